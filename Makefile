@@ -1,0 +1,52 @@
+# Thin wrapper over CMake presets. `make demo` and `make check` are the two
+# commands a newcomer runs (see README.md).
+SHELL := /bin/bash
+DEPS := build-essential cmake ninja-build pkg-config clang clang-tidy clang-format \
+        libclang-rt-14-dev libjansson-dev libyaml-dev zlib1g-dev libisal-dev libcmocka-dev \
+        python3
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+SRC_FILES = $(shell git ls-files '*.c' '*.h' 2>/dev/null || find src include cli tests bench -name '*.[ch]')
+
+.PHONY: all deps build check demo bench fuzz format format-check tidy clean
+
+all: build
+
+deps:
+	@missing=$$(for p in $(DEPS); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+	  echo "installing: $$missing"; \
+	  $(SUDO) apt-get update -qq && $(SUDO) DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
+	else echo "deps: all installed"; fi
+
+build: deps
+	cmake --preset release >/dev/null && cmake --build --preset release
+
+check: deps format-check
+	cmake --preset ci >/dev/null
+	cmake --build --preset ci
+	ctest --preset ci -j2
+
+demo: build
+	@bash examples/demo.sh build/release/magpie
+
+bench: build
+	@bash bench/trace_ingest.sh build/release/magpie
+
+fuzz: deps
+	cmake --preset fuzz >/dev/null && cmake --build --preset fuzz
+	@mkdir -p build/fuzz/corpus-run && cp -n tests/fuzz/corpus/trace/* build/fuzz/corpus-run/ 2>/dev/null || true
+	build/fuzz/tests/fuzz_trace -max_total_time=$${FUZZ_SECONDS:-60} -print_final_stats=1 \
+	  build/fuzz/corpus-run tests/fuzz/corpus/trace
+
+format:
+	clang-format -i $(SRC_FILES)
+
+format-check:
+	@clang-format --dry-run --Werror $(SRC_FILES) && echo "format: clean"
+
+tidy:
+	cmake --preset dev >/dev/null
+	clang-tidy -p build/dev --quiet $(filter %.c,$(SRC_FILES))
+
+clean:
+	rm -rf build

@@ -1,0 +1,45 @@
+/* Shared declarations of the magpie command-line front end. The CLI parses
+ * options, calls one library entry point and formats the result; it holds
+ * no analysis logic of its own. */
+#ifndef MAGPIE_CLI_H
+#define MAGPIE_CLI_H
+
+#include <magpie/base.h>
+
+#include <stdbool.h>
+
+/* Exit codes (DESIGN.md): 0 success, 1 evaluation failed, 2 usage/input error. */
+enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2 };
+
+/* Global options; they precede the subcommand as in Magpie. */
+struct cli_global {
+    const char *config_path; /* -c/--config, may be NULL */
+    bool verbose;            /* -v */
+    const char *environment; /* -e/--environment local|container|ray */
+    int workers;             /* -w/--workers, 0 = unset */
+    const char *docker_image;
+    bool quiet;
+};
+
+/* Each subcommand gets argv with argv[0] = subcommand name. */
+int cmd_analyze(int argc, char **argv, const struct cli_global *g);
+int cmd_compare(int argc, char **argv, const struct cli_global *g);
+int cmd_benchmark(int argc, char **argv, const struct cli_global *g);
+int cmd_trace(int argc, char **argv, const struct cli_global *g);
+int cmd_mcp(int argc, char **argv, const struct cli_global *g);
+
+/* --gpu-info [--json] (cmd_gpuinfo.c). */
+int cli_gpu_info(bool json);
+
+/* Prints a diag as "magpie: error: ..." to stderr and returns the exit code
+ * for it (2 for input errors, 1 otherwise). */
+int cli_report_error(const struct mp_diag *d, int rc);
+
+/* Progress display on stderr when it is a TTY (cli_progress.c). */
+struct cli_progress;
+struct cli_progress *cli_progress_new(const char *label, bool enabled);
+void cli_progress_update(struct cli_progress *p, unsigned long long done,
+                         unsigned long long total, const char *unit);
+void cli_progress_finish(struct cli_progress *p);
+
+#endif

@@ -1,0 +1,37 @@
+/* Subcommands that later work fills in. They say so clearly and exit 2. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+static int not_yet(const char *name, int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            printf("usage: magpie %s [options]\n\n"
+                   "'magpie %s' is not implemented yet in this version of magpie.\n",
+                   name, name);
+            return EXIT_OK;
+        }
+    }
+    fprintf(stderr, "magpie: error: '%s' is not implemented yet\n", name);
+    return EXIT_USAGE;
+}
+
+int cmd_analyze(int argc, char **argv, const struct cli_global *g)
+{
+    (void)g;
+    return not_yet("analyze", argc, argv);
+}
+
+int cmd_compare(int argc, char **argv, const struct cli_global *g)
+{
+    (void)g;
+    return not_yet("compare", argc, argv);
+}
+
+int cmd_mcp(int argc, char **argv, const struct cli_global *g)
+{
+    (void)g;
+    return not_yet("mcp", argc, argv);
+}

@@ -1,0 +1,194 @@
+/* `magpie trace <sub>`: trace analyses. `kernels` is the kernel summary;
+ * report / split / stages arrive with the TraceLens-compatible reports. */
+#include <magpie/analysis.h>
+
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: magpie trace <command> [options]\n\n"
+               "commands:\n"
+               "  kernels PATH   time per kernel name (Magpie's kernel_summary), per rank and\n"
+               "                 merged; PATH is a trace file or a directory of rank traces\n"
+               "  report         TraceLens-compatible performance report (not implemented yet)\n"
+               "  split          split a serving trace into steps (not implemented yet)\n"
+               "  stages         per-stage inference analysis (not implemented yet)\n\n"
+               "`magpie trace <command> --help` for a command's options.\n");
+}
+
+static void kernels_usage(FILE *f)
+{
+    fprintf(f, "usage: magpie trace kernels PATH [--json | --csv] [-o DIR] [--top-k N]\n\n"
+               "Sums the duration and count of every event with cat \"kernel\" by name, for\n"
+               "each rank trace and merged over ranks (Magpie reads only its largest file).\n\n"
+               "options:\n"
+               "  --json        JSON: kernel_summary (merged), top_bottlenecks, ranks[]\n"
+               "  --csv         merged table as CSV (name,time_ms,percent,calls) on stdout\n"
+               "  -o DIR        also write DIR/kernel_summary.csv and, with several ranks,\n"
+               "                DIR/kernel_summary_rank<N>.csv\n"
+               "  --top-k N     rows in the terminal table (default 20; 0 = all)\n"
+               "  -q, --quiet   no progress display\n\n"
+               "examples:\n"
+               "  magpie trace kernels trace.json.gz\n"
+               "  magpie trace kernels results/benchmark_vllm_x/torch_trace --json\n");
+}
+
+static void on_progress(uint64_t bytes, uint64_t raw_pos, uint64_t raw_size, void *user)
+{
+    (void)bytes;
+    cli_progress_update(user, raw_pos, raw_size, "B");
+}
+
+static int write_table(const char *dir, const char *name, const struct mp_kernel_table *t,
+                       struct mp_diag *d)
+{
+    struct mp_buf b;
+    mp_buf_init(&b, 0);
+    char path[4200];
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    int rc = mp_kernel_summary_csv(t, &b);
+    if (!rc)
+        rc = mp_fs_write_atomic(path, b.data ? b.data : "", b.len, d);
+    else
+        rc = mp_diag_set(d, rc, "out of memory");
+    mp_buf_fini(&b);
+    return rc;
+}
+
+static int cmd_kernels(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"json", no_argument, NULL, 'j'}, {"csv", no_argument, NULL, 'c'},
+        {"top-k", required_argument, NULL, 'k'}, {"quiet", no_argument, NULL, 'q'},
+        {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0},
+    };
+    bool json = false, csv = false, quiet = false;
+    const char *out_dir = NULL;
+    long top_k = 20;
+    int c;
+    opterr = 0;
+    optind = 0;
+    while ((c = getopt_long(argc, argv, "o:qh", opts, NULL)) != -1) {
+        switch (c) {
+        case 'j':
+            json = true;
+            break;
+        case 'c':
+            csv = true;
+            break;
+        case 'o':
+            out_dir = optarg;
+            break;
+        case 'k': {
+            char *end;
+            top_k = strtol(optarg, &end, 10);
+            if (end == optarg || *end || top_k < 0) {
+                fprintf(stderr, "magpie: error: --top-k expects a non-negative integer\n");
+                return EXIT_USAGE;
+            }
+            break;
+        }
+        case 'q':
+            quiet = true;
+            break;
+        case 'h':
+            kernels_usage(stdout);
+            return EXIT_OK;
+        default:
+            fprintf(stderr, "magpie: error: unknown option '%s' for trace kernels\n",
+                    argv[optind - 1]);
+            return EXIT_USAGE;
+        }
+    }
+    if (optind != argc - 1 || (json && csv)) {
+        fprintf(stderr, "magpie: error: trace kernels takes one PATH and at most one of "
+                        "--json/--csv\n");
+        kernels_usage(stderr);
+        return EXIT_USAGE;
+    }
+    struct cli_progress *p = cli_progress_new("reading traces", !quiet && !json && !csv);
+    struct mp_diag d;
+    mp_diag_clear(&d);
+    struct mp_kernel_summary *s = NULL;
+    int rc = mp_kernel_summary_run(argv[optind], on_progress, p, &s, &d);
+    cli_progress_finish(p);
+    if (rc)
+        return cli_report_error(&d, rc);
+    int exit_code = EXIT_OK;
+    if (out_dir) {
+        rc = mp_fs_mkdirs(out_dir, &d);
+        if (!rc && s->n_ranks > 1) {
+            for (size_t i = 0; i < s->n_ranks && !rc; i++) {
+                char name[64];
+                snprintf(name, sizeof(name), "kernel_summary_rank%d.csv", s->ranks[i].rank);
+                rc = write_table(out_dir, name, &s->ranks[i], &d);
+            }
+        }
+        if (!rc)
+            rc = write_table(out_dir, "kernel_summary.csv", &s->merged, &d);
+        if (rc) {
+            exit_code = cli_report_error(&d, rc);
+            goto out;
+        }
+    }
+    struct mp_buf b;
+    mp_buf_init(&b, 0);
+    if (json) {
+        rc = mp_kernel_summary_json(s, &b);
+        if (!rc)
+            rc = mp_buf_putc(&b, '\n');
+    } else if (csv) {
+        rc = mp_kernel_summary_csv(&s->merged, &b);
+    } else {
+        rc = mp_buf_printf(&b, "Kernel summary: %zu rank(s), %zu kernel names, %.3f ms of "
+                               "kernel time\n",
+                           s->n_ranks, s->merged.n, s->merged.total_ms);
+        for (size_t i = 0; i < s->n_ranks && !rc; i++)
+            rc = mp_buf_printf(&b, "  rank %d: %.3f ms  %s\n", s->ranks[i].rank,
+                               s->ranks[i].total_ms, s->ranks[i].trace_file);
+        rc = rc ? rc : mp_buf_printf(&b, "\n%12s %8s %8s  %s\n", "time (ms)", "%", "calls", "name");
+        for (size_t i = 0; i < s->merged.n && (top_k == 0 || (long)i < top_k) && !rc; i++) {
+            const struct mp_kernel_row *r = &s->merged.rows[i];
+            rc = mp_buf_printf(&b, "%12.3f %7.2f%% %8llu  %.120s\n", r->time_ms, r->percent,
+                               (unsigned long long)r->calls, r->name);
+        }
+    }
+    if (rc) {
+        fprintf(stderr, "magpie: error: out of memory formatting output\n");
+        exit_code = EXIT_FAIL;
+    } else {
+        fwrite(b.data, 1, b.len, stdout);
+    }
+    mp_buf_fini(&b);
+    if (!exit_code && s->merged.n == 0) {
+        fprintf(stderr, "magpie: no kernel events found\n");
+        exit_code = EXIT_FAIL;
+    }
+out:
+    mp_kernel_summary_free(s);
+    return exit_code;
+}
+
+int cmd_trace(int argc, char **argv, const struct cli_global *g)
+{
+    (void)g;
+    if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+        usage(argc < 2 ? stderr : stdout);
+        return argc < 2 ? EXIT_USAGE : EXIT_OK;
+    }
+    if (strcmp(argv[1], "kernels") == 0)
+        return cmd_kernels(argc - 1, argv + 1);
+    if (strcmp(argv[1], "report") == 0 || strcmp(argv[1], "split") == 0 ||
+        strcmp(argv[1], "stages") == 0) {
+        fprintf(stderr, "magpie: error: 'trace %s' is not implemented yet\n", argv[1]);
+        return EXIT_USAGE;
+    }
+    fprintf(stderr, "magpie: error: unknown trace command '%s'\n", argv[1]);
+    usage(stderr);
+    return EXIT_USAGE;
+}

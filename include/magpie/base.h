@@ -1,0 +1,130 @@
+/* magpie base: error codes, diagnostics, logging, arena, growable buffers,
+ * string interning, monotonic time and atomic file writes.
+ *
+ * Everything else in magpie builds on this header. Nothing here prints to
+ * stdout or exits; logging goes through a callback that the application sets.
+ */
+#ifndef MAGPIE_BASE_H
+#define MAGPIE_BASE_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define MP_VERSION "0.1.0"
+
+/* ---- error codes: fallible functions return 0 or one of these ---- */
+enum {
+    MP_OK = 0,
+    MP_EINVAL = -1,   /* bad argument or bad input data */
+    MP_ENOMEM = -2,   /* allocation failed or a hard size limit was hit */
+    MP_EIO = -3,      /* read/write/open failed */
+    MP_EPARSE = -4,   /* malformed input (JSON, YAML, CSV ...) */
+    MP_ETRUNC = -5,   /* input ended early */
+    MP_ENOTFOUND = -6,/* file, key or entity not found */
+    MP_EUNSUP = -7,   /* not supported / not implemented */
+    MP_ETIMEOUT = -8, /* a time limit was reached */
+    MP_ECHILD = -9,   /* a child process failed */
+    MP_ECANCEL = -10, /* stopped by the caller's callback */
+};
+
+/* Short lowercase name for an error code ("parse error"). Never NULL. */
+const char *mp_strerror(int code);
+
+/* ---- diagnostics: what a user needs to see to fix their input ---- */
+struct mp_diag {
+    int code;            /* MP_E* of the first error recorded, 0 when none */
+    char file[512];      /* input file the error is about, "" when none */
+    long long offset;    /* byte offset in the (decompressed) input, -1 unknown */
+    long line;           /* 1-based, 0 unknown */
+    long col;            /* 1-based, 0 unknown */
+    char field[128];     /* field or key concerned, "" when none */
+    char msg[512];       /* what went wrong and what was expected */
+};
+
+void mp_diag_clear(struct mp_diag *d);
+/* Records an error (first one wins). d may be NULL. Returns code. */
+int mp_diag_set(struct mp_diag *d, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+void mp_diag_set_file(struct mp_diag *d, const char *file);
+void mp_diag_set_pos(struct mp_diag *d, long long offset, long line, long col);
+void mp_diag_set_field(struct mp_diag *d, const char *field);
+/* Formats "file:line:col: offset N: field 'f': msg" into buf. */
+void mp_diag_format(const struct mp_diag *d, char *buf, size_t len);
+
+/* ---- logging (stderr only, through an application callback) ---- */
+enum mp_log_level { MP_LOG_ERROR = 0, MP_LOG_WARN, MP_LOG_INFO, MP_LOG_DEBUG };
+
+typedef void (*mp_log_fn)(enum mp_log_level lvl, const char *msg, void *user);
+void mp_log_set(mp_log_fn fn, void *user, enum mp_log_level max_level);
+void mp_log(enum mp_log_level lvl, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* A ready callback writing "magpie: warning: msg" lines to stderr. */
+void mp_log_stderr(enum mp_log_level lvl, const char *msg, void *user);
+
+/* ---- allocation helpers: abort-free, return NULL on failure ---- */
+void *mp_malloc(size_t n);
+void *mp_calloc(size_t n, size_t size);
+void *mp_realloc(void *p, size_t n);
+char *mp_strdup(const char *s);
+char *mp_strndup(const char *s, size_t n);
+
+/* ---- arena: bump allocator freed in one call ---- */
+struct mp_arena;
+struct mp_arena *mp_arena_new(size_t block_size);
+void mp_arena_free(struct mp_arena *a);
+/* 8-byte aligned; NULL on failure. Memory lives until mp_arena_free. */
+void *mp_arena_alloc(struct mp_arena *a, size_t n);
+char *mp_arena_strndup(struct mp_arena *a, const char *s, size_t n);
+size_t mp_arena_bytes(const struct mp_arena *a); /* bytes reserved from the system */
+
+/* ---- growable byte buffer with a hard maximum ---- */
+struct mp_buf {
+    char *data; /* NUL-terminated when len > 0 or after mp_buf_cstr */
+    size_t len;
+    size_t cap;
+    size_t max; /* hard maximum size; 0 = 1 GiB */
+};
+
+void mp_buf_init(struct mp_buf *b, size_t max);
+void mp_buf_fini(struct mp_buf *b);
+int mp_buf_reserve(struct mp_buf *b, size_t extra);
+int mp_buf_append(struct mp_buf *b, const void *p, size_t n);
+int mp_buf_puts(struct mp_buf *b, const char *s);
+int mp_buf_putc(struct mp_buf *b, char c);
+int mp_buf_printf(struct mp_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+const char *mp_buf_cstr(struct mp_buf *b); /* never NULL */
+void mp_buf_reset(struct mp_buf *b);
+
+/* ---- string interning: equal strings get the same id ---- */
+struct mp_intern;
+struct mp_intern *mp_intern_new(void);
+void mp_intern_free(struct mp_intern *in);
+/* Returns the id (>= 0) of s[0..n), adding it if new; negative MP_E* on failure. */
+int32_t mp_intern_add(struct mp_intern *in, const char *s, size_t n);
+/* Id of s[0..n) or -1 when absent. */
+int32_t mp_intern_find(const struct mp_intern *in, const char *s, size_t n);
+/* Borrowed, NUL-terminated, valid until mp_intern_free. */
+const char *mp_intern_str(const struct mp_intern *in, int32_t id);
+size_t mp_intern_len(const struct mp_intern *in, int32_t id);
+int32_t mp_intern_count(const struct mp_intern *in);
+size_t mp_intern_bytes(const struct mp_intern *in);
+
+/* 64-bit FNV-1a-style mixing hash (not cryptographic). */
+uint64_t mp_hash_bytes(const void *p, size_t n);
+
+/* ---- time ---- */
+uint64_t mp_time_ns(void); /* CLOCK_MONOTONIC in nanoseconds */
+
+/* ---- files ---- */
+/* Writes data to path atomically: a temp file in the same directory, fsync,
+ * rename. On failure the old file (if any) is untouched. */
+int mp_fs_write_atomic(const char *path, const void *data, size_t len, struct mp_diag *d);
+/* mkdir -p. */
+int mp_fs_mkdirs(const char *path, struct mp_diag *d);
+bool mp_fs_is_dir(const char *path);
+bool mp_fs_exists(const char *path);
+/* Peak resident set size of this process in bytes (getrusage). */
+size_t mp_peak_rss(void);
+
+#endif

@@ -1,0 +1,37 @@
+/* magpie fmt: output formats written into an mp_buf: CSV (Python csv module
+ * conventions), JSON text (strings, numbers) and small helpers for numbers
+ * printed the way Python prints them. */
+#ifndef MAGPIE_FMT_H
+#define MAGPIE_FMT_H
+
+#include <magpie/base.h>
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* ---- CSV ---- */
+struct mp_csv {
+    struct mp_buf *out; /* borrowed */
+    const char *eol;    /* "\r\n" (Python csv.writer default) or "\n" */
+    bool row_open;
+};
+
+void mp_csv_init(struct mp_csv *c, struct mp_buf *out, const char *eol);
+/* Appends one field, quoted only when it contains ',', '"', '\r' or '\n' (or
+ * is the only, empty field of a row, as Python writes ""). */
+int mp_csv_field(struct mp_csv *c, const char *s, size_t n);
+int mp_csv_str(struct mp_csv *c, const char *s);
+int mp_csv_fmt(struct mp_csv *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+int mp_csv_end_row(struct mp_csv *c);
+
+/* ---- JSON text ---- */
+/* Appends s[0..n) as a JSON string literal with quotes. */
+int mp_json_str(struct mp_buf *b, const char *s, size_t n);
+/* Appends a double as the shortest text that reads back to the same value
+ * (Python repr style: "0.1", "1e-06", "84.4844258626302"); non-finite values
+ * become null. */
+int mp_json_double(struct mp_buf *b, double v);
+/* Python repr() of a float into buf (len >= 32): "1.0", "1e-06", "nan", "inf". */
+void mp_fmt_pyfloat(double v, char *buf, size_t len);
+
+#endif

@@ -1,0 +1,378 @@
+/* Allocation helpers, the arena, growable buffers and the string interner.
+ *
+ * The interner is an open-addressing hash table of (hash, id) slots over
+ * strings stored in an arena, so a trace's names cost one copy each. */
+#include <magpie/base.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void *mp_malloc(size_t n)
+{
+    return malloc(n ? n : 1);
+}
+
+void *mp_calloc(size_t n, size_t size)
+{
+    return calloc(n ? n : 1, size ? size : 1);
+}
+
+void *mp_realloc(void *p, size_t n)
+{
+    return realloc(p, n ? n : 1);
+}
+
+char *mp_strndup(const char *s, size_t n)
+{
+    char *r = malloc(n + 1);
+    if (!r)
+        return NULL;
+    memcpy(r, s, n);
+    r[n] = '\0';
+    return r;
+}
+
+char *mp_strdup(const char *s)
+{
+    return s ? mp_strndup(s, strlen(s)) : NULL;
+}
+
+/* ---- arena ---- */
+struct arena_block {
+    struct arena_block *next;
+    size_t used;
+    size_t size;
+    max_align_t data[];
+};
+
+struct mp_arena {
+    struct arena_block *head;
+    size_t block_size;
+    size_t reserved;
+};
+
+struct mp_arena *mp_arena_new(size_t block_size)
+{
+    struct mp_arena *a = calloc(1, sizeof(*a));
+    if (!a)
+        return NULL;
+    a->block_size = block_size ? block_size : (size_t)1 << 20;
+    return a;
+}
+
+void mp_arena_free(struct mp_arena *a)
+{
+    if (!a)
+        return;
+    struct arena_block *b = a->head;
+    while (b) {
+        struct arena_block *n = b->next;
+        free(b);
+        b = n;
+    }
+    free(a);
+}
+
+void *mp_arena_alloc(struct mp_arena *a, size_t n)
+{
+    n = (n + 7u) & ~(size_t)7u;
+    if (n == 0)
+        n = 8;
+    struct arena_block *b = a->head;
+    if (!b || b->size - b->used < n) {
+        size_t sz = n > a->block_size ? n : a->block_size;
+        b = malloc(sizeof(*b) + sz);
+        if (!b)
+            return NULL;
+        b->used = 0;
+        b->size = sz;
+        /* A block larger than the standard size goes behind the current one so
+         * the remaining space of the current block is not wasted. */
+        if (a->head && sz > a->block_size) {
+            b->next = a->head->next;
+            a->head->next = b;
+        } else {
+            b->next = a->head;
+            a->head = b;
+        }
+        a->reserved += sizeof(*b) + sz;
+    }
+    void *p = (char *)b->data + b->used;
+    b->used += n;
+    return p;
+}
+
+char *mp_arena_strndup(struct mp_arena *a, const char *s, size_t n)
+{
+    char *r = mp_arena_alloc(a, n + 1);
+    if (!r)
+        return NULL;
+    memcpy(r, s, n);
+    r[n] = '\0';
+    return r;
+}
+
+size_t mp_arena_bytes(const struct mp_arena *a)
+{
+    return a ? a->reserved : 0;
+}
+
+/* ---- buf ---- */
+#define BUF_DEFAULT_MAX ((size_t)1 << 30)
+
+void mp_buf_init(struct mp_buf *b, size_t max)
+{
+    b->data = NULL;
+    b->len = 0;
+    b->cap = 0;
+    b->max = max ? max : BUF_DEFAULT_MAX;
+}
+
+void mp_buf_fini(struct mp_buf *b)
+{
+    if (!b)
+        return;
+    free(b->data);
+    b->data = NULL;
+    b->len = b->cap = 0;
+}
+
+int mp_buf_reserve(struct mp_buf *b, size_t extra)
+{
+    if (b->max == 0)
+        b->max = BUF_DEFAULT_MAX;
+    if (extra > b->max || b->len + extra + 1 > b->max)
+        return MP_ENOMEM;
+    size_t need = b->len + extra + 1;
+    if (need <= b->cap)
+        return 0;
+    size_t nc = b->cap ? b->cap : 256;
+    while (nc < need)
+        nc *= 2;
+    if (nc > b->max)
+        nc = b->max;
+    char *p = realloc(b->data, nc);
+    if (!p)
+        return MP_ENOMEM;
+    b->data = p;
+    b->cap = nc;
+    return 0;
+}
+
+int mp_buf_append(struct mp_buf *b, const void *p, size_t n)
+{
+    int rc = mp_buf_reserve(b, n);
+    if (rc)
+        return rc;
+    if (n)
+        memcpy(b->data + b->len, p, n);
+    b->len += n;
+    b->data[b->len] = '\0';
+    return 0;
+}
+
+int mp_buf_puts(struct mp_buf *b, const char *s)
+{
+    return mp_buf_append(b, s, strlen(s));
+}
+
+int mp_buf_putc(struct mp_buf *b, char c)
+{
+    return mp_buf_append(b, &c, 1);
+}
+
+int mp_buf_printf(struct mp_buf *b, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        return MP_EINVAL;
+    int rc = mp_buf_reserve(b, (size_t)n);
+    if (rc)
+        return rc;
+    va_start(ap, fmt);
+    vsnprintf(b->data + b->len, b->cap - b->len, fmt, ap);
+    va_end(ap);
+    b->len += (size_t)n;
+    return 0;
+}
+
+const char *mp_buf_cstr(struct mp_buf *b)
+{
+    if (!b->data)
+        return "";
+    return b->data;
+}
+
+void mp_buf_reset(struct mp_buf *b)
+{
+    b->len = 0;
+    if (b->data)
+        b->data[0] = '\0';
+}
+
+/* ---- hash ---- */
+uint64_t mp_hash_bytes(const void *p, size_t n)
+{
+    const unsigned char *s = p;
+    uint64_t h = 0xcbf29ce484222325ULL;
+    size_t i = 0;
+    /* 8 bytes at a time, then the tail; finish with a 64-bit mixer. */
+    for (; i + 8 <= n; i += 8) {
+        uint64_t w;
+        memcpy(&w, s + i, 8);
+        h = (h ^ w) * 0x100000001b3ULL;
+        h ^= h >> 29;
+    }
+    for (; i < n; i++)
+        h = (h ^ s[i]) * 0x100000001b3ULL;
+    h ^= h >> 33;
+    h *= 0xff51afd7ed558ccdULL;
+    h ^= h >> 33;
+    return h;
+}
+
+/* ---- interner ---- */
+#define INTERN_MAX_STRINGS (INT32_MAX / 2)
+
+struct intern_entry {
+    const char *s;
+    uint32_t len;
+    uint32_t hash32;
+};
+
+struct mp_intern {
+    struct mp_arena *arena;
+    struct intern_entry *ents; /* by id */
+    int32_t count;
+    int32_t cap;
+    int32_t *slots; /* id or -1 */
+    uint32_t nslots; /* power of two */
+};
+
+struct mp_intern *mp_intern_new(void)
+{
+    struct mp_intern *in = calloc(1, sizeof(*in));
+    if (!in)
+        return NULL;
+    in->arena = mp_arena_new((size_t)256 << 10);
+    in->nslots = 1024;
+    in->slots = malloc(sizeof(int32_t) * in->nslots);
+    if (!in->arena || !in->slots) {
+        mp_intern_free(in);
+        return NULL;
+    }
+    memset(in->slots, 0xff, sizeof(int32_t) * in->nslots);
+    return in;
+}
+
+void mp_intern_free(struct mp_intern *in)
+{
+    if (!in)
+        return;
+    mp_arena_free(in->arena);
+    free(in->ents);
+    free(in->slots);
+    free(in);
+}
+
+static int intern_grow(struct mp_intern *in)
+{
+    uint32_t ns = in->nslots * 2;
+    int32_t *slots = malloc(sizeof(int32_t) * ns);
+    if (!slots)
+        return MP_ENOMEM;
+    memset(slots, 0xff, sizeof(int32_t) * ns);
+    for (int32_t id = 0; id < in->count; id++) {
+        uint32_t i = in->ents[id].hash32 & (ns - 1);
+        while (slots[i] >= 0)
+            i = (i + 1) & (ns - 1);
+        slots[i] = id;
+    }
+    free(in->slots);
+    in->slots = slots;
+    in->nslots = ns;
+    return 0;
+}
+
+int32_t mp_intern_find(const struct mp_intern *in, const char *s, size_t n)
+{
+    uint32_t h = (uint32_t)mp_hash_bytes(s, n);
+    uint32_t i = h & (in->nslots - 1);
+    for (;;) {
+        int32_t id = in->slots[i];
+        if (id < 0)
+            return -1;
+        const struct intern_entry *e = &in->ents[id];
+        if (e->hash32 == h && e->len == n && memcmp(e->s, s, n) == 0)
+            return id;
+        i = (i + 1) & (in->nslots - 1);
+    }
+}
+
+int32_t mp_intern_add(struct mp_intern *in, const char *s, size_t n)
+{
+    if (n > UINT32_MAX / 2)
+        return MP_ENOMEM;
+    uint32_t h = (uint32_t)mp_hash_bytes(s, n);
+    uint32_t i = h & (in->nslots - 1);
+    for (;;) {
+        int32_t id = in->slots[i];
+        if (id < 0)
+            break;
+        const struct intern_entry *e = &in->ents[id];
+        if (e->hash32 == h && e->len == n && memcmp(e->s, s, n) == 0)
+            return id;
+        i = (i + 1) & (in->nslots - 1);
+    }
+    if (in->count >= INTERN_MAX_STRINGS)
+        return MP_ENOMEM;
+    if (in->count == in->cap) {
+        int32_t nc = in->cap ? in->cap * 2 : 256;
+        struct intern_entry *e = realloc(in->ents, sizeof(*e) * (size_t)nc);
+        if (!e)
+            return MP_ENOMEM;
+        in->ents = e;
+        in->cap = nc;
+    }
+    char *copy = mp_arena_strndup(in->arena, s, n);
+    if (!copy)
+        return MP_ENOMEM;
+    int32_t id = in->count++;
+    in->ents[id] = (struct intern_entry){copy, (uint32_t)n, h};
+    in->slots[i] = id;
+    if ((uint32_t)in->count * 2 > in->nslots) {
+        int rc = intern_grow(in);
+        if (rc)
+            return rc;
+    }
+    return id;
+}
+
+const char *mp_intern_str(const struct mp_intern *in, int32_t id)
+{
+    if (id < 0 || id >= in->count)
+        return "";
+    return in->ents[id].s;
+}
+
+size_t mp_intern_len(const struct mp_intern *in, int32_t id)
+{
+    if (id < 0 || id >= in->count)
+        return 0;
+    return in->ents[id].len;
+}
+
+int32_t mp_intern_count(const struct mp_intern *in)
+{
+    return in->count;
+}
+
+size_t mp_intern_bytes(const struct mp_intern *in)
+{
+    return mp_arena_bytes(in->arena) + sizeof(struct intern_entry) * (size_t)in->cap +
+           sizeof(int32_t) * in->nslots;
+}

@@ -1,0 +1,1130 @@
+/* Streaming parser for PyTorch-profiler (Kineto) Chrome traces.
+ *
+ * The input is consumed through a window buffer. Each "unit" (one event of
+ * traceEvents, or one top-level key/value pair) is parsed by a plain
+ * recursive descent that is not resumable: when it runs out of bytes it
+ * reports INCOMPLETE, the window is compacted so the unit starts at offset 0,
+ * more input is read, and the unit is parsed again from its start. Units
+ * almost never straddle a read boundary, so the cost of the retry is
+ * negligible, and the code stays a simple descent. INCOMPLETE at the end of
+ * the input is a truncation error, never a partial result.
+ *
+ * Values the analyses need (ph, name, cat, pid, tid, ts, dur, id and the args
+ * "External id", "correlation", "Input Dims") are extracted during the scan;
+ * everything else is skipped while its syntax is still validated, so any
+ * input this parser accepts is valid JSON (up to UTF-8 validation and the
+ * NaN/Infinity literals that Python's json module also accepts).
+ */
+#include <magpie/trace.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+
+#define DEFAULT_CHUNK ((size_t)4 << 20)
+#define DEFAULT_MAX_UNIT ((size_t)256 << 20)
+#define MAX_DEPTH 256
+
+enum { ST_OK = 0, ST_INCOMPLETE = 1, ST_ERROR = 2 };
+
+struct parser {
+    struct mp_io_reader *r;
+    const struct mp_trace_parse_opts *o;
+    struct mp_diag *d;
+    char *buf;
+    size_t cap, len;
+    uint64_t base; /* absolute offset of buf[0] */
+    bool eof;
+    char *scratch; /* decoded strings of the current unit; same capacity as buf */
+    size_t scratch_len;
+    int st;
+    const char *err_at;
+    char err_msg[256];
+    uint64_t nevents;
+    size_t max_unit, chunk;
+};
+
+/* ---- character classes ---- */
+static unsigned char str_special[256]; /* '"', '\\' or control character */
+static unsigned char is_ws[256];
+static bool tables_ready;
+
+static void init_tables(void)
+{
+    if (tables_ready)
+        return;
+    for (int c = 0; c < 0x20; c++)
+        str_special[c] = 1;
+    str_special['"'] = 1;
+    str_special['\\'] = 1;
+    is_ws[' '] = is_ws['\t'] = is_ws['\n'] = is_ws['\r'] = 1;
+    tables_ready = true;
+}
+
+static const char *fail(struct parser *ps, const char *at, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static const char *fail(struct parser *ps, const char *at, const char *fmt, ...)
+{
+    if (ps->st == ST_OK) {
+        ps->st = ST_ERROR;
+        ps->err_at = at;
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(ps->err_msg, sizeof(ps->err_msg), fmt, ap);
+        va_end(ap);
+    }
+    return NULL;
+}
+
+static const char *incomplete(struct parser *ps)
+{
+    if (ps->st == ST_OK)
+        ps->st = ST_INCOMPLETE;
+    return NULL;
+}
+
+static inline const char *skip_ws(const char *p, const char *end)
+{
+    while (p < end && is_ws[(unsigned char)*p])
+        p++;
+    return p;
+}
+
+static int hexval(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
+static size_t put_utf8(char *o, uint32_t cp)
+{
+    if (cp < 0x80) {
+        o[0] = (char)cp;
+        return 1;
+    }
+    if (cp < 0x800) {
+        o[0] = (char)(0xC0 | (cp >> 6));
+        o[1] = (char)(0x80 | (cp & 0x3F));
+        return 2;
+    }
+    if (cp < 0x10000) {
+        o[0] = (char)(0xE0 | (cp >> 12));
+        o[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
+        o[2] = (char)(0x80 | (cp & 0x3F));
+        return 3;
+    }
+    o[0] = (char)(0xF0 | (cp >> 18));
+    o[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
+    o[2] = (char)(0x80 | ((cp >> 6) & 0x3F));
+    o[3] = (char)(0x80 | (cp & 0x3F));
+    return 4;
+}
+
+/* Scans a string starting at p ('"'). With out != NULL the decoded text is
+ * returned: a view into the input when there are no escapes, else a copy in
+ * scratch. Returns the position after the closing quote. */
+static const char *scan_string(struct parser *ps, const char *p, const char *end,
+                               struct mp_strview *out)
+{
+    const char *start = ++p;
+    for (;;) {
+        while (p < end && !str_special[(unsigned char)*p])
+            p++;
+        if (p >= end)
+            return incomplete(ps);
+        if (*p == '"') {
+            if (out) {
+                out->p = start;
+                out->n = (size_t)(p - start);
+            }
+            return p + 1;
+        }
+        if (*p != '\\')
+            return fail(ps, p, "control character 0x%02x inside a string", (unsigned char)*p);
+        break; /* escapes: slow path below */
+    }
+    /* Slow path: decode into scratch (always large enough: decoded text is
+     * never longer than its encoding, and scratch is as large as the window). */
+    char *o = out ? ps->scratch + ps->scratch_len : NULL;
+    size_t on = 0;
+    if (o) {
+        memcpy(o, start, (size_t)(p - start));
+        on = (size_t)(p - start);
+    }
+    while (p < end) {
+        unsigned char c = (unsigned char)*p;
+        if (c == '"') {
+            if (out) {
+                out->p = o;
+                out->n = on;
+                ps->scratch_len += on;
+            }
+            return p + 1;
+        }
+        if (c < 0x20)
+            return fail(ps, p, "control character 0x%02x inside a string", c);
+        if (c != '\\') {
+            if (o)
+                o[on++] = (char)c;
+            p++;
+            continue;
+        }
+        if (p + 1 >= end)
+            return incomplete(ps);
+        char e = p[1];
+        char lit = 0;
+        switch (e) {
+        case '"':
+            lit = '"';
+            break;
+        case '\\':
+            lit = '\\';
+            break;
+        case '/':
+            lit = '/';
+            break;
+        case 'b':
+            lit = '\b';
+            break;
+        case 'f':
+            lit = '\f';
+            break;
+        case 'n':
+            lit = '\n';
+            break;
+        case 'r':
+            lit = '\r';
+            break;
+        case 't':
+            lit = '\t';
+            break;
+        case 'u': {
+            if (p + 6 > end)
+                return incomplete(ps);
+            uint32_t cp = 0;
+            for (int i = 2; i < 6; i++) {
+                int h = hexval(p[i]);
+                if (h < 0)
+                    return fail(ps, p, "bad \\u escape in string");
+                cp = (cp << 4) | (uint32_t)h;
+            }
+            p += 6;
+            if (cp >= 0xD800 && cp < 0xDC00) {
+                /* high surrogate: combine with a following low surrogate */
+                if (p + 6 > end)
+                    return incomplete(ps);
+                if (p[0] == '\\' && p[1] == 'u') {
+                    uint32_t lo = 0;
+                    bool ok = true;
+                    for (int i = 2; i < 6; i++) {
+                        int h = hexval(p[i]);
+                        if (h < 0)
+                            ok = false;
+                        lo = (lo << 4) | (uint32_t)(h < 0 ? 0 : h);
+                    }
+                    if (ok && lo >= 0xDC00 && lo < 0xE000) {
+                        cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+                        p += 6;
+                    }
+                }
+            }
+            if (o) {
+                /* a lone surrogate (allowed by Python) is emitted as its 3-byte form */
+                on += put_utf8(o + on, cp);
+            }
+            continue;
+        }
+        default:
+            return fail(ps, p, "bad escape '\\%c' in string", e);
+        }
+        if (o)
+            o[on++] = lit;
+        p += 2;
+    }
+    return incomplete(ps);
+}
+
+/* Fast exact decimal -> double for the common case (Clinger): mantissa below
+ * 2^53 and a power of ten that is exact in a double. */
+static const double pow10_exact[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                                     1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+                                     1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+
+struct num {
+    double d;
+    int64_t i;
+    bool is_int;      /* no fraction, no exponent, fits int64 */
+    bool integral;    /* value is an integer (also e.g. 5.0) within int64 */
+};
+
+static const char *scan_number(struct parser *ps, const char *p, const char *end,
+                               struct num *out)
+{
+    const char *s = p;
+    bool neg = false;
+    if (p < end && *p == '-') {
+        neg = true;
+        p++;
+    }
+    if (p >= end)
+        return incomplete(ps);
+    if (*p == 'I') { /* -Infinity / Infinity (Python json accepts them) */
+        static const char inf[] = "Infinity";
+        size_t k = 0;
+        while (k < 8 && p + k < end && p[k] == inf[k])
+            k++;
+        if (k < 8 && p + k >= end)
+            return incomplete(ps);
+        if (k < 8)
+            return fail(ps, s, "invalid literal");
+        if (out) {
+            out->d = neg ? -INFINITY : INFINITY;
+            out->is_int = out->integral = false;
+        }
+        return p + 8;
+    }
+    if (*p < '0' || *p > '9')
+        return fail(ps, s, "invalid number");
+    uint64_t mant = 0;
+    int digits = 0, frac_digits = 0;
+    bool overflow = false;
+    if (*p == '0') {
+        p++;
+    } else {
+        while (p < end && *p >= '0' && *p <= '9') {
+            if (digits < 19)
+                mant = mant * 10 + (uint64_t)(*p - '0');
+            else
+                overflow = true;
+            digits += (mant != 0 || digits > 0);
+            p++;
+        }
+    }
+    bool is_int = true;
+    int exp10 = 0;
+    if (p < end && *p == '.') {
+        is_int = false;
+        p++;
+        if (p >= end)
+            return incomplete(ps);
+        if (*p < '0' || *p > '9')
+            return fail(ps, s, "invalid number: digit expected after '.'");
+        while (p < end && *p >= '0' && *p <= '9') {
+            if (digits < 19) {
+                mant = mant * 10 + (uint64_t)(*p - '0');
+                frac_digits++;
+                digits += (mant != 0);
+            } else {
+                overflow = true;
+            }
+            p++;
+        }
+    }
+    if (p < end && (*p == 'e' || *p == 'E')) {
+        is_int = false;
+        p++;
+        if (p < end && (*p == '+' || *p == '-'))
+            p++;
+        if (p >= end)
+            return incomplete(ps);
+        if (*p < '0' || *p > '9')
+            return fail(ps, s, "invalid number: digit expected in exponent");
+        int e = 0;
+        bool eneg = p[-1] == '-';
+        while (p < end && *p >= '0' && *p <= '9') {
+            if (e < 100000)
+                e = e * 10 + (*p - '0');
+            p++;
+        }
+        exp10 = eneg ? -e : e;
+    }
+    if (p >= end)
+        return incomplete(ps); /* the number might continue in the next block */
+    if (!out)
+        return p;
+    int total_exp = exp10 - frac_digits;
+    double d;
+    if (!overflow && mant < ((uint64_t)1 << 53) && total_exp >= -22 && total_exp <= 22) {
+        d = (double)mant;
+        d = total_exp < 0 ? d / pow10_exact[-total_exp] : d * pow10_exact[total_exp];
+        if (neg)
+            d = -d;
+    } else {
+        char tmp[128];
+        size_t n = (size_t)(p - s);
+        if (n < sizeof(tmp)) {
+            memcpy(tmp, s, n);
+            tmp[n] = '\0';
+            d = strtod(tmp, NULL);
+        } else {
+            char *big = mp_strndup(s, n);
+            if (!big)
+                return fail(ps, s, "out of memory");
+            d = strtod(big, NULL);
+            free(big);
+        }
+    }
+    out->d = d;
+    out->is_int = is_int && !overflow;
+    if (out->is_int) {
+        out->i = neg ? -(int64_t)mant : (int64_t)mant;
+        out->integral = true;
+    } else {
+        out->integral = isfinite(d) && d == floor(d) && fabs(d) < 9.2e18;
+        out->i = out->integral ? (int64_t)d : 0;
+    }
+    return p;
+}
+
+static const char *scan_literal(struct parser *ps, const char *p, const char *end,
+                                const char *word)
+{
+    size_t n = strlen(word);
+    for (size_t k = 0; k < n; k++) {
+        if (p + k >= end)
+            return incomplete(ps);
+        if (p[k] != word[k])
+            return fail(ps, p, "invalid literal");
+    }
+    return p + n;
+}
+
+static const char *skip_value(struct parser *ps, const char *p, const char *end, int depth);
+
+static const char *skip_container(struct parser *ps, const char *p, const char *end, int depth)
+{
+    bool obj = *p == '{';
+    char close = obj ? '}' : ']';
+    if (depth > MAX_DEPTH)
+        return fail(ps, p, "nesting deeper than %d levels", MAX_DEPTH);
+    p = skip_ws(p + 1, end);
+    if (p >= end)
+        return incomplete(ps);
+    if (*p == close)
+        return p + 1;
+    for (;;) {
+        if (obj) {
+            if (*p != '"')
+                return fail(ps, p, "expected a string key in object");
+            p = scan_string(ps, p, end, NULL);
+            if (!p)
+                return NULL;
+            p = skip_ws(p, end);
+            if (p >= end)
+                return incomplete(ps);
+            if (*p != ':')
+                return fail(ps, p, "expected ':' after object key");
+            p = skip_ws(p + 1, end);
+        }
+        if (p >= end)
+            return incomplete(ps);
+        p = skip_value(ps, p, end, depth + 1);
+        if (!p)
+            return NULL;
+        p = skip_ws(p, end);
+        if (p >= end)
+            return incomplete(ps);
+        if (*p == close)
+            return p + 1;
+        if (*p != ',')
+            return fail(ps, p, obj ? "expected ',' or '}' in object" : "expected ',' or ']' in array");
+        p = skip_ws(p + 1, end);
+        if (p >= end)
+            return incomplete(ps);
+        if (*p == close)
+            return fail(ps, p, "trailing comma");
+    }
+}
+
+static const char *skip_value(struct parser *ps, const char *p, const char *end, int depth)
+{
+    switch (*p) {
+    case '"':
+        return scan_string(ps, p, end, NULL);
+    case '{':
+    case '[':
+        return skip_container(ps, p, end, depth);
+    case 't':
+        return scan_literal(ps, p, end, "true");
+    case 'f':
+        return scan_literal(ps, p, end, "false");
+    case 'n':
+        return scan_literal(ps, p, end, "null");
+    case 'N':
+        return scan_literal(ps, p, end, "NaN");
+    default:
+        if (*p == '-' || *p == 'I' || (*p >= '0' && *p <= '9'))
+            return scan_number(ps, p, end, NULL);
+        return fail(ps, p, "unexpected character '%c' (0x%02x), expected a JSON value",
+                    (*p >= 0x20 && *p < 0x7f) ? *p : '?', (unsigned char)*p);
+    }
+}
+
+/* Reads a key string and the following ':'; returns the position of the value. */
+static const char *scan_key(struct parser *ps, const char *p, const char *end,
+                            struct mp_strview *key)
+{
+    if (*p != '"')
+        return fail(ps, p, "expected a string key in object");
+    p = scan_string(ps, p, end, key);
+    if (!p)
+        return NULL;
+    p = skip_ws(p, end);
+    if (p >= end)
+        return incomplete(ps);
+    if (*p != ':')
+        return fail(ps, p, "expected ':' after object key");
+    p = skip_ws(p + 1, end);
+    if (p >= end)
+        return incomplete(ps);
+    return p;
+}
+
+static inline bool key_is(struct mp_strview k, const char *lit, size_t n)
+{
+    return k.n == n && memcmp(k.p, lit, n) == 0;
+}
+
+#define KEY_IS(k, lit) key_is((k), (lit), sizeof(lit) - 1)
+
+/* Scans the "args" object, picking out the keys the analyses use. */
+static const char *scan_args(struct parser *ps, const char *p, const char *end, int depth,
+                             struct mp_trace_event *ev)
+{
+    const char *start = p;
+    p = skip_ws(p + 1, end);
+    if (p >= end)
+        return incomplete(ps);
+    if (*p != '}') {
+        for (;;) {
+            struct mp_strview k;
+            p = scan_key(ps, p, end, &k);
+            if (!p)
+                return NULL;
+            const char *v = p;
+            if (KEY_IS(k, "External id") || KEY_IS(k, "correlation")) {
+                bool ext = k.p[0] == 'E';
+                if (*p == '-' || (*p >= '0' && *p <= '9')) {
+                    struct num nm;
+                    p = scan_number(ps, p, end, &nm);
+                    if (!p)
+                        return NULL;
+                    uint32_t fl = ext ? MP_EV_EXTID : MP_EV_CORR;
+                    if (nm.integral) {
+                        ev->flags |= fl;
+                        if (ext)
+                            ev->external_id = nm.i;
+                        else
+                            ev->correlation = nm.i;
+                    } else {
+                        ev->flags &= ~fl;
+                    }
+                } else {
+                    p = skip_value(ps, p, end, depth + 1);
+                    ev->flags &= ~(uint32_t)(ext ? MP_EV_EXTID : MP_EV_CORR);
+                }
+            } else if (KEY_IS(k, "Input Dims")) {
+                p = skip_value(ps, p, end, depth + 1);
+                if (p) {
+                    ev->input_dims.p = v;
+                    ev->input_dims.n = (size_t)(p - v);
+                    ev->flags |= MP_EV_DIMS;
+                }
+            } else {
+                p = skip_value(ps, p, end, depth + 1);
+            }
+            if (!p)
+                return NULL;
+            p = skip_ws(p, end);
+            if (p >= end)
+                return incomplete(ps);
+            if (*p == '}')
+                break;
+            if (*p != ',')
+                return fail(ps, p, "expected ',' or '}' in \"args\"");
+            p = skip_ws(p + 1, end);
+            if (p >= end)
+                return incomplete(ps);
+        }
+    }
+    p++;
+    ev->args.p = start;
+    ev->args.n = (size_t)(p - start);
+    ev->flags |= MP_EV_ARGS;
+    return p;
+}
+
+/* pid / tid: an integer or a string; both kept as text too. */
+static const char *scan_id_field(struct parser *ps, const char *p, const char *end, int64_t *num,
+                                 struct mp_strview *text, uint32_t *flags, uint32_t has,
+                                 uint32_t is_str)
+{
+    if (*p == '"') {
+        p = scan_string(ps, p, end, text);
+        if (!p)
+            return NULL;
+        *flags |= has | is_str;
+        *num = 0;
+        return p;
+    }
+    if (*p == '-' || (*p >= '0' && *p <= '9')) {
+        struct num nm;
+        const char *s = p;
+        p = scan_number(ps, p, end, &nm);
+        if (!p)
+            return NULL;
+        text->p = s;
+        text->n = (size_t)(p - s);
+        *num = nm.integral ? nm.i : 0;
+        *flags = (*flags | has) & ~is_str;
+        return p;
+    }
+    return skip_value(ps, p, end, 1);
+}
+
+static const char *scan_event(struct parser *ps, const char *p, const char *end,
+                              struct mp_trace_event *ev)
+{
+    memset(ev, 0, sizeof(*ev));
+    ev->offset = ps->base + (uint64_t)(p - ps->buf);
+    p = skip_ws(p + 1, end);
+    if (p >= end)
+        return incomplete(ps);
+    if (*p == '}')
+        return p + 1;
+    for (;;) {
+        struct mp_strview k;
+        p = scan_key(ps, p, end, &k);
+        if (!p)
+            return NULL;
+        struct num nm;
+        switch (k.n) {
+        case 2:
+            if (KEY_IS(k, "ph") && *p == '"') {
+                struct mp_strview v;
+                p = scan_string(ps, p, end, &v);
+                if (p)
+                    ev->ph = v.n ? v.p[0] : 0;
+                goto next;
+            }
+            if ((KEY_IS(k, "ts") || KEY_IS(k, "id")) && (*p == '-' || (*p >= '0' && *p <= '9'))) {
+                p = scan_number(ps, p, end, &nm);
+                if (!p)
+                    return NULL;
+                if (k.p[0] == 't') {
+                    ev->ts = nm.d;
+                    ev->flags |= MP_EV_TS;
+                } else if (nm.integral) {
+                    ev->id = nm.i;
+                    ev->flags |= MP_EV_ID;
+                }
+                goto next;
+            }
+            break;
+        case 3:
+            if (KEY_IS(k, "cat") && *p == '"') {
+                p = scan_string(ps, p, end, &ev->cat);
+                ev->flags |= MP_EV_CAT;
+                goto next;
+            }
+            if (KEY_IS(k, "dur") && (*p == '-' || (*p >= '0' && *p <= '9'))) {
+                p = scan_number(ps, p, end, &nm);
+                if (!p)
+                    return NULL;
+                ev->dur = nm.d;
+                ev->flags |= MP_EV_DUR;
+                goto next;
+            }
+            if (KEY_IS(k, "pid")) {
+                p = scan_id_field(ps, p, end, &ev->pid, &ev->pid_text, &ev->flags, MP_EV_PID,
+                                  MP_EV_PID_STR);
+                goto next;
+            }
+            if (KEY_IS(k, "tid")) {
+                p = scan_id_field(ps, p, end, &ev->tid, &ev->tid_text, &ev->flags, MP_EV_TID,
+                                  MP_EV_TID_STR);
+                goto next;
+            }
+            break;
+        case 4:
+            if (KEY_IS(k, "name") && *p == '"') {
+                p = scan_string(ps, p, end, &ev->name);
+                ev->flags |= MP_EV_NAME;
+                goto next;
+            }
+            if (KEY_IS(k, "args") && *p == '{') {
+                p = scan_args(ps, p, end, 1, ev);
+                goto next;
+            }
+            break;
+        default:
+            break;
+        }
+        p = skip_value(ps, p, end, 1);
+    next:
+        if (!p)
+            return NULL;
+        p = skip_ws(p, end);
+        if (p >= end)
+            return incomplete(ps);
+        if (*p == '}')
+            return p + 1;
+        if (*p != ',')
+            return fail(ps, p, "expected ',' or '}' in event object");
+        p = skip_ws(p + 1, end);
+        if (p >= end)
+            return incomplete(ps);
+    }
+}
+
+/* ---- window management ---- */
+
+/* Makes buf[from..] the start of the window, then reads more input. Returns
+ * 0 with *more = false at end of input. */
+static int refill(struct parser *ps, size_t from, bool *more)
+{
+    *more = false;
+    if (from > 0) {
+        memmove(ps->buf, ps->buf + from, ps->len - from);
+        ps->len -= from;
+        ps->base += from;
+    }
+    if (ps->eof)
+        return 0;
+    if (ps->len == ps->cap) {
+        if (ps->cap >= ps->max_unit + ps->chunk) {
+            mp_diag_set_pos(ps->d, (long long)ps->base, 0, 0);
+            return mp_diag_set(ps->d, MP_ENOMEM,
+                               "a single event or value is larger than the %zu-byte limit",
+                               ps->max_unit);
+        }
+        size_t nc = ps->cap * 2;
+        char *nb = realloc(ps->buf, nc + 1);
+        char *ns = realloc(ps->scratch, nc + 1);
+        if (ns)
+            ps->scratch = ns;
+        if (!nb || !ns) {
+            if (nb)
+                ps->buf = nb;
+            return mp_diag_set(ps->d, MP_ENOMEM, "out of memory growing the read window");
+        }
+        ps->buf = nb;
+        ps->cap = nc;
+    }
+    size_t want = ps->cap - ps->len;
+    if (want > ps->chunk)
+        want = ps->chunk;
+    size_t got = 0;
+    int rc = mp_io_read(ps->r, ps->buf + ps->len, want, &got, ps->d);
+    if (rc)
+        return rc;
+    if (got == 0) {
+        ps->eof = true;
+        return 0;
+    }
+    ps->len += got;
+    *more = true;
+    if (ps->o && ps->o->on_progress)
+        ps->o->on_progress(ps->base + ps->len, mp_io_raw_pos(ps->r), mp_io_raw_size(ps->r),
+                           ps->o->progress_user ? ps->o->progress_user : ps->o->user);
+    return 0;
+}
+
+static int report(struct parser *ps, const char *at)
+{
+    uint64_t off = at ? ps->base + (uint64_t)(at - ps->buf) : ps->base + ps->len;
+    mp_diag_set_file(ps->d, mp_io_name(ps->r));
+    mp_diag_set_pos(ps->d, (long long)off, 0, 0);
+    return mp_diag_set(ps->d, MP_EPARSE, "%s", ps->err_msg);
+}
+
+static int truncated(struct parser *ps, const char *what)
+{
+    mp_diag_set_file(ps->d, mp_io_name(ps->r));
+    mp_diag_set_pos(ps->d, (long long)(ps->base + ps->len), 0, 0);
+    return mp_diag_set(ps->d, MP_ETRUNC, "input ends early: %s (file truncated?)", what);
+}
+
+enum top_state {
+    T_START,      /* before the top-level value */
+    T_OBJ_FIRST,  /* after '{' */
+    T_OBJ_KEY,    /* after ',' in the top-level object */
+    T_OBJ_NEXT,   /* after a top-level value: ',' or '}' */
+    T_EV_FIRST,   /* after '[' of the events array */
+    T_EV_ELEM,    /* after ',' in the events array */
+    T_EV_NEXT,    /* after an event: ',' or ']' */
+    T_END,        /* after the top-level value: only whitespace */
+};
+
+int mp_trace_parse(struct mp_io_reader *r, const struct mp_trace_parse_opts *opts,
+                   struct mp_trace_parse_stats *stats, struct mp_diag *d)
+{
+    init_tables();
+    struct parser ps = {0};
+    ps.r = r;
+    ps.o = opts;
+    ps.d = d;
+    ps.chunk = opts && opts->chunk_bytes ? opts->chunk_bytes : DEFAULT_CHUNK;
+    ps.max_unit = opts && opts->max_event_bytes ? opts->max_event_bytes : DEFAULT_MAX_UNIT;
+    ps.cap = ps.chunk < 4096 ? 4096 : ps.chunk;
+    if (ps.cap < ps.chunk * 2 && ps.chunk >= 4096)
+        ps.cap = ps.chunk * 2;
+    ps.buf = malloc(ps.cap + 1);
+    ps.scratch = malloc(ps.cap + 1);
+    int rc = 0;
+    bool bare = false, saw_events = false, in_events_top = false;
+    enum top_state state = T_START;
+    size_t pos = 0;
+    if (!ps.buf || !ps.scratch) {
+        rc = mp_diag_set(d, MP_ENOMEM, "out of memory");
+        goto out;
+    }
+    bool more = true;
+    rc = refill(&ps, 0, &more);
+    if (rc)
+        goto out;
+    /* UTF-8 byte order mark */
+    if (ps.len >= 3 && memcmp(ps.buf, "\xEF\xBB\xBF", 3) == 0)
+        pos = 3;
+
+    for (;;) {
+        const char *end = ps.buf + ps.len;
+        const char *p = skip_ws(ps.buf + pos, end);
+        pos = (size_t)(p - ps.buf);
+        if (p >= end) {
+            if (!ps.eof) {
+                rc = refill(&ps, pos, &more);
+                if (rc)
+                    goto out;
+                pos = 0;
+                continue;
+            }
+            if (state == T_END)
+                break;
+            if (state == T_START) {
+                mp_diag_set_file(d, mp_io_name(r));
+                mp_diag_set_pos(d, (long long)(ps.base + ps.len), 0, 0);
+                rc = mp_diag_set(d, MP_EPARSE, "empty input: expected a Chrome trace "
+                                               "(a JSON object with \"traceEvents\" or a list)");
+            } else {
+                rc = truncated(&ps, state >= T_EV_FIRST ? "inside the traceEvents array"
+                                                        : "inside the top-level object");
+            }
+            goto out;
+        }
+        ps.st = ST_OK;
+        ps.scratch_len = 0;
+        const char *q = NULL;
+        switch (state) {
+        case T_START:
+            if (*p == '{') {
+                state = T_OBJ_FIRST;
+                q = p + 1;
+            } else if (*p == '[') {
+                bare = true;
+                state = T_EV_FIRST;
+                q = p + 1;
+            } else {
+                q = fail(&ps, p, "not a Chrome trace: expected '{' or '[' at the start");
+            }
+            break;
+        case T_OBJ_FIRST:
+        case T_OBJ_KEY: {
+            if (state == T_OBJ_FIRST && *p == '}') {
+                state = T_END;
+                q = p + 1;
+                break;
+            }
+            struct mp_strview key;
+            const char *v = scan_key(&ps, p, end, &key);
+            if (!v)
+                break;
+            if (KEY_IS(key, "traceEvents")) {
+                if (*v != '[') {
+                    q = fail(&ps, v, "\"traceEvents\" must be an array");
+                    break;
+                }
+                saw_events = true;
+                in_events_top = true;
+                state = T_EV_FIRST;
+                q = v + 1;
+                break;
+            }
+            q = skip_value(&ps, v, end, 1);
+            if (q && opts && opts->on_meta) {
+                struct mp_strview raw = {v, (size_t)(q - v)};
+                int urc = opts->on_meta(key, raw, opts->user);
+                if (urc) {
+                    rc = urc;
+                    goto out;
+                }
+            }
+            if (q)
+                state = T_OBJ_NEXT;
+            break;
+        }
+        case T_OBJ_NEXT:
+            if (*p == ',') {
+                state = T_OBJ_KEY;
+                q = p + 1;
+            } else if (*p == '}') {
+                state = T_END;
+                q = p + 1;
+            } else {
+                q = fail(&ps, p, "expected ',' or '}' after a top-level value");
+            }
+            break;
+        case T_EV_FIRST:
+        case T_EV_ELEM:
+            if (*p == ']' && state == T_EV_FIRST) {
+                state = bare ? T_END : T_OBJ_NEXT;
+                q = p + 1;
+                break;
+            }
+            if (*p != '{') {
+                q = fail(&ps, p, *p == ']' ? "trailing comma in traceEvents"
+                                           : "expected an event object in traceEvents");
+                break;
+            }
+            {
+                struct mp_trace_event ev;
+                q = scan_event(&ps, p, end, &ev);
+                if (q) {
+                    ev.index = ps.nevents++;
+                    if (opts && opts->on_event) {
+                        int urc = opts->on_event(&ev, opts->user);
+                        if (urc) {
+                            rc = urc;
+                            goto out;
+                        }
+                    }
+                    state = T_EV_NEXT;
+                }
+            }
+            break;
+        case T_EV_NEXT:
+            if (*p == ',') {
+                state = T_EV_ELEM;
+                q = p + 1;
+            } else if (*p == ']') {
+                state = bare ? T_END : T_OBJ_NEXT;
+                in_events_top = false;
+                q = p + 1;
+            } else {
+                q = fail(&ps, p, "expected ',' or ']' after an event");
+            }
+            break;
+        case T_END:
+            q = fail(&ps, p, "unexpected data after the end of the trace");
+            break;
+        }
+        if (q) {
+            pos = (size_t)(q - ps.buf);
+            continue;
+        }
+        if (ps.st == ST_ERROR) {
+            rc = report(&ps, ps.err_at);
+            goto out;
+        }
+        /* incomplete: keep the unit from p, read more, retry */
+        if (ps.eof) {
+            rc = truncated(&ps, state >= T_EV_FIRST && state <= T_EV_NEXT
+                                    ? "inside an event of traceEvents"
+                                    : "inside a top-level value");
+            goto out;
+        }
+        rc = refill(&ps, pos, &more);
+        if (rc)
+            goto out;
+        pos = 0;
+    }
+    if (!bare && !saw_events) {
+        mp_diag_set_file(d, mp_io_name(r));
+        mp_diag_set_pos(d, 0, 0, 0);
+        rc = mp_diag_set(d, MP_EPARSE,
+                         "not a Chrome trace: the top-level object has no \"traceEvents\" array");
+        goto out;
+    }
+    (void)in_events_top;
+out:
+    if (stats) {
+        stats->bytes = ps.base + ps.len;
+        stats->events = ps.nevents;
+        stats->bare_list = bare;
+    }
+    free(ps.buf);
+    free(ps.scratch);
+    return rc;
+}
+
+int mp_trace_locate(const char *path, uint64_t offset, long *line, long *col)
+{
+    struct mp_io_reader *r = NULL;
+    *line = 0;
+    *col = 0;
+    if (strcmp(path, "-") == 0 || mp_io_open(path, &r, NULL) != 0)
+        return MP_EIO;
+    char *buf = malloc((size_t)1 << 20);
+    if (!buf) {
+        mp_io_close(r);
+        return MP_ENOMEM;
+    }
+    uint64_t pos = 0, line_start = 0;
+    long ln = 1;
+    int rc = 0;
+    while (pos < offset) {
+        size_t got = 0;
+        if (mp_io_read(r, buf, (size_t)1 << 20, &got, NULL) != 0 || got == 0)
+            break;
+        size_t lim = got;
+        if (pos + lim > offset)
+            lim = (size_t)(offset - pos);
+        const char *s = buf;
+        const char *e = buf + lim;
+        while ((s = memchr(s, '\n', (size_t)(e - s))) != NULL) {
+            ln++;
+            line_start = pos + (uint64_t)(s - buf) + 1;
+            s++;
+        }
+        pos += got;
+    }
+    *line = ln;
+    *col = (long)(offset - line_start) + 1;
+    free(buf);
+    mp_io_close(r);
+    return rc;
+}
+
+int mp_trace_parse_file(const char *path, const struct mp_trace_parse_opts *opts,
+                        struct mp_trace_parse_stats *stats, struct mp_diag *d)
+{
+    struct mp_io_reader *r = NULL;
+    int rc = mp_io_open(path, &r, d);
+    if (rc)
+        return rc;
+    rc = mp_trace_parse(r, opts, stats, d);
+    mp_io_close(r);
+    if ((rc == MP_EPARSE || rc == MP_ETRUNC) && d && d->offset >= 0 && d->line == 0) {
+        long line, col;
+        if (mp_trace_locate(path, (uint64_t)d->offset, &line, &col) == 0)
+            mp_diag_set_pos(d, d->offset, line, col);
+    }
+    return rc;
+}
+
+/* ---- small helpers over raw JSON text (args values) ---- */
+
+static void mem_parser(struct parser *ps, struct mp_strview text, char *scratch)
+{
+    init_tables();
+    memset(ps, 0, sizeof(*ps));
+    ps->buf = (char *)(uintptr_t)text.p;
+    ps->len = text.n;
+    ps->cap = text.n;
+    ps->eof = true;
+    ps->scratch = scratch;
+}
+
+int mp_trace_json_find(struct mp_strview object, const char *key, struct mp_strview *value)
+{
+    struct parser ps;
+    char *scratch = malloc(object.n + 1);
+    if (!scratch)
+        return MP_ENOMEM;
+    mem_parser(&ps, object, scratch);
+    const char *p = object.p, *end = object.p + object.n;
+    size_t klen = strlen(key);
+    int rc = MP_ENOTFOUND;
+    p = skip_ws(p, end);
+    if (p >= end || *p != '{') {
+        rc = MP_EPARSE;
+        goto out;
+    }
+    p = skip_ws(p + 1, end);
+    if (p < end && *p == '}')
+        goto out;
+    while (p && p < end) {
+        struct mp_strview k;
+        ps.scratch_len = 0;
+        p = scan_key(&ps, p, end, &k);
+        if (!p)
+            break;
+        const char *v = p;
+        p = skip_value(&ps, p, end, 1);
+        if (!p)
+            break;
+        if (k.n == klen && memcmp(k.p, key, klen) == 0) {
+            value->p = v;
+            value->n = (size_t)(p - v);
+            rc = 0; /* keep going: the last occurrence wins */
+        }
+        p = skip_ws(p, end);
+        if (p >= end)
+            break;
+        if (*p == '}')
+            goto out;
+        if (*p != ',')
+            break;
+        p = skip_ws(p + 1, end);
+    }
+    rc = MP_EPARSE;
+out:
+    free(scratch);
+    return rc;
+}
+
+int mp_trace_json_int(struct mp_strview raw, int64_t *out)
+{
+    struct parser ps;
+    mem_parser(&ps, raw, NULL);
+    const char *end = raw.p + raw.n;
+    const char *p = skip_ws(raw.p, end);
+    if (p >= end || !(*p == '-' || (*p >= '0' && *p <= '9')))
+        return MP_EINVAL;
+    /* scan_number wants a byte after the number; copy into a padded buffer */
+    char tmp[80];
+    size_t n = (size_t)(end - p);
+    if (n >= sizeof(tmp) - 1)
+        return MP_EINVAL;
+    memcpy(tmp, p, n);
+    tmp[n] = ' ';
+    tmp[n + 1] = '\0';
+    struct num nm;
+    const char *q = scan_number(&ps, tmp, tmp + n + 1, &nm);
+    if (!q || !nm.integral)
+        return MP_EINVAL;
+    q = skip_ws(q, tmp + n + 1);
+    if (q != tmp + n + 1)
+        return MP_EINVAL;
+    *out = nm.i;
+    return 0;
+}
+
+int mp_trace_json_string(struct mp_strview raw, struct mp_buf *buf)
+{
+    struct parser ps;
+    char *scratch = malloc(raw.n + 1);
+    if (!scratch)
+        return MP_ENOMEM;
+    mem_parser(&ps, raw, scratch);
+    const char *end = raw.p + raw.n;
+    const char *p = skip_ws(raw.p, end);
+    int rc = MP_EINVAL;
+    struct mp_strview s;
+    if (p < end && *p == '"' && scan_string(&ps, p, end, &s)) {
+        mp_buf_reset(buf);
+        rc = mp_buf_append(buf, s.p, s.n);
+        if (!rc && !buf->data)
+            rc = mp_buf_reserve(buf, 0);
+    }
+    free(scratch);
+    return rc;
+}

@@ -1,0 +1,161 @@
+/* Event store: a whole trace as struct-of-arrays in file order, names
+ * interned, raw args text copied into one arena on request. Built on top of
+ * the streaming parser's callback, so loading is one pass. */
+#include <magpie/trace.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#define STORE_MAX_EVENTS ((size_t)1 << 31)
+
+struct load_ctx {
+    struct mp_trace_store *s;
+    bool keep_args;
+    struct mp_diag *d;
+};
+
+#define GROW(arr, n)                                                                               \
+    do {                                                                                           \
+        void *np_ = realloc((arr), sizeof(*(arr)) * (n));                                          \
+        if (!np_)                                                                                  \
+            return MP_ENOMEM;                                                                      \
+        (arr) = np_;                                                                               \
+    } while (0)
+
+static int grow(struct mp_trace_store *s)
+{
+    size_t nc = s->cap ? s->cap * 2 : 4096;
+    if (nc > STORE_MAX_EVENTS)
+        return MP_ENOMEM;
+    GROW(s->ph, nc);
+    GROW(s->flags, nc);
+    GROW(s->name, nc);
+    GROW(s->cat, nc);
+    GROW(s->pid, nc);
+    GROW(s->tid, nc);
+    GROW(s->ts, nc);
+    GROW(s->dur, nc);
+    GROW(s->id, nc);
+    GROW(s->external_id, nc);
+    GROW(s->correlation, nc);
+    GROW(s->args, nc);
+    GROW(s->args_len, nc);
+    s->cap = nc;
+    return 0;
+}
+
+static int32_t intern_view(struct mp_intern *in, struct mp_strview v, bool present)
+{
+    return present ? mp_intern_add(in, v.p, v.n) : -1;
+}
+
+static int on_event(const struct mp_trace_event *ev, void *user)
+{
+    struct load_ctx *c = user;
+    struct mp_trace_store *s = c->s;
+    if (s->n == s->cap && grow(s) != 0)
+        return mp_diag_set(c->d, MP_ENOMEM, "out of memory storing event %llu",
+                           (unsigned long long)ev->index);
+    size_t i = s->n;
+    s->ph[i] = ev->ph;
+    s->flags[i] = ev->flags;
+    s->name[i] = intern_view(s->strings, ev->name, ev->flags & MP_EV_NAME);
+    s->cat[i] = intern_view(s->strings, ev->cat, ev->flags & MP_EV_CAT);
+    s->pid[i] = intern_view(s->strings, ev->pid_text, ev->flags & MP_EV_PID);
+    s->tid[i] = intern_view(s->strings, ev->tid_text, ev->flags & MP_EV_TID);
+    if ((s->name[i] < -1) || (s->cat[i] < -1) || (s->pid[i] < -1) || (s->tid[i] < -1))
+        return mp_diag_set(c->d, MP_ENOMEM, "out of memory interning names");
+    s->ts[i] = ev->ts;
+    s->dur[i] = ev->dur;
+    s->id[i] = ev->id;
+    s->external_id[i] = ev->external_id;
+    s->correlation[i] = ev->correlation;
+    s->args[i] = NULL;
+    s->args_len[i] = 0;
+    if (c->keep_args && (ev->flags & MP_EV_ARGS)) {
+        if (ev->args.n > UINT32_MAX)
+            return mp_diag_set(c->d, MP_ENOMEM, "args of event %llu too large",
+                               (unsigned long long)ev->index);
+        char *a = mp_arena_strndup(s->arena, ev->args.p, ev->args.n);
+        if (!a)
+            return mp_diag_set(c->d, MP_ENOMEM, "out of memory storing args");
+        s->args[i] = a;
+        s->args_len[i] = (uint32_t)ev->args.n;
+    }
+    s->n++;
+    return 0;
+}
+
+static int on_meta(struct mp_strview key, struct mp_strview raw, void *user)
+{
+    struct load_ctx *c = user;
+    if (key.n == 16 && memcmp(key.p, "deviceProperties", 16) == 0) {
+        c->s->meta_device_properties = mp_arena_strndup(c->s->arena, raw.p, raw.n);
+        if (!c->s->meta_device_properties)
+            return MP_ENOMEM;
+    }
+    return 0;
+}
+
+int mp_trace_store_load(const char *path, const struct mp_trace_store_opts *opts,
+                        struct mp_trace_store **out, struct mp_diag *d)
+{
+    *out = NULL;
+    struct mp_trace_store *s = calloc(1, sizeof(*s));
+    if (!s)
+        return mp_diag_set(d, MP_ENOMEM, "out of memory");
+    s->strings = mp_intern_new();
+    s->arena = mp_arena_new((size_t)4 << 20);
+    s->path = mp_strdup(path);
+    int rc = 0;
+    if (!s->strings || !s->arena || !s->path) {
+        rc = mp_diag_set(d, MP_ENOMEM, "out of memory");
+        goto out;
+    }
+    struct load_ctx c = {s, opts && opts->keep_args, d};
+    struct mp_trace_parse_opts po = {
+        .on_event = on_event,
+        .on_meta = on_meta,
+        .on_progress = opts ? opts->on_progress : NULL,
+        .user = &c,
+        .progress_user = opts ? opts->user : NULL,
+    };
+    rc = mp_trace_parse_file(path, &po, NULL, d);
+out:
+    if (rc) {
+        mp_trace_store_free(s);
+        return rc;
+    }
+    *out = s;
+    return 0;
+}
+
+void mp_trace_store_free(struct mp_trace_store *s)
+{
+    if (!s)
+        return;
+    free(s->ph);
+    free(s->flags);
+    free(s->name);
+    free(s->cat);
+    free(s->pid);
+    free(s->tid);
+    free(s->ts);
+    free(s->dur);
+    free(s->id);
+    free(s->external_id);
+    free(s->correlation);
+    free(s->args);
+    free(s->args_len);
+    mp_intern_free(s->strings);
+    mp_arena_free(s->arena);
+    free(s->path);
+    free(s);
+}
+
+size_t mp_trace_store_bytes(const struct mp_trace_store *s)
+{
+    size_t per = sizeof(char) + sizeof(uint32_t) * 5 + sizeof(double) * 2 + sizeof(int64_t) * 3 +
+                 sizeof(char *) + sizeof(uint32_t);
+    return s->cap * per + mp_intern_bytes(s->strings) + mp_arena_bytes(s->arena);
+}
