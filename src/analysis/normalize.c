@@ -158,8 +158,15 @@ int mp_kernel_family(const char *name, size_t n, struct mp_buf *out)
             }
             if (depth > 0)
                 continue;
-            if (ch == '(')
+            if (ch == '(') {
+                static const char anon[] = "(anonymous namespace)";
+                if ((size_t)(e - p) >= sizeof(anon) - 1 && memcmp(p, anon, sizeof(anon) - 1) == 0) {
+                    mp_buf_append(&a, p, sizeof(anon) - 1);
+                    p += sizeof(anon) - 2;
+                    continue;
+                }
                 break; /* parameter list */
+            }
             mp_buf_putc(&a, ch);
         }
         while (a.len > 0 && a.data[a.len - 1] == ' ')

@@ -316,7 +316,7 @@ static const char *scan_number(struct parser *ps, const char *p, const char *end
         if (p >= end)
             return incomplete(ps);
         if (*p < '0' || *p > '9')
-            return fail(ps, s, "invalid number: digit expected after '.'");
+            return fail(ps, p, "invalid number: digit expected after '.'");
         while (p < end && *p >= '0' && *p <= '9') {
             if (digits < 19) {
                 mant = mant * 10 + (uint64_t)(*p - '0');
@@ -336,7 +336,7 @@ static const char *scan_number(struct parser *ps, const char *p, const char *end
         if (p >= end)
             return incomplete(ps);
         if (*p < '0' || *p > '9')
-            return fail(ps, s, "invalid number: digit expected in exponent");
+            return fail(ps, p, "invalid number: digit expected in exponent");
         int e = 0;
         bool eneg = p[-1] == '-';
         while (p < end && *p >= '0' && *p <= '9') {
@@ -381,6 +381,29 @@ static const char *scan_number(struct parser *ps, const char *p, const char *end
         out->integral = isfinite(d) && d == floor(d) && fabs(d) < 9.2e18;
         out->i = out->integral ? (int64_t)d : 0;
     }
+    return p;
+}
+
+/* Validates a number without computing its value (skipped args values). */
+static const char *skip_number(struct parser *ps, const char *p, const char *end)
+{
+    const char *s = p;
+    if (*p == '-')
+        p++;
+    if (p >= end)
+        return incomplete(ps);
+    if (*p == '0') {
+        p++;
+    } else if (*p >= '1' && *p <= '9') {
+        while (p < end && (unsigned)(*p - '0') < 10u)
+            p++;
+    } else {
+        return scan_number(ps, s, end, NULL); /* Infinity or an error */
+    }
+    if (p < end && (*p == '.' || *p == 'e' || *p == 'E'))
+        return scan_number(ps, s, end, NULL);
+    if (p >= end)
+        return incomplete(ps);
     return p;
 }
 
@@ -462,7 +485,7 @@ static const char *skip_value(struct parser *ps, const char *p, const char *end,
         return scan_literal(ps, p, end, "NaN");
     default:
         if (*p == '-' || *p == 'I' || (*p >= '0' && *p <= '9'))
-            return scan_number(ps, p, end, NULL);
+            return skip_number(ps, p, end);
         return fail(ps, p, "unexpected character '%c' (0x%02x), expected a JSON value",
                     (*p >= 0x20 && *p < 0x7f) ? *p : '?', (unsigned char)*p);
     }

@@ -1,0 +1,146 @@
+#!/usr/bin/env bash
+# CLI end to end: help and exit codes, bad inputs (exit 2 naming file,
+# offset, line and column, nothing written), gap analysis and kernel
+# summary outputs on the bundled example trace.
+set -u
+MAGPIE=${MAGPIE:?}
+SRC=${MP_SRC:?}
+t=$(mktemp -d)
+trap 'rm -rf "$t"' EXIT
+fails=0
+check() { # check NAME EXPECTED_RC CMD...
+    local name=$1 want=$2
+    shift 2
+    "$@" >"$t/out" 2>"$t/err"
+    local rc=$?
+    if [ "$rc" != "$want" ]; then
+        echo "FAIL $name: exit $rc, expected $want"
+        sed 's/^/  out: /' "$t/out" | head -5
+        sed 's/^/  err: /' "$t/err" | head -5
+        fails=$((fails + 1))
+    else
+        echo "ok   $name"
+    fi
+}
+expect_err() { # expect_err NAME PATTERN
+    if ! grep -qE -- "$2" "$t/err"; then
+        echo "FAIL $1: stderr lacks /$2/:"
+        sed 's/^/  err: /' "$t/err" | head -5
+        fails=$((fails + 1))
+    fi
+}
+expect_out() {
+    if ! grep -qE -- "$2" "$t/out"; then
+        echo "FAIL $1: stdout lacks /$2/:"
+        sed 's/^/  out: /' "$t/out" | head -5
+        fails=$((fails + 1))
+    fi
+}
+
+check version 0 "$MAGPIE" --version
+expect_out version '^magpie [0-9]+\.[0-9]+\.[0-9]+$'
+check help 0 "$MAGPIE" --help
+expect_out help 'benchmark'
+check no-args 0 "$MAGPIE"
+for sub in analyze compare benchmark trace mcp; do
+    check "help-$sub" 0 "$MAGPIE" "$sub" --help
+    expect_out "help-$sub" 'usage: magpie'
+done
+check trace-kernels-help 0 "$MAGPIE" trace kernels --help
+check unknown-command 2 "$MAGPIE" frobnicate
+check unknown-global 2 "$MAGPIE" --frob
+check bad-environment 2 "$MAGPIE" -e moon analyze
+check not-yet-analyze 2 "$MAGPIE" analyze k.cu
+expect_err not-yet-analyze 'not implemented yet'
+check not-yet-serving 2 "$MAGPIE" benchmark vllm --model m
+check not-yet-report 2 "$MAGPIE" trace report x.json
+check global-opts-before-sub 0 "$MAGPIE" -c /nonexistent.yaml -v -w 2 benchmark --help
+
+# --- bad inputs: exit 2, file + offset (+ line:col), nothing written ---
+mkdir -p "$t/bad1" "$t/bad2" "$t/bad3" "$t/bad4" "$t/empty" "$t/nokernels"
+printf '{"traceEvents": [\n  {"ph": "X", "cat": "kernel",\n   "name": "k", "dur": 1.}\n]}' \
+    >"$t/bad1/a-rank-0.pt.trace.json"
+check malformed 2 "$MAGPIE" benchmark --trace-dir "$t/bad1" -o "$t/o1" -q
+expect_err malformed 'a-rank-0\.pt\.trace\.json:3:26: byte offset [0-9]+: invalid number'
+[ -e "$t/o1" ] && { echo "FAIL malformed: output written"; fails=$((fails + 1)); }
+
+python3 - "$SRC/examples/traces/tp2/tp2-rank-0.1796011317.pt.trace.json.gz" "$t/bad2/x.json.gz" <<'PY'
+import sys
+data = open(sys.argv[1], "rb").read()
+open(sys.argv[2], "wb").write(data[: len(data) // 2])
+PY
+check truncated-gzip 2 "$MAGPIE" benchmark --trace-dir "$t/bad2" -o "$t/o2" -q
+expect_err truncated-gzip 'x\.json\.gz.*(truncated|ends early)'
+
+printf '{"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "dur": 1}' >"$t/bad3/t.json"
+check truncated-json 2 "$MAGPIE" benchmark --trace-dir "$t/bad3" -o "$t/o3" -q
+expect_err truncated-json "t\\.json:1:69: byte offset $(wc -c <"$t/bad3/t.json"): input ends early"
+
+printf '\x89PNG\r\n\x1a\n....' >"$t/bad4/image.json"
+check not-a-trace 2 "$MAGPIE" benchmark --trace-dir "$t/bad4" -o "$t/o4" -q
+expect_err not-a-trace "image\.json:1:1: byte offset 0: not a Chrome trace"
+
+: >"$t/empty/e.json"
+check empty 2 "$MAGPIE" benchmark --trace-dir "$t/empty" -o "$t/o5" -q
+expect_err empty 'e\.json.*empty input'
+
+echo '{"traceEvents": [{"ph": "X", "cat": "cpu_op", "name": "aten::mm", "dur": 3}]}' \
+    >"$t/nokernels/t.json"
+check no-kernels 1 "$MAGPIE" benchmark --trace-dir "$t/nokernels" -o "$t/o6" -q
+expect_out no-kernels 'No kernel events found in traces.'
+check missing-dir 2 "$MAGPIE" benchmark --trace-dir "$t/nope" -q
+expect_err missing-dir 'trace directory not found'
+check bad-window 2 "$MAGPIE" benchmark --trace-dir "$t/nokernels" --start-pct 70 --end-pct 20
+expect_err bad-window "start-pct"
+check bad-topk 2 "$MAGPIE" benchmark --trace-dir "$t/nokernels" --top-k many
+check kernels-bad-file 2 "$MAGPIE" trace kernels "$t/bad1/a-rank-0.pt.trace.json" -q
+expect_err kernels-bad-file ':3:26: '
+
+# --- a failed run leaves earlier outputs untouched ---
+ex="$SRC/examples/traces/tp2"
+check gap-example 0 "$MAGPIE" benchmark --trace-dir "$ex" -o "$t/keep" -q
+cp "$t/keep/gap_analysis/gap_analysis.csv" "$t/before.csv"
+cp -r "$ex" "$t/mixed"
+gzip -c "$t/bad1/a-rank-0.pt.trace.json" >"$t/mixed/zz-rank-2.pt.trace.json.gz"
+check mixed-bad-rank 2 "$MAGPIE" benchmark --trace-dir "$t/mixed" -o "$t/keep" -q
+cmp -s "$t/before.csv" "$t/keep/gap_analysis/gap_analysis.csv" ||
+    { echo "FAIL mixed-bad-rank: earlier CSV changed"; fails=$((fails + 1)); }
+check skip-bad-ranks 0 "$MAGPIE" benchmark --trace-dir "$t/mixed" -o "$t/skip" --skip-bad-ranks -q
+expect_out skip-bad-ranks '^Warning: .*zz-rank-2'
+
+# --- outputs of a good run ---
+check gap-table 0 "$MAGPIE" benchmark --trace-dir "$ex" -o "$t/g" --top-k 5
+expect_out gap-table '^Gap Analysis \(0\.0%-100\.0% window, category-filtered\)$'
+expect_out gap-table '^Ranks analyzed: 2$'
+expect_out gap-table '^  ncclDevKernel_AllReduce_Sum_bf16_RING_LL\(ncclDe\.\.\. +544 '
+for f in gap_analysis.csv gap_analysis_rank0.csv gap_analysis_rank1.csv; do
+    [ -s "$t/g/gap_analysis/$f" ] || { echo "FAIL gap-table: missing $f"; fails=$((fails + 1)); }
+done
+[ "$(wc -l <"$t/g/gap_analysis/gap_analysis.csv")" = 6 ] ||
+    { echo "FAIL gap-table: top-k 5 should give 6 lines"; fails=$((fails + 1)); }
+head -1 "$t/g/gap_analysis/gap_analysis.csv" | grep -q $'^Name,Calls,Self CUDA total (us),Avg time (us),% Total,Input Shapes\r$' ||
+    { echo "FAIL gap-table: header"; fails=$((fails + 1)); }
+check no-rank-csv 0 "$MAGPIE" benchmark --trace-dir "$ex" -o "$t/nr" --no-rank-csv -q
+[ -e "$t/nr/gap_analysis/gap_analysis_rank0.csv" ] && { echo "FAIL no-rank-csv"; fails=$((fails + 1)); }
+check gap-json 0 "$MAGPIE" benchmark --trace-dir "$ex" -o "$t/j" --json --categories kernel \
+    --ignore-categories
+python3 - "$t/out" <<'PY' || { echo "FAIL gap-json: invalid"; fails=$((fails + 1)); }
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["num_ranks"] == 2 and len(d["top_kernels"]) == 20, d.keys()
+assert d["config"]["categories"] == ["kernel"] and d["config"]["ignore_categories"] == []
+assert all(k["name"] != "Memcpy DtoD (Device -> Device)" for k in d["top_kernels"])
+assert d["stats"]["events"] > 80000
+PY
+check categories-all 0 "$MAGPIE" benchmark --trace-dir "$ex" -o "$t/all" --categories --json -q
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["config"]["categories"] is None; assert any(k["name"].startswith("aten::") for k in d["top_kernels"])' "$t/out" ||
+    { echo "FAIL categories-all"; fails=$((fails + 1)); }
+check kernels-json 0 "$MAGPIE" trace kernels "$ex" --json
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert len(d["ranks"]) == 2; assert abs(sum(k["percent"] for k in d["kernel_summary"]) - 100) < 1e-6; assert len(d["top_bottlenecks"]) == 10' "$t/out" ||
+    { echo "FAIL kernels-json"; fails=$((fails + 1)); }
+check kernels-csv 0 "$MAGPIE" trace kernels "$ex/tp2-rank-0.1796011317.pt.trace.json.gz" --csv
+expect_out kernels-csv '^name,time_ms,percent,calls$'
+check stdin 0 bash -c "gzip -dc '$ex/tp2-rank-0.1796011317.pt.trace.json.gz' | '$MAGPIE' trace kernels - --csv"
+
+echo "$fails failure(s)"
+[ "$fails" = 0 ]

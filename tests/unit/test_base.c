@@ -1,0 +1,174 @@
+/* Unit tests for src/base and src/fmt: diag, buf, arena, interner, atomic
+ * writes, CSV quoting and Python-style float text. */
+#include <magpie/base.h>
+#include <magpie/fmt.h>
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+static void test_diag_first_error_wins(void **state)
+{
+    (void)state;
+    struct mp_diag d;
+    mp_diag_clear(&d);
+    assert_int_equal(d.offset, -1);
+    assert_int_equal(mp_diag_set(&d, MP_EPARSE, "bad %s", "thing"), MP_EPARSE);
+    mp_diag_set(&d, MP_EIO, "later");
+    mp_diag_set_file(&d, "t.json");
+    mp_diag_set_pos(&d, 42, 3, 7);
+    mp_diag_set_field(&d, "ts");
+    char buf[256];
+    mp_diag_format(&d, buf, sizeof(buf));
+    assert_string_equal(buf, "t.json:3:7: byte offset 42: field 'ts': bad thing");
+    assert_int_equal(d.code, MP_EPARSE);
+    /* NULL diag is allowed everywhere */
+    assert_int_equal(mp_diag_set(NULL, MP_EIO, "x"), MP_EIO);
+}
+
+static void test_buf_limits(void **state)
+{
+    (void)state;
+    struct mp_buf b;
+    mp_buf_init(&b, 16);
+    assert_string_equal(mp_buf_cstr(&b), "");
+    assert_int_equal(mp_buf_puts(&b, "0123456789"), 0);
+    assert_int_equal(mp_buf_printf(&b, "%d", 12345), 0);
+    assert_string_equal(mp_buf_cstr(&b), "012345678912345");
+    /* the hard maximum includes the terminating NUL */
+    assert_int_equal(mp_buf_putc(&b, 'x'), MP_ENOMEM);
+    assert_int_equal(b.len, 15);
+    mp_buf_reset(&b);
+    assert_int_equal(b.len, 0);
+    mp_buf_fini(&b);
+}
+
+static void test_arena_and_intern(void **state)
+{
+    (void)state;
+    struct mp_arena *a = mp_arena_new(64);
+    char *big = mp_arena_alloc(a, 1000); /* larger than a block */
+    memset(big, 'x', 1000);
+    char *s = mp_arena_strndup(a, "hello", 5);
+    assert_string_equal(s, "hello");
+    assert_true(((uintptr_t)mp_arena_alloc(a, 3) & 7u) == 0);
+    mp_arena_free(a);
+    mp_arena_free(NULL);
+
+    struct mp_intern *in = mp_intern_new();
+    int32_t ids[5000];
+    char tmp[32];
+    for (int i = 0; i < 5000; i++) {
+        int n = snprintf(tmp, sizeof(tmp), "name-%d", i);
+        ids[i] = mp_intern_add(in, tmp, (size_t)n);
+        assert_int_equal(ids[i], i);
+    }
+    for (int i = 0; i < 5000; i += 7) {
+        int n = snprintf(tmp, sizeof(tmp), "name-%d", i);
+        assert_int_equal(mp_intern_add(in, tmp, (size_t)n), ids[i]);
+        assert_int_equal(mp_intern_find(in, tmp, (size_t)n), ids[i]);
+        assert_string_equal(mp_intern_str(in, ids[i]), tmp);
+    }
+    assert_int_equal(mp_intern_find(in, "absent", 6), -1);
+    /* embedded NUL and empty strings are distinct keys */
+    int32_t e = mp_intern_add(in, "", 0);
+    int32_t z = mp_intern_add(in, "a\0b", 3);
+    assert_true(e != z);
+    assert_int_equal(mp_intern_len(in, z), 3);
+    assert_int_equal(mp_intern_count(in), 5002);
+    mp_intern_free(in);
+}
+
+static void test_atomic_write(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/mp_base_XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char sub[256], path[300];
+    snprintf(sub, sizeof(sub), "%s/a/b/c", dir);
+    struct mp_diag d;
+    mp_diag_clear(&d);
+    assert_int_equal(mp_fs_mkdirs(sub, &d), 0);
+    assert_true(mp_fs_is_dir(sub));
+    snprintf(path, sizeof(path), "%s/out.csv", sub);
+    assert_int_equal(mp_fs_write_atomic(path, "old", 3, &d), 0);
+    assert_int_equal(mp_fs_write_atomic(path, "new!", 4, &d), 0);
+    FILE *f = fopen(path, "r");
+    char got[16] = {0};
+    assert_int_equal(fread(got, 1, sizeof(got) - 1, f), 4);
+    fclose(f);
+    assert_string_equal(got, "new!");
+    /* a path inside a missing directory fails without touching anything */
+    char bad[320];
+    snprintf(bad, sizeof(bad), "%s/missing/x.csv", dir);
+    mp_diag_clear(&d);
+    assert_int_equal(mp_fs_write_atomic(bad, "x", 1, &d), MP_EIO);
+    assert_string_equal(d.file, bad);
+    assert_false(mp_fs_exists(bad));
+    unlink(path);
+    char cmd[400];
+    snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
+static void test_csv_python_quoting(void **state)
+{
+    (void)state;
+    struct mp_buf b;
+    mp_buf_init(&b, 0);
+    struct mp_csv c;
+    mp_csv_init(&c, &b, "\r\n");
+    mp_csv_str(&c, "plain");
+    mp_csv_str(&c, "a,b");
+    mp_csv_str(&c, "say \"hi\"");
+    mp_csv_str(&c, "two\nlines");
+    mp_csv_str(&c, "");
+    mp_csv_end_row(&c);
+    assert_string_equal(mp_buf_cstr(&b),
+                        "plain,\"a,b\",\"say \"\"hi\"\"\",\"two\nlines\",\r\n");
+    mp_buf_fini(&b);
+}
+
+static void test_pyfloat(void **state)
+{
+    (void)state;
+    static const struct {
+        double v;
+        const char *s;
+    } cases[] = {
+        {0.1, "0.1"},       {1.0, "1.0"},         {100.0, "100.0"},
+        {1e-06, "1e-06"},   {1e16, "1e+16"},      {123456789012345.6, "123456789012345.6"},
+        {-2.5, "-2.5"},     {0.0001, "0.0001"},   {84.4844258626302, "84.4844258626302"},
+        {1.5e300, "1.5e+300"}, {0.0, "0.0"},
+    };
+    char buf[64];
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        mp_fmt_pyfloat(cases[i].v, buf, sizeof(buf));
+        assert_string_equal(buf, cases[i].s);
+    }
+    struct mp_buf b;
+    mp_buf_init(&b, 0);
+    mp_json_str(&b, "a\"b\\c\n\x01", 7);
+    assert_string_equal(mp_buf_cstr(&b), "\"a\\\"b\\\\c\\n\\u0001\"");
+    mp_buf_fini(&b);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_diag_first_error_wins),
+        cmocka_unit_test(test_buf_limits),
+        cmocka_unit_test(test_arena_and_intern),
+        cmocka_unit_test(test_atomic_write),
+        cmocka_unit_test(test_csv_python_quoting),
+        cmocka_unit_test(test_pyfloat),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
