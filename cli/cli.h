@@ -28,6 +28,10 @@ int cmd_benchmark(int argc, char **argv, const struct cli_global *g);
 int cmd_trace(int argc, char **argv, const struct cli_global *g);
 int cmd_mcp(int argc, char **argv, const struct cli_global *g);
 
+/* `benchmark --base-url URL ...`: the load generator against a running
+ * OpenAI-compatible server (cmd_bench_client.c). */
+int cli_bench_client(int argc, char **argv, const struct cli_global *g);
+
 /* --gpu-info [--json] (cmd_gpuinfo.c). */
 int cli_gpu_info(bool json);
 

@@ -65,9 +65,25 @@ static void on_progress(uint64_t bytes, uint64_t raw_pos, uint64_t raw_size, voi
     cli_progress_update(pc->p, raw_pos, raw_size, "B");
 }
 
+/* Client-only mode (Magpie's BENCHMARK_BASE_URL): --base-url on the command
+ * line, or the variable set and no --trace-dir. */
+static bool client_mode(int argc, char **argv)
+{
+    bool trace = false;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--base-url") == 0 || strncmp(argv[i], "--base-url=", 11) == 0)
+            return true;
+        if (strcmp(argv[i], "--trace-dir") == 0 || strncmp(argv[i], "--trace-dir=", 12) == 0)
+            trace = true;
+    }
+    const char *env = getenv("BENCHMARK_BASE_URL");
+    return !trace && env && *env;
+}
+
 int cmd_benchmark(int argc, char **argv, const struct cli_global *g)
 {
-    (void)g;
+    if (client_mode(argc, argv))
+        return cli_bench_client(argc, argv, g);
     enum {
         O_TRACE = 1000, O_TOPK, O_START, O_END, O_MIND, O_CATS, O_IGN, O_NORANK, O_GROUP,
         O_SKIP, O_JSON, O_FIND,
