@@ -1,6 +1,7 @@
 /* `magpie trace <sub>`: trace analyses. `kernels` is the kernel summary;
  * report / split / stages arrive with the TraceLens-compatible reports. */
 #include <magpie/analysis.h>
+#include <magpie/report.h>
 
 #include <getopt.h>
 #include <stdio.h>
@@ -15,7 +16,7 @@ static void usage(FILE *f)
                "commands:\n"
                "  kernels PATH   time per kernel name (Magpie's kernel_summary), per rank and\n"
                "                 merged; PATH is a trace file or a directory of rank traces\n"
-               "  report         TraceLens-compatible performance report (not implemented yet)\n"
+               "  report TRACE   TraceLens-compatible performance report (CSV sheets)\n"
                "  split          split a serving trace into steps (not implemented yet)\n"
                "  stages         per-stage inference analysis (not implemented yet)\n\n"
                "`magpie trace <command> --help` for a command's options.\n");
@@ -174,6 +175,139 @@ out:
     return exit_code;
 }
 
+static void report_usage(FILE *f)
+{
+    fprintf(f,
+            "usage: magpie trace report TRACE -o DIR [options]\n\n"
+            "TraceLens-compatible performance report of one torch-profiler trace: one CSV per\n"
+            "sheet with TraceLens's file names, columns, row order and cell text.\n"
+            "Sheets so far: gpu_timeline, kernel_summary, short_kernel_histogram,\n"
+            "short_kernels_summary (see docs/compatibility.md).\n\n"
+            "options (TraceLens_generate_perf_report_pytorch name in brackets):\n"
+            "  -o, --output-csvs-dir DIR     [--output_csvs_dir] where the CSVs go\n"
+            "  --no-kernel-summary           [without --enable_kernel_summary] skip kernel_summary\n"
+            "  --no-short-kernel-study       [without --short_kernel_study] skip short-kernel sheets\n"
+            "  --short-kernel-threshold-us U [--short_kernel_threshold_us] default 10\n"
+            "  --short-kernel-histogram-bins N [--short_kernel_histogram_bins] default 100\n"
+            "  --include-unlinked-kernels    [--include_unlinked_kernels] in gpu_timeline\n"
+            "  -q, --quiet                   no progress display\n\n"
+            "Underscore spellings (--output_csvs_dir ...) are accepted too.\n\n"
+            "example:\n"
+            "  magpie trace report trace.json.gz -o report/\n");
+}
+
+static int cmd_report(int argc, char **argv)
+{
+    enum { R_NOKS = 1000, R_NOSK, R_THR, R_BINS, R_UNL, R_KS, R_SK };
+    static const struct option opts[] = {
+        {"output-csvs-dir", required_argument, NULL, 'o'},
+        {"output_csvs_dir", required_argument, NULL, 'o'},
+        {"no-kernel-summary", no_argument, NULL, R_NOKS},
+        {"enable_kernel_summary", no_argument, NULL, R_KS},
+        {"no-short-kernel-study", no_argument, NULL, R_NOSK},
+        {"short_kernel_study", no_argument, NULL, R_SK},
+        {"short-kernel-threshold-us", required_argument, NULL, R_THR},
+        {"short_kernel_threshold_us", required_argument, NULL, R_THR},
+        {"short-kernel-histogram-bins", required_argument, NULL, R_BINS},
+        {"short_kernel_histogram_bins", required_argument, NULL, R_BINS},
+        {"include-unlinked-kernels", no_argument, NULL, R_UNL},
+        {"include_unlinked_kernels", no_argument, NULL, R_UNL},
+        {"quiet", no_argument, NULL, 'q'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    struct mp_report_opts o;
+    mp_report_opts_defaults(&o);
+    const char *out_dir = NULL;
+    bool quiet = false;
+    int c;
+    opterr = 0;
+    optind = 0;
+    while ((c = getopt_long(argc, argv, "o:qh", opts, NULL)) != -1) {
+        char *end;
+        switch (c) {
+        case 'o':
+            out_dir = optarg;
+            break;
+        case R_NOKS:
+            o.kernel_summary = false;
+            break;
+        case R_NOSK:
+            o.short_kernel_study = false;
+            break;
+        case R_KS:
+        case R_SK:
+            break; /* on by default */
+        case R_THR:
+            o.short_kernel_thresh = strtod(optarg, &end);
+            if (end == optarg || *end || !(o.short_kernel_thresh > 0)) {
+                fprintf(stderr, "magpie: error: --short-kernel-threshold-us expects a positive "
+                                "number, not '%s'\n",
+                        optarg);
+                return EXIT_USAGE;
+            }
+            break;
+        case R_BINS: {
+            long v = strtol(optarg, &end, 10);
+            if (end == optarg || *end || v < 1 || v > 100000) {
+                fprintf(stderr, "magpie: error: --short-kernel-histogram-bins expects 1..100000, "
+                                "not '%s'\n",
+                        optarg);
+                return EXIT_USAGE;
+            }
+            o.short_kernel_bins = (int)v;
+            break;
+        }
+        case R_UNL:
+            o.include_unlinked = true;
+            break;
+        case 'q':
+            quiet = true;
+            break;
+        case 'h':
+            report_usage(stdout);
+            return EXIT_OK;
+        default:
+            fprintf(stderr, "magpie: error: unknown option '%s' for trace report\n",
+                    argv[optind - 1]);
+            return EXIT_USAGE;
+        }
+    }
+    if (optind != argc - 1 || !out_dir) {
+        fprintf(stderr, "magpie: error: trace report takes one TRACE and -o DIR\n");
+        report_usage(stderr);
+        return EXIT_USAGE;
+    }
+    struct cli_progress *p = cli_progress_new("reading trace", !quiet);
+    o.on_progress = on_progress;
+    o.progress_user = p;
+    struct mp_diag d;
+    mp_diag_clear(&d);
+    struct mp_report *r = NULL;
+    uint64_t t0 = mp_time_ns();
+    int rc = mp_report_build(argv[optind], &o, &r, &d);
+    cli_progress_finish(p);
+    if (rc)
+        return cli_report_error(&d, rc);
+    rc = mp_report_write_csvs(r, out_dir, &d);
+    if (rc) {
+        mp_report_free(r);
+        return cli_report_error(&d, rc);
+    }
+    const struct mp_gpu_timeline *tl = &r->timeline;
+    printf("%zu events, %zu GPU events (%zu linked) in %.3f s\n", r->events, r->gpu_events,
+           r->gpu_linked, (double)(mp_time_ns() - t0) / 1e9);
+    if (tl->total > 0)
+        printf("GPU time %.3f ms: busy %.1f%% (computation %.1f%%, exposed comm %.1f%%, exposed "
+               "memcpy %.1f%%), idle %.1f%%\n",
+               tl->total / 1e3, tl->busy / tl->total * 100, tl->computation / tl->total * 100,
+               tl->exposed_comm / tl->total * 100, tl->exposed_memcpy / tl->total * 100,
+               tl->idle / tl->total * 100);
+    printf("wrote %zu sheet(s) to %s\n", r->n, out_dir);
+    mp_report_free(r);
+    return EXIT_OK;
+}
+
 int cmd_trace(int argc, char **argv, const struct cli_global *g)
 {
     (void)g;
@@ -183,8 +317,9 @@ int cmd_trace(int argc, char **argv, const struct cli_global *g)
     }
     if (strcmp(argv[1], "kernels") == 0)
         return cmd_kernels(argc - 1, argv + 1);
-    if (strcmp(argv[1], "report") == 0 || strcmp(argv[1], "split") == 0 ||
-        strcmp(argv[1], "stages") == 0) {
+    if (strcmp(argv[1], "report") == 0)
+        return cmd_report(argc - 1, argv + 1);
+    if (strcmp(argv[1], "split") == 0 || strcmp(argv[1], "stages") == 0) {
         fprintf(stderr, "magpie: error: 'trace %s' is not implemented yet\n", argv[1]);
         return EXIT_USAGE;
     }

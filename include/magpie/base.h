@@ -110,6 +110,22 @@ size_t mp_intern_len(const struct mp_intern *in, int32_t id);
 int32_t mp_intern_count(const struct mp_intern *in);
 size_t mp_intern_bytes(const struct mp_intern *in);
 
+/* ---- int64 -> int64 hash map (open addressing) ---- */
+struct mp_i64map {
+    int64_t *keys;
+    int64_t *vals;
+    uint8_t *used;
+    size_t cap; /* power of two, 0 when empty */
+    size_t n;
+};
+
+void mp_i64map_init(struct mp_i64map *m);
+void mp_i64map_fini(struct mp_i64map *m);
+/* Inserts or overwrites. 0 or MP_ENOMEM. */
+int mp_i64map_put(struct mp_i64map *m, int64_t key, int64_t val);
+/* Pointer to the value of key, or NULL. Valid until the next put. */
+int64_t *mp_i64map_get(const struct mp_i64map *m, int64_t key);
+
 /* 64-bit FNV-1a-style mixing hash (not cryptographic). */
 uint64_t mp_hash_bytes(const void *p, size_t n);
 

@@ -154,16 +154,18 @@ static int cmp_rank(const void *a, const void *b)
     return strcmp(x->path, y->path);
 }
 
-/* Moves the matching files into out; returns how many. */
+/* Moves the matching files into out; returns how many. Ranks are read from
+ * the part of the path below the searched root only: a folder above it named
+ * like a rank says nothing about the files inside. */
 static size_t take(struct walk *w, struct mp_trace_rank_list *out, bool capture,
-                   const char *suffix, bool need_rank)
+                   const char *suffix, bool need_rank, size_t root_len)
 {
     size_t k = 0;
     for (size_t i = 0; i < w->n; i++) {
         struct found *f = &w->v[i];
         if (!f->path || f->capture != capture || (suffix && !ends_with(f->path, suffix)))
             continue;
-        int rank = extract_rank(f->path);
+        int rank = extract_rank(f->path + root_len);
         if (need_rank && rank < 0)
             continue;
         out->files[out->n].rank = need_rank ? rank : (int)out->n;
@@ -197,7 +199,8 @@ int mp_trace_find_ranks(const char *dir, struct mp_trace_rank_list *out, struct 
         rc = mp_diag_set(d, rc, "cannot list trace directory '%s'", root);
         goto out;
     }
-    qsort(w.v, w.n, sizeof(*w.v), cmp_path);
+    if (w.n > 1)
+        qsort(w.v, w.n, sizeof(*w.v), cmp_path);
     out->files = calloc(w.n ? w.n : 1, sizeof(*out->files));
     out->dir = mp_strdup(root);
     if (!out->files || !out->dir) {
@@ -207,16 +210,17 @@ int mp_trace_find_ranks(const char *dir, struct mp_trace_rank_list *out, struct 
     /* Pass 0 ignores capture_traces/; pass 1 uses it when nothing else exists. */
     for (int pass = 0; pass < 2 && out->n == 0; pass++) {
         bool cap = pass == 1;
-        bool ranked = take(&w, out, cap, ".pt.trace.json.gz", true) > 0 ||
-                      take(&w, out, cap, ".pt.trace.json", true) > 0 ||
-                      take(&w, out, cap, NULL, true) > 0;
+        size_t rl = strlen(root) + 1;
+        bool ranked = take(&w, out, cap, ".pt.trace.json.gz", true, rl) > 0 ||
+                      take(&w, out, cap, ".pt.trace.json", true, rl) > 0 ||
+                      take(&w, out, cap, NULL, true, rl) > 0;
         if (ranked) {
             qsort(out->files, out->n, sizeof(*out->files), cmp_rank);
             break;
         }
         /* fallback: every *.json.gz, then every *.json, with pseudo-ranks */
-        take(&w, out, cap, ".json.gz", false);
-        take(&w, out, cap, ".json", false);
+        take(&w, out, cap, ".json.gz", false, rl);
+        take(&w, out, cap, ".json", false, rl);
     }
     if (out->n == 0) {
         mp_diag_set_file(d, root);

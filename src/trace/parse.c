@@ -219,7 +219,7 @@ static const char *scan_string(struct parser *ps, const char *p, const char *end
             p += 6;
             if (cp >= 0xD800 && cp < 0xDC00) {
                 /* high surrogate: combine with a following low surrogate */
-                if (p + 6 > end)
+                if (p >= end || (*p == '\\' && (p + 1 >= end || (p[1] == 'u' && p + 6 > end))))
                     return incomplete(ps);
                 if (p[0] == '\\' && p[1] == 'u') {
                     uint32_t lo = 0;
@@ -373,9 +373,10 @@ static const char *scan_number(struct parser *ps, const char *p, const char *end
         }
     }
     out->d = d;
-    out->is_int = is_int && !overflow;
+    /* integers outside int64 are kept as doubles, as Python would compare them */
+    out->is_int = is_int && !overflow && mant <= (neg ? (uint64_t)INT64_MAX + 1u : (uint64_t)INT64_MAX);
     if (out->is_int) {
-        out->i = neg ? -(int64_t)mant : (int64_t)mant;
+        out->i = neg ? (int64_t)(0u - mant) : (int64_t)mant;
         out->integral = true;
     } else {
         out->integral = isfinite(d) && d == floor(d) && fabs(d) < 9.2e18;
@@ -747,8 +748,11 @@ static int refill(struct parser *ps, size_t from, bool *more)
         want = ps->chunk;
     size_t got = 0;
     int rc = mp_io_read(ps->r, ps->buf + ps->len, want, &got, ps->d);
-    if (rc)
+    if (rc) {
+        /* decompressed bytes that were good up to the failure */
+        mp_diag_set_pos(ps->d, (long long)(ps->base + ps->len), 0, 0);
         return rc;
+    }
     if (got == 0) {
         ps->eof = true;
         return 0;
@@ -814,7 +818,12 @@ int mp_trace_parse(struct mp_io_reader *r, const struct mp_trace_parse_opts *opt
     rc = refill(&ps, 0, &more);
     if (rc)
         goto out;
-    /* UTF-8 byte order mark */
+    /* UTF-8 byte order mark (it may arrive in pieces with tiny reads) */
+    while (ps.len < 3 && !ps.eof && ps.len > 0 && (unsigned char)ps.buf[0] == 0xEF) {
+        rc = refill(&ps, 0, &more);
+        if (rc)
+            goto out;
+    }
     if (ps.len >= 3 && memcmp(ps.buf, "\xEF\xBB\xBF", 3) == 0)
         pos = 3;
 

@@ -53,7 +53,7 @@ check bad-environment 2 "$MAGPIE" -e moon analyze
 check not-yet-analyze 2 "$MAGPIE" analyze k.cu
 expect_err not-yet-analyze 'not implemented yet'
 check not-yet-serving 2 "$MAGPIE" benchmark vllm --model m
-check not-yet-report 2 "$MAGPIE" trace report x.json
+check not-yet-split 2 "$MAGPIE" trace split x.json
 check global-opts-before-sub 0 "$MAGPIE" -c /nonexistent.yaml -v -w 2 benchmark --help
 
 # --- bad inputs: exit 2, file + offset (+ line:col), nothing written ---

@@ -1,0 +1,59 @@
+/* magpie report: TraceLens-compatible performance reports of one
+ * torch-profiler trace (TraceLens_generate_perf_report_pytorch), written as
+ * CSV files with TraceLens's file names, columns, row order and cell text.
+ *
+ * Sheets implemented so far: gpu_timeline, kernel_summary,
+ * short_kernel_histogram, short_kernels_summary (see docs/compatibility.md for
+ * the full list and status).
+ */
+#ifndef MAGPIE_REPORT_H
+#define MAGPIE_REPORT_H
+
+#include <magpie/base.h>
+#include <magpie/tree.h>
+
+#include <stdbool.h>
+
+struct mp_report_opts {
+    bool kernel_summary;         /* --enable_kernel_summary */
+    bool short_kernel_study;     /* --short_kernel_study */
+    double short_kernel_thresh;  /* µs, default 10 */
+    int short_kernel_bins;       /* default 100 */
+    bool include_unlinked;       /* --include_unlinked_kernels */
+    bool python_functions;       /* build the tree with python_function events */
+    mp_trace_progress_fn on_progress;
+    void *progress_user;
+};
+
+void mp_report_opts_defaults(struct mp_report_opts *o);
+
+/* The GPU timeline of TraceLens (§4), all values in µs. */
+struct mp_gpu_timeline {
+    double computation, exposed_comm, exposed_memcpy, busy, idle, total, total_comm,
+        total_memcpy;
+};
+
+int mp_report_gpu_timeline(const struct mp_trace_tree *t, bool include_unlinked,
+                           struct mp_gpu_timeline *out);
+
+/* One sheet in CSV text form. */
+struct mp_report_sheet {
+    char name[64]; /* file stem, e.g. "gpu_timeline" */
+    struct mp_buf csv;
+};
+
+struct mp_report {
+    struct mp_report_sheet *sheets;
+    size_t n;
+    struct mp_gpu_timeline timeline;
+    size_t events, gpu_events, gpu_linked;
+};
+
+/* Builds every enabled sheet for the trace at path. */
+int mp_report_build(const char *path, const struct mp_report_opts *o, struct mp_report **out,
+                    struct mp_diag *d);
+/* Writes each sheet as <dir>/<name>.csv (atomically). */
+int mp_report_write_csvs(const struct mp_report *r, const char *dir, struct mp_diag *d);
+void mp_report_free(struct mp_report *r);
+
+#endif

@@ -1,0 +1,78 @@
+/* magpie trace tree: TraceLens's view of a trace (tracelens.md §1.3-1.12).
+ *
+ * Built over an event store: a host call-stack tree per (pid, tid) of
+ * cpu_op / cuda_runtime / cuda_driver (and optionally python_function)
+ * events, GPU events (kernel, gpu_memcpy, gpu_memset) attached under the
+ * runtime call that launched them (ac2g flows, or the shared link id of a
+ * graph launch), and the kernel launcher of every GPU event. TraceLens's
+ * quirks are reproduced on purpose (stable sort by ts only, 1 µs "bleed"
+ * tolerance, launches without flows left unlinked, `execute` never a
+ * launcher).
+ */
+#ifndef MAGPIE_TREE_H
+#define MAGPIE_TREE_H
+
+#include <magpie/base.h>
+#include <magpie/trace.h>
+
+#include <stdbool.h>
+#include <stdint.h>
+
+enum mp_ev_kind {
+    MP_K_OTHER = 0,
+    MP_K_CPU_OP,
+    MP_K_RUNTIME,
+    MP_K_DRIVER,
+    MP_K_PYFUNC,
+    MP_K_KERNEL,
+    MP_K_MEMCPY,
+    MP_K_MEMSET,
+    MP_K_USER_ANNOT, /* user_annotation */
+    MP_K_GPU_ANNOT,  /* gpu_user_annotation */
+    MP_K_AC2G,
+};
+
+static inline bool mp_kind_is_gpu(uint8_t k)
+{
+    return k == MP_K_KERNEL || k == MP_K_MEMCPY || k == MP_K_MEMSET;
+}
+
+struct mp_trace_tree {
+    const struct mp_trace_store *s; /* borrowed; must outlive the tree */
+    size_t n;                       /* == s->n */
+    uint8_t *kind;                  /* enum mp_ev_kind */
+    double *t_end;                  /* ts + dur, computed once (TraceLens rounding) */
+    int32_t *parent;                /* -1 when none */
+    int32_t *child_off;             /* children of i: child[child_off[i] .. child_off[i+1]) */
+    int32_t *child;
+    uint8_t *in_tree;               /* TraceLens's `tree` flag */
+    uint8_t *cpu_root;              /* outermost cpu_op of its thread */
+    int32_t *launcher;              /* GPU events: launcher uid (cpu_op or runtime), else -1 */
+    bool link_by_correlation;       /* linking key: correlation (true) or External id */
+    bool has_cpu_ops;               /* any cpu_op / python_function event (else GPU-only trace) */
+    size_t n_gpu, n_gpu_linked;
+};
+
+struct mp_trace_tree_opts {
+    bool python_functions; /* put python_function events in the host tree */
+};
+
+int mp_trace_tree_build(const struct mp_trace_store *s, const struct mp_trace_tree_opts *o,
+                        struct mp_trace_tree **out, struct mp_diag *d);
+void mp_trace_tree_free(struct mp_trace_tree *t);
+
+/* Appends the GPU events in the subtree of uid (TraceLens's gpu_events) to
+ * *buf (grown with realloc; *cap updated). Returns the number appended or a
+ * negative MP_E* code. */
+long mp_trace_tree_gpu_events(const struct mp_trace_tree *t, int32_t uid, int32_t **buf,
+                              size_t *n, size_t *cap);
+
+/* Busy time of a set of GPU events: total length of the union of their
+ * [ts, t_end) intervals (touching intervals merge), in TraceLens's order of
+ * arithmetic. idx is reordered (sorted by start). */
+double mp_trace_tree_busy(const struct mp_trace_tree *t, int32_t *idx, size_t n);
+
+/* Name of event i ("" when absent). */
+const char *mp_trace_tree_name(const struct mp_trace_tree *t, int32_t i);
+
+#endif

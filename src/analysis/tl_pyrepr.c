@@ -1,0 +1,179 @@
+/* Python text conventions for TraceLens-compatible CSV cells.
+ *
+ * TraceLens writes pandas DataFrames with to_csv: floats as repr() (shortest
+ * round trip), trace args converted from JSON lists to tuples and printed
+ * with Python's repr ("((16, 559, 1), (), ())", "('c10::BFloat16', '')"),
+ * booleans as True/False and missing values as empty cells. */
+#include "tl_int.h"
+
+#include <magpie/fmt.h>
+#include <magpie/trace.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+int tl_pyfloat(struct mp_buf *b, double v)
+{
+    char tmp[64];
+    mp_fmt_pyfloat(v, tmp, sizeof(tmp));
+    return mp_buf_puts(b, tmp);
+}
+
+/* repr() of a Python str */
+int tl_pystr_repr(struct mp_buf *b, const char *s, size_t n)
+{
+    bool sq = memchr(s, '\'', n) != NULL, dq = memchr(s, '"', n) != NULL;
+    char q = sq && !dq ? '"' : '\'';
+    int rc = mp_buf_putc(b, q);
+    for (size_t i = 0; i < n && !rc; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c == (unsigned char)q || c == '\\') {
+            rc = mp_buf_putc(b, '\\');
+            rc = rc ? rc : mp_buf_putc(b, (char)c);
+        }
+        else if (c == '\n')
+            rc = mp_buf_puts(b, "\\n");
+        else if (c == '\r')
+            rc = mp_buf_puts(b, "\\r");
+        else if (c == '\t')
+            rc = mp_buf_puts(b, "\\t");
+        else if (c < 0x20 || c == 0x7f)
+            rc = mp_buf_printf(b, "\\x%02x", c);
+        else
+            rc = mp_buf_putc(b, (char)c);
+    }
+    return rc ? rc : mp_buf_putc(b, q);
+}
+
+static const char *ws(const char *p, const char *e)
+{
+    while (p < e && (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t'))
+        p++;
+    return p;
+}
+
+/* End of one (valid) JSON value starting at p. */
+static const char *value_end(const char *p, const char *e)
+{
+    int depth = 0;
+    bool str = false;
+    for (; p < e; p++) {
+        char c = *p;
+        if (str) {
+            if (c == '\\')
+                p++;
+            else if (c == '"') {
+                str = false;
+                if (depth == 0)
+                    return p + 1;
+            }
+            continue;
+        }
+        if (c == '"')
+            str = true;
+        else if (c == '[' || c == '{')
+            depth++;
+        else if (c == ']' || c == '}') {
+            if (--depth <= 0)
+                return p + (depth == 0 ? 1 : 0);
+        } else if (depth == 0 && (c == ',' || c == ' ' || c == '\n' || c == '\r' || c == '\t'))
+            return p;
+    }
+    return p;
+}
+
+int tl_json_to_pyrepr(struct mp_buf *b, const char *p, const char *e)
+{
+    p = ws(p, e);
+    if (p >= e)
+        return mp_buf_puts(b, "None");
+    switch (*p) {
+    case '[': {
+        /* list -> tuple */
+        int rc = mp_buf_putc(b, '(');
+        p = ws(p + 1, e);
+        int count = 0;
+        while (!rc && p < e && *p != ']') {
+            const char *ve = value_end(p, e);
+            if (count)
+                rc = mp_buf_puts(b, ", ");
+            if (!rc)
+                rc = tl_json_to_pyrepr(b, p, ve);
+            count++;
+            p = ws(ve, e);
+            if (p < e && *p == ',')
+                p = ws(p + 1, e);
+        }
+        if (!rc && count == 1)
+            rc = mp_buf_putc(b, ',');
+        return rc ? rc : mp_buf_putc(b, ')');
+    }
+    case '{': {
+        int rc = mp_buf_putc(b, '{');
+        p = ws(p + 1, e);
+        int count = 0;
+        while (!rc && p < e && *p != '}') {
+            const char *ke = value_end(p, e);
+            if (count)
+                rc = mp_buf_puts(b, ", ");
+            if (!rc)
+                rc = tl_json_to_pyrepr(b, p, ke);
+            p = ws(ke, e);
+            if (p < e && *p == ':')
+                p = ws(p + 1, e);
+            const char *ve = value_end(p, e);
+            if (!rc)
+                rc = mp_buf_puts(b, ": ");
+            if (!rc)
+                rc = tl_json_to_pyrepr(b, p, ve);
+            count++;
+            p = ws(ve, e);
+            if (p < e && *p == ',')
+                p = ws(p + 1, e);
+        }
+        return rc ? rc : mp_buf_putc(b, '}');
+    }
+    case '"': {
+        struct mp_buf s;
+        mp_buf_init(&s, 0);
+        struct mp_strview raw = {p, (size_t)(e - p)};
+        int rc = mp_trace_json_string(raw, &s);
+        if (!rc)
+            rc = tl_pystr_repr(b, s.data ? s.data : "", s.len);
+        mp_buf_fini(&s);
+        return rc;
+    }
+    case 't':
+        return mp_buf_puts(b, "True");
+    case 'f':
+        return mp_buf_puts(b, "False");
+    case 'n':
+        return mp_buf_puts(b, "None");
+    default: {
+        bool flt = false;
+        for (const char *q = p; q < e; q++)
+            if (*q == '.' || *q == 'e' || *q == 'E')
+                flt = true;
+        if (!flt)
+            return mp_buf_append(b, p, (size_t)(e - p));
+        char tmp[128];
+        size_t n = (size_t)(e - p) < sizeof(tmp) - 1 ? (size_t)(e - p) : sizeof(tmp) - 1;
+        memcpy(tmp, p, n);
+        tmp[n] = '\0';
+        return tl_pyfloat(b, strtod(tmp, NULL));
+    }
+    }
+}
+
+int tl_args_pyrepr(struct mp_buf *b, const char *args, size_t args_len, const char *key,
+                   bool *present)
+{
+    *present = false;
+    if (!args)
+        return 0;
+    struct mp_strview obj = {args, args_len}, v;
+    if (mp_trace_json_find(obj, key, &v) != 0)
+        return 0;
+    *present = true;
+    return tl_json_to_pyrepr(b, v.p, v.p + v.n);
+}

@@ -1,0 +1,599 @@
+/* TraceLens-compatible report assembly (TraceLens_generate_perf_report_pytorch):
+ * loads the trace into an event store, builds the tree, and renders each
+ * sheet as CSV text the way pandas' to_csv writes TraceLens's DataFrames.
+ *
+ * Sorting follows TraceLens exactly where it is defined and the goldens
+ * where pandas leaves ties open: groups are first ordered by their keys
+ * (ascending, missing values last) and then stably by the sort column. */
+#include <magpie/perf.h>
+#include <magpie/report.h>
+#include <magpie/fmt.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tl_int.h"
+
+void mp_report_opts_defaults(struct mp_report_opts *o)
+{
+    memset(o, 0, sizeof(*o));
+    o->kernel_summary = true;
+    o->short_kernel_study = true;
+    o->short_kernel_thresh = 10.0;
+    o->short_kernel_bins = 100;
+}
+
+struct ctx {
+    const struct mp_report_opts *o;
+    struct mp_trace_store *s;
+    struct mp_trace_tree *t;
+    struct mp_report *r;
+    double total_time_ms;
+    /* per event: first direct kernel (by ts) of a launcher, -1 */
+    int32_t *first_kernel;
+    const char **category; /* per cpu_op event, lazily */
+};
+
+static const char *ename(const struct ctx *c, int32_t i)
+{
+    return mp_trace_tree_name(c->t, i);
+}
+
+static struct mp_buf *new_sheet(struct mp_report *r, const char *name)
+{
+    struct mp_report_sheet *ns = realloc(r->sheets, (r->n + 1) * sizeof(*ns));
+    if (!ns)
+        return NULL;
+    r->sheets = ns;
+    struct mp_report_sheet *sh = &r->sheets[r->n++];
+    snprintf(sh->name, sizeof(sh->name), "%s", name);
+    mp_buf_init(&sh->csv, 0);
+    return &sh->csv;
+}
+
+/* ---- gpu_timeline ---- */
+static int sheet_timeline(struct ctx *c)
+{
+    struct mp_buf *b = new_sheet(c->r, "gpu_timeline");
+    if (!b)
+        return MP_ENOMEM;
+    const struct mp_gpu_timeline *g = &c->r->timeline;
+    struct {
+        const char *name;
+        double us;
+    } rows[] = {
+        {"computation_time", g->computation}, {"exposed_comm_time", g->exposed_comm},
+        {"exposed_memcpy_time", g->exposed_memcpy}, {"busy_time", g->busy},
+        {"idle_time", g->idle},          {"total_time", g->total},
+        {"total_comm_time", g->total_comm}, {"total_memcpy_time", g->total_memcpy},
+    };
+    int rc = mp_buf_puts(b, "type,time ms,percent\n");
+    double total_ms = g->total / 1e3;
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]) && !rc; i++) {
+        double ms = rows[i].us / 1e3;
+        rc = mp_buf_printf(b, "%s,", rows[i].name);
+        rc = rc ? rc : tl_pyfloat(b, ms);
+        rc = rc ? rc : mp_buf_putc(b, ',');
+        rc = rc ? rc : tl_pyfloat(b, total_ms > 0 ? ms / total_ms * 100 : NAN);
+        rc = rc ? rc : mp_buf_putc(b, '\n');
+    }
+    return rc;
+}
+
+/* ---- category of a cpu_op (TraceLens's categorize_torch_op on the event) ---- */
+static const char *category_of(struct ctx *c, int32_t op)
+{
+    if (c->category[op])
+        return c->category[op];
+    int32_t fk = c->first_kernel[op];
+    c->category[op] = mp_perf_category(ename(c, op), fk >= 0 ? ename(c, fk) : NULL);
+    return c->category[op];
+}
+
+/* First direct (non-communication) kernel of each launcher, by kernel ts. */
+static int index_launchers(struct ctx *c)
+{
+    const struct mp_trace_tree *t = c->t;
+    c->first_kernel = malloc((t->n ? t->n : 1) * sizeof(int32_t));
+    c->category = calloc(t->n ? t->n : 1, sizeof(char *));
+    if (!c->first_kernel || !c->category)
+        return MP_ENOMEM;
+    for (size_t i = 0; i < t->n; i++)
+        c->first_kernel[i] = -1;
+    for (size_t i = 0; i < t->n; i++) {
+        int32_t l = t->launcher[i];
+        if (l < 0 || mp_report_is_comm_name(ename(c, (int32_t)i)))
+            continue;
+        int32_t f = c->first_kernel[l];
+        if (f < 0 || t->s->ts[i] < t->s->ts[f])
+            c->first_kernel[l] = (int32_t)i;
+    }
+    return 0;
+}
+
+/* ---- kernel rows (TraceLens get_df_kernels) ---- */
+struct krow {
+    int32_t uid;
+    int32_t launcher; /* parent runtime event, -1 */
+    int32_t cpu_op;   /* nearest cpu_op ancestor, -1 */
+    bool has_stream;
+    int64_t stream;
+    double dur;
+};
+
+static int kernel_rows(struct ctx *c, struct krow **out, size_t *n_out, bool *any_cpu_op)
+{
+    const struct mp_trace_tree *t = c->t;
+    size_t n = 0;
+    for (size_t i = 0; i < t->n; i++)
+        n += t->kind[i] == MP_K_KERNEL;
+    struct krow *v = calloc(n ? n : 1, sizeof(*v));
+    if (!v)
+        return MP_ENOMEM;
+    size_t k = 0;
+    *any_cpu_op = false;
+    for (size_t i = 0; i < t->n; i++) {
+        if (t->kind[i] != MP_K_KERNEL)
+            continue;
+        struct krow *r = &v[k++];
+        r->uid = (int32_t)i;
+        r->launcher = t->parent[i];
+        r->cpu_op = -1;
+        for (int32_t p = r->launcher; p >= 0; p = t->parent[p]) {
+            if (t->kind[p] == MP_K_CPU_OP) {
+                r->cpu_op = p;
+                *any_cpu_op = true;
+                break;
+            }
+        }
+        r->dur = (t->s->flags[i] & MP_EV_DUR) ? t->s->dur[i] : NAN;
+        struct mp_strview args = {t->s->args[i], t->s->args_len[i]}, sv;
+        if (args.p && mp_trace_json_find(args, "stream", &sv) == 0 &&
+            mp_trace_json_int(sv, &r->stream) == 0)
+            r->has_stream = true;
+    }
+    *out = v;
+    *n_out = k;
+    return 0;
+}
+
+/* ---- kernel_summary ---- */
+struct kgroup {
+    const char *cat;    /* NULL = NaN */
+    const char *parent; /* NULL = NaN */
+    const char *name;
+    bool has_stream;
+    int64_t stream;
+    double sum, min, max;
+    uint64_t count;
+    size_t order;
+};
+
+static int cmp_nullable(const char *a, const char *b)
+{
+    if (!a || !b)
+        return (a == NULL) - (b == NULL); /* missing values sort last */
+    return strcmp(a, b);
+}
+
+static int cmp_kgroup_key(const void *x, const void *y)
+{
+    const struct kgroup *a = x, *b = y;
+    int r = cmp_nullable(a->cat, b->cat);
+    if (!r)
+        r = cmp_nullable(a->parent, b->parent);
+    if (!r)
+        r = strcmp(a->name, b->name);
+    if (!r && a->has_stream != b->has_stream)
+        r = a->has_stream ? -1 : 1;
+    if (!r && a->has_stream && a->stream != b->stream)
+        r = a->stream < b->stream ? -1 : 1;
+    return r;
+}
+
+static int cmp_kgroup_sum(const void *x, const void *y)
+{
+    const struct kgroup *a = x, *b = y;
+    if (a->sum != b->sum)
+        return a->sum > b->sum ? -1 : 1;
+    return a->order < b->order ? -1 : (a->order > b->order ? 1 : 0);
+}
+
+static const char *launcher_category(const char *name)
+{
+    char low[256];
+    size_t n = strlen(name);
+    if (n >= sizeof(low))
+        n = sizeof(low) - 1;
+    for (size_t i = 0; i < n; i++)
+        low[i] = (char)((name[i] >= 'A' && name[i] <= 'Z') ? name[i] + 32 : name[i]);
+    low[n] = '\0';
+    if (strstr(low, "cudagraph") || strstr(low, "graphlaunch"))
+        return "graph";
+    return n ? "runtime" : NULL;
+}
+
+static int sheet_kernel_summary(struct ctx *c, const struct krow *rows, size_t n,
+                                bool any_cpu_op)
+{
+    struct kgroup *g = calloc(n ? n : 1, sizeof(*g));
+    if (!g)
+        return MP_ENOMEM;
+    size_t ng = 0;
+    double total_kernels = 0;
+    for (size_t i = 0; i < n; i++) {
+        const struct krow *r = &rows[i];
+        struct kgroup key = {0};
+        if (r->cpu_op >= 0) {
+            key.cat = category_of(c, r->cpu_op);
+            key.parent = ename(c, r->cpu_op);
+        } else if (r->launcher >= 0) {
+            key.cat = launcher_category(ename(c, r->launcher));
+            key.parent = any_cpu_op ? ename(c, r->launcher) : NULL;
+        }
+        key.name = ename(c, r->uid);
+        key.has_stream = r->has_stream;
+        key.stream = r->stream;
+        total_kernels += r->dur;
+        /* linear probe over existing groups is too slow for big traces: keep
+         * groups sorted later; here a simple hash on (name ptr, parent ptr) */
+        g[ng] = key;
+        g[ng].sum = r->dur;
+        g[ng].min = r->dur;
+        g[ng].max = r->dur;
+        g[ng].count = 1;
+        g[ng].order = i;
+        ng++;
+    }
+    /* sort rows by key, then fold equal keys (sum in row order) */
+    qsort(g, ng, sizeof(*g), cmp_kgroup_key);
+    size_t w = 0;
+    for (size_t i = 0; i < ng; i++) {
+        if (w > 0 && cmp_kgroup_key(&g[w - 1], &g[i]) == 0) {
+            struct kgroup *a = &g[w - 1];
+            a->sum += g[i].sum;
+            a->count++;
+            if (g[i].min < a->min)
+                a->min = g[i].min;
+            if (g[i].max > a->max)
+                a->max = g[i].max;
+        } else {
+            g[w++] = g[i];
+        }
+    }
+    ng = w;
+    for (size_t i = 0; i < ng; i++)
+        g[i].order = i; /* key order */
+    qsort(g, ng, sizeof(*g), cmp_kgroup_sum);
+    struct mp_buf *b = new_sheet(c->r, "kernel_summary");
+    int rc = b ? 0 : MP_ENOMEM;
+    struct mp_csv csv;
+    if (b) {
+        mp_csv_init(&csv, b, "\n");
+        rc = mp_csv_str(&csv, "Parent op category");
+        if (any_cpu_op && !rc)
+            rc = mp_csv_str(&csv, "Parent cpu_op");
+        static const char *const cols[] = {
+            "Kernel name",          "Kernel stream",        "Kernel duration (µs)_sum",
+            "Kernel duration (µs)_count", "Kernel duration (µs)_mean",
+            "Kernel duration (µs)_min",   "Kernel duration (µs)_max",
+            "Percent of kernels time (%)", "Percent of total time (%)",
+        };
+        for (size_t i = 0; i < sizeof(cols) / sizeof(cols[0]) && !rc; i++)
+            rc = mp_csv_str(&csv, cols[i]);
+        rc = rc ? rc : mp_csv_end_row(&csv);
+    }
+    double total_us = c->total_time_ms * 1e3;
+    struct mp_buf cell;
+    mp_buf_init(&cell, 0);
+    for (size_t i = 0; i < ng && !rc; i++) {
+        const struct kgroup *k = &g[i];
+        rc = mp_csv_str(&csv, k->cat ? k->cat : "");
+        if (any_cpu_op && !rc)
+            rc = mp_csv_str(&csv, k->parent ? k->parent : "");
+        rc = rc ? rc : mp_csv_str(&csv, k->name);
+        if (!rc)
+            rc = k->has_stream ? mp_csv_fmt(&csv, "%lld", (long long)k->stream)
+                               : mp_csv_str(&csv, "");
+        double vals[] = {k->sum, (double)k->count, k->sum / (double)k->count, k->min, k->max,
+                         total_kernels > 0 ? k->sum / total_kernels * 100 : NAN,
+                         total_us > 0 ? k->sum / total_us * 100 : NAN};
+        for (size_t j = 0; j < 7 && !rc; j++) {
+            mp_buf_reset(&cell);
+            if (j == 1)
+                rc = mp_buf_printf(&cell, "%llu", (unsigned long long)k->count);
+            else if (isnan(vals[j]))
+                rc = 0;
+            else
+                rc = tl_pyfloat(&cell, vals[j]);
+            rc = rc ? rc : mp_csv_field(&csv, mp_buf_cstr(&cell), cell.len);
+        }
+        rc = rc ? rc : mp_csv_end_row(&csv);
+    }
+    mp_buf_fini(&cell);
+    free(g);
+    return rc;
+}
+
+/* ---- short kernels ---- */
+struct sgroup {
+    int32_t cpu_op; /* representative for the key cells */
+    struct mp_buf key;
+    double sum;
+    uint64_t count;
+    size_t order;
+};
+
+static int cmp_sgroup(const void *x, const void *y)
+{
+    const struct sgroup *a = x, *b = y;
+    /* sum desc, then count, mean, percent ascending (mean and percent follow
+     * from sum and count), then first appearance (stable lexsort) */
+    if (a->sum != b->sum)
+        return a->sum > b->sum ? -1 : 1;
+    if (a->count != b->count)
+        return a->count < b->count ? -1 : 1;
+    double ma = a->sum / (double)a->count, mb = b->sum / (double)b->count;
+    if (ma != mb)
+        return ma < mb ? -1 : 1;
+    return a->order < b->order ? -1 : (a->order > b->order ? 1 : 0);
+}
+
+static int sheet_short_kernels(struct ctx *c, const struct krow *rows, size_t n)
+{
+    const double thr = c->o->short_kernel_thresh;
+    const int bins = c->o->short_kernel_bins > 0 ? c->o->short_kernel_bins : 100;
+    int rc = 0;
+    /* histogram (numpy.histogram with `bins` equal bins over [min, max]) */
+    double lo = INFINITY, hi = -INFINITY;
+    size_t ns = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (rows[i].dur < thr) {
+            ns++;
+            if (rows[i].dur < lo)
+                lo = rows[i].dur;
+            if (rows[i].dur > hi)
+                hi = rows[i].dur;
+        }
+    }
+    struct mp_buf *b = new_sheet(c->r, "short_kernel_histogram");
+    if (!b)
+        return MP_ENOMEM;
+    rc = mp_buf_puts(b, "bin_start,bin_end,count\n");
+    if (ns > 0 && !rc) {
+        if (lo == hi) {
+            lo -= 0.5;
+            hi += 0.5;
+        }
+        double *edges = malloc(((size_t)bins + 1) * sizeof(double));
+        uint64_t *cnt = calloc((size_t)bins, sizeof(uint64_t));
+        if (!edges || !cnt) {
+            free(edges);
+            free(cnt);
+            return MP_ENOMEM;
+        }
+        double step = (hi - lo) / bins;
+        for (int i = 0; i < bins; i++)
+            edges[i] = (double)i * step + lo;
+        edges[bins] = hi;
+        double norm = bins / (hi - lo);
+        for (size_t i = 0; i < n; i++) {
+            double x = rows[i].dur;
+            if (!(x < thr))
+                continue;
+            long k = (long)((x - lo) * norm);
+            if (k >= bins)
+                k = bins - 1;
+            if (k < 0)
+                k = 0;
+            if (x < edges[k])
+                k--;
+            else if (k + 1 < bins && x >= edges[k + 1])
+                k++;
+            cnt[k]++;
+        }
+        for (int i = 0; i < bins && !rc; i++) {
+            rc = tl_pyfloat(b, edges[i]);
+            rc = rc ? rc : mp_buf_putc(b, ',');
+            rc = rc ? rc : tl_pyfloat(b, edges[i + 1]);
+            rc = rc ? rc : mp_buf_printf(b, ",%llu\n", (unsigned long long)cnt[i]);
+        }
+        free(edges);
+        free(cnt);
+    }
+    if (rc)
+        return rc;
+    /* summary grouped by (Parent cpu_op, Input dims, Input strides, Concrete
+     * Inputs, Kernel name) in first-appearance order; missing keys dropped */
+    bool gpu_only = !c->t->has_cpu_ops;
+    struct sgroup *g = calloc(ns ? ns : 1, sizeof(*g));
+    struct mp_i64map idx;
+    mp_i64map_init(&idx);
+    struct mp_intern *keys = mp_intern_new();
+    struct mp_buf key;
+    mp_buf_init(&key, 0);
+    size_t ng = 0;
+    if (!g || !keys)
+        rc = MP_ENOMEM;
+    for (size_t i = 0; i < n && !rc; i++) {
+        const struct krow *r = &rows[i];
+        if (!(r->dur < thr))
+            continue;
+        mp_buf_reset(&key);
+        if (!gpu_only) {
+            if (r->cpu_op < 0)
+                continue;
+            const char *a = c->s->args[r->cpu_op];
+            size_t al = c->s->args_len[r->cpu_op];
+            static const char *const fields[] = {"Input Dims", "Input Strides", "Concrete Inputs"};
+            bool missing = false;
+            rc = mp_buf_puts(&key, ename(c, r->cpu_op));
+            for (int f = 0; f < 3 && !rc; f++) {
+                bool present;
+                rc = mp_buf_putc(&key, '\x1f');
+                rc = rc ? rc : tl_args_pyrepr(&key, a, al, fields[f], &present);
+                missing |= !present;
+            }
+            if (missing)
+                continue; /* pandas groupby drops NaN keys */
+            rc = rc ? rc : mp_buf_putc(&key, '\x1f');
+        }
+        rc = rc ? rc : mp_buf_puts(&key, ename(c, r->uid));
+        if (rc)
+            break;
+        int32_t kid = mp_intern_add(keys, key.data, key.len);
+        if (kid < 0) {
+            rc = MP_ENOMEM;
+            break;
+        }
+        int64_t *gi = mp_i64map_get(&idx, kid);
+        struct sgroup *s;
+        if (!gi) {
+            s = &g[ng];
+            s->order = ng;
+            s->cpu_op = r->cpu_op;
+            mp_buf_init(&s->key, 0);
+            rc = mp_buf_append(&s->key, key.data, key.len);
+            rc = rc ? rc : mp_i64map_put(&idx, kid, (int64_t)ng);
+            ng++;
+        } else {
+            s = &g[*gi];
+        }
+        s->sum += r->dur;
+        s->count++;
+    }
+    if (!rc)
+        qsort(g, ng, sizeof(*g), cmp_sgroup);
+    b = rc ? NULL : new_sheet(c->r, "short_kernels_summary");
+    if (!rc && !b)
+        rc = MP_ENOMEM;
+    if (!rc && ng > 0) {
+        struct mp_csv csv;
+        mp_csv_init(&csv, b, "\n");
+        if (!gpu_only) {
+            static const char *const kc[] = {"Parent cpu_op", "Input dims", "Input strides",
+                                             "Concrete Inputs"};
+            for (int i = 0; i < 4 && !rc; i++)
+                rc = mp_csv_str(&csv, kc[i]);
+        }
+        static const char *const cols[] = {
+            "Kernel name", "Short Kernel duration (µs) sum", "Short Kernel count",
+            "Short Kernel duration (µs) mean", "Short Kernel duration (µs) percent of total time"};
+        for (int i = 0; i < 5 && !rc; i++)
+            rc = mp_csv_str(&csv, cols[i]);
+        rc = rc ? rc : mp_csv_end_row(&csv);
+        struct mp_buf cell;
+        mp_buf_init(&cell, 0);
+        for (size_t i = 0; i < ng && !rc; i++) {
+            const char *k = mp_buf_cstr(&g[i].key);
+            const char *end = k + g[i].key.len;
+            while (!rc) {
+                const char *sep = memchr(k, '\x1f', (size_t)(end - k));
+                size_t len = sep ? (size_t)(sep - k) : (size_t)(end - k);
+                rc = mp_csv_field(&csv, k, len);
+                if (!sep)
+                    break;
+                k = sep + 1;
+            }
+            double vals[] = {g[i].sum, g[i].sum / (double)g[i].count,
+                             g[i].sum / (c->total_time_ms * 1e3) * 100};
+            for (int j = 0; j < 3 && !rc; j++) {
+                mp_buf_reset(&cell);
+                rc = tl_pyfloat(&cell, vals[j]);
+                rc = rc ? rc : mp_csv_field(&csv, mp_buf_cstr(&cell), cell.len);
+                if (j == 0 && !rc) {
+                    mp_buf_reset(&cell);
+                    rc = mp_buf_printf(&cell, "%llu", (unsigned long long)g[i].count);
+                    rc = rc ? rc : mp_csv_field(&csv, mp_buf_cstr(&cell), cell.len);
+                }
+            }
+            rc = rc ? rc : mp_csv_end_row(&csv);
+        }
+        mp_buf_fini(&cell);
+    } else if (!rc) {
+        rc = mp_buf_puts(b, "\n"); /* pandas writes an empty DataFrame as one blank line */
+    }
+    for (size_t i = 0; i < ng; i++)
+        mp_buf_fini(&g[i].key);
+    free(g);
+    mp_i64map_fini(&idx);
+    mp_intern_free(keys);
+    mp_buf_fini(&key);
+    return rc;
+}
+
+int mp_report_build(const char *path, const struct mp_report_opts *o, struct mp_report **out,
+                    struct mp_diag *d)
+{
+    *out = NULL;
+    struct ctx c = {.o = o};
+    struct mp_trace_store_opts so = {.keep_args = true,
+                                     .on_progress = o->on_progress,
+                                     .user = o->progress_user};
+    int rc = mp_trace_store_load(path, &so, &c.s, d);
+    if (rc)
+        return rc;
+    struct mp_trace_tree_opts to = {.python_functions = o->python_functions};
+    rc = mp_trace_tree_build(c.s, &to, &c.t, d);
+    if (rc)
+        goto out;
+    c.r = calloc(1, sizeof(*c.r));
+    if (!c.r) {
+        rc = mp_diag_set(d, MP_ENOMEM, "out of memory");
+        goto out;
+    }
+    c.r->events = c.s->n;
+    c.r->gpu_events = c.t->n_gpu;
+    c.r->gpu_linked = c.t->n_gpu_linked;
+    rc = mp_report_gpu_timeline(c.t, o->include_unlinked, &c.r->timeline);
+    c.total_time_ms = c.r->timeline.total / 1e3;
+    rc = rc ? rc : index_launchers(&c);
+    rc = rc ? rc : sheet_timeline(&c);
+    struct krow *rows = NULL;
+    size_t nrows = 0;
+    bool any_cpu_op = false;
+    if (!rc && (o->kernel_summary || o->short_kernel_study))
+        rc = kernel_rows(&c, &rows, &nrows, &any_cpu_op);
+    if (!rc && o->kernel_summary)
+        rc = sheet_kernel_summary(&c, rows, nrows, any_cpu_op);
+    if (!rc && o->short_kernel_study)
+        rc = sheet_short_kernels(&c, rows, nrows);
+    free(rows);
+    if (rc)
+        rc = mp_diag_set(d, rc, "out of memory building the report");
+out:
+    free(c.first_kernel);
+    free(c.category);
+    mp_trace_tree_free(c.t);
+    mp_trace_store_free(c.s);
+    if (rc) {
+        mp_report_free(c.r);
+        return rc;
+    }
+    *out = c.r;
+    return 0;
+}
+
+int mp_report_write_csvs(const struct mp_report *r, const char *dir, struct mp_diag *d)
+{
+    int rc = mp_fs_mkdirs(dir, d);
+    for (size_t i = 0; i < r->n && !rc; i++) {
+        char path[4200];
+        snprintf(path, sizeof(path), "%s/%s.csv", dir, r->sheets[i].name);
+        rc = mp_fs_write_atomic(path, r->sheets[i].csv.data ? r->sheets[i].csv.data : "",
+                                r->sheets[i].csv.len, d);
+    }
+    return rc;
+}
+
+void mp_report_free(struct mp_report *r)
+{
+    if (!r)
+        return;
+    for (size_t i = 0; i < r->n; i++)
+        mp_buf_fini(&r->sheets[i].csv);
+    free(r->sheets);
+    free(r);
+}

@@ -1,0 +1,606 @@
+/* TraceLens's trace tree (tracelens.md §1.3-1.12), over an event store.
+ *
+ * Steps, each one pass over compact arrays:
+ *   1. classify events by category and compute t_end = ts + dur once;
+ *   2. pick the linking key from the first launch-like runtime call;
+ *   3. index ac2g flow ends, (pid, tid, link) -> event, and link -> GPU events;
+ *   4. host call stacks: events sorted stably by ts, one stack per thread;
+ *   5. attach GPU events to the runtime calls that launched them;
+ *   6. children lists in CSR form, and each GPU event's launcher.
+ */
+#include <magpie/tree.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- (pid, tid, link) -> uid map ---- */
+struct ptl_slot {
+    int32_t pid, tid;
+    int64_t link;
+    int32_t uid; /* -1 empty */
+};
+
+struct ptl_map {
+    struct ptl_slot *v;
+    size_t cap, n;
+};
+
+static size_t ptl_hash(int32_t pid, int32_t tid, int64_t link, size_t cap)
+{
+    uint64_t h = (uint64_t)link * 0x9E3779B97F4A7C15ULL;
+    h ^= ((uint64_t)(uint32_t)pid << 32 | (uint32_t)tid) * 0xC2B2AE3D27D4EB4FULL;
+    h ^= h >> 31;
+    return (size_t)h & (cap - 1);
+}
+
+static int ptl_put(struct ptl_map *m, int32_t pid, int32_t tid, int64_t link, int32_t uid)
+{
+    if ((m->n + 1) * 2 > m->cap) {
+        size_t nc = m->cap ? m->cap * 2 : 1024;
+        struct ptl_slot *nv = malloc(nc * sizeof(*nv));
+        if (!nv)
+            return MP_ENOMEM;
+        for (size_t i = 0; i < nc; i++)
+            nv[i].uid = -1;
+        for (size_t i = 0; i < m->cap; i++) {
+            if (m->v[i].uid < 0)
+                continue;
+            size_t j = ptl_hash(m->v[i].pid, m->v[i].tid, m->v[i].link, nc);
+            while (nv[j].uid >= 0)
+                j = (j + 1) & (nc - 1);
+            nv[j] = m->v[i];
+        }
+        free(m->v);
+        m->v = nv;
+        m->cap = nc;
+    }
+    size_t i = ptl_hash(pid, tid, link, m->cap);
+    while (m->v[i].uid >= 0) {
+        struct ptl_slot *s = &m->v[i];
+        if (s->pid == pid && s->tid == tid && s->link == link) {
+            s->uid = uid; /* last writer wins, as TraceLens's dict */
+            return 0;
+        }
+        i = (i + 1) & (m->cap - 1);
+    }
+    m->v[i] = (struct ptl_slot){pid, tid, link, uid};
+    m->n++;
+    return 0;
+}
+
+static int32_t ptl_get(const struct ptl_map *m, int32_t pid, int32_t tid, int64_t link)
+{
+    if (!m->cap)
+        return -1;
+    size_t i = ptl_hash(pid, tid, link, m->cap);
+    while (m->v[i].uid >= 0) {
+        const struct ptl_slot *s = &m->v[i];
+        if (s->pid == pid && s->tid == tid && s->link == link)
+            return s->uid;
+        i = (i + 1) & (m->cap - 1);
+    }
+    return -1;
+}
+
+/* ---- helpers ---- */
+const char *mp_trace_tree_name(const struct mp_trace_tree *t, int32_t i)
+{
+    int32_t id = t->s->name[i];
+    return id < 0 ? "" : mp_intern_str(t->s->strings, id);
+}
+
+static uint8_t classify(const char *cat)
+{
+    switch (cat[0]) {
+    case 'c':
+        if (strcmp(cat, "cpu_op") == 0)
+            return MP_K_CPU_OP;
+        if (strcmp(cat, "cuda_runtime") == 0)
+            return MP_K_RUNTIME;
+        if (strcmp(cat, "cuda_driver") == 0)
+            return MP_K_DRIVER;
+        break;
+    case 'p':
+        if (strcmp(cat, "python_function") == 0)
+            return MP_K_PYFUNC;
+        break;
+    case 'k':
+        if (strcmp(cat, "kernel") == 0)
+            return MP_K_KERNEL;
+        break;
+    case 'g':
+        if (strcmp(cat, "gpu_memcpy") == 0)
+            return MP_K_MEMCPY;
+        if (strcmp(cat, "gpu_memset") == 0)
+            return MP_K_MEMSET;
+        if (strcmp(cat, "gpu_user_annotation") == 0)
+            return MP_K_GPU_ANNOT;
+        break;
+    case 'u':
+        if (strcmp(cat, "user_annotation") == 0)
+            return MP_K_USER_ANNOT;
+        break;
+    case 'a':
+        if (strcmp(cat, "ac2g") == 0)
+            return MP_K_AC2G;
+        break;
+    default:
+        break;
+    }
+    return MP_K_OTHER;
+}
+
+static bool contains_launch_ci(const char *s)
+{
+    for (; *s; s++) {
+        if ((s[0] | 0x20) == 'l' && (s[1] | 0x20) == 'a' && (s[2] | 0x20) == 'u' &&
+            (s[3] | 0x20) == 'n' && (s[4] | 0x20) == 'c' && (s[5] | 0x20) == 'h')
+            return true;
+        if (!s[1] || !s[2] || !s[3] || !s[4] || !s[5])
+            return false;
+    }
+    return false;
+}
+
+struct sort_ts {
+    double ts;
+    int32_t uid;
+};
+
+static int cmp_ts(const void *a, const void *b)
+{
+    const struct sort_ts *x = a, *y = b;
+    if (x->ts < y->ts)
+        return -1;
+    if (x->ts > y->ts)
+        return 1;
+    return x->uid < y->uid ? -1 : (x->uid > y->uid ? 1 : 0); /* stable */
+}
+
+struct stack {
+    int64_t key; /* pid << 32 | tid */
+    int32_t *v;
+    size_t n, cap;
+    int cpu_ops; /* cpu_ops currently on the stack */
+};
+
+struct edge {
+    int32_t parent, child;
+};
+
+struct edges {
+    struct edge *v;
+    size_t n, cap;
+};
+
+static int add_edge(struct edges *e, int32_t parent, int32_t child)
+{
+    if (e->n == e->cap) {
+        size_t nc = e->cap ? e->cap * 2 : 4096;
+        struct edge *nv = realloc(e->v, nc * sizeof(*nv));
+        if (!nv)
+            return MP_ENOMEM;
+        e->v = nv;
+        e->cap = nc;
+    }
+    e->v[e->n++] = (struct edge){parent, child};
+    return 0;
+}
+
+static bool has_link(const struct mp_trace_tree *t, size_t i)
+{
+    return (t->s->flags[i] & (t->link_by_correlation ? MP_EV_CORR : MP_EV_EXTID)) != 0;
+}
+
+static int64_t link_of(const struct mp_trace_tree *t, size_t i)
+{
+    return t->link_by_correlation ? t->s->correlation[i] : t->s->external_id[i];
+}
+
+static int build_host_tree(struct mp_trace_tree *t, const struct mp_trace_tree_opts *o,
+                           struct edges *e)
+{
+    const struct mp_trace_store *s = t->s;
+    size_t n = 0;
+    struct sort_ts *ord = malloc((s->n ? s->n : 1) * sizeof(*ord));
+    if (!ord)
+        return MP_ENOMEM;
+    for (size_t i = 0; i < s->n; i++) {
+        uint8_t k = t->kind[i];
+        if (k == MP_K_CPU_OP || k == MP_K_RUNTIME || k == MP_K_DRIVER ||
+            (k == MP_K_PYFUNC && o && o->python_functions))
+            ord[n++] = (struct sort_ts){s->ts[i], (int32_t)i};
+    }
+    qsort(ord, n, sizeof(*ord), cmp_ts);
+    struct mp_i64map thread_ix;
+    mp_i64map_init(&thread_ix);
+    struct stack *stacks = NULL;
+    size_t nstacks = 0, cap_stacks = 0;
+    int rc = 0;
+    for (size_t k = 0; k < n && !rc; k++) {
+        int32_t u = ord[k].uid;
+        int64_t key = ((int64_t)s->pid[u] << 32) | (uint32_t)s->tid[u];
+        int64_t *ix = mp_i64map_get(&thread_ix, key);
+        struct stack *st;
+        if (!ix) {
+            if (nstacks == cap_stacks) {
+                size_t nc = cap_stacks ? cap_stacks * 2 : 16;
+                struct stack *ns = realloc(stacks, nc * sizeof(*ns));
+                if (!ns) {
+                    rc = MP_ENOMEM;
+                    break;
+                }
+                stacks = ns;
+                cap_stacks = nc;
+            }
+            stacks[nstacks] = (struct stack){.key = key};
+            if (mp_i64map_put(&thread_ix, key, (int64_t)nstacks)) {
+                rc = MP_ENOMEM;
+                break;
+            }
+            st = &stacks[nstacks++];
+        } else {
+            st = &stacks[*ix];
+        }
+        t->in_tree[u] = 1;
+        double ts = s->ts[u], te = t->t_end[u];
+        while (st->n > 0 && ts >= t->t_end[st->v[st->n - 1]]) {
+            int32_t top = st->v[--st->n];
+            if (t->kind[top] == MP_K_CPU_OP)
+                st->cpu_ops--;
+        }
+        if (st->n > 0 && te > t->t_end[st->v[st->n - 1]]) {
+            /* partial overlap ("bleed"): within 1 µs the top is treated as a
+             * sibling, otherwise the event is left out of the tree */
+            int32_t top = st->v[st->n - 1];
+            if (t->t_end[top] - ts < 1.0 && st->n >= 2) {
+                st->n--;
+                if (t->kind[top] == MP_K_CPU_OP)
+                    st->cpu_ops--;
+            } else {
+                continue;
+            }
+        }
+        if (st->n > 0) {
+            int32_t par = st->v[st->n - 1];
+            t->parent[u] = par;
+            if (add_edge(e, par, u)) {
+                rc = MP_ENOMEM;
+                break;
+            }
+        }
+        if (st->n == st->cap) {
+            size_t nc = st->cap ? st->cap * 2 : 64;
+            int32_t *nv = realloc(st->v, nc * sizeof(*nv));
+            if (!nv) {
+                rc = MP_ENOMEM;
+                break;
+            }
+            st->v = nv;
+            st->cap = nc;
+        }
+        st->v[st->n++] = u;
+        if (t->kind[u] == MP_K_CPU_OP) {
+            if (st->cpu_ops == 0)
+                t->cpu_root[u] = 1;
+            st->cpu_ops++;
+        }
+    }
+    for (size_t i = 0; i < nstacks; i++)
+        free(stacks[i].v);
+    free(stacks);
+    mp_i64map_fini(&thread_ix);
+    free(ord);
+    return rc;
+}
+
+static int attach_gpu(struct mp_trace_tree *t, struct edges *e)
+{
+    const struct mp_trace_store *s = t->s;
+    struct mp_i64map flow_start, flow_end, gpu_first;
+    struct ptl_map ptl = {0};
+    mp_i64map_init(&flow_start);
+    mp_i64map_init(&flow_end);
+    mp_i64map_init(&gpu_first);
+    int32_t *gpu_next = malloc((s->n ? s->n : 1) * sizeof(int32_t));
+    int rc = 0;
+    if (!gpu_next)
+        return MP_ENOMEM;
+    /* per link: GPU events in file order, as a linked list (first, next) */
+    struct mp_i64map gpu_tail;
+    mp_i64map_init(&gpu_tail);
+    for (size_t i = 0; i < s->n && !rc; i++) {
+        gpu_next[i] = -1;
+        if (t->kind[i] == MP_K_AC2G) {
+            if (s->flags[i] & MP_EV_ID) {
+                if (s->ph[i] == 's')
+                    rc = mp_i64map_put(&flow_start, s->id[i], (int64_t)i);
+                else if (s->ph[i] == 'f')
+                    rc = mp_i64map_put(&flow_end, s->id[i], (int64_t)i);
+            }
+            continue;
+        }
+        if (!(s->flags[i] & MP_EV_ARGS) || !has_link(t, i))
+            continue;
+        int64_t link = link_of(t, i);
+        if (mp_kind_is_gpu(t->kind[i])) {
+            int64_t *tail = mp_i64map_get(&gpu_tail, link);
+            if (tail)
+                gpu_next[*tail] = (int32_t)i;
+            else
+                rc = mp_i64map_put(&gpu_first, link, (int64_t)i);
+            if (!rc)
+                rc = mp_i64map_put(&gpu_tail, link, (int64_t)i);
+        }
+        if (!rc && s->pid[i] >= 0 && s->tid[i] >= 0)
+            rc = ptl_put(&ptl, s->pid[i], s->tid[i], link, (int32_t)i);
+    }
+    int32_t graph_a = mp_intern_find(s->strings, "cudaGraphLaunch", 15);
+    int32_t graph_b = mp_intern_find(s->strings, "hipGraphLaunch", 14);
+    for (size_t i = 0; i < s->n && !rc; i++) {
+        uint8_t k = t->kind[i];
+        if (k != MP_K_RUNTIME && k != MP_K_DRIVER)
+            continue;
+        if (!(s->flags[i] & MP_EV_ARGS) || !has_link(t, i))
+            continue;
+        int64_t link = link_of(t, i);
+        bool graph = s->name[i] >= 0 && (s->name[i] == graph_a || s->name[i] == graph_b);
+        if (graph) {
+            int64_t *first = mp_i64map_get(&gpu_first, link);
+            for (int32_t g = first ? (int32_t)*first : -1; g >= 0 && !rc; g = gpu_next[g]) {
+                t->parent[g] = (int32_t)i;
+                t->in_tree[g] = 1;
+                rc = add_edge(e, (int32_t)i, g);
+            }
+            continue;
+        }
+        int64_t *fs = mp_i64map_get(&flow_start, link);
+        int64_t *fe = mp_i64map_get(&flow_end, link);
+        if (!fs || !fe)
+            continue;
+        size_t f = (size_t)*fe;
+        if (s->pid[f] < 0 || s->tid[f] < 0)
+            continue;
+        int32_t g = ptl_get(&ptl, s->pid[f], s->tid[f], s->id[f]);
+        if (g < 0)
+            continue;
+        t->parent[g] = (int32_t)i;
+        t->in_tree[g] = 1;
+        rc = add_edge(e, (int32_t)i, g);
+    }
+    free(gpu_next);
+    free(ptl.v);
+    mp_i64map_fini(&flow_start);
+    mp_i64map_fini(&flow_end);
+    mp_i64map_fini(&gpu_first);
+    mp_i64map_fini(&gpu_tail);
+    return rc;
+}
+
+static int build_children(struct mp_trace_tree *t, const struct edges *e)
+{
+    t->child_off = calloc(t->n + 1, sizeof(int32_t));
+    t->child = malloc((e->n ? e->n : 1) * sizeof(int32_t));
+    if (!t->child_off || !t->child)
+        return MP_ENOMEM;
+    for (size_t k = 0; k < e->n; k++)
+        t->child_off[e->v[k].parent + 1]++;
+    for (size_t i = 0; i < t->n; i++)
+        t->child_off[i + 1] += t->child_off[i];
+    int32_t *fill = malloc((t->n ? t->n : 1) * sizeof(int32_t));
+    if (!fill)
+        return MP_ENOMEM;
+    memcpy(fill, t->child_off, t->n * sizeof(int32_t));
+    /* a GPU event re-attached to a later launch keeps only its last parent */
+    for (size_t k = 0; k < e->n; k++) {
+        const struct edge *ed = &e->v[k];
+        t->child[fill[ed->parent]++] = ed->child;
+    }
+    free(fill);
+    return 0;
+}
+
+static void find_launchers(struct mp_trace_tree *t)
+{
+    int32_t exec = mp_intern_find(t->s->strings, "execute", 7);
+    for (size_t i = 0; i < t->n; i++) {
+        t->launcher[i] = -1;
+        if (!mp_kind_is_gpu(t->kind[i]))
+            continue;
+        t->n_gpu++;
+        int32_t rt = t->parent[i];
+        if (rt < 0)
+            continue;
+        t->n_gpu_linked++;
+        int32_t l = -1;
+        for (int32_t p = t->parent[rt]; p >= 0; p = t->parent[p]) {
+            uint8_t k = t->kind[p];
+            if (k == MP_K_CPU_OP) {
+                if (t->s->name[p] >= 0 && t->s->name[p] == exec)
+                    continue;
+                l = p;
+                break;
+            }
+            if (k != MP_K_PYFUNC)
+                break;
+        }
+        t->launcher[i] = l >= 0 ? l : rt;
+    }
+}
+
+int mp_trace_tree_build(const struct mp_trace_store *s, const struct mp_trace_tree_opts *o,
+                        struct mp_trace_tree **out, struct mp_diag *d)
+{
+    *out = NULL;
+    struct mp_trace_tree *t = calloc(1, sizeof(*t));
+    struct edges e = {0};
+    int rc = 0;
+    if (!t)
+        return mp_diag_set(d, MP_ENOMEM, "out of memory");
+    size_t n = s->n ? s->n : 1;
+    t->s = s;
+    t->n = s->n;
+    t->kind = calloc(n, 1);
+    t->t_end = malloc(n * sizeof(double));
+    t->parent = malloc(n * sizeof(int32_t));
+    t->in_tree = calloc(n, 1);
+    t->cpu_root = calloc(n, 1);
+    t->launcher = malloc(n * sizeof(int32_t));
+    if (!t->kind || !t->t_end || !t->parent || !t->in_tree || !t->cpu_root || !t->launcher) {
+        rc = MP_ENOMEM;
+        goto out;
+    }
+    /* one small table: category string id -> kind */
+    int32_t ncat = mp_intern_count(s->strings);
+    uint8_t *cat_kind = calloc((size_t)ncat + 1, 1);
+    uint8_t *cat_done = calloc((size_t)ncat + 1, 1);
+    if (!cat_kind || !cat_done) {
+        free(cat_kind);
+        free(cat_done);
+        rc = MP_ENOMEM;
+        goto out;
+    }
+    bool key_chosen = false;
+    for (size_t i = 0; i < s->n; i++) {
+        int32_t c = s->cat[i];
+        uint8_t k = MP_K_OTHER;
+        if (c >= 0) {
+            if (!cat_done[c]) {
+                cat_kind[c] = classify(mp_intern_str(s->strings, c));
+                cat_done[c] = 1;
+            }
+            k = cat_kind[c];
+        }
+        t->kind[i] = k;
+        t->parent[i] = -1;
+        double dur = (s->flags[i] & MP_EV_DUR) ? s->dur[i] : 0.0;
+        t->t_end[i] = s->ts[i] + dur;
+        if (k == MP_K_CPU_OP || k == MP_K_PYFUNC)
+            t->has_cpu_ops = true;
+        if (!key_chosen && (k == MP_K_RUNTIME || k == MP_K_DRIVER) && s->name[i] >= 0 &&
+            contains_launch_ci(mp_intern_str(s->strings, s->name[i]))) {
+            key_chosen = true;
+            t->link_by_correlation = (s->flags[i] & MP_EV_CORR) != 0;
+        }
+    }
+    free(cat_kind);
+    free(cat_done);
+    rc = build_host_tree(t, o, &e);
+    if (!rc)
+        rc = attach_gpu(t, &e);
+    if (!rc)
+        rc = build_children(t, &e);
+    if (!rc)
+        find_launchers(t);
+out:
+    free(e.v);
+    if (rc) {
+        mp_trace_tree_free(t);
+        return mp_diag_set(d, rc, "out of memory building the trace tree");
+    }
+    *out = t;
+    return 0;
+}
+
+void mp_trace_tree_free(struct mp_trace_tree *t)
+{
+    if (!t)
+        return;
+    free(t->kind);
+    free(t->t_end);
+    free(t->parent);
+    free(t->child_off);
+    free(t->child);
+    free(t->in_tree);
+    free(t->cpu_root);
+    free(t->launcher);
+    free(t);
+}
+
+long mp_trace_tree_gpu_events(const struct mp_trace_tree *t, int32_t uid, int32_t **buf,
+                              size_t *n, size_t *cap)
+{
+    /* iterative DFS over children (pre-order) */
+    int32_t stack_small[256];
+    int32_t *stack = stack_small;
+    size_t sn = 0, scap = 256;
+    long added = 0;
+    stack[sn++] = uid;
+    while (sn > 0) {
+        int32_t u = stack[--sn];
+        if (mp_kind_is_gpu(t->kind[u]) && u != uid) {
+            if (*n == *cap) {
+                size_t nc = *cap ? *cap * 2 : 64;
+                int32_t *nb = realloc(*buf, nc * sizeof(int32_t));
+                if (!nb) {
+                    added = MP_ENOMEM;
+                    break;
+                }
+                *buf = nb;
+                *cap = nc;
+            }
+            (*buf)[(*n)++] = u;
+            added++;
+        }
+        for (int32_t k = t->child_off[u + 1] - 1; k >= t->child_off[u]; k--) {
+            if (t->parent[t->child[k]] != u)
+                continue; /* re-attached elsewhere */
+            if (sn == scap) {
+                size_t nc = scap * 2;
+                int32_t *ns = stack == stack_small ? malloc(nc * sizeof(int32_t))
+                                                   : realloc(stack, nc * sizeof(int32_t));
+                if (!ns) {
+                    added = MP_ENOMEM;
+                    goto out;
+                }
+                if (stack == stack_small)
+                    memcpy(ns, stack_small, sizeof(stack_small));
+                stack = ns;
+                scap = nc;
+            }
+            stack[sn++] = t->child[k];
+        }
+    }
+out:
+    if (stack != stack_small)
+        free(stack);
+    return added;
+}
+
+struct iv {
+    double s, e;
+};
+
+static int cmp_iv(const void *a, const void *b)
+{
+    const struct iv *x = a, *y = b;
+    return x->s < y->s ? -1 : (x->s > y->s ? 1 : 0);
+}
+
+double mp_trace_tree_busy(const struct mp_trace_tree *t, int32_t *idx, size_t n)
+{
+    if (n == 0)
+        return 0.0;
+    struct iv small[64];
+    struct iv *v = n <= 64 ? small : malloc(n * sizeof(*v));
+    if (!v)
+        return 0.0;
+    for (size_t i = 0; i < n; i++)
+        v[i] = (struct iv){t->s->ts[idx[i]], t->t_end[idx[i]]};
+    qsort(v, n, sizeof(*v), cmp_iv);
+    double busy = 0.0, cs = v[0].s, ce = v[0].e;
+    for (size_t i = 1; i < n; i++) {
+        if (v[i].s <= ce) {
+            if (v[i].e > ce)
+                ce = v[i].e;
+        } else {
+            busy += ce - cs;
+            cs = v[i].s;
+            ce = v[i].e;
+        }
+    }
+    busy += ce - cs;
+    if (v != small)
+        free(v);
+    return busy;
+}

@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# TraceLens conformance: `magpie trace report` on every shared trace that has
+# TraceLens CSVs beside it, compared sheet by sheet with tests/tools/tl_compare.py
+# (same header, same rows in the same order, numbers within 1e-6 relative,
+# Python reprs compared semantically). Only the sheets magpie implements so
+# far are compared; the list grows with the report.
+set -u
+MAGPIE=${MAGPIE:?}
+SRC=${MP_SRC:?}
+D=${MP_SHARED:-}/data/traces
+if [ ! -d "$D" ]; then
+    echo "SKIPPED: shared traces not found at $D"
+    exit 0
+fi
+command -v python3 >/dev/null || { echo "SKIPPED: python3 not found"; exit 0; }
+SHEETS="gpu_timeline kernel_summary short_kernel_histogram short_kernels_summary"
+t=$(mktemp -d)
+trap 'rm -rf "$t"' EXIT
+fails=0
+n=0
+run_case() { # run_case TRACE GOLDEN_DIR
+    local trace=$1 golden=$2 name
+    name=$(basename "$golden")
+    n=$((n + 1))
+    if ! "$MAGPIE" trace report "$trace" -o "$t/$n" -q >"$t/$n.log" 2>&1; then
+        echo "FAIL $name: magpie exited non-zero"
+        cat "$t/$n.log"
+        fails=$((fails + 1))
+        return
+    fi
+    echo "== $name"
+    # shellcheck disable=SC2086
+    python3 "$SRC/tests/tools/tl_compare.py" "$golden" "$t/$n" $SHEETS || fails=$((fails + 1))
+}
+for golden in "$D"/tracelens-tests/*/*_perf_report_csvs "$D"/tracelens-tests/*/*/*_perf_report_csvs; do
+    [ -d "$golden" ] || continue
+    trace=${golden%_perf_report_csvs}.json.gz
+    case "$golden" in
+    *_recompute_perf_report_csvs) continue ;; # needs --detect_recompute (not yet)
+    esac
+    [ -f "$trace" ] || { echo "skip $(basename "$golden"): trace missing"; continue; }
+    run_case "$trace" "$golden"
+done
+for golden in "$D"/h200/*_tracelens_csvs; do
+    [ -d "$golden" ] && run_case "${golden%_tracelens_csvs}.json.gz" "$golden"
+done
+[ -d "$D/h200-tp2/tracelens_rank0" ] &&
+    run_case "$D/h200-tp2/torch_trace/tp2-rank-0.1796011317.pt.trace.json.gz" "$D/h200-tp2/tracelens_rank0"
+echo "$n trace(s), $fails with differences"
+[ "$fails" = 0 ]

@@ -1,0 +1,142 @@
+#!/usr/bin/env python3
+"""Compare magpie's TraceLens-compatible CSVs with TraceLens's own (goldens).
+
+usage: tl_compare.py GOLDEN_DIR OURS_DIR SHEET [SHEET ...]
+
+For every sheet: the same header (column names and order), the same number
+of rows, and cell by cell: numbers within 1e-6 relative (or 1e-9 absolute),
+other text equal after normalising Python reprs (tuples, lists, dicts, None,
+numpy wrappers such as np.float64(1.5)) with ast.literal_eval, as TraceLens's
+own regression tests do. Prints one line per sheet; exit 1 on any mismatch.
+"""
+import ast
+import csv
+import math
+import re
+import sys
+
+NP_WRAP = re.compile(r"np\.(?:float|int)\d*\(([^()]*)\)")
+
+
+def norm(text):
+    t = NP_WRAP.sub(r"\1", text)
+    try:
+        v = ast.literal_eval(t)
+    except Exception:
+        return text
+    return canon(v)
+
+
+def canon(v):
+    if isinstance(v, (list, tuple)):
+        items = [canon(x) for x in v]
+        if items and all(isinstance(x, dict) for x in v):
+            items = sorted(items, key=repr)
+        return tuple(items)
+    if isinstance(v, dict):
+        return tuple(sorted((k, canon(x)) for k, x in v.items()))
+    if isinstance(v, float):
+        return round(v, 9) if math.isfinite(v) else repr(v)
+    return v
+
+
+def as_number(text):
+    try:
+        return float(text)
+    except ValueError:
+        return None
+
+
+def cell_equal(g, o):
+    if g == o:
+        return True
+    gn, on = as_number(g), as_number(o)
+    if gn is not None and on is not None:
+        if math.isnan(gn) and math.isnan(on):
+            return True
+        return abs(gn - on) <= max(1e-9, 1e-6 * abs(gn))
+    return norm(g) == norm(o)
+
+
+def read(path):
+    with open(path, newline="", encoding="utf-8") as f:
+        return list(csv.reader(f))
+
+
+# TraceLens sorts these sheets with pandas' default quicksort, which leaves
+# rows with equal sort values in an order that depends on numpy's sort
+# implementation (SIMD or not); such ties are compared as unordered blocks.
+SORT_COLUMN = {
+    "kernel_summary": "Kernel duration (µs)_sum",
+    "ops_summary": "total_direct_kernel_time_sum",
+    "ops_summary_by_category": "total_direct_kernel_time_ms",
+}
+
+
+def rows_equal(header, gr, orow):
+    return [(header[j], gc, oc) for j, (gc, oc) in enumerate(zip(gr, orow)) if not cell_equal(gc, oc)]
+
+
+def tie_blocks_match(header, g, o, col):
+    j = header.index(col)
+    i = 0
+    while i < len(g):
+        k = i
+        while k + 1 < len(g) and g[k + 1][j] == g[i][j]:
+            k += 1
+        rest = list(o[i:k + 1])
+        for gr in g[i:k + 1]:
+            hit = next((x for x in rest if not rows_equal(header, gr, x)), None)
+            if hit is None:
+                return False
+            rest.remove(hit)
+        i = k + 1
+    return True
+
+
+def compare(golden, ours, sheet):
+    try:
+        g = read(f"{golden}/{sheet}.csv")
+    except FileNotFoundError:
+        return True, f"{sheet}: no golden, skipped"
+    try:
+        o = read(f"{ours}/{sheet}.csv")
+    except FileNotFoundError:
+        return False, f"{sheet}: MISSING in output"
+    g = [r for r in g if r]
+    o = [r for r in o if r]
+    if not g and not o:
+        return True, f"{sheet}: ok (empty)"
+    if g[0] != o[0]:
+        return False, f"{sheet}: header differs\n  golden: {g[0]}\n  ours:   {o[0] if o else None}"
+    if len(g) != len(o):
+        return False, f"{sheet}: {len(o) - 1} rows, golden has {len(g) - 1}"
+    bad = []
+    for i, (gr, orow) in enumerate(zip(g[1:], o[1:]), start=1):
+        for j, (gc, oc) in enumerate(zip(gr, orow)):
+            if not cell_equal(gc, oc):
+                bad.append((i, g[0][j], gc, oc))
+    if bad and sheet in SORT_COLUMN and SORT_COLUMN[sheet] in g[0]:
+        if tie_blocks_match(g[0], g[1:], o[1:], SORT_COLUMN[sheet]):
+            return True, f"{sheet}: ok ({len(g) - 1} rows; equal-time ties in another order)"
+    if bad:
+        lines = [f"  row {i} col {c!r}: golden {gc[:120]!r} ours {oc[:120]!r}" for i, c, gc, oc in bad[:8]]
+        return False, f"{sheet}: {len(bad)} cell(s) differ\n" + "\n".join(lines)
+    return True, f"{sheet}: ok ({len(g) - 1} rows)"
+
+
+def main():
+    if len(sys.argv) < 4:
+        print(__doc__)
+        return 2
+    golden, ours, sheets = sys.argv[1], sys.argv[2], sys.argv[3:]
+    ok_all = True
+    for s in sheets:
+        ok, msg = compare(golden, ours, s)
+        ok_all &= ok
+        print(("ok   " if ok else "FAIL ") + msg)
+    return 0 if ok_all else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
