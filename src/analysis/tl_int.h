@@ -18,6 +18,12 @@ int tl_json_to_pyrepr(struct mp_buf *b, const char *p, const char *e);
 int tl_args_pyrepr(struct mp_buf *b, const char *args, size_t args_len, const char *key,
                    bool *present);
 
+struct mp_report;
+struct mp_trace_tree;
+/* Adds ops_summary_by_category, ops_summary and ops_unique_args (tl_ops.c). */
+int tl_sheets_ops(struct mp_report *r, const struct mp_trace_tree *t,
+                  struct mp_buf *(*new_sheet)(struct mp_report *, const char *));
+
 /* Communication kernel names (nccl, rccl, cross_device_reduce). */
 bool mp_report_is_comm_name(const char *name);
 

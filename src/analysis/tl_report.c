@@ -551,6 +551,8 @@ int mp_report_build(const char *path, const struct mp_report_opts *o, struct mp_
     c.total_time_ms = c.r->timeline.total / 1e3;
     rc = rc ? rc : index_launchers(&c);
     rc = rc ? rc : sheet_timeline(&c);
+    if (!rc && c.t->has_cpu_ops)
+        rc = tl_sheets_ops(c.r, c.t, new_sheet);
     struct krow *rows = NULL;
     size_t nrows = 0;
     bool any_cpu_op = false;

@@ -18,26 +18,37 @@ import sys
 NP_WRAP = re.compile(r"np\.(?:float|int)\d*\(([^()]*)\)")
 
 
-def norm(text):
+def parse(text):
     t = NP_WRAP.sub(r"\1", text)
     try:
-        v = ast.literal_eval(t)
+        return True, ast.literal_eval(t)
     except Exception:
-        return text
-    return canon(v)
+        return False, text
 
 
-def canon(v):
-    if isinstance(v, (list, tuple)):
-        items = [canon(x) for x in v]
-        if items and all(isinstance(x, dict) for x in v):
-            items = sorted(items, key=repr)
-        return tuple(items)
+def stable_key(v):
+    """Order for lists of dicts that does not depend on float noise."""
     if isinstance(v, dict):
-        return tuple(sorted((k, canon(x)) for k, x in v.items()))
-    if isinstance(v, float):
-        return round(v, 9) if math.isfinite(v) else repr(v)
-    return v
+        return tuple(sorted((k, repr(x)) for k, x in v.items() if not isinstance(x, float)))
+    return (repr(v),)
+
+
+def deep_equal(a, b):
+    if isinstance(a, bool) or isinstance(b, bool):
+        return a == b
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+        if isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b):
+            return True
+        return abs(a - b) <= max(1e-9, 1e-6 * abs(a))
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        if len(a) != len(b):
+            return False
+        if a and all(isinstance(x, dict) for x in a) and all(isinstance(x, dict) for x in b):
+            a, b = sorted(a, key=stable_key), sorted(b, key=stable_key)
+        return all(deep_equal(x, y) for x, y in zip(a, b))
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(deep_equal(a[k], b[k]) for k in a)
+    return a == b
 
 
 def as_number(text):
@@ -55,7 +66,11 @@ def cell_equal(g, o):
         if math.isnan(gn) and math.isnan(on):
             return True
         return abs(gn - on) <= max(1e-9, 1e-6 * abs(gn))
-    return norm(g) == norm(o)
+    okg, vg = parse(g)
+    oko, vo = parse(o)
+    if okg and oko:
+        return deep_equal(vg, vo)
+    return False
 
 
 def read(path):

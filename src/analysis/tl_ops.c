@@ -1,0 +1,817 @@
+/* Kernel-launcher sheets of the TraceLens report: ops_summary_by_category,
+ * ops_summary and ops_unique_args (tracelens.md §1.12, §3.3-3.5).
+ *
+ * A launcher is the cpu_op (or, without one, the runtime call) that launched
+ * a GPU event; launchers are ordered by start time, each with its direct
+ * kernels (busy time of their union) and its whole subtree's GPU events. */
+#include <magpie/fmt.h>
+#include <magpie/perf.h>
+#include <magpie/report.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tl_int.h"
+
+struct launcher {
+    int32_t uid;
+    int32_t *k; /* direct kernels, sorted by ts (stable) */
+    size_t nk, capk;
+    double direct, subtree;
+    const char *category;
+};
+
+struct ts_idx {
+    double ts;
+    int32_t uid;
+};
+
+static int cmp_ts_idx(const void *a, const void *b)
+{
+    const struct ts_idx *x = a, *y = b;
+    if (x->ts != y->ts)
+        return x->ts < y->ts ? -1 : 1;
+    return x->uid < y->uid ? -1 : (x->uid > y->uid ? 1 : 0);
+}
+
+struct lset {
+    struct launcher *v;
+    size_t n;
+};
+
+static void lset_fini(struct lset *l)
+{
+    for (size_t i = 0; i < l->n; i++)
+        free(l->v[i].k);
+    free(l->v);
+    l->v = NULL;
+    l->n = 0;
+}
+
+/* Builds the launcher list in TraceLens's order. */
+static int build_launchers(const struct mp_trace_tree *t, struct lset *out)
+{
+    memset(out, 0, sizeof(*out));
+    int32_t *slot = malloc((t->n ? t->n : 1) * sizeof(int32_t));
+    struct ts_idx *first = NULL;
+    int rc = 0;
+    if (!slot)
+        return MP_ENOMEM;
+    size_t nl = 0, capl = 0;
+    struct launcher *v = NULL;
+    for (size_t i = 0; i < t->n; i++)
+        slot[i] = -1;
+    for (size_t i = 0; i < t->n && !rc; i++) {
+        int32_t l = t->launcher[i];
+        if (l < 0 || mp_report_is_comm_name(mp_trace_tree_name(t, (int32_t)i)))
+            continue;
+        if (slot[l] < 0) {
+            if (nl == capl) {
+                size_t nc = capl ? capl * 2 : 256;
+                struct launcher *nv = realloc(v, nc * sizeof(*nv));
+                if (!nv) {
+                    rc = MP_ENOMEM;
+                    break;
+                }
+                v = nv;
+                capl = nc;
+            }
+            memset(&v[nl], 0, sizeof(v[nl]));
+            v[nl].uid = l;
+            slot[l] = (int32_t)nl++;
+        }
+        struct launcher *L = &v[slot[l]];
+        if (L->nk == L->capk) {
+            size_t nc = L->capk ? L->capk * 2 : 4;
+            int32_t *nk = realloc(L->k, nc * sizeof(int32_t));
+            if (!nk) {
+                rc = MP_ENOMEM;
+                break;
+            }
+            L->k = nk;
+            L->capk = nc;
+        }
+        L->k[L->nk++] = (int32_t)i;
+    }
+    /* order launchers by their ts (stable over first-kernel order) */
+    if (!rc) {
+        first = malloc((nl ? nl : 1) * sizeof(*first));
+        struct launcher *sorted = malloc((nl ? nl : 1) * sizeof(*sorted));
+        if (!first || !sorted) {
+            free(sorted);
+            rc = MP_ENOMEM;
+        } else {
+            for (size_t i = 0; i < nl; i++)
+                first[i] = (struct ts_idx){t->s->ts[v[i].uid], (int32_t)i};
+            qsort(first, nl, sizeof(*first), cmp_ts_idx);
+            for (size_t i = 0; i < nl; i++)
+                sorted[i] = v[first[i].uid];
+            free(v);
+            v = sorted;
+        }
+    }
+    int32_t *buf = NULL;
+    size_t bcap = 0;
+    for (size_t i = 0; i < nl && !rc; i++) {
+        struct launcher *L = &v[i];
+        /* kernels by ts, stable over UID order */
+        struct ts_idx small[16];
+        struct ts_idx *o = L->nk <= 16 ? small : malloc(L->nk * sizeof(*o));
+        if (!o) {
+            rc = MP_ENOMEM;
+            break;
+        }
+        for (size_t k = 0; k < L->nk; k++)
+            o[k] = (struct ts_idx){t->s->ts[L->k[k]], L->k[k]};
+        qsort(o, L->nk, sizeof(*o), cmp_ts_idx);
+        for (size_t k = 0; k < L->nk; k++)
+            L->k[k] = o[k].uid;
+        if (o != small)
+            free(o);
+        int32_t tmp[64];
+        int32_t *dk = L->nk <= 64 ? tmp : malloc(L->nk * sizeof(int32_t));
+        if (!dk) {
+            rc = MP_ENOMEM;
+            break;
+        }
+        memcpy(dk, L->k, L->nk * sizeof(int32_t));
+        L->direct = mp_trace_tree_busy(t, dk, L->nk);
+        if (dk != tmp)
+            free(dk);
+        size_t bn = 0;
+        long got = mp_trace_tree_gpu_events(t, L->uid, &buf, &bn, &bcap);
+        if (got < 0) {
+            rc = (int)got;
+            break;
+        }
+        L->subtree = bn ? mp_trace_tree_busy(t, buf, bn) : 0.0;
+        L->category =
+            mp_perf_category(mp_trace_tree_name(t, L->uid),
+                             L->nk ? mp_trace_tree_name(t, L->k[0]) : NULL);
+    }
+    free(buf);
+    free(first);
+    free(slot);
+    out->v = v;
+    out->n = nl;
+    if (rc)
+        lset_fini(out);
+    return rc;
+}
+
+/* ---- small statistics ---- */
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : (x > y ? 1 : 0);
+}
+
+struct stats {
+    double mean, median, std, min, max, sum;
+    bool has_std;
+};
+
+/* numpy's pairwise summation (np.add.reduce on contiguous float64): the
+ * order of additions decides the last bits, and TraceLens rounds means of
+ * these sums to 2 decimals, so the order has to match. */
+static double np_sum(const double *a, size_t n)
+{
+    if (n < 8) {
+        double res = 0.;
+        for (size_t i = 0; i < n; i++)
+            res += a[i];
+        return res;
+    }
+    if (n <= 128) {
+        double r[8];
+        size_t i;
+        for (int j = 0; j < 8; j++)
+            r[j] = a[j];
+        for (i = 8; i < n - (n % 8); i += 8)
+            for (int j = 0; j < 8; j++)
+                r[j] += a[i + (size_t)j];
+        double res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
+        for (; i < n; i++)
+            res += a[i];
+        return res;
+    }
+    size_t n2 = n / 2;
+    n2 -= n2 % 8;
+    return np_sum(a, n2) + np_sum(a + n2, n - n2);
+}
+
+/* mean, median (midpoint), std (ddof given), min, max, sum; sums and means
+ * as numpy computes them */
+static int stats_of(const double *x, size_t n, int ddof, struct stats *s)
+{
+    memset(s, 0, sizeof(*s));
+    if (n == 0)
+        return 0;
+    double *c = malloc(n * sizeof(double));
+    if (!c)
+        return MP_ENOMEM;
+    memcpy(c, x, n * sizeof(double));
+    qsort(c, n, sizeof(double), cmp_double);
+    double sum = np_sum(x, n);
+    s->sum = sum;
+    s->mean = sum / (double)n;
+    s->min = c[0];
+    s->max = c[n - 1];
+    s->median = n % 2 ? c[n / 2] : (c[n / 2 - 1] + c[n / 2]) / 2.0;
+    if (n > (size_t)ddof) {
+        for (size_t i = 0; i < n; i++)
+            c[i] = (x[i] - s->mean) * (x[i] - s->mean);
+        s->std = sqrt(np_sum(c, n) / (double)(n - (size_t)ddof));
+        s->has_std = true;
+    }
+    free(c);
+    return 0;
+}
+
+static int csv_float(struct mp_csv *csv, struct mp_buf *cell, double v, bool present)
+{
+    mp_buf_reset(cell);
+    int rc = present && !isnan(v) ? tl_pyfloat(cell, v) : 0;
+    return rc ? rc : mp_csv_field(csv, mp_buf_cstr(cell), cell->len);
+}
+
+/* ---- ops_summary_by_category and ops_summary ---- */
+struct cgroup {
+    const char *key;
+    double sum, sub;
+    uint64_t count;
+    size_t order;
+    /* categories of a name group (sorted, distinct) */
+    const char *cats[16];
+    int ncats;
+};
+
+static int cmp_cgroup_key(const void *a, const void *b)
+{
+    return strcmp(((const struct cgroup *)a)->key, ((const struct cgroup *)b)->key);
+}
+
+static int cmp_cgroup_sum(const void *a, const void *b)
+{
+    const struct cgroup *x = a, *y = b;
+    if (x->sum != y->sum)
+        return x->sum > y->sum ? -1 : 1;
+    return x->order < y->order ? -1 : (x->order > y->order ? 1 : 0);
+}
+
+/* Groups launchers by category (by_name false) or name, sorted by key then
+ * stably by direct-time sum descending. */
+static struct cgroup *group_launchers(const struct mp_trace_tree *t, const struct lset *ls,
+                                      bool by_name, size_t *ng_out)
+{
+    struct cgroup *g = calloc(ls->n ? ls->n : 1, sizeof(*g));
+    if (!g)
+        return NULL;
+    for (size_t i = 0; i < ls->n; i++) {
+        const struct launcher *L = &ls->v[i];
+        g[i].key = by_name ? mp_trace_tree_name(t, L->uid) : L->category;
+        g[i].sum = L->direct;
+        g[i].sub = L->subtree;
+        g[i].count = 1;
+        g[i].order = i;
+        g[i].cats[0] = L->category;
+        g[i].ncats = 1;
+    }
+    /* stable by key: order is the tiebreak inside equal keys */
+    qsort(g, ls->n, sizeof(*g), cmp_cgroup_key);
+    for (size_t i = 1; i < ls->n; i++) {
+        /* restore launcher order inside equal keys (qsort is not stable) */
+        size_t j = i;
+        while (j > 0 && strcmp(g[j - 1].key, g[j].key) == 0 && g[j - 1].order > g[j].order) {
+            struct cgroup tmp = g[j - 1];
+            g[j - 1] = g[j];
+            g[j] = tmp;
+            j--;
+        }
+    }
+    size_t w = 0;
+    for (size_t i = 0; i < ls->n; i++) {
+        if (w > 0 && strcmp(g[w - 1].key, g[i].key) == 0) {
+            struct cgroup *a = &g[w - 1];
+            a->sum += g[i].sum;
+            a->sub += g[i].sub;
+            a->count++;
+            bool have = false;
+            for (int c = 0; c < a->ncats && !have; c++)
+                have = strcmp(a->cats[c], g[i].cats[0]) == 0;
+            if (!have && a->ncats < 16)
+                a->cats[a->ncats++] = g[i].cats[0];
+        } else {
+            g[w++] = g[i];
+        }
+    }
+    for (size_t i = 0; i < w; i++)
+        g[i].order = i;
+    qsort(g, w, sizeof(*g), cmp_cgroup_sum);
+    *ng_out = w;
+    return g;
+}
+
+static int cmp_str_ptr(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+static int sheet_by_category(struct mp_report *r, const struct mp_trace_tree *t,
+                             const struct lset *ls, struct mp_buf *b)
+{
+    (void)r;
+    size_t ng;
+    struct cgroup *g = group_launchers(t, ls, false, &ng);
+    if (!g)
+        return MP_ENOMEM;
+    struct mp_csv csv;
+    mp_csv_init(&csv, b, "\n");
+    int rc = mp_buf_puts(b, "op category,Count,total_direct_kernel_time_ms,Percentage (%),"
+                            "Cumulative Percentage (%)\n");
+    double total_ms = 0;
+    for (size_t i = 0; i < ng; i++)
+        total_ms += g[i].sum / 1000;
+    double cum = 0;
+    struct mp_buf cell;
+    mp_buf_init(&cell, 0);
+    for (size_t i = 0; i < ng && !rc; i++) {
+        double ms = g[i].sum / 1000, pct = ms / total_ms * 100;
+        cum += pct;
+        rc = mp_csv_str(&csv, g[i].key);
+        rc = rc ? rc : mp_csv_fmt(&csv, "%llu", (unsigned long long)g[i].count);
+        rc = rc ? rc : csv_float(&csv, &cell, ms, true);
+        rc = rc ? rc : csv_float(&csv, &cell, pct, true);
+        rc = rc ? rc : csv_float(&csv, &cell, cum, true);
+        rc = rc ? rc : mp_csv_end_row(&csv);
+    }
+    mp_buf_fini(&cell);
+    free(g);
+    return rc;
+}
+
+static int sheet_ops_summary(const struct mp_trace_tree *t, const struct lset *ls,
+                             struct mp_buf *b)
+{
+    size_t ng;
+    struct cgroup *g = group_launchers(t, ls, true, &ng);
+    if (!g)
+        return MP_ENOMEM;
+    struct mp_csv csv;
+    mp_csv_init(&csv, b, "\n");
+    int rc = mp_buf_puts(b, "name,total_direct_kernel_time_sum,total_subtree_kernel_time_sum,"
+                            "total_direct_kernel_time_ms,total_subtree_kernel_time_ms,Count,"
+                            "Categories,Percentage (%),Cumulative Percentage (%)\n");
+    double total_ms = 0;
+    for (size_t i = 0; i < ng; i++)
+        total_ms += g[i].sum / 1000;
+    double cum = 0;
+    struct mp_buf cell;
+    mp_buf_init(&cell, 0);
+    for (size_t i = 0; i < ng && !rc; i++) {
+        double ms = g[i].sum / 1000, pct = ms / total_ms * 100;
+        cum += pct;
+        rc = mp_csv_str(&csv, g[i].key);
+        rc = rc ? rc : csv_float(&csv, &cell, g[i].sum, true);
+        rc = rc ? rc : csv_float(&csv, &cell, g[i].sub, true);
+        rc = rc ? rc : csv_float(&csv, &cell, ms, true);
+        rc = rc ? rc : csv_float(&csv, &cell, g[i].sub / 1000, true);
+        rc = rc ? rc : mp_csv_fmt(&csv, "%llu", (unsigned long long)g[i].count);
+        qsort(g[i].cats, (size_t)g[i].ncats, sizeof(char *), cmp_str_ptr);
+        mp_buf_reset(&cell);
+        rc = rc ? rc : mp_buf_putc(&cell, '[');
+        for (int c = 0; c < g[i].ncats && !rc; c++) {
+            if (c)
+                rc = mp_buf_puts(&cell, ", ");
+            rc = rc ? rc : tl_pystr_repr(&cell, g[i].cats[c], strlen(g[i].cats[c]));
+        }
+        rc = rc ? rc : mp_buf_putc(&cell, ']');
+        rc = rc ? rc : mp_csv_field(&csv, mp_buf_cstr(&cell), cell.len);
+        rc = rc ? rc : csv_float(&csv, &cell, pct, true);
+        rc = rc ? rc : csv_float(&csv, &cell, cum, true);
+        rc = rc ? rc : mp_csv_end_row(&csv);
+    }
+    mp_buf_fini(&cell);
+    free(g);
+    return rc;
+}
+
+/* ---- ops_unique_args ---- */
+
+/* process / thread names from the trace's metadata ("M") events */
+struct meta {
+    struct mp_intern *keys; /* "pid\x1ftid\x1ffield" */
+    char **vals;
+    size_t cap;
+};
+
+static int meta_build(const struct mp_trace_store *s, struct meta *m)
+{
+    memset(m, 0, sizeof(*m));
+    m->keys = mp_intern_new();
+    if (!m->keys)
+        return MP_ENOMEM;
+    struct mp_buf k, v;
+    mp_buf_init(&k, 0);
+    mp_buf_init(&v, 0);
+    int rc = 0;
+    for (size_t i = 0; i < s->n && !rc; i++) {
+        if (s->ph[i] != 'M' || s->name[i] < 0 || !s->args[i])
+            continue;
+        const char *field = mp_intern_str(s->strings, s->name[i]);
+        const char *arg = strcmp(field, "process_labels") == 0 ? "labels"
+                          : (strcmp(field, "process_name") == 0 || strcmp(field, "thread_name") == 0)
+                              ? "name"
+                              : NULL;
+        if (!arg)
+            continue;
+        struct mp_strview obj = {s->args[i], s->args_len[i]}, raw;
+        if (mp_trace_json_find(obj, arg, &raw) != 0 || mp_trace_json_string(raw, &v) != 0)
+            continue;
+        mp_buf_reset(&k);
+        rc = mp_buf_printf(&k, "%s\x1f%s\x1f%s",
+                           s->pid[i] >= 0 ? mp_intern_str(s->strings, s->pid[i]) : "",
+                           s->tid[i] >= 0 ? mp_intern_str(s->strings, s->tid[i]) : "", field);
+        int32_t id = rc ? -1 : mp_intern_add(m->keys, k.data, k.len);
+        if (id < 0) {
+            rc = MP_ENOMEM;
+            break;
+        }
+        if ((size_t)id >= m->cap) {
+            size_t nc = m->cap ? m->cap * 2 : 64;
+            while (nc <= (size_t)id)
+                nc *= 2;
+            char **nv = realloc(m->vals, nc * sizeof(char *));
+            if (!nv) {
+                rc = MP_ENOMEM;
+                break;
+            }
+            memset(nv + m->cap, 0, (nc - m->cap) * sizeof(char *));
+            m->vals = nv;
+            m->cap = nc;
+        }
+        free(m->vals[id]);
+        m->vals[id] = mp_strdup(v.data ? v.data : "");
+    }
+    mp_buf_fini(&k);
+    mp_buf_fini(&v);
+    return rc;
+}
+
+static const char *meta_get(const struct meta *m, const char *pid, const char *tid,
+                            const char *field)
+{
+    char key[512];
+    int n = snprintf(key, sizeof(key), "%s\x1f%s\x1f%s", pid, tid, field);
+    if (n < 0 || (size_t)n >= sizeof(key))
+        return "Unknown";
+    int32_t id = mp_intern_find(m->keys, key, (size_t)n);
+    return id >= 0 && (size_t)id < m->cap && m->vals[id] ? m->vals[id] : "Unknown";
+}
+
+static void meta_fini(struct meta *m)
+{
+    for (size_t i = 0; i < m->cap; i++)
+        free(m->vals[i]);
+    free(m->vals);
+    mp_intern_free(m->keys);
+}
+
+struct ugroup {
+    struct mp_buf key;   /* cells of the grouping columns, \x1f separated */
+    int32_t ex_uid;
+    size_t first;        /* launcher index of the first member */
+    double *direct, *sub;
+    size_t n, nsub, capd, caps;
+    /* kernel details: per position durations of members with the template's length */
+    size_t nk;           /* template length */
+    double **kdur;       /* [nk][n] */
+    size_t nkrows;
+    double sum_direct;
+};
+
+static int cmp_ugroup(const void *a, const void *b)
+{
+    const struct ugroup *x = a, *y = b;
+    if (x->sum_direct != y->sum_direct)
+        return x->sum_direct > y->sum_direct ? -1 : 1;
+    return x->ex_uid < y->ex_uid ? -1 : (x->ex_uid > y->ex_uid ? 1 : 0);
+}
+
+struct kpos {
+    const char *name;
+    bool has_stream;
+    int64_t stream;
+    struct stats st;
+    size_t count;
+};
+
+static int cmp_kpos(const void *a, const void *b)
+{
+    const struct kpos *x = a, *y = b;
+    if (x->st.sum != y->st.sum)
+        return x->st.sum < y->st.sum ? -1 : 1;
+    return strcmp(x->name, y->name);
+}
+
+static int kernel_stream(const struct mp_trace_store *s, int32_t k, int64_t *out)
+{
+    struct mp_strview args = {s->args[k], s->args_len[k]}, sv;
+    if (!args.p || mp_trace_json_find(args, "stream", &sv) != 0)
+        return -1;
+    return mp_trace_json_int(sv, out);
+}
+
+static int write_kernel_summary_cells(const struct mp_trace_tree *t, const struct lset *ls,
+                                      const struct ugroup *g, struct mp_csv *csv,
+                                      struct mp_buf *cell)
+{
+    const struct launcher *tmpl = &ls->v[g->first];
+    struct kpos *p = calloc(g->nk ? g->nk : 1, sizeof(*p));
+    if (!p)
+        return MP_ENOMEM;
+    int rc = 0;
+    for (size_t i = 0; i < g->nk && !rc; i++) {
+        p[i].name = mp_trace_tree_name(t, tmpl->k[i]);
+        p[i].has_stream = kernel_stream(t->s, tmpl->k[i], &p[i].stream) == 0;
+        p[i].count = g->nkrows;
+        rc = stats_of(g->kdur[i], g->nkrows, 0, &p[i].st);
+    }
+    if (!rc)
+        qsort(p, g->nk, sizeof(*p), cmp_kpos);
+    /* kernel_details_summary */
+    mp_buf_reset(cell);
+    rc = rc ? rc : mp_buf_putc(cell, '[');
+    for (size_t i = 0; i < g->nk && !rc; i++) {
+        if (i)
+            rc = mp_buf_puts(cell, ", ");
+        rc = rc ? rc : mp_buf_puts(cell, "{'name': ");
+        rc = rc ? rc : tl_pystr_repr(cell, p[i].name, strlen(p[i].name));
+        rc = rc ? rc : mp_buf_puts(cell, ", 'stream': ");
+        rc = rc ? rc
+                : (p[i].has_stream ? mp_buf_printf(cell, "%lld", (long long)p[i].stream)
+                                   : mp_buf_puts(cell, "None"));
+        rc = rc ? rc : mp_buf_printf(cell, ", 'count': %zu, 'total_duration_us': ", p[i].count);
+        rc = rc ? rc : tl_pyfloat(cell, p[i].st.sum);
+        static const char *const keys[] = {"mean_duration_us", "median_duration_us",
+                                           "std_dev_duration_us", "min_duration_us",
+                                           "max_duration_us"};
+        double vals[] = {p[i].st.mean, p[i].st.median, p[i].st.std, p[i].st.min, p[i].st.max};
+        for (int k = 0; k < 5 && !rc; k++) {
+            rc = mp_buf_printf(cell, ", '%s': ", keys[k]);
+            rc = rc ? rc : tl_pyfloat(cell, vals[k]);
+        }
+        rc = rc ? rc : mp_buf_putc(cell, '}');
+    }
+    rc = rc ? rc : mp_buf_putc(cell, ']');
+    rc = rc ? rc : mp_csv_field(csv, mp_buf_cstr(cell), cell->len);
+    /* trunc_kernel_details */
+    mp_buf_reset(cell);
+    if (g->nk > 0) {
+        rc = rc ? rc : mp_buf_putc(cell, '[');
+        for (size_t i = 0; i < g->nk && !rc; i++) {
+            if (i)
+                rc = mp_buf_puts(cell, ", ");
+            rc = rc ? rc : mp_buf_puts(cell, "{'name': ");
+            size_t len = strlen(p[i].name);
+            /* 64 characters (code points), then "..." */
+            size_t chars = 0, cut = len;
+            for (size_t j = 0; j < len; j++) {
+                if (((unsigned char)p[i].name[j] & 0xC0) != 0x80) {
+                    if (chars == 64) {
+                        cut = j;
+                        break;
+                    }
+                    chars++;
+                }
+            }
+            if (cut < len) {
+                char *tmp = malloc(cut + 4);
+                if (!tmp) {
+                    rc = MP_ENOMEM;
+                    break;
+                }
+                memcpy(tmp, p[i].name, cut);
+                memcpy(tmp + cut, "...", 4);
+                rc = tl_pystr_repr(cell, tmp, cut + 3);
+                free(tmp);
+            } else {
+                rc = tl_pystr_repr(cell, p[i].name, len);
+            }
+            rc = rc ? rc : mp_buf_puts(cell, ", 'stream': ");
+            rc = rc ? rc
+                    : (p[i].has_stream ? mp_buf_printf(cell, "%lld", (long long)p[i].stream)
+                                       : mp_buf_puts(cell, "None"));
+            /* round() of a numpy float64: rint(x * 100) / 100, not Python's
+             * correctly rounded decimal (8.895 -> 8.9 here, 8.89 in Python) */
+            rc = rc ? rc : mp_buf_puts(cell, ", 'mean_duration_us': ");
+            rc = rc ? rc : tl_pyfloat(cell, rint(p[i].st.mean * 100.0) / 100.0);
+            rc = rc ? rc : mp_buf_putc(cell, '}');
+        }
+        rc = rc ? rc : mp_buf_putc(cell, ']');
+    }
+    rc = rc ? rc : mp_csv_field(csv, mp_buf_cstr(cell), cell->len);
+    free(p);
+    return rc;
+}
+
+static int ug_push(double **v, size_t *n, size_t *cap, double x)
+{
+    if (*n == *cap) {
+        size_t nc = *cap ? *cap * 2 : 8;
+        double *nv = realloc(*v, nc * sizeof(double));
+        if (!nv)
+            return MP_ENOMEM;
+        *v = nv;
+        *cap = nc;
+    }
+    (*v)[(*n)++] = x;
+    return 0;
+}
+
+static int sheet_unique_args(const struct mp_trace_tree *t, const struct lset *ls,
+                             struct mp_buf *b)
+{
+    const struct mp_trace_store *s = t->s;
+    struct meta m;
+    int rc = meta_build(s, &m);
+    struct mp_intern *keys = mp_intern_new();
+    struct ugroup *g = calloc(ls->n ? ls->n : 1, sizeof(*g));
+    int32_t *gid = NULL;
+    size_t ng = 0, gcap = 0;
+    struct mp_buf key;
+    mp_buf_init(&key, 0);
+    if (rc || !keys || !g)
+        rc = MP_ENOMEM;
+    static const char *const argcols[] = {"Input Dims", "Input type", "Input Strides",
+                                          "Concrete Inputs"};
+    for (size_t i = 0; i < ls->n && !rc; i++) {
+        const struct launcher *L = &ls->v[i];
+        int32_t u = L->uid;
+        const char *pid = s->pid[u] >= 0 ? mp_intern_str(s->strings, s->pid[u]) : "";
+        const char *tid = s->tid[u] >= 0 ? mp_intern_str(s->strings, s->tid[u]) : "";
+        mp_buf_reset(&key);
+        const char *cells[5] = {mp_trace_tree_name(t, u), L->category,
+                                meta_get(&m, pid, "0", "process_name"),
+                                meta_get(&m, pid, "0", "process_labels"),
+                                meta_get(&m, pid, tid, "thread_name")};
+        for (int c = 0; c < 5 && !rc; c++) {
+            rc = c ? mp_buf_putc(&key, '\x1f') : 0;
+            rc = rc ? rc : mp_buf_puts(&key, cells[c]);
+        }
+        for (int c = 0; c < 4 && !rc; c++) {
+            bool present;
+            rc = mp_buf_putc(&key, '\x1f');
+            rc = rc ? rc : tl_args_pyrepr(&key, s->args[u], s->args_len[u], argcols[c], &present);
+        }
+        if (rc)
+            break;
+        int32_t id = mp_intern_add(keys, key.data, key.len);
+        if (id < 0) {
+            rc = MP_ENOMEM;
+            break;
+        }
+        if ((size_t)id >= gcap) {
+            size_t nc = gcap ? gcap * 2 : 256;
+            while (nc <= (size_t)id)
+                nc *= 2;
+            int32_t *ng2 = realloc(gid, nc * sizeof(int32_t));
+            if (!ng2) {
+                rc = MP_ENOMEM;
+                break;
+            }
+            for (size_t k = gcap; k < nc; k++)
+                ng2[k] = -1;
+            gid = ng2;
+            gcap = nc;
+        }
+        struct ugroup *G;
+        if (gid[id] < 0) {
+            gid[id] = (int32_t)ng;
+            G = &g[ng++];
+            mp_buf_init(&G->key, 0);
+            rc = mp_buf_append(&G->key, key.data, key.len);
+            G->ex_uid = u;
+            G->first = i;
+            G->nk = L->nk;
+            G->kdur = calloc(G->nk ? G->nk : 1, sizeof(double *));
+            if (!G->kdur)
+                rc = MP_ENOMEM;
+        } else {
+            G = &g[gid[id]];
+        }
+        rc = rc ? rc : ug_push(&G->direct, &G->n, &G->capd, L->direct);
+        rc = rc ? rc : ug_push(&G->sub, &G->nsub, &G->caps, L->subtree);
+        G->sum_direct += L->direct;
+        if (!rc && L->nk == G->nk) {
+            for (size_t k = 0; k < G->nk && !rc; k++) {
+                size_t kn = G->nkrows;
+                double *arr = G->kdur[k];
+                /* capacity doubles whenever the row count reaches a power of two */
+                if (kn == 0 || (kn & (kn - 1)) == 0) {
+                    size_t nc = kn ? kn * 2 : 1;
+                    double *na = realloc(arr, nc * sizeof(double));
+                    if (!na) {
+                        rc = MP_ENOMEM;
+                        break;
+                    }
+                    arr = na;
+                    G->kdur[k] = arr;
+                }
+                int32_t ku = L->k[k];
+                arr[kn] = (s->flags[ku] & MP_EV_DUR) ? s->dur[ku] : 0.0;
+            }
+            if (!rc)
+                G->nkrows++;
+        }
+    }
+    if (!rc)
+        qsort(g, ng, sizeof(*g), cmp_ugroup);
+    double total = 0;
+    for (size_t i = 0; i < ng; i++)
+        total += g[i].sum_direct;
+    struct mp_csv csv;
+    mp_csv_init(&csv, b, "\n");
+    rc = rc ? rc
+            : mp_buf_puts(b, "name,op category,process_name,process_label,thread_name,Input Dims,"
+                             "Input type,Input Strides,Concrete Inputs,operation_count,"
+                             "total_direct_kernel_time_mean,total_subtree_kernel_time_mean,"
+                             "total_direct_kernel_time_median,total_subtree_kernel_time_median,"
+                             "total_direct_kernel_time_std,total_subtree_kernel_time_std,"
+                             "total_direct_kernel_time_min,total_subtree_kernel_time_min,"
+                             "total_direct_kernel_time_max,total_subtree_kernel_time_max,"
+                             "total_direct_kernel_time_sum,total_subtree_kernel_time_sum,ex_UID,"
+                             "kernel_details_summary,trunc_kernel_details,Percentage (%),"
+                             "Cumulative Percentage (%)\n");
+    struct mp_buf cell;
+    mp_buf_init(&cell, 0);
+    double cum = 0;
+    for (size_t i = 0; i < ng && !rc; i++) {
+        struct ugroup *G = &g[i];
+        const char *k = mp_buf_cstr(&G->key), *end = k + G->key.len;
+        int col = 0;
+        while (!rc) {
+            const char *sep = memchr(k, '\x1f', (size_t)(end - k));
+            size_t len = sep ? (size_t)(sep - k) : (size_t)(end - k);
+            rc = mp_csv_field(&csv, k, len);
+            col++;
+            if (!sep)
+                break;
+            k = sep + 1;
+        }
+        struct stats sd, ss;
+        rc = rc ? rc : stats_of(G->direct, G->n, 1, &sd);
+        rc = rc ? rc : stats_of(G->sub, G->n, 1, &ss);
+        rc = rc ? rc : mp_csv_fmt(&csv, "%zu", G->n);
+        double pairs[][2] = {{sd.mean, ss.mean}, {sd.median, ss.median}, {sd.std, ss.std},
+                             {sd.min, ss.min},   {sd.max, ss.max},       {sd.sum, ss.sum}};
+        for (int p = 0; p < 6 && !rc; p++) {
+            bool present = p != 2 || sd.has_std;
+            rc = csv_float(&csv, &cell, pairs[p][0], present);
+            rc = rc ? rc : csv_float(&csv, &cell, pairs[p][1], present);
+        }
+        rc = rc ? rc : mp_csv_fmt(&csv, "%d", G->ex_uid);
+        rc = rc ? rc : write_kernel_summary_cells(t, ls, G, &csv, &cell);
+        double pct = G->sum_direct / total * 100;
+        cum += pct;
+        rc = rc ? rc : csv_float(&csv, &cell, pct, true);
+        rc = rc ? rc : csv_float(&csv, &cell, cum, true);
+        rc = rc ? rc : mp_csv_end_row(&csv);
+    }
+    mp_buf_fini(&cell);
+    mp_buf_fini(&key);
+    for (size_t i = 0; i < ng; i++) {
+        mp_buf_fini(&g[i].key);
+        free(g[i].direct);
+        free(g[i].sub);
+        for (size_t k = 0; k < g[i].nk; k++)
+            free(g[i].kdur ? g[i].kdur[k] : NULL);
+        free(g[i].kdur);
+    }
+    free(g);
+    free(gid);
+    mp_intern_free(keys);
+    meta_fini(&m);
+    return rc;
+}
+
+int tl_sheets_ops(struct mp_report *r, const struct mp_trace_tree *t,
+                  struct mp_buf *(*new_sheet)(struct mp_report *, const char *))
+{
+    struct lset ls;
+    int rc = build_launchers(t, &ls);
+    if (rc)
+        return rc;
+    if (ls.n > 0) {
+        struct mp_buf *b = new_sheet(r, "ops_summary_by_category");
+        rc = b ? sheet_by_category(r, t, &ls, b) : MP_ENOMEM;
+        b = rc ? NULL : new_sheet(r, "ops_summary");
+        rc = rc ? rc : (b ? sheet_ops_summary(t, &ls, b) : MP_ENOMEM);
+        b = rc ? NULL : new_sheet(r, "ops_unique_args");
+        rc = rc ? rc : (b ? sheet_unique_args(t, &ls, b) : MP_ENOMEM);
+    }
+    lset_fini(&ls);
+    return rc;
+}
