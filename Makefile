@@ -2,10 +2,10 @@
 # commands a newcomer runs (see README.md).
 SHELL := /bin/bash
 DEPS := build-essential cmake ninja-build pkg-config clang clang-tidy clang-format \
-        libclang-rt-14-dev libjansson-dev libyaml-dev zlib1g-dev libisal-dev libcmocka-dev \
+        libclang-rt-14-dev libjansson-dev libyaml-dev zlib1g-dev libisal-dev libcmocka-dev libcurl4-openssl-dev \
         python3
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
-SRC_FILES = $(shell git ls-files '*.c' '*.h' 2>/dev/null || find src include cli tests bench -name '*.[ch]')
+SRC_FILES = $(shell (git ls-files '*.c' '*.h' 2>/dev/null || find src include cli tests bench -name '*.[ch]') | while read -r f; do [ -f "$$f" ] && echo "$$f"; done)
 
 .PHONY: all deps build check demo bench fuzz format format-check tidy clean
 

@@ -4,9 +4,9 @@
 #ifndef MAGPIE_CLI_H
 #define MAGPIE_CLI_H
 
-#include <magpie/base.h>
-
 #include <stdbool.h>
+
+#include <magpie/base.h>
 
 /* Exit codes (DESIGN.md): 0 success, 1 evaluation failed, 2 usage/input error. */
 enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2 };
@@ -42,8 +42,8 @@ int cli_report_error(const struct mp_diag *d, int rc);
 /* Progress display on stderr when it is a TTY (cli_progress.c). */
 struct cli_progress;
 struct cli_progress *cli_progress_new(const char *label, bool enabled);
-void cli_progress_update(struct cli_progress *p, unsigned long long done,
-                         unsigned long long total, const char *unit);
+void cli_progress_update(struct cli_progress *p, unsigned long long done, unsigned long long total,
+                         const char *unit);
 void cli_progress_finish(struct cli_progress *p);
 
 #endif

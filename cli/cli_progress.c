@@ -23,8 +23,8 @@ struct cli_progress *cli_progress_new(const char *label, bool enabled)
     return p;
 }
 
-void cli_progress_update(struct cli_progress *p, unsigned long long done,
-                         unsigned long long total, const char *unit)
+void cli_progress_update(struct cli_progress *p, unsigned long long done, unsigned long long total,
+                         const char *unit)
 {
     if (!p || !p->enabled)
         return;

@@ -1,45 +1,46 @@
 /* `magpie benchmark`: with --trace-dir, Magpie's standalone gap analysis on
  * existing torch traces; serving benchmarks are a later addition. */
-#include <magpie/analysis.h>
-
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <magpie/analysis.h>
+
 #include "cli.h"
 
 static void usage(FILE *f)
 {
-    fprintf(f,
-            "usage: magpie benchmark --trace-dir DIR [options]\n"
-            "       magpie benchmark [framework] --model M ...   (serving benchmark: not yet)\n\n"
-            "Gap analysis on existing torch-profiler traces (Magpie-compatible): kernel time\n"
-            "by name over every rank, written to OUT/gap_analysis/gap_analysis.csv and\n"
-            "gap_analysis_rank<N>.csv.\n\n"
-            "options:\n"
-            "  --trace-dir DIR          torch_trace directory, or a workspace containing one\n"
-            "  -o, --output-dir DIR     output root (default ./results); CSVs go to DIR/gap_analysis\n"
-            "  --top-k N                rows kept (default 20)\n"
-            "  --start-pct P            window start, 0-100 (default 0)\n"
-            "  --end-pct P              window end, 0-100 (default 100)\n"
-            "  --min-duration-us U      drop events shorter than U us (default 0)\n"
-            "  --categories [C ...]     category allow list, substring, case-insensitive\n"
-            "                           (default: kernel gpu; given with no value: all)\n"
-            "  --ignore-categories [C ...]  deny list (default: gpu_user_annotation\n"
-            "                           user_annotation; given with no value: none)\n"
-            "  --no-rank-csv            do not write per-rank CSVs\n"
-            "  --group-by name|normalized  aggregate by exact name (Magpie) or by kernel\n"
-            "                           family (template args, hashes, tile sizes removed)\n"
-            "  --skip-bad-ranks         warn about an unreadable rank and go on (Magpie does);\n"
-            "                           default: a bad trace is an error (exit 2)\n"
-            "  --json                   print the gap_analysis JSON object instead of the table\n"
-            "  -q, --quiet              no progress display\n\n"
-            "exit status: 0 ok, 1 no kernel events found, 2 usage or input error\n\n"
-            "examples:\n"
-            "  magpie benchmark --trace-dir results/benchmark_vllm_20260101_120000\n"
-            "  magpie benchmark --trace-dir traces/ --top-k 10 --start-pct 20 --end-pct 80\n"
-            "  magpie benchmark --trace-dir traces/ --group-by normalized --json\n");
+    fprintf(
+        f,
+        "usage: magpie benchmark --trace-dir DIR [options]\n"
+        "       magpie benchmark [framework] --model M ...   (serving benchmark: not yet)\n\n"
+        "Gap analysis on existing torch-profiler traces (Magpie-compatible): kernel time\n"
+        "by name over every rank, written to OUT/gap_analysis/gap_analysis.csv and\n"
+        "gap_analysis_rank<N>.csv.\n\n"
+        "options:\n"
+        "  --trace-dir DIR          torch_trace directory, or a workspace containing one\n"
+        "  -o, --output-dir DIR     output root (default ./results); CSVs go to DIR/gap_analysis\n"
+        "  --top-k N                rows kept (default 20)\n"
+        "  --start-pct P            window start, 0-100 (default 0)\n"
+        "  --end-pct P              window end, 0-100 (default 100)\n"
+        "  --min-duration-us U      drop events shorter than U us (default 0)\n"
+        "  --categories [C ...]     category allow list, substring, case-insensitive\n"
+        "                           (default: kernel gpu; given with no value: all)\n"
+        "  --ignore-categories [C ...]  deny list (default: gpu_user_annotation\n"
+        "                           user_annotation; given with no value: none)\n"
+        "  --no-rank-csv            do not write per-rank CSVs\n"
+        "  --group-by name|normalized  aggregate by exact name (Magpie) or by kernel\n"
+        "                           family (template args, hashes, tile sizes removed)\n"
+        "  --skip-bad-ranks         warn about an unreadable rank and go on (Magpie does);\n"
+        "                           default: a bad trace is an error (exit 2)\n"
+        "  --json                   print the gap_analysis JSON object instead of the table\n"
+        "  -q, --quiet              no progress display\n\n"
+        "exit status: 0 ok, 1 no kernel events found, 2 usage or input error\n\n"
+        "examples:\n"
+        "  magpie benchmark --trace-dir results/benchmark_vllm_20260101_120000\n"
+        "  magpie benchmark --trace-dir traces/ --top-k 10 --start-pct 20 --end-pct 80\n"
+        "  magpie benchmark --trace-dir traces/ --group-by normalized --json\n");
 }
 
 static int parse_double(const char *opt, const char *s, double *out)
@@ -84,9 +85,20 @@ int cmd_benchmark(int argc, char **argv, const struct cli_global *g)
 {
     if (client_mode(argc, argv))
         return cli_bench_client(argc, argv, g);
+
     enum {
-        O_TRACE = 1000, O_TOPK, O_START, O_END, O_MIND, O_CATS, O_IGN, O_NORANK, O_GROUP,
-        O_SKIP, O_JSON, O_FIND,
+        O_TRACE = 1000,
+        O_TOPK,
+        O_START,
+        O_END,
+        O_MIND,
+        O_CATS,
+        O_IGN,
+        O_NORANK,
+        O_GROUP,
+        O_SKIP,
+        O_JSON,
+        O_FIND,
     };
     static const struct option opts[] = {
         {"trace-dir", required_argument, NULL, O_TRACE},
@@ -124,8 +136,9 @@ int cmd_benchmark(int argc, char **argv, const struct cli_global *g)
             char *end;
             long v = strtol(optarg, &end, 10);
             if (end == optarg || *end || v < 0 || v > 1000000) {
-                fprintf(stderr, "magpie: error: --top-k expects a non-negative integer, not "
-                                "'%s'\n",
+                fprintf(stderr,
+                        "magpie: error: --top-k expects a non-negative integer, not "
+                        "'%s'\n",
                         optarg);
                 return EXIT_USAGE;
             }
@@ -166,8 +179,9 @@ int cmd_benchmark(int argc, char **argv, const struct cli_global *g)
             if (strcmp(optarg, "normalized") == 0) {
                 cfg.group_normalized = true;
             } else if (strcmp(optarg, "name") != 0) {
-                fprintf(stderr, "magpie: error: --group-by must be 'name' or 'normalized', not "
-                                "'%s'\n",
+                fprintf(stderr,
+                        "magpie: error: --group-by must be 'name' or 'normalized', not "
+                        "'%s'\n",
                         optarg);
                 return EXIT_USAGE;
             }

@@ -1,12 +1,12 @@
 /* `magpie trace <sub>`: trace analyses. `kernels` is the kernel summary;
  * report / split / stages arrive with the TraceLens-compatible reports. */
-#include <magpie/analysis.h>
-#include <magpie/report.h>
-
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <magpie/analysis.h>
+#include <magpie/report.h>
 
 #include "cli.h"
 
@@ -64,9 +64,9 @@ static int write_table(const char *dir, const char *name, const struct mp_kernel
 static int cmd_kernels(int argc, char **argv)
 {
     static const struct option opts[] = {
-        {"json", no_argument, NULL, 'j'}, {"csv", no_argument, NULL, 'c'},
+        {"json", no_argument, NULL, 'j'},        {"csv", no_argument, NULL, 'c'},
         {"top-k", required_argument, NULL, 'k'}, {"quiet", no_argument, NULL, 'q'},
-        {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0},
+        {"help", no_argument, NULL, 'h'},        {NULL, 0, NULL, 0},
     };
     bool json = false, csv = false, quiet = false;
     const char *out_dir = NULL;
@@ -146,8 +146,9 @@ static int cmd_kernels(int argc, char **argv)
     } else if (csv) {
         rc = mp_kernel_summary_csv(&s->merged, &b);
     } else {
-        rc = mp_buf_printf(&b, "Kernel summary: %zu rank(s), %zu kernel names, %.3f ms of "
-                               "kernel time\n",
+        rc = mp_buf_printf(&b,
+                           "Kernel summary: %zu rank(s), %zu kernel names, %.3f ms of "
+                           "kernel time\n",
                            s->n_ranks, s->merged.n, s->merged.total_ms);
         for (size_t i = 0; i < s->n_ranks && !rc; i++)
             rc = mp_buf_printf(&b, "  rank %d: %.3f ms  %s\n", s->ranks[i].rank,
@@ -177,23 +178,24 @@ out:
 
 static void report_usage(FILE *f)
 {
-    fprintf(f,
-            "usage: magpie trace report TRACE -o DIR [options]\n\n"
-            "TraceLens-compatible performance report of one torch-profiler trace: one CSV per\n"
-            "sheet with TraceLens's file names, columns, row order and cell text.\n"
-            "Sheets so far: gpu_timeline, kernel_summary, short_kernel_histogram,\n"
-            "short_kernels_summary (see docs/compatibility.md).\n\n"
-            "options (TraceLens_generate_perf_report_pytorch name in brackets):\n"
-            "  -o, --output-csvs-dir DIR     [--output_csvs_dir] where the CSVs go\n"
-            "  --no-kernel-summary           [without --enable_kernel_summary] skip kernel_summary\n"
-            "  --no-short-kernel-study       [without --short_kernel_study] skip short-kernel sheets\n"
-            "  --short-kernel-threshold-us U [--short_kernel_threshold_us] default 10\n"
-            "  --short-kernel-histogram-bins N [--short_kernel_histogram_bins] default 100\n"
-            "  --include-unlinked-kernels    [--include_unlinked_kernels] in gpu_timeline\n"
-            "  -q, --quiet                   no progress display\n\n"
-            "Underscore spellings (--output_csvs_dir ...) are accepted too.\n\n"
-            "example:\n"
-            "  magpie trace report trace.json.gz -o report/\n");
+    fprintf(
+        f,
+        "usage: magpie trace report TRACE -o DIR [options]\n\n"
+        "TraceLens-compatible performance report of one torch-profiler trace: one CSV per\n"
+        "sheet with TraceLens's file names, columns, row order and cell text.\n"
+        "Sheets so far: gpu_timeline, kernel_summary, short_kernel_histogram,\n"
+        "short_kernels_summary (see docs/compatibility.md).\n\n"
+        "options (TraceLens_generate_perf_report_pytorch name in brackets):\n"
+        "  -o, --output-csvs-dir DIR     [--output_csvs_dir] where the CSVs go\n"
+        "  --no-kernel-summary           [without --enable_kernel_summary] skip kernel_summary\n"
+        "  --no-short-kernel-study       [without --short_kernel_study] skip short-kernel sheets\n"
+        "  --short-kernel-threshold-us U [--short_kernel_threshold_us] default 10\n"
+        "  --short-kernel-histogram-bins N [--short_kernel_histogram_bins] default 100\n"
+        "  --include-unlinked-kernels    [--include_unlinked_kernels] in gpu_timeline\n"
+        "  -q, --quiet                   no progress display\n\n"
+        "Underscore spellings (--output_csvs_dir ...) are accepted too.\n\n"
+        "example:\n"
+        "  magpie trace report trace.json.gz -o report/\n");
 }
 
 static int cmd_report(int argc, char **argv)
@@ -241,8 +243,9 @@ static int cmd_report(int argc, char **argv)
         case R_THR:
             o.short_kernel_thresh = strtod(optarg, &end);
             if (end == optarg || *end || !(o.short_kernel_thresh > 0)) {
-                fprintf(stderr, "magpie: error: --short-kernel-threshold-us expects a positive "
-                                "number, not '%s'\n",
+                fprintf(stderr,
+                        "magpie: error: --short-kernel-threshold-us expects a positive "
+                        "number, not '%s'\n",
                         optarg);
                 return EXIT_USAGE;
             }
@@ -250,8 +253,9 @@ static int cmd_report(int argc, char **argv)
         case R_BINS: {
             long v = strtol(optarg, &end, 10);
             if (end == optarg || *end || v < 1 || v > 100000) {
-                fprintf(stderr, "magpie: error: --short-kernel-histogram-bins expects 1..100000, "
-                                "not '%s'\n",
+                fprintf(stderr,
+                        "magpie: error: --short-kernel-histogram-bins expects 1..100000, "
+                        "not '%s'\n",
                         optarg);
                 return EXIT_USAGE;
             }

@@ -1,11 +1,11 @@
 /* magpie entry point: global options (Magpie-compatible), then a git-style
  * table of subcommands. */
-#include <magpie/base.h>
-
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <magpie/base.h>
 
 #include "cli.h"
 
@@ -72,6 +72,7 @@ int main(int argc, char **argv)
 {
     struct cli_global g = {0};
     bool gpu_info = false, json = false;
+
     enum { OPT_DOCKER = 1000, OPT_GPU, OPT_JSON, OPT_VERSION };
     static const struct option opts[] = {
         {"config", required_argument, NULL, 'c'},
@@ -97,8 +98,9 @@ int main(int argc, char **argv)
             break;
         case 'e':
             if (strcmp(optarg, "local") && strcmp(optarg, "container") && strcmp(optarg, "ray")) {
-                fprintf(stderr, "magpie: error: --environment must be local, container or ray, "
-                                "not '%s'\n",
+                fprintf(stderr,
+                        "magpie: error: --environment must be local, container or ray, "
+                        "not '%s'\n",
                         optarg);
                 return EXIT_USAGE;
             }

@@ -11,12 +11,12 @@
 #ifndef MAGPIE_ANALYSIS_H
 #define MAGPIE_ANALYSIS_H
 
-#include <magpie/base.h>
-#include <magpie/trace.h>
-
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include <magpie/base.h>
+#include <magpie/trace.h>
 
 /* ---- kernel-name normalisation (--group-by normalized) ---- */
 
@@ -52,25 +52,25 @@ struct mp_gap_config {
 void mp_gap_config_defaults(struct mp_gap_config *c);
 
 struct mp_gap_kernel {
-    char *name;      /* exact name, or family key when grouped */
+    char *name; /* exact name, or family key when grouped */
     uint64_t calls;
     double total_us;
     double min_us, max_us;
-    char *shapes;    /* first 10 distinct non-empty shapes joined by "; " */
-    char *variants;  /* grouped: distinct exact names joined by " | " (first 20) */
+    char *shapes;   /* first 10 distinct non-empty shapes joined by "; " */
+    char *variants; /* grouped: distinct exact names joined by " | " (first 20) */
     uint32_t n_variants;
 };
 
 struct mp_gap_rank {
     int rank;
     char *trace_file;
-    double total_us;          /* sum of all kernel totals (before top-k) */
+    double total_us;               /* sum of all kernel totals (before top-k) */
     struct mp_gap_kernel *kernels; /* sorted by total desc, truncated to top_k */
     size_t n_kernels;
-    size_t n_kernels_all;     /* distinct names before truncation */
-    uint64_t bytes, events;   /* parsed */
-    bool two_pass;            /* a second pass was needed */
-    char *error;              /* set when the rank failed (skip_bad_ranks) */
+    size_t n_kernels_all;   /* distinct names before truncation */
+    uint64_t bytes, events; /* parsed */
+    bool two_pass;          /* a second pass was needed */
+    char *error;            /* set when the rank failed (skip_bad_ranks) */
 };
 
 struct mp_gap_result {

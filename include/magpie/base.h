@@ -17,16 +17,16 @@
 /* ---- error codes: fallible functions return 0 or one of these ---- */
 enum {
     MP_OK = 0,
-    MP_EINVAL = -1,   /* bad argument or bad input data */
-    MP_ENOMEM = -2,   /* allocation failed or a hard size limit was hit */
-    MP_EIO = -3,      /* read/write/open failed */
-    MP_EPARSE = -4,   /* malformed input (JSON, YAML, CSV ...) */
-    MP_ETRUNC = -5,   /* input ended early */
-    MP_ENOTFOUND = -6,/* file, key or entity not found */
-    MP_EUNSUP = -7,   /* not supported / not implemented */
-    MP_ETIMEOUT = -8, /* a time limit was reached */
-    MP_ECHILD = -9,   /* a child process failed */
-    MP_ECANCEL = -10, /* stopped by the caller's callback */
+    MP_EINVAL = -1,    /* bad argument or bad input data */
+    MP_ENOMEM = -2,    /* allocation failed or a hard size limit was hit */
+    MP_EIO = -3,       /* read/write/open failed */
+    MP_EPARSE = -4,    /* malformed input (JSON, YAML, CSV ...) */
+    MP_ETRUNC = -5,    /* input ended early */
+    MP_ENOTFOUND = -6, /* file, key or entity not found */
+    MP_EUNSUP = -7,    /* not supported / not implemented */
+    MP_ETIMEOUT = -8,  /* a time limit was reached */
+    MP_ECHILD = -9,    /* a child process failed */
+    MP_ECANCEL = -10,  /* stopped by the caller's callback */
 };
 
 /* Short lowercase name for an error code ("parse error"). Never NULL. */
@@ -34,13 +34,13 @@ const char *mp_strerror(int code);
 
 /* ---- diagnostics: what a user needs to see to fix their input ---- */
 struct mp_diag {
-    int code;            /* MP_E* of the first error recorded, 0 when none */
-    char file[512];      /* input file the error is about, "" when none */
-    long long offset;    /* byte offset in the (decompressed) input, -1 unknown */
-    long line;           /* 1-based, 0 unknown */
-    long col;            /* 1-based, 0 unknown */
-    char field[128];     /* field or key concerned, "" when none */
-    char msg[512];       /* what went wrong and what was expected */
+    int code;         /* MP_E* of the first error recorded, 0 when none */
+    char file[512];   /* input file the error is about, "" when none */
+    long long offset; /* byte offset in the (decompressed) input, -1 unknown */
+    long line;        /* 1-based, 0 unknown */
+    long col;         /* 1-based, 0 unknown */
+    char field[128];  /* field or key concerned, "" when none */
+    char msg[512];    /* what went wrong and what was expected */
 };
 
 void mp_diag_clear(struct mp_diag *d);

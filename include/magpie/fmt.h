@@ -4,10 +4,10 @@
 #ifndef MAGPIE_FMT_H
 #define MAGPIE_FMT_H
 
-#include <magpie/base.h>
-
 #include <stdbool.h>
 #include <stddef.h>
+
+#include <magpie/base.h>
 
 /* ---- CSV ---- */
 struct mp_csv {

@@ -9,10 +9,10 @@
 #ifndef MAGPIE_IO_H
 #define MAGPIE_IO_H
 
-#include <magpie/base.h>
-
 #include <stddef.h>
 #include <stdint.h>
+
+#include <magpie/base.h>
 
 struct mp_io_reader;
 

@@ -9,18 +9,18 @@
 #ifndef MAGPIE_REPORT_H
 #define MAGPIE_REPORT_H
 
+#include <stdbool.h>
+
 #include <magpie/base.h>
 #include <magpie/tree.h>
 
-#include <stdbool.h>
-
 struct mp_report_opts {
-    bool kernel_summary;         /* --enable_kernel_summary */
-    bool short_kernel_study;     /* --short_kernel_study */
-    double short_kernel_thresh;  /* µs, default 10 */
-    int short_kernel_bins;       /* default 100 */
-    bool include_unlinked;       /* --include_unlinked_kernels */
-    bool python_functions;       /* build the tree with python_function events */
+    bool kernel_summary;        /* --enable_kernel_summary */
+    bool short_kernel_study;    /* --short_kernel_study */
+    double short_kernel_thresh; /* µs, default 10 */
+    int short_kernel_bins;      /* default 100 */
+    bool include_unlinked;      /* --include_unlinked_kernels */
+    bool python_functions;      /* build the tree with python_function events */
     mp_trace_progress_fn on_progress;
     void *progress_user;
 };
@@ -29,8 +29,7 @@ void mp_report_opts_defaults(struct mp_report_opts *o);
 
 /* The GPU timeline of TraceLens (§4), all values in µs. */
 struct mp_gpu_timeline {
-    double computation, exposed_comm, exposed_memcpy, busy, idle, total, total_comm,
-        total_memcpy;
+    double computation, exposed_comm, exposed_memcpy, busy, idle, total, total_comm, total_memcpy;
 };
 
 int mp_report_gpu_timeline(const struct mp_trace_tree *t, bool include_unlinked,

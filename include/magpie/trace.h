@@ -14,11 +14,11 @@
 #ifndef MAGPIE_TRACE_H
 #define MAGPIE_TRACE_H
 
-#include <magpie/base.h>
-#include <magpie/io.h>
-
 #include <stdbool.h>
 #include <stdint.h>
+
+#include <magpie/base.h>
+#include <magpie/io.h>
 
 /* A view of bytes; not NUL-terminated unless stated. */
 struct mp_strview {
@@ -82,8 +82,8 @@ struct mp_trace_parse_opts {
     mp_trace_event_fn on_event; /* may be NULL (validate only) */
     mp_trace_meta_fn on_meta;   /* may be NULL */
     mp_trace_progress_fn on_progress;
-    void *user;          /* passed to on_event and on_meta */
-    void *progress_user; /* passed to on_progress; NULL = user */
+    void *user;             /* passed to on_event and on_meta */
+    void *progress_user;    /* passed to on_progress; NULL = user */
     size_t max_event_bytes; /* largest accepted single event/value; 0 = 256 MiB */
     size_t chunk_bytes;     /* read size; 0 = 4 MiB (tests use tiny values) */
 };
@@ -124,10 +124,10 @@ struct mp_trace_store {
     size_t n;
     char *ph;
     uint32_t *flags;
-    int32_t *name;  /* interned id, -1 when absent */
-    int32_t *cat;   /* interned id, -1 when absent */
-    int32_t *pid;   /* interned textual pid, -1 when absent */
-    int32_t *tid;   /* interned textual tid, -1 when absent */
+    int32_t *name; /* interned id, -1 when absent */
+    int32_t *cat;  /* interned id, -1 when absent */
+    int32_t *pid;  /* interned textual pid, -1 when absent */
+    int32_t *tid;  /* interned textual tid, -1 when absent */
     double *ts;
     double *dur;
     int64_t *id;
@@ -135,8 +135,8 @@ struct mp_trace_store {
     int64_t *correlation;
     const char **args; /* raw args text (NUL-terminated, in the arena) or NULL */
     uint32_t *args_len;
-    struct mp_intern *strings; /* names, categories, pid/tid texts */
-    struct mp_arena *arena;    /* owns args text */
+    struct mp_intern *strings;    /* names, categories, pid/tid texts */
+    struct mp_arena *arena;       /* owns args text */
     char *meta_device_properties; /* raw JSON of "deviceProperties" or NULL (arena) */
     char *path;
     size_t cap;

@@ -12,11 +12,11 @@
 #ifndef MAGPIE_TREE_H
 #define MAGPIE_TREE_H
 
-#include <magpie/base.h>
-#include <magpie/trace.h>
-
 #include <stdbool.h>
 #include <stdint.h>
+
+#include <magpie/base.h>
+#include <magpie/trace.h>
 
 enum mp_ev_kind {
     MP_K_OTHER = 0,
@@ -45,11 +45,11 @@ struct mp_trace_tree {
     int32_t *parent;                /* -1 when none */
     int32_t *child_off;             /* children of i: child[child_off[i] .. child_off[i+1]) */
     int32_t *child;
-    uint8_t *in_tree;               /* TraceLens's `tree` flag */
-    uint8_t *cpu_root;              /* outermost cpu_op of its thread */
-    int32_t *launcher;              /* GPU events: launcher uid (cpu_op or runtime), else -1 */
-    bool link_by_correlation;       /* linking key: correlation (true) or External id */
-    bool has_cpu_ops;               /* any cpu_op / python_function event (else GPU-only trace) */
+    uint8_t *in_tree;         /* TraceLens's `tree` flag */
+    uint8_t *cpu_root;        /* outermost cpu_op of its thread */
+    int32_t *launcher;        /* GPU events: launcher uid (cpu_op or runtime), else -1 */
+    bool link_by_correlation; /* linking key: correlation (true) or External id */
+    bool has_cpu_ops;         /* any cpu_op / python_function event (else GPU-only trace) */
     size_t n_gpu, n_gpu_linked;
 };
 
@@ -64,8 +64,8 @@ void mp_trace_tree_free(struct mp_trace_tree *t);
 /* Appends the GPU events in the subtree of uid (TraceLens's gpu_events) to
  * *buf (grown with realloc; *cap updated). Returns the number appended or a
  * negative MP_E* code. */
-long mp_trace_tree_gpu_events(const struct mp_trace_tree *t, int32_t uid, int32_t **buf,
-                              size_t *n, size_t *cap);
+long mp_trace_tree_gpu_events(const struct mp_trace_tree *t, int32_t uid, int32_t **buf, size_t *n,
+                              size_t *cap);
 
 /* Busy time of a set of GPU events: total length of the union of their
  * [ts, t_end) intervals (touching intervals merge), in TraceLens's order of

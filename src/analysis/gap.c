@@ -14,14 +14,14 @@
  * Memory: distinct kernel names and shapes (bounded in practice), plus 4
  * bytes per External id in the id range used by cpu_ops (a paged table).
  */
-#include <magpie/analysis.h>
-#include <magpie/fmt.h>
-
 #include <ctype.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <magpie/analysis.h>
+#include <magpie/fmt.h>
 
 #define MAX_SHAPES 10
 #define MAX_VARIANTS_LISTED 20
@@ -124,9 +124,9 @@ struct rank_aggs {
 
 struct ctx {
     const struct mp_gap_config *cfg;
-    struct mp_intern *keys;   /* output names (exact or family) */
-    struct mp_intern *exact;  /* exact names (grouped mode) */
-    int32_t *exact_family;    /* exact id -> key id */
+    struct mp_intern *keys;  /* output names (exact or family) */
+    struct mp_intern *exact; /* exact names (grouped mode) */
+    int32_t *exact_family;   /* exact id -> key id */
     size_t exact_family_cap;
     struct mp_intern *shapes;
     struct mp_intern *cats;
@@ -253,8 +253,8 @@ static const char *jend_of_value(const char *p, const char *e)
                 return p + 1;
             if (depth < 0)
                 return p;
-        } else if (depth == 0 && (ch == ',' || ch == ' ' || ch == '\n' || ch == '\r' ||
-                                  ch == '\t')) {
+        } else if (depth == 0 &&
+                   (ch == ',' || ch == ' ' || ch == '\n' || ch == '\r' || ch == '\t')) {
             return p;
         }
     }
@@ -643,8 +643,8 @@ static int analyze_rank(struct ctx *c, const char *path, struct mp_gap_rank *out
                         struct rank_full *full, struct mp_diag *d)
 {
     const struct mp_gap_config *g = c->cfg;
-    struct mp_trace_parse_opts po = {.user = c, .on_progress = g->on_progress,
-                                      .progress_user = g->progress_user};
+    struct mp_trace_parse_opts po = {
+        .user = c, .on_progress = g->on_progress, .progress_user = g->progress_user};
     struct mp_trace_parse_stats st = {0};
     int rc = 0;
     extmap_fini(&c->map);

@@ -1,10 +1,10 @@
 /* Gap analysis outputs: Magpie's CSV files, its `gap_analysis` JSON object
  * and its stdout summary table, byte for byte where Magpie defines them. */
-#include <magpie/analysis.h>
-#include <magpie/fmt.h>
-
 #include <stdio.h>
 #include <string.h>
+
+#include <magpie/analysis.h>
+#include <magpie/fmt.h>
 
 static double pct_of(double v, double total)
 {
@@ -20,7 +20,7 @@ int mp_gap_csv(const struct mp_gap_result *r, const struct mp_gap_config *cfg, i
     size_t n = rank_index < 0 ? r->n_merged : r->ranks[rank_index].n_kernels;
     double total = rank_index < 0 ? r->total_us : r->ranks[rank_index].total_us;
     int rc = 0;
-    static const char *const cols[] = {"Name",    "Calls",        "Self CUDA total (us)",
+    static const char *const cols[] = {"Name",          "Calls",   "Self CUDA total (us)",
                                        "Avg time (us)", "% Total", "Input Shapes"};
     for (size_t i = 0; i < 6 && !rc; i++)
         rc = mp_csv_str(&c, cols[i]);
@@ -125,8 +125,9 @@ static int json_kernels(struct mp_buf *b, const struct mp_gap_kernel *ks, size_t
         const struct mp_gap_kernel *k = &ks[i];
         rc = mp_buf_puts(b, i ? ", {\"name\": " : "{\"name\": ");
         rc = rc ? rc : mp_json_str(b, k->name, strlen(k->name));
-        rc = rc ? rc : mp_buf_printf(b, ", \"calls\": %llu, \"self_cuda_total_us\": ",
-                                     (unsigned long long)k->calls);
+        rc = rc ? rc
+                : mp_buf_printf(b, ", \"calls\": %llu, \"self_cuda_total_us\": ",
+                                (unsigned long long)k->calls);
         rc = rc ? rc : mp_json_double(b, k->total_us);
         rc = rc ? rc : mp_buf_puts(b, ", \"avg_time_us\": ");
         rc = rc ? rc : mp_json_double(b, k->calls ? k->total_us / (double)k->calls : 0.0);
@@ -160,10 +161,12 @@ int mp_gap_json(const struct mp_gap_result *r, const struct mp_gap_config *cfg,
     rc = rc ? rc : json_list(b, cfg->categories, cfg->categories_all ? 0 : cfg->n_categories, true);
     rc = rc ? rc : mp_buf_puts(b, ", \"ignore_categories\": ");
     rc = rc ? rc : json_list(b, cfg->ignore, cfg->n_ignore, false);
-    rc = rc ? rc : mp_buf_puts(b, ", \"find_kernel_sources\": false, \"kernel_source_repos\": null, "
-                                  "\"auto_clone_repos\": true, \"repos_base_dir\": null");
-    rc = rc ? rc : mp_buf_printf(b, ", \"group_by\": \"%s\"}",
-                                 cfg->group_normalized ? "normalized" : "name");
+    rc = rc ? rc
+            : mp_buf_puts(b, ", \"find_kernel_sources\": false, \"kernel_source_repos\": null, "
+                             "\"auto_clone_repos\": true, \"repos_base_dir\": null");
+    rc = rc ? rc
+            : mp_buf_printf(b, ", \"group_by\": \"%s\"}",
+                            cfg->group_normalized ? "normalized" : "name");
     rc = rc ? rc : mp_buf_puts(b, ", \"total_duration_us\": ");
     rc = rc ? rc : mp_json_double(b, r->total_us);
     rc = rc ? rc : mp_buf_printf(b, ", \"num_ranks\": %zu, \"top_kernels\": ", r->n_ranks);
@@ -190,21 +193,25 @@ int mp_gap_json(const struct mp_gap_result *r, const struct mp_gap_config *cfg,
         rc = rc ? rc : mp_json_str(b, rk->trace_file, strlen(rk->trace_file));
         rc = rc ? rc : mp_buf_puts(b, ", \"total_duration_us\": ");
         rc = rc ? rc : mp_json_double(b, rk->total_us);
-        rc = rc ? rc : mp_buf_printf(b, ", \"num_kernels\": %zu, \"events\": %llu, "
-                                        "\"bytes\": %llu, \"two_pass\": %s, \"top_kernels\": ",
-                                     rk->n_kernels_all, (unsigned long long)rk->events,
-                                     (unsigned long long)rk->bytes, rk->two_pass ? "true" : "false");
-        rc = rc ? rc : json_kernels(b, rk->kernels, rk->n_kernels, rk->total_us,
-                                    cfg->group_normalized);
+        rc = rc ? rc
+                : mp_buf_printf(b,
+                                ", \"num_kernels\": %zu, \"events\": %llu, "
+                                "\"bytes\": %llu, \"two_pass\": %s, \"top_kernels\": ",
+                                rk->n_kernels_all, (unsigned long long)rk->events,
+                                (unsigned long long)rk->bytes, rk->two_pass ? "true" : "false");
+        rc = rc ? rc
+                : json_kernels(b, rk->kernels, rk->n_kernels, rk->total_us, cfg->group_normalized);
         rc = rc ? rc : mp_buf_puts(b, ", \"error\": ");
         rc = rc ? rc : json_str_or_null(b, rk->error);
         rc = rc ? rc : mp_buf_putc(b, '}');
     }
     double mbps = r->seconds > 0 ? (double)r->bytes / 1e6 / r->seconds : 0.0;
-    rc = rc ? rc : mp_buf_printf(b, "], \"stats\": {\"bytes\": %llu, \"events\": %llu, "
-                                    "\"seconds\": %.6f, \"mb_per_s\": %.1f}}",
-                                 (unsigned long long)r->bytes, (unsigned long long)r->events,
-                                 r->seconds, mbps);
+    rc = rc ? rc
+            : mp_buf_printf(b,
+                            "], \"stats\": {\"bytes\": %llu, \"events\": %llu, "
+                            "\"seconds\": %.6f, \"mb_per_s\": %.1f}}",
+                            (unsigned long long)r->bytes, (unsigned long long)r->events, r->seconds,
+                            mbps);
     return rc;
 }
 
@@ -238,7 +245,9 @@ int mp_gap_summary(const struct mp_gap_result *r, const struct mp_gap_config *cf
     mp_fmt_pyfloat(cfg->start_pct, s, sizeof(s));
     mp_fmt_pyfloat(cfg->end_pct, e, sizeof(e));
     int rc = mp_buf_printf(b, "\nGap Analysis (%s%%-%s%% window, category-filtered)\n", s, e);
-    rc = rc ? rc : mp_buf_printf(b, "%s\n", "============================================================");
+    rc = rc ? rc
+            : mp_buf_printf(b, "%s\n",
+                            "============================================================");
     rc = rc ? rc : mp_buf_printf(b, "Ranks analyzed: %zu\n", r->n_ranks);
     if (!cfg->categories_all && cfg->n_categories > 0) {
         rc = rc ? rc : mp_buf_puts(b, "Categories: ");
@@ -253,8 +262,9 @@ int mp_gap_summary(const struct mp_gap_result *r, const struct mp_gap_config *cf
         rc = rc ? rc : mp_buf_putc(b, '\n');
     }
     rc = rc ? rc : mp_buf_printf(b, "Total duration: %.2f us\n", r->total_us);
-    rc = rc ? rc : mp_buf_printf(b, "\n%-50s %6s %15s %12s %8s\n", "Name", "Calls",
-                                 "Self CUDA (us)", "Avg (us)", "% Total");
+    rc = rc ? rc
+            : mp_buf_printf(b, "\n%-50s %6s %15s %12s %8s\n", "Name", "Calls", "Self CUDA (us)",
+                            "Avg (us)", "% Total");
     for (int i = 0; i < 95 && !rc; i++)
         rc = mp_buf_putc(b, '-');
     rc = rc ? rc : mp_buf_putc(b, '\n');
@@ -271,9 +281,9 @@ int mp_gap_summary(const struct mp_gap_result *r, const struct mp_gap_config *cf
             rc = rc ? rc : mp_buf_puts(b, "...");
         }
         double avg = k->calls ? k->total_us / (double)k->calls : 0.0;
-        rc = rc ? rc : mp_buf_printf(b, " %6llu %15.2f %12.2f %7.2f%%\n",
-                                     (unsigned long long)k->calls, k->total_us, avg,
-                                     pct_of(k->total_us, r->total_us));
+        rc = rc ? rc
+                : mp_buf_printf(b, " %6llu %15.2f %12.2f %7.2f%%\n", (unsigned long long)k->calls,
+                                k->total_us, avg, pct_of(k->total_us, r->total_us));
     }
     rc = rc ? rc : mp_buf_printf(b, "\nOutput: %s\n", output_dir);
     return rc;

@@ -2,11 +2,11 @@
  * over events whose cat is exactly "kernel", as percent of the kernel total.
  * Magpie reads only the largest trace file; here every rank is summarised
  * and the ranks are also merged. */
-#include <magpie/analysis.h>
-#include <magpie/fmt.h>
-
 #include <stdlib.h>
 #include <string.h>
+
+#include <magpie/analysis.h>
+#include <magpie/fmt.h>
 
 struct kacc {
     struct mp_intern *names;
@@ -148,9 +148,10 @@ int mp_kernel_summary_run(const char *path, mp_trace_progress_fn progress, void 
     }
     for (size_t i = 0; i < rl.n && !rc; i++) {
         struct kacc k = {.names = mp_intern_new()};
-        struct mp_trace_parse_opts po = {.on_event = on_event, .user = &k,
-                                          .on_progress = progress,
-                                          .progress_user = progress_user};
+        struct mp_trace_parse_opts po = {.on_event = on_event,
+                                         .user = &k,
+                                         .on_progress = progress,
+                                         .progress_user = progress_user};
         struct mp_trace_parse_stats st = {0};
         if (!k.names) {
             rc = mp_diag_set(d, MP_ENOMEM, "out of memory");
@@ -263,7 +264,8 @@ int mp_kernel_summary_json(const struct mp_kernel_summary *s, struct mp_buf *b)
         rc = rc ? rc : table_json(t, b);
         rc = rc ? rc : mp_buf_putc(b, '}');
     }
-    rc = rc ? rc : mp_buf_printf(b, "], \"stats\": {\"bytes\": %llu, \"events\": %llu}}",
-                                 (unsigned long long)s->bytes, (unsigned long long)s->events);
+    rc = rc ? rc
+            : mp_buf_printf(b, "], \"stats\": {\"bytes\": %llu, \"events\": %llu}}",
+                            (unsigned long long)s->bytes, (unsigned long long)s->events);
     return rc;
 }

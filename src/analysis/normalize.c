@@ -5,10 +5,10 @@
  * string in a trace. The family key keeps the qualified function name and
  * drops what varies between instantiations, so their time adds up in one
  * row. The exact names stay available next to it. */
-#include <magpie/analysis.h>
-
 #include <ctype.h>
 #include <string.h>
+
+#include <magpie/analysis.h>
 
 /* Parses <number><identifier> at *p (Itanium source-name). */
 static bool source_name(const char **p, const char *e, const char **id, size_t *idn)

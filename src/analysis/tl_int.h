@@ -2,10 +2,10 @@
 #ifndef MP_TL_INT_H
 #define MP_TL_INT_H
 
-#include <magpie/base.h>
-
 #include <stdbool.h>
 #include <stddef.h>
+
+#include <magpie/base.h>
 
 /* Python repr() of a float (shortest round trip), appended to b. */
 int tl_pyfloat(struct mp_buf *b, double v);

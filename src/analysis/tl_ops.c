@@ -4,14 +4,14 @@
  * A launcher is the cpu_op (or, without one, the runtime call) that launched
  * a GPU event; launchers are ordered by start time, each with its direct
  * kernels (busy time of their union) and its whole subtree's GPU events. */
-#include <magpie/fmt.h>
-#include <magpie/perf.h>
-#include <magpie/report.h>
-
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <magpie/fmt.h>
+#include <magpie/perf.h>
+#include <magpie/report.h>
 
 #include "tl_int.h"
 
@@ -147,9 +147,8 @@ static int build_launchers(const struct mp_trace_tree *t, struct lset *out)
             break;
         }
         L->subtree = bn ? mp_trace_tree_busy(t, buf, bn) : 0.0;
-        L->category =
-            mp_perf_category(mp_trace_tree_name(t, L->uid),
-                             L->nk ? mp_trace_tree_name(t, L->k[0]) : NULL);
+        L->category = mp_perf_category(mp_trace_tree_name(t, L->uid),
+                                       L->nk ? mp_trace_tree_name(t, L->k[0]) : NULL);
     }
     free(buf);
     free(first);
@@ -352,8 +351,7 @@ static int sheet_by_category(struct mp_report *r, const struct mp_trace_tree *t,
     return rc;
 }
 
-static int sheet_ops_summary(const struct mp_trace_tree *t, const struct lset *ls,
-                             struct mp_buf *b)
+static int sheet_ops_summary(const struct mp_trace_tree *t, const struct lset *ls, struct mp_buf *b)
 {
     size_t ng;
     struct cgroup *g = group_launchers(t, ls, true, &ng);
@@ -421,10 +419,10 @@ static int meta_build(const struct mp_trace_store *s, struct meta *m)
         if (s->ph[i] != 'M' || s->name[i] < 0 || !s->args[i])
             continue;
         const char *field = mp_intern_str(s->strings, s->name[i]);
-        const char *arg = strcmp(field, "process_labels") == 0 ? "labels"
-                          : (strcmp(field, "process_name") == 0 || strcmp(field, "thread_name") == 0)
-                              ? "name"
-                              : NULL;
+        const char *arg =
+            strcmp(field, "process_labels") == 0                                        ? "labels"
+            : (strcmp(field, "process_name") == 0 || strcmp(field, "thread_name") == 0) ? "name"
+                                                                                        : NULL;
         if (!arg)
             continue;
         struct mp_strview obj = {s->args[i], s->args_len[i]}, raw;
@@ -480,14 +478,14 @@ static void meta_fini(struct meta *m)
 }
 
 struct ugroup {
-    struct mp_buf key;   /* cells of the grouping columns, \x1f separated */
+    struct mp_buf key; /* cells of the grouping columns, \x1f separated */
     int32_t ex_uid;
-    size_t first;        /* launcher index of the first member */
+    size_t first; /* launcher index of the first member */
     double *direct, *sub;
     size_t n, nsub, capd, caps;
     /* kernel details: per position durations of members with the template's length */
-    size_t nk;           /* template length */
-    double **kdur;       /* [nk][n] */
+    size_t nk;     /* template length */
+    double **kdur; /* [nk][n] */
     size_t nkrows;
     double sum_direct;
 };
@@ -631,8 +629,7 @@ static int ug_push(double **v, size_t *n, size_t *cap, double x)
     return 0;
 }
 
-static int sheet_unique_args(const struct mp_trace_tree *t, const struct lset *ls,
-                             struct mp_buf *b)
+static int sheet_unique_args(const struct mp_trace_tree *t, const struct lset *ls, struct mp_buf *b)
 {
     const struct mp_trace_store *s = t->s;
     struct meta m;
@@ -653,10 +650,9 @@ static int sheet_unique_args(const struct mp_trace_tree *t, const struct lset *l
         const char *pid = s->pid[u] >= 0 ? mp_intern_str(s->strings, s->pid[u]) : "";
         const char *tid = s->tid[u] >= 0 ? mp_intern_str(s->strings, s->tid[u]) : "";
         mp_buf_reset(&key);
-        const char *cells[5] = {mp_trace_tree_name(t, u), L->category,
-                                meta_get(&m, pid, "0", "process_name"),
-                                meta_get(&m, pid, "0", "process_labels"),
-                                meta_get(&m, pid, tid, "thread_name")};
+        const char *cells[5] = {
+            mp_trace_tree_name(t, u), L->category, meta_get(&m, pid, "0", "process_name"),
+            meta_get(&m, pid, "0", "process_labels"), meta_get(&m, pid, tid, "thread_name")};
         for (int c = 0; c < 5 && !rc; c++) {
             rc = c ? mp_buf_putc(&key, '\x1f') : 0;
             rc = rc ? rc : mp_buf_puts(&key, cells[c]);

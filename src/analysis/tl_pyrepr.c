@@ -4,13 +4,13 @@
  * round trip), trace args converted from JSON lists to tuples and printed
  * with Python's repr ("((16, 559, 1), (), ())", "('c10::BFloat16', '')"),
  * booleans as True/False and missing values as empty cells. */
-#include "tl_int.h"
+#include <stdlib.h>
+#include <string.h>
 
 #include <magpie/fmt.h>
 #include <magpie/trace.h>
 
-#include <stdlib.h>
-#include <string.h>
+#include "tl_int.h"
 
 int tl_pyfloat(struct mp_buf *b, double v)
 {
@@ -30,8 +30,7 @@ int tl_pystr_repr(struct mp_buf *b, const char *s, size_t n)
         if (c == (unsigned char)q || c == '\\') {
             rc = mp_buf_putc(b, '\\');
             rc = rc ? rc : mp_buf_putc(b, (char)c);
-        }
-        else if (c == '\n')
+        } else if (c == '\n')
             rc = mp_buf_puts(b, "\\n");
         else if (c == '\r')
             rc = mp_buf_puts(b, "\\r");

@@ -5,14 +5,14 @@
  * Sorting follows TraceLens exactly where it is defined and the goldens
  * where pandas leaves ties open: groups are first ordered by their keys
  * (ascending, missing values last) and then stably by the sort column. */
-#include <magpie/perf.h>
-#include <magpie/report.h>
-#include <magpie/fmt.h>
-
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <magpie/fmt.h>
+#include <magpie/perf.h>
+#include <magpie/report.h>
 
 #include "tl_int.h"
 
@@ -60,15 +60,21 @@ static int sheet_timeline(struct ctx *c)
     if (!b)
         return MP_ENOMEM;
     const struct mp_gpu_timeline *g = &c->r->timeline;
+
     struct {
         const char *name;
         double us;
     } rows[] = {
-        {"computation_time", g->computation}, {"exposed_comm_time", g->exposed_comm},
-        {"exposed_memcpy_time", g->exposed_memcpy}, {"busy_time", g->busy},
-        {"idle_time", g->idle},          {"total_time", g->total},
-        {"total_comm_time", g->total_comm}, {"total_memcpy_time", g->total_memcpy},
+        {"computation_time", g->computation},
+        {"exposed_comm_time", g->exposed_comm},
+        {"exposed_memcpy_time", g->exposed_memcpy},
+        {"busy_time", g->busy},
+        {"idle_time", g->idle},
+        {"total_time", g->total},
+        {"total_comm_time", g->total_comm},
+        {"total_memcpy_time", g->total_memcpy},
     };
+
     int rc = mp_buf_puts(b, "type,time ms,percent\n");
     double total_ms = g->total / 1e3;
     for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]) && !rc; i++) {
@@ -215,8 +221,7 @@ static const char *launcher_category(const char *name)
     return n ? "runtime" : NULL;
 }
 
-static int sheet_kernel_summary(struct ctx *c, const struct krow *rows, size_t n,
-                                bool any_cpu_op)
+static int sheet_kernel_summary(struct ctx *c, const struct krow *rows, size_t n, bool any_cpu_op)
 {
     struct kgroup *g = calloc(n ? n : 1, sizeof(*g));
     if (!g)
@@ -276,10 +281,15 @@ static int sheet_kernel_summary(struct ctx *c, const struct krow *rows, size_t n
         if (any_cpu_op && !rc)
             rc = mp_csv_str(&csv, "Parent cpu_op");
         static const char *const cols[] = {
-            "Kernel name",          "Kernel stream",        "Kernel duration (µs)_sum",
-            "Kernel duration (µs)_count", "Kernel duration (µs)_mean",
-            "Kernel duration (µs)_min",   "Kernel duration (µs)_max",
-            "Percent of kernels time (%)", "Percent of total time (%)",
+            "Kernel name",
+            "Kernel stream",
+            "Kernel duration (µs)_sum",
+            "Kernel duration (µs)_count",
+            "Kernel duration (µs)_mean",
+            "Kernel duration (µs)_min",
+            "Kernel duration (µs)_max",
+            "Percent of kernels time (%)",
+            "Percent of total time (%)",
         };
         for (size_t i = 0; i < sizeof(cols) / sizeof(cols[0]) && !rc; i++)
             rc = mp_csv_str(&csv, cols[i]);
@@ -297,7 +307,11 @@ static int sheet_kernel_summary(struct ctx *c, const struct krow *rows, size_t n
         if (!rc)
             rc = k->has_stream ? mp_csv_fmt(&csv, "%lld", (long long)k->stream)
                                : mp_csv_str(&csv, "");
-        double vals[] = {k->sum, (double)k->count, k->sum / (double)k->count, k->min, k->max,
+        double vals[] = {k->sum,
+                         (double)k->count,
+                         k->sum / (double)k->count,
+                         k->min,
+                         k->max,
                          total_kernels > 0 ? k->sum / total_kernels * 100 : NAN,
                          total_us > 0 ? k->sum / total_us * 100 : NAN};
         for (size_t j = 0; j < 7 && !rc; j++) {
@@ -478,9 +492,9 @@ static int sheet_short_kernels(struct ctx *c, const struct krow *rows, size_t n)
             for (int i = 0; i < 4 && !rc; i++)
                 rc = mp_csv_str(&csv, kc[i]);
         }
-        static const char *const cols[] = {
-            "Kernel name", "Short Kernel duration (µs) sum", "Short Kernel count",
-            "Short Kernel duration (µs) mean", "Short Kernel duration (µs) percent of total time"};
+        static const char *const cols[] = {"Kernel name", "Short Kernel duration (µs) sum",
+                                           "Short Kernel count", "Short Kernel duration (µs) mean",
+                                           "Short Kernel duration (µs) percent of total time"};
         for (int i = 0; i < 5 && !rc; i++)
             rc = mp_csv_str(&csv, cols[i]);
         rc = rc ? rc : mp_csv_end_row(&csv);
@@ -529,9 +543,8 @@ int mp_report_build(const char *path, const struct mp_report_opts *o, struct mp_
 {
     *out = NULL;
     struct ctx c = {.o = o};
-    struct mp_trace_store_opts so = {.keep_args = true,
-                                     .on_progress = o->on_progress,
-                                     .user = o->progress_user};
+    struct mp_trace_store_opts so = {
+        .keep_args = true, .on_progress = o->on_progress, .user = o->progress_user};
     int rc = mp_trace_store_load(path, &so, &c.s, d);
     if (rc)
         return rc;

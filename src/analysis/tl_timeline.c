@@ -2,10 +2,10 @@
  * computation, communication and memcpy, each merged into disjoint
  * intervals; exposed communication is what computation does not cover,
  * exposed memcpy what neither covers. All devices and streams are pooled. */
-#include <magpie/report.h>
-
 #include <stdlib.h>
 #include <string.h>
+
+#include <magpie/report.h>
 
 struct iv {
     double s, e;
@@ -110,9 +110,9 @@ bool mp_report_is_comm_name(const char *name)
 static bool is_rocclr_copy(const char *name)
 {
     static const char *const copies[] = {
-        "MEMORY_COPY_HOST_TO_DEVICE", "MEMORY_COPY_DEVICE_TO_HOST",
-        "MEMORY_COPY_DEVICE_TO_DEVICE", "__amd_rocclr_copyBuffer",
-        "__amd_rocclr_copyBufferAligned", "__amd_rocclr_copyBufferRect",
+        "MEMORY_COPY_HOST_TO_DEVICE",         "MEMORY_COPY_DEVICE_TO_HOST",
+        "MEMORY_COPY_DEVICE_TO_DEVICE",       "__amd_rocclr_copyBuffer",
+        "__amd_rocclr_copyBufferAligned",     "__amd_rocclr_copyBufferRect",
         "__amd_rocclr_copyBufferRectAligned",
     };
     size_t n = strlen(name);

@@ -2,10 +2,10 @@
  *
  * A diag records the first error only: later failures are usually
  * consequences of the first, and the first is what the user must fix. */
-#include <magpie/base.h>
-
 #include <stdio.h>
 #include <string.h>
+
+#include <magpie/base.h>
 
 const char *mp_strerror(int code)
 {

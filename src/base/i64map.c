@@ -1,9 +1,9 @@
 /* int64 -> int64 open-addressing hash map: correlation ids, External ids and
  * flow ids are integers, so a dedicated map avoids hashing strings. */
-#include <magpie/base.h>
-
 #include <stdlib.h>
 #include <string.h>
+
+#include <magpie/base.h>
 
 static size_t slot(int64_t key, size_t cap)
 {

@@ -2,11 +2,11 @@
  *
  * The interner is an open-addressing hash table of (hash, id) slots over
  * strings stored in an arena, so a trace's names cost one copy each. */
-#include <magpie/base.h>
-
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <magpie/base.h>
 
 void *mp_malloc(size_t n)
 {
@@ -249,7 +249,7 @@ struct mp_intern {
     struct intern_entry *ents; /* by id */
     int32_t count;
     int32_t cap;
-    int32_t *slots; /* id or -1 */
+    int32_t *slots;  /* id or -1 */
     uint32_t nslots; /* power of two */
 };
 

@@ -1,6 +1,4 @@
 /* Monotonic time, atomic file writes, directory helpers and peak RSS. */
-#include <magpie/base.h>
-
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -10,6 +8,8 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <magpie/base.h>
 
 uint64_t mp_time_ns(void)
 {

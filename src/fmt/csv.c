@@ -1,9 +1,9 @@
 /* CSV writer following Python's csv.writer defaults (QUOTE_MINIMAL, doubled
  * quotes, "\r\n" line ends), so files match what Magpie and TraceLens write. */
-#include <magpie/fmt.h>
-
 #include <stdio.h>
 #include <string.h>
+
+#include <magpie/fmt.h>
 
 void mp_csv_init(struct mp_csv *c, struct mp_buf *out, const char *eol)
 {

@@ -1,10 +1,10 @@
 /* JSON text helpers: string escaping and shortest round-trip doubles. */
-#include <magpie/fmt.h>
-
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <magpie/fmt.h>
 
 int mp_json_str(struct mp_buf *b, const char *s, size_t n)
 {

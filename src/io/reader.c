@@ -1,8 +1,6 @@
 /* Byte readers: plain file, gzip (ISA-L fast path, zlib fallback), stdin,
  * memory. The raw input is read in 1 MiB pieces; the decompressor writes
  * straight into the caller's buffer so there is no extra copy. */
-#include <magpie/io.h>
-
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -10,7 +8,10 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
 #include <zlib.h>
+
+#include <magpie/io.h>
 
 #ifdef MP_HAVE_ISAL
 #include <isa-l/igzip_lib.h>
@@ -19,7 +20,7 @@
 #define RAW_CHUNK ((size_t)1 << 20)
 
 struct mp_io_reader {
-    int fd;               /* -1 for memory readers */
+    int fd; /* -1 for memory readers */
     bool own_fd;
     const unsigned char *mem; /* memory reader source */
     size_t mem_len;

@@ -3,14 +3,14 @@
  * `rank_<N>/` folders, and some launchers put the TP rank in a folder name
  * (`pp0_dp2_tp3`). CUDA-graph warm-up snapshots under `capture_traces/` are
  * not part of the measured run and are skipped unless nothing else exists. */
-#include <magpie/trace.h>
-
 #include <ctype.h>
 #include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+
+#include <magpie/trace.h>
 
 #define MAX_FILES 100000
 #define MAX_DEPTH 16
@@ -54,7 +54,8 @@ static int walk_dir(struct walk *w, const char *dir, int depth, bool capture)
             rc = walk_dir(w, path, depth + 1, capture || strcmp(e->d_name, "capture_traces") == 0);
             continue;
         }
-        if (!S_ISREG(st.st_mode) || !(ends_with(e->d_name, ".json") || ends_with(e->d_name, ".json.gz")))
+        if (!S_ISREG(st.st_mode) ||
+            !(ends_with(e->d_name, ".json") || ends_with(e->d_name, ".json.gz")))
             continue;
         if (w->n == w->cap) {
             size_t nc = w->cap ? w->cap * 2 : 64;
@@ -157,8 +158,8 @@ static int cmp_rank(const void *a, const void *b)
 /* Moves the matching files into out; returns how many. Ranks are read from
  * the part of the path below the searched root only: a folder above it named
  * like a rank says nothing about the files inside. */
-static size_t take(struct walk *w, struct mp_trace_rank_list *out, bool capture,
-                   const char *suffix, bool need_rank, size_t root_len)
+static size_t take(struct walk *w, struct mp_trace_rank_list *out, bool capture, const char *suffix,
+                   bool need_rank, size_t root_len)
 {
     size_t k = 0;
     for (size_t i = 0; i < w->n; i++) {

@@ -15,13 +15,12 @@
  * input this parser accepts is valid JSON (up to UTF-8 validation and the
  * NaN/Infinity literals that Python's json module also accepts).
  */
-#include <magpie/trace.h>
-
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <magpie/trace.h>
 
 #define DEFAULT_CHUNK ((size_t)4 << 20)
 #define DEFAULT_MAX_UNIT ((size_t)256 << 20)
@@ -261,12 +260,11 @@ static const double pow10_exact[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1
 struct num {
     double d;
     int64_t i;
-    bool is_int;      /* no fraction, no exponent, fits int64 */
-    bool integral;    /* value is an integer (also e.g. 5.0) within int64 */
+    bool is_int;   /* no fraction, no exponent, fits int64 */
+    bool integral; /* value is an integer (also e.g. 5.0) within int64 */
 };
 
-static const char *scan_number(struct parser *ps, const char *p, const char *end,
-                               struct num *out)
+static const char *scan_number(struct parser *ps, const char *p, const char *end, struct num *out)
 {
     const char *s = p;
     bool neg = false;
@@ -374,7 +372,8 @@ static const char *scan_number(struct parser *ps, const char *p, const char *end
     }
     out->d = d;
     /* integers outside int64 are kept as doubles, as Python would compare them */
-    out->is_int = is_int && !overflow && mant <= (neg ? (uint64_t)INT64_MAX + 1u : (uint64_t)INT64_MAX);
+    out->is_int =
+        is_int && !overflow && mant <= (neg ? (uint64_t)INT64_MAX + 1u : (uint64_t)INT64_MAX);
     if (out->is_int) {
         out->i = neg ? (int64_t)(0u - mant) : (int64_t)mant;
         out->integral = true;
@@ -408,8 +407,7 @@ static const char *skip_number(struct parser *ps, const char *p, const char *end
     return p;
 }
 
-static const char *scan_literal(struct parser *ps, const char *p, const char *end,
-                                const char *word)
+static const char *scan_literal(struct parser *ps, const char *p, const char *end, const char *word)
 {
     size_t n = strlen(word);
     for (size_t k = 0; k < n; k++) {
@@ -459,7 +457,8 @@ static const char *skip_container(struct parser *ps, const char *p, const char *
         if (*p == close)
             return p + 1;
         if (*p != ',')
-            return fail(ps, p, obj ? "expected ',' or '}' in object" : "expected ',' or ']' in array");
+            return fail(ps, p,
+                        obj ? "expected ',' or '}' in object" : "expected ',' or ']' in array");
         p = skip_ws(p + 1, end);
         if (p >= end)
             return incomplete(ps);
@@ -781,14 +780,14 @@ static int truncated(struct parser *ps, const char *what)
 }
 
 enum top_state {
-    T_START,      /* before the top-level value */
-    T_OBJ_FIRST,  /* after '{' */
-    T_OBJ_KEY,    /* after ',' in the top-level object */
-    T_OBJ_NEXT,   /* after a top-level value: ',' or '}' */
-    T_EV_FIRST,   /* after '[' of the events array */
-    T_EV_ELEM,    /* after ',' in the events array */
-    T_EV_NEXT,    /* after an event: ',' or ']' */
-    T_END,        /* after the top-level value: only whitespace */
+    T_START,     /* before the top-level value */
+    T_OBJ_FIRST, /* after '{' */
+    T_OBJ_KEY,   /* after ',' in the top-level object */
+    T_OBJ_NEXT,  /* after a top-level value: ',' or '}' */
+    T_EV_FIRST,  /* after '[' of the events array */
+    T_EV_ELEM,   /* after ',' in the events array */
+    T_EV_NEXT,   /* after an event: ',' or ']' */
+    T_END,       /* after the top-level value: only whitespace */
 };
 
 int mp_trace_parse(struct mp_io_reader *r, const struct mp_trace_parse_opts *opts,
@@ -844,8 +843,9 @@ int mp_trace_parse(struct mp_io_reader *r, const struct mp_trace_parse_opts *opt
             if (state == T_START) {
                 mp_diag_set_file(d, mp_io_name(r));
                 mp_diag_set_pos(d, (long long)(ps.base + ps.len), 0, 0);
-                rc = mp_diag_set(d, MP_EPARSE, "empty input: expected a Chrome trace "
-                                               "(a JSON object with \"traceEvents\" or a list)");
+                rc = mp_diag_set(d, MP_EPARSE,
+                                 "empty input: expected a Chrome trace "
+                                 "(a JSON object with \"traceEvents\" or a list)");
             } else {
                 rc = truncated(&ps, state >= T_EV_FIRST ? "inside the traceEvents array"
                                                         : "inside the top-level object");
@@ -922,8 +922,9 @@ int mp_trace_parse(struct mp_io_reader *r, const struct mp_trace_parse_opts *opt
                 break;
             }
             if (*p != '{') {
-                q = fail(&ps, p, *p == ']' ? "trailing comma in traceEvents"
-                                           : "expected an event object in traceEvents");
+                q = fail(&ps, p,
+                         *p == ']' ? "trailing comma in traceEvents"
+                                   : "expected an event object in traceEvents");
                 break;
             }
             {

@@ -1,10 +1,10 @@
 /* Event store: a whole trace as struct-of-arrays in file order, names
  * interned, raw args text copied into one arena on request. Built on top of
  * the streaming parser's callback, so loading is one pass. */
-#include <magpie/trace.h>
-
 #include <stdlib.h>
 #include <string.h>
+
+#include <magpie/trace.h>
 
 #define STORE_MAX_EVENTS ((size_t)1 << 31)
 

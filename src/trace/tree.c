@@ -8,10 +8,10 @@
  *   5. attach GPU events to the runtime calls that launched them;
  *   6. children lists in CSR form, and each GPU event's launcher.
  */
-#include <magpie/tree.h>
-
 #include <stdlib.h>
 #include <string.h>
+
+#include <magpie/tree.h>
 
 /* ---- (pid, tid, link) -> uid map ---- */
 struct ptl_slot {
@@ -517,8 +517,8 @@ void mp_trace_tree_free(struct mp_trace_tree *t)
     free(t);
 }
 
-long mp_trace_tree_gpu_events(const struct mp_trace_tree *t, int32_t uid, int32_t **buf,
-                              size_t *n, size_t *cap)
+long mp_trace_tree_gpu_events(const struct mp_trace_tree *t, int32_t uid, int32_t **buf, size_t *n,
+                              size_t *cap)
 {
     /* iterative DFS over children (pre-order) */
     int32_t stack_small[256];

@@ -1,8 +1,6 @@
 /* Unit tests for src/analysis: gap analysis semantics on small traces whose
  * expected results are worked out by hand from Magpie's rules, the kernel
  * summary, and kernel-family normalisation. */
-#include <magpie/analysis.h>
-
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -12,6 +10,8 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+
+#include <magpie/analysis.h>
 
 static char tmpdir[64];
 
@@ -50,8 +50,10 @@ static const char *const magpie_events =
     "{\"traceEvents\": ["
     "{\"cat\": \"cpu_op\", \"name\": \"aten::mm\", \"ts\": 0, \"dur\": 5,"
     " \"args\": {\"External id\": 1, \"Input Dims\": [[2, 3], [3, 4]]}},"
-    "{\"cat\": \"kernel\", \"name\": \"gemm\", \"ts\": 10, \"dur\": 20, \"args\": {\"External id\": 1}},"
-    "{\"cat\": \"kernel\", \"name\": \"gemm\", \"ts\": 35, \"dur\": 10, \"args\": {\"External id\": 1}},"
+    "{\"cat\": \"kernel\", \"name\": \"gemm\", \"ts\": 10, \"dur\": 20, \"args\": {\"External "
+    "id\": 1}},"
+    "{\"cat\": \"kernel\", \"name\": \"gemm\", \"ts\": 35, \"dur\": 10, \"args\": {\"External "
+    "id\": 1}},"
     "{\"cat\": \"ignored\", \"name\": \"noise\", \"ts\": 50, \"dur\": 5},"
     "{\"name\": \"metadata\"}], \"meta\": 1}";
 
@@ -118,15 +120,16 @@ static void test_gap_late_cpu_op_second_pass(void **state)
     (void)state;
     /* the kernel comes before the cpu_op that defines its shape, and a second
      * cpu_op redefines id 7: Magpie's map-first order gives the final shape */
-    write_file("b/x.json",
-               "[{\"cat\": \"kernel\", \"name\": \"k\", \"ts\": 1, \"dur\": 2,"
-               "  \"args\": {\"External id\": 7}},"
-               " {\"cat\": \"cpu_op\", \"name\": \"op\", \"ts\": 0, \"dur\": 5,"
-               "  \"args\": {\"External id\": 7, \"Input Dims\": [[1]]}},"
-               " {\"cat\": \"cpu_op\", \"name\": \"op\", \"ts\": 0, \"dur\": 5,"
-               "  \"args\": {\"External id\": 7, \"Input Dims\": [[], [4, 5], [\"s\"], [1.0]]}},"
-               " {\"cat\": \"Kernel\", \"name\": \"k\", \"ts\": 3, \"args\": {\"External id\": 7.0}},"
-               " {\"cat\": \"gpu_memcpy\", \"ts\": 4, \"dur\": 1}]");
+    write_file(
+        "b/x.json",
+        "[{\"cat\": \"kernel\", \"name\": \"k\", \"ts\": 1, \"dur\": 2,"
+        "  \"args\": {\"External id\": 7}},"
+        " {\"cat\": \"cpu_op\", \"name\": \"op\", \"ts\": 0, \"dur\": 5,"
+        "  \"args\": {\"External id\": 7, \"Input Dims\": [[1]]}},"
+        " {\"cat\": \"cpu_op\", \"name\": \"op\", \"ts\": 0, \"dur\": 5,"
+        "  \"args\": {\"External id\": 7, \"Input Dims\": [[], [4, 5], [\"s\"], [1.0]]}},"
+        " {\"cat\": \"Kernel\", \"name\": \"k\", \"ts\": 3, \"args\": {\"External id\": 7.0}},"
+        " {\"cat\": \"gpu_memcpy\", \"ts\": 4, \"dur\": 1}]");
     struct mp_gap_config cfg;
     mp_gap_config_defaults(&cfg);
     char dir[128];
@@ -138,7 +141,7 @@ static void test_gap_late_cpu_op_second_pass(void **state)
     assert_true(r->ranks[0].two_pass);
     assert_int_equal(r->n_merged, 2);
     assert_string_equal(r->merged[0].name, "k");
-    assert_int_equal(r->merged[0].calls, 2); /* "Kernel" matches case-insensitively */
+    assert_int_equal(r->merged[0].calls, 2);   /* "Kernel" matches case-insensitively */
     assert_true(r->merged[0].total_us == 2.0); /* missing dur counts 0 */
     assert_string_equal(r->merged[0].shapes, "[4,5]x[s]x[1.0]");
     assert_string_equal(r->merged[1].name, "<?>"); /* nameless memcpy */
@@ -190,7 +193,8 @@ static void test_gap_ranks_merge(void **state)
     struct mp_buf b;
     mp_buf_init(&b, 0);
     assert_int_equal(mp_gap_summary(r, &cfg, "out", &b), 0);
-    assert_non_null(strstr(mp_buf_cstr(&b), "Gap Analysis (0.0%-100.0% window, category-filtered)"));
+    assert_non_null(
+        strstr(mp_buf_cstr(&b), "Gap Analysis (0.0%-100.0% window, category-filtered)"));
     assert_non_null(strstr(mp_buf_cstr(&b), "Total duration: 5.75 us"));
     mp_buf_reset(&b);
     assert_int_equal(mp_gap_json(r, &cfg, "x.csv", "out", &b), 0);
@@ -203,8 +207,10 @@ static void test_gap_ranks_merge(void **state)
 static void test_gap_bad_rank(void **state)
 {
     (void)state;
-    write_file("e/x-rank-0.pt.trace.json", "{\"traceEvents\": [{\"cat\": \"kernel\", \"dur\": 1}]}");
-    write_file("e/x-rank-1.pt.trace.json", "{\"traceEvents\": [{\"cat\": \"kernel\",\n \"dur\": }]}");
+    write_file("e/x-rank-0.pt.trace.json",
+               "{\"traceEvents\": [{\"cat\": \"kernel\", \"dur\": 1}]}");
+    write_file("e/x-rank-1.pt.trace.json",
+               "{\"traceEvents\": [{\"cat\": \"kernel\",\n \"dur\": }]}");
     struct mp_gap_config cfg;
     mp_gap_config_defaults(&cfg);
     char dir[128];
@@ -248,7 +254,8 @@ static void test_kernel_summary(void **state)
     struct mp_buf b;
     mp_buf_init(&b, 0);
     assert_int_equal(mp_kernel_summary_csv(&s->merged, &b), 0);
-    assert_string_equal(mp_buf_cstr(&b), "name,time_ms,percent,calls\ny,3.0,60.0,1\nx,2.0,40.0,2\n");
+    assert_string_equal(mp_buf_cstr(&b),
+                        "name,time_ms,percent,calls\ny,3.0,60.0,1\nx,2.0,40.0,2\n");
     mp_buf_fini(&b);
     mp_kernel_summary_free(s);
 }
@@ -282,12 +289,9 @@ static void test_family(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_gap_basic),
-        cmocka_unit_test(test_gap_late_cpu_op_second_pass),
-        cmocka_unit_test(test_gap_ranks_merge),
-        cmocka_unit_test(test_gap_bad_rank),
-        cmocka_unit_test(test_kernel_summary),
-        cmocka_unit_test(test_family),
+        cmocka_unit_test(test_gap_basic),       cmocka_unit_test(test_gap_late_cpu_op_second_pass),
+        cmocka_unit_test(test_gap_ranks_merge), cmocka_unit_test(test_gap_bad_rank),
+        cmocka_unit_test(test_kernel_summary),  cmocka_unit_test(test_family),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

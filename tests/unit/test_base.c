@@ -1,8 +1,5 @@
 /* Unit tests for src/base and src/fmt: diag, buf, arena, interner, atomic
  * writes, CSV quoting and Python-style float text. */
-#include <magpie/base.h>
-#include <magpie/fmt.h>
-
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -13,6 +10,9 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+
+#include <magpie/base.h>
+#include <magpie/fmt.h>
 
 static void test_diag_first_error_wins(void **state)
 {
@@ -131,23 +131,24 @@ static void test_csv_python_quoting(void **state)
     mp_csv_str(&c, "two\nlines");
     mp_csv_str(&c, "");
     mp_csv_end_row(&c);
-    assert_string_equal(mp_buf_cstr(&b),
-                        "plain,\"a,b\",\"say \"\"hi\"\"\",\"two\nlines\",\r\n");
+    assert_string_equal(mp_buf_cstr(&b), "plain,\"a,b\",\"say \"\"hi\"\"\",\"two\nlines\",\r\n");
     mp_buf_fini(&b);
 }
 
 static void test_pyfloat(void **state)
 {
     (void)state;
+
     static const struct {
         double v;
         const char *s;
     } cases[] = {
-        {0.1, "0.1"},       {1.0, "1.0"},         {100.0, "100.0"},
-        {1e-06, "1e-06"},   {1e16, "1e+16"},      {123456789012345.6, "123456789012345.6"},
-        {-2.5, "-2.5"},     {0.0001, "0.0001"},   {84.4844258626302, "84.4844258626302"},
+        {0.1, "0.1"},          {1.0, "1.0"},       {100.0, "100.0"},
+        {1e-06, "1e-06"},      {1e16, "1e+16"},    {123456789012345.6, "123456789012345.6"},
+        {-2.5, "-2.5"},        {0.0001, "0.0001"}, {84.4844258626302, "84.4844258626302"},
         {1.5e300, "1.5e+300"}, {0.0, "0.0"},
     };
+
     char buf[64];
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         mp_fmt_pyfloat(cases[i].v, buf, sizeof(buf));
@@ -163,12 +164,9 @@ static void test_pyfloat(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_diag_first_error_wins),
-        cmocka_unit_test(test_buf_limits),
-        cmocka_unit_test(test_arena_and_intern),
-        cmocka_unit_test(test_atomic_write),
-        cmocka_unit_test(test_csv_python_quoting),
-        cmocka_unit_test(test_pyfloat),
+        cmocka_unit_test(test_diag_first_error_wins), cmocka_unit_test(test_buf_limits),
+        cmocka_unit_test(test_arena_and_intern),      cmocka_unit_test(test_atomic_write),
+        cmocka_unit_test(test_csv_python_quoting),    cmocka_unit_test(test_pyfloat),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,7 +1,5 @@
 /* Unit tests for src/io: plain, gzip (single and concatenated members),
  * truncated and corrupt gzip, memory readers and tiny read sizes. */
-#include <magpie/io.h>
-
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -9,9 +7,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <zlib.h>
 
 #include <cmocka.h>
+#include <zlib.h>
+
+#include <magpie/io.h>
 
 static size_t gz(const char *src, size_t n, unsigned char *out, size_t cap)
 {
