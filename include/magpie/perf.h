@@ -16,18 +16,18 @@
 #ifndef MAGPIE_PERF_H
 #define MAGPIE_PERF_H
 
-#include <magpie/base.h>
-
 #include <stdbool.h>
 #include <stddef.h>
 
+#include <magpie/base.h>
+
 /* One CPU op. Every pointer is borrowed for the duration of the call. */
 struct mp_perf_op {
-    const char *name;       /* cpu op name, e.g. "aten::mm"; NUL-terminated */
-    const char *args;       /* raw JSON text of the event's "args" object, or NULL */
-    size_t args_len;        /* bytes of args */
-    const char *annotation; /* enclosing step annotation (inference attention), or NULL
-                               (TraceLens's "NA") */
+    const char *name;                /* cpu op name, e.g. "aten::mm"; NUL-terminated */
+    const char *args;                /* raw JSON text of the event's "args" object, or NULL */
+    size_t args_len;                 /* bytes of args */
+    const char *annotation;          /* enclosing step annotation (inference attention), or NULL
+                                        (TraceLens's "NA") */
     const char *const *kernel_names; /* the op's kernels (whole subtree) in ts order, or NULL:
                                         GEMM transpose parsing */
     size_t n_kernels;

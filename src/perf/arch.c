@@ -9,8 +9,6 @@
  * equals the H200-arch-datasheet.json the shared H200 goldens were made with.
  * docs/perf-model.md gives the citation of every number. "matrix_fp32" is
  * the TF32 tensor-core rate on NVIDIA parts, as in that H200 file. */
-#include "perf_int.h"
-
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
@@ -19,10 +17,13 @@
 #include <string.h>
 #include <strings.h>
 
+#include "perf_int.h"
+
 struct builtin {
     const char *name;
     double mem_bw_gbps, memory_gb;
     const char *source;
+
     struct {
         const char *key;
         double tflops;
@@ -194,10 +195,15 @@ int mp_perf_arch_builtin(const char *name, struct mp_perf_arch *out)
 {
     if (!name || !out)
         return MP_EINVAL;
+
     static const struct {
         const char *alias, *name;
-    } aliases[] = {{"H100SXM", "H100"}, {"H100SXM5", "H100"}, {"A100SXM", "A100"},
-                   {"A100SXM480GB", "A100"}, {"H200SXM", "H200"}};
+    } aliases[] = {{"H100SXM", "H100"},
+                   {"H100SXM5", "H100"},
+                   {"A100SXM", "A100"},
+                   {"A100SXM480GB", "A100"},
+                   {"H200SXM", "H200"}};
+
     for (size_t i = 0; i < sizeof(aliases) / sizeof(aliases[0]); i++)
         if (same_name(name, aliases[i].alias))
             name = aliases[i].name;
@@ -260,9 +266,8 @@ bool mp_perf_arch_tflops(const struct mp_perf_arch *a, const char *spec, double 
     return false;
 }
 
-void mp_perf_roofline(const struct mp_perf_arch *a, const char *spec, double gflops,
-                      bool has_bytes, double bytes, double kernel_time_us,
-                      struct mp_perf_roofline *out)
+void mp_perf_roofline(const struct mp_perf_arch *a, const char *spec, double gflops, bool has_bytes,
+                      double bytes, double kernel_time_us, struct mp_perf_roofline *out)
 {
     memset(out, 0, sizeof(*out));
     out->pct = NAN;
@@ -341,8 +346,9 @@ int mp_perf_arch_parse_json(const char *text, size_t len, const char *label,
     }
     int rc = 0;
     if (!json_is_object(root)) {
-        mp_diag_set(d, MP_EINVAL, "an arch file is a JSON object with name, mem_bw_gbps and "
-                                  "max_achievable_tflops");
+        mp_diag_set(d, MP_EINVAL,
+                    "an arch file is a JSON object with name, mem_bw_gbps and "
+                    "max_achievable_tflops");
         mp_diag_set_pos(d, 0, 1, 1);
         rc = MP_EINVAL;
         goto out;

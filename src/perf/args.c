@@ -7,10 +7,6 @@
  * the first "exception" of the current phase in the context and returns a
  * harmless default, so model code reads like the Python it mirrors and checks
  * pm_ok() where it matters. Parameter values are printed as Python's str(). */
-#include "perf_int.h"
-
-#include <magpie/fmt.h>
-
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
@@ -19,6 +15,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+
+#include <magpie/fmt.h>
+
+#include "perf_int.h"
 
 void pm_raise(struct pm_ctx *c, int kind, const char *fmt, ...)
 {
@@ -404,6 +404,7 @@ int pm_bpe(const char *dtype)
         {"c10::float4_e2m1fn_x2", 1},
         {"fp4", 1},
     };
+
     if (!dtype)
         return 0;
     for (size_t i = 0; i < sizeof(tab) / sizeof(tab[0]); i++)
@@ -430,6 +431,7 @@ const char *pm_precision(const char *dtype)
         {"c10::float4_e2m1fn_x2", "fp4"},
         {"c10::float8_e4m3fn", "fp8"},
     };
+
     if (!dtype || !dtype[0])
         return NULL;
     for (size_t i = 0; i < sizeof(tab) / sizeof(tab[0]); i++)

@@ -6,10 +6,10 @@
  * M*N*bpe_out + N*bpe_bias if bias), unknown when any size is unknown.
  * Parameters come out in TraceLens's order: the class's own, then "B" when the
  * class did not set it, then "transpose" when a kernel name tells it. */
-#include "perf_int.h"
-
 #include <stdio.h>
 #include <string.h>
+
+#include "perf_int.h"
 
 struct gemm {
     int64_t B, M, N, K;

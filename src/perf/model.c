@@ -7,11 +7,11 @@
  * anywhere drops the row silently, any other exception counts it as failed.
  * The model functions follow the same order through pm_begin phases, so the
  * first "exception" of each phase decides its status. */
-#include "perf_int.h"
-
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "perf_int.h"
 
 /* Stores the results of the phase that just ended into the result. */
 static void close_phase(struct pm_ctx *c)

@@ -5,11 +5,12 @@
 #ifndef MP_PERF_INT_H
 #define MP_PERF_INT_H
 
-#include <magpie/perf.h>
-
-#include <jansson.h>
 #include <stdbool.h>
 #include <stdint.h>
+
+#include <jansson.h>
+
+#include <magpie/perf.h>
 
 /* ---- registry ---- */
 
@@ -55,9 +56,9 @@ struct pm_ctx {
     json_t *args; /* parsed args object, owned; NULL when the op has none */
     struct mp_perf_result *out;
     enum pm_phase phase;
-    int st[3];     /* MP_PERF_OK / SKIP / FAILED per phase */
-    bool oom;      /* an allocation failed: mp_perf_model returns MP_ENOMEM */
-    char *pbuf;    /* param texts, NUL-separated */
+    int st[3];  /* MP_PERF_OK / SKIP / FAILED per phase */
+    bool oom;   /* an allocation failed: mp_perf_model returns MP_ENOMEM */
+    char *pbuf; /* param texts, NUL-separated */
     size_t plen, pcap;
     size_t poff[MP_PERF_MAX_PARAMS];
     /* results of the current phase */
@@ -74,10 +75,12 @@ void pm_raise(struct pm_ctx *c, int kind, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 #define pm_fail(c, ...) pm_raise((c), MP_PERF_FAILED, __VA_ARGS__)
 #define pm_notimpl(c, ...) pm_raise((c), MP_PERF_SKIP, __VA_ARGS__)
+
 static inline bool pm_ok(const struct pm_ctx *c)
 {
     return c->st[c->phase] == MP_PERF_OK;
 }
+
 /* Ends the current phase and starts phase p; false when parameter parsing
  * (PM_INIT) failed, so the model must not compute. */
 bool pm_begin(struct pm_ctx *c, enum pm_phase p);
@@ -148,11 +151,13 @@ static inline void pm_set_flops(struct pm_ctx *c, double flops)
 {
     c->flops = flops;
 }
+
 static inline void pm_set_bytes(struct pm_ctx *c, bool known, double bytes)
 {
     c->has_bytes = known;
     c->bytes = bytes;
 }
+
 /* Compute spec parts: maf "matrix"/"vector"; precision from a dtype string
  * through torch_dtype_map (NULL/"" dtype -> unknown). */
 void pm_set_spec(struct pm_ctx *c, const char *maf, const char *dtype);

@@ -8,11 +8,11 @@
  * element of Q, K, V and O (TraceLens calls bytes() without the dtype). The
  * backward formula adds the dV, dP, dQ, dK products (and the QK recompute of
  * flash implementations) and reads/writes Q, K, V, dO, dQ, dK, dV. */
-#include "perf_int.h"
-
 #include <math.h>
 #include <string.h>
 #include <strings.h>
+
+#include "perf_int.h"
 
 struct sdpa {
     double B, NQ, HQ, NKV, HKV, dqk, dv;
@@ -61,9 +61,9 @@ static double sdpa_flops_bwd(struct pm_ctx *c, const struct sdpa *s)
     if (s->flash_impl)
         t += s->B * s->HQ * (2 * s->NQ * s->NKV * s->dqk); /* recompute QK */
     double gqa = floordiv(s->HQ, s->HKV) - 1;
-    t += s->B * s->HQ * (2 * s->NKV * s->NQ * s->dv) + s->B * s->NKV * s->dv * gqa; /* dV */
-    t += s->B * s->HQ * (2 * s->NQ * s->NKV * s->dv);                             /* dP */
-    t += s->B * s->HQ * (2 * s->NQ * s->NKV * s->dqk);                            /* dQ */
+    t += s->B * s->HQ * (2 * s->NKV * s->NQ * s->dv) + s->B * s->NKV * s->dv * gqa;   /* dV */
+    t += s->B * s->HQ * (2 * s->NQ * s->NKV * s->dv);                                 /* dP */
+    t += s->B * s->HQ * (2 * s->NQ * s->NKV * s->dqk);                                /* dQ */
     t += s->B * s->HQ * (2 * s->NKV * s->NQ * s->dqk) + s->B * s->NKV * s->dqk * gqa; /* dK */
     if (s->causal) {
         if (s->NQ != s->NKV) {
@@ -428,8 +428,16 @@ static void sdpa_varlen(struct pm_ctx *c, bool bwd)
         pm_fail(c, "ValueError: head dimensions do not match for Q and K");
     if (!pm_ok(c))
         return;
-    struct sdpa s = {1, (double)q.d[0], (double)q.d[1], (double)k.d[0], (double)k.d[1],
-                     (double)q.d[2], (double)v.d[2], false, true, NULL};
+    struct sdpa s = {1,
+                     (double)q.d[0],
+                     (double)q.d[1],
+                     (double)k.d[0],
+                     (double)k.d[1],
+                     (double)q.d[2],
+                     (double)v.d[2],
+                     false,
+                     true,
+                     NULL};
     json_t *types = pm_arg(c, "Input type");
     (void)types;
     json_t *st = pm_arg(c, "Input Strides");
