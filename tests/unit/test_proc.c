@@ -339,8 +339,14 @@ static void test_child_signals_default(void **state)
     struct mp_proc_result r;
     run_ok(argv, NULL, &r);
     assert_true(mp_proc_result_ok(&r));
-    assert_string_equal(mp_buf_cstr(&r.out),
-                        "SigBlk:\t0000000000000000\nSigIgn:\t0000000000000000\n");
+    /* Signals 32 and 33 are glibc's own (thread cancellation, setxid): no
+     * program can change their disposition, so whatever the test's parent
+     * had for them is inherited; every other signal must be default. */
+    unsigned long long blk = ~0ULL, ign = ~0ULL;
+    assert_int_equal(sscanf(mp_buf_cstr(&r.out), "SigBlk:\t%llx\nSigIgn:\t%llx", &blk, &ign), 2);
+    const unsigned long long glibc_internal = (1ULL << 31) | (1ULL << 32);
+    assert_true((blk & ~glibc_internal) == 0);
+    assert_true((ign & ~glibc_internal) == 0);
     mp_proc_result_fini(&r);
 }
 
