@@ -48,6 +48,7 @@ struct mp_trace_tree {
     uint8_t *in_tree;         /* TraceLens's `tree` flag */
     uint8_t *cpu_root;        /* outermost cpu_op of its thread */
     int32_t *launcher;        /* GPU events: launcher uid (cpu_op or runtime), else -1 */
+    uint8_t *comm;            /* GPU events named like a collective (nccl, rccl, ...) */
     bool link_by_correlation; /* linking key: correlation (true) or External id */
     bool has_cpu_ops;         /* any cpu_op / python_function event (else GPU-only trace) */
     size_t n_gpu, n_gpu_linked;
@@ -71,6 +72,10 @@ long mp_trace_tree_gpu_events(const struct mp_trace_tree *t, int32_t uid, int32_
  * [ts, t_end) intervals (touching intervals merge), in TraceLens's order of
  * arithmetic. idx is reordered (sorted by start). */
 double mp_trace_tree_busy(const struct mp_trace_tree *t, int32_t *idx, size_t n);
+
+/* True when a kernel name is a collective's (case-insensitive nccl, rccl or
+ * cross_device_reduce), TraceLens's communication test. */
+bool mp_trace_is_comm_name(const char *name);
 
 /* Name of event i ("" when absent). */
 const char *mp_trace_tree_name(const struct mp_trace_tree *t, int32_t i);

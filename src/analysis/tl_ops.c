@@ -65,7 +65,7 @@ static int build_launchers(const struct mp_trace_tree *t, struct lset *out)
         slot[i] = -1;
     for (size_t i = 0; i < t->n && !rc; i++) {
         int32_t l = t->launcher[i];
-        if (l < 0 || mp_report_is_comm_name(mp_trace_tree_name(t, (int32_t)i)))
+        if (l < 0 || t->comm[i])
             continue;
         if (slot[l] < 0) {
             if (nl == capl) {

@@ -110,7 +110,7 @@ static int index_launchers(struct ctx *c)
         c->first_kernel[i] = -1;
     for (size_t i = 0; i < t->n; i++) {
         int32_t l = t->launcher[i];
-        if (l < 0 || mp_report_is_comm_name(ename(c, (int32_t)i)))
+        if (l < 0 || t->comm[i])
             continue;
         int32_t f = c->first_kernel[l];
         if (f < 0 || t->s->ts[i] < t->s->ts[f])

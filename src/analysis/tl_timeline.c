@@ -7,6 +7,8 @@
 
 #include <magpie/report.h>
 
+#include "tl_int.h"
+
 struct iv {
     double s, e;
 };
@@ -86,25 +88,9 @@ static int subtract(const struct ivs *a, const struct ivs *b, struct ivs *out)
     return 0;
 }
 
-static bool icontains(const char *s, const char *needle)
-{
-    size_t m = strlen(needle);
-    for (; *s; s++) {
-        size_t k = 0;
-        while (k < m && s[k] && (s[k] | 0x20) == needle[k])
-            k++;
-        if (k == m)
-            return true;
-    }
-    return false;
-}
-
-bool mp_report_is_comm_name(const char *name);
-
 bool mp_report_is_comm_name(const char *name)
 {
-    return icontains(name, "nccl") || icontains(name, "rccl") ||
-           icontains(name, "cross_device_reduce");
+    return mp_trace_is_comm_name(name);
 }
 
 static bool is_rocclr_copy(const char *name)
@@ -139,7 +125,7 @@ int mp_report_gpu_timeline(const struct mp_trace_tree *t, bool include_unlinked,
         struct ivs *dst = &comp;
         if (k == MP_K_MEMCPY || (k == MP_K_KERNEL && is_rocclr_copy(name)))
             dst = &mem;
-        else if ((k == MP_K_KERNEL || k == MP_K_MEMSET) && mp_report_is_comm_name(name))
+        else if ((k == MP_K_KERNEL || k == MP_K_MEMSET) && t->comm[i])
             dst = &comm;
         rc = push(dst, s, e);
         if (!rc)

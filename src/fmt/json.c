@@ -1,4 +1,5 @@
 /* JSON text helpers: string escaping and shortest round-trip doubles. */
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,15 +47,30 @@ int mp_json_str(struct mp_buf *b, const char *s, size_t n)
     return rc;
 }
 
-/* Shortest %.{p}g that round-trips, p in 1..17. */
-static int shortest_g(double v, char *buf, size_t len)
+/* Shortest round-trip digits of a finite, non-zero v: the correctly rounded
+ * 15-, 16- or 17-digit decimal, whichever is the first to read back as v
+ * (a shorter shortest form is the 15-digit one with its trailing zeros
+ * dropped). Writes the digits (no dot, no sign) and returns the decimal
+ * exponent of the first digit. */
+static int shortest_digits(double v, char *digits, size_t len)
 {
-    for (int p = 1; p <= 17; p++) {
-        snprintf(buf, len, "%.*g", p, v);
-        if (strtod(buf, NULL) == v)
-            return p;
+    char buf[40];
+    /* subnormals carry fewer digits: search from 1 digit up for them */
+    for (int p = fabs(v) < DBL_MIN ? 1 : 15; p <= 17; p++) {
+        snprintf(buf, sizeof(buf), "%.*e", p - 1, v);
+        if (strtod(buf, NULL) == v || p == 17)
+            break;
     }
-    return 17;
+    /* buf: [-]d.ddddde[+-]xx */
+    const char *q = buf + (buf[0] == '-');
+    size_t n = 0;
+    for (; *q && *q != 'e'; q++)
+        if (*q != '.' && n + 1 < len)
+            digits[n++] = *q;
+    while (n > 1 && digits[n - 1] == '0')
+        n--;
+    digits[n] = '\0';
+    return atoi(q + 1);
 }
 
 void mp_fmt_pyfloat(double v, char *buf, size_t len)
@@ -67,43 +83,46 @@ void mp_fmt_pyfloat(double v, char *buf, size_t len)
         snprintf(buf, len, v > 0 ? "inf" : "-inf");
         return;
     }
-    char g[40];
-    shortest_g(v, g, sizeof(g));
-    /* Python repr uses exponent form when exp < -4 or exp >= 16, else fixed
-     * notation with at least one digit after the point. */
-    int exp10 = v == 0 ? 0 : (int)floor(log10(fabs(v)));
-    char digits[40];
-    snprintf(digits, sizeof(digits), "%.*e", 16, v); /* for exact exponent */
-    const char *e = strchr(digits, 'e');
-    if (e)
-        exp10 = atoi(e + 1);
-    if (exp10 < -4 || exp10 >= 16) {
-        /* Python: mantissa digits then e+XX / e-XX with at least 2 exponent digits */
-        char m[40];
-        int p = shortest_g(v, m, sizeof(m));
-        snprintf(m, sizeof(m), "%.*e", p - 1, v);
-        char *ep = strchr(m, 'e');
-        char mant[40];
-        size_t ml = ep ? (size_t)(ep - m) : strlen(m);
-        memcpy(mant, m, ml);
-        mant[ml] = '\0';
-        int ex = ep ? atoi(ep + 1) : 0;
-        snprintf(buf, len, "%se%c%02d", mant, ex < 0 ? '-' : '+', ex < 0 ? -ex : ex);
+    if (v == 0) {
+        snprintf(buf, len, signbit(v) ? "-0.0" : "0.0");
         return;
     }
-    /* fixed notation: find the minimal decimals that round-trip */
-    for (int dec = 0; dec <= 20; dec++) {
-        char f[64];
-        snprintf(f, sizeof(f), "%.*f", dec, v);
-        if (strtod(f, NULL) == v) {
-            if (dec == 0)
-                snprintf(buf, len, "%s.0", f);
-            else
-                snprintf(buf, len, "%s", f);
-            return;
+    char d[40], out[64];
+    int e = shortest_digits(v, d, sizeof(d));
+    int nd = (int)strlen(d);
+    size_t o = 0;
+    if (v < 0)
+        out[o++] = '-';
+    if (e < -4 || e >= 16) {
+        /* Python repr: d[.ddd]e[+-]XX with at least two exponent digits */
+        out[o++] = d[0];
+        if (nd > 1) {
+            out[o++] = '.';
+            for (int i = 1; i < nd; i++)
+                out[o++] = d[i];
         }
+        snprintf(out + o, sizeof(out) - o, "e%c%02d", e < 0 ? '-' : '+', e < 0 ? -e : e);
+    } else if (e < 0) {
+        out[o++] = '0';
+        out[o++] = '.';
+        for (int i = -1; i > e; i--)
+            out[o++] = '0';
+        for (int i = 0; i < nd; i++)
+            out[o++] = d[i];
+        out[o] = '\0';
+    } else {
+        for (int i = 0; i <= e; i++)
+            out[o++] = i < nd ? d[i] : '0';
+        out[o++] = '.';
+        if (nd > e + 1) {
+            for (int i = e + 1; i < nd; i++)
+                out[o++] = d[i];
+        } else {
+            out[o++] = '0';
+        }
+        out[o] = '\0';
     }
-    snprintf(buf, len, "%s", g);
+    snprintf(buf, len, "%s", out);
 }
 
 int mp_json_double(struct mp_buf *b, double v)

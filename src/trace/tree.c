@@ -400,6 +400,45 @@ static int build_children(struct mp_trace_tree *t, const struct edges *e)
     return 0;
 }
 
+static bool icontains(const char *s, const char *needle)
+{
+    size_t m = strlen(needle);
+    for (; *s; s++) {
+        size_t k = 0;
+        while (k < m && s[k] && (s[k] | 0x20) == needle[k])
+            k++;
+        if (k == m)
+            return true;
+    }
+    return false;
+}
+
+bool mp_trace_is_comm_name(const char *name)
+{
+    return icontains(name, "nccl") || icontains(name, "rccl") ||
+           icontains(name, "cross_device_reduce");
+}
+
+/* The communication test once per distinct GPU event name. */
+static int mark_comm(struct mp_trace_tree *t)
+{
+    const struct mp_trace_store *s = t->s;
+    int32_t nn = mp_intern_count(s->strings);
+    uint8_t *memo = calloc((size_t)nn + 1, 1); /* 0 unknown, 1 no, 2 yes */
+    if (!memo)
+        return MP_ENOMEM;
+    for (size_t i = 0; i < t->n; i++) {
+        int32_t id = s->name[i];
+        if (!mp_kind_is_gpu(t->kind[i]) || id < 0)
+            continue;
+        if (!memo[id])
+            memo[id] = mp_trace_is_comm_name(mp_intern_str(s->strings, id)) ? 2 : 1;
+        t->comm[i] = memo[id] == 2;
+    }
+    free(memo);
+    return 0;
+}
+
 static void find_launchers(struct mp_trace_tree *t)
 {
     int32_t exec = mp_intern_find(t->s->strings, "execute", 7);
@@ -446,7 +485,9 @@ int mp_trace_tree_build(const struct mp_trace_store *s, const struct mp_trace_tr
     t->in_tree = calloc(n, 1);
     t->cpu_root = calloc(n, 1);
     t->launcher = malloc(n * sizeof(int32_t));
-    if (!t->kind || !t->t_end || !t->parent || !t->in_tree || !t->cpu_root || !t->launcher) {
+    t->comm = calloc(n, 1);
+    if (!t->kind || !t->t_end || !t->parent || !t->in_tree || !t->cpu_root || !t->launcher ||
+        !t->comm) {
         rc = MP_ENOMEM;
         goto out;
     }
@@ -491,6 +532,8 @@ int mp_trace_tree_build(const struct mp_trace_store *s, const struct mp_trace_tr
     if (!rc)
         rc = build_children(t, &e);
     if (!rc)
+        rc = mark_comm(t);
+    if (!rc)
         find_launchers(t);
 out:
     free(e.v);
@@ -514,6 +557,7 @@ void mp_trace_tree_free(struct mp_trace_tree *t)
     free(t->in_tree);
     free(t->cpu_root);
     free(t->launcher);
+    free(t->comm);
     free(t);
 }
 
