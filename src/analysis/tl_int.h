@@ -18,8 +18,45 @@ int tl_json_to_pyrepr(struct mp_buf *b, const char *p, const char *e);
 int tl_args_pyrepr(struct mp_buf *b, const char *args, size_t args_len, const char *key,
                    bool *present);
 
+#include <stdint.h>
+
+#include <magpie/fmt.h>
+#include <magpie/tree.h>
+
 struct mp_report;
-struct mp_trace_tree;
+
+/* Statistics as pandas/numpy compute them: sums and means with numpy's
+ * pairwise summation, median as the midpoint, std with the given ddof. */
+struct tl_stats {
+    double mean, median, std, min, max, sum;
+    bool has_std;
+};
+
+int tl_stats(const double *x, size_t n, int ddof, struct tl_stats *s);
+/* A float cell (Python repr), empty when !present or NaN. */
+int tl_csv_float(struct mp_csv *csv, struct mp_buf *cell, double v, bool present);
+
+/* process_name / process_labels / thread_name from the metadata events. */
+struct tl_meta {
+    struct mp_intern *keys;
+    char **vals;
+    size_t cap;
+};
+
+int tl_meta_build(const struct mp_trace_store *s, struct tl_meta *m);
+/* The value, or "Unknown" as TraceLens prints a missing one. */
+const char *tl_meta_get(const struct tl_meta *m, const char *pid, const char *tid,
+                        const char *field);
+void tl_meta_fini(struct tl_meta *m);
+
+/* args["stream"] of a GPU event. 0 or an error. */
+int tl_kernel_stream(const struct mp_trace_store *s, int32_t k, int64_t *out);
+/* The kernel_details summary and trunc_kernel_details cells of a group whose
+ * template kernel list is tmpl[0..nk) and kdur[i][0..nrows) the durations of
+ * position i over the members with the template's length. */
+int tl_kernel_details_cells(const struct mp_trace_tree *t, const int32_t *tmpl, size_t nk,
+                            double *const *kdur, size_t nrows, struct mp_csv *csv,
+                            struct mp_buf *cell);
 /* Adds ops_summary_by_category, ops_summary and ops_unique_args (tl_ops.c). */
 int tl_sheets_ops(struct mp_report *r, const struct mp_trace_tree *t,
                   struct mp_buf *(*new_sheet)(struct mp_report *, const char *));

@@ -1,0 +1,273 @@
+/* Helpers shared by the TraceLens report sheets: numpy-exact statistics,
+ * process/thread names from metadata events, and the kernel-details summary
+ * cells (kernel_details_summary / trunc_kernel_details). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <magpie/fmt.h>
+#include <magpie/report.h>
+
+#include "tl_int.h"
+
+/* ---- small statistics ---- */
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : (x > y ? 1 : 0);
+}
+
+/* numpy's pairwise summation (np.add.reduce on contiguous float64): the
+ * order of additions decides the last bits, and TraceLens rounds means of
+ * these sums to 2 decimals, so the order has to match. */
+static double np_sum(const double *a, size_t n)
+{
+    if (n < 8) {
+        double res = 0.;
+        for (size_t i = 0; i < n; i++)
+            res += a[i];
+        return res;
+    }
+    if (n <= 128) {
+        double r[8];
+        size_t i;
+        for (int j = 0; j < 8; j++)
+            r[j] = a[j];
+        for (i = 8; i < n - (n % 8); i += 8)
+            for (int j = 0; j < 8; j++)
+                r[j] += a[i + (size_t)j];
+        double res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
+        for (; i < n; i++)
+            res += a[i];
+        return res;
+    }
+    size_t n2 = n / 2;
+    n2 -= n2 % 8;
+    return np_sum(a, n2) + np_sum(a + n2, n - n2);
+}
+
+/* mean, median (midpoint), std (ddof given), min, max, sum; sums and means
+ * as numpy computes them */
+int tl_stats(const double *x, size_t n, int ddof, struct tl_stats *s)
+{
+    memset(s, 0, sizeof(*s));
+    if (n == 0)
+        return 0;
+    double *c = malloc(n * sizeof(double));
+    if (!c)
+        return MP_ENOMEM;
+    memcpy(c, x, n * sizeof(double));
+    qsort(c, n, sizeof(double), cmp_double);
+    double sum = np_sum(x, n);
+    s->sum = sum;
+    s->mean = sum / (double)n;
+    s->min = c[0];
+    s->max = c[n - 1];
+    s->median = n % 2 ? c[n / 2] : (c[n / 2 - 1] + c[n / 2]) / 2.0;
+    if (n > (size_t)ddof) {
+        for (size_t i = 0; i < n; i++)
+            c[i] = (x[i] - s->mean) * (x[i] - s->mean);
+        s->std = sqrt(np_sum(c, n) / (double)(n - (size_t)ddof));
+        s->has_std = true;
+    }
+    free(c);
+    return 0;
+}
+
+int tl_csv_float(struct mp_csv *csv, struct mp_buf *cell, double v, bool present)
+{
+    mp_buf_reset(cell);
+    int rc = present && !isnan(v) ? tl_pyfloat(cell, v) : 0;
+    return rc ? rc : mp_csv_field(csv, mp_buf_cstr(cell), cell->len);
+}
+
+/* process / thread names from the trace's metadata ("M") events */
+
+int tl_meta_build(const struct mp_trace_store *s, struct tl_meta *m)
+{
+    memset(m, 0, sizeof(*m));
+    m->keys = mp_intern_new();
+    if (!m->keys)
+        return MP_ENOMEM;
+    struct mp_buf k, v;
+    mp_buf_init(&k, 0);
+    mp_buf_init(&v, 0);
+    int rc = 0;
+    for (size_t i = 0; i < s->n && !rc; i++) {
+        if (s->ph[i] != 'M' || s->name[i] < 0 || !s->args[i])
+            continue;
+        const char *field = mp_intern_str(s->strings, s->name[i]);
+        const char *arg =
+            strcmp(field, "process_labels") == 0                                        ? "labels"
+            : (strcmp(field, "process_name") == 0 || strcmp(field, "thread_name") == 0) ? "name"
+                                                                                        : NULL;
+        if (!arg)
+            continue;
+        struct mp_strview obj = {s->args[i], s->args_len[i]}, raw;
+        if (mp_trace_json_find(obj, arg, &raw) != 0 || mp_trace_json_string(raw, &v) != 0)
+            continue;
+        mp_buf_reset(&k);
+        rc = mp_buf_printf(&k, "%s\x1f%s\x1f%s",
+                           s->pid[i] >= 0 ? mp_intern_str(s->strings, s->pid[i]) : "",
+                           s->tid[i] >= 0 ? mp_intern_str(s->strings, s->tid[i]) : "", field);
+        int32_t id = rc ? -1 : mp_intern_add(m->keys, k.data, k.len);
+        if (id < 0) {
+            rc = MP_ENOMEM;
+            break;
+        }
+        if ((size_t)id >= m->cap) {
+            size_t nc = m->cap ? m->cap * 2 : 64;
+            while (nc <= (size_t)id)
+                nc *= 2;
+            char **nv = realloc(m->vals, nc * sizeof(char *));
+            if (!nv) {
+                rc = MP_ENOMEM;
+                break;
+            }
+            memset(nv + m->cap, 0, (nc - m->cap) * sizeof(char *));
+            m->vals = nv;
+            m->cap = nc;
+        }
+        free(m->vals[id]);
+        m->vals[id] = mp_strdup(v.data ? v.data : "");
+    }
+    mp_buf_fini(&k);
+    mp_buf_fini(&v);
+    return rc;
+}
+
+const char *tl_meta_get(const struct tl_meta *m, const char *pid, const char *tid,
+                        const char *field)
+{
+    char key[512];
+    int n = snprintf(key, sizeof(key), "%s\x1f%s\x1f%s", pid, tid, field);
+    if (n < 0 || (size_t)n >= sizeof(key))
+        return "Unknown";
+    int32_t id = mp_intern_find(m->keys, key, (size_t)n);
+    return id >= 0 && (size_t)id < m->cap && m->vals[id] ? m->vals[id] : "Unknown";
+}
+
+void tl_meta_fini(struct tl_meta *m)
+{
+    for (size_t i = 0; i < m->cap; i++)
+        free(m->vals[i]);
+    free(m->vals);
+    mp_intern_free(m->keys);
+}
+
+struct kpos {
+    const char *name;
+    bool has_stream;
+    int64_t stream;
+    struct tl_stats st;
+    size_t count;
+};
+
+static int cmp_kpos(const void *a, const void *b)
+{
+    const struct kpos *x = a, *y = b;
+    if (x->st.sum != y->st.sum)
+        return x->st.sum < y->st.sum ? -1 : 1;
+    return strcmp(x->name, y->name);
+}
+
+int tl_kernel_stream(const struct mp_trace_store *s, int32_t k, int64_t *out)
+{
+    struct mp_strview args = {s->args[k], s->args_len[k]}, sv;
+    if (!args.p || mp_trace_json_find(args, "stream", &sv) != 0)
+        return -1;
+    return mp_trace_json_int(sv, out);
+}
+
+int tl_kernel_details_cells(const struct mp_trace_tree *t, const int32_t *tmpl, size_t nk,
+                            double *const *kdur, size_t nrows, struct mp_csv *csv,
+                            struct mp_buf *cell)
+{
+    struct kpos *p = calloc(nk ? nk : 1, sizeof(*p));
+    if (!p)
+        return MP_ENOMEM;
+    int rc = 0;
+    for (size_t i = 0; i < nk && !rc; i++) {
+        p[i].name = mp_trace_tree_name(t, tmpl[i]);
+        p[i].has_stream = tl_kernel_stream(t->s, tmpl[i], &p[i].stream) == 0;
+        p[i].count = nrows;
+        rc = tl_stats(kdur[i], nrows, 0, &p[i].st);
+    }
+    if (!rc)
+        qsort(p, nk, sizeof(*p), cmp_kpos);
+    /* kernel_details_summary */
+    mp_buf_reset(cell);
+    rc = rc ? rc : mp_buf_putc(cell, '[');
+    for (size_t i = 0; i < nk && !rc; i++) {
+        if (i)
+            rc = mp_buf_puts(cell, ", ");
+        rc = rc ? rc : mp_buf_puts(cell, "{'name': ");
+        rc = rc ? rc : tl_pystr_repr(cell, p[i].name, strlen(p[i].name));
+        rc = rc ? rc : mp_buf_puts(cell, ", 'stream': ");
+        rc = rc ? rc
+                : (p[i].has_stream ? mp_buf_printf(cell, "%lld", (long long)p[i].stream)
+                                   : mp_buf_puts(cell, "None"));
+        rc = rc ? rc : mp_buf_printf(cell, ", 'count': %zu, 'total_duration_us': ", p[i].count);
+        rc = rc ? rc : tl_pyfloat(cell, p[i].st.sum);
+        static const char *const keys[] = {"mean_duration_us", "median_duration_us",
+                                           "std_dev_duration_us", "min_duration_us",
+                                           "max_duration_us"};
+        double vals[] = {p[i].st.mean, p[i].st.median, p[i].st.std, p[i].st.min, p[i].st.max};
+        for (int k = 0; k < 5 && !rc; k++) {
+            rc = mp_buf_printf(cell, ", '%s': ", keys[k]);
+            rc = rc ? rc : tl_pyfloat(cell, vals[k]);
+        }
+        rc = rc ? rc : mp_buf_putc(cell, '}');
+    }
+    rc = rc ? rc : mp_buf_putc(cell, ']');
+    rc = rc ? rc : mp_csv_field(csv, mp_buf_cstr(cell), cell->len);
+    /* trunc_kernel_details */
+    mp_buf_reset(cell);
+    if (nk > 0) {
+        rc = rc ? rc : mp_buf_putc(cell, '[');
+        for (size_t i = 0; i < nk && !rc; i++) {
+            if (i)
+                rc = mp_buf_puts(cell, ", ");
+            rc = rc ? rc : mp_buf_puts(cell, "{'name': ");
+            size_t len = strlen(p[i].name);
+            /* 64 characters (code points), then "..." */
+            size_t chars = 0, cut = len;
+            for (size_t j = 0; j < len; j++) {
+                if (((unsigned char)p[i].name[j] & 0xC0) != 0x80) {
+                    if (chars == 64) {
+                        cut = j;
+                        break;
+                    }
+                    chars++;
+                }
+            }
+            if (cut < len) {
+                char *tmp = malloc(cut + 4);
+                if (!tmp) {
+                    rc = MP_ENOMEM;
+                    break;
+                }
+                memcpy(tmp, p[i].name, cut);
+                memcpy(tmp + cut, "...", 4);
+                rc = tl_pystr_repr(cell, tmp, cut + 3);
+                free(tmp);
+            } else {
+                rc = tl_pystr_repr(cell, p[i].name, len);
+            }
+            rc = rc ? rc : mp_buf_puts(cell, ", 'stream': ");
+            rc = rc ? rc
+                    : (p[i].has_stream ? mp_buf_printf(cell, "%lld", (long long)p[i].stream)
+                                       : mp_buf_puts(cell, "None"));
+            /* round() of a numpy float64: rint(x * 100) / 100, not Python's
+             * correctly rounded decimal (8.895 -> 8.9 here, 8.89 in Python) */
+            rc = rc ? rc : mp_buf_puts(cell, ", 'mean_duration_us': ");
+            rc = rc ? rc : tl_pyfloat(cell, rint(p[i].st.mean * 100.0) / 100.0);
+            rc = rc ? rc : mp_buf_putc(cell, '}');
+        }
+        rc = rc ? rc : mp_buf_putc(cell, ']');
+    }
+    rc = rc ? rc : mp_csv_field(csv, mp_buf_cstr(cell), cell->len);
+    free(p);
+    return rc;
+}
