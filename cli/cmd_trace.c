@@ -200,7 +200,7 @@ static void report_usage(FILE *f)
 
 static int cmd_report(int argc, char **argv)
 {
-    enum { R_NOKS = 1000, R_NOSK, R_THR, R_BINS, R_UNL, R_KS, R_SK };
+    enum { R_NOKS = 1000, R_NOSK, R_THR, R_BINS, R_UNL, R_KS, R_SK, R_ARCH, R_ARCHJ };
     static const struct option opts[] = {
         {"output-csvs-dir", required_argument, NULL, 'o'},
         {"output_csvs_dir", required_argument, NULL, 'o'},
@@ -214,19 +214,31 @@ static int cmd_report(int argc, char **argv)
         {"short_kernel_histogram_bins", required_argument, NULL, R_BINS},
         {"include-unlinked-kernels", no_argument, NULL, R_UNL},
         {"include_unlinked_kernels", no_argument, NULL, R_UNL},
+        {"gpu-arch", required_argument, NULL, R_ARCH},
+        {"gpu_arch_platform", required_argument, NULL, R_ARCH},
+        {"gpu-arch-json", required_argument, NULL, R_ARCHJ},
+        {"gpu_arch_json_path", required_argument, NULL, R_ARCHJ},
         {"quiet", no_argument, NULL, 'q'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     struct mp_report_opts o;
     mp_report_opts_defaults(&o);
-    const char *out_dir = NULL;
+    const char *out_dir = NULL, *arch_name = NULL, *arch_json = NULL;
     bool quiet = false;
     int c;
     opterr = 0;
     optind = 0;
     while ((c = getopt_long(argc, argv, "o:qh", opts, NULL)) != -1) {
         char *end;
+        if (c == R_ARCH) {
+            arch_name = optarg;
+            continue;
+        }
+        if (c == R_ARCHJ) {
+            arch_json = optarg;
+            continue;
+        }
         switch (c) {
         case 'o':
             out_dir = optarg;
@@ -282,11 +294,28 @@ static int cmd_report(int argc, char **argv)
         report_usage(stderr);
         return EXIT_USAGE;
     }
+    struct mp_perf_arch arch;
+    struct mp_diag d;
+    mp_diag_clear(&d);
+    if (arch_json) {
+        int arc = mp_perf_arch_load_json(arch_json, &arch, &d);
+        if (arc)
+            return cli_report_error(&d, arc);
+        o.arch = &arch;
+    } else if (arch_name && strcmp(arch_name, "auto") != 0) {
+        if (mp_perf_arch_builtin(arch_name, &arch) != 0) {
+            fprintf(stderr, "magpie: error: unknown --gpu-arch '%s'; built-in:", arch_name);
+            for (const char *const *n = mp_perf_arch_builtin_names(); *n; n++)
+                fprintf(stderr, " %s", *n);
+            fprintf(stderr, " (or --gpu-arch-json FILE)\n");
+            return EXIT_USAGE;
+        }
+        o.arch = &arch;
+    }
+    o.arch_auto = arch_name && strcmp(arch_name, "auto") == 0;
     struct cli_progress *p = cli_progress_new("reading trace", !quiet);
     o.on_progress = on_progress;
     o.progress_user = p;
-    struct mp_diag d;
-    mp_diag_clear(&d);
     struct mp_report *r = NULL;
     uint64_t t0 = mp_time_ns();
     int rc = mp_report_build(argv[optind], &o, &r, &d);

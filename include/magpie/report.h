@@ -12,15 +12,18 @@
 #include <stdbool.h>
 
 #include <magpie/base.h>
+#include <magpie/perf.h>
 #include <magpie/tree.h>
 
 struct mp_report_opts {
-    bool kernel_summary;        /* --enable_kernel_summary */
-    bool short_kernel_study;    /* --short_kernel_study */
-    double short_kernel_thresh; /* µs, default 10 */
-    int short_kernel_bins;      /* default 100 */
-    bool include_unlinked;      /* --include_unlinked_kernels */
-    bool python_functions;      /* build the tree with python_function events */
+    bool kernel_summary;             /* --enable_kernel_summary */
+    bool short_kernel_study;         /* --short_kernel_study */
+    double short_kernel_thresh;      /* µs, default 10 */
+    int short_kernel_bins;           /* default 100 */
+    bool include_unlinked;           /* --include_unlinked_kernels */
+    bool python_functions;           /* build the tree with python_function events */
+    const struct mp_perf_arch *arch; /* roofline columns when set (borrowed) */
+    bool arch_auto; /* pick a built-in arch from the trace's deviceProperties name */
     mp_trace_progress_fn on_progress;
     void *progress_user;
 };
@@ -46,6 +49,7 @@ struct mp_report {
     size_t n;
     struct mp_gpu_timeline timeline;
     size_t events, gpu_events, gpu_linked;
+    char arch_name[64]; /* arch used for the roofline columns, "" when none */
 };
 
 /* Builds every enabled sheet for the trace at path. */

@@ -14,6 +14,8 @@ int tl_pystr_repr(struct mp_buf *b, const char *s, size_t n);
 /* Python repr() of a JSON value with lists turned into tuples, as TraceLens's
  * list_to_tuple before printing: [[1, 2], []] -> ((1, 2), ()). */
 int tl_json_to_pyrepr(struct mp_buf *b, const char *p, const char *e);
+/* Same with lists kept as Python lists ([[1, 2], []]). */
+int tl_json_to_pylist_repr(struct mp_buf *b, const char *p, const char *e);
 /* tl_json_to_pyrepr of args[key]; *present tells whether the key exists. */
 int tl_args_pyrepr(struct mp_buf *b, const char *args, size_t args_len, const char *key,
                    bool *present);
@@ -60,6 +62,13 @@ int tl_kernel_details_cells(const struct mp_trace_tree *t, const int32_t *tmpl, 
 /* Adds ops_summary_by_category, ops_summary and ops_unique_args (tl_ops.c). */
 int tl_sheets_ops(struct mp_report *r, const struct mp_trace_tree *t,
                   struct mp_buf *(*new_sheet)(struct mp_report *, const char *));
+
+struct mp_perf_arch;
+/* Adds the per-category perf sheets (GEMM, SDPA_fwd, ...) (tl_perf.c); arch
+ * may be NULL (no roofline columns). */
+int tl_sheets_perf(struct mp_report *r, const struct mp_trace_tree *t,
+                   const struct mp_perf_arch *arch,
+                   struct mp_buf *(*new_sheet)(struct mp_report *, const char *));
 
 /* Communication kernel names (nccl, rccl, cross_device_reduce). */
 bool mp_report_is_comm_name(const char *name);

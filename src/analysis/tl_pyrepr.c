@@ -81,15 +81,15 @@ static const char *value_end(const char *p, const char *e)
     return p;
 }
 
-int tl_json_to_pyrepr(struct mp_buf *b, const char *p, const char *e)
+static int repr_value(struct mp_buf *b, const char *p, const char *e, bool tuples)
 {
     p = ws(p, e);
     if (p >= e)
         return mp_buf_puts(b, "None");
     switch (*p) {
     case '[': {
-        /* list -> tuple */
-        int rc = mp_buf_putc(b, '(');
+        /* list -> tuple (TraceLens's list_to_tuple) or list */
+        int rc = mp_buf_putc(b, tuples ? '(' : '[');
         p = ws(p + 1, e);
         int count = 0;
         while (!rc && p < e && *p != ']') {
@@ -97,15 +97,15 @@ int tl_json_to_pyrepr(struct mp_buf *b, const char *p, const char *e)
             if (count)
                 rc = mp_buf_puts(b, ", ");
             if (!rc)
-                rc = tl_json_to_pyrepr(b, p, ve);
+                rc = repr_value(b, p, ve, tuples);
             count++;
             p = ws(ve, e);
             if (p < e && *p == ',')
                 p = ws(p + 1, e);
         }
-        if (!rc && count == 1)
+        if (!rc && count == 1 && tuples)
             rc = mp_buf_putc(b, ',');
-        return rc ? rc : mp_buf_putc(b, ')');
+        return rc ? rc : mp_buf_putc(b, tuples ? ')' : ']');
     }
     case '{': {
         int rc = mp_buf_putc(b, '{');
@@ -116,7 +116,7 @@ int tl_json_to_pyrepr(struct mp_buf *b, const char *p, const char *e)
             if (count)
                 rc = mp_buf_puts(b, ", ");
             if (!rc)
-                rc = tl_json_to_pyrepr(b, p, ke);
+                rc = repr_value(b, p, ke, tuples);
             p = ws(ke, e);
             if (p < e && *p == ':')
                 p = ws(p + 1, e);
@@ -124,7 +124,7 @@ int tl_json_to_pyrepr(struct mp_buf *b, const char *p, const char *e)
             if (!rc)
                 rc = mp_buf_puts(b, ": ");
             if (!rc)
-                rc = tl_json_to_pyrepr(b, p, ve);
+                rc = repr_value(b, p, ve, tuples);
             count++;
             p = ws(ve, e);
             if (p < e && *p == ',')
@@ -162,6 +162,16 @@ int tl_json_to_pyrepr(struct mp_buf *b, const char *p, const char *e)
         return tl_pyfloat(b, strtod(tmp, NULL));
     }
     }
+}
+
+int tl_json_to_pyrepr(struct mp_buf *b, const char *p, const char *e)
+{
+    return repr_value(b, p, e, true);
+}
+
+int tl_json_to_pylist_repr(struct mp_buf *b, const char *p, const char *e)
+{
+    return repr_value(b, p, e, false);
 }
 
 int tl_args_pyrepr(struct mp_buf *b, const char *args, size_t args_len, const char *key,

@@ -566,6 +566,28 @@ int mp_report_build(const char *path, const struct mp_report_opts *o, struct mp_
     rc = rc ? rc : sheet_timeline(&c);
     if (!rc && c.t->has_cpu_ops)
         rc = tl_sheets_ops(c.r, c.t, new_sheet);
+    const struct mp_perf_arch *arch = o->arch;
+    struct mp_perf_arch detected;
+    if (!arch && o->arch_auto && c.s->meta_device_properties) {
+        /* deviceProperties: [{"name": "NVIDIA H200", ...}, ...]; the first
+         * device's name picks the built-in */
+        const char *dp = c.s->meta_device_properties, *q = strstr(dp, "\"name\"");
+        if (q) {
+            q = strchr(q + 6, '"');
+            const char *qe = q ? strchr(q + 1, '"') : NULL;
+            char name[128];
+            if (q && qe && (size_t)(qe - q - 1) < sizeof(name)) {
+                memcpy(name, q + 1, (size_t)(qe - q - 1));
+                name[qe - q - 1] = '\0';
+                if (mp_perf_arch_from_device_name(name, &detected) == 0)
+                    arch = &detected;
+            }
+        }
+    }
+    if (arch)
+        snprintf(c.r->arch_name, sizeof(c.r->arch_name), "%s", arch->name);
+    if (!rc && c.t->has_cpu_ops)
+        rc = tl_sheets_perf(c.r, c.t, arch, new_sheet);
     struct krow *rows = NULL;
     size_t nrows = 0;
     bool any_cpu_op = false;

@@ -18,11 +18,12 @@ t=$(mktemp -d)
 trap 'rm -rf "$t"' EXIT
 fails=0
 n=0
-run_case() { # run_case TRACE GOLDEN_DIR
+run_case() { # run_case TRACE GOLDEN_DIR [magpie options...]
     local trace=$1 golden=$2 name
+    shift 2
     name=$(basename "$golden")
     n=$((n + 1))
-    if ! "$MAGPIE" trace report "$trace" -o "$t/$n" -q >"$t/$n.log" 2>&1; then
+    if ! "$MAGPIE" trace report "$trace" -o "$t/$n" -q "$@" >"$t/$n.log" 2>&1; then
         echo "FAIL $name: magpie exited non-zero"
         cat "$t/$n.log"
         fails=$((fails + 1))
@@ -43,6 +44,11 @@ for golden in "$D"/tracelens-tests/*/*_perf_report_csvs "$D"/tracelens-tests/*/*
 done
 for golden in "$D"/h200/*_tracelens_csvs; do
     [ -d "$golden" ] && run_case "${golden%_tracelens_csvs}.json.gz" "$golden"
+done
+# roofline columns: TraceLens run with --gpu_arch_json_path on the same trace
+for golden in "$D"/h200/*_tracelens_arch; do
+    [ -d "$golden" ] && run_case "${golden%_tracelens_arch}.json.gz" "$golden" \
+        --gpu_arch_json_path "$D/h200/H200-arch-datasheet.json"
 done
 [ -d "$D/h200-tp2/tracelens_rank0" ] &&
     run_case "$D/h200-tp2/torch_trace/tp2-rank-0.1796011317.pt.trace.json.gz" "$D/h200-tp2/tracelens_rank0"

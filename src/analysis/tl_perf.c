@@ -1,0 +1,562 @@
+/* Per-category perf sheets of the TraceLens report (tracelens.md §3.6):
+ * GEMM, UnaryElementwise, BinaryElementwise, Normalization (one table each)
+ * and <family>_fwd for the others (SDPA_fwd, CONV_fwd, Reduce_fwd, ...).
+ *
+ * Every event whose name maps to a perf-model class of the family is a row,
+ * at any depth (nested modelled ops are counted twice, as in TraceLens): its
+ * kernels are the GPU events of its subtree, its kernel time their busy time,
+ * its FLOPs/bytes from src/perf. Rows are grouped by name and parameter text,
+ * aggregated as pandas does, and sorted by total kernel time. */
+#include <math.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <magpie/fmt.h>
+#include <magpie/perf.h>
+#include <magpie/report.h>
+
+#include "tl_int.h"
+
+struct prow {
+    int32_t uid;
+    int32_t *k; /* subtree kernels by ts */
+    size_t nk;
+    double kt; /* busy time of k */
+    double gflops, mb, fpb, tbs, tfs;
+    bool has_mb;
+    char spec[48];
+    struct mp_perf_roofline rl;
+    char **ptext; /* per union param column: text, NULL when the row lacks it */
+    bool *pnone;
+    int32_t group;
+};
+
+struct psheet {
+    const char *family;
+    struct prow *rows;
+    size_t n, cap;
+    const char *pkeys[MP_PERF_MAX_PARAMS * 2]; /* union of param keys, first appearance */
+    int npkeys;
+};
+
+struct ts_idx {
+    double ts;
+    int32_t uid;
+};
+
+static int cmp_ts_idx(const void *a, const void *b)
+{
+    const struct ts_idx *x = a, *y = b;
+    if (x->ts != y->ts)
+        return x->ts < y->ts ? -1 : 1;
+    return x->uid < y->uid ? -1 : (x->uid > y->uid ? 1 : 0);
+}
+
+/* Subtree GPU events in DFS order, then stably sorted by ts. */
+static int subtree_kernels(const struct mp_trace_tree *t, int32_t uid, int32_t **out, size_t *n)
+{
+    int32_t *buf = NULL;
+    size_t bn = 0, cap = 0;
+    long got = mp_trace_tree_gpu_events(t, uid, &buf, &bn, &cap);
+    if (got < 0) {
+        free(buf);
+        return (int)got;
+    }
+    struct ts_idx *o = malloc((bn ? bn : 1) * sizeof(*o));
+    if (!o) {
+        free(buf);
+        return MP_ENOMEM;
+    }
+    for (size_t i = 0; i < bn; i++)
+        o[i] = (struct ts_idx){t->s->ts[buf[i]], (int32_t)i}; /* DFS position breaks ties */
+    qsort(o, bn, sizeof(*o), cmp_ts_idx);
+    int32_t *sorted = malloc((bn ? bn : 1) * sizeof(int32_t));
+    if (!sorted) {
+        free(o);
+        free(buf);
+        return MP_ENOMEM;
+    }
+    for (size_t i = 0; i < bn; i++)
+        sorted[i] = buf[o[i].uid];
+    free(o);
+    free(buf);
+    *out = sorted;
+    *n = bn;
+    return 0;
+}
+
+static bool single_table(const char *family)
+{
+    return strcmp(family, "GEMM") == 0 || strcmp(family, "UnaryElementwise") == 0 ||
+           strcmp(family, "BinaryElementwise") == 0 || strcmp(family, "Normalization") == 0;
+}
+
+static int add_row(struct psheet *sh, const struct mp_trace_tree *t, int32_t uid,
+                   const struct mp_perf_arch *arch)
+{
+    const struct mp_trace_store *s = t->s;
+    struct prow r = {.uid = uid, .group = -1};
+    int rc = subtree_kernels(t, uid, &r.k, &r.nk);
+    if (rc)
+        return rc;
+    const char **names = malloc((r.nk ? r.nk : 1) * sizeof(char *));
+    int32_t *tmp = malloc((r.nk ? r.nk : 1) * sizeof(int32_t));
+    if (!names || !tmp) {
+        free(names);
+        free(tmp);
+        free(r.k);
+        return MP_ENOMEM;
+    }
+    for (size_t i = 0; i < r.nk; i++)
+        names[i] = mp_trace_tree_name(t, r.k[i]);
+    memcpy(tmp, r.k, r.nk * sizeof(int32_t));
+    r.kt = r.nk ? mp_trace_tree_busy(t, tmp, r.nk) : 0.0;
+    free(tmp);
+    struct mp_perf_op op = {.name = mp_trace_tree_name(t, uid),
+                            .args = s->args[uid],
+                            .args_len = s->args_len[uid],
+                            .kernel_names = names,
+                            .n_kernels = r.nk};
+    struct mp_perf_result pr;
+    rc = mp_perf_model(&op, &pr);
+    free(names);
+    if (rc) {
+        free(r.k);
+        return rc;
+    }
+    if (pr.status != MP_PERF_OK) {
+        /* NotImplementedError and other failures drop the row, as TraceLens */
+        mp_perf_result_fini(&pr);
+        free(r.k);
+        return 0;
+    }
+    r.gflops = pr.gflops;
+    r.tfs = r.kt > 0 ? (r.gflops / 1e3) / (r.kt / 1e6) : NAN;
+    r.has_mb = pr.has_bytes;
+    if (pr.has_bytes) {
+        r.mb = pr.bytes / (1024.0 * 1024.0);
+        r.fpb = pr.bytes > 0 ? (r.gflops * 1e9) / pr.bytes : NAN;
+        r.tbs = r.kt > 0 ? (pr.bytes / 1e12) / (r.kt / 1e6) : NAN;
+    } else {
+        r.mb = r.fpb = r.tbs = NAN;
+    }
+    snprintf(r.spec, sizeof(r.spec), "%s", pr.compute_spec ? pr.compute_spec : "");
+    if (arch)
+        mp_perf_roofline(arch, r.spec, r.gflops, pr.has_bytes, pr.bytes, r.kt, &r.rl);
+    /* param columns: union in first-appearance order */
+    int idx[MP_PERF_MAX_PARAMS];
+    for (int i = 0; i < pr.n_params; i++) {
+        int j = 0;
+        while (j < sh->npkeys && strcmp(sh->pkeys[j], pr.params[i].key) != 0)
+            j++;
+        if (j == sh->npkeys) {
+            if (sh->npkeys >= (int)(sizeof(sh->pkeys) / sizeof(sh->pkeys[0]))) {
+                mp_perf_result_fini(&pr);
+                free(r.k);
+                return MP_ENOMEM;
+            }
+            sh->pkeys[sh->npkeys++] = pr.params[i].key; /* static strings */
+        }
+        idx[i] = j;
+    }
+    size_t np = sizeof(sh->pkeys) / sizeof(sh->pkeys[0]);
+    r.ptext = calloc(np, sizeof(char *));
+    r.pnone = calloc(np, sizeof(bool));
+    if (!r.ptext || !r.pnone)
+        rc = MP_ENOMEM;
+    for (int i = 0; i < pr.n_params && !rc; i++) {
+        r.ptext[idx[i]] = mp_strdup(pr.params[i].none ? "" : pr.params[i].text);
+        r.pnone[idx[i]] = pr.params[i].none;
+        if (!r.ptext[idx[i]])
+            rc = MP_ENOMEM;
+    }
+    mp_perf_result_fini(&pr);
+    if (!rc && sh->n == sh->cap) {
+        size_t nc = sh->cap ? sh->cap * 2 : 64;
+        struct prow *nr = realloc(sh->rows, nc * sizeof(*nr));
+        if (!nr)
+            rc = MP_ENOMEM;
+        else {
+            sh->rows = nr;
+            sh->cap = nc;
+        }
+    }
+    if (rc) {
+        for (size_t i = 0; r.ptext && i < np; i++)
+            free(r.ptext[i]);
+        free(r.ptext);
+        free(r.pnone);
+        free(r.k);
+        return rc;
+    }
+    sh->rows[sh->n++] = r;
+    return 0;
+}
+
+static void sheet_fini(struct psheet *sh)
+{
+    size_t np = sizeof(sh->pkeys) / sizeof(sh->pkeys[0]);
+    for (size_t i = 0; i < sh->n; i++) {
+        for (size_t j = 0; j < np; j++)
+            free(sh->rows[i].ptext[j]);
+        free(sh->rows[i].ptext);
+        free(sh->rows[i].pnone);
+        free(sh->rows[i].k);
+    }
+    free(sh->rows);
+}
+
+struct pgroup {
+    size_t first; /* row index of the first member */
+    size_t *members;
+    size_t n, cap;
+    double kt_sum;
+};
+
+static int cmp_pgroup(const void *a, const void *b)
+{
+    const struct pgroup *x = a, *y = b;
+    if (x->kt_sum != y->kt_sum)
+        return x->kt_sum > y->kt_sum ? -1 : 1;
+    return x->first < y->first ? -1 : (x->first > y->first ? 1 : 0); /* UID_first */
+}
+
+/* pandas' "first": the first non-missing value of the group */
+static double first_num(const struct psheet *sh, const struct pgroup *g, size_t off)
+{
+    for (size_t i = 0; i < g->n; i++) {
+        double v = *(const double *)((const char *)&sh->rows[g->members[i]] + off);
+        if (!isnan(v))
+            return v;
+    }
+    return NAN;
+}
+
+/* stats over the non-missing values (pandas skipna) */
+static int num_stats(const struct psheet *sh, const struct pgroup *g, size_t off,
+                     struct tl_stats *st, size_t *count)
+{
+    double *v = malloc((g->n ? g->n : 1) * sizeof(double));
+    if (!v)
+        return MP_ENOMEM;
+    size_t k = 0;
+    for (size_t i = 0; i < g->n; i++) {
+        double x = *(const double *)((const char *)&sh->rows[g->members[i]] + off);
+        if (!isnan(x))
+            v[k++] = x;
+    }
+    int rc = tl_stats(v, k, 1, st);
+    *count = k;
+    free(v);
+    return rc;
+}
+
+static int stat_cells(struct mp_csv *csv, struct mp_buf *cell, const struct tl_stats *st,
+                      size_t count, bool with_sum)
+{
+    int rc = tl_csv_float(csv, cell, st->mean, count > 0);
+    rc = rc ? rc : tl_csv_float(csv, cell, st->median, count > 0);
+    rc = rc ? rc : tl_csv_float(csv, cell, st->std, st->has_std);
+    rc = rc ? rc : tl_csv_float(csv, cell, st->min, count > 0);
+    rc = rc ? rc : tl_csv_float(csv, cell, st->max, count > 0);
+    if (with_sum)
+        rc = rc ? rc : tl_csv_float(csv, cell, st->sum, true);
+    return rc;
+}
+
+static int args_first_cell(const struct mp_trace_tree *t, const struct psheet *sh,
+                           const struct pgroup *g, const char *key, struct mp_csv *csv,
+                           struct mp_buf *cell)
+{
+    mp_buf_reset(cell);
+    for (size_t i = 0; i < g->n; i++) {
+        int32_t u = sh->rows[g->members[i]].uid;
+        struct mp_strview obj = {t->s->args[u], t->s->args_len[u]}, v;
+        if (obj.p && mp_trace_json_find(obj, key, &v) == 0) {
+            const char *p = v.p;
+            if (v.n == 4 && memcmp(p, "null", 4) == 0)
+                continue; /* None is skipped by "first" */
+            int rc = tl_json_to_pylist_repr(cell, v.p, v.p + v.n);
+            if (rc)
+                return rc;
+            break;
+        }
+    }
+    return mp_csv_field(csv, mp_buf_cstr(cell), cell->len);
+}
+
+static int render(const struct mp_trace_tree *t, struct psheet *sh, const struct tl_meta *meta,
+                  const struct mp_perf_arch *arch, struct mp_buf *b)
+{
+    /* group rows by name + param texts (first appearance) */
+    struct mp_intern *keys = mp_intern_new();
+    struct pgroup *g = calloc(sh->n ? sh->n : 1, sizeof(*g));
+    int32_t *gid = NULL;
+    size_t ng = 0, gcap = 0;
+    struct mp_buf key, cell;
+    mp_buf_init(&key, 0);
+    mp_buf_init(&cell, 0);
+    int rc = keys && g ? 0 : MP_ENOMEM;
+    for (size_t i = 0; i < sh->n && !rc; i++) {
+        struct prow *r = &sh->rows[i];
+        mp_buf_reset(&key);
+        rc = mp_buf_puts(&key, mp_trace_tree_name(t, r->uid));
+        for (int j = 0; j < sh->npkeys && !rc; j++) {
+            rc = mp_buf_putc(&key, '\x1f');
+            /* astype(str) with pandas' string dtype keeps missing values
+             * (absent column, None) missing: one group, an empty cell */
+            const char *txt = !r->ptext[j] || r->pnone[j] ? "\x1e" : r->ptext[j];
+            rc = rc ? rc : mp_buf_puts(&key, txt);
+        }
+        int32_t id = rc ? -1 : mp_intern_add(keys, key.data, key.len);
+        if (id < 0) {
+            rc = MP_ENOMEM;
+            break;
+        }
+        if ((size_t)id >= gcap) {
+            size_t nc = gcap ? gcap * 2 : 64;
+            while (nc <= (size_t)id)
+                nc *= 2;
+            int32_t *ng2 = realloc(gid, nc * sizeof(int32_t));
+            if (!ng2) {
+                rc = MP_ENOMEM;
+                break;
+            }
+            for (size_t q = gcap; q < nc; q++)
+                ng2[q] = -1;
+            gid = ng2;
+            gcap = nc;
+        }
+        if (gid[id] < 0) {
+            gid[id] = (int32_t)ng;
+            g[ng].first = i;
+            ng++;
+        }
+        struct pgroup *G = &g[gid[id]];
+        if (G->n == G->cap) {
+            size_t nc = G->cap ? G->cap * 2 : 8;
+            size_t *nm = realloc(G->members, nc * sizeof(size_t));
+            if (!nm) {
+                rc = MP_ENOMEM;
+                break;
+            }
+            G->members = nm;
+            G->cap = nc;
+        }
+        G->members[G->n++] = i;
+        G->kt_sum += r->kt;
+    }
+    if (!rc)
+        qsort(g, ng, sizeof(*g), cmp_pgroup);
+    /* header */
+    struct mp_csv csv;
+    mp_csv_init(&csv, b, "\n");
+    rc = rc ? rc : mp_csv_str(&csv, "name");
+    for (int j = 0; j < sh->npkeys && !rc; j++)
+        rc = mp_csv_fmt(&csv, "param: %s", sh->pkeys[j]);
+    static const char *const mid[] = {
+        "GFLOPS_first",
+        "Data Moved (MB)_first",
+        "FLOPS/Byte_first",
+        "TB/s_mean",
+        "TB/s_median",
+        "TB/s_std",
+        "TB/s_min",
+        "TB/s_max",
+        "TFLOPS/s_mean",
+        "TFLOPS/s_median",
+        "TFLOPS/s_std",
+        "TFLOPS/s_min",
+        "TFLOPS/s_max",
+        "process_name_first",
+        "process_label_first",
+        "thread_name_first",
+        "Compute Spec",
+    };
+    for (size_t j = 0; j < sizeof(mid) / sizeof(mid[0]) && !rc; j++)
+        rc = mp_csv_str(&csv, mid[j]);
+    if (arch) {
+        static const char *const rl[] = {"Roofline Time (µs)_first", "Roofline Bound_first",
+                                         "Pct Roofline_mean",        "Pct Roofline_median",
+                                         "Pct Roofline_std",         "Pct Roofline_min",
+                                         "Pct Roofline_max"};
+        for (size_t j = 0; j < sizeof(rl) / sizeof(rl[0]) && !rc; j++)
+            rc = mp_csv_str(&csv, rl[j]);
+    }
+    static const char *const tail[] = {
+        "kernel_details__summarize_kernel_stats",
+        "trunc_kernel_details",
+        "Input Dims_first",
+        "Input type_first",
+        "Input Strides_first",
+        "Concrete Inputs_first",
+        "Kernel Time (µs)_mean",
+        "Kernel Time (µs)_median",
+        "Kernel Time (µs)_std",
+        "Kernel Time (µs)_min",
+        "Kernel Time (µs)_max",
+        "Kernel Time (µs)_sum",
+        "name_count",
+        "UID_first",
+    };
+    for (size_t j = 0; j < sizeof(tail) / sizeof(tail[0]) && !rc; j++)
+        rc = mp_csv_str(&csv, tail[j]);
+    rc = rc ? rc : mp_csv_end_row(&csv);
+    for (size_t gi = 0; gi < ng && !rc; gi++) {
+        struct pgroup *G = &g[gi];
+        const struct prow *r0 = &sh->rows[G->first];
+        rc = mp_csv_str(&csv, mp_trace_tree_name(t, r0->uid));
+        for (int j = 0; j < sh->npkeys && !rc; j++) {
+            const char *txt = !r0->ptext[j] || r0->pnone[j] ? "" : r0->ptext[j];
+            rc = mp_csv_str(&csv, txt);
+        }
+        rc = rc ? rc
+                : tl_csv_float(&csv, &cell, first_num(sh, G, offsetof(struct prow, gflops)), true);
+        rc = rc ? rc : tl_csv_float(&csv, &cell, first_num(sh, G, offsetof(struct prow, mb)), true);
+        rc =
+            rc ? rc : tl_csv_float(&csv, &cell, first_num(sh, G, offsetof(struct prow, fpb)), true);
+        struct tl_stats st;
+        size_t cnt;
+        rc = rc ? rc : num_stats(sh, G, offsetof(struct prow, tbs), &st, &cnt);
+        rc = rc ? rc : stat_cells(&csv, &cell, &st, cnt, false);
+        rc = rc ? rc : num_stats(sh, G, offsetof(struct prow, tfs), &st, &cnt);
+        rc = rc ? rc : stat_cells(&csv, &cell, &st, cnt, false);
+        const struct mp_trace_store *s = t->s;
+        const char *pid = s->pid[r0->uid] >= 0 ? mp_intern_str(s->strings, s->pid[r0->uid]) : "";
+        const char *tid = s->tid[r0->uid] >= 0 ? mp_intern_str(s->strings, s->tid[r0->uid]) : "";
+        rc = rc ? rc : mp_csv_str(&csv, tl_meta_get(meta, pid, "0", "process_name"));
+        rc = rc ? rc : mp_csv_str(&csv, tl_meta_get(meta, pid, "0", "process_labels"));
+        rc = rc ? rc : mp_csv_str(&csv, tl_meta_get(meta, pid, tid, "thread_name"));
+        rc = rc ? rc : mp_csv_str(&csv, r0->spec);
+        if (arch && !rc) {
+            /* Roofline columns: first non-missing; percent stats over rows */
+            const struct prow *rf = NULL;
+            for (size_t i = 0; i < G->n && !rf; i++)
+                if (sh->rows[G->members[i]].rl.valid)
+                    rf = &sh->rows[G->members[i]];
+            rc = tl_csv_float(&csv, &cell, rf ? rf->rl.roofline_us : NAN, rf != NULL);
+            rc =
+                rc ? rc
+                   : mp_csv_str(&csv, rf ? (rf->rl.compute_bound ? "COMPUTE_BOUND" : "MEMORY_BOUND")
+                                         : "");
+            double *v = malloc((G->n ? G->n : 1) * sizeof(double));
+            size_t k = 0;
+            if (!v)
+                rc = MP_ENOMEM;
+            for (size_t i = 0; i < G->n && !rc; i++) {
+                const struct prow *r = &sh->rows[G->members[i]];
+                if (r->rl.valid && !isnan(r->rl.pct))
+                    v[k++] = r->rl.pct;
+            }
+            rc = rc ? rc : tl_stats(v, k, 1, &st);
+            rc = rc ? rc : stat_cells(&csv, &cell, &st, k, false);
+            free(v);
+        }
+        /* kernel details over members whose kernel list has the template's
+         * length; the template is the first non-empty list of the group */
+        const struct prow *rt = r0;
+        for (size_t i = 0; i < G->n && rt->nk == 0; i++)
+            rt = &sh->rows[G->members[i]];
+        size_t nk = rt->nk;
+        double **kd = calloc(nk ? nk : 1, sizeof(double *));
+        size_t nrows = 0;
+        if (!kd)
+            rc = MP_ENOMEM;
+        for (size_t q = 0; q < nk && !rc; q++)
+            if (!(kd[q] = malloc((G->n ? G->n : 1) * sizeof(double))))
+                rc = MP_ENOMEM;
+        for (size_t i = 0; i < G->n && !rc; i++) {
+            const struct prow *r = &sh->rows[G->members[i]];
+            if (r->nk != nk)
+                continue;
+            for (size_t q = 0; q < nk; q++) {
+                int32_t ku = r->k[q];
+                kd[q][nrows] = (s->flags[ku] & MP_EV_DUR) ? s->dur[ku] : 0.0;
+            }
+            nrows++;
+        }
+        if (!rc && nk > 0) {
+            rc = tl_kernel_details_cells(t, rt->k, nk, kd, nrows, &csv, &cell);
+        } else if (!rc) {
+            rc = mp_csv_str(&csv, "[]");
+            rc = rc ? rc : mp_csv_str(&csv, "");
+        }
+        for (size_t q = 0; kd && q < nk; q++)
+            free(kd[q]);
+        free(kd);
+        static const char *const argk[] = {"Input Dims", "Input type", "Input Strides",
+                                           "Concrete Inputs"};
+        for (int a = 0; a < 4 && !rc; a++)
+            rc = args_first_cell(t, sh, G, argk[a], &csv, &cell);
+        rc = rc ? rc : num_stats(sh, G, offsetof(struct prow, kt), &st, &cnt);
+        rc = rc ? rc : stat_cells(&csv, &cell, &st, cnt, true);
+        rc = rc ? rc : mp_csv_fmt(&csv, "%zu", G->n);
+        rc = rc ? rc : mp_csv_fmt(&csv, "%d", r0->uid);
+        rc = rc ? rc : mp_csv_end_row(&csv);
+    }
+    for (size_t i = 0; i < ng; i++)
+        free(g[i].members);
+    free(g);
+    free(gid);
+    mp_intern_free(keys);
+    mp_buf_fini(&key);
+    mp_buf_fini(&cell);
+    return rc;
+}
+
+int tl_sheets_perf(struct mp_report *r, const struct mp_trace_tree *t,
+                   const struct mp_perf_arch *arch,
+                   struct mp_buf *(*new_sheet)(struct mp_report *, const char *))
+{
+    const struct mp_trace_store *s = t->s;
+    /* sheet family per distinct name, once */
+    int32_t nn = mp_intern_count(s->strings);
+    const char **fam = calloc((size_t)nn + 1, sizeof(char *));
+    uint8_t *done = calloc((size_t)nn + 1, 1);
+    struct psheet sheets[32];
+    int nsheets = 0;
+    int rc = fam && done ? 0 : MP_ENOMEM;
+    for (size_t i = 0; i < s->n && !rc; i++) {
+        int32_t id = s->name[i];
+        if (id < 0 || t->kind[i] == MP_K_AC2G || mp_kind_is_gpu(t->kind[i]))
+            continue;
+        if (!done[id]) {
+            fam[id] = mp_perf_sheet(mp_intern_str(s->strings, id));
+            done[id] = 1;
+        }
+        if (!fam[id])
+            continue;
+        int k = 0;
+        while (k < nsheets && strcmp(sheets[k].family, fam[id]) != 0)
+            k++;
+        if (k == nsheets) {
+            if (nsheets == 32)
+                continue;
+            memset(&sheets[nsheets], 0, sizeof(sheets[0]));
+            sheets[nsheets].family = fam[id];
+            nsheets++;
+        }
+        rc = add_row(&sheets[k], t, (int32_t)i, arch);
+    }
+    struct tl_meta meta;
+    memset(&meta, 0, sizeof(meta));
+    if (!rc)
+        rc = tl_meta_build(s, &meta);
+    for (int k = 0; k < nsheets && !rc; k++) {
+        if (sheets[k].n == 0)
+            continue;
+        char name[80];
+        snprintf(name, sizeof(name), single_table(sheets[k].family) ? "%s" : "%s_fwd",
+                 sheets[k].family);
+        struct mp_buf *b = new_sheet(r, name);
+        rc = b ? render(t, &sheets[k], &meta, arch, b) : MP_ENOMEM;
+    }
+    for (int k = 0; k < nsheets; k++)
+        sheet_fini(&sheets[k]);
+    tl_meta_fini(&meta);
+    free(fam);
+    free(done);
+    return rc;
+}
