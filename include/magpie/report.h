@@ -44,12 +44,41 @@ struct mp_report_sheet {
     struct mp_buf csv;
 };
 
+/* One op shape of a per-category sheet, for the roofline plot. */
+struct mp_report_point {
+    char *name;     /* op name */
+    char *params;   /* "M=8944 N=2816 K=1024 ..." (param: cells joined) */
+    char sheet[48]; /* sheet it comes from, e.g. "GEMM" */
+    char spec[48];  /* compute spec, e.g. "matrix_bf16" ("" unknown) */
+    bool has_ai;    /* FLOPS/Byte known */
+    double flops_per_byte;
+    double tflops_s;  /* mean achieved TFLOP/s */
+    double tb_s;      /* mean achieved TB/s */
+    double kernel_us; /* total kernel time of the group */
+    size_t count;     /* ops in the group */
+    bool has_roofline;
+    double pct_roofline; /* mean percent of roofline */
+};
+
+/* Time by op category (ops_summary_by_category). */
+struct mp_report_cat {
+    char *name;
+    double ms;
+    size_t count;
+};
+
 struct mp_report {
     struct mp_report_sheet *sheets;
     size_t n;
     struct mp_gpu_timeline timeline;
     size_t events, gpu_events, gpu_linked;
     char arch_name[64]; /* arch used for the roofline columns, "" when none */
+    bool has_arch;
+    struct mp_perf_arch arch; /* copy of the arch used (valid when has_arch) */
+    struct mp_report_point *points;
+    size_t n_points;
+    struct mp_report_cat *cats;
+    size_t n_cats;
 };
 
 /* Builds every enabled sheet for the trace at path. */

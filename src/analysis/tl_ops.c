@@ -245,7 +245,6 @@ static int cmp_str_ptr(const void *a, const void *b)
 static int sheet_by_category(struct mp_report *r, const struct mp_trace_tree *t,
                              const struct lset *ls, struct mp_buf *b)
 {
-    (void)r;
     size_t ng;
     struct cgroup *g = group_launchers(t, ls, false, &ng);
     if (!g)
@@ -260,9 +259,16 @@ static int sheet_by_category(struct mp_report *r, const struct mp_trace_tree *t,
     double cum = 0;
     struct mp_buf cell;
     mp_buf_init(&cell, 0);
+    r->cats = calloc(ng ? ng : 1, sizeof(*r->cats));
+    if (!r->cats)
+        rc = MP_ENOMEM;
     for (size_t i = 0; i < ng && !rc; i++) {
         double ms = g[i].sum / 1000, pct = ms / total_ms * 100;
         cum += pct;
+        r->cats[i].name = mp_strdup(g[i].key);
+        r->cats[i].ms = ms;
+        r->cats[i].count = (size_t)g[i].count;
+        r->n_cats++;
         rc = mp_csv_str(&csv, g[i].key);
         rc = rc ? rc : mp_csv_fmt(&csv, "%llu", (unsigned long long)g[i].count);
         rc = rc ? rc : tl_csv_float(&csv, &cell, ms, true);

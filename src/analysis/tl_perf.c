@@ -287,8 +287,52 @@ static int args_first_cell(const struct mp_trace_tree *t, const struct psheet *s
     return mp_csv_field(csv, mp_buf_cstr(cell), cell->len);
 }
 
-static int render(const struct mp_trace_tree *t, struct psheet *sh, const struct tl_meta *meta,
-                  const struct mp_perf_arch *arch, struct mp_buf *b)
+/* Records one group as a roofline-plot point of the report. */
+static int add_point(struct mp_report *rep, const struct mp_trace_tree *t, const struct psheet *sh,
+                     const struct pgroup *G, const char *sheet_name, double fpb,
+                     const struct tl_stats *tfs, const struct tl_stats *tbs,
+                     const struct tl_stats *pct, size_t npct)
+{
+    struct mp_report_point *np = realloc(rep->points, (rep->n_points + 1) * sizeof(*np));
+    if (!np)
+        return MP_ENOMEM;
+    rep->points = np;
+    struct mp_report_point *p = &rep->points[rep->n_points];
+    memset(p, 0, sizeof(*p));
+    const struct prow *r0 = &sh->rows[G->first];
+    struct mp_buf b;
+    mp_buf_init(&b, 0);
+    int rc = 0;
+    for (int j = 0; j < sh->npkeys && !rc; j++) {
+        if (!r0->ptext[j] || r0->pnone[j])
+            continue;
+        rc = mp_buf_printf(&b, "%s%s=%s", b.len ? " " : "", sh->pkeys[j], r0->ptext[j]);
+    }
+    p->name = mp_strdup(mp_trace_tree_name(t, r0->uid));
+    p->params = mp_strdup(mp_buf_cstr(&b));
+    mp_buf_fini(&b);
+    if (rc || !p->name || !p->params) {
+        free(p->name);
+        free(p->params);
+        return MP_ENOMEM;
+    }
+    snprintf(p->sheet, sizeof(p->sheet), "%s", sheet_name);
+    snprintf(p->spec, sizeof(p->spec), "%s", r0->spec);
+    p->has_ai = !isnan(fpb);
+    p->flops_per_byte = fpb;
+    p->tflops_s = tfs->mean;
+    p->tb_s = tbs->mean;
+    p->kernel_us = G->kt_sum;
+    p->count = G->n;
+    p->has_roofline = npct > 0;
+    p->pct_roofline = pct->mean;
+    rep->n_points++;
+    return 0;
+}
+
+static int render(struct mp_report *rep, const char *sheet_name, const struct mp_trace_tree *t,
+                  struct psheet *sh, const struct tl_meta *meta, const struct mp_perf_arch *arch,
+                  struct mp_buf *b)
 {
     /* group rows by name + param texts (first appearance) */
     struct mp_intern *keys = mp_intern_new();
@@ -417,12 +461,12 @@ static int render(const struct mp_trace_tree *t, struct psheet *sh, const struct
         rc = rc ? rc : tl_csv_float(&csv, &cell, first_num(sh, G, offsetof(struct prow, mb)), true);
         rc =
             rc ? rc : tl_csv_float(&csv, &cell, first_num(sh, G, offsetof(struct prow, fpb)), true);
-        struct tl_stats st;
-        size_t cnt;
-        rc = rc ? rc : num_stats(sh, G, offsetof(struct prow, tbs), &st, &cnt);
-        rc = rc ? rc : stat_cells(&csv, &cell, &st, cnt, false);
-        rc = rc ? rc : num_stats(sh, G, offsetof(struct prow, tfs), &st, &cnt);
-        rc = rc ? rc : stat_cells(&csv, &cell, &st, cnt, false);
+        struct tl_stats st, st_tbs, st_tfs, st_pct = {0};
+        size_t cnt, npct = 0;
+        rc = rc ? rc : num_stats(sh, G, offsetof(struct prow, tbs), &st_tbs, &cnt);
+        rc = rc ? rc : stat_cells(&csv, &cell, &st_tbs, cnt, false);
+        rc = rc ? rc : num_stats(sh, G, offsetof(struct prow, tfs), &st_tfs, &cnt);
+        rc = rc ? rc : stat_cells(&csv, &cell, &st_tfs, cnt, false);
         const struct mp_trace_store *s = t->s;
         const char *pid = s->pid[r0->uid] >= 0 ? mp_intern_str(s->strings, s->pid[r0->uid]) : "";
         const char *tid = s->tid[r0->uid] >= 0 ? mp_intern_str(s->strings, s->tid[r0->uid]) : "";
@@ -450,8 +494,9 @@ static int render(const struct mp_trace_tree *t, struct psheet *sh, const struct
                 if (r->rl.valid && !isnan(r->rl.pct))
                     v[k++] = r->rl.pct;
             }
-            rc = rc ? rc : tl_stats(v, k, 1, &st);
-            rc = rc ? rc : stat_cells(&csv, &cell, &st, k, false);
+            rc = rc ? rc : tl_stats(v, k, 1, &st_pct);
+            rc = rc ? rc : stat_cells(&csv, &cell, &st_pct, k, false);
+            npct = k;
             free(v);
         }
         /* kernel details over members whose kernel list has the template's
@@ -495,6 +540,9 @@ static int render(const struct mp_trace_tree *t, struct psheet *sh, const struct
         rc = rc ? rc : mp_csv_fmt(&csv, "%zu", G->n);
         rc = rc ? rc : mp_csv_fmt(&csv, "%d", r0->uid);
         rc = rc ? rc : mp_csv_end_row(&csv);
+        rc = rc ? rc
+                : add_point(rep, t, sh, G, sheet_name, first_num(sh, G, offsetof(struct prow, fpb)),
+                            &st_tfs, &st_tbs, &st_pct, npct);
     }
     for (size_t i = 0; i < ng; i++)
         free(g[i].members);
@@ -551,7 +599,7 @@ int tl_sheets_perf(struct mp_report *r, const struct mp_trace_tree *t,
         snprintf(name, sizeof(name), single_table(sheets[k].family) ? "%s" : "%s_fwd",
                  sheets[k].family);
         struct mp_buf *b = new_sheet(r, name);
-        rc = b ? render(t, &sheets[k], &meta, arch, b) : MP_ENOMEM;
+        rc = b ? render(r, name, t, &sheets[k], &meta, arch, b) : MP_ENOMEM;
     }
     for (int k = 0; k < nsheets; k++)
         sheet_fini(&sheets[k]);

@@ -584,8 +584,11 @@ int mp_report_build(const char *path, const struct mp_report_opts *o, struct mp_
             }
         }
     }
-    if (arch)
+    if (arch) {
         snprintf(c.r->arch_name, sizeof(c.r->arch_name), "%s", arch->name);
+        c.r->arch = *arch;
+        c.r->has_arch = true;
+    }
     if (!rc && c.t->has_cpu_ops)
         rc = tl_sheets_perf(c.r, c.t, arch, new_sheet);
     struct krow *rows = NULL;
@@ -632,5 +635,13 @@ void mp_report_free(struct mp_report *r)
     for (size_t i = 0; i < r->n; i++)
         mp_buf_fini(&r->sheets[i].csv);
     free(r->sheets);
+    for (size_t i = 0; i < r->n_points; i++) {
+        free(r->points[i].name);
+        free(r->points[i].params);
+    }
+    free(r->points);
+    for (size_t i = 0; i < r->n_cats; i++)
+        free(r->cats[i].name);
+    free(r->cats);
     free(r);
 }
