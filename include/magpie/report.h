@@ -48,7 +48,7 @@ struct mp_report_sheet {
 struct mp_report_point {
     char *name;     /* op name */
     char *params;   /* "M=8944 N=2816 K=1024 ..." (param: cells joined) */
-    char sheet[48]; /* sheet it comes from, e.g. "GEMM" */
+    char sheet[80]; /* sheet it comes from, e.g. "GEMM" */
     char spec[48];  /* compute spec, e.g. "matrix_bf16" ("" unknown) */
     bool has_ai;    /* FLOPS/Byte known */
     double flops_per_byte;
