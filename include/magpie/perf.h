@@ -31,6 +31,9 @@ struct mp_perf_op {
     const char *const *kernel_names; /* the op's kernels (whole subtree) in ts order, or NULL:
                                         GEMM transpose parsing */
     size_t n_kernels;
+    const char *kv_cache_dtype; /* KV-cache dtype the pseudo-op pass propagates to paged
+                                   attention ops (TraceLens's attention_perf_meta
+                                   k_cache_dtype), or NULL */
 };
 
 #define MP_PERF_MAX_PARAMS 32
@@ -60,7 +63,8 @@ enum {
 struct mp_perf_result {
     int status;               /* MP_PERF_* of the forward metrics */
     const char *category;     /* categorize_torch_op ("GEMM", "elementwise", "SDPA_fwd",
-                                 "NORM_fwd", "reduce", "other", ...); static, never NULL */
+                                 "NORM_fwd", "reduce", "other", ...) with kernel_names[0]
+                                 as the first kernel; static, never NULL */
     const char *sheet;        /* sheet family of the model class ("GEMM", "UnaryElementwise",
                                  "SDPA", "Normalization", "Reduce", ...); NULL without model.
                                  The training report names non-single tables <sheet>_fwd /
@@ -71,8 +75,9 @@ struct mp_perf_result {
     int n_params;
     double gflops;            /* flops / 1e9 */
     bool has_bytes;           /* false when TraceLens's bytes() is None (unknown dtype) */
-    double bytes;             /* Data Moved (MB) = bytes / 1048576 */
-    const char *compute_spec; /* "matrix_bf16", "vector_fp32", ... or "" when unknown; static */
+    double bytes;             /* bytes moved; Data Moved (MB) = bytes / 1048576 */
+    const char *compute_spec; /* "matrix_bf16", "vector_fp32", ... or "" when unknown; owned
+                                 by the result (valid until mp_perf_result_fini) */
     /* Backward metrics (flops_bwd / bytes_bwd of the same model instance), used
      * for the <sheet>_bwd tables and for sole-backward rows of the unified
      * table. status_bwd is MP_PERF_OK only when both were computed. */
@@ -81,7 +86,7 @@ struct mp_perf_result {
     bool has_bytes_bwd;
     double bytes_bwd;
     char error[160]; /* why status is SKIP / FAILED (or status_bwd), "" otherwise */
-    char *buf_;      /* private: storage of the param texts */
+    char *buf_;      /* private: storage of the param texts and compute spec */
 };
 
 /* Evaluates the perf model for op into out. out is overwritten entirely (any

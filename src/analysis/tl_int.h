@@ -70,6 +70,12 @@ int tl_sheets_perf(struct mp_report *r, const struct mp_trace_tree *t,
                    const struct mp_perf_arch *arch,
                    struct mp_buf *(*new_sheet)(struct mp_report *, const char *));
 
+/* Adds unified_perf_summary (tl_unified.c); first_kernel[i] is the first
+ * direct kernel of launcher i (category fallback), -1 otherwise. */
+int tl_sheet_unified(struct mp_report *rep, const struct mp_trace_tree *t,
+                     const int32_t *first_kernel, const struct mp_perf_arch *arch,
+                     struct mp_buf *(*new_sheet)(struct mp_report *, const char *));
+
 /* Communication kernel names (nccl, rccl, cross_device_reduce). */
 bool mp_report_is_comm_name(const char *name);
 

@@ -590,6 +590,8 @@ int mp_report_build(const char *path, const struct mp_report_opts *o, struct mp_
         c.r->has_arch = true;
     }
     if (!rc && c.t->has_cpu_ops)
+        rc = tl_sheet_unified(c.r, c.t, c.first_kernel, arch, new_sheet);
+    if (!rc && c.t->has_cpu_ops)
         rc = tl_sheets_perf(c.r, c.t, arch, new_sheet);
     struct krow *rows = NULL;
     size_t nrows = 0;

@@ -17,6 +17,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include <jansson.h>
+
 #include "perf_int.h"
 
 struct builtin {

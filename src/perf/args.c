@@ -40,88 +40,92 @@ void pm_raise(struct pm_ctx *c, int kind, const char *fmt, ...)
 
 /* ---- args access ---- */
 
-json_t *pm_arg_opt(struct pm_ctx *c, const char *key)
+struct pv *pm_arg_opt(struct pm_ctx *c, const char *key)
 {
-    return c->args ? json_object_get(c->args, key) : NULL;
+    return c->args ? pv_object_get(c->args, key) : NULL;
 }
 
-json_t *pm_arg(struct pm_ctx *c, const char *key)
+struct pv *pm_arg(struct pm_ctx *c, const char *key)
 {
     if (!pm_ok(c))
         return NULL;
-    json_t *v = pm_arg_opt(c, key);
+    struct pv *v = pm_arg_opt(c, key);
     if (!v)
         pm_fail(c, "KeyError: '%s'", key);
     return v;
 }
 
-size_t pm_len(struct pm_ctx *c, json_t *seq)
+size_t pm_len(struct pm_ctx *c, struct pv *seq)
 {
     if (!pm_ok(c))
         return 0;
-    if (json_is_array(seq))
-        return json_array_size(seq);
-    if (json_is_string(seq))
-        return strlen(json_string_value(seq));
+    if (pv_is_array(seq))
+        return pv_array_size(seq);
+    if (pv_is_string(seq))
+        return pv_string_length(seq);
+    if (pv_is_object(seq))
+        return pv_object_size(seq);
     pm_fail(c, "TypeError: object has no len()");
     return 0;
 }
 
-json_t *pm_at(struct pm_ctx *c, json_t *seq, long i)
+struct pv *pm_at(struct pm_ctx *c, struct pv *seq, long i)
 {
     if (!pm_ok(c))
         return NULL;
-    if (!json_is_array(seq)) {
+    if (!pv_is_array(seq)) {
         pm_fail(c, "TypeError: %s is not subscriptable", seq ? "value" : "None");
         return NULL;
     }
-    long n = (long)json_array_size(seq);
+    long n = (long)pv_array_size(seq);
     long j = i < 0 ? n + i : i;
     if (j < 0 || j >= n) {
         pm_fail(c, "IndexError: list index %ld out of range (len %ld)", i, n);
         return NULL;
     }
-    return json_array_get(seq, (size_t)j);
+    return pv_array_get(seq, (size_t)j);
 }
 
-json_t *pm_argi(struct pm_ctx *c, const char *key, long i)
+struct pv *pm_argi(struct pm_ctx *c, const char *key, long i)
 {
     return pm_at(c, pm_arg(c, key), i);
 }
 
-int64_t pm_int(struct pm_ctx *c, json_t *v)
+int64_t pm_int(struct pm_ctx *c, struct pv *v)
 {
     if (!pm_ok(c))
         return 0;
-    if (json_is_integer(v))
-        return (int64_t)json_integer_value(v);
-    if (json_is_boolean(v))
-        return json_is_true(v) ? 1 : 0;
+    if (pv_is_integer(v))
+        return (int64_t)pv_integer_value(v);
+    if (pv_is_boolean(v))
+        return pv_is_true(v) ? 1 : 0;
     pm_fail(c, "TypeError: expected an integer");
     return 0;
 }
 
-bool pm_shape(struct pm_ctx *c, json_t *v, struct pm_shape *s)
+bool pm_shape(struct pm_ctx *c, struct pv *v, struct pm_shape *s)
 {
     s->n = 0;
     if (!pm_ok(c))
         return false;
-    if (!json_is_array(v)) {
+    if (pv_is_object(v) && pv_object_size(v) == 0)
+        return true; /* tuple({}) == () */
+    if (!pv_is_array(v)) {
         pm_fail(c, "TypeError: shape is not a list");
         return false;
     }
-    size_t n = json_array_size(v);
+    size_t n = pv_array_size(v);
     if (n > PM_MAX_DIMS) {
         pm_fail(c, "shape with %zu dims is not supported", n);
         return false;
     }
     for (size_t i = 0; i < n; i++) {
-        json_t *e = json_array_get(v, i);
-        if (!json_is_integer(e)) {
+        struct pv *e = pv_array_get(v, i);
+        if (!pv_is_integer(e)) {
             pm_fail(c, "TypeError: shape element is not an int");
             return false;
         }
-        s->d[i] = (int64_t)json_integer_value(e);
+        s->d[i] = (int64_t)pv_integer_value(e);
     }
     s->n = (int)n;
     return true;
@@ -132,13 +136,13 @@ bool pm_shape_argi(struct pm_ctx *c, const char *key, long i, struct pm_shape *s
     return pm_shape(c, pm_argi(c, key, i), s);
 }
 
-const char *pm_str(struct pm_ctx *c, json_t *v)
+const char *pm_str(struct pm_ctx *c, struct pv *v)
 {
     if (!pm_ok(c))
         return NULL;
-    if (json_is_string(v))
-        return json_string_value(v);
-    if (json_is_null(v))
+    if (pv_is_string(v))
+        return pv_string_value(v);
+    if (pv_is_null(v))
         return NULL;
     pm_fail(c, "TypeError: expected a str");
     return NULL;
@@ -149,22 +153,22 @@ const char *pm_str_argi(struct pm_ctx *c, const char *key, long i)
     return pm_str(c, pm_argi(c, key, i));
 }
 
-bool pm_truthy(json_t *v)
+bool pm_truthy(struct pv *v)
 {
-    if (!v || json_is_null(v) || json_is_false(v))
+    if (!v || pv_is_null(v) || pv_is_false(v))
         return false;
-    if (json_is_true(v))
+    if (pv_is_true(v))
         return true;
-    if (json_is_integer(v))
-        return json_integer_value(v) != 0;
-    if (json_is_real(v))
-        return json_real_value(v) != 0;
-    if (json_is_string(v))
-        return json_string_length(v) > 0;
-    if (json_is_array(v))
-        return json_array_size(v) > 0;
-    if (json_is_object(v))
-        return json_object_size(v) > 0;
+    if (pv_is_integer(v))
+        return pv_integer_value(v) != 0;
+    if (pv_is_real(v))
+        return pv_real_value(v) != 0;
+    if (pv_is_string(v))
+        return pv_string_length(v) > 0;
+    if (pv_is_array(v))
+        return pv_array_size(v) > 0;
+    if (pv_is_object(v))
+        return pv_object_size(v) > 0;
     return true;
 }
 
@@ -201,6 +205,14 @@ static bool parse_int_token(const char *p, const char *e, int64_t *out)
         return false;
     *out = neg ? -v : v;
     return true;
+}
+
+bool pm_parse_pyint(const char *s, int64_t *out)
+{
+    const char *p = skip_ws(s), *e = p + strlen(p);
+    while (e > p && isspace((unsigned char)e[-1]))
+        e--;
+    return parse_int_token(p, e, out);
 }
 
 int64_t pm_pyint(struct pm_ctx *c, const char *s)
@@ -482,9 +494,16 @@ static void puts_(struct pm_ctx *c, const char *s)
 
 static void put_int(struct pm_ctx *c, int64_t v)
 {
-    char t[32];
-    int n = snprintf(t, sizeof(t), "%lld", (long long)v);
-    put(c, t, (size_t)n);
+    /* by hand: printf is a measurable part of a call, and ints are most params */
+    char t[24], *e = t + sizeof(t), *p = e;
+    uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+    do {
+        *--p = (char)('0' + u % 10);
+        u /= 10;
+    } while (u);
+    if (v < 0)
+        *--p = '-';
+    put(c, p, (size_t)(e - p));
 }
 
 static void put_float(struct pm_ctx *c, double v)
@@ -523,51 +542,52 @@ static void put_str_repr(struct pm_ctx *c, const char *s, size_t n)
     put(c, &q, 1);
 }
 
-static void put_repr(struct pm_ctx *c, json_t *v, int depth)
+static void put_repr(struct pm_ctx *c, struct pv *v, int depth)
 {
+    if (!v) {
+        puts_(c, "None");
+        return;
+    }
     if (depth > 64) {
         puts_(c, "...");
         return;
     }
-    switch (json_typeof(v)) {
-    case JSON_INTEGER:
-        put_int(c, (int64_t)json_integer_value(v));
+    switch (v->type) {
+    case PV_INT:
+        put_int(c, (int64_t)pv_integer_value(v));
         break;
-    case JSON_REAL:
-        put_float(c, json_real_value(v));
+    case PV_REAL:
+        put_float(c, pv_real_value(v));
         break;
-    case JSON_STRING:
-        put_str_repr(c, json_string_value(v), json_string_length(v));
+    case PV_STR:
+        put_str_repr(c, pv_string_value(v), pv_string_length(v));
         break;
-    case JSON_TRUE:
+    case PV_TRUE:
         puts_(c, "True");
         break;
-    case JSON_FALSE:
+    case PV_FALSE:
         puts_(c, "False");
         break;
-    case JSON_NULL:
+    case PV_NULL:
         puts_(c, "None");
         break;
-    case JSON_ARRAY: {
+    case PV_ARR: {
         puts_(c, "[");
-        for (size_t i = 0; i < json_array_size(v); i++) {
+        for (size_t i = 0; i < pv_array_size(v); i++) {
             if (i)
                 puts_(c, ", ");
-            put_repr(c, json_array_get(v, i), depth + 1);
+            put_repr(c, pv_array_get(v, i), depth + 1);
         }
         puts_(c, "]");
         break;
     }
-    case JSON_OBJECT: {
+    case PV_OBJ: {
         puts_(c, "{");
-        const char *k;
-        json_t *e;
-        bool first = true;
-        json_object_foreach(v, k, e)
-        {
-            if (!first)
+        struct pv *e = pv_child(v, 0);
+        for (uint32_t i = 0; i < v->n; i++, e = pv_next(e)) {
+            if (i)
                 puts_(c, ", ");
-            first = false;
+            const char *k = pv_key(e);
             put_str_repr(c, k, strlen(k));
             puts_(c, ": ");
             put_repr(c, e, depth + 1);
@@ -580,9 +600,11 @@ static void put_repr(struct pm_ctx *c, json_t *v, int depth)
 
 int pm_p_find(struct pm_ctx *c, const char *key)
 {
-    for (int i = 0; i < c->out->n_params; i++)
-        if (!strcmp(c->out->params[i].key, key))
+    for (int i = 0; i < c->out->n_params; i++) {
+        const char *k = c->out->params[i].key;
+        if (k == key || (k[0] == key[0] && !strcmp(k, key)))
             return i;
+    }
     return -1;
 }
 
@@ -654,37 +676,62 @@ void pm_p_str(struct pm_ctx *c, const char *key, const char *s)
     pend(c);
 }
 
-void pm_p_tuple(struct pm_ctx *c, const char *key, json_t *list)
+void pm_p_tuple(struct pm_ctx *c, const char *key, struct pv *list)
 {
-    if (!json_is_array(list)) {
-        if (json_is_null(list) || !list)
-            pm_fail(c, "TypeError: 'NoneType' object is not iterable");
-        else
-            pm_p_repr(c, key, list);
+    if (!pm_ok(c))
+        return;
+    /* tuple() of a str or a dict iterates its characters or keys */
+    if (pv_is_string(list) || pv_is_object(list)) {
+        if (!pbegin(c, key, false))
+            return;
+        size_t n = 0;
+        puts_(c, "(");
+        if (pv_is_string(list)) {
+            const char *t = pv_string_value(list);
+            for (size_t i = 0; i < pv_string_length(list); i++, n++) {
+                if (i)
+                    puts_(c, ", ");
+                put_str_repr(c, t + i, 1);
+            }
+        } else {
+            struct pv *e = pv_child(list, 0);
+            for (uint32_t i = 0; i < list->n; i++, e = pv_next(e)) {
+                if (n++)
+                    puts_(c, ", ");
+                const char *k = pv_key(e);
+                put_str_repr(c, k, strlen(k));
+            }
+        }
+        puts_(c, n == 1 ? ",)" : ")");
+        pend(c);
+        return;
+    }
+    if (!pv_is_array(list)) {
+        pm_fail(c, "TypeError: object is not iterable");
         return;
     }
     if (!pbegin(c, key, false))
         return;
-    size_t n = json_array_size(list);
+    size_t n = pv_array_size(list);
     puts_(c, "(");
     for (size_t i = 0; i < n; i++) {
         if (i)
             puts_(c, ", ");
-        put_repr(c, json_array_get(list, i), 1);
+        put_repr(c, pv_array_get(list, i), 1);
     }
     puts_(c, n == 1 ? ",)" : ")");
     pend(c);
 }
 
-void pm_p_tuple_slice(struct pm_ctx *c, const char *key, json_t *list, long from, long to)
+void pm_p_tuple_slice(struct pm_ctx *c, const char *key, struct pv *list, long from, long to)
 {
     if (!pm_ok(c))
         return;
-    if (!json_is_array(list)) {
+    if (!pv_is_array(list)) {
         pm_fail(c, "TypeError: value is not subscriptable");
         return;
     }
-    long n = (long)json_array_size(list);
+    long n = (long)pv_array_size(list);
     if (to < 0 || to > n)
         to = n;
     if (from > to)
@@ -695,22 +742,22 @@ void pm_p_tuple_slice(struct pm_ctx *c, const char *key, json_t *list, long from
     for (long i = from; i < to; i++) {
         if (i > from)
             puts_(c, ", ");
-        put_repr(c, json_array_get(list, (size_t)i), 1);
+        put_repr(c, pv_array_get(list, (size_t)i), 1);
     }
     puts_(c, to - from == 1 ? ",)" : ")");
     pend(c);
 }
 
-void pm_p_repr(struct pm_ctx *c, const char *key, json_t *v)
+void pm_p_repr(struct pm_ctx *c, const char *key, struct pv *v)
 {
-    if (!v || json_is_null(v)) {
+    if (!v || pv_is_null(v)) {
         pm_p_none(c, key);
         return;
     }
     if (!pbegin(c, key, false))
         return;
-    if (json_is_string(v))
-        puts_(c, json_string_value(v)); /* str() of a str is the text itself */
+    if (pv_is_string(v))
+        puts_(c, pv_string_value(v)); /* str() of a str is the text itself */
     else
         put_repr(c, v, 0);
     pend(c);

@@ -60,8 +60,8 @@ int mp_perf_model(const struct mp_perf_op *op, struct mp_perf_result *out)
         return MP_EINVAL;
 
     const char *first_kernel = op->n_kernels > 0 && op->kernel_names ? op->kernel_names[0] : NULL;
-    out->category = mp_perf_category(op->name, first_kernel);
     const struct pm_entry *e = pm_lookup(op->name);
+    out->category = e ? e->category : mp_perf_category(op->name, first_kernel);
     const struct pm_class *cls = e ? e->cls : pm_prefix_class(op->name);
     if (!cls) {
         out->status = MP_PERF_NONE;
@@ -81,20 +81,27 @@ int mp_perf_model(const struct mp_perf_op *op, struct mp_perf_result *out)
     struct pm_ctx c;
     memset(&c, 0, sizeof(c));
     c.op = op;
+    c.cls = cls;
     c.out = out;
     c.phase = PM_INIT;
     c.st[PM_INIT] = c.st[PM_FWD] = MP_PERF_OK;
     /* a class whose code never reaches a backward phase has no flops_bwd */
     c.st[PM_BWD] = MP_PERF_FAILED;
+    /* not zeroed: pv_parse sets what it uses */
+    struct pv_doc doc;
+    doc.nodes = NULL;
+    doc.text = NULL;
     if (op->args && op->args_len > 0) {
-        json_error_t jerr;
-        c.args = json_loadb(op->args, op->args_len, JSON_DECODE_ANY | JSON_ALLOW_NUL, &jerr);
-        if (!c.args) {
-            pm_fail(&c, "args are not valid JSON: %s", jerr.text);
-        } else if (!json_is_object(c.args)) {
-            json_decref(c.args);
-            c.args = NULL;
+        int rc = pv_parse(op->args, op->args_len, &doc);
+        if (rc == MP_ENOMEM) {
+            c.oom = true;
+            pm_fail(&c, "args too large");
+        } else if (rc) {
+            pm_fail(&c, "args are not valid JSON");
+        } else if (!pv_is_object(pv_root(&doc))) {
             pm_fail(&c, "args is not a JSON object");
+        } else {
+            c.args = pv_root(&doc);
         }
     }
     if (pm_ok(&c))
@@ -102,7 +109,7 @@ int mp_perf_model(const struct mp_perf_op *op, struct mp_perf_result *out)
     if (c.phase == PM_INIT) /* the model failed before computing anything */
         pm_begin(&c, PM_FWD);
     close_phase(&c);
-    json_decref(c.args);
+    pv_free(&doc);
 
     out->status = c.st[PM_INIT] != MP_PERF_OK ? c.st[PM_INIT] : c.st[PM_FWD];
     out->status_bwd = c.st[PM_INIT] != MP_PERF_OK ? c.st[PM_INIT] : c.st[PM_BWD];

@@ -8,9 +8,106 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include <jansson.h>
-
 #include <magpie/perf.h>
+
+/* ---- args JSON (pjson.c): a flat, allocation-light reader ---- */
+
+enum pv_type { PV_NULL, PV_TRUE, PV_FALSE, PV_INT, PV_REAL, PV_STR, PV_ARR, PV_OBJ };
+
+struct pv_doc;
+
+/* One JSON value; the children of an array or object follow it in the node
+ * array (pre-order), each subtree `size` nodes long. */
+struct pv {
+    uint8_t type;     /* enum pv_type */
+    uint32_t n;       /* children of an array/object, bytes of a string */
+    uint32_t size;    /* nodes in this subtree, itself included */
+    uint32_t key_off; /* object members: 1 + offset of the key in doc->text */
+    uint32_t str_off; /* strings: offset of the decoded text in doc->text */
+
+    union {
+        int64_t i;
+        double d;
+    };
+    struct pv_doc *doc;
+};
+
+#define PV_INLINE_NODES 128
+#define PV_INLINE_TEXT 2048
+
+struct pv_doc {
+    struct pv *nodes;
+    uint32_t n, cap;
+    char *text; /* decoded strings and keys, NUL-terminated */
+    size_t tlen, tcap;
+    struct pv inline_nodes[PV_INLINE_NODES];
+    char inline_text[PV_INLINE_TEXT];
+};
+
+/* 0, MP_EPARSE or MP_ENOMEM; pv_free afterwards in every case */
+int pv_parse(const char *text, size_t len, struct pv_doc *d);
+void pv_free(struct pv_doc *d);
+struct pv *pv_root(struct pv_doc *d);
+struct pv *pv_array_get(const struct pv *v, size_t i); /* arrays only; NULL out of range */
+struct pv *pv_child(const struct pv *v, size_t i);     /* arrays and objects */
+struct pv *pv_object_get(const struct pv *v, const char *key);
+struct pv *pv_next(const struct pv *child); /* the following sibling */
+const char *pv_key(const struct pv *member);
+const char *pv_string_value(const struct pv *v);
+
+static inline bool pv_is(const struct pv *v, int t)
+{
+    return v && v->type == t;
+}
+
+#define pv_is_array(v) pv_is((v), PV_ARR)
+#define pv_is_object(v) pv_is((v), PV_OBJ)
+#define pv_is_string(v) pv_is((v), PV_STR)
+#define pv_is_integer(v) pv_is((v), PV_INT)
+#define pv_is_real(v) pv_is((v), PV_REAL)
+#define pv_is_null(v) pv_is((v), PV_NULL)
+#define pv_is_true(v) pv_is((v), PV_TRUE)
+#define pv_is_false(v) pv_is((v), PV_FALSE)
+
+static inline bool pv_is_number(const struct pv *v)
+{
+    return pv_is_integer(v) || pv_is_real(v);
+}
+
+static inline bool pv_is_boolean(const struct pv *v)
+{
+    return pv_is_true(v) || pv_is_false(v);
+}
+
+static inline size_t pv_array_size(const struct pv *v)
+{
+    return pv_is_array(v) ? v->n : 0;
+}
+
+static inline size_t pv_object_size(const struct pv *v)
+{
+    return pv_is_object(v) ? v->n : 0;
+}
+
+static inline size_t pv_string_length(const struct pv *v)
+{
+    return pv_is_string(v) ? v->n : 0;
+}
+
+static inline int64_t pv_integer_value(const struct pv *v)
+{
+    return pv_is_integer(v) ? v->i : 0;
+}
+
+static inline double pv_real_value(const struct pv *v)
+{
+    return pv_is_real(v) ? v->d : 0;
+}
+
+static inline double pv_number_value(const struct pv *v)
+{
+    return pv_is_integer(v) ? (double)v->i : pv_is_real(v) ? v->d : 0;
+}
 
 /* ---- registry ---- */
 
@@ -53,7 +150,8 @@ enum pm_phase { PM_INIT, PM_FWD, PM_BWD };
 
 struct pm_ctx {
     const struct mp_perf_op *op;
-    json_t *args; /* parsed args object, owned; NULL when the op has none */
+    const struct pm_class *cls;
+    struct pv *args; /* the parsed args object, NULL when the op has none */
     struct mp_perf_result *out;
     enum pm_phase phase;
     int st[3];  /* MP_PERF_OK / SKIP / FAILED per phase */
@@ -90,27 +188,28 @@ void pm_no_bwd(struct pm_ctx *c, int kind);
 
 /* ---- args access (Python semantics; errors raise and return NULL/0) ---- */
 
-json_t *pm_arg(struct pm_ctx *c, const char *key);     /* args[key], KeyError */
-json_t *pm_arg_opt(struct pm_ctx *c, const char *key); /* args.get(key), NULL */
-json_t *pm_at(struct pm_ctx *c, json_t *seq, long i);  /* seq[i], negative from the end */
-size_t pm_len(struct pm_ctx *c, json_t *seq);          /* len(seq), TypeError if no list */
+struct pv *pm_arg(struct pm_ctx *c, const char *key);       /* args[key], KeyError */
+struct pv *pm_arg_opt(struct pm_ctx *c, const char *key);   /* args.get(key), NULL */
+struct pv *pm_at(struct pm_ctx *c, struct pv *seq, long i); /* seq[i], negative from the end */
+size_t pm_len(struct pm_ctx *c, struct pv *seq);            /* len(seq), TypeError if no list */
 /* args[key][i] in one call */
-json_t *pm_argi(struct pm_ctx *c, const char *key, long i);
+struct pv *pm_argi(struct pm_ctx *c, const char *key, long i);
 /* v as a shape (list of ints) */
-bool pm_shape(struct pm_ctx *c, json_t *v, struct pm_shape *s);
+bool pm_shape(struct pm_ctx *c, struct pv *v, struct pm_shape *s);
 bool pm_shape_argi(struct pm_ctx *c, const char *key, long i, struct pm_shape *s);
-int64_t pm_int(struct pm_ctx *c, json_t *v);
+int64_t pm_int(struct pm_ctx *c, struct pv *v);
 /* a str element (NULL for JSON null = None); TypeError for other values */
-const char *pm_str(struct pm_ctx *c, json_t *v);
+const char *pm_str(struct pm_ctx *c, struct pv *v);
 const char *pm_str_argi(struct pm_ctx *c, const char *key, long i);
 /* Python truthiness of a JSON value */
-bool pm_truthy(json_t *v);
+bool pm_truthy(struct pv *v);
 /* ast.literal_eval of a string holding a list/tuple of ints (or bools) */
 bool pm_literal_ints(struct pm_ctx *c, const char *s, struct pm_shape *out);
 /* Python int(s), float(s) of a string (ValueError raises) */
 int64_t pm_pyint(struct pm_ctx *c, const char *s);
 double pm_pyfloat(struct pm_ctx *c, const char *s);
 bool pm_parse_pyfloat(const char *s, double *out); /* float(s) without raising */
+bool pm_parse_pyint(const char *s, int64_t *out);  /* int(s) without raising */
 /* Python eval() of "True"/"False"/"None"/integers (others raise) */
 bool pm_pyeval_bool(struct pm_ctx *c, const char *s, bool *is_none);
 
@@ -133,11 +232,11 @@ void pm_p_bool(struct pm_ctx *c, const char *key, bool v);
 void pm_p_none(struct pm_ctx *c, const char *key);
 void pm_p_str(struct pm_ctx *c, const char *key, const char *s); /* NULL -> None */
 /* tuple(list): "(1, 2)", "(1,)", "()"; elements in repr form */
-void pm_p_tuple(struct pm_ctx *c, const char *key, json_t *list);
+void pm_p_tuple(struct pm_ctx *c, const char *key, struct pv *list);
 /* tuple(list[from:to]) with Python slice clamping (to < 0: to the end) */
-void pm_p_tuple_slice(struct pm_ctx *c, const char *key, json_t *list, long from, long to);
+void pm_p_tuple_slice(struct pm_ctx *c, const char *key, struct pv *list, long from, long to);
 /* repr of any JSON value with lists as Python lists */
-void pm_p_repr(struct pm_ctx *c, const char *key, json_t *v);
+void pm_p_repr(struct pm_ctx *c, const char *key, struct pv *v);
 void pm_p_shape(struct pm_ctx *c, const char *key, const struct pm_shape *s, bool as_list);
 /* tuple of str-or-None: "('c10::BFloat16', None)" */
 void pm_p_strs(struct pm_ctx *c, const char *key, int n, const char *const *s, bool as_list);
@@ -173,6 +272,13 @@ void pm_gemm_te_gemm_ts(struct pm_ctx *c);
 void pm_gemm_tev2(struct pm_ctx *c);
 void pm_gemm_a16w16(struct pm_ctx *c);
 void pm_gemm_rocm_unquantized(struct pm_ctx *c);
+void pm_gemm_a16w16_atomic(struct pm_ctx *c);
+void pm_gemm_a16w16_asm(struct pm_ctx *c);
+void pm_gemm_a8w8_blockscale(struct pm_ctx *c);
+void pm_group_quant(struct pm_ctx *c);
+void pm_grouped_gemm(struct pm_ctx *c);
+void pm_grouped_gemm_var_k(struct pm_ctx *c);
+void pm_vllm_group_quant_fp8(struct pm_ctx *c);
 
 void pm_sdpa_flash(struct pm_ctx *c);
 void pm_sdpa_flash_bwd(struct pm_ctx *c);
@@ -197,6 +303,8 @@ void pm_binary(struct pm_ctx *c);
 void pm_liger_silu_mul(struct pm_ctx *c);
 void pm_reduce(struct pm_ctx *c);
 void pm_silu_and_mul(struct pm_ctx *c);
+void pm_gelu_and_mul(struct pm_ctx *c);
+void pm_gelu_tanh_and_mul(struct pm_ctx *c);
 
 void pm_norm_batch(struct pm_ctx *c);
 void pm_norm_batch_bwd(struct pm_ctx *c);
@@ -210,6 +318,26 @@ void pm_norm_rms(struct pm_ctx *c);
 void pm_norm_rms_bwd(struct pm_ctx *c);
 
 void pm_conv(struct pm_ctx *c);
+
+void pm_rmsnorm_ext(struct pm_ctx *c);
+void pm_rope_fused(struct pm_ctx *c);
+void pm_rope_aiter_2c(struct pm_ctx *c);
+void pm_rope_sgl(struct pm_ctx *c);
+void pm_store_cache(struct pm_ctx *c);
+void pm_moe_comm(struct pm_ctx *c);
+void pm_causal_conv1d(struct pm_ctx *c);
+void pm_cross_entropy(struct pm_ctx *c);
+
+void pm_triton(struct pm_ctx *c);
+void pm_collective(struct pm_ctx *c);
+void pm_moe_triton_up(struct pm_ctx *c);
+void pm_moe_triton_down(struct pm_ctx *c);
+
+void pm_iattn_base(struct pm_ctx *c);
+void pm_iattn_dv_dim2(struct pm_ctx *c);
+void pm_iattn_ragged(struct pm_ctx *c);
+void pm_iattn_gluon(struct pm_ctx *c);
+void pm_iattn_tilelang(struct pm_ctx *c);
 void pm_conv_bwd(struct pm_ctx *c);
 
 #endif

@@ -66,26 +66,28 @@ static const struct pm_class K_perf_model_aiter__mha_bwd = {"aiter__mha_bwd", "S
 static const struct pm_class K_perf_model_flash_attn_v3_forward = {"flash_attn_v3_forward", "SDPA",
                                                                    "SDPA_bwd", pm_sdpa_flash_v3};
 static const struct pm_class K_attention_perf_model_extensions_vllm_unified_attention_with_output =
-    {"vllm_unified_attention_with_output", "InferenceAttention", NULL, NULL};
+    {"vllm_unified_attention_with_output", "InferenceAttention", NULL, pm_iattn_base};
 static const struct pm_class K_perf_model_evoformer_attention = {"evoformer_attention", "SDPA",
                                                                  "SDPA_bwd", pm_sdpa_evoformer};
 static const struct pm_class K_perf_model_liger_silu_mul_function = {
     "liger_silu_mul_function", "BinaryElementwise", NULL, pm_liger_silu_mul};
 static const struct pm_class K_perf_model_primus_turbo_grouped_gemm = {
-    "primus_turbo_grouped_gemm", "GroupedGEMM", "GroupedGEMM_bwd", NULL};
+    "primus_turbo_grouped_gemm", "GroupedGEMM", "GroupedGEMM_bwd", pm_grouped_gemm};
 static const struct pm_class K_perf_model_primus_turbo_grouped_gemm_variable_k = {
-    "primus_turbo_grouped_gemm_variable_k", "GroupedGEMM", "GroupedGEMM_bwd", NULL};
+    "primus_turbo_grouped_gemm_variable_k", "GroupedGEMM", "GroupedGEMM_bwd",
+    pm_grouped_gemm_var_k};
 static const struct pm_class K_perf_model_tev2_pseudo_gemm = {"tev2_pseudo_gemm", "GEMM", NULL,
                                                               pm_gemm_tev2};
 static const struct pm_class K_perf_model_moe_dispatch = {"moe_dispatch", "MoE_comm",
-                                                          "MoE_comm_bwd", NULL};
+                                                          "MoE_comm_bwd", pm_moe_comm};
 static const struct pm_class K_perf_model_moe_combine = {"moe_combine", "MoE_comm", "MoE_comm_bwd",
-                                                         NULL};
+                                                         pm_moe_comm};
 static const struct pm_class K_perf_model_causal_conv1d_fwd = {"causal_conv1d_fwd", "SSM", NULL,
-                                                               NULL};
-static const struct pm_class K_perf_model_fused_rope_fwd = {"fused_rope_fwd", "RoPE", NULL, NULL};
+                                                               pm_causal_conv1d};
+static const struct pm_class K_perf_model_fused_rope_fwd = {"fused_rope_fwd", "RoPE", NULL,
+                                                            pm_rope_fused};
 static const struct pm_class K_perf_model_cross_entropy_fwd = {"cross_entropy_fwd", "CrossEntropy",
-                                                               NULL, NULL};
+                                                               NULL, pm_cross_entropy};
 static const struct pm_class K_perf_model_mamba_ssd_fwd = {"mamba_ssd_fwd", "SSM", "SSM_bwd", NULL};
 static const struct pm_class K_perf_model_hipblaslt_gemm_fp8 = {"hipblaslt_gemm_fp8", "GEMM", NULL,
                                                                 NULL};
@@ -109,9 +111,9 @@ static const struct pm_class K_moe_perf_model_extensions_moe_aiter_ck_stage2 = {
 static const struct pm_class K_moe_perf_model_extensions_moe_aiter_fused_blockscale = {
     "moe_aiter_fused_blockscale", "MoE_fused", NULL, NULL};
 static const struct pm_class K_moe_perf_model_extensions_moe_triton_unfused_up = {
-    "moe_triton_unfused_up", "MoE_unfused", NULL, NULL};
+    "moe_triton_unfused_up", "MoE_unfused", NULL, pm_moe_triton_up};
 static const struct pm_class K_moe_perf_model_extensions_moe_triton_unfused_down = {
-    "moe_triton_unfused_down", "MoE_unfused", NULL, NULL};
+    "moe_triton_unfused_down", "MoE_unfused", NULL, pm_moe_triton_down};
 static const struct pm_class K_moe_perf_model_extensions_moe_gptq_awq_up = {
     "moe_gptq_awq_up", "MoE_unfused", NULL, NULL};
 static const struct pm_class K_moe_perf_model_extensions_moe_gptq_awq_down = {
@@ -127,19 +129,19 @@ static const struct pm_class K_moe_perf_model_extensions_BiasedGroupedTopk = {
 static const struct pm_class K_moe_perf_model_extensions_MoeSortScatterGather = {
     "MoeSortScatterGather", "MoE_aux", NULL, NULL};
 static const struct pm_class K_attention_perf_model_extensions_mha_varlen_fwd = {
-    "mha_varlen_fwd", "InferenceAttention", NULL, NULL};
+    "mha_varlen_fwd", "InferenceAttention", NULL, pm_iattn_base};
 static const struct pm_class K_attention_perf_model_extensions_aiter_fmha_v3_varlen_fwd = {
-    "aiter_fmha_v3_varlen_fwd", "InferenceAttention", NULL, NULL};
+    "aiter_fmha_v3_varlen_fwd", "InferenceAttention", NULL, pm_iattn_dv_dim2};
 static const struct pm_class K_attention_perf_model_extensions_aiter_mha_batch_prefill = {
-    "aiter_mha_batch_prefill", "InferenceAttention", NULL, NULL};
+    "aiter_mha_batch_prefill", "InferenceAttention", NULL, pm_iattn_dv_dim2};
 static const struct pm_class K_attention_perf_model_extensions_aiter_paged_attention_ragged = {
-    "aiter_paged_attention_ragged", "InferenceAttention", NULL, NULL};
+    "aiter_paged_attention_ragged", "InferenceAttention", NULL, pm_iattn_ragged};
 static const struct pm_class K_attention_perf_model_extensions_mla_decode_fwd = {
-    "mla_decode_fwd", "InferenceAttention", NULL, NULL};
+    "mla_decode_fwd", "InferenceAttention", NULL, pm_iattn_base};
 static const struct pm_class K_attention_perf_model_extensions_pseudo_mla_prefill_fwd = {
-    "pseudo_mla_prefill_fwd", "InferenceAttention", NULL, NULL};
+    "pseudo_mla_prefill_fwd", "InferenceAttention", NULL, pm_iattn_dv_dim2};
 static const struct pm_class K_attention_perf_model_extensions_pa_decode_gluon = {
-    "pa_decode_gluon", "InferenceAttention", NULL, NULL};
+    "pa_decode_gluon", "InferenceAttention", NULL, pm_iattn_gluon};
 static const struct pm_class K_attention_perf_model_extensions_pseudo_v4_paged_decode_swa = {
     "pseudo_v4_paged_decode_swa", "InferenceAttention", NULL, NULL};
 static const struct pm_class K_attention_perf_model_extensions_pseudo_v4_paged_decode_csa = {
@@ -149,18 +151,18 @@ static const struct pm_class K_attention_perf_model_extensions_pseudo_v4_paged_d
 static const struct pm_class K_attention_perf_model_extensions_pa_sparse_prefill_opus_fwd = {
     "pa_sparse_prefill_opus_fwd", "InferenceAttention", NULL, NULL};
 static const struct pm_class K_attention_perf_model_extensions_mla_tilelang_sparse_fwd = {
-    "mla_tilelang_sparse_fwd", "InferenceAttention", NULL, NULL};
+    "mla_tilelang_sparse_fwd", "InferenceAttention", NULL, pm_iattn_tilelang};
 static const struct pm_class K_perf_model_extensions_batched_gemm_a16wfp4 = {"batched_gemm_a16wfp4",
                                                                              "GEMM", NULL, NULL};
 static const struct pm_class K_perf_model_extensions_per_group_quant = {
-    "per_group_quant", "BinaryElementwise", NULL, NULL};
+    "per_group_quant", "BinaryElementwise", NULL, pm_group_quant};
 static const struct pm_class
     K_rmsnorm_perf_model_extensions_vllm_rocm_aiter_triton_add_rmsnorm_pad = {
-        "vllm_rocm_aiter_triton_add_rmsnorm_pad", "RMSNorm", NULL, NULL};
+        "vllm_rocm_aiter_triton_add_rmsnorm_pad", "RMSNorm", NULL, pm_rmsnorm_ext};
 static const struct pm_class K_perf_model_extensions_mixed_sample_outer_exponential = {
     "mixed_sample_outer_exponential", "elementwise", NULL, NULL};
-static const struct pm_class K_perf_model_extensions_gemm_a8w8_blockscale = {"gemm_a8w8_blockscale",
-                                                                             "GEMM", NULL, NULL};
+static const struct pm_class K_perf_model_extensions_gemm_a8w8_blockscale = {
+    "gemm_a8w8_blockscale", "GEMM", NULL, pm_gemm_a8w8_blockscale};
 static const struct pm_class K_perf_model_extensions_vllm_rocm_unquantized_gemm = {
     "vllm_rocm_unquantized_gemm", "GEMM", NULL, pm_gemm_rocm_unquantized};
 static const struct pm_class K_perf_model_extensions_gemm_a16w16 = {"gemm_a16w16", "GEMM", NULL,
@@ -169,72 +171,72 @@ static const struct pm_class K_perf_model_extensions_fused_dynamic_mx_quant_moe_
     "fused_dynamic_mx_quant_moe_sort_hip", "GroupQuant", NULL, NULL};
 static const struct pm_class K_perf_model_extensions_fused_qk_rope_concat_and_cache_mla = {
     "fused_qk_rope_concat_and_cache_mla", "FusedRoPE", NULL, NULL};
-static const struct pm_class K_perf_model_extensions_gemm_a16w16_atomic_ = {"gemm_a16w16_atomic_",
-                                                                            "GEMM", NULL, NULL};
+static const struct pm_class K_perf_model_extensions_gemm_a16w16_atomic_ = {
+    "gemm_a16w16_atomic_", "GEMM", NULL, pm_gemm_a16w16_atomic};
 static const struct pm_class K_perf_model_extensions_gemm_a16w16_asm = {"gemm_a16w16_asm", "GEMM",
-                                                                        NULL, NULL};
+                                                                        NULL, pm_gemm_a16w16_asm};
 static const struct pm_class K_perf_model_extensions_gemm_afp4wfp4 = {"gemm_afp4wfp4", "GEMM", NULL,
                                                                       NULL};
 static const struct pm_class K_perf_model_extensions_batched_gemm_a8w8 = {"batched_gemm_a8w8",
                                                                           "GEMM", NULL, NULL};
 static const struct pm_class K_perf_model_extensions_vllm_triton_per_token_group_quant_fp8 = {
-    "vllm_triton_per_token_group_quant_fp8", "BinaryElementwise", NULL, NULL};
+    "vllm_triton_per_token_group_quant_fp8", "BinaryElementwise", NULL, pm_vllm_group_quant_fp8};
 static const struct pm_class K_perf_model_extensions_fused_flatten_mxfp4_quant = {
     "fused_flatten_mxfp4_quant", "GroupQuant", NULL, NULL};
 static const struct pm_class K_perf_model_extensions_aiter_rope_cached_positions_2c_fwd_impl = {
-    "aiter_rope_cached_positions_2c_fwd_impl", "RoPE", NULL, NULL};
+    "aiter_rope_cached_positions_2c_fwd_impl", "RoPE", NULL, pm_rope_aiter_2c};
 static const struct pm_class K_perf_model_extensions_sgl_kernel_rotary_embedding = {
-    "sgl_kernel_rotary_embedding", "RoPE", NULL, NULL};
+    "sgl_kernel_rotary_embedding", "RoPE", NULL, pm_rope_sgl};
 static const struct pm_class K_perf_model_extensions_aiter_silu_and_mul = {
     "aiter_silu_and_mul", "UnaryElementwise", NULL, pm_silu_and_mul};
 static const struct pm_class K_perf_model_extensions_sgl_kernel_silu_and_mul = {
     "sgl_kernel_silu_and_mul", "UnaryElementwise", NULL, pm_silu_and_mul};
 static const struct pm_class K_perf_model_extensions_aiter_gelu_and_mul = {
-    "aiter_gelu_and_mul", "UnaryElementwise", NULL, NULL};
+    "aiter_gelu_and_mul", "UnaryElementwise", NULL, pm_gelu_and_mul};
 static const struct pm_class K_perf_model_extensions_aiter_gelu_tanh_and_mul = {
-    "aiter_gelu_tanh_and_mul", "UnaryElementwise", NULL, NULL};
+    "aiter_gelu_tanh_and_mul", "UnaryElementwise", NULL, pm_gelu_tanh_and_mul};
 static const struct pm_class K_rmsnorm_perf_model_extensions_aiter_rms_norm = {
-    "aiter_rms_norm", "RMSNorm", NULL, NULL};
+    "aiter_rms_norm", "RMSNorm", NULL, pm_rmsnorm_ext};
 static const struct pm_class K_rmsnorm_perf_model_extensions_aiter_rmsnorm = {
-    "aiter_rmsnorm", "RMSNorm", NULL, NULL};
+    "aiter_rmsnorm", "RMSNorm", NULL, pm_rmsnorm_ext};
 static const struct pm_class K_rmsnorm_perf_model_extensions_aiter_rmsnorm2d_fwd_with_add_ck = {
-    "aiter_rmsnorm2d_fwd_with_add_ck", "RMSNorm", NULL, NULL};
+    "aiter_rmsnorm2d_fwd_with_add_ck", "RMSNorm", NULL, pm_rmsnorm_ext};
 static const struct pm_class
     K_rmsnorm_perf_model_extensions_aiter_rmsnorm2d_fwd_with_dynamicquant_ck = {
-        "aiter_rmsnorm2d_fwd_with_dynamicquant_ck", "RMSNorm", NULL, NULL};
+        "aiter_rmsnorm2d_fwd_with_dynamicquant_ck", "RMSNorm", NULL, pm_rmsnorm_ext};
 static const struct pm_class
     K_rmsnorm_perf_model_extensions_vllm_rocm_aiter_rmsnorm_fp8_group_quant = {
-        "vllm_rocm_aiter_rmsnorm_fp8_group_quant", "RMSNorm", NULL, NULL};
+        "vllm_rocm_aiter_rmsnorm_fp8_group_quant", "RMSNorm", NULL, pm_rmsnorm_ext};
 static const struct pm_class
     K_rmsnorm_perf_model_extensions_vllm_rocm_aiter_rmsnorm_with_add_fp8_group_quant = {
-        "vllm_rocm_aiter_rmsnorm_with_add_fp8_group_quant", "RMSNorm", NULL, NULL};
+        "vllm_rocm_aiter_rmsnorm_with_add_fp8_group_quant", "RMSNorm", NULL, pm_rmsnorm_ext};
 static const struct pm_class K_rmsnorm_perf_model_extensions_fused_rms_mxfp4_quant = {
-    "fused_rms_mxfp4_quant", "RMSNorm", NULL, NULL};
+    "fused_rms_mxfp4_quant", "RMSNorm", NULL, pm_rmsnorm_ext};
 static const struct pm_class
     K_custom_collectives_perf_model_extensions_aiter_fused_allreduce_rmsnorm = {
-        "aiter_fused_allreduce_rmsnorm", "CustomCollective", NULL, NULL};
+        "aiter_fused_allreduce_rmsnorm", "CustomCollective", NULL, pm_collective};
 static const struct pm_class
     K_custom_collectives_perf_model_extensions_aiter_fused_allreduce_rmsnorm_ = {
-        "aiter_fused_allreduce_rmsnorm_", "CustomCollective", NULL, NULL};
+        "aiter_fused_allreduce_rmsnorm_", "CustomCollective", NULL, pm_collective};
 static const struct pm_class K_custom_collectives_perf_model_extensions_custom_ar_all_reduce = {
-    "custom_ar_all_reduce", "CustomCollective", NULL, NULL};
+    "custom_ar_all_reduce", "CustomCollective", NULL, pm_collective};
 static const struct pm_class K_custom_collectives_perf_model_extensions_aiter_reduce_scatter = {
-    "aiter_reduce_scatter", "CustomCollective", NULL, NULL};
+    "aiter_reduce_scatter", "CustomCollective", NULL, pm_collective};
 static const struct pm_class K_custom_collectives_perf_model_extensions_aiter_all_gather_reg = {
-    "aiter_all_gather_reg", "CustomCollective", NULL, NULL};
+    "aiter_all_gather_reg", "CustomCollective", NULL, pm_collective};
 static const struct pm_class K_custom_collectives_perf_model_extensions_sgl_kernel_all_reduce_reg =
-    {"sgl_kernel_all_reduce_reg", "CustomCollective", NULL, NULL};
+    {"sgl_kernel_all_reduce_reg", "CustomCollective", NULL, pm_collective};
 static const struct pm_class K_custom_collectives_perf_model_extensions_sgl_kernel_qr_all_reduce = {
-    "sgl_kernel_qr_all_reduce", "CustomCollective", NULL, NULL};
+    "sgl_kernel_qr_all_reduce", "CustomCollective", NULL, pm_collective};
 static const struct pm_class
     K_custom_collectives_perf_model_extensions_sgl_kernel_reg_all_gather_into_tensor = {
-        "sgl_kernel_reg_all_gather_into_tensor", "CustomCollective", NULL, NULL};
+        "sgl_kernel_reg_all_gather_into_tensor", "CustomCollective", NULL, pm_collective};
 static const struct pm_class K_custom_collectives_perf_model_extensions_custom_ar_qr_all_reduce = {
-    "custom_ar_qr_all_reduce", "CustomCollective", NULL, NULL};
+    "custom_ar_qr_all_reduce", "CustomCollective", NULL, pm_collective};
 static const struct pm_class K_attention_perf_model_extensions_gdn_attention_core = {
     "gdn_attention_core", "InferenceAttention", NULL, NULL};
 static const struct pm_class K_perf_model_extensions_sglang_store_cache = {
-    "sglang_store_cache", "InferenceAttention", NULL, NULL};
+    "sglang_store_cache", "InferenceAttention", NULL, pm_store_cache};
 static const struct pm_class K_perf_model_extensions_aiter_fused_qk_rope_cat_and_cache_mla = {
     "aiter_fused_qk_rope_cat_and_cache_mla", "FusedRoPE", NULL, NULL};
 static const struct pm_class K_moe_perf_model_extensions_sglang_fused_append_shared_experts = {
@@ -255,7 +257,7 @@ static const struct pm_class K_perf_model_extensions_mhc_fused_post_pre_gemm_sqr
 static const struct pm_class K_perf_model_extensions_topk_softplus = {"topk_softplus", "MoE_aux",
                                                                       NULL, NULL};
 static const struct pm_class K_rmsnorm_perf_model_extensions_aiter_rmsnorm_quant = {
-    "aiter_rmsnorm_quant", "RMSNorm", NULL, NULL};
+    "aiter_rmsnorm_quant", "RMSNorm", NULL, pm_rmsnorm_ext};
 static const struct pm_class K_perf_model_GroupNorm = {"GroupNorm", "Normalization", "NORM_bwd",
                                                        pm_norm_group};
 static const struct pm_class K_perf_model_aten_unary_elementwise = {
@@ -694,7 +696,7 @@ static const struct pm_entry table[] = {
 /* torch.compile Triton kernels (triton_poi_*, triton_red_*, triton_per_*):
  * TritonCompiledPerfModel has no category attribute, so these ops are in no
  * per-category sheet; "triton" comes from the ^triton name pattern. */
-static const struct pm_class K_triton = {"TritonCompiledPerfModel", NULL, NULL, NULL};
+static const struct pm_class K_triton = {"TritonCompiledPerfModel", NULL, NULL, pm_triton};
 
 static int cmp_entry(const void *key, const void *e)
 {

@@ -89,7 +89,7 @@ static double sdpa_bytes_bwd(const struct sdpa *s, double bpe)
 static bool sdpa_extract(struct pm_ctx *c, long qi, long ki, long vi, const int idx[4],
                          struct sdpa *s)
 {
-    json_t *dims = pm_arg(c, "Input Dims");
+    struct pv *dims = pm_arg(c, "Input Dims");
     struct pm_shape q, k, v;
     pm_shape(c, pm_at(c, dims, qi), &q);
     pm_shape(c, pm_at(c, dims, ki), &k);
@@ -140,13 +140,13 @@ static void p_cfg(struct pm_ctx *c, const struct sdpa *s)
 }
 
 /* utils.optional_float: "", "None", None or anything float() rejects -> 0.0 */
-static double optional_float(json_t *v)
+static double optional_float(struct pv *v)
 {
-    if (json_is_number(v))
-        return json_number_value(v);
-    if (!json_is_string(v))
+    if (pv_is_number(v))
+        return pv_number_value(v);
+    if (!pv_is_string(v))
         return 0.0;
-    const char *t = json_string_value(v);
+    const char *t = pv_string_value(v);
     double d;
     if (!t[0] || !strcmp(t, "None") || !pm_parse_pyfloat(t, &d))
         return 0.0;
@@ -154,15 +154,15 @@ static double optional_float(json_t *v)
 }
 
 /* `s.lower() == "true" if s not in ("", "None") else False` */
-static bool causal_text(struct pm_ctx *c, json_t *v)
+static bool causal_text(struct pm_ctx *c, struct pv *v)
 {
     if (!pm_ok(c))
         return false;
-    if (!json_is_string(v)) {
+    if (!pv_is_string(v)) {
         pm_fail(c, "AttributeError: causal flag is not a str");
         return false;
     }
-    const char *t = json_string_value(v);
+    const char *t = pv_string_value(v);
     if (!t[0] || !strcmp(t, "None"))
         return false;
     return !strcasecmp(t, "true");
@@ -171,12 +171,12 @@ static bool causal_text(struct pm_ctx *c, json_t *v)
 /* dtype_A_B = tuple(Input type[:2]) */
 static void p_dtypes(struct pm_ctx *c, struct sdpa *s)
 {
-    json_t *types = pm_arg(c, "Input type");
+    struct pv *types = pm_arg(c, "Input type");
     if (!pm_ok(c))
         return;
     pm_p_tuple_slice(c, "dtype_A_B", types, 0, 2);
-    json_t *t0 = json_is_array(types) ? json_array_get(types, 0) : NULL;
-    s->dtype = json_is_string(t0) ? json_string_value(t0) : NULL;
+    struct pv *t0 = pv_is_array(types) ? pv_array_get(types, 0) : NULL;
+    s->dtype = pv_is_string(t0) ? pv_string_value(t0) : NULL;
 }
 
 enum { FWD_PLAIN, FWD_IS_BWD };
@@ -213,7 +213,7 @@ static void sdpa_aten(struct pm_ctx *c, long di, long ci, bool flash_impl)
     struct sdpa s = {0};
     if (!sdpa_extract(c, 0, 1, 2, BHND, &s))
         return;
-    json_t *conc = pm_arg(c, "Concrete Inputs");
+    struct pv *conc = pm_arg(c, "Concrete Inputs");
     double dropout = optional_float(pm_at(c, conc, di));
     s.causal = causal_text(c, pm_at(c, conc, ci));
     s.flash_impl = flash_impl;
@@ -244,8 +244,8 @@ void pm_sdpa_aten_cudnn(struct pm_ctx *c)
 
 static void p_qkv_strides(struct pm_ctx *c, long qi, long ki, long vi)
 {
-    json_t *st = pm_arg(c, "Input Strides");
-    json_t *q = pm_at(c, st, qi), *k = pm_at(c, st, ki), *v = pm_at(c, st, vi);
+    struct pv *st = pm_arg(c, "Input Strides");
+    struct pv *q = pm_at(c, st, qi), *k = pm_at(c, st, ki), *v = pm_at(c, st, vi);
     if (!pm_ok(c))
         return;
     pm_p_tuple(c, "q_stride", q);
@@ -260,10 +260,10 @@ void pm_sdpa_flash(struct pm_ctx *c)
     struct sdpa s = {0};
     if (!sdpa_extract(c, 0, 1, 2, BNHD, &s))
         return;
-    json_t *types = pm_arg(c, "Input type");
+    struct pv *types = pm_arg(c, "Input type");
     (void)types;
-    json_t *conc = pm_arg(c, "Concrete Inputs");
-    json_t *st = pm_arg(c, "Input Strides");
+    struct pv *conc = pm_arg(c, "Concrete Inputs");
+    struct pv *st = pm_arg(c, "Input Strides");
     (void)pm_at(c, st, 2);
     double dropout = pm_pyfloat(c, pm_str(c, pm_at(c, conc, 3)));
     bool is_none;
@@ -291,19 +291,19 @@ void pm_sdpa_flash_bwd(struct pm_ctx *c)
     struct sdpa s = {0};
     if (!sdpa_extract(c, 1, 2, 3, BNHD, &s))
         return;
-    json_t *conc = pm_arg_opt(c, "Concrete Inputs");
-    size_t nc = json_is_array(conc) ? json_array_size(conc) : 0;
-    json_t *types = pm_arg(c, "Input type");
+    struct pv *conc = pm_arg_opt(c, "Concrete Inputs");
+    size_t nc = pv_is_array(conc) ? pv_array_size(conc) : 0;
+    struct pv *types = pm_arg(c, "Input type");
     (void)types;
-    json_t *st = pm_arg(c, "Input Strides");
+    struct pv *st = pm_arg(c, "Input Strides");
     (void)pm_at(c, st, 3);
     double dropout = 0.0;
-    if (nc > 8 && pm_truthy(json_array_get(conc, 8)))
-        dropout = pm_pyfloat(c, pm_str(c, json_array_get(conc, 8)));
+    if (nc > 8 && pm_truthy(pv_array_get(conc, 8)))
+        dropout = pm_pyfloat(c, pm_str(c, pv_array_get(conc, 8)));
     bool is_none = false;
     s.causal = true;
-    if (nc > 10 && pm_truthy(json_array_get(conc, 10)))
-        s.causal = pm_pyeval_bool(c, pm_str(c, json_array_get(conc, 10)), &is_none);
+    if (nc > 10 && pm_truthy(pv_array_get(conc, 10)))
+        s.causal = pm_pyeval_bool(c, pm_str(c, pv_array_get(conc, 10)), &is_none);
     s.flash_impl = true;
     if (!pm_ok(c))
         return;
@@ -327,7 +327,7 @@ static void sdpa_aiter(struct pm_ctx *c, long qi, long di, long ci, int kind)
     struct sdpa s = {0};
     if (!sdpa_extract(c, qi, qi + 1, qi + 2, BNHD, &s))
         return;
-    json_t *conc = pm_arg(c, "Concrete Inputs");
+    struct pv *conc = pm_arg(c, "Concrete Inputs");
     double dropout = di >= 0 ? optional_float(pm_at(c, conc, di)) : 0.0;
     s.causal = causal_text(c, pm_at(c, conc, ci));
     s.flash_impl = true;
@@ -385,7 +385,7 @@ void pm_sdpa_evoformer(struct pm_ctx *c)
         pm_fail(c, "ValueError: EvoformerAttention Q must have 5 dims");
     if (!pm_ok(c))
         return;
-    json_t *types = pm_arg_opt(c, "Input type");
+    struct pv *types = pm_arg_opt(c, "Input type");
     const char *dt = NULL;
     if (pm_truthy(types))
         dt = pm_str(c, pm_at(c, types, 0));
@@ -410,7 +410,7 @@ void pm_sdpa_evoformer(struct pm_ctx *c)
 static void sdpa_varlen(struct pm_ctx *c, bool bwd)
 {
     long qi = bwd ? 1 : 0, cu = bwd ? 9 : 3, mc = bwd ? 11 : 5;
-    json_t *dims = pm_arg(c, "Input Dims");
+    struct pv *dims = pm_arg(c, "Input Dims");
     struct pm_shape q, k, v;
     pm_shape(c, pm_at(c, dims, qi), &q);
     pm_shape(c, pm_at(c, dims, qi + 1), &k);
@@ -438,13 +438,13 @@ static void sdpa_varlen(struct pm_ctx *c, bool bwd)
                      false,
                      true,
                      NULL};
-    json_t *types = pm_arg(c, "Input type");
+    struct pv *types = pm_arg(c, "Input type");
     (void)types;
-    json_t *st = pm_arg(c, "Input Strides");
+    struct pv *st = pm_arg(c, "Input Strides");
     (void)pm_at(c, st, qi + 2);
     int64_t nsq = pm_int(c, pm_at(c, pm_at(c, dims, cu), 0)) - 1;
     int64_t nskv = pm_int(c, pm_at(c, pm_at(c, dims, cu + 1), 0)) - 1;
-    json_t *conc = pm_arg(c, "Concrete Inputs");
+    struct pv *conc = pm_arg(c, "Concrete Inputs");
     double maxq = pm_pyfloat(c, pm_str(c, pm_at(c, conc, mc)));
     double maxkv = pm_pyfloat(c, pm_str(c, pm_at(c, conc, mc + 1)));
     double dropout = pm_pyfloat(c, pm_str(c, pm_at(c, conc, mc + 2)));

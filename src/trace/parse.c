@@ -523,6 +523,9 @@ static const char *scan_args(struct parser *ps, const char *p, const char *end, 
                              struct mp_trace_event *ev)
 {
     const char *start = p;
+    /* a repeated "args" replaces the earlier one entirely */
+    ev->flags &= ~(uint32_t)(MP_EV_EXTID | MP_EV_CORR | MP_EV_DIMS);
+    ev->input_dims.n = 0;
     p = skip_ws(p + 1, end);
     if (p >= end)
         return incomplete(ps);
@@ -610,6 +613,7 @@ static const char *scan_id_field(struct parser *ps, const char *p, const char *e
         *flags = (*flags | has) & ~is_str;
         return p;
     }
+    *flags &= ~(has | is_str); /* a later value of another type replaces it */
     return skip_value(ps, p, end, 1);
 }
 
@@ -648,6 +652,8 @@ static const char *scan_event(struct parser *ps, const char *p, const char *end,
                 } else if (nm.integral) {
                     ev->id = nm.i;
                     ev->flags |= MP_EV_ID;
+                } else {
+                    ev->flags &= ~(uint32_t)MP_EV_ID;
                 }
                 goto next;
             }
@@ -690,6 +696,24 @@ static const char *scan_event(struct parser *ps, const char *p, const char *end,
             break;
         default:
             break;
+        }
+        /* A known key with a value of another type replaces the earlier
+         * occurrence (Python's json keeps the last duplicate key). */
+        if (k.n == 2 && KEY_IS(k, "ph"))
+            ev->ph = 0;
+        else if (k.n == 2 && KEY_IS(k, "ts"))
+            ev->flags &= ~(uint32_t)MP_EV_TS;
+        else if (k.n == 2 && KEY_IS(k, "id"))
+            ev->flags &= ~(uint32_t)MP_EV_ID;
+        else if (k.n == 3 && KEY_IS(k, "cat"))
+            ev->flags &= ~(uint32_t)MP_EV_CAT;
+        else if (k.n == 3 && KEY_IS(k, "dur"))
+            ev->flags &= ~(uint32_t)MP_EV_DUR;
+        else if (k.n == 4 && KEY_IS(k, "name"))
+            ev->flags &= ~(uint32_t)MP_EV_NAME;
+        else if (k.n == 4 && KEY_IS(k, "args")) {
+            ev->flags &= ~(uint32_t)(MP_EV_ARGS | MP_EV_EXTID | MP_EV_CORR | MP_EV_DIMS);
+            ev->args.n = ev->input_dims.n = 0;
         }
         p = skip_value(ps, p, end, 1);
     next:

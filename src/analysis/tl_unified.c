@@ -1,0 +1,773 @@
+/* unified_perf_summary of the TraceLens report (tracelens.md §1.13, §3.7):
+ * a MECE list of ops, each GPU event counted once. Walking down from each
+ * thread's outermost cpu_ops, an op is taken when it has a perf model, or
+ * when it directly launches kernels (a "leaf") and no cpu_op below it has a
+ * model; GPU events left over become "<parent>-><kernel> (Synthetic Op)"
+ * rows. Rows are grouped by name, category, process/thread and args, and
+ * sorted by total kernel time.
+ *
+ * Not yet: the backward ("sole bwd") rows, which need forward/backward
+ * linking; traces without autograd (all shared goldens but one) have none. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <magpie/fmt.h>
+#include <magpie/perf.h>
+#include <magpie/report.h>
+
+#include "tl_int.h"
+
+struct urow {
+    int32_t uid;    /* event the row copies (a synthetic row copies its parent) */
+    int32_t kernel; /* synthetic rows: the single GPU event, else -1 */
+    int32_t ex_uid; /* UID as TraceLens numbers it (synthetic: past the last event) */
+    char *name;     /* owned for synthetic rows, else borrowed */
+    bool synthetic;
+    const char *category;
+    bool has_model;
+    int status; /* MP_PERF_* when has_model */
+    double kt, gflops, mb, fpb, tbs, tfs;
+    char spec[48];
+    struct mp_perf_roofline rl;
+    char *params; /* "{'M': 1, ...}" or NULL */
+    int32_t *k;   /* kernels in gpu_events order */
+    size_t nk;
+};
+
+struct uctx {
+    const struct mp_trace_tree *t;
+    const int32_t *first_kernel;
+    const struct mp_perf_arch *arch;
+    uint32_t *ngpu; /* GPU events in the subtree of each event */
+    uint8_t *comm;  /* subtree holds a communication kernel */
+    uint8_t *model; /* 0 unknown, 1 no, 2 yes: perf model per name id */
+    uint8_t *visited;
+    int32_t *collected;
+    size_t ncollected, capc;
+    uint8_t *in_collected_gpu;
+};
+
+static bool has_model(struct uctx *u, int32_t i)
+{
+    int32_t id = u->t->s->name[i];
+    if (id < 0)
+        return false;
+    if (!u->model[id])
+        u->model[id] = mp_perf_has_model(mp_intern_str(u->t->s->strings, id)) ? 2 : 1;
+    return u->model[id] == 2;
+}
+
+static int collect(struct uctx *u, int32_t i)
+{
+    if (u->ncollected == u->capc) {
+        size_t nc = u->capc ? u->capc * 2 : 256;
+        int32_t *n = realloc(u->collected, nc * sizeof(int32_t));
+        if (!n)
+            return MP_ENOMEM;
+        u->collected = n;
+        u->capc = nc;
+    }
+    u->collected[u->ncollected++] = i;
+    return 0;
+}
+
+#define CHILDREN(t, i, k) for (int32_t k = (t)->child_off[i]; k < (t)->child_off[(i) + 1]; k++)
+
+/* a GPU event reachable within `depth` levels through cuda_runtime or
+ * python_function nodes only (TraceLens's _is_leaf_cpu_op) */
+static bool kernel_below(const struct mp_trace_tree *t, int32_t i, int depth)
+{
+    if (depth <= 0)
+        return false;
+    CHILDREN(t, i, k)
+    {
+        int32_t c = t->child[k];
+        if (t->parent[c] != i)
+            continue;
+        uint8_t kind = t->kind[c];
+        if (mp_kind_is_gpu(kind))
+            return true;
+        if ((kind == MP_K_RUNTIME || kind == MP_K_PYFUNC) && kernel_below(t, c, depth - 1))
+            return true;
+    }
+    return false;
+}
+
+static bool descendant_with_model(struct uctx *u, int32_t i)
+{
+    const struct mp_trace_tree *t = u->t;
+    CHILDREN(t, i, k)
+    {
+        int32_t c = t->child[k];
+        if (t->parent[c] != c && t->parent[c] != i)
+            continue;
+        uint8_t kind = t->kind[c];
+        if (kind == MP_K_PYFUNC) {
+            if (descendant_with_model(u, c))
+                return true;
+            continue;
+        }
+        if (kind != MP_K_CPU_OP)
+            continue;
+        if (has_model(u, c) && u->ngpu[c] > 0)
+            return true;
+        if (descendant_with_model(u, c))
+            return true;
+    }
+    return false;
+}
+
+static int traverse(struct uctx *u, int32_t i)
+{
+    const struct mp_trace_tree *t = u->t;
+    if (u->visited[i])
+        return 0;
+    u->visited[i] = 1;
+    if (t->kind[i] != MP_K_CPU_OP || u->ngpu[i] == 0)
+        return 0;
+    if (has_model(u, i))
+        return collect(u, i);
+    if (descendant_with_model(u, i)) {
+        CHILDREN(t, i, k)
+        {
+            if (t->parent[t->child[k]] != i)
+                continue;
+            int rc = traverse(u, t->child[k]);
+            if (rc)
+                return rc;
+        }
+        return 0;
+    }
+    if (kernel_below(t, i, 10)) {
+        bool any = false;
+        CHILDREN(t, i, k)
+        {
+            int32_t c = t->child[k];
+            if (t->parent[c] == i && t->kind[c] == MP_K_CPU_OP && has_model(u, c) &&
+                u->ngpu[c] > 0) {
+                any = true;
+                int rc = traverse(u, c);
+                if (rc)
+                    return rc;
+            }
+        }
+        if (any || u->comm[i])
+            return 0;
+        return collect(u, i);
+    }
+    CHILDREN(t, i, k)
+    {
+        if (t->parent[t->child[k]] != i)
+            continue;
+        int rc = traverse(u, t->child[k]);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+/* Python repr of a param value given as its str() text: literals (numbers,
+ * tuples, True/False/None) print the same, plain strings get quotes. */
+static int param_repr(struct mp_buf *b, const char *text, bool none)
+{
+    if (none)
+        return mp_buf_puts(b, "None");
+    char c = text[0];
+    bool literal = c == '(' || c == '[' || c == '{' || c == '-' || (c >= '0' && c <= '9') ||
+                   strcmp(text, "True") == 0 || strcmp(text, "False") == 0 ||
+                   strcmp(text, "None") == 0 || strcmp(text, "nan") == 0 ||
+                   strcmp(text, "inf") == 0;
+    if (literal && c != '\0')
+        return mp_buf_puts(b, text);
+    return tl_pystr_repr(b, text, strlen(text));
+}
+
+static int fill_row(struct uctx *u, struct urow *r)
+{
+    const struct mp_trace_tree *t = u->t;
+    const struct mp_trace_store *s = t->s;
+    r->gflops = r->mb = r->fpb = r->tbs = r->tfs = NAN;
+    if (r->synthetic) {
+        r->k = malloc(sizeof(int32_t));
+        if (!r->k)
+            return MP_ENOMEM;
+        r->k[0] = r->kernel;
+        r->nk = 1;
+    } else {
+        size_t cap = 0;
+        long got = mp_trace_tree_gpu_events(t, r->uid, &r->k, &r->nk, &cap);
+        if (got < 0)
+            return (int)got;
+    }
+    int32_t *tmp = malloc((r->nk ? r->nk : 1) * sizeof(int32_t));
+    if (!tmp)
+        return MP_ENOMEM;
+    memcpy(tmp, r->k, r->nk * sizeof(int32_t));
+    r->kt = r->nk ? mp_trace_tree_busy(t, tmp, r->nk) : 0.0;
+    free(tmp);
+    int32_t fk = u->first_kernel[r->uid];
+    r->category = mp_perf_category(r->name, fk >= 0 ? mp_trace_tree_name(t, fk) : NULL);
+    r->has_model = !r->synthetic && has_model(u, r->uid);
+    if (!r->has_model)
+        return 0;
+    /* the model sees the op's kernels in ts order */
+    const char **names = malloc((r->nk ? r->nk : 1) * sizeof(char *));
+
+    struct {
+        double ts;
+        int32_t i;
+    } *o = malloc((r->nk ? r->nk : 1) * sizeof(*o));
+
+    if (!names || !o) {
+        free(names);
+        free(o);
+        return MP_ENOMEM;
+    }
+    for (size_t q = 0; q < r->nk; q++) {
+        o[q].ts = s->ts[r->k[q]];
+        o[q].i = (int32_t)q;
+    }
+    for (size_t a = 1; a < r->nk; a++) /* insertion sort: stable, lists are short */
+        for (size_t b = a; b > 0 && o[b - 1].ts > o[b].ts; b--) {
+            double ts = o[b].ts;
+            int32_t ii = o[b].i;
+            o[b] = o[b - 1];
+            o[b - 1].ts = ts;
+            o[b - 1].i = ii;
+        }
+    for (size_t q = 0; q < r->nk; q++)
+        names[q] = mp_trace_tree_name(t, r->k[o[q].i]);
+    free(o);
+    struct mp_perf_op op = {.name = r->name,
+                            .args = s->args[r->uid],
+                            .args_len = s->args_len[r->uid],
+                            .kernel_names = names,
+                            .n_kernels = r->nk};
+    struct mp_perf_result pr;
+    int rc = mp_perf_model(&op, &pr);
+    free(names);
+    if (rc)
+        return rc;
+    r->status = pr.status;
+    if (pr.status == MP_PERF_OK) {
+        r->gflops = pr.gflops;
+        r->tfs = r->kt > 0 ? (r->gflops / 1e3) / (r->kt / 1e6) : NAN;
+        if (pr.has_bytes) {
+            r->mb = pr.bytes / (1024.0 * 1024.0);
+            r->fpb = pr.bytes > 0 ? (r->gflops * 1e9) / pr.bytes : NAN;
+            r->tbs = r->kt > 0 ? (pr.bytes / 1e12) / (r->kt / 1e6) : NAN;
+        }
+        snprintf(r->spec, sizeof(r->spec), "%s", pr.compute_spec ? pr.compute_spec : "");
+        if (u->arch)
+            mp_perf_roofline(u->arch, r->spec, r->gflops, pr.has_bytes, pr.bytes, r->kt, &r->rl);
+        if (pr.n_params > 0) {
+            struct mp_buf b;
+            mp_buf_init(&b, 0);
+            rc = mp_buf_putc(&b, '{');
+            for (int q = 0; q < pr.n_params && !rc; q++) {
+                rc = q ? mp_buf_puts(&b, ", ") : 0;
+                rc = rc ? rc : tl_pystr_repr(&b, pr.params[q].key, strlen(pr.params[q].key));
+                rc = rc ? rc : mp_buf_puts(&b, ": ");
+                rc = rc ? rc : param_repr(&b, pr.params[q].text, pr.params[q].none);
+            }
+            rc = rc ? rc : mp_buf_putc(&b, '}');
+            r->params = rc ? NULL : mp_strdup(mp_buf_cstr(&b));
+            mp_buf_fini(&b);
+            if (!rc && !r->params)
+                rc = MP_ENOMEM;
+        }
+    }
+    mp_perf_result_fini(&pr);
+    return rc;
+}
+
+struct ugrp {
+    struct mp_buf key;
+    size_t *m;
+    size_t n, cap;
+    double kt_sum;
+    int32_t ex_uid;
+};
+
+static int cmp_ugrp(const void *a, const void *b)
+{
+    const struct ugrp *x = a, *y = b;
+    if (x->kt_sum != y->kt_sum)
+        return x->kt_sum > y->kt_sum ? -1 : 1;
+    return x->ex_uid < y->ex_uid ? -1 : (x->ex_uid > y->ex_uid ? 1 : 0);
+}
+
+typedef double (*ufield)(const struct urow *r);
+
+static double f_dur(const struct urow *r)
+{
+    (void)r;
+    return NAN; /* replaced by the caller */
+}
+
+static int stats_over(const struct urow *rows, const struct ugrp *g, size_t off,
+                      struct tl_stats *st, size_t *cnt)
+{
+    double *v = malloc((g->n ? g->n : 1) * sizeof(double));
+    if (!v)
+        return MP_ENOMEM;
+    size_t k = 0;
+    for (size_t i = 0; i < g->n; i++) {
+        double x = *(const double *)((const char *)&rows[g->m[i]] + off);
+        if (!isnan(x))
+            v[k++] = x;
+    }
+    int rc = tl_stats(v, k, 1, st);
+    *cnt = k;
+    free(v);
+    return rc;
+}
+
+static double first_over(const struct urow *rows, const struct ugrp *g, size_t off)
+{
+    for (size_t i = 0; i < g->n; i++) {
+        double x = *(const double *)((const char *)&rows[g->m[i]] + off);
+        if (!isnan(x))
+            return x;
+    }
+    return NAN;
+}
+
+int tl_sheet_unified(struct mp_report *rep, const struct mp_trace_tree *t,
+                     const int32_t *first_kernel, const struct mp_perf_arch *arch,
+                     struct mp_buf *(*new_sheet)(struct mp_report *, const char *))
+{
+    const struct mp_trace_store *s = t->s;
+    size_t n = t->n ? t->n : 1;
+    struct uctx u = {.t = t, .first_kernel = first_kernel, .arch = arch};
+    u.ngpu = calloc(n, sizeof(uint32_t));
+    u.comm = calloc(n, 1);
+    u.model = calloc((size_t)mp_intern_count(s->strings) + 1, 1);
+    u.visited = calloc(n, 1);
+    u.in_collected_gpu = calloc(n, 1);
+    struct urow *rows = NULL;
+    size_t nrows = 0;
+    struct tl_meta meta;
+    memset(&meta, 0, sizeof(meta));
+    int rc = u.ngpu && u.comm && u.model && u.visited && u.in_collected_gpu ? 0 : MP_ENOMEM;
+    /* subtree GPU counts and communication flags, walking up from each GPU event */
+    for (size_t i = 0; i < t->n && !rc; i++) {
+        if (!mp_kind_is_gpu(t->kind[i]))
+            continue;
+        for (int32_t p = t->parent[i]; p >= 0; p = t->parent[p]) {
+            u.ngpu[p]++;
+            if (t->comm[i])
+                u.comm[p] = 1;
+        }
+    }
+    /* roots: outermost cpu_ops in host-tree order (by ts, stable) */
+    if (!rc) {
+        size_t nr = 0;
+
+        struct {
+            double ts;
+            int32_t i;
+        } *roots = malloc(n * sizeof(*roots));
+
+        if (!roots)
+            rc = MP_ENOMEM;
+        for (size_t i = 0; i < t->n && !rc; i++)
+            if (t->cpu_root[i]) {
+                roots[nr].ts = s->ts[i];
+                roots[nr].i = (int32_t)i;
+                nr++;
+            }
+        /* stable sort by ts (merge via insertion on nearly sorted data) */
+        for (size_t a = 1; !rc && a < nr; a++)
+            for (size_t b = a; b > 0 && roots[b - 1].ts > roots[b].ts; b--) {
+                double ts = roots[b].ts;
+                int32_t ii = roots[b].i;
+                roots[b] = roots[b - 1];
+                roots[b - 1].ts = ts;
+                roots[b - 1].i = ii;
+            }
+        for (size_t k = 0; k < nr && !rc; k++)
+            rc = traverse(&u, roots[k].i);
+        free(roots);
+    }
+    /* rows: collected ops, then synthetic ops for the GPU events left over */
+    size_t cap = u.ncollected + 64;
+    rows = rc ? NULL : calloc(cap, sizeof(*rows));
+    if (!rc && !rows)
+        rc = MP_ENOMEM;
+    int32_t *buf = NULL;
+    size_t bn = 0, bcap = 0;
+    for (size_t c = 0; c < u.ncollected && !rc; c++) {
+        int32_t i = u.collected[c];
+        rows[nrows] = (struct urow){.uid = i,
+                                    .kernel = -1,
+                                    .ex_uid = i,
+                                    .name = (char *)(uintptr_t)mp_trace_tree_name(t, i)};
+        nrows++;
+        bn = 0;
+        long got = mp_trace_tree_gpu_events(t, i, &buf, &bn, &bcap);
+        if (got < 0)
+            rc = (int)got;
+        for (size_t q = 0; q < bn && !rc; q++)
+            u.in_collected_gpu[buf[q]] = 1;
+    }
+    free(buf);
+    int32_t next_uid = (int32_t)t->n;
+    /* orphans (no cpu_op above): grouped by parent in first-kernel order */
+    int32_t *porder = NULL;
+    size_t np = 0;
+    if (!rc) {
+        porder = malloc(n * sizeof(int32_t));
+        if (!porder)
+            rc = MP_ENOMEM;
+    }
+    uint8_t *pseen = rc ? NULL : calloc(n, 1);
+    if (!rc && !pseen)
+        rc = MP_ENOMEM;
+    for (int pass = 0; pass < 2 && !rc; pass++) {
+        for (size_t i = 0; i < t->n && !rc; i++) {
+            if (!mp_kind_is_gpu(t->kind[i]) || u.in_collected_gpu[i] || t->comm[i])
+                continue;
+            int32_t cpu = -1;
+            for (int32_t p = t->parent[i]; p >= 0 && cpu < 0; p = t->parent[p])
+                if (t->kind[p] == MP_K_CPU_OP)
+                    cpu = p;
+            if (pass == 0 && cpu < 0 && t->parent[i] >= 0 && !pseen[t->parent[i]]) {
+                pseen[t->parent[i]] = 1;
+                porder[np++] = t->parent[i];
+            }
+            if (pass == 1 && cpu >= 0) {
+                if (nrows == cap) {
+                    cap *= 2;
+                    struct urow *nr2 = realloc(rows, cap * sizeof(*rows));
+                    if (!nr2) {
+                        rc = MP_ENOMEM;
+                        break;
+                    }
+                    rows = nr2;
+                }
+                memset(&rows[nrows], 0, sizeof(rows[0]));
+                rows[nrows].uid = cpu;
+                rows[nrows].kernel = (int32_t)i;
+                rows[nrows].synthetic = true;
+                nrows++;
+            }
+        }
+        if (pass == 0) {
+            /* emit the orphan groups now, before the kernels with a cpu_op */
+            for (size_t q = 0; q < np && !rc; q++) {
+                int32_t par = porder[q];
+                for (size_t i = 0; i < t->n && !rc; i++) {
+                    if (!mp_kind_is_gpu(t->kind[i]) || u.in_collected_gpu[i] || t->comm[i] ||
+                        t->parent[i] != par)
+                        continue;
+                    bool cpu = false;
+                    for (int32_t p = par; p >= 0 && !cpu; p = t->parent[p])
+                        cpu = t->kind[p] == MP_K_CPU_OP;
+                    if (cpu)
+                        continue;
+                    if (nrows == cap) {
+                        cap *= 2;
+                        struct urow *nr2 = realloc(rows, cap * sizeof(*rows));
+                        if (!nr2) {
+                            rc = MP_ENOMEM;
+                            break;
+                        }
+                        rows = nr2;
+                    }
+                    memset(&rows[nrows], 0, sizeof(rows[0]));
+                    rows[nrows].uid = par;
+                    rows[nrows].kernel = (int32_t)i;
+                    rows[nrows].synthetic = true;
+                    nrows++;
+                }
+            }
+        }
+    }
+    free(porder);
+    free(pseen);
+    for (size_t r = 0; r < nrows && !rc; r++) {
+        struct urow *w = &rows[r];
+        if (w->synthetic) {
+            w->ex_uid = next_uid++;
+            size_t len = strlen(mp_trace_tree_name(t, w->uid)) +
+                         strlen(mp_trace_tree_name(t, w->kernel)) + 32;
+            w->name = malloc(len);
+            if (!w->name) {
+                rc = MP_ENOMEM;
+                break;
+            }
+            snprintf(w->name, len, "%s->%s (Synthetic Op)", mp_trace_tree_name(t, w->uid),
+                     mp_trace_tree_name(t, w->kernel));
+        }
+        rc = fill_row(&u, w);
+        if (!rc && w->has_model && w->status == MP_PERF_SKIP)
+            w->uid = -1; /* NotImplementedError: TraceLens drops the row */
+    }
+    if (!rc)
+        rc = tl_meta_build(s, &meta);
+    /* group by str() of name, category, process/thread names and args */
+    struct ugrp *g = rc ? NULL : calloc(nrows ? nrows : 1, sizeof(*g));
+    size_t ng = 0;
+    struct mp_intern *keys = rc ? NULL : mp_intern_new();
+    int32_t *gid = NULL;
+    size_t gcap = 0;
+    struct mp_buf key;
+    mp_buf_init(&key, 0);
+    if (!rc && (!g || !keys))
+        rc = MP_ENOMEM;
+    static const char *const argk[] = {"Input Dims", "Input type", "Input Strides",
+                                       "Concrete Inputs"};
+    for (size_t r = 0; r < nrows && !rc; r++) {
+        const struct urow *w = &rows[r];
+        if (w->uid < 0)
+            continue;
+        const char *pid = s->pid[w->uid] >= 0 ? mp_intern_str(s->strings, s->pid[w->uid]) : "";
+        const char *tid = s->tid[w->uid] >= 0 ? mp_intern_str(s->strings, s->tid[w->uid]) : "";
+        mp_buf_reset(&key);
+        const char *cells[5] = {w->name, w->category, tl_meta_get(&meta, pid, "0", "process_name"),
+                                tl_meta_get(&meta, pid, "0", "process_labels"),
+                                tl_meta_get(&meta, pid, tid, "thread_name")};
+        for (int c = 0; c < 5 && !rc; c++) {
+            rc = c ? mp_buf_putc(&key, '\x1f') : 0;
+            rc = rc ? rc : mp_buf_puts(&key, cells[c]);
+        }
+        for (int c = 0; c < 4 && !rc; c++) {
+            bool present;
+            rc = mp_buf_putc(&key, '\x1f');
+            rc = rc ? rc
+                    : tl_args_pyrepr(&key, s->args[w->uid], s->args_len[w->uid], argk[c], &present);
+        }
+        int32_t id = rc ? -1 : mp_intern_add(keys, key.data, key.len);
+        if (id < 0) {
+            rc = MP_ENOMEM;
+            break;
+        }
+        if ((size_t)id >= gcap) {
+            size_t nc = gcap ? gcap * 2 : 256;
+            while (nc <= (size_t)id)
+                nc *= 2;
+            int32_t *ng2 = realloc(gid, nc * sizeof(int32_t));
+            if (!ng2) {
+                rc = MP_ENOMEM;
+                break;
+            }
+            for (size_t q = gcap; q < nc; q++)
+                ng2[q] = -1;
+            gid = ng2;
+            gcap = nc;
+        }
+        if (gid[id] < 0) {
+            gid[id] = (int32_t)ng;
+            mp_buf_init(&g[ng].key, 0);
+            rc = mp_buf_append(&g[ng].key, key.data, key.len);
+            g[ng].ex_uid = w->ex_uid;
+            ng++;
+        }
+        struct ugrp *G = &g[gid[id]];
+        if (G->n == G->cap) {
+            size_t nc = G->cap ? G->cap * 2 : 8;
+            size_t *nm = realloc(G->m, nc * sizeof(size_t));
+            if (!nm) {
+                rc = MP_ENOMEM;
+                break;
+            }
+            G->m = nm;
+            G->cap = nc;
+        }
+        G->m[G->n++] = r;
+        G->kt_sum += w->kt;
+    }
+    if (!rc)
+        qsort(g, ng, sizeof(*g), cmp_ugrp);
+    double total = 0;
+    for (size_t i = 0; i < ng; i++)
+        total += g[i].kt_sum;
+    struct mp_buf *b = rc ? NULL : new_sheet(rep, "unified_perf_summary");
+    if (!rc && !b)
+        rc = MP_ENOMEM;
+    struct mp_csv csv;
+    struct mp_buf cell;
+    mp_buf_init(&cell, 0);
+    if (!rc) {
+        mp_csv_init(&csv, b, "\n");
+        rc = mp_buf_puts(b, "name,op category,process_name,process_label,thread_name,Input Dims,"
+                            "Input type,Input Strides,Concrete Inputs,ex_UID,operation_count,"
+                            "total_duration_us,mean_duration_us,std_duration_us,GFLOPS,"
+                            "Data Moved (MB),FLOPS/Byte,Compute Spec,");
+        if (!rc && arch)
+            rc = mp_buf_puts(b, "Roofline Bound,");
+        rc = rc ? rc
+                : mp_buf_puts(b, "TB/s_mean,TB/s_std,TFLOPS/s_mean,TFLOPS/s_std,"
+                                 "Kernel Time (µs)_mean,Kernel Time (µs)_std,Kernel Time (µs)_sum,"
+                                 "duration_us_median,duration_us_min,duration_us_max,TB/s_median,"
+                                 "TB/s_min,TB/s_max,TFLOPS/s_median,TFLOPS/s_min,TFLOPS/s_max,");
+        if (!rc && arch)
+            rc = mp_buf_puts(b, "Roofline Time (µs)_first,Pct Roofline_mean,Pct Roofline_median,"
+                                "Pct Roofline_std,Pct Roofline_min,Pct Roofline_max,");
+        rc = rc ? rc
+                : mp_buf_puts(b, "Kernel Time (µs)_median,Kernel Time (µs)_min,"
+                                 "Kernel Time (µs)_max,kernel_details_summary,trunc_kernel_details,"
+                                 "perf_params,has_perf_model,Percentage (%),"
+                                 "Cumulative Percentage (%)\n");
+    }
+    double cum = 0;
+    for (size_t gi = 0; gi < ng && !rc; gi++) {
+        struct ugrp *G = &g[gi];
+        const struct urow *r0 = &rows[G->m[0]];
+        const char *k = mp_buf_cstr(&G->key), *end = k + G->key.len;
+        while (!rc) {
+            const char *sep = memchr(k, '\x1f', (size_t)(end - k));
+            size_t len = sep ? (size_t)(sep - k) : (size_t)(end - k);
+            rc = mp_csv_field(&csv, k, len);
+            if (!sep)
+                break;
+            k = sep + 1;
+        }
+        rc = rc ? rc : mp_csv_fmt(&csv, "%d", G->ex_uid);
+        rc = rc ? rc : mp_csv_fmt(&csv, "%zu", G->n);
+        /* duration_us = the (copied) event's dur */
+        double *dv = malloc(G->n * sizeof(double));
+        struct tl_stats dst, tbs, tfs, kts, pst = {0};
+        size_t cnt_d = 0, ctb, ctf, ckt, cpct = 0;
+        if (!dv)
+            rc = MP_ENOMEM;
+        for (size_t i = 0; i < G->n && !rc; i++) {
+            int32_t uid = rows[G->m[i]].uid;
+            if (s->flags[uid] & MP_EV_DUR)
+                dv[cnt_d++] = s->dur[uid];
+        }
+        rc = rc ? rc : tl_stats(dv, cnt_d, 1, &dst);
+        free(dv);
+        rc = rc ? rc : tl_csv_float(&csv, &cell, dst.sum, true);
+        rc = rc ? rc : tl_csv_float(&csv, &cell, dst.mean, cnt_d > 0);
+        rc = rc ? rc : tl_csv_float(&csv, &cell, dst.std, dst.has_std);
+        rc = rc ? rc
+                : tl_csv_float(&csv, &cell, first_over(rows, G, offsetof(struct urow, gflops)),
+                               true);
+        rc = rc ? rc
+                : tl_csv_float(&csv, &cell, first_over(rows, G, offsetof(struct urow, mb)), true);
+        rc = rc ? rc
+                : tl_csv_float(&csv, &cell, first_over(rows, G, offsetof(struct urow, fpb)), true);
+        const char *spec = "";
+        const struct urow *rl = NULL;
+        for (size_t i = 0; i < G->n; i++) {
+            const struct urow *w = &rows[G->m[i]];
+            if (!spec[0] && w->has_model && w->status == MP_PERF_OK)
+                spec = w->spec;
+            if (!rl && w->rl.valid)
+                rl = w;
+        }
+        rc = rc ? rc : mp_csv_str(&csv, spec);
+        if (arch && !rc)
+            rc = mp_csv_str(&csv,
+                            rl ? (rl->rl.compute_bound ? "COMPUTE_BOUND" : "MEMORY_BOUND") : "");
+        rc = rc ? rc : stats_over(rows, G, offsetof(struct urow, tbs), &tbs, &ctb);
+        rc = rc ? rc : stats_over(rows, G, offsetof(struct urow, tfs), &tfs, &ctf);
+        rc = rc ? rc : stats_over(rows, G, offsetof(struct urow, kt), &kts, &ckt);
+        rc = rc ? rc : tl_csv_float(&csv, &cell, tbs.mean, ctb > 0);
+        rc = rc ? rc : tl_csv_float(&csv, &cell, tbs.std, tbs.has_std);
+        rc = rc ? rc : tl_csv_float(&csv, &cell, tfs.mean, ctf > 0);
+        rc = rc ? rc : tl_csv_float(&csv, &cell, tfs.std, tfs.has_std);
+        rc = rc ? rc : tl_csv_float(&csv, &cell, kts.mean, ckt > 0);
+        rc = rc ? rc : tl_csv_float(&csv, &cell, kts.std, kts.has_std);
+        rc = rc ? rc : tl_csv_float(&csv, &cell, kts.sum, true);
+        rc = rc ? rc : tl_csv_float(&csv, &cell, dst.median, cnt_d > 0);
+        rc = rc ? rc : tl_csv_float(&csv, &cell, dst.min, cnt_d > 0);
+        rc = rc ? rc : tl_csv_float(&csv, &cell, dst.max, cnt_d > 0);
+        rc = rc ? rc : tl_csv_float(&csv, &cell, tbs.median, ctb > 0);
+        rc = rc ? rc : tl_csv_float(&csv, &cell, tbs.min, ctb > 0);
+        rc = rc ? rc : tl_csv_float(&csv, &cell, tbs.max, ctb > 0);
+        rc = rc ? rc : tl_csv_float(&csv, &cell, tfs.median, ctf > 0);
+        rc = rc ? rc : tl_csv_float(&csv, &cell, tfs.min, ctf > 0);
+        rc = rc ? rc : tl_csv_float(&csv, &cell, tfs.max, ctf > 0);
+        if (arch && !rc) {
+            double *pv = malloc(G->n * sizeof(double));
+            if (!pv)
+                rc = MP_ENOMEM;
+            for (size_t i = 0; i < G->n && !rc; i++) {
+                const struct urow *w = &rows[G->m[i]];
+                if (w->rl.valid && !isnan(w->rl.pct))
+                    pv[cpct++] = w->rl.pct;
+            }
+            rc = rc ? rc : tl_stats(pv, cpct, 1, &pst);
+            free(pv);
+            rc = rc ? rc : tl_csv_float(&csv, &cell, rl ? rl->rl.roofline_us : NAN, rl != NULL);
+            rc = rc ? rc : tl_csv_float(&csv, &cell, pst.mean, cpct > 0);
+            rc = rc ? rc : tl_csv_float(&csv, &cell, pst.median, cpct > 0);
+            rc = rc ? rc : tl_csv_float(&csv, &cell, pst.std, pst.has_std);
+            rc = rc ? rc : tl_csv_float(&csv, &cell, pst.min, cpct > 0);
+            rc = rc ? rc : tl_csv_float(&csv, &cell, pst.max, cpct > 0);
+        }
+        rc = rc ? rc : tl_csv_float(&csv, &cell, kts.median, ckt > 0);
+        rc = rc ? rc : tl_csv_float(&csv, &cell, kts.min, ckt > 0);
+        rc = rc ? rc : tl_csv_float(&csv, &cell, kts.max, ckt > 0);
+        /* kernel details: template = first non-empty list */
+        const struct urow *rt = r0;
+        for (size_t i = 0; i < G->n && rt->nk == 0; i++)
+            rt = &rows[G->m[i]];
+        size_t nk = rt->nk, kr = 0;
+        double **kd = calloc(nk ? nk : 1, sizeof(double *));
+        if (!kd)
+            rc = MP_ENOMEM;
+        for (size_t q = 0; q < nk && !rc; q++)
+            if (!(kd[q] = malloc(G->n * sizeof(double))))
+                rc = MP_ENOMEM;
+        for (size_t i = 0; i < G->n && !rc; i++) {
+            const struct urow *w = &rows[G->m[i]];
+            if (w->nk != nk)
+                continue;
+            for (size_t q = 0; q < nk; q++) {
+                int32_t ku = w->k[q];
+                kd[q][kr] = (s->flags[ku] & MP_EV_DUR) ? s->dur[ku] : 0.0;
+            }
+            kr++;
+        }
+        if (!rc && nk > 0) {
+            rc = tl_kernel_details_cells(t, rt->k, nk, kd, kr, &csv, &cell);
+        } else if (!rc) {
+            rc = mp_csv_str(&csv, "[]");
+            rc = rc ? rc : mp_csv_str(&csv, "");
+        }
+        for (size_t q = 0; kd && q < nk; q++)
+            free(kd[q]);
+        free(kd);
+        const char *params = NULL;
+        for (size_t i = 0; i < G->n && !params; i++)
+            params = rows[G->m[i]].params;
+        rc = rc ? rc : mp_csv_str(&csv, params ? params : "");
+        rc = rc ? rc : mp_csv_str(&csv, r0->has_model ? "True" : "False");
+        double pct = G->kt_sum / total * 100;
+        cum += pct;
+        rc = rc ? rc : tl_csv_float(&csv, &cell, pct, true);
+        rc = rc ? rc : tl_csv_float(&csv, &cell, cum, true);
+        rc = rc ? rc : mp_csv_end_row(&csv);
+    }
+    (void)f_dur;
+    mp_buf_fini(&cell);
+    mp_buf_fini(&key);
+    for (size_t i = 0; g && i < ng; i++) {
+        mp_buf_fini(&g[i].key);
+        free(g[i].m);
+    }
+    free(g);
+    free(gid);
+    mp_intern_free(keys);
+    for (size_t r = 0; r < nrows; r++) {
+        if (rows[r].synthetic)
+            free(rows[r].name);
+        free(rows[r].params);
+        free(rows[r].k);
+    }
+    free(rows);
+    tl_meta_fini(&meta);
+    free(u.ngpu);
+    free(u.comm);
+    free(u.model);
+    free(u.visited);
+    free(u.collected);
+    free(u.in_collected_gpu);
+    return rc;
+}

@@ -1,0 +1,137 @@
+/* Mixture-of-experts GEMMs that TraceLens models from pseudo ops
+ * (category and sheet "MoE_unfused", compute spec matrix_<weight dtype>):
+ * the up and down projections of the Triton (matmul_ogs, GPT-OSS style)
+ * unfused MoE. The pseudo-op pass records the routing in the op's args:
+ * "MoE topk" and "MoE GEMM gated"; the weight type comes from the first
+ * kernel's name (mxfp4 / fp4 -> FP4 at half a byte, fp8 / e4m3 -> FP8).
+ *
+ * up:   flops = 2*M*K*N*topk*(2 if gated), bytes = M*K*in + E_active*(2 if
+ *       gated)*K*N*w + M*N*topk*out
+ * down: flops = 2*M*N*K*topk, bytes = M*N*topk*in + E_active*N*K*w + M*K*out
+ * with E_active = E*(1 - ((E - topk)/E)^M), the expected number of experts
+ * a uniform router touches, and N = K (TraceLens's stated limitation: the
+ * intermediate size is not in the trace). */
+#include <math.h>
+#include <string.h>
+#include <strings.h>
+
+#include "perf_int.h"
+
+/* moe_perf_model_extensions.DTYPE_TO_BYTES (exact names) */
+static double moe_bpe(const char *dt)
+{
+    static const struct {
+        const char *name;
+        double b;
+    } tab[] = {
+        {"Float8_e4m3fn", 1},
+        {"Float8_e4m3fnuz", 1},
+        {"Float8_e5m2", 1},
+        {"Float8_e5m2fnuz", 1},
+        {"FP8", 1},
+        {"FP4", 0.5},
+        {"BFloat16", 2},
+        {"Float16", 2},
+        {"Half", 2},
+        {"Float32", 4},
+        {"Float", 4},
+        {"c10::BFloat16", 2},
+        {"c10::Float8_e4m3fn", 1},
+        {"c10::Float8_e4m3fnuz", 1},
+        {"c10::Float4_e2m1fn_x2", 0.5},
+        {"c10::Half", 2},
+        {"c10::Float", 4},
+    };
+
+    if (!dt)
+        return 0;
+    for (size_t i = 0; i < sizeof(tab) / sizeof(tab[0]); i++)
+        if (!strcmp(dt, tab[i].name))
+            return tab[i].b;
+    return 0;
+}
+
+static bool has_ci(const char *s, const char *needle)
+{
+    size_t n = strlen(needle);
+    for (; *s; s++)
+        if (!strncasecmp(s, needle, n))
+            return true;
+    return false;
+}
+
+static void moe_triton(struct pm_ctx *c, bool up)
+{
+    struct pv *dims = pm_arg(c, "Input Dims");
+    if (pm_ok(c) && pm_len(c, dims) < 2)
+        pm_fail(c, "ValueError: expected at least 2 Input Dims for unfused MoE");
+    struct pv *in = pm_at(c, dims, 0), *router = pm_at(c, dims, 1);
+    int64_t M = pm_int(c, pm_at(c, in, 0));
+    int64_t K = pm_int(c, pm_at(c, in, 1));
+    int64_t E = pm_int(c, pm_at(c, router, 1));
+    struct pv *topk_v = pm_arg(c, "MoE topk");
+    struct pv *gated_v = pm_arg(c, "MoE GEMM gated");
+    int64_t topk = pm_int(c, topk_v);
+    if (!pm_ok(c))
+        return;
+    const char *wdt = NULL;
+    if (c->op->n_kernels == 0 || !c->op->kernel_names || !c->op->kernel_names[0]) {
+        pm_fail(c, "ValueError: kernel details not found in event");
+        return;
+    }
+    const char *k0 = c->op->kernel_names[0];
+    if (has_ci(k0, "mxfp4") || has_ci(k0, "fp4"))
+        wdt = "FP4";
+    else if (has_ci(k0, "fp8") || has_ci(k0, "e4m3"))
+        wdt = "FP8";
+    struct pv *types = pm_arg_opt(c, "Input type");
+    if (!pv_is_array(types) || pv_array_size(types) < 2) {
+        pm_fail(c, "ValueError: expected at least 2 Input types");
+        return;
+    }
+    const char *idt = pm_str(c, pv_array_get(types, 0));
+    bool gated = pm_truthy(gated_v);
+    if (!pm_ok(c))
+        return;
+    pm_p_int(c, "num_tokens", M);
+    pm_p_int(c, "hidden_dim", K);
+    pm_p_int(c, "inter_dim", K);
+    pm_p_int(c, "num_experts", E);
+    pm_p_repr(c, "topk", topk_v);
+    pm_p_repr(c, "gated", gated_v);
+    pm_p_str(c, "input_dtype", idt);
+    pm_p_str(c, "weight_dtype", wdt);
+    if (pm_begin(c, PM_FWD)) {
+        double Md = (double)M, Kd = (double)K, Nd = (double)K, Ed = (double)E, t = (double)topk;
+        int gf = up && gated ? 2 : 1;
+        pm_set_flops(
+            c, (double)pm_mul(c, pm_mul(c, pm_mul(c, pm_mul(c, 2, M), K), K), pm_mul(c, topk, gf)));
+        double ib = moe_bpe(idt), wb = moe_bpe(wdt);
+        if (!ib || !wb) {
+            pm_fail(c, "ValueError: unknown %s dtype '%s'", !ib ? "input" : "weight",
+                    !ib ? (idt ? idt : "None") : (wdt ? wdt : "None"));
+        } else if (E == 0) {
+            pm_fail(c, "ZeroDivisionError: no experts");
+        } else {
+            double ea = Ed * (1 - pow((Ed - t) / Ed, Md));
+            double b;
+            if (up)
+                b = Md * Kd * ib + ea * gf * Kd * Nd * wb + Md * Nd * t * ib;
+            else
+                b = Md * Nd * t * ib + ea * Nd * Kd * wb + Md * Kd * ib;
+            pm_set_bytes(c, true, b);
+        }
+        pm_set_spec(c, "matrix", wdt);
+    }
+    pm_no_bwd(c, MP_PERF_SKIP);
+}
+
+void pm_moe_triton_up(struct pm_ctx *c)
+{
+    moe_triton(c, true);
+}
+
+void pm_moe_triton_down(struct pm_ctx *c)
+{
+    moe_triton(c, false);
+}
