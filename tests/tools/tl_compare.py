@@ -7,7 +7,8 @@ For every sheet: the same header (column names and order), the same number
 of rows, and cell by cell: numbers within 1e-6 relative (or 1e-9 absolute),
 other text equal after normalising Python reprs (tuples, lists, dicts, None,
 numpy wrappers such as np.float64(1.5)) with ast.literal_eval, as TraceLens's
-own regression tests do. Prints one line per sheet; exit 1 on any mismatch.
+own regression tests do; the spellings of a missing value ('', 'nan', 'None')
+are equal to each other. Prints one line per sheet; exit 1 on any mismatch.
 """
 import ast
 import csv
@@ -58,8 +59,15 @@ def as_number(text):
         return None
 
 
+# Cells pandas reads as missing (NaN). TraceLens's goldens spell a missing
+# value '' or 'nan' or 'None' depending on the pandas version that wrote them.
+MISSING = {"", "nan", "NaN", "None"}
+
+
 def cell_equal(g, o):
     if g == o:
+        return True
+    if g in MISSING and o in MISSING:
         return True
     gn, on = as_number(g), as_number(o)
     if gn is not None and on is not None:
