@@ -41,6 +41,7 @@ enum {
     MP_EV_DIMS = 1u << 10,    /* args["Input Dims"] present */
     MP_EV_PID_STR = 1u << 11, /* pid was a string (pid_text holds it) */
     MP_EV_TID_STR = 1u << 12, /* tid was a string */
+    MP_EV_STREAM = 1u << 13,  /* args["stream"] was an integer */
 };
 
 /* One event as the parser hands it to the callback. Every view points into
@@ -61,6 +62,7 @@ struct mp_trace_event {
     int64_t id;                           /* flow id */
     int64_t external_id;                  /* args["External id"] */
     int64_t correlation;                  /* args["correlation"] */
+    int64_t stream;                       /* args["stream"] (GPU events) */
     struct mp_strview args;               /* raw text of "args" object, or empty */
     struct mp_strview input_dims;         /* raw text of args["Input Dims"], or empty */
 };
@@ -133,6 +135,7 @@ struct mp_trace_store {
     int64_t *id;
     int64_t *external_id;
     int64_t *correlation;
+    int64_t *stream;   /* args["stream"], valid with MP_EV_STREAM */
     const char **args; /* raw args text (NUL-terminated, in the arena) or NULL */
     uint32_t *args_len;
     struct mp_intern *strings;    /* names, categories, pid/tid texts */
@@ -144,6 +147,9 @@ struct mp_trace_store {
 
 struct mp_trace_store_opts {
     bool keep_args; /* copy each event's raw args text (needed by tree/perf code) */
+    /* with keep_args: keep args only for events this returns true for (NULL =
+     * all); the rest of the trace's args (often most of its bytes) is dropped */
+    bool (*keep_args_for)(const struct mp_trace_event *ev, void *user);
     mp_trace_progress_fn on_progress;
     void *user;
 };

@@ -174,10 +174,10 @@ static int cmp_kpos(const void *a, const void *b)
 
 int tl_kernel_stream(const struct mp_trace_store *s, int32_t k, int64_t *out)
 {
-    struct mp_strview args = {s->args[k], s->args_len[k]}, sv;
-    if (!args.p || mp_trace_json_find(args, "stream", &sv) != 0)
+    if (!(s->flags[k] & MP_EV_STREAM))
         return -1;
-    return mp_trace_json_int(sv, out);
+    *out = s->stream[k];
+    return 0;
 }
 
 int tl_kernel_details_cells(const struct mp_trace_tree *t, const int32_t *tmpl, size_t nk,

@@ -155,10 +155,7 @@ static int kernel_rows(struct ctx *c, struct krow **out, size_t *n_out, bool *an
             }
         }
         r->dur = (t->s->flags[i] & MP_EV_DUR) ? t->s->dur[i] : NAN;
-        struct mp_strview args = {t->s->args[i], t->s->args_len[i]}, sv;
-        if (args.p && mp_trace_json_find(args, "stream", &sv) == 0 &&
-            mp_trace_json_int(sv, &r->stream) == 0)
-            r->has_stream = true;
+        r->has_stream = tl_kernel_stream(t->s, (int32_t)i, &r->stream) == 0;
     }
     *out = v;
     *n_out = k;
@@ -538,13 +535,29 @@ static int sheet_short_kernels(struct ctx *c, const struct krow *rows, size_t n)
     return rc;
 }
 
+/* The report reads args of cpu ops (shapes, types), python functions and
+ * metadata events; kernels' and runtime calls' args are not needed once the
+ * parser has taken their ids and stream, and are most of a trace's bytes. */
+static bool report_needs_args(const struct mp_trace_event *ev, void *user)
+{
+    (void)user;
+    if (ev->ph == 'M')
+        return true;
+    if (!(ev->flags & MP_EV_CAT))
+        return false;
+    return (ev->cat.n == 6 && memcmp(ev->cat.p, "cpu_op", 6) == 0) ||
+           (ev->cat.n == 15 && memcmp(ev->cat.p, "python_function", 15) == 0);
+}
+
 int mp_report_build(const char *path, const struct mp_report_opts *o, struct mp_report **out,
                     struct mp_diag *d)
 {
     *out = NULL;
     struct ctx c = {.o = o};
-    struct mp_trace_store_opts so = {
-        .keep_args = true, .on_progress = o->on_progress, .user = o->progress_user};
+    struct mp_trace_store_opts so = {.keep_args = true,
+                                     .keep_args_for = report_needs_args,
+                                     .on_progress = o->on_progress,
+                                     .user = o->progress_user};
     int rc = mp_trace_store_load(path, &so, &c.s, d);
     if (rc)
         return rc;

@@ -455,35 +455,65 @@ int tl_sheet_unified(struct mp_report *rep, const struct mp_trace_tree *t,
                 nrows++;
             }
         }
-        if (pass == 0) {
-            /* emit the orphan groups now, before the kernels with a cpu_op */
-            for (size_t q = 0; q < np && !rc; q++) {
-                int32_t par = porder[q];
-                for (size_t i = 0; i < t->n && !rc; i++) {
-                    if (!mp_kind_is_gpu(t->kind[i]) || u.in_collected_gpu[i] || t->comm[i] ||
-                        t->parent[i] != par)
-                        continue;
-                    bool cpu = false;
-                    for (int32_t p = par; p >= 0 && !cpu; p = t->parent[p])
-                        cpu = t->kind[p] == MP_K_CPU_OP;
-                    if (cpu)
-                        continue;
-                    if (nrows == cap) {
-                        cap *= 2;
-                        struct urow *nr2 = realloc(rows, cap * sizeof(*rows));
-                        if (!nr2) {
-                            rc = MP_ENOMEM;
-                            break;
-                        }
-                        rows = nr2;
-                    }
-                    memset(&rows[nrows], 0, sizeof(rows[0]));
-                    rows[nrows].uid = par;
-                    rows[nrows].kernel = (int32_t)i;
-                    rows[nrows].synthetic = true;
-                    nrows++;
-                }
+        if (pass == 0 && np > 0) {
+            /* emit the orphan groups now, before the kernels with a cpu_op:
+             * grouped by parent (in first-kernel order), kernels in UID order */
+            int32_t *rank = malloc(n * sizeof(int32_t));
+
+            struct {
+                int32_t grp, uid;
+            } *orph = malloc(n * sizeof(*orph));
+
+            size_t no = 0;
+            if (!rank || !orph)
+                rc = MP_ENOMEM;
+            for (size_t q = 0; q < np && !rc; q++)
+                rank[porder[q]] = (int32_t)q;
+            for (size_t i = 0; i < t->n && !rc; i++) {
+                int32_t par = t->parent[i];
+                if (!mp_kind_is_gpu(t->kind[i]) || u.in_collected_gpu[i] || t->comm[i] || par < 0 ||
+                    !pseen[par])
+                    continue;
+                bool cpu = false;
+                for (int32_t p = par; p >= 0 && !cpu; p = t->parent[p])
+                    cpu = t->kind[p] == MP_K_CPU_OP;
+                if (cpu)
+                    continue;
+                orph[no].grp = rank[par];
+                orph[no].uid = (int32_t)i;
+                no++;
             }
+            /* counting sort by group keeps UID order inside each group */
+            size_t *start = rc ? NULL : calloc(np + 1, sizeof(size_t));
+            int32_t *sorted = rc ? NULL : malloc((no ? no : 1) * sizeof(int32_t));
+            if (!rc && (!start || !sorted))
+                rc = MP_ENOMEM;
+            for (size_t q = 0; q < no && !rc; q++)
+                start[orph[q].grp + 1]++;
+            for (size_t q = 0; q < np && !rc; q++)
+                start[q + 1] += start[q];
+            for (size_t q = 0; q < no && !rc; q++)
+                sorted[start[orph[q].grp]++] = orph[q].uid;
+            for (size_t q = 0; q < no && !rc; q++) {
+                if (nrows == cap) {
+                    cap *= 2;
+                    struct urow *nr2 = realloc(rows, cap * sizeof(*rows));
+                    if (!nr2) {
+                        rc = MP_ENOMEM;
+                        break;
+                    }
+                    rows = nr2;
+                }
+                memset(&rows[nrows], 0, sizeof(rows[0]));
+                rows[nrows].uid = t->parent[sorted[q]];
+                rows[nrows].kernel = sorted[q];
+                rows[nrows].synthetic = true;
+                nrows++;
+            }
+            free(start);
+            free(sorted);
+            free(rank);
+            free(orph);
         }
     }
     free(porder);

@@ -524,7 +524,7 @@ static const char *scan_args(struct parser *ps, const char *p, const char *end, 
 {
     const char *start = p;
     /* a repeated "args" replaces the earlier one entirely */
-    ev->flags &= ~(uint32_t)(MP_EV_EXTID | MP_EV_CORR | MP_EV_DIMS);
+    ev->flags &= ~(uint32_t)(MP_EV_EXTID | MP_EV_CORR | MP_EV_DIMS | MP_EV_STREAM);
     ev->input_dims.n = 0;
     p = skip_ws(p + 1, end);
     if (p >= end)
@@ -556,6 +556,22 @@ static const char *scan_args(struct parser *ps, const char *p, const char *end, 
                 } else {
                     p = skip_value(ps, p, end, depth + 1);
                     ev->flags &= ~(uint32_t)(ext ? MP_EV_EXTID : MP_EV_CORR);
+                }
+            } else if (KEY_IS(k, "stream")) {
+                if (*p == '-' || (*p >= '0' && *p <= '9')) {
+                    struct num nm;
+                    p = scan_number(ps, p, end, &nm);
+                    if (!p)
+                        return NULL;
+                    if (nm.integral) {
+                        ev->stream = nm.i;
+                        ev->flags |= MP_EV_STREAM;
+                    } else {
+                        ev->flags &= ~(uint32_t)MP_EV_STREAM;
+                    }
+                } else {
+                    p = skip_value(ps, p, end, depth + 1);
+                    ev->flags &= ~(uint32_t)MP_EV_STREAM;
                 }
             } else if (KEY_IS(k, "Input Dims")) {
                 p = skip_value(ps, p, end, depth + 1);
@@ -712,7 +728,8 @@ static const char *scan_event(struct parser *ps, const char *p, const char *end,
         else if (k.n == 4 && KEY_IS(k, "name"))
             ev->flags &= ~(uint32_t)MP_EV_NAME;
         else if (k.n == 4 && KEY_IS(k, "args")) {
-            ev->flags &= ~(uint32_t)(MP_EV_ARGS | MP_EV_EXTID | MP_EV_CORR | MP_EV_DIMS);
+            ev->flags &=
+                ~(uint32_t)(MP_EV_ARGS | MP_EV_EXTID | MP_EV_CORR | MP_EV_DIMS | MP_EV_STREAM);
             ev->args.n = ev->input_dims.n = 0;
         }
         p = skip_value(ps, p, end, 1);

@@ -11,6 +11,8 @@
 struct load_ctx {
     struct mp_trace_store *s;
     bool keep_args;
+    bool (*keep_args_for)(const struct mp_trace_event *ev, void *user);
+    void *user;
     struct mp_diag *d;
 };
 
@@ -38,6 +40,7 @@ static int grow(struct mp_trace_store *s)
     GROW(s->id, nc);
     GROW(s->external_id, nc);
     GROW(s->correlation, nc);
+    GROW(s->stream, nc);
     GROW(s->args, nc);
     GROW(s->args_len, nc);
     s->cap = nc;
@@ -70,9 +73,11 @@ static int on_event(const struct mp_trace_event *ev, void *user)
     s->id[i] = ev->id;
     s->external_id[i] = ev->external_id;
     s->correlation[i] = ev->correlation;
+    s->stream[i] = ev->stream;
     s->args[i] = NULL;
     s->args_len[i] = 0;
-    if (c->keep_args && (ev->flags & MP_EV_ARGS)) {
+    if (c->keep_args && (ev->flags & MP_EV_ARGS) &&
+        (!c->keep_args_for || c->keep_args_for(ev, c->user))) {
         if (ev->args.n > UINT32_MAX)
             return mp_diag_set(c->d, MP_ENOMEM, "args of event %llu too large",
                                (unsigned long long)ev->index);
@@ -112,7 +117,8 @@ int mp_trace_store_load(const char *path, const struct mp_trace_store_opts *opts
         rc = mp_diag_set(d, MP_ENOMEM, "out of memory");
         goto out;
     }
-    struct load_ctx c = {s, opts && opts->keep_args, d};
+    struct load_ctx c = {s, opts && opts->keep_args, opts ? opts->keep_args_for : NULL,
+                         opts ? opts->user : NULL, d};
     struct mp_trace_parse_opts po = {
         .on_event = on_event,
         .on_meta = on_meta,
@@ -145,6 +151,7 @@ void mp_trace_store_free(struct mp_trace_store *s)
     free(s->id);
     free(s->external_id);
     free(s->correlation);
+    free(s->stream);
     free(s->args);
     free(s->args_len);
     mp_intern_free(s->strings);
@@ -155,7 +162,7 @@ void mp_trace_store_free(struct mp_trace_store *s)
 
 size_t mp_trace_store_bytes(const struct mp_trace_store *s)
 {
-    size_t per = sizeof(char) + sizeof(uint32_t) * 5 + sizeof(double) * 2 + sizeof(int64_t) * 3 +
+    size_t per = sizeof(char) + sizeof(uint32_t) * 5 + sizeof(double) * 2 + sizeof(int64_t) * 4 +
                  sizeof(char *) + sizeof(uint32_t);
     return s->cap * per + mp_intern_bytes(s->strings) + mp_arena_bytes(s->arena);
 }
