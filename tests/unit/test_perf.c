@@ -368,10 +368,17 @@ static bool is_missing(const char *s)
 
 /* ------------------------------------------------------- files in shared */
 
+/* The shared data directory, or NULL (tests that need it are skipped) when
+ * MP_SHARED is unset or does not hold the traces. */
 static const char *shared(void)
 {
     const char *s = getenv("MP_SHARED");
-    return s && s[0] ? s : NULL;
+    if (!s || !s[0])
+        return NULL;
+    char p[1100];
+    snprintf(p, sizeof(p), "%s/data/traces", s);
+    struct stat st;
+    return stat(p, &st) == 0 && S_ISDIR(st.st_mode) ? s : NULL;
 }
 
 struct files {
