@@ -16,6 +16,21 @@ int tl_pystr_repr(struct mp_buf *b, const char *s, size_t n);
 int tl_json_to_pyrepr(struct mp_buf *b, const char *p, const char *e);
 /* Same with lists kept as Python lists ([[1, 2], []]). */
 int tl_json_to_pylist_repr(struct mp_buf *b, const char *p, const char *e);
+/* The four shape columns of an op (Input Dims, Input type, Input Strides,
+ * Concrete Inputs) as Python reprs of their tuples, separated by \x1f, empty
+ * for an absent one; one pass over the args text. */
+int tl_args_key(struct mp_buf *b, const char *args, size_t len);
+
+/* Memo of tl_args_key per event (the same op is keyed by several sheets). */
+struct tl_argkeys {
+    struct mp_intern *keys;
+    int32_t *by_uid;
+    struct mp_buf tmp;
+};
+
+/* The key of event uid, or NULL when out of memory. Valid until fini. */
+const char *tl_argkeys_get(struct tl_argkeys *k, const struct mp_trace_store *s, int32_t uid);
+void tl_argkeys_fini(struct tl_argkeys *k);
 /* tl_json_to_pyrepr of args[key]; *present tells whether the key exists. */
 int tl_args_pyrepr(struct mp_buf *b, const char *args, size_t args_len, const char *key,
                    bool *present);
@@ -60,7 +75,7 @@ int tl_kernel_details_cells(const struct mp_trace_tree *t, const int32_t *tmpl, 
                             double *const *kdur, size_t nrows, struct mp_csv *csv,
                             struct mp_buf *cell);
 /* Adds ops_summary_by_category, ops_summary and ops_unique_args (tl_ops.c). */
-int tl_sheets_ops(struct mp_report *r, const struct mp_trace_tree *t,
+int tl_sheets_ops(struct mp_report *r, const struct mp_trace_tree *t, struct tl_argkeys *ak,
                   struct mp_buf *(*new_sheet)(struct mp_report *, const char *));
 
 struct mp_perf_arch;
@@ -74,6 +89,7 @@ int tl_sheets_perf(struct mp_report *r, const struct mp_trace_tree *t,
  * direct kernel of launcher i (category fallback), -1 otherwise. */
 int tl_sheet_unified(struct mp_report *rep, const struct mp_trace_tree *t,
                      const int32_t *first_kernel, const struct mp_perf_arch *arch,
+                     struct tl_argkeys *ak,
                      struct mp_buf *(*new_sheet)(struct mp_report *, const char *));
 
 /* Communication kernel names (nccl, rccl, cross_device_reduce). */

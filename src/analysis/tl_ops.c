@@ -363,7 +363,8 @@ static int ug_push(double **v, size_t *n, size_t *cap, double x)
     return 0;
 }
 
-static int sheet_unique_args(const struct mp_trace_tree *t, const struct lset *ls, struct mp_buf *b)
+static int sheet_unique_args(const struct mp_trace_tree *t, const struct lset *ls,
+                             struct tl_argkeys *ak, struct mp_buf *b)
 {
     const struct mp_trace_store *s = t->s;
     struct tl_meta m;
@@ -376,8 +377,6 @@ static int sheet_unique_args(const struct mp_trace_tree *t, const struct lset *l
     mp_buf_init(&key, 0);
     if (rc || !keys || !g)
         rc = MP_ENOMEM;
-    static const char *const argcols[] = {"Input Dims", "Input type", "Input Strides",
-                                          "Concrete Inputs"};
     for (size_t i = 0; i < ls->n && !rc; i++) {
         const struct launcher *L = &ls->v[i];
         int32_t u = L->uid;
@@ -391,11 +390,11 @@ static int sheet_unique_args(const struct mp_trace_tree *t, const struct lset *l
             rc = c ? mp_buf_putc(&key, '\x1f') : 0;
             rc = rc ? rc : mp_buf_puts(&key, cells[c]);
         }
-        for (int c = 0; c < 4 && !rc; c++) {
-            bool present;
-            rc = mp_buf_putc(&key, '\x1f');
-            rc = rc ? rc : tl_args_pyrepr(&key, s->args[u], s->args_len[u], argcols[c], &present);
-        }
+        const char *ak4 = rc ? NULL : tl_argkeys_get(ak, s, u);
+        if (!rc && !ak4)
+            rc = MP_ENOMEM;
+        rc = rc ? rc : mp_buf_putc(&key, '\x1f');
+        rc = rc ? rc : mp_buf_puts(&key, ak4);
         if (rc)
             break;
         int32_t id = mp_intern_add(keys, key.data, key.len);
@@ -529,7 +528,7 @@ static int sheet_unique_args(const struct mp_trace_tree *t, const struct lset *l
     return rc;
 }
 
-int tl_sheets_ops(struct mp_report *r, const struct mp_trace_tree *t,
+int tl_sheets_ops(struct mp_report *r, const struct mp_trace_tree *t, struct tl_argkeys *ak,
                   struct mp_buf *(*new_sheet)(struct mp_report *, const char *))
 {
     struct lset ls;
@@ -542,7 +541,7 @@ int tl_sheets_ops(struct mp_report *r, const struct mp_trace_tree *t,
         b = rc ? NULL : new_sheet(r, "ops_summary");
         rc = rc ? rc : (b ? sheet_ops_summary(t, &ls, b) : MP_ENOMEM);
         b = rc ? NULL : new_sheet(r, "ops_unique_args");
-        rc = rc ? rc : (b ? sheet_unique_args(t, &ls, b) : MP_ENOMEM);
+        rc = rc ? rc : (b ? sheet_unique_args(t, &ls, ak, b) : MP_ENOMEM);
     }
     lset_fini(&ls);
     return rc;

@@ -133,6 +133,9 @@ static int repr_value(struct mp_buf *b, const char *p, const char *e, bool tuple
         return rc ? rc : mp_buf_putc(b, '}');
     }
     case '"': {
+        /* most strings have no escapes: repr straight from the raw text */
+        if (e - p >= 2 && memchr(p + 1, '\\', (size_t)(e - p - 2)) == NULL)
+            return tl_pystr_repr(b, p + 1, (size_t)(e - p - 2));
         struct mp_buf s;
         mp_buf_init(&s, 0);
         struct mp_strview raw = {p, (size_t)(e - p)};
@@ -185,4 +188,84 @@ int tl_args_pyrepr(struct mp_buf *b, const char *args, size_t args_len, const ch
         return 0;
     *present = true;
     return tl_json_to_pyrepr(b, v.p, v.p + v.n);
+}
+
+static const char *const arg_fields[4] = {"Input Dims", "Input type", "Input Strides",
+                                          "Concrete Inputs"};
+
+/* One pass over a (valid) args object for the four shape fields; the last
+ * occurrence of a key wins, as in Python. */
+static void args_fields(const char *args, size_t len, struct mp_strview out[4])
+{
+    for (int i = 0; i < 4; i++)
+        out[i].p = NULL, out[i].n = 0;
+    if (!args)
+        return;
+    const char *p = ws(args, args + len), *e = args + len;
+    if (p >= e || *p != '{')
+        return;
+    p = ws(p + 1, e);
+    while (p < e && *p == '"') {
+        const char *ke = value_end(p, e); /* the key string with quotes */
+        size_t kn = (size_t)(ke - p) - 2;
+        p = ws(ke, e);
+        if (p >= e || *p != ':')
+            return;
+        p = ws(p + 1, e);
+        const char *ve = value_end(p, e);
+        for (int i = 0; i < 4; i++) {
+            if (strlen(arg_fields[i]) == kn && memcmp(ke - kn - 1, arg_fields[i], kn) == 0) {
+                out[i].p = p;
+                out[i].n = (size_t)(ve - p);
+            }
+        }
+        p = ws(ve, e);
+        if (p < e && *p == ',')
+            p = ws(p + 1, e);
+    }
+}
+
+int tl_args_key(struct mp_buf *b, const char *args, size_t len)
+{
+    struct mp_strview f[4];
+    args_fields(args, len, f);
+    int rc = 0;
+    for (int i = 0; i < 4 && !rc; i++) {
+        if (i)
+            rc = mp_buf_putc(b, '\x1f');
+        if (!rc && f[i].p)
+            rc = repr_value(b, f[i].p, f[i].p + f[i].n, true);
+    }
+    return rc;
+}
+
+const char *tl_argkeys_get(struct tl_argkeys *k, const struct mp_trace_store *s, int32_t uid)
+{
+    if (!k->keys) {
+        k->keys = mp_intern_new();
+        k->by_uid = malloc((s->n ? s->n : 1) * sizeof(int32_t));
+        if (!k->keys || !k->by_uid)
+            return NULL;
+        for (size_t i = 0; i < s->n; i++)
+            k->by_uid[i] = -1;
+        mp_buf_init(&k->tmp, 0);
+    }
+    if (k->by_uid[uid] < 0) {
+        mp_buf_reset(&k->tmp);
+        if (tl_args_key(&k->tmp, s->args[uid], s->args_len[uid]))
+            return NULL;
+        int32_t id = mp_intern_add(k->keys, mp_buf_cstr(&k->tmp), k->tmp.len);
+        if (id < 0)
+            return NULL;
+        k->by_uid[uid] = id;
+    }
+    return mp_intern_str(k->keys, k->by_uid[uid]);
+}
+
+void tl_argkeys_fini(struct tl_argkeys *k)
+{
+    mp_intern_free(k->keys);
+    free(k->by_uid);
+    mp_buf_fini(&k->tmp);
+    memset(k, 0, sizeof(*k));
 }

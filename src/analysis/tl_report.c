@@ -34,6 +34,7 @@ struct ctx {
     /* per event: first direct kernel (by ts) of a launcher, -1 */
     int32_t *first_kernel;
     const char **category; /* per cpu_op event, lazily */
+    struct tl_argkeys ak;  /* shape columns per op, computed once */
 };
 
 static const char *ename(const struct ctx *c, int32_t i)
@@ -436,19 +437,30 @@ static int sheet_short_kernels(struct ctx *c, const struct krow *rows, size_t n)
         if (!gpu_only) {
             if (r->cpu_op < 0)
                 continue;
-            const char *a = c->s->args[r->cpu_op];
-            size_t al = c->s->args_len[r->cpu_op];
-            static const char *const fields[] = {"Input Dims", "Input Strides", "Concrete Inputs"};
-            bool missing = false;
-            rc = mp_buf_puts(&key, ename(c, r->cpu_op));
-            for (int f = 0; f < 3 && !rc; f++) {
-                bool present;
-                rc = mp_buf_putc(&key, '\x1f');
-                rc = rc ? rc : tl_args_pyrepr(&key, a, al, fields[f], &present);
-                missing |= !present;
+            /* Input dims, Input strides, Concrete Inputs: fields 0, 2, 3 of
+             * the args key (Dims, type, Strides, Concrete) */
+            const char *ak4 = tl_argkeys_get(&c->ak, c->s, r->cpu_op);
+            if (!ak4) {
+                rc = MP_ENOMEM;
+                break;
             }
-            if (missing)
+            const char *f[4];
+            size_t fl[4];
+            const char *q = ak4;
+            for (int fi = 0; fi < 4; fi++) {
+                const char *sep = strchr(q, '\x1f');
+                f[fi] = q;
+                fl[fi] = sep ? (size_t)(sep - q) : strlen(q);
+                q = sep ? sep + 1 : q + fl[fi];
+            }
+            if (fl[0] == 0 || fl[2] == 0 || fl[3] == 0)
                 continue; /* pandas groupby drops NaN keys */
+            rc = mp_buf_puts(&key, ename(c, r->cpu_op));
+            static const int pick[3] = {0, 2, 3};
+            for (int fi = 0; fi < 3 && !rc; fi++) {
+                rc = mp_buf_putc(&key, '\x1f');
+                rc = rc ? rc : mp_buf_append(&key, f[pick[fi]], fl[pick[fi]]);
+            }
             rc = rc ? rc : mp_buf_putc(&key, '\x1f');
         }
         rc = rc ? rc : mp_buf_puts(&key, ename(c, r->uid));
@@ -578,7 +590,7 @@ int mp_report_build(const char *path, const struct mp_report_opts *o, struct mp_
     rc = rc ? rc : index_launchers(&c);
     rc = rc ? rc : sheet_timeline(&c);
     if (!rc && c.t->has_cpu_ops)
-        rc = tl_sheets_ops(c.r, c.t, new_sheet);
+        rc = tl_sheets_ops(c.r, c.t, &c.ak, new_sheet);
     const struct mp_perf_arch *arch = o->arch;
     struct mp_perf_arch detected;
     if (!arch && o->arch_auto && c.s->meta_device_properties) {
@@ -603,7 +615,7 @@ int mp_report_build(const char *path, const struct mp_report_opts *o, struct mp_
         c.r->has_arch = true;
     }
     if (!rc && c.t->has_cpu_ops)
-        rc = tl_sheet_unified(c.r, c.t, c.first_kernel, arch, new_sheet);
+        rc = tl_sheet_unified(c.r, c.t, c.first_kernel, arch, &c.ak, new_sheet);
     if (!rc && c.t->has_cpu_ops)
         rc = tl_sheets_perf(c.r, c.t, arch, new_sheet);
     struct krow *rows = NULL;
@@ -621,6 +633,7 @@ int mp_report_build(const char *path, const struct mp_report_opts *o, struct mp_
 out:
     free(c.first_kernel);
     free(c.category);
+    tl_argkeys_fini(&c.ak);
     mp_trace_tree_free(c.t);
     mp_trace_store_free(c.s);
     if (rc) {

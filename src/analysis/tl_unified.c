@@ -337,6 +337,7 @@ static double first_over(const struct urow *rows, const struct ugrp *g, size_t o
 
 int tl_sheet_unified(struct mp_report *rep, const struct mp_trace_tree *t,
                      const int32_t *first_kernel, const struct mp_perf_arch *arch,
+                     struct tl_argkeys *ak,
                      struct mp_buf *(*new_sheet)(struct mp_report *, const char *))
 {
     const struct mp_trace_store *s = t->s;
@@ -548,8 +549,6 @@ int tl_sheet_unified(struct mp_report *rep, const struct mp_trace_tree *t,
     mp_buf_init(&key, 0);
     if (!rc && (!g || !keys))
         rc = MP_ENOMEM;
-    static const char *const argk[] = {"Input Dims", "Input type", "Input Strides",
-                                       "Concrete Inputs"};
     for (size_t r = 0; r < nrows && !rc; r++) {
         const struct urow *w = &rows[r];
         if (w->uid < 0)
@@ -564,12 +563,11 @@ int tl_sheet_unified(struct mp_report *rep, const struct mp_trace_tree *t,
             rc = c ? mp_buf_putc(&key, '\x1f') : 0;
             rc = rc ? rc : mp_buf_puts(&key, cells[c]);
         }
-        for (int c = 0; c < 4 && !rc; c++) {
-            bool present;
-            rc = mp_buf_putc(&key, '\x1f');
-            rc = rc ? rc
-                    : tl_args_pyrepr(&key, s->args[w->uid], s->args_len[w->uid], argk[c], &present);
-        }
+        const char *ak4 = rc ? NULL : tl_argkeys_get(ak, s, w->uid);
+        if (!rc && !ak4)
+            rc = MP_ENOMEM;
+        rc = rc ? rc : mp_buf_putc(&key, '\x1f');
+        rc = rc ? rc : mp_buf_puts(&key, ak4);
         int32_t id = rc ? -1 : mp_intern_add(keys, key.data, key.len);
         if (id < 0) {
             rc = MP_ENOMEM;
