@@ -92,6 +92,10 @@ int tl_sheet_unified(struct mp_report *rep, const struct mp_trace_tree *t,
                      struct tl_argkeys *ak,
                      struct mp_buf *(*new_sheet)(struct mp_report *, const char *));
 
+/* Adds coll_analysis (tl_coll.c) when the trace has linked collective kernels. */
+int tl_sheet_coll(struct mp_report *rep, const struct mp_trace_tree *t,
+                  struct mp_buf *(*new_sheet)(struct mp_report *, const char *));
+
 /* Communication kernel names (nccl, rccl, cross_device_reduce). */
 bool mp_report_is_comm_name(const char *name);
 

@@ -557,8 +557,18 @@ static bool report_needs_args(const struct mp_trace_event *ev, void *user)
         return true;
     if (!(ev->flags & MP_EV_CAT))
         return false;
-    return (ev->cat.n == 6 && memcmp(ev->cat.p, "cpu_op", 6) == 0) ||
-           (ev->cat.n == 15 && memcmp(ev->cat.p, "python_function", 15) == 0);
+    if ((ev->cat.n == 6 && memcmp(ev->cat.p, "cpu_op", 6) == 0) ||
+        (ev->cat.n == 15 && memcmp(ev->cat.p, "python_function", 15) == 0))
+        return true;
+    /* collective kernels: their process-group args feed coll_analysis */
+    if (ev->cat.n == 6 && memcmp(ev->cat.p, "kernel", 6) == 0 && (ev->flags & MP_EV_NAME)) {
+        char name[512];
+        size_t k = ev->name.n < sizeof(name) - 1 ? ev->name.n : sizeof(name) - 1;
+        memcpy(name, ev->name.p, k);
+        name[k] = '\0';
+        return mp_trace_is_comm_name(name);
+    }
+    return false;
 }
 
 int mp_report_build(const char *path, const struct mp_report_opts *o, struct mp_report **out,
@@ -627,6 +637,8 @@ int mp_report_build(const char *path, const struct mp_report_opts *o, struct mp_
         rc = sheet_kernel_summary(&c, rows, nrows, any_cpu_op);
     if (!rc && o->short_kernel_study)
         rc = sheet_short_kernels(&c, rows, nrows);
+    if (!rc && c.t->has_cpu_ops)
+        rc = tl_sheet_coll(c.r, c.t, new_sheet);
     free(rows);
     if (rc)
         rc = mp_diag_set(d, rc, "out of memory building the report");

@@ -13,7 +13,7 @@ if [ ! -d "$D" ]; then
     exit 0
 fi
 command -v python3 >/dev/null || { echo "SKIPPED: python3 not found"; exit 0; }
-SHEETS="gpu_timeline unified_perf_summary ops_summary_by_category ops_summary ops_unique_args GEMM UnaryElementwise BinaryElementwise Normalization SDPA_fwd CONV_fwd Reduce_fwd kernel_summary short_kernel_histogram short_kernels_summary"
+SHEETS="gpu_timeline unified_perf_summary coll_analysis ops_summary_by_category ops_summary ops_unique_args GEMM UnaryElementwise BinaryElementwise Normalization SDPA_fwd CONV_fwd Reduce_fwd kernel_summary short_kernel_histogram short_kernels_summary"
 t=$(mktemp -d)
 trap 'rm -rf "$t"' EXIT
 fails=0
