@@ -227,9 +227,9 @@ int tl_kernel_details_cells(const struct mp_trace_tree *t, const int32_t *tmpl, 
     if (nk > 0) {
         rc = rc ? rc : mp_buf_putc(cell, '[');
         for (size_t i = 0; i < nk && !rc; i++) {
-            if (i)
-                rc = mp_buf_puts(cell, ", ");
-            rc = rc ? rc : mp_buf_puts(cell, "{'name': ");
+            rc = mp_buf_puts(cell, i ? ", {'name': " : "{'name': ");
+            if (rc)
+                break;
             size_t len = strlen(p[i].name);
             /* 64 characters (code points), then "..." */
             size_t chars = 0, cut = len;

@@ -563,7 +563,7 @@ int tl_sheets_perf(struct mp_report *r, const struct mp_trace_tree *t,
     int32_t nn = mp_intern_count(s->strings);
     const char **fam = calloc((size_t)nn + 1, sizeof(char *));
     uint8_t *done = calloc((size_t)nn + 1, 1);
-    struct psheet sheets[32];
+    struct psheet sheets[32] = {0};
     int nsheets = 0;
     int rc = fam && done ? 0 : MP_ENOMEM;
     for (size_t i = 0; i < s->n && !rc; i++) {
@@ -582,7 +582,6 @@ int tl_sheets_perf(struct mp_report *r, const struct mp_trace_tree *t,
         if (k == nsheets) {
             if (nsheets == 32)
                 continue;
-            memset(&sheets[nsheets], 0, sizeof(sheets[0]));
             sheets[nsheets].family = fam[id];
             nsheets++;
         }

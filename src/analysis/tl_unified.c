@@ -20,10 +20,11 @@
 #include "tl_int.h"
 
 struct urow {
-    int32_t uid;    /* event the row copies (a synthetic row copies its parent) */
-    int32_t kernel; /* synthetic rows: the single GPU event, else -1 */
-    int32_t ex_uid; /* UID as TraceLens numbers it (synthetic: past the last event) */
-    char *name;     /* owned for synthetic rows, else borrowed */
+    int32_t uid;      /* event the row copies (a synthetic row copies its parent) */
+    int32_t kernel;   /* synthetic rows: the single GPU event, else -1 */
+    int32_t ex_uid;   /* UID as TraceLens numbers it (synthetic: past the last event) */
+    const char *name; /* event name, or `owned` for synthetic rows */
+    char *owned;
     bool synthetic;
     const char *category;
     bool has_model;
@@ -73,16 +74,13 @@ static int collect(struct uctx *u, int32_t i)
     return 0;
 }
 
-#define CHILDREN(t, i, k) for (int32_t k = (t)->child_off[i]; k < (t)->child_off[(i) + 1]; k++)
-
 /* a GPU event reachable within `depth` levels through cuda_runtime or
  * python_function nodes only (TraceLens's _is_leaf_cpu_op) */
 static bool kernel_below(const struct mp_trace_tree *t, int32_t i, int depth)
 {
     if (depth <= 0)
         return false;
-    CHILDREN(t, i, k)
-    {
+    for (int32_t k = t->child_off[i]; k < t->child_off[i + 1]; k++) {
         int32_t c = t->child[k];
         if (t->parent[c] != i)
             continue;
@@ -98,8 +96,7 @@ static bool kernel_below(const struct mp_trace_tree *t, int32_t i, int depth)
 static bool descendant_with_model(struct uctx *u, int32_t i)
 {
     const struct mp_trace_tree *t = u->t;
-    CHILDREN(t, i, k)
-    {
+    for (int32_t k = t->child_off[i]; k < t->child_off[i + 1]; k++) {
         int32_t c = t->child[k];
         if (t->parent[c] != c && t->parent[c] != i)
             continue;
@@ -130,8 +127,7 @@ static int traverse(struct uctx *u, int32_t i)
     if (has_model(u, i))
         return collect(u, i);
     if (descendant_with_model(u, i)) {
-        CHILDREN(t, i, k)
-        {
+        for (int32_t k = t->child_off[i]; k < t->child_off[i + 1]; k++) {
             if (t->parent[t->child[k]] != i)
                 continue;
             int rc = traverse(u, t->child[k]);
@@ -142,8 +138,7 @@ static int traverse(struct uctx *u, int32_t i)
     }
     if (kernel_below(t, i, 10)) {
         bool any = false;
-        CHILDREN(t, i, k)
-        {
+        for (int32_t k = t->child_off[i]; k < t->child_off[i + 1]; k++) {
             int32_t c = t->child[k];
             if (t->parent[c] == i && t->kind[c] == MP_K_CPU_OP && has_model(u, c) &&
                 u->ngpu[c] > 0) {
@@ -157,8 +152,7 @@ static int traverse(struct uctx *u, int32_t i)
             return 0;
         return collect(u, i);
     }
-    CHILDREN(t, i, k)
-    {
+    for (int32_t k = t->child_off[i]; k < t->child_off[i + 1]; k++) {
         if (t->parent[t->child[k]] != i)
             continue;
         int rc = traverse(u, t->child[k]);
@@ -402,10 +396,8 @@ int tl_sheet_unified(struct mp_report *rep, const struct mp_trace_tree *t,
     size_t bn = 0, bcap = 0;
     for (size_t c = 0; c < u.ncollected && !rc; c++) {
         int32_t i = u.collected[c];
-        rows[nrows] = (struct urow){.uid = i,
-                                    .kernel = -1,
-                                    .ex_uid = i,
-                                    .name = (char *)(uintptr_t)mp_trace_tree_name(t, i)};
+        rows[nrows] =
+            (struct urow){.uid = i, .kernel = -1, .ex_uid = i, .name = mp_trace_tree_name(t, i)};
         nrows++;
         bn = 0;
         long got = mp_trace_tree_gpu_events(t, i, &buf, &bn, &bcap);
@@ -525,13 +517,14 @@ int tl_sheet_unified(struct mp_report *rep, const struct mp_trace_tree *t,
             w->ex_uid = next_uid++;
             size_t len = strlen(mp_trace_tree_name(t, w->uid)) +
                          strlen(mp_trace_tree_name(t, w->kernel)) + 32;
-            w->name = malloc(len);
-            if (!w->name) {
+            w->owned = malloc(len);
+            if (!w->owned) {
                 rc = MP_ENOMEM;
                 break;
             }
-            snprintf(w->name, len, "%s->%s (Synthetic Op)", mp_trace_tree_name(t, w->uid),
+            snprintf(w->owned, len, "%s->%s (Synthetic Op)", mp_trace_tree_name(t, w->uid),
                      mp_trace_tree_name(t, w->kernel));
+            w->name = w->owned;
         }
         rc = fill_row(&u, w);
         if (!rc && w->has_model && w->status == MP_PERF_SKIP)
@@ -784,8 +777,7 @@ int tl_sheet_unified(struct mp_report *rep, const struct mp_trace_tree *t,
     free(gid);
     mp_intern_free(keys);
     for (size_t r = 0; r < nrows; r++) {
-        if (rows[r].synthetic)
-            free(rows[r].name);
+        free(rows[r].owned);
         free(rows[r].params);
         free(rows[r].k);
     }
