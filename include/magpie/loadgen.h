@@ -1,0 +1,339 @@
+/* magpie loadgen: the serving load generator.
+ *
+ * Sends OpenAI /v1/completions or /v1/chat/completions streaming requests to
+ * a running server (vLLM, SGLang, ATOM, anything OpenAI-compatible), times
+ * every server-sent event on CLOCK_MONOTONIC at the read that delivered its
+ * first byte, and computes the serving metrics exactly as `vllm bench serve`
+ * defines them (docs/metrics.md). One thread, libcurl multi driven by epoll,
+ * keep-alive connections.
+ *
+ * Flow: build a dataset (random / sharegpt / jsonl) -> mp_loadgen_run ->
+ * mp_loadgen_metrics_compute -> report writers (vLLM result JSON, per-request
+ * JSONL, Magpie throughput/latency objects, terminal summary, HTML).
+ *
+ * Ownership: every *_new / dataset / run result is owned by the caller and
+ * freed with its *_free; *_free(NULL) is a no-op. Config strings are borrowed
+ * for the duration of the call that takes them.
+ */
+#ifndef MAGPIE_LOADGEN_H
+#define MAGPIE_LOADGEN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <magpie/base.h>
+
+/* ---- datasets ---- */
+
+struct mp_loadgen_prompt {
+    const char *text;   /* UTF-8 prompt (chat content or completions text), or NULL */
+    const int32_t *ids; /* token-id prompt (completions only), or NULL */
+    uint32_t n_ids;
+    int32_t prompt_len; /* expected prompt tokens: exact for ids, estimated for text */
+    int32_t output_len; /* max_tokens sent with the request */
+};
+
+struct mp_loadgen_dataset {
+    struct mp_arena *arena; /* owns prompts and their text/ids */
+    struct mp_loadgen_prompt *prompts;
+    size_t n;
+    bool exact_lengths; /* prompt_len is an exact token count (token-id prompts) */
+    char name[32];      /* "random", "sharegpt", "jsonl" */
+};
+
+enum mp_loadgen_range_mode {
+    MP_LOADGEN_RANGE_VLLM = 0, /* lengths uniform in [floor(L(1-r)), ceil(L(1+r))], r in [0,1) */
+    MP_LOADGEN_RANGE_SGLANG,   /* lengths uniform in [max(1, floor(L r)), L], r in [0,1] */
+};
+
+struct mp_loadgen_random_opts {
+    int input_len;      /* --random-input-len (1024) */
+    int output_len;     /* --random-output-len (128) */
+    int prefix_len;     /* --random-prefix-len (0): shared random prefix, same for all */
+    double range_ratio; /* --random-range-ratio (0) */
+    enum mp_loadgen_range_mode mode;
+    uint64_t seed;
+    int vocab_first; /* token ids are drawn from [vocab_first, vocab_first + vocab_size) */
+    int vocab_size;
+    bool text; /* build text prompts of one-token words instead of token ids (chat) */
+};
+
+void mp_loadgen_random_opts_default(struct mp_loadgen_random_opts *o);
+int mp_loadgen_dataset_random(const struct mp_loadgen_random_opts *o, size_t num_prompts,
+                              struct mp_loadgen_dataset **out, struct mp_diag *d);
+
+struct mp_loadgen_file_opts {
+    const char *path;
+    int output_len;  /* fixed output length (--sharegpt-output-len / --custom-output-len); 0 =
+                        from the file (sharegpt: estimated from the reference answer) */
+    uint64_t seed;   /* shuffle seed */
+    bool shuffle;    /* sharegpt: true like vLLM; jsonl: false (file order) */
+    bool oversample; /* repeat samples when the file has fewer than num_prompts */
+};
+
+/* ShareGPT JSON: a list of {"conversations": [{"from","value"}, ...]}; turn 0
+ * is the prompt, turn 1 the reference completion. Filtered like vLLM
+ * (prompt >= 4, output >= 4 tokens, prompt <= 1024, prompt + output <= 2048),
+ * lengths estimated without a tokenizer (docs/metrics.md). */
+int mp_loadgen_dataset_sharegpt(const struct mp_loadgen_file_opts *o, size_t num_prompts,
+                                struct mp_loadgen_dataset **out, struct mp_diag *d);
+/* JSONL, one object per line: "prompt" (string) or "prompt_token_ids" (list of
+ * ints), optional "output_len" (alias "max_tokens", "output_tokens"), optional
+ * "prompt_len". Errors name the file, line and field. */
+int mp_loadgen_dataset_jsonl(const struct mp_loadgen_file_opts *o, size_t num_prompts,
+                             struct mp_loadgen_dataset **out, struct mp_diag *d);
+void mp_loadgen_dataset_free(struct mp_loadgen_dataset *ds);
+
+/* ---- arrivals ---- */
+
+/* vLLM's precomputed schedule: offsets (seconds from the start) of n
+ * requests. rate = INFINITY: all 0. Otherwise gamma(shape=burstiness,
+ * scale=1/(rate*burstiness)) gaps (burstiness 1 = Poisson, INFINITY =
+ * constant 1/rate), cumulated and rescaled so the last offset is n/rate. The
+ * draws are numpy's legacy RandomState(seed).gamma, so the same seed gives
+ * the same schedule as `vllm bench serve --seed`. */
+int mp_loadgen_schedule(size_t n, double rate, double burstiness, uint64_t seed, double *offsets_s,
+                        struct mp_diag *d);
+
+/* ---- running ---- */
+
+enum mp_loadgen_api {
+    MP_LOADGEN_API_COMPLETIONS = 0, /* prompt, max_tokens */
+    MP_LOADGEN_API_CHAT,            /* messages, max_completion_tokens */
+};
+
+struct mp_loadgen_progress {
+    size_t done, failed, total, in_flight;
+    bool warmup;
+    double elapsed_s;
+};
+
+#define MP_LOADGEN_MAX_HEADERS 32
+
+struct mp_loadgen_config {
+    const char *base_url; /* scheme://host:port[/prefix], no trailing '/' needed */
+    const char *endpoint; /* "/v1/completions" (default) */
+    enum mp_loadgen_api api;
+    const char *model;                           /* "model" field of every request */
+    const char *headers[MP_LOADGEN_MAX_HEADERS]; /* "Key: value" lines */
+    int n_headers;
+    const char *extra_body;        /* JSON object whose members are added at top level */
+    const char *request_id_prefix; /* x-request-id = prefix + index */
+    bool ignore_eos;
+    bool continuous_usage;  /* stream_options.continuous_usage_stats: per-event token counts */
+    bool insecure;          /* skip TLS verification */
+    bool kernel_timestamps; /* stamp events with the kernel receive time (default on) */
+    double request_rate;    /* req/s; INFINITY = all at t0 */
+    double burstiness;      /* gamma shape, 1 = Poisson */
+    int max_concurrency;    /* 0 = unlimited */
+    int num_warmups;        /* copies of the first prompt, not measured */
+    uint64_t seed;
+    double request_timeout_s; /* whole request; <= 0: 6 h like vLLM */
+    double stall_timeout_s;   /* no byte for this long fails the request; <= 0: off */
+    bool keep_text;           /* keep generated text (for --save-detailed) */
+    void (*on_progress)(const struct mp_loadgen_progress *p, void *user); /* ~10/s */
+    void *progress_user;
+};
+
+void mp_loadgen_config_default(struct mp_loadgen_config *c);
+
+/* GET {base_url}/v1/models and copy data[0].id into out (what vLLM does when
+ * --model is not given). headers: "Key: value" lines, may be NULL. */
+int mp_loadgen_first_model(const char *base_url, const char *const *headers, int n_headers,
+                           bool insecure, char *out, size_t out_len, struct mp_diag *d);
+
+/* One request as measured. Times are CLOCK_MONOTONIC ns. */
+struct mp_loadgen_record {
+    uint32_t index;
+    bool success;
+    bool usage_seen;             /* usage.completion_tokens came from the server */
+    int http_status;             /* 0 when no response */
+    int32_t expected_prompt_len; /* from the dataset */
+    int32_t prompt_len;          /* usage.prompt_tokens when reported, else expected */
+    int32_t max_tokens;
+    int32_t output_tokens;  /* usage.completion_tokens, else the number of token events */
+    uint64_t arrival_ns;    /* scheduled arrival: t0 + offset */
+    uint64_t start_ns;      /* request handed to the HTTP engine (vLLM's st) */
+    uint64_t headers_ns;    /* response headers complete, 0 if none */
+    uint64_t end_ns;        /* transfer finished (stream end or failure) */
+    uint32_t n_events;      /* token events (SSE events with non-empty choices) */
+    uint64_t *event_ns;     /* first-byte time of each token event */
+    uint16_t *event_tokens; /* tokens in each event when known (continuous usage), else 0 */
+    uint32_t n_chunks;      /* reads (write callbacks) that delivered body bytes */
+    char *error;            /* failure reason, NULL on success */
+    char *text;             /* generated text, JSON-escaped, when keep_text */
+};
+
+struct mp_loadgen_result {
+    struct mp_arena *arena; /* owns records' strings */
+    struct mp_loadgen_record *recs;
+    size_t n;
+    uint64_t t0_ns;    /* benchmark start (just before the first dispatch) */
+    uint64_t t_end_ns; /* after the last response */
+    double duration_s; /* vLLM's benchmark_duration */
+    size_t warmup_done, warmup_failed;
+    double max_dispatch_lag_ms; /* worst start - arrival when a slot was free */
+    double request_rate, burstiness;
+    int max_concurrency;
+    bool continuous_usage;
+    char request_id_prefix[64]; /* x-request-id of request i = prefix + i */
+};
+
+/* Runs the benchmark. Returns 0 when the run took place (whatever the
+ * individual requests did), MP_EINVAL for a bad config, MP_EIO when the
+ * event loop cannot be set up. */
+int mp_loadgen_run(const struct mp_loadgen_config *cfg, const struct mp_loadgen_dataset *ds,
+                   struct mp_loadgen_result **out, struct mp_diag *d);
+void mp_loadgen_result_free(struct mp_loadgen_result *r);
+
+/* ---- metrics (docs/metrics.md) ---- */
+
+enum mp_loadgen_metric {
+    MP_LOADGEN_TTFT = 0,
+    MP_LOADGEN_TPOT,
+    MP_LOADGEN_ITL,
+    MP_LOADGEN_E2EL,
+    MP_LOADGEN_CLIENT_QUEUE,    /* start - arrival */
+    MP_LOADGEN_E2EL_INCL_QUEUE, /* e2el + client queue time */
+    MP_LOADGEN_N_METRICS,
+};
+
+#define MP_LOADGEN_MAX_PCTS 16
+
+struct mp_loadgen_stat {
+    size_t n;
+    double mean, median, std, min, max; /* ms; 0 when n == 0, like vLLM */
+    double p99;                         /* always computed (Magpie's objects need it) */
+    double pct[MP_LOADGEN_MAX_PCTS];    /* ms, at metrics_opts.pcts */
+};
+
+struct mp_loadgen_metrics_opts {
+    double pcts[MP_LOADGEN_MAX_PCTS]; /* --metric-percentiles (default 99) */
+    int n_pcts;
+    unsigned selected; /* bit per mp_loadgen_metric reported (default ttft,tpot,itl) */
+    bool slo_set[3];   /* goodput SLOs: ttft, tpot, e2el */
+    double slo_ms[3];
+};
+
+void mp_loadgen_metrics_opts_default(struct mp_loadgen_metrics_opts *o);
+/* "ttft,tpot,itl,e2el,client_queue_time,e2el_including_client_queue" */
+int mp_loadgen_parse_metric_list(const char *s, unsigned *mask, struct mp_diag *d);
+/* "25,50,99.9" */
+int mp_loadgen_parse_percentiles(const char *s, struct mp_loadgen_metrics_opts *o,
+                                 struct mp_diag *d);
+/* "ttft:200" (one KEY:VALUE pair; call once per argument) */
+int mp_loadgen_parse_goodput(const char *s, struct mp_loadgen_metrics_opts *o, struct mp_diag *d);
+
+struct mp_loadgen_metrics {
+    size_t completed, failed;
+    long long total_input, total_output;
+    double duration_s;
+    double request_throughput, output_throughput, total_token_throughput;
+    double request_goodput; /* NAN when no SLO given */
+    size_t good;
+    double max_output_tokens_per_s; /* peak 1-s bucket of token events (vLLM) */
+    int max_concurrent_requests;    /* exact peak overlap of successful requests */
+    struct mp_loadgen_stat stat[MP_LOADGEN_N_METRICS];
+    bool have[MP_LOADGEN_N_METRICS]; /* client queue metrics exist only with a cap */
+    /* Magpie additions */
+    struct mp_loadgen_stat itl_per_token; /* gaps divided by the event's token count */
+    size_t usage_missing;                 /* successful requests without usage.completion_tokens */
+    size_t prompt_mismatch;               /* usage.prompt_tokens != expected prompt length */
+    size_t multi_token_events;
+    double mean_concurrency; /* sum(E2EL)/duration (SGLang's "concurrency") */
+    struct mp_loadgen_metrics_opts opts;
+};
+
+/* Computes every metric. Needs only the records, so it also works on a
+ * result read back from disk. Returns MP_ENOMEM on allocation failure. */
+int mp_loadgen_metrics_compute(const struct mp_loadgen_result *r,
+                               const struct mp_loadgen_metrics_opts *o,
+                               struct mp_loadgen_metrics *m);
+
+/* numpy.percentile (linear interpolation) of sorted v[0..n), p in [0,100]. */
+double mp_loadgen_percentile(const double *sorted, size_t n, double p);
+
+/* ---- reports ---- */
+
+#define MP_LOADGEN_MAX_METADATA 32
+
+struct mp_loadgen_report_info {
+    const char *date; /* "YYYYMMDD-HHMMSS" */
+    const char *backend;
+    const char *label; /* NULL -> null */
+    const char *model_id;
+    const char *tokenizer_id; /* NULL -> null */
+    const char *dataset;
+    size_t num_prompts;
+    const char *metadata[MP_LOADGEN_MAX_METADATA]; /* "KEY=VALUE" */
+    int n_metadata;
+    bool save_detailed; /* per-request arrays */
+};
+
+/* vLLM --save-result JSON (keys of vllm/benchmarks/serve.py, in its order),
+ * plus a "magpie" object with the additions. */
+int mp_loadgen_result_json(const struct mp_loadgen_result *r, const struct mp_loadgen_metrics *m,
+                           const struct mp_loadgen_report_info *info, struct mp_buf *out);
+/* One JSON object per request with raw timestamps (ns since t0) per event. */
+int mp_loadgen_requests_jsonl(const struct mp_loadgen_result *r, struct mp_buf *out);
+/* Magpie's benchmark_report.json "throughput" and "latency" objects, as one
+ * JSON object {"throughput": {...}, "latency": {...}}. */
+int mp_loadgen_magpie_json(const struct mp_loadgen_metrics *m, struct mp_buf *out);
+/* The terminal summary with vLLM's labels. */
+int mp_loadgen_summary(const struct mp_loadgen_result *r, const struct mp_loadgen_metrics *m,
+                       struct mp_buf *out);
+/* Self-contained HTML page: TTFT/ITL/E2EL/TPOT distributions and latency
+ * over time as inline SVG. */
+int mp_loadgen_html(const struct mp_loadgen_result *r, const struct mp_loadgen_metrics *m,
+                    const struct mp_loadgen_report_info *info, struct mp_buf *out);
+
+/* ---- SSE parsing (exposed for tests and fuzzing) ---- */
+
+enum mp_loadgen_sse_kind {
+    MP_LOADGEN_SSE_TOKEN = 0, /* JSON with non-empty "choices" */
+    MP_LOADGEN_SSE_USAGE,     /* JSON with "usage" and no choices */
+    MP_LOADGEN_SSE_OTHER,     /* JSON with neither (ignored, like vLLM) */
+    MP_LOADGEN_SSE_ERROR,     /* JSON with a top-level "error" */
+    MP_LOADGEN_SSE_DONE,      /* data: [DONE] */
+    MP_LOADGEN_SSE_BAD,       /* data that is not valid JSON */
+};
+
+struct mp_loadgen_sse_event {
+    enum mp_loadgen_sse_kind kind;
+    uint64_t t_ns;             /* time of the read that delivered the event's first byte */
+    int64_t prompt_tokens;     /* -1 when absent */
+    int64_t completion_tokens; /* -1 when absent */
+    const char *text;          /* JSON-escaped text/content of choices[0], not NUL-terminated */
+    size_t text_len;
+    const char *msg; /* BAD: what is wrong; ERROR: the message (escaped) */
+    size_t msg_len;
+};
+
+typedef int (*mp_loadgen_sse_fn)(const struct mp_loadgen_sse_event *ev, void *user);
+
+struct mp_loadgen_sse {
+    struct mp_buf data; /* data field of the event being read */
+    uint64_t ev_t_ns;
+    int state;
+    bool in_event, cr, has_data;
+    char field[8];
+    int field_len;
+    mp_loadgen_sse_fn fn;
+    void *user;
+};
+
+/* max_event: hard limit of one event's data in bytes. */
+void mp_loadgen_sse_init(struct mp_loadgen_sse *s, size_t max_event, mp_loadgen_sse_fn fn,
+                         void *user);
+void mp_loadgen_sse_reset(struct mp_loadgen_sse *s);
+void mp_loadgen_sse_fini(struct mp_loadgen_sse *s);
+/* Feeds bytes read at time t_ns. Returns 0, the callback's non-zero return,
+ * or MP_ENOMEM when an event exceeds max_event. */
+int mp_loadgen_sse_feed(struct mp_loadgen_sse *s, const char *p, size_t n, uint64_t t_ns);
+/* End of stream: dispatches a last event that lacked its blank line. */
+int mp_loadgen_sse_finish(struct mp_loadgen_sse *s);
+/* Classifies one event's data (exposed for tests). */
+void mp_loadgen_sse_classify(const char *data, size_t n, struct mp_loadgen_sse_event *ev);
+
+#endif

@@ -1,0 +1,628 @@
+/* Workloads: the random dataset (vLLM's or SGLang's length sampling), ShareGPT
+ * JSON files and JSONL prompt files.
+ *
+ * magpie has no tokenizer. The random dataset therefore sends token-id
+ * prompts to /v1/completions (the "prompt" field may be a list of ids), which
+ * makes the input length exact; the server's usage.prompt_tokens confirms it.
+ * For chat, or for text files, prompt lengths are estimates until the
+ * server's usage numbers replace them (the same rule vLLM applies).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include <magpie/io.h>
+#include <magpie/loadgen.h>
+
+#include "loadgen_internal.h"
+
+#define MAX_PROMPTS ((size_t)10 << 20)
+#define MAX_PROMPT_TOKENS (1 << 24)
+#define MAX_FILE_BYTES ((size_t)8 << 30)
+
+void mp_loadgen_random_opts_default(struct mp_loadgen_random_opts *o)
+{
+    memset(o, 0, sizeof(*o));
+    o->input_len = 1024;
+    o->output_len = 128;
+    o->mode = MP_LOADGEN_RANGE_VLLM;
+    /* ids 1000..31999 exist and are ordinary tokens in the common tokenizers
+     * (Llama 2/3, Mistral incl. Tekken's 1000 control ids, Qwen, GPT-2, Gemma). */
+    o->vocab_first = 1000;
+    o->vocab_size = 31000;
+}
+
+void mp_loadgen_dataset_free(struct mp_loadgen_dataset *ds)
+{
+    if (!ds)
+        return;
+    mp_arena_free(ds->arena);
+    free(ds);
+}
+
+static int ds_new(size_t n, const char *name, struct mp_loadgen_dataset **out, struct mp_diag *d)
+{
+    if (n == 0 || n > MAX_PROMPTS)
+        return mp_diag_set(d, MP_EINVAL, "number of prompts must be 1..%zu, not %zu", MAX_PROMPTS,
+                           n);
+    struct mp_loadgen_dataset *ds = calloc(1, sizeof(*ds));
+    if (!ds)
+        return mp_diag_set(d, MP_ENOMEM, "out of memory");
+    ds->arena = mp_arena_new(1 << 20);
+    ds->prompts = ds->arena ? mp_arena_alloc(ds->arena, n * sizeof(*ds->prompts)) : NULL;
+    if (!ds->prompts) {
+        mp_loadgen_dataset_free(ds);
+        return mp_diag_set(d, MP_ENOMEM, "out of memory for %zu prompts", n);
+    }
+    memset(ds->prompts, 0, n * sizeof(*ds->prompts));
+    ds->n = n;
+    snprintf(ds->name, sizeof(ds->name), "%s", name);
+    *out = ds;
+    return 0;
+}
+
+/* Short English words that are one token (with their leading space) in the
+ * common BPE vocabularies, for text prompts of a predictable length. */
+static const char *const WORDS[] = {
+    "the",  "of",    "and",  "to",     "in",     "is",      "that", "for",   "it",    "as",
+    "was",  "with",  "be",   "by",     "on",     "not",     "he",   "this",  "are",   "or",
+    "his",  "from",  "at",   "which",  "but",    "have",    "an",   "had",   "they",  "you",
+    "were", "their", "one",  "all",    "we",     "can",     "her",  "has",   "there", "been",
+    "if",   "more",  "when", "will",   "would",  "who",     "so",   "no",    "time",  "out",
+    "up",   "about", "into", "than",   "them",   "only",    "some", "could", "new",   "other",
+    "what", "these", "two",  "may",    "first",  "then",    "do",   "any",   "like",  "my",
+    "now",  "over",  "such", "our",    "man",    "me",      "even", "most",  "made",  "after",
+    "also", "did",   "many", "before", "must",   "through", "back", "years", "where", "much",
+    "your", "way",   "well", "down",   "should", "because", "each", "just",  "those", "people",
+};
+#define N_WORDS (sizeof(WORDS) / sizeof(WORDS[0]))
+
+static void sample_lengths(const struct mp_loadgen_random_opts *o, int len, long *lo, long *hi)
+{
+    if (o->mode == MP_LOADGEN_RANGE_SGLANG) {
+        *lo = (long)floor(len * o->range_ratio);
+        if (*lo < 1)
+            *lo = 1;
+        *hi = len;
+    } else {
+        *lo = (long)floor(len * (1.0 - o->range_ratio));
+        *hi = (long)ceil(len * (1.0 + o->range_ratio));
+    }
+}
+
+int mp_loadgen_dataset_random(const struct mp_loadgen_random_opts *o, size_t num_prompts,
+                              struct mp_loadgen_dataset **out, struct mp_diag *d)
+{
+    *out = NULL;
+    if (o->mode == MP_LOADGEN_RANGE_VLLM && !(o->range_ratio >= 0 && o->range_ratio < 1))
+        return mp_diag_set(d, MP_EINVAL, "--random-range-ratio must be in [0, 1), not %g",
+                           o->range_ratio);
+    if (o->mode == MP_LOADGEN_RANGE_SGLANG && !(o->range_ratio >= 0 && o->range_ratio <= 1))
+        return mp_diag_set(d, MP_EINVAL, "--random-range-ratio must be in [0, 1], not %g",
+                           o->range_ratio);
+    if (o->input_len < 0 || o->output_len < 1 || o->prefix_len < 0 ||
+        o->input_len > MAX_PROMPT_TOKENS || o->prefix_len > MAX_PROMPT_TOKENS)
+        return mp_diag_set(d, MP_EINVAL, "bad random lengths: input %d, output %d, prefix %d",
+                           o->input_len, o->output_len, o->prefix_len);
+    if (o->vocab_size < 1 || o->vocab_first < 0)
+        return mp_diag_set(d, MP_EINVAL, "bad token id range");
+    long in_lo, in_hi, out_lo, out_hi;
+    sample_lengths(o, o->input_len, &in_lo, &in_hi);
+    sample_lengths(o, o->output_len, &out_lo, &out_hi);
+    if (out_lo < 1)
+        out_lo = 1;
+    if (out_hi < 1)
+        out_hi = 1;
+    if (o->prefix_len + in_lo < 1)
+        return mp_diag_set(d, MP_EINVAL,
+                           "--random-input-len is too small: the shortest prompt would have "
+                           "%ld tokens",
+                           o->prefix_len + in_lo);
+    struct mp_loadgen_dataset *ds = NULL;
+    int rc = ds_new(num_prompts, "random", &ds, d);
+    if (rc || !ds)
+        return rc ? rc : MP_ENOMEM;
+    ds->exact_lengths = !o->text;
+    struct mp_mt m;
+    mp_mt_seed(&m, (uint32_t)(o->seed ^ (o->seed >> 32)));
+    /* draw in vLLM's order: input lengths, output lengths, offsets, prefix */
+    int32_t *ilen = malloc(num_prompts * sizeof(int32_t));
+    int64_t *off = malloc(num_prompts * sizeof(int64_t));
+    int32_t *prefix = o->prefix_len ? malloc((size_t)o->prefix_len * sizeof(int32_t)) : NULL;
+    if (!ilen || !off || (o->prefix_len && !prefix)) {
+        rc = mp_diag_set(d, MP_ENOMEM, "out of memory");
+        goto out;
+    }
+    for (size_t i = 0; i < num_prompts; i++)
+        ilen[i] = (int32_t)mp_mt_range(&m, in_lo, in_hi);
+    for (size_t i = 0; i < num_prompts; i++)
+        ds->prompts[i].output_len = (int32_t)mp_mt_range(&m, out_lo, out_hi);
+    for (size_t i = 0; i < num_prompts; i++)
+        off[i] = mp_mt_range(&m, 0, o->vocab_size - 1);
+    for (int k = 0; k < o->prefix_len; k++)
+        prefix[k] = (int32_t)(o->text ? mp_mt_range(&m, 0, N_WORDS - 1)
+                                      : o->vocab_first + mp_mt_range(&m, 0, o->vocab_size - 1));
+    for (size_t i = 0; i < num_prompts; i++) {
+        struct mp_loadgen_prompt *p = &ds->prompts[i];
+        uint32_t total = (uint32_t)(o->prefix_len + ilen[i]);
+        p->prompt_len = (int32_t)total;
+        if (!o->text) {
+            int32_t *ids = mp_arena_alloc(ds->arena, (size_t)total * sizeof(int32_t) + 1);
+            if (!ids) {
+                rc = mp_diag_set(d, MP_ENOMEM, "out of memory for prompts");
+                goto out;
+            }
+            if (o->prefix_len)
+                memcpy(ids, prefix, (size_t)o->prefix_len * sizeof(int32_t));
+            for (int32_t k = 0; k < ilen[i]; k++)
+                ids[o->prefix_len + k] =
+                    o->vocab_first + (int32_t)((off[i] + (int64_t)i + k) % o->vocab_size);
+            p->ids = ids;
+            p->n_ids = total;
+        } else {
+            struct mp_buf b;
+            mp_buf_init(&b, (size_t)total * 16 + 64);
+            for (uint32_t k = 0; k < total; k++) {
+                size_t w = k < (uint32_t)o->prefix_len
+                               ? (size_t)prefix[k]
+                               : (size_t)((off[i] + (int64_t)i + (k - (uint32_t)o->prefix_len)) %
+                                          (int64_t)N_WORDS);
+                if ((k && mp_buf_putc(&b, ' ')) || mp_buf_puts(&b, WORDS[w])) {
+                    mp_buf_fini(&b);
+                    rc = mp_diag_set(d, MP_ENOMEM, "out of memory for prompts");
+                    goto out;
+                }
+            }
+            p->text = mp_arena_strndup(ds->arena, mp_buf_cstr(&b), b.len);
+            mp_buf_fini(&b);
+            if (!p->text) {
+                rc = mp_diag_set(d, MP_ENOMEM, "out of memory for prompts");
+                goto out;
+            }
+        }
+    }
+    *out = ds;
+    ds = NULL;
+out:
+    free(ilen);
+    free(off);
+    free(prefix);
+    mp_loadgen_dataset_free(ds);
+    return rc;
+}
+
+/* Word pieces the way GPT-style pre-tokenisers split text: a letter run
+ * (long runs count once per 8 letters, as rare words split), digits in groups
+ * of three, every other visible character alone, each newline. English prose
+ * lands within ~10-15 % of real BPE counts; the server's usage numbers
+ * replace the estimate after the run. */
+int32_t mp_loadgen_estimate_tokens(const char *s, size_t n)
+{
+    int64_t t = 0;
+    size_t i = 0;
+    while (i < n) {
+        unsigned char c = (unsigned char)s[i];
+        if ((c | 32) >= 'a' && (c | 32) <= 'z') {
+            size_t j = i;
+            while (j < n &&
+                   ((((unsigned char)s[j]) | 32) >= 'a' && (((unsigned char)s[j]) | 32) <= 'z'))
+                j++;
+            t += 1 + (int64_t)(j - i - 1) / 8;
+            i = j;
+        } else if (c >= '0' && c <= '9') {
+            size_t j = i;
+            while (j < n && s[j] >= '0' && s[j] <= '9')
+                j++;
+            t += (int64_t)(j - i + 2) / 3;
+            i = j;
+        } else if (c == ' ' || c == '\t' || c == '\r') {
+            i++;
+        } else if (c >= 0x80) {
+            /* one token per non-ASCII character (CJK text is about that) */
+            i++;
+            while (i < n && (((unsigned char)s[i]) & 0xC0) == 0x80)
+                i++;
+            t++;
+        } else { /* punctuation and newlines: one each */
+            t++;
+            i++;
+        }
+    }
+    return t > INT32_MAX ? INT32_MAX : (int32_t)t;
+}
+
+static int read_file(const char *path, struct mp_buf *b, struct mp_diag *d)
+{
+    struct mp_io_reader *r = NULL;
+    int rc = mp_io_open(path, &r, d);
+    if (rc)
+        return rc;
+    mp_buf_init(b, MAX_FILE_BYTES);
+    for (;;) {
+        if ((rc = mp_buf_reserve(b, 1 << 20))) {
+            mp_diag_set(d, rc, "cannot read %s: too large or out of memory", path);
+            break;
+        }
+        size_t got = 0;
+        if ((rc = mp_io_read(r, b->data + b->len, b->cap - b->len - 1, &got, d)))
+            break;
+        if (!got)
+            break;
+        b->len += got;
+    }
+    mp_io_close(r);
+    if (!rc)
+        mp_buf_cstr(b);
+    return rc;
+}
+
+static void line_col(const char *base, const char *at, long *line, long *col)
+{
+    long l = 1, c = 1;
+    for (const char *p = base; p < at; p++) {
+        if (*p == '\n') {
+            l++;
+            c = 1;
+        } else {
+            c++;
+        }
+    }
+    *line = l;
+    *col = c;
+}
+
+static int file_error(struct mp_diag *d, int code, const char *path, const char *base,
+                      const char *at, const char *field, const char *fmt, const char *arg)
+{
+    long line, col;
+    line_col(base, at, &line, &col);
+    mp_diag_set(d, code, fmt, arg);
+    mp_diag_set_file(d, path);
+    mp_diag_set_pos(d, at - base, line, col);
+    if (field)
+        mp_diag_set_field(d, field);
+    return code;
+}
+
+struct sample {
+    const char *text;
+    size_t text_len;
+    int32_t *ids;
+    uint32_t n_ids;
+    int32_t prompt_len, output_len;
+};
+
+/* Picks num_prompts of the n candidates: the first ones, then (oversample)
+ * random repeats like vLLM's random.choices padding. */
+static int fill(struct mp_loadgen_dataset *ds, const struct sample *c, size_t n, size_t num,
+                const struct mp_loadgen_file_opts *o, struct mp_mt *m, struct mp_diag *d)
+{
+    if (n == 0)
+        return mp_diag_set(d, MP_EINVAL, "%s: no usable prompts", o->path);
+    if (n < num && !o->oversample)
+        return mp_diag_set(d, MP_EINVAL, "%s has %zu usable prompts, fewer than --num-prompts %zu",
+                           o->path, n, num);
+    for (size_t i = 0; i < num; i++) {
+        const struct sample *s = &c[i < n ? i : (size_t)mp_mt_range(m, 0, (int64_t)n - 1)];
+        struct mp_loadgen_prompt *p = &ds->prompts[i];
+        if (s->ids) {
+            int32_t *ids = mp_arena_alloc(ds->arena, s->n_ids * sizeof(int32_t) + 1);
+            if (!ids)
+                return mp_diag_set(d, MP_ENOMEM, "out of memory");
+            memcpy(ids, s->ids, s->n_ids * sizeof(int32_t));
+            p->ids = ids;
+            p->n_ids = s->n_ids;
+        } else {
+            p->text = mp_arena_strndup(ds->arena, s->text, s->text_len);
+            if (!p->text)
+                return mp_diag_set(d, MP_ENOMEM, "out of memory");
+        }
+        p->prompt_len = s->prompt_len;
+        p->output_len = s->output_len;
+    }
+    return 0;
+}
+
+static void shuffle(size_t *idx, size_t n, struct mp_mt *m)
+{
+    for (size_t i = n; i > 1; i--) {
+        size_t j = (size_t)mp_mt_range(m, 0, (int64_t)i - 1), t = idx[i - 1];
+        idx[i - 1] = idx[j];
+        idx[j] = t;
+    }
+}
+
+int mp_loadgen_dataset_sharegpt(const struct mp_loadgen_file_opts *o, size_t num_prompts,
+                                struct mp_loadgen_dataset **out, struct mp_diag *d)
+{
+    *out = NULL;
+    struct mp_buf file;
+    struct mp_loadgen_dataset *ds = NULL;
+    const char **elem = NULL;
+    struct sample *cand = NULL;
+    size_t *idx = NULL, n_elem = 0, cap = 0, n_cand = 0;
+    json_t **docs = NULL;
+    int rc = read_file(o->path, &file, d);
+    if (rc)
+        return rc;
+    /* find the array elements without building a tree of the whole file */
+    const char *base = file.data ? file.data : "", *p = base, *end = base + file.len;
+    while (p < end && (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t'))
+        p++;
+    if (p >= end || *p != '[') {
+        rc = file_error(d, MP_EPARSE, o->path, base, p, NULL,
+                        "expected a JSON list of conversations%s", "");
+        goto out;
+    }
+    p++;
+    for (;;) {
+        while (p < end && (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t'))
+            p++;
+        if (p < end && *p == ']' && n_elem == 0)
+            break;
+        const char *err = NULL, *q = mp_loadgen_json_skip(p, end, &err);
+        if (!q) {
+            rc = file_error(d, MP_EPARSE, o->path, base, p, NULL, "invalid JSON: %s",
+                            err ? err : "bad value");
+            goto out;
+        }
+        if (n_elem == cap) {
+            cap = cap ? cap * 2 : 1024;
+            const char **ne = realloc(elem, cap * 2 * sizeof(const char *)); // NOLINT
+            if (!ne) {
+                rc = mp_diag_set(d, MP_ENOMEM, "out of memory");
+                goto out;
+            }
+            elem = ne;
+        }
+        elem[2 * n_elem] = p;
+        elem[2 * n_elem + 1] = q;
+        n_elem++;
+        p = q;
+        while (p < end && (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t'))
+            p++;
+        if (p < end && *p == ',') {
+            p++;
+            continue;
+        }
+        if (p < end && *p == ']')
+            break;
+        rc = file_error(d, MP_EPARSE, o->path, base, p, NULL, "expected ',' or ']'%s", "");
+        goto out;
+    }
+    idx = malloc((n_elem + 1) * sizeof(*idx));
+    cand = calloc(n_elem + 1, sizeof(*cand));
+    docs = calloc(num_prompts + 1, sizeof(json_t *)); // NOLINT(bugprone-sizeof-expression)
+    if (!idx || !cand || !docs) {
+        rc = mp_diag_set(d, MP_ENOMEM, "out of memory");
+        goto out;
+    }
+    for (size_t i = 0; i < n_elem; i++)
+        idx[i] = i;
+    struct mp_mt m;
+    mp_mt_seed(&m, (uint32_t)(o->seed ^ (o->seed >> 32)));
+    if (o->shuffle)
+        shuffle(idx, n_elem, &m);
+    for (size_t k = 0; k < n_elem && n_cand < num_prompts; k++) {
+        const char *s = elem[2 * idx[k]], *e = elem[2 * idx[k] + 1];
+        json_error_t jerr;
+        json_t *doc = json_loadb(s, (size_t)(e - s), 0, &jerr);
+        if (!doc) {
+            rc = file_error(d, MP_EPARSE, o->path, base, s, NULL, "invalid JSON: %s", jerr.text);
+            goto out;
+        }
+        json_t *conv = json_is_object(doc) ? json_object_get(doc, "conversations") : NULL;
+        if (!json_is_array(conv)) {
+            json_decref(doc);
+            rc = file_error(d, MP_EINVAL, o->path, base, s, "conversations",
+                            "each entry needs a \"conversations\" list%s", "");
+            goto out;
+        }
+        if (json_array_size(conv) < 2) {
+            json_decref(doc);
+            continue;
+        }
+        json_t *v0 = json_object_get(json_array_get(conv, 0), "value");
+        json_t *v1 = json_object_get(json_array_get(conv, 1), "value");
+        if (!json_is_string(v0) || !json_is_string(v1)) {
+            json_decref(doc);
+            rc = file_error(d, MP_EINVAL, o->path, base, s, "value",
+                            "conversation turns need a string \"value\"%s", "");
+            goto out;
+        }
+        int32_t pl = mp_loadgen_estimate_tokens(json_string_value(v0), json_string_length(v0));
+        int32_t ol = o->output_len > 0 ? o->output_len
+                                       : mp_loadgen_estimate_tokens(json_string_value(v1),
+                                                                    json_string_length(v1));
+        /* vLLM's is_valid_sequence */
+        if (pl < 4 || (o->output_len <= 0 && ol < 4) || pl > 1024 || pl + ol > 2048) {
+            json_decref(doc);
+            continue;
+        }
+        docs[n_cand] = doc;
+        cand[n_cand].text = json_string_value(v0);
+        cand[n_cand].text_len = json_string_length(v0);
+        cand[n_cand].prompt_len = pl;
+        cand[n_cand].output_len = ol;
+        n_cand++;
+    }
+    if ((rc = ds_new(num_prompts, "sharegpt", &ds, d)) || !ds) {
+        rc = rc ? rc : MP_ENOMEM;
+        goto out;
+    }
+    if ((rc = fill(ds, cand, n_cand, num_prompts, o, &m, d)))
+        goto out;
+    *out = ds;
+    ds = NULL;
+out:
+    if (docs)
+        for (size_t i = 0; i < num_prompts; i++)
+            json_decref(docs[i]);
+    free(docs);
+    free(cand);
+    free(idx);
+    free(elem);
+    mp_buf_fini(&file);
+    mp_loadgen_dataset_free(ds);
+    return rc;
+}
+
+int mp_loadgen_dataset_jsonl(const struct mp_loadgen_file_opts *o, size_t num_prompts,
+                             struct mp_loadgen_dataset **out, struct mp_diag *d)
+{
+    *out = NULL;
+    struct mp_buf file;
+    struct mp_loadgen_dataset *ds = NULL;
+    struct sample *cand = NULL;
+    json_t **docs = NULL;
+    int32_t **idbufs = NULL;
+    size_t n_cand = 0, cap = 0;
+    int rc = read_file(o->path, &file, d);
+    if (rc)
+        return rc;
+    const char *base = file.data ? file.data : "", *p = base, *end = base + file.len;
+    long line = 0;
+    while (p < end) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p)), *le = nl ? nl : end;
+        line++;
+        const char *q = p;
+        while (q < le && (*q == ' ' || *q == '\t' || *q == '\r'))
+            q++;
+        if (q == le) {
+            p = nl ? nl + 1 : end;
+            continue;
+        }
+        if (n_cand == cap) {
+            cap = cap ? cap * 2 : 256;
+            struct sample *nc = realloc(cand, cap * sizeof(*cand));
+            json_t **nd = realloc(docs, cap * sizeof(json_t *)); // NOLINT
+            int32_t **ni = realloc(idbufs, cap * sizeof(int32_t *));
+            if (nc)
+                cand = nc;
+            if (nd)
+                docs = nd;
+            if (ni)
+                idbufs = ni;
+            if (!nc || !nd || !ni) {
+                rc = mp_diag_set(d, MP_ENOMEM, "out of memory");
+                goto out;
+            }
+        }
+        json_error_t jerr;
+        json_t *doc = json_loadb(p, (size_t)(le - p), 0, &jerr);
+        if (!doc || !json_is_object(doc)) {
+            json_decref(doc);
+            rc = mp_diag_set(d, MP_EPARSE, "%s", doc ? "expected a JSON object" : jerr.text);
+            mp_diag_set_file(d, o->path);
+            mp_diag_set_pos(d, p - base + (doc ? 0 : jerr.position), line, doc ? 1 : jerr.column);
+            goto out;
+        }
+        struct sample *s = &cand[n_cand];
+        memset(s, 0, sizeof(*s));
+        docs[n_cand] = doc;
+        idbufs[n_cand] = NULL;
+        n_cand++;
+        json_t *pr = json_object_get(doc, "prompt"),
+               *ids = json_object_get(doc, "prompt_token_ids");
+        const char *bad = NULL, *field = NULL;
+        if (json_is_string(pr)) {
+            s->text = json_string_value(pr);
+            s->text_len = json_string_length(pr);
+            s->prompt_len = mp_loadgen_estimate_tokens(s->text, s->text_len);
+        } else if (json_is_array(ids) && json_array_size(ids) > 0 &&
+                   json_array_size(ids) <= MAX_PROMPT_TOKENS) {
+            size_t k, ni = json_array_size(ids);
+            json_t *v;
+            s->ids = idbufs[n_cand - 1] = malloc(ni * sizeof(int32_t));
+            if (!s->ids) {
+                rc = mp_diag_set(d, MP_ENOMEM, "out of memory");
+                goto out;
+            }
+            json_array_foreach(ids, k, v)
+            {
+                if (!json_is_integer(v) || json_integer_value(v) < 0 ||
+                    json_integer_value(v) > INT32_MAX) {
+                    bad = "token ids must be non-negative integers";
+                    field = "prompt_token_ids";
+                    break;
+                }
+                s->ids[k] = (int32_t)json_integer_value(v);
+            }
+            s->n_ids = (uint32_t)ni;
+            s->prompt_len = (int32_t)ni;
+        } else {
+            bad = "each line needs \"prompt\" (a string) or \"prompt_token_ids\" (a list of ints)";
+            field = "prompt";
+        }
+        static const char *const out_keys[] = {"output_len", "max_tokens", "output_tokens",
+                                               "expected_output_len"};
+        s->output_len = o->output_len > 0 ? o->output_len : 256;
+        for (size_t k = 0; !bad && k < 4; k++) {
+            json_t *v = json_object_get(doc, out_keys[k]);
+            if (!v)
+                continue;
+            if (!json_is_integer(v) || json_integer_value(v) < 1 ||
+                json_integer_value(v) > MAX_PROMPT_TOKENS) {
+                bad = "expected a positive integer";
+                field = out_keys[k];
+            } else if (o->output_len <= 0) {
+                s->output_len = (int32_t)json_integer_value(v);
+            }
+            break;
+        }
+        json_t *pl = json_object_get(doc, "prompt_len");
+        if (!bad && pl) {
+            if (!json_is_integer(pl) || json_integer_value(pl) < 0 ||
+                json_integer_value(pl) > MAX_PROMPT_TOKENS) {
+                bad = "expected a non-negative integer";
+                field = "prompt_len";
+            } else {
+                s->prompt_len = (int32_t)json_integer_value(pl);
+            }
+        }
+        if (bad) {
+            rc = mp_diag_set(d, MP_EINVAL, "%s", bad);
+            mp_diag_set_file(d, o->path);
+            mp_diag_set_pos(d, p - base, line, 1);
+            mp_diag_set_field(d, field);
+            goto out;
+        }
+        p = nl ? nl + 1 : end;
+    }
+    struct mp_mt m;
+    mp_mt_seed(&m, (uint32_t)(o->seed ^ (o->seed >> 32)));
+    if (o->shuffle && n_cand > 1) {
+        for (size_t i = n_cand; i > 1; i--) {
+            size_t j = (size_t)mp_mt_range(&m, 0, (int64_t)i - 1);
+            struct sample t = cand[i - 1];
+            cand[i - 1] = cand[j];
+            cand[j] = t;
+        }
+    }
+    if ((rc = ds_new(num_prompts, "jsonl", &ds, d)) || !ds) {
+        rc = rc ? rc : MP_ENOMEM;
+        goto out;
+    }
+    if ((rc = fill(ds, cand, n_cand, num_prompts, o, &m, d)))
+        goto out;
+    ds->exact_lengths = true;
+    for (size_t i = 0; i < ds->n; i++)
+        if (!ds->prompts[i].ids)
+            ds->exact_lengths = false;
+    *out = ds;
+    ds = NULL;
+out:
+    for (size_t i = 0; i < n_cand; i++) {
+        json_decref(docs[i]);
+        free(idbufs[i]);
+    }
+    free(docs);
+    free(idbufs);
+    free(cand);
+    mp_buf_fini(&file);
+    mp_loadgen_dataset_free(ds);
+    return rc;
+}

@@ -1,0 +1,38 @@
+/* Private declarations shared by the loadgen sources: the random number
+ * generator (numpy's legacy MT19937 stream, so schedules match vLLM's for the
+ * same seed) and small helpers. */
+#ifndef MP_LOADGEN_INTERNAL_H
+#define MP_LOADGEN_INTERNAL_H
+
+#include <stdint.h>
+
+#include <magpie/loadgen.h>
+
+struct mp_mt {
+    uint32_t mt[624];
+    int pos;
+    bool has_gauss;
+    double gauss;
+};
+
+/* numpy RandomState(seed) seeding (init_genrand with seed & 0xffffffff). */
+void mp_mt_seed(struct mp_mt *m, uint32_t seed);
+uint32_t mp_mt_u32(struct mp_mt *m);
+/* numpy random_sample(): 53-bit double in [0, 1). */
+double mp_mt_double(struct mp_mt *m);
+/* numpy legacy standard_exponential / standard_gamma / gauss. */
+double mp_mt_exponential(struct mp_mt *m);
+double mp_mt_gamma(struct mp_mt *m, double shape);
+/* Unbiased integer in [lo, hi] (not numpy's stream). */
+int64_t mp_mt_range(struct mp_mt *m, int64_t lo, int64_t hi);
+
+/* Validates one JSON value starting at p (leading whitespace allowed) and
+ * returns the byte after it, or NULL with *err set (sse.c). */
+const char *mp_loadgen_json_skip(const char *p, const char *end, const char **err);
+/* Rough token count of text without a tokenizer: word pieces the way BPE
+ * pre-tokenisers split them (dataset.c; docs/metrics.md). */
+int32_t mp_loadgen_estimate_tokens(const char *s, size_t n);
+/* "ttft", "tpot", ... for enum mp_loadgen_metric (metrics.c). */
+const char *mp_loadgen_metric_name(int k);
+
+#endif
