@@ -192,15 +192,34 @@ static void report_usage(FILE *f)
         "  --short-kernel-threshold-us U [--short_kernel_threshold_us] default 10\n"
         "  --short-kernel-histogram-bins N [--short_kernel_histogram_bins] default 100\n"
         "  --include-unlinked-kernels    [--include_unlinked_kernels] in gpu_timeline\n"
-        "  -q, --quiet                   no progress display\n\n"
-        "Underscore spellings (--output_csvs_dir ...) are accepted too.\n\n"
+        "  -q, --quiet                   no progress display\n"
+        "  --xlsx FILE                   [--output_xlsx_path] also write the sheets as an\n"
+        "                                Excel workbook\n"
+        "  --no-summary                  do not print the terminal summary (GPU time, time\n"
+        "                                by category, top ops)\n\n"
+        "Underscore spellings (--output_csvs_dir ...) are accepted too.\n"
+        "DIR/report.html is always written: one self-contained page with the roofline\n"
+        "plot, time by category, GPU busy/idle and the top ops.\n\n"
         "example:\n"
-        "  magpie trace report trace.json.gz -o report/\n");
+        "  magpie trace report trace.json.gz -o report/\n"
+        "  magpie trace report trace.json.gz -o report/ --gpu-arch H200 --xlsx report.xlsx\n");
 }
 
 static int cmd_report(int argc, char **argv)
 {
-    enum { R_NOKS = 1000, R_NOSK, R_THR, R_BINS, R_UNL, R_KS, R_SK, R_ARCH, R_ARCHJ };
+    enum {
+        R_NOKS = 1000,
+        R_NOSK,
+        R_THR,
+        R_BINS,
+        R_UNL,
+        R_KS,
+        R_SK,
+        R_ARCH,
+        R_ARCHJ,
+        R_XLSX,
+        R_NOSUM
+    };
     static const struct option opts[] = {
         {"output-csvs-dir", required_argument, NULL, 'o'},
         {"output_csvs_dir", required_argument, NULL, 'o'},
@@ -218,14 +237,17 @@ static int cmd_report(int argc, char **argv)
         {"gpu_arch_platform", required_argument, NULL, R_ARCH},
         {"gpu-arch-json", required_argument, NULL, R_ARCHJ},
         {"gpu_arch_json_path", required_argument, NULL, R_ARCHJ},
+        {"xlsx", required_argument, NULL, R_XLSX},
+        {"output_xlsx_path", required_argument, NULL, R_XLSX},
+        {"no-summary", no_argument, NULL, R_NOSUM},
         {"quiet", no_argument, NULL, 'q'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     struct mp_report_opts o;
     mp_report_opts_defaults(&o);
-    const char *out_dir = NULL, *arch_name = NULL, *arch_json = NULL;
-    bool quiet = false;
+    const char *out_dir = NULL, *arch_name = NULL, *arch_json = NULL, *xlsx = NULL;
+    bool quiet = false, summary = true;
     int c;
     opterr = 0;
     optind = 0;
@@ -237,6 +259,14 @@ static int cmd_report(int argc, char **argv)
         }
         if (c == R_ARCHJ) {
             arch_json = optarg;
+            continue;
+        }
+        if (c == R_XLSX) {
+            xlsx = optarg;
+            continue;
+        }
+        if (c == R_NOSUM) {
+            summary = false;
             continue;
         }
         switch (c) {
@@ -323,6 +353,14 @@ static int cmd_report(int argc, char **argv)
     if (rc)
         return cli_report_error(&d, rc);
     rc = mp_report_write_csvs(r, out_dir, &d);
+    char html[4200];
+    if (!rc) {
+        const char *base = strrchr(argv[optind], '/');
+        snprintf(html, sizeof(html), "%s/report.html", out_dir);
+        rc = mp_report_write_html(r, html, base ? base + 1 : argv[optind], &d);
+    }
+    if (!rc && xlsx)
+        rc = mp_report_write_xlsx(r, xlsx, &d);
     if (rc) {
         mp_report_free(r);
         return cli_report_error(&d, rc);
@@ -337,7 +375,22 @@ static int cmd_report(int argc, char **argv)
                tl->exposed_comm / tl->total * 100, tl->exposed_memcpy / tl->total * 100,
                tl->idle / tl->total * 100);
     printf("wrote %zu sheet(s) to %s\n", r->n, out_dir);
+    printf("wrote %s\n", html);
+    if (xlsx)
+        printf("wrote %s\n", xlsx);
+    if (summary) {
+        struct mp_buf sb;
+        mp_buf_init(&sb, 0);
+        rc = mp_report_summary_text(r, 10, &sb);
+        if (!rc)
+            printf("\n%s", mp_buf_cstr(&sb));
+        mp_buf_fini(&sb);
+    }
     mp_report_free(r);
+    if (rc) {
+        fprintf(stderr, "magpie: error: out of memory formatting the summary\n");
+        return EXIT_FAIL;
+    }
     return EXIT_OK;
 }
 

@@ -31,5 +31,23 @@ echo
 echo "== magpie trace kernels examples/traces/tp2 --top-k 8 -o $out/kernel_summary"
 "$MAGPIE" trace kernels "$here/traces/tp2" --top-k 8 -o "$out/kernel_summary"
 echo
+echo "== magpie trace report examples/traces/tp2/tp2-rank-0*.json.gz --gpu-arch H200 -o $out/report"
+rank0=$(ls "$here"/traces/tp2/tp2-rank-0*.json.gz | head -1)
+"$MAGPIE" trace report "$rank0" --gpu-arch H200 -o "$out/report"
+chrome=$(command -v chromium || command -v chromium-browser || true)
+if [ -n "$chrome" ]; then
+    profile=$(mktemp -d)
+    if timeout 120 "$chrome" --headless --disable-gpu --no-sandbox --user-data-dir="$profile" \
+        --screenshot="$out/report.png" --window-size=1400,2000 \
+        "file://$(cd "$out/report" && pwd)/report.html" >/dev/null 2>&1; then
+        echo "screenshot of $out/report/report.html: $out/report.png"
+    else
+        echo "chromium could not take a screenshot of $out/report/report.html"
+    fi
+    rm -rf "$profile"
+else
+    echo "(install chromium for a screenshot of $out/report/report.html)"
+fi
+echo
 echo "outputs:"
 find "$out" -type f | sort

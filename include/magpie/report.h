@@ -88,4 +88,30 @@ int mp_report_build(const char *path, const struct mp_report_opts *o, struct mp_
 int mp_report_write_csvs(const struct mp_report *r, const char *dir, struct mp_diag *d);
 void mp_report_free(struct mp_report *r);
 
+/* ---- human views (src/analysis/tl_views.c) ----
+ * Pure functions of a built report: the same report gives the same bytes.
+ * Numbers are printed with fixed precision, non-finite ones as "-". */
+
+/* Appends the terminal summary to out: GPU time (busy, computation, exposed
+ * comm, exposed memcpy, idle with percentages), time by op category and the
+ * top ops by kernel time with achieved TFLOP/s, TB/s and FLOP/byte, plus
+ * percent of roofline and bound when the report has an arch. top_n limits
+ * the category and op rows (0 = all). Plain text, no colour. Returns 0,
+ * MP_EINVAL or MP_ENOMEM (out's maximum reached). */
+int mp_report_summary_text(const struct mp_report *r, size_t top_n, struct mp_buf *out);
+/* Writes one self-contained HTML page (inline CSS and SVG, no script, no
+ * external resource) to path, atomically: the GPU busy/idle breakdown, a
+ * log-log roofline plot of r->points (under the arch's memory and compute
+ * roofs when r->has_arch), time by category and the top ops. title (e.g.
+ * the trace file name, may be NULL) is HTML-escaped. */
+int mp_report_write_html(const struct mp_report *r, const char *path, const char *title,
+                         struct mp_diag *d);
+/* Writes every sheet to an xlsx workbook at path (libxlsxwriter): one
+ * worksheet per sheet, named as the sheet (cut to Excel's 31 characters,
+ * []:*?/\ replaced by '_', made unique), cells read back from the CSV text:
+ * numbers as numbers, True/False as booleans, empty cells left empty, other
+ * text as strings; the header row is bold. Written to a temporary file in
+ * the same directory and renamed into place. */
+int mp_report_write_xlsx(const struct mp_report *r, const char *path, struct mp_diag *d);
+
 #endif
