@@ -550,6 +550,30 @@ static int sheet_short_kernels(struct ctx *c, const struct krow *rows, size_t n)
 /* The report reads args of cpu ops (shapes, types), python functions and
  * metadata events; kernels' and runtime calls' args are not needed once the
  * parser has taken their ids and stream, and are most of a trace's bytes. */
+/* One pass over a kernel name for TraceLens's collective test (nccl, rccl,
+ * cross_device_reduce, case-insensitive); called for every kernel while the
+ * trace is read, so it avoids copying and repeated scans. */
+static bool maybe_comm(struct mp_strview name)
+{
+    const char *p = name.p;
+    for (size_t i = 0; i + 3 < name.n; i++) {
+        char c0 = (char)(p[i] | 0x20);
+        if ((c0 == 'n' || c0 == 'r') && (p[i + 1] | 0x20) == 'c' && (p[i + 2] | 0x20) == 'c' &&
+            (p[i + 3] | 0x20) == 'l')
+            return true;
+        if (c0 == 'c' && name.n - i >= 19) {
+            static const char cdr[] = "cross_device_reduce";
+            size_t k = 1;
+            while (k < 19 &&
+                   (char)(p[i + k] | (p[i + k] >= 'A' && p[i + k] <= 'Z' ? 0x20 : 0)) == cdr[k])
+                k++;
+            if (k == 19)
+                return true;
+        }
+    }
+    return false;
+}
+
 static bool report_needs_args(const struct mp_trace_event *ev, void *user)
 {
     (void)user;
@@ -561,13 +585,8 @@ static bool report_needs_args(const struct mp_trace_event *ev, void *user)
         (ev->cat.n == 15 && memcmp(ev->cat.p, "python_function", 15) == 0))
         return true;
     /* collective kernels: their process-group args feed coll_analysis */
-    if (ev->cat.n == 6 && memcmp(ev->cat.p, "kernel", 6) == 0 && (ev->flags & MP_EV_NAME)) {
-        char name[512];
-        size_t k = ev->name.n < sizeof(name) - 1 ? ev->name.n : sizeof(name) - 1;
-        memcpy(name, ev->name.p, k);
-        name[k] = '\0';
-        return mp_trace_is_comm_name(name);
-    }
+    if (ev->cat.n == 6 && memcmp(ev->cat.p, "kernel", 6) == 0 && (ev->flags & MP_EV_NAME))
+        return maybe_comm(ev->name);
     return false;
 }
 
