@@ -97,7 +97,8 @@ int main(int argc, char **argv)
             g.verbose = true;
             break;
         case 'e':
-            if (strcmp(optarg, "local") && strcmp(optarg, "container") && strcmp(optarg, "ray")) {
+            if (strcmp(optarg, "local") != 0 && strcmp(optarg, "container") != 0 &&
+                strcmp(optarg, "ray") != 0) {
                 fprintf(stderr,
                         "magpie: error: --environment must be local, container or ray, "
                         "not '%s'\n",

@@ -106,10 +106,10 @@ int mp_gap_csv(const struct mp_gap_result *r, const struct mp_gap_config *cfg, i
                struct mp_buf *out);
 /* Magpie's `gap_analysis` JSON object (+ "stats" and "ranks"). */
 int mp_gap_json(const struct mp_gap_result *r, const struct mp_gap_config *cfg,
-                const char *csv_path, const char *output_dir, struct mp_buf *out);
+                const char *csv_path, const char *output_dir, struct mp_buf *b);
 /* Magpie's stdout summary table. */
 int mp_gap_summary(const struct mp_gap_result *r, const struct mp_gap_config *cfg,
-                   const char *output_dir, struct mp_buf *out);
+                   const char *output_dir, struct mp_buf *b);
 
 /* ---- kernel summary ---- */
 
@@ -142,6 +142,6 @@ void mp_kernel_summary_free(struct mp_kernel_summary *s);
 /* CSV "name,time_ms,percent,calls" (rank -1 = merged). */
 int mp_kernel_summary_csv(const struct mp_kernel_table *t, struct mp_buf *out);
 /* {"kernel_summary": [...merged...], "top_bottlenecks": [...], "ranks": [...]} */
-int mp_kernel_summary_json(const struct mp_kernel_summary *s, struct mp_buf *out);
+int mp_kernel_summary_json(const struct mp_kernel_summary *s, struct mp_buf *b);
 
 #endif

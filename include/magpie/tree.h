@@ -70,8 +70,8 @@ long mp_trace_tree_gpu_events(const struct mp_trace_tree *t, int32_t uid, int32_
 
 /* Busy time of a set of GPU events: total length of the union of their
  * [ts, t_end) intervals (touching intervals merge), in TraceLens's order of
- * arithmetic. idx is reordered (sorted by start). */
-double mp_trace_tree_busy(const struct mp_trace_tree *t, int32_t *idx, size_t n);
+ * arithmetic. idx is left unchanged. */
+double mp_trace_tree_busy(const struct mp_trace_tree *t, const int32_t *idx, size_t n);
 
 /* True when a kernel name is a collective's (case-insensitive nccl, rccl or
  * cross_device_reduce), TraceLens's communication test. */

@@ -728,7 +728,9 @@ static int merge(struct ctx *c, struct rank_full *full, size_t nr, struct mp_gap
                 goto out;
             }
             int32_t idx = m.by_key[a->key];
-            if (idx < 0) {
+            /* entries are -1 (none yet) or an index below m.n; the second
+             * test only makes that visible to the analyzer */
+            if (idx < 0 || (size_t)idx >= m.n) {
                 if (m.n == m.cap) {
                     size_t nc = m.cap ? m.cap * 2 : 256;
                     struct agg *nv = realloc(m.v, nc * sizeof(*nv));
@@ -856,7 +858,8 @@ int mp_gap_analyze_files(const char *const *files, const int *ranks, size_t n,
     c.cats = mp_intern_new();
     mp_buf_init(&c.tmp, (size_t)64 << 20);
     if (!res || !full || !c.keys || !c.exact || !c.shapes || !c.cats) {
-        rc = mp_diag_set(d, MP_ENOMEM, "out of memory");
+        rc = MP_ENOMEM; /* not rc = mp_diag_set(): the analyzer cannot see it returns code */
+        mp_diag_set(d, rc, "out of memory");
         goto out;
     }
     res->ranks = calloc(n ? n : 1, sizeof(*res->ranks));
@@ -898,7 +901,6 @@ int mp_gap_analyze_files(const char *const *files, const int *ranks, size_t n,
             rk->error = mp_strdup(msg);
             mp_log(MP_LOG_WARN, "skipping rank %d: %s", rk->rank, msg);
             res->n_ranks++;
-            rc = 0;
             continue;
         }
         res->bytes += rk->bytes;

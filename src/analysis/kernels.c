@@ -71,6 +71,8 @@ static int cmp_order(const void *a, const void *b)
 static int table_from(const struct kacc *k, struct mp_kernel_table *t)
 {
     int32_t n = mp_intern_count(k->names);
+    if ((size_t)n > k->cap) /* never: kacc_add gives every id a slot or fails */
+        return MP_ENOMEM;
     struct order *o = malloc(((size_t)n + 1) * sizeof(*o));
     t->rows = calloc((size_t)n + 1, sizeof(*t->rows));
     if (!o || !t->rows) {

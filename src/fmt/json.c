@@ -87,7 +87,7 @@ void mp_fmt_pyfloat(double v, char *buf, size_t len)
         snprintf(buf, len, signbit(v) ? "-0.0" : "0.0");
         return;
     }
-    char d[40], out[64];
+    char d[40] = {0}, out[64]; /* d zeroed: the analyzer cannot follow snprintf */
     int e = shortest_digits(v, d, sizeof(d));
     int nd = (int)strlen(d);
     size_t o = 0;

@@ -173,8 +173,8 @@ int mp_io_open_mem(const void *data, size_t len, const char *name, struct mp_io_
         return mp_diag_set(d, MP_ENOMEM, "out of memory");
     r->mem = data;
     r->mem_len = len;
-    /* The memory reader exposes the buffer as one raw chunk. */
-    r->raw = (unsigned char *)(uintptr_t)data;
+    /* The memory reader exposes the buffer as one raw chunk (only read). */
+    r->raw = (unsigned char *)data;
     r->raw_len = len;
     r->raw_off = 0;
     r->raw_pos = len;
@@ -280,8 +280,7 @@ static int read_gzip(struct mp_io_reader *r, unsigned char *buf, size_t cap, siz
         *got = (size_t)((unsigned char *)s->next_out - buf);
         if (ret < 0) {
             mp_diag_set_file(d, r->name);
-            return mp_diag_set(d, ret == ISAL_INCORRECT_CHECKSUM ? MP_EPARSE : MP_EPARSE,
-                               "corrupt gzip data (isa-l error %d)", ret);
+            return mp_diag_set(d, MP_EPARSE, "corrupt gzip data (isa-l error %d)", ret);
         }
         if (s->block_state == ISAL_BLOCK_FINISH) {
             r->member_started = false;

@@ -27,7 +27,7 @@ struct chunk_stats {
 static bool lit(const char **p, const char *s)
 {
     size_t n = strlen(s);
-    if (strncmp(*p, s, n))
+    if (strncmp(*p, s, n) != 0)
         return false;
     *p += n;
     return true;

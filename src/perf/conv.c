@@ -206,7 +206,7 @@ static void conv_dtypes(struct pm_ctx *c, struct conv *k, long i)
     }
     k->dt[0] = pm_str(c, pv_array_get(types, (size_t)i));
     k->dt[1] = pm_str(c, pv_array_get(types, (size_t)i + 1));
-    if (pm_ok(c) && (!k->dt[0] || !k->dt[1] || strcmp(k->dt[0], k->dt[1])))
+    if (pm_ok(c) && (!k->dt[0] || !k->dt[1] || strcmp(k->dt[0], k->dt[1]) != 0))
         pm_fail(c, "ValueError: data types of input and weight are different");
 }
 

@@ -126,7 +126,8 @@ void pm_replication_pad(struct pm_ctx *c)
             pm_fail(c, "IndexError: padding for a missing dimension");
             return;
         }
-        out.d[di] = pm_add(c, out.d[di], pm_add(c, pad.d[2 * i], pad.d[2 * i + 1]));
+        size_t j = 2 * (size_t)i; /* pad holds (before, after) pairs */
+        out.d[di] = pm_add(c, out.d[di], pm_add(c, pad.d[j], pad.d[j + 1]));
     }
     int64_t nin = pm_prod(c, &in, 0, in.n), nout = pm_prod(c, &out, 0, out.n);
     if (!pm_ok(c))
@@ -533,7 +534,7 @@ void pm_vllm_group_quant_fp8(struct pm_ctx *c)
         int64_t v;
         if (pv_is_string(g)) {
             const char *t = pv_string_value(g);
-            if (strcasecmp(t, "none") && pm_parse_pyint(t, &v))
+            if (strcasecmp(t, "none") != 0 && pm_parse_pyint(t, &v))
                 gs = v;
         } else if (pv_is_integer(g)) {
             gs = pv_integer_value(g);
@@ -543,10 +544,12 @@ void pm_vllm_group_quant_fp8(struct pm_ctx *c)
     }
     struct pv *types = pm_arg_opt(c, "Input type");
     const char *dx = pm_truthy(types) ? pm_str(c, pm_at(c, types, 0)) : "";
-    if (pm_ok(c) && gs == 0)
-        pm_fail(c, "ZeroDivisionError: group_size 0");
     if (!pm_ok(c))
         return;
+    if (gs == 0) {
+        pm_fail(c, "ZeroDivisionError: group_size 0");
+        return;
+    }
     int64_t ng = floor_div(N + gs - 1, gs);
     if (ng < 1)
         ng = 1;

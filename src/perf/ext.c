@@ -292,10 +292,12 @@ void pm_rope_sgl(struct pm_ctx *c)
     int64_t rot = head;
     if (pm_len(c, dims) > 4 && pm_len(c, pm_at(c, dims, 4)) > 1)
         rot = pm_int(c, pm_at(c, pm_at(c, dims, 4), 1));
-    if (pm_ok(c) && head == 0)
-        pm_fail(c, "ZeroDivisionError: head_size 0");
     if (!pm_ok(c))
         return;
+    if (head == 0) {
+        pm_fail(c, "ZeroDivisionError: head_size 0");
+        return;
+    }
     int64_t nq = floordiv64(q.d[1], head), nk = floordiv64(k.d[1], head);
     int64_t n = pm_mul(c, pm_mul(c, q.d[0], pm_add(c, nq, nk)), rot);
     pm_p_int(c, "num_elements", n);

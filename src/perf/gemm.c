@@ -31,12 +31,12 @@ static bool is_rocm_gemm(const char *k)
         int i;
         for (i = 0; i < 3 && q[i] >= 'a' && q[i] <= 'z'; i++)
             ;
-        if (i < 3 || strncmp(q + 3, "_A", 2))
+        if (i < 3 || strncmp(q + 3, "_A", 2) != 0)
             continue;
         q += 5;
         for (i = 0; i < 3 && q[i] >= 'a' && q[i] <= 'z'; i++)
             ;
-        if (i < 3 || strncmp(q + 3, "_B", 2))
+        if (i < 3 || strncmp(q + 3, "_B", 2) != 0)
             continue;
         q += 5;
         for (i = 0; i < 3 && q[i] >= 'a' && q[i] <= 'z'; i++)
@@ -418,7 +418,7 @@ void pm_gemm_tev2(struct pm_ctx *c)
     if (pm_begin(c, PM_FWD)) {
         pm_set_flops(c, (double)gemm_flops_int(c, &g));
         const char *a = gemm_dt(c, &g, 0), *b = gemm_dt(c, &g, 1);
-        if (pm_ok(c) && a && b && strcmp(a, b))
+        if (pm_ok(c) && a && b && strcmp(a, b) != 0)
             pm_fail(c, "ValueError: data types of A and B are different");
         int bpe = pm_bpe(a);
         int64_t by;

@@ -39,7 +39,7 @@ static struct pv *new_node(struct parser *ps, uint32_t *idx)
             ps->oom = true;
             return NULL;
         }
-        size_t cap = d->cap * 2;
+        size_t cap = (size_t)d->cap * 2;
         struct pv *nn = d->nodes == d->inline_nodes ? malloc(cap * sizeof(*nn))
                                                     : realloc(d->nodes, cap * sizeof(*nn));
         if (!nn) {
@@ -266,7 +266,7 @@ static bool value(struct parser *ps, int depth, size_t key_off, bool has_key);
 static bool lit(struct parser *ps, const char *w)
 {
     size_t n = strlen(w);
-    if ((size_t)(ps->e - ps->p) < n || strncmp(ps->p, w, n))
+    if ((size_t)(ps->e - ps->p) < n || strncmp(ps->p, w, n) != 0)
         return false;
     ps->p += n;
     return true;
@@ -327,8 +327,8 @@ static bool value(struct parser *ps, int depth, size_t key_off, bool has_key)
         }
         V->n = count;
     } else if (c == '"') {
-        size_t off;
-        uint32_t len;
+        size_t off = 0;
+        uint32_t len = 0;
         ok = string(ps, &off, &len);
         V->type = PV_STR;
         V->str_off = (uint32_t)off;
@@ -430,9 +430,9 @@ struct pv *pv_next(const struct pv *child)
     return (struct pv *)child + child->size;
 }
 
-const char *pv_key(const struct pv *v)
+const char *pv_key(const struct pv *member)
 {
-    return v && v->key_off ? v->doc->text + v->key_off - 1 : "";
+    return member && member->key_off ? member->doc->text + member->key_off - 1 : "";
 }
 
 const char *pv_string_value(const struct pv *v)

@@ -1044,7 +1044,7 @@ static int c10_bytes(const char *dt, const char **prec)
 static int parse_fused(const char *name, char *buf, size_t bufn, const char **ops)
 {
     const char *p = name + 11; /* after triton_xxx_ */
-    if (strncmp(p, "fused_", 6))
+    if (strncmp(p, "fused_", 6) != 0)
         return 0;
     p += 6;
     /* (.+)_(\d+)$ : the last "_<digits>" ending the name */

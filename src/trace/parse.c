@@ -62,10 +62,10 @@ static void init_tables(void)
     tables_ready = true;
 }
 
-static const char *fail(struct parser *ps, const char *at, const char *fmt, ...)
+static void set_error(struct parser *ps, const char *at, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
-static const char *fail(struct parser *ps, const char *at, const char *fmt, ...)
+static void set_error(struct parser *ps, const char *at, const char *fmt, ...)
 {
     if (ps->st == ST_OK) {
         ps->st = ST_ERROR;
@@ -75,8 +75,11 @@ static const char *fail(struct parser *ps, const char *at, const char *fmt, ...)
         vsnprintf(ps->err_msg, sizeof(ps->err_msg), fmt, ap);
         va_end(ap);
     }
-    return NULL;
 }
+
+/* Records the first error and evaluates to NULL. A macro so that the NULL is
+ * visible at each call: clang's analyzer does not inline variadic functions. */
+#define fail(ps, at, ...) (set_error((ps), (at), __VA_ARGS__), (const char *)NULL)
 
 static const char *incomplete(struct parser *ps)
 {
@@ -790,7 +793,7 @@ static int refill(struct parser *ps, size_t from, bool *more)
     int rc = mp_io_read(ps->r, ps->buf + ps->len, want, &got, ps->d);
     if (rc) {
         /* decompressed bytes that were good up to the failure */
-        mp_diag_set_pos(ps->d, (long long)(ps->base + ps->len), 0, 0);
+        mp_diag_set_pos(ps->d, (long long)ps->base + (long long)ps->len, 0, 0);
         return rc;
     }
     if (got == 0) {
@@ -816,7 +819,7 @@ static int report(struct parser *ps, const char *at)
 static int truncated(struct parser *ps, const char *what)
 {
     mp_diag_set_file(ps->d, mp_io_name(ps->r));
-    mp_diag_set_pos(ps->d, (long long)(ps->base + ps->len), 0, 0);
+    mp_diag_set_pos(ps->d, (long long)ps->base + (long long)ps->len, 0, 0);
     return mp_diag_set(ps->d, MP_ETRUNC, "input ends early: %s (file truncated?)", what);
 }
 
@@ -883,7 +886,7 @@ int mp_trace_parse(struct mp_io_reader *r, const struct mp_trace_parse_opts *opt
                 break;
             if (state == T_START) {
                 mp_diag_set_file(d, mp_io_name(r));
-                mp_diag_set_pos(d, (long long)(ps.base + ps.len), 0, 0);
+                mp_diag_set_pos(d, (long long)ps.base + (long long)ps.len, 0, 0);
                 rc = mp_diag_set(d, MP_EPARSE,
                                  "empty input: expected a Chrome trace "
                                  "(a JSON object with \"traceEvents\" or a list)");
@@ -1100,7 +1103,7 @@ static void mem_parser(struct parser *ps, struct mp_strview text, char *scratch)
 {
     init_tables();
     memset(ps, 0, sizeof(*ps));
-    ps->buf = (char *)(uintptr_t)text.p;
+    ps->buf = (char *)text.p; /* only read */
     ps->len = text.n;
     ps->cap = text.n;
     ps->eof = true;

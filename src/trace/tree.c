@@ -222,7 +222,9 @@ static int build_host_tree(struct mp_trace_tree *t, const struct mp_trace_tree_o
         int64_t key = ((int64_t)s->pid[u] << 32) | (uint32_t)s->tid[u];
         int64_t *ix = mp_i64map_get(&thread_ix, key);
         struct stack *st;
-        if (!ix) {
+        /* a mapped index is always below nstacks; the second test only makes
+         * that visible to the analyzer */
+        if (!ix || (size_t)*ix >= nstacks) {
             if (nstacks == cap_stacks) {
                 size_t nc = cap_stacks ? cap_stacks * 2 : 16;
                 struct stack *ns = realloc(stacks, nc * sizeof(*ns));
@@ -621,7 +623,7 @@ static int cmp_iv(const void *a, const void *b)
     return x->s < y->s ? -1 : (x->s > y->s ? 1 : 0);
 }
 
-double mp_trace_tree_busy(const struct mp_trace_tree *t, int32_t *idx, size_t n)
+double mp_trace_tree_busy(const struct mp_trace_tree *t, const int32_t *idx, size_t n)
 {
     if (n == 0)
         return 0.0;
