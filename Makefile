@@ -21,7 +21,7 @@ deps:
 build: deps
 	cmake --preset release >/dev/null && cmake --build --preset release
 
-check: deps format-check
+check: deps format-check tidy
 	cmake --preset ci >/dev/null
 	cmake --build --preset ci
 	ctest --preset ci -j2
