@@ -49,6 +49,9 @@ struct mp_trace_tree {
     uint8_t *cpu_root;        /* outermost cpu_op of its thread */
     int32_t *launcher;        /* GPU events: launcher uid (cpu_op or runtime), else -1 */
     uint8_t *comm;            /* GPU events named like a collective (nccl, rccl, ...) */
+    int32_t *bwd_of;          /* forward op -> its backward node (evaluate_function), else -1 */
+    int32_t *fwd_of;          /* backward node -> its forward op, else -1 */
+    size_t n_fwd_bwd;         /* linked pairs */
     bool link_by_correlation; /* linking key: correlation (true) or External id */
     bool has_cpu_ops;         /* any cpu_op / python_function event (else GPU-only trace) */
     size_t n_gpu, n_gpu_linked;
@@ -67,6 +70,12 @@ void mp_trace_tree_free(struct mp_trace_tree *t);
  * negative MP_E* code. */
 long mp_trace_tree_gpu_events(const struct mp_trace_tree *t, int32_t uid, int32_t **buf, size_t *n,
                               size_t *cap);
+
+/* Appends to *buf the backward nodes linked to uid or to any of its
+ * descendants (TraceLens's get_subtree_bwd_events), ascending. Returns the
+ * number appended or a negative MP_E* code. */
+long mp_trace_tree_subtree_bwd(const struct mp_trace_tree *t, int32_t uid, int32_t **buf, size_t *n,
+                               size_t *cap);
 
 /* Busy time of a set of GPU events: total length of the union of their
  * [ts, t_end) intervals (touching intervals merge), in TraceLens's order of

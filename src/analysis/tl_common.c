@@ -271,3 +271,67 @@ int tl_kernel_details_cells(const struct mp_trace_tree *t, const int32_t *tmpl, 
     free(p);
     return rc;
 }
+
+struct ts_idx {
+    double ts;
+    int32_t uid;
+};
+
+static int cmp_ts_idx(const void *a, const void *b)
+{
+    const struct ts_idx *x = a, *y = b;
+    if (x->ts != y->ts)
+        return x->ts < y->ts ? -1 : 1;
+    return x->uid < y->uid ? -1 : (x->uid > y->uid ? 1 : 0);
+}
+
+/* GPU events of the subtrees of roots[0..nroots) in DFS order, then stably
+ * sorted by ts. */
+static int subtree_kernels(const struct mp_trace_tree *t, const int32_t *roots, size_t nroots,
+                           int32_t **out, size_t *n)
+{
+    int32_t *buf = NULL;
+    size_t bn = 0, cap = 0;
+    for (size_t r = 0; r < nroots; r++) {
+        long got = mp_trace_tree_gpu_events(t, roots[r], &buf, &bn, &cap);
+        if (got < 0) {
+            free(buf);
+            return (int)got;
+        }
+    }
+    struct ts_idx *o = malloc((bn ? bn : 1) * sizeof(*o));
+    if (!o) {
+        free(buf);
+        return MP_ENOMEM;
+    }
+    for (size_t i = 0; i < bn; i++)
+        o[i] = (struct ts_idx){t->s->ts[buf[i]], (int32_t)i}; /* DFS position breaks ties */
+    qsort(o, bn, sizeof(*o), cmp_ts_idx);
+    int32_t *sorted = malloc((bn ? bn : 1) * sizeof(int32_t));
+    if (!sorted) {
+        free(o);
+        free(buf);
+        return MP_ENOMEM;
+    }
+    for (size_t i = 0; i < bn; i++)
+        sorted[i] = buf[o[i].uid];
+    free(o);
+    free(buf);
+    *out = sorted;
+    *n = bn;
+    return 0;
+}
+
+/* The kernels a row is timed over: the op's subtree (forward), or the
+ * subtrees of the backward nodes linked to the op or its descendants. */
+int tl_row_kernels(const struct mp_trace_tree *t, int32_t uid, bool bwd, int32_t **out, size_t *n)
+{
+    if (!bwd)
+        return subtree_kernels(t, &uid, 1, out, n);
+    int32_t *roots = NULL;
+    size_t nr = 0, cap = 0;
+    long got = mp_trace_tree_subtree_bwd(t, uid, &roots, &nr, &cap);
+    int rc = got < 0 ? (int)got : subtree_kernels(t, roots, nr, out, n);
+    free(roots);
+    return rc;
+}

@@ -99,4 +99,9 @@ int tl_sheet_coll(struct mp_report *rep, const struct mp_trace_tree *t,
 /* Communication kernel names (nccl, rccl, cross_device_reduce). */
 bool mp_report_is_comm_name(const char *name);
 
+/* The kernels an op is timed over, sorted by ts (stable): the op's subtree
+ * (forward), or the subtrees of the backward nodes linked to the op or its
+ * descendants (bwd). *out is malloc'd. */
+int tl_row_kernels(const struct mp_trace_tree *t, int32_t uid, bool bwd, int32_t **out, size_t *n);
+
 #endif

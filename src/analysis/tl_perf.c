@@ -31,6 +31,7 @@ struct prow {
     char **ptext; /* per union param column: text, NULL when the row lacks it */
     bool *pnone;
     int32_t group;
+    int part; /* _bwd sheets: 0 = backward metrics, 1 = rows moved from _fwd */
 };
 
 struct psheet {
@@ -41,52 +42,6 @@ struct psheet {
     int npkeys;
 };
 
-struct ts_idx {
-    double ts;
-    int32_t uid;
-};
-
-static int cmp_ts_idx(const void *a, const void *b)
-{
-    const struct ts_idx *x = a, *y = b;
-    if (x->ts != y->ts)
-        return x->ts < y->ts ? -1 : 1;
-    return x->uid < y->uid ? -1 : (x->uid > y->uid ? 1 : 0);
-}
-
-/* Subtree GPU events in DFS order, then stably sorted by ts. */
-static int subtree_kernels(const struct mp_trace_tree *t, int32_t uid, int32_t **out, size_t *n)
-{
-    int32_t *buf = NULL;
-    size_t bn = 0, cap = 0;
-    long got = mp_trace_tree_gpu_events(t, uid, &buf, &bn, &cap);
-    if (got < 0) {
-        free(buf);
-        return (int)got;
-    }
-    struct ts_idx *o = malloc((bn ? bn : 1) * sizeof(*o));
-    if (!o) {
-        free(buf);
-        return MP_ENOMEM;
-    }
-    for (size_t i = 0; i < bn; i++)
-        o[i] = (struct ts_idx){t->s->ts[buf[i]], (int32_t)i}; /* DFS position breaks ties */
-    qsort(o, bn, sizeof(*o), cmp_ts_idx);
-    int32_t *sorted = malloc((bn ? bn : 1) * sizeof(int32_t));
-    if (!sorted) {
-        free(o);
-        free(buf);
-        return MP_ENOMEM;
-    }
-    for (size_t i = 0; i < bn; i++)
-        sorted[i] = buf[o[i].uid];
-    free(o);
-    free(buf);
-    *out = sorted;
-    *n = bn;
-    return 0;
-}
-
 static bool single_table(const char *family)
 {
     return strcmp(family, "GEMM") == 0 || strcmp(family, "UnaryElementwise") == 0 ||
@@ -94,11 +49,11 @@ static bool single_table(const char *family)
 }
 
 static int add_row(struct psheet *sh, const struct mp_trace_tree *t, int32_t uid,
-                   const struct mp_perf_arch *arch)
+                   const struct mp_perf_arch *arch, bool bwd, int part)
 {
     const struct mp_trace_store *s = t->s;
-    struct prow r = {.uid = uid, .group = -1};
-    int rc = subtree_kernels(t, uid, &r.k, &r.nk);
+    struct prow r = {.uid = uid, .group = -1, .part = part};
+    int rc = tl_row_kernels(t, uid, bwd, &r.k, &r.nk);
     if (rc)
         return rc;
     const char **names = malloc((r.nk ? r.nk : 1) * sizeof(char *));
@@ -126,25 +81,27 @@ static int add_row(struct psheet *sh, const struct mp_trace_tree *t, int32_t uid
         free(r.k);
         return rc;
     }
-    if (pr.status != MP_PERF_OK) {
+    if (pr.status != MP_PERF_OK || (bwd && pr.status_bwd != MP_PERF_OK)) {
         /* NotImplementedError and other failures drop the row, as TraceLens */
         mp_perf_result_fini(&pr);
         free(r.k);
         return 0;
     }
-    r.gflops = pr.gflops;
+    bool has_bytes = bwd ? pr.has_bytes_bwd : pr.has_bytes;
+    double bytes = bwd ? pr.bytes_bwd : pr.bytes;
+    r.gflops = bwd ? pr.gflops_bwd : pr.gflops;
     r.tfs = r.kt > 0 ? (r.gflops / 1e3) / (r.kt / 1e6) : NAN;
-    r.has_mb = pr.has_bytes;
-    if (pr.has_bytes) {
-        r.mb = pr.bytes / (1024.0 * 1024.0);
-        r.fpb = pr.bytes > 0 ? (r.gflops * 1e9) / pr.bytes : NAN;
-        r.tbs = r.kt > 0 ? (pr.bytes / 1e12) / (r.kt / 1e6) : NAN;
+    r.has_mb = has_bytes;
+    if (has_bytes) {
+        r.mb = bytes / (1024.0 * 1024.0);
+        r.fpb = bytes > 0 ? (r.gflops * 1e9) / bytes : NAN;
+        r.tbs = r.kt > 0 ? (bytes / 1e12) / (r.kt / 1e6) : NAN;
     } else {
         r.mb = r.fpb = r.tbs = NAN;
     }
     snprintf(r.spec, sizeof(r.spec), "%s", pr.compute_spec ? pr.compute_spec : "");
     if (arch)
-        mp_perf_roofline(arch, r.spec, r.gflops, pr.has_bytes, pr.bytes, r.kt, &r.rl);
+        mp_perf_roofline(arch, r.spec, r.gflops, has_bytes, bytes, r.kt, &r.rl);
     /* param columns: union in first-appearance order */
     int idx[MP_PERF_MAX_PARAMS];
     for (int i = 0; i < pr.n_params; i++) {
@@ -210,6 +167,7 @@ static void sheet_fini(struct psheet *sh)
 
 struct pgroup {
     size_t first; /* row index of the first member */
+    int part;
     size_t *members;
     size_t n, cap;
     double kt_sum;
@@ -218,6 +176,8 @@ struct pgroup {
 static int cmp_pgroup(const void *a, const void *b)
 {
     const struct pgroup *x = a, *y = b;
+    if (x->part != y->part)
+        return x->part < y->part ? -1 : 1;
     if (x->kt_sum != y->kt_sum)
         return x->kt_sum > y->kt_sum ? -1 : 1;
     return x->first < y->first ? -1 : (x->first > y->first ? 1 : 0); /* UID_first */
@@ -346,7 +306,7 @@ static int render(struct mp_report *rep, const char *sheet_name, const struct mp
     for (size_t i = 0; i < sh->n && !rc; i++) {
         struct prow *r = &sh->rows[i];
         mp_buf_reset(&key);
-        rc = mp_buf_puts(&key, mp_trace_tree_name(t, r->uid));
+        rc = mp_buf_printf(&key, "%d\x1f%s", r->part, mp_trace_tree_name(t, r->uid));
         for (int j = 0; j < sh->npkeys && !rc; j++) {
             rc = mp_buf_putc(&key, '\x1f');
             /* astype(str) with pandas' string dtype keeps missing values
@@ -376,6 +336,7 @@ static int render(struct mp_report *rep, const char *sheet_name, const struct mp
         if (gid[id] < 0) {
             gid[id] = (int32_t)ng;
             g[ng].first = i;
+            g[ng].part = r->part;
             ng++;
         }
         struct pgroup *G = &g[gid[id]];
@@ -554,6 +515,30 @@ static int render(struct mp_report *rep, const char *sheet_name, const struct mp
     return rc;
 }
 
+static bool name_in(const char *name, const char *const *list)
+{
+    for (; *list; list++)
+        if (strcmp(name, *list) == 0)
+            return true;
+    return false;
+}
+
+/* TraceLens's fix-ups of the fwd/bwd split: ops whose own formulas are the
+ * backward ones move from <sheet>_fwd to the end of <sheet>_bwd; forward
+ * convolutions never appear in <sheet>_bwd. */
+static const char *const moved_to_bwd[] = {"flash_attn::_flash_attn_varlen_backward",
+                                           "aten::convolution_backward", "ConvBias_Backward",
+                                           "ConvBiasReLU_Backward", NULL};
+static const char *const never_bwd[] = {"aten::convolution",
+                                        "aten::miopen_convolution",
+                                        "aten::cudnn_convolution",
+                                        "ConvBias_",
+                                        "ConvBiasReLU_",
+                                        "vllm::unified_attention_with_output",
+                                        NULL};
+
+enum { MAX_FAMILIES = 32 };
+
 int tl_sheets_perf(struct mp_report *r, const struct mp_trace_tree *t,
                    const struct mp_perf_arch *arch,
                    struct mp_buf *(*new_sheet)(struct mp_report *, const char *))
@@ -563,7 +548,9 @@ int tl_sheets_perf(struct mp_report *r, const struct mp_trace_tree *t,
     int32_t nn = mp_intern_count(s->strings);
     const char **fam = calloc((size_t)nn + 1, sizeof(char *));
     uint8_t *done = calloc((size_t)nn + 1, 1);
-    struct psheet sheets[32] = {0};
+    struct psheet sheets[MAX_FAMILIES] = {0}, bsheets[MAX_FAMILIES] = {0};
+    int32_t *moved = NULL; /* (family, uid) pairs, added to _bwd after its own rows */
+    size_t nmoved = 0, cap_moved = 0;
     int nsheets = 0;
     int rc = fam && done ? 0 : MP_ENOMEM;
     for (size_t i = 0; i < s->n && !rc; i++) {
@@ -580,28 +567,61 @@ int tl_sheets_perf(struct mp_report *r, const struct mp_trace_tree *t,
         while (k < nsheets && strcmp(sheets[k].family, fam[id]) != 0)
             k++;
         if (k == nsheets) {
-            if (nsheets == 32)
+            if (nsheets == MAX_FAMILIES)
                 continue;
-            sheets[nsheets].family = fam[id];
+            sheets[nsheets].family = bsheets[nsheets].family = fam[id];
             nsheets++;
         }
-        rc = add_row(&sheets[k], t, (int32_t)i, arch);
+        const char *name = mp_intern_str(s->strings, id);
+        if (single_table(fam[id])) {
+            rc = add_row(&sheets[k], t, (int32_t)i, arch, false, 0);
+            continue;
+        }
+        if (name_in(name, moved_to_bwd)) {
+            if (nmoved + 2 > cap_moved) {
+                size_t nc = cap_moved ? cap_moved * 2 : 64;
+                int32_t *nm = realloc(moved, nc * sizeof(int32_t));
+                if (!nm) {
+                    rc = MP_ENOMEM;
+                    break;
+                }
+                moved = nm;
+                cap_moved = nc;
+            }
+            moved[nmoved++] = k;
+            moved[nmoved++] = (int32_t)i;
+        } else {
+            rc = add_row(&sheets[k], t, (int32_t)i, arch, false, 0);
+        }
+        /* backward metrics only for ops with their own linked backward node */
+        if (!rc && t->bwd_of[i] >= 0 && !name_in(name, never_bwd))
+            rc = add_row(&bsheets[k], t, (int32_t)i, arch, true, 0);
     }
+    for (size_t m = 0; m + 1 < nmoved && !rc; m += 2)
+        rc = add_row(&bsheets[moved[m]], t, moved[m + 1], arch, false, 1);
     struct tl_meta meta;
     memset(&meta, 0, sizeof(meta));
     if (!rc)
         rc = tl_meta_build(s, &meta);
     for (int k = 0; k < nsheets && !rc; k++) {
-        if (sheets[k].n == 0)
-            continue;
-        char name[80];
-        snprintf(name, sizeof(name), single_table(sheets[k].family) ? "%s" : "%s_fwd",
-                 sheets[k].family);
-        struct mp_buf *b = new_sheet(r, name);
-        rc = b ? render(r, name, t, &sheets[k], &meta, arch, b) : MP_ENOMEM;
+        for (int b = 0; b < 2 && !rc; b++) {
+            struct psheet *sh = b ? &bsheets[k] : &sheets[k];
+            if (sh->n == 0)
+                continue;
+            char name[80];
+            if (single_table(sh->family))
+                snprintf(name, sizeof(name), "%s", sh->family);
+            else
+                snprintf(name, sizeof(name), "%s_%s", sh->family, b ? "bwd" : "fwd");
+            struct mp_buf *buf = new_sheet(r, name);
+            rc = buf ? render(r, name, t, sh, &meta, arch, buf) : MP_ENOMEM;
+        }
     }
-    for (int k = 0; k < nsheets; k++)
+    for (int k = 0; k < nsheets; k++) {
         sheet_fini(&sheets[k]);
+        sheet_fini(&bsheets[k]);
+    }
+    free(moved);
     tl_meta_fini(&meta);
     free(fam);
     free(done);

@@ -6,8 +6,10 @@
  * rows. Rows are grouped by name, category, process/thread and args, and
  * sorted by total kernel time.
  *
- * Not yet: the backward ("sole bwd") rows, which need forward/backward
- * linking; traces without autograd (all shared goldens but one) have none. */
+ * A backward op that is the sole kernel-launching op of its autograd node
+ * (evaluate_function wrapper) whose linked forward op has a backward model
+ * is taken too: its metrics are the forward model's backward FLOPs/bytes over
+ * the backward kernels (tracelens.md §1.13 step 3). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,6 +50,7 @@ struct uctx {
     int32_t *collected;
     size_t ncollected, capc;
     uint8_t *in_collected_gpu;
+    uint8_t *bwd_ok; /* per forward op: 0 unknown, 1 no backward model, 2 yes */
 };
 
 static bool has_model(struct uctx *u, int32_t i)
@@ -116,6 +119,98 @@ static bool descendant_with_model(struct uctx *u, int32_t i)
     return false;
 }
 
+/* Backward metrics of forward op f: its model's flops_bwd/bytes_bwd, timed
+ * over the kernels of its linked backward nodes. pr is filled (fini it)
+ * unless an error code is returned. */
+static int model_bwd(struct uctx *u, int32_t f, struct mp_perf_result *pr, double *kt)
+{
+    const struct mp_trace_tree *t = u->t;
+    int32_t *k = NULL;
+    size_t nk = 0;
+    int rc = tl_row_kernels(t, f, true, &k, &nk);
+    if (rc)
+        return rc;
+    const char **names = malloc((nk ? nk : 1) * sizeof(char *));
+    int32_t *tmp = malloc((nk ? nk : 1) * sizeof(int32_t));
+    if (!names || !tmp) {
+        free(names);
+        free(tmp);
+        free(k);
+        return MP_ENOMEM;
+    }
+    for (size_t q = 0; q < nk; q++)
+        names[q] = mp_trace_tree_name(t, k[q]);
+    memcpy(tmp, k, nk * sizeof(int32_t));
+    *kt = nk ? mp_trace_tree_busy(t, tmp, nk) : 0.0;
+    free(tmp);
+    struct mp_perf_op op = {.name = mp_trace_tree_name(t, f),
+                            .args = t->s->args[f],
+                            .args_len = t->s->args_len[f],
+                            .kernel_names = names,
+                            .n_kernels = nk};
+    rc = mp_perf_model(&op, pr);
+    free(names);
+    free(k);
+    return rc;
+}
+
+/* Counts the kernel-launching cpu_op descendants of w (through cpu_ops only)
+ * named `main` (any name when main is NULL). */
+static size_t count_main_bwd(struct uctx *u, int32_t w, const char *main)
+{
+    const struct mp_trace_tree *t = u->t;
+    size_t n = 0;
+    for (int32_t k = t->child_off[w]; k < t->child_off[w + 1]; k++) {
+        int32_t c = t->child[k];
+        if (t->parent[c] != w || t->kind[c] != MP_K_CPU_OP)
+            continue;
+        if (u->ngpu[c] > 0 && (!main || strcmp(mp_trace_tree_name(t, c), main) == 0))
+            n++;
+        n += count_main_bwd(u, c, main);
+    }
+    return n;
+}
+
+/* TraceLens's _is_sole_bwd_with_fwd_perf_model: the forward op linked to an
+ * ancestor (<= 5 levels) of i, when i is the only backward op of that
+ * autograd node and the forward model has backward metrics; else -1. */
+static int32_t sole_bwd_fwd(struct uctx *u, int32_t i, int *err)
+{
+    const struct mp_trace_tree *t = u->t;
+    int32_t cur = i, w = -1;
+    for (int lvl = 0; lvl < 5; lvl++) {
+        int32_t p = t->parent[cur];
+        if (p < 0)
+            break;
+        if (t->fwd_of[p] > 0) { /* a UID of 0 reads as "no link" in TraceLens */
+            w = p;
+            break;
+        }
+        cur = p;
+    }
+    if (w < 0)
+        return -1;
+    int32_t f = t->fwd_of[w];
+    if (!has_model(u, f))
+        return -1;
+    const char *wn = mp_trace_tree_name(t, w), *sep = strstr(wn, ": ");
+    if (count_main_bwd(u, w, sep ? sep + 2 : NULL) != 1)
+        return -1;
+    if (!u->bwd_ok[f]) {
+        struct mp_perf_result pr;
+        double kt;
+        int rc = model_bwd(u, f, &pr, &kt);
+        if (rc) {
+            *err = rc;
+            return -1;
+        }
+        u->bwd_ok[f] =
+            pr.status == MP_PERF_OK && pr.status_bwd == MP_PERF_OK && pr.category_bwd ? 2 : 1;
+        mp_perf_result_fini(&pr);
+    }
+    return u->bwd_ok[f] == 2 ? f : -1;
+}
+
 static int traverse(struct uctx *u, int32_t i)
 {
     const struct mp_trace_tree *t = u->t;
@@ -125,6 +220,12 @@ static int traverse(struct uctx *u, int32_t i)
     if (t->kind[i] != MP_K_CPU_OP || u->ngpu[i] == 0)
         return 0;
     if (has_model(u, i))
+        return collect(u, i);
+    int err = 0;
+    bool sole = sole_bwd_fwd(u, i, &err) >= 0;
+    if (err)
+        return err;
+    if (sole && !descendant_with_model(u, i))
         return collect(u, i);
     if (descendant_with_model(u, i)) {
         for (int32_t k = t->child_off[i]; k < t->child_off[i + 1]; k++) {
@@ -178,6 +279,58 @@ static int param_repr(struct mp_buf *b, const char *text, bool none)
     return tl_pystr_repr(b, text, strlen(text));
 }
 
+/* Sets the row's metrics, roofline and perf_params from a model result
+ * (forward or backward figures) and the row's kernel time. */
+static int set_metrics(struct uctx *u, struct urow *r, const struct mp_perf_result *pr, bool bwd)
+{
+    bool has_bytes = bwd ? pr->has_bytes_bwd : pr->has_bytes;
+    double bytes = bwd ? pr->bytes_bwd : pr->bytes;
+    r->gflops = bwd ? pr->gflops_bwd : pr->gflops;
+    r->tfs = r->kt > 0 ? (r->gflops / 1e3) / (r->kt / 1e6) : NAN;
+    if (has_bytes) {
+        r->mb = bytes / (1024.0 * 1024.0);
+        r->fpb = bytes > 0 ? (r->gflops * 1e9) / bytes : NAN;
+        r->tbs = r->kt > 0 ? (bytes / 1e12) / (r->kt / 1e6) : NAN;
+    }
+    snprintf(r->spec, sizeof(r->spec), "%s", pr->compute_spec ? pr->compute_spec : "");
+    if (u->arch)
+        mp_perf_roofline(u->arch, r->spec, r->gflops, has_bytes, bytes, r->kt, &r->rl);
+    if (pr->n_params == 0)
+        return 0;
+    struct mp_buf b;
+    mp_buf_init(&b, 0);
+    int rc = mp_buf_putc(&b, '{');
+    for (int q = 0; q < pr->n_params && !rc; q++) {
+        rc = q ? mp_buf_puts(&b, ", ") : 0;
+        rc = rc ? rc : tl_pystr_repr(&b, pr->params[q].key, strlen(pr->params[q].key));
+        rc = rc ? rc : mp_buf_puts(&b, ": ");
+        rc = rc ? rc : param_repr(&b, pr->params[q].text, pr->params[q].none);
+    }
+    rc = rc ? rc : mp_buf_putc(&b, '}');
+    r->params = rc ? NULL : mp_strdup(mp_buf_cstr(&b));
+    mp_buf_fini(&b);
+    return !rc && !r->params ? MP_ENOMEM : rc;
+}
+
+/* A sole backward op: the category is the forward model's backward
+ * category, the metrics its backward figures timed over the forward op's
+ * backward kernels; kernel details stay the row's own. */
+static int fill_sole_bwd(struct uctx *u, struct urow *r, int32_t f)
+{
+    struct mp_perf_result pr;
+    double kt;
+    int rc = model_bwd(u, f, &pr, &kt);
+    if (rc)
+        return rc;
+    r->has_model = true;
+    r->status = MP_PERF_OK;
+    r->category = pr.category_bwd;
+    r->kt = kt;
+    rc = set_metrics(u, r, &pr, true);
+    mp_perf_result_fini(&pr);
+    return rc;
+}
+
 static int fill_row(struct uctx *u, struct urow *r)
 {
     const struct mp_trace_tree *t = u->t;
@@ -204,6 +357,14 @@ static int fill_row(struct uctx *u, struct urow *r)
     int32_t fk = u->first_kernel[r->uid];
     r->category = mp_perf_category(r->name, fk >= 0 ? mp_trace_tree_name(t, fk) : NULL);
     r->has_model = !r->synthetic && has_model(u, r->uid);
+    if (!r->synthetic && !r->has_model) {
+        int err = 0;
+        int32_t f = sole_bwd_fwd(u, r->uid, &err);
+        if (err)
+            return err;
+        if (f >= 0)
+            return fill_sole_bwd(u, r, f);
+    }
     if (!r->has_model)
         return 0;
     /* the model sees the op's kernels in ts order */
@@ -245,34 +406,8 @@ static int fill_row(struct uctx *u, struct urow *r)
     if (rc)
         return rc;
     r->status = pr.status;
-    if (pr.status == MP_PERF_OK) {
-        r->gflops = pr.gflops;
-        r->tfs = r->kt > 0 ? (r->gflops / 1e3) / (r->kt / 1e6) : NAN;
-        if (pr.has_bytes) {
-            r->mb = pr.bytes / (1024.0 * 1024.0);
-            r->fpb = pr.bytes > 0 ? (r->gflops * 1e9) / pr.bytes : NAN;
-            r->tbs = r->kt > 0 ? (pr.bytes / 1e12) / (r->kt / 1e6) : NAN;
-        }
-        snprintf(r->spec, sizeof(r->spec), "%s", pr.compute_spec ? pr.compute_spec : "");
-        if (u->arch)
-            mp_perf_roofline(u->arch, r->spec, r->gflops, pr.has_bytes, pr.bytes, r->kt, &r->rl);
-        if (pr.n_params > 0) {
-            struct mp_buf b;
-            mp_buf_init(&b, 0);
-            rc = mp_buf_putc(&b, '{');
-            for (int q = 0; q < pr.n_params && !rc; q++) {
-                rc = q ? mp_buf_puts(&b, ", ") : 0;
-                rc = rc ? rc : tl_pystr_repr(&b, pr.params[q].key, strlen(pr.params[q].key));
-                rc = rc ? rc : mp_buf_puts(&b, ": ");
-                rc = rc ? rc : param_repr(&b, pr.params[q].text, pr.params[q].none);
-            }
-            rc = rc ? rc : mp_buf_putc(&b, '}');
-            r->params = rc ? NULL : mp_strdup(mp_buf_cstr(&b));
-            mp_buf_fini(&b);
-            if (!rc && !r->params)
-                rc = MP_ENOMEM;
-        }
-    }
+    if (pr.status == MP_PERF_OK)
+        rc = set_metrics(u, r, &pr, false);
     mp_perf_result_fini(&pr);
     return rc;
 }
@@ -342,11 +477,13 @@ int tl_sheet_unified(struct mp_report *rep, const struct mp_trace_tree *t,
     u.model = calloc((size_t)mp_intern_count(s->strings) + 1, 1);
     u.visited = calloc(n, 1);
     u.in_collected_gpu = calloc(n, 1);
+    u.bwd_ok = calloc(n, 1);
     struct urow *rows = NULL;
     size_t nrows = 0;
     struct tl_meta meta;
     memset(&meta, 0, sizeof(meta));
-    int rc = u.ngpu && u.comm && u.model && u.visited && u.in_collected_gpu ? 0 : MP_ENOMEM;
+    int rc =
+        u.ngpu && u.comm && u.model && u.visited && u.in_collected_gpu && u.bwd_ok ? 0 : MP_ENOMEM;
     /* subtree GPU counts and communication flags, walking up from each GPU event */
     for (size_t i = 0; i < t->n && !rc; i++) {
         if (!mp_kind_is_gpu(t->kind[i]))
@@ -789,5 +926,6 @@ int tl_sheet_unified(struct mp_report *rep, const struct mp_trace_tree *t,
     free(u.visited);
     free(u.collected);
     free(u.in_collected_gpu);
+    free(u.bwd_ok);
     return rc;
 }

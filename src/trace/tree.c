@@ -469,6 +469,98 @@ static void find_launchers(struct mp_trace_tree *t)
     }
 }
 
+/* ---- forward/backward linking (tracelens.md §1.7) ----
+ * Events sharing args["Sequence number"] form a group. Its backward node is
+ * the first member (trace order) named autograd::engine::evaluate_function:*;
+ * its forward op is the member with the largest ts (first on ties) that is
+ * not on the backward node's (pid, tid). Each event carries one sequence
+ * number, so a forward op gets at most one backward node. */
+struct seq_group {
+    int32_t bwd, fwd;
+    double fwd_ts;
+};
+
+static bool seq_number(const struct mp_trace_store *s, size_t i, int64_t *seq)
+{
+    if (!s->args[i] || s->args_len[i] == 0)
+        return false;
+    struct mp_strview obj = {s->args[i], s->args_len[i]}, v;
+    return mp_trace_json_find(obj, "Sequence number", &v) == 0 && mp_trace_json_int(v, seq) == 0;
+}
+
+static int link_fwd_bwd(struct mp_trace_tree *t)
+{
+    const struct mp_trace_store *s = t->s;
+    size_t n = s->n ? s->n : 1;
+    t->bwd_of = malloc(n * sizeof(int32_t));
+    t->fwd_of = malloc(n * sizeof(int32_t));
+    if (!t->bwd_of || !t->fwd_of)
+        return MP_ENOMEM;
+    for (size_t i = 0; i < s->n; i++)
+        t->bwd_of[i] = t->fwd_of[i] = -1;
+    static const char pfx[] = "autograd::engine::evaluate_function:";
+    struct mp_i64map ix;
+    mp_i64map_init(&ix);
+    struct seq_group *g = NULL;
+    size_t ng = 0, cap = 0;
+    int rc = 0;
+    for (size_t i = 0; i < s->n && !rc; i++) {
+        int64_t seq;
+        if (t->kind[i] == MP_K_AC2G || !seq_number(s, i, &seq))
+            continue;
+        int64_t *gi = mp_i64map_get(&ix, seq);
+        if (!gi) {
+            if (ng == cap) {
+                size_t nc = cap ? cap * 2 : 1024;
+                struct seq_group *ngp = realloc(g, nc * sizeof(*g));
+                if (!ngp) {
+                    rc = MP_ENOMEM;
+                    break;
+                }
+                g = ngp;
+                cap = nc;
+            }
+            g[ng] = (struct seq_group){-1, -1, -1.0};
+            if (mp_i64map_put(&ix, seq, (int64_t)ng)) {
+                rc = MP_ENOMEM;
+                break;
+            }
+            ng++;
+            gi = mp_i64map_get(&ix, seq);
+        }
+        if (gi && g[*gi].bwd < 0 &&
+            strncmp(mp_trace_tree_name(t, (int32_t)i), pfx, sizeof(pfx) - 1) == 0)
+            g[*gi].bwd = (int32_t)i;
+    }
+    /* second pass: the forward member needs the backward node's thread */
+    for (size_t i = 0; i < s->n && !rc; i++) {
+        int64_t seq;
+        if (t->kind[i] == MP_K_AC2G || !seq_number(s, i, &seq))
+            continue;
+        const int64_t *gi = mp_i64map_get(&ix, seq);
+        if (!gi || (size_t)*gi >= ng)
+            continue;
+        struct seq_group *G = &g[*gi];
+        if (G->bwd < 0 || (s->pid[i] == s->pid[G->bwd] && s->tid[i] == s->tid[G->bwd]))
+            continue;
+        double ts = (s->flags[i] & MP_EV_TS) ? s->ts[i] : 0.0;
+        if (ts > G->fwd_ts) {
+            G->fwd_ts = ts;
+            G->fwd = (int32_t)i;
+        }
+    }
+    for (size_t k = 0; k < ng && !rc; k++) {
+        if (g[k].bwd < 0 || g[k].fwd < 0)
+            continue;
+        t->fwd_of[g[k].bwd] = g[k].fwd;
+        t->bwd_of[g[k].fwd] = g[k].bwd;
+        t->n_fwd_bwd++;
+    }
+    free(g);
+    mp_i64map_fini(&ix);
+    return rc;
+}
+
 int mp_trace_tree_build(const struct mp_trace_store *s, const struct mp_trace_tree_opts *o,
                         struct mp_trace_tree **out, struct mp_diag *d)
 {
@@ -530,6 +622,8 @@ int mp_trace_tree_build(const struct mp_trace_store *s, const struct mp_trace_tr
     free(cat_done);
     rc = build_host_tree(t, o, &e);
     if (!rc)
+        rc = link_fwd_bwd(t);
+    if (!rc)
         rc = attach_gpu(t, &e);
     if (!rc)
         rc = build_children(t, &e);
@@ -560,11 +654,16 @@ void mp_trace_tree_free(struct mp_trace_tree *t)
     free(t->cpu_root);
     free(t->launcher);
     free(t->comm);
+    free(t->bwd_of);
+    free(t->fwd_of);
     free(t);
 }
 
-long mp_trace_tree_gpu_events(const struct mp_trace_tree *t, int32_t uid, int32_t **buf, size_t *n,
-                              size_t *cap)
+/* Pre-order DFS over uid's subtree appending, per node u: u itself when
+ * want_bwd is false and u is a GPU event (not uid), else bwd_of[u] when
+ * linked. */
+static long subtree_collect(const struct mp_trace_tree *t, int32_t uid, bool want_bwd,
+                            int32_t **buf, size_t *n, size_t *cap)
 {
     /* iterative DFS over children (pre-order) */
     int32_t stack_small[256];
@@ -574,7 +673,8 @@ long mp_trace_tree_gpu_events(const struct mp_trace_tree *t, int32_t uid, int32_
     stack[sn++] = uid;
     while (sn > 0) {
         int32_t u = stack[--sn];
-        if (mp_kind_is_gpu(t->kind[u]) && u != uid) {
+        int32_t val = want_bwd ? t->bwd_of[u] : (mp_kind_is_gpu(t->kind[u]) && u != uid ? u : -1);
+        if (val >= 0) {
             if (*n == *cap) {
                 size_t nc = *cap ? *cap * 2 : 64;
                 int32_t *nb = realloc(*buf, nc * sizeof(int32_t));
@@ -585,7 +685,7 @@ long mp_trace_tree_gpu_events(const struct mp_trace_tree *t, int32_t uid, int32_
                 *buf = nb;
                 *cap = nc;
             }
-            (*buf)[(*n)++] = u;
+            (*buf)[(*n)++] = val;
             added++;
         }
         for (int32_t k = t->child_off[u + 1] - 1; k >= t->child_off[u]; k--) {
@@ -611,6 +711,28 @@ out:
     if (stack != stack_small)
         free(stack);
     return added;
+}
+
+long mp_trace_tree_gpu_events(const struct mp_trace_tree *t, int32_t uid, int32_t **buf, size_t *n,
+                              size_t *cap)
+{
+    return subtree_collect(t, uid, false, buf, n, cap);
+}
+
+static int cmp_i32(const void *a, const void *b)
+{
+    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+    return x < y ? -1 : (x > y ? 1 : 0);
+}
+
+long mp_trace_tree_subtree_bwd(const struct mp_trace_tree *t, int32_t uid, int32_t **buf, size_t *n,
+                               size_t *cap)
+{
+    size_t n0 = *n;
+    long got = subtree_collect(t, uid, true, buf, n, cap);
+    if (got > 1)
+        qsort(*buf + n0, (size_t)got, sizeof(int32_t), cmp_i32);
+    return got;
 }
 
 struct iv {
