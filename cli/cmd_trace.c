@@ -195,6 +195,9 @@ static void report_usage(FILE *f)
         "  --short-kernel-threshold-us U [--short_kernel_threshold_us] default 10\n"
         "  --short-kernel-histogram-bins N [--short_kernel_histogram_bins] default 100\n"
         "  --include-unlinked-kernels    [--include_unlinked_kernels] in gpu_timeline\n"
+        "  --detect-recompute            [--detect_recompute] mark ops under\n"
+        "                                torch.utils.checkpoint's recompute_fn: an is_recompute\n"
+        "                                column in every op sheet, gpu_timeline split in two\n"
         "  --gpu-arch NAME|auto          [--gpu_arch_platform] roofline columns with a built-in\n"
         "                                arch (A100 H100 H200 B200 MI300X MI325X MI355X), or\n"
         "                                auto: from the trace's deviceProperties\n"
@@ -220,6 +223,7 @@ static int cmd_report(int argc, char **argv)
         R_THR,
         R_BINS,
         R_UNL,
+        R_RECOMP,
         R_KS,
         R_SK,
         R_ARCH,
@@ -240,6 +244,8 @@ static int cmd_report(int argc, char **argv)
         {"short_kernel_histogram_bins", required_argument, NULL, R_BINS},
         {"include-unlinked-kernels", no_argument, NULL, R_UNL},
         {"include_unlinked_kernels", no_argument, NULL, R_UNL},
+        {"detect-recompute", no_argument, NULL, R_RECOMP},
+        {"detect_recompute", no_argument, NULL, R_RECOMP},
         {"gpu-arch", required_argument, NULL, R_ARCH},
         {"gpu_arch_platform", required_argument, NULL, R_ARCH},
         {"gpu-arch-json", required_argument, NULL, R_ARCHJ},
@@ -313,6 +319,9 @@ static int cmd_report(int argc, char **argv)
         }
         case R_UNL:
             o.include_unlinked = true;
+            break;
+        case R_RECOMP:
+            o.detect_recompute = true;
             break;
         case 'q':
             quiet = true;

@@ -22,6 +22,7 @@ struct mp_report_opts {
     int short_kernel_bins;           /* default 100 */
     bool include_unlinked;           /* --include_unlinked_kernels */
     bool python_functions;           /* build the tree with python_function events */
+    bool detect_recompute;           /* --detect_recompute (implies python_functions) */
     const struct mp_perf_arch *arch; /* roofline columns when set (borrowed) */
     bool arch_auto; /* pick a built-in arch from the trace's deviceProperties name */
     mp_trace_progress_fn on_progress;
@@ -37,6 +38,12 @@ struct mp_gpu_timeline {
 
 int mp_report_gpu_timeline(const struct mp_trace_tree *t, bool include_unlinked,
                            struct mp_gpu_timeline *out);
+
+/* The same over the GPU events whose t->recompute flag equals `recompute`
+ * (TraceLens's per-block timeline under --detect_recompute); *n_out is the
+ * number of GPU events in the block. */
+int mp_report_gpu_timeline_sel(const struct mp_trace_tree *t, bool include_unlinked, int recompute,
+                               struct mp_gpu_timeline *out, size_t *n_out);
 
 /* One sheet in CSV text form. */
 struct mp_report_sheet {

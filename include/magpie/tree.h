@@ -45,14 +45,17 @@ struct mp_trace_tree {
     int32_t *parent;                /* -1 when none */
     int32_t *child_off;             /* children of i: child[child_off[i] .. child_off[i+1]) */
     int32_t *child;
-    uint8_t *in_tree;         /* TraceLens's `tree` flag */
-    uint8_t *cpu_root;        /* outermost cpu_op of its thread */
-    int32_t *launcher;        /* GPU events: launcher uid (cpu_op or runtime), else -1 */
-    uint8_t *comm;            /* GPU events named like a collective (nccl, rccl, ...) */
-    int32_t *bwd_of;          /* forward op -> its backward node (evaluate_function), else -1 */
-    int32_t *fwd_of;          /* backward node -> its forward op, else -1 */
-    size_t n_fwd_bwd;         /* linked pairs */
+    uint8_t *in_tree;   /* TraceLens's `tree` flag */
+    uint8_t *cpu_root;  /* outermost cpu_op of its thread */
+    int32_t *launcher;  /* GPU events: launcher uid (cpu_op or runtime), else -1 */
+    uint8_t *comm;      /* GPU events named like a collective (nccl, rccl, ...) */
+    int32_t *bwd_of;    /* forward op -> its backward node (evaluate_function), else -1 */
+    int32_t *fwd_of;    /* backward node -> its forward op, else -1 */
+    size_t n_fwd_bwd;   /* linked pairs */
+    uint8_t *recompute; /* NULL unless mp_trace_tree_mark_recompute ran */
+    size_t n_recompute_regions;
     bool link_by_correlation; /* linking key: correlation (true) or External id */
+    bool python_functions;    /* built with python_function events in the host tree */
     bool has_cpu_ops;         /* any cpu_op / python_function event (else GPU-only trace) */
     size_t n_gpu, n_gpu_linked;
 };
@@ -76,6 +79,12 @@ long mp_trace_tree_gpu_events(const struct mp_trace_tree *t, int32_t uid, int32_
  * number appended or a negative MP_E* code. */
 long mp_trace_tree_subtree_bwd(const struct mp_trace_tree *t, int32_t uid, int32_t **buf, size_t *n,
                                size_t *cap);
+
+/* TraceLens's --detect_recompute: every python_function event whose name
+ * holds both "torch/utils/checkpoint.py" and "recompute_fn" marks itself and
+ * its whole subtree (GPU events included) in t->recompute. Meaningful only
+ * on a tree built with python_functions. */
+int mp_trace_tree_mark_recompute(struct mp_trace_tree *t);
 
 /* Busy time of a set of GPU events: total length of the union of their
  * [ts, t_end) intervals (touching intervals merge), in TraceLens's order of

@@ -163,6 +163,7 @@ static int build_launchers(const struct mp_trace_tree *t, struct lset *out)
 /* ---- ops_summary_by_category and ops_summary ---- */
 struct cgroup {
     const char *key;
+    uint8_t recompute; /* second grouping column under --detect_recompute */
     double sum, sub;
     uint64_t count;
     size_t order;
@@ -173,7 +174,9 @@ struct cgroup {
 
 static int cmp_cgroup_key(const void *a, const void *b)
 {
-    return strcmp(((const struct cgroup *)a)->key, ((const struct cgroup *)b)->key);
+    const struct cgroup *x = a, *y = b;
+    int c = strcmp(x->key, y->key);
+    return c ? c : (int)x->recompute - (int)y->recompute;
 }
 
 static int cmp_cgroup_sum(const void *a, const void *b)
@@ -195,6 +198,7 @@ static struct cgroup *group_launchers(const struct mp_trace_tree *t, const struc
     for (size_t i = 0; i < ls->n; i++) {
         const struct launcher *L = &ls->v[i];
         g[i].key = by_name ? mp_trace_tree_name(t, L->uid) : L->category;
+        g[i].recompute = t->recompute ? t->recompute[L->uid] : 0;
         g[i].sum = L->direct;
         g[i].sub = L->subtree;
         g[i].count = 1;
@@ -207,7 +211,7 @@ static struct cgroup *group_launchers(const struct mp_trace_tree *t, const struc
     for (size_t i = 1; i < ls->n; i++) {
         /* restore launcher order inside equal keys (qsort is not stable) */
         size_t j = i;
-        while (j > 0 && strcmp(g[j - 1].key, g[j].key) == 0 && g[j - 1].order > g[j].order) {
+        while (j > 0 && cmp_cgroup_key(&g[j - 1], &g[j]) == 0 && g[j - 1].order > g[j].order) {
             struct cgroup tmp = g[j - 1];
             g[j - 1] = g[j];
             g[j] = tmp;
@@ -216,7 +220,7 @@ static struct cgroup *group_launchers(const struct mp_trace_tree *t, const struc
     }
     size_t w = 0;
     for (size_t i = 0; i < ls->n; i++) {
-        if (w > 0 && strcmp(g[w - 1].key, g[i].key) == 0) {
+        if (w > 0 && cmp_cgroup_key(&g[w - 1], &g[i]) == 0) {
             struct cgroup *a = &g[w - 1];
             a->sum += g[i].sum;
             a->sub += g[i].sub;
@@ -251,8 +255,10 @@ static int sheet_by_category(struct mp_report *r, const struct mp_trace_tree *t,
         return MP_ENOMEM;
     struct mp_csv csv;
     mp_csv_init(&csv, b, "\n");
-    int rc = mp_buf_puts(b, "op category,Count,total_direct_kernel_time_ms,Percentage (%),"
-                            "Cumulative Percentage (%)\n");
+    int rc = mp_buf_puts(b, t->recompute ? "op category,is_recompute," : "op category,");
+    rc = rc ? rc
+            : mp_buf_puts(b, "Count,total_direct_kernel_time_ms,Percentage (%),"
+                             "Cumulative Percentage (%)\n");
     double total_ms = 0;
     for (size_t i = 0; i < ng; i++)
         total_ms += g[i].sum / 1000;
@@ -270,6 +276,8 @@ static int sheet_by_category(struct mp_report *r, const struct mp_trace_tree *t,
         r->cats[i].count = (size_t)g[i].count;
         r->n_cats++;
         rc = mp_csv_str(&csv, g[i].key);
+        if (t->recompute)
+            rc = rc ? rc : mp_csv_str(&csv, g[i].recompute ? "True" : "False");
         rc = rc ? rc : mp_csv_fmt(&csv, "%llu", (unsigned long long)g[i].count);
         rc = rc ? rc : tl_csv_float(&csv, &cell, ms, true);
         rc = rc ? rc : tl_csv_float(&csv, &cell, pct, true);
@@ -289,9 +297,11 @@ static int sheet_ops_summary(const struct mp_trace_tree *t, const struct lset *l
         return MP_ENOMEM;
     struct mp_csv csv;
     mp_csv_init(&csv, b, "\n");
-    int rc = mp_buf_puts(b, "name,total_direct_kernel_time_sum,total_subtree_kernel_time_sum,"
-                            "total_direct_kernel_time_ms,total_subtree_kernel_time_ms,Count,"
-                            "Categories,Percentage (%),Cumulative Percentage (%)\n");
+    int rc = mp_buf_puts(b, t->recompute ? "name,is_recompute," : "name,");
+    rc = rc ? rc
+            : mp_buf_puts(b, "total_direct_kernel_time_sum,total_subtree_kernel_time_sum,"
+                             "total_direct_kernel_time_ms,total_subtree_kernel_time_ms,Count,"
+                             "Categories,Percentage (%),Cumulative Percentage (%)\n");
     double total_ms = 0;
     for (size_t i = 0; i < ng; i++)
         total_ms += g[i].sum / 1000;
@@ -302,6 +312,8 @@ static int sheet_ops_summary(const struct mp_trace_tree *t, const struct lset *l
         double ms = g[i].sum / 1000, pct = ms / total_ms * 100;
         cum += pct;
         rc = mp_csv_str(&csv, g[i].key);
+        if (t->recompute)
+            rc = rc ? rc : mp_csv_str(&csv, g[i].recompute ? "True" : "False");
         rc = rc ? rc : tl_csv_float(&csv, &cell, g[i].sum, true);
         rc = rc ? rc : tl_csv_float(&csv, &cell, g[i].sub, true);
         rc = rc ? rc : tl_csv_float(&csv, &cell, ms, true);
@@ -395,6 +407,11 @@ static int sheet_unique_args(const struct mp_trace_tree *t, const struct lset *l
             rc = MP_ENOMEM;
         rc = rc ? rc : mp_buf_putc(&key, '\x1f');
         rc = rc ? rc : mp_buf_puts(&key, ak4);
+        if (t->recompute)
+            rc = rc ? rc
+                    : mp_buf_puts(&key, t->recompute[u] ? "\x1fTrue"
+                                                        : "\x1f"
+                                                          "False");
         if (rc)
             break;
         int32_t id = mp_intern_add(keys, key.data, key.len);
@@ -465,7 +482,10 @@ static int sheet_unique_args(const struct mp_trace_tree *t, const struct lset *l
     mp_csv_init(&csv, b, "\n");
     rc = rc ? rc
             : mp_buf_puts(b, "name,op category,process_name,process_label,thread_name,Input Dims,"
-                             "Input type,Input Strides,Concrete Inputs,operation_count,"
+                             "Input type,Input Strides,Concrete Inputs,");
+    rc = rc ? rc : mp_buf_puts(b, t->recompute ? "is_recompute," : "");
+    rc = rc ? rc
+            : mp_buf_puts(b, "operation_count,"
                              "total_direct_kernel_time_mean,total_subtree_kernel_time_mean,"
                              "total_direct_kernel_time_median,total_subtree_kernel_time_median,"
                              "total_direct_kernel_time_std,total_subtree_kernel_time_std,"

@@ -32,6 +32,7 @@ struct prow {
     bool *pnone;
     int32_t group;
     int part; /* _bwd sheets: 0 = backward metrics, 1 = rows moved from _fwd */
+    uint8_t recompute;
 };
 
 struct psheet {
@@ -52,7 +53,8 @@ static int add_row(struct psheet *sh, const struct mp_trace_tree *t, int32_t uid
                    const struct mp_perf_arch *arch, bool bwd, int part)
 {
     const struct mp_trace_store *s = t->s;
-    struct prow r = {.uid = uid, .group = -1, .part = part};
+    struct prow r = {
+        .uid = uid, .group = -1, .part = part, .recompute = t->recompute ? t->recompute[uid] : 0};
     int rc = tl_row_kernels(t, uid, bwd, &r.k, &r.nk);
     if (rc)
         return rc;
@@ -314,6 +316,7 @@ static int render(struct mp_report *rep, const char *sheet_name, const struct mp
             const char *txt = !r->ptext[j] || r->pnone[j] ? "\x1e" : r->ptext[j];
             rc = rc ? rc : mp_buf_puts(&key, txt);
         }
+        rc = rc ? rc : mp_buf_putc(&key, r->recompute ? '1' : '0');
         int32_t id = rc ? -1 : mp_intern_add(keys, key.data, key.len);
         if (id < 0) {
             rc = MP_ENOMEM;
@@ -361,6 +364,8 @@ static int render(struct mp_report *rep, const char *sheet_name, const struct mp
     rc = rc ? rc : mp_csv_str(&csv, "name");
     for (int j = 0; j < sh->npkeys && !rc; j++)
         rc = mp_csv_fmt(&csv, "param: %s", sh->pkeys[j]);
+    if (t->recompute)
+        rc = rc ? rc : mp_csv_str(&csv, "is_recompute");
     static const char *const mid[] = {
         "GFLOPS_first",
         "Data Moved (MB)_first",
@@ -417,6 +422,8 @@ static int render(struct mp_report *rep, const char *sheet_name, const struct mp
             const char *txt = !r0->ptext[j] || r0->pnone[j] ? "" : r0->ptext[j];
             rc = mp_csv_str(&csv, txt);
         }
+        if (t->recompute)
+            rc = rc ? rc : mp_csv_str(&csv, r0->recompute ? "True" : "False");
         rc = rc ? rc
                 : tl_csv_float(&csv, &cell, first_num(sh, G, offsetof(struct prow, gflops)), true);
         rc = rc ? rc : tl_csv_float(&csv, &cell, first_num(sh, G, offsetof(struct prow, mb)), true);

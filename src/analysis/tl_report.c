@@ -55,13 +55,8 @@ static struct mp_buf *new_sheet(struct mp_report *r, const char *name)
 }
 
 /* ---- gpu_timeline ---- */
-static int sheet_timeline(struct ctx *c)
+static int timeline_rows(struct mp_buf *b, const struct mp_gpu_timeline *g, const char *suffix)
 {
-    struct mp_buf *b = new_sheet(c->r, "gpu_timeline");
-    if (!b)
-        return MP_ENOMEM;
-    const struct mp_gpu_timeline *g = &c->r->timeline;
-
     struct {
         const char *name;
         double us;
@@ -76,7 +71,7 @@ static int sheet_timeline(struct ctx *c)
         {"total_memcpy_time", g->total_memcpy},
     };
 
-    int rc = mp_buf_puts(b, "type,time ms,percent\n");
+    int rc = 0;
     double total_ms = g->total / 1e3;
     for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]) && !rc; i++) {
         double ms = rows[i].us / 1e3;
@@ -84,7 +79,30 @@ static int sheet_timeline(struct ctx *c)
         rc = rc ? rc : tl_pyfloat(b, ms);
         rc = rc ? rc : mp_buf_putc(b, ',');
         rc = rc ? rc : tl_pyfloat(b, total_ms > 0 ? ms / total_ms * 100 : NAN);
+        rc = rc ? rc : mp_buf_puts(b, suffix);
         rc = rc ? rc : mp_buf_putc(b, '\n');
+    }
+    return rc;
+}
+
+/* gpu_timeline; under --detect_recompute one block per is_recompute value
+ * (False, then True), each over its own GPU events, empty blocks left out */
+static int sheet_timeline(struct ctx *c)
+{
+    struct mp_buf *b = new_sheet(c->r, "gpu_timeline");
+    if (!b)
+        return MP_ENOMEM;
+    if (!c->t->recompute) {
+        int rc = mp_buf_puts(b, "type,time ms,percent\n");
+        return rc ? rc : timeline_rows(b, &c->r->timeline, "");
+    }
+    int rc = mp_buf_puts(b, "type,time ms,percent,is_recompute\n");
+    for (int sel = 0; sel < 2 && !rc; sel++) {
+        struct mp_gpu_timeline g;
+        size_t n;
+        rc = mp_report_gpu_timeline_sel(c->t, c->o->include_unlinked, sel, &g, &n);
+        if (!rc && n > 0)
+            rc = timeline_rows(b, &g, sel ? ",True" : ",False");
     }
     return rc;
 }
@@ -602,10 +620,14 @@ int mp_report_build(const char *path, const struct mp_report_opts *o, struct mp_
     int rc = mp_trace_store_load(path, &so, &c.s, d);
     if (rc)
         return rc;
-    struct mp_trace_tree_opts to = {.python_functions = o->python_functions};
+    struct mp_trace_tree_opts to = {.python_functions = o->python_functions || o->detect_recompute};
     rc = mp_trace_tree_build(c.s, &to, &c.t, d);
     if (rc)
         goto out;
+    if (o->detect_recompute && (rc = mp_trace_tree_mark_recompute(c.t)) != 0) {
+        rc = mp_diag_set(d, rc, "out of memory marking recompute regions");
+        goto out;
+    }
     c.r = calloc(1, sizeof(*c.r));
     if (!c.r) {
         rc = mp_diag_set(d, MP_ENOMEM, "out of memory");

@@ -113,13 +113,24 @@ static bool is_rocclr_copy(const char *name)
 int mp_report_gpu_timeline(const struct mp_trace_tree *t, bool include_unlinked,
                            struct mp_gpu_timeline *out)
 {
+    size_t n;
+    return mp_report_gpu_timeline_sel(t, include_unlinked, -1, out, &n);
+}
+
+int mp_report_gpu_timeline_sel(const struct mp_trace_tree *t, bool include_unlinked, int recompute,
+                               struct mp_gpu_timeline *out, size_t *n_out)
+{
     memset(out, 0, sizeof(*out));
+    *n_out = 0;
     struct ivs comp = {0}, comm = {0}, mem = {0}, all = {0}, x = {0}, y = {0}, z = {0};
     int rc = 0;
     for (size_t i = 0; i < t->n && !rc; i++) {
         uint8_t k = t->kind[i];
         if (!mp_kind_is_gpu(k) || (!include_unlinked && !t->in_tree[i]))
             continue;
+        if (recompute >= 0 && (t->recompute ? t->recompute[i] : 0) != recompute)
+            continue;
+        (*n_out)++;
         double s = t->s->ts[i], e = t->t_end[i];
         const char *name = mp_trace_tree_name(t, (int32_t)i);
         struct ivs *dst = &comp;

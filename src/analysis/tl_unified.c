@@ -217,7 +217,9 @@ static int traverse(struct uctx *u, int32_t i)
     if (u->visited[i])
         return 0;
     u->visited[i] = 1;
-    if (t->kind[i] != MP_K_CPU_OP || u->ngpu[i] == 0)
+    /* with python functions in the tree every node is walked (python
+     * frames are transparent), else only cpu_ops */
+    if ((!t->python_functions && t->kind[i] != MP_K_CPU_OP) || u->ngpu[i] == 0)
         return 0;
     if (has_model(u, i))
         return collect(u, i);
@@ -237,7 +239,7 @@ static int traverse(struct uctx *u, int32_t i)
         }
         return 0;
     }
-    if (kernel_below(t, i, 10)) {
+    if (t->kind[i] == MP_K_CPU_OP && kernel_below(t, i, 10)) {
         bool any = false;
         for (int32_t k = t->child_off[i]; k < t->child_off[i + 1]; k++) {
             int32_t c = t->child[k];
@@ -520,6 +522,11 @@ int tl_sheet_unified(struct mp_report *rep, const struct mp_trace_tree *t,
                 roots[b - 1].ts = ts;
                 roots[b - 1].i = ii;
             }
+        /* python funcs in the tree: parentless python frames with GPU work
+         * first (trace order), then the outermost cpu_ops */
+        for (size_t i = 0; i < t->n && !rc && t->python_functions; i++)
+            if (t->kind[i] == MP_K_PYFUNC && t->parent[i] < 0 && u.ngpu[i] > 0)
+                rc = traverse(&u, (int32_t)i);
         for (size_t k = 0; k < nr && !rc; k++)
             rc = traverse(&u, roots[k].i);
         free(roots);
@@ -698,6 +705,11 @@ int tl_sheet_unified(struct mp_report *rep, const struct mp_trace_tree *t,
             rc = MP_ENOMEM;
         rc = rc ? rc : mp_buf_putc(&key, '\x1f');
         rc = rc ? rc : mp_buf_puts(&key, ak4);
+        if (t->recompute) /* a synthetic row copies its parent's flag */
+            rc = rc ? rc
+                    : mp_buf_puts(&key, t->recompute[w->uid] ? "\x1fTrue"
+                                                             : "\x1f"
+                                                               "False");
         int32_t id = rc ? -1 : mp_intern_add(keys, key.data, key.len);
         if (id < 0) {
             rc = MP_ENOMEM;
@@ -752,9 +764,13 @@ int tl_sheet_unified(struct mp_report *rep, const struct mp_trace_tree *t,
     if (!rc) {
         mp_csv_init(&csv, b, "\n");
         rc = mp_buf_puts(b, "name,op category,process_name,process_label,thread_name,Input Dims,"
-                            "Input type,Input Strides,Concrete Inputs,ex_UID,operation_count,"
-                            "total_duration_us,mean_duration_us,std_duration_us,GFLOPS,"
-                            "Data Moved (MB),FLOPS/Byte,Compute Spec,");
+                            "Input type,Input Strides,Concrete Inputs,");
+        if (!rc && t->recompute)
+            rc = mp_buf_puts(b, "is_recompute,");
+        rc = rc ? rc
+                : mp_buf_puts(b, "ex_UID,operation_count,"
+                                 "total_duration_us,mean_duration_us,std_duration_us,GFLOPS,"
+                                 "Data Moved (MB),FLOPS/Byte,Compute Spec,");
         if (!rc && arch)
             rc = mp_buf_puts(b, "Roofline Bound,");
         rc = rc ? rc

@@ -528,8 +528,10 @@ static int link_fwd_bwd(struct mp_trace_tree *t)
             ng++;
             gi = mp_i64map_get(&ix, seq);
         }
-        if (gi && g[*gi].bwd < 0 &&
-            strncmp(mp_trace_tree_name(t, (int32_t)i), pfx, sizeof(pfx) - 1) == 0)
+        /* a mapped index is always below ng; the test makes it visible to the analyzer */
+        if (!g || !gi || *gi < 0 || (size_t)*gi >= ng)
+            continue;
+        if (g[*gi].bwd < 0 && strncmp(mp_trace_tree_name(t, (int32_t)i), pfx, sizeof(pfx) - 1) == 0)
             g[*gi].bwd = (int32_t)i;
     }
     /* second pass: the forward member needs the backward node's thread */
@@ -538,7 +540,7 @@ static int link_fwd_bwd(struct mp_trace_tree *t)
         if (t->kind[i] == MP_K_AC2G || !seq_number(s, i, &seq))
             continue;
         const int64_t *gi = mp_i64map_get(&ix, seq);
-        if (!gi || (size_t)*gi >= ng)
+        if (!g || !gi || *gi < 0 || (size_t)*gi >= ng)
             continue;
         struct seq_group *G = &g[*gi];
         if (G->bwd < 0 || (s->pid[i] == s->pid[G->bwd] && s->tid[i] == s->tid[G->bwd]))
@@ -573,6 +575,7 @@ int mp_trace_tree_build(const struct mp_trace_store *s, const struct mp_trace_tr
     size_t n = s->n ? s->n : 1;
     t->s = s;
     t->n = s->n;
+    t->python_functions = o && o->python_functions;
     t->kind = calloc(n, 1);
     t->t_end = malloc(n * sizeof(double));
     t->parent = malloc(n * sizeof(int32_t));
@@ -656,6 +659,7 @@ void mp_trace_tree_free(struct mp_trace_tree *t)
     free(t->comm);
     free(t->bwd_of);
     free(t->fwd_of);
+    free(t->recompute);
     free(t);
 }
 
@@ -733,6 +737,49 @@ long mp_trace_tree_subtree_bwd(const struct mp_trace_tree *t, int32_t uid, int32
     if (got > 1)
         qsort(*buf + n0, (size_t)got, sizeof(int32_t), cmp_i32);
     return got;
+}
+
+int mp_trace_tree_mark_recompute(struct mp_trace_tree *t)
+{
+    if (!t->recompute && !(t->recompute = calloc(t->n ? t->n : 1, 1)))
+        return MP_ENOMEM;
+    int32_t *stack = NULL;
+    size_t cap = 0;
+    for (size_t i = 0; i < t->n; i++) {
+        if (t->kind[i] != MP_K_PYFUNC)
+            continue;
+        const char *name = mp_trace_tree_name(t, (int32_t)i);
+        if (!strstr(name, "torch/utils/checkpoint.py") || !strstr(name, "recompute_fn"))
+            continue;
+        t->n_recompute_regions++;
+        size_t sn = 0;
+        if (cap == 0) {
+            cap = 256;
+            if (!(stack = malloc(cap * sizeof(int32_t))))
+                return MP_ENOMEM;
+        }
+        stack[sn++] = (int32_t)i;
+        while (sn > 0) {
+            int32_t u = stack[--sn];
+            t->recompute[u] = 1;
+            for (int32_t k = t->child_off[u]; k < t->child_off[u + 1]; k++) {
+                if (t->parent[t->child[k]] != u)
+                    continue;
+                if (sn == cap) {
+                    int32_t *ns = realloc(stack, cap * 2 * sizeof(int32_t));
+                    if (!ns) {
+                        free(stack);
+                        return MP_ENOMEM;
+                    }
+                    stack = ns;
+                    cap *= 2;
+                }
+                stack[sn++] = t->child[k];
+            }
+        }
+    }
+    free(stack);
+    return 0;
 }
 
 struct iv {

@@ -13,7 +13,7 @@ if [ ! -d "$D" ]; then
     exit 0
 fi
 command -v python3 >/dev/null || { echo "SKIPPED: python3 not found"; exit 0; }
-SHEETS="gpu_timeline unified_perf_summary coll_analysis ops_summary_by_category ops_summary ops_unique_args GEMM UnaryElementwise BinaryElementwise Normalization SDPA_fwd CONV_fwd Reduce_fwd kernel_summary short_kernel_histogram short_kernels_summary"
+SHEETS="gpu_timeline unified_perf_summary coll_analysis ops_summary_by_category ops_summary ops_unique_args GEMM UnaryElementwise BinaryElementwise Normalization SDPA_fwd SDPA_bwd CONV_fwd CONV_bwd Reduce_fwd Reduce_bwd kernel_summary short_kernel_histogram short_kernels_summary"
 t=$(mktemp -d)
 trap 'rm -rf "$t"' EXIT
 fails=0
@@ -36,11 +36,15 @@ run_case() { # run_case TRACE GOLDEN_DIR [magpie options...]
 for golden in "$D"/tracelens-tests/*/*_perf_report_csvs "$D"/tracelens-tests/*/*/*_perf_report_csvs; do
     [ -d "$golden" ] || continue
     trace=${golden%_perf_report_csvs}.json.gz
+    opts=()
     case "$golden" in
-    *_recompute_perf_report_csvs) continue ;; # needs --detect_recompute (not yet)
+    *_recompute_perf_report_csvs) # TraceLens run with --detect_recompute
+        trace=${golden%_recompute_perf_report_csvs}.json.gz
+        opts=(--detect_recompute)
+        ;;
     esac
     [ -f "$trace" ] || { echo "skip $(basename "$golden"): trace missing"; continue; }
-    run_case "$trace" "$golden"
+    run_case "$trace" "$golden" "${opts[@]}"
 done
 for golden in "$D"/h200/*_tracelens_csvs; do
     [ -d "$golden" ] && run_case "${golden%_tracelens_csvs}.json.gz" "$golden"
