@@ -488,6 +488,11 @@ static bool seq_number(const struct mp_trace_store *s, size_t i, int64_t *seq)
     return mp_trace_json_find(obj, "Sequence number", &v) == 0 && mp_trace_json_int(v, seq) == 0;
 }
 
+struct seq_member {
+    int32_t uid;
+    int32_t group;
+};
+
 static int link_fwd_bwd(struct mp_trace_tree *t)
 {
     const struct mp_trace_store *s = t->s;
@@ -502,7 +507,8 @@ static int link_fwd_bwd(struct mp_trace_tree *t)
     struct mp_i64map ix;
     mp_i64map_init(&ix);
     struct seq_group *g = NULL;
-    size_t ng = 0, cap = 0;
+    struct seq_member *mem = NULL; /* events with a sequence number, trace order */
+    size_t ng = 0, cap = 0, nm = 0, capm = 0;
     int rc = 0;
     for (size_t i = 0; i < s->n && !rc; i++) {
         int64_t seq;
@@ -531,24 +537,30 @@ static int link_fwd_bwd(struct mp_trace_tree *t)
         /* a mapped index is always below ng; the test makes it visible to the analyzer */
         if (!g || !gi || *gi < 0 || (size_t)*gi >= ng)
             continue;
+        if (nm == capm) {
+            size_t nc = capm ? capm * 2 : 1024;
+            struct seq_member *nmp = realloc(mem, nc * sizeof(*mem));
+            if (!nmp) {
+                rc = MP_ENOMEM;
+                break;
+            }
+            mem = nmp;
+            capm = nc;
+        }
+        mem[nm++] = (struct seq_member){(int32_t)i, (int32_t)*gi};
         if (g[*gi].bwd < 0 && strncmp(mp_trace_tree_name(t, (int32_t)i), pfx, sizeof(pfx) - 1) == 0)
             g[*gi].bwd = (int32_t)i;
     }
     /* second pass: the forward member needs the backward node's thread */
-    for (size_t i = 0; i < s->n && !rc; i++) {
-        int64_t seq;
-        if (t->kind[i] == MP_K_AC2G || !seq_number(s, i, &seq))
-            continue;
-        const int64_t *gi = mp_i64map_get(&ix, seq);
-        if (!g || !gi || *gi < 0 || (size_t)*gi >= ng)
-            continue;
-        struct seq_group *G = &g[*gi];
+    for (size_t m = 0; m < nm && !rc; m++) {
+        int32_t i = mem[m].uid;
+        struct seq_group *G = &g[mem[m].group];
         if (G->bwd < 0 || (s->pid[i] == s->pid[G->bwd] && s->tid[i] == s->tid[G->bwd]))
             continue;
         double ts = (s->flags[i] & MP_EV_TS) ? s->ts[i] : 0.0;
         if (ts > G->fwd_ts) {
             G->fwd_ts = ts;
-            G->fwd = (int32_t)i;
+            G->fwd = i;
         }
     }
     for (size_t k = 0; k < ng && !rc; k++) {
@@ -558,6 +570,7 @@ static int link_fwd_bwd(struct mp_trace_tree *t)
         t->bwd_of[g[k].fwd] = g[k].bwd;
         t->n_fwd_bwd++;
     }
+    free(mem);
     free(g);
     mp_i64map_fini(&ix);
     return rc;
