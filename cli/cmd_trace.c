@@ -195,6 +195,10 @@ static void report_usage(FILE *f)
         "  --short-kernel-threshold-us U [--short_kernel_threshold_us] default 10\n"
         "  --short-kernel-histogram-bins N [--short_kernel_histogram_bins] default 100\n"
         "  --include-unlinked-kernels    [--include_unlinked_kernels] in gpu_timeline\n"
+        "  --micro-idle-thresh-us U      [--micro_idle_thresh_us] gpu_timeline splits idle time\n"
+        "                                into gaps shorter than U us (micro_idle_time) and the\n"
+        "                                rest (macro_idle_time)\n"
+        "  --disable-coll-analysis       [--disable_coll_analysis] no coll_analysis sheet\n"
         "  --detect-recompute            [--detect_recompute] mark ops under\n"
         "                                torch.utils.checkpoint's recompute_fn: an is_recompute\n"
         "                                column in every op sheet, gpu_timeline split in two\n"
@@ -224,6 +228,8 @@ static int cmd_report(int argc, char **argv)
         R_BINS,
         R_UNL,
         R_RECOMP,
+        R_MICRO,
+        R_NOCOLL,
         R_KS,
         R_SK,
         R_ARCH,
@@ -246,6 +252,10 @@ static int cmd_report(int argc, char **argv)
         {"include_unlinked_kernels", no_argument, NULL, R_UNL},
         {"detect-recompute", no_argument, NULL, R_RECOMP},
         {"detect_recompute", no_argument, NULL, R_RECOMP},
+        {"micro-idle-thresh-us", required_argument, NULL, R_MICRO},
+        {"micro_idle_thresh_us", required_argument, NULL, R_MICRO},
+        {"disable-coll-analysis", no_argument, NULL, R_NOCOLL},
+        {"disable_coll_analysis", no_argument, NULL, R_NOCOLL},
         {"gpu-arch", required_argument, NULL, R_ARCH},
         {"gpu_arch_platform", required_argument, NULL, R_ARCH},
         {"gpu-arch-json", required_argument, NULL, R_ARCHJ},
@@ -323,6 +333,22 @@ static int cmd_report(int argc, char **argv)
         case R_RECOMP:
             o.detect_recompute = true;
             break;
+        case R_NOCOLL:
+            o.disable_coll_analysis = true;
+            break;
+        case R_MICRO: {
+            /* an integer, as TraceLens's argparse type=int */
+            long v = strtol(optarg, &end, 10);
+            if (end == optarg || *end || v < 0 || v > 1000000000L) {
+                fprintf(stderr,
+                        "magpie: error: --micro-idle-thresh-us expects a whole number of "
+                        "microseconds >= 0, not '%s'\n",
+                        optarg);
+                return EXIT_USAGE;
+            }
+            o.micro_idle_thresh_us = (int)v;
+            break;
+        }
         case 'q':
             quiet = true;
             break;

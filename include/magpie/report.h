@@ -23,6 +23,8 @@ struct mp_report_opts {
     bool include_unlinked;           /* --include_unlinked_kernels */
     bool python_functions;           /* build the tree with python_function events */
     bool detect_recompute;           /* --detect_recompute (implies python_functions) */
+    int micro_idle_thresh_us;        /* --micro_idle_thresh_us; < 0 = off (idle_time row) */
+    bool disable_coll_analysis;      /* --disable_coll_analysis */
     const struct mp_perf_arch *arch; /* roofline columns when set (borrowed) */
     bool arch_auto; /* pick a built-in arch from the trace's deviceProperties name */
     mp_trace_progress_fn on_progress;
@@ -34,6 +36,7 @@ void mp_report_opts_defaults(struct mp_report_opts *o);
 /* The GPU timeline of TraceLens (§4), all values in µs. */
 struct mp_gpu_timeline {
     double computation, exposed_comm, exposed_memcpy, busy, idle, total, total_comm, total_memcpy;
+    double micro_idle, macro_idle; /* idle gaps shorter / not shorter than the threshold */
 };
 
 int mp_report_gpu_timeline(const struct mp_trace_tree *t, bool include_unlinked,
@@ -43,7 +46,8 @@ int mp_report_gpu_timeline(const struct mp_trace_tree *t, bool include_unlinked,
  * (TraceLens's per-block timeline under --detect_recompute); *n_out is the
  * number of GPU events in the block. */
 int mp_report_gpu_timeline_sel(const struct mp_trace_tree *t, bool include_unlinked, int recompute,
-                               struct mp_gpu_timeline *out, size_t *n_out);
+                               double micro_idle_thresh_us, struct mp_gpu_timeline *out,
+                               size_t *n_out);
 
 /* One sheet in CSV text form. */
 struct mp_report_sheet {

@@ -23,6 +23,7 @@ void mp_report_opts_defaults(struct mp_report_opts *o)
     o->short_kernel_study = true;
     o->short_kernel_thresh = 10.0;
     o->short_kernel_bins = 100;
+    o->micro_idle_thresh_us = -1;
 }
 
 struct ctx {
@@ -55,7 +56,8 @@ static struct mp_buf *new_sheet(struct mp_report *r, const char *name)
 }
 
 /* ---- gpu_timeline ---- */
-static int timeline_rows(struct mp_buf *b, const struct mp_gpu_timeline *g, const char *suffix)
+static int timeline_rows(struct mp_buf *b, const struct mp_gpu_timeline *g, bool micro,
+                         const char *suffix)
 {
     struct {
         const char *name;
@@ -66,6 +68,7 @@ static int timeline_rows(struct mp_buf *b, const struct mp_gpu_timeline *g, cons
         {"exposed_memcpy_time", g->exposed_memcpy},
         {"busy_time", g->busy},
         {"idle_time", g->idle},
+        {"macro_idle_time", g->macro_idle},
         {"total_time", g->total},
         {"total_comm_time", g->total_comm},
         {"total_memcpy_time", g->total_memcpy},
@@ -73,7 +76,13 @@ static int timeline_rows(struct mp_buf *b, const struct mp_gpu_timeline *g, cons
 
     int rc = 0;
     double total_ms = g->total / 1e3;
+    if (micro) { /* --micro_idle_thresh_us: idle_time becomes micro + macro */
+        rows[4].name = "micro_idle_time";
+        rows[4].us = g->micro_idle;
+    }
     for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]) && !rc; i++) {
+        if (i == 5 && !micro)
+            continue;
         double ms = rows[i].us / 1e3;
         rc = mp_buf_printf(b, "%s,", rows[i].name);
         rc = rc ? rc : tl_pyfloat(b, ms);
@@ -92,17 +101,22 @@ static int sheet_timeline(struct ctx *c)
     struct mp_buf *b = new_sheet(c->r, "gpu_timeline");
     if (!b)
         return MP_ENOMEM;
+    int thr = c->o->micro_idle_thresh_us;
+    bool micro = thr >= 0;
     if (!c->t->recompute) {
-        int rc = mp_buf_puts(b, "type,time ms,percent\n");
-        return rc ? rc : timeline_rows(b, &c->r->timeline, "");
+        struct mp_gpu_timeline g;
+        size_t n;
+        int rc = mp_report_gpu_timeline_sel(c->t, c->o->include_unlinked, -1, thr, &g, &n);
+        rc = rc ? rc : mp_buf_puts(b, "type,time ms,percent\n");
+        return rc ? rc : timeline_rows(b, &g, micro, "");
     }
     int rc = mp_buf_puts(b, "type,time ms,percent,is_recompute\n");
     for (int sel = 0; sel < 2 && !rc; sel++) {
         struct mp_gpu_timeline g;
         size_t n;
-        rc = mp_report_gpu_timeline_sel(c->t, c->o->include_unlinked, sel, &g, &n);
+        rc = mp_report_gpu_timeline_sel(c->t, c->o->include_unlinked, sel, thr, &g, &n);
         if (!rc && n > 0)
-            rc = timeline_rows(b, &g, sel ? ",True" : ",False");
+            rc = timeline_rows(b, &g, micro, sel ? ",True" : ",False");
     }
     return rc;
 }
@@ -678,7 +692,7 @@ int mp_report_build(const char *path, const struct mp_report_opts *o, struct mp_
         rc = sheet_kernel_summary(&c, rows, nrows, any_cpu_op);
     if (!rc && o->short_kernel_study)
         rc = sheet_short_kernels(&c, rows, nrows);
-    if (!rc && c.t->has_cpu_ops)
+    if (!rc && c.t->has_cpu_ops && !o->disable_coll_analysis)
         rc = tl_sheet_coll(c.r, c.t, new_sheet);
     free(rows);
     if (rc)

@@ -114,11 +114,12 @@ int mp_report_gpu_timeline(const struct mp_trace_tree *t, bool include_unlinked,
                            struct mp_gpu_timeline *out)
 {
     size_t n;
-    return mp_report_gpu_timeline_sel(t, include_unlinked, -1, out, &n);
+    return mp_report_gpu_timeline_sel(t, include_unlinked, -1, -1.0, out, &n);
 }
 
 int mp_report_gpu_timeline_sel(const struct mp_trace_tree *t, bool include_unlinked, int recompute,
-                               struct mp_gpu_timeline *out, size_t *n_out)
+                               double micro_idle_thresh_us, struct mp_gpu_timeline *out,
+                               size_t *n_out)
 {
     memset(out, 0, sizeof(*out));
     *n_out = 0;
@@ -165,6 +166,14 @@ int mp_report_gpu_timeline_sel(const struct mp_trace_tree *t, bool include_unlin
     if (!rc)
         out->exposed_memcpy = length(&z);
     out->idle = out->total - out->busy;
+    /* idle gaps between merged busy intervals, in time order */
+    for (size_t i = 1; i < all.n && micro_idle_thresh_us >= 0; i++) {
+        double gap = all.v[i].s - all.v[i - 1].e;
+        if (gap < micro_idle_thresh_us)
+            out->micro_idle += gap;
+        else
+            out->macro_idle += gap;
+    }
 out:
     free(comp.v);
     free(comm.v);
