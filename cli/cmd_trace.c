@@ -199,6 +199,11 @@ static void report_usage(FILE *f)
         "                                into gaps shorter than U us (micro_idle_time) and the\n"
         "                                rest (macro_idle_time)\n"
         "  --disable-coll-analysis       [--disable_coll_analysis] no coll_analysis sheet\n"
+        "  --group-by-num-kernels        [--group_by_num_kernels] ops_unique_args and the\n"
+        "                                per-category sheets also group by kernel count\n"
+        "  --include-first-occurrence-time [--include_first_occurrence_time] ops_unique_args\n"
+        "                                gets each group's first launch time (us from the\n"
+        "                                earliest)\n"
         "  --detect-recompute            [--detect_recompute] mark ops under\n"
         "                                torch.utils.checkpoint's recompute_fn: an is_recompute\n"
         "                                column in every op sheet, gpu_timeline split in two\n"
@@ -230,6 +235,8 @@ static int cmd_report(int argc, char **argv)
         R_RECOMP,
         R_MICRO,
         R_NOCOLL,
+        R_BYNK,
+        R_FIRSTOCC,
         R_KS,
         R_SK,
         R_ARCH,
@@ -256,6 +263,10 @@ static int cmd_report(int argc, char **argv)
         {"micro_idle_thresh_us", required_argument, NULL, R_MICRO},
         {"disable-coll-analysis", no_argument, NULL, R_NOCOLL},
         {"disable_coll_analysis", no_argument, NULL, R_NOCOLL},
+        {"group-by-num-kernels", no_argument, NULL, R_BYNK},
+        {"group_by_num_kernels", no_argument, NULL, R_BYNK},
+        {"include-first-occurrence-time", no_argument, NULL, R_FIRSTOCC},
+        {"include_first_occurrence_time", no_argument, NULL, R_FIRSTOCC},
         {"gpu-arch", required_argument, NULL, R_ARCH},
         {"gpu_arch_platform", required_argument, NULL, R_ARCH},
         {"gpu-arch-json", required_argument, NULL, R_ARCHJ},
@@ -335,6 +346,12 @@ static int cmd_report(int argc, char **argv)
             break;
         case R_NOCOLL:
             o.disable_coll_analysis = true;
+            break;
+        case R_BYNK:
+            o.group_by_num_kernels = true;
+            break;
+        case R_FIRSTOCC:
+            o.first_occurrence_time = true;
             break;
         case R_MICRO: {
             /* an integer, as TraceLens's argparse type=int */

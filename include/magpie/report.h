@@ -25,6 +25,8 @@ struct mp_report_opts {
     bool detect_recompute;           /* --detect_recompute (implies python_functions) */
     int micro_idle_thresh_us;        /* --micro_idle_thresh_us; < 0 = off (idle_time row) */
     bool disable_coll_analysis;      /* --disable_coll_analysis */
+    bool group_by_num_kernels;       /* --group_by_num_kernels */
+    bool first_occurrence_time;      /* --include_first_occurrence_time */
     const struct mp_perf_arch *arch; /* roofline columns when set (borrowed) */
     bool arch_auto; /* pick a built-in arch from the trace's deviceProperties name */
     mp_trace_progress_fn on_progress;

@@ -75,14 +75,16 @@ int tl_kernel_details_cells(const struct mp_trace_tree *t, const int32_t *tmpl, 
                             double *const *kdur, size_t nrows, struct mp_csv *csv,
                             struct mp_buf *cell);
 /* Adds ops_summary_by_category, ops_summary and ops_unique_args (tl_ops.c). */
+struct mp_report_opts;
 int tl_sheets_ops(struct mp_report *r, const struct mp_trace_tree *t, struct tl_argkeys *ak,
+                  const struct mp_report_opts *o,
                   struct mp_buf *(*new_sheet)(struct mp_report *, const char *));
 
 struct mp_perf_arch;
 /* Adds the per-category perf sheets (GEMM, SDPA_fwd, ...) (tl_perf.c); arch
  * may be NULL (no roofline columns). */
 int tl_sheets_perf(struct mp_report *r, const struct mp_trace_tree *t,
-                   const struct mp_perf_arch *arch,
+                   const struct mp_perf_arch *arch, const struct mp_report_opts *o,
                    struct mp_buf *(*new_sheet)(struct mp_report *, const char *));
 
 /* Adds unified_perf_summary (tl_unified.c); first_kernel[i] is the first

@@ -351,6 +351,7 @@ struct ugroup {
     double **kdur; /* [nk][n] */
     size_t nkrows;
     double sum_direct;
+    double ts_min; /* earliest launcher ts (first_occurrence_time) */
 };
 
 static int cmp_ugroup(const void *a, const void *b)
@@ -376,7 +377,8 @@ static int ug_push(double **v, size_t *n, size_t *cap, double x)
 }
 
 static int sheet_unique_args(const struct mp_trace_tree *t, const struct lset *ls,
-                             struct tl_argkeys *ak, struct mp_buf *b)
+                             struct tl_argkeys *ak, const struct mp_report_opts *o,
+                             struct mp_buf *b)
 {
     const struct mp_trace_store *s = t->s;
     struct tl_meta m;
@@ -407,6 +409,8 @@ static int sheet_unique_args(const struct mp_trace_tree *t, const struct lset *l
             rc = MP_ENOMEM;
         rc = rc ? rc : mp_buf_putc(&key, '\x1f');
         rc = rc ? rc : mp_buf_puts(&key, ak4);
+        if (o->group_by_num_kernels) /* direct kernels, as len(kernel_details) */
+            rc = rc ? rc : mp_buf_printf(&key, "\x1f%zu", L->nk);
         if (t->recompute)
             rc = rc ? rc
                     : mp_buf_puts(&key, t->recompute[u] ? "\x1fTrue"
@@ -441,6 +445,7 @@ static int sheet_unique_args(const struct mp_trace_tree *t, const struct lset *l
             rc = mp_buf_append(&G->key, key.data, key.len);
             G->ex_uid = u;
             G->first = i;
+            G->ts_min = s->ts[u];
             G->nk = L->nk;
             G->kdur = calloc(G->nk ? G->nk : 1, sizeof(double *));
             if (!G->kdur)
@@ -451,6 +456,8 @@ static int sheet_unique_args(const struct mp_trace_tree *t, const struct lset *l
         rc = rc ? rc : ug_push(&G->direct, &G->n, &G->capd, L->direct);
         rc = rc ? rc : ug_push(&G->sub, &G->nsub, &G->caps, L->subtree);
         G->sum_direct += L->direct;
+        if (s->ts[u] < G->ts_min)
+            G->ts_min = s->ts[u];
         if (!rc && L->nk == G->nk) {
             for (size_t k = 0; k < G->nk && !rc; k++) {
                 size_t kn = G->nkrows;
@@ -475,18 +482,23 @@ static int sheet_unique_args(const struct mp_trace_tree *t, const struct lset *l
     }
     if (!rc)
         qsort(g, ng, sizeof(*g), cmp_ugroup);
-    double total = 0;
-    for (size_t i = 0; i < ng; i++)
+    double total = 0, ts0 = INFINITY;
+    for (size_t i = 0; i < ng; i++) {
         total += g[i].sum_direct;
+        if (g[i].ts_min < ts0)
+            ts0 = g[i].ts_min;
+    }
     struct mp_csv csv;
     mp_csv_init(&csv, b, "\n");
     rc = rc ? rc
             : mp_buf_puts(b, "name,op category,process_name,process_label,thread_name,Input Dims,"
                              "Input type,Input Strides,Concrete Inputs,");
+    rc = rc ? rc : mp_buf_puts(b, o->group_by_num_kernels ? "num_kernels," : "");
     rc = rc ? rc : mp_buf_puts(b, t->recompute ? "is_recompute," : "");
+    rc = rc ? rc : mp_buf_puts(b, "operation_count,");
+    rc = rc ? rc : mp_buf_puts(b, o->first_occurrence_time ? "first_occurrence_time," : "");
     rc = rc ? rc
-            : mp_buf_puts(b, "operation_count,"
-                             "total_direct_kernel_time_mean,total_subtree_kernel_time_mean,"
+            : mp_buf_puts(b, "total_direct_kernel_time_mean,total_subtree_kernel_time_mean,"
                              "total_direct_kernel_time_median,total_subtree_kernel_time_median,"
                              "total_direct_kernel_time_std,total_subtree_kernel_time_std,"
                              "total_direct_kernel_time_min,total_subtree_kernel_time_min,"
@@ -514,6 +526,8 @@ static int sheet_unique_args(const struct mp_trace_tree *t, const struct lset *l
         rc = rc ? rc : tl_stats(G->direct, G->n, 1, &sd);
         rc = rc ? rc : tl_stats(G->sub, G->n, 1, &ss);
         rc = rc ? rc : mp_csv_fmt(&csv, "%zu", G->n);
+        if (o->first_occurrence_time)
+            rc = rc ? rc : tl_csv_float(&csv, &cell, G->ts_min - ts0, true);
         double pairs[][2] = {{sd.mean, ss.mean}, {sd.median, ss.median}, {sd.std, ss.std},
                              {sd.min, ss.min},   {sd.max, ss.max},       {sd.sum, ss.sum}};
         for (int p = 0; p < 6 && !rc; p++) {
@@ -549,6 +563,7 @@ static int sheet_unique_args(const struct mp_trace_tree *t, const struct lset *l
 }
 
 int tl_sheets_ops(struct mp_report *r, const struct mp_trace_tree *t, struct tl_argkeys *ak,
+                  const struct mp_report_opts *o,
                   struct mp_buf *(*new_sheet)(struct mp_report *, const char *))
 {
     struct lset ls;
@@ -561,7 +576,7 @@ int tl_sheets_ops(struct mp_report *r, const struct mp_trace_tree *t, struct tl_
         b = rc ? NULL : new_sheet(r, "ops_summary");
         rc = rc ? rc : (b ? sheet_ops_summary(t, &ls, b) : MP_ENOMEM);
         b = rc ? NULL : new_sheet(r, "ops_unique_args");
-        rc = rc ? rc : (b ? sheet_unique_args(t, &ls, ak, b) : MP_ENOMEM);
+        rc = rc ? rc : (b ? sheet_unique_args(t, &ls, ak, o, b) : MP_ENOMEM);
     }
     lset_fini(&ls);
     return rc;

@@ -294,7 +294,7 @@ static int add_point(struct mp_report *rep, const struct mp_trace_tree *t, const
 
 static int render(struct mp_report *rep, const char *sheet_name, const struct mp_trace_tree *t,
                   struct psheet *sh, const struct tl_meta *meta, const struct mp_perf_arch *arch,
-                  struct mp_buf *b)
+                  bool by_nk, struct mp_buf *b)
 {
     /* group rows by name + param texts (first appearance) */
     struct mp_intern *keys = mp_intern_new();
@@ -316,6 +316,8 @@ static int render(struct mp_report *rep, const char *sheet_name, const struct mp
             const char *txt = !r->ptext[j] || r->pnone[j] ? "\x1e" : r->ptext[j];
             rc = rc ? rc : mp_buf_puts(&key, txt);
         }
+        if (by_nk)
+            rc = rc ? rc : mp_buf_printf(&key, "\x1f%zu", r->nk);
         rc = rc ? rc : mp_buf_putc(&key, r->recompute ? '1' : '0');
         int32_t id = rc ? -1 : mp_intern_add(keys, key.data, key.len);
         if (id < 0) {
@@ -364,6 +366,8 @@ static int render(struct mp_report *rep, const char *sheet_name, const struct mp
     rc = rc ? rc : mp_csv_str(&csv, "name");
     for (int j = 0; j < sh->npkeys && !rc; j++)
         rc = mp_csv_fmt(&csv, "param: %s", sh->pkeys[j]);
+    if (by_nk)
+        rc = rc ? rc : mp_csv_str(&csv, "num_kernels");
     if (t->recompute)
         rc = rc ? rc : mp_csv_str(&csv, "is_recompute");
     static const char *const mid[] = {
@@ -422,6 +426,8 @@ static int render(struct mp_report *rep, const char *sheet_name, const struct mp
             const char *txt = !r0->ptext[j] || r0->pnone[j] ? "" : r0->ptext[j];
             rc = mp_csv_str(&csv, txt);
         }
+        if (by_nk)
+            rc = rc ? rc : mp_csv_fmt(&csv, "%zu", r0->nk);
         if (t->recompute)
             rc = rc ? rc : mp_csv_str(&csv, r0->recompute ? "True" : "False");
         rc = rc ? rc
@@ -547,7 +553,7 @@ static const char *const never_bwd[] = {"aten::convolution",
 enum { MAX_FAMILIES = 32 };
 
 int tl_sheets_perf(struct mp_report *r, const struct mp_trace_tree *t,
-                   const struct mp_perf_arch *arch,
+                   const struct mp_perf_arch *arch, const struct mp_report_opts *o,
                    struct mp_buf *(*new_sheet)(struct mp_report *, const char *))
 {
     const struct mp_trace_store *s = t->s;
@@ -621,7 +627,8 @@ int tl_sheets_perf(struct mp_report *r, const struct mp_trace_tree *t,
             else
                 snprintf(name, sizeof(name), "%s_%s", sh->family, b ? "bwd" : "fwd");
             struct mp_buf *buf = new_sheet(r, name);
-            rc = buf ? render(r, name, t, sh, &meta, arch, buf) : MP_ENOMEM;
+            rc =
+                buf ? render(r, name, t, sh, &meta, arch, o->group_by_num_kernels, buf) : MP_ENOMEM;
         }
     }
     for (int k = 0; k < nsheets; k++) {

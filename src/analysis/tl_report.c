@@ -655,7 +655,7 @@ int mp_report_build(const char *path, const struct mp_report_opts *o, struct mp_
     rc = rc ? rc : index_launchers(&c);
     rc = rc ? rc : sheet_timeline(&c);
     if (!rc && c.t->has_cpu_ops)
-        rc = tl_sheets_ops(c.r, c.t, &c.ak, new_sheet);
+        rc = tl_sheets_ops(c.r, c.t, &c.ak, o, new_sheet);
     const struct mp_perf_arch *arch = o->arch;
     struct mp_perf_arch detected;
     if (!arch && o->arch_auto && c.s->meta_device_properties) {
@@ -682,7 +682,7 @@ int mp_report_build(const char *path, const struct mp_report_opts *o, struct mp_
     if (!rc && c.t->has_cpu_ops)
         rc = tl_sheet_unified(c.r, c.t, c.first_kernel, arch, &c.ak, new_sheet);
     if (!rc && c.t->has_cpu_ops)
-        rc = tl_sheets_perf(c.r, c.t, arch, new_sheet);
+        rc = tl_sheets_perf(c.r, c.t, arch, o, new_sheet);
     struct krow *rows = NULL;
     size_t nrows = 0;
     bool any_cpu_op = false;

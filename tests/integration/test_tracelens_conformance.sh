@@ -63,5 +63,7 @@ run_case "$F/train_plain.json.gz" "$F/train_plain_tracelens_csvs"
 run_case "$F/train_ckpt.json.gz" "$F/train_ckpt_tracelens_csvs" --detect_recompute
 run_case "$F/train_plain.json.gz" "$F/train_plain_micro5_tracelens_csvs" --micro_idle_thresh_us 5 \
     --disable_coll_analysis
+run_case "$F/train_plain.json.gz" "$F/train_plain_bynk_tracelens_csvs" --group_by_num_kernels \
+    --include_first_occurrence_time
 echo "$n trace(s), $fails with differences"
 [ "$fails" = 0 ]
