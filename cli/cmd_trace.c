@@ -211,6 +211,10 @@ static void report_usage(FILE *f)
         "                                arch (A100 H100 H200 B200 MI300X MI325X MI355X), or\n"
         "                                auto: from the trace's deviceProperties\n"
         "  --gpu-arch-json FILE          [--gpu_arch_json_path] TraceLens arch JSON\n"
+        "  --fix-nested-ops              (magpie only) per-category sheets drop an op that\n"
+        "                                sits inside another op of the same sheet, e.g.\n"
+        "                                aten::addmm under aten::linear; TraceLens lists both\n"
+        "                                and so counts their kernels twice\n"
         "  -q, --quiet                   no progress display\n"
         "  --xlsx FILE                   [--output_xlsx_path] also write the sheets as an\n"
         "                                Excel workbook\n"
@@ -236,6 +240,7 @@ static int cmd_report(int argc, char **argv)
         R_MICRO,
         R_NOCOLL,
         R_BYNK,
+        R_FIXNEST,
         R_FIRSTOCC,
         R_KS,
         R_SK,
@@ -264,6 +269,7 @@ static int cmd_report(int argc, char **argv)
         {"disable-coll-analysis", no_argument, NULL, R_NOCOLL},
         {"disable_coll_analysis", no_argument, NULL, R_NOCOLL},
         {"group-by-num-kernels", no_argument, NULL, R_BYNK},
+        {"fix-nested-ops", no_argument, NULL, R_FIXNEST},
         {"group_by_num_kernels", no_argument, NULL, R_BYNK},
         {"include-first-occurrence-time", no_argument, NULL, R_FIRSTOCC},
         {"include_first_occurrence_time", no_argument, NULL, R_FIRSTOCC},
@@ -349,6 +355,9 @@ static int cmd_report(int argc, char **argv)
             break;
         case R_BYNK:
             o.group_by_num_kernels = true;
+            break;
+        case R_FIXNEST:
+            o.fix_nested_ops = true;
             break;
         case R_FIRSTOCC:
             o.first_occurrence_time = true;

@@ -27,6 +27,9 @@ struct mp_report_opts {
     bool disable_coll_analysis;      /* --disable_coll_analysis */
     bool group_by_num_kernels;       /* --group_by_num_kernels */
     bool first_occurrence_time;      /* --include_first_occurrence_time */
+    bool fix_nested_ops;             /* --fix-nested-ops: per-category sheets keep only the
+                                        outermost of nested modelled ops (TraceLens lists
+                                        both, counting their kernels twice) */
     const struct mp_perf_arch *arch; /* roofline columns when set (borrowed) */
     bool arch_auto; /* pick a built-in arch from the trace's deviceProperties name */
     mp_trace_progress_fn on_progress;

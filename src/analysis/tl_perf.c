@@ -33,6 +33,7 @@ struct prow {
     int32_t group;
     int part; /* _bwd sheets: 0 = backward metrics, 1 = rows moved from _fwd */
     uint8_t recompute;
+    uint8_t nested; /* an ancestor event is a row of the same table */
 };
 
 struct psheet {
@@ -170,6 +171,7 @@ static void sheet_fini(struct psheet *sh)
 struct pgroup {
     size_t first; /* row index of the first member */
     int part;
+    bool all_nested; /* every member sits inside another row of the table */
     size_t *members;
     size_t n, cap;
     double kt_sum;
@@ -294,7 +296,7 @@ static int add_point(struct mp_report *rep, const struct mp_trace_tree *t, const
 
 static int render(struct mp_report *rep, const char *sheet_name, const struct mp_trace_tree *t,
                   struct psheet *sh, const struct tl_meta *meta, const struct mp_perf_arch *arch,
-                  bool by_nk, struct mp_buf *b)
+                  bool by_nk, bool fix_nested, struct mp_buf *b)
 {
     /* group rows by name + param texts (first appearance) */
     struct mp_intern *keys = mp_intern_new();
@@ -307,6 +309,8 @@ static int render(struct mp_report *rep, const char *sheet_name, const struct mp
     int rc = keys && g ? 0 : MP_ENOMEM;
     for (size_t i = 0; i < sh->n && !rc; i++) {
         struct prow *r = &sh->rows[i];
+        if (fix_nested && r->nested)
+            continue;
         mp_buf_reset(&key);
         rc = mp_buf_printf(&key, "%d\x1f%s", r->part, mp_trace_tree_name(t, r->uid));
         for (int j = 0; j < sh->npkeys && !rc; j++) {
@@ -342,6 +346,7 @@ static int render(struct mp_report *rep, const char *sheet_name, const struct mp
             gid[id] = (int32_t)ng;
             g[ng].first = i;
             g[ng].part = r->part;
+            g[ng].all_nested = true;
             ng++;
         }
         struct pgroup *G = &g[gid[id]];
@@ -357,6 +362,8 @@ static int render(struct mp_report *rep, const char *sheet_name, const struct mp
         }
         G->members[G->n++] = i;
         G->kt_sum += r->kt;
+        if (!r->nested)
+            G->all_nested = false;
     }
     if (!rc)
         qsort(g, ng, sizeof(*g), cmp_pgroup);
@@ -514,9 +521,11 @@ static int render(struct mp_report *rep, const char *sheet_name, const struct mp
         rc = rc ? rc : mp_csv_fmt(&csv, "%zu", G->n);
         rc = rc ? rc : mp_csv_fmt(&csv, "%d", r0->uid);
         rc = rc ? rc : mp_csv_end_row(&csv);
-        rc = rc ? rc
-                : add_point(rep, t, sh, G, sheet_name, first_num(sh, G, offsetof(struct prow, fpb)),
-                            &st_tfs, &st_tbs, &st_pct, npct);
+        /* the summary and the roofline plot count each kernel once: shapes
+         * whose ops all sit inside another op of the table are left out */
+        if (!rc && !G->all_nested)
+            rc = add_point(rep, t, sh, G, sheet_name, first_num(sh, G, offsetof(struct prow, fpb)),
+                           &st_tfs, &st_tbs, &st_pct, npct);
     }
     for (size_t i = 0; i < ng; i++)
         free(g[i].members);
@@ -549,6 +558,25 @@ static const char *const never_bwd[] = {"aten::convolution",
                                         "ConvBiasReLU_",
                                         "vllm::unified_attention_with_output",
                                         NULL};
+
+/* Flags the rows of a table whose event has an ancestor that is itself a
+ * row of the table (aten::linear over aten::addmm, aten::batch_norm over
+ * aten::native_batch_norm): TraceLens lists both with the same kernels.
+ * mark is all-zero on entry and on return. */
+static int mark_nested(const struct mp_trace_tree *t, struct psheet *sh, uint8_t *mark)
+{
+    for (size_t i = 0; i < sh->n; i++)
+        mark[sh->rows[i].uid] = 1;
+    for (size_t i = 0; i < sh->n; i++) {
+        struct prow *r = &sh->rows[i];
+        r->nested = 0;
+        for (int32_t p = t->parent[r->uid]; p >= 0 && !r->nested; p = t->parent[p])
+            r->nested = mark[p];
+    }
+    for (size_t i = 0; i < sh->n; i++)
+        mark[sh->rows[i].uid] = 0;
+    return 0;
+}
 
 enum { MAX_FAMILIES = 32 };
 
@@ -616,6 +644,9 @@ int tl_sheets_perf(struct mp_report *r, const struct mp_trace_tree *t,
     memset(&meta, 0, sizeof(meta));
     if (!rc)
         rc = tl_meta_build(s, &meta);
+    uint8_t *mark = rc ? NULL : calloc(s->n ? s->n : 1, 1);
+    if (!rc && !mark)
+        rc = MP_ENOMEM;
     for (int k = 0; k < nsheets && !rc; k++) {
         for (int b = 0; b < 2 && !rc; b++) {
             struct psheet *sh = b ? &bsheets[k] : &sheets[k];
@@ -626,9 +657,12 @@ int tl_sheets_perf(struct mp_report *r, const struct mp_trace_tree *t,
                 snprintf(name, sizeof(name), "%s", sh->family);
             else
                 snprintf(name, sizeof(name), "%s_%s", sh->family, b ? "bwd" : "fwd");
-            struct mp_buf *buf = new_sheet(r, name);
-            rc =
-                buf ? render(r, name, t, sh, &meta, arch, o->group_by_num_kernels, buf) : MP_ENOMEM;
+            rc = mark_nested(t, sh, mark);
+            struct mp_buf *buf = rc ? NULL : new_sheet(r, name);
+            rc = rc ? rc
+                    : (buf ? render(r, name, t, sh, &meta, arch, o->group_by_num_kernels,
+                                    o->fix_nested_ops, buf)
+                           : MP_ENOMEM);
         }
     }
     for (int k = 0; k < nsheets; k++) {
@@ -636,6 +670,7 @@ int tl_sheets_perf(struct mp_report *r, const struct mp_trace_tree *t,
         sheet_fini(&bsheets[k]);
     }
     free(moved);
+    free(mark);
     tl_meta_fini(&meta);
     free(fam);
     free(done);

@@ -65,5 +65,29 @@ run_case "$F/train_plain.json.gz" "$F/train_plain_micro5_tracelens_csvs" --micro
     --disable_coll_analysis
 run_case "$F/train_plain.json.gz" "$F/train_plain_bynk_tracelens_csvs" --group_by_num_kernels \
     --include_first_occurrence_time
+# --fix-nested-ops (magpie only): aten::native_batch_norm runs inside
+# aten::batch_norm with the same kernels; TraceLens lists both in
+# Normalization, the fix keeps the outer one and the kernel-time total drops
+# by exactly the inner rows' time
+R=$D/tracelens-tests/mi300/resnet_act_checkpoint.json.gz
+if [ -f "$R" ]; then
+    n=$((n + 1))
+    "$MAGPIE" trace report "$R" -o "$t/nest0" -q --no-summary >/dev/null 2>&1 &&
+        "$MAGPIE" trace report "$R" -o "$t/nest1" -q --no-summary --fix-nested-ops >/dev/null 2>&1 &&
+        python3 - "$t/nest0/Normalization.csv" "$t/nest1/Normalization.csv" <<'PY'
+import csv, sys
+a = list(csv.DictReader(open(sys.argv[1], encoding="utf-8")))
+b = list(csv.DictReader(open(sys.argv[2], encoding="utf-8")))
+col = "Kernel Time (\u00b5s)_sum"
+tot = lambda rows: sum(float(r[col]) for r in rows)
+inner = [r for r in a if r["name"] == "aten::native_batch_norm"]
+assert inner and any(r["name"] == "aten::batch_norm" for r in b), "expected nested batch norms"
+assert not any(r["name"] == "aten::native_batch_norm" for r in b), "inner op kept"
+want = tot(a) - tot(inner)
+assert abs(tot(b) - want) <= 1e-6 * want, (tot(b), want)
+print("ok   --fix-nested-ops: Normalization %d -> %d rows, %.1f -> %.1f us" % (len(a), len(b), tot(a), tot(b)))
+PY
+    [ $? = 0 ] || { echo "FAIL --fix-nested-ops"; fails=$((fails + 1)); }
+fi
 echo "$n trace(s), $fails with differences"
 [ "$fails" = 0 ]
