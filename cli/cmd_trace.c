@@ -17,6 +17,8 @@ static void usage(FILE *f)
                "  kernels PATH   time per kernel name (Magpie's kernel_summary), per rank and\n"
                "                 merged; PATH is a trace file or a directory of rank traces\n"
                "  report TRACE   TraceLens-compatible performance report (CSV sheets)\n"
+               "  collective PATH...  multi-rank collective (NCCL/RCCL) report, TraceLens's\n"
+               "                 multi_rank_collective_report (CSV sheets)\n"
                "  split          split a serving trace into steps (not implemented yet)\n"
                "  stages         per-stage inference analysis (not implemented yet)\n\n"
                "`magpie trace <command> --help` for a command's options.\n");
@@ -462,6 +464,166 @@ static int cmd_report(int argc, char **argv)
     return EXIT_OK;
 }
 
+static void collective_usage(FILE *f)
+{
+    fprintf(f,
+            "usage: magpie trace collective PATH... -o DIR [options]\n\n"
+            "TraceLens-compatible multi-rank collective report: the NCCL/RCCL kernels of every\n"
+            "rank's torch-profiler trace, matched across ranks by process group and start\n"
+            "order. Writes DIR/nccl_long.csv, nccl_summary_long.csv, nccl_implicit_sync.csv,\n"
+            "nccl_summary_implicit_sync.csv and straggler_summary.csv with the columns, rows\n"
+            "and number formatting of TraceLens_generate_multi_rank_collective_report_pytorch.\n\n"
+            "PATH is a directory (its *.json.gz and *.json files), a glob pattern (quote it)\n"
+            "or a trace file; the rank of each file comes from --rank-regex.\n\n"
+            "options (TraceLens name in brackets):\n"
+            "  -o, --output-csvs-dir DIR     [--output_csvs_dir] where the CSVs go (required)\n"
+            "  --trace-glob GLOB             [--trace_glob] same as a PATH argument; so are\n"
+            "                                --trace-dir [--trace_dir] and --trace-pattern\n"
+            "                                [--trace_pattern] (its * is read as a glob)\n"
+            "  --world-size N                [--world_size] number of ranks; every rank\n"
+            "                                0..N-1 needs a file (default: highest rank + 1)\n"
+            "  --rank-regex RE               [--rank_regex] regex whose group (?P<rank>...)\n"
+            "                                or group 1 is the rank (default\n"
+            "                                'rank[\\[\\-_/]?(?P<rank>\\d+)', TraceLens's)\n"
+            "  --gpus-per-node N             [--gpus_per_node] node_id/node_span columns\n"
+            "                                (default: deviceProperties of rank 0's trace)\n"
+            "  --detailed-analysis           [--detailed_analysis] nccl_long and\n"
+            "                                nccl_implicit_sync (on by default, as in TraceLens)\n"
+            "  --no-detailed-analysis        only the summaries and straggler_summary\n"
+            "  -q, --quiet                   no progress display\n\n"
+            "examples:\n"
+            "  magpie trace collective results/run/torch_trace -o nccl/\n"
+            "  magpie trace collective --trace-glob 'traces/*.pt.trace.json.gz' --world-size 8 \\\n"
+            "      --rank-regex 'rank-(\\d+)\\.' -o nccl/\n");
+}
+
+static int cmd_collective(int argc, char **argv)
+{
+    enum { C_GLOB = 1000, C_WS, C_RX, C_GPN, C_DET, C_NODET };
+    static const struct option opts[] = {
+        {"output-csvs-dir", required_argument, NULL, 'o'},
+        {"output_csvs_dir", required_argument, NULL, 'o'},
+        {"trace-glob", required_argument, NULL, C_GLOB},
+        {"trace_glob", required_argument, NULL, C_GLOB},
+        {"trace-dir", required_argument, NULL, C_GLOB},
+        {"trace_dir", required_argument, NULL, C_GLOB},
+        {"trace-pattern", required_argument, NULL, C_GLOB},
+        {"trace_pattern", required_argument, NULL, C_GLOB},
+        {"world-size", required_argument, NULL, C_WS},
+        {"world_size", required_argument, NULL, C_WS},
+        {"rank-regex", required_argument, NULL, C_RX},
+        {"rank_regex", required_argument, NULL, C_RX},
+        {"gpus-per-node", required_argument, NULL, C_GPN},
+        {"gpus_per_node", required_argument, NULL, C_GPN},
+        {"detailed-analysis", no_argument, NULL, C_DET},
+        {"detailed_analysis", no_argument, NULL, C_DET},
+        {"no-detailed-analysis", no_argument, NULL, C_NODET},
+        {"quiet", no_argument, NULL, 'q'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    const char *out_dir = NULL, *rank_regex = "rank[\\[\\-_/]?(?P<rank>\\d+)";
+    const char **inputs = calloc((size_t)argc + 1, sizeof(char *));
+    if (!inputs) {
+        fprintf(stderr, "magpie: error: out of memory\n");
+        return EXIT_FAIL;
+    }
+    size_t n_in = 0;
+    long world = 0, gpn = 0;
+    bool quiet = false, detailed = true;
+    int c;
+    char *end;
+    opterr = 0;
+    optind = 0;
+    while ((c = getopt_long(argc, argv, "o:qh", opts, NULL)) != -1) {
+        switch (c) {
+        case 'o':
+            out_dir = optarg;
+            break;
+        case C_GLOB:
+            inputs[n_in++] = optarg;
+            break;
+        case C_WS:
+            world = strtol(optarg, &end, 10);
+            if (*end || world <= 0) {
+                fprintf(stderr, "magpie: error: --world-size wants a positive integer\n");
+                free(inputs);
+                return EXIT_USAGE;
+            }
+            break;
+        case C_RX:
+            rank_regex = optarg;
+            break;
+        case C_GPN:
+            gpn = strtol(optarg, &end, 10);
+            if (*end || gpn <= 0 || gpn > 1000000) {
+                fprintf(stderr, "magpie: error: --gpus-per-node wants a positive integer\n");
+                free(inputs);
+                return EXIT_USAGE;
+            }
+            break;
+        case C_DET:
+            detailed = true;
+            break;
+        case C_NODET:
+            detailed = false;
+            break;
+        case 'q':
+            quiet = true;
+            break;
+        case 'h':
+            collective_usage(stdout);
+            free(inputs);
+            return EXIT_OK;
+        default:
+            fprintf(stderr, "magpie: error: unknown option '%s' for trace collective\n",
+                    argv[optind - 1]);
+            free(inputs);
+            return EXIT_USAGE;
+        }
+    }
+    for (int i = optind; i < argc; i++)
+        inputs[n_in++] = argv[i];
+    if (n_in == 0 || !out_dir) {
+        fprintf(stderr,
+                "magpie: error: trace collective takes PATH (or --trace-glob) and -o DIR\n");
+        collective_usage(stderr);
+        free(inputs);
+        return EXIT_USAGE;
+    }
+    struct mp_diag d;
+    mp_diag_clear(&d);
+    size_t ws = (size_t)world;
+    char **paths = NULL;
+    int rc = mp_nccl_find_ranks(inputs, n_in, rank_regex, &ws, &paths, &d);
+    free(inputs);
+    if (rc)
+        return cli_report_error(&d, rc);
+    struct cli_progress *p = cli_progress_new("reading traces", !quiet);
+    struct mp_nccl_opts o = {.paths = (const char *const *)paths,
+                             .world_size = ws,
+                             .gpus_per_node = (int)gpn,
+                             .detailed = detailed,
+                             .on_progress = on_progress,
+                             .progress_user = p};
+    struct mp_report *r = NULL;
+    uint64_t t0 = mp_time_ns();
+    rc = mp_nccl_report_build(&o, &r, &d);
+    cli_progress_finish(p);
+    mp_nccl_paths_free(paths, ws);
+    if (!rc)
+        rc = mp_report_write_csvs(r, out_dir, &d);
+    if (rc) {
+        mp_report_free(r);
+        return cli_report_error(&d, rc);
+    }
+    printf("%zu ranks, %zu collective kernels in %.3f s\n", ws, r->gpu_events,
+           (double)(mp_time_ns() - t0) / 1e9);
+    printf("wrote %zu sheet(s) to %s\n", r->n, out_dir);
+    mp_report_free(r);
+    return EXIT_OK;
+}
+
 int cmd_trace(int argc, char **argv, const struct cli_global *g)
 {
     (void)g;
@@ -473,6 +635,8 @@ int cmd_trace(int argc, char **argv, const struct cli_global *g)
         return cmd_kernels(argc - 1, argv + 1);
     if (strcmp(argv[1], "report") == 0)
         return cmd_report(argc - 1, argv + 1);
+    if (strcmp(argv[1], "collective") == 0)
+        return cmd_collective(argc - 1, argv + 1);
     if (strcmp(argv[1], "split") == 0 || strcmp(argv[1], "stages") == 0) {
         fprintf(stderr, "magpie: error: 'trace %s' is not implemented yet\n", argv[1]);
         return EXIT_USAGE;

@@ -104,6 +104,34 @@ int mp_report_build(const char *path, const struct mp_report_opts *o, struct mp_
 int mp_report_write_csvs(const struct mp_report *r, const char *dir, struct mp_diag *d);
 void mp_report_free(struct mp_report *r);
 
+/* ---- multi-rank collective report (src/analysis/tl_nccl.c) ----
+ * TraceLens's NcclAnalyser as TraceLens_generate_multi_rank_collective_report_pytorch
+ * runs it: the collective kernels (nccl, rccl, cross_device_reduce; linked to
+ * a launch) of every rank, matched across ranks by process group and start
+ * order. Sheets: nccl_summary_implicit_sync, nccl_summary_long, then with
+ * detailed nccl_long and nccl_implicit_sync, then straggler_summary. */
+struct mp_nccl_opts {
+    const char *const *paths; /* paths[r] is rank r's trace, r < world_size */
+    size_t world_size;
+    int gpus_per_node; /* node_id/node_span columns; 0 = len(deviceProperties) of
+                          rank 0's trace (none when absent), < 0 = no node columns */
+    bool detailed;     /* nccl_long and nccl_implicit_sync */
+    mp_trace_progress_fn on_progress;
+    void *progress_user;
+};
+
+int mp_nccl_report_build(const struct mp_nccl_opts *o, struct mp_report **out, struct mp_diag *d);
+/* Finds one trace per rank among inputs (directories: their *.json.gz and
+ * *.json files; else glob patterns or files). The rank is the group named
+ * "rank" (else group 1) of rank_regex (Python syntax: \d, [...] escapes,
+ * (?P<rank>...)) searched in the file name, then the whole path; the first
+ * path in sorted order wins for a rank. *world_size 0 = highest rank + 1 (set
+ * on return). Every rank below it must have a file. *paths has *world_size
+ * entries; free with mp_nccl_paths_free. */
+int mp_nccl_find_ranks(const char *const *inputs, size_t n_inputs, const char *rank_regex,
+                       size_t *world_size, char ***paths, struct mp_diag *d);
+void mp_nccl_paths_free(char **paths, size_t n);
+
 /* ---- human views (src/analysis/tl_views.c) ----
  * Pure functions of a built report: the same report gives the same bytes.
  * Numbers are printed with fixed precision, non-finite ones as "-". */
