@@ -319,6 +319,13 @@ static struct mp_buf *new_sheet(struct mp_report *r, const char *name)
     return &s->csv;
 }
 
+/* An empty DataFrame, as pandas writes it: one empty line. */
+static int empty_sheet(struct nctx *c, const char *name)
+{
+    struct mp_buf *b = new_sheet(c->rep, name);
+    return b ? mp_buf_putc(b, '\n') : MP_ENOMEM;
+}
+
 /* ---- node_id / node_span ---- */
 
 static const char *node_span(const char *pg_ranks, int gpn)
@@ -508,7 +515,7 @@ static int sheet_summary_long(struct nctx *c, int gpn)
                             "size,dtype,In msg nelems,Out msg nelems,In split size,Out split "
                             "size,stream,In msg size (MB)_first,Out msg size (MB)_first,dur_sum,"
                             "dur_mean,dur_std,dur_min,dur_max,operation_count");
-        if (!rc && gpn > 0)
+        if (!rc && gpn > 0 && ng > 0) /* pandas adds none to an empty frame */
             rc = mp_buf_puts(b, ",node_id,node_span");
         rc = rc ? rc : mp_buf_putc(b, '\n');
     }
@@ -740,24 +747,32 @@ static const char *const isync_general =
 
 static int sheet_isync(struct nctx *c, const struct isync *v, size_t nv, int gpn)
 {
+    if (nv == 0)
+        return empty_sheet(c, "nccl_implicit_sync");
     struct mp_buf *b = new_sheet(c->rep, "nccl_implicit_sync");
     if (!b)
         return MP_ENOMEM;
-    size_t world = c->world;
-    bool *has = calloc(world ? world : 1, sizeof(bool));
-    if (!has)
-        return MP_ENOMEM;
-    for (size_t i = 0; i < nv; i++)
-        for (size_t k = 0; k < world; k++)
-            if (v[i].by_rank[k])
-                has[k] = true;
-    int rc = mp_buf_puts(b, isync_general);
-    for (size_t k = 0; k < world && !rc; k++)
-        if (has[k])
-            rc = mp_buf_printf(b, ",rank_%zu_ts,rank_%zu_dur", k, k);
-    for (size_t k = 0; k < world && !rc; k++)
-        if (has[k])
-            rc = mp_buf_printf(b, ",rank_%zu_wait_time", k);
+    /* per-rank columns in pandas' order: the union of each row's keys
+     * (its ranks' ts and dur, then their wait times) by first appearance */
+    size_t world = c->world, ncol = 0;
+    bool *seen = calloc(world * 3 + 1, sizeof(bool));
+    size_t *cols = malloc((world * 3 + 1) * sizeof(size_t));
+    int rc = (!seen || !cols) ? MP_ENOMEM : 0;
+    for (size_t i = 0; i < nv && !rc; i++)
+        for (int pass = 0; pass < 2; pass++)
+            for (size_t k = 0; k < world; k++) {
+                if (!v[i].by_rank[k])
+                    continue;
+                for (size_t kind = pass ? 2 : 0; kind < (pass ? 3u : 2u); kind++)
+                    if (!seen[k * 3 + kind]) {
+                        seen[k * 3 + kind] = true;
+                        cols[ncol++] = k * 3 + kind;
+                    }
+            }
+    static const char *const kind_names[3] = {"ts", "dur", "wait_time"};
+    rc = rc ? rc : mp_buf_puts(b, isync_general);
+    for (size_t j = 0; j < ncol && !rc; j++)
+        rc = mp_buf_printf(b, ",rank_%zu_%s", cols[j] / 3, kind_names[cols[j] % 3]);
     if (!rc && gpn > 0)
         rc = mp_buf_puts(b, ",node_span");
     rc = rc ? rc : mp_buf_putc(b, '\n');
@@ -781,22 +796,19 @@ static int sheet_isync(struct nctx *c, const struct isync *v, size_t nv, int gpn
         rc = rc ? rc : tl_csv_float(&csv, &cell, x->skew_end, true);
         rc = rc ? rc : tl_csv_float(&csv, &cell, x->algo_bw, true);
         rc = rc ? rc : tl_csv_float(&csv, &cell, x->bus_bw, true);
-        for (size_t k = 0; k < world && !rc; k++) {
-            if (!has[k])
-                continue;
+        for (size_t j = 0; j < ncol && !rc; j++) {
+            size_t k = cols[j] / 3, kind = cols[j] % 3;
             const struct nrow *rk = x->by_rank[k];
-            rc = tl_csv_float(&csv, &cell, rk ? rk->ts : NAN, rk != NULL);
-            rc = rc ? rc : tl_csv_float(&csv, &cell, rk ? rk->dur : NAN, rk != NULL);
+            double val = !rk ? NAN : kind == 0 ? rk->ts : kind == 1 ? rk->dur : x->wait[k];
+            rc = tl_csv_float(&csv, &cell, val, rk != NULL);
         }
-        for (size_t k = 0; k < world && !rc; k++)
-            if (has[k])
-                rc = tl_csv_float(&csv, &cell, x->wait[k], true);
         if (gpn > 0)
             rc = rc ? rc : mp_csv_str(&csv, node_span(r->cell[F_PGR], gpn));
         rc = rc ? rc : mp_csv_end_row(&csv);
     }
     mp_buf_fini(&cell);
-    free(has);
+    free(seen);
+    free(cols);
     return rc;
 }
 
@@ -866,7 +878,7 @@ static int put_stats4(struct mp_csv *csv, struct mp_buf *cell, const double *x, 
 static int sheet_summary_isync(struct nctx *c, const struct isync *v, size_t nv)
 {
     if (nv == 0)
-        return 0;
+        return empty_sheet(c, "nccl_summary_implicit_sync");
     size_t *idx = malloc(nv * sizeof(size_t));
     struct sgrp *g = calloc(nv, sizeof(*g));
     double *x = malloc(nv * sizeof(double));
