@@ -28,51 +28,6 @@ struct crow {
     bool has_mb;
 };
 
-/* Python-like cell of one JSON value: strings unquoted, numbers as written,
- * lists as tuples; NULL for a missing value or null. */
-static char *cell_of(const char *p, size_t n, bool *is_num, double *numv)
-{
-    struct mp_buf b;
-    mp_buf_init(&b, 0);
-    *is_num = false;
-    int rc = 0;
-    if (n == 4 && memcmp(p, "null", 4) == 0)
-        return NULL;
-    if (p[0] == '"') {
-        struct mp_strview raw = {p, n};
-        rc = mp_trace_json_string(raw, &b);
-    } else if (p[0] == '[' || p[0] == '{') {
-        rc = tl_json_to_pyrepr(&b, p, p + n);
-    } else if (p[0] == 't' || p[0] == 'f') {
-        rc = mp_buf_puts(&b, p[0] == 't' ? "True" : "False");
-    } else {
-        char tmp[64];
-        size_t k = n < sizeof(tmp) - 1 ? n : sizeof(tmp) - 1;
-        memcpy(tmp, p, k);
-        tmp[k] = '\0';
-        *numv = strtod(tmp, NULL);
-        *is_num = true;
-        rc = mp_buf_append(&b, p, n);
-    }
-    char *out = rc ? NULL : mp_strdup(mp_buf_cstr(&b));
-    mp_buf_fini(&b);
-    return out;
-}
-
-static int bytes_per_elem(const char *dtype)
-{
-    static const struct {
-        const char *n;
-        int b;
-    } t[] = {{"Float", 4}, {"Int", 4},    {"Long", 8}, {"BFloat16", 2}, {"Bool", 1},
-             {"Byte", 1},  {"Double", 8}, {"Half", 2}, {"Short", 2}};
-
-    for (size_t i = 0; dtype && i < sizeof(t) / sizeof(t[0]); i++)
-        if (strcmp(dtype, t[i].n) == 0)
-            return t[i].b;
-    return 0;
-}
-
 static int cmp_key(const struct crow *a, const struct crow *b)
 {
     for (int f = 0; f < NFIELDS; f++) {
@@ -123,7 +78,7 @@ int tl_sheet_coll(struct mp_report *rep, const struct mp_trace_tree *t,
         bool missing = false;
         for (int f = 0; f < NFIELDS && !rc; f++) {
             if (mp_trace_json_find(obj, fields[f], &v) == 0)
-                r.cell[f] = cell_of(v.p, v.n, &r.num[f], &r.numv[f]);
+                r.cell[f] = tl_json_cell(v.p, v.n, &r.num[f], &r.numv[f]);
             if (!r.cell[f] && f == 2 &&
                 strstr(mp_trace_tree_name(t, (int32_t)i), "cross_device_reduce"))
                 r.cell[f] = mp_strdup("allreduce"); /* TraceLens's inferred name */
@@ -131,7 +86,7 @@ int tl_sheet_coll(struct mp_report *rep, const struct mp_trace_tree *t,
                 missing = true; /* groupby drops keys with a missing value */
         }
         r.dur = (s->flags[i] & MP_EV_DUR) ? s->dur[i] : NAN;
-        int bpe = bytes_per_elem(r.cell[4]);
+        int bpe = tl_dtype_bytes(r.cell[4]);
         if (bpe && r.num[5] && r.num[6]) {
             r.has_mb = true;
             r.in_mb = r.numv[5] * bpe / (1024.0 * 1024.0);

@@ -335,3 +335,45 @@ int tl_row_kernels(const struct mp_trace_tree *t, int32_t uid, bool bwd, int32_t
     free(roots);
     return rc;
 }
+
+char *tl_json_cell(const char *p, size_t n, bool *is_num, double *numv)
+{
+    *is_num = false;
+    if (n == 0 || (n == 4 && memcmp(p, "null", 4) == 0))
+        return NULL;
+    struct mp_buf b;
+    mp_buf_init(&b, 0);
+    int rc;
+    if (p[0] == '"') {
+        rc = mp_trace_json_string((struct mp_strview){p, n}, &b);
+    } else if (p[0] == '[' || p[0] == '{') {
+        rc = tl_json_to_pyrepr(&b, p, p + n);
+    } else if (p[0] == 't' || p[0] == 'f') {
+        rc = mp_buf_puts(&b, p[0] == 't' ? "True" : "False");
+    } else {
+        char tmp[64];
+        size_t k = n < sizeof(tmp) - 1 ? n : sizeof(tmp) - 1;
+        memcpy(tmp, p, k);
+        tmp[k] = '\0';
+        *numv = strtod(tmp, NULL);
+        *is_num = true;
+        rc = mp_buf_append(&b, p, n);
+    }
+    char *out = rc ? NULL : mp_strdup(mp_buf_cstr(&b));
+    mp_buf_fini(&b);
+    return out;
+}
+
+int tl_dtype_bytes(const char *dtype)
+{
+    static const struct {
+        const char *n;
+        int b;
+    } t[] = {{"Float", 4}, {"Int", 4},    {"Long", 8}, {"BFloat16", 2}, {"Bool", 1},
+             {"Byte", 1},  {"Double", 8}, {"Half", 2}, {"Short", 2}};
+
+    for (size_t i = 0; dtype && i < sizeof(t) / sizeof(t[0]); i++)
+        if (strcmp(dtype, t[i].n) == 0)
+            return t[i].b;
+    return 0;
+}

@@ -106,4 +106,14 @@ bool mp_report_is_comm_name(const char *name);
  * descendants (bwd). *out is malloc'd. */
 int tl_row_kernels(const struct mp_trace_tree *t, int32_t uid, bool bwd, int32_t **out, size_t *n);
 
+/* Python-like cell of one raw JSON value of a collective's args: strings
+ * unquoted, numbers as written (also returned in *numv with *is_num set),
+ * lists as tuples, booleans as True/False; NULL for an empty value or null.
+ * malloc'd. */
+char *tl_json_cell(const char *p, size_t n, bool *is_num, double *numv);
+
+/* Bytes per element of a collective's dtype as the profiler names it
+ * ("BFloat16", "Float", ...); 0 when unknown. */
+int tl_dtype_bytes(const char *dtype);
+
 #endif

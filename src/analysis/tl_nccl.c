@@ -46,50 +46,6 @@ struct nctx {
     bool simplified;
 };
 
-/* A cell as pandas prints the Python value json.loads gives: strings bare,
- * numbers as written, lists as tuples (TraceLens turns them into tuples). */
-static char *json_cell(const char *p, size_t n, bool *is_num, double *numv)
-{
-    *is_num = false;
-    if (n == 0 || (n == 4 && memcmp(p, "null", 4) == 0))
-        return NULL;
-    struct mp_buf b;
-    mp_buf_init(&b, 0);
-    int rc;
-    if (p[0] == '"') {
-        rc = mp_trace_json_string((struct mp_strview){p, n}, &b);
-    } else if (p[0] == '[' || p[0] == '{') {
-        rc = tl_json_to_pyrepr(&b, p, p + n);
-    } else if (p[0] == 't' || p[0] == 'f') {
-        rc = mp_buf_puts(&b, p[0] == 't' ? "True" : "False");
-    } else {
-        char tmp[64];
-        size_t k = n < sizeof(tmp) - 1 ? n : sizeof(tmp) - 1;
-        memcpy(tmp, p, k);
-        tmp[k] = '\0';
-        *numv = strtod(tmp, NULL);
-        *is_num = true;
-        rc = mp_buf_append(&b, p, n);
-    }
-    char *out = rc ? NULL : mp_strdup(mp_buf_cstr(&b));
-    mp_buf_fini(&b);
-    return out;
-}
-
-static int dtype_bytes(const char *dtype)
-{
-    static const struct {
-        const char *n;
-        int b;
-    } t[] = {{"Float", 4}, {"Int", 4},    {"Long", 8}, {"BFloat16", 2}, {"Bool", 1},
-             {"Byte", 1},  {"Double", 8}, {"Half", 2}, {"Short", 2}};
-
-    for (size_t i = 0; dtype && i < sizeof(t) / sizeof(t[0]); i++)
-        if (strcmp(dtype, t[i].n) == 0)
-            return t[i].b;
-    return 0;
-}
-
 /* Kernel names TraceLens counts as collectives: nccl, rccl (any case) or a
  * custom all-reduce (cross_device_reduce). */
 static bool comm_name(struct mp_strview name)
@@ -194,7 +150,7 @@ static int add_rank(struct nctx *c, const struct mp_trace_store *s, int rank)
         struct mp_strview obj = {s->args[i], s->args_len[i]}, v;
         for (int f = 0; f < NF; f++) {
             if (mp_trace_json_find(obj, field_names[f], &v) == 0) {
-                r.cell[f] = json_cell(v.p, v.n, &r.num[f], &r.numv[f]);
+                r.cell[f] = tl_json_cell(v.p, v.n, &r.num[f], &r.numv[f]);
                 if (!r.cell[f] && !(v.n == 4 && memcmp(v.p, "null", 4) == 0)) {
                     row_free(&r);
                     return MP_ENOMEM;
@@ -203,7 +159,7 @@ static int add_rank(struct nctx *c, const struct mp_trace_store *s, int rank)
         }
         if (!r.cell[F_NAME] && strstr(nm, "cross_device_reduce"))
             r.cell[F_NAME] = mp_strdup("allreduce");
-        int bpe = dtype_bytes(r.cell[F_DTYPE]);
+        int bpe = tl_dtype_bytes(r.cell[F_DTYPE]);
         if (bpe && r.num[F_IN]) {
             r.has_mb = true;
             r.in_mb = r.numv[F_IN] * bpe / 1048576.0;
