@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include <magpie/fmt.h>
+#include <magpie/perf.h>
 #include <magpie/report.h>
 
 #include "tl_int.h"
@@ -376,4 +377,33 @@ int tl_dtype_bytes(const char *dtype)
         if (strcmp(dtype, t[i].n) == 0)
             return t[i].b;
     return 0;
+}
+
+int tl_model_op(const struct mp_trace_tree *t, int32_t uid, bool bwd, int32_t **k, size_t *nk,
+                double *kt, struct mp_perf_result *pr)
+{
+    int rc = tl_row_kernels(t, uid, bwd, k, nk);
+    if (rc)
+        return rc;
+    const char **names = malloc((*nk ? *nk : 1) * sizeof(char *));
+    if (!names) {
+        free(*k);
+        *k = NULL;
+        return MP_ENOMEM;
+    }
+    for (size_t i = 0; i < *nk; i++)
+        names[i] = mp_trace_tree_name(t, (*k)[i]);
+    *kt = mp_trace_tree_busy(t, *k, *nk);
+    struct mp_perf_op op = {.name = mp_trace_tree_name(t, uid),
+                            .args = t->s->args[uid],
+                            .args_len = t->s->args_len[uid],
+                            .kernel_names = names,
+                            .n_kernels = *nk};
+    rc = mp_perf_model(&op, pr);
+    free(names);
+    if (rc) {
+        free(*k);
+        *k = NULL;
+    }
+    return rc;
 }

@@ -106,6 +106,13 @@ bool mp_report_is_comm_name(const char *name);
  * descendants (bwd). *out is malloc'd. */
 int tl_row_kernels(const struct mp_trace_tree *t, int32_t uid, bool bwd, int32_t **out, size_t *n);
 
+struct mp_perf_result;
+/* Models op uid over its kernels (tl_row_kernels): *k / *nk the kernels in
+ * ts order (malloc'd), *kt their busy time, *pr the perf model's result
+ * (fini it). On an error code nothing is left allocated. */
+int tl_model_op(const struct mp_trace_tree *t, int32_t uid, bool bwd, int32_t **k, size_t *nk,
+                double *kt, struct mp_perf_result *pr);
+
 /* Python-like cell of one raw JSON value of a collective's args: strings
  * unquoted, numbers as written (also returned in *numv with *is_num set),
  * lists as tuples, booleans as True/False; NULL for an empty value or null.

@@ -130,16 +130,7 @@ static int build_launchers(const struct mp_trace_tree *t, struct lset *out)
             L->k[k] = o[k].uid;
         if (o != small)
             free(o);
-        int32_t tmp[64];
-        int32_t *dk = L->nk <= 64 ? tmp : malloc(L->nk * sizeof(int32_t));
-        if (!dk) {
-            rc = MP_ENOMEM;
-            break;
-        }
-        memcpy(dk, L->k, L->nk * sizeof(int32_t));
-        L->direct = mp_trace_tree_busy(t, dk, L->nk);
-        if (dk != tmp)
-            free(dk);
+        L->direct = mp_trace_tree_busy(t, L->k, L->nk);
         size_t bn = 0;
         long got = mp_trace_tree_gpu_events(t, L->uid, &buf, &bn, &bcap);
         if (got < 0) {

@@ -53,37 +53,12 @@ static bool single_table(const char *family)
 static int add_row(struct psheet *sh, const struct mp_trace_tree *t, int32_t uid,
                    const struct mp_perf_arch *arch, bool bwd, int part)
 {
-    const struct mp_trace_store *s = t->s;
     struct prow r = {
         .uid = uid, .group = -1, .part = part, .recompute = t->recompute ? t->recompute[uid] : 0};
-    int rc = tl_row_kernels(t, uid, bwd, &r.k, &r.nk);
+    struct mp_perf_result pr;
+    int rc = tl_model_op(t, uid, bwd, &r.k, &r.nk, &r.kt, &pr);
     if (rc)
         return rc;
-    const char **names = malloc((r.nk ? r.nk : 1) * sizeof(char *));
-    int32_t *tmp = malloc((r.nk ? r.nk : 1) * sizeof(int32_t));
-    if (!names || !tmp) {
-        free(names);
-        free(tmp);
-        free(r.k);
-        return MP_ENOMEM;
-    }
-    for (size_t i = 0; i < r.nk; i++)
-        names[i] = mp_trace_tree_name(t, r.k[i]);
-    memcpy(tmp, r.k, r.nk * sizeof(int32_t));
-    r.kt = r.nk ? mp_trace_tree_busy(t, tmp, r.nk) : 0.0;
-    free(tmp);
-    struct mp_perf_op op = {.name = mp_trace_tree_name(t, uid),
-                            .args = s->args[uid],
-                            .args_len = s->args_len[uid],
-                            .kernel_names = names,
-                            .n_kernels = r.nk};
-    struct mp_perf_result pr;
-    rc = mp_perf_model(&op, &pr);
-    free(names);
-    if (rc) {
-        free(r.k);
-        return rc;
-    }
     if (pr.status != MP_PERF_OK || (bwd && pr.status_bwd != MP_PERF_OK)) {
         /* NotImplementedError and other failures drop the row, as TraceLens */
         mp_perf_result_fini(&pr);

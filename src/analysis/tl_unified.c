@@ -124,32 +124,9 @@ static bool descendant_with_model(struct uctx *u, int32_t i)
  * unless an error code is returned. */
 static int model_bwd(struct uctx *u, int32_t f, struct mp_perf_result *pr, double *kt)
 {
-    const struct mp_trace_tree *t = u->t;
     int32_t *k = NULL;
     size_t nk = 0;
-    int rc = tl_row_kernels(t, f, true, &k, &nk);
-    if (rc)
-        return rc;
-    const char **names = malloc((nk ? nk : 1) * sizeof(char *));
-    int32_t *tmp = malloc((nk ? nk : 1) * sizeof(int32_t));
-    if (!names || !tmp) {
-        free(names);
-        free(tmp);
-        free(k);
-        return MP_ENOMEM;
-    }
-    for (size_t q = 0; q < nk; q++)
-        names[q] = mp_trace_tree_name(t, k[q]);
-    memcpy(tmp, k, nk * sizeof(int32_t));
-    *kt = nk ? mp_trace_tree_busy(t, tmp, nk) : 0.0;
-    free(tmp);
-    struct mp_perf_op op = {.name = mp_trace_tree_name(t, f),
-                            .args = t->s->args[f],
-                            .args_len = t->s->args_len[f],
-                            .kernel_names = names,
-                            .n_kernels = nk};
-    rc = mp_perf_model(&op, pr);
-    free(names);
+    int rc = tl_model_op(u->t, f, true, &k, &nk, kt, pr);
     free(k);
     return rc;
 }
@@ -350,12 +327,7 @@ static int fill_row(struct uctx *u, struct urow *r)
         if (got < 0)
             return (int)got;
     }
-    int32_t *tmp = malloc((r->nk ? r->nk : 1) * sizeof(int32_t));
-    if (!tmp)
-        return MP_ENOMEM;
-    memcpy(tmp, r->k, r->nk * sizeof(int32_t));
-    r->kt = r->nk ? mp_trace_tree_busy(t, tmp, r->nk) : 0.0;
-    free(tmp);
+    r->kt = mp_trace_tree_busy(t, r->k, r->nk);
     int32_t fk = u->first_kernel[r->uid];
     r->category = mp_perf_category(r->name, fk >= 0 ? mp_trace_tree_name(t, fk) : NULL);
     r->has_model = !r->synthetic && has_model(u, r->uid);
