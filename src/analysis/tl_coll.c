@@ -30,17 +30,7 @@ struct crow {
 
 static int cmp_key(const struct crow *a, const struct crow *b)
 {
-    for (int f = 0; f < NFIELDS; f++) {
-        if (a->num[f] && b->num[f]) {
-            if (a->numv[f] != b->numv[f])
-                return a->numv[f] < b->numv[f] ? -1 : 1;
-        } else {
-            int c = strcmp(a->cell[f], b->cell[f]);
-            if (c)
-                return c;
-        }
-    }
-    return 0;
+    return tl_cmp_cells(a->cell, a->num, a->numv, b->cell, b->num, b->numv, NFIELDS);
 }
 
 static int cmp_rows(const void *x, const void *y)

@@ -407,3 +407,19 @@ int tl_model_op(const struct mp_trace_tree *t, int32_t uid, bool bwd, int32_t **
     }
     return rc;
 }
+
+int tl_cmp_cells(char *const *ca, const bool *na, const double *va, char *const *cb, const bool *nb,
+                 const double *vb, int n)
+{
+    for (int f = 0; f < n; f++) {
+        if (na[f] && nb[f]) {
+            if (va[f] != vb[f])
+                return va[f] < vb[f] ? -1 : 1;
+        } else {
+            int c = strcmp(ca[f], cb[f]);
+            if (c)
+                return c;
+        }
+    }
+    return 0;
+}

@@ -123,4 +123,10 @@ char *tl_json_cell(const char *p, size_t n, bool *is_num, double *numv);
  * ("BFloat16", "Float", ...); 0 when unknown. */
 int tl_dtype_bytes(const char *dtype);
 
+/* Orders two rows of key cells field by field: numerically where both
+ * cells are numbers, else by text (the grouping order of the collective
+ * tables). */
+int tl_cmp_cells(char *const *ca, const bool *na, const double *va, char *const *cb, const bool *nb,
+                 const double *vb, int n);
+
 #endif

@@ -388,17 +388,7 @@ static int cmp_key(const struct nrow *a, const struct nrow *b)
 {
     if (a->rank != b->rank)
         return a->rank < b->rank ? -1 : 1;
-    for (int f = 0; f < NF; f++) {
-        if (a->num[f] && b->num[f]) {
-            if (a->numv[f] != b->numv[f])
-                return a->numv[f] < b->numv[f] ? -1 : 1;
-        } else {
-            int k = strcmp(a->cell[f], b->cell[f]);
-            if (k)
-                return k;
-        }
-    }
-    return 0;
+    return tl_cmp_cells(a->cell, a->num, a->numv, b->cell, b->num, b->numv, NF);
 }
 
 static int cmp_key_idx(const void *x, const void *y)
