@@ -423,3 +423,20 @@ int tl_cmp_cells(char *const *ca, const bool *na, const double *va, char *const 
     }
     return 0;
 }
+
+int tl_gid_reserve(int32_t **gid, size_t *cap, int32_t id)
+{
+    if ((size_t)id < *cap)
+        return 0;
+    size_t nc = *cap ? *cap * 2 : 256;
+    while (nc <= (size_t)id)
+        nc *= 2;
+    int32_t *n = realloc(*gid, nc * sizeof(int32_t));
+    if (!n)
+        return MP_ENOMEM;
+    for (size_t q = *cap; q < nc; q++)
+        n[q] = -1;
+    *gid = n;
+    *cap = nc;
+    return 0;
+}

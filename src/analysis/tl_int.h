@@ -129,4 +129,8 @@ int tl_dtype_bytes(const char *dtype);
 int tl_cmp_cells(char *const *ca, const bool *na, const double *va, char *const *cb, const bool *nb,
                  const double *vb, int n);
 
+/* Grows *gid (interned key id -> group index, -1 = no group yet) so that
+ * id is a valid index; new slots are -1. 0 or MP_ENOMEM. */
+int tl_gid_reserve(int32_t **gid, size_t *cap, int32_t id);
+
 #endif

@@ -414,19 +414,9 @@ static int sheet_unique_args(const struct mp_trace_tree *t, const struct lset *l
             rc = MP_ENOMEM;
             break;
         }
-        if ((size_t)id >= gcap) {
-            size_t nc = gcap ? gcap * 2 : 256;
-            while (nc <= (size_t)id)
-                nc *= 2;
-            int32_t *ng2 = realloc(gid, nc * sizeof(int32_t));
-            if (!ng2) {
-                rc = MP_ENOMEM;
-                break;
-            }
-            for (size_t k = gcap; k < nc; k++)
-                ng2[k] = -1;
-            gid = ng2;
-            gcap = nc;
+        if (tl_gid_reserve(&gid, &gcap, id)) {
+            rc = MP_ENOMEM;
+            break;
         }
         struct ugroup *G;
         if (gid[id] < 0) {

@@ -687,19 +687,9 @@ int tl_sheet_unified(struct mp_report *rep, const struct mp_trace_tree *t,
             rc = MP_ENOMEM;
             break;
         }
-        if ((size_t)id >= gcap) {
-            size_t nc = gcap ? gcap * 2 : 256;
-            while (nc <= (size_t)id)
-                nc *= 2;
-            int32_t *ng2 = realloc(gid, nc * sizeof(int32_t));
-            if (!ng2) {
-                rc = MP_ENOMEM;
-                break;
-            }
-            for (size_t q = gcap; q < nc; q++)
-                ng2[q] = -1;
-            gid = ng2;
-            gcap = nc;
+        if (tl_gid_reserve(&gid, &gcap, id)) {
+            rc = MP_ENOMEM;
+            break;
         }
         if (gid[id] < 0) {
             gid[id] = (int32_t)ng;
