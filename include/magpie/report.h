@@ -44,12 +44,11 @@ struct mp_gpu_timeline {
     double micro_idle, macro_idle; /* idle gaps shorter / not shorter than the threshold */
 };
 
-int mp_report_gpu_timeline(const struct mp_trace_tree *t, bool include_unlinked,
-                           struct mp_gpu_timeline *out);
-
-/* The same over the GPU events whose t->recompute flag equals `recompute`
- * (TraceLens's per-block timeline under --detect_recompute); *n_out is the
- * number of GPU events in the block. */
+/* The timeline over the trace's GPU events (linked ones only unless
+ * include_unlinked); recompute >= 0 keeps only those whose t->recompute flag
+ * equals it (TraceLens's per-block timeline under --detect_recompute);
+ * micro_idle_thresh_us >= 0 also splits idle time into micro/macro gaps.
+ * *n_out is the number of GPU events counted. */
 int mp_report_gpu_timeline_sel(const struct mp_trace_tree *t, bool include_unlinked, int recompute,
                                double micro_idle_thresh_us, struct mp_gpu_timeline *out,
                                size_t *n_out);

@@ -103,12 +103,9 @@ static int sheet_timeline(struct ctx *c)
         return MP_ENOMEM;
     int thr = c->o->micro_idle_thresh_us;
     bool micro = thr >= 0;
-    if (!c->t->recompute) {
-        struct mp_gpu_timeline g;
-        size_t n;
-        int rc = mp_report_gpu_timeline_sel(c->t, c->o->include_unlinked, -1, thr, &g, &n);
-        rc = rc ? rc : mp_buf_puts(b, "type,time ms,percent\n");
-        return rc ? rc : timeline_rows(b, &g, micro, "");
+    if (!c->t->recompute) { /* the report's whole-trace timeline, computed once */
+        int rc = mp_buf_puts(b, "type,time ms,percent\n");
+        return rc ? rc : timeline_rows(b, &c->r->timeline, micro, "");
     }
     int rc = mp_buf_puts(b, "type,time ms,percent,is_recompute\n");
     for (int sel = 0; sel < 2 && !rc; sel++) {
@@ -650,7 +647,9 @@ int mp_report_build(const char *path, const struct mp_report_opts *o, struct mp_
     c.r->events = c.s->n;
     c.r->gpu_events = c.t->n_gpu;
     c.r->gpu_linked = c.t->n_gpu_linked;
-    rc = mp_report_gpu_timeline(c.t, o->include_unlinked, &c.r->timeline);
+    size_t n_timeline;
+    rc = mp_report_gpu_timeline_sel(c.t, o->include_unlinked, -1, o->micro_idle_thresh_us,
+                                    &c.r->timeline, &n_timeline);
     c.total_time_ms = c.r->timeline.total / 1e3;
     rc = rc ? rc : index_launchers(&c);
     rc = rc ? rc : sheet_timeline(&c);

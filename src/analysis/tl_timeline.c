@@ -110,13 +110,6 @@ static bool is_rocclr_copy(const char *name)
     return false;
 }
 
-int mp_report_gpu_timeline(const struct mp_trace_tree *t, bool include_unlinked,
-                           struct mp_gpu_timeline *out)
-{
-    size_t n;
-    return mp_report_gpu_timeline_sel(t, include_unlinked, -1, -1.0, out, &n);
-}
-
 int mp_report_gpu_timeline_sel(const struct mp_trace_tree *t, bool include_unlinked, int recompute,
                                double micro_idle_thresh_us, struct mp_gpu_timeline *out,
                                size_t *n_out)
