@@ -9,6 +9,7 @@
 
 #include <cmocka.h>
 
+#include <magpie/config.h>
 #include <magpie/yaml.h>
 
 static struct mp_yaml_doc *load(const char *text)
@@ -111,11 +112,100 @@ static void test_yaml_errors(void **state)
     assert_string_equal(d.file, "/nonexistent/x.yaml");
 }
 
+static void test_kernel_config(void **state)
+{
+    (void)state;
+    setenv("MP_TEST_DIR", "/tmp/kdir", 1);
+    const char *y = "kernel:\n"
+                    "  id: k1\n"
+                    "  type: cuda\n"
+                    "  source_files: $MP_TEST_DIR/a.cu\n"
+                    "  working_dir: ${MP_TEST_DIR}\n"
+                    "  compile_command: \"nvcc -o 'a b' a.cu\"\n"
+                    "  testcase_command: [./a, --n, '10']\n"
+                    "  env: {FOO: $MP_UNSET_VAR_X}\n"
+                    "kernels:\n"
+                    "  - id: k2\n"
+                    "    type: opencl\n"
+                    "    compile_command: [[make, a], [make, b]]\n"
+                    "    global_size: [1024, 2]\n"
+                    "    bogus_key: 1\n"
+                    "performance: {backend: ncu, timeout_seconds: 30, ncu: {metrics: [a, b]}}\n"
+                    "correctness: {backend: accordo, accordo: {atol: 0.001, kernel_args: "
+                    "[[x, float]]}}\n"
+                    "latency: {max_noise: 0.01}\n";
+    struct mp_kernel_config c;
+    mp_kernel_config_init(&c);
+    struct mp_diag d;
+    mp_diag_clear(&d);
+    assert_int_equal(mp_config_load_kernel_string(&c, y, "k.yaml", &d), 0);
+    assert_int_equal(c.nkernels, 2);
+    const struct mp_kernel_spec *k = &c.kernels[0];
+    assert_string_equal(k->id, "k1");
+    assert_int_equal(k->type, MP_KERNEL_CUDA);
+    assert_int_equal(k->nsources, 1);
+    assert_string_equal(k->sources[0], "/tmp/kdir/a.cu");
+    assert_string_equal(k->working_dir, "/tmp/kdir");
+    assert_int_equal(k->compile.n, 1);
+    assert_string_equal(k->compile.argv[0][2], "a b");
+    assert_string_equal(k->testcase.argv[0][2], "10");
+    assert_string_equal(k->env[0], "FOO=$MP_UNSET_VAR_X");
+    const struct mp_kernel_spec *k2 = &c.kernels[1];
+    assert_int_equal(k2->type, MP_KERNEL_OPENCL);
+    assert_int_equal(k2->compile.n, 2);
+    assert_string_equal(k2->compile.argv[1][1], "b");
+    assert_int_equal(k2->ndim, 2);
+    assert_true(k2->global[1] == 2);
+    assert_int_equal(c.nwarnings, 1);
+    assert_string_equal(c.performance.backend, "ncu");
+    assert_int_equal(c.performance.ncu_metrics.n, 2);
+    assert_string_equal(c.correctness.backend, "accordo");
+    assert_true(c.correctness.atol == 0.001);
+    assert_string_equal(c.correctness.accordo_kernel_args.v[0], "x:float");
+    assert_true(c.latency.max_noise == 0.01);
+    mp_kernel_config_fini(&c);
+
+    /* bad values name file:line:col */
+    static const struct {
+        const char *yaml;
+        long line, col;
+    } bad[] = {
+        {"kernel:\n  type: fortran\n", 2, 9},
+        {"kernel: {id: a}\nperformance:\n  timeout_seconds: soon\n", 3, 20},
+        {"kernel: {id: a, compile_command: {a: 1}}\n", 1, 34},
+        {"kernel: {id: a, compile_command: [[a], b]}\n", 1, 40},
+        {"kernels: []\n", 1, 1},
+        {"kernel: {id: a, seeds: 0}\n", 1, 24},
+    };
+
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        mp_kernel_config_init(&c);
+        mp_diag_clear(&d);
+        assert_int_equal(mp_config_load_kernel_string(&c, bad[i].yaml, "b.yaml", &d), MP_EINVAL);
+        if (d.line != bad[i].line || d.col != bad[i].col)
+            fprintf(stderr, "case %zu: %ld:%ld %s\n", i, d.line, d.col, d.msg);
+        assert_int_equal(d.line, bad[i].line);
+        assert_int_equal(d.col, bad[i].col);
+        mp_kernel_config_fini(&c);
+    }
+}
+
+static void test_expand(void **state)
+{
+    (void)state;
+    setenv("MP_T_A", "x", 1);
+    char *s = mp_config_expand_vars("$MP_T_A/${MP_T_A}/$MP_T_NONE/$/${}/$1");
+    assert_string_equal(s, "x/x/$MP_T_NONE/$/${}/$1");
+    free(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_yaml_tree),
         cmocka_unit_test(test_yaml_errors),
+        cmocka_unit_test(test_kernel_config),
+        cmocka_unit_test(test_expand),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

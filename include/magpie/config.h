@@ -1,0 +1,210 @@
+/* magpie config: typed, Magpie-compatible configuration files.
+ *
+ * Kernel evaluation (analyze / compare) reads two YAML files: the framework
+ * config (-c, Magpie's config.yaml: scheduler, correctness, compiling,
+ * performance, latency and compare sections) and the kernel config (-k:
+ * kernel / kernels entries plus performance / correctness / scheduler /
+ * latency overrides). Both fill one struct mp_kernel_config; the kernel
+ * config is loaded after the framework config and overrides it.
+ *
+ * Strings in kernel entries and in the override sections are expanded with
+ * environment variables ($VAR, ${VAR}; unknown variables stay as written,
+ * as in Python's os.path.expandvars). Commands take Magpie's three forms:
+ * a string (split with shell quoting rules, unlike Magpie's whitespace
+ * split), a list of strings (one argv), or a list of lists (several argvs
+ * run in order). Unknown keys are warned about through mp_log; values of the
+ * wrong type are errors that name file:line:col and the field.
+ *
+ * Ownership: every string and array in these structs is owned by the
+ * struct and freed by the matching _fini.
+ */
+#ifndef MAGPIE_CONFIG_H
+#define MAGPIE_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <magpie/base.h>
+
+/* ---- command lists ---- */
+
+/* n argvs, each NULL-terminated. */
+struct mp_cmds {
+    int n;
+    char ***argv;
+};
+
+void mp_cmds_fini(struct mp_cmds *c);
+/* Appends the argv that s splits into (shell quoting rules); an empty
+ * string adds nothing. */
+int mp_cmds_add_string(struct mp_cmds *c, const char *s, struct mp_diag *d);
+/* Appends a copy of argv (NULL-terminated). */
+int mp_cmds_add_argv(struct mp_cmds *c, const char *const *argv);
+/* One line per argv, words joined shell-safe, ' && ' between argvs. */
+int mp_cmds_join(const struct mp_cmds *c, struct mp_buf *out);
+
+/* $VAR and ${VAR} replaced from the environment; unknown names are kept
+ * as written. Returns a new string (caller frees) or NULL on ENOMEM. */
+char *mp_config_expand_vars(const char *s);
+
+/* ---- kernels ---- */
+
+enum mp_kernel_type {
+    MP_KERNEL_HIP = 0,
+    MP_KERNEL_CUDA,
+    MP_KERNEL_PYTORCH,
+    MP_KERNEL_TRITON,
+    MP_KERNEL_OPENCL,
+};
+
+/* "HIP", "CUDA", "PYTORCH", "TRITON", "OPENCL" (Magpie's enum names). */
+const char *mp_kernel_type_name(enum mp_kernel_type t);
+/* hip, cuda, pytorch (torch, py), triton, opencl (cl); case-insensitive. */
+int mp_kernel_type_parse(const char *s, enum mp_kernel_type *out);
+
+#define MP_KERNEL_MAX_DIMS 3
+
+/* One kernel entry (Magpie's KernelEvalConfig plus magpie's additions). */
+struct mp_kernel_spec {
+    char *id;
+    enum mp_kernel_type type;
+    int nsources;
+    char **sources;
+    char *working_dir; /* NULL: the current directory */
+    int nenv;
+    char **env; /* "KEY=VALUE" */
+    struct mp_cmds compile;
+    struct mp_cmds testcase;
+    struct mp_cmds prof;
+    char *bench_module; /* bench_target */
+    char *bench_callable;
+    char *bench_get_inputs;
+    char *get_inputs_func;      /* default "get_inputs" */
+    char *get_init_inputs_func; /* default "get_init_inputs" */
+    char *dtype;                /* default "float32" */
+    /* additions */
+    char *reference;   /* reference implementation: a source in the same language
+                          (opencl, cuda harness) or a KernelBench Model file (pytorch,
+                          triton); enables reference-mode correctness */
+    char *kernel_name; /* entry point in the source (C harness); NULL = the first */
+    long long size;    /* elements per buffer argument in the C harness (default 1 Mi) */
+    int ndim;          /* launch geometry of the C harness; 0 = 1-D over size */
+    long long global[MP_KERNEL_MAX_DIMS]; /* work items (threads) per dimension */
+    long long local[MP_KERNEL_MAX_DIMS];  /* work-group (block) size; 0 = 256 in dim 0 */
+    double atol, rtol;                    /* < 0: the dtype's default */
+    int seeds;                            /* fresh random inputs checked (default 3) */
+};
+
+/* ---- sections ---- */
+
+struct mp_strlist {
+    int n;
+    char **v;
+};
+
+struct mp_weight {
+    char *metric;
+    double weight;
+};
+
+struct mp_weights {
+    int n;
+    struct mp_weight *v;
+};
+
+struct mp_correctness_cfg {
+    char backend[16]; /* "testcase" (default) or "accordo" */
+    int iterations;   /* testcase runs per command (default 1) */
+    double timeout_s; /* per testcase run, default 300 */
+    /* accordo */
+    double atol, rtol;
+    bool equal_nan;
+    double accordo_timeout_s;
+    char *accordo_kernel_name;
+    char *accordo_reference_binary;
+    char *accordo_optimized_binary;
+    char *accordo_working_directory;
+    struct mp_strlist accordo_kernel_args; /* "name:type" */
+};
+
+struct mp_performance_cfg {
+    char backend[32]; /* "" = auto, ncu, rocprof_compute, rocprofv3, metrix */
+    double timeout_s; /* default 300 */
+    struct mp_strlist ncu_args;
+    struct mp_strlist ncu_metrics; /* empty = magpie's default roofline set */
+    struct mp_strlist rocprof_profile_args;
+    struct mp_strlist rocprof_analyze_args;
+    struct mp_strlist rocprof_metric_blocks;
+    int roofline; /* -1 unset, 0 false, 1 true */
+};
+
+struct mp_latency_cfg {
+    bool enabled;            /* default true */
+    char method[32];         /* auto (default), harness, cuda_graph, none, ... */
+    char primary_metric[32]; /* wall_median_ms (default) or kernel_median_ms */
+    double rep_ms;           /* Magpie runner: 20 */
+    int n_retries;           /* 5 */
+    int estimate_reps;       /* 5 */
+    int warmup_iters;        /* 5 */
+    long long seed;          /* 42 */
+    double timeout_s;        /* 120 */
+    struct mp_strlist pythonpath;
+    /* magpie's noise-based stopping (NVBench stdrel) */
+    int min_samples;   /* 10 */
+    int max_samples;   /* 10000 */
+    double min_time_s; /* 0.5 s of accumulated device time */
+    double max_noise;  /* 0.005 = 0.5 % relative standard deviation */
+    double max_time_s; /* 15 s wall per kernel */
+    double warmup_s;   /* 0.1 s */
+    bool l2_flush;     /* default true */
+};
+
+struct mp_compare_cfg {
+    struct mp_weights weights_ncu;
+    struct mp_weights weights_rocprof;
+    struct mp_weights weights_metrix;
+    struct mp_strlist lower_is_better; /* default duration_ns_total, LDS_Conflicts */
+    char winner_strategy[32];          /* "statistical" (magpie default), "perf_score" */
+    double alpha;                      /* 0.05 */
+    double threshold;                  /* practical difference, 0.01 = 1 % */
+    int rounds;                        /* interleaved rounds, 0 = until stable */
+};
+
+struct mp_scheduler_cfg {
+    char environment[16]; /* local (default), container, ray */
+    int max_workers;
+    char *docker_image;
+};
+
+/* Everything analyze / compare needs. */
+struct mp_kernel_config {
+    int nkernels;
+    struct mp_kernel_spec *kernels;
+    bool enable_default_compile; /* compiling.enable_default_compile */
+    char log_level[16];
+    struct mp_correctness_cfg correctness;
+    struct mp_performance_cfg performance;
+    struct mp_latency_cfg latency;
+    struct mp_compare_cfg compare;
+    struct mp_scheduler_cfg scheduler;
+    int nwarnings; /* unknown keys seen while loading */
+};
+
+void mp_kernel_config_init(struct mp_kernel_config *c); /* defaults */
+void mp_kernel_config_fini(struct mp_kernel_config *c);
+void mp_kernel_spec_init(struct mp_kernel_spec *k);
+void mp_kernel_spec_fini(struct mp_kernel_spec *k);
+/* Appends a copy-free entry: *k is moved into c (k is zeroed). */
+int mp_kernel_config_add(struct mp_kernel_config *c, struct mp_kernel_spec *k);
+
+/* Framework config (-c). A missing file is not an error (Magpie: empty
+ * config). Keys that do not concern kernels (benchmark:, gpu:, output:) are
+ * accepted silently. */
+int mp_config_load_framework(struct mp_kernel_config *c, const char *path, struct mp_diag *d);
+/* Kernel config (-k): appends its kernels and applies its overrides.
+ * A config with no kernel at all is an error. */
+int mp_config_load_kernel(struct mp_kernel_config *c, const char *path, struct mp_diag *d);
+int mp_config_load_kernel_string(struct mp_kernel_config *c, const char *text, const char *name,
+                                 struct mp_diag *d);
+
+#endif
