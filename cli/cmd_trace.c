@@ -19,7 +19,8 @@ static void usage(FILE *f)
                "  report TRACE   TraceLens-compatible performance report (CSV sheets)\n"
                "  collective PATH...  multi-rank collective (NCCL/RCCL) report, TraceLens's\n"
                "                 multi_rank_collective_report (CSV sheets)\n"
-               "  split          split a serving trace into steps (not implemented yet)\n"
+               "  split TRACE    split a serving trace at its step annotations into per-step\n"
+               "                 and steady-state sub-traces (TraceLens's splitter)\n"
                "  stages         per-stage inference analysis (not implemented yet)\n\n"
                "`magpie trace <command> --help` for a command's options.\n");
 }
@@ -637,7 +638,9 @@ int cmd_trace(int argc, char **argv, const struct cli_global *g)
         return cmd_report(argc - 1, argv + 1);
     if (strcmp(argv[1], "collective") == 0)
         return cmd_collective(argc - 1, argv + 1);
-    if (strcmp(argv[1], "split") == 0 || strcmp(argv[1], "stages") == 0) {
+    if (strcmp(argv[1], "split") == 0)
+        return cli_trace_split(argc - 1, argv + 1);
+    if (strcmp(argv[1], "stages") == 0) {
         fprintf(stderr, "magpie: error: 'trace %s' is not implemented yet\n", argv[1]);
         return EXIT_USAGE;
     }

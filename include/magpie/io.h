@@ -37,4 +37,8 @@ uint64_t mp_io_raw_size(const struct mp_io_reader *r);
 bool mp_io_is_gzip(const struct mp_io_reader *r);
 const char *mp_io_name(const struct mp_io_reader *r);
 
+/* Appends the gzip (RFC 1952) compression of data[0..len) to out, at zlib
+ * level 1-9 (ISA-L's fast deflate for level 1 when available). */
+int mp_io_gzip(const void *data, size_t len, int level, struct mp_buf *out, struct mp_diag *d);
+
 #endif

@@ -65,6 +65,7 @@ struct mp_trace_event {
     int64_t stream;                       /* args["stream"] (GPU events) */
     struct mp_strview args;               /* raw text of "args" object, or empty */
     struct mp_strview input_dims;         /* raw text of args["Input Dims"], or empty */
+    struct mp_strview raw;                /* the whole event's JSON text, '{' to '}' */
 };
 
 /* Called once per event. Return 0 to continue; any other value stops the

@@ -1002,6 +1002,8 @@ int mp_trace_parse(struct mp_io_reader *r, const struct mp_trace_parse_opts *opt
                 q = scan_event(&ps, p, end, &ev);
                 if (q) {
                     ev.index = ps.nevents++;
+                    ev.raw.p = p;
+                    ev.raw.n = (size_t)(q - p);
                     if (opts && opts->on_event) {
                         int urc = opts->on_event(&ev, opts->user);
                         if (urc) {

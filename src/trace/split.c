@@ -1,0 +1,992 @@
+/* The inference trace splitter (TraceLens_split_inference_trace,
+ * tracelens.md §5.2): finds the step annotations, picks the windows asked
+ * for (every step, steady-state windows, same-phase runs), selects each
+ * window's events exactly as TraceLens does (the steps' CPU events on their
+ * thread, the flows and GPU events sharing their correlation ids, and every
+ * event without a timestamp), and writes them as gzip sub-traces with
+ * execution_details.json / .csv.
+ *
+ * Two streaming passes over the input: the first builds the event store
+ * (for selection), the second copies each selected event's raw JSON text
+ * into the sub-traces that own it, in file order. Nothing is written until
+ * every sub-trace is complete.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <magpie/fmt.h>
+#include <magpie/io.h>
+#include <magpie/steps.h>
+
+#define SPLIT_MAX_OUTPUTS 1000000
+
+static const char *const gpu_cats[] = {"kernel", "gpu_memcpy", "gpu_memset",
+                                       "gpu_user_annotation"};
+
+/* One sub-trace to write. */
+struct output {
+    size_t *roots; /* indices into the sorted root list */
+    size_t nroots;
+    long idx;
+    char *label;  /* output_label, or NULL for a single-iteration file */
+    char *subdir; /* "" or "prefilldecodemix" / "decode_only" */
+    size_t *events; /* selected event indices, ascending */
+    size_t nevents;
+    struct mp_buf text;
+    size_t written; /* events appended to text so far */
+};
+
+struct split {
+    const struct mp_trace_split_opts *o;
+    struct mp_trace_store *s;
+    struct mp_step_patterns *pat;
+    size_t *roots; /* event indices of the step annotations, by ts */
+    size_t nroots;
+    struct mp_step_details *details; /* per root */
+    struct output *out;
+    size_t nout, capout;
+    /* correlation -> events (flows by id, GPU events by args.correlation),
+     * as singly linked lists through next[] */
+    struct mp_i64map flow_head, gpu_head;
+    int64_t *next;
+    /* events with ts and dur, sorted by (thread, ts) */
+    size_t *by_thread;
+    size_t nby;
+    size_t *meta; /* events without ts */
+    size_t nmeta;
+    /* owners per event (CSR) for the copy pass */
+    uint32_t *own_off;
+    uint32_t *own;
+    /* top-level keys of the input, with their place around traceEvents */
+    struct mp_buf keys_before, keys_after;
+    bool seen_events;
+    struct mp_diag *d;
+};
+
+static int add_output(struct split *sp, struct output **o)
+{
+    if (sp->nout == sp->capout) {
+        size_t nc = sp->capout ? sp->capout * 2 : 64;
+        if (nc > SPLIT_MAX_OUTPUTS)
+            return mp_diag_set(sp->d, MP_ENOMEM, "too many sub-traces (> %d)",
+                               SPLIT_MAX_OUTPUTS);
+        struct output *no = realloc(sp->out, sizeof(*no) * nc);
+        if (!no)
+            return mp_diag_set(sp->d, MP_ENOMEM, "out of memory");
+        sp->out = no;
+        sp->capout = nc;
+    }
+    *o = &sp->out[sp->nout++];
+    memset(*o, 0, sizeof(**o));
+    mp_buf_init(&(*o)->text, 0);
+    return 0;
+}
+
+static int output_roots(struct split *sp, struct output *o, size_t from, size_t to)
+{
+    o->nroots = to - from;
+    o->roots = malloc(sizeof(size_t) * (o->nroots ? o->nroots : 1));
+    if (!o->roots)
+        return mp_diag_set(sp->d, MP_ENOMEM, "out of memory");
+    for (size_t i = 0; i < o->nroots; i++)
+        o->roots[i] = from + i;
+    return 0;
+}
+
+static const char *str_of(const struct mp_trace_store *s, int32_t id)
+{
+    return id >= 0 ? mp_intern_str(s->strings, id) : "";
+}
+
+static bool is_gpu_cat(const char *cat)
+{
+    for (size_t i = 0; i < sizeof(gpu_cats) / sizeof(gpu_cats[0]); i++)
+        if (strcmp(cat, gpu_cats[i]) == 0)
+            return true;
+    return false;
+}
+
+static bool wants_dims(const struct mp_trace_event *ev, void *user)
+{
+    (void)user;
+    static const char *const names[] = {"vllm::unified_attention_with_output",
+                                        "sgl_kernel::sgl_per_token_group_quant_8bit"};
+    for (size_t i = 0; i < 2; i++) {
+        size_t n = strlen(names[i]);
+        if (ev->name.n >= n && memmem(ev->name.p, ev->name.n, names[i], n))
+            return true;
+    }
+    return false;
+}
+
+static const struct mp_trace_store *cmp_store;
+static int cmp_thread_ts(const void *a, const void *b)
+{
+    size_t i = *(const size_t *)a, j = *(const size_t *)b;
+    const struct mp_trace_store *s = cmp_store;
+    if (s->pid[i] != s->pid[j])
+        return s->pid[i] < s->pid[j] ? -1 : 1;
+    if (s->tid[i] != s->tid[j])
+        return s->tid[i] < s->tid[j] ? -1 : 1;
+    if (s->ts[i] != s->ts[j])
+        return s->ts[i] < s->ts[j] ? -1 : 1;
+    return i < j ? -1 : i > j;
+}
+
+static int cmp_root_ts(const void *a, const void *b)
+{
+    size_t i = *(const size_t *)a, j = *(const size_t *)b;
+    const struct mp_trace_store *s = cmp_store;
+    double ti = (s->flags[i] & MP_EV_TS) ? s->ts[i] : 0, tj = (s->flags[j] & MP_EV_TS) ? s->ts[j] : 0;
+    if (ti != tj)
+        return ti < tj ? -1 : 1;
+    return i < j ? -1 : i > j; /* stable, as Python's sort */
+}
+
+static int cmp_size(const void *a, const void *b)
+{
+    size_t i = *(const size_t *)a, j = *(const size_t *)b;
+    return i < j ? -1 : i > j;
+}
+
+/* Step annotations: user_annotation events matching the detailed patterns,
+ * else the native ones; each distinct name is matched once. */
+static int find_roots(struct split *sp, struct mp_trace_split_result *res)
+{
+    const struct mp_trace_store *s = sp->s;
+    int32_t nnames = mp_intern_count(s->strings);
+    int8_t *tier = malloc((size_t)(nnames > 0 ? nnames : 1));
+    size_t *r1 = malloc(sizeof(size_t) * (s->n ? s->n : 1));
+    size_t *r2 = malloc(sizeof(size_t) * (s->n ? s->n : 1));
+    if (!tier || !r1 || !r2) {
+        free(tier), free(r1), free(r2);
+        return mp_diag_set(sp->d, MP_ENOMEM, "out of memory");
+    }
+    memset(tier, -1, (size_t)(nnames > 0 ? nnames : 1));
+    int32_t ua = mp_intern_find(s->strings, "user_annotation", 15);
+    size_t n1 = 0, n2 = 0;
+    for (size_t i = 0; ua >= 0 && i < s->n; i++) {
+        if (s->cat[i] != ua || s->name[i] < 0)
+            continue;
+        int32_t nm = s->name[i];
+        if (tier[nm] < 0)
+            tier[nm] = (int8_t)mp_step_tier(sp->pat, mp_intern_str(s->strings, nm));
+        if (tier[nm] == 1)
+            r1[n1++] = i;
+        else if (tier[nm] == 2)
+            r2[n2++] = i;
+    }
+    free(tier);
+    if (n1) {
+        sp->roots = r1, sp->nroots = n1, res->root_tier = 1;
+        free(r2);
+    } else {
+        sp->roots = r2, sp->nroots = n2, res->root_tier = n2 ? 2 : 0;
+        free(r1);
+    }
+    cmp_store = s;
+    qsort(sp->roots, sp->nroots, sizeof(size_t), cmp_root_ts);
+    res->nroots = sp->nroots;
+    sp->details = calloc(sp->nroots ? sp->nroots : 1, sizeof(*sp->details));
+    if (!sp->details)
+        return mp_diag_set(sp->d, MP_ENOMEM, "out of memory");
+    for (size_t i = 0; i < sp->nroots; i++) {
+        struct mp_step st;
+        mp_step_parse(sp->pat, str_of(s, s->name[sp->roots[i]]), &st);
+        mp_step_details(&st, &sp->details[i]);
+    }
+    return 0;
+}
+
+static int link_push(struct split *sp, struct mp_i64map *m, int64_t key, size_t ev)
+{
+    int64_t *h = mp_i64map_get(m, key);
+    sp->next[ev] = h ? *h : -1;
+    if (mp_i64map_put(m, key, (int64_t)ev) != 0)
+        return mp_diag_set(sp->d, MP_ENOMEM, "out of memory");
+    return 0;
+}
+
+/* preprocess_trace: meta events, flows by id, GPU events by correlation,
+ * and the events with a duration ordered by thread and time. */
+static int index_events(struct split *sp)
+{
+    const struct mp_trace_store *s = sp->s;
+    sp->next = malloc(sizeof(int64_t) * (s->n ? s->n : 1));
+    sp->by_thread = malloc(sizeof(size_t) * (s->n ? s->n : 1));
+    sp->meta = malloc(sizeof(size_t) * (s->n ? s->n : 1));
+    if (!sp->next || !sp->by_thread || !sp->meta)
+        return mp_diag_set(sp->d, MP_ENOMEM, "out of memory");
+    int32_t ncat = mp_intern_count(s->strings);
+    int8_t *gcat = calloc((size_t)(ncat > 0 ? ncat : 1), 1);
+    if (!gcat)
+        return mp_diag_set(sp->d, MP_ENOMEM, "out of memory");
+    for (int32_t c = 0; c < ncat; c++)
+        gcat[c] = is_gpu_cat(mp_intern_str(s->strings, c));
+    /* linked lists are built back to front so that each list runs in file
+     * order, as TraceLens's per-correlation lists do */
+    int rc = 0;
+    for (size_t k = s->n; k-- > 0 && !rc;) {
+        uint32_t f = s->flags[k];
+        if (!(f & MP_EV_TS))
+            continue;
+        if (s->ph[k] == 's' || s->ph[k] == 'f') {
+            if (f & MP_EV_ID)
+                rc = link_push(sp, &sp->flow_head, s->id[k], k);
+            continue;
+        }
+        if (s->cat[k] >= 0 && gcat[s->cat[k]] && (f & MP_EV_CORR))
+            rc = link_push(sp, &sp->gpu_head, s->correlation[k], k);
+    }
+    free(gcat);
+    if (rc)
+        return rc;
+    for (size_t k = 0; k < s->n; k++) {
+        uint32_t f = s->flags[k];
+        if (!(f & MP_EV_TS))
+            sp->meta[sp->nmeta++] = k;
+        else if (f & MP_EV_DUR)
+            sp->by_thread[sp->nby++] = k;
+    }
+    cmp_store = s;
+    qsort(sp->by_thread, sp->nby, sizeof(size_t), cmp_thread_ts);
+    return 0;
+}
+
+/* First position in by_thread at or after (pid, tid, ts). */
+static size_t lower_bound(const struct split *sp, int32_t pid, int32_t tid, double ts)
+{
+    const struct mp_trace_store *s = sp->s;
+    size_t lo = 0, hi = sp->nby;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        size_t k = sp->by_thread[mid];
+        bool less = s->pid[k] != pid   ? s->pid[k] < pid
+                    : s->tid[k] != tid ? s->tid[k] < tid
+                                       : s->ts[k] < ts;
+        if (less)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+struct selection {
+    size_t *ev;
+    size_t n, cap;
+    uint32_t *stamp; /* per event: output number + 1 that last took it */
+    int64_t *corr;   /* correlation ids of one step */
+    size_t ncorr, capcorr;
+};
+
+static int sel_push(struct selection *x, size_t k, uint32_t tag)
+{
+    if (x->stamp[k] == tag)
+        return 0;
+    x->stamp[k] = tag;
+    if (x->n == x->cap) {
+        size_t nc = x->cap ? x->cap * 2 : 1024;
+        size_t *ne = realloc(x->ev, sizeof(size_t) * nc);
+        if (!ne)
+            return MP_ENOMEM;
+        x->ev = ne;
+        x->cap = nc;
+    }
+    x->ev[x->n++] = k;
+    return 0;
+}
+
+static int corr_push(struct selection *x, int64_t c)
+{
+    if (x->ncorr == x->capcorr) {
+        size_t nc = x->capcorr ? x->capcorr * 2 : 256;
+        int64_t *nn = realloc(x->corr, sizeof(int64_t) * nc);
+        if (!nn)
+            return MP_ENOMEM;
+        x->corr = nn;
+        x->capcorr = nc;
+    }
+    x->corr[x->ncorr++] = c;
+    return 0;
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* First element of the first list of a raw "Input Dims" value: [[N, ...], ...]. */
+static bool dims_first(const char *args, uint32_t len, int64_t *out)
+{
+    struct mp_strview a = {args, len}, v;
+    if (mp_trace_json_find(a, "Input Dims", &v) != 0)
+        return false;
+    size_t i = 0;
+    while (i < v.n && v.p[i] != '[')
+        i++;
+    i++;
+    while (i < v.n && (v.p[i] == ' ' || v.p[i] == '\n' || v.p[i] == '\t' || v.p[i] == '\r'))
+        i++;
+    if (i >= v.n || v.p[i] != '[')
+        return false;
+    i++;
+    while (i < v.n && (v.p[i] == ' ' || v.p[i] == '\n' || v.p[i] == '\t' || v.p[i] == '\r'))
+        i++;
+    size_t j = i;
+    while (j < v.n && v.p[j] != ',' && v.p[j] != ']')
+        j++;
+    while (j > i && (v.p[j - 1] == ' ' || v.p[j - 1] == '\n'))
+        j--;
+    if (j == i)
+        return false;
+    return mp_trace_json_int((struct mp_strview){v.p + i, j - i}, out) == 0;
+}
+
+/* extract_iteration over one output's steps: selects its events and fills
+ * the entry's counts; *batches gets the distinct batch sizes TraceLens reads
+ * from the attention ops' Input Dims (ascending). */
+static int select_output(struct split *sp, struct selection *x, struct output *o, uint32_t tag,
+                         struct mp_trace_split_entry *e, int64_t **batches, size_t *nbatches)
+{
+    const struct mp_trace_store *s = sp->s;
+    x->n = 0;
+    e->num_gpu_events = 0;
+    e->gpu_duration = 0;
+    e->gpu_busy_duration = 0;
+    for (size_t r = 0; r < o->nroots; r++) {
+        size_t root = sp->roots[o->roots[r]];
+        double rts = (s->flags[root] & MP_EV_TS) ? s->ts[root] : 0;
+        double rend = rts + ((s->flags[root] & MP_EV_DUR) ? s->dur[root] : 0);
+        x->ncorr = 0;
+        for (size_t p = lower_bound(sp, s->pid[root], s->tid[root], rts); p < sp->nby; p++) {
+            size_t k = sp->by_thread[p];
+            if (s->pid[k] != s->pid[root] || s->tid[k] != s->tid[root] || s->ts[k] > rend)
+                break;
+            if (s->ts[k] + s->dur[k] > rend)
+                continue;
+            if (sel_push(x, k, tag) != 0)
+                return MP_ENOMEM;
+            if ((s->flags[k] & MP_EV_CORR) && corr_push(x, s->correlation[k]) != 0)
+                return MP_ENOMEM;
+        }
+        qsort(x->corr, x->ncorr, sizeof(int64_t), cmp_i64);
+        double lo = INFINITY, hi = -INFINITY;
+        for (size_t c = 0; c < x->ncorr; c++) {
+            if (c && x->corr[c] == x->corr[c - 1])
+                continue;
+            int64_t *h = mp_i64map_get(&sp->flow_head, x->corr[c]);
+            for (int64_t k = h ? *h : -1; k >= 0; k = sp->next[k])
+                if (sel_push(x, (size_t)k, tag) != 0)
+                    return MP_ENOMEM;
+            h = mp_i64map_get(&sp->gpu_head, x->corr[c]);
+            for (int64_t k = h ? *h : -1; k >= 0; k = sp->next[k]) {
+                if (sel_push(x, (size_t)k, tag) != 0)
+                    return MP_ENOMEM;
+                double t0 = s->ts[k], t1 = s->ts[k] + s->dur[k];
+                lo = t0 < lo ? t0 : lo;
+                hi = t1 > hi ? t1 : hi;
+                e->gpu_busy_duration += s->dur[k];
+                e->num_gpu_events++;
+            }
+        }
+        if (lo <= hi)
+            e->gpu_duration += hi - lo;
+    }
+    for (size_t m = 0; m < sp->nmeta; m++)
+        if (sel_push(x, sp->meta[m], tag) != 0)
+            return MP_ENOMEM;
+    *nbatches = 0;
+    for (size_t i = 0; i < x->n; i++) {
+        size_t k = x->ev[i];
+        int64_t b;
+        if (!s->args[k] || !dims_first(s->args[k], s->args_len[k], &b))
+            continue;
+        int64_t *nb = realloc(*batches, sizeof(int64_t) * (*nbatches + 1));
+        if (!nb)
+            return MP_ENOMEM;
+        *batches = nb;
+        (*batches)[(*nbatches)++] = b;
+    }
+    qsort(*batches, *nbatches, sizeof(int64_t), cmp_i64);
+    size_t u = 0;
+    for (size_t i = 0; i < *nbatches; i++)
+        if (!u || (*batches)[u - 1] != (*batches)[i])
+            (*batches)[u++] = (*batches)[i];
+    *nbatches = u;
+    e->event_count = (long)x->n;
+    o->nevents = x->n;
+    o->events = malloc(sizeof(size_t) * (x->n ? x->n : 1));
+    if (!o->events)
+        return MP_ENOMEM;
+    memcpy(o->events, x->ev, sizeof(size_t) * x->n);
+    qsort(o->events, o->nevents, sizeof(size_t), cmp_size);
+    return 0;
+}
+
+/* Base name of the input as TraceLens shortens it. */
+static char *base_name(const char *path)
+{
+    const char *b = strrchr(path, '/');
+    b = b ? b + 1 : path;
+    struct mp_buf t;
+    mp_buf_init(&t, 0);
+    mp_buf_puts(&t, b);
+    static const char *const drop[] = {".pt.trace", ".json.gz", ".json"};
+    for (size_t i = 0; i < 3; i++) {
+        size_t dn = strlen(drop[i]);
+        char *p;
+        while (t.len && (p = strstr(t.data, drop[i])) != NULL) {
+            memmove(p, p + dn, strlen(p + dn) + 1);
+            t.len -= dn;
+        }
+    }
+    char *r = mp_strdup(mp_buf_cstr(&t));
+    mp_buf_fini(&t);
+    return r;
+}
+
+/* The file name of one output (extract_and_save's naming rules). */
+static void output_name(struct split *sp, const struct output *o,
+                       const struct mp_trace_split_entry *e, const char *base, struct mp_buf *nm)
+{
+    if (o->label) {
+        mp_buf_printf(nm, "%s_prefill_%lld_prefilldecode_%lld_decode_%lld_bs%lld_conc%lld_%s.json.gz",
+                      o->label, (long long)e->phase.num_prefill,
+                      (long long)e->phase.num_prefilldecode, (long long)e->phase.num_decode,
+                      (long long)e->phase.avg_bs, (long long)e->phase.avg_conc, base);
+        return;
+    }
+    const char *rn = str_of(sp->s, sp->s->name[sp->roots[o->roots[0]]]);
+    mp_buf_printf(nm, "%s_annotation_iteration_%ld_", base, o->idx);
+    for (const char *c = rn; *c; c++) {
+        switch (*c) {
+        case '/':
+        case ' ':
+            mp_buf_putc(nm, '_');
+            break;
+        case '(':
+            mp_buf_putc(nm, '_');
+            break;
+        case ')':
+        case ':':
+            break;
+        default:
+            mp_buf_putc(nm, *c);
+        }
+    }
+    mp_buf_puts(nm, ".json.gz");
+}
+
+/* ---- the copy pass ---- */
+
+static int copy_event(const struct mp_trace_event *ev, void *user)
+{
+    struct split *sp = user;
+    sp->seen_events = true;
+    size_t k = (size_t)ev->index;
+    if (k >= sp->s->n)
+        return 0;
+    for (uint32_t j = sp->own_off[k]; j < sp->own_off[k + 1]; j++) {
+        struct output *o = &sp->out[sp->own[j]];
+        if (o->written++ && mp_buf_append(&o->text, ",\n", 2) != 0)
+            return MP_ENOMEM;
+        if (mp_buf_append(&o->text, ev->raw.p, ev->raw.n) != 0)
+            return MP_ENOMEM;
+    }
+    return 0;
+}
+
+static int copy_meta(struct mp_strview key, struct mp_strview raw, void *user)
+{
+    struct split *sp = user;
+    struct mp_buf *b = sp->seen_events ? &sp->keys_after : &sp->keys_before;
+    if (mp_json_str(b, key.p, key.n) != 0 || mp_buf_puts(b, ": ") != 0 ||
+        mp_buf_append(b, raw.p, raw.n) != 0 || mp_buf_puts(b, ",\n") != 0)
+        return MP_ENOMEM;
+    return 0;
+}
+
+static int build_owners(struct split *sp)
+{
+    size_t n = sp->s->n;
+    sp->own_off = calloc(n + 1, sizeof(uint32_t));
+    if (!sp->own_off)
+        return MP_ENOMEM;
+    size_t total = 0;
+    for (size_t i = 0; i < sp->nout; i++) {
+        for (size_t j = 0; j < sp->out[i].nevents; j++)
+            sp->own_off[sp->out[i].events[j] + 1]++;
+        total += sp->out[i].nevents;
+    }
+    if (total > UINT32_MAX)
+        return MP_ENOMEM;
+    for (size_t k = 0; k < n; k++)
+        sp->own_off[k + 1] += sp->own_off[k];
+    sp->own = malloc(sizeof(uint32_t) * (total ? total : 1));
+    uint32_t *fill = malloc(sizeof(uint32_t) * (n ? n : 1));
+    if (!sp->own || !fill) {
+        free(fill);
+        return MP_ENOMEM;
+    }
+    memcpy(fill, sp->own_off, sizeof(uint32_t) * n);
+    for (size_t i = 0; i < sp->nout; i++)
+        for (size_t j = 0; j < sp->out[i].nevents; j++)
+            sp->own[fill[sp->out[i].events[j]]++] = (uint32_t)i;
+    free(fill);
+    return 0;
+}
+
+/* ---- execution_details ---- */
+
+static void json_details(struct mp_buf *b, const struct mp_trace_split_result *r)
+{
+    mp_buf_puts(b, "[");
+    for (size_t i = 0; i < r->n; i++) {
+        const struct mp_trace_split_entry *e = &r->entries[i];
+        mp_buf_puts(b, i ? ",\n  {\n" : "\n  {\n");
+        mp_buf_printf(b, "    \"idx\": %ld,\n    \"output_path\": ", e->idx);
+        mp_json_str(b, e->output_path, strlen(e->output_path));
+        mp_buf_printf(b, ",\n    \"event_count\": %ld,\n    \"num_gpu_events\": %ld,\n", e->event_count,
+                      e->num_gpu_events);
+        mp_buf_puts(b, "    \"gpu_duration\": ");
+        mp_json_double(b, e->gpu_duration);
+        mp_buf_puts(b, ",\n    \"gpu_busy_duration\": ");
+        mp_json_double(b, e->gpu_busy_duration);
+        mp_buf_puts(b, ",\n    \"steps\": [");
+        for (size_t s = 0; s < e->nsteps; s++) {
+            const struct mp_step_details *t = &e->steps[s];
+            mp_buf_printf(b,
+                          "%s\n      {\n        \"batch_size\": %lld,\n        \"num_requests\": %lld,\n"
+                          "        \"context_requests\": %lld,\n        \"context_sum\": %lld,\n"
+                          "        \"generation_requests\": %lld,\n        \"generation_sum\": %lld\n      }",
+                          s ? "," : "", (long long)t->batch_size, (long long)t->num_requests,
+                          (long long)t->context_requests, (long long)t->context_sum,
+                          (long long)t->generation_requests, (long long)t->generation_sum);
+        }
+        mp_buf_puts(b, e->nsteps ? "\n    ],\n" : "],\n");
+        mp_buf_printf(b,
+                      "    \"phase\": {\n      \"num_prefill\": %lld,\n      \"num_prefilldecode\": %lld,\n"
+                      "      \"num_decode\": %lld,\n      \"avg_bs\": %lld,\n      \"avg_conc\": %lld\n    }\n  }",
+                      (long long)e->phase.num_prefill, (long long)e->phase.num_prefilldecode,
+                      (long long)e->phase.num_decode, (long long)e->phase.avg_bs,
+                      (long long)e->phase.avg_conc);
+    }
+    mp_buf_puts(b, r->n ? "\n]" : "]");
+}
+
+static void csv_details(struct mp_buf *b, const struct mp_trace_split_result *r)
+{
+    struct mp_csv c;
+    mp_csv_init(&c, b, "\n");
+    static const char *const cols[] = {
+        "idx",          "output_path",       "event_count",       "num_gpu_events",
+        "gpu_duration", "gpu_busy_duration", "phase_num_prefill", "phase_num_prefilldecode",
+        "phase_num_decode", "phase_avg_bs",  "phase_avg_conc",    "num_steps"};
+    for (size_t i = 0; i < sizeof(cols) / sizeof(cols[0]); i++)
+        mp_csv_str(&c, cols[i]);
+    mp_csv_end_row(&c);
+    for (size_t i = 0; i < r->n; i++) {
+        const struct mp_trace_split_entry *e = &r->entries[i];
+        mp_csv_fmt(&c, "%ld", e->idx);
+        mp_csv_str(&c, e->output_path);
+        mp_csv_fmt(&c, "%ld", e->event_count);
+        mp_csv_fmt(&c, "%ld", e->num_gpu_events);
+        mp_csv_fmt(&c, "%.2f", e->gpu_duration);
+        mp_csv_fmt(&c, "%.2f", e->gpu_busy_duration);
+        mp_csv_fmt(&c, "%lld", (long long)e->phase.num_prefill);
+        mp_csv_fmt(&c, "%lld", (long long)e->phase.num_prefilldecode);
+        mp_csv_fmt(&c, "%lld", (long long)e->phase.num_decode);
+        mp_csv_fmt(&c, "%lld", (long long)e->phase.avg_bs);
+        mp_csv_fmt(&c, "%lld", (long long)e->phase.avg_conc);
+        mp_csv_fmt(&c, "%zu", e->nsteps);
+        mp_csv_end_row(&c);
+    }
+}
+
+/* ---- planning ---- */
+
+static int parse_range(const char *spec, size_t n, size_t *start, size_t *end, struct mp_diag *d)
+{
+    if (!spec || strcmp(spec, "all") == 0) {
+        *start = 0, *end = n;
+        return 0;
+    }
+    char *e1;
+    long a = strtol(spec, &e1, 10);
+    long b = a + 1;
+    if (e1 == spec || a < 0)
+        goto bad;
+    if (*e1 == ':') {
+        char *e2;
+        b = strtol(e1 + 1, &e2, 10);
+        if (e2 == e1 + 1 || *e2 || b < 0)
+            goto bad;
+    } else if (*e1) {
+        goto bad;
+    }
+    *start = (size_t)a;
+    *end = (size_t)b < n ? (size_t)b : n;
+    if (*end < *start)
+        *end = *start;
+    return 0;
+bad:
+    mp_diag_set_field(d, "--iterations");
+    return mp_diag_set(d, MP_EINVAL, "--iterations expects 'all', 'N' or 'START:END', not '%s'",
+                       spec);
+}
+
+static int plan_window(struct split *sp, const size_t *working, size_t nworking, size_t ws,
+                       size_t we, const char *label, const char *subdir)
+{
+    (void)nworking;
+    if (we <= ws)
+        return 0;
+    struct output *o;
+    int rc = add_output(sp, &o);
+    if (rc)
+        return rc;
+    o->nroots = we - ws;
+    o->roots = malloc(sizeof(size_t) * o->nroots);
+    o->label = mp_strdup(label);
+    o->subdir = mp_strdup(subdir);
+    if (!o->roots || !o->label || !o->subdir)
+        return mp_diag_set(sp->d, MP_ENOMEM, "out of memory");
+    for (size_t i = 0; i < o->nroots; i++)
+        o->roots[i] = working[ws + i];
+    return 0;
+}
+
+static int plan(struct split *sp, struct mp_trace_split_result *res)
+{
+    const struct mp_trace_split_opts *op = sp->o;
+    int num_steps = op->num_steps > 0 ? op->num_steps : 32;
+    size_t start = 0, end = 0;
+    int rc = parse_range(op->iterations, sp->nroots, &start, &end, sp->d);
+    if (rc)
+        return rc;
+    if (op->store_single_iteration) {
+        for (size_t i = start; i < end; i++) {
+            struct output *o;
+            if ((rc = add_output(sp, &o)) != 0)
+                return rc;
+            o->idx = (long)i;
+            o->subdir = mp_strdup("");
+            if (!o->subdir || output_roots(sp, o, i, i + 1) != 0)
+                return mp_diag_set(sp->d, MP_ENOMEM, "out of memory");
+        }
+    }
+    bool all = !op->iterations || strcmp(op->iterations, "all") == 0;
+    size_t nw = all ? sp->nroots : end - start;
+    size_t *working = malloc(sizeof(size_t) * (nw ? nw : 1));
+    struct mp_step_details *wd = malloc(sizeof(*wd) * (nw ? nw : 1));
+    if (!working || !wd) {
+        free(working), free(wd);
+        return mp_diag_set(sp->d, MP_ENOMEM, "out of memory");
+    }
+    for (size_t i = 0; i < nw; i++) {
+        working[i] = (all ? 0 : start) + i;
+        wd[i] = sp->details[working[i]];
+    }
+    if (!all) {
+        res->regions = malloc(sizeof(*res->regions));
+        if (!res->regions) {
+            rc = mp_diag_set(sp->d, MP_ENOMEM, "out of memory");
+            goto out;
+        }
+        res->regions[0][0] = 0, res->regions[0][1] = nw;
+        res->nregions = 1;
+    } else if (op->find_steady_state || op->divide_phases) {
+        res->nregions = mp_step_steady_regions(wd, nw, num_steps, &res->regions);
+    }
+    if (op->divide_phases) {
+        /* every steady-state step with work, in order, grouped into runs of
+         * the same phase (runs continue across region boundaries) */
+        size_t *steps = malloc(sizeof(size_t) * (nw + 1));
+        int *phase = malloc(sizeof(int) * (nw + 1));
+        size_t ns = 0;
+        if (!steps || !phase) {
+            free(steps), free(phase);
+            rc = mp_diag_set(sp->d, MP_ENOMEM, "out of memory");
+            goto out;
+        }
+        for (size_t g = 0; g < res->nregions; g++)
+            for (size_t i = res->regions[g][0]; i < res->regions[g][1] && i < nw; i++) {
+                int ph = wd[i].context_requests > 0      ? 1
+                         : wd[i].generation_requests > 0 ? 2
+                                                         : 0;
+                if (ph) {
+                    steps[ns] = working[i];
+                    phase[ns++] = ph;
+                }
+            }
+        long chunk[3] = {0, 0, 0};
+        for (size_t i = 0; i < ns && !rc;) {
+            size_t j = i;
+            while (j < ns && phase[j] == phase[i])
+                j++;
+            struct mp_step_details *rd = malloc(sizeof(*rd) * (j - i));
+            if (!rd) {
+                rc = mp_diag_set(sp->d, MP_ENOMEM, "out of memory");
+                break;
+            }
+            for (size_t k = i; k < j; k++)
+                rd[k - i] = sp->details[steps[k]];
+            struct mp_step_window_phase wp;
+            mp_step_window_phase(rd, j - i, &wp);
+            free(rd);
+            const char *pn = phase[i] == 1 ? "prefilldecodemix" : "decode_only";
+            char label[200];
+            snprintf(label, sizeof(label), "%s_chunk%ld_steps%zu_bs%lld_conc%lld", pn,
+                     chunk[phase[i]]++, j - i, (long long)wp.avg_bs, (long long)wp.avg_conc);
+            struct output *o;
+            if ((rc = add_output(sp, &o)) != 0)
+                break;
+            o->nroots = j - i;
+            o->roots = malloc(sizeof(size_t) * o->nroots);
+            o->label = mp_strdup(label);
+            o->subdir = mp_strdup(pn);
+            if (!o->roots || !o->label || !o->subdir) {
+                rc = mp_diag_set(sp->d, MP_ENOMEM, "out of memory");
+                break;
+            }
+            memcpy(o->roots, steps + i, sizeof(size_t) * o->nroots);
+            i = j;
+        }
+        free(steps);
+        free(phase);
+    } else if (op->find_steady_state && nw) {
+        size_t ws, we;
+        if (mp_step_window(wd, nw, num_steps, res->regions, res->nregions, MP_WINDOW_MIXED,
+                           &op->workload, &ws, &we) &&
+            (rc = plan_window(sp, working, nw, ws, we, "mixed_steady_state", "")) != 0)
+            goto out;
+        if (mp_step_window(wd, nw, num_steps, res->regions, res->nregions, MP_WINDOW_DECODE_ONLY,
+                           NULL, &ws, &we) &&
+            (rc = plan_window(sp, working, nw, ws, we, "decode_only_steady_state", "")) != 0)
+            goto out;
+        if (mp_step_window(wd, nw, num_steps, res->regions, res->nregions,
+                           MP_WINDOW_MAX_PREFILLDECODE, NULL, &ws, &we) &&
+            (rc = plan_window(sp, working, nw, ws, we, "prefilldecode_steady_state", "")) != 0)
+            goto out;
+    }
+out:
+    free(working);
+    free(wd);
+    return rc;
+}
+
+static char *join_path(const char *dir, const char *sub, const char *name)
+{
+    struct mp_buf b;
+    mp_buf_init(&b, 0);
+    mp_buf_puts(&b, dir);
+    if (sub && *sub) {
+        if (b.len && b.data[b.len - 1] != '/')
+            mp_buf_putc(&b, '/');
+        mp_buf_puts(&b, sub);
+    }
+    if (name) {
+        if (b.len && b.data[b.len - 1] != '/')
+            mp_buf_putc(&b, '/');
+        mp_buf_puts(&b, name);
+    }
+    char *r = mp_strdup(mp_buf_cstr(&b));
+    mp_buf_fini(&b);
+    return r;
+}
+
+static int write_file(const char *path, const void *p, size_t n, struct mp_diag *d)
+{
+    int rc = mp_fs_write_atomic(path, p, n, d);
+    if (rc)
+        mp_diag_set_file(d, path);
+    return rc;
+}
+
+int mp_trace_split(const char *path, const struct mp_trace_split_opts *opts,
+                   struct mp_trace_split_result *res, struct mp_diag *d)
+{
+    memset(res, 0, sizeof(*res));
+    struct split sp = {.o = opts, .d = d};
+    mp_i64map_init(&sp.flow_head);
+    mp_i64map_init(&sp.gpu_head);
+    mp_buf_init(&sp.keys_before, 0);
+    mp_buf_init(&sp.keys_after, 0);
+    struct selection x = {0};
+    int64_t *batches = NULL;
+    char *base = NULL;
+    struct mp_buf gz, doc;
+    mp_buf_init(&gz, 0);
+    mp_buf_init(&doc, 0);
+    int rc = mp_step_patterns_new(&sp.pat);
+    if (rc) {
+        mp_diag_set(d, rc, "cannot compile the step annotation patterns");
+        goto out;
+    }
+    struct mp_trace_store_opts so = {.keep_args = true,
+                                     .keep_args_for = wants_dims,
+                                     .on_progress = opts->on_progress,
+                                     .user = opts->progress_user};
+    if ((rc = mp_trace_store_load(path, &so, &sp.s, d)) != 0)
+        goto out;
+    res->events_in = sp.s->n;
+    if ((rc = find_roots(&sp, res)) != 0)
+        goto out;
+    if (sp.nroots == 0) {
+        mp_diag_set_file(d, path);
+        rc = mp_diag_set(d, MP_ENOTFOUND,
+                         "no inference step annotations (vLLM execute_context_..., SGLang "
+                         "step[...], ATOM prefill[...]/decode[...]) among the user_annotation "
+                         "events");
+        goto out;
+    }
+    if ((rc = index_events(&sp)) != 0 || (rc = plan(&sp, res)) != 0)
+        goto out;
+    res->entries = calloc(sp.nout ? sp.nout : 1, sizeof(*res->entries));
+    x.stamp = calloc(sp.s->n ? sp.s->n : 1, sizeof(uint32_t));
+    base = base_name(path);
+    if (!res->entries || !x.stamp || !base) {
+        rc = mp_diag_set(d, MP_ENOMEM, "out of memory");
+        goto out;
+    }
+    res->n = sp.nout;
+    for (size_t i = 0; i < sp.nout; i++) {
+        struct output *o = &sp.out[i];
+        struct mp_trace_split_entry *e = &res->entries[i];
+        size_t nb = 0;
+        e->idx = o->idx;
+        if ((rc = select_output(&sp, &x, o, (uint32_t)i + 1, e, &batches, &nb)) != 0) {
+            rc = mp_diag_set(d, MP_ENOMEM, "out of memory selecting events");
+            goto out;
+        }
+        e->nsteps = o->nroots;
+        e->steps = malloc(sizeof(*e->steps) * (o->nroots ? o->nroots : 1));
+        e->step_names = calloc(o->nroots ? o->nroots : 1, sizeof(char *));
+        if (!e->steps || !e->step_names) {
+            rc = mp_diag_set(d, MP_ENOMEM, "out of memory");
+            goto out;
+        }
+        for (size_t s = 0; s < o->nroots; s++) {
+            e->steps[s] = sp.details[o->roots[s]];
+            e->step_names[s] = mp_strdup(str_of(sp.s, sp.s->name[sp.roots[o->roots[s]]]));
+        }
+        bool structured = o->label != NULL || o->nroots > 1;
+        if (structured && nb == o->nroots)
+            for (size_t s = 0; s < nb; s++)
+                e->steps[s].batch_size = batches[s];
+        mp_step_window_phase(e->steps, e->nsteps, &e->phase);
+        struct mp_buf nm;
+        mp_buf_init(&nm, 0);
+        output_name(&sp, o, e, base, &nm);
+        e->output_path = join_path(opts->out_dir, o->subdir, mp_buf_cstr(&nm));
+        mp_buf_fini(&nm);
+        if (!e->output_path) {
+            rc = mp_diag_set(d, MP_ENOMEM, "out of memory");
+            goto out;
+        }
+    }
+    /* second pass: copy each selected event's text into its sub-traces */
+    if ((rc = build_owners(&sp)) != 0) {
+        rc = mp_diag_set(d, MP_ENOMEM, "out of memory");
+        goto out;
+    }
+    struct mp_trace_parse_opts po = {.on_event = copy_event, .on_meta = copy_meta, .user = &sp};
+    if ((rc = mp_trace_parse_file(path, &po, NULL, d)) != 0)
+        goto out;
+    if ((rc = mp_fs_mkdirs(opts->out_dir, d)) != 0)
+        goto out;
+    for (size_t i = 0; i < sp.nout; i++) {
+        struct output *o = &sp.out[i];
+        if (o->subdir && *o->subdir) {
+            char *sub = join_path(opts->out_dir, o->subdir, NULL);
+            rc = sub ? mp_fs_mkdirs(sub, d) : MP_ENOMEM;
+            free(sub);
+            if (rc)
+                goto out;
+        }
+        mp_buf_reset(&doc);
+        mp_buf_puts(&doc, "{");
+        mp_buf_append(&doc, sp.keys_before.data, sp.keys_before.len);
+        mp_buf_puts(&doc, "\"traceEvents\": [\n");
+        mp_buf_append(&doc, o->text.data, o->text.len);
+        mp_buf_puts(&doc, "\n]");
+        if (sp.keys_after.len) {
+            mp_buf_puts(&doc, ",\n");
+            mp_buf_append(&doc, sp.keys_after.data, sp.keys_after.len - 2);
+        }
+        if (mp_buf_puts(&doc, "}\n") != 0) {
+            rc = mp_diag_set(d, MP_ENOMEM, "sub-trace too large");
+            goto out;
+        }
+        mp_buf_fini(&o->text);
+        mp_buf_reset(&gz);
+        if ((rc = mp_io_gzip(doc.data, doc.len, opts->gzip_level, &gz, d)) != 0 ||
+            (rc = write_file(res->entries[i].output_path, gz.data, gz.len, d)) != 0)
+            goto out;
+    }
+    mp_buf_reset(&doc);
+    json_details(&doc, res);
+    char *jp = join_path(opts->out_dir, NULL, "execution_details.json");
+    rc = jp ? write_file(jp, doc.data, doc.len, d) : MP_ENOMEM;
+    free(jp);
+    if (rc)
+        goto out;
+    mp_buf_reset(&doc);
+    csv_details(&doc, res);
+    char *cp = join_path(opts->out_dir, NULL, "execution_details.csv");
+    rc = cp ? write_file(cp, doc.data, doc.len, d) : MP_ENOMEM;
+    free(cp);
+out:
+    for (size_t i = 0; i < sp.nout; i++) {
+        free(sp.out[i].roots);
+        free(sp.out[i].label);
+        free(sp.out[i].subdir);
+        free(sp.out[i].events);
+        mp_buf_fini(&sp.out[i].text);
+    }
+    free(sp.out);
+    free(sp.roots);
+    free(sp.details);
+    free(sp.next);
+    free(sp.by_thread);
+    free(sp.meta);
+    free(sp.own_off);
+    free(sp.own);
+    free(x.ev);
+    free(x.stamp);
+    free(x.corr);
+    free(batches);
+    free(base);
+    mp_i64map_fini(&sp.flow_head);
+    mp_i64map_fini(&sp.gpu_head);
+    mp_buf_fini(&sp.keys_before);
+    mp_buf_fini(&sp.keys_after);
+    mp_buf_fini(&gz);
+    mp_buf_fini(&doc);
+    mp_step_patterns_free(sp.pat);
+    mp_trace_store_free(sp.s);
+    if (rc)
+        mp_trace_split_result_fini(res);
+    return rc;
+}
+
+void mp_trace_split_result_fini(struct mp_trace_split_result *r)
+{
+    if (!r)
+        return;
+    for (size_t i = 0; i < r->n; i++) {
+        free(r->entries[i].output_path);
+        free(r->entries[i].steps);
+        if (r->entries[i].step_names)
+            for (size_t s = 0; s < r->entries[i].nsteps; s++)
+                free(r->entries[i].step_names[s]);
+        free(r->entries[i].step_names);
+    }
+    free(r->entries);
+    free(r->regions);
+    memset(r, 0, sizeof(*r));
+}
