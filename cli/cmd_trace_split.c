@@ -163,8 +163,8 @@ int cli_trace_split(int argc, char **argv)
     if (rc)
         return cli_report_error(&d, rc);
     printf("%zu steps (%s annotations) in %llu events; wrote %zu sub-trace(s) to %s in %.3f s\n",
-           r.nroots, r.root_tier == 1 ? "detailed" : "native", (unsigned long long)r.events_in,
-           r.n, o.out_dir, (double)(mp_time_ns() - t0) / 1e9);
+           r.nroots, r.root_tier == 1 ? "detailed" : "native", (unsigned long long)r.events_in, r.n,
+           o.out_dir, (double)(mp_time_ns() - t0) / 1e9);
     if (r.nregions) {
         printf("steady-state regions:");
         for (size_t i = 0; i < r.nregions; i++)

@@ -101,8 +101,8 @@ struct mp_step_workload {
 
 /* find_steady_state_window: the [*start, *end) window of d picked for mode;
  * returns false when the mode finds nothing. */
-bool mp_step_window(const struct mp_step_details *d, size_t n, int num_steps,
-                    size_t (*regions)[2], size_t nregions, enum mp_step_window_mode mode,
+bool mp_step_window(const struct mp_step_details *d, size_t n, int num_steps, size_t (*regions)[2],
+                    size_t nregions, enum mp_step_window_mode mode,
                     const struct mp_step_workload *w, size_t *start, size_t *end);
 
 /* ---- splitting a trace ---- */
@@ -126,8 +126,8 @@ struct mp_trace_split_entry {
     char *output_path; /* out_dir joined with the file name (owned) */
     long event_count;
     long num_gpu_events;
-    double gpu_duration;      /* sum over steps of each step's GPU span, us */
-    double gpu_busy_duration; /* sum of GPU event durations, us */
+    double gpu_duration;           /* sum over steps of each step's GPU span, us */
+    double gpu_busy_duration;      /* sum of GPU event durations, us */
     struct mp_step_details *steps; /* owned */
     size_t nsteps;
     struct mp_step_window_phase phase;
@@ -137,8 +137,8 @@ struct mp_trace_split_entry {
 struct mp_trace_split_result {
     struct mp_trace_split_entry *entries;
     size_t n;
-    size_t nroots;  /* step annotations found */
-    int root_tier;  /* 1 detailed, 2 native, 0 none */
+    size_t nroots; /* step annotations found */
+    int root_tier; /* 1 detailed, 2 native, 0 none */
     size_t (*regions)[2];
     size_t nregions;
     uint64_t events_in; /* events in the input trace */

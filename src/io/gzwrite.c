@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define ZLIB_CONST
 #include <zlib.h>
 
 #include <magpie/io.h>
@@ -14,8 +15,7 @@
 #include <isa-l/igzip_lib.h>
 #endif
 
-static int gzip_zlib(const void *data, size_t len, int level, struct mp_buf *out,
-                     struct mp_diag *d)
+static int gzip_zlib(const void *data, size_t len, int level, struct mp_buf *out, struct mp_diag *d)
 {
     z_stream z;
     memset(&z, 0, sizeof(z));
@@ -27,7 +27,7 @@ static int gzip_zlib(const void *data, size_t len, int level, struct mp_buf *out
     for (;;) {
         if (z.avail_in == 0 && left) {
             uInt take = left > (1u << 30) ? 1u << 30 : (uInt)left;
-            z.next_in = (unsigned char *)(uintptr_t)p;
+            z.next_in = p;
             z.avail_in = take;
             p += take;
             left -= take;
@@ -70,7 +70,7 @@ int mp_io_gzip(const void *data, size_t len, int level, struct mp_buf *out, stru
         z.level_buf = malloc(z.level_buf_size);
         if (!z.level_buf)
             return mp_diag_set(d, MP_ENOMEM, "gzip: out of memory");
-        z.next_in = (uint8_t *)(uintptr_t)data;
+        z.next_in = (uint8_t *)(void *)data;
         z.avail_in = (uint32_t)(len > UINT32_MAX ? UINT32_MAX : len);
         size_t fed = z.avail_in;
         z.end_of_stream = fed == len;
@@ -92,7 +92,7 @@ int mp_io_gzip(const void *data, size_t len, int level, struct mp_buf *out, stru
             out->len += before - z.avail_out;
             if (z.avail_in == 0 && fed < len) {
                 size_t more = len - fed > UINT32_MAX ? UINT32_MAX : len - fed;
-                z.next_in = (uint8_t *)(uintptr_t)data + fed;
+                z.next_in = (uint8_t *)(void *)data + fed;
                 z.avail_in = (uint32_t)more;
                 fed += more;
                 z.end_of_stream = fed == len;

@@ -22,16 +22,15 @@
 
 #define SPLIT_MAX_OUTPUTS 1000000
 
-static const char *const gpu_cats[] = {"kernel", "gpu_memcpy", "gpu_memset",
-                                       "gpu_user_annotation"};
+static const char *const gpu_cats[] = {"kernel", "gpu_memcpy", "gpu_memset", "gpu_user_annotation"};
 
 /* One sub-trace to write. */
 struct output {
     size_t *roots; /* indices into the sorted root list */
     size_t nroots;
     long idx;
-    char *label;  /* output_label, or NULL for a single-iteration file */
-    char *subdir; /* "" or "prefilldecodemix" / "decode_only" */
+    char *label;    /* output_label, or NULL for a single-iteration file */
+    char *subdir;   /* "" or "prefilldecodemix" / "decode_only" */
     size_t *events; /* selected event indices, ascending */
     size_t nevents;
     struct mp_buf text;
@@ -70,8 +69,7 @@ static int add_output(struct split *sp, struct output **o)
     if (sp->nout == sp->capout) {
         size_t nc = sp->capout ? sp->capout * 2 : 64;
         if (nc > SPLIT_MAX_OUTPUTS)
-            return mp_diag_set(sp->d, MP_ENOMEM, "too many sub-traces (> %d)",
-                               SPLIT_MAX_OUTPUTS);
+            return mp_diag_set(sp->d, MP_ENOMEM, "too many sub-traces (> %d)", SPLIT_MAX_OUTPUTS);
         struct output *no = realloc(sp->out, sizeof(*no) * nc);
         if (!no)
             return mp_diag_set(sp->d, MP_ENOMEM, "out of memory");
@@ -122,6 +120,7 @@ static bool wants_dims(const struct mp_trace_event *ev, void *user)
 }
 
 static const struct mp_trace_store *cmp_store;
+
 static int cmp_thread_ts(const void *a, const void *b)
 {
     size_t i = *(const size_t *)a, j = *(const size_t *)b;
@@ -139,7 +138,8 @@ static int cmp_root_ts(const void *a, const void *b)
 {
     size_t i = *(const size_t *)a, j = *(const size_t *)b;
     const struct mp_trace_store *s = cmp_store;
-    double ti = (s->flags[i] & MP_EV_TS) ? s->ts[i] : 0, tj = (s->flags[j] & MP_EV_TS) ? s->ts[j] : 0;
+    double ti = (s->flags[i] & MP_EV_TS) ? s->ts[i] : 0,
+           tj = (s->flags[j] & MP_EV_TS) ? s->ts[j] : 0;
     if (ti != tj)
         return ti < tj ? -1 : 1;
     return i < j ? -1 : i > j; /* stable, as Python's sort */
@@ -373,7 +373,8 @@ static int select_output(struct split *sp, struct selection *x, struct output *o
             if ((s->flags[k] & MP_EV_CORR) && corr_push(x, s->correlation[k]) != 0)
                 return MP_ENOMEM;
         }
-        qsort(x->corr, x->ncorr, sizeof(int64_t), cmp_i64);
+        if (x->ncorr > 1)
+            qsort(x->corr, x->ncorr, sizeof(int64_t), cmp_i64);
         double lo = INFINITY, hi = -INFINITY;
         for (size_t c = 0; c < x->ncorr; c++) {
             if (c && x->corr[c] == x->corr[c - 1])
@@ -411,7 +412,8 @@ static int select_output(struct split *sp, struct selection *x, struct output *o
         *batches = nb;
         (*batches)[(*nbatches)++] = b;
     }
-    qsort(*batches, *nbatches, sizeof(int64_t), cmp_i64);
+    if (*nbatches > 1)
+        qsort(*batches, *nbatches, sizeof(int64_t), cmp_i64);
     size_t u = 0;
     for (size_t i = 0; i < *nbatches; i++)
         if (!u || (*batches)[u - 1] != (*batches)[i])
@@ -422,8 +424,10 @@ static int select_output(struct split *sp, struct selection *x, struct output *o
     o->events = malloc(sizeof(size_t) * (x->n ? x->n : 1));
     if (!o->events)
         return MP_ENOMEM;
-    memcpy(o->events, x->ev, sizeof(size_t) * x->n);
-    qsort(o->events, o->nevents, sizeof(size_t), cmp_size);
+    if (x->n) {
+        memcpy(o->events, x->ev, sizeof(size_t) * x->n);
+        qsort(o->events, o->nevents, sizeof(size_t), cmp_size);
+    }
     return 0;
 }
 
@@ -451,10 +455,11 @@ static char *base_name(const char *path)
 
 /* The file name of one output (extract_and_save's naming rules). */
 static void output_name(struct split *sp, const struct output *o,
-                       const struct mp_trace_split_entry *e, const char *base, struct mp_buf *nm)
+                        const struct mp_trace_split_entry *e, const char *base, struct mp_buf *nm)
 {
     if (o->label) {
-        mp_buf_printf(nm, "%s_prefill_%lld_prefilldecode_%lld_decode_%lld_bs%lld_conc%lld_%s.json.gz",
+        mp_buf_printf(nm,
+                      "%s_prefill_%lld_prefilldecode_%lld_decode_%lld_bs%lld_conc%lld_%s.json.gz",
                       o->label, (long long)e->phase.num_prefill,
                       (long long)e->phase.num_prefilldecode, (long long)e->phase.num_decode,
                       (long long)e->phase.avg_bs, (long long)e->phase.avg_conc, base);
@@ -466,8 +471,6 @@ static void output_name(struct split *sp, const struct output *o,
         switch (*c) {
         case '/':
         case ' ':
-            mp_buf_putc(nm, '_');
-            break;
         case '(':
             mp_buf_putc(nm, '_');
             break;
@@ -550,8 +553,8 @@ static void json_details(struct mp_buf *b, const struct mp_trace_split_result *r
         mp_buf_puts(b, i ? ",\n  {\n" : "\n  {\n");
         mp_buf_printf(b, "    \"idx\": %ld,\n    \"output_path\": ", e->idx);
         mp_json_str(b, e->output_path, strlen(e->output_path));
-        mp_buf_printf(b, ",\n    \"event_count\": %ld,\n    \"num_gpu_events\": %ld,\n", e->event_count,
-                      e->num_gpu_events);
+        mp_buf_printf(b, ",\n    \"event_count\": %ld,\n    \"num_gpu_events\": %ld,\n",
+                      e->event_count, e->num_gpu_events);
         mp_buf_puts(b, "    \"gpu_duration\": ");
         mp_json_double(b, e->gpu_duration);
         mp_buf_puts(b, ",\n    \"gpu_busy_duration\": ");
@@ -559,21 +562,24 @@ static void json_details(struct mp_buf *b, const struct mp_trace_split_result *r
         mp_buf_puts(b, ",\n    \"steps\": [");
         for (size_t s = 0; s < e->nsteps; s++) {
             const struct mp_step_details *t = &e->steps[s];
-            mp_buf_printf(b,
-                          "%s\n      {\n        \"batch_size\": %lld,\n        \"num_requests\": %lld,\n"
-                          "        \"context_requests\": %lld,\n        \"context_sum\": %lld,\n"
-                          "        \"generation_requests\": %lld,\n        \"generation_sum\": %lld\n      }",
-                          s ? "," : "", (long long)t->batch_size, (long long)t->num_requests,
-                          (long long)t->context_requests, (long long)t->context_sum,
-                          (long long)t->generation_requests, (long long)t->generation_sum);
+            mp_buf_printf(
+                b,
+                "%s\n      {\n        \"batch_size\": %lld,\n        \"num_requests\": %lld,\n"
+                "        \"context_requests\": %lld,\n        \"context_sum\": %lld,\n"
+                "        \"generation_requests\": %lld,\n        \"generation_sum\": %lld\n      }",
+                s ? "," : "", (long long)t->batch_size, (long long)t->num_requests,
+                (long long)t->context_requests, (long long)t->context_sum,
+                (long long)t->generation_requests, (long long)t->generation_sum);
         }
         mp_buf_puts(b, e->nsteps ? "\n    ],\n" : "],\n");
-        mp_buf_printf(b,
-                      "    \"phase\": {\n      \"num_prefill\": %lld,\n      \"num_prefilldecode\": %lld,\n"
-                      "      \"num_decode\": %lld,\n      \"avg_bs\": %lld,\n      \"avg_conc\": %lld\n    }\n  }",
-                      (long long)e->phase.num_prefill, (long long)e->phase.num_prefilldecode,
-                      (long long)e->phase.num_decode, (long long)e->phase.avg_bs,
-                      (long long)e->phase.avg_conc);
+        mp_buf_printf(
+            b,
+            "    \"phase\": {\n      \"num_prefill\": %lld,\n      \"num_prefilldecode\": %lld,\n"
+            "      \"num_decode\": %lld,\n      \"avg_bs\": %lld,\n      \"avg_conc\": %lld\n    "
+            "}\n  }",
+            (long long)e->phase.num_prefill, (long long)e->phase.num_prefilldecode,
+            (long long)e->phase.num_decode, (long long)e->phase.avg_bs,
+            (long long)e->phase.avg_conc);
     }
     mp_buf_puts(b, r->n ? "\n]" : "]");
 }
@@ -582,10 +588,18 @@ static void csv_details(struct mp_buf *b, const struct mp_trace_split_result *r)
 {
     struct mp_csv c;
     mp_csv_init(&c, b, "\n");
-    static const char *const cols[] = {
-        "idx",          "output_path",       "event_count",       "num_gpu_events",
-        "gpu_duration", "gpu_busy_duration", "phase_num_prefill", "phase_num_prefilldecode",
-        "phase_num_decode", "phase_avg_bs",  "phase_avg_conc",    "num_steps"};
+    static const char *const cols[] = {"idx",
+                                       "output_path",
+                                       "event_count",
+                                       "num_gpu_events",
+                                       "gpu_duration",
+                                       "gpu_busy_duration",
+                                       "phase_num_prefill",
+                                       "phase_num_prefilldecode",
+                                       "phase_num_decode",
+                                       "phase_avg_bs",
+                                       "phase_avg_conc",
+                                       "num_steps"};
     for (size_t i = 0; i < sizeof(cols) / sizeof(cols[0]); i++)
         mp_csv_str(&c, cols[i]);
     mp_csv_end_row(&c);
@@ -645,10 +659,10 @@ static int plan_window(struct split *sp, const size_t *working, size_t nworking,
     (void)nworking;
     if (we <= ws)
         return 0;
-    struct output *o;
+    struct output *o = NULL;
     int rc = add_output(sp, &o);
-    if (rc)
-        return rc;
+    if (rc || !o)
+        return rc ? rc : MP_ENOMEM;
     o->nroots = we - ws;
     o->roots = malloc(sizeof(size_t) * o->nroots);
     o->label = mp_strdup(label);
@@ -670,9 +684,9 @@ static int plan(struct split *sp, struct mp_trace_split_result *res)
         return rc;
     if (op->store_single_iteration) {
         for (size_t i = start; i < end; i++) {
-            struct output *o;
-            if ((rc = add_output(sp, &o)) != 0)
-                return rc;
+            struct output *o = NULL;
+            if ((rc = add_output(sp, &o)) != 0 || !o)
+                return rc ? rc : MP_ENOMEM;
             o->idx = (long)i;
             o->subdir = mp_strdup("");
             if (!o->subdir || output_roots(sp, o, i, i + 1) != 0)
@@ -715,9 +729,7 @@ static int plan(struct split *sp, struct mp_trace_split_result *res)
         }
         for (size_t g = 0; g < res->nregions; g++)
             for (size_t i = res->regions[g][0]; i < res->regions[g][1] && i < nw; i++) {
-                int ph = wd[i].context_requests > 0      ? 1
-                         : wd[i].generation_requests > 0 ? 2
-                                                         : 0;
+                int ph = wd[i].context_requests > 0 ? 1 : wd[i].generation_requests > 0 ? 2 : 0;
                 if (ph) {
                     steps[ns] = working[i];
                     phase[ns++] = ph;
@@ -742,8 +754,8 @@ static int plan(struct split *sp, struct mp_trace_split_result *res)
             char label[200];
             snprintf(label, sizeof(label), "%s_chunk%ld_steps%zu_bs%lld_conc%lld", pn,
                      chunk[phase[i]]++, j - i, (long long)wp.avg_bs, (long long)wp.avg_conc);
-            struct output *o;
-            if ((rc = add_output(sp, &o)) != 0)
+            struct output *o = NULL;
+            if ((rc = add_output(sp, &o)) != 0 || !o)
                 break;
             o->nroots = j - i;
             o->roots = malloc(sizeof(size_t) * o->nroots);
@@ -859,7 +871,7 @@ int mp_trace_split(const char *path, const struct mp_trace_split_opts *opts,
         struct mp_trace_split_entry *e = &res->entries[i];
         size_t nb = 0;
         e->idx = o->idx;
-        if ((rc = select_output(&sp, &x, o, (uint32_t)i + 1, e, &batches, &nb)) != 0) {
+        if (select_output(&sp, &x, o, (uint32_t)i + 1, e, &batches, &nb) != 0) {
             rc = mp_diag_set(d, MP_ENOMEM, "out of memory selecting events");
             goto out;
         }
@@ -890,7 +902,7 @@ int mp_trace_split(const char *path, const struct mp_trace_split_opts *opts,
         }
     }
     /* second pass: copy each selected event's text into its sub-traces */
-    if ((rc = build_owners(&sp)) != 0) {
+    if (build_owners(&sp) != 0) {
         rc = mp_diag_set(d, MP_ENOMEM, "out of memory");
         goto out;
     }

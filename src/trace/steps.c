@@ -29,6 +29,7 @@ enum {
 
 /* \d of Python is [0-9] here; \b is glibc's GNU extension. */
 static const char *const rx_src[RX_COUNT] = {
+    // NOLINTNEXTLINE(bugprone-suspicious-missing-comma): one pattern split over two lines
     [RX_VLLM_DETAILED] = "^execute_[0-9]+_context_[0-9]+\\(sq[0-9]+sk[0-9]+sqsq[0-9]+sqsk[0-9]+\\)"
                          "_generation_[0-9]+\\(sq[0-9]+sk[0-9]+sqsq[0-9]+sqsk[0-9]+\\)",
     [RX_VLLM_NATIVE] = "^execute_context_[0-9]+\\([0-9]+\\)_generation_[0-9]+\\([0-9]+\\)",
@@ -38,7 +39,8 @@ static const char *const rx_src[RX_COUNT] = {
     [RX_ATOM_NATIVE] = "^(prefill|decode)\\[(.*)\\]",
     [RX_DIFFUSION] = "^execute_diffusion_([0-9]+)_([0-9]+x[0-9]+)",
     [RX_CAPTURE] = "^capture_([0-9]+)_(.*)",
-    [RX_SGLANG_FIELDS] = "^step\\[([A-Za-z0-9_]+)[[:space:]]+bs=([0-9]+)([[:space:]]+toks=([0-9]+))?\\]",
+    [RX_SGLANG_FIELDS] =
+        "^step\\[([A-Za-z0-9_]+)[[:space:]]+bs=([0-9]+)([[:space:]]+toks=([0-9]+))?\\]",
 };
 
 struct mp_step_patterns {
@@ -88,6 +90,9 @@ static int64_t safe_int(const char *s, size_t n)
         return 0;
     int64_t v = 0;
     for (; i < n; i++) {
+        if (s[i] == '_' && i + 1 < n && isdigit((unsigned char)s[i + 1]) && i > 0 &&
+            isdigit((unsigned char)s[i - 1]))
+            continue; /* Python allows single underscores between digits */
         if (!isdigit((unsigned char)s[i]))
             return 0;
         if (v > (INT64_MAX - 9) / 10)
@@ -236,8 +241,8 @@ static bool fill_sglang_native(const struct mp_step_patterns *p, struct mp_step 
         return false;
     size_t wn = (size_t)(m[1].rm_eo - m[1].rm_so);
     int64_t bs = safe_int(name + m[2].rm_so, (size_t)(m[2].rm_eo - m[2].rm_so));
-    int64_t toks = m[4].rm_so >= 0 ? safe_int(name + m[4].rm_so, (size_t)(m[4].rm_eo - m[4].rm_so))
-                                   : 0;
+    int64_t toks =
+        m[4].rm_so >= 0 ? safe_int(name + m[4].rm_so, (size_t)(m[4].rm_eo - m[4].rm_so)) : 0;
     if (wn == 6 && memcmp(name + m[1].rm_so, "DECODE", 6) == 0) {
         s->generation_requests = s->generation_sum = s->g_sq = bs;
     } else {
@@ -459,7 +464,7 @@ size_t mp_step_steady_regions(const struct mp_step_details *d, size_t n, int num
         if (d[i].num_requests > gmax)
             gmax = d[i].num_requests;
     double tol = fmax(1.0, thresh * (double)gmax);
-    size_t (*r)[2] = malloc(sizeof(*r) * (n + 1));
+    size_t(*r)[2] = malloc(sizeof(*r) * (n + 1));
     if (!r)
         return 0;
     size_t nr = 0;
@@ -556,8 +561,8 @@ static bool longest_run(const struct mp_step_details *d, size_t s, size_t e, int
     return true;
 }
 
-bool mp_step_window(const struct mp_step_details *d, size_t n, int num_steps,
-                    size_t (*regions)[2], size_t nregions, enum mp_step_window_mode mode,
+bool mp_step_window(const struct mp_step_details *d, size_t n, int num_steps, size_t (*regions)[2],
+                    size_t nregions, enum mp_step_window_mode mode,
                     const struct mp_step_workload *w, size_t *start, size_t *end)
 {
     if (n == 0 || nregions == 0)
@@ -627,6 +632,10 @@ bool mp_step_window(const struct mp_step_details *d, size_t n, int num_steps,
         double di = fabs(c[i].pd_ratio - ref), db = fabs(c[best].pd_ratio - ref);
         if (di < db || (di == db && c[i].avg_requests > c[best].avg_requests))
             best = i;
+    }
+    if (best == SIZE_MAX) {
+        free(c);
+        return false;
     }
     *start = c[best].start;
     *end = c[best].end;
