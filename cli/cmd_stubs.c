@@ -18,18 +18,6 @@ static int not_yet(const char *name, int argc, char **argv)
     return EXIT_USAGE;
 }
 
-int cmd_analyze(int argc, char **argv, const struct cli_global *g)
-{
-    (void)g;
-    return not_yet("analyze", argc, argv);
-}
-
-int cmd_compare(int argc, char **argv, const struct cli_global *g)
-{
-    (void)g;
-    return not_yet("compare", argc, argv);
-}
-
 int cmd_mcp(int argc, char **argv, const struct cli_global *g)
 {
     (void)g;

@@ -87,7 +87,8 @@ struct mp_kernel_spec {
                           (opencl, cuda harness) or a KernelBench Model file (pytorch,
                           triton); enables reference-mode correctness */
     char *kernel_name; /* entry point in the source (C harness); NULL = the first */
-    long long size;    /* elements per buffer argument in the C harness (default 1 Mi) */
+    long long size;    /* elements per buffer argument in the C harness; 0 = 1 Mi in 1-D,
+                          the product of global_size otherwise */
     int ndim;          /* launch geometry of the C harness; 0 = 1-D over size */
     long long global[MP_KERNEL_MAX_DIMS]; /* work items (threads) per dimension */
     long long local[MP_KERNEL_MAX_DIMS];  /* work-group (block) size; 0 = 256 in dim 0 */

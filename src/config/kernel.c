@@ -38,7 +38,7 @@ void mp_kernel_spec_init(struct mp_kernel_spec *k)
 {
     memset(k, 0, sizeof(*k));
     k->type = MP_KERNEL_HIP;
-    k->size = (long long)1 << 20;
+    k->size = 0; /* auto: 1 Mi elements in 1-D, the product of global_size otherwise */
     k->atol = -1;
     k->rtol = -1;
     k->seeds = 3;

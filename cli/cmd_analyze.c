@@ -1,0 +1,363 @@
+/* `magpie analyze` (and, through cli_kernel_main, `magpie compare`):
+ * parse Magpie's flags, build the kernel config (framework config -c, then
+ * -k YAML or positional kernels), call mp_kernel_analyze / _compare and
+ * print the summary (or the report JSON with --json). Also hosts the
+ * hidden `analyze --harness-child JOB` entry that runs the C harness in a
+ * child process. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <magpie/config.h>
+#include <magpie/kernel.h>
+
+#include "cmd_kernel.h"
+
+static void usage(FILE *f, bool compare)
+{
+    const char *m = compare ? "compare" : "analyze";
+    fprintf(f,
+            "usage: magpie %s [KERNEL ...] [options]\n\n"
+            "%s\n\n"
+            "options:\n"
+            "  -k, --kernel-config FILE  kernel YAML (kernel/kernels entries + overrides);\n"
+            "                            takes precedence over positional kernels\n"
+            "  -t, --testcase CMD        testcase command (split with shell quoting rules)\n"
+            "      --type T              hip | cuda | pytorch | triton | opencl (default hip)\n"
+            "      --reference FILE      reference implementation for positional kernels\n"
+            "      --kernel-name NAME    entry point in the source (C harness)\n"
+            "      --size N              elements per buffer argument (C harness)\n"
+            "%s"
+            "      --no-perf             skip the performance (profiler) stage\n"
+            "      --no-latency          skip the latency (timing) stage\n"
+            "      --latency-method M    auto | harness | none\n"
+            "      --max-noise PCT       relative-noise target in percent (default 0.5)\n"
+            "      --max-time S          timing limit per kernel in seconds (default 15)\n"
+            "  -o, --output-dir DIR      workspace root (default ./results)\n"
+            "      --json                print the report JSON instead of the summary\n"
+            "  -q, --quiet               no progress lines\n"
+            "  -h, --help                this help\n\n"
+            "exit status: 0 ok, 1 a kernel failed to compile or to prove correct%s,\n"
+            "             2 usage or input error\n\n"
+            "examples:\n",
+            m,
+            compare ? "Rank two or more kernel implementations against a baseline: correctness\n"
+                      "gate first, then interleaved timing rounds, speedup with a 95% CI and a\n"
+                      "FASTER / SLOWER / SAME / INCONCLUSIVE verdict per candidate."
+                    : "Evaluate kernel implementations: compile, prove correctness (testcase or\n"
+                      "reference mode), profile, time with confidence intervals, score.",
+            compare ? "      --baseline I          index of the baseline kernel (default 0)\n"
+                    : "      --compile-cmd CMD     custom compile command\n",
+            compare ? " (compare: or\n             fewer than 2 kernels)" : "");
+    if (compare)
+        fprintf(f, "  magpie compare -k examples/kernels/opencl/compare.yaml\n"
+                   "  magpie compare --type opencl --baseline 0 vadd.cl vadd_vec4.cl\n"
+                   "  magpie compare -k examples/kernels/cuda/compare.yaml -o /tmp/results\n");
+    else
+        fprintf(f, "  magpie analyze -k examples/kernels/opencl/analyze.yaml\n"
+                   "  magpie analyze --type opencl --reference vadd_ref.cl vadd.cl\n"
+                   "  magpie analyze --type cuda -t './vadd_test' --compile-cmd 'nvcc -o "
+                   "vadd_test vadd_test.cu' vadd.cu\n"
+                   "  magpie analyze --type pytorch --reference ref.py candidate.py\n");
+}
+
+static void progress_line(const char *line, void *user)
+{
+    (void)user;
+    fprintf(stderr, "%s\n", line);
+}
+
+static char *stem_of(const char *path)
+{
+    const char *b = strrchr(path, '/');
+    b = b ? b + 1 : path;
+    const char *dot = strrchr(b, '.');
+    size_t n = dot && dot != b ? (size_t)(dot - b) : strlen(b);
+    return mp_strndup(b, n);
+}
+
+static char *dir_of(const char *path)
+{
+    char *abs = realpath(path, NULL);
+    if (!abs)
+        return NULL;
+    char *s = strrchr(abs, '/');
+    if (s && s != abs)
+        *s = 0;
+    return abs;
+}
+
+static char *abs_or_copy(const char *p)
+{
+    char *a = realpath(p, NULL);
+    return a ? a : mp_strdup(p);
+}
+
+struct kopts {
+    const char *kernel_config, *testcase, *type, *compile_cmd, *reference, *kname, *out_dir;
+    const char *latency_method;
+    long long size;
+    double max_noise, max_time;
+    bool no_perf, no_latency, json, quiet;
+    int baseline;
+};
+
+static int add_positional(struct mp_kernel_config *cfg, const struct kopts *ko, int argc,
+                          char **argv, bool compare, struct mp_diag *d)
+{
+    enum mp_kernel_type type = MP_KERNEL_HIP;
+    if (ko->type && mp_kernel_type_parse(ko->type, &type))
+        return mp_diag_set(d, MP_EINVAL,
+                           "--type must be hip, cuda, pytorch, triton or opencl, not '%s'",
+                           ko->type);
+    for (int i = 0; i < argc; i++) {
+        if (access(argv[i], R_OK) != 0) {
+            if (compare)
+                return mp_diag_set(d, MP_ENOTFOUND, "kernel file not found: %s", argv[i]);
+            fprintf(stderr, "magpie: warning: kernel file not found, skipped: %s\n", argv[i]);
+            continue;
+        }
+        struct mp_kernel_spec k;
+        mp_kernel_spec_init(&k);
+        char *stem = stem_of(argv[i]);
+        if (compare) {
+            size_t n = strlen(stem) + 32;
+            k.id = mp_malloc(n);
+            if (k.id)
+                snprintf(k.id, n, "kernel_%d_%s", cfg->nkernels, stem);
+            free(stem);
+        } else {
+            k.id = stem;
+        }
+        k.type = type;
+        k.sources = mp_calloc(1, sizeof(char *));
+        if (k.sources) {
+            k.sources[0] = abs_or_copy(argv[i]);
+            k.nsources = 1;
+        }
+        k.working_dir = dir_of(argv[i]);
+        int rc = 0;
+        if (ko->testcase)
+            rc = mp_cmds_add_string(&k.testcase, ko->testcase, d);
+        if (!rc && ko->compile_cmd)
+            rc = mp_cmds_add_string(&k.compile, ko->compile_cmd, d);
+        if (!rc && ko->reference)
+            k.reference = abs_or_copy(ko->reference);
+        if (!rc && ko->kname)
+            k.kernel_name = mp_strdup(ko->kname);
+        k.size = ko->size;
+        if (!rc)
+            rc = mp_kernel_config_add(cfg, &k);
+        mp_kernel_spec_fini(&k);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+int cli_kernel_main(int argc, char **argv, const struct cli_global *g, bool compare)
+{
+    if (!compare && argc == 3 && strcmp(argv[1], "--harness-child") == 0)
+        return mp_kernel_harness_main(argv[2]);
+
+    enum {
+        OPT_TYPE = 1000,
+        OPT_COMPILE,
+        OPT_NOPERF,
+        OPT_NOLAT,
+        OPT_LATM,
+        OPT_LATREP,
+        OPT_JSON,
+        OPT_BASE,
+        OPT_REF,
+        OPT_KNAME,
+        OPT_SIZE,
+        OPT_NOISE,
+        OPT_MAXT,
+    };
+    static const struct option opts[] = {
+        {"kernel-config", required_argument, NULL, 'k'},
+        {"testcase", required_argument, NULL, 't'},
+        {"type", required_argument, NULL, OPT_TYPE},
+        {"compile-cmd", required_argument, NULL, OPT_COMPILE},
+        {"no-perf", no_argument, NULL, OPT_NOPERF},
+        {"no-latency", no_argument, NULL, OPT_NOLAT},
+        {"latency-method", required_argument, NULL, OPT_LATM},
+        {"latency-rep-ms", required_argument, NULL, OPT_LATREP},
+        {"output-dir", required_argument, NULL, 'o'},
+        {"json", no_argument, NULL, OPT_JSON},
+        {"baseline", required_argument, NULL, OPT_BASE},
+        {"reference", required_argument, NULL, OPT_REF},
+        {"kernel-name", required_argument, NULL, OPT_KNAME},
+        {"size", required_argument, NULL, OPT_SIZE},
+        {"max-noise", required_argument, NULL, OPT_NOISE},
+        {"max-time", required_argument, NULL, OPT_MAXT},
+        {"quiet", no_argument, NULL, 'q'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    struct kopts ko = {.max_noise = -1, .max_time = -1};
+    int c;
+    opterr = 0;
+    optind = 0;
+    while ((c = getopt_long(argc, argv, "k:t:o:qh", opts, NULL)) != -1) {
+        char *end = NULL;
+        switch (c) {
+        case 'k':
+            ko.kernel_config = optarg;
+            break;
+        case 't':
+            ko.testcase = optarg;
+            break;
+        case OPT_TYPE:
+            ko.type = optarg;
+            break;
+        case OPT_COMPILE:
+            if (compare)
+                goto bad;
+            ko.compile_cmd = optarg;
+            break;
+        case OPT_NOPERF:
+            ko.no_perf = true;
+            break;
+        case OPT_NOLAT:
+            ko.no_latency = true;
+            break;
+        case OPT_LATM:
+            ko.latency_method = optarg;
+            break;
+        case OPT_LATREP:
+            break; /* Magpie's runner knob; magpie stops on noise instead */
+        case 'o':
+            ko.out_dir = optarg;
+            break;
+        case OPT_JSON:
+            ko.json = true;
+            break;
+        case OPT_BASE:
+            if (!compare)
+                goto bad;
+            ko.baseline = (int)strtol(optarg, &end, 10);
+            if (*end || ko.baseline < 0) {
+                fprintf(stderr, "magpie: error: --baseline expects an index >= 0, not '%s'\n",
+                        optarg);
+                return EXIT_USAGE;
+            }
+            break;
+        case OPT_REF:
+            ko.reference = optarg;
+            break;
+        case OPT_KNAME:
+            ko.kname = optarg;
+            break;
+        case OPT_SIZE:
+            ko.size = strtoll(optarg, &end, 10);
+            if (*end || ko.size < 1) {
+                fprintf(stderr, "magpie: error: --size expects a positive integer\n");
+                return EXIT_USAGE;
+            }
+            break;
+        case OPT_NOISE:
+            ko.max_noise = strtod(optarg, &end) / 100;
+            if (*end || ko.max_noise <= 0) {
+                fprintf(stderr, "magpie: error: --max-noise expects a percentage > 0\n");
+                return EXIT_USAGE;
+            }
+            break;
+        case OPT_MAXT:
+            ko.max_time = strtod(optarg, &end);
+            if (*end || ko.max_time <= 0) {
+                fprintf(stderr, "magpie: error: --max-time expects seconds > 0\n");
+                return EXIT_USAGE;
+            }
+            break;
+        case 'q':
+            ko.quiet = true;
+            break;
+        case 'h':
+            usage(stdout, compare);
+            return EXIT_OK;
+        default:
+        bad:
+            fprintf(stderr, "magpie: error: unknown option '%s' for %s\n", argv[optind - 1],
+                    compare ? "compare" : "analyze");
+            usage(stderr, compare);
+            return EXIT_USAGE;
+        }
+    }
+    struct mp_kernel_config cfg;
+    mp_kernel_config_init(&cfg);
+    struct mp_diag d;
+    mp_diag_clear(&d);
+    int rc = mp_config_load_framework(&cfg, g->config_path, &d);
+    if (!rc && ko.kernel_config)
+        rc = mp_config_load_kernel(&cfg, ko.kernel_config, &d);
+    else if (!rc)
+        rc = add_positional(&cfg, &ko, argc - optind, argv + optind, compare, &d);
+    if (rc) {
+        int ec = cli_report_error(&d, rc);
+        mp_kernel_config_fini(&cfg);
+        return ec == EXIT_OK ? EXIT_USAGE : ec;
+    }
+    if (!ko.kernel_config && cfg.nkernels == 0) {
+        fprintf(stderr, "magpie: error: no kernels: give kernel files or -k CONFIG (see --help)\n");
+        mp_kernel_config_fini(&cfg);
+        return EXIT_USAGE;
+    }
+    if (!compare && !ko.kernel_config && !ko.testcase && cfg.nkernels > 0 &&
+        cfg.kernels[0].type == MP_KERNEL_HIP) {
+        fprintf(stderr, "Error: --testcase is required for analyze mode\n");
+        mp_kernel_config_fini(&cfg);
+        return EXIT_USAGE;
+    }
+    if (ko.latency_method)
+        snprintf(cfg.latency.method, sizeof(cfg.latency.method), "%s", ko.latency_method);
+    if (ko.max_noise > 0)
+        cfg.latency.max_noise = ko.max_noise;
+    if (ko.max_time > 0)
+        cfg.latency.max_time_s = ko.max_time;
+    struct mp_kernel_opts o = {
+        .output_dir = ko.out_dir,
+        .no_perf = ko.no_perf,
+        .no_latency = ko.no_latency,
+        .baseline = ko.baseline,
+        .progress = (!ko.quiet && !g->quiet && isatty(2)) ? progress_line : NULL,
+    };
+    struct mp_kernel_run run;
+    rc = compare ? mp_kernel_compare(&cfg, &o, &run, &d) : mp_kernel_analyze(&cfg, &o, &run, &d);
+    if (rc) {
+        int ec = cli_report_error(&d, rc);
+        mp_kernel_run_fini(&run);
+        mp_kernel_config_fini(&cfg);
+        return ec;
+    }
+    if (ko.json && run.report_path) {
+        FILE *f = fopen(run.report_path, "r");
+        char buf[65536];
+        size_t n;
+        while (f && (n = fread(buf, 1, sizeof(buf), f)) > 0)
+            fwrite(buf, 1, n, stdout);
+        if (f)
+            fclose(f);
+    } else {
+        struct mp_buf b;
+        mp_buf_init(&b, 0);
+        mp_kernel_run_summary(&run, &b);
+        fwrite(mp_buf_cstr(&b), 1, b.len, stdout);
+        mp_buf_fini(&b);
+    }
+    int ec = (!compare && mp_kernel_run_failed(&run)) ? EXIT_FAIL : EXIT_OK;
+    if (compare && run.baseline >= 0 && run.vs &&
+        run.vs[run.baseline].verdict == MP_VERDICT_INCORRECT)
+        ec = EXIT_FAIL;
+    mp_kernel_run_fini(&run);
+    mp_kernel_config_fini(&cfg);
+    return ec;
+}
+
+int cmd_analyze(int argc, char **argv, const struct cli_global *g)
+{
+    return cli_kernel_main(argc, argv, g, false);
+}

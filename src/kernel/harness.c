@@ -1,0 +1,1020 @@
+/* The C harness: runs OpenCL and CUDA kernels itself, in a child process
+ * (`magpie analyze --harness-child JOB`), so a crashing or hanging kernel
+ * never takes magpie down and the pipeline can time it out.
+ *
+ * From the kernel's signature it builds arguments: buffers of `size`
+ * elements (pointer to const = input, other pointers = outputs), integer
+ * scalars = the problem size, float scalars = 0.5. Correctness (reference
+ * mode) runs candidate and reference on several seeded random inputs and
+ * sizes; outputs are poisoned (all bits set: NaN for floats) before every
+ * launch, every buffer has a guard zone after its end that must survive,
+ * inputs are read back to catch mutation, NaN/Inf in an output is a
+ * failure, and the output of the timed launches is checked again after
+ * timing. Timing: warm-up by time, batches sized to >= 20 us, an L2 flush
+ * (fill of a buffer twice the cache size) before each sample, device
+ * events, and NVBench's stopping rule (min samples, min accumulated device
+ * time, relative noise target, wall-clock timeout). In compare mode the
+ * candidates are sampled round-robin with a rotating start. */
+#include <ctype.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <magpie/stats.h>
+
+#include "kernel_int.h"
+
+#define GUARD_BYTES 4096
+#define GUARD_BYTE 0xA5
+#define POISON_BYTE 0xFF
+
+/* ---- signatures ---- */
+
+size_t h_elem_size(enum harg_elem e)
+{
+    static const size_t sz[] = {4, 8, 2, 4, 4, 8, 8, 1};
+    return sz[e];
+}
+
+const char *h_elem_name(enum harg_elem e)
+{
+    static const char *const nm[] = {"float", "double", "half",  "int",
+                                     "uint",  "long",   "ulong", "char"};
+    return nm[e];
+}
+
+static bool word_at(const char *s, const char *w, size_t wl)
+{
+    return strncmp(s, w, wl) == 0 && !(isalnum((unsigned char)s[wl]) || s[wl] == '_');
+}
+
+/* Parses one parameter declaration "__global const float *restrict a". */
+static int parse_param(const char *p, size_t n, struct harg *a, char *err, size_t errlen)
+{
+    char buf[256];
+    if (n >= sizeof(buf))
+        n = sizeof(buf) - 1;
+    memcpy(buf, p, n);
+    buf[n] = 0;
+    memset(a, 0, sizeof(*a));
+    a->pointer = strchr(buf, '*') != NULL || strchr(buf, '[') != NULL;
+    const char *star = strchr(buf, '*');
+    bool is_unsigned = false, have_type = false;
+    char last_ident[64] = "";
+    for (const char *q = buf; *q;) {
+        if (!(isalpha((unsigned char)*q) || *q == '_')) {
+            q++;
+            continue;
+        }
+        const char *st = q;
+        while (isalnum((unsigned char)*q) || *q == '_')
+            q++;
+        size_t wl = (size_t)(q - st);
+        if (word_at(st, "const", 5) && (!star || st < star))
+            a->is_const = true;
+
+        static const struct {
+            const char *w;
+            enum harg_elem e;
+        } types[] = {{"float", HE_FLOAT},  {"double", HE_DOUBLE},  {"half", HE_HALF},
+                     {"__half", HE_HALF},  {"int", HE_INT},        {"uint", HE_UINT},
+                     {"long", HE_LONG},    {"ulong", HE_ULONG},    {"size_t", HE_ULONG},
+                     {"char", HE_CHAR},    {"int32_t", HE_INT},    {"uint32_t", HE_UINT},
+                     {"int64_t", HE_LONG}, {"uint64_t", HE_ULONG}, {"uchar", HE_CHAR}};
+
+        if (word_at(st, "unsigned", 8)) {
+            is_unsigned = true;
+            if (!have_type) {
+                a->elem = HE_UINT;
+                have_type = true;
+            }
+            continue;
+        }
+        bool matched = false;
+        for (size_t i = 0; i < sizeof(types) / sizeof(types[0]) && !matched; i++) {
+            if (strlen(types[i].w) == wl && strncmp(st, types[i].w, wl) == 0) {
+                enum harg_elem e = types[i].e;
+                if (is_unsigned && e == HE_INT)
+                    e = HE_UINT;
+                if (is_unsigned && e == HE_LONG)
+                    e = HE_ULONG;
+                if (!(have_type && e == HE_LONG && a->elem == HE_LONG)) /* long long */
+                    a->elem = e;
+                have_type = matched = true;
+            }
+        }
+        if (!matched && wl < sizeof(last_ident)) {
+            memcpy(last_ident, st, wl);
+            last_ident[wl] = 0;
+        }
+    }
+    if (!have_type) {
+        snprintf(err, errlen,
+                 "unsupported parameter type in '%s' (float, double, int, uint, long, "
+                 "char and pointers to them are supported)",
+                 buf);
+        return MP_EUNSUP;
+    }
+    if (a->elem == HE_HALF) {
+        snprintf(err, errlen, "half-precision parameters are not supported by the C harness yet");
+        return MP_EUNSUP;
+    }
+    snprintf(a->name, sizeof(a->name), "%s", last_ident[0] ? last_ident : "arg");
+    return 0;
+}
+
+int h_parse_signature(const char *src, const char *name, struct hsig *sig, char *err, size_t errlen)
+{
+    memset(sig, 0, sizeof(*sig));
+    for (const char *p = src; (p = strstr(p, "void")) != NULL; p += 4) {
+        /* a kernel: `__kernel void`, `kernel void`, `__global__ void` before it */
+        const char *ls = p;
+        while (ls > src && ls[-1] != ';' && ls[-1] != '}' && ls[-1] != '{')
+            ls--;
+        char pre[256];
+        size_t pl = (size_t)(p - ls) < sizeof(pre) - 1 ? (size_t)(p - ls) : sizeof(pre) - 1;
+        memcpy(pre, p - pl, pl);
+        pre[pl] = 0;
+        if (!strstr(pre, "__kernel") && !strstr(pre, "kernel") && !strstr(pre, "__global__"))
+            continue;
+        if (p > src && (isalnum((unsigned char)p[-1]) || p[-1] == '_'))
+            continue;
+        const char *q = p + 4;
+        while (isspace((unsigned char)*q))
+            q++;
+        const char *ns = q;
+        while (isalnum((unsigned char)*q) || *q == '_')
+            q++;
+        size_t nl = (size_t)(q - ns);
+        while (isspace((unsigned char)*q))
+            q++;
+        if (!nl || *q != '(' || nl >= sizeof(sig->name))
+            continue;
+        if (name && (strlen(name) != nl || strncmp(ns, name, nl) != 0))
+            continue;
+        memcpy(sig->name, ns, nl);
+        sig->name[nl] = 0;
+        const char *a = q + 1;
+        int depth = 0;
+        for (const char *c = a;; c++) {
+            if (!*c) {
+                snprintf(err, errlen, "unterminated parameter list of kernel %s", sig->name);
+                return MP_EPARSE;
+            }
+            if (*c == '(')
+                depth++;
+            else if (*c == ')' && depth > 0)
+                depth--;
+            else if ((*c == ',' || *c == ')') && depth == 0) {
+                size_t len = (size_t)(c - a);
+                bool blank = strspn(a, " \t\r\n") >= len;
+                if (!blank || *c == ',') {
+                    if (sig->nargs >= H_MAX_ARGS) {
+                        snprintf(err, errlen, "more than %d parameters", H_MAX_ARGS);
+                        return MP_EUNSUP;
+                    }
+                    if (!(sig->nargs == 0 && *c == ')' && len >= 4 && strstr(a, "void") &&
+                          !strchr(a, '*'))) {
+                        int rc = parse_param(a, len, &sig->args[sig->nargs], err, errlen);
+                        if (rc)
+                            return rc;
+                        sig->nargs++;
+                    }
+                }
+                a = c + 1;
+                if (*c == ')')
+                    return 0;
+            }
+        }
+    }
+    if (name)
+        snprintf(err, errlen, "no kernel named '%s' in the source", name);
+    else
+        snprintf(err, errlen, "no kernel (__kernel void ... / __global__ void ...) in the source");
+    return MP_ENOTFOUND;
+}
+
+/* ---- job ---- */
+
+struct tcfg {
+    bool enabled;
+    int min_samples, max_samples;
+    double min_time_ms, max_noise, max_time_s, warmup_s;
+    bool l2_flush;
+};
+
+struct hentry {
+    const char *id;
+    const char *source; /* source text file */
+    const char *module; /* cuda: cubin/ptx */
+    const char *kname;
+    int ref; /* index of the reference entry, -1 none */
+    long long size;
+    int ndim;
+    size_t global[3], local[3];
+    double atol, rtol;
+    int seeds;
+    bool is_reference;
+    /* state */
+    bool built;
+    char *log;
+    struct hsig sig;
+    struct hkern *k;
+    json_t *out;
+};
+
+/* One set of argument buffers with host images. */
+struct hset {
+    int nargs;
+    size_t n; /* elements */
+    struct hval v[H_MAX_ARGS];
+    unsigned char *host[H_MAX_ARGS]; /* input images (for mutation checks) */
+    size_t bytes[H_MAX_ARGS];        /* without guard */
+};
+
+static void set_free(struct hdev *dv, struct hset *s)
+{
+    for (int i = 0; i < s->nargs; i++) {
+        if (s->v[i].buf)
+            dv->ops->bfree(s->v[i].buf);
+        free(s->host[i]);
+    }
+    memset(s, 0, sizeof(*s));
+}
+
+static uint64_t scalar_dim(const struct hentry *e, size_t n)
+{
+    return e->ndim >= 2 ? e->global[0] : n;
+}
+
+/* Random inputs for seed, poisoned outputs, guard zones. */
+static int set_make(struct hdev *dv, const struct hentry *e, size_t n, uint64_t seed,
+                    struct hset *s, char *err, size_t errlen)
+{
+    memset(s, 0, sizeof(*s));
+    s->nargs = e->sig.nargs;
+    s->n = n;
+    struct mp_rng r;
+    mp_rng_seed(&r, seed);
+    for (int i = 0; i < e->sig.nargs; i++) {
+        const struct harg *a = &e->sig.args[i];
+        if (!a->pointer) {
+            uint64_t dimv = scalar_dim(e, n);
+            switch (a->elem) {
+            case HE_FLOAT:
+                s->v[i].s.f32 = 0.5f;
+                s->v[i].ssize = 4;
+                break;
+            case HE_DOUBLE:
+                s->v[i].s.f64 = 0.5;
+                s->v[i].ssize = 8;
+                break;
+            case HE_INT:
+            case HE_UINT:
+                s->v[i].s.u32 = (uint32_t)dimv;
+                s->v[i].ssize = 4;
+                break;
+            case HE_LONG:
+            case HE_ULONG:
+                s->v[i].s.i64 = (int64_t)dimv;
+                s->v[i].ssize = 8;
+                break;
+            default:
+                s->v[i].s.bytes[0] = 1;
+                s->v[i].ssize = 1;
+                break;
+            }
+            continue;
+        }
+        size_t es = h_elem_size(a->elem);
+        size_t bytes = n * es;
+        s->bytes[i] = bytes;
+        unsigned char *img = mp_malloc(bytes + GUARD_BYTES);
+        if (!img)
+            return MP_ENOMEM;
+        s->host[i] = img;
+        if (!a->is_const) {
+            memset(img, POISON_BYTE, bytes);
+        } else {
+            for (size_t j = 0; j < n; j++) {
+                double u = mp_rng_uniform(&r) * 2 - 1;
+                unsigned char *dst = img + j * es;
+                switch (a->elem) {
+                case HE_FLOAT: {
+                    float f = (float)u;
+                    memcpy(dst, &f, 4);
+                    break;
+                }
+                case HE_DOUBLE:
+                    memcpy(dst, &u, 8);
+                    break;
+                case HE_INT:
+                case HE_UINT: {
+                    int32_t v = (int32_t)(u * 1000);
+                    if (a->elem == HE_UINT && v < 0)
+                        v = -v;
+                    memcpy(dst, &v, 4);
+                    break;
+                }
+                case HE_LONG:
+                case HE_ULONG: {
+                    int64_t v = (int64_t)(u * 1000);
+                    if (a->elem == HE_ULONG && v < 0)
+                        v = -v;
+                    memcpy(dst, &v, 8);
+                    break;
+                }
+                default:
+                    dst[0] = (unsigned char)(int)(u * 100);
+                    break;
+                }
+            }
+        }
+        memset(img + bytes, GUARD_BYTE, GUARD_BYTES);
+        int rc = dv->ops->alloc(dv, bytes + GUARD_BYTES, &s->v[i].buf);
+        if (!rc)
+            rc = dv->ops->write(dv, s->v[i].buf, img, bytes + GUARD_BYTES);
+        if (rc) {
+            snprintf(err, errlen, "%s", dv->err);
+            return rc;
+        }
+    }
+    return 0;
+}
+
+struct cmpstat {
+    long long mismatches;
+    long long nonfinite;
+    long long unwritten;
+    double max_abs, max_rel;
+    long long first_bad;
+    int first_arg;
+};
+
+static double elem_get(const unsigned char *p, enum harg_elem e, size_t j)
+{
+    switch (e) {
+    case HE_FLOAT: {
+        float f;
+        memcpy(&f, p + j * 4, 4);
+        return f;
+    }
+    case HE_DOUBLE: {
+        double v;
+        memcpy(&v, p + j * 8, 8);
+        return v;
+    }
+    case HE_INT: {
+        int32_t v;
+        memcpy(&v, p + j * 4, 4);
+        return v;
+    }
+    case HE_UINT: {
+        uint32_t v;
+        memcpy(&v, p + j * 4, 4);
+        return v;
+    }
+    case HE_LONG: {
+        int64_t v;
+        memcpy(&v, p + j * 8, 8);
+        return (double)v;
+    }
+    case HE_ULONG: {
+        uint64_t v;
+        memcpy(&v, p + j * 8, 8);
+        return (double)v;
+    }
+    default:
+        return (signed char)p[j];
+    }
+}
+
+/* Reads every output (+ guard) of s into a fresh array of images. */
+static int read_outputs(struct hdev *dv, const struct hentry *e, const struct hset *s,
+                        unsigned char **imgs)
+{
+    for (int i = 0; i < s->nargs; i++) {
+        imgs[i] = NULL;
+        if (!e->sig.args[i].pointer)
+            continue;
+        imgs[i] = mp_malloc(s->bytes[i] + GUARD_BYTES);
+        if (!imgs[i])
+            return MP_ENOMEM;
+        int rc = dv->ops->read(dv, s->v[i].buf, imgs[i], s->bytes[i] + GUARD_BYTES);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+static void free_imgs(unsigned char **imgs, int n)
+{
+    for (int i = 0; i < n; i++) {
+        free(imgs[i]);
+        imgs[i] = NULL;
+    }
+}
+
+/* Checks guard zones, input mutation; compares outputs with ref (may be
+ * NULL: then only finiteness and "was written"). Message into msg. */
+static bool check_outputs(const struct hentry *e, const struct hset *s, unsigned char **got,
+                          unsigned char **ref, struct cmpstat *cs, bool *mutated, char *msg,
+                          size_t len)
+{
+    bool ok = true;
+    for (int i = 0; i < s->nargs && ok; i++) {
+        const struct harg *a = &e->sig.args[i];
+        if (!a->pointer)
+            continue;
+        for (size_t g = 0; g < GUARD_BYTES; g++) {
+            if (got[i][s->bytes[i] + g] != GUARD_BYTE) {
+                snprintf(msg, len,
+                         "wrote past the end of '%s' (%zu elements): byte %zu after the end "
+                         "changed",
+                         a->name, s->n, g);
+                return false;
+            }
+        }
+        if (a->is_const) {
+            if (memcmp(got[i], s->host[i], s->bytes[i]) != 0) {
+                *mutated = true;
+                snprintf(msg, len, "input '%s' was modified by the kernel", a->name);
+                return false;
+            }
+            continue;
+        }
+        double atol = e->atol, rtol = e->rtol;
+        if (atol < 0)
+            atol = a->elem == HE_FLOAT ? 1e-5 : a->elem == HE_DOUBLE ? 1e-12 : 0;
+        if (rtol < 0)
+            rtol = a->elem == HE_FLOAT ? 1e-4 : a->elem == HE_DOUBLE ? 1e-9 : 0;
+        bool flt = a->elem == HE_FLOAT || a->elem == HE_DOUBLE;
+        size_t es = h_elem_size(a->elem);
+        for (size_t j = 0; j < s->n; j++) {
+            bool poison = true;
+            for (size_t b = 0; b < es && poison; b++)
+                poison = got[i][j * es + b] == POISON_BYTE;
+            double v = elem_get(got[i], a->elem, j);
+            bool bad = false;
+            if (flt && !isfinite(v)) {
+                bool ref_same = ref && !isfinite(elem_get(ref[i], a->elem, j));
+                if (!ref_same) {
+                    cs->nonfinite++;
+                    if (poison)
+                        cs->unwritten++;
+                    bad = true;
+                }
+            } else if (ref) {
+                double rv = elem_get(ref[i], a->elem, j);
+                double diff = fabs(v - rv);
+                double rel = rv != 0 ? diff / fabs(rv) : (diff ? INFINITY : 0);
+                if (diff > cs->max_abs)
+                    cs->max_abs = diff;
+                if (rel > cs->max_rel && isfinite(rel))
+                    cs->max_rel = rel;
+                bad = diff > atol + rtol * fabs(rv);
+            } else if (poison && !flt) {
+                cs->unwritten++; /* integer outputs still all-ones: probably never written */
+            }
+            if (bad) {
+                if (cs->mismatches == 0) {
+                    cs->first_bad = (long long)j;
+                    cs->first_arg = i;
+                }
+                cs->mismatches++;
+            }
+        }
+    }
+    if (cs->mismatches) {
+        const struct harg *a = &e->sig.args[cs->first_arg];
+        if (cs->unwritten == cs->mismatches)
+            snprintf(msg, len, "output '%s': %lld of %zu elements never written (first at %lld)",
+                     a->name, cs->unwritten, s->n, cs->first_bad);
+        else if (cs->nonfinite)
+            snprintf(msg, len,
+                     "output '%s': %lld elements NaN/Inf, %lld mismatches (first at %lld)", a->name,
+                     cs->nonfinite, cs->mismatches, cs->first_bad);
+        else
+            snprintf(msg, len,
+                     "output '%s': %lld of %zu elements differ from the reference (first at "
+                     "index %lld; max abs err %.3g, max rel err %.3g)",
+                     a->name, cs->mismatches, s->n, cs->first_bad, cs->max_abs, cs->max_rel);
+        ok = false;
+    }
+    return ok;
+}
+
+static void geom_for(const struct hentry *e, size_t n, struct hgeom *g)
+{
+    memset(g, 0, sizeof(*g));
+    if (e->ndim >= 2) {
+        g->ndim = e->ndim;
+        for (int d = 0; d < e->ndim; d++) {
+            g->local[d] = e->local[d] ? e->local[d] : (d < 2 ? 16 : 1);
+            g->global[d] = (e->global[d] + g->local[d] - 1) / g->local[d] * g->local[d];
+        }
+        return;
+    }
+    g->ndim = 1;
+    g->local[0] = e->local[0] ? e->local[0] : 256;
+    size_t want = e->ndim == 1 && e->global[0] ? e->global[0] : n;
+    g->global[0] = (want + g->local[0] - 1) / g->local[0] * g->local[0];
+}
+
+static char *slurp(const char *path, char *err, size_t errlen)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        snprintf(err, errlen, "cannot open %s", path);
+        return NULL;
+    }
+    struct mp_buf b;
+    mp_buf_init(&b, (size_t)64 << 20);
+    char chunk[8192];
+    size_t n;
+    while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
+        if (mp_buf_append(&b, chunk, n))
+            break;
+    fclose(f);
+    char *s = mp_strdup(mp_buf_cstr(&b));
+    mp_buf_fini(&b);
+    return s;
+}
+
+/* ---- correctness ---- */
+
+static void set_result(json_t *o, const char *key, json_t *v)
+{
+    json_object_set_new(o, key, v);
+}
+
+/* Runs e (and its reference) on seeds x sizes. */
+static bool correctness(struct hdev *dv, struct hentry *ents, struct hentry *e, json_t *cj)
+{
+    struct hentry *ref = e->ref >= 0 ? &ents[e->ref] : NULL;
+    if (ref && !ref->built) {
+        set_result(cj, "message", json_string("the reference did not build"));
+        return false;
+    }
+    if (ref && ref->sig.nargs != e->sig.nargs) {
+        set_result(cj, "message", json_string("the reference has a different signature"));
+        return false;
+    }
+    size_t full = (size_t)e->size;
+    size_t sizes[3] = {full, full > 64 ? full - full / 3 - 1 : full, 1};
+    int nsizes = e->ndim >= 2 ? 1 : 3;
+    char msg[512] = "";
+    bool ok = true, mutated = false;
+    struct cmpstat total = {0, 0, 0, 0, 0, -1, 0};
+    int checks = 0;
+    for (int sd = 0; sd < e->seeds && ok; sd++) {
+        size_t n = sizes[sd % nsizes];
+        if (!ref && sd > 0)
+            break;
+        uint64_t seed = 0x6d61677069650000ULL + (uint64_t)sd;
+        struct hgeom g;
+        geom_for(e, n, &g);
+        struct hset cs, rs;
+        unsigned char *got[H_MAX_ARGS] = {0}, *want[H_MAX_ARGS] = {0};
+        char err[512] = "";
+        int rc = set_make(dv, e, n, seed, &cs, err, sizeof(err));
+        if (!rc && ref)
+            rc = set_make(dv, ref, n, seed, &rs, err, sizeof(err));
+        else
+            memset(&rs, 0, sizeof(rs));
+        if (!rc && ref && (rc = dv->ops->launch(dv, ref->k, &ref->sig, rs.v, &g, 1, NULL)))
+            snprintf(err, sizeof(err), "reference: %.400s", dv->err);
+        if (!rc && (rc = dv->ops->launch(dv, e->k, &e->sig, cs.v, &g, 1, NULL)))
+            snprintf(err, sizeof(err), "%s", dv->err);
+        if (!rc && ref)
+            rc = read_outputs(dv, ref, &rs, want);
+        if (!rc)
+            rc = read_outputs(dv, e, &cs, got);
+        if (rc) {
+            snprintf(msg, sizeof(msg), "launch failed (n=%zu): %.400s", n, err[0] ? err : dv->err);
+            ok = false;
+        } else {
+            struct cmpstat st = {0, 0, 0, 0, 0, -1, 0};
+            char m[400] = "";
+            ok = check_outputs(e, &cs, got, ref ? want : NULL, &st, &mutated, m, sizeof(m));
+            if (!ok)
+                snprintf(msg, sizeof(msg), "seed %d, n=%zu: %s", sd, n, m);
+            total.mismatches += st.mismatches;
+            if (st.max_abs > total.max_abs)
+                total.max_abs = st.max_abs;
+            if (st.max_rel > total.max_rel)
+                total.max_rel = st.max_rel;
+            checks++;
+        }
+        free_imgs(got, cs.nargs);
+        free_imgs(want, rs.nargs);
+        set_free(dv, &cs);
+        if (ref)
+            set_free(dv, &rs);
+    }
+    set_result(cj, "ran", json_true());
+    set_result(cj, "ok", json_boolean(ok));
+    set_result(cj, "verified", json_boolean(ok && ref != NULL));
+    set_result(cj, "mode", json_string(ref ? "reference" : "finite_check"));
+    set_result(cj, "checks", json_integer(checks));
+    set_result(cj, "max_abs_err", json_real(total.max_abs));
+    set_result(cj, "max_rel_err", json_real(total.max_rel));
+    set_result(cj, "mismatches", json_integer(total.mismatches));
+    set_result(cj, "input_mutated", json_boolean(mutated));
+    if (!ok)
+        set_result(cj, "message", json_string(msg));
+    else if (!ref)
+        set_result(cj, "message",
+                   json_string("unverified: no reference to compare with (outputs are finite "
+                               "and written)"));
+    return ok;
+}
+
+/* ---- timing ---- */
+
+struct tstate {
+    struct hentry *e;
+    struct hset set;
+    struct hgeom g;
+    int batch;
+    double *samples;
+    int n, cap;
+    double sum_ms, mean, m2;
+    bool done;
+    char reason[96];
+    char err[512];
+};
+
+static double noise(const struct tstate *t)
+{
+    if (t->n < 5 || t->mean <= 0)
+        return INFINITY;
+    return sqrt(t->m2 / (t->n - 1)) / t->mean;
+}
+
+static int take_sample(struct hdev *dv, struct hbuf *flush, size_t flush_bytes, struct tstate *t,
+                       unsigned char fb)
+{
+    if (flush && dv->ops->fill(dv, flush, fb, flush_bytes)) {
+        snprintf(t->err, sizeof(t->err), "L2 flush: %.400s", dv->err);
+        return MP_EIO;
+    }
+    double ms = 0;
+    if (dv->ops->launch(dv, t->e->k, &t->e->sig, t->set.v, &t->g, t->batch, &ms)) {
+        snprintf(t->err, sizeof(t->err), "%s", dv->err);
+        return MP_EIO;
+    }
+    double v = ms / t->batch;
+    if (t->n == t->cap) {
+        int nc = t->cap ? t->cap * 2 : 256;
+        double *ns = mp_realloc(t->samples, (size_t)nc * sizeof(double));
+        if (!ns)
+            return MP_ENOMEM;
+        t->samples = ns;
+        t->cap = nc;
+    }
+    t->samples[t->n++] = v;
+    t->sum_ms += ms;
+    double delta = v - t->mean;
+    t->mean += delta / t->n;
+    t->m2 += delta * (v - t->mean);
+    return 0;
+}
+
+static bool stop_check(const struct tcfg *tc, struct tstate *t, double elapsed_s)
+{
+    double nz = noise(t);
+    if (t->n >= tc->min_samples && t->sum_ms >= tc->min_time_ms && nz <= tc->max_noise) {
+        snprintf(t->reason, sizeof(t->reason), "noise %.3f%% <= %.3f%% after %d samples", nz * 100,
+                 tc->max_noise * 100, t->n);
+        return true;
+    }
+    if (t->n >= tc->max_samples) {
+        snprintf(t->reason, sizeof(t->reason), "max_samples %d reached (noise %.3f%%)", t->n,
+                 nz * 100);
+        return true;
+    }
+    if (elapsed_s >= tc->max_time_s && t->n >= 2) {
+        snprintf(t->reason, sizeof(t->reason), "timeout %.1f s reached (noise %.3f%%, %d samples)",
+                 tc->max_time_s, nz * 100, t->n);
+        return true;
+    }
+    return false;
+}
+
+/* Warm-up by time, then the batch size that makes a sample >= 20 us. */
+static int warmup(struct hdev *dv, const struct tcfg *tc, struct tstate *t)
+{
+    uint64_t t0 = mp_time_ns();
+    double best = INFINITY;
+    int iters = 0;
+    do {
+        double ms = 0;
+        if (dv->ops->launch(dv, t->e->k, &t->e->sig, t->set.v, &t->g, 1, &ms)) {
+            snprintf(t->err, sizeof(t->err), "%s", dv->err);
+            return MP_EIO;
+        }
+        if (ms > 0 && ms < best)
+            best = ms;
+        iters++;
+    } while (iters < 1000 && (double)(mp_time_ns() - t0) / 1e9 < tc->warmup_s);
+    t->batch = 1;
+    if (isfinite(best) && best < 0.020)
+        t->batch = (int)ceil(0.020 / best);
+    if (t->batch > 1000)
+        t->batch = 1000;
+    return 0;
+}
+
+static void timing_json(struct hdev *dv, struct tstate *t, size_t flush_bytes, json_t *tj)
+{
+    set_result(tj, "ran", json_true());
+    set_result(tj, "ok", json_boolean(!t->err[0] && t->n > 0));
+    json_t *arr = json_array();
+    for (int i = 0; i < t->n; i++)
+        json_array_append_new(arr, json_real(t->samples[i]));
+    set_result(tj, "samples_ms", arr);
+    set_result(tj, "batch", json_integer(t->batch));
+    set_result(tj, "stop_reason", json_string(t->reason));
+    set_result(tj, "l2_flush_bytes", json_integer((json_int_t)flush_bytes));
+    set_result(tj, "device", json_string(dv->device_name));
+    if (t->err[0])
+        set_result(tj, "message", json_string(t->err));
+}
+
+/* Checks the output of the timed launches against a fresh reference run on
+ * the same inputs. */
+static void recheck(struct hdev *dv, struct hentry *ents, struct tstate *t, json_t *cj)
+{
+    struct hentry *e = t->e;
+    if (e->ref < 0 || !ents[e->ref].built)
+        return;
+    struct hentry *ref = &ents[e->ref];
+    struct hset rs;
+    char err[256];
+    unsigned char *got[H_MAX_ARGS] = {0}, *want[H_MAX_ARGS] = {0};
+    bool ok = false;
+    char msg[400] = "";
+    if (!set_make(dv, ref, t->set.n, 0x74696d6500ULL, &rs, err, sizeof(err)) &&
+        !dv->ops->launch(dv, ref->k, &ref->sig, rs.v, &t->g, 1, NULL) &&
+        !read_outputs(dv, ref, &rs, want) && !read_outputs(dv, e, &t->set, got)) {
+        struct cmpstat st = {0, 0, 0, 0, 0, -1, 0};
+        bool mutated = false;
+        ok = check_outputs(e, &t->set, got, want, &st, &mutated, msg, sizeof(msg));
+    } else {
+        snprintf(msg, sizeof(msg), "re-check could not run: %.300s", dv->err);
+    }
+    free_imgs(got, t->set.nargs);
+    free_imgs(want, rs.nargs);
+    set_free(dv, &rs);
+    set_result(cj, "recheck_done", json_true());
+    set_result(cj, "recheck_ok", json_boolean(ok));
+    if (!ok) {
+        set_result(cj, "ok", json_false());
+        char m[512];
+        snprintf(m, sizeof(m), "output of the timed launches is wrong: %s", msg);
+        set_result(cj, "message", json_string(m));
+    }
+}
+
+static void time_all(struct hdev *dv, const struct tcfg *tc, struct hentry *ents, int *idx,
+                     int nidx, bool interleave)
+{
+    struct tstate *ts = mp_calloc((size_t)(nidx ? nidx : 1), sizeof(*ts));
+    if (!ts)
+        return;
+    size_t flush_bytes = 0;
+    struct hbuf *flush = NULL;
+    if (tc->l2_flush) {
+        flush_bytes = dv->l2_bytes ? 2 * dv->l2_bytes : (size_t)64 << 20;
+        if (dv->ops->alloc(dv, flush_bytes, &flush))
+            flush = NULL, flush_bytes = 0;
+    }
+    for (int i = 0; i < nidx; i++) {
+        struct tstate *t = &ts[i];
+        t->e = &ents[idx[i]];
+        geom_for(t->e, (size_t)t->e->size, &t->g);
+        if (set_make(dv, t->e, (size_t)t->e->size, 0x74696d6500ULL, &t->set, t->err,
+                     sizeof(t->err)) == 0)
+            warmup(dv, tc, t);
+        if (t->err[0])
+            t->done = true;
+    }
+    unsigned char fb = 0;
+    if (interleave) {
+        uint64_t t0 = mp_time_ns();
+        for (int round = 0;; round++) {
+            bool any = false;
+            double el = (double)(mp_time_ns() - t0) / 1e9;
+            for (int j = 0; j < nidx; j++) {
+                struct tstate *t = &ts[(j + round) % nidx];
+                if (t->done)
+                    continue;
+                if (take_sample(dv, flush, flush_bytes, t, fb++)) {
+                    t->done = true;
+                    continue;
+                }
+                any = true;
+            }
+            /* every candidate keeps sampling until all are done, so the
+             * rounds stay interleaved; the rule is applied to each */
+            bool all = true;
+            for (int j = 0; j < nidx; j++) {
+                struct tstate *t = &ts[j];
+                if (!t->done && !t->reason[0])
+                    stop_check(tc, t, el / (nidx ? nidx : 1));
+                all = all && (t->done || t->reason[0]);
+            }
+            if (!any || all || el > tc->max_time_s * nidx + 1)
+                break;
+        }
+    } else {
+        for (int i = 0; i < nidx; i++) {
+            struct tstate *t = &ts[i];
+            uint64_t t0 = mp_time_ns();
+            while (!t->done) {
+                if (take_sample(dv, flush, flush_bytes, t, fb++))
+                    break;
+                if (stop_check(tc, t, (double)(mp_time_ns() - t0) / 1e9))
+                    break;
+            }
+        }
+    }
+    for (int i = 0; i < nidx; i++) {
+        struct tstate *t = &ts[i];
+        if (!t->reason[0] && !t->err[0])
+            snprintf(t->reason, sizeof(t->reason), "stopped with the other candidates");
+        json_t *tj = json_object_get(t->e->out, "timing");
+        timing_json(dv, t, flush ? flush_bytes : 0, tj);
+        if (!t->err[0])
+            recheck(dv, ents, t, json_object_get(t->e->out, "correctness"));
+        set_free(dv, &t->set);
+        free(t->samples);
+    }
+    if (flush)
+        dv->ops->bfree(flush);
+    free(ts);
+}
+
+/* ---- the job ---- */
+
+static double jnum(json_t *o, const char *k, double def)
+{
+    json_t *v = json_object_get(o, k);
+    return json_is_number(v) ? json_number_value(v) : def;
+}
+
+static const char *jstr(json_t *o, const char *k)
+{
+    json_t *v = json_object_get(o, k);
+    return json_is_string(v) ? json_string_value(v) : NULL;
+}
+
+static int write_result(json_t *res, const char *path)
+{
+    char tmp[4200];
+    snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+    if (json_dump_file(res, tmp, JSON_INDENT(1)) != 0)
+        return 1;
+    return rename(tmp, path) == 0 ? 0 : 1;
+}
+
+int h_run_job(const char *job_path)
+{
+    json_error_t je;
+    json_t *job = json_load_file(job_path, 0, &je);
+    if (!job) {
+        fprintf(stderr, "magpie harness: cannot read job %s: %s\n", job_path, je.text);
+        return 2;
+    }
+    const char *output = jstr(job, "output");
+    const char *backend = jstr(job, "backend");
+    const char *mode = jstr(job, "mode");
+    if (!output || !backend || !mode) {
+        json_decref(job);
+        return 2;
+    }
+    json_t *res = json_object();
+    json_t *kout = json_array();
+    json_object_set_new(res, "kernels", kout);
+    struct hdev dv;
+    memset(&dv, 0, sizeof(dv));
+    dv.ops = strcmp(backend, "cuda") == 0 ? &h_cuda_ops : &h_opencl_ops;
+    char err[1024] = "";
+    json_t *karr = json_object_get(job, "kernels");
+    size_t nk = json_array_size(karr);
+    struct hentry *ents = mp_calloc(nk ? nk : 1, sizeof(*ents));
+    int rc = dv.ops->open(&dv, err, sizeof(err));
+    if (rc) {
+        json_object_set_new(res, "device_error", json_string(err));
+        goto out;
+    }
+    json_object_set_new(res, "device", json_string(dv.device_name));
+    json_object_set_new(res, "l2_bytes", json_integer((json_int_t)dv.l2_bytes));
+    for (size_t i = 0; i < nk; i++) {
+        json_t *kj = json_array_get(karr, i);
+        struct hentry *e = &ents[i];
+        e->id = jstr(kj, "id");
+        e->source = jstr(kj, "source");
+        e->module = jstr(kj, "module");
+        e->kname = jstr(kj, "kernel_name");
+        e->ref = (int)jnum(kj, "ref", -1);
+        e->size = (long long)jnum(kj, "size", 0);
+        e->ndim = (int)jnum(kj, "ndim", 0);
+        e->atol = jnum(kj, "atol", -1);
+        e->rtol = jnum(kj, "rtol", -1);
+        e->seeds = (int)jnum(kj, "seeds", 3);
+        e->is_reference = json_is_true(json_object_get(kj, "is_reference"));
+        json_t *gl = json_object_get(kj, "global"), *lo = json_object_get(kj, "local");
+        for (int d = 0; d < 3; d++) {
+            e->global[d] = (size_t)json_integer_value(json_array_get(gl, (size_t)d));
+            e->local[d] = (size_t)json_integer_value(json_array_get(lo, (size_t)d));
+        }
+        if (e->size <= 0) {
+            e->size = 1;
+            if (e->ndim >= 2)
+                for (int d = 0; d < e->ndim; d++)
+                    e->size *= (long long)(e->global[d] ? e->global[d] : 1);
+            else
+                e->size = e->ndim == 1 && e->global[0] ? (long long)e->global[0] : 1 << 20;
+        }
+        e->out = json_object();
+        json_object_set_new(e->out, "id", json_string(e->id ? e->id : "?"));
+        json_object_set_new(e->out, "correctness", json_object());
+        json_object_set_new(e->out, "timing", json_object());
+        json_array_append_new(kout, e->out);
+        char log[8192] = "";
+        char *src = e->source ? slurp(e->source, log, sizeof(log)) : NULL;
+        if (src && h_parse_signature(src, e->kname, &e->sig, log, sizeof(log)) == 0) {
+            const char *what = dv.ops == &h_cuda_ops ? e->module : src;
+            if (what && dv.ops->build(&dv, what, e->sig.name, &e->k, log, sizeof(log)) == 0)
+                e->built = true;
+            else if (!what)
+                snprintf(log, sizeof(log), "no compiled module");
+        }
+        free(src);
+        json_t *bj = json_object();
+        json_object_set_new(bj, "ok", json_boolean(e->built));
+        json_object_set_new(bj, "log", json_string(log));
+        json_object_set_new(bj, "kernel_name", json_string(e->sig.name));
+        json_object_set_new(e->out, "build", bj);
+    }
+    if (strcmp(mode, "build") == 0)
+        goto out;
+    if (strcmp(mode, "profile") == 0) { /* for ncu: a few plain launches of each */
+        for (size_t i = 0; i < nk; i++) {
+            struct hentry *e = &ents[i];
+            struct hset s;
+            struct hgeom g;
+            if (!e->built || e->is_reference)
+                continue;
+            geom_for(e, (size_t)e->size, &g);
+            if (set_make(&dv, e, (size_t)e->size, 1, &s, err, sizeof(err)) == 0)
+                for (int r = 0; r < 3; r++)
+                    dv.ops->launch(&dv, e->k, &e->sig, s.v, &g, 1, NULL);
+            set_free(&dv, &s);
+        }
+        goto out;
+    }
+    json_t *tj = json_object_get(job, "timing");
+    struct tcfg tc = {
+        .enabled = json_is_true(json_object_get(tj, "enabled")),
+        .min_samples = (int)jnum(tj, "min_samples", 10),
+        .max_samples = (int)jnum(tj, "max_samples", 10000),
+        .min_time_ms = jnum(tj, "min_time_s", 0.5) * 1000,
+        .max_noise = jnum(tj, "max_noise", 0.005),
+        .max_time_s = jnum(tj, "max_time_s", 15),
+        .warmup_s = jnum(tj, "warmup_s", 0.1),
+        .l2_flush = !json_is_false(json_object_get(tj, "l2_flush")),
+    };
+    int *timed = mp_calloc(nk ? nk : 1, sizeof(int));
+    int ntimed = 0;
+    for (size_t i = 0; i < nk; i++) {
+        struct hentry *e = &ents[i];
+        if (!e->built || e->is_reference)
+            continue;
+        bool ok = correctness(&dv, ents, e, json_object_get(e->out, "correctness"));
+        if (ok && tc.enabled && timed)
+            timed[ntimed++] = (int)i;
+    }
+    if (ntimed)
+        time_all(&dv, &tc, ents, timed, ntimed, json_is_true(json_object_get(job, "interleave")));
+    free(timed);
+out:
+    for (size_t i = 0; i < nk; i++)
+        if (ents[i].k)
+            dv.ops->kfree(ents[i].k);
+    free(ents);
+    if (dv.impl)
+        dv.ops->close(&dv);
+    int wr = write_result(res, output);
+    json_decref(res);
+    json_decref(job);
+    return wr ? 1 : 0;
+}
+
+int mp_kernel_harness_main(const char *job_path)
+{
+    return h_run_job(job_path);
+}

@@ -1,0 +1,118 @@
+/* Private declarations of the kernel module: the device abstraction the C
+ * harness runs on (OpenCL through the ICD loader, CUDA through the driver
+ * API, both loaded with dlopen so magpie needs neither at build time), the
+ * kernel-signature parser, and helpers shared by the pipeline files. */
+#ifndef MAGPIE_KERNEL_INT_H
+#define MAGPIE_KERNEL_INT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include <magpie/config.h>
+#include <magpie/kernel.h>
+
+/* ---- kernel signatures ---- */
+
+enum harg_elem { HE_FLOAT = 0, HE_DOUBLE, HE_HALF, HE_INT, HE_UINT, HE_LONG, HE_ULONG, HE_CHAR };
+
+#define H_MAX_ARGS 32
+
+struct harg {
+    char name[64];
+    enum harg_elem elem;
+    bool pointer;
+    bool is_const; /* pointer to const: an input */
+};
+
+struct hsig {
+    char name[128];
+    int nargs;
+    struct harg args[H_MAX_ARGS];
+};
+
+/* Finds kernel `name` (or the first kernel when name is NULL) in source text
+ * (OpenCL `__kernel void`, CUDA `__global__ void`) and parses its
+ * parameters. 0, MP_ENOTFOUND or MP_EPARSE with a message in err. */
+int h_parse_signature(const char *src, const char *name, struct hsig *sig, char *err,
+                      size_t errlen);
+size_t h_elem_size(enum harg_elem e);
+const char *h_elem_name(enum harg_elem e);
+
+/* ---- devices ---- */
+
+struct hdev;
+struct hbuf;
+struct hkern;
+
+/* Launch geometry in work items (OpenCL global size / CUDA threads). */
+struct hgeom {
+    int ndim;
+    size_t global[3];
+    size_t local[3];
+};
+
+/* One scalar or buffer argument value. */
+struct hval {
+    struct hbuf *buf; /* pointer arguments */
+
+    union {
+        int32_t i32;
+        uint32_t u32;
+        int64_t i64;
+        float f32;
+        double f64;
+        unsigned char bytes[8];
+    } s;
+
+    size_t ssize;
+};
+
+struct hdev_ops {
+    const char *name; /* "opencl", "cuda" */
+    int (*open)(struct hdev *dv, char *err, size_t len);
+    void (*close)(struct hdev *dv);
+    /* src: source text (OpenCL) or the path of a cubin/ptx (CUDA). */
+    int (*build)(struct hdev *dv, const char *src, const char *kname, struct hkern **k, char *log,
+                 size_t len);
+    void (*kfree)(struct hkern *k);
+    int (*alloc)(struct hdev *dv, size_t bytes, struct hbuf **b);
+    void (*bfree)(struct hbuf *b);
+    int (*write)(struct hdev *dv, struct hbuf *b, const void *src, size_t bytes);
+    int (*read)(struct hdev *dv, struct hbuf *b, void *dst, size_t bytes);
+    int (*fill)(struct hdev *dv, struct hbuf *b, unsigned char byte, size_t bytes);
+    /* Runs `batch` launches back to back; *ms = device time of the batch
+     * (events), may be NULL when not timing. Waits for completion. */
+    int (*launch)(struct hdev *dv, struct hkern *k, const struct hsig *sig, const struct hval *v,
+                  const struct hgeom *g, int batch, double *ms);
+};
+
+struct hdev {
+    const struct hdev_ops *ops;
+    void *impl;
+    char device_name[256];
+    size_t l2_bytes; /* last-level cache size, 0 unknown */
+    char err[512];   /* last error of an op */
+};
+
+extern const struct hdev_ops h_opencl_ops;
+extern const struct hdev_ops h_cuda_ops;
+
+/* ---- the harness child ---- */
+
+/* Runs a harness job (JSON file written by the pipeline) and writes the
+ * result JSON. Returns a process exit status. */
+int h_run_job(const char *job_path);
+
+/* ---- pipeline helpers ---- */
+
+/* Sets the latency fields of r from a runner/harness result object. */
+void k_timing_from_json(struct mp_kernel_timing *t, json_t *timing);
+char *k_strdup_or_null(const char *s);
+/* Appends s to the result's error list. */
+void k_add_error(struct mp_kernel_result *r, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+#endif

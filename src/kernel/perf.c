@@ -1,0 +1,494 @@
+/* The performance stage: a user's prof_command, or Nsight Compute driven
+ * with `--csv --print-units base` and parsed as CSV (details page: one row
+ * per metric and launch; raw page: one column per metric with a units row)
+ * into Magpie's performance_result: a summary of metrics averaged over the
+ * launches and per-kernel dispatch statistics from gpu__time_duration.sum.
+ * rocprof-compute and Metrix are not available on NVIDIA machines: asking
+ * for them fails with Magpie's messages. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <magpie/gpu.h>
+#include <magpie/proc.h>
+
+#include "kernel_int.h"
+
+#define NCU_MAX_COLS 512
+
+/* A roofline-oriented default set: time, speed-of-light throughputs,
+ * DRAM bytes, FP32 instruction counts, occupancy. */
+static const char *const default_metrics[] = {
+    "gpu__time_duration.sum",
+    "sm__throughput.avg.pct_of_peak_sustained_elapsed",
+    "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed",
+    "dram__throughput.avg.pct_of_peak_sustained_elapsed",
+    "l1tex__throughput.avg.pct_of_peak_sustained_active",
+    "lts__throughput.avg.pct_of_peak_sustained_elapsed",
+    "dram__bytes_read.sum",
+    "dram__bytes_write.sum",
+    "sm__sass_thread_inst_executed_op_fadd_pred_on.sum",
+    "sm__sass_thread_inst_executed_op_fmul_pred_on.sum",
+    "sm__sass_thread_inst_executed_op_ffma_pred_on.sum",
+    "sm__warps_active.avg.pct_of_peak_sustained_active",
+    "launch__registers_per_thread",
+    NULL,
+};
+
+void mp_kernel_perf_fini(struct mp_kernel_perf *p)
+{
+    if (!p)
+        return;
+    free(p->errors);
+    free(p->command);
+    free(p->workload_dir);
+    free(p->backend);
+    for (int i = 0; i < p->nmetrics; i++) {
+        free(p->metrics[i].name);
+        free(p->metrics[i].unit);
+    }
+    free(p->metrics);
+    for (int i = 0; i < p->ndispatch; i++)
+        free(p->dispatch[i].name);
+    free(p->dispatch);
+    memset(p, 0, sizeof(*p));
+}
+
+/* Splits one CSV record (RFC 4180 quoting) starting at *pos into fields;
+ * the field texts are written into buf. Returns the field count. */
+static int csv_record(const char *s, size_t len, size_t *pos, char **fields, int maxf,
+                      struct mp_buf *buf)
+{
+    mp_buf_reset(buf);
+    size_t offs[NCU_MAX_COLS];
+    int nf = 0;
+    size_t i = *pos;
+    bool more = i < len;
+    while (more && nf < maxf) {
+        offs[nf++] = buf->len;
+        if (i < len && s[i] == '"') {
+            i++;
+            while (i < len) {
+                if (s[i] == '"' && i + 1 < len && s[i + 1] == '"') {
+                    mp_buf_putc(buf, '"');
+                    i += 2;
+                } else if (s[i] == '"') {
+                    i++;
+                    break;
+                } else {
+                    mp_buf_putc(buf, s[i++]);
+                }
+            }
+        }
+        while (i < len && s[i] != ',' && s[i] != '\n' && s[i] != '\r')
+            mp_buf_putc(buf, s[i++]);
+        mp_buf_putc(buf, 0);
+        if (i < len && s[i] == ',') {
+            i++;
+            continue;
+        }
+        more = false;
+    }
+    while (i < len && s[i] != '\n')
+        i++;
+    if (i < len)
+        i++;
+    *pos = i;
+    for (int f = 0; f < nf; f++)
+        fields[f] = buf->data + offs[f];
+    return nf;
+}
+
+/* "536,907,264" -> 536907264; "n/a" / "" -> NaN. */
+static double ncu_number(const char *s)
+{
+    char tmp[128];
+    size_t j = 0;
+    for (size_t i = 0; s[i] && j + 1 < sizeof(tmp); i++)
+        if (s[i] != ',' && s[i] != ' ')
+            tmp[j++] = s[i];
+    tmp[j] = 0;
+    if (!j)
+        return NAN;
+    char *end = NULL;
+    double v = strtod(tmp, &end);
+    return end && *end == 0 ? v : NAN;
+}
+
+struct acc {
+    char *name;
+    char *unit;
+    double sum;
+    long long n;
+};
+
+static struct acc *acc_get(struct acc **arr, int *n, const char *name, const char *unit)
+{
+    for (int i = 0; i < *n; i++)
+        if (strcmp((*arr)[i].name, name) == 0)
+            return &(*arr)[i];
+    struct acc *na = mp_realloc(*arr, (size_t)(*n + 1) * sizeof(*na));
+    if (!na)
+        return NULL;
+    *arr = na;
+    struct acc *a = &na[(*n)++];
+    a->name = mp_strdup(name);
+    a->unit = mp_strdup(unit ? unit : "");
+    a->sum = 0;
+    a->n = 0;
+    return a;
+}
+
+static struct mp_kernel_dispatch *disp_get(struct mp_kernel_perf *p, const char *name)
+{
+    for (int i = 0; i < p->ndispatch; i++)
+        if (strcmp(p->dispatch[i].name, name) == 0)
+            return &p->dispatch[i];
+    struct mp_kernel_dispatch *nd =
+        mp_realloc(p->dispatch, (size_t)(p->ndispatch + 1) * sizeof(*nd));
+    if (!nd)
+        return NULL;
+    p->dispatch = nd;
+    struct mp_kernel_dispatch *k = &nd[p->ndispatch++];
+    memset(k, 0, sizeof(*k));
+    k->name = mp_strdup(name);
+    k->min_ns = INFINITY;
+    k->max_ns = -INFINITY;
+    return k;
+}
+
+static void disp_add(struct mp_kernel_perf *p, const char *kname, double ns)
+{
+    struct mp_kernel_dispatch *k = disp_get(p, kname);
+    if (!k || !isfinite(ns))
+        return;
+    k->count++;
+    k->total_ns += ns;
+    if (ns < k->min_ns)
+        k->min_ns = ns;
+    if (ns > k->max_ns)
+        k->max_ns = ns;
+    k->avg_ns = k->total_ns / (double)k->count;
+}
+
+static int cmp_disp(const void *a, const void *b)
+{
+    double x = ((const struct mp_kernel_dispatch *)a)->total_ns;
+    double y = ((const struct mp_kernel_dispatch *)b)->total_ns;
+    return (x < y) - (x > y);
+}
+
+int mp_kernel_parse_ncu_csv(const char *text, size_t len, struct mp_kernel_perf *p,
+                            struct mp_diag *d)
+{
+    char **f = mp_calloc(NCU_MAX_COLS, sizeof(char *));
+    char **hdr = mp_calloc(NCU_MAX_COLS, sizeof(char *));
+    struct mp_buf rb, hb;
+    mp_buf_init(&rb, (size_t)16 << 20);
+    mp_buf_init(&hb, (size_t)16 << 20);
+    struct acc *accs = NULL;
+    int nacc = 0, rc = 0;
+    if (!f || !hdr) {
+        rc = MP_ENOMEM;
+        goto out;
+    }
+    size_t pos = 0;
+    int nh = 0;
+    /* the header: the first record whose first field is "ID" */
+    while (pos < len) {
+        size_t start = pos;
+        int nf = csv_record(text, len, &pos, f, NCU_MAX_COLS, &rb);
+        if (nf > 3 && strcmp(f[0], "ID") == 0) {
+            mp_buf_reset(&hb);
+            mp_buf_append(&hb, rb.data, rb.len);
+            for (int i = 0; i < nf; i++)
+                hdr[i] = hb.data + (f[i] - rb.data);
+            nh = nf;
+            break;
+        }
+        (void)start;
+    }
+    if (!nh) {
+        rc = mp_diag_set(d, MP_EPARSE,
+                         "no ncu CSV header (a line starting with \"ID\") in the output");
+        goto out;
+    }
+    int c_id = -1, c_kname = -1, c_mname = -1, c_munit = -1, c_mval = -1;
+    for (int i = 0; i < nh; i++) {
+        if (!strcmp(hdr[i], "ID"))
+            c_id = i;
+        else if (!strcmp(hdr[i], "Kernel Name"))
+            c_kname = i;
+        else if (!strcmp(hdr[i], "Metric Name"))
+            c_mname = i;
+        else if (!strcmp(hdr[i], "Metric Unit"))
+            c_munit = i;
+        else if (!strcmp(hdr[i], "Metric Value"))
+            c_mval = i;
+    }
+    if (c_kname < 0) {
+        rc = mp_diag_set(d, MP_EPARSE, "ncu CSV has no \"Kernel Name\" column");
+        goto out;
+    }
+    bool details = c_mname >= 0 && c_mval >= 0;
+    char **units = NULL;
+    struct mp_buf ub;
+    mp_buf_init(&ub, (size_t)16 << 20);
+    if (!details) { /* raw page: the next record holds the units */
+        units = mp_calloc(NCU_MAX_COLS, sizeof(char *));
+        int nu = units ? csv_record(text, len, &pos, f, NCU_MAX_COLS, &rb) : 0;
+        mp_buf_append(&ub, rb.data, rb.len);
+        for (int i = 0; i < nu && units; i++)
+            units[i] = ub.data + (f[i] - rb.data);
+    }
+    while (pos < len) {
+        int nf = csv_record(text, len, &pos, f, NCU_MAX_COLS, &rb);
+        if (nf < nh || (nf > 0 && strncmp(f[0], "==", 2) == 0))
+            continue;
+        const char *kname = f[c_kname];
+        if (details) {
+            double v = ncu_number(f[c_mval]);
+            if (!isfinite(v))
+                continue;
+            const char *unit = c_munit >= 0 ? f[c_munit] : "";
+            struct acc *a = acc_get(&accs, &nacc, f[c_mname], unit);
+            if (a) {
+                a->sum += v;
+                a->n++;
+            }
+            if (strcmp(f[c_mname], "gpu__time_duration.sum") == 0) {
+                double ns = v;
+                if (!strcmp(unit, "usecond") || !strcmp(unit, "us"))
+                    ns = v * 1e3;
+                else if (!strcmp(unit, "msecond") || !strcmp(unit, "ms"))
+                    ns = v * 1e6;
+                disp_add(p, kname, ns);
+            }
+        } else {
+            for (int i = 0; i < nh; i++) {
+                if (i == c_id || i == c_kname || !strchr(hdr[i], '_'))
+                    continue; /* only metric columns (unit__counter...) */
+                double v = ncu_number(f[i]);
+                if (!isfinite(v))
+                    continue;
+                struct acc *a = acc_get(&accs, &nacc, hdr[i], units && units[i] ? units[i] : "");
+                if (a) {
+                    a->sum += v;
+                    a->n++;
+                }
+                if (strcmp(hdr[i], "gpu__time_duration.sum") == 0)
+                    disp_add(p, kname, v);
+            }
+        }
+    }
+    free((void *)units);
+    mp_buf_fini(&ub);
+    p->metrics = mp_calloc((size_t)(nacc ? nacc : 1), sizeof(*p->metrics));
+    for (int i = 0; i < nacc && p->metrics; i++) {
+        struct mp_kernel_metric *m = &p->metrics[p->nmetrics++];
+        m->name = accs[i].name;
+        m->unit = accs[i].unit;
+        accs[i].name = accs[i].unit = NULL;
+        m->value = accs[i].sum / (double)accs[i].n;
+        m->peak = NAN;
+        m->pct_of_peak = NAN;
+    }
+    if (p->ndispatch > 1)
+        qsort(p->dispatch, (size_t)p->ndispatch, sizeof(*p->dispatch), cmp_disp);
+    if (nacc == 0)
+        rc = mp_diag_set(d, MP_EPARSE, "ncu CSV has no metric values");
+out:
+    for (int i = 0; i < nacc; i++) {
+        free(accs[i].name);
+        free(accs[i].unit);
+    }
+    free(accs);
+    free((void *)f);
+    free((void *)hdr);
+    mp_buf_fini(&rb);
+    mp_buf_fini(&hb);
+    return rc;
+}
+
+static void add_metric(struct mp_kernel_perf *p, const char *name, double v, const char *unit)
+{
+    struct mp_kernel_metric *nm = mp_realloc(p->metrics, (size_t)(p->nmetrics + 1) * sizeof(*nm));
+    if (!nm)
+        return;
+    p->metrics = nm;
+    struct mp_kernel_metric *m = &nm[p->nmetrics++];
+    m->name = mp_strdup(name);
+    m->unit = mp_strdup(unit);
+    m->value = v;
+    m->peak = m->pct_of_peak = NAN;
+}
+
+static void perf_fail(struct mp_kernel_result *r, const char *msg)
+{
+    r->has_perf = true;
+    r->perf.success = false;
+    free(r->perf.errors);
+    r->perf.errors = mp_strdup(msg);
+    r->performance = MP_STAGE_FAILED;
+    k_add_error(r, "Performance: %s", msg);
+}
+
+int k_stage_performance(const struct mp_kernel_config *cfg, const struct mp_kernel_spec *k,
+                        struct mp_kernel_result *r, bool harness, const char *self_exe,
+                        const char *harness_job);
+
+int k_stage_performance(const struct mp_kernel_config *cfg, const struct mp_kernel_spec *k,
+                        struct mp_kernel_result *r, bool harness, const char *self_exe,
+                        const char *harness_job)
+{
+    struct mp_proc_opts po = {
+        .cwd = k->working_dir,
+        .env = (const char *const *)k->env,
+        .timeout_s = cfg->performance.timeout_s,
+        .capture_max = (size_t)64 << 20,
+    };
+    struct mp_diag d;
+    struct mp_buf cmd;
+    mp_buf_init(&cmd, 1 << 20);
+    if (k->prof.n > 0) {
+        r->has_perf = true;
+        for (int j = 0; j < k->prof.n; j++) {
+            struct mp_proc_result res;
+            mp_diag_clear(&d);
+            int rc = mp_proc_run((const char *const *)k->prof.argv[j], &po, &res, &d);
+            bool ok = !rc && mp_proc_result_ok(&res);
+            char desc[256];
+            mp_proc_describe(&res, po.timeout_s, desc, sizeof(desc));
+            mp_proc_result_fini(&res);
+            if (!ok) {
+                char msg[600];
+                snprintf(msg, sizeof(msg), "prof_command %d/%d failed: %s", j + 1, k->prof.n,
+                         rc ? d.msg : desc);
+                perf_fail(r, msg);
+                mp_buf_fini(&cmd);
+                return 0;
+            }
+        }
+        mp_cmds_join(&k->prof, &cmd);
+        r->perf.command = mp_strdup(mp_buf_cstr(&cmd));
+        r->perf.backend = mp_strdup("custom");
+        r->perf.success = true;
+        add_metric(&r->perf, "custom_profiling_complete", 1.0, "bool");
+        r->performance = MP_STAGE_SUCCESS;
+        mp_buf_fini(&cmd);
+        return 0;
+    }
+    const char *be = cfg->performance.backend;
+    bool nvidia_kernel = k->type == MP_KERNEL_CUDA || k->type == MP_KERNEL_TRITON;
+    if (!be[0] || !strcmp(be, "auto"))
+        be = k->type == MP_KERNEL_HIP ? "rocprof_compute" : nvidia_kernel ? "ncu" : "none";
+    if (!strcmp(be, "none") || k->type == MP_KERNEL_OPENCL || k->type == MP_KERNEL_PYTORCH) {
+        r->performance = MP_STAGE_SKIPPED;
+        mp_buf_fini(&cmd);
+        return 0;
+    }
+    if (!harness && k->testcase.n == 0) {
+        r->performance = MP_STAGE_SKIPPED;
+        mp_buf_fini(&cmd);
+        return 0;
+    }
+    char tool[1024];
+    if (!strcmp(be, "rocprof_compute") || !strcmp(be, "metrix") || !strcmp(be, "rocprofv3")) {
+        const char *name = !strcmp(be, "metrix")      ? "metrix"
+                           : !strcmp(be, "rocprofv3") ? "rocprofv3"
+                                                      : "rocprof-compute";
+        if (mp_gpu_find_tool(name, tool, sizeof(tool))) {
+            perf_fail(r, !strcmp(be, "metrix")
+                             ? "metrix not found. Install IntelliKit Metrix to use this backend."
+                             : "rocprof-compute not found. Please install ROCm tools.");
+        } else {
+            perf_fail(r, "AMD profilers are not driven by this build of magpie (unverified)");
+        }
+        mp_buf_fini(&cmd);
+        return 0;
+    }
+    if (mp_gpu_find_tool("ncu", tool, sizeof(tool))) {
+        perf_fail(r, "ncu not found. Please install NVIDIA Nsight Compute.");
+        mp_buf_fini(&cmd);
+        return 0;
+    }
+    /* ncu --csv --print-units base --metrics m,... <ncu.args> -- target */
+    struct mp_buf metrics;
+    mp_buf_init(&metrics, 1 << 16);
+    const struct mp_strlist *ml = &cfg->performance.ncu_metrics;
+    if (ml->n)
+        for (int i = 0; i < ml->n; i++)
+            mp_buf_printf(&metrics, "%s%s", i ? "," : "", ml->v[i]);
+    else
+        for (int i = 0; default_metrics[i]; i++)
+            mp_buf_printf(&metrics, "%s%s", i ? "," : "", default_metrics[i]);
+    char csvp[4200];
+    snprintf(csvp, sizeof(csvp), "%s/ncu.csv", r->workdir);
+    r->has_perf = true;
+    r->perf.backend = mp_strdup("ncu");
+    r->perf.workload_dir = mp_strdup(r->workdir);
+    int ntargets = harness ? 1 : k->testcase.n;
+    struct mp_buf all;
+    mp_buf_init(&all, (size_t)64 << 20);
+    for (int t = 0; t < ntargets; t++) {
+        const char *hargv[] = {self_exe, "analyze", "--harness-child", harness_job, NULL};
+        const char *const *target = harness ? hargv : (const char *const *)k->testcase.argv[t];
+        int nt = 0;
+        while (target[nt])
+            nt++;
+        int na = cfg->performance.ncu_args.n;
+        const char **argv = mp_calloc((size_t)(nt + na + 8), sizeof(char *));
+        if (!argv)
+            break;
+        int a = 0;
+        argv[a++] = tool;
+        argv[a++] = "--csv";
+        argv[a++] = "--print-units";
+        argv[a++] = "base";
+        argv[a++] = "--metrics";
+        argv[a++] = mp_buf_cstr(&metrics);
+        for (int i = 0; i < na; i++)
+            argv[a++] = cfg->performance.ncu_args.v[i];
+        for (int i = 0; i < nt; i++)
+            argv[a++] = target[i];
+        argv[a] = NULL;
+        if (t == 0)
+            mp_proc_join(argv, &cmd);
+        struct mp_proc_result res;
+        mp_diag_clear(&d);
+        int rc = mp_proc_run(argv, &po, &res, &d);
+        free((void *)argv);
+        bool ok = !rc && res.exited && !res.timed_out;
+        mp_buf_append(&all, res.out.data ? res.out.data : "", res.out.len);
+        char desc[256];
+        mp_proc_describe(&res, po.timeout_s, desc, sizeof(desc));
+        char errtail[1024];
+        snprintf(errtail, sizeof(errtail), "%s", mp_buf_cstr(&res.err));
+        mp_proc_result_fini(&res);
+        if (!ok) {
+            char msg[1600];
+            snprintf(msg, sizeof(msg), "ncu failed: %s %s", rc ? d.msg : desc, errtail);
+            perf_fail(r, msg);
+            break;
+        }
+    }
+    mp_fs_write_atomic(csvp, all.data ? all.data : "", all.len, NULL);
+    r->perf.command = mp_strdup(mp_buf_cstr(&cmd));
+    if (r->performance != MP_STAGE_FAILED) {
+        mp_diag_clear(&d);
+        if (mp_kernel_parse_ncu_csv(all.data ? all.data : "", all.len, &r->perf, &d)) {
+            char msg[700];
+            snprintf(msg, sizeof(msg), "could not parse the ncu output (%.150s): %.500s", csvp,
+                     d.msg);
+            perf_fail(r, msg);
+        } else {
+            r->perf.success = true;
+            r->performance = MP_STAGE_SUCCESS;
+        }
+    }
+    mp_buf_fini(&all);
+    mp_buf_fini(&metrics);
+    mp_buf_fini(&cmd);
+    return 0;
+}

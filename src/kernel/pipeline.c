@@ -1,0 +1,995 @@
+/* The analyze / compare pipeline: workspace, then per kernel compile ->
+ * correctness -> performance -> latency -> score. Stages start NOT_RUN and
+ * a failure leaves every later stage NOT_RUN. Kernels run by magpie's own
+ * harness (OpenCL, extern "C" CUDA kernels without a testcase) or by the
+ * Python runner (pytorch, triton) get correctness and latency from one
+ * child run; testcase kernels follow Magpie (exit codes, then the
+ * MAGPIE_LATENCY_JSON marker of the last testcase command). */
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <magpie/gpu.h>
+#include <magpie/proc.h>
+
+#include "kernel_int.h"
+
+char *k_strdup_or_null(const char *s)
+{
+    return s ? mp_strdup(s) : NULL;
+}
+
+void k_add_error(struct mp_kernel_result *r, const char *fmt, ...)
+{
+    char buf[2048];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof(buf), fmt, ap);
+    va_end(ap);
+    char **ne = mp_realloc((void *)r->errors, (size_t)(r->nerrors + 1) * sizeof(char *));
+    if (!ne)
+        return;
+    r->errors = ne;
+    r->errors[r->nerrors] = mp_strdup(buf);
+    if (r->errors[r->nerrors])
+        r->nerrors++;
+}
+
+static void progress(const struct mp_kernel_opts *o, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static void progress(const struct mp_kernel_opts *o, const char *fmt, ...)
+{
+    if (!o->progress)
+        return;
+    char buf[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof(buf), fmt, ap);
+    va_end(ap);
+    o->progress(buf, o->user);
+}
+
+/* Last `max` bytes of s, from a line start where possible. */
+static const char *tail(const char *s, size_t max)
+{
+    size_t n = strlen(s);
+    if (n <= max)
+        return s;
+    const char *p = s + n - max;
+    const char *nl = strchr(p, '\n');
+    return nl && nl[1] ? nl + 1 : p;
+}
+
+static void sanitize(const char *in, char *out, size_t len)
+{
+    size_t j = 0;
+    for (size_t i = 0; in[i] && j + 1 < len; i++)
+        out[j++] = (isalnum((unsigned char)in[i]) || in[i] == '-' || in[i] == '_') ? in[i] : '_';
+    out[j] = 0;
+}
+
+struct ctx {
+    const struct mp_kernel_config *cfg;
+    const struct mp_kernel_opts *o;
+    struct mp_kernel_run *run;
+    bool compare;
+    char self_exe[PATH_MAX];
+    char runtime_dir[PATH_MAX];
+    char gpu_arch[32];
+    bool gpu_detected;
+    struct mp_gpu_info gpu;
+    /* per kernel: how it is evaluated */
+    bool *harness; /* opencl, or cuda without testcase */
+    bool *runner;  /* pytorch / triton without testcase */
+    char **module; /* compiled cubin (cuda harness) */
+    char **ref_module;
+};
+
+static void detect_gpu(struct ctx *c)
+{
+    if (c->gpu_detected)
+        return;
+    c->gpu_detected = true;
+    struct mp_gpu_detect_opts go = {.no_versions = true, .timeout_s = 10};
+    mp_gpu_detect(&c->gpu, &go, NULL);
+    const char *env = getenv("MAGPIE_GPU_ARCH");
+    snprintf(c->gpu_arch, sizeof(c->gpu_arch), "%s", env && *env ? env : c->gpu.architecture);
+}
+
+/* Runs argv with the kernel's cwd and env; output into log_path (appended).
+ * Returns 0 when it exited 0; otherwise fills why. */
+static int run_cmd(const struct mp_kernel_spec *k, const char *const *argv, double timeout_s,
+                   const char *log_path, struct mp_proc_result *res, char *why, size_t whylen)
+{
+    struct mp_proc_opts po = {
+        .cwd = k->working_dir,
+        .env = (const char *const *)k->env,
+        .timeout_s = timeout_s,
+        .capture_max = (size_t)4 << 20,
+    };
+    struct mp_diag d;
+    mp_diag_clear(&d);
+    mp_proc_result_init(res);
+    int rc = mp_proc_run(argv, &po, res, &d);
+    if (log_path) {
+        FILE *f = fopen(log_path, "a");
+        if (f) {
+            struct mp_buf line;
+            mp_buf_init(&line, 1 << 16);
+            mp_proc_join(argv, &line);
+            fprintf(f, "$ %s\n%s%s", mp_buf_cstr(&line), mp_buf_cstr(&res->out),
+                    mp_buf_cstr(&res->err));
+            mp_buf_fini(&line);
+            fclose(f);
+        }
+    }
+    if (rc) {
+        snprintf(why, whylen, "%s", d.msg);
+        return rc;
+    }
+    if (!mp_proc_result_ok(res)) {
+        char desc[256];
+        mp_proc_describe(res, timeout_s, desc, sizeof(desc));
+        snprintf(why, whylen, "%s: %s", desc,
+                 tail(res->err.len ? mp_buf_cstr(&res->err) : mp_buf_cstr(&res->out), 1500));
+        return MP_ECHILD;
+    }
+    return 0;
+}
+
+/* ---- compile ---- */
+
+static int nvcc_cubin(struct ctx *c, const struct mp_kernel_spec *k, const char *src,
+                      const char *out, const char *log, char *why, size_t whylen)
+{
+    char nvcc[PATH_MAX];
+    if (mp_gpu_find_tool("nvcc", nvcc, sizeof(nvcc))) {
+        snprintf(why, whylen, "nvcc not found. Please install CUDA toolkit.");
+        return MP_ENOTFOUND;
+    }
+    detect_gpu(c);
+    char arch[48];
+    snprintf(arch, sizeof(arch), "-arch=%s",
+             strncmp(c->gpu_arch, "sm_", 3) == 0 ? c->gpu_arch : "sm_90");
+    const char *argv[] = {nvcc, "-cubin", "-O3", "-lineinfo", arch, "-o", out, src, NULL};
+    struct mp_proc_result res;
+    int rc = run_cmd(k, argv, 600, log, &res, why, whylen);
+    mp_proc_result_fini(&res);
+    return rc;
+}
+
+static void stage_compile(struct ctx *c, int i)
+{
+    const struct mp_kernel_spec *k = &c->cfg->kernels[i];
+    struct mp_kernel_result *r = &c->run->results[i];
+    char log[PATH_MAX];
+    snprintf(log, sizeof(log), "%s/compile.log", r->workdir);
+    char why[2048] = "";
+    uint64_t t0 = mp_time_ns();
+    if (k->compile.n > 0) {
+        for (int j = 0; j < k->compile.n; j++) {
+            struct mp_proc_result res;
+            int rc = run_cmd(k, (const char *const *)k->compile.argv[j], 1800, log, &res, why,
+                             sizeof(why));
+            mp_proc_result_fini(&res);
+            if (rc) {
+                r->compiling = MP_STAGE_FAILED;
+                r->has_compile = true;
+                char msg[2300];
+                snprintf(msg, sizeof(msg), "Compile command %d/%d failed: %s", j + 1, k->compile.n,
+                         why);
+                r->compile_errors = mp_strdup(msg);
+                k_add_error(r, "%s", msg);
+                return;
+            }
+        }
+        /* a harness CUDA kernel still needs its own cubin below */
+        if (!(k->type == MP_KERNEL_CUDA && c->harness[i])) {
+            r->compiling = MP_STAGE_SUCCESS;
+            r->has_compile = r->compile_success = true;
+            return;
+        }
+    }
+    if (k->type == MP_KERNEL_PYTORCH || k->type == MP_KERNEL_TRITON) {
+        r->compiling = MP_STAGE_SKIPPED; /* JIT */
+        return;
+    }
+    if (c->harness[i] && k->type == MP_KERNEL_CUDA) {
+        char out[PATH_MAX + 32];
+        snprintf(out, sizeof(out), "%s/kernel.cubin", r->workdir);
+        int rc = k->nsources ? nvcc_cubin(c, k, k->sources[0], out, log, why, sizeof(why))
+                             : (snprintf(why, sizeof(why), "no source file"), MP_EINVAL);
+        if (!rc && k->reference) {
+            char rout[PATH_MAX + 32];
+            snprintf(rout, sizeof(rout), "%s/reference.cubin", r->workdir);
+            rc = nvcc_cubin(c, k, k->reference, rout, log, why, sizeof(why));
+            if (!rc)
+                c->ref_module[i] = mp_strdup(rout);
+        }
+        r->has_compile = true;
+        if (rc) {
+            r->compiling = MP_STAGE_FAILED;
+            r->compile_errors = mp_strdup(why);
+            k_add_error(r, "Compile failed: %s", why);
+            return;
+        }
+        c->module[i] = mp_strdup(out);
+        r->compiling = MP_STAGE_SUCCESS;
+        r->compile_success = true;
+        progress(c->o, "  compiled %s for %s in %.1f s", k->id,
+                 c->gpu_arch[0] ? c->gpu_arch : "sm_90", (double)(mp_time_ns() - t0) / 1e9);
+        return;
+    }
+    if (k->type == MP_KERNEL_OPENCL)
+        return; /* built by the harness job below (compile stage filled there) */
+    if (c->cfg->enable_default_compile && k->nsources > 0) {
+        const char *tool = k->type == MP_KERNEL_HIP ? "hipcc" : "nvcc";
+        char path[PATH_MAX];
+        r->has_compile = true;
+        if (mp_gpu_find_tool(tool, path, sizeof(path))) {
+            r->compiling = MP_STAGE_FAILED;
+            snprintf(why, sizeof(why), "%s not found. Please install %s.", tool,
+                     k->type == MP_KERNEL_HIP ? "ROCm HIP compiler" : "CUDA toolkit");
+            r->compile_errors = mp_strdup(why);
+            k_add_error(r, "%s", why);
+            return;
+        }
+        detect_gpu(c);
+        char arch[64] = "", outp[PATH_MAX + 16];
+        snprintf(outp, sizeof(outp), "%s/a.out", r->workdir);
+        if (k->type == MP_KERNEL_HIP)
+            snprintf(arch, sizeof(arch), "--offload-arch=%s",
+                     strncmp(c->gpu_arch, "gfx", 3) == 0 ? c->gpu_arch : "gfx942");
+        else
+            snprintf(arch, sizeof(arch), "-arch=%s",
+                     strncmp(c->gpu_arch, "sm_", 3) == 0 ? c->gpu_arch : "sm_90");
+        const char *argv[] = {path, "-O3", arch, "-o", outp, k->sources[0], NULL};
+        struct mp_proc_result res;
+        int rc = run_cmd(k, argv, 1800, log, &res, why, sizeof(why));
+        mp_proc_result_fini(&res);
+        r->compiling = rc ? MP_STAGE_FAILED : MP_STAGE_SUCCESS;
+        r->compile_success = !rc;
+        if (rc) {
+            r->compile_errors = mp_strdup(why);
+            k_add_error(r, "Compile failed: %s", why);
+        }
+        return;
+    }
+    r->compiling = MP_STAGE_SKIPPED; /* pre-built binaries assumed (Magpie) */
+}
+
+/* ---- testcase correctness ---- */
+
+static void stage_testcase(struct ctx *c, int i)
+{
+    const struct mp_kernel_spec *k = &c->cfg->kernels[i];
+    struct mp_kernel_result *r = &c->run->results[i];
+    r->has_correct = true;
+    snprintf(r->correct.mode, sizeof(r->correct.mode), "testcase");
+    char log[PATH_MAX];
+    snprintf(log, sizeof(log), "%s/testcase.log", r->workdir);
+    int iters = c->cfg->correctness.iterations > 0 ? c->cfg->correctness.iterations : 1;
+    for (int it = 0; it < iters; it++) {
+        for (int j = 0; j < k->testcase.n; j++) {
+            char why[2048];
+            struct mp_proc_result res;
+            int rc = run_cmd(k, (const char *const *)k->testcase.argv[j],
+                             c->cfg->correctness.timeout_s, log, &res, why, sizeof(why));
+            mp_proc_result_fini(&res);
+            r->correct.checks++;
+            if (rc) {
+                char msg[2300];
+                snprintf(msg, sizeof(msg), "Testcase command %d/%d failed (iteration %d): %s",
+                         j + 1, k->testcase.n, it + 1, why);
+                r->correct.errors = mp_strdup(msg);
+                r->correctness = MP_STAGE_FAILED;
+                k_add_error(r, "%s", msg);
+                return;
+            }
+        }
+    }
+    r->correct.success = r->correct.verified = true;
+    r->correctness = MP_STAGE_SUCCESS;
+}
+
+/* ---- latency from a testcase marker ---- */
+
+void k_timing_from_json(struct mp_kernel_timing *t, json_t *tj)
+{
+    json_t *arr = json_object_get(tj, "samples_ms");
+    if (!json_is_array(arr)) {
+        json_t *st = json_object_get(tj, "stats");
+        arr = json_object_get(st, "samples_ms");
+    }
+    size_t n = json_array_size(arr);
+    free(t->samples_ms);
+    t->samples_ms = n ? mp_calloc(n, sizeof(double)) : NULL;
+    t->nsamples = 0;
+    for (size_t j = 0; j < n && t->samples_ms; j++) {
+        json_t *v = json_array_get(arr, j);
+        if (json_is_number(v))
+            t->samples_ms[t->nsamples++] = json_number_value(v);
+    }
+    json_t *b = json_object_get(tj, "batch");
+    t->batch = json_is_integer(b) ? (int)json_integer_value(b) : 1;
+    json_t *f = json_object_get(tj, "l2_flush_bytes");
+    t->l2_flush_bytes = json_is_number(f) ? json_number_value(f) : 0;
+    const char *sr = json_string_value(json_object_get(tj, "stop_reason"));
+    snprintf(t->stop_reason, sizeof(t->stop_reason), "%s", sr ? sr : "");
+    const char *dev = json_string_value(json_object_get(tj, "device"));
+    snprintf(t->device, sizeof(t->device), "%s", dev ? dev : "");
+    const char *msg = json_string_value(json_object_get(tj, "message"));
+    if (!msg)
+        msg = json_string_value(json_object_get(tj, "error"));
+    free(t->errors);
+    t->errors = k_strdup_or_null(msg);
+    t->success = t->nsamples > 0 && !msg;
+    if (t->nsamples > 0)
+        mp_stats_summarize(t->samples_ms, (size_t)t->nsamples, 0.95, 2000, 0x5eed, &t->st);
+}
+
+static void gpu_clock(struct ctx *c, double *clock, double *temp)
+{
+    *clock = NAN;
+    *temp = NAN;
+    struct mp_gpu_info gi;
+    struct mp_gpu_detect_opts go = {.no_tools = true, .timeout_s = 10};
+    if (mp_gpu_detect(&gi, &go, NULL) == 0 && gi.count > 0) {
+        *clock = gi.gpus[0].sm_clock_mhz;
+        *temp = gi.gpus[0].temperature_c;
+        if (!c->gpu_detected || c->gpu.count == 0) {
+            /* keep the max clock for the throttle check */
+        }
+    }
+    mp_gpu_info_fini(&gi);
+}
+
+static void throttle_check(struct ctx *c, struct mp_kernel_timing *t)
+{
+    detect_gpu(c);
+    double max = c->gpu.count > 0 ? c->gpu.gpus[0].sm_clock_max_mhz : NAN;
+    t->throttled = isfinite(t->clock_after_mhz) && isfinite(max) && max > 0 &&
+                   t->clock_after_mhz < 0.85 * max && t->clock_after_mhz > 0;
+    if (isfinite(t->temp_after_c) && t->temp_after_c >= 87)
+        t->throttled = true;
+}
+
+static void stage_latency_marker(struct ctx *c, int i)
+{
+    const struct mp_kernel_spec *k = &c->cfg->kernels[i];
+    struct mp_kernel_result *r = &c->run->results[i];
+    if (k->testcase.n == 0) {
+        r->latency = MP_STAGE_SKIPPED;
+        return;
+    }
+    char log[PATH_MAX];
+    snprintf(log, sizeof(log), "%s/latency.log", r->workdir);
+    char why[2048] = "";
+    struct mp_proc_result res;
+    struct mp_kernel_timing *t = &r->timing;
+    r->has_timing = true;
+    snprintf(t->method, sizeof(t->method), "testcase_marker");
+    struct mp_buf cmd;
+    mp_buf_init(&cmd, 1 << 16);
+    mp_proc_join((const char *const *)k->testcase.argv[k->testcase.n - 1], &cmd);
+    t->command = mp_strdup(mp_buf_cstr(&cmd));
+    mp_buf_fini(&cmd);
+    gpu_clock(c, &t->clock_before_mhz, &t->temp_before_c);
+    int rc = run_cmd(k, (const char *const *)k->testcase.argv[k->testcase.n - 1],
+                     c->cfg->latency.timeout_s, log, &res, why, sizeof(why));
+    gpu_clock(c, &t->clock_after_mhz, &t->temp_after_c);
+    const char *out = mp_buf_cstr(&res.out);
+    const char *last = NULL;
+    for (const char *p = out; (p = strstr(p, "MAGPIE_LATENCY_JSON:")) != NULL; p++)
+        last = p;
+    if (rc || !last) {
+        if (!last) {
+            /* not an error of the kernel: the testcase does not time itself */
+            r->latency = MP_STAGE_SKIPPED;
+            t->errors = mp_strdup(rc ? why
+                                     : "the testcase printed no MAGPIE_LATENCY_JSON line "
+                                       "(include runtime/magpie_timing.h to time it)");
+        } else {
+            r->latency = MP_STAGE_FAILED;
+            t->errors = mp_strdup(why);
+            k_add_error(r, "Latency: %s", why);
+        }
+        mp_proc_result_fini(&res);
+        return;
+    }
+    const char *js = last + strlen("MAGPIE_LATENCY_JSON:");
+    const char *eol = strchr(js, '\n');
+    json_error_t je;
+    json_t *j = json_loadb(js, eol ? (size_t)(eol - js) : strlen(js), 0, &je);
+    mp_proc_result_fini(&res);
+    if (!j) {
+        r->latency = MP_STAGE_FAILED;
+        t->errors = mp_strdup("MAGPIE_LATENCY_JSON line is not valid JSON");
+        k_add_error(r, "Latency: %s", t->errors);
+        return;
+    }
+    k_timing_from_json(t, j);
+    json_decref(j);
+    throttle_check(c, t);
+    r->latency = t->success ? MP_STAGE_SUCCESS : MP_STAGE_FAILED;
+    if (!t->success)
+        k_add_error(r, "Latency: %s", t->errors ? t->errors : "no samples");
+}
+
+/* ---- harness and Python runner jobs ---- */
+
+static json_t *timing_cfg_json(const struct mp_kernel_config *cfg, bool enabled)
+{
+    const struct mp_latency_cfg *l = &cfg->latency;
+    json_t *t = json_object();
+    json_object_set_new(t, "enabled", json_boolean(enabled));
+    json_object_set_new(t, "min_samples", json_integer(l->min_samples));
+    json_object_set_new(t, "max_samples", json_integer(l->max_samples));
+    json_object_set_new(t, "min_time_s", json_real(l->min_time_s));
+    json_object_set_new(t, "max_noise", json_real(l->max_noise));
+    json_object_set_new(t, "max_time_s", json_real(l->max_time_s));
+    json_object_set_new(t, "warmup_s", json_real(l->warmup_s));
+    json_object_set_new(t, "l2_flush", json_boolean(l->l2_flush));
+    json_object_set_new(t, "seed", json_integer(l->seed));
+    return t;
+}
+
+static json_t *entry_json(const struct mp_kernel_spec *k, const char *id, const char *source,
+                          const char *module, bool is_ref, int ref)
+{
+    json_t *e = json_object();
+    json_object_set_new(e, "id", json_string(id));
+    json_object_set_new(e, "type", json_string(mp_kernel_type_name(k->type)));
+    if (source)
+        json_object_set_new(e, "source", json_string(source));
+    if (module)
+        json_object_set_new(e, "module", json_string(module));
+    if (k->kernel_name)
+        json_object_set_new(e, "kernel_name", json_string(k->kernel_name));
+    json_object_set_new(e, "is_reference", json_boolean(is_ref));
+    json_object_set_new(e, "ref", json_integer(ref));
+    json_object_set_new(e, "size", json_integer(k->size));
+    json_object_set_new(e, "ndim", json_integer(k->ndim));
+    json_t *g = json_array(), *l = json_array();
+    for (int d = 0; d < MP_KERNEL_MAX_DIMS; d++) {
+        json_array_append_new(g, json_integer(k->global[d]));
+        json_array_append_new(l, json_integer(k->local[d]));
+    }
+    json_object_set_new(e, "global", g);
+    json_object_set_new(e, "local", l);
+    if (k->atol >= 0)
+        json_object_set_new(e, "atol", json_real(k->atol));
+    if (k->rtol >= 0)
+        json_object_set_new(e, "rtol", json_real(k->rtol));
+    json_object_set_new(e, "seeds", json_integer(k->seeds));
+    if (k->dtype)
+        json_object_set_new(e, "dtype", json_string(k->dtype));
+    json_object_set_new(e, "get_inputs",
+                        json_string(k->get_inputs_func ? k->get_inputs_func : "get_inputs"));
+    json_object_set_new(
+        e, "get_init_inputs",
+        json_string(k->get_init_inputs_func ? k->get_init_inputs_func : "get_init_inputs"));
+    return e;
+}
+
+static bool find_runtime(struct ctx *c)
+{
+    if (c->runtime_dir[0])
+        return true;
+    const char *cand[4] = {c->o->runtime_dir, getenv("MAGPIE_RUNTIME_DIR"), NULL, NULL};
+    char a[PATH_MAX + 32], b[PATH_MAX + 32], dir[PATH_MAX];
+    snprintf(dir, sizeof(dir), "%s", c->self_exe);
+    char *slash = strrchr(dir, '/');
+    if (slash)
+        *slash = 0;
+    snprintf(a, sizeof(a), "%s/../../runtime", dir); /* build/<preset>/magpie */
+    snprintf(b, sizeof(b), "%s/../share/magpie/runtime", dir);
+    cand[2] = a;
+    cand[3] = b;
+    for (int i = 0; i < 4; i++) {
+        if (!cand[i])
+            continue;
+        char f[PATH_MAX + 32];
+        snprintf(f, sizeof(f), "%s/magpie_runner.py", cand[i]);
+        if (mp_fs_exists(f) && realpath(cand[i], c->runtime_dir))
+            return true;
+    }
+    if (mp_fs_exists("runtime/magpie_runner.py") && realpath("runtime", c->runtime_dir))
+        return true;
+    return false;
+}
+
+/* Runs one job (harness child or Python runner) over kernels idx[0..n).
+ * mode: "build" or "run". Fills results; returns the parsed result or NULL
+ * with every kernel failed with the reason. */
+static json_t *run_job(struct ctx *c, const int *idx, int n, const char *mode, bool python,
+                       const char *dir)
+{
+    const struct mp_kernel_config *cfg = c->cfg;
+    json_t *job = json_object();
+    json_t *arr = json_array();
+    char out[PATH_MAX + 64], jobp[PATH_MAX + 64];
+    snprintf(out, sizeof(out), "%s/%s_%s_result.json", dir, python ? "runner" : "harness", mode);
+    snprintf(jobp, sizeof(jobp), "%s/%s_%s_job.json", dir, python ? "runner" : "harness", mode);
+    const struct mp_kernel_spec *k0 = &cfg->kernels[idx[0]];
+    const char *backend = python ? (k0->type == MP_KERNEL_TRITON ? "triton" : "pytorch")
+                                 : (k0->type == MP_KERNEL_CUDA ? "cuda" : "opencl");
+    json_object_set_new(job, "backend", json_string(backend));
+    json_object_set_new(job, "mode", json_string(mode));
+    json_object_set_new(job, "output", json_string(out));
+    json_object_set_new(job, "interleave", json_boolean(c->compare && n > 1));
+    bool timing =
+        !c->o->no_latency && cfg->latency.enabled && strcmp(cfg->latency.method, "none") != 0;
+    json_object_set_new(job, "timing", timing_cfg_json(cfg, timing));
+    int base = c->run->baseline;
+    /* references: a kernel's own, else (compare) the baseline's source */
+    for (int j = 0; j < n; j++) {
+        int i = idx[j];
+        const struct mp_kernel_spec *k = &cfg->kernels[i];
+        const char *ref_src = k->reference;
+        const char *ref_mod = c->ref_module[i];
+        const struct mp_kernel_spec *rk = k;
+        if (!ref_src && c->compare && i != base && base >= 0 && base < cfg->nkernels &&
+            cfg->kernels[base].type == k->type && cfg->kernels[base].nsources > 0) {
+            rk = &cfg->kernels[base];
+            ref_src = rk->reference ? rk->reference : rk->sources[0];
+            ref_mod = rk->reference ? c->ref_module[base] : c->module[base];
+        }
+        int ref = -1;
+        if (ref_src) {
+            ref = (int)json_array_size(arr);
+            char rid[300];
+            snprintf(rid, sizeof(rid), "%s.reference", k->id);
+            json_t *re = entry_json(rk, rid, ref_src, ref_mod, true, -1);
+            if (rk != k && rk->kernel_name) /* the baseline's entry point */
+                json_object_set_new(re, "kernel_name", json_string(rk->kernel_name));
+            json_array_append_new(arr, re);
+        }
+        json_array_append_new(arr, entry_json(k, k->id, k->nsources ? k->sources[0] : NULL,
+                                              c->module[i], false, ref));
+    }
+    json_object_set_new(job, "kernels", arr);
+    json_dump_file(job, jobp, JSON_INDENT(1));
+    json_decref(job);
+    unlink(out);
+
+    char runner[PATH_MAX + 32];
+    const char *argv[8];
+    if (python) {
+        if (!find_runtime(c))
+            return NULL;
+        snprintf(runner, sizeof(runner), "%s/magpie_runner.py", c->runtime_dir);
+        const char *py = getenv("MAGPIE_PYTHON");
+        argv[0] = py && *py ? py : "python3";
+        argv[1] = runner;
+        argv[2] = jobp;
+        argv[3] = NULL;
+    } else {
+        argv[0] = c->self_exe;
+        argv[1] = "analyze";
+        argv[2] = "--harness-child";
+        argv[3] = jobp;
+        argv[4] = NULL;
+    }
+    char log[PATH_MAX + 64];
+    snprintf(log, sizeof(log), "%s/%s_%s.log", dir, python ? "runner" : "harness", mode);
+    /* correctness and timing together: generous limit */
+    double limit = cfg->correctness.timeout_s + (timing ? cfg->latency.max_time_s * n * 2 + 60 : 0);
+    struct mp_kernel_spec env_of = cfg->kernels[idx[0]]; /* cwd + env of the first kernel */
+    env_of.working_dir = python ? env_of.working_dir : NULL;
+    struct mp_proc_result res;
+    char why[2048] = "";
+    run_cmd(&env_of, argv, limit, log, &res, why, sizeof(why));
+    mp_proc_result_fini(&res);
+    json_error_t je;
+    json_t *r = json_load_file(out, 0, &je);
+    if (!r) {
+        for (int j = 0; j < n; j++) {
+            struct mp_kernel_result *kr = &c->run->results[idx[j]];
+            k_add_error(kr, "%s did not produce a result: %s", python ? "runner" : "harness",
+                        why[0] ? why : "no output");
+        }
+    }
+    return r;
+}
+
+static json_t *find_kernel(json_t *res, const char *id)
+{
+    json_t *arr = json_object_get(res, "kernels");
+    for (size_t i = 0; i < json_array_size(arr); i++) {
+        json_t *e = json_array_get(arr, i);
+        const char *eid = json_string_value(json_object_get(e, "id"));
+        if (eid && strcmp(eid, id) == 0)
+            return e;
+    }
+    return NULL;
+}
+
+static void apply_job_result(struct ctx *c, int i, json_t *res, bool python)
+{
+    struct mp_kernel_result *r = &c->run->results[i];
+    const struct mp_kernel_spec *k = &c->cfg->kernels[i];
+    if (!res)
+        goto failed;
+    const char *derr = json_string_value(json_object_get(res, "device_error"));
+    json_t *e = find_kernel(res, k->id);
+    if (derr || !e) {
+        k_add_error(r, "%s", derr ? derr : "kernel missing from the harness result");
+        goto failed;
+    }
+    json_t *b = json_object_get(e, "build");
+    if (b && !python && r->compiling == MP_STAGE_NOT_RUN) {
+        r->has_compile = true;
+        r->compile_success = json_is_true(json_object_get(b, "ok"));
+        r->compiling = r->compile_success ? MP_STAGE_SUCCESS : MP_STAGE_FAILED;
+        if (!r->compile_success) {
+            const char *log = json_string_value(json_object_get(b, "log"));
+            r->compile_errors = mp_strdup(log && *log ? log : "build failed");
+            k_add_error(r, "Compile failed: %s", tail(r->compile_errors, 1500));
+            return;
+        }
+    } else if (b && !json_is_true(json_object_get(b, "ok"))) {
+        const char *log = json_string_value(json_object_get(b, "log"));
+        r->has_correct = true;
+        r->correctness = MP_STAGE_FAILED;
+        r->correct.errors = mp_strdup(log && *log ? log : "could not load the kernel");
+        k_add_error(r, "Correctness: %s", r->correct.errors);
+        return;
+    }
+    json_t *cj = json_object_get(e, "correctness");
+    if (!json_is_true(json_object_get(cj, "ran")))
+        return; /* build-only job */
+    r->has_correct = true;
+    struct mp_kernel_correct *co = &r->correct;
+    const char *mode = json_string_value(json_object_get(cj, "mode"));
+    snprintf(co->mode, sizeof(co->mode), "%s", mode ? mode : "reference");
+    co->success = json_is_true(json_object_get(cj, "ok"));
+    co->verified = co->success && json_is_true(json_object_get(cj, "verified"));
+    co->checks = (int)json_integer_value(json_object_get(cj, "checks"));
+    co->max_abs_err = json_number_value(json_object_get(cj, "max_abs_err"));
+    co->max_rel_err = json_number_value(json_object_get(cj, "max_rel_err"));
+    co->mismatches = json_integer_value(json_object_get(cj, "mismatches"));
+    co->input_mutated = json_is_true(json_object_get(cj, "input_mutated"));
+    co->recheck_done = json_is_true(json_object_get(cj, "recheck_done"));
+    co->recheck_ok = json_is_true(json_object_get(cj, "recheck_ok"));
+    const char *msg = json_string_value(json_object_get(cj, "message"));
+    free(co->errors);
+    co->errors = k_strdup_or_null(msg);
+    if (!co->success) {
+        r->correctness = MP_STAGE_FAILED;
+        k_add_error(r, "Correctness: %s", msg ? msg : "failed");
+        return;
+    }
+    /* proven, or unverified (ran fine, nothing to compare with) */
+    r->correctness = co->verified ? MP_STAGE_SUCCESS : MP_STAGE_SKIPPED;
+    if (!co->verified)
+        k_add_error(r, "Correctness unverified: %s", msg ? msg : "no reference");
+    json_t *tj = json_object_get(e, "timing");
+    if (!json_is_true(json_object_get(tj, "ran"))) {
+        r->latency = MP_STAGE_SKIPPED;
+        return;
+    }
+    r->has_timing = true;
+    k_timing_from_json(&r->timing, tj);
+    snprintf(r->timing.method, sizeof(r->timing.method), "%s",
+             python ? "python_runner" : "harness_events");
+    r->latency = r->timing.success ? MP_STAGE_SUCCESS : MP_STAGE_FAILED;
+    if (!r->timing.success)
+        k_add_error(r, "Latency: %s", r->timing.errors ? r->timing.errors : "no samples");
+    return;
+failed:
+    if (r->compiling == MP_STAGE_NOT_RUN && !python) {
+        r->compiling = MP_STAGE_FAILED;
+        r->has_compile = true;
+        r->compile_errors = mp_strdup(r->nerrors ? r->errors[r->nerrors - 1] : "harness failed");
+    } else {
+        r->has_correct = true;
+        r->correctness = MP_STAGE_FAILED;
+        free(r->correct.errors);
+        r->correct.errors = mp_strdup(r->nerrors ? r->errors[r->nerrors - 1] : "the runner failed");
+    }
+}
+
+/* ---- performance ---- */
+
+int k_stage_performance(const struct mp_kernel_config *cfg, const struct mp_kernel_spec *k,
+                        struct mp_kernel_result *r, bool harness, const char *self_exe,
+                        const char *harness_job);
+
+/* ---- score ---- */
+
+static void score(struct mp_kernel_result *r)
+{
+    if (r->compiling == MP_STAGE_FAILED) {
+        r->score = 0;
+        return;
+    }
+    double s = 0;
+    if (r->correctness == MP_STAGE_SUCCESS)
+        s += 0.5;
+    if (r->performance == MP_STAGE_SUCCESS)
+        s += 0.5;
+    if (r->performance == MP_STAGE_SKIPPED && r->correctness == MP_STAGE_SUCCESS)
+        s = 1.0;
+    r->score = s;
+}
+
+/* ---- the run ---- */
+
+void mp_kernel_run_init(struct mp_kernel_run *r)
+{
+    memset(r, 0, sizeof(*r));
+    r->winner = -1;
+}
+
+static void timing_fini(struct mp_kernel_timing *t)
+{
+    free(t->errors);
+    free(t->command);
+    free(t->samples_ms);
+}
+
+void mp_kernel_run_fini(struct mp_kernel_run *run)
+{
+    if (!run)
+        return;
+    for (int i = 0; i < run->n; i++) {
+        struct mp_kernel_result *r = &run->results[i];
+        free(r->id);
+        free(r->compile_errors);
+        free(r->correct.errors);
+        mp_kernel_perf_fini(&r->perf);
+        timing_fini(&r->timing);
+        for (int j = 0; j < r->nerrors; j++)
+            free(r->errors[j]);
+        free((void *)r->errors);
+        free(r->workdir);
+    }
+    free(run->results);
+    free(run->workspace);
+    free(run->report_path);
+    free(run->html_path);
+    free(run->vs);
+    free(run->summary);
+    memset(run, 0, sizeof(*run));
+}
+
+bool mp_kernel_run_failed(const struct mp_kernel_run *r)
+{
+    for (int i = 0; i < r->n; i++)
+        if (r->results[i].compiling == MP_STAGE_FAILED ||
+            r->results[i].correctness != MP_STAGE_SUCCESS)
+            return true;
+    return false;
+}
+
+int k_write_reports(struct mp_kernel_run *run, const struct mp_kernel_config *cfg,
+                    struct mp_diag *d);
+void k_compare_rank(struct mp_kernel_run *run, const struct mp_kernel_config *cfg);
+
+static int run_all(const struct mp_kernel_config *cfg, const struct mp_kernel_opts *o,
+                   struct mp_kernel_run *run, bool compare, struct mp_diag *d)
+{
+    mp_kernel_run_init(run);
+    if (cfg->nkernels == 0)
+        return mp_diag_set(d, MP_EINVAL, "No kernels found");
+    if (compare && cfg->nkernels < 2)
+        return mp_diag_set(d, MP_EINVAL, "compare needs at least 2 kernels, got %d", cfg->nkernels);
+    if (compare && (o->baseline < 0 || o->baseline >= cfg->nkernels))
+        return mp_diag_set(d, MP_EINVAL, "--baseline %d is not a kernel index (0..%d)", o->baseline,
+                           cfg->nkernels - 1);
+    struct ctx c;
+    memset(&c, 0, sizeof(c));
+    c.cfg = cfg;
+    c.o = o;
+    c.run = run;
+    c.compare = compare;
+    run->baseline = compare ? o->baseline : -1;
+    mp_gpu_info_init(&c.gpu);
+    if (o->self_exe)
+        snprintf(c.self_exe, sizeof(c.self_exe), "%s", o->self_exe);
+    else if (!realpath("/proc/self/exe", c.self_exe))
+        snprintf(c.self_exe, sizeof(c.self_exe), "magpie");
+    snprintf(run->mode, sizeof(run->mode), "%s", compare ? "compare" : "analyze");
+    time_t now = time(NULL);
+    struct tm tmv;
+    localtime_r(&now, &tmv);
+    strftime(run->timestamp, sizeof(run->timestamp), "%Y%m%d_%H%M%S", &tmv);
+    const char *root = o->output_dir ? o->output_dir : "./results";
+    char label[128], ws[PATH_MAX];
+    sanitize(cfg->kernels[0].id ? cfg->kernels[0].id : "kernel", label, sizeof(label));
+    if (compare)
+        snprintf(ws, sizeof(ws), "%s/compare_%s", root, run->timestamp);
+    else
+        snprintf(ws, sizeof(ws), "%s/analyze_%s_%s", root, label, run->timestamp);
+    /* a second run in the same second gets its own directory */
+    for (int s = 2; mp_fs_exists(ws) && s < 1000; s++) {
+        size_t l = strlen(ws);
+        char *us = strrchr(ws, '-');
+        if (s > 2 && us && (size_t)(us - ws) > l - 5)
+            *us = 0;
+        snprintf(ws + strlen(ws), sizeof(ws) - strlen(ws), "-%d", s);
+    }
+    int rc = mp_fs_mkdirs(ws, d);
+    if (rc)
+        return rc;
+    char absws[PATH_MAX];
+    run->workspace = mp_strdup(realpath(ws, absws) ? absws : ws);
+    run->n = cfg->nkernels;
+    run->results = mp_calloc((size_t)run->n, sizeof(*run->results));
+    c.harness = mp_calloc((size_t)run->n, sizeof(bool));
+    c.runner = mp_calloc((size_t)run->n, sizeof(bool));
+    c.module = mp_calloc((size_t)run->n, sizeof(char *));
+    c.ref_module = mp_calloc((size_t)run->n, sizeof(char *));
+    if (!run->results || !c.harness || !c.runner || !c.module || !c.ref_module || !run->workspace) {
+        rc = mp_diag_set(d, MP_ENOMEM, "out of memory");
+        goto out;
+    }
+    for (int i = 0; i < run->n; i++) {
+        const struct mp_kernel_spec *k = &cfg->kernels[i];
+        struct mp_kernel_result *r = &run->results[i];
+        r->id = mp_strdup(k->id ? k->id : "kernel");
+        r->type = k->type;
+        char sub[PATH_MAX + 256], lab[128];
+        sanitize(r->id, lab, sizeof(lab));
+        snprintf(sub, sizeof(sub), "%s/%d_%s", run->workspace, i, lab);
+        r->workdir = mp_strdup(sub);
+        mp_fs_mkdirs(sub, NULL);
+        c.harness[i] = k->type == MP_KERNEL_OPENCL ||
+                       (k->type == MP_KERNEL_CUDA && k->testcase.n == 0 && k->prof.n == 0);
+        c.runner[i] =
+            (k->type == MP_KERNEL_PYTORCH || k->type == MP_KERNEL_TRITON) && k->testcase.n == 0;
+        if (!c.harness[i] && !c.runner[i] && k->testcase.n == 0 &&
+            strcmp(cfg->correctness.backend, "accordo") != 0 && !compare) {
+            /* Magpie: analyze requires a testcase */
+            k_add_error(r, "Kernel %s requires testcase", r->id);
+        }
+    }
+
+    /* compile */
+    for (int i = 0; i < run->n; i++) {
+        progress(o, "[%d/%d] %s (%s): compiling", i + 1, run->n, run->results[i].id,
+                 mp_kernel_type_name(cfg->kernels[i].type));
+        stage_compile(&c, i);
+    }
+    /* OpenCL: build check through the harness (fills the compile stage) */
+    for (int i = 0; i < run->n; i++) {
+        if (cfg->kernels[i].type != MP_KERNEL_OPENCL ||
+            run->results[i].compiling != MP_STAGE_NOT_RUN)
+            continue;
+        json_t *res = run_job(&c, &i, 1, "build", false, run->results[i].workdir);
+        apply_job_result(&c, i, res, false);
+        json_decref(res);
+    }
+
+    /* correctness (+ latency for harness / runner kernels) */
+    int *grp = mp_calloc((size_t)run->n, sizeof(int));
+    for (int pass = 0; pass < 2 && grp; pass++) {
+        bool python = pass == 1;
+        /* compare: all kernels of one kind together (interleaved timing) */
+        int ng = 0;
+        for (int i = 0; i < run->n; i++) {
+            struct mp_kernel_result *r = &run->results[i];
+            bool mine = python ? c.runner[i] : c.harness[i];
+            if (!mine || r->compiling == MP_STAGE_FAILED)
+                continue;
+            if (compare && ng > 0 && cfg->kernels[grp[0]].type != cfg->kernels[i].type)
+                continue; /* a different backend runs on its own below */
+            grp[ng++] = i;
+            if (!compare) {
+                progress(o, "[%d/%d] %s: correctness and timing", i + 1, run->n, r->id);
+                double cb, tb;
+                gpu_clock(&c, &cb, &tb);
+                json_t *res = run_job(&c, &i, 1, "run", python, r->workdir);
+                apply_job_result(&c, i, res, python);
+                json_decref(res);
+                r->timing.clock_before_mhz = cb;
+                r->timing.temp_before_c = tb;
+                gpu_clock(&c, &r->timing.clock_after_mhz, &r->timing.temp_after_c);
+                throttle_check(&c, &r->timing);
+                ng = 0;
+            }
+        }
+        if (compare && ng > 0) {
+            progress(o, "comparing %d %s kernels: correctness, then interleaved timing", ng,
+                     python ? "Python" : "harness");
+            double cb, tb;
+            gpu_clock(&c, &cb, &tb);
+            json_t *res = run_job(&c, grp, ng, "run", python, run->workspace);
+            double ca, ta;
+            gpu_clock(&c, &ca, &ta);
+            for (int j = 0; j < ng; j++) {
+                struct mp_kernel_result *r = &run->results[grp[j]];
+                apply_job_result(&c, grp[j], res, python);
+                r->timing.clock_before_mhz = cb;
+                r->timing.temp_before_c = tb;
+                r->timing.clock_after_mhz = ca;
+                r->timing.temp_after_c = ta;
+                throttle_check(&c, &r->timing);
+            }
+            json_decref(res);
+        }
+    }
+    free(grp);
+    for (int i = 0; i < run->n; i++) {
+        struct mp_kernel_result *r = &run->results[i];
+        const struct mp_kernel_spec *k = &cfg->kernels[i];
+        if (c.harness[i] || c.runner[i] || r->compiling == MP_STAGE_FAILED)
+            continue;
+        if (k->testcase.n == 0) {
+            r->has_correct = true;
+            snprintf(r->correct.mode, sizeof(r->correct.mode), "testcase");
+            r->correct.errors = mp_strdup("requires testcase");
+            r->correctness = MP_STAGE_FAILED;
+            continue;
+        }
+        progress(o, "[%d/%d] %s: correctness (testcase)", i + 1, run->n, r->id);
+        stage_testcase(&c, i);
+    }
+
+    /* performance, latency (testcase kernels), score */
+    for (int i = 0; i < run->n; i++) {
+        struct mp_kernel_result *r = &run->results[i];
+        const struct mp_kernel_spec *k = &cfg->kernels[i];
+        bool ok = r->compiling != MP_STAGE_FAILED &&
+                  (r->correctness == MP_STAGE_SUCCESS || r->correctness == MP_STAGE_SKIPPED);
+        if (ok) {
+            if (o->no_perf) {
+                r->performance = MP_STAGE_SKIPPED;
+            } else {
+                progress(o, "[%d/%d] %s: performance", i + 1, run->n, r->id);
+                char job[PATH_MAX + 64];
+                snprintf(job, sizeof(job), "%s/harness_profile_job.json", r->workdir);
+                if (c.harness[i]) { /* a job that only launches the kernel, for profilers */
+                    json_t *res = run_job(&c, &i, 1, "profile", false, r->workdir);
+                    json_decref(res);
+                }
+                k_stage_performance(cfg, k, r, c.harness[i], c.self_exe, job);
+            }
+            if (!c.harness[i] && !c.runner[i]) {
+                if (o->no_latency || !cfg->latency.enabled ||
+                    strcmp(cfg->latency.method, "none") == 0)
+                    r->latency = MP_STAGE_SKIPPED;
+                else
+                    stage_latency_marker(&c, i);
+            }
+        }
+        score(r);
+    }
+    if (compare)
+        k_compare_rank(run, cfg);
+    rc = k_write_reports(run, cfg, d);
+out:
+    for (int i = 0; i < run->n; i++) {
+        if (c.module)
+            free(c.module[i]);
+        if (c.ref_module)
+            free(c.ref_module[i]);
+    }
+    free((void *)c.module);
+    free((void *)c.ref_module);
+    free(c.harness);
+    free(c.runner);
+    mp_gpu_info_fini(&c.gpu);
+    return rc;
+}
+
+int mp_kernel_analyze(const struct mp_kernel_config *cfg, const struct mp_kernel_opts *o,
+                      struct mp_kernel_run *out, struct mp_diag *d)
+{
+    return run_all(cfg, o, out, false, d);
+}
+
+int mp_kernel_compare(const struct mp_kernel_config *cfg, const struct mp_kernel_opts *o,
+                      struct mp_kernel_run *out, struct mp_diag *d)
+{
+    return run_all(cfg, o, out, true, d);
+}
