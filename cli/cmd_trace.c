@@ -214,11 +214,25 @@ static void report_usage(FILE *f)
         "                                arch (A100 H100 H200 B200 MI300X MI325X MI355X), or\n"
         "                                auto: from the trace's deviceProperties\n"
         "  --gpu-arch-json FILE          [--gpu_arch_json_path] TraceLens arch JSON\n"
+        "  -q, --quiet                   no progress display\n");
+    fprintf(
+        f,
+        "  --inference                   [TraceLens_generate_perf_report_pytorch_inference] the\n"
+        "                                inference report: ops summaries by name/category\n"
+        "                                (and parent module), forward-only per-category sheets\n"
+        "                                (Normalization_fwd ...), step annotations for every\n"
+        "                                inference attention op, no coll_analysis\n"
+        "  --group-by-parent-module      [--group_by_parent_module] (with --inference)\n"
+        "                                parent_module and call_stack columns from the\n"
+        "                                nn.Module frames above each op\n"
+        "  --include-call-stack          [--include_call_stack] unified_perf_summary gets\n"
+        "                                entry_point and call_stack_full\n"
+        "  --enable-pseudo-ops           [--enable_pseudo_ops] accepted; pseudo ops are not\n"
+        "                                generated yet (a warning says so)\n"
         "  --fix-nested-ops              (magpie only) per-category sheets drop an op that\n"
         "                                sits inside another op of the same sheet, e.g.\n"
         "                                aten::addmm under aten::linear; TraceLens lists both\n"
         "                                and so counts their kernels twice\n"
-        "  -q, --quiet                   no progress display\n"
         "  --xlsx FILE                   [--output_xlsx_path] also write the sheets as an\n"
         "                                Excel workbook\n"
         "  --no-summary                  do not print the terminal summary (GPU time, time\n"
@@ -250,7 +264,12 @@ static int cmd_report(int argc, char **argv)
         R_ARCH,
         R_ARCHJ,
         R_XLSX,
-        R_NOSUM
+        R_NOSUM,
+        R_INF,
+        R_PMOD,
+        R_CSTACK,
+        R_PSEUDO,
+        R_CAPTURE
     };
     static const struct option opts[] = {
         {"output-csvs-dir", required_argument, NULL, 'o'},
@@ -283,6 +302,15 @@ static int cmd_report(int argc, char **argv)
         {"xlsx", required_argument, NULL, R_XLSX},
         {"output_xlsx_path", required_argument, NULL, R_XLSX},
         {"no-summary", no_argument, NULL, R_NOSUM},
+        {"inference", no_argument, NULL, R_INF},
+        {"group-by-parent-module", no_argument, NULL, R_PMOD},
+        {"group_by_parent_module", no_argument, NULL, R_PMOD},
+        {"include-call-stack", no_argument, NULL, R_CSTACK},
+        {"include_call_stack", no_argument, NULL, R_CSTACK},
+        {"enable-pseudo-ops", no_argument, NULL, R_PSEUDO},
+        {"enable_pseudo_ops", no_argument, NULL, R_PSEUDO},
+        {"capture-folder", required_argument, NULL, R_CAPTURE},
+        {"capture_folder", required_argument, NULL, R_CAPTURE},
         {"quiet", no_argument, NULL, 'q'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
@@ -365,6 +393,24 @@ static int cmd_report(int argc, char **argv)
         case R_FIRSTOCC:
             o.first_occurrence_time = true;
             break;
+        case R_INF:
+            o.inference = true;
+            break;
+        case R_PMOD:
+            o.group_by_parent_module = true;
+            break;
+        case R_CSTACK:
+            o.include_call_stack = true;
+            break;
+        case R_PSEUDO:
+            fprintf(stderr, "magpie: warning: --enable-pseudo-ops: pseudo ops (fused MoE / MLA "
+                            "kernels split into modelled ops) are not implemented; ops are "
+                            "reported unsplit\n");
+            break;
+        case R_CAPTURE:
+            fprintf(stderr, "magpie: error: --capture-folder (graph-capture merge) is not "
+                            "implemented yet\n");
+            return EXIT_USAGE;
         case R_MICRO: {
             /* an integer, as TraceLens's argparse type=int */
             long v = strtol(optarg, &end, 10);

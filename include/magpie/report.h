@@ -30,6 +30,13 @@ struct mp_report_opts {
     bool fix_nested_ops;             /* --fix-nested-ops: per-category sheets keep only the
                                         outermost of nested modelled ops (TraceLens lists
                                         both, counting their kernels twice) */
+    bool inference;                  /* TraceLens_generate_perf_report_pytorch_inference: module
+                                        summaries, forward-only per-category sheets, annotations
+                                        for every inference attention op */
+    bool group_by_parent_module;     /* --group_by_parent_module (inference): parent_module and
+                                        call_stack columns from the nn.Module frames above each op */
+    bool include_call_stack;         /* --include_call_stack: unified call_stack_full and
+                                        entry_point columns */
     const struct mp_perf_arch *arch; /* roofline columns when set (borrowed) */
     bool arch_auto; /* pick a built-in arch from the trace's deviceProperties name */
     mp_trace_progress_fn on_progress;

@@ -159,6 +159,8 @@ void tl_meta_fini(struct tl_meta *m)
 
 struct kpos {
     const char *name;
+    const char *stack; /* Python list repr, or NULL */
+    size_t pos;        /* index in the template */
     bool has_stream;
     int64_t stream;
     struct tl_stats st;
@@ -185,18 +187,29 @@ int tl_kernel_details_cells(const struct mp_trace_tree *t, const int32_t *tmpl, 
                             double *const *kdur, size_t nrows, struct mp_csv *csv,
                             struct mp_buf *cell)
 {
+    return tl_kernel_details_cells_cs(t, tmpl, nk, kdur, nrows, NULL, NULL, csv, cell);
+}
+
+int tl_kernel_details_cells_cs(const struct mp_trace_tree *t, const int32_t *tmpl, size_t nk,
+                               double *const *kdur, size_t nrows, const char *const *stacks,
+                               size_t *order, struct mp_csv *csv, struct mp_buf *cell)
+{
     struct kpos *p = calloc(nk ? nk : 1, sizeof(*p));
     if (!p)
         return MP_ENOMEM;
     int rc = 0;
     for (size_t i = 0; i < nk && !rc; i++) {
         p[i].name = mp_trace_tree_name(t, tmpl[i]);
+        p[i].stack = stacks ? stacks[i] : NULL;
+        p[i].pos = i;
         p[i].has_stream = tl_kernel_stream(t->s, tmpl[i], &p[i].stream) == 0;
         p[i].count = nrows;
         rc = tl_stats(kdur[i], nrows, 0, &p[i].st);
     }
     if (!rc)
         qsort(p, nk, sizeof(*p), cmp_kpos);
+    for (size_t i = 0; order && i < nk; i++)
+        order[i] = p[i].pos;
     /* kernel_details_summary */
     mp_buf_reset(cell);
     rc = rc ? rc : mp_buf_putc(cell, '[');
@@ -209,6 +222,10 @@ int tl_kernel_details_cells(const struct mp_trace_tree *t, const int32_t *tmpl, 
         rc = rc ? rc
                 : (p[i].has_stream ? mp_buf_printf(cell, "%lld", (long long)p[i].stream)
                                    : mp_buf_puts(cell, "None"));
+        if (p[i].stack) {
+            rc = rc ? rc : mp_buf_puts(cell, ", 'call_stack': ");
+            rc = rc ? rc : mp_buf_puts(cell, p[i].stack);
+        }
         rc = rc ? rc : mp_buf_printf(cell, ", 'count': %zu, 'total_duration_us': ", p[i].count);
         rc = rc ? rc : tl_pyfloat(cell, p[i].st.sum);
         static const char *const keys[] = {"mean_duration_us", "median_duration_us",
@@ -379,8 +396,8 @@ int tl_dtype_bytes(const char *dtype)
     return 0;
 }
 
-int tl_model_op(const struct mp_trace_tree *t, int32_t uid, bool bwd, int32_t **k, size_t *nk,
-                double *kt, struct mp_perf_result *pr)
+int tl_model_op(const struct mp_trace_tree *t, const char *const *annot, int32_t uid, bool bwd,
+                int32_t **k, size_t *nk, double *kt, struct mp_perf_result *pr)
 {
     int rc = tl_row_kernels(t, uid, bwd, k, nk);
     if (rc)
@@ -397,6 +414,7 @@ int tl_model_op(const struct mp_trace_tree *t, int32_t uid, bool bwd, int32_t **
     struct mp_perf_op op = {.name = mp_trace_tree_name(t, uid),
                             .args = t->s->args[uid],
                             .args_len = t->s->args_len[uid],
+                            .annotation = annot ? annot[uid] : NULL,
                             .kernel_names = names,
                             .n_kernels = *nk};
     rc = mp_perf_model(&op, pr);
@@ -438,5 +456,116 @@ int tl_gid_reserve(int32_t **gid, size_t *cap, int32_t id)
         n[q] = -1;
     *gid = n;
     *cap = nc;
+    return 0;
+}
+
+int tl_pylist_repr(struct mp_buf *b, const char *const *v, size_t n)
+{
+    int rc = mp_buf_putc(b, '[');
+    for (size_t i = 0; i < n && !rc; i++) {
+        if (i)
+            rc = mp_buf_puts(b, ", ");
+        rc = rc ? rc : tl_pystr_repr(b, v[i], strlen(v[i]));
+    }
+    return rc ? rc : mp_buf_putc(b, ']');
+}
+
+/* Attention ops whose perf model reads the step annotation around them
+ * (TraceLens's apply_annotation name filters; the plain report uses only the
+ * first). */
+static const char *const annot_ops[] = {
+    "vllm::unified_attention_with_output",
+    "aiter::mha_varlen_fwd",
+    "pseudo_mla_decode_fwd",
+    "pseudo_mla_prefill_fwd",
+    "vllm::gdn_attention_core",
+    "aiter::fmha_v3_varlen_fwd",
+    "sglang_profiler::tilelang_kernel_tilelang_sparse_fwd",
+    "sglang_profiler::attention_paged_attention_ragged",
+    "aiter::mha_batch_prefill",
+    "aiter::pa_decode_gluon",
+    "aiter::v4_attention_with_output",
+    "pseudo_v4_paged_decode_swa",
+    "pseudo_v4_paged_decode_csa",
+    "pseudo_v4_paged_decode_hca",
+};
+
+struct ann {
+    double ts, end;
+    int32_t uid;
+};
+
+static int cmp_ann(const void *a, const void *b)
+{
+    const struct ann *x = a, *y = b;
+    if (x->ts != y->ts)
+        return x->ts < y->ts ? -1 : 1;
+    return x->uid < y->uid ? -1 : x->uid > y->uid; /* stable, as Python's sort */
+}
+
+int tl_apply_annotation(const struct mp_trace_tree *t, bool inference, const char ***out)
+{
+    const struct mp_trace_store *s = t->s;
+    *out = NULL;
+    size_t nf = inference ? sizeof(annot_ops) / sizeof(annot_ops[0]) : 1;
+    int32_t nn = mp_intern_count(s->strings);
+    uint8_t *match = calloc((size_t)nn + 1, 1);
+    if (!match)
+        return MP_ENOMEM;
+    bool any = false;
+    for (int32_t id = 0; id < nn; id++) {
+        const char *nm = mp_intern_str(s->strings, id);
+        for (size_t f = 0; f < nf && !match[id]; f++)
+            match[id] = strncmp(nm, annot_ops[f], strlen(annot_ops[f])) == 0;
+        any |= match[id];
+    }
+    if (!any) {
+        free(match);
+        return 0;
+    }
+    /* user annotations sorted by ts; a prefix maximum of their ends finds
+     * the first one that can enclose an op without scanning them all */
+    struct ann *a = malloc(sizeof(*a) * (s->n ? s->n : 1));
+    const char **ann = calloc(s->n ? s->n : 1, sizeof(char *));
+    double *maxend = malloc(sizeof(double) * (s->n ? s->n : 1));
+    if (!a || !ann || !maxend) {
+        free(match), free(a), free(ann), free(maxend);
+        return MP_ENOMEM;
+    }
+    size_t na = 0;
+    for (size_t i = 0; i < s->n; i++) {
+        if (s->cat[i] < 0 || !strstr(mp_intern_str(s->strings, s->cat[i]), "user_annotation"))
+            continue;
+        a[na].ts = (s->flags[i] & MP_EV_TS) ? s->ts[i] : 0;
+        a[na].end = a[na].ts + ((s->flags[i] & MP_EV_DUR) ? s->dur[i] : 0);
+        a[na].uid = (int32_t)i;
+        na++;
+    }
+    qsort(a, na, sizeof(*a), cmp_ann);
+    for (size_t k = 0; k < na; k++)
+        maxend[k] = k && maxend[k - 1] > a[k].end ? maxend[k - 1] : a[k].end;
+    for (size_t i = 0; i < s->n; i++) {
+        if (s->name[i] < 0 || !match[s->name[i]] || mp_kind_is_gpu(t->kind[i]))
+            continue;
+        double ts = s->ts[i], end = s->ts[i] + s->dur[i];
+        size_t lo = 0, hi = na;
+        while (lo < hi) { /* first k with maxend[k] > end */
+            size_t mid = lo + (hi - lo) / 2;
+            if (maxend[mid] > end)
+                hi = mid;
+            else
+                lo = mid + 1;
+        }
+        for (size_t k = lo; k < na && a[k].ts <= ts; k++) {
+            if (end < a[k].end) {
+                ann[i] = mp_trace_tree_name(t, a[k].uid);
+                break;
+            }
+        }
+    }
+    free(match);
+    free(a);
+    free(maxend);
+    *out = ann;
     return 0;
 }

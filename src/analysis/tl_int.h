@@ -74,6 +74,12 @@ int tl_kernel_stream(const struct mp_trace_store *s, int32_t k, int64_t *out);
 int tl_kernel_details_cells(const struct mp_trace_tree *t, const int32_t *tmpl, size_t nk,
                             double *const *kdur, size_t nrows, struct mp_csv *csv,
                             struct mp_buf *cell);
+/* The same with each template kernel's call stack (a Python list repr, or
+ * NULL for none) printed as its 'call_stack' key, after 'stream'; order (if
+ * not NULL) gets the template positions in the order they are printed. */
+int tl_kernel_details_cells_cs(const struct mp_trace_tree *t, const int32_t *tmpl, size_t nk,
+                               double *const *kdur, size_t nrows, const char *const *stacks,
+                               size_t *order, struct mp_csv *csv, struct mp_buf *cell);
 /* Adds ops_summary_by_category, ops_summary and ops_unique_args (tl_ops.c). */
 struct mp_report_opts;
 int tl_sheets_ops(struct mp_report *r, const struct mp_trace_tree *t, struct tl_argkeys *ak,
@@ -85,13 +91,15 @@ struct mp_perf_arch;
  * may be NULL (no roofline columns). */
 int tl_sheets_perf(struct mp_report *r, const struct mp_trace_tree *t,
                    const struct mp_perf_arch *arch, const struct mp_report_opts *o,
+                   const char *const *annot,
                    struct mp_buf *(*new_sheet)(struct mp_report *, const char *));
 
 /* Adds unified_perf_summary (tl_unified.c); first_kernel[i] is the first
  * direct kernel of launcher i (category fallback), -1 otherwise. */
 int tl_sheet_unified(struct mp_report *rep, const struct mp_trace_tree *t,
                      const int32_t *first_kernel, const struct mp_perf_arch *arch,
-                     struct tl_argkeys *ak,
+                     struct tl_argkeys *ak, const struct mp_report_opts *o,
+                     const char *const *annot,
                      struct mp_buf *(*new_sheet)(struct mp_report *, const char *));
 
 /* Adds coll_analysis (tl_coll.c) when the trace has linked collective kernels. */
@@ -110,8 +118,18 @@ struct mp_perf_result;
 /* Models op uid over its kernels (tl_row_kernels): *k / *nk the kernels in
  * ts order (malloc'd), *kt their busy time, *pr the perf model's result
  * (fini it). On an error code nothing is left allocated. */
-int tl_model_op(const struct mp_trace_tree *t, int32_t uid, bool bwd, int32_t **k, size_t *nk,
-                double *kt, struct mp_perf_result *pr);
+int tl_model_op(const struct mp_trace_tree *t, const char *const *annot, int32_t uid, bool bwd,
+                int32_t **k, size_t *nk, double *kt, struct mp_perf_result *pr);
+
+/* TraceLens's apply_annotation: for every op whose name starts with one of
+ * the attention op names (all of TraceLens's inference list when inference,
+ * else vLLM's unified attention only), the name of the first user_annotation
+ * (by ts) that encloses it. *out[uid] points into the store's strings (NULL
+ * = "NA"); *out itself is malloc'd, or NULL when no op matched. */
+int tl_apply_annotation(const struct mp_trace_tree *t, bool inference, const char ***out);
+
+/* Python repr of a list of strings ("['a', 'b']"), appended to b. */
+int tl_pylist_repr(struct mp_buf *b, const char *const *v, size_t n);
 
 /* Python-like cell of one raw JSON value of a collective's args: strings
  * unquoted, numbers as written (also returned in *numv with *is_num set),

@@ -21,6 +21,9 @@ struct launcher {
     size_t nk, capk;
     double direct, subtree;
     const char *category;
+    char *stack;  /* --group_by_parent_module: Python repr of its call stack */
+    char *module; /* parent_module */
+    char *key;    /* grouping key of the module summaries (scratch) */
 };
 
 struct ts_idx {
@@ -43,8 +46,12 @@ struct lset {
 
 static void lset_fini(struct lset *l)
 {
-    for (size_t i = 0; i < l->n; i++)
+    for (size_t i = 0; i < l->n; i++) {
         free(l->v[i].k);
+        free(l->v[i].stack);
+        free(l->v[i].module);
+        free(l->v[i].key);
+    }
     free(l->v);
     l->v = NULL;
     l->n = 0;
@@ -154,6 +161,7 @@ static int build_launchers(const struct mp_trace_tree *t, struct lset *out)
 /* ---- ops_summary_by_category and ops_summary ---- */
 struct cgroup {
     const char *key;
+    size_t first;      /* launcher index of the group's first member */
     uint8_t recompute; /* second grouping column under --detect_recompute */
     double sum, sub;
     uint64_t count;
@@ -181,14 +189,30 @@ static int cmp_cgroup_sum(const void *a, const void *b)
 /* Groups launchers by category (by_name false) or name, sorted by key then
  * stably by direct-time sum descending. */
 static struct cgroup *group_launchers(const struct mp_trace_tree *t, const struct lset *ls,
-                                      bool by_name, size_t *ng_out)
+                                      bool by_name, bool by_module, size_t *ng_out)
 {
     struct cgroup *g = calloc(ls->n ? ls->n : 1, sizeof(*g));
     if (!g)
         return NULL;
     for (size_t i = 0; i < ls->n; i++) {
-        const struct launcher *L = &ls->v[i];
+        struct launcher *L = &ls->v[i];
         g[i].key = by_name ? mp_trace_tree_name(t, L->uid) : L->category;
+        if (by_module) {
+            /* (key, parent_module): '\x1f' sorts below every printable
+             * character, so the joined text orders like the tuple */
+            free(L->key);
+            size_t a = strlen(g[i].key), b = strlen(L->module);
+            L->key = malloc(a + b + 2);
+            if (!L->key) {
+                free(g);
+                return NULL;
+            }
+            memcpy(L->key, g[i].key, a);
+            L->key[a] = '\x1f';
+            memcpy(L->key + a + 1, L->module, b + 1);
+            g[i].key = L->key;
+        }
+        g[i].first = i;
         g[i].recompute = t->recompute ? t->recompute[L->uid] : 0;
         g[i].sum = L->direct;
         g[i].sub = L->subtree;
@@ -241,7 +265,7 @@ static int sheet_by_category(struct mp_report *r, const struct mp_trace_tree *t,
                              const struct lset *ls, struct mp_buf *b)
 {
     size_t ng;
-    struct cgroup *g = group_launchers(t, ls, false, &ng);
+    struct cgroup *g = group_launchers(t, ls, false, false, &ng);
     if (!g)
         return MP_ENOMEM;
     struct mp_csv csv;
@@ -283,7 +307,7 @@ static int sheet_by_category(struct mp_report *r, const struct mp_trace_tree *t,
 static int sheet_ops_summary(const struct mp_trace_tree *t, const struct lset *ls, struct mp_buf *b)
 {
     size_t ng;
-    struct cgroup *g = group_launchers(t, ls, true, &ng);
+    struct cgroup *g = group_launchers(t, ls, true, false, &ng);
     if (!g)
         return MP_ENOMEM;
     struct mp_csv csv;
@@ -322,6 +346,209 @@ static int sheet_ops_summary(const struct mp_trace_tree *t, const struct lset *l
         rc = rc ? rc : mp_csv_field(&csv, mp_buf_cstr(&cell), cell.len);
         rc = rc ? rc : tl_csv_float(&csv, &cell, pct, true);
         rc = rc ? rc : tl_csv_float(&csv, &cell, cum, true);
+        rc = rc ? rc : mp_csv_end_row(&csv);
+    }
+    mp_buf_fini(&cell);
+    free(g);
+    return rc;
+}
+
+/* ---- inference report: module summaries ---- */
+
+/* Python's re.sub(r"_\d+", "", s). malloc'd. */
+static char *strip_digit_suffixes(const char *s)
+{
+    size_t n = strlen(s), w = 0;
+    char *r = malloc(n + 1);
+    if (!r)
+        return NULL;
+    for (size_t i = 0; i < n;) {
+        if (s[i] == '_' && i + 1 < n && s[i + 1] >= '0' && s[i + 1] <= '9') {
+            i++;
+            while (i < n && s[i] >= '0' && s[i] <= '9')
+                i++;
+            continue;
+        }
+        r[w++] = s[i++];
+    }
+    r[w] = '\0';
+    return r;
+}
+
+/* TraceLens's traverse_parents_and_get_callstack(filter=("nn.Module",)):
+ * the op's name, then each ancestor whose name (cut to 256 characters plus
+ * "..") holds "nn.Module"; parent_module is the second entry (or "NA") with
+ * "_<digits>" removed. */
+static int launcher_stacks(const struct mp_trace_tree *t, struct lset *ls)
+{
+    struct mp_buf b, nm;
+    mp_buf_init(&b, 0);
+    mp_buf_init(&nm, 0);
+    const char **frames = NULL;
+    size_t capf = 0;
+    char **owned = NULL;
+    int rc = 0;
+    for (size_t i = 0; i < ls->n && !rc; i++) {
+        struct launcher *L = &ls->v[i];
+        size_t nf = 0, depth = 0;
+        for (int32_t p = L->uid; p >= 0; p = t->parent[p])
+            depth++;
+        if (depth + 1 > capf) {
+            const char **nfr = realloc(frames, (depth + 1) * sizeof(char *));
+            char **no = realloc(owned, (depth + 1) * sizeof(char *));
+            if (nfr)
+                frames = nfr;
+            if (no)
+                owned = no;
+            if (!nfr || !no) {
+                rc = MP_ENOMEM;
+                break;
+            }
+            capf = depth + 1;
+        }
+        size_t nown = 0;
+        frames[nf++] = mp_trace_tree_name(t, L->uid);
+        for (int32_t p = t->parent[L->uid]; p >= 0 && !rc; p = t->parent[p]) {
+            const char *name = mp_trace_tree_name(t, p);
+            size_t len = strlen(name), chars = 0, cut = len;
+            for (size_t j = 0; j < len; j++) {
+                if (((unsigned char)name[j] & 0xC0) != 0x80) {
+                    if (chars == 256) {
+                        cut = j;
+                        break;
+                    }
+                    chars++;
+                }
+            }
+            if (cut < len) {
+                char *c = malloc(cut + 3);
+                if (!c) {
+                    rc = MP_ENOMEM;
+                    break;
+                }
+                memcpy(c, name, cut);
+                memcpy(c + cut, "..", 3);
+                owned[nown++] = c;
+                name = c;
+            }
+            if (strstr(name, "nn.Module"))
+                frames[nf++] = name;
+        }
+        mp_buf_reset(&b);
+        rc = rc ? rc : tl_pylist_repr(&b, frames, nf);
+        L->stack = rc ? NULL : mp_strdup(mp_buf_cstr(&b));
+        L->module = rc ? NULL : strip_digit_suffixes(nf > 1 ? frames[1] : "NA");
+        if (!rc && (!L->stack || !L->module))
+            rc = MP_ENOMEM;
+        for (size_t j = 0; j < nown; j++)
+            free(owned[j]);
+    }
+    free(frames);
+    free(owned);
+    mp_buf_fini(&b);
+    mp_buf_fini(&nm);
+    return rc;
+}
+
+static int pct_cells(struct mp_csv *csv, struct mp_buf *cell, double ms, double total_ms,
+                     double *cum)
+{
+    double pct = ms / total_ms * 100;
+    *cum += pct;
+    int rc = tl_csv_float(csv, cell, pct, true);
+    return rc ? rc : tl_csv_float(csv, cell, *cum, true);
+}
+
+/* get_df_kernel_launchers_summary_by_category_module */
+static int sheet_by_category_module(struct mp_report *r, const struct mp_trace_tree *t,
+                                    struct lset *ls, bool modules, struct mp_buf *b)
+{
+    size_t ng, nc;
+    struct cgroup *g = group_launchers(t, ls, false, modules, &ng);
+    struct cgroup *cg = group_launchers(t, ls, false, false, &nc); /* for the views */
+    if (!g || !cg) {
+        free(g);
+        free(cg);
+        return MP_ENOMEM;
+    }
+    r->cats = calloc(nc ? nc : 1, sizeof(*r->cats));
+    int rc = r->cats ? 0 : MP_ENOMEM;
+    for (size_t i = 0; i < nc && !rc; i++) {
+        r->cats[i].name = mp_strdup(cg[i].key);
+        r->cats[i].ms = cg[i].sum / 1000;
+        r->cats[i].count = (size_t)cg[i].count;
+        r->n_cats++;
+    }
+    free(cg);
+    struct mp_csv csv;
+    mp_csv_init(&csv, b, "\n");
+    rc = rc ? rc
+            : mp_buf_puts(b, modules ? "op category,parent_module,Count,call_stack_first,"
+                                     : "op category,Count,");
+    rc = rc ? rc
+            : mp_buf_puts(b, "total_direct_kernel_time_ms,Percentage (%),"
+                             "Cumulative Percentage (%)\n");
+    double total_ms = 0, cum = 0;
+    for (size_t i = 0; i < ng; i++)
+        total_ms += g[i].sum / 1000;
+    struct mp_buf cell;
+    mp_buf_init(&cell, 0);
+    for (size_t i = 0; i < ng && !rc; i++) {
+        const struct launcher *L = &ls->v[g[i].first];
+        rc = mp_csv_str(&csv, L->category);
+        if (modules)
+            rc = rc ? rc : mp_csv_str(&csv, L->module);
+        rc = rc ? rc : mp_csv_fmt(&csv, "%llu", (unsigned long long)g[i].count);
+        if (modules)
+            rc = rc ? rc : mp_csv_str(&csv, L->stack);
+        rc = rc ? rc : tl_csv_float(&csv, &cell, g[i].sum / 1000, true);
+        rc = rc ? rc : pct_cells(&csv, &cell, g[i].sum / 1000, total_ms, &cum);
+        rc = rc ? rc : mp_csv_end_row(&csv);
+    }
+    mp_buf_fini(&cell);
+    free(g);
+    return rc;
+}
+
+/* get_df_kernel_launchers_summary_module */
+static int sheet_ops_summary_module(const struct mp_trace_tree *t, struct lset *ls, bool modules,
+                                    struct mp_buf *b)
+{
+    size_t ng;
+    struct cgroup *g = group_launchers(t, ls, true, modules, &ng);
+    if (!g)
+        return MP_ENOMEM;
+    struct mp_csv csv;
+    mp_csv_init(&csv, b, "\n");
+    int rc = mp_buf_puts(b, modules ? "name,parent_module," : "name,");
+    rc = rc ? rc
+            : mp_buf_puts(b, "total_direct_kernel_time_sum,total_subtree_kernel_time_sum,"
+                             "total_subtree_kernel_time_count,total_direct_kernel_time_ms,Count,"
+                             "Categories,");
+    rc = rc ? rc : mp_buf_puts(b, modules ? "call_stack_first," : "");
+    rc = rc ? rc : mp_buf_puts(b, "Percentage (%),Cumulative Percentage (%)\n");
+    double total_ms = 0, cum = 0;
+    for (size_t i = 0; i < ng; i++)
+        total_ms += g[i].sum / 1000;
+    struct mp_buf cell;
+    mp_buf_init(&cell, 0);
+    for (size_t i = 0; i < ng && !rc; i++) {
+        const struct launcher *L = &ls->v[g[i].first];
+        rc = mp_csv_str(&csv, mp_trace_tree_name(t, L->uid));
+        if (modules)
+            rc = rc ? rc : mp_csv_str(&csv, L->module);
+        rc = rc ? rc : tl_csv_float(&csv, &cell, g[i].sum, true);
+        rc = rc ? rc : tl_csv_float(&csv, &cell, g[i].sub, true);
+        rc = rc ? rc : mp_csv_fmt(&csv, "%llu", (unsigned long long)g[i].count);
+        rc = rc ? rc : tl_csv_float(&csv, &cell, g[i].sum / 1000, true);
+        rc = rc ? rc : mp_csv_fmt(&csv, "%llu", (unsigned long long)g[i].count);
+        qsort(g[i].cats, (size_t)g[i].ncats, sizeof(char *), cmp_str_ptr);
+        mp_buf_reset(&cell);
+        rc = rc ? rc : tl_pylist_repr(&cell, g[i].cats, (size_t)g[i].ncats);
+        rc = rc ? rc : mp_csv_field(&csv, mp_buf_cstr(&cell), cell.len);
+        if (modules)
+            rc = rc ? rc : mp_csv_str(&csv, L->stack);
+        rc = rc ? rc : pct_cells(&csv, &cell, g[i].sum / 1000, total_ms, &cum);
         rc = rc ? rc : mp_csv_end_row(&csv);
     }
     mp_buf_fini(&cell);
@@ -388,10 +615,14 @@ static int sheet_unique_args(const struct mp_trace_tree *t, const struct lset *l
         const char *pid = s->pid[u] >= 0 ? mp_intern_str(s->strings, s->pid[u]) : "";
         const char *tid = s->tid[u] >= 0 ? mp_intern_str(s->strings, s->tid[u]) : "";
         mp_buf_reset(&key);
-        const char *cells[5] = {
-            mp_trace_tree_name(t, u), L->category, tl_meta_get(&m, pid, "0", "process_name"),
-            tl_meta_get(&m, pid, "0", "process_labels"), tl_meta_get(&m, pid, tid, "thread_name")};
-        for (int c = 0; c < 5 && !rc; c++) {
+        const char *cells[6] = {mp_trace_tree_name(t, u), L->category};
+        int ncell = 2;
+        if (o->group_by_parent_module)
+            cells[ncell++] = L->module;
+        cells[ncell++] = tl_meta_get(&m, pid, "0", "process_name");
+        cells[ncell++] = tl_meta_get(&m, pid, "0", "process_labels");
+        cells[ncell++] = tl_meta_get(&m, pid, tid, "thread_name");
+        for (int c = 0; c < ncell && !rc; c++) {
             rc = c ? mp_buf_putc(&key, '\x1f') : 0;
             rc = rc ? rc : mp_buf_puts(&key, cells[c]);
         }
@@ -472,7 +703,10 @@ static int sheet_unique_args(const struct mp_trace_tree *t, const struct lset *l
     struct mp_csv csv;
     mp_csv_init(&csv, b, "\n");
     rc = rc ? rc
-            : mp_buf_puts(b, "name,op category,process_name,process_label,thread_name,Input Dims,"
+            : mp_buf_puts(b, o->group_by_parent_module ? "name,op category,parent_module,"
+                                                       : "name,op category,");
+    rc = rc ? rc
+            : mp_buf_puts(b, "process_name,process_label,thread_name,Input Dims,"
                              "Input type,Input Strides,Concrete Inputs,");
     rc = rc ? rc : mp_buf_puts(b, o->group_by_num_kernels ? "num_kernels," : "");
     rc = rc ? rc : mp_buf_puts(b, t->recompute ? "is_recompute," : "");
@@ -484,8 +718,10 @@ static int sheet_unique_args(const struct mp_trace_tree *t, const struct lset *l
                              "total_direct_kernel_time_std,total_subtree_kernel_time_std,"
                              "total_direct_kernel_time_min,total_subtree_kernel_time_min,"
                              "total_direct_kernel_time_max,total_subtree_kernel_time_max,"
-                             "total_direct_kernel_time_sum,total_subtree_kernel_time_sum,ex_UID,"
-                             "kernel_details_summary,trunc_kernel_details,Percentage (%),"
+                             "total_direct_kernel_time_sum,total_subtree_kernel_time_sum,ex_UID,");
+    rc = rc ? rc : mp_buf_puts(b, o->group_by_parent_module ? "call_stack," : "");
+    rc = rc ? rc
+            : mp_buf_puts(b, "kernel_details_summary,trunc_kernel_details,Percentage (%),"
                              "Cumulative Percentage (%)\n");
     struct mp_buf cell;
     mp_buf_init(&cell, 0);
@@ -517,6 +753,8 @@ static int sheet_unique_args(const struct mp_trace_tree *t, const struct lset *l
             rc = rc ? rc : tl_csv_float(&csv, &cell, pairs[p][1], present);
         }
         rc = rc ? rc : mp_csv_fmt(&csv, "%d", G->ex_uid);
+        if (o->group_by_parent_module)
+            rc = rc ? rc : mp_csv_str(&csv, ls->v[G->first].stack);
         rc = rc ? rc
                 : tl_kernel_details_cells(t, ls->v[G->first].k, G->nk, G->kdur, G->nkrows, &csv,
                                           &cell);
@@ -551,7 +789,17 @@ int tl_sheets_ops(struct mp_report *r, const struct mp_trace_tree *t, struct tl_
     int rc = build_launchers(t, &ls);
     if (rc)
         return rc;
-    if (ls.n > 0) {
+    if (!rc && o->group_by_parent_module)
+        rc = launcher_stacks(t, &ls);
+    if (!rc && ls.n > 0 && o->inference) {
+        bool mods = o->group_by_parent_module;
+        struct mp_buf *b = new_sheet(r, "ops_summary_by_category");
+        rc = b ? sheet_by_category_module(r, t, &ls, mods, b) : MP_ENOMEM;
+        b = rc ? NULL : new_sheet(r, "ops_summary");
+        rc = rc ? rc : (b ? sheet_ops_summary_module(t, &ls, mods, b) : MP_ENOMEM);
+        b = rc ? NULL : new_sheet(r, "ops_unique_args");
+        rc = rc ? rc : (b ? sheet_unique_args(t, &ls, ak, o, b) : MP_ENOMEM);
+    } else if (!rc && ls.n > 0) {
         struct mp_buf *b = new_sheet(r, "ops_summary_by_category");
         rc = b ? sheet_by_category(r, t, &ls, b) : MP_ENOMEM;
         b = rc ? NULL : new_sheet(r, "ops_summary");

@@ -631,7 +631,9 @@ int mp_report_build(const char *path, const struct mp_report_opts *o, struct mp_
     int rc = mp_trace_store_load(path, &so, &c.s, d);
     if (rc)
         return rc;
-    struct mp_trace_tree_opts to = {.python_functions = o->python_functions || o->detect_recompute};
+    struct mp_trace_tree_opts to = {.python_functions =
+                                        o->python_functions || o->detect_recompute ||
+                                        o->group_by_parent_module || o->include_call_stack};
     rc = mp_trace_tree_build(c.s, &to, &c.t, d);
     if (rc)
         goto out;
@@ -678,10 +680,14 @@ int mp_report_build(const char *path, const struct mp_report_opts *o, struct mp_
         c.r->arch = *arch;
         c.r->has_arch = true;
     }
+    const char **annot = NULL;
+    if (!rc)
+        rc = tl_apply_annotation(c.t, o->inference, &annot);
     if (!rc && c.t->has_cpu_ops)
-        rc = tl_sheet_unified(c.r, c.t, c.first_kernel, arch, &c.ak, new_sheet);
+        rc = tl_sheet_unified(c.r, c.t, c.first_kernel, arch, &c.ak, o, annot, new_sheet);
     if (!rc && c.t->has_cpu_ops)
-        rc = tl_sheets_perf(c.r, c.t, arch, o, new_sheet);
+        rc = tl_sheets_perf(c.r, c.t, arch, o, annot, new_sheet);
+    free(annot);
     struct krow *rows = NULL;
     size_t nrows = 0;
     bool any_cpu_op = false;
@@ -691,7 +697,7 @@ int mp_report_build(const char *path, const struct mp_report_opts *o, struct mp_
         rc = sheet_kernel_summary(&c, rows, nrows, any_cpu_op);
     if (!rc && o->short_kernel_study)
         rc = sheet_short_kernels(&c, rows, nrows);
-    if (!rc && c.t->has_cpu_ops && !o->disable_coll_analysis)
+    if (!rc && c.t->has_cpu_ops && !o->disable_coll_analysis && !o->inference)
         rc = tl_sheet_coll(c.r, c.t, new_sheet);
     free(rows);
     if (rc)

@@ -50,7 +50,13 @@ struct uctx {
     int32_t *collected;
     size_t ncollected, capc;
     uint8_t *in_collected_gpu;
-    uint8_t *bwd_ok; /* per forward op: 0 unknown, 1 no backward model, 2 yes */
+    uint8_t *bwd_ok;          /* per forward op: 0 unknown, 1 no backward model, 2 yes */
+    const char *const *annot; /* per event: enclosing step annotation, or NULL */
+    uint8_t *is_collected;    /* per event: taken as a row (it carries a call stack) */
+    /* call stacks (python functions in the tree): frame name per event with
+     * "_<digits>" removed, interned; -1 = not a frame, -2 = not computed */
+    struct mp_intern *frames;
+    int32_t *frame_of;
 };
 
 static bool has_model(struct uctx *u, int32_t i)
@@ -74,7 +80,113 @@ static int collect(struct uctx *u, int32_t i)
         u->capc = nc;
     }
     u->collected[u->ncollected++] = i;
+    u->is_collected[i] = 1;
     return 0;
+}
+
+/* ---- call stacks (TraceLens's _call_stack and per-kernel call_stack) ---- */
+
+/* The frame id of event i: names holding "nn.Module", "::" or "/", and
+ * every cpu_op, with each "_<digits>" removed (re.sub(r"_\d+", "", name)). */
+static int32_t frame_of(struct uctx *u, int32_t i)
+{
+    if (u->frame_of[i] != -2)
+        return u->frame_of[i];
+    const char *nm = mp_trace_tree_name(u->t, i);
+    int32_t id = -1;
+    if (u->t->kind[i] == MP_K_CPU_OP || strstr(nm, "nn.Module") || strstr(nm, "::") ||
+        strchr(nm, '/')) {
+        size_t n = strlen(nm);
+        char *buf = malloc(n + 1);
+        if (!buf)
+            return -3;
+        size_t w = 0;
+        for (size_t r = 0; r < n;) {
+            if (nm[r] == '_' && r + 1 < n && nm[r + 1] >= '0' && nm[r + 1] <= '9') {
+                r++;
+                while (r < n && nm[r] >= '0' && nm[r] <= '9')
+                    r++;
+                continue;
+            }
+            buf[w++] = nm[r++];
+        }
+        id = mp_intern_add(u->frames, buf, w);
+        free(buf);
+        if (id < 0)
+            return -3;
+    }
+    u->frame_of[i] = id;
+    return id;
+}
+
+struct idvec {
+    int32_t *v;
+    size_t n, cap;
+};
+
+static int idv_push(struct idvec *a, int32_t x)
+{
+    if (a->n == a->cap) {
+        size_t nc = a->cap ? a->cap * 2 : 32;
+        int32_t *nv = realloc(a->v, nc * sizeof(int32_t));
+        if (!nv)
+            return MP_ENOMEM;
+        a->v = nv;
+        a->cap = nc;
+    }
+    a->v[a->n++] = x;
+    return 0;
+}
+
+/* Frames from node up to (excluding) stop, pushed innermost first; stop -1
+ * walks to the root. */
+static int frames_up(struct uctx *u, int32_t node, int32_t stop, bool stop_at_cpu_root,
+                     struct idvec *out)
+{
+    for (int32_t p = node; p >= 0 && p != stop; p = u->t->parent[p]) {
+        int32_t f = frame_of(u, p);
+        if (f == -3 || (f >= 0 && idv_push(out, f)))
+            return MP_ENOMEM;
+        if (stop_at_cpu_root && u->t->cpu_root[p])
+            break;
+    }
+    return 0;
+}
+
+static void idv_reverse(struct idvec *a, size_t from)
+{
+    for (size_t i = from, j = a->n; i + 1 < j; i++, j--) {
+        int32_t x = a->v[i];
+        a->v[i] = a->v[j - 1];
+        a->v[j - 1] = x;
+    }
+}
+
+/* The call stack TraceLens gives kernel k of a row over event uid (its
+ * _call_stack, then the frames from the kernel up to the row's event;
+ * stop -1 for synthetic rows, whose copied UID never matches). False when
+ * the row has none. */
+static int kernel_stack(struct uctx *u, int32_t uid, int32_t stop, int32_t k, struct idvec *out,
+                        bool *has)
+{
+    out->n = 0;
+    *has = u->is_collected[uid] != 0;
+    if (!*has)
+        return 0;
+    /* base: from the traversal root down to uid; a tree under a parentless
+     * python frame was walked from it, anything else from its cpu root */
+    int32_t top = uid;
+    while (u->t->parent[top] >= 0)
+        top = u->t->parent[top];
+    int rc = frames_up(u, uid, -1, u->t->kind[top] != MP_K_PYFUNC, out);
+    if (rc)
+        return rc;
+    idv_reverse(out, 0);
+    size_t base = out->n;
+    rc = frames_up(u, u->t->parent[k], stop, false, out);
+    if (!rc)
+        idv_reverse(out, base);
+    return rc;
 }
 
 /* a GPU event reachable within `depth` levels through cuda_runtime or
@@ -126,7 +238,7 @@ static int model_bwd(struct uctx *u, int32_t f, struct mp_perf_result *pr, doubl
 {
     int32_t *k = NULL;
     size_t nk = 0;
-    int rc = tl_model_op(u->t, f, true, &k, &nk, kt, pr);
+    int rc = tl_model_op(u->t, u->annot, f, true, &k, &nk, kt, pr);
     free(k);
     return rc;
 }
@@ -372,6 +484,7 @@ static int fill_row(struct uctx *u, struct urow *r)
     struct mp_perf_op op = {.name = r->name,
                             .args = s->args[r->uid],
                             .args_len = s->args_len[r->uid],
+                            .annotation = u->annot ? u->annot[r->uid] : NULL,
                             .kernel_names = names,
                             .n_kernels = r->nk};
     struct mp_perf_result pr;
@@ -438,14 +551,205 @@ static double first_over(const struct urow *rows, const struct ugrp *g, size_t o
     return NAN;
 }
 
+/* ---- entry_point (TraceLens's _find_entry_point over call_stack_full) ---- */
+
+static bool is_wrapper_frame(const char *f)
+{
+    static const char *const prefixes[] = {"<built-in", "pybind11_builtins", "nn.Module:"};
+    static const char *const files[] = {"torch/_ops.py",
+                                        "torch/nn/modules/module.py",
+                                        "torch/utils/_contextlib.py",
+                                        "torch/utils/_device.py",
+                                        "torch/_tensor.py",
+                                        "torch/functional.py",
+                                        "torch/overrides.py",
+                                        "torch/_inductor/",
+                                        "torch/_functorch/",
+                                        "torch/distributed/c10d_logger.py",
+                                        "triton/backends/"};
+    static const char *const funcs[] = {"__torch_function__",
+                                        "_call_impl",
+                                        "_wrapped_call_impl",
+                                        "decorate_context",
+                                        "dispatch_wrapper",
+                                        "handle_torch_function",
+                                        "wrapper",
+                                        "custom_wrapper",
+                                        "wrapper_custom",
+                                        "outer_wrapper"};
+    for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
+        if (strncmp(f, prefixes[i], strlen(prefixes[i])) == 0)
+            return true;
+    for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++)
+        if (strstr(f, files[i]))
+            return true;
+    const char *fn = NULL;
+    for (const char *p = strstr(f, "): "); p; p = strstr(p + 1, "): "))
+        fn = p + 3;
+    for (size_t i = 0; fn && i < sizeof(funcs) / sizeof(funcs[0]); i++)
+        if (strcmp(fn, funcs[i]) == 0)
+            return true;
+    return false;
+}
+
+/* ASCII-lowercased copy of the function part of a frame ("file.py(12): fn"). */
+static char *func_lower(const char *f)
+{
+    const char *fn = f;
+    for (const char *p = strstr(f, "): "); p; p = strstr(p + 1, "): "))
+        fn = p + 3;
+    char *r = mp_strdup(fn);
+    for (char *c = r; c && *c; c++)
+        if (*c >= 'A' && *c <= 'Z')
+            *c = (char)(*c - 'A' + 'a');
+    return r;
+}
+
+/* The entry point of op over the flattened call stack, or "Not found". */
+static const char *entry_point(const char *op, const char *const *flat, size_t n)
+{
+    long at = -1;
+    for (size_t i = n; i-- > 0 && at < 0;)
+        if (strcmp(flat[i], op) == 0)
+            at = (long)i;
+    if (at < 0) { /* retry with a trailing "_<digits>" removed */
+        size_t len = strlen(op), e = len;
+        while (e > 0 && op[e - 1] >= '0' && op[e - 1] <= '9')
+            e--;
+        if (e < len && e > 0 && op[e - 1] == '_') {
+            e--;
+            for (size_t i = n; i-- > 0 && at < 0;)
+                if (strlen(flat[i]) == e && strncmp(flat[i], op, e) == 0)
+                    at = (long)i;
+        }
+    }
+    if (at < 0)
+        return "Not found";
+    const char *sep = NULL;
+    for (const char *p = strstr(op, "::"); p; p = strstr(p + 2, "::"))
+        sep = p + 2;
+    char *local = mp_strdup(sep ? sep : op);
+    for (char *c = local; c && *c; c++)
+        if (*c >= 'A' && *c <= 'Z')
+            *c = (char)(*c - 'A' + 'a');
+    const char *found = NULL;
+    for (size_t i = (size_t)at + 1; local && i < n && !found; i++) {
+        if (!strstr(flat[i], ".py"))
+            continue;
+        char *fn = func_lower(flat[i]);
+        if (fn && strstr(fn, local))
+            found = flat[i];
+        free(fn);
+    }
+    free(local);
+    for (long i = at - 1; i >= 0 && !found; i--)
+        if (strstr(flat[i], ".py") && !is_wrapper_frame(flat[i]))
+            found = flat[i];
+    return found ? found : "Not found";
+}
+
+/* call_stack_full and entry_point of a group: chains[i] = kernel i's call
+ * stack plus its name, in kernel_details_summary order. */
+static int full_stack_cells(const char *op, char ***chains, const size_t *len, size_t nk,
+                            struct mp_csv *csv, struct mp_buf *cell)
+{
+    mp_buf_reset(cell);
+    if (nk == 0) {
+        int rc = mp_csv_str(csv, "Not found");
+        return rc ? rc : mp_csv_str(csv, "Not found");
+    }
+    size_t prefix = 0;
+    if (nk > 1) {
+        size_t minl = len[0];
+        for (size_t i = 1; i < nk; i++)
+            minl = len[i] < minl ? len[i] : minl;
+        for (; prefix < minl; prefix++) {
+            bool same = true;
+            for (size_t i = 1; i < nk && same; i++)
+                same = strcmp(chains[i][prefix], chains[0][prefix]) == 0;
+            if (!same)
+                break;
+        }
+    }
+    /* flat list for the entry point; distinct tails in order */
+    size_t total = 0;
+    for (size_t i = 0; i < nk; i++)
+        total += len[i];
+    const char **flat = malloc((total + 1) * sizeof(char *));
+    bool *keep = calloc(nk, 1);
+    if (!flat || !keep) {
+        free(flat);
+        free(keep);
+        return MP_ENOMEM;
+    }
+    size_t nf = 0;
+    int rc = 0;
+    if (nk == 1) {
+        for (size_t j = 0; j < len[0]; j++)
+            flat[nf++] = chains[0][j];
+        rc = tl_pylist_repr(cell, flat, nf);
+    } else {
+        for (size_t j = 0; j < prefix; j++)
+            flat[nf++] = chains[0][j];
+        for (size_t i = 0; i < nk; i++) {
+            keep[i] = true;
+            for (size_t q = 0; q < i && keep[i]; q++) {
+                if (!keep[q] || len[q] != len[i])
+                    continue;
+                bool same = true;
+                for (size_t j = prefix; j < len[i] && same; j++)
+                    same = strcmp(chains[q][j], chains[i][j]) == 0;
+                if (same)
+                    keep[i] = false;
+            }
+        }
+        rc = mp_buf_putc(cell, '[');
+        for (size_t j = 0; j < prefix && !rc; j++) {
+            rc = j ? mp_buf_puts(cell, ", ") : 0;
+            rc = rc ? rc : tl_pystr_repr(cell, chains[0][j], strlen(chains[0][j]));
+        }
+        bool first = prefix == 0;
+        for (size_t i = 0; i < nk && !rc; i++) {
+            if (!keep[i])
+                continue;
+            rc = first ? 0 : mp_buf_puts(cell, ", ");
+            first = false;
+            rc =
+                rc ? rc
+                   : tl_pylist_repr(cell, (const char *const *)chains[i] + prefix, len[i] - prefix);
+            for (size_t j = prefix; j < len[i]; j++)
+                flat[nf++] = chains[i][j];
+        }
+        rc = rc ? rc : mp_buf_putc(cell, ']');
+    }
+    const char *ep = rc ? NULL : entry_point(op, flat, nf);
+    rc = rc ? rc : mp_csv_str(csv, ep);
+    rc = rc ? rc : mp_csv_field(csv, mp_buf_cstr(cell), cell->len);
+    free(flat);
+    free(keep);
+    return rc;
+}
+
 int tl_sheet_unified(struct mp_report *rep, const struct mp_trace_tree *t,
                      const int32_t *first_kernel, const struct mp_perf_arch *arch,
-                     struct tl_argkeys *ak,
+                     struct tl_argkeys *ak, const struct mp_report_opts *o,
+                     const char *const *annot,
                      struct mp_buf *(*new_sheet)(struct mp_report *, const char *))
 {
     const struct mp_trace_store *s = t->s;
     size_t n = t->n ? t->n : 1;
-    struct uctx u = {.t = t, .first_kernel = first_kernel, .arch = arch};
+    struct uctx u = {.t = t, .first_kernel = first_kernel, .arch = arch, .annot = annot};
+    /* kernel call stacks: in the kernel details of the inference report, and
+     * as call_stack_full / entry_point with --include_call_stack */
+    bool stacks = t->python_functions && (o->include_call_stack || o->inference);
+    bool kd_stacks = stacks && !o->include_call_stack;
+    u.is_collected = calloc(n, 1);
+    if (stacks) {
+        u.frames = mp_intern_new();
+        u.frame_of = malloc(n * sizeof(int32_t));
+        for (size_t i = 0; u.frame_of && i < n; i++)
+            u.frame_of[i] = -2;
+    }
     u.ngpu = calloc(n, sizeof(uint32_t));
     u.comm = calloc(n, 1);
     u.model = calloc((size_t)mp_intern_count(s->strings) + 1, 1);
@@ -456,8 +760,10 @@ int tl_sheet_unified(struct mp_report *rep, const struct mp_trace_tree *t,
     size_t nrows = 0;
     struct tl_meta meta;
     memset(&meta, 0, sizeof(meta));
-    int rc =
-        u.ngpu && u.comm && u.model && u.visited && u.in_collected_gpu && u.bwd_ok ? 0 : MP_ENOMEM;
+    int rc = u.ngpu && u.comm && u.model && u.visited && u.in_collected_gpu && u.bwd_ok &&
+                     u.is_collected && (!stacks || (u.frames && u.frame_of))
+                 ? 0
+                 : MP_ENOMEM;
     /* subtree GPU counts and communication flags, walking up from each GPU event */
     for (size_t i = 0; i < t->n && !rc; i++) {
         if (!mp_kind_is_gpu(t->kind[i]))
@@ -746,8 +1052,9 @@ int tl_sheet_unified(struct mp_report *rep, const struct mp_trace_tree *t,
         rc = rc ? rc
                 : mp_buf_puts(b, "Kernel Time (µs)_median,Kernel Time (µs)_min,"
                                  "Kernel Time (µs)_max,kernel_details_summary,trunc_kernel_details,"
-                                 "perf_params,has_perf_model,Percentage (%),"
-                                 "Cumulative Percentage (%)\n");
+                                 "perf_params,has_perf_model,");
+        rc = rc ? rc : mp_buf_puts(b, o->include_call_stack ? "entry_point,call_stack_full," : "");
+        rc = rc ? rc : mp_buf_puts(b, "Percentage (%),Cumulative Percentage (%)\n");
     }
     double cum = 0;
     for (size_t gi = 0; gi < ng && !rc; gi++) {
@@ -861,11 +1168,65 @@ int tl_sheet_unified(struct mp_report *rep, const struct mp_trace_tree *t,
             }
             kr++;
         }
+        /* per-kernel call stacks of the template row */
+        char ***chains = NULL;
+        size_t *clen = NULL, *order = NULL;
+        char **kdst = NULL;
+        bool rows_stack = false;
+        if (!rc && stacks && nk > 0) {
+            chains = calloc(nk, sizeof(char **));
+            clen = calloc(nk, sizeof(size_t));
+            order = calloc(nk, sizeof(size_t));
+            kdst = calloc(nk, sizeof(char *));
+            if (!chains || !clen || !order || !kdst)
+                rc = MP_ENOMEM;
+            struct idvec iv = {0};
+            struct mp_buf rbuf;
+            mp_buf_init(&rbuf, 0);
+            for (size_t q = 0; q < nk && !rc; q++) {
+                bool has = false;
+                rc = kernel_stack(&u, rt->uid, rt->synthetic ? -1 : rt->uid, rt->k[q], &iv, &has);
+                rows_stack = has;
+                chains[q] = rc ? NULL : calloc(iv.n + 1, sizeof(char *));
+                if (!rc && !chains[q])
+                    rc = MP_ENOMEM;
+                for (size_t j = 0; j < iv.n && !rc; j++)
+                    chains[q][j] = (char *)mp_intern_str(u.frames, iv.v[j]);
+                if (rc)
+                    break;
+                clen[q] = iv.n;
+                if (has && kd_stacks) {
+                    mp_buf_reset(&rbuf);
+                    rc = tl_pylist_repr(&rbuf, (const char *const *)chains[q], iv.n);
+                    kdst[q] = rc ? NULL : mp_strdup(mp_buf_cstr(&rbuf));
+                    if (!rc && !kdst[q])
+                        rc = MP_ENOMEM;
+                }
+                chains[q][clen[q]++] = (char *)mp_trace_tree_name(t, rt->k[q]);
+            }
+            free(iv.v);
+            mp_buf_fini(&rbuf);
+        }
         if (!rc && nk > 0) {
-            rc = tl_kernel_details_cells(t, rt->k, nk, kd, kr, &csv, &cell);
+            rc = tl_kernel_details_cells_cs(
+                t, rt->k, nk, kd, kr, rows_stack && kd_stacks ? (const char *const *)kdst : NULL,
+                order, &csv, &cell);
         } else if (!rc) {
             rc = mp_csv_str(&csv, "[]");
             rc = rc ? rc : mp_csv_str(&csv, "");
+        }
+        /* call_stack_full follows the printed order */
+        char ***ch2 = NULL;
+        size_t *len2 = NULL;
+        if (!rc && o->include_call_stack && nk > 0 && chains) {
+            ch2 = malloc(nk * sizeof(char **));
+            len2 = malloc(nk * sizeof(size_t));
+            if (!ch2 || !len2)
+                rc = MP_ENOMEM;
+            for (size_t q = 0; q < nk && !rc; q++) {
+                ch2[q] = chains[order[q]];
+                len2[q] = clen[order[q]];
+            }
         }
         for (size_t q = 0; kd && q < nk; q++)
             free(kd[q]);
@@ -875,6 +1236,18 @@ int tl_sheet_unified(struct mp_report *rep, const struct mp_trace_tree *t,
             params = rows[G->m[i]].params;
         rc = rc ? rc : mp_csv_str(&csv, params ? params : "");
         rc = rc ? rc : mp_csv_str(&csv, r0->has_model ? "True" : "False");
+        if (!rc && o->include_call_stack)
+            rc = full_stack_cells(r0->name, ch2, len2, ch2 ? nk : 0, &csv, &cell);
+        free(ch2);
+        free(len2);
+        for (size_t q = 0; chains && q < nk; q++)
+            free(chains[q]);
+        for (size_t q = 0; kdst && q < nk; q++)
+            free(kdst[q]);
+        free(chains);
+        free(clen);
+        free(order);
+        free(kdst);
         double pct = G->kt_sum / total * 100;
         cum += pct;
         rc = rc ? rc : tl_csv_float(&csv, &cell, pct, true);
@@ -905,5 +1278,8 @@ int tl_sheet_unified(struct mp_report *rep, const struct mp_trace_tree *t,
     free(u.collected);
     free(u.in_collected_gpu);
     free(u.bwd_ok);
+    free(u.is_collected);
+    free(u.frame_of);
+    mp_intern_free(u.frames);
     return rc;
 }

@@ -12,7 +12,7 @@ if [ ! -d "$D" ]; then
     echo "shared traces not found at $D: only the repo's own fixtures are compared"
 fi
 command -v python3 >/dev/null || { echo "SKIPPED: python3 not found"; exit 0; }
-SHEETS="gpu_timeline unified_perf_summary coll_analysis ops_summary_by_category ops_summary ops_unique_args GEMM UnaryElementwise BinaryElementwise Normalization SDPA_fwd SDPA_bwd CONV_fwd CONV_bwd Reduce_fwd Reduce_bwd kernel_summary short_kernel_histogram short_kernels_summary"
+SHEETS="Normalization_fwd gpu_timeline unified_perf_summary coll_analysis ops_summary_by_category ops_summary ops_unique_args GEMM UnaryElementwise BinaryElementwise Normalization SDPA_fwd SDPA_bwd CONV_fwd CONV_bwd Reduce_fwd Reduce_bwd kernel_summary short_kernel_histogram short_kernels_summary"
 t=$(mktemp -d)
 trap 'rm -rf "$t"' EXIT
 fails=0
@@ -89,5 +89,20 @@ print("ok   --fix-nested-ops: Normalization %d -> %d rows, %.1f -> %.1f us" % (l
 PY
     [ $? = 0 ] || { echo "FAIL --fix-nested-ops"; fails=$((fails + 1)); }
 fi
+# inference report (TraceLens_generate_perf_report_pytorch_inference): the
+# shared H200 golden and the goldens in tests/fixtures/tracelens_inference
+for golden in "$D"/h200/*_tracelens_inference; do
+    [ -d "$golden" ] && run_case "${golden%_tracelens_inference}.json.gz" "$golden" --inference \
+        --group_by_parent_module --group_by_num_kernels --include_call_stack --enable_pseudo_ops
+done
+I=$SRC/tests/fixtures/tracelens_inference
+while IFS='|' read -r name trace flags; do
+    case "$name" in \#* | "") continue ;; esac
+    name=$(echo $name)
+    trace=$(echo $trace)
+    [ -f "$D/$trace" ] || { echo "skip inference $name: $trace missing"; continue; }
+    # shellcheck disable=SC2086
+    run_case "$D/$trace" "$I/$name" $flags
+done <"$I/cases.txt"
 echo "$n trace(s), $fails with differences"
 [ "$fails" = 0 ]

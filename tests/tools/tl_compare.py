@@ -16,6 +16,8 @@ import math
 import re
 import sys
 
+csv.field_size_limit(1 << 30)
+
 NP_WRAP = re.compile(r"np\.(?:float|int)\d*\(([^()]*)\)")
 
 
