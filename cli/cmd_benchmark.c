@@ -1,11 +1,19 @@
-/* `magpie benchmark`: with --trace-dir, Magpie's standalone gap analysis on
- * existing torch traces; serving benchmarks are a later addition. */
+/* `magpie benchmark`: three modes behind one subcommand, as in Magpie.
+ *   magpie benchmark vllm|sglang|atom --model M ...  or  -b bench.yaml
+ *       a serving benchmark: launch the engine, load it, report (serve module);
+ *   magpie benchmark --trace-dir DIR ...   gap analysis on existing traces;
+ *   magpie benchmark --base-url URL ...    the load generator only
+ *       (cmd_bench_client.c; also BENCHMARK_BASE_URL without a framework).
+ * This file parses flags and calls the library; it holds no logic of its own. */
 #include <getopt.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <magpie/analysis.h>
+#include <magpie/serve.h>
 
 #include "cli.h"
 
@@ -14,7 +22,7 @@ static void usage(FILE *f)
     fprintf(
         f,
         "usage: magpie benchmark --trace-dir DIR [options]\n"
-        "       magpie benchmark [framework] --model M ...   (serving benchmark: not yet)\n\n"
+        "       (serving benchmarks: magpie benchmark vllm --help)\n\n"
         "Gap analysis on existing torch-profiler traces (Magpie-compatible): kernel time\n"
         "by name over every rank, written to OUT/gap_analysis/gap_analysis.csv and\n"
         "gap_analysis_rank<N>.csv.\n\n"
@@ -66,25 +74,47 @@ static void on_progress(uint64_t bytes, uint64_t raw_pos, uint64_t raw_size, voi
     cli_progress_update(pc->p, raw_pos, raw_size, "B");
 }
 
-/* Client-only mode (Magpie's BENCHMARK_BASE_URL): --base-url on the command
- * line, or the variable set and no --trace-dir. */
-static bool client_mode(int argc, char **argv)
+static bool has_opt(int argc, char **argv, const char *name)
 {
-    bool trace = false;
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--base-url") == 0 || strncmp(argv[i], "--base-url=", 11) == 0)
+    size_t n = strlen(name);
+    for (int i = 1; i < argc; i++)
+        if (strcmp(argv[i], name) == 0 || (strncmp(argv[i], name, n) == 0 && argv[i][n] == '='))
             return true;
-        if (strcmp(argv[i], "--trace-dir") == 0 || strncmp(argv[i], "--trace-dir=", 12) == 0)
-            trace = true;
-    }
-    const char *env = getenv("BENCHMARK_BASE_URL");
-    return !trace && env && *env;
+    return false;
 }
+
+/* A serving run: a framework word or a benchmark config. */
+static bool serve_mode(int argc, char **argv)
+{
+    enum mp_serve_framework fw;
+    for (int i = 1; i < argc; i++)
+        if (mp_serve_framework_parse(argv[i], &fw) == 0 && argv[i - 1][0] != '-')
+            return true;
+    return has_opt(argc, argv, "--benchmark-config") || has_opt(argc, argv, "-b");
+}
+
+static int gap_mode(int argc, char **argv, const struct cli_global *g);
+static int cli_serve(int argc, char **argv, const struct cli_global *g);
 
 int cmd_benchmark(int argc, char **argv, const struct cli_global *g)
 {
-    if (client_mode(argc, argv))
+    if (has_opt(argc, argv, "--trace-dir"))
+        return gap_mode(argc, argv, g);
+    if (has_opt(argc, argv, "--base-url"))
         return cli_bench_client(argc, argv, g);
+    if (serve_mode(argc, argv))
+        return cli_serve(argc, argv, g);
+    const char *env = getenv("BENCHMARK_BASE_URL");
+    if (env && *env)
+        return cli_bench_client(argc, argv, g);
+    if (has_opt(argc, argv, "--help") || has_opt(argc, argv, "-h"))
+        return cli_serve(argc, argv, g);
+    return gap_mode(argc, argv, g);
+}
+
+static int gap_mode(int argc, char **argv, const struct cli_global *g)
+{
+    (void)g;
 
     enum {
         O_TRACE = 1000,
@@ -209,8 +239,8 @@ int cmd_benchmark(int argc, char **argv, const struct cli_global *g)
         }
     }
     if (!trace_dir) {
-        fprintf(stderr, "magpie: error: serving benchmarks are not implemented yet; use "
-                        "--trace-dir DIR for gap analysis on existing traces\n");
+        fprintf(stderr, "magpie: error: Specify --benchmark-config or provide framework and "
+                        "--model (or --trace-dir DIR for gap analysis on existing traces)\n");
         return EXIT_USAGE;
     }
     if (optind < argc) {
@@ -264,5 +294,413 @@ int cmd_benchmark(int argc, char **argv, const struct cli_global *g)
 done:
     mp_buf_fini(&out);
     mp_gap_result_free(res);
+    return exit_code;
+}
+
+/* ---- serving benchmarks ---- */
+
+static void serve_usage(FILE *f)
+{
+    fprintf(f,
+            "usage: magpie benchmark vllm|sglang|atom --model M [options]\n"
+            "       magpie benchmark -b bench.yaml [options]\n"
+            "       magpie benchmark --trace-dir DIR ...   (gap analysis: --trace-dir x --help)\n"
+            "       magpie benchmark --base-url URL ...    (load generator only: --base-url x "
+            "--help)\n\n"
+            "Launches the engine (run mode local: its own process group, output in server.log;\n"
+            "docker: `docker run` of the engine image), waits for /health and /v1/models, drives\n"
+            "it with magpie's load generator (vLLM's metrics), captures torch-profiler traces\n"
+            "between /start_profile and /stop_profile when asked, runs the kernel summary and\n"
+            "gap analysis on them, and writes Magpie's workspace\n"
+            "OUT/benchmark_<framework>_<YYYYmmdd_HHMMSS>/ (config.yaml, benchmark_report.json,\n"
+            "summary.txt, server.log, inferencex_result.json, torch_trace/, gap_analysis/).\n\n"
+            "options (flags override the YAML):\n"
+            "  -b, --benchmark-config F  Magpie benchmark YAML (top-level benchmark: key)\n"
+            "  -m, --model M             HF model id or local directory\n"
+            "  -p, --precision P         fp8 (default), fp16, bf16, fp4, ...\n"
+            "  --tp N                    envs.TP (1)\n"
+            "  --concurrency N           envs.CONC (32)\n"
+            "  --input-len N             envs.ISL (1024)\n"
+            "  --output-len N            envs.OSL (512)\n"
+            "  --num-prompts N           envs.NUM_PROMPTS (CONC*10; CONC when profiling)\n"
+            "  --env KEY=VALUE           any other envs entry (repeatable)\n"
+            "  --torch-profiler          capture torch-profiler traces (ad-hoc runs; YAML: on\n"
+            "                            unless profiler.torch_profiler.enabled is false)\n"
+            "  --no-torch-profiler       force it off\n"
+            "  --system-profiler         profiler.system_profiler.enabled (recorded only)\n"
+            "  --run-mode local|docker   default docker, as Magpie\n"
+            "  --run-kind auto|measurement|diagnostic\n"
+            "  --docker-image IMG        image instead of the table's\n"
+            "  --privileged              docker: add --privileged (never by default)\n"
+            "  --timeout S               timeout_seconds for the whole run (3600)\n"
+            "  --ready-timeout S         how long the engine may take to get ready (2700)\n"
+            "  --stall-timeout S         fail a request after S s without data (300)\n"
+            "  --inferencex-path P, --benchmark-script S   accepted for compatibility\n"
+            "  -o, --output-dir DIR      workspace root (./results)\n"
+            "  --json                    print benchmark_report.json instead of the summary\n"
+            "  -q, --quiet               no progress display\n\n"
+            "envs read from the environment when the config does not set them: NUM_PROMPTS,\n"
+            "NUM_WARMUPS, MAX_MODEL_LEN, GPU_MEMORY_UTILIZATION, PORT (8888), EXTRA_VLLM_ARGS,\n"
+            "EXTRA_SGLANG_ARGS, EXTRA_ATOM_ARGS, RANDOM_RANGE_RATIO, REQUEST_RATE,\n"
+            "BENCHMARK_BASE_URL (benchmark a server magpie did not start), MODEL_REVISION,\n"
+            "CUDA_VISIBLE_DEVICES / HIP_VISIBLE_DEVICES / ROCR_VISIBLE_DEVICES (pinning).\n\n"
+            "exit status: 0 benchmark succeeded, 1 it failed (the report says why), 2 usage or\n"
+            "input error (nothing launched)\n\n"
+            "examples:\n"
+            "  magpie benchmark vllm --model meta-llama/Llama-3.1-8B-Instruct --run-mode local \\\n"
+            "      --concurrency 16 --input-len 1024 --output-len 256\n"
+            "  magpie benchmark vllm -m ./tiny-llama --run-mode local --torch-profiler \\\n"
+            "      --env MAX_MODEL_LEN=1024 --env EXTRA_VLLM_ARGS='--dtype bfloat16' -o results\n"
+            "  magpie benchmark -b examples/benchmark/vllm_local.yaml\n"
+            "  magpie benchmark sglang -m Qwen/Qwen3-8B --docker-image lmsysorg/sglang:latest\n");
+}
+
+static void on_serve_progress(const struct mp_serve_progress *p, void *user)
+{
+    bool *drawn = user;
+    if (p->total)
+        fprintf(stderr, "\r\033[K%s: %zu/%zu done (%zu failed), %.0fs", p->stage, p->done, p->total,
+                p->failed, p->elapsed_s);
+    else
+        fprintf(stderr, "\r\033[K%s... %.0fs", p->stage, p->elapsed_s);
+    *drawn = true;
+}
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    mp_serve_interrupt(); /* the run ends as for a dead engine: report, exit 1 */
+    signal(SIGINT, SIG_DFL);
+    signal(SIGTERM, SIG_DFL);
+}
+
+static int serve_num(const char *opt, const char *v, double lo, double *out)
+{
+    char *end;
+    double x = strtod(v, &end);
+    if (end == v || *end || !(x >= lo)) {
+        fprintf(stderr, "magpie: error: %s expects a number >= %g, not '%s'\n", opt, lo, v);
+        return EXIT_USAGE;
+    }
+    *out = x;
+    return 0;
+}
+
+static int serve_int(const char *opt, const char *v, const char *key, struct mp_serve_config *c)
+{
+    char *end;
+    long x = strtol(v, &end, 10);
+    if (end == v || *end || x <= 0) {
+        fprintf(stderr, "magpie: error: %s expects a positive integer, not '%s'\n", opt, v);
+        return EXIT_USAGE;
+    }
+    mp_serve_config_setenv(c, key, v);
+    return 0;
+}
+
+/* The env contract: these reach the config from the environment unless
+ * the config sets them itself. */
+static void env_contract(struct mp_serve_config *c)
+{
+    static const char *const keys[] = {"TP",
+                                       "CONC",
+                                       "ISL",
+                                       "OSL",
+                                       "NUM_PROMPTS",
+                                       "NUM_WARMUPS",
+                                       "MAX_MODEL_LEN",
+                                       "GPU_MEMORY_UTILIZATION",
+                                       "GPU_MEM_UTIL",
+                                       "PORT",
+                                       "EXTRA_VLLM_ARGS",
+                                       "EXTRA_SGLANG_ARGS",
+                                       "EXTRA_ATOM_ARGS",
+                                       "RANDOM_RANGE_RATIO",
+                                       "REQUEST_RATE",
+                                       "BENCHMARK_BASE_URL",
+                                       "MODEL_REVISION",
+                                       "MAGPIE_BENCHMARK_ENDPOINT",
+                                       "MAGPIE_BENCHMARK_BACKEND",
+                                       "CUDA_VISIBLE_DEVICES",
+                                       "HIP_VISIBLE_DEVICES",
+                                       "ROCR_VISIBLE_DEVICES",
+                                       NULL};
+    for (const char *const *k = keys; *k; k++) {
+        const char *v = getenv(*k);
+        if (v && *v && !mp_serve_config_getenv(c, *k))
+            mp_serve_config_setenv(c, *k, v);
+    }
+}
+
+static int cli_serve(int argc, char **argv, const struct cli_global *g)
+{
+    enum {
+        O_TP = 1000,
+        O_CONC,
+        O_ISL,
+        O_OSL,
+        O_NP,
+        O_ENV,
+        O_TORCH,
+        O_NOTORCH,
+        O_SYSPROF,
+        O_MODE,
+        O_KIND,
+        O_IMAGE,
+        O_PRIV,
+        O_TIMEOUT,
+        O_READY,
+        O_STALL,
+        O_IXP,
+        O_SCRIPT,
+        O_JSON,
+    };
+    static const struct option opts[] = {
+        {"benchmark-config", required_argument, NULL, 'b'},
+        {"model", required_argument, NULL, 'm'},
+        {"precision", required_argument, NULL, 'p'},
+        {"tp", required_argument, NULL, O_TP},
+        {"concurrency", required_argument, NULL, O_CONC},
+        {"input-len", required_argument, NULL, O_ISL},
+        {"output-len", required_argument, NULL, O_OSL},
+        {"num-prompts", required_argument, NULL, O_NP},
+        {"env", required_argument, NULL, O_ENV},
+        {"torch-profiler", no_argument, NULL, O_TORCH},
+        {"no-torch-profiler", no_argument, NULL, O_NOTORCH},
+        {"system-profiler", no_argument, NULL, O_SYSPROF},
+        {"run-mode", required_argument, NULL, O_MODE},
+        {"run-kind", required_argument, NULL, O_KIND},
+        {"docker-image", required_argument, NULL, O_IMAGE},
+        {"privileged", no_argument, NULL, O_PRIV},
+        {"timeout", required_argument, NULL, O_TIMEOUT},
+        {"ready-timeout", required_argument, NULL, O_READY},
+        {"stall-timeout", required_argument, NULL, O_STALL},
+        {"inferencex-path", required_argument, NULL, O_IXP},
+        {"benchmark-script", required_argument, NULL, O_SCRIPT},
+        {"output-dir", required_argument, NULL, 'o'},
+        {"json", no_argument, NULL, O_JSON},
+        {"quiet", no_argument, NULL, 'q'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    /* Flags are applied over the YAML, so collect them first. */
+    const char *yaml = NULL, *model = NULL, *precision = NULL, *mode = NULL, *kind = NULL;
+    const char *image = NULL, *out_root = "./results", *envs[64], *fw_word = NULL;
+    const char *ixp = NULL, *script = NULL;
+    int n_envs = 0, torch = -1;
+    bool sysprof = false, priv = false, json = false, quiet = g && g->quiet;
+    double timeout = -1, ready = -1, stall = -1;
+    const char *tp = NULL, *conc = NULL, *isl = NULL, *osl = NULL, *np = NULL;
+    int c, rc, exit_code = EXIT_OK;
+    opterr = 0;
+    optind = 0; /* full re-initialisation: main already ran getopt */
+    while ((c = getopt_long(argc, argv, "b:m:p:o:qh", opts, NULL)) != -1) {
+        switch (c) {
+        case 'b':
+            yaml = optarg;
+            break;
+        case 'm':
+            model = optarg;
+            break;
+        case 'p':
+            precision = optarg;
+            break;
+        case O_TP:
+            tp = optarg;
+            break;
+        case O_CONC:
+            conc = optarg;
+            break;
+        case O_ISL:
+            isl = optarg;
+            break;
+        case O_OSL:
+            osl = optarg;
+            break;
+        case O_NP:
+            np = optarg;
+            break;
+        case O_ENV:
+            if (!strchr(optarg, '=') || optarg[0] == '=' || n_envs == 64) {
+                fprintf(stderr, "magpie: error: --env expects KEY=VALUE, not '%s'\n", optarg);
+                return EXIT_USAGE;
+            }
+            envs[n_envs++] = optarg;
+            break;
+        case O_TORCH:
+            torch = 1;
+            break;
+        case O_NOTORCH:
+            torch = 0;
+            break;
+        case O_SYSPROF:
+            sysprof = true;
+            break;
+        case O_MODE:
+            mode = optarg;
+            break;
+        case O_KIND:
+            kind = optarg;
+            break;
+        case O_IMAGE:
+            image = optarg;
+            break;
+        case O_PRIV:
+            priv = true;
+            break;
+        case O_TIMEOUT:
+            if ((rc = serve_num("--timeout", optarg, 1, &timeout)))
+                return rc;
+            break;
+        case O_READY:
+            if ((rc = serve_num("--ready-timeout", optarg, 1, &ready)))
+                return rc;
+            break;
+        case O_STALL:
+            if ((rc = serve_num("--stall-timeout", optarg, 0, &stall)))
+                return rc;
+            break;
+        case O_IXP:
+            ixp = optarg;
+            break;
+        case O_SCRIPT:
+            script = optarg;
+            break;
+        case 'o':
+            out_root = optarg;
+            break;
+        case O_JSON:
+            json = true;
+            break;
+        case 'q':
+            quiet = true;
+            break;
+        case 'h':
+            serve_usage(stdout);
+            return EXIT_OK;
+        default:
+            fprintf(stderr, "magpie: error: unknown or incomplete option '%s' for benchmark\n",
+                    argv[optind - 1]);
+            serve_usage(stderr);
+            return EXIT_USAGE;
+        }
+    }
+    if (optind < argc)
+        fw_word = argv[optind++];
+    if (optind < argc) {
+        fprintf(stderr, "magpie: error: unexpected argument '%s'\n", argv[optind]);
+        return EXIT_USAGE;
+    }
+    struct mp_serve_config cfg;
+    mp_serve_config_init(&cfg);
+    struct mp_diag d;
+    mp_diag_clear(&d);
+    struct mp_serve_result *res = NULL;
+    if (yaml) {
+        if ((rc = mp_serve_config_load(&cfg, yaml, &d))) {
+            exit_code = cli_report_error(&d, rc);
+            goto done;
+        }
+    } else {
+        if (!fw_word || !model) {
+            fprintf(stderr, "magpie: error: Specify --benchmark-config or provide framework and "
+                            "--model\n");
+            exit_code = EXIT_USAGE;
+            goto done;
+        }
+        /* Magpie's ad-hoc config: envs TP, CONC, ISL, OSL, RANDOM_RANGE_RATIO 0.5,
+         * torch profiler only with --torch-profiler */
+        mp_serve_config_setenv(&cfg, "TP", "1");
+        mp_serve_config_setenv(&cfg, "CONC", "32");
+        mp_serve_config_setenv(&cfg, "ISL", "1024");
+        mp_serve_config_setenv(&cfg, "OSL", "512");
+        const char *rr = getenv("RANDOM_RANGE_RATIO");
+        mp_serve_config_setenv(&cfg, "RANDOM_RANGE_RATIO", rr && *rr ? rr : "0.5");
+        cfg.torch_profiler = false;
+        /* the env contract fills TP/CONC/ISL/OSL only when the flags do not */
+        static const char *const base[] = {"TP", "CONC", "ISL", "OSL"};
+        for (int i = 0; i < 4; i++) {
+            const char *v = getenv(base[i]);
+            if (v && *v)
+                mp_serve_config_setenv(&cfg, base[i], v);
+        }
+    }
+    if (fw_word && mp_serve_framework_parse(fw_word, &cfg.framework)) {
+        fprintf(stderr, "magpie: error: unknown framework '%s' (expected vllm, sglang or atom)\n",
+                fw_word);
+        exit_code = EXIT_USAGE;
+        goto done;
+    }
+    if (model)
+        cfg.model = mp_serve_config_strdup(&cfg, model);
+    if (precision)
+        cfg.precision = mp_serve_config_strdup(&cfg, precision);
+    if ((tp && (exit_code = serve_int("--tp", tp, "TP", &cfg))) ||
+        (conc && (exit_code = serve_int("--concurrency", conc, "CONC", &cfg))) ||
+        (isl && (exit_code = serve_int("--input-len", isl, "ISL", &cfg))) ||
+        (osl && (exit_code = serve_int("--output-len", osl, "OSL", &cfg))) ||
+        (np && (exit_code = serve_int("--num-prompts", np, "NUM_PROMPTS", &cfg))))
+        goto done;
+    for (int i = 0; i < n_envs; i++) {
+        char key[256];
+        const char *eq = strchr(envs[i], '=');
+        snprintf(key, sizeof(key), "%.*s", (int)(eq - envs[i]), envs[i]);
+        mp_serve_config_setenv(&cfg, key, eq + 1);
+    }
+    env_contract(&cfg);
+    if (torch >= 0)
+        cfg.torch_profiler = torch == 1;
+    if (sysprof)
+        cfg.system_profiler = true;
+    if (mode && mp_serve_mode_parse(mode, &cfg.run_mode)) {
+        fprintf(stderr, "magpie: error: --run-mode must be local or docker, not '%s'\n", mode);
+        exit_code = EXIT_USAGE;
+        goto done;
+    }
+    if (kind && mp_serve_run_kind_parse(kind, &cfg.run_kind)) {
+        fprintf(stderr,
+                "magpie: error: --run-kind must be auto, measurement or diagnostic, not '%s'\n",
+                kind);
+        exit_code = EXIT_USAGE;
+        goto done;
+    }
+    if (image)
+        cfg.docker_image = mp_serve_config_strdup(&cfg, image);
+    if (ixp)
+        cfg.inferencex_path = mp_serve_config_strdup(&cfg, ixp);
+    if (script)
+        cfg.benchmark_script = mp_serve_config_strdup(&cfg, script);
+    cfg.privileged |= priv;
+    if (timeout > 0)
+        cfg.timeout_s = timeout;
+    if (ready > 0)
+        cfg.server_ready_timeout_s = ready;
+    if (stall >= 0)
+        cfg.stall_timeout_s = stall;
+    bool drawn = false;
+    struct mp_serve_run_opts ro = {.output_dir = out_root, .magpie_version = MP_VERSION};
+    if (!quiet && !json && isatty(STDERR_FILENO)) {
+        ro.on_progress = on_serve_progress;
+        ro.progress_user = &drawn;
+    }
+    signal(SIGINT, on_signal);
+    signal(SIGTERM, on_signal);
+    rc = mp_serve_run(&cfg, &ro, &res, &d);
+    signal(SIGINT, SIG_DFL);
+    signal(SIGTERM, SIG_DFL);
+    if (drawn)
+        fprintf(stderr, "\r\033[K");
+    if (rc) {
+        exit_code = cli_report_error(&d, rc);
+        goto done;
+    }
+    if (json)
+        fwrite(res->report.data, 1, res->report.len, stdout);
+    else
+        fwrite(res->summary.data, 1, res->summary.len, stdout);
+    exit_code = res->success ? EXIT_OK : EXIT_FAIL;
+done:
+    mp_serve_result_free(res);
+    mp_serve_config_fini(&cfg);
     return exit_code;
 }

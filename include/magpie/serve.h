@@ -1,0 +1,224 @@
+/* magpie serve: serving benchmark orchestration (`magpie benchmark vllm|sglang|atom`).
+ *
+ * One run: validate the config, create Magpie's workspace
+ * (benchmark_<framework>_<YYYYmmdd_HHMMSS>/), launch the engine (run mode
+ * local: the engine's own command in a process group of its own, output in
+ * server.log; run mode docker: `docker run` of the engine image), wait until
+ * GET /health and GET /v1/models answer, drive it with the native load
+ * generator (warm-up, then the measured window between /start_profile and
+ * /stop_profile when the torch profiler is on), stop the engine (SIGTERM to
+ * our own group, a grace period, SIGKILL), post-process the torch traces
+ * (kernel summary, gap analysis) and write benchmark_report.json and
+ * summary.txt with Magpie's keys. Faults (the engine never gets ready, dies
+ * or stalls mid-run, answers errors) end the run within its time limits with
+ * a report that holds what was measured, the error and the last lines of
+ * server.log.
+ *
+ * Config keys, env contract, engine command lines, docker flags and report
+ * shape follow Magpie (research/magpie.md §9, §10); docs/compatibility.md
+ * lists what is verified where.
+ *
+ * Ownership: struct mp_serve_config owns its strings (an arena); the
+ * mp_serve_cmd and mp_serve_result objects own theirs; *_fini / *_free of a
+ * zeroed or NULL object is a no-op. The library prints nothing.
+ */
+#ifndef MAGPIE_SERVE_H
+#define MAGPIE_SERVE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <magpie/analysis.h>
+#include <magpie/base.h>
+#include <magpie/gpu.h>
+
+enum mp_serve_framework { MP_SERVE_VLLM = 0, MP_SERVE_SGLANG, MP_SERVE_ATOM, MP_SERVE_N_FW };
+
+enum mp_serve_mode { MP_SERVE_DOCKER = 0, MP_SERVE_LOCAL, MP_SERVE_RAY };
+
+enum mp_serve_run_kind {
+    MP_SERVE_KIND_AUTO = 0,
+    MP_SERVE_KIND_MEASUREMENT,
+    MP_SERVE_KIND_DIAGNOSTIC
+};
+
+#define MP_SERVE_MAX_ENVS 128
+#define MP_SERVE_MAX_GPUS 64
+
+/* The `benchmark:` section of a Magpie benchmark YAML, plus the ad-hoc
+ * flags folded into it. Defaults are Magpie's (mp_serve_config_init). */
+struct mp_serve_config {
+    struct mp_arena *arena; /* owns the strings below that are not literals */
+    enum mp_serve_framework framework;
+    const char *model;     /* "" until set */
+    const char *precision; /* "fp8" */
+    enum mp_serve_mode run_mode;
+    enum mp_serve_run_kind run_kind;
+    const char *envs[MP_SERVE_MAX_ENVS]; /* "KEY=VALUE", KEY upper-cased, in order */
+    int n_envs;
+    bool torch_profiler; /* profiler.torch_profiler.enabled (YAML default true) */
+    bool system_profiler;
+    bool tracelens;   /* profiler.tracelens.enabled: accepted, not run (reported) */
+    bool gpu_monitor; /* profiler.gpu_monitor.enabled */
+    double gpu_monitor_interval_s;
+    int gpu_monitor_device; /* -1 = from the visible devices, else 0 */
+    bool gap_enabled;       /* gap_analysis.enabled (also on whenever traces exist) */
+    struct mp_gap_config gap;
+    const char *docker_image; /* NULL = from the image table */
+    const char *gpu_arch;     /* NULL = detected */
+    const char *runner_type;  /* NULL = from the architecture */
+    const char *hf_cache_path;
+    const char *inferencex_path;  /* accepted for compatibility; magpie needs no InferenceX */
+    const char *benchmark_script; /* likewise */
+    double timeout_s;             /* timeout_seconds: the whole run (3600) */
+    /* gpu_selection */
+    bool gpu_auto;
+    double gpu_min_free_gb;
+    int gpu_count; /* 0 = max(1, TP) */
+    int gpu_candidates[MP_SERVE_MAX_GPUS];
+    int n_gpu_candidates; /* 0 = all */
+    /* server_lifecycle */
+    bool reuse;
+    bool reuse_cleanup;
+    bool reuse_force;
+    const char *reuse_pid_dir; /* NULL = ~/.cache/magpie/server */
+    double server_ready_timeout_s;
+    /* magpie additions */
+    bool privileged;        /* docker: add --privileged (never by default) */
+    double stall_timeout_s; /* a request without a byte for this long fails (300) */
+    double stop_profile_timeout_s;
+    const char *config_path; /* the YAML it came from, NULL for ad-hoc */
+};
+
+void mp_serve_config_init(struct mp_serve_config *c);
+void mp_serve_config_fini(struct mp_serve_config *c);
+/* Sets KEY=VALUE in envs (replacing an existing KEY; KEY is upper-cased). */
+int mp_serve_config_setenv(struct mp_serve_config *c, const char *key, const char *val);
+/* Value of KEY in envs, or NULL. */
+const char *mp_serve_config_getenv(const struct mp_serve_config *c, const char *key);
+/* Integer value of KEY in envs, def when absent; MP_EINVAL when not an integer. */
+int mp_serve_config_intenv(const struct mp_serve_config *c, const char *key, long def, long *out,
+                           struct mp_diag *d);
+/* A copy of s owned by the config's arena. */
+const char *mp_serve_config_strdup(struct mp_serve_config *c, const char *s);
+
+/* Loads the `benchmark:` section of a Magpie benchmark YAML into c (which
+ * mp_serve_config_init prepared). Errors name file:line:col and the key. */
+int mp_serve_config_load(struct mp_serve_config *c, const char *path, struct mp_diag *d);
+/* Same from text (name is used in messages). */
+int mp_serve_config_load_string(struct mp_serve_config *c, const char *text, size_t len,
+                                const char *name, struct mp_diag *d);
+/* Magpie's checks: framework/run_mode/run_kind combinations, model set,
+ * measurement without heavy profilers, server reuse constraints. */
+int mp_serve_config_validate(const struct mp_serve_config *c, struct mp_diag *d);
+/* torch profiler, system profiler, TraceLens or gap analysis on (Magpie's "heavy"). */
+bool mp_serve_config_heavy(const struct mp_serve_config *c);
+/* Effective run kind: AUTO resolved to MEASUREMENT or DIAGNOSTIC. */
+enum mp_serve_run_kind mp_serve_config_run_kind(const struct mp_serve_config *c);
+/* The effective config as YAML (config.yaml in the workspace). */
+int mp_serve_config_yaml(const struct mp_serve_config *c, struct mp_buf *out);
+
+const char *mp_serve_framework_name(enum mp_serve_framework f); /* "vllm" */
+int mp_serve_framework_parse(const char *s, enum mp_serve_framework *out);
+const char *mp_serve_mode_name(enum mp_serve_mode m); /* "local" */
+int mp_serve_mode_parse(const char *s, enum mp_serve_mode *out);
+const char *mp_serve_run_kind_name(enum mp_serve_run_kind k); /* "auto" */
+int mp_serve_run_kind_parse(const char *s, enum mp_serve_run_kind *out);
+
+/* ---- command lines ---- */
+
+/* An argv and the environment changes that go with it. */
+struct mp_serve_cmd {
+    char **argv; /* NULL-terminated */
+    int argc, argv_cap;
+    char **env; /* NULL-terminated "KEY=VALUE" changes */
+    int n_env, env_cap;
+};
+
+void mp_serve_cmd_fini(struct mp_serve_cmd *cmd);
+int mp_serve_cmd_arg(struct mp_serve_cmd *cmd, const char *arg);
+int mp_serve_cmd_env(struct mp_serve_cmd *cmd, const char *key, const char *val);
+
+/* What the engine command needs beyond the config: resolved at run time. */
+struct mp_serve_plan {
+    enum mp_gpu_vendor vendor; /* decides AMD-only env and docker device flags */
+    int port;
+    const char *trace_dir;       /* torch profiler dir as the engine sees it, NULL = off */
+    const char *workspace;       /* host path */
+    const char *image;           /* docker: image reference (resolved id when known) */
+    const char *container;       /* docker: container name */
+    const char *visible_devices; /* GPU selection result ("0,1"), NULL = none */
+    const char *hf_cache;        /* docker: host HF cache dir to mount, NULL = none */
+    const char *model_dir;       /* docker: a local model dir to mount at the same path */
+};
+
+/* The engine's own launch command and env (§9.7 + §10.1): vllm serve,
+ * python3 -m sglang.launch_server, python3 -m atom.entrypoints.openai_server,
+ * with TP, PORT, MAX_MODEL_LEN, GPU_MEMORY_UTILIZATION and EXTRA_*_ARGS from
+ * the config envs. */
+int mp_serve_engine_cmd(const struct mp_serve_config *c, const struct mp_serve_plan *p,
+                        struct mp_serve_cmd *out, struct mp_diag *d);
+/* `docker run ...` that runs the engine command in the image (§9.8): host
+ * network and IPC, NVIDIA --gpus / AMD /dev/kfd + /dev/dri, mounts, -e for
+ * every env; no --privileged unless c->privileged. */
+int mp_serve_docker_cmd(const struct mp_serve_config *c, const struct mp_serve_plan *p,
+                        struct mp_serve_cmd *out, struct mp_diag *d);
+/* Image for framework on arch ("gfx942", "sm_90") from the image table
+ * (src/serve/images.def, Magpie's benchmark_images.yaml). */
+int mp_serve_image_for(enum mp_serve_framework f, const char *arch, const char **out,
+                       struct mp_diag *d);
+/* InferenceX runner type of an architecture ("gfx942" -> "mi300x"), NULL when unknown. */
+const char *mp_serve_runner_for(const char *arch);
+
+/* ---- GPU selection (§9.10) ---- */
+
+/* Parses `nvidia-smi --query-gpu=index,uuid,memory.used,memory.total
+ * --format=csv,noheader,nounits` and `--query-compute-apps=gpu_uuid,pid
+ * --format=csv,noheader` and picks up to want idle GPUs (no compute process,
+ * free memory >= min_free_gb, among candidates when n_cand > 0) in index
+ * order. Returns the number picked (>= 0) into ids. */
+int mp_serve_pick_idle_nvidia(const char *gpus_csv, const char *apps_csv, double min_free_gb,
+                              const int *cand, int n_cand, int want, int *ids, int max_ids);
+
+/* ---- running ---- */
+
+struct mp_serve_progress {
+    const char *stage; /* "starting engine", "warm-up", "benchmark", "profiling", ... */
+    size_t done, failed, total;
+    double elapsed_s;
+};
+
+struct mp_serve_run_opts {
+    const char *output_dir; /* workspace root (./results) */
+    void (*on_progress)(const struct mp_serve_progress *p, void *user);
+    void *progress_user;
+    const char *magpie_version;
+};
+
+struct mp_serve_result {
+    bool success;
+    char *workspace;       /* the workspace directory */
+    char *report_path;     /* benchmark_report.json */
+    struct mp_buf summary; /* summary.txt text */
+    struct mp_buf report;  /* benchmark_report.json text */
+    char **errors;
+    size_t n_errors;
+};
+
+/* Runs the benchmark. Returns 0 when a report was written (r->success says
+ * whether the benchmark succeeded), a negative MP_E* for bad input or when
+ * the workspace cannot be made (nothing was launched). */
+int mp_serve_run(const struct mp_serve_config *c, const struct mp_serve_run_opts *o,
+                 struct mp_serve_result **out, struct mp_diag *d);
+void mp_serve_result_free(struct mp_serve_result *r);
+/* Async-signal-safe: sends SIGTERM to the process group of the engine that
+ * mp_serve_run is running, if any (for a front end's SIGINT handler). The
+ * run then ends as for an engine that died: report, errors, exit 1. */
+void mp_serve_interrupt(void);
+
+/* The last n lines of a file (server.log) that look like errors (Error,
+ * Exception, FAILED, Traceback, RuntimeError); when none do, the last n
+ * lines. Appended to out. */
+int mp_serve_log_tail(const char *path, int n, struct mp_buf *out);
+
+#endif

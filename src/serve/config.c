@@ -1,0 +1,420 @@
+/* The benchmark YAML (`benchmark:` section, research/magpie.md §9.1) read
+ * into struct mp_serve_config with Magpie's defaults. Values of the wrong
+ * type or out of range are errors naming file:line:col and the key;
+ * unknown keys are warned about (mp_log), as typos silently change what
+ * runs otherwise. The config lives with serve rather than in src/config
+ * because it embeds the gap-analysis settings (analysis module).
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include <magpie/serve.h>
+#include <magpie/yaml.h>
+
+static void check_keys(const struct mp_yaml_node *map, const char *const *known, const char *where)
+{
+    for (size_t i = 0; map && map->kind == MP_YAML_MAP && i < map->n; i++) {
+        const char *k = map->keys[i]->str ? map->keys[i]->str : "";
+        bool ok = false;
+        for (const char *const *p = known; *p && !ok; p++)
+            ok = strcmp(*p, k) == 0;
+        if (!ok)
+            mp_log(MP_LOG_WARN, "%s:%ld:%ld: unknown key '%s' in %s (ignored)", map->keys[i]->file,
+                   map->keys[i]->line, map->keys[i]->col, k, where);
+    }
+}
+
+static int want_map(const struct mp_yaml_node *n, const char *field, struct mp_diag *d)
+{
+    if (mp_yaml_is_null(n) || n->kind == MP_YAML_MAP)
+        return 0;
+    return mp_yaml_error(n, field, d, MP_EINVAL, "expected a mapping, found a %s",
+                         mp_yaml_kind_name(n->kind));
+}
+
+static int get_str(struct mp_serve_config *c, const struct mp_yaml_node *map, const char *key,
+                   const char **out, struct mp_diag *d)
+{
+    const struct mp_yaml_node *n = mp_yaml_get(map, key);
+    if (mp_yaml_is_null(n))
+        return 0;
+    const char *s;
+    int rc = mp_yaml_str(n, key, &s, d);
+    if (rc)
+        return rc;
+    *out = mp_serve_config_strdup(c, s);
+    return *out ? 0 : mp_diag_set(d, MP_ENOMEM, "out of memory");
+}
+
+static int get_bool(const struct mp_yaml_node *map, const char *key, bool *out, struct mp_diag *d)
+{
+    const struct mp_yaml_node *n = mp_yaml_get(map, key);
+    return mp_yaml_is_null(n) ? 0 : mp_yaml_bool(n, key, out, d);
+}
+
+static int get_num(const struct mp_yaml_node *map, const char *key, double min, double *out,
+                   struct mp_diag *d)
+{
+    const struct mp_yaml_node *n = mp_yaml_get(map, key);
+    if (mp_yaml_is_null(n))
+        return 0;
+    double v;
+    int rc = mp_yaml_double(n, key, &v, d);
+    if (rc)
+        return rc;
+    if (v < min)
+        return mp_yaml_error(n, key, d, MP_EINVAL, "must be >= %g, not %g", min, v);
+    *out = v;
+    return 0;
+}
+
+static int get_int(const struct mp_yaml_node *map, const char *key, long long min, int *out,
+                   struct mp_diag *d)
+{
+    const struct mp_yaml_node *n = mp_yaml_get(map, key);
+    if (mp_yaml_is_null(n))
+        return 0;
+    long long v;
+    int rc = mp_yaml_int(n, key, &v, d);
+    if (rc)
+        return rc;
+    if (v < min || v > 1000000000)
+        return mp_yaml_error(n, key, d, MP_EINVAL, "must be an integer >= %lld, not %lld", min, v);
+    *out = (int)v;
+    return 0;
+}
+
+/* A list of strings (or one string) into arena copies. */
+static int get_strlist(struct mp_serve_config *c, const struct mp_yaml_node *n, const char *key,
+                       const char **out, int max, int *count, struct mp_diag *d)
+{
+    *count = 0;
+    if (n->kind == MP_YAML_SCALAR) {
+        out[0] = mp_serve_config_strdup(c, n->str);
+        *count = 1;
+        return 0;
+    }
+    if (n->kind != MP_YAML_SEQ)
+        return mp_yaml_error(n, key, d, MP_EINVAL, "expected a list of strings, found a %s",
+                             mp_yaml_kind_name(n->kind));
+    for (size_t i = 0; i < n->n; i++) {
+        const char *s;
+        int rc = mp_yaml_str(n->items[i], key, &s, d);
+        if (rc)
+            return rc;
+        if (*count >= max)
+            return mp_yaml_error(n->items[i], key, d, MP_EINVAL, "more than %d entries", max);
+        out[(*count)++] = mp_serve_config_strdup(c, s);
+    }
+    return 0;
+}
+
+static int load_envs(struct mp_serve_config *c, const struct mp_yaml_node *n, struct mp_diag *d)
+{
+    if (mp_yaml_is_null(n))
+        return 0;
+    if (n->kind != MP_YAML_MAP)
+        return mp_yaml_error(n, "envs", d, MP_EINVAL, "expected a mapping of NAME: value");
+    for (size_t i = 0; i < n->n; i++) {
+        const char *k = n->keys[i]->str, *v = "";
+        char field[160];
+        snprintf(field, sizeof(field), "envs.%s", k ? k : "");
+        if (!mp_yaml_is_null(n->vals[i])) {
+            int rc = mp_yaml_str(n->vals[i], field, &v, d);
+            if (rc)
+                return rc;
+        }
+        if (!k || !*k || strchr(k, '='))
+            return mp_yaml_error(n->keys[i], "envs", d, MP_EINVAL, "bad variable name");
+        /* Python str() of a YAML bool */
+        bool bv;
+        if (!n->vals[i]->quoted && mp_yaml_bool(n->vals[i], NULL, &bv, NULL) == 0)
+            v = bv ? "True" : "False";
+        if (mp_serve_config_setenv(c, k, v))
+            return mp_yaml_error(n->keys[i], field, d, MP_ENOMEM, "too many envs");
+    }
+    return 0;
+}
+
+static int load_profiler(struct mp_serve_config *c, const struct mp_yaml_node *p, struct mp_diag *d)
+{
+    static const char *const known[] = {"torch_profiler", "system_profiler", "tracelens",
+                                        "gpu_monitor",    "targeted_trace",  NULL};
+    int rc = want_map(p, "profiler", d);
+    if (rc || mp_yaml_is_null(p))
+        return rc;
+    check_keys(p, known, "benchmark.profiler");
+    const struct mp_yaml_node *tp = mp_yaml_get(p, "torch_profiler");
+    const struct mp_yaml_node *sp = mp_yaml_get(p, "system_profiler");
+    const struct mp_yaml_node *tl = mp_yaml_get(p, "tracelens");
+    const struct mp_yaml_node *gm = mp_yaml_get(p, "gpu_monitor");
+    const struct mp_yaml_node *tt = mp_yaml_get(p, "targeted_trace");
+    if ((rc = want_map(tp, "profiler.torch_profiler", d)) ||
+        (rc = want_map(sp, "profiler.system_profiler", d)) ||
+        (rc = want_map(tl, "profiler.tracelens", d)) ||
+        (rc = want_map(gm, "profiler.gpu_monitor", d)) ||
+        (rc = want_map(tt, "profiler.targeted_trace", d)))
+        return rc;
+    if ((rc = get_bool(tp, "enabled", &c->torch_profiler, d)) ||
+        (rc = get_bool(sp, "enabled", &c->system_profiler, d)) ||
+        (rc = get_bool(tl, "enabled", &c->tracelens, d)) ||
+        (rc = get_bool(gm, "enabled", &c->gpu_monitor, d)) ||
+        (rc = get_num(gm, "interval_sec", 0.5, &c->gpu_monitor_interval_s, d)) ||
+        (rc = get_int(gm, "device_id", 0, &c->gpu_monitor_device, d)))
+        return rc;
+    if (c->tracelens)
+        c->torch_profiler = true; /* inference-mode TraceLens forces it, as Magpie */
+    bool tt_on = false;
+    if ((rc = get_bool(tt, "enabled", &tt_on, d)))
+        return rc;
+    if (tt_on)
+        return mp_yaml_error(mp_yaml_get(tt, "enabled"), "profiler.targeted_trace.enabled", d,
+                             MP_EUNSUP, "targeted_trace is not supported by magpie yet");
+    return 0;
+}
+
+static int load_gap(struct mp_serve_config *c, const struct mp_yaml_node *g, struct mp_diag *d)
+{
+    static const char *const known[] = {"enabled",
+                                        "trace_start_pct",
+                                        "trace_end_pct",
+                                        "top_k",
+                                        "min_duration_us",
+                                        "categories",
+                                        "ignore_categories",
+                                        "find_kernel_sources",
+                                        "kernel_source_repos",
+                                        "auto_clone_repos",
+                                        "repos_base_dir",
+                                        NULL};
+    int rc = want_map(g, "gap_analysis", d);
+    if (rc || mp_yaml_is_null(g))
+        return rc;
+    check_keys(g, known, "benchmark.gap_analysis");
+    if ((rc = get_bool(g, "enabled", &c->gap_enabled, d)) ||
+        (rc = get_num(g, "trace_start_pct", 0, &c->gap.start_pct, d)) ||
+        (rc = get_num(g, "trace_end_pct", 0, &c->gap.end_pct, d)) ||
+        (rc = get_int(g, "top_k", 0, &c->gap.top_k, d)) ||
+        (rc = get_num(g, "min_duration_us", 0, &c->gap.min_duration_us, d)))
+        return rc;
+    const struct mp_yaml_node *cat = mp_yaml_get(g, "categories");
+    if (cat && mp_yaml_is_null(cat)) {
+        c->gap.categories_all = true; /* categories: null = every category */
+        c->gap.n_categories = 0;
+    } else if (cat && (rc = get_strlist(c, cat, "gap_analysis.categories", c->gap.categories,
+                                        MP_GAP_MAX_PATTERNS, &c->gap.n_categories, d))) {
+        return rc;
+    }
+    const struct mp_yaml_node *ign = mp_yaml_get(g, "ignore_categories");
+    if (ign && mp_yaml_is_null(ign))
+        c->gap.n_ignore = 0;
+    else if (ign && (rc = get_strlist(c, ign, "gap_analysis.ignore_categories", c->gap.ignore,
+                                      MP_GAP_MAX_PATTERNS, &c->gap.n_ignore, d)))
+        return rc;
+    const struct mp_yaml_node *end = mp_yaml_get(g, "trace_end_pct");
+    if (c->gap.end_pct > 100 || c->gap.start_pct >= c->gap.end_pct)
+        return mp_yaml_error(end ? end : g, "gap_analysis.trace_end_pct", d, MP_EINVAL,
+                             "need 0 <= trace_start_pct < trace_end_pct <= 100");
+    bool fks = false;
+    if ((rc = get_bool(g, "find_kernel_sources", &fks, d)))
+        return rc;
+    if (fks)
+        mp_log(MP_LOG_WARN,
+               "%s: gap_analysis.find_kernel_sources is not implemented yet "
+               "(ignored)",
+               g->file);
+    return 0;
+}
+
+static int load_gpu_selection(struct mp_serve_config *c, const struct mp_yaml_node *g,
+                              struct mp_diag *d)
+{
+    static const char *const known[] = {"auto", "min_free_memory_gb", "count", "candidates", NULL};
+    int rc = want_map(g, "gpu_selection", d);
+    if (rc || mp_yaml_is_null(g))
+        return rc;
+    check_keys(g, known, "benchmark.gpu_selection");
+    if ((rc = get_bool(g, "auto", &c->gpu_auto, d)) ||
+        (rc = get_num(g, "min_free_memory_gb", 0, &c->gpu_min_free_gb, d)) ||
+        (rc = get_int(g, "count", 1, &c->gpu_count, d)))
+        return rc;
+    const struct mp_yaml_node *cand = mp_yaml_get(g, "candidates");
+    if (mp_yaml_is_null(cand))
+        return 0;
+    if (cand->kind != MP_YAML_SEQ)
+        return mp_yaml_error(cand, "gpu_selection.candidates", d, MP_EINVAL,
+                             "expected a list of GPU indices");
+    for (size_t i = 0; i < cand->n; i++) {
+        long long v;
+        if ((rc = mp_yaml_int(cand->items[i], "gpu_selection.candidates", &v, d)))
+            return rc;
+        if (v < 0 || c->n_gpu_candidates >= MP_SERVE_MAX_GPUS)
+            return mp_yaml_error(cand->items[i], "gpu_selection.candidates", d, MP_EINVAL,
+                                 "GPU index out of range");
+        c->gpu_candidates[c->n_gpu_candidates++] = (int)v;
+    }
+    return 0;
+}
+
+static int load_lifecycle(struct mp_serve_config *c, const struct mp_yaml_node *s,
+                          struct mp_diag *d)
+{
+    static const char *const known[] = {
+        "enabled", "cleanup", "force_reuse", "pid_dir", "server_ready_timeout_s", NULL};
+    int rc = want_map(s, "server_lifecycle", d);
+    if (rc || mp_yaml_is_null(s))
+        return rc;
+    check_keys(s, known, "benchmark.server_lifecycle");
+    if ((rc = get_bool(s, "enabled", &c->reuse, d)) ||
+        (rc = get_bool(s, "cleanup", &c->reuse_cleanup, d)) ||
+        (rc = get_bool(s, "force_reuse", &c->reuse_force, d)) ||
+        (rc = get_str(c, s, "pid_dir", &c->reuse_pid_dir, d)) ||
+        (rc = get_num(s, "server_ready_timeout_s", 1, &c->server_ready_timeout_s, d)))
+        return rc;
+    if (c->reuse)
+        return mp_yaml_error(mp_yaml_get(s, "enabled"), "server_lifecycle.enabled", d, MP_EUNSUP,
+                             "server reuse (server_lifecycle) is not supported by magpie yet; "
+                             "start the server yourself and use envs.BENCHMARK_BASE_URL");
+    return 0;
+}
+
+static int enum_field(const struct mp_yaml_node *b, const char *key, const char *allowed,
+                      int (*parse)(const char *, void *), void *out, struct mp_diag *d)
+{
+    const struct mp_yaml_node *n = mp_yaml_get(b, key);
+    if (mp_yaml_is_null(n))
+        return 0;
+    const char *s;
+    int rc = mp_yaml_str(n, key, &s, d);
+    if (rc)
+        return rc;
+    if (parse(s, out))
+        return mp_yaml_error(n, key, d, MP_EINVAL, "unsupported %s '%s' (expected %s)", key, s,
+                             allowed);
+    return 0;
+}
+
+static int parse_fw(const char *s, void *out)
+{
+    return mp_serve_framework_parse(s, out);
+}
+
+static int parse_mode(const char *s, void *out)
+{
+    return mp_serve_mode_parse(s, out);
+}
+
+static int parse_kind(const char *s, void *out)
+{
+    return mp_serve_run_kind_parse(s, out);
+}
+
+static int load_root(struct mp_serve_config *c, const struct mp_yaml_doc *doc, struct mp_diag *d)
+{
+    static const char *const known[] = {"framework",
+                                        "model",
+                                        "precision",
+                                        "run_mode",
+                                        "run_kind",
+                                        "envs",
+                                        "profiler",
+                                        "gap_analysis",
+                                        "docker_image",
+                                        "gpu_arch",
+                                        "timeout_seconds",
+                                        "inferencex_path",
+                                        "inferencemax_path",
+                                        "hf_cache_path",
+                                        "lm_eval_runtime",
+                                        "runner_type",
+                                        "benchmark_script",
+                                        "run_cmd",
+                                        "gpu_selection",
+                                        "ray_config",
+                                        "server_lifecycle",
+                                        "agentx",
+                                        "sweep_matrix",
+                                        "privileged",
+                                        "stall_timeout_seconds",
+                                        NULL};
+    const struct mp_yaml_node *root = mp_yaml_root(doc);
+    const struct mp_yaml_node *b = mp_yaml_get(root, "benchmark");
+    if (root->kind != MP_YAML_MAP && !mp_yaml_is_null(root))
+        return mp_yaml_error(root, NULL, d, MP_EINVAL,
+                             "expected a mapping with a top-level 'benchmark:' key");
+    if (mp_yaml_is_null(b) || (b->kind == MP_YAML_MAP && b->n == 0)) {
+        mp_diag_set_file(d, mp_yaml_file(doc));
+        mp_diag_set_field(d, "benchmark");
+        return mp_diag_set(d, MP_EINVAL, "no 'benchmark:' section (or it is empty)");
+    }
+    int rc = want_map(b, "benchmark", d);
+    if (rc)
+        return rc;
+    check_keys(b, known, "benchmark");
+    const char *ixp = NULL;
+    if ((rc = enum_field(b, "framework", "vllm, sglang or atom", parse_fw, &c->framework, d)) ||
+        (rc = enum_field(b, "run_mode", "local or docker", parse_mode, &c->run_mode, d)) ||
+        (rc = enum_field(b, "run_kind", "auto, measurement or diagnostic", parse_kind, &c->run_kind,
+                         d)) ||
+        (rc = get_str(c, b, "model", &c->model, d)) ||
+        (rc = get_str(c, b, "precision", &c->precision, d)) ||
+        (rc = load_envs(c, mp_yaml_get(b, "envs"), d)) ||
+        (rc = load_profiler(c, mp_yaml_get(b, "profiler"), d)) ||
+        (rc = load_gap(c, mp_yaml_get(b, "gap_analysis"), d)) ||
+        (rc = get_str(c, b, "docker_image", &c->docker_image, d)) ||
+        (rc = get_str(c, b, "gpu_arch", &c->gpu_arch, d)) ||
+        (rc = get_num(b, "timeout_seconds", 1, &c->timeout_s, d)) ||
+        (rc = get_str(c, b, "inferencemax_path", &ixp, d)) ||
+        (rc = get_str(c, b, "inferencex_path", &c->inferencex_path, d)) ||
+        (rc = get_str(c, b, "hf_cache_path", &c->hf_cache_path, d)) ||
+        (rc = get_str(c, b, "runner_type", &c->runner_type, d)) ||
+        (rc = get_str(c, b, "benchmark_script", &c->benchmark_script, d)) ||
+        (rc = load_gpu_selection(c, mp_yaml_get(b, "gpu_selection"), d)) ||
+        (rc = load_lifecycle(c, mp_yaml_get(b, "server_lifecycle"), d)) ||
+        (rc = get_bool(b, "privileged", &c->privileged, d)) ||
+        (rc = get_num(b, "stall_timeout_seconds", 0, &c->stall_timeout_s, d)))
+        return rc;
+    if (!c->inferencex_path && ixp)
+        c->inferencex_path = ixp;
+    static const char *const unsup[] = {"run_cmd", "agentx", "lm_eval_runtime", NULL};
+    for (const char *const *k = unsup; *k; k++) {
+        const struct mp_yaml_node *n = mp_yaml_get(b, *k);
+        if (!mp_yaml_is_null(n))
+            return mp_yaml_error(n, *k, d, MP_EUNSUP, "'%s' is not supported by magpie yet", *k);
+    }
+    const char *rv = mp_serve_config_getenv(c, "RUN_EVAL");
+    if (rv && (strcasecmp(rv, "true") == 0 || strcmp(rv, "1") == 0))
+        return mp_yaml_error(mp_yaml_get(b, "envs"), "envs.RUN_EVAL", d, MP_EUNSUP,
+                             "RUN_EVAL (lm-eval accuracy runs) is not supported by magpie yet");
+    if (c->n_envs == 0) { /* Magpie's defaults for an empty envs */
+        mp_serve_config_setenv(c, "TP", "1");
+        mp_serve_config_setenv(c, "CONC", "32");
+        mp_serve_config_setenv(c, "ISL", "1024");
+        mp_serve_config_setenv(c, "OSL", "512");
+        mp_serve_config_setenv(c, "RANDOM_RANGE_RATIO", "0.5");
+    }
+    return 0;
+}
+
+int mp_serve_config_load(struct mp_serve_config *c, const char *path, struct mp_diag *d)
+{
+    struct mp_yaml_doc *doc = NULL;
+    int rc = mp_yaml_load_file(path, &doc, d);
+    if (!rc)
+        rc = load_root(c, doc, d);
+    if (!rc)
+        c->config_path = mp_serve_config_strdup(c, path);
+    mp_yaml_free(doc);
+    return rc;
+}
+
+int mp_serve_config_load_string(struct mp_serve_config *c, const char *text, size_t len,
+                                const char *name, struct mp_diag *d)
+{
+    struct mp_yaml_doc *doc = NULL;
+    int rc = mp_yaml_load_string(text, len, name, &doc, d);
+    if (!rc)
+        rc = load_root(c, doc, d);
+    mp_yaml_free(doc);
+    return rc;
+}

@@ -1,0 +1,663 @@
+/* Engines and their command lines: the benchmark config's defaults and env
+ * table, the launch argv of vLLM / SGLang / ATOM with Magpie's defaults and
+ * profiler switches (research/magpie.md §9.7, §10.1), the `docker run` argv
+ * that wraps it (§9.8), the image table (images.def, §9.12), runner types
+ * and idle-GPU picking from nvidia-smi output (§9.10). Pure functions of
+ * their inputs, so tests check them as argv goldens.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <magpie/proc.h>
+#include <magpie/serve.h>
+
+/* ---- names ---- */
+
+static const char *const FW_NAMES[MP_SERVE_N_FW] = {"vllm", "sglang", "atom"};
+
+const char *mp_serve_framework_name(enum mp_serve_framework f)
+{
+    return (unsigned)f < MP_SERVE_N_FW ? FW_NAMES[f] : "unknown";
+}
+
+static int lookup(const char *s, const char *const *names, int n)
+{
+    for (int i = 0; s && i < n; i++)
+        if (strcasecmp(s, names[i]) == 0)
+            return i;
+    return -1;
+}
+
+int mp_serve_framework_parse(const char *s, enum mp_serve_framework *out)
+{
+    int i = lookup(s, FW_NAMES, MP_SERVE_N_FW);
+    if (i < 0)
+        return MP_EINVAL;
+    *out = (enum mp_serve_framework)i;
+    return 0;
+}
+
+static const char *const MODE_NAMES[] = {"docker", "local", "ray"};
+
+const char *mp_serve_mode_name(enum mp_serve_mode m)
+{
+    return (unsigned)m < 3 ? MODE_NAMES[m] : "unknown";
+}
+
+int mp_serve_mode_parse(const char *s, enum mp_serve_mode *out)
+{
+    int i = lookup(s, MODE_NAMES, 3);
+    if (i < 0)
+        return MP_EINVAL;
+    *out = (enum mp_serve_mode)i;
+    return 0;
+}
+
+static const char *const KIND_NAMES[] = {"auto", "measurement", "diagnostic"};
+
+const char *mp_serve_run_kind_name(enum mp_serve_run_kind k)
+{
+    return (unsigned)k < 3 ? KIND_NAMES[k] : "unknown";
+}
+
+int mp_serve_run_kind_parse(const char *s, enum mp_serve_run_kind *out)
+{
+    int i = lookup(s, KIND_NAMES, 3);
+    if (i < 0)
+        return MP_EINVAL;
+    *out = (enum mp_serve_run_kind)i;
+    return 0;
+}
+
+/* ---- config basics ---- */
+
+void mp_serve_config_init(struct mp_serve_config *c)
+{
+    memset(c, 0, sizeof(*c));
+    c->arena = mp_arena_new(16384);
+    c->framework = MP_SERVE_SGLANG; /* Magpie's from_dict default */
+    c->model = "";
+    c->precision = "fp8";
+    c->run_mode = MP_SERVE_DOCKER;
+    c->run_kind = MP_SERVE_KIND_AUTO;
+    c->torch_profiler = true; /* Magpie: on when the profiler block is absent */
+    c->gpu_monitor = true;
+    c->gpu_monitor_interval_s = 2.0;
+    c->gpu_monitor_device = -1;
+    mp_gap_config_defaults(&c->gap);
+    c->timeout_s = 3600;
+    c->gpu_auto = true;
+    c->gpu_min_free_gb = 8.0;
+    c->server_ready_timeout_s = 2700;
+    c->stall_timeout_s = 300;
+    c->stop_profile_timeout_s = 1800;
+}
+
+void mp_serve_config_fini(struct mp_serve_config *c)
+{
+    if (!c)
+        return;
+    mp_arena_free(c->arena);
+    memset(c, 0, sizeof(*c));
+}
+
+const char *mp_serve_config_strdup(struct mp_serve_config *c, const char *s)
+{
+    if (!s)
+        return NULL;
+    size_t n = strlen(s);
+    char *p = c->arena ? mp_arena_alloc(c->arena, n + 1) : NULL;
+    if (!p)
+        return NULL;
+    memcpy(p, s, n + 1);
+    return p;
+}
+
+static int env_index(const struct mp_serve_config *c, const char *key)
+{
+    size_t kl = strlen(key);
+    for (int i = 0; i < c->n_envs; i++)
+        if (strncasecmp(c->envs[i], key, kl) == 0 && c->envs[i][kl] == '=')
+            return i;
+    return -1;
+}
+
+int mp_serve_config_setenv(struct mp_serve_config *c, const char *key, const char *val)
+{
+    size_t kl = strlen(key), vl = strlen(val);
+    if (kl == 0 || strchr(key, '='))
+        return MP_EINVAL;
+    char *s = c->arena ? mp_arena_alloc(c->arena, kl + vl + 2) : NULL;
+    if (!s)
+        return MP_ENOMEM;
+    for (size_t i = 0; i < kl; i++)
+        s[i] = (char)toupper((unsigned char)key[i]);
+    s[kl] = '=';
+    memcpy(s + kl + 1, val, vl + 1);
+    int i = env_index(c, key);
+    if (i >= 0) {
+        c->envs[i] = s;
+        return 0;
+    }
+    if (c->n_envs >= MP_SERVE_MAX_ENVS)
+        return MP_ENOMEM;
+    c->envs[c->n_envs++] = s;
+    return 0;
+}
+
+const char *mp_serve_config_getenv(const struct mp_serve_config *c, const char *key)
+{
+    int i = env_index(c, key);
+    return i < 0 ? NULL : c->envs[i] + strlen(key) + 1;
+}
+
+int mp_serve_config_intenv(const struct mp_serve_config *c, const char *key, long def, long *out,
+                           struct mp_diag *d)
+{
+    const char *v = mp_serve_config_getenv(c, key);
+    *out = def;
+    if (!v || !*v)
+        return 0;
+    char *end;
+    errno = 0;
+    long x = strtol(v, &end, 10);
+    if (end == v || *end || errno) {
+        mp_diag_set_field(d, key);
+        return mp_diag_set(d, MP_EINVAL, "envs.%s must be an integer, not '%s'", key, v);
+    }
+    *out = x;
+    return 0;
+}
+
+bool mp_serve_config_heavy(const struct mp_serve_config *c)
+{
+    return c->torch_profiler || c->system_profiler || c->tracelens || c->gap_enabled;
+}
+
+enum mp_serve_run_kind mp_serve_config_run_kind(const struct mp_serve_config *c)
+{
+    if (c->run_kind != MP_SERVE_KIND_AUTO)
+        return c->run_kind;
+    return mp_serve_config_heavy(c) ? MP_SERVE_KIND_DIAGNOSTIC : MP_SERVE_KIND_MEASUREMENT;
+}
+
+int mp_serve_config_validate(const struct mp_serve_config *c, struct mp_diag *d)
+{
+    if (!c->model || !*c->model) {
+        mp_diag_set_field(d, "model");
+        return mp_diag_set(d, MP_EINVAL, "no model: set benchmark.model or --model");
+    }
+    if (c->run_mode == MP_SERVE_RAY) {
+        mp_diag_set_field(d, "run_mode");
+        return mp_diag_set(d, MP_EUNSUP,
+                           "run_mode 'ray' is not supported by magpie benchmark "
+                           "yet (use local or docker)");
+    }
+    if (c->run_kind == MP_SERVE_KIND_MEASUREMENT && mp_serve_config_heavy(c)) {
+        mp_diag_set_field(d, "run_kind");
+        return mp_diag_set(d, MP_EINVAL,
+                           "run_kind 'measurement' cannot be combined with the torch profiler, "
+                           "system profiler, TraceLens or gap analysis (use diagnostic or auto)");
+    }
+    if (c->framework == MP_SERVE_ATOM && c->run_mode == MP_SERVE_DOCKER && c->gpu_arch &&
+        strncmp(c->gpu_arch, "sm_", 3) == 0) {
+        mp_diag_set_field(d, "framework");
+        return mp_diag_set(d, MP_EINVAL, "ATOM runs on AMD GPUs only (gpu_arch %s)", c->gpu_arch);
+    }
+    if (c->reuse && c->run_mode != MP_SERVE_LOCAL) {
+        mp_diag_set_field(d, "server_lifecycle");
+        return mp_diag_set(d, MP_EINVAL, "server_lifecycle needs run_mode: local");
+    }
+    if (c->reuse && c->torch_profiler && !c->reuse_cleanup) {
+        mp_diag_set_field(d, "server_lifecycle");
+        return mp_diag_set(d, MP_EINVAL,
+                           "server_lifecycle with the torch profiler needs cleanup: true (a "
+                           "profiled server must not be reused)");
+    }
+    if (c->gap.start_pct < 0 || c->gap.end_pct > 100 || c->gap.start_pct >= c->gap.end_pct) {
+        mp_diag_set_field(d, "gap_analysis");
+        return mp_diag_set(d, MP_EINVAL,
+                           "gap_analysis window must satisfy 0 <= trace_start_pct < "
+                           "trace_end_pct <= 100");
+    }
+    if (c->timeout_s <= 0) {
+        mp_diag_set_field(d, "timeout_seconds");
+        return mp_diag_set(d, MP_EINVAL, "timeout_seconds must be positive");
+    }
+    static const char *const ints[] = {"TP",          "CONC", "ISL",          "OSL",
+                                       "NUM_PROMPTS", "PORT", "MAX_MODEL_LEN"};
+    for (size_t i = 0; i < sizeof(ints) / sizeof(ints[0]); i++) {
+        long v;
+        int rc = mp_serve_config_intenv(c, ints[i], 1, &v, d);
+        if (rc)
+            return rc;
+        if (v < 0 || (v == 0 && strcmp(ints[i], "NUM_PROMPTS") != 0)) {
+            mp_diag_set_field(d, ints[i]);
+            return mp_diag_set(d, MP_EINVAL, "envs.%s must be positive", ints[i]);
+        }
+    }
+    return 0;
+}
+
+/* ---- command building ---- */
+
+static int vec_push(char ***v, int *n, int *cap, const char *s)
+{
+    if (*n + 2 > *cap) {
+        int nc = *cap ? *cap * 2 : 32;
+        char **nv = realloc(*v, (size_t)nc * sizeof(char *));
+        if (!nv)
+            return MP_ENOMEM;
+        *v = nv;
+        *cap = nc;
+    }
+    char *dup = strdup(s);
+    if (!dup)
+        return MP_ENOMEM;
+    (*v)[(*n)++] = dup;
+    (*v)[*n] = NULL;
+    return 0;
+}
+
+void mp_serve_cmd_fini(struct mp_serve_cmd *cmd)
+{
+    if (!cmd)
+        return;
+    for (int i = 0; i < cmd->argc; i++)
+        free(cmd->argv[i]);
+    for (int i = 0; i < cmd->n_env; i++)
+        free(cmd->env[i]);
+    free(cmd->argv);
+    free(cmd->env);
+    memset(cmd, 0, sizeof(*cmd));
+}
+
+int mp_serve_cmd_arg(struct mp_serve_cmd *cmd, const char *arg)
+{
+    return vec_push(&cmd->argv, &cmd->argc, &cmd->argv_cap, arg);
+}
+
+int mp_serve_cmd_env(struct mp_serve_cmd *cmd, const char *key, const char *val)
+{
+    size_t kl = strlen(key);
+    /* replace an earlier value of the same key */
+    for (int i = 0; i < cmd->n_env; i++) {
+        if (strncmp(cmd->env[i], key, kl) == 0 && cmd->env[i][kl] == '=') {
+            free(cmd->env[i]);
+            cmd->env[i] = NULL;
+            for (int j = i; j < cmd->n_env - 1; j++)
+                cmd->env[j] = cmd->env[j + 1];
+            cmd->n_env--;
+            cmd->env[cmd->n_env] = NULL;
+            break;
+        }
+    }
+    size_t n = kl + strlen(val) + 2;
+    char *s = malloc(n);
+    if (!s)
+        return MP_ENOMEM;
+    snprintf(s, n, "%s=%s", key, val);
+    int rc = vec_push(&cmd->env, &cmd->n_env, &cmd->env_cap, s);
+    free(s);
+    return rc;
+}
+
+static int argf(struct mp_serve_cmd *cmd, const char *fmt, const char *a)
+{
+    char buf[4200];
+    snprintf(buf, sizeof(buf), fmt, a);
+    return mp_serve_cmd_arg(cmd, buf);
+}
+
+/* Appends the words of an EXTRA_*_ARGS value (shlex rules). */
+static int extra_args(struct mp_serve_cmd *cmd, const char *s, const char *name, struct mp_diag *d)
+{
+    if (!s || !*s)
+        return 0;
+    char **words = NULL;
+    int n = 0, rc = mp_proc_split(s, &words, &n, d);
+    if (rc) {
+        mp_diag_set_field(d, name);
+        return rc;
+    }
+    for (int i = 0; i < n && !rc; i++)
+        rc = mp_serve_cmd_arg(cmd, words[i]);
+    mp_proc_argv_free(words);
+    return rc;
+}
+
+static bool has_flag(const char *extra, const char *flag)
+{
+    return extra && strstr(extra, flag) != NULL;
+}
+
+static const char *envd(const struct mp_serve_config *c, const char *key, const char *def)
+{
+    const char *v = mp_serve_config_getenv(c, key);
+    return v && *v ? v : def;
+}
+
+int mp_serve_engine_cmd(const struct mp_serve_config *c, const struct mp_serve_plan *p,
+                        struct mp_serve_cmd *out, struct mp_diag *d)
+{
+    memset(out, 0, sizeof(*out));
+    char port[16];
+    snprintf(port, sizeof(port), "%d", p->port > 0 ? p->port : 8888);
+    const char *tp = envd(c, "TP", "1");
+    const char *mml = envd(c, "MAX_MODEL_LEN", "4096");
+    const char *gmu = envd(c, "GPU_MEMORY_UTILIZATION", envd(c, "GPU_MEM_UTIL", "0.95"));
+    bool amd = p->vendor == MP_GPU_VENDOR_AMD;
+    int rc = 0;
+    /* every config env reaches the engine, as Magpie exports them all */
+    for (int i = 0; i < c->n_envs && !rc; i++) {
+        const char *eq = strchr(c->envs[i], '=');
+        char key[256];
+        snprintf(key, sizeof(key), "%.*s", (int)(eq - c->envs[i]), c->envs[i]);
+        rc = mp_serve_cmd_env(out, key, eq + 1);
+    }
+    rc |= mp_serve_cmd_env(out, "MODEL", c->model);
+    rc |= mp_serve_cmd_env(out, "PRECISION", c->precision);
+    if (p->visible_devices) {
+        if (amd) {
+            char seq[256] = "";
+            int k = 1;
+            for (const char *s = p->visible_devices; *s; s++)
+                k += *s == ',';
+            for (int i = 0; i < k; i++)
+                snprintf(seq + strlen(seq), sizeof(seq) - strlen(seq), "%s%d", i ? "," : "", i);
+            rc |= mp_serve_cmd_env(out, "ROCR_VISIBLE_DEVICES", p->visible_devices);
+            rc |= mp_serve_cmd_env(out, "HIP_VISIBLE_DEVICES", seq);
+        } else {
+            rc |= mp_serve_cmd_env(out, "CUDA_VISIBLE_DEVICES", p->visible_devices);
+            if (!mp_serve_config_getenv(c, "CUDA_DEVICE_ORDER"))
+                rc |= mp_serve_cmd_env(out, "CUDA_DEVICE_ORDER", "PCI_BUS_ID");
+        }
+    }
+    if (p->trace_dir) {
+        rc |= mp_serve_cmd_env(out, "PROFILE", "1");
+        rc |= mp_serve_cmd_env(out, "VLLM_TORCH_PROFILER_DIR", p->trace_dir);
+        rc |= mp_serve_cmd_env(out, "SGLANG_TORCH_PROFILER_DIR", p->trace_dir);
+        rc |= mp_serve_cmd_env(out, "ATOM_TORCH_PROFILER_DIR", p->trace_dir);
+    }
+    if (rc)
+        goto fail;
+    switch (c->framework) {
+    case MP_SERVE_VLLM: {
+        const char *extra = mp_serve_config_getenv(c, "EXTRA_VLLM_ARGS");
+        if (amd && !mp_serve_config_getenv(c, "VLLM_ROCM_USE_AITER"))
+            rc |= mp_serve_cmd_env(out, "VLLM_ROCM_USE_AITER", "1");
+        rc |= mp_serve_cmd_arg(out, "vllm");
+        rc |= mp_serve_cmd_arg(out, "serve");
+        rc |= mp_serve_cmd_arg(out, c->model);
+        rc |= mp_serve_cmd_arg(out, "--port");
+        rc |= mp_serve_cmd_arg(out, port);
+        rc |= argf(out, "--tensor-parallel-size=%s", tp);
+        rc |= mp_serve_cmd_arg(out, "--gpu-memory-utilization");
+        rc |= mp_serve_cmd_arg(out, gmu);
+        rc |= mp_serve_cmd_arg(out, "--max-model-len");
+        rc |= mp_serve_cmd_arg(out, mml);
+        rc |= mp_serve_cmd_arg(out, "--trust-remote-code");
+        if (p->trace_dir) {
+            static const char *const kv[][2] = {
+                {"--profiler-config.profiler", "torch"},
+                {"--profiler-config.torch_profiler_dir", NULL},
+                {"--profiler-config.torch_profiler_record_shapes", "True"},
+                {"--profiler-config.torch_profiler_with_memory", "True"},
+                {"--profiler-config.torch_profiler_with_flops", "True"},
+                {"--profiler-config.torch_profiler_use_gzip", "True"},
+            };
+            for (size_t i = 0; i < sizeof(kv) / sizeof(kv[0]); i++) {
+                if (has_flag(extra, kv[i][0]))
+                    continue;
+                rc |= mp_serve_cmd_arg(out, kv[i][0]);
+                rc |= mp_serve_cmd_arg(out, kv[i][1] ? kv[i][1] : p->trace_dir);
+            }
+        }
+        if (rc)
+            goto fail;
+        rc = extra_args(out, extra, "EXTRA_VLLM_ARGS", d);
+        break;
+    }
+    case MP_SERVE_SGLANG: {
+        const char *extra = mp_serve_config_getenv(c, "EXTRA_SGLANG_ARGS");
+        if (amd && !mp_serve_config_getenv(c, "SGLANG_USE_AITER"))
+            rc |= mp_serve_cmd_env(out, "SGLANG_USE_AITER", "1");
+        rc |= mp_serve_cmd_arg(out, "python3");
+        rc |= mp_serve_cmd_arg(out, "-m");
+        rc |= mp_serve_cmd_arg(out, "sglang.launch_server");
+        rc |= mp_serve_cmd_arg(out, "--model-path");
+        rc |= mp_serve_cmd_arg(out, c->model);
+        rc |= mp_serve_cmd_arg(out, "--host=0.0.0.0");
+        rc |= mp_serve_cmd_arg(out, "--port");
+        rc |= mp_serve_cmd_arg(out, port);
+        rc |= mp_serve_cmd_arg(out, "--trust-remote-code");
+        rc |= argf(out, "--tensor-parallel-size=%s", tp);
+        if (!has_flag(extra, "--mem-fraction-static"))
+            rc |= mp_serve_cmd_arg(out, "--mem-fraction-static=0.8");
+        if (!has_flag(extra, "--disable-radix-cache"))
+            rc |= mp_serve_cmd_arg(out, "--disable-radix-cache");
+        if (rc)
+            goto fail;
+        rc = extra_args(out, extra, "EXTRA_SGLANG_ARGS", d);
+        break;
+    }
+    case MP_SERVE_ATOM: {
+        const char *extra = mp_serve_config_getenv(c, "EXTRA_ATOM_ARGS");
+        rc |= mp_serve_cmd_arg(out, "python3");
+        rc |= mp_serve_cmd_arg(out, "-m");
+        rc |= mp_serve_cmd_arg(out, "atom.entrypoints.openai_server");
+        rc |= mp_serve_cmd_arg(out, "--model");
+        rc |= mp_serve_cmd_arg(out, c->model);
+        rc |= mp_serve_cmd_arg(out, "-tp");
+        rc |= mp_serve_cmd_arg(out, tp);
+        rc |= mp_serve_cmd_arg(out, "--server-port");
+        rc |= mp_serve_cmd_arg(out, port);
+        rc |= mp_serve_cmd_arg(out, "--max-model-len");
+        rc |= mp_serve_cmd_arg(out, mml);
+        if (p->trace_dir && !has_flag(extra, "--torch-profiler-dir")) {
+            rc |= mp_serve_cmd_arg(out, "--torch-profiler-dir");
+            rc |= mp_serve_cmd_arg(out, p->trace_dir);
+        }
+        if (rc)
+            goto fail;
+        rc = extra_args(out, extra, "EXTRA_ATOM_ARGS", d);
+        break;
+    }
+    default:
+        rc = mp_diag_set(d, MP_EINVAL, "unknown framework");
+    }
+    if (rc)
+        goto fail;
+    return 0;
+fail:
+    mp_serve_cmd_fini(out);
+    if (rc == MP_ENOMEM)
+        mp_diag_set(d, rc, "out of memory building the engine command");
+    return rc;
+}
+
+int mp_serve_docker_cmd(const struct mp_serve_config *c, const struct mp_serve_plan *p,
+                        struct mp_serve_cmd *out, struct mp_diag *d)
+{
+    struct mp_serve_cmd eng;
+    memset(out, 0, sizeof(*out));
+    if (!p->image || !*p->image)
+        return mp_diag_set(d, MP_EINVAL, "no docker image");
+    int rc = mp_serve_engine_cmd(c, p, &eng, d);
+    if (rc)
+        return rc;
+    char buf[4400];
+    rc |= mp_serve_cmd_arg(out, "docker");
+    rc |= mp_serve_cmd_arg(out, "run");
+    rc |= mp_serve_cmd_arg(out, "--rm");
+    rc |= mp_serve_cmd_arg(out, "--ipc=host");
+    rc |= mp_serve_cmd_arg(out, "--shm-size=16g");
+    rc |= mp_serve_cmd_arg(out, "--network=host");
+    if (p->container) {
+        rc |= mp_serve_cmd_arg(out, "--name");
+        rc |= mp_serve_cmd_arg(out, p->container);
+    }
+    if (p->vendor == MP_GPU_VENDOR_AMD) {
+        rc |= mp_serve_cmd_arg(out, "--device=/dev/kfd");
+        rc |= mp_serve_cmd_arg(out, "--device=/dev/dri");
+        rc |= mp_serve_cmd_arg(out, "--group-add=video");
+        rc |= mp_serve_cmd_arg(out, "--cap-add=SYS_PTRACE");
+        rc |= mp_serve_cmd_arg(out, "--security-opt=seccomp=unconfined");
+    } else if (p->vendor == MP_GPU_VENDOR_NVIDIA) {
+        rc |= mp_serve_cmd_arg(out, "--gpus=all");
+    }
+    if (c->privileged)
+        rc |= mp_serve_cmd_arg(out, "--privileged");
+    if (p->hf_cache) {
+        snprintf(buf, sizeof(buf), "%s:/root/.cache/huggingface", p->hf_cache);
+        rc |= mp_serve_cmd_arg(out, "-v");
+        rc |= mp_serve_cmd_arg(out, buf);
+    }
+    if (p->model_dir) {
+        snprintf(buf, sizeof(buf), "%s:%s", p->model_dir, p->model_dir);
+        rc |= mp_serve_cmd_arg(out, "-v");
+        rc |= mp_serve_cmd_arg(out, buf);
+    }
+    if (p->workspace) {
+        snprintf(buf, sizeof(buf), "%s:/workspace", p->workspace);
+        rc |= mp_serve_cmd_arg(out, "-v");
+        rc |= mp_serve_cmd_arg(out, buf);
+    }
+    for (int i = 0; i < eng.n_env; i++) {
+        rc |= mp_serve_cmd_arg(out, "-e");
+        rc |= mp_serve_cmd_arg(out, eng.env[i]);
+    }
+    const char *tok = getenv("HF_TOKEN");
+    if (tok && *tok) { /* passed by name: the value never appears in argv */
+        rc |= mp_serve_cmd_arg(out, "-e");
+        rc |= mp_serve_cmd_arg(out, "HF_TOKEN");
+    }
+    rc |= mp_serve_cmd_arg(out, "-w");
+    rc |= mp_serve_cmd_arg(out, "/workspace");
+    rc |= mp_serve_cmd_arg(out, "--entrypoint");
+    rc |= mp_serve_cmd_arg(out, eng.argv[0]);
+    rc |= mp_serve_cmd_arg(out, p->image);
+    for (int i = 1; i < eng.argc; i++)
+        rc |= mp_serve_cmd_arg(out, eng.argv[i]);
+    mp_serve_cmd_fini(&eng);
+    if (rc) {
+        mp_serve_cmd_fini(out);
+        return mp_diag_set(d, MP_ENOMEM, "out of memory building the docker command");
+    }
+    return 0;
+}
+
+/* ---- images and runners ---- */
+
+struct image_row {
+    const char *fw, *arch, *image;
+};
+
+static const struct image_row IMAGES[] = {
+#define IMG(f, a, i) {f, a, i},
+#include "images.def"
+#undef IMG
+};
+
+int mp_serve_image_for(enum mp_serve_framework f, const char *arch, const char **out,
+                       struct mp_diag *d)
+{
+    const char *fw = mp_serve_framework_name(f);
+    for (size_t i = 0; arch && i < sizeof(IMAGES) / sizeof(IMAGES[0]); i++)
+        if (strcmp(IMAGES[i].fw, fw) == 0 && strcmp(IMAGES[i].arch, arch) == 0) {
+            *out = IMAGES[i].image;
+            return 0;
+        }
+    mp_diag_set_field(d, "docker_image");
+    return mp_diag_set(d, MP_ENOTFOUND,
+                       "no %s image for GPU architecture '%s': add one to src/serve/images.def "
+                       "or give --docker-image",
+                       fw, arch && *arch ? arch : "(none detected)");
+}
+
+const char *mp_serve_runner_for(const char *arch)
+{
+    static const char *const map[][2] = {
+        {"gfx942", "mi300x"}, {"gfx950", "mi355x"}, {"gfx1100", "gfx11"}, {"gfx1101", "gfx11"},
+        {"gfx1102", "gfx11"}, {"gfx1103", "gfx11"}, {"gfx1150", "gfx11"}, {"gfx1151", "gfx11"},
+        {"gfx1152", "gfx11"}, {"gfx1153", "gfx11"}, {"sm_80", "a100"},    {"sm_90", "h100"},
+        {"sm_90a", "h200"},   {"sm_100", "b200"},
+    };
+    for (size_t i = 0; arch && i < sizeof(map) / sizeof(map[0]); i++)
+        if (strcmp(map[i][0], arch) == 0)
+            return map[i][1];
+    return NULL;
+}
+
+/* ---- idle GPUs ---- */
+
+static void trim(char *s)
+{
+    size_t n = strlen(s);
+    while (n && isspace((unsigned char)s[n - 1]))
+        s[--n] = 0;
+    size_t k = 0;
+    while (s[k] && isspace((unsigned char)s[k]))
+        k++;
+    memmove(s, s + k, n - k + 1);
+}
+
+/* Splits a CSV line into at most max trimmed fields in place. */
+static int csv_fields(char *line, char **f, int max)
+{
+    int n = 0;
+    char *save = NULL;
+    for (char *t = strtok_r(line, ",", &save); t && n < max; t = strtok_r(NULL, ",", &save)) {
+        trim(t);
+        f[n++] = t;
+    }
+    return n;
+}
+
+int mp_serve_pick_idle_nvidia(const char *gpus_csv, const char *apps_csv, double min_free_gb,
+                              const int *cand, int n_cand, int want, int *ids, int max_ids)
+{
+    char busy[64][96];
+    int n_busy = 0, picked = 0;
+    char *apps = strdup(apps_csv ? apps_csv : ""), *save = NULL;
+    char *gpus = strdup(gpus_csv ? gpus_csv : "");
+    if (!apps || !gpus) {
+        free(apps);
+        free(gpus);
+        return MP_ENOMEM;
+    }
+    for (char *ln = strtok_r(apps, "\n", &save); ln; ln = strtok_r(NULL, "\n", &save)) {
+        char *f[4];
+        if (csv_fields(ln, f, 4) >= 1 && n_busy < 64 && strncmp(f[0], "GPU-", 4) == 0)
+            snprintf(busy[n_busy++], sizeof(busy[0]), "%s", f[0]);
+    }
+    save = NULL;
+    for (char *ln = strtok_r(gpus, "\n", &save); ln && picked < want && picked < max_ids;
+         ln = strtok_r(NULL, "\n", &save)) {
+        char *f[6];
+        if (csv_fields(ln, f, 6) < 4)
+            continue;
+        char *end;
+        long idx = strtol(f[0], &end, 10);
+        if (end == f[0] || *end)
+            continue; /* header or junk */
+        double used = strtod(f[2], NULL), total = strtod(f[3], NULL);
+        bool ok = (total - used) / 1024.0 >= min_free_gb;
+        for (int i = 0; ok && i < n_busy; i++)
+            if (strcmp(busy[i], f[1]) == 0)
+                ok = false;
+        if (ok && n_cand > 0) {
+            ok = false;
+            for (int i = 0; i < n_cand; i++)
+                ok |= cand[i] == idx;
+        }
+        if (ok)
+            ids[picked++] = (int)idx;
+    }
+    free(apps);
+    free(gpus);
+    return picked;
+}

@@ -1,0 +1,347 @@
+/* What a benchmark run leaves behind: benchmark_report.json with Magpie's
+ * keys in Magpie's order (BenchmarkResult.to_dict, research/magpie.md
+ * §10.3) plus a "magpie" object of additions, summary.txt (§10.5), the
+ * effective config as config.yaml, and the error lines of server.log that
+ * go into an error message.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include <magpie/fmt.h>
+#include <magpie/serve.h>
+
+#include "serve_internal.h"
+
+/* ---- server.log tail ---- */
+
+static bool error_line(const char *s)
+{
+    static const char *const pats[] = {"Error", "Exception", "FAILED", "Traceback", "RuntimeError"};
+    for (size_t i = 0; i < sizeof(pats) / sizeof(pats[0]); i++)
+        if (strstr(s, pats[i]))
+            return true;
+    return false;
+}
+
+int mp_serve_log_tail(const char *path, int n, struct mp_buf *out)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return MP_ENOTFOUND;
+    /* the last 64 KiB is plenty for the last lines of a log */
+    char *buf = malloc(65537);
+    if (!buf) {
+        fclose(f);
+        return MP_ENOMEM;
+    }
+    long start = 0;
+    if (fseek(f, 0, SEEK_END) == 0) {
+        long sz = ftell(f);
+        start = sz > 65536 ? sz - 65536 : 0;
+    }
+    fseek(f, start, SEEK_SET);
+    size_t len = fread(buf, 1, 65536, f);
+    fclose(f);
+    buf[len] = 0;
+    /* split into lines, newest last */
+    const char *lines[512];
+    size_t lens[512];
+    int nl = 0;
+    for (char *p = buf; *p;) {
+        char *e = strchr(p, '\n');
+        size_t l = e ? (size_t)(e - p) : strlen(p);
+        if (l && !(start && p == buf)) { /* the first piece may be a partial line */
+            if (nl == 512) {
+                memmove(lines, lines + 1, sizeof(lines[0]) * 511);
+                memmove(lens, lens + 1, sizeof(lens[0]) * 511);
+                nl--;
+            }
+            lines[nl] = p;
+            lens[nl++] = l;
+        }
+        if (!e)
+            break;
+        *e = 0;
+        p = e + 1;
+    }
+    /* Magpie: up to n error lines from the last 50; otherwise the last n lines */
+    int from = nl > 50 ? nl - 50 : 0, picked[64], np = 0;
+    for (int i = from; i < nl; i++)
+        if (error_line(lines[i]) && np < 64)
+            picked[np++] = i;
+    int rc = 0;
+    if (np) {
+        for (int i = np > n ? np - n : 0; i < np; i++)
+            rc |= mp_buf_printf(out, "  %.*s\n", (int)lens[picked[i]], lines[picked[i]]);
+    } else {
+        for (int i = nl > n ? nl - n : 0; i < nl; i++)
+            rc |= mp_buf_printf(out, "  %.*s\n", (int)lens[i], lines[i]);
+    }
+    free(buf);
+    if (out->len && out->data[out->len - 1] == '\n')
+        out->data[--out->len] = 0;
+    return rc ? MP_ENOMEM : 0;
+}
+
+/* ---- benchmark_report.json ---- */
+
+static json_t *parse_or_null(const char *text)
+{
+    if (!text)
+        return json_null();
+    json_error_t je;
+    json_t *v = json_loads(text, JSON_DECODE_ANY, &je);
+    return v ? v : json_null();
+}
+
+int serve_report_json(const struct serve_report *r, struct mp_buf *out)
+{
+    const struct mp_serve_config *c = r->cfg;
+    json_t *o = json_object();
+    json_t *metrics = parse_or_null(r->metrics_json);
+    json_t *kern = parse_or_null(r->kernels_json);
+    enum mp_serve_run_kind kind = mp_serve_config_run_kind(c);
+    json_object_set_new(o, "success", json_boolean(r->success));
+    json_object_set_new(o, "framework", json_string(mp_serve_framework_name(c->framework)));
+    json_object_set_new(o, "model", json_string(c->model));
+    json_t *tp = json_object_get(metrics, "throughput");
+    json_t *lat = json_object_get(metrics, "latency");
+    json_object_set(o, "throughput", tp ? tp : json_null());
+    json_object_set(o, "latency", lat ? lat : json_null());
+    json_t *ks = json_object_get(kern, "kernel_summary");
+    json_t *tb = json_object_get(kern, "top_bottlenecks");
+    json_object_set_new(o, "kernel_summary", ks ? json_incref(ks) : json_array());
+    json_object_set_new(o, "top_bottlenecks", tb ? json_incref(tb) : json_array());
+    if (c->tracelens)
+        json_object_set_new(o, "tracelens_analysis",
+                            json_pack("{s:b, s:s}", "enabled", 1, "error",
+                                      "TraceLens stage split is not run by magpie benchmark yet"));
+    else
+        json_object_set_new(o, "tracelens_analysis", json_null());
+    json_object_set_new(o, "gap_analysis", parse_or_null(r->gap_json));
+    json_object_set_new(o, "targeted_trace", json_null());
+    json_object_set_new(o, "gpu_monitor", json_null());
+    json_object_set_new(o, "workspace_dir", json_string(r->workspace));
+    json_object_set_new(o, "execution_time", json_real(r->execution_time_s));
+    json_object_set_new(o, "profiling_enabled", json_boolean(c->torch_profiler));
+    json_object_set_new(o, "run_kind", json_string(mp_serve_run_kind_name(kind)));
+    json_object_set_new(o, "reward_eligible", json_boolean(kind == MP_SERVE_KIND_MEASUREMENT));
+    json_object_set_new(o, "model_revision_receipt", json_null());
+    json_object_set_new(o, "inferencex_runtime_receipt", json_null());
+    json_object_set_new(o, "lm_eval_runtime_receipt", json_null());
+    json_object_set_new(o, "serving_runtime_receipt", parse_or_null(r->serving_receipt_json));
+    json_t *errs = json_array();
+    for (size_t i = 0; i < r->n_errors; i++)
+        json_array_append_new(errs, json_string(r->errors[i]));
+    json_object_set_new(o, "errors", errs);
+    json_object_set_new(o, "magpie", parse_or_null(r->magpie_json));
+    char *text = json_dumps(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17));
+    int rc = text ? mp_buf_puts(out, text) | mp_buf_putc(out, '\n') : MP_ENOMEM;
+    free(text);
+    json_decref(o);
+    json_decref(metrics);
+    json_decref(kern);
+    return rc ? MP_ENOMEM : 0;
+}
+
+/* ---- summary.txt ---- */
+
+static double num(json_t *o, const char *k)
+{
+    json_t *v = json_object_get(o, k);
+    return json_is_number(v) ? json_number_value(v) : NAN;
+}
+
+int serve_summary_text(const struct serve_report *r, const char *report_json, struct mp_buf *b)
+{
+    const struct mp_serve_config *c = r->cfg;
+    json_error_t je;
+    json_t *rep = json_loads(report_json, 0, &je);
+    if (!rep)
+        return MP_EINVAL;
+    char fw[16];
+    snprintf(fw, sizeof(fw), "%s", mp_serve_framework_name(c->framework));
+    for (char *p = fw; *p; p++)
+        *p = (char)(*p >= 'a' && *p <= 'z' ? *p - 32 : *p);
+    enum mp_serve_run_kind kind = mp_serve_config_run_kind(c);
+    int rc = 0;
+    static const char bar[] = "============================================================\n";
+    rc |= mp_buf_puts(b, bar);
+    rc |= mp_buf_printf(b, "Benchmark Result: %s\n", fw);
+    rc |= mp_buf_puts(b, bar);
+    rc |= mp_buf_printf(b, "Model: %s\n", c->model);
+    rc |= mp_buf_printf(b, "Status: %s\n", r->success ? "SUCCESS" : "FAILED");
+    rc |= mp_buf_printf(b, "Run kind: %s\n", mp_serve_run_kind_name(kind));
+    rc |=
+        mp_buf_printf(b, "Reward eligible: %s\n", kind == MP_SERVE_KIND_MEASUREMENT ? "yes" : "no");
+    json_t *tp = json_object_get(rep, "throughput");
+    if (json_is_object(tp)) {
+        rc |= mp_buf_puts(b, "\nThroughput:\n");
+        rc |= mp_buf_printf(b, "  Request throughput: %.2f req/s\n", num(tp, "request_throughput"));
+        rc |= mp_buf_printf(b, "  Output throughput:  %.2f tok/s\n", num(tp, "output_throughput"));
+        rc |= mp_buf_printf(b, "  Total throughput:   %.2f tok/s\n",
+                            num(tp, "total_token_throughput"));
+        rc |= mp_buf_printf(b, "  Completed requests: %.0f\n", num(tp, "completed_requests"));
+        rc |= mp_buf_printf(b, "  Duration:           %.2f s\n", num(tp, "duration_seconds"));
+    }
+    json_t *lat = json_object_get(rep, "latency");
+    if (json_is_object(lat)) {
+        rc |= mp_buf_puts(b, "\nLatency (mean / p99):\n");
+        static const char *const keys[][2] = {
+            {"ttft", "TTFT"}, {"tpot", "TPOT"}, {"itl", "ITL"}, {"e2el", "E2EL"}};
+        for (int i = 0; i < 4; i++) {
+            json_t *m = json_object_get(lat, keys[i][0]);
+            rc |= mp_buf_printf(b, "  %-5s %10.2f ms / %10.2f ms\n", keys[i][1], num(m, "mean_ms"),
+                                num(m, "p99_ms"));
+        }
+    }
+    json_t *ks = json_object_get(rep, "kernel_summary");
+    if (json_array_size(ks)) {
+        rc |= mp_buf_puts(b, "\nTop bottleneck kernels:\n");
+        for (size_t i = 0; i < json_array_size(ks) && i < 5; i++) {
+            json_t *k = json_array_get(ks, i);
+            const char *name = json_string_value(json_object_get(k, "name"));
+            rc |= mp_buf_printf(b, "  %zu. %.80s (%.1f%%, %.3f ms, %.0f calls)\n", i + 1,
+                                name ? name : "?", num(k, "percent"), num(k, "time_ms"),
+                                num(k, "calls"));
+        }
+    }
+    json_t *gap = json_object_get(rep, "gap_analysis");
+    json_t *top = json_object_get(gap, "top_kernels");
+    if (json_array_size(top)) {
+        json_t *gc = json_object_get(gap, "config");
+        rc |= mp_buf_printf(b, "\nGap Analysis (%.1f%%-%.1f%% window, category-filtered):\n",
+                            num(gc, "trace_start_pct"), num(gc, "trace_end_pct"));
+        rc |= mp_buf_printf(b, "  Total duration: %.2f us over %.0f rank(s)\n",
+                            num(gap, "total_duration_us"), num(gap, "num_ranks"));
+        for (size_t i = 0; i < json_array_size(top) && i < 5; i++) {
+            json_t *k = json_array_get(top, i);
+            const char *name = json_string_value(json_object_get(k, "name"));
+            rc |= mp_buf_printf(b, "  %zu. %.60s  %.2f%%  %.2f us  %.0f calls\n", i + 1,
+                                name ? name : "?", num(k, "pct_total"),
+                                num(k, "self_cuda_total_us"), num(k, "calls"));
+        }
+    }
+    json_t *mg = json_object_get(rep, "magpie");
+    json_t *warn = json_object_get(mg, "warnings");
+    if (json_array_size(warn)) {
+        rc |= mp_buf_puts(b, "\nWarnings:\n");
+        for (size_t i = 0; i < json_array_size(warn); i++)
+            rc |= mp_buf_printf(b, "  - %s\n", json_string_value(json_array_get(warn, i)));
+    }
+    if (r->n_errors) {
+        rc |= mp_buf_puts(b, "\nErrors:\n");
+        for (size_t i = 0; i < r->n_errors; i++)
+            rc |= mp_buf_printf(b, "  - %s\n", r->errors[i]);
+    }
+    rc |= mp_buf_printf(b, "\nWorkspace: %s\n", r->workspace);
+    rc |= mp_buf_printf(b, "Execution time: %.2f s\n", r->execution_time_s);
+    rc |= mp_buf_puts(b, bar);
+    json_decref(rep);
+    return rc ? MP_ENOMEM : 0;
+}
+
+/* ---- config.yaml ---- */
+
+static int yq(struct mp_buf *b, const char *s)
+{
+    if (!s)
+        return mp_buf_puts(b, "null");
+    return mp_json_str(b, s, strlen(s)); /* a JSON string is a YAML double-quoted scalar */
+}
+
+static int ybool(struct mp_buf *b, const char *key, bool v, int indent)
+{
+    return mp_buf_printf(b, "%*s%s: %s\n", indent, "", key, v ? "true" : "false");
+}
+
+int mp_serve_config_yaml(const struct mp_serve_config *c, struct mp_buf *b)
+{
+    int rc = 0;
+    rc |= mp_buf_puts(b, "# effective benchmark config written by magpie\nbenchmark:\n");
+    rc |= mp_buf_printf(b, "  framework: %s\n  model: ", mp_serve_framework_name(c->framework));
+    rc |= yq(b, c->model);
+    rc |= mp_buf_puts(b, "\n  precision: ");
+    rc |= yq(b, c->precision);
+    rc |= mp_buf_printf(b, "\n  run_mode: %s\n  run_kind: %s\n  envs:\n",
+                        mp_serve_mode_name(c->run_mode), mp_serve_run_kind_name(c->run_kind));
+    for (int i = 0; i < c->n_envs; i++) {
+        const char *eq = strchr(c->envs[i], '=');
+        rc |= mp_buf_printf(b, "    %.*s: ", (int)(eq - c->envs[i]), c->envs[i]);
+        rc |= yq(b, eq + 1);
+        rc |= mp_buf_putc(b, '\n');
+    }
+    rc |= mp_buf_puts(b, "  profiler:\n    torch_profiler:\n");
+    rc |= ybool(b, "enabled", c->torch_profiler, 6);
+    rc |= mp_buf_puts(b, "    system_profiler:\n");
+    rc |= ybool(b, "enabled", c->system_profiler, 6);
+    rc |= mp_buf_puts(b, "    tracelens:\n");
+    rc |= ybool(b, "enabled", c->tracelens, 6);
+    rc |= mp_buf_puts(b, "    gpu_monitor:\n");
+    rc |= ybool(b, "enabled", c->gpu_monitor, 6);
+    rc |= mp_buf_printf(b, "      interval_sec: %g\n", c->gpu_monitor_interval_s);
+    if (c->gpu_monitor_device >= 0)
+        rc |= mp_buf_printf(b, "      device_id: %d\n", c->gpu_monitor_device);
+    else
+        rc |= mp_buf_puts(b, "      device_id: null\n");
+    rc |= mp_buf_puts(b, "  gap_analysis:\n");
+    rc |= ybool(b, "enabled", c->gap_enabled, 4);
+    rc |= mp_buf_printf(b, "    trace_start_pct: %g\n    trace_end_pct: %g\n    top_k: %d\n",
+                        c->gap.start_pct, c->gap.end_pct, c->gap.top_k);
+    rc |= mp_buf_printf(b, "    min_duration_us: %g\n    categories:", c->gap.min_duration_us);
+    if (c->gap.categories_all)
+        rc |= mp_buf_puts(b, " null\n");
+    else {
+        rc |= mp_buf_puts(b, c->gap.n_categories ? "\n" : " []\n");
+        for (int i = 0; i < c->gap.n_categories; i++) {
+            rc |= mp_buf_puts(b, "      - ");
+            rc |= yq(b, c->gap.categories[i]);
+            rc |= mp_buf_putc(b, '\n');
+        }
+    }
+    rc |= mp_buf_puts(b, "    ignore_categories:");
+    rc |= mp_buf_puts(b, c->gap.n_ignore ? "\n" : " []\n");
+    for (int i = 0; i < c->gap.n_ignore; i++) {
+        rc |= mp_buf_puts(b, "      - ");
+        rc |= yq(b, c->gap.ignore[i]);
+        rc |= mp_buf_putc(b, '\n');
+    }
+    rc |= mp_buf_puts(b, "  docker_image: ");
+    rc |= yq(b, c->docker_image);
+    rc |= mp_buf_puts(b, "\n  gpu_arch: ");
+    rc |= yq(b, c->gpu_arch);
+    rc |= mp_buf_puts(b, "\n  runner_type: ");
+    rc |= yq(b, c->runner_type);
+    rc |= mp_buf_puts(b, "\n  hf_cache_path: ");
+    rc |= yq(b, c->hf_cache_path);
+    rc |= mp_buf_printf(b, "\n  timeout_seconds: %g\n  gpu_selection:\n", c->timeout_s);
+    rc |= ybool(b, "auto", c->gpu_auto, 4);
+    rc |= mp_buf_printf(b, "    min_free_memory_gb: %g\n", c->gpu_min_free_gb);
+    if (c->gpu_count > 0)
+        rc |= mp_buf_printf(b, "    count: %d\n", c->gpu_count);
+    else
+        rc |= mp_buf_puts(b, "    count: null\n");
+    rc |= mp_buf_puts(b, "    candidates:");
+    if (!c->n_gpu_candidates)
+        rc |= mp_buf_puts(b, " null\n");
+    else {
+        rc |= mp_buf_puts(b, " [");
+        for (int i = 0; i < c->n_gpu_candidates; i++)
+            rc |= mp_buf_printf(b, "%s%d", i ? ", " : "", c->gpu_candidates[i]);
+        rc |= mp_buf_puts(b, "]\n");
+    }
+    rc |= mp_buf_puts(b, "  server_lifecycle:\n");
+    rc |= ybool(b, "enabled", c->reuse, 4);
+    rc |= ybool(b, "cleanup", c->reuse_cleanup, 4);
+    rc |= ybool(b, "force_reuse", c->reuse_force, 4);
+    rc |= mp_buf_puts(b, "    pid_dir: ");
+    rc |= yq(b, c->reuse_pid_dir);
+    rc |= mp_buf_printf(b, "\n    server_ready_timeout_s: %g\n", c->server_ready_timeout_s);
+    rc |= mp_buf_printf(b, "  privileged: %s\n  stall_timeout_seconds: %g\n",
+                        c->privileged ? "true" : "false", c->stall_timeout_s);
+    return rc ? MP_ENOMEM : 0;
+}

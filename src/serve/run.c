@@ -1,0 +1,1033 @@
+/* One serving benchmark run, start to finish (mp_serve_run): workspace,
+ * engine launch (local process group or docker container), readiness,
+ * warm-up, profiler window, measured load, engine shutdown, trace
+ * post-processing and the report. Every wait is bounded by the run's
+ * deadline (timeout_seconds) or a smaller limit of its own; when the
+ * deadline passes during the load, the engine is stopped so the requests
+ * still in flight fail at once rather than hang.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <math.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include <magpie/analysis.h>
+#include <magpie/fmt.h>
+#include <magpie/gpu.h>
+#include <magpie/loadgen.h>
+#include <magpie/proc.h>
+#include <magpie/serve.h>
+
+#include "serve_internal.h"
+
+#define MAX_ERRORS 64
+
+/* The engine's process group while it runs, for mp_serve_interrupt (a
+ * signal handler); 0 otherwise. Cleared before the group leader is reaped,
+ * so the id can never name someone else's group. */
+static volatile sig_atomic_t g_engine_pgid;
+
+void mp_serve_interrupt(void)
+{
+    pid_t pg = (pid_t)g_engine_pgid;
+    if (pg > 0)
+        kill(-pg, SIGTERM);
+}
+
+struct run {
+    const struct mp_serve_config *c;
+    const struct mp_serve_run_opts *o;
+    struct mp_serve_result *res;
+    uint64_t t0_ns, deadline_ns;
+    char ws[4096], path[4400], log_path[4400], trace_dir[4400];
+    char base_url[600], served[512], engine_version[128], image_id[256], container[128];
+    const char *image;
+    struct mp_proc *srv;
+    pid_t srv_pid;
+    bool client_only, docker, profiling, ready, died, deadline_hit, measured;
+    double ready_s;
+    char exit_desc[256];
+    struct mp_serve_cmd cmd;
+    enum mp_gpu_vendor vendor;
+    char visible[256];
+    struct mp_buf warn; /* JSON array items */
+    /* load */
+    size_t num_prompts, warmups;
+    struct mp_loadgen_progress last;
+    const char *stage;
+};
+
+static void add_error(struct run *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void add_error(struct run *r, const char *fmt, ...)
+{
+    struct mp_serve_result *res = r->res;
+    if (res->n_errors >= MAX_ERRORS)
+        return;
+    char buf[8192];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof(buf), fmt, ap);
+    va_end(ap);
+    char **ne = realloc(res->errors, (res->n_errors + 1) * sizeof(char *));
+    if (!ne)
+        return;
+    res->errors = ne;
+    ne[res->n_errors] = strdup(buf);
+    if (ne[res->n_errors])
+        res->n_errors++;
+}
+
+static void add_warning(struct run *r, const char *msg)
+{
+    if (r->warn.len)
+        mp_buf_puts(&r->warn, ", ");
+    mp_json_str(&r->warn, msg, strlen(msg));
+}
+
+static double now_s(const struct run *r)
+{
+    return (double)(mp_time_ns() - r->t0_ns) / 1e9;
+}
+
+static double remaining_s(const struct run *r)
+{
+    uint64_t t = mp_time_ns();
+    return t >= r->deadline_ns ? 0 : (double)(r->deadline_ns - t) / 1e9;
+}
+
+static void progress(struct run *r, const char *stage, size_t done, size_t failed, size_t total)
+{
+    r->stage = stage;
+    if (!r->o || !r->o->on_progress)
+        return;
+    struct mp_serve_progress p = {stage, done, failed, total, now_s(r)};
+    r->o->on_progress(&p, r->o->progress_user);
+}
+
+/* Appends the error lines (or last lines) of server.log to an error. */
+static void error_with_log(struct run *r, const char *what)
+{
+    struct mp_buf tail;
+    mp_buf_init(&tail, 0);
+    if (!r->client_only)
+        mp_serve_log_tail(r->log_path, 10, &tail);
+    if (tail.len)
+        add_error(r, "%s; last lines of server.log:\n%s", what, mp_buf_cstr(&tail));
+    else
+        add_error(r, "%s", what);
+    mp_buf_fini(&tail);
+}
+
+/* ---- workspace ---- */
+
+static int make_workspace(struct run *r, struct mp_diag *d)
+{
+    const char *root = r->o && r->o->output_dir ? r->o->output_dir : "./results";
+    int rc = mp_fs_mkdirs(root, d);
+    if (rc)
+        return rc;
+    char ts[32];
+    time_t t = time(NULL);
+    struct tm tmv;
+    localtime_r(&t, &tmv);
+    strftime(ts, sizeof(ts), "%Y%m%d_%H%M%S", &tmv);
+    const char *fw = mp_serve_framework_name(r->c->framework);
+    for (int i = 1; i < 1000; i++) {
+        if (i == 1)
+            snprintf(r->ws, sizeof(r->ws), "%s/benchmark_%s_%s", root, fw, ts);
+        else
+            snprintf(r->ws, sizeof(r->ws), "%s/benchmark_%s_%s_%d", root, fw, ts, i);
+        if (mkdir(r->ws, 0777) == 0)
+            break;
+        if (errno != EEXIST) {
+            mp_diag_set_file(d, r->ws);
+            return mp_diag_set(d, MP_EIO, "cannot create the workspace: %s", strerror(errno));
+        }
+    }
+    static const char *const subs[] = {"torch_trace", "system_profile"};
+    for (size_t i = 0; i < 2; i++) {
+        snprintf(r->path, sizeof(r->path), "%s/%s", r->ws, subs[i]);
+        if ((rc = mp_fs_mkdirs(r->path, d)))
+            return rc;
+    }
+    snprintf(r->log_path, sizeof(r->log_path), "%s/server.log", r->ws);
+    snprintf(r->trace_dir, sizeof(r->trace_dir), "%s/torch_trace", r->ws);
+    struct mp_buf y;
+    mp_buf_init(&y, 0);
+    rc = mp_serve_config_yaml(r->c, &y);
+    snprintf(r->path, sizeof(r->path), "%s/config.yaml", r->ws);
+    if (!rc)
+        rc = mp_fs_write_atomic(r->path, y.data, y.len, d);
+    mp_buf_fini(&y);
+    return rc;
+}
+
+static int write_file(struct run *r, const char *name, const struct mp_buf *b)
+{
+    struct mp_diag d;
+    mp_diag_clear(&d);
+    snprintf(r->path, sizeof(r->path), "%s/%s", r->ws, name);
+    int rc = mp_fs_write_atomic(r->path, b->data ? b->data : "", b->len, &d);
+    if (rc)
+        add_error(r, "cannot write %s: %s", name, d.msg);
+    return rc;
+}
+
+/* ---- GPU detection and selection ---- */
+
+static bool pinned(const struct mp_serve_config *c)
+{
+    return mp_serve_config_getenv(c, "CUDA_VISIBLE_DEVICES") ||
+           mp_serve_config_getenv(c, "HIP_VISIBLE_DEVICES") ||
+           mp_serve_config_getenv(c, "ROCR_VISIBLE_DEVICES");
+}
+
+static void detect_gpus(struct run *r, struct mp_gpu_info *info)
+{
+    struct mp_gpu_detect_opts go = {.no_tools = true, .no_versions = true, .timeout_s = 20};
+    if (mp_gpu_detect(info, &go, NULL) == 0)
+        r->vendor = info->vendor;
+}
+
+static int run_capture(const char *const *argv, double timeout_s, struct mp_buf *out)
+{
+    struct mp_proc_opts po = {.timeout_s = timeout_s, .err_mode = MP_PROC_DISCARD};
+    struct mp_proc_result pr;
+    mp_proc_result_init(&pr);
+    int rc = mp_proc_run(argv, &po, &pr, NULL);
+    if (!rc && mp_proc_result_ok(&pr))
+        rc = mp_buf_append(out, pr.out.data ? pr.out.data : "", pr.out.len);
+    else if (!rc)
+        rc = MP_ECHILD;
+    mp_proc_result_fini(&pr);
+    return rc;
+}
+
+/* Magpie §9.10 for NVIDIA; AMD selection is left to manual pinning. */
+static int select_gpus(struct run *r, const struct mp_gpu_info *info)
+{
+    const struct mp_serve_config *c = r->c;
+    if (!c->gpu_auto || pinned(c) || info->count == 0 || r->client_only)
+        return 0;
+    if (r->vendor != MP_GPU_VENDOR_NVIDIA) {
+        add_warning(r, "automatic GPU selection is implemented for NVIDIA only; pin AMD GPUs "
+                       "with envs.ROCR_VISIBLE_DEVICES / HIP_VISIBLE_DEVICES");
+        return 0;
+    }
+    long tp = 1;
+    mp_serve_config_intenv(c, "TP", 1, &tp, NULL);
+    int want = c->gpu_count > 0 ? c->gpu_count : (int)(tp > 0 ? tp : 1);
+    static const char *const q1[] = {"nvidia-smi",
+                                     "--query-gpu=index,uuid,memory.used,memory.total",
+                                     "--format=csv,noheader,nounits", NULL};
+    static const char *const q2[] = {"nvidia-smi", "--query-compute-apps=gpu_uuid,pid",
+                                     "--format=csv,noheader", NULL};
+    struct mp_buf g, a;
+    mp_buf_init(&g, 0);
+    mp_buf_init(&a, 0);
+    int ids[MP_SERVE_MAX_GPUS], n = -1;
+    if (run_capture(q1, 30, &g) == 0 && run_capture(q2, 30, &a) == 0)
+        n = mp_serve_pick_idle_nvidia(mp_buf_cstr(&g), mp_buf_cstr(&a), c->gpu_min_free_gb,
+                                      c->gpu_candidates, c->n_gpu_candidates, want, ids,
+                                      MP_SERVE_MAX_GPUS);
+    mp_buf_fini(&g);
+    mp_buf_fini(&a);
+    if (n < 0) {
+        add_warning(r, "automatic GPU selection skipped: nvidia-smi queries failed");
+        return 0;
+    }
+    if (n < want) {
+        add_error(r,
+                  "needed %d idle GPU(s) but only found %d (busy, or less than %.1f GB free); "
+                  "free a GPU, lower gpu_selection.min_free_memory_gb, or pin GPUs with "
+                  "envs.CUDA_VISIBLE_DEVICES",
+                  want, n, c->gpu_min_free_gb);
+        return MP_ENOTFOUND;
+    }
+    r->visible[0] = 0;
+    for (int i = 0; i < n; i++)
+        snprintf(r->visible + strlen(r->visible), sizeof(r->visible) - strlen(r->visible), "%s%d",
+                 i ? "," : "", ids[i]);
+    return 0;
+}
+
+/* ---- engine ---- */
+
+static bool answering(const char *base, double timeout_s)
+{
+    char url[800], err[256];
+    long st = 0;
+    struct mp_buf b;
+    mp_buf_init(&b, 0);
+    snprintf(url, sizeof(url), "%s/health", base);
+    int rc = serve_http("GET", url, timeout_s, &st, &b, err, sizeof(err));
+    mp_buf_fini(&b);
+    return rc == 0 && st >= 200 && st < 400;
+}
+
+static int resolve_image(struct run *r, const struct mp_gpu_info *info)
+{
+    const struct mp_serve_config *c = r->c;
+    struct mp_diag d;
+    mp_diag_clear(&d);
+    r->image = c->docker_image;
+    if (!r->image) {
+        const char *arch = c->gpu_arch ? c->gpu_arch : info->architecture;
+        if (mp_serve_image_for(c->framework, arch, &r->image, &d)) {
+            add_error(r, "%s", d.msg);
+            return MP_ENOTFOUND;
+        }
+    }
+    const char *insp[] = {"docker", "image", "inspect", "--format", "{{.Id}}", r->image, NULL};
+    struct mp_buf out;
+    mp_buf_init(&out, 0);
+    int rc = run_capture(insp, 60, &out);
+    if (rc) {
+        const char *pull[] = {"docker", "pull", r->image, NULL};
+        mp_buf_reset(&out);
+        if (run_capture(pull, remaining_s(r), &out) == 0) {
+            mp_buf_reset(&out);
+            rc = run_capture(insp, 60, &out);
+        }
+    }
+    if (!rc) {
+        snprintf(r->image_id, sizeof(r->image_id), "%s", mp_buf_cstr(&out));
+        r->image_id[strcspn(r->image_id, "\r\n")] = 0;
+    }
+    mp_buf_fini(&out);
+    if (rc || !r->image_id[0]) {
+        add_error(r, "cannot resolve docker image '%s' (docker image inspect / pull failed)",
+                  r->image);
+        return MP_ENOTFOUND;
+    }
+    return 0;
+}
+
+static int start_engine(struct run *r, const struct mp_gpu_info *info)
+{
+    const struct mp_serve_config *c = r->c;
+    struct mp_diag d;
+    mp_diag_clear(&d);
+    long port = 8888;
+    mp_serve_config_intenv(c, "PORT", 8888, &port, NULL);
+    snprintf(r->base_url, sizeof(r->base_url), "http://127.0.0.1:%ld", port);
+    if (answering(r->base_url, 2)) {
+        add_error(r,
+                  "port %ld already has a server answering /health; stop it or set envs.PORT "
+                  "(magpie never benchmarks a server it did not start unless "
+                  "BENCHMARK_BASE_URL says so)",
+                  port);
+        return MP_EINVAL;
+    }
+    struct mp_serve_plan p = {.vendor = r->vendor, .port = (int)port};
+    p.visible_devices = r->visible[0] ? r->visible : NULL;
+    char model_dir[4096] = "", hf[4096] = "";
+    if (r->docker) {
+        if (resolve_image(r, info))
+            return MP_ENOTFOUND;
+        snprintf(r->container, sizeof(r->container), "magpie-benchmark-bench_%lld_%d",
+                 (long long)time(NULL), (int)getpid());
+        p.image = r->image_id;
+        p.container = r->container;
+        p.workspace = r->ws;
+        p.trace_dir = r->profiling ? "/workspace/torch_trace" : NULL;
+        if (mp_fs_is_dir(c->model) && realpath(c->model, model_dir))
+            p.model_dir = model_dir;
+        const char *home = getenv("HOME");
+        if (c->hf_cache_path)
+            snprintf(hf, sizeof(hf), "%s", c->hf_cache_path);
+        else if (home)
+            snprintf(hf, sizeof(hf), "%s/.cache/huggingface", home);
+        if (hf[0] && mp_fs_is_dir(hf))
+            p.hf_cache = hf;
+    } else {
+        p.workspace = r->ws;
+        p.trace_dir = r->profiling ? r->trace_dir : NULL;
+    }
+    int rc = r->docker ? mp_serve_docker_cmd(c, &p, &r->cmd, &d)
+                       : mp_serve_engine_cmd(c, &p, &r->cmd, &d);
+    if (rc) {
+        add_error(r, "cannot build the engine command: %s", d.msg);
+        return rc;
+    }
+    if (!r->docker && c->hf_cache_path)
+        mp_serve_cmd_env(&r->cmd, "HF_HOME", c->hf_cache_path);
+    struct mp_proc_opts po = {
+        .cwd = r->ws,
+        .env = (const char *const *)r->cmd.env,
+        .timeout_s = remaining_s(r) + 120, /* a backstop; the deadline is enforced below */
+        .grace_s = 20,
+        .out_mode = MP_PROC_FILE,
+        .out_path = r->log_path,
+        .err_mode = MP_PROC_TO_STDOUT,
+    };
+    rc = mp_proc_spawn((const char *const *)r->cmd.argv, &po, &r->srv, &d);
+    if (rc) {
+        add_error(r, "cannot start the engine (%s): %s", r->cmd.argv[0], d.msg);
+        return rc;
+    }
+    r->srv_pid = mp_proc_pid(r->srv);
+    g_engine_pgid = (sig_atomic_t)r->srv_pid;
+    char pid[32];
+    snprintf(pid, sizeof(pid), "%d\n", (int)r->srv_pid);
+    snprintf(r->path, sizeof(r->path), "%s/server.pid", r->ws);
+    mp_fs_write_atomic(r->path, pid, strlen(pid), NULL);
+    return 0;
+}
+
+/* Polls /health, then /v1/models, while watching the engine process. */
+static int wait_ready(struct run *r)
+{
+    double limit = r->c->server_ready_timeout_s;
+    if (limit > remaining_s(r))
+        limit = remaining_s(r);
+    uint64_t until = mp_time_ns() + (uint64_t)(limit * 1e9);
+    char url[800], err[256];
+    struct mp_buf b;
+    mp_buf_init(&b, 0);
+    int rc = MP_ETIMEOUT;
+    while (mp_time_ns() < until) {
+        progress(r, "starting engine", 0, 0, 0);
+        if (r->srv && mp_proc_poll(r->srv, 0) == 1) {
+            g_engine_pgid = 0;
+            struct mp_proc_result pr;
+            mp_proc_result_init(&pr);
+            mp_proc_wait(r->srv, &pr);
+            mp_proc_describe(&pr, 0, r->exit_desc, sizeof(r->exit_desc));
+            mp_proc_result_fini(&pr);
+            char what[512];
+            snprintf(what, sizeof(what), "engine exited before it was ready (%s)", r->exit_desc);
+            error_with_log(r, what);
+            r->died = true;
+            rc = MP_ECHILD;
+            break;
+        }
+        long st = 0;
+        mp_buf_reset(&b);
+        snprintf(url, sizeof(url), "%s/health", r->base_url);
+        if (serve_http("GET", url, 3, &st, &b, err, sizeof(err)) == 0 && st >= 200 && st < 400) {
+            mp_buf_reset(&b);
+            snprintf(url, sizeof(url), "%s/v1/models", r->base_url);
+            if (serve_http("GET", url, 10, &st, &b, err, sizeof(err)) == 0 && st == 200 &&
+                serve_first_model(mp_buf_cstr(&b), r->served, sizeof(r->served)) == 0) {
+                rc = 0;
+                break;
+            }
+        }
+        if (r->srv)
+            mp_proc_poll(r->srv, 1000); /* sleeps up to 1 s, wakes at once on exit */
+        else
+            usleep(500000);
+    }
+    mp_buf_fini(&b);
+    if (rc == MP_ETIMEOUT) {
+        char what[1024];
+        snprintf(what, sizeof(what),
+                 "engine not ready after %.0f s (GET %s/health and /v1/models did not both "
+                 "answer)",
+                 limit, r->base_url);
+        error_with_log(r, what);
+        if (remaining_s(r) <= 0)
+            r->deadline_hit = true;
+    }
+    r->ready = rc == 0;
+    r->ready_s = now_s(r);
+    return rc;
+}
+
+static void stop_engine(struct run *r)
+{
+    if (!r->srv)
+        return;
+    g_engine_pgid = 0;
+    progress(r, "stopping engine", 0, 0, 0);
+    if (r->docker && r->container[0]) {
+        const char *stop[] = {"docker", "stop", "-t", "20", r->container, NULL};
+        struct mp_proc_opts po = {
+            .timeout_s = 60, .out_mode = MP_PROC_DISCARD, .err_mode = MP_PROC_DISCARD};
+        struct mp_proc_result pr;
+        mp_proc_result_init(&pr);
+        mp_proc_run(stop, &po, &pr, NULL);
+        mp_proc_result_fini(&pr);
+    }
+    bool was_running = mp_proc_poll(r->srv, 0) == 0;
+    if (was_running)
+        mp_proc_terminate(r->srv);
+    struct mp_proc_result pr;
+    mp_proc_result_init(&pr);
+    if (mp_proc_wait(r->srv, &pr) == 0 && !r->exit_desc[0])
+        mp_proc_describe(&pr, 0, r->exit_desc, sizeof(r->exit_desc));
+    mp_proc_result_fini(&pr);
+    mp_proc_free(r->srv); /* also ends anything left in the group */
+    r->srv = NULL;
+}
+
+/* ---- load ---- */
+
+static void on_load_progress(const struct mp_loadgen_progress *p, void *user)
+{
+    struct run *r = user;
+    r->last = *p;
+    if (r->srv && !r->died && mp_proc_poll(r->srv, 0) == 1) {
+        g_engine_pgid = 0;
+        r->died = true; /* remaining requests fail fast: connection refused */
+    }
+    if (!r->deadline_hit && remaining_s(r) <= 0) {
+        r->deadline_hit = true;
+        if (r->srv)
+            mp_proc_terminate(r->srv); /* in-flight requests fail now, not at their timeout */
+    }
+    progress(r, p->warmup ? "warm-up" : "benchmark", p->done, p->failed, p->total);
+}
+
+static int profile_call(struct run *r, const char *what, double timeout_s)
+{
+    char url[800], err[256];
+    long st = 0;
+    struct mp_buf b;
+    mp_buf_init(&b, 0);
+    snprintf(url, sizeof(url), "%s/%s", r->base_url, what);
+    int rc = serve_http("POST", url, timeout_s, &st, &b, err, sizeof(err));
+    if (rc || st < 200 || st >= 300) {
+        char msg[1024];
+        snprintf(msg, sizeof(msg), "POST /%s failed: %s", what,
+                 rc ? err : (snprintf(err, sizeof(err), "HTTP %ld", st), err));
+        error_with_log(r, msg);
+        rc = rc ? rc : MP_EIO;
+    }
+    mp_buf_fini(&b);
+    return rc;
+}
+
+/* Waits until trace files exist and their sizes hold still for 2 s. */
+static size_t wait_traces(const char *dir, double limit_s)
+{
+    uint64_t until = mp_time_ns() + (uint64_t)(limit_s * 1e9);
+    long long last = -1;
+    int stable = 0;
+    size_t n = 0;
+    while (mp_time_ns() < until) {
+        struct mp_trace_rank_list l;
+        long long total = 0;
+        n = 0;
+        if (mp_trace_find_ranks(dir, &l, NULL) == 0) {
+            n = l.n;
+            for (size_t i = 0; i < l.n; i++) {
+                struct stat st;
+                if (stat(l.files[i].path, &st) == 0)
+                    total += st.st_size;
+            }
+            mp_trace_rank_list_fini(&l);
+        }
+        if (n && total == last) {
+            if (++stable >= 4)
+                break;
+        } else {
+            stable = 0;
+        }
+        last = total;
+        usleep(500000);
+    }
+    return n;
+}
+
+struct load_out {
+    struct mp_loadgen_result *res;
+    struct mp_loadgen_metrics m;
+    bool have;
+    size_t failed_warmups;
+    char first_error[512];
+};
+
+static int build_dataset(struct run *r, struct mp_loadgen_dataset **ds, bool chat)
+{
+    const struct mp_serve_config *c = r->c;
+    struct mp_diag d;
+    mp_diag_clear(&d);
+    long isl, osl, conc, np, nw;
+    mp_serve_config_intenv(c, "ISL", 1024, &isl, NULL);
+    mp_serve_config_intenv(c, "OSL", 512, &osl, NULL);
+    mp_serve_config_intenv(c, "CONC", 32, &conc, NULL);
+    /* Magpie's scripts: NUM_PROMPTS or CONC*10, and CONC when profiling */
+    mp_serve_config_intenv(c, "NUM_PROMPTS", r->profiling ? conc : conc * 10, &np, NULL);
+    mp_serve_config_intenv(c, "NUM_WARMUPS", 2 * conc, &nw, NULL);
+    const char *rr = mp_serve_config_getenv(c, "RANDOM_RANGE_RATIO");
+    struct mp_loadgen_random_opts ro;
+    mp_loadgen_random_opts_default(&ro);
+    ro.input_len = (int)isl;
+    ro.output_len = (int)osl;
+    ro.range_ratio = rr ? strtod(rr, NULL) : 0.5;
+    ro.text = chat;
+    r->num_prompts = (size_t)(np > 0 ? np : 1);
+    r->warmups = (size_t)(nw > 0 ? nw : 0);
+    int rc = mp_loadgen_dataset_random(&ro, r->num_prompts, ds, &d);
+    if (rc)
+        add_error(r, "cannot build the random dataset: %s", d.msg);
+    return rc;
+}
+
+static void first_failure(const struct mp_loadgen_result *res, char *out, size_t len)
+{
+    for (size_t i = 0; res && i < res->n; i++)
+        if (!res->recs[i].success) {
+            snprintf(out, len, "%s", res->recs[i].error ? res->recs[i].error : "failed");
+            return;
+        }
+}
+
+static int run_load(struct run *r, struct load_out *lo)
+{
+    const struct mp_serve_config *c = r->c;
+    long conc = 32;
+    mp_serve_config_intenv(c, "CONC", 32, &conc, NULL);
+    const char *ep = mp_serve_config_getenv(c, "MAGPIE_BENCHMARK_ENDPOINT");
+    const char *be = mp_serve_config_getenv(c, "MAGPIE_BENCHMARK_BACKEND");
+    bool chat = (ep && strstr(ep, "chat")) || (be && strstr(be, "chat"));
+    struct mp_loadgen_dataset *ds = NULL;
+    struct mp_loadgen_prompt *warm = NULL;
+    int rc = build_dataset(r, &ds, chat);
+    if (rc)
+        return rc;
+    struct mp_loadgen_config lc;
+    mp_loadgen_config_default(&lc);
+    lc.base_url = r->base_url;
+    lc.endpoint = ep ? ep : (chat ? "/v1/chat/completions" : "/v1/completions");
+    lc.api = chat ? MP_LOADGEN_API_CHAT : MP_LOADGEN_API_COMPLETIONS;
+    lc.model = r->served[0] ? r->served : c->model;
+    lc.ignore_eos = true;
+    lc.max_concurrency = (int)conc;
+    lc.request_id_prefix = "magpie-bench-";
+    lc.stall_timeout_s = c->stall_timeout_s;
+    lc.on_progress = on_load_progress;
+    lc.progress_user = r;
+    const char *rate = mp_serve_config_getenv(c, "REQUEST_RATE");
+    if (rate && strcmp(rate, "inf") != 0)
+        lc.request_rate = strtod(rate, NULL);
+    struct mp_diag d;
+    mp_diag_clear(&d);
+    /* warm-up: copies of the first prompt, as vLLM's --num-warmups */
+    if (r->warmups) {
+        warm = calloc(r->warmups, sizeof(*warm));
+        if (!warm) {
+            rc = MP_ENOMEM;
+            goto out;
+        }
+        for (size_t i = 0; i < r->warmups; i++)
+            warm[i] = ds->prompts[0];
+        struct mp_loadgen_dataset wds = *ds;
+        wds.prompts = warm;
+        wds.n = r->warmups;
+        struct mp_loadgen_result *wres = NULL;
+        lc.request_timeout_s = remaining_s(r) > 1 ? remaining_s(r) : 1;
+        lc.request_id_prefix = "magpie-warmup-";
+        rc = mp_loadgen_run(&lc, &wds, &wres, &d);
+        lc.request_id_prefix = "magpie-bench-";
+        if (rc) {
+            add_error(r, "warm-up could not run: %s", d.msg);
+            goto out;
+        }
+        for (size_t i = 0; i < wres->n; i++)
+            lo->failed_warmups += !wres->recs[i].success;
+        if (lo->failed_warmups == wres->n) {
+            char fe[512] = "";
+            first_failure(wres, fe, sizeof(fe));
+            mp_loadgen_result_free(wres);
+            error_with_log(r, r->died ? "engine exited during the warm-up"
+                                      : (snprintf(r->path, sizeof(r->path),
+                                                  "every warm-up request failed: %s", fe),
+                                         r->path));
+            rc = MP_EIO;
+            goto out;
+        }
+        mp_loadgen_result_free(wres);
+    }
+    if (r->died || r->deadline_hit) {
+        rc = MP_ECHILD;
+        goto out;
+    }
+    if (r->profiling && !r->client_only) {
+        progress(r, "starting profiler", 0, 0, 0);
+        if ((rc = profile_call(r, "start_profile", 300)))
+            goto out;
+    }
+    lc.request_timeout_s = remaining_s(r) > 1 ? remaining_s(r) : 1;
+    rc = mp_loadgen_run(&lc, ds, &lo->res, &d);
+    if (rc) {
+        add_error(r, "benchmark could not run: %s", d.msg);
+        goto out;
+    }
+    r->measured = true;
+    struct mp_loadgen_metrics_opts mo;
+    mp_loadgen_metrics_opts_default(&mo);
+    mo.selected = (1u << MP_LOADGEN_TTFT) | (1u << MP_LOADGEN_TPOT) | (1u << MP_LOADGEN_ITL) |
+                  (1u << MP_LOADGEN_E2EL);
+    if (mp_loadgen_metrics_compute(lo->res, &mo, &lo->m) == 0)
+        lo->have = true;
+    first_failure(lo->res, lo->first_error, sizeof(lo->first_error));
+    /* the vLLM-format client result, as InferenceX's inferencex_result.json */
+    struct mp_buf b;
+    mp_buf_init(&b, 0);
+    char date[32];
+    time_t t = time(NULL);
+    struct tm tmv;
+    localtime_r(&t, &tmv);
+    strftime(date, sizeof(date), "%Y%m%d-%H%M%S", &tmv);
+    struct mp_loadgen_report_info info = {.date = date,
+                                          .backend = chat ? "openai-chat" : "vllm",
+                                          .model_id = c->model,
+                                          .dataset = "random",
+                                          .num_prompts = r->num_prompts};
+    if (lo->have && mp_loadgen_result_json(lo->res, &lo->m, &info, &b) == 0)
+        write_file(r, "inferencex_result.json", &b);
+    mp_buf_reset(&b);
+    if (mp_loadgen_requests_jsonl(lo->res, &b) == 0)
+        write_file(r, "inferencex_result.requests.jsonl", &b);
+    mp_buf_fini(&b);
+    if (r->profiling && !r->client_only && !r->died && !r->deadline_hit) {
+        progress(r, "stopping profiler", 0, 0, 0);
+        double lim = c->stop_profile_timeout_s;
+        if (lim > remaining_s(r) + 60)
+            lim = remaining_s(r) + 60; /* a trace flush may overrun the deadline a little */
+        if (profile_call(r, "stop_profile", lim) == 0) {
+            progress(r, "collecting traces", 0, 0, 0);
+            if (wait_traces(r->trace_dir, 120) == 0)
+                add_error(r, "no torch traces appeared in torch_trace/ after /stop_profile");
+        }
+    }
+out:
+    free(warm);
+    mp_loadgen_dataset_free(ds);
+    return rc;
+}
+
+/* ---- post-processing ---- */
+
+static void post_process(struct run *r, struct mp_buf *kernels, struct mp_buf *gap)
+{
+    struct mp_diag d;
+    mp_diag_clear(&d);
+    progress(r, "kernel summary", 0, 0, 0);
+    struct mp_kernel_summary *ks = NULL;
+    int rc = mp_kernel_summary_run(r->trace_dir, NULL, NULL, &ks, &d);
+    if (rc == 0)
+        rc = mp_kernel_summary_json(ks, kernels);
+    else
+        add_error(r, "kernel summary failed: %s", d.msg);
+    mp_kernel_summary_free(ks);
+    progress(r, "gap analysis", 0, 0, 0);
+    struct mp_gap_config gc = r->c->gap;
+    gc.skip_bad_ranks = true;
+    struct mp_gap_result *gr = NULL;
+    mp_diag_clear(&d);
+    char gdir[4400], csv[4500];
+    snprintf(gdir, sizeof(gdir), "%s/gap_analysis", r->ws);
+    snprintf(csv, sizeof(csv), "%s/gap_analysis.csv", gdir);
+    rc = mp_gap_analyze(r->trace_dir, &gc, &gr, &d);
+    if (rc == 0)
+        rc = mp_gap_write_csv(gr, &gc, gdir, true, &d);
+    if (rc == 0)
+        rc = mp_gap_json(gr, &gc, csv, gdir, gap);
+    if (rc) {
+        char msg[700];
+        snprintf(msg, sizeof(msg), "gap analysis failed: %s", d.msg);
+        add_error(r, "%s", msg);
+        mp_buf_reset(gap);
+        mp_buf_puts(gap, "{\"enabled\": true, \"error\": ");
+        mp_json_str(gap, msg, strlen(msg));
+        mp_buf_putc(gap, '}');
+    }
+    mp_gap_result_free(gr);
+}
+
+/* ---- the "magpie" object: versions, engine, requests ---- */
+
+static void scrape_version(struct run *r)
+{
+    if (r->engine_version[0] || r->client_only)
+        return;
+    if (serve_version(r->base_url, r->engine_version, sizeof(r->engine_version)) == 0)
+        return;
+    FILE *f = fopen(r->log_path, "r");
+    char line[2048];
+    for (int i = 0; f && i < 400 && fgets(line, sizeof(line), f); i++) {
+        char *v = strstr(line, "version ");
+        if (!v)
+            continue;
+        v += 8;
+        size_t n = strspn(v, "0123456789.abcdefghijklmnopqrstuvwxyz+-_");
+        if (n && v[0] >= '0' && v[0] <= '9') {
+            snprintf(r->engine_version, sizeof(r->engine_version), "%.*s", (int)n, v);
+            break;
+        }
+    }
+    if (f)
+        fclose(f);
+}
+
+static void model_revision(const struct mp_serve_config *c, char *out, size_t len)
+{
+    const char *rev = mp_serve_config_getenv(c, "MODEL_REVISION");
+    out[0] = 0;
+    if (rev && *rev) {
+        snprintf(out, len, "%s", rev);
+        return;
+    }
+    const char *s = strstr(c->model, "/snapshots/");
+    if (s) {
+        s += 11;
+        size_t n = strcspn(s, "/");
+        snprintf(out, len, "%.*s", (int)n, s);
+    }
+}
+
+static int json_or_null(struct mp_buf *b, const char *s)
+{
+    if (!s || !*s)
+        return mp_buf_puts(b, "null");
+    return mp_json_str(b, s, strlen(s));
+}
+
+static void magpie_object(struct run *r, const struct load_out *lo, struct mp_buf *b)
+{
+    const struct mp_serve_config *c = r->c;
+    char rev[128];
+    model_revision(c, rev, sizeof(rev));
+    struct mp_buf cmd;
+    mp_buf_init(&cmd, 0);
+    if (r->cmd.argv)
+        mp_proc_join((const char *const *)r->cmd.argv, &cmd);
+#define JS(s) mp_json_str(b, (s), strlen(s))
+#define JSN(s) json_or_null(b, (s))
+    mp_buf_puts(b, "{\"version\": ");
+    JSN(r->o ? r->o->magpie_version : NULL);
+    mp_buf_printf(b, ", \"run_mode\": \"%s\", \"client_only\": %s, \"engine\": {",
+                  mp_serve_mode_name(c->run_mode), r->client_only ? "true" : "false");
+    mp_buf_puts(b, "\"framework\": ");
+    JS(mp_serve_framework_name(c->framework));
+    mp_buf_puts(b, ", \"version\": ");
+    JSN(r->engine_version);
+    mp_buf_puts(b, ", \"command\": ");
+    JSN(mp_buf_cstr(&cmd));
+    mp_buf_printf(b, ", \"pid\": %d, \"ready\": %s, \"ready_after_s\": ", (int)r->srv_pid,
+                  r->ready ? "true" : "false");
+    mp_json_double(b, r->ready ? r->ready_s : NAN);
+    mp_buf_puts(b, ", \"exit\": ");
+    JSN(r->exit_desc);
+    mp_buf_puts(b, ", \"base_url\": ");
+    JSN(r->base_url);
+    mp_buf_puts(b, ", \"served_model\": ");
+    JSN(r->served);
+    mp_buf_puts(b, ", \"image\": ");
+    JSN(r->image);
+    mp_buf_puts(b, ", \"image_id\": ");
+    JSN(r->image_id);
+    mp_buf_puts(b, ", \"container\": ");
+    JSN(r->container);
+    mp_buf_puts(b, "}, \"model_revision\": ");
+    JSN(rev);
+    mp_buf_printf(
+        b, ", \"gpu\": {\"vendor\": \"%s\", \"visible_devices\": ", mp_gpu_vendor_name(r->vendor));
+    JSN(r->visible);
+    mp_buf_printf(b,
+                  "}, \"requests\": {\"num_prompts\": %zu, \"warmups\": %zu, "
+                  "\"failed_warmups\": %zu, \"completed\": %zu, \"failed\": %zu, "
+                  "\"first_error\": ",
+                  r->num_prompts, r->warmups, lo->failed_warmups, lo->have ? lo->m.completed : 0,
+                  lo->have ? lo->m.failed : 0);
+    JSN(lo->first_error);
+    mp_buf_puts(b, "}, \"files\": {\"config\": \"config.yaml\", \"server_log\": ");
+    if (r->client_only)
+        mp_buf_puts(b, "null");
+    else
+        JS("server.log");
+    mp_buf_printf(b,
+                  ", \"client_result\": \"inferencex_result.json\", \"requests\": "
+                  "\"inferencex_result.requests.jsonl\"}, \"warnings\": [%s]}",
+                  r->warn.len ? mp_buf_cstr(&r->warn) : "");
+#undef JS
+#undef JSN
+    mp_buf_fini(&cmd);
+}
+
+/* ---- entry point ---- */
+
+int mp_serve_run(const struct mp_serve_config *c, const struct mp_serve_run_opts *o,
+                 struct mp_serve_result **out, struct mp_diag *d)
+{
+    *out = NULL;
+    int rc = mp_serve_config_validate(c, d);
+    if (rc)
+        return rc;
+    struct mp_serve_result *res = calloc(1, sizeof(*res));
+    if (!res)
+        return mp_diag_set(d, MP_ENOMEM, "out of memory");
+    mp_buf_init(&res->summary, 0);
+    mp_buf_init(&res->report, 0);
+    struct run r;
+    memset(&r, 0, sizeof(r));
+    r.c = c;
+    r.o = o;
+    r.res = res;
+    r.t0_ns = mp_time_ns();
+    r.deadline_ns = r.t0_ns + (uint64_t)(c->timeout_s * 1e9);
+    r.docker = c->run_mode == MP_SERVE_DOCKER;
+    const char *ext = mp_serve_config_getenv(c, "BENCHMARK_BASE_URL");
+    r.client_only = ext && *ext;
+    r.profiling = c->torch_profiler;
+    mp_buf_init(&r.warn, 0);
+    struct load_out lo;
+    memset(&lo, 0, sizeof(lo));
+    struct mp_buf kernels, gap, mag, rep;
+    mp_buf_init(&kernels, 0);
+    mp_buf_init(&gap, 0);
+    mp_buf_init(&mag, 0);
+    mp_buf_init(&rep, 0);
+    struct mp_gpu_info info;
+    mp_gpu_info_init(&info);
+    if (!r.client_only) {
+        progress(&r, "detecting GPUs", 0, 0, 0);
+        detect_gpus(&r, &info);
+        /* an image we cannot name is an input error: nothing is created */
+        const char *arch = c->gpu_arch ? c->gpu_arch : info.architecture;
+        const char *img = NULL;
+        if (r.docker && !c->docker_image &&
+            (rc = mp_serve_image_for(c->framework, arch, &img, d))) {
+            mp_serve_result_free(res);
+            res = NULL;
+            goto done;
+        }
+    }
+    if ((rc = make_workspace(&r, d))) {
+        mp_serve_result_free(res);
+        res = NULL;
+        goto done;
+    }
+    res->workspace = strdup(r.ws);
+    if (r.client_only) {
+        snprintf(r.base_url, sizeof(r.base_url), "%s", ext);
+        size_t n = strlen(r.base_url);
+        while (n && r.base_url[n - 1] == '/')
+            r.base_url[--n] = 0;
+        if (r.profiling) {
+            add_warning(&r, "BENCHMARK_BASE_URL: the server is not ours, so server-side "
+                            "profiling is off");
+            r.profiling = false;
+        }
+        if (wait_ready(&r) == 0)
+            rc = run_load(&r, &lo);
+    } else {
+        if (select_gpus(&r, &info) == 0 && start_engine(&r, &info) == 0 && wait_ready(&r) == 0) {
+            scrape_version(&r);
+            rc = run_load(&r, &lo);
+        }
+        if (r.srv && !r.died && mp_proc_poll(r.srv, 0) == 1)
+            r.died = true;
+        if (r.died && r.ready) {
+            g_engine_pgid = 0;
+            struct mp_proc_result pr;
+            mp_proc_result_init(&pr);
+            if (mp_proc_wait(r.srv, &pr) == 0)
+                mp_proc_describe(&pr, 0, r.exit_desc, sizeof(r.exit_desc));
+            mp_proc_result_fini(&pr);
+            char what[512];
+            snprintf(what, sizeof(what), "engine exited during the benchmark (%s)",
+                     r.exit_desc[0] ? r.exit_desc : "unknown status");
+            error_with_log(&r, what);
+        }
+        stop_engine(&r);
+        scrape_version(&r);
+    }
+    if (r.deadline_hit)
+        add_error(&r, "timeout_seconds (%.0f s) reached; the run was stopped", c->timeout_s);
+    bool ok = r.ready && r.measured && lo.have && lo.m.completed > 0 && !r.died && !r.deadline_hit;
+    if (r.measured && lo.have && lo.m.completed == 0)
+        add_error(&r, "every request failed (%zu): %s", lo.m.failed, lo.first_error);
+    else if (ok && lo.m.failed)
+        add_warning(&r, "some requests failed; see magpie.requests.first_error");
+    if (ok && lo.m.request_throughput <= 0 && lo.m.output_throughput <= 0) {
+        add_error(&r, "Benchmark produced no valid throughput/latency metrics");
+        ok = false;
+    }
+    if (ok && r.profiling)
+        post_process(&r, &kernels, &gap);
+    else if (r.profiling && !ok)
+        add_warning(&r, "trace post-processing skipped: the benchmark did not succeed");
+    if (c->tracelens)
+        add_warning(&r, "profiler.tracelens: TraceLens stage split is not run by magpie "
+                        "benchmark yet (use `magpie trace` on torch_trace/)");
+    res->success = ok;
+    struct mp_buf metrics;
+    mp_buf_init(&metrics, 0);
+    if (lo.have && lo.m.completed > 0)
+        mp_loadgen_magpie_json(&lo.m, &metrics);
+    magpie_object(&r, &lo, &mag);
+    struct serve_report sr = {
+        .cfg = c,
+        .success = ok,
+        .workspace = r.ws,
+        .execution_time_s = now_s(&r),
+        .metrics_json = metrics.len ? mp_buf_cstr(&metrics) : NULL,
+        .kernels_json = kernels.len ? mp_buf_cstr(&kernels) : NULL,
+        .gap_json = gap.len ? mp_buf_cstr(&gap) : NULL,
+        .magpie_json = mp_buf_cstr(&mag),
+        .errors = res->errors,
+        .n_errors = res->n_errors,
+    };
+    rc = serve_report_json(&sr, &res->report);
+    if (!rc)
+        rc = serve_summary_text(&sr, mp_buf_cstr(&res->report), &res->summary);
+    mp_buf_fini(&metrics);
+    if (rc) {
+        mp_diag_set(d, rc, "cannot format the benchmark report");
+        mp_serve_result_free(res);
+        res = NULL;
+        goto done;
+    }
+    snprintf(r.path, sizeof(r.path), "%s/benchmark_report.json", r.ws);
+    res->report_path = strdup(r.path);
+    if ((rc = mp_fs_write_atomic(r.path, res->report.data, res->report.len, d)) ||
+        (snprintf(r.path, sizeof(r.path), "%s/summary.txt", r.ws),
+         rc = mp_fs_write_atomic(r.path, res->summary.data, res->summary.len, d))) {
+        mp_serve_result_free(res);
+        res = NULL;
+        goto done;
+    }
+    rc = 0;
+done:
+    if (r.srv)
+        stop_engine(&r);
+    mp_serve_cmd_fini(&r.cmd);
+    mp_loadgen_result_free(lo.res);
+    mp_gpu_info_fini(&info);
+    mp_buf_fini(&kernels);
+    mp_buf_fini(&gap);
+    mp_buf_fini(&mag);
+    mp_buf_fini(&rep);
+    mp_buf_fini(&r.warn);
+    *out = res;
+    return rc;
+}
+
+void mp_serve_result_free(struct mp_serve_result *r)
+{
+    if (!r)
+        return;
+    free(r->workspace);
+    free(r->report_path);
+    mp_buf_fini(&r->summary);
+    mp_buf_fini(&r->report);
+    for (size_t i = 0; i < r->n_errors; i++)
+        free(r->errors[i]);
+    free(r->errors);
+    free(r);
+}

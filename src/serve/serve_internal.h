@@ -1,0 +1,38 @@
+/* Private declarations shared by the files of src/serve. */
+#ifndef MAGPIE_SERVE_INTERNAL_H
+#define MAGPIE_SERVE_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <magpie/base.h>
+#include <magpie/serve.h>
+
+/* One HTTP request with an empty body (POST) or none (GET). Returns 0 when a
+ * response arrived (*status set), MP_ETIMEOUT, or MP_EIO with the reason in err. */
+int serve_http(const char *method, const char *url, double timeout_s, long *status,
+               struct mp_buf *body, char *err, size_t err_len);
+/* data[0].id of a /v1/models body. */
+int serve_first_model(const char *body, char *out, size_t len);
+/* "version" of GET {base}/version (vLLM), MP_ENOTFOUND when the engine has none. */
+int serve_version(const char *base_url, char *out, size_t len);
+
+/* What the report needs from a run (report.c). */
+struct serve_report {
+    const struct mp_serve_config *cfg;
+    bool success;
+    const char *workspace;
+    double execution_time_s;
+    const char *metrics_json;         /* {"throughput":..,"latency":..} or NULL */
+    const char *kernels_json;         /* mp_kernel_summary_json text or NULL */
+    const char *gap_json;             /* mp_gap_json text or NULL */
+    const char *magpie_json;          /* the "magpie" object (versions, engine, requests) */
+    const char *serving_receipt_json; /* docker only */
+    char **errors;
+    size_t n_errors;
+};
+
+int serve_report_json(const struct serve_report *r, struct mp_buf *out);
+int serve_summary_text(const struct serve_report *r, const char *report_json, struct mp_buf *out);
+
+#endif

@@ -1,0 +1,183 @@
+#!/usr/bin/env python3
+"""A small OpenAI-compatible streaming server that stands in for an engine
+in magpie's serving-benchmark tests (stdlib only; loopback only).
+
+It accepts the command lines magpie builds for the engines, so the tests
+put it on PATH under the engine's name:
+  vllm serve MODEL --port P [--profiler-config.torch_profiler_dir DIR] ...
+  python3 -m sglang.launch_server --model-path M --port P ...   (not used yet)
+It serves GET /health, /v1/models, /version, POST /v1/completions and
+/v1/chat/completions (SSE, one token per event, then a usage chunk and
+[DONE]), POST /start_profile and /stop_profile (on stop it writes a small
+gzip Kineto trace with kernel events into the profiler dir), and it starts a
+child process, as vLLM starts its engine core, so tests can check that the
+whole process group goes away.
+
+Behaviour knobs (environment):
+  FAKE_ENGINE_TTFT_MS (5), FAKE_ENGINE_ITL_MS (1)   timing
+  FAKE_ENGINE_READY_S (0.5)   /health answers 503 until then
+  FAKE_ENGINE_FAULT           exit_at_start | never_ready | stall
+  FAKE_ENGINE_FAULT_AFTER (0) requests served normally before 'stall'
+  FAKE_ENGINE_MAX_S (120)     the server exits by itself after this long
+"""
+import gzip
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+ENV = os.environ
+TTFT = float(ENV.get("FAKE_ENGINE_TTFT_MS", "5")) / 1000
+ITL = float(ENV.get("FAKE_ENGINE_ITL_MS", "1")) / 1000
+READY_S = float(ENV.get("FAKE_ENGINE_READY_S", "0.5"))
+FAULT = ENV.get("FAKE_ENGINE_FAULT", "")
+FAULT_AFTER = int(ENV.get("FAKE_ENGINE_FAULT_AFTER", "0"))
+MAX_S = float(ENV.get("FAKE_ENGINE_MAX_S", "120"))
+T0 = time.monotonic()
+LOCK = threading.Lock()
+STATE = {"served": 0, "profiling": False, "prof_t0": 0.0}
+
+
+def parse_args(argv):
+    a = {"model": "fake-model", "port": 8888, "trace_dir": ENV.get("VLLM_TORCH_PROFILER_DIR")}
+    i = 0
+    if argv and argv[0] == "serve":
+        a["model"] = argv[1]
+        i = 2
+    while i < len(argv):
+        w = argv[i]
+        val = argv[i + 1] if i + 1 < len(argv) else None
+        if "=" in w and w.startswith("--"):
+            w, val = w.split("=", 1)
+        elif val is not None and not val.startswith("-"):
+            i += 1
+        if w in ("--port", "--server-port"):
+            a["port"] = int(val)
+        elif w in ("--model", "--model-path"):
+            a["model"] = val
+        elif w in ("--profiler-config.torch_profiler_dir", "--torch-profiler-dir"):
+            a["trace_dir"] = val
+        i += 1
+    return a
+
+
+ARGS = parse_args(sys.argv[1:])
+
+
+def write_trace(d):
+    os.makedirs(d, exist_ok=True)
+    ev = []
+    ts = 1000.0
+    for step in range(20):
+        for name, dur, ext in (("ampere_bf16_gemm_128x64", 40.0, 1), ("flash_attn_fwd", 25.0, 2),
+                               ("rms_norm_kernel", 5.0, 3)):
+            ev.append({"ph": "X", "cat": "cpu_op", "name": "aten::op%d" % ext, "pid": 1, "tid": 1,
+                       "ts": ts, "dur": dur + 2, "args": {"External id": ext + 10 * step,
+                                                          "Input Dims": [[4, 64], [64, 64]]}})
+            ev.append({"ph": "X", "cat": "kernel", "name": name, "pid": 0, "tid": 7, "ts": ts + 1,
+                       "dur": dur, "args": {"External id": ext + 10 * step}})
+            ts += dur + 3
+    path = os.path.join(d, "fake-host_%d-rank-0.%d.pt.trace.json.gz" % (os.getpid(), int(time.time())))
+    tmp = path + ".tmp"
+    with gzip.open(tmp, "wt") as f:
+        json.dump({"traceEvents": ev}, f)
+    os.rename(tmp, path)
+
+
+class H(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, fmt, *args):
+        sys.stdout.write("fake-engine: " + (fmt % args) + "\n")
+        sys.stdout.flush()
+
+    def reply(self, code, obj):
+        body = json.dumps(obj).encode()
+        self.send_response(code)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def do_GET(self):
+        ready = time.monotonic() - T0 >= READY_S and FAULT != "never_ready"
+        if self.path == "/health":
+            self.reply(200 if ready else 503, {})
+        elif self.path == "/v1/models":
+            self.reply(200 if ready else 503, {"object": "list", "data": [{"id": ARGS["model"],
+                                                                          "object": "model"}]})
+        elif self.path == "/version":
+            self.reply(200, {"version": "0.0.1-fake"})
+        else:
+            self.reply(404, {"error": "not found"})
+
+    def chunk(self, data):
+        self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+        self.wfile.flush()
+
+    def do_POST(self):
+        n = int(self.headers.get("Content-Length", "0"))
+        raw = self.rfile.read(n) if n else b""
+        if self.path == "/start_profile":
+            STATE["profiling"] = True
+            return self.reply(200, {})
+        if self.path == "/stop_profile":
+            STATE["profiling"] = False
+            if ARGS["trace_dir"]:
+                write_trace(ARGS["trace_dir"])
+            return self.reply(200, {})
+        if self.path not in ("/v1/completions", "/v1/chat/completions"):
+            return self.reply(404, {"error": "not found"})
+        req = json.loads(raw or b"{}")
+        max_tokens = int(req.get("max_tokens") or req.get("max_completion_tokens") or 16)
+        prompt = req.get("prompt")
+        plen = len(prompt) if isinstance(prompt, list) else len(str(prompt or req.get("messages")).split())
+        with LOCK:
+            STATE["served"] += 1
+            k = STATE["served"]
+        stall = FAULT == "stall" and k > FAULT_AFTER
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        if stall:
+            time.sleep(MAX_S)
+            return
+        time.sleep(TTFT)
+        chat = "chat" in self.path
+        for i in range(max_tokens):
+            if i:
+                time.sleep(ITL)
+            if chat:
+                choice = {"index": 0, "delta": {"content": " w%d" % (1000 + i)}}
+            else:
+                choice = {"index": 0, "text": " w%d" % (1000 + i)}
+            self.chunk(b"data: " + json.dumps({"choices": [choice]}).encode() + b"\n\n")
+        usage = {"prompt_tokens": plen, "completion_tokens": max_tokens,
+                 "total_tokens": plen + max_tokens}
+        self.chunk(b"data: " + json.dumps({"choices": [], "usage": usage}).encode() + b"\n\n")
+        self.chunk(b"data: [DONE]\n\n")
+        self.chunk(b"")
+
+
+def main():
+    print("fake-engine: starting, argv=%s" % sys.argv[1:], flush=True)
+    if FAULT == "exit_at_start":
+        print("Traceback (most recent call last):\nRuntimeError: fake engine failed to start",
+              flush=True)
+        sys.exit(3)
+    # an "engine core" child in our process group, as vLLM has
+    subprocess.Popen([sys.executable, "-c", "import time; time.sleep(%d)" % int(MAX_S),
+                      "fake-engine-core"])
+    srv = ThreadingHTTPServer(("127.0.0.1", ARGS["port"]), H)
+    srv.daemon_threads = True
+    threading.Timer(MAX_S, lambda: os._exit(0)).start()
+    print("fake-engine: vLLM API server version 0.0.1-fake on port %d" % ARGS["port"], flush=True)
+    srv.serve_forever()
+
+
+if __name__ == "__main__":
+    main()
