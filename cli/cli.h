@@ -32,8 +32,9 @@ int cmd_mcp(int argc, char **argv, const struct cli_global *g);
  * OpenAI-compatible server (cmd_bench_client.c). */
 int cli_bench_client(int argc, char **argv, const struct cli_global *g);
 
-/* `trace split` (cmd_trace_split.c). */
+/* `trace split` (cmd_trace_split.c) and `trace stages` (cmd_trace_stages.c). */
 int cli_trace_split(int argc, char **argv);
+int cli_trace_stages(int argc, char **argv);
 
 /* --gpu-info [--json] (cmd_gpuinfo.c). */
 int cli_gpu_info(bool json);

@@ -21,7 +21,8 @@ static void usage(FILE *f)
                "                 multi_rank_collective_report (CSV sheets)\n"
                "  split TRACE    split a serving trace at its step annotations into per-step\n"
                "                 and steady-state sub-traces (TraceLens's splitter)\n"
-               "  stages         per-stage inference analysis (not implemented yet)\n\n"
+               "  stages DIR     Magpie's inference post-processing: split, one step per\n"
+               "                 stage, per-stage inference reports and roofline CSVs\n\n"
                "`magpie trace <command> --help` for a command's options.\n");
 }
 
@@ -233,6 +234,8 @@ static void report_usage(FILE *f)
         "                                sits inside another op of the same sheet, e.g.\n"
         "                                aten::addmm under aten::linear; TraceLens lists both\n"
         "                                and so counts their kernels twice\n"
+        "  --roofline-simple FILE        (Magpie) also write the compact\n"
+        "                                *_kernel_roofline_simple.csv of this report\n"
         "  --xlsx FILE                   [--output_xlsx_path] also write the sheets as an\n"
         "                                Excel workbook\n"
         "  --no-summary                  do not print the terminal summary (GPU time, time\n"
@@ -269,7 +272,8 @@ static int cmd_report(int argc, char **argv)
         R_PMOD,
         R_CSTACK,
         R_PSEUDO,
-        R_CAPTURE
+        R_CAPTURE,
+        R_SIMPLE
     };
     static const struct option opts[] = {
         {"output-csvs-dir", required_argument, NULL, 'o'},
@@ -309,6 +313,7 @@ static int cmd_report(int argc, char **argv)
         {"include_call_stack", no_argument, NULL, R_CSTACK},
         {"enable-pseudo-ops", no_argument, NULL, R_PSEUDO},
         {"enable_pseudo_ops", no_argument, NULL, R_PSEUDO},
+        {"roofline-simple", required_argument, NULL, R_SIMPLE},
         {"capture-folder", required_argument, NULL, R_CAPTURE},
         {"capture_folder", required_argument, NULL, R_CAPTURE},
         {"quiet", no_argument, NULL, 'q'},
@@ -318,6 +323,7 @@ static int cmd_report(int argc, char **argv)
     struct mp_report_opts o;
     mp_report_opts_defaults(&o);
     const char *out_dir = NULL, *arch_name = NULL, *arch_json = NULL, *xlsx = NULL;
+    const char *simple = NULL;
     bool quiet = false, summary = true;
     int c;
     opterr = 0;
@@ -334,6 +340,10 @@ static int cmd_report(int argc, char **argv)
         }
         if (c == R_XLSX) {
             xlsx = optarg;
+            continue;
+        }
+        if (c == R_SIMPLE) {
+            simple = optarg;
             continue;
         }
         if (c == R_NOSUM) {
@@ -478,6 +488,18 @@ static int cmd_report(int argc, char **argv)
     }
     if (!rc && xlsx)
         rc = mp_report_write_xlsx(r, xlsx, &d);
+    if (!rc && simple) {
+        struct mp_buf sb;
+        mp_buf_init(&sb, 0);
+        rc = mp_report_roofline_simple(r, &sb);
+        if (rc == MP_ENOTFOUND)
+            rc = mp_diag_set(&d, rc, "no unified_perf_summary (a GPU-only trace): no %s", simple);
+        else if (rc)
+            rc = mp_diag_set(&d, rc, "out of memory writing %s", simple);
+        else
+            rc = mp_fs_write_atomic(simple, sb.data ? sb.data : "", sb.len, &d);
+        mp_buf_fini(&sb);
+    }
     if (rc) {
         mp_report_free(r);
         return cli_report_error(&d, rc);
@@ -686,10 +708,8 @@ int cmd_trace(int argc, char **argv, const struct cli_global *g)
         return cmd_collective(argc - 1, argv + 1);
     if (strcmp(argv[1], "split") == 0)
         return cli_trace_split(argc - 1, argv + 1);
-    if (strcmp(argv[1], "stages") == 0) {
-        fprintf(stderr, "magpie: error: 'trace %s' is not implemented yet\n", argv[1]);
-        return EXIT_USAGE;
-    }
+    if (strcmp(argv[1], "stages") == 0)
+        return cli_trace_stages(argc - 1, argv + 1);
     fprintf(stderr, "magpie: error: unknown trace command '%s'\n", argv[1]);
     usage(stderr);
     return EXIT_USAGE;

@@ -138,6 +138,52 @@ int mp_nccl_find_ranks(const char *const *inputs, size_t n_inputs, const char *r
                        size_t *world_size, char ***paths, struct mp_diag *d);
 void mp_nccl_paths_free(char **paths, size_t n);
 
+/* ---- inference stages (src/analysis/tl_stages.c) ----
+ * Magpie's inference post-processing (magpie.md §11.4-11.6) done natively:
+ * rank-0 trace in trace_dir (Magpie's patterns for the framework), split
+ * into trace_dir/trace_split (steady-state windows and single steps, as
+ * TraceLens's splitter with --find-steady-state --store-single-iteration),
+ * one step picked per stage, each pick's inference report (with
+ * --group_by_parent_module --group_by_num_kernels) and report.html in
+ * <output_dir>/tracelens/<prefilldecode|decode_only|prefill_only>/, the
+ * <label>_ISL<i>_OSL<o>_CONC<c>_kernel_roofline_simple.csv files in
+ * <output_dir>/tracelens/, and the tracelens_analysis JSON object (also
+ * written to <output_dir>/tracelens/tracelens_analysis.json). */
+struct mp_stages_opts {
+    const char *trace_dir;  /* the torch_trace directory */
+    const char *output_dir; /* NULL = trace_dir */
+    const char *framework;  /* "vllm" (NULL) or "sglang" / "atom" (SGLang's patterns) */
+    const char *stages;     /* comma list with Magpie's aliases; NULL = all three */
+    int num_steps;          /* splitter window, 0 = 32 */
+    /* the workload as Magpie's env strings (NULL = unset; the splitter then
+     * gets CONC 32, OSL 512, R 1.0 as Magpie passes) */
+    const char *isl, *osl, *conc, *random_range_ratio;
+    const struct mp_perf_arch *arch; /* roofline columns (borrowed), or NULL */
+    bool arch_auto;
+    const char *gpu_arch_platform; /* name reported in the JSON, or NULL */
+    int gzip_level;
+    mp_trace_progress_fn on_progress;
+    void *progress_user;
+};
+
+/* Parses a stage list ("pd,decode", ...) into stage indices (0 prefilldecode,
+ * 1 decode, 2 prefill), in order, without repeats. */
+int mp_stages_parse_list(const char *list, int *stages, int *n, struct mp_diag *d);
+
+/* Runs the stages; json gets the tracelens_analysis object. Returns 0 when
+ * every requested stage with a candidate got its report, MP_ECHILD when some
+ * report failed (json lists the errors), or an input error (no trace, no
+ * step annotations: d says which) after json has been filled as far as it
+ * got. */
+int mp_stages_run(const struct mp_stages_opts *o, struct mp_buf *json, struct mp_diag *d);
+
+/* The compact kernel_roofline_simple CSV of a report (magpie.md §11.5):
+ * one row per unified_perf_summary row with its matched per-category
+ * param row (param_signature, num_kernels, params_json), times in ms, the
+ * roofline columns when the report has an arch; Python csv line ends.
+ * MP_ENOTFOUND when the report has no unified_perf_summary. */
+int mp_report_roofline_simple(const struct mp_report *r, struct mp_buf *out);
+
 /* ---- human views (src/analysis/tl_views.c) ----
  * Pure functions of a built report: the same report gives the same bytes.
  * Numbers are printed with fixed precision, non-finite ones as "-". */

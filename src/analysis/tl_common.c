@@ -569,3 +569,137 @@ int tl_apply_annotation(const struct mp_trace_tree *t, bool inference, const cha
     *out = ann;
     return 0;
 }
+
+int tl_csv_next(const char **pp, const char *end, struct tl_csv_rec *rec, size_t max_fields)
+{
+    const char *p = *pp;
+    if (p >= end)
+        return 0;
+    mp_buf_reset(&rec->text);
+    rec->n = 0;
+    int rc = 0;
+    for (;;) {
+        if (rec->n == rec->cap) {
+            if (rec->cap >= max_fields)
+                return MP_EUNSUP;
+            size_t nc = rec->cap ? rec->cap * 2 : 64;
+            size_t *no = realloc(rec->off, nc * sizeof(*no));
+            if (!no)
+                return MP_ENOMEM;
+            rec->off = no;
+            rec->cap = nc;
+        }
+        rec->off[rec->n++] = rec->text.len;
+        if (p < end && *p == '"') {
+            p++;
+            for (;;) {
+                const char *q = memchr(p, '"', (size_t)(end - p));
+                if (!q) { /* unterminated: keep the rest */
+                    rc = mp_buf_append(&rec->text, p, (size_t)(end - p));
+                    p = end;
+                    break;
+                }
+                rc = mp_buf_append(&rec->text, p, (size_t)(q - p));
+                if (rc)
+                    return rc;
+                if (q + 1 < end && q[1] == '"') {
+                    rc = mp_buf_putc(&rec->text, '"');
+                    if (rc)
+                        return rc;
+                    p = q + 2;
+                    continue;
+                }
+                p = q + 1;
+                break;
+            }
+        }
+        /* unquoted text (or stray text after a closing quote, kept as Python does) */
+        const char *s = p;
+        while (p < end && *p != ',' && *p != '\n' && *p != '\r')
+            p++;
+        rc = rc ? rc : mp_buf_append(&rec->text, s, (size_t)(p - s));
+        rc = rc ? rc : mp_buf_putc(&rec->text, '\0');
+        if (rc)
+            return rc;
+        if (p < end && *p == ',') {
+            p++;
+            continue;
+        }
+        if (p < end && *p == '\r')
+            p++;
+        if (p < end && *p == '\n')
+            p++;
+        break;
+    }
+    *pp = p;
+    return 1;
+}
+
+void tl_csv_rec_fini(struct tl_csv_rec *rec)
+{
+    mp_buf_fini(&rec->text);
+    free(rec->off);
+    rec->off = NULL;
+    rec->n = rec->cap = 0;
+}
+
+int tl_json_ascii(struct mp_buf *b, const char *s)
+{
+    int rc = mp_buf_putc(b, '"');
+    const unsigned char *p = (const unsigned char *)s;
+    while (*p && !rc) {
+        unsigned c = *p;
+        uint32_t cp = c;
+        size_t len = 1;
+        if (c >= 0x80) { /* decode UTF-8; invalid bytes pass as U+FFFD */
+            int extra = c >= 0xF0 ? 3 : c >= 0xE0 ? 2 : c >= 0xC0 ? 1 : -1;
+            cp = extra == 3 ? c & 0x07 : extra == 2 ? c & 0x0F : c & 0x1F;
+            bool ok = extra > 0;
+            for (int k = 1; ok && k <= extra; k++) {
+                if ((p[k] & 0xC0) != 0x80)
+                    ok = false;
+                else
+                    cp = (cp << 6) | (p[k] & 0x3F);
+            }
+            if (!ok) {
+                cp = 0xFFFD;
+                len = 1;
+            } else {
+                len = (size_t)extra + 1;
+            }
+        }
+        p += len;
+        switch (cp) {
+        case '"':
+            rc = mp_buf_puts(b, "\\\"");
+            break;
+        case '\\':
+            rc = mp_buf_puts(b, "\\\\");
+            break;
+        case '\n':
+            rc = mp_buf_puts(b, "\\n");
+            break;
+        case '\r':
+            rc = mp_buf_puts(b, "\\r");
+            break;
+        case '\t':
+            rc = mp_buf_puts(b, "\\t");
+            break;
+        case '\b':
+            rc = mp_buf_puts(b, "\\b");
+            break;
+        case '\f':
+            rc = mp_buf_puts(b, "\\f");
+            break;
+        default:
+            if (cp < 0x20 || (cp >= 0x7F && cp < 0x10000))
+                rc = mp_buf_printf(b, "\\u%04x", cp);
+            else if (cp >= 0x10000)
+                rc = mp_buf_printf(b, "\\u%04x\\u%04x", 0xD800 + ((cp - 0x10000) >> 10),
+                                   0xDC00 + ((cp - 0x10000) & 0x3FF));
+            else
+                rc = mp_buf_putc(b, (char)cp);
+        }
+    }
+    return rc ? rc : mp_buf_putc(b, '"');
+}

@@ -128,6 +128,29 @@ int tl_model_op(const struct mp_trace_tree *t, const char *const *annot, int32_t
  * = "NA"); *out itself is malloc'd, or NULL when no op matched. */
 int tl_apply_annotation(const struct mp_trace_tree *t, bool inference, const char ***out);
 
+/* One CSV record: NUL-terminated fields in text at off[]. */
+struct tl_csv_rec {
+    struct mp_buf text;
+    size_t *off;
+    size_t n, cap;
+};
+
+/* Reads the record at *pp (RFC 4180 as mp_csv writes it: ',' separators,
+ * '"' quoting with doubled quotes, "\n" or "\r\n" line ends; quoted fields
+ * may hold newlines). Returns 1 with rec filled, 0 at the end of the input,
+ * MP_EUNSUP past max_fields fields, or another negative MP_E* code. */
+int tl_csv_next(const char **pp, const char *end, struct tl_csv_rec *rec, size_t max_fields);
+void tl_csv_rec_fini(struct tl_csv_rec *rec);
+
+static inline const char *tl_csv_field(const struct tl_csv_rec *rec, size_t i)
+{
+    return rec->text.data + rec->off[i];
+}
+
+/* A JSON string literal of s as Python's json.dumps writes it (ASCII only:
+ * other characters as \uXXXX, surrogate pairs above U+FFFF). */
+int tl_json_ascii(struct mp_buf *b, const char *s);
+
 /* Python repr of a list of strings ("['a', 'b']"), appended to b. */
 int tl_pylist_repr(struct mp_buf *b, const char *const *v, size_t n);
 

@@ -21,6 +21,8 @@
 
 #include <magpie/report.h>
 
+#include "tl_int.h"
+
 #define VIEW_HTML_MAX ((size_t)256 << 20) /* bytes of report.html */
 #define VIEW_TOP_OPS_HTML 25              /* rows of the top-ops table */
 #define VIEW_TOP_CATS_HTML 15             /* bars of the category chart */
@@ -1170,82 +1172,6 @@ int mp_report_write_html(const struct mp_report *r, const char *path, const char
 
 /* ------------------------------------------------------------------ xlsx */
 
-/* One CSV record: NUL-terminated fields in text at off[]. */
-struct csv_rec {
-    struct mp_buf text;
-    size_t *off;
-    size_t n, cap;
-};
-
-/* Reads the record at *pp (RFC 4180 as mp_csv writes it: ',' separators,
- * '"' quoting with doubled quotes, "\n" or "\r\n" line ends; quoted fields
- * may hold newlines). Returns 1 with rec filled, 0 at the end of the input,
- * or a negative MP_E* code. */
-static int csv_next(const char **pp, const char *end, struct csv_rec *rec)
-{
-    const char *p = *pp;
-    if (p >= end)
-        return 0;
-    mp_buf_reset(&rec->text);
-    rec->n = 0;
-    int rc = 0;
-    for (;;) {
-        if (rec->n == rec->cap) {
-            if (rec->cap >= LXW_COL_MAX)
-                return MP_EUNSUP;
-            size_t nc = rec->cap ? rec->cap * 2 : 64;
-            size_t *no = realloc(rec->off, nc * sizeof(*no));
-            if (!no)
-                return MP_ENOMEM;
-            rec->off = no;
-            rec->cap = nc;
-        }
-        rec->off[rec->n++] = rec->text.len;
-        if (p < end && *p == '"') {
-            p++;
-            for (;;) {
-                const char *q = memchr(p, '"', (size_t)(end - p));
-                if (!q) { /* unterminated: keep the rest */
-                    rc = mp_buf_append(&rec->text, p, (size_t)(end - p));
-                    p = end;
-                    break;
-                }
-                rc = mp_buf_append(&rec->text, p, (size_t)(q - p));
-                if (rc)
-                    return rc;
-                if (q + 1 < end && q[1] == '"') {
-                    rc = mp_buf_putc(&rec->text, '"');
-                    if (rc)
-                        return rc;
-                    p = q + 2;
-                    continue;
-                }
-                p = q + 1;
-                break;
-            }
-        }
-        /* unquoted text (or stray text after a closing quote, kept as Python does) */
-        const char *s = p;
-        while (p < end && *p != ',' && *p != '\n' && *p != '\r')
-            p++;
-        rc = rc ? rc : mp_buf_append(&rec->text, s, (size_t)(p - s));
-        rc = rc ? rc : mp_buf_putc(&rec->text, '\0');
-        if (rc)
-            return rc;
-        if (p < end && *p == ',') {
-            p++;
-            continue;
-        }
-        if (p < end && *p == '\r')
-            p++;
-        if (p < end && *p == '\n')
-            p++;
-        break;
-    }
-    *pp = p;
-    return 1;
-}
-
 /* A plain decimal number the way pandas writes one ("12", "-0.5", "1e-06",
  * "1.5E+10"); "nan", "inf", hex and padded text stay text. */
 static bool csv_number(const char *s, double *v)
@@ -1349,14 +1275,14 @@ static int xlsx_sheet(lxw_workbook *wb, lxw_format *bold, const struct mp_report
     if (!ws)
         return mp_diag_set(d, MP_EINVAL, "cannot add worksheet '%s'", title);
     const char *p = sh->csv.data ? sh->csv.data : "", *end = p + sh->csv.len;
-    struct csv_rec rec;
+    struct tl_csv_rec rec;
     memset(&rec, 0, sizeof(rec));
     mp_buf_init(&rec.text, 0);
     int rc = 0;
     lxw_error err = LXW_NO_ERROR;
     lxw_row_t row = 0;
     for (;;) {
-        int k = csv_next(&p, end, &rec);
+        int k = tl_csv_next(&p, end, &rec, LXW_COL_MAX);
         if (k <= 0) {
             rc = k;
             break;
