@@ -50,10 +50,10 @@ check trace-kernels-help 0 "$MAGPIE" trace kernels --help
 check unknown-command 2 "$MAGPIE" frobnicate
 check unknown-global 2 "$MAGPIE" --frob
 check bad-environment 2 "$MAGPIE" -e moon analyze
-check not-yet-analyze 2 "$MAGPIE" analyze k.cu
-expect_err not-yet-analyze 'not implemented yet'
-check not-yet-serving 2 "$MAGPIE" benchmark vllm --model m
-check not-yet-split 2 "$MAGPIE" trace split x.json
+check analyze-no-kernel 2 "$MAGPIE" analyze
+check split-no-output 2 "$MAGPIE" trace split x.json
+expect_err split-no-output 'takes one TRACE and -o DIR'
+check stages-no-dir 2 "$MAGPIE" trace stages "$t/no-such-dir"
 check global-opts-before-sub 0 "$MAGPIE" -c /nonexistent.yaml -v -w 2 benchmark --help
 
 # --- bad inputs: exit 2, file + offset (+ line:col), nothing written ---
