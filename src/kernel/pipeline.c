@@ -118,7 +118,25 @@ static int run_cmd(const struct mp_kernel_spec *k, const char *const *argv, doub
     struct mp_diag d;
     mp_diag_clear(&d);
     mp_proc_result_init(res);
-    int rc = mp_proc_run(argv, &po, res, &d);
+    /* "./prog" means the kernel's working_dir, as it would for a shell there */
+    char prog[PATH_MAX * 2];
+    const char *av0 = argv[0];
+    const char **av = NULL;
+    int n = 0;
+    while (argv[n])
+        n++;
+    if (k->working_dir && av0[0] != '/' && strchr(av0, '/')) {
+        char wd[PATH_MAX];
+        snprintf(prog, sizeof(prog), "%s/%s", realpath(k->working_dir, wd) ? wd : k->working_dir,
+                 av0);
+        av = mp_calloc((size_t)n + 1, sizeof(char *));
+        if (av) {
+            memcpy((void *)av, (const void *)argv, (size_t)n * sizeof(char *));
+            av[0] = prog;
+        }
+    }
+    int rc = mp_proc_run(av ? av : argv, &po, res, &d);
+    free((void *)av);
     if (log_path) {
         FILE *f = fopen(log_path, "a");
         if (f) {
@@ -448,8 +466,9 @@ static json_t *entry_json(const struct mp_kernel_spec *k, const char *id, const 
     json_t *e = json_object();
     json_object_set_new(e, "id", json_string(id));
     json_object_set_new(e, "type", json_string(mp_kernel_type_name(k->type)));
+    char abs[PATH_MAX];
     if (source)
-        json_object_set_new(e, "source", json_string(source));
+        json_object_set_new(e, "source", json_string(realpath(source, abs) ? abs : source));
     if (module)
         json_object_set_new(e, "module", json_string(module));
     if (k->kernel_name)
@@ -870,55 +889,46 @@ static int run_all(const struct mp_kernel_config *cfg, const struct mp_kernel_op
         json_decref(res);
     }
 
-    /* correctness (+ latency for harness / runner kernels) */
+    /* correctness (+ latency for harness / runner kernels); compare runs
+     * all kernels of one backend in one job (interleaved timing) */
     int *grp = mp_calloc((size_t)run->n, sizeof(int));
-    for (int pass = 0; pass < 2 && grp; pass++) {
-        bool python = pass == 1;
-        /* compare: all kernels of one kind together (interleaved timing) */
+    bool *done = mp_calloc((size_t)run->n, sizeof(bool));
+    for (int first = 0; grp && done && first < run->n; first++) {
+        struct mp_kernel_result *r0 = &run->results[first];
+        if (done[first] || (!c.harness[first] && !c.runner[first]) ||
+            r0->compiling == MP_STAGE_FAILED)
+            continue;
+        bool python = c.runner[first];
         int ng = 0;
-        for (int i = 0; i < run->n; i++) {
-            struct mp_kernel_result *r = &run->results[i];
-            bool mine = python ? c.runner[i] : c.harness[i];
-            if (!mine || r->compiling == MP_STAGE_FAILED)
+        for (int i = first; i < run->n && (compare || ng == 0); i++) {
+            bool same = python ? c.runner[i]
+                               : c.harness[i] && cfg->kernels[i].type == cfg->kernels[first].type;
+            if (done[i] || !same || run->results[i].compiling == MP_STAGE_FAILED)
                 continue;
-            if (compare && ng > 0 && cfg->kernels[grp[0]].type != cfg->kernels[i].type)
-                continue; /* a different backend runs on its own below */
             grp[ng++] = i;
-            if (!compare) {
-                progress(o, "[%d/%d] %s: correctness and timing", i + 1, run->n, r->id);
-                double cb, tb;
-                gpu_clock(&c, &cb, &tb);
-                json_t *res = run_job(&c, &i, 1, "run", python, r->workdir);
-                apply_job_result(&c, i, res, python);
-                json_decref(res);
-                r->timing.clock_before_mhz = cb;
-                r->timing.temp_before_c = tb;
-                gpu_clock(&c, &r->timing.clock_after_mhz, &r->timing.temp_after_c);
-                throttle_check(&c, &r->timing);
-                ng = 0;
-            }
+            done[i] = true;
         }
-        if (compare && ng > 0) {
-            progress(o, "comparing %d %s kernels: correctness, then interleaved timing", ng,
-                     python ? "Python" : "harness");
-            double cb, tb;
-            gpu_clock(&c, &cb, &tb);
-            json_t *res = run_job(&c, grp, ng, "run", python, run->workspace);
-            double ca, ta;
-            gpu_clock(&c, &ca, &ta);
-            for (int j = 0; j < ng; j++) {
-                struct mp_kernel_result *r = &run->results[grp[j]];
-                apply_job_result(&c, grp[j], res, python);
-                r->timing.clock_before_mhz = cb;
-                r->timing.temp_before_c = tb;
-                r->timing.clock_after_mhz = ca;
-                r->timing.temp_after_c = ta;
-                throttle_check(&c, &r->timing);
-            }
-            json_decref(res);
+        if (ng == 1)
+            progress(o, "[%d/%d] %s: correctness and timing", first + 1, run->n, r0->id);
+        else
+            progress(o, "comparing %d kernels: correctness, then interleaved timing", ng);
+        double cb, tb, ca, ta;
+        gpu_clock(&c, &cb, &tb);
+        json_t *res = run_job(&c, grp, ng, "run", python, ng == 1 ? r0->workdir : run->workspace);
+        gpu_clock(&c, &ca, &ta);
+        for (int j = 0; j < ng; j++) {
+            struct mp_kernel_result *r = &run->results[grp[j]];
+            apply_job_result(&c, grp[j], res, python);
+            r->timing.clock_before_mhz = cb;
+            r->timing.temp_before_c = tb;
+            r->timing.clock_after_mhz = ca;
+            r->timing.temp_after_c = ta;
+            throttle_check(&c, &r->timing);
         }
+        json_decref(res);
     }
     free(grp);
+    free(done);
     for (int i = 0; i < run->n; i++) {
         struct mp_kernel_result *r = &run->results[i];
         const struct mp_kernel_spec *k = &cfg->kernels[i];

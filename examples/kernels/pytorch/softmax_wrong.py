@@ -1,0 +1,9 @@
+"""Wrong candidate: normalises over the wrong dimension."""
+import torch
+import torch.nn as nn
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        e = torch.exp(x - x.max(dim=-1, keepdim=True).values)
+        return e / e.sum(dim=0, keepdim=True)

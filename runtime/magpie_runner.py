@@ -1,0 +1,375 @@
+#!/usr/bin/env python3
+"""magpie's runner for PyTorch and Triton kernels (KernelBench conventions).
+
+    python3 magpie_runner.py JOB.json
+
+magpie writes JOB.json (the same job format as its C harness) and reads the
+result JSON this script writes to job["output"]. For compatibility the
+timing of each kernel is also printed as a ``MAGPIE_LATENCY_JSON:`` line.
+
+A kernel file defines ``ModelNew`` (a candidate) or ``Model``; a reference
+file defines ``Model``, ``get_inputs()`` and ``get_init_inputs()``
+(KernelBench). Correctness: for several seeds, build both models from the
+same init inputs with the same seed, run them on fresh seeded inputs
+(cloned per model), and compare with dtype-aware tolerances; NaN/Inf where
+the reference is finite is a failure; the inputs must not be modified; the
+caching allocator is poisoned with NaN before each candidate call so a
+kernel that leaves its output unwritten is caught. Without a reference the
+kernel is only checked for finite outputs and reported as unverified.
+
+Timing: CUDA events around batches of calls, warm-up by time, an L2 flush
+(a buffer twice the L2 size rewritten) before each sample, NVBench's
+stopping rule (min samples, min device time, relative noise target,
+timeout); in compare mode candidates are sampled round-robin. On a machine
+without a GPU the same loop runs with time.perf_counter_ns.
+"""
+import importlib.util
+import json
+import math
+import os
+import sys
+import time
+import traceback
+
+TOL = {  # dtype -> (atol, rtol)
+    "float64": (1e-8, 1e-7),
+    "float32": (1e-4, 1e-4),
+    "float16": (1e-2, 1e-2),
+    "bfloat16": (2e-2, 2e-2),
+}
+
+
+def load_module(path, name):
+    spec = importlib.util.spec_from_file_location(name, path)
+    mod = importlib.util.module_from_spec(spec)
+    sys.path.insert(0, os.path.dirname(os.path.abspath(path)))
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def seed_all(torch, seed):
+    import random
+    random.seed(seed)
+    torch.manual_seed(seed)
+    try:
+        import numpy
+        numpy.random.seed(seed % (2**32))
+    except ImportError:
+        pass
+
+
+def to_list(x):
+    if isinstance(x, (list, tuple)):
+        return list(x)
+    return [x]
+
+
+def move(torch, xs, dev):
+    return [x.to(dev) if isinstance(x, torch.Tensor) else x for x in xs]
+
+
+def clone(torch, xs):
+    return [x.clone() if isinstance(x, torch.Tensor) else x for x in xs]
+
+
+def compare(torch, out, ref, atol, rtol):
+    """Returns (ok, message, max_abs, max_rel, mismatches)."""
+    outs, refs = to_list(out), to_list(ref)
+    if len(outs) != len(refs):
+        return False, "returned %d outputs, the reference %d" % (len(outs), len(refs)), 0, 0, 0
+    max_abs = max_rel = 0.0
+    bad = 0
+    for k, (o, r) in enumerate(zip(outs, refs)):
+        if not isinstance(r, torch.Tensor):
+            if o != r:
+                return False, "output %d differs: %r != %r" % (k, o, r), 0, 0, 1
+            continue
+        if not isinstance(o, torch.Tensor):
+            return False, "output %d is not a tensor" % k, 0, 0, 1
+        if tuple(o.shape) != tuple(r.shape):
+            return False, "output %d shape %s, reference %s" % (
+                k, tuple(o.shape), tuple(r.shape)), 0, 0, 1
+        o64, r64 = o.detach().double(), r.detach().double()
+        fin_r = torch.isfinite(r64)
+        nonfin = (~torch.isfinite(o64)) & fin_r
+        if nonfin.any():
+            n = int(nonfin.sum())
+            return False, "output %d: %d NaN/Inf values where the reference is finite" % (
+                k, n), math.inf, math.inf, n
+        diff = (o64 - r64).abs()
+        diff = torch.where(fin_r, diff, torch.zeros_like(diff))
+        tol = atol + rtol * r64.abs()
+        mism = (diff > tol) & fin_r
+        if diff.numel():
+            max_abs = max(max_abs, float(diff.max()))
+            rel = diff / r64.abs().clamp_min(1e-30)
+            max_rel = max(max_rel, float(torch.where(fin_r, rel, torch.zeros_like(rel)).max()))
+        if mism.any():
+            n = int(mism.sum())
+            first = int(mism.flatten().nonzero()[0])
+            return False, ("output %d: %d of %d elements differ from the reference (first at "
+                           "flat index %d; max abs err %.3g, max rel err %.3g)") % (
+                k, n, mism.numel(), first, max_abs, max_rel), max_abs, max_rel, n
+    return True, "", max_abs, max_rel, bad
+
+
+class Timer:
+    def __init__(self, torch, dev):
+        self.torch, self.dev = torch, dev
+        self.cuda = dev.type == "cuda"
+        self.flush = None
+        self.flush_bytes = 0
+
+    def setup_flush(self, enabled):
+        if not (enabled and self.cuda):
+            return
+        props = self.torch.cuda.get_device_properties(self.dev)
+        l2 = getattr(props, "L2_cache_size", 0) or (64 << 20)
+        self.flush_bytes = 2 * l2
+        self.flush = self.torch.empty(self.flush_bytes, dtype=self.torch.int8, device=self.dev)
+
+    def time_batch(self, fn, batch):
+        torch = self.torch
+        if self.flush is not None:
+            self.fills = getattr(self, "fills", 0) + 1
+            self.flush.fill_(self.fills % 127)
+        if self.cuda:
+            e0 = torch.cuda.Event(enable_timing=True)
+            e1 = torch.cuda.Event(enable_timing=True)
+            e0.record()
+            for _ in range(batch):
+                fn()
+            e1.record()
+            e1.synchronize()
+            return e0.elapsed_time(e1)
+        t0 = time.perf_counter_ns()
+        for _ in range(batch):
+            fn()
+        return (time.perf_counter_ns() - t0) / 1e6
+
+
+class Sampler:
+    def __init__(self, timer, fn, cfg):
+        self.timer, self.fn, self.cfg = timer, fn, cfg
+        self.samples, self.sum_ms, self.mean, self.m2 = [], 0.0, 0.0, 0.0
+        self.reason = ""
+        self.batch = 1
+
+    def warmup(self):
+        t0, best, it = time.monotonic(), math.inf, 0
+        while True:
+            ms = self.timer.time_batch(self.fn, 1)
+            if 0 < ms < best:
+                best = ms
+            it += 1
+            if it >= 1000 or time.monotonic() - t0 >= self.cfg.get("warmup_s", 0.1):
+                break
+        if best < 0.020:
+            self.batch = min(1000, int(math.ceil(0.020 / best)))
+
+    def noise(self):
+        n = len(self.samples)
+        if n < 5 or self.mean <= 0:
+            return math.inf
+        return math.sqrt(self.m2 / (n - 1)) / self.mean
+
+    def take(self):
+        ms = self.timer.time_batch(self.fn, self.batch)
+        v = ms / self.batch
+        self.samples.append(v)
+        self.sum_ms += ms
+        d = v - self.mean
+        self.mean += d / len(self.samples)
+        self.m2 += d * (v - self.mean)
+
+    def check(self, elapsed):
+        c, n, nz = self.cfg, len(self.samples), self.noise()
+        if (n >= c.get("min_samples", 10) and self.sum_ms >= c.get("min_time_s", 0.5) * 1000
+                and nz <= c.get("max_noise", 0.005)):
+            self.reason = "noise %.3f%% <= %.3f%% after %d samples" % (
+                nz * 100, c.get("max_noise", 0.005) * 100, n)
+        elif n >= c.get("max_samples", 10000):
+            self.reason = "max_samples %d reached (noise %.3f%%)" % (n, nz * 100)
+        elif elapsed >= c.get("max_time_s", 15) and n >= 2:
+            self.reason = "timeout %.1f s reached (noise %.3f%%, %d samples)" % (
+                c.get("max_time_s", 15), nz * 100, n)
+        return bool(self.reason)
+
+
+def main():
+    job = json.load(open(sys.argv[1]))
+    out_path = job["output"]
+    result = {"kernels": []}
+    try:
+        import torch
+    except ImportError:
+        result["device_error"] = "PyTorch is not installed for %s" % sys.executable
+        json.dump(result, open(out_path, "w"))
+        return 0
+    dev = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    result["device"] = torch.cuda.get_device_name(dev) if dev.type == "cuda" else "cpu"
+    tcfg = job.get("timing", {})
+    entries = job["kernels"]
+    mods = {}
+    outs = []
+    for i, e in enumerate(entries):
+        o = {"id": e["id"], "build": {"ok": True, "log": ""}, "correctness": {}, "timing": {}}
+        outs.append(o)
+        result["kernels"].append(o)
+        try:
+            mods[i] = load_module(e["source"], "magpie_k%d" % i)
+        except Exception:
+            o["build"] = {"ok": False, "log": traceback.format_exc(limit=4)}
+    timer = Timer(torch, dev)
+    timed = []
+    for i, e in enumerate(entries):
+        if e.get("is_reference") or i not in mods:
+            continue
+        o, c = outs[i], outs[i]["correctness"]
+        ref_i = e.get("ref", -1)
+        cand_mod = mods[i]
+        ref_mod = mods.get(ref_i) if ref_i >= 0 else None
+        if ref_i >= 0 and ref_mod is None:
+            c.update(ran=True, ok=False, message="the reference did not load")
+            continue
+        cls = getattr(cand_mod, "ModelNew", None) or getattr(cand_mod, "Model", None)
+        src_mod = ref_mod or cand_mod
+        gi = getattr(cand_mod, e.get("get_inputs", "get_inputs"), None) or getattr(
+            src_mod, e.get("get_inputs", "get_inputs"), None)
+        gii = getattr(cand_mod, e.get("get_init_inputs", "get_init_inputs"), None) or getattr(
+            src_mod, e.get("get_init_inputs", "get_init_inputs"), None)
+        if cls is None or gi is None:
+            c.update(ran=True, ok=False,
+                     message="the kernel file needs ModelNew (or Model) and get_inputs")
+            continue
+        try:
+            dtype = e.get("dtype") or "float32"
+            atol, rtol = TOL.get(dtype, TOL["float32"])
+            if e.get("atol") is not None:
+                atol = e["atol"]
+            if e.get("rtol") is not None:
+                rtol = e["rtol"]
+            ok, msg, mx_a, mx_r, mism, checks, mutated = True, "", 0.0, 0.0, 0, 0, False
+            seeds = e.get("seeds", 3) if ref_mod else 1
+            model = ref_model = None
+            for s in range(seeds):
+                seed = 42 + s
+                seed_all(torch, seed)
+                init = to_list(gii()) if gii else []
+                seed_all(torch, seed)
+                model = cls(*init)
+                if hasattr(model, "to"):
+                    model = model.to(dev).eval()
+                if ref_mod:
+                    seed_all(torch, seed)
+                    ref_model = ref_mod.Model(*init)
+                    if hasattr(ref_model, "to"):
+                        ref_model = ref_model.to(dev).eval()
+                seed_all(torch, seed)
+                inputs = move(torch, to_list(gi()), dev)
+                with torch.no_grad():
+                    ref_out = ref_model(*clone(torch, inputs)) if ref_mod else None
+                    mine = clone(torch, inputs)
+                    if dev.type == "cuda":  # poison what the allocator hands out next
+                        p = torch.empty(64 << 20, dtype=torch.float32, device=dev)
+                        p.fill_(float("nan"))
+                        del p
+                    out = model(*mine)
+                    if dev.type == "cuda":
+                        torch.cuda.synchronize()
+                for a, b in zip(mine, inputs):
+                    if isinstance(a, torch.Tensor) and not torch.equal(a, b):
+                        mutated = True
+                if mutated:
+                    ok, msg = False, "the kernel modified its inputs"
+                    break
+                checks += 1
+                if ref_mod:
+                    ok, msg, a_, r_, mism = compare(torch, out, ref_out, atol, rtol)
+                    mx_a, mx_r = max(mx_a, a_), max(mx_r, r_)
+                else:
+                    for t in to_list(out):
+                        if isinstance(t, torch.Tensor) and not torch.isfinite(
+                                t.detach().double()).all():
+                            ok, msg = False, "output contains NaN/Inf"
+                if not ok:
+                    msg = "seed %d: %s" % (seed, msg)
+                    break
+            c.update(ran=True, ok=ok, verified=bool(ok and ref_mod), checks=checks,
+                     mode="reference" if ref_mod else "finite_check", max_abs_err=mx_a,
+                     max_rel_err=mx_r, mismatches=mism, input_mutated=mutated)
+            if not ok:
+                c["message"] = msg
+                continue
+            if not ref_mod:
+                c["message"] = "unverified: no reference implementation to compare with"
+            if tcfg.get("enabled"):
+                seed_all(torch, 7)
+                t_inputs = move(torch, to_list(gi()), dev)
+                t_ref = None
+                if ref_mod:
+                    with torch.no_grad():
+                        t_ref = ref_model(*clone(torch, t_inputs))
+                holder = {}
+
+                def call(m=model, x=t_inputs, h=holder):
+                    with torch.no_grad():
+                        h["out"] = m(*x)
+                timed.append((i, Sampler(timer, call, tcfg), holder, t_ref, atol, rtol))
+        except Exception:
+            c.update(ran=True, ok=False, message="raised: " + traceback.format_exc(limit=6))
+    if timed:
+        timer.setup_flush(tcfg.get("l2_flush", True))
+        for t in timed:
+            try:
+                t[1].warmup()
+            except Exception:
+                outs[t[0]]["timing"] = {"ran": True, "ok": False,
+                                        "message": traceback.format_exc(limit=4)}
+        live = [t for t in timed if not outs[t[0]]["timing"]]
+        t0 = time.monotonic()
+        if job.get("interleave"):
+            rnd = 0
+            while live:
+                el = time.monotonic() - t0
+                for j in range(len(live)):
+                    live[(j + rnd) % len(live)][1].take()
+                for t in live:
+                    if not t[1].reason:
+                        t[1].check(el / len(live))
+                if all(t[1].reason for t in live) or el > tcfg.get("max_time_s", 15) * len(
+                        live) + 1:
+                    break
+                rnd += 1
+        else:
+            for t in live:
+                t1 = time.monotonic()
+                while True:
+                    t[1].take()
+                    if t[1].check(time.monotonic() - t1):
+                        break
+        for i, smp, holder, t_ref, atol, rtol in live:
+            tj = {"ran": True, "ok": True, "samples_ms": smp.samples, "batch": smp.batch,
+                  "stop_reason": smp.reason or "stopped with the other candidates",
+                  "l2_flush_bytes": timer.flush_bytes, "device": result["device"]}
+            outs[i]["timing"] = tj
+            if t_ref is not None:
+                ok, msg, _, _, _ = compare(torch, holder.get("out"), t_ref, atol, rtol)
+                c = outs[i]["correctness"]
+                c["recheck_done"] = True
+                c["recheck_ok"] = ok
+                if not ok:
+                    c["ok"] = False
+                    c["message"] = "output of the timed calls is wrong: " + msg
+            print("MAGPIE_LATENCY_JSON: " + json.dumps({
+                "mode": "magpie_runner", "kernel": entries[i]["id"], "samples_ms": smp.samples,
+                "batch": smp.batch, "stop_reason": tj["stop_reason"]}))
+    tmp = out_path + ".tmp"
+    with open(tmp, "w") as f:
+        json.dump(result, f)
+    os.replace(tmp, out_path)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
