@@ -1,0 +1,113 @@
+#!/usr/bin/env bash
+# magpie analyze / compare front end: --help, usage errors (exit 2), bad
+# kernel YAML reported with file:line:col, a failing testcase (exit 1) with
+# later stages NOT_RUN, a passing testcase with a MAGPIE_LATENCY_JSON line,
+# and the CUDA compile stage when nvcc is installed (no GPU needed).
+#
+# Env: MAGPIE (magpie binary), MP_SRC (repository root).
+set -u
+: "${MAGPIE:?MAGPIE must point to the magpie binary}"
+: "${MP_SRC:?MP_SRC must point to the repository}"
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/kcli.XXXXXX")
+trap 'rm -rf "$TMP"' EXIT
+fails=0
+fail() {
+    echo "FAIL: $*"
+    fails=$((fails + 1))
+}
+expect_rc() { # expected-rc description command...
+    local want=$1 what=$2
+    shift 2
+    "$@" >"$TMP/out" 2>"$TMP/err"
+    local rc=$?
+    [ "$rc" = "$want" ] || fail "$what: exit $rc, expected $want ($(head -c 300 "$TMP/err"))"
+}
+
+expect_rc 0 "analyze --help" "$MAGPIE" analyze --help
+grep -q 'examples:' "$TMP/out" || fail "analyze --help has no examples"
+expect_rc 0 "compare --help" "$MAGPIE" compare --help
+grep -q -- '--baseline' "$TMP/out" || fail "compare --help lacks --baseline"
+expect_rc 2 "analyze with no kernels" "$MAGPIE" analyze
+expect_rc 2 "unknown option" "$MAGPIE" analyze --bogus
+expect_rc 2 "--baseline on analyze" "$MAGPIE" analyze --baseline 1 x.cu
+expect_rc 2 "hip without testcase" "$MAGPIE" analyze "$MP_SRC/examples/kernels/cuda/vadd.cu"
+
+# bad YAML values: file:line:col in the message, exit 2
+printf 'kernel:\n  id: k\n  type: cuda\nperformance:\n  timeout_seconds: soon\n' >"$TMP/bad.yaml"
+expect_rc 2 "bad timeout" "$MAGPIE" analyze -k "$TMP/bad.yaml" -o "$TMP/r"
+grep -q 'bad.yaml:5:20' "$TMP/err" || fail "bad value not located: $(cat "$TMP/err")"
+printf 'kernel: [unclosed\n' >"$TMP/syntax.yaml"
+expect_rc 2 "YAML syntax" "$MAGPIE" analyze -k "$TMP/syntax.yaml" -o "$TMP/r"
+grep -q 'syntax.yaml:' "$TMP/err" || fail "syntax error not located: $(cat "$TMP/err")"
+printf 'kernels: []\n' >"$TMP/empty.yaml"
+expect_rc 2 "no kernels" "$MAGPIE" analyze -k "$TMP/empty.yaml" -o "$TMP/r"
+grep -q 'No kernels found' "$TMP/err" || fail "empty config message: $(cat "$TMP/err")"
+printf 'kernel: {id: k, type: hip, testcase_command: "true", bogus: 1}\n' >"$TMP/unk.yaml"
+expect_rc 0 "unknown key only warns" "$MAGPIE" analyze -k "$TMP/unk.yaml" -o "$TMP/r" --no-perf
+grep -q "unknown key 'bogus'" "$TMP/err" || fail "unknown key not warned: $(cat "$TMP/err")"
+
+# testcase mode: failing testcase -> exit 1, later stages NOT_RUN
+cat >"$TMP/k.yaml" <<YAML
+kernels:
+  - id: failing
+    type: hip
+    testcase_command: [sh, -c, "echo boom >&2; exit 3"]
+YAML
+expect_rc 1 "failing testcase" "$MAGPIE" analyze -k "$TMP/k.yaml" -o "$TMP/r" --no-perf
+rep=$(ls -d "$TMP"/r/analyze_failing_*/analyze_report.json 2>/dev/null | head -1)
+[ -n "$rep" ] || fail "no analyze_report.json"
+python3 - "$rep" <<'PY' || fail "report states for the failing testcase"
+import json, sys
+r = json.load(open(sys.argv[1]))["results"][0]
+assert r["correctness_state"] == "FAILED", r
+assert r["performance_state"] == "NOT_RUN" and r["latency_state"] == "NOT_RUN", r
+assert "boom" in r["correctness_result"]["errors"], r
+assert r["score"] == 0.5 or r["score"] == 0.0, r
+PY
+
+# testcase mode: passing testcase that prints Magpie's latency marker
+cat >"$TMP/k2.yaml" <<YAML
+kernel:
+  id: timed
+  type: hip
+  testcase_command: "sh -c 'echo ok; echo \"MAGPIE_LATENCY_JSON: {\\\\\"samples_ms\\\\\": [1.0, 1.1, 0.9, 1.0, 1.05]}\"'"
+YAML
+expect_rc 0 "passing testcase with marker" "$MAGPIE" analyze -k "$TMP/k2.yaml" -o "$TMP/r2" --no-perf
+rep=$(ls -d "$TMP"/r2/analyze_timed_*/analyze_report.json 2>/dev/null | head -1)
+python3 - "$rep" <<'PY' || fail "latency from the marker"
+import json, sys
+r = json.load(open(sys.argv[1]))["results"][0]
+assert r["correctness_state"] == "SUCCESS" and r["latency_state"] == "SUCCESS", r
+ws = r["latency_result"]["wall_stats"]
+assert abs(ws["median_ms"] - 1.0) < 1e-12 and len(ws["samples_ms"]) == 5, ws
+assert ws["median_ci95_ms"][0] <= 1.0 <= ws["median_ci95_ms"][1], ws
+PY
+
+# CUDA compile stage (nvcc only; the harness then reports the missing driver)
+if command -v nvcc >/dev/null 2>&1 || [ -x /usr/local/cuda/bin/nvcc ]; then
+    export PATH="$PATH:/usr/local/cuda/bin"
+    (cd "$MP_SRC" && "$MAGPIE" analyze -q --no-perf --type cuda \
+        --reference examples/kernels/cuda/vadd_ref.cu examples/kernels/cuda/vadd.cu \
+        -o "$TMP/r3" >"$TMP/out" 2>"$TMP/err")
+    rep=$(ls -d "$TMP"/r3/analyze_vadd_*/analyze_report.json 2>/dev/null | head -1)
+    python3 - "$rep" <<'PY' || fail "CUDA compile stage"
+import json, os, sys
+r = json.load(open(sys.argv[1]))["results"][0]
+assert r["compiling_state"] == "SUCCESS", r
+assert os.path.exists(os.path.join(r["extra"]["workdir"], "kernel.cubin")), r
+PY
+    for f in "$MP_SRC"/examples/kernels/cuda/vadd*.cu; do
+        case $f in *_test.cu) continue ;; esac
+        nvcc -cubin -arch=sm_90 -o "$TMP/x.cubin" "$f" 2>"$TMP/err" || fail "nvcc $f: $(cat "$TMP/err")"
+    done
+    nvcc -O3 -arch=sm_90 -I"$MP_SRC/runtime" -o "$TMP/vt" "$MP_SRC/examples/kernels/cuda/vadd_test.cu" \
+        2>"$TMP/err" || fail "nvcc vadd_test.cu with magpie_timing.h: $(cat "$TMP/err")"
+else
+    echo "SKIP: nvcc not installed (CUDA compile checks)"
+fi
+
+if [ "$fails" -gt 0 ]; then
+    echo "$fails failure(s)"
+    exit 1
+fi
+echo "ok"

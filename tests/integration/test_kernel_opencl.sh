@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# OpenCL end to end on whatever ICD is installed (PoCL in CI): the analyze and
+# compare examples, run as their comments say. Wrong kernels must be rejected,
+# the faster and slower variants must get FASTER and SLOWER, and the winner
+# must be the faster one.
+#
+# Env: MAGPIE (magpie binary), MP_SRC (repository root).
+set -u
+: "${MAGPIE:?MAGPIE must point to the magpie binary}"
+: "${MP_SRC:?MP_SRC must point to the repository}"
+if [ ! -d /etc/OpenCL/vendors ] || [ -z "$(ls /etc/OpenCL/vendors 2>/dev/null)" ]; then
+    echo "SKIP: no OpenCL ICD installed (apt-get install pocl-opencl-icd)"
+    exit 0
+fi
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/kocl.XXXXXX")
+trap 'rm -rf "$TMP"' EXIT
+# PoCL's LLVM is not built with the sanitizers: leaks it leaves at exit are not ours
+export ASAN_OPTIONS="${ASAN_OPTIONS:-}:detect_leaks=0"
+fails=0
+fail() {
+    echo "FAIL: $*"
+    fails=$((fails + 1))
+}
+cd "$MP_SRC" || exit 1
+
+"$MAGPIE" analyze -q -k examples/kernels/opencl/analyze.yaml -o "$TMP/a" >"$TMP/out" 2>"$TMP/err"
+rc=$?
+[ $rc = 0 ] || fail "analyze exit $rc: $(tail -5 "$TMP/err")"
+grep -q 'Correctness: SUCCESS (reference, verified' "$TMP/out" || fail "analyze summary: $(cat "$TMP/out")"
+rep=$(ls "$TMP"/a/analyze_vadd_*/analyze_report.json | head -1)
+python3 - "$rep" <<'PY' || fail "analyze report"
+import json, sys
+d = json.load(open(sys.argv[1]))
+r = d["results"][0]
+assert d["mode"] == "analyze", d
+assert r["compiling_state"] == "SUCCESS" and r["correctness_state"] == "SUCCESS", r
+assert r["latency_state"] == "SUCCESS" and r["performance_state"] == "SKIPPED", r
+c = r["correctness_result"]
+assert c["verified"] and c["checks"] == 3 and c["recheck_after_timing"] is True, c
+ws = r["latency_result"]["wall_stats"]
+assert ws["min_ms"] <= ws["median_ms"] <= ws["max_ms"] and len(ws["samples_ms"]) >= 10, ws
+assert r["extra"]["kernel_type"] == "OPENCL" and r["score"] == 1.0, r
+PY
+
+# positional form, a wrong kernel: exit 1
+"$MAGPIE" analyze -q --type opencl --reference examples/kernels/opencl/vadd_ref.cl --size 1000 \
+    examples/kernels/opencl/vadd_offbyone.cl -o "$TMP/b" >"$TMP/out" 2>"$TMP/err"
+rc=$?
+[ $rc = 1 ] || fail "wrong kernel: exit $rc, expected 1"
+grep -q 'past the end' "$TMP/out" || fail "off-by-one not explained: $(cat "$TMP/out")"
+
+# a kernel that does not build: compile FAILED, exit 1
+printf '__kernel void vadd(__global float *c) { c[0] = undefined_thing; }\n' >"$TMP/broken.cl"
+"$MAGPIE" analyze -q --type opencl "$TMP/broken.cl" -o "$TMP/c" >"$TMP/out" 2>"$TMP/err"
+rc=$?
+[ $rc = 1 ] || fail "broken kernel: exit $rc, expected 1"
+grep -q 'Compiling: FAILED' "$TMP/out" || fail "broken kernel summary: $(cat "$TMP/out")"
+grep -q 'Correctness: NOT_RUN' "$TMP/out" || fail "stages after a failed compile must stay NOT_RUN"
+
+"$MAGPIE" compare -q -k examples/kernels/opencl/compare.yaml -o "$TMP/d" >"$TMP/out" 2>"$TMP/err"
+rc=$?
+[ $rc = 0 ] || fail "compare exit $rc: $(tail -5 "$TMP/err")"
+rep=$(ls "$TMP"/d/compare_*/compare_report.json | head -1)
+python3 - "$rep" <<'PY' || { fail "compare report"; cat "$TMP/out"; }
+import json, sys
+d = json.load(open(sys.argv[1]))["results"]
+cm = d["comparison_metrics"]
+ids = [k["extra"]["kernel_id"] for k in d["kernel_results"]]
+v = dict(zip(ids, cm["verdicts"]))
+assert cm["correctness"] == [True, True, True, False, False, False], cm["correctness"]
+assert v["vadd_x4"] == "BASELINE", v
+assert v["vadd"] == "FASTER", v
+assert v["vadd_slow"] == "SLOWER", v
+for w in ("vadd_offbyone", "vadd_nowrite", "vadd_race"):
+    assert v[w] == "INCORRECT", v
+    k = d["kernel_results"][ids.index(w)]
+    assert k["latency_state"] == "NOT_RUN" and k["performance_state"] == "NOT_RUN", k
+assert d["winner"] == ids.index("vadd"), d["winner"]
+sp = cm["speedup_vs_baseline"][ids.index("vadd")]
+assert sp["ci95"][0] > 1.0 and sp["p_holm"] < 0.05, sp
+assert "Winner: Kernel 1 (vadd)" in d["summary"], d["summary"]
+assert len(cm["perf_scores"]) == 6
+PY
+[ -s "$(dirname "$rep")/report.html" ] || fail "no report.html"
+
+if [ "$fails" -gt 0 ]; then
+    echo "$fails failure(s)"
+    exit 1
+fi
+echo "ok"

@@ -1,0 +1,277 @@
+/* Unit tests for the kernel module: kernel-signature parsing, ncu CSV
+ * parsing on real H200 outputs, compare verdicts on synthetic samples, and
+ * (where an OpenCL ICD such as PoCL is installed) the C harness end to end
+ * on a correct and a wrong kernel. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <jansson.h>
+
+#include <magpie/kernel.h>
+
+#include "kernel/kernel_int.h"
+
+void k_compare_rank(struct mp_kernel_run *run, const struct mp_kernel_config *cfg);
+
+static char *slurp(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *s = malloc((size_t)n + 1);
+    size_t got = fread(s, 1, (size_t)n, f);
+    s[got] = 0;
+    fclose(f);
+    *len = got;
+    return s;
+}
+
+static void test_signature(void **state)
+{
+    (void)state;
+    struct hsig s;
+    char err[256];
+    const char *cl = "// c\n#define X 1\nstatic int helper(int a) { return a; }\n"
+                     "__kernel void vadd(__global const float *restrict a, __global const float *b,"
+                     " __global float *c, const int n, float alpha, unsigned int u, ulong big) {}\n"
+                     "kernel void other(global double *x) {}\n";
+    assert_int_equal(h_parse_signature(cl, NULL, &s, err, sizeof(err)), 0);
+    assert_string_equal(s.name, "vadd");
+    assert_int_equal(s.nargs, 7);
+    assert_true(s.args[0].pointer && s.args[0].is_const && s.args[0].elem == HE_FLOAT);
+    assert_string_equal(s.args[0].name, "a");
+    assert_true(s.args[2].pointer && !s.args[2].is_const);
+    assert_true(!s.args[3].pointer && s.args[3].elem == HE_INT);
+    assert_string_equal(s.args[3].name, "n");
+    assert_true(s.args[4].elem == HE_FLOAT && !s.args[4].pointer);
+    assert_true(s.args[5].elem == HE_UINT);
+    assert_true(s.args[6].elem == HE_ULONG);
+    assert_int_equal(h_parse_signature(cl, "other", &s, err, sizeof(err)), 0);
+    assert_true(s.args[0].elem == HE_DOUBLE && s.args[0].pointer && !s.args[0].is_const);
+    const char *cu = "extern \"C\" __global__ void k(const float* __restrict__ x, float *y, "
+                     "long long n) {}";
+    assert_int_equal(h_parse_signature(cu, NULL, &s, err, sizeof(err)), 0);
+    assert_string_equal(s.name, "k");
+    assert_int_equal(s.nargs, 3);
+    assert_true(s.args[2].elem == HE_LONG);
+    assert_int_equal(h_parse_signature(cu, "missing", &s, err, sizeof(err)), MP_ENOTFOUND);
+    assert_non_null(strstr(err, "missing"));
+    assert_int_equal(h_parse_signature("int main(void) { return 0; }", NULL, &s, err, sizeof(err)),
+                     MP_ENOTFOUND);
+    const char *half = "__kernel void h(__global half *x) {}";
+    assert_int_equal(h_parse_signature(half, NULL, &s, err, sizeof(err)), MP_EUNSUP);
+    assert_int_equal(h_parse_signature("__kernel void e(void) {}", NULL, &s, err, sizeof(err)), 0);
+    assert_int_equal(s.nargs, 0);
+}
+
+static void test_ncu_csv(void **state)
+{
+    (void)state;
+    const char *fx = getenv("MP_FIXTURES");
+    char path[1024];
+    size_t len = 0;
+    /* ncu --csv --print-units base --metrics <default set>, H200, magpie's harness */
+    snprintf(path, sizeof(path), "%s/kernel/ncu_h200_harness_base_units.csv", fx ? fx : ".");
+    char *text = slurp(path, &len);
+    assert_non_null(text);
+    struct mp_kernel_perf p;
+    memset(&p, 0, sizeof(p));
+    struct mp_diag d;
+    mp_diag_clear(&d);
+    assert_int_equal(mp_kernel_parse_ncu_csv(text, len, &p, &d), 0);
+    assert_int_equal(p.ndispatch, 1);
+    assert_string_equal(p.dispatch[0].name, "vadd");
+    assert_int_equal(p.dispatch[0].count, 3);
+    assert_true(p.dispatch[0].min_ns > 60000 && p.dispatch[0].max_ns < 70000);
+    bool seen = false;
+    for (int i = 0; i < p.nmetrics; i++) {
+        if (!strcmp(p.metrics[i].name, "dram__bytes_read.sum")) {
+            seen = true;
+            assert_string_equal(p.metrics[i].unit, "byte");
+            assert_true(p.metrics[i].value > 1.3e8 && p.metrics[i].value < 1.4e8);
+        }
+    }
+    assert_true(seen);
+    mp_kernel_perf_fini(&p);
+    free(text);
+
+    /* default units and ==PROF== / program lines before the header */
+    snprintf(path, sizeof(path), "%s/kernel/ncu_vadd_default_units.csv", fx ? fx : ".");
+    text = slurp(path, &len);
+    assert_non_null(text);
+    memset(&p, 0, sizeof(p));
+    assert_int_equal(mp_kernel_parse_ncu_csv(text, len, &p, &d), 0);
+    assert_int_equal(p.ndispatch, 1);
+    assert_int_equal(p.dispatch[0].count, 3);
+    assert_true(strncmp(p.dispatch[0].name, "vadd(", 5) == 0);
+    mp_kernel_perf_fini(&p);
+    free(text);
+
+    /* raw page: one column per metric, a units row */
+    const char *raw = "==PROF== x\n\"ID\",\"Kernel Name\",\"gpu__time_duration.sum\","
+                      "\"dram__bytes.sum\"\n\"\",\"\",\"ns\",\"byte\"\n"
+                      "\"0\",\"k\",\"1,000\",\"2048\"\n\"1\",\"k\",\"3,000\",\"n/a\"\n";
+    memset(&p, 0, sizeof(p));
+    assert_int_equal(mp_kernel_parse_ncu_csv(raw, strlen(raw), &p, &d), 0);
+    assert_int_equal(p.ndispatch, 1);
+    assert_true(p.dispatch[0].avg_ns == 2000);
+    mp_kernel_perf_fini(&p);
+    mp_diag_clear(&d);
+    assert_int_equal(mp_kernel_parse_ncu_csv("no csv here\n", 12, &p, &d), MP_EPARSE);
+    mp_kernel_perf_fini(&p);
+}
+
+static void fill_timing(struct mp_kernel_result *r, double center, double jitter, int n,
+                        unsigned seed)
+{
+    struct mp_rng g;
+    mp_rng_seed(&g, seed);
+    r->timing.samples_ms = calloc((size_t)n, sizeof(double));
+    r->timing.nsamples = n;
+    for (int i = 0; i < n; i++)
+        r->timing.samples_ms[i] = center * (1 + jitter * (mp_rng_uniform(&g) - 0.5));
+    mp_stats_summarize(r->timing.samples_ms, (size_t)n, 0.95, 200, 1, &r->timing.st);
+    r->correctness = MP_STAGE_SUCCESS;
+}
+
+static void test_compare_verdicts(void **state)
+{
+    (void)state;
+    struct mp_kernel_config cfg;
+    mp_kernel_config_init(&cfg);
+    struct mp_kernel_run run;
+    mp_kernel_run_init(&run);
+    run.n = 6;
+    run.baseline = 0;
+    run.results = calloc(6, sizeof(*run.results));
+    const char *ids[] = {"base", "fast2pct", "slow", "same", "wrong", "few"};
+    for (int i = 0; i < 6; i++)
+        run.results[i].id = strdup(ids[i]);
+    fill_timing(&run.results[0], 1.00, 0.01, 400, 1);
+    fill_timing(&run.results[1], 0.98, 0.01, 400, 2); /* a real 2 % difference */
+    fill_timing(&run.results[2], 1.10, 0.01, 400, 3);
+    fill_timing(&run.results[3], 1.00, 0.01, 400, 4);
+    fill_timing(&run.results[4], 0.50, 0.01, 400, 5);
+    run.results[4].correctness = MP_STAGE_FAILED;
+    fill_timing(&run.results[5], 0.50, 0.01, 5, 6); /* too few samples */
+    k_compare_rank(&run, &cfg);
+    assert_int_equal(run.vs[0].verdict, MP_VERDICT_BASELINE);
+    assert_int_equal(run.vs[1].verdict, MP_VERDICT_FASTER);
+    assert_true(run.vs[1].speedup > 1.015 && run.vs[1].speedup < 1.025);
+    assert_true(run.vs[1].speedup_lo < run.vs[1].speedup &&
+                run.vs[1].speedup < run.vs[1].speedup_hi);
+    assert_int_equal(run.vs[2].verdict, MP_VERDICT_SLOWER);
+    assert_true(run.vs[3].verdict == MP_VERDICT_SAME ||
+                run.vs[3].verdict == MP_VERDICT_INCONCLUSIVE);
+    assert_int_equal(run.vs[4].verdict, MP_VERDICT_INCORRECT);
+    assert_int_equal(run.vs[5].verdict, MP_VERDICT_INCONCLUSIVE);
+    assert_int_equal(run.winner, 1); /* the fastest significantly faster correct one */
+    assert_non_null(strstr(run.summary, "Winner: Kernel 1 (fast2pct)"));
+    mp_kernel_run_fini(&run);
+    mp_kernel_config_fini(&cfg);
+}
+
+static bool have_opencl(void)
+{
+    return access("/etc/OpenCL/vendors", R_OK) == 0;
+}
+
+/* The harness in-process on PoCL: a correct kernel verified and timed, an
+ * off-by-one rejected by the guard zone, a kernel writing nothing rejected. */
+static void test_harness_opencl(void **state)
+{
+    (void)state;
+    if (!have_opencl()) {
+        fprintf(stderr, "SKIP: no OpenCL ICD (/etc/OpenCL/vendors); install pocl-opencl-icd\n");
+        return;
+    }
+    char dir[] = "/tmp/mp_kernel_test_XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char ref[1100], ok[1100], bad[1100], none[1100], job[1100], out[1100];
+    snprintf(ref, sizeof(ref), "%s/ref.cl", dir);
+    snprintf(ok, sizeof(ok), "%s/ok.cl", dir);
+    snprintf(bad, sizeof(bad), "%s/bad.cl", dir);
+    snprintf(none, sizeof(none), "%s/none.cl", dir);
+    snprintf(job, sizeof(job), "%s/job.json", dir);
+    snprintf(out, sizeof(out), "%s/out.json", dir);
+    const char *k = "__kernel void s(__global const float *a, __global float *c, int n) {"
+                    " int i = get_global_id(0); if (i %s n) c[i] = 2.0f * a[i]; }";
+    char src[512];
+    FILE *f = fopen(ref, "w");
+    snprintf(src, sizeof(src), k, "<");
+    fputs(src, f);
+    fclose(f);
+    f = fopen(ok, "w");
+    fputs(src, f);
+    fclose(f);
+    f = fopen(bad, "w");
+    snprintf(src, sizeof(src), k, "<=");
+    fputs(src, f);
+    fclose(f);
+    f = fopen(none, "w");
+    fputs("__kernel void s(__global const float *a, __global float *c, int n) { }", f);
+    fclose(f);
+    json_t *j =
+        json_pack("{s:s, s:s, s:s, s:b, s:{s:b, s:i, s:f, s:f, s:f}}", "backend", "opencl", "mode",
+                  "run", "output", out, "interleave", 0, "timing", "enabled", 1, "min_samples", 10,
+                  "min_time_s", 0.01, "max_time_s", 1.0, "warmup_s", 0.01);
+    json_t *ks = json_array();
+    json_array_append_new(ks, json_pack("{s:s, s:s, s:b, s:i, s:i}", "id", "ref", "source", ref,
+                                        "is_reference", 1, "ref", -1, "size", 1000));
+    const char *ids[] = {"ok", "bad", "none"};
+    const char *srcs[] = {ok, bad, none};
+    for (int i = 0; i < 3; i++)
+        json_array_append_new(ks, json_pack("{s:s, s:s, s:i, s:i}", "id", ids[i], "source", srcs[i],
+                                            "ref", 0, "size", 1000));
+    json_object_set_new(j, "kernels", ks);
+    assert_int_equal(json_dump_file(j, job, 0), 0);
+    json_decref(j);
+    assert_int_equal(mp_kernel_harness_main(job), 0);
+    json_error_t je;
+    json_t *r = json_load_file(out, 0, &je);
+    assert_non_null(r);
+    assert_null(json_object_get(r, "device_error"));
+    json_t *arr = json_object_get(r, "kernels");
+    assert_int_equal(json_array_size(arr), 4);
+    json_t *okc = json_object_get(json_array_get(arr, 1), "correctness");
+    assert_true(json_is_true(json_object_get(okc, "ok")));
+    assert_true(json_is_true(json_object_get(okc, "verified")));
+    assert_true(json_is_true(json_object_get(okc, "recheck_ok")));
+    json_t *okt = json_object_get(json_array_get(arr, 1), "timing");
+    assert_true(json_array_size(json_object_get(okt, "samples_ms")) >= 10);
+    json_t *badc = json_object_get(json_array_get(arr, 2), "correctness");
+    assert_true(json_is_false(json_object_get(badc, "ok")));
+    assert_non_null(strstr(json_string_value(json_object_get(badc, "message")), "past the end"));
+    json_t *nonec = json_object_get(json_array_get(arr, 3), "correctness");
+    assert_true(json_is_false(json_object_get(nonec, "ok")));
+    assert_non_null(strstr(json_string_value(json_object_get(nonec, "message")), "never written"));
+    json_decref(r);
+    unlink(ref);
+    unlink(ok);
+    unlink(bad);
+    unlink(none);
+    unlink(job);
+    unlink(out);
+    rmdir(dir);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_signature),
+        cmocka_unit_test(test_ncu_csv),
+        cmocka_unit_test(test_compare_verdicts),
+        cmocka_unit_test(test_harness_opencl),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
