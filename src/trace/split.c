@@ -33,8 +33,9 @@ struct output {
     char *subdir;   /* "" or "prefilldecodemix" / "decode_only" */
     size_t *events; /* selected event indices, ascending */
     size_t nevents;
-    struct mp_buf text;
-    size_t written; /* events appended to text so far */
+    struct mp_buf text; /* JSON not yet compressed */
+    struct mp_buf gz;   /* gzip members compressed so far */
+    size_t written;     /* events appended so far */
 };
 
 struct split {
@@ -79,6 +80,7 @@ static int add_output(struct split *sp, struct output **o)
     *o = &sp->out[sp->nout++];
     memset(*o, 0, sizeof(**o));
     mp_buf_init(&(*o)->text, 0);
+    mp_buf_init(&(*o)->gz, 0);
     return 0;
 }
 
@@ -486,6 +488,29 @@ static void output_name(struct split *sp, const struct output *o,
 
 /* ---- the copy pass ---- */
 
+/* Sub-trace text is compressed in chunks of this size, each an independent
+ * gzip member (a gzip file may hold several; every reader, Python's gzip
+ * and zlib's included, reads them as one stream), so memory holds the
+ * compressed sub-traces and at most one chunk of text per sub-trace. */
+#define SPLIT_CHUNK ((size_t)256 << 10)
+
+static int flush_chunk(struct split *sp, struct output *o)
+{
+    if (!o->text.len)
+        return 0;
+    int rc = mp_io_gzip(o->text.data, o->text.len, sp->o->gzip_level, &o->gz, sp->d);
+    mp_buf_reset(&o->text);
+    return rc;
+}
+
+/* {<keys before traceEvents>"traceEvents": [ */
+static int open_doc(struct split *sp, struct output *o)
+{
+    int rc = mp_buf_putc(&o->text, '{');
+    rc = rc ? rc : mp_buf_append(&o->text, sp->keys_before.data, sp->keys_before.len);
+    return rc ? rc : mp_buf_puts(&o->text, "\"traceEvents\": [\n");
+}
+
 static int copy_event(const struct mp_trace_event *ev, void *user)
 {
     struct split *sp = user;
@@ -495,10 +520,12 @@ static int copy_event(const struct mp_trace_event *ev, void *user)
         return 0;
     for (uint32_t j = sp->own_off[k]; j < sp->own_off[k + 1]; j++) {
         struct output *o = &sp->out[sp->own[j]];
-        if (o->written++ && mp_buf_append(&o->text, ",\n", 2) != 0)
-            return MP_ENOMEM;
-        if (mp_buf_append(&o->text, ev->raw.p, ev->raw.n) != 0)
-            return MP_ENOMEM;
+        int rc = o->written++ ? mp_buf_append(&o->text, ",\n", 2) : open_doc(sp, o);
+        rc = rc ? rc : mp_buf_append(&o->text, ev->raw.p, ev->raw.n);
+        if (!rc && o->text.len >= SPLIT_CHUNK)
+            rc = flush_chunk(sp, o);
+        if (rc)
+            return rc;
     }
     return 0;
 }
@@ -920,25 +947,21 @@ int mp_trace_split(const char *path, const struct mp_trace_split_opts *opts,
             if (rc)
                 goto out;
         }
-        mp_buf_reset(&doc);
-        mp_buf_puts(&doc, "{");
-        mp_buf_append(&doc, sp.keys_before.data, sp.keys_before.len);
-        mp_buf_puts(&doc, "\"traceEvents\": [\n");
-        mp_buf_append(&doc, o->text.data, o->text.len);
-        mp_buf_puts(&doc, "\n]");
-        if (sp.keys_after.len) {
-            mp_buf_puts(&doc, ",\n");
-            mp_buf_append(&doc, sp.keys_after.data, sp.keys_after.len - 2);
+        rc = o->written ? 0 : open_doc(&sp, o);
+        rc = rc ? rc : mp_buf_puts(&o->text, "\n]");
+        if (!rc && sp.keys_after.len) {
+            rc = mp_buf_puts(&o->text, ",\n");
+            rc = rc ? rc : mp_buf_append(&o->text, sp.keys_after.data, sp.keys_after.len - 2);
         }
-        if (mp_buf_puts(&doc, "}\n") != 0) {
-            rc = mp_diag_set(d, MP_ENOMEM, "sub-trace too large");
+        rc = rc ? rc : mp_buf_puts(&o->text, "}\n");
+        rc = rc ? rc : flush_chunk(&sp, o);
+        if (rc) {
+            rc = mp_diag_set(d, rc, "out of memory compressing %s", res->entries[i].output_path);
             goto out;
         }
-        mp_buf_fini(&o->text);
-        mp_buf_reset(&gz);
-        if ((rc = mp_io_gzip(doc.data, doc.len, opts->gzip_level, &gz, d)) != 0 ||
-            (rc = write_file(res->entries[i].output_path, gz.data, gz.len, d)) != 0)
+        if ((rc = write_file(res->entries[i].output_path, o->gz.data, o->gz.len, d)) != 0)
             goto out;
+        mp_buf_fini(&o->gz);
     }
     mp_buf_reset(&doc);
     json_details(&doc, res);
@@ -959,6 +982,7 @@ out:
         free(sp.out[i].subdir);
         free(sp.out[i].events);
         mp_buf_fini(&sp.out[i].text);
+        mp_buf_fini(&sp.out[i].gz);
     }
     free(sp.out);
     free(sp.roots);
