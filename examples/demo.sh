@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# `make demo`: gap analysis and kernel summary on the bundled two-rank trace.
+# `make demo`: gap analysis, kernel summary and the TraceLens-compatible report
+# on the bundled two-rank trace, and the inference stages of the bundled
+# serving trace.
 set -euo pipefail
 MAGPIE=${1:-build/release/magpie}
 here=$(cd "$(dirname "$0")" && pwd)
@@ -48,6 +50,23 @@ if [ -n "$chrome" ]; then
 else
     echo "(install chromium for a screenshot of $out/report/report.html)"
 fi
+echo
+echo "== magpie trace stages (Magpie's inference post-processing) on examples/traces/serving"
+mkdir -p "$out/serving/torch_trace"
+cp "$here/traces/serving/"*.json.gz "$out/serving/torch_trace/"
+"$MAGPIE" trace stages "$out/serving/torch_trace" -o "$out/serving" --conc 16 --isl 256 --osl 12 \
+    --num-steps 8 --gpu-arch H200 -q
+for f in "$out"/serving/tracelens/*_kernel_roofline_simple.csv; do
+    echo "-- $(basename "$f"): top 5 ops by kernel time"
+    python3 - "$f" <<'PY' 2>/dev/null || head -6 "$f"
+import csv, sys
+rows = sorted(csv.DictReader(open(sys.argv[1], encoding="utf-8")),
+              key=lambda r: -float(r["kernel_time_ms_sum"] or 0))
+for r in rows[:5]:
+    print(f"  {r['op_name'][:34]:34s} {r['kernel_time_ms_sum']:>9s} ms {float(r['time_pct'] or 0):5.1f}%"
+          f"  {r.get('roofline_bound', ''):13s} {r['param_signature'][:50]}")
+PY
+done
 echo
 echo "outputs:"
 find "$out" -type f | sort
