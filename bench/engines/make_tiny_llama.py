@@ -23,7 +23,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("out")
     ap.add_argument("--layers", type=int, default=2)
-    ap.add_argument("--hidden", type=int, default=64)
+    ap.add_argument("--hidden", type=int, default=256)  # head_dim 64: vLLM CPU attention needs it
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
     vocab = {"<unk>": 0, "<s>": 1, "</s>": 2}

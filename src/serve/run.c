@@ -950,10 +950,14 @@ int mp_serve_run(const struct mp_serve_config *c, const struct mp_serve_run_opts
     if (r.deadline_hit)
         add_error(&r, "timeout_seconds (%.0f s) reached; the run was stopped", c->timeout_s);
     bool ok = r.ready && r.measured && lo.have && lo.m.completed > 0 && !r.died && !r.deadline_hit;
-    if (r.measured && lo.have && lo.m.completed == 0)
+    if (r.measured && lo.have && lo.m.completed == 0) {
         add_error(&r, "every request failed (%zu): %s", lo.m.failed, lo.first_error);
-    else if (ok && lo.m.failed)
-        add_warning(&r, "some requests failed; see magpie.requests.first_error");
+    } else if (r.measured && lo.have && lo.m.failed) {
+        /* numbers with failed requests in them are not a measurement of the engine */
+        add_error(&r, "%zu of %zu requests failed; first: %s", lo.m.failed,
+                  lo.m.failed + lo.m.completed, lo.first_error);
+        ok = false;
+    }
     if (ok && lo.m.request_throughput <= 0 && lo.m.output_throughput <= 0) {
         add_error(&r, "Benchmark produced no valid throughput/latency metrics");
         ok = false;

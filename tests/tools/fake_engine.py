@@ -19,6 +19,7 @@ Behaviour knobs (environment):
   FAKE_ENGINE_FAULT           exit_at_start | never_ready | stall
   FAKE_ENGINE_FAULT_AFTER (0) requests served normally before 'stall'
   FAKE_ENGINE_MAX_S (120)     the server exits by itself after this long
+  FAKE_ENGINE_TAG             appended to the child's argv, for orphan checks
 """
 import gzip
 import json
@@ -171,7 +172,7 @@ def main():
         sys.exit(3)
     # an "engine core" child in our process group, as vLLM has
     subprocess.Popen([sys.executable, "-c", "import time; time.sleep(%d)" % int(MAX_S),
-                      "fake-engine-core"])
+                      "fake-engine-core-" + ENV.get("FAKE_ENGINE_TAG", "")])
     srv = ThreadingHTTPServer(("127.0.0.1", ARGS["port"]), H)
     srv.daemon_threads = True
     threading.Timer(MAX_S, lambda: os._exit(0)).start()

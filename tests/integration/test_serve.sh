@@ -1,0 +1,234 @@
+#!/bin/bash
+# `magpie benchmark vllm ... --run-mode local` end to end against a real
+# server process on loopback: tests/tools/fake_engine.py, put on PATH as
+# `vllm`, so magpie launches it with the command line it builds for vLLM.
+# Checks the workspace and report, the profiled path (start/stop_profile,
+# traces -> kernel summary + gap analysis), the benchmark YAML, client-only
+# mode, and the faults: the engine exits at start, never gets ready, is
+# killed mid-run (partial report, exit 1 in time, no process left behind),
+# stalls, and a port already taken. Bounded counts; each run under 60 s.
+set -u
+MAGPIE=${MAGPIE:?} MP_SRC=${MP_SRC:?}
+W=$(mktemp -d /tmp/mp_serve_it.XXXXXX)
+TAG="t$$"
+EXTRA_PIDS=()
+pass=0 fail=0
+cleanup() {
+    for p in "${EXTRA_PIDS[@]}"; do kill -- "$p" 2>/dev/null; done
+    rm -rf "$W"
+}
+trap cleanup EXIT
+
+ok() { pass=$((pass + 1)); echo "ok   $1"; }
+ko() { fail=$((fail + 1)); echo "FAIL $1"; }
+check() { if eval "$2"; then ok "$1"; else ko "$1"; fi; }
+
+if ! command -v python3 >/dev/null; then
+    echo "SKIPPED: python3 not found (the stand-in engine needs it)"
+    echo "0 passed, 0 failed"
+    exit 0
+fi
+mkdir -p "$W/bin"
+printf '#!/bin/sh\nexec python3 %s "$@"\n' "$MP_SRC/tests/tools/fake_engine.py" >"$W/bin/vllm"
+chmod +x "$W/bin/vllm"
+export PATH="$W/bin:$PATH" FAKE_ENGINE_TAG="$TAG" FAKE_ENGINE_MAX_S=90
+free_port() { echo $((20000 + (RANDOM % 20000))); }
+orphans() { pgrep -f "fake-engine-core-$TAG" | wc -l; }
+report() { ls -d "$1"/benchmark_vllm_* 2>/dev/null | tail -1; }
+jq_() { python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print($2)" "$1"; }
+
+# run LABEL [magpie args...]: leaves RC, ELAPSED, WS (workspace)
+run() {
+    local label=$1
+    shift
+    local t0 t1
+    t0=$(date +%s.%N)
+    PORT=$(free_port) timeout 120 "$MAGPIE" benchmark "$@" -o "$W/$label" -q \
+        >"$W/$label.out" 2>"$W/$label.err"
+    RC=$?
+    t1=$(date +%s.%N)
+    ELAPSED=$(python3 -c "print(round($t1 - $t0, 1))")
+    WS=$(report "$W/$label")
+}
+
+ADHOC=(vllm --model fake-model --run-mode local --concurrency 4 --input-len 32 --output-len 16)
+
+# --- a normal run ---
+run basic "${ADHOC[@]}" --num-prompts 20
+check "basic: exit 0" '[ "$RC" = 0 ]'
+for f in benchmark_report.json summary.txt config.yaml server.log inferencex_result.json \
+    inferencex_result.requests.jsonl torch_trace system_profile; do
+    check "basic: workspace has $f" '[ -e "$WS/$f" ]'
+done
+check "basic: workspace name" '[[ "$(basename "$WS")" =~ ^benchmark_vllm_[0-9]{8}_[0-9]{6}$ ]]'
+R=$WS/benchmark_report.json
+check "basic: success" '[ "$(jq_ "$R" "r[\"success\"]")" = True ]'
+check "basic: 20 completed" '[ "$(jq_ "$R" "r[\"throughput\"][\"completed_requests\"]")" = 20 ]'
+check "basic: Magpie keys in order" '[ "$(jq_ "$R" "\",\".join(list(r)[:6])")" = \
+    "success,framework,model,throughput,latency,kernel_summary" ]'
+check "basic: measurement run" '[ "$(jq_ "$R" "r[\"run_kind\"], r[\"reward_eligible\"]")" = \
+    "measurement True" ]'
+check "basic: latency has 4 metrics" '[ "$(jq_ "$R" "\",\".join(sorted(r[\"latency\"]))")" = \
+    "e2el,itl,tpot,ttft" ]'
+check "basic: engine version recorded" \
+    '[ "$(jq_ "$R" "r[\"magpie\"][\"engine\"][\"version\"]")" = 0.0.1-fake ]'
+check "basic: engine argv is vLLM's" \
+    'jq_ "$R" "r[\"magpie\"][\"engine\"][\"command\"]" | grep -q "^vllm serve fake-model --port [0-9]* --tensor-parallel-size=1 --gpu-memory-utilization 0.95 --max-model-len 4096 --trust-remote-code$"'
+check "basic: summary printed" 'grep -q "Status: SUCCESS" "$W/basic.out"'
+check "basic: no engine process left" '[ "$(orphans)" = 0 ]'
+check "basic: config.yaml has envs" 'grep -q "CONC: \"4\"" "$WS/config.yaml"'
+
+# --- profiled: /start_profile + /stop_profile, traces post-processed ---
+run prof "${ADHOC[@]}" --num-prompts 8 --torch-profiler
+R=$WS/benchmark_report.json
+check "prof: exit 0" '[ "$RC" = 0 ]'
+check "prof: diagnostic run" '[ "$(jq_ "$R" "r[\"run_kind\"], r[\"reward_eligible\"]")" = \
+    "diagnostic False" ]'
+check "prof: trace collected" 'ls "$WS"/torch_trace/*.pt.trace.json.gz >/dev/null 2>&1'
+check "prof: kernel summary" '[ "$(jq_ "$R" "r[\"top_bottlenecks\"][0]")" = ampere_bf16_gemm_128x64 ]'
+check "prof: gap analysis json" '[ "$(jq_ "$R" "r[\"gap_analysis\"][\"top_kernels\"][0][\"calls\"]")" = 20 ]'
+check "prof: gap_analysis.csv" 'head -1 "$WS/gap_analysis/gap_analysis.csv" | grep -q "^Name,Calls"'
+check "prof: profiler flags passed" \
+    'jq_ "$R" "r[\"magpie\"][\"engine\"][\"command\"]" | grep -q -- "--profiler-config.torch_profiler_dir $WS/torch_trace"'
+check "prof: no engine process left" '[ "$(orphans)" = 0 ]'
+
+# --- the benchmark YAML ---
+cat >"$W/bench.yaml" <<EOF
+benchmark:
+  framework: vllm
+  model: yaml-model
+  run_mode: local
+  envs:
+    CONC: 2
+    ISL: 16
+    OSL: 8
+    NUM_PROMPTS: 6
+    NUM_WARMUPS: 1
+    EXTRA_VLLM_ARGS: "--dtype bfloat16"
+  profiler:
+    torch_profiler:
+      enabled: false
+EOF
+run yaml -b "$W/bench.yaml"
+R=$WS/benchmark_report.json
+check "yaml: exit 0" '[ "$RC" = 0 ]'
+check "yaml: model and count" '[ "$(jq_ "$R" "r[\"model\"], r[\"throughput\"][\"completed_requests\"]")" = "yaml-model 6" ]'
+check "yaml: EXTRA_VLLM_ARGS reach the engine" \
+    'jq_ "$R" "r[\"magpie\"][\"engine\"][\"command\"]" | grep -q -- "--dtype bfloat16$"'
+printf 'benchmark:\n  framework: vllm\n  model: m\n  timeout_seconds: [1]\n' >"$W/badcfg.yaml"
+run badcfg -b "$W/badcfg.yaml"
+check "yaml: bad value -> exit 2" '[ "$RC" = 2 ]'
+check "yaml: error names file:line:col" 'grep -q "badcfg.yaml:4:20" "$W/badcfg.err"'
+check "yaml: nothing created" '[ -z "$WS" ]'
+
+# --- usage errors ---
+run nomodel vllm --run-mode local
+check "usage: no model -> exit 2" '[ "$RC" = 2 ]'
+run badfw tgi --model m
+check "usage: unknown framework -> exit 2" '[ "$RC" = 2 ] && [ -z "$WS" ]'
+
+# --- faults ---
+FAKE_ENGINE_FAULT=exit_at_start run exit_at_start "${ADHOC[@]}"
+R=$WS/benchmark_report.json
+check "exit-at-start: exit 1" '[ "$RC" = 1 ]'
+check "exit-at-start: report says so" 'jq_ "$R" "r[\"errors\"][0]" | grep -q "engine exited before it was ready (exited with status 3)"'
+check "exit-at-start: server.log lines in the error" 'jq_ "$R" "r[\"errors\"][0]" | grep -q "RuntimeError: fake engine failed to start"'
+check "exit-at-start: success false" '[ "$(jq_ "$R" "r[\"success\"], r[\"throughput\"]")" = "False None" ]'
+
+FAKE_ENGINE_FAULT=never_ready run never_ready "${ADHOC[@]}" --ready-timeout 3
+R=$WS/benchmark_report.json
+check "never-ready: exit 1" '[ "$RC" = 1 ]'
+check "never-ready: within the limit ($ELAPSED s)" 'python3 -c "import sys; sys.exit(not $ELAPSED < 30)"'
+check "never-ready: error" 'jq_ "$R" "r[\"errors\"][0]" | grep -q "engine not ready after 3 s"'
+check "never-ready: no engine process left" '[ "$(orphans)" = 0 ]'
+
+# killed mid-run: ~12 s of load; the engine leader gets SIGKILL after 2 s
+P=$(free_port)
+t0=$(date +%s.%N)
+FAKE_ENGINE_ITL_MS=20 PORT=$P timeout 120 "$MAGPIE" benchmark "${ADHOC[@]}" --output-len 64 \
+    --num-prompts 40 --env NUM_WARMUPS=0 -o "$W/killed" -q >"$W/killed.out" 2>"$W/killed.err" &
+MP=$!
+for _ in $(seq 100); do
+    WS=$(report "$W/killed")
+    [ -n "$WS" ] && [ -s "$WS/server.pid" ] && curl -sf "http://127.0.0.1:$P/health" >/dev/null &&
+        break
+    sleep 0.1
+done
+sleep 2
+kill -9 "$(cat "$WS/server.pid")"
+tk=$(date +%s.%N)
+wait $MP
+RC=$?
+t1=$(date +%s.%N)
+AFTER_KILL=$(python3 -c "print(round($t1 - $tk, 2))")
+R=$WS/benchmark_report.json
+check "killed: exit 1" '[ "$RC" = 1 ]'
+check "killed: exited ${AFTER_KILL}s after the kill" 'python3 -c "import sys; sys.exit(not $AFTER_KILL < 30)"'
+check "killed: error says the engine died" 'jq_ "$R" "r[\"errors\"]" | grep -q "engine exited during the benchmark (killed by signal 9"'
+check "killed: partial measurement kept" '[ "$(jq_ "$R" "r[\"magpie\"][\"requests\"][\"completed\"] > 0")" = True ]'
+check "killed: report is partial, not success" '[ "$(jq_ "$R" "r[\"success\"]")" = False ]'
+check "killed: no engine process left (engine core child reaped)" '[ "$(orphans)" = 0 ]'
+echo "     killed: magpie exit $RC, ${AFTER_KILL} s after SIGKILL of the engine"
+
+# stalls after 2 requests: requests fail at --stall-timeout, run fails
+FAKE_ENGINE_FAULT=stall FAKE_ENGINE_FAULT_AFTER=2 run stall "${ADHOC[@]}" --num-prompts 6 \
+    --env NUM_WARMUPS=0 --stall-timeout 2
+R=$WS/benchmark_report.json
+check "stall: exit 1" '[ "$RC" = 1 ]'
+check "stall: within the limit ($ELAPSED s)" 'python3 -c "import sys; sys.exit(not $ELAPSED < 40)"'
+check "stall: error names the stall" 'jq_ "$R" "r[\"errors\"][0]" | grep -q "4 of 6 requests failed; first: stalled"'
+check "stall: no engine process left" '[ "$(orphans)" = 0 ]'
+
+# whole-run timeout while the load runs: the engine is stopped, the run ends
+FAKE_ENGINE_ITL_MS=50 run timeout "${ADHOC[@]}" --output-len 200 --num-prompts 40 \
+    --env NUM_WARMUPS=0 --timeout 6
+R=$WS/benchmark_report.json
+check "timeout: exit 1" '[ "$RC" = 1 ]'
+check "timeout: ended near the limit ($ELAPSED s)" 'python3 -c "import sys; sys.exit(not $ELAPSED < 40)"'
+check "timeout: error" 'jq_ "$R" "r[\"errors\"]" | grep -q "timeout_seconds (6 s) reached"'
+check "timeout: no engine process left" '[ "$(orphans)" = 0 ]'
+
+# --- a server magpie did not start ---
+P=$(free_port)
+# in a session of its own, so the test can end it and its child as one group
+FAKE_ENGINE_TAG="ext-$TAG" setsid python3 "$MP_SRC/tests/tools/fake_engine.py" serve ext-model \
+    --port "$P" >"$W/ext.log" 2>&1 &
+EXT=$!
+EXTRA_PIDS+=("-$EXT")
+for _ in $(seq 100); do curl -sf "http://127.0.0.1:$P/health" >/dev/null && break; sleep 0.1; done
+PORT=$P timeout 60 "$MAGPIE" benchmark "${ADHOC[@]}" -o "$W/taken" -q >"$W/taken.out" 2>&1
+RC=$?
+WS=$(report "$W/taken")
+check "port taken: exit 1" '[ "$RC" = 1 ]'
+check "port taken: refuses a foreign server" 'jq_ "$WS/benchmark_report.json" "r[\"errors\"][0]" | grep -q "already has a server"'
+BENCHMARK_BASE_URL=http://127.0.0.1:$P timeout 60 "$MAGPIE" benchmark "${ADHOC[@]}" \
+    --num-prompts 5 -o "$W/client" -q >"$W/client.out" 2>&1
+RC=$?
+WS=$(report "$W/client")
+check "client-only: exit 0" '[ "$RC" = 0 ]'
+check "client-only: served model from /v1/models" \
+    '[ "$(jq_ "$WS/benchmark_report.json" "r[\"magpie\"][\"engine\"][\"served_model\"], r[\"magpie\"][\"client_only\"]")" = "ext-model True" ]'
+kill -- "-$EXT" 2>/dev/null
+wait "$EXT" 2>/dev/null
+
+# --- SIGINT to magpie mid-run: the engine group goes, a report is written ---
+P=$(free_port)
+# (no `timeout` wrapper here: it would take the SIGINT itself)
+FAKE_ENGINE_ITL_MS=20 PORT=$P "$MAGPIE" benchmark "${ADHOC[@]}" --output-len 64 \
+    --num-prompts 40 --env NUM_WARMUPS=0 --timeout 60 -o "$W/sigint" -q >"$W/sigint.out" 2>&1 &
+MP=$!
+for _ in $(seq 100); do
+    curl -sf "http://127.0.0.1:$P/health" >/dev/null && break
+    sleep 0.1
+done
+sleep 1.5
+kill -INT $MP
+wait $MP
+RC=$?
+WS=$(report "$W/sigint")
+check "sigint: exit 1" '[ "$RC" = 1 ]'
+check "sigint: report written" '[ -s "$WS/benchmark_report.json" ]'
+check "sigint: no engine process left" '[ "$(orphans)" = 0 ]'
+
+echo "$pass passed, $fail failed"
+[ "$fail" = 0 ]

@@ -1,0 +1,488 @@
+/* Unit tests for the serve module: engine and docker command lines as argv
+ * goldens (vLLM, SGLang, ATOM; NVIDIA and AMD; with and without the
+ * profiler), the image and runner tables, idle-GPU picking, the benchmark
+ * YAML (values, defaults, errors with file:line:col), config.yaml round
+ * trip, server.log tails, and the workspace of a run whose server never
+ * answers (partial report, unique names). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include <magpie/proc.h>
+#include <magpie/serve.h>
+
+static char fixture[1024];
+
+static const char *fx(const char *name)
+{
+    const char *root = getenv("MP_FIXTURES");
+    snprintf(fixture, sizeof(fixture), "%s/serve/%s", root ? root : "tests/fixtures", name);
+    return fixture;
+}
+
+/* argv and env of a command as two shell-joined lines */
+static void joined(const struct mp_serve_cmd *c, struct mp_buf *argv, struct mp_buf *env)
+{
+    mp_buf_reset(argv);
+    mp_buf_reset(env);
+    assert_int_equal(mp_proc_join((const char *const *)c->argv, argv), 0);
+    if (c->env)
+        assert_int_equal(mp_proc_join((const char *const *)c->env, env), 0);
+}
+
+static void base_cfg(struct mp_serve_config *c, enum mp_serve_framework fw)
+{
+    mp_serve_config_init(c);
+    c->framework = fw;
+    c->model = "org/model-7b";
+    mp_serve_config_setenv(c, "TP", "2");
+    mp_serve_config_setenv(c, "CONC", "8");
+}
+
+static void test_vllm_nvidia(void **state)
+{
+    (void)state;
+    struct mp_serve_config c;
+    base_cfg(&c, MP_SERVE_VLLM);
+    mp_serve_config_setenv(&c, "EXTRA_VLLM_ARGS", "--dtype bfloat16 --served-model-name 'a b'");
+    struct mp_serve_plan p = {
+        .vendor = MP_GPU_VENDOR_NVIDIA, .port = 8000, .visible_devices = "1,3"};
+    struct mp_serve_cmd cmd;
+    struct mp_buf a, e;
+    mp_buf_init(&a, 0);
+    mp_buf_init(&e, 0);
+    assert_int_equal(mp_serve_engine_cmd(&c, &p, &cmd, NULL), 0);
+    joined(&cmd, &a, &e);
+    assert_string_equal(mp_buf_cstr(&a),
+                        "vllm serve org/model-7b --port 8000 --tensor-parallel-size=2 "
+                        "--gpu-memory-utilization 0.95 --max-model-len 4096 --trust-remote-code "
+                        "--dtype bfloat16 --served-model-name 'a b'");
+    assert_string_equal(
+        mp_buf_cstr(&e),
+        "TP=2 CONC=8 'EXTRA_VLLM_ARGS=--dtype bfloat16 --served-model-name '\"'\"'a "
+        "b'\"'\"'' MODEL=org/model-7b PRECISION=fp8 CUDA_VISIBLE_DEVICES=1,3 "
+        "CUDA_DEVICE_ORDER=PCI_BUS_ID");
+    mp_serve_cmd_fini(&cmd);
+    mp_buf_fini(&a);
+    mp_buf_fini(&e);
+    mp_serve_config_fini(&c);
+}
+
+static void test_vllm_amd_profiler(void **state)
+{
+    (void)state;
+    struct mp_serve_config c;
+    base_cfg(&c, MP_SERVE_VLLM);
+    mp_serve_config_setenv(&c, "MAX_MODEL_LEN", "8192");
+    mp_serve_config_setenv(&c, "GPU_MEMORY_UTILIZATION", "0.9");
+    struct mp_serve_plan p = {
+        .vendor = MP_GPU_VENDOR_AMD, .port = 8888, .trace_dir = "/ws/tt", .visible_devices = "4,5"};
+    struct mp_serve_cmd cmd;
+    struct mp_buf a, e;
+    mp_buf_init(&a, 0);
+    mp_buf_init(&e, 0);
+    assert_int_equal(mp_serve_engine_cmd(&c, &p, &cmd, NULL), 0);
+    joined(&cmd, &a, &e);
+    assert_string_equal(mp_buf_cstr(&a),
+                        "vllm serve org/model-7b --port 8888 --tensor-parallel-size=2 "
+                        "--gpu-memory-utilization 0.9 --max-model-len 8192 --trust-remote-code "
+                        "--profiler-config.profiler torch --profiler-config.torch_profiler_dir "
+                        "/ws/tt --profiler-config.torch_profiler_record_shapes True "
+                        "--profiler-config.torch_profiler_with_memory True "
+                        "--profiler-config.torch_profiler_with_flops True "
+                        "--profiler-config.torch_profiler_use_gzip True");
+    assert_string_equal(mp_buf_cstr(&e),
+                        "TP=2 CONC=8 MAX_MODEL_LEN=8192 GPU_MEMORY_UTILIZATION=0.9 "
+                        "MODEL=org/model-7b PRECISION=fp8 ROCR_VISIBLE_DEVICES=4,5 "
+                        "HIP_VISIBLE_DEVICES=0,1 PROFILE=1 VLLM_TORCH_PROFILER_DIR=/ws/tt "
+                        "SGLANG_TORCH_PROFILER_DIR=/ws/tt ATOM_TORCH_PROFILER_DIR=/ws/tt "
+                        "VLLM_ROCM_USE_AITER=1");
+    mp_serve_cmd_fini(&cmd);
+    mp_buf_fini(&a);
+    mp_buf_fini(&e);
+    mp_serve_config_fini(&c);
+}
+
+static void test_sglang(void **state)
+{
+    (void)state;
+    struct mp_serve_config c;
+    base_cfg(&c, MP_SERVE_SGLANG);
+    struct mp_serve_plan p = {.vendor = MP_GPU_VENDOR_NVIDIA, .port = 30000};
+    struct mp_serve_cmd cmd;
+    struct mp_buf a, e;
+    mp_buf_init(&a, 0);
+    mp_buf_init(&e, 0);
+    assert_int_equal(mp_serve_engine_cmd(&c, &p, &cmd, NULL), 0);
+    joined(&cmd, &a, &e);
+    assert_string_equal(mp_buf_cstr(&a),
+                        "python3 -m sglang.launch_server --model-path org/model-7b "
+                        "--host=0.0.0.0 --port 30000 --trust-remote-code "
+                        "--tensor-parallel-size=2 --mem-fraction-static=0.8 "
+                        "--disable-radix-cache");
+    mp_serve_cmd_fini(&cmd);
+    /* defaults give way to the user's own flags; AMD gets SGLANG_USE_AITER */
+    mp_serve_config_setenv(&c, "EXTRA_SGLANG_ARGS",
+                           "--mem-fraction-static 0.7 --enable-torch-compile");
+    p.vendor = MP_GPU_VENDOR_AMD;
+    assert_int_equal(mp_serve_engine_cmd(&c, &p, &cmd, NULL), 0);
+    joined(&cmd, &a, &e);
+    assert_string_equal(mp_buf_cstr(&a),
+                        "python3 -m sglang.launch_server --model-path org/model-7b "
+                        "--host=0.0.0.0 --port 30000 --trust-remote-code "
+                        "--tensor-parallel-size=2 --disable-radix-cache "
+                        "--mem-fraction-static 0.7 --enable-torch-compile");
+    assert_non_null(strstr(mp_buf_cstr(&e), "SGLANG_USE_AITER=1"));
+    mp_serve_cmd_fini(&cmd);
+    /* a bad EXTRA_*_ARGS names the variable */
+    mp_serve_config_setenv(&c, "EXTRA_SGLANG_ARGS", "--x 'unterminated");
+    struct mp_diag d;
+    mp_diag_clear(&d);
+    assert_int_equal(mp_serve_engine_cmd(&c, &p, &cmd, &d), MP_EPARSE);
+    assert_string_equal(d.field, "EXTRA_SGLANG_ARGS");
+    mp_buf_fini(&a);
+    mp_buf_fini(&e);
+    mp_serve_config_fini(&c);
+}
+
+static void test_atom(void **state)
+{
+    (void)state;
+    struct mp_serve_config c;
+    base_cfg(&c, MP_SERVE_ATOM);
+    mp_serve_config_setenv(&c, "EXTRA_ATOM_ARGS", "--kv_cache_dtype fp8");
+    struct mp_serve_plan p = {.vendor = MP_GPU_VENDOR_AMD, .port = 8888, .trace_dir = "/t"};
+    struct mp_serve_cmd cmd;
+    struct mp_buf a, e;
+    mp_buf_init(&a, 0);
+    mp_buf_init(&e, 0);
+    assert_int_equal(mp_serve_engine_cmd(&c, &p, &cmd, NULL), 0);
+    joined(&cmd, &a, &e);
+    assert_string_equal(mp_buf_cstr(&a),
+                        "python3 -m atom.entrypoints.openai_server --model org/model-7b -tp 2 "
+                        "--server-port 8888 --max-model-len 4096 --torch-profiler-dir /t "
+                        "--kv_cache_dtype fp8");
+    mp_serve_cmd_fini(&cmd);
+    mp_buf_fini(&a);
+    mp_buf_fini(&e);
+    mp_serve_config_fini(&c);
+}
+
+static void test_docker(void **state)
+{
+    (void)state;
+    unsetenv("HF_TOKEN");
+    struct mp_serve_config c;
+    base_cfg(&c, MP_SERVE_VLLM);
+    struct mp_serve_plan p = {.vendor = MP_GPU_VENDOR_NVIDIA,
+                              .port = 8888,
+                              .workspace = "/res/ws",
+                              .trace_dir = "/workspace/torch_trace",
+                              .image = "sha256:abc",
+                              .container = "magpie-benchmark-bench_1",
+                              .hf_cache = "/root/.cache/huggingface",
+                              .model_dir = NULL};
+    struct mp_serve_cmd cmd;
+    struct mp_buf a, e;
+    mp_buf_init(&a, 0);
+    mp_buf_init(&e, 0);
+    assert_int_equal(mp_serve_docker_cmd(&c, &p, &cmd, NULL), 0);
+    joined(&cmd, &a, &e);
+    assert_string_equal(
+        mp_buf_cstr(&a),
+        "docker run --rm --ipc=host --shm-size=16g --network=host --name "
+        "magpie-benchmark-bench_1 --gpus=all -v /root/.cache/huggingface:/root/.cache/huggingface "
+        "-v /res/ws:/workspace -e TP=2 -e CONC=8 -e MODEL=org/model-7b -e PRECISION=fp8 -e "
+        "PROFILE=1 -e VLLM_TORCH_PROFILER_DIR=/workspace/torch_trace -e "
+        "SGLANG_TORCH_PROFILER_DIR=/workspace/torch_trace -e "
+        "ATOM_TORCH_PROFILER_DIR=/workspace/torch_trace -w /workspace --entrypoint vllm "
+        "sha256:abc serve org/model-7b --port 8888 --tensor-parallel-size=2 "
+        "--gpu-memory-utilization 0.95 --max-model-len 4096 --trust-remote-code "
+        "--profiler-config.profiler torch --profiler-config.torch_profiler_dir "
+        "/workspace/torch_trace --profiler-config.torch_profiler_record_shapes True "
+        "--profiler-config.torch_profiler_with_memory True "
+        "--profiler-config.torch_profiler_with_flops True "
+        "--profiler-config.torch_profiler_use_gzip True");
+    assert_null(strstr(mp_buf_cstr(&a), "--privileged"));
+    mp_serve_cmd_fini(&cmd);
+    /* AMD: devices, no --privileged unless asked; a local model dir is mounted */
+    mp_serve_config_fini(&c);
+    base_cfg(&c, MP_SERVE_SGLANG);
+    c.model = "/models/m";
+    p = (struct mp_serve_plan){.vendor = MP_GPU_VENDOR_AMD,
+                               .port = 8888,
+                               .workspace = "/w",
+                               .image = "lmsysorg/sglang:v0.5.12-rocm720-mi30x",
+                               .container = "mb",
+                               .model_dir = "/models/m"};
+    assert_int_equal(mp_serve_docker_cmd(&c, &p, &cmd, NULL), 0);
+    joined(&cmd, &a, &e);
+    assert_string_equal(
+        mp_buf_cstr(&a),
+        "docker run --rm --ipc=host --shm-size=16g --network=host --name mb --device=/dev/kfd "
+        "--device=/dev/dri --group-add=video --cap-add=SYS_PTRACE "
+        "--security-opt=seccomp=unconfined -v /models/m:/models/m -v /w:/workspace -e TP=2 -e "
+        "CONC=8 -e MODEL=/models/m -e PRECISION=fp8 -e SGLANG_USE_AITER=1 -w /workspace "
+        "--entrypoint python3 lmsysorg/sglang:v0.5.12-rocm720-mi30x -m sglang.launch_server "
+        "--model-path /models/m --host=0.0.0.0 --port 8888 --trust-remote-code "
+        "--tensor-parallel-size=2 --mem-fraction-static=0.8 --disable-radix-cache");
+    mp_serve_cmd_fini(&cmd);
+    c.privileged = true;
+    setenv("HF_TOKEN", "secret-value", 1);
+    assert_int_equal(mp_serve_docker_cmd(&c, &p, &cmd, NULL), 0);
+    joined(&cmd, &a, &e);
+    assert_non_null(strstr(mp_buf_cstr(&a), " --privileged "));
+    assert_non_null(strstr(mp_buf_cstr(&a), " -e HF_TOKEN "));
+    assert_null(strstr(mp_buf_cstr(&a), "secret-value")); /* never in argv */
+    unsetenv("HF_TOKEN");
+    mp_serve_cmd_fini(&cmd);
+    p.image = NULL;
+    assert_int_equal(mp_serve_docker_cmd(&c, &p, &cmd, NULL), MP_EINVAL);
+    mp_buf_fini(&a);
+    mp_buf_fini(&e);
+    mp_serve_config_fini(&c);
+}
+
+static void test_images_runners(void **state)
+{
+    (void)state;
+    const char *img = NULL;
+    assert_int_equal(mp_serve_image_for(MP_SERVE_VLLM, "sm_90", &img, NULL), 0);
+    assert_string_equal(img, "vllm/vllm-openai:v0.19.1");
+    assert_int_equal(mp_serve_image_for(MP_SERVE_SGLANG, "gfx950", &img, NULL), 0);
+    assert_string_equal(img, "lmsysorg/sglang:v0.5.12-rocm720-mi35x");
+    struct mp_diag d;
+    mp_diag_clear(&d);
+    assert_int_equal(mp_serve_image_for(MP_SERVE_ATOM, "sm_90", &img, &d), MP_ENOTFOUND);
+    assert_non_null(strstr(d.msg, "--docker-image"));
+    assert_int_equal(mp_serve_image_for(MP_SERVE_VLLM, "", &img, NULL), MP_ENOTFOUND);
+    assert_string_equal(mp_serve_runner_for("gfx942"), "mi300x");
+    assert_string_equal(mp_serve_runner_for("sm_90a"), "h200");
+    assert_string_equal(mp_serve_runner_for("gfx1151"), "gfx11");
+    assert_null(mp_serve_runner_for("sm_75"));
+}
+
+static void test_pick_idle(void **state)
+{
+    (void)state;
+    const char *gpus = "0, GPU-aaa, 100, 81559\n"
+                       "1, GPU-bbb, 70000, 81559\n" /* 11 GB free */
+                       "2, GPU-ccc, 5, 81559\n"
+                       "3, GPU-ddd, 0, 81559\n";
+    const char *apps = "GPU-ccc, 4242\n";
+    int ids[8];
+    assert_int_equal(mp_serve_pick_idle_nvidia(gpus, apps, 8.0, NULL, 0, 2, ids, 8), 2);
+    assert_int_equal(ids[0], 0);
+    assert_int_equal(ids[1], 1);
+    assert_int_equal(mp_serve_pick_idle_nvidia(gpus, apps, 20.0, NULL, 0, 4, ids, 8), 2);
+    assert_int_equal(ids[0], 0);
+    assert_int_equal(ids[1], 3);
+    int cand[] = {2, 3};
+    assert_int_equal(mp_serve_pick_idle_nvidia(gpus, apps, 8.0, cand, 2, 2, ids, 8), 1);
+    assert_int_equal(ids[0], 3);
+    assert_int_equal(mp_serve_pick_idle_nvidia("", "", 8.0, NULL, 0, 1, ids, 8), 0);
+}
+
+static void test_config_good(void **state)
+{
+    (void)state;
+    struct mp_serve_config c;
+    mp_serve_config_init(&c);
+    struct mp_diag d;
+    mp_diag_clear(&d);
+    int rc = mp_serve_config_load(&c, fx("good.yaml"), &d);
+    if (rc)
+        fail_msg("%s", d.msg);
+    assert_int_equal(c.framework, MP_SERVE_VLLM);
+    assert_string_equal(c.model, "meta-llama/Llama-3.1-8B-Instruct");
+    assert_string_equal(c.precision, "bf16");
+    assert_int_equal(c.run_mode, MP_SERVE_LOCAL);
+    assert_string_equal(mp_serve_config_getenv(&c, "TP"), "2");
+    assert_string_equal(mp_serve_config_getenv(&c, "RANDOM_RANGE_RATIO"), "0.8");
+    /* keys are upper-cased, YAML booleans become Python's str() */
+    assert_string_equal(mp_serve_config_getenv(&c, "EXTRA_VLLM_ARGS"),
+                        "--dtype bfloat16 --max-num-seqs 64");
+    assert_string_equal(mp_serve_config_getenv(&c, "ENABLE_X"), "True");
+    assert_false(c.torch_profiler);
+    assert_true(c.gpu_monitor);
+    assert_true(c.gpu_monitor_interval_s == 1.5);
+    assert_true(c.gap.start_pct == 10 && c.gap.end_pct == 90);
+    assert_int_equal(c.gap.top_k, 5);
+    assert_int_equal(c.gap.n_categories, 1);
+    assert_string_equal(c.gap.categories[0], "kernel");
+    assert_true(c.timeout_s == 1200);
+    assert_true(c.gpu_min_free_gb == 20);
+    assert_int_equal(c.n_gpu_candidates, 3);
+    assert_int_equal(c.gpu_candidates[2], 3);
+    assert_string_equal(c.docker_image, "vllm/vllm-openai:v0.19.1");
+    assert_int_equal(mp_serve_config_validate(&c, &d), 0);
+    assert_int_equal(mp_serve_config_run_kind(&c), MP_SERVE_KIND_MEASUREMENT);
+    /* config.yaml written from it reads back to the same config */
+    struct mp_buf y;
+    mp_buf_init(&y, 0);
+    assert_int_equal(mp_serve_config_yaml(&c, &y), 0);
+    struct mp_serve_config c2;
+    mp_serve_config_init(&c2);
+    rc = mp_serve_config_load_string(&c2, y.data, y.len, "config.yaml", &d);
+    if (rc)
+        fail_msg("%s:%ld:%ld %s\n%s", d.file, d.line, d.col, d.msg, mp_buf_cstr(&y));
+    assert_string_equal(c2.model, c.model);
+    assert_int_equal(c2.n_envs, c.n_envs);
+    for (int i = 0; i < c.n_envs; i++)
+        assert_string_equal(c2.envs[i], c.envs[i]);
+    assert_true(c2.gap.end_pct == 90 && c2.timeout_s == 1200);
+    assert_int_equal(c2.n_gpu_candidates, 3);
+    assert_false(c2.torch_profiler);
+    mp_buf_fini(&y);
+    mp_serve_config_fini(&c2);
+    mp_serve_config_fini(&c);
+}
+
+/* Loading fixture name fails with code at line:col naming field. */
+static void expect_error(const char *name, int code, long line, long col, const char *needle)
+{
+    struct mp_serve_config c;
+    mp_serve_config_init(&c);
+    struct mp_diag d;
+    mp_diag_clear(&d);
+    int rc = mp_serve_config_load(&c, fx(name), &d);
+    if (rc == 0)
+        rc = mp_serve_config_validate(&c, &d);
+    if (rc != code || d.line != line || d.col != col || !strstr(d.msg, needle))
+        fail_msg("%s: rc %d line %ld col %ld msg '%s' field '%s'", name, rc, d.line, d.col, d.msg,
+                 d.field);
+    assert_non_null(strstr(d.file, name));
+    mp_serve_config_fini(&c);
+}
+
+static void test_config_errors(void **state)
+{
+    (void)state;
+    expect_error("bad_framework.yaml", MP_EINVAL, 3, 14, "tgi");
+    expect_error("bad_timeout.yaml", MP_EINVAL, 4, 20, "");
+    expect_error("bad_window.yaml", MP_EINVAL, 6, 20, "trace_start_pct < trace_end_pct");
+    expect_error("bad_envs.yaml", MP_EINVAL, 4, 9, "mapping");
+    struct mp_serve_config c;
+    struct mp_diag d;
+    mp_serve_config_init(&c);
+    mp_diag_clear(&d);
+    assert_int_equal(mp_serve_config_load(&c, fx("no_benchmark.yaml"), &d), MP_EINVAL);
+    assert_string_equal(d.field, "benchmark");
+    mp_serve_config_fini(&c);
+    /* measurement cannot be profiled (the YAML default turns the profiler on) */
+    mp_serve_config_init(&c);
+    mp_diag_clear(&d);
+    assert_int_equal(mp_serve_config_load(&c, fx("measurement_profiled.yaml"), &d), 0);
+    assert_true(c.torch_profiler);
+    assert_int_equal(mp_serve_config_validate(&c, &d), MP_EINVAL);
+    assert_string_equal(d.field, "run_kind");
+    mp_serve_config_fini(&c);
+    /* envs that must be integers */
+    mp_serve_config_init(&c);
+    c.model = "m";
+    mp_serve_config_setenv(&c, "CONC", "lots");
+    mp_diag_clear(&d);
+    assert_int_equal(mp_serve_config_validate(&c, &d), MP_EINVAL);
+    assert_string_equal(d.field, "CONC");
+    mp_serve_config_fini(&c);
+    /* ray is refused, no model is refused */
+    mp_serve_config_init(&c);
+    mp_diag_clear(&d);
+    assert_int_equal(mp_serve_config_validate(&c, &d), MP_EINVAL);
+    c.model = "m";
+    c.run_mode = MP_SERVE_RAY;
+    assert_int_equal(mp_serve_config_validate(&c, NULL), MP_EUNSUP);
+    mp_serve_config_fini(&c);
+}
+
+static void test_log_tail(void **state)
+{
+    (void)state;
+    char path[] = "/tmp/mp_serve_logXXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    FILE *f = fdopen(fd, "w");
+    for (int i = 0; i < 100; i++)
+        fprintf(f, "INFO line %d\n", i);
+    fclose(f);
+    struct mp_buf b;
+    mp_buf_init(&b, 0);
+    assert_int_equal(mp_serve_log_tail(path, 3, &b), 0);
+    assert_string_equal(mp_buf_cstr(&b), "  INFO line 97\n  INFO line 98\n  INFO line 99");
+    f = fopen(path, "a");
+    fprintf(f, "Traceback (most recent call last):\nRuntimeError: boom\nINFO after\n");
+    fclose(f);
+    mp_buf_reset(&b);
+    assert_int_equal(mp_serve_log_tail(path, 5, &b), 0);
+    assert_string_equal(mp_buf_cstr(&b),
+                        "  Traceback (most recent call last):\n  RuntimeError: boom");
+    unlink(path);
+    mp_buf_reset(&b);
+    assert_int_equal(mp_serve_log_tail(path, 5, &b), MP_ENOTFOUND);
+    mp_buf_fini(&b);
+}
+
+/* A run against a server that never answers: workspace named
+ * benchmark_vllm_<YYYYmmdd_HHMMSS>, a second one in the same second gets a
+ * suffix, and each holds a failed report with the error. */
+static void test_run_never_ready(void **state)
+{
+    (void)state;
+    char root[] = "/tmp/mp_serve_wsXXXXXX";
+    assert_non_null(mkdtemp(root));
+    struct mp_serve_config c;
+    mp_serve_config_init(&c);
+    c.framework = MP_SERVE_VLLM;
+    c.model = "m";
+    c.torch_profiler = false;
+    c.timeout_s = 1.5;
+    mp_serve_config_setenv(&c, "BENCHMARK_BASE_URL", "http://127.0.0.1:9/");
+    struct mp_serve_run_opts o = {.output_dir = root, .magpie_version = "test"};
+    struct mp_serve_result *r1 = NULL, *r2 = NULL;
+    struct mp_diag d;
+    mp_diag_clear(&d);
+    assert_int_equal(mp_serve_run(&c, &o, &r1, &d), 0);
+    assert_int_equal(mp_serve_run(&c, &o, &r2, &d), 0);
+    assert_false(r1->success);
+    const char *base = strrchr(r1->workspace, '/') + 1;
+    assert_int_equal(strncmp(base, "benchmark_vllm_", 15), 0);
+    assert_int_equal(strlen(base), strlen("benchmark_vllm_20260101_120000"));
+    assert_string_not_equal(r1->workspace, r2->workspace);
+    assert_true(r1->n_errors >= 1);
+    assert_non_null(strstr(r1->errors[0], "not ready"));
+    struct stat st;
+    assert_int_equal(stat(r1->report_path, &st), 0);
+    assert_non_null(strstr(mp_buf_cstr(&r1->report), "\"success\": false"));
+    assert_non_null(strstr(mp_buf_cstr(&r1->report), "\"run_kind\": \"measurement\""));
+    assert_non_null(strstr(mp_buf_cstr(&r1->summary), "Status: FAILED"));
+    char p[2048];
+    snprintf(p, sizeof(p), "%s/config.yaml", r1->workspace);
+    assert_int_equal(stat(p, &st), 0);
+    snprintf(p, sizeof(p), "%s/summary.txt", r1->workspace);
+    assert_int_equal(stat(p, &st), 0);
+    mp_serve_result_free(r1);
+    mp_serve_result_free(r2);
+    mp_serve_config_fini(&c);
+    snprintf(p, sizeof(p), "rm -rf '%s'", root);
+    assert_int_equal(system(p), 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_vllm_nvidia),     cmocka_unit_test(test_vllm_amd_profiler),
+        cmocka_unit_test(test_sglang),          cmocka_unit_test(test_atom),
+        cmocka_unit_test(test_docker),          cmocka_unit_test(test_images_runners),
+        cmocka_unit_test(test_pick_idle),       cmocka_unit_test(test_config_good),
+        cmocka_unit_test(test_config_errors),   cmocka_unit_test(test_log_tail),
+        cmocka_unit_test(test_run_never_ready),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
