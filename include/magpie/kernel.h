@@ -181,11 +181,11 @@ int mp_kernel_compare(const struct mp_kernel_config *cfg, const struct mp_kernel
 /* True when any kernel failed to compile or to prove correct. */
 bool mp_kernel_run_failed(const struct mp_kernel_run *r);
 /* Human summary of a finished run (what the CLI prints). */
-int mp_kernel_run_summary(const struct mp_kernel_run *r, struct mp_buf *out);
+int mp_kernel_run_summary(const struct mp_kernel_run *run, struct mp_buf *b);
 
 /* ncu --csv --print-units base output (any page) -> performance summary
  * (metrics averaged over launches) and per-kernel dispatch stats. */
-int mp_kernel_parse_ncu_csv(const char *text, size_t len, struct mp_kernel_perf *out,
+int mp_kernel_parse_ncu_csv(const char *text, size_t len, struct mp_kernel_perf *p,
                             struct mp_diag *d);
 void mp_kernel_perf_fini(struct mp_kernel_perf *p);
 /* The body of the hidden `magpie analyze --harness-child JOB` command. */

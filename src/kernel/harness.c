@@ -778,7 +778,7 @@ static void recheck(struct hdev *dv, struct hentry *ents, struct tstate *t, json
     }
 }
 
-static void time_all(struct hdev *dv, const struct tcfg *tc, struct hentry *ents, int *idx,
+static void time_all(struct hdev *dv, const struct tcfg *tc, struct hentry *ents, const int *idx,
                      int nidx, bool interleave)
 {
     struct tstate *ts = mp_calloc((size_t)(nidx ? nidx : 1), sizeof(*ts));

@@ -109,7 +109,7 @@ int h_run_job(const char *job_path);
 /* ---- pipeline helpers ---- */
 
 /* Sets the latency fields of r from a runner/harness result object. */
-void k_timing_from_json(struct mp_kernel_timing *t, json_t *timing);
+void k_timing_from_json(struct mp_kernel_timing *t, json_t *tj);
 char *k_strdup_or_null(const char *s);
 /* Appends s to the result's error list. */
 void k_add_error(struct mp_kernel_result *r, const char *fmt, ...)

@@ -439,7 +439,7 @@ int k_stage_performance(const struct mp_kernel_config *cfg, const struct mp_kern
         while (target[nt])
             nt++;
         int na = cfg->performance.ncu_args.n;
-        const char **argv = mp_calloc((size_t)(nt + na + 10), sizeof(char *));
+        const char **argv = mp_calloc((size_t)nt + (size_t)na + 10, sizeof(char *));
         if (!argv)
             break;
         int a = 0;
@@ -462,7 +462,7 @@ int k_stage_performance(const struct mp_kernel_config *cfg, const struct mp_kern
         char prog[8192];
         for (int i = 0; i < nt; i++)
             argv[a++] = target[i];
-        if (k->working_dir && target[0][0] != '/' && strchr(target[0], '/')) {
+        if (nt > 0 && k->working_dir && target[0][0] != '/' && strchr(target[0], '/')) {
             char wd[4096];
             snprintf(prog, sizeof(prog), "%s/%s",
                      realpath(k->working_dir, wd) ? wd : k->working_dir, target[0]);

@@ -125,7 +125,7 @@ static int run_cmd(const struct mp_kernel_spec *k, const char *const *argv, doub
     int n = 0;
     while (argv[n])
         n++;
-    if (k->working_dir && av0[0] != '/' && strchr(av0, '/')) {
+    if (av0 && k->working_dir && av0[0] != '/' && strchr(av0, '/')) {
         char wd[PATH_MAX];
         snprintf(prog, sizeof(prog), "%s/%s", realpath(k->working_dir, wd) ? wd : k->working_dir,
                  av0);
