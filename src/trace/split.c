@@ -19,6 +19,7 @@
 #include <magpie/fmt.h>
 #include <magpie/io.h>
 #include <magpie/steps.h>
+#include <magpie/tree.h>
 
 #define SPLIT_MAX_OUTPUTS 1000000
 
@@ -38,12 +39,22 @@ struct output {
     size_t written;     /* events appended so far */
 };
 
+/* One step: an annotation event, or a synthetic span from the generic
+ * fallback (a copy of a block's first event stretched to its last). */
+struct root {
+    double ts, end;
+    int32_t pid, tid; /* interned texts, as in the store */
+    int32_t name;     /* interned name */
+    bool known;       /* the name matches a step annotation pattern */
+};
+
 struct split {
     const struct mp_trace_split_opts *o;
     struct mp_trace_store *s;
     struct mp_step_patterns *pat;
     size_t *roots; /* event indices of the step annotations, by ts */
     size_t nroots;
+    struct root *r;                  /* per step */
     struct mp_step_details *details; /* per root */
     struct output *out;
     size_t nout, capout;
@@ -194,12 +205,178 @@ static int find_roots(struct split *sp, struct mp_trace_split_result *res)
     sp->details = calloc(sp->nroots ? sp->nroots : 1, sizeof(*sp->details));
     if (!sp->details)
         return mp_diag_set(sp->d, MP_ENOMEM, "out of memory");
+    sp->r = calloc(sp->nroots ? sp->nroots : 1, sizeof(*sp->r));
+    if (!sp->r)
+        return mp_diag_set(sp->d, MP_ENOMEM, "out of memory");
     for (size_t i = 0; i < sp->nroots; i++) {
+        size_t e = sp->roots[i];
         struct mp_step st;
-        mp_step_parse(sp->pat, str_of(s, s->name[sp->roots[i]]), &st);
+        mp_step_parse(sp->pat, str_of(s, s->name[e]), &st);
         mp_step_details(&st, &sp->details[i]);
+        sp->r[i].ts = (s->flags[e] & MP_EV_TS) ? s->ts[e] : 0;
+        sp->r[i].end = sp->r[i].ts + ((s->flags[e] & MP_EV_DUR) ? s->dur[e] : 0);
+        sp->r[i].pid = s->pid[e];
+        sp->r[i].tid = s->tid[e];
+        sp->r[i].name = s->name[e];
+        sp->r[i].known = true;
     }
     return 0;
+}
+
+/* ---- the generic fallback (no step annotation in the trace) ---- */
+
+/* The shortest period of names[] that repeats >= 3 times back to back from
+ * some start and covers more than half of the rest (TraceLens's
+ * _find_repeating_period); false when none. */
+static bool repeating_period(const int32_t *names, size_t n, size_t *period, size_t *start)
+{
+    for (size_t st = 0; st < n; st++) {
+        size_t m = n - st;
+        const int32_t *sfx = names + st;
+        for (size_t p = 1; p <= m / 2; p++) {
+            size_t count = 0, i = 0;
+            while (i + p <= m && memcmp(sfx + i, sfx, p * sizeof(int32_t)) == 0) {
+                count++;
+                i += p;
+            }
+            if (count >= 3 && (double)(count * p) > (double)m * 0.5) {
+                *period = p;
+                *start = st;
+                return true;
+            }
+        }
+    }
+    return false;
+}
+
+static int cmp_uid_ts(const void *a, const void *b)
+{
+    int32_t i = *(const int32_t *)a, j = *(const int32_t *)b;
+    const struct mp_trace_store *s = cmp_store;
+    if (s->ts[i] != s->ts[j])
+        return s->ts[i] < s->ts[j] ? -1 : 1;
+    return i < j ? -1 : i > j;
+}
+
+/* TraceLens's find_iteration_roots_generic: from the outermost frames of the
+ * host call tree (python functions included), breadth first, the first node
+ * whose children repeat a name pattern; each repetition becomes a step. */
+static int generic_roots(struct split *sp)
+{
+    const struct mp_trace_store *s = sp->s;
+    struct mp_trace_tree *t = NULL;
+    struct mp_trace_tree_opts to = {.python_functions = true};
+    int rc = mp_trace_tree_build(s, &to, &t, sp->d);
+    if (rc)
+        return rc;
+    size_t n = t->n ? t->n : 1;
+    uint32_t *ngpu = calloc(n, sizeof(uint32_t));
+    int32_t *queue = malloc(n * sizeof(int32_t));
+    uint8_t *seen = calloc(n, 1);
+    int32_t *kids = malloc(n * sizeof(int32_t)), *names = malloc(n * sizeof(int32_t));
+    size_t qh = 0, qt = 0;
+    if (!ngpu || !queue || !seen || !kids || !names) {
+        rc = mp_diag_set(sp->d, MP_ENOMEM, "out of memory");
+        goto out;
+    }
+    for (size_t i = 0; i < t->n; i++)
+        if (mp_kind_is_gpu(t->kind[i]))
+            for (int32_t p = t->parent[i]; p >= 0; p = t->parent[p])
+                ngpu[p]++;
+    /* seeds: each cpu root (by ts) walked up to its parentless ancestor */
+    for (size_t i = 0; i < t->n; i++)
+        if (t->cpu_root[i])
+            kids[qt++] = (int32_t)i;
+    cmp_store = s;
+    qsort(kids, qt, sizeof(int32_t), cmp_uid_ts);
+    size_t nseed = qt;
+    qt = 0;
+    for (size_t k = 0; k < nseed; k++) {
+        int32_t top = kids[k];
+        while (t->parent[top] >= 0)
+            top = t->parent[top];
+        if (!seen[top]) {
+            seen[top] = 1;
+            queue[qt++] = top;
+        }
+    }
+    while (qh < qt) {
+        int32_t cur = queue[qh++];
+        size_t nk = 0;
+        bool gpu = false;
+        for (int32_t c = t->child_off[cur]; c < t->child_off[cur + 1]; c++) {
+            int32_t ch = t->child[c];
+            if (t->parent[ch] != cur)
+                continue;
+            kids[nk] = ch;
+            names[nk++] = s->name[ch];
+            gpu |= !mp_kind_is_gpu(t->kind[ch]) && ngpu[ch] > 0;
+        }
+        if (!nk || !gpu)
+            continue;
+        size_t p, st;
+        if (!repeating_period(names, nk, &p, &st)) {
+            for (size_t k = 0; k < nk; k++)
+                if (!mp_kind_is_gpu(t->kind[kids[k]]) && ngpu[kids[k]] > 0 && qt < n)
+                    queue[qt++] = kids[k];
+            continue;
+        }
+        /* the n-th occurrence of the block's first name to the n-th of its last */
+        int32_t fname = names[st], lname = names[st + p - 1];
+        size_t nf = 0, nl = 0;
+        for (size_t k = st; k < nk; k++) {
+            nf += names[k] == fname;
+            nl += names[k] == lname;
+        }
+        size_t cnt = nf < nl ? nf : nl;
+        sp->r = calloc(cnt ? cnt : 1, sizeof(*sp->r));
+        sp->roots = calloc(cnt ? cnt : 1, sizeof(size_t));
+        if (!sp->r || !sp->roots) {
+            rc = mp_diag_set(sp->d, MP_ENOMEM, "out of memory");
+            goto out;
+        }
+        size_t fi = st, li = st;
+        for (size_t b = 0; b < cnt; b++) {
+            while (names[fi] != fname)
+                fi++;
+            while (names[li] != lname)
+                li++;
+            if (li < fi)
+                break;
+            int32_t first = kids[fi], last = kids[li];
+            struct root *rt = &sp->r[sp->nroots];
+            rt->ts = s->ts[first];
+            rt->end = rt->ts + ((s->ts[last] + ((s->flags[last] & MP_EV_DUR) ? s->dur[last] : 0)) -
+                                s->ts[first]);
+            rt->pid = s->pid[first];
+            rt->tid = s->tid[first];
+            rt->name = s->name[first];
+            rt->known =
+                rt->name >= 0 && mp_step_tier(sp->pat, mp_intern_str(s->strings, rt->name)) != 0;
+            sp->roots[sp->nroots++] = (size_t)first;
+            fi++;
+            li++;
+        }
+        break;
+    }
+    sp->details = calloc(sp->nroots ? sp->nroots : 1, sizeof(*sp->details));
+    if (!sp->details) {
+        rc = mp_diag_set(sp->d, MP_ENOMEM, "out of memory");
+        goto out;
+    }
+    for (size_t i = 0; i < sp->nroots; i++) { /* unmatched names: one decode step each */
+        struct mp_step st;
+        mp_step_parse(sp->pat, str_of(s, sp->r[i].name), &st);
+        mp_step_details(&st, &sp->details[i]);
+    }
+out:
+    free(ngpu);
+    free(queue);
+    free(seen);
+    free(kids);
+    free(names);
+    mp_trace_tree_free(t);
+    return rc;
 }
 
 static int link_push(struct split *sp, struct mp_i64map *m, int64_t key, size_t ev)
@@ -360,13 +537,12 @@ static int select_output(struct split *sp, struct selection *x, struct output *o
     e->gpu_duration = 0;
     e->gpu_busy_duration = 0;
     for (size_t r = 0; r < o->nroots; r++) {
-        size_t root = sp->roots[o->roots[r]];
-        double rts = (s->flags[root] & MP_EV_TS) ? s->ts[root] : 0;
-        double rend = rts + ((s->flags[root] & MP_EV_DUR) ? s->dur[root] : 0);
+        const struct root *rt = &sp->r[o->roots[r]];
+        double rts = rt->ts, rend = rt->end;
         x->ncorr = 0;
-        for (size_t p = lower_bound(sp, s->pid[root], s->tid[root], rts); p < sp->nby; p++) {
+        for (size_t p = lower_bound(sp, rt->pid, rt->tid, rts); p < sp->nby; p++) {
             size_t k = sp->by_thread[p];
-            if (s->pid[k] != s->pid[root] || s->tid[k] != s->tid[root] || s->ts[k] > rend)
+            if (s->pid[k] != rt->pid || s->tid[k] != rt->tid || s->ts[k] > rend)
                 break;
             if (s->ts[k] + s->dur[k] > rend)
                 continue;
@@ -467,7 +643,12 @@ static void output_name(struct split *sp, const struct output *o,
                       (long long)e->phase.avg_bs, (long long)e->phase.avg_conc, base);
         return;
     }
-    const char *rn = str_of(sp->s, sp->s->name[sp->roots[o->roots[0]]]);
+    const struct root *rt = &sp->r[o->roots[0]];
+    if (!rt->known) { /* the generic fallback's steps have no name part */
+        mp_buf_printf(nm, "%s_annotation_iteration_%ld.json.gz", base, o->idx);
+        return;
+    }
+    const char *rn = str_of(sp->s, rt->name);
     mp_buf_printf(nm, "%s_annotation_iteration_%ld_", base, o->idx);
     for (const char *c = rn; *c; c++) {
         switch (*c) {
@@ -582,10 +763,17 @@ static void json_details(struct mp_buf *b, const struct mp_trace_split_result *r
         mp_json_str(b, e->output_path, strlen(e->output_path));
         mp_buf_printf(b, ",\n    \"event_count\": %ld,\n    \"num_gpu_events\": %ld,\n",
                       e->event_count, e->num_gpu_events);
+        /* without GPU events TraceLens's sums stay the Python int 0 */
         mp_buf_puts(b, "    \"gpu_duration\": ");
-        mp_json_double(b, e->gpu_duration);
+        if (e->num_gpu_events)
+            mp_json_double(b, e->gpu_duration);
+        else
+            mp_buf_puts(b, "0");
         mp_buf_puts(b, ",\n    \"gpu_busy_duration\": ");
-        mp_json_double(b, e->gpu_busy_duration);
+        if (e->num_gpu_events)
+            mp_json_double(b, e->gpu_busy_duration);
+        else
+            mp_buf_puts(b, "0");
         mp_buf_puts(b, ",\n    \"steps\": [");
         for (size_t s = 0; s < e->nsteps; s++) {
             const struct mp_step_details *t = &e->steps[s];
@@ -630,14 +818,19 @@ static void csv_details(struct mp_buf *b, const struct mp_trace_split_result *r)
     for (size_t i = 0; i < sizeof(cols) / sizeof(cols[0]); i++)
         mp_csv_str(&c, cols[i]);
     mp_csv_end_row(&c);
+    bool any_gpu = false;
+    for (size_t i = 0; i < r->n; i++)
+        any_gpu |= r->entries[i].num_gpu_events > 0;
     for (size_t i = 0; i < r->n; i++) {
         const struct mp_trace_split_entry *e = &r->entries[i];
         mp_csv_fmt(&c, "%ld", e->idx);
         mp_csv_str(&c, e->output_path);
         mp_csv_fmt(&c, "%ld", e->event_count);
         mp_csv_fmt(&c, "%ld", e->num_gpu_events);
-        mp_csv_fmt(&c, "%.2f", e->gpu_duration);
-        mp_csv_fmt(&c, "%.2f", e->gpu_busy_duration);
+        /* pandas applies "%.2f" only to a float column: a column of
+         * Python int zeros (no GPU events anywhere) prints as integers */
+        mp_csv_fmt(&c, any_gpu ? "%.2f" : "%.0f", e->gpu_duration);
+        mp_csv_fmt(&c, any_gpu ? "%.2f" : "%.0f", e->gpu_busy_duration);
         mp_csv_fmt(&c, "%lld", (long long)e->phase.num_prefill);
         mp_csv_fmt(&c, "%lld", (long long)e->phase.num_prefilldecode);
         mp_csv_fmt(&c, "%lld", (long long)e->phase.num_decode);
@@ -876,11 +1069,22 @@ int mp_trace_split(const char *path, const struct mp_trace_split_opts *opts,
     if ((rc = find_roots(&sp, res)) != 0)
         goto out;
     if (sp.nroots == 0) {
+        free(sp.roots);
+        free(sp.r);
+        free(sp.details);
+        sp.roots = NULL;
+        sp.r = NULL;
+        sp.details = NULL;
+        if ((rc = generic_roots(&sp)) != 0)
+            goto out;
+        res->nroots = sp.nroots;
+    }
+    if (sp.nroots == 0) {
         mp_diag_set_file(d, path);
         rc = mp_diag_set(d, MP_ENOTFOUND,
                          "no inference step annotations (vLLM execute_context_..., SGLang "
                          "step[...], ATOM prefill[...]/decode[...]) among the user_annotation "
-                         "events");
+                         "events, and no repeating call pattern to split at");
         goto out;
     }
     if ((rc = index_events(&sp)) != 0 || (rc = plan(&sp, res)) != 0)
@@ -911,7 +1115,7 @@ int mp_trace_split(const char *path, const struct mp_trace_split_opts *opts,
         }
         for (size_t s = 0; s < o->nroots; s++) {
             e->steps[s] = sp.details[o->roots[s]];
-            e->step_names[s] = mp_strdup(str_of(sp.s, sp.s->name[sp.roots[o->roots[s]]]));
+            e->step_names[s] = mp_strdup(str_of(sp.s, sp.r[o->roots[s]].name));
         }
         bool structured = o->label != NULL || o->nroots > 1;
         if (structured && nb == o->nroots)
@@ -986,6 +1190,7 @@ out:
     }
     free(sp.out);
     free(sp.roots);
+    free(sp.r);
     free(sp.details);
     free(sp.next);
     free(sp.by_thread);

@@ -16,17 +16,20 @@ trap 'rm -rf "$t"' EXIT
 fails=0
 fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 
-# -- errors: a trace without step annotations, bad options, missing file
-"$MAGPIE" trace split "$FIX/traces/h200_train/train_plain.json.gz" -o "$t/none" -q >"$t/log" 2>&1
+# -- errors: a trace with neither step annotations nor a repeating call
+# pattern, bad options, missing file
+printf '{"traceEvents": [{"ph": "X", "cat": "cpu_op", "name": "a", "ts": 1, "dur": 2, "pid": 1, "tid": 1}]}' \
+    >"$t/flat.json"
+"$MAGPIE" trace split "$t/flat.json" -o "$t/none" -q >"$t/log" 2>&1
 rc=$?
 [ $rc = 2 ] || fail "no annotations: exit $rc, want 2"
-grep -q "no inference step annotations" "$t/log" || fail "no annotations: message: $(cat "$t/log")"
+grep -q "no repeating call pattern" "$t/log" || fail "no annotations: message: $(cat "$t/log")"
 [ ! -e "$t/none" ] || fail "no annotations: output directory was created"
 "$MAGPIE" trace split "$t/missing.json.gz" -o "$t/x" -q >/dev/null 2>&1
 [ $? = 2 ] || fail "missing file: want exit 2"
-"$MAGPIE" trace split "$FIX/traces/h200_train/train_plain.json.gz" -o "$t/x" --num-steps zero -q >/dev/null 2>&1
+"$MAGPIE" trace split "$t/flat.json" -o "$t/x" --num-steps zero -q >/dev/null 2>&1
 [ $? = 2 ] || fail "bad --num-steps: want exit 2"
-"$MAGPIE" trace split "$FIX/traces/h200_train/train_plain.json.gz" -o "$t/x" --bogus >/dev/null 2>&1
+"$MAGPIE" trace split "$t/flat.json" -o "$t/x" --bogus >/dev/null 2>&1
 [ $? = 2 ] || fail "unknown option: want exit 2"
 
 if [ ! -f "$T" ]; then
@@ -93,6 +96,22 @@ check range "$FIX/split/mixtral_rng.execution_details.csv" "$FIX/split/mixtral_r
     -i 2:11 --find-steady-state --num-steps 4
 check workload "$FIX/split/mixtral_wl.execution_details.csv" "$FIX/split/mixtral_wl.files.txt" - \
     --find-steady-state --num-steps 4 --CONC 16 --OSL 12 --R 0.5
+# traces without step annotations: TraceLens's generic fallback (a repeating
+# pattern of child names in the call tree)
+gen() { # gen NAME TRACE
+    [ -f "$2" ] || { echo "skip generic $1: trace missing"; return; }
+    local keep=$T
+    T=$2
+    check "generic_$1" "$FIX/split/generic_$1.execution_details.csv" "$FIX/split/generic_$1.files.txt" - \
+        --store-single-iteration --find-steady-state --num-steps 8
+    T=$keep
+}
+S=${MP_SHARED:-}/data/traces/tracelens-tests
+gen train_plain "$FIX/traces/h200_train/train_plain.json.gz"
+gen Qwen_Qwen1.5-0.5B-Chat__1016005 "$S/h100/Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz"
+gen resnet_act_checkpoint "$S/mi300/resnet_act_checkpoint.json.gz"
+gen facebook_timesformer-base-finetuned-k400__1016002 "$S/h100/facebook_timesformer-base-finetuned-k400__1016002.json.gz"
+gen normalization_layer_test "$S/perf_model/normalization/normalization_layer_test.json.gz"
 [ $fails = 0 ] && echo "trace split: all cases agree with TraceLens" && exit 0
 echo "trace split: $fails failure(s)"
 exit 1

@@ -24,7 +24,8 @@ mkdir -p "$t/empty"
 "$MAGPIE" trace stages "$t/empty" -q >"$t/log" 2>&1
 [ $? = 2 ] || fail "empty dir: want exit 2 ($(cat "$t/log"))"
 mkdir -p "$t/noann"
-cp "$FIX/traces/h200_train/train_plain.json.gz" "$t/noann/"
+printf '{"traceEvents": [{"ph": "X", "cat": "cpu_op", "name": "a", "ts": 1, "dur": 2, "pid": 1, "tid": 1}]}' |
+    gzip >"$t/noann/flat.json.gz"
 "$MAGPIE" trace stages "$t/noann" -q >"$t/log" 2>&1
 [ $? = 2 ] || fail "no annotations: want exit 2"
 grep -q "no inference step annotations" "$t/log" || fail "no annotations: message: $(cat "$t/log")"
