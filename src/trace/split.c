@@ -337,11 +337,11 @@ static int generic_roots(struct split *sp)
         }
         size_t fi = st, li = st;
         for (size_t b = 0; b < cnt; b++) {
-            while (names[fi] != fname)
+            while (fi < nk && names[fi] != fname)
                 fi++;
-            while (names[li] != lname)
+            while (li < nk && names[li] != lname)
                 li++;
-            if (li < fi)
+            if (fi >= nk || li >= nk || li < fi)
                 break;
             int32_t first = kids[fi], last = kids[li];
             struct root *rt = &sp->r[sp->nroots];
