@@ -332,7 +332,10 @@ static int set_make(struct hdev *dv, const struct hentry *e, size_t n, uint64_t 
             }
         }
         memset(img + bytes, GUARD_BYTE, GUARD_BYTES);
-        int rc = dv->ops->alloc(dv, bytes + GUARD_BYTES, &s->v[i].buf);
+        /* whole 2 MiB pages: the placement of a buffer then does not depend on
+         * the sizes of the buffers allocated before it */
+        size_t page = (size_t)2 << 20;
+        int rc = dv->ops->alloc(dv, (bytes + GUARD_BYTES + page - 1) / page * page, &s->v[i].buf);
         if (!rc)
             rc = dv->ops->write(dv, s->v[i].buf, img, bytes + GUARD_BYTES);
         if (rc) {
