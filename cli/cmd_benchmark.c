@@ -369,7 +369,8 @@ static void on_serve_progress(const struct mp_serve_progress *p, void *user)
 static void on_signal(int sig)
 {
     (void)sig;
-    mp_serve_interrupt(); /* the run ends as for a dead engine: report, exit 1 */
+    /* async-signal-safe (kill(2) only); the run ends as for a dead engine */
+    mp_serve_interrupt(); // NOLINT(bugprone-signal-handler,cert-sig30-c)
     signal(SIGINT, SIG_DFL);
     signal(SIGTERM, SIG_DFL);
 }

@@ -116,7 +116,7 @@ bool mp_serve_config_heavy(const struct mp_serve_config *c);
 /* Effective run kind: AUTO resolved to MEASUREMENT or DIAGNOSTIC. */
 enum mp_serve_run_kind mp_serve_config_run_kind(const struct mp_serve_config *c);
 /* The effective config as YAML (config.yaml in the workspace). */
-int mp_serve_config_yaml(const struct mp_serve_config *c, struct mp_buf *out);
+int mp_serve_config_yaml(const struct mp_serve_config *c, struct mp_buf *b);
 
 const char *mp_serve_framework_name(enum mp_serve_framework f); /* "vllm" */
 int mp_serve_framework_parse(const char *s, enum mp_serve_framework *out);

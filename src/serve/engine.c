@@ -489,6 +489,10 @@ int mp_serve_docker_cmd(const struct mp_serve_config *c, const struct mp_serve_p
     int rc = mp_serve_engine_cmd(c, p, &eng, d);
     if (rc)
         return rc;
+    if (!eng.argv || eng.argc == 0) {
+        mp_serve_cmd_fini(&eng);
+        return mp_diag_set(d, MP_EINVAL, "empty engine command");
+    }
     char buf[4400];
     rc |= mp_serve_cmd_arg(out, "docker");
     rc |= mp_serve_cmd_arg(out, "run");

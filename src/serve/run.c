@@ -719,9 +719,12 @@ static void post_process(struct run *r, struct mp_buf *kernels, struct mp_buf *g
     progress(r, "kernel summary", 0, 0, 0);
     struct mp_kernel_summary *ks = NULL;
     int rc = mp_kernel_summary_run(r->trace_dir, NULL, NULL, &ks, &d);
-    if (rc == 0)
-        rc = mp_kernel_summary_json(ks, kernels);
-    else
+    if (rc == 0 && ks->merged.n == 0)
+        add_warning(r, "the torch traces hold no GPU kernel events (cat == kernel): a CPU-only "
+                       "engine, or the profiler did not see the device");
+    if (rc == 0 && mp_kernel_summary_json(ks, kernels))
+        add_error(r, "kernel summary: out of memory");
+    else if (rc)
         add_error(r, "kernel summary failed: %s", d.msg);
     mp_kernel_summary_free(ks);
     progress(r, "gap analysis", 0, 0, 0);
@@ -924,11 +927,11 @@ int mp_serve_run(const struct mp_serve_config *c, const struct mp_serve_run_opts
             r.profiling = false;
         }
         if (wait_ready(&r) == 0)
-            rc = run_load(&r, &lo);
+            (void)run_load(&r, &lo); /* its errors are in the report */
     } else {
         if (select_gpus(&r, &info) == 0 && start_engine(&r, &info) == 0 && wait_ready(&r) == 0) {
             scrape_version(&r);
-            rc = run_load(&r, &lo);
+            (void)run_load(&r, &lo);
         }
         if (r.srv && !r.died && mp_proc_poll(r.srv, 0) == 1)
             r.died = true;

@@ -33,6 +33,6 @@ struct serve_report {
 };
 
 int serve_report_json(const struct serve_report *r, struct mp_buf *out);
-int serve_summary_text(const struct serve_report *r, const char *report_json, struct mp_buf *out);
+int serve_summary_text(const struct serve_report *r, const char *report_json, struct mp_buf *b);
 
 #endif
