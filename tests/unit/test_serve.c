@@ -474,6 +474,29 @@ static void test_run_never_ready(void **state)
     assert_int_equal(system(p), 0);
 }
 
+/* The example configs load and validate as shipped. */
+static void test_examples(void **state)
+{
+    (void)state;
+    static const char *const names[] = {"vllm_local.yaml", "vllm_profiled.yaml",
+                                        "sglang_docker.yaml"};
+    const char *src = getenv("MP_SRC");
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+        char path[2048];
+        snprintf(path, sizeof(path), "%s/examples/benchmark/%s", src ? src : ".", names[i]);
+        struct mp_serve_config c;
+        mp_serve_config_init(&c);
+        struct mp_diag d;
+        mp_diag_clear(&d);
+        int rc = mp_serve_config_load(&c, path, &d);
+        if (!rc)
+            rc = mp_serve_config_validate(&c, &d);
+        if (rc)
+            fail_msg("%s: %s", path, d.msg);
+        mp_serve_config_fini(&c);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -482,7 +505,7 @@ int main(void)
         cmocka_unit_test(test_docker),          cmocka_unit_test(test_images_runners),
         cmocka_unit_test(test_pick_idle),       cmocka_unit_test(test_config_good),
         cmocka_unit_test(test_config_errors),   cmocka_unit_test(test_log_tail),
-        cmocka_unit_test(test_run_never_ready),
+        cmocka_unit_test(test_run_never_ready), cmocka_unit_test(test_examples),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
