@@ -187,6 +187,10 @@ int mp_kernel_run_summary(const struct mp_kernel_run *run, struct mp_buf *b);
  * (metrics averaged over launches) and per-kernel dispatch stats. */
 int mp_kernel_parse_ncu_csv(const char *text, size_t len, struct mp_kernel_perf *p,
                             struct mp_diag *d);
+/* rocprofv3 --kernel-trace --output-format csv (kernel_trace.csv) ->
+ * per-kernel dispatch stats (End - Start, ns). Unverified on real output. */
+int mp_kernel_parse_rocprof_kernel_trace(const char *text, size_t len, struct mp_kernel_perf *p,
+                                         struct mp_diag *d);
 void mp_kernel_perf_fini(struct mp_kernel_perf *p);
 /* The body of the hidden `magpie analyze --harness-child JOB` command. */
 int mp_kernel_harness_main(const char *job_path);

@@ -83,8 +83,6 @@ static void perf_scores(struct mp_kernel_run *run, const struct mp_kernel_config
     }
 }
 
-void k_compare_rank(struct mp_kernel_run *run, const struct mp_kernel_config *cfg);
-
 void k_compare_rank(struct mp_kernel_run *run, const struct mp_kernel_config *cfg)
 {
     run->vs = mp_calloc((size_t)run->n, sizeof(*run->vs));

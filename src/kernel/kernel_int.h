@@ -115,4 +115,16 @@ char *k_strdup_or_null(const char *s);
 void k_add_error(struct mp_kernel_result *r, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
+/* Stages and reports (pipeline.c calls these). */
+int k_stage_performance(const struct mp_kernel_config *cfg, const struct mp_kernel_spec *k,
+                        struct mp_kernel_result *r, bool harness, const char *self_exe,
+                        const char *harness_job);
+int k_accordo_run(const struct mp_kernel_config *cfg, const struct mp_kernel_spec *k,
+                  struct mp_kernel_result *r);
+/* Reads Accordo's last JSON line from its stdout into c. */
+int k_accordo_parse(const char *out, struct mp_kernel_correct *c);
+void k_compare_rank(struct mp_kernel_run *run, const struct mp_kernel_config *cfg);
+int k_write_reports(struct mp_kernel_run *run, const struct mp_kernel_config *cfg,
+                    struct mp_diag *d);
+
 #endif

@@ -5,6 +5,7 @@
  * launches and per-kernel dispatch statistics from gpu__time_duration.sum.
  * rocprof-compute and Metrix are not available on NVIDIA machines: asking
  * for them fails with Magpie's messages. */
+#include <dirent.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
@@ -312,6 +313,60 @@ out:
     return rc;
 }
 
+/* rocprofv3 --kernel-trace --output-format csv: one row per dispatch.
+ * Runtime-internal kernels (__amd_rocclr_*, __hip_*) are left out, as
+ * Magpie does. */
+int mp_kernel_parse_rocprof_kernel_trace(const char *text, size_t len, struct mp_kernel_perf *p,
+                                         struct mp_diag *d)
+{
+    char **f = mp_calloc(NCU_MAX_COLS, sizeof(char *));
+    struct mp_buf rb;
+    mp_buf_init(&rb, (size_t)16 << 20);
+    int rc = 0;
+    if (!f) {
+        mp_buf_fini(&rb);
+        return MP_ENOMEM;
+    }
+    size_t pos = 0;
+    int nh = csv_record(text, len, &pos, f, NCU_MAX_COLS, &rb);
+    int c_name = -1, c_start = -1, c_end = -1;
+    for (int i = 0; i < nh; i++) {
+        if (!strcmp(f[i], "Kernel_Name") || !strcmp(f[i], "KernelName") ||
+            !strcmp(f[i], "kernel_name"))
+            c_name = i;
+        else if (!strcmp(f[i], "Start_Timestamp") || !strcmp(f[i], "Start_Time"))
+            c_start = i;
+        else if (!strcmp(f[i], "End_Timestamp") || !strcmp(f[i], "End_Time"))
+            c_end = i;
+    }
+    if (c_name < 0 || c_start < 0 || c_end < 0) {
+        rc = mp_diag_set(d, MP_EPARSE,
+                         "kernel trace CSV needs Kernel_Name, Start_Timestamp and End_Timestamp");
+        goto out;
+    }
+    int maxc = c_name > c_start ? c_name : c_start;
+    if (c_end > maxc)
+        maxc = c_end;
+    while (pos < len) {
+        int nf = csv_record(text, len, &pos, f, NCU_MAX_COLS, &rb);
+        if (nf <= maxc)
+            continue;
+        if (!strncmp(f[c_name], "__amd_rocclr_", 13) || !strncmp(f[c_name], "__hip_", 6))
+            continue;
+        double t0 = ncu_number(f[c_start]), t1 = ncu_number(f[c_end]);
+        if (isfinite(t0) && isfinite(t1) && t1 >= t0)
+            disp_add(p, f[c_name], t1 - t0);
+    }
+    if (p->ndispatch > 1)
+        qsort(p->dispatch, (size_t)p->ndispatch, sizeof(*p->dispatch), cmp_disp);
+    if (!p->ndispatch)
+        rc = mp_diag_set(d, MP_EPARSE, "kernel trace CSV has no kernel dispatches");
+out:
+    free((void *)f);
+    mp_buf_fini(&rb);
+    return rc;
+}
+
 static void add_metric(struct mp_kernel_perf *p, const char *name, double v, const char *unit)
 {
     struct mp_kernel_metric *nm = mp_realloc(p->metrics, (size_t)(p->nmetrics + 1) * sizeof(*nm));
@@ -335,9 +390,241 @@ static void perf_fail(struct mp_kernel_result *r, const char *msg)
     k_add_error(r, "Performance: %s", msg);
 }
 
-int k_stage_performance(const struct mp_kernel_config *cfg, const struct mp_kernel_spec *k,
-                        struct mp_kernel_result *r, bool harness, const char *self_exe,
-                        const char *harness_job);
+/* First file under dir (depth <= 4) whose name ends with suffix. */
+static bool find_file(const char *dir, const char *suffix, char *out, size_t len, int depth)
+{
+    DIR *dp = opendir(dir);
+    if (!dp)
+        return false;
+    bool found = false;
+    struct dirent *e;
+    while (!found && (e = readdir(dp)) != NULL) {
+        if (e->d_name[0] == '.')
+            continue;
+        char path[4096];
+        snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+        size_t nl = strlen(e->d_name), sl = strlen(suffix);
+        if (mp_fs_is_dir(path)) {
+            if (depth < 4)
+                found = find_file(path, suffix, out, len, depth + 1);
+        } else if (nl >= sl && !strcmp(e->d_name + nl - sl, suffix)) {
+            snprintf(out, len, "%s", path);
+            found = true;
+        }
+    }
+    closedir(dp);
+    return found;
+}
+
+static char *read_all(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    struct mp_buf b;
+    mp_buf_init(&b, (size_t)1 << 30);
+    char chunk[65536];
+    size_t n;
+    while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
+        if (mp_buf_append(&b, chunk, n))
+            break;
+    fclose(f);
+    *len = b.len;
+    char *s = mp_strndup(b.data ? b.data : "", b.len);
+    mp_buf_fini(&b);
+    return s;
+}
+
+/* Metric rows of rocprof-compute's analysis CSVs: Metric, Avg|Value|Average,
+ * Unit, Peak, Pct of Peak. */
+static void rocprof_analysis(const char *dir, struct mp_kernel_perf *p)
+{
+    DIR *dp = opendir(dir);
+    if (!dp)
+        return;
+    struct dirent *e;
+    char **f = mp_calloc(NCU_MAX_COLS, sizeof(char *));
+    struct mp_buf rb;
+    mp_buf_init(&rb, (size_t)16 << 20);
+    while (f && (e = readdir(dp)) != NULL) {
+        size_t nl = strlen(e->d_name);
+        if (nl < 5 || strcmp(e->d_name + nl - 4, ".csv") != 0)
+            continue;
+        char path[4096];
+        snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+        size_t len = 0;
+        char *text = read_all(path, &len);
+        if (!text)
+            continue;
+        size_t pos = 0;
+        int nh = csv_record(text, len, &pos, f, NCU_MAX_COLS, &rb);
+        int cm = -1, cv = -1, cu = -1, cp = -1, cpp = -1;
+        for (int i = 0; i < nh; i++) {
+            if (!strcmp(f[i], "Metric"))
+                cm = i;
+            else if (!strcmp(f[i], "Avg") || !strcmp(f[i], "Value") || !strcmp(f[i], "Average"))
+                cv = i;
+            else if (!strcmp(f[i], "Unit"))
+                cu = i;
+            else if (!strcmp(f[i], "Peak"))
+                cp = i;
+            else if (!strcmp(f[i], "Pct of Peak") || !strcmp(f[i], "Pop"))
+                cpp = i;
+        }
+        while (cm >= 0 && cv >= 0 && pos < len) {
+            int nf = csv_record(text, len, &pos, f, NCU_MAX_COLS, &rb);
+            if (nf <= cm || nf <= cv)
+                continue;
+            double v = ncu_number(f[cv]);
+            if (!isfinite(v))
+                continue;
+            add_metric(p, f[cm], v, cu >= 0 && cu < nf ? f[cu] : "");
+            struct mp_kernel_metric *m = &p->metrics[p->nmetrics - 1];
+            if (cp >= 0 && cp < nf)
+                m->peak = ncu_number(f[cp]);
+            if (cpp >= 0 && cpp < nf)
+                m->pct_of_peak = ncu_number(f[cpp]);
+        }
+        free(text);
+    }
+    free((void *)f);
+    mp_buf_fini(&rb);
+    closedir(dp);
+}
+
+/* rocprofv3 --kernel-trace, or rocprof-compute profile + analyze, on each
+ * testcase command, as Magpie builds them. Unverified (no AMD GPU here). */
+static void rocprof_run(const struct mp_kernel_config *cfg, const struct mp_kernel_spec *k,
+                        struct mp_kernel_result *r, const char *tool, bool v3,
+                        const struct mp_proc_opts *po)
+{
+    r->has_perf = true;
+    r->perf.backend = mp_strdup(v3 ? "rocprofv3" : "rocprof_compute");
+    char wd[4200];
+    snprintf(wd, sizeof(wd), "%s/%s", r->workdir,
+             v3 ? "rocprofv3" : "performance/rocprof_compute_output");
+    mp_fs_mkdirs(wd, NULL);
+    r->perf.workload_dir = mp_strdup(wd);
+    const struct mp_performance_cfg *pc = &cfg->performance;
+    static const char *const def_blocks[] = {"1", "2", "5", "10", "11", "12", "14", "16", "17"};
+    struct mp_buf cmd;
+    mp_buf_init(&cmd, 1 << 20);
+    for (int t = 0; t < k->testcase.n; t++) {
+        const char *argv[256];
+        int a = 0;
+        char sub[4300];
+        snprintf(sub, sizeof(sub), "%s/run_%d", wd, t);
+        argv[a++] = tool;
+        char **split = NULL;
+        char *owned[160];
+        int nowned = 0;
+        if (v3) {
+            argv[a++] = "--kernel-trace";
+            argv[a++] = "--output-format";
+            argv[a++] = "csv";
+            argv[a++] = "-d";
+            argv[a++] = sub;
+        } else {
+            argv[a++] = "profile";
+            argv[a++] = "-n";
+            argv[a++] = "rocprof_compute_output";
+            argv[a++] = "-p";
+            argv[a++] = wd;
+            argv[a++] = "-b";
+            int nb = pc->rocprof_metric_blocks.n;
+            for (int b = 0; b < (nb ? nb : 9) && a < 100; b++)
+                argv[a++] = nb ? pc->rocprof_metric_blocks.v[b] : def_blocks[b];
+            for (int i = 0; i < pc->rocprof_profile_args.n && a < 150; i++) {
+                int n = 0;
+                if (mp_proc_split(pc->rocprof_profile_args.v[i], &split, &n, NULL) == 0) {
+                    /* roofline: true drops --no-roof (Magpie) */
+                    for (int j = 0; j < n && a < 150 && nowned < 150; j++)
+                        if (!(pc->roofline == 1 && !strcmp(split[j], "--no-roof")))
+                            argv[a++] = owned[nowned++] = mp_strdup(split[j]);
+                    mp_proc_argv_free(split);
+                    split = NULL;
+                }
+            }
+            if (pc->roofline == 0)
+                argv[a++] = "--no-roof";
+        }
+        argv[a++] = "--";
+        for (int j = 0; k->testcase.argv[t][j] && a < 254; j++)
+            argv[a++] = k->testcase.argv[t][j];
+        argv[a] = NULL;
+        if (t == 0)
+            mp_proc_join(argv, &cmd);
+        struct mp_proc_result res;
+        struct mp_diag d;
+        mp_diag_clear(&d);
+        int rc = mp_proc_run(argv, po, &res, &d);
+        bool ok = !rc && mp_proc_result_ok(&res);
+        char desc[256];
+        mp_proc_describe(&res, po->timeout_s, desc, sizeof(desc));
+        mp_proc_result_fini(&res);
+        for (int i = 0; i < nowned; i++)
+            free(owned[i]);
+        if (!ok) {
+            char msg[600];
+            snprintf(msg, sizeof(msg), "%s failed: %s", tool, rc ? d.msg : desc);
+            perf_fail(r, msg);
+            break;
+        }
+        char csv[4400];
+        bool have = v3 ? find_file(sub, "kernel_trace.csv", csv, sizeof(csv), 0)
+                       : (snprintf(csv, sizeof(csv), "%s/pmc_perf.csv", wd), mp_fs_exists(csv));
+        if (!have) {
+            perf_fail(r, v3 ? "rocprofv3 wrote no kernel_trace.csv"
+                            : "rocprof-compute wrote no pmc_perf.csv");
+            break;
+        }
+        size_t len = 0;
+        char *text = read_all(csv, &len);
+        mp_diag_clear(&d);
+        if (!text || mp_kernel_parse_rocprof_kernel_trace(text, len, &r->perf, &d)) {
+            char msg[700];
+            snprintf(msg, sizeof(msg), "cannot parse %.300s: %.300s", csv, d.msg);
+            perf_fail(r, msg);
+            free(text);
+            break;
+        }
+        free(text);
+    }
+    if (!v3 && r->performance != MP_STAGE_FAILED) {
+        const char *an[64];
+        int a = 0;
+        an[a++] = tool;
+        an[a++] = "analyze";
+        an[a++] = "-p";
+        an[a++] = wd;
+        an[a++] = "-b";
+        int nb = pc->rocprof_metric_blocks.n;
+        for (int b = 0; b < (nb ? nb : 9) && a < 40; b++)
+            an[a++] = nb ? pc->rocprof_metric_blocks.v[b] : def_blocks[b];
+        an[a++] = "--output-format";
+        an[a++] = "csv";
+        an[a++] = "--output-name";
+        an[a++] = "analysis";
+        for (int i = 0; i < pc->rocprof_analyze_args.n && a < 62; i++)
+            an[a++] = pc->rocprof_analyze_args.v[i];
+        an[a] = NULL;
+        struct mp_proc_opts apo = *po;
+        apo.cwd = wd;
+        struct mp_proc_result res;
+        if (mp_proc_run(an, &apo, &res, NULL) == 0 && mp_proc_result_ok(&res)) {
+            char adir[4300];
+            snprintf(adir, sizeof(adir), "%s/analysis", wd);
+            rocprof_analysis(adir, &r->perf);
+        }
+        mp_proc_result_fini(&res);
+    }
+    r->perf.command = mp_strdup(mp_buf_cstr(&cmd));
+    mp_buf_fini(&cmd);
+    if (r->performance != MP_STAGE_FAILED) {
+        r->perf.success = true;
+        r->performance = MP_STAGE_SUCCESS;
+    }
+}
 
 int k_stage_performance(const struct mp_kernel_config *cfg, const struct mp_kernel_spec *k,
                         struct mp_kernel_result *r, bool harness, const char *self_exe,
@@ -399,13 +686,18 @@ int k_stage_performance(const struct mp_kernel_config *cfg, const struct mp_kern
         const char *name = !strcmp(be, "metrix")      ? "metrix"
                            : !strcmp(be, "rocprofv3") ? "rocprofv3"
                                                       : "rocprof-compute";
-        if (mp_gpu_find_tool(name, tool, sizeof(tool))) {
+        if (mp_gpu_find_tool(name, tool, sizeof(tool)))
             perf_fail(r, !strcmp(be, "metrix")
                              ? "metrix not found. Install IntelliKit Metrix to use this backend."
+                         : !strcmp(be, "rocprofv3")
+                             ? "rocprofv3 not found. Please install ROCm tools."
                              : "rocprof-compute not found. Please install ROCm tools.");
-        } else {
-            perf_fail(r, "AMD profilers are not driven by this build of magpie (unverified)");
-        }
+        else if (!strcmp(be, "metrix"))
+            perf_fail(r, "the Metrix backend is not driven by magpie yet");
+        else if (k->testcase.n == 0)
+            perf_fail(r, "AMD profilers run the testcase: the kernel has none");
+        else
+            rocprof_run(cfg, k, r, tool, !strcmp(be, "rocprofv3"), &po);
         mp_buf_fini(&cmd);
         return 0;
     }

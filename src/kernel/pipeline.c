@@ -717,12 +717,6 @@ failed:
     }
 }
 
-/* ---- performance ---- */
-
-int k_stage_performance(const struct mp_kernel_config *cfg, const struct mp_kernel_spec *k,
-                        struct mp_kernel_result *r, bool harness, const char *self_exe,
-                        const char *harness_job);
-
 /* ---- score ---- */
 
 static void score(struct mp_kernel_result *r)
@@ -789,10 +783,6 @@ bool mp_kernel_run_failed(const struct mp_kernel_run *r)
             return true;
     return false;
 }
-
-int k_write_reports(struct mp_kernel_run *run, const struct mp_kernel_config *cfg,
-                    struct mp_diag *d);
-void k_compare_rank(struct mp_kernel_run *run, const struct mp_kernel_config *cfg);
 
 static int run_all(const struct mp_kernel_config *cfg, const struct mp_kernel_opts *o,
                    struct mp_kernel_run *run, bool compare, struct mp_diag *d)
@@ -934,6 +924,11 @@ static int run_all(const struct mp_kernel_config *cfg, const struct mp_kernel_op
         const struct mp_kernel_spec *k = &cfg->kernels[i];
         if (c.harness[i] || c.runner[i] || r->compiling == MP_STAGE_FAILED)
             continue;
+        if (!strcmp(cfg->correctness.backend, "accordo")) {
+            progress(o, "[%d/%d] %s: correctness (accordo)", i + 1, run->n, r->id);
+            k_accordo_run(cfg, k, r);
+            continue;
+        }
         if (k->testcase.n == 0) {
             r->has_correct = true;
             snprintf(r->correct.mode, sizeof(r->correct.mode), "testcase");

@@ -465,9 +465,6 @@ static int write_html(struct mp_kernel_run *run, struct mp_diag *d)
 }
 
 int k_write_reports(struct mp_kernel_run *run, const struct mp_kernel_config *cfg,
-                    struct mp_diag *d);
-
-int k_write_reports(struct mp_kernel_run *run, const struct mp_kernel_config *cfg,
                     struct mp_diag *d)
 {
     json_t *root = json_object();

@@ -18,8 +18,6 @@
 
 #include "kernel/kernel_int.h"
 
-void k_compare_rank(struct mp_kernel_run *run, const struct mp_kernel_config *cfg);
-
 static char *slurp(const char *path, size_t *len)
 {
     FILE *f = fopen(path, "rb");
@@ -129,6 +127,49 @@ static void test_ncu_csv(void **state)
     mp_diag_clear(&d);
     assert_int_equal(mp_kernel_parse_ncu_csv("no csv here\n", 12, &p, &d), MP_EPARSE);
     mp_kernel_perf_fini(&p);
+}
+
+static void test_rocprof_trace(void **state)
+{
+    (void)state;
+    /* the columns rocprofv3 documents for kernel_trace.csv (subset) */
+    const char *csv = "\"Kind\",\"Agent_Id\",\"Kernel_Name\",\"Start_Timestamp\","
+                      "\"End_Timestamp\"\n"
+                      "\"KERNEL_DISPATCH\",\"1\",\"vadd(float*)\",\"1000\",\"3000\"\n"
+                      "\"KERNEL_DISPATCH\",\"1\",\"__amd_rocclr_fillBuffer\",\"3100\",\"3200\"\n"
+                      "\"KERNEL_DISPATCH\",\"1\",\"vadd(float*)\",\"4000\",\"8000\"\n";
+    struct mp_kernel_perf p;
+    memset(&p, 0, sizeof(p));
+    struct mp_diag d;
+    mp_diag_clear(&d);
+    assert_int_equal(mp_kernel_parse_rocprof_kernel_trace(csv, strlen(csv), &p, &d), 0);
+    assert_int_equal(p.ndispatch, 1);
+    assert_int_equal(p.dispatch[0].count, 2);
+    assert_true(p.dispatch[0].avg_ns == 3000 && p.dispatch[0].total_ns == 6000);
+    mp_kernel_perf_fini(&p);
+}
+
+static void test_accordo_parse(void **state)
+{
+    (void)state;
+    struct mp_kernel_correct c;
+    memset(&c, 0, sizeof(c));
+    const char *ok = "log line\n{\"is_valid\": true, \"num_arrays_validated\": 3, "
+                     "\"num_mismatches\": 0}\n";
+    assert_int_equal(k_accordo_parse(ok, &c), 0);
+    assert_true(c.success && c.verified && c.checks == 3);
+    free(c.errors);
+    memset(&c, 0, sizeof(c));
+    const char *bad = "{\"is_valid\": false, \"num_mismatches\": 1, \"error_message\": \"\", "
+                      "\"mismatches\": [{\"arg_name\": \"out\", \"dispatch_index\": 0, "
+                      "\"max_difference\": 0.5}]}\n";
+    assert_int_equal(k_accordo_parse(bad, &c), 0);
+    assert_false(c.success);
+    assert_non_null(strstr(c.errors, "out (dispatch 0): max difference 0.5"));
+    free(c.errors);
+    memset(&c, 0, sizeof(c));
+    assert_int_equal(k_accordo_parse("not json\n", &c), MP_EPARSE);
+    free(c.errors);
 }
 
 static void fill_timing(struct mp_kernel_result *r, double center, double jitter, int n,
@@ -268,10 +309,9 @@ static void test_harness_opencl(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_signature),
-        cmocka_unit_test(test_ncu_csv),
-        cmocka_unit_test(test_compare_verdicts),
-        cmocka_unit_test(test_harness_opencl),
+        cmocka_unit_test(test_signature),        cmocka_unit_test(test_ncu_csv),
+        cmocka_unit_test(test_rocprof_trace),    cmocka_unit_test(test_accordo_parse),
+        cmocka_unit_test(test_compare_verdicts), cmocka_unit_test(test_harness_opencl),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
