@@ -180,6 +180,12 @@ const char *mp_serve_runner_for(const char *arch);
 int mp_serve_pick_idle_nvidia(const char *gpus_csv, const char *apps_csv, double min_free_gb,
                               const int *cand, int n_cand, int want, int *ids, int max_ids);
 
+/* One line of `nvidia-smi --query-gpu=temperature.gpu,clocks.sm,clocks.mem,
+ * power.draw --format=csv,noheader,nounits`: out[] = temperature C, SM MHz,
+ * memory MHz, power W (NAN where the tool says [N/A]). Returns how many
+ * fields were numbers. */
+int mp_serve_parse_gpu_sample(const char *line, double out[4]);
+
 /* ---- running ---- */
 
 struct mp_serve_progress {

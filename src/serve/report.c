@@ -124,7 +124,7 @@ int serve_report_json(const struct serve_report *r, struct mp_buf *out)
         json_object_set_new(o, "tracelens_analysis", json_null());
     json_object_set_new(o, "gap_analysis", parse_or_null(r->gap_json));
     json_object_set_new(o, "targeted_trace", json_null());
-    json_object_set_new(o, "gpu_monitor", json_null());
+    json_object_set_new(o, "gpu_monitor", parse_or_null(r->gpu_monitor_json));
     json_object_set_new(o, "workspace_dir", json_string(r->workspace));
     json_object_set_new(o, "execution_time", json_real(r->execution_time_s));
     json_object_set_new(o, "profiling_enabled", json_boolean(c->torch_profiler));
@@ -224,6 +224,21 @@ int serve_summary_text(const struct serve_report *r, const char *report_json, st
             rc |= mp_buf_printf(b, "  %zu. %.60s  %.2f%%  %.2f us  %.0f calls\n", i + 1,
                                 name ? name : "?", num(k, "pct_total"),
                                 num(k, "self_cuda_total_us"), num(k, "calls"));
+        }
+    }
+    json_t *gm = json_object_get(rep, "gpu_monitor");
+    if (json_is_object(gm)) {
+        rc |= mp_buf_printf(b, "\nGPU monitor (%.0f samples, min / max / avg):\n",
+                            num(gm, "sample_count"));
+        static const char *const gk[][2] = {{"temperature_c", "Temperature (C)"},
+                                            {"gpu_clock_mhz", "GPU clock (MHz)"},
+                                            {"mem_clock_mhz", "Memory clock (MHz)"},
+                                            {"power_watts", "Power (W)"}};
+        for (int i = 0; i < 4; i++) {
+            json_t *s = json_object_get(gm, gk[i][0]);
+            if (json_is_object(s))
+                rc |= mp_buf_printf(b, "  %-19s %.1f / %.1f / %.1f\n", gk[i][1], num(s, "min"),
+                                    num(s, "max"), num(s, "avg"));
         }
     }
     json_t *mg = json_object_get(rep, "magpie");

@@ -261,6 +261,28 @@ static int select_gpus(struct run *r, const struct mp_gpu_info *info)
     return 0;
 }
 
+/* The GPU monitor follows the device from profiler.gpu_monitor.device_id,
+ * else the first visible device, else 0 (Magpie). NVIDIA only for now. */
+static void start_monitor(struct run *r, struct serve_monitor **mon)
+{
+    const struct mp_serve_config *c = r->c;
+    if (!c->gpu_monitor || r->client_only)
+        return;
+    if (r->vendor != MP_GPU_VENDOR_NVIDIA) {
+        if (r->vendor == MP_GPU_VENDOR_AMD)
+            add_warning(r, "gpu_monitor samples NVIDIA GPUs only (rocm-smi not wired yet)");
+        return;
+    }
+    int dev = c->gpu_monitor_device;
+    if (dev < 0) {
+        const char *v =
+            r->visible[0] ? r->visible : mp_serve_config_getenv(c, "CUDA_VISIBLE_DEVICES");
+        dev = v && *v >= '0' && *v <= '9' ? atoi(v) : 0;
+    }
+    if (serve_monitor_start(dev, c->gpu_monitor_interval_s, mon))
+        add_warning(r, "gpu_monitor could not start its thread");
+}
+
 /* ---- engine ---- */
 
 static bool answering(const char *base, double timeout_s)
@@ -890,7 +912,9 @@ int mp_serve_run(const struct mp_serve_config *c, const struct mp_serve_run_opts
     mp_buf_init(&r.warn, 0);
     struct load_out lo;
     memset(&lo, 0, sizeof(lo));
-    struct mp_buf kernels, gap, mag, rep;
+    struct mp_buf kernels, gap, mag, rep, gpumon;
+    struct serve_monitor *mon = NULL;
+    mp_buf_init(&gpumon, 0);
     mp_buf_init(&kernels, 0);
     mp_buf_init(&gap, 0);
     mp_buf_init(&mag, 0);
@@ -929,7 +953,9 @@ int mp_serve_run(const struct mp_serve_config *c, const struct mp_serve_run_opts
         if (wait_ready(&r) == 0)
             (void)run_load(&r, &lo); /* its errors are in the report */
     } else {
-        if (select_gpus(&r, &info) == 0 && start_engine(&r, &info) == 0 && wait_ready(&r) == 0) {
+        if (select_gpus(&r, &info) == 0 && start_engine(&r, &info) == 0)
+            start_monitor(&r, &mon);
+        if (r.srv && wait_ready(&r) == 0) {
             scrape_version(&r);
             (void)run_load(&r, &lo);
         }
@@ -948,6 +974,8 @@ int mp_serve_run(const struct mp_serve_config *c, const struct mp_serve_run_opts
             error_with_log(&r, what);
         }
         stop_engine(&r);
+        serve_monitor_stop(mon, &gpumon);
+        mon = NULL;
         scrape_version(&r);
     }
     if (r.deadline_hit)
@@ -987,6 +1015,7 @@ int mp_serve_run(const struct mp_serve_config *c, const struct mp_serve_run_opts
         .kernels_json = kernels.len ? mp_buf_cstr(&kernels) : NULL,
         .gap_json = gap.len ? mp_buf_cstr(&gap) : NULL,
         .magpie_json = mp_buf_cstr(&mag),
+        .gpu_monitor_json = gpumon.len ? mp_buf_cstr(&gpumon) : NULL,
         .errors = res->errors,
         .n_errors = res->n_errors,
     };
@@ -1020,6 +1049,8 @@ done:
     mp_buf_fini(&gap);
     mp_buf_fini(&mag);
     mp_buf_fini(&rep);
+    mp_buf_fini(&gpumon);
+    serve_monitor_stop(mon, NULL);
     mp_buf_fini(&r.warn);
     *out = res;
     return rc;

@@ -17,6 +17,13 @@ int serve_first_model(const char *body, char *out, size_t len);
 /* "version" of GET {base}/version (vLLM), MP_ENOTFOUND when the engine has none. */
 int serve_version(const char *base_url, char *out, size_t len);
 
+/* GPU monitor thread (monitor.c): samples nvidia-smi every interval_s. */
+struct serve_monitor;
+int serve_monitor_start(int device, double interval_s, struct serve_monitor **out);
+/* Stops and frees it; appends the report's gpu_monitor object to json when
+ * there was at least one sample. */
+void serve_monitor_stop(struct serve_monitor *m, struct mp_buf *json);
+
 /* What the report needs from a run (report.c). */
 struct serve_report {
     const struct mp_serve_config *cfg;
@@ -28,6 +35,7 @@ struct serve_report {
     const char *gap_json;             /* mp_gap_json text or NULL */
     const char *magpie_json;          /* the "magpie" object (versions, engine, requests) */
     const char *serving_receipt_json; /* docker only */
+    const char *gpu_monitor_json;     /* NULL when not sampled */
     char **errors;
     size_t n_errors;
 };

@@ -35,6 +35,11 @@ export PATH="$W/bin:$PATH" FAKE_ENGINE_TAG="$TAG" FAKE_ENGINE_MAX_S=90
 free_port() { echo $((20000 + (RANDOM % 20000))); }
 orphans() { pgrep -f "fake-engine-core-$TAG" | wc -l; }
 report() { ls -d "$1"/benchmark_vllm_* 2>/dev/null | tail -1; }
+# GET a URL, true on HTTP 200 (python3 rather than curl: one tool fewer for CI)
+healthy() {
+    python3 -c "import sys,urllib.request as u; sys.exit(u.urlopen(sys.argv[1], timeout=2).status != 200)" \
+        "$1" 2>/dev/null
+}
 jq_() { python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print($2)" "$1"; }
 
 # run LABEL [magpie args...]: leaves RC, ELAPSED, WS (workspace)
@@ -91,6 +96,17 @@ check "prof: gap_analysis.csv" 'head -1 "$WS/gap_analysis/gap_analysis.csv" | gr
 check "prof: profiler flags passed" \
     'jq_ "$R" "r[\"magpie\"][\"engine\"][\"command\"]" | grep -q -- "--profiler-config.torch_profiler_dir $WS/torch_trace"'
 check "prof: no engine process left" '[ "$(orphans)" = 0 ]'
+
+# --- on an "NVIDIA" machine (nvidia-smi stand-in): GPU picked, monitor sampled ---
+mkdir -p "$W/gpubin"
+ln -s "$MP_SRC/tests/tools/nvidia-smi-sim" "$W/gpubin/nvidia-smi"
+PATH="$W/gpubin:$PATH" MAGPIE_NO_NVML=1 run gpu "${ADHOC[@]}" --num-prompts 8 --env NUM_WARMUPS=0 \
+    --env FAKE_DUMMY=1
+R=$WS/benchmark_report.json
+check "gpu: exit 0" '[ "$RC" = 0 ]'
+check "gpu: idle GPU 0 picked" '[ "$(jq_ "$R" "r[\"magpie\"][\"gpu\"][\"vendor\"], r[\"magpie\"][\"gpu\"][\"visible_devices\"]")" = "NVIDIA 0" ]'
+check "gpu: monitor sampled" '[ "$(jq_ "$R" "r[\"gpu_monitor\"][\"sample_count\"] >= 1, r[\"gpu_monitor\"][\"power_watts\"][\"max\"]")" = "True 109.02" ]'
+check "gpu: summary has the monitor" 'grep -q "GPU monitor" "$W/gpu.out"'
 
 # --- the benchmark YAML ---
 cat >"$W/bench.yaml" <<EOF
@@ -150,7 +166,7 @@ FAKE_ENGINE_ITL_MS=20 PORT=$P timeout 120 "$MAGPIE" benchmark "${ADHOC[@]}" --ou
 MP=$!
 for _ in $(seq 100); do
     WS=$(report "$W/killed")
-    [ -n "$WS" ] && [ -s "$WS/server.pid" ] && curl -sf "http://127.0.0.1:$P/health" >/dev/null &&
+    [ -n "$WS" ] && [ -s "$WS/server.pid" ] && healthy "http://127.0.0.1:$P/health" &&
         break
     sleep 0.1
 done
@@ -195,7 +211,7 @@ FAKE_ENGINE_TAG="ext-$TAG" setsid python3 "$MP_SRC/tests/tools/fake_engine.py" s
     --port "$P" >"$W/ext.log" 2>&1 &
 EXT=$!
 EXTRA_PIDS+=("-$EXT")
-for _ in $(seq 100); do curl -sf "http://127.0.0.1:$P/health" >/dev/null && break; sleep 0.1; done
+for _ in $(seq 100); do healthy "http://127.0.0.1:$P/health" && break; sleep 0.1; done
 PORT=$P timeout 60 "$MAGPIE" benchmark "${ADHOC[@]}" -o "$W/taken" -q >"$W/taken.out" 2>&1
 RC=$?
 WS=$(report "$W/taken")
@@ -218,7 +234,7 @@ FAKE_ENGINE_ITL_MS=20 PORT=$P "$MAGPIE" benchmark "${ADHOC[@]}" --output-len 64 
     --num-prompts 40 --env NUM_WARMUPS=0 --timeout 60 -o "$W/sigint" -q >"$W/sigint.out" 2>&1 &
 MP=$!
 for _ in $(seq 100); do
-    curl -sf "http://127.0.0.1:$P/health" >/dev/null && break
+    healthy "http://127.0.0.1:$P/health" && break
     sleep 0.1
 done
 sleep 1.5

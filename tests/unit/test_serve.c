@@ -4,6 +4,7 @@
  * YAML (values, defaults, errors with file:line:col), config.yaml round
  * trip, server.log tails, and the workspace of a run whose server never
  * answers (partial report, unique names). */
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -474,6 +475,17 @@ static void test_run_never_ready(void **state)
     assert_int_equal(system(p), 0);
 }
 
+static void test_gpu_sample(void **state)
+{
+    (void)state;
+    double v[4];
+    assert_int_equal(mp_serve_parse_gpu_sample("39, 420, 3201, 109.02\n", v), 4);
+    assert_true(v[0] == 39 && v[1] == 420 && v[2] == 3201 && v[3] == 109.02);
+    assert_int_equal(mp_serve_parse_gpu_sample("45, 1980, 2619, [N/A]", v), 3);
+    assert_true(isnan(v[3]));
+    assert_int_equal(mp_serve_parse_gpu_sample("", v), 0);
+}
+
 /* The example configs load and validate as shipped. */
 static void test_examples(void **state)
 {
@@ -506,6 +518,7 @@ int main(void)
         cmocka_unit_test(test_pick_idle),       cmocka_unit_test(test_config_good),
         cmocka_unit_test(test_config_errors),   cmocka_unit_test(test_log_tail),
         cmocka_unit_test(test_run_never_ready), cmocka_unit_test(test_examples),
+        cmocka_unit_test(test_gpu_sample),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
