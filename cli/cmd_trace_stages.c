@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <jansson.h>
+
 #include <magpie/report.h>
 
 #include "cli.h"
@@ -43,6 +45,54 @@ static void stages_usage(FILE *f)
         "example:\n"
         "  magpie trace stages results/benchmark_vllm_x/torch_trace -o results/benchmark_vllm_x\n"
         "      --conc 64 --isl 1024 --osl 1024 --gpu-arch H200\n");
+}
+
+/* The picks and outputs, read back from the tracelens_analysis JSON. */
+static void print_summary(const struct mp_buf *js, double secs)
+{
+    json_error_t err;
+    json_t *root = json_loadb(js->data, js->len, 0, &err);
+    if (!root)
+        return;
+    printf("rank-0 trace: %s\n", json_string_value(json_object_get(root, "rank0_trace")));
+    printf("split: %s\n\n", json_string_value(json_object_get(root, "split_dir")));
+    printf("%-14s %-6s %-8s %-10s %-14s %s\n", "stage", "row", "batch", "conc", "GPU busy us",
+           "step trace");
+    json_t *picks = json_object_get(root, "phase_picks");
+    const char *key;
+    json_t *v;
+    json_object_foreach(picks, key, v)
+    {
+        const char *tp = json_string_value(json_object_get(v, "trace_path"));
+        if (!tp) {
+            printf("%-14s (none: %s)\n", key,
+                   json_string_value(json_object_get(v, "selection_reason")));
+            continue;
+        }
+        const char *b = strrchr(tp, '/');
+        printf("%-14s %-6lld %-8g %-10g %-14.1f %s\n", key,
+               (long long)json_integer_value(json_object_get(v, "row_index")),
+               json_number_value(json_object_get(v, "batch_size")),
+               json_number_value(json_object_get(v, "phase_avg_conc")),
+               json_number_value(json_object_get(v, "gpu_busy_duration")), b ? b + 1 : tp);
+    }
+    json_t *res = json_object_get(root, "stage_results");
+    printf("\n");
+    json_object_foreach(res, key, v)
+    {
+        const char *simple = json_string_value(json_object_get(v, "simple_summary_file"));
+        printf("%-14s report %s/  roofline CSV %s\n", key,
+               json_string_value(json_object_get(v, "output_dir")), simple ? simple : "-");
+    }
+    size_t i;
+    json_t *w;
+    json_array_foreach(json_object_get(root, "warnings"), i, w)
+        printf("warning: %s\n", json_string_value(w));
+    json_array_foreach(json_object_get(root, "errors"), i, w)
+        printf("error: %s\n", json_string_value(w));
+    printf("\ndone in %.3f s; %s/tracelens_analysis.json\n", secs,
+           json_string_value(json_object_get(root, "output_dir")));
+    json_decref(root);
 }
 
 static void on_progress(uint64_t bytes, uint64_t raw_pos, uint64_t raw_size, void *user)
@@ -187,10 +237,8 @@ int cli_trace_stages(int argc, char **argv)
     } else if (rc) {
         code = cli_report_error(&d, rc);
     }
-    if (!json && !rc)
-        printf("inference stages of %s in %.3f s; tracelens_analysis.json and the stage "
-               "reports are under %s/tracelens\n",
-               o.trace_dir, secs, o.output_dir ? o.output_dir : o.trace_dir);
+    if (!json && (!rc || rc == MP_ECHILD))
+        print_summary(&out, secs);
     mp_buf_fini(&out);
     return code;
 }
