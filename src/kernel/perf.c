@@ -401,15 +401,15 @@ static bool find_file(const char *dir, const char *suffix, char *out, size_t len
     while (!found && (e = readdir(dp)) != NULL) {
         if (e->d_name[0] == '.')
             continue;
-        char path[4096];
-        snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+        char path[8192];
+        if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, e->d_name) >= sizeof(path))
+            continue;
         size_t nl = strlen(e->d_name), sl = strlen(suffix);
         if (mp_fs_is_dir(path)) {
             if (depth < 4)
                 found = find_file(path, suffix, out, len, depth + 1);
         } else if (nl >= sl && !strcmp(e->d_name + nl - sl, suffix)) {
-            snprintf(out, len, "%s", path);
-            found = true;
+            found = (size_t)snprintf(out, len, "%s", path) < len;
         }
     }
     closedir(dp);
@@ -450,8 +450,9 @@ static void rocprof_analysis(const char *dir, struct mp_kernel_perf *p)
         size_t nl = strlen(e->d_name);
         if (nl < 5 || strcmp(e->d_name + nl - 4, ".csv") != 0)
             continue;
-        char path[4096];
-        snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+        char path[8192];
+        if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, e->d_name) >= sizeof(path))
+            continue;
         size_t len = 0;
         char *text = read_all(path, &len);
         if (!text)
@@ -566,7 +567,7 @@ static void rocprof_run(const struct mp_kernel_config *cfg, const struct mp_kern
             free(owned[i]);
         if (!ok) {
             char msg[600];
-            snprintf(msg, sizeof(msg), "%s failed: %s", tool, rc ? d.msg : desc);
+            snprintf(msg, sizeof(msg), "%.100s failed: %.400s", tool, rc ? d.msg : desc);
             perf_fail(r, msg);
             break;
         }
