@@ -498,6 +498,105 @@ static int cmp_i64(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+/* ---- CPython's set of ints, emulated ----
+ * TraceLens gathers a step's correlation ids in a Python set and walks it
+ * to sum the GPU durations; the float sum (and so the "%.2f" cells of
+ * execution_details.csv) depends on that order, which is CPython's table
+ * order: open addressing with 9 linear probes then perturbed jumps, resized
+ * to 4x the used count (2x above 50000) when 3/5 full. Ids are the set's
+ * keys; hash(n) = n for 0 <= n < 2**61 - 1. */
+#define PYSET_LINEAR_PROBES 9
+#define PYSET_PERTURB_SHIFT 5
+
+struct pyset {
+    int64_t *key;
+    uint8_t *full;
+    size_t mask, fill;
+};
+
+static uint64_t pyhash(int64_t v)
+{
+    const int64_t mod = ((int64_t)1 << 61) - 1;
+    int64_t h = v >= 0 ? v % mod : -((-(v + 1) % mod) + 1) % mod;
+    if (h == -1)
+        h = -2;
+    return (uint64_t)h;
+}
+
+static void pyset_place(int64_t *key, uint8_t *full, size_t mask, int64_t k)
+{
+    uint64_t h = pyhash(k), perturb = h;
+    size_t i = (size_t)(h & mask);
+    for (;;) {
+        size_t probes = i + PYSET_LINEAR_PROBES <= mask ? PYSET_LINEAR_PROBES : 0;
+        for (size_t j = 0; j <= probes; j++) {
+            if (!full[i + j]) {
+                full[i + j] = 1;
+                key[i + j] = k;
+                return;
+            }
+        }
+        perturb >>= PYSET_PERTURB_SHIFT;
+        i = (size_t)((i * 5 + 1 + perturb) & mask);
+    }
+}
+
+static int pyset_resize(struct pyset *ps, size_t minused)
+{
+    size_t n = 8;
+    while (n <= minused)
+        n <<= 1;
+    int64_t *key = malloc(n * sizeof(int64_t));
+    uint8_t *full = calloc(n, 1);
+    if (!key || !full) {
+        free(key);
+        free(full);
+        return MP_ENOMEM;
+    }
+    for (size_t i = 0; ps->full && i <= ps->mask; i++) /* old table order */
+        if (ps->full[i])
+            pyset_place(key, full, n - 1, ps->key[i]);
+    free(ps->key);
+    free(ps->full);
+    ps->key = key;
+    ps->full = full;
+    ps->mask = n - 1;
+    return 0;
+}
+
+static int pyset_add(struct pyset *ps, int64_t k)
+{
+    if (!ps->full && pyset_resize(ps, 0) != 0)
+        return MP_ENOMEM;
+    uint64_t h = pyhash(k), perturb = h;
+    size_t i = (size_t)(h & ps->mask);
+    for (;;) {
+        size_t probes = i + PYSET_LINEAR_PROBES <= ps->mask ? PYSET_LINEAR_PROBES : 0;
+        for (size_t j = 0; j <= probes; j++) {
+            size_t at = i + j;
+            if (ps->full[at] && ps->key[at] == k)
+                return 0; /* already there */
+            if (!ps->full[at]) {
+                ps->full[at] = 1;
+                ps->key[at] = k;
+                ps->fill++;
+                if (ps->fill * 5 < ps->mask * 3)
+                    return 0;
+                return pyset_resize(ps, ps->fill > 50000 ? ps->fill * 2 : ps->fill * 4);
+            }
+        }
+        perturb >>= PYSET_PERTURB_SHIFT;
+        i = (size_t)((i * 5 + 1 + perturb) & ps->mask);
+    }
+}
+
+static void pyset_clear(struct pyset *ps)
+{
+    free(ps->key);
+    free(ps->full);
+    memset(ps, 0, sizeof(*ps));
+}
+
 /* First element of the first list of a raw "Input Dims" value: [[N, ...], ...]. */
 static bool dims_first(const char *args, uint32_t len, int64_t *out)
 {
@@ -548,23 +647,36 @@ static int select_output(struct split *sp, struct selection *x, struct output *o
                 continue;
             if (sel_push(x, k, tag) != 0)
                 return MP_ENOMEM;
-            if ((s->flags[k] & MP_EV_CORR) && corr_push(x, s->correlation[k]) != 0)
+            /* (event, id) pairs: the set is filled in file order */
+            if ((s->flags[k] & MP_EV_CORR) &&
+                (corr_push(x, (int64_t)k) != 0 || corr_push(x, s->correlation[k]) != 0))
                 return MP_ENOMEM;
         }
-        if (x->ncorr > 1)
-            qsort(x->corr, x->ncorr, sizeof(int64_t), cmp_i64);
+        if (x->ncorr > 2)
+            qsort(x->corr, x->ncorr / 2, 2 * sizeof(int64_t), cmp_i64);
+        struct pyset ps = {0};
+        for (size_t c = 1; c < x->ncorr; c += 2)
+            if (pyset_add(&ps, x->corr[c]) != 0) {
+                pyset_clear(&ps);
+                return MP_ENOMEM;
+            }
         double lo = INFINITY, hi = -INFINITY;
-        for (size_t c = 0; c < x->ncorr; c++) {
-            if (c && x->corr[c] == x->corr[c - 1])
+        for (size_t slot = 0; ps.full && slot <= ps.mask; slot++) {
+            if (!ps.full[slot])
                 continue;
-            int64_t *h = mp_i64map_get(&sp->flow_head, x->corr[c]);
+            int64_t corr = ps.key[slot];
+            int64_t *h = mp_i64map_get(&sp->flow_head, corr);
             for (int64_t k = h ? *h : -1; k >= 0; k = sp->next[k])
-                if (sel_push(x, (size_t)k, tag) != 0)
+                if (sel_push(x, (size_t)k, tag) != 0) {
+                    pyset_clear(&ps);
                     return MP_ENOMEM;
-            h = mp_i64map_get(&sp->gpu_head, x->corr[c]);
+                }
+            h = mp_i64map_get(&sp->gpu_head, corr);
             for (int64_t k = h ? *h : -1; k >= 0; k = sp->next[k]) {
-                if (sel_push(x, (size_t)k, tag) != 0)
+                if (sel_push(x, (size_t)k, tag) != 0) {
+                    pyset_clear(&ps);
                     return MP_ENOMEM;
+                }
                 double t0 = s->ts[k], t1 = s->ts[k] + s->dur[k];
                 lo = t0 < lo ? t0 : lo;
                 hi = t1 > hi ? t1 : hi;
@@ -572,6 +684,7 @@ static int select_output(struct split *sp, struct selection *x, struct output *o
                 e->num_gpu_events++;
             }
         }
+        pyset_clear(&ps);
         if (lo <= hi)
             e->gpu_duration += hi - lo;
     }
