@@ -380,7 +380,9 @@ static void throttle_check(struct ctx *c, struct mp_kernel_timing *t)
         t->throttled = true;
 }
 
-static void stage_latency_marker(struct ctx *c, int i)
+/* One run of the last testcase command for its MAGPIE_LATENCY_JSON line.
+ * round > 0 (compare: interleaved rounds) appends to the samples so far. */
+static void stage_latency_marker(struct ctx *c, int i, int round)
 {
     const struct mp_kernel_spec *k = &c->cfg->kernels[i];
     struct mp_kernel_result *r = &c->run->results[i];
@@ -395,12 +397,14 @@ static void stage_latency_marker(struct ctx *c, int i)
     struct mp_kernel_timing *t = &r->timing;
     r->has_timing = true;
     snprintf(t->method, sizeof(t->method), "testcase_marker");
-    struct mp_buf cmd;
-    mp_buf_init(&cmd, 1 << 16);
-    mp_proc_join((const char *const *)k->testcase.argv[k->testcase.n - 1], &cmd);
-    t->command = mp_strdup(mp_buf_cstr(&cmd));
-    mp_buf_fini(&cmd);
-    gpu_clock(c, &t->clock_before_mhz, &t->temp_before_c);
+    if (round == 0) {
+        struct mp_buf cmd;
+        mp_buf_init(&cmd, 1 << 16);
+        mp_proc_join((const char *const *)k->testcase.argv[k->testcase.n - 1], &cmd);
+        t->command = mp_strdup(mp_buf_cstr(&cmd));
+        mp_buf_fini(&cmd);
+        gpu_clock(c, &t->clock_before_mhz, &t->temp_before_c);
+    }
     int rc = run_cmd(k, (const char *const *)k->testcase.argv[k->testcase.n - 1],
                      c->cfg->latency.timeout_s, log, &res, why, sizeof(why));
     gpu_clock(c, &t->clock_after_mhz, &t->temp_after_c);
@@ -408,6 +412,11 @@ static void stage_latency_marker(struct ctx *c, int i)
     const char *last = NULL;
     for (const char *p = out; (p = strstr(p, "MAGPIE_LATENCY_JSON:")) != NULL; p++)
         last = p;
+    if ((rc || !last) && round > 0) { /* keep the rounds that worked */
+        k_add_error(r, "Latency round %d: %s", round + 1, rc ? why : "no MAGPIE_LATENCY_JSON line");
+        mp_proc_result_fini(&res);
+        return;
+    }
     if (rc || !last) {
         if (!last) {
             /* not an error of the kernel: the testcase does not time itself */
@@ -434,8 +443,23 @@ static void stage_latency_marker(struct ctx *c, int i)
         k_add_error(r, "Latency: %s", t->errors);
         return;
     }
+    double *prev = t->samples_ms;
+    int nprev = t->nsamples;
+    t->samples_ms = NULL;
     k_timing_from_json(t, j);
     json_decref(j);
+    if (round > 0 && nprev > 0 && t->nsamples > 0) { /* rounds accumulate */
+        double *all = mp_realloc(prev, (size_t)(nprev + t->nsamples) * sizeof(double));
+        if (all) {
+            memcpy(all + nprev, t->samples_ms, (size_t)t->nsamples * sizeof(double));
+            free(t->samples_ms);
+            t->samples_ms = all;
+            t->nsamples += nprev;
+            prev = NULL;
+            mp_stats_summarize(t->samples_ms, (size_t)t->nsamples, 0.95, 2000, 0x5eed, &t->st);
+        }
+    }
+    free(prev);
     throttle_check(c, t);
     r->latency = t->success ? MP_STAGE_SUCCESS : MP_STAGE_FAILED;
     if (!t->success)
@@ -959,14 +983,31 @@ static int run_all(const struct mp_kernel_config *cfg, const struct mp_kernel_op
                 }
                 k_stage_performance(cfg, k, r, c.harness[i], c.self_exe, job);
             }
-            if (!c.harness[i] && !c.runner[i]) {
-                if (o->no_latency || !cfg->latency.enabled ||
-                    strcmp(cfg->latency.method, "none") == 0)
-                    r->latency = MP_STAGE_SKIPPED;
-                else
-                    stage_latency_marker(&c, i);
-            }
+            if (!c.harness[i] && !c.runner[i] &&
+                (o->no_latency || !cfg->latency.enabled ||
+                 strcmp(cfg->latency.method, "none") == 0))
+                r->latency = MP_STAGE_SKIPPED;
         }
+    }
+    /* latency of testcase kernels: one run each (analyze), or interleaved
+     * rounds A B C, B C A, ... (compare) so drift hits all alike */
+    int rounds = compare ? (cfg->compare.rounds > 0 ? cfg->compare.rounds : 3) : 1;
+    for (int round = 0; round < rounds; round++) {
+        for (int j = 0; j < run->n; j++) {
+            int i = (j + round) % run->n;
+            struct mp_kernel_result *r = &run->results[i];
+            bool ok = r->compiling != MP_STAGE_FAILED &&
+                      (r->correctness == MP_STAGE_SUCCESS || r->correctness == MP_STAGE_SKIPPED);
+            if (c.harness[i] || c.runner[i] || !ok || r->latency == MP_STAGE_SKIPPED ||
+                r->latency == MP_STAGE_FAILED || (round > 0 && r->latency != MP_STAGE_SUCCESS))
+                continue;
+            if (round == 0)
+                progress(o, "[%d/%d] %s: latency (testcase)", i + 1, run->n, r->id);
+            stage_latency_marker(&c, i, round);
+        }
+    }
+    for (int i = 0; i < run->n; i++) {
+        struct mp_kernel_result *r = &run->results[i];
         score(r);
     }
     if (compare)

@@ -585,9 +585,10 @@ int mp_kernel_run_summary(const struct mp_kernel_run *run, struct mp_buf *b)
             mp_buf_printf(b,
                           "  median %.6g ms [95%% CI %.6g, %.6g]  mean %.6g  std %.3g  CoV "
                           "%.2f%%\n  min %.6g  p5 %.6g  p95 %.6g  max %.6g  (%d samples x %d "
-                          "launches, %s)\n",
+                          "launches%s%s)\n",
                           s->median, s->ci_lo, s->ci_hi, s->mean, s->std, s->cov * 100, s->min,
-                          s->p5, s->p95, s->max, t->nsamples, t->batch, t->stop_reason);
+                          s->p5, s->p95, s->max, t->nsamples, t->batch,
+                          t->stop_reason[0] ? ", " : "", t->stop_reason);
             if (isfinite(t->clock_before_mhz) || isfinite(t->temp_after_c))
                 mp_buf_printf(b, "  GPU: SM clock %.0f -> %.0f MHz, %.0f -> %.0f C%s\n",
                               t->clock_before_mhz, t->clock_after_mhz, t->temp_before_c,

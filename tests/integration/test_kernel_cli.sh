@@ -83,6 +83,26 @@ assert abs(ws["median_ms"] - 1.0) < 1e-12 and len(ws["samples_ms"]) == 5, ws
 assert ws["median_ci95_ms"][0] <= 1.0 <= ws["median_ci95_ms"][1], ws
 PY
 
+# compare with testcase kernels: interleaved rounds of the timed testcases
+cat >"$TMP/c.yaml" <<'YAML'
+kernels:
+  - id: a
+    type: hip
+    testcase_command: "sh -c 'echo \"MAGPIE_LATENCY_JSON: {\\\"samples_ms\\\": [1.0, 1.01, 0.99, 1.0, 1.0, 1.02, 0.98, 1.0, 1.0, 1.0]}\"'"
+  - id: b
+    type: hip
+    testcase_command: "sh -c 'echo \"MAGPIE_LATENCY_JSON: {\\\"samples_ms\\\": [0.5, 0.51, 0.49, 0.5, 0.5, 0.52, 0.48, 0.5, 0.5, 0.5]}\"'"
+YAML
+expect_rc 0 "compare testcases" "$MAGPIE" compare -q --no-perf -k "$TMP/c.yaml" -o "$TMP/rc"
+rep=$(ls "$TMP"/rc/compare_*/compare_report.json 2>/dev/null | head -1)
+python3 - "$rep" <<'PY' || fail "compare of testcase kernels"
+import json, sys
+d = json.load(open(sys.argv[1]))["results"]
+assert d["comparison_metrics"]["verdicts"] == ["BASELINE", "FASTER"], d["comparison_metrics"]
+assert d["winner"] == 1, d["winner"]
+assert len(d["kernel_results"][1]["latency_result"]["wall_stats"]["samples_ms"]) == 30  # 3 rounds
+PY
+
 # CUDA compile stage (nvcc only; the harness then reports the missing driver)
 if command -v nvcc >/dev/null 2>&1 || [ -x /usr/local/cuda/bin/nvcc ]; then
     export PATH="$PATH:/usr/local/cuda/bin"
