@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -190,6 +191,51 @@ static void test_kernel_config(void **state)
     }
 }
 
+static void test_framework_config(void **state)
+{
+    (void)state;
+    char path[] = "/tmp/mp_fw_XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    const char *y = "gpu: {device_ids: null}\n"
+                    "scheduler: {max_workers: 8, environment: local}\n"
+                    "compiling: {enable_default_compile: true}\n"
+                    "correctness: {backend: testcase, accordo: {atol: 1.0e-6, rtol: 1.0e-5}}\n"
+                    "performance:\n"
+                    "  timeout_seconds: 600\n"
+                    "  ncu: {args: [--target-processes, all], metrics: []}\n"
+                    "  rocprof_compute: {profile_args: [--no-roof], metric_blocks: ['1', '2']}\n"
+                    "latency: {enabled: true, rep_ms: 20, seed: 42}\n"
+                    "compare:\n"
+                    "  perf_weights_ncu: {duration_ns_total: 1.0}\n"
+                    "  winner_strategy: perf_score\n"
+                    "logging: {level: DEBUG}\n"
+                    "benchmark: {inferencex_path: ''}\n"
+                    "mystery: 1\n";
+    assert_int_equal(write(fd, y, strlen(y)), (ssize_t)strlen(y));
+    close(fd);
+    struct mp_kernel_config c;
+    mp_kernel_config_init(&c);
+    struct mp_diag d;
+    mp_diag_clear(&d);
+    assert_int_equal(mp_config_load_framework(&c, path, &d), 0);
+    assert_int_equal(c.scheduler.max_workers, 8);
+    assert_true(c.enable_default_compile);
+    assert_true(c.performance.timeout_s == 600);
+    assert_int_equal(c.performance.ncu_args.n, 2);
+    assert_int_equal(c.performance.rocprof_metric_blocks.n, 2);
+    assert_int_equal(c.compare.weights_ncu.n, 1);
+    assert_string_equal(c.compare.winner_strategy, "perf_score");
+    assert_string_equal(c.log_level, "DEBUG");
+    assert_int_equal(c.nwarnings, 1); /* mystery */
+    mp_kernel_config_fini(&c);
+    unlink(path);
+    /* a missing framework config is an empty one (Magpie) */
+    mp_kernel_config_init(&c);
+    assert_int_equal(mp_config_load_framework(&c, "/nonexistent/config.yaml", &d), 0);
+    mp_kernel_config_fini(&c);
+}
+
 static void test_expand(void **state)
 {
     (void)state;
@@ -202,9 +248,8 @@ static void test_expand(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_yaml_tree),
-        cmocka_unit_test(test_yaml_errors),
-        cmocka_unit_test(test_kernel_config),
+        cmocka_unit_test(test_yaml_tree),     cmocka_unit_test(test_yaml_errors),
+        cmocka_unit_test(test_kernel_config), cmocka_unit_test(test_framework_config),
         cmocka_unit_test(test_expand),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
