@@ -7,9 +7,13 @@
  * execution_details.json / .csv.
  *
  * Two streaming passes over the input: the first builds the event store
- * (for selection), the second copies each selected event's raw JSON text
- * into the sub-traces that own it, in file order. Nothing is written until
- * every sub-trace is complete.
+ * and selects each sub-trace's events in TraceLens's order (each step's CPU
+ * events in file order, then the flows and the GPU events of its
+ * correlation ids in CPython's set order, then the metadata events); the
+ * second keeps the raw JSON text of every selected event once, from which
+ * each sub-trace is assembled and compressed. So sub-traces list the same
+ * events in the same order as TraceLens's (event UIDs line up), nothing is
+ * re-serialised, and nothing is written until every sub-trace is complete.
  */
 #include <math.h>
 #include <stdio.h>
@@ -36,7 +40,6 @@ struct output {
     size_t nevents;
     struct mp_buf text; /* JSON not yet compressed */
     struct mp_buf gz;   /* gzip members compressed so far */
-    size_t written;     /* events appended so far */
 };
 
 /* One step: an annotation event, or a synthetic span from the generic
@@ -67,9 +70,11 @@ struct split {
     size_t nby;
     size_t *meta; /* events without ts */
     size_t nmeta;
-    /* owners per event (CSR) for the copy pass */
-    uint32_t *own_off;
-    uint32_t *own;
+    /* the copy pass: raw JSON text of every selected event, once */
+    uint8_t *selected;
+    size_t *raw_off;
+    uint32_t *raw_len;
+    struct mp_buf arena;
     /* top-level keys of the input, with their place around traceEvents */
     struct mp_buf keys_before, keys_after;
     bool seen_events;
@@ -639,6 +644,8 @@ static int select_output(struct split *sp, struct selection *x, struct output *o
         const struct root *rt = &sp->r[o->roots[r]];
         double rts = rt->ts, rend = rt->end;
         x->ncorr = 0;
+        /* the step's CPU events, in file order as TraceLens lists them */
+        size_t first = x->n;
         for (size_t p = lower_bound(sp, rt->pid, rt->tid, rts); p < sp->nby; p++) {
             size_t k = sp->by_thread[p];
             if (s->pid[k] != rt->pid || s->tid[k] != rt->tid || s->ts[k] > rend)
@@ -647,42 +654,47 @@ static int select_output(struct split *sp, struct selection *x, struct output *o
                 continue;
             if (sel_push(x, k, tag) != 0)
                 return MP_ENOMEM;
-            /* (event, id) pairs: the set is filled in file order */
-            if ((s->flags[k] & MP_EV_CORR) &&
-                (corr_push(x, (int64_t)k) != 0 || corr_push(x, s->correlation[k]) != 0))
+        }
+        if (x->n - first > 1)
+            qsort(x->ev + first, x->n - first, sizeof(size_t), cmp_size);
+        for (size_t q = first; q < x->n; q++) {
+            size_t k = x->ev[q];
+            if ((s->flags[k] & MP_EV_CORR) && corr_push(x, s->correlation[k]) != 0)
                 return MP_ENOMEM;
         }
-        if (x->ncorr > 2)
-            qsort(x->corr, x->ncorr / 2, 2 * sizeof(int64_t), cmp_i64);
         struct pyset ps = {0};
-        for (size_t c = 1; c < x->ncorr; c += 2)
+        for (size_t c = 0; c < x->ncorr; c++)
             if (pyset_add(&ps, x->corr[c]) != 0) {
                 pyset_clear(&ps);
                 return MP_ENOMEM;
             }
-        double lo = INFINITY, hi = -INFINITY;
-        for (size_t slot = 0; ps.full && slot <= ps.mask; slot++) {
+        /* then every flow of those ids, then every GPU event, each walk in
+         * the set's order */
+        int rc = 0;
+        for (size_t slot = 0; ps.full && slot <= ps.mask && !rc; slot++) {
             if (!ps.full[slot])
                 continue;
-            int64_t corr = ps.key[slot];
-            int64_t *h = mp_i64map_get(&sp->flow_head, corr);
-            for (int64_t k = h ? *h : -1; k >= 0; k = sp->next[k])
-                if (sel_push(x, (size_t)k, tag) != 0) {
-                    pyset_clear(&ps);
-                    return MP_ENOMEM;
-                }
-            h = mp_i64map_get(&sp->gpu_head, corr);
-            for (int64_t k = h ? *h : -1; k >= 0; k = sp->next[k]) {
-                if (sel_push(x, (size_t)k, tag) != 0) {
-                    pyset_clear(&ps);
-                    return MP_ENOMEM;
-                }
+            int64_t *h = mp_i64map_get(&sp->flow_head, ps.key[slot]);
+            for (int64_t k = h ? *h : -1; k >= 0 && !rc; k = sp->next[k])
+                rc = sel_push(x, (size_t)k, tag);
+        }
+        double lo = INFINITY, hi = -INFINITY;
+        for (size_t slot = 0; ps.full && slot <= ps.mask && !rc; slot++) {
+            if (!ps.full[slot])
+                continue;
+            int64_t *h = mp_i64map_get(&sp->gpu_head, ps.key[slot]);
+            for (int64_t k = h ? *h : -1; k >= 0 && !rc; k = sp->next[k]) {
+                rc = sel_push(x, (size_t)k, tag);
                 double t0 = s->ts[k], t1 = s->ts[k] + s->dur[k];
                 lo = t0 < lo ? t0 : lo;
                 hi = t1 > hi ? t1 : hi;
                 e->gpu_busy_duration += s->dur[k];
                 e->num_gpu_events++;
             }
+        }
+        if (rc) {
+            pyset_clear(&ps);
+            return MP_ENOMEM;
         }
         pyset_clear(&ps);
         if (lo <= hi)
@@ -715,10 +727,8 @@ static int select_output(struct split *sp, struct selection *x, struct output *o
     o->events = malloc(sizeof(size_t) * (x->n ? x->n : 1));
     if (!o->events)
         return MP_ENOMEM;
-    if (x->n) {
+    if (x->n)
         memcpy(o->events, x->ev, sizeof(size_t) * x->n);
-        qsort(o->events, o->nevents, sizeof(size_t), cmp_size);
-    }
     return 0;
 }
 
@@ -810,18 +820,34 @@ static int copy_event(const struct mp_trace_event *ev, void *user)
     struct split *sp = user;
     sp->seen_events = true;
     size_t k = (size_t)ev->index;
-    if (k >= sp->s->n)
+    if (k >= sp->s->n || !sp->selected[k])
         return 0;
-    for (uint32_t j = sp->own_off[k]; j < sp->own_off[k + 1]; j++) {
-        struct output *o = &sp->out[sp->own[j]];
-        int rc = o->written++ ? mp_buf_append(&o->text, ",\n", 2) : open_doc(sp, o);
-        rc = rc ? rc : mp_buf_append(&o->text, ev->raw.p, ev->raw.n);
+    if (ev->raw.n > UINT32_MAX)
+        return MP_ENOMEM;
+    sp->raw_off[k] = sp->arena.len;
+    sp->raw_len[k] = (uint32_t)ev->raw.n;
+    return mp_buf_append(&sp->arena, ev->raw.p, ev->raw.n);
+}
+
+/* One sub-trace: its events in TraceLens's order, compressed as it grows. */
+static int render_output(struct split *sp, struct output *o)
+{
+    int rc = open_doc(sp, o);
+    for (size_t j = 0; j < o->nevents && !rc; j++) {
+        size_t k = o->events[j];
+        if (j)
+            rc = mp_buf_append(&o->text, ",\n", 2);
+        rc = rc ? rc : mp_buf_append(&o->text, sp->arena.data + sp->raw_off[k], sp->raw_len[k]);
         if (!rc && o->text.len >= SPLIT_CHUNK)
             rc = flush_chunk(sp, o);
-        if (rc)
-            return rc;
     }
-    return 0;
+    rc = rc ? rc : mp_buf_puts(&o->text, "\n]");
+    if (!rc && sp->keys_after.len) {
+        rc = mp_buf_puts(&o->text, ",\n");
+        rc = rc ? rc : mp_buf_append(&o->text, sp->keys_after.data, sp->keys_after.len - 2);
+    }
+    rc = rc ? rc : mp_buf_puts(&o->text, "}\n");
+    return rc ? rc : flush_chunk(sp, o);
 }
 
 static int copy_meta(struct mp_strview key, struct mp_strview raw, void *user)
@@ -831,36 +857,6 @@ static int copy_meta(struct mp_strview key, struct mp_strview raw, void *user)
     if (mp_json_str(b, key.p, key.n) != 0 || mp_buf_puts(b, ": ") != 0 ||
         mp_buf_append(b, raw.p, raw.n) != 0 || mp_buf_puts(b, ",\n") != 0)
         return MP_ENOMEM;
-    return 0;
-}
-
-static int build_owners(struct split *sp)
-{
-    size_t n = sp->s->n;
-    sp->own_off = calloc(n + 1, sizeof(uint32_t));
-    if (!sp->own_off)
-        return MP_ENOMEM;
-    size_t total = 0;
-    for (size_t i = 0; i < sp->nout; i++) {
-        for (size_t j = 0; j < sp->out[i].nevents; j++)
-            sp->own_off[sp->out[i].events[j] + 1]++;
-        total += sp->out[i].nevents;
-    }
-    if (total > UINT32_MAX)
-        return MP_ENOMEM;
-    for (size_t k = 0; k < n; k++)
-        sp->own_off[k + 1] += sp->own_off[k];
-    sp->own = malloc(sizeof(uint32_t) * (total ? total : 1));
-    uint32_t *fill = malloc(sizeof(uint32_t) * (n ? n : 1));
-    if (!sp->own || !fill) {
-        free(fill);
-        return MP_ENOMEM;
-    }
-    memcpy(fill, sp->own_off, sizeof(uint32_t) * n);
-    for (size_t i = 0; i < sp->nout; i++)
-        for (size_t j = 0; j < sp->out[i].nevents; j++)
-            sp->own[fill[sp->out[i].events[j]]++] = (uint32_t)i;
-    free(fill);
     return 0;
 }
 
@@ -1161,6 +1157,7 @@ int mp_trace_split(const char *path, const struct mp_trace_split_opts *opts,
     mp_i64map_init(&sp.gpu_head);
     mp_buf_init(&sp.keys_before, 0);
     mp_buf_init(&sp.keys_after, 0);
+    mp_buf_init(&sp.arena, (size_t)1 << 40); /* bounded by the input's size */
     struct selection x = {0};
     int64_t *batches = NULL;
     char *base = NULL;
@@ -1245,11 +1242,17 @@ int mp_trace_split(const char *path, const struct mp_trace_split_opts *opts,
             goto out;
         }
     }
-    /* second pass: copy each selected event's text into its sub-traces */
-    if (build_owners(&sp) != 0) {
+    /* second pass: keep the text of every selected event */
+    sp.selected = calloc(sp.s->n ? sp.s->n : 1, 1);
+    sp.raw_off = malloc(sizeof(size_t) * (sp.s->n ? sp.s->n : 1));
+    sp.raw_len = malloc(sizeof(uint32_t) * (sp.s->n ? sp.s->n : 1));
+    if (!sp.selected || !sp.raw_off || !sp.raw_len) {
         rc = mp_diag_set(d, MP_ENOMEM, "out of memory");
         goto out;
     }
+    for (size_t i = 0; i < sp.nout; i++)
+        for (size_t j = 0; j < sp.out[i].nevents; j++)
+            sp.selected[sp.out[i].events[j]] = 1;
     struct mp_trace_parse_opts po = {.on_event = copy_event, .on_meta = copy_meta, .user = &sp};
     if ((rc = mp_trace_parse_file(path, &po, NULL, d)) != 0)
         goto out;
@@ -1264,15 +1267,7 @@ int mp_trace_split(const char *path, const struct mp_trace_split_opts *opts,
             if (rc)
                 goto out;
         }
-        rc = o->written ? 0 : open_doc(&sp, o);
-        rc = rc ? rc : mp_buf_puts(&o->text, "\n]");
-        if (!rc && sp.keys_after.len) {
-            rc = mp_buf_puts(&o->text, ",\n");
-            rc = rc ? rc : mp_buf_append(&o->text, sp.keys_after.data, sp.keys_after.len - 2);
-        }
-        rc = rc ? rc : mp_buf_puts(&o->text, "}\n");
-        rc = rc ? rc : flush_chunk(&sp, o);
-        if (rc) {
+        if ((rc = render_output(&sp, o)) != 0) {
             rc = mp_diag_set(d, rc, "out of memory compressing %s", res->entries[i].output_path);
             goto out;
         }
@@ -1308,8 +1303,10 @@ out:
     free(sp.next);
     free(sp.by_thread);
     free(sp.meta);
-    free(sp.own_off);
-    free(sp.own);
+    free(sp.selected);
+    free(sp.raw_off);
+    free(sp.raw_len);
+    mp_buf_fini(&sp.arena);
     free(x.ev);
     free(x.stamp);
     free(x.corr);

@@ -42,10 +42,20 @@ check() { # check NAME GOLDEN_CSV GOLDEN_FILES_TXT [GOLDEN_JSON] -- options
         cat "$t/$name.log"
         return
     fi
-    python3 - "$out" "$csv" "$files" "$json" <<'PY' || fail "$name"
-import csv, glob, gzip, json, os, sys
-out, gcsv, gfiles, gjson = sys.argv[1:5]
+    python3 - "$out" "$csv" "$files" "$json" "${EVSHA:--}" <<'PY' || fail "$name"
+import csv, glob, gzip, hashlib, json, os, sys
+out, gcsv, gfiles, gjson, gsha = sys.argv[1:6]
 ok = True
+if gsha != "-":
+    # each sub-trace lists TraceLens's events in TraceLens's order
+    want = dict(l.split() for l in open(gsha))
+    for f, digest in want.items():
+        h = hashlib.sha256()
+        for e in json.load(gzip.open(os.path.join(out, f)))["traceEvents"]:
+            h.update(json.dumps(e, sort_keys=True).encode())
+            h.update(b"\n")
+        if h.hexdigest() != digest:
+            print(f, "events differ from TraceLens's (content or order)"); ok = False
 mine = open(os.path.join(out, "execution_details.csv")).read().replace(out + "/", "")
 if mine != open(gcsv).read():
     print("execution_details.csv differs from TraceLens's"); ok = False
@@ -84,7 +94,7 @@ PY
 
 # the bundled TP2 rank-0 trace (examples/): runs without ../shared too
 T=$SRC/examples/traces/tp2/tp2-rank-0.1796011317.pt.trace.json.gz
-check tp2_rank0 "$FIX/split/tp2_rank0.execution_details.csv" "$FIX/split/tp2_rank0.files.txt" \
+EVSHA=$FIX/split/tp2_rank0.events.sha256 check tp2_rank0 "$FIX/split/tp2_rank0.execution_details.csv" "$FIX/split/tp2_rank0.files.txt" \
     "$FIX/split/tp2_rank0.execution_details.json" --store-single-iteration --find-steady-state --num-steps 8
 T=$H/mixtral_shape_l8_bs16_p256_d12.json.gz
 if [ ! -f "$T" ]; then
@@ -95,7 +105,7 @@ fi
 command -v python3 >/dev/null || { echo "SKIPPED: python3 not found"; exit 0; }
 
 G=$H/mixtral_shape_l8_bs16_p256_d12_tracelens_split
-check steady "$G/execution_details.csv" "$G/files.txt" "$G/execution_details.json" \
+EVSHA=$FIX/split/mixtral_steady.events.sha256 check steady "$G/execution_details.csv" "$G/files.txt" "$G/execution_details.json" \
     --find-steady-state --store-single-iteration --num-steps 8
 check divide "$FIX/split/mixtral_div.execution_details.csv" "$FIX/split/mixtral_div.files.txt" - \
     --divide-phases --num-steps 4
