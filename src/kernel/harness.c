@@ -641,6 +641,7 @@ struct tstate {
     struct hset set;
     struct hgeom g;
     int batch;
+    bool graph; /* samples are CUDA graph replays of the batch */
     double *samples;
     int n, cap;
     double sum_ms, mean, m2;
@@ -668,6 +669,7 @@ static int take_sample(struct hdev *dv, struct hbuf *flush, size_t flush_bytes, 
         snprintf(t->err, sizeof(t->err), "%s", dv->err);
         return MP_EIO;
     }
+    t->graph = dv->used_graph;
     double v = ms / t->batch;
     if (t->n == t->cap) {
         int nc = t->cap ? t->cap * 2 : 256;
@@ -742,6 +744,7 @@ static void timing_json(struct hdev *dv, struct tstate *t, size_t flush_bytes, j
     set_result(tj, "stop_reason", json_string(t->reason));
     set_result(tj, "l2_flush_bytes", json_integer((json_int_t)flush_bytes));
     set_result(tj, "device", json_string(dv->device_name));
+    set_result(tj, "cuda_graph", json_boolean(t->graph));
     if (t->err[0])
         set_result(tj, "message", json_string(t->err));
 }

@@ -94,6 +94,7 @@ struct hdev {
     void *impl;
     char device_name[256];
     size_t l2_bytes; /* last-level cache size, 0 unknown */
+    bool used_graph; /* the last timed batch was a CUDA graph replay */
     char err[512];   /* last error of an op */
 };
 
