@@ -74,6 +74,15 @@ int mp_serve_log_tail(const char *path, int n, struct mp_buf *out)
         if (error_line(lines[i]) && np < 64)
             picked[np++] = i;
     int rc = 0;
+    /* the first error line is often the root cause (a worker's exception)
+     * while the last ones are its echoes in the API server: keep it too */
+    int first = -1;
+    for (int i = 0; i < nl && first < 0; i++)
+        if ((strstr(lines[i], "Error: ") || strstr(lines[i], "Exception: ")) &&
+            !strstr(lines[i], "WARNING"))
+            first = i;
+    if (np && first >= 0 && first < picked[np > n ? np - n : 0])
+        rc |= mp_buf_printf(out, "  %.*s\n  ...\n", (int)lens[first], lines[first]);
     if (np) {
         for (int i = np > n ? np - n : 0; i < np; i++)
             rc |= mp_buf_printf(out, "  %.*s\n", (int)lens[picked[i]], lines[picked[i]]);

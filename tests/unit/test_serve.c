@@ -424,6 +424,18 @@ static void test_log_tail(void **state)
     assert_int_equal(mp_serve_log_tail(path, 5, &b), 0);
     assert_string_equal(mp_buf_cstr(&b),
                         "  Traceback (most recent call last):\n  RuntimeError: boom");
+    /* a root cause far above the last error lines is kept, first */
+    f = fopen(path, "a");
+    fprintf(f, "(Worker) ERROR x RuntimeError: Unsupported CPU attention configuration\n");
+    for (int i = 0; i < 60; i++)
+        fprintf(f, "INFO filler %d\n", i);
+    fprintf(f, "(API) ERROR EngineDeadError: see above\n");
+    fclose(f);
+    mp_buf_reset(&b);
+    assert_int_equal(mp_serve_log_tail(path, 5, &b), 0);
+    /* the earlier "RuntimeError: boom" is the first exception in the log */
+    assert_string_equal(mp_buf_cstr(&b),
+                        "  RuntimeError: boom\n  ...\n  (API) ERROR EngineDeadError: see above");
     unlink(path);
     mp_buf_reset(&b);
     assert_int_equal(mp_serve_log_tail(path, 5, &b), MP_ENOTFOUND);
