@@ -271,10 +271,6 @@ static int load_lifecycle(struct mp_serve_config *c, const struct mp_yaml_node *
         (rc = get_str(c, s, "pid_dir", &c->reuse_pid_dir, d)) ||
         (rc = get_num(s, "server_ready_timeout_s", 1, &c->server_ready_timeout_s, d)))
         return rc;
-    if (c->reuse)
-        return mp_yaml_error(mp_yaml_get(s, "enabled"), "server_lifecycle.enabled", d, MP_EUNSUP,
-                             "server reuse (server_lifecycle) is not supported by magpie yet; "
-                             "start the server yourself and use envs.BENCHMARK_BASE_URL");
     return 0;
 }
 

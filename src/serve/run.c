@@ -54,6 +54,11 @@ struct run {
     struct mp_proc *srv;
     pid_t srv_pid;
     bool client_only, docker, profiling, ready, died, deadline_hit, measured;
+    /* server reuse: a detached engine (no mp_proc handle), maybe attached to */
+    bool detached, attached;
+    pid_t det_pid, det_pgid;
+    int port;
+    char pid_path[4200], meta_path[4200], reuse_log[4400], reuse_cmd[4096];
     double ready_s;
     char exit_desc[256];
     struct mp_serve_cmd cmd;
@@ -114,6 +119,16 @@ static void progress(struct run *r, const char *stage, size_t done, size_t faile
     r->o->on_progress(&p, r->o->progress_user);
 }
 
+/* Is the engine (ours, or the detached one) still there? */
+static bool engine_alive(struct run *r)
+{
+    if (r->srv)
+        return mp_proc_poll(r->srv, 0) == 0;
+    if (r->detached)
+        return serve_group_alive(r->det_pid, r->det_pgid);
+    return true;
+}
+
 /* Appends the error lines (or last lines) of server.log to an error. */
 static void error_with_log(struct run *r, const char *what)
 {
@@ -154,6 +169,10 @@ static int make_workspace(struct run *r, struct mp_diag *d)
             return mp_diag_set(d, MP_EIO, "cannot create the workspace: %s", strerror(errno));
         }
     }
+    /* absolute from here on: the engine runs with the workspace as its cwd */
+    char abs[4096];
+    if (realpath(r->ws, abs))
+        snprintf(r->ws, sizeof(r->ws), "%s", abs);
     static const char *const subs[] = {"torch_trace", "system_profile"};
     for (size_t i = 0; i < 2; i++) {
         snprintf(r->path, sizeof(r->path), "%s/%s", r->ws, subs[i]);
@@ -340,9 +359,7 @@ static int start_engine(struct run *r, const struct mp_gpu_info *info)
     const struct mp_serve_config *c = r->c;
     struct mp_diag d;
     mp_diag_clear(&d);
-    long port = 8888;
-    mp_serve_config_intenv(c, "PORT", 8888, &port, NULL);
-    snprintf(r->base_url, sizeof(r->base_url), "http://127.0.0.1:%ld", port);
+    long port = r->port;
     if (answering(r->base_url, 2)) {
         add_error(r,
                   "port %ld already has a server answering /health; stop it or set envs.PORT "
@@ -384,6 +401,31 @@ static int start_engine(struct run *r, const struct mp_gpu_info *info)
     }
     if (!r->docker && c->hf_cache_path)
         mp_serve_cmd_env(&r->cmd, "HF_HOME", c->hf_cache_path);
+    if (c->reuse) {
+        /* outlives this run: its pid, group and identity go to the state dir */
+        rc = serve_spawn_detached(&r->cmd, r->ws, r->log_path, &r->det_pid, &r->det_pgid, &d);
+        if (rc) {
+            add_error(r, "cannot start the engine (%s): %s", r->cmd.argv[0], d.msg);
+            return rc;
+        }
+        r->detached = true;
+        r->srv_pid = r->det_pid;
+        if (c->reuse_cleanup)
+            g_engine_pgid = (sig_atomic_t)r->det_pgid;
+        struct mp_buf cl;
+        mp_buf_init(&cl, 0);
+        mp_proc_join((const char *const *)r->cmd.argv, &cl);
+        if (serve_reuse_write(c, r->port, r->det_pid, r->det_pgid, mp_buf_cstr(&cl), r->log_path,
+                              r->pid_path, r->meta_path, &d))
+            add_warning(r, "cannot record the server for reuse in the state dir");
+        mp_buf_fini(&cl);
+        snprintf(r->reuse_log, sizeof(r->reuse_log), "%s", r->log_path);
+        char pid[32];
+        snprintf(pid, sizeof(pid), "%d\n", (int)r->det_pid);
+        snprintf(r->path, sizeof(r->path), "%s/server.pid", r->ws);
+        mp_fs_write_atomic(r->path, pid, strlen(pid), NULL);
+        return 0;
+    }
     struct mp_proc_opts po = {
         .cwd = r->ws,
         .env = (const char *const *)r->cmd.env,
@@ -420,6 +462,13 @@ static int wait_ready(struct run *r)
     int rc = MP_ETIMEOUT;
     while (mp_time_ns() < until) {
         progress(r, "starting engine", 0, 0, 0);
+        if (r->detached && !serve_group_alive(r->det_pid, r->det_pgid)) {
+            g_engine_pgid = 0;
+            error_with_log(r, "engine exited before it was ready");
+            r->died = true;
+            rc = MP_ECHILD;
+            break;
+        }
         if (r->srv && mp_proc_poll(r->srv, 0) == 1) {
             g_engine_pgid = 0;
             struct mp_proc_result pr;
@@ -494,13 +543,69 @@ static void stop_engine(struct run *r)
     r->srv = NULL;
 }
 
+/* ---- server reuse (server_lifecycle) ---- */
+
+static void reuse_attach_or_clear(struct run *r)
+{
+    const struct mp_serve_config *c = r->c;
+    serve_reuse_paths(c, r->port, r->pid_path, r->meta_path, sizeof(r->pid_path));
+    struct serve_reuse_state st;
+    if (serve_reuse_read(r->meta_path, &st))
+        return;
+    char why[160] = "not answering /health", msg[512];
+    bool alive = serve_group_alive(st.pid, st.pgid);
+    bool match = c->reuse_force || serve_reuse_matches(c, r->port, &st, why, sizeof(why));
+    if (alive && match && answering(r->base_url, 3)) {
+        r->attached = r->detached = true;
+        r->det_pid = r->srv_pid = st.pid;
+        r->det_pgid = st.pgid;
+        const char *log = json_string_value(json_object_get(st.meta, "server_log"));
+        snprintf(r->reuse_log, sizeof(r->reuse_log), "%s", log ? log : "");
+        const char *cmd = json_string_value(json_object_get(st.meta, "command"));
+        snprintf(r->reuse_cmd, sizeof(r->reuse_cmd), "%s", cmd ? cmd : "");
+        if (c->reuse_cleanup)
+            g_engine_pgid = (sig_atomic_t)st.pgid;
+    } else {
+        if (alive) {
+            snprintf(msg, sizeof(msg),
+                     "server_lifecycle: stopped the recorded %s server (pid %d): %s",
+                     mp_serve_framework_name(c->framework), (int)st.pid,
+                     match ? "not answering /health" : why);
+            add_warning(r, msg);
+            serve_group_stop(st.pid, st.pgid, 30);
+        }
+        unlink(r->pid_path);
+        unlink(r->meta_path);
+    }
+    serve_reuse_state_fini(&st);
+}
+
+/* After the run: the detached server stays for the next run, unless
+ * cleanup is asked for or it is not healthy. */
+static void finish_detached(struct run *r)
+{
+    g_engine_pgid = 0;
+    if (r->c->reuse_cleanup || r->died || r->deadline_hit || !r->ready) {
+        progress(r, "stopping engine", 0, 0, 0);
+        serve_group_stop(r->det_pid, r->det_pgid, 30);
+        unlink(r->pid_path);
+        unlink(r->meta_path);
+        snprintf(r->exit_desc, sizeof(r->exit_desc), "stopped (server_lifecycle%s)",
+                 r->c->reuse_cleanup ? " cleanup" : ": not healthy");
+    } else {
+        serve_reuse_touch(r->meta_path);
+        snprintf(r->exit_desc, sizeof(r->exit_desc), "left running for reuse (pid %d)",
+                 (int)r->det_pid);
+    }
+}
+
 /* ---- load ---- */
 
 static void on_load_progress(const struct mp_loadgen_progress *p, void *user)
 {
     struct run *r = user;
     r->last = *p;
-    if (r->srv && !r->died && mp_proc_poll(r->srv, 0) == 1) {
+    if ((r->srv || r->detached) && !r->died && !engine_alive(r)) {
         g_engine_pgid = 0;
         r->died = true; /* remaining requests fail fast: connection refused */
     }
@@ -508,6 +613,8 @@ static void on_load_progress(const struct mp_loadgen_progress *p, void *user)
         r->deadline_hit = true;
         if (r->srv)
             mp_proc_terminate(r->srv); /* in-flight requests fail now, not at their timeout */
+        else if (r->detached)
+            serve_group_stop(r->det_pid, r->det_pgid, 0); /* SIGTERM now, SIGKILL later */
     }
     progress(r, p->warmup ? "warm-up" : "benchmark", p->done, p->failed, p->total);
 }
@@ -831,6 +938,8 @@ static void magpie_object(struct run *r, const struct load_out *lo, struct mp_bu
     mp_buf_init(&cmd, 0);
     if (r->cmd.argv)
         mp_proc_join((const char *const *)r->cmd.argv, &cmd);
+    else if (r->reuse_cmd[0])
+        mp_buf_puts(&cmd, r->reuse_cmd);
 #define JS(s) mp_json_str(b, (s), strlen(s))
 #define JSN(s) json_or_null(b, (s))
     mp_buf_puts(b, "{\"version\": ");
@@ -852,6 +961,9 @@ static void magpie_object(struct run *r, const struct load_out *lo, struct mp_bu
     JSN(r->base_url);
     mp_buf_puts(b, ", \"served_model\": ");
     JSN(r->served);
+    mp_buf_printf(b, ", \"reused\": %s, \"persistent\": %s, \"server_log\": ",
+                  r->attached ? "true" : "false", r->detached ? "true" : "false");
+    JSN(r->reuse_log[0] ? r->reuse_log : NULL);
     mp_buf_puts(b, ", \"image\": ");
     JSN(r->image);
     mp_buf_puts(b, ", \"image_id\": ");
@@ -953,19 +1065,25 @@ int mp_serve_run(const struct mp_serve_config *c, const struct mp_serve_run_opts
         if (wait_ready(&r) == 0)
             (void)run_load(&r, &lo); /* its errors are in the report */
     } else {
-        if (select_gpus(&r, &info) == 0 && start_engine(&r, &info) == 0)
+        long port = 8888;
+        mp_serve_config_intenv(c, "PORT", 8888, &port, NULL);
+        r.port = (int)port;
+        snprintf(r.base_url, sizeof(r.base_url), "http://127.0.0.1:%ld", port);
+        if (c->reuse)
+            reuse_attach_or_clear(&r);
+        if (r.attached || (select_gpus(&r, &info) == 0 && start_engine(&r, &info) == 0))
             start_monitor(&r, &mon);
-        if (r.srv && wait_ready(&r) == 0) {
+        if ((r.srv || r.detached) && wait_ready(&r) == 0) {
             scrape_version(&r);
             (void)run_load(&r, &lo);
         }
-        if (r.srv && !r.died && mp_proc_poll(r.srv, 0) == 1)
+        if ((r.srv || r.detached) && !r.died && !engine_alive(&r))
             r.died = true;
         if (r.died && r.ready) {
             g_engine_pgid = 0;
             struct mp_proc_result pr;
             mp_proc_result_init(&pr);
-            if (mp_proc_wait(r.srv, &pr) == 0)
+            if (r.srv && mp_proc_wait(r.srv, &pr) == 0)
                 mp_proc_describe(&pr, 0, r.exit_desc, sizeof(r.exit_desc));
             mp_proc_result_fini(&pr);
             char what[512];
@@ -973,7 +1091,10 @@ int mp_serve_run(const struct mp_serve_config *c, const struct mp_serve_run_opts
                      r.exit_desc[0] ? r.exit_desc : "unknown status");
             error_with_log(&r, what);
         }
-        stop_engine(&r);
+        if (r.detached)
+            finish_detached(&r);
+        else
+            stop_engine(&r);
         serve_monitor_stop(mon, &gpumon);
         mon = NULL;
         scrape_version(&r);

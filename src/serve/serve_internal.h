@@ -4,6 +4,9 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
+
+#include <jansson.h>
 
 #include <magpie/base.h>
 #include <magpie/serve.h>
@@ -23,6 +26,33 @@ int serve_monitor_start(int device, double interval_s, struct serve_monitor **ou
 /* Stops and frees it; appends the report's gpu_monitor object to json when
  * there was at least one sample. */
 void serve_monitor_stop(struct serve_monitor *m, struct mp_buf *json);
+
+/* Server reuse (reuse.c). */
+struct serve_reuse_state {
+    pid_t pid, pgid;
+    json_t *meta; /* the .json file */
+};
+
+void serve_reuse_paths(const struct mp_serve_config *c, int port, char *pid_path, char *meta_path,
+                       size_t len);
+int serve_reuse_read(const char *meta_path, struct serve_reuse_state *st);
+void serve_reuse_state_fini(struct serve_reuse_state *st);
+/* Same framework, model, TP, port, EXTRA_*_ARGS, MAX_MODEL_LEN, MODEL_REVISION. */
+bool serve_reuse_matches(const struct mp_serve_config *c, int port,
+                         const struct serve_reuse_state *st, char *why, size_t len);
+int serve_reuse_write(const struct mp_serve_config *c, int port, pid_t pid, pid_t pgid,
+                      const char *command, const char *log_path, const char *pid_path,
+                      const char *meta_path, struct mp_diag *d);
+void serve_reuse_touch(const char *meta_path);
+/* pid exists and still belongs to process group pgid. */
+bool serve_group_alive(pid_t pid, pid_t pgid);
+/* SIGTERM to the group, up to grace_s for it to go, then SIGKILL; only
+ * when serve_group_alive(pid, pgid). */
+void serve_group_stop(pid_t pid, pid_t pgid, double grace_s);
+/* Starts cmd so that it outlives magpie, output appended to log_path;
+ * returns the engine's pid and its process group. */
+int serve_spawn_detached(const struct mp_serve_cmd *cmd, const char *cwd, const char *log_path,
+                         pid_t *pid, pid_t *pgid, struct mp_diag *d);
 
 /* What the report needs from a run (report.c). */
 struct serve_report {

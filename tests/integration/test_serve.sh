@@ -15,6 +15,10 @@ EXTRA_PIDS=()
 pass=0 fail=0
 cleanup() {
     for p in "${EXTRA_PIDS[@]}"; do kill -- "$p" 2>/dev/null; done
+    # a persistent server a failed reuse check left behind: its recorded group
+    for f in "$W"/state/*.json; do
+        [ -f "$f" ] && kill -- "-$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['server_pgid'])" "$f")" 2>/dev/null
+    done
     rm -rf "$W"
 }
 trap cleanup EXIT
@@ -136,6 +140,45 @@ run badcfg -b "$W/badcfg.yaml"
 check "yaml: bad value -> exit 2" '[ "$RC" = 2 ]'
 check "yaml: error names file:line:col" 'grep -q "badcfg.yaml:4:20" "$W/badcfg.err"'
 check "yaml: nothing created" '[ -z "$WS" ]'
+
+# --- server_lifecycle: the server stays, the next run attaches, a changed
+# config replaces it, cleanup: true stops it ---
+RP=$(free_port)
+reuse_yaml() { # model cleanup
+    cat <<EOF
+benchmark:
+  framework: vllm
+  model: $1
+  run_mode: local
+  envs: {CONC: 2, ISL: 16, OSL: 8, NUM_PROMPTS: 4, NUM_WARMUPS: 0, PORT: $RP}
+  profiler: {torch_profiler: {enabled: false}}
+  server_lifecycle: {enabled: true, cleanup: $2, pid_dir: $W/state}
+EOF
+}
+reuse_yaml m1 false >"$W/r1.yaml"
+reuse_yaml m2 false >"$W/r2.yaml"
+reuse_yaml m2 true >"$W/r3.yaml"
+eng() { jq_ "$WS/benchmark_report.json" "r[\"success\"], r[\"magpie\"][\"engine\"][\"reused\"], r[\"magpie\"][\"engine\"][\"pid\"]"; }
+PORT=$RP timeout 60 "$MAGPIE" benchmark -b "$W/r1.yaml" -o "$W/reuse1" -q >/dev/null 2>&1
+WS=$(report "$W/reuse1")
+read -r ok1 reused1 pid1 <<<"$(eng)"
+check "reuse: first run launches" '[ "$ok1 $reused1" = "True False" ]'
+check "reuse: server left running, state recorded" '[ "$(orphans)" = 1 ] && [ -s "$W/state/vllm_$RP.pid" ]'
+PORT=$RP timeout 60 "$MAGPIE" benchmark -b "$W/r1.yaml" -o "$W/reuse2" -q >/dev/null 2>&1
+WS=$(report "$W/reuse2")
+read -r ok2 reused2 pid2 <<<"$(eng)"
+check "reuse: second run attaches to the same server" '[ "$ok2 $reused2 $pid2" = "True True $pid1" ]'
+PORT=$RP timeout 60 "$MAGPIE" benchmark -b "$W/r2.yaml" -o "$W/reuse3" -q >/dev/null 2>&1
+WS=$(report "$W/reuse3")
+read -r ok3 reused3 pid3 <<<"$(eng)"
+check "reuse: changed model replaces the server" '[ "$ok3 $reused3" = "True False" ] && [ "$pid3" != "$pid1" ]'
+check "reuse: the old one was stopped" '! kill -0 "$pid1" 2>/dev/null && [ "$(orphans)" = 1 ]'
+check "reuse: warning says why" 'jq_ "$WS/benchmark_report.json" "r[\"magpie\"][\"warnings\"]" | grep -q "model differs"'
+PORT=$RP timeout 60 "$MAGPIE" benchmark -b "$W/r3.yaml" -o "$W/reuse4" -q >/dev/null 2>&1
+WS=$(report "$W/reuse4")
+read -r ok4 reused4 pid4 <<<"$(eng)"
+check "reuse: cleanup run attaches then stops it" '[ "$ok4 $reused4 $pid4" = "True True $pid3" ]'
+check "reuse: nothing left, state removed" '[ "$(orphans)" = 0 ] && [ ! -e "$W/state/vllm_$RP.pid" ]'
 
 # --- usage errors ---
 run nomodel vllm --run-mode local
