@@ -137,9 +137,14 @@ struct mp_trace_store {
     int64_t *external_id;
     int64_t *correlation;
     int64_t *stream;   /* args["stream"], valid with MP_EV_STREAM */
-    const char **args; /* raw args text (NUL-terminated, in the arena) or NULL */
+    const char **args; /* raw args text (NUL-terminated, in the arena or op_args) or NULL;
+                          cpu_op and python_function args lose the keys that only
+                          number the event ("External id", "Ev Idx", "Record function
+                          id": the store has the ids) and identical texts are stored
+                          once, which is most of a trace's args */
     uint32_t *args_len;
     struct mp_intern *strings;    /* names, categories, pid/tid texts */
+    struct mp_intern *op_args;    /* shared args texts of cpu_op / python_function events */
     struct mp_arena *arena;       /* owns args text */
     char *meta_device_properties; /* raw JSON of "deviceProperties" or NULL (arena) */
     char *path;

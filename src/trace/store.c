@@ -10,6 +10,7 @@
 
 struct load_ctx {
     struct mp_trace_store *s;
+    struct mp_buf scratch;
     bool keep_args;
     bool (*keep_args_for)(const struct mp_trace_event *ev, void *user);
     void *user;
@@ -47,6 +48,81 @@ static int grow(struct mp_trace_store *s)
     return 0;
 }
 
+static bool is_op(const struct mp_trace_event *ev)
+{
+    return (ev->cat.n == 6 && memcmp(ev->cat.p, "cpu_op", 6) == 0) ||
+           (ev->cat.n == 15 && memcmp(ev->cat.p, "python_function", 15) == 0);
+}
+
+/* End of the JSON value starting at p (valid JSON: the parser checked it). */
+static const char *value_end(const char *p, const char *end)
+{
+    int depth = 0;
+    bool str = false;
+    for (; p < end; p++) {
+        char ch = *p;
+        if (str) {
+            if (ch == '\\')
+                p++;
+            else if (ch == '"')
+                str = false;
+            if (!str && depth == 0)
+                return p + 1;
+            continue;
+        }
+        if (ch == '"') {
+            str = true;
+        } else if (ch == '[' || ch == '{') {
+            depth++;
+        } else if (ch == ']' || ch == '}') {
+            if (depth == 0)
+                return p; /* end of the enclosing object */
+            if (--depth == 0)
+                return p + 1;
+        } else if (depth == 0 &&
+                   (ch == ',' || ch == ' ' || ch == '\n' || ch == '\t' || ch == '\r')) {
+            return p;
+        }
+    }
+    return end;
+}
+
+/* The args object without the members that only number the event. */
+static int strip_ids(struct mp_strview a, struct mp_buf *out)
+{
+    static const char *const drop[] = {"\"External id\"", "\"Ev Idx\"", "\"Record function id\""};
+    const char *p = a.p, *end = a.p + a.n;
+    int rc = mp_buf_putc(out, '{');
+    bool first = true;
+    while (p < end && *p != '{')
+        p++;
+    p++;
+    for (;;) {
+        while (p < end && (*p == ' ' || *p == '\n' || *p == '\t' || *p == '\r' || *p == ','))
+            p++;
+        if (p >= end || *p != '"')
+            break;
+        const char *k = p, *ke = value_end(p, end);
+        const char *v = ke;
+        while (v < end && *v != ':')
+            v++;
+        v++;
+        while (v < end && (*v == ' ' || *v == '\n' || *v == '\t' || *v == '\r'))
+            v++;
+        const char *ve = value_end(v, end);
+        bool skip = false;
+        for (size_t d = 0; d < sizeof(drop) / sizeof(drop[0]) && !skip; d++)
+            skip = (size_t)(ke - k) == strlen(drop[d]) && memcmp(k, drop[d], (size_t)(ke - k)) == 0;
+        if (!skip && !rc) {
+            rc = first ? 0 : mp_buf_puts(out, ", ");
+            rc = rc ? rc : mp_buf_append(out, k, (size_t)(ve - k));
+            first = false;
+        }
+        p = ve;
+    }
+    return rc ? rc : mp_buf_putc(out, '}');
+}
+
 static int32_t intern_view(struct mp_intern *in, struct mp_strview v, bool present)
 {
     return present ? mp_intern_add(in, v.p, v.n) : -1;
@@ -81,11 +157,25 @@ static int on_event(const struct mp_trace_event *ev, void *user)
         if (ev->args.n > UINT32_MAX)
             return mp_diag_set(c->d, MP_ENOMEM, "args of event %llu too large",
                                (unsigned long long)ev->index);
-        char *a = mp_arena_strndup(s->arena, ev->args.p, ev->args.n);
+        const char *a;
+        size_t an = ev->args.n;
+        if (is_op(ev)) {
+            /* shared: thousands of ops have the same shapes */
+            mp_buf_reset(&c->scratch);
+            if (strip_ids(ev->args, &c->scratch) != 0)
+                return mp_diag_set(c->d, MP_ENOMEM, "out of memory storing args");
+            int32_t id = mp_intern_add(s->op_args, c->scratch.data, c->scratch.len);
+            if (id < 0)
+                return mp_diag_set(c->d, MP_ENOMEM, "out of memory storing args");
+            a = mp_intern_str(s->op_args, id);
+            an = c->scratch.len;
+        } else {
+            a = mp_arena_strndup(s->arena, ev->args.p, ev->args.n);
+        }
         if (!a)
             return mp_diag_set(c->d, MP_ENOMEM, "out of memory storing args");
         s->args[i] = a;
-        s->args_len[i] = (uint32_t)ev->args.n;
+        s->args_len[i] = (uint32_t)an;
     }
     s->n++;
     return 0;
@@ -110,15 +200,20 @@ int mp_trace_store_load(const char *path, const struct mp_trace_store_opts *opts
     if (!s)
         return mp_diag_set(d, MP_ENOMEM, "out of memory");
     s->strings = mp_intern_new();
+    s->op_args = mp_intern_new();
     s->arena = mp_arena_new((size_t)4 << 20);
     s->path = mp_strdup(path);
     int rc = 0;
-    if (!s->strings || !s->arena || !s->path) {
+    if (!s->strings || !s->op_args || !s->arena || !s->path) {
         rc = mp_diag_set(d, MP_ENOMEM, "out of memory");
         goto out;
     }
-    struct load_ctx c = {s, opts && opts->keep_args, opts ? opts->keep_args_for : NULL,
-                         opts ? opts->user : NULL, d};
+    struct load_ctx c = {.s = s,
+                         .keep_args = opts && opts->keep_args,
+                         .keep_args_for = opts ? opts->keep_args_for : NULL,
+                         .user = opts ? opts->user : NULL,
+                         .d = d};
+    mp_buf_init(&c.scratch, 0);
     struct mp_trace_parse_opts po = {
         .on_event = on_event,
         .on_meta = on_meta,
@@ -127,6 +222,7 @@ int mp_trace_store_load(const char *path, const struct mp_trace_store_opts *opts
         .progress_user = opts ? opts->user : NULL,
     };
     rc = mp_trace_parse_file(path, &po, NULL, d);
+    mp_buf_fini(&c.scratch);
 out:
     if (rc) {
         mp_trace_store_free(s);
@@ -155,6 +251,7 @@ void mp_trace_store_free(struct mp_trace_store *s)
     free(s->args);
     free(s->args_len);
     mp_intern_free(s->strings);
+    mp_intern_free(s->op_args);
     mp_arena_free(s->arena);
     free(s->path);
     free(s);
@@ -164,5 +261,6 @@ size_t mp_trace_store_bytes(const struct mp_trace_store *s)
 {
     size_t per = sizeof(char) + sizeof(uint32_t) * 5 + sizeof(double) * 2 + sizeof(int64_t) * 4 +
                  sizeof(char *) + sizeof(uint32_t);
-    return s->cap * per + mp_intern_bytes(s->strings) + mp_arena_bytes(s->arena);
+    return s->cap * per + mp_intern_bytes(s->strings) + mp_intern_bytes(s->op_args) +
+           mp_arena_bytes(s->arena);
 }
