@@ -58,8 +58,10 @@ struct mp_serve_config {
     int n_envs;
     bool torch_profiler; /* profiler.torch_profiler.enabled (YAML default true) */
     bool system_profiler;
-    bool tracelens;   /* profiler.tracelens.enabled: accepted, not run (reported) */
-    bool gpu_monitor; /* profiler.gpu_monitor.enabled */
+    bool tracelens; /* profiler.tracelens.enabled: inference stage split after the run */
+    const char *tracelens_stages; /* analysis_stages as a comma list, NULL = all three */
+    int tracelens_num_steps;      /* num_steps (32) */
+    bool gpu_monitor;             /* profiler.gpu_monitor.enabled */
     double gpu_monitor_interval_s;
     int gpu_monitor_device; /* -1 = from the visible devices, else 0 */
     bool gap_enabled;       /* gap_analysis.enabled (also on whenever traces exist) */
@@ -124,6 +126,11 @@ const char *mp_serve_mode_name(enum mp_serve_mode m); /* "local" */
 int mp_serve_mode_parse(const char *s, enum mp_serve_mode *out);
 const char *mp_serve_run_kind_name(enum mp_serve_run_kind k); /* "auto" */
 int mp_serve_run_kind_parse(const char *s, enum mp_serve_run_kind *out);
+
+/* Magpie's TraceLens steady-state window (§11.2): max_iters =
+ * min(1024, max(256, OSL*16/CONC)), delay = max(0, OSL*(R+1)*3 - max_iters/2)
+ * with R = RANDOM_RANGE_RATIO (1.0 when unset). */
+void mp_serve_tracelens_window(const struct mp_serve_config *c, long *max_iters, long *delay);
 
 /* ---- command lines ---- */
 

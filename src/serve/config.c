@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <magpie/report.h>
 #include <magpie/serve.h>
 #include <magpie/yaml.h>
 
@@ -136,6 +137,62 @@ static int load_envs(struct mp_serve_config *c, const struct mp_yaml_node *n, st
     return 0;
 }
 
+static int load_tracelens(struct mp_serve_config *c, const struct mp_yaml_node *tl,
+                          struct mp_diag *d)
+{
+    static const char *const known[] = {"enabled",
+                                        "analysis_mode",
+                                        "analysis_stages",
+                                        "num_steps",
+                                        "cli_timeout_seconds",
+                                        "auto_patch_runtime",
+                                        "tracelens_repo_path",
+                                        "extension_wheel_path",
+                                        "runtime_patch_image_tag",
+                                        "runtime_patch_force_rebuild",
+                                        "restore_patches",
+                                        "export_format",
+                                        "export_csv",
+                                        "export_excel",
+                                        "perf_report_enabled",
+                                        "multi_rank_report_enabled",
+                                        "gpu_arch_config",
+                                        NULL};
+    if (mp_yaml_is_null(tl))
+        return 0;
+    check_keys(tl, known, "benchmark.profiler.tracelens");
+    const char *mode = NULL;
+    int rc = get_str(c, tl, "analysis_mode", &mode, d);
+    if (rc)
+        return rc;
+    if (mode && strcmp(mode, "inference") != 0)
+        return mp_yaml_error(mp_yaml_get(tl, "analysis_mode"), "tracelens.analysis_mode", d,
+                             MP_EUNSUP,
+                             "analysis_mode '%s' is not supported by magpie benchmark (only "
+                             "inference; run `magpie trace report` on torch_trace/ instead)",
+                             mode);
+    if ((rc = get_int(tl, "num_steps", 1, &c->tracelens_num_steps, d)))
+        return rc;
+    const struct mp_yaml_node *st = mp_yaml_get(tl, "analysis_stages");
+    if (mp_yaml_is_null(st))
+        return 0;
+    const char *items[8];
+    int n = 0;
+    if ((rc = get_strlist(c, st, "tracelens.analysis_stages", items, 8, &n, d)))
+        return rc;
+    char list[256] = "";
+    for (int i = 0; i < n; i++)
+        snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%s", i ? "," : "", items[i]);
+    int idx[8], ni = 0;
+    if (mp_stages_parse_list(list, idx, &ni, NULL))
+        return mp_yaml_error(st, "tracelens.analysis_stages", d, MP_EINVAL,
+                             "unknown stage in '%s' (prefilldecode, decode, prefill and "
+                             "Magpie's aliases)",
+                             list);
+    c->tracelens_stages = mp_serve_config_strdup(c, list);
+    return 0;
+}
+
 static int load_profiler(struct mp_serve_config *c, const struct mp_yaml_node *p, struct mp_diag *d)
 {
     static const char *const known[] = {"torch_profiler", "system_profiler", "tracelens",
@@ -161,6 +218,8 @@ static int load_profiler(struct mp_serve_config *c, const struct mp_yaml_node *p
         (rc = get_bool(gm, "enabled", &c->gpu_monitor, d)) ||
         (rc = get_num(gm, "interval_sec", 0.5, &c->gpu_monitor_interval_s, d)) ||
         (rc = get_int(gm, "device_id", 0, &c->gpu_monitor_device, d)))
+        return rc;
+    if ((rc = load_tracelens(c, tl, d)))
         return rc;
     if (c->tracelens)
         c->torch_profiler = true; /* inference-mode TraceLens forces it, as Magpie */

@@ -85,6 +85,7 @@ void mp_serve_config_init(struct mp_serve_config *c)
     c->run_kind = MP_SERVE_KIND_AUTO;
     c->torch_profiler = true; /* Magpie: on when the profiler block is absent */
     c->gpu_monitor = true;
+    c->tracelens_num_steps = 32;
     c->gpu_monitor_interval_s = 2.0;
     c->gpu_monitor_device = -1;
     mp_gap_config_defaults(&c->gap);
@@ -340,6 +341,44 @@ static const char *envd(const struct mp_serve_config *c, const char *key, const 
     return v && *v ? v : def;
 }
 
+void mp_serve_tracelens_window(const struct mp_serve_config *c, long *max_iters, long *delay)
+{
+    long osl = 512, conc = 32;
+    mp_serve_config_intenv(c, "OSL", 512, &osl, NULL);
+    mp_serve_config_intenv(c, "CONC", 32, &conc, NULL);
+    const char *rs = mp_serve_config_getenv(c, "RANDOM_RANGE_RATIO");
+    double rr = rs && *rs ? strtod(rs, NULL) : 1.0;
+    long m = conc > 0 ? osl * 16 / conc : 256;
+    *max_iters = m < 256 ? 256 : (m > 1024 ? 1024 : m);
+    double dl = (double)osl * (rr + 1) * 3 - (double)*max_iters / 2;
+    *delay = dl > 0 ? (long)dl : 0;
+}
+
+/* Magpie's TraceLens inference preprocessing for vLLM (§11.2): step
+ * annotations, and a steady-state profiling window instead of the whole
+ * measured load. Flags already in EXTRA_VLLM_ARGS win. */
+static int tracelens_vllm_args(const struct mp_serve_config *c, const char *extra,
+                               struct mp_serve_cmd *out)
+{
+    long max_iters, delay;
+    mp_serve_tracelens_window(c, &max_iters, &delay);
+    char mi[32], de[32];
+    snprintf(mi, sizeof(mi), "%ld", max_iters);
+    snprintf(de, sizeof(de), "%ld", delay);
+    const char *kv[][2] = {{"--profiler-config.detailed_trace_annotation", "True"},
+                           {"--profiler-config.delay_iterations", de},
+                           {"--profiler-config.max_iterations", mi},
+                           {"--profiler-config.ignore_frontend", "True"}};
+    int rc = 0;
+    for (size_t i = 0; i < sizeof(kv) / sizeof(kv[0]); i++) {
+        if (has_flag(extra, kv[i][0]))
+            continue;
+        rc |= mp_serve_cmd_arg(out, kv[i][0]);
+        rc |= mp_serve_cmd_arg(out, kv[i][1]);
+    }
+    return rc;
+}
+
 int mp_serve_engine_cmd(const struct mp_serve_config *c, const struct mp_serve_plan *p,
                         struct mp_serve_cmd *out, struct mp_diag *d)
 {
@@ -381,6 +420,13 @@ int mp_serve_engine_cmd(const struct mp_serve_config *c, const struct mp_serve_p
         rc |= mp_serve_cmd_env(out, "VLLM_TORCH_PROFILER_DIR", p->trace_dir);
         rc |= mp_serve_cmd_env(out, "SGLANG_TORCH_PROFILER_DIR", p->trace_dir);
         rc |= mp_serve_cmd_env(out, "ATOM_TORCH_PROFILER_DIR", p->trace_dir);
+        if (c->tracelens && c->framework == MP_SERVE_SGLANG) {
+            rc |= mp_serve_cmd_env(out, "SGLANG_PROFILE_WITH_STACK", "True");
+            rc |= mp_serve_cmd_env(out, "SGLANG_PROFILE_RECORD_SHAPE", "True");
+        }
+        if (c->tracelens && c->framework == MP_SERVE_VLLM &&
+            !mp_serve_config_getenv(c, "VLLM_EXECUTE_MODEL_TIMEOUT_SECONDS"))
+            rc |= mp_serve_cmd_env(out, "VLLM_EXECUTE_MODEL_TIMEOUT_SECONDS", "1200");
     }
     if (rc)
         goto fail;
@@ -415,6 +461,8 @@ int mp_serve_engine_cmd(const struct mp_serve_config *c, const struct mp_serve_p
                 rc |= mp_serve_cmd_arg(out, kv[i][0]);
                 rc |= mp_serve_cmd_arg(out, kv[i][1] ? kv[i][1] : p->trace_dir);
             }
+            if (c->tracelens)
+                rc |= tracelens_vllm_args(c, extra, out);
         }
         if (rc)
             goto fail;

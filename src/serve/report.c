@@ -125,12 +125,7 @@ int serve_report_json(const struct serve_report *r, struct mp_buf *out)
     json_t *tb = json_object_get(kern, "top_bottlenecks");
     json_object_set_new(o, "kernel_summary", ks ? json_incref(ks) : json_array());
     json_object_set_new(o, "top_bottlenecks", tb ? json_incref(tb) : json_array());
-    if (c->tracelens)
-        json_object_set_new(o, "tracelens_analysis",
-                            json_pack("{s:b, s:s}", "enabled", 1, "error",
-                                      "TraceLens stage split is not run by magpie benchmark yet"));
-    else
-        json_object_set_new(o, "tracelens_analysis", json_null());
+    json_object_set_new(o, "tracelens_analysis", parse_or_null(r->tracelens_json));
     json_object_set_new(o, "gap_analysis", parse_or_null(r->gap_json));
     json_object_set_new(o, "targeted_trace", json_null());
     json_object_set_new(o, "gpu_monitor", parse_or_null(r->gpu_monitor_json));

@@ -25,6 +25,7 @@
 #include <magpie/gpu.h>
 #include <magpie/loadgen.h>
 #include <magpie/proc.h>
+#include <magpie/report.h>
 #include <magpie/serve.h>
 
 #include "serve_internal.h"
@@ -688,7 +689,10 @@ static int build_dataset(struct run *r, struct mp_loadgen_dataset **ds, bool cha
     mp_serve_config_intenv(c, "OSL", 512, &osl, NULL);
     mp_serve_config_intenv(c, "CONC", 32, &conc, NULL);
     /* Magpie's scripts: NUM_PROMPTS or CONC*10, and CONC when profiling */
-    mp_serve_config_intenv(c, "NUM_PROMPTS", r->profiling ? conc : conc * 10, &np, NULL);
+    /* with TraceLens the profiler window is the steady state inside the whole
+     * load, so the load is not cut to CONC (Magpie patches this the same way) */
+    mp_serve_config_intenv(c, "NUM_PROMPTS", r->profiling && !c->tracelens ? conc : conc * 10, &np,
+                           NULL);
     mp_serve_config_intenv(c, "NUM_WARMUPS", 2 * conc, &nw, NULL);
     const char *rr = mp_serve_config_getenv(c, "RANDOM_RANGE_RATIO");
     struct mp_loadgen_random_opts ro;
@@ -881,6 +885,40 @@ static void post_process(struct run *r, struct mp_buf *kernels, struct mp_buf *g
     mp_gap_result_free(gr);
 }
 
+/* Magpie's TraceLens inference post-processing (§11.4-11.6), natively:
+ * split, one step per stage, a report per stage under tracelens/. */
+static void run_tracelens(struct run *r, struct mp_buf *json)
+{
+    const struct mp_serve_config *c = r->c;
+    progress(r, "TraceLens stages", 0, 0, 0);
+    struct mp_stages_opts so = {
+        .trace_dir = r->trace_dir,
+        .output_dir = r->ws,
+        .framework = mp_serve_framework_name(c->framework),
+        .stages = c->tracelens_stages,
+        .num_steps = c->tracelens_num_steps,
+        .isl = mp_serve_config_getenv(c, "ISL"),
+        .osl = mp_serve_config_getenv(c, "OSL"),
+        .conc = mp_serve_config_getenv(c, "CONC"),
+        .random_range_ratio = mp_serve_config_getenv(c, "RANDOM_RANGE_RATIO"),
+        .arch_auto = true,
+    };
+    struct mp_diag d;
+    mp_diag_clear(&d);
+    int rc = mp_stages_run(&so, json, &d);
+    if (rc) {
+        char msg[700];
+        snprintf(msg, sizeof(msg), "TraceLens stages: %s", d.msg[0] ? d.msg : mp_strerror(rc));
+        add_error(r, "%s", msg);
+        if (!json->len) {
+            mp_buf_puts(json, "{\"enabled\": true, \"analysis_mode\": \"inference\", "
+                              "\"error\": ");
+            mp_json_str(json, msg, strlen(msg));
+            mp_buf_putc(json, '}');
+        }
+    }
+}
+
 /* ---- the "magpie" object: versions, engine, requests ---- */
 
 static void scrape_version(struct run *r)
@@ -1024,7 +1062,8 @@ int mp_serve_run(const struct mp_serve_config *c, const struct mp_serve_run_opts
     mp_buf_init(&r.warn, 0);
     struct load_out lo;
     memset(&lo, 0, sizeof(lo));
-    struct mp_buf kernels, gap, mag, rep, gpumon;
+    struct mp_buf kernels, gap, mag, rep, gpumon, tracelens;
+    mp_buf_init(&tracelens, 0);
     struct serve_monitor *mon = NULL;
     mp_buf_init(&gpumon, 0);
     mp_buf_init(&kernels, 0);
@@ -1118,9 +1157,8 @@ int mp_serve_run(const struct mp_serve_config *c, const struct mp_serve_run_opts
         post_process(&r, &kernels, &gap);
     else if (r.profiling && !ok)
         add_warning(&r, "trace post-processing skipped: the benchmark did not succeed");
-    if (c->tracelens)
-        add_warning(&r, "profiler.tracelens: TraceLens stage split is not run by magpie "
-                        "benchmark yet (use `magpie trace` on torch_trace/)");
+    if (ok && r.profiling && c->tracelens)
+        run_tracelens(&r, &tracelens);
     res->success = ok;
     struct mp_buf metrics;
     mp_buf_init(&metrics, 0);
@@ -1137,6 +1175,7 @@ int mp_serve_run(const struct mp_serve_config *c, const struct mp_serve_run_opts
         .gap_json = gap.len ? mp_buf_cstr(&gap) : NULL,
         .magpie_json = mp_buf_cstr(&mag),
         .gpu_monitor_json = gpumon.len ? mp_buf_cstr(&gpumon) : NULL,
+        .tracelens_json = tracelens.len ? mp_buf_cstr(&tracelens) : NULL,
         .errors = res->errors,
         .n_errors = res->n_errors,
     };
@@ -1171,6 +1210,7 @@ done:
     mp_buf_fini(&mag);
     mp_buf_fini(&rep);
     mp_buf_fini(&gpumon);
+    mp_buf_fini(&tracelens);
     serve_monitor_stop(mon, NULL);
     mp_buf_fini(&r.warn);
     *out = res;

@@ -66,6 +66,7 @@ struct serve_report {
     const char *magpie_json;          /* the "magpie" object (versions, engine, requests) */
     const char *serving_receipt_json; /* docker only */
     const char *gpu_monitor_json;     /* NULL when not sampled */
+    const char *tracelens_json;       /* NULL when TraceLens was off */
     char **errors;
     size_t n_errors;
 };

@@ -111,6 +111,46 @@ static void test_vllm_amd_profiler(void **state)
     mp_serve_config_fini(&c);
 }
 
+/* TraceLens inference mode (§11.2): step annotations and the steady-state
+ * window go to vLLM; the user's own flags win. */
+static void test_vllm_tracelens(void **state)
+{
+    (void)state;
+    struct mp_serve_config c;
+    base_cfg(&c, MP_SERVE_VLLM);
+    c.tracelens = true;
+    mp_serve_config_setenv(&c, "OSL", "1024");
+    mp_serve_config_setenv(&c, "RANDOM_RANGE_RATIO", "0.8");
+    long mi, de;
+    mp_serve_tracelens_window(&c, &mi, &de);
+    assert_int_equal(mi, 1024); /* 1024*16/8 = 2048 -> capped */
+    assert_int_equal(de, 5017); /* 1024*1.8*3 - 512 = 5017.6 */
+    mp_serve_config_setenv(&c, "EXTRA_VLLM_ARGS", "--profiler-config.max_iterations 64");
+    struct mp_serve_plan p = {.vendor = MP_GPU_VENDOR_NVIDIA, .port = 8000, .trace_dir = "/t"};
+    struct mp_serve_cmd cmd;
+    struct mp_buf a, e;
+    mp_buf_init(&a, 0);
+    mp_buf_init(&e, 0);
+    assert_int_equal(mp_serve_engine_cmd(&c, &p, &cmd, NULL), 0);
+    joined(&cmd, &a, &e);
+    assert_non_null(strstr(mp_buf_cstr(&a), "--profiler-config.torch_profiler_use_gzip True "
+                                            "--profiler-config.detailed_trace_annotation True "
+                                            "--profiler-config.delay_iterations 5017 "
+                                            "--profiler-config.ignore_frontend True "
+                                            "--profiler-config.max_iterations 64"));
+    assert_non_null(strstr(mp_buf_cstr(&e), "VLLM_EXECUTE_MODEL_TIMEOUT_SECONDS=1200"));
+    mp_serve_cmd_fini(&cmd);
+    /* small OSL: the window floor of 256 and no delay */
+    mp_serve_config_setenv(&c, "OSL", "16");
+    mp_serve_config_setenv(&c, "CONC", "64");
+    mp_serve_tracelens_window(&c, &mi, &de);
+    assert_int_equal(mi, 256);
+    assert_int_equal(de, 0);
+    mp_buf_fini(&a);
+    mp_buf_fini(&e);
+    mp_serve_config_fini(&c);
+}
+
 static void test_sglang(void **state)
 {
     (void)state;
@@ -346,6 +386,40 @@ static void test_config_good(void **state)
     mp_serve_config_fini(&c);
 }
 
+static void test_config_tracelens(void **state)
+{
+    (void)state;
+    static const char y[] = "benchmark:\n  framework: vllm\n  model: m\n  profiler:\n"
+                            "    torch_profiler: {enabled: false}\n"
+                            "    tracelens: {enabled: true, analysis_stages: [pd, decode_only],\n"
+                            "                num_steps: 16, export_format: csv}\n";
+    struct mp_serve_config c;
+    mp_serve_config_init(&c);
+    struct mp_diag d;
+    mp_diag_clear(&d);
+    assert_int_equal(mp_serve_config_load_string(&c, y, sizeof(y) - 1, "t.yaml", &d), 0);
+    assert_true(c.tracelens && c.torch_profiler); /* TraceLens turns the profiler on */
+    assert_string_equal(c.tracelens_stages, "pd,decode_only");
+    assert_int_equal(c.tracelens_num_steps, 16);
+    assert_int_equal(mp_serve_config_run_kind(&c), MP_SERVE_KIND_DIAGNOSTIC);
+    mp_serve_config_fini(&c);
+    static const char bad[] = "benchmark:\n  framework: vllm\n  model: m\n  profiler:\n"
+                              "    tracelens: {enabled: true, analysis_stages: [warmup]}\n";
+    mp_serve_config_init(&c);
+    mp_diag_clear(&d);
+    assert_int_equal(mp_serve_config_load_string(&c, bad, sizeof(bad) - 1, "t.yaml", &d),
+                     MP_EINVAL);
+    assert_int_equal(d.line, 5);
+    static const char mode[] = "benchmark:\n  framework: vllm\n  model: m\n  profiler:\n"
+                               "    tracelens: {enabled: true, analysis_mode: pytorch}\n";
+    mp_serve_config_fini(&c);
+    mp_serve_config_init(&c);
+    mp_diag_clear(&d);
+    assert_int_equal(mp_serve_config_load_string(&c, mode, sizeof(mode) - 1, "t.yaml", &d),
+                     MP_EUNSUP);
+    mp_serve_config_fini(&c);
+}
+
 /* Loading fixture name fails with code at line:col naming field. */
 static void expect_error(const char *name, int code, long line, long col, const char *needle)
 {
@@ -524,13 +598,14 @@ static void test_examples(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_vllm_nvidia),     cmocka_unit_test(test_vllm_amd_profiler),
-        cmocka_unit_test(test_sglang),          cmocka_unit_test(test_atom),
-        cmocka_unit_test(test_docker),          cmocka_unit_test(test_images_runners),
-        cmocka_unit_test(test_pick_idle),       cmocka_unit_test(test_config_good),
-        cmocka_unit_test(test_config_errors),   cmocka_unit_test(test_log_tail),
-        cmocka_unit_test(test_run_never_ready), cmocka_unit_test(test_examples),
-        cmocka_unit_test(test_gpu_sample),
+        cmocka_unit_test(test_vllm_nvidia),      cmocka_unit_test(test_vllm_amd_profiler),
+        cmocka_unit_test(test_sglang),           cmocka_unit_test(test_atom),
+        cmocka_unit_test(test_docker),           cmocka_unit_test(test_images_runners),
+        cmocka_unit_test(test_pick_idle),        cmocka_unit_test(test_config_good),
+        cmocka_unit_test(test_config_errors),    cmocka_unit_test(test_log_tail),
+        cmocka_unit_test(test_run_never_ready),  cmocka_unit_test(test_examples),
+        cmocka_unit_test(test_gpu_sample),       cmocka_unit_test(test_vllm_tracelens),
+        cmocka_unit_test(test_config_tracelens),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
