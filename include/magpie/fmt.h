@@ -27,6 +27,9 @@ int mp_csv_end_row(struct mp_csv *c);
 /* ---- JSON text ---- */
 /* Appends s[0..n) as a JSON string literal with quotes. */
 int mp_json_str(struct mp_buf *b, const char *s, size_t n);
+/* The same in Python json.dumps's default (ensure_ascii) form: every
+ * character from U+007F up as \uXXXX (surrogate pairs above U+FFFF). */
+int mp_json_str_ascii(struct mp_buf *b, const char *s, size_t n);
 /* Appends a double as the shortest text that reads back to the same value
  * (Python repr style: "0.1", "1e-06", "84.4844258626302"); non-finite values
  * become null. */

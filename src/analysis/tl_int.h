@@ -147,10 +147,6 @@ static inline const char *tl_csv_field(const struct tl_csv_rec *rec, size_t i)
     return rec->text.data + rec->off[i];
 }
 
-/* A JSON string literal of s as Python's json.dumps writes it (ASCII only:
- * other characters as \uXXXX, surrogate pairs above U+FFFF). */
-int tl_json_ascii(struct mp_buf *b, const char *s);
-
 /* Python repr of a list of strings ("['a', 'b']"), appended to b. */
 int tl_pylist_repr(struct mp_buf *b, const char *const *v, size_t n);
 

@@ -445,9 +445,9 @@ static int params_json(const struct prow *pr, struct mp_buf *b)
         if (later)
             continue;
         rc = b->len > 1 && b->data[b->len - 1] != '{' ? mp_buf_putc(b, ',') : 0;
-        rc = rc ? rc : tl_json_ascii(b, pr->pkeys[ord[i]]);
+        rc = rc ? rc : mp_json_str_ascii(b, pr->pkeys[ord[i]], strlen(pr->pkeys[ord[i]]));
         rc = rc ? rc : mp_buf_putc(b, ':');
-        rc = rc ? rc : tl_json_ascii(b, pr->pvals[ord[i]]);
+        rc = rc ? rc : mp_json_str_ascii(b, pr->pvals[ord[i]], strlen(pr->pvals[ord[i]]));
     }
     free(ord);
     return rc ? rc : mp_buf_putc(b, '}');
@@ -589,7 +589,7 @@ static void jkey(struct mp_buf *b, int ind, const char *k, bool *first)
 static void jstr(struct mp_buf *b, const char *s)
 {
     if (s)
-        tl_json_ascii(b, s);
+        mp_json_str_ascii(b, s, strlen(s));
     else
         mp_buf_puts(b, "null");
 }

@@ -1,15 +1,18 @@
 /* JSON text helpers: string escaping and shortest round-trip doubles. */
 #include <float.h>
 #include <math.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <magpie/fmt.h>
 
-int mp_json_str(struct mp_buf *b, const char *s, size_t n)
+/* s[0..n) escaped for inside a JSON string literal (no quotes). */
+static int escape_run(struct mp_buf *b, const char *s, size_t n)
 {
-    int rc = mp_buf_putc(b, '"');
+    int rc = 0;
     size_t start = 0;
     for (size_t i = 0; i < n && !rc; i++) {
         unsigned char ch = (unsigned char)s[i];
@@ -40,11 +43,53 @@ int mp_json_str(struct mp_buf *b, const char *s, size_t n)
             break;
         }
     }
-    if (!rc)
-        rc = mp_buf_append(b, s + start, n - start);
-    if (!rc)
-        rc = mp_buf_putc(b, '"');
-    return rc;
+    return rc ? rc : mp_buf_append(b, s + start, n - start);
+}
+
+int mp_json_str(struct mp_buf *b, const char *s, size_t n)
+{
+    int rc = mp_buf_putc(b, '"');
+    rc = rc ? rc : escape_run(b, s, n);
+    return rc ? rc : mp_buf_putc(b, '"');
+}
+
+int mp_json_str_ascii(struct mp_buf *b, const char *s, size_t n)
+{
+    const unsigned char *p = (const unsigned char *)s, *end = p + n;
+    int rc = mp_buf_putc(b, '"');
+    while (p < end && !rc) {
+        const unsigned char *q = p;
+        while (q < end && *q < 0x7F)
+            q++;
+        rc = escape_run(b, (const char *)p, (size_t)(q - p));
+        if (rc || q >= end)
+            break;
+        /* one code point from UTF-8; an invalid byte stands for U+FFFD */
+        uint32_t cp = *q;
+        size_t len = 1;
+        int extra = *q >= 0xF0 ? 3 : *q >= 0xE0 ? 2 : *q >= 0xC0 ? 1 : 0;
+        if (extra && (size_t)(end - q) > (size_t)extra) {
+            cp = extra == 3 ? *q & 0x07u : extra == 2 ? *q & 0x0Fu : *q & 0x1Fu;
+            bool ok = true;
+            for (int k = 1; k <= extra && ok; k++) {
+                ok = (q[k] & 0xC0) == 0x80;
+                cp = (cp << 6) | (q[k] & 0x3Fu);
+            }
+            if (ok)
+                len = (size_t)extra + 1;
+            else
+                cp = 0xFFFD;
+        } else if (*q >= 0x80) {
+            cp = 0xFFFD;
+        }
+        if (cp >= 0x10000)
+            rc = mp_buf_printf(b, "\\u%04x\\u%04x", 0xD800 + ((cp - 0x10000) >> 10),
+                               0xDC00 + ((cp - 0x10000) & 0x3FF));
+        else
+            rc = mp_buf_printf(b, "\\u%04x", cp);
+        p = q + len;
+    }
+    return rc ? rc : mp_buf_putc(b, '"');
 }
 
 /* Shortest round-trip digits of a finite, non-zero v: the correctly rounded
