@@ -377,14 +377,12 @@ static void on_signal(int sig)
 
 static int serve_num(const char *opt, const char *v, double lo, double *out)
 {
-    char *end;
-    double x = strtod(v, &end);
-    if (end == v || *end || !(x >= lo)) {
+    int rc = parse_double(opt, v, out);
+    if (rc == 0 && !(*out >= lo)) {
         fprintf(stderr, "magpie: error: %s expects a number >= %g, not '%s'\n", opt, lo, v);
         return EXIT_USAGE;
     }
-    *out = x;
-    return 0;
+    return rc;
 }
 
 static int serve_int(const char *opt, const char *v, const char *key, struct mp_serve_config *c)

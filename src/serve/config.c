@@ -33,15 +33,22 @@ static int want_map(const struct mp_yaml_node *n, const char *field, struct mp_d
                          mp_yaml_kind_name(n->kind));
 }
 
+/* The scalar at key, *s = NULL when absent or null. */
+static int read_str(const struct mp_yaml_node *map, const char *key, const char **s,
+                    const struct mp_yaml_node **node, struct mp_diag *d)
+{
+    *s = NULL;
+    *node = mp_yaml_get(map, key);
+    return mp_yaml_is_null(*node) ? 0 : mp_yaml_str(*node, key, s, d);
+}
+
 static int get_str(struct mp_serve_config *c, const struct mp_yaml_node *map, const char *key,
                    const char **out, struct mp_diag *d)
 {
-    const struct mp_yaml_node *n = mp_yaml_get(map, key);
-    if (mp_yaml_is_null(n))
-        return 0;
+    const struct mp_yaml_node *n;
     const char *s;
-    int rc = mp_yaml_str(n, key, &s, d);
-    if (rc)
+    int rc = read_str(map, key, &s, &n, d);
+    if (rc || !s)
         return rc;
     *out = mp_serve_config_strdup(c, s);
     return *out ? 0 : mp_diag_set(d, MP_ENOMEM, "out of memory");
@@ -336,12 +343,10 @@ static int load_lifecycle(struct mp_serve_config *c, const struct mp_yaml_node *
 static int enum_field(const struct mp_yaml_node *b, const char *key, const char *allowed,
                       int (*parse)(const char *, void *), void *out, struct mp_diag *d)
 {
-    const struct mp_yaml_node *n = mp_yaml_get(b, key);
-    if (mp_yaml_is_null(n))
-        return 0;
+    const struct mp_yaml_node *n;
     const char *s;
-    int rc = mp_yaml_str(n, key, &s, d);
-    if (rc)
+    int rc = read_str(b, key, &s, &n, d);
+    if (rc || !s)
         return rc;
     if (parse(s, out))
         return mp_yaml_error(n, key, d, MP_EINVAL, "unsupported %s '%s' (expected %s)", key, s,
