@@ -36,7 +36,7 @@ struct pick {
     double conc;
     long gpu_events;
     double gpu_dur, gpu_busy; /* as execution_details.csv rounds them */
-    char reason[160];
+    char reason[256];
 };
 
 /* Stage names with Magpie's aliases; -1 when unknown. */

@@ -158,6 +158,11 @@ static void test_pyfloat(void **state)
     mp_buf_init(&b, 0);
     mp_json_str(&b, "a\"b\\c\n\x01", 7);
     assert_string_equal(mp_buf_cstr(&b), "\"a\\\"b\\\\c\\n\\u0001\"");
+    /* json.dumps("µs \x7f 😀 \xff") with ensure_ascii (an invalid byte as U+FFFD) */
+    mp_buf_reset(&b);
+    const char *u = "\xc2\xb5s \x7f \xf0\x9f\x98\x80 \xff";
+    mp_json_str_ascii(&b, u, strlen(u));
+    assert_string_equal(mp_buf_cstr(&b), "\"\\u00b5s \\u007f \\ud83d\\ude00 \\ufffd\"");
     mp_buf_fini(&b);
 }
 
