@@ -154,6 +154,7 @@ class Sampler:
         self.samples, self.sum_ms, self.mean, self.m2 = [], 0.0, 0.0, 0.0
         self.reason = ""
         self.batch = 1
+        self.nhist = []  # last noise estimates, for NVBench's plateau test
 
     def warmup(self):
         t0, best, it = time.monotonic(), math.inf, 0
@@ -182,12 +183,27 @@ class Sampler:
         self.mean += d / len(self.samples)
         self.m2 += d * (v - self.mean)
 
+    def plateau(self, nz):
+        if not math.isfinite(nz):
+            return False
+        self.nhist.append(nz)
+        if len(self.nhist) > 512:
+            del self.nhist[0]
+        m = len(self.nhist)
+        if m <= 64 or len(self.samples) % 16:
+            return False
+        mean = sum(self.nhist) / m
+        sd = math.sqrt(sum((x - mean) ** 2 for x in self.nhist) / (m - 1))
+        return mean > 0 and sd / mean < 0.05
+
     def check(self, elapsed):
         c, n, nz = self.cfg, len(self.samples), self.noise()
-        if (n >= c.get("min_samples", 10) and self.sum_ms >= c.get("min_time_s", 0.5) * 1000
-                and nz <= c.get("max_noise", 0.005)):
+        enough = n >= c.get("min_samples", 10) and self.sum_ms >= c.get("min_time_s", 0.5) * 1000
+        if enough and nz <= c.get("max_noise", 0.005):
             self.reason = "noise %.3f%% <= %.3f%% after %d samples" % (
                 nz * 100, c.get("max_noise", 0.005) * 100, n)
+        elif self.plateau(nz) and enough:
+            self.reason = "noise plateaued at %.3f%% after %d samples" % (nz * 100, n)
         elif n >= c.get("max_samples", 10000):
             self.reason = "max_samples %d reached (noise %.3f%%)" % (n, nz * 100)
         elif elapsed >= c.get("max_time_s", 15) and n >= 2:

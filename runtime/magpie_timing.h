@@ -12,7 +12,8 @@
  * of a buffer twice the L2 size, on the same stream), CUDA events recorded
  * on the stream around the batch, and NVBench's stopping rule: at least
  * min_samples samples and min_time_s of device time, then stop when the
- * relative standard deviation is <= max_noise, or at max_time_s of wall
+ * relative standard deviation is <= max_noise or has stopped falling (its
+ * spread over the last 512 samples < 5 %), or at max_time_s of wall
  * time. The per-launch samples are printed; magpie computes the statistics
  * (median, CI, ...). All launches must go to `stream`.
  *
@@ -129,6 +130,8 @@ static inline int magpie_time(const char *name, void (*launch)(void *), void *us
     double *s = (double *)malloc(sizeof(double) * (size_t)cap);
     double mean = 0, m2 = 0, sum_ms = 0;
     char reason[96] = "";
+    double nhist[512]; /* NVBench's plateau test on the noise estimates */
+    int nh = 0;
     t0 = magpie__now_s();
     unsigned char fill = 0;
     for (;;) {
@@ -157,6 +160,24 @@ static inline int magpie_time(const char *name, void (*launch)(void *), void *us
             snprintf(reason, sizeof(reason), "noise %.3f%% <= %.3f%% after %d samples",
                      noise * 100, o.max_noise * 100, n);
             break;
+        }
+        if (noise < 1e29) {
+            nhist[nh % 512] = noise;
+            nh++;
+        }
+        int m = nh < 512 ? nh : 512;
+        if (m > 64 && nh % 16 == 0 && n >= o.min_samples && sum_ms >= o.min_time_s * 1000) {
+            double nm = 0, ss = 0;
+            for (int i = 0; i < m; i++)
+                nm += nhist[i];
+            nm /= m;
+            for (int i = 0; i < m; i++)
+                ss += (nhist[i] - nm) * (nhist[i] - nm);
+            if (nm > 0 && sqrt(ss / (m - 1)) / nm < 0.05) {
+                snprintf(reason, sizeof(reason), "noise plateaued at %.3f%% after %d samples",
+                         noise * 100, n);
+                break;
+            }
         }
         if (n >= o.max_samples) {
             snprintf(reason, sizeof(reason), "max_samples %d reached (noise %.3f%%)", n,

@@ -648,7 +648,30 @@ struct tstate {
     bool done;
     char reason[96];
     char err[512];
+    double nhist[512]; /* the last noise estimates, for the plateau test */
+    int nh;
 };
+
+/* NVBench's plateau test: once more than 64 noise estimates are kept,
+ * every 16th sample, if the relative spread of the last 512 is below 5 %
+ * the noise will not go down any more: the kernel is inherently noisy. */
+static bool noise_plateau(struct tstate *t, double nz)
+{
+    if (!isfinite(nz))
+        return false;
+    t->nhist[t->nh % 512] = nz;
+    t->nh++;
+    int m = t->nh < 512 ? t->nh : 512;
+    if (m <= 64 || t->nh % 16)
+        return false;
+    double mean = 0, ss = 0;
+    for (int i = 0; i < m; i++)
+        mean += t->nhist[i];
+    mean /= m;
+    for (int i = 0; i < m; i++)
+        ss += (t->nhist[i] - mean) * (t->nhist[i] - mean);
+    return mean > 0 && sqrt(ss / (m - 1)) / mean < 0.05;
+}
 
 static double noise(const struct tstate *t)
 {
@@ -693,6 +716,11 @@ static bool stop_check(const struct tcfg *tc, struct tstate *t, double elapsed_s
     if (t->n >= tc->min_samples && t->sum_ms >= tc->min_time_ms && nz <= tc->max_noise) {
         snprintf(t->reason, sizeof(t->reason), "noise %.3f%% <= %.3f%% after %d samples", nz * 100,
                  tc->max_noise * 100, t->n);
+        return true;
+    }
+    if (noise_plateau(t, nz) && t->n >= tc->min_samples && t->sum_ms >= tc->min_time_ms) {
+        snprintf(t->reason, sizeof(t->reason), "noise plateaued at %.3f%% after %d samples",
+                 nz * 100, t->n);
         return true;
     }
     if (t->n >= tc->max_samples) {
