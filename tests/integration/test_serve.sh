@@ -101,6 +101,33 @@ check "prof: profiler flags passed" \
     'jq_ "$R" "r[\"magpie\"][\"engine\"][\"command\"]" | grep -q -- "--profiler-config.torch_profiler_dir $WS/torch_trace"'
 check "prof: no engine process left" '[ "$(orphans)" = 0 ]'
 
+# --- TraceLens inference mode on a recorded H200 vLLM trace (shared data):
+# the engine writes it on /stop_profile, magpie splits it into stages ---
+H200=${MP_SHARED:-}/data/traces/h200/mixtral_shape_l8_bs16_p256_d12.json.gz
+if [ -f "$H200" ]; then
+    cat >"$W/tl.yaml" <<EOF
+benchmark:
+  framework: vllm
+  model: fake-model
+  run_mode: local
+  envs: {CONC: 4, ISL: 32, OSL: 16, NUM_PROMPTS: 8, NUM_WARMUPS: 0}
+  profiler:
+    tracelens: {enabled: true, num_steps: 8}
+EOF
+    FAKE_ENGINE_TRACE=$H200 run tracelens -b "$W/tl.yaml"
+    R=$WS/benchmark_report.json
+    check "tracelens: exit 0" '[ "$RC" = 0 ]'
+    check "tracelens: step annotations asked of vLLM" \
+        'jq_ "$R" "r[\"magpie\"][\"engine\"][\"command\"]" | grep -q -- "--profiler-config.detailed_trace_annotation True --profiler-config.delay_iterations 0 --profiler-config.max_iterations 256"'
+    check "tracelens: stages analysed" \
+        '[ "$(jq_ "$R" "sorted(r[\"tracelens_analysis\"][\"stage_results\"])")" != "[]" ]'
+    check "tracelens: stage reports written" 'ls "$WS"/tracelens/*_kernel_roofline_simple.csv >/dev/null 2>&1'
+    check "tracelens: kernel summary of the H200 trace" '[ "$(jq_ "$R" "len(r[\"kernel_summary\"]) > 0")" = True ]'
+    check "tracelens: errors" '[ "$(jq_ "$R" "r[\"errors\"]")" = "[]" ]'
+else
+    echo "SKIPPED tracelens: shared H200 trace not found"
+fi
+
 # --- on an "NVIDIA" machine (nvidia-smi stand-in): GPU picked, monitor sampled ---
 mkdir -p "$W/gpubin"
 ln -s "$MP_SRC/tests/tools/nvidia-smi-sim" "$W/gpubin/nvidia-smi"

@@ -20,10 +20,13 @@ Behaviour knobs (environment):
   FAKE_ENGINE_FAULT_AFTER (0) requests served normally before 'stall'
   FAKE_ENGINE_MAX_S (120)     the server exits by itself after this long
   FAKE_ENGINE_TAG             appended to the child's argv, for orphan checks
+  FAKE_ENGINE_TRACE           a recorded .json.gz trace written on /stop_profile
+                              instead of the small synthetic one
 """
 import gzip
 import json
 import os
+import shutil
 import subprocess
 import sys
 import threading
@@ -70,6 +73,13 @@ ARGS = parse_args(sys.argv[1:])
 
 def write_trace(d):
     os.makedirs(d, exist_ok=True)
+    rec = ENV.get("FAKE_ENGINE_TRACE")
+    if rec:  # a recorded trace of a real engine, named as vLLM names rank 0
+        path = os.path.join(d, "fake-host_%d-rank-0.%d.pt.trace.json.gz" % (os.getpid(),
+                                                                            int(time.time())))
+        shutil.copyfile(rec, path + ".tmp")
+        os.rename(path + ".tmp", path)
+        return
     ev = []
     ts = 1000.0
     for step in range(20):
