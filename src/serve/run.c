@@ -741,6 +741,11 @@ static int run_load(struct run *r, struct load_out *lo)
     lc.max_concurrency = (int)conc;
     lc.request_id_prefix = "magpie-bench-";
     lc.stall_timeout_s = c->stall_timeout_s;
+    /* with TraceLens, vLLM stops the profiler itself after max_iterations and
+     * exports the trace while requests wait; Magpie allows 1200 s for that
+     * (VLLM_EXECUTE_MODEL_TIMEOUT_SECONDS), so a stall must not end it sooner */
+    if (c->tracelens && lc.stall_timeout_s > 0 && lc.stall_timeout_s < 1500)
+        lc.stall_timeout_s = 1500;
     lc.on_progress = on_load_progress;
     lc.progress_user = r;
     const char *rate = mp_serve_config_getenv(c, "REQUEST_RATE");
