@@ -83,6 +83,21 @@ assert len(cm["perf_scores"]) == 6
 PY
 [ -s "$(dirname "$rep")/report.html" ] || fail "no report.html"
 
+# 2-D launches (matmul): correctness verdicts only; on a CPU the tiled kernel's
+# speed relative to the naive one depends on the OpenCL implementation
+"$MAGPIE" compare -q -k examples/kernels/opencl/compare_matmul.yaml -o "$TMP/m" >"$TMP/out" 2>"$TMP/err"
+rc=$?
+[ $rc = 0 ] || fail "matmul compare exit $rc: $(tail -5 "$TMP/err")"
+rep=$(ls "$TMP"/m/compare_*/compare_report.json | head -1)
+python3 - "$rep" <<'PY' || { fail "matmul compare report"; cat "$TMP/out"; }
+import json, sys
+d = json.load(open(sys.argv[1]))["results"]
+assert d["comparison_metrics"]["correctness"] == [True, True, False, False], d["comparison_metrics"]
+v = d["comparison_metrics"]["verdicts"]
+assert v[0] == "BASELINE" and v[2] == v[3] == "INCORRECT", v
+assert v[1] in ("FASTER", "SLOWER", "SAME", "INCONCLUSIVE"), v
+PY
+
 if [ "$fails" -gt 0 ]; then
     echo "$fails failure(s)"
     exit 1
