@@ -73,6 +73,8 @@ static int parse_param(const char *p, size_t n, struct harg *a, char *err, size_
         size_t wl = (size_t)(q - st);
         if (word_at(st, "const", 5) && (!star || st < star))
             a->is_const = true;
+        if (word_at(st, "__constant", 10) || word_at(st, "constant", 8))
+            a->is_const = true; /* OpenCL constant address space: read-only */
 
         static const struct {
             const char *w;

@@ -66,6 +66,11 @@ static void test_signature(void **state)
     assert_non_null(strstr(err, "missing"));
     assert_int_equal(h_parse_signature("int main(void) { return 0; }", NULL, &s, err, sizeof(err)),
                      MP_ENOTFOUND);
+    assert_int_equal(
+        h_parse_signature("__kernel void k2(__constant float *w, __global float *o) {}", NULL, &s,
+                          err, sizeof(err)),
+        0);
+    assert_true(s.args[0].is_const && !s.args[1].is_const);
     const char *half = "__kernel void h(__global half *x) {}";
     assert_int_equal(h_parse_signature(half, NULL, &s, err, sizeof(err)), MP_EUNSUP);
     assert_int_equal(h_parse_signature("__kernel void e(void) {}", NULL, &s, err, sizeof(err)), 0);
