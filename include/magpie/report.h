@@ -15,6 +15,8 @@
 #include <magpie/perf.h>
 #include <magpie/tree.h>
 
+struct mp_capture_stats;
+
 struct mp_report_opts {
     bool kernel_summary;             /* --enable_kernel_summary */
     bool short_kernel_study;         /* --short_kernel_study */
@@ -41,6 +43,10 @@ struct mp_report_opts {
     bool arch_auto; /* pick a built-in arch from the trace's deviceProperties name */
     mp_trace_progress_fn on_progress;
     void *progress_user;
+    /* --capture_folder: merge the CUDA/HIP-graph capture traces of this
+     * folder into the replay trace first (capture.h); NULL = off */
+    const char *capture_folder;
+    struct mp_capture_stats *capture_stats; /* filled when set (borrowed), may be NULL */
 };
 
 void mp_report_opts_defaults(struct mp_report_opts *o);

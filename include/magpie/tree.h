@@ -68,6 +68,29 @@ int mp_trace_tree_build(const struct mp_trace_store *s, const struct mp_trace_tr
                         struct mp_trace_tree **out, struct mp_diag *d);
 void mp_trace_tree_free(struct mp_trace_tree *t);
 
+/* A graft of copied events into a built tree (TraceLens's graph-capture
+ * merge, src/trace/capture.c). The store has grown by n_new events since
+ * the tree was built (indices t->n .. t->n + n_new - 1); parent[k],
+ * cpu_root[k] and in_tree[k] describe new event t->n + k. moved lists
+ * existing events given a new parent (replayed kernels re-attached to a
+ * copied launch). edges lists (parent, child) pairs of every new or moved
+ * child in the order they join their parent's children, after the parent's
+ * remaining old children. All arrays are borrowed. */
+struct mp_trace_tree_graft {
+    size_t n_new;
+    const int32_t *parent;
+    const uint8_t *cpu_root;
+    const uint8_t *in_tree;
+    const int32_t (*moved)[2]; /* (event, new parent) */
+    size_t n_moved;
+    const int32_t (*edges)[2]; /* (parent, child) */
+    size_t n_edges;
+};
+
+/* Applies g to t (arrays grown, children rebuilt, launchers recomputed).
+ * Returns 0 or MP_ENOMEM / MP_EINVAL; t is unchanged on failure. */
+int mp_trace_tree_graft(struct mp_trace_tree *t, const struct mp_trace_tree_graft *g);
+
 /* Appends the GPU events in the subtree of uid (TraceLens's gpu_events) to
  * *buf (grown with realloc; *cap updated). Returns the number appended or a
  * negative MP_E* code. */

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <magpie/capture.h>
 #include <magpie/fmt.h>
 #include <magpie/perf.h>
 #include <magpie/report.h>
@@ -631,12 +632,33 @@ int mp_report_build(const char *path, const struct mp_report_opts *o, struct mp_
     int rc = mp_trace_store_load(path, &so, &c.s, d);
     if (rc)
         return rc;
-    struct mp_trace_tree_opts to = {.python_functions =
-                                        o->python_functions || o->detect_recompute ||
-                                        o->group_by_parent_module || o->include_call_stack};
+    /* a capture merge builds both trees with python functions, as TraceLens does */
+    bool pyf = o->python_functions || o->detect_recompute || o->group_by_parent_module ||
+               o->include_call_stack;
+    struct mp_trace_tree_opts to = {.python_functions = pyf || o->capture_folder};
     rc = mp_trace_tree_build(c.s, &to, &c.t, d);
     if (rc)
         goto out;
+    if (o->capture_folder) {
+        struct mp_capture_opts co = {.folder = o->capture_folder,
+                                     .keep_args_for = report_needs_args};
+        struct mp_capture_stats cst;
+        rc = mp_capture_merge(c.s, c.t, &co, &cst, d);
+        if (o->capture_stats)
+            *o->capture_stats = cst;
+        if (rc)
+            goto out;
+        if (cst.failed && !pyf) {
+            /* TraceLens drops a failed merge and reports the replay trace
+             * as if no capture folder had been given */
+            mp_trace_tree_free(c.t);
+            c.t = NULL;
+            to.python_functions = false;
+            rc = mp_trace_tree_build(c.s, &to, &c.t, d);
+            if (rc)
+                goto out;
+        }
+    }
     if (o->detect_recompute && (rc = mp_trace_tree_mark_recompute(c.t)) != 0) {
         rc = mp_diag_set(d, rc, "out of memory marking recompute regions");
         goto out;

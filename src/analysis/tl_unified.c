@@ -59,13 +59,71 @@ struct uctx {
     int32_t *frame_of;
 };
 
+/* TraceLens's TritonCompiledPerfModel.can_model: an Inductor Triton op is
+ * modelled only when its args carry non-empty Concrete Inputs, Input Dims
+ * and Input type and some Concrete Input is an integer (the element count);
+ * otherwise the op counts as one without a model (kept in the unified table
+ * with no metrics). Graph-capture traces have such ops. */
+static bool triton_can_model(const struct mp_trace_store *s, int32_t i)
+{
+    if (!s->args[i])
+        return false;
+    struct mp_strview a = {s->args[i], s->args_len[i]}, ci, dims, types;
+    if (mp_trace_json_find(a, "Concrete Inputs", &ci) ||
+        mp_trace_json_find(a, "Input Dims", &dims) || mp_trace_json_find(a, "Input type", &types))
+        return false;
+    /* empty lists (or null) are falsy */
+    struct mp_strview lists[2] = {dims, types};
+    for (int k = 0; k < 2; k++) {
+        if (lists[k].n < 2 || lists[k].p[0] != '[')
+            return false;
+        size_t q = 1;
+        while (q < lists[k].n && (lists[k].p[q] == ' ' || lists[k].p[q] == '\n'))
+            q++;
+        if (q < lists[k].n && lists[k].p[q] == ']')
+            return false;
+    }
+    /* some Concrete Input is int()-parseable: "[\"\", \"32\", ...]" */
+    for (size_t j = 0; j < ci.n; j++) {
+        if (ci.p[j] != '"')
+            continue;
+        size_t e = j + 1;
+        while (e < ci.n && ci.p[e] != '"' && ci.p[e] != '\\')
+            e++;
+        size_t b = j + 1, end = e;
+        while (b < end && ci.p[b] == ' ')
+            b++;
+        while (end > b && ci.p[end - 1] == ' ')
+            end--;
+        if (b < end && (ci.p[b] == '-' || ci.p[b] == '+'))
+            b++;
+        bool digits = b < end;
+        for (size_t q = b; q < end && digits; q++)
+            digits = ci.p[q] >= '0' && ci.p[q] <= '9';
+        if (digits)
+            return true;
+        while (e < ci.n && ci.p[e] != '"')
+            e += ci.p[e] == '\\' ? 2 : 1;
+        j = e;
+    }
+    return false;
+}
+
 static bool has_model(struct uctx *u, int32_t i)
 {
     int32_t id = u->t->s->name[i];
     if (id < 0)
         return false;
-    if (!u->model[id])
-        u->model[id] = mp_perf_has_model(mp_intern_str(u->t->s->strings, id)) ? 2 : 1;
+    if (!u->model[id]) {
+        const char *nm = mp_intern_str(u->t->s->strings, id);
+        u->model[id] = mp_perf_has_model(nm) ? 2 : 1;
+        if (u->model[id] == 2 &&
+            (!strncmp(nm, "triton_poi_", 11) || !strncmp(nm, "triton_red_", 11) ||
+             !strncmp(nm, "triton_per_", 11)))
+            u->model[id] = 3; /* decided per event */
+    }
+    if (u->model[id] == 3)
+        return triton_can_model(u->t->s, i);
     return u->model[id] == 2;
 }
 

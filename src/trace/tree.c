@@ -657,6 +657,168 @@ out:
     return 0;
 }
 
+/* A copy of old (old_n elements of size elem) in a new array of new_n
+ * elements, the tail left uninitialised. */
+static void *grow_copy(const void *old, size_t old_n, size_t new_n, size_t elem)
+{
+    size_t bytes = new_n * elem;
+    void *p = malloc(bytes ? bytes : 1);
+    if (p && old && old_n)
+        memcpy(p, old, old_n * elem);
+    return p;
+}
+
+/* The per-event arrays of a tree, as one unit for growing and swapping. */
+struct tree_arrays {
+    uint8_t *kind;
+    double *t_end;
+    int32_t *parent;
+    uint8_t *in_tree, *cpu_root;
+    int32_t *launcher;
+    uint8_t *comm;
+    int32_t *bwd_of, *fwd_of;
+    uint8_t *recompute; /* NULL when the tree has none */
+    int32_t *child_off, *child;
+};
+
+static void tree_arrays_free(struct tree_arrays *a)
+{
+    free(a->kind);
+    free(a->t_end);
+    free(a->parent);
+    free(a->in_tree);
+    free(a->cpu_root);
+    free(a->launcher);
+    free(a->comm);
+    free(a->bwd_of);
+    free(a->fwd_of);
+    free(a->recompute);
+    free(a->child_off);
+    free(a->child);
+}
+
+static bool graft_valid(const struct mp_trace_tree *t, const struct mp_trace_tree_graft *g)
+{
+    size_t n0 = t->n, n1 = n0 + g->n_new;
+    if (t->s->n != n1 || n1 > INT32_MAX)
+        return false;
+    for (size_t k = 0; k < g->n_new; k++)
+        if (g->parent[k] >= (int32_t)n1)
+            return false;
+    for (size_t k = 0; k < g->n_moved; k++)
+        if (g->moved[k][0] < 0 || (size_t)g->moved[k][0] >= n0 || g->moved[k][1] < 0 ||
+            (size_t)g->moved[k][1] >= n1)
+            return false;
+    for (size_t k = 0; k < g->n_edges; k++)
+        if (g->edges[k][0] < 0 || (size_t)g->edges[k][0] >= n1 || g->edges[k][1] < 0 ||
+            (size_t)g->edges[k][1] >= n1)
+            return false;
+    return true;
+}
+
+/* Children in CSR form after a graft: each old parent keeps the old
+ * children still attached to it (stale entries of re-attached events are
+ * dropped), then the grafted ones in the order given. */
+static int graft_children(const struct mp_trace_tree *t, const struct mp_trace_tree_graft *g,
+                          struct tree_arrays *a, size_t n1)
+{
+    size_t n0 = t->n;
+    a->child_off = calloc(n1 + 1, sizeof(int32_t));
+    a->child = malloc(((size_t)t->child_off[n0] + g->n_edges + 1) * sizeof(int32_t));
+    if (!a->child_off || !a->child)
+        return MP_ENOMEM;
+    for (size_t u = 0; u < n0; u++)
+        for (int32_t k = t->child_off[u]; k < t->child_off[u + 1]; k++)
+            if (a->parent[t->child[k]] == (int32_t)u)
+                a->child_off[u + 1]++;
+    for (size_t k = 0; k < g->n_edges; k++)
+        a->child_off[g->edges[k][0] + 1]++;
+    for (size_t u = 0; u < n1; u++)
+        a->child_off[u + 1] += a->child_off[u];
+    int32_t *fill = calloc(n1 + 1, sizeof(int32_t));
+    if (!fill)
+        return MP_ENOMEM;
+    memcpy(fill, a->child_off, (n1 + 1) * sizeof(int32_t));
+    for (size_t u = 0; u < n0; u++)
+        for (int32_t k = t->child_off[u]; k < t->child_off[u + 1]; k++)
+            if (a->parent[t->child[k]] == (int32_t)u)
+                a->child[fill[u]++] = t->child[k];
+    for (size_t k = 0; k < g->n_edges; k++)
+        a->child[fill[g->edges[k][0]]++] = g->edges[k][1];
+    free(fill);
+    return 0;
+}
+
+int mp_trace_tree_graft(struct mp_trace_tree *t, const struct mp_trace_tree_graft *g)
+{
+    const struct mp_trace_store *s = t->s;
+    if (!graft_valid(t, g))
+        return MP_EINVAL;
+    size_t n0 = t->n, n1 = n0 + g->n_new;
+    struct tree_arrays a = {
+        .kind = grow_copy(t->kind, n0, n1, 1),
+        .t_end = grow_copy(t->t_end, n0, n1, sizeof(double)),
+        .parent = grow_copy(t->parent, n0, n1, sizeof(int32_t)),
+        .in_tree = grow_copy(t->in_tree, n0, n1, 1),
+        .cpu_root = grow_copy(t->cpu_root, n0, n1, 1),
+        .launcher = grow_copy(t->launcher, n0, n1, sizeof(int32_t)),
+        .comm = grow_copy(t->comm, n0, n1, 1),
+        .bwd_of = grow_copy(t->bwd_of, n0, n1, sizeof(int32_t)),
+        .fwd_of = grow_copy(t->fwd_of, n0, n1, sizeof(int32_t)),
+        .recompute = t->recompute ? grow_copy(t->recompute, n0, n1, 1) : NULL,
+    };
+    if (!a.kind || !a.t_end || !a.parent || !a.in_tree || !a.cpu_root || !a.launcher || !a.comm ||
+        !a.bwd_of || !a.fwd_of || (t->recompute && !a.recompute)) {
+        tree_arrays_free(&a);
+        return MP_ENOMEM;
+    }
+    bool cpu_ops = false;
+    for (size_t k = 0; k < g->n_new; k++) {
+        size_t i = n0 + k;
+        int32_t c = s->cat[i];
+        uint8_t kind = c >= 0 ? classify(mp_intern_str(s->strings, c)) : MP_K_OTHER;
+        a.kind[i] = kind;
+        a.t_end[i] = s->ts[i] + ((s->flags[i] & MP_EV_DUR) ? s->dur[i] : 0.0);
+        a.parent[i] = g->parent[k];
+        a.in_tree[i] = g->in_tree ? g->in_tree[k] : 0;
+        a.cpu_root[i] = g->cpu_root ? g->cpu_root[k] : 0;
+        a.launcher[i] = -1;
+        a.comm[i] = mp_kind_is_gpu(kind) && s->name[i] >= 0 &&
+                    mp_trace_is_comm_name(mp_intern_str(s->strings, s->name[i]));
+        a.bwd_of[i] = a.fwd_of[i] = -1;
+        if (a.recompute)
+            a.recompute[i] = 0;
+        cpu_ops = cpu_ops || kind == MP_K_CPU_OP || kind == MP_K_PYFUNC;
+    }
+    for (size_t k = 0; k < g->n_moved; k++)
+        a.parent[g->moved[k][0]] = g->moved[k][1];
+    if (graft_children(t, g, &a, n1)) {
+        tree_arrays_free(&a);
+        return MP_ENOMEM;
+    }
+    struct tree_arrays old = {t->kind,     t->t_end,     t->parent,    t->in_tree,
+                              t->cpu_root, t->launcher,  t->comm,      t->bwd_of,
+                              t->fwd_of,   t->recompute, t->child_off, t->child};
+    tree_arrays_free(&old);
+    t->kind = a.kind;
+    t->t_end = a.t_end;
+    t->parent = a.parent;
+    t->in_tree = a.in_tree;
+    t->cpu_root = a.cpu_root;
+    t->launcher = a.launcher;
+    t->comm = a.comm;
+    t->bwd_of = a.bwd_of;
+    t->fwd_of = a.fwd_of;
+    t->recompute = a.recompute;
+    t->child_off = a.child_off;
+    t->child = a.child;
+    t->n = n1;
+    t->has_cpu_ops = t->has_cpu_ops || cpu_ops;
+    t->n_gpu = t->n_gpu_linked = 0;
+    find_launchers(t); /* re-attached GPU events now reach the captured cpu ops */
+    return 0;
+}
+
 void mp_trace_tree_free(struct mp_trace_tree *t)
 {
     if (!t)

@@ -104,5 +104,22 @@ while IFS='|' read -r name trace flags; do
     # shellcheck disable=SC2086
     run_case "$D/$trace" "$I/$name" $flags
 done <"$I/cases.txt"
+# graph-capture merge (--capture_folder): the shared perf_csvs goldens were made
+# with --enable_pseudo_ops, which magpie does not implement, so only the sheets
+# no pseudo op touches are compared with them; $I/*_capture hold TraceLens's
+# sheets for the same runs without pseudo ops, all compared
+C=$D/tracelens-tests/inference
+CAPF="--inference --group_by_parent_module --group_by_num_kernels --include_call_stack"
+CAPS="gpu_timeline ops_summary_by_category ops_summary ops_unique_args unified_perf_summary GEMM UnaryElementwise Reduce_fwd RMSNorm_fwd RoPE_fwd InferenceAttention_fwd"
+for cc in "sglang_decode|sglang_Qwen3-8B_decode|sglang_capture|gpu_timeline GEMM UnaryElementwise Reduce_fwd RMSNorm_fwd RoPE_fwd" \
+    "vllm_decode_full|graph_execution|vllm_capture|gpu_timeline ops_summary_by_category ops_summary ops_unique_args GEMM UnaryElementwise RMSNorm_fwd InferenceAttention_fwd"; do
+    IFS='|' read -r dir trace fix pseudo_free <<<"$cc"
+    [ -f "$C/$dir/$trace.json.gz" ] || { echo "skip capture merge $dir: trace missing"; continue; }
+    # shellcheck disable=SC2086
+    SHEETS=$pseudo_free run_case "$C/$dir/$trace.json.gz" "$C/$dir/perf_csvs" $CAPF \
+        --capture-folder "$C/$dir/capture_traces"
+    # shellcheck disable=SC2086
+    SHEETS=$CAPS run_case "$C/$dir/$trace.json.gz" "$I/$fix" $CAPF --capture_folder "$C/$dir/capture_traces"
+done
 echo "$n trace(s), $fails with differences"
 [ "$fails" = 0 ]
