@@ -554,7 +554,7 @@ static bool find_runtime(struct ctx *c)
  * mode: "build" or "run". Fills results; returns the parsed result or NULL
  * with every kernel failed with the reason. */
 static json_t *run_job(struct ctx *c, const int *idx, int n, const char *mode, bool python,
-                       const char *dir)
+                       const char *dir, bool check_only)
 {
     const struct mp_kernel_config *cfg = c->cfg;
     json_t *job = json_object();
@@ -569,8 +569,8 @@ static json_t *run_job(struct ctx *c, const int *idx, int n, const char *mode, b
     json_object_set_new(job, "mode", json_string(mode));
     json_object_set_new(job, "output", json_string(out));
     json_object_set_new(job, "interleave", json_boolean(c->compare && n > 1));
-    bool timing =
-        !c->o->no_latency && cfg->latency.enabled && strcmp(cfg->latency.method, "none") != 0;
+    bool timing = !c->o->no_latency && cfg->latency.enabled &&
+                  strcmp(cfg->latency.method, "none") != 0 && !check_only;
     json_object_set_new(job, "timing", timing_cfg_json(cfg, timing));
     int base = c->run->baseline;
     /* references: a kernel's own, else (compare) the baseline's source */
@@ -900,7 +900,7 @@ static int run_all(const struct mp_kernel_config *cfg, const struct mp_kernel_op
         if (cfg->kernels[i].type != MP_KERNEL_OPENCL ||
             run->results[i].compiling != MP_STAGE_NOT_RUN)
             continue;
-        json_t *res = run_job(&c, &i, 1, "build", false, run->results[i].workdir);
+        json_t *res = run_job(&c, &i, 1, "build", false, run->results[i].workdir, false);
         apply_job_result(&c, i, res, false);
         json_decref(res);
     }
@@ -928,9 +928,34 @@ static int run_all(const struct mp_kernel_config *cfg, const struct mp_kernel_op
             progress(o, "[%d/%d] %s: correctness and timing", first + 1, run->n, r0->id);
         else
             progress(o, "comparing %d kernels: correctness, then interleaved timing", ng);
+        if (ng > 1) {
+            /* correctness of each kernel in a process of its own first: a
+             * kernel that hangs or faults (a dead CUDA context) must not
+             * take the others with it; then the survivors are timed
+             * together, interleaved */
+            int keep = 0;
+            for (int j = 0; j < ng; j++) {
+                struct mp_kernel_result *r = &run->results[grp[j]];
+                json_t *one = run_job(&c, &grp[j], 1, "run", python, r->workdir, true);
+                apply_job_result(&c, grp[j], one, python);
+                json_decref(one);
+                bool ok = r->compiling != MP_STAGE_FAILED && (r->correctness == MP_STAGE_SUCCESS ||
+                                                              r->correctness == MP_STAGE_SKIPPED);
+                if (ok) {
+                    for (int e = 0; e < r->nerrors; e++) /* said again by the timed run */
+                        free(r->errors[e]);
+                    r->nerrors = 0;
+                    grp[keep++] = grp[j];
+                }
+            }
+            ng = keep;
+            if (ng == 0)
+                continue;
+        }
         double cb, tb, ca, ta;
         gpu_clock(&c, &cb, &tb);
-        json_t *res = run_job(&c, grp, ng, "run", python, ng == 1 ? r0->workdir : run->workspace);
+        json_t *res = run_job(&c, grp, ng, "run", python,
+                              ng == 1 ? run->results[grp[0]].workdir : run->workspace, false);
         gpu_clock(&c, &ca, &ta);
         for (int j = 0; j < ng; j++) {
             struct mp_kernel_result *r = &run->results[grp[j]];
@@ -980,7 +1005,7 @@ static int run_all(const struct mp_kernel_config *cfg, const struct mp_kernel_op
                 char job[PATH_MAX + 64];
                 snprintf(job, sizeof(job), "%s/harness_profile_job.json", r->workdir);
                 if (c.harness[i]) { /* a job that only launches the kernel, for profilers */
-                    json_t *res = run_job(&c, &i, 1, "profile", false, r->workdir);
+                    json_t *res = run_job(&c, &i, 1, "profile", false, r->workdir, false);
                     json_decref(res);
                 }
                 k_stage_performance(cfg, k, r, c.harness[i], c.self_exe, job);
