@@ -110,7 +110,7 @@ done <"$I/cases.txt"
 # sheets for the same runs without pseudo ops, all compared
 C=$D/tracelens-tests/inference
 CAPF="--inference --group_by_parent_module --group_by_num_kernels --include_call_stack"
-CAPS="gpu_timeline ops_summary_by_category ops_summary ops_unique_args unified_perf_summary GEMM UnaryElementwise Reduce_fwd RMSNorm_fwd RoPE_fwd InferenceAttention_fwd"
+CAPS="gpu_timeline ops_summary_by_category ops_summary ops_unique_args unified_perf_summary GEMM UnaryElementwise Reduce_fwd RMSNorm_fwd RoPE_fwd InferenceAttention_fwd kernel_summary short_kernel_histogram short_kernels_summary"
 for cc in "sglang_decode|sglang_Qwen3-8B_decode|sglang_capture|gpu_timeline GEMM UnaryElementwise Reduce_fwd RMSNorm_fwd RoPE_fwd" \
     "vllm_decode_full|graph_execution|vllm_capture|gpu_timeline ops_summary_by_category ops_summary ops_unique_args GEMM UnaryElementwise RMSNorm_fwd InferenceAttention_fwd"; do
     IFS='|' read -r dir trace fix pseudo_free <<<"$cc"
