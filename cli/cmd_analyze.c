@@ -312,6 +312,17 @@ int cli_kernel_main(int argc, char **argv, const struct cli_global *g, bool comp
         mp_kernel_config_fini(&cfg);
         return EXIT_USAGE;
     }
+    /* Magpie's precedence: CLI flag > kernel YAML > framework config */
+    if (g->environment)
+        snprintf(cfg.scheduler.environment, sizeof(cfg.scheduler.environment), "%s",
+                 g->environment);
+    if (g->workers > 0)
+        cfg.scheduler.max_workers = g->workers;
+    if (strcmp(cfg.scheduler.environment, "local") != 0)
+        fprintf(stderr,
+                "magpie: warning: environment '%s' is not supported for kernel evaluation yet; "
+                "running locally\n",
+                cfg.scheduler.environment);
     if (ko.latency_method)
         snprintf(cfg.latency.method, sizeof(cfg.latency.method), "%s", ko.latency_method);
     if (ko.max_noise > 0)

@@ -714,7 +714,7 @@ static void apply_job_result(struct ctx *c, int i, json_t *res, bool python)
     /* proven, or unverified (ran fine, nothing to compare with) */
     r->correctness = co->verified ? MP_STAGE_SUCCESS : MP_STAGE_SKIPPED;
     if (!co->verified)
-        k_add_error(r, "Correctness unverified: %s", msg ? msg : "no reference");
+        k_add_error(r, "Correctness %s", msg ? msg : "unverified: no reference");
     json_t *tj = json_object_get(e, "timing");
     if (!json_is_true(json_object_get(tj, "ran"))) {
         r->latency = MP_STAGE_SKIPPED;
