@@ -789,17 +789,14 @@ int mp_stages_run(const struct mp_stages_opts *o, struct mp_buf *json, struct mp
         goto json;
     }
     split_ok = true;
+    bool have_capture = false;
     {
         glob_t gl;
         char *pat = path_join(capture, "*");
         int g = pat ? glob(pat, 0, NULL, &gl) : GLOB_NOSPACE;
         free(pat);
-        if (g == 0 && gl.gl_pathc > 0)
-            sv_push(&warnings,
-                    "capture_traces present in %s: graph-capture merge is not implemented in "
-                    "magpie yet; stage reports use the replay trace only",
-                    capture);
-        else
+        have_capture = g == 0 && gl.gl_pathc > 0;
+        if (!have_capture)
             sv_push(&warnings, "capture_traces directory is missing or empty: %s", capture);
         if (g == 0)
             globfree(&gl);
@@ -827,6 +824,8 @@ int mp_stages_run(const struct mp_stages_opts *o, struct mp_buf *json, struct mp
         ro.group_by_num_kernels = true;
         ro.arch = o->arch;
         ro.arch_auto = o->arch_auto;
+        /* as Magpie: the capture folder joins when it holds anything */
+        ro.capture_folder = have_capture ? capture : NULL;
         struct mp_report *rep = NULL;
         struct mp_diag rd;
         mp_diag_clear(&rd);

@@ -94,6 +94,26 @@ for st in prefilldecode decode_only prefill_only; do
     cp "$simple" "$t/s_o_$st/simple.csv"
     python3 "$SRC/tests/tools/tl_compare.py" "$t/s_g_$st" "$t/s_o_$st" simple || fail "$st simple vs TraceLens"
 done
+# SGLang decode trace with its CUDA-graph capture folder: Magpie passes
+# --capture_folder when torch_trace/capture_traces holds anything. The only
+# step is the whole trace, so its decode report must equal TraceLens's golden
+# on the sheets that need no pseudo op (TraceLens ran with --enable_pseudo_ops)
+SG=${MP_SHARED:-}/data/traces/tracelens-tests/inference/sglang_decode
+if [ -d "$SG/capture_traces" ]; then
+    mkdir -p "$t/sg/torch_trace"
+    cp "$SG/sglang_Qwen3-8B_decode.json.gz" "$t/sg/torch_trace/"
+    cp -r "$SG/capture_traces" "$t/sg/torch_trace/"
+    if "$MAGPIE" trace stages "$t/sg/torch_trace" --framework sglang -o "$t/sg" --conc 32 -q >"$t/sg.log" 2>&1; then
+        echo "== sglang decode stage (capture merge)"
+        python3 "$SRC/tests/tools/tl_compare.py" "$SG/perf_csvs" "$t/sg/tracelens/decode_only" \
+            GEMM RMSNorm_fwd Reduce_fwd RoPE_fwd UnaryElementwise gpu_timeline || fail "sglang decode stage"
+        grep -q "capture_traces directory is missing" "$t/sg/tracelens/tracelens_analysis.json" &&
+            fail "sglang: capture folder not used"
+    else
+        fail "sglang stages run failed"
+        cat "$t/sg.log"
+    fi
+fi
 # --stages picks a subset; aliases
 "$MAGPIE" trace stages "$W/torch_trace" -o "$t/sub" --stages decode_only -q >/dev/null 2>&1 ||
     fail "--stages decode_only failed"
