@@ -139,6 +139,24 @@ check "gpu: idle GPU 0 picked" '[ "$(jq_ "$R" "r[\"magpie\"][\"gpu\"][\"vendor\"
 check "gpu: monitor sampled" '[ "$(jq_ "$R" "r[\"gpu_monitor\"][\"sample_count\"] >= 1, r[\"gpu_monitor\"][\"power_watts\"][\"max\"]")" = "True 109.02" ]'
 check "gpu: summary has the monitor" 'grep -q "GPU monitor" "$W/gpu.out"'
 
+# --- run mode docker, against a docker stand-in (no docker engine here):
+# image resolved to its id, the engine runs "in" it, docker stop ends it ---
+mkdir -p "$W/dockbin"
+ln -s "$MP_SRC/tests/tools/docker-sim" "$W/dockbin/docker"
+PATH="$W/dockbin:$PATH" DOCKER_SIM_LOG=$W/docker.argv DOCKER_SIM_STATE=$W/dockstate \
+    run docker "${ADHOC[@]/local/docker}" --num-prompts 6 --torch-profiler \
+    --docker-image vllm/vllm-openai:v0.19.1
+R=$WS/benchmark_report.json
+check "docker: exit 0" '[ "$RC" = 0 ]'
+check "docker: image resolved to its id" \
+    '[ "$(jq_ "$R" "r[\"magpie\"][\"engine\"][\"image_id\"][:7], r[\"magpie\"][\"engine\"][\"image\"]")" = "sha256: vllm/vllm-openai:v0.19.1" ]'
+check "docker: run by id, host network, workspace mounted, no --privileged" \
+    'grep -q -- "--network=host" "$W/docker.argv" && grep -q -- "-v $WS:/workspace" "$W/docker.argv" &&
+     grep -q -- " sha256:" "$W/docker.argv" && ! grep -q -- "--privileged" "$W/docker.argv"'
+check "docker: profiler dir inside the container" 'grep -q -- "--profiler-config.torch_profiler_dir /workspace/torch_trace" "$W/docker.argv"'
+check "docker: traces reached the host workspace" '[ "$(jq_ "$R" "r[\"top_bottlenecks\"][0]")" = ampere_bf16_gemm_128x64 ]'
+check "docker: nothing left" '[ "$(orphans)" = 0 ]'
+
 # --- the benchmark YAML ---
 cat >"$W/bench.yaml" <<EOF
 benchmark:
