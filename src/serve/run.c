@@ -454,6 +454,8 @@ static int start_engine(struct run *r, const struct mp_gpu_info *info)
 static int wait_ready(struct run *r)
 {
     double limit = r->c->server_ready_timeout_s;
+    if (r->client_only && limit > 60)
+        limit = 60; /* a server someone else runs is up, or it is not ours to wait for */
     if (limit > remaining_s(r))
         limit = remaining_s(r);
     uint64_t until = mp_time_ns() + (uint64_t)(limit * 1e9);
