@@ -594,6 +594,13 @@ static json_t *run_job(struct ctx *c, const int *idx, int n, const char *mode, b
             json_t *re = entry_json(rk, rid, ref_src, ref_mod, true, -1);
             if (rk != k && rk->kernel_name) /* the baseline's entry point */
                 json_object_set_new(re, "kernel_name", json_string(rk->kernel_name));
+            if (rk == k && k->ndim <= 1) {
+                /* a kernel's own 1-D reference runs one work item per
+                 * element: the candidate's global_size is the candidate's */
+                json_object_set_new(re, "ndim", json_integer(0));
+                json_object_set_new(re, "global", json_pack("[i,i,i]", 0, 0, 0));
+                json_object_set_new(re, "local", json_pack("[i,i,i]", 0, 0, 0));
+            }
             json_array_append_new(arr, re);
         }
         json_array_append_new(arr, entry_json(k, k->id, k->nsources ? k->sources[0] : NULL,
