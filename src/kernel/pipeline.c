@@ -590,7 +590,7 @@ static json_t *run_job(struct ctx *c, const int *idx, int n, const char *mode, b
         if (ref_src) {
             ref = (int)json_array_size(arr);
             char rid[300];
-            snprintf(rid, sizeof(rid), "%s.reference", k->id);
+            snprintf(rid, sizeof(rid), "%d_%s.reference", i, k->id);
             json_t *re = entry_json(rk, rid, ref_src, ref_mod, true, -1);
             if (rk != k && rk->kernel_name) /* the baseline's entry point */
                 json_object_set_new(re, "kernel_name", json_string(rk->kernel_name));
@@ -603,8 +603,10 @@ static json_t *run_job(struct ctx *c, const int *idx, int n, const char *mode, b
             }
             json_array_append_new(arr, re);
         }
-        json_array_append_new(arr, entry_json(k, k->id, k->nsources ? k->sources[0] : NULL,
-                                              c->module[i], false, ref));
+        char key[300]; /* ids may repeat in a config: the index keeps them apart */
+        snprintf(key, sizeof(key), "%d_%s", i, k->id);
+        json_array_append_new(
+            arr, entry_json(k, key, k->nsources ? k->sources[0] : NULL, c->module[i], false, ref));
     }
     json_object_set_new(job, "kernels", arr);
     json_dump_file(job, jobp, JSON_INDENT(1));
@@ -670,7 +672,9 @@ static void apply_job_result(struct ctx *c, int i, json_t *res, bool python)
     if (!res)
         goto failed;
     const char *derr = json_string_value(json_object_get(res, "device_error"));
-    json_t *e = find_kernel(res, k->id);
+    char key[300];
+    snprintf(key, sizeof(key), "%d_%s", i, k->id);
+    json_t *e = find_kernel(res, key);
     if (derr || !e) {
         k_add_error(r, "%s", derr ? derr : "kernel missing from the harness result");
         goto failed;
