@@ -1,8 +1,9 @@
 /* The harness's CUDA device: the driver API (libcuda.so.1) opened with
  * dlopen, so magpie builds and runs without the CUDA toolkit. Kernels come
  * as cubin or PTX files that the compile stage produced with nvcc for the
- * detected architecture; they must be extern "C" so the symbol is the
- * source name. Launches go on a stream of our own and are timed with CUDA
+ * detected architecture; an extern "C" kernel is found by its name, a C++
+ * one by its mangled symbol in the cubin (templates and overloads need an
+ * extern "C" instance). Launches go on a stream of our own and are timed with CUDA
  * events recorded on that stream around the batch; L2 is flushed by the
  * caller (fill of a buffer twice the L2 size) before each sample. */
 #include <dlfcn.h>
@@ -177,6 +178,44 @@ static void cu_close(struct hdev *dv)
     dv->impl = NULL;
 }
 
+/* The C++ (Itanium) name of kernel kname in a cubin: the one symbol that
+ * starts with "_Z<len><kname>" followed by its parameter codes. Lets
+ * kernels that are not extern "C" be found without demangling. */
+static bool find_mangled(const char *path, const char *kname, char *out, size_t len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return false;
+    char prefix[300];
+    snprintf(prefix, sizeof(prefix), "_Z%zu%s", strlen(kname), kname);
+    size_t pl = strlen(prefix);
+    struct mp_buf b;
+    mp_buf_init(&b, (size_t)256 << 20);
+    char chunk[65536];
+    size_t n;
+    while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
+        if (mp_buf_append(&b, chunk, n))
+            break;
+    fclose(f);
+    bool found = false, ambiguous = false;
+    for (size_t i = 0; b.data && i + pl < b.len; i++) {
+        if (memcmp(b.data + i, prefix, pl) != 0 || (i > 0 && b.data[i - 1] != 0))
+            continue;
+        size_t e = i + pl;
+        while (e < b.len && b.data[e] > 0x20 && b.data[e] < 0x7f)
+            e++;
+        if (e >= b.len || b.data[e] != 0 || e - i >= len)
+            continue;
+        if (found && (strlen(out) != e - i || memcmp(out, b.data + i, e - i) != 0))
+            ambiguous = true; /* overloads: the caller must say which */
+        memcpy(out, b.data + i, e - i);
+        out[e - i] = 0;
+        found = true;
+    }
+    mp_buf_fini(&b);
+    return found && !ambiguous;
+}
+
 static int cu_build(struct hdev *dv, const char *src, const char *kname, struct hkern **out,
                     char *log, size_t len)
 {
@@ -193,9 +232,13 @@ static int cu_build(struct hdev *dv, const char *src, const char *kname, struct 
         return MP_EIO;
     }
     r = c->api.ModuleGetFunction(&k->fn, k->module, kname);
+    char mangled[512];
+    if (r && find_mangled(src, kname, mangled, sizeof(mangled)))
+        r = c->api.ModuleGetFunction(&k->fn, k->module, mangled); /* not extern "C" */
     if (r) {
         snprintf(log, len,
-                 "kernel '%s' not found in the module (%s); declare it extern \"C\" __global__",
+                 "kernel '%s' not found in the module (%s); for a template or an overloaded "
+                 "kernel, declare one instance extern \"C\" __global__",
                  kname, cu_err(c, r));
         c->api.ModuleUnload(k->module);
         free(k);
