@@ -183,36 +183,29 @@ static void cu_close(struct hdev *dv)
  * kernels that are not extern "C" be found without demangling. */
 static bool find_mangled(const char *path, const char *kname, char *out, size_t len)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f)
+    size_t blen = 0;
+    char *data = k_read_file(path, &blen);
+    if (!data)
         return false;
     char prefix[300];
     snprintf(prefix, sizeof(prefix), "_Z%zu%s", strlen(kname), kname);
     size_t pl = strlen(prefix);
-    struct mp_buf b;
-    mp_buf_init(&b, (size_t)256 << 20);
-    char chunk[65536];
-    size_t n;
-    while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
-        if (mp_buf_append(&b, chunk, n))
-            break;
-    fclose(f);
     bool found = false, ambiguous = false;
-    for (size_t i = 0; b.data && i + pl < b.len; i++) {
-        if (memcmp(b.data + i, prefix, pl) != 0 || (i > 0 && b.data[i - 1] != 0))
+    for (size_t i = 0; i + pl < blen; i++) {
+        if (memcmp(data + i, prefix, pl) != 0 || (i > 0 && data[i - 1] != 0))
             continue;
         size_t e = i + pl;
-        while (e < b.len && b.data[e] > 0x20 && b.data[e] < 0x7f)
+        while (e < blen && data[e] > 0x20 && data[e] < 0x7f)
             e++;
-        if (e >= b.len || b.data[e] != 0 || e - i >= len)
+        if (e >= blen || data[e] != 0 || e - i >= len)
             continue;
-        if (found && (strlen(out) != e - i || memcmp(out, b.data + i, e - i) != 0))
+        if (found && (strlen(out) != e - i || memcmp(out, data + i, e - i) != 0))
             ambiguous = true; /* overloads: the caller must say which */
-        memcpy(out, b.data + i, e - i);
+        memcpy(out, data + i, e - i);
         out[e - i] = 0;
         found = true;
     }
-    mp_buf_fini(&b);
+    free(data);
     return found && !ambiguous;
 }
 

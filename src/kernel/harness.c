@@ -543,22 +543,22 @@ static void geom_for(const struct hentry *e, size_t n, struct hgeom *g)
     g->global[0] = (want + g->local[0] - 1) / g->local[0] * g->local[0];
 }
 
-static char *slurp(const char *path, char *err, size_t errlen)
+char *k_read_file(const char *path, size_t *len)
 {
     FILE *f = fopen(path, "rb");
-    if (!f) {
-        snprintf(err, errlen, "cannot open %s", path);
+    if (!f)
         return NULL;
-    }
     struct mp_buf b;
-    mp_buf_init(&b, (size_t)64 << 20);
-    char chunk[8192];
+    mp_buf_init(&b, (size_t)1 << 30);
+    char chunk[65536];
     size_t n;
-    while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
-        if (mp_buf_append(&b, chunk, n))
-            break;
+    int rc = 0;
+    while (!rc && (n = fread(chunk, 1, sizeof(chunk), f)) > 0)
+        rc = mp_buf_append(&b, chunk, n);
     fclose(f);
-    char *s = mp_strdup(mp_buf_cstr(&b));
+    char *s = rc ? NULL : mp_strndup(b.data ? b.data : "", b.len);
+    if (s && len)
+        *len = b.len;
     mp_buf_fini(&b);
     return s;
 }
@@ -1003,7 +1003,9 @@ int h_run_job(const char *job_path)
         json_object_set_new(e->out, "timing", json_object());
         json_array_append_new(kout, e->out);
         char log[8192] = "";
-        char *src = e->source ? slurp(e->source, log, sizeof(log)) : NULL;
+        char *src = e->source ? k_read_file(e->source, NULL) : NULL;
+        if (e->source && !src)
+            snprintf(log, sizeof(log), "cannot read %s", e->source);
         if (src && h_parse_signature(src, e->kname, &e->sig, log, sizeof(log)) == 0) {
             const char *what = dv.ops == &h_cuda_ops ? e->module : src;
             if (what && dv.ops->build(&dv, what, e->sig.name, &e->k, log, sizeof(log)) == 0)

@@ -112,6 +112,9 @@ int h_run_job(const char *job_path);
 /* Sets the latency fields of r from a runner/harness result object. */
 void k_timing_from_json(struct mp_kernel_timing *t, json_t *tj);
 char *k_strdup_or_null(const char *s);
+/* The whole file (NUL-terminated, up to 1 GiB), its length in *len (may be
+ * NULL); NULL when it cannot be read. */
+char *k_read_file(const char *path, size_t *len);
 /* Appends s to the result's error list. */
 void k_add_error(struct mp_kernel_result *r, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));

@@ -416,25 +416,6 @@ static bool find_file(const char *dir, const char *suffix, char *out, size_t len
     return found;
 }
 
-static char *read_all(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    struct mp_buf b;
-    mp_buf_init(&b, (size_t)1 << 30);
-    char chunk[65536];
-    size_t n;
-    while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
-        if (mp_buf_append(&b, chunk, n))
-            break;
-    fclose(f);
-    *len = b.len;
-    char *s = mp_strndup(b.data ? b.data : "", b.len);
-    mp_buf_fini(&b);
-    return s;
-}
-
 /* Metric rows of rocprof-compute's analysis CSVs: Metric, Avg|Value|Average,
  * Unit, Peak, Pct of Peak. */
 static void rocprof_analysis(const char *dir, struct mp_kernel_perf *p)
@@ -454,7 +435,7 @@ static void rocprof_analysis(const char *dir, struct mp_kernel_perf *p)
         if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, e->d_name) >= sizeof(path))
             continue;
         size_t len = 0;
-        char *text = read_all(path, &len);
+        char *text = k_read_file(path, &len);
         if (!text)
             continue;
         size_t pos = 0;
@@ -580,7 +561,7 @@ static void rocprof_run(const struct mp_kernel_config *cfg, const struct mp_kern
             break;
         }
         size_t len = 0;
-        char *text = read_all(csv, &len);
+        char *text = k_read_file(csv, &len);
         mp_diag_clear(&d);
         if (!text || mp_kernel_parse_rocprof_kernel_trace(text, len, &r->perf, &d)) {
             char msg[700];
