@@ -58,6 +58,8 @@ struct mp_trace_tree {
     bool python_functions;    /* built with python_function events in the host tree */
     bool has_cpu_ops;         /* any cpu_op / python_function event (else GPU-only trace) */
     size_t n_gpu, n_gpu_linked;
+    size_t n_base; /* events before the first mp_trace_tree_graft (== n when none): TraceLens
+                      appends grafted cpu roots after the trace's own, in graft order */
 };
 
 struct mp_trace_tree_opts {

@@ -53,6 +53,8 @@ struct uctx {
     uint8_t *bwd_ok;          /* per forward op: 0 unknown, 1 no backward model, 2 yes */
     const char *const *annot; /* per event: enclosing step annotation, or NULL */
     uint8_t *is_collected;    /* per event: taken as a row (it carries a call stack) */
+    int32_t *root_of;         /* per collected event: the traversal root it was reached from */
+    int32_t cur_root;
     /* call stacks (python functions in the tree): frame name per event with
      * "_<digits>" removed, interned; -1 = not a frame, -2 = not computed */
     struct mp_intern *frames;
@@ -139,6 +141,7 @@ static int collect(struct uctx *u, int32_t i)
     }
     u->collected[u->ncollected++] = i;
     u->is_collected[i] = 1;
+    u->root_of[i] = u->cur_root;
     return 0;
 }
 
@@ -198,15 +201,12 @@ static int idv_push(struct idvec *a, int32_t x)
 
 /* Frames from node up to (excluding) stop, pushed innermost first; stop -1
  * walks to the root. */
-static int frames_up(struct uctx *u, int32_t node, int32_t stop, bool stop_at_cpu_root,
-                     struct idvec *out)
+static int frames_up(struct uctx *u, int32_t node, int32_t stop, struct idvec *out)
 {
     for (int32_t p = node; p >= 0 && p != stop; p = u->t->parent[p]) {
         int32_t f = frame_of(u, p);
         if (f == -3 || (f >= 0 && idv_push(out, f)))
             return MP_ENOMEM;
-        if (stop_at_cpu_root && u->t->cpu_root[p])
-            break;
     }
     return 0;
 }
@@ -231,17 +231,15 @@ static int kernel_stack(struct uctx *u, int32_t uid, int32_t stop, int32_t k, st
     *has = u->is_collected[uid] != 0;
     if (!*has)
         return 0;
-    /* base: from the traversal root down to uid; a tree under a parentless
-     * python frame was walked from it, anything else from its cpu root */
-    int32_t top = uid;
-    while (u->t->parent[top] >= 0)
-        top = u->t->parent[top];
-    int rc = frames_up(u, uid, -1, u->t->kind[top] != MP_K_PYFUNC, out);
+    /* base: from the traversal root (a parentless python frame or a cpu
+     * root; a graph-capture merge can leave a captured cpu root under a
+     * python frame that did not walk into it) down to uid */
+    int rc = frames_up(u, uid, u->t->parent[u->root_of[uid]], out);
     if (rc)
         return rc;
     idv_reverse(out, 0);
     size_t base = out->n;
-    rc = frames_up(u, u->t->parent[k], stop, false, out);
+    rc = frames_up(u, u->t->parent[k], stop, out);
     if (!rc)
         idv_reverse(out, base);
     return rc;
@@ -802,6 +800,7 @@ int tl_sheet_unified(struct mp_report *rep, const struct mp_trace_tree *t,
     bool stacks = t->python_functions && (o->include_call_stack || o->inference);
     bool kd_stacks = stacks && !o->include_call_stack;
     u.is_collected = calloc(n, 1);
+    u.root_of = malloc(n * sizeof(int32_t));
     if (stacks) {
         u.frames = mp_intern_new();
         u.frame_of = malloc(n * sizeof(int32_t));
@@ -819,7 +818,7 @@ int tl_sheet_unified(struct mp_report *rep, const struct mp_trace_tree *t,
     struct tl_meta meta;
     memset(&meta, 0, sizeof(meta));
     int rc = u.ngpu && u.comm && u.model && u.visited && u.in_collected_gpu && u.bwd_ok &&
-                     u.is_collected && (!stacks || (u.frames && u.frame_of))
+                     u.is_collected && u.root_of && (!stacks || (u.frames && u.frame_of))
                  ? 0
                  : MP_ENOMEM;
     /* subtree GPU counts and communication flags, walking up from each GPU event */
@@ -843,7 +842,7 @@ int tl_sheet_unified(struct mp_report *rep, const struct mp_trace_tree *t,
 
         if (!roots)
             rc = MP_ENOMEM;
-        for (size_t i = 0; i < t->n && !rc; i++)
+        for (size_t i = 0; i < t->n_base && !rc; i++)
             if (t->cpu_root[i]) {
                 roots[nr].ts = s->ts[i];
                 roots[nr].i = (int32_t)i;
@@ -858,13 +857,24 @@ int tl_sheet_unified(struct mp_report *rep, const struct mp_trace_tree *t,
                 roots[b - 1].ts = ts;
                 roots[b - 1].i = ii;
             }
+        /* cpu roots grafted by a graph-capture merge follow, in graft order */
+        for (size_t i = t->n_base; i < t->n && !rc; i++)
+            if (t->cpu_root[i]) {
+                roots[nr].ts = s->ts[i];
+                roots[nr].i = (int32_t)i;
+                nr++;
+            }
         /* python funcs in the tree: parentless python frames with GPU work
          * first (trace order), then the outermost cpu_ops */
         for (size_t i = 0; i < t->n && !rc && t->python_functions; i++)
-            if (t->kind[i] == MP_K_PYFUNC && t->parent[i] < 0 && u.ngpu[i] > 0)
+            if (t->kind[i] == MP_K_PYFUNC && t->parent[i] < 0 && u.ngpu[i] > 0) {
+                u.cur_root = (int32_t)i;
                 rc = traverse(&u, (int32_t)i);
-        for (size_t k = 0; k < nr && !rc; k++)
+            }
+        for (size_t k = 0; k < nr && !rc; k++) {
+            u.cur_root = roots[k].i;
             rc = traverse(&u, roots[k].i);
+        }
         free(roots);
     }
     /* rows: collected ops, then synthetic ops for the GPU events left over */
@@ -1337,6 +1347,7 @@ int tl_sheet_unified(struct mp_report *rep, const struct mp_trace_tree *t,
     free(u.in_collected_gpu);
     free(u.bwd_ok);
     free(u.is_collected);
+    free(u.root_of);
     free(u.frame_of);
     mp_intern_free(u.frames);
     return rc;

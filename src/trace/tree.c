@@ -588,6 +588,7 @@ int mp_trace_tree_build(const struct mp_trace_store *s, const struct mp_trace_tr
     size_t n = s->n ? s->n : 1;
     t->s = s;
     t->n = s->n;
+    t->n_base = s->n;
     t->python_functions = o && o->python_functions;
     t->kind = calloc(n, 1);
     t->t_end = malloc(n * sizeof(double));
