@@ -233,8 +233,9 @@ static void report_usage(FILE *f)
         "                                traces of DIR (its execution_details.json, inferred\n"
         "                                when absent) into this replay trace, so replayed\n"
         "                                kernels get their CPU ops, shapes and launchers\n"
-        "  --enable-pseudo-ops           [--enable_pseudo_ops] accepted; pseudo ops are not\n"
-        "                                generated yet (a warning says so)\n"
+        "  --enable-pseudo-ops           [--enable_pseudo_ops] its SGLang op-name pass only;\n"
+        "                                the MoE / MLA pseudo ops are not generated (a\n"
+        "                                warning says so)\n"
         "  --fix-nested-ops              (magpie only) per-category sheets drop an op that\n"
         "                                sits inside another op of the same sheet, e.g.\n"
         "                                aten::addmm under aten::linear; TraceLens lists both\n"
@@ -419,9 +420,10 @@ static int cmd_report(int argc, char **argv)
             o.include_call_stack = true;
             break;
         case R_PSEUDO:
-            fprintf(stderr, "magpie: warning: --enable-pseudo-ops: pseudo ops (fused MoE / MLA "
-                            "kernels split into modelled ops) are not implemented; ops are "
-                            "reported unsplit\n");
+            o.enable_pseudo_ops = true;
+            fprintf(stderr, "magpie: warning: --enable-pseudo-ops: SGLang profiler op names are "
+                            "normalised; the MoE / MLA pseudo ops (fused kernels split into "
+                            "modelled ops) are not implemented, those ops stay unsplit\n");
             break;
         case R_CAPTURE:
             o.capture_folder = optarg;

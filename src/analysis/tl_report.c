@@ -620,6 +620,59 @@ static bool report_needs_args(const struct mp_trace_event *ev, void *user)
     return false;
 }
 
+/* TraceLens's pseudo-op pass starts by renaming SGLang's profiler ops:
+ * "sglang_profiler::<op>_<n>" loses the volatile "_<n>" when the name's
+ * first event is a cpu_op, so the op meets its perf model and its peers. */
+static int normalize_sglang_names(struct mp_trace_store *s)
+{
+    static const char prefix[] = "sglang_profiler::";
+    const size_t pn = sizeof(prefix) - 1;
+    int32_t nn = mp_intern_count(s->strings);
+    int32_t *to = malloc(sizeof(int32_t) * (size_t)(nn > 0 ? nn : 1));
+    int32_t cpu_op = mp_intern_find(s->strings, "cpu_op", 6);
+    if (!to)
+        return MP_ENOMEM;
+    bool any = false;
+    for (int32_t id = 0; id < nn; id++) {
+        to[id] = -1;
+        const char *nm = mp_intern_str(s->strings, id);
+        size_t len = strlen(nm), e = len;
+        if (len <= pn || strncmp(nm, prefix, pn) != 0)
+            continue;
+        while (e > pn && nm[e - 1] >= '0' && nm[e - 1] <= '9')
+            e--;
+        /* "_<digits>" at the end, with at least one character before it */
+        if (e == len || e < pn + 2 || nm[e - 1] != '_')
+            continue;
+        to[id] = -2; /* candidate: decided by the first event of the name */
+        any = true;
+    }
+    for (size_t i = 0; any && i < s->n; i++) {
+        int32_t id = s->name[i];
+        if (id < 0 || id >= nn || to[id] != -2)
+            continue;
+        if (s->cat[i] != cpu_op || cpu_op < 0) {
+            to[id] = -1;
+            continue;
+        }
+        const char *nm = mp_intern_str(s->strings, id);
+        size_t e = strlen(nm);
+        while (nm[e - 1] >= '0' && nm[e - 1] <= '9')
+            e--;
+        int32_t nid = mp_intern_add(s->strings, nm, e - 1);
+        if (nid < 0) {
+            free(to);
+            return MP_ENOMEM;
+        }
+        to[id] = nid;
+    }
+    for (size_t i = 0; any && i < s->n; i++)
+        if (s->name[i] >= 0 && s->name[i] < nn && to[s->name[i]] >= 0)
+            s->name[i] = to[s->name[i]];
+    free(to);
+    return 0;
+}
+
 int mp_report_build(const char *path, const struct mp_report_opts *o, struct mp_report **out,
                     struct mp_diag *d)
 {
@@ -658,6 +711,10 @@ int mp_report_build(const char *path, const struct mp_report_opts *o, struct mp_
             if (rc)
                 goto out;
         }
+    }
+    if (o->enable_pseudo_ops && (rc = normalize_sglang_names(c.s)) != 0) {
+        rc = mp_diag_set(d, rc, "out of memory renaming ops");
+        goto out;
     }
     if (o->detect_recompute && (rc = mp_trace_tree_mark_recompute(c.t)) != 0) {
         rc = mp_diag_set(d, rc, "out of memory marking recompute regions");

@@ -822,6 +822,7 @@ int mp_stages_run(const struct mp_stages_opts *o, struct mp_buf *json, struct mp
         ro.inference = true;
         ro.group_by_parent_module = true;
         ro.group_by_num_kernels = true;
+        ro.enable_pseudo_ops = true;
         ro.arch = o->arch;
         ro.arch_auto = o->arch_auto;
         /* as Magpie: the capture folder joins when it holds anything */

@@ -97,7 +97,8 @@ done
 # SGLang decode trace with its CUDA-graph capture folder: Magpie passes
 # --capture_folder when torch_trace/capture_traces holds anything. The only
 # step is the whole trace, so its decode report must equal TraceLens's golden
-# on the sheets that need no pseudo op (TraceLens ran with --enable_pseudo_ops)
+# (made with Magpie's flags, --enable_pseudo_ops included, plus
+# --include_call_stack, so unified_perf_summary is left to the conformance test)
 SG=${MP_SHARED:-}/data/traces/tracelens-tests/inference/sglang_decode
 if [ -d "$SG/capture_traces" ]; then
     mkdir -p "$t/sg/torch_trace"
@@ -106,7 +107,8 @@ if [ -d "$SG/capture_traces" ]; then
     if "$MAGPIE" trace stages "$t/sg/torch_trace" --framework sglang -o "$t/sg" --conc 32 -q >"$t/sg.log" 2>&1; then
         echo "== sglang decode stage (capture merge)"
         python3 "$SRC/tests/tools/tl_compare.py" "$SG/perf_csvs" "$t/sg/tracelens/decode_only" \
-            GEMM RMSNorm_fwd Reduce_fwd RoPE_fwd UnaryElementwise gpu_timeline || fail "sglang decode stage"
+            GEMM RMSNorm_fwd Reduce_fwd RoPE_fwd UnaryElementwise gpu_timeline InferenceAttention_fwd \
+            ops_summary ops_summary_by_category ops_unique_args || fail "sglang decode stage"
         grep -q "capture_traces directory is missing" "$t/sg/tracelens/tracelens_analysis.json" &&
             fail "sglang: capture folder not used"
     else

@@ -111,12 +111,15 @@ done <"$I/cases.txt"
 C=$D/tracelens-tests/inference
 CAPF="--inference --group_by_parent_module --group_by_num_kernels --include_call_stack"
 CAPS="gpu_timeline ops_summary_by_category ops_summary ops_unique_args unified_perf_summary GEMM UnaryElementwise Reduce_fwd RMSNorm_fwd RoPE_fwd InferenceAttention_fwd kernel_summary short_kernel_histogram short_kernels_summary"
-for cc in "sglang_decode|sglang_Qwen3-8B_decode|sglang_capture|gpu_timeline GEMM UnaryElementwise Reduce_fwd RMSNorm_fwd RoPE_fwd" \
+# magpie's --enable_pseudo_ops does TraceLens's SGLang op-name pass, so the
+# sglang golden is compared on every sheet; the vllm one needs the MoE pseudo
+# ops (MoE_unfused_fwd, unified_perf_summary) and is compared on the rest
+for cc in "sglang_decode|sglang_Qwen3-8B_decode|sglang_capture|gpu_timeline ops_summary_by_category ops_summary ops_unique_args unified_perf_summary GEMM UnaryElementwise Reduce_fwd RMSNorm_fwd RoPE_fwd InferenceAttention_fwd" \
     "vllm_decode_full|graph_execution|vllm_capture|gpu_timeline ops_summary_by_category ops_summary ops_unique_args GEMM UnaryElementwise RMSNorm_fwd InferenceAttention_fwd"; do
     IFS='|' read -r dir trace fix pseudo_free <<<"$cc"
     [ -f "$C/$dir/$trace.json.gz" ] || { echo "skip capture merge $dir: trace missing"; continue; }
     # shellcheck disable=SC2086
-    SHEETS=$pseudo_free run_case "$C/$dir/$trace.json.gz" "$C/$dir/perf_csvs" $CAPF \
+    SHEETS=$pseudo_free run_case "$C/$dir/$trace.json.gz" "$C/$dir/perf_csvs" $CAPF --enable_pseudo_ops \
         --capture-folder "$C/$dir/capture_traces"
     # shellcheck disable=SC2086
     SHEETS=$CAPS run_case "$C/$dir/$trace.json.gz" "$I/$fix" $CAPF --capture_folder "$C/$dir/capture_traces"
