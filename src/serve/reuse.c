@@ -112,8 +112,11 @@ void serve_group_stop(pid_t pid, pid_t pgid, double grace_s)
     uint64_t until = mp_time_ns() + (uint64_t)(grace_s * 1e9);
     while (mp_time_ns() < until && kill(-pgid, 0) == 0)
         usleep(100000);
-    if (kill(-pgid, 0) == 0)
+    if (kill(-pgid, 0) == 0) {
         kill(-pgid, SIGKILL);
+        for (int i = 0; i < 100 && kill(-pgid, 0) == 0; i++) /* until reaped, <= 5 s */
+            usleep(50000);
+    }
 }
 
 int serve_reuse_write(const struct mp_serve_config *c, int port, pid_t pid, pid_t pgid,

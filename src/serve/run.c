@@ -542,8 +542,17 @@ static void stop_engine(struct run *r)
     if (mp_proc_wait(r->srv, &pr) == 0 && !r->exit_desc[0])
         mp_proc_describe(&pr, 0, r->exit_desc, sizeof(r->exit_desc));
     mp_proc_result_fini(&pr);
+    pid_t pgid = mp_proc_pid(r->srv);
     mp_proc_free(r->srv); /* also ends anything left in the group */
     r->srv = NULL;
+    /* the group's processes were signalled; return only once they are gone
+     * (reaped), so nothing of the engine outlives the run. Signal 0 only
+     * asks; the group id cannot be reused while a member exists. */
+    for (int i = 0; i < 200 && pgid > 1; i++) {
+        if (kill(-pgid, 0) != 0 && errno == ESRCH)
+            break;
+        usleep(50000);
+    }
 }
 
 /* ---- server reuse (server_lifecycle) ---- */
