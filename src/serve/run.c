@@ -1002,28 +1002,27 @@ static void magpie_object(struct run *r, const struct load_out *lo, struct mp_bu
                   mp_serve_mode_name(c->run_mode), r->client_only ? "true" : "false");
     mp_buf_puts(b, "\"framework\": ");
     JS(mp_serve_framework_name(c->framework));
-    mp_buf_puts(b, ", \"version\": ");
-    JSN(r->engine_version);
-    mp_buf_puts(b, ", \"command\": ");
-    JSN(mp_buf_cstr(&cmd));
-    mp_buf_printf(b, ", \"pid\": %d, \"ready\": %s, \"ready_after_s\": ", (int)r->srv_pid,
-                  r->ready ? "true" : "false");
+    mp_buf_printf(b,
+                  ", \"pid\": %d, \"ready\": %s, \"reused\": %s, \"persistent\": %s, "
+                  "\"ready_after_s\": ",
+                  (int)r->srv_pid, r->ready ? "true" : "false", r->attached ? "true" : "false",
+                  r->detached ? "true" : "false");
     mp_json_double(b, r->ready ? r->ready_s : NAN);
-    mp_buf_puts(b, ", \"exit\": ");
-    JSN(r->exit_desc);
-    mp_buf_puts(b, ", \"base_url\": ");
-    JSN(r->base_url);
-    mp_buf_puts(b, ", \"served_model\": ");
-    JSN(r->served);
-    mp_buf_printf(b, ", \"reused\": %s, \"persistent\": %s, \"server_log\": ",
-                  r->attached ? "true" : "false", r->detached ? "true" : "false");
-    JSN(r->reuse_log[0] ? r->reuse_log : NULL);
-    mp_buf_puts(b, ", \"image\": ");
-    JSN(r->image);
-    mp_buf_puts(b, ", \"image_id\": ");
-    JSN(r->image_id);
-    mp_buf_puts(b, ", \"container\": ");
-    JSN(r->container);
+    const char *const strs[][2] = {
+        {"version", r->engine_version},
+        {"command", mp_buf_cstr(&cmd)},
+        {"exit", r->exit_desc},
+        {"base_url", r->base_url},
+        {"served_model", r->served},
+        {"server_log", r->reuse_log},
+        {"image", r->image},
+        {"image_id", r->image_id},
+        {"container", r->container},
+    };
+    for (size_t i = 0; i < sizeof(strs) / sizeof(strs[0]); i++) {
+        mp_buf_printf(b, ", \"%s\": ", strs[i][0]);
+        JSN(strs[i][1]);
+    }
     mp_buf_puts(b, "}, \"model_revision\": ");
     JSN(rev);
     mp_buf_printf(

@@ -203,26 +203,26 @@ EOF
 reuse_yaml m1 false >"$W/r1.yaml"
 reuse_yaml m2 false >"$W/r2.yaml"
 reuse_yaml m2 true >"$W/r3.yaml"
-eng() { jq_ "$WS/benchmark_report.json" "r[\"success\"], r[\"magpie\"][\"engine\"][\"reused\"], r[\"magpie\"][\"engine\"][\"pid\"]"; }
-PORT=$RP timeout 60 "$MAGPIE" benchmark -b "$W/r1.yaml" -o "$W/reuse1" -q >/dev/null 2>&1
-WS=$(report "$W/reuse1")
-read -r ok1 reused1 pid1 <<<"$(eng)"
-check "reuse: first run launches" '[ "$ok1 $reused1" = "True False" ]'
+# reuse_run LABEL YAML: sets OK REUSED PID of the run's engine
+reuse_run() {
+    PORT=$RP timeout 60 "$MAGPIE" benchmark -b "$2" -o "$W/$1" -q >/dev/null 2>&1
+    WS=$(report "$W/$1")
+    read -r OK REUSED PID <<<"$(jq_ "$WS/benchmark_report.json" \
+        "r[\"success\"], r[\"magpie\"][\"engine\"][\"reused\"], r[\"magpie\"][\"engine\"][\"pid\"]")"
+}
+reuse_run reuse1 "$W/r1.yaml"
+pid1=$PID
+check "reuse: first run launches" '[ "$OK $REUSED" = "True False" ]'
 check "reuse: server left running, state recorded" '[ "$(orphans)" = 1 ] && [ -s "$W/state/vllm_$RP.pid" ]'
-PORT=$RP timeout 60 "$MAGPIE" benchmark -b "$W/r1.yaml" -o "$W/reuse2" -q >/dev/null 2>&1
-WS=$(report "$W/reuse2")
-read -r ok2 reused2 pid2 <<<"$(eng)"
-check "reuse: second run attaches to the same server" '[ "$ok2 $reused2 $pid2" = "True True $pid1" ]'
-PORT=$RP timeout 60 "$MAGPIE" benchmark -b "$W/r2.yaml" -o "$W/reuse3" -q >/dev/null 2>&1
-WS=$(report "$W/reuse3")
-read -r ok3 reused3 pid3 <<<"$(eng)"
-check "reuse: changed model replaces the server" '[ "$ok3 $reused3" = "True False" ] && [ "$pid3" != "$pid1" ]'
+reuse_run reuse2 "$W/r1.yaml"
+check "reuse: second run attaches to the same server" '[ "$OK $REUSED $PID" = "True True $pid1" ]'
+reuse_run reuse3 "$W/r2.yaml"
+pid3=$PID
+check "reuse: changed model replaces the server" '[ "$OK $REUSED" = "True False" ] && [ "$pid3" != "$pid1" ]'
 check "reuse: the old one was stopped" '! kill -0 "$pid1" 2>/dev/null && [ "$(orphans)" = 1 ]'
 check "reuse: warning says why" 'jq_ "$WS/benchmark_report.json" "r[\"magpie\"][\"warnings\"]" | grep -q "model differs"'
-PORT=$RP timeout 60 "$MAGPIE" benchmark -b "$W/r3.yaml" -o "$W/reuse4" -q >/dev/null 2>&1
-WS=$(report "$W/reuse4")
-read -r ok4 reused4 pid4 <<<"$(eng)"
-check "reuse: cleanup run attaches then stops it" '[ "$ok4 $reused4 $pid4" = "True True $pid3" ]'
+reuse_run reuse4 "$W/r3.yaml"
+check "reuse: cleanup run attaches then stops it" '[ "$OK $REUSED $PID" = "True True $pid3" ]'
 check "reuse: nothing left, state removed" '[ "$(orphans)" = 0 ] && [ ! -e "$W/state/vllm_$RP.pid" ]'
 
 # --- usage errors ---
