@@ -214,6 +214,17 @@ int serve_summary_text(const struct serve_report *r, const char *report_json, st
                                 num(k, "calls"));
         }
     }
+    json_t *tl = json_object_get(rep, "tracelens_analysis");
+    if (json_is_object(tl)) {
+        json_t *files = json_object_get(tl, "output_files");
+        json_t *tw = json_object_get(tl, "warnings");
+        size_t nf = json_array_size(files);
+        rc |= mp_buf_printf(b, "\nTraceLens (inference): %zu output file(s)\n", nf);
+        for (size_t i = 0; i < nf && i < 3; i++)
+            rc |= mp_buf_printf(b, "  %s\n", json_string_value(json_array_get(files, i)));
+        for (size_t i = 0; i < json_array_size(tw) && i < 5; i++)
+            rc |= mp_buf_printf(b, "  warning: %s\n", json_string_value(json_array_get(tw, i)));
+    }
     json_t *gap = json_object_get(rep, "gap_analysis");
     json_t *top = json_object_get(gap, "top_kernels");
     if (json_array_size(top)) {

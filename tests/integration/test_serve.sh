@@ -124,6 +124,7 @@ EOF
     check "tracelens: stage reports written" 'ls "$WS"/tracelens/*_kernel_roofline_simple.csv >/dev/null 2>&1'
     check "tracelens: kernel summary of the H200 trace" '[ "$(jq_ "$R" "len(r[\"kernel_summary\"]) > 0")" = True ]'
     check "tracelens: errors" '[ "$(jq_ "$R" "r[\"errors\"]")" = "[]" ]'
+    check "tracelens: summary lists the outputs" 'grep -q "TraceLens (inference): [1-9][0-9]* output file" "$W/tracelens.out"'
 else
     echo "SKIPPED tracelens: shared H200 trace not found"
 fi
