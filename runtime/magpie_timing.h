@@ -157,8 +157,8 @@ static inline int magpie_time(const char *name, void (*launch)(void *), void *us
         double noise = (n >= 5 && mean > 0) ? sqrt(m2 / (n - 1)) / mean : 1e30;
         double el = magpie__now_s() - t0;
         if (n >= o.min_samples && sum_ms >= o.min_time_s * 1000 && noise <= o.max_noise) {
-            snprintf(reason, sizeof(reason), "noise %.3f%% <= %.3f%% after %d samples",
-                     noise * 100, o.max_noise * 100, n);
+            snprintf(reason, sizeof(reason), "noise %.3f%% <= %.3f%% after %d samples", noise * 100,
+                     o.max_noise * 100, n);
             break;
         }
         if (noise < 1e29) {
