@@ -58,8 +58,9 @@ struct mp_trace_tree {
     bool python_functions;    /* built with python_function events in the host tree */
     bool has_cpu_ops;         /* any cpu_op / python_function event (else GPU-only trace) */
     size_t n_gpu, n_gpu_linked;
-    size_t n_base; /* events before the first mp_trace_tree_graft (== n when none): TraceLens
-                      appends grafted cpu roots after the trace's own, in graft order */
+    size_t n_base;   /* events before the first mp_trace_tree_graft (== n when none): TraceLens
+                        appends grafted cpu roots after the trace's own, in graft order */
+    uint8_t *pseudo; /* NULL unless mp_trace_tree_insert_pseudo ran: 1 for its pseudo ops */
 };
 
 struct mp_trace_tree_opts {
@@ -92,6 +93,26 @@ struct mp_trace_tree_graft {
 /* Applies g to t (arrays grown, children rebuilt, launchers recomputed).
  * Returns 0 or MP_ENOMEM / MP_EINVAL; t is unchanged on failure. */
 int mp_trace_tree_graft(struct mp_trace_tree *t, const struct mp_trace_tree_graft *g);
+
+/* TraceLens's inject_pseudo_op: the store has grown by n_new events since
+ * the tree was last built or grafted (t->n .. t->n + n_new - 1); new event
+ * t->n + k becomes a child of wrap[k]'s parent, appended after its other
+ * children, and takes wrap[k] (an existing event with a parent, wrapped
+ * once) as its only child, wrap[k] leaving that parent's children. As in
+ * TraceLens, wrap[k]'s own parent link is left alone, so walks up from a
+ * kernel (launchers, call stacks) go around the pseudo op while walks down
+ * the children pass through it: children of a pseudo op are followed
+ * whatever their parent (mp_trace_tree_is_child). Launchers are not
+ * recomputed. Returns 0 or MP_ENOMEM / MP_EINVAL; t is unchanged on
+ * failure. */
+int mp_trace_tree_insert_pseudo(struct mp_trace_tree *t, const int32_t *wrap, size_t n_new);
+
+/* Whether c, listed among u's children, is walked as u's child: its parent
+ * is u (a listed child re-attached elsewhere is stale), or u is a pseudo op. */
+static inline bool mp_trace_tree_is_child(const struct mp_trace_tree *t, int32_t u, int32_t c)
+{
+    return t->parent[c] == u || (t->pseudo && t->pseudo[u]);
+}
 
 /* Appends the GPU events in the subtree of uid (TraceLens's gpu_events) to
  * *buf (grown with realloc; *cap updated). Returns the number appended or a

@@ -80,6 +80,11 @@ int tl_kernel_details_cells(const struct mp_trace_tree *t, const int32_t *tmpl, 
 int tl_kernel_details_cells_cs(const struct mp_trace_tree *t, const int32_t *tmpl, size_t nk,
                                double *const *kdur, size_t nrows, const char *const *stacks,
                                size_t *order, struct mp_csv *csv, struct mp_buf *cell);
+/* TraceLens's pseudo-op extensions after its SGLang name pass (tl_pseudo.c):
+ * appends the pseudo ops to s and inserts them into t; *added gets their
+ * number. 0 or a negative MP_E* code. */
+int tl_pseudo_apply(struct mp_trace_store *s, struct mp_trace_tree *t, size_t *added);
+
 /* Adds ops_summary_by_category, ops_summary and ops_unique_args (tl_ops.c). */
 struct mp_report_opts;
 int tl_sheets_ops(struct mp_report *r, const struct mp_trace_tree *t, struct tl_argkeys *ak,

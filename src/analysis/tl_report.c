@@ -716,6 +716,13 @@ int mp_report_build(const char *path, const struct mp_report_opts *o, struct mp_
         rc = mp_diag_set(d, rc, "out of memory renaming ops");
         goto out;
     }
+    size_t n_pseudo = 0;
+    if (o->enable_pseudo_ops && (rc = tl_pseudo_apply(c.s, c.t, &n_pseudo)) != 0) {
+        rc = mp_diag_set(d, rc, "adding pseudo ops failed");
+        goto out;
+    }
+    if (n_pseudo)
+        mp_log(MP_LOG_DEBUG, "%zu pseudo op(s) added", n_pseudo);
     if (o->detect_recompute && (rc = mp_trace_tree_mark_recompute(c.t)) != 0) {
         rc = mp_diag_set(d, rc, "out of memory marking recompute regions");
         goto out;

@@ -253,7 +253,7 @@ static bool kernel_below(const struct mp_trace_tree *t, int32_t i, int depth)
         return false;
     for (int32_t k = t->child_off[i]; k < t->child_off[i + 1]; k++) {
         int32_t c = t->child[k];
-        if (t->parent[c] != i)
+        if (!mp_trace_tree_is_child(t, i, c))
             continue;
         uint8_t kind = t->kind[c];
         if (mp_kind_is_gpu(kind))
@@ -269,7 +269,7 @@ static bool descendant_with_model(struct uctx *u, int32_t i)
     const struct mp_trace_tree *t = u->t;
     for (int32_t k = t->child_off[i]; k < t->child_off[i + 1]; k++) {
         int32_t c = t->child[k];
-        if (t->parent[c] != c && t->parent[c] != i)
+        if (t->parent[c] != c && !mp_trace_tree_is_child(t, i, c))
             continue;
         uint8_t kind = t->kind[c];
         if (kind == MP_K_PYFUNC) {
@@ -307,7 +307,7 @@ static size_t count_main_bwd(struct uctx *u, int32_t w, const char *main)
     size_t n = 0;
     for (int32_t k = t->child_off[w]; k < t->child_off[w + 1]; k++) {
         int32_t c = t->child[k];
-        if (t->parent[c] != w || t->kind[c] != MP_K_CPU_OP)
+        if (!mp_trace_tree_is_child(t, w, c) || t->kind[c] != MP_K_CPU_OP)
             continue;
         if (u->ngpu[c] > 0 && (!main || strcmp(mp_trace_tree_name(t, c), main) == 0))
             n++;
@@ -376,7 +376,7 @@ static int traverse(struct uctx *u, int32_t i)
         return collect(u, i);
     if (descendant_with_model(u, i)) {
         for (int32_t k = t->child_off[i]; k < t->child_off[i + 1]; k++) {
-            if (t->parent[t->child[k]] != i)
+            if (!mp_trace_tree_is_child(t, i, t->child[k]))
                 continue;
             int rc = traverse(u, t->child[k]);
             if (rc)
@@ -388,7 +388,7 @@ static int traverse(struct uctx *u, int32_t i)
         bool any = false;
         for (int32_t k = t->child_off[i]; k < t->child_off[i + 1]; k++) {
             int32_t c = t->child[k];
-            if (t->parent[c] == i && t->kind[c] == MP_K_CPU_OP && has_model(u, c) &&
+            if (mp_trace_tree_is_child(t, i, c) && t->kind[c] == MP_K_CPU_OP && has_model(u, c) &&
                 u->ngpu[c] > 0) {
                 any = true;
                 int rc = traverse(u, c);
@@ -401,7 +401,7 @@ static int traverse(struct uctx *u, int32_t i)
         return collect(u, i);
     }
     for (int32_t k = t->child_off[i]; k < t->child_off[i + 1]; k++) {
-        if (t->parent[t->child[k]] != i)
+        if (!mp_trace_tree_is_child(t, i, t->child[k]))
             continue;
         int rc = traverse(u, t->child[k]);
         if (rc)
@@ -831,6 +831,22 @@ int tl_sheet_unified(struct mp_report *rep, const struct mp_trace_tree *t,
                 u.comm[p] = 1;
         }
     }
+    /* a pseudo op is not on its kernels' parent chains; it gets the GPU
+     * events below it (TraceLens gives it gpu_events = its kernel) */
+    int32_t *pbuf = NULL;
+    size_t pcap = 0;
+    for (size_t i = 0; i < t->n && !rc && t->pseudo; i++) {
+        size_t pn = 0;
+        long got = t->pseudo[i] ? mp_trace_tree_gpu_events(t, (int32_t)i, &pbuf, &pn, &pcap) : 0;
+        if (got < 0)
+            rc = (int)got;
+        for (size_t q = 0; q < pn && !rc; q++) {
+            u.ngpu[i]++;
+            if (t->comm[pbuf[q]])
+                u.comm[i] = 1;
+        }
+    }
+    free(pbuf);
     /* roots: outermost cpu_ops in host-tree order (by ts, stable) */
     if (!rc) {
         size_t nr = 0;

@@ -813,10 +813,145 @@ int mp_trace_tree_graft(struct mp_trace_tree *t, const struct mp_trace_tree_graf
     t->recompute = a.recompute;
     t->child_off = a.child_off;
     t->child = a.child;
+    if (t->pseudo) { /* grafted events are never pseudo ops */
+        uint8_t *np = realloc(t->pseudo, n1);
+        if (np) {
+            memset(np + n0, 0, n1 - n0);
+            t->pseudo = np;
+        } else {
+            free(t->pseudo); /* cannot fail here: the flags are dropped instead */
+            t->pseudo = NULL;
+        }
+    }
     t->n = n1;
     t->has_cpu_ops = t->has_cpu_ops || cpu_ops;
     t->n_gpu = t->n_gpu_linked = 0;
     find_launchers(t); /* re-attached GPU events now reach the captured cpu ops */
+    return 0;
+}
+
+/* Children in CSR form after inserting pseudo ops: each old parent keeps
+ * its listed children but the wrapped ones, then its new pseudo ops in
+ * order; pseudo op n0 + k lists wrap[k] alone. */
+static int pseudo_children(const struct mp_trace_tree *t, const int32_t *wrap, size_t n_new,
+                           const uint8_t *detached, struct tree_arrays *a, size_t n1)
+{
+    size_t n0 = t->n;
+    a->child_off = calloc(n1 + 1, sizeof(int32_t));
+    a->child = malloc(((size_t)t->child_off[n0] + 2 * n_new + 1) * sizeof(int32_t));
+    if (!a->child_off || !a->child)
+        return MP_ENOMEM;
+    for (size_t u = 0; u < n0; u++)
+        for (int32_t k = t->child_off[u]; k < t->child_off[u + 1]; k++) {
+            int32_t c = t->child[k];
+            if (!(detached[c] && t->parent[c] == (int32_t)u))
+                a->child_off[u + 1]++;
+        }
+    for (size_t k = 0; k < n_new; k++) {
+        a->child_off[a->parent[n0 + k] + 1]++;
+        a->child_off[n0 + k + 1] = 1;
+    }
+    for (size_t u = 0; u < n1; u++)
+        a->child_off[u + 1] += a->child_off[u];
+    int32_t *fill = malloc((n1 + 1) * sizeof(int32_t));
+    if (!fill)
+        return MP_ENOMEM;
+    memcpy(fill, a->child_off, (n1 + 1) * sizeof(int32_t));
+    for (size_t u = 0; u < n0; u++)
+        for (int32_t k = t->child_off[u]; k < t->child_off[u + 1]; k++) {
+            int32_t c = t->child[k];
+            if (!(detached[c] && t->parent[c] == (int32_t)u))
+                a->child[fill[u]++] = c;
+        }
+    for (size_t k = 0; k < n_new; k++) {
+        a->child[fill[a->parent[n0 + k]]++] = (int32_t)(n0 + k);
+        a->child[fill[n0 + k]++] = wrap[k];
+    }
+    free(fill);
+    return 0;
+}
+
+int mp_trace_tree_insert_pseudo(struct mp_trace_tree *t, const int32_t *wrap, size_t n_new)
+{
+    const struct mp_trace_store *s = t->s;
+    size_t n0 = t->n, n1 = n0 + n_new;
+    if (s->n != n1 || n1 > INT32_MAX)
+        return MP_EINVAL;
+    if (n_new == 0)
+        return 0;
+    uint8_t *detached = calloc(n0 ? n0 : 1, 1);
+    if (!detached)
+        return MP_ENOMEM;
+    for (size_t k = 0; k < n_new; k++) {
+        int32_t w = wrap[k];
+        if (w < 0 || (size_t)w >= n0 || t->parent[w] < 0 || detached[w] ||
+            (t->pseudo && t->pseudo[t->parent[w]])) {
+            free(detached);
+            return MP_EINVAL;
+        }
+        detached[w] = 1;
+    }
+    struct tree_arrays a = {
+        .kind = grow_copy(t->kind, n0, n1, 1),
+        .t_end = grow_copy(t->t_end, n0, n1, sizeof(double)),
+        .parent = grow_copy(t->parent, n0, n1, sizeof(int32_t)),
+        .in_tree = grow_copy(t->in_tree, n0, n1, 1),
+        .cpu_root = grow_copy(t->cpu_root, n0, n1, 1),
+        .launcher = grow_copy(t->launcher, n0, n1, sizeof(int32_t)),
+        .comm = grow_copy(t->comm, n0, n1, 1),
+        .bwd_of = grow_copy(t->bwd_of, n0, n1, sizeof(int32_t)),
+        .fwd_of = grow_copy(t->fwd_of, n0, n1, sizeof(int32_t)),
+        .recompute = t->recompute ? grow_copy(t->recompute, n0, n1, 1) : NULL,
+    };
+    uint8_t *pseudo = calloc(n1, 1);
+    if (pseudo && t->pseudo)
+        memcpy(pseudo, t->pseudo, n0);
+    if (!a.kind || !a.t_end || !a.parent || !a.in_tree || !a.cpu_root || !a.launcher || !a.comm ||
+        !a.bwd_of || !a.fwd_of || (t->recompute && !a.recompute) || !pseudo) {
+        tree_arrays_free(&a);
+        free(pseudo);
+        free(detached);
+        return MP_ENOMEM;
+    }
+    for (size_t k = 0; k < n_new; k++) {
+        size_t i = n0 + k;
+        int32_t c = s->cat[i];
+        a.kind[i] = c >= 0 ? classify(mp_intern_str(s->strings, c)) : MP_K_OTHER;
+        a.t_end[i] = ((s->flags[i] & MP_EV_TS) ? s->ts[i] : 0.0) +
+                     ((s->flags[i] & MP_EV_DUR) ? s->dur[i] : 0.0);
+        a.parent[i] = t->parent[wrap[k]];
+        a.in_tree[i] = a.cpu_root[i] = a.comm[i] = 0;
+        a.launcher[i] = a.bwd_of[i] = a.fwd_of[i] = -1;
+        if (a.recompute)
+            a.recompute[i] = 0;
+        pseudo[i] = 1;
+    }
+    int rc = pseudo_children(t, wrap, n_new, detached, &a, n1);
+    free(detached);
+    if (rc) {
+        tree_arrays_free(&a);
+        free(pseudo);
+        return rc;
+    }
+    struct tree_arrays old = {t->kind,     t->t_end,     t->parent,    t->in_tree,
+                              t->cpu_root, t->launcher,  t->comm,      t->bwd_of,
+                              t->fwd_of,   t->recompute, t->child_off, t->child};
+    tree_arrays_free(&old);
+    free(t->pseudo);
+    t->kind = a.kind;
+    t->t_end = a.t_end;
+    t->parent = a.parent;
+    t->in_tree = a.in_tree;
+    t->cpu_root = a.cpu_root;
+    t->launcher = a.launcher;
+    t->comm = a.comm;
+    t->bwd_of = a.bwd_of;
+    t->fwd_of = a.fwd_of;
+    t->recompute = a.recompute;
+    t->child_off = a.child_off;
+    t->child = a.child;
+    t->pseudo = pseudo;
+    t->n = n1;
     return 0;
 }
 
@@ -836,6 +971,7 @@ void mp_trace_tree_free(struct mp_trace_tree *t)
     free(t->bwd_of);
     free(t->fwd_of);
     free(t->recompute);
+    free(t->pseudo);
     free(t);
 }
 
@@ -869,7 +1005,7 @@ static long subtree_collect(const struct mp_trace_tree *t, int32_t uid, bool wan
             added++;
         }
         for (int32_t k = t->child_off[u + 1] - 1; k >= t->child_off[u]; k--) {
-            if (t->parent[t->child[k]] != u)
+            if (!mp_trace_tree_is_child(t, u, t->child[k]))
                 continue; /* re-attached elsewhere */
             if (sn == scap) {
                 size_t nc = scap * 2;
@@ -939,7 +1075,7 @@ int mp_trace_tree_mark_recompute(struct mp_trace_tree *t)
             int32_t u = stack[--sn];
             t->recompute[u] = 1;
             for (int32_t k = t->child_off[u]; k < t->child_off[u + 1]; k++) {
-                if (t->parent[t->child[k]] != u)
+                if (!mp_trace_tree_is_child(t, u, t->child[k]))
                     continue;
                 if (sn == cap) {
                     int32_t *ns = realloc(stack, cap * 2 * sizeof(int32_t));

@@ -105,24 +105,28 @@ while IFS='|' read -r name trace flags; do
     run_case "$D/$trace" "$I/$name" $flags
 done <"$I/cases.txt"
 # graph-capture merge (--capture_folder): the shared perf_csvs goldens were made
-# with --enable_pseudo_ops, which magpie does not implement, so only the sheets
-# no pseudo op touches are compared with them; $I/*_capture hold TraceLens's
-# sheets for the same runs without pseudo ops, all compared
+# with --enable_pseudo_ops, compared on every sheet they hold; $I/*_capture hold
+# TraceLens's sheets for the same runs without pseudo ops, all compared
 C=$D/tracelens-tests/inference
 CAPF="--inference --group_by_parent_module --group_by_num_kernels --include_call_stack"
 CAPS="gpu_timeline ops_summary_by_category ops_summary ops_unique_args unified_perf_summary GEMM UnaryElementwise Reduce_fwd RMSNorm_fwd RoPE_fwd InferenceAttention_fwd kernel_summary short_kernel_histogram short_kernels_summary"
-# magpie's --enable_pseudo_ops does TraceLens's SGLang op-name pass, so the
-# sglang golden is compared on every sheet; the vllm one needs the MoE pseudo
-# ops (MoE_unfused_fwd, unified_perf_summary) and is compared on the rest
+# magpie's --enable_pseudo_ops does TraceLens's SGLang op-name pass (the sglang
+# golden) and its unfused Triton MoE pseudo ops (the vllm golden's
+# MoE_unfused_fwd and unified_perf_summary)
 for cc in "sglang_decode|sglang_Qwen3-8B_decode|sglang_capture|gpu_timeline ops_summary_by_category ops_summary ops_unique_args unified_perf_summary GEMM UnaryElementwise Reduce_fwd RMSNorm_fwd RoPE_fwd InferenceAttention_fwd" \
-    "vllm_decode_full|graph_execution|vllm_capture|gpu_timeline ops_summary_by_category ops_summary ops_unique_args GEMM UnaryElementwise RMSNorm_fwd InferenceAttention_fwd"; do
-    IFS='|' read -r dir trace fix pseudo_free <<<"$cc"
+    "vllm_decode_full|graph_execution|vllm_capture|gpu_timeline ops_summary_by_category ops_summary ops_unique_args unified_perf_summary GEMM UnaryElementwise RMSNorm_fwd InferenceAttention_fwd MoE_unfused_fwd"; do
+    IFS='|' read -r dir trace fix golden_sheets <<<"$cc"
     [ -f "$C/$dir/$trace.json.gz" ] || { echo "skip capture merge $dir: trace missing"; continue; }
     # shellcheck disable=SC2086
-    SHEETS=$pseudo_free run_case "$C/$dir/$trace.json.gz" "$C/$dir/perf_csvs" $CAPF --enable_pseudo_ops \
+    SHEETS=$golden_sheets run_case "$C/$dir/$trace.json.gz" "$C/$dir/perf_csvs" $CAPF --enable_pseudo_ops \
         --capture-folder "$C/$dir/capture_traces"
     # shellcheck disable=SC2086
     SHEETS=$CAPS run_case "$C/$dir/$trace.json.gz" "$I/$fix" $CAPF --capture_folder "$C/$dir/capture_traces"
 done
+# the unfused Triton MoE pseudo ops on a synthetic trace (pseudo_synth.py)
+MOES="gpu_timeline ops_summary_by_category ops_summary ops_unique_args unified_perf_summary GEMM MoE_unfused_fwd"
+SHEETS=$MOES run_case "$I/moe_unfused_synth.json.gz" "$I/moe_unfused_synth" --inference --enable_pseudo_ops
+SHEETS=$MOES run_case "$I/moe_unfused_synth.json.gz" "$I/moe_unfused_synth_py" --inference --enable_pseudo_ops \
+    --group_by_parent_module --include_call_stack --group_by_num_kernels
 echo "$n trace(s), $fails with differences"
 [ "$fails" = 0 ]
