@@ -107,6 +107,16 @@ int mp_trace_tree_graft(struct mp_trace_tree *t, const struct mp_trace_tree_graf
  * failure. */
 int mp_trace_tree_insert_pseudo(struct mp_trace_tree *t, const int32_t *wrap, size_t n_new);
 
+/* TraceLens's inject_pseudo_op_wrap_children: new event t->n + k (the store
+ * has grown by n_new events) becomes the only child of wrap[k] and the
+ * parent of wrap[k]'s children; cpu roots below it stop being roots and
+ * the new event becomes one (after all others, in order), and launchers
+ * are recomputed (a wrapped launch with no cpu op above it now has the new
+ * op as launcher). The wrapped events must be distinct and none inside
+ * another's subtree. Returns 0 or MP_ENOMEM / MP_EINVAL; t is unchanged on
+ * failure. */
+int mp_trace_tree_wrap_children(struct mp_trace_tree *t, const int32_t *wrap, size_t n_new);
+
 /* Whether c, listed among u's children, is walked as u's child: its parent
  * is u (a listed child re-attached elsewhere is stale), or u is a pseudo op. */
 static inline bool mp_trace_tree_is_child(const struct mp_trace_tree *t, int32_t u, int32_t c)

@@ -17,9 +17,18 @@
  * appended to the store after every other event, so its UID is the one
  * TraceLens gives it.
  *
- * Not implemented (no trace to check them against): the fused AITER MoE,
- * GPTQ/AWQ and flydsl MoE, MLA decode / prefill and DeepSeek-V4 paged
- * decode families and the paged-attention KV-cache dtype marks. */
+ * Also the MLA decode / prefill extensions (mla_family): a python frame
+ * "aiter/mla.py(N): mla_decode_fwd" over aiter::mla_decode_stage1_asm_fwd,
+ * or "...: mla_fp8_prefill_attn" over aiter::mla_prefill_ps_asm_fwd, gets
+ * pseudo_mla_decode_fwd / pseudo_mla_prefill_fwd wrapping all its children
+ * (mp_trace_tree_wrap_children), with the frame's ts and dur and the aiter
+ * op's shapes; it becomes a cpu root and the launcher of kernels launched
+ * below it without another cpu op.
+ *
+ * Not implemented (no trace to check them against, and magpie's perf
+ * models for them are stubs): the fused AITER, GPTQ/AWQ and flydsl MoE and
+ * DeepSeek-V4 paged-decode families and the paged-attention KV-cache dtype
+ * marks. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -249,6 +258,38 @@ static int cmp_ts_pos(const void *a, const void *b)
     return x->pos < y->pos ? -1 : (x->pos > y->pos ? 1 : 0);
 }
 
+/* TraceLens's name index (name2event_uids) in its order: the host-tree
+ * events of the trace by ts (stable), then the linked GPU events, then the
+ * events a graph-capture merge grafted, in graft order. *out (malloc'd)
+ * gets the events, *n their number. */
+static int name_index(const struct mp_trace_tree *t, int32_t **out, size_t *n)
+{
+    const struct mp_trace_store *s = t->s;
+    struct ts_pos *o = malloc((t->n ? t->n : 1) * sizeof(*o));
+    int32_t *v = malloc((t->n ? t->n : 1) * sizeof(int32_t));
+    if (!o || !v) {
+        free(o);
+        free(v);
+        return MP_ENOMEM;
+    }
+    size_t no = 0, nv = 0;
+    for (size_t i = 0; i < t->n_base && i < t->n; i++)
+        if (t->in_tree[i] && !mp_kind_is_gpu(t->kind[i]))
+            o[no++] = (struct ts_pos){s->ts[i], (int32_t)i, i};
+    qsort(o, no, sizeof(*o), cmp_ts_pos);
+    for (size_t q = 0; q < no; q++)
+        v[nv++] = o[q].i;
+    for (size_t i = 0; i < t->n_base && i < t->n; i++)
+        if (t->in_tree[i] && mp_kind_is_gpu(t->kind[i]))
+            v[nv++] = (int32_t)i;
+    for (size_t i = t->n_base; i < t->n; i++)
+        v[nv++] = (int32_t)i;
+    free(o);
+    *out = v;
+    *n = nv;
+    return 0;
+}
+
 /* One vllm::moe_forward (_create_pseudo_op_moe_unfused_triton). *stop is
  * set when TraceLens would have raised. */
 static int moe_unfused_one(struct pseudo_plan *p, const struct mp_trace_tree *t, int32_t moe,
@@ -385,40 +426,282 @@ static int plan_apply(struct pseudo_plan *p, struct mp_trace_store *s, struct mp
     return rc;
 }
 
-int tl_pseudo_apply(struct mp_trace_store *s, struct mp_trace_tree *t, size_t *added)
+static bool has_name(const struct mp_trace_store *s, const int32_t *idx, size_t n, int32_t id)
 {
-    *added = 0;
+    for (size_t q = 0; q < n && id >= 0; q++)
+        if (s->name[idx[q]] == id)
+            return true;
+    return false;
+}
+
+/* pseudo_ops_registry's MoE_Unfused_Triton */
+static int moe_unfused(struct mp_trace_store *s, struct mp_trace_tree *t, const int32_t *idx,
+                       size_t nidx, size_t *added)
+{
     int32_t moe_id = mp_intern_find(s->strings, "vllm::moe_forward", 17);
     int32_t aiter_id = mp_intern_find(s->strings, "vllm::rocm_aiter_fused_moe", 26);
     int32_t cat_kernel = mp_intern_find(s->strings, "kernel", 6);
-    bool has_moe = false, has_aiter = false, has_ogs = false;
-    for (size_t i = 0; i < t->n; i++) {
-        int32_t nm = s->name[i];
-        has_moe = has_moe || (nm >= 0 && nm == moe_id);
-        has_aiter = has_aiter || (nm >= 0 && nm == aiter_id);
-        if (!has_ogs && cat_kernel >= 0 && s->cat[i] == cat_kernel && nm >= 0)
-            has_ogs = contains_ci(mp_intern_str(s->strings, nm), "matmul_ogs");
-    }
-    if (!has_moe || has_aiter || !has_ogs)
+    bool has_ogs = false;
+    for (size_t i = 0; i < t->n && !has_ogs; i++)
+        if (cat_kernel >= 0 && s->cat[i] == cat_kernel && s->name[i] >= 0)
+            has_ogs = contains_ci(mp_intern_str(s->strings, s->name[i]), "matmul_ogs");
+    if (!has_name(s, idx, nidx, moe_id) || has_name(s, idx, nidx, aiter_id) || !has_ogs)
         return 0;
     struct pseudo_plan p = {.wrapped = calloc(t->n ? t->n : 1, 1)};
     if (!p.wrapped)
         return MP_ENOMEM;
     int rc = 0;
     bool stop = false;
-    for (size_t i = 0; i < t->n && !rc && !stop; i++)
-        if (s->name[i] == moe_id)
-            rc = moe_unfused_one(&p, t, (int32_t)i, cat_kernel, &stop);
+    for (size_t q = 0; q < nidx && !rc && !stop; q++)
+        if (s->name[idx[q]] == moe_id)
+            rc = moe_unfused_one(&p, t, idx[q], cat_kernel, &stop);
     if (stop)
         mp_log(MP_LOG_WARN, "pseudo ops: a MoE kernel has no launch call to wrap (or one wrapped "
                             "twice); the MoE pseudo ops stop there, as in TraceLens");
     if (!rc)
         rc = plan_apply(&p, s, t);
     if (!rc)
-        *added = p.n;
+        *added += p.n;
     for (size_t k = 0; k < p.n; k++)
         free(p.ev[k].args);
     free(p.ev);
     free(p.wrapped);
+    return rc;
+}
+
+/* re.search(r"aiter/mla.py\(\d+\): mla_decode_fwd", name) */
+static bool is_mla_decode_frame(const char *n)
+{
+    for (const char *p = strstr(n, "aiter/mla"); p; p = strstr(p + 1, "aiter/mla")) {
+        const char *q = p + 9;
+        if (!q[0] || strncmp(q + 1, "py(", 3) != 0) /* the regex's '.' is any character */
+            continue;
+        q += 4;
+        if (*q < '0' || *q > '9')
+            continue;
+        while (*q >= '0' && *q <= '9')
+            q++;
+        if (strncmp(q, "): mla_decode_fwd", 17) == 0)
+            return true;
+    }
+    return false;
+}
+
+static bool is_word(char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+           (unsigned char)c >= 0x80;
+}
+
+/* re.search(r":\s*mla_fp8_prefill_attn(\b|$)", name) */
+static bool is_mla_prefill_frame(const char *n)
+{
+    for (const char *p = strchr(n, ':'); p; p = strchr(p + 1, ':')) {
+        const char *q = p + 1;
+        while (*q == ' ' || (*q >= '\t' && *q <= '\r'))
+            q++;
+        if (strncmp(q, "mla_fp8_prefill_attn", 20) == 0 && !is_word(q[20]))
+            return true;
+    }
+    return false;
+}
+
+/* first event named `name` in the pre-order of u's children (the search of
+ * the MLA extensions), or -1 */
+static int32_t find_below(const struct mp_trace_tree *t, int32_t u, int32_t name)
+{
+    for (int32_t q = t->child_off[u]; q < t->child_off[u + 1]; q++) {
+        int32_t c = t->child[q];
+        if (!mp_trace_tree_is_child(t, u, c))
+            continue;
+        if (t->s->name[c] == name)
+            return c;
+        int32_t f = find_below(t, c, name);
+        if (f >= 0)
+            return f;
+    }
+    return -1;
+}
+
+/* Appends pseudo ops `name` for frames wrap[0..nw) with donors dn[] to
+ * the store and wraps the frames' children with them. */
+static int mla_flush(struct mp_trace_store *s, struct mp_trace_tree *t, const int32_t *wrap,
+                     const int32_t *dn, size_t nw, const char *pseudo)
+{
+    if (nw == 0)
+        return 0;
+    size_t n0 = s->n;
+    int32_t name = mp_intern_add(s->strings, pseudo, strlen(pseudo));
+    int32_t cat = mp_intern_add(s->strings, "cpu_op", 6);
+    if (name < 0 || cat < 0 || store_grow(s, n0 + nw))
+        return MP_ENOMEM;
+    static const char *const keys[] = {"Input Dims", "Input type", "Input Strides",
+                                       "Concrete Inputs"};
+    const uint32_t keep =
+        MP_EV_PID | MP_EV_TID | MP_EV_PID_STR | MP_EV_TID_STR | MP_EV_TS | MP_EV_DUR;
+    int rc = 0;
+    for (size_t k = 0; k < nw && !rc; k++) {
+        size_t i = n0 + k;
+        int32_t f = wrap[k], d = dn[k];
+        struct mp_buf b;
+        mp_buf_init(&b, 0);
+        rc = mp_buf_putc(&b, '{');
+        for (size_t q = 0; q < 4 && !rc; q++) {
+            rc = put_arg(&b, s, d, keys[q]);
+            rc = rc ? rc : mp_buf_puts(&b, ", ");
+        }
+        /* the donor's Sequence number, else the frame's UID */
+        struct mp_strview seq = {NULL, 0};
+        if (s->args[d])
+            (void)mp_trace_json_find((struct mp_strview){s->args[d], s->args_len[d]},
+                                     "Sequence number", &seq);
+        rc = rc ? rc : mp_buf_puts(&b, "\"Sequence number\": ");
+        if (!rc)
+            rc = seq.p ? mp_buf_append(&b, seq.p, seq.n) : mp_buf_printf(&b, "%d", (int)f);
+        rc = rc ? rc : mp_buf_puts(&b, ", \"Pseudo op\": true}");
+        char *args = rc ? NULL : mp_arena_strndup(s->arena, b.data, b.len);
+        if (!rc && !args)
+            rc = MP_ENOMEM;
+        if (!rc) {
+            s->ph[i] = 'X';
+            s->flags[i] = MP_EV_NAME | MP_EV_CAT | MP_EV_ARGS | (s->flags[d] & MP_EV_DIMS) |
+                          (s->flags[f] & keep);
+            s->name[i] = name;
+            s->cat[i] = cat;
+            s->pid[i] = s->pid[f];
+            s->tid[i] = s->tid[f];
+            s->ts[i] = s->ts[f];
+            s->dur[i] = s->dur[f];
+            s->id[i] = s->external_id[i] = s->correlation[i] = s->stream[i] = 0;
+            s->args[i] = args;
+            s->args_len[i] = (uint32_t)b.len;
+            s->n++;
+        }
+        mp_buf_fini(&b);
+    }
+    /* on an error the store keeps the events made so far; the report fails */
+    return rc ? rc : mp_trace_tree_wrap_children(t, wrap, nw);
+}
+
+/* The MLA decode / prefill extensions: every python frame whose name
+ * matches, with the op `donor` below it and GPU work, gets a pseudo op
+ * `pseudo` (the frame's ts, dur, pid and tid; the donor's shapes) that
+ * wraps all the frame's children (inject_pseudo_op_wrap_children). Frames
+ * go by name in the order of the name index, then by event. TraceLens
+ * wraps them one by one; magpie in batches of frames none of which is
+ * inside another (a nested one starts the next batch), which gives the same
+ * tree: a wrap leaves the donors and GPU events below a frame as they were. */
+static int mla_family(struct mp_trace_store *s, struct mp_trace_tree *t, const int32_t *idx,
+                      size_t nidx, bool (*match)(const char *), const char *donor,
+                      const char *pseudo, size_t *added)
+{
+    int32_t donor_id = mp_intern_find(s->strings, donor, strlen(donor));
+    int32_t pyf = mp_intern_find(s->strings, "python_function", 15);
+    if (!has_name(s, idx, nidx, donor_id))
+        return 0;
+    int32_t nn = mp_intern_count(s->strings);
+    int32_t *rank = malloc(((size_t)nn + 1) * sizeof(int32_t));
+    struct ts_pos *sel = malloc((nidx ? nidx : 1) * sizeof(*sel));
+    int32_t *wrap = malloc((nidx ? nidx : 1) * sizeof(int32_t));
+    int32_t *dn = malloc((nidx ? nidx : 1) * sizeof(int32_t));
+    int32_t *marked = NULL; /* events marked for the current batch */
+    size_t nmarked = 0, capm = 0;
+    /* per event: 1 = a frame of the batch, 2 = an ancestor of one */
+    uint8_t *mark = calloc(t->n + nidx + 1, 1); /* room for the pseudo ops made meanwhile */
+    int rc = rank && sel && wrap && dn && mark ? 0 : MP_ENOMEM;
+    size_t nsel = 0, nw = 0;
+    int32_t nranked = 0;
+    for (int32_t i = 0; !rc && i < nn; i++)
+        rank[i] = -1;
+    /* names in first-appearance order; rank -2 = does not match */
+    for (size_t q = 0; q < nidx && !rc; q++) {
+        int32_t id = s->name[idx[q]];
+        if (id < 0)
+            continue;
+        if (rank[id] == -1)
+            rank[id] = match(mp_intern_str(s->strings, id)) ? nranked++ : -2;
+        if (rank[id] >= 0 && s->cat[idx[q]] == pyf && pyf >= 0)
+            sel[nsel++] = (struct ts_pos){(double)rank[id], idx[q], q};
+    }
+    if (!rc)
+        qsort(sel, nsel, sizeof(*sel), cmp_ts_pos);
+    int32_t *gpu = NULL;
+    size_t cap = 0;
+    for (size_t q = 0; q < nsel && !rc; q++) {
+        int32_t f = sel[q].i, d = find_below(t, f, donor_id);
+        size_t ng = 0;
+        if (d < 0)
+            continue;
+        long got = mp_trace_tree_gpu_events(t, f, &gpu, &ng, &cap);
+        if (got < 0) {
+            rc = (int)got;
+            break;
+        }
+        if (ng == 0)
+            continue;
+        bool nested = mark[f] != 0;
+        for (int32_t p = t->parent[f]; p >= 0 && !nested; p = t->parent[p])
+            nested = mark[p] == 1;
+        if (nested) {
+            rc = mla_flush(s, t, wrap, dn, nw, pseudo);
+            *added += rc ? 0 : nw;
+            nw = 0;
+            for (size_t k = 0; k < nmarked; k++)
+                mark[marked[k]] = 0;
+            nmarked = 0;
+            if (rc)
+                break;
+        }
+        /* the batch's frames and their ancestors (after a flush the walk
+         * may pass pseudo ops: at most nidx of them are made) */
+        for (int32_t p = f; p >= 0 && !rc; p = t->parent[p]) {
+            if (mark[p] && p != f)
+                break;
+            if (nmarked == capm) {
+                size_t nc = capm ? capm * 2 : 256;
+                int32_t *nm = realloc(marked, nc * sizeof(int32_t));
+                if (!nm) {
+                    rc = MP_ENOMEM;
+                    break;
+                }
+                marked = nm;
+                capm = nc;
+            }
+            marked[nmarked++] = p;
+            mark[p] = p == f ? 1 : (mark[p] ? mark[p] : 2);
+        }
+        wrap[nw] = f;
+        dn[nw++] = d;
+    }
+    free(gpu);
+    if (!rc) {
+        rc = mla_flush(s, t, wrap, dn, nw, pseudo);
+        *added += rc ? 0 : nw;
+    }
+    free(rank);
+    free(sel);
+    free(wrap);
+    free(dn);
+    free(mark);
+    free(marked);
+    return rc;
+}
+
+int tl_pseudo_apply(struct mp_trace_store *s, struct mp_trace_tree *t, size_t *added)
+{
+    *added = 0;
+    int32_t *idx = NULL;
+    size_t nidx = 0;
+    int rc = name_index(t, &idx, &nidx);
+    /* in pseudo_ops_registry's order; each family sees the tree the
+     * previous ones left, but the name index TraceLens never updates */
+    rc = rc ? rc : moe_unfused(s, t, idx, nidx, added);
+    rc = rc ? rc
+            : mla_family(s, t, idx, nidx, is_mla_decode_frame, "aiter::mla_decode_stage1_asm_fwd",
+                         "pseudo_mla_decode_fwd", added);
+    rc = rc ? rc
+            : mla_family(s, t, idx, nidx, is_mla_prefill_frame, "aiter::mla_prefill_ps_asm_fwd",
+                         "pseudo_mla_prefill_fwd", added);
+    free(idx);
     return rc;
 }

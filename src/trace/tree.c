@@ -955,6 +955,156 @@ int mp_trace_tree_insert_pseudo(struct mp_trace_tree *t, const int32_t *wrap, si
     return 0;
 }
 
+int mp_trace_tree_wrap_children(struct mp_trace_tree *t, const int32_t *wrap, size_t n_new)
+{
+    const struct mp_trace_store *s = t->s;
+    size_t n0 = t->n, n1 = n0 + n_new;
+    if (s->n != n1 || n1 > INT32_MAX)
+        return MP_EINVAL;
+    if (n_new == 0)
+        return 0;
+    int32_t *new_of = malloc(n0 * sizeof(int32_t)); /* wrapped event -> its pseudo op */
+    int32_t *stack = malloc((n0 + 1) * sizeof(int32_t));
+    if (!new_of || !stack) {
+        free(new_of);
+        free(stack);
+        return MP_ENOMEM;
+    }
+    for (size_t u = 0; u < n0; u++)
+        new_of[u] = -1;
+    int rc = 0;
+    for (size_t k = 0; k < n_new && !rc; k++) {
+        int32_t w = wrap[k];
+        if (w < 0 || (size_t)w >= n0 || new_of[w] >= 0)
+            rc = MP_EINVAL;
+        else
+            new_of[w] = (int32_t)(n0 + k);
+    }
+    /* no wrapped event inside another's subtree (the walks below assume it) */
+    for (size_t k = 0; k < n_new && !rc; k++)
+        for (int32_t p = t->parent[wrap[k]]; p >= 0 && !rc; p = t->parent[p])
+            if (new_of[p] >= 0)
+                rc = MP_EINVAL;
+    struct tree_arrays a = {0};
+    if (!rc) {
+        a = (struct tree_arrays){
+            .kind = grow_copy(t->kind, n0, n1, 1),
+            .t_end = grow_copy(t->t_end, n0, n1, sizeof(double)),
+            .parent = grow_copy(t->parent, n0, n1, sizeof(int32_t)),
+            .in_tree = grow_copy(t->in_tree, n0, n1, 1),
+            .cpu_root = grow_copy(t->cpu_root, n0, n1, 1),
+            .launcher = grow_copy(t->launcher, n0, n1, sizeof(int32_t)),
+            .comm = grow_copy(t->comm, n0, n1, 1),
+            .bwd_of = grow_copy(t->bwd_of, n0, n1, sizeof(int32_t)),
+            .fwd_of = grow_copy(t->fwd_of, n0, n1, sizeof(int32_t)),
+            .recompute = t->recompute ? grow_copy(t->recompute, n0, n1, 1) : NULL,
+            .child_off = calloc(n1 + 1, sizeof(int32_t)),
+            .child = malloc(((size_t)t->child_off[n0] + n_new + 1) * sizeof(int32_t)),
+        };
+        if (!a.kind || !a.t_end || !a.parent || !a.in_tree || !a.cpu_root || !a.launcher ||
+            !a.comm || !a.bwd_of || !a.fwd_of || (t->recompute && !a.recompute) || !a.child_off ||
+            !a.child)
+            rc = MP_ENOMEM;
+    }
+    uint8_t *pseudo = NULL;
+    if (!rc && t->pseudo && !(pseudo = grow_copy(t->pseudo, n0, n1, 1)))
+        rc = MP_ENOMEM;
+    if (rc) {
+        tree_arrays_free(&a);
+        free(pseudo);
+        free(new_of);
+        free(stack);
+        return rc;
+    }
+    for (size_t k = 0; k < n_new; k++) {
+        size_t i = n0 + k;
+        int32_t c = s->cat[i];
+        a.kind[i] = c >= 0 ? classify(mp_intern_str(s->strings, c)) : MP_K_OTHER;
+        a.t_end[i] = ((s->flags[i] & MP_EV_TS) ? s->ts[i] : 0.0) +
+                     ((s->flags[i] & MP_EV_DUR) ? s->dur[i] : 0.0);
+        a.parent[i] = wrap[k];
+        a.in_tree[i] = a.comm[i] = 0;
+        a.cpu_root[i] = 1;
+        a.launcher[i] = a.bwd_of[i] = a.fwd_of[i] = -1;
+        if (a.recompute)
+            a.recompute[i] = 0;
+        if (pseudo)
+            pseudo[i] = 0;
+    }
+    /* children: a wrapped event lists its pseudo op alone, the pseudo op the
+     * wrapped event's (attached) children, which it adopts */
+    for (size_t u = 0; u < n0; u++) {
+        if (new_of[u] >= 0) {
+            a.child_off[u + 1] = 1;
+            continue;
+        }
+        a.child_off[u + 1] = t->child_off[u + 1] - t->child_off[u];
+    }
+    for (size_t k = 0; k < n_new; k++)
+        for (int32_t q = t->child_off[wrap[k]]; q < t->child_off[wrap[k] + 1]; q++)
+            if (mp_trace_tree_is_child(t, wrap[k], t->child[q]))
+                a.child_off[n0 + k + 1]++;
+    for (size_t u = 0; u < n1; u++)
+        a.child_off[u + 1] += a.child_off[u];
+    for (size_t u = 0; u < n0; u++) {
+        int32_t o = a.child_off[u];
+        if (new_of[u] >= 0) {
+            a.child[o] = new_of[u];
+            continue;
+        }
+        for (int32_t q = t->child_off[u]; q < t->child_off[u + 1]; q++)
+            a.child[o++] = t->child[q];
+    }
+    for (size_t k = 0; k < n_new; k++) {
+        int32_t o = a.child_off[n0 + k], w = wrap[k];
+        for (int32_t q = t->child_off[w]; q < t->child_off[w + 1]; q++) {
+            int32_t c = t->child[q];
+            if (!mp_trace_tree_is_child(t, w, c))
+                continue;
+            a.child[o++] = c;
+            a.parent[c] = (int32_t)(n0 + k);
+        }
+    }
+    /* the roots below a pseudo op are roots no more */
+    for (size_t k = 0; k < n_new; k++) {
+        size_t sn = 0;
+        int32_t nk = (int32_t)(n0 + k);
+        for (int32_t q = a.child_off[nk]; q < a.child_off[nk + 1]; q++)
+            stack[sn++] = a.child[q];
+        while (sn > 0) {
+            int32_t u = stack[--sn];
+            a.cpu_root[u] = 0;
+            for (int32_t q = a.child_off[u]; q < a.child_off[u + 1]; q++)
+                if (a.parent[a.child[q]] == u || (pseudo && pseudo[u]))
+                    stack[sn++] = a.child[q];
+        }
+    }
+    free(new_of);
+    free(stack);
+    struct tree_arrays old = {t->kind,     t->t_end,     t->parent,    t->in_tree,
+                              t->cpu_root, t->launcher,  t->comm,      t->bwd_of,
+                              t->fwd_of,   t->recompute, t->child_off, t->child};
+    tree_arrays_free(&old);
+    free(t->pseudo);
+    t->kind = a.kind;
+    t->t_end = a.t_end;
+    t->parent = a.parent;
+    t->in_tree = a.in_tree;
+    t->cpu_root = a.cpu_root;
+    t->launcher = a.launcher;
+    t->comm = a.comm;
+    t->bwd_of = a.bwd_of;
+    t->fwd_of = a.fwd_of;
+    t->recompute = a.recompute;
+    t->child_off = a.child_off;
+    t->child = a.child;
+    t->pseudo = pseudo;
+    t->n = n1;
+    t->n_gpu = t->n_gpu_linked = 0;
+    find_launchers(t);
+    return 0;
+}
+
 void mp_trace_tree_free(struct mp_trace_tree *t)
 {
     if (!t)

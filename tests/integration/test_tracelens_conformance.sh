@@ -128,5 +128,10 @@ MOES="gpu_timeline ops_summary_by_category ops_summary ops_unique_args unified_p
 SHEETS=$MOES run_case "$I/moe_unfused_synth.json.gz" "$I/moe_unfused_synth" --inference --enable_pseudo_ops
 SHEETS=$MOES run_case "$I/moe_unfused_synth.json.gz" "$I/moe_unfused_synth_py" --inference --enable_pseudo_ops \
     --group_by_parent_module --include_call_stack --group_by_num_kernels
+# the MLA decode / prefill pseudo ops on a synthetic trace (pseudo_synth.py --mla)
+MLAS="gpu_timeline ops_summary_by_category ops_summary ops_unique_args unified_perf_summary GEMM InferenceAttention_fwd"
+SHEETS=$MLAS run_case "$I/mla_synth.json.gz" "$I/mla_synth" --inference --enable_pseudo_ops
+SHEETS=$MLAS run_case "$I/mla_synth.json.gz" "$I/mla_synth_py" --inference --enable_pseudo_ops \
+    --group_by_parent_module --include_call_stack --group_by_num_kernels
 echo "$n trace(s), $fails with differences"
 [ "$fails" = 0 ]
