@@ -355,13 +355,69 @@ static void test_moe_pseudo_ops(void **state)
     mp_report_free(pseudo);
 }
 
+/* An AITER MLA decode frame over its stage-1 op and a reduce kernel
+ * launched by python frames only (TraceLens's MLA decode pseudo op). */
+static const char *const mla_trace =
+    "{\"traceEvents\": ["
+    "{\"ph\": \"X\", \"cat\": \"python_function\", \"name\": \"aiter/mla.py(150): "
+    "mla_decode_fwd\", \"pid\": 1, \"tid\": 1, \"ts\": 100, \"dur\": 100, \"args\": {}},"
+    "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aiter::mla_decode_stage1_asm_fwd\", \"pid\": "
+    "1, \"tid\": 1, \"ts\": 105, \"dur\": 20, \"args\": {\"External id\": 1, \"Input Dims\": "
+    "[[4, 16, 576], [100, 1, 1, 576]], \"Input type\": [\"c10::BFloat16\", "
+    "\"c10::BFloat16\"]}}," MOE_LAUNCH(
+        107, 21, 1000,
+        "mla_a8w8_qh16_qseqlen1_gqaratio16") "{\"ph\": \"X\", \"cat\": \"python_function\", "
+                                             "\"name\": \"triton/runtime/jit.py(574): run\","
+                                             " \"pid\": 1, \"tid\": 1, \"ts\": 140, \"dur\": 10, "
+                                             "\"args\": {}}," MOE_LAUNCH(
+                                                 142, 22, 1020,
+                                                 "_fwd_kernel_stage2_asm") "{\"ph\": \"M\", "
+                                                                           "\"name\": "
+                                                                           "\"process_name\", "
+                                                                           "\"pid\": 1, \"args\": "
+                                                                           "{\"name\": "
+                                                                           "\"python\"}}]}";
+
+static void test_mla_pseudo_ops(void **state)
+{
+    (void)state;
+    write_file("mla.json", mla_trace);
+    char path[256];
+    snprintf(path, sizeof(path), "%s/mla.json", tmpdir);
+    struct mp_report *plain = NULL, *pseudo = NULL, *nopy = NULL;
+    struct mp_report_opts o;
+    struct mp_diag d;
+    mp_report_opts_defaults(&o);
+    o.inference = true;
+    o.enable_pseudo_ops = true;
+    /* python frames are not in the tree: nothing to wrap */
+    assert_int_equal(mp_report_build(path, &o, &nopy, &d), 0);
+    o.group_by_parent_module = true;
+    assert_int_equal(mp_report_build(path, &o, &pseudo, &d), 0);
+    o.enable_pseudo_ops = false;
+    assert_int_equal(mp_report_build(path, &o, &plain, &d), 0);
+    assert_int_equal(pseudo->events, plain->events + 1);
+    assert_int_equal(nopy->events, plain->events);
+    /* the reduce kernel had no cpu op above it: the pseudo op launches it */
+    const char *ops = sheet_csv(pseudo, "ops_summary");
+    assert_non_null(ops);
+    assert_non_null(strstr(ops, "pseudo_mla_decode_fwd,"));
+    assert_null(strstr(sheet_csv(plain, "ops_summary"), "pseudo_mla_decode_fwd"));
+    const char *u = sheet_csv(pseudo, "unified_perf_summary");
+    assert_non_null(u);
+    assert_non_null(strstr(u, "pseudo_mla_decode_fwd,InferenceAttention,"));
+    mp_report_free(plain);
+    mp_report_free(pseudo);
+    mp_report_free(nopy);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_gap_basic),       cmocka_unit_test(test_gap_late_cpu_op_second_pass),
         cmocka_unit_test(test_gap_ranks_merge), cmocka_unit_test(test_gap_bad_rank),
         cmocka_unit_test(test_kernel_summary),  cmocka_unit_test(test_family),
-        cmocka_unit_test(test_moe_pseudo_ops),
+        cmocka_unit_test(test_moe_pseudo_ops),  cmocka_unit_test(test_mla_pseudo_ops),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
