@@ -25,8 +25,12 @@
  * op's shapes; it becomes a cpu root and the launcher of kernels launched
  * below it without another cpu op.
  *
+ * And the GPTQ/AWQ MoE (moe_gptq_awq): pseudo_op::moe_gptq_awq_up / _down
+ * over the fused_moe_kernel_gptq_awq kernels of vllm::outplace_fused_experts,
+ * placed as the unfused Triton ones.
+ *
  * Not implemented (no trace to check them against, and magpie's perf
- * models for them are stubs): the fused AITER, GPTQ/AWQ and flydsl MoE and
+ * models for them are stubs): the fused AITER and flydsl MoE and
  * DeepSeek-V4 paged-decode families and the paged-attention KV-cache dtype
  * marks. */
 #include <stdio.h>
@@ -469,6 +473,120 @@ static int moe_unfused(struct mp_trace_store *s, struct mp_trace_tree *t, const 
     return rc;
 }
 
+/* topk of a GPTQ/AWQ MoE op: Input Dims[4][1] (topk_ids [T, topk]), else 8 */
+static long long gptq_topk(const struct mp_trace_store *s, int32_t op)
+{
+    struct mp_strview dims;
+    if (!s->args[op] ||
+        mp_trace_json_find((struct mp_strview){s->args[op], s->args_len[op]}, "Input Dims", &dims))
+        return 8;
+    /* walk to element 4 of the outer list, then element 1 of it */
+    size_t q = 0, depth = 0;
+    int el = 0;
+    long long v = 8;
+    for (; q < dims.n; q++) {
+        char ch = dims.p[q];
+        if (ch == '[' && ++depth == 2 && el == 4)
+            break;
+        if (ch == ']')
+            depth--;
+        if (ch == ',' && depth == 1)
+            el++;
+    }
+    if (q >= dims.n)
+        return 8;
+    /* inside [T, topk]: the second number */
+    const char *p = dims.p + q + 1, *e = dims.p + dims.n;
+    const char *comma = memchr(p, ',', (size_t)(e - p));
+    const char *close = memchr(p, ']', (size_t)(e - p));
+    if (!comma || !close || comma > close)
+        return 8;
+    const char *b = comma + 1, *end = close;
+    const char *c2 = memchr(b, ',', (size_t)(end - b));
+    if (c2)
+        end = c2;
+    if (!parse_int(b, (size_t)(end - b), &v))
+        return 8;
+    return v;
+}
+
+/* pseudo_ops_registry's MoE_GPTQ_AWQ: under every
+ * vllm::outplace_fused_experts, its first fused_moe_kernel_gptq_awq kernel
+ * by ts gets pseudo_op::moe_gptq_awq_up (gated), the later ones
+ * pseudo_op::moe_gptq_awq_down. */
+static int moe_gptq_awq(struct mp_trace_store *s, struct mp_trace_tree *t, const int32_t *idx,
+                        size_t nidx, size_t *added)
+{
+    int32_t op_id = mp_intern_find(s->strings, "vllm::outplace_fused_experts", 28);
+    int32_t cat_kernel = mp_intern_find(s->strings, "kernel", 6);
+    bool has_kernel = false;
+    for (size_t i = 0; i < t->n && !has_kernel; i++)
+        if (cat_kernel >= 0 && s->cat[i] == cat_kernel && s->name[i] >= 0)
+            has_kernel =
+                strstr(mp_intern_str(s->strings, s->name[i]), "fused_moe_kernel_gptq_awq") != NULL;
+    if (!has_name(s, idx, nidx, op_id) || !has_kernel)
+        return 0;
+    struct pseudo_plan p = {.wrapped = calloc(t->n ? t->n : 1, 1)};
+    if (!p.wrapped)
+        return MP_ENOMEM;
+    int rc = 0;
+    bool stop = false;
+    int32_t *gpu = NULL;
+    size_t cap = 0;
+    struct ts_pos *mm = NULL;
+    for (size_t q = 0; q < nidx && !rc && !stop; q++) {
+        int32_t op = idx[q];
+        if (s->name[op] != op_id)
+            continue;
+        size_t ng = 0, nm = 0;
+        long got = mp_trace_tree_gpu_events(t, op, &gpu, &ng, &cap);
+        if (got < 0) {
+            rc = (int)got;
+            break;
+        }
+        struct ts_pos *nmm = realloc(mm, (ng ? ng : 1) * sizeof(*mm));
+        if (!nmm) {
+            rc = MP_ENOMEM;
+            break;
+        }
+        mm = nmm;
+        for (size_t g = 0; g < ng; g++)
+            if (s->cat[gpu[g]] == cat_kernel &&
+                strstr(ev_name(s, gpu[g]), "fused_moe_kernel_gptq_awq"))
+                mm[nm++] = (struct ts_pos){s->ts[gpu[g]], gpu[g], g};
+        if (nm == 0)
+            continue;
+        long long topk = gptq_topk(s, op);
+        qsort(mm, nm, sizeof(*mm), cmp_ts_pos);
+        for (size_t k = 0; k < nm && !rc && !stop; k++) {
+            char extra[160];
+            snprintf(extra, sizeof(extra),
+                     "\"MoE GEMM type\": \"%s\", \"MoE GEMM index\": %zu, \"MoE GEMM gated\": %s, "
+                     "\"MoE topk\": %lld",
+                     k == 0 ? "up" : "down", k, k == 0 ? "true" : "false", topk);
+            bool ok;
+            rc = plan_inject(&p, t, mm[k].i, op,
+                             k == 0 ? "pseudo_op::moe_gptq_awq_up" : "pseudo_op::moe_gptq_awq_down",
+                             extra, &ok);
+            stop = !ok;
+        }
+    }
+    free(gpu);
+    free(mm);
+    if (stop)
+        mp_log(MP_LOG_WARN, "pseudo ops: a GPTQ/AWQ MoE kernel has no launch call to wrap (or one "
+                            "wrapped twice); those pseudo ops stop there, as in TraceLens");
+    if (!rc)
+        rc = plan_apply(&p, s, t);
+    if (!rc)
+        *added += p.n;
+    for (size_t k = 0; k < p.n; k++)
+        free(p.ev[k].args);
+    free(p.ev);
+    free(p.wrapped);
+    return rc;
+}
+
 /* re.search(r"aiter/mla.py\(\d+\): mla_decode_fwd", name) */
 static bool is_mla_decode_frame(const char *n)
 {
@@ -696,6 +814,7 @@ int tl_pseudo_apply(struct mp_trace_store *s, struct mp_trace_tree *t, size_t *a
     /* in pseudo_ops_registry's order; each family sees the tree the
      * previous ones left, but the name index TraceLens never updates */
     rc = rc ? rc : moe_unfused(s, t, idx, nidx, added);
+    rc = rc ? rc : moe_gptq_awq(s, t, idx, nidx, added);
     rc = rc ? rc
             : mla_family(s, t, idx, nidx, is_mla_decode_frame, "aiter::mla_decode_stage1_asm_fwd",
                          "pseudo_mla_decode_fwd", added);

@@ -10,7 +10,15 @@
  * down: flops = 2*M*N*K*topk, bytes = M*N*topk*in + E_active*N*K*w + M*K*out
  * with E_active = E*(1 - ((E - topk)/E)^M), the expected number of experts
  * a uniform router touches, and N = K (TraceLens's stated limitation: the
- * intermediate size is not in the trace). */
+ * intermediate size is not in the trace).
+ *
+ * The GPTQ/AWQ MoE (vllm::outplace_fused_experts, pseudo_op::moe_gptq_awq_*)
+ * has the same formulas with INT4 weights (half a byte), input and output at
+ * the input dtype's size (2 when unknown), and sizes from the op's Input
+ * Dims: tokens and hidden size from the hidden states [T, K]; up: experts
+ * and rows from w1 [E, N_rows, K/2], N = N_rows / 2 when gated; down:
+ * experts from w2 [E, K, N/2], N = 2 * its last dim. Compute spec
+ * matrix_<input dtype>. */
 #include <math.h>
 #include <string.h>
 #include <strings.h>
@@ -134,4 +142,69 @@ void pm_moe_triton_up(struct pm_ctx *c)
 void pm_moe_triton_down(struct pm_ctx *c)
 {
     moe_triton(c, false);
+}
+
+/* TraceLens's moe_gptq_awq_up / moe_gptq_awq_down */
+static void moe_gptq_awq(struct pm_ctx *c, bool up)
+{
+    struct pv *dims = pm_arg(c, "Input Dims");
+    struct pv *in = pm_at(c, dims, 0);
+    int64_t M = pm_int(c, pm_at(c, in, 0));
+    int64_t K = pm_int(c, pm_at(c, in, 1));
+    struct pv *w = pm_at(c, dims, up ? 1 : 2);
+    int64_t E = pm_int(c, pm_at(c, w, 0));
+    int64_t n = pm_int(c, pm_at(c, w, up ? 1 : 2));
+    struct pv *topk_v = pm_arg(c, "MoE topk");
+    struct pv *gated_v = up ? pm_arg_opt(c, "MoE GEMM gated") : NULL;
+    bool gated = up && (!gated_v || pm_truthy(gated_v)); /* .get(..., True) */
+    int64_t N = up ? (gated ? (n >= 0 ? n / 2 : -((-n + 1) / 2)) : n) : pm_mul(c, n, 2);
+    struct pv *types = pm_arg_opt(c, "Input type");
+    const char *idt = types ? pm_str(c, pm_at(c, types, 0)) : "BFloat16";
+    int64_t topk = pm_int(c, topk_v);
+    if (!pm_ok(c))
+        return;
+    pm_p_int(c, "num_tokens", M);
+    pm_p_int(c, "hidden_dim", K);
+    pm_p_int(c, "inter_dim", N);
+    pm_p_int(c, "num_experts", E);
+    pm_p_repr(c, "topk", topk_v);
+    if (up) {
+        if (gated_v)
+            pm_p_repr(c, "gated", gated_v);
+        else
+            pm_p_bool(c, "gated", true);
+    }
+    pm_p_str(c, "input_dtype", idt);
+    if (pm_begin(c, PM_FWD)) {
+        double Md = (double)M, Kd = (double)K, Nd = (double)N, Ed = (double)E, t = (double)topk;
+        int gf = gated ? 2 : 1;
+        pm_set_flops(
+            c, (double)pm_mul(c, pm_mul(c, pm_mul(c, pm_mul(c, 2, M), K), N), pm_mul(c, topk, gf)));
+        double ib = moe_bpe(idt), wb = 0.5;
+        if (!ib)
+            ib = 2; /* DTYPE_TO_BYTES.get(dtype, 2) */
+        if (E == 0) {
+            pm_fail(c, "ZeroDivisionError: no experts");
+        } else {
+            double ea = Ed * (1 - pow((Ed - t) / Ed, Md));
+            double b;
+            if (up)
+                b = Md * Kd * ib + ea * gf * Kd * Nd * wb + Md * Nd * t * ib;
+            else
+                b = Md * Nd * t * ib + ea * Nd * Kd * wb + Md * Kd * ib;
+            pm_set_bytes(c, true, b);
+        }
+        pm_set_spec(c, "matrix", idt);
+    }
+    pm_no_bwd(c, MP_PERF_SKIP);
+}
+
+void pm_moe_gptq_awq_up(struct pm_ctx *c)
+{
+    moe_gptq_awq(c, true);
+}
+
+void pm_moe_gptq_awq_down(struct pm_ctx *c)
+{
+    moe_gptq_awq(c, false);
 }

@@ -332,6 +332,8 @@ void pm_triton(struct pm_ctx *c);
 void pm_collective(struct pm_ctx *c);
 void pm_moe_triton_up(struct pm_ctx *c);
 void pm_moe_triton_down(struct pm_ctx *c);
+void pm_moe_gptq_awq_up(struct pm_ctx *c);
+void pm_moe_gptq_awq_down(struct pm_ctx *c);
 
 void pm_iattn_base(struct pm_ctx *c);
 void pm_iattn_dv_dim2(struct pm_ctx *c);

@@ -133,5 +133,10 @@ MLAS="gpu_timeline ops_summary_by_category ops_summary ops_unique_args unified_p
 SHEETS=$MLAS run_case "$I/mla_synth.json.gz" "$I/mla_synth" --inference --enable_pseudo_ops
 SHEETS=$MLAS run_case "$I/mla_synth.json.gz" "$I/mla_synth_py" --inference --enable_pseudo_ops \
     --group_by_parent_module --include_call_stack --group_by_num_kernels
+# the GPTQ/AWQ MoE pseudo ops on a synthetic trace (pseudo_synth.py --gptq)
+GPTQS="gpu_timeline ops_summary_by_category ops_summary ops_unique_args unified_perf_summary GEMM UnaryElementwise MoE_unfused_fwd"
+SHEETS=$GPTQS run_case "$I/gptq_synth.json.gz" "$I/gptq_synth" --inference --enable_pseudo_ops
+SHEETS=$GPTQS run_case "$I/gptq_synth.json.gz" "$I/gptq_synth_py" --inference --enable_pseudo_ops \
+    --group_by_parent_module --include_call_stack --group_by_num_kernels
 echo "$n trace(s), $fails with differences"
 [ "$fails" = 0 ]
