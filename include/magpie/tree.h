@@ -117,6 +117,13 @@ int mp_trace_tree_insert_pseudo(struct mp_trace_tree *t, const int32_t *wrap, si
  * failure. */
 int mp_trace_tree_wrap_children(struct mp_trace_tree *t, const int32_t *wrap, size_t n_new);
 
+/* TraceLens's inject_pseudo_op_above_event: new event t->n + k (the store
+ * has grown by n_new events) takes target[k]'s place among its parent's
+ * children and becomes target[k]'s parent; launchers are recomputed. The
+ * targets must be distinct and have a parent. Returns 0 or MP_ENOMEM /
+ * MP_EINVAL; t is unchanged on failure. */
+int mp_trace_tree_insert_above(struct mp_trace_tree *t, const int32_t *target, size_t n_new);
+
 /* Whether c, listed among u's children, is walked as u's child: its parent
  * is u (a listed child re-attached elsewhere is stale), or u is a pseudo op. */
 static inline bool mp_trace_tree_is_child(const struct mp_trace_tree *t, int32_t u, int32_t c)

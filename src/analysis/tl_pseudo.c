@@ -27,12 +27,14 @@
  *
  * And the GPTQ/AWQ MoE (moe_gptq_awq): pseudo_op::moe_gptq_awq_up / _down
  * over the fused_moe_kernel_gptq_awq kernels of vllm::outplace_fused_experts,
- * placed as the unfused Triton ones.
+ * placed as the unfused Triton ones; and the flydsl MoE (moe_flydsl):
+ * pseudo_op::moe_flydsl_stage1 / _stage2 between a "...: flydsl_moe_stage1"
+ * / "...: flydsl_moe_stage2" frame under aiter::fused_moe_ and its parent
+ * (mp_trace_tree_insert_above).
  *
  * Not implemented (no trace to check them against, and magpie's perf
- * models for them are stubs): the fused AITER and flydsl MoE and
- * DeepSeek-V4 paged-decode families and the paged-attention KV-cache dtype
- * marks. */
+ * models for them are stubs): the fused AITER MoE and DeepSeek-V4
+ * paged-decode families and the paged-attention KV-cache dtype marks. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -805,6 +807,134 @@ static int mla_family(struct mp_trace_store *s, struct mp_trace_tree *t, const i
     return rc;
 }
 
+/* name.endswith(": " + marker) */
+static bool ends_with_marker(const char *n, const char *marker)
+{
+    size_t ln = strlen(n), lm = strlen(marker);
+    return ln >= lm + 2 && n[ln - lm - 2] == ':' && n[ln - lm - 1] == ' ' &&
+           strcmp(n + ln - lm, marker) == 0;
+}
+
+/* Appends flydsl pseudo ops `name` above targets tg[0..n) (shapes of the
+ * fused ops fm[]) and inserts them. */
+static int flydsl_flush(struct mp_trace_store *s, struct mp_trace_tree *t, const int32_t *tg,
+                        const int32_t *fm, size_t n, const char *pseudo, const char *marker)
+{
+    if (n == 0)
+        return 0;
+    size_t n0 = s->n;
+    int32_t name = mp_intern_add(s->strings, pseudo, strlen(pseudo));
+    int32_t cat = mp_intern_add(s->strings, "cpu_op", 6);
+    if (name < 0 || cat < 0 || store_grow(s, n0 + n))
+        return MP_ENOMEM;
+    static const char *const keys[] = {"Input Dims", "Input type", "Input Strides",
+                                       "Concrete Inputs"};
+    const uint32_t keep =
+        MP_EV_PID | MP_EV_TID | MP_EV_PID_STR | MP_EV_TID_STR | MP_EV_TS | MP_EV_DUR;
+    int rc = 0;
+    for (size_t k = 0; k < n && !rc; k++) {
+        size_t i = n0 + k;
+        int32_t g = tg[k], d = fm[k];
+        struct mp_buf b;
+        mp_buf_init(&b, 0);
+        rc = mp_buf_putc(&b, '{');
+        for (size_t q = 0; q < 4 && !rc; q++) {
+            rc = put_arg(&b, s, d, keys[q]);
+            rc = rc ? rc : mp_buf_puts(&b, ", ");
+        }
+        /* the extension sets it to the fused op's, else that op's UID */
+        struct mp_strview seq = {NULL, 0};
+        if (s->args[d])
+            (void)mp_trace_json_find((struct mp_strview){s->args[d], s->args_len[d]},
+                                     "Sequence number", &seq);
+        rc = rc ? rc : mp_buf_puts(&b, "\"Sequence number\": ");
+        if (!rc)
+            rc = seq.p ? mp_buf_append(&b, seq.p, seq.n) : mp_buf_printf(&b, "%d", (int)d);
+        rc = rc ? rc
+                : mp_buf_printf(&b, ", \"Pseudo op\": true, \"MoE flydsl stage\": \"%s\"}", marker);
+        char *args = rc ? NULL : mp_arena_strndup(s->arena, b.data, b.len);
+        if (!rc && !args)
+            rc = MP_ENOMEM;
+        if (!rc) {
+            s->ph[i] = 'X';
+            s->flags[i] = MP_EV_NAME | MP_EV_CAT | MP_EV_ARGS | (s->flags[d] & MP_EV_DIMS) |
+                          (s->flags[g] & keep);
+            s->name[i] = name;
+            s->cat[i] = cat;
+            s->pid[i] = s->pid[g];
+            s->tid[i] = s->tid[g];
+            s->ts[i] = s->ts[g];
+            s->dur[i] = s->dur[g];
+            s->id[i] = s->external_id[i] = s->correlation[i] = s->stream[i] = 0;
+            s->args[i] = args;
+            s->args_len[i] = (uint32_t)b.len;
+            s->n++;
+        }
+        mp_buf_fini(&b);
+    }
+    return rc ? rc : mp_trace_tree_insert_above(t, tg, n);
+}
+
+/* pseudo_ops_registry's MoE_Flydsl: every python frame named
+ * "...: flydsl_moe_stage1" (then "...: flydsl_moe_stage2") with an
+ * aiter::fused_moe_ op above it gets pseudo_op::moe_flydsl_stage1 (_stage2)
+ * between it and its parent (inject_pseudo_op_above_event), with the fused
+ * op's shapes. Frames go by name in the order of the name index. */
+static int moe_flydsl(struct mp_trace_store *s, struct mp_trace_tree *t, const int32_t *idx,
+                      size_t nidx, size_t *added)
+{
+    int32_t fused = mp_intern_find(s->strings, "aiter::fused_moe_", 17);
+    if (!has_name(s, idx, nidx, fused))
+        return 0;
+    int32_t pyf = mp_intern_find(s->strings, "python_function", 15);
+    int32_t pyf2 = mp_intern_find(s->strings, "python_func", 11);
+    static const char *const markers[2] = {"flydsl_moe_stage1", "flydsl_moe_stage2"};
+    static const char *const names[2] = {"pseudo_op::moe_flydsl_stage1",
+                                         "pseudo_op::moe_flydsl_stage2"};
+    int32_t nn = mp_intern_count(s->strings);
+    int32_t *rank = malloc(((size_t)nn + 1) * sizeof(int32_t));
+    struct ts_pos *sel = malloc((nidx ? nidx : 1) * sizeof(*sel));
+    int32_t *tg = malloc((nidx ? nidx : 1) * sizeof(int32_t));
+    int32_t *fm = malloc((nidx ? nidx : 1) * sizeof(int32_t));
+    int rc = rank && sel && tg && fm ? 0 : MP_ENOMEM;
+    for (int st = 0; st < 2 && !rc; st++) {
+        size_t nsel = 0, ng = 0;
+        int32_t nranked = 0;
+        for (int32_t i = 0; i < nn; i++)
+            rank[i] = -1;
+        for (size_t q = 0; q < nidx; q++) {
+            int32_t id = s->name[idx[q]];
+            if (id < 0)
+                continue;
+            if (rank[id] == -1)
+                rank[id] =
+                    ends_with_marker(mp_intern_str(s->strings, id), markers[st]) ? nranked++ : -2;
+            if (rank[id] >= 0)
+                sel[nsel++] = (struct ts_pos){(double)rank[id], idx[q], q};
+        }
+        qsort(sel, nsel, sizeof(*sel), cmp_ts_pos);
+        for (size_t q = 0; q < nsel; q++) {
+            int32_t e = sel[q].i, f = -1;
+            if ((s->cat[e] != pyf || pyf < 0) && (s->cat[e] != pyf2 || pyf2 < 0))
+                continue;
+            for (int32_t p = t->parent[e]; p >= 0 && f < 0; p = t->parent[p])
+                if (s->name[p] == fused)
+                    f = p;
+            if (f < 0)
+                continue;
+            tg[ng] = e;
+            fm[ng++] = f;
+        }
+        rc = flydsl_flush(s, t, tg, fm, ng, names[st], markers[st]);
+        *added += rc ? 0 : ng;
+    }
+    free(rank);
+    free(sel);
+    free(tg);
+    free(fm);
+    return rc;
+}
+
 int tl_pseudo_apply(struct mp_trace_store *s, struct mp_trace_tree *t, size_t *added)
 {
     *added = 0;
@@ -815,6 +945,7 @@ int tl_pseudo_apply(struct mp_trace_store *s, struct mp_trace_tree *t, size_t *a
      * previous ones left, but the name index TraceLens never updates */
     rc = rc ? rc : moe_unfused(s, t, idx, nidx, added);
     rc = rc ? rc : moe_gptq_awq(s, t, idx, nidx, added);
+    rc = rc ? rc : moe_flydsl(s, t, idx, nidx, added);
     rc = rc ? rc
             : mla_family(s, t, idx, nidx, is_mla_decode_frame, "aiter::mla_decode_stage1_asm_fwd",
                          "pseudo_mla_decode_fwd", added);

@@ -18,8 +18,16 @@
  * Dims: tokens and hidden size from the hidden states [T, K]; up: experts
  * and rows from w1 [E, N_rows, K/2], N = N_rows / 2 when gated; down:
  * experts from w2 [E, K, N/2], N = 2 * its last dim. Compute spec
- * matrix_<input dtype>. */
+ * matrix_<input dtype>.
+ *
+ * The flydsl two-stage MoE (pseudo_op::moe_flydsl_stage1 / _stage2 under
+ * aiter::fused_moe_) takes the fused op's Input Dims [[T, K], w1 [E, X, Kp],
+ * w2 [E, K, I], [T, topk], ...]: N = I * (K // Kp) (packed weights), gated
+ * when X == 2 * N, input / weight bytes from the first two Input types (2 /
+ * 1 when unknown), compute spec matrix_<weight dtype>; stage 1 is the up
+ * formula, stage 2 the down one. */
 #include <math.h>
+#include <stdint.h>
 #include <string.h>
 #include <strings.h>
 
@@ -207,4 +215,77 @@ void pm_moe_gptq_awq_up(struct pm_ctx *c)
 void pm_moe_gptq_awq_down(struct pm_ctx *c)
 {
     moe_gptq_awq(c, false);
+}
+
+/* TraceLens's moe_flydsl_stage1 / moe_flydsl_stage2 */
+static void moe_flydsl(struct pm_ctx *c, bool up)
+{
+    struct pv *dims = pm_arg(c, "Input Dims");
+    struct pv *in = pm_at(c, dims, 0), *w1 = pm_at(c, dims, 1), *w2 = pm_at(c, dims, 2);
+    struct pv *tw = pm_at(c, dims, 3);
+    int64_t M = pm_int(c, pm_at(c, in, 0));
+    if (pm_ok(c) && (pm_len(c, w1) != 3 || pm_len(c, w2) != 3))
+        pm_fail(c, "ValueError: expected 3 dims for w1 and w2");
+    int64_t x1 = pm_int(c, pm_at(c, w1, 1)), kp = pm_int(c, pm_at(c, w1, 2));
+    int64_t K = pm_int(c, pm_at(c, w2, 1)), I = pm_int(c, pm_at(c, w2, 2));
+    int64_t E = pm_int(c, pm_at(c, w1, 0));
+    struct pv *topk_v = pm_at(c, tw, 1);
+    int64_t topk = pm_int(c, topk_v);
+    struct pv *types = pm_arg(c, "Input type");
+    const char *idt = pm_str(c, pm_at(c, types, 0));
+    const char *wdt = pm_str(c, pm_at(c, types, 1));
+    if (!pm_ok(c))
+        return;
+    if (kp == 0 || (kp == -1 && K == INT64_MIN)) {
+        pm_fail(c, kp ? "OverflowError: hidden size"
+                      : "ZeroDivisionError: integer division or "
+                        "modulo by zero");
+        return;
+    }
+    /* Python floor division */
+    int64_t war = K / kp - ((K % kp != 0) && ((K < 0) != (kp < 0)) ? 1 : 0);
+    int64_t N = pm_mul(c, I, war);
+    bool gated = x1 == pm_mul(c, 2, N);
+    pm_p_int(c, "num_tokens", M);
+    pm_p_int(c, "hidden_dim", K);
+    pm_p_int(c, "inter_dim", N);
+    pm_p_int(c, "num_experts", E);
+    pm_p_repr(c, "topk", topk_v);
+    pm_p_bool(c, "gated", gated);
+    pm_p_str(c, "input_dtype", idt);
+    pm_p_str(c, "weight_dtype", wdt);
+    if (pm_begin(c, PM_FWD)) {
+        double Md = (double)M, Kd = (double)K, Nd = (double)N, Ed = (double)E, t = (double)topk;
+        int gf = up && gated ? 2 : 1;
+        pm_set_flops(
+            c, (double)pm_mul(c, pm_mul(c, pm_mul(c, pm_mul(c, 2, M), K), N), pm_mul(c, topk, gf)));
+        double ib = moe_bpe(idt), wb = moe_bpe(wdt);
+        if (!ib)
+            ib = 2; /* DTYPE_TO_BYTES.get(dtype, 2) */
+        if (!wb)
+            wb = 1; /* DTYPE_TO_BYTES.get(dtype, 1) */
+        if (E == 0) {
+            pm_fail(c, "ZeroDivisionError: no experts");
+        } else {
+            double ea = Ed * (1 - pow((Ed - t) / Ed, Md));
+            double b;
+            if (up)
+                b = Md * Kd * ib + ea * gf * Kd * Nd * wb + Md * Nd * t * ib;
+            else
+                b = Md * Nd * t * ib + ea * Nd * Kd * wb + Md * Kd * ib;
+            pm_set_bytes(c, true, b);
+        }
+        pm_set_spec(c, "matrix", wdt);
+    }
+    pm_no_bwd(c, MP_PERF_SKIP);
+}
+
+void pm_moe_flydsl_stage1(struct pm_ctx *c)
+{
+    moe_flydsl(c, true);
+}
+
+void pm_moe_flydsl_stage2(struct pm_ctx *c)
+{
+    moe_flydsl(c, false);
 }

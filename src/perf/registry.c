@@ -119,9 +119,9 @@ static const struct pm_class K_moe_perf_model_extensions_moe_gptq_awq_up = {
 static const struct pm_class K_moe_perf_model_extensions_moe_gptq_awq_down = {
     "moe_gptq_awq_down", "MoE_unfused", NULL, pm_moe_gptq_awq_down};
 static const struct pm_class K_moe_perf_model_extensions_moe_flydsl_stage1 = {
-    "moe_flydsl_stage1", "MoE_unfused", NULL, NULL};
+    "moe_flydsl_stage1", "MoE_unfused", NULL, pm_moe_flydsl_stage1};
 static const struct pm_class K_moe_perf_model_extensions_moe_flydsl_stage2 = {
-    "moe_flydsl_stage2", "MoE_unfused", NULL, NULL};
+    "moe_flydsl_stage2", "MoE_unfused", NULL, pm_moe_flydsl_stage2};
 static const struct pm_class K_moe_perf_model_extensions_moe_triton_invoke_grouped_gemm = {
     "moe_triton_invoke_grouped_gemm", "MoE_unfused", NULL, NULL};
 static const struct pm_class K_moe_perf_model_extensions_BiasedGroupedTopk = {

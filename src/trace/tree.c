@@ -1105,6 +1105,105 @@ int mp_trace_tree_wrap_children(struct mp_trace_tree *t, const int32_t *wrap, si
     return 0;
 }
 
+int mp_trace_tree_insert_above(struct mp_trace_tree *t, const int32_t *target, size_t n_new)
+{
+    const struct mp_trace_store *s = t->s;
+    size_t n0 = t->n, n1 = n0 + n_new;
+    if (s->n != n1 || n1 > INT32_MAX)
+        return MP_EINVAL;
+    if (n_new == 0)
+        return 0;
+    int32_t *new_of = malloc(n0 * sizeof(int32_t)); /* target -> its pseudo op */
+    if (!new_of)
+        return MP_ENOMEM;
+    for (size_t u = 0; u < n0; u++)
+        new_of[u] = -1;
+    for (size_t k = 0; k < n_new; k++) {
+        int32_t w = target[k];
+        if (w < 0 || (size_t)w >= n0 || new_of[w] >= 0 || t->parent[w] < 0) {
+            free(new_of);
+            return MP_EINVAL;
+        }
+        new_of[w] = (int32_t)(n0 + k);
+    }
+    struct tree_arrays a = {
+        .kind = grow_copy(t->kind, n0, n1, 1),
+        .t_end = grow_copy(t->t_end, n0, n1, sizeof(double)),
+        .parent = grow_copy(t->parent, n0, n1, sizeof(int32_t)),
+        .in_tree = grow_copy(t->in_tree, n0, n1, 1),
+        .cpu_root = grow_copy(t->cpu_root, n0, n1, 1),
+        .launcher = grow_copy(t->launcher, n0, n1, sizeof(int32_t)),
+        .comm = grow_copy(t->comm, n0, n1, 1),
+        .bwd_of = grow_copy(t->bwd_of, n0, n1, sizeof(int32_t)),
+        .fwd_of = grow_copy(t->fwd_of, n0, n1, sizeof(int32_t)),
+        .recompute = t->recompute ? grow_copy(t->recompute, n0, n1, 1) : NULL,
+        .child_off = malloc((n1 + 1) * sizeof(int32_t)),
+        .child = malloc(((size_t)t->child_off[n0] + n_new + 1) * sizeof(int32_t)),
+    };
+    uint8_t *pseudo = t->pseudo ? grow_copy(t->pseudo, n0, n1, 1) : NULL;
+    if (!a.kind || !a.t_end || !a.parent || !a.in_tree || !a.cpu_root || !a.launcher || !a.comm ||
+        !a.bwd_of || !a.fwd_of || (t->recompute && !a.recompute) || !a.child_off || !a.child ||
+        (t->pseudo && !pseudo)) {
+        tree_arrays_free(&a);
+        free(pseudo);
+        free(new_of);
+        return MP_ENOMEM;
+    }
+    for (size_t k = 0; k < n_new; k++) {
+        size_t i = n0 + k;
+        int32_t c = s->cat[i];
+        a.kind[i] = c >= 0 ? classify(mp_intern_str(s->strings, c)) : MP_K_OTHER;
+        a.t_end[i] = ((s->flags[i] & MP_EV_TS) ? s->ts[i] : 0.0) +
+                     ((s->flags[i] & MP_EV_DUR) ? s->dur[i] : 0.0);
+        a.parent[i] = t->parent[target[k]];
+        a.in_tree[i] = a.comm[i] = a.cpu_root[i] = 0;
+        a.launcher[i] = a.bwd_of[i] = a.fwd_of[i] = -1;
+        if (a.recompute)
+            a.recompute[i] = 0;
+        if (pseudo)
+            pseudo[i] = 0;
+        a.parent[target[k]] = (int32_t)i;
+    }
+    /* old lists keep their order with each target replaced by its pseudo
+     * op (where the target is attached); a pseudo op lists its target */
+    int32_t o = 0;
+    for (size_t u = 0; u < n0; u++) {
+        a.child_off[u] = o;
+        for (int32_t q = t->child_off[u]; q < t->child_off[u + 1]; q++) {
+            int32_t c = t->child[q];
+            a.child[o++] = new_of[c] >= 0 && t->parent[c] == (int32_t)u ? new_of[c] : c;
+        }
+    }
+    for (size_t k = 0; k < n_new; k++) {
+        a.child_off[n0 + k] = o;
+        a.child[o++] = target[k];
+    }
+    a.child_off[n1] = o;
+    free(new_of);
+    struct tree_arrays old = {t->kind,     t->t_end,     t->parent,    t->in_tree,
+                              t->cpu_root, t->launcher,  t->comm,      t->bwd_of,
+                              t->fwd_of,   t->recompute, t->child_off, t->child};
+    tree_arrays_free(&old);
+    free(t->pseudo);
+    t->kind = a.kind;
+    t->t_end = a.t_end;
+    t->parent = a.parent;
+    t->in_tree = a.in_tree;
+    t->cpu_root = a.cpu_root;
+    t->launcher = a.launcher;
+    t->comm = a.comm;
+    t->bwd_of = a.bwd_of;
+    t->fwd_of = a.fwd_of;
+    t->recompute = a.recompute;
+    t->child_off = a.child_off;
+    t->child = a.child;
+    t->pseudo = pseudo;
+    t->n = n1;
+    t->n_gpu = t->n_gpu_linked = 0;
+    find_launchers(t);
+    return 0;
+}
+
 void mp_trace_tree_free(struct mp_trace_tree *t)
 {
     if (!t)

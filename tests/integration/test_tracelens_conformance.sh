@@ -138,5 +138,10 @@ GPTQS="gpu_timeline ops_summary_by_category ops_summary ops_unique_args unified_
 SHEETS=$GPTQS run_case "$I/gptq_synth.json.gz" "$I/gptq_synth" --inference --enable_pseudo_ops
 SHEETS=$GPTQS run_case "$I/gptq_synth.json.gz" "$I/gptq_synth_py" --inference --enable_pseudo_ops \
     --group_by_parent_module --include_call_stack --group_by_num_kernels
+# the flydsl MoE pseudo ops on a synthetic trace (pseudo_synth.py --flydsl)
+FLYS="gpu_timeline ops_summary_by_category ops_summary ops_unique_args unified_perf_summary GEMM MoE_unfused_fwd"
+SHEETS=$FLYS run_case "$I/flydsl_synth.json.gz" "$I/flydsl_synth" --inference --enable_pseudo_ops
+SHEETS=$FLYS run_case "$I/flydsl_synth.json.gz" "$I/flydsl_synth_py" --inference --enable_pseudo_ops \
+    --group_by_parent_module --include_call_stack --group_by_num_kernels
 echo "$n trace(s), $fails with differences"
 [ "$fails" = 0 ]
