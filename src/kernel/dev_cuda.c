@@ -309,6 +309,12 @@ static int cu_fill(struct hdev *dv, struct hbuf *b, unsigned char byte, size_t b
     return cu_check(dv, r, "cuMemsetD8Async");
 }
 
+static int cu_fill_async(struct hdev *dv, struct hbuf *b, unsigned char byte, size_t bytes)
+{
+    struct cuctx *c = dv->impl;
+    return cu_check(dv, c->api.MemsetD8Async(b->ptr, byte, bytes, c->stream), "cuMemsetD8Async");
+}
+
 static int cu_launch(struct hdev *dv, struct hkern *k, const struct hsig *sig, const struct hval *v,
                      const struct hgeom *g, int batch, double *ms)
 {
@@ -395,5 +401,6 @@ const struct hdev_ops h_cuda_ops = {
     .write = cu_write,
     .read = cu_read,
     .fill = cu_fill,
+    .fill_async = cu_fill_async,
     .launch = cu_launch,
 };

@@ -705,19 +705,24 @@ static double noise(const struct tstate *t)
 static int take_sample(struct hdev *dv, struct hbuf *flush, size_t flush_bytes, struct tstate *t,
                        unsigned char fb)
 {
+    /* poison and flush are queued without waiting, so the kernel's start
+     * event is queued behind the flush and the device never idles waiting
+     * for the host's launch (MAGPIE_SYNC_FLUSH=1: the old synchronous fills,
+     * kept to reproduce the between-process split they caused) */
+    int (*fill)(struct hdev *, struct hbuf *, unsigned char, size_t) =
+        dv->ops->fill_async && !getenv("MAGPIE_SYNC_FLUSH") ? dv->ops->fill_async : dv->ops->fill;
     /* outputs poisoned before every sample (outside the timed region): the
      * re-check after timing then sees what the last timed launch wrote, so
      * a kernel that computes once and then does nothing is caught */
     for (int i = 0; i < t->e->sig.nargs; i++) {
         const struct harg *a = &t->e->sig.args[i];
-        if (a->pointer && !a->is_const &&
-            dv->ops->fill(dv, t->set.v[i].buf, POISON_BYTE, t->set.bytes[i])) {
+        if (a->pointer && !a->is_const && fill(dv, t->set.v[i].buf, POISON_BYTE, t->set.bytes[i])) {
             snprintf(t->err, sizeof(t->err), "poisoning '%s': %.400s", a->name, dv->err);
             return MP_EIO;
         }
     }
     /* then the flush, so the poisoned outputs are not left in the cache */
-    if (flush && dv->ops->fill(dv, flush, fb, flush_bytes)) {
+    if (flush && fill(dv, flush, fb, flush_bytes)) {
         snprintf(t->err, sizeof(t->err), "L2 flush: %.400s", dv->err);
         return MP_EIO;
     }

@@ -83,6 +83,11 @@ struct hdev_ops {
     int (*write)(struct hdev *dv, struct hbuf *b, const void *src, size_t bytes);
     int (*read)(struct hdev *dv, struct hbuf *b, void *dst, size_t bytes);
     int (*fill)(struct hdev *dv, struct hbuf *b, unsigned char byte, size_t bytes);
+    /* The same fill queued ahead of the next launch without waiting for it
+     * (NULL: use fill). Timing uses it so the device is still busy with the
+     * L2 flush when the start event and the kernel arrive: with an idle
+     * device the host's launch latency falls inside the timed region. */
+    int (*fill_async)(struct hdev *dv, struct hbuf *b, unsigned char byte, size_t bytes);
     /* Runs `batch` launches back to back; *ms = device time of the batch
      * (events), may be NULL when not timing. Waits for completion. */
     int (*launch)(struct hdev *dv, struct hkern *k, const struct hsig *sig, const struct hval *v,

@@ -1,0 +1,78 @@
+"""Helpers of bench/kernel_noise.sh.
+
+  kernel_noise.py job IN OUT [only=ID] KEY=VALUE...  copy of a harness/runner
+                                 job with timing keys set, one kernel kept
+  kernel_noise.py parse RESULT TAG...       one JSON line per timed kernel of
+                                            a harness/runner result
+  kernel_noise.py summary RAW               CoV of the per-process medians
+"""
+import json
+import statistics
+import sys
+
+
+def job(src, dst, kv):
+    j = json.load(open(src))
+    for a in kv:
+        if a.startswith("only="):  # keep this kernel and its reference
+            keep = [e for e in j["kernels"] if a[5:] in e["id"]]
+            for i, e in enumerate(keep):
+                e["ref"] = next((n for n, x in enumerate(keep) if x["is_reference"]), -1) \
+                    if not e["is_reference"] else -1
+            j["kernels"] = keep
+            continue
+        k, v = a.split("=", 1)
+        j["timing"][k] = json.loads(v)
+    j["timing"]["enabled"] = True
+    json.dump(j, open(dst, "w"))
+
+
+def parse(res, tags):
+    try:
+        r = json.load(open(res))
+    except (OSError, ValueError) as e:
+        print(json.dumps({"tags": tags, "error": str(e)}))
+        return
+    for k in r.get("kernels", []):
+        t = k.get("timing") or {}
+        s = t.get("samples_ms") or []
+        if not s:
+            continue
+        out = {"tags": tags, "kernel": k["id"], "median_ms": statistics.median(s), "n": len(s),
+               "stop": t.get("stop_reason"), "graph": t.get("cuda_graph"),
+               "recheck_ok": (k.get("correctness") or {}).get("recheck_ok")}
+        for key in ("clock_before_mhz", "clock_after_mhz", "temp_before_c", "temp_after_c",
+                    "gpu_before", "gpu_after"):
+            if key in t:
+                out[key] = t[key]
+        print(json.dumps(out))
+
+
+def summary(raw):
+    groups = {}
+    for line in open(raw):
+        try:
+            d = json.loads(line)
+        except ValueError:
+            continue
+        if "median_ms" not in d:
+            continue
+        key = (" ".join(d.get("tags", [])) or d.get("tool", "?"), d["kernel"])
+        groups.setdefault(key, []).append(d["median_ms"])
+    print("%-34s %-18s %3s %10s %10s %10s %8s" % ("tool/variant", "kernel", "N", "mean_us",
+                                                 "min_us", "max_us", "CoV%"))
+    for (tool, kern), v in sorted(groups.items()):
+        m = statistics.mean(v)
+        cov = 100 * statistics.stdev(v) / m if len(v) > 1 else float("nan")
+        print("%-34s %-18s %3d %10.3f %10.3f %10.3f %8.3f" % (tool, kern, len(v), m * 1e3,
+                                                             min(v) * 1e3, max(v) * 1e3, cov))
+        print("    medians_us: " + " ".join("%.2f" % (x * 1e3) for x in v))
+
+
+if __name__ == "__main__":
+    if sys.argv[1] == "job":
+        job(sys.argv[2], sys.argv[3], sys.argv[4:])
+    elif sys.argv[1] == "parse":
+        parse(sys.argv[2], sys.argv[3:])
+    else:
+        summary(sys.argv[2])
