@@ -236,12 +236,12 @@ static void report_usage(FILE *f)
         "  --enable-pseudo-ops           [--enable_pseudo_ops] its SGLang op-name pass, the\n"
         "                                unfused Triton MoE pseudo ops (vllm::moe_forward\n"
         "                                matmul_ogs kernels -> pseudo_op::moe_triton_unfused_*),\n"
-        "                                the GPTQ/AWQ and flydsl MoE ones\n"
-        "                                (pseudo_op::moe_gptq_awq_*, pseudo_op::moe_flydsl_*)\n"
-        "                                and the AITER MLA ones (pseudo_mla_decode_fwd,\n"
-        "                                pseudo_mla_prefill_fwd); the fused AITER MoE and\n"
-        "                                DeepSeek-V4 decode pseudo ops are not generated (a\n"
-        "                                warning says so)\n"
+        "                                the fused AITER, GPTQ/AWQ and flydsl MoE ones\n"
+        "                                (pseudo_op::moe_aiter_fused_1stage, _gptq_awq_*,\n"
+        "                                _flydsl_*) and the AITER MLA ones\n"
+        "                                (pseudo_mla_decode_fwd, pseudo_mla_prefill_fwd); the\n"
+        "                                DeepSeek-V4 decode pseudo ops and the paged-attention\n"
+        "                                KV-cache dtype marks are not made (a warning says so)\n"
         "  --fix-nested-ops              (magpie only) per-category sheets drop an op that\n"
         "                                sits inside another op of the same sheet, e.g.\n"
         "                                aten::addmm under aten::linear; TraceLens lists both\n"
@@ -428,9 +428,10 @@ static int cmd_report(int argc, char **argv)
         case R_PSEUDO:
             o.enable_pseudo_ops = true;
             fprintf(stderr, "magpie: warning: --enable-pseudo-ops: SGLang profiler op names are "
-                            "normalised and the unfused Triton, GPTQ/AWQ and flydsl MoE and "
-                            "AITER MLA pseudo ops made; the fused AITER MoE and DeepSeek-V4 "
-                            "decode pseudo ops are not implemented, those ops stay unsplit\n");
+                            "normalised and the MoE (unfused Triton, fused AITER, GPTQ/AWQ, "
+                            "flydsl) and AITER MLA pseudo ops made; the DeepSeek-V4 decode "
+                            "pseudo ops and the paged-attention KV-cache dtype marks are not "
+                            "implemented, those ops stay unsplit\n");
             break;
         case R_CAPTURE:
             o.capture_folder = optarg;

@@ -32,9 +32,13 @@
  * / "...: flydsl_moe_stage2" frame under aiter::fused_moe_ and its parent
  * (mp_trace_tree_insert_above).
  *
+ * And the fused AITER MoE (moe_fused_aiter, instead of the Triton one when
+ * vllm::rocm_aiter_fused_moe is in the trace): pseudo_op::moe_aiter_fused_1stage
+ * over the single fused-MoE kernel of each such op without cpu ops below.
+ *
  * Not implemented (no trace to check them against, and magpie's perf
- * models for them are stubs): the fused AITER MoE and DeepSeek-V4
- * paged-decode families and the paged-attention KV-cache dtype marks. */
+ * models for them are stubs): the DeepSeek-V4 paged-decode family and the
+ * paged-attention KV-cache dtype marks. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -206,8 +210,11 @@ static char *pseudo_args(const struct mp_trace_store *s, int32_t moe, const char
     rc = rc ? rc : mp_buf_puts(&b, "\"Sequence number\": ");
     if (!rc)
         rc = seq.p ? mp_buf_append(&b, seq.p, seq.n) : mp_buf_printf(&b, "%d", (int)moe);
-    rc = rc ? rc : mp_buf_puts(&b, ", \"Pseudo op\": true, ");
-    rc = rc ? rc : mp_buf_puts(&b, extra);
+    rc = rc ? rc : mp_buf_puts(&b, ", \"Pseudo op\": true");
+    if (extra && !rc) {
+        rc = mp_buf_puts(&b, ", ");
+        rc = rc ? rc : mp_buf_puts(&b, extra);
+    }
     rc = rc ? rc : mp_buf_putc(&b, '}');
     char *out = rc ? NULL : mp_strdup(mp_buf_cstr(&b));
     *len = out ? b.len : 0;
@@ -440,6 +447,86 @@ static bool has_name(const struct mp_trace_store *s, const int32_t *idx, size_t 
     return false;
 }
 
+/* any cpu_op below u (children lists); after a graph-capture merge
+ * TraceLens does not descend into events without GPU work below them */
+static bool cpu_op_below(const struct mp_trace_tree *t, int32_t u, int32_t cat_cpu, bool merged,
+                         int32_t **buf, size_t *cap)
+{
+    for (int32_t q = t->child_off[u]; q < t->child_off[u + 1]; q++) {
+        int32_t c = t->child[q];
+        if (!mp_trace_tree_is_child(t, u, c))
+            continue;
+        if (cat_cpu >= 0 && t->s->cat[c] == cat_cpu)
+            return true;
+        if (merged && !mp_kind_is_gpu(t->kind[c])) {
+            size_t n = 0;
+            if (mp_trace_tree_gpu_events(t, c, buf, &n, cap) == 0)
+                continue; /* non_gpu_path (an allocation failure reads the same) */
+        }
+        if (cpu_op_below(t, c, cat_cpu, merged, buf, cap))
+            return true;
+    }
+    return false;
+}
+
+/* pseudo_ops_registry's MoE_Fused: a vllm::rocm_aiter_fused_moe with no cpu
+ * op below it and exactly one AITER fused-MoE kernel ("aiter::" and "fmoe"
+ * in its name, no "MoeSorting", no "quant") gets
+ * pseudo_op::moe_aiter_fused_1stage over that kernel. */
+static int moe_fused_aiter(struct mp_trace_store *s, struct mp_trace_tree *t, const int32_t *idx,
+                           size_t nidx, int32_t aiter_id, size_t *added)
+{
+    int32_t cat_kernel = mp_intern_find(s->strings, "kernel", 6);
+    int32_t cat_cpu = mp_intern_find(s->strings, "cpu_op", 6);
+    bool merged = t->n_base < t->n;
+    struct pseudo_plan p = {.wrapped = calloc(t->n ? t->n : 1, 1)};
+    if (!p.wrapped)
+        return MP_ENOMEM;
+    int rc = 0;
+    bool stop = false;
+    int32_t *gpu = NULL, *tmp = NULL;
+    size_t cap = 0, tcap = 0;
+    for (size_t q = 0; q < nidx && !rc && !stop; q++) {
+        int32_t op = idx[q];
+        if (s->name[op] != aiter_id || cpu_op_below(t, op, cat_cpu, merged, &tmp, &tcap))
+            continue;
+        size_t ng = 0, nk = 0;
+        long got = mp_trace_tree_gpu_events(t, op, &gpu, &ng, &cap);
+        if (got < 0) {
+            rc = (int)got;
+            break;
+        }
+        int32_t kern = -1;
+        for (size_t g = 0; g < ng; g++) {
+            const char *kn = ev_name(s, gpu[g]);
+            if (cat_kernel >= 0 && s->cat[gpu[g]] == cat_kernel && strstr(kn, "aiter::") &&
+                strstr(kn, "fmoe") && !strstr(kn, "MoeSorting") && !contains_ci(kn, "quant")) {
+                kern = gpu[g];
+                nk++;
+            }
+        }
+        if (nk != 1)
+            continue;
+        bool ok;
+        rc = plan_inject(&p, t, kern, op, "pseudo_op::moe_aiter_fused_1stage", NULL, &ok);
+        stop = !ok;
+    }
+    free(gpu);
+    free(tmp);
+    if (stop)
+        mp_log(MP_LOG_WARN, "pseudo ops: an AITER MoE kernel has no launch call to wrap (or one "
+                            "wrapped twice); those pseudo ops stop there, as in TraceLens");
+    if (!rc)
+        rc = plan_apply(&p, s, t);
+    if (!rc)
+        *added += p.n;
+    for (size_t k = 0; k < p.n; k++)
+        free(p.ev[k].args);
+    free(p.ev);
+    free(p.wrapped);
+    return rc;
+}
+
 /* pseudo_ops_registry's MoE_Unfused_Triton */
 static int moe_unfused(struct mp_trace_store *s, struct mp_trace_tree *t, const int32_t *idx,
                        size_t nidx, size_t *added)
@@ -451,7 +538,11 @@ static int moe_unfused(struct mp_trace_store *s, struct mp_trace_tree *t, const 
     for (size_t i = 0; i < t->n && !has_ogs; i++)
         if (cat_kernel >= 0 && s->cat[i] == cat_kernel && s->name[i] >= 0)
             has_ogs = contains_ci(mp_intern_str(s->strings, s->name[i]), "matmul_ogs");
-    if (!has_name(s, idx, nidx, moe_id) || has_name(s, idx, nidx, aiter_id) || !has_ogs)
+    if (!has_name(s, idx, nidx, moe_id))
+        return 0;
+    if (has_name(s, idx, nidx, aiter_id))
+        return moe_fused_aiter(s, t, idx, nidx, aiter_id, added);
+    if (!has_ogs)
         return 0;
     struct pseudo_plan p = {.wrapped = calloc(t->n ? t->n : 1, 1)};
     if (!p.wrapped)

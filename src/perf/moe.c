@@ -25,7 +25,10 @@
  * w2 [E, K, I], [T, topk], ...]: N = I * (K // Kp) (packed weights), gated
  * when X == 2 * N, input / weight bytes from the first two Input types (2 /
  * 1 when unknown), compute spec matrix_<weight dtype>; stage 1 is the up
- * formula, stage 2 the down one. */
+ * formula, stage 2 the down one. The fused AITER op
+ * (pseudo_op::moe_aiter_fused_1stage) reads the same shapes: flops = fc1
+ * (x2 gated) + fc2 + M*K*(2*topk - 1), bytes = input + both weights
+ * (E_active * N * K each, fc1 x2 gated) + output, spec matrix_<input dtype>. */
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
@@ -218,8 +221,10 @@ void pm_moe_gptq_awq_down(struct pm_ctx *c)
 }
 
 /* TraceLens's moe_flydsl_stage1 / moe_flydsl_stage2 */
-static void moe_flydsl(struct pm_ctx *c, bool up)
+/* stage: 1 or 2 (flydsl), 0 the fused AITER 1-stage op */
+static void moe_flydsl(struct pm_ctx *c, int stage)
 {
+    bool up = stage == 1;
     struct pv *dims = pm_arg(c, "Input Dims");
     struct pv *in = pm_at(c, dims, 0), *w1 = pm_at(c, dims, 1), *w2 = pm_at(c, dims, 2);
     struct pv *tw = pm_at(c, dims, 3);
@@ -256,9 +261,15 @@ static void moe_flydsl(struct pm_ctx *c, bool up)
     pm_p_str(c, "weight_dtype", wdt);
     if (pm_begin(c, PM_FWD)) {
         double Md = (double)M, Kd = (double)K, Nd = (double)N, Ed = (double)E, t = (double)topk;
-        int gf = up && gated ? 2 : 1;
-        pm_set_flops(
-            c, (double)pm_mul(c, pm_mul(c, pm_mul(c, pm_mul(c, 2, M), K), N), pm_mul(c, topk, gf)));
+        int gf = (up || stage == 0) && gated ? 2 : 1;
+        int64_t f1 = pm_mul(c, pm_mul(c, pm_mul(c, pm_mul(c, 2, M), K), N), pm_mul(c, topk, gf));
+        if (stage == 0) { /* fc1 + fc2 + the top-k aggregation */
+            int64_t f2 = pm_mul(c, pm_mul(c, pm_mul(c, pm_mul(c, 2, M), K), N), topk);
+            int64_t agg = pm_mul(c, pm_mul(c, M, K), pm_add(c, pm_mul(c, 2, topk), -1));
+            pm_set_flops(c, (double)pm_add(c, pm_add(c, f1, f2), agg));
+        } else {
+            pm_set_flops(c, (double)f1);
+        }
         double ib = moe_bpe(idt), wb = moe_bpe(wdt);
         if (!ib)
             ib = 2; /* DTYPE_TO_BYTES.get(dtype, 2) */
@@ -269,23 +280,30 @@ static void moe_flydsl(struct pm_ctx *c, bool up)
         } else {
             double ea = Ed * (1 - pow((Ed - t) / Ed, Md));
             double b;
-            if (up)
+            if (stage == 0)
+                b = Md * Kd * ib + ea * Nd * Kd * wb * gf + ea * Nd * Kd * wb + Md * Kd * ib;
+            else if (up)
                 b = Md * Kd * ib + ea * gf * Kd * Nd * wb + Md * Nd * t * ib;
             else
                 b = Md * Nd * t * ib + ea * Nd * Kd * wb + Md * Kd * ib;
             pm_set_bytes(c, true, b);
         }
-        pm_set_spec(c, "matrix", wdt);
+        pm_set_spec(c, "matrix", stage == 0 ? idt : wdt);
     }
     pm_no_bwd(c, MP_PERF_SKIP);
 }
 
 void pm_moe_flydsl_stage1(struct pm_ctx *c)
 {
-    moe_flydsl(c, true);
+    moe_flydsl(c, 1);
 }
 
 void pm_moe_flydsl_stage2(struct pm_ctx *c)
 {
-    moe_flydsl(c, false);
+    moe_flydsl(c, 2);
+}
+
+void pm_moe_aiter_fused_1stage(struct pm_ctx *c)
+{
+    moe_flydsl(c, 0);
 }

@@ -336,6 +336,7 @@ void pm_moe_gptq_awq_up(struct pm_ctx *c);
 void pm_moe_gptq_awq_down(struct pm_ctx *c);
 void pm_moe_flydsl_stage1(struct pm_ctx *c);
 void pm_moe_flydsl_stage2(struct pm_ctx *c);
+void pm_moe_aiter_fused_1stage(struct pm_ctx *c);
 
 void pm_iattn_base(struct pm_ctx *c);
 void pm_iattn_dv_dim2(struct pm_ctx *c);

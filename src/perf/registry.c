@@ -99,7 +99,7 @@ static const struct pm_class K_perf_model_primus_turbo_quantize_mxfp4_dual = {
     "primus_turbo_quantize_mxfp4_dual", "UnaryElementwise", NULL, NULL};
 static const struct pm_class K_perf_model_aiter_gemm_a4w4 = {"aiter_gemm_a4w4", "GEMM", NULL, NULL};
 static const struct pm_class K_moe_perf_model_extensions_moe_aiter_fused_1stage = {
-    "moe_aiter_fused_1stage", "MoE_fused", NULL, NULL};
+    "moe_aiter_fused_1stage", "MoE_fused", NULL, pm_moe_aiter_fused_1stage};
 static const struct pm_class K_moe_perf_model_extensions_moe_aiter_unfused_up = {
     "moe_aiter_unfused_up", "MoE_unfused", NULL, NULL};
 static const struct pm_class K_moe_perf_model_extensions_moe_aiter_unfused_down = {

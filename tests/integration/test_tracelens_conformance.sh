@@ -143,5 +143,10 @@ FLYS="gpu_timeline ops_summary_by_category ops_summary ops_unique_args unified_p
 SHEETS=$FLYS run_case "$I/flydsl_synth.json.gz" "$I/flydsl_synth" --inference --enable_pseudo_ops
 SHEETS=$FLYS run_case "$I/flydsl_synth.json.gz" "$I/flydsl_synth_py" --inference --enable_pseudo_ops \
     --group_by_parent_module --include_call_stack --group_by_num_kernels
+# the fused AITER MoE pseudo op on a synthetic trace (pseudo_synth.py --aiter)
+AITS="gpu_timeline ops_summary_by_category ops_summary ops_unique_args unified_perf_summary GEMM MoE_fused_fwd"
+SHEETS=$AITS run_case "$I/aiter_fused_synth.json.gz" "$I/aiter_fused_synth" --inference --enable_pseudo_ops
+SHEETS=$AITS run_case "$I/aiter_fused_synth.json.gz" "$I/aiter_fused_synth_py" --inference \
+    --enable_pseudo_ops --group_by_parent_module --include_call_stack --group_by_num_kernels
 echo "$n trace(s), $fails with differences"
 [ "$fails" = 0 ]
