@@ -240,8 +240,10 @@ static void report_usage(FILE *f)
         "                                (pseudo_op::moe_aiter_fused_1stage, _gptq_awq_*,\n"
         "                                _flydsl_*) and the AITER MLA ones\n"
         "                                (pseudo_mla_decode_fwd, pseudo_mla_prefill_fwd); the\n"
-        "                                DeepSeek-V4 decode pseudo ops and the paged-attention\n"
-        "                                KV-cache dtype marks are not made (a warning says so)\n"
+        "                                DeepSeek-V4 decode pseudo ops are not made (a warning\n"
+        "                                says so); with paged-attention ops in the trace none\n"
+        "                                are made, as in TraceLens (its module for them is\n"
+        "                                missing)\n"
         "  --fix-nested-ops              (magpie only) per-category sheets drop an op that\n"
         "                                sits inside another op of the same sheet, e.g.\n"
         "                                aten::addmm under aten::linear; TraceLens lists both\n"
@@ -430,8 +432,7 @@ static int cmd_report(int argc, char **argv)
             fprintf(stderr, "magpie: warning: --enable-pseudo-ops: SGLang profiler op names are "
                             "normalised and the MoE (unfused Triton, fused AITER, GPTQ/AWQ, "
                             "flydsl) and AITER MLA pseudo ops made; the DeepSeek-V4 decode "
-                            "pseudo ops and the paged-attention KV-cache dtype marks are not "
-                            "implemented, those ops stay unsplit\n");
+                            "pseudo ops are not implemented, those ops stay unsplit\n");
             break;
         case R_CAPTURE:
             o.capture_folder = optarg;

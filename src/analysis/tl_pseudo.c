@@ -36,9 +36,12 @@
  * vllm::rocm_aiter_fused_moe is in the trace): pseudo_op::moe_aiter_fused_1stage
  * over the single fused-MoE kernel of each such op without cpu ops below.
  *
+ * A trace with _rocm_C::paged_attention or aiter::paged_attention_v1 gets
+ * none of them: TraceLens then fails to import its KV-cache dtype module and
+ * drops every family.
+ *
  * Not implemented (no trace to check them against, and magpie's perf
- * models for them are stubs): the DeepSeek-V4 paged-decode family and the
- * paged-attention KV-cache dtype marks. */
+ * models for them are stubs): the DeepSeek-V4 paged-decode family. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1032,6 +1035,17 @@ int tl_pseudo_apply(struct mp_trace_store *s, struct mp_trace_tree *t, size_t *a
     int32_t *idx = NULL;
     size_t nidx = 0;
     int rc = name_index(t, &idx, &nidx);
+    /* TraceLens (at 171dd747) detects its paged-attention KV-cache dtype
+     * marks by these names and then imports a module it does not ship: the
+     * error drops every pseudo op (the SGLang names are already renamed) */
+    int32_t pa1 = mp_intern_find(s->strings, "_rocm_C::paged_attention", 24);
+    int32_t pa2 = mp_intern_find(s->strings, "aiter::paged_attention_v1", 25);
+    if (!rc && (has_name(s, idx, nidx, pa1) || has_name(s, idx, nidx, pa2))) {
+        mp_log(MP_LOG_WARN, "pseudo ops: none made for a trace with paged attention ops, as "
+                            "TraceLens, whose extension for them fails to load");
+        free(idx);
+        return 0;
+    }
     /* in pseudo_ops_registry's order; each family sees the tree the
      * previous ones left, but the name index TraceLens never updates */
     rc = rc ? rc : moe_unfused(s, t, idx, nidx, added);

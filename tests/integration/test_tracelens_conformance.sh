@@ -148,5 +148,8 @@ AITS="gpu_timeline ops_summary_by_category ops_summary ops_unique_args unified_p
 SHEETS=$AITS run_case "$I/aiter_fused_synth.json.gz" "$I/aiter_fused_synth" --inference --enable_pseudo_ops
 SHEETS=$AITS run_case "$I/aiter_fused_synth.json.gz" "$I/aiter_fused_synth_py" --inference \
     --enable_pseudo_ops --group_by_parent_module --include_call_stack --group_by_num_kernels
+# with a paged-attention op TraceLens makes no pseudo op (pseudo_synth.py --paged)
+SHEETS="gpu_timeline ops_summary_by_category ops_summary ops_unique_args unified_perf_summary GEMM" \
+    run_case "$I/moe_paged_synth.json.gz" "$I/moe_paged_synth" --inference --enable_pseudo_ops
 echo "$n trace(s), $fails with differences"
 [ "$fails" = 0 ]
