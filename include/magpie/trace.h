@@ -66,6 +66,10 @@ struct mp_trace_event {
     struct mp_strview args;               /* raw text of "args" object, or empty */
     struct mp_strview input_dims;         /* raw text of args["Input Dims"], or empty */
     struct mp_strview raw;                /* the whole event's JSON text, '{' to '}' */
+    /* members of "args" that only number the event ("External id", "Ev Idx",
+     * "Record function id"), key to end of value, in order of appearance */
+    struct mp_strview id_members[4];
+    unsigned n_id_members;
 };
 
 /* Called once per event. Return 0 to continue; any other value stops the

@@ -555,12 +555,14 @@ static const char *scan_args(struct parser *ps, const char *p, const char *end, 
     /* a repeated "args" replaces the earlier one entirely */
     ev->flags &= ~(uint32_t)(MP_EV_EXTID | MP_EV_CORR | MP_EV_DIMS | MP_EV_STREAM);
     ev->input_dims.n = 0;
+    ev->n_id_members = 0;
     p = skip_ws(p + 1, end);
     if (p >= end)
         return incomplete(ps);
     if (*p != '}') {
         for (;;) {
             struct mp_strview k;
+            const char *member = p;
             p = scan_key(ps, p, end, &k);
             if (!p)
                 return NULL;
@@ -614,6 +616,11 @@ static const char *scan_args(struct parser *ps, const char *p, const char *end, 
             }
             if (!p)
                 return NULL;
+            if ((KEY_IS(k, "External id") || KEY_IS(k, "Ev Idx") ||
+                 KEY_IS(k, "Record function id")) &&
+                ev->n_id_members < sizeof(ev->id_members) / sizeof(ev->id_members[0]))
+                ev->id_members[ev->n_id_members++] =
+                    (struct mp_strview){member, (size_t)(p - member)};
             p = skip_ws(p, end);
             if (p >= end)
                 return incomplete(ps);

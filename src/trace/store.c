@@ -54,73 +54,30 @@ static bool is_op(const struct mp_trace_event *ev)
            (ev->cat.n == 15 && memcmp(ev->cat.p, "python_function", 15) == 0);
 }
 
-/* End of the JSON value starting at p (valid JSON: the parser checked it). */
-static const char *value_end(const char *p, const char *end)
+/* The args text without the members that only number the event (the
+ * parser marked them), and without the separators they leave behind. */
+static int strip_ids(const struct mp_trace_event *ev, struct mp_buf *out)
 {
-    int depth = 0;
-    bool str = false;
-    for (; p < end; p++) {
-        char ch = *p;
-        if (str) {
-            if (ch == '\\')
-                p++;
-            else if (ch == '"')
-                str = false;
-            if (!str && depth == 0)
-                return p + 1;
-            continue;
+    const char *pos = ev->args.p, *end = ev->args.p + ev->args.n;
+    int rc = 0;
+    for (unsigned i = 0; i < ev->n_id_members && !rc; i++) {
+        const struct mp_strview *m = &ev->id_members[i];
+        rc = mp_buf_append(out, pos, (size_t)(m->p - pos));
+        const char *q = m->p + m->n;
+        while (q < end && (*q == ' ' || *q == '\n' || *q == '\t' || *q == '\r'))
+            q++;
+        if (q < end && *q == ',') {
+            q++;
+        } else { /* the last member: drop the comma before it instead */
+            while (out->len && (out->data[out->len - 1] == ' ' || out->data[out->len - 1] == '\n' ||
+                                out->data[out->len - 1] == '\t' || out->data[out->len - 1] == '\r'))
+                out->len--;
+            if (out->len && out->data[out->len - 1] == ',')
+                out->len--;
         }
-        if (ch == '"') {
-            str = true;
-        } else if (ch == '[' || ch == '{') {
-            depth++;
-        } else if (ch == ']' || ch == '}') {
-            if (depth == 0)
-                return p; /* end of the enclosing object */
-            if (--depth == 0)
-                return p + 1;
-        } else if (depth == 0 &&
-                   (ch == ',' || ch == ' ' || ch == '\n' || ch == '\t' || ch == '\r')) {
-            return p;
-        }
+        pos = q;
     }
-    return end;
-}
-
-/* The args object without the members that only number the event. */
-static int strip_ids(struct mp_strview a, struct mp_buf *out)
-{
-    static const char *const drop[] = {"\"External id\"", "\"Ev Idx\"", "\"Record function id\""};
-    const char *p = a.p, *end = a.p + a.n;
-    int rc = mp_buf_putc(out, '{');
-    bool first = true;
-    while (p < end && *p != '{')
-        p++;
-    p++;
-    for (;;) {
-        while (p < end && (*p == ' ' || *p == '\n' || *p == '\t' || *p == '\r' || *p == ','))
-            p++;
-        if (p >= end || *p != '"')
-            break;
-        const char *k = p, *ke = value_end(p, end);
-        const char *v = ke;
-        while (v < end && *v != ':')
-            v++;
-        v++;
-        while (v < end && (*v == ' ' || *v == '\n' || *v == '\t' || *v == '\r'))
-            v++;
-        const char *ve = value_end(v, end);
-        bool skip = false;
-        for (size_t d = 0; d < sizeof(drop) / sizeof(drop[0]) && !skip; d++)
-            skip = (size_t)(ke - k) == strlen(drop[d]) && memcmp(k, drop[d], (size_t)(ke - k)) == 0;
-        if (!skip && !rc) {
-            rc = first ? 0 : mp_buf_puts(out, ", ");
-            rc = rc ? rc : mp_buf_append(out, k, (size_t)(ve - k));
-            first = false;
-        }
-        p = ve;
-    }
-    return rc ? rc : mp_buf_putc(out, '}');
+    return rc ? rc : mp_buf_append(out, pos, (size_t)(end - pos));
 }
 
 static int32_t intern_view(struct mp_intern *in, struct mp_strview v, bool present)
@@ -162,7 +119,7 @@ static int on_event(const struct mp_trace_event *ev, void *user)
         if (is_op(ev)) {
             /* shared: thousands of ops have the same shapes */
             mp_buf_reset(&c->scratch);
-            if (strip_ids(ev->args, &c->scratch) != 0)
+            if (strip_ids(ev, &c->scratch) != 0)
                 return mp_diag_set(c->d, MP_ENOMEM, "out of memory storing args");
             int32_t id = mp_intern_add(s->op_args, c->scratch.data, c->scratch.len);
             if (id < 0)
