@@ -39,9 +39,10 @@ struct mp_report_opts {
                                         call_stack columns from the nn.Module frames above each op */
     bool include_call_stack;         /* --include_call_stack: unified call_stack_full and
                                         entry_point columns */
-    bool enable_pseudo_ops;          /* --enable_pseudo_ops: so far only its first pass,
-                                        sglang_profiler:: op names losing their "_<n>"
-                                        suffix; the MoE / MLA pseudo ops are not made */
+    bool enable_pseudo_ops;          /* --enable_pseudo_ops: TraceLens's SGLang op-name pass
+                                        and its pseudo ops (Triton unfused, GPTQ/AWQ, flydsl
+                                        and AITER fused MoE, AITER MLA; tl_pseudo.c), not
+                                        the DeepSeek-V4 paged-decode family */
     const struct mp_perf_arch *arch; /* roofline columns when set (borrowed) */
     bool arch_auto; /* pick a built-in arch from the trace's deviceProperties name */
     mp_trace_progress_fn on_progress;
