@@ -698,6 +698,27 @@ static void tree_arrays_free(struct tree_arrays *a)
     free(a->child);
 }
 
+/* Replaces t's arrays with a's (the old ones are freed). */
+static void tree_install(struct mp_trace_tree *t, const struct tree_arrays *a)
+{
+    struct tree_arrays old = {t->kind,     t->t_end,     t->parent,    t->in_tree,
+                              t->cpu_root, t->launcher,  t->comm,      t->bwd_of,
+                              t->fwd_of,   t->recompute, t->child_off, t->child};
+    tree_arrays_free(&old);
+    t->kind = a->kind;
+    t->t_end = a->t_end;
+    t->parent = a->parent;
+    t->in_tree = a->in_tree;
+    t->cpu_root = a->cpu_root;
+    t->launcher = a->launcher;
+    t->comm = a->comm;
+    t->bwd_of = a->bwd_of;
+    t->fwd_of = a->fwd_of;
+    t->recompute = a->recompute;
+    t->child_off = a->child_off;
+    t->child = a->child;
+}
+
 static bool graft_valid(const struct mp_trace_tree *t, const struct mp_trace_tree_graft *g)
 {
     size_t n0 = t->n, n1 = n0 + g->n_new;
@@ -797,22 +818,7 @@ int mp_trace_tree_graft(struct mp_trace_tree *t, const struct mp_trace_tree_graf
         tree_arrays_free(&a);
         return MP_ENOMEM;
     }
-    struct tree_arrays old = {t->kind,     t->t_end,     t->parent,    t->in_tree,
-                              t->cpu_root, t->launcher,  t->comm,      t->bwd_of,
-                              t->fwd_of,   t->recompute, t->child_off, t->child};
-    tree_arrays_free(&old);
-    t->kind = a.kind;
-    t->t_end = a.t_end;
-    t->parent = a.parent;
-    t->in_tree = a.in_tree;
-    t->cpu_root = a.cpu_root;
-    t->launcher = a.launcher;
-    t->comm = a.comm;
-    t->bwd_of = a.bwd_of;
-    t->fwd_of = a.fwd_of;
-    t->recompute = a.recompute;
-    t->child_off = a.child_off;
-    t->child = a.child;
+    tree_install(t, &a);
     if (t->pseudo) { /* grafted events are never pseudo ops */
         uint8_t *np = realloc(t->pseudo, n1);
         if (np) {
@@ -933,23 +939,8 @@ int mp_trace_tree_insert_pseudo(struct mp_trace_tree *t, const int32_t *wrap, si
         free(pseudo);
         return rc;
     }
-    struct tree_arrays old = {t->kind,     t->t_end,     t->parent,    t->in_tree,
-                              t->cpu_root, t->launcher,  t->comm,      t->bwd_of,
-                              t->fwd_of,   t->recompute, t->child_off, t->child};
-    tree_arrays_free(&old);
+    tree_install(t, &a);
     free(t->pseudo);
-    t->kind = a.kind;
-    t->t_end = a.t_end;
-    t->parent = a.parent;
-    t->in_tree = a.in_tree;
-    t->cpu_root = a.cpu_root;
-    t->launcher = a.launcher;
-    t->comm = a.comm;
-    t->bwd_of = a.bwd_of;
-    t->fwd_of = a.fwd_of;
-    t->recompute = a.recompute;
-    t->child_off = a.child_off;
-    t->child = a.child;
     t->pseudo = pseudo;
     t->n = n1;
     return 0;
@@ -1081,23 +1072,8 @@ int mp_trace_tree_wrap_children(struct mp_trace_tree *t, const int32_t *wrap, si
     }
     free(new_of);
     free(stack);
-    struct tree_arrays old = {t->kind,     t->t_end,     t->parent,    t->in_tree,
-                              t->cpu_root, t->launcher,  t->comm,      t->bwd_of,
-                              t->fwd_of,   t->recompute, t->child_off, t->child};
-    tree_arrays_free(&old);
+    tree_install(t, &a);
     free(t->pseudo);
-    t->kind = a.kind;
-    t->t_end = a.t_end;
-    t->parent = a.parent;
-    t->in_tree = a.in_tree;
-    t->cpu_root = a.cpu_root;
-    t->launcher = a.launcher;
-    t->comm = a.comm;
-    t->bwd_of = a.bwd_of;
-    t->fwd_of = a.fwd_of;
-    t->recompute = a.recompute;
-    t->child_off = a.child_off;
-    t->child = a.child;
     t->pseudo = pseudo;
     t->n = n1;
     t->n_gpu = t->n_gpu_linked = 0;
@@ -1180,23 +1156,8 @@ int mp_trace_tree_insert_above(struct mp_trace_tree *t, const int32_t *target, s
     }
     a.child_off[n1] = o;
     free(new_of);
-    struct tree_arrays old = {t->kind,     t->t_end,     t->parent,    t->in_tree,
-                              t->cpu_root, t->launcher,  t->comm,      t->bwd_of,
-                              t->fwd_of,   t->recompute, t->child_off, t->child};
-    tree_arrays_free(&old);
+    tree_install(t, &a);
     free(t->pseudo);
-    t->kind = a.kind;
-    t->t_end = a.t_end;
-    t->parent = a.parent;
-    t->in_tree = a.in_tree;
-    t->cpu_root = a.cpu_root;
-    t->launcher = a.launcher;
-    t->comm = a.comm;
-    t->bwd_of = a.bwd_of;
-    t->fwd_of = a.fwd_of;
-    t->recompute = a.recompute;
-    t->child_off = a.child_off;
-    t->child = a.child;
     t->pseudo = pseudo;
     t->n = n1;
     t->n_gpu = t->n_gpu_linked = 0;
