@@ -5,6 +5,7 @@
 #define MAGPIE_CLI_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include <magpie/base.h>
 
@@ -49,5 +50,11 @@ struct cli_progress *cli_progress_new(const char *label, bool enabled);
 void cli_progress_update(struct cli_progress *p, unsigned long long done, unsigned long long total,
                          const char *unit);
 void cli_progress_finish(struct cli_progress *p);
+/* An mp_trace_progress_fn whose user pointer is a struct cli_progress. */
+void cli_progress_bytes(uint64_t bytes, uint64_t raw_pos, uint64_t raw_size, void *user);
+
+/* Parses a whole string as a number for option opt; prints the error and
+ * returns EXIT_USAGE when it is not one. */
+int cli_parse_double(const char *opt, const char *s, double *out);
 
 #endif

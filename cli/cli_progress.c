@@ -1,4 +1,5 @@
 /* Progress line on stderr for long work, only when stderr is a terminal. */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -53,4 +54,22 @@ void cli_progress_finish(struct cli_progress *p)
     if (p->drawn)
         fprintf(stderr, "\r\033[K");
     free(p);
+}
+
+void cli_progress_bytes(uint64_t bytes, uint64_t raw_pos, uint64_t raw_size, void *user)
+{
+    (void)bytes;
+    cli_progress_update(user, raw_pos, raw_size, "B");
+}
+
+int cli_parse_double(const char *opt, const char *s, double *out)
+{
+    char *end;
+    double v = strtod(s, &end);
+    if (end == s || *end) {
+        fprintf(stderr, "magpie: error: %s expects a number, not '%s'\n", opt, s);
+        return EXIT_USAGE;
+    }
+    *out = v;
+    return 0;
 }

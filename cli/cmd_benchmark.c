@@ -51,18 +51,6 @@ static void usage(FILE *f)
         "  magpie benchmark --trace-dir traces/ --group-by normalized --json\n");
 }
 
-static int parse_double(const char *opt, const char *s, double *out)
-{
-    char *end;
-    double v = strtod(s, &end);
-    if (end == s || *end) {
-        fprintf(stderr, "magpie: error: %s expects a number, not '%s'\n", opt, s);
-        return EXIT_USAGE;
-    }
-    *out = v;
-    return 0;
-}
-
 struct progress_ctx {
     struct cli_progress *p;
 };
@@ -176,15 +164,15 @@ static int gap_mode(int argc, char **argv, const struct cli_global *g)
             break;
         }
         case O_START:
-            if ((rc = parse_double("--start-pct", optarg, &cfg.start_pct)))
+            if ((rc = cli_parse_double("--start-pct", optarg, &cfg.start_pct)))
                 return rc;
             break;
         case O_END:
-            if ((rc = parse_double("--end-pct", optarg, &cfg.end_pct)))
+            if ((rc = cli_parse_double("--end-pct", optarg, &cfg.end_pct)))
                 return rc;
             break;
         case O_MIND:
-            if ((rc = parse_double("--min-duration-us", optarg, &cfg.min_duration_us)))
+            if ((rc = cli_parse_double("--min-duration-us", optarg, &cfg.min_duration_us)))
                 return rc;
             break;
         case O_CATS:
@@ -377,7 +365,7 @@ static void on_signal(int sig)
 
 static int serve_num(const char *opt, const char *v, double lo, double *out)
 {
-    int rc = parse_double(opt, v, out);
+    int rc = cli_parse_double(opt, v, out);
     if (rc == 0 && !(*out >= lo)) {
         fprintf(stderr, "magpie: error: %s expects a number >= %g, not '%s'\n", opt, lo, v);
         return EXIT_USAGE;

@@ -44,12 +44,6 @@ static void kernels_usage(FILE *f)
                "  magpie trace kernels results/benchmark_vllm_x/torch_trace --json\n");
 }
 
-static void on_progress(uint64_t bytes, uint64_t raw_pos, uint64_t raw_size, void *user)
-{
-    (void)bytes;
-    cli_progress_update(user, raw_pos, raw_size, "B");
-}
-
 static int write_table(const char *dir, const char *name, const struct mp_kernel_table *t,
                        struct mp_diag *d)
 {
@@ -121,7 +115,7 @@ static int cmd_kernels(int argc, char **argv)
     struct mp_diag d;
     mp_diag_clear(&d);
     struct mp_kernel_summary *s = NULL;
-    int rc = mp_kernel_summary_run(argv[optind], on_progress, p, &s, &d);
+    int rc = mp_kernel_summary_run(argv[optind], cli_progress_bytes, p, &s, &d);
     cli_progress_finish(p);
     if (rc)
         return cli_report_error(&d, rc);
@@ -488,7 +482,7 @@ static int cmd_report(int argc, char **argv)
     }
     o.arch_auto = arch_name && strcmp(arch_name, "auto") == 0;
     struct cli_progress *p = cli_progress_new("reading trace", !quiet);
-    o.on_progress = on_progress;
+    o.on_progress = cli_progress_bytes;
     o.progress_user = p;
     struct mp_report *r = NULL;
     uint64_t t0 = mp_time_ns();
@@ -698,7 +692,7 @@ static int cmd_collective(int argc, char **argv)
                              .world_size = ws,
                              .gpus_per_node = (int)gpn,
                              .detailed = detailed,
-                             .on_progress = on_progress,
+                             .on_progress = cli_progress_bytes,
                              .progress_user = p};
     struct mp_report *r = NULL;
     uint64_t t0 = mp_time_ns();

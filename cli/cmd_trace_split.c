@@ -39,24 +39,6 @@ static void split_usage(FILE *f)
             "  magpie trace split trace.json.gz -o split -i 10:20\n");
 }
 
-static int parse_num(const char *opt, const char *s, double *out)
-{
-    char *end;
-    double v = strtod(s, &end);
-    if (end == s || *end) {
-        fprintf(stderr, "magpie: error: %s expects a number, not '%s'\n", opt, s);
-        return EXIT_USAGE;
-    }
-    *out = v;
-    return 0;
-}
-
-static void on_progress(uint64_t bytes, uint64_t raw_pos, uint64_t raw_size, void *user)
-{
-    (void)bytes;
-    cli_progress_update(user, raw_pos, raw_size, "B");
-}
-
 int cli_trace_split(int argc, char **argv)
 {
     enum { S_SINGLE = 1000, S_SS, S_DIV, S_NSTEPS, S_CONC, S_OSL, S_R, S_GZ };
@@ -99,14 +81,14 @@ int cli_trace_split(int argc, char **argv)
             o.divide_phases = true;
             break;
         case S_NSTEPS:
-            if (parse_num("--num-steps", optarg, &v) || v < 1 || v > 1e6 || v != (int)v) {
+            if (cli_parse_double("--num-steps", optarg, &v) || v < 1 || v > 1e6 || v != (int)v) {
                 fprintf(stderr, "magpie: error: --num-steps wants an integer >= 1\n");
                 return EXIT_USAGE;
             }
             o.num_steps = (int)v;
             break;
         case S_CONC:
-            if (parse_num("--CONC", optarg, &v) || v != (long long)v) {
+            if (cli_parse_double("--CONC", optarg, &v) || v != (long long)v) {
                 fprintf(stderr, "magpie: error: --CONC wants an integer\n");
                 return EXIT_USAGE;
             }
@@ -114,7 +96,7 @@ int cli_trace_split(int argc, char **argv)
             o.workload.conc = (int64_t)v;
             break;
         case S_OSL:
-            if (parse_num("--OSL", optarg, &v) || !(v > 0)) {
+            if (cli_parse_double("--OSL", optarg, &v) || !(v > 0)) {
                 fprintf(stderr, "magpie: error: --OSL wants a positive number\n");
                 return EXIT_USAGE;
             }
@@ -122,13 +104,13 @@ int cli_trace_split(int argc, char **argv)
             o.workload.osl = v;
             break;
         case S_R:
-            if (parse_num("--R", optarg, &v))
+            if (cli_parse_double("--R", optarg, &v))
                 return EXIT_USAGE;
             o.workload.have_r = true;
             o.workload.r = v;
             break;
         case S_GZ:
-            if (parse_num("--gzip-level", optarg, &v) || v < 1 || v > 9 || v != (int)v) {
+            if (cli_parse_double("--gzip-level", optarg, &v) || v < 1 || v > 9 || v != (int)v) {
                 fprintf(stderr, "magpie: error: --gzip-level wants 1..9\n");
                 return EXIT_USAGE;
             }
@@ -152,7 +134,7 @@ int cli_trace_split(int argc, char **argv)
         return EXIT_USAGE;
     }
     struct cli_progress *p = cli_progress_new("reading trace", !quiet);
-    o.on_progress = on_progress;
+    o.on_progress = cli_progress_bytes;
     o.progress_user = p;
     struct mp_trace_split_result r;
     struct mp_diag d;

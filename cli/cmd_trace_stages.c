@@ -95,12 +95,6 @@ static void print_summary(const struct mp_buf *js, double secs)
     json_decref(root);
 }
 
-static void on_progress(uint64_t bytes, uint64_t raw_pos, uint64_t raw_size, void *user)
-{
-    (void)bytes;
-    cli_progress_update(user, raw_pos, raw_size, "B");
-}
-
 int cli_trace_stages(int argc, char **argv)
 {
     enum { T_FW = 1000, T_ST, T_NS, T_ISL, T_OSL, T_CONC, T_RR, T_ARCH, T_ARCHJ, T_JSON };
@@ -219,7 +213,7 @@ int cli_trace_stages(int argc, char **argv)
     }
     o.arch_auto = arch_name && strcmp(arch_name, "auto") == 0;
     struct cli_progress *p = cli_progress_new("reading trace", !quiet && !json);
-    o.on_progress = on_progress;
+    o.on_progress = cli_progress_bytes;
     o.progress_user = p;
     struct mp_buf out;
     mp_buf_init(&out, 0);
