@@ -528,19 +528,16 @@ static uint64_t pyhash(int64_t v)
     return (uint64_t)h;
 }
 
-static void pyset_place(int64_t *key, uint8_t *full, size_t mask, int64_t k)
+/* CPython's probe sequence: the slot holding k, or the first empty one. */
+static size_t pyset_probe(const int64_t *key, const uint8_t *full, size_t mask, int64_t k)
 {
     uint64_t h = pyhash(k), perturb = h;
     size_t i = (size_t)(h & mask);
     for (;;) {
         size_t probes = i + PYSET_LINEAR_PROBES <= mask ? PYSET_LINEAR_PROBES : 0;
-        for (size_t j = 0; j <= probes; j++) {
-            if (!full[i + j]) {
-                full[i + j] = 1;
-                key[i + j] = k;
-                return;
-            }
-        }
+        for (size_t j = 0; j <= probes; j++)
+            if (!full[i + j] || key[i + j] == k)
+                return i + j;
         perturb >>= PYSET_PERTURB_SHIFT;
         i = (size_t)((i * 5 + 1 + perturb) & mask);
     }
@@ -559,8 +556,11 @@ static int pyset_resize(struct pyset *ps, size_t minused)
         return MP_ENOMEM;
     }
     for (size_t i = 0; ps->full && i <= ps->mask; i++) /* old table order */
-        if (ps->full[i])
-            pyset_place(key, full, n - 1, ps->key[i]);
+        if (ps->full[i]) {
+            size_t at = pyset_probe(key, full, n - 1, ps->key[i]);
+            full[at] = 1;
+            key[at] = ps->key[i];
+        }
     free(ps->key);
     free(ps->full);
     ps->key = key;
@@ -573,26 +573,15 @@ static int pyset_add(struct pyset *ps, int64_t k)
 {
     if (!ps->full && pyset_resize(ps, 0) != 0)
         return MP_ENOMEM;
-    uint64_t h = pyhash(k), perturb = h;
-    size_t i = (size_t)(h & ps->mask);
-    for (;;) {
-        size_t probes = i + PYSET_LINEAR_PROBES <= ps->mask ? PYSET_LINEAR_PROBES : 0;
-        for (size_t j = 0; j <= probes; j++) {
-            size_t at = i + j;
-            if (ps->full[at] && ps->key[at] == k)
-                return 0; /* already there */
-            if (!ps->full[at]) {
-                ps->full[at] = 1;
-                ps->key[at] = k;
-                ps->fill++;
-                if (ps->fill * 5 < ps->mask * 3)
-                    return 0;
-                return pyset_resize(ps, ps->fill > 50000 ? ps->fill * 2 : ps->fill * 4);
-            }
-        }
-        perturb >>= PYSET_PERTURB_SHIFT;
-        i = (size_t)((i * 5 + 1 + perturb) & ps->mask);
-    }
+    size_t at = pyset_probe(ps->key, ps->full, ps->mask, k);
+    if (ps->full[at])
+        return 0; /* already there */
+    ps->full[at] = 1;
+    ps->key[at] = k;
+    ps->fill++;
+    if (ps->fill * 5 < ps->mask * 3)
+        return 0;
+    return pyset_resize(ps, ps->fill > 50000 ? ps->fill * 2 : ps->fill * 4);
 }
 
 static void pyset_clear(struct pyset *ps)
