@@ -261,6 +261,39 @@ static int cmp_str_ptr(const void *a, const void *b)
     return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
+static int pct_cells(struct mp_csv *csv, struct mp_buf *cell, double ms, double total, double *cum)
+{
+    double pct = ms / total * 100;
+    *cum += pct;
+    int rc = tl_csv_float(csv, cell, pct, true);
+    return rc ? rc : tl_csv_float(csv, cell, *cum, true);
+}
+
+static double total_ms(const struct cgroup *g, size_t ng)
+{
+    double t = 0;
+    for (size_t i = 0; i < ng; i++)
+        t += g[i].sum / 1000;
+    return t;
+}
+
+/* Time by category for the human views (report.h's mp_report_cat). */
+static int fill_cats(struct mp_report *r, const struct cgroup *g, size_t ng)
+{
+    r->cats = calloc(ng ? ng : 1, sizeof(*r->cats));
+    if (!r->cats)
+        return MP_ENOMEM;
+    for (size_t i = 0; i < ng; i++) {
+        r->cats[i].name = mp_strdup(g[i].key);
+        r->cats[i].ms = g[i].sum / 1000;
+        r->cats[i].count = (size_t)g[i].count;
+        r->n_cats++;
+        if (!r->cats[i].name)
+            return MP_ENOMEM;
+    }
+    return 0;
+}
+
 static int sheet_by_category(struct mp_report *r, const struct mp_trace_tree *t,
                              const struct lset *ls, struct mp_buf *b)
 {
@@ -274,29 +307,18 @@ static int sheet_by_category(struct mp_report *r, const struct mp_trace_tree *t,
     rc = rc ? rc
             : mp_buf_puts(b, "Count,total_direct_kernel_time_ms,Percentage (%),"
                              "Cumulative Percentage (%)\n");
-    double total_ms = 0;
-    for (size_t i = 0; i < ng; i++)
-        total_ms += g[i].sum / 1000;
-    double cum = 0;
+    double tot = total_ms(g, ng), cum = 0;
     struct mp_buf cell;
     mp_buf_init(&cell, 0);
-    r->cats = calloc(ng ? ng : 1, sizeof(*r->cats));
-    if (!r->cats)
-        rc = MP_ENOMEM;
+    rc = rc ? rc : fill_cats(r, g, ng);
     for (size_t i = 0; i < ng && !rc; i++) {
-        double ms = g[i].sum / 1000, pct = ms / total_ms * 100;
-        cum += pct;
-        r->cats[i].name = mp_strdup(g[i].key);
-        r->cats[i].ms = ms;
-        r->cats[i].count = (size_t)g[i].count;
-        r->n_cats++;
+        double ms = g[i].sum / 1000;
         rc = mp_csv_str(&csv, g[i].key);
         if (t->recompute)
             rc = rc ? rc : mp_csv_str(&csv, g[i].recompute ? "True" : "False");
         rc = rc ? rc : mp_csv_fmt(&csv, "%llu", (unsigned long long)g[i].count);
         rc = rc ? rc : tl_csv_float(&csv, &cell, ms, true);
-        rc = rc ? rc : tl_csv_float(&csv, &cell, pct, true);
-        rc = rc ? rc : tl_csv_float(&csv, &cell, cum, true);
+        rc = rc ? rc : pct_cells(&csv, &cell, ms, tot, &cum);
         rc = rc ? rc : mp_csv_end_row(&csv);
     }
     mp_buf_fini(&cell);
@@ -317,15 +339,11 @@ static int sheet_ops_summary(const struct mp_trace_tree *t, const struct lset *l
             : mp_buf_puts(b, "total_direct_kernel_time_sum,total_subtree_kernel_time_sum,"
                              "total_direct_kernel_time_ms,total_subtree_kernel_time_ms,Count,"
                              "Categories,Percentage (%),Cumulative Percentage (%)\n");
-    double total_ms = 0;
-    for (size_t i = 0; i < ng; i++)
-        total_ms += g[i].sum / 1000;
-    double cum = 0;
+    double tot = total_ms(g, ng), cum = 0;
     struct mp_buf cell;
     mp_buf_init(&cell, 0);
     for (size_t i = 0; i < ng && !rc; i++) {
-        double ms = g[i].sum / 1000, pct = ms / total_ms * 100;
-        cum += pct;
+        double ms = g[i].sum / 1000;
         rc = mp_csv_str(&csv, g[i].key);
         if (t->recompute)
             rc = rc ? rc : mp_csv_str(&csv, g[i].recompute ? "True" : "False");
@@ -336,16 +354,9 @@ static int sheet_ops_summary(const struct mp_trace_tree *t, const struct lset *l
         rc = rc ? rc : mp_csv_fmt(&csv, "%llu", (unsigned long long)g[i].count);
         qsort(g[i].cats, (size_t)g[i].ncats, sizeof(char *), cmp_str_ptr);
         mp_buf_reset(&cell);
-        rc = rc ? rc : mp_buf_putc(&cell, '[');
-        for (int c = 0; c < g[i].ncats && !rc; c++) {
-            if (c)
-                rc = mp_buf_puts(&cell, ", ");
-            rc = rc ? rc : tl_pystr_repr(&cell, g[i].cats[c], strlen(g[i].cats[c]));
-        }
-        rc = rc ? rc : mp_buf_putc(&cell, ']');
+        rc = rc ? rc : tl_pylist_repr(&cell, g[i].cats, (size_t)g[i].ncats);
         rc = rc ? rc : mp_csv_field(&csv, mp_buf_cstr(&cell), cell.len);
-        rc = rc ? rc : tl_csv_float(&csv, &cell, pct, true);
-        rc = rc ? rc : tl_csv_float(&csv, &cell, cum, true);
+        rc = rc ? rc : pct_cells(&csv, &cell, ms, tot, &cum);
         rc = rc ? rc : mp_csv_end_row(&csv);
     }
     mp_buf_fini(&cell);
@@ -450,15 +461,6 @@ static int launcher_stacks(const struct mp_trace_tree *t, struct lset *ls)
     return rc;
 }
 
-static int pct_cells(struct mp_csv *csv, struct mp_buf *cell, double ms, double total_ms,
-                     double *cum)
-{
-    double pct = ms / total_ms * 100;
-    *cum += pct;
-    int rc = tl_csv_float(csv, cell, pct, true);
-    return rc ? rc : tl_csv_float(csv, cell, *cum, true);
-}
-
 /* get_df_kernel_launchers_summary_by_category_module */
 static int sheet_by_category_module(struct mp_report *r, const struct mp_trace_tree *t,
                                     struct lset *ls, bool modules, struct mp_buf *b)
@@ -471,14 +473,7 @@ static int sheet_by_category_module(struct mp_report *r, const struct mp_trace_t
         free(cg);
         return MP_ENOMEM;
     }
-    r->cats = calloc(nc ? nc : 1, sizeof(*r->cats));
-    int rc = r->cats ? 0 : MP_ENOMEM;
-    for (size_t i = 0; i < nc && !rc; i++) {
-        r->cats[i].name = mp_strdup(cg[i].key);
-        r->cats[i].ms = cg[i].sum / 1000;
-        r->cats[i].count = (size_t)cg[i].count;
-        r->n_cats++;
-    }
+    int rc = fill_cats(r, cg, nc);
     free(cg);
     struct mp_csv csv;
     mp_csv_init(&csv, b, "\n");
@@ -488,9 +483,7 @@ static int sheet_by_category_module(struct mp_report *r, const struct mp_trace_t
     rc = rc ? rc
             : mp_buf_puts(b, "total_direct_kernel_time_ms,Percentage (%),"
                              "Cumulative Percentage (%)\n");
-    double total_ms = 0, cum = 0;
-    for (size_t i = 0; i < ng; i++)
-        total_ms += g[i].sum / 1000;
+    double tot = total_ms(g, ng), cum = 0;
     struct mp_buf cell;
     mp_buf_init(&cell, 0);
     for (size_t i = 0; i < ng && !rc; i++) {
@@ -502,7 +495,7 @@ static int sheet_by_category_module(struct mp_report *r, const struct mp_trace_t
         if (modules)
             rc = rc ? rc : mp_csv_str(&csv, L->stack);
         rc = rc ? rc : tl_csv_float(&csv, &cell, g[i].sum / 1000, true);
-        rc = rc ? rc : pct_cells(&csv, &cell, g[i].sum / 1000, total_ms, &cum);
+        rc = rc ? rc : pct_cells(&csv, &cell, g[i].sum / 1000, tot, &cum);
         rc = rc ? rc : mp_csv_end_row(&csv);
     }
     mp_buf_fini(&cell);
@@ -527,9 +520,7 @@ static int sheet_ops_summary_module(const struct mp_trace_tree *t, struct lset *
                              "Categories,");
     rc = rc ? rc : mp_buf_puts(b, modules ? "call_stack_first," : "");
     rc = rc ? rc : mp_buf_puts(b, "Percentage (%),Cumulative Percentage (%)\n");
-    double total_ms = 0, cum = 0;
-    for (size_t i = 0; i < ng; i++)
-        total_ms += g[i].sum / 1000;
+    double tot = total_ms(g, ng), cum = 0;
     struct mp_buf cell;
     mp_buf_init(&cell, 0);
     for (size_t i = 0; i < ng && !rc; i++) {
@@ -548,7 +539,7 @@ static int sheet_ops_summary_module(const struct mp_trace_tree *t, struct lset *
         rc = rc ? rc : mp_csv_field(&csv, mp_buf_cstr(&cell), cell.len);
         if (modules)
             rc = rc ? rc : mp_csv_str(&csv, L->stack);
-        rc = rc ? rc : pct_cells(&csv, &cell, g[i].sum / 1000, total_ms, &cum);
+        rc = rc ? rc : pct_cells(&csv, &cell, g[i].sum / 1000, tot, &cum);
         rc = rc ? rc : mp_csv_end_row(&csv);
     }
     mp_buf_fini(&cell);
