@@ -190,12 +190,12 @@ static int put_arg(struct mp_buf *b, const struct mp_trace_store *s, int32_t moe
     return rc;
 }
 
-/* The args of a pseudo op (inject_pseudo_op's): the MoE op's four shape
- * keys and Sequence number (its UID when absent), "Pseudo op", then extra.
- * "External id" (the kernel's correlation) goes to the store's column, as
- * the store keeps it for every cpu_op. */
-static char *pseudo_args(const struct mp_trace_store *s, int32_t moe, const char *extra,
-                         size_t *len)
+/* The args of a pseudo op: the donor op's four shape keys and Sequence
+ * number (seq_uid when the donor has none), "Pseudo op", then extra.
+ * "External id" (inject_pseudo_op's kernel correlation) goes to the store's
+ * column, as the store keeps it for every cpu_op. */
+static char *pseudo_args(const struct mp_trace_store *s, int32_t moe, int32_t seq_uid,
+                         const char *extra, size_t *len)
 {
     struct mp_buf b;
     mp_buf_init(&b, 0);
@@ -212,7 +212,7 @@ static char *pseudo_args(const struct mp_trace_store *s, int32_t moe, const char
                                  "Sequence number", &seq);
     rc = rc ? rc : mp_buf_puts(&b, "\"Sequence number\": ");
     if (!rc)
-        rc = seq.p ? mp_buf_append(&b, seq.p, seq.n) : mp_buf_printf(&b, "%d", (int)moe);
+        rc = seq.p ? mp_buf_append(&b, seq.p, seq.n) : mp_buf_printf(&b, "%d", (int)seq_uid);
     rc = rc ? rc : mp_buf_puts(&b, ", \"Pseudo op\": true");
     if (extra && !rc) {
         rc = mp_buf_puts(&b, ", ");
@@ -250,7 +250,7 @@ static int plan_inject(struct pseudo_plan *p, const struct mp_trace_tree *t, int
     e->launch = launch;
     e->parent = parent;
     e->name = mp_intern_add(s->strings, name, strlen(name));
-    e->args = pseudo_args(s, moe, extra, &e->args_len);
+    e->args = pseudo_args(s, moe, moe, extra, &e->args_len);
     if (e->name < 0 || !e->args) {
         free(e->args);
         return MP_ENOMEM;
@@ -737,64 +737,54 @@ static int32_t find_below(const struct mp_trace_tree *t, int32_t u, int32_t name
     return -1;
 }
 
-/* Appends pseudo ops `name` for frames wrap[0..nw) with donors dn[] to
- * the store and wraps the frames' children with them. */
-static int mla_flush(struct mp_trace_store *s, struct mp_trace_tree *t, const int32_t *wrap,
-                     const int32_t *dn, size_t nw, const char *pseudo)
+/* Appends pseudo ops `pseudo` for frames fr[0..n), each with the shapes of
+ * its donor op dn[] (Sequence number: the donor's, else the frame's UID when
+ * seq_from_frame, else the donor's UID) and the frame's pid, tid, ts and dur,
+ * then puts them in the tree: wrapping each frame's children
+ * (inject_pseudo_op_wrap_children) or above each frame
+ * (inject_pseudo_op_above_event). */
+static int frames_flush(struct mp_trace_store *s, struct mp_trace_tree *t, const int32_t *fr,
+                        const int32_t *dn, size_t n, const char *pseudo, const char *extra,
+                        bool seq_from_frame, bool wrap)
 {
-    if (nw == 0)
+    if (n == 0)
         return 0;
     size_t n0 = s->n;
     int32_t name = mp_intern_add(s->strings, pseudo, strlen(pseudo));
     int32_t cat = mp_intern_add(s->strings, "cpu_op", 6);
-    if (name < 0 || cat < 0 || store_grow(s, n0 + nw))
+    if (name < 0 || cat < 0 || store_grow(s, n0 + n))
         return MP_ENOMEM;
-    static const char *const keys[] = {"Input Dims", "Input type", "Input Strides",
-                                       "Concrete Inputs"};
     const uint32_t keep =
         MP_EV_PID | MP_EV_TID | MP_EV_PID_STR | MP_EV_TID_STR | MP_EV_TS | MP_EV_DUR;
     int rc = 0;
-    for (size_t k = 0; k < nw && !rc; k++) {
-        size_t i = n0 + k;
-        int32_t f = wrap[k], d = dn[k];
-        struct mp_buf b;
-        mp_buf_init(&b, 0);
-        rc = mp_buf_putc(&b, '{');
-        for (size_t q = 0; q < 4 && !rc; q++) {
-            rc = put_arg(&b, s, d, keys[q]);
-            rc = rc ? rc : mp_buf_puts(&b, ", ");
-        }
-        /* the donor's Sequence number, else the frame's UID */
-        struct mp_strview seq = {NULL, 0};
-        if (s->args[d])
-            (void)mp_trace_json_find((struct mp_strview){s->args[d], s->args_len[d]},
-                                     "Sequence number", &seq);
-        rc = rc ? rc : mp_buf_puts(&b, "\"Sequence number\": ");
-        if (!rc)
-            rc = seq.p ? mp_buf_append(&b, seq.p, seq.n) : mp_buf_printf(&b, "%d", (int)f);
-        rc = rc ? rc : mp_buf_puts(&b, ", \"Pseudo op\": true}");
-        char *args = rc ? NULL : mp_arena_strndup(s->arena, b.data, b.len);
-        if (!rc && !args)
+    for (size_t k = 0; k < n && !rc; k++) {
+        size_t i = n0 + k, len = 0;
+        int32_t f = fr[k], d = dn[k];
+        char *text = pseudo_args(s, d, seq_from_frame ? f : d, extra, &len);
+        char *args = text ? mp_arena_strndup(s->arena, text, len) : NULL;
+        free(text);
+        if (!args) {
             rc = MP_ENOMEM;
-        if (!rc) {
-            s->ph[i] = 'X';
-            s->flags[i] = MP_EV_NAME | MP_EV_CAT | MP_EV_ARGS | (s->flags[d] & MP_EV_DIMS) |
-                          (s->flags[f] & keep);
-            s->name[i] = name;
-            s->cat[i] = cat;
-            s->pid[i] = s->pid[f];
-            s->tid[i] = s->tid[f];
-            s->ts[i] = s->ts[f];
-            s->dur[i] = s->dur[f];
-            s->id[i] = s->external_id[i] = s->correlation[i] = s->stream[i] = 0;
-            s->args[i] = args;
-            s->args_len[i] = (uint32_t)b.len;
-            s->n++;
+            break;
         }
-        mp_buf_fini(&b);
+        s->ph[i] = 'X';
+        s->flags[i] =
+            MP_EV_NAME | MP_EV_CAT | MP_EV_ARGS | (s->flags[d] & MP_EV_DIMS) | (s->flags[f] & keep);
+        s->name[i] = name;
+        s->cat[i] = cat;
+        s->pid[i] = s->pid[f];
+        s->tid[i] = s->tid[f];
+        s->ts[i] = s->ts[f];
+        s->dur[i] = s->dur[f];
+        s->id[i] = s->external_id[i] = s->correlation[i] = s->stream[i] = 0;
+        s->args[i] = args;
+        s->args_len[i] = (uint32_t)len;
+        s->n++;
     }
     /* on an error the store keeps the events made so far; the report fails */
-    return rc ? rc : mp_trace_tree_wrap_children(t, wrap, nw);
+    if (rc)
+        return rc;
+    return wrap ? mp_trace_tree_wrap_children(t, fr, n) : mp_trace_tree_insert_above(t, fr, n);
 }
 
 /* The MLA decode / prefill extensions: every python frame whose name
@@ -857,7 +847,7 @@ static int mla_family(struct mp_trace_store *s, struct mp_trace_tree *t, const i
         for (int32_t p = t->parent[f]; p >= 0 && !nested; p = t->parent[p])
             nested = mark[p] == 1;
         if (nested) {
-            rc = mla_flush(s, t, wrap, dn, nw, pseudo);
+            rc = frames_flush(s, t, wrap, dn, nw, pseudo, NULL, true, true);
             *added += rc ? 0 : nw;
             nw = 0;
             for (size_t k = 0; k < nmarked; k++)
@@ -889,7 +879,7 @@ static int mla_family(struct mp_trace_store *s, struct mp_trace_tree *t, const i
     }
     free(gpu);
     if (!rc) {
-        rc = mla_flush(s, t, wrap, dn, nw, pseudo);
+        rc = frames_flush(s, t, wrap, dn, nw, pseudo, NULL, true, true);
         *added += rc ? 0 : nw;
     }
     free(rank);
@@ -907,66 +897,6 @@ static bool ends_with_marker(const char *n, const char *marker)
     size_t ln = strlen(n), lm = strlen(marker);
     return ln >= lm + 2 && n[ln - lm - 2] == ':' && n[ln - lm - 1] == ' ' &&
            strcmp(n + ln - lm, marker) == 0;
-}
-
-/* Appends flydsl pseudo ops `name` above targets tg[0..n) (shapes of the
- * fused ops fm[]) and inserts them. */
-static int flydsl_flush(struct mp_trace_store *s, struct mp_trace_tree *t, const int32_t *tg,
-                        const int32_t *fm, size_t n, const char *pseudo, const char *marker)
-{
-    if (n == 0)
-        return 0;
-    size_t n0 = s->n;
-    int32_t name = mp_intern_add(s->strings, pseudo, strlen(pseudo));
-    int32_t cat = mp_intern_add(s->strings, "cpu_op", 6);
-    if (name < 0 || cat < 0 || store_grow(s, n0 + n))
-        return MP_ENOMEM;
-    static const char *const keys[] = {"Input Dims", "Input type", "Input Strides",
-                                       "Concrete Inputs"};
-    const uint32_t keep =
-        MP_EV_PID | MP_EV_TID | MP_EV_PID_STR | MP_EV_TID_STR | MP_EV_TS | MP_EV_DUR;
-    int rc = 0;
-    for (size_t k = 0; k < n && !rc; k++) {
-        size_t i = n0 + k;
-        int32_t g = tg[k], d = fm[k];
-        struct mp_buf b;
-        mp_buf_init(&b, 0);
-        rc = mp_buf_putc(&b, '{');
-        for (size_t q = 0; q < 4 && !rc; q++) {
-            rc = put_arg(&b, s, d, keys[q]);
-            rc = rc ? rc : mp_buf_puts(&b, ", ");
-        }
-        /* the extension sets it to the fused op's, else that op's UID */
-        struct mp_strview seq = {NULL, 0};
-        if (s->args[d])
-            (void)mp_trace_json_find((struct mp_strview){s->args[d], s->args_len[d]},
-                                     "Sequence number", &seq);
-        rc = rc ? rc : mp_buf_puts(&b, "\"Sequence number\": ");
-        if (!rc)
-            rc = seq.p ? mp_buf_append(&b, seq.p, seq.n) : mp_buf_printf(&b, "%d", (int)d);
-        rc = rc ? rc
-                : mp_buf_printf(&b, ", \"Pseudo op\": true, \"MoE flydsl stage\": \"%s\"}", marker);
-        char *args = rc ? NULL : mp_arena_strndup(s->arena, b.data, b.len);
-        if (!rc && !args)
-            rc = MP_ENOMEM;
-        if (!rc) {
-            s->ph[i] = 'X';
-            s->flags[i] = MP_EV_NAME | MP_EV_CAT | MP_EV_ARGS | (s->flags[d] & MP_EV_DIMS) |
-                          (s->flags[g] & keep);
-            s->name[i] = name;
-            s->cat[i] = cat;
-            s->pid[i] = s->pid[g];
-            s->tid[i] = s->tid[g];
-            s->ts[i] = s->ts[g];
-            s->dur[i] = s->dur[g];
-            s->id[i] = s->external_id[i] = s->correlation[i] = s->stream[i] = 0;
-            s->args[i] = args;
-            s->args_len[i] = (uint32_t)b.len;
-            s->n++;
-        }
-        mp_buf_fini(&b);
-    }
-    return rc ? rc : mp_trace_tree_insert_above(t, tg, n);
 }
 
 /* pseudo_ops_registry's MoE_Flydsl: every python frame named
@@ -1019,7 +949,9 @@ static int moe_flydsl(struct mp_trace_store *s, struct mp_trace_tree *t, const i
             tg[ng] = e;
             fm[ng++] = f;
         }
-        rc = flydsl_flush(s, t, tg, fm, ng, names[st], markers[st]);
+        char extra[96];
+        snprintf(extra, sizeof(extra), "\"MoE flydsl stage\": \"%s\"", markers[st]);
+        rc = frames_flush(s, t, tg, fm, ng, names[st], extra, false, false);
         *added += rc ? 0 : ng;
     }
     free(rank);
