@@ -140,6 +140,9 @@ int mp_fs_write_atomic(const char *path, const void *data, size_t len, struct mp
 int mp_fs_mkdirs(const char *path, struct mp_diag *d);
 bool mp_fs_is_dir(const char *path);
 bool mp_fs_exists(const char *path);
+/* dir/name, without doubling a trailing '/' of dir; name NULL or "" gives a
+ * copy of dir. malloc'd, NULL when out of memory. */
+char *mp_fs_join(const char *dir, const char *name);
 /* Peak resident set size of this process in bytes (getrusage). */
 size_t mp_peak_rss(void);
 

@@ -711,15 +711,6 @@ static void sanitize(const char *v, char *out, size_t len)
         snprintf(out, len, "unknown");
 }
 
-static char *path_join(const char *a, const char *b)
-{
-    size_t n = strlen(a) + strlen(b) + 2;
-    char *r = malloc(n);
-    if (r)
-        snprintf(r, n, "%s%s%s", a, (*a && a[strlen(a) - 1] == '/') ? "" : "/", b);
-    return r;
-}
-
 struct stage_out {
     bool ran;
     char *out_dir;
@@ -739,9 +730,9 @@ int mp_stages_run(const struct mp_stages_opts *o, struct mp_buf *json, struct mp
         return mp_diag_set(d, MP_ENOTFOUND, "trace directory not found");
     }
     const char *out_root = o->output_dir ? o->output_dir : o->trace_dir;
-    char *split_dir = path_join(o->trace_dir, "trace_split");
-    char *capture = path_join(o->trace_dir, "capture_traces");
-    char *tl_dir = path_join(out_root, "tracelens");
+    char *split_dir = mp_fs_join(o->trace_dir, "trace_split");
+    char *capture = mp_fs_join(o->trace_dir, "capture_traces");
+    char *tl_dir = mp_fs_join(out_root, "tracelens");
     char *rank0 = locate_rank0(o->trace_dir, o->framework);
     struct strv errors = {0}, warnings = {0}, outputs = {0};
     struct stage_out so[ST_N];
@@ -792,7 +783,7 @@ int mp_stages_run(const struct mp_stages_opts *o, struct mp_buf *json, struct mp
     bool have_capture = false;
     {
         glob_t gl;
-        char *pat = path_join(capture, "*");
+        char *pat = mp_fs_join(capture, "*");
         int g = pat ? glob(pat, 0, NULL, &gl) : GLOB_NOSPACE;
         free(pat);
         have_capture = g == 0 && gl.gl_pathc > 0;
@@ -814,7 +805,7 @@ int mp_stages_run(const struct mp_stages_opts *o, struct mp_buf *json, struct mp
         }
         struct stage_out *s = &so[st];
         s->ran = true;
-        s->out_dir = path_join(tl_dir, stage_label[st]);
+        s->out_dir = mp_fs_join(tl_dir, stage_label[st]);
         struct mp_report_opts ro;
         mp_report_opts_defaults(&ro);
         ro.kernel_summary = false;
@@ -834,7 +825,7 @@ int mp_stages_run(const struct mp_stages_opts *o, struct mp_buf *json, struct mp
         rrc = rrc ? rrc : mp_fs_mkdirs(s->out_dir, &rd);
         rrc = rrc ? rrc : mp_report_write_csvs(rep, s->out_dir, &rd);
         if (!rrc) {
-            char *html = path_join(s->out_dir, "report.html");
+            char *html = mp_fs_join(s->out_dir, "report.html");
             char title[200];
             snprintf(title, sizeof(title), "%s stage: %s", stage_name[st],
                      strrchr(picks[st].path, '/') ? strrchr(picks[st].path, '/') + 1
@@ -862,7 +853,7 @@ int mp_stages_run(const struct mp_stages_opts *o, struct mp_buf *json, struct mp
             snprintf(name, sizeof(name), "%s_ISL%s_OSL%s_CONC%s_kernel_roofline_simple.csv",
                      stage_label[st], isl, osl, cc);
             if (mp_report_roofline_simple(rep, &simple) == 0) {
-                s->simple = path_join(tl_dir, name);
+                s->simple = mp_fs_join(tl_dir, name);
                 rrc = s->simple ? mp_fs_write_atomic(s->simple, simple.data ? simple.data : "",
                                                      simple.len, &rd)
                                 : MP_ENOMEM;
@@ -965,7 +956,7 @@ json:
         mp_buf_putc(json, '\n');
     }
     if (mp_fs_mkdirs(tl_dir, NULL) == 0) {
-        char *jp = path_join(tl_dir, "tracelens_analysis.json");
+        char *jp = mp_fs_join(tl_dir, "tracelens_analysis.json");
         if (jp)
             mp_fs_write_atomic(jp, json->data, json->len, NULL);
         free(jp);

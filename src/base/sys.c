@@ -24,6 +24,17 @@ bool mp_fs_is_dir(const char *path)
     return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
+char *mp_fs_join(const char *dir, const char *name)
+{
+    if (!name || !*name)
+        return mp_strdup(dir);
+    size_t dn = strlen(dir), len = dn + strlen(name) + 2;
+    char *r = malloc(len);
+    if (r)
+        snprintf(r, len, "%s%s%s", dir, dn && dir[dn - 1] != '/' ? "/" : "", name);
+    return r;
+}
+
 bool mp_fs_exists(const char *path)
 {
     struct stat st;

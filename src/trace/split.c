@@ -1111,21 +1111,9 @@ out:
 
 static char *join_path(const char *dir, const char *sub, const char *name)
 {
-    struct mp_buf b;
-    mp_buf_init(&b, 0);
-    mp_buf_puts(&b, dir);
-    if (sub && *sub) {
-        if (b.len && b.data[b.len - 1] != '/')
-            mp_buf_putc(&b, '/');
-        mp_buf_puts(&b, sub);
-    }
-    if (name) {
-        if (b.len && b.data[b.len - 1] != '/')
-            mp_buf_putc(&b, '/');
-        mp_buf_puts(&b, name);
-    }
-    char *r = mp_strdup(mp_buf_cstr(&b));
-    mp_buf_fini(&b);
+    char *d = mp_fs_join(dir, sub);
+    char *r = d ? mp_fs_join(d, name) : NULL;
+    free(d);
     return r;
 }
 

@@ -86,6 +86,22 @@ static void test_arena_and_intern(void **state)
     mp_intern_free(in);
 }
 
+static void test_fs_join(void **state)
+{
+    (void)state;
+    static const char *const cases[][3] = {
+        {"a", "b", "a/b"}, {"a/", "b", "a/b"}, {"", "b", "b"}, {"a", "", "a"}, {"/", "x", "/x"}};
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        char *j = mp_fs_join(cases[i][0], cases[i][1]);
+        assert_non_null(j);
+        assert_string_equal(j, cases[i][2]);
+        free(j);
+    }
+    char *j = mp_fs_join("dir", NULL);
+    assert_string_equal(j, "dir");
+    free(j);
+}
+
 static void test_atomic_write(void **state)
 {
     (void)state;
@@ -169,9 +185,13 @@ static void test_pyfloat(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_diag_first_error_wins), cmocka_unit_test(test_buf_limits),
-        cmocka_unit_test(test_arena_and_intern),      cmocka_unit_test(test_atomic_write),
-        cmocka_unit_test(test_csv_python_quoting),    cmocka_unit_test(test_pyfloat),
+        cmocka_unit_test(test_diag_first_error_wins),
+        cmocka_unit_test(test_buf_limits),
+        cmocka_unit_test(test_arena_and_intern),
+        cmocka_unit_test(test_atomic_write),
+        cmocka_unit_test(test_fs_join),
+        cmocka_unit_test(test_csv_python_quoting),
+        cmocka_unit_test(test_pyfloat),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
