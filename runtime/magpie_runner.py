@@ -18,10 +18,12 @@ kernel that leaves its output unwritten is caught. Without a reference the
 kernel is only checked for finite outputs and reported as unverified.
 
 Timing: CUDA events around batches of calls, warm-up by time, an L2 flush
-(a buffer twice the L2 size rewritten) before each sample, NVBench's
-stopping rule (min samples, min device time, relative noise target,
-timeout); in compare mode candidates are sampled round-robin. On a machine
-without a GPU the same loop runs with time.perf_counter_ns.
+(a buffer twice the L2 size rewritten) before each sample, a GPU spin
+queued ahead of the flush so the kernel is queued before the start event
+fires (see Timer), a CUDA graph of the batch for kernels under 20 us,
+NVBench's stopping rule (min samples, min device time, relative noise
+target, timeout); in compare mode candidates are sampled round-robin. On a
+machine without a GPU the same loop runs with time.perf_counter_ns.
 """
 import importlib.util
 import json
@@ -114,11 +116,24 @@ def compare(torch, out, ref, atol, rtol):
 
 
 class Timer:
+    """CUDA-event timing of one sample: [hold] [L2 flush] start fn*batch end.
+
+    The hold is a GPU spin (torch.cuda._sleep) queued first, sized from the
+    host's own enqueue time of the previous samples, so the kernel is
+    already queued when the start event fires: without it the host's
+    launch latency (tens of us from Python, different from process to
+    process) lands inside the timed interval whenever the flush ends before
+    the launch is queued. MAGPIE_NO_LAUNCH_HOLD=1 turns it off."""
+
     def __init__(self, torch, dev):
         self.torch, self.dev = torch, dev
         self.cuda = dev.type == "cuda"
         self.flush = None
         self.flush_bytes = 0
+        self.fills = 0
+        self.cycles_per_us = 0.0  # spin calibration; 0 = no hold
+        self.hold_cycles = 0
+        self.enqueue_us = []  # host enqueue time of the last samples
 
     def setup_flush(self, enabled):
         if not (enabled and self.cuda):
@@ -128,10 +143,36 @@ class Timer:
         self.flush_bytes = 2 * l2
         self.flush = self.torch.empty(self.flush_bytes, dtype=self.torch.int8, device=self.dev)
 
+    def setup_hold(self, fixed_cycles=0):
+        torch = self.torch
+        if not self.cuda or fixed_cycles < 0 or os.environ.get("MAGPIE_NO_LAUNCH_HOLD") or \
+                not hasattr(torch.cuda, "_sleep"):
+            return
+        if fixed_cycles > 0:
+            self.hold_cycles = int(fixed_cycles)
+            return
+        e0 = torch.cuda.Event(enable_timing=True)
+        e1 = torch.cuda.Event(enable_timing=True)
+        torch.cuda._sleep(1000)
+        e0.record()
+        torch.cuda._sleep(2000000)
+        e1.record()
+        e1.synchronize()
+        us = e0.elapsed_time(e1) * 1000
+        if us > 0:
+            self.cycles_per_us = 2000000 / us
+            self.hold_cycles = int(100 * self.cycles_per_us)  # 100 us until measured
+
+    def hold_us(self):
+        return self.hold_cycles / self.cycles_per_us if self.cycles_per_us else 0.0
+
     def time_batch(self, fn, batch):
         torch = self.torch
+        h0 = time.perf_counter()
+        if self.hold_cycles and self.cuda:
+            torch.cuda._sleep(self.hold_cycles)
         if self.flush is not None:
-            self.fills = getattr(self, "fills", 0) + 1
+            self.fills += 1
             self.flush.fill_(self.fills % 127)
         if self.cuda:
             e0 = torch.cuda.Event(enable_timing=True)
@@ -140,6 +181,10 @@ class Timer:
             for _ in range(batch):
                 fn()
             e1.record()
+            if self.cycles_per_us:  # next hold: 1.5x the slowest of the last 16 enqueues
+                self.enqueue_us.append((time.perf_counter() - h0) * 1e6)
+                del self.enqueue_us[:-16]
+                self.hold_cycles = int(self.cycles_per_us * (1.5 * max(self.enqueue_us) + 20))
             e1.synchronize()
             return e0.elapsed_time(e1)
         t0 = time.perf_counter_ns()
@@ -154,6 +199,8 @@ class Sampler:
         self.samples, self.sum_ms, self.mean, self.m2 = [], 0.0, 0.0, 0.0
         self.reason = ""
         self.batch = 1
+        self.graph = None  # CUDA graph of `batch` calls (short kernels)
+        self.graph_note = ""
         self.nhist = []  # last noise estimates, for NVBench's plateau test
 
     def warmup(self):
@@ -167,6 +214,33 @@ class Sampler:
                 break
         if best < 0.020:
             self.batch = min(1000, int(math.ceil(0.020 / best)))
+            if self.timer.cuda and not os.environ.get("MAGPIE_NO_CUDA_GRAPH"):
+                self.capture()
+
+    def capture(self):
+        """Short kernels: one sample replays a CUDA graph of `batch` calls, so
+        the host's per-call launch cost is not what gets timed."""
+        torch = self.torch = self.timer.torch
+        try:
+            side = torch.cuda.Stream()
+            side.wait_stream(torch.cuda.current_stream())
+            with torch.cuda.stream(side):
+                for _ in range(3):
+                    self.fn()
+            torch.cuda.current_stream().wait_stream(side)
+            g = torch.cuda.CUDAGraph()
+            with torch.cuda.graph(g):
+                for _ in range(self.batch):
+                    self.fn()
+            g.replay()
+            torch.cuda.synchronize()
+            self.graph = g
+        except Exception as e:  # capture-unsafe code (syncs, host reads): time plain launches
+            self.graph_note = "no CUDA graph (%s: %s)" % (type(e).__name__, str(e)[:200])
+            try:
+                torch.cuda.synchronize()
+            except Exception:
+                pass
 
     def noise(self):
         n = len(self.samples)
@@ -175,7 +249,10 @@ class Sampler:
         return math.sqrt(self.m2 / (n - 1)) / self.mean
 
     def take(self):
-        ms = self.timer.time_batch(self.fn, self.batch)
+        if self.graph is not None:
+            ms = self.timer.time_batch(self.graph.replay, 1)
+        else:
+            ms = self.timer.time_batch(self.fn, self.batch)
         v = ms / self.batch
         self.samples.append(v)
         self.sum_ms += ms
@@ -339,6 +416,7 @@ def main():
             c.update(ran=True, ok=False, message="raised: " + traceback.format_exc(limit=6))
     if timed:
         timer.setup_flush(tcfg.get("l2_flush", True))
+        timer.setup_hold(tcfg.get("hold_cycles", 0))
         for t in timed:
             try:
                 t[1].warmup()
@@ -369,7 +447,9 @@ def main():
                         break
         for i, smp, holder, t_ref, atol, rtol in live:
             tj = {"ran": True, "ok": True, "samples_ms": smp.samples, "batch": smp.batch,
-                  "stop_reason": smp.reason or "stopped with the other candidates",
+                  "cuda_graph": smp.graph is not None, "launch_hold_us": timer.hold_us(),
+                  "stop_reason": (smp.reason or "stopped with the other candidates") + (
+                      "; " + smp.graph_note if smp.graph_note else ""),
                   "l2_flush_bytes": timer.flush_bytes, "device": result["device"]}
             outs[i]["timing"] = tj
             if t_ref is not None:

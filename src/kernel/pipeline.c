@@ -733,10 +733,10 @@ static void apply_job_result(struct ctx *c, int i, json_t *res, bool python)
     }
     r->has_timing = true;
     k_timing_from_json(&r->timing, tj);
-    snprintf(r->timing.method, sizeof(r->timing.method), "%s",
-             python                                            ? "python_runner"
-             : json_is_true(json_object_get(tj, "cuda_graph")) ? "harness_cuda_graph"
-                                                               : "harness_events");
+    bool graph = json_is_true(json_object_get(tj, "cuda_graph"));
+    const char *method = python ? (graph ? "python_runner_cuda_graph" : "python_runner")
+                                : (graph ? "harness_cuda_graph" : "harness_events");
+    snprintf(r->timing.method, sizeof(r->timing.method), "%s", method);
     r->latency = r->timing.success ? MP_STAGE_SUCCESS : MP_STAGE_FAILED;
     if (!r->timing.success)
         k_add_error(r, "Latency: %s", r->timing.errors ? r->timing.errors : "no samples");

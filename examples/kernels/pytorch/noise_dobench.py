@@ -6,7 +6,7 @@ vadd: the very cubin of examples/kernels/cuda/vadd.cu (compiled by the
 caller) launched through the driver API on torch's stream, 16777259 floats,
 256 threads a block, as magpie's C harness launches it; without a cubin,
 torch.add(a, b, out=c). matmul_bf16_{4096,8192}: a @ b. softmax_4096:
-torch.softmax(x, -1)."""
+torch.softmax(x, -1). add_65536: a + b on 65536 floats."""
 import ctypes
 import json
 import sys
@@ -40,7 +40,8 @@ if len(sys.argv) > 1:
 m4 = [torch.randn(4096, 4096, dtype=torch.bfloat16, device="cuda") for _ in range(2)]
 m8 = [torch.randn(8192, 8192, dtype=torch.bfloat16, device="cuda") for _ in range(2)]
 x = torch.randn(4096, 4096, device="cuda")
-kernels = {"vadd": vadd, "matmul_bf16_8192": lambda: m8[0] @ m8[1],
+s1, s2 = torch.randn(65536, device="cuda"), torch.randn(65536, device="cuda")
+kernels = {"add_65536": lambda: s1 + s2, "vadd": vadd, "matmul_bf16_8192": lambda: m8[0] @ m8[1],
            "matmul_bf16_4096": lambda: m4[0] @ m4[1], "softmax_4096": lambda: torch.softmax(x, -1)}
 for name, call in kernels.items():
     med = triton.testing.do_bench(call, return_mode="median")
