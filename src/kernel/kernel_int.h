@@ -136,4 +136,24 @@ void k_compare_rank(struct mp_kernel_run *run, const struct mp_kernel_config *cf
 int k_write_reports(struct mp_kernel_run *run, const struct mp_kernel_config *cfg,
                     struct mp_diag *d);
 
+/* ---- GPU clock monitor (clockmon.c) ---- */
+
+/* nvidia-smi sampling the SM clock and the clock-event reasons every 50 ms
+ * into DIR/gpu_clocks.csv while a timed child runs. */
+struct k_clockmon {
+    struct mp_proc *proc; /* NULL: not running */
+    char path[4096];
+};
+
+/* Starts the monitor for GPU `index` when nvidia-smi is on PATH and
+ * MAGPIE_NO_CLOCK_MONITOR is unset; a monitor that cannot start is left off
+ * (returns non-zero, m->proc NULL). */
+int k_clockmon_start(struct k_clockmon *m, const char *dir, int index);
+/* Stops it and summarises its samples into t (clock_samples stays 0 when
+ * there were none). No-op when it was not started. */
+void k_clockmon_stop(struct k_clockmon *m, struct mp_kernel_timing *t);
+/* Parses `clocks.sm, clocks_event_reasons.active` lines (csv, noheader,
+ * nounits) into t's clock_* fields. Returns the number of busy samples. */
+int k_clockmon_parse(const char *text, size_t len, struct mp_kernel_timing *t);
+
 #endif

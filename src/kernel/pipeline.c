@@ -378,6 +378,25 @@ static void throttle_check(struct ctx *c, struct mp_kernel_timing *t)
                    t->clock_after_mhz < 0.85 * max && t->clock_after_mhz > 0;
     if (isfinite(t->temp_after_c) && t->temp_after_c >= 87)
         t->throttled = true;
+    /* a power or thermal cap during the run (the clock after it is an idle reading) */
+    if (t->clock_samples >= 3 && t->clock_capped_share >= 0.10)
+        t->throttled = true;
+}
+
+/* Clock monitor around a timed child: NVIDIA GPUs only; the device the
+ * child sees first (CUDA_VISIBLE_DEVICES' first entry when it is a number). */
+static void clockmon_start(struct ctx *c, struct k_clockmon *m, const char *dir)
+{
+    m->proc = NULL;
+    detect_gpu(c);
+    if (c->gpu.vendor != MP_GPU_VENDOR_NVIDIA || c->gpu.count == 0)
+        return;
+    const char *vis = getenv("CUDA_VISIBLE_DEVICES");
+    char *end = NULL;
+    long idx = vis && *vis ? strtol(vis, &end, 10) : 0;
+    if (vis && *vis && (end == vis || (*end && *end != ',') || idx < 0 || idx > 255))
+        idx = 0;
+    k_clockmon_start(m, dir, (int)idx);
 }
 
 /* One run of the last testcase command for its MAGPIE_LATENCY_JSON line.
@@ -405,8 +424,11 @@ static void stage_latency_marker(struct ctx *c, int i, int round)
         mp_buf_fini(&cmd);
         gpu_clock(c, &t->clock_before_mhz, &t->temp_before_c);
     }
+    struct k_clockmon mon;
+    clockmon_start(c, &mon, r->workdir);
     int rc = run_cmd(k, (const char *const *)k->testcase.argv[k->testcase.n - 1],
                      c->cfg->latency.timeout_s, log, &res, why, sizeof(why));
+    k_clockmon_stop(&mon, t);
     gpu_clock(c, &t->clock_after_mhz, &t->temp_after_c);
     const char *out = mp_buf_cstr(&res.out);
     const char *last = NULL;
@@ -965,12 +987,20 @@ static int run_all(const struct mp_kernel_config *cfg, const struct mp_kernel_op
         }
         double cb, tb, ca, ta;
         gpu_clock(&c, &cb, &tb);
-        json_t *res = run_job(&c, grp, ng, "run", python,
-                              ng == 1 ? run->results[grp[0]].workdir : run->workspace, false);
+        const char *jdir = ng == 1 ? run->results[grp[0]].workdir : run->workspace;
+        struct k_clockmon mon;
+        struct mp_kernel_timing during = {0};
+        clockmon_start(&c, &mon, jdir);
+        json_t *res = run_job(&c, grp, ng, "run", python, jdir, false);
+        k_clockmon_stop(&mon, &during);
         gpu_clock(&c, &ca, &ta);
         for (int j = 0; j < ng; j++) {
             struct mp_kernel_result *r = &run->results[grp[j]];
             apply_job_result(&c, grp[j], res, python);
+            r->timing.clock_samples = during.clock_samples;
+            r->timing.clock_mean_mhz = during.clock_mean_mhz;
+            r->timing.clock_min_mhz = during.clock_min_mhz;
+            r->timing.clock_capped_share = during.clock_capped_share;
             r->timing.clock_before_mhz = cb;
             r->timing.temp_before_c = tb;
             r->timing.clock_after_mhz = ca;

@@ -126,6 +126,32 @@ else
     echo "SKIP: nvcc not installed (CUDA compile checks)"
 fi
 
+# Clock monitor during the latency stage: with the nvidia-smi stand-in first
+# on PATH (tests/fixtures/gpu: an H200 recording, and for the monitor's loop
+# query the samples recorded during a power-capped 8192^3 matmul) the timed
+# testcase run gets those samples summarised and is flagged as throttled;
+# the monitor's output is kept in the workdir and no stand-in is left running.
+if [ -n "${MP_FIXTURES:-}" ] && [ -x "$MP_FIXTURES/gpu/bin/nvidia-smi" ]; then
+    # the testcase of k2.yaml, taking 1 s as a real timed run would
+    sed "s/sh -c 'echo ok; /sh -c 'sleep 1; echo ok; /" "$TMP/k2.yaml" >"$TMP/k3.yaml"
+    PATH="$MP_FIXTURES/gpu/bin:$PATH" MAGPIE_NO_NVML=1 "$MAGPIE" analyze -k "$TMP/k3.yaml" \
+        -o "$TMP/r3" --no-perf >"$TMP/out" 2>"$TMP/err" || fail "analyze with the stand-in: $(head -c 300 "$TMP/err")"
+    rep=$(ls -d "$TMP"/r3/analyze_timed_*/analyze_report.json 2>/dev/null | head -1)
+    python3 - "$rep" <<'PY' || fail "clock monitor summary"
+import json, sys
+r = json.load(open(sys.argv[1]))["results"][0]
+g = r["latency_result"]["gpu_state"]
+d = g["during_timing"]
+assert d["busy_samples"] == 389 and d["sm_clock_mhz_min"] == 1530, d
+assert abs(d["capped_share"] - 114 / 389) < 1e-9, d
+assert g["throttled"] is True, g
+PY
+    grep -q "power/thermal cap in 29% of them" "$TMP/out" || fail "terminal summary lacks the clock line"
+    [ -s "$(ls -d "$TMP"/r3/analyze_timed_*/0_timed/gpu_clocks.csv 2>/dev/null | head -1)" ] ||
+        fail "gpu_clocks.csv not kept"
+    pgrep -f "clocks_throttle_reasons.active" >/dev/null && fail "a clock monitor was left running"
+fi
+
 if [ "$fails" -gt 0 ]; then
     echo "$fails failure(s)"
     exit 1

@@ -311,12 +311,52 @@ static void test_harness_opencl(void **state)
     rmdir(dir);
 }
 
+/* The clock monitor's parser on nvidia-smi samples recorded on the H200 during
+ * two timed runs of magpie's runner (tests/fixtures/kernel/README.md): a
+ * 4096^3 bf16 matmul that stays at 1980 MHz and an 8192^3 one that runs
+ * under the software power cap. Counts checked against a Python reading of
+ * the same files. */
+static void test_clockmon_parse(void **state)
+{
+    (void)state;
+    const char *fx = getenv("MP_FIXTURES");
+    char path[1024];
+    size_t len = 0;
+    snprintf(path, sizeof(path), "%s/kernel/nvidia_smi_clocks_h200_matmul4096.csv", fx ? fx : ".");
+    char *text = slurp(path, &len);
+    assert_non_null(text);
+    struct mp_kernel_timing t;
+    memset(&t, 0, sizeof(t));
+    assert_int_equal(k_clockmon_parse(text, len, &t), 162);
+    assert_int_equal(t.clock_samples, 162);
+    assert_true(fabs(t.clock_mean_mhz - 1980) < 1e-9 && fabs(t.clock_min_mhz - 1980) < 1e-9);
+    assert_true(t.clock_capped_share == 0);
+    free(text);
+    snprintf(path, sizeof(path), "%s/kernel/nvidia_smi_clocks_h200_matmul8192.csv", fx ? fx : ".");
+    text = slurp(path, &len);
+    assert_non_null(text);
+    memset(&t, 0, sizeof(t));
+    assert_int_equal(k_clockmon_parse(text, len, &t), 389);
+    assert_true(fabs(t.clock_capped_share - 114.0 / 389) < 1e-12);
+    assert_true(fabs(t.clock_min_mhz - 1530) < 1e-9);
+    assert_true(fabs(t.clock_mean_mhz - 1885.1028277634962) < 1e-6);
+    free(text);
+    /* junk, idle-only and partial lines count nothing */
+    const char *junk = "N/A, N/A\n1980, 0x0000000000000001\n\n1755\n, 0x4\n1410, zz\n";
+    memset(&t, 0, sizeof(t));
+    assert_int_equal(k_clockmon_parse(junk, strlen(junk), &t), 0);
+    const char *one = "1410, 0x0000000000000004";
+    assert_int_equal(k_clockmon_parse(one, strlen(one), &t), 1);
+    assert_true(t.clock_capped_share == 1 && fabs(t.clock_mean_mhz - 1410) < 1e-9);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_signature),        cmocka_unit_test(test_ncu_csv),
         cmocka_unit_test(test_rocprof_trace),    cmocka_unit_test(test_accordo_parse),
         cmocka_unit_test(test_compare_verdicts), cmocka_unit_test(test_harness_opencl),
+        cmocka_unit_test(test_clockmon_parse),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
