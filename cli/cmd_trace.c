@@ -247,13 +247,55 @@ static void report_usage(FILE *f)
         "  --xlsx FILE                   [--output_xlsx_path] also write the sheets as an\n"
         "                                Excel workbook\n"
         "  --no-summary                  do not print the terminal summary (GPU time, time\n"
-        "                                by category, top ops)\n\n"
+        "                                by category, top ops)\n");
+    fprintf(
+        f,
+        "  --profile-json-path TRACE     [--profile_json_path] the trace, instead of the\n"
+        "                                TRACE argument\n"
+        "  --topk-short-kernels N        [--topk_short_kernels] keep the first N rows of\n"
+        "                                short_kernels_summary (pandas head(N): a negative N\n"
+        "                                drops |N| rows from the end)\n"
+        "  --topk-ops N, --topk-roofline-ops N  [--topk_ops, --topk_roofline_ops] accepted\n"
+        "                                and ignored, as TraceLens itself ignores them\n"
+        "  --include-overlap-info        [--include_overlap_info] also write\n"
+        "                                ops_unique_args_kl_overlap,\n"
+        "                                unified_perf_summary_kl_overlap and <sheet>_kl_overlap\n"
+        "                                (<sheet>_fwd_kl_overlap, _bwd_kl_overlap): the same\n"
+        "                                tables split by the names of the kernels of other\n"
+        "                                streams and ops that overlap an op's kernels by >= 1 us,\n"
+        "                                with their details and overlap_pct statistics\n"
+        "  --inductor-cache-dir DIR      [--inductor_cache_dir] accepted with a warning: Triton\n"
+        "                                kernels are modelled from the trace's args only\n"
+        "  --extension-file, --python-path, --comparison-json-path  [TraceLens names with\n"
+        "                                underscores] Python-only TraceLens features: refused\n"
+        "                                with exit status 2\n\n"
         "Underscore spellings (--output_csvs_dir ...) are accepted too.\n"
         "DIR/report.html is always written: one self-contained page with the roofline\n"
         "plot, time by category, GPU busy/idle and the top ops.\n\n"
         "example:\n"
         "  magpie trace report trace.json.gz -o report/\n"
-        "  magpie trace report trace.json.gz -o report/ --gpu-arch H200 --xlsx report.xlsx\n");
+        "  magpie trace report trace.json.gz -o report/ --gpu-arch H200 --xlsx report.xlsx\n"
+        "  magpie trace report --profile_json_path trace.json.gz --output_csvs_dir report/ \\\n"
+        "      --include_overlap_info --topk_short_kernels 20\n");
+}
+
+/* TraceLens options that run user Python (extensions, the GEMM simulator,
+ * TraceDiff against a second trace): nothing to do natively. */
+static int report_python_only(const char *opt)
+{
+    const char *what = "";
+    if (strstr(opt, "extension"))
+        what = "it loads a Python module (tree, perf-model and sheet hooks) into TraceLens";
+    else if (strstr(opt, "python"))
+        what = "it names the Python interpreter of TraceLens's GEMM simulator (Origami)";
+    else
+        what = "TraceLens's TraceDiff (tree edit distance between two traces, diff_stats "
+               "sheet and speedup columns) is not implemented";
+    fprintf(stderr,
+            "magpie: error: --%s is not supported by magpie trace report: %s; run TraceLens "
+            "itself for it\n",
+            opt, what);
+    return EXIT_USAGE;
 }
 
 static int cmd_report(int argc, char **argv)
@@ -281,7 +323,13 @@ static int cmd_report(int argc, char **argv)
         R_CSTACK,
         R_PSEUDO,
         R_CAPTURE,
-        R_SIMPLE
+        R_SIMPLE,
+        R_PJP,
+        R_TOPK_SK,
+        R_TOPK_IGN,
+        R_OVERLAP,
+        R_INDUCTOR,
+        R_PYONLY
     };
     static const struct option opts[] = {
         {"output-csvs-dir", required_argument, NULL, 'o'},
@@ -322,6 +370,24 @@ static int cmd_report(int argc, char **argv)
         {"enable-pseudo-ops", no_argument, NULL, R_PSEUDO},
         {"enable_pseudo_ops", no_argument, NULL, R_PSEUDO},
         {"roofline-simple", required_argument, NULL, R_SIMPLE},
+        {"profile-json-path", required_argument, NULL, R_PJP},
+        {"profile_json_path", required_argument, NULL, R_PJP},
+        {"topk-short-kernels", required_argument, NULL, R_TOPK_SK},
+        {"topk_short_kernels", required_argument, NULL, R_TOPK_SK},
+        {"topk-ops", required_argument, NULL, R_TOPK_IGN},
+        {"topk_ops", required_argument, NULL, R_TOPK_IGN},
+        {"topk-roofline-ops", required_argument, NULL, R_TOPK_IGN},
+        {"topk_roofline_ops", required_argument, NULL, R_TOPK_IGN},
+        {"include-overlap-info", no_argument, NULL, R_OVERLAP},
+        {"include_overlap_info", no_argument, NULL, R_OVERLAP},
+        {"inductor-cache-dir", required_argument, NULL, R_INDUCTOR},
+        {"inductor_cache_dir", required_argument, NULL, R_INDUCTOR},
+        {"extension-file", required_argument, NULL, R_PYONLY},
+        {"extension_file", required_argument, NULL, R_PYONLY},
+        {"python-path", required_argument, NULL, R_PYONLY},
+        {"python_path", required_argument, NULL, R_PYONLY},
+        {"comparison-json-path", required_argument, NULL, R_PYONLY},
+        {"comparison_json_path", required_argument, NULL, R_PYONLY},
         {"capture-folder", required_argument, NULL, R_CAPTURE},
         {"capture_folder", required_argument, NULL, R_CAPTURE},
         {"quiet", no_argument, NULL, 'q'},
@@ -331,13 +397,16 @@ static int cmd_report(int argc, char **argv)
     struct mp_report_opts o;
     mp_report_opts_defaults(&o);
     const char *out_dir = NULL, *arch_name = NULL, *arch_json = NULL, *xlsx = NULL;
-    const char *simple = NULL;
+    const char *simple = NULL, *trace = NULL;
     bool quiet = false, summary = true;
     struct mp_capture_stats cstats = {0};
     int c;
     opterr = 0;
     optind = 0;
-    while ((c = getopt_long(argc, argv, "o:qh", opts, NULL)) != -1) {
+    int li = -1;
+    while ((c = getopt_long(argc, argv, "o:qh", opts, &li)) != -1) {
+        const char *lname = li >= 0 ? opts[li].name : "?";
+        li = -1;
         char *end;
         if (c == R_ARCH) {
             arch_name = optarg;
@@ -359,6 +428,12 @@ static int cmd_report(int argc, char **argv)
             summary = false;
             continue;
         }
+        if (c == R_PJP) {
+            trace = optarg;
+            continue;
+        }
+        if (c == R_PYONLY)
+            return report_python_only(lname);
         switch (c) {
         case 'o':
             out_dir = optarg;
@@ -432,6 +507,37 @@ static int cmd_report(int argc, char **argv)
             o.capture_folder = optarg;
             o.capture_stats = &cstats;
             break;
+        case R_TOPK_SK:
+            /* an integer, as TraceLens's argparse type=int; pandas head()
+             * semantics, so a negative value drops rows from the end */
+            o.topk_short_kernels = strtol(optarg, &end, 10);
+            if (end == optarg || *end) {
+                fprintf(stderr,
+                        "magpie: error: --topk-short-kernels expects an integer, not '%s'\n",
+                        optarg);
+                return EXIT_USAGE;
+            }
+            o.has_topk_short_kernels = true;
+            break;
+        case R_TOPK_IGN:
+            /* accepted and unused, as in TraceLens (it never reads them) */
+            (void)strtol(optarg, &end, 10);
+            if (end == optarg || *end) {
+                fprintf(stderr, "magpie: error: --%s expects an integer, not '%s'\n", lname,
+                        optarg);
+                return EXIT_USAGE;
+            }
+            break;
+        case R_OVERLAP:
+            fprintf(stderr, "magpie: error: --include-overlap-info is not implemented yet\n");
+            return EXIT_USAGE;
+        case R_INDUCTOR:
+            fprintf(stderr,
+                    "magpie: warning: --inductor-cache-dir '%s' is not read: Triton kernels "
+                    "are modelled from the trace's own args only (PyTorch 2.4+ traces); "
+                    "TraceLens's fallback to the Inductor cache files is not implemented\n",
+                    optarg);
+            break;
         case R_MICRO: {
             /* an integer, as TraceLens's argparse type=int */
             long v = strtol(optarg, &end, 10);
@@ -457,8 +563,14 @@ static int cmd_report(int argc, char **argv)
             return EXIT_USAGE;
         }
     }
-    if (optind != argc - 1 || !out_dir) {
-        fprintf(stderr, "magpie: error: trace report takes one TRACE and -o DIR\n");
+    int npos = argc - optind;
+    bool one =
+        npos == 0 ? trace != NULL : npos == 1 && (!trace || strcmp(trace, argv[optind]) == 0);
+    if (one && !trace)
+        trace = argv[optind];
+    if (!one || !out_dir) {
+        fprintf(stderr, "magpie: error: trace report takes one TRACE (or --profile_json_path "
+                        "TRACE) and -o DIR\n");
         report_usage(stderr);
         return EXIT_USAGE;
     }
@@ -486,16 +598,16 @@ static int cmd_report(int argc, char **argv)
     o.progress_user = p;
     struct mp_report *r = NULL;
     uint64_t t0 = mp_time_ns();
-    int rc = mp_report_build(argv[optind], &o, &r, &d);
+    int rc = mp_report_build(trace, &o, &r, &d);
     cli_progress_finish(p);
     if (rc)
         return cli_report_error(&d, rc);
     rc = mp_report_write_csvs(r, out_dir, &d);
     char html[4200];
     if (!rc) {
-        const char *base = strrchr(argv[optind], '/');
+        const char *base = strrchr(trace, '/');
         snprintf(html, sizeof(html), "%s/report.html", out_dir);
-        rc = mp_report_write_html(r, html, base ? base + 1 : argv[optind], &d);
+        rc = mp_report_write_html(r, html, base ? base + 1 : trace, &d);
     }
     if (!rc && xlsx)
         rc = mp_report_write_xlsx(r, xlsx, &d);

@@ -519,6 +519,15 @@ static int sheet_short_kernels(struct ctx *c, const struct krow *rows, size_t n)
     }
     if (!rc)
         qsort(g, ng, sizeof(*g), cmp_sgroup);
+    /* --topk_short_kernels: pandas head(k) of the sorted table */
+    size_t nshow = ng;
+    if (c->o->has_topk_short_kernels) {
+        long k = c->o->topk_short_kernels;
+        if (k >= 0)
+            nshow = (size_t)k < ng ? (size_t)k : ng;
+        else
+            nshow = (size_t)(-(k + 1)) + 1 < ng ? ng - ((size_t)(-(k + 1)) + 1) : 0;
+    }
     b = rc ? NULL : new_sheet(c->r, "short_kernels_summary");
     if (!rc && !b)
         rc = MP_ENOMEM;
@@ -539,7 +548,7 @@ static int sheet_short_kernels(struct ctx *c, const struct krow *rows, size_t n)
         rc = rc ? rc : mp_csv_end_row(&csv);
         struct mp_buf cell;
         mp_buf_init(&cell, 0);
-        for (size_t i = 0; i < ng && !rc; i++) {
+        for (size_t i = 0; i < nshow && !rc; i++) {
             const char *k = mp_buf_cstr(&g[i].key);
             const char *end = k + g[i].key.len;
             while (!rc) {

@@ -65,6 +65,17 @@ run_case "$F/train_plain.json.gz" "$F/train_plain_micro5_tracelens_csvs" --micro
     --disable_coll_analysis
 run_case "$F/train_plain.json.gz" "$F/train_plain_bynk_tracelens_csvs" --group_by_num_kernels \
     --include_first_occurrence_time
+# TraceLens CLI flags (tests/fixtures/tracelens_flags/README.md): the trace
+# given as --profile_json_path, --topk_short_kernels (pandas head(), negative
+# drops from the end), --topk_ops / --topk_roofline_ops (ignored by TraceLens
+# too: the plain golden still matches)
+G=$SRC/tests/fixtures/tracelens_flags
+SHEETS=short_kernels_summary run_case "$F/train_plain.json.gz" "$G/train_topk5" --short_kernel_study \
+    --topk_short_kernels 5 --topk_ops 3 --topk_roofline_ops 2 --disable_coll_analysis
+SHEETS=short_kernels_summary run_case "$F/train_plain.json.gz" "$G/train_topk0" --topk_short_kernels 0
+SHEETS=short_kernels_summary run_case "$F/train_plain.json.gz" "$G/train_topk_neg" --topk_short_kernels -3
+run_case "--profile_json_path=$F/train_plain.json.gz" "$F/train_plain_tracelens_csvs" --topk_ops 3 \
+    --topk_roofline_ops 2
 # --fix-nested-ops (magpie only): aten::native_batch_norm runs inside
 # aten::batch_norm with the same kernels; TraceLens lists both in
 # Normalization, the fix keeps the outer one and the kernel-time total drops
