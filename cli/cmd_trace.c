@@ -529,8 +529,8 @@ static int cmd_report(int argc, char **argv)
             }
             break;
         case R_OVERLAP:
-            fprintf(stderr, "magpie: error: --include-overlap-info is not implemented yet\n");
-            return EXIT_USAGE;
+            o.include_overlap_info = true;
+            break;
         case R_INDUCTOR:
             fprintf(stderr,
                     "magpie: warning: --inductor-cache-dir '%s' is not read: Triton kernels "

@@ -750,8 +750,11 @@ int mp_report_build(const char *path, const struct mp_report_opts *o, struct mp_
     c.total_time_ms = c.r->timeline.total / 1e3;
     rc = rc ? rc : index_launchers(&c);
     rc = rc ? rc : sheet_timeline(&c);
+    struct tl_overlap *ov = NULL;
+    if (!rc && o->include_overlap_info && c.t->has_cpu_ops)
+        rc = tl_overlap_new(c.t, o->include_unlinked, &ov);
     if (!rc && c.t->has_cpu_ops)
-        rc = tl_sheets_ops(c.r, c.t, &c.ak, o, new_sheet);
+        rc = tl_sheets_ops(c.r, c.t, &c.ak, o, ov, new_sheet);
     const struct mp_perf_arch *arch = o->arch;
     struct mp_perf_arch detected;
     if (!arch && o->arch_auto && c.s->meta_device_properties) {
@@ -779,10 +782,11 @@ int mp_report_build(const char *path, const struct mp_report_opts *o, struct mp_
     if (!rc)
         rc = tl_apply_annotation(c.t, o->inference, &annot);
     if (!rc && c.t->has_cpu_ops)
-        rc = tl_sheet_unified(c.r, c.t, c.first_kernel, arch, &c.ak, o, annot, new_sheet);
+        rc = tl_sheet_unified(c.r, c.t, c.first_kernel, arch, &c.ak, o, annot, ov, new_sheet);
     if (!rc && c.t->has_cpu_ops)
-        rc = tl_sheets_perf(c.r, c.t, arch, o, annot, new_sheet);
+        rc = tl_sheets_perf(c.r, c.t, arch, o, annot, ov, new_sheet);
     free(annot);
+    tl_overlap_free(ov);
     struct krow *rows = NULL;
     size_t nrows = 0;
     bool any_cpu_op = false;

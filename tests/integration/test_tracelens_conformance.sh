@@ -76,6 +76,22 @@ SHEETS=short_kernels_summary run_case "$F/train_plain.json.gz" "$G/train_topk0" 
 SHEETS=short_kernels_summary run_case "$F/train_plain.json.gz" "$G/train_topk_neg" --topk_short_kernels -3
 run_case "--profile_json_path=$F/train_plain.json.gz" "$F/train_plain_tracelens_csvs" --topk_ops 3 \
     --topk_roofline_ops 2
+# --include_overlap_info: the *_kl_overlap sheets, TraceLens's own on the
+# shared mi300 ResNet (two streams: NCCL beside compute), also with
+# --detect_recompute or roofline and kernel-count columns, the sglang decode
+# inference trace with the inference options, and h100 BERT (one stream)
+TT=$D/tracelens-tests
+KLS="ops_unique_args_kl_overlap unified_perf_summary_kl_overlap GEMM_kl_overlap UnaryElementwise_kl_overlap BinaryElementwise_kl_overlap Normalization_kl_overlap SDPA_fwd_kl_overlap CONV_fwd_kl_overlap CONV_bwd_kl_overlap Reduce_fwd_kl_overlap Reduce_bwd_kl_overlap"
+for cc in "resnet_overlap|mi300/resnet_act_checkpoint.json.gz|" \
+    "resnet_recompute_overlap|mi300/resnet_act_checkpoint.json.gz|--detect_recompute" \
+    "resnet_arch_bynk_overlap|mi300/resnet_act_checkpoint.json.gz|--group_by_num_kernels --include_first_occurrence_time --gpu_arch_json_path $D/h200/H200-arch-datasheet.json" \
+    "sglang_overlap_full|inference/sglang_decode/sglang_Qwen3-8B_decode.json.gz|--inference --enable_pseudo_ops --group_by_parent_module --group_by_num_kernels --include_call_stack" \
+    "bert_overlap|h100/gaunernst_bert-small-uncased__1016001.json.gz|"; do
+    IFS='|' read -r fix trace fl <<<"$cc"
+    [ -f "$TT/$trace" ] || { echo "skip overlap $fix: $trace missing"; continue; }
+    # shellcheck disable=SC2086
+    SHEETS=$KLS run_case "$TT/$trace" "$G/$fix" --include_overlap_info $fl
+done
 # --fix-nested-ops (magpie only): aten::native_batch_norm runs inside
 # aten::batch_norm with the same kernels; TraceLens lists both in
 # Normalization, the fix keeps the outer one and the kernel-time total drops
