@@ -4,8 +4,9 @@
  * TraceLens finds overlapping GPU events once, in the sweep over the events
  * of the GPU timeline (linked ones, or all with --include_unlinked_kernels;
  * one sweep per is_recompute block under --detect_recompute): two events
- * overlap when they share >= 1 us, are not on the same stream and do not
- * have the same nearest cpu_op ancestor. Each event keeps the others in a
+ * overlap when they share >= 1 us and are not on the same stream (the
+ * intended exclusion of kernels of one cpu_op never takes effect in
+ * TraceLens, see sweep()). Each event keeps the others in a
  * Python set, and every later step walks those sets in CPython's table
  * order, which decides the order of names and the float sums; so the sets
  * (and the set of active events of the sweep, with its deletions) are
@@ -201,14 +202,6 @@ static int cmp_point(const void *a, const void *b)
     return x->uid < y->uid ? -1 : (x->uid > y->uid ? 1 : 0); /* stable: event order */
 }
 
-static int32_t nearest_cpu_op(const struct mp_trace_tree *t, int32_t i)
-{
-    for (int32_t p = t->parent[i]; p >= 0; p = t->parent[p])
-        if (t->kind[p] == MP_K_CPU_OP)
-            return p;
-    return -1;
-}
-
 static int sweep(struct tl_overlap *ov, bool include_unlinked, int recompute)
 {
     const struct mp_trace_tree *t = ov->t;
@@ -222,12 +215,8 @@ static int sweep(struct tl_overlap *ov, bool include_unlinked, int recompute)
     if (np == 0)
         return 0;
     struct point *pt = malloc(np * sizeof(*pt));
-    int32_t *cpu = malloc(t->n * sizeof(int32_t));
-    if (!pt || !cpu) {
-        free(pt);
-        free(cpu);
+    if (!pt)
         return MP_ENOMEM;
-    }
     np = 0;
     for (size_t i = 0; i < t->n; i++)
         if (mp_kind_is_gpu(t->kind[i]) && (include_unlinked || t->in_tree[i]) &&
@@ -235,7 +224,6 @@ static int sweep(struct tl_overlap *ov, bool include_unlinked, int recompute)
             t->t_end[i] > s->ts[i]) {
             pt[np++] = (struct point){s->ts[i], 1, (int32_t)i};
             pt[np++] = (struct point){t->t_end[i], 0, (int32_t)i};
-            cpu[i] = nearest_cpu_op(t, (int32_t)i);
         }
     qsort(pt, np, sizeof(*pt), cmp_point);
     struct pyset active = {0};
@@ -253,8 +241,9 @@ static int sweep(struct tl_overlap *ov, bool include_unlinked, int recompute)
             int32_t v = active.key[a];
             if (su && (s->flags[v] & MP_EV_STREAM) && s->stream[u] == s->stream[v])
                 continue;
-            if (cpu[u] >= 0 && cpu[v] >= 0 && cpu[u] == cpu[v])
-                continue;
+            /* TraceLens means to skip pairs with the same nearest cpu_op
+             * too, but looks the parents up among the GPU events only,
+             * finds none, and so never skips: kernels of one op overlap */
             double os = s->ts[u] > s->ts[v] ? s->ts[u] : s->ts[v];
             double oe = t->t_end[u] < t->t_end[v] ? t->t_end[u] : t->t_end[v];
             if (oe - os < 1.0) /* TraceLens skips sub-microsecond overlaps */
@@ -268,7 +257,6 @@ static int sweep(struct tl_overlap *ov, bool include_unlinked, int recompute)
     }
     pyset_fini(&active);
     free(pt);
-    free(cpu);
     return rc;
 }
 

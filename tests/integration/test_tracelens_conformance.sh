@@ -92,6 +92,10 @@ for cc in "resnet_overlap|mi300/resnet_act_checkpoint.json.gz|" \
     # shellcheck disable=SC2086
     SHEETS=$KLS run_case "$TT/$trace" "$G/$fix" --include_overlap_info $fl
 done
+# the synthetic five-stream trace of tests/fixtures/tracelens_flags/overlap_synth.py
+SHEETS="$KLS" run_case "$G/overlap_synth.json.gz" "$G/overlap_synth" --include_overlap_info
+SHEETS="$KLS" run_case "$G/overlap_synth.json.gz" "$G/overlap_synth_inf" --include_overlap_info \
+    --inference --group_by_num_kernels
 # --fix-nested-ops (magpie only): aten::native_batch_norm runs inside
 # aten::batch_norm with the same kernels; TraceLens lists both in
 # Normalization, the fix keeps the outer one and the kernel-time total drops
