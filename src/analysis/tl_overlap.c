@@ -89,6 +89,8 @@ static int pyset_add(struct pyset *ps, int32_t k)
 {
     if (!ps->st && pyset_resize(ps, 0) != 0)
         return MP_ENOMEM;
+    if (!ps->st || !ps->key) /* for the analyzer: resize made the table */
+        return MP_ENOMEM;
     size_t freeslot;
     size_t at = pyset_find(ps, k, &freeslot);
     if (ps->st[at] == SLOT_FULL)
