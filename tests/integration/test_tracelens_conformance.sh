@@ -86,7 +86,9 @@ for cc in "resnet_overlap|mi300/resnet_act_checkpoint.json.gz|" \
     "resnet_recompute_overlap|mi300/resnet_act_checkpoint.json.gz|--detect_recompute" \
     "resnet_arch_bynk_overlap|mi300/resnet_act_checkpoint.json.gz|--group_by_num_kernels --include_first_occurrence_time --gpu_arch_json_path $D/h200/H200-arch-datasheet.json" \
     "sglang_overlap_full|inference/sglang_decode/sglang_Qwen3-8B_decode.json.gz|--inference --enable_pseudo_ops --group_by_parent_module --group_by_num_kernels --include_call_stack" \
-    "bert_overlap|h100/gaunernst_bert-small-uncased__1016001.json.gz|"; do
+    "bert_overlap|h100/gaunernst_bert-small-uncased__1016001.json.gz|" \
+    "mixtral_overlap|../h200/mixtral_shape_l8_bs16_p256_d12.json.gz|" \
+    "mixtral_inference_overlap|../h200/mixtral_shape_l8_bs16_p256_d12.json.gz|--inference --enable_pseudo_ops --group_by_parent_module --group_by_num_kernels --include_call_stack"; do
     IFS='|' read -r fix trace fl <<<"$cc"
     [ -f "$TT/$trace" ] || { echo "skip overlap $fix: $trace missing"; continue; }
     # shellcheck disable=SC2086
