@@ -264,8 +264,9 @@ static void report_usage(FILE *f)
         "                                tables split by the names of the kernels of other\n"
         "                                streams and ops that overlap an op's kernels by >= 1 us,\n"
         "                                with their details and overlap_pct statistics\n"
-        "  --inductor-cache-dir DIR      [--inductor_cache_dir] accepted with a warning: Triton\n"
-        "                                kernels are modelled from the trace's args only\n"
+        "  --inductor-cache-dir DIR      [--inductor_cache_dir] accepted; changes nothing, as\n"
+        "                                in TraceLens: Triton ops are modelled from the\n"
+        "                                trace's own args only\n"
         "  --extension-file, --python-path, --comparison-json-path  [TraceLens names with\n"
         "                                underscores] Python-only TraceLens features: refused\n"
         "                                with exit status 2\n\n"
@@ -532,10 +533,12 @@ static int cmd_report(int argc, char **argv)
             o.include_overlap_info = true;
             break;
         case R_INDUCTOR:
+            /* TraceLens (171dd747) models an Inductor Triton op only when
+             * the trace's args describe it, and then never opens the cache:
+             * the directory changes nothing in its report either */
             fprintf(stderr,
-                    "magpie: warning: --inductor-cache-dir '%s' is not read: Triton kernels "
-                    "are modelled from the trace's own args only (PyTorch 2.4+ traces); "
-                    "TraceLens's fallback to the Inductor cache files is not implemented\n",
+                    "magpie: note: --inductor-cache-dir '%s' does not change the report: as in "
+                    "TraceLens, Triton ops are modelled from the trace's own args only\n",
                     optarg);
             break;
         case R_MICRO: {

@@ -76,6 +76,12 @@ SHEETS=short_kernels_summary run_case "$F/train_plain.json.gz" "$G/train_topk0" 
 SHEETS=short_kernels_summary run_case "$F/train_plain.json.gz" "$G/train_topk_neg" --topk_short_kernels -3
 run_case "--profile_json_path=$F/train_plain.json.gz" "$F/train_plain_tracelens_csvs" --topk_ops 3 \
     --topk_roofline_ops 2
+# --inductor_cache_dir changes nothing in TraceLens's report (it models a
+# Triton op only from the trace's args and then never reads the cache): the
+# plain golden still matches
+TC=$D/tracelens-tests/torch_compile_triton
+[ -f "$TC/trace.json.gz" ] &&
+    run_case "$TC/trace.json.gz" "$TC/trace_perf_report_csvs" --inductor_cache_dir "$t"
 # --include_overlap_info: the *_kl_overlap sheets, TraceLens's own on the
 # shared mi300 ResNet (two streams: NCCL beside compute), also with
 # --detect_recompute or roofline and kernel-count columns, the sglang decode
