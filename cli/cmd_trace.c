@@ -179,7 +179,8 @@ static void report_usage(FILE *f)
 {
     fprintf(
         f,
-        "usage: magpie trace report TRACE -o DIR [options]\n\n"
+        "usage: magpie trace report TRACE -o DIR [options]\n"
+        "       magpie trace report --profile_json_path TRACE --output_csvs_dir DIR [options]\n\n"
         "TraceLens-compatible performance report of one torch-profiler trace: one CSV per\n"
         "sheet with TraceLens's file names, columns, row order and cell text.\n"
         "Sheets: gpu_timeline, ops_summary_by_category, ops_summary, ops_unique_args,\n"
@@ -267,9 +268,12 @@ static void report_usage(FILE *f)
         "  --inductor-cache-dir DIR      [--inductor_cache_dir] accepted; changes nothing, as\n"
         "                                in TraceLens: Triton ops are modelled from the\n"
         "                                trace's own args only\n"
-        "  --extension-file, --python-path, --comparison-json-path  [TraceLens names with\n"
-        "                                underscores] Python-only TraceLens features: refused\n"
-        "                                with exit status 2\n\n"
+        "  --python-path PY              [--python_path] accepted; changes nothing, as in\n"
+        "                                TraceLens without its external GEMM simulator\n"
+        "                                (refused when GEMM_SIMULATOR_PATH is set)\n"
+        "  --extension-file, --comparison-json-path  [--extension_file,\n"
+        "                                --comparison_json_path] Python extensions and\n"
+        "                                TraceDiff: refused with exit status 2\n\n"
         "Underscore spellings (--output_csvs_dir ...) are accepted too.\n"
         "DIR/report.html is always written: one self-contained page with the roofline\n"
         "plot, time by category, GPU busy/idle and the top ops.\n\n"
@@ -280,23 +284,42 @@ static void report_usage(FILE *f)
         "      --include_overlap_info --topk_short_kernels 20\n");
 }
 
-/* TraceLens options that run user Python (extensions, the GEMM simulator,
- * TraceDiff against a second trace): nothing to do natively. */
+/* TraceLens options that run Python: user extensions (tree, perf-model and
+ * sheet hooks) and TraceDiff against a second trace; nothing to do natively. */
 static int report_python_only(const char *opt)
 {
-    const char *what = "";
-    if (strstr(opt, "extension"))
-        what = "it loads a Python module (tree, perf-model and sheet hooks) into TraceLens";
-    else if (strstr(opt, "python"))
-        what = "it names the Python interpreter of TraceLens's GEMM simulator (Origami)";
-    else
-        what = "TraceLens's TraceDiff (tree edit distance between two traces, diff_stats "
-               "sheet and speedup columns) is not implemented";
+    const char *what = strstr(opt, "extension")
+                           ? "it loads a Python module into TraceLens (tree, perf-model, "
+                             "op-category and extra-sheet hooks)"
+                           : "TraceLens's TraceDiff (tree edit distance against a second "
+                             "trace: diff_stats sheet, speedup and LCA columns) is not "
+                             "implemented";
     fprintf(stderr,
             "magpie: error: --%s is not supported by magpie trace report: %s; run TraceLens "
             "itself for it\n",
             opt, what);
     return EXIT_USAGE;
+}
+
+/* --python_path: the interpreter TraceLens runs its external GEMM simulator
+ * with, which it does only with GEMM_SIMULATOR_PATH set (and an arch);
+ * otherwise it is ignored there too. */
+static int report_python_path(const char *opt)
+{
+    const char *sim = getenv("GEMM_SIMULATOR_PATH");
+    if (sim && *sim) {
+        fprintf(stderr,
+                "magpie: error: --%s: GEMM_SIMULATOR_PATH is set, and TraceLens would run "
+                "that GEMM simulator with this interpreter for simulated GEMM times; magpie "
+                "does not run it (unset GEMM_SIMULATOR_PATH, or run TraceLens itself)\n",
+                opt);
+        return EXIT_USAGE;
+    }
+    fprintf(stderr,
+            "magpie: note: --%s does not change the report: TraceLens uses it only for "
+            "its external GEMM simulator (GEMM_SIMULATOR_PATH, not set)\n",
+            opt);
+    return 0;
 }
 
 static int cmd_report(int argc, char **argv)
@@ -330,7 +353,8 @@ static int cmd_report(int argc, char **argv)
         R_TOPK_IGN,
         R_OVERLAP,
         R_INDUCTOR,
-        R_PYONLY
+        R_PYONLY,
+        R_PYPATH
     };
     static const struct option opts[] = {
         {"output-csvs-dir", required_argument, NULL, 'o'},
@@ -385,8 +409,8 @@ static int cmd_report(int argc, char **argv)
         {"inductor_cache_dir", required_argument, NULL, R_INDUCTOR},
         {"extension-file", required_argument, NULL, R_PYONLY},
         {"extension_file", required_argument, NULL, R_PYONLY},
-        {"python-path", required_argument, NULL, R_PYONLY},
-        {"python_path", required_argument, NULL, R_PYONLY},
+        {"python-path", required_argument, NULL, R_PYPATH},
+        {"python_path", required_argument, NULL, R_PYPATH},
         {"comparison-json-path", required_argument, NULL, R_PYONLY},
         {"comparison_json_path", required_argument, NULL, R_PYONLY},
         {"capture-folder", required_argument, NULL, R_CAPTURE},
@@ -435,6 +459,11 @@ static int cmd_report(int argc, char **argv)
         }
         if (c == R_PYONLY)
             return report_python_only(lname);
+        if (c == R_PYPATH) {
+            if (report_python_path(lname) != 0)
+                return EXIT_USAGE;
+            continue;
+        }
         switch (c) {
         case 'o':
             out_dir = optarg;
