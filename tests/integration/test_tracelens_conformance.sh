@@ -101,6 +101,13 @@ for cc in "resnet_overlap|mi300/resnet_act_checkpoint.json.gz|" \
     # shellcheck disable=SC2086
     SHEETS=$KLS run_case "$TT/$trace" "$G/$fix" --include_overlap_info $fl
 done
+# with a graph-capture merge
+SG=$TT/inference/sglang_decode
+[ -f "$SG/sglang_Qwen3-8B_decode.json.gz" ] &&
+    SHEETS="$KLS InferenceAttention_fwd_kl_overlap RMSNorm_fwd_kl_overlap RoPE_fwd_kl_overlap" \
+        run_case "$SG/sglang_Qwen3-8B_decode.json.gz" "$G/sglang_capture_overlap" --inference \
+        --capture_folder "$SG/capture_traces" --group_by_parent_module --group_by_num_kernels \
+        --include_call_stack --include_overlap_info
 # the synthetic five-stream trace of tests/fixtures/tracelens_flags/overlap_synth.py
 SHEETS="$KLS" run_case "$G/overlap_synth.json.gz" "$G/overlap_synth" --include_overlap_info
 SHEETS="$KLS" run_case "$G/overlap_synth.json.gz" "$G/overlap_synth_inf" --include_overlap_info \
