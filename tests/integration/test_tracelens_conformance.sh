@@ -75,7 +75,7 @@ SHEETS=short_kernels_summary run_case "$F/train_plain.json.gz" "$G/train_topk5" 
 SHEETS=short_kernels_summary run_case "$F/train_plain.json.gz" "$G/train_topk0" --topk_short_kernels 0
 SHEETS=short_kernels_summary run_case "$F/train_plain.json.gz" "$G/train_topk_neg" --topk_short_kernels -3
 # (--python_path too: without GEMM_SIMULATOR_PATH TraceLens never uses it)
-GEMM_SIMULATOR_PATH= run_case "--profile_json_path=$F/train_plain.json.gz" \
+GEMM_SIMULATOR_PATH='' run_case "--profile_json_path=$F/train_plain.json.gz" \
     "$F/train_plain_tracelens_csvs" --topk_ops 3 --topk_roofline_ops 2 --python_path /usr/bin/python3
 # --inductor_cache_dir changes nothing in TraceLens's report (it models a
 # Triton op only from the trace's args and then never reads the cache): the
