@@ -312,6 +312,8 @@ static int compute_info(const struct tl_overlap *ov, const int32_t *k, size_t nk
     int rc = names && det && dsum && psum && cnt && iv ? 0 : MP_ENOMEM;
     size_t nn = 0;
     double total_ov = 0;
+    struct mp_i64map byname;
+    mp_i64map_init(&byname);
     for (size_t i = 0; i < nk && !rc; i++) {
         const struct pyset *ps = set_of(ov, k[i]);
         size_t ni = 0;
@@ -320,9 +322,13 @@ static int compute_info(const struct tl_overlap *ov, const int32_t *k, size_t nk
                 continue;
             int32_t v = ps->key[a];
             const char *nm = mp_trace_tree_name(t, v);
-            size_t g = 0;
-            while (g < nn && strcmp(names[g], nm) != 0)
-                g++;
+            /* names are interned: their id is the group key */
+            const int64_t *gp = mp_i64map_get(&byname, s->name[v]);
+            size_t g = gp ? (size_t)*gp : nn;
+            if (!gp && mp_i64map_put(&byname, s->name[v], (int64_t)nn) != 0) {
+                rc = MP_ENOMEM;
+                break;
+            }
             if (g == nn) {
                 names[nn++] = nm;
                 det[g].name = nm;
@@ -378,6 +384,7 @@ static int compute_info(const struct tl_overlap *ov, const int32_t *k, size_t nk
     } else {
         info_fini(out);
     }
+    mp_i64map_fini(&byname);
     free(names);
     free(det);
     free(dsum);
