@@ -214,6 +214,10 @@ int tl_overlap_unified(struct tl_overlap *ov, int32_t uid, const struct tl_ovinf
  * parent uid if it found overlaps, else the info over its one kernel. */
 int tl_overlap_kernel(struct tl_overlap *ov, int32_t uid, int32_t kernel,
                       const struct tl_ovinfo **out);
+/* Test hook for the CPython set emulation: applies ops in order (x >= 0
+ * adds x, x < 0 discards -x - 1) to an empty set and returns its elements
+ * in iteration order (*out malloc'd). 0 or MP_ENOMEM. */
+int tl_pyset_replay(const int64_t *ops, size_t n, int32_t **out, size_t *nout);
 /* The names cell ("" for None). */
 const char *tl_ovinfo_names(const struct tl_ovinfo *in);
 /* A group's overlapping_kernels_details summary, its truncated copy and the

@@ -26,9 +26,10 @@
 
 #include "tl_int.h"
 
-/* ---- CPython's set of ints: open addressing, 9 linear probes then
- * perturbed jumps, deleted slots kept as dummies (and reused by a later
- * add that passes them), resized to 4x the live count when 3/5 full ---- */
+/* ---- CPython's set of ints (3.11, TraceLens's interpreter): open
+ * addressing, 9 linear probes then perturbed jumps, deleted slots kept as
+ * dummies (a later add takes the last dummy it passed), resized to 4x the
+ * live count when 3/5 full ---- */
 #define PYSET_LINEAR_PROBES 9
 #define PYSET_PERTURB_SHIFT 5
 
@@ -52,8 +53,8 @@ static size_t pyset_find(const struct pyset *ps, int32_t k, size_t *freeslot)
             size_t at = i + j;
             if (ps->st[at] == SLOT_EMPTY || (ps->st[at] == SLOT_FULL && ps->key[at] == k))
                 return at;
-            if (ps->st[at] == SLOT_DUMMY && freeslot && *freeslot == SIZE_MAX)
-                *freeslot = at;
+            if (ps->st[at] == SLOT_DUMMY && freeslot)
+                *freeslot = at; /* CPython 3.11 keeps the last dummy passed */
         }
         perturb >>= PYSET_PERTURB_SHIFT;
         i = (i * 5 + 1 + perturb) & ps->mask;
@@ -126,6 +127,34 @@ static void pyset_fini(struct pyset *ps)
     free(ps->key);
     free(ps->st);
     memset(ps, 0, sizeof(*ps));
+}
+
+int tl_pyset_replay(const int64_t *ops, size_t n, int32_t **out, size_t *nout)
+{
+    struct pyset ps = {0};
+    int rc = 0;
+    *out = NULL;
+    *nout = 0;
+    for (size_t i = 0; i < n && !rc; i++) {
+        if (ops[i] >= 0)
+            rc = pyset_add(&ps, (int32_t)ops[i]);
+        else
+            pyset_discard(&ps, (int32_t)(-ops[i] - 1));
+    }
+    int32_t *v = rc ? NULL : malloc((ps.used ? ps.used : 1) * sizeof(int32_t));
+    if (!rc && !v)
+        rc = MP_ENOMEM;
+    for (size_t a = 0; !rc && ps.st && a <= ps.mask; a++)
+        if (ps.st[a] == SLOT_FULL)
+            v[(*nout)++] = ps.key[a];
+    pyset_fini(&ps);
+    if (rc) {
+        free(v);
+        *nout = 0;
+        return rc;
+    }
+    *out = v;
+    return 0;
 }
 
 /* ---- the sweep ---- */
