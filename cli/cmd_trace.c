@@ -179,13 +179,15 @@ static void report_usage(FILE *f)
 {
     fprintf(
         f,
-        "usage: magpie trace report TRACE -o DIR [options]\n\n"
+        "usage: magpie trace report TRACE -o DIR [options]\n"
+        "       magpie trace report --profile_json_path TRACE --output_csvs_dir DIR [options]\n\n"
         "TraceLens-compatible performance report of one torch-profiler trace: one CSV per\n"
         "sheet with TraceLens's file names, columns, row order and cell text.\n"
         "Sheets: gpu_timeline, ops_summary_by_category, ops_summary, ops_unique_args,\n"
         "unified_perf_summary, the per-category perf sheets (GEMM, SDPA_fwd, CONV_fwd,\n"
         "UnaryElementwise, BinaryElementwise, Normalization, Reduce_fwd, ...),\n"
-        "kernel_summary, short_kernel_histogram, short_kernels_summary, coll_analysis\n"
+        "kernel_summary, short_kernel_histogram, short_kernels_summary, coll_analysis,\n"
+        "and with --include-overlap-info the *_kl_overlap sheets\n"
         "(see docs/compatibility.md for what matches TraceLens and what is missing).\n\n"
         "options (TraceLens_generate_perf_report_pytorch name in brackets):\n"
         "  -o, --output-csvs-dir DIR     [--output_csvs_dir] where the CSVs go\n"
@@ -247,13 +249,78 @@ static void report_usage(FILE *f)
         "  --xlsx FILE                   [--output_xlsx_path] also write the sheets as an\n"
         "                                Excel workbook\n"
         "  --no-summary                  do not print the terminal summary (GPU time, time\n"
-        "                                by category, top ops)\n\n"
+        "                                by category, top ops)\n");
+    fprintf(
+        f,
+        "  --profile-json-path TRACE     [--profile_json_path] the trace, instead of the\n"
+        "                                TRACE argument\n"
+        "  --topk-short-kernels N        [--topk_short_kernels] keep the first N rows of\n"
+        "                                short_kernels_summary (pandas head(N): a negative N\n"
+        "                                drops |N| rows from the end)\n"
+        "  --topk-ops N, --topk-roofline-ops N  [--topk_ops, --topk_roofline_ops] accepted\n"
+        "                                and ignored, as TraceLens itself ignores them\n"
+        "  --include-overlap-info        [--include_overlap_info] also write\n"
+        "                                ops_unique_args_kl_overlap,\n"
+        "                                unified_perf_summary_kl_overlap and <sheet>_kl_overlap\n"
+        "                                (<sheet>_fwd_kl_overlap, _bwd_kl_overlap): the same\n"
+        "                                tables split by the names of the kernels of other\n"
+        "                                streams and ops that overlap an op's kernels by >= 1 us,\n"
+        "                                with their details and overlap_pct statistics\n"
+        "  --inductor-cache-dir DIR      [--inductor_cache_dir] accepted; changes nothing, as\n"
+        "                                in TraceLens: Triton ops are modelled from the\n"
+        "                                trace's own args only\n"
+        "  --python-path PY              [--python_path] accepted; changes nothing, as in\n"
+        "                                TraceLens without its external GEMM simulator\n"
+        "                                (refused when GEMM_SIMULATOR_PATH is set)\n"
+        "  --extension-file, --comparison-json-path  [--extension_file,\n"
+        "                                --comparison_json_path] Python extensions and\n"
+        "                                TraceDiff: refused with exit status 2\n\n"
         "Underscore spellings (--output_csvs_dir ...) are accepted too.\n"
         "DIR/report.html is always written: one self-contained page with the roofline\n"
         "plot, time by category, GPU busy/idle and the top ops.\n\n"
         "example:\n"
         "  magpie trace report trace.json.gz -o report/\n"
-        "  magpie trace report trace.json.gz -o report/ --gpu-arch H200 --xlsx report.xlsx\n");
+        "  magpie trace report trace.json.gz -o report/ --gpu-arch H200 --xlsx report.xlsx\n"
+        "  magpie trace report --profile_json_path trace.json.gz --output_csvs_dir report/ \\\n"
+        "      --include_overlap_info --topk_short_kernels 20\n");
+}
+
+/* TraceLens options that run Python: user extensions (tree, perf-model and
+ * sheet hooks) and TraceDiff against a second trace; nothing to do natively. */
+static int report_python_only(const char *opt)
+{
+    const char *what = strstr(opt, "extension")
+                           ? "it loads a Python module into TraceLens (tree, perf-model, "
+                             "op-category and extra-sheet hooks)"
+                           : "TraceLens's TraceDiff (tree edit distance against a second "
+                             "trace: diff_stats sheet, speedup and LCA columns) is not "
+                             "implemented";
+    fprintf(stderr,
+            "magpie: error: --%s is not supported by magpie trace report: %s; run TraceLens "
+            "itself for it\n",
+            opt, what);
+    return EXIT_USAGE;
+}
+
+/* --python_path: the interpreter TraceLens runs its external GEMM simulator
+ * with, which it does only with GEMM_SIMULATOR_PATH set (and an arch);
+ * otherwise it is ignored there too. */
+static int report_python_path(const char *opt)
+{
+    const char *sim = getenv("GEMM_SIMULATOR_PATH");
+    if (sim && *sim) {
+        fprintf(stderr,
+                "magpie: error: --%s: GEMM_SIMULATOR_PATH is set, and TraceLens would run "
+                "that GEMM simulator with this interpreter for simulated GEMM times; magpie "
+                "does not run it (unset GEMM_SIMULATOR_PATH, or run TraceLens itself)\n",
+                opt);
+        return EXIT_USAGE;
+    }
+    fprintf(stderr,
+            "magpie: note: --%s does not change the report: TraceLens uses it only for "
+            "its external GEMM simulator (GEMM_SIMULATOR_PATH, not set)\n",
+            opt);
+    return 0;
 }
 
 static int cmd_report(int argc, char **argv)
@@ -281,7 +348,14 @@ static int cmd_report(int argc, char **argv)
         R_CSTACK,
         R_PSEUDO,
         R_CAPTURE,
-        R_SIMPLE
+        R_SIMPLE,
+        R_PJP,
+        R_TOPK_SK,
+        R_TOPK_IGN,
+        R_OVERLAP,
+        R_INDUCTOR,
+        R_PYONLY,
+        R_PYPATH
     };
     static const struct option opts[] = {
         {"output-csvs-dir", required_argument, NULL, 'o'},
@@ -322,6 +396,24 @@ static int cmd_report(int argc, char **argv)
         {"enable-pseudo-ops", no_argument, NULL, R_PSEUDO},
         {"enable_pseudo_ops", no_argument, NULL, R_PSEUDO},
         {"roofline-simple", required_argument, NULL, R_SIMPLE},
+        {"profile-json-path", required_argument, NULL, R_PJP},
+        {"profile_json_path", required_argument, NULL, R_PJP},
+        {"topk-short-kernels", required_argument, NULL, R_TOPK_SK},
+        {"topk_short_kernels", required_argument, NULL, R_TOPK_SK},
+        {"topk-ops", required_argument, NULL, R_TOPK_IGN},
+        {"topk_ops", required_argument, NULL, R_TOPK_IGN},
+        {"topk-roofline-ops", required_argument, NULL, R_TOPK_IGN},
+        {"topk_roofline_ops", required_argument, NULL, R_TOPK_IGN},
+        {"include-overlap-info", no_argument, NULL, R_OVERLAP},
+        {"include_overlap_info", no_argument, NULL, R_OVERLAP},
+        {"inductor-cache-dir", required_argument, NULL, R_INDUCTOR},
+        {"inductor_cache_dir", required_argument, NULL, R_INDUCTOR},
+        {"extension-file", required_argument, NULL, R_PYONLY},
+        {"extension_file", required_argument, NULL, R_PYONLY},
+        {"python-path", required_argument, NULL, R_PYPATH},
+        {"python_path", required_argument, NULL, R_PYPATH},
+        {"comparison-json-path", required_argument, NULL, R_PYONLY},
+        {"comparison_json_path", required_argument, NULL, R_PYONLY},
         {"capture-folder", required_argument, NULL, R_CAPTURE},
         {"capture_folder", required_argument, NULL, R_CAPTURE},
         {"quiet", no_argument, NULL, 'q'},
@@ -331,13 +423,16 @@ static int cmd_report(int argc, char **argv)
     struct mp_report_opts o;
     mp_report_opts_defaults(&o);
     const char *out_dir = NULL, *arch_name = NULL, *arch_json = NULL, *xlsx = NULL;
-    const char *simple = NULL;
+    const char *simple = NULL, *trace = NULL;
     bool quiet = false, summary = true;
     struct mp_capture_stats cstats = {0};
     int c;
     opterr = 0;
     optind = 0;
-    while ((c = getopt_long(argc, argv, "o:qh", opts, NULL)) != -1) {
+    int li = -1;
+    while ((c = getopt_long(argc, argv, "o:qh", opts, &li)) != -1) {
+        const char *lname = li >= 0 ? opts[li].name : "?";
+        li = -1;
         char *end;
         if (c == R_ARCH) {
             arch_name = optarg;
@@ -357,6 +452,17 @@ static int cmd_report(int argc, char **argv)
         }
         if (c == R_NOSUM) {
             summary = false;
+            continue;
+        }
+        if (c == R_PJP) {
+            trace = optarg;
+            continue;
+        }
+        if (c == R_PYONLY)
+            return report_python_only(lname);
+        if (c == R_PYPATH) {
+            if (report_python_path(lname) != 0)
+                return EXIT_USAGE;
             continue;
         }
         switch (c) {
@@ -432,6 +538,39 @@ static int cmd_report(int argc, char **argv)
             o.capture_folder = optarg;
             o.capture_stats = &cstats;
             break;
+        case R_TOPK_SK:
+            /* an integer, as TraceLens's argparse type=int; pandas head()
+             * semantics, so a negative value drops rows from the end */
+            o.topk_short_kernels = strtol(optarg, &end, 10);
+            if (end == optarg || *end) {
+                fprintf(stderr,
+                        "magpie: error: --topk-short-kernels expects an integer, not '%s'\n",
+                        optarg);
+                return EXIT_USAGE;
+            }
+            o.has_topk_short_kernels = true;
+            break;
+        case R_TOPK_IGN:
+            /* accepted and unused, as in TraceLens (it never reads them) */
+            (void)strtol(optarg, &end, 10);
+            if (end == optarg || *end) {
+                fprintf(stderr, "magpie: error: --%s expects an integer, not '%s'\n", lname,
+                        optarg);
+                return EXIT_USAGE;
+            }
+            break;
+        case R_OVERLAP:
+            o.include_overlap_info = true;
+            break;
+        case R_INDUCTOR:
+            /* TraceLens (171dd747) models an Inductor Triton op only when
+             * the trace's args describe it, and then never opens the cache:
+             * the directory changes nothing in its report either */
+            fprintf(stderr,
+                    "magpie: note: --inductor-cache-dir '%s' does not change the report: as in "
+                    "TraceLens, Triton ops are modelled from the trace's own args only\n",
+                    optarg);
+            break;
         case R_MICRO: {
             /* an integer, as TraceLens's argparse type=int */
             long v = strtol(optarg, &end, 10);
@@ -457,8 +596,14 @@ static int cmd_report(int argc, char **argv)
             return EXIT_USAGE;
         }
     }
-    if (optind != argc - 1 || !out_dir) {
-        fprintf(stderr, "magpie: error: trace report takes one TRACE and -o DIR\n");
+    int npos = argc - optind;
+    bool one =
+        npos == 0 ? trace != NULL : npos == 1 && (!trace || strcmp(trace, argv[optind]) == 0);
+    if (one && !trace)
+        trace = argv[optind];
+    if (!one || !out_dir) {
+        fprintf(stderr, "magpie: error: trace report takes one TRACE (or --profile_json_path "
+                        "TRACE) and -o DIR\n");
         report_usage(stderr);
         return EXIT_USAGE;
     }
@@ -486,16 +631,16 @@ static int cmd_report(int argc, char **argv)
     o.progress_user = p;
     struct mp_report *r = NULL;
     uint64_t t0 = mp_time_ns();
-    int rc = mp_report_build(argv[optind], &o, &r, &d);
+    int rc = mp_report_build(trace, &o, &r, &d);
     cli_progress_finish(p);
     if (rc)
         return cli_report_error(&d, rc);
     rc = mp_report_write_csvs(r, out_dir, &d);
     char html[4200];
     if (!rc) {
-        const char *base = strrchr(argv[optind], '/');
+        const char *base = strrchr(trace, '/');
         snprintf(html, sizeof(html), "%s/report.html", out_dir);
-        rc = mp_report_write_html(r, html, base ? base + 1 : argv[optind], &d);
+        rc = mp_report_write_html(r, html, base ? base + 1 : trace, &d);
     }
     if (!rc && xlsx)
         rc = mp_report_write_xlsx(r, xlsx, &d);

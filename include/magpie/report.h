@@ -39,6 +39,10 @@ struct mp_report_opts {
                                         call_stack columns from the nn.Module frames above each op */
     bool include_call_stack;         /* --include_call_stack: unified call_stack_full and
                                         entry_point columns */
+    bool has_topk_short_kernels;     /* --topk_short_kernels given */
+    long topk_short_kernels;         /* rows kept in short_kernels_summary, as pandas head():
+                                        a negative value drops that many from the end */
+    bool include_overlap_info;       /* --include_overlap_info: the *_kl_overlap sheets */
     bool enable_pseudo_ops;          /* --enable_pseudo_ops: TraceLens's SGLang op-name pass
                                         and its pseudo ops (Triton unfused, GPTQ/AWQ, flydsl
                                         and AITER fused MoE, AITER MLA; tl_pseudo.c), not

@@ -87,8 +87,10 @@ int tl_pseudo_apply(struct mp_trace_store *s, struct mp_trace_tree *t, size_t *a
 
 /* Adds ops_summary_by_category, ops_summary and ops_unique_args (tl_ops.c). */
 struct mp_report_opts;
+struct tl_overlap;
+/* ov (may be NULL) adds ops_unique_args_kl_overlap. */
 int tl_sheets_ops(struct mp_report *r, const struct mp_trace_tree *t, struct tl_argkeys *ak,
-                  const struct mp_report_opts *o,
+                  const struct mp_report_opts *o, struct tl_overlap *ov,
                   struct mp_buf *(*new_sheet)(struct mp_report *, const char *));
 
 struct mp_perf_arch;
@@ -96,7 +98,7 @@ struct mp_perf_arch;
  * may be NULL (no roofline columns). */
 int tl_sheets_perf(struct mp_report *r, const struct mp_trace_tree *t,
                    const struct mp_perf_arch *arch, const struct mp_report_opts *o,
-                   const char *const *annot,
+                   const char *const *annot, struct tl_overlap *ov,
                    struct mp_buf *(*new_sheet)(struct mp_report *, const char *));
 
 /* Adds unified_perf_summary (tl_unified.c); first_kernel[i] is the first
@@ -104,7 +106,7 @@ int tl_sheets_perf(struct mp_report *r, const struct mp_trace_tree *t,
 int tl_sheet_unified(struct mp_report *rep, const struct mp_trace_tree *t,
                      const int32_t *first_kernel, const struct mp_perf_arch *arch,
                      struct tl_argkeys *ak, const struct mp_report_opts *o,
-                     const char *const *annot,
+                     const char *const *annot, struct tl_overlap *ov,
                      struct mp_buf *(*new_sheet)(struct mp_report *, const char *));
 
 /* Adds coll_analysis (tl_coll.c) when the trace has linked collective kernels. */
@@ -174,5 +176,54 @@ int tl_cmp_cells(char *const *ca, const bool *na, const double *va, char *const 
 /* Grows *gid (interned key id -> group index, -1 = no group yet) so that
  * id is a valid index; new slots are -1. 0 or MP_ENOMEM. */
 int tl_gid_reserve(int32_t **gid, size_t *cap, int32_t id);
+
+/* ---- --include_overlap_info (tl_overlap.c) ---- */
+
+/* One entry of an op's overlapping_kernels_details: the overlapping kernels
+ * of one name, their mean duration and mean share of the op's kernel time
+ * (both rounded to 2 decimals as TraceLens does), the first one's stream. */
+struct tl_ovdet {
+    const char *name; /* borrowed from the store */
+    double dur, pct;
+    bool has_dur, has_stream;
+    int64_t stream;
+};
+
+/* An op's overlap columns; names == NULL, ndet == 0 and !has_pct is None. */
+struct tl_ovinfo {
+    char *names; /* Python list repr of the overlapping kernel names */
+    struct tl_ovdet *det;
+    size_t ndet;
+    bool has_pct;
+    double pct; /* overlap_pct */
+};
+
+struct tl_overlap;
+
+/* Runs TraceLens's overlap sweep over the GPU timeline's events and the
+ * launcher tables' per-op info. tl_overlap_free(NULL) is a no-op. */
+int tl_overlap_new(const struct mp_trace_tree *t, bool include_unlinked, struct tl_overlap **out);
+void tl_overlap_free(struct tl_overlap *ov);
+/* The info of op uid as ops_unique_args and the per-category sheets see it
+ * (never NULL; all None unless uid launches kernels). */
+const struct tl_ovinfo *tl_overlap_launcher(const struct tl_overlap *ov, int32_t uid);
+/* The same as unified_perf_summary sees it (recomputed over the op's
+ * subtree GPU events when the launcher pass found no overlap). */
+int tl_overlap_unified(struct tl_overlap *ov, int32_t uid, const struct tl_ovinfo **out);
+/* The same for a synthetic row of the unified table: the launcher info of
+ * parent uid if it found overlaps, else the info over its one kernel. */
+int tl_overlap_kernel(struct tl_overlap *ov, int32_t uid, int32_t kernel,
+                      const struct tl_ovinfo **out);
+/* Test hook for the CPython set emulation: applies ops in order (x >= 0
+ * adds x, x < 0 discards -x - 1) to an empty set and returns its elements
+ * in iteration order (*out malloc'd). 0 or MP_ENOMEM. */
+int tl_pyset_replay(const int64_t *ops, size_t n, int32_t **out, size_t *nout);
+/* The names cell ("" for None). */
+const char *tl_ovinfo_names(const struct tl_ovinfo *in);
+/* A group's overlapping_kernels_details summary, its truncated copy and the
+ * five overlap_pct statistics (rounded to 2 decimals, missing std as 0.0,
+ * when rounded) over the members m[0..n). */
+int tl_overlap_cells(const struct tl_ovinfo *const *m, size_t n, bool rounded, struct mp_csv *csv,
+                     struct mp_buf *cell);
 
 #endif

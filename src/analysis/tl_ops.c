@@ -561,6 +561,8 @@ struct ugroup {
     size_t nkrows;
     double sum_direct;
     double ts_min; /* earliest launcher ts (first_occurrence_time) */
+    int32_t *mem;  /* --include_overlap_info: member launchers (uids) */
+    size_t nmem, capm;
 };
 
 static int cmp_ugroup(const void *a, const void *b)
@@ -585,9 +587,11 @@ static int ug_push(double **v, size_t *n, size_t *cap, double x)
     return 0;
 }
 
+/* ops_unique_args; with ov, ops_unique_args_kl_overlap: the groups also
+ * split by the overlapping kernel names, three more column blocks */
 static int sheet_unique_args(const struct mp_trace_tree *t, const struct lset *ls,
                              struct tl_argkeys *ak, const struct mp_report_opts *o,
-                             struct mp_buf *b)
+                             struct tl_overlap *ov, struct mp_buf *b)
 {
     const struct mp_trace_store *s = t->s;
     struct tl_meta m;
@@ -606,8 +610,11 @@ static int sheet_unique_args(const struct mp_trace_tree *t, const struct lset *l
         const char *pid = s->pid[u] >= 0 ? mp_intern_str(s->strings, s->pid[u]) : "";
         const char *tid = s->tid[u] >= 0 ? mp_intern_str(s->strings, s->tid[u]) : "";
         mp_buf_reset(&key);
-        const char *cells[6] = {mp_trace_tree_name(t, u), L->category};
-        int ncell = 2;
+        const char *cells[7] = {mp_trace_tree_name(t, u)};
+        int ncell = 1;
+        if (ov)
+            cells[ncell++] = tl_ovinfo_names(tl_overlap_launcher(ov, u));
+        cells[ncell++] = L->category;
         if (o->group_by_parent_module)
             cells[ncell++] = L->module;
         cells[ncell++] = tl_meta_get(&m, pid, "0", "process_name");
@@ -659,6 +666,20 @@ static int sheet_unique_args(const struct mp_trace_tree *t, const struct lset *l
         rc = rc ? rc : ug_push(&G->direct, &G->n, &G->capd, L->direct);
         rc = rc ? rc : ug_push(&G->sub, &G->nsub, &G->caps, L->subtree);
         G->sum_direct += L->direct;
+        if (ov && !rc) {
+            if (G->nmem == G->capm) {
+                size_t nc = G->capm ? G->capm * 2 : 4;
+                int32_t *nm = realloc(G->mem, nc * sizeof(int32_t));
+                if (!nm)
+                    rc = MP_ENOMEM;
+                else {
+                    G->mem = nm;
+                    G->capm = nc;
+                }
+            }
+            if (!rc)
+                G->mem[G->nmem++] = u;
+        }
         if (s->ts[u] < G->ts_min)
             G->ts_min = s->ts[u];
         if (!rc && L->nk == G->nk) {
@@ -693,9 +714,10 @@ static int sheet_unique_args(const struct mp_trace_tree *t, const struct lset *l
     }
     struct mp_csv csv;
     mp_csv_init(&csv, b, "\n");
+    rc = rc ? rc : mp_buf_puts(b, ov ? "name,overlapping_kernel_names," : "name,");
     rc = rc ? rc
-            : mp_buf_puts(b, o->group_by_parent_module ? "name,op category,parent_module,"
-                                                       : "name,op category,");
+            : mp_buf_puts(b, o->group_by_parent_module ? "op category,parent_module,"
+                                                       : "op category,");
     rc = rc ? rc
             : mp_buf_puts(b, "process_name,process_label,thread_name,Input Dims,"
                              "Input type,Input Strides,Concrete Inputs,");
@@ -711,9 +733,14 @@ static int sheet_unique_args(const struct mp_trace_tree *t, const struct lset *l
                              "total_direct_kernel_time_max,total_subtree_kernel_time_max,"
                              "total_direct_kernel_time_sum,total_subtree_kernel_time_sum,ex_UID,");
     rc = rc ? rc : mp_buf_puts(b, o->group_by_parent_module ? "call_stack," : "");
-    rc = rc ? rc
-            : mp_buf_puts(b, "kernel_details_summary,trunc_kernel_details,Percentage (%),"
-                             "Cumulative Percentage (%)\n");
+    rc = rc ? rc : mp_buf_puts(b, "kernel_details_summary,trunc_kernel_details,");
+    if (ov)
+        rc = rc ? rc
+                : mp_buf_puts(b, "overlapping_kernels_details_summary,"
+                                 "trunc_overlapping_kernels_details,overlap_pct_mean,"
+                                 "overlap_pct_median,overlap_pct_std,overlap_pct_min,"
+                                 "overlap_pct_max,");
+    rc = rc ? rc : mp_buf_puts(b, "Percentage (%),Cumulative Percentage (%)\n");
     struct mp_buf cell;
     mp_buf_init(&cell, 0);
     double cum = 0;
@@ -749,6 +776,16 @@ static int sheet_unique_args(const struct mp_trace_tree *t, const struct lset *l
         rc = rc ? rc
                 : tl_kernel_details_cells(t, ls->v[G->first].k, G->nk, G->kdur, G->nkrows, &csv,
                                           &cell);
+        if (ov && !rc) {
+            const struct tl_ovinfo **mi =
+                malloc((G->nmem ? G->nmem : 1) * sizeof(*mi)); // NOLINT(bugprone-sizeof-expression)
+            if (!mi)
+                rc = MP_ENOMEM;
+            for (size_t q = 0; q < G->nmem && !rc; q++)
+                mi[q] = tl_overlap_launcher(ov, G->mem[q]);
+            rc = rc ? rc : tl_overlap_cells(mi, G->nmem, false, &csv, &cell);
+            free(mi);
+        }
         double pct = G->sum_direct / total * 100;
         cum += pct;
         rc = rc ? rc : tl_csv_float(&csv, &cell, pct, true);
@@ -761,6 +798,7 @@ static int sheet_unique_args(const struct mp_trace_tree *t, const struct lset *l
         mp_buf_fini(&g[i].key);
         free(g[i].direct);
         free(g[i].sub);
+        free(g[i].mem);
         for (size_t k = 0; k < g[i].nk; k++)
             free(g[i].kdur ? g[i].kdur[k] : NULL);
         free(g[i].kdur);
@@ -773,7 +811,7 @@ static int sheet_unique_args(const struct mp_trace_tree *t, const struct lset *l
 }
 
 int tl_sheets_ops(struct mp_report *r, const struct mp_trace_tree *t, struct tl_argkeys *ak,
-                  const struct mp_report_opts *o,
+                  const struct mp_report_opts *o, struct tl_overlap *ov,
                   struct mp_buf *(*new_sheet)(struct mp_report *, const char *))
 {
     struct lset ls;
@@ -789,14 +827,20 @@ int tl_sheets_ops(struct mp_report *r, const struct mp_trace_tree *t, struct tl_
         b = rc ? NULL : new_sheet(r, "ops_summary");
         rc = rc ? rc : (b ? sheet_ops_summary_module(t, &ls, mods, b) : MP_ENOMEM);
         b = rc ? NULL : new_sheet(r, "ops_unique_args");
-        rc = rc ? rc : (b ? sheet_unique_args(t, &ls, ak, o, b) : MP_ENOMEM);
+        rc = rc ? rc : (b ? sheet_unique_args(t, &ls, ak, o, NULL, b) : MP_ENOMEM);
+        b = rc || !ov ? NULL : new_sheet(r, "ops_unique_args_kl_overlap");
+        if (!rc && ov)
+            rc = b ? sheet_unique_args(t, &ls, ak, o, ov, b) : MP_ENOMEM;
     } else if (!rc && ls.n > 0) {
         struct mp_buf *b = new_sheet(r, "ops_summary_by_category");
         rc = b ? sheet_by_category(r, t, &ls, b) : MP_ENOMEM;
         b = rc ? NULL : new_sheet(r, "ops_summary");
         rc = rc ? rc : (b ? sheet_ops_summary(t, &ls, b) : MP_ENOMEM);
         b = rc ? NULL : new_sheet(r, "ops_unique_args");
-        rc = rc ? rc : (b ? sheet_unique_args(t, &ls, ak, o, b) : MP_ENOMEM);
+        rc = rc ? rc : (b ? sheet_unique_args(t, &ls, ak, o, NULL, b) : MP_ENOMEM);
+        b = rc || !ov ? NULL : new_sheet(r, "ops_unique_args_kl_overlap");
+        if (!rc && ov)
+            rc = b ? sheet_unique_args(t, &ls, ak, o, ov, b) : MP_ENOMEM;
     }
     lset_fini(&ls);
     return rc;

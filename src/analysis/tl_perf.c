@@ -153,6 +153,10 @@ struct pgroup {
     size_t *members;
     size_t n, cap;
     double kt_sum;
+    /* kl_overlap sheets: the groups of the same name and params together */
+    int32_t base;     /* id of the key without the overlap names */
+    double base_kt;   /* their kernel time */
+    int32_t base_uid; /* their smallest UID_first */
 };
 
 static int cmp_pgroup(const void *a, const void *b)
@@ -160,6 +164,10 @@ static int cmp_pgroup(const void *a, const void *b)
     const struct pgroup *x = a, *y = b;
     if (x->part != y->part)
         return x->part < y->part ? -1 : 1;
+    if (x->base_kt != y->base_kt) /* kl_overlap: TraceLens's _group_total_time, */
+        return x->base_kt > y->base_kt ? -1 : 1;
+    if (x->base_uid != y->base_uid) /* _group_min_uid; equal in the plain sheets */
+        return x->base_uid < y->base_uid ? -1 : 1;
     if (x->kt_sum != y->kt_sum)
         return x->kt_sum > y->kt_sum ? -1 : 1;
     return x->first < y->first ? -1 : (x->first > y->first ? 1 : 0); /* UID_first */
@@ -272,23 +280,27 @@ static int add_point(struct mp_report *rep, const struct mp_trace_tree *t, const
     return 0;
 }
 
+/* One per-category sheet; with ov its kl_overlap twin: the groups also split
+ * by the overlapping kernel names (ordered after the total of their name and
+ * params), three more column blocks, no roofline-plot points. */
 static int render(struct mp_report *rep, const char *sheet_name, const struct mp_trace_tree *t,
                   struct psheet *sh, const struct tl_meta *meta, const struct mp_perf_arch *arch,
-                  bool by_nk, bool fix_nested, struct mp_buf *b)
+                  bool by_nk, bool fix_nested, const struct tl_overlap *ov, struct mp_buf *b)
 {
     /* group rows by name + param texts (first appearance) */
-    struct mp_intern *keys = mp_intern_new();
+    struct mp_intern *keys = mp_intern_new(), *bkeys = ov ? mp_intern_new() : NULL;
     struct pgroup *g = calloc(sh->n ? sh->n : 1, sizeof(*g));
     int32_t *gid = NULL;
     size_t ng = 0, gcap = 0;
     struct mp_buf key, cell;
     mp_buf_init(&key, 0);
     mp_buf_init(&cell, 0);
-    int rc = keys && g ? 0 : MP_ENOMEM;
+    int rc = keys && g && (!ov || bkeys) ? 0 : MP_ENOMEM;
     for (size_t i = 0; i < sh->n && !rc; i++) {
         struct prow *r = &sh->rows[i];
         if (fix_nested && r->nested)
             continue;
+        int32_t bid = -1;
         mp_buf_reset(&key);
         rc = mp_buf_printf(&key, "%d\x1f%s", r->part, mp_trace_tree_name(t, r->uid));
         for (int j = 0; j < sh->npkeys && !rc; j++) {
@@ -301,6 +313,12 @@ static int render(struct mp_report *rep, const char *sheet_name, const struct mp
         if (by_nk)
             rc = rc ? rc : mp_buf_printf(&key, "\x1f%zu", r->nk);
         rc = rc ? rc : mp_buf_putc(&key, r->recompute ? '1' : '0');
+        if (ov && !rc) {
+            if ((bid = mp_intern_add(bkeys, key.data, key.len)) < 0)
+                rc = MP_ENOMEM;
+            rc = rc ? rc : mp_buf_putc(&key, '\x1d');
+            rc = rc ? rc : mp_buf_puts(&key, tl_ovinfo_names(tl_overlap_launcher(ov, r->uid)));
+        }
         int32_t id = rc ? -1 : mp_intern_add(keys, key.data, key.len);
         if (id < 0) {
             rc = MP_ENOMEM;
@@ -315,6 +333,7 @@ static int render(struct mp_report *rep, const char *sheet_name, const struct mp
             g[ng].first = i;
             g[ng].part = r->part;
             g[ng].all_nested = true;
+            g[ng].base = bid;
             ng++;
         }
         struct pgroup *G = &g[gid[id]];
@@ -333,12 +352,35 @@ static int render(struct mp_report *rep, const char *sheet_name, const struct mp
         if (!r->nested)
             G->all_nested = false;
     }
+    if (ov && !rc) {
+        size_t nb = (size_t)mp_intern_count(bkeys) + 1;
+        double *bkt = calloc(nb, sizeof(double));
+        int32_t *buid = malloc(nb * sizeof(int32_t));
+        if (!bkt || !buid)
+            rc = MP_ENOMEM;
+        for (size_t q = 0; q < nb && !rc; q++)
+            buid[q] = INT32_MAX;
+        for (size_t q = 0; q < ng && !rc; q++) {
+            int32_t u0 = sh->rows[g[q].first].uid;
+            bkt[g[q].base] += g[q].kt_sum;
+            if (u0 < buid[g[q].base])
+                buid[g[q].base] = u0;
+        }
+        for (size_t q = 0; q < ng && !rc; q++) {
+            g[q].base_kt = bkt[g[q].base];
+            g[q].base_uid = buid[g[q].base];
+        }
+        free(bkt);
+        free(buid);
+    }
     if (!rc)
         qsort(g, ng, sizeof(*g), cmp_pgroup);
     /* header */
     struct mp_csv csv;
     mp_csv_init(&csv, b, "\n");
     rc = rc ? rc : mp_csv_str(&csv, "name");
+    if (ov)
+        rc = rc ? rc : mp_csv_str(&csv, "overlapping_kernel_names_first");
     for (int j = 0; j < sh->npkeys && !rc; j++)
         rc = mp_csv_fmt(&csv, "param: %s", sh->pkeys[j]);
     if (by_nk)
@@ -374,9 +416,18 @@ static int render(struct mp_report *rep, const char *sheet_name, const struct mp
         for (size_t j = 0; j < sizeof(rl) / sizeof(rl[0]) && !rc; j++)
             rc = mp_csv_str(&csv, rl[j]);
     }
+    rc = rc ? rc : mp_csv_str(&csv, "kernel_details__summarize_kernel_stats");
+    rc = rc ? rc : mp_csv_str(&csv, "trunc_kernel_details");
+    static const char *const ovcols[] = {"overlapping_kernels_details__summarize_kernel_stats",
+                                         "trunc_overlapping_kernels_details",
+                                         "overlap_pct_mean",
+                                         "overlap_pct_median",
+                                         "overlap_pct_std",
+                                         "overlap_pct_min",
+                                         "overlap_pct_max"};
+    for (size_t j = 0; ov && j < sizeof(ovcols) / sizeof(ovcols[0]) && !rc; j++)
+        rc = mp_csv_str(&csv, ovcols[j]);
     static const char *const tail[] = {
-        "kernel_details__summarize_kernel_stats",
-        "trunc_kernel_details",
         "Input Dims_first",
         "Input type_first",
         "Input Strides_first",
@@ -397,6 +448,8 @@ static int render(struct mp_report *rep, const char *sheet_name, const struct mp
         struct pgroup *G = &g[gi];
         const struct prow *r0 = &sh->rows[G->first];
         rc = mp_csv_str(&csv, mp_trace_tree_name(t, r0->uid));
+        if (ov)
+            rc = rc ? rc : mp_csv_str(&csv, tl_ovinfo_names(tl_overlap_launcher(ov, r0->uid)));
         for (int j = 0; j < sh->npkeys && !rc; j++) {
             const char *txt = !r0->ptext[j] || r0->pnone[j] ? "" : r0->ptext[j];
             rc = mp_csv_str(&csv, txt);
@@ -480,6 +533,16 @@ static int render(struct mp_report *rep, const char *sheet_name, const struct mp
         for (size_t q = 0; kd && q < nk; q++)
             free(kd[q]);
         free(kd);
+        if (ov && !rc) {
+            const struct tl_ovinfo **mi =
+                malloc((G->n ? G->n : 1) * sizeof(*mi)); // NOLINT(bugprone-sizeof-expression)
+            if (!mi)
+                rc = MP_ENOMEM;
+            for (size_t q = 0; q < G->n && !rc; q++)
+                mi[q] = tl_overlap_launcher(ov, sh->rows[G->members[q]].uid);
+            rc = rc ? rc : tl_overlap_cells(mi, G->n, true, &csv, &cell);
+            free(mi);
+        }
         static const char *const argk[] = {"Input Dims", "Input type", "Input Strides",
                                            "Concrete Inputs"};
         for (int a = 0; a < 4 && !rc; a++)
@@ -491,7 +554,7 @@ static int render(struct mp_report *rep, const char *sheet_name, const struct mp
         rc = rc ? rc : mp_csv_end_row(&csv);
         /* the summary and the roofline plot count each kernel once: shapes
          * whose ops all sit inside another op of the table are left out */
-        if (!rc && !G->all_nested)
+        if (!rc && !G->all_nested && !ov)
             rc = add_point(rep, t, sh, G, sheet_name, first_num(sh, G, offsetof(struct prow, fpb)),
                            &st_tfs, &st_tbs, &st_pct, npct);
     }
@@ -500,6 +563,7 @@ static int render(struct mp_report *rep, const char *sheet_name, const struct mp
     free(g);
     free(gid);
     mp_intern_free(keys);
+    mp_intern_free(bkeys);
     mp_buf_fini(&key);
     mp_buf_fini(&cell);
     return rc;
@@ -550,7 +614,7 @@ enum { MAX_FAMILIES = 32 };
 
 int tl_sheets_perf(struct mp_report *r, const struct mp_trace_tree *t,
                    const struct mp_perf_arch *arch, const struct mp_report_opts *o,
-                   const char *const *annot,
+                   const char *const *annot, struct tl_overlap *ov,
                    struct mp_buf *(*new_sheet)(struct mp_report *, const char *))
 {
     bool inf = o->inference;
@@ -638,8 +702,23 @@ int tl_sheets_perf(struct mp_report *r, const struct mp_trace_tree *t,
             struct mp_buf *buf = rc ? NULL : new_sheet(r, name);
             rc = rc ? rc
                     : (buf ? render(r, name, t, sh, &meta, arch, o->group_by_num_kernels,
-                                    o->fix_nested_ops, buf)
+                                    o->fix_nested_ops, NULL, buf)
                            : MP_ENOMEM);
+        }
+        /* --include_overlap_info: <sheet>_kl_overlap after the plain tables */
+        for (int b = 0; b < 2 && !rc && ov; b++) {
+            struct psheet *sh = b ? &bsheets[k] : &sheets[k];
+            if (sh->n == 0)
+                continue;
+            char name[96];
+            if (single_table(sh->family, inf))
+                snprintf(name, sizeof(name), "%s_kl_overlap", sh->family);
+            else
+                snprintf(name, sizeof(name), "%s_%s_kl_overlap", sh->family, b ? "bwd" : "fwd");
+            struct mp_buf *buf = new_sheet(r, name);
+            rc = buf ? render(r, name, t, sh, &meta, arch, o->group_by_num_kernels,
+                              o->fix_nested_ops, ov, buf)
+                     : MP_ENOMEM;
         }
     }
     for (int k = 0; k < nsheets; k++) {

@@ -519,6 +519,15 @@ static int sheet_short_kernels(struct ctx *c, const struct krow *rows, size_t n)
     }
     if (!rc)
         qsort(g, ng, sizeof(*g), cmp_sgroup);
+    /* --topk_short_kernels: pandas head(k) of the sorted table */
+    size_t nshow = ng;
+    if (c->o->has_topk_short_kernels) {
+        long k = c->o->topk_short_kernels;
+        if (k >= 0)
+            nshow = (size_t)k < ng ? (size_t)k : ng;
+        else
+            nshow = (size_t)(-(k + 1)) + 1 < ng ? ng - ((size_t)(-(k + 1)) + 1) : 0;
+    }
     b = rc ? NULL : new_sheet(c->r, "short_kernels_summary");
     if (!rc && !b)
         rc = MP_ENOMEM;
@@ -539,7 +548,7 @@ static int sheet_short_kernels(struct ctx *c, const struct krow *rows, size_t n)
         rc = rc ? rc : mp_csv_end_row(&csv);
         struct mp_buf cell;
         mp_buf_init(&cell, 0);
-        for (size_t i = 0; i < ng && !rc; i++) {
+        for (size_t i = 0; i < nshow && !rc; i++) {
             const char *k = mp_buf_cstr(&g[i].key);
             const char *end = k + g[i].key.len;
             while (!rc) {
@@ -741,8 +750,11 @@ int mp_report_build(const char *path, const struct mp_report_opts *o, struct mp_
     c.total_time_ms = c.r->timeline.total / 1e3;
     rc = rc ? rc : index_launchers(&c);
     rc = rc ? rc : sheet_timeline(&c);
+    struct tl_overlap *ov = NULL;
+    if (!rc && o->include_overlap_info && c.t->has_cpu_ops)
+        rc = tl_overlap_new(c.t, o->include_unlinked, &ov);
     if (!rc && c.t->has_cpu_ops)
-        rc = tl_sheets_ops(c.r, c.t, &c.ak, o, new_sheet);
+        rc = tl_sheets_ops(c.r, c.t, &c.ak, o, ov, new_sheet);
     const struct mp_perf_arch *arch = o->arch;
     struct mp_perf_arch detected;
     if (!arch && o->arch_auto && c.s->meta_device_properties) {
@@ -770,10 +782,11 @@ int mp_report_build(const char *path, const struct mp_report_opts *o, struct mp_
     if (!rc)
         rc = tl_apply_annotation(c.t, o->inference, &annot);
     if (!rc && c.t->has_cpu_ops)
-        rc = tl_sheet_unified(c.r, c.t, c.first_kernel, arch, &c.ak, o, annot, new_sheet);
+        rc = tl_sheet_unified(c.r, c.t, c.first_kernel, arch, &c.ak, o, annot, ov, new_sheet);
     if (!rc && c.t->has_cpu_ops)
-        rc = tl_sheets_perf(c.r, c.t, arch, o, annot, new_sheet);
+        rc = tl_sheets_perf(c.r, c.t, arch, o, annot, ov, new_sheet);
     free(annot);
+    tl_overlap_free(ov);
     struct krow *rows = NULL;
     size_t nrows = 0;
     bool any_cpu_op = false;

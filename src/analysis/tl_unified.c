@@ -561,14 +561,49 @@ struct ugrp {
     size_t n, cap;
     double kt_sum;
     int32_t ex_uid;
+    /* kl_overlap: the groups with the same keys but the overlap names */
+    int32_t base;
+    double base_kt;
+    int32_t base_uid;
 };
 
 static int cmp_ugrp(const void *a, const void *b)
 {
     const struct ugrp *x = a, *y = b;
+    if (x->base_kt != y->base_kt) /* kl_overlap: TraceLens's _group_total_time, */
+        return x->base_kt > y->base_kt ? -1 : 1;
+    if (x->base_uid != y->base_uid) /* _group_min_ex_uid; equal in the plain sheet */
+        return x->base_uid < y->base_uid ? -1 : 1;
     if (x->kt_sum != y->kt_sum)
         return x->kt_sum > y->kt_sum ? -1 : 1;
     return x->ex_uid < y->ex_uid ? -1 : (x->ex_uid > y->ex_uid ? 1 : 0);
+}
+
+/* Each group's base totals: kernel time and smallest ex_UID over the
+ * groups sharing its base key (nb ids). */
+static int base_order(struct ugrp *g, size_t ng, size_t nb)
+{
+    double *kt = calloc(nb, sizeof(double));
+    int32_t *uid = malloc(nb * sizeof(int32_t));
+    if (!kt || !uid) {
+        free(kt);
+        free(uid);
+        return MP_ENOMEM;
+    }
+    for (size_t q = 0; q < nb; q++)
+        uid[q] = INT32_MAX;
+    for (size_t q = 0; q < ng; q++) {
+        kt[g[q].base] += g[q].kt_sum;
+        if (g[q].ex_uid < uid[g[q].base])
+            uid[g[q].base] = g[q].ex_uid;
+    }
+    for (size_t q = 0; q < ng; q++) {
+        g[q].base_kt = kt[g[q].base];
+        g[q].base_uid = uid[g[q].base];
+    }
+    free(kt);
+    free(uid);
+    return 0;
 }
 
 typedef double (*ufield)(const struct urow *r);
@@ -786,10 +821,16 @@ static int full_stack_cells(const char *op, char ***chains, const size_t *len, s
     return rc;
 }
 
+static int render_summary(struct uctx *u, struct mp_report *rep, struct urow *rows, size_t nrows,
+                          struct tl_argkeys *ak, const struct mp_report_opts *o,
+                          const struct tl_meta *meta, bool stacks, bool kd_stacks,
+                          struct tl_overlap *ov,
+                          struct mp_buf *(*new_sheet)(struct mp_report *, const char *));
+
 int tl_sheet_unified(struct mp_report *rep, const struct mp_trace_tree *t,
                      const int32_t *first_kernel, const struct mp_perf_arch *arch,
                      struct tl_argkeys *ak, const struct mp_report_opts *o,
-                     const char *const *annot,
+                     const char *const *annot, struct tl_overlap *ov,
                      struct mp_buf *(*new_sheet)(struct mp_report *, const char *))
 {
     const struct mp_trace_store *s = t->s;
@@ -1038,10 +1079,56 @@ int tl_sheet_unified(struct mp_report *rep, const struct mp_trace_tree *t,
     }
     if (!rc)
         rc = tl_meta_build(s, &meta);
+    if (!rc)
+        rc = render_summary(&u, rep, rows, nrows, ak, o, &meta, stacks, kd_stacks, NULL, new_sheet);
+    if (!rc && ov)
+        rc = render_summary(&u, rep, rows, nrows, ak, o, &meta, stacks, kd_stacks, ov, new_sheet);
+    (void)f_dur;
+    for (size_t r = 0; r < nrows; r++) {
+        free(rows[r].owned);
+        free(rows[r].params);
+        free(rows[r].k);
+    }
+    free(rows);
+    tl_meta_fini(&meta);
+    free(u.ngpu);
+    free(u.comm);
+    free(u.model);
+    free(u.visited);
+    free(u.collected);
+    free(u.in_collected_gpu);
+    free(u.bwd_ok);
+    free(u.is_collected);
+    free(u.root_of);
+    free(u.frame_of);
+    mp_intern_free(u.frames);
+    return rc;
+}
+
+/* Groups the rows and writes unified_perf_summary; with ov its kl_overlap
+ * twin: the groups also split by the overlapping kernel names (ordered
+ * after the total of their other keys), the overlap column blocks, kernel
+ * call stacks kept in the details and no call_stack_full. */
+static int render_summary(struct uctx *u, struct mp_report *rep, struct urow *rows, size_t nrows,
+                          struct tl_argkeys *ak, const struct mp_report_opts *o,
+                          const struct tl_meta *meta, bool stacks, bool kd_stacks,
+                          struct tl_overlap *ov,
+                          struct mp_buf *(*new_sheet)(struct mp_report *, const char *))
+{
+    const struct mp_trace_tree *t = u->t;
+    const struct mp_trace_store *s = t->s;
+    const struct mp_perf_arch *arch = u->arch;
+    int rc = 0;
+    bool cs = o->include_call_stack && !ov; /* entry_point, call_stack_full */
+    if (ov) /* TraceLens summarizes the kl_overlap twin without include_call_stack */
+        kd_stacks = stacks;
     /* group by str() of name, category, process/thread names and args */
     struct ugrp *g = rc ? NULL : calloc(nrows ? nrows : 1, sizeof(*g));
     size_t ng = 0;
     struct mp_intern *keys = rc ? NULL : mp_intern_new();
+    struct mp_intern *bkeys = rc || !ov ? NULL : mp_intern_new();
+    if (!rc && ov && !bkeys)
+        rc = MP_ENOMEM;
     int32_t *gid = NULL;
     size_t gcap = 0;
     struct mp_buf key;
@@ -1055,9 +1142,13 @@ int tl_sheet_unified(struct mp_report *rep, const struct mp_trace_tree *t,
         const char *pid = s->pid[w->uid] >= 0 ? mp_intern_str(s->strings, s->pid[w->uid]) : "";
         const char *tid = s->tid[w->uid] >= 0 ? mp_intern_str(s->strings, s->tid[w->uid]) : "";
         mp_buf_reset(&key);
-        const char *cells[5] = {w->name, w->category, tl_meta_get(&meta, pid, "0", "process_name"),
-                                tl_meta_get(&meta, pid, "0", "process_labels"),
-                                tl_meta_get(&meta, pid, tid, "thread_name")};
+        const char *cells[5] = {w->name, w->category, tl_meta_get(meta, pid, "0", "process_name"),
+                                tl_meta_get(meta, pid, "0", "process_labels"),
+                                tl_meta_get(meta, pid, tid, "thread_name")};
+        const struct tl_ovinfo *oi = NULL;
+        if (ov) /* a synthetic row has its parent's info, else its one kernel's */
+            rc = w->synthetic ? tl_overlap_kernel(ov, w->uid, w->kernel, &oi)
+                              : tl_overlap_unified(ov, w->uid, &oi);
         for (int c = 0; c < 5 && !rc; c++) {
             rc = c ? mp_buf_putc(&key, '\x1f') : 0;
             rc = rc ? rc : mp_buf_puts(&key, cells[c]);
@@ -1072,6 +1163,20 @@ int tl_sheet_unified(struct mp_report *rep, const struct mp_trace_tree *t,
                     : mp_buf_puts(&key, t->recompute[w->uid] ? "\x1fTrue"
                                                              : "\x1f"
                                                                "False");
+        int32_t bid = -1;
+        if (ov && !rc) { /* the names column follows name */
+            if ((bid = mp_intern_add(bkeys, key.data, key.len)) < 0)
+                rc = MP_ENOMEM;
+            const char *nm = tl_ovinfo_names(oi);
+            size_t l0 = strlen(w->name);
+            rc = rc ? rc : mp_buf_reserve(&key, strlen(nm) + 1);
+            if (!rc) {
+                memmove(key.data + l0 + 1 + strlen(nm), key.data + l0, key.len - l0);
+                key.data[l0] = '\x1f';
+                memcpy(key.data + l0 + 1, nm, strlen(nm));
+                key.len += strlen(nm) + 1;
+            }
+        }
         int32_t id = rc ? -1 : mp_intern_add(keys, key.data, key.len);
         if (id < 0) {
             rc = MP_ENOMEM;
@@ -1086,6 +1191,7 @@ int tl_sheet_unified(struct mp_report *rep, const struct mp_trace_tree *t,
             mp_buf_init(&g[ng].key, 0);
             rc = mp_buf_append(&g[ng].key, key.data, key.len);
             g[ng].ex_uid = w->ex_uid;
+            g[ng].base = bid;
             ng++;
         }
         struct ugrp *G = &g[gid[id]];
@@ -1103,11 +1209,14 @@ int tl_sheet_unified(struct mp_report *rep, const struct mp_trace_tree *t,
         G->kt_sum += w->kt;
     }
     if (!rc)
+        rc = ov ? base_order(g, ng, (size_t)mp_intern_count(bkeys) + 1) : 0;
+    if (!rc)
         qsort(g, ng, sizeof(*g), cmp_ugrp);
     double total = 0;
     for (size_t i = 0; i < ng; i++)
         total += g[i].kt_sum;
-    struct mp_buf *b = rc ? NULL : new_sheet(rep, "unified_perf_summary");
+    struct mp_buf *b =
+        rc ? NULL : new_sheet(rep, ov ? "unified_perf_summary_kl_overlap" : "unified_perf_summary");
     if (!rc && !b)
         rc = MP_ENOMEM;
     struct mp_csv csv;
@@ -1115,8 +1224,10 @@ int tl_sheet_unified(struct mp_report *rep, const struct mp_trace_tree *t,
     mp_buf_init(&cell, 0);
     if (!rc) {
         mp_csv_init(&csv, b, "\n");
-        rc = mp_buf_puts(b, "name,op category,process_name,process_label,thread_name,Input Dims,"
-                            "Input type,Input Strides,Concrete Inputs,");
+        rc = mp_buf_puts(b, ov ? "name,overlapping_kernel_names," : "name,");
+        rc = rc ? rc
+                : mp_buf_puts(b, "op category,process_name,process_label,thread_name,Input Dims,"
+                                 "Input type,Input Strides,Concrete Inputs,");
         if (!rc && t->recompute)
             rc = mp_buf_puts(b, "is_recompute,");
         rc = rc ? rc
@@ -1134,10 +1245,16 @@ int tl_sheet_unified(struct mp_report *rep, const struct mp_trace_tree *t,
             rc = mp_buf_puts(b, "Roofline Time (µs)_first,Pct Roofline_mean,Pct Roofline_median,"
                                 "Pct Roofline_std,Pct Roofline_min,Pct Roofline_max,");
         rc = rc ? rc
-                : mp_buf_puts(b, "Kernel Time (µs)_median,Kernel Time (µs)_min,"
-                                 "Kernel Time (µs)_max,kernel_details_summary,trunc_kernel_details,"
-                                 "perf_params,has_perf_model,");
-        rc = rc ? rc : mp_buf_puts(b, o->include_call_stack ? "entry_point,call_stack_full," : "");
+                : mp_buf_puts(b,
+                              "Kernel Time (µs)_median,Kernel Time (µs)_min,"
+                              "Kernel Time (µs)_max,kernel_details_summary,trunc_kernel_details,");
+        if (!rc && ov)
+            rc = mp_buf_puts(b,
+                             "overlapping_kernels_details_summary,"
+                             "trunc_overlapping_kernels_details,overlap_pct_mean,"
+                             "overlap_pct_median,overlap_pct_std,overlap_pct_min,overlap_pct_max,");
+        rc = rc ? rc : mp_buf_puts(b, "perf_params,has_perf_model,");
+        rc = rc ? rc : mp_buf_puts(b, cs ? "entry_point,call_stack_full," : "");
         rc = rc ? rc : mp_buf_puts(b, "Percentage (%),Cumulative Percentage (%)\n");
     }
     double cum = 0;
@@ -1269,13 +1386,13 @@ int tl_sheet_unified(struct mp_report *rep, const struct mp_trace_tree *t,
             mp_buf_init(&rbuf, 0);
             for (size_t q = 0; q < nk && !rc; q++) {
                 bool has = false;
-                rc = kernel_stack(&u, rt->uid, rt->synthetic ? -1 : rt->uid, rt->k[q], &iv, &has);
+                rc = kernel_stack(u, rt->uid, rt->synthetic ? -1 : rt->uid, rt->k[q], &iv, &has);
                 rows_stack = has;
                 chains[q] = rc ? NULL : calloc(iv.n + 1, sizeof(char *));
                 if (!rc && !chains[q])
                     rc = MP_ENOMEM;
                 for (size_t j = 0; j < iv.n && !rc; j++)
-                    chains[q][j] = (char *)mp_intern_str(u.frames, iv.v[j]);
+                    chains[q][j] = (char *)mp_intern_str(u->frames, iv.v[j]);
                 if (rc)
                     break;
                 clen[q] = iv.n;
@@ -1302,7 +1419,7 @@ int tl_sheet_unified(struct mp_report *rep, const struct mp_trace_tree *t,
         /* call_stack_full follows the printed order */
         char ***ch2 = NULL;
         size_t *len2 = NULL;
-        if (!rc && o->include_call_stack && nk > 0 && chains) {
+        if (!rc && cs && nk > 0 && chains) {
             ch2 = malloc(nk * sizeof(char **));
             len2 = malloc(nk * sizeof(size_t));
             if (!ch2 || !len2)
@@ -1315,12 +1432,25 @@ int tl_sheet_unified(struct mp_report *rep, const struct mp_trace_tree *t,
         for (size_t q = 0; kd && q < nk; q++)
             free(kd[q]);
         free(kd);
+        if (ov && !rc) {
+            const struct tl_ovinfo **mi =
+                malloc(G->n * sizeof(*mi)); // NOLINT(bugprone-sizeof-expression)
+            if (!mi)
+                rc = MP_ENOMEM;
+            for (size_t i = 0; i < G->n && !rc; i++) {
+                const struct urow *w = &rows[G->m[i]];
+                rc = w->synthetic ? tl_overlap_kernel(ov, w->uid, w->kernel, &mi[i])
+                                  : tl_overlap_unified(ov, w->uid, &mi[i]);
+            }
+            rc = rc ? rc : tl_overlap_cells(mi, G->n, true, &csv, &cell);
+            free(mi);
+        }
         const char *params = NULL;
         for (size_t i = 0; i < G->n && !params; i++)
             params = rows[G->m[i]].params;
         rc = rc ? rc : mp_csv_str(&csv, params ? params : "");
         rc = rc ? rc : mp_csv_str(&csv, r0->has_model ? "True" : "False");
-        if (!rc && o->include_call_stack)
+        if (!rc && cs)
             rc = full_stack_cells(r0->name, ch2, len2, ch2 ? nk : 0, &csv, &cell);
         free(ch2);
         free(len2);
@@ -1338,7 +1468,6 @@ int tl_sheet_unified(struct mp_report *rep, const struct mp_trace_tree *t,
         rc = rc ? rc : tl_csv_float(&csv, &cell, cum, true);
         rc = rc ? rc : mp_csv_end_row(&csv);
     }
-    (void)f_dur;
     mp_buf_fini(&cell);
     mp_buf_fini(&key);
     for (size_t i = 0; g && i < ng; i++) {
@@ -1348,23 +1477,6 @@ int tl_sheet_unified(struct mp_report *rep, const struct mp_trace_tree *t,
     free(g);
     free(gid);
     mp_intern_free(keys);
-    for (size_t r = 0; r < nrows; r++) {
-        free(rows[r].owned);
-        free(rows[r].params);
-        free(rows[r].k);
-    }
-    free(rows);
-    tl_meta_fini(&meta);
-    free(u.ngpu);
-    free(u.comm);
-    free(u.model);
-    free(u.visited);
-    free(u.collected);
-    free(u.in_collected_gpu);
-    free(u.bwd_ok);
-    free(u.is_collected);
-    free(u.root_of);
-    free(u.frame_of);
-    mp_intern_free(u.frames);
+    mp_intern_free(bkeys);
     return rc;
 }

@@ -142,5 +142,29 @@ check kernels-csv 0 "$MAGPIE" trace kernels "$ex/tp2-rank-0.1796011317.pt.trace.
 expect_out kernels-csv '^name,time_ms,percent,calls$'
 check stdin 0 bash -c "gzip -dc '$ex/tp2-rank-0.1796011317.pt.trace.json.gz' | '$MAGPIE' trace kernels - --csv"
 
+# TraceLens's report flags that magpie accepts, notes or refuses
+tr=$SRC/tests/fixtures/traces/h200_train/train_plain.json.gz
+check report-two-traces 2 "$MAGPIE" trace report "$tr" --profile_json_path "$t/other.json" -o "$t/r0"
+expect_err report-two-traces 'one TRACE \(or --profile_json_path TRACE\)'
+check report-extension 2 "$MAGPIE" trace report "$tr" -o "$t/r1" --extension_file x.py
+expect_err report-extension '--extension_file is not supported'
+check report-comparison 2 "$MAGPIE" trace report "$tr" -o "$t/r2" --comparison_json_path "$tr"
+expect_err report-comparison 'TraceDiff'
+check report-gemm-sim 2 env GEMM_SIMULATOR_PATH=/opt/sim.py "$MAGPIE" trace report "$tr" -o "$t/r3" \
+    --python_path /usr/bin/python3
+expect_err report-gemm-sim 'GEMM_SIMULATOR_PATH is set'
+check report-topk-int 2 "$MAGPIE" trace report "$tr" -o "$t/r4" --topk_ops many
+expect_err report-topk-int 'expects an integer'
+check report-flags 0 env -u GEMM_SIMULATOR_PATH "$MAGPIE" trace report --profile_json_path "$tr" \
+    --output_csvs_dir "$t/r5" -q --no-summary --python_path /usr/bin/python3 \
+    --inductor_cache_dir "$t" --topk_roofline_ops 1 --topk_short_kernels 2 --include_overlap_info
+expect_err report-flags 'python_path does not change the report'
+expect_err report-flags 'inductor-cache-dir .* does not change the report'
+if [ ! -f "$t/r5/ops_unique_args_kl_overlap.csv" ] ||
+    [ "$(wc -l <"$t/r5/short_kernels_summary.csv")" != 3 ]; then
+    echo "FAIL report-flags: sheets"
+    fails=$((fails + 1))
+fi
+
 echo "$fails failure(s)"
 [ "$fails" = 0 ]

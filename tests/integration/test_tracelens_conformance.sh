@@ -65,6 +65,53 @@ run_case "$F/train_plain.json.gz" "$F/train_plain_micro5_tracelens_csvs" --micro
     --disable_coll_analysis
 run_case "$F/train_plain.json.gz" "$F/train_plain_bynk_tracelens_csvs" --group_by_num_kernels \
     --include_first_occurrence_time
+# TraceLens CLI flags (tests/fixtures/tracelens_flags/README.md): the trace
+# given as --profile_json_path, --topk_short_kernels (pandas head(), negative
+# drops from the end), --topk_ops / --topk_roofline_ops (ignored by TraceLens
+# too: the plain golden still matches)
+G=$SRC/tests/fixtures/tracelens_flags
+SHEETS=short_kernels_summary run_case "$F/train_plain.json.gz" "$G/train_topk5" --short_kernel_study \
+    --topk_short_kernels 5 --topk_ops 3 --topk_roofline_ops 2 --disable_coll_analysis
+SHEETS=short_kernels_summary run_case "$F/train_plain.json.gz" "$G/train_topk0" --topk_short_kernels 0
+SHEETS=short_kernels_summary run_case "$F/train_plain.json.gz" "$G/train_topk_neg" --topk_short_kernels -3
+# (--python_path too: without GEMM_SIMULATOR_PATH TraceLens never uses it)
+GEMM_SIMULATOR_PATH='' run_case "--profile_json_path=$F/train_plain.json.gz" \
+    "$F/train_plain_tracelens_csvs" --topk_ops 3 --topk_roofline_ops 2 --python_path /usr/bin/python3
+# --inductor_cache_dir changes nothing in TraceLens's report (it models a
+# Triton op only from the trace's args and then never reads the cache): the
+# plain golden still matches
+TC=$D/tracelens-tests/torch_compile_triton
+[ -f "$TC/trace.json.gz" ] &&
+    run_case "$TC/trace.json.gz" "$TC/trace_perf_report_csvs" --inductor_cache_dir "$t"
+# --include_overlap_info: the *_kl_overlap sheets, TraceLens's own on the
+# shared mi300 ResNet (two streams: NCCL beside compute), also with
+# --detect_recompute or roofline and kernel-count columns, the sglang decode
+# inference trace with the inference options, and h100 BERT (one stream)
+TT=$D/tracelens-tests
+KLS="ops_unique_args_kl_overlap unified_perf_summary_kl_overlap GEMM_kl_overlap UnaryElementwise_kl_overlap BinaryElementwise_kl_overlap Normalization_kl_overlap SDPA_fwd_kl_overlap CONV_fwd_kl_overlap CONV_bwd_kl_overlap Reduce_fwd_kl_overlap Reduce_bwd_kl_overlap"
+for cc in "resnet_overlap|mi300/resnet_act_checkpoint.json.gz|" \
+    "resnet_recompute_overlap|mi300/resnet_act_checkpoint.json.gz|--detect_recompute" \
+    "resnet_arch_bynk_overlap|mi300/resnet_act_checkpoint.json.gz|--group_by_num_kernels --include_first_occurrence_time --gpu_arch_json_path $D/h200/H200-arch-datasheet.json" \
+    "sglang_overlap_full|inference/sglang_decode/sglang_Qwen3-8B_decode.json.gz|--inference --enable_pseudo_ops --group_by_parent_module --group_by_num_kernels --include_call_stack" \
+    "bert_overlap|h100/gaunernst_bert-small-uncased__1016001.json.gz|" \
+    "mixtral_overlap|../h200/mixtral_shape_l8_bs16_p256_d12.json.gz|" \
+    "mixtral_inference_overlap|../h200/mixtral_shape_l8_bs16_p256_d12.json.gz|--inference --enable_pseudo_ops --group_by_parent_module --group_by_num_kernels --include_call_stack"; do
+    IFS='|' read -r fix trace fl <<<"$cc"
+    [ -f "$TT/$trace" ] || { echo "skip overlap $fix: $trace missing"; continue; }
+    # shellcheck disable=SC2086
+    SHEETS=$KLS run_case "$TT/$trace" "$G/$fix" --include_overlap_info $fl
+done
+# with a graph-capture merge
+SG=$TT/inference/sglang_decode
+[ -f "$SG/sglang_Qwen3-8B_decode.json.gz" ] &&
+    SHEETS="$KLS InferenceAttention_fwd_kl_overlap RMSNorm_fwd_kl_overlap RoPE_fwd_kl_overlap" \
+        run_case "$SG/sglang_Qwen3-8B_decode.json.gz" "$G/sglang_capture_overlap" --inference \
+        --capture_folder "$SG/capture_traces" --group_by_parent_module --group_by_num_kernels \
+        --include_call_stack --include_overlap_info
+# the synthetic five-stream trace of tests/fixtures/tracelens_flags/overlap_synth.py
+SHEETS="$KLS" run_case "$G/overlap_synth.json.gz" "$G/overlap_synth" --include_overlap_info
+SHEETS="$KLS" run_case "$G/overlap_synth.json.gz" "$G/overlap_synth_inf" --include_overlap_info \
+    --inference --group_by_num_kernels
 # --fix-nested-ops (magpie only): aten::native_batch_norm runs inside
 # aten::batch_norm with the same kernels; TraceLens lists both in
 # Normalization, the fix keeps the outer one and the kernel-time total drops

@@ -14,6 +14,8 @@
 #include <magpie/analysis.h>
 #include <magpie/report.h>
 
+#include "analysis/tl_int.h"
+
 static char tmpdir[64];
 
 static int setup(void **state)
@@ -355,6 +357,113 @@ static void test_moe_pseudo_ops(void **state)
     mp_report_free(pseudo);
 }
 
+/* CPython 3.11's set order (TraceLens walks sets of event UIDs): adds and
+ * discards (-x - 1) drawn at random in Python (random.Random(7), values
+ * below 600, 45% discards), and the list(set) CPython printed. The first
+ * case shows that an add reuses the last deleted slot it passes. */
+static const int64_t pyset_ops[] = {
+    331,  404,  74,   96,   -332, 219,  -220, -405, -97,  -75,  228,  596,  590,  50,   47,   136,
+    -597, 584,  -585, -137, 192,  -193, 577,  -591, 544,  -48,  464,  -51,  249,  -545, 351,  294,
+    74,   -250, -465, -295, -229, 586,  321,  -75,  593,  70,   276,  66,   -594, 456,  -67,  355,
+    -356, -71,  -578, -322, -587, -277, -457, -352, 140,  563,  -564, 389,  154,  -141, -390, -155,
+    269,  -270, 429,  579,  -430, 527,  55,   572,  -573, -528, 63,   -580, -56,  -64,  104,  -105,
+    549,  -550, 26,   -27,  385,  -386, 355,  485,  -486, 477,  319,  -356, 271,  165,  210,  540,
+    -541, 27,   305,  93,   267,  171,  -166, 514,  -211, 199,  410,  232,  -172, -478, 286,  198,
+    352,  -199, 373,  -272, -94,  -233, 1,    352,  86,   122,  204,  182,  -2,   -205, 405,  86,
+    174,  28,   -175, 149,  485,  358,  -359, -320, 105,  142,  -287, 216,  -353, -87,  333,  -106,
+    62,   362,  597,  529,  -63,  -200, 19,   187,  153,  -363, 123,  333,  543,  108,  58,   -406,
+    -515, 575,  -268, -109, 524,  -486, 546,  519,  535,  265,  207,  140,  -530, -411, 438,  -536,
+    -123, 158,  374,  -29,  224,  96,   -576, -439, 165,  527,  -544, -188, -124, -141, 18,   -208,
+    524,  115,  234,  107,  -598, -108, -150, 264,  -97,  584,  334,  -306, 187,  -183, -28,  266,
+    -525, -334, 347,  427,  274,  44,   244,  165,  -59,  -375, 543,  296,  -428, -528, 256,  -374,
+    564,  526,  457,  -527, 506,  402,  315,  235,  -458, 143,  -116, 132,  -245, 261,  -217, -236,
+    -348, 288,  300,  -266, -267, -585, 560,  -20,  316,  -225, -45,  -265, 205,  -317, -335, 147,
+    -154, -544, -188, -262, 158,  398,  506,  -206, 44,   525,  517,  -289, 582,  16,   598,  235,
+    -547, -403, 385,  571,  -143, 250,  3,    71,   515,  94,   67,   485,  -235, 240,  210,  -95,
+    391,  -518, 203,  -316, -599, 136,  -19,  101,  501,  -502, -392, 121,  562,  -257, 17,   -297,
+    460,  396,  -526, -507, -572, 135,  520,  -301, 236,  497,  -45,  -521, 415,  -399, -122, -204,
+    -18,  -386, -133, 296,  -166, -297, 369,  281,  287,  -416, 152,  -17,  -4,   -516, 438,  409,
+    567,  82,   -370, -397, 293,  563,  -137, -251, -439, 266,  -583, -237, 122,  -561, -498, 509,
+    463,  460,  -288, -275, -410, -68,  -294, -520, 422,  -83,  -211, -565, 588,  128,  541,  221,
+    -102, -129, -136, 22,   -267, 484,  501,  -564, 540,  459,  -236, -486, 111,  468,  -144, -563,
+    -148, 311,  257,  447,  114,  -464, 596,  -510, -312, -112, -502, -542, 248,  240,  29,   314,
+};
+static const int32_t pyset_order[] = {
+    257, 22,  281, 540, 29,  567, 314, 71,  588, 596, 114, 122,
+    152, 158, 422, 447, 459, 460, 468, 221, 484, 240, 248,
+};
+
+static void test_pyset_order(void **state)
+{
+    (void)state;
+    const int64_t small[] = {1, 9, 17, -2, -10, 25, 33};
+    const int32_t small_order[] = {33, 25, 17};
+    int32_t *v = NULL;
+    size_t n = 0;
+    assert_int_equal(tl_pyset_replay(small, sizeof(small) / sizeof(small[0]), &v, &n), 0);
+    assert_int_equal(n, 3);
+    assert_memory_equal(v, small_order, sizeof(small_order));
+    free(v);
+    assert_int_equal(tl_pyset_replay(pyset_ops, sizeof(pyset_ops) / sizeof(pyset_ops[0]), &v, &n),
+                     0);
+    assert_int_equal(n, sizeof(pyset_order) / sizeof(pyset_order[0]));
+    assert_memory_equal(v, pyset_order, sizeof(pyset_order));
+    free(v);
+}
+
+/* Four ops, one kernel each: k1 (stream 1, 1000-1010) and k2 (stream 2,
+ * 1005-1015) overlap by 5 us; k3 (stream 1, inside k1) shares k1's stream;
+ * k4 (stream 3) touches k2 for 0.5 us only (TraceLens's 1 us floor). */
+#define OV_OP(name, ts, corr, gts, kname, stream, kdur)                                            \
+    "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"" name "\", \"pid\": 1, \"tid\": 1, "        \
+    "\"ts\": " #ts ", \"dur\": 10, \"args\": {\"External id\": " #corr ", \"Input Dims\": [[4]], " \
+    "\"Input type\": [\"float\"], \"Concrete Inputs\": [\"\"]}},"                                  \
+    "{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaLaunchKernel\", \"pid\": 1, "      \
+    "\"tid\": 1, \"ts\": " #ts ".5, \"dur\": 2, \"args\": {\"correlation\": " #corr "}},"          \
+    "{\"ph\": \"s\", \"cat\": \"ac2g\", \"name\": \"ac2g\", \"id\": " #corr ", \"pid\": 1, "       \
+    "\"tid\": 1, \"ts\": " #ts ".5},"                                                              \
+    "{\"ph\": \"f\", \"cat\": \"ac2g\", \"name\": \"ac2g\", \"id\": " #corr ", \"pid\": 0, "       \
+    "\"tid\": " #stream ", \"ts\": " #gts ", \"bp\": \"e\"},"                                      \
+    "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"" kname "\", \"pid\": 0, \"tid\": " #stream  \
+    ", \"ts\": " #gts ", \"dur\": " #kdur ", \"args\": {\"correlation\": " #corr                   \
+    ", \"stream\": " #stream "}},"
+static const char *const overlap_trace =
+    "{\"traceEvents\": [" OV_OP("op_a", 100, 11, 1000, "k1", 1, 10)
+        OV_OP("op_b", 200, 12, 1005, "k2", 2, 10) OV_OP("op_c", 300, 13, 1002, "k3", 1, 2) OV_OP(
+            "op_d", 400, 14, 1014.5, "k4", 3, 5) "{\"ph\": \"M\", \"name\": \"process_name\", "
+                                                 "\"pid\": 1, \"args\": {\"name\": \"python\"}}]}";
+
+static void test_overlap_info(void **state)
+{
+    (void)state;
+    write_file("overlap.json", overlap_trace);
+    char path[256];
+    snprintf(path, sizeof(path), "%s/overlap.json", tmpdir);
+    struct mp_report *r = NULL;
+    struct mp_report_opts o;
+    struct mp_diag d;
+    mp_report_opts_defaults(&o);
+    assert_int_equal(mp_report_build(path, &o, &r, &d), 0);
+    assert_null(sheet_csv(r, "ops_unique_args_kl_overlap"));
+    mp_report_free(r);
+    o.include_overlap_info = true;
+    assert_int_equal(mp_report_build(path, &o, &r, &d), 0);
+    const char *u = sheet_csv(r, "ops_unique_args_kl_overlap");
+    assert_non_null(u);
+    assert_non_null(strstr(u, "name,overlapping_kernel_names,op category,"));
+    /* op_a sees k2 for half of its kernel time, op_b k1; op_c and op_d none */
+    assert_non_null(strstr(u, "op_a,['k2'],"));
+    assert_non_null(strstr(u, "op_b,['k1'],"));
+    assert_non_null(strstr(u, "op_c,,"));
+    assert_non_null(strstr(u, "op_d,,"));
+    assert_non_null(strstr(u, "[{'name': 'k2', 'stream': 2, 'overlap_pct': 0.5, 'count': 1, "
+                              "'total_duration_us': 10.0,"));
+    assert_non_null(strstr(u, "\"[{'name': 'k2', 'stream': 2, 'mean_duration_us': 10.0}]\","
+                              "0.5,0.5,,0.5,0.5,"));
+    assert_non_null(sheet_csv(r, "unified_perf_summary_kl_overlap"));
+    mp_report_free(r);
+}
+
 /* An AITER MLA decode frame over its stage-1 op and a reduce kernel
  * launched by python frames only (TraceLens's MLA decode pseudo op). */
 static const char *const mla_trace =
@@ -417,7 +526,8 @@ int main(void)
         cmocka_unit_test(test_gap_basic),       cmocka_unit_test(test_gap_late_cpu_op_second_pass),
         cmocka_unit_test(test_gap_ranks_merge), cmocka_unit_test(test_gap_bad_rank),
         cmocka_unit_test(test_kernel_summary),  cmocka_unit_test(test_family),
-        cmocka_unit_test(test_moe_pseudo_ops),  cmocka_unit_test(test_mla_pseudo_ops),
+        cmocka_unit_test(test_moe_pseudo_ops),  cmocka_unit_test(test_overlap_info),
+        cmocka_unit_test(test_pyset_order),     cmocka_unit_test(test_mla_pseudo_ops),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
