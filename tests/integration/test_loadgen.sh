@@ -144,6 +144,13 @@ bench errors '{"seed": 17, "match": "request-id", "default": {"ttft_ms": 5, "itl
     --num-prompts 12 --max-concurrency 4 --stall-timeout 1 --request-timeout 10 \
     --random-input-len 8 --random-output-len 6
 if [ $RC -eq 0 ] && [ $ELAPSED -lt 30 ]; then
+    # the timing check may need another run, as accuracy() allows (see there)
+    for attempt in 2 3; do
+        check_once errors --expect-failed 6 && break
+        echo "     errors attempt $((attempt - 1)): $(grep '^ACCURACY' "$W/errors.check")"
+        bench errors "$(cat "$W/errors.sched.json")" --num-prompts 12 --max-concurrency 4 \
+            --stall-timeout 1 --request-timeout 10 --random-input-len 8 --random-output-len 6
+    done
     check errors --expect-failed 6
     for want in "HTTP 500 Internal Server Error" "malformed SSE event" \
         "server sent an error event: injected failure" "stalled: no data" \
