@@ -32,11 +32,12 @@ struct urow {
     bool has_model;
     int status; /* MP_PERF_* when has_model */
     double kt, gflops, mb, fpb, tbs, tfs;
-    char spec[48];
+    const char *spec; /* compute spec (interned in uctx.texts), NULL without metrics */
     struct mp_perf_roofline rl;
-    char *params; /* "{'M': 1, ...}" or NULL */
-    int32_t *k;   /* kernels in gpu_events order */
-    size_t nk;
+    const char *params; /* "{'M': 1, ...}" (interned in uctx.texts) or NULL */
+    const int32_t *k;   /* kernels in gpu_events order: kpool + koff, set once all rows are
+                           filled (the pool moves while it grows) */
+    size_t koff, nk;
 };
 
 struct uctx {
@@ -53,13 +54,26 @@ struct uctx {
     uint8_t *bwd_ok;          /* per forward op: 0 unknown, 1 no backward model, 2 yes */
     const char *const *annot; /* per event: enclosing step annotation, or NULL */
     uint8_t *is_collected;    /* per event: taken as a row (it carries a call stack) */
-    int32_t *root_of;         /* per collected event: the traversal root it was reached from */
+    int32_t *root_of;         /* per collected event: the traversal root it was reached from (only
+                                 with call stacks) */
     int32_t cur_root;
     /* call stacks (python functions in the tree): frame name per event with
      * "_<digits>" removed, interned; -1 = not a frame, -2 = not computed */
     struct mp_intern *frames;
     int32_t *frame_of;
+    /* kernel lists of all rows, back to back (one array instead of one
+     * small allocation per row) */
+    int32_t *kpool;
+    size_t nkpool, capkpool;
+    struct mp_intern *texts; /* the rows' compute specs and perf_params: few distinct */
 };
+
+/* The interned copy of n bytes of p, or NULL when out of memory. */
+static const char *utext(struct uctx *u, const char *p, size_t n)
+{
+    int32_t id = mp_intern_add(u->texts, p, n);
+    return id < 0 ? NULL : mp_intern_str(u->texts, id);
+}
 
 /* TraceLens's TritonCompiledPerfModel.can_model: an Inductor Triton op is
  * modelled only when its args carry non-empty Concrete Inputs, Input Dims
@@ -141,7 +155,8 @@ static int collect(struct uctx *u, int32_t i)
     }
     u->collected[u->ncollected++] = i;
     u->is_collected[i] = 1;
-    u->root_of[i] = u->cur_root;
+    if (u->root_of)
+        u->root_of[i] = u->cur_root;
     return 0;
 }
 
@@ -439,7 +454,10 @@ static int set_metrics(struct uctx *u, struct urow *r, const struct mp_perf_resu
         r->fpb = bytes > 0 ? (r->gflops * 1e9) / bytes : NAN;
         r->tbs = r->kt > 0 ? (bytes / 1e12) / (r->kt / 1e6) : NAN;
     }
-    snprintf(r->spec, sizeof(r->spec), "%s", pr->compute_spec ? pr->compute_spec : "");
+    const char *spec = pr->compute_spec ? pr->compute_spec : "";
+    r->spec = utext(u, spec, strlen(spec));
+    if (!r->spec)
+        return MP_ENOMEM;
     if (u->arch)
         mp_perf_roofline(u->arch, r->spec, r->gflops, has_bytes, bytes, r->kt, &r->rl);
     if (pr->n_params == 0)
@@ -454,7 +472,7 @@ static int set_metrics(struct uctx *u, struct urow *r, const struct mp_perf_resu
         rc = rc ? rc : param_repr(&b, pr->params[q].text, pr->params[q].none);
     }
     rc = rc ? rc : mp_buf_putc(&b, '}');
-    r->params = rc ? NULL : mp_strdup(mp_buf_cstr(&b));
+    r->params = rc ? NULL : utext(u, mp_buf_cstr(&b), b.len);
     mp_buf_fini(&b);
     return !rc && !r->params ? MP_ENOMEM : rc;
 }
@@ -483,18 +501,24 @@ static int fill_row(struct uctx *u, struct urow *r)
     const struct mp_trace_tree *t = u->t;
     const struct mp_trace_store *s = t->s;
     r->gflops = r->mb = r->fpb = r->tbs = r->tfs = NAN;
+    r->koff = u->nkpool;
     if (r->synthetic) {
-        r->k = malloc(sizeof(int32_t));
-        if (!r->k)
-            return MP_ENOMEM;
-        r->k[0] = r->kernel;
-        r->nk = 1;
+        if (u->nkpool == u->capkpool) {
+            size_t nc = u->capkpool ? u->capkpool * 2 : 4096;
+            int32_t *np = realloc(u->kpool, nc * sizeof(int32_t));
+            if (!np)
+                return MP_ENOMEM;
+            u->kpool = np;
+            u->capkpool = nc;
+        }
+        u->kpool[u->nkpool++] = r->kernel;
     } else {
-        size_t cap = 0;
-        long got = mp_trace_tree_gpu_events(t, r->uid, &r->k, &r->nk, &cap);
+        long got = mp_trace_tree_gpu_events(t, r->uid, &u->kpool, &u->nkpool, &u->capkpool);
         if (got < 0)
             return (int)got;
     }
+    r->nk = u->nkpool - r->koff;
+    r->k = u->kpool + r->koff;
     r->kt = mp_trace_tree_busy(t, r->k, r->nk);
     int32_t fk = u->first_kernel[r->uid];
     r->category = mp_perf_category(r->name, fk >= 0 ? mp_trace_tree_name(t, fk) : NULL);
@@ -800,8 +824,9 @@ int tl_sheet_unified(struct mp_report *rep, const struct mp_trace_tree *t,
     bool stacks = t->python_functions && (o->include_call_stack || o->inference);
     bool kd_stacks = stacks && !o->include_call_stack;
     u.is_collected = calloc(n, 1);
-    u.root_of = malloc(n * sizeof(int32_t));
+    u.texts = mp_intern_new();
     if (stacks) {
+        u.root_of = malloc(n * sizeof(int32_t));
         u.frames = mp_intern_new();
         u.frame_of = malloc(n * sizeof(int32_t));
         for (size_t i = 0; u.frame_of && i < n; i++)
@@ -818,7 +843,7 @@ int tl_sheet_unified(struct mp_report *rep, const struct mp_trace_tree *t,
     struct tl_meta meta;
     memset(&meta, 0, sizeof(meta));
     int rc = u.ngpu && u.comm && u.model && u.visited && u.in_collected_gpu && u.bwd_ok &&
-                     u.is_collected && u.root_of && (!stacks || (u.frames && u.frame_of))
+                     u.is_collected && u.texts && (!stacks || (u.frames && u.frame_of && u.root_of))
                  ? 0
                  : MP_ENOMEM;
     /* subtree GPU counts and communication flags, walking up from each GPU event */
@@ -1036,6 +1061,8 @@ int tl_sheet_unified(struct mp_report *rep, const struct mp_trace_tree *t,
         if (!rc && w->has_model && w->status == MP_PERF_SKIP)
             w->uid = -1; /* NotImplementedError: TraceLens drops the row */
     }
+    for (size_t r = 0; r < nrows && !rc; r++)
+        rows[r].k = u.kpool + rows[r].koff;
     if (!rc)
         rc = tl_meta_build(s, &meta);
     /* group by str() of name, category, process/thread names and args */
@@ -1182,7 +1209,7 @@ int tl_sheet_unified(struct mp_report *rep, const struct mp_trace_tree *t,
         const struct urow *rl = NULL;
         for (size_t i = 0; i < G->n; i++) {
             const struct urow *w = &rows[G->m[i]];
-            if (!spec[0] && w->has_model && w->status == MP_PERF_OK)
+            if (!spec[0] && w->has_model && w->status == MP_PERF_OK && w->spec)
                 spec = w->spec;
             if (!rl && w->rl.valid)
                 rl = w;
@@ -1350,9 +1377,8 @@ int tl_sheet_unified(struct mp_report *rep, const struct mp_trace_tree *t,
     mp_intern_free(keys);
     for (size_t r = 0; r < nrows; r++) {
         free(rows[r].owned);
-        free(rows[r].params);
-        free(rows[r].k);
     }
+    free(u.kpool);
     free(rows);
     tl_meta_fini(&meta);
     free(u.ngpu);
@@ -1364,6 +1390,7 @@ int tl_sheet_unified(struct mp_report *rep, const struct mp_trace_tree *t,
     free(u.bwd_ok);
     free(u.is_collected);
     free(u.root_of);
+    mp_intern_free(u.texts);
     free(u.frame_of);
     mp_intern_free(u.frames);
     return rc;
