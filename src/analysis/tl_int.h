@@ -24,7 +24,8 @@ int tl_args_key(struct mp_buf *b, const char *args, size_t len);
 /* Memo of tl_args_key per event (the same op is keyed by several sheets). */
 struct tl_argkeys {
     struct mp_intern *keys;
-    int32_t *by_uid;
+    struct mp_i64map by_args; /* args text (its address) -> key id: ops share their args
+                                 texts in the store, so there are few */
     struct mp_buf tmp;
 };
 

@@ -35,8 +35,13 @@ struct ctx {
     double total_time_ms;
     /* per event: first direct kernel (by ts) of a launcher, -1 */
     int32_t *first_kernel;
-    const char **category; /* per cpu_op event, lazily */
-    struct tl_argkeys ak;  /* shape columns per op, computed once */
+    /* categories, lazily: (name id + 1) << 32 | (first kernel's name id + 1, 0
+     * when none) -> index in cats (the category is a function of the two
+     * names; there are few) */
+    struct mp_i64map category;
+    const char **cats;
+    size_t ncats, capcats;
+    struct tl_argkeys ak; /* shape columns per op, computed once */
 };
 
 static const char *ename(const struct ctx *c, int32_t i)
@@ -122,11 +127,29 @@ static int sheet_timeline(struct ctx *c)
 /* ---- category of a cpu_op (TraceLens's categorize_torch_op on the event) ---- */
 static const char *category_of(struct ctx *c, int32_t op)
 {
-    if (c->category[op])
-        return c->category[op];
     int32_t fk = c->first_kernel[op];
-    c->category[op] = mp_perf_category(ename(c, op), fk >= 0 ? ename(c, fk) : NULL);
-    return c->category[op];
+    const struct mp_trace_store *s = c->t->s;
+    int64_t key = (int64_t)((uint64_t)(uint32_t)(s->name[op] + 1) << 32 |
+                            (uint32_t)(fk >= 0 ? s->name[fk] + 1 : 0));
+    int64_t *v = mp_i64map_get(&c->category, key);
+    if (v)
+        return c->cats[*v];
+    const char *cat = mp_perf_category(ename(c, op), fk >= 0 ? ename(c, fk) : NULL);
+    size_t k = 0;
+    while (k < c->ncats && c->cats[k] != cat)
+        k++;
+    if (k == c->ncats && c->ncats == c->capcats) {
+        size_t nc = c->capcats ? c->capcats * 2 : 32;
+        const char **ncs = realloc(c->cats, nc * sizeof(*ncs));
+        if (!ncs)
+            return cat; /* out of memory only loses the memo */
+        c->cats = ncs;
+        c->capcats = nc;
+    }
+    if (k == c->ncats)
+        c->cats[c->ncats++] = cat;
+    (void)mp_i64map_put(&c->category, key, (int64_t)k);
+    return cat;
 }
 
 /* First direct (non-communication) kernel of each launcher, by kernel ts. */
@@ -134,8 +157,7 @@ static int index_launchers(struct ctx *c)
 {
     const struct mp_trace_tree *t = c->t;
     c->first_kernel = malloc((t->n ? t->n : 1) * sizeof(int32_t));
-    c->category = calloc(t->n ? t->n : 1, sizeof(char *));
-    if (!c->first_kernel || !c->category)
+    if (!c->first_kernel)
         return MP_ENOMEM;
     for (size_t i = 0; i < t->n; i++)
         c->first_kernel[i] = -1;
@@ -723,6 +745,8 @@ int mp_report_build(const char *path, const struct mp_report_opts *o, struct mp_
     }
     if (n_pseudo)
         mp_log(MP_LOG_DEBUG, "%zu pseudo op(s) added", n_pseudo);
+    /* the tree is final: the sheets never read the link ids */
+    mp_trace_store_drop_links(c.s);
     if (o->detect_recompute && (rc = mp_trace_tree_mark_recompute(c.t)) != 0) {
         rc = mp_diag_set(d, rc, "out of memory marking recompute regions");
         goto out;
@@ -790,7 +814,8 @@ int mp_report_build(const char *path, const struct mp_report_opts *o, struct mp_
         rc = mp_diag_set(d, rc, "out of memory building the report");
 out:
     free(c.first_kernel);
-    free(c.category);
+    mp_i64map_fini(&c.category);
+    free(c.cats);
     tl_argkeys_fini(&c.ak);
     mp_trace_tree_free(c.t);
     mp_trace_store_free(c.s);

@@ -21,32 +21,38 @@
 
 #include "tl_int.h"
 
+/* One row per collected op (tens of thousands on a large trace): kept small,
+ * its texts interned in uctx.texts. */
 struct urow {
-    int32_t uid;      /* event the row copies (a synthetic row copies its parent) */
-    int32_t kernel;   /* synthetic rows: the single GPU event, else -1 */
-    int32_t ex_uid;   /* UID as TraceLens numbers it (synthetic: past the last event) */
-    const char *name; /* event name, or `owned` for synthetic rows */
-    char *owned;
+    int32_t uid;    /* event the row copies (a synthetic row copies its parent) */
+    int32_t kernel; /* synthetic rows: the single GPU event, else -1 */
+    int32_t ex_uid; /* UID as TraceLens numbers it (synthetic: past the last event) */
+    int32_t status; /* MP_PERF_* when has_model */
     bool synthetic;
-    const char *category;
     bool has_model;
-    int status; /* MP_PERF_* when has_model */
+    uint32_t koff, nk; /* kernels: kpool[koff .. koff + nk) */
+    const char *name;  /* event name ("<parent>-><kernel> (Synthetic Op)" interned) */
+    const char *category;
     double kt, gflops, mb, fpb, tbs, tfs;
-    const char *spec; /* compute spec (interned in uctx.texts), NULL without metrics */
-    struct mp_perf_roofline rl;
-    const char *params; /* "{'M': 1, ...}" (interned in uctx.texts) or NULL */
+    const char *spec; /* compute spec (interned), NULL without metrics */
+
+    struct { /* what the sheet prints of mp_perf_roofline */
+        double roofline_us, pct;
+        bool valid, compute_bound;
+    } rl;
+
+    const char *params; /* "{'M': 1, ...}" (interned) or NULL */
     const int32_t *k;   /* kernels in gpu_events order: kpool + koff, set once all rows are
                            filled (the pool moves while it grows) */
-    size_t koff, nk;
 };
 
 struct uctx {
     const struct mp_trace_tree *t;
     const int32_t *first_kernel;
     const struct mp_perf_arch *arch;
-    uint32_t *ngpu; /* GPU events in the subtree of each event */
-    uint8_t *comm;  /* subtree holds a communication kernel */
-    uint8_t *model; /* 0 unknown, 1 no, 2 yes: perf model per name id */
+    uint8_t *has_gpu; /* a GPU event in the subtree of each event */
+    uint8_t *comm;    /* subtree holds a communication kernel */
+    uint8_t *model;   /* 0 unknown, 1 no, 2 yes: perf model per name id */
     uint8_t *visited;
     int32_t *collected;
     size_t ncollected, capc;
@@ -294,7 +300,7 @@ static bool descendant_with_model(struct uctx *u, int32_t i)
         }
         if (kind != MP_K_CPU_OP)
             continue;
-        if (has_model(u, c) && u->ngpu[c] > 0)
+        if (has_model(u, c) && u->has_gpu[c])
             return true;
         if (descendant_with_model(u, c))
             return true;
@@ -324,7 +330,7 @@ static size_t count_main_bwd(struct uctx *u, int32_t w, const char *main)
         int32_t c = t->child[k];
         if (!mp_trace_tree_is_child(t, w, c) || t->kind[c] != MP_K_CPU_OP)
             continue;
-        if (u->ngpu[c] > 0 && (!main || strcmp(mp_trace_tree_name(t, c), main) == 0))
+        if (u->has_gpu[c] && (!main || strcmp(mp_trace_tree_name(t, c), main) == 0))
             n++;
         n += count_main_bwd(u, c, main);
     }
@@ -379,7 +385,7 @@ static int traverse(struct uctx *u, int32_t i)
     u->visited[i] = 1;
     /* with python functions in the tree every node is walked (python
      * frames are transparent), else only cpu_ops */
-    if ((!t->python_functions && t->kind[i] != MP_K_CPU_OP) || u->ngpu[i] == 0)
+    if ((!t->python_functions && t->kind[i] != MP_K_CPU_OP) || !u->has_gpu[i])
         return 0;
     if (has_model(u, i))
         return collect(u, i);
@@ -404,7 +410,7 @@ static int traverse(struct uctx *u, int32_t i)
         for (int32_t k = t->child_off[i]; k < t->child_off[i + 1]; k++) {
             int32_t c = t->child[k];
             if (mp_trace_tree_is_child(t, i, c) && t->kind[c] == MP_K_CPU_OP && has_model(u, c) &&
-                u->ngpu[c] > 0) {
+                u->has_gpu[c]) {
                 any = true;
                 int rc = traverse(u, c);
                 if (rc)
@@ -458,8 +464,14 @@ static int set_metrics(struct uctx *u, struct urow *r, const struct mp_perf_resu
     r->spec = utext(u, spec, strlen(spec));
     if (!r->spec)
         return MP_ENOMEM;
-    if (u->arch)
-        mp_perf_roofline(u->arch, r->spec, r->gflops, has_bytes, bytes, r->kt, &r->rl);
+    if (u->arch) {
+        struct mp_perf_roofline rl;
+        mp_perf_roofline(u->arch, r->spec, r->gflops, has_bytes, bytes, r->kt, &rl);
+        r->rl.roofline_us = rl.roofline_us;
+        r->rl.pct = rl.pct;
+        r->rl.valid = rl.valid;
+        r->rl.compute_bound = rl.compute_bound;
+    }
     if (pr->n_params == 0)
         return 0;
     struct mp_buf b;
@@ -501,7 +513,9 @@ static int fill_row(struct uctx *u, struct urow *r)
     const struct mp_trace_tree *t = u->t;
     const struct mp_trace_store *s = t->s;
     r->gflops = r->mb = r->fpb = r->tbs = r->tfs = NAN;
-    r->koff = u->nkpool;
+    if (u->nkpool > INT32_MAX)
+        return MP_ENOMEM;
+    r->koff = (uint32_t)u->nkpool;
     if (r->synthetic) {
         if (u->nkpool == u->capkpool) {
             size_t nc = u->capkpool ? u->capkpool * 2 : 4096;
@@ -517,7 +531,7 @@ static int fill_row(struct uctx *u, struct urow *r)
         if (got < 0)
             return (int)got;
     }
-    r->nk = u->nkpool - r->koff;
+    r->nk = (uint32_t)(u->nkpool - r->koff);
     r->k = u->kpool + r->koff;
     r->kt = mp_trace_tree_busy(t, r->k, r->nk);
     int32_t fk = u->first_kernel[r->uid];
@@ -832,7 +846,7 @@ int tl_sheet_unified(struct mp_report *rep, const struct mp_trace_tree *t,
         for (size_t i = 0; u.frame_of && i < n; i++)
             u.frame_of[i] = -2;
     }
-    u.ngpu = calloc(n, sizeof(uint32_t));
+    u.has_gpu = calloc(n, 1);
     u.comm = calloc(n, 1);
     u.model = calloc((size_t)mp_intern_count(s->strings) + 1, 1);
     u.visited = calloc(n, 1);
@@ -842,16 +856,20 @@ int tl_sheet_unified(struct mp_report *rep, const struct mp_trace_tree *t,
     size_t nrows = 0;
     struct tl_meta meta;
     memset(&meta, 0, sizeof(meta));
-    int rc = u.ngpu && u.comm && u.model && u.visited && u.in_collected_gpu && u.bwd_ok &&
+    int rc = u.has_gpu && u.comm && u.model && u.visited && u.in_collected_gpu && u.bwd_ok &&
                      u.is_collected && u.texts && (!stacks || (u.frames && u.frame_of && u.root_of))
                  ? 0
                  : MP_ENOMEM;
-    /* subtree GPU counts and communication flags, walking up from each GPU event */
+    /* subtree GPU and communication flags, walking up from each GPU event
+     * until an ancestor already has what this walk would give it (an
+     * earlier walk through it marked everything above) */
     for (size_t i = 0; i < t->n && !rc; i++) {
         if (!mp_kind_is_gpu(t->kind[i]))
             continue;
         for (int32_t p = t->parent[i]; p >= 0; p = t->parent[p]) {
-            u.ngpu[p]++;
+            if (u.has_gpu[p] && (!t->comm[i] || u.comm[p]))
+                break;
+            u.has_gpu[p] = 1;
             if (t->comm[i])
                 u.comm[p] = 1;
         }
@@ -866,7 +884,7 @@ int tl_sheet_unified(struct mp_report *rep, const struct mp_trace_tree *t,
         if (got < 0)
             rc = (int)got;
         for (size_t q = 0; q < pn && !rc; q++) {
-            u.ngpu[i]++;
+            u.has_gpu[i] = 1;
             if (t->comm[pbuf[q]])
                 u.comm[i] = 1;
         }
@@ -908,7 +926,7 @@ int tl_sheet_unified(struct mp_report *rep, const struct mp_trace_tree *t,
         /* python funcs in the tree: parentless python frames with GPU work
          * first (trace order), then the outermost cpu_ops */
         for (size_t i = 0; i < t->n && !rc && t->python_functions; i++)
-            if (t->kind[i] == MP_K_PYFUNC && t->parent[i] < 0 && u.ngpu[i] > 0) {
+            if (t->kind[i] == MP_K_PYFUNC && t->parent[i] < 0 && u.has_gpu[i]) {
                 u.cur_root = (int32_t)i;
                 rc = traverse(&u, (int32_t)i);
             }
@@ -1042,20 +1060,20 @@ int tl_sheet_unified(struct mp_report *rep, const struct mp_trace_tree *t,
     }
     free(porder);
     free(pseen);
+    struct mp_buf key;
+    mp_buf_init(&key, 0);
     for (size_t r = 0; r < nrows && !rc; r++) {
         struct urow *w = &rows[r];
         if (w->synthetic) {
             w->ex_uid = next_uid++;
-            size_t len = strlen(mp_trace_tree_name(t, w->uid)) +
-                         strlen(mp_trace_tree_name(t, w->kernel)) + 32;
-            w->owned = malloc(len);
-            if (!w->owned) {
+            mp_buf_reset(&key);
+            rc = mp_buf_printf(&key, "%s->%s (Synthetic Op)", mp_trace_tree_name(t, w->uid),
+                               mp_trace_tree_name(t, w->kernel));
+            w->name = rc ? NULL : utext(&u, key.data, key.len);
+            if (!w->name) {
                 rc = MP_ENOMEM;
                 break;
             }
-            snprintf(w->owned, len, "%s->%s (Synthetic Op)", mp_trace_tree_name(t, w->uid),
-                     mp_trace_tree_name(t, w->kernel));
-            w->name = w->owned;
         }
         rc = fill_row(&u, w);
         if (!rc && w->has_model && w->status == MP_PERF_SKIP)
@@ -1071,8 +1089,6 @@ int tl_sheet_unified(struct mp_report *rep, const struct mp_trace_tree *t,
     struct mp_intern *keys = rc ? NULL : mp_intern_new();
     int32_t *gid = NULL;
     size_t gcap = 0;
-    struct mp_buf key;
-    mp_buf_init(&key, 0);
     if (!rc && (!g || !keys))
         rc = MP_ENOMEM;
     for (size_t r = 0; r < nrows && !rc; r++) {
@@ -1375,13 +1391,10 @@ int tl_sheet_unified(struct mp_report *rep, const struct mp_trace_tree *t,
     free(g);
     free(gid);
     mp_intern_free(keys);
-    for (size_t r = 0; r < nrows; r++) {
-        free(rows[r].owned);
-    }
     free(u.kpool);
     free(rows);
     tl_meta_fini(&meta);
-    free(u.ngpu);
+    free(u.has_gpu);
     free(u.comm);
     free(u.model);
     free(u.visited);

@@ -214,10 +214,18 @@ void mp_trace_store_free(struct mp_trace_store *s)
     free(s);
 }
 
+void mp_trace_store_drop_links(struct mp_trace_store *s)
+{
+    free(s->id);
+    free(s->external_id);
+    free(s->correlation);
+    s->id = s->external_id = s->correlation = NULL;
+}
+
 size_t mp_trace_store_bytes(const struct mp_trace_store *s)
 {
-    size_t per = sizeof(char) + sizeof(uint32_t) * 5 + sizeof(double) * 2 + sizeof(int64_t) * 4 +
-                 sizeof(char *) + sizeof(uint32_t);
+    size_t per = sizeof(char) + sizeof(uint32_t) * 5 + sizeof(double) * 2 +
+                 sizeof(int64_t) * (s->id ? 4 : 1) + sizeof(char *) + sizeof(uint32_t);
     return s->cap * per + mp_intern_bytes(s->strings) + mp_intern_bytes(s->op_args) +
            mp_arena_bytes(s->arena);
 }

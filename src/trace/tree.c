@@ -237,9 +237,8 @@ enum { LR_START = 1, LR_END = 2, LR_GPU = 4, LR_ON_FLOW_THREAD = 8 };
 
 struct link_rec {
     int64_t key;
-    int32_t uid;
+    int32_t uid;    /* the record's tags are link_tag(uid), found again when needed */
     int32_t target; /* first record of a key: the GPU event its launch links to, or -1 */
-    uint8_t tag;    /* LR_* */
 };
 
 static int cmp_link_rec(const void *a, const void *b)
@@ -309,13 +308,11 @@ static int attach_gpu(struct mp_trace_tree *t, struct edges *e)
     struct link_rec *rec = rc ? NULL : malloc((nrec ? nrec : 1) * sizeof(*rec));
     if (!rc && !rec)
         rc = MP_ENOMEM;
-    for (size_t i = 0, k = 0; i < s->n && !rc; i++) {
-        uint8_t tag = link_tag(t, &f_threads, i, &key);
-        if (tag)
-            rec[k++] = (struct link_rec){.key = key, .uid = (int32_t)i, .target = -1, .tag = tag};
-    }
-    mp_i64map_fini(&f_threads);
+    for (size_t i = 0, k = 0; i < s->n && !rc; i++)
+        if (link_tag(t, &f_threads, i, &key))
+            rec[k++] = (struct link_rec){.key = key, .uid = (int32_t)i, .target = -1};
     if (rc) {
+        mp_i64map_fini(&f_threads);
         free(rec);
         return rc;
     }
@@ -326,19 +323,21 @@ static int attach_gpu(struct mp_trace_tree *t, struct edges *e)
         bool start = false;
         int32_t f = -1;
         for (hi = lo; hi < nrec && rec[hi].key == rec[lo].key; hi++) {
-            start = start || (rec[hi].tag & LR_START);
-            if (rec[hi].tag & LR_END)
+            uint8_t tag = link_tag(t, &f_threads, (size_t)rec[hi].uid, &key);
+            start = start || (tag & LR_START);
+            if (tag & LR_END)
                 f = rec[hi].uid;
         }
         if (!start || f < 0 || s->pid[f] < 0 || s->tid[f] < 0)
             continue;
         for (size_t q = lo; q < hi; q++) {
             int32_t g = rec[q].uid;
-            if ((rec[q].tag & LR_ON_FLOW_THREAD) && s->pid[g] == s->pid[f] &&
-                s->tid[g] == s->tid[f])
+            if ((link_tag(t, &f_threads, (size_t)g, &key) & LR_ON_FLOW_THREAD) &&
+                s->pid[g] == s->pid[f] && s->tid[g] == s->tid[f])
                 rec[lo].target = g;
         }
     }
+    mp_i64map_fini(&f_threads);
     int32_t graph_a = mp_intern_find(s->strings, "cudaGraphLaunch", 15);
     int32_t graph_b = mp_intern_find(s->strings, "hipGraphLaunch", 14);
     for (size_t i = 0; i < s->n && !rc; i++) {
@@ -353,7 +352,7 @@ static int attach_gpu(struct mp_trace_tree *t, struct edges *e)
         if (graph) {
             /* every GPU event of the link, in file order */
             for (size_t q = lo; q < nrec && rec[q].key == link && !rc; q++) {
-                if (!(rec[q].tag & LR_GPU))
+                if (!mp_kind_is_gpu(t->kind[rec[q].uid]))
                     continue;
                 int32_t g = rec[q].uid;
                 t->parent[g] = (int32_t)i;
