@@ -473,12 +473,29 @@ struct seq_group {
     double fwd_ts;
 };
 
-static bool seq_number(const struct mp_trace_store *s, size_t i, int64_t *seq)
+/* The sequence number of event i. The store shares the args texts of ops,
+ * so theirs is looked up once per text (memo: text address -> number, or
+ * INT64_MIN for none; a failed memo insert only costs a second lookup). */
+static bool seq_number(const struct mp_trace_tree *t, size_t i, struct mp_i64map *memo,
+                       int64_t *seq)
 {
+    const struct mp_trace_store *s = t->s;
     if (!s->args[i] || s->args_len[i] == 0)
         return false;
+    if (t->kind[i] != MP_K_CPU_OP && t->kind[i] != MP_K_PYFUNC)
+        memo = NULL;
+    int64_t addr = (int64_t)(intptr_t)s->args[i];
+    const int64_t *m = memo ? mp_i64map_get(memo, addr) : NULL;
+    if (m) {
+        *seq = *m;
+        return *m != INT64_MIN;
+    }
     struct mp_strview obj = {s->args[i], s->args_len[i]}, v;
-    return mp_trace_json_find(obj, "Sequence number", &v) == 0 && mp_trace_json_int(v, seq) == 0;
+    bool found =
+        mp_trace_json_find(obj, "Sequence number", &v) == 0 && mp_trace_json_int(v, seq) == 0;
+    if (memo && (!found || *seq != INT64_MIN)) /* INT64_MIN itself is not memoised */
+        (void)mp_i64map_put(memo, addr, found ? *seq : INT64_MIN);
+    return found;
 }
 
 struct seq_member {
@@ -497,15 +514,16 @@ static int link_fwd_bwd(struct mp_trace_tree *t)
     for (size_t i = 0; i < s->n; i++)
         t->bwd_of[i] = t->fwd_of[i] = -1;
     static const char pfx[] = "autograd::engine::evaluate_function:";
-    struct mp_i64map ix;
+    struct mp_i64map ix, memo;
     mp_i64map_init(&ix);
+    mp_i64map_init(&memo);
     struct seq_group *g = NULL;
     struct seq_member *mem = NULL; /* events with a sequence number, trace order */
     size_t ng = 0, cap = 0, nm = 0, capm = 0;
     int rc = 0;
     for (size_t i = 0; i < s->n && !rc; i++) {
         int64_t seq;
-        if (t->kind[i] == MP_K_AC2G || !seq_number(s, i, &seq))
+        if (t->kind[i] == MP_K_AC2G || !seq_number(t, i, &memo, &seq))
             continue;
         int64_t *gi = mp_i64map_get(&ix, seq);
         if (!gi) {
@@ -566,6 +584,7 @@ static int link_fwd_bwd(struct mp_trace_tree *t)
     free(mem);
     free(g);
     mp_i64map_fini(&ix);
+    mp_i64map_fini(&memo);
     return rc;
 }
 
