@@ -80,12 +80,13 @@ static bool single_table(const char *family, bool inference)
 }
 
 static int add_row(struct psheet *sh, const struct mp_trace_tree *t, const char *const *annot,
-                   int32_t uid, const struct mp_perf_arch *arch, bool bwd, int part)
+                   struct mp_perf_memo *memo, int32_t uid, const struct mp_perf_arch *arch,
+                   bool bwd, int part)
 {
     struct prow r = {
         .uid = uid, .group = -1, .part = part, .recompute = t->recompute ? t->recompute[uid] : 0};
     struct mp_perf_result pr;
-    int rc = tl_model_op(t, annot, uid, bwd, &r.k, &r.nk, &r.kt, &pr);
+    int rc = tl_model_op(t, annot, uid, bwd, memo, &r.k, &r.nk, &r.kt, &pr);
     if (rc)
         return rc;
     if (pr.status != MP_PERF_OK || (bwd && pr.status_bwd != MP_PERF_OK)) {
@@ -592,7 +593,7 @@ enum { MAX_FAMILIES = 32 };
 
 int tl_sheets_perf(struct mp_report *r, const struct mp_trace_tree *t,
                    const struct mp_perf_arch *arch, const struct mp_report_opts *o,
-                   const char *const *annot,
+                   const char *const *annot, struct mp_perf_memo *memo,
                    struct mp_buf *(*new_sheet)(struct mp_report *, const char *))
 {
     bool inf = o->inference;
@@ -629,14 +630,14 @@ int tl_sheets_perf(struct mp_report *r, const struct mp_trace_tree *t,
         }
         const char *name = mp_intern_str(s->strings, id);
         if (single_table(fam[id], inf)) {
-            rc = add_row(&sheets[k], t, annot, (int32_t)i, arch, false, 0);
+            rc = add_row(&sheets[k], t, annot, memo, (int32_t)i, arch, false, 0);
             continue;
         }
         if (inf) {
             /* forward sheets only; the backward ops TraceLens files under
              * the forward family are dropped */
             if (!name_in(name, moved_to_bwd))
-                rc = add_row(&sheets[k], t, annot, (int32_t)i, arch, false, 0);
+                rc = add_row(&sheets[k], t, annot, memo, (int32_t)i, arch, false, 0);
             continue;
         }
         if (name_in(name, moved_to_bwd)) {
@@ -653,14 +654,14 @@ int tl_sheets_perf(struct mp_report *r, const struct mp_trace_tree *t,
             moved[nmoved++] = k;
             moved[nmoved++] = (int32_t)i;
         } else {
-            rc = add_row(&sheets[k], t, annot, (int32_t)i, arch, false, 0);
+            rc = add_row(&sheets[k], t, annot, memo, (int32_t)i, arch, false, 0);
         }
         /* backward metrics only for ops with their own linked backward node */
         if (!rc && t->bwd_of[i] >= 0 && !name_in(name, never_bwd))
-            rc = add_row(&bsheets[k], t, annot, (int32_t)i, arch, true, 0);
+            rc = add_row(&bsheets[k], t, annot, memo, (int32_t)i, arch, true, 0);
     }
     for (size_t m = 0; m + 1 < nmoved && !rc; m += 2)
-        rc = add_row(&bsheets[moved[m]], t, annot, moved[m + 1], arch, false, 1);
+        rc = add_row(&bsheets[moved[m]], t, annot, memo, moved[m + 1], arch, false, 1);
     struct tl_meta meta;
     memset(&meta, 0, sizeof(meta));
     if (!rc)

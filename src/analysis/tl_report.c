@@ -44,7 +44,8 @@ struct ctx {
     struct mp_i64map category;
     const char **cats;
     size_t ncats, capcats;
-    struct tl_argkeys ak; /* shape columns per op, computed once */
+    struct tl_argkeys ak;      /* shape columns per op, computed once */
+    struct mp_perf_memo *memo; /* perf model results, shared by the sheets */
 };
 
 static const char *ename(const struct ctx *c, int32_t i)
@@ -812,10 +813,12 @@ int mp_report_build(const char *path, const struct mp_report_opts *o, struct mp_
     const char **annot = NULL;
     if (!rc)
         rc = tl_apply_annotation(c.t, o->inference, &annot);
+    /* NULL (out of memory) only models every op afresh */
+    c.memo = rc ? NULL : mp_perf_memo_new();
     if (!rc && c.t->has_cpu_ops)
-        rc = tl_sheet_unified(c.r, c.t, c.first_kernel, arch, &c.ak, o, annot, new_sheet);
+        rc = tl_sheet_unified(c.r, c.t, c.first_kernel, arch, &c.ak, o, annot, c.memo, new_sheet);
     if (!rc && c.t->has_cpu_ops)
-        rc = tl_sheets_perf(c.r, c.t, arch, o, annot, new_sheet);
+        rc = tl_sheets_perf(c.r, c.t, arch, o, annot, c.memo, new_sheet);
     free(annot);
     struct krow *rows = NULL;
     size_t nrows = 0;
@@ -834,6 +837,7 @@ int mp_report_build(const char *path, const struct mp_report_opts *o, struct mp_
 out:
     free(c.first_kernel);
     mp_i64map_fini(&c.category);
+    mp_perf_memo_free(c.memo);
     free(c.cats);
     tl_argkeys_fini(&c.ak);
     mp_trace_tree_free(c.t);

@@ -72,6 +72,7 @@ struct uctx {
     int32_t *kpool;
     size_t nkpool, capkpool;
     struct mp_intern *texts; /* the rows' compute specs and perf_params: few distinct */
+    struct mp_perf_memo *memo;
 };
 
 /* The interned copy of n bytes of p, or NULL when out of memory. */
@@ -315,7 +316,7 @@ static int model_bwd(struct uctx *u, int32_t f, struct mp_perf_result *pr, doubl
 {
     int32_t *k = NULL;
     size_t nk = 0;
-    int rc = tl_model_op(u->t, u->annot, f, true, &k, &nk, kt, pr);
+    int rc = tl_model_op(u->t, u->annot, f, true, u->memo, &k, &nk, kt, pr);
     free(k);
     return rc;
 }
@@ -582,7 +583,7 @@ static int fill_row(struct uctx *u, struct urow *r)
                             .kernel_names = names,
                             .n_kernels = r->nk};
     struct mp_perf_result pr;
-    int rc = mp_perf_model(&op, &pr);
+    int rc = mp_perf_model_memo(u->memo, &op, &pr);
     free(names);
     if (rc)
         return rc;
@@ -827,12 +828,13 @@ static int full_stack_cells(const char *op, char ***chains, const size_t *len, s
 int tl_sheet_unified(struct mp_report *rep, const struct mp_trace_tree *t,
                      const int32_t *first_kernel, const struct mp_perf_arch *arch,
                      struct tl_argkeys *ak, const struct mp_report_opts *o,
-                     const char *const *annot,
+                     const char *const *annot, struct mp_perf_memo *memo,
                      struct mp_buf *(*new_sheet)(struct mp_report *, const char *))
 {
     const struct mp_trace_store *s = t->s;
     size_t n = t->n ? t->n : 1;
-    struct uctx u = {.t = t, .first_kernel = first_kernel, .arch = arch, .annot = annot};
+    struct uctx u = {
+        .t = t, .first_kernel = first_kernel, .arch = arch, .annot = annot, .memo = memo};
     /* kernel call stacks: in the kernel details of the inference report, and
      * as call_stack_full / entry_point with --include_call_stack */
     bool stacks = t->python_functions && (o->include_call_stack || o->inference);
