@@ -3,7 +3,8 @@
  * Steps, each one pass over compact arrays:
  *   1. classify events by category and compute t_end = ts + dur once;
  *   2. pick the linking key from the first launch-like runtime call;
- *   3. index ac2g flow ends, (pid, tid, link) -> event, and link -> GPU events;
+ *   3. one array of link records (ac2g flow starts and ends, GPU events and
+ *      events on a flow end's thread) sorted by link id;
  *   4. host call stacks: events sorted stably by ts, one stack per thread;
  *   5. attach GPU events to the runtime calls that launched them;
  *   6. children lists in CSR form, and each GPU event's launcher.
