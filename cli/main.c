@@ -1,6 +1,9 @@
 /* magpie entry point: global options (Magpie-compatible), then a git-style
  * table of subcommands. */
 #include <getopt.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -72,6 +75,14 @@ int main(int argc, char **argv)
 {
     struct cli_global g = {0};
     bool gpu_info = false, json = false;
+#ifdef __GLIBC__
+    /* Peak RSS of the trace reports: glibc raises its mmap threshold to the
+     * largest block freed so far (the trace parser's 8 MiB buffers), after
+     * which every large temporary of the later phases lives in the heap and
+     * leaves holes there that are never given back. A fixed threshold (its
+     * initial value) keeps them in their own mappings, returned when freed. */
+    mallopt(M_MMAP_THRESHOLD, 128 * 1024);
+#endif
 
     enum { OPT_DOCKER = 1000, OPT_GPU, OPT_JSON, OPT_VERSION };
     static const struct option opts[] = {

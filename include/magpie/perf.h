@@ -97,6 +97,21 @@ int mp_perf_model(const struct mp_perf_op *op, struct mp_perf_result *out);
 /* Frees the param texts; the result may then be reused. NULL is a no-op. */
 void mp_perf_result_fini(struct mp_perf_result *r);
 
+/* A memo of mp_perf_model results, for callers that model the same inputs
+ * many times. An op is known by the addresses of its texts (name, args,
+ * annotation, kv_cache_dtype, each kernel name), args_len and its kernel
+ * count: pass interned texts, so that equal addresses mean equal texts
+ * (equal texts at different addresses are only modelled twice). Holds at
+ * most 65536 inputs; later ones are modelled without it. */
+struct mp_perf_memo;
+struct mp_perf_memo *mp_perf_memo_new(void); /* NULL when out of memory */
+void mp_perf_memo_free(struct mp_perf_memo *m);
+/* mp_perf_model(op, out), from m when op was modelled before (m NULL: no
+ * memo). The texts of a memo entry must stay valid and unchanged while m
+ * lives. */
+int mp_perf_model_memo(struct mp_perf_memo *m, const struct mp_perf_op *op,
+                       struct mp_perf_result *out);
+
 /* TraceLens's categorize_torch_op: the model class's category or an explicit
  * category-only label for the name, then "triton" / "record_param_comms" by
  * name prefix, then the first kernel's name ("void at::native..." containing

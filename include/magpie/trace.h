@@ -137,7 +137,7 @@ struct mp_trace_store {
     int32_t *tid;  /* interned textual tid, -1 when absent */
     double *ts;
     double *dur;
-    int64_t *id;
+    int64_t *id; /* NULL after mp_trace_store_drop_links, as the next two */
     int64_t *external_id;
     int64_t *correlation;
     int64_t *stream;   /* args["stream"], valid with MP_EV_STREAM */
@@ -170,6 +170,11 @@ int mp_trace_store_load(const char *path, const struct mp_trace_store_opts *opts
 void mp_trace_store_free(struct mp_trace_store *s);
 /* Approximate bytes held by the store. */
 size_t mp_trace_store_bytes(const struct mp_trace_store *s);
+/* Frees the link-id columns (id, external_id, correlation), which only
+ * building a trace tree (and the graph-capture and pseudo-op passes that
+ * extend one) reads; they are NULL afterwards. For a caller done with
+ * those, to lower its peak memory in the phases after them. */
+void mp_trace_store_drop_links(struct mp_trace_store *s);
 
 /* ---- rank discovery ---- */
 

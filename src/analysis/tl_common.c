@@ -397,7 +397,8 @@ int tl_dtype_bytes(const char *dtype)
 }
 
 int tl_model_op(const struct mp_trace_tree *t, const char *const *annot, int32_t uid, bool bwd,
-                int32_t **k, size_t *nk, double *kt, struct mp_perf_result *pr)
+                struct mp_perf_memo *memo, int32_t **k, size_t *nk, double *kt,
+                struct mp_perf_result *pr)
 {
     int rc = tl_row_kernels(t, uid, bwd, k, nk);
     if (rc)
@@ -417,7 +418,7 @@ int tl_model_op(const struct mp_trace_tree *t, const char *const *annot, int32_t
                             .annotation = annot ? annot[uid] : NULL,
                             .kernel_names = names,
                             .n_kernels = *nk};
-    rc = mp_perf_model(&op, pr);
+    rc = mp_perf_model_memo(memo, &op, pr);
     free(names);
     if (rc) {
         free(*k);

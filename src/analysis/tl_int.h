@@ -24,7 +24,8 @@ int tl_args_key(struct mp_buf *b, const char *args, size_t len);
 /* Memo of tl_args_key per event (the same op is keyed by several sheets). */
 struct tl_argkeys {
     struct mp_intern *keys;
-    int32_t *by_uid;
+    struct mp_i64map by_args; /* args text (its address) -> key id: ops share their args
+                                 texts in the store, so there are few */
     struct mp_buf tmp;
 };
 
@@ -94,11 +95,12 @@ int tl_sheets_ops(struct mp_report *r, const struct mp_trace_tree *t, struct tl_
                   struct mp_buf *(*new_sheet)(struct mp_report *, const char *));
 
 struct mp_perf_arch;
+struct mp_perf_memo;
 /* Adds the per-category perf sheets (GEMM, SDPA_fwd, ...) (tl_perf.c); arch
  * may be NULL (no roofline columns). */
 int tl_sheets_perf(struct mp_report *r, const struct mp_trace_tree *t,
                    const struct mp_perf_arch *arch, const struct mp_report_opts *o,
-                   const char *const *annot, struct tl_overlap *ov,
+                   const char *const *annot, struct tl_overlap *ov, struct mp_perf_memo *memo,
                    struct mp_buf *(*new_sheet)(struct mp_report *, const char *));
 
 /* Adds unified_perf_summary (tl_unified.c); first_kernel[i] is the first
@@ -106,7 +108,7 @@ int tl_sheets_perf(struct mp_report *r, const struct mp_trace_tree *t,
 int tl_sheet_unified(struct mp_report *rep, const struct mp_trace_tree *t,
                      const int32_t *first_kernel, const struct mp_perf_arch *arch,
                      struct tl_argkeys *ak, const struct mp_report_opts *o,
-                     const char *const *annot, struct tl_overlap *ov,
+                     const char *const *annot, struct tl_overlap *ov, struct mp_perf_memo *memo,
                      struct mp_buf *(*new_sheet)(struct mp_report *, const char *));
 
 /* Adds coll_analysis (tl_coll.c) when the trace has linked collective kernels. */
@@ -124,9 +126,11 @@ int tl_row_kernels(const struct mp_trace_tree *t, int32_t uid, bool bwd, int32_t
 struct mp_perf_result;
 /* Models op uid over its kernels (tl_row_kernels): *k / *nk the kernels in
  * ts order (malloc'd), *kt their busy time, *pr the perf model's result
- * (fini it). On an error code nothing is left allocated. */
+ * (fini it), through memo (may be NULL). On an error code nothing is left
+ * allocated. */
 int tl_model_op(const struct mp_trace_tree *t, const char *const *annot, int32_t uid, bool bwd,
-                int32_t **k, size_t *nk, double *kt, struct mp_perf_result *pr);
+                struct mp_perf_memo *memo, int32_t **k, size_t *nk, double *kt,
+                struct mp_perf_result *pr);
 
 /* TraceLens's apply_annotation: for every op whose name starts with one of
  * the attention op names (all of TraceLens's inference list when inference,

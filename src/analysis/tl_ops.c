@@ -102,21 +102,34 @@ static int build_launchers(const struct mp_trace_tree *t, struct lset *out)
         }
         L->k[L->nk++] = (int32_t)i;
     }
+    free(slot);
     /* order launchers by their ts (stable over first-kernel order) */
     if (!rc) {
         first = malloc((nl ? nl : 1) * sizeof(*first));
-        struct launcher *sorted = malloc((nl ? nl : 1) * sizeof(*sorted));
-        if (!first || !sorted) {
-            free(sorted);
+        if (!first) {
             rc = MP_ENOMEM;
         } else {
             for (size_t i = 0; i < nl; i++)
                 first[i] = (struct ts_idx){t->s->ts[v[i].uid], (int32_t)i};
             qsort(first, nl, sizeof(*first), cmp_ts_idx);
-            for (size_t i = 0; i < nl; i++)
-                sorted[i] = v[first[i].uid];
-            free(v);
-            v = sorted;
+            /* v[i] = old v[first[i].uid], in place: follow each cycle of
+             * the permutation, marking placed slots with -1 */
+            for (size_t i = 0; i < nl; i++) {
+                if (first[i].uid < 0)
+                    continue;
+                struct launcher tmp = v[i];
+                size_t j = i;
+                for (;;) {
+                    size_t from = (size_t)first[j].uid;
+                    first[j].uid = -1;
+                    if (from == i) {
+                        v[j] = tmp;
+                        break;
+                    }
+                    v[j] = v[from];
+                    j = from;
+                }
+            }
         }
     }
     int32_t *buf = NULL;
@@ -150,7 +163,6 @@ static int build_launchers(const struct mp_trace_tree *t, struct lset *out)
     }
     free(buf);
     free(first);
-    free(slot);
     out->v = v;
     out->n = nl;
     if (rc)
@@ -187,68 +199,87 @@ static int cmp_cgroup_sum(const void *a, const void *b)
 }
 
 /* Groups launchers by category (by_name false) or name, sorted by key then
- * stably by direct-time sum descending. */
+ * stably by direct-time sum descending. Members join their group in
+ * launcher order (the order pandas sums them in); only the groups are
+ * allocated, not a slot per launcher. */
 static struct cgroup *group_launchers(const struct mp_trace_tree *t, const struct lset *ls,
                                       bool by_name, bool by_module, size_t *ng_out)
 {
-    struct cgroup *g = calloc(ls->n ? ls->n : 1, sizeof(*g));
-    if (!g)
-        return NULL;
-    for (size_t i = 0; i < ls->n; i++) {
+    struct mp_intern *ids = mp_intern_new(); /* (key, recompute) -> group index */
+    struct cgroup *g = NULL;
+    size_t w = 0, cap = 0;
+    struct mp_buf kb;
+    mp_buf_init(&kb, 0);
+    bool ok = ids != NULL;
+    for (size_t i = 0; i < ls->n && ok; i++) {
         struct launcher *L = &ls->v[i];
-        g[i].key = by_name ? mp_trace_tree_name(t, L->uid) : L->category;
+        const char *key = by_name ? mp_trace_tree_name(t, L->uid) : L->category;
         if (by_module) {
             /* (key, parent_module): '\x1f' sorts below every printable
              * character, so the joined text orders like the tuple */
             free(L->key);
-            size_t a = strlen(g[i].key), b = strlen(L->module);
+            size_t a = strlen(key), b = strlen(L->module);
             L->key = malloc(a + b + 2);
             if (!L->key) {
-                free(g);
-                return NULL;
+                ok = false;
+                break;
             }
-            memcpy(L->key, g[i].key, a);
+            memcpy(L->key, key, a);
             L->key[a] = '\x1f';
             memcpy(L->key + a + 1, L->module, b + 1);
-            g[i].key = L->key;
+            key = L->key;
         }
-        g[i].first = i;
-        g[i].recompute = t->recompute ? t->recompute[L->uid] : 0;
-        g[i].sum = L->direct;
-        g[i].sub = L->subtree;
-        g[i].count = 1;
-        g[i].order = i;
-        g[i].cats[0] = L->category;
-        g[i].ncats = 1;
-    }
-    /* stable by key: order is the tiebreak inside equal keys */
-    qsort(g, ls->n, sizeof(*g), cmp_cgroup_key);
-    for (size_t i = 1; i < ls->n; i++) {
-        /* restore launcher order inside equal keys (qsort is not stable) */
-        size_t j = i;
-        while (j > 0 && cmp_cgroup_key(&g[j - 1], &g[j]) == 0 && g[j - 1].order > g[j].order) {
-            struct cgroup tmp = g[j - 1];
-            g[j - 1] = g[j];
-            g[j] = tmp;
-            j--;
+        uint8_t rec = t->recompute ? t->recompute[L->uid] : 0;
+        mp_buf_reset(&kb);
+        ok = mp_buf_puts(&kb, key) == 0 && mp_buf_putc(&kb, rec ? '1' : '0') == 0;
+        int32_t id = ok ? mp_intern_add(ids, kb.data, kb.len) : -1;
+        if (id < 0) {
+            ok = false;
+            break;
         }
-    }
-    size_t w = 0;
-    for (size_t i = 0; i < ls->n; i++) {
-        if (w > 0 && cmp_cgroup_key(&g[w - 1], &g[i]) == 0) {
-            struct cgroup *a = &g[w - 1];
-            a->sum += g[i].sum;
-            a->sub += g[i].sub;
+        if ((size_t)id < w) { /* ids are handed out in order: an existing group */
+            struct cgroup *a = &g[id];
+            a->sum += L->direct;
+            a->sub += L->subtree;
             a->count++;
             bool have = false;
             for (int c = 0; c < a->ncats && !have; c++)
-                have = strcmp(a->cats[c], g[i].cats[0]) == 0;
+                have = strcmp(a->cats[c], L->category) == 0;
             if (!have && a->ncats < 16)
-                a->cats[a->ncats++] = g[i].cats[0];
-        } else {
-            g[w++] = g[i];
+                a->cats[a->ncats++] = L->category;
+            continue;
         }
+        if (w == cap) {
+            size_t nc = cap ? cap * 2 : 64;
+            struct cgroup *ng = realloc(g, nc * sizeof(*ng));
+            if (!ng) {
+                ok = false;
+                break;
+            }
+            g = ng;
+            cap = nc;
+        }
+        memset(&g[w], 0, sizeof(g[w]));
+        g[w].key = key;
+        g[w].first = i;
+        g[w].recompute = rec;
+        g[w].sum = L->direct;
+        g[w].sub = L->subtree;
+        g[w].count = 1;
+        g[w].cats[0] = L->category;
+        g[w].ncats = 1;
+        w++;
     }
+    mp_buf_fini(&kb);
+    mp_intern_free(ids);
+    if (!ok) {
+        free(g);
+        return NULL;
+    }
+    if (!g && !(g = calloc(1, sizeof(*g))))
+        return NULL;
+    /* ties on the sum keep key order ((key, recompute) pairs are distinct) */
+    qsort(g, w, sizeof(*g), cmp_cgroup_key);
     for (size_t i = 0; i < w; i++)
         g[i].order = i;
     qsort(g, w, sizeof(*g), cmp_cgroup_sum);

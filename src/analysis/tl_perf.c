@@ -26,14 +26,22 @@ struct prow {
     double kt; /* busy time of k */
     double gflops, mb, fpb, tbs, tfs;
     bool has_mb;
-    char spec[48];
+    const char *spec; /* compute spec, interned in the sheet's texts */
     struct mp_perf_roofline rl;
-    char **ptext; /* per union param column: text, NULL when the row lacks it */
-    bool *pnone;
+    size_t cell0; /* the row's params: cells[cell0 .. cell0 + ncells) of its sheet */
+    uint8_t ncells;
     int32_t group;
     int part; /* _bwd sheets: 0 = backward metrics, 1 = rows moved from _fwd */
     uint8_t recompute;
     uint8_t nested; /* an ancestor event is a row of the same table */
+};
+
+/* One param of a row: its column in pkeys and its text (interned: a
+ * table's rows repeat a few shapes many times). */
+struct pcell {
+    int32_t text;
+    uint8_t key;
+    bool none; /* the value was None (an empty cell, apart in grouping) */
 };
 
 struct psheet {
@@ -42,7 +50,25 @@ struct psheet {
     size_t n, cap;
     const char *pkeys[MP_PERF_MAX_PARAMS * 2]; /* union of param keys, first appearance */
     int npkeys;
+    struct pcell *cells; /* the rows' params, back to back */
+    size_t ncells, capcells;
+    struct mp_intern *texts; /* param texts and compute specs; borrowed, shared by the sheets */
 };
+
+/* The text of param column j of row r (the last one given), NULL when the
+ * row lacks it; *none tells a None value. */
+static const char *row_param(const struct psheet *sh, const struct prow *r, int j, bool *none)
+{
+    const char *txt = NULL;
+    *none = false;
+    for (size_t c = r->cell0; c < r->cell0 + r->ncells; c++) {
+        if (sh->cells[c].key != j)
+            continue;
+        txt = mp_intern_str(sh->texts, sh->cells[c].text);
+        *none = sh->cells[c].none;
+    }
+    return txt;
+}
 
 /* One sheet for forward and backward ops; the inference report keeps
  * Normalization apart (Normalization_fwd). */
@@ -54,12 +80,13 @@ static bool single_table(const char *family, bool inference)
 }
 
 static int add_row(struct psheet *sh, const struct mp_trace_tree *t, const char *const *annot,
-                   int32_t uid, const struct mp_perf_arch *arch, bool bwd, int part)
+                   struct mp_perf_memo *memo, int32_t uid, const struct mp_perf_arch *arch,
+                   bool bwd, int part)
 {
     struct prow r = {
         .uid = uid, .group = -1, .part = part, .recompute = t->recompute ? t->recompute[uid] : 0};
     struct mp_perf_result pr;
-    int rc = tl_model_op(t, annot, uid, bwd, &r.k, &r.nk, &r.kt, &pr);
+    int rc = tl_model_op(t, annot, uid, bwd, memo, &r.k, &r.nk, &r.kt, &pr);
     if (rc)
         return rc;
     if (pr.status != MP_PERF_OK || (bwd && pr.status_bwd != MP_PERF_OK)) {
@@ -80,7 +107,14 @@ static int add_row(struct psheet *sh, const struct mp_trace_tree *t, const char 
     } else {
         r.mb = r.fpb = r.tbs = NAN;
     }
-    snprintf(r.spec, sizeof(r.spec), "%s", pr.compute_spec ? pr.compute_spec : "");
+    const char *spec = pr.compute_spec ? pr.compute_spec : "";
+    int32_t spec_id = mp_intern_add(sh->texts, spec, strlen(spec));
+    if (spec_id < 0) {
+        mp_perf_result_fini(&pr);
+        free(r.k);
+        return MP_ENOMEM;
+    }
+    r.spec = mp_intern_str(sh->texts, spec_id);
     if (arch)
         mp_perf_roofline(arch, r.spec, r.gflops, has_bytes, bytes, r.kt, &r.rl);
     /* param columns: union in first-appearance order */
@@ -99,16 +133,27 @@ static int add_row(struct psheet *sh, const struct mp_trace_tree *t, const char 
         }
         idx[i] = j;
     }
-    size_t np = sizeof(sh->pkeys) / sizeof(sh->pkeys[0]);
-    r.ptext = calloc(np, sizeof(char *));
-    r.pnone = calloc(np, sizeof(bool));
-    if (!r.ptext || !r.pnone)
-        rc = MP_ENOMEM;
-    for (int i = 0; i < pr.n_params && !rc; i++) {
-        r.ptext[idx[i]] = mp_strdup(pr.params[i].none ? "" : pr.params[i].text);
-        r.pnone[idx[i]] = pr.params[i].none;
-        if (!r.ptext[idx[i]])
+    if (sh->ncells + (size_t)pr.n_params > sh->capcells) {
+        size_t nc = sh->capcells ? sh->capcells * 2 : 1024;
+        while (nc < sh->ncells + (size_t)pr.n_params)
+            nc *= 2;
+        struct pcell *ncl = realloc(sh->cells, nc * sizeof(*ncl));
+        if (!ncl)
             rc = MP_ENOMEM;
+        else {
+            sh->cells = ncl;
+            sh->capcells = nc;
+        }
+    }
+    r.cell0 = sh->ncells;
+    for (int i = 0; i < pr.n_params && !rc; i++) {
+        const char *txt = pr.params[i].none ? "" : pr.params[i].text;
+        int32_t id = mp_intern_add(sh->texts, txt, strlen(txt));
+        if (id < 0)
+            rc = MP_ENOMEM;
+        else
+            sh->cells[r.cell0 + r.ncells++] =
+                (struct pcell){.text = id, .key = (uint8_t)idx[i], .none = pr.params[i].none};
     }
     mp_perf_result_fini(&pr);
     if (!rc && sh->n == sh->cap) {
@@ -122,28 +167,20 @@ static int add_row(struct psheet *sh, const struct mp_trace_tree *t, const char 
         }
     }
     if (rc) {
-        for (size_t i = 0; r.ptext && i < np; i++)
-            free(r.ptext[i]);
-        free(r.ptext);
-        free(r.pnone);
         free(r.k);
         return rc;
     }
+    sh->ncells += r.ncells;
     sh->rows[sh->n++] = r;
     return 0;
 }
 
 static void sheet_fini(struct psheet *sh)
 {
-    size_t np = sizeof(sh->pkeys) / sizeof(sh->pkeys[0]);
-    for (size_t i = 0; i < sh->n; i++) {
-        for (size_t j = 0; j < np; j++)
-            free(sh->rows[i].ptext[j]);
-        free(sh->rows[i].ptext);
-        free(sh->rows[i].pnone);
+    for (size_t i = 0; i < sh->n; i++)
         free(sh->rows[i].k);
-    }
     free(sh->rows);
+    free(sh->cells);
 }
 
 struct pgroup {
@@ -254,9 +291,11 @@ static int add_point(struct mp_report *rep, const struct mp_trace_tree *t, const
     mp_buf_init(&b, 0);
     int rc = 0;
     for (int j = 0; j < sh->npkeys && !rc; j++) {
-        if (!r0->ptext[j] || r0->pnone[j])
+        bool none;
+        const char *txt = row_param(sh, r0, j, &none);
+        if (!txt || none)
             continue;
-        rc = mp_buf_printf(&b, "%s%s=%s", b.len ? " " : "", sh->pkeys[j], r0->ptext[j]);
+        rc = mp_buf_printf(&b, "%s%s=%s", b.len ? " " : "", sh->pkeys[j], txt);
     }
     p->name = mp_strdup(mp_trace_tree_name(t, r0->uid));
     p->params = mp_strdup(mp_buf_cstr(&b));
@@ -307,7 +346,9 @@ static int render(struct mp_report *rep, const char *sheet_name, const struct mp
             rc = mp_buf_putc(&key, '\x1f');
             /* astype(str) with pandas' string dtype keeps missing values
              * (absent column, None) missing: one group, an empty cell */
-            const char *txt = !r->ptext[j] || r->pnone[j] ? "\x1e" : r->ptext[j];
+            bool none;
+            const char *txt = row_param(sh, r, j, &none);
+            txt = !txt || none ? "\x1e" : txt;
             rc = rc ? rc : mp_buf_puts(&key, txt);
         }
         if (by_nk)
@@ -451,7 +492,9 @@ static int render(struct mp_report *rep, const char *sheet_name, const struct mp
         if (ov)
             rc = rc ? rc : mp_csv_str(&csv, tl_ovinfo_names(tl_overlap_launcher(ov, r0->uid)));
         for (int j = 0; j < sh->npkeys && !rc; j++) {
-            const char *txt = !r0->ptext[j] || r0->pnone[j] ? "" : r0->ptext[j];
+            bool none;
+            const char *txt = row_param(sh, r0, j, &none);
+            txt = !txt || none ? "" : txt;
             rc = mp_csv_str(&csv, txt);
         }
         if (by_nk)
@@ -614,7 +657,7 @@ enum { MAX_FAMILIES = 32 };
 
 int tl_sheets_perf(struct mp_report *r, const struct mp_trace_tree *t,
                    const struct mp_perf_arch *arch, const struct mp_report_opts *o,
-                   const char *const *annot, struct tl_overlap *ov,
+                   const char *const *annot, struct tl_overlap *ov, struct mp_perf_memo *memo,
                    struct mp_buf *(*new_sheet)(struct mp_report *, const char *))
 {
     bool inf = o->inference;
@@ -627,7 +670,8 @@ int tl_sheets_perf(struct mp_report *r, const struct mp_trace_tree *t,
     int32_t *moved = NULL; /* (family, uid) pairs, added to _bwd after its own rows */
     size_t nmoved = 0, cap_moved = 0;
     int nsheets = 0;
-    int rc = fam && done ? 0 : MP_ENOMEM;
+    struct mp_intern *texts = mp_intern_new();
+    int rc = fam && done && texts ? 0 : MP_ENOMEM;
     for (size_t i = 0; i < s->n && !rc; i++) {
         int32_t id = s->name[i];
         if (id < 0 || t->kind[i] == MP_K_AC2G || mp_kind_is_gpu(t->kind[i]))
@@ -645,18 +689,19 @@ int tl_sheets_perf(struct mp_report *r, const struct mp_trace_tree *t,
             if (nsheets == MAX_FAMILIES)
                 continue;
             sheets[nsheets].family = bsheets[nsheets].family = fam[id];
+            sheets[nsheets].texts = bsheets[nsheets].texts = texts;
             nsheets++;
         }
         const char *name = mp_intern_str(s->strings, id);
         if (single_table(fam[id], inf)) {
-            rc = add_row(&sheets[k], t, annot, (int32_t)i, arch, false, 0);
+            rc = add_row(&sheets[k], t, annot, memo, (int32_t)i, arch, false, 0);
             continue;
         }
         if (inf) {
             /* forward sheets only; the backward ops TraceLens files under
              * the forward family are dropped */
             if (!name_in(name, moved_to_bwd))
-                rc = add_row(&sheets[k], t, annot, (int32_t)i, arch, false, 0);
+                rc = add_row(&sheets[k], t, annot, memo, (int32_t)i, arch, false, 0);
             continue;
         }
         if (name_in(name, moved_to_bwd)) {
@@ -673,14 +718,14 @@ int tl_sheets_perf(struct mp_report *r, const struct mp_trace_tree *t,
             moved[nmoved++] = k;
             moved[nmoved++] = (int32_t)i;
         } else {
-            rc = add_row(&sheets[k], t, annot, (int32_t)i, arch, false, 0);
+            rc = add_row(&sheets[k], t, annot, memo, (int32_t)i, arch, false, 0);
         }
         /* backward metrics only for ops with their own linked backward node */
         if (!rc && t->bwd_of[i] >= 0 && !name_in(name, never_bwd))
-            rc = add_row(&bsheets[k], t, annot, (int32_t)i, arch, true, 0);
+            rc = add_row(&bsheets[k], t, annot, memo, (int32_t)i, arch, true, 0);
     }
     for (size_t m = 0; m + 1 < nmoved && !rc; m += 2)
-        rc = add_row(&bsheets[moved[m]], t, annot, moved[m + 1], arch, false, 1);
+        rc = add_row(&bsheets[moved[m]], t, annot, memo, moved[m + 1], arch, false, 1);
     struct tl_meta meta;
     memset(&meta, 0, sizeof(meta));
     if (!rc)
@@ -730,5 +775,6 @@ int tl_sheets_perf(struct mp_report *r, const struct mp_trace_tree *t,
     tl_meta_fini(&meta);
     free(fam);
     free(done);
+    mp_intern_free(texts);
     return rc;
 }

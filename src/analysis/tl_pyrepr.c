@@ -243,29 +243,30 @@ const char *tl_argkeys_get(struct tl_argkeys *k, const struct mp_trace_store *s,
 {
     if (!k->keys) {
         k->keys = mp_intern_new();
-        k->by_uid = malloc((s->n ? s->n : 1) * sizeof(int32_t));
-        if (!k->keys || !k->by_uid)
+        if (!k->keys)
             return NULL;
-        for (size_t i = 0; i < s->n; i++)
-            k->by_uid[i] = -1;
+        mp_i64map_init(&k->by_args);
         mp_buf_init(&k->tmp, 0);
     }
-    if (k->by_uid[uid] < 0) {
+    const char *args = s->args[uid];
+    int64_t addr = (int64_t)(intptr_t)args;
+    int64_t *id = mp_i64map_get(&k->by_args, addr);
+    if (!id) {
         mp_buf_reset(&k->tmp);
-        if (tl_args_key(&k->tmp, s->args[uid], s->args_len[uid]))
+        if (tl_args_key(&k->tmp, args, args ? s->args_len[uid] : 0))
             return NULL;
-        int32_t id = mp_intern_add(k->keys, mp_buf_cstr(&k->tmp), k->tmp.len);
-        if (id < 0)
+        int32_t nid = mp_intern_add(k->keys, mp_buf_cstr(&k->tmp), k->tmp.len);
+        if (nid < 0 || mp_i64map_put(&k->by_args, addr, nid))
             return NULL;
-        k->by_uid[uid] = id;
+        return mp_intern_str(k->keys, nid);
     }
-    return mp_intern_str(k->keys, k->by_uid[uid]);
+    return mp_intern_str(k->keys, (int32_t)*id);
 }
 
 void tl_argkeys_fini(struct tl_argkeys *k)
 {
     mp_intern_free(k->keys);
-    free(k->by_uid);
+    mp_i64map_fini(&k->by_args);
     mp_buf_fini(&k->tmp);
     memset(k, 0, sizeof(*k));
 }

@@ -9,6 +9,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include <magpie/capture.h>
 #include <magpie/fmt.h>
@@ -35,8 +38,14 @@ struct ctx {
     double total_time_ms;
     /* per event: first direct kernel (by ts) of a launcher, -1 */
     int32_t *first_kernel;
-    const char **category; /* per cpu_op event, lazily */
-    struct tl_argkeys ak;  /* shape columns per op, computed once */
+    /* categories, lazily: (name id + 1) << 32 | (first kernel's name id + 1, 0
+     * when none) -> index in cats (the category is a function of the two
+     * names; there are few) */
+    struct mp_i64map category;
+    const char **cats;
+    size_t ncats, capcats;
+    struct tl_argkeys ak;      /* shape columns per op, computed once */
+    struct mp_perf_memo *memo; /* perf model results, shared by the sheets */
 };
 
 static const char *ename(const struct ctx *c, int32_t i)
@@ -122,11 +131,29 @@ static int sheet_timeline(struct ctx *c)
 /* ---- category of a cpu_op (TraceLens's categorize_torch_op on the event) ---- */
 static const char *category_of(struct ctx *c, int32_t op)
 {
-    if (c->category[op])
-        return c->category[op];
     int32_t fk = c->first_kernel[op];
-    c->category[op] = mp_perf_category(ename(c, op), fk >= 0 ? ename(c, fk) : NULL);
-    return c->category[op];
+    const struct mp_trace_store *s = c->t->s;
+    int64_t key = (int64_t)((uint64_t)(uint32_t)(s->name[op] + 1) << 32 |
+                            (uint32_t)(fk >= 0 ? s->name[fk] + 1 : 0));
+    int64_t *v = mp_i64map_get(&c->category, key);
+    if (v)
+        return c->cats[*v];
+    const char *cat = mp_perf_category(ename(c, op), fk >= 0 ? ename(c, fk) : NULL);
+    size_t k = 0;
+    while (k < c->ncats && c->cats[k] != cat)
+        k++;
+    if (k == c->ncats && c->ncats == c->capcats) {
+        size_t nc = c->capcats ? c->capcats * 2 : 32;
+        const char **ncs = realloc(c->cats, nc * sizeof(*ncs));
+        if (!ncs)
+            return cat; /* out of memory only loses the memo */
+        c->cats = ncs;
+        c->capcats = nc;
+    }
+    if (k == c->ncats)
+        c->cats[c->ncats++] = cat;
+    (void)mp_i64map_put(&c->category, key, (int64_t)k);
+    return cat;
 }
 
 /* First direct (non-communication) kernel of each launcher, by kernel ts. */
@@ -134,8 +161,7 @@ static int index_launchers(struct ctx *c)
 {
     const struct mp_trace_tree *t = c->t;
     c->first_kernel = malloc((t->n ? t->n : 1) * sizeof(int32_t));
-    c->category = calloc(t->n ? t->n : 1, sizeof(char *));
-    if (!c->first_kernel || !c->category)
+    if (!c->first_kernel)
         return MP_ENOMEM;
     for (size_t i = 0; i < t->n; i++)
         c->first_kernel[i] = -1;
@@ -586,33 +612,49 @@ static int sheet_short_kernels(struct ctx *c, const struct krow *rows, size_t n)
     return rc;
 }
 
-/* The report reads args of cpu ops (shapes, types), python functions and
- * metadata events; kernels' and runtime calls' args are not needed once the
- * parser has taken their ids and stream, and are most of a trace's bytes. */
 /* One pass over a kernel name for TraceLens's collective test (nccl, rccl,
  * cross_device_reduce, case-insensitive); called for every kernel while the
- * trace is read, so it avoids copying and repeated scans. */
+ * trace is read, so it avoids copying and repeated scans. Every needle has a
+ * 'c' where the test starts (the first c of nccl / rccl, the c of cross), so
+ * only those positions are tried, found 16 bytes at a time. */
+static bool comm_at(struct mp_strview name, size_t j)
+{
+    const char *p = name.p;
+    if (j >= 1 && j + 2 < name.n && ((p[j - 1] | 0x20) == 'n' || (p[j - 1] | 0x20) == 'r') &&
+        (p[j + 1] | 0x20) == 'c' && (p[j + 2] | 0x20) == 'l')
+        return true;
+    if (name.n - j < 19)
+        return false;
+    static const char cdr[] = "cross_device_reduce";
+    size_t k = 1;
+    while (k < 19 && (char)(p[j + k] | (p[j + k] >= 'A' && p[j + k] <= 'Z' ? 0x20 : 0)) == cdr[k])
+        k++;
+    return k == 19;
+}
+
 static bool maybe_comm(struct mp_strview name)
 {
     const char *p = name.p;
-    for (size_t i = 0; i + 3 < name.n; i++) {
-        char c0 = (char)(p[i] | 0x20);
-        if ((c0 == 'n' || c0 == 'r') && (p[i + 1] | 0x20) == 'c' && (p[i + 2] | 0x20) == 'c' &&
-            (p[i + 3] | 0x20) == 'l')
-            return true;
-        if (c0 == 'c' && name.n - i >= 19) {
-            static const char cdr[] = "cross_device_reduce";
-            size_t k = 1;
-            while (k < 19 &&
-                   (char)(p[i + k] | (p[i + k] >= 'A' && p[i + k] <= 'Z' ? 0x20 : 0)) == cdr[k])
-                k++;
-            if (k == 19)
+    size_t j = 0;
+#if defined(__SSE2__)
+    const __m128i lower = _mm_set1_epi8(0x20), c = _mm_set1_epi8('c');
+    for (; j + 16 <= name.n; j += 16) {
+        __m128i v = _mm_or_si128(_mm_loadu_si128((const __m128i *)(const void *)(p + j)), lower);
+        unsigned mask = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v, c));
+        for (; mask; mask &= mask - 1)
+            if (comm_at(name, j + (size_t)__builtin_ctz(mask)))
                 return true;
-        }
     }
+#endif
+    for (; j < name.n; j++)
+        if ((p[j] | 0x20) == 'c' && comm_at(name, j))
+            return true;
     return false;
 }
 
+/* The report reads args of cpu ops (shapes, types), python functions and
+ * metadata events; kernels' and runtime calls' args are not needed once the
+ * parser has taken their ids and stream, and are most of a trace's bytes. */
 static bool report_needs_args(const struct mp_trace_event *ev, void *user)
 {
     (void)user;
@@ -732,6 +774,8 @@ int mp_report_build(const char *path, const struct mp_report_opts *o, struct mp_
     }
     if (n_pseudo)
         mp_log(MP_LOG_DEBUG, "%zu pseudo op(s) added", n_pseudo);
+    /* the tree is final: the sheets never read the link ids */
+    mp_trace_store_drop_links(c.s);
     if (o->detect_recompute && (rc = mp_trace_tree_mark_recompute(c.t)) != 0) {
         rc = mp_diag_set(d, rc, "out of memory marking recompute regions");
         goto out;
@@ -781,10 +825,13 @@ int mp_report_build(const char *path, const struct mp_report_opts *o, struct mp_
     const char **annot = NULL;
     if (!rc)
         rc = tl_apply_annotation(c.t, o->inference, &annot);
+    /* NULL (out of memory) only models every op afresh */
+    c.memo = rc ? NULL : mp_perf_memo_new();
     if (!rc && c.t->has_cpu_ops)
-        rc = tl_sheet_unified(c.r, c.t, c.first_kernel, arch, &c.ak, o, annot, ov, new_sheet);
+        rc = tl_sheet_unified(c.r, c.t, c.first_kernel, arch, &c.ak, o, annot, ov, c.memo,
+                              new_sheet);
     if (!rc && c.t->has_cpu_ops)
-        rc = tl_sheets_perf(c.r, c.t, arch, o, annot, ov, new_sheet);
+        rc = tl_sheets_perf(c.r, c.t, arch, o, annot, ov, c.memo, new_sheet);
     free(annot);
     tl_overlap_free(ov);
     struct krow *rows = NULL;
@@ -803,7 +850,9 @@ int mp_report_build(const char *path, const struct mp_report_opts *o, struct mp_
         rc = mp_diag_set(d, rc, "out of memory building the report");
 out:
     free(c.first_kernel);
-    free(c.category);
+    mp_i64map_fini(&c.category);
+    mp_perf_memo_free(c.memo);
+    free(c.cats);
     tl_argkeys_fini(&c.ak);
     mp_trace_tree_free(c.t);
     mp_trace_store_free(c.s);

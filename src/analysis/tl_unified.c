@@ -21,31 +21,38 @@
 
 #include "tl_int.h"
 
+/* One row per collected op (tens of thousands on a large trace): kept small,
+ * its texts interned in uctx.texts. */
 struct urow {
-    int32_t uid;      /* event the row copies (a synthetic row copies its parent) */
-    int32_t kernel;   /* synthetic rows: the single GPU event, else -1 */
-    int32_t ex_uid;   /* UID as TraceLens numbers it (synthetic: past the last event) */
-    const char *name; /* event name, or `owned` for synthetic rows */
-    char *owned;
+    int32_t uid;    /* event the row copies (a synthetic row copies its parent) */
+    int32_t kernel; /* synthetic rows: the single GPU event, else -1 */
+    int32_t ex_uid; /* UID as TraceLens numbers it (synthetic: past the last event) */
+    int32_t status; /* MP_PERF_* when has_model */
     bool synthetic;
-    const char *category;
     bool has_model;
-    int status; /* MP_PERF_* when has_model */
+    uint32_t koff, nk; /* kernels: kpool[koff .. koff + nk) */
+    const char *name;  /* event name ("<parent>-><kernel> (Synthetic Op)" interned) */
+    const char *category;
     double kt, gflops, mb, fpb, tbs, tfs;
-    char spec[48];
-    struct mp_perf_roofline rl;
-    char *params; /* "{'M': 1, ...}" or NULL */
-    int32_t *k;   /* kernels in gpu_events order */
-    size_t nk;
+    const char *spec; /* compute spec (interned), NULL without metrics */
+
+    struct { /* what the sheet prints of mp_perf_roofline */
+        double roofline_us, pct;
+        bool valid, compute_bound;
+    } rl;
+
+    const char *params; /* "{'M': 1, ...}" (interned) or NULL */
+    const int32_t *k;   /* kernels in gpu_events order: kpool + koff, set once all rows are
+                           filled (the pool moves while it grows) */
 };
 
 struct uctx {
     const struct mp_trace_tree *t;
     const int32_t *first_kernel;
     const struct mp_perf_arch *arch;
-    uint32_t *ngpu; /* GPU events in the subtree of each event */
-    uint8_t *comm;  /* subtree holds a communication kernel */
-    uint8_t *model; /* 0 unknown, 1 no, 2 yes: perf model per name id */
+    uint8_t *has_gpu; /* a GPU event in the subtree of each event */
+    uint8_t *comm;    /* subtree holds a communication kernel */
+    uint8_t *model;   /* 0 unknown, 1 no, 2 yes: perf model per name id */
     uint8_t *visited;
     int32_t *collected;
     size_t ncollected, capc;
@@ -53,13 +60,27 @@ struct uctx {
     uint8_t *bwd_ok;          /* per forward op: 0 unknown, 1 no backward model, 2 yes */
     const char *const *annot; /* per event: enclosing step annotation, or NULL */
     uint8_t *is_collected;    /* per event: taken as a row (it carries a call stack) */
-    int32_t *root_of;         /* per collected event: the traversal root it was reached from */
+    int32_t *root_of;         /* per collected event: the traversal root it was reached from (only
+                                 with call stacks) */
     int32_t cur_root;
     /* call stacks (python functions in the tree): frame name per event with
      * "_<digits>" removed, interned; -1 = not a frame, -2 = not computed */
     struct mp_intern *frames;
     int32_t *frame_of;
+    /* kernel lists of all rows, back to back (one array instead of one
+     * small allocation per row) */
+    int32_t *kpool;
+    size_t nkpool, capkpool;
+    struct mp_intern *texts; /* the rows' compute specs and perf_params: few distinct */
+    struct mp_perf_memo *memo;
 };
+
+/* The interned copy of n bytes of p, or NULL when out of memory. */
+static const char *utext(struct uctx *u, const char *p, size_t n)
+{
+    int32_t id = mp_intern_add(u->texts, p, n);
+    return id < 0 ? NULL : mp_intern_str(u->texts, id);
+}
 
 /* TraceLens's TritonCompiledPerfModel.can_model: an Inductor Triton op is
  * modelled only when its args carry non-empty Concrete Inputs, Input Dims
@@ -141,7 +162,8 @@ static int collect(struct uctx *u, int32_t i)
     }
     u->collected[u->ncollected++] = i;
     u->is_collected[i] = 1;
-    u->root_of[i] = u->cur_root;
+    if (u->root_of)
+        u->root_of[i] = u->cur_root;
     return 0;
 }
 
@@ -279,7 +301,7 @@ static bool descendant_with_model(struct uctx *u, int32_t i)
         }
         if (kind != MP_K_CPU_OP)
             continue;
-        if (has_model(u, c) && u->ngpu[c] > 0)
+        if (has_model(u, c) && u->has_gpu[c])
             return true;
         if (descendant_with_model(u, c))
             return true;
@@ -294,7 +316,7 @@ static int model_bwd(struct uctx *u, int32_t f, struct mp_perf_result *pr, doubl
 {
     int32_t *k = NULL;
     size_t nk = 0;
-    int rc = tl_model_op(u->t, u->annot, f, true, &k, &nk, kt, pr);
+    int rc = tl_model_op(u->t, u->annot, f, true, u->memo, &k, &nk, kt, pr);
     free(k);
     return rc;
 }
@@ -309,7 +331,7 @@ static size_t count_main_bwd(struct uctx *u, int32_t w, const char *main)
         int32_t c = t->child[k];
         if (!mp_trace_tree_is_child(t, w, c) || t->kind[c] != MP_K_CPU_OP)
             continue;
-        if (u->ngpu[c] > 0 && (!main || strcmp(mp_trace_tree_name(t, c), main) == 0))
+        if (u->has_gpu[c] && (!main || strcmp(mp_trace_tree_name(t, c), main) == 0))
             n++;
         n += count_main_bwd(u, c, main);
     }
@@ -364,7 +386,7 @@ static int traverse(struct uctx *u, int32_t i)
     u->visited[i] = 1;
     /* with python functions in the tree every node is walked (python
      * frames are transparent), else only cpu_ops */
-    if ((!t->python_functions && t->kind[i] != MP_K_CPU_OP) || u->ngpu[i] == 0)
+    if ((!t->python_functions && t->kind[i] != MP_K_CPU_OP) || !u->has_gpu[i])
         return 0;
     if (has_model(u, i))
         return collect(u, i);
@@ -389,7 +411,7 @@ static int traverse(struct uctx *u, int32_t i)
         for (int32_t k = t->child_off[i]; k < t->child_off[i + 1]; k++) {
             int32_t c = t->child[k];
             if (mp_trace_tree_is_child(t, i, c) && t->kind[c] == MP_K_CPU_OP && has_model(u, c) &&
-                u->ngpu[c] > 0) {
+                u->has_gpu[c]) {
                 any = true;
                 int rc = traverse(u, c);
                 if (rc)
@@ -439,9 +461,18 @@ static int set_metrics(struct uctx *u, struct urow *r, const struct mp_perf_resu
         r->fpb = bytes > 0 ? (r->gflops * 1e9) / bytes : NAN;
         r->tbs = r->kt > 0 ? (bytes / 1e12) / (r->kt / 1e6) : NAN;
     }
-    snprintf(r->spec, sizeof(r->spec), "%s", pr->compute_spec ? pr->compute_spec : "");
-    if (u->arch)
-        mp_perf_roofline(u->arch, r->spec, r->gflops, has_bytes, bytes, r->kt, &r->rl);
+    const char *spec = pr->compute_spec ? pr->compute_spec : "";
+    r->spec = utext(u, spec, strlen(spec));
+    if (!r->spec)
+        return MP_ENOMEM;
+    if (u->arch) {
+        struct mp_perf_roofline rl;
+        mp_perf_roofline(u->arch, r->spec, r->gflops, has_bytes, bytes, r->kt, &rl);
+        r->rl.roofline_us = rl.roofline_us;
+        r->rl.pct = rl.pct;
+        r->rl.valid = rl.valid;
+        r->rl.compute_bound = rl.compute_bound;
+    }
     if (pr->n_params == 0)
         return 0;
     struct mp_buf b;
@@ -454,7 +485,7 @@ static int set_metrics(struct uctx *u, struct urow *r, const struct mp_perf_resu
         rc = rc ? rc : param_repr(&b, pr->params[q].text, pr->params[q].none);
     }
     rc = rc ? rc : mp_buf_putc(&b, '}');
-    r->params = rc ? NULL : mp_strdup(mp_buf_cstr(&b));
+    r->params = rc ? NULL : utext(u, mp_buf_cstr(&b), b.len);
     mp_buf_fini(&b);
     return !rc && !r->params ? MP_ENOMEM : rc;
 }
@@ -483,18 +514,26 @@ static int fill_row(struct uctx *u, struct urow *r)
     const struct mp_trace_tree *t = u->t;
     const struct mp_trace_store *s = t->s;
     r->gflops = r->mb = r->fpb = r->tbs = r->tfs = NAN;
+    if (u->nkpool > INT32_MAX)
+        return MP_ENOMEM;
+    r->koff = (uint32_t)u->nkpool;
     if (r->synthetic) {
-        r->k = malloc(sizeof(int32_t));
-        if (!r->k)
-            return MP_ENOMEM;
-        r->k[0] = r->kernel;
-        r->nk = 1;
+        if (u->nkpool == u->capkpool) {
+            size_t nc = u->capkpool ? u->capkpool * 2 : 4096;
+            int32_t *np = realloc(u->kpool, nc * sizeof(int32_t));
+            if (!np)
+                return MP_ENOMEM;
+            u->kpool = np;
+            u->capkpool = nc;
+        }
+        u->kpool[u->nkpool++] = r->kernel;
     } else {
-        size_t cap = 0;
-        long got = mp_trace_tree_gpu_events(t, r->uid, &r->k, &r->nk, &cap);
+        long got = mp_trace_tree_gpu_events(t, r->uid, &u->kpool, &u->nkpool, &u->capkpool);
         if (got < 0)
             return (int)got;
     }
+    r->nk = (uint32_t)(u->nkpool - r->koff);
+    r->k = u->kpool + r->koff;
     r->kt = mp_trace_tree_busy(t, r->k, r->nk);
     int32_t fk = u->first_kernel[r->uid];
     r->category = mp_perf_category(r->name, fk >= 0 ? mp_trace_tree_name(t, fk) : NULL);
@@ -544,7 +583,7 @@ static int fill_row(struct uctx *u, struct urow *r)
                             .kernel_names = names,
                             .n_kernels = r->nk};
     struct mp_perf_result pr;
-    int rc = mp_perf_model(&op, &pr);
+    int rc = mp_perf_model_memo(u->memo, &op, &pr);
     free(names);
     if (rc)
         return rc;
@@ -830,25 +869,27 @@ static int render_summary(struct uctx *u, struct mp_report *rep, struct urow *ro
 int tl_sheet_unified(struct mp_report *rep, const struct mp_trace_tree *t,
                      const int32_t *first_kernel, const struct mp_perf_arch *arch,
                      struct tl_argkeys *ak, const struct mp_report_opts *o,
-                     const char *const *annot, struct tl_overlap *ov,
+                     const char *const *annot, struct tl_overlap *ov, struct mp_perf_memo *memo,
                      struct mp_buf *(*new_sheet)(struct mp_report *, const char *))
 {
     const struct mp_trace_store *s = t->s;
     size_t n = t->n ? t->n : 1;
-    struct uctx u = {.t = t, .first_kernel = first_kernel, .arch = arch, .annot = annot};
+    struct uctx u = {
+        .t = t, .first_kernel = first_kernel, .arch = arch, .annot = annot, .memo = memo};
     /* kernel call stacks: in the kernel details of the inference report, and
      * as call_stack_full / entry_point with --include_call_stack */
     bool stacks = t->python_functions && (o->include_call_stack || o->inference);
     bool kd_stacks = stacks && !o->include_call_stack;
     u.is_collected = calloc(n, 1);
-    u.root_of = malloc(n * sizeof(int32_t));
+    u.texts = mp_intern_new();
     if (stacks) {
+        u.root_of = malloc(n * sizeof(int32_t));
         u.frames = mp_intern_new();
         u.frame_of = malloc(n * sizeof(int32_t));
         for (size_t i = 0; u.frame_of && i < n; i++)
             u.frame_of[i] = -2;
     }
-    u.ngpu = calloc(n, sizeof(uint32_t));
+    u.has_gpu = calloc(n, 1);
     u.comm = calloc(n, 1);
     u.model = calloc((size_t)mp_intern_count(s->strings) + 1, 1);
     u.visited = calloc(n, 1);
@@ -858,16 +899,20 @@ int tl_sheet_unified(struct mp_report *rep, const struct mp_trace_tree *t,
     size_t nrows = 0;
     struct tl_meta meta;
     memset(&meta, 0, sizeof(meta));
-    int rc = u.ngpu && u.comm && u.model && u.visited && u.in_collected_gpu && u.bwd_ok &&
-                     u.is_collected && u.root_of && (!stacks || (u.frames && u.frame_of))
+    int rc = u.has_gpu && u.comm && u.model && u.visited && u.in_collected_gpu && u.bwd_ok &&
+                     u.is_collected && u.texts && (!stacks || (u.frames && u.frame_of && u.root_of))
                  ? 0
                  : MP_ENOMEM;
-    /* subtree GPU counts and communication flags, walking up from each GPU event */
+    /* subtree GPU and communication flags, walking up from each GPU event
+     * until an ancestor already has what this walk would give it (an
+     * earlier walk through it marked everything above) */
     for (size_t i = 0; i < t->n && !rc; i++) {
         if (!mp_kind_is_gpu(t->kind[i]))
             continue;
         for (int32_t p = t->parent[i]; p >= 0; p = t->parent[p]) {
-            u.ngpu[p]++;
+            if (u.has_gpu[p] && (!t->comm[i] || u.comm[p]))
+                break;
+            u.has_gpu[p] = 1;
             if (t->comm[i])
                 u.comm[p] = 1;
         }
@@ -882,7 +927,7 @@ int tl_sheet_unified(struct mp_report *rep, const struct mp_trace_tree *t,
         if (got < 0)
             rc = (int)got;
         for (size_t q = 0; q < pn && !rc; q++) {
-            u.ngpu[i]++;
+            u.has_gpu[i] = 1;
             if (t->comm[pbuf[q]])
                 u.comm[i] = 1;
         }
@@ -924,7 +969,7 @@ int tl_sheet_unified(struct mp_report *rep, const struct mp_trace_tree *t,
         /* python funcs in the tree: parentless python frames with GPU work
          * first (trace order), then the outermost cpu_ops */
         for (size_t i = 0; i < t->n && !rc && t->python_functions; i++)
-            if (t->kind[i] == MP_K_PYFUNC && t->parent[i] < 0 && u.ngpu[i] > 0) {
+            if (t->kind[i] == MP_K_PYFUNC && t->parent[i] < 0 && u.has_gpu[i]) {
                 u.cur_root = (int32_t)i;
                 rc = traverse(&u, (int32_t)i);
             }
@@ -1058,25 +1103,27 @@ int tl_sheet_unified(struct mp_report *rep, const struct mp_trace_tree *t,
     }
     free(porder);
     free(pseen);
+    struct mp_buf key;
+    mp_buf_init(&key, 0);
     for (size_t r = 0; r < nrows && !rc; r++) {
         struct urow *w = &rows[r];
         if (w->synthetic) {
             w->ex_uid = next_uid++;
-            size_t len = strlen(mp_trace_tree_name(t, w->uid)) +
-                         strlen(mp_trace_tree_name(t, w->kernel)) + 32;
-            w->owned = malloc(len);
-            if (!w->owned) {
+            mp_buf_reset(&key);
+            rc = mp_buf_printf(&key, "%s->%s (Synthetic Op)", mp_trace_tree_name(t, w->uid),
+                               mp_trace_tree_name(t, w->kernel));
+            w->name = rc ? NULL : utext(&u, key.data, key.len);
+            if (!w->name) {
                 rc = MP_ENOMEM;
                 break;
             }
-            snprintf(w->owned, len, "%s->%s (Synthetic Op)", mp_trace_tree_name(t, w->uid),
-                     mp_trace_tree_name(t, w->kernel));
-            w->name = w->owned;
         }
         rc = fill_row(&u, w);
         if (!rc && w->has_model && w->status == MP_PERF_SKIP)
             w->uid = -1; /* NotImplementedError: TraceLens drops the row */
     }
+    for (size_t r = 0; r < nrows && !rc; r++)
+        rows[r].k = u.kpool + rows[r].koff;
     if (!rc)
         rc = tl_meta_build(s, &meta);
     if (!rc)
@@ -1084,14 +1131,11 @@ int tl_sheet_unified(struct mp_report *rep, const struct mp_trace_tree *t,
     if (!rc && ov)
         rc = render_summary(&u, rep, rows, nrows, ak, o, &meta, stacks, kd_stacks, ov, new_sheet);
     (void)f_dur;
-    for (size_t r = 0; r < nrows; r++) {
-        free(rows[r].owned);
-        free(rows[r].params);
-        free(rows[r].k);
-    }
+    mp_buf_fini(&key);
+    free(u.kpool);
     free(rows);
     tl_meta_fini(&meta);
-    free(u.ngpu);
+    free(u.has_gpu);
     free(u.comm);
     free(u.model);
     free(u.visited);
@@ -1100,6 +1144,7 @@ int tl_sheet_unified(struct mp_report *rep, const struct mp_trace_tree *t,
     free(u.bwd_ok);
     free(u.is_collected);
     free(u.root_of);
+    mp_intern_free(u.texts);
     free(u.frame_of);
     mp_intern_free(u.frames);
     return rc;
@@ -1299,7 +1344,7 @@ static int render_summary(struct uctx *u, struct mp_report *rep, struct urow *ro
         const struct urow *rl = NULL;
         for (size_t i = 0; i < G->n; i++) {
             const struct urow *w = &rows[G->m[i]];
-            if (!spec[0] && w->has_model && w->status == MP_PERF_OK)
+            if (!spec[0] && w->has_model && w->status == MP_PERF_OK && w->spec)
                 spec = w->spec;
             if (!rl && w->rl.valid)
                 rl = w;

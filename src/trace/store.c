@@ -10,6 +10,8 @@
 
 struct load_ctx {
     struct mp_trace_store *s;
+    int32_t last[4]; /* the previous event's cat, pid, tid and name ids (or -1): runs of
+                        events share them, and a compare is cheaper than a hash lookup */
     struct mp_buf scratch;
     bool keep_args;
     bool (*keep_args_for)(const struct mp_trace_event *ev, void *user);
@@ -80,9 +82,17 @@ static int strip_ids(const struct mp_trace_event *ev, struct mp_buf *out)
     return rc ? rc : mp_buf_append(out, pos, (size_t)(end - pos));
 }
 
-static int32_t intern_view(struct mp_intern *in, struct mp_strview v, bool present)
+static int32_t intern_view(struct mp_intern *in, struct mp_strview v, bool present, int32_t *last)
 {
-    return present ? mp_intern_add(in, v.p, v.n) : -1;
+    if (!present)
+        return -1;
+    if (*last >= 0 && mp_intern_len(in, *last) == v.n &&
+        memcmp(mp_intern_str(in, *last), v.p, v.n) == 0)
+        return *last;
+    int32_t id = mp_intern_add(in, v.p, v.n);
+    if (id >= 0)
+        *last = id;
+    return id;
 }
 
 static int on_event(const struct mp_trace_event *ev, void *user)
@@ -95,10 +105,10 @@ static int on_event(const struct mp_trace_event *ev, void *user)
     size_t i = s->n;
     s->ph[i] = ev->ph;
     s->flags[i] = ev->flags;
-    s->name[i] = intern_view(s->strings, ev->name, ev->flags & MP_EV_NAME);
-    s->cat[i] = intern_view(s->strings, ev->cat, ev->flags & MP_EV_CAT);
-    s->pid[i] = intern_view(s->strings, ev->pid_text, ev->flags & MP_EV_PID);
-    s->tid[i] = intern_view(s->strings, ev->tid_text, ev->flags & MP_EV_TID);
+    s->name[i] = intern_view(s->strings, ev->name, ev->flags & MP_EV_NAME, &c->last[3]);
+    s->cat[i] = intern_view(s->strings, ev->cat, ev->flags & MP_EV_CAT, &c->last[0]);
+    s->pid[i] = intern_view(s->strings, ev->pid_text, ev->flags & MP_EV_PID, &c->last[1]);
+    s->tid[i] = intern_view(s->strings, ev->tid_text, ev->flags & MP_EV_TID, &c->last[2]);
     if ((s->name[i] < -1) || (s->cat[i] < -1) || (s->pid[i] < -1) || (s->tid[i] < -1))
         return mp_diag_set(c->d, MP_ENOMEM, "out of memory interning names");
     s->ts[i] = ev->ts;
@@ -166,6 +176,7 @@ int mp_trace_store_load(const char *path, const struct mp_trace_store_opts *opts
         goto out;
     }
     struct load_ctx c = {.s = s,
+                         .last = {-1, -1, -1, -1},
                          .keep_args = opts && opts->keep_args,
                          .keep_args_for = opts ? opts->keep_args_for : NULL,
                          .user = opts ? opts->user : NULL,
@@ -214,10 +225,18 @@ void mp_trace_store_free(struct mp_trace_store *s)
     free(s);
 }
 
+void mp_trace_store_drop_links(struct mp_trace_store *s)
+{
+    free(s->id);
+    free(s->external_id);
+    free(s->correlation);
+    s->id = s->external_id = s->correlation = NULL;
+}
+
 size_t mp_trace_store_bytes(const struct mp_trace_store *s)
 {
-    size_t per = sizeof(char) + sizeof(uint32_t) * 5 + sizeof(double) * 2 + sizeof(int64_t) * 4 +
-                 sizeof(char *) + sizeof(uint32_t);
+    size_t per = sizeof(char) + sizeof(uint32_t) * 5 + sizeof(double) * 2 +
+                 sizeof(int64_t) * (s->id ? 4 : 1) + sizeof(char *) + sizeof(uint32_t);
     return s->cap * per + mp_intern_bytes(s->strings) + mp_intern_bytes(s->op_args) +
            mp_arena_bytes(s->arena);
 }

@@ -3,7 +3,8 @@
  * Steps, each one pass over compact arrays:
  *   1. classify events by category and compute t_end = ts + dur once;
  *   2. pick the linking key from the first launch-like runtime call;
- *   3. index ac2g flow ends, (pid, tid, link) -> event, and link -> GPU events;
+ *   3. one array of link records (ac2g flow starts and ends, GPU events and
+ *      events on a flow end's thread) sorted by link id;
  *   4. host call stacks: events sorted stably by ts, one stack per thread;
  *   5. attach GPU events to the runtime calls that launched them;
  *   6. children lists in CSR form, and each GPU event's launcher.
@@ -12,75 +13,6 @@
 #include <string.h>
 
 #include <magpie/tree.h>
-
-/* ---- (pid, tid, link) -> uid map ---- */
-struct ptl_slot {
-    int32_t pid, tid;
-    int64_t link;
-    int32_t uid; /* -1 empty */
-};
-
-struct ptl_map {
-    struct ptl_slot *v;
-    size_t cap, n;
-};
-
-static size_t ptl_hash(int32_t pid, int32_t tid, int64_t link, size_t cap)
-{
-    uint64_t h = (uint64_t)link * 0x9E3779B97F4A7C15ULL;
-    h ^= ((uint64_t)(uint32_t)pid << 32 | (uint32_t)tid) * 0xC2B2AE3D27D4EB4FULL;
-    h ^= h >> 31;
-    return (size_t)h & (cap - 1);
-}
-
-static int ptl_put(struct ptl_map *m, int32_t pid, int32_t tid, int64_t link, int32_t uid)
-{
-    if ((m->n + 1) * 2 > m->cap) {
-        size_t nc = m->cap ? m->cap * 2 : 1024;
-        struct ptl_slot *nv = malloc(nc * sizeof(*nv));
-        if (!nv)
-            return MP_ENOMEM;
-        for (size_t i = 0; i < nc; i++)
-            nv[i].uid = -1;
-        for (size_t i = 0; i < m->cap; i++) {
-            if (m->v[i].uid < 0)
-                continue;
-            size_t j = ptl_hash(m->v[i].pid, m->v[i].tid, m->v[i].link, nc);
-            while (nv[j].uid >= 0)
-                j = (j + 1) & (nc - 1);
-            nv[j] = m->v[i];
-        }
-        free(m->v);
-        m->v = nv;
-        m->cap = nc;
-    }
-    size_t i = ptl_hash(pid, tid, link, m->cap);
-    while (m->v[i].uid >= 0) {
-        struct ptl_slot *s = &m->v[i];
-        if (s->pid == pid && s->tid == tid && s->link == link) {
-            s->uid = uid; /* last writer wins, as TraceLens's dict */
-            return 0;
-        }
-        i = (i + 1) & (m->cap - 1);
-    }
-    m->v[i] = (struct ptl_slot){pid, tid, link, uid};
-    m->n++;
-    return 0;
-}
-
-static int32_t ptl_get(const struct ptl_map *m, int32_t pid, int32_t tid, int64_t link)
-{
-    if (!m->cap)
-        return -1;
-    size_t i = ptl_hash(pid, tid, link, m->cap);
-    while (m->v[i].uid >= 0) {
-        const struct ptl_slot *s = &m->v[i];
-        if (s->pid == pid && s->tid == tid && s->link == link)
-            return s->uid;
-        i = (i + 1) & (m->cap - 1);
-    }
-    return -1;
-}
 
 /* ---- helpers ---- */
 const char *mp_trace_tree_name(const struct mp_trace_tree *t, int32_t i)
@@ -296,47 +228,117 @@ static int build_host_tree(struct mp_trace_tree *t, const struct mp_trace_tree_o
     return rc;
 }
 
+/* ---- launch -> GPU event linking ----
+ * Every event that takes part, keyed by its link value: the ac2g flow
+ * starts and ends (by flow id), and the events with a link id that are GPU
+ * events or sit on the thread of a flow end. Sorted by (key, uid), each
+ * key's records are one run in file order; a flat array is a fraction of
+ * the memory of one hash map per relation. */
+enum { LR_START = 1, LR_END = 2, LR_GPU = 4, LR_ON_FLOW_THREAD = 8 };
+
+struct link_rec {
+    int64_t key;
+    int32_t uid;    /* the record's tags are link_tag(uid), found again when needed */
+    int32_t target; /* first record of a key: the GPU event its launch links to, or -1 */
+};
+
+static int cmp_link_rec(const void *a, const void *b)
+{
+    const struct link_rec *x = a, *y = b;
+    if (x->key != y->key)
+        return x->key < y->key ? -1 : 1;
+    return x->uid < y->uid ? -1 : (x->uid > y->uid ? 1 : 0);
+}
+
+static int64_t thread_key(const struct mp_trace_store *s, size_t i)
+{
+    return (int64_t)((uint64_t)(uint32_t)s->pid[i] << 32 | (uint32_t)s->tid[i]);
+}
+
+/* The LR_* tags of event i (0: not a record) and its key. */
+static uint8_t link_tag(const struct mp_trace_tree *t, const struct mp_i64map *f_threads, size_t i,
+                        int64_t *key)
+{
+    const struct mp_trace_store *s = t->s;
+    if (t->kind[i] == MP_K_AC2G) {
+        if (!(s->flags[i] & MP_EV_ID))
+            return 0;
+        *key = s->id[i];
+        return s->ph[i] == 's' ? LR_START : (s->ph[i] == 'f' ? LR_END : 0);
+    }
+    if (!(s->flags[i] & MP_EV_ARGS) || !has_link(t, i))
+        return 0;
+    *key = link_of(t, i);
+    uint8_t tag = mp_kind_is_gpu(t->kind[i]) ? LR_GPU : 0;
+    if (s->pid[i] >= 0 && s->tid[i] >= 0 && mp_i64map_get(f_threads, thread_key(s, i)))
+        tag |= LR_ON_FLOW_THREAD;
+    return tag;
+}
+
+/* The first record with key, or n. */
+static size_t link_lower_bound(const struct link_rec *rec, size_t n, int64_t key)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (rec[mid].key < key)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
 static int attach_gpu(struct mp_trace_tree *t, struct edges *e)
 {
     const struct mp_trace_store *s = t->s;
-    struct mp_i64map flow_start, flow_end, gpu_first;
-    struct ptl_map ptl = {0};
-    mp_i64map_init(&flow_start);
-    mp_i64map_init(&flow_end);
-    mp_i64map_init(&gpu_first);
-    int32_t *gpu_next = malloc((s->n ? s->n : 1) * sizeof(int32_t));
+    /* (pid, tid, link) -> event is only ever asked for the thread of a flow
+     * end (a GPU stream) */
+    struct mp_i64map f_threads;
+    mp_i64map_init(&f_threads);
     int rc = 0;
-    if (!gpu_next)
-        return MP_ENOMEM;
-    /* per link: GPU events in file order, as a linked list (first, next) */
-    struct mp_i64map gpu_tail;
-    mp_i64map_init(&gpu_tail);
-    for (size_t i = 0; i < s->n && !rc; i++) {
-        gpu_next[i] = -1;
-        if (t->kind[i] == MP_K_AC2G) {
-            if (s->flags[i] & MP_EV_ID) {
-                if (s->ph[i] == 's')
-                    rc = mp_i64map_put(&flow_start, s->id[i], (int64_t)i);
-                else if (s->ph[i] == 'f')
-                    rc = mp_i64map_put(&flow_end, s->id[i], (int64_t)i);
-            }
-            continue;
-        }
-        if (!(s->flags[i] & MP_EV_ARGS) || !has_link(t, i))
-            continue;
-        int64_t link = link_of(t, i);
-        if (mp_kind_is_gpu(t->kind[i])) {
-            int64_t *tail = mp_i64map_get(&gpu_tail, link);
-            if (tail)
-                gpu_next[*tail] = (int32_t)i;
-            else
-                rc = mp_i64map_put(&gpu_first, link, (int64_t)i);
-            if (!rc)
-                rc = mp_i64map_put(&gpu_tail, link, (int64_t)i);
-        }
-        if (!rc && s->pid[i] >= 0 && s->tid[i] >= 0)
-            rc = ptl_put(&ptl, s->pid[i], s->tid[i], link, (int32_t)i);
+    for (size_t i = 0; i < s->n && !rc; i++)
+        if (t->kind[i] == MP_K_AC2G && (s->flags[i] & MP_EV_ID) && s->ph[i] == 'f' &&
+            s->pid[i] >= 0 && s->tid[i] >= 0)
+            rc = mp_i64map_put(&f_threads, thread_key(s, i), 1);
+    size_t nrec = 0;
+    int64_t key;
+    for (size_t i = 0; i < s->n && !rc; i++)
+        if (link_tag(t, &f_threads, i, &key))
+            nrec++;
+    struct link_rec *rec = rc ? NULL : malloc((nrec ? nrec : 1) * sizeof(*rec));
+    if (!rc && !rec)
+        rc = MP_ENOMEM;
+    for (size_t i = 0, k = 0; i < s->n && !rc; i++)
+        if (link_tag(t, &f_threads, i, &key))
+            rec[k++] = (struct link_rec){.key = key, .uid = (int32_t)i, .target = -1};
+    if (rc) {
+        mp_i64map_fini(&f_threads);
+        free(rec);
+        return rc;
     }
+    qsort(rec, nrec, sizeof(*rec), cmp_link_rec);
+    /* per key, once: a launch with a flow start and end links to the last
+     * event (file order) with the key on the last flow end's thread */
+    for (size_t lo = 0, hi; lo < nrec; lo = hi) {
+        bool start = false;
+        int32_t f = -1;
+        for (hi = lo; hi < nrec && rec[hi].key == rec[lo].key; hi++) {
+            uint8_t tag = link_tag(t, &f_threads, (size_t)rec[hi].uid, &key);
+            start = start || (tag & LR_START);
+            if (tag & LR_END)
+                f = rec[hi].uid;
+        }
+        if (!start || f < 0 || s->pid[f] < 0 || s->tid[f] < 0)
+            continue;
+        for (size_t q = lo; q < hi; q++) {
+            int32_t g = rec[q].uid;
+            if ((link_tag(t, &f_threads, (size_t)g, &key) & LR_ON_FLOW_THREAD) &&
+                s->pid[g] == s->pid[f] && s->tid[g] == s->tid[f])
+                rec[lo].target = g;
+        }
+    }
+    mp_i64map_fini(&f_threads);
     int32_t graph_a = mp_intern_find(s->strings, "cudaGraphLaunch", 15);
     int32_t graph_b = mp_intern_find(s->strings, "hipGraphLaunch", 14);
     for (size_t i = 0; i < s->n && !rc; i++) {
@@ -346,36 +348,28 @@ static int attach_gpu(struct mp_trace_tree *t, struct edges *e)
         if (!(s->flags[i] & MP_EV_ARGS) || !has_link(t, i))
             continue;
         int64_t link = link_of(t, i);
+        size_t lo = link_lower_bound(rec, nrec, link);
         bool graph = s->name[i] >= 0 && (s->name[i] == graph_a || s->name[i] == graph_b);
         if (graph) {
-            int64_t *first = mp_i64map_get(&gpu_first, link);
-            for (int32_t g = first ? (int32_t)*first : -1; g >= 0 && !rc; g = gpu_next[g]) {
+            /* every GPU event of the link, in file order */
+            for (size_t q = lo; q < nrec && rec[q].key == link && !rc; q++) {
+                if (!mp_kind_is_gpu(t->kind[rec[q].uid]))
+                    continue;
+                int32_t g = rec[q].uid;
                 t->parent[g] = (int32_t)i;
                 t->in_tree[g] = 1;
                 rc = add_edge(e, (int32_t)i, g);
             }
             continue;
         }
-        int64_t *fs = mp_i64map_get(&flow_start, link);
-        int64_t *fe = mp_i64map_get(&flow_end, link);
-        if (!fs || !fe)
-            continue;
-        size_t f = (size_t)*fe;
-        if (s->pid[f] < 0 || s->tid[f] < 0)
-            continue;
-        int32_t g = ptl_get(&ptl, s->pid[f], s->tid[f], s->id[f]);
+        int32_t g = lo < nrec && rec[lo].key == link ? rec[lo].target : -1;
         if (g < 0)
             continue;
         t->parent[g] = (int32_t)i;
         t->in_tree[g] = 1;
         rc = add_edge(e, (int32_t)i, g);
     }
-    free(gpu_next);
-    free(ptl.v);
-    mp_i64map_fini(&flow_start);
-    mp_i64map_fini(&flow_end);
-    mp_i64map_fini(&gpu_first);
-    mp_i64map_fini(&gpu_tail);
+    free(rec);
     return rc;
 }
 
@@ -480,12 +474,29 @@ struct seq_group {
     double fwd_ts;
 };
 
-static bool seq_number(const struct mp_trace_store *s, size_t i, int64_t *seq)
+/* The sequence number of event i. The store shares the args texts of ops,
+ * so theirs is looked up once per text (memo: text address -> number, or
+ * INT64_MIN for none; a failed memo insert only costs a second lookup). */
+static bool seq_number(const struct mp_trace_tree *t, size_t i, struct mp_i64map *memo,
+                       int64_t *seq)
 {
+    const struct mp_trace_store *s = t->s;
     if (!s->args[i] || s->args_len[i] == 0)
         return false;
+    if (t->kind[i] != MP_K_CPU_OP && t->kind[i] != MP_K_PYFUNC)
+        memo = NULL;
+    int64_t addr = (int64_t)(intptr_t)s->args[i];
+    const int64_t *m = memo ? mp_i64map_get(memo, addr) : NULL;
+    if (m) {
+        *seq = *m;
+        return *m != INT64_MIN;
+    }
     struct mp_strview obj = {s->args[i], s->args_len[i]}, v;
-    return mp_trace_json_find(obj, "Sequence number", &v) == 0 && mp_trace_json_int(v, seq) == 0;
+    bool found =
+        mp_trace_json_find(obj, "Sequence number", &v) == 0 && mp_trace_json_int(v, seq) == 0;
+    if (memo && (!found || *seq != INT64_MIN)) /* INT64_MIN itself is not memoised */
+        (void)mp_i64map_put(memo, addr, found ? *seq : INT64_MIN);
+    return found;
 }
 
 struct seq_member {
@@ -504,15 +515,16 @@ static int link_fwd_bwd(struct mp_trace_tree *t)
     for (size_t i = 0; i < s->n; i++)
         t->bwd_of[i] = t->fwd_of[i] = -1;
     static const char pfx[] = "autograd::engine::evaluate_function:";
-    struct mp_i64map ix;
+    struct mp_i64map ix, memo;
     mp_i64map_init(&ix);
+    mp_i64map_init(&memo);
     struct seq_group *g = NULL;
     struct seq_member *mem = NULL; /* events with a sequence number, trace order */
     size_t ng = 0, cap = 0, nm = 0, capm = 0;
     int rc = 0;
     for (size_t i = 0; i < s->n && !rc; i++) {
         int64_t seq;
-        if (t->kind[i] == MP_K_AC2G || !seq_number(s, i, &seq))
+        if (t->kind[i] == MP_K_AC2G || !seq_number(t, i, &memo, &seq))
             continue;
         int64_t *gi = mp_i64map_get(&ix, seq);
         if (!gi) {
@@ -573,6 +585,7 @@ static int link_fwd_bwd(struct mp_trace_tree *t)
     free(mem);
     free(g);
     mp_i64map_fini(&ix);
+    mp_i64map_fini(&memo);
     return rc;
 }
 

@@ -943,6 +943,68 @@ static const char *ptext(const struct mp_perf_result *r, const char *key)
     return p ? (p->none ? "<None>" : p->text) : "<absent>";
 }
 
+/* Two results agree in everything a caller reads. */
+static void assert_same_result(const struct mp_perf_result *a, const struct mp_perf_result *b)
+{
+    assert_int_equal(a->status, b->status);
+    assert_int_equal(a->status_bwd, b->status_bwd);
+    assert_ptr_equal(a->category, b->category);
+    assert_ptr_equal(a->sheet, b->sheet);
+    assert_ptr_equal(a->category_bwd, b->category_bwd);
+    assert_true(a->gflops == b->gflops && a->bytes == b->bytes);
+    assert_true(a->gflops_bwd == b->gflops_bwd && a->bytes_bwd == b->bytes_bwd);
+    assert_int_equal(a->has_bytes, b->has_bytes);
+    assert_int_equal(a->has_bytes_bwd, b->has_bytes_bwd);
+    assert_string_equal(a->compute_spec, b->compute_spec);
+    assert_string_equal(a->error, b->error);
+    assert_int_equal(a->n_params, b->n_params);
+    for (int i = 0; i < a->n_params; i++) {
+        assert_ptr_equal(a->params[i].key, b->params[i].key);
+        assert_int_equal(a->params[i].none, b->params[i].none);
+        if (!a->params[i].text || !b->params[i].text)
+            assert_ptr_equal(a->params[i].text, b->params[i].text);
+        else
+            assert_string_equal(a->params[i].text, b->params[i].text);
+    }
+}
+
+/* The memo answers a repeated input with the model's own result, and tells
+ * inputs apart by every text address and the kernel list. */
+static void test_model_memo(void **state)
+{
+    (void)state;
+    struct mp_perf_memo *m = mp_perf_memo_new();
+    assert_non_null(m);
+    const char *a = "{\"Input Dims\": [[4, 8], [8, 2]], \"Input type\": [\"float\", \"float\"]}";
+    const char *bad = "{\"Input type\": []}";
+    const char *k1[] = {"Cijk_Alik_Bljk_BBS_BH_MT64x16x64_MI16x16x1"};
+    const char *k2[] = {"nvjet_tst_128x64_64x6_1x2_h_bz_coopA_NT"};
+    struct mp_perf_op ops[] = {
+        {"aten::mm", a, strlen(a), NULL, k1, 1, NULL},
+        {"aten::mm", a, strlen(a), NULL, k2, 1, NULL},
+        {"aten::mm", a, strlen(a), NULL, NULL, 0, NULL},
+        {"aten::mm", bad, strlen(bad), NULL, NULL, 0, NULL},
+        {"aten::relu", NULL, 0, NULL, NULL, 0, NULL},
+    };
+    for (int round = 0; round < 3; round++) {
+        for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++) {
+            struct mp_perf_result want, got;
+            assert_int_equal(mp_perf_model(&ops[i], &want), 0);
+            assert_int_equal(mp_perf_model_memo(m, &ops[i], &got), 0);
+            assert_same_result(&want, &got);
+            mp_perf_result_fini(&want);
+            mp_perf_result_fini(&got);
+        }
+    }
+    /* no memo: the plain model */
+    struct mp_perf_result r;
+    assert_int_equal(mp_perf_model_memo(NULL, &ops[0], &r), 0);
+    assert_string_equal(ptext(&r, "transpose"), "(True, False)");
+    mp_perf_result_fini(&r);
+    mp_perf_memo_free(m);
+    mp_perf_memo_free(NULL);
+}
+
 static void test_gemm_anchor(void **state)
 {
     (void)state;
@@ -2757,6 +2819,7 @@ int main(void)
         cmocka_unit_test(test_golden_unified),
         cmocka_unit_test(test_oracle_cases),
         cmocka_unit_test(test_args_json),
+        cmocka_unit_test(test_model_memo),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
