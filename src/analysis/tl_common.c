@@ -228,14 +228,7 @@ int tl_kernel_details_cells_cs(const struct mp_trace_tree *t, const int32_t *tmp
         }
         rc = rc ? rc : mp_buf_printf(cell, ", 'count': %zu, 'total_duration_us': ", p[i].count);
         rc = rc ? rc : tl_pyfloat(cell, p[i].st.sum);
-        static const char *const keys[] = {"mean_duration_us", "median_duration_us",
-                                           "std_dev_duration_us", "min_duration_us",
-                                           "max_duration_us"};
-        double vals[] = {p[i].st.mean, p[i].st.median, p[i].st.std, p[i].st.min, p[i].st.max};
-        for (int k = 0; k < 5 && !rc; k++) {
-            rc = mp_buf_printf(cell, ", '%s': ", keys[k]);
-            rc = rc ? rc : tl_pyfloat(cell, vals[k]);
-        }
+        rc = rc ? rc : tl_duration_stats_repr(cell, &p[i].st);
         rc = rc ? rc : mp_buf_putc(cell, '}');
     }
     rc = rc ? rc : mp_buf_putc(cell, ']');
@@ -642,4 +635,17 @@ void tl_csv_rec_fini(struct tl_csv_rec *rec)
     free(rec->off);
     rec->off = NULL;
     rec->n = rec->cap = 0;
+}
+
+int tl_duration_stats_repr(struct mp_buf *cell, const struct tl_stats *st)
+{
+    static const char *const keys[] = {"mean_duration_us", "median_duration_us",
+                                       "std_dev_duration_us", "min_duration_us", "max_duration_us"};
+    double vals[] = {st->mean, st->median, st->std, st->min, st->max};
+    int rc = 0;
+    for (int k = 0; k < 5 && !rc; k++) {
+        rc = mp_buf_printf(cell, ", '%s': ", keys[k]);
+        rc = rc ? rc : tl_pyfloat(cell, vals[k]);
+    }
+    return rc;
 }

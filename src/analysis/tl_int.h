@@ -51,6 +51,9 @@ struct tl_stats {
 };
 
 int tl_stats(const double *x, size_t n, int ddof, struct tl_stats *s);
+/* Appends ", 'mean_duration_us': m, 'median_duration_us': ..." (mean, median,
+ * std_dev, min, max as Python floats): the tail of a kernel-details entry. */
+int tl_duration_stats_repr(struct mp_buf *cell, const struct tl_stats *st);
 /* A float cell (Python repr), empty when !present or NaN. */
 int tl_csv_float(struct mp_csv *csv, struct mp_buf *cell, double v, bool present);
 

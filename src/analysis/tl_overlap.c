@@ -623,14 +623,8 @@ static int details_cells(const struct tl_ovinfo *const *m, size_t n, struct mp_c
         rc = rc ? rc : tl_pyfloat(cell, p[q].d->pct);
         rc = rc ? rc : mp_buf_printf(cell, ", 'count': %zu, 'total_duration_us': ", rows);
         rc = rc ? rc : tl_pyfloat(cell, p[q].st.sum);
-        static const char *const keys[] = {"mean_duration_us", "median_duration_us",
-                                           "std_dev_duration_us", "min_duration_us",
-                                           "max_duration_us"};
-        double vals[] = {p[q].st.mean, p[q].st.median, p[q].st.std, p[q].st.min, p[q].st.max};
-        for (int j = 0; j < 5 && !rc && rows > 0; j++) {
-            rc = mp_buf_printf(cell, ", '%s': ", keys[j]);
-            rc = rc ? rc : tl_pyfloat(cell, vals[j]);
-        }
+        if (rows > 0)
+            rc = rc ? rc : tl_duration_stats_repr(cell, &p[q].st);
         rc = rc ? rc : mp_buf_putc(cell, '}');
     }
     rc = rc ? rc : mp_buf_putc(cell, ']');
