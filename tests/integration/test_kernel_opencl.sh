@@ -42,6 +42,21 @@ assert ws["min_ms"] <= ws["median_ms"] <= ws["max_ms"] and len(ws["samples_ms"])
 assert r["extra"]["kernel_type"] == "OPENCL" and r["score"] == 1.0, r
 PY
 
+# a launch geometry of its own (global_size n/4, four elements per work
+# item): verified over every element of the output, not the first quarter
+cat >"$TMP/x4.yaml" <<'YAML'
+kernel:
+  id: vadd_x4
+  type: opencl
+  source_files: [examples/kernels/opencl/vadd_x4.cl]
+  reference: examples/kernels/opencl/vadd_ref.cl
+  size: 1000003
+  global_size: [250001]
+YAML
+"$MAGPIE" analyze -q --no-latency -k "$TMP/x4.yaml" -o "$TMP/x4" >"$TMP/out" 2>"$TMP/err" ||
+    fail "vadd_x4 with its own global_size: $(cat "$TMP/out" "$TMP/err" | tail -5)"
+grep -q 'Correctness: SUCCESS (reference, verified' "$TMP/out" || fail "vadd_x4 summary: $(cat "$TMP/out")"
+
 # positional form, a wrong kernel: exit 1
 "$MAGPIE" analyze -q --type opencl --reference examples/kernels/opencl/vadd_ref.cl --size 1000 \
     examples/kernels/opencl/vadd_offbyone.cl -o "$TMP/b" >"$TMP/out" 2>"$TMP/err"
@@ -68,7 +83,7 @@ cm = d["comparison_metrics"]
 ids = [k["extra"]["kernel_id"] for k in d["kernel_results"]]
 v = dict(zip(ids, cm["verdicts"]))
 assert cm["correctness"] == [True, True, True, False, False, False], cm["correctness"]
-assert v["vadd_x4"] == "BASELINE", v
+assert v["vadd_chain2"] == "BASELINE", v
 assert v["vadd"] == "FASTER", v
 assert v["vadd_slow"] == "SLOWER", v
 for w in ("vadd_offbyone", "vadd_nowrite", "vadd_race"):
@@ -81,7 +96,47 @@ assert sp["ci95"][0] > 1.0 and sp["p_holm"] < 0.05, sp
 assert "Winner: Kernel 1 (vadd)" in d["summary"], d["summary"]
 assert len(cm["perf_scores"]) == 6
 PY
-[ -s "$(dirname "$rep")/report.html" ] || fail "no report.html"
+# report.html: a row per kernel, the speedup and its CI per correct candidate
+# as in the JSON, one latency distribution per timed kernel, self-contained,
+# and it loads in headless Chromium without console messages
+html=$(dirname "$rep")/report.html
+if [ ! -s "$html" ]; then
+    fail "no report.html"
+else
+    python3 - "$rep" "$html" <<'PY' || fail "compare report.html"
+import json, re, sys
+d = json.load(open(sys.argv[1]))["results"]
+h = open(sys.argv[2], encoding="utf-8").read()
+cm = d["comparison_metrics"]
+ids = [k["extra"]["kernel_id"] for k in d["kernel_results"]]
+for i, k in enumerate(ids):
+    v = cm["verdicts"][i]
+    assert re.search(r"<tr><td>%s</td>.*<td>%s</td></tr>" % (k, v), h), (k, v)
+    sp = cm["speedup_vs_baseline"][i]
+    if v in ("FASTER", "SLOWER", "SAME", "INCONCLUSIVE"):
+        want = "%s %.3fx [%.3f, %.3f]" % (v, sp["speedup"], sp["ci95"][0], sp["ci95"][1])
+        assert want in h, (k, want)
+timed = sum(1 for k in d["kernel_results"] if k["latency_state"] == "SUCCESS")
+lat = h[h.index("<h2>Latency distributions"):h.index("<h2>Speedup")]
+assert sum(lat.count(">%s<" % k) for k in ids) >= timed, "latency rows missing"
+assert h.count("<svg") == h.count("</svg>") == 2, "svg blocks"
+assert not re.search(r"<script|src=|href=", h), "not self-contained"
+assert not re.search(r"[^a-z_](nan|inf)[^a-z_]", h, re.I), "nan/inf in report.html"
+PY
+    chrome=$(command -v chromium || command -v chromium-browser || true)
+    if [ -z "$chrome" ]; then
+        echo "SKIPPED chromium check of report.html (chromium not installed)"
+    else
+        timeout 120 "$chrome" --headless --disable-gpu --no-sandbox --enable-logging=stderr --v=0 \
+            --user-data-dir="$TMP/chrome-profile" --screenshot="$TMP/shot.png" \
+            --window-size=1000,900 "file://$html" >"$TMP/chrome.log" 2>&1 ||
+            fail "chromium exited $? on report.html"
+        [ -s "$TMP/shot.png" ] || fail "chromium wrote no screenshot of report.html"
+        if grep -E 'CONSOLE|Uncaught' "$TMP/chrome.log" >"$TMP/console"; then
+            fail "console messages while loading report.html: $(head -3 "$TMP/console")"
+        fi
+    fi
+fi
 
 # 2-D launches (matmul): correctness verdicts only; on a CPU the tiled kernel's
 # speed relative to the naive one depends on the OpenCL implementation
