@@ -197,6 +197,12 @@ int mp_kernel_parse_ncu_csv(const char *text, size_t len, struct mp_kernel_perf 
  * per-kernel dispatch stats (End - Start, ns). Unverified on real output. */
 int mp_kernel_parse_rocprof_kernel_trace(const char *text, size_t len, struct mp_kernel_perf *p,
                                          struct mp_diag *d);
+/* rocprofv3 --kernel-trace --output-format json (<pid>_results.json):
+ * buffer_records.kernel_dispatch named through kernel_symbols (formatted
+ * name) -> the same per-kernel dispatch stats. Checked on a recording of the
+ * real tool (tests/fixtures/kernel/README.md). */
+int mp_kernel_parse_rocprof_json(const char *text, size_t len, struct mp_kernel_perf *p,
+                                 struct mp_diag *d);
 void mp_kernel_perf_fini(struct mp_kernel_perf *p);
 /* The body of the hidden `magpie analyze --harness-child JOB` command. */
 int mp_kernel_harness_main(const char *job_path);

@@ -313,6 +313,12 @@ out:
     return rc;
 }
 
+/* rocprofv3's runtime-internal kernels (fills, copies), left out of the stats */
+static bool rocprof_internal(const char *name)
+{
+    return !strncmp(name, "__amd_rocclr_", 13) || !strncmp(name, "__hip_", 6);
+}
+
 /* rocprofv3 --kernel-trace --output-format csv: one row per dispatch.
  * Runtime-internal kernels (__amd_rocclr_*, __hip_*) are left out, as
  * Magpie does. */
@@ -351,7 +357,7 @@ int mp_kernel_parse_rocprof_kernel_trace(const char *text, size_t len, struct mp
         int nf = csv_record(text, len, &pos, f, NCU_MAX_COLS, &rb);
         if (nf <= maxc)
             continue;
-        if (!strncmp(f[c_name], "__amd_rocclr_", 13) || !strncmp(f[c_name], "__hip_", 6))
+        if (rocprof_internal(f[c_name]))
             continue;
         double t0 = ncu_number(f[c_start]), t1 = ncu_number(f[c_end]);
         if (isfinite(t0) && isfinite(t1) && t1 >= t0)
@@ -364,6 +370,68 @@ int mp_kernel_parse_rocprof_kernel_trace(const char *text, size_t len, struct mp
 out:
     free((void *)f);
     mp_buf_fini(&rb);
+    return rc;
+}
+
+int mp_kernel_parse_rocprof_json(const char *text, size_t len, struct mp_kernel_perf *p,
+                                 struct mp_diag *d)
+{
+    json_error_t je;
+    json_t *root = json_loadb(text, len, JSON_ALLOW_NUL, &je);
+    if (!root)
+        return mp_diag_set(d, MP_EPARSE, "rocprofv3 JSON: line %d, column %d: %s", je.line,
+                           je.column, je.text);
+    int rc = 0;
+    json_t *tool = json_array_get(json_object_get(root, "rocprofiler-sdk-tool"), 0);
+    json_t *syms = json_object_get(tool, "kernel_symbols");
+    json_t *disp = json_object_get(json_object_get(tool, "buffer_records"), "kernel_dispatch");
+    if (!json_is_array(syms) || !json_is_array(disp)) {
+        rc = mp_diag_set(d, MP_EPARSE,
+                         "rocprofv3 JSON: no rocprofiler-sdk-tool[0].kernel_symbols and "
+                         "buffer_records.kernel_dispatch (run with --kernel-trace)");
+        goto out;
+    }
+    size_t i;
+    json_t *r;
+    json_array_foreach(disp, i, r)
+    {
+        json_int_t kid =
+            json_integer_value(json_object_get(json_object_get(r, "dispatch_info"), "kernel_id"));
+        json_t *t0 = json_object_get(r, "start_timestamp");
+        json_t *t1 = json_object_get(r, "end_timestamp");
+        if (!json_is_integer(t0) || !json_is_integer(t1))
+            continue;
+        /* kernel_symbols is indexed by kernel_id; look it up when it is not */
+        json_t *ks = json_array_get(syms, (size_t)kid);
+        if (json_integer_value(json_object_get(ks, "kernel_id")) != kid) {
+            size_t j;
+            json_t *c;
+            ks = NULL;
+            json_array_foreach(syms, j, c)
+            {
+                if (json_integer_value(json_object_get(c, "kernel_id")) == kid) {
+                    ks = c;
+                    break;
+                }
+            }
+        }
+        const char *name = NULL;
+        static const char *const keys[] = {"formatted_kernel_name", "truncated_kernel_name",
+                                           "kernel_name"};
+        for (int k = 0; k < 3 && (!name || !*name); k++)
+            name = json_string_value(json_object_get(ks, keys[k]));
+        if (!name || !*name || rocprof_internal(name))
+            continue;
+        json_int_t a = json_integer_value(t0), b = json_integer_value(t1);
+        if (b >= a)
+            disp_add(p, name, (double)(b - a));
+    }
+    if (p->ndispatch > 1)
+        qsort(p->dispatch, (size_t)p->ndispatch, sizeof(*p->dispatch), cmp_disp);
+    if (!p->ndispatch)
+        rc = mp_diag_set(d, MP_EPARSE, "rocprofv3 JSON has no kernel dispatches");
+out:
+    json_decref(root);
     return rc;
 }
 
@@ -553,17 +621,21 @@ static void rocprof_run(const struct mp_kernel_config *cfg, const struct mp_kern
             break;
         }
         char csv[4400];
+        bool json = false; /* rocprofv3 with --output-format json (e.g. a prof_command) */
         bool have = v3 ? find_file(sub, "kernel_trace.csv", csv, sizeof(csv), 0)
                        : (snprintf(csv, sizeof(csv), "%s/pmc_perf.csv", wd), mp_fs_exists(csv));
+        if (!have && v3)
+            have = json = find_file(sub, "_results.json", csv, sizeof(csv), 0);
         if (!have) {
-            perf_fail(r, v3 ? "rocprofv3 wrote no kernel_trace.csv"
+            perf_fail(r, v3 ? "rocprofv3 wrote no kernel_trace.csv (nor a JSON results file)"
                             : "rocprof-compute wrote no pmc_perf.csv");
             break;
         }
         size_t len = 0;
         char *text = k_read_file(csv, &len);
         mp_diag_clear(&d);
-        if (!text || mp_kernel_parse_rocprof_kernel_trace(text, len, &r->perf, &d)) {
+        if (!text || (json ? mp_kernel_parse_rocprof_json(text, len, &r->perf, &d)
+                           : mp_kernel_parse_rocprof_kernel_trace(text, len, &r->perf, &d))) {
             char msg[700];
             snprintf(msg, sizeof(msg), "cannot parse %.300s: %.300s", csv, d.msg);
             perf_fail(r, msg);

@@ -29,6 +29,10 @@ while [ $# -gt 0 ]; do
     esac
 done
 mkdir -p "$dir/host/123"
+if [ -n "${ROCPROF_JSON_REPLAY:-}" ]; then # the JSON a real rocprofv3 wrote (MI350 recording)
+    gzip -dc "$ROCPROF_JSON_REPLAY" >"$dir/host/123/123_results.json"
+    exec "$@"
+fi
 printf '"Kind","Agent_Id","Kernel_Name","Start_Timestamp","End_Timestamp"\n' >"$dir/host/123/123_kernel_trace.csv"
 printf '"KERNEL_DISPATCH","1","vadd","100","1100"\n"KERNEL_DISPATCH","1","__amd_rocclr_copyBuffer","1200","1300"\n"KERNEL_DISPATCH","1","vadd","2000","5000"\n' >>"$dir/host/123/123_kernel_trace.csv"
 exec "$@"
@@ -63,6 +67,25 @@ assert r["performance_state"] == "SUCCESS", r
 assert p["kernels"] == [{"kernel_name": "vadd", "dispatch_count": 2,
                          "duration_ns": {"avg": 2000.0, "min": 1000.0, "max": 3000.0, "total": 4000.0}}], p
 PY
+
+# rocprofv3 that wrote JSON (--output-format json, e.g. through a prof_command):
+# the recording of the real tool (tests/fixtures/kernel/README.md) replayed
+if [ -n "${MP_FIXTURES:-}" ]; then
+    ROCPROF_JSON_REPLAY="$MP_FIXTURES/kernel/rocprofv3_mi350_kernel_trace.json.gz" \
+        "$MAGPIE" analyze -q -k "$TMP/k.yaml" -o "$TMP/rj" >"$TMP/out" 2>"$TMP/err" ||
+        fail "rocprofv3 JSON analyze: $(cat "$TMP/err")"
+    rep=$(ls "$TMP"/rj/analyze_hipk_*/analyze_report.json | head -1)
+    python3 - "$rep" <<'PY' || fail "rocprofv3 JSON report"
+import json, sys
+r = json.load(open(sys.argv[1]))["results"][0]
+p = r["performance_result"]
+assert r["performance_state"] == "SUCCESS", r
+k = p["kernels"]
+assert len(k) == 78 and sum(x["dispatch_count"] for x in k) == 1847, len(k)
+assert k[0]["kernel_name"] == "ncclDevKernel_Generic_1(ncclDevKernelArgsStorage<4096ul>)", k[0]
+assert k[0]["dispatch_count"] == 65 and k[0]["duration_ns"]["total"] == 86361069, k[0]
+PY
+fi
 
 cat >"$TMP/a.yaml" <<'YAML'
 kernel: {id: acc, type: hip}

@@ -14,6 +14,7 @@
 #include <cmocka.h>
 #include <jansson.h>
 
+#include <magpie/io.h>
 #include <magpie/kernel.h>
 
 #include "kernel/kernel_int.h"
@@ -151,6 +152,55 @@ static void test_rocprof_trace(void **state)
     assert_int_equal(p.ndispatch, 1);
     assert_int_equal(p.dispatch[0].count, 2);
     assert_true(p.dispatch[0].avg_ns == 3000 && p.dispatch[0].total_ns == 6000);
+    mp_kernel_perf_fini(&p);
+}
+
+/* rocprofv3's JSON output as the real tool wrote it: 2000 consecutive
+ * kernel dispatches (and their kernel symbols) of a training run on an
+ * MI350 host, from TraceLens's tests/rocprof/908_results.json.gz
+ * (tests/fixtures/kernel/README.md). Expected figures from a Python reading
+ * of the same file: 78 kernels, 1847 dispatches after the runtime's own
+ * fills and copies, led by an NCCL kernel. */
+static void test_rocprof_json(void **state)
+{
+    (void)state;
+    const char *fx = getenv("MP_FIXTURES");
+    char path[1024];
+    snprintf(path, sizeof(path), "%s/kernel/rocprofv3_mi350_kernel_trace.json.gz", fx ? fx : ".");
+    struct mp_io_reader *rd = NULL;
+    struct mp_diag d;
+    mp_diag_clear(&d);
+    assert_int_equal(mp_io_open(path, &rd, &d), 0);
+    struct mp_buf b;
+    mp_buf_init(&b, (size_t)64 << 20);
+    char chunk[65536];
+    size_t got = 0;
+    while (mp_io_read(rd, chunk, sizeof(chunk), &got, &d) == 0 && got > 0)
+        assert_int_equal(mp_buf_append(&b, chunk, got), 0);
+    mp_io_close(rd);
+    struct mp_kernel_perf p;
+    memset(&p, 0, sizeof(p));
+    assert_int_equal(mp_kernel_parse_rocprof_json(b.data, b.len, &p, &d), 0);
+    assert_int_equal(p.ndispatch, 78);
+    long total = 0;
+    for (int i = 0; i < p.ndispatch; i++)
+        total += p.dispatch[i].count;
+    assert_int_equal(total, 1847);
+    assert_string_equal(p.dispatch[0].name,
+                        "ncclDevKernel_Generic_1(ncclDevKernelArgsStorage<4096ul>)");
+    assert_int_equal(p.dispatch[0].count, 65);
+    assert_true(p.dispatch[0].total_ns == 86361069 && p.dispatch[0].min_ns == 114721 &&
+                p.dispatch[0].max_ns == 3449797);
+    assert_int_equal(p.dispatch[1].count, 311);
+    assert_true(p.dispatch[1].total_ns == 1520256);
+    mp_kernel_perf_fini(&p);
+    mp_buf_fini(&b);
+    /* not rocprofv3 JSON, and not JSON at all */
+    memset(&p, 0, sizeof(p));
+    assert_int_equal(mp_kernel_parse_rocprof_json("{\"a\": 1}", 8, &p, &d), MP_EPARSE);
+    mp_diag_clear(&d);
+    assert_int_equal(mp_kernel_parse_rocprof_json("{oops", 5, &p, &d), MP_EPARSE);
+    assert_non_null(strstr(d.msg, "line 1"));
     mp_kernel_perf_fini(&p);
 }
 
@@ -356,7 +406,7 @@ int main(void)
         cmocka_unit_test(test_signature),        cmocka_unit_test(test_ncu_csv),
         cmocka_unit_test(test_rocprof_trace),    cmocka_unit_test(test_accordo_parse),
         cmocka_unit_test(test_compare_verdicts), cmocka_unit_test(test_harness_opencl),
-        cmocka_unit_test(test_clockmon_parse),
+        cmocka_unit_test(test_clockmon_parse),   cmocka_unit_test(test_rocprof_json),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
