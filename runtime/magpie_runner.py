@@ -184,7 +184,10 @@ class Timer:
             if self.cycles_per_us:  # next hold: 1.5x the slowest of the last 16 enqueues
                 self.enqueue_us.append((time.perf_counter() - h0) * 1e6)
                 del self.enqueue_us[:-16]
-                self.hold_cycles = int(self.cycles_per_us * (1.5 * max(self.enqueue_us) + 20))
+                # capped at 10 ms: a one-off host stall (lazy init, GC) must not make
+                # the next 16 samples spin for seconds
+                hold_us = min(1.5 * max(self.enqueue_us) + 20, 10000.0)
+                self.hold_cycles = int(self.cycles_per_us * hold_us)
             e1.synchronize()
             return e0.elapsed_time(e1)
         t0 = time.perf_counter_ns()
