@@ -711,6 +711,45 @@ static void tree_arrays_free(struct tree_arrays *a)
     free(a->child);
 }
 
+/* a = t's per-event arrays grown to n1 events (children not included); each
+ * new event gets its kind from the store's category, t_end = ts + dur, and
+ * no parent, launcher or links. On MP_ENOMEM a holds nothing. */
+static int tree_arrays_grow(const struct mp_trace_tree *t, size_t n1, struct tree_arrays *a)
+{
+    const struct mp_trace_store *s = t->s;
+    size_t n0 = t->n;
+    *a = (struct tree_arrays){
+        .kind = grow_copy(t->kind, n0, n1, 1),
+        .t_end = grow_copy(t->t_end, n0, n1, sizeof(double)),
+        .parent = grow_copy(t->parent, n0, n1, sizeof(int32_t)),
+        .in_tree = grow_copy(t->in_tree, n0, n1, 1),
+        .cpu_root = grow_copy(t->cpu_root, n0, n1, 1),
+        .launcher = grow_copy(t->launcher, n0, n1, sizeof(int32_t)),
+        .comm = grow_copy(t->comm, n0, n1, 1),
+        .bwd_of = grow_copy(t->bwd_of, n0, n1, sizeof(int32_t)),
+        .fwd_of = grow_copy(t->fwd_of, n0, n1, sizeof(int32_t)),
+        .recompute = t->recompute ? grow_copy(t->recompute, n0, n1, 1) : NULL,
+    };
+    if (!a->kind || !a->t_end || !a->parent || !a->in_tree || !a->cpu_root || !a->launcher ||
+        !a->comm || !a->bwd_of || !a->fwd_of || (t->recompute && !a->recompute)) {
+        tree_arrays_free(a);
+        memset(a, 0, sizeof(*a));
+        return MP_ENOMEM;
+    }
+    for (size_t i = n0; i < n1; i++) {
+        int32_t c = s->cat[i];
+        a->kind[i] = c >= 0 ? classify(mp_intern_str(s->strings, c)) : MP_K_OTHER;
+        a->t_end[i] = ((s->flags[i] & MP_EV_TS) ? s->ts[i] : 0.0) +
+                      ((s->flags[i] & MP_EV_DUR) ? s->dur[i] : 0.0);
+        a->parent[i] = -1;
+        a->in_tree[i] = a->cpu_root[i] = a->comm[i] = 0;
+        a->launcher[i] = a->bwd_of[i] = a->fwd_of[i] = -1;
+        if (a->recompute)
+            a->recompute[i] = 0;
+    }
+    return 0;
+}
+
 /* Replaces t's arrays with a's (the old ones are freed). */
 static void tree_install(struct mp_trace_tree *t, const struct tree_arrays *a)
 {
@@ -790,39 +829,19 @@ int mp_trace_tree_graft(struct mp_trace_tree *t, const struct mp_trace_tree_graf
     if (!graft_valid(t, g))
         return MP_EINVAL;
     size_t n0 = t->n, n1 = n0 + g->n_new;
-    struct tree_arrays a = {
-        .kind = grow_copy(t->kind, n0, n1, 1),
-        .t_end = grow_copy(t->t_end, n0, n1, sizeof(double)),
-        .parent = grow_copy(t->parent, n0, n1, sizeof(int32_t)),
-        .in_tree = grow_copy(t->in_tree, n0, n1, 1),
-        .cpu_root = grow_copy(t->cpu_root, n0, n1, 1),
-        .launcher = grow_copy(t->launcher, n0, n1, sizeof(int32_t)),
-        .comm = grow_copy(t->comm, n0, n1, 1),
-        .bwd_of = grow_copy(t->bwd_of, n0, n1, sizeof(int32_t)),
-        .fwd_of = grow_copy(t->fwd_of, n0, n1, sizeof(int32_t)),
-        .recompute = t->recompute ? grow_copy(t->recompute, n0, n1, 1) : NULL,
-    };
-    if (!a.kind || !a.t_end || !a.parent || !a.in_tree || !a.cpu_root || !a.launcher || !a.comm ||
-        !a.bwd_of || !a.fwd_of || (t->recompute && !a.recompute)) {
-        tree_arrays_free(&a);
+    struct tree_arrays a;
+    if (tree_arrays_grow(t, n1, &a))
         return MP_ENOMEM;
-    }
     bool cpu_ops = false;
     for (size_t k = 0; k < g->n_new; k++) {
         size_t i = n0 + k;
-        int32_t c = s->cat[i];
-        uint8_t kind = c >= 0 ? classify(mp_intern_str(s->strings, c)) : MP_K_OTHER;
-        a.kind[i] = kind;
+        uint8_t kind = a.kind[i];
         a.t_end[i] = s->ts[i] + ((s->flags[i] & MP_EV_DUR) ? s->dur[i] : 0.0);
         a.parent[i] = g->parent[k];
         a.in_tree[i] = g->in_tree ? g->in_tree[k] : 0;
         a.cpu_root[i] = g->cpu_root ? g->cpu_root[k] : 0;
-        a.launcher[i] = -1;
         a.comm[i] = mp_kind_is_gpu(kind) && s->name[i] >= 0 &&
                     mp_trace_is_comm_name(mp_intern_str(s->strings, s->name[i]));
-        a.bwd_of[i] = a.fwd_of[i] = -1;
-        if (a.recompute)
-            a.recompute[i] = 0;
         cpu_ops = cpu_ops || kind == MP_K_CPU_OP || kind == MP_K_PYFUNC;
     }
     for (size_t k = 0; k < g->n_moved; k++)
@@ -910,40 +929,18 @@ int mp_trace_tree_insert_pseudo(struct mp_trace_tree *t, const int32_t *wrap, si
         }
         detached[w] = 1;
     }
-    struct tree_arrays a = {
-        .kind = grow_copy(t->kind, n0, n1, 1),
-        .t_end = grow_copy(t->t_end, n0, n1, sizeof(double)),
-        .parent = grow_copy(t->parent, n0, n1, sizeof(int32_t)),
-        .in_tree = grow_copy(t->in_tree, n0, n1, 1),
-        .cpu_root = grow_copy(t->cpu_root, n0, n1, 1),
-        .launcher = grow_copy(t->launcher, n0, n1, sizeof(int32_t)),
-        .comm = grow_copy(t->comm, n0, n1, 1),
-        .bwd_of = grow_copy(t->bwd_of, n0, n1, sizeof(int32_t)),
-        .fwd_of = grow_copy(t->fwd_of, n0, n1, sizeof(int32_t)),
-        .recompute = t->recompute ? grow_copy(t->recompute, n0, n1, 1) : NULL,
-    };
+    struct tree_arrays a;
     uint8_t *pseudo = calloc(n1, 1);
     if (pseudo && t->pseudo)
         memcpy(pseudo, t->pseudo, n0);
-    if (!a.kind || !a.t_end || !a.parent || !a.in_tree || !a.cpu_root || !a.launcher || !a.comm ||
-        !a.bwd_of || !a.fwd_of || (t->recompute && !a.recompute) || !pseudo) {
-        tree_arrays_free(&a);
+    if (!pseudo || tree_arrays_grow(t, n1, &a)) {
         free(pseudo);
         free(detached);
         return MP_ENOMEM;
     }
     for (size_t k = 0; k < n_new; k++) {
-        size_t i = n0 + k;
-        int32_t c = s->cat[i];
-        a.kind[i] = c >= 0 ? classify(mp_intern_str(s->strings, c)) : MP_K_OTHER;
-        a.t_end[i] = ((s->flags[i] & MP_EV_TS) ? s->ts[i] : 0.0) +
-                     ((s->flags[i] & MP_EV_DUR) ? s->dur[i] : 0.0);
-        a.parent[i] = t->parent[wrap[k]];
-        a.in_tree[i] = a.cpu_root[i] = a.comm[i] = 0;
-        a.launcher[i] = a.bwd_of[i] = a.fwd_of[i] = -1;
-        if (a.recompute)
-            a.recompute[i] = 0;
-        pseudo[i] = 1;
+        a.parent[n0 + k] = t->parent[wrap[k]];
+        pseudo[n0 + k] = 1;
     }
     int rc = pseudo_children(t, wrap, n_new, detached, &a, n1);
     free(detached);
@@ -1115,24 +1112,15 @@ int mp_trace_tree_insert_above(struct mp_trace_tree *t, const int32_t *target, s
         }
         new_of[w] = (int32_t)(n0 + k);
     }
-    struct tree_arrays a = {
-        .kind = grow_copy(t->kind, n0, n1, 1),
-        .t_end = grow_copy(t->t_end, n0, n1, sizeof(double)),
-        .parent = grow_copy(t->parent, n0, n1, sizeof(int32_t)),
-        .in_tree = grow_copy(t->in_tree, n0, n1, 1),
-        .cpu_root = grow_copy(t->cpu_root, n0, n1, 1),
-        .launcher = grow_copy(t->launcher, n0, n1, sizeof(int32_t)),
-        .comm = grow_copy(t->comm, n0, n1, 1),
-        .bwd_of = grow_copy(t->bwd_of, n0, n1, sizeof(int32_t)),
-        .fwd_of = grow_copy(t->fwd_of, n0, n1, sizeof(int32_t)),
-        .recompute = t->recompute ? grow_copy(t->recompute, n0, n1, 1) : NULL,
-        .child_off = malloc((n1 + 1) * sizeof(int32_t)),
-        .child = malloc(((size_t)t->child_off[n0] + n_new + 1) * sizeof(int32_t)),
-    };
+    struct tree_arrays a;
+    if (tree_arrays_grow(t, n1, &a)) {
+        free(new_of);
+        return MP_ENOMEM;
+    }
+    a.child_off = malloc((n1 + 1) * sizeof(int32_t));
+    a.child = malloc(((size_t)t->child_off[n0] + n_new + 1) * sizeof(int32_t));
     uint8_t *pseudo = t->pseudo ? grow_copy(t->pseudo, n0, n1, 1) : NULL;
-    if (!a.kind || !a.t_end || !a.parent || !a.in_tree || !a.cpu_root || !a.launcher || !a.comm ||
-        !a.bwd_of || !a.fwd_of || (t->recompute && !a.recompute) || !a.child_off || !a.child ||
-        (t->pseudo && !pseudo)) {
+    if (!a.child_off || !a.child || (t->pseudo && !pseudo)) {
         tree_arrays_free(&a);
         free(pseudo);
         free(new_of);
@@ -1140,15 +1128,7 @@ int mp_trace_tree_insert_above(struct mp_trace_tree *t, const int32_t *target, s
     }
     for (size_t k = 0; k < n_new; k++) {
         size_t i = n0 + k;
-        int32_t c = s->cat[i];
-        a.kind[i] = c >= 0 ? classify(mp_intern_str(s->strings, c)) : MP_K_OTHER;
-        a.t_end[i] = ((s->flags[i] & MP_EV_TS) ? s->ts[i] : 0.0) +
-                     ((s->flags[i] & MP_EV_DUR) ? s->dur[i] : 0.0);
         a.parent[i] = t->parent[target[k]];
-        a.in_tree[i] = a.comm[i] = a.cpu_root[i] = 0;
-        a.launcher[i] = a.bwd_of[i] = a.fwd_of[i] = -1;
-        if (a.recompute)
-            a.recompute[i] = 0;
         if (pseudo)
             pseudo[i] = 0;
         a.parent[target[k]] = (int32_t)i;
