@@ -36,6 +36,23 @@
 
 #include "perf_int.h"
 
+/* Expected number of experts a uniform router touches with M tokens and
+ * topk of E experts, and the bytes of one unfused MoE GEMM (up: input,
+ * active weights x gf, topk outputs; down: topk inputs, active weights,
+ * output); the same expressions for every MoE model, as TraceLens has them. */
+static double moe_active_experts(double E, double topk, double M)
+{
+    return E * (1 - pow((E - topk) / E, M));
+}
+
+static double moe_gemm_bytes(bool up, double M, double K, double N, double ea, double topk, int gf,
+                             double ib, double wb)
+{
+    if (up)
+        return M * K * ib + ea * gf * K * N * wb + M * N * topk * ib;
+    return M * N * topk * ib + ea * N * K * wb + M * K * ib;
+}
+
 /* moe_perf_model_extensions.DTYPE_TO_BYTES (exact names) */
 static double moe_bpe(const char *dt)
 {
@@ -132,13 +149,8 @@ static void moe_triton(struct pm_ctx *c, bool up)
         } else if (E == 0) {
             pm_fail(c, "ZeroDivisionError: no experts");
         } else {
-            double ea = Ed * (1 - pow((Ed - t) / Ed, Md));
-            double b;
-            if (up)
-                b = Md * Kd * ib + ea * gf * Kd * Nd * wb + Md * Nd * t * ib;
-            else
-                b = Md * Nd * t * ib + ea * Nd * Kd * wb + Md * Kd * ib;
-            pm_set_bytes(c, true, b);
+            double ea = moe_active_experts(Ed, t, Md);
+            pm_set_bytes(c, true, moe_gemm_bytes(up, Md, Kd, Nd, ea, t, gf, ib, wb));
         }
         pm_set_spec(c, "matrix", wdt);
     }
@@ -197,13 +209,8 @@ static void moe_gptq_awq(struct pm_ctx *c, bool up)
         if (E == 0) {
             pm_fail(c, "ZeroDivisionError: no experts");
         } else {
-            double ea = Ed * (1 - pow((Ed - t) / Ed, Md));
-            double b;
-            if (up)
-                b = Md * Kd * ib + ea * gf * Kd * Nd * wb + Md * Nd * t * ib;
-            else
-                b = Md * Nd * t * ib + ea * Nd * Kd * wb + Md * Kd * ib;
-            pm_set_bytes(c, true, b);
+            double ea = moe_active_experts(Ed, t, Md);
+            pm_set_bytes(c, true, moe_gemm_bytes(up, Md, Kd, Nd, ea, t, gf, ib, wb));
         }
         pm_set_spec(c, "matrix", idt);
     }
@@ -278,15 +285,11 @@ static void moe_flydsl(struct pm_ctx *c, int stage)
         if (E == 0) {
             pm_fail(c, "ZeroDivisionError: no experts");
         } else {
-            double ea = Ed * (1 - pow((Ed - t) / Ed, Md));
-            double b;
-            if (stage == 0)
-                b = Md * Kd * ib + ea * Nd * Kd * wb * gf + ea * Nd * Kd * wb + Md * Kd * ib;
-            else if (up)
-                b = Md * Kd * ib + ea * gf * Kd * Nd * wb + Md * Nd * t * ib;
-            else
-                b = Md * Nd * t * ib + ea * Nd * Kd * wb + Md * Kd * ib;
-            pm_set_bytes(c, true, b);
+            double ea = moe_active_experts(Ed, t, Md);
+            pm_set_bytes(c, true,
+                         stage == 0 ? Md * Kd * ib + ea * Nd * Kd * wb * gf + ea * Nd * Kd * wb +
+                                          Md * Kd * ib
+                                    : moe_gemm_bytes(up, Md, Kd, Nd, ea, t, gf, ib, wb));
         }
         pm_set_spec(c, "matrix", stage == 0 ? idt : wdt);
     }
