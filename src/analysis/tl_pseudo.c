@@ -442,6 +442,28 @@ static int plan_apply(struct pseudo_plan *p, struct mp_trace_store *s, struct mp
     return rc;
 }
 
+/* The end of every MoE pass: the warning when a kernel could not be
+ * wrapped (what names the kernels, e.g. "a MoE kernel"), the planned events
+ * applied when nothing failed and counted into *added, the plan freed. */
+static int plan_finish(struct pseudo_plan *p, struct mp_trace_store *s, struct mp_trace_tree *t,
+                       int rc, bool stop, const char *what, size_t *added)
+{
+    if (stop)
+        mp_log(MP_LOG_WARN,
+               "pseudo ops: %s has no launch call to wrap (or one wrapped twice); those "
+               "pseudo ops stop there, as in TraceLens",
+               what);
+    if (!rc)
+        rc = plan_apply(p, s, t);
+    if (!rc)
+        *added += p->n;
+    for (size_t k = 0; k < p->n; k++)
+        free(p->ev[k].args);
+    free(p->ev);
+    free(p->wrapped);
+    return rc;
+}
+
 static bool has_name(const struct mp_trace_store *s, const int32_t *idx, size_t n, int32_t id)
 {
     for (size_t q = 0; q < n && id >= 0; q++)
@@ -516,18 +538,7 @@ static int moe_fused_aiter(struct mp_trace_store *s, struct mp_trace_tree *t, co
     }
     free(gpu);
     free(tmp);
-    if (stop)
-        mp_log(MP_LOG_WARN, "pseudo ops: an AITER MoE kernel has no launch call to wrap (or one "
-                            "wrapped twice); those pseudo ops stop there, as in TraceLens");
-    if (!rc)
-        rc = plan_apply(&p, s, t);
-    if (!rc)
-        *added += p.n;
-    for (size_t k = 0; k < p.n; k++)
-        free(p.ev[k].args);
-    free(p.ev);
-    free(p.wrapped);
-    return rc;
+    return plan_finish(&p, s, t, rc, stop, "an AITER MoE kernel", added);
 }
 
 /* pseudo_ops_registry's MoE_Unfused_Triton */
@@ -555,18 +566,7 @@ static int moe_unfused(struct mp_trace_store *s, struct mp_trace_tree *t, const 
     for (size_t q = 0; q < nidx && !rc && !stop; q++)
         if (s->name[idx[q]] == moe_id)
             rc = moe_unfused_one(&p, t, idx[q], cat_kernel, &stop);
-    if (stop)
-        mp_log(MP_LOG_WARN, "pseudo ops: a MoE kernel has no launch call to wrap (or one wrapped "
-                            "twice); the MoE pseudo ops stop there, as in TraceLens");
-    if (!rc)
-        rc = plan_apply(&p, s, t);
-    if (!rc)
-        *added += p.n;
-    for (size_t k = 0; k < p.n; k++)
-        free(p.ev[k].args);
-    free(p.ev);
-    free(p.wrapped);
-    return rc;
+    return plan_finish(&p, s, t, rc, stop, "a MoE kernel", added);
 }
 
 /* topk of a GPTQ/AWQ MoE op: Input Dims[4][1] (topk_ids [T, topk]), else 8 */
@@ -669,18 +669,7 @@ static int moe_gptq_awq(struct mp_trace_store *s, struct mp_trace_tree *t, const
     }
     free(gpu);
     free(mm);
-    if (stop)
-        mp_log(MP_LOG_WARN, "pseudo ops: a GPTQ/AWQ MoE kernel has no launch call to wrap (or one "
-                            "wrapped twice); those pseudo ops stop there, as in TraceLens");
-    if (!rc)
-        rc = plan_apply(&p, s, t);
-    if (!rc)
-        *added += p.n;
-    for (size_t k = 0; k < p.n; k++)
-        free(p.ev[k].args);
-    free(p.ev);
-    free(p.wrapped);
-    return rc;
+    return plan_finish(&p, s, t, rc, stop, "a GPTQ/AWQ MoE kernel", added);
 }
 
 /* re.search(r"aiter/mla.py\(\d+\): mla_decode_fwd", name) */
