@@ -123,19 +123,12 @@ assert h.count("<svg") == h.count("</svg>") == 2, "svg blocks"
 assert not re.search(r"<script|src=|href=", h), "not self-contained"
 assert not re.search(r"[^a-z_](nan|inf)[^a-z_]", h, re.I), "nan/inf in report.html"
 PY
-    chrome=$(command -v chromium || command -v chromium-browser || true)
-    if [ -z "$chrome" ]; then
-        echo "SKIPPED chromium check of report.html (chromium not installed)"
-    else
-        timeout 120 "$chrome" --headless --disable-gpu --no-sandbox --enable-logging=stderr --v=0 \
-            --user-data-dir="$TMP/chrome-profile" --screenshot="$TMP/shot.png" \
-            --window-size=1000,900 "file://$html" >"$TMP/chrome.log" 2>&1 ||
-            fail "chromium exited $? on report.html"
-        [ -s "$TMP/shot.png" ] || fail "chromium wrote no screenshot of report.html"
-        if grep -E 'CONSOLE|Uncaught' "$TMP/chrome.log" >"$TMP/console"; then
-            fail "console messages while loading report.html: $(head -3 "$TMP/console")"
-        fi
-    fi
+    bash "$MP_SRC/tests/tools/chromium_check.sh" "$html" "$TMP/shot.png" >"$TMP/chrome.out"
+    case $? in
+    0) ;;
+    77) echo "SKIPPED chromium check of report.html (chromium not installed)" ;;
+    *) fail "chromium check of report.html: $(cat "$TMP/chrome.out")" ;;
+    esac
 fi
 
 # 2-D launches (matmul): correctness verdicts only; on a CPU the tiled kernel's

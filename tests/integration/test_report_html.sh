@@ -85,28 +85,12 @@ else
 fi
 
 # report.html in headless Chromium: loads, no console errors, a screenshot
-chrome=$(command -v chromium || command -v chromium-browser || true)
-if [ -z "$chrome" ]; then
-    echo "SKIPPED chromium check (chromium not installed)"
-else
-    timeout 120 "$chrome" --headless --disable-gpu --no-sandbox --enable-logging=stderr --v=0 \
-        --user-data-dir="$t/chrome-profile" --screenshot="$t/shot.png" --window-size=1400,2000 \
-        "file://$html" >"$t/chrome.log" 2>&1
-    rc=$?
-    [ "$rc" = 0 ] || fail "chromium exited $rc"
-    if [ -s "$t/shot.png" ] && [ "$(head -c 4 "$t/shot.png" | od -An -c | tr -d ' ')" = '211PNG' ]; then
-        echo "ok   chromium screenshot ($(wc -c <"$t/shot.png") bytes)"
-    else
-        fail "no screenshot"
-        tail -5 "$t/chrome.log" | sed 's/^/  chromium: /'
-    fi
-    if grep -E 'CONSOLE|Uncaught' "$t/chrome.log" >"$t/console"; then
-        fail "console messages while loading report.html:"
-        sed 's/^/  /' "$t/console" | head -10
-    else
-        echo "ok   chromium: no console messages"
-    fi
-fi
+bash "$SRC/tests/tools/chromium_check.sh" "$html" "$t/shot.png" >"$t/chrome.out"
+case $? in
+0) echo "ok   chromium: screenshot ($(wc -c <"$t/shot.png") bytes), no console messages" ;;
+77) echo "SKIPPED chromium check (chromium not installed)" ;;
+*) fail "chromium check of report.html:" && sed 's/^/  /' "$t/chrome.out" ;;
+esac
 
 [ "$fails" = 0 ] && echo "all passed" || echo "$fails failure(s)"
 exit $((fails > 0))
