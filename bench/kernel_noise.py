@@ -53,15 +53,20 @@ def parse(res, tags):
         print(json.dumps(out))
 
 
-def summary(raw):
-    groups = {}
+def measured(raw):
+    """The lines of RAW that carry a median (error lines and junk skipped)."""
     for line in open(raw):
         try:
             d = json.loads(line)
         except ValueError:
             continue
-        if "median_ms" not in d:
-            continue
+        if "median_ms" in d:
+            yield d
+
+
+def summary(raw):
+    groups = {}
+    for d in measured(raw):
         key = (" ".join(d.get("tags", [])) or d.get("tool", "?"), d["kernel"])
         groups.setdefault(key, []).append(d["median_ms"])
     print("%-34s %-18s %3s %10s %10s %10s %8s" % ("tool/variant", "kernel", "N", "mean_us",
@@ -92,12 +97,8 @@ def read_smi(path):
 def clocks(raw, smi_path):
     smi = read_smi(smi_path)
     groups = {}
-    for line in open(raw):
-        try:
-            d = json.loads(line)
-        except ValueError:
-            continue
-        if "median_ms" not in d or "t0" not in d:
+    for d in measured(raw):
+        if "t0" not in d:
             continue
         win = [s for s in smi if d["t0"] <= s[0] <= d["t1"]]
         if not win:
