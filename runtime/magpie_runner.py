@@ -223,7 +223,7 @@ class Sampler:
     def capture(self):
         """Short kernels: one sample replays a CUDA graph of `batch` calls, so
         the host's per-call launch cost is not what gets timed."""
-        torch = self.torch = self.timer.torch
+        torch = self.timer.torch
         try:
             side = torch.cuda.Stream()
             side.wait_stream(torch.cuda.current_stream())

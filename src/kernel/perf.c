@@ -391,30 +391,38 @@ int mp_kernel_parse_rocprof_json(const char *text, size_t len, struct mp_kernel_
                          "buffer_records.kernel_dispatch (run with --kernel-trace)");
         goto out;
     }
+    /* kernel_id -> symbol, built once (rocprofv3 numbers kernels from 0 and
+     * lists them in id order, a cut-down file need not; ids of 16 M and more
+     * are not believed) */
+    json_int_t maxid = -1;
     size_t i;
     json_t *r;
+    json_array_foreach(syms, i, r)
+    {
+        json_int_t kid = json_integer_value(json_object_get(r, "kernel_id"));
+        if (kid > maxid && kid < (json_int_t)1 << 24)
+            maxid = kid;
+    }
+    json_t **by_id = mp_calloc((size_t)maxid + 2, sizeof(json_t *));
+    if (!by_id) {
+        rc = MP_ENOMEM;
+        goto out;
+    }
+    json_array_foreach(syms, i, r)
+    {
+        json_int_t kid = json_integer_value(json_object_get(r, "kernel_id"));
+        if (kid >= 0 && kid <= maxid && !by_id[kid])
+            by_id[kid] = r;
+    }
     json_array_foreach(disp, i, r)
     {
         json_int_t kid =
             json_integer_value(json_object_get(json_object_get(r, "dispatch_info"), "kernel_id"));
         json_t *t0 = json_object_get(r, "start_timestamp");
         json_t *t1 = json_object_get(r, "end_timestamp");
-        if (!json_is_integer(t0) || !json_is_integer(t1))
+        if (!json_is_integer(t0) || !json_is_integer(t1) || kid < 0 || kid > maxid)
             continue;
-        /* kernel_symbols is indexed by kernel_id; look it up when it is not */
-        json_t *ks = json_array_get(syms, (size_t)kid);
-        if (json_integer_value(json_object_get(ks, "kernel_id")) != kid) {
-            size_t j;
-            json_t *c;
-            ks = NULL;
-            json_array_foreach(syms, j, c)
-            {
-                if (json_integer_value(json_object_get(c, "kernel_id")) == kid) {
-                    ks = c;
-                    break;
-                }
-            }
-        }
+        json_t *ks = by_id[kid];
         const char *name = NULL;
         static const char *const keys[] = {"formatted_kernel_name", "truncated_kernel_name",
                                            "kernel_name"};
@@ -426,6 +434,7 @@ int mp_kernel_parse_rocprof_json(const char *text, size_t len, struct mp_kernel_
         if (b >= a)
             disp_add(p, name, (double)(b - a));
     }
+    free((void *)by_id);
     if (p->ndispatch > 1)
         qsort(p->dispatch, (size_t)p->ndispatch, sizeof(*p->dispatch), cmp_disp);
     if (!p->ndispatch)
