@@ -79,6 +79,15 @@ struct mp_kernel_correct {
     bool recheck_ok; /* output of the timed launches still matches */
 };
 
+/* The GPU while a kernel was timed (NVIDIA: nvidia-smi every 50 ms); busy
+ * samples are those without the "GPU idle" clock-event reason. */
+struct mp_kernel_clocks {
+    int samples;     /* busy samples; 0: not monitored */
+    double mean_mhz; /* SM clock over the busy samples */
+    double min_mhz;
+    double capped_share; /* busy samples with a power or thermal cap reason */
+};
+
 struct mp_kernel_timing {
     bool success;
     char method[32]; /* harness_events, python_runner, testcase_marker */
@@ -93,12 +102,7 @@ struct mp_kernel_timing {
     char device[128];
     double clock_before_mhz, clock_after_mhz; /* NaN unknown */
     double temp_before_c, temp_after_c;
-    /* sampled during the timed run (NVIDIA: nvidia-smi every 50 ms); busy
-     * samples are those without the "GPU idle" clock-event reason */
-    int clock_samples;     /* busy samples; 0: not monitored */
-    double clock_mean_mhz; /* SM clock over the busy samples */
-    double clock_min_mhz;
-    double clock_capped_share; /* busy samples with a power or thermal cap reason */
+    struct mp_kernel_clocks during; /* sampled during the timed run */
     bool throttled;
 };
 

@@ -54,7 +54,7 @@ int k_clockmon_start(struct k_clockmon *m, const char *dir, int index)
     return rc;
 }
 
-int k_clockmon_parse(const char *text, size_t len, struct mp_kernel_timing *t)
+int k_clockmon_parse(const char *text, size_t len, struct mp_kernel_clocks *c)
 {
     int busy = 0, capped = 0;
     double sum = 0, min = 0;
@@ -83,16 +83,16 @@ int k_clockmon_parse(const char *text, size_t len, struct mp_kernel_timing *t)
         }
         p = eol + 1;
     }
-    t->clock_samples = busy;
+    c->samples = busy;
     if (busy) {
-        t->clock_mean_mhz = sum / busy;
-        t->clock_min_mhz = min;
-        t->clock_capped_share = (double)capped / busy;
+        c->mean_mhz = sum / busy;
+        c->min_mhz = min;
+        c->capped_share = (double)capped / busy;
     }
     return busy;
 }
 
-void k_clockmon_stop(struct k_clockmon *m, struct mp_kernel_timing *t)
+void k_clockmon_stop(struct k_clockmon *m, struct mp_kernel_clocks *c)
 {
     if (!m->proc)
         return;
@@ -106,6 +106,6 @@ void k_clockmon_stop(struct k_clockmon *m, struct mp_kernel_timing *t)
     size_t len = 0;
     char *text = k_read_file(m->path, &len);
     if (text)
-        k_clockmon_parse(text, len, t);
+        k_clockmon_parse(text, len, c);
     free(text);
 }

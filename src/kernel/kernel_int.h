@@ -149,11 +149,11 @@ struct k_clockmon {
  * MAGPIE_NO_CLOCK_MONITOR is unset; a monitor that cannot start is left off
  * (returns non-zero, m->proc NULL). */
 int k_clockmon_start(struct k_clockmon *m, const char *dir, int index);
-/* Stops it and summarises its samples into t (clock_samples stays 0 when
+/* Stops it and summarises its samples into c (c->samples stays 0 when
  * there were none). No-op when it was not started. */
-void k_clockmon_stop(struct k_clockmon *m, struct mp_kernel_timing *t);
+void k_clockmon_stop(struct k_clockmon *m, struct mp_kernel_clocks *c);
 /* Parses `clocks.sm, clocks_event_reasons.active` lines (csv, noheader,
- * nounits) into t's clock_* fields. Returns the number of busy samples. */
-int k_clockmon_parse(const char *text, size_t len, struct mp_kernel_timing *t);
+ * nounits) into c. Returns the number of busy samples. */
+int k_clockmon_parse(const char *text, size_t len, struct mp_kernel_clocks *c);
 
 #endif

@@ -379,7 +379,7 @@ static void throttle_check(struct ctx *c, struct mp_kernel_timing *t)
     if (isfinite(t->temp_after_c) && t->temp_after_c >= 87)
         t->throttled = true;
     /* a power or thermal cap during the run (the clock after it is an idle reading) */
-    if (t->clock_samples >= 3 && t->clock_capped_share >= 0.10)
+    if (t->during.samples >= 3 && t->during.capped_share >= 0.10)
         t->throttled = true;
 }
 
@@ -428,7 +428,7 @@ static void stage_latency_marker(struct ctx *c, int i, int round)
     clockmon_start(c, &mon, r->workdir);
     int rc = run_cmd(k, (const char *const *)k->testcase.argv[k->testcase.n - 1],
                      c->cfg->latency.timeout_s, log, &res, why, sizeof(why));
-    k_clockmon_stop(&mon, t);
+    k_clockmon_stop(&mon, &t->during);
     gpu_clock(c, &t->clock_after_mhz, &t->temp_after_c);
     const char *out = mp_buf_cstr(&res.out);
     const char *last = NULL;
@@ -989,7 +989,7 @@ static int run_all(const struct mp_kernel_config *cfg, const struct mp_kernel_op
         gpu_clock(&c, &cb, &tb);
         const char *jdir = ng == 1 ? run->results[grp[0]].workdir : run->workspace;
         struct k_clockmon mon;
-        struct mp_kernel_timing during = {0};
+        struct mp_kernel_clocks during = {0};
         clockmon_start(&c, &mon, jdir);
         json_t *res = run_job(&c, grp, ng, "run", python, jdir, false);
         k_clockmon_stop(&mon, &during);
@@ -997,10 +997,7 @@ static int run_all(const struct mp_kernel_config *cfg, const struct mp_kernel_op
         for (int j = 0; j < ng; j++) {
             struct mp_kernel_result *r = &run->results[grp[j]];
             apply_job_result(&c, grp[j], res, python);
-            r->timing.clock_samples = during.clock_samples;
-            r->timing.clock_mean_mhz = during.clock_mean_mhz;
-            r->timing.clock_min_mhz = during.clock_min_mhz;
-            r->timing.clock_capped_share = during.clock_capped_share;
+            r->timing.during = during;
             r->timing.clock_before_mhz = cb;
             r->timing.temp_before_c = tb;
             r->timing.clock_after_mhz = ca;

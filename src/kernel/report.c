@@ -144,12 +144,12 @@ static json_t *latency_json(const struct mp_kernel_result *r, const struct mp_ke
     json_object_set_new(g, "sm_clock_mhz_after", jnum(t->clock_after_mhz));
     json_object_set_new(g, "temperature_c_before", jnum(t->temp_before_c));
     json_object_set_new(g, "temperature_c_after", jnum(t->temp_after_c));
-    if (t->clock_samples > 0) {
+    if (t->during.samples > 0) {
         json_t *dg = json_object();
-        json_object_set_new(dg, "busy_samples", json_integer(t->clock_samples));
-        json_object_set_new(dg, "sm_clock_mhz_mean", jnum(t->clock_mean_mhz));
-        json_object_set_new(dg, "sm_clock_mhz_min", jnum(t->clock_min_mhz));
-        json_object_set_new(dg, "capped_share", jnum(t->clock_capped_share));
+        json_object_set_new(dg, "busy_samples", json_integer(t->during.samples));
+        json_object_set_new(dg, "sm_clock_mhz_mean", jnum(t->during.mean_mhz));
+        json_object_set_new(dg, "sm_clock_mhz_min", jnum(t->during.min_mhz));
+        json_object_set_new(dg, "capped_share", jnum(t->during.capped_share));
         json_object_set_new(g, "during_timing", dg);
     }
     json_object_set_new(g, "throttled", json_boolean(t->throttled));
@@ -601,13 +601,13 @@ int mp_kernel_run_summary(const struct mp_kernel_run *run, struct mp_buf *b)
                 mp_buf_printf(b, "  GPU: SM clock %.0f -> %.0f MHz, %.0f -> %.0f C%s\n",
                               t->clock_before_mhz, t->clock_after_mhz, t->temp_before_c,
                               t->temp_after_c, t->throttled ? "  THROTTLED" : "");
-            if (t->clock_samples > 0)
+            if (t->during.samples > 0)
                 mp_buf_printf(b,
                               "  GPU while timing: SM clock %.0f MHz mean, %.0f min over %d busy "
                               "samples; power/thermal cap in %.0f%% of them%s\n",
-                              t->clock_mean_mhz, t->clock_min_mhz, t->clock_samples,
-                              t->clock_capped_share * 100,
-                              t->clock_capped_share >= 0.10
+                              t->during.mean_mhz, t->during.min_mhz, t->during.samples,
+                              t->during.capped_share * 100,
+                              t->during.capped_share >= 0.10
                                   ? " (the median follows the GPU's thermal state: expect "
                                     "run-to-run spread)"
                                   : "");

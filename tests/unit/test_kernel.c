@@ -375,21 +375,21 @@ static void test_clockmon_parse(void **state)
     snprintf(path, sizeof(path), "%s/kernel/nvidia_smi_clocks_h200_matmul4096.csv", fx ? fx : ".");
     char *text = slurp(path, &len);
     assert_non_null(text);
-    struct mp_kernel_timing t;
+    struct mp_kernel_clocks t;
     memset(&t, 0, sizeof(t));
     assert_int_equal(k_clockmon_parse(text, len, &t), 162);
-    assert_int_equal(t.clock_samples, 162);
-    assert_true(fabs(t.clock_mean_mhz - 1980) < 1e-9 && fabs(t.clock_min_mhz - 1980) < 1e-9);
-    assert_true(t.clock_capped_share == 0);
+    assert_int_equal(t.samples, 162);
+    assert_true(fabs(t.mean_mhz - 1980) < 1e-9 && fabs(t.min_mhz - 1980) < 1e-9);
+    assert_true(t.capped_share == 0);
     free(text);
     snprintf(path, sizeof(path), "%s/kernel/nvidia_smi_clocks_h200_matmul8192.csv", fx ? fx : ".");
     text = slurp(path, &len);
     assert_non_null(text);
     memset(&t, 0, sizeof(t));
     assert_int_equal(k_clockmon_parse(text, len, &t), 389);
-    assert_true(fabs(t.clock_capped_share - 114.0 / 389) < 1e-12);
-    assert_true(fabs(t.clock_min_mhz - 1530) < 1e-9);
-    assert_true(fabs(t.clock_mean_mhz - 1885.1028277634962) < 1e-6);
+    assert_true(fabs(t.capped_share - 114.0 / 389) < 1e-12);
+    assert_true(fabs(t.min_mhz - 1530) < 1e-9);
+    assert_true(fabs(t.mean_mhz - 1885.1028277634962) < 1e-6);
     free(text);
     /* junk, idle-only and partial lines count nothing */
     const char *junk = "N/A, N/A\n1980, 0x0000000000000001\n\n1755\n, 0x4\n1410, zz\n";
@@ -397,7 +397,7 @@ static void test_clockmon_parse(void **state)
     assert_int_equal(k_clockmon_parse(junk, strlen(junk), &t), 0);
     const char *one = "1410, 0x0000000000000004";
     assert_int_equal(k_clockmon_parse(one, strlen(one), &t), 1);
-    assert_true(t.clock_capped_share == 1 && fabs(t.clock_mean_mhz - 1410) < 1e-9);
+    assert_true(t.capped_share == 1 && fabs(t.mean_mhz - 1410) < 1e-9);
 }
 
 int main(void)
