@@ -155,8 +155,11 @@ int mp_trace_tree_mark_recompute(struct mp_trace_tree *t);
 double mp_trace_tree_busy(const struct mp_trace_tree *t, const int32_t *idx, size_t n);
 
 /* True when a kernel name is a collective's (case-insensitive nccl, rccl or
- * cross_device_reduce), TraceLens's communication test. */
+ * cross_device_reduce), TraceLens's communication test
+ * (TraceEventUtils.is_communication_string). The _n form takes a name that
+ * is not NUL-terminated. */
 bool mp_trace_is_comm_name(const char *name);
+bool mp_trace_is_comm_name_n(const char *name, size_t n);
 
 /* Name of event i ("" when absent). */
 const char *mp_trace_tree_name(const struct mp_trace_tree *t, int32_t i);

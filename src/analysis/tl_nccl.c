@@ -46,31 +46,10 @@ struct nctx {
     bool simplified;
 };
 
-/* Kernel names TraceLens counts as collectives: nccl, rccl (any case) or a
- * custom all-reduce (cross_device_reduce). */
+/* Kernel names TraceLens counts as collectives */
 static bool comm_name(struct mp_strview name)
 {
-    for (size_t i = 0; i + 4 <= name.n; i++) {
-        char c0 = (char)(name.p[i] | 0x20);
-        if ((c0 == 'n' || c0 == 'r') && (name.p[i + 1] | 0x20) == 'c' &&
-            (name.p[i + 2] | 0x20) == 'c' && (name.p[i + 3] | 0x20) == 'l')
-            return true;
-    }
-    static const char cdr[] = "cross_device_reduce";
-    for (size_t i = 0; i + sizeof(cdr) - 1 <= name.n; i++) {
-        size_t k = 0;
-        while (k < sizeof(cdr) - 1) {
-            char c = name.p[i + k];
-            if (c >= 'A' && c <= 'Z')
-                c = (char)(c | 0x20);
-            if (c != cdr[k])
-                break;
-            k++;
-        }
-        if (k == sizeof(cdr) - 1)
-            return true;
-    }
-    return false;
+    return mp_trace_is_comm_name_n(name.p, name.n);
 }
 
 static bool is_kernel_cat(struct mp_strview cat)

@@ -9,9 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
 
 #include <magpie/capture.h>
 #include <magpie/fmt.h>
@@ -612,46 +609,6 @@ static int sheet_short_kernels(struct ctx *c, const struct krow *rows, size_t n)
     return rc;
 }
 
-/* One pass over a kernel name for TraceLens's collective test (nccl, rccl,
- * cross_device_reduce, case-insensitive); called for every kernel while the
- * trace is read, so it avoids copying and repeated scans. Every needle has a
- * 'c' where the test starts (the first c of nccl / rccl, the c of cross), so
- * only those positions are tried, found 16 bytes at a time. */
-static bool comm_at(struct mp_strview name, size_t j)
-{
-    const char *p = name.p;
-    if (j >= 1 && j + 2 < name.n && ((p[j - 1] | 0x20) == 'n' || (p[j - 1] | 0x20) == 'r') &&
-        (p[j + 1] | 0x20) == 'c' && (p[j + 2] | 0x20) == 'l')
-        return true;
-    if (name.n - j < 19)
-        return false;
-    static const char cdr[] = "cross_device_reduce";
-    size_t k = 1;
-    while (k < 19 && (char)(p[j + k] | (p[j + k] >= 'A' && p[j + k] <= 'Z' ? 0x20 : 0)) == cdr[k])
-        k++;
-    return k == 19;
-}
-
-static bool maybe_comm(struct mp_strview name)
-{
-    const char *p = name.p;
-    size_t j = 0;
-#if defined(__SSE2__)
-    const __m128i lower = _mm_set1_epi8(0x20), c = _mm_set1_epi8('c');
-    for (; j + 16 <= name.n; j += 16) {
-        __m128i v = _mm_or_si128(_mm_loadu_si128((const __m128i *)(const void *)(p + j)), lower);
-        unsigned mask = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v, c));
-        for (; mask; mask &= mask - 1)
-            if (comm_at(name, j + (size_t)__builtin_ctz(mask)))
-                return true;
-    }
-#endif
-    for (; j < name.n; j++)
-        if ((p[j] | 0x20) == 'c' && comm_at(name, j))
-            return true;
-    return false;
-}
-
 /* The report reads args of cpu ops (shapes, types), python functions and
  * metadata events; kernels' and runtime calls' args are not needed once the
  * parser has taken their ids and stream, and are most of a trace's bytes. */
@@ -667,7 +624,7 @@ static bool report_needs_args(const struct mp_trace_event *ev, void *user)
         return true;
     /* collective kernels: their process-group args feed coll_analysis */
     if (ev->cat.n == 6 && memcmp(ev->cat.p, "kernel", 6) == 0 && (ev->flags & MP_EV_NAME))
-        return maybe_comm(ev->name);
+        return mp_trace_is_comm_name_n(ev->name.p, ev->name.n);
     return false;
 }
 

@@ -14,6 +14,10 @@
 
 #include <magpie/tree.h>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 /* ---- helpers ---- */
 const char *mp_trace_tree_name(const struct mp_trace_tree *t, int32_t i)
 {
@@ -396,23 +400,49 @@ static int build_children(struct mp_trace_tree *t, const struct edges *e)
     return 0;
 }
 
-static bool icontains(const char *s, const char *needle)
+/* TraceLens's collective test in one pass over a kernel name (nccl, rccl,
+ * cross_device_reduce, case-insensitive); the report calls it for every
+ * kernel while the trace is read, so it avoids copying and repeated scans. Every needle has a
+ * 'c' where the test starts (the first c of nccl / rccl, the c of cross), so
+ * only those positions are tried, found 16 bytes at a time. */
+static bool comm_at(struct mp_strview name, size_t j)
 {
-    size_t m = strlen(needle);
-    for (; *s; s++) {
-        size_t k = 0;
-        while (k < m && s[k] && (s[k] | 0x20) == needle[k])
-            k++;
-        if (k == m)
-            return true;
+    const char *p = name.p;
+    if (j >= 1 && j + 2 < name.n && ((p[j - 1] | 0x20) == 'n' || (p[j - 1] | 0x20) == 'r') &&
+        (p[j + 1] | 0x20) == 'c' && (p[j + 2] | 0x20) == 'l')
+        return true;
+    if (name.n - j < 19)
+        return false;
+    static const char cdr[] = "cross_device_reduce";
+    size_t k = 1;
+    while (k < 19 && (char)(p[j + k] | (p[j + k] >= 'A' && p[j + k] <= 'Z' ? 0x20 : 0)) == cdr[k])
+        k++;
+    return k == 19;
+}
+
+bool mp_trace_is_comm_name_n(const char *p, size_t n)
+{
+    struct mp_strview name = {p, n};
+    size_t j = 0;
+#if defined(__SSE2__)
+    const __m128i lower = _mm_set1_epi8(0x20), c = _mm_set1_epi8('c');
+    for (; j + 16 <= name.n; j += 16) {
+        __m128i v = _mm_or_si128(_mm_loadu_si128((const __m128i *)(const void *)(p + j)), lower);
+        unsigned mask = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v, c));
+        for (; mask; mask &= mask - 1)
+            if (comm_at(name, j + (size_t)__builtin_ctz(mask)))
+                return true;
     }
+#endif
+    for (; j < name.n; j++)
+        if ((p[j] | 0x20) == 'c' && comm_at(name, j))
+            return true;
     return false;
 }
 
 bool mp_trace_is_comm_name(const char *name)
 {
-    return icontains(name, "nccl") || icontains(name, "rccl") ||
-           icontains(name, "cross_device_reduce");
+    return mp_trace_is_comm_name_n(name, strlen(name));
 }
 
 /* The communication test once per distinct GPU event name. */

@@ -112,6 +112,13 @@ SG=$TT/inference/sglang_decode
 SHEETS="$KLS" run_case "$G/overlap_synth.json.gz" "$G/overlap_synth" --include_overlap_info
 SHEETS="$KLS" run_case "$G/overlap_synth.json.gz" "$G/overlap_synth_inf" --include_overlap_info \
     --inference --group_by_num_kernels
+# vLLM's custom all-reduce kernels count as communication
+# (tests/fixtures/tracelens_custom_allreduce/README.md)
+C=$SRC/tests/fixtures/tracelens_custom_allreduce
+python3 "$C/make_trace.py" "$(ls "$SRC"/examples/traces/tp2/tp2-rank-0.*.json.gz | head -1)" \
+    "$t/cdr.json" &&
+    SHEETS="gpu_timeline coll_analysis kernel_summary ops_summary ops_summary_by_category" \
+        run_case "$t/cdr.json" "$C/tp2_rank0"
 # --fix-nested-ops (magpie only): aten::native_batch_norm runs inside
 # aten::batch_norm with the same kernels; TraceLens lists both in
 # Normalization, the fix keeps the outer one and the kernel-time total drops
