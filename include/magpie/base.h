@@ -68,6 +68,8 @@ void *mp_calloc(size_t n, size_t size);
 void *mp_realloc(void *p, size_t n);
 char *mp_strdup(const char *s);
 char *mp_strndup(const char *s, size_t n);
+/* True when needle occurs in s, ASCII letters compared without case. */
+bool mp_str_contains_ci(const char *s, const char *needle);
 
 /* ---- arena: bump allocator freed in one call ---- */
 struct mp_arena;

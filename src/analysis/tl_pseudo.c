@@ -45,7 +45,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #include <magpie/base.h>
 #include <magpie/trace.h>
@@ -69,15 +68,6 @@ struct pseudo_plan {
     size_t n, cap;
     uint8_t *wrapped; /* per event: launch call already wrapped */
 };
-
-static bool contains_ci(const char *s, const char *needle)
-{
-    size_t n = strlen(needle);
-    for (; *s; s++)
-        if (strncasecmp(s, needle, n) == 0)
-            return true;
-    return false;
-}
 
 static const char *ev_name(const struct mp_trace_store *s, int32_t i)
 {
@@ -327,9 +317,9 @@ static int moe_unfused_one(struct pseudo_plan *p, const struct mp_trace_tree *t,
     for (size_t q = 0; q < ng; q++) {
         int32_t g = gpu[q];
         const char *nm_ = ev_name(s, g);
-        if (s->cat[g] == cat_kernel && cat_kernel >= 0 && contains_ci(nm_, "matmul_ogs"))
+        if (s->cat[g] == cat_kernel && cat_kernel >= 0 && mp_str_contains_ci(nm_, "matmul_ogs"))
             mm[nm++] = (struct ts_pos){s->ts[g], g, q};
-        if (contains_ci(nm_, "matmul_scatter")) {
+        if (mp_str_contains_ci(nm_, "matmul_scatter")) {
             scatter = g;
             nscatter++;
         }
@@ -341,7 +331,8 @@ static int moe_unfused_one(struct pseudo_plan *p, const struct mp_trace_tree *t,
     qsort(mm, nm, sizeof(*mm), cmp_ts_pos);
     for (size_t q = 0; q < nm && !rc && !*stop; q++) {
         const char *kn = ev_name(s, mm[q].i);
-        bool up = q == 0, gated = contains_ci(kn, "_swiglu") || contains_ci(kn, "_glu");
+        bool up = q == 0,
+             gated = mp_str_contains_ci(kn, "_swiglu") || mp_str_contains_ci(kn, "_glu");
         char extra[160];
         snprintf(extra, sizeof(extra),
                  "\"MoE GEMM type\": \"%s\", \"MoE GEMM index\": %zu, \"MoE GEMM gated\": %s, "
@@ -525,7 +516,8 @@ static int moe_fused_aiter(struct mp_trace_store *s, struct mp_trace_tree *t, co
         for (size_t g = 0; g < ng; g++) {
             const char *kn = ev_name(s, gpu[g]);
             if (cat_kernel >= 0 && s->cat[gpu[g]] == cat_kernel && strstr(kn, "aiter::") &&
-                strstr(kn, "fmoe") && !strstr(kn, "MoeSorting") && !contains_ci(kn, "quant")) {
+                strstr(kn, "fmoe") && !strstr(kn, "MoeSorting") &&
+                !mp_str_contains_ci(kn, "quant")) {
                 kern = gpu[g];
                 nk++;
             }
@@ -551,7 +543,7 @@ static int moe_unfused(struct mp_trace_store *s, struct mp_trace_tree *t, const 
     bool has_ogs = false;
     for (size_t i = 0; i < t->n && !has_ogs; i++)
         if (cat_kernel >= 0 && s->cat[i] == cat_kernel && s->name[i] >= 0)
-            has_ogs = contains_ci(mp_intern_str(s->strings, s->name[i]), "matmul_ogs");
+            has_ogs = mp_str_contains_ci(mp_intern_str(s->strings, s->name[i]), "matmul_ogs");
     if (!has_name(s, idx, nidx, moe_id))
         return 0;
     if (has_name(s, idx, nidx, aiter_id))

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include <magpie/base.h>
 
@@ -31,6 +32,15 @@ char *mp_strndup(const char *s, size_t n)
     memcpy(r, s, n);
     r[n] = '\0';
     return r;
+}
+
+bool mp_str_contains_ci(const char *s, const char *needle)
+{
+    size_t n = strlen(needle);
+    for (; *s; s++)
+        if (strncasecmp(s, needle, n) == 0)
+            return true;
+    return n == 0;
 }
 
 char *mp_strdup(const char *s)

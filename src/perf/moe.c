@@ -32,7 +32,6 @@
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
-#include <strings.h>
 
 #include "perf_int.h"
 
@@ -87,15 +86,6 @@ static double moe_bpe(const char *dt)
     return 0;
 }
 
-static bool has_ci(const char *s, const char *needle)
-{
-    size_t n = strlen(needle);
-    for (; *s; s++)
-        if (!strncasecmp(s, needle, n))
-            return true;
-    return false;
-}
-
 static void moe_triton(struct pm_ctx *c, bool up)
 {
     struct pv *dims = pm_arg(c, "Input Dims");
@@ -116,9 +106,9 @@ static void moe_triton(struct pm_ctx *c, bool up)
         return;
     }
     const char *k0 = c->op->kernel_names[0];
-    if (has_ci(k0, "mxfp4") || has_ci(k0, "fp4"))
+    if (mp_str_contains_ci(k0, "mxfp4") || mp_str_contains_ci(k0, "fp4"))
         wdt = "FP4";
-    else if (has_ci(k0, "fp8") || has_ci(k0, "e4m3"))
+    else if (mp_str_contains_ci(k0, "fp8") || mp_str_contains_ci(k0, "e4m3"))
         wdt = "FP8";
     struct pv *types = pm_arg_opt(c, "Input type");
     if (!pv_is_array(types) || pv_array_size(types) < 2) {

@@ -86,19 +86,6 @@ struct plan {
 
 /* ---- small helpers ---- */
 
-static bool contains_ci(const char *s, const char *needle)
-{
-    size_t m = strlen(needle);
-    for (; *s; s++) {
-        size_t k = 0;
-        while (k < m && s[k] && (s[k] | 0x20) == needle[k])
-            k++;
-        if (k == m)
-            return true;
-    }
-    return false;
-}
-
 static const char *ev_name(const struct mp_trace_store *s, int32_t i)
 {
     return s->name[i] >= 0 ? mp_intern_str(s->strings, s->name[i]) : "";
@@ -270,7 +257,8 @@ static int cap_root_subtree(struct cap_file *f, size_t r)
         if (k != MP_K_RUNTIME && k != MP_K_DRIVER)
             continue;
         const char *nm = ev_name(s, i);
-        if (!contains_ci(nm, "launch") && !contains_ci(nm, "memcpy") && !contains_ci(nm, "memset"))
+        if (!mp_str_contains_ci(nm, "launch") && !mp_str_contains_ci(nm, "memcpy") &&
+            !mp_str_contains_ci(nm, "memset"))
             continue;
         struct cap_launch *L = &R->l[R->nl++];
         L->uid = i;
@@ -1446,7 +1434,7 @@ int mp_capture_merge(struct mp_trace_store *s, struct mp_trace_tree *t,
         goto out;
     rc = find_steps(s, pat, &steps, &nsteps);
     for (size_t i = 0; i < s->n && !rc; i++)
-        if (contains_ci(ev_name(s, (int32_t)i), "graphlaunch"))
+        if (mp_str_contains_ci(ev_name(s, (int32_t)i), "graphlaunch"))
             rc = push_i32(&launches, &nlaunch, &lcap, (int32_t)i);
     if (rc) {
         rc = mp_diag_set(d, rc, "out of memory");
