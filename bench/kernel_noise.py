@@ -46,6 +46,9 @@ def parse(res, tags):
         out = {"tags": tags, "kernel": k["id"], "median_ms": statistics.median(s), "n": len(s),
                "stop": t.get("stop_reason"), "graph": t.get("cuda_graph"),
                "recheck_ok": (k.get("correctness") or {}).get("recheck_ok")}
+        g = t.get("power_guard")
+        if g:
+            out["guard"] = g
         for key in ("clock_before_mhz", "clock_after_mhz", "temp_before_c", "temp_after_c",
                     "gpu_before", "gpu_after"):
             if key in t:

@@ -13,6 +13,10 @@
 #                           kernel is queued before the start event fires),
 #                           i.e. the runner before 2026-11-30 (not run by
 #                           default: VARIANTS="..." picks the variants)
+#   runner_<kernel>_noguard the same without the power guard (the runner
+#                           before its clock probe and cool-down)
+#   runner_<kernel>_cool1   the guard with a fixed cool-down of 1x the
+#                           kernel's time (no adaptation)
 #   do_bench     examples/kernels/pytorch/noise_dobench.py (all five kernels)
 #   harness      magpie's C harness on vadd (examples/kernels/cuda/noise.yaml)
 # Writes $OUT/noise_raw.jsonl (one line per process and kernel, with the
@@ -41,6 +45,8 @@ for k in matmul_bf16_4096 matmul_bf16_8192 softmax_4096 add_65536; do
     echo "job $k: $j" >>"$log"
     python3 $H job "$j" "$W/r_$k.json"
     python3 $H job "$j" "$W/r_${k}_nohold.json" hold_cycles=-1
+    python3 $H job "$j" "$W/r_${k}_noguard.json" power_guard=false
+    python3 $H job "$j" "$W/r_${k}_cool1.json" cool_ratio=1
 done
 echo "harness job: $vjob" >>"$log"
 cubin=$W/vadd.cubin
@@ -66,6 +72,8 @@ for r in $(seq 1 "$R"); do
             timeout 120 python3 runtime/magpie_runner.py "$W/r_$v.json" >"$W/rlog" 2>&1
             grep -v MAGPIE_LATENCY_JSON "$W/rlog" >>"$log"
             python3 $H parse "$res" "runner_$v" >"$W/lines"
+            [ "$r" = 1 ] && [ -n "${KEEP_RESULT:-}" ] && [ "$v" = "$KEEP_RESULT" ] &&
+                cp "$res" "$OUT/result_${v}_round1.json"
             ;;
         esac
         t1=$(now)

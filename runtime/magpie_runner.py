@@ -123,7 +123,22 @@ class Timer:
     already queued when the start event fires: without it the host's
     launch latency (tens of us from Python, different from process to
     process) lands inside the timed interval whenever the flush ends before
-    the launch is queued. MAGPIE_NO_LAUNCH_HOLD=1 turns it off."""
+    the launch is queued. MAGPIE_NO_LAUNCH_HOLD=1 turns it off.
+
+    Power guard: events around the spin give the SM clock just before each
+    sample (the spin counts clock cycles). A sample that starts with the
+    clock below 96 % of the unthrottled clock (calibrated at setup) was run
+    under a power or thermal cap: it is discarded, and the spin grows into
+    a cool-down of `cool_ratio` times the kernel's own time (0.5, 1, 2, 4)
+    so the GPU's average power stays under the cap and each sample runs at
+    the full clock, as NVBench discards throttled samples. If samples stay
+    throttled at the largest ratio the cap is sustained: they are kept and
+    the result says so. Job keys: power_guard (false: off), cool_ratio (a
+    fixed ratio, no adaptation)."""
+
+    THROTTLE = 0.96    # a probe below this share of the reference clock is capped
+    RATIOS = (0.5, 1.0, 2.0, 4.0)
+    MIN_PROBE_US = 100.0  # shortest spin that still measures the clock to ~1 %
 
     def __init__(self, torch, dev):
         self.torch, self.dev = torch, dev
@@ -134,6 +149,18 @@ class Timer:
         self.cycles_per_us = 0.0  # spin calibration; 0 = no hold
         self.hold_cycles = 0
         self.enqueue_us = []  # host enqueue time of the last samples
+        # power guard
+        self.guard = False
+        self.ref_mhz = 0.0       # unthrottled SM clock
+        self.spin_overhead_us = 0.0  # launch cost inside a timed spin
+        self.cool_ratio = 0.0
+        self.fixed_ratio = False
+        self.last_mhz = 0.0      # clock measured by the last sample's spin
+        self.discarded = 0
+        self.since_step = 0      # probes since the ratio last grew
+        self.recover = False     # next spin: a 20 ms recovery first
+        self.sustained = False   # capped even at the largest ratio: keep samples
+        self.at_max = []         # throttled flags of probes at the largest ratio
 
     def setup_flush(self, enabled):
         if not (enabled and self.cuda):
@@ -143,7 +170,18 @@ class Timer:
         self.flush_bytes = 2 * l2
         self.flush = self.torch.empty(self.flush_bytes, dtype=self.torch.int8, device=self.dev)
 
-    def setup_hold(self, fixed_cycles=0):
+    def spin_us(self, cycles):
+        torch = self.torch
+        e0 = torch.cuda.Event(enable_timing=True)
+        e1 = torch.cuda.Event(enable_timing=True)
+        torch.cuda._sleep(1000)
+        e0.record()
+        torch.cuda._sleep(cycles)
+        e1.record()
+        e1.synchronize()
+        return e0.elapsed_time(e1) * 1000
+
+    def setup_hold(self, fixed_cycles=0, guard=True, cool_ratio=None):
         torch = self.torch
         if not self.cuda or fixed_cycles < 0 or os.environ.get("MAGPIE_NO_LAUNCH_HOLD") or \
                 not hasattr(torch.cuda, "_sleep"):
@@ -151,26 +189,82 @@ class Timer:
         if fixed_cycles > 0:
             self.hold_cycles = int(fixed_cycles)
             return
-        e0 = torch.cuda.Event(enable_timing=True)
-        e1 = torch.cuda.Event(enable_timing=True)
-        torch.cuda._sleep(1000)
-        e0.record()
-        torch.cuda._sleep(2000000)
-        e1.record()
-        e1.synchronize()
-        us = e0.elapsed_time(e1) * 1000
-        if us > 0:
-            self.cycles_per_us = 2000000 / us
-            self.hold_cycles = int(100 * self.cycles_per_us)  # 100 us until measured
+        # clock and per-spin overhead from two spin lengths: t = cycles / f + o,
+        # after a ~20 ms spin that lets a power controller still capping the
+        # clock for the correctness runs let go
+        torch.cuda._sleep(40000000)
+        t_long = min(self.spin_us(2000000) for _ in range(3))
+        t_short = min(self.spin_us(200000) for _ in range(3))
+        if t_long <= t_short or t_short <= 0:
+            return
+        self.cycles_per_us = 1800000 / (t_long - t_short)
+        self.spin_overhead_us = max(0.0, t_short - 200000 / self.cycles_per_us)
+        self.ref_mhz = self.cycles_per_us
+        self.hold_cycles = int(100 * self.cycles_per_us)  # 100 us until measured
+        # not on ROCm: its clocks move without a cap (unverified there)
+        self.guard = bool(guard) and not os.environ.get("MAGPIE_NO_POWER_GUARD") and \
+            getattr(torch.version, "hip", None) is None
+        if cool_ratio is not None and cool_ratio >= 0:
+            self.cool_ratio = float(cool_ratio)
+            self.fixed_ratio = True
+
+    def judge(self):
+        """After a sample: False when its probe says the clock was capped and
+        the sample is to be discarded; grows the cool-down on the way."""
+        if not self.guard or self.last_mhz <= 0:
+            return True
+        capped = self.last_mhz < self.THROTTLE * self.ref_mhz
+        if not capped:  # the reference follows the best clock seen
+            self.ref_mhz = max(self.ref_mhz, self.last_mhz)
+        if self.sustained:
+            return True
+        top = self.fixed_ratio or self.cool_ratio >= self.RATIOS[-1]
+        if top:
+            self.at_max.append(capped)
+            del self.at_max[:-64]
+            if len(self.at_max) >= 32 and sum(self.at_max) > len(self.at_max) / 2:
+                self.sustained = True  # capped even with the cool-down: keep what is measured
+                return True
+        if not capped:
+            return True
+        self.discarded += 1
+        self.since_step += 1
+        if not top and self.since_step >= 4:
+            self.cool_ratio = next(r for r in self.RATIOS if r > self.cool_ratio)
+            self.since_step = 0
+            self.recover = True
+        return False
+
+    def guard_info(self):
+        return {"enabled": self.guard, "reference_clock_mhz": round(self.ref_mhz, 1),
+                "cool_ratio": self.cool_ratio, "fixed_ratio": self.fixed_ratio,
+                "discarded_throttled": self.discarded, "sustained_cap": self.sustained}
 
     def hold_us(self):
         return self.hold_cycles / self.cycles_per_us if self.cycles_per_us else 0.0
 
-    def time_batch(self, fn, batch):
+    def time_batch(self, fn, batch, busy_us=0.0):
+        """One sample; busy_us is the sample's expected GPU time, which the
+        power guard's cool-down is a multiple of."""
         torch = self.torch
         h0 = time.perf_counter()
-        if self.hold_cycles and self.cuda:
-            torch.cuda._sleep(self.hold_cycles)
+        spin = self.hold_cycles
+        if self.guard:
+            spin = max(spin, int(self.cycles_per_us * max(self.MIN_PROBE_US,
+                                                          self.cool_ratio * busy_us)))
+        if self.cycles_per_us:
+            spin = min(spin, int(self.cycles_per_us * 50000))  # 50 ms at most
+        if self.guard:
+            if self.recover:  # after the ratio grew: let the power controller catch up
+                torch.cuda._sleep(int(self.cycles_per_us * 20000))
+                self.recover = False
+            p0 = torch.cuda.Event(enable_timing=True)
+            p1 = torch.cuda.Event(enable_timing=True)
+            p0.record()
+        if spin and self.cuda:
+            torch.cuda._sleep(spin)
+        if self.guard:
+            p1.record()
         if self.flush is not None:
             self.fills += 1
             self.flush.fill_(self.fills % 127)
@@ -189,6 +283,9 @@ class Timer:
                 hold_us = min(1.5 * max(self.enqueue_us) + 20, 10000.0)
                 self.hold_cycles = int(self.cycles_per_us * hold_us)
             e1.synchronize()
+            if self.guard:
+                us = p0.elapsed_time(p1) * 1000 - self.spin_overhead_us
+                self.last_mhz = spin / us if us > 0 else 0.0
             return e0.elapsed_time(e1)
         t0 = time.perf_counter_ns()
         for _ in range(batch):
@@ -205,6 +302,7 @@ class Sampler:
         self.graph = None  # CUDA graph of `batch` calls (short kernels)
         self.graph_note = ""
         self.nhist = []  # last noise estimates, for NVBench's plateau test
+        self.clocks = []  # SM clock before each kept sample (power guard)
 
     def warmup(self):
         t0, best, it = time.monotonic(), math.inf, 0
@@ -252,10 +350,15 @@ class Sampler:
         return math.sqrt(self.m2 / (n - 1)) / self.mean
 
     def take(self):
+        busy_us = self.mean * self.batch * 1000
         if self.graph is not None:
-            ms = self.timer.time_batch(self.graph.replay, 1)
+            ms = self.timer.time_batch(self.graph.replay, 1, busy_us)
         else:
-            ms = self.timer.time_batch(self.fn, self.batch)
+            ms = self.timer.time_batch(self.fn, self.batch, busy_us)
+        if not self.timer.judge():
+            return
+        if self.timer.guard:
+            self.clocks.append(round(self.timer.last_mhz, 1))
         v = ms / self.batch
         self.samples.append(v)
         self.sum_ms += ms
@@ -419,7 +522,8 @@ def main():
             c.update(ran=True, ok=False, message="raised: " + traceback.format_exc(limit=6))
     if timed:
         timer.setup_flush(tcfg.get("l2_flush", True))
-        timer.setup_hold(tcfg.get("hold_cycles", 0))
+        timer.setup_hold(tcfg.get("hold_cycles", 0), tcfg.get("power_guard", True),
+                         tcfg.get("cool_ratio"))
         for t in timed:
             try:
                 t[1].warmup()
@@ -454,6 +558,12 @@ def main():
                   "stop_reason": (smp.reason or "stopped with the other candidates") + (
                       "; " + smp.graph_note if smp.graph_note else ""),
                   "l2_flush_bytes": timer.flush_bytes, "device": result["device"]}
+            if timer.guard:
+                g = timer.guard_info()
+                if smp.clocks:
+                    g["sample_clock_mhz_median"] = sorted(smp.clocks)[len(smp.clocks) // 2]
+                tj["power_guard"] = g
+                tj["sample_clock_mhz"] = smp.clocks
             outs[i]["timing"] = tj
             if t_ref is not None:
                 ok, msg, _, _, _ = compare(torch, holder.get("out"), t_ref, atol, rtol)

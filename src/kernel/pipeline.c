@@ -350,6 +350,16 @@ void k_timing_from_json(struct mp_kernel_timing *t, json_t *tj)
     free(t->errors);
     t->errors = k_strdup_or_null(msg);
     t->success = t->nsamples > 0 && !msg;
+    json_t *g = json_object_get(tj, "power_guard");
+    t->guard.present = json_is_object(g);
+    if (t->guard.present) {
+        json_t *cm = json_object_get(g, "sample_clock_mhz_median");
+        t->guard.ref_mhz = json_number_value(json_object_get(g, "reference_clock_mhz"));
+        t->guard.clock_mhz = json_is_number(cm) ? json_number_value(cm) : NAN;
+        t->guard.cool_ratio = json_number_value(json_object_get(g, "cool_ratio"));
+        t->guard.discarded = (int)json_integer_value(json_object_get(g, "discarded_throttled"));
+        t->guard.sustained = json_is_true(json_object_get(g, "sustained_cap"));
+    }
     if (t->nsamples > 0)
         mp_stats_summarize(t->samples_ms, (size_t)t->nsamples, 0.95, 2000, 0x5eed, &t->st);
 }
@@ -380,6 +390,9 @@ static void throttle_check(struct ctx *c, struct mp_kernel_timing *t)
         t->throttled = true;
     /* a power or thermal cap during the run (the clock after it is an idle reading) */
     if (t->during.samples >= 3 && t->during.capped_share >= 0.10)
+        t->throttled = true;
+    /* the runner saw the cap before its samples even with its largest cool-down */
+    if (t->guard.present && t->guard.sustained)
         t->throttled = true;
 }
 

@@ -152,6 +152,15 @@ static json_t *latency_json(const struct mp_kernel_result *r, const struct mp_ke
         json_object_set_new(dg, "capped_share", jnum(t->during.capped_share));
         json_object_set_new(g, "during_timing", dg);
     }
+    if (t->guard.present) {
+        json_t *pg = json_object();
+        json_object_set_new(pg, "reference_sm_clock_mhz", jnum(t->guard.ref_mhz));
+        json_object_set_new(pg, "sample_sm_clock_mhz_median", jnum(t->guard.clock_mhz));
+        json_object_set_new(pg, "cool_ratio", jnum(t->guard.cool_ratio));
+        json_object_set_new(pg, "discarded_throttled_samples", json_integer(t->guard.discarded));
+        json_object_set_new(pg, "sustained_cap", json_boolean(t->guard.sustained));
+        json_object_set_new(g, "power_guard", pg);
+    }
     json_object_set_new(g, "throttled", json_boolean(t->throttled));
     json_object_set_new(o, "gpu_state", g);
     return o;
@@ -611,6 +620,15 @@ int mp_kernel_run_summary(const struct mp_kernel_run *run, struct mp_buf *b)
                                   ? " (the median follows the GPU's thermal state: expect "
                                     "run-to-run spread)"
                                   : "");
+            const struct mp_kernel_guard *pg = &t->guard;
+            if (pg->present && (pg->discarded > 0 || pg->cool_ratio > 0))
+                mp_buf_printf(b,
+                              "  power guard: %d throttled samples discarded, cool-down %.1fx "
+                              "the kernel's time; SM clock %.0f MHz before the kept samples "
+                              "(reference %.0f)%s\n",
+                              pg->discarded, pg->cool_ratio, pg->clock_mhz, pg->ref_mhz,
+                              pg->sustained ? "; the cap held even so: samples kept, THROTTLED"
+                                            : "");
         } else if (t->errors) {
             mp_buf_printf(b, "  %s\n", t->errors);
         }
