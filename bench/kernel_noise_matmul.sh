@@ -19,6 +19,9 @@
 #                           kernel's time (no adaptation)
 #   do_bench     examples/kernels/pytorch/noise_dobench.py (all five kernels)
 #   harness      magpie's C harness on vadd (examples/kernels/cuda/noise.yaml)
+#   harness_burn[_noguard]  the C harness on a power-bound kernel
+#                (examples/kernels/cuda/mma_burn.yaml), with and without its
+#                power guard
 # Writes $OUT/noise_raw.jsonl (one line per process and kernel, with the
 # process's start and end time), $OUT/smi.csv and $OUT/noise_summary.txt.
 #   OUT=DIR MAGPIE=build/rel-k/magpie bench/kernel_noise_matmul.sh [ROUNDS]   (GPU)
@@ -49,6 +52,16 @@ for k in matmul_bf16_4096 matmul_bf16_8192 softmax_4096 add_65536; do
     python3 $H job "$j" "$W/r_${k}_cool1.json" cool_ratio=1
 done
 echo "harness job: $vjob" >>"$log"
+# the harness on a power-bound kernel, with and without its power guard
+"$M" analyze --no-perf --no-latency -q -o "$W/b" -k examples/kernels/cuda/mma_burn.yaml \
+    >"$W/b.log" 2>&1
+bjob=$(ls "$W"/b/*/0_mma_burn/harness_run_job.json 2>/dev/null | head -1)
+if [ -n "$bjob" ]; then
+    python3 $H job "$bjob" "$(dirname "$bjob")/job_guard.json"
+    python3 $H job "$bjob" "$(dirname "$bjob")/job_noguard.json" power_guard=false
+else
+    cat "$W/b.log" >>"$log"
+fi
 cubin=$W/vadd.cubin
 nvcc -cubin -arch=sm_90 -o "$cubin" examples/kernels/cuda/vadd.cu || cubin=
 now() { date +%s.%N; }
@@ -59,6 +72,13 @@ for r in $(seq 1 "$R"); do
         do_bench)
             timeout 120 python3 examples/kernels/pytorch/noise_dobench.py $cubin 2>>"$log" |
                 sed 's/"tool": "do_bench"/"tags": ["do_bench"]/' >"$W/lines"
+            ;;
+        harness_burn | harness_burn_noguard)
+            bj=$(dirname "$bjob")/job_${v#harness_burn_}.json
+            [ "$v" = harness_burn ] && bj=$(dirname "$bjob")/job_guard.json
+            rm -f "$(dirname "$bjob")/harness_run_result.json"
+            timeout 60 "$M" analyze --harness-child "$bj" >>"$log" 2>&1
+            python3 $H parse "$(dirname "$bjob")/harness_run_result.json" "$v" >"$W/lines"
             ;;
         harness)
             rm -f "$(dirname "$vjob")/harness_run_result.json"

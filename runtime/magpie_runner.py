@@ -116,7 +116,8 @@ def compare(torch, out, ref, atol, rtol):
 
 
 class Timer:
-    """CUDA-event timing of one sample: [hold] [L2 flush] start fn*batch end.
+    """CUDA-event timing of one sample:
+    [hold] [probe spin, between two events] [L2 flush] start fn*batch end.
 
     The hold is a GPU spin (torch.cuda._sleep) queued first, sized from the
     host's own enqueue time of the previous samples, so the kernel is
@@ -125,8 +126,9 @@ class Timer:
     process) lands inside the timed interval whenever the flush ends before
     the launch is queued. MAGPIE_NO_LAUNCH_HOLD=1 turns it off.
 
-    Power guard: events around the spin give the SM clock just before each
-    sample (the spin counts clock cycles). A sample that starts with the
+    Power guard: events around the probe spin give the SM clock just before
+    each sample (the spin counts clock cycles; it starts when the hold ends,
+    so no host latency is in it). A sample that starts with the
     clock below 96 % of the unthrottled clock (calibrated at setup) was run
     under a power or thermal cap: it is discarded, and the spin grows into
     a cool-down of `cool_ratio` times the kernel's own time (0.5, 1, 2, 4)
@@ -138,7 +140,7 @@ class Timer:
 
     THROTTLE = 0.96    # a probe below this share of the reference clock is capped
     RATIOS = (0.5, 1.0, 2.0, 4.0)
-    MIN_PROBE_US = 100.0  # shortest spin that still measures the clock to ~1 %
+    MIN_PROBE_US = 50.0  # shortest probe spin: the events resolve ~0.5 us, 1 % of it
 
     def __init__(self, torch, dev):
         self.torch, self.dev = torch, dev
@@ -161,6 +163,7 @@ class Timer:
         self.recover = False     # next spin: a 20 ms recovery first
         self.sustained = False   # capped even at the largest ratio: keep samples
         self.at_max = []         # throttled flags of probes at the largest ratio
+        self.recent = []         # unthrottled probes since the reference was last updated
 
     def setup_flush(self, enabled):
         if not (enabled and self.cuda):
@@ -174,7 +177,7 @@ class Timer:
         torch = self.torch
         e0 = torch.cuda.Event(enable_timing=True)
         e1 = torch.cuda.Event(enable_timing=True)
-        torch.cuda._sleep(1000)
+        torch.cuda._sleep(200000)  # ~100 us: the host has queued what follows when it ends
         e0.record()
         torch.cuda._sleep(cycles)
         e1.record()
@@ -214,8 +217,13 @@ class Timer:
         if not self.guard or self.last_mhz <= 0:
             return True
         capped = self.last_mhz < self.THROTTLE * self.ref_mhz
-        if not capped:  # the reference follows the best clock seen
-            self.ref_mhz = max(self.ref_mhz, self.last_mhz)
+        if not capped:  # a calibration taken under a cap: follow the clock seen
+            self.recent.append(self.last_mhz)
+            if len(self.recent) >= 16:
+                med = sorted(self.recent)[8]  # a median: the probes' noise cannot lift it
+                if med > 1.02 * self.ref_mhz:
+                    self.ref_mhz = med
+                self.recent = []
         if self.sustained:
             return True
         top = self.fixed_ratio or self.cool_ratio >= self.RATIOS[-1]
@@ -245,25 +253,27 @@ class Timer:
 
     def time_batch(self, fn, batch, busy_us=0.0):
         """One sample; busy_us is the sample's expected GPU time, which the
-        power guard's cool-down is a multiple of."""
+        power guard's cool-down is a multiple of. Queued: [launch hold]
+        [probe spin between two events] [L2 flush] start fn*batch end; the
+        launch hold covers the host's enqueue of everything after it, so
+        the probe's events time the GPU's spin and not the host."""
         torch = self.torch
         h0 = time.perf_counter()
-        spin = self.hold_cycles
+        hold = self.hold_cycles
+        probe = 0
         if self.guard:
-            spin = max(spin, int(self.cycles_per_us * max(self.MIN_PROBE_US,
-                                                          self.cool_ratio * busy_us)))
-        if self.cycles_per_us:
-            spin = min(spin, int(self.cycles_per_us * 50000))  # 50 ms at most
-        if self.guard:
+            probe = int(self.cycles_per_us * min(max(self.MIN_PROBE_US, self.cool_ratio * busy_us),
+                                                 50000.0))  # 50 ms at most
             if self.recover:  # after the ratio grew: let the power controller catch up
-                torch.cuda._sleep(int(self.cycles_per_us * 20000))
+                hold += int(self.cycles_per_us * 20000)
                 self.recover = False
+        if hold and self.cuda:
+            torch.cuda._sleep(hold)
+        if probe:
             p0 = torch.cuda.Event(enable_timing=True)
             p1 = torch.cuda.Event(enable_timing=True)
             p0.record()
-        if spin and self.cuda:
-            torch.cuda._sleep(spin)
-        if self.guard:
+            torch.cuda._sleep(probe)
             p1.record()
         if self.flush is not None:
             self.fills += 1
@@ -283,9 +293,9 @@ class Timer:
                 hold_us = min(1.5 * max(self.enqueue_us) + 20, 10000.0)
                 self.hold_cycles = int(self.cycles_per_us * hold_us)
             e1.synchronize()
-            if self.guard:
+            if probe:
                 us = p0.elapsed_time(p1) * 1000 - self.spin_overhead_us
-                self.last_mhz = spin / us if us > 0 else 0.0
+                self.last_mhz = probe / us if us > 0 else 0.0
             return e0.elapsed_time(e1)
         t0 = time.perf_counter_ns()
         for _ in range(batch):

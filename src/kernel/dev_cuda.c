@@ -30,6 +30,7 @@ struct cuapi {
     CUresult (*CtxSetCurrent)(cu_obj);
     CUresult (*CtxSynchronize)(void);
     CUresult (*ModuleLoad)(cu_obj *, const char *);
+    CUresult (*ModuleLoadData)(cu_obj *, const void *);
     CUresult (*ModuleUnload)(cu_obj);
     CUresult (*ModuleGetFunction)(cu_obj *, cu_obj, const char *);
     CUresult (*MemAlloc)(CUdeviceptr *, size_t);
@@ -59,7 +60,28 @@ struct cuctx {
     struct cuapi api;
     int dev;
     cu_obj ctx, stream, ev0, ev1;
+    cu_obj spin_mod, spin_fn, sp0, sp1; /* the power guard's spin (see cu_spin) */
 };
+
+/* A one-thread kernel that spins until `cycles` SM clock cycles (clock64)
+ * have passed: its duration measures the SM clock, and it keeps the GPU busy
+ * at a very low power. PTX, so the driver builds it for any GPU. */
+static const char spin_ptx[] = ".version 6.0\n"
+                               ".target sm_50\n"
+                               ".address_size 64\n"
+                               ".visible .entry magpie_spin(.param .u64 cycles)\n"
+                               "{\n"
+                               "  .reg .pred %p;\n"
+                               "  .reg .b64 %rd<5>;\n"
+                               "  ld.param.u64 %rd1, [cycles];\n"
+                               "  mov.u64 %rd2, %clock64;\n"
+                               "SPIN:\n"
+                               "  mov.u64 %rd3, %clock64;\n"
+                               "  sub.s64 %rd4, %rd3, %rd2;\n"
+                               "  setp.lt.s64 %p, %rd4, %rd1;\n"
+                               "  @%p bra SPIN;\n"
+                               "  ret;\n"
+                               "}\n";
 
 struct hkern {
     struct cuctx *c;
@@ -108,6 +130,7 @@ static int cu_open(struct hdev *dv, char *err, size_t len)
         {(void **)&a->CtxSetCurrent, "cuCtxSetCurrent"},
         {(void **)&a->CtxSynchronize, "cuCtxSynchronize"},
         {(void **)&a->ModuleLoad, "cuModuleLoad"},
+        {(void **)&a->ModuleLoadData, "cuModuleLoadData"},
         {(void **)&a->ModuleUnload, "cuModuleUnload"},
         {(void **)&a->ModuleGetFunction, "cuModuleGetFunction"},
         {(void **)&a->MemAlloc, "cuMemAlloc_v2"},
@@ -390,6 +413,49 @@ static int cu_launch(struct hdev *dv, struct hkern *k, const struct hsig *sig, c
     return cu_check(dv, r, "cuEventElapsedTime");
 }
 
+/* Queues a spin of `cycles` SM cycles on the stream, between two events
+ * when timed (cu_spin_ms reads them). The module is built on first use. */
+static int cu_spin(struct hdev *dv, uint64_t cycles, bool timed)
+{
+    struct cuctx *c = dv->impl;
+    struct cuapi *a = &c->api;
+    CUresult r = 0;
+    if (!c->spin_fn) {
+        r = a->ModuleLoadData(&c->spin_mod, spin_ptx);
+        if (!r)
+            r = a->ModuleGetFunction(&c->spin_fn, c->spin_mod, "magpie_spin");
+        if (!r)
+            r = a->EventCreate(&c->sp0, 0);
+        if (!r)
+            r = a->EventCreate(&c->sp1, 0);
+        if (r) {
+            c->spin_fn = NULL;
+            return cu_check(dv, r, "loading the spin kernel");
+        }
+    }
+    unsigned long long cyc = cycles;
+    void *params[] = {&cyc};
+    if (timed)
+        r = a->EventRecord(c->sp0, c->stream);
+    if (!r)
+        r = a->LaunchKernel(c->spin_fn, 1, 1, 1, 1, 1, 1, 0, c->stream, params, NULL);
+    if (!r && timed)
+        r = a->EventRecord(c->sp1, c->stream);
+    return cu_check(dv, r, "spin launch");
+}
+
+/* The device time of the last timed spin; waits for it. */
+static int cu_spin_ms(struct hdev *dv, double *ms)
+{
+    struct cuctx *c = dv->impl;
+    float f = 0;
+    CUresult r = c->api.EventSynchronize(c->sp1);
+    if (!r)
+        r = c->api.EventElapsedTime(&f, c->sp0, c->sp1);
+    *ms = f;
+    return cu_check(dv, r, "spin time");
+}
+
 const struct hdev_ops h_cuda_ops = {
     .name = "cuda",
     .open = cu_open,
@@ -403,4 +469,6 @@ const struct hdev_ops h_cuda_ops = {
     .fill = cu_fill,
     .fill_async = cu_fill_async,
     .launch = cu_launch,
+    .spin = cu_spin,
+    .spin_ms = cu_spin_ms,
 };

@@ -204,6 +204,8 @@ struct tcfg {
     int min_samples, max_samples;
     double min_time_ms, max_noise, max_time_s, warmup_s;
     bool l2_flush;
+    bool power_guard;  /* CUDA: clock probe, throttled samples discarded */
+    double cool_ratio; /* a fixed cool-down; < 0: adapted */
 };
 
 struct hentry {
@@ -665,6 +667,7 @@ struct tstate {
     int batch;
     bool graph; /* samples are CUDA graph replays of the batch */
     double *samples;
+    double *clocks; /* power guard: SM clock before each kept sample */
     int n, cap;
     double sum_ms, mean, m2;
     bool done;
@@ -703,8 +706,13 @@ static double noise(const struct tstate *t)
 }
 
 static int take_sample(struct hdev *dv, struct hbuf *flush, size_t flush_bytes, struct tstate *t,
-                       unsigned char fb)
+                       unsigned char fb, struct k_pguard *pg)
 {
+    /* the power guard's hold and clock probe go first (nothing when off) */
+    if (k_pguard_pre(dv, pg, t->mean * t->batch * 1000)) {
+        snprintf(t->err, sizeof(t->err), "power guard: %.400s", dv->err);
+        return MP_EIO;
+    }
     /* poison and flush are queued without waiting, so the kernel's start
      * event is queued behind the flush and the device never idles waiting
      * for the host's launch (MAGPIE_SYNC_FLUSH=1: the old synchronous fills,
@@ -732,6 +740,12 @@ static int take_sample(struct hdev *dv, struct hbuf *flush, size_t flush_bytes, 
         return MP_EIO;
     }
     t->graph = dv->used_graph;
+    if (k_pguard_post(dv, pg)) {
+        snprintf(t->err, sizeof(t->err), "power guard: %.400s", dv->err);
+        return MP_EIO;
+    }
+    if (!k_pguard_judge(pg))
+        return 0; /* started under a power cap: not a sample */
     double v = ms / t->batch;
     if (t->n == t->cap) {
         int nc = t->cap ? t->cap * 2 : 256;
@@ -739,8 +753,13 @@ static int take_sample(struct hdev *dv, struct hbuf *flush, size_t flush_bytes, 
         if (!ns)
             return MP_ENOMEM;
         t->samples = ns;
+        double *nclk = mp_realloc(t->clocks, (size_t)nc * sizeof(double));
+        if (!nclk)
+            return MP_ENOMEM;
+        t->clocks = nclk;
         t->cap = nc;
     }
+    t->clocks[t->n] = pg->last_mhz;
     t->samples[t->n++] = v;
     t->sum_ms += ms;
     double delta = v - t->mean;
@@ -799,7 +818,8 @@ static int warmup(struct hdev *dv, const struct tcfg *tc, struct tstate *t)
     return 0;
 }
 
-static void timing_json(struct hdev *dv, struct tstate *t, size_t flush_bytes, json_t *tj)
+static void timing_json(struct hdev *dv, struct tstate *t, size_t flush_bytes,
+                        const struct k_pguard *pg, json_t *tj)
 {
     set_result(tj, "ran", json_true());
     set_result(tj, "ok", json_boolean(!t->err[0] && t->n > 0));
@@ -812,6 +832,13 @@ static void timing_json(struct hdev *dv, struct tstate *t, size_t flush_bytes, j
     set_result(tj, "l2_flush_bytes", json_integer((json_int_t)flush_bytes));
     set_result(tj, "device", json_string(dv->device_name));
     set_result(tj, "cuda_graph", json_boolean(t->graph));
+    if (pg->on) {
+        set_result(tj, "power_guard", k_pguard_json(pg, t->clocks, t->n));
+        json_t *ca = json_array();
+        for (int i = 0; i < t->n; i++)
+            json_array_append_new(ca, json_real(round(t->clocks[i] * 10) / 10));
+        set_result(tj, "sample_clock_mhz", ca);
+    }
     if (t->err[0])
         set_result(tj, "message", json_string(t->err));
 }
@@ -859,6 +886,9 @@ static void time_all(struct hdev *dv, const struct tcfg *tc, struct hentry *ents
     struct tstate *ts = mp_calloc((size_t)(nidx ? nidx : 1), sizeof(*ts));
     if (!ts)
         return;
+    struct k_pguard pg;
+    if (k_pguard_setup(dv, &pg, tc->power_guard, tc->cool_ratio))
+        memset(&pg, 0, sizeof(pg)); /* the probe would not run: time without it */
     size_t flush_bytes = 0;
     struct hbuf *flush = NULL;
     if (tc->l2_flush) {
@@ -886,7 +916,7 @@ static void time_all(struct hdev *dv, const struct tcfg *tc, struct hentry *ents
                 struct tstate *t = &ts[(j + round) % nidx];
                 if (t->done)
                     continue;
-                if (take_sample(dv, flush, flush_bytes, t, fb++)) {
+                if (take_sample(dv, flush, flush_bytes, t, fb++, &pg)) {
                     t->done = true;
                     continue;
                 }
@@ -909,7 +939,7 @@ static void time_all(struct hdev *dv, const struct tcfg *tc, struct hentry *ents
             struct tstate *t = &ts[i];
             uint64_t t0 = mp_time_ns();
             while (!t->done) {
-                if (take_sample(dv, flush, flush_bytes, t, fb++))
+                if (take_sample(dv, flush, flush_bytes, t, fb++, &pg))
                     break;
                 if (stop_check(tc, t, (double)(mp_time_ns() - t0) / 1e9))
                     break;
@@ -921,11 +951,12 @@ static void time_all(struct hdev *dv, const struct tcfg *tc, struct hentry *ents
         if (!t->reason[0] && !t->err[0])
             snprintf(t->reason, sizeof(t->reason), "stopped with the other candidates");
         json_t *tj = json_object_get(t->e->out, "timing");
-        timing_json(dv, t, flush ? flush_bytes : 0, tj);
+        timing_json(dv, t, flush ? flush_bytes : 0, &pg, tj);
         if (!t->err[0])
             recheck(dv, ents, t, json_object_get(t->e->out, "correctness"));
         set_free(dv, &t->set);
         free(t->samples);
+        free(t->clocks);
     }
     if (flush)
         dv->ops->bfree(flush);
@@ -1064,6 +1095,8 @@ int h_run_job(const char *job_path)
         .max_time_s = jnum(tj, "max_time_s", 15),
         .warmup_s = jnum(tj, "warmup_s", 0.1),
         .l2_flush = !json_is_false(json_object_get(tj, "l2_flush")),
+        .power_guard = !json_is_false(json_object_get(tj, "power_guard")),
+        .cool_ratio = jnum(tj, "cool_ratio", -1),
     };
     int *timed = mp_calloc(nk ? nk : 1, sizeof(int));
     int ntimed = 0;

@@ -92,6 +92,11 @@ struct hdev_ops {
      * (events), may be NULL when not timing. Waits for completion. */
     int (*launch)(struct hdev *dv, struct hkern *k, const struct hsig *sig, const struct hval *v,
                   const struct hgeom *g, int batch, double *ms);
+    /* The power guard's clock probe (NULL: no guard on this device): queue a
+     * one-thread spin of `cycles` SM clock cycles, between two events when
+     * timed; spin_ms waits for the last timed one and gives its device time. */
+    int (*spin)(struct hdev *dv, uint64_t cycles, bool timed);
+    int (*spin_ms)(struct hdev *dv, double *ms);
 };
 
 struct hdev {
@@ -102,6 +107,34 @@ struct hdev {
     bool used_graph; /* the last timed batch was a CUDA graph replay */
     char err[512];   /* last error of an op */
 };
+
+/* The power guard of the harness's timing (pguard.c; the runner has the
+ * same in Python): a clock probe before each sample, throttled samples
+ * discarded, a cool-down grown until the samples run at the full clock. */
+struct k_pguard {
+    bool on;
+    double cyc_per_us, overhead_us, ref_mhz; /* calibration; reference clock */
+    double ratio;                            /* cool-down, x the kernel's time */
+    bool fixed;                              /* ratio given, not adapted */
+    int discarded, since_step;
+    bool recover, sustained;
+    unsigned char at_max[64]; /* capped flags of probes at the largest ratio */
+    int nat, at_pos;
+    double recent[16]; /* unthrottled probes since the reference was checked */
+    int nrecent;
+    uint64_t probe;  /* cycles of this sample's probe */
+    double last_mhz; /* clock it measured, 0 unknown */
+};
+
+/* Calibrates on dv when enabled and dv has a spin op; fixed_ratio < 0: adapt. */
+int k_pguard_setup(struct hdev *dv, struct k_pguard *g, bool enabled, double fixed_ratio);
+/* Queues the hold and the timed probe ahead of a sample of ~busy_us. */
+int k_pguard_pre(struct hdev *dv, struct k_pguard *g, double busy_us);
+/* After the sample: reads the probe into last_mhz. */
+int k_pguard_post(struct hdev *dv, struct k_pguard *g);
+/* false: the sample started capped, discard it (and the cool-down grows). */
+bool k_pguard_judge(struct k_pguard *g);
+json_t *k_pguard_json(const struct k_pguard *g, const double *clocks, int n);
 
 extern const struct hdev_ops h_opencl_ops;
 extern const struct hdev_ops h_cuda_ops;

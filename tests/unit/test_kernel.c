@@ -400,6 +400,125 @@ static void test_clockmon_parse(void **state)
     assert_true(t.capped_share == 1 && fabs(t.mean_mhz - 1410) < 1e-9);
 }
 
+/* The runner's result on the H200 with the power guard on, read the way the
+ * pipeline reads it: samples, stop reason and the guard's figures. */
+static void test_runner_guard_result(void **state)
+{
+    (void)state;
+    const char *fx = getenv("MP_FIXTURES");
+    char path[1024];
+    snprintf(path, sizeof(path), "%s/kernel/runner_result_guard_h200_matmul8192.json",
+             fx ? fx : ".");
+    json_error_t err;
+    json_t *root = json_load_file(path, 0, &err);
+    assert_non_null(root);
+    json_t *k = json_array_get(json_object_get(root, "kernels"), 1);
+    struct mp_kernel_timing t;
+    memset(&t, 0, sizeof(t));
+    k_timing_from_json(&t, json_object_get(k, "timing"));
+    assert_true(t.success);
+    assert_int_equal(t.nsamples, 365);
+    assert_true(t.st.median > 1.36 && t.st.median < 1.38); /* ms */
+    assert_true(t.guard.present);
+    assert_true(fabs(t.guard.ref_mhz - 1984.5) < 1e-9);
+    assert_true(fabs(t.guard.clock_mhz - 1968.2) < 1e-9);
+    assert_true(fabs(t.guard.cool_ratio - 1.0) < 1e-12);
+    assert_int_equal(t.guard.discarded, 11);
+    assert_false(t.guard.sustained);
+    free(t.samples_ms);
+    free(t.errors);
+    /* a result without the guard (CPU, ROCm, or the guard off) says so */
+    json_t *plain = json_pack("{s:[f,f,f], s:i}", "samples_ms", 1.0, 1.1, 1.2, "batch", 1);
+    memset(&t, 0, sizeof(t));
+    k_timing_from_json(&t, plain);
+    assert_false(t.guard.present);
+    assert_int_equal(t.nsamples, 3);
+    free(t.samples_ms);
+    free(t.errors);
+    json_decref(plain);
+    json_decref(root);
+}
+
+/* The harness's power guard decisions on sequences of probe clocks (the
+ * same cases as tests/integration/test_runner_guard.sh for the runner). */
+static struct k_pguard pg_new(double ref, double fixed)
+{
+    struct k_pguard g;
+    memset(&g, 0, sizeof(g));
+    g.on = true;
+    g.ref_mhz = ref;
+    if (fixed >= 0) {
+        g.ratio = fixed;
+        g.fixed = true;
+    }
+    return g;
+}
+
+static int pg_feed(struct k_pguard *g, double mhz, int n)
+{
+    int kept = 0;
+    for (int i = 0; i < n; i++) {
+        g->last_mhz = mhz;
+        kept += k_pguard_judge(g);
+    }
+    return kept;
+}
+
+static void test_pguard_judge(void **state)
+{
+    (void)state;
+    /* unthrottled, +-2 % probe jitter: nothing dropped, reference unmoved */
+    struct k_pguard g = pg_new(1980, -1);
+    unsigned x = 12345;
+    int kept = 0;
+    for (int i = 0; i < 20000; i++) {
+        x = x * 1103515245u + 12345u;
+        g.last_mhz = 1980 * (0.98 + 0.04 * (double)(x >> 16 & 0x7fff) / 32767.0);
+        kept += k_pguard_judge(&g);
+    }
+    assert_int_equal(kept, 20000);
+    assert_int_equal(g.discarded, 0);
+    assert_true(g.ratio == 0 && !g.sustained && g.ref_mhz == 1980);
+    /* capped until the cool-down reaches 1x */
+    g = pg_new(1980, -1);
+    kept = 0;
+    for (int i = 0; i < 2000; i++) {
+        g.last_mhz = g.ratio < 1 ? 1700 : 1975;
+        kept += k_pguard_judge(&g);
+    }
+    assert_true(g.ratio == 1.0 && !g.sustained);
+    assert_int_equal(g.discarded, 8);
+    assert_int_equal(kept, 1992);
+    /* capped at every ratio: bounded losses, then kept and flagged */
+    g = pg_new(1980, -1);
+    kept = pg_feed(&g, 1700, 500);
+    assert_true(g.sustained && g.ratio == 4.0);
+    assert_int_equal(g.discarded, 47);
+    assert_int_equal(kept, 500 - 47);
+    /* a fixed ratio never moves */
+    g = pg_new(1980, 2.0);
+    kept = 0;
+    for (int i = 0; i < 20; i++)
+        kept += pg_feed(&g, i % 2 ? 1700 : 1980, 1);
+    assert_true(g.ratio == 2.0);
+    assert_int_equal(g.discarded, 10);
+    assert_int_equal(kept, 10);
+    /* a calibration taken under a cap: the reference rises to the real clock */
+    g = pg_new(1750, -1);
+    pg_feed(&g, 1980, 64);
+    assert_true(g.ref_mhz == 1980);
+    assert_int_equal(pg_feed(&g, 1750, 8), 0);
+    /* off: everything kept */
+    g = pg_new(1980, -1);
+    g.on = false;
+    assert_int_equal(pg_feed(&g, 1000, 50), 50);
+    json_t *j = k_pguard_json(&(struct k_pguard){.on = true, .ref_mhz = 1984.46, .ratio = 2},
+                              (const double[]){1970, 1960, 1980}, 3);
+    assert_true(json_real_value(json_object_get(j, "reference_clock_mhz")) == 1984.5);
+    assert_true(json_real_value(json_object_get(j, "sample_clock_mhz_median")) == 1970);
+    json_decref(j);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -407,6 +526,7 @@ int main(void)
         cmocka_unit_test(test_rocprof_trace),    cmocka_unit_test(test_accordo_parse),
         cmocka_unit_test(test_compare_verdicts), cmocka_unit_test(test_harness_opencl),
         cmocka_unit_test(test_clockmon_parse),   cmocka_unit_test(test_rocprof_json),
+        cmocka_unit_test(test_runner_guard_result), cmocka_unit_test(test_pguard_judge),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
