@@ -164,6 +164,9 @@ class Timer:
         self.sustained = False   # capped even at the largest ratio: keep samples
         self.at_max = []         # throttled flags of probes at the largest ratio
         self.recent = []         # unthrottled probes since the reference was last updated
+        self.streak = 0          # low probes in a row
+        self.pending = None      # the sampler that kept the last sample
+        self.drop_prev = False   # judge: remove pending's last sample too
 
     def setup_flush(self, enabled):
         if not (enabled and self.cuda):
@@ -213,10 +216,16 @@ class Timer:
 
     def judge(self):
         """After a sample: False when its probe says the clock was capped and
-        the sample is to be discarded; grows the cool-down on the way."""
+        the sample is to be discarded; grows the cool-down on the way. One
+        low probe alone is taken for a host delay (the GPU idled before the
+        probe started) and its sample kept; a second low probe in a row
+        confirms the cap, and then the first one's sample is dropped too
+        (drop_prev: the caller removes it from `pending`, its owner)."""
+        self.drop_prev = False
         if not self.guard or self.last_mhz <= 0:
             return True
         capped = self.last_mhz < self.THROTTLE * self.ref_mhz
+        self.streak = self.streak + 1 if capped else 0
         if not capped:  # a calibration taken under a cap: follow the clock seen
             self.recent.append(self.last_mhz)
             if len(self.recent) >= 16:
@@ -233,10 +242,14 @@ class Timer:
             if len(self.at_max) >= 32 and sum(self.at_max) > len(self.at_max) / 2:
                 self.sustained = True  # capped even with the cool-down: keep what is measured
                 return True
-        if not capped:
+        if self.streak < 2:
             return True
-        self.discarded += 1
-        self.since_step += 1
+        confirmed = 1
+        if self.streak == 2 and self.pending is not None:
+            self.drop_prev = True
+            confirmed = 2
+        self.discarded += confirmed
+        self.since_step += confirmed
         if not top and self.since_step >= 4:
             self.cool_ratio = next(r for r in self.RATIOS if r > self.cool_ratio)
             self.since_step = 0
@@ -365,16 +378,34 @@ class Sampler:
             ms = self.timer.time_batch(self.graph.replay, 1, busy_us)
         else:
             ms = self.timer.time_batch(self.fn, self.batch, busy_us)
-        if not self.timer.judge():
+        timer = self.timer
+        keep = timer.judge()
+        if timer.drop_prev:
+            timer.pending.drop_last()
+            timer.pending = None
+        if not keep:
             return
-        if self.timer.guard:
-            self.clocks.append(round(self.timer.last_mhz, 1))
+        if timer.guard:
+            self.clocks.append(round(timer.last_mhz, 1))
+            timer.pending = self
         v = ms / self.batch
         self.samples.append(v)
         self.sum_ms += ms
         d = v - self.mean
         self.mean += d / len(self.samples)
         self.m2 += d * (v - self.mean)
+
+    def drop_last(self):
+        """Removes the last sample (its probe turned out to be the start of a cap)."""
+        if not self.samples:
+            return
+        v = self.samples.pop()
+        if self.clocks:
+            self.clocks.pop()
+        self.sum_ms -= v * self.batch
+        n = len(self.samples)
+        self.mean = sum(self.samples) / n if n else 0.0
+        self.m2 = sum((x - self.mean) ** 2 for x in self.samples)
 
     def plateau(self, nz):
         if not math.isfinite(nz):

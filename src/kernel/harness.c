@@ -705,6 +705,22 @@ static double noise(const struct tstate *t)
     return sqrt(t->m2 / (t->n - 1)) / t->mean;
 }
 
+/* Removes t's last sample: the power guard found it started a power cap. */
+static void drop_last(struct tstate *t)
+{
+    if (!t || t->n == 0)
+        return;
+    t->n--;
+    t->sum_ms -= t->samples[t->n] * t->batch;
+    t->mean = 0;
+    t->m2 = 0;
+    for (int i = 0; i < t->n; i++) {
+        double d = t->samples[i] - t->mean;
+        t->mean += d / (i + 1);
+        t->m2 += d * (t->samples[i] - t->mean);
+    }
+}
+
 static int take_sample(struct hdev *dv, struct hbuf *flush, size_t flush_bytes, struct tstate *t,
                        unsigned char fb, struct k_pguard *pg)
 {
@@ -744,8 +760,14 @@ static int take_sample(struct hdev *dv, struct hbuf *flush, size_t flush_bytes, 
         snprintf(t->err, sizeof(t->err), "power guard: %.400s", dv->err);
         return MP_EIO;
     }
-    if (!k_pguard_judge(pg))
+    bool keep = k_pguard_judge(pg);
+    if (pg->drop_prev) {
+        drop_last(pg->pending);
+        pg->pending = NULL;
+    }
+    if (!keep)
         return 0; /* started under a power cap: not a sample */
+    pg->pending = t;
     double v = ms / t->batch;
     if (t->n == t->cap) {
         int nc = t->cap ? t->cap * 2 : 256;

@@ -124,6 +124,9 @@ struct k_pguard {
     int nrecent;
     uint64_t probe;  /* cycles of this sample's probe */
     double last_mhz; /* clock it measured, 0 unknown */
+    int streak;      /* low probes in a row */
+    void *pending;   /* the caller's owner of the last kept sample */
+    bool drop_prev;  /* judge: the caller removes pending's last sample */
 };
 
 /* Calibrates on dv when enabled and dv has a spin op; fixed_ratio < 0: adapt. */
@@ -132,7 +135,8 @@ int k_pguard_setup(struct hdev *dv, struct k_pguard *g, bool enabled, double fix
 int k_pguard_pre(struct hdev *dv, struct k_pguard *g, double busy_us);
 /* After the sample: reads the probe into last_mhz. */
 int k_pguard_post(struct hdev *dv, struct k_pguard *g);
-/* false: the sample started capped, discard it (and the cool-down grows). */
+/* false: the sample started capped, discard it (and the cool-down grows);
+ * with drop_prev set, the sample kept before it (pending's) goes too. */
 bool k_pguard_judge(struct k_pguard *g);
 json_t *k_pguard_json(const struct k_pguard *g, const double *clocks, int n);
 

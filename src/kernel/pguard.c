@@ -111,11 +111,17 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* One low probe alone is taken for a host delay (the GPU idled before the
+ * probe started: seen on the H200 about once in 4000 samples with the clock
+ * at 1980 MHz throughout) and its sample kept; a second in a row confirms
+ * the cap and the first one's sample is dropped too (drop_prev). */
 bool k_pguard_judge(struct k_pguard *g)
 {
+    g->drop_prev = false;
     if (!g->on || g->last_mhz <= 0)
         return true;
     bool capped = g->last_mhz < PG_THROTTLE * g->ref_mhz;
+    g->streak = capped ? g->streak + 1 : 0;
     if (!capped) { /* a calibration taken under a cap: follow the clock seen */
         g->recent[g->nrecent++] = g->last_mhz;
         if (g->nrecent == 16) {
@@ -141,10 +147,15 @@ bool k_pguard_judge(struct k_pguard *g)
             return true;
         }
     }
-    if (!capped)
+    if (g->streak < 2)
         return true;
-    g->discarded++;
-    g->since_step++;
+    int confirmed = 1;
+    if (g->streak == 2 && g->pending) {
+        g->drop_prev = true;
+        confirmed = 2;
+    }
+    g->discarded += confirmed;
+    g->since_step += confirmed;
     if (!top && g->since_step >= 4) {
         size_t i = 0;
         while (i + 1 < PG_NRATIOS && pg_ratios[i] <= g->ratio)
