@@ -20,7 +20,9 @@ kernel is only checked for finite outputs and reported as unverified.
 Timing: CUDA events around batches of calls, warm-up by time, an L2 flush
 (a buffer twice the L2 size rewritten) before each sample, a GPU spin
 queued ahead of the flush so the kernel is queued before the start event
-fires (see Timer), a CUDA graph of the batch for kernels under 20 us,
+fires, a power guard that drops samples started under a power cap and
+grows a cool-down until there are none (see Timer), a CUDA graph of the
+batch for kernels under 20 us,
 NVBench's stopping rule (min samples, min device time, relative noise
 target, timeout); in compare mode candidates are sampled round-robin. On a
 machine without a GPU the same loop runs with time.perf_counter_ns.

@@ -88,16 +88,17 @@ struct mp_kernel_clocks {
     double capped_share; /* busy samples with a power or thermal cap reason */
 };
 
-/* The Python runner's power guard (runtime/magpie_runner.py, Timer): the SM
- * clock measured before each sample, throttled samples discarded, a
- * cool-down between samples grown until they run at the full clock. */
+/* The power guard of the Python runner (runtime/magpie_runner.py, Timer) and
+ * the C harness (src/kernel/pguard.c): the SM clock measured before each
+ * sample, throttled samples discarded, a cool-down between samples grown
+ * until they run at the full clock. */
 struct mp_kernel_guard {
-    bool present;         /* the runner reported one */
-    double ref_mhz;       /* unthrottled SM clock */
-    double clock_mhz;     /* median clock before the kept samples; NaN unknown */
-    double cool_ratio;    /* cool-down, in multiples of the kernel's time */
-    int discarded;        /* samples dropped for a capped clock */
-    bool sustained;       /* capped even at the largest ratio: samples kept */
+    bool present;      /* the runner or harness reported one */
+    double ref_mhz;    /* unthrottled SM clock */
+    double clock_mhz;  /* median clock before the kept samples; NaN unknown */
+    double cool_ratio; /* cool-down, in multiples of the kernel's time */
+    int discarded;     /* samples dropped for a capped clock */
+    bool sustained;    /* capped even at the largest ratio: samples kept */
 };
 
 struct mp_kernel_timing {

@@ -531,10 +531,10 @@ static void test_pguard_judge(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_signature),        cmocka_unit_test(test_ncu_csv),
-        cmocka_unit_test(test_rocprof_trace),    cmocka_unit_test(test_accordo_parse),
-        cmocka_unit_test(test_compare_verdicts), cmocka_unit_test(test_harness_opencl),
-        cmocka_unit_test(test_clockmon_parse),   cmocka_unit_test(test_rocprof_json),
+        cmocka_unit_test(test_signature),           cmocka_unit_test(test_ncu_csv),
+        cmocka_unit_test(test_rocprof_trace),       cmocka_unit_test(test_accordo_parse),
+        cmocka_unit_test(test_compare_verdicts),    cmocka_unit_test(test_harness_opencl),
+        cmocka_unit_test(test_clockmon_parse),      cmocka_unit_test(test_rocprof_json),
         cmocka_unit_test(test_runner_guard_result), cmocka_unit_test(test_pguard_judge),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
