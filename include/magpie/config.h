@@ -158,6 +158,10 @@ struct mp_latency_cfg {
     double max_time_s; /* 15 s wall per kernel */
     double warmup_s;   /* 0.1 s */
     bool l2_flush;     /* default true */
+    /* power guard (runner and CUDA harness): samples started under a power
+     * cap dropped, a cool-down grown until there are none */
+    bool power_guard;  /* default true */
+    double cool_ratio; /* a fixed cool-down in multiples of the kernel's time; -1: adapt */
 };
 
 struct mp_compare_cfg {

@@ -60,6 +60,8 @@ void mp_kernel_config_init(struct mp_kernel_config *c)
     l->max_time_s = 15;
     l->warmup_s = 0.1;
     l->l2_flush = true;
+    l->power_guard = true;
+    l->cool_ratio = -1;
     struct mp_compare_cfg *k = &c->compare;
     strcpy(k->winner_strategy, "statistical");
     k->alpha = 0.05;
@@ -262,7 +264,8 @@ int cfg_load_latency(struct mp_kernel_config *c, const struct mp_yaml_node *n, s
                                        "bench_target",    "pythonpath",  "output_dir",
                                        "timeout_seconds", "min_samples", "max_samples",
                                        "min_time_s",      "max_noise",   "max_time_s",
-                                       "warmup_s",        "l2_flush",    NULL};
+                                       "warmup_s",        "l2_flush",    "power_guard",
+                                       "cool_ratio",      NULL};
     c->nwarnings += cfg_check_keys(n, keys, "latency");
     struct mp_latency_cfg *l = &c->latency;
     int rc = cfg_bool(mp_yaml_get(n, "enabled"), "latency.enabled", &l->enabled, d);
@@ -313,6 +316,10 @@ int cfg_load_latency(struct mp_kernel_config *c, const struct mp_yaml_node *n, s
         rc = cfg_double(mp_yaml_get(n, "warmup_s"), "latency.warmup_s", 0, &l->warmup_s, d);
     if (!rc)
         rc = cfg_bool(mp_yaml_get(n, "l2_flush"), "latency.l2_flush", &l->l2_flush, d);
+    if (!rc)
+        rc = cfg_bool(mp_yaml_get(n, "power_guard"), "latency.power_guard", &l->power_guard, d);
+    if (!rc)
+        rc = cfg_double(mp_yaml_get(n, "cool_ratio"), "latency.cool_ratio", 0, &l->cool_ratio, d);
     return rc;
 }
 

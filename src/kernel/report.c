@@ -129,6 +129,7 @@ static json_t *latency_json(const struct mp_kernel_result *r, const struct mp_ke
     json_object_set_new(c, "min_time_s", json_real(cfg->latency.min_time_s));
     json_object_set_new(c, "max_time_s", json_real(cfg->latency.max_time_s));
     json_object_set_new(c, "l2_flush", json_boolean(cfg->latency.l2_flush));
+    json_object_set_new(c, "power_guard", json_boolean(cfg->latency.power_guard));
     json_object_set_new(o, "config", c);
     json_object_set_new(o, "command", jstr_or_null(t->command));
     json_object_set_new(o, "output_dir", jstr_or_null(r->workdir));

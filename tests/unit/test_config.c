@@ -134,7 +134,7 @@ static void test_kernel_config(void **state)
                     "performance: {backend: ncu, timeout_seconds: 30, ncu: {metrics: [a, b]}}\n"
                     "correctness: {backend: accordo, accordo: {atol: 0.001, kernel_args: "
                     "[[x, float]]}}\n"
-                    "latency: {max_noise: 0.01}\n";
+                    "latency: {max_noise: 0.01, power_guard: false, cool_ratio: 1.5}\n";
     struct mp_kernel_config c;
     mp_kernel_config_init(&c);
     struct mp_diag d;
@@ -164,6 +164,8 @@ static void test_kernel_config(void **state)
     assert_true(c.correctness.atol == 0.001);
     assert_string_equal(c.correctness.accordo_kernel_args.v[0], "x:float");
     assert_true(c.latency.max_noise == 0.01);
+    assert_false(c.latency.power_guard);
+    assert_true(c.latency.cool_ratio == 1.5);
     mp_kernel_config_fini(&c);
 
     /* bad values name file:line:col */
@@ -177,6 +179,8 @@ static void test_kernel_config(void **state)
         {"kernel: {id: a, compile_command: [[a], b]}\n", 1, 40},
         {"kernels: []\n", 1, 1},
         {"kernel: {id: a, seeds: 0}\n", 1, 24},
+        {"kernel: {id: a}\nlatency: {power_guard: maybe}\n", 2, 24},
+        {"kernel: {id: a}\nlatency: {cool_ratio: -2}\n", 2, 23},
     };
 
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
