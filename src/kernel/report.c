@@ -442,6 +442,25 @@ static void html_speedups(struct mp_buf *b, const struct mp_kernel_run *run)
     mp_buf_puts(b, "</svg>\n");
 }
 
+/* The GPU's state while a kernel was timed, for the HTML table: the clock
+ * monitor's summary, what the power guard did, and the throttle flag. */
+static void html_gpu_state(struct mp_buf *b, const struct mp_kernel_timing *t)
+{
+    const char *sep = "";
+    if (t->during.samples > 0 && isfinite(t->during.mean_mhz)) {
+        mp_buf_printf(b, "SM %.0f MHz, cap in %.0f%%", t->during.mean_mhz,
+                      t->during.capped_share * 100);
+        sep = "; ";
+    }
+    const struct mp_kernel_guard *g = &t->guard;
+    if (g->present && (g->discarded > 0 || g->cool_ratio > 0)) {
+        mp_buf_printf(b, "%sguard: %d dropped, cool-down %.1fx", sep, g->discarded, g->cool_ratio);
+        sep = "; ";
+    }
+    if (t->throttled)
+        mp_buf_printf(b, "%sTHROTTLED", sep);
+}
+
 static int write_html(struct mp_kernel_run *run, struct mp_diag *d)
 {
     struct mp_buf b;
@@ -452,7 +471,7 @@ static int write_html(struct mp_kernel_run *run, struct mp_diag *d)
                   "text-align:left}</style></head><body>\n<h1>magpie %s &mdash; %s</h1>\n"
                   "<table><tr><th>kernel</th><th>type</th><th>compile</th><th>correctness</th>"
                   "<th>performance</th><th>latency</th><th>median ms</th><th>CoV</th>"
-                  "<th>verdict</th></tr>\n",
+                  "<th>GPU while timing</th><th>verdict</th></tr>\n",
                   run->mode, run->mode, run->timestamp);
     for (int i = 0; i < run->n; i++) {
         const struct mp_kernel_result *r = &run->results[i];
@@ -467,7 +486,11 @@ static int write_html(struct mp_kernel_run *run, struct mp_diag *d)
                           r->timing.st.cov * 100);
         else
             mp_buf_puts(&b, "<td></td><td></td>");
-        mp_buf_printf(&b, "<td>%s</td></tr>\n", run->vs ? mp_verdict_name(run->vs[i].verdict) : "");
+        mp_buf_puts(&b, "<td>");
+        if (r->timing.nsamples)
+            html_gpu_state(&b, &r->timing);
+        mp_buf_printf(&b, "</td><td>%s</td></tr>\n",
+                      run->vs ? mp_verdict_name(run->vs[i].verdict) : "");
     }
     mp_buf_puts(&b, "</table>\n");
     html_latency(&b, run);

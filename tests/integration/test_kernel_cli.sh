@@ -147,6 +147,8 @@ assert abs(d["capped_share"] - 114 / 389) < 1e-9, d
 assert g["throttled"] is True, g
 PY
     grep -q "power/thermal cap in 29% of them" "$TMP/out" || fail "terminal summary lacks the clock line"
+    grep -q "<td>SM 1885 MHz, cap in 29%; THROTTLED</td>" "$(dirname "$rep")/report.html" ||
+        fail "report.html lacks the GPU state"
     [ -s "$(ls -d "$TMP"/r3/analyze_timed_*/0_timed/gpu_clocks.csv 2>/dev/null | head -1)" ] ||
         fail "gpu_clocks.csv not kept"
     pgrep -f "clocks_throttle_reasons.active" >/dev/null && fail "a clock monitor was left running"
