@@ -153,6 +153,11 @@ int h_run_job(const char *job_path);
 
 /* Sets the latency fields of r from a runner/harness result object. */
 void k_timing_from_json(struct mp_kernel_timing *t, json_t *tj);
+/* Whether a timed run counts as throttled: the clock after it well under
+ * max_mhz, a hot GPU, a cap in >= 10 % of the monitor's busy samples (unless
+ * the power guard dropped the capped samples), or a cap the guard could not
+ * get under. */
+bool k_timing_throttled(const struct mp_kernel_timing *t, double max_mhz);
 char *k_strdup_or_null(const char *s);
 /* The whole file (NUL-terminated, up to 1 GiB), its length in *len (may be
  * NULL); NULL when it cannot be read. */

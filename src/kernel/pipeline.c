@@ -380,20 +380,28 @@ static void gpu_clock(struct ctx *c, double *clock, double *temp)
     mp_gpu_info_fini(&gi);
 }
 
+bool k_timing_throttled(const struct mp_kernel_timing *t, double max_mhz)
+{
+    bool thr = isfinite(t->clock_after_mhz) && isfinite(max_mhz) && max_mhz > 0 &&
+               t->clock_after_mhz < 0.85 * max_mhz && t->clock_after_mhz > 0;
+    if (isfinite(t->temp_after_c) && t->temp_after_c >= 87)
+        thr = true;
+    /* a power or thermal cap during the run (the clock after it is an idle
+     * reading); with the power guard on, the samples that started capped were
+     * dropped and the monitor's share counts those, so only a cap the guard
+     * could not get under (sustained) flags the run */
+    bool guarded = t->guard.present && !t->guard.sustained;
+    if (!guarded && t->during.samples >= 3 && t->during.capped_share >= 0.10)
+        thr = true;
+    if (t->guard.present && t->guard.sustained)
+        thr = true;
+    return thr;
+}
+
 static void throttle_check(struct ctx *c, struct mp_kernel_timing *t)
 {
     detect_gpu(c);
-    double max = c->gpu.count > 0 ? c->gpu.gpus[0].sm_clock_max_mhz : NAN;
-    t->throttled = isfinite(t->clock_after_mhz) && isfinite(max) && max > 0 &&
-                   t->clock_after_mhz < 0.85 * max && t->clock_after_mhz > 0;
-    if (isfinite(t->temp_after_c) && t->temp_after_c >= 87)
-        t->throttled = true;
-    /* a power or thermal cap during the run (the clock after it is an idle reading) */
-    if (t->during.samples >= 3 && t->during.capped_share >= 0.10)
-        t->throttled = true;
-    /* the runner saw the cap before its samples even with its largest cool-down */
-    if (t->guard.present && t->guard.sustained)
-        t->throttled = true;
+    t->throttled = k_timing_throttled(t, c->gpu.count > 0 ? c->gpu.gpus[0].sm_clock_max_mhz : NAN);
 }
 
 /* Clock monitor around a timed child: NVIDIA GPUs only; the device the

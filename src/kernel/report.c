@@ -640,10 +640,11 @@ int mp_kernel_run_summary(const struct mp_kernel_run *run, struct mp_buf *b)
                               "samples; power/thermal cap in %.0f%% of them%s\n",
                               t->during.mean_mhz, t->during.min_mhz, t->during.samples,
                               t->during.capped_share * 100,
-                              t->during.capped_share >= 0.10
-                                  ? " (the median follows the GPU's thermal state: expect "
-                                    "run-to-run spread)"
-                                  : "");
+                              t->during.capped_share < 0.10 ? ""
+                              : t->guard.present && !t->guard.sustained
+                                  ? " (the power guard dropped the samples that started capped)"
+                                  : " (the median follows the GPU's thermal state: expect "
+                                    "run-to-run spread)");
             const struct mp_kernel_guard *pg = &t->guard;
             if (pg->present && (pg->discarded > 0 || pg->cool_ratio > 0))
                 mp_buf_printf(b,

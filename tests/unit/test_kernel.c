@@ -425,6 +425,22 @@ static void test_runner_guard_result(void **state)
     assert_true(fabs(t.guard.cool_ratio - 1.0) < 1e-12);
     assert_int_equal(t.guard.discarded, 11);
     assert_false(t.guard.sustained);
+    /* throttle flag: the monitor saw a cap in 20 % of its samples; the guard
+     * dropped those samples, so the run is not flagged, unless the cap held */
+    t.clock_after_mhz = 1980;
+    t.temp_after_c = 48;
+    t.during = (struct mp_kernel_clocks){
+        .samples = 150, .mean_mhz = 1960, .min_mhz = 1700, .capped_share = 0.2};
+    assert_false(k_timing_throttled(&t, 1980));
+    t.guard.sustained = true;
+    assert_true(k_timing_throttled(&t, 1980));
+    t.guard.present = false;
+    t.guard.sustained = false;
+    assert_true(k_timing_throttled(&t, 1980));
+    t.during.capped_share = 0.05;
+    assert_false(k_timing_throttled(&t, 1980));
+    t.clock_after_mhz = 1500;
+    assert_true(k_timing_throttled(&t, 1980));
     free(t.samples_ms);
     free(t.errors);
     /* a result without the guard (CPU, ROCm, or the guard off) says so */
