@@ -17,6 +17,11 @@
  * time. The per-launch samples are printed; magpie computes the statistics
  * (median, CI, ...). All launches must go to `stream`.
  *
+ * Unlike magpie's harness and Python runner it has no power guard (clock
+ * probe, capped samples dropped, cool-down): a power-capped kernel timed
+ * with it follows the clock the GPU's power controller grants; magpie's
+ * clock monitor then flags the run as throttled.
+ *
  * Header-only; C++ (nvcc, hipcc). Compiles for HIP when __HIPCC__ is
  * defined (unverified: written for hipcc, not run on an AMD GPU).
  */
