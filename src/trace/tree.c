@@ -1017,24 +1017,10 @@ int mp_trace_tree_wrap_children(struct mp_trace_tree *t, const int32_t *wrap, si
             if (new_of[p] >= 0)
                 rc = MP_EINVAL;
     struct tree_arrays a = {0};
-    if (!rc) {
-        a = (struct tree_arrays){
-            .kind = grow_copy(t->kind, n0, n1, 1),
-            .t_end = grow_copy(t->t_end, n0, n1, sizeof(double)),
-            .parent = grow_copy(t->parent, n0, n1, sizeof(int32_t)),
-            .in_tree = grow_copy(t->in_tree, n0, n1, 1),
-            .cpu_root = grow_copy(t->cpu_root, n0, n1, 1),
-            .launcher = grow_copy(t->launcher, n0, n1, sizeof(int32_t)),
-            .comm = grow_copy(t->comm, n0, n1, 1),
-            .bwd_of = grow_copy(t->bwd_of, n0, n1, sizeof(int32_t)),
-            .fwd_of = grow_copy(t->fwd_of, n0, n1, sizeof(int32_t)),
-            .recompute = t->recompute ? grow_copy(t->recompute, n0, n1, 1) : NULL,
-            .child_off = calloc(n1 + 1, sizeof(int32_t)),
-            .child = malloc(((size_t)t->child_off[n0] + n_new + 1) * sizeof(int32_t)),
-        };
-        if (!a.kind || !a.t_end || !a.parent || !a.in_tree || !a.cpu_root || !a.launcher ||
-            !a.comm || !a.bwd_of || !a.fwd_of || (t->recompute && !a.recompute) || !a.child_off ||
-            !a.child)
+    if (!rc && !(rc = tree_arrays_grow(t, n1, &a))) {
+        a.child_off = calloc(n1 + 1, sizeof(int32_t));
+        a.child = malloc(((size_t)t->child_off[n0] + n_new + 1) * sizeof(int32_t));
+        if (!a.child_off || !a.child)
             rc = MP_ENOMEM;
     }
     uint8_t *pseudo = NULL;
@@ -1047,20 +1033,11 @@ int mp_trace_tree_wrap_children(struct mp_trace_tree *t, const int32_t *wrap, si
         free(stack);
         return rc;
     }
-    for (size_t k = 0; k < n_new; k++) {
-        size_t i = n0 + k;
-        int32_t c = s->cat[i];
-        a.kind[i] = c >= 0 ? classify(mp_intern_str(s->strings, c)) : MP_K_OTHER;
-        a.t_end[i] = ((s->flags[i] & MP_EV_TS) ? s->ts[i] : 0.0) +
-                     ((s->flags[i] & MP_EV_DUR) ? s->dur[i] : 0.0);
-        a.parent[i] = wrap[k];
-        a.in_tree[i] = a.comm[i] = 0;
-        a.cpu_root[i] = 1;
-        a.launcher[i] = a.bwd_of[i] = a.fwd_of[i] = -1;
-        if (a.recompute)
-            a.recompute[i] = 0;
+    for (size_t k = 0; k < n_new; k++) { /* the rest as tree_arrays_grow set it */
+        a.parent[n0 + k] = wrap[k];
+        a.cpu_root[n0 + k] = 1;
         if (pseudo)
-            pseudo[i] = 0;
+            pseudo[n0 + k] = 0;
     }
     /* children: a wrapped event lists its pseudo op alone, the pseudo op the
      * wrapped event's (attached) children, which it adopts */
