@@ -52,6 +52,36 @@ static double moe_gemm_bytes(bool up, double M, double K, double N, double ea, d
     return M * N * topk * ib + ea * N * K * wb + M * K * ib;
 }
 
+/* The parameters every MoE model lists first. */
+static void moe_params(struct pm_ctx *c, int64_t M, int64_t K, int64_t N, int64_t E,
+                       struct pv *topk_v)
+{
+    pm_p_int(c, "num_tokens", M);
+    pm_p_int(c, "hidden_dim", K);
+    pm_p_int(c, "inter_dim", N);
+    pm_p_int(c, "num_experts", E);
+    pm_p_repr(c, "topk", topk_v);
+}
+
+/* 2 M K N topk gf: the FLOPs of one MoE GEMM over the routed tokens */
+static int64_t moe_gemm_flops(struct pm_ctx *c, int64_t M, int64_t K, int64_t N, int64_t topk,
+                              int gf)
+{
+    return pm_mul(c, pm_mul(c, pm_mul(c, pm_mul(c, 2, M), K), N), pm_mul(c, topk, gf));
+}
+
+/* *ea = the experts a batch touches; false (ZeroDivisionError, as TraceLens
+ * raises) when there are none. */
+static bool moe_experts(struct pm_ctx *c, int64_t E, int64_t topk, int64_t M, double *ea)
+{
+    if (E == 0) {
+        pm_fail(c, "ZeroDivisionError: no experts");
+        return false;
+    }
+    *ea = moe_active_experts((double)E, (double)topk, (double)M);
+    return true;
+}
+
 /* moe_perf_model_extensions.DTYPE_TO_BYTES (exact names) */
 static double moe_bpe(const char *dt)
 {
@@ -119,29 +149,21 @@ static void moe_triton(struct pm_ctx *c, bool up)
     bool gated = pm_truthy(gated_v);
     if (!pm_ok(c))
         return;
-    pm_p_int(c, "num_tokens", M);
-    pm_p_int(c, "hidden_dim", K);
-    pm_p_int(c, "inter_dim", K);
-    pm_p_int(c, "num_experts", E);
-    pm_p_repr(c, "topk", topk_v);
+    moe_params(c, M, K, K, E, topk_v);
     pm_p_repr(c, "gated", gated_v);
     pm_p_str(c, "input_dtype", idt);
     pm_p_str(c, "weight_dtype", wdt);
     if (pm_begin(c, PM_FWD)) {
-        double Md = (double)M, Kd = (double)K, Nd = (double)K, Ed = (double)E, t = (double)topk;
         int gf = up && gated ? 2 : 1;
-        pm_set_flops(
-            c, (double)pm_mul(c, pm_mul(c, pm_mul(c, pm_mul(c, 2, M), K), K), pm_mul(c, topk, gf)));
-        double ib = moe_bpe(idt), wb = moe_bpe(wdt);
-        if (!ib || !wb) {
+        pm_set_flops(c, (double)moe_gemm_flops(c, M, K, K, topk, gf));
+        double ib = moe_bpe(idt), wb = moe_bpe(wdt), ea = 0;
+        if (!ib || !wb)
             pm_fail(c, "ValueError: unknown %s dtype '%s'", !ib ? "input" : "weight",
                     !ib ? (idt ? idt : "None") : (wdt ? wdt : "None"));
-        } else if (E == 0) {
-            pm_fail(c, "ZeroDivisionError: no experts");
-        } else {
-            double ea = moe_active_experts(Ed, t, Md);
-            pm_set_bytes(c, true, moe_gemm_bytes(up, Md, Kd, Nd, ea, t, gf, ib, wb));
-        }
+        else if (moe_experts(c, E, topk, M, &ea))
+            pm_set_bytes(
+                c, true,
+                moe_gemm_bytes(up, (double)M, (double)K, (double)K, ea, (double)topk, gf, ib, wb));
         pm_set_spec(c, "matrix", wdt);
     }
     pm_no_bwd(c, MP_PERF_SKIP);
@@ -176,11 +198,7 @@ static void moe_gptq_awq(struct pm_ctx *c, bool up)
     int64_t topk = pm_int(c, topk_v);
     if (!pm_ok(c))
         return;
-    pm_p_int(c, "num_tokens", M);
-    pm_p_int(c, "hidden_dim", K);
-    pm_p_int(c, "inter_dim", N);
-    pm_p_int(c, "num_experts", E);
-    pm_p_repr(c, "topk", topk_v);
+    moe_params(c, M, K, N, E, topk_v);
     if (up) {
         if (gated_v)
             pm_p_repr(c, "gated", gated_v);
@@ -189,19 +207,15 @@ static void moe_gptq_awq(struct pm_ctx *c, bool up)
     }
     pm_p_str(c, "input_dtype", idt);
     if (pm_begin(c, PM_FWD)) {
-        double Md = (double)M, Kd = (double)K, Nd = (double)N, Ed = (double)E, t = (double)topk;
         int gf = gated ? 2 : 1;
-        pm_set_flops(
-            c, (double)pm_mul(c, pm_mul(c, pm_mul(c, pm_mul(c, 2, M), K), N), pm_mul(c, topk, gf)));
-        double ib = moe_bpe(idt), wb = 0.5;
+        pm_set_flops(c, (double)moe_gemm_flops(c, M, K, N, topk, gf));
+        double ib = moe_bpe(idt), wb = 0.5, ea = 0;
         if (!ib)
             ib = 2; /* DTYPE_TO_BYTES.get(dtype, 2) */
-        if (E == 0) {
-            pm_fail(c, "ZeroDivisionError: no experts");
-        } else {
-            double ea = moe_active_experts(Ed, t, Md);
-            pm_set_bytes(c, true, moe_gemm_bytes(up, Md, Kd, Nd, ea, t, gf, ib, wb));
-        }
+        if (moe_experts(c, E, topk, M, &ea))
+            pm_set_bytes(
+                c, true,
+                moe_gemm_bytes(up, (double)M, (double)K, (double)N, ea, (double)topk, gf, ib, wb));
         pm_set_spec(c, "matrix", idt);
     }
     pm_no_bwd(c, MP_PERF_SKIP);
@@ -248,18 +262,14 @@ static void moe_flydsl(struct pm_ctx *c, int stage)
     int64_t war = K / kp - ((K % kp != 0) && ((K < 0) != (kp < 0)) ? 1 : 0);
     int64_t N = pm_mul(c, I, war);
     bool gated = x1 == pm_mul(c, 2, N);
-    pm_p_int(c, "num_tokens", M);
-    pm_p_int(c, "hidden_dim", K);
-    pm_p_int(c, "inter_dim", N);
-    pm_p_int(c, "num_experts", E);
-    pm_p_repr(c, "topk", topk_v);
+    moe_params(c, M, K, N, E, topk_v);
     pm_p_bool(c, "gated", gated);
     pm_p_str(c, "input_dtype", idt);
     pm_p_str(c, "weight_dtype", wdt);
     if (pm_begin(c, PM_FWD)) {
-        double Md = (double)M, Kd = (double)K, Nd = (double)N, Ed = (double)E, t = (double)topk;
+        double Md = (double)M, Kd = (double)K, Nd = (double)N;
         int gf = (up || stage == 0) && gated ? 2 : 1;
-        int64_t f1 = pm_mul(c, pm_mul(c, pm_mul(c, pm_mul(c, 2, M), K), N), pm_mul(c, topk, gf));
+        int64_t f1 = moe_gemm_flops(c, M, K, N, topk, gf);
         if (stage == 0) { /* fc1 + fc2 + the top-k aggregation */
             int64_t f2 = pm_mul(c, pm_mul(c, pm_mul(c, pm_mul(c, 2, M), K), N), topk);
             int64_t agg = pm_mul(c, pm_mul(c, M, K), pm_add(c, pm_mul(c, 2, topk), -1));
@@ -267,20 +277,16 @@ static void moe_flydsl(struct pm_ctx *c, int stage)
         } else {
             pm_set_flops(c, (double)f1);
         }
-        double ib = moe_bpe(idt), wb = moe_bpe(wdt);
+        double ib = moe_bpe(idt), wb = moe_bpe(wdt), ea = 0;
         if (!ib)
             ib = 2; /* DTYPE_TO_BYTES.get(dtype, 2) */
         if (!wb)
             wb = 1; /* DTYPE_TO_BYTES.get(dtype, 1) */
-        if (E == 0) {
-            pm_fail(c, "ZeroDivisionError: no experts");
-        } else {
-            double ea = moe_active_experts(Ed, t, Md);
+        if (moe_experts(c, E, topk, M, &ea))
             pm_set_bytes(c, true,
                          stage == 0 ? Md * Kd * ib + ea * Nd * Kd * wb * gf + ea * Nd * Kd * wb +
                                           Md * Kd * ib
-                                    : moe_gemm_bytes(up, Md, Kd, Nd, ea, t, gf, ib, wb));
-        }
+                                    : moe_gemm_bytes(up, Md, Kd, Nd, ea, (double)topk, gf, ib, wb));
         pm_set_spec(c, "matrix", stage == 0 ? idt : wdt);
     }
     pm_no_bwd(c, MP_PERF_SKIP);
