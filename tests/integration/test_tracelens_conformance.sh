@@ -177,33 +177,22 @@ for cc in "sglang_decode|sglang_Qwen3-8B_decode|sglang_capture|gpu_timeline ops_
     # shellcheck disable=SC2086
     SHEETS=$CAPS run_case "$C/$dir/$trace.json.gz" "$I/$fix" $CAPF --capture_folder "$C/$dir/capture_traces"
 done
-# the unfused Triton MoE pseudo ops on a synthetic trace (pseudo_synth.py)
-MOES="gpu_timeline ops_summary_by_category ops_summary ops_unique_args unified_perf_summary GEMM MoE_unfused_fwd"
-SHEETS=$MOES run_case "$I/moe_unfused_synth.json.gz" "$I/moe_unfused_synth" --inference --enable_pseudo_ops
-SHEETS=$MOES run_case "$I/moe_unfused_synth.json.gz" "$I/moe_unfused_synth_py" --inference --enable_pseudo_ops \
-    --group_by_parent_module --include_call_stack --group_by_num_kernels
-# the MLA decode / prefill pseudo ops on a synthetic trace (pseudo_synth.py --mla)
-MLAS="gpu_timeline ops_summary_by_category ops_summary ops_unique_args unified_perf_summary GEMM InferenceAttention_fwd"
-SHEETS=$MLAS run_case "$I/mla_synth.json.gz" "$I/mla_synth" --inference --enable_pseudo_ops
-SHEETS=$MLAS run_case "$I/mla_synth.json.gz" "$I/mla_synth_py" --inference --enable_pseudo_ops \
-    --group_by_parent_module --include_call_stack --group_by_num_kernels
-# the GPTQ/AWQ MoE pseudo ops on a synthetic trace (pseudo_synth.py --gptq)
-GPTQS="gpu_timeline ops_summary_by_category ops_summary ops_unique_args unified_perf_summary GEMM UnaryElementwise MoE_unfused_fwd"
-SHEETS=$GPTQS run_case "$I/gptq_synth.json.gz" "$I/gptq_synth" --inference --enable_pseudo_ops
-SHEETS=$GPTQS run_case "$I/gptq_synth.json.gz" "$I/gptq_synth_py" --inference --enable_pseudo_ops \
-    --group_by_parent_module --include_call_stack --group_by_num_kernels
-# the flydsl MoE pseudo ops on a synthetic trace (pseudo_synth.py --flydsl)
-FLYS="gpu_timeline ops_summary_by_category ops_summary ops_unique_args unified_perf_summary GEMM MoE_unfused_fwd"
-SHEETS=$FLYS run_case "$I/flydsl_synth.json.gz" "$I/flydsl_synth" --inference --enable_pseudo_ops
-SHEETS=$FLYS run_case "$I/flydsl_synth.json.gz" "$I/flydsl_synth_py" --inference --enable_pseudo_ops \
-    --group_by_parent_module --include_call_stack --group_by_num_kernels
-# the fused AITER MoE pseudo op on a synthetic trace (pseudo_synth.py --aiter)
-AITS="gpu_timeline ops_summary_by_category ops_summary ops_unique_args unified_perf_summary GEMM MoE_fused_fwd"
-SHEETS=$AITS run_case "$I/aiter_fused_synth.json.gz" "$I/aiter_fused_synth" --inference --enable_pseudo_ops
-SHEETS=$AITS run_case "$I/aiter_fused_synth.json.gz" "$I/aiter_fused_synth_py" --inference \
-    --enable_pseudo_ops --group_by_parent_module --include_call_stack --group_by_num_kernels
+# the pseudo-op families on synthetic traces (pseudo_synth.py): each trace
+# against TraceLens's sheets made plain (NAME/) and with python frames in the
+# tree (NAME_py/: --group_by_parent_module --include_call_stack
+# --group_by_num_kernels)
+synth_pair() { # synth_pair NAME SHEETS
+    SHEETS=$2 run_case "$I/$1.json.gz" "$I/$1" --inference --enable_pseudo_ops
+    SHEETS=$2 run_case "$I/$1.json.gz" "$I/$1_py" --inference --enable_pseudo_ops \
+        --group_by_parent_module --include_call_stack --group_by_num_kernels
+}
+SYN="gpu_timeline ops_summary_by_category ops_summary ops_unique_args unified_perf_summary GEMM"
+synth_pair moe_unfused_synth "$SYN MoE_unfused_fwd"             # unfused Triton MoE
+synth_pair mla_synth "$SYN InferenceAttention_fwd"               # --mla: MLA decode / prefill
+synth_pair gptq_synth "$SYN UnaryElementwise MoE_unfused_fwd"   # --gptq: GPTQ/AWQ MoE
+synth_pair flydsl_synth "$SYN MoE_unfused_fwd"                  # --flydsl: flydsl MoE
+synth_pair aiter_fused_synth "$SYN MoE_fused_fwd"               # --aiter: fused AITER MoE
 # with a paged-attention op TraceLens makes no pseudo op (pseudo_synth.py --paged)
-SHEETS="gpu_timeline ops_summary_by_category ops_summary ops_unique_args unified_perf_summary GEMM" \
-    run_case "$I/moe_paged_synth.json.gz" "$I/moe_paged_synth" --inference --enable_pseudo_ops
+SHEETS=$SYN run_case "$I/moe_paged_synth.json.gz" "$I/moe_paged_synth" --inference --enable_pseudo_ops
 echo "$n trace(s), $fails with differences"
 [ "$fails" = 0 ]
