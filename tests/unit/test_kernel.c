@@ -35,6 +35,14 @@ static char *slurp(const char *path, size_t *len)
     return s;
 }
 
+/* path of a file in tests/fixtures/kernel (MP_FIXTURES, else ./) */
+static const char *kfixture(char *buf, size_t len, const char *name)
+{
+    const char *fx = getenv("MP_FIXTURES");
+    snprintf(buf, len, "%s/kernel/%s", fx ? fx : ".", name);
+    return buf;
+}
+
 static void test_signature(void **state)
 {
     (void)state;
@@ -81,12 +89,10 @@ static void test_signature(void **state)
 static void test_ncu_csv(void **state)
 {
     (void)state;
-    const char *fx = getenv("MP_FIXTURES");
     char path[1024];
     size_t len = 0;
     /* ncu --csv --print-units base --metrics <default set>, H200, magpie's harness */
-    snprintf(path, sizeof(path), "%s/kernel/ncu_h200_harness_base_units.csv", fx ? fx : ".");
-    char *text = slurp(path, &len);
+    char *text = slurp(kfixture(path, sizeof(path), "ncu_h200_harness_base_units.csv"), &len);
     assert_non_null(text);
     struct mp_kernel_perf p;
     memset(&p, 0, sizeof(p));
@@ -110,8 +116,7 @@ static void test_ncu_csv(void **state)
     free(text);
 
     /* default units and ==PROF== / program lines before the header */
-    snprintf(path, sizeof(path), "%s/kernel/ncu_vadd_default_units.csv", fx ? fx : ".");
-    text = slurp(path, &len);
+    text = slurp(kfixture(path, sizeof(path), "ncu_vadd_default_units.csv"), &len);
     assert_non_null(text);
     memset(&p, 0, sizeof(p));
     assert_int_equal(mp_kernel_parse_ncu_csv(text, len, &p, &d), 0);
@@ -164,9 +169,8 @@ static void test_rocprof_trace(void **state)
 static void test_rocprof_json(void **state)
 {
     (void)state;
-    const char *fx = getenv("MP_FIXTURES");
     char path[1024];
-    snprintf(path, sizeof(path), "%s/kernel/rocprofv3_mi350_kernel_trace.json.gz", fx ? fx : ".");
+    kfixture(path, sizeof(path), "rocprofv3_mi350_kernel_trace.json.gz");
     struct mp_io_reader *rd = NULL;
     struct mp_diag d;
     mp_diag_clear(&d);
@@ -369,11 +373,9 @@ static void test_harness_opencl(void **state)
 static void test_clockmon_parse(void **state)
 {
     (void)state;
-    const char *fx = getenv("MP_FIXTURES");
     char path[1024];
     size_t len = 0;
-    snprintf(path, sizeof(path), "%s/kernel/nvidia_smi_clocks_h200_matmul4096.csv", fx ? fx : ".");
-    char *text = slurp(path, &len);
+    char *text = slurp(kfixture(path, sizeof(path), "nvidia_smi_clocks_h200_matmul4096.csv"), &len);
     assert_non_null(text);
     struct mp_kernel_clocks t;
     memset(&t, 0, sizeof(t));
@@ -382,8 +384,7 @@ static void test_clockmon_parse(void **state)
     assert_true(fabs(t.mean_mhz - 1980) < 1e-9 && fabs(t.min_mhz - 1980) < 1e-9);
     assert_true(t.capped_share == 0);
     free(text);
-    snprintf(path, sizeof(path), "%s/kernel/nvidia_smi_clocks_h200_matmul8192.csv", fx ? fx : ".");
-    text = slurp(path, &len);
+    text = slurp(kfixture(path, sizeof(path), "nvidia_smi_clocks_h200_matmul8192.csv"), &len);
     assert_non_null(text);
     memset(&t, 0, sizeof(t));
     assert_int_equal(k_clockmon_parse(text, len, &t), 389);
@@ -405,10 +406,8 @@ static void test_clockmon_parse(void **state)
 static void test_runner_guard_result(void **state)
 {
     (void)state;
-    const char *fx = getenv("MP_FIXTURES");
     char path[1024];
-    snprintf(path, sizeof(path), "%s/kernel/runner_result_guard_h200_matmul8192.json",
-             fx ? fx : ".");
+    kfixture(path, sizeof(path), "runner_result_guard_h200_matmul8192.json");
     json_error_t err;
     json_t *root = json_load_file(path, 0, &err);
     assert_non_null(root);
