@@ -57,8 +57,8 @@ echo "harness job: $vjob" >>"$log"
     >"$W/b.log" 2>&1
 bjob=$(ls "$W"/b/*/0_mma_burn/harness_run_job.json 2>/dev/null | head -1)
 if [ -n "$bjob" ]; then
-    python3 $H job "$bjob" "$(dirname "$bjob")/job_guard.json"
-    python3 $H job "$bjob" "$(dirname "$bjob")/job_noguard.json" power_guard=false
+    python3 $H job "$bjob" "$(dirname "$bjob")/job_harness_burn.json"
+    python3 $H job "$bjob" "$(dirname "$bjob")/job_harness_burn_noguard.json" power_guard=false
 else
     cat "$W/b.log" >>"$log"
 fi
@@ -74,8 +74,7 @@ for r in $(seq 1 "$R"); do
                 sed 's/"tool": "do_bench"/"tags": ["do_bench"]/' >"$W/lines"
             ;;
         harness_burn | harness_burn_noguard)
-            bj=$(dirname "$bjob")/job_${v#harness_burn_}.json
-            [ "$v" = harness_burn ] && bj=$(dirname "$bjob")/job_guard.json
+            bj=$(dirname "$bjob")/job_$v.json
             rm -f "$(dirname "$bjob")/harness_run_result.json"
             timeout 60 "$M" analyze --harness-child "$bj" >>"$log" 2>&1
             python3 $H parse "$(dirname "$bjob")/harness_run_result.json" "$v" >"$W/lines"
