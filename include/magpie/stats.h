@@ -33,6 +33,8 @@ struct mp_stats_summary {
     double ci_level;
 };
 
+/* qsort comparator of doubles, ascending. */
+int mp_stats_cmp_double(const void *a, const void *b);
 /* q in [0, 1]; sorted ascending; rank = q (n - 1), linear interpolation. */
 double mp_stats_quantile_sorted(const double *sorted, size_t n, double q);
 /* Median of x (x is not modified). NaN when n == 0. */

@@ -9,16 +9,11 @@
 #include <magpie/fmt.h>
 #include <magpie/perf.h>
 #include <magpie/report.h>
+#include <magpie/stats.h>
 
 #include "tl_int.h"
 
 /* ---- small statistics ---- */
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : (x > y ? 1 : 0);
-}
-
 /* numpy's pairwise summation (np.add.reduce on contiguous float64): the
  * order of additions decides the last bits, and TraceLens rounds means of
  * these sums to 2 decimals, so the order has to match. */
@@ -59,7 +54,7 @@ int tl_stats(const double *x, size_t n, int ddof, struct tl_stats *s)
     if (!c)
         return MP_ENOMEM;
     memcpy(c, x, n * sizeof(double));
-    qsort(c, n, sizeof(double), cmp_double);
+    qsort(c, n, sizeof(double), mp_stats_cmp_double);
     double sum = np_sum(x, n);
     s->sum = sum;
     s->mean = sum / (double)n;

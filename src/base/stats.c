@@ -52,7 +52,7 @@ size_t mp_rng_below(struct mp_rng *r, size_t n)
     return (size_t)(mp_rng_uniform(r) * (double)n) % n;
 }
 
-static int cmp_double(const void *a, const void *b)
+int mp_stats_cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);
@@ -155,7 +155,7 @@ int mp_stats_summarize(const double *x, size_t n, double ci_level, int nboot, ui
     if (!s)
         return MP_ENOMEM;
     memcpy(s, x, n * sizeof(double));
-    qsort(s, n, sizeof(double), cmp_double);
+    qsort(s, n, sizeof(double), mp_stats_cmp_double);
     out->n = n;
     out->min = s[0];
     out->max = s[n - 1];
@@ -183,7 +183,7 @@ int mp_stats_summarize(const double *x, size_t n, double ci_level, int nboot, ui
         mp_rng_seed(&r, seed);
         rc = m ? boot_medians(s, n, nboot, &r, m) : MP_ENOMEM;
         if (!rc) {
-            qsort(m, (size_t)nboot, sizeof(double), cmp_double);
+            qsort(m, (size_t)nboot, sizeof(double), mp_stats_cmp_double);
             out->ci_lo = mp_stats_quantile_sorted(m, (size_t)nboot, (1 - ci_level) / 2);
             out->ci_hi = mp_stats_quantile_sorted(m, (size_t)nboot, 1 - (1 - ci_level) / 2);
         }
@@ -212,7 +212,7 @@ int mp_stats_ratio_ci(const double *a, size_t na, const double *b, size_t nb, do
     if (!rc) {
         for (int i = 0; i < nboot; i++)
             ba[i] = ba[i] != 0 ? bb[i] / ba[i] : NAN;
-        qsort(ba, (size_t)nboot, sizeof(double), cmp_double);
+        qsort(ba, (size_t)nboot, sizeof(double), mp_stats_cmp_double);
         *lo = mp_stats_quantile_sorted(ba, (size_t)nboot, (1 - ci_level) / 2);
         *hi = mp_stats_quantile_sorted(ba, (size_t)nboot, 1 - (1 - ci_level) / 2);
     }
@@ -233,7 +233,7 @@ struct tagged {
 
 static int cmp_tagged(const void *a, const void *b)
 {
-    return cmp_double(&((const struct tagged *)a)->v, &((const struct tagged *)b)->v);
+    return mp_stats_cmp_double(&((const struct tagged *)a)->v, &((const struct tagged *)b)->v);
 }
 
 int mp_stats_mann_whitney(const double *a, size_t na, const double *b, size_t nb, double *u,

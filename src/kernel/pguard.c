@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include <magpie/base.h>
+#include <magpie/stats.h>
 
 #include "kernel_int.h"
 
@@ -105,12 +106,6 @@ int k_pguard_post(struct hdev *dv, struct k_pguard *g)
     return 0;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 /* One low probe alone is taken for a host delay (the GPU idled before the
  * probe started: seen on the H200 about once in 4000 samples with the clock
  * at 1980 MHz throughout) and its sample kept; a second in a row confirms
@@ -125,7 +120,7 @@ bool k_pguard_judge(struct k_pguard *g)
     if (!capped) { /* a calibration taken under a cap: follow the clock seen */
         g->recent[g->nrecent++] = g->last_mhz;
         if (g->nrecent == 16) {
-            qsort(g->recent, 16, sizeof(double), cmp_double);
+            qsort(g->recent, 16, sizeof(double), mp_stats_cmp_double);
             if (g->recent[8] > 1.02 * g->ref_mhz) /* a median: noise cannot lift it */
                 g->ref_mhz = g->recent[8];
             g->nrecent = 0;
@@ -180,7 +175,7 @@ json_t *k_pguard_json(const struct k_pguard *g, const double *clocks, int n)
         double *c = mp_malloc((size_t)n * sizeof(double));
         if (c) {
             memcpy(c, clocks, (size_t)n * sizeof(double));
-            qsort(c, (size_t)n, sizeof(double), cmp_double);
+            qsort(c, (size_t)n, sizeof(double), mp_stats_cmp_double);
             json_object_set_new(o, "sample_clock_mhz_median", json_real(c[n / 2]));
             free(c);
         }

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include <magpie/loadgen.h>
+#include <magpie/stats.h>
 
 #include "loadgen_internal.h"
 
@@ -102,12 +103,6 @@ int mp_loadgen_parse_goodput(const char *s, struct mp_loadgen_metrics_opts *o, s
     return 0;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
 double mp_loadgen_percentile(const double *sorted, size_t n, double p)
 {
     if (n == 0)
@@ -126,7 +121,7 @@ static void stat_of(double *v, size_t n, const struct mp_loadgen_metrics_opts *o
     st->n = n;
     if (n == 0)
         return;
-    qsort(v, n, sizeof(*v), cmp_double);
+    qsort(v, n, sizeof(*v), mp_stats_cmp_double);
     double sum = 0;
     for (size_t i = 0; i < n; i++)
         sum += v[i];
