@@ -185,6 +185,45 @@ int tl_kernel_details_cells(const struct mp_trace_tree *t, const int32_t *tmpl, 
     return tl_kernel_details_cells_cs(t, tmpl, nk, kdur, nrows, NULL, NULL, csv, cell);
 }
 
+/* One entry of a trunc_kernel_details list, ", " first unless it is the
+ * first: {'name': <the name's first 64 characters (code points), then "..."
+ * when cut>, 'stream': <n or None>, 'mean_duration_us': <round(mean, 2)>}. */
+int tl_trunc_detail(struct mp_buf *cell, bool first, const char *name, bool has_stream,
+                    long long stream, double mean)
+{
+    int rc = mp_buf_puts(cell, first ? "{'name': " : ", {'name': ");
+    if (rc)
+        return rc;
+    size_t len = strlen(name), chars = 0, cut = len;
+    for (size_t j = 0; j < len; j++) {
+        if (((unsigned char)name[j] & 0xC0) != 0x80) {
+            if (chars == 64) {
+                cut = j;
+                break;
+            }
+            chars++;
+        }
+    }
+    if (cut < len) {
+        char *tmp = malloc(cut + 4);
+        if (!tmp)
+            return MP_ENOMEM;
+        memcpy(tmp, name, cut);
+        memcpy(tmp + cut, "...", 4);
+        rc = tl_pystr_repr(cell, tmp, cut + 3);
+        free(tmp);
+    } else {
+        rc = tl_pystr_repr(cell, name, len);
+    }
+    rc = rc ? rc : mp_buf_puts(cell, ", 'stream': ");
+    rc = rc ? rc : (has_stream ? mp_buf_printf(cell, "%lld", stream) : mp_buf_puts(cell, "None"));
+    /* round() of a numpy float64: rint(x * 100) / 100, not Python's
+     * correctly rounded decimal (8.895 -> 8.9 here, 8.89 in Python) */
+    rc = rc ? rc : mp_buf_puts(cell, ", 'mean_duration_us': ");
+    rc = rc ? rc : tl_pyfloat(cell, rint(mean * 100.0) / 100.0);
+    return rc ? rc : mp_buf_putc(cell, '}');
+}
+
 int tl_kernel_details_cells_cs(const struct mp_trace_tree *t, const int32_t *tmpl, size_t nk,
                                double *const *kdur, size_t nrows, const char *const *stacks,
                                size_t *order, struct mp_csv *csv, struct mp_buf *cell)
@@ -233,43 +272,8 @@ int tl_kernel_details_cells_cs(const struct mp_trace_tree *t, const int32_t *tmp
     if (nk > 0) {
         rc = rc ? rc : mp_buf_putc(cell, '[');
         for (size_t i = 0; i < nk && !rc; i++) {
-            rc = mp_buf_puts(cell, i ? ", {'name': " : "{'name': ");
-            if (rc)
-                break;
-            size_t len = strlen(p[i].name);
-            /* 64 characters (code points), then "..." */
-            size_t chars = 0, cut = len;
-            for (size_t j = 0; j < len; j++) {
-                if (((unsigned char)p[i].name[j] & 0xC0) != 0x80) {
-                    if (chars == 64) {
-                        cut = j;
-                        break;
-                    }
-                    chars++;
-                }
-            }
-            if (cut < len) {
-                char *tmp = malloc(cut + 4);
-                if (!tmp) {
-                    rc = MP_ENOMEM;
-                    break;
-                }
-                memcpy(tmp, p[i].name, cut);
-                memcpy(tmp + cut, "...", 4);
-                rc = tl_pystr_repr(cell, tmp, cut + 3);
-                free(tmp);
-            } else {
-                rc = tl_pystr_repr(cell, p[i].name, len);
-            }
-            rc = rc ? rc : mp_buf_puts(cell, ", 'stream': ");
-            rc = rc ? rc
-                    : (p[i].has_stream ? mp_buf_printf(cell, "%lld", (long long)p[i].stream)
-                                       : mp_buf_puts(cell, "None"));
-            /* round() of a numpy float64: rint(x * 100) / 100, not Python's
-             * correctly rounded decimal (8.895 -> 8.9 here, 8.89 in Python) */
-            rc = rc ? rc : mp_buf_puts(cell, ", 'mean_duration_us': ");
-            rc = rc ? rc : tl_pyfloat(cell, rint(p[i].st.mean * 100.0) / 100.0);
-            rc = rc ? rc : mp_buf_putc(cell, '}');
+            rc = tl_trunc_detail(cell, i == 0, p[i].name, p[i].has_stream, p[i].stream,
+                                 p[i].st.mean);
         }
         rc = rc ? rc : mp_buf_putc(cell, ']');
     }

@@ -54,6 +54,10 @@ int tl_stats(const double *x, size_t n, int ddof, struct tl_stats *s);
 /* Appends ", 'mean_duration_us': m, 'median_duration_us': ..." (mean, median,
  * std_dev, min, max as Python floats): the tail of a kernel-details entry. */
 int tl_duration_stats_repr(struct mp_buf *cell, const struct tl_stats *st);
+/* One entry of a trunc_kernel_details list (a name cut to 64 characters, its
+ * stream, its mean rounded to 2 decimals), preceded by ", " unless first. */
+int tl_trunc_detail(struct mp_buf *cell, bool first, const char *name, bool has_stream,
+                    long long stream, double mean);
 /* A float cell (Python repr), empty when !present or NaN. */
 int tl_csv_float(struct mp_csv *csv, struct mp_buf *cell, double v, bool present);
 

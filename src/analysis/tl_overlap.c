@@ -633,35 +633,9 @@ static int details_cells(const struct tl_ovinfo *const *m, size_t n, struct mp_c
     mp_buf_reset(cell);
     rc = rc ? rc : mp_buf_putc(cell, '[');
     for (size_t q = 0; q < nd && !rc; q++) {
-        const char *nm = p[q].d->name;
-        size_t len = strlen(nm), chars = 0, cut = len;
-        for (size_t j = 0; j < len; j++)
-            if (((unsigned char)nm[j] & 0xC0) != 0x80) {
-                if (chars == 64) {
-                    cut = j;
-                    break;
-                }
-                chars++;
-            }
-        rc = mp_buf_puts(cell, q ? ", {'name': " : "{'name': ");
-        if (!rc && cut < len) {
-            char *tmp = malloc(cut + 4);
-            if (!tmp) {
-                rc = MP_ENOMEM;
-                break;
-            }
-            memcpy(tmp, nm, cut);
-            memcpy(tmp + cut, "...", 4);
-            rc = tl_pystr_repr(cell, tmp, cut + 3);
-            free(tmp);
-        } else if (!rc) {
-            rc = tl_pystr_repr(cell, nm, len);
-        }
-        rc = rc ? rc : put_stream(cell, p[q].d);
-        /* round() of a numpy float64: rint(x * 100) / 100 */
-        rc = rc ? rc : mp_buf_puts(cell, ", 'mean_duration_us': ");
-        rc = rc ? rc : tl_pyfloat(cell, rint(p[q].st.mean * 100.0) / 100.0);
-        rc = rc ? rc : mp_buf_putc(cell, '}');
+        const struct tl_ovdet *d = p[q].d;
+        rc = tl_trunc_detail(cell, q == 0, d->name, d->has_stream, (long long)d->stream,
+                             p[q].st.mean);
     }
     rc = rc ? rc : mp_buf_putc(cell, ']');
     rc = rc ? rc : mp_csv_field(csv, mp_buf_cstr(cell), cell->len);
