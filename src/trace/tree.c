@@ -801,6 +801,17 @@ static void tree_install(struct mp_trace_tree *t, const struct tree_arrays *a)
     t->child = a->child;
 }
 
+/* After a pseudo-op insertion: a's arrays, the pseudo flags and the event
+ * count n1 become t's. */
+static void pseudo_install(struct mp_trace_tree *t, const struct tree_arrays *a, uint8_t *pseudo,
+                           size_t n1)
+{
+    tree_install(t, a);
+    free(t->pseudo);
+    t->pseudo = pseudo;
+    t->n = n1;
+}
+
 static bool graft_valid(const struct mp_trace_tree *t, const struct mp_trace_tree_graft *g)
 {
     size_t n0 = t->n, n1 = n0 + g->n_new;
@@ -979,10 +990,7 @@ int mp_trace_tree_insert_pseudo(struct mp_trace_tree *t, const int32_t *wrap, si
         free(pseudo);
         return rc;
     }
-    tree_install(t, &a);
-    free(t->pseudo);
-    t->pseudo = pseudo;
-    t->n = n1;
+    pseudo_install(t, &a, pseudo, n1);
     return 0;
 }
 
@@ -1089,10 +1097,7 @@ int mp_trace_tree_wrap_children(struct mp_trace_tree *t, const int32_t *wrap, si
     }
     free(new_of);
     free(stack);
-    tree_install(t, &a);
-    free(t->pseudo);
-    t->pseudo = pseudo;
-    t->n = n1;
+    pseudo_install(t, &a, pseudo, n1);
     t->n_gpu = t->n_gpu_linked = 0;
     find_launchers(t);
     return 0;
@@ -1156,10 +1161,7 @@ int mp_trace_tree_insert_above(struct mp_trace_tree *t, const int32_t *target, s
     }
     a.child_off[n1] = o;
     free(new_of);
-    tree_install(t, &a);
-    free(t->pseudo);
-    t->pseudo = pseudo;
-    t->n = n1;
+    pseudo_install(t, &a, pseudo, n1);
     t->n_gpu = t->n_gpu_linked = 0;
     find_launchers(t);
     return 0;
