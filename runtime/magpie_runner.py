@@ -35,6 +35,10 @@ import sys
 import time
 import traceback
 
+# max_time_s stops sampling only once min_samples are in; sampling may run
+# this many times max_time_s to get them (K_MIN_SAMPLES_GRACE in the C harness)
+MIN_SAMPLES_GRACE = 4
+
 TOL = {  # dtype -> (atol, rtol)
     "float64": (1e-8, 1e-7),
     "float32": (1e-4, 1e-4),
@@ -432,9 +436,13 @@ class Sampler:
             self.reason = "noise plateaued at %.3f%% after %d samples" % (nz * 100, n)
         elif n >= c.get("max_samples", 10000):
             self.reason = "max_samples %d reached (noise %.3f%%)" % (n, nz * 100)
-        elif elapsed >= c.get("max_time_s", 15) and n >= 2:
+        elif elapsed >= c.get("max_time_s", 15) and n >= c.get("min_samples", 10):
             self.reason = "timeout %.1f s reached (noise %.3f%%, %d samples)" % (
                 c.get("max_time_s", 15), nz * 100, n)
+        elif elapsed >= c.get("max_time_s", 15) * MIN_SAMPLES_GRACE and n >= 2:
+            self.reason = ("min_samples %d not reached: %d samples in %.1f s (max_time_s %.1f, "
+                           "extended %dx for min_samples)") % (
+                c.get("min_samples", 10), n, elapsed, c.get("max_time_s", 15), MIN_SAMPLES_GRACE)
         return bool(self.reason)
 
 
@@ -584,7 +592,8 @@ def main():
                 for t in live:
                     if not t[1].reason:
                         t[1].check(el / len(live))
-                if all(t[1].reason for t in live) or el > tcfg.get("max_time_s", 15) * len(
+                if all(t[1].reason for t in live) or el > tcfg.get(
+                        "max_time_s", 15) * MIN_SAMPLES_GRACE * len(
                         live) + 1:
                     break
                 rnd += 1
@@ -600,7 +609,8 @@ def main():
                   "cuda_graph": smp.graph is not None, "launch_hold_us": timer.hold_us(),
                   "stop_reason": (smp.reason or "stopped with the other candidates") + (
                       "; " + smp.graph_note if smp.graph_note else ""),
-                  "l2_flush_bytes": timer.flush_bytes, "device": result["device"]}
+                  "l2_flush_bytes": timer.flush_bytes, "device": result["device"],
+                  "min_samples_met": len(smp.samples) >= tcfg.get("min_samples", 10)}
             if timer.guard:
                 g = timer.guard_info()
                 if smp.clocks:

@@ -201,8 +201,8 @@ int h_parse_signature(const char *src, const char *name, struct hsig *sig, char 
 
 struct tcfg {
     bool enabled;
-    int min_samples, max_samples;
-    double min_time_ms, max_noise, max_time_s, warmup_s;
+    struct k_stop_rule stop;
+    double warmup_s;
     bool l2_flush;
     bool power_guard;  /* CUDA: clock probe, throttled samples discarded */
     double cool_ratio; /* a fixed cool-down; < 0: adapted */
@@ -671,7 +671,7 @@ struct tstate {
     int n, cap;
     double sum_ms, mean, m2;
     bool done;
-    char reason[96];
+    char reason[160];
     char err[512];
     double nhist[512]; /* the last noise estimates, for the plateau test */
     int nh;
@@ -790,30 +790,45 @@ static int take_sample(struct hdev *dv, struct hbuf *flush, size_t flush_bytes, 
     return 0;
 }
 
-static bool stop_check(const struct tcfg *tc, struct tstate *t, double elapsed_s)
+bool k_timing_stop(const struct k_stop_rule *r, int n, double sum_ms, double nz, bool plateau,
+                   double elapsed_s, char *reason, size_t len)
 {
-    double nz = noise(t);
-    if (t->n >= tc->min_samples && t->sum_ms >= tc->min_time_ms && nz <= tc->max_noise) {
-        snprintf(t->reason, sizeof(t->reason), "noise %.3f%% <= %.3f%% after %d samples", nz * 100,
-                 tc->max_noise * 100, t->n);
+    bool enough = n >= r->min_samples && sum_ms >= r->min_time_ms;
+    if (enough && nz <= r->max_noise) {
+        snprintf(reason, len, "noise %.3f%% <= %.3f%% after %d samples", nz * 100,
+                 r->max_noise * 100, n);
         return true;
     }
-    if (noise_plateau(t, nz) && t->n >= tc->min_samples && t->sum_ms >= tc->min_time_ms) {
-        snprintf(t->reason, sizeof(t->reason), "noise plateaued at %.3f%% after %d samples",
-                 nz * 100, t->n);
+    if (enough && plateau) {
+        snprintf(reason, len, "noise plateaued at %.3f%% after %d samples", nz * 100, n);
         return true;
     }
-    if (t->n >= tc->max_samples) {
-        snprintf(t->reason, sizeof(t->reason), "max_samples %d reached (noise %.3f%%)", t->n,
-                 nz * 100);
+    if (n >= r->max_samples) {
+        snprintf(reason, len, "max_samples %d reached (noise %.3f%%)", n, nz * 100);
         return true;
     }
-    if (elapsed_s >= tc->max_time_s && t->n >= 2) {
-        snprintf(t->reason, sizeof(t->reason), "timeout %.1f s reached (noise %.3f%%, %d samples)",
-                 tc->max_time_s, nz * 100, t->n);
+    if (elapsed_s >= r->max_time_s && n >= r->min_samples) {
+        snprintf(reason, len, "timeout %.1f s reached (noise %.3f%%, %d samples)", r->max_time_s,
+                 nz * 100, n);
+        return true;
+    }
+    if (elapsed_s >= r->max_time_s * K_MIN_SAMPLES_GRACE && n >= 2) {
+        snprintf(reason, len,
+                 "min_samples %d not reached: %d samples in %.1f s (max_time_s %.1f, extended "
+                 "%dx for min_samples)",
+                 r->min_samples, n, elapsed_s, r->max_time_s, K_MIN_SAMPLES_GRACE);
         return true;
     }
     return false;
+}
+
+static bool stop_check(const struct tcfg *tc, struct tstate *t, double elapsed_s)
+{
+    double nz = noise(t);
+    /* the plateau test keeps a history of noise estimates: fed every sample */
+    bool plateau = noise_plateau(t, nz);
+    return k_timing_stop(&tc->stop, t->n, t->sum_ms, nz, plateau, elapsed_s, t->reason,
+                         sizeof(t->reason));
 }
 
 /* Warm-up by time, then the batch size that makes a sample >= 20 us. */
@@ -840,8 +855,8 @@ static int warmup(struct hdev *dv, const struct tcfg *tc, struct tstate *t)
     return 0;
 }
 
-static void timing_json(struct hdev *dv, struct tstate *t, size_t flush_bytes,
-                        const struct k_pguard *pg, json_t *tj)
+static void timing_json(struct hdev *dv, const struct tcfg *tc, struct tstate *t,
+                        size_t flush_bytes, const struct k_pguard *pg, json_t *tj)
 {
     set_result(tj, "ran", json_true());
     set_result(tj, "ok", json_boolean(!t->err[0] && t->n > 0));
@@ -851,6 +866,7 @@ static void timing_json(struct hdev *dv, struct tstate *t, size_t flush_bytes,
     set_result(tj, "samples_ms", arr);
     set_result(tj, "batch", json_integer(t->batch));
     set_result(tj, "stop_reason", json_string(t->reason));
+    set_result(tj, "min_samples_met", json_boolean(t->n >= tc->stop.min_samples));
     set_result(tj, "l2_flush_bytes", json_integer((json_int_t)flush_bytes));
     set_result(tj, "device", json_string(dv->device_name));
     set_result(tj, "cuda_graph", json_boolean(t->graph));
@@ -953,7 +969,7 @@ static void time_all(struct hdev *dv, const struct tcfg *tc, struct hentry *ents
                     stop_check(tc, t, el / (nidx ? nidx : 1));
                 all = all && (t->done || t->reason[0]);
             }
-            if (!any || all || el > tc->max_time_s * nidx + 1)
+            if (!any || all || el > tc->stop.max_time_s * K_MIN_SAMPLES_GRACE * nidx + 1)
                 break;
         }
     } else {
@@ -973,7 +989,7 @@ static void time_all(struct hdev *dv, const struct tcfg *tc, struct hentry *ents
         if (!t->reason[0] && !t->err[0])
             snprintf(t->reason, sizeof(t->reason), "stopped with the other candidates");
         json_t *tj = json_object_get(t->e->out, "timing");
-        timing_json(dv, t, flush ? flush_bytes : 0, &pg, tj);
+        timing_json(dv, tc, t, flush ? flush_bytes : 0, &pg, tj);
         if (!t->err[0])
             recheck(dv, ents, t, json_object_get(t->e->out, "correctness"));
         set_free(dv, &t->set);
@@ -1110,11 +1126,14 @@ int h_run_job(const char *job_path)
     json_t *tj = json_object_get(job, "timing");
     struct tcfg tc = {
         .enabled = json_is_true(json_object_get(tj, "enabled")),
-        .min_samples = (int)jnum(tj, "min_samples", 10),
-        .max_samples = (int)jnum(tj, "max_samples", 10000),
-        .min_time_ms = jnum(tj, "min_time_s", 0.5) * 1000,
-        .max_noise = jnum(tj, "max_noise", 0.005),
-        .max_time_s = jnum(tj, "max_time_s", 15),
+        .stop =
+            {
+                .min_samples = (int)jnum(tj, "min_samples", 10),
+                .max_samples = (int)jnum(tj, "max_samples", 10000),
+                .min_time_ms = jnum(tj, "min_time_s", 0.5) * 1000,
+                .max_noise = jnum(tj, "max_noise", 0.005),
+                .max_time_s = jnum(tj, "max_time_s", 15),
+            },
         .warmup_s = jnum(tj, "warmup_s", 0.1),
         .l2_flush = !json_is_false(json_object_get(tj, "l2_flush")),
         .power_guard = !json_is_false(json_object_get(tj, "power_guard")),

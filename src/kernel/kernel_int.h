@@ -70,6 +70,29 @@ struct hval {
     size_t ssize;
 };
 
+/* The time limit (latency.max_time_s) stops sampling only once min_samples
+ * are in: the statistics (CI, Mann-Whitney) need them, and a sample count
+ * decided by how busy the machine is would make verdicts depend on load.
+ * Sampling may run this many times max_time_s to reach min_samples; a kernel
+ * that cannot stops there with min_samples_met false and a stop_reason saying
+ * so. The C harness and runtime/magpie_runner.py use the same factor, and the
+ * pipeline's child timeout allows for it. */
+#define K_MIN_SAMPLES_GRACE 4
+
+/* When the C harness stops sampling a kernel (the Python runner has the same
+ * rule): noise <= max_noise or a noise plateau once min_samples and
+ * min_time_ms are in, max_samples, the time limit once min_samples are in,
+ * or K_MIN_SAMPLES_GRACE x the time limit. */
+struct k_stop_rule {
+    int min_samples, max_samples;
+    double min_time_ms, max_noise, max_time_s;
+};
+
+/* true when sampling stops after n samples (sum_ms in all, relative noise
+ * nz, plateau from the plateau test) at elapsed_s; reason says why. */
+bool k_timing_stop(const struct k_stop_rule *r, int n, double sum_ms, double nz, bool plateau,
+                   double elapsed_s, char *reason, size_t len);
+
 struct hdev_ops {
     const char *name; /* "opencl", "cuda" */
     int (*open)(struct hdev *dv, char *err, size_t len);

@@ -680,7 +680,8 @@ static json_t *run_job(struct ctx *c, const int *idx, int n, const char *mode, b
     char log[PATH_MAX + 64];
     snprintf(log, sizeof(log), "%s/%s_%s.log", dir, python ? "runner" : "harness", mode);
     /* correctness and timing together: generous limit */
-    double limit = cfg->correctness.timeout_s + (timing ? cfg->latency.max_time_s * n * 2 + 60 : 0);
+    double limit = cfg->correctness.timeout_s +
+                   (timing ? cfg->latency.max_time_s * n * (K_MIN_SAMPLES_GRACE + 1) + 60 : 0);
     struct mp_kernel_spec env_of = cfg->kernels[idx[0]]; /* cwd + env of the first kernel */
     env_of.working_dir = python ? env_of.working_dir : NULL;
     struct mp_proc_result res;

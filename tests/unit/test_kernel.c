@@ -286,6 +286,42 @@ static bool have_opencl(void)
     return access("/etc/OpenCL/vendors", R_OK) == 0;
 }
 
+/* The stop rule that decides a timing's sample count: the time limit stops
+ * sampling only once min_samples are in (a loaded 2-core machine once cut an
+ * OpenCL kernel at 8 of 10 samples), and K_MIN_SAMPLES_GRACE x the limit
+ * stops a kernel that cannot get them, saying so. */
+static void test_timing_stop_rule(void **state)
+{
+    (void)state;
+    struct k_stop_rule r = {.min_samples = 10,
+                            .max_samples = 100,
+                            .min_time_ms = 1,
+                            .max_noise = 0.005,
+                            .max_time_s = 1.0};
+    char why[200] = "";
+    /* noisy, past the time limit, short of min_samples: keep sampling */
+    assert_false(k_timing_stop(&r, 8, 50, 0.05, false, 1.5, why, sizeof(why)));
+    assert_false(
+        k_timing_stop(&r, 9, 50, 0.05, false, K_MIN_SAMPLES_GRACE - 0.01, why, sizeof(why)));
+    /* min_samples in: the time limit stops it */
+    assert_true(k_timing_stop(&r, 10, 50, 0.05, false, 1.0, why, sizeof(why)));
+    assert_non_null(strstr(why, "timeout 1.0 s reached"));
+    /* the grace is used up: stop, and say min_samples was not reached */
+    assert_true(k_timing_stop(&r, 8, 50, 0.05, false, K_MIN_SAMPLES_GRACE, why, sizeof(why)));
+    assert_non_null(strstr(why, "min_samples 10 not reached: 8 samples"));
+    /* quiet enough, but only once min_samples and min_time are in */
+    assert_false(k_timing_stop(&r, 9, 50, 0.001, false, 0.1, why, sizeof(why)));
+    assert_false(k_timing_stop(&r, 10, 0.5, 0.001, false, 0.1, why, sizeof(why)));
+    assert_true(k_timing_stop(&r, 10, 50, 0.001, false, 0.1, why, sizeof(why)));
+    assert_non_null(strstr(why, "noise 0.100% <= 0.500% after 10 samples"));
+    /* plateau and max_samples */
+    assert_false(k_timing_stop(&r, 9, 50, 0.05, true, 0.1, why, sizeof(why)));
+    assert_true(k_timing_stop(&r, 10, 50, 0.05, true, 0.1, why, sizeof(why)));
+    assert_non_null(strstr(why, "plateaued"));
+    assert_true(k_timing_stop(&r, 100, 50, 0.05, false, 0.1, why, sizeof(why)));
+    assert_non_null(strstr(why, "max_samples 100 reached"));
+}
+
 /* The harness in-process on PoCL: a correct kernel verified and timed, an
  * off-by-one rejected by the guard zone, a kernel writing nothing rejected. */
 static void test_harness_opencl(void **state)
@@ -321,10 +357,13 @@ static void test_harness_opencl(void **state)
     f = fopen(none, "w");
     fputs("__kernel void s(__global const float *a, __global float *c, int n) { }", f);
     fclose(f);
-    json_t *j =
-        json_pack("{s:s, s:s, s:s, s:b, s:{s:b, s:i, s:f, s:f, s:f}}", "backend", "opencl", "mode",
-                  "run", "output", out, "interleave", 0, "timing", "enabled", 1, "min_samples", 10,
-                  "min_time_s", 0.01, "max_time_s", 1.0, "warmup_s", 0.01);
+    /* the sample count is decided by max_samples (or the noise rule once
+     * min_samples are in), never by how busy the machine is: the time limit
+     * cannot stop sampling before min_samples (k_timing_stop) */
+    json_t *j = json_pack("{s:s, s:s, s:s, s:b, s:{s:b, s:i, s:i, s:f, s:f, s:f}}", "backend",
+                          "opencl", "mode", "run", "output", out, "interleave", 0, "timing",
+                          "enabled", 1, "min_samples", 10, "max_samples", 12, "min_time_s", 0.01,
+                          "max_time_s", 2.0, "warmup_s", 0.01);
     json_t *ks = json_array();
     json_array_append_new(ks, json_pack("{s:s, s:s, s:b, s:i, s:i}", "id", "ref", "source", ref,
                                         "is_reference", 1, "ref", -1, "size", 1000));
@@ -340,22 +379,43 @@ static void test_harness_opencl(void **state)
     json_error_t je;
     json_t *r = json_load_file(out, 0, &je);
     assert_non_null(r);
-    assert_null(json_object_get(r, "device_error"));
+    /* read everything, release the result, then assert: a failed assertion
+     * must not leave jansson objects for LeakSanitizer to report */
     json_t *arr = json_object_get(r, "kernels");
-    assert_int_equal(json_array_size(arr), 4);
+    bool device_error = json_object_get(r, "device_error") != NULL;
+    size_t nk = json_array_size(arr);
     json_t *okc = json_object_get(json_array_get(arr, 1), "correctness");
-    assert_true(json_is_true(json_object_get(okc, "ok")));
-    assert_true(json_is_true(json_object_get(okc, "verified")));
-    assert_true(json_is_true(json_object_get(okc, "recheck_ok")));
     json_t *okt = json_object_get(json_array_get(arr, 1), "timing");
-    assert_true(json_array_size(json_object_get(okt, "samples_ms")) >= 10);
     json_t *badc = json_object_get(json_array_get(arr, 2), "correctness");
-    assert_true(json_is_false(json_object_get(badc, "ok")));
-    assert_non_null(strstr(json_string_value(json_object_get(badc, "message")), "past the end"));
     json_t *nonec = json_object_get(json_array_get(arr, 3), "correctness");
-    assert_true(json_is_false(json_object_get(nonec, "ok")));
-    assert_non_null(strstr(json_string_value(json_object_get(nonec, "message")), "never written"));
+    bool ok_ok = json_is_true(json_object_get(okc, "ok"));
+    bool ok_verified = json_is_true(json_object_get(okc, "verified"));
+    bool ok_recheck = json_is_true(json_object_get(okc, "recheck_ok"));
+    size_t nsamples = json_array_size(json_object_get(okt, "samples_ms"));
+    bool min_met = json_is_true(json_object_get(okt, "min_samples_met"));
+    char stop[256];
+    const char *sr = json_string_value(json_object_get(okt, "stop_reason"));
+    snprintf(stop, sizeof(stop), "%s", sr ? sr : "");
+    bool bad_rejected = json_is_false(json_object_get(badc, "ok"));
+    const char *bm = json_string_value(json_object_get(badc, "message"));
+    bool bad_msg = bm && strstr(bm, "past the end");
+    bool none_rejected = json_is_false(json_object_get(nonec, "ok"));
+    const char *nm = json_string_value(json_object_get(nonec, "message"));
+    bool none_msg = nm && strstr(nm, "never written");
     json_decref(r);
+    assert_false(device_error);
+    assert_int_equal(nk, 4);
+    assert_true(ok_ok);
+    assert_true(ok_verified);
+    assert_true(ok_recheck);
+    if (nsamples < 10 || nsamples > 12 || !min_met)
+        fprintf(stderr, "ok: %zu samples, stop_reason: %s\n", nsamples, stop);
+    assert_true(nsamples >= 10 && nsamples <= 12);
+    assert_true(min_met);
+    assert_true(bad_rejected);
+    assert_true(bad_msg);
+    assert_true(none_rejected);
+    assert_true(none_msg);
     unlink(ref);
     unlink(ok);
     unlink(bad);
@@ -546,11 +606,12 @@ static void test_pguard_judge(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_signature),           cmocka_unit_test(test_ncu_csv),
-        cmocka_unit_test(test_rocprof_trace),       cmocka_unit_test(test_accordo_parse),
-        cmocka_unit_test(test_compare_verdicts),    cmocka_unit_test(test_harness_opencl),
-        cmocka_unit_test(test_clockmon_parse),      cmocka_unit_test(test_rocprof_json),
-        cmocka_unit_test(test_runner_guard_result), cmocka_unit_test(test_pguard_judge),
+        cmocka_unit_test(test_signature),        cmocka_unit_test(test_ncu_csv),
+        cmocka_unit_test(test_rocprof_trace),    cmocka_unit_test(test_accordo_parse),
+        cmocka_unit_test(test_compare_verdicts), cmocka_unit_test(test_timing_stop_rule),
+        cmocka_unit_test(test_harness_opencl),   cmocka_unit_test(test_clockmon_parse),
+        cmocka_unit_test(test_rocprof_json),     cmocka_unit_test(test_runner_guard_result),
+        cmocka_unit_test(test_pguard_judge),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
