@@ -10,7 +10,10 @@
  * numbers with them. Same machine, same clock.
  *
  * usage: calib_server --schedule FILE [--port N] [--port-file F] [--log F]
- *                     [--exit-after-s S]
+ *                     [--exit-after-s S] [--seed N] [--scale-ttft F] [--scale-itl F]
+ * --seed replaces the schedule's seed (independent noise per run); the
+ * scales multiply every drawn TTFT / gap (a known change for `benchmark
+ * compare`: --scale-itl 1.03 --scale-ttft 1.05).
  *
  * Schedule file:
  *   {"seed": 1, "match": "order" | "request-id",
@@ -127,6 +130,8 @@ static struct {
     size_t n_reqs;
     bool match_rid;
     uint64_t seed;
+    double scale_ttft, scale_itl; /* known change: multiply drawn TTFTs / gaps */
+    long seed_override;           /* --seed, -1 = the schedule's */
     long counter;
     FILE *log;
     char *out; /* scratch for building writes */
@@ -272,7 +277,8 @@ static void load_schedule(const char *path)
     json_t *v = json_object_get(root, "default");
     if (v)
         parse_spec(v, &S.def);
-    S.seed = (uint64_t)json_integer_value(json_object_get(root, "seed"));
+    S.seed = S.seed_override >= 0 ? (uint64_t)S.seed_override
+                                  : (uint64_t)json_integer_value(json_object_get(root, "seed"));
     const char *m = json_string_value(json_object_get(root, "match"));
     S.match_rid = m && !strcmp(m, "request-id");
     json_t *rs = json_object_get(root, "requests");
@@ -502,7 +508,7 @@ static double next_gap_ms(struct stream *st)
     const struct spec *sp = st->sp;
     if (sp->n_itl_list)
         return sp->itl_list[(size_t)(st->ev_i - 1) % sp->n_itl_list];
-    return draw(&st->rng, sp->itl);
+    return draw(&st->rng, sp->itl) * S.scale_itl;
 }
 
 static void build_token_event(struct stream *st, long k, bool last, char *tmp, size_t cap,
@@ -791,7 +797,7 @@ static void handle(struct conn *c, const char *method, const char *path, const c
     static const char hdr[] = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
                               "Cache-Control: no-cache\r\nTransfer-Encoding: chunked\r\n\r\n";
     st->t_hdr = conn_write(c, hdr, sizeof(hdr) - 1);
-    st->ttft_ms = draw(&st->rng, sp->ttft);
+    st->ttft_ms = draw(&st->rng, sp->ttft) * S.scale_ttft;
     st->next_due = t_recv + (uint64_t)llround(st->ttft_ms * 1e6);
     if (st->next_due <= now_ns())
         stream_step(c, st->next_due); /* zero-delay mode: no timer round trip */
@@ -910,6 +916,8 @@ int main(int argc, char **argv)
     const char *sched = NULL, *port_file = NULL, *log_path = NULL;
     int port = 0;
     double exit_after = 600;
+    S.scale_ttft = S.scale_itl = 1;
+    S.seed_override = -1;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "--schedule") && v)
@@ -922,9 +930,15 @@ int main(int argc, char **argv)
             log_path = argv[++i];
         else if (!strcmp(a, "--exit-after-s") && v)
             exit_after = atof(argv[++i]);
+        else if (!strcmp(a, "--seed") && v)
+            S.seed_override = atol(argv[++i]);
+        else if (!strcmp(a, "--scale-ttft") && v)
+            S.scale_ttft = atof(argv[++i]);
+        else if (!strcmp(a, "--scale-itl") && v)
+            S.scale_itl = atof(argv[++i]);
         else
             die("usage: calib_server --schedule FILE [--port N] [--port-file F] [--log F] "
-                "[--exit-after-s S]");
+                "[--exit-after-s S] [--seed N] [--scale-ttft F] [--scale-itl F]");
     }
     if (!sched)
         die("--schedule is required");
