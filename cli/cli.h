@@ -33,6 +33,10 @@ int cmd_mcp(int argc, char **argv, const struct cli_global *g);
  * OpenAI-compatible server (cmd_bench_client.c). */
 int cli_bench_client(int argc, char **argv, const struct cli_global *g);
 
+/* `benchmark compare A B [C ...]`: run-to-run comparison (cmd_bench_compare.c);
+ * argv[0] = "compare". */
+int cli_bench_compare(int argc, char **argv, const struct cli_global *g);
+
 /* `trace split` (cmd_trace_split.c) and `trace stages` (cmd_trace_stages.c). */
 int cli_trace_split(int argc, char **argv);
 int cli_trace_stages(int argc, char **argv);

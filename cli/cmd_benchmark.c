@@ -3,7 +3,9 @@
  *       a serving benchmark: launch the engine, load it, report (serve module);
  *   magpie benchmark --trace-dir DIR ...   gap analysis on existing traces;
  *   magpie benchmark --base-url URL ...    the load generator only
- *       (cmd_bench_client.c; also BENCHMARK_BASE_URL without a framework).
+ *       (cmd_bench_client.c; also BENCHMARK_BASE_URL without a framework);
+ *   magpie benchmark compare A B ...       run-to-run comparison
+ *       (cmd_bench_compare.c).
  * This file parses flags and calls the library; it holds no logic of its own. */
 #include <getopt.h>
 #include <signal.h>
@@ -86,6 +88,8 @@ static int cli_serve(int argc, char **argv, const struct cli_global *g);
 
 int cmd_benchmark(int argc, char **argv, const struct cli_global *g)
 {
+    if (argc > 1 && strcmp(argv[1], "compare") == 0)
+        return cli_bench_compare(argc - 1, argv + 1, g);
     if (has_opt(argc, argv, "--trace-dir"))
         return gap_mode(argc, argv, g);
     if (has_opt(argc, argv, "--base-url"))

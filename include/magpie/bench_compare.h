@@ -1,0 +1,197 @@
+/* magpie bench_compare: is a serving benchmark run really faster than another?
+ *
+ * Loads benchmark runs (a `magpie benchmark` workspace, a workspace of
+ * repeats run_1..N, a vLLM / magpie --save-result JSON with its per-request
+ * data, or several of them as one side), checks that the workloads are the
+ * same, and compares every candidate with the baseline: for output and
+ * request throughput and the mean, median and p99 of TTFT, TPOT, ITL and
+ * E2EL, the relative change with a bootstrap confidence interval (requests
+ * resampled within a run, runs resampled when there are repeats), a p-value
+ * per metric, Holm's
+ * correction over the metrics, and a verdict FASTER / SLOWER / WITHIN NOISE.
+ * Resampling is seeded: the same inputs and seed give the same result.
+ *
+ * Ownership: sides and results are owned by the caller and freed with their
+ * *_free (NULL is a no-op). The library never prints; the writers append to
+ * an mp_buf.
+ */
+#ifndef MAGPIE_BENCH_COMPARE_H
+#define MAGPIE_BENCH_COMPARE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <magpie/base.h>
+
+/* One request as the comparison needs it. Times in ms; tpot_ms is NAN for
+ * one-token outputs. */
+struct mp_bcmp_request {
+    double ttft_ms, tpot_ms, e2el_ms;
+    uint32_t itl_off, n_itl; /* the request's gaps: run->itl[itl_off .. itl_off + n_itl) */
+    int32_t out_tokens, prompt_len;
+};
+
+/* One measured run: the successful requests and their gaps. Throughput is
+ * written through Little's law, conc_mean * sum(tokens) / sum(E2EL), with
+ * conc_mean = sum(E2EL) / duration, which equals tokens / duration exactly
+ * and lets the requests be resampled for it too. */
+struct mp_bcmp_run {
+    char *source; /* the file the requests came from */
+    struct mp_bcmp_request *req;
+    size_t n_req; /* successful requests */
+    size_t failed;
+    double *itl; /* ms */
+    size_t n_itl;
+    double duration_s;
+    long long total_out, total_in;
+    double conc_mean; /* sum(E2EL) / duration: mean requests in flight */
+};
+
+/* A field that must match between runs (workload), or that is listed when
+ * it differs (environment: engine version, image, GPU, driver). */
+struct mp_bcmp_field {
+    char *name;  /* "model", "isl", "max_concurrency", "engine.args", "gpu.name" ... */
+    char *value; /* normalised text */
+    bool workload;
+    bool approx; /* a measured value (mean prompt tokens ...): equal within 5 % */
+};
+
+/* One side of a comparison: one run or several repeats of one setting. */
+struct mp_bcmp_side {
+    char *label;  /* given or the path */
+    char *source; /* the path as given */
+    struct mp_bcmp_run *runs;
+    size_t n_runs;
+    struct mp_bcmp_field *fields;
+    size_t n_fields;
+    char **notes; /* what a reader should know (failed requests, missing data) */
+    size_t n_notes;
+};
+
+/* Loads PATH: a workspace directory (benchmark_report.json,
+ * inferencex_result.json, inferencex_result.requests.jsonl, config.yaml),
+ * a workspace with run_1, run_2, ... (repeats), a result JSON (its sibling
+ * NAME.requests.jsonl is used when present, else the per-request arrays
+ * that --save-detailed writes), or several of these joined by ','. Errors
+ * name the file and the field; MP_EINVAL / MP_EPARSE / MP_ENOTFOUND for
+ * bad input. */
+int mp_bcmp_load(const char *path, const char *label, struct mp_bcmp_side **out, struct mp_diag *d);
+void mp_bcmp_side_free(struct mp_bcmp_side *s);
+
+enum mp_bcmp_metric_id {
+    MP_BCMP_OUT_TPS = 0, /* output tokens / s */
+    MP_BCMP_REQ_PS,      /* requests / s */
+    MP_BCMP_TTFT_MEAN,
+    MP_BCMP_TTFT_MEDIAN,
+    MP_BCMP_TTFT_P99,
+    MP_BCMP_TPOT_MEAN,
+    MP_BCMP_TPOT_MEDIAN,
+    MP_BCMP_TPOT_P99,
+    MP_BCMP_ITL_MEAN,
+    MP_BCMP_ITL_MEDIAN,
+    MP_BCMP_ITL_P99,
+    MP_BCMP_E2EL_MEAN,
+    MP_BCMP_E2EL_MEDIAN,
+    MP_BCMP_E2EL_P99,
+    MP_BCMP_N_METRICS,
+};
+
+/* "output_throughput", "ttft_mean_ms", ... (the JSON names). */
+const char *mp_bcmp_metric_name(int m);
+/* "output tok/s", "TTFT mean (ms)", ... */
+const char *mp_bcmp_metric_label(int m);
+/* true for throughput (higher is better), false for latency. */
+bool mp_bcmp_metric_higher_better(int m);
+
+/* Every metric of one run (the point estimates). */
+int mp_bcmp_run_metrics(const struct mp_bcmp_run *r, double out[MP_BCMP_N_METRICS]);
+
+struct mp_bcmp_opts {
+    int nboot;             /* bootstrap resamples (2000) */
+    uint64_t seed;         /* (0) */
+    double alpha;          /* family-wise error rate over the metrics (0.05) */
+    double ci_level;       /* level of the intervals shown (0.95) */
+    double min_effect_pct; /* changes inside +-this are noise (1.0) */
+    bool allow_different;  /* compare even when the workloads differ */
+};
+
+void mp_bcmp_opts_default(struct mp_bcmp_opts *o);
+
+enum mp_bcmp_verdict {
+    MP_BCMP_WITHIN_NOISE = 0,
+    MP_BCMP_FASTER,
+    MP_BCMP_SLOWER,
+    MP_BCMP_NA, /* no data on one side (e.g. no multi-token outputs for TPOT) */
+};
+
+const char *mp_bcmp_verdict_name(enum mp_bcmp_verdict v); /* "FASTER", "WITHIN NOISE", ... */
+
+struct mp_bcmp_metric {
+    double base, cand;     /* point estimates (pooled over the runs of a side) */
+    double change_pct;     /* (cand / base - 1) * 100 */
+    double ci_lo, ci_hi;   /* percent, at ci_level */
+    double p, p_holm;      /* two-sided bootstrap p-value of |change| <= min effect; Holm */
+    double base_spread[2]; /* min and max over the side's runs */
+    double cand_spread[2];
+    enum mp_bcmp_verdict verdict;
+};
+
+struct mp_bcmp_diff {
+    const char *name, *base, *cand; /* borrowed from the sides; NULL: not recorded */
+    bool workload;
+};
+
+struct mp_bcmp_pair {
+    const struct mp_bcmp_side *cand; /* borrowed */
+    struct mp_bcmp_metric m[MP_BCMP_N_METRICS];
+    struct mp_bcmp_diff *diffs;
+    size_t n_diffs;
+    size_t n_workload_diffs;
+    size_t n_faster, n_slower;
+};
+
+struct mp_bcmp_result {
+    const struct mp_bcmp_side *base; /* borrowed */
+    struct mp_bcmp_pair *pairs;
+    size_t n_pairs;
+    struct mp_bcmp_opts opts;
+};
+
+/* Lists the fields in which cand differs from base (borrowed strings). The
+ * first workload difference is also returned in *first (NULL if none). */
+int mp_bcmp_diff_sides(const struct mp_bcmp_side *base, const struct mp_bcmp_side *cand,
+                       struct mp_bcmp_diff **out, size_t *n, const struct mp_bcmp_diff **first);
+
+/* Compares every candidate with base. A workload difference without
+ * opts->allow_different is an input error (MP_EINVAL, d names the field and
+ * both values). The sides must outlive the result. */
+int mp_bcmp_compare(const struct mp_bcmp_side *base, const struct mp_bcmp_side *const *cands,
+                    size_t n_cands, const struct mp_bcmp_opts *opts, struct mp_bcmp_result **out,
+                    struct mp_diag *d);
+void mp_bcmp_result_free(struct mp_bcmp_result *r);
+
+/* Writers. */
+int mp_bcmp_text(const struct mp_bcmp_result *r, struct mp_buf *out);
+int mp_bcmp_json(const struct mp_bcmp_result *r, struct mp_buf *out);
+/* Self-contained page: the tables and CDFs of TTFT, ITL and E2EL per run. */
+int mp_bcmp_html(const struct mp_bcmp_result *r, struct mp_buf *out);
+
+/* Builds a run from raw per-request data (used by the loaders, the
+ * calibration simulation and tests). ttft_ms[i], e2el_ms[i], out_tokens[i]
+ * (and prompt_len[i], may be NULL) for n successful requests; request i's
+ * gaps are itl_ms[itl_off[i] .. itl_off[i] + n_itl[i]). Copies everything. */
+int mp_bcmp_run_build(const double *ttft_ms, const double *e2el_ms, const int32_t *out_tokens,
+                      const int32_t *prompt_len, const double *itl_ms, const uint32_t *itl_off,
+                      const uint32_t *n_itl, size_t n, size_t failed, double duration_s,
+                      struct mp_bcmp_run *out);
+void mp_bcmp_run_fini(struct mp_bcmp_run *r);
+
+/* A side made of runs built by the caller (moved in; *runs is freed). */
+int mp_bcmp_side_from_runs(const char *label, struct mp_bcmp_run *runs, size_t n_runs,
+                           struct mp_bcmp_side **out);
+/* Adds a field (copied). */
+int mp_bcmp_side_add_field(struct mp_bcmp_side *s, const char *name, const char *value,
+                           bool workload, bool approx);
+
+#endif

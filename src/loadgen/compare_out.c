@@ -1,0 +1,469 @@
+/* Writers of `benchmark compare`: the terminal table, the JSON document and
+ * a self-contained HTML page (inline CSS and SVG, nothing fetched) with the
+ * tables and the CDFs of TTFT, ITL and E2EL of every run. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <magpie/bench_compare.h>
+#include <magpie/fmt.h>
+#include <magpie/stats.h>
+
+static size_t side_requests(const struct mp_bcmp_side *s)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < s->n_runs; i++)
+        n += s->runs[i].n_req;
+    return n;
+}
+
+static int side_line(struct mp_buf *b, const char *role, const struct mp_bcmp_side *s)
+{
+    int rc = mp_buf_printf(b, "%-10s %s (%zu run%s, %zu requests)\n", role, s->label, s->n_runs,
+                           s->n_runs == 1 ? "" : "s", side_requests(s));
+    for (size_t i = 0; i < s->n_notes; i++)
+        rc |= mp_buf_printf(b, "           note: %s\n", s->notes[i]);
+    return rc;
+}
+
+static void fmt_val(double v, char *buf, size_t len)
+{
+    if (isnan(v))
+        snprintf(buf, len, "-");
+    else if (fabs(v) >= 1000)
+        snprintf(buf, len, "%.1f", v);
+    else if (fabs(v) >= 10)
+        snprintf(buf, len, "%.2f", v);
+    else
+        snprintf(buf, len, "%.3f", v);
+}
+
+static void fmt_pct(double v, char *buf, size_t len)
+{
+    if (isnan(v))
+        snprintf(buf, len, "-");
+    else
+        snprintf(buf, len, "%+.2f%%", v);
+}
+
+static bool any_repeats(const struct mp_bcmp_result *r, const struct mp_bcmp_pair *p)
+{
+    return r->base->n_runs > 1 || p->cand->n_runs > 1;
+}
+
+int mp_bcmp_text(const struct mp_bcmp_result *r, struct mp_buf *out)
+{
+    struct mp_buf *b = out;
+    int rc = side_line(b, "baseline", r->base);
+    for (size_t i = 0; i < r->n_pairs; i++)
+        rc |= side_line(b, "candidate", r->pairs[i].cand);
+    for (size_t i = 0; i < r->n_pairs; i++) {
+        const struct mp_bcmp_pair *p = &r->pairs[i];
+        rc |= mp_buf_printf(b, "\n%s vs %s\n", p->cand->label, r->base->label);
+        if (p->n_workload_diffs)
+            rc |= mp_buf_puts(b, "  WORKLOADS DIFFER (compared because of --allow-different):\n");
+        for (size_t k = 0; k < p->n_diffs; k++) {
+            const struct mp_bcmp_diff *df = &p->diffs[k];
+            if (k == p->n_workload_diffs)
+                rc |= mp_buf_puts(b, "  differences in where it ran (listed, not refused):\n");
+            rc |= mp_buf_printf(b, "    %-22s %s  ->  %s\n", df->name,
+                                df->base ? df->base : "(not recorded)",
+                                df->cand ? df->cand : "(not recorded)");
+        }
+        rc |= mp_buf_printf(b, "  %-18s %11s %11s %9s   %-21s %8s  %s\n", "metric", "baseline",
+                            "candidate", "change", "CI", "p(Holm)", "verdict");
+        for (int m = 0; m < MP_BCMP_N_METRICS; m++) {
+            const struct mp_bcmp_metric *x = &p->m[m];
+            char bv[32], cv[32], ch[32], lo[32], hi[32], ci[80], pv[32];
+            fmt_val(x->base, bv, sizeof(bv));
+            fmt_val(x->cand, cv, sizeof(cv));
+            fmt_pct(x->change_pct, ch, sizeof(ch));
+            fmt_pct(x->ci_lo, lo, sizeof(lo));
+            fmt_pct(x->ci_hi, hi, sizeof(hi));
+            if (isnan(x->ci_lo))
+                snprintf(ci, sizeof(ci), "-");
+            else
+                snprintf(ci, sizeof(ci), "[%s, %s]", lo, hi);
+            if (isnan(x->p_holm))
+                snprintf(pv, sizeof(pv), "-");
+            else
+                snprintf(pv, sizeof(pv), "%.4f", x->p_holm);
+            rc |=
+                mp_buf_printf(b, "  %-18s %11s %11s %9s   %-21s %8s  %s\n", mp_bcmp_metric_label(m),
+                              bv, cv, ch, ci, pv, mp_bcmp_verdict_name(x->verdict));
+        }
+        if (any_repeats(r, p)) {
+            rc |= mp_buf_puts(b, "  spread over runs (min .. max):\n");
+            for (int m = 0; m < MP_BCMP_N_METRICS; m++) {
+                const struct mp_bcmp_metric *x = &p->m[m];
+                char a0[32], a1[32], c0[32], c1[32];
+                fmt_val(x->base_spread[0], a0, sizeof(a0));
+                fmt_val(x->base_spread[1], a1, sizeof(a1));
+                fmt_val(x->cand_spread[0], c0, sizeof(c0));
+                fmt_val(x->cand_spread[1], c1, sizeof(c1));
+                rc |= mp_buf_printf(b, "    %-18s %10s .. %-10s %10s .. %s\n",
+                                    mp_bcmp_metric_label(m), a0, a1, c0, c1);
+            }
+        }
+        size_t noise = MP_BCMP_N_METRICS - p->n_faster - p->n_slower;
+        rc |= mp_buf_printf(b, "  %zu FASTER, %zu SLOWER, %zu within noise or n/a\n", p->n_faster,
+                            p->n_slower, noise);
+    }
+    rc |= mp_buf_printf(b,
+                        "\n%.0f%% intervals of the relative change (%d bootstrap resamples, seed "
+                        "%llu); a verdict needs the Holm-adjusted p < %g over the %d metrics and "
+                        "a change beyond +-%g%%\n",
+                        r->opts.ci_level * 100, r->opts.nboot, (unsigned long long)r->opts.seed,
+                        r->opts.alpha, MP_BCMP_N_METRICS, r->opts.min_effect_pct);
+    return rc ? MP_ENOMEM : 0;
+}
+
+/* ---- JSON ---- */
+
+static int jnum(struct mp_buf *b, const char *key, double v, bool comma)
+{
+    int rc = mp_buf_printf(b, "%s\"%s\": ", comma ? ", " : "", key);
+    return rc | mp_json_double(b, v);
+}
+
+static int jstr(struct mp_buf *b, const char *key, const char *v, bool comma)
+{
+    int rc = mp_buf_printf(b, "%s\"%s\": ", comma ? ", " : "", key);
+    if (!v)
+        return rc | mp_buf_puts(b, "null");
+    return rc | mp_json_str(b, v, strlen(v));
+}
+
+static int side_json(struct mp_buf *b, const struct mp_bcmp_side *s)
+{
+    int rc = mp_buf_puts(b, "{");
+    rc |= jstr(b, "label", s->label, false);
+    rc |= jstr(b, "source", s->source, true);
+    rc |= mp_buf_puts(b, ", \"fields\": {");
+    for (size_t i = 0; i < s->n_fields; i++) {
+        rc |= jstr(b, s->fields[i].name, s->fields[i].value, i > 0);
+    }
+    rc |= mp_buf_puts(b, "}, \"notes\": [");
+    for (size_t i = 0; i < s->n_notes; i++) {
+        rc |= mp_buf_puts(b, i ? ", " : "");
+        rc |= mp_json_str(b, s->notes[i], strlen(s->notes[i]));
+    }
+    rc |= mp_buf_puts(b, "], \"runs\": [");
+    for (size_t i = 0; i < s->n_runs; i++) {
+        const struct mp_bcmp_run *x = &s->runs[i];
+        double v[MP_BCMP_N_METRICS];
+        if (mp_bcmp_run_metrics(x, v))
+            return MP_ENOMEM;
+        rc |= mp_buf_puts(b, i ? ", {" : "{");
+        rc |= jstr(b, "source", x->source, false);
+        rc |= mp_buf_printf(b, ", \"completed\": %zu, \"failed\": %zu", x->n_req, x->failed);
+        rc |= jnum(b, "duration_s", x->duration_s, true);
+        for (int m = 0; m < MP_BCMP_N_METRICS; m++)
+            rc |= jnum(b, mp_bcmp_metric_name(m), v[m], true);
+        rc |= mp_buf_putc(b, '}');
+    }
+    return rc | mp_buf_puts(b, "]}");
+}
+
+int mp_bcmp_json(const struct mp_bcmp_result *r, struct mp_buf *out)
+{
+    struct mp_buf *b = out;
+    int rc = mp_buf_puts(b, "{\"settings\": {");
+    rc |= mp_buf_printf(b, "\"bootstrap\": %d, \"seed\": %llu", r->opts.nboot,
+                        (unsigned long long)r->opts.seed);
+    rc |= jnum(b, "alpha", r->opts.alpha, true);
+    rc |= jnum(b, "ci_level", r->opts.ci_level, true);
+    rc |= jnum(b, "min_effect_pct", r->opts.min_effect_pct, true);
+    rc |= mp_buf_printf(b, ", \"allow_different\": %s, \"correction\": \"holm\"}",
+                        r->opts.allow_different ? "true" : "false");
+    rc |= mp_buf_puts(b, ", \"baseline\": ");
+    rc |= side_json(b, r->base);
+    rc |= mp_buf_puts(b, ", \"candidates\": [");
+    for (size_t i = 0; i < r->n_pairs; i++) {
+        const struct mp_bcmp_pair *p = &r->pairs[i];
+        rc |= mp_buf_puts(b, i ? ", {\"side\": " : "{\"side\": ");
+        rc |= side_json(b, p->cand);
+        rc |= mp_buf_puts(b, ", \"workload_differences\": [");
+        bool first = true;
+        for (int pass = 0; pass < 2; pass++) {
+            if (pass)
+                rc |= mp_buf_puts(b, "], \"environment_differences\": [");
+            first = true;
+            for (size_t k = 0; k < p->n_diffs; k++) {
+                const struct mp_bcmp_diff *df = &p->diffs[k];
+                if (df->workload != (pass == 0))
+                    continue;
+                rc |= mp_buf_puts(b, first ? "{" : ", {");
+                first = false;
+                rc |= jstr(b, "field", df->name, false);
+                rc |= jstr(b, "baseline", df->base, true);
+                rc |= jstr(b, "candidate", df->cand, true);
+                rc |= mp_buf_putc(b, '}');
+            }
+        }
+        rc |= mp_buf_puts(b, "], \"metrics\": [");
+        for (int m = 0; m < MP_BCMP_N_METRICS; m++) {
+            const struct mp_bcmp_metric *x = &p->m[m];
+            rc |= mp_buf_puts(b, m ? ", {" : "{");
+            rc |= jstr(b, "name", mp_bcmp_metric_name(m), false);
+            rc |= mp_buf_printf(b, ", \"higher_is_better\": %s",
+                                mp_bcmp_metric_higher_better(m) ? "true" : "false");
+            rc |= jnum(b, "baseline", x->base, true);
+            rc |= jnum(b, "candidate", x->cand, true);
+            rc |= jnum(b, "change_pct", x->change_pct, true);
+            rc |= jnum(b, "ci_lo_pct", x->ci_lo, true);
+            rc |= jnum(b, "ci_hi_pct", x->ci_hi, true);
+            rc |= jnum(b, "p_value", x->p, true);
+            rc |= jnum(b, "p_holm", x->p_holm, true);
+            rc |= mp_buf_puts(b, ", \"baseline_runs\": [");
+            rc |= mp_json_double(b, x->base_spread[0]);
+            rc |= mp_buf_puts(b, ", ");
+            rc |= mp_json_double(b, x->base_spread[1]);
+            rc |= mp_buf_puts(b, "], \"candidate_runs\": [");
+            rc |= mp_json_double(b, x->cand_spread[0]);
+            rc |= mp_buf_puts(b, ", ");
+            rc |= mp_json_double(b, x->cand_spread[1]);
+            rc |= mp_buf_puts(b, "]");
+            rc |= jstr(b, "verdict", mp_bcmp_verdict_name(x->verdict), true);
+            rc |= mp_buf_putc(b, '}');
+        }
+        rc |= mp_buf_printf(b, "], \"faster\": %zu, \"slower\": %zu}", p->n_faster, p->n_slower);
+    }
+    rc |= mp_buf_puts(b, "]}\n");
+    return rc ? MP_ENOMEM : 0;
+}
+
+/* ---- HTML ---- */
+
+#define W 620
+#define H 300
+#define ML 56
+#define MB 34
+#define MT 24
+#define CDF_POINTS 300
+
+static const char *const COLORS[] = {"#4c78a8", "#e45756", "#54a24b", "#f58518",
+                                     "#b279a2", "#9d755d", "#72b7b2", "#ff9da6"};
+
+static int esc(struct mp_buf *b, const char *s)
+{
+    int rc = 0;
+    for (; s && *s; s++) {
+        switch (*s) {
+        case '<':
+            rc |= mp_buf_puts(b, "&lt;");
+            break;
+        case '>':
+            rc |= mp_buf_puts(b, "&gt;");
+            break;
+        case '&':
+            rc |= mp_buf_puts(b, "&amp;");
+            break;
+        case '"':
+            rc |= mp_buf_puts(b, "&quot;");
+            break;
+        default:
+            rc |= mp_buf_putc(b, *s);
+        }
+    }
+    return rc;
+}
+
+static double nice_max(double v)
+{
+    if (!(v > 0))
+        return 1;
+    double p = pow(10, floor(log10(v))), m = v / p;
+    return (m <= 1 ? 1 : m <= 2 ? 2 : m <= 5 ? 5 : 10) * p;
+}
+
+enum { S_TTFT, S_ITL, S_E2EL };
+
+/* The sorted sample of kind of run x (malloc'd, *n its size). */
+static double *sample(const struct mp_bcmp_run *x, int kind, size_t *n)
+{
+    size_t k = kind == S_ITL ? x->n_itl : x->n_req;
+    double *v = mp_malloc((k + 1) * sizeof(double));
+    if (!v)
+        return NULL;
+    for (size_t i = 0; i < k; i++)
+        v[i] = kind == S_ITL ? x->itl[i] : kind == S_TTFT ? x->req[i].ttft_ms : x->req[i].e2el_ms;
+    qsort(v, k, sizeof(double), mp_stats_cmp_double);
+    *n = k;
+    return v;
+}
+
+struct curve {
+    const struct mp_bcmp_side *side;
+    size_t run, color;
+};
+
+static int cdf(struct mp_buf *b, const char *title, int kind, const struct curve *cv, size_t nc)
+{
+    double xmax = 0;
+    int rc = 0;
+    for (size_t c = 0; c < nc; c++) {
+        size_t n;
+        double *v = sample(&cv[c].side->runs[cv[c].run], kind, &n);
+        if (!v)
+            return MP_ENOMEM;
+        if (n)
+            xmax = fmax(xmax, mp_stats_quantile_sorted(v, n, 0.995));
+        free(v);
+    }
+    xmax = nice_max(xmax);
+    rc |= mp_buf_printf(b,
+                        "<svg width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
+                        "xmlns=\"http://www.w3.org/2000/svg\"><text x=\"%d\" y=\"15\" "
+                        "class=\"t\">",
+                        W, H, W, H, ML);
+    rc |= esc(b, title);
+    rc |= mp_buf_printf(b,
+                        "</text><line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" class=\"ax\"/>"
+                        "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" class=\"ax\"/>",
+                        ML, H - MB, W - 10, H - MB, ML, MT, ML, H - MB);
+    for (int i = 0; i <= 4; i++) {
+        double f = (double)i / 4;
+        int y = (int)(H - MB - f * (H - MB - MT)), x = (int)(ML + f * (W - 10 - ML));
+        rc |=
+            mp_buf_printf(b,
+                          "<text x=\"%d\" y=\"%d\" class=\"l\" text-anchor=\"end\">%.2f</text>"
+                          "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" class=\"g\"/>"
+                          "<text x=\"%d\" y=\"%d\" class=\"l\" text-anchor=\"middle\">%.4g</text>",
+                          ML - 4, y + 4, f, ML, y, W - 10, y, x, H - MB + 14, xmax * f);
+    }
+    rc |= mp_buf_printf(b,
+                        "<text x=\"%d\" y=\"%d\" class=\"l\" text-anchor=\"middle\">ms (axis "
+                        "ends at the largest p99.5)</text>",
+                        (ML + W) / 2, H - 4);
+    for (size_t c = 0; c < nc; c++) {
+        size_t n;
+        double *v = sample(&cv[c].side->runs[cv[c].run], kind, &n);
+        if (!v)
+            return MP_ENOMEM;
+        rc |= mp_buf_printf(b,
+                            "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"1.5\"%s "
+                            "points=\"",
+                            COLORS[cv[c].color % 8], cv[c].run ? " stroke-dasharray=\"5 2\"" : "");
+        for (int i = 0; n && i < CDF_POINTS; i++) {
+            double q = (double)i / (CDF_POINTS - 1);
+            double x = mp_stats_quantile_sorted(v, n, q);
+            double px = ML + fmin(1, x / xmax) * (W - 10 - ML), py = H - MB - q * (H - MB - MT);
+            rc |= mp_buf_printf(b, "%.1f,%.1f ", px, py);
+        }
+        rc |= mp_buf_puts(b, "\"><title>");
+        rc |= esc(b, cv[c].side->label);
+        rc |= mp_buf_printf(b, " run %zu</title></polyline>", cv[c].run + 1);
+        free(v);
+    }
+    return rc | mp_buf_puts(b, "</svg>\n");
+}
+
+int mp_bcmp_html(const struct mp_bcmp_result *r, struct mp_buf *out)
+{
+    struct mp_buf *b = out;
+    int rc = mp_buf_puts(b, "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>magpie "
+                            "benchmark compare</title><style>"
+                            "body{font:14px system-ui,sans-serif;margin:24px;color:#222}"
+                            "table{border-collapse:collapse;margin:8px 0 16px}"
+                            "td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}"
+                            "th{background:#f3f3f3}td.k{text-align:left}"
+                            ".t{font-weight:600;font-size:13px}.l{font-size:10px;fill:#555}"
+                            ".ax{stroke:#333}.g{stroke:#eee}svg{margin:6px 12px 6px 0}"
+                            ".FASTER{background:#dff0d8}.SLOWER{background:#f8d7da}"
+                            ".sw{display:inline-block;width:14px;height:4px;margin-right:4px}"
+                            "</style></head><body>\n<h1>Benchmark comparison</h1>\n<table>"
+                            "<tr><th>role</th><th>label</th><th>runs</th><th>requests</th>"
+                            "<th>source</th></tr>");
+    size_t nsides = r->n_pairs + 1, ncurves = 0;
+    for (size_t s = 0; s < nsides; s++) {
+        const struct mp_bcmp_side *sd = s ? r->pairs[s - 1].cand : r->base;
+        ncurves += sd->n_runs;
+        rc |= mp_buf_printf(b,
+                            "<tr><td class=\"k\"><span class=\"sw\" "
+                            "style=\"background:%s\"></span>%s</td><td class=\"k\">",
+                            COLORS[s % 8], s ? "candidate" : "baseline");
+        rc |= esc(b, sd->label);
+        rc |= mp_buf_printf(b, "</td><td>%zu</td><td>%zu</td><td class=\"k\">", sd->n_runs,
+                            side_requests(sd));
+        rc |= esc(b, sd->source);
+        rc |= mp_buf_puts(b, "</td></tr>");
+    }
+    rc |= mp_buf_puts(b, "</table>\n");
+    for (size_t i = 0; i < r->n_pairs; i++) {
+        const struct mp_bcmp_pair *p = &r->pairs[i];
+        rc |= mp_buf_puts(b, "<h2>");
+        rc |= esc(b, p->cand->label);
+        rc |= mp_buf_puts(b, " vs ");
+        rc |= esc(b, r->base->label);
+        rc |= mp_buf_puts(b, "</h2>\n");
+        if (p->n_diffs) {
+            rc |= mp_buf_puts(b, "<table><tr><th>field</th><th>kind</th><th>baseline</th>"
+                                 "<th>candidate</th></tr>");
+            for (size_t k = 0; k < p->n_diffs; k++) {
+                const struct mp_bcmp_diff *df = &p->diffs[k];
+                rc |= mp_buf_puts(b, "<tr><td class=\"k\">");
+                rc |= esc(b, df->name);
+                rc |= mp_buf_printf(b, "</td><td class=\"k\">%s</td><td class=\"k\">",
+                                    df->workload ? "WORKLOAD" : "environment");
+                rc |= esc(b, df->base ? df->base : "(not recorded)");
+                rc |= mp_buf_puts(b, "</td><td class=\"k\">");
+                rc |= esc(b, df->cand ? df->cand : "(not recorded)");
+                rc |= mp_buf_puts(b, "</td></tr>");
+            }
+            rc |= mp_buf_puts(b, "</table>\n");
+        }
+        rc |= mp_buf_printf(b,
+                            "<table><tr><th>metric</th><th>baseline</th><th>candidate</th>"
+                            "<th>change</th><th>%.0f%% CI</th><th>p (Holm)</th><th>verdict</th>"
+                            "</tr>",
+                            r->opts.ci_level * 100);
+        for (int m = 0; m < MP_BCMP_N_METRICS; m++) {
+            const struct mp_bcmp_metric *x = &p->m[m];
+            char bv[32], cv[32], ch[32], lo[32], hi[32];
+            fmt_val(x->base, bv, sizeof(bv));
+            fmt_val(x->cand, cv, sizeof(cv));
+            fmt_pct(x->change_pct, ch, sizeof(ch));
+            fmt_pct(x->ci_lo, lo, sizeof(lo));
+            fmt_pct(x->ci_hi, hi, sizeof(hi));
+            const char *v = mp_bcmp_verdict_name(x->verdict);
+            rc |= mp_buf_printf(b,
+                                "<tr class=\"%s\"><td class=\"k\">%s</td><td>%s</td><td>%s</td>"
+                                "<td>%s</td><td>[%s, %s]</td><td>%.4f</td><td class=\"k\">%s"
+                                "</td></tr>",
+                                x->verdict == MP_BCMP_FASTER   ? "FASTER"
+                                : x->verdict == MP_BCMP_SLOWER ? "SLOWER"
+                                                               : "",
+                                mp_bcmp_metric_label(m), bv, cv, ch, lo, hi,
+                                isnan(x->p_holm) ? 1.0 : x->p_holm, v);
+        }
+        rc |= mp_buf_puts(b, "</table>\n");
+    }
+    struct curve *cv = calloc(ncurves + 1, sizeof(*cv));
+    if (!cv)
+        return MP_ENOMEM;
+    size_t k = 0;
+    for (size_t s = 0; s < nsides; s++) {
+        const struct mp_bcmp_side *sd = s ? r->pairs[s - 1].cand : r->base;
+        for (size_t j = 0; j < sd->n_runs; j++)
+            cv[k++] = (struct curve){sd, j, s};
+    }
+    rc |= mp_buf_puts(b, "<h2>Distributions (CDF per run; repeats dashed)</h2>\n");
+    if (!rc)
+        rc = cdf(b, "Time to first token (TTFT)", S_TTFT, cv, ncurves);
+    if (!rc)
+        rc = cdf(b, "Inter-token latency (ITL)", S_ITL, cv, ncurves);
+    if (!rc)
+        rc = cdf(b, "End-to-end latency (E2EL)", S_E2EL, cv, ncurves);
+    free(cv);
+    rc |= mp_buf_printf(b,
+                        "<p>Intervals: percentile bootstrap of the relative change (%d "
+                        "resamples, seed %llu; requests within a run, runs when there are "
+                        "repeats, time windows for throughput). Verdict: Holm-adjusted p &lt; "
+                        "%g over %d metrics and a change beyond &plusmn;%g%%. docs/metrics.md. "
+                        "Generated by magpie " MP_VERSION ".</p></body></html>\n",
+                        r->opts.nboot, (unsigned long long)r->opts.seed, r->opts.alpha,
+                        MP_BCMP_N_METRICS, r->opts.min_effect_pct);
+    return rc ? MP_ENOMEM : 0;
+}
