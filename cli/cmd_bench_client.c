@@ -20,45 +20,49 @@
 static void usage(FILE *f)
 {
     fprintf(
+        f, "usage: magpie benchmark --base-url URL [--model M] [options]\n\n"
+           "Serving benchmark of a running OpenAI-compatible server (vLLM, SGLang, ATOM, ...)\n"
+           "with magpie's native load generator. Metrics are vLLM's (docs/metrics.md); flags\n"
+           "follow `vllm bench serve`. BENCHMARK_BASE_URL stands in for --base-url.\n\n"
+           "server:\n"
+           "  --base-url URL            e.g. http://127.0.0.1:8000 (or --host H --port P)\n"
+           "  --endpoint PATH           /v1/completions (default) or /v1/chat/completions\n"
+           "  --backend B               openai|vllm (completions), openai-chat|vllm-chat (chat)\n"
+           "  --model M                 model name; default: first of GET /v1/models\n"
+           "  --served-model-name N     name sent in requests (default: --model)\n"
+           "  --tokenizer T             recorded in the result as tokenizer_id\n"
+           "  --header KEY=VALUE ...    extra HTTP headers ($OPENAI_API_KEY adds Authorization)\n"
+           "  --extra-body JSON         members added to every request body\n"
+           "  --ignore-eos              send ignore_eos (forced on for the random dataset)\n"
+           "  --temperature/--top-p/--top-k/--min-p/--frequency-penalty/--presence-penalty/\n"
+           "  --repetition-penalty X    sampling parameters, as vLLM sends them\n"
+           "  --continuous-usage-stats  ask for usage in every chunk: per-event token counts\n"
+           "  --insecure                do not verify TLS certificates\n"
+           "  --no-kernel-timestamps    stamp events when read, not when the kernel received them\n"
+           "workload:\n"
+           "  --dataset-name NAME       random (default), sharegpt, jsonl (alias custom)\n"
+           "  --dataset-path FILE       for sharegpt / jsonl\n"
+           "  --num-prompts N           requests to send (default 1000)\n"
+           "  --random-input-len N      (1024)   --random-output-len N (128)\n"
+           "  --random-range-ratio R    (0)      --random-prefix-len N (0)\n"
+           "  --random-mode vllm|sglang length sampling: vllm [L(1-R), L(1+R)], sglang [L R, L]\n"
+           "  --input-len/--output-len  generic aliases of the dataset lengths\n"
+           "  --random-vocab-start N, --random-vocab-size N  token-id range (1000, 31000)\n"
+           "  --sharegpt-output-len N, --custom-output-len N  fixed output lengths\n"
+           "  --disable-shuffle, --no-oversample\n"
+           "load:\n"
+           "  --request-rate R          req/s, inf (default) = all at once\n"
+           "  --burstiness B            gamma shape, 1 = Poisson (default)\n"
+           "  --max-concurrency N       in-flight cap (requests beyond it queue)\n"
+           "  --num-warmups N           unmeasured requests first (default 0)\n"
+           "  --seed S                  (default 0; same arrival schedule as vLLM's seed)\n"
+           "  --request-timeout S       per request (default 21600)\n"
+           "  --stall-timeout S         fail a request after S seconds without data (off)\n"
+           "  --max-failed-requests N|P%%  failed requests the run may have and still pass: a\n"
+           "                            count or a percentage of --num-prompts (default 0: any\n"
+           "                            failure is exit 1; metrics cover successes only)\n");
+    fprintf(
         f,
-        "usage: magpie benchmark --base-url URL [--model M] [options]\n\n"
-        "Serving benchmark of a running OpenAI-compatible server (vLLM, SGLang, ATOM, ...)\n"
-        "with magpie's native load generator. Metrics are vLLM's (docs/metrics.md); flags\n"
-        "follow `vllm bench serve`. BENCHMARK_BASE_URL stands in for --base-url.\n\n"
-        "server:\n"
-        "  --base-url URL            e.g. http://127.0.0.1:8000 (or --host H --port P)\n"
-        "  --endpoint PATH           /v1/completions (default) or /v1/chat/completions\n"
-        "  --backend B               openai|vllm (completions), openai-chat|vllm-chat (chat)\n"
-        "  --model M                 model name; default: first of GET /v1/models\n"
-        "  --served-model-name N     name sent in requests (default: --model)\n"
-        "  --tokenizer T             recorded in the result as tokenizer_id\n"
-        "  --header KEY=VALUE ...    extra HTTP headers ($OPENAI_API_KEY adds Authorization)\n"
-        "  --extra-body JSON         members added to every request body\n"
-        "  --ignore-eos              send ignore_eos (forced on for the random dataset)\n"
-        "  --temperature/--top-p/--top-k/--min-p/--frequency-penalty/--presence-penalty/\n"
-        "  --repetition-penalty X    sampling parameters, as vLLM sends them\n"
-        "  --continuous-usage-stats  ask for usage in every chunk: per-event token counts\n"
-        "  --insecure                do not verify TLS certificates\n"
-        "  --no-kernel-timestamps    stamp events when read, not when the kernel received them\n"
-        "workload:\n"
-        "  --dataset-name NAME       random (default), sharegpt, jsonl (alias custom)\n"
-        "  --dataset-path FILE       for sharegpt / jsonl\n"
-        "  --num-prompts N           requests to send (default 1000)\n"
-        "  --random-input-len N      (1024)   --random-output-len N (128)\n"
-        "  --random-range-ratio R    (0)      --random-prefix-len N (0)\n"
-        "  --random-mode vllm|sglang length sampling: vllm [L(1-R), L(1+R)], sglang [L R, L]\n"
-        "  --input-len/--output-len  generic aliases of the dataset lengths\n"
-        "  --random-vocab-start N, --random-vocab-size N  token-id range (1000, 31000)\n"
-        "  --sharegpt-output-len N, --custom-output-len N  fixed output lengths\n"
-        "  --disable-shuffle, --no-oversample\n"
-        "load:\n"
-        "  --request-rate R          req/s, inf (default) = all at once\n"
-        "  --burstiness B            gamma shape, 1 = Poisson (default)\n"
-        "  --max-concurrency N       in-flight cap (requests beyond it queue)\n"
-        "  --num-warmups N           unmeasured requests first (default 0)\n"
-        "  --seed S                  (default 0; same arrival schedule as vLLM's seed)\n"
-        "  --request-timeout S       per request (default 21600)\n"
-        "  --stall-timeout S         fail a request after S seconds without data (off)\n"
         "results:\n"
         "  --percentile-metrics L    ttft,tpot,itl (default),e2el,client_queue_time,...\n"
         "  --metric-percentiles L    e.g. 50,90,99 (default 99)\n"
@@ -72,7 +76,8 @@ static void usage(FILE *f)
         "  --request-id-prefix P     x-request-id prefix (default bench-<hex>-)\n"
         "  --json                    print {throughput, latency, ...} JSON, not the summary\n"
         "  --disable-tqdm, -q        no progress display\n\n"
-        "exit status: 0 ok, 1 every request failed or the run failed, 2 usage or input error\n\n"
+        "exit status: 0 ok, 1 more requests failed than --max-failed-requests allows or the\n"
+        "run failed, 2 usage or input error\n\n"
         "examples:\n"
         "  magpie benchmark --base-url http://127.0.0.1:8000 --model meta-llama/Llama-3.1-8B \\\n"
         "      --random-input-len 1024 --random-output-len 128 --max-concurrency 64 \\\n"
@@ -87,6 +92,7 @@ struct opts {
     struct mp_loadgen_random_opts rnd;
     struct mp_loadgen_metrics_opts mo;
     struct mp_loadgen_report_info info;
+    struct mp_loadgen_fail_limit fail_limit;
     const char *dataset, *dataset_path, *result_dir, *result_filename, *save_requests, *html;
     const char *host, *port, *backend, *served, *extra_body;
     size_t num_prompts;
@@ -236,6 +242,11 @@ static int parse(int argc, char **argv, struct opts *o)
             }
             if (!taken && !hdr && !meta)
                 return bad("--goodput", "", "KEY:VALUE pairs");
+        } else if (IS("--max-failed-requests")) {
+            struct mp_diag d;
+            mp_diag_clear(&d);
+            if ((rc = mp_loadgen_fail_limit_parse(VAL(), &o->fail_limit, &d)))
+                return cli_report_error(&d, rc);
         } else if (IS("--dataset-name")) {
             o->dataset = VAL();
         } else if (IS("--dataset-path")) {
@@ -560,12 +571,19 @@ int cli_bench_client(int argc, char **argv, const struct cli_global *g)
     o.info.model_id = model_id;
     o.info.dataset = ds->name;
     o.info.num_prompts = o.num_prompts;
+    o.info.fail_limit = &o.fail_limit;
+    struct mp_loadgen_failures fl;
+    mp_loadgen_failures(res, &fl);
+    /* with no success there is nothing to judge, whatever the limit */
+    bool judged = m.completed > 0 && mp_loadgen_fail_limit_ok(&o.fail_limit, fl.failed, fl.total);
     if (o.json) {
         rc = mp_buf_puts(&out, "{\"success\": ");
-        rc |= mp_buf_puts(&out, m.completed ? "true" : "false");
+        rc |= mp_buf_puts(&out, judged ? "true" : "false");
         rc |= mp_buf_printf(
             &out, ", \"completed\": %zu, \"failed\": %zu, \"metrics\": ", m.completed, m.failed);
         rc |= mp_loadgen_magpie_json(&m, &out);
+        rc |= mp_buf_puts(&out, ", \"failures\": ");
+        rc |= mp_loadgen_failures_json(&fl, &o.fail_limit, &out);
         rc |= mp_buf_puts(&out, "}\n");
     } else {
         rc = mp_loadgen_summary(res, &m, &out);
@@ -646,6 +664,21 @@ int cli_bench_client(int argc, char **argv, const struct cli_global *g)
     if (m.completed == 0) {
         fprintf(stderr, "magpie: error: all %zu requests failed\n", m.failed);
         exit_code = EXIT_FAIL;
+    } else if (!judged) {
+        char ls[48];
+        mp_loadgen_fail_limit_format(&o.fail_limit, ls, sizeof(ls));
+        fprintf(stderr,
+                "magpie: error: %zu of %zu requests failed (%.2f%%), more than "
+                "--max-failed-requests %s allows (reasons above)\n",
+                fl.failed, fl.total, fl.ratio * 100, ls);
+        exit_code = EXIT_FAIL;
+    } else if (fl.failed) {
+        char ls[48];
+        mp_loadgen_fail_limit_format(&o.fail_limit, ls, sizeof(ls));
+        fprintf(stderr,
+                "magpie: warning: %zu of %zu requests failed (%.2f%%), within "
+                "--max-failed-requests %s; metrics cover the %zu successful ones\n",
+                fl.failed, fl.total, fl.ratio * 100, ls, m.completed);
     }
 done:
     for (int i = 0; i < o.cfg.n_headers; i++)

@@ -143,10 +143,20 @@ void mp_loadgen_config_default(struct mp_loadgen_config *c);
 int mp_loadgen_first_model(const char *base_url, const char *const *headers, int n_headers,
                            bool insecure, char *out, size_t out_len, struct mp_diag *d);
 
+/* Why a request failed, for grouping failures in reports. */
+enum mp_loadgen_fail_kind {
+    MP_LOADGEN_FAIL_NONE = 0,
+    MP_LOADGEN_FAIL_HTTP,       /* the server answered with a status other than 200 */
+    MP_LOADGEN_FAIL_TIMEOUT,    /* request timeout, or a stall (no byte for stall_timeout_s) */
+    MP_LOADGEN_FAIL_CONNECTION, /* refused, reset or closed before the stream ended */
+    MP_LOADGEN_FAIL_STREAM,     /* 200, but an error event, malformed SSE or no token */
+};
+
 /* One request as measured. Times are CLOCK_MONOTONIC ns. */
 struct mp_loadgen_record {
     uint32_t index;
     bool success;
+    uint8_t fail_kind;           /* enum mp_loadgen_fail_kind */
     bool usage_seen;             /* usage.completion_tokens came from the server */
     int http_status;             /* 0 when no response */
     int32_t expected_prompt_len; /* from the dataset */
@@ -254,6 +264,59 @@ int mp_loadgen_metrics_compute(const struct mp_loadgen_result *r,
 /* numpy.percentile (linear interpolation) of sorted v[0..n), p in [0,100]. */
 double mp_loadgen_percentile(const double *sorted, size_t n, double p);
 
+/* ---- failures (docs/metrics.md, "Failed requests") ---- */
+
+#define MP_LOADGEN_FAIL_GROUPS 16
+#define MP_LOADGEN_FAIL_EXAMPLES 3
+
+/* The failures of one reason: a kind, and for HTTP the status. */
+struct mp_loadgen_fail_group {
+    enum mp_loadgen_fail_kind kind;
+    int http_status; /* MP_LOADGEN_FAIL_HTTP only, else 0 */
+    char reason[32]; /* "HTTP 500", "timeout", "connection", "stream" */
+    size_t count;
+    size_t first_index;                             /* request index of the first one */
+    const char *examples[MP_LOADGEN_FAIL_EXAMPLES]; /* distinct messages in request order,
+                                                       borrowed from the result */
+    size_t n_examples;
+};
+
+struct mp_loadgen_failures {
+    size_t failed, total; /* measured requests (warm-ups are not counted) */
+    double ratio;         /* failed / total; 0 when total is 0 */
+    struct mp_loadgen_fail_group groups[MP_LOADGEN_FAIL_GROUPS]; /* most frequent first */
+    size_t n_groups;
+};
+
+/* Groups the failed records of r by reason. */
+void mp_loadgen_failures(const struct mp_loadgen_result *r, struct mp_loadgen_failures *out);
+const char *mp_loadgen_fail_kind_name(enum mp_loadgen_fail_kind k); /* "http", "timeout", ... */
+
+/* The most failures a run may have and still be judged: a count ("3") or a
+ * percentage of the measured requests ("0.5%"). Default 0. */
+struct mp_loadgen_fail_limit {
+    bool percent;
+    double value; /* count, or percent in [0, 100] */
+};
+
+/* "N" (an integer >= 0) or "P%" (0 <= P <= 100). MP_EINVAL otherwise. */
+int mp_loadgen_fail_limit_parse(const char *s, struct mp_loadgen_fail_limit *out,
+                                struct mp_diag *d);
+/* failed <= the limit (for a percentage: failed * 100 <= P * total). */
+bool mp_loadgen_fail_limit_ok(const struct mp_loadgen_fail_limit *l, size_t failed, size_t total);
+/* "3" or "0.5%" */
+void mp_loadgen_fail_limit_format(const struct mp_loadgen_fail_limit *l, char *out, size_t len);
+/* {"failed": N, "total": N, "ratio": R[, "max_failed_requests": "L", "within_limit": B],
+ *  "by_reason": [{"reason", "kind", "http_status", "count", "first_request",
+ *  "examples": [...]}, ...]}; limit may be NULL. */
+int mp_loadgen_failures_json(const struct mp_loadgen_failures *f,
+                             const struct mp_loadgen_fail_limit *limit, struct mp_buf *out);
+/* "Failed requests: 3 of 100 (3.00%)[, limit L: within it|over it]", then
+ * per group "  REASON  COUNT  first #INDEX" and its messages indented below;
+ * nothing when there is no failure. limit may be NULL. */
+int mp_loadgen_failures_text(const struct mp_loadgen_failures *f,
+                             const struct mp_loadgen_fail_limit *limit, struct mp_buf *out);
+
 /* ---- reports ---- */
 
 #define MP_LOADGEN_MAX_METADATA 32
@@ -269,6 +332,9 @@ struct mp_loadgen_report_info {
     const char *metadata[MP_LOADGEN_MAX_METADATA]; /* "KEY=VALUE" */
     int n_metadata;
     bool save_detailed; /* per-request arrays */
+    /* the run's failure limit: recorded in the result JSON's magpie.failures
+     * and shown in the HTML (NULL = not judged here) */
+    const struct mp_loadgen_fail_limit *fail_limit;
 };
 
 /* vLLM --save-result JSON (keys of vllm/benchmarks/serve.py, in its order),

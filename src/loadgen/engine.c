@@ -574,17 +574,26 @@ static void finish(struct engine *e, struct slot *s, CURLcode cc)
         (void)mp_loadgen_sse_finish(&s->sse);
     char err[512];
     err[0] = 0;
+    /* the kind follows the message chosen below; a stall ends with
+     * CURLE_OPERATION_TIMEDOUT and its own message */
+    enum mp_loadgen_fail_kind kind = MP_LOADGEN_FAIL_NONE;
     if (s->fail[0]) {
         snprintf(err, sizeof(err), "%s", s->fail);
+        kind = cc == CURLE_OPERATION_TIMEDOUT ? MP_LOADGEN_FAIL_TIMEOUT : MP_LOADGEN_FAIL_STREAM;
     } else if (code != 200 && code != 0) {
         snprintf(err, sizeof(err), "HTTP %ld %s: %.*s", code, s->reason, (int)s->errbody.len,
                  s->errbody.data ? s->errbody.data : "");
+        kind = MP_LOADGEN_FAIL_HTTP;
     } else if (cc != CURLE_OK) {
         snprintf(err, sizeof(err), "%s%s%s", curl_easy_strerror(cc), s->errbuf[0] ? ": " : "",
                  s->errbuf);
+        kind =
+            cc == CURLE_OPERATION_TIMEDOUT ? MP_LOADGEN_FAIL_TIMEOUT : MP_LOADGEN_FAIL_CONNECTION;
     } else if (rec->n_events == 0) {
         snprintf(err, sizeof(err), "Never received a valid chunk to calculate TTFT.");
+        kind = MP_LOADGEN_FAIL_STREAM;
     }
+    rec->fail_kind = (uint8_t)kind;
     for (char *q = err; *q; q++) /* keep reasons on one line */
         if (*q == '\n' || *q == '\r')
             *q = ' ';

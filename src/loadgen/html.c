@@ -298,7 +298,33 @@ int mp_loadgen_html(const struct mp_loadgen_result *r, const struct mp_loadgen_m
                         "flight %.0f</text></svg>\n",
                         W - 10, fmaxv);
     if (m->failed) {
-        rc |= mp_buf_puts(b, "<h2>Failures</h2><table><tr><th>request</th><th>reason</th></tr>");
+        struct mp_loadgen_failures fl;
+        mp_loadgen_failures(r, &fl);
+        rc |= mp_buf_printf(b, "<h2>Failures</h2><p>%zu of %zu requests failed (%.2f%%)", fl.failed,
+                            fl.total, fl.ratio * 100);
+        if (info->fail_limit) {
+            char ls[48];
+            mp_loadgen_fail_limit_format(info->fail_limit, ls, sizeof(ls));
+            rc |= mp_buf_printf(b, "; limit %s: %s", ls,
+                                mp_loadgen_fail_limit_ok(info->fail_limit, fl.failed, fl.total)
+                                    ? "within it, the run is judged on its successes"
+                                    : "over it, the run failed");
+        }
+        rc |= mp_buf_puts(b, ". Latency metrics cover the successful requests only.</p>"
+                             "<table><tr><th>reason</th><th>count</th><th>first request</th>"
+                             "<th>messages</th></tr>");
+        for (size_t g = 0; g < fl.n_groups; g++) {
+            rc |= mp_buf_puts(b, "<tr><td>");
+            rc |= esc(b, fl.groups[g].reason);
+            rc |= mp_buf_printf(b, "</td><td>%zu</td><td>%zu</td><td class=\"k\">",
+                                fl.groups[g].count, fl.groups[g].first_index);
+            for (size_t k = 0; k < fl.groups[g].n_examples; k++) {
+                rc |= mp_buf_puts(b, k ? "<br>" : "");
+                rc |= esc(b, fl.groups[g].examples[k]);
+            }
+            rc |= mp_buf_puts(b, "</td></tr>");
+        }
+        rc |= mp_buf_puts(b, "</table>\n<table><tr><th>request</th><th>reason</th></tr>");
         size_t shown = 0;
         for (size_t i = 0; i < r->n && shown < 50; i++) {
             if (r->recs[i].success)

@@ -267,7 +267,11 @@ int mp_loadgen_result_json(const struct mp_loadgen_result *r, const struct mp_lo
         rc |= mp_json_str(b, rs[i].s, rs[i].n);
         rc |= mp_buf_printf(b, ", \"count\": %zu}", rs[i].count);
     }
-    rc |= mp_buf_puts(b, "]}}\n");
+    struct mp_loadgen_failures fl;
+    mp_loadgen_failures(r, &fl);
+    rc |= mp_buf_puts(b, "], \"failures\": ");
+    rc |= mp_loadgen_failures_json(&fl, info->fail_limit, b);
+    rc |= mp_buf_puts(b, "}}\n");
     return rc ? MP_ENOMEM : 0;
 }
 
@@ -431,6 +435,9 @@ int mp_loadgen_summary(const struct mp_loadgen_result *r, const struct mp_loadge
         }
     }
     rc |= mp_buf_puts(b, "==================================================\n");
+    struct mp_loadgen_failures fl;
+    mp_loadgen_failures(r, &fl);
+    rc |= mp_loadgen_failures_text(&fl, NULL, b);
     if (m->usage_missing)
         rc |= mp_buf_printf(b,
                             "note: %zu requests had no usage.completion_tokens; their output "

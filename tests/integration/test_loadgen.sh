@@ -4,8 +4,9 @@
 # and 1000 concurrent streams; chunking torture (events cut into 7-byte
 # writes, several events per write, several tokens per event, chat); error
 # injection (HTTP 500, dropped connection, malformed SSE, error event, stall)
-# counted as failures with their reason and never hanging; open-loop arrivals
-# on time; exit codes. Loopback only, bounded counts, each run under 60 s.
+# counted as failures with their reason and never hanging, grouped by reason
+# in the summary, JSON and HTML, judged by --max-failed-requests; open-loop
+# arrivals on time; exit codes. Loopback only, bounded counts, each run under 60 s.
 set -u
 MAGPIE=${MAGPIE:?} MP_BIN=${MP_BIN:?}
 CALIB=$MP_BIN/calib/calib_server
@@ -142,14 +143,15 @@ bench errors '{"seed": 17, "match": "request-id", "default": {"ttft_ms": 5, "itl
     {"fail": "malformed", "fail_after": 1}, {"fail": "error_event", "fail_after": 1},
     {"fail": "stall", "fail_after": 2}, {"fail": "drop", "fail_after": 0}]}' \
     --num-prompts 12 --max-concurrency 4 --stall-timeout 1 --request-timeout 10 \
-    --random-input-len 8 --random-output-len 6
+    --random-input-len 8 --random-output-len 6 --max-failed-requests 6
 if [ $RC -eq 0 ] && [ $ELAPSED -lt 30 ]; then
     # the timing check may need another run, as accuracy() allows (see there)
     for attempt in 2 3; do
         check_once errors --expect-failed 6 && break
         echo "     errors attempt $((attempt - 1)): $(grep '^ACCURACY' "$W/errors.check")"
         bench errors "$(cat "$W/errors.sched.json")" --num-prompts 12 --max-concurrency 4 \
-            --stall-timeout 1 --request-timeout 10 --random-input-len 8 --random-output-len 6
+            --stall-timeout 1 --request-timeout 10 --random-input-len 8 --random-output-len 6 \
+            --max-failed-requests 6
     done
     check errors --expect-failed 6
     for want in "HTTP 500 Internal Server Error" "malformed SSE event" \
@@ -158,10 +160,45 @@ if [ $RC -eq 0 ] && [ $ELAPSED -lt 30 ]; then
         grep -q "$want" "$W/errors.json" && ok "errors: reason '$want'" ||
             ko "errors: no reason '$want' in $(grep -o '"errors": \[[^]]*\]' "$W/errors.json")"
     done
+    # grouped by reason: HTTP status, timeout (the stall), connection (the
+    # two drops), stream (malformed SSE, error event)
+    got=$(python3 -c "import json,sys; f=json.load(open(sys.argv[1]))['magpie']['failures']
+print(f['failed'], f['total'], f['max_failed_requests'], f['within_limit'],
+      ' '.join('%s=%d@%d' % (g['reason'], g['count'], g['first_request']) for g in f['by_reason']))" \
+        "$W/errors.json")
+    [ "$got" = "6 12 6 True connection=2@1 stream=2@2 HTTP 500=1@0 timeout=1@4" ] &&
+        ok "errors: grouped by reason" || ko "errors: grouped as '$got'"
+    grep -q "^Failed requests: 6 of 12 (50.00%)$" "$W/errors.out" &&
+        grep -q "^  connection       2  first #1$" "$W/errors.out" && ok "errors: summary by reason" ||
+        { ko "errors: summary by reason"; cat "$W/errors.out"; }
+    grep -q "within --max-failed-requests 6; metrics cover the 6 successful ones" "$W/errors.err" &&
+        ok "errors: within the limit, warned" || ko "errors: no warning in $(cat "$W/errors.err")"
+    grep -q "6 of 12 requests failed (50.00%); limit 6: within it" "$W/errors.html" &&
+        grep -q "<td>timeout</td><td>1</td><td>4</td>" "$W/errors.html" && ok "errors: html by reason" ||
+        ko "errors: html by reason"
 else
     ko "errors: exit $RC after ${ELAPSED}s"
     cat "$W/errors.err"
 fi
+
+# one failure in 20: over the default limit (0) and over 4%, within 5%;
+# --json says the same and carries the groups
+ONE='{"match": "request-id", "default": {"ttft_ms": 1, "itl_ms": 1, "tokens": 4},
+    "requests": [{}, {}, {"fail": "http500"}]}'
+bench one0 "$ONE" --num-prompts 20 --random-input-len 4 --random-output-len 4
+[ $RC -eq 1 ] && grep -q "1 of 20 requests failed (5.00%), more than --max-failed-requests 0 allows" \
+    "$W/one0.err" && ok "one failure, default limit: exit 1" || { ko "one failure, default limit: exit $RC"; cat "$W/one0.err"; }
+bench one4 "$ONE" --num-prompts 20 --random-input-len 4 --random-output-len 4 --max-failed-requests 4%
+[ $RC -eq 1 ] && ok "one failure, limit 4%: exit 1" || ko "one failure, limit 4%: exit $RC"
+bench one5 "$ONE" --num-prompts 20 --random-input-len 4 --random-output-len 4 --max-failed-requests 5% --json
+got=$(python3 -c "import json,sys; j=json.load(open(sys.argv[1])); f=j['failures']
+print(j['success'], j['completed'], f['within_limit'], f['by_reason'][0]['reason'], f['by_reason'][0]['first_request'])" \
+    "$W/one5.out" 2>&1)
+[ $RC -eq 0 ] && [ "$got" = "True 19 True HTTP 500 2" ] && ok "one failure, limit 5%: exit 0, --json" ||
+    ko "one failure, limit 5%: exit $RC, '$got'"
+"$MAGPIE" benchmark --base-url http://127.0.0.1:9 --model m --max-failed-requests 101% >/dev/null 2>"$W/e4"
+[ $? -eq 2 ] && grep -q "at most 100%" "$W/e4" && ok "bad --max-failed-requests: exit 2" ||
+    ko "bad --max-failed-requests"
 
 # every request failing is exit 1
 bench allfail '{"default": {"fail": "http500"}}' --num-prompts 5 --random-input-len 4 \

@@ -317,6 +317,132 @@ static void test_metrics(void **state)
     mp_buf_fini(&b);
 }
 
+/* Failures grouped by reason (kind, and HTTP status) with their first
+ * distinct messages; the limit as a count and as a percentage. */
+static void test_failures(void **state)
+{
+    (void)state;
+    struct mp_loadgen_record recs[10];
+    memset(recs, 0, sizeof(recs));
+
+    static const struct {
+        int kind, status;
+        const char *err;
+    } f[] = {
+        {MP_LOADGEN_FAIL_HTTP, 500, "HTTP 500 Internal Server Error: a"},
+        {MP_LOADGEN_FAIL_TIMEOUT, 0, "stalled: no data from the server for 1.000 s"},
+        {MP_LOADGEN_FAIL_HTTP, 500, "HTTP 500 Internal Server Error: b"},
+        {MP_LOADGEN_FAIL_HTTP, 503, "HTTP 503 Service Unavailable: "},
+        {MP_LOADGEN_FAIL_HTTP, 500, "HTTP 500 Internal Server Error: a"},
+        {MP_LOADGEN_FAIL_CONNECTION, 200, "Transferred a partial file"},
+    };
+
+    uint64_t ev[10];
+    for (size_t i = 0; i < 10; i++) { /* one token each, 5 ms after its start */
+        recs[i].success = true;
+        recs[i].arrival_ns = recs[i].start_ns = 1000000000ull + i * 1000000ull;
+        ev[i] = recs[i].end_ns = recs[i].start_ns + 5000000ull;
+        recs[i].event_ns = &ev[i];
+        recs[i].n_events = 1;
+        recs[i].output_tokens = 1;
+    }
+    size_t at[] = {1, 2, 4, 5, 7, 9};
+    for (size_t i = 0; i < 6; i++) {
+        struct mp_loadgen_record *x = &recs[at[i]];
+        x->success = false;
+        x->n_events = 0;
+        x->fail_kind = (uint8_t)f[i].kind;
+        x->http_status = f[i].status;
+        x->error = (char *)f[i].err;
+    }
+    struct mp_loadgen_result r;
+    memset(&r, 0, sizeof(r));
+    r.recs = recs;
+    r.n = 10;
+    r.duration_s = 1.0;
+    r.request_rate = INFINITY;
+    struct mp_loadgen_failures fl;
+    mp_loadgen_failures(&r, &fl);
+    assert_int_equal(fl.failed, 6);
+    assert_int_equal(fl.total, 10);
+    assert_true(fl.ratio == 0.6);
+    assert_int_equal(fl.n_groups, 4);
+    /* most frequent first, then by first request */
+    assert_string_equal(fl.groups[0].reason, "HTTP 500");
+    assert_int_equal(fl.groups[0].count, 3);
+    assert_int_equal(fl.groups[0].first_index, 1);
+    assert_int_equal(fl.groups[0].n_examples, 2); /* "a" twice, "b" once */
+    assert_string_equal(fl.groups[0].examples[1], "HTTP 500 Internal Server Error: b");
+    assert_string_equal(fl.groups[1].reason, "timeout");
+    assert_string_equal(fl.groups[2].reason, "HTTP 503");
+    assert_string_equal(fl.groups[3].reason, "connection");
+    assert_int_equal(fl.groups[3].http_status, 0);
+    /* limits */
+    struct mp_loadgen_fail_limit l;
+    struct mp_diag d;
+    mp_diag_clear(&d);
+    assert_int_equal(mp_loadgen_fail_limit_parse("6", &l, &d), 0);
+    assert_true(mp_loadgen_fail_limit_ok(&l, 6, 10));
+    assert_false(mp_loadgen_fail_limit_ok(&l, 7, 10));
+    assert_int_equal(mp_loadgen_fail_limit_parse("60%", &l, &d), 0);
+    assert_true(mp_loadgen_fail_limit_ok(&l, 6, 10));
+    assert_false(mp_loadgen_fail_limit_ok(&l, 7, 10));
+    assert_int_equal(mp_loadgen_fail_limit_parse("0.1%", &l, &d), 0);
+    assert_true(mp_loadgen_fail_limit_ok(&l, 1, 1000));
+    assert_false(mp_loadgen_fail_limit_ok(&l, 2, 1000));
+    assert_true(mp_loadgen_fail_limit_ok(&l, 0, 0));
+    char ls[32];
+    mp_loadgen_fail_limit_format(&l, ls, sizeof(ls));
+    assert_string_equal(ls, "0.1%");
+    memset(&l, 0, sizeof(l)); /* the default: none may fail */
+    assert_true(mp_loadgen_fail_limit_ok(&l, 0, 10));
+    assert_false(mp_loadgen_fail_limit_ok(&l, 1, 10000));
+    static const char *const bad[] = {"", "-1", "2.5", "101%", "x", "5%%", "1e999", "nan"};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        mp_diag_clear(&d);
+        if (mp_loadgen_fail_limit_parse(bad[i], &l, &d) != MP_EINVAL)
+            fail_msg("limit '%s' accepted", bad[i]);
+    }
+    /* JSON with the verdict, text block, HTML table */
+    assert_int_equal(mp_loadgen_fail_limit_parse("5", &l, &d), 0);
+    struct mp_buf b;
+    mp_buf_init(&b, 0);
+    assert_int_equal(mp_loadgen_failures_json(&fl, &l, &b), 0);
+    json_error_t je;
+    json_t *j = json_loads(mp_buf_cstr(&b), 0, &je);
+    assert_non_null(j);
+    assert_string_equal(json_string_value(json_object_get(j, "max_failed_requests")), "5");
+    assert_true(json_is_false(json_object_get(j, "within_limit")));
+    json_t *g0 = json_array_get(json_object_get(j, "by_reason"), 0);
+    assert_string_equal(json_string_value(json_object_get(g0, "kind")), "http");
+    assert_int_equal(json_integer_value(json_object_get(g0, "http_status")), 500);
+    assert_int_equal(json_integer_value(json_object_get(g0, "count")), 3);
+    assert_int_equal(json_array_size(json_object_get(g0, "examples")), 2);
+    json_decref(j);
+    mp_buf_reset(&b);
+    assert_int_equal(mp_loadgen_failures_text(&fl, &l, &b), 0);
+    assert_non_null(strstr(mp_buf_cstr(&b), "Failed requests: 6 of 10 (60.00%), limit 5: over it"));
+    assert_non_null(strstr(mp_buf_cstr(&b), "  HTTP 500         3  first #1\n"));
+    mp_buf_reset(&b);
+    struct mp_loadgen_metrics m;
+    struct mp_loadgen_metrics_opts o;
+    mp_loadgen_metrics_opts_default(&o);
+    assert_int_equal(mp_loadgen_metrics_compute(&r, &o, &m), 0);
+    struct mp_loadgen_report_info info;
+    memset(&info, 0, sizeof(info));
+    info.date = "20260101-000000";
+    info.backend = "openai";
+    info.model_id = "m";
+    info.fail_limit = &l;
+    assert_int_equal(mp_loadgen_html(&r, &m, &info, &b), 0);
+    assert_non_null(strstr(mp_buf_cstr(&b), "6 of 10 requests failed (60.00%); limit 5: over it"));
+    assert_non_null(strstr(mp_buf_cstr(&b), "<tr><td>HTTP 503</td><td>1</td><td>5</td>"));
+    mp_buf_reset(&b);
+    assert_int_equal(mp_loadgen_summary(&r, &m, &b), 0);
+    assert_non_null(strstr(mp_buf_cstr(&b), "Failed requests: 6 of 10 (60.00%)\n  HTTP 500"));
+    mp_buf_fini(&b);
+}
+
 /* ---- datasets ---- */
 
 static void test_random_dataset(void **state)
@@ -463,6 +589,7 @@ int main(void)
         cmocka_unit_test(test_percentile),       cmocka_unit_test(test_schedule_matches_numpy),
         cmocka_unit_test(test_metrics),          cmocka_unit_test(test_random_dataset),
         cmocka_unit_test(test_jsonl_dataset),    cmocka_unit_test(test_sharegpt_dataset),
+        cmocka_unit_test(test_failures),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
