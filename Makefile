@@ -33,11 +33,21 @@ demo: build
 bench: build
 	@bash bench/trace_ingest.sh build/release/magpie
 
+# Every tests/fuzz/fuzz_<name>.c in turn (FUZZ_TARGET=name for one), each for
+# FUZZ_SECONDS (default 60) or, when set, exactly FUZZ_RUNS executions; new
+# inputs go to build/fuzz/corpus-run/<name>, the seeds stay in tests/fuzz/corpus.
+FUZZ_TARGETS = $(patsubst tests/fuzz/fuzz_%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
 fuzz: deps
 	cmake --preset fuzz >/dev/null && cmake --build --preset fuzz
-	@mkdir -p build/fuzz/corpus-run && cp -n tests/fuzz/corpus/trace/* build/fuzz/corpus-run/ 2>/dev/null || true
-	build/fuzz/tests/fuzz_trace -max_total_time=$${FUZZ_SECONDS:-60} -print_final_stats=1 \
-	  build/fuzz/corpus-run tests/fuzz/corpus/trace
+	@set -e; for t in $(or $(FUZZ_TARGET),$(FUZZ_TARGETS)); do \
+	  mkdir -p build/fuzz/corpus-run/$$t; \
+	  echo "== fuzz_$$t"; \
+	  limit=-max_total_time=$${FUZZ_SECONDS:-60}; \
+	  if [ -n "$$FUZZ_RUNS" ]; then limit=-runs=$$FUZZ_RUNS; fi; \
+	  UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+	  build/fuzz/tests/fuzz_$$t $$limit -print_final_stats=1 \
+	    build/fuzz/corpus-run/$$t tests/fuzz/corpus/$$t; \
+	done
 
 format:
 	clang-format -i $(SRC_FILES)

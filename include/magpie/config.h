@@ -206,6 +206,9 @@ int mp_kernel_config_add(struct mp_kernel_config *c, struct mp_kernel_spec *k);
  * config). Keys that do not concern kernels (benchmark:, gpu:, output:) are
  * accepted silently. */
 int mp_config_load_framework(struct mp_kernel_config *c, const char *path, struct mp_diag *d);
+/* The same from memory (len bytes of YAML; name is used in errors). */
+int mp_config_load_framework_string(struct mp_kernel_config *c, const char *text, size_t len,
+                                    const char *name, struct mp_diag *d);
 /* Kernel config (-k): appends its kernels and applies its overrides.
  * A config with no kernel at all is an error. */
 int mp_config_load_kernel(struct mp_kernel_config *c, const char *path, struct mp_diag *d);

@@ -388,26 +388,18 @@ int cfg_load_compare(struct mp_kernel_config *c, const struct mp_yaml_node *n, s
     return rc;
 }
 
-int mp_config_load_framework(struct mp_kernel_config *c, const char *path, struct mp_diag *d)
+static int load_framework_root(struct mp_kernel_config *c, const struct mp_yaml_node *r,
+                               struct mp_diag *d)
 {
-    if (!path || !mp_fs_exists(path))
-        return 0; /* Magpie: a missing framework config is an empty one */
-    struct mp_yaml_doc *doc = NULL;
-    int rc = mp_yaml_load_file(path, &doc, d);
-    if (rc)
-        return rc;
-    const struct mp_yaml_node *r = mp_yaml_root(doc);
     if (mp_yaml_is_null(r))
-        goto out;
-    if (r->kind != MP_YAML_MAP) {
-        rc = mp_yaml_error(r, NULL, d, MP_EINVAL, "expected a mapping at the top of the config");
-        goto out;
-    }
+        return 0;
+    if (r->kind != MP_YAML_MAP)
+        return mp_yaml_error(r, NULL, d, MP_EINVAL, "expected a mapping at the top of the config");
     static const char *const keys[] = {
         "gpu",     "scheduler", "output",    "logging",  "correctness", "compiling", "performance",
         "latency", "compare",   "benchmark", "profiler", "ray",         "mcp",       NULL};
     c->nwarnings += cfg_check_keys(r, keys, "the framework config");
-    rc = cfg_load_scheduler(c, mp_yaml_get(r, "scheduler"), d);
+    int rc = cfg_load_scheduler(c, mp_yaml_get(r, "scheduler"), d);
     if (!rc)
         rc = cfg_load_correctness(c, mp_yaml_get(r, "correctness"), d);
     if (!rc)
@@ -424,7 +416,30 @@ int mp_config_load_framework(struct mp_kernel_config *c, const char *path, struc
     if (!rc && !mp_yaml_is_null(lg))
         rc = cfg_strbuf(mp_yaml_get(lg, "level"), "logging.level", c->log_level,
                         sizeof(c->log_level), d);
-out:
+    return rc;
+}
+
+int mp_config_load_framework(struct mp_kernel_config *c, const char *path, struct mp_diag *d)
+{
+    if (!path || !mp_fs_exists(path))
+        return 0; /* Magpie: a missing framework config is an empty one */
+    struct mp_yaml_doc *doc = NULL;
+    int rc = mp_yaml_load_file(path, &doc, d);
+    if (rc)
+        return rc;
+    rc = load_framework_root(c, mp_yaml_root(doc), d);
+    mp_yaml_free(doc);
+    return rc;
+}
+
+int mp_config_load_framework_string(struct mp_kernel_config *c, const char *text, size_t len,
+                                    const char *name, struct mp_diag *d)
+{
+    struct mp_yaml_doc *doc = NULL;
+    int rc = mp_yaml_load_string(text, len, name, &doc, d);
+    if (rc)
+        return rc;
+    rc = load_framework_root(c, mp_yaml_root(doc), d);
     mp_yaml_free(doc);
     return rc;
 }

@@ -172,6 +172,15 @@ static struct mp_yaml_node *find_anchor(const struct builder *b, const yaml_char
     return NULL;
 }
 
+/* Is n a container still being built (an ancestor of the current node)? */
+static bool is_open(const struct builder *b, const struct mp_yaml_node *n)
+{
+    for (int i = 0; i < b->depth; i++)
+        if (b->stack[i].node == n)
+            return true;
+    return false;
+}
+
 static bool plain_null(const char *s)
 {
     return !*s || strcmp(s, "~") == 0 || strcmp(s, "null") == 0 || strcmp(s, "Null") == 0 ||
@@ -267,6 +276,13 @@ static int build(struct builder *b, yaml_parser_t *p)
             struct mp_yaml_node *t = find_anchor(b, ev.data.alias.anchor);
             if (!t) {
                 rc = mp_diag_set(b->d, MP_EPARSE, "unknown alias *%s",
+                                 (const char *)ev.data.alias.anchor);
+                set_pos(b->d, b->doc->file, (long)ev.start_mark.line + 1,
+                        (long)ev.start_mark.column + 1);
+            } else if (is_open(b, t)) {
+                /* an alias inside the node it names would make the tree a
+                 * cycle that no reader of it could walk to the end */
+                rc = mp_diag_set(b->d, MP_EPARSE, "alias *%s refers to a node that contains it",
                                  (const char *)ev.data.alias.anchor);
                 set_pos(b->d, b->doc->file, (long)ev.start_mark.line + 1,
                         (long)ev.start_mark.column + 1);

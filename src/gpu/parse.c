@@ -65,6 +65,13 @@ static double num(const char *s)
     return end == s ? -1 : v;
 }
 
+/* A size in MiB as an integer; -1 for a negative, NaN or out-of-range
+ * reading (converting those to an integer would be undefined). */
+static long long mib(double v)
+{
+    return v >= 0 && v < 9.0e18 ? (long long)v : -1;
+}
+
 void gpu_set_nvidia_arch(struct mp_gpu_device *g)
 {
     if (g->cc_major < 0 && mp_gpu_nvidia_cc_from_name(g->name, &g->cc_major, &g->cc_minor))
@@ -223,8 +230,8 @@ int mp_gpu_parse_nvidia_smi_csv(const char *text, size_t len, struct mp_gpu_info
             gpu_copy(g->pci_bus_id, sizeof(g->pci_bus_id), FIELD(NV_BUS), strlen(FIELD(NV_BUS)));
         if (!is_na(FIELD(NV_DRIVER)))
             gpu_copy(g->driver, sizeof(g->driver), FIELD(NV_DRIVER), strlen(FIELD(NV_DRIVER)));
-        g->memory_total_mib = (long long)num(FIELD(NV_MEM_TOTAL));
-        g->memory_used_mib = (long long)num(FIELD(NV_MEM_USED));
+        g->memory_total_mib = mib(num(FIELD(NV_MEM_TOTAL)));
+        g->memory_used_mib = mib(num(FIELD(NV_MEM_USED)));
         g->utilization_pct = num(FIELD(NV_UTIL));
         g->temperature_c = num(FIELD(NV_TEMP));
         g->power_draw_w = num(FIELD(NV_POWER));
@@ -278,13 +285,13 @@ static long long vram_mib(json_t *v)
         if (sp)
             unit = sp + 1;
     }
-    if (val < 0)
+    if (!(val >= 0))
         return -1;
     if (strcasecmp(unit, "GB") == 0)
         val *= 1024;
     else if (strcasecmp(unit, "B") == 0)
         val /= 1048576.0;
-    return (long long)val;
+    return mib(val);
 }
 
 int mp_gpu_parse_amd_smi_json(const char *text, size_t len, struct mp_gpu_info *info,

@@ -72,7 +72,9 @@ int k_clockmon_parse(const char *text, size_t len, struct mp_kernel_clocks *c)
             double mhz = strtod(line, &e1);
             if (e1 != line && *e1 == ',') {
                 unsigned long long reasons = strtoull(e1 + 1, &e2, 16);
-                if (e2 != e1 + 1 && errno == 0 && !(reasons & CER_GPU_IDLE) && mhz > 0) {
+                /* a reading outside (0, 1 THz) is garbage (inf, nan, 1e300) */
+                if (e2 != e1 + 1 && errno == 0 && !(reasons & CER_GPU_IDLE) && mhz > 0 &&
+                    mhz < 1e6) {
                     if (!busy || mhz < min)
                         min = mhz;
                     sum += mhz;
@@ -81,7 +83,7 @@ int k_clockmon_parse(const char *text, size_t len, struct mp_kernel_clocks *c)
                 }
             }
         }
-        p = eol + 1;
+        p = nl ? nl + 1 : end;
     }
     c->samples = busy;
     if (busy) {

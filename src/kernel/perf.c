@@ -373,6 +373,34 @@ out:
     return rc;
 }
 
+struct sym_ref {
+    json_int_t id;
+    size_t pos;
+    json_t *sym;
+};
+
+static int cmp_sym_ref(const void *a, const void *b)
+{
+    const struct sym_ref *x = a, *y = b;
+    if (x->id != y->id)
+        return x->id < y->id ? -1 : 1;
+    return x->pos < y->pos ? -1 : x->pos > y->pos;
+}
+
+/* The first symbol with kernel_id id in the sorted refs, NULL when none. */
+static json_t *find_sym(const struct sym_ref *refs, size_t n, json_int_t id)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (refs[mid].id < id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < n && refs[lo].id == id ? refs[lo].sym : NULL;
+}
+
 int mp_kernel_parse_rocprof_json(const char *text, size_t len, struct mp_kernel_perf *p,
                                  struct mp_diag *d)
 {
@@ -391,38 +419,32 @@ int mp_kernel_parse_rocprof_json(const char *text, size_t len, struct mp_kernel_
                          "buffer_records.kernel_dispatch (run with --kernel-trace)");
         goto out;
     }
-    /* kernel_id -> symbol, built once (rocprofv3 numbers kernels from 0 and
-     * lists them in id order, a cut-down file need not; ids of 16 M and more
-     * are not believed) */
-    json_int_t maxid = -1;
-    size_t i;
+    /* kernel_id -> symbol: the symbols sorted by id (the first of a repeated
+     * id wins), found by binary search (rocprofv3 numbers kernels from 0 and
+     * lists them in id order; a cut-down or damaged file need not) */
+    size_t nsym = json_array_size(syms), i;
     json_t *r;
-    json_array_foreach(syms, i, r)
-    {
-        json_int_t kid = json_integer_value(json_object_get(r, "kernel_id"));
-        if (kid > maxid && kid < (json_int_t)1 << 24)
-            maxid = kid;
-    }
-    json_t **by_id = mp_calloc((size_t)maxid + 2, sizeof(json_t *));
+    struct sym_ref *by_id = mp_calloc(nsym ? nsym : 1, sizeof(*by_id));
     if (!by_id) {
         rc = MP_ENOMEM;
         goto out;
     }
     json_array_foreach(syms, i, r)
     {
-        json_int_t kid = json_integer_value(json_object_get(r, "kernel_id"));
-        if (kid >= 0 && kid <= maxid && !by_id[kid])
-            by_id[kid] = r;
+        by_id[i].id = json_integer_value(json_object_get(r, "kernel_id"));
+        by_id[i].pos = i;
+        by_id[i].sym = r;
     }
+    qsort(by_id, nsym, sizeof(*by_id), cmp_sym_ref);
     json_array_foreach(disp, i, r)
     {
         json_int_t kid =
             json_integer_value(json_object_get(json_object_get(r, "dispatch_info"), "kernel_id"));
         json_t *t0 = json_object_get(r, "start_timestamp");
         json_t *t1 = json_object_get(r, "end_timestamp");
-        if (!json_is_integer(t0) || !json_is_integer(t1) || kid < 0 || kid > maxid)
+        if (!json_is_integer(t0) || !json_is_integer(t1))
             continue;
-        json_t *ks = by_id[kid];
+        json_t *ks = find_sym(by_id, nsym, kid);
         const char *name = NULL;
         static const char *const keys[] = {"formatted_kernel_name", "truncated_kernel_name",
                                            "kernel_name"};
@@ -432,7 +454,7 @@ int mp_kernel_parse_rocprof_json(const char *text, size_t len, struct mp_kernel_
             continue;
         json_int_t a = json_integer_value(t0), b = json_integer_value(t1);
         if (b >= a)
-            disp_add(p, name, (double)(b - a));
+            disp_add(p, name, (double)b - (double)a); /* no integer overflow */
     }
     free((void *)by_id);
     if (p->ndispatch > 1)

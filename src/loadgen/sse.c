@@ -299,6 +299,8 @@ static bool js_object(struct js *j, int depth, member_fn fn, void *u)
             return js_fail(j, "expected ':'");
         j->p++;
         js_ws(j);
+        if (j->p >= j->end) /* the member functions look at the value's first byte */
+            return js_fail(j, "unexpected end of event data");
         if (!fn(j, k, kn, u, depth + 1))
             return false;
         js_ws(j);
