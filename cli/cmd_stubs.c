@@ -1,10 +1,11 @@
-/* Subcommands that later work fills in. They say so clearly and exit 2. */
+/* Subcommands that later work fills in. They say so clearly and exit 2.
+ * (None at the moment: `mcp` moved to cmd_mcp.c.) */
 #include <stdio.h>
 #include <string.h>
 
 #include "cli.h"
 
-static int not_yet(const char *name, int argc, char **argv)
+__attribute__((unused)) static int not_yet(const char *name, int argc, char **argv)
 {
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
@@ -16,10 +17,4 @@ static int not_yet(const char *name, int argc, char **argv)
     }
     fprintf(stderr, "magpie: error: '%s' is not implemented yet\n", name);
     return EXIT_USAGE;
-}
-
-int cmd_mcp(int argc, char **argv, const struct cli_global *g)
-{
-    (void)g;
-    return not_yet("mcp", argc, argv);
 }

@@ -1,0 +1,384 @@
+/* Tool calls. Each call runs `magpie mcp --worker TOOL ARGS` as a child in
+ * its own process group (src/proc), on a thread of its own that passes the
+ * worker's progress lines on as notifications/progress and finally sends
+ * the tools/call result. Cancellation stops the worker's whole tree: every
+ * descendant is found through /proc/<pid>/task/<tid>/children and stopped
+ * (SIGSTOP, so none can start another), then killed with its process group;
+ * the orphans come back to this process (a child subreaper) and are reaped. */
+#include <dirent.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <magpie/proc.h>
+
+#include "mcp_int.h"
+
+#define MAX_TREE 4096
+
+static size_t children_of(pid_t pid, pid_t *out, size_t n, size_t cap)
+{
+    char path[64];
+    snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+    DIR *dir = opendir(path);
+    if (!dir)
+        return n;
+    struct dirent *e;
+    while ((e = readdir(dir)) != NULL) {
+        if (e->d_name[0] == '.')
+            continue;
+        char cp[320];
+        snprintf(cp, sizeof(cp), "/proc/%d/task/%s/children", (int)pid, e->d_name);
+        FILE *f = fopen(cp, "r");
+        if (!f)
+            continue;
+        int c;
+        while (n < cap && fscanf(f, "%d", &c) == 1) {
+            bool seen = false;
+            for (size_t i = 0; i < n && !seen; i++)
+                seen = out[i] == (pid_t)c;
+            if (!seen)
+                out[n++] = (pid_t)c;
+        }
+        fclose(f);
+    }
+    closedir(dir);
+    return n;
+}
+
+/* Stops and kills the worker's tree; returns the descendants found. */
+static size_t kill_tree(pid_t worker, pid_t *tree, size_t cap)
+{
+    size_t n = 0;
+    tree[n++] = worker;
+    kill(worker, SIGSTOP);
+    for (int round = 0; round < 50; round++) {
+        size_t before = n;
+        for (size_t i = 0; i < n; i++)
+            n = children_of(tree[i], tree, n, cap);
+        for (size_t i = before; i < n; i++)
+            kill(tree[i], SIGSTOP);
+        if (n == before)
+            break;
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (getpgid(tree[i]) == tree[i])
+            kill(-tree[i], SIGKILL); /* a group made by one of ours */
+        kill(tree[i], SIGKILL);
+    }
+    return n;
+}
+
+static void reap_orphans(const pid_t *tree, size_t n)
+{
+    /* They are killed; once their parents are gone they are ours. */
+    for (int tries = 0; tries < 200; tries++) {
+        bool left = false;
+        for (size_t i = 1; i < n; i++) {
+            if (tree[i] <= 0)
+                continue;
+            pid_t r = waitpid(tree[i], NULL, WNOHANG);
+            if (r == tree[i] || (r < 0 && errno == ECHILD)) {
+                /* ECHILD: reaped by its own (killed) parent, or not ours yet */
+                char p[64];
+                snprintf(p, sizeof(p), "/proc/%d", (int)tree[i]);
+                struct stat st;
+                if (r == tree[i] || stat(p, &st) != 0)
+                    ((pid_t *)tree)[i] = 0;
+                else
+                    left = true;
+            } else {
+                left = true;
+            }
+        }
+        if (!left)
+            return;
+        struct timespec ts = {0, 10 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+}
+
+static void send_progress(struct mcp_call *c, double done, double total, const char *msg)
+{
+    if (!c->progress_token || atomic_load(&c->cancel))
+        return;
+    json_t *p = json_object();
+    json_object_set(p, "progressToken", c->progress_token);
+    json_object_set_new(p, "progress", json_real(done));
+    if (total > 0)
+        json_object_set_new(p, "total", json_real(total));
+    if (msg && *msg && strcmp(c->version, "2025-03-26") >= 0)
+        json_object_set_new(p, "message", json_string(msg));
+    json_t *n = json_object();
+    json_object_set_new(n, "jsonrpc", json_string("2.0"));
+    json_object_set_new(n, "method", json_string("notifications/progress"));
+    json_object_set_new(n, "params", p);
+    mcp_sink_emit(c->sink, n, false);
+    json_decref(n);
+}
+
+/* The final result: the tool's JSON as text, plus structuredContent. */
+static json_t *tool_result(struct mcp_call *c, json_t *value, bool is_error)
+{
+    char *text = json_dumps(value, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_ENCODE_ANY);
+    json_t *content = json_array(), *t = json_object();
+    json_object_set_new(t, "type", json_string("text"));
+    json_object_set_new(t, "text", json_string(text ? text : "null"));
+    free(text);
+    json_array_append_new(content, t);
+    json_t *r = json_object();
+    json_object_set_new(r, "content", content);
+    if (strcmp(c->version, "2025-06-18") >= 0) {
+        if (json_is_object(value)) {
+            json_object_set(r, "structuredContent", value);
+        } else {
+            json_t *w = json_object();
+            json_object_set(w, "result", value);
+            json_object_set_new(r, "structuredContent", w);
+        }
+    }
+    json_object_set_new(r, "isError", json_boolean(is_error));
+    if (c->modern) {
+        json_object_set_new(r, "resultType", json_string("complete"));
+        json_t *meta = json_object(), *si = json_object();
+        json_object_set_new(si, "name", json_string(MCP_SERVER_NAME));
+        json_object_set_new(si, "version", json_string(MP_VERSION));
+        json_object_set_new(meta, "io.modelcontextprotocol/serverInfo", si);
+        json_object_set_new(r, "_meta", meta);
+    }
+    json_t *resp = json_object();
+    json_object_set_new(resp, "jsonrpc", json_string("2.0"));
+    json_object_set(resp, "id", c->id);
+    json_object_set_new(resp, "result", r);
+    return resp;
+}
+
+static json_t *error_value(const char *fmt, const char *a, const char *b)
+{
+    struct mp_buf m;
+    mp_buf_init(&m, 0);
+    mp_buf_printf(&m, fmt, a, b);
+    json_t *e = json_object();
+    json_object_set_new(e, "error", json_string(mp_buf_cstr(&m)));
+    mp_buf_fini(&m);
+    return e;
+}
+
+/* Reads complete lines appended to the progress file since *off. */
+static void pump_progress(struct mcp_call *c, FILE *f, long *off, double *last, bool *reported)
+{
+    if (!f)
+        return;
+    char line[1024];
+    clearerr(f);
+    fseek(f, *off, SEEK_SET);
+    while (fgets(line, sizeof(line), f)) {
+        size_t n = strlen(line);
+        if (n == 0 || line[n - 1] != '\n')
+            break; /* partial line: read again next time */
+        *off += (long)n;
+        line[n - 1] = 0;
+        double done = 0, total = 0;
+        int used = 0;
+        if (sscanf(line, "%lf %lf %n", &done, &total, &used) < 2)
+            continue;
+        if (done <= *last)
+            done = *last + 1e-6; /* progress must increase */
+        *last = done;
+        *reported = true;
+        send_progress(c, done, total, line + used);
+    }
+}
+
+static void run_call(struct mcp_call *c)
+{
+    struct mcp_server *srv = c->sess->srv;
+    unsigned long seq = atomic_fetch_add(&srv->seq, 1);
+    char args_path[PATH_MAX + 64], prog_path[PATH_MAX + 64], env_prog[PATH_MAX + 96];
+    snprintf(args_path, sizeof(args_path), "%s/call-%lu.json", srv->tmpdir, seq);
+    snprintf(prog_path, sizeof(prog_path), "%s/call-%lu.progress", srv->tmpdir, seq);
+    snprintf(env_prog, sizeof(env_prog), "MAGPIE_MCP_PROGRESS=%s", prog_path);
+    json_t *value = NULL;
+    bool is_error = true;
+    if (json_dump_file(c->args, args_path, JSON_COMPACT) != 0) {
+        value = error_value("cannot write %s%s", args_path, "");
+        goto done;
+    }
+    FILE *pf = fopen(prog_path, "w+");
+    const char *argv[] = {srv->self_exe, "mcp", "--worker", c->tool->name, args_path, NULL};
+    const char *env[] = {env_prog, NULL};
+    struct mp_proc_opts po = {
+        .env = env,
+        .out_mode = MP_PROC_CAPTURE,
+        .err_mode = MP_PROC_CAPTURE,
+        .capture_max = (size_t)256 << 20,
+        .grace_s = 2,
+    };
+    struct mp_proc *p = NULL;
+    struct mp_diag d;
+    mp_diag_clear(&d);
+    if (mp_proc_spawn(argv, &po, &p, &d) != 0) {
+        value = error_value("cannot start the tool worker: %s%s", d.msg, "");
+        if (pf)
+            fclose(pf);
+        goto cleanup_files;
+    }
+    long off = 0;
+    double last = 0;
+    bool reported = false;
+    uint64_t t0 = mp_time_ns(), last_beat = t0;
+    bool cancelled = false;
+    for (;;) {
+        int rc = mp_proc_poll(p, 200);
+        pump_progress(c, pf, &off, &last, &reported);
+        if (rc != 0)
+            break;
+        if (atomic_load(&c->cancel) || (c->modern && atomic_load(&c->sink->gone))) {
+            cancelled = true;
+            pid_t w = mp_proc_pid(p);
+            if (c->tool->flags & MCP_GRACEFUL) {
+                kill(w, SIGTERM); /* the tool stops what it started, then exits */
+                for (int i = 0; i < 150 && mp_proc_poll(p, 200) == 0; i++)
+                    ;
+            }
+            pid_t *tree = mp_calloc(MAX_TREE, sizeof(pid_t));
+            size_t n = tree ? kill_tree(w, tree, MAX_TREE) : 0;
+            struct mp_proc_result res;
+            mp_proc_wait(p, &res);
+            mp_proc_result_fini(&res);
+            if (tree) {
+                reap_orphans(tree, n);
+                free(tree);
+            }
+            mp_proc_free(p);
+            p = NULL;
+            break;
+        }
+        uint64_t now = mp_time_ns();
+        if (!reported && now - last_beat > 5000000000ull) {
+            /* a tool without progress of its own: a heartbeat */
+            char msg[64];
+            snprintf(msg, sizeof(msg), "running %s (%.0f s)", c->tool->name,
+                     (double)(now - t0) / 1e9);
+            double v = (double)(now - t0) / 1e9;
+            last = v > last ? v : last + 1e-6;
+            send_progress(c, last, 0, msg);
+            last_beat = now;
+        }
+    }
+    if (pf)
+        fclose(pf);
+    if (cancelled) {
+        unlink(args_path);
+        unlink(prog_path);
+        mcp_sink_close(c->sink);
+        return;
+    }
+    struct mp_proc_result res;
+    mp_proc_wait(p, &res);
+    mp_proc_free(p);
+    json_error_t je;
+    json_t *out = res.out.len ? json_loadb(res.out.data, res.out.len, JSON_DECODE_ANY, &je) : NULL;
+    if (res.exited && (res.exit_code == 0 || res.exit_code == 1) && out) {
+        value = out;
+        is_error = res.exit_code != 0;
+    } else {
+        json_decref(out);
+        char how[200];
+        mp_proc_describe(&res, 0, how, sizeof(how));
+        const char *err = mp_buf_cstr(&res.err);
+        size_t el = strlen(err);
+        value = error_value("the tool worker %s: %s", how, el > 1500 ? err + el - 1500 : err);
+    }
+    mp_proc_result_fini(&res);
+cleanup_files:
+    unlink(args_path);
+    unlink(prog_path);
+done:;
+    json_t *resp = tool_result(c, value, is_error);
+    json_decref(value);
+    if (!atomic_load(&c->cancel))
+        mcp_sink_emit(c->sink, resp, true);
+    else
+        mcp_sink_close(c->sink);
+    json_decref(resp);
+}
+
+static void call_free(struct mcp_call *c)
+{
+    struct mp_mcp_session *s = c->sess;
+    pthread_mutex_lock(&s->mu);
+    for (struct mcp_call **pp = &s->calls; *pp; pp = &(*pp)->next) {
+        if (*pp == c) {
+            *pp = c->next;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&s->mu);
+    struct mcp_server *srv = s->srv;
+    json_decref(c->id);
+    json_decref(c->progress_token);
+    json_decref(c->args);
+    mcp_sink_unref(c->sink);
+    mcp_session_unref(s);
+    free(c);
+    pthread_mutex_lock(&srv->mu);
+    srv->ncalls--;
+    pthread_cond_broadcast(&srv->cv);
+    pthread_mutex_unlock(&srv->mu);
+}
+
+static void *call_thread(void *arg)
+{
+    struct mcp_call *c = arg;
+    run_call(c);
+    call_free(c);
+    return NULL;
+}
+
+static void call_register(struct mcp_call *c)
+{
+    struct mcp_server *srv = c->sess->srv;
+    pthread_mutex_lock(&srv->mu);
+    srv->ncalls++;
+    pthread_mutex_unlock(&srv->mu);
+    pthread_mutex_lock(&c->sess->mu);
+    if (c->sess->closed)
+        atomic_store(&c->cancel, true);
+    c->next = c->sess->calls;
+    c->sess->calls = c;
+    pthread_mutex_unlock(&c->sess->mu);
+}
+
+int mcp_call_start(struct mcp_call *c)
+{
+    call_register(c);
+    pthread_attr_t at;
+    pthread_attr_init(&at);
+    pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+    int rc = pthread_create(&c->thread, &at, call_thread, c);
+    pthread_attr_destroy(&at);
+    if (rc != 0) {
+        call_free(c);
+        return MP_ENOMEM;
+    }
+    return 0;
+}
+
+void mcp_call_run_sync(struct mcp_call *c)
+{
+    call_register(c);
+    run_call(c);
+    call_free(c);
+}
+
+void mcp_call_cancel(struct mcp_call *c)
+{
+    atomic_store(&c->cancel, true);
+}

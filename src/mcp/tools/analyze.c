@@ -1,0 +1,78 @@
+/* MCP tool analyze: one kernel through compile, correctness, performance
+ * and timing (src/kernel mp_kernel_analyze), answered in Magpie's shape:
+ * the kernel's evaluation state plus kernel_config. */
+#include <stdio.h>
+#include <string.h>
+
+#include "kernel_common.h"
+
+static char *stem(const char *path, char *out, size_t n)
+{
+    const char *b = strrchr(path, '/');
+    b = b ? b + 1 : path;
+    const char *dot = strrchr(b, '.');
+    size_t len = dot && dot != b ? (size_t)(dot - b) : strlen(b);
+    snprintf(out, n, "%.*s", (int)len, b);
+    return out;
+}
+
+static int run(struct mcp_wctx *w, json_t *args, json_t **result)
+{
+    struct mcp_kentry e;
+    mcp_kentry_from_args(&e, args);
+    char id[256];
+    e.kernel_id = stem(e.kernel_path, id, sizeof(id));
+    struct mp_buf y;
+    mp_buf_init(&y, 0);
+    mp_buf_puts(&y, "kernels:\n");
+    mcp_kernel_entry_yaml(&e, &y, "  ");
+    json_t *rep = NULL;
+    int rc = mcp_kernel_run(w, args, mp_buf_cstr(&y), false, &rep, result);
+    mp_buf_fini(&y);
+    if (rc)
+        return rc;
+    json_t *first = json_array_get(json_object_get(rep, "results"), 0);
+    json_t *r = json_is_object(first) ? json_deep_copy(first) : json_object();
+    json_t *kc = json_object();
+    json_object_set_new(kc, "kernel_id", json_string(id));
+    json_object_set_new(kc, "kernel_type", json_string(e.kernel_type));
+    json_object_set_new(kc, "source_file_path", json_string(e.kernel_path));
+    json_object_set_new(kc, "testcase_command",
+                        e.testcase_command ? json_string(e.testcase_command) : json_null());
+    json_object_set_new(kc, "working_dir", json_string(e.working_dir ? e.working_dir : ""));
+    if (e.compile_command && *e.compile_command)
+        json_object_set_new(kc, "compile_command", json_string(e.compile_command));
+    json_object_set_new(r, "kernel_config", kc);
+    json_object_set(r, "report_path", json_object_get(rep, "report_path"));
+    json_object_set(r, "summary", json_object_get(rep, "summary"));
+    json_decref(rep);
+    *result = r;
+    return 0;
+}
+
+static const struct mcp_param params[] = {
+    {"kernel_path", MT_STR, true, NULL, NULL, 0, 0, "kernel source file"},
+    {"testcase_command", MT_STR, false, NULL, NULL, 0, 0,
+     "command that builds and checks the kernel (Magpie requires it; magpie also accepts "
+     "reference instead, and none for OpenCL/CUDA harness kernels)"},
+    {"working_dir", MT_STR, false, "\"\"", NULL, 0, 0, "\"\" = the kernel's directory"},
+    {"compile_command", MT_STR, false, "\"\"", NULL, 0, 0, "custom compile command"},
+    MCP_KERNEL_SHARED_PARAMS,
+    {NULL, 0, false, NULL, NULL, 0, 0, NULL},
+};
+
+const struct mcp_tool mcp_tool_analyze = {
+    .name = "analyze",
+    .title = "Analyze a kernel",
+    .desc = "Evaluate one GPU kernel: compile, prove correctness (testcase, or reference mode "
+            "with random inputs), profile, time with confidence intervals, score. Writes "
+            "analyze_report.json and report.html in a workspace under output_dir.",
+    .params = params,
+    .run = run,
+    .flags = MCP_LONG,
+    .result_desc = "`{kernel_id, kernel_type, compiling_state, correctness_state, "
+                   "performance_state, latency_state, score, errors, compiling_result, "
+                   "correctness_result, performance_result, latency_result, kernel_config{"
+                   "kernel_id, kernel_type, source_file_path, testcase_command, working_dir, "
+                   "[compile_command]}, report_path, summary}`; failure `{error}`.",
+};

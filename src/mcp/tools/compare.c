@@ -1,0 +1,90 @@
+/* MCP tool compare: two or more kernels ranked against a baseline (src/kernel
+ * mp_kernel_compare): correctness gate, interleaved timing, speedup CIs and
+ * verdicts, answered as Magpie's ComparisonResult plus kernel_configs. */
+#include <stdio.h>
+#include <string.h>
+
+#include "kernel_common.h"
+
+static int run(struct mcp_wctx *w, json_t *args, json_t **result)
+{
+    json_t *paths = json_object_get(args, "kernel_paths");
+    json_t *tcs = json_object_get(args, "testcase_commands");
+    size_t n = json_array_size(paths);
+    if (json_is_array(tcs) && json_array_size(tcs) != n)
+        return mcp_fail(result,
+                        "kernel_paths and testcase_commands must have the same length "
+                        "(%zu and %zu)",
+                        n, json_array_size(tcs));
+    long long base = mcp_int(args, "baseline_index");
+    if (base < 0 || (size_t)base >= n)
+        return mcp_fail(result, "baseline_index %lld out of range for %zu kernels", base, n);
+    struct mp_buf y;
+    mp_buf_init(&y, 0);
+    mp_buf_puts(&y, "kernels:\n");
+    json_t *configs = json_array();
+    for (size_t i = 0; i < n; i++) {
+        struct mcp_kentry e;
+        mcp_kentry_from_args(&e, args);
+        e.kernel_path = json_string_value(json_array_get(paths, i));
+        e.testcase_command = json_is_array(tcs) ? json_string_value(json_array_get(tcs, i)) : NULL;
+        const char *b = strrchr(e.kernel_path, '/');
+        b = b ? b + 1 : e.kernel_path;
+        const char *dot = strrchr(b, '.');
+        char id[300];
+        snprintf(id, sizeof(id), "kernel_%zu_%.*s", i,
+                 (int)(dot && dot != b ? (size_t)(dot - b) : strlen(b)), b);
+        e.kernel_id = id;
+        mcp_kernel_entry_yaml(&e, &y, "  ");
+        json_t *kc = json_object();
+        json_object_set_new(kc, "kernel_id", json_string(id));
+        json_object_set_new(kc, "kernel_type", json_string(e.kernel_type));
+        json_object_set_new(kc, "source_file_path", json_string(e.kernel_path));
+        json_object_set_new(kc, "testcase_command",
+                            e.testcase_command ? json_string(e.testcase_command) : json_null());
+        json_object_set_new(kc, "working_dir", json_string(e.working_dir ? e.working_dir : ""));
+        json_object_set_new(kc, "is_baseline", json_boolean((long long)i == base));
+        json_array_append_new(configs, kc);
+    }
+    json_t *rep = NULL;
+    int rc = mcp_kernel_run(w, args, mp_buf_cstr(&y), true, &rep, result);
+    mp_buf_fini(&y);
+    if (rc) {
+        json_decref(configs);
+        return rc;
+    }
+    json_t *res = json_object_get(rep, "results");
+    json_t *r = json_is_object(res) ? json_deep_copy(res) : json_object();
+    json_object_set_new(r, "kernel_configs", configs);
+    json_object_set(r, "report_path", json_object_get(rep, "report_path"));
+    json_decref(rep);
+    *result = r;
+    return 0;
+}
+
+static const struct mcp_param params[] = {
+    {"kernel_paths", MT_STRLIST, true, NULL, NULL, 2, 0, "kernel source files (at least 2)"},
+    {"testcase_commands", MT_STRLIST, false, NULL, NULL, 0, 0,
+     "one testcase command per kernel (Magpie requires them; magpie also accepts reference "
+     "instead)"},
+    {"baseline_index", MT_INT, false, "0", NULL, 0, 0, "index of the baseline kernel"},
+    {"working_dir", MT_STR, false, "\"\"", NULL, 0, 0, "\"\" = each kernel's directory"},
+    MCP_KERNEL_SHARED_PARAMS,
+    {NULL, 0, false, NULL, NULL, 0, 0, NULL},
+};
+
+const struct mcp_tool mcp_tool_compare = {
+    .name = "compare",
+    .title = "Compare kernels",
+    .desc = "Rank two or more kernel implementations against a baseline: correctness gate, "
+            "interleaved timing rounds, speedup with a 95% CI and a FASTER / SLOWER / SAME / "
+            "INCONCLUSIVE verdict per candidate. Writes compare_report.json.",
+    .params = params,
+    .run = run,
+    .flags = MCP_LONG,
+    .result_desc = "`{kernel_results[...], comparison_metrics{correctness, all_correct, "
+                   "perf_scores, speedup_vs_baseline, verdicts, alpha, threshold}, baseline, "
+                   "winner, rankings, summary, kernel_configs[{kernel_id, kernel_type, "
+                   "source_file_path, testcase_command, working_dir, is_baseline}], "
+                   "report_path}`.",
+};
