@@ -327,6 +327,9 @@ static void serve_usage(FILE *f)
             "  --timeout S               timeout_seconds for the whole run (3600)\n"
             "  --ready-timeout S         how long the engine may take to get ready (2700)\n"
             "  --stall-timeout S         fail a request after S s without data (300)\n"
+            "  --max-failed-requests N|P%%  failed requests the run may have and still\n"
+            "                            succeed: a count or a percentage of the measured\n"
+            "                            requests (YAML max_failed_requests; default 0)\n"
             "  --inferencex-path P, --benchmark-script S   accepted for compatibility\n"
             "  -o, --output-dir DIR      workspace root (./results)\n"
             "  --json                    print benchmark_report.json instead of the summary\n"
@@ -442,6 +445,7 @@ static int cli_serve(int argc, char **argv, const struct cli_global *g)
         O_TIMEOUT,
         O_READY,
         O_STALL,
+        O_MAXFAIL,
         O_IXP,
         O_SCRIPT,
         O_JSON,
@@ -466,6 +470,7 @@ static int cli_serve(int argc, char **argv, const struct cli_global *g)
         {"timeout", required_argument, NULL, O_TIMEOUT},
         {"ready-timeout", required_argument, NULL, O_READY},
         {"stall-timeout", required_argument, NULL, O_STALL},
+        {"max-failed-requests", required_argument, NULL, O_MAXFAIL},
         {"inferencex-path", required_argument, NULL, O_IXP},
         {"benchmark-script", required_argument, NULL, O_SCRIPT},
         {"output-dir", required_argument, NULL, 'o'},
@@ -481,6 +486,7 @@ static int cli_serve(int argc, char **argv, const struct cli_global *g)
     int n_envs = 0, torch = -1;
     bool sysprof = false, priv = false, json = false, quiet = g && g->quiet;
     double timeout = -1, ready = -1, stall = -1;
+    const char *max_failed = NULL;
     const char *tp = NULL, *conc = NULL, *isl = NULL, *osl = NULL, *np = NULL;
     int c, rc, exit_code = EXIT_OK;
     opterr = 0;
@@ -551,6 +557,15 @@ static int cli_serve(int argc, char **argv, const struct cli_global *g)
             if ((rc = serve_num("--stall-timeout", optarg, 0, &stall)))
                 return rc;
             break;
+        case O_MAXFAIL: {
+            struct mp_loadgen_fail_limit fl;
+            struct mp_diag fd;
+            mp_diag_clear(&fd);
+            if ((rc = mp_loadgen_fail_limit_parse(optarg, &fl, &fd)))
+                return cli_report_error(&fd, rc);
+            max_failed = optarg;
+            break;
+        }
         case O_IXP:
             ixp = optarg;
             break;
@@ -668,6 +683,8 @@ static int cli_serve(int argc, char **argv, const struct cli_global *g)
         cfg.server_ready_timeout_s = ready;
     if (stall >= 0)
         cfg.stall_timeout_s = stall;
+    if (max_failed)
+        (void)mp_loadgen_fail_limit_parse(max_failed, &cfg.max_failed, NULL);
     bool drawn = false;
     struct mp_serve_run_opts ro = {.output_dir = out_root, .magpie_version = MP_VERSION};
     if (!quiet && !json && isatty(STDERR_FILENO)) {

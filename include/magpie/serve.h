@@ -31,10 +31,17 @@
 #include <magpie/analysis.h>
 #include <magpie/base.h>
 #include <magpie/gpu.h>
+#include <magpie/loadgen.h>
 
 enum mp_serve_framework { MP_SERVE_VLLM = 0, MP_SERVE_SGLANG, MP_SERVE_ATOM, MP_SERVE_N_FW };
 
 enum mp_serve_mode { MP_SERVE_DOCKER = 0, MP_SERVE_LOCAL, MP_SERVE_RAY };
+
+/* profiler.tracelens.analysis_mode */
+enum mp_serve_tl_mode {
+    MP_SERVE_TL_INFERENCE = 0, /* stage split + per-stage inference reports (Magpie's default) */
+    MP_SERVE_TL_PYTORCH,       /* "pytorch" / "classic": rank-0 report + collective report */
+};
 
 enum mp_serve_run_kind {
     MP_SERVE_KIND_AUTO = 0,
@@ -58,10 +65,18 @@ struct mp_serve_config {
     int n_envs;
     bool torch_profiler; /* profiler.torch_profiler.enabled (YAML default true) */
     bool system_profiler;
-    bool tracelens; /* profiler.tracelens.enabled: inference stage split after the run */
-    const char *tracelens_stages; /* analysis_stages as a comma list, NULL = all three */
-    int tracelens_num_steps;      /* num_steps (32) */
-    bool gpu_monitor;             /* profiler.gpu_monitor.enabled */
+    bool tracelens; /* profiler.tracelens.enabled: TraceLens reports after the run */
+    /* pytorch mode: export_format excel (an .xlsx per report instead of a CSV
+     * directory), perf_report_enabled, multi_rank_report_enabled (both true),
+     * gpu_arch_config (TraceLens arch JSON for the roofline columns) */
+    bool tracelens_excel;
+    enum mp_serve_tl_mode tracelens_mode; /* analysis_mode (inference) */
+    int tracelens_num_steps;              /* num_steps (32) */
+    const char *tracelens_stages;         /* analysis_stages as a comma list, NULL = all three */
+    const char *tracelens_gpu_arch_config;
+    bool tracelens_perf_report;
+    bool tracelens_multi_rank;
+    bool gpu_monitor; /* profiler.gpu_monitor.enabled */
     double gpu_monitor_interval_s;
     int gpu_monitor_device; /* -1 = from the visible devices, else 0 */
     bool gap_enabled;       /* gap_analysis.enabled (also on whenever traces exist) */
@@ -88,6 +103,9 @@ struct mp_serve_config {
     /* magpie additions */
     bool privileged;        /* docker: add --privileged (never by default) */
     double stall_timeout_s; /* a request without a byte for this long fails (300) */
+    /* max_failed_requests: failed requests (a count or a percentage of the
+     * measured ones) the run may have and still succeed; default 0 */
+    struct mp_loadgen_fail_limit max_failed;
     double stop_profile_timeout_s;
     const char *config_path; /* the YAML it came from, NULL for ad-hoc */
 };
@@ -131,6 +149,9 @@ int mp_serve_run_kind_parse(const char *s, enum mp_serve_run_kind *out);
  * min(1024, max(256, OSL*16/CONC)), delay = max(0, OSL*(R+1)*3 - max_iters/2)
  * with R = RANDOM_RANGE_RATIO (1.0 when unset). */
 void mp_serve_tracelens_window(const struct mp_serve_config *c, long *max_iters, long *delay);
+/* TraceLens on in inference mode: Magpie's preprocessing (step annotations,
+ * steady-state window, the whole load profiled) applies. */
+bool mp_serve_tracelens_inference(const struct mp_serve_config *c);
 
 /* ---- command lines ---- */
 

@@ -172,13 +172,30 @@ static int load_tracelens(struct mp_serve_config *c, const struct mp_yaml_node *
     int rc = get_str(c, tl, "analysis_mode", &mode, d);
     if (rc)
         return rc;
-    if (mode && strcmp(mode, "inference") != 0)
+    /* Magpie: "pytorch", alias "classic", selects the legacy flow */
+    if (mode && (strcmp(mode, "pytorch") == 0 || strcmp(mode, "classic") == 0))
+        c->tracelens_mode = MP_SERVE_TL_PYTORCH;
+    else if (mode && strcmp(mode, "inference") != 0)
         return mp_yaml_error(mp_yaml_get(tl, "analysis_mode"), "tracelens.analysis_mode", d,
-                             MP_EUNSUP,
-                             "analysis_mode '%s' is not supported by magpie benchmark (only "
-                             "inference; run `magpie trace report` on torch_trace/ instead)",
-                             mode);
+                             MP_EINVAL,
+                             "unknown analysis_mode '%s' (inference, or pytorch / classic)", mode);
     if ((rc = get_int(tl, "num_steps", 1, &c->tracelens_num_steps, d)))
+        return rc;
+    /* export_format csv|excel; Magpie's legacy export_csv / export_excel
+     * booleans count only when export_format is absent */
+    const char *fmt = NULL;
+    if ((rc = get_str(c, tl, "export_format", &fmt, d)))
+        return rc;
+    if (fmt && strcmp(fmt, "csv") != 0 && strcmp(fmt, "excel") != 0)
+        return mp_yaml_error(mp_yaml_get(tl, "export_format"), "tracelens.export_format", d,
+                             MP_EINVAL, "invalid export_format '%s' (csv or excel)", fmt);
+    bool xl = false;
+    if (!fmt && (rc = get_bool(tl, "export_excel", &xl, d)))
+        return rc;
+    c->tracelens_excel = fmt ? strcmp(fmt, "excel") == 0 : xl;
+    if ((rc = get_bool(tl, "perf_report_enabled", &c->tracelens_perf_report, d)) ||
+        (rc = get_bool(tl, "multi_rank_report_enabled", &c->tracelens_multi_rank, d)) ||
+        (rc = get_str(c, tl, "gpu_arch_config", &c->tracelens_gpu_arch_config, d)))
         return rc;
     const struct mp_yaml_node *st = mp_yaml_get(tl, "analysis_stages");
     if (mp_yaml_is_null(st))
@@ -228,7 +245,7 @@ static int load_profiler(struct mp_serve_config *c, const struct mp_yaml_node *p
         return rc;
     if ((rc = load_tracelens(c, tl, d)))
         return rc;
-    if (c->tracelens)
+    if (mp_serve_tracelens_inference(c))
         c->torch_profiler = true; /* inference-mode TraceLens forces it, as Magpie */
     bool tt_on = false;
     if ((rc = get_bool(tt, "enabled", &tt_on, d)))
@@ -340,6 +357,22 @@ static int load_lifecycle(struct mp_serve_config *c, const struct mp_yaml_node *
     return 0;
 }
 
+/* max_failed_requests: 3 or "0.5%" */
+static int get_fail_limit(const struct mp_yaml_node *map, const char *key,
+                          struct mp_loadgen_fail_limit *out, struct mp_diag *d)
+{
+    const struct mp_yaml_node *n;
+    const char *s;
+    int rc = read_str(map, key, &s, &n, d);
+    if (rc || !s)
+        return rc;
+    struct mp_diag sub;
+    mp_diag_clear(&sub);
+    if ((rc = mp_loadgen_fail_limit_parse(s, out, &sub)))
+        return mp_yaml_error(n, key, d, rc, "%s", sub.msg);
+    return 0;
+}
+
 static int enum_field(const struct mp_yaml_node *b, const char *key, const char *allowed,
                       int (*parse)(const char *, void *), void *out, struct mp_diag *d)
 {
@@ -396,6 +429,7 @@ static int load_root(struct mp_serve_config *c, const struct mp_yaml_doc *doc, s
                                         "sweep_matrix",
                                         "privileged",
                                         "stall_timeout_seconds",
+                                        "max_failed_requests",
                                         NULL};
     const struct mp_yaml_node *root = mp_yaml_root(doc);
     const struct mp_yaml_node *b = mp_yaml_get(root, "benchmark");
@@ -432,7 +466,8 @@ static int load_root(struct mp_serve_config *c, const struct mp_yaml_doc *doc, s
         (rc = load_gpu_selection(c, mp_yaml_get(b, "gpu_selection"), d)) ||
         (rc = load_lifecycle(c, mp_yaml_get(b, "server_lifecycle"), d)) ||
         (rc = get_bool(b, "privileged", &c->privileged, d)) ||
-        (rc = get_num(b, "stall_timeout_seconds", 0, &c->stall_timeout_s, d)))
+        (rc = get_num(b, "stall_timeout_seconds", 0, &c->stall_timeout_s, d)) ||
+        (rc = get_fail_limit(b, "max_failed_requests", &c->max_failed, d)))
         return rc;
     if (!c->inferencex_path && ixp)
         c->inferencex_path = ixp;

@@ -86,6 +86,8 @@ void mp_serve_config_init(struct mp_serve_config *c)
     c->torch_profiler = true; /* Magpie: on when the profiler block is absent */
     c->gpu_monitor = true;
     c->tracelens_num_steps = 32;
+    c->tracelens_perf_report = true;
+    c->tracelens_multi_rank = true;
     c->gpu_monitor_interval_s = 2.0;
     c->gpu_monitor_device = -1;
     mp_gap_config_defaults(&c->gap);
@@ -341,6 +343,11 @@ static const char *envd(const struct mp_serve_config *c, const char *key, const 
     return v && *v ? v : def;
 }
 
+bool mp_serve_tracelens_inference(const struct mp_serve_config *c)
+{
+    return c->tracelens && c->tracelens_mode == MP_SERVE_TL_INFERENCE;
+}
+
 void mp_serve_tracelens_window(const struct mp_serve_config *c, long *max_iters, long *delay)
 {
     long osl = 512, conc = 32;
@@ -420,11 +427,12 @@ int mp_serve_engine_cmd(const struct mp_serve_config *c, const struct mp_serve_p
         rc |= mp_serve_cmd_env(out, "VLLM_TORCH_PROFILER_DIR", p->trace_dir);
         rc |= mp_serve_cmd_env(out, "SGLANG_TORCH_PROFILER_DIR", p->trace_dir);
         rc |= mp_serve_cmd_env(out, "ATOM_TORCH_PROFILER_DIR", p->trace_dir);
-        if (c->tracelens && c->framework == MP_SERVE_SGLANG) {
+        bool tl_inf = mp_serve_tracelens_inference(c); /* Magpie's preprocessing */
+        if (tl_inf && c->framework == MP_SERVE_SGLANG) {
             rc |= mp_serve_cmd_env(out, "SGLANG_PROFILE_WITH_STACK", "True");
             rc |= mp_serve_cmd_env(out, "SGLANG_PROFILE_RECORD_SHAPE", "True");
         }
-        if (c->tracelens && c->framework == MP_SERVE_VLLM &&
+        if (tl_inf && c->framework == MP_SERVE_VLLM &&
             !mp_serve_config_getenv(c, "VLLM_EXECUTE_MODEL_TIMEOUT_SECONDS"))
             rc |= mp_serve_cmd_env(out, "VLLM_EXECUTE_MODEL_TIMEOUT_SECONDS", "1200");
     }
@@ -461,7 +469,7 @@ int mp_serve_engine_cmd(const struct mp_serve_config *c, const struct mp_serve_p
                 rc |= mp_serve_cmd_arg(out, kv[i][0]);
                 rc |= mp_serve_cmd_arg(out, kv[i][1] ? kv[i][1] : p->trace_dir);
             }
-            if (c->tracelens)
+            if (mp_serve_tracelens_inference(c))
                 rc |= tracelens_vllm_args(c, extra, out);
         }
         if (rc)

@@ -218,12 +218,18 @@ int serve_summary_text(const struct serve_report *r, const char *report_json, st
     if (json_is_object(tl)) {
         json_t *files = json_object_get(tl, "output_files");
         json_t *tw = json_object_get(tl, "warnings");
+        json_t *te = json_object_get(tl, "errors");
+        const char *mode = json_string_value(json_object_get(tl, "analysis_mode"));
         size_t nf = json_array_size(files);
-        rc |= mp_buf_printf(b, "\nTraceLens (inference): %zu output file(s)\n", nf);
+        rc |= mp_buf_printf(b, "\nTraceLens (%s): %zu output file(s)\n", mode ? mode : "inference",
+                            nf);
         for (size_t i = 0; i < nf && i < 3; i++)
             rc |= mp_buf_printf(b, "  %s\n", json_string_value(json_array_get(files, i)));
         for (size_t i = 0; i < json_array_size(tw) && i < 5; i++)
             rc |= mp_buf_printf(b, "  warning: %s\n", json_string_value(json_array_get(tw, i)));
+        for (size_t i = 0; i < json_array_size(te) && i < 5; i++)
+            if (json_is_string(json_array_get(te, i)))
+                rc |= mp_buf_printf(b, "  error: %s\n", json_string_value(json_array_get(te, i)));
     }
     json_t *gap = json_object_get(rep, "gap_analysis");
     json_t *top = json_object_get(gap, "top_kernels");
@@ -257,6 +263,25 @@ int serve_summary_text(const struct serve_report *r, const char *report_json, st
         }
     }
     json_t *mg = json_object_get(rep, "magpie");
+    json_t *fl = json_object_get(json_object_get(mg, "requests"), "failures");
+    if (num(fl, "failed") > 0) {
+        rc |= mp_buf_printf(b, "\nFailed requests: %.0f of %.0f (%.2f%%), limit %s: %s\n",
+                            num(fl, "failed"), num(fl, "total"), num(fl, "ratio") * 100,
+                            json_string_value(json_object_get(fl, "max_failed_requests")),
+                            json_is_true(json_object_get(fl, "within_limit"))
+                                ? "within it, metrics over the successful requests"
+                                : "over it, the run failed");
+        json_t *by = json_object_get(fl, "by_reason");
+        for (size_t i = 0; i < json_array_size(by); i++) {
+            json_t *g = json_array_get(by, i);
+            json_t *ex = json_object_get(g, "examples");
+            rc |= mp_buf_printf(b, "  %-11s %6.0f  first #%.0f\n",
+                                json_string_value(json_object_get(g, "reason")), num(g, "count"),
+                                num(g, "first_request"));
+            for (size_t k = 0; k < json_array_size(ex); k++)
+                rc |= mp_buf_printf(b, "      %.160s\n", json_string_value(json_array_get(ex, k)));
+        }
+    }
     json_t *warn = json_object_get(mg, "warnings");
     if (json_array_size(warn)) {
         rc |= mp_buf_puts(b, "\nWarnings:\n");
@@ -311,6 +336,16 @@ int mp_serve_config_yaml(const struct mp_serve_config *c, struct mp_buf *b)
     rc |= ybool(b, "enabled", c->system_profiler, 6);
     rc |= mp_buf_puts(b, "    tracelens:\n");
     rc |= ybool(b, "enabled", c->tracelens, 6);
+    rc |= mp_buf_printf(b, "      analysis_mode: %s\n",
+                        c->tracelens_mode == MP_SERVE_TL_PYTORCH ? "pytorch" : "inference");
+    if (c->tracelens_mode == MP_SERVE_TL_PYTORCH) {
+        rc |= mp_buf_printf(b, "      export_format: %s\n", c->tracelens_excel ? "excel" : "csv");
+        rc |= ybool(b, "perf_report_enabled", c->tracelens_perf_report, 6);
+        rc |= ybool(b, "multi_rank_report_enabled", c->tracelens_multi_rank, 6);
+        rc |= mp_buf_puts(b, "      gpu_arch_config: ");
+        rc |= yq(b, c->tracelens_gpu_arch_config);
+        rc |= mp_buf_putc(b, '\n');
+    }
     rc |= mp_buf_puts(b, "    gpu_monitor:\n");
     rc |= ybool(b, "enabled", c->gpu_monitor, 6);
     rc |= mp_buf_printf(b, "      interval_sec: %g\n", c->gpu_monitor_interval_s);
@@ -371,7 +406,10 @@ int mp_serve_config_yaml(const struct mp_serve_config *c, struct mp_buf *b)
     rc |= mp_buf_puts(b, "    pid_dir: ");
     rc |= yq(b, c->reuse_pid_dir);
     rc |= mp_buf_printf(b, "\n    server_ready_timeout_s: %g\n", c->server_ready_timeout_s);
+    char lim[48];
+    mp_loadgen_fail_limit_format(&c->max_failed, lim, sizeof(lim));
     rc |= mp_buf_printf(b, "  privileged: %s\n  stall_timeout_seconds: %g\n",
                         c->privileged ? "true" : "false", c->stall_timeout_s);
+    rc |= mp_buf_printf(b, "  max_failed_requests: \"%s\"\n", lim);
     return rc ? MP_ENOMEM : 0;
 }

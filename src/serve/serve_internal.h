@@ -54,6 +54,15 @@ void serve_group_stop(pid_t pid, pid_t pgid, double grace_s);
 int serve_spawn_detached(const struct mp_serve_cmd *cmd, const char *cwd, const char *log_path,
                          pid_t *pid, pid_t *pgid, struct mp_diag *d);
 
+/* Magpie's TraceLens pytorch mode (tracelens.c): the rank-0 standard report
+ * and, with TP > 1 and a trace per rank, the multi-rank collective report of
+ * the traces in trace_dir, written into the workspace ws as Magpie names
+ * them; appends the tracelens_analysis object to json. Returns the number
+ * of errors (the first one copied to first_error). */
+size_t serve_tracelens_pytorch(const struct mp_serve_config *c, const char *trace_dir,
+                               const char *ws, struct mp_buf *json, char *first_error,
+                               size_t first_error_len);
+
 /* What the report needs from a run (report.c). */
 struct serve_report {
     const struct mp_serve_config *cfg;

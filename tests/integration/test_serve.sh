@@ -129,6 +129,70 @@ else
     echo "SKIPPED tracelens: shared H200 trace not found"
 fi
 
+# --- TraceLens pytorch mode on two real H200 TP2 rank traces (NCCL
+# all-reduces; shared data): the engine writes both on /stop_profile, magpie
+# writes the rank-0 standard report and the multi-rank collective report
+# where Magpie does, each compared with TraceLens's own CSVs of those traces ---
+TP2=${MP_SHARED:-}/data/traces/h200-tp2
+if [ -d "$TP2/torch_trace" ] && [ -d "$TP2/tracelens_rank0" ] && [ -d "$TP2/tracelens_collective" ]; then
+    cat >"$W/tlpt.yaml" <<EOF
+benchmark:
+  framework: vllm
+  model: fake-model
+  run_mode: local
+  envs: {TP: 2, CONC: 4, ISL: 32, OSL: 16, NUM_PROMPTS: 8, NUM_WARMUPS: 0}
+  profiler:
+    tracelens: {enabled: true, analysis_mode: pytorch}
+EOF
+    TP2_TRACES="$TP2/torch_trace/tp2-rank-0.1796011317.pt.trace.json.gz:$TP2/torch_trace/tp2-rank-1.1796011317.pt.trace.json.gz"
+    FAKE_ENGINE_TRACE=$TP2_TRACES run tlpt -b "$W/tlpt.yaml"
+    R=$WS/benchmark_report.json
+    tl_() { jq_ "$R" "r[\"tracelens_analysis\"]$1"; }
+    check "tl pytorch: exit 0" '[ "$RC" = 0 ]'
+    check "tl pytorch: no inference preprocessing asked of vLLM" \
+        '! jq_ "$R" "r[\"magpie\"][\"engine\"][\"command\"]" | grep -q -- "detailed_trace_annotation"'
+    check "tl pytorch: keys" '[ "$(jq_ "$R" "\",\".join(r[\"tracelens_analysis\"])")" = \
+        "enabled,analysis_mode,trace_dir,num_ranks,export_format,rank0_trace,output_files,errors,warnings" ]'
+    check "tl pytorch: mode, ranks, format" \
+        '[ "$(tl_ "[\"analysis_mode\"]") $(tl_ "[\"num_ranks\"]") $(tl_ "[\"export_format\"]")" = "pytorch 2 csv" ]'
+    check "tl pytorch: no errors" '[ "$(tl_ "[\"errors\"]") $(jq_ "$R" "r[\"errors\"]")" = "[] []" ]'
+    check "tl pytorch: rank 0 reported" 'tl_ "[\"rank0_trace\"]" | grep -q -- "-rank-0\.[0-9]*\.pt\.trace\.json\.gz$"'
+    check "tl pytorch: output_files are the CSVs written" '[ "$(tl_ "[\"output_files\"].__len__()")" = \
+        "$(ls "$WS"/tracelens_rank0_csvs/*.csv "$WS"/tracelens_collective_csvs/*.csv | wc -l)" ]'
+    # TraceLens's rank-0 report was made with --short_kernel_study, which Magpie does not pass
+    check "tl pytorch: rank-0 CSVs are TraceLens's without the short-kernel study" \
+        '[ "$(cd "$TP2/tracelens_rank0" && ls ./*.csv | grep -v short_kernel)" = "$(cd "$WS/tracelens_rank0_csvs" && ls ./*.csv)" ]'
+    check "tl pytorch: rank-0 sheets match TraceLens" \
+        'python3 "$MP_SRC/tests/tools/tl_compare.py" "$TP2/tracelens_rank0" "$WS/tracelens_rank0_csvs" \
+            gpu_timeline ops_summary_by_category ops_summary ops_unique_args unified_perf_summary \
+            GEMM SDPA_fwd UnaryElementwise BinaryElementwise Reduce_fwd kernel_summary coll_analysis \
+            >"$W/tlpt.rank0.cmp" 2>&1 || { cat "$W/tlpt.rank0.cmp"; false; }'
+    check "tl pytorch: collective CSVs are TraceLens's" \
+        '[ "$(cd "$TP2/tracelens_collective" && ls ./*.csv)" = "$(cd "$WS/tracelens_collective_csvs" && ls ./*.csv)" ]'
+    check "tl pytorch: collective sheets match TraceLens" \
+        'python3 "$MP_SRC/tests/tools/tl_compare.py" "$TP2/tracelens_collective" "$WS/tracelens_collective_csvs" \
+            nccl_long nccl_summary_long nccl_implicit_sync nccl_summary_implicit_sync straggler_summary \
+            >"$W/tlpt.coll.cmp" 2>&1 || { cat "$W/tlpt.coll.cmp"; false; }'
+    check "tl pytorch: summary lists the outputs" 'grep -q "TraceLens (pytorch): [1-9][0-9]* output file" "$W/tlpt.out"'
+    check "tl pytorch: config.yaml keeps the mode" 'grep -q "analysis_mode: pytorch" "$WS/config.yaml"'
+
+    # excel export ("classic", Magpie's alias), TP=4 with two traces: the
+    # rank-0 workbook; the collective report skipped with a warning (Magpie
+    # runs it only with at least TP trace files)
+    sed -e 's/TP: 2/TP: 4/' -e 's/analysis_mode: pytorch}/analysis_mode: classic, export_format: excel}/' \
+        "$W/tlpt.yaml" >"$W/tlxl.yaml"
+    FAKE_ENGINE_TRACE=$TP2_TRACES run tlxl -b "$W/tlxl.yaml"
+    R=$WS/benchmark_report.json
+    check "tl excel: exit 0" '[ "$RC" = 0 ]'
+    check "tl excel: rank-0 workbook only" '[ -s "$WS/tracelens_rank0_report.xlsx" ] && [ ! -e "$WS/tracelens_rank0_csvs" ]'
+    check "tl excel: collective skipped with a warning" '[ ! -e "$WS/tracelens_collective_report.xlsx" ] &&
+        tl_ "[\"warnings\"][0]" | grep -q "2 trace file(s) for TP=4"'
+    check "tl excel: output_files" '[ "$(tl_ "[\"output_files\"][0].rsplit(\"/\", 1)[1]") $(tl_ "[\"export_format\"]")" = \
+        "tracelens_rank0_report.xlsx excel" ]'
+else
+    echo "SKIPPED tracelens pytorch: shared H200 TP2 traces not found"
+fi
+
 # --- on an "NVIDIA" machine (nvidia-smi stand-in): GPU picked, monitor sampled ---
 mkdir -p "$W/gpubin"
 ln -s "$MP_SRC/tests/tools/nvidia-smi-sim" "$W/gpubin/nvidia-smi"
@@ -281,7 +345,7 @@ FAKE_ENGINE_FAULT=stall FAKE_ENGINE_FAULT_AFTER=2 run stall "${ADHOC[@]}" --num-
 R=$WS/benchmark_report.json
 check "stall: exit 1" '[ "$RC" = 1 ]'
 check "stall: within the limit ($ELAPSED s)" 'python3 -c "import sys; sys.exit(not $ELAPSED < 40)"'
-check "stall: error names the stall" 'jq_ "$R" "r[\"errors\"][0]" | grep -q "4 of 6 requests failed; first: stalled"'
+check "stall: error names the stall" 'jq_ "$R" "r[\"errors\"][0]" | grep -q "4 of 6 requests failed (66.67%), more than max_failed_requests 0 allows; first: stalled"'
 check "stall: no engine process left" '[ "$(orphans)" = 0 ]'
 
 # whole-run timeout while the load runs: the engine is stopped, the run ends
@@ -315,6 +379,61 @@ check "client-only: served model from /v1/models" \
     '[ "$(jq_ "$WS/benchmark_report.json" "r[\"magpie\"][\"engine\"][\"served_model\"], r[\"magpie\"][\"client_only\"]")" = "ext-model True" ]'
 kill -- "-$EXT" 2>/dev/null
 wait "$EXT" 2>/dev/null
+
+# --- failed requests against the calibration server (client-only mode): one
+# HTTP 500 in 20 requests. The default limit (0) fails the run; a count, a
+# percentage or the YAML key lets it be judged; the failures are always
+# reported, grouped by reason ---
+CALIB=${MP_BIN:-}/calib/calib_server
+if [ -x "$CALIB" ]; then
+    echo '{"match": "request-id", "default": {"ttft_ms": 1, "itl_ms": 1, "tokens": 4},
+        "requests": [{}, {}, {}, {"fail": "http500"}]}' >"$W/calib.json"
+    "$CALIB" --schedule "$W/calib.json" --port-file "$W/calib.port" --exit-after-s 200 \
+        >"$W/calib.out" 2>&1 &
+    EXTRA_PIDS+=("$!")
+    for _ in $(seq 100); do [ -s "$W/calib.port" ] && break; sleep 0.05; done
+    export BENCHMARK_BASE_URL=http://127.0.0.1:$(cat "$W/calib.port")
+    ONE=(vllm --model calib-model --run-mode local --concurrency 4 --input-len 8 --output-len 4
+        --num-prompts 20 --env NUM_WARMUPS=0)
+    run fail0 "${ONE[@]}"
+    R=$WS/benchmark_report.json
+    fl_() { jq_ "$R" "r[\"magpie\"][\"requests\"][\"failures\"]$1"; }
+    check "failed 1/20, limit 0: exit 1" '[ "$RC" = 1 ] && [ "$(jq_ "$R" "r[\"success\"]")" = False ]'
+    check "failed 1/20, limit 0: error says why" 'jq_ "$R" "r[\"errors\"][0]" | grep -q \
+        "^1 of 20 requests failed (5.00%), more than max_failed_requests 0 allows; first: HTTP 500"'
+    check "failed 1/20, limit 0: grouped in the report" \
+        '[ "$(fl_ "[\"by_reason\"][0][\"reason\"]") $(fl_ "[\"by_reason\"][0][\"count\"]") $(fl_ "[\"by_reason\"][0][\"first_request\"]") $(fl_ "[\"within_limit\"]")" = "HTTP 500 1 3 False" ]'
+    check "failed 1/20, limit 0: summary" 'grep -q "Failed requests: 1 of 20 (5.00%), limit 0: over it" "$WS/summary.txt" &&
+        grep -q "^  HTTP 500         1  first #3$" "$WS/summary.txt"'
+    check "failed 1/20, limit 0: html" 'grep -q "<td>HTTP 500</td><td>1</td><td>3</td>" "$WS/inferencex_result.html"'
+    run fail5pct "${ONE[@]}" --max-failed-requests 5%
+    R=$WS/benchmark_report.json
+    check "failed 1/20, limit 5%: exit 0, judged on 19" '[ "$RC" = 0 ] && \
+        [ "$(jq_ "$R" "r[\"success\"], r[\"throughput\"][\"completed_requests\"], r[\"errors\"]")" = "True 19 []" ]'
+    check "failed 1/20, limit 5%: warned and reported" 'jq_ "$R" "r[\"magpie\"][\"warnings\"]" | grep -q \
+        "1 of 20 requests failed (5.00%), within max_failed_requests 5%: the metrics cover the 19 successful ones" &&
+        [ "$(fl_ "[\"max_failed_requests\"]") $(fl_ "[\"within_limit\"]")" = "5% True" ] &&
+        grep -q "limit 5%: within it" "$WS/summary.txt"'
+    run fail4pct "${ONE[@]}" --max-failed-requests 4%
+    check "failed 1/20, limit 4%: exit 1" '[ "$RC" = 1 ]'
+    cat >"$W/fail.yaml" <<EOF
+benchmark:
+  framework: vllm
+  model: calib-model
+  run_mode: local
+  max_failed_requests: 1
+  envs: {CONC: 4, ISL: 8, OSL: 4, NUM_PROMPTS: 20, NUM_WARMUPS: 0}
+  profiler: {torch_profiler: {enabled: false}}
+EOF
+    run failyaml -b "$W/fail.yaml"
+    check "failed 1/20, YAML limit 1: exit 0" '[ "$RC" = 0 ] && grep -q "max_failed_requests: \"1\"" "$WS/config.yaml"'
+    "$MAGPIE" benchmark "${ONE[@]}" --max-failed-requests 2.5 -o "$W/badlim" >/dev/null 2>"$W/badlim.err"
+    BADRC=$?
+    check "bad --max-failed-requests: exit 2" '[ "$BADRC" = 2 ] && grep -q "whole number" "$W/badlim.err"'
+    unset BENCHMARK_BASE_URL
+else
+    echo "SKIPPED failed-request limits: calib_server not built (MP_BIN)"
+fi
 
 # --- SIGINT to magpie mid-run: the engine group goes, a report is written ---
 P=$(free_port)

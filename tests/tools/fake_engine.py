@@ -21,7 +21,8 @@ Behaviour knobs (environment):
   FAKE_ENGINE_MAX_S (120)     the server exits by itself after this long
   FAKE_ENGINE_TAG             appended to the child's argv, for orphan checks
   FAKE_ENGINE_TRACE           a recorded .json.gz trace written on /stop_profile
-                              instead of the small synthetic one
+                              instead of the small synthetic one; several paths
+                              joined by ':' are written as ranks 0, 1, ...
 """
 import gzip
 import json
@@ -74,11 +75,12 @@ ARGS = parse_args(sys.argv[1:])
 def write_trace(d):
     os.makedirs(d, exist_ok=True)
     rec = ENV.get("FAKE_ENGINE_TRACE")
-    if rec:  # a recorded trace of a real engine, named as vLLM names rank 0
-        path = os.path.join(d, "fake-host_%d-rank-0.%d.pt.trace.json.gz" % (os.getpid(),
-                                                                            int(time.time())))
-        shutil.copyfile(rec, path + ".tmp")
-        os.rename(path + ".tmp", path)
+    if rec:  # recorded traces of a real engine, named as vLLM names rank 0, 1, ...
+        for rank, src in enumerate(rec.split(os.pathsep)):
+            path = os.path.join(d, "fake-host_%d-rank-%d.%d.pt.trace.json.gz" % (
+                os.getpid(), rank, int(time.time())))
+            shutil.copyfile(src, path + ".tmp")
+            os.rename(path + ".tmp", path)
         return
     ev = []
     ts = 1000.0

@@ -410,14 +410,130 @@ static void test_config_tracelens(void **state)
     assert_int_equal(mp_serve_config_load_string(&c, bad, sizeof(bad) - 1, "t.yaml", &d),
                      MP_EINVAL);
     assert_int_equal(d.line, 5);
-    static const char mode[] = "benchmark:\n  framework: vllm\n  model: m\n  profiler:\n"
-                               "    tracelens: {enabled: true, analysis_mode: pytorch}\n";
     mp_serve_config_fini(&c);
+    /* pytorch mode: no preprocessing, so the profiler stays as configured */
+    static const char mode[] = "benchmark:\n  framework: vllm\n  model: m\n  profiler:\n"
+                               "    torch_profiler: {enabled: false}\n"
+                               "    tracelens: {enabled: true, analysis_mode: pytorch,\n"
+                               "                multi_rank_report_enabled: false,\n"
+                               "                gpu_arch_config: /a.json}\n";
     mp_serve_config_init(&c);
     mp_diag_clear(&d);
-    assert_int_equal(mp_serve_config_load_string(&c, mode, sizeof(mode) - 1, "t.yaml", &d),
-                     MP_EUNSUP);
+    assert_int_equal(mp_serve_config_load_string(&c, mode, sizeof(mode) - 1, "t.yaml", &d), 0);
+    assert_int_equal(c.tracelens_mode, MP_SERVE_TL_PYTORCH);
+    assert_false(mp_serve_tracelens_inference(&c));
+    assert_false(c.torch_profiler);
+    assert_false(c.tracelens_excel);
+    assert_true(c.tracelens_perf_report);
+    assert_false(c.tracelens_multi_rank);
+    assert_string_equal(c.tracelens_gpu_arch_config, "/a.json");
+    struct mp_buf y2;
+    mp_buf_init(&y2, 0);
+    assert_int_equal(mp_serve_config_yaml(&c, &y2), 0);
+    assert_non_null(strstr(mp_buf_cstr(&y2), "analysis_mode: pytorch\n      export_format: csv\n"
+                                             "      perf_report_enabled: true\n"
+                                             "      multi_rank_report_enabled: false\n"));
+    mp_buf_fini(&y2);
     mp_serve_config_fini(&c);
+    /* "classic" is Magpie's alias; the legacy export_excel flag */
+    static const char classic[] = "benchmark:\n  framework: vllm\n  model: m\n  profiler:\n"
+                                  "    tracelens: {enabled: true, analysis_mode: classic,\n"
+                                  "                export_excel: true}\n";
+    mp_serve_config_init(&c);
+    mp_diag_clear(&d);
+    assert_int_equal(mp_serve_config_load_string(&c, classic, sizeof(classic) - 1, "t.yaml", &d),
+                     0);
+    assert_int_equal(c.tracelens_mode, MP_SERVE_TL_PYTORCH);
+    assert_true(c.tracelens_excel);
+    mp_serve_config_fini(&c);
+    /* unknown mode and export format: errors at the value */
+    static const char badmode[] = "benchmark:\n  framework: vllm\n  model: m\n  profiler:\n"
+                                  "    tracelens: {enabled: true, analysis_mode: torch}\n";
+    mp_serve_config_init(&c);
+    mp_diag_clear(&d);
+    assert_int_equal(mp_serve_config_load_string(&c, badmode, sizeof(badmode) - 1, "t.yaml", &d),
+                     MP_EINVAL);
+    assert_int_equal(d.line, 5);
+    assert_non_null(strstr(d.msg, "pytorch"));
+    mp_serve_config_fini(&c);
+    static const char badfmt[] = "benchmark:\n  framework: vllm\n  model: m\n  profiler:\n"
+                                 "    tracelens: {enabled: true, analysis_mode: pytorch,\n"
+                                 "                export_format: parquet}\n";
+    mp_serve_config_init(&c);
+    mp_diag_clear(&d);
+    assert_int_equal(mp_serve_config_load_string(&c, badfmt, sizeof(badfmt) - 1, "t.yaml", &d),
+                     MP_EINVAL);
+    assert_int_equal(d.line, 6);
+    mp_serve_config_fini(&c);
+}
+
+/* pytorch mode leaves vLLM's command as a plain profiled run */
+static void test_vllm_tracelens_pytorch(void **state)
+{
+    (void)state;
+    struct mp_serve_config c;
+    base_cfg(&c, MP_SERVE_VLLM);
+    c.tracelens = true;
+    c.tracelens_mode = MP_SERVE_TL_PYTORCH;
+    struct mp_serve_plan p = {.vendor = MP_GPU_VENDOR_NVIDIA, .port = 8000, .trace_dir = "/t"};
+    struct mp_serve_cmd cmd;
+    struct mp_buf a, e;
+    mp_buf_init(&a, 0);
+    mp_buf_init(&e, 0);
+    assert_int_equal(mp_serve_engine_cmd(&c, &p, &cmd, NULL), 0);
+    joined(&cmd, &a, &e);
+    assert_non_null(strstr(mp_buf_cstr(&a), "--profiler-config.torch_profiler_dir /t"));
+    assert_null(strstr(mp_buf_cstr(&a), "detailed_trace_annotation"));
+    assert_null(strstr(mp_buf_cstr(&e), "VLLM_EXECUTE_MODEL_TIMEOUT_SECONDS"));
+    mp_serve_cmd_fini(&cmd);
+    mp_buf_fini(&a);
+    mp_buf_fini(&e);
+    mp_serve_config_fini(&c);
+}
+
+/* max_failed_requests: a count or a percentage, checked at the value */
+static void test_config_max_failed(void **state)
+{
+    (void)state;
+    struct mp_serve_config c;
+    struct mp_diag d;
+    mp_serve_config_init(&c);
+    assert_false(c.max_failed.percent);
+    assert_true(c.max_failed.value == 0); /* default: any failure fails the run */
+    static const char pct[] = "benchmark:\n  framework: vllm\n  model: m\n"
+                              "  max_failed_requests: 0.5%\n";
+    mp_diag_clear(&d);
+    assert_int_equal(mp_serve_config_load_string(&c, pct, sizeof(pct) - 1, "t.yaml", &d), 0);
+    assert_true(c.max_failed.percent);
+    assert_true(c.max_failed.value == 0.5);
+    struct mp_buf y;
+    mp_buf_init(&y, 0);
+    assert_int_equal(mp_serve_config_yaml(&c, &y), 0);
+    assert_non_null(strstr(mp_buf_cstr(&y), "max_failed_requests: \"0.5%\"\n"));
+    mp_buf_fini(&y);
+    mp_serve_config_fini(&c);
+    static const char cnt[] = "benchmark:\n  framework: vllm\n  model: m\n"
+                              "  max_failed_requests: 3\n";
+    mp_serve_config_init(&c);
+    mp_diag_clear(&d);
+    assert_int_equal(mp_serve_config_load_string(&c, cnt, sizeof(cnt) - 1, "t.yaml", &d), 0);
+    assert_false(c.max_failed.percent);
+    assert_true(c.max_failed.value == 3);
+    mp_serve_config_fini(&c);
+    static const char *const bad[] = {"-1", "1.5", "150%", "lots", "3 %"};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        char y2[200];
+        int n = snprintf(y2, sizeof(y2),
+                         "benchmark:\n  framework: vllm\n  model: m\n"
+                         "  max_failed_requests: \"%s\"\n",
+                         bad[i]);
+        mp_serve_config_init(&c);
+        mp_diag_clear(&d);
+        if (mp_serve_config_load_string(&c, y2, (size_t)n, "t.yaml", &d) != MP_EINVAL ||
+            d.line != 4)
+            fail_msg("max_failed_requests '%s' accepted or misplaced (line %ld)", bad[i], d.line);
+        mp_serve_config_fini(&c);
+    }
 }
 
 /* Loading fixture name fails with code at line:col naming field. */
@@ -598,14 +714,23 @@ static void test_examples(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_vllm_nvidia),      cmocka_unit_test(test_vllm_amd_profiler),
-        cmocka_unit_test(test_sglang),           cmocka_unit_test(test_atom),
-        cmocka_unit_test(test_docker),           cmocka_unit_test(test_images_runners),
-        cmocka_unit_test(test_pick_idle),        cmocka_unit_test(test_config_good),
-        cmocka_unit_test(test_config_errors),    cmocka_unit_test(test_log_tail),
-        cmocka_unit_test(test_run_never_ready),  cmocka_unit_test(test_examples),
-        cmocka_unit_test(test_gpu_sample),       cmocka_unit_test(test_vllm_tracelens),
+        cmocka_unit_test(test_vllm_nvidia),
+        cmocka_unit_test(test_vllm_amd_profiler),
+        cmocka_unit_test(test_sglang),
+        cmocka_unit_test(test_atom),
+        cmocka_unit_test(test_docker),
+        cmocka_unit_test(test_images_runners),
+        cmocka_unit_test(test_pick_idle),
+        cmocka_unit_test(test_config_good),
+        cmocka_unit_test(test_config_errors),
+        cmocka_unit_test(test_log_tail),
+        cmocka_unit_test(test_run_never_ready),
+        cmocka_unit_test(test_examples),
+        cmocka_unit_test(test_gpu_sample),
+        cmocka_unit_test(test_vllm_tracelens),
         cmocka_unit_test(test_config_tracelens),
+        cmocka_unit_test(test_vllm_tracelens_pytorch),
+        cmocka_unit_test(test_config_max_failed),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
