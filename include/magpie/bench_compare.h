@@ -194,4 +194,30 @@ int mp_bcmp_side_from_runs(const char *label, struct mp_bcmp_run *runs, size_t n
 int mp_bcmp_side_add_field(struct mp_bcmp_side *s, const char *name, const char *value,
                            bool workload, bool approx);
 
+/* ---- calibration: seeded synthetic runs with the calibration server's
+ * timing (tests/calib/calib_server.c) ---- */
+
+/* Every request arrives on an open-loop Poisson schedule (arrival_seed,
+ * the same for runs of one workload), gets a TTFT drawn from U[ttft_ms] and
+ * out_tokens - 1 gaps drawn from U[itl_ms], each times its scale (the known
+ * change), from server_seed (the run's own noise). The client sees each
+ * event after a delivery delay: jitter_ms + an exponential of mean
+ * jitter_ms, and with probability spike_prob a stall of U[0, spike_ms] (a
+ * loaded machine's scheduler). */
+struct mp_bcmp_sim {
+    size_t n_requests;
+    int out_tokens;
+    double ttft_ms[2], itl_ms[2];
+    double scale_ttft, scale_itl;
+    double rate; /* requests / s */
+    double jitter_ms, spike_prob, spike_ms;
+    uint64_t arrival_seed, server_seed;
+};
+
+/* 1000 requests (vllm bench serve's default) of 32 tokens at 40 req/s, TTFT
+ * U[40, 60] ms, gaps U[8, 12]
+ * ms, 0.05 ms jitter, 0.5 % stalls of up to 4 ms, no change. */
+void mp_bcmp_sim_default(struct mp_bcmp_sim *s);
+int mp_bcmp_sim_run(const struct mp_bcmp_sim *s, struct mp_bcmp_run *out);
+
 #endif
