@@ -1,0 +1,130 @@
+#!/bin/bash
+# `magpie benchmark compare` end to end on runs recorded from
+# tests/calib/calib_server (tests/fixtures/bench_compare: a baseline, the same
+# setting with other server noise, and a known change TTFT x1.05 / ITL x1.03,
+# 150 requests each): the verdicts, JSON, HTML, the workload refusal (exit 2
+# naming the field) and --allow-different, workspaces and repeats (run_1..N),
+# --fail-on-slower, and bad input. Deterministic: recorded data, seeded
+# resampling; no timing.
+set -u
+MAGPIE=${MAGPIE:?} MP_FIXTURES=${MP_FIXTURES:?}
+FX=$MP_FIXTURES/bench_compare
+W=$(mktemp -d /tmp/mp_bcmp_it.XXXXXX)
+trap 'rm -rf "$W"' EXIT
+pass=0 fail=0
+ok() { pass=$((pass + 1)); echo "ok   $1"; }
+ko() { fail=$((fail + 1)); echo "FAIL $1"; }
+expect() { # name want-rc got-rc
+    if [ "$2" = "$3" ]; then ok "$1"; else ko "$1 (exit $3, wanted $2)"; fi
+}
+
+# 1. the three recorded runs
+"$MAGPIE" benchmark compare "$FX/base.json" "$FX/same.json" "$FX/changed.json" \
+    --html "$W/cmp.html" -o "$W/cmp.json" >"$W/out.txt" 2>"$W/err.txt"
+expect "compare exits 0" 0 $?
+grep -q "same.json vs" "$W/out.txt" && grep -q "changed.json vs" "$W/out.txt" &&
+    ok "table names both candidates" || ko "table: $(cat "$W/out.txt" "$W/err.txt")"
+python3 - "$W/cmp.json" <<'EOF' && ok "JSON: same WITHIN NOISE everywhere; changed SLOWER latency, throughput in noise" || ko "JSON verdicts"
+import json, sys
+j = json.load(open(sys.argv[1]))
+same, changed = j["candidates"]
+v = {m["name"]: m["verdict"] for m in same["metrics"]}
+assert set(v.values()) == {"WITHIN NOISE"}, v
+c = {m["name"]: m["verdict"] for m in changed["metrics"]}
+assert c["output_throughput"] == "WITHIN NOISE" and c["request_throughput"] == "WITHIN NOISE", c
+for k in ("itl_mean_ms", "itl_median_ms", "tpot_mean_ms", "e2el_mean_ms", "ttft_mean_ms"):
+    assert c[k] == "SLOWER", (k, c)
+assert changed["slower"] >= 6 and changed["faster"] == 0
+m = {x["name"]: x for x in changed["metrics"]}["itl_mean_ms"]
+assert 2 < m["change_pct"] < 4 and m["ci_lo_pct"] < m["change_pct"] < m["ci_hi_pct"], m
+assert j["settings"]["correction"] == "holm" and j["settings"]["bootstrap"] == 2000
+assert j["baseline"]["fields"]["model"] == "calib-model"
+EOF
+grep -q "<polyline" "$W/cmp.html" && grep -q "Inter-token latency" "$W/cmp.html" &&
+    grep -q "</html>" "$W/cmp.html" && ! grep -qi "<script" "$W/cmp.html" &&
+    ok "HTML: self-contained SVG CDFs" || ko "HTML"
+
+# 2. determinism: the same result twice, another seed moves only the intervals
+"$MAGPIE" benchmark compare "$FX/base.json" "$FX/changed.json" --json >"$W/a.json"
+"$MAGPIE" benchmark compare "$FX/base.json" "$FX/changed.json" --json >"$W/b.json"
+cmp -s "$W/a.json" "$W/b.json" && ok "same inputs + seed: identical JSON" || ko "not deterministic"
+
+# 3. --fail-on-slower
+"$MAGPIE" benchmark compare "$FX/base.json" "$FX/changed.json" --fail-on-slower >/dev/null
+expect "--fail-on-slower with a SLOWER metric exits 1" 1 $?
+"$MAGPIE" benchmark compare "$FX/base.json" "$FX/same.json" --fail-on-slower >/dev/null
+expect "--fail-on-slower without one exits 0" 0 $?
+
+# 4. different workloads: refused naming the field, or listed
+python3 - "$FX/same.json" "$W/conc8.json" <<'EOF'
+import json, sys
+j = json.load(open(sys.argv[1])); j["max_concurrency"] = 8
+json.dump(j, open(sys.argv[2], "w"))
+EOF
+cp "$FX/same.requests.jsonl" "$W/conc8.requests.jsonl"
+"$MAGPIE" benchmark compare "$FX/base.json" "$W/conc8.json" >"$W/out.txt" 2>"$W/err.txt"
+expect "different max_concurrency: exit 2" 2 $?
+grep -q "max_concurrency" "$W/err.txt" && ok "the refusal names the field" ||
+    ko "refusal message: $(cat "$W/err.txt")"
+"$MAGPIE" benchmark compare "$FX/base.json" "$W/conc8.json" --allow-different >"$W/out.txt" 2>&1
+expect "--allow-different: exit 0" 0 $?
+grep -q "WORKLOADS DIFFER" "$W/out.txt" && grep -q "max_concurrency .*none .*8" "$W/out.txt" &&
+    ok "--allow-different lists the difference" || ko "difference list: $(head -20 "$W/out.txt")"
+
+# 5. workspaces: one run, and repeats run_1..N
+mkws() { # dir result-json-stem engine-extra
+    mkdir -p "$1"
+    cat >"$1/benchmark_report.json" <<EOF
+{"success": true, "framework": "vllm", "model": "calib-model", "profiling_enabled": false,
+ "magpie": {"version": "test", "engine": {"command": "vllm serve calib-model --port 8$RANDOM $3",
+ "version": "0.0.test"}, "gpu": {"vendor": "nvidia", "visible_devices": "0"}}}
+EOF
+    printf 'benchmark:\n  framework: vllm\n  model: "calib-model"\n  envs:\n    ISL: "32"\n    OSL: "24"\n    CONC: "8"\n    PORT: "8%s"\n' "$RANDOM" >"$1/config.yaml"
+}
+mkws "$W/ws_base" x ""
+cp "$FX/base.json" "$W/ws_base/inferencex_result.json"
+cp "$FX/base.requests.jsonl" "$W/ws_base/inferencex_result.requests.jsonl"
+mkws "$W/ws_rep" x ""
+i=1
+for r in base same changed; do
+    mkdir -p "$W/ws_rep/run_$i"
+    cp "$FX/$r.json" "$W/ws_rep/run_$i/inferencex_result.json"
+    cp "$FX/$r.requests.jsonl" "$W/ws_rep/run_$i/inferencex_result.requests.jsonl"
+    i=$((i + 1))
+done
+"$MAGPIE" benchmark compare "$W/ws_base" "$W/ws_rep" --json >"$W/ws.json" 2>"$W/err.txt"
+expect "workspace vs repeats workspace: exit 0 (ports ignored)" 0 $?
+python3 - "$W/ws.json" <<'EOF' && ok "repeats: 3 runs, spread reported, fields from config.yaml" || ko "repeats JSON"
+import json, sys
+j = json.load(open(sys.argv[1]))
+c = j["candidates"][0]
+assert len(c["side"]["runs"]) == 3, c["side"]["runs"]
+assert c["side"]["fields"]["isl"] == "32" and c["side"]["fields"]["max_concurrency"] == "8"
+m = {x["name"]: x for x in c["metrics"]}["itl_mean_ms"]
+assert m["candidate_runs"][0] < m["candidate_runs"][1]
+EOF
+"$MAGPIE" benchmark compare "$W/ws_base" "$W/ws_rep" | grep -q "spread over runs" &&
+    ok "table shows the spread over repeats" || ko "no spread table"
+mkws "$W/ws_other" x "--max-num-seqs 1"
+cp "$FX/same.json" "$W/ws_other/inferencex_result.json"
+cp "$FX/same.requests.jsonl" "$W/ws_other/inferencex_result.requests.jsonl"
+"$MAGPIE" benchmark compare "$W/ws_base" "$W/ws_other" >/dev/null 2>"$W/err.txt"
+expect "different engine arguments: exit 2" 2 $?
+grep -q "engine.args" "$W/err.txt" && ok "the refusal names engine.args" || ko "$(cat "$W/err.txt")"
+
+# 6. bad input
+"$MAGPIE" benchmark compare "$FX/base.json" >/dev/null 2>&1
+expect "one path: exit 2" 2 $?
+"$MAGPIE" benchmark compare "$FX/base.json" "$W/nope.json" >/dev/null 2>"$W/err.txt"
+expect "missing file: exit 2" 2 $?
+grep -q "nope.json" "$W/err.txt" && ok "missing file named" || ko "$(cat "$W/err.txt")"
+cp "$FX/same.json" "$W/plain.json"
+"$MAGPIE" benchmark compare "$FX/base.json" "$W/plain.json" >/dev/null 2>"$W/err.txt"
+expect "no per-request data: exit 2" 2 $?
+grep -q "save-detailed" "$W/err.txt" && ok "says how to save per-request data" || ko "$(cat "$W/err.txt")"
+"$MAGPIE" benchmark compare "$FX/base.json" "$FX/same.json" --bootstrap 200 >/dev/null 2>"$W/err.txt"
+expect "too few resamples for Holm: exit 2" 2 $?
+"$MAGPIE" benchmark compare --help | grep -q "WITHIN NOISE" && ok "--help" || ko "--help"
+
+echo "passed $pass, failed $fail"
+[ "$fail" -eq 0 ]
