@@ -40,6 +40,8 @@ int cli_bench_compare(int argc, char **argv, const struct cli_global *g);
 /* `trace split` (cmd_trace_split.c) and `trace stages` (cmd_trace_stages.c). */
 int cli_trace_split(int argc, char **argv);
 int cli_trace_stages(int argc, char **argv);
+/* `trace sources` (cmd_trace_sources.c). */
+int cli_trace_sources(int argc, char **argv);
 
 /* --gpu-info [--json] (cmd_gpuinfo.c). */
 int cli_gpu_info(bool json);

@@ -1,0 +1,231 @@
+/* `magpie trace sources [TRACE] --kernel-source-repos PATH...`: maps kernel
+ * names (from a trace, with its Python-stack evidence, or one per line on
+ * stdin) to the files that define them, with a calibrated confidence. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <magpie/fmt.h>
+#include <magpie/sources.h>
+
+#include "cli.h"
+
+static void sources_usage(FILE *f)
+{
+    fprintf(f,
+            "usage: magpie trace sources [TRACE] [--kernel-source-repos PATH...] [--json]\n"
+            "                            [--cache-dir DIR] [--no-cache]\n\n"
+            "Maps each kernel name to the source file and line that define it. Names come\n"
+            "from TRACE (events with cat \"kernel\"; the Python frames of with_stack traces\n"
+            "are used as evidence) or, without TRACE, one per line from stdin.\n\n"
+            "options:\n"
+            "  --kernel-source-repos PATH...  source trees to index (vLLM, PyTorch, aiter,\n"
+            "                 an inductor cache dir, ...); indexed once, cached on disk\n"
+            "  --json         JSON: repos[] and kernels[] with every column\n"
+            "  --cache-dir D  index cache directory (default $XDG_CACHE_HOME/magpie/sources)\n"
+            "  --no-cache     neither read nor write the index cache\n\n"
+            "Each row has source_resolution (resolved | unresolved | closed | unsupported),\n"
+            "source_confidence (0..1, the calibrated probability that source_file is the\n"
+            "definition; 0 for closed libraries) and up to 3 source_candidates.\n\n"
+            "examples:\n"
+            "  magpie trace sources trace.json.gz --kernel-source-repos ~/src/vllm ~/src/pytorch\n"
+            "  echo 'void vllm::rms_norm_kernel<float>(...)' | magpie trace sources \\\n"
+            "      --kernel-source-repos ~/src/vllm --json\n");
+}
+
+static int json_kernel(struct mp_buf *b, const struct mp_src_trace_kernel *k,
+                       const struct mp_src_result *r)
+{
+    int rc = mp_buf_puts(b, "{\"name\": ");
+    rc = rc ? rc : mp_json_str(b, k->name, strlen(k->name));
+#define JS(key, val)                                                                               \
+    do {                                                                                           \
+        if (!rc)                                                                                   \
+            rc = mp_buf_puts(b, ", \"" key "\": ");                                                \
+        if (!rc)                                                                                   \
+            rc = (val) ? mp_json_str(b, (val), strlen(val)) : mp_buf_puts(b, "null");              \
+    } while (0)
+    JS("demangled", r->demangled);
+    JS("kind", r->kind);
+    JS("category", r->category);
+    JS("source_resolution", r->resolution);
+    JS("source_repo", r->source_repo);
+    JS("source_root", r->source_root);
+    JS("source_file", r->source_file);
+    if (!rc)
+        rc = mp_buf_printf(b, ", \"source_line\": %ld, \"source_confidence\": %.3f", r->source_line,
+                           r->confidence);
+    JS("source_symbol", r->source_symbol);
+    JS("source_error", r->error);
+    JS("library", r->library);
+    JS("notes", r->notes);
+    JS("upstream_url", r->upstream_url);
+    if (!rc)
+        rc = mp_buf_puts(b, ", \"source_candidates\": [");
+    for (int i = 0; i < r->n_cand && !rc; i++) {
+        rc = mp_buf_puts(b, i ? ", {\"repo\": " : "{\"repo\": ");
+        rc = rc ? rc : mp_json_str(b, r->cand[i].repo, strlen(r->cand[i].repo));
+        JS("file", r->cand[i].file);
+        JS("symbol", r->cand[i].symbol);
+        if (!rc)
+            rc = mp_buf_printf(b, ", \"line\": %ld, \"score\": %.3f}", r->cand[i].line,
+                               r->cand[i].score);
+    }
+#undef JS
+    if (!rc)
+        rc = mp_buf_printf(b, "], \"calls\": %llu, \"python_frames\": [", k->calls);
+    for (size_t i = 0; i < k->n_frames && !rc; i++) {
+        if (i)
+            rc = mp_buf_puts(b, ", ");
+        rc = rc ? rc : mp_json_str(b, k->frames[i], strlen(k->frames[i]));
+    }
+    return rc ? rc : mp_buf_puts(b, "]}");
+}
+
+static int read_stdin_names(struct mp_src_trace_kernels *l)
+{
+    char *line = NULL;
+    size_t cap = 0, capk = 0;
+    ssize_t got;
+    int rc = 0;
+    while (!rc && (got = getline(&line, &cap, stdin)) > 0) {
+        while (got > 0 && (line[got - 1] == '\n' || line[got - 1] == '\r'))
+            line[--got] = 0;
+        if (got == 0)
+            continue;
+        if (l->n == capk) {
+            size_t nc = capk ? capk * 2 : 64;
+            struct mp_src_trace_kernel *nk = realloc(l->k, nc * sizeof(*nk));
+            if (!nk) {
+                rc = MP_ENOMEM;
+                break;
+            }
+            l->k = nk;
+            capk = nc;
+        }
+        memset(&l->k[l->n], 0, sizeof(l->k[0]));
+        l->k[l->n].name = mp_strdup(line);
+        if (!l->k[l->n].name)
+            rc = MP_ENOMEM;
+        else
+            l->n++;
+    }
+    free(line);
+    return rc;
+}
+
+int cli_trace_sources(int argc, char **argv)
+{
+    const char *trace = NULL, *cache_dir = NULL;
+    bool json = false, no_cache = false;
+    const char **repos = calloc((size_t)argc + 1, sizeof(char *));
+    size_t nrepos = 0;
+    if (!repos)
+        return EXIT_FAIL;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            sources_usage(stdout);
+            free(repos);
+            return EXIT_OK;
+        } else if (!strcmp(a, "--json")) {
+            json = true;
+        } else if (!strcmp(a, "--no-cache")) {
+            no_cache = true;
+        } else if (!strcmp(a, "--cache-dir") && i + 1 < argc) {
+            cache_dir = argv[++i];
+        } else if (!strcmp(a, "--kernel-source-repos") || !strcmp(a, "--kernel_source_repos")) {
+            while (i + 1 < argc && argv[i + 1][0] != '-')
+                repos[nrepos++] = argv[++i];
+        } else if (a[0] == '-' && a[1]) {
+            fprintf(stderr, "magpie: error: trace sources: unknown option '%s'\n", a);
+            sources_usage(stderr);
+            free(repos);
+            return EXIT_USAGE;
+        } else if (!trace) {
+            trace = a;
+        } else {
+            fprintf(stderr, "magpie: error: trace sources: one TRACE at most ('%s')\n", a);
+            free(repos);
+            return EXIT_USAGE;
+        }
+    }
+    struct mp_diag d;
+    mp_diag_clear(&d);
+    struct mp_src_trace_kernels ks = {0};
+    int rc = trace ? mp_src_trace_kernels(trace, &ks, &d) : read_stdin_names(&ks);
+    if (rc) {
+        free(repos);
+        mp_src_trace_kernels_fini(&ks);
+        return cli_report_error(&d, rc);
+    }
+    struct mp_src_index *ix = NULL;
+    struct mp_src_index_opts o = {.cache_dir = cache_dir, .no_cache = no_cache};
+    rc = mp_src_index_open(repos, nrepos, &o, &ix, &d);
+    free(repos);
+    if (rc) {
+        mp_src_trace_kernels_fini(&ks);
+        return cli_report_error(&d, rc);
+    }
+    struct mp_buf b;
+    mp_buf_init(&b, 0);
+    if (json) {
+        rc = mp_buf_puts(&b, "{\"repos\": [");
+        for (size_t i = 0; i < mp_src_index_repos(ix) && !rc; i++) {
+            const struct mp_src_repo_info *ri = mp_src_index_repo(ix, i);
+            rc = mp_buf_puts(&b, i ? ", {\"root\": " : "{\"root\": ");
+            rc = rc ? rc : mp_json_str(&b, ri->root, strlen(ri->root));
+            rc = rc ? rc : mp_buf_puts(&b, ", \"commit\": ");
+            rc = rc ? rc : mp_json_str(&b, ri->commit, strlen(ri->commit));
+            rc = rc ? rc
+                    : mp_buf_printf(&b,
+                                    ", \"files\": %zu, \"definitions\": %zu, \"from_cache\": %s, "
+                                    "\"seconds\": %.3f}",
+                                    ri->n_files, ri->n_defs, ri->from_cache ? "true" : "false",
+                                    ri->seconds);
+        }
+        rc = rc ? rc : mp_buf_puts(&b, "], \"kernels\": [");
+    } else {
+        for (size_t i = 0; i < mp_src_index_repos(ix); i++) {
+            const struct mp_src_repo_info *ri = mp_src_index_repo(ix, i);
+            fprintf(stderr, "magpie: indexed %s: %zu files, %zu definitions, %.2f s%s\n", ri->root,
+                    ri->n_files, ri->n_defs, ri->seconds, ri->from_cache ? " (cache)" : "");
+        }
+        rc = mp_buf_puts(&b, "resolution\tconfidence\tkind\tsource\tname\n");
+    }
+    for (size_t i = 0; i < ks.n && !rc; i++) {
+        const struct mp_src_trace_kernel *k = &ks.k[i];
+        struct mp_src_evidence ev = {(const char *const *)k->frames, k->n_frames};
+        struct mp_src_result r;
+        rc = mp_src_resolve(ix, k->name, &ev, &r);
+        if (rc)
+            break;
+        if (json) {
+            if (i)
+                rc = mp_buf_puts(&b, ", ");
+            rc = rc ? rc : json_kernel(&b, k, &r);
+        } else {
+            char src[1024];
+            if (r.source_file)
+                snprintf(src, sizeof(src), "%s/%s:%ld", r.source_repo, r.source_file,
+                         r.source_line);
+            else
+                snprintf(src, sizeof(src), "-- %s", r.error ? r.error : "");
+            rc = mp_buf_printf(&b, "%s\t%.3f\t%s\t%s\t%.120s\n", r.resolution, r.confidence, r.kind,
+                               src, k->name);
+        }
+        mp_src_result_fini(&r);
+    }
+    if (json && !rc)
+        rc = mp_buf_puts(&b, "]}\n");
+    if (!rc)
+        fwrite(b.data ? b.data : "", 1, b.len, stdout);
+    mp_buf_fini(&b);
+    mp_src_index_free(ix);
+    mp_src_trace_kernels_fini(&ks);
+    if (rc) {
+        mp_diag_set(&d, rc, "out of memory");
+        return cli_report_error(&d, rc);
+    }
+    return EXIT_OK;
+}

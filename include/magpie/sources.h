@@ -1,0 +1,117 @@
+/* magpie sources: maps a profiler kernel name to the source that defines it.
+ *
+ * An index is built in one pass over each source tree (CUDA/HIP/OpenCL
+ * kernels, C++ functions and structs with their namespaces, Triton
+ * @triton.jit functions, assembly kernel symbols, macros that paste kernel
+ * names together) and cached on disk, keyed by a hash of the tree's file
+ * list, sizes and modification times (plus the git commit when there is
+ * one). A resolver demangles the name (libiberty), classifies it into
+ * Magpie's kind/category columns, recognises closed-library kernels and
+ * returns the defining file and line with a calibrated confidence
+ * (docs/sources.md describes the model and how it was measured).
+ */
+#ifndef MAGPIE_SOURCES_H
+#define MAGPIE_SOURCES_H
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <magpie/base.h>
+
+/* Writes the demangled form of an Itanium-mangled name (_Z...) into out.
+ * Returns 0, or MP_EINVAL when name is not a mangled name the library
+ * understands (out is then left empty). */
+int mp_src_demangle(const char *name, struct mp_buf *out);
+
+struct mp_src_index;
+
+struct mp_src_repo_info {
+    const char *root;   /* absolute path */
+    const char *name;   /* last path component, e.g. "vllm" */
+    const char *commit; /* git HEAD commit, "" when not a git checkout */
+    size_t n_files;     /* files parsed (or listed in the cache) */
+    size_t n_defs;      /* definitions indexed */
+    bool from_cache;    /* loaded from the on-disk cache */
+    double seconds;     /* time to walk and parse or load */
+};
+
+struct mp_src_index_opts {
+    const char *cache_dir; /* NULL: $XDG_CACHE_HOME/magpie/sources or ~/.cache/... */
+    bool no_cache;         /* neither read nor write the cache */
+};
+
+/* Indexes each repo root (a directory; a missing one is an MP_ENOTFOUND
+ * error naming it). n may be 0 (an empty index still classifies names). */
+int mp_src_index_open(const char *const *roots, size_t n, const struct mp_src_index_opts *opts,
+                      struct mp_src_index **out, struct mp_diag *d);
+void mp_src_index_free(struct mp_src_index *ix);
+size_t mp_src_index_repos(const struct mp_src_index *ix);
+const struct mp_src_repo_info *mp_src_index_repo(const struct mp_src_index *ix, size_t i);
+
+/* Evidence from the trace: the Python frames that launched the kernel,
+ * innermost first, each "path/to/file.py(LINE): function" as the torch
+ * profiler names python_function events. */
+struct mp_src_evidence {
+    const char *const *frames;
+    size_t n_frames;
+};
+
+#define MP_SRC_MAX_CANDIDATES 3
+
+struct mp_src_candidate {
+    char *repo; /* repo name */
+    char *file; /* repo-relative path */
+    long line;
+    char *symbol;
+    double score; /* probability estimate, same scale as confidence */
+};
+
+struct mp_src_result {
+    char kind[24];       /* Magpie's kind column (triton_jit, aten_native, ...) */
+    char category[24];   /* Magpie's category column (gemm, attention, ...) */
+    char resolution[16]; /* resolved | unresolved | unsupported | closed */
+    char *demangled;     /* demangled name, or a copy of the name */
+    char *source_repo;   /* repo name; NULL when unresolved */
+    char *source_root;   /* repo root path; NULL when unresolved */
+    char *source_file;   /* repo-relative path; NULL when unresolved */
+    long source_line;    /* 1-based; 0 when unresolved */
+    char *source_symbol; /* qualified symbol that was matched */
+    double confidence;   /* 0..1: calibrated probability that source_file is right */
+    struct mp_src_candidate cand[MP_SRC_MAX_CANDIDATES];
+    int n_cand;
+    char *library;      /* closed library ("cuBLAS/cuBLASLt", ...) or NULL */
+    char *error;        /* why unresolved / closed, NULL when resolved */
+    char *notes;        /* short notes (namespace, evidence, dtype) */
+    char *upstream_url; /* NULL unless the repo is a known upstream */
+};
+
+/* Resolves one kernel name. ix may be NULL (classification only). ev may be
+ * NULL. r is filled (free with mp_src_result_fini). 0 or MP_ENOMEM. */
+int mp_src_resolve(const struct mp_src_index *ix, const char *name,
+                   const struct mp_src_evidence *ev, struct mp_src_result *r);
+void mp_src_result_fini(struct mp_src_result *r);
+
+/* The kernel names of a torch-profiler trace (events with cat "kernel"),
+ * each once in first-seen order, with the Python frames (innermost first,
+ * at most 16) that were open on the launching thread when its first
+ * launch with a stack was made (cuda_runtime / cuda_driver event with the
+ * same correlation id); n_frames is 0 when the trace has no with_stack
+ * frames for it. */
+struct mp_src_trace_kernel {
+    char *name;
+    char **frames;
+    size_t n_frames;
+    unsigned long long calls;
+};
+
+struct mp_src_trace_kernels {
+    struct mp_src_trace_kernel *k;
+    size_t n;
+};
+
+int mp_src_trace_kernels(const char *path, struct mp_src_trace_kernels *out, struct mp_diag *d);
+void mp_src_trace_kernels_fini(struct mp_src_trace_kernels *l);
+
+/* "file:line (score)" list of the candidates joined by "; " into out. */
+int mp_src_candidates_str(const struct mp_src_result *r, struct mp_buf *out);
+
+#endif

@@ -1,0 +1,1059 @@
+/* The resolver: from a profiler kernel name to the file that defines it.
+ *
+ * Steps: demangle (libiberty) -> closed-library check -> Magpie's kind and
+ * category -> parse the C++ name into its qualified function and the
+ * "anchors" in its template arguments (the function enclosing a lambda, the
+ * functor types) -> look the names up in the index -> weigh the candidates
+ * (namespace agreement, definition kind, the trace's Python frames) -> a
+ * confidence from a calibrated table per decision path times the top
+ * candidate's share. docs/sources.md documents the model. */
+#include <ctype.h>
+#include <libiberty/demangle.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "src_int.h"
+
+/* ------------------------------------------------------------ demangling */
+
+int mp_src_demangle(const char *name, struct mp_buf *out)
+{
+    mp_buf_reset(out);
+    if (!name || strncmp(name, "_Z", 2) != 0)
+        return MP_EINVAL;
+    char *s = cplus_demangle(name, DMGL_PARAMS | DMGL_ANSI | DMGL_TYPES);
+    if (!s)
+        return MP_EINVAL;
+    int rc = mp_buf_puts(out, s);
+    free(s);
+    return rc;
+}
+
+/* When the library cannot demangle a name, its leading nested name
+ * (_ZN 3foo 3bar ... I/E) still names the function: "foo::bar". */
+static int nested_prefix(const char *m, struct mp_buf *out)
+{
+    mp_buf_reset(out);
+    if (strncmp(m, "_ZN", 3) != 0)
+        return MP_EINVAL;
+    const char *p = m + 3;
+    int rc = 0, parts = 0;
+    while (!rc && isdigit((unsigned char)*p)) {
+        char *e;
+        long l = strtol(p, &e, 10);
+        if (l <= 0 || (size_t)l > strlen(e))
+            break;
+        if (parts++)
+            rc = mp_buf_puts(out, "::");
+        if (!rc)
+            rc = mp_buf_append(out, e, (size_t)l);
+        p = e + l;
+    }
+    return parts ? rc : MP_EINVAL;
+}
+
+/* ------------------------------------------------- classification tables */
+
+static bool has(const char *s, const char *needle)
+{
+    return strstr(s, needle) != NULL;
+}
+
+static bool starts(const char *s, const char *p)
+{
+    return strncmp(s, p, strlen(p)) == 0;
+}
+
+/* Closed or prebuilt libraries: no source to open. */
+static const char *closed_library(const char *raw, const char *dm)
+{
+    if (starts(raw, "nvjet_"))
+        return "cuBLASLt (nvjet)";
+    if (has(dm, "cudnn") || has(raw, "cudnn") || starts(dm, "void cutlass__5x_cudnn"))
+        return "cuDNN";
+    if (has(dm, "cublasLt::") || has(dm, "cublas") || has(raw, "_cublas") ||
+        has(dm, "internal::gemvx::") || has(dm, "gemv2T_kernel") || has(dm, "gemv2N_kernel") ||
+        has(raw, "xmma_gemm") || has(dm, "cutlass::Kernel2<cutlass_") || starts(raw, "ampere_") ||
+        starts(raw, "volta_") || starts(raw, "turing_") || starts(raw, "sm80_xmma") ||
+        starts(raw, "sm90_xmma") || starts(raw, "sm100_xmma") || has(dm, "cublasSplitKParams"))
+        return "cuBLAS/cuBLASLt";
+    if (starts(raw, "Cijk_") || starts(raw, "Cij_"))
+        return "rocBLAS/hipBLASLt (Tensile)";
+    if (starts(raw, "nccl") || starts(dm, "void nccl") || has(dm, "ncclDevKernel"))
+        return "NCCL/RCCL";
+    if (starts(raw, "__amd_rocclr_") || starts(raw, "MEMORY_COPY_"))
+        return "ROCm runtime (ROCclr)";
+    return NULL;
+}
+
+/* Magpie's kind column, in Magpie's classification order (+ cuda_cpp for
+ * CUDA C++ kernels that Magpie, being AMD-only, has no kind for). */
+static const char *kind_of(const char *raw, const char *dm, const char *lib)
+{
+    if (starts(raw, "execute_context") || starts(raw, "## Call"))
+        return "annotation";
+    if (starts(raw, "Cijk_"))
+        return "tensile_gemm";
+    if (has(dm, "wvSplitK") || has(dm, "wvSpltK") || has(dm, "DeviceGemmWmma"))
+        return "hip_cpp";
+    if (starts(raw, "_ZN5aiter") || has(dm, "aiter::"))
+        return "aiter";
+    if (has(dm, "sgl_hip::") || has(dm, "sglang"))
+        return "hip_cpp";
+    if (starts(raw, "_ZN7ck_tile") || has(dm, "ck_tile::kentry") || starts(raw, "_ZN2ck") ||
+        starts(dm, "void ck::"))
+        return "ck_tile";
+    if (has(dm, "at::native::") || has(dm, "at::cuda::"))
+        return "aten_native";
+    if (starts(raw, "triton_") && (has(raw, "_fused") || has(raw, "fused_")))
+        return "inductor";
+    if (lib)
+        return "library";
+    if (starts(raw, "__amd_rocclr_"))
+        return "hip_cpp";
+    bool ident = true;
+    for (const char *p = raw; *p && ident; p++)
+        ident = isalnum((unsigned char)*p) || *p == '_' || *p == '.';
+    if (ident && !starts(raw, "_Z"))
+        return "triton_jit"; /* a plain identifier: Triton, extern "C" or asm */
+    if (has(dm, "__hip_") || has(dm, "rocprim::") || has(dm, "[clone .kd]"))
+        return "hip_cpp";
+    if (has(dm, "(") || starts(raw, "_Z"))
+        return "cuda_cpp";
+    return "unknown";
+}
+
+static const char *category_of(const char *s)
+{
+    static const struct {
+        const char *cat;
+        const char *kw[12];
+    } t[] = {
+        {"attention", {"attention", "attn", "flash", "fmha", "sdpa", "paged", "mha", NULL}},
+        {"kv_cache", {"kv_cache", "kvcache", "reshape_and_cache", "cache_kernel", NULL}},
+        {"router", {"topk", "routing", "router", "gating", NULL}},
+        {"moe_gemm", {"moe", "matmul_ogs", "grouped_gemm", "fused_experts", NULL}},
+        {"gemm", {"gemm", "matmul", "cijk_", "nvjet", "gemv", "xmma", "mm_", "igemm", NULL}},
+        {"layernorm", {"norm", NULL}},
+        {"softmax", {"softmax", NULL}},
+        {"copy", {"copy", "transpose", "cat_array", "catarray", "memcpy", "gather", NULL}},
+        {"elementwise",
+         {"elementwise", "silu", "gelu", "act_and_mul", "rotary", "add", "mul", "fill", "poi_",
+          NULL}},
+        {"indexing", {"index", "scatter", "arange", NULL}},
+        {"reduce", {"reduce", "red_", "per_", "sum", "mean", "scan", "sort", NULL}},
+        {"blit", {"rocclr", "blit", "memset", NULL}},
+        {"annotation", {"execute_context", "## call", NULL}},
+    };
+
+    for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
+        for (size_t k = 0; t[i].kw[k]; k++)
+            if (mp_str_contains_ci(s, t[i].kw[k]))
+                return t[i].cat;
+    return "unknown";
+}
+
+/* ATen's generic kernels: their instantiations are told apart by the functor
+ * or lambda in the template arguments, which is what one would edit. */
+static bool generic_launcher(const char *q)
+{
+    static const char *const g[] = {"elementwise_kernel",
+                                    "vectorized_elementwise_kernel",
+                                    "unrolled_elementwise_kernel",
+                                    "elementwise_kernel_manual_unroll",
+                                    "elementwise_kernel_with_index",
+                                    "unrolled_elementwise_kernel_for_multi_outputs",
+                                    "index_elementwise_kernel",
+                                    "reduce_kernel",
+                                    "multi_tensor_apply_kernel",
+                                    "distribution_elementwise_grid_stride_kernel",
+                                    "vectorized_templated_elementwise_kernel",
+                                    "device_kernel",
+                                    NULL};
+    const char *last = q;
+    for (const char *p = q; (p = strstr(p, "::")) != NULL; p += 2)
+        last = p + 2;
+    for (size_t i = 0; g[i]; i++)
+        if (strcmp(last, g[i]) == 0)
+            return true;
+    return false;
+}
+
+/* Types that wrap the interesting functor without being it. */
+static bool wrapper_type(const char *n, size_t l)
+{
+    static const char *const w[] = {"gpu_kernel_impl",
+                                    "gpu_kernel_impl_nocast",
+                                    "BinaryFunctor",
+                                    "AUnaryFunctor",
+                                    "BUnaryFunctor",
+                                    "func_wrapper_t",
+                                    "ReduceOp",
+                                    "gpu_index_kernel",
+                                    "TensorListMetadata",
+                                    "OpaqueType",
+                                    "TensorInfo",
+                                    "IntDivider",
+                                    "TrivialOffsetCalculator",
+                                    "OffsetCalculator",
+                                    "array",
+                                    "LoadWithoutCast",
+                                    "StoreWithoutCast",
+                                    "LoadWithCast",
+                                    "StoreWithCast",
+                                    "tuple",
+                                    "C",
+                                    "enable_if",
+                                    "type",
+                                    "policy_hub",
+                                    "Policy1000",
+                                    "GenericPackedTensorAccessor",
+                                    "RestrictPtrTraits",
+                                    "DefaultPtrTraits",
+                                    "BFloat16",
+                                    "Half",
+                                    "complex",
+                                    "Float8_e4m3fn",
+                                    "plus",
+                                    "AccumulateType",
+                                    "bfloat16_t",
+                                    "half_t",
+                                    "enable_3x_kernel_for_sm9x",
+                                    "enable_3x_kernel_for_sm90_or_later",
+                                    NULL};
+    for (size_t i = 0; w[i]; i++)
+        if (strlen(w[i]) == l && memcmp(w[i], n, l) == 0)
+            return true;
+    return false;
+}
+
+/* ------------------------------------------------------ C++ name parsing */
+
+#define MAX_ANCHORS 16
+
+struct qname {
+    char ns[1024];  /* "a::b" without anonymous namespaces */
+    char name[512]; /* last component */
+};
+
+struct parsed {
+    struct qname fn; /* the kernel function */
+    bool has_fn;
+    struct qname anchor[MAX_ANCHORS];
+    bool anchor_lambda[MAX_ANCHORS]; /* encloses a lambda (else a type) */
+    int n_anchor;
+};
+
+/* Copies s with "(anonymous namespace)" turned into "{anon}" so that the
+ * parser's paren matching sees only parameter lists. */
+static char *prep(const char *s)
+{
+    size_t n = strlen(s);
+    char *o = mp_malloc(n + 1);
+    if (!o)
+        return NULL;
+    size_t j = 0;
+    for (size_t i = 0; i < n;) {
+        if (s[i] == '(' && strncmp(s + i, "(anonymous namespace)", 21) == 0) {
+            memcpy(o + j, "{anon}", 6);
+            j += 6;
+            i += 21;
+        } else {
+            o[j++] = s[i++];
+        }
+    }
+    o[j] = 0;
+    return o;
+}
+
+/* Splits "a::{anon}::b::name<...>" (no params) into ns + name. */
+static void split_q(const char *b, size_t n, struct qname *q)
+{
+    q->ns[0] = q->name[0] = 0;
+    /* drop template args at depth 0 and remember the component starts */
+    char tmp[1536];
+    size_t tn = 0;
+    int d = 0;
+    for (size_t i = 0; i < n && tn + 1 < sizeof(tmp); i++) {
+        char c = b[i];
+        if (c == '<')
+            d++;
+        else if (c == '>' && d > 0)
+            d--;
+        else if (d == 0)
+            tmp[tn++] = c;
+    }
+    tmp[tn] = 0;
+    char *last = tmp;
+    for (char *p = tmp; (p = strstr(p, "::")) != NULL; p += 2)
+        last = p + 2;
+    size_t ln = strlen(last);
+    if (ln >= sizeof(q->name))
+        ln = sizeof(q->name) - 1;
+    memcpy(q->name, last, ln);
+    q->name[ln] = 0;
+    size_t nn = 0;
+    for (char *p = tmp; p < last;) {
+        char *e = strstr(p, "::");
+        if (!e || e >= last)
+            break;
+        size_t l = (size_t)(e - p);
+        if (!(l == 6 && memcmp(p, "{anon}", 6) == 0) && l > 0 && nn + l + 3 < sizeof(q->ns)) {
+            if (nn) {
+                q->ns[nn++] = ':';
+                q->ns[nn++] = ':';
+            }
+            memcpy(q->ns + nn, p, l);
+            nn += l;
+            q->ns[nn] = 0;
+        }
+        p = e + 2;
+    }
+}
+
+/* The qualified identifier that ends at s[e] (exclusive), walking back over
+ * identifiers, "::", "{anon}" and balanced template arguments. */
+static size_t qual_start(const char *s, size_t e)
+{
+    size_t b = e;
+    for (;;) {
+        if (b > 0 && s[b - 1] == '>') { /* template args */
+            int d = 0;
+            while (b > 0) {
+                b--;
+                if (s[b] == '>')
+                    d++;
+                else if (s[b] == '<' && --d == 0)
+                    break;
+            }
+        }
+        size_t k = b;
+        while (k > 0 && (isalnum((unsigned char)s[k - 1]) || s[k - 1] == '_'))
+            k--;
+        if (k == b && !(b >= 6 && memcmp(s + b - 6, "{anon}", 6) == 0))
+            return b;
+        if (k == b)
+            k = b - 6;
+        b = k;
+        if (b >= 2 && s[b - 1] == ':' && s[b - 2] == ':')
+            b -= 2;
+        else
+            return b;
+    }
+}
+
+static void add_anchor(struct parsed *ps, const char *b, size_t n, bool lambda)
+{
+    if (ps->n_anchor >= MAX_ANCHORS || n == 0)
+        return;
+    struct qname q;
+    split_q(b, n, &q);
+    if (!q.name[0])
+        return;
+    if (lambda && strcmp(q.name, "operator()") == 0) {
+        /* a lambda in Functor::operator(): the functor is the anchor */
+        char *last = strrchr(q.ns, ':');
+        const char *cls = last ? last + 1 : q.ns;
+        size_t cl = strlen(cls) < sizeof(q.name) ? strlen(cls) : sizeof(q.name) - 1;
+        memmove(q.name, cls, cl);
+        q.name[cl] = 0;
+        if (last && last > q.ns)
+            last[-1] = 0;
+        else
+            q.ns[0] = 0;
+        lambda = false;
+    }
+    if (strncmp(q.name, "operator", 8) == 0 || strncmp(q.name, "lambda", 6) == 0)
+        return;
+    for (int i = 0; i < ps->n_anchor; i++)
+        if (strcmp(ps->anchor[i].name, q.name) == 0 && strcmp(ps->anchor[i].ns, q.ns) == 0)
+            return;
+    ps->anchor[ps->n_anchor] = q;
+    ps->anchor_lambda[ps->n_anchor] = lambda;
+    ps->n_anchor++;
+}
+
+static bool primitive(const char *w, size_t n)
+{
+    static const char *const p[] = {
+        "void",   "bool",          "char",   "short",          "int",           "long",  "float",
+        "double", "unsigned",      "signed", "const",          "true",          "false", "std",
+        "c10",    "__nv_bfloat16", "__half", "__hip_bfloat16", "__nv_fp8_e4m3", "ul",    "u",
+        "l",      "cute",          NULL};
+    for (size_t i = 0; p[i]; i++)
+        if (strlen(p[i]) == n && memcmp(p[i], w, n) == 0)
+            return true;
+    return false;
+}
+
+static void parse_cpp(const char *dm_in, struct parsed *ps)
+{
+    memset(ps, 0, sizeof(*ps));
+    char *s = prep(dm_in);
+    if (!s)
+        return;
+    size_t n = strlen(s);
+    /* the parameter list: the first '(' at <>/() depth 0 not inside {...} */
+    int da = 0, db = 0;
+    size_t lp = n;
+    for (size_t i = 0; i < n; i++) {
+        char c = s[i];
+        if (c == '<')
+            da++;
+        else if (c == '>' && da > 0)
+            da--;
+        else if (c == '{')
+            db++;
+        else if (c == '}' && db > 0)
+            db--;
+        else if (c == '(' && da == 0 && db == 0) {
+            lp = i;
+            break;
+        }
+    }
+    /* the function's qualified name ends at lp; it starts after the last
+     * space at depth 0 (the return type comes before it) */
+    size_t fb = 0;
+    da = 0;
+    for (size_t i = 0; i < lp; i++) {
+        if (s[i] == '<')
+            da++;
+        else if (s[i] == '>' && da > 0)
+            da--;
+        else if (s[i] == ' ' && da == 0)
+            fb = i + 1;
+    }
+    if (lp > fb) {
+        split_q(s + fb, lp - fb, &ps->fn);
+        ps->has_fn = ps->fn.name[0] != 0;
+    }
+    /* template arguments of the function: between its first '<' and lp */
+    const char *ta = memchr(s + fb, '<', lp - fb);
+    size_t tb = ta ? (size_t)(ta - s) : lp, te = lp;
+    /* lambda anchors: "QUAL(...)::{lambda" */
+    for (size_t i = tb; i + 10 < te; i++) {
+        if (s[i] != ')' || strncmp(s + i, ")::{lambda", 10) != 0)
+            continue;
+        /* back to the matching '(' */
+        int d = 0;
+        size_t k = i + 1;
+        while (k > tb) {
+            k--;
+            if (s[k] == ')')
+                d++;
+            else if (s[k] == '(' && --d == 0)
+                break;
+        }
+        size_t qb = qual_start(s, k);
+        if (qb < k)
+            add_anchor(ps, s + qb, k - qb, true);
+    }
+    /* type anchors: qualified identifiers in the template arguments */
+    for (size_t i = tb + 1; i < te;) {
+        if (!(isalpha((unsigned char)s[i]) || s[i] == '_' || s[i] == '{') ||
+            (i > 0 && (isalnum((unsigned char)s[i - 1]) || s[i - 1] == '_' || s[i - 1] == ':'))) {
+            i++;
+            continue;
+        }
+        size_t b = i;
+        /* extend over ident, ::, {anon} */
+        for (;;) {
+            if (strncmp(s + i, "{anon}", 6) == 0)
+                i += 6;
+            else if (strncmp(s + i, "{lambda", 7) == 0)
+                break;
+            else
+                while (i < te && (isalnum((unsigned char)s[i]) || s[i] == '_'))
+                    i++;
+            if (i + 1 < te && s[i] == ':' && s[i + 1] == ':')
+                i += 2;
+            else
+                break;
+        }
+        if (i == b) {
+            i++;
+            continue;
+        }
+        if (i < te && s[i] == '(') /* a function (lambda anchors handle these) */
+            continue;
+        const char *last = s + b;
+        for (const char *p = s + b; p < s + i; p++)
+            if (p[0] == ':' && p[1] == ':')
+                last = p + 2;
+        size_t ll = (size_t)(s + i - last);
+        if (ll < 2 || primitive(last, ll) || wrapper_type(last, ll) || starts(s + b, "std::") ||
+            starts(s + b, "c10::") || starts(s + b, "cute::") ||
+            starts(s + b, "at::cuda::detail::"))
+            continue;
+        /* skip "(vllm::Fp8KVCacheDataType)0" style enum casts */
+        if (b > 0 && s[b - 1] == '(')
+            continue;
+        add_anchor(ps, s + b, i - b, false);
+    }
+    free(s);
+}
+
+/* ------------------------------------------------------------ scoring */
+
+struct cand {
+    int32_t def;
+    double w;
+    double ns; /* ns_agree of this def */
+};
+
+static const char *def_str(const struct mp_src_index *ix, int32_t id)
+{
+    return mp_intern_str(ix->strs, id);
+}
+
+static const char *def_path(const struct mp_src_index *ix, const struct src_def *d)
+{
+    return mp_intern_str(ix->strs, ix->files[d->file].path);
+}
+
+static const char *def_repo(const struct mp_src_index *ix, const struct src_def *d)
+{
+    return ix->repos[ix->files[d->file].repo].name;
+}
+
+/* 1: ns equal, 0.5: one a suffix of the other, 0: query gave none, -1: disagree */
+static double ns_agree(const char *q, const char *d, bool cpp)
+{
+    if (!cpp)
+        return 0;
+    if (!q[0])
+        return d[0] ? -1 : 1;
+    if (strcmp(q, d) == 0)
+        return 1;
+    size_t a = strlen(q), b = strlen(d);
+    if (b && a > b && strcmp(q + a - b, d) == 0 && q[a - b - 1] == ':')
+        return 0.5;
+    if (a && b > a && strcmp(d + b - a, q) == 0 && d[b - a - 1] == ':')
+        return 0.5;
+    if (b && strncmp(q, d, b) == 0 && q[b] == ':') /* def in an enclosing ns */
+        return 0.5;
+    return -1;
+}
+
+static bool path_is_test(const char *p)
+{
+    return has(p, "test/") || has(p, "tests/") || has(p, "benchmarks/") || has(p, "/bench") ||
+           starts(p, "test") || has(p, "examples/");
+}
+
+/* The evidence weight of a def: 8 when a Python frame names its file,
+ * 3 when a frame names a module of the same repository, else 1. */
+static double evidence_w(const struct mp_src_index *ix, const struct src_def *d,
+                         const struct mp_src_evidence *ev, bool *used)
+{
+    if (!ev || !ev->n_frames)
+        return 1;
+    const char *path = def_path(ix, d);
+    const char *repo = def_repo(ix, d);
+    double best = 1;
+    for (size_t i = 0; i < ev->n_frames; i++) {
+        const char *f = ev->frames[i];
+        if (!f)
+            continue;
+        const char *paren = strchr(f, '(');
+        size_t fl = paren ? (size_t)(paren - f) : strlen(f);
+        size_t pl = strlen(path);
+        if (fl >= pl && memcmp(f + fl - pl, path, pl) == 0 && (fl == pl || f[fl - pl - 1] == '/')) {
+            best = 8;
+            break;
+        }
+        /* a frame in .../<pkg>/... where the def's path starts with <pkg>/ */
+        const char *sl = strchr(path, '/');
+        if (sl) {
+            char pkg[128];
+            snprintf(pkg, sizeof(pkg), "/%.*s/", (int)(sl - path), path);
+            if (memmem(f, fl, pkg, strlen(pkg)) || strncmp(f, pkg + 1, strlen(pkg) - 1) == 0)
+                best = best < 3 ? 3 : best;
+        }
+        char rp[160];
+        snprintf(rp, sizeof(rp), "/%s/", repo);
+        if (memmem(f, fl, rp, strlen(rp)))
+            best = best < 3 ? 3 : best;
+    }
+    if (best > 1)
+        *used = true;
+    return best;
+}
+
+/* Whether a repository is named after the first component of a namespace
+ * ("vllm" for vllm::..., "vllm-0.11.0" too), compared without case. */
+static bool repo_named_like(const char *repo, const char *ns)
+{
+    size_t l = strcspn(ns, ":");
+    if (l < 3)
+        return false;
+    for (size_t i = 0; i < l; i++)
+        if (tolower((unsigned char)repo[i]) != tolower((unsigned char)ns[i]))
+            return false;
+    return !isalnum((unsigned char)repo[l]);
+}
+
+/* Candidates for one query; returns how many were written to c[]. */
+static size_t gather(const struct mp_src_index *ix, const struct qname *q, bool cpp,
+                     bool want_kernel, bool want_type, const struct mp_src_evidence *ev,
+                     struct cand *c, size_t cap, bool *ev_used, bool *ns_full)
+{
+    size_t n = 0;
+    int32_t id = mp_intern_find(ix->strs, q->name, strlen(q->name));
+    if (id < 0 || (size_t)id >= ix->n_heads)
+        return 0;
+    for (int32_t i = ix->heads[id]; i >= 0 && n < cap; i = ix->defs[i].next) {
+        const struct src_def *d = &ix->defs[i];
+        double w = 1;
+        double a = ns_agree(q->ns, def_str(ix, d->ns), cpp);
+        w *= a == 1 ? 4 : a == 0.5 ? 1.5 : a == 0 ? 1 : 0.25;
+        if (a == 1)
+            *ns_full = true;
+        if (want_kernel && (d->flags & SRC_F_GLOBAL))
+            w *= 3;
+        if (want_kernel && d->kind == SRC_TRITON)
+            w *= 3;
+        if (want_type && d->kind == SRC_STRUCT)
+            w *= 2;
+        if (!want_type && d->kind == SRC_STRUCT)
+            w *= 0.3;
+        if (d->kind == SRC_FUNC && !(d->flags & SRC_F_GLOBAL) && want_kernel)
+            w *= 0.5;
+        if (path_is_test(def_path(ix, d)))
+            w *= 0.2;
+        if (cpp && repo_named_like(def_repo(ix, d), q->ns))
+            w *= 3;
+        w *= evidence_w(ix, d, ev, ev_used);
+        c[n].def = i;
+        c[n].w = w;
+        c[n].ns = a;
+        n++;
+    }
+    return n;
+}
+
+/* Types named in a kernel's template arguments (vllm::Fp8KVCacheDataType)
+ * are defined in the project that instantiated it: candidates in a repo
+ * that defines such a type, in that namespace, weigh three times more. */
+static void type_hints(const struct mp_src_index *ix, const struct parsed *ps, struct cand *c,
+                       size_t n)
+{
+    for (int a = 0; a < ps->n_anchor; a++) {
+        const struct qname *q = &ps->anchor[a];
+        if (!q->ns[0] || ps->anchor_lambda[a])
+            continue;
+        int32_t id = mp_intern_find(ix->strs, q->name, strlen(q->name));
+        if (id < 0 || (size_t)id >= ix->n_heads)
+            continue;
+        uint64_t repos = 0; /* bit per repo (first 64) */
+        for (int32_t i = ix->heads[id]; i >= 0; i = ix->defs[i].next) {
+            const struct src_def *d = &ix->defs[i];
+            if (ns_agree(q->ns, def_str(ix, d->ns), true) >= 0.5 && ix->files[d->file].repo < 64)
+                repos |= 1ull << ix->files[d->file].repo;
+        }
+        uint64_t all = 0;
+        for (size_t i = 0; i < n; i++) {
+            int32_t r = ix->files[ix->defs[c[i].def].file].repo;
+            if (r < 64)
+                all |= 1ull << r;
+        }
+        if (!repos || (all & ~repos) == 0) /* no hint, or every candidate has it */
+            continue;
+        for (size_t i = 0; i < n; i++) {
+            int32_t r = ix->files[ix->defs[c[i].def].file].repo;
+            if (r < 64 && (repos >> r & 1))
+                c[i].w *= 3;
+        }
+    }
+}
+
+/* Simple '*' glob match. */
+static bool glob_match(const char *g, const char *s)
+{
+    if (!*g)
+        return !*s;
+    if (*g == '*') {
+        for (const char *p = s;; p++) {
+            if (glob_match(g + 1, p))
+                return true;
+            if (!*p)
+                return false;
+        }
+    }
+    return *g == *s && glob_match(g + 1, s + 1);
+}
+
+/* ------------------------------------------------------------- results */
+
+static int set_str(char **dst, const char *s)
+{
+    free(*dst);
+    *dst = s ? mp_strdup(s) : NULL;
+    return s && !*dst ? MP_ENOMEM : 0;
+}
+
+void mp_src_result_fini(struct mp_src_result *r)
+{
+    if (!r)
+        return;
+    free(r->demangled);
+    free(r->source_repo);
+    free(r->source_root);
+    free(r->source_file);
+    free(r->source_symbol);
+    free(r->library);
+    free(r->error);
+    free(r->notes);
+    free(r->upstream_url);
+    for (int i = 0; i < r->n_cand; i++) {
+        free(r->cand[i].repo);
+        free(r->cand[i].file);
+        free(r->cand[i].symbol);
+    }
+    memset(r, 0, sizeof(*r));
+}
+
+int mp_src_candidates_str(const struct mp_src_result *r, struct mp_buf *out)
+{
+    int rc = 0;
+    for (int i = 0; i < r->n_cand && !rc; i++)
+        rc = mp_buf_printf(out, "%s%s:%s:%ld (%.2f)", i ? "; " : "", r->cand[i].repo,
+                           r->cand[i].file, r->cand[i].line, r->cand[i].score);
+    return rc;
+}
+
+static const struct {
+    const char *repo;
+    const char *url;
+} upstreams[] = {
+    {"pytorch", "https://github.com/pytorch/pytorch/blob/main/"},
+    {"vllm", "https://github.com/vllm-project/vllm/blob/main/"},
+    {"sglang", "https://github.com/sgl-project/sglang/blob/main/"},
+    {"aiter", "https://github.com/ROCm/aiter/blob/main/"},
+    {"triton", "https://github.com/triton-lang/triton/blob/main/"},
+    {"flashinfer", "https://github.com/flashinfer-ai/flashinfer/blob/main/"},
+    {"MIOpen", "https://github.com/ROCm/MIOpen/blob/develop/"},
+    {"composable_kernel", "https://github.com/ROCm/composable_kernel/blob/develop/"},
+};
+
+/* Calibrated base probabilities per decision path (docs/sources.md). */
+enum path {
+    P_KERNEL_NS,  /* the kernel function itself, namespace agrees */
+    P_KERNEL,     /* the kernel function, no namespace to compare */
+    P_LAMBDA,     /* the function enclosing a lambda in the template args */
+    P_TYPE,       /* a functor type in the template args */
+    P_TRITON,     /* exact Triton/plain-symbol name */
+    P_TRITON_PFX, /* Triton name after dropping specialisation suffixes */
+    P_MACRO,      /* a macro that pastes the name */
+    P_ASM,        /* an assembly symbol */
+    P_N
+};
+
+#define NS_MISMATCH 0.3 /* top definition's namespace disagrees with the name's */
+#define NS_PARTIAL 0.9  /* one namespace is a suffix/prefix of the other */
+#define CLAIM_MIN 0.5   /* below this the row is unresolved, with candidates */
+static const double path_prob[P_N] = {0.99, 0.95, 0.97, 0.93, 0.98, 0.90, 0.92, 0.97};
+static const char *const path_name[P_N] = {"kernel+namespace", "kernel",       "lambda-anchor",
+                                           "functor-anchor",   "exact-symbol", "symbol-prefix",
+                                           "name-macro",       "asm-symbol"};
+
+struct filecand {
+    int32_t def; /* first line in the file */
+    double w;
+    double ns;
+};
+
+/* Groups candidates by file, sorts by weight, fills r. */
+static int finish(const struct mp_src_index *ix, struct cand *c, size_t n, enum path p,
+                  bool ev_used, struct mp_src_result *r, struct mp_buf *notes)
+{
+    struct filecand fc[64];
+    size_t nf = 0;
+    double tot = 0;
+    for (size_t i = 0; i < n; i++) {
+        const struct src_def *d = &ix->defs[c[i].def];
+        size_t k = 0;
+        for (; k < nf; k++)
+            if (ix->defs[fc[k].def].file == d->file)
+                break;
+        if (k == nf) {
+            if (nf == 64)
+                continue;
+            fc[nf].def = c[i].def;
+            fc[nf].w = 0;
+            fc[nf].ns = c[i].ns;
+            nf++;
+        }
+        if (c[i].w > fc[k].w) { /* a file's weight is its best definition */
+            tot += c[i].w - fc[k].w;
+            fc[k].w = c[i].w;
+            fc[k].def = c[i].def;
+            fc[k].ns = c[i].ns;
+        } else if (c[i].w == fc[k].w && d->line < ix->defs[fc[k].def].line) {
+            fc[k].def = c[i].def;
+        }
+    }
+    if (nf == 0 || tot <= 0)
+        return 1;
+    for (size_t i = 1; i < nf; i++) /* insertion sort, weight desc */
+        for (size_t j = i; j > 0 && fc[j].w > fc[j - 1].w; j--) {
+            struct filecand t = fc[j];
+            fc[j] = fc[j - 1];
+            fc[j - 1] = t;
+        }
+    const struct src_def *d = &ix->defs[fc[0].def];
+    double share = fc[0].w / tot;
+    /* the name's namespace disagrees with the definition's: a same-named
+     * function of another project, most likely */
+    double nsm = fc[0].ns < 0 ? NS_MISMATCH : fc[0].ns == 0.5 ? NS_PARTIAL : 1;
+    r->confidence = round(path_prob[p] * share * nsm * 1000) / 1000;
+    bool claim = r->confidence >= CLAIM_MIN;
+    int rc = 0;
+    if (claim) {
+        rc = set_str(&r->source_repo, def_repo(ix, d));
+        if (!rc)
+            rc = set_str(&r->source_root, ix->repos[ix->files[d->file].repo].root);
+        if (!rc)
+            rc = set_str(&r->source_file, def_path(ix, d));
+        r->source_line = d->line;
+    }
+    struct mp_buf sym;
+    mp_buf_init(&sym, 0);
+    const char *ns = def_str(ix, d->ns);
+    if (!rc)
+        rc = mp_buf_printf(&sym, "%s%s%s", ns, ns[0] ? "::" : "", def_str(ix, d->name));
+    if (!rc && claim)
+        rc = set_str(&r->source_symbol, mp_buf_cstr(&sym));
+    mp_buf_fini(&sym);
+    snprintf(r->resolution, sizeof(r->resolution), claim ? "resolved" : "unresolved");
+    if (!rc)
+        rc = mp_buf_printf(notes, "%smatch=%s; files=%zu%s%s", notes->len ? "; " : "", path_name[p],
+                           nf, ev_used ? "; python-stack evidence" : "",
+                           fc[0].ns < 0 ? "; namespace differs" : "");
+    if (!claim && !rc) {
+        struct mp_buf e;
+        mp_buf_init(&e, 0);
+        rc = fc[0].ns < 0 ? mp_buf_printf(&e,
+                                          "namespace_mismatch: the only definitions found "
+                                          "are in other namespaces (best %.2f)",
+                                          r->confidence)
+                          : mp_buf_printf(&e, "ambiguous: %zu files define this name (best %.2f)",
+                                          nf, r->confidence);
+        if (!rc)
+            rc = set_str(&r->error, mp_buf_cstr(&e));
+        mp_buf_fini(&e);
+        r->confidence = 0;
+    }
+    for (size_t i = claim ? 1 : 0; i < nf && r->n_cand < MP_SRC_MAX_CANDIDATES && !rc; i++) {
+        const struct src_def *e = &ix->defs[fc[i].def];
+        struct mp_src_candidate *k = &r->cand[r->n_cand++];
+        rc = set_str(&k->repo, def_repo(ix, e));
+        if (!rc)
+            rc = set_str(&k->file, def_path(ix, e));
+        k->line = e->line;
+        if (!rc)
+            rc = set_str(&k->symbol, def_str(ix, e->name));
+        double km = fc[i].ns < 0 ? NS_MISMATCH : fc[i].ns == 0.5 ? NS_PARTIAL : 1;
+        k->score = round(path_prob[p] * fc[i].w / tot * km * 1000) / 1000;
+    }
+    for (size_t u = 0; u < sizeof(upstreams) / sizeof(upstreams[0]) && claim && !rc; u++) {
+        if (strcmp(upstreams[u].repo, r->source_repo) == 0) {
+            struct mp_buf ub;
+            mp_buf_init(&ub, 0);
+            rc = mp_buf_printf(&ub, "%s%s#L%ld", upstreams[u].url, r->source_file, r->source_line);
+            if (!rc)
+                rc = set_str(&r->upstream_url, mp_buf_cstr(&ub));
+            mp_buf_fini(&ub);
+        }
+    }
+    return rc;
+}
+
+static size_t lookup_plain(const struct mp_src_index *ix, const char *name,
+                           const struct mp_src_evidence *ev, struct cand *c, size_t cap,
+                           bool *ev_used)
+{
+    struct qname q;
+    q.ns[0] = 0;
+    snprintf(q.name, sizeof(q.name), "%s", name);
+    bool nsf = false;
+    return gather(ix, &q, false, true, false, ev, c, cap, ev_used, &nsf);
+}
+
+int mp_src_resolve(const struct mp_src_index *ix, const char *name,
+                   const struct mp_src_evidence *ev, struct mp_src_result *r)
+{
+    memset(r, 0, sizeof(*r));
+    struct mp_buf dm, notes;
+    mp_buf_init(&dm, 0);
+    mp_buf_init(&notes, 0);
+    int rc = 0;
+    bool demangle_failed = false;
+    if (starts(name, "_Z") && mp_src_demangle(name, &dm) != 0) {
+        demangle_failed = true;
+        if (nested_prefix(name, &dm) != 0)
+            mp_buf_reset(&dm);
+    }
+    if (!dm.len)
+        rc = mp_buf_puts(&dm, name);
+    /* AMD code-object suffixes */
+    char *raw = mp_strdup(name);
+    if (!raw || rc) {
+        free(raw);
+        mp_buf_fini(&dm);
+        return MP_ENOMEM;
+    }
+    static const char *const sfx[] = {" [clone .kd]", ".kd", ".k.d"};
+    for (size_t i = 0; i < 3; i++) {
+        size_t a = strlen(raw), b = strlen(sfx[i]);
+        if (a > b && strcmp(raw + a - b, sfx[i]) == 0)
+            raw[a - b] = 0;
+        char *dd = dm.data;
+        a = strlen(dd);
+        if (a > b && strcmp(dd + a - b, sfx[i]) == 0) {
+            dd[a - b] = 0;
+            dm.len = a - b;
+        }
+    }
+    const char *d = mp_buf_cstr(&dm);
+    rc = set_str(&r->demangled, d);
+    const char *lib = closed_library(raw, d);
+    snprintf(r->kind, sizeof(r->kind), "%s", kind_of(raw, d, lib));
+    snprintf(r->category, sizeof(r->category), "%s", category_of(d));
+    if (demangle_failed && !rc)
+        rc = mp_buf_puts(&notes, "demangler failed: qualified name from the mangled prefix");
+    if (lib) {
+        snprintf(r->resolution, sizeof(r->resolution), "closed");
+        r->confidence = 0;
+        if (!rc)
+            rc = set_str(&r->library, lib);
+        struct mp_buf e;
+        mp_buf_init(&e, 0);
+        if (!rc)
+            rc = mp_buf_printf(&e, "closed_library: %s ships this kernel prebuilt, no source", lib);
+        if (!rc)
+            rc = set_str(&r->error, mp_buf_cstr(&e));
+        mp_buf_fini(&e);
+        goto done;
+    }
+    if (!strcmp(r->kind, "annotation")) {
+        snprintf(r->resolution, sizeof(r->resolution), "unsupported");
+        rc = set_str(&r->error, "annotation: not a kernel");
+        goto done;
+    }
+    if (!ix || ix->n_repos == 0) {
+        snprintf(r->resolution, sizeof(r->resolution), "unresolved");
+        rc = set_str(&r->error, "no_source_repos: pass --kernel-source-repos");
+        goto done;
+    }
+    struct cand c[256];
+    size_t n = 0;
+    bool ev_used = false;
+    enum path p = P_KERNEL;
+    bool plain = !strchr(d, '(') && !strchr(d, ':') && !strchr(d, '<') && !strchr(d, ' ');
+    if (plain) {
+        n = lookup_plain(ix, raw, ev, c, 256, &ev_used);
+        p = P_TRITON;
+        if (n && ix->defs[c[0].def].kind == SRC_ASM)
+            p = P_ASM;
+        if (!n) { /* Triton specialisation suffixes: drop "_token"s from the right */
+            char buf[512];
+            snprintf(buf, sizeof(buf), "%s", raw);
+            for (char *u = strrchr(buf, '_'); u && u > buf && !n; u = strrchr(buf, '_')) {
+                *u = 0;
+                if (strlen(buf) < 3)
+                    break;
+                n = lookup_plain(ix, buf, ev, c, 256, &ev_used);
+                if (n && strcmp(r->kind, "inductor") == 0)
+                    n = 0; /* generated names are never prefixes of each other */
+            }
+            p = P_TRITON_PFX;
+        }
+        if (!n) {
+            for (size_t m = 0; m < ix->n_macros && n < 256; m++) {
+                const struct src_def *md = &ix->defs[ix->macros[m]];
+                if (glob_match(def_str(ix, md->name), raw)) {
+                    c[n].def = ix->macros[m];
+                    c[n].w = path_is_test(def_path(ix, md)) ? 0.2 : 1;
+                    c[n].ns = 0;
+                    n++;
+                }
+            }
+            p = P_MACRO;
+        }
+    } else {
+        struct parsed *ps = mp_calloc(1, sizeof(*ps));
+        if (!ps) {
+            rc = MP_ENOMEM;
+            goto done;
+        }
+        parse_cpp(d, ps);
+        bool generic = ps->has_fn && generic_launcher(ps->fn.name);
+        bool nsf = false;
+        if (generic) {
+            for (int a = 0; a < ps->n_anchor && !n; a++) {
+                bool nf2 = false;
+                n = gather(ix, &ps->anchor[a], true, false, !ps->anchor_lambda[a], ev, c, 256,
+                           &ev_used, &nf2);
+                p = ps->anchor_lambda[a] ? P_LAMBDA : P_TYPE;
+                if (n && !rc)
+                    rc = mp_buf_printf(&notes, "anchor=%s%s%s", ps->anchor[a].ns,
+                                       ps->anchor[a].ns[0] ? "::" : "", ps->anchor[a].name);
+            }
+        }
+        if (!n && ps->has_fn) {
+            n = gather(ix, &ps->fn, true, true, false, ev, c, 256, &ev_used, &nsf);
+            p = nsf ? P_KERNEL_NS : P_KERNEL;
+            if (n > 1)
+                type_hints(ix, ps, c, n);
+            if (generic && n && !rc)
+                rc = mp_buf_puts(&notes, "generic kernel template, no anchor found");
+        }
+        if (ps->fn.ns[0] && !rc)
+            rc = mp_buf_printf(&notes, "%snamespace=%s", notes.len ? "; " : "", ps->fn.ns);
+        free(ps);
+    }
+    if (rc)
+        goto done;
+    if (!n) {
+        snprintf(r->resolution, sizeof(r->resolution), "unresolved");
+        if (!strcmp(r->kind, "inductor"))
+            rc = set_str(&r->error,
+                         "inductor_source_not_found: torch.compile generated; pass the inductor "
+                         "cache dir (TORCHINDUCTOR_CACHE_DIR) as a source repo");
+        else if (!strcmp(r->kind, "triton_jit"))
+            rc = set_str(&r->error, "symbol_not_found: no Triton, extern \"C\", asm or macro "
+                                    "definition of this name in the indexed repos");
+        else
+            rc = set_str(&r->error, "symbol_not_found: no definition in the indexed repos");
+        goto done;
+    }
+    if (plain && n) { /* a plain name: what defined it decides the kind */
+        const struct src_def *k0 = &ix->defs[c[0].def];
+        const char *path0 = def_path(ix, k0);
+        size_t pl = strlen(path0);
+        if (k0->kind == SRC_ASM)
+            snprintf(r->kind, sizeof(r->kind), "asm");
+        else if (k0->kind == SRC_MACRO)
+            snprintf(r->kind, sizeof(r->kind), "hip_cpp");
+        else if (k0->kind != SRC_TRITON)
+            snprintf(r->kind, sizeof(r->kind), "%s",
+                     pl > 3 && !strcmp(path0 + pl - 3, ".cl") ? "opencl" : "hip_cpp");
+    }
+    int f = finish(ix, c, n, p, ev_used, r, &notes);
+    if (f < 0)
+        rc = f;
+    else if (f > 0) {
+        snprintf(r->resolution, sizeof(r->resolution), "unresolved");
+        rc = set_str(&r->error, "symbol_not_found: no definition in the indexed repos");
+    }
+done:
+    if (!rc && notes.len)
+        rc = set_str(&r->notes, mp_buf_cstr(&notes));
+    free(raw);
+    mp_buf_fini(&dm);
+    mp_buf_fini(&notes);
+    return rc ? MP_ENOMEM : 0;
+}
