@@ -45,6 +45,9 @@ static void usage(FILE *f)
         "  --skip-bad-ranks         warn about an unreadable rank and go on (Magpie does);\n"
         "                           default: a bad trace is an error (exit 2)\n"
         "  --json                   print the gap_analysis JSON object instead of the table\n"
+        "  --find-kernel-sources    add Magpie's 15 source columns + source_line,\n"
+        "                           source_symbol, source_confidence, source_candidates\n"
+        "  --kernel-source-repos PATH...  source trees to search (docs/sources.md)\n"
         "  -q, --quiet              no progress display\n\n"
         "exit status: 0 ok, 1 no kernel events found, 2 usage or input error\n\n"
         "examples:\n"
@@ -121,6 +124,7 @@ static int gap_mode(int argc, char **argv, const struct cli_global *g)
         O_SKIP,
         O_JSON,
         O_FIND,
+        O_REPOS,
     };
     static const struct option opts[] = {
         {"trace-dir", required_argument, NULL, O_TRACE},
@@ -136,12 +140,15 @@ static int gap_mode(int argc, char **argv, const struct cli_global *g)
         {"skip-bad-ranks", no_argument, NULL, O_SKIP},
         {"json", no_argument, NULL, O_JSON},
         {"find-kernel-sources", no_argument, NULL, O_FIND},
+        {"kernel-source-repos", required_argument, NULL, O_REPOS},
         {"quiet", no_argument, NULL, 'q'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     struct mp_gap_config cfg;
     mp_gap_config_defaults(&cfg);
+    static const char *repos[256]; /* --kernel-source-repos PATH... */
+    int n_repos = 0;
     const char *trace_dir = NULL, *out_root = "./results";
     bool rank_csv = true, json = false, quiet = false;
     int c, rc;
@@ -215,8 +222,15 @@ static int gap_mode(int argc, char **argv, const struct cli_global *g)
             json = true;
             break;
         case O_FIND:
-            fprintf(stderr, "magpie: error: --find-kernel-sources is not implemented yet\n");
-            return EXIT_USAGE;
+            cfg.find_kernel_sources = true;
+            break;
+        case O_REPOS: /* PATH... : every following word up to the next option */
+            if (n_repos >= 256)
+                break;
+            repos[n_repos++] = optarg;
+            while (optind < argc && argv[optind][0] != '-' && n_repos < 256)
+                repos[n_repos++] = argv[optind++];
+            break;
         case 'q':
             quiet = true;
             break;
@@ -250,6 +264,19 @@ static int gap_mode(int argc, char **argv, const struct cli_global *g)
     if (rc)
         return cli_report_error(&d, rc);
     int exit_code = EXIT_OK;
+    struct mp_gap_sources srcs = {0};
+    cfg.kernel_source_repos = repos;
+    cfg.n_kernel_source_repos = n_repos;
+    if (cfg.find_kernel_sources) {
+        rc = mp_gap_find_sources(res, &cfg, &srcs, &d);
+        if (rc) {
+            mp_gap_result_free(res);
+            return cli_report_error(&d, rc);
+        }
+        for (size_t i = 0; i < srcs.n_warnings; i++)
+            fprintf(stderr, "magpie: warning: %s\n", srcs.warnings[i]);
+        cfg.sources = &srcs;
+    }
     char gap_dir[4200], csv_path[4300];
     snprintf(gap_dir, sizeof(gap_dir), "%s/gap_analysis", out_root);
     snprintf(csv_path, sizeof(csv_path), "%s/gap_analysis.csv", gap_dir);
@@ -285,6 +312,7 @@ static int gap_mode(int argc, char **argv, const struct cli_global *g)
         fputc('\n', stdout);
 done:
     mp_buf_fini(&out);
+    mp_gap_sources_fini(&srcs);
     mp_gap_result_free(res);
     return exit_code;
 }

@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include <magpie/base.h>
+#include <magpie/sources.h>
 #include <magpie/trace.h>
 
 /* ---- kernel-name normalisation (--group-by normalized) ---- */
@@ -43,6 +44,15 @@ struct mp_gap_config {
     int n_ignore;
     bool group_normalized; /* group by kernel family instead of exact name */
     bool skip_bad_ranks;   /* Magpie behaviour: warn and go on when a rank fails */
+    /* --find-kernel-sources: repos to index (Magpie's kernel_source_repos);
+     * sources is set by mp_gap_find_sources and adds the source columns to
+     * the merged CSV and the JSON top_kernels */
+    bool find_kernel_sources;
+    const char *const *kernel_source_repos;
+    int n_kernel_source_repos;
+    bool auto_clone_repos;      /* Magpie's default true; cloning is not implemented */
+    const char *repos_base_dir; /* NULL: ~/.cache/magpie/repos */
+    const struct mp_gap_sources *sources;
     mp_trace_progress_fn on_progress;
     void *progress_user;
 };
@@ -84,6 +94,20 @@ struct mp_gap_result {
     uint64_t bytes, events;
     double seconds;
 };
+
+/* Kernel-source columns of the merged rows (sources.h), row i for merged[i]. */
+struct mp_gap_sources {
+    struct mp_src_index *ix;
+    struct mp_src_result *rows;
+    size_t n;
+    char **warnings; /* e.g. a repo that auto_clone_repos could not clone */
+    size_t n_warnings;
+};
+/* Indexes cfg->kernel_source_repos and resolves every merged row. A repo
+ * that is missing is a warning (the rows stay unresolved), not an error. */
+int mp_gap_find_sources(const struct mp_gap_result *r, const struct mp_gap_config *cfg,
+                        struct mp_gap_sources *out, struct mp_diag *d);
+void mp_gap_sources_fini(struct mp_gap_sources *s);
 
 /* Runs gap analysis on every rank trace under trace_dir (see
  * mp_trace_find_ranks). *out is owned by the caller (mp_gap_result_free).

@@ -820,6 +820,7 @@ void mp_gap_config_defaults(struct mp_gap_config *c)
     c->ignore[0] = "gpu_user_annotation";
     c->ignore[1] = "user_annotation";
     c->n_ignore = 2;
+    c->auto_clone_repos = true;
 }
 
 static int check_config(const struct mp_gap_config *g, struct mp_diag *d)

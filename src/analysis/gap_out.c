@@ -1,14 +1,207 @@
 /* Gap analysis outputs: Magpie's CSV files, its `gap_analysis` JSON object
  * and its stdout summary table, byte for byte where Magpie defines them. */
+#include <ctype.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <magpie/analysis.h>
 #include <magpie/fmt.h>
 
+static int json_str_or_null(struct mp_buf *b, const char *s);
+
 static double pct_of(double v, double total)
 {
     return total > 0 ? v / total * 100.0 : 0.0;
+}
+
+/* ---- --find-kernel-sources ---- */
+
+static int add_warning(struct mp_gap_sources *s, const char *msg)
+{
+    char **w = mp_realloc(s->warnings, (s->n_warnings + 1) * sizeof(*w));
+    if (!w)
+        return MP_ENOMEM;
+    s->warnings = w;
+    w[s->n_warnings] = mp_strdup(msg);
+    return w[s->n_warnings] ? (s->n_warnings++, 0) : MP_ENOMEM;
+}
+
+int mp_gap_find_sources(const struct mp_gap_result *r, const struct mp_gap_config *cfg,
+                        struct mp_gap_sources *out, struct mp_diag *d)
+{
+    memset(out, 0, sizeof(*out));
+    const char **roots = mp_calloc((size_t)cfg->n_kernel_source_repos + 1, sizeof(char *));
+    size_t n = 0;
+    int rc = roots ? 0 : MP_ENOMEM;
+    char msg[4400];
+    for (int i = 0; i < cfg->n_kernel_source_repos && !rc; i++) {
+        const char *p = cfg->kernel_source_repos[i];
+        if (mp_fs_is_dir(p)) {
+            roots[n++] = p;
+            continue;
+        }
+        /* Magpie clones a missing repo when auto_clone_repos is set; this
+         * build does not clone (no network is assumed), it says so */
+        snprintf(msg, sizeof(msg), "kernel source repo '%s' not found%s; its rows stay unresolved",
+                 p,
+                 cfg->auto_clone_repos ? " and auto_clone_repos cloning is not implemented" : "");
+        rc = add_warning(out, msg);
+    }
+    if (!rc && cfg->n_kernel_source_repos == 0)
+        rc = add_warning(out, "no --kernel-source-repos given (auto_clone_repos cloning is not "
+                              "implemented): rows are classified, not resolved");
+    if (!rc)
+        rc = mp_src_index_open(roots, n, NULL, &out->ix, d);
+    free(roots);
+    if (!rc && r->n_merged) {
+        out->rows = mp_calloc(r->n_merged, sizeof(*out->rows));
+        rc = out->rows ? 0 : MP_ENOMEM;
+    }
+    for (size_t i = 0; i < r->n_merged && !rc; i++) {
+        rc = mp_src_resolve(out->ix, r->merged[i].name, NULL, &out->rows[i]);
+        if (!rc)
+            out->n++;
+    }
+    if (rc == MP_ENOMEM)
+        mp_diag_set(d, rc, "out of memory resolving kernel sources");
+    if (rc)
+        mp_gap_sources_fini(out);
+    return rc;
+}
+
+void mp_gap_sources_fini(struct mp_gap_sources *s)
+{
+    for (size_t i = 0; i < s->n; i++)
+        mp_src_result_fini(&s->rows[i]);
+    free(s->rows);
+    for (size_t i = 0; i < s->n_warnings; i++)
+        free(s->warnings[i]);
+    free(s->warnings);
+    mp_src_index_free(s->ix);
+    memset(s, 0, sizeof(*s));
+}
+
+/* $VLLM_DIR for a repo named "vllm" (Magpie's path variables). */
+static void repo_var(const char *name, char *out, size_t len)
+{
+    size_t j = 0;
+    if (len < 6)
+        return;
+    out[j++] = '$';
+    for (const char *p = name; *p && j + 5 < len; p++)
+        out[j++] = isalnum((unsigned char)*p) ? (char)toupper((unsigned char)*p) : '_';
+    memcpy(out + j, "_DIR", 5);
+}
+
+static int csv_header_comments(const struct mp_gap_sources *s, struct mp_buf *out)
+{
+    int rc = mp_buf_puts(out, "# Repository Path Mappings:\r\n");
+    for (size_t i = 0; i < mp_src_index_repos(s->ix) && !rc; i++) {
+        const struct mp_src_repo_info *ri = mp_src_index_repo(s->ix, i);
+        char var[160];
+        repo_var(ri->name, var, sizeof(var));
+        rc = mp_buf_printf(out, "# %s=%s\r\n", var, ri->root);
+    }
+    if (!rc)
+        rc = mp_buf_puts(out, "#\r\n# Warning: columns 7-25 from find_kernel_sources are "
+                              "experimental.\r\n");
+    return rc;
+}
+
+static const char *const src_cols[] = {"kind",
+                                       "category",
+                                       "source_repo",
+                                       "source_file",
+                                       "upstream_url",
+                                       "test_file",
+                                       "test_cmd",
+                                       "baseline_ref_file",
+                                       "baseline_ref_symbol",
+                                       "baseline_ref_kind",
+                                       "triton_ref_file",
+                                       "triton_ref_symbol",
+                                       "notes",
+                                       "source_resolution",
+                                       "source_error",
+                                       "source_line",
+                                       "source_symbol",
+                                       "source_confidence",
+                                       "source_candidates"};
+
+static int csv_source_cells(struct mp_csv *c, const struct mp_src_result *x)
+{
+    char file[4400] = "";
+    if (x->source_file) {
+        char var[160];
+        repo_var(x->source_repo, var, sizeof(var));
+        snprintf(file, sizeof(file), "%s/%s", var, x->source_file);
+    }
+    struct mp_buf cand;
+    mp_buf_init(&cand, 0);
+    int rc = mp_src_candidates_str(x, &cand);
+    const char *v[] = {x->kind,
+                       x->category,
+                       x->source_repo ? x->source_repo : "",
+                       file,
+                       x->upstream_url ? x->upstream_url : "",
+                       "",
+                       "",
+                       "",
+                       "",
+                       "none",
+                       "",
+                       "",
+                       x->notes ? x->notes : "",
+                       x->resolution,
+                       x->error ? x->error : ""};
+    for (size_t i = 0; i < sizeof(v) / sizeof(v[0]) && !rc; i++)
+        rc = mp_csv_str(c, v[i]);
+    if (!rc)
+        rc = x->source_line ? mp_csv_fmt(c, "%ld", x->source_line) : mp_csv_str(c, "");
+    if (!rc)
+        rc = mp_csv_str(c, x->source_symbol ? x->source_symbol : "");
+    if (!rc)
+        rc = mp_csv_fmt(c, "%.3f", x->confidence);
+    if (!rc)
+        rc = mp_csv_str(c, mp_buf_cstr(&cand));
+    mp_buf_fini(&cand);
+    return rc;
+}
+
+static int json_source_fields(struct mp_buf *b, const struct mp_src_result *x)
+{
+    const char *keys[] = {"kind",          "category", "source_repo",       "source_file",
+                          "upstream_url",  "notes",    "source_resolution", "source_error",
+                          "source_symbol", "demangled"};
+    const char *vals[] = {x->kind,          x->category, x->source_repo, x->source_file,
+                          x->upstream_url,  x->notes,    x->resolution,  x->error,
+                          x->source_symbol, x->demangled};
+    int rc = 0;
+    for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]) && !rc; i++) {
+        rc = mp_buf_printf(b, ", \"%s\": ", keys[i]);
+        rc = rc ? rc : json_str_or_null(b, vals[i]);
+    }
+    rc = rc ? rc
+            : mp_buf_printf(b,
+                            ", \"test_file\": null, \"test_cmd\": null, \"baseline_ref_file\": "
+                            "null, \"baseline_ref_symbol\": null, \"baseline_ref_kind\": "
+                            "\"none\", \"triton_ref_file\": null, \"triton_ref_symbol\": null, "
+                            "\"source_line\": %ld, \"source_confidence\": %.3f, "
+                            "\"source_candidates\": [",
+                            x->source_line, x->confidence);
+    for (int i = 0; i < x->n_cand && !rc; i++) {
+        rc = mp_buf_puts(b, i ? ", {\"repo\": " : "{\"repo\": ");
+        rc = rc ? rc : json_str_or_null(b, x->cand[i].repo);
+        rc = rc ? rc : mp_buf_puts(b, ", \"file\": ");
+        rc = rc ? rc : json_str_or_null(b, x->cand[i].file);
+        rc = rc ? rc : mp_buf_puts(b, ", \"symbol\": ");
+        rc = rc ? rc : json_str_or_null(b, x->cand[i].symbol);
+        rc = rc ? rc
+                : mp_buf_printf(b, ", \"line\": %ld, \"score\": %.3f}", x->cand[i].line,
+                                x->cand[i].score);
+    }
+    return rc ? rc : mp_buf_putc(b, ']');
 }
 
 int mp_gap_csv(const struct mp_gap_result *r, const struct mp_gap_config *cfg, int rank_index,
@@ -19,7 +212,8 @@ int mp_gap_csv(const struct mp_gap_result *r, const struct mp_gap_config *cfg, i
     const struct mp_gap_kernel *ks = rank_index < 0 ? r->merged : r->ranks[rank_index].kernels;
     size_t n = rank_index < 0 ? r->n_merged : r->ranks[rank_index].n_kernels;
     double total = rank_index < 0 ? r->total_us : r->ranks[rank_index].total_us;
-    int rc = 0;
+    const struct mp_gap_sources *src = rank_index < 0 ? cfg->sources : NULL;
+    int rc = src ? csv_header_comments(src, out) : 0;
     static const char *const cols[] = {"Name",          "Calls",   "Self CUDA total (us)",
                                        "Avg time (us)", "% Total", "Input Shapes"};
     for (size_t i = 0; i < 6 && !rc; i++)
@@ -29,6 +223,8 @@ int mp_gap_csv(const struct mp_gap_result *r, const struct mp_gap_config *cfg, i
         if (!rc)
             rc = mp_csv_str(&c, "Kernel Names");
     }
+    for (size_t i = 0; src && i < sizeof(src_cols) / sizeof(src_cols[0]) && !rc; i++)
+        rc = mp_csv_str(&c, src_cols[i]);
     if (!rc)
         rc = mp_csv_end_row(&c);
     for (size_t i = 0; i < n && !rc; i++) {
@@ -50,6 +246,8 @@ int mp_gap_csv(const struct mp_gap_result *r, const struct mp_gap_config *cfg, i
             if (!rc)
                 rc = mp_csv_str(&c, k->variants);
         }
+        if (src && i < src->n && !rc)
+            rc = csv_source_cells(&c, &src->rows[i]);
         if (!rc)
             rc = mp_csv_end_row(&c);
     }
@@ -118,7 +316,7 @@ static int json_list(struct mp_buf *b, const char *const *v, int n, bool null_wh
 }
 
 static int json_kernels(struct mp_buf *b, const struct mp_gap_kernel *ks, size_t n, double total,
-                        bool grouped)
+                        bool grouped, const struct mp_gap_sources *src)
 {
     int rc = mp_buf_putc(b, '[');
     for (size_t i = 0; i < n && !rc; i++) {
@@ -143,6 +341,8 @@ static int json_kernels(struct mp_buf *b, const struct mp_gap_kernel *ks, size_t
             rc = mp_buf_printf(b, ", \"variants\": %u, \"kernel_names\": ", k->n_variants);
             rc = rc ? rc : mp_json_str(b, k->variants, strlen(k->variants));
         }
+        if (src && i < src->n && !rc)
+            rc = json_source_fields(b, &src->rows[i]);
         rc = rc ? rc : mp_buf_putc(b, '}');
     }
     return rc ? rc : mp_buf_putc(b, ']');
@@ -162,15 +362,24 @@ int mp_gap_json(const struct mp_gap_result *r, const struct mp_gap_config *cfg,
     rc = rc ? rc : mp_buf_puts(b, ", \"ignore_categories\": ");
     rc = rc ? rc : json_list(b, cfg->ignore, cfg->n_ignore, false);
     rc = rc ? rc
-            : mp_buf_puts(b, ", \"find_kernel_sources\": false, \"kernel_source_repos\": null, "
-                             "\"auto_clone_repos\": true, \"repos_base_dir\": null");
+            : mp_buf_printf(b, ", \"find_kernel_sources\": %s, \"kernel_source_repos\": ",
+                            cfg->find_kernel_sources ? "true" : "false");
+    rc = rc ? rc
+            : json_list(b, (const char *const *)cfg->kernel_source_repos,
+                        cfg->n_kernel_source_repos, true);
+    rc = rc ? rc
+            : mp_buf_printf(b, ", \"auto_clone_repos\": %s, \"repos_base_dir\": ",
+                            cfg->auto_clone_repos ? "true" : "false");
+    rc = rc ? rc : json_str_or_null(b, cfg->repos_base_dir);
     rc = rc ? rc
             : mp_buf_printf(b, ", \"group_by\": \"%s\"}",
                             cfg->group_normalized ? "normalized" : "name");
     rc = rc ? rc : mp_buf_puts(b, ", \"total_duration_us\": ");
     rc = rc ? rc : mp_json_double(b, r->total_us);
     rc = rc ? rc : mp_buf_printf(b, ", \"num_ranks\": %zu, \"top_kernels\": ", r->n_ranks);
-    rc = rc ? rc : json_kernels(b, r->merged, r->n_merged, r->total_us, cfg->group_normalized);
+    rc = rc ? rc
+            : json_kernels(b, r->merged, r->n_merged, r->total_us, cfg->group_normalized,
+                           cfg->sources);
     rc = rc ? rc : mp_buf_puts(b, ", \"clamped_trace_paths\": [], \"errors\": [");
     bool first = true;
     for (size_t i = 0; i < r->n_ranks && !rc; i++) {
@@ -200,7 +409,8 @@ int mp_gap_json(const struct mp_gap_result *r, const struct mp_gap_config *cfg,
                                 rk->n_kernels_all, (unsigned long long)rk->events,
                                 (unsigned long long)rk->bytes, rk->two_pass ? "true" : "false");
         rc = rc ? rc
-                : json_kernels(b, rk->kernels, rk->n_kernels, rk->total_us, cfg->group_normalized);
+                : json_kernels(b, rk->kernels, rk->n_kernels, rk->total_us, cfg->group_normalized,
+                               NULL);
         rc = rc ? rc : mp_buf_puts(b, ", \"error\": ");
         rc = rc ? rc : json_str_or_null(b, rk->error);
         rc = rc ? rc : mp_buf_putc(b, '}');
