@@ -99,7 +99,7 @@ static void reap_orphans(const pid_t *tree, size_t n)
         }
         if (!left)
             return;
-        struct timespec ts = {0, 10 * 1000 * 1000};
+        struct timespec ts = {0, 10000000L};
         nanosleep(&ts, NULL);
     }
 }

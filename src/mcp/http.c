@@ -252,10 +252,11 @@ static ssize_t sse_reader(void *cls, uint64_t pos, char *buf, size_t max)
     while (k->q_off == k->q.len && !k->done && !atomic_load(&H.srv->stopping)) {
         struct timespec ts;
         clock_gettime(CLOCK_REALTIME, &ts);
-        ts.tv_sec += 15;
+        ts.tv_sec += 2;
         if (pthread_cond_timedwait(&k->cv, &k->mu, &ts) == ETIMEDOUT && k->q_off == k->q.len) {
-            /* keep-alive comment for idle streams */
-            mp_buf_puts(&k->q, ": keep-alive\n\n");
+            /* a keep-alive comment; writing it is also how a closed
+             * connection is noticed (and a 2026-era call cancelled) */
+            mp_buf_puts(&k->q, ":\n\n");
         }
     }
     ssize_t n;
@@ -622,6 +623,7 @@ int mp_mcp_serve_http(const struct mp_mcp_opts *o, struct mp_diag *d)
     const union MHD_DaemonInfo *inf = MHD_get_daemon_info(dmn, MHD_DAEMON_INFO_LISTEN_FD);
     if (inf) {
         struct sockaddr_storage ss;
+        memset(&ss, 0, sizeof(ss));
         socklen_t sl = sizeof(ss);
         if (getsockname(inf->listen_fd, (struct sockaddr *)&ss, &sl) == 0)
             port = ntohs(ss.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->sin6_port

@@ -8,26 +8,15 @@
 #include "mcp_int.h"
 
 extern const struct mcp_tool mcp_tool_hardware_spec, mcp_tool_analyze, mcp_tool_compare,
-    mcp_tool_discover_kernels, mcp_tool_create_kernel_config, mcp_tool_benchmark,
-    mcp_tool_gap_analysis, mcp_tool_list_benchmark_images, mcp_tool_list_benchmark_results,
-    mcp_tool_get_benchmark_result, mcp_tool_trace_report, mcp_tool_trace_split,
-    mcp_tool_trace_stages, mcp_tool_trace_collective;
+    mcp_tool_create_kernel_config, mcp_tool_gap_analysis, mcp_tool_list_benchmark_images,
+    mcp_tool_trace_report, mcp_tool_trace_split, mcp_tool_trace_stages, mcp_tool_trace_collective;
 
-/* Magpie's order first, then magpie's own tools. */
+/* Magpie's order first, then magpie's own tools. A tool is listed here only
+ * once it is built: tools/list never offers a stub. */
 const struct mcp_tool *const mcp_tools[] = {
-    &mcp_tool_hardware_spec,
-    &mcp_tool_analyze,
-    &mcp_tool_compare,
-    /*TODO &mcp_tool_discover_kernels,*/
-    &mcp_tool_create_kernel_config,
-    /*TODO &mcp_tool_benchmark,*/
-    &mcp_tool_gap_analysis,
-    &mcp_tool_list_benchmark_images,
-    /*TODO &mcp_tool_list_benchmark_results,*/
-    /*TODO &mcp_tool_get_benchmark_result,*/
-    &mcp_tool_trace_report,
-    &mcp_tool_trace_split,
-    &mcp_tool_trace_stages,
+    &mcp_tool_hardware_spec,        &mcp_tool_analyze,      &mcp_tool_compare,
+    &mcp_tool_create_kernel_config, &mcp_tool_gap_analysis, &mcp_tool_list_benchmark_images,
+    &mcp_tool_trace_report,         &mcp_tool_trace_split,  &mcp_tool_trace_stages,
     &mcp_tool_trace_collective,
 };
 const size_t mcp_ntools = sizeof(mcp_tools) / sizeof(mcp_tools[0]);
@@ -269,7 +258,7 @@ json_t *mcp_args_decode(const struct mcp_tool *t, json_t *args, char *err, size_
     }
     const char *key;
     json_t *v;
-    if (args && json_is_object(args)) {
+    if (json_is_object(args)) {
         json_object_foreach(args, key, v)
         {
             const struct mcp_param *p = t->params;
@@ -289,7 +278,7 @@ json_t *mcp_args_decode(const struct mcp_tool *t, json_t *args, char *err, size_
     }
     json_t *out = json_object();
     for (const struct mcp_param *p = t->params; p && p->name; p++) {
-        v = args && json_is_object(args) ? json_object_get(args, p->name) : NULL;
+        v = json_is_object(args) ? json_object_get(args, p->name) : NULL;
         if (!v || json_is_null(v)) {
             if (p->required) {
                 snprintf(err, errlen, "missing required argument '%s'", p->name);

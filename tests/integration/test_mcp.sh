@@ -1,0 +1,137 @@
+#!/usr/bin/env bash
+# `magpie mcp` end to end: JSON-RPC framing and version negotiation on raw
+# stdio; then the official MCP Python SDK (PyPI `mcp`) as the client over
+# stdio and streamable HTTP, in both of its negotiation modes (legacy
+# initialize handshake, auto = server/discover + 2026-07-28 envelope):
+# tools/list, every built tool once on real data (the shared H200 traces,
+# examples/kernels/opencl on PoCL), bad arguments, cancellation of a running
+# compare (no process left), 16 concurrent HTTP sessions, Origin and bearer
+# token checks, loopback by default, and docs/mcp.md in step with the table.
+set -u
+MAGPIE=${MAGPIE:?} SRC=${MP_SRC:?}
+DATA=${MP_SHARED:-}/data/traces
+t=$(mktemp -d)
+pids=()
+cleanup() {
+    for p in "${pids[@]}"; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
+    rm -rf "$t"
+}
+trap cleanup EXIT
+fails=0
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+
+# ---- raw stdio: framing, errors, negotiation (no SDK needed) ----
+rpc() { printf '%s\n' "$@" | timeout 60 "$MAGPIE" mcp 2>>"$t/stderr"; }
+out=$(rpc '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2024-11-05","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}' \
+    'not json' '[1]' '{"jsonrpc":"2.0","id":2,"method":"nope"}' '{"jsonrpc":"1.0","id":3,"method":"ping"}' \
+    '{"jsonrpc":"2.0","id":4,"method":"tools/call","params":[]}' '{"jsonrpc":"2.0","id":5,"method":"ping"}' \
+    '{"jsonrpc":"2.0","id":6,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2099-01-01"}}}' \
+    '{"jsonrpc":"2.0","id":7,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}')
+grep -q '"id":1,"result":{"protocolVersion":"2024-11-05"' <<<"$out" || fail "initialize 2024-11-05 echoed"
+grep -q '"code":-32700' <<<"$out" || fail "parse error -32700"
+grep -q '"id":null,"error":{"code":-32600,"message":"Invalid Request: batches' <<<"$out" || fail "batch refused at 2024-11-05"
+grep -q '"id":2,"error":{"code":-32601' <<<"$out" || fail "unknown method -32601"
+grep -q '"id":3,"error":{"code":-32600' <<<"$out" || fail "jsonrpc 1.0 -32600"
+grep -q '"id":4,"error":{"code":-32602' <<<"$out" || fail "params array -32602"
+grep -q '"id":5,"result":{}' <<<"$out" || fail "ping"
+grep -q '"id":6,"error":{"code":-32022.*"requested":"2099-01-01"' <<<"$out" || fail "unsupported modern version -32022"
+grep -q '"id":7,"result":{"supportedVersions":\["2026-07-28","2025-11-25"' <<<"$out" || fail "server/discover"
+out=$(rpc '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"1999-01-01"}}' \
+    '{"jsonrpc":"2.0","id":2,"method":"initialize","params":{"protocolVersion":"2025-03-26"}}' \
+    '[{"jsonrpc":"2.0","id":3,"method":"ping"},{"jsonrpc":"2.0","method":"notifications/initialized"},{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"gap_analysis","arguments":{"top_k":"x"}}}]' \
+    '[]')
+grep -q '"id":1,"result":{"protocolVersion":"2025-11-25"' <<<"$out" || fail "unknown version answered with the latest"
+grep -q '^\[{"jsonrpc":"2.0","id":3,"result":{}},{"jsonrpc":"2.0","id":4,"result":{"content".*"isError":true}}\]$' <<<"$out" ||
+    fail "2025-03-26 batch: $out"
+grep -q '"message":"Invalid Request: empty batch"' <<<"$out" || fail "empty batch"
+# stdout carries protocol messages only
+rpc '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"hardware_spec"}}' >"$t/only.out"
+python3 -c '
+import json, sys
+for l in open(sys.argv[1]):
+    json.loads(l)
+' "$t/only.out" || fail "stdout has a non-JSON line"
+# docs/mcp.md carries the generated tool reference
+"$MAGPIE" mcp --list-tools --markdown >"$t/tools.md"
+python3 - "$t/tools.md" "$SRC/docs/mcp.md" <<'PY' || fail "docs/mcp.md tool reference out of date (magpie mcp --list-tools --markdown)"
+import sys
+gen = open(sys.argv[1]).read().strip()
+doc = open(sys.argv[2]).read()
+sys.exit(0 if gen in doc else 1)
+PY
+
+# ---- the official SDK ----
+PY=${MCP_PYTHON:-}
+if [ -z "$PY" ]; then
+    for v in /work/venvs/mcp "${XDG_CACHE_HOME:-$HOME/.cache}/magpie/mcp-venv"; do
+        [ -x "$v/bin/python" ] && "$v/bin/python" -c 'import mcp' 2>/dev/null && { PY=$v/bin/python; break; }
+    done
+fi
+if [ -z "$PY" ]; then
+    v="${XDG_CACHE_HOME:-$HOME/.cache}/magpie/mcp-venv"
+    if python3 -m venv "$v" >/dev/null 2>&1 && timeout 300 "$v/bin/pip" install -q mcp >"$t/pip.log" 2>&1; then
+        PY=$v/bin/python
+    else
+        echo "SKIPPED SDK checks: the MCP Python SDK is not installed and 'pip install mcp' failed (offline?)"
+        tail -3 "$t/pip.log" 2>/dev/null
+        [ $fails = 0 ] && exit 0
+        exit 1
+    fi
+fi
+"$PY" -c 'import mcp_types.version as v; print("MCP SDK versions:", v.KNOWN_PROTOCOL_VERSIONS)'
+if [ ! -d "$DATA/h200" ] || [ ! -d "$DATA/h200-tp2" ]; then
+    echo "SKIPPED SDK tool checks: shared traces not found under $DATA"
+    [ $fails = 0 ] && exit 0
+    exit 1
+fi
+client() { timeout 900 "$PY" "$SRC/tests/tools/mcp_client.py" "$@" --data "$DATA" --src "$SRC"; }
+
+for mode in legacy auto; do
+    mkdir -p "$t/stdio-$mode"
+    client tools --stdio "$MAGPIE" --mode $mode --work "$t/stdio-$mode" || fail "SDK stdio $mode"
+done
+client cancel --stdio "$MAGPIE" --mode legacy --work "$t/cancel-stdio" || fail "cancel over stdio"
+
+"$MAGPIE" mcp --transport streamable-http --port 0 --port-file "$t/port" 2>"$t/http.log" &
+pids+=($!)
+for _ in $(seq 100); do [ -s "$t/port" ] && break; sleep 0.1; done
+P=$(cat "$t/port" 2>/dev/null)
+[ -n "$P" ] || { fail "HTTP server did not start"; cat "$t/http.log"; exit 1; }
+URL=http://127.0.0.1:$P/mcp
+grep -q "http://127.0.0.1:$P/mcp" "$t/http.log" || fail "loopback by default"
+grep -q "warning" "$t/http.log" && fail "warning on loopback"
+[ "$(curl -s "http://127.0.0.1:$P/health")" = '{"status":"ok"}' ] || fail "/health"
+code=$(curl -s -o "$t/403" -w '%{http_code}' -H 'Origin: http://evil.example' -H 'Content-Type: application/json' \
+    -X POST "$URL" -d '{"jsonrpc":"2.0","id":1,"method":"ping"}')
+[ "$code" = 403 ] || fail "foreign Origin -> $code"
+code=$(curl -s -o /dev/null -w '%{http_code}' -H 'Origin: http://localhost:3000' -H 'Content-Type: application/json' \
+    -H 'Accept: application/json, text/event-stream' -X POST "$URL" \
+    -d '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18"}}')
+[ "$code" = 200 ] || fail "localhost Origin -> $code"
+code=$(curl -s -o /dev/null -w '%{http_code}' -X POST "$URL" -d '{"jsonrpc":"2.0","id":1,"method":"ping"}')
+[ "$code" = 400 ] || fail "no session -> $code"
+code=$(curl -s -o /dev/null -w '%{http_code}' -H 'Mcp-Session-Id: nope' -X POST "$URL" -d '{"jsonrpc":"2.0","id":1,"method":"ping"}')
+[ "$code" = 404 ] || fail "unknown session -> $code"
+for mode in legacy auto; do
+    mkdir -p "$t/http-$mode"
+    client tools --url "$URL" --mode $mode --work "$t/http-$mode" || fail "SDK HTTP $mode"
+done
+client cancel --url "$URL" --mode auto --work "$t/cancel-http" || fail "cancel over HTTP (stream closed)"
+client cancel --url "$URL" --mode legacy --work "$t/cancel-http2" || fail "cancel over HTTP (notifications/cancelled)"
+client sessions --url "$URL" -n 16 --work "$t" || fail "16 sessions"
+
+# bearer token, and a warning when bound beyond loopback
+MAGPIE_MCP_TOKEN=s3cret "$MAGPIE" mcp --transport streamable-http --host 0.0.0.0 --port 0 \
+    --port-file "$t/port2" 2>"$t/http2.log" &
+pids+=($!)
+for _ in $(seq 100); do [ -s "$t/port2" ] && break; sleep 0.1; done
+P2=$(cat "$t/port2" 2>/dev/null)
+grep -q "warning: MCP server bound to 0.0.0.0" "$t/http2.log" || fail "no warning for 0.0.0.0"
+code=$(curl -s -o /dev/null -w '%{http_code}' -X POST "http://127.0.0.1:$P2/mcp" -d '{}')
+[ "$code" = 401 ] || fail "no token -> $code"
+code=$(curl -s -o /dev/null -w '%{http_code}' -H 'Authorization: Bearer s3cret' -H 'Accept: application/json' \
+    -X POST "http://127.0.0.1:$P2/mcp" -d '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18"}}')
+[ "$code" = 200 ] || fail "token -> $code"
+
+[ $fails = 0 ] && echo "test_mcp: all checks passed"
+[ $fails = 0 ]
