@@ -1,0 +1,242 @@
+/* Unit tests for src/sources: demangling through libiberty, closed-library
+ * names from the real traces, and resolution over the small fixture trees
+ * in tests/fixtures/sources (namespaces, a lambda and a functor anchor, a
+ * name-pasting macro, an assembly symbol, a Triton name defined in two
+ * projects told apart by a Python frame, inductor output modules) and the
+ * on-disk index cache. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include <magpie/sources.h>
+
+static char g_fix[1024];
+static char g_cache[1024];
+
+static const char *fix(const char *sub, char *buf, size_t n)
+{
+    snprintf(buf, n, "%s/%s", g_fix, sub);
+    return buf;
+}
+
+static struct mp_src_index *open_fix(const char *const *subs, size_t n)
+{
+    char paths[8][1200];
+    const char *roots[8];
+    for (size_t i = 0; i < n; i++)
+        roots[i] = fix(subs[i], paths[i], sizeof(paths[i]));
+    struct mp_src_index_opts o = {.cache_dir = g_cache};
+    struct mp_src_index *ix = NULL;
+    struct mp_diag d;
+    mp_diag_clear(&d);
+    assert_int_equal(mp_src_index_open(roots, n, &o, &ix, &d), 0);
+    return ix;
+}
+
+static void test_demangle(void **state)
+{
+    (void)state;
+    struct mp_buf b;
+    mp_buf_init(&b, 0);
+    /* a real name from the MI300 sglang trace */
+    assert_int_equal(
+        mp_src_demangle("_ZN5aiter24add_rmsnorm_quant_kernelIDF16bDF16bLi256ELi16ELb0ELb0ELb1ELi1EE"
+                        "EvPT0_PT_PfS4_S4_S4_diiiiiiib",
+                        &b),
+        0);
+    assert_non_null(strstr(mp_buf_cstr(&b), "aiter::add_rmsnorm_quant_kernel<"));
+    assert_int_equal(mp_src_demangle("nvjet_sm90_tst_64x8_64x16_4x1_v_bz_TNT", &b), MP_EINVAL);
+    mp_buf_fini(&b);
+}
+
+static void expect_closed(const char *name, const char *lib_part)
+{
+    struct mp_src_result r;
+    assert_int_equal(mp_src_resolve(NULL, name, NULL, &r), 0);
+    assert_string_equal(r.resolution, "closed");
+    assert_null(r.source_file);
+    assert_true(r.confidence == 0);
+    assert_non_null(r.library);
+    assert_non_null(strstr(r.library, lib_part));
+    assert_non_null(strstr(r.error, lib_part));
+    mp_src_result_fini(&r);
+}
+
+static void test_closed(void **state)
+{
+    (void)state;
+    expect_closed("nvjet_sm90_tst_128x8_64x12_4x1_v_bz_splitK_TNT", "cuBLASLt");
+    expect_closed("void cutlass::Kernel2<cutlass_80_simt_sgemm_128x32_8x5_nn_align1>(cutlass_80_"
+                  "simt_sgemm_128x32_8x5_nn_align1::Params)",
+                  "cuBLAS");
+    expect_closed("cudnn_generated_fort_native_sdpa_sm90_flash_fprop_wgmma_f16_knob_7_64x128x128_"
+                  "4x1x1_cga1x1x1_kernel0_0",
+                  "cuDNN");
+    expect_closed("Cijk_Ailk_Bljk_BBS_BH_MT64x64x64_MI16x16x16x1_SN_1LDSB0_APM1", "Tensile");
+    expect_closed("ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevKernelArgsStorage<4096ul>)",
+                  "NCCL");
+    expect_closed("sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x64x64_warpgroupsize1x1x1_"
+                  "execute_segment_k_off_kernel__5x_cublas",
+                  "cuBLAS");
+}
+
+static void resolve(const struct mp_src_index *ix, const char *name,
+                    const struct mp_src_evidence *ev, struct mp_src_result *r)
+{
+    assert_int_equal(mp_src_resolve(ix, name, ev, r), 0);
+}
+
+static void test_cpp(void **state)
+{
+    (void)state;
+    const char *subs[] = {"hipproj", "asmproj"};
+    struct mp_src_index *ix = open_fix(subs, 2);
+    struct mp_src_result r;
+    resolve(ix, "void mylib::rms_norm_kernel<float>(float*, float const*, int)", NULL, &r);
+    assert_string_equal(r.resolution, "resolved");
+    assert_string_equal(r.source_file, "src/kernels.cu");
+    assert_string_equal(r.source_symbol, "mylib::rms_norm_kernel");
+    assert_int_equal(r.source_line, 26);
+    assert_true(r.confidence >= 0.9);
+    mp_src_result_fini(&r);
+    /* the same name in another namespace */
+    resolve(ix, "void other::rms_norm_kernel<float>(float*, float const*, int)", NULL, &r);
+    assert_string_equal(r.source_symbol, "other::rms_norm_kernel");
+    assert_int_equal(r.source_line, 34);
+    mp_src_result_fini(&r);
+    /* a namespace nobody defines: not claimed, candidates kept */
+    resolve(ix, "void vllm::rms_norm_kernel<float>(float*, float const*, int)", NULL, &r);
+    assert_string_equal(r.resolution, "unresolved");
+    assert_null(r.source_file);
+    assert_true(r.n_cand >= 1);
+    assert_non_null(strstr(r.error, "namespace"));
+    mp_src_result_fini(&r);
+    /* generic launcher: the lambda's enclosing function is the answer */
+    resolve(ix,
+            "void mylib::elementwise_kernel<4, mylib::scale_kernel_cuda(float*)::{lambda(float)#1}>"
+            "(int, mylib::scale_kernel_cuda(float*)::{lambda(float)#1})",
+            NULL, &r);
+    assert_string_equal(r.source_symbol, "mylib::scale_kernel_cuda");
+    assert_int_equal(r.source_line, 19);
+    mp_src_result_fini(&r);
+    /* ... or the functor type */
+    resolve(ix,
+            "void mylib::elementwise_kernel<4, mylib::detail::ScaleFunctor<float> >(int, "
+            "mylib::detail::ScaleFunctor<float>)",
+            NULL, &r);
+    assert_string_equal(r.source_symbol, "mylib::detail::ScaleFunctor");
+    assert_int_equal(r.source_line, 7);
+    mp_src_result_fini(&r);
+    /* a name pasted by a macro */
+    resolve(ix, "copy_tile_16x16_half", NULL, &r);
+    assert_string_equal(r.resolution, "resolved");
+    assert_string_equal(r.source_file, "src/kernels.cu");
+    assert_string_equal(r.kind, "hip_cpp");
+    mp_src_result_fini(&r);
+    /* an assembly symbol */
+    resolve(ix, "gemm_asm_bf16_128x128", NULL, &r);
+    assert_string_equal(r.source_file, "kernels/gemm_asm_bf16_128x128.s");
+    assert_string_equal(r.kind, "asm");
+    assert_int_equal(r.source_line, 3);
+    mp_src_result_fini(&r);
+    resolve(ix, "no_such_kernel_anywhere", NULL, &r);
+    assert_string_equal(r.resolution, "unresolved");
+    assert_non_null(strstr(r.error, "symbol_not_found"));
+    mp_src_result_fini(&r);
+    mp_src_index_free(ix);
+}
+
+static void test_evidence(void **state)
+{
+    (void)state;
+    const char *subs[] = {"proj_a", "proj_b"};
+    struct mp_src_index *ix = open_fix(subs, 2);
+    struct mp_src_result r;
+    resolve(ix, "fused_norm_kernel", NULL, &r);
+    assert_string_equal(r.resolution, "unresolved");
+    assert_non_null(strstr(r.error, "ambiguous"));
+    assert_int_equal(r.n_cand, 2);
+    mp_src_result_fini(&r);
+    const char *frames[] = {"/usr/lib/python3/site-packages/proj_a/ops/norm.py(17): launch",
+                            "model.py(3): forward"};
+    struct mp_src_evidence ev = {frames, 2};
+    resolve(ix, "fused_norm_kernel", &ev, &r);
+    assert_string_equal(r.resolution, "resolved");
+    assert_string_equal(r.source_file, "proj_a/ops/norm.py");
+    assert_int_equal(r.source_line, 12);
+    assert_string_equal(r.kind, "triton_jit");
+    assert_non_null(strstr(r.notes, "python-stack"));
+    assert_int_equal(r.n_cand, 1);
+    mp_src_result_fini(&r);
+    mp_src_index_free(ix);
+}
+
+static void test_inductor(void **state)
+{
+    (void)state;
+    struct mp_src_result r;
+    const char *none[] = {"proj_b"};
+    struct mp_src_index *ix = open_fix(none, 1);
+    resolve(ix, "triton_red_fused_mean_1", NULL, &r);
+    assert_string_equal(r.kind, "inductor");
+    assert_string_equal(r.resolution, "unresolved");
+    assert_non_null(strstr(r.error, "inductor"));
+    mp_src_result_fini(&r);
+    mp_src_index_free(ix);
+    const char *subs[] = {"inductor_cache"};
+    ix = open_fix(subs, 1);
+    resolve(ix, "triton_red_fused_mean_1", NULL, &r);
+    assert_string_equal(r.source_file, "cd/ccde456.py");
+    mp_src_result_fini(&r);
+    resolve(ix, "triton_poi_fused_add_mul_0", NULL, &r); /* two graphs reuse the name */
+    assert_string_equal(r.resolution, "unresolved");
+    assert_int_equal(r.n_cand, 2);
+    mp_src_result_fini(&r);
+    mp_src_index_free(ix);
+}
+
+static void test_cache(void **state)
+{
+    (void)state;
+    const char *subs[] = {"hipproj"};
+    struct mp_src_index *a = open_fix(subs, 1);
+    struct mp_src_index *b = open_fix(subs, 1);
+    assert_true(mp_src_index_repo(b, 0)->from_cache);
+    assert_int_equal(mp_src_index_repo(a, 0)->n_defs, mp_src_index_repo(b, 0)->n_defs);
+    struct mp_src_result r;
+    resolve(b, "void other::rms_norm_kernel<float>(float*, float const*, int)", NULL, &r);
+    assert_int_equal(r.source_line, 34);
+    mp_src_result_fini(&r);
+    mp_src_index_free(a);
+    mp_src_index_free(b);
+    struct mp_src_index *ix = NULL;
+    const char *bad[] = {"/nonexistent/magpie-src"};
+    struct mp_diag d;
+    mp_diag_clear(&d);
+    assert_int_equal(mp_src_index_open(bad, 1, NULL, &ix, &d), MP_ENOTFOUND);
+    assert_non_null(strstr(d.msg, "nonexistent"));
+}
+
+int main(void)
+{
+    const char *f = getenv("MP_FIXTURES");
+    snprintf(g_fix, sizeof(g_fix), "%s/sources", f ? f : "tests/fixtures");
+    snprintf(g_cache, sizeof(g_cache), "/tmp/magpie-test-sources-%d", (int)getpid());
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_demangle), cmocka_unit_test(test_closed),
+        cmocka_unit_test(test_cpp),      cmocka_unit_test(test_evidence),
+        cmocka_unit_test(test_inductor), cmocka_unit_test(test_cache),
+    };
+    int rc = cmocka_run_group_tests(tests, NULL, NULL);
+    char cmd[1200];
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", g_cache);
+    if (system(cmd) != 0)
+        rc = rc ? rc : 1;
+    return rc;
+}
