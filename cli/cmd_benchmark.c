@@ -358,6 +358,9 @@ static void serve_usage(FILE *f)
             "  --max-failed-requests N|P%%  failed requests the run may have and still\n"
             "                            succeed: a count or a percentage of the measured\n"
             "                            requests (YAML max_failed_requests; default 0)\n"
+            "  --repeat N                N measured runs against one engine start after one\n"
+            "                            warm-up, kept as run_1..N with their spread (YAML\n"
+            "                            repeat; unprofiled); compare: benchmark compare\n"
             "  --inferencex-path P, --benchmark-script S   accepted for compatibility\n"
             "  -o, --output-dir DIR      workspace root (./results)\n"
             "  --json                    print benchmark_report.json instead of the summary\n"
@@ -474,6 +477,7 @@ static int cli_serve(int argc, char **argv, const struct cli_global *g)
         O_READY,
         O_STALL,
         O_MAXFAIL,
+        O_REPEAT,
         O_IXP,
         O_SCRIPT,
         O_JSON,
@@ -499,6 +503,7 @@ static int cli_serve(int argc, char **argv, const struct cli_global *g)
         {"ready-timeout", required_argument, NULL, O_READY},
         {"stall-timeout", required_argument, NULL, O_STALL},
         {"max-failed-requests", required_argument, NULL, O_MAXFAIL},
+        {"repeat", required_argument, NULL, O_REPEAT},
         {"inferencex-path", required_argument, NULL, O_IXP},
         {"benchmark-script", required_argument, NULL, O_SCRIPT},
         {"output-dir", required_argument, NULL, 'o'},
@@ -515,6 +520,7 @@ static int cli_serve(int argc, char **argv, const struct cli_global *g)
     bool sysprof = false, priv = false, json = false, quiet = g && g->quiet;
     double timeout = -1, ready = -1, stall = -1;
     const char *max_failed = NULL;
+    double repeat = 0;
     const char *tp = NULL, *conc = NULL, *isl = NULL, *osl = NULL, *np = NULL;
     int c, rc, exit_code = EXIT_OK;
     opterr = 0;
@@ -594,6 +600,10 @@ static int cli_serve(int argc, char **argv, const struct cli_global *g)
             max_failed = optarg;
             break;
         }
+        case O_REPEAT:
+            if ((rc = serve_num("--repeat", optarg, 1, &repeat)))
+                return rc;
+            break;
         case O_IXP:
             ixp = optarg;
             break;
@@ -713,6 +723,8 @@ static int cli_serve(int argc, char **argv, const struct cli_global *g)
         cfg.stall_timeout_s = stall;
     if (max_failed)
         (void)mp_loadgen_fail_limit_parse(max_failed, &cfg.max_failed, NULL);
+    if (repeat >= 1)
+        cfg.repeat = repeat > 1000 ? 1001 : (int)repeat; /* validated in the library */
     bool drawn = false;
     struct mp_serve_run_opts ro = {.output_dir = out_root, .magpie_version = MP_VERSION};
     if (!quiet && !json && isatty(STDERR_FILENO)) {

@@ -101,7 +101,10 @@ struct mp_serve_config {
     const char *reuse_pid_dir; /* NULL = ~/.cache/magpie/server */
     double server_ready_timeout_s;
     /* magpie additions */
-    bool privileged;        /* docker: add --privileged (never by default) */
+    bool privileged; /* docker: add --privileged (never by default) */
+    /* repeat: measured runs of the workload against one engine start, after
+     * one warm-up, kept as run_1..N in the workspace (1) */
+    int repeat;
     double stall_timeout_s; /* a request without a byte for this long fails (300) */
     /* max_failed_requests: failed requests (a count or a percentage of the
      * measured ones) the run may have and still succeed; default 0 */

@@ -430,6 +430,7 @@ static int load_root(struct mp_serve_config *c, const struct mp_yaml_doc *doc, s
                                         "privileged",
                                         "stall_timeout_seconds",
                                         "max_failed_requests",
+                                        "repeat",
                                         NULL};
     const struct mp_yaml_node *root = mp_yaml_root(doc);
     const struct mp_yaml_node *b = mp_yaml_get(root, "benchmark");
@@ -467,7 +468,8 @@ static int load_root(struct mp_serve_config *c, const struct mp_yaml_doc *doc, s
         (rc = load_lifecycle(c, mp_yaml_get(b, "server_lifecycle"), d)) ||
         (rc = get_bool(b, "privileged", &c->privileged, d)) ||
         (rc = get_num(b, "stall_timeout_seconds", 0, &c->stall_timeout_s, d)) ||
-        (rc = get_fail_limit(b, "max_failed_requests", &c->max_failed, d)))
+        (rc = get_fail_limit(b, "max_failed_requests", &c->max_failed, d)) ||
+        (rc = get_int(b, "repeat", 1, &c->repeat, d)))
         return rc;
     if (!c->inferencex_path && ixp)
         c->inferencex_path = ixp;

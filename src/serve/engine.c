@@ -96,6 +96,7 @@ void mp_serve_config_init(struct mp_serve_config *c)
     c->gpu_min_free_gb = 8.0;
     c->server_ready_timeout_s = 2700;
     c->stall_timeout_s = 300;
+    c->repeat = 1;
     c->stop_profile_timeout_s = 1800;
 }
 
@@ -225,6 +226,16 @@ int mp_serve_config_validate(const struct mp_serve_config *c, struct mp_diag *d)
         return mp_diag_set(d, MP_EINVAL,
                            "gap_analysis window must satisfy 0 <= trace_start_pct < "
                            "trace_end_pct <= 100");
+    }
+    if (c->repeat < 1 || c->repeat > 1000) {
+        mp_diag_set_field(d, "repeat");
+        return mp_diag_set(d, MP_EINVAL, "repeat must be 1..1000, not %d", c->repeat);
+    }
+    if (c->repeat > 1 && c->torch_profiler) {
+        mp_diag_set_field(d, "repeat");
+        return mp_diag_set(d, MP_EINVAL,
+                           "repeat > 1 measures; it cannot be combined with the torch profiler "
+                           "(profile one run, repeat unprofiled ones)");
     }
     if (c->timeout_s <= 0) {
         mp_diag_set_field(d, "timeout_seconds");

@@ -411,5 +411,7 @@ int mp_serve_config_yaml(const struct mp_serve_config *c, struct mp_buf *b)
     rc |= mp_buf_printf(b, "  privileged: %s\n  stall_timeout_seconds: %g\n",
                         c->privileged ? "true" : "false", c->stall_timeout_s);
     rc |= mp_buf_printf(b, "  max_failed_requests: \"%s\"\n", lim);
+    if (c->repeat > 1)
+        rc |= mp_buf_printf(b, "  repeat: %d\n", c->repeat);
     return rc ? MP_ENOMEM : 0;
 }

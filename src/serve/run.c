@@ -689,7 +689,98 @@ struct load_out {
     bool have;
     size_t failed_warmups;
     char first_error[512];
+    double *rep; /* repeat > 1: REP_N metrics of each run, run k at (k-1) * REP_N */
+    int n_rep;
 };
+
+/* ---- repeat: N measured runs against one engine, kept as run_1..N ---- */
+
+enum { REP_N = 8 };
+
+static const char *const REP_KEYS[REP_N] = {
+    "output_throughput", "request_throughput", "ttft_mean_ms", "ttft_p99_ms",
+    "tpot_mean_ms",      "itl_mean_ms",        "e2el_mean_ms", "e2el_p99_ms"};
+
+/* Writes run k's client result and per-request JSONL into run_k/ and keeps
+ * its headline metrics for the spread. */
+static void keep_repeat(struct run *r, const struct mp_loadgen_result *res,
+                        const struct mp_loadgen_metrics *m,
+                        const struct mp_loadgen_report_info *info, int k, struct load_out *lo)
+{
+    char dir[64], name[128];
+    snprintf(dir, sizeof(dir), "run_%d", k);
+    char *path = mp_fs_join(r->ws, dir);
+    struct mp_diag d;
+    mp_diag_clear(&d);
+    if (!path || mp_fs_mkdirs(path, &d)) {
+        add_error(r, "cannot create %s: %s", dir, d.msg);
+        free(path);
+        return;
+    }
+    free(path);
+    struct mp_buf b;
+    mp_buf_init(&b, 0);
+    snprintf(name, sizeof(name), "%s/inferencex_result.json", dir);
+    if (mp_loadgen_result_json(res, m, info, &b) == 0)
+        write_file(r, name, &b);
+    mp_buf_reset(&b);
+    snprintf(name, sizeof(name), "%s/inferencex_result.requests.jsonl", dir);
+    if (mp_loadgen_requests_jsonl(res, &b) == 0)
+        write_file(r, name, &b);
+    mp_buf_fini(&b);
+    if (m->failed) {
+        char w[96];
+        snprintf(w, sizeof(w), "repeat run %d: %zu failed request(s)", k, m->failed);
+        add_warning(r, w);
+    }
+    double *v = lo->rep ? lo->rep + (size_t)(k - 1) * REP_N : NULL;
+    if (!v)
+        return;
+    const double x[REP_N] = {m->output_throughput,          m->request_throughput,
+                             m->stat[MP_LOADGEN_TTFT].mean, m->stat[MP_LOADGEN_TTFT].p99,
+                             m->stat[MP_LOADGEN_TPOT].mean, m->stat[MP_LOADGEN_ITL].mean,
+                             m->stat[MP_LOADGEN_E2EL].mean, m->stat[MP_LOADGEN_E2EL].p99};
+    memcpy(v, x, sizeof(x));
+    lo->n_rep = k;
+}
+
+/* "repeats": every run's headline metrics and their spread. */
+static void repeats_json(const struct load_out *lo, struct mp_buf *b)
+{
+    mp_buf_printf(b, ", \"repeats\": {\"n\": %d, \"runs\": [", lo->n_rep);
+    for (int k = 0; k < lo->n_rep; k++) {
+        mp_buf_printf(b, "%s{\"run\": %d, \"dir\": \"run_%d\"", k ? ", " : "", k + 1, k + 1);
+        for (int j = 0; j < REP_N; j++) {
+            mp_buf_printf(b, ", \"%s\": ", REP_KEYS[j]);
+            mp_json_double(b, lo->rep[k * REP_N + j]);
+        }
+        mp_buf_putc(b, '}');
+    }
+    mp_buf_puts(b, "], \"spread\": {");
+    for (int j = 0; j < REP_N; j++) {
+        double lo_v = INFINITY, hi_v = -INFINITY, sum = 0, ss = 0;
+        for (int k = 0; k < lo->n_rep; k++) {
+            double x = lo->rep[k * REP_N + j];
+            lo_v = fmin(lo_v, x);
+            hi_v = fmax(hi_v, x);
+            sum += x;
+        }
+        double mean = sum / lo->n_rep;
+        for (int k = 0; k < lo->n_rep; k++)
+            ss += (lo->rep[k * REP_N + j] - mean) * (lo->rep[k * REP_N + j] - mean);
+        double sd = lo->n_rep > 1 ? sqrt(ss / (lo->n_rep - 1)) : 0;
+        mp_buf_printf(b, "%s\"%s\": {\"min\": ", j ? ", " : "", REP_KEYS[j]);
+        mp_json_double(b, lo_v);
+        mp_buf_puts(b, ", \"max\": ");
+        mp_json_double(b, hi_v);
+        mp_buf_puts(b, ", \"mean\": ");
+        mp_json_double(b, mean);
+        mp_buf_puts(b, ", \"cov\": ");
+        mp_json_double(b, mean != 0 ? sd / mean : NAN);
+        mp_buf_putc(b, '}');
+    }
+    mp_buf_puts(b, "}}");
+}
 
 static int build_dataset(struct run *r, struct mp_loadgen_dataset **ds, bool chat)
 {
@@ -811,6 +902,32 @@ static int run_load(struct run *r, struct load_out *lo)
         if ((rc = profile_call(r, "start_profile", 300)))
             goto out;
     }
+    struct mp_loadgen_metrics_opts mo;
+    mp_loadgen_metrics_opts_default(&mo);
+    mo.selected = (1u << MP_LOADGEN_TTFT) | (1u << MP_LOADGEN_TPOT) | (1u << MP_LOADGEN_ITL) |
+                  (1u << MP_LOADGEN_E2EL);
+    /* repeat: runs 1..N-1 are kept in run_k/; run N goes on below as the run
+     * of the report (and is kept as run_N too); the warm-up was once */
+    if (c->repeat > 1 && !(lo->rep = calloc((size_t)c->repeat * REP_N, sizeof(double))))
+        add_warning(r, "repeat: out of memory for the spread");
+    for (int k = 1; k < c->repeat && !r->died && !r->deadline_hit; k++) {
+        struct mp_loadgen_result *rr = NULL;
+        struct mp_loadgen_metrics rm;
+        lc.request_timeout_s = remaining_s(r) > 1 ? remaining_s(r) : 1;
+        if ((rc = mp_loadgen_run(&lc, ds, &rr, &d))) {
+            add_error(r, "benchmark run %d could not run: %s", k, d.msg);
+            goto out;
+        }
+        struct mp_loadgen_report_info ri = {.date = "",
+                                            .backend = chat ? "openai-chat" : "vllm",
+                                            .model_id = c->model,
+                                            .dataset = "random",
+                                            .num_prompts = r->num_prompts,
+                                            .fail_limit = &c->max_failed};
+        if (mp_loadgen_metrics_compute(rr, &mo, &rm) == 0)
+            keep_repeat(r, rr, &rm, &ri, k, lo);
+        mp_loadgen_result_free(rr);
+    }
     lc.request_timeout_s = remaining_s(r) > 1 ? remaining_s(r) : 1;
     rc = mp_loadgen_run(&lc, ds, &lo->res, &d);
     if (rc) {
@@ -818,10 +935,6 @@ static int run_load(struct run *r, struct load_out *lo)
         goto out;
     }
     r->measured = true;
-    struct mp_loadgen_metrics_opts mo;
-    mp_loadgen_metrics_opts_default(&mo);
-    mo.selected = (1u << MP_LOADGEN_TTFT) | (1u << MP_LOADGEN_TPOT) | (1u << MP_LOADGEN_ITL) |
-                  (1u << MP_LOADGEN_E2EL);
     if (mp_loadgen_metrics_compute(lo->res, &mo, &lo->m) == 0)
         lo->have = true;
     mp_loadgen_failures(lo->res, &lo->fails);
@@ -849,6 +962,8 @@ static int run_load(struct run *r, struct load_out *lo)
     if (mp_loadgen_requests_jsonl(lo->res, &b) == 0)
         write_file(r, "inferencex_result.requests.jsonl", &b);
     mp_buf_fini(&b);
+    if (c->repeat > 1 && lo->have)
+        keep_repeat(r, lo->res, &lo->m, &info, c->repeat, lo);
     if (r->profiling && !r->client_only && !r->died && !r->deadline_hit) {
         progress(r, "stopping profiler", 0, 0, 0);
         double lim = c->stop_profile_timeout_s;
@@ -1051,10 +1166,11 @@ static void magpie_object(struct run *r, const struct load_out *lo, struct mp_bu
         mp_buf_puts(b, "null");
     else
         JS("server.log");
-    mp_buf_printf(b,
-                  ", \"client_result\": \"inferencex_result.json\", \"requests\": "
-                  "\"inferencex_result.requests.jsonl\"}, \"warnings\": [%s]}",
-                  r->warn.len ? mp_buf_cstr(&r->warn) : "");
+    mp_buf_puts(b, ", \"client_result\": \"inferencex_result.json\", \"requests\": "
+                   "\"inferencex_result.requests.jsonl\"}");
+    if (lo->n_rep > 1)
+        repeats_json(lo, b);
+    mp_buf_printf(b, ", \"warnings\": [%s]}", r->warn.len ? mp_buf_cstr(&r->warn) : "");
 #undef JS
 #undef JSN
     mp_buf_fini(&cmd);
@@ -1253,6 +1369,7 @@ done:
         stop_engine(&r);
     mp_serve_cmd_fini(&r.cmd);
     mp_loadgen_result_free(lo.res);
+    free(lo.rep);
     mp_gpu_info_fini(&info);
     mp_buf_fini(&kernels);
     mp_buf_fini(&gap);

@@ -126,5 +126,45 @@ grep -q "save-detailed" "$W/err.txt" && ok "says how to save per-request data" |
 expect "too few resamples for Holm: exit 2" 2 $?
 "$MAGPIE" benchmark compare --help | grep -q "WITHIN NOISE" && ok "--help" || ko "--help"
 
+# 7. --repeat N on the serving path (client-only against the calibration
+#    server): one warm-up, N measured runs kept as run_1..N with their spread,
+#    and the repeats workspace compared with itself
+CALIB=${MP_BIN:-}/calib/calib_server
+if [ -x "$CALIB" ]; then
+    echo '{"seed": 1, "default": {"ttft_ms": [4, 6], "itl_ms": [1, 2]}}' >"$W/sched.json"
+    "$CALIB" --schedule "$W/sched.json" --port-file "$W/calib.port" --exit-after-s 120 \
+        >/dev/null 2>&1 &
+    SRV=$!
+    for _ in $(seq 100); do [ -s "$W/calib.port" ] && break; sleep 0.05; done
+    BENCHMARK_BASE_URL=http://127.0.0.1:$(cat "$W/calib.port") timeout 120 "$MAGPIE" benchmark \
+        vllm --model calib-model --run-mode local --concurrency 4 --input-len 8 --output-len 8 \
+        --num-prompts 40 --env NUM_WARMUPS=4 --repeat 3 -o "$W/rep" -q >"$W/rep.out" 2>&1
+    expect "benchmark --repeat 3: exit 0" 0 $?
+    RW=$(ls -d "$W"/rep/*/ | head -1)
+    [ -s "$RW/run_1/inferencex_result.requests.jsonl" ] && [ -s "$RW/run_3/inferencex_result.json" ] &&
+        [ ! -e "$RW/run_4" ] && ok "run_1..run_3 kept" || ko "repeat dirs: $(ls "$RW")"
+    python3 - "$RW/benchmark_report.json" <<'EOF2' && ok "benchmark_report.json: magpie.repeats with the spread" || ko "repeats in the report"
+import json, sys
+r = json.load(open(sys.argv[1]))["magpie"]["repeats"]
+assert r["n"] == 3 and [x["run"] for x in r["runs"]] == [1, 2, 3], r
+s = r["spread"]["output_throughput"]
+assert s["min"] <= s["mean"] <= s["max"] and s["cov"] >= 0, s
+EOF2
+    grep -q "repeat: 3" "$RW/config.yaml" && ok "config.yaml records repeat" || ko "config.yaml"
+    "$MAGPIE" benchmark compare "$RW" "$RW" --json >"$W/self.json" 2>"$W/err.txt"
+    expect "compare a repeats workspace with itself: exit 0" 0 $?
+    python3 -c "import json,sys; j=json.load(open(sys.argv[1])); c=j['candidates'][0]; \
+assert len(c['side']['runs']) == 3 and all(m['verdict'] == 'WITHIN NOISE' for m in c['metrics'])" \
+        "$W/self.json" && ok "itself: 3 runs, WITHIN NOISE everywhere" || ko "self compare"
+    printf 'benchmark:\n  framework: vllm\n  model: m\n  run_mode: local\n  repeat: 2\n' >"$W/rp.yaml"
+    timeout 60 "$MAGPIE" benchmark -b "$W/rp.yaml" -o "$W/rpy" -q >"$W/rpy.out" 2>&1
+    expect "YAML repeat with the profiler on (YAML default): exit 2" 2 $?
+    grep -q "repeat" "$W/rpy.out" && ok "the refusal names repeat" || ko "$(cat "$W/rpy.out")"
+    kill "$SRV" 2>/dev/null
+    wait "$SRV" 2>/dev/null
+else
+    echo "SKIPPED --repeat: calib_server not built (MP_BIN)"
+fi
+
 echo "passed $pass, failed $fail"
 [ "$fail" -eq 0 ]
