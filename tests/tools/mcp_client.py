@@ -4,7 +4,7 @@ Usage (see tests/integration/test_mcp.sh):
   mcp_client.py tools   --stdio MAGPIE | --url URL  --mode legacy|auto  --data DIR --work DIR
   mcp_client.py cancel  --stdio MAGPIE | --url URL  --mode legacy|auto  --src SRC --work DIR
   mcp_client.py sessions --url URL -n 16
-  mcp_client.py bench   --stdio CMD... --trace-dir DIR --runs N   (bench/mcp_roundtrip.sh)
+  mcp_client.py bench   --cmd 'SERVER CMD' --trace-dir DIR --runs N   (bench/mcp_roundtrip.sh)
 
 Prints one line per check ("ok ..." / "FAIL ...") and exits 1 when any check failed.
 """
@@ -12,6 +12,7 @@ import argparse
 import asyncio
 import json
 import os
+import shlex
 import subprocess
 import sys
 import time
@@ -238,7 +239,7 @@ async def run_sessions(args):
 
 async def run_bench(args):
     """Round trips over stdio: tools/list and gap_analysis, timed per call."""
-    cmd = args.stdio_cmd
+    cmd = shlex.split(args.cmd)
     params = StdioServerParameters(command=cmd[0], args=cmd[1:], env=dict(os.environ))
     out = {"server": " ".join(cmd)}
     async with Client(params, mode="legacy", read_timeout_seconds=600) as c:
@@ -271,7 +272,7 @@ def main():
     ap.add_argument("-n", type=int, default=16)
     ap.add_argument("--trace-dir")
     ap.add_argument("--runs", type=int, default=10)
-    ap.add_argument("stdio_cmd", nargs="*")
+    ap.add_argument("--cmd", help="bench: the server command line (shell words)")
     args = ap.parse_args()
     fn = {"tools": run_tools, "cancel": run_cancel, "sessions": run_sessions, "bench": run_bench}[args.what]
     anyio.run(fn, args)
