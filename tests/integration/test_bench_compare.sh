@@ -135,11 +135,13 @@ if [ -x "$CALIB" ]; then
     "$CALIB" --schedule "$W/sched.json" --port-file "$W/calib.port" --exit-after-s 120 \
         >/dev/null 2>&1 &
     SRV=$!
-    for _ in $(seq 100); do [ -s "$W/calib.port" ] && break; sleep 0.05; done
+    for _ in $(seq 400); do [ -s "$W/calib.port" ] && break; sleep 0.05; done
     BENCHMARK_BASE_URL=http://127.0.0.1:$(cat "$W/calib.port") timeout 120 "$MAGPIE" benchmark \
         vllm --model calib-model --run-mode local --concurrency 4 --input-len 8 --output-len 8 \
         --num-prompts 40 --env NUM_WARMUPS=4 --repeat 3 -o "$W/rep" -q >"$W/rep.out" 2>&1
-    expect "benchmark --repeat 3: exit 0" 0 $?
+    RC=$?
+    expect "benchmark --repeat 3: exit 0" 0 $RC
+    [ "$RC" = 0 ] || tail -20 "$W/rep.out"
     RW=$(ls -d "$W"/rep/*/ | head -1)
     [ -s "$RW/run_1/inferencex_result.requests.jsonl" ] && [ -s "$RW/run_3/inferencex_result.json" ] &&
         [ ! -e "$RW/run_4" ] && ok "run_1..run_3 kept" || ko "repeat dirs: $(ls "$RW")"
