@@ -74,7 +74,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     CHECK(mp_io_open_mem(doc.data, doc.len, "fuzz", &r, &d) == 0);
     struct mp_trace_parse_opts o = {0};
     o.on_event = on_event;
-    o.chunk_bytes = (size_t)1 << 16;
+    o.chunk_bytes = (size_t)1 << 13; /* any fuzz input in one read */
     o.max_event_bytes = 1 << 20;
     struct mp_trace_parse_stats st;
     (void)mp_trace_parse(r, &o, &st, &d);
