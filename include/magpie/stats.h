@@ -8,6 +8,8 @@
 #ifndef MAGPIE_STATS_H
 #define MAGPIE_STATS_H
 
+#include <math.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -59,5 +61,50 @@ void mp_stats_holm(const double *p, size_t k, double *adjusted);
 
 /* Standard normal upper-tail probability P(Z > z). */
 double mp_stats_norm_sf(double z);
+
+/* ---- float sums as numpy and pandas compute them, bit for bit ----
+ * The order of the additions decides the last bits of a sum, and a report
+ * that sorts by a sum breaks ties by those bits; so each helper does
+ * exactly the additions of one library routine (docs/compatibility.md has
+ * which TraceLens column uses which). */
+
+/* numpy's sum of a float64 array (np.sum, Series.sum, the numerator of
+ * Series.mean / np.mean): 0.0 plus the pairwise sum of x[0..n) (blocks of
+ * at most 128 summed with 8 accumulators, larger ranges split in two at a
+ * multiple of 8). 0.0 for n == 0. */
+double mp_sum_pairwise(const double *x, size_t n);
+
+/* pandas' Cython groupby sum and mean (group_sum / group_mean): Kahan's
+ * compensated sum in row order, the compensation reset to 0 when it is
+ * not finite (an infinite value). */
+struct mp_kahan {
+    double sum, comp;
+};
+
+static inline void mp_kahan_add(struct mp_kahan *k, double v)
+{
+    double y = v - k->comp;
+    double t = k->sum + y;
+    k->comp = t - k->sum - y;
+    if (!isfinite(k->comp)) /* an infinite value: pandas resets it */
+        k->comp = 0;
+    k->sum = t;
+}
+
+double mp_sum_kahan(const double *x, size_t n);
+
+/* np.add.reduceat over one segment: x[0] plus the pairwise sum of the rest
+ * (pandas >= 3.1 takes this path for groupby sum and mean when the group
+ * ids of the rows never decrease and no value is NaN). 0.0 for n == 0. */
+double mp_sum_reduceat(const double *x, size_t n);
+
+/* The sum pandas 3.1 gives one group of a groupby: mp_sum_reduceat when
+ * ids_sorted (every row's group id >= the previous row's, dropped rows
+ * only first), else mp_sum_kahan; x is the group's values in row order. */
+double mp_sum_pandas_group(const double *x, size_t n, bool ids_sorted);
+
+/* pandas' groupby std (group_var: Welford's running mean and M2 in row
+ * order) with the given ddof; NaN when n <= ddof. */
+double mp_std_pandas_group(const double *x, size_t n, int ddof);
 
 #endif

@@ -14,35 +14,6 @@
 #include "tl_int.h"
 
 /* ---- small statistics ---- */
-/* numpy's pairwise summation (np.add.reduce on contiguous float64): the
- * order of additions decides the last bits, and TraceLens rounds means of
- * these sums to 2 decimals, so the order has to match. */
-static double np_sum(const double *a, size_t n)
-{
-    if (n < 8) {
-        double res = 0.;
-        for (size_t i = 0; i < n; i++)
-            res += a[i];
-        return res;
-    }
-    if (n <= 128) {
-        double r[8];
-        size_t i;
-        for (int j = 0; j < 8; j++)
-            r[j] = a[j];
-        for (i = 8; i < n - (n % 8); i += 8)
-            for (int j = 0; j < 8; j++)
-                r[j] += a[i + (size_t)j];
-        double res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
-        for (; i < n; i++)
-            res += a[i];
-        return res;
-    }
-    size_t n2 = n / 2;
-    n2 -= n2 % 8;
-    return np_sum(a, n2) + np_sum(a + n2, n - n2);
-}
-
 /* mean, median (midpoint), std (ddof given), min, max, sum; sums and means
  * as numpy computes them */
 int tl_stats(const double *x, size_t n, int ddof, struct tl_stats *s)
@@ -55,7 +26,7 @@ int tl_stats(const double *x, size_t n, int ddof, struct tl_stats *s)
         return MP_ENOMEM;
     memcpy(c, x, n * sizeof(double));
     qsort(c, n, sizeof(double), mp_stats_cmp_double);
-    double sum = np_sum(x, n);
+    double sum = mp_sum_pairwise(x, n);
     s->sum = sum;
     s->mean = sum / (double)n;
     s->min = c[0];
@@ -64,10 +35,22 @@ int tl_stats(const double *x, size_t n, int ddof, struct tl_stats *s)
     if (n > (size_t)ddof) {
         for (size_t i = 0; i < n; i++)
             c[i] = (x[i] - s->mean) * (x[i] - s->mean);
-        s->std = sqrt(np_sum(c, n) / (double)(n - (size_t)ddof));
+        s->std = sqrt(mp_sum_pairwise(c, n) / (double)(n - (size_t)ddof));
         s->has_std = true;
     }
     free(c);
+    return 0;
+}
+
+int tl_group_stats(const double *x, size_t n, bool ids_sorted, struct tl_stats *s)
+{
+    int rc = tl_stats(x, n, 1, s); /* median, min, max as numpy */
+    if (rc || n == 0)
+        return rc;
+    s->sum = mp_sum_pandas_group(x, n, ids_sorted);
+    s->mean = s->sum / (double)n;
+    if (s->has_std)
+        s->std = mp_std_pandas_group(x, n, 1);
     return 0;
 }
 

@@ -51,6 +51,11 @@ struct tl_stats {
 };
 
 int tl_stats(const double *x, size_t n, int ddof, struct tl_stats *s);
+/* The same as a pandas groupby aggregation gives them for one group (x its
+ * non-missing values in row order): sum and mean by mp_sum_pandas_group
+ * (ids_sorted: the column has no NaN and the rows' group ids never
+ * decrease), std (ddof 1) by Welford's update as group_var. */
+int tl_group_stats(const double *x, size_t n, bool ids_sorted, struct tl_stats *s);
 /* Appends ", 'mean_duration_us': m, 'median_duration_us': ..." (mean, median,
  * std_dev, min, max as Python floats): the tail of a kernel-details entry. */
 int tl_duration_stats_repr(struct mp_buf *cell, const struct tl_stats *st);

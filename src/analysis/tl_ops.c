@@ -12,6 +12,7 @@
 #include <magpie/fmt.h>
 #include <magpie/perf.h>
 #include <magpie/report.h>
+#include <magpie/stats.h>
 
 #include "tl_int.h"
 
@@ -176,6 +177,7 @@ struct cgroup {
     size_t first;      /* launcher index of the group's first member */
     uint8_t recompute; /* second grouping column under --detect_recompute */
     double sum, sub;
+    struct mp_kahan ksum, ksub; /* pandas' groupby sums (Kahan, row order) */
     uint64_t count;
     size_t order;
     /* categories of a name group (sorted, distinct) */
@@ -198,6 +200,47 @@ static int cmp_cgroup_sum(const void *a, const void *b)
     return x->order < y->order ? -1 : (x->order > y->order ? 1 : 0);
 }
 
+/* When the launchers already come in key order pandas (>= 3.1) sums each
+ * group with np.add.reduceat: the sums are redone so over the runs of rows
+ * of one group (gid[i] the group of launcher i). */
+static int reduceat_sums(struct cgroup *g, const struct lset *ls, const int32_t *gid)
+{
+    double *d = malloc((ls->n ? ls->n : 1) * sizeof(double));
+    double *u = malloc((ls->n ? ls->n : 1) * sizeof(double));
+    if (!d || !u) {
+        free(d);
+        free(u);
+        return MP_ENOMEM;
+    }
+    for (size_t i = 0; i < ls->n;) {
+        size_t j = i;
+        for (; j < ls->n && gid[j] == gid[i]; j++) {
+            d[j - i] = ls->v[j].direct;
+            u[j - i] = ls->v[j].subtree;
+        }
+        g[gid[i]].sum = mp_sum_reduceat(d, j - i);
+        g[gid[i]].sub = mp_sum_reduceat(u, j - i);
+        i = j;
+    }
+    free(d);
+    free(u);
+    return 0;
+}
+
+/* Series.sum of the sorted total_direct_kernel_time_ms column: numpy's
+ * pairwise sum. 0 or MP_ENOMEM. */
+static int total_ms(const struct cgroup *g, size_t ng, double *out)
+{
+    double *v = malloc((ng ? ng : 1) * sizeof(double));
+    if (!v)
+        return MP_ENOMEM;
+    for (size_t i = 0; i < ng; i++)
+        v[i] = g[i].sum / 1000;
+    *out = mp_sum_pairwise(v, ng);
+    free(v);
+    return 0;
+}
+
 /* Groups launchers by category (by_name false) or name, sorted by key then
  * stably by direct-time sum descending. Members join their group in
  * launcher order (the order pandas sums them in); only the groups are
@@ -210,7 +253,11 @@ static struct cgroup *group_launchers(const struct mp_trace_tree *t, const struc
     size_t w = 0, cap = 0;
     struct mp_buf kb;
     mp_buf_init(&kb, 0);
-    bool ok = ids != NULL;
+    int32_t *gid = malloc((ls->n ? ls->n : 1) * sizeof(int32_t));
+    bool ok = ids != NULL && gid != NULL;
+    bool ids_sorted = true; /* every launcher's (key, recompute) >= the previous one's */
+    const char *prev_key = NULL;
+    uint8_t prev_rec = 0;
     for (size_t i = 0; i < ls->n && ok; i++) {
         struct launcher *L = &ls->v[i];
         const char *key = by_name ? mp_trace_tree_name(t, L->uid) : L->category;
@@ -237,14 +284,23 @@ static struct cgroup *group_launchers(const struct mp_trace_tree *t, const struc
             ok = false;
             break;
         }
+        if (prev_key) {
+            int c = strcmp(prev_key, key);
+            if (c > 0 || (c == 0 && prev_rec > rec))
+                ids_sorted = false;
+        }
+        prev_key = key;
+        prev_rec = rec;
+        gid[i] = id;
         if ((size_t)id < w) { /* ids are handed out in order: an existing group */
             struct cgroup *a = &g[id];
-            a->sum += L->direct;
-            a->sub += L->subtree;
+            mp_kahan_add(&a->ksum, L->direct);
+            mp_kahan_add(&a->ksub, L->subtree);
             a->count++;
             bool have = false;
             for (int c = 0; c < a->ncats && !have; c++)
-                have = strcmp(a->cats[c], L->category) == 0;
+                have = a->cats[c] == L->category ||
+                       (a->cats[c] && L->category && strcmp(a->cats[c], L->category) == 0);
             if (!have && a->ncats < 16)
                 a->cats[a->ncats++] = L->category;
             continue;
@@ -263,8 +319,8 @@ static struct cgroup *group_launchers(const struct mp_trace_tree *t, const struc
         g[w].key = key;
         g[w].first = i;
         g[w].recompute = rec;
-        g[w].sum = L->direct;
-        g[w].sub = L->subtree;
+        mp_kahan_add(&g[w].ksum, L->direct);
+        mp_kahan_add(&g[w].ksub, L->subtree);
         g[w].count = 1;
         g[w].cats[0] = L->category;
         g[w].ncats = 1;
@@ -272,6 +328,13 @@ static struct cgroup *group_launchers(const struct mp_trace_tree *t, const struc
     }
     mp_buf_fini(&kb);
     mp_intern_free(ids);
+    for (size_t i = 0; i < w && ok; i++) {
+        g[i].sum = g[i].ksum.sum;
+        g[i].sub = g[i].ksub.sum;
+    }
+    if (ok && ids_sorted && w > 0)
+        ok = reduceat_sums(g, ls, gid) == 0;
+    free(gid);
     if (!ok) {
         free(g);
         return NULL;
@@ -298,14 +361,6 @@ static int pct_cells(struct mp_csv *csv, struct mp_buf *cell, double ms, double 
     *cum += pct;
     int rc = tl_csv_float(csv, cell, pct, true);
     return rc ? rc : tl_csv_float(csv, cell, *cum, true);
-}
-
-static double total_ms(const struct cgroup *g, size_t ng)
-{
-    double t = 0;
-    for (size_t i = 0; i < ng; i++)
-        t += g[i].sum / 1000;
-    return t;
 }
 
 /* Time by category for the human views (report.h's mp_report_cat). */
@@ -338,7 +393,8 @@ static int sheet_by_category(struct mp_report *r, const struct mp_trace_tree *t,
     rc = rc ? rc
             : mp_buf_puts(b, "Count,total_direct_kernel_time_ms,Percentage (%),"
                              "Cumulative Percentage (%)\n");
-    double tot = total_ms(g, ng), cum = 0;
+    double tot = 0, cum = 0;
+    rc = rc ? rc : total_ms(g, ng, &tot);
     struct mp_buf cell;
     mp_buf_init(&cell, 0);
     rc = rc ? rc : fill_cats(r, g, ng);
@@ -370,7 +426,8 @@ static int sheet_ops_summary(const struct mp_trace_tree *t, const struct lset *l
             : mp_buf_puts(b, "total_direct_kernel_time_sum,total_subtree_kernel_time_sum,"
                              "total_direct_kernel_time_ms,total_subtree_kernel_time_ms,Count,"
                              "Categories,Percentage (%),Cumulative Percentage (%)\n");
-    double tot = total_ms(g, ng), cum = 0;
+    double tot = 0, cum = 0;
+    rc = rc ? rc : total_ms(g, ng, &tot);
     struct mp_buf cell;
     mp_buf_init(&cell, 0);
     for (size_t i = 0; i < ng && !rc; i++) {
@@ -514,7 +571,8 @@ static int sheet_by_category_module(struct mp_report *r, const struct mp_trace_t
     rc = rc ? rc
             : mp_buf_puts(b, "total_direct_kernel_time_ms,Percentage (%),"
                              "Cumulative Percentage (%)\n");
-    double tot = total_ms(g, ng), cum = 0;
+    double tot = 0, cum = 0;
+    rc = rc ? rc : total_ms(g, ng, &tot);
     struct mp_buf cell;
     mp_buf_init(&cell, 0);
     for (size_t i = 0; i < ng && !rc; i++) {
@@ -551,7 +609,8 @@ static int sheet_ops_summary_module(const struct mp_trace_tree *t, struct lset *
                              "Categories,");
     rc = rc ? rc : mp_buf_puts(b, modules ? "call_stack_first," : "");
     rc = rc ? rc : mp_buf_puts(b, "Percentage (%),Cumulative Percentage (%)\n");
-    double tot = total_ms(g, ng), cum = 0;
+    double tot = 0, cum = 0;
+    rc = rc ? rc : total_ms(g, ng, &tot);
     struct mp_buf cell;
     mp_buf_init(&cell, 0);
     for (size_t i = 0; i < ng && !rc; i++) {
@@ -631,6 +690,8 @@ static int sheet_unique_args(const struct mp_trace_tree *t, const struct lset *l
     struct ugroup *g = calloc(ls->n ? ls->n : 1, sizeof(*g));
     int32_t *gid = NULL;
     size_t ng = 0, gcap = 0;
+    int32_t last_gid = -1;  /* the group of the previous row */
+    bool ids_sorted = true; /* pandas sums by np.add.reduceat */
     struct mp_buf key;
     mp_buf_init(&key, 0);
     if (rc || !keys || !g)
@@ -679,6 +740,8 @@ static int sheet_unique_args(const struct mp_trace_tree *t, const struct lset *l
             break;
         }
         struct ugroup *G;
+        if (gid[id] >= 0 && gid[id] < last_gid)
+            ids_sorted = false; /* a row of an earlier group after a later one */
         if (gid[id] < 0) {
             gid[id] = (int32_t)ng;
             G = &g[ng++];
@@ -694,9 +757,9 @@ static int sheet_unique_args(const struct mp_trace_tree *t, const struct lset *l
         } else {
             G = &g[gid[id]];
         }
+        last_gid = (int32_t)(G - g);
         rc = rc ? rc : ug_push(&G->direct, &G->n, &G->capd, L->direct);
         rc = rc ? rc : ug_push(&G->sub, &G->nsub, &G->caps, L->subtree);
-        G->sum_direct += L->direct;
         if (ov && !rc) {
             if (G->nmem == G->capm) {
                 size_t nc = G->capm ? G->capm * 2 : 4;
@@ -735,14 +798,24 @@ static int sheet_unique_args(const struct mp_trace_tree *t, const struct lset *l
                 G->nkrows++;
         }
     }
+    /* total_direct_kernel_time_sum (the sort column) as pandas' groupby
+     * (sort=False) sums it */
+    for (size_t i = 0; i < ng && !rc; i++)
+        g[i].sum_direct = mp_sum_pandas_group(g[i].direct, g[i].n, ids_sorted);
     if (!rc)
         qsort(g, ng, sizeof(*g), cmp_ugroup);
-    double total = 0, ts0 = INFINITY;
-    for (size_t i = 0; i < ng; i++) {
-        total += g[i].sum_direct;
+    /* Series.sum of the sorted column: numpy's pairwise sum */
+    double *sorted_sums = rc ? NULL : malloc((ng ? ng : 1) * sizeof(double));
+    if (!rc && !sorted_sums)
+        rc = MP_ENOMEM;
+    double ts0 = INFINITY;
+    for (size_t i = 0; i < ng && !rc; i++) {
+        sorted_sums[i] = g[i].sum_direct;
         if (g[i].ts_min < ts0)
             ts0 = g[i].ts_min;
     }
+    double total = rc ? 0 : mp_sum_pairwise(sorted_sums, ng);
+    free(sorted_sums);
     struct mp_csv csv;
     mp_csv_init(&csv, b, "\n");
     rc = rc ? rc : mp_buf_puts(b, ov ? "name,overlapping_kernel_names," : "name,");
@@ -789,8 +862,8 @@ static int sheet_unique_args(const struct mp_trace_tree *t, const struct lset *l
             k = sep + 1;
         }
         struct tl_stats sd, ss;
-        rc = rc ? rc : tl_stats(G->direct, G->n, 1, &sd);
-        rc = rc ? rc : tl_stats(G->sub, G->n, 1, &ss);
+        rc = rc ? rc : tl_group_stats(G->direct, G->n, ids_sorted, &sd);
+        rc = rc ? rc : tl_group_stats(G->sub, G->n, ids_sorted, &ss);
         rc = rc ? rc : mp_csv_fmt(&csv, "%zu", G->n);
         if (o->first_occurrence_time)
             rc = rc ? rc : tl_csv_float(&csv, &cell, G->ts_min - ts0, true);

@@ -190,6 +190,7 @@ struct pgroup {
     size_t *members;
     size_t n, cap;
     double kt_sum;
+    bool ids_sorted; /* pandas' reduceat path (one group: its ids are sorted) */
     /* kl_overlap sheets: the groups of the same name and params together */
     int32_t base;     /* id of the key without the overlap names */
     double base_kt;   /* their kernel time */
@@ -234,7 +235,7 @@ static int num_stats(const struct psheet *sh, const struct pgroup *g, size_t off
         if (!isnan(x))
             v[k++] = x;
     }
-    int rc = tl_stats(v, k, 1, st);
+    int rc = tl_group_stats(v, k, g->ids_sorted && k == g->n, st);
     *count = k;
     free(v);
     return rc;
@@ -393,6 +394,16 @@ static int render(struct mp_report *rep, const char *sheet_name, const struct mp
         if (!r->nested)
             G->all_nested = false;
     }
+    /* the sort column Kernel Time (µs)_sum as pandas sums it; the rows of a
+     * groupby(sort=True) with several groups are taken as not in key order
+     * (Kahan), one group's as sorted (np.add.reduceat) */
+    for (size_t q = 0; q < ng && !rc; q++) {
+        struct tl_stats st;
+        size_t cnt;
+        g[q].ids_sorted = ng == 1;
+        rc = num_stats(sh, &g[q], offsetof(struct prow, kt), &st, &cnt);
+        g[q].kt_sum = st.sum;
+    }
     if (ov && !rc) {
         size_t nb = (size_t)mp_intern_count(bkeys) + 1;
         double *bkt = calloc(nb, sizeof(double));
@@ -539,7 +550,7 @@ static int render(struct mp_report *rep, const char *sheet_name, const struct mp
                 if (r->rl.valid && !isnan(r->rl.pct))
                     v[k++] = r->rl.pct;
             }
-            rc = rc ? rc : tl_stats(v, k, 1, &st_pct);
+            rc = rc ? rc : tl_group_stats(v, k, G->ids_sorted && k == G->n, &st_pct);
             rc = rc ? rc : stat_cells(&csv, &cell, &st_pct, k, false);
             npct = k;
             free(v);

@@ -14,6 +14,7 @@
 #include <magpie/fmt.h>
 #include <magpie/perf.h>
 #include <magpie/report.h>
+#include <magpie/stats.h>
 
 #include "tl_int.h"
 
@@ -250,6 +251,14 @@ static int cmp_kgroup_key(const void *x, const void *y)
     return r;
 }
 
+/* the key order, rows of one key in row order (pandas sums them so) */
+static int cmp_kgroup_key_rows(const void *x, const void *y)
+{
+    const struct kgroup *a = x, *b = y;
+    int r = cmp_kgroup_key(x, y);
+    return r ? r : (a->order > b->order) - (a->order < b->order);
+}
+
 static int cmp_kgroup_sum(const void *x, const void *y)
 {
     const struct kgroup *a = x, *b = y;
@@ -275,10 +284,13 @@ static const char *launcher_category(const char *name)
 static int sheet_kernel_summary(struct ctx *c, const struct krow *rows, size_t n, bool any_cpu_op)
 {
     struct kgroup *g = calloc(n ? n : 1, sizeof(*g));
-    if (!g)
+    double *dur = malloc((n ? n : 1) * sizeof(double));
+    if (!g || !dur) {
+        free(g);
+        free(dur);
         return MP_ENOMEM;
+    }
     size_t ng = 0;
-    double total_kernels = 0;
     for (size_t i = 0; i < n; i++) {
         const struct krow *r = &rows[i];
         struct kgroup key = {0};
@@ -292,7 +304,7 @@ static int sheet_kernel_summary(struct ctx *c, const struct krow *rows, size_t n
         key.name = ename(c, r->uid);
         key.has_stream = r->has_stream;
         key.stream = r->stream;
-        total_kernels += r->dur;
+        dur[i] = r->dur;
         /* linear probe over existing groups is too slow for big traces: keep
          * groups sorted later; here a simple hash on (name ptr, parent ptr) */
         g[ng] = key;
@@ -303,21 +315,31 @@ static int sheet_kernel_summary(struct ctx *c, const struct krow *rows, size_t n
         g[ng].order = i;
         ng++;
     }
-    /* sort rows by key, then fold equal keys (sum in row order) */
-    qsort(g, ng, sizeof(*g), cmp_kgroup_key);
+    /* Series.sum: numpy's pairwise sum in row order */
+    double total_kernels = mp_sum_pairwise(dur, n);
+    /* groupby(sort=True) sums as pandas does: np.add.reduceat when the rows
+     * already come in key order, else Kahan in row order */
+    bool ids_sorted = true;
+    for (size_t i = 1; i < ng && ids_sorted; i++)
+        ids_sorted = cmp_kgroup_key(&g[i - 1], &g[i]) <= 0;
+    /* sort rows by key (rows of a key in row order), then fold equal keys */
+    qsort(g, ng, sizeof(*g), cmp_kgroup_key_rows);
     size_t w = 0;
-    for (size_t i = 0; i < ng; i++) {
-        if (w > 0 && cmp_kgroup_key(&g[w - 1], &g[i]) == 0) {
-            struct kgroup *a = &g[w - 1];
-            a->sum += g[i].sum;
-            a->count++;
-            if (g[i].min < a->min)
-                a->min = g[i].min;
-            if (g[i].max > a->max)
-                a->max = g[i].max;
-        } else {
-            g[w++] = g[i];
+    for (size_t i = 0; i < ng;) {
+        size_t j = i;
+        struct kgroup *a = &g[i];
+        while (j < ng && cmp_kgroup_key(a, &g[j]) == 0) {
+            if (g[j].min < a->min)
+                a->min = g[j].min;
+            if (g[j].max > a->max)
+                a->max = g[j].max;
+            dur[j - i] = g[j].sum;
+            j++;
         }
+        a->count = j - i;
+        a->sum = mp_sum_pandas_group(dur, j - i, ids_sorted);
+        g[w++] = *a;
+        i = j;
     }
     ng = w;
     for (size_t i = 0; i < ng; i++)
@@ -379,6 +401,7 @@ static int sheet_kernel_summary(struct ctx *c, const struct krow *rows, size_t n
     }
     mp_buf_fini(&cell);
     free(g);
+    free(dur);
     return rc;
 }
 
@@ -404,6 +427,30 @@ static int cmp_sgroup(const void *x, const void *y)
     if (ma != mb)
         return ma < mb ? -1 : 1;
     return a->order < b->order ? -1 : (a->order > b->order ? 1 : 0);
+}
+
+/* Each group's sum as pandas' groupby gives it: its durations in row order
+ * (kg[i] the group of kept row i, kv[i] its duration) summed by
+ * np.add.reduceat when ids_sorted, else with Kahan's compensation. */
+static int short_group_sums(struct sgroup *g, size_t ng, const int32_t *kg, const double *kv,
+                            size_t nk, bool ids_sorted)
+{
+    size_t *at = calloc(ng + 1, sizeof(size_t));
+    double *v = malloc((nk ? nk : 1) * sizeof(double));
+    if (!at || !v) {
+        free(at);
+        free(v);
+        return MP_ENOMEM;
+    }
+    for (size_t i = 0; i < ng; i++)
+        at[i + 1] = at[i] + g[i].count;
+    for (size_t i = 0; i < nk; i++) /* stable: rows of a group stay in order */
+        v[at[kg[i]]++] = kv[i];
+    for (size_t i = 0, off = 0; i < ng; off += g[i].count, i++)
+        g[i].sum = mp_sum_pandas_group(v + off, g[i].count, ids_sorted);
+    free(at);
+    free(v);
+    return 0;
 }
 
 static int sheet_short_kernels(struct ctx *c, const struct krow *rows, size_t n)
@@ -479,8 +526,14 @@ static int sheet_short_kernels(struct ctx *c, const struct krow *rows, size_t n)
     struct mp_intern *keys = mp_intern_new();
     struct mp_buf key;
     mp_buf_init(&key, 0);
-    size_t ng = 0;
-    if (!g || !keys)
+    size_t ng = 0, nk = 0;
+    /* the kept rows' groups and durations in row order, and whether their
+     * group ids never decrease (rows dropped for a missing key only before
+     * the first kept one): pandas then sums with np.add.reduceat */
+    int32_t *kg = malloc((ns ? ns : 1) * sizeof(int32_t));
+    double *kv = malloc((ns ? ns : 1) * sizeof(double));
+    bool ids_sorted = true;
+    if (!g || !keys || !kg || !kv)
         rc = MP_ENOMEM;
     for (size_t i = 0; i < n && !rc; i++) {
         const struct krow *r = &rows[i];
@@ -488,8 +541,10 @@ static int sheet_short_kernels(struct ctx *c, const struct krow *rows, size_t n)
             continue;
         mp_buf_reset(&key);
         if (!gpu_only) {
-            if (r->cpu_op < 0)
+            if (r->cpu_op < 0) {
+                ids_sorted = ids_sorted && nk == 0;
                 continue;
+            }
             /* Input dims, Input strides, Concrete Inputs: fields 0, 2, 3 of
              * the args key (Dims, type, Strides, Concrete) */
             const char *ak4 = tl_argkeys_get(&c->ak, c->s, r->cpu_op);
@@ -506,8 +561,10 @@ static int sheet_short_kernels(struct ctx *c, const struct krow *rows, size_t n)
                 fl[fi] = sep ? (size_t)(sep - q) : strlen(q);
                 q = sep ? sep + 1 : q + fl[fi];
             }
-            if (fl[0] == 0 || fl[2] == 0 || fl[3] == 0)
+            if (fl[0] == 0 || fl[2] == 0 || fl[3] == 0) {
+                ids_sorted = ids_sorted && nk == 0;
                 continue; /* pandas groupby drops NaN keys */
+            }
             rc = mp_buf_puts(&key, ename(c, r->cpu_op));
             static const int pick[3] = {0, 2, 3};
             for (int fi = 0; fi < 3 && !rc; fi++) {
@@ -537,9 +594,14 @@ static int sheet_short_kernels(struct ctx *c, const struct krow *rows, size_t n)
         } else {
             s = &g[*gi];
         }
-        s->sum += r->dur;
+        int32_t gid = (int32_t)(s - g);
+        ids_sorted = ids_sorted && (nk == 0 || kg[nk - 1] <= gid);
+        kg[nk] = gid;
+        kv[nk++] = r->dur;
         s->count++;
     }
+    if (!rc)
+        rc = short_group_sums(g, ng, kg, kv, nk, ids_sorted);
     if (!rc)
         qsort(g, ng, sizeof(*g), cmp_sgroup);
     /* --topk_short_kernels: pandas head(k) of the sorted table */
@@ -603,6 +665,8 @@ static int sheet_short_kernels(struct ctx *c, const struct krow *rows, size_t n)
     for (size_t i = 0; i < ng; i++)
         mp_buf_fini(&g[i].key);
     free(g);
+    free(kg);
+    free(kv);
     mp_i64map_fini(&idx);
     mp_intern_free(keys);
     mp_buf_fini(&key);

@@ -18,6 +18,7 @@
 #include <magpie/fmt.h>
 #include <magpie/perf.h>
 #include <magpie/report.h>
+#include <magpie/stats.h>
 
 #include "tl_int.h"
 
@@ -599,6 +600,7 @@ struct ugrp {
     size_t *m;
     size_t n, cap;
     double kt_sum;
+    bool ids_sorted; /* pandas' reduceat path: every group's rows contiguous */
     int32_t ex_uid;
     /* kl_overlap: the groups with the same keys but the overlap names */
     int32_t base;
@@ -665,7 +667,7 @@ static int stats_over(const struct urow *rows, const struct ugrp *g, size_t off,
         if (!isnan(x))
             v[k++] = x;
     }
-    int rc = tl_stats(v, k, 1, st);
+    int rc = tl_group_stats(v, k, g->ids_sorted && k == g->n, st);
     *cnt = k;
     free(v);
     return rc;
@@ -1253,13 +1255,30 @@ static int render_summary(struct uctx *u, struct mp_report *rep, struct urow *ro
         G->m[G->n++] = r;
         G->kt_sum += w->kt;
     }
+    /* groupby(sort=False): the rows' group ids never decrease when every
+     * group's rows are contiguous; Kernel Time (µs)_sum as pandas sums it */
+    bool contiguous = true;
+    for (size_t q = 0; q < ng && contiguous; q++)
+        contiguous = g[q].n == 0 || g[q].m[g[q].n - 1] - g[q].m[0] + 1 == g[q].n;
+    for (size_t q = 0; q < ng && !rc; q++) {
+        struct tl_stats st;
+        size_t cnt;
+        g[q].ids_sorted = contiguous;
+        rc = stats_over(rows, &g[q], offsetof(struct urow, kt), &st, &cnt);
+        g[q].kt_sum = st.sum;
+    }
     if (!rc)
         rc = ov ? base_order(g, ng, (size_t)mp_intern_count(bkeys) + 1) : 0;
     if (!rc)
         qsort(g, ng, sizeof(*g), cmp_ugrp);
-    double total = 0;
-    for (size_t i = 0; i < ng; i++)
-        total += g[i].kt_sum;
+    /* Series.sum of the sorted column: numpy's pairwise sum */
+    double *kts_sorted = rc ? NULL : malloc((ng ? ng : 1) * sizeof(double));
+    if (!rc && !kts_sorted)
+        rc = MP_ENOMEM;
+    for (size_t i = 0; i < ng && !rc; i++)
+        kts_sorted[i] = g[i].kt_sum;
+    double total = rc ? 0 : mp_sum_pairwise(kts_sorted, ng);
+    free(kts_sorted);
     struct mp_buf *b =
         rc ? NULL : new_sheet(rep, ov ? "unified_perf_summary_kl_overlap" : "unified_perf_summary");
     if (!rc && !b)
@@ -1328,7 +1347,7 @@ static int render_summary(struct uctx *u, struct mp_report *rep, struct urow *ro
             if (s->flags[uid] & MP_EV_DUR)
                 dv[cnt_d++] = s->dur[uid];
         }
-        rc = rc ? rc : tl_stats(dv, cnt_d, 1, &dst);
+        rc = rc ? rc : tl_group_stats(dv, cnt_d, G->ids_sorted && cnt_d == G->n, &dst);
         free(dv);
         rc = rc ? rc : tl_csv_float(&csv, &cell, dst.sum, true);
         rc = rc ? rc : tl_csv_float(&csv, &cell, dst.mean, cnt_d > 0);
@@ -1381,7 +1400,7 @@ static int render_summary(struct uctx *u, struct mp_report *rep, struct urow *ro
                 if (w->rl.valid && !isnan(w->rl.pct))
                     pv[cpct++] = w->rl.pct;
             }
-            rc = rc ? rc : tl_stats(pv, cpct, 1, &pst);
+            rc = rc ? rc : tl_group_stats(pv, cpct, G->ids_sorted && cpct == G->n, &pst);
             free(pv);
             rc = rc ? rc : tl_csv_float(&csv, &cell, rl ? rl->rl.roofline_us : NAN, rl != NULL);
             rc = rc ? rc : tl_csv_float(&csv, &cell, pst.mean, cpct > 0);

@@ -1,8 +1,9 @@
 /* Statistics for timing samples: summaries, bootstrap confidence intervals
  * of medians and of ratios of medians, the Mann-Whitney U test and Holm's
- * correction. Used by kernel analyze / compare; written for clarity over
- * speed, yet a 2,000-resample bootstrap of 10,000 samples takes well under
- * a second (quickselect, no sorting per resample). */
+ * correction; and float sums that repeat numpy's and pandas' additions
+ * exactly (pairwise, Kahan, reduceat, Welford) for the TraceLens sheets. Used by kernel analyze /
+ * compare; written for clarity over speed, yet a 2,000-resample bootstrap of 10,000 samples takes
+ * well under a second (quickselect, no sorting per resample). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -307,4 +308,72 @@ void mp_stats_holm(const double *p, size_t k, double *adjusted)
     }
     for (size_t i = m; i < k; i++)
         adjusted[i] = 1;
+}
+
+/* numpy's pairwise_sum for float64 (umath loops_utils): short runs one by
+ * one from -0.0, up to 128 values with eight interleaved accumulators
+ * combined as a tree, longer ranges halved at a multiple of 8. */
+static double pairwise(const double *a, size_t n)
+{
+    if (n < 8) {
+        double res = -0.0;
+        for (size_t i = 0; i < n; i++)
+            res += a[i];
+        return res;
+    }
+    if (n <= 128) {
+        double r[8];
+        for (int j = 0; j < 8; j++)
+            r[j] = a[j];
+        size_t i = 8;
+        for (; i < n - (n % 8); i += 8)
+            for (int j = 0; j < 8; j++)
+                r[j] += a[i + (size_t)j];
+        double res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
+        for (; i < n; i++)
+            res += a[i];
+        return res;
+    }
+    size_t n2 = n / 2;
+    n2 -= n2 % 8;
+    return pairwise(a, n2) + pairwise(a + n2, n - n2);
+}
+
+double mp_sum_pairwise(const double *x, size_t n)
+{
+    /* np.add.reduce starts from the identity 0.0 (so a lone -0.0 sums to 0.0) */
+    return 0.0 + pairwise(x, n);
+}
+
+double mp_sum_kahan(const double *x, size_t n)
+{
+    struct mp_kahan k = {0, 0};
+    for (size_t i = 0; i < n; i++)
+        mp_kahan_add(&k, x[i]);
+    return k.sum;
+}
+
+double mp_sum_reduceat(const double *x, size_t n)
+{
+    if (n == 0)
+        return 0.0;
+    return n == 1 ? x[0] : x[0] + pairwise(x + 1, n - 1);
+}
+
+double mp_sum_pandas_group(const double *x, size_t n, bool ids_sorted)
+{
+    return ids_sorted ? mp_sum_reduceat(x, n) : mp_sum_kahan(x, n);
+}
+
+double mp_std_pandas_group(const double *x, size_t n, int ddof)
+{
+    if (ddof < 0 || n <= (size_t)ddof)
+        return NAN;
+    double mean = 0, m2 = 0;
+    for (size_t i = 0; i < n; i++) {
+        double old = mean;
+        mean += (x[i] - old) / (double)(i + 1);
+        m2 += (x[i] - mean) * (x[i] - old);
+    }
+    return sqrt(m2 / (double)(n - (size_t)ddof));
 }

@@ -1,14 +1,16 @@
 #!/usr/bin/env python3
 """Compare magpie's TraceLens-compatible CSVs with TraceLens's own (goldens).
 
-usage: tl_compare.py GOLDEN_DIR OURS_DIR SHEET [SHEET ...]
+usage: tl_compare.py [--exact] GOLDEN_DIR OURS_DIR SHEET [SHEET ...]
 
 For every sheet: the same header (column names and order), the same number
 of rows, and cell by cell: numbers within 1e-6 relative (or 1e-9 absolute),
 other text equal after normalising Python reprs (tuples, lists, dicts, None,
 numpy wrappers such as np.float64(1.5)) with ast.literal_eval, as TraceLens's
 own regression tests do; the spellings of a missing value ('', 'nan', 'None')
-are equal to each other. Prints one line per sheet; exit 1 on any mismatch.
+are equal to each other. --exact: numbers must be the same float, bit for
+bit (also inside reprs; 180 and 180.0 are the same number). Prints one line
+per sheet; exit 1 on any mismatch.
 """
 import ast
 import csv
@@ -36,13 +38,22 @@ def stable_key(v):
     return (repr(v),)
 
 
+EXACT = False
+
+
+def num_equal(a, b):
+    if math.isnan(a) and math.isnan(b):
+        return True
+    if EXACT:
+        return a == b
+    return abs(a - b) <= max(1e-9, 1e-6 * abs(a))
+
+
 def deep_equal(a, b):
     if isinstance(a, bool) or isinstance(b, bool):
         return a == b
     if isinstance(a, (int, float)) and isinstance(b, (int, float)):
-        if isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b):
-            return True
-        return abs(a - b) <= max(1e-9, 1e-6 * abs(a))
+        return num_equal(float(a), float(b))
     if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
         if len(a) != len(b):
             return False
@@ -73,9 +84,7 @@ def cell_equal(g, o):
         return True
     gn, on = as_number(g), as_number(o)
     if gn is not None and on is not None:
-        if math.isnan(gn) and math.isnan(on):
-            return True
-        return abs(gn - on) <= max(1e-9, 1e-6 * abs(gn))
+        return num_equal(gn, on)
     okg, vg = parse(g)
     oko, vo = parse(o)
     if okg and oko:
@@ -88,9 +97,13 @@ def read(path):
         return list(csv.reader(f))
 
 
-# TraceLens sorts these sheets with pandas' default quicksort, which leaves
-# rows with equal sort values in an order that depends on numpy's sort
-# implementation (SIMD or not); such ties are compared as unordered blocks.
+# TraceLens sorts these sheets by one column (DataFrame.sort_values -> nargsort
+# -> numpy's default quicksort argsort), which is not stable and leaves rows
+# with equal sort values in an order that depends on the CPU (numpy 2.4 on an
+# AVX2 machine reorders ties of even 4 rows; introsort elsewhere keeps small
+# arrays in order); such ties are compared as unordered blocks. Sheets sorted
+# by several columns (short_kernels_summary, ops_unique_args, the perf and
+# unified sheets) go through pandas' stable lexsort and are compared in order.
 SORT_COLUMN = {
     "kernel_summary": "Kernel duration (µs)_sum",
     "ops_summary": "total_direct_kernel_time_sum",
@@ -155,10 +168,15 @@ def compare(golden, ours, sheet):
 
 
 def main():
-    if len(sys.argv) < 4:
+    global EXACT
+    args = sys.argv[1:]
+    if args and args[0] == "--exact":
+        EXACT = True
+        args = args[1:]
+    if len(args) < 3:
         print(__doc__)
         return 2
-    golden, ours, sheets = sys.argv[1], sys.argv[2], sys.argv[3:]
+    golden, ours, sheets = args[0], args[1], args[2:]
     ok_all = True
     for s in sheets:
         ok, msg = compare(golden, ours, s)

@@ -1,5 +1,6 @@
 /* Unit tests for base/stats.c: quantiles as numpy computes them, the
- * bootstrap CI, Mann-Whitney U against hand-computed values, Holm. */
+ * bootstrap CI, Mann-Whitney U against hand-computed values, Holm, and the
+ * numpy/pandas sums bit for bit against values numpy and pandas printed. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -67,12 +68,72 @@ static void test_holm(void **state)
     assert_true(fabs(adj[1] - 0.06) < 1e-12);
 }
 
+/* x[i] = ((i * 7919 + 13) % 300000) / 997.0; the expected bits were
+ * printed by numpy 2.4.6 and pandas 3.1.1 (float.hex) for these inputs:
+ * np.sum(x); groupby sum over rows whose group ids are not sorted (one row
+ * of another key first: Kahan); groupby sum with one key (ids sorted:
+ * np.add.reduceat); groupby std (ddof 1). Sizes around numpy's 8-wide
+ * unroll and its 128-value block show each scheme's order of additions. */
+static const struct {
+    size_t n;
+    double pairwise, kahan, reduceat, std;
+} sums_ref[] = {
+    {1, 0x1.ab440b4c42c2ap-7, 0x1.ab440b4c42c2ap-7, 0x1.ab440b4c42c2ap-7, NAN},
+    {5, 0x1.3df952efd2cefp+6, 0x1.3df952efd2cefp+6, 0x1.3df952efd2cefp+6, 0x1.91e0fd5021274p+3},
+    {8, 0x1.bd01cc21e4c85p+7, 0x1.bd01cc21e4c84p+7, 0x1.bd01cc21e4c85p+7, 0x1.374b45948df2ep+4},
+    {17, 0x1.0e1c90d1864a8p+10, 0x1.0e1c90d1864a7p+10, 0x1.0e1c90d1864a7p+10, 0x1.40dfe1fcefb26p+5},
+    {128, 0x1.1350a039843cap+14, 0x1.1350a039843cap+14, 0x1.1350a039843cap+14,
+     0x1.60d716cb6b1f4p+6},
+    {129, 0x1.151892df63e24p+14, 0x1.151892df63e23p+14, 0x1.151892df63e24p+14,
+     0x1.5f8edcdea6457p+6},
+    {1000, 0x1.230440314cc64p+17, 0x1.230440314cc64p+17, 0x1.230440314cc64p+17,
+     0x1.5c7b3b7a88e7ap+6},
+    {20000, 0x1.6f3614ab85c70p+21, 0x1.6f3614ab85c70p+21, 0x1.6f3614ab85c70p+21,
+     0x1.5b6de4b85d147p+6},
+};
+
+static void test_sums_bitexact(void **state)
+{
+    (void)state;
+    double *x = malloc(20000 * sizeof(double));
+    assert_non_null(x);
+    for (size_t i = 0; i < 20000; i++)
+        x[i] = (double)((i * 7919 + 13) % 300000) / 997.0;
+    for (size_t k = 0; k < sizeof(sums_ref) / sizeof(sums_ref[0]); k++) {
+        size_t n = sums_ref[k].n;
+        assert_true(mp_sum_pairwise(x, n) == sums_ref[k].pairwise);
+        assert_true(mp_sum_kahan(x, n) == sums_ref[k].kahan);
+        assert_true(mp_sum_pandas_group(x, n, false) == sums_ref[k].kahan);
+        assert_true(mp_sum_reduceat(x, n) == sums_ref[k].reduceat);
+        assert_true(mp_sum_pandas_group(x, n, true) == sums_ref[k].reduceat);
+        double sd = mp_std_pandas_group(x, n, 1);
+        assert_true(isnan(sums_ref[k].std) ? isnan(sd) : sd == sums_ref[k].std);
+    }
+    /* the schemes do differ on these inputs (a plain loop differs from all) */
+    assert_true(mp_sum_pairwise(x, 8) != mp_sum_kahan(x, 8));
+    assert_true(mp_sum_reduceat(x, 17) != mp_sum_pairwise(x, 17));
+    assert_true(mp_sum_kahan(x, 129) != mp_sum_reduceat(x, 129));
+    /* edges: empty sums are 0.0; numpy turns a lone -0.0 into 0.0, reduceat
+     * and Kahan as pandas' (0.0 + -0.0) */
+    assert_true(mp_sum_pairwise(x, 0) == 0 && mp_sum_kahan(x, 0) == 0);
+    double nz = -0.0;
+    assert_false(signbit(mp_sum_pairwise(&nz, 1)));
+    assert_true(signbit(mp_sum_reduceat(&nz, 1)));
+    assert_false(signbit(mp_sum_kahan(&nz, 1)));
+    /* an infinite value: pandas resets the compensation, the sum stays inf */
+    double inf[] = {1.5, INFINITY, 2.0};
+    assert_true(mp_sum_kahan(inf, 3) == INFINITY);
+    assert_true(isnan(mp_std_pandas_group(x, 3, 3)));
+    free(x);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_summary),
         cmocka_unit_test(test_ratio_and_mw),
         cmocka_unit_test(test_holm),
+        cmocka_unit_test(test_sums_bitexact),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
