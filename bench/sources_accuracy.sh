@@ -7,8 +7,10 @@
 # rows reported closed.
 #
 # usage: bench/sources_accuracy.sh MAGPIE [--offline]
-# Sources: the pinned vLLM and SGLang sdists from PyPI (downloaded once,
-# sha256-checked, cached under ${XDG_CACHE_HOME:-~/.cache}/magpie/test-sources),
+# Sources: the pinned vLLM and SGLang sdists and the torch wheel's ATen
+# headers from PyPI (downloaded once, sha256-checked, cached under
+# ${XDG_CACHE_HOME:-~/.cache}/magpie/test-sources; MP_SOURCES_NO_TORCH=1
+# skips the 104 MB wheel),
 # plus any checkout named by MP_SOURCES_MIOPEN / MP_SOURCES_AITER /
 # MP_SOURCES_PYTORCH (git checkouts; no registry ships them). Rows whose
 # repository is not indexed still count in "recall over all rows".
@@ -42,7 +44,27 @@ fetch() { # name version sha -> extracted dir on stdout
         mv "$dir.tmp" "$dir" && rm -f "$CACHE/$n-$v.tar.gz"
     echo "$dir"
 }
+# torch 2.9.0 (aarch64 CPU wheel, 104 MB, the smallest torch wheel on PyPI):
+# only its ATen headers are kept (torch/include/ATen), as "pytorch-2.9.0-headers"
+TORCH_URL=https://files.pythonhosted.org/packages/58/fe/334225e6330e672b36aef23d77451fa906ea12881570c08638a91331a212/torch-2.9.0-cp311-cp311-manylinux_2_28_aarch64.whl
+TORCH_SHA=c596708b5105d0b199215acf0c9be7c1db5f1680d88eddadf4b75a299259a677
+fetch_torch() {
+    local dir=$CACHE/pytorch-2.9.0-headers whl=$CACHE/torch-2.9.0.whl
+    if [ -d "$dir" ]; then echo "$dir"; return 0; fi
+    [ "$OFFLINE" = --offline ] && return 1
+    curl -sfL --max-time 600 --max-filesize 120000000 -o "$whl" "$TORCH_URL" || return 1
+    echo "$TORCH_SHA  $whl" | sha256sum -c --quiet || return 1
+    mkdir -p "$dir.tmp" && python3 -c 'import sys, zipfile
+z = zipfile.ZipFile(sys.argv[1])
+z.extractall(sys.argv[2], [n for n in z.namelist() if n.startswith("torch/include/ATen/")])' \
+        "$whl" "$dir.tmp" && mv "$dir.tmp" "$dir" && rm -f "$whl"
+    echo "$dir"
+}
 REPOS=()
+if [ "${MP_SOURCES_NO_TORCH:-}" != 1 ]; then
+    d=$(fetch_torch) || { echo "SKIP: cannot download the torch 2.9.0 wheel (offline?)"; exit 77; }
+    REPOS+=("$d")
+fi
 while read -r n v sha; do
     d=$(fetch "$n" "$v" "$sha") || { echo "SKIP: cannot download $n $v sdist (offline?)"; exit 77; }
     REPOS+=("$d")

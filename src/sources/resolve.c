@@ -365,7 +365,8 @@ static void add_anchor(struct parsed *ps, const char *b, size_t n, bool lambda)
             q.ns[0] = 0;
         lambda = false;
     }
-    if (strncmp(q.name, "operator", 8) == 0 || strncmp(q.name, "lambda", 6) == 0)
+    if (strncmp(q.name, "operator", 8) == 0 || strncmp(q.name, "lambda", 6) == 0 ||
+        wrapper_type(q.name, strlen(q.name)))
         return;
     for (int i = 0; i < ps->n_anchor; i++)
         if (strcmp(ps->anchor[i].name, q.name) == 0 && strcmp(ps->anchor[i].ns, q.ns) == 0)
