@@ -57,6 +57,13 @@ struct mp_bcmp_field {
     bool approx; /* a measured value (mean prompt tokens ...): equal within 5 % */
 };
 
+/* One kernel of a profiled workspace's gap analysis (its top-k list). */
+struct mp_bcmp_kernel {
+    char *name;
+    double total_us, pct; /* summed GPU time over the ranks; share of the total */
+    unsigned long long calls;
+};
+
 /* One side of a comparison: one run or several repeats of one setting. */
 struct mp_bcmp_side {
     char *label;  /* given or the path */
@@ -67,6 +74,8 @@ struct mp_bcmp_side {
     size_t n_fields;
     char **notes; /* what a reader should know (failed requests, missing data) */
     size_t n_notes;
+    struct mp_bcmp_kernel *kernels; /* gap_analysis.top_kernels of a profiled workspace */
+    size_t n_kernels;
 };
 
 /* Loads PATH: a workspace directory (benchmark_report.json,
@@ -142,8 +151,17 @@ struct mp_bcmp_diff {
     bool workload;
 };
 
+/* A kernel side by side: in both top-k lists, or in only one of them. */
+struct mp_bcmp_kernel_row {
+    const char *name;                         /* borrowed from a side */
+    const struct mp_bcmp_kernel *base, *cand; /* NULL: not in that side's top k */
+    double change_pct;                        /* time, NAN unless in both */
+};
+
 struct mp_bcmp_pair {
-    const struct mp_bcmp_side *cand; /* borrowed */
+    const struct mp_bcmp_side *cand;    /* borrowed */
+    struct mp_bcmp_kernel_row *kernels; /* when both sides have a gap analysis */
+    size_t n_kernels;
     struct mp_bcmp_metric m[MP_BCMP_N_METRICS];
     struct mp_bcmp_diff *diffs;
     size_t n_diffs;

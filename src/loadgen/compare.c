@@ -513,6 +513,48 @@ int mp_bcmp_diff_sides(const struct mp_bcmp_side *base, const struct mp_bcmp_sid
     return 0;
 }
 
+/* The union of both top-k kernel lists, by the larger of the two times. */
+static int kernel_rows(const struct mp_bcmp_side *a, const struct mp_bcmp_side *b,
+                       struct mp_bcmp_pair *pr)
+{
+    if (!a->n_kernels || !b->n_kernels)
+        return 0;
+    struct mp_bcmp_kernel_row *v = calloc(a->n_kernels + b->n_kernels, sizeof(*v));
+    if (!v)
+        return MP_ENOMEM;
+    size_t n = 0;
+    for (size_t i = 0; i < a->n_kernels; i++)
+        v[n++] = (struct mp_bcmp_kernel_row){a->kernels[i].name, &a->kernels[i], NULL, NAN};
+    for (size_t j = 0; j < b->n_kernels; j++) {
+        size_t i;
+        for (i = 0; i < a->n_kernels; i++)
+            if (!strcmp(v[i].name, b->kernels[j].name) && !v[i].cand)
+                break;
+        if (i < a->n_kernels) {
+            v[i].cand = &b->kernels[j];
+            if (v[i].base->total_us > 0)
+                v[i].change_pct = (v[i].cand->total_us / v[i].base->total_us - 1) * 100;
+        } else {
+            v[n++] = (struct mp_bcmp_kernel_row){b->kernels[j].name, NULL, &b->kernels[j], NAN};
+        }
+    }
+    for (size_t i = 1; i < n; i++) /* insertion sort: top-k lists are short */
+        for (size_t k = i; k > 0; k--) {
+            double x =
+                fmax(v[k].base ? v[k].base->total_us : 0, v[k].cand ? v[k].cand->total_us : 0);
+            double y = fmax(v[k - 1].base ? v[k - 1].base->total_us : 0,
+                            v[k - 1].cand ? v[k - 1].cand->total_us : 0);
+            if (x <= y)
+                break;
+            struct mp_bcmp_kernel_row t = v[k];
+            v[k] = v[k - 1];
+            v[k - 1] = t;
+        }
+    pr->kernels = v;
+    pr->n_kernels = n;
+    return 0;
+}
+
 int mp_bcmp_compare(const struct mp_bcmp_side *base, const struct mp_bcmp_side *const *cands,
                     size_t n_cands, const struct mp_bcmp_opts *opts, struct mp_bcmp_result **out,
                     struct mp_diag *d)
@@ -559,6 +601,10 @@ int mp_bcmp_compare(const struct mp_bcmp_side *base, const struct mp_bcmp_side *
         }
         for (size_t k = 0; k < pr->n_diffs; k++)
             pr->n_workload_diffs += pr->diffs[k].workload;
+        if ((rc = kernel_rows(base, cands[i], pr))) {
+            mp_diag_set(d, rc, "out of memory");
+            break;
+        }
         if (first && !opts->allow_different) {
             rc = mp_diag_set(d, MP_EINVAL,
                              "the workloads differ in %s: '%s' (%s) vs '%s' (%s); compare only "
@@ -593,8 +639,10 @@ void mp_bcmp_result_free(struct mp_bcmp_result *r)
 {
     if (!r)
         return;
-    for (size_t i = 0; i < r->n_pairs; i++)
+    for (size_t i = 0; i < r->n_pairs; i++) {
         free(r->pairs[i].diffs);
+        free(r->pairs[i].kernels);
+    }
     free(r->pairs);
     free(r);
 }

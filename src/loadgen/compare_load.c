@@ -38,6 +38,9 @@ void mp_bcmp_side_free(struct mp_bcmp_side *s)
     for (size_t i = 0; i < s->n_notes; i++)
         free(s->notes[i]);
     free(s->notes);
+    for (size_t i = 0; i < s->n_kernels; i++)
+        free(s->kernels[i].name);
+    free(s->kernels);
     free(s->label);
     free(s->source);
     free(s);
@@ -636,6 +639,31 @@ static int report_fields(struct mp_bcmp_side *s, const json_t *rep)
     return rc ? MP_ENOMEM : 0;
 }
 
+/* gap_analysis.top_kernels of a profiled run: kernel time side by side. */
+static int report_kernels(struct mp_bcmp_side *s, const json_t *rep)
+{
+    const json_t *top = json_object_get(json_object_get(rep, "gap_analysis"), "top_kernels");
+    size_t n = json_array_size(top);
+    if (!n || s->kernels)
+        return 0;
+    s->kernels = calloc(n, sizeof(*s->kernels));
+    if (!s->kernels)
+        return MP_ENOMEM;
+    for (size_t i = 0; i < n; i++) {
+        const json_t *k = json_array_get(top, i), *nm = json_object_get(k, "name");
+        if (!json_is_string(nm))
+            continue;
+        struct mp_bcmp_kernel *x = &s->kernels[s->n_kernels];
+        if (!(x->name = strdup(json_string_value(nm))))
+            return MP_ENOMEM;
+        x->total_us = num_or(k, "self_cuda_total_us", 0);
+        x->pct = num_or(k, "pct_total", 0);
+        x->calls = (unsigned long long)num_or(k, "calls", 0);
+        s->n_kernels++;
+    }
+    return 0;
+}
+
 static bool is_file(const char *p)
 {
     FILE *f = fopen(p, "r");
@@ -696,7 +724,7 @@ static int load_one(const char *path, struct mp_bcmp_side *s, bool fields, struc
     json_t *rep = NULL;
     if (is_file(p) && (rc = load_json(p, &rep, d)))
         return rc;
-    if (fields && rep && (rc = report_fields(s, rep))) {
+    if (fields && rep && ((rc = report_fields(s, rep)) || (rc = report_kernels(s, rep)))) {
         json_decref(rep);
         return mp_diag_set(d, rc, "out of memory");
     }

@@ -47,6 +47,35 @@ static void fmt_pct(double v, char *buf, size_t len)
         snprintf(buf, len, "%+.2f%%", v);
 }
 
+static const char *kernel_status(const struct mp_bcmp_kernel_row *k)
+{
+    return !k->base ? "only in candidate's top k" : !k->cand ? "only in baseline's top k" : "";
+}
+
+static int kernels_text(struct mp_buf *b, const struct mp_bcmp_pair *p)
+{
+    if (!p->n_kernels)
+        return 0;
+    int rc = mp_buf_printf(b,
+                           "  kernels (gap analysis top k, GPU time over all ranks):\n"
+                           "    %-60s %11s %11s %9s %13s %13s\n",
+                           "kernel", "base ms", "cand ms", "change", "calls", "share %");
+    for (size_t i = 0; i < p->n_kernels; i++) {
+        const struct mp_bcmp_kernel_row *k = &p->kernels[i];
+        char bt[32], ct[32], ch[32], calls[48], share[48];
+        fmt_val(k->base ? k->base->total_us / 1e3 : NAN, bt, sizeof(bt));
+        fmt_val(k->cand ? k->cand->total_us / 1e3 : NAN, ct, sizeof(ct));
+        fmt_pct(k->change_pct, ch, sizeof(ch));
+        snprintf(calls, sizeof(calls), "%llu/%llu", k->base ? k->base->calls : 0ULL,
+                 k->cand ? k->cand->calls : 0ULL);
+        snprintf(share, sizeof(share), "%.1f/%.1f", k->base ? k->base->pct : 0.0,
+                 k->cand ? k->cand->pct : 0.0);
+        rc |= mp_buf_printf(b, "    %-60.60s %11s %11s %9s %13s %13s %s\n", k->name, bt, ct, ch,
+                            calls, share, kernel_status(k));
+    }
+    return rc;
+}
+
 static bool any_repeats(const struct mp_bcmp_result *r, const struct mp_bcmp_pair *p)
 {
     return r->base->n_runs > 1 || p->cand->n_runs > 1;
@@ -106,6 +135,7 @@ int mp_bcmp_text(const struct mp_bcmp_result *r, struct mp_buf *out)
                                     mp_bcmp_metric_label(m), a0, a1, c0, c1);
             }
         }
+        rc |= kernels_text(b, p);
         size_t noise = MP_BCMP_N_METRICS - p->n_faster - p->n_slower;
         rc |= mp_buf_printf(b, "  %zu FASTER, %zu SLOWER, %zu within noise or n/a\n", p->n_faster,
                             p->n_slower, noise);
@@ -226,6 +256,21 @@ int mp_bcmp_json(const struct mp_bcmp_result *r, struct mp_buf *out)
             rc |= mp_json_double(b, x->cand_spread[1]);
             rc |= mp_buf_puts(b, "]");
             rc |= jstr(b, "verdict", mp_bcmp_verdict_name(x->verdict), true);
+            rc |= mp_buf_putc(b, '}');
+        }
+        rc |= mp_buf_puts(b, "], \"kernels\": [");
+        for (size_t k = 0; k < p->n_kernels; k++) {
+            const struct mp_bcmp_kernel_row *x = &p->kernels[k];
+            rc |= mp_buf_puts(b, k ? ", {" : "{");
+            rc |= jstr(b, "name", x->name, false);
+            rc |= jnum(b, "baseline_us", x->base ? x->base->total_us : NAN, true);
+            rc |= jnum(b, "candidate_us", x->cand ? x->cand->total_us : NAN, true);
+            rc |= jnum(b, "change_pct", x->change_pct, true);
+            rc |= jnum(b, "baseline_calls", x->base ? (double)x->base->calls : NAN, true);
+            rc |= jnum(b, "candidate_calls", x->cand ? (double)x->cand->calls : NAN, true);
+            rc |= jnum(b, "baseline_pct", x->base ? x->base->pct : NAN, true);
+            rc |= jnum(b, "candidate_pct", x->cand ? x->cand->pct : NAN, true);
+            rc |= jstr(b, "status", !x->base ? "new" : !x->cand ? "vanished" : "both", true);
             rc |= mp_buf_putc(b, '}');
         }
         rc |= mp_buf_printf(b, "], \"faster\": %zu, \"slower\": %zu}", p->n_faster, p->n_slower);
@@ -439,6 +484,27 @@ int mp_bcmp_html(const struct mp_bcmp_result *r, struct mp_buf *out)
                                 isnan(x->p_holm) ? 1.0 : x->p_holm, v);
         }
         rc |= mp_buf_puts(b, "</table>\n");
+        if (p->n_kernels) {
+            rc |= mp_buf_puts(b, "<h3>Kernels (gap analysis top k)</h3><table><tr><th>kernel</th>"
+                                 "<th>baseline ms</th><th>candidate ms</th><th>change</th>"
+                                 "<th>calls</th><th>share %</th><th></th></tr>");
+            for (size_t k = 0; k < p->n_kernels; k++) {
+                const struct mp_bcmp_kernel_row *x = &p->kernels[k];
+                char bt[32], ct[32], ch[32];
+                fmt_val(x->base ? x->base->total_us / 1e3 : NAN, bt, sizeof(bt));
+                fmt_val(x->cand ? x->cand->total_us / 1e3 : NAN, ct, sizeof(ct));
+                fmt_pct(x->change_pct, ch, sizeof(ch));
+                rc |= mp_buf_puts(b, "<tr><td class=\"k\">");
+                rc |= esc(b, x->name);
+                rc |= mp_buf_printf(b,
+                                    "</td><td>%s</td><td>%s</td><td>%s</td><td>%llu/%llu</td>"
+                                    "<td>%.1f/%.1f</td><td class=\"k\">%s</td></tr>",
+                                    bt, ct, ch, x->base ? x->base->calls : 0ULL,
+                                    x->cand ? x->cand->calls : 0ULL, x->base ? x->base->pct : 0.0,
+                                    x->cand ? x->cand->pct : 0.0, kernel_status(x));
+            }
+            rc |= mp_buf_puts(b, "</table>\n");
+        }
     }
     struct curve *cv = calloc(ncurves + 1, sizeof(*cv));
     if (!cv)

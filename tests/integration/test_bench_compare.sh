@@ -4,6 +4,7 @@
 # setting with other server noise, and a known change TTFT x1.05 / ITL x1.03,
 # 150 requests each): the verdicts, JSON, HTML, the workload refusal (exit 2
 # naming the field) and --allow-different, workspaces and repeats (run_1..N),
+# gap-analysis kernels side by side (new and vanished),
 # --fail-on-slower, and bad input. Deterministic: recorded data, seeded
 # resampling; no timing.
 set -u
@@ -72,19 +73,26 @@ grep -q "WORKLOADS DIFFER" "$W/out.txt" && grep -q "max_concurrency .*none .*8" 
     ok "--allow-different lists the difference" || ko "difference list: $(head -20 "$W/out.txt")"
 
 # 5. workspaces: one run, and repeats run_1..N
-mkws() { # dir result-json-stem engine-extra
+mkws() { # dir kernels-json engine-extra
     mkdir -p "$1"
     cat >"$1/benchmark_report.json" <<EOF
 {"success": true, "framework": "vllm", "model": "calib-model", "profiling_enabled": false,
+ "gap_analysis": {"top_kernels": ${2:-[]}},
  "magpie": {"version": "test", "engine": {"command": "vllm serve calib-model --port 8$RANDOM $3",
  "version": "0.0.test"}, "gpu": {"vendor": "nvidia", "visible_devices": "0"}}}
 EOF
     printf 'benchmark:\n  framework: vllm\n  model: "calib-model"\n  envs:\n    ISL: "32"\n    OSL: "24"\n    CONC: "8"\n    PORT: "8%s"\n' "$RANDOM" >"$1/config.yaml"
 }
-mkws "$W/ws_base" x ""
+KA='[{"name": "gemm_a", "calls": 10, "self_cuda_total_us": 1000, "pct_total": 50},
+     {"name": "attn", "calls": 20, "self_cuda_total_us": 600, "pct_total": 30},
+     {"name": "old_norm", "calls": 5, "self_cuda_total_us": 400, "pct_total": 20}]'
+KB='[{"name": "gemm_a", "calls": 10, "self_cuda_total_us": 800, "pct_total": 50},
+     {"name": "attn", "calls": 20, "self_cuda_total_us": 600, "pct_total": 37.5},
+     {"name": "fused_norm", "calls": 5, "self_cuda_total_us": 200, "pct_total": 12.5}]'
+mkws "$W/ws_base" "$KA" ""
 cp "$FX/base.json" "$W/ws_base/inferencex_result.json"
 cp "$FX/base.requests.jsonl" "$W/ws_base/inferencex_result.requests.jsonl"
-mkws "$W/ws_rep" x ""
+mkws "$W/ws_rep" "$KB" ""
 i=1
 for r in base same changed; do
     mkdir -p "$W/ws_rep/run_$i"
@@ -102,10 +110,17 @@ assert len(c["side"]["runs"]) == 3, c["side"]["runs"]
 assert c["side"]["fields"]["isl"] == "32" and c["side"]["fields"]["max_concurrency"] == "8"
 m = {x["name"]: x for x in c["metrics"]}["itl_mean_ms"]
 assert m["candidate_runs"][0] < m["candidate_runs"][1]
+k = {x["name"]: x for x in c["kernels"]}
+assert [x["name"] for x in c["kernels"]] == ["gemm_a", "attn", "old_norm", "fused_norm"], c["kernels"]
+assert k["gemm_a"]["status"] == "both" and abs(k["gemm_a"]["change_pct"] + 20) < 1e-9
+assert k["old_norm"]["status"] == "vanished" and k["fused_norm"]["status"] == "new"
+assert k["fused_norm"]["baseline_us"] is None and k["fused_norm"]["candidate_calls"] == 5
 EOF
+"$MAGPIE" benchmark compare "$W/ws_base" "$W/ws_rep" | grep -q "only in candidate's top k" &&
+    ok "kernels side by side in the table (new and vanished marked)" || ko "kernel table"
 "$MAGPIE" benchmark compare "$W/ws_base" "$W/ws_rep" | grep -q "spread over runs" &&
     ok "table shows the spread over repeats" || ko "no spread table"
-mkws "$W/ws_other" x "--max-num-seqs 1"
+mkws "$W/ws_other" "" "--max-num-seqs 1"
 cp "$FX/same.json" "$W/ws_other/inferencex_result.json"
 cp "$FX/same.requests.jsonl" "$W/ws_other/inferencex_result.requests.jsonl"
 "$MAGPIE" benchmark compare "$W/ws_base" "$W/ws_other" >/dev/null 2>"$W/err.txt"
@@ -156,8 +171,8 @@ EOF2
     "$MAGPIE" benchmark compare "$RW" "$RW" --json >"$W/self.json" 2>"$W/err.txt"
     expect "compare a repeats workspace with itself: exit 0" 0 $?
     python3 -c "import json,sys; j=json.load(open(sys.argv[1])); c=j['candidates'][0]; \
-assert len(c['side']['runs']) == 3 and all(m['verdict'] == 'WITHIN NOISE' for m in c['metrics'])" \
-        "$W/self.json" && ok "itself: 3 runs, WITHIN NOISE everywhere" || ko "self compare"
+assert len(c['side']['runs']) == 3 and c['faster'] == 0 and c['slower'] == 0" \
+        "$W/self.json" && ok "itself: 3 runs, nothing FASTER or SLOWER" || ko "self compare"
     printf 'benchmark:\n  framework: vllm\n  model: m\n  run_mode: local\n  repeat: 2\n' >"$W/rp.yaml"
     timeout 60 "$MAGPIE" benchmark -b "$W/rp.yaml" -o "$W/rpy" -q >"$W/rpy.out" 2>&1
     expect "YAML repeat with the profiler on (YAML default): exit 2" 2 $?
