@@ -8,15 +8,25 @@
 #include "mcp_int.h"
 
 extern const struct mcp_tool mcp_tool_hardware_spec, mcp_tool_analyze, mcp_tool_compare,
-    mcp_tool_create_kernel_config, mcp_tool_gap_analysis, mcp_tool_list_benchmark_images,
+    mcp_tool_create_kernel_config, mcp_tool_benchmark, mcp_tool_gap_analysis,
+    mcp_tool_list_benchmark_images, mcp_tool_list_benchmark_results, mcp_tool_get_benchmark_result,
     mcp_tool_trace_report, mcp_tool_trace_split, mcp_tool_trace_stages, mcp_tool_trace_collective;
 
 /* Magpie's order first, then magpie's own tools. A tool is listed here only
  * once it is built: tools/list never offers a stub. */
 const struct mcp_tool *const mcp_tools[] = {
-    &mcp_tool_hardware_spec,        &mcp_tool_analyze,      &mcp_tool_compare,
-    &mcp_tool_create_kernel_config, &mcp_tool_gap_analysis, &mcp_tool_list_benchmark_images,
-    &mcp_tool_trace_report,         &mcp_tool_trace_split,  &mcp_tool_trace_stages,
+    &mcp_tool_hardware_spec,
+    &mcp_tool_analyze,
+    &mcp_tool_compare,
+    &mcp_tool_create_kernel_config,
+    &mcp_tool_benchmark,
+    &mcp_tool_gap_analysis,
+    &mcp_tool_list_benchmark_images,
+    &mcp_tool_list_benchmark_results,
+    &mcp_tool_get_benchmark_result,
+    &mcp_tool_trace_report,
+    &mcp_tool_trace_split,
+    &mcp_tool_trace_stages,
     &mcp_tool_trace_collective,
 };
 const size_t mcp_ntools = sizeof(mcp_tools) / sizeof(mcp_tools[0]);

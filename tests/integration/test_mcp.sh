@@ -4,7 +4,7 @@
 # stdio and streamable HTTP, in both of its negotiation modes (legacy
 # initialize handshake, auto = server/discover + 2026-07-28 envelope):
 # tools/list, every built tool once on real data (the shared H200 traces,
-# examples/kernels/opencl on PoCL), bad arguments, cancellation of a running
+# examples/kernels/opencl on PoCL, the stand-in engine, its workspace), bad arguments, cancellation of a running
 # compare (no process left), 16 concurrent HTTP sessions, Origin and bearer
 # token checks, loopback by default, and docs/mcp.md in step with the table.
 set -u
@@ -84,6 +84,11 @@ if [ ! -d "$DATA/h200" ] || [ ! -d "$DATA/h200-tp2" ]; then
     [ $fails = 0 ] && exit 0
     exit 1
 fi
+# the stand-in serving engine for the benchmark tool
+mkdir -p "$t/bin"
+printf '#!/bin/sh\nexec python3 %s "$@"\n' "$SRC/tests/tools/fake_engine.py" >"$t/bin/vllm"
+chmod +x "$t/bin/vllm"
+export PATH="$t/bin:$PATH" FAKE_ENGINE_TAG="mcp$$" FAKE_ENGINE_MAX_S=90
 client() { timeout 900 "$PY" "$SRC/tests/tools/mcp_client.py" "$@" --data "$DATA" --src "$SRC"; }
 
 for mode in legacy auto; do

@@ -45,7 +45,7 @@ def payload(res):
 
 
 MAGPIE_TOOLS = {"hardware_spec", "analyze", "compare", "create_kernel_config", "gap_analysis",
-                "list_benchmark_images"}
+                "list_benchmark_images", "benchmark", "list_benchmark_results", "get_benchmark_result"}
 OWN_TOOLS = {"trace_report", "trace_split", "trace_stages", "trace_collective"}
 
 
@@ -138,6 +138,35 @@ async def run_tools(args):
         verdicts = p.get("comparison_metrics", {}).get("verdicts")
         check(not r.is_error and verdicts and verdicts[1] == "INCORRECT" and len(p["kernel_configs"]) == 2,
               f"{tag} compare verdicts={verdicts} {p.get('error', '')}")
+
+        # a serving benchmark against the stand-in engine (tests/tools/fake_engine.py as
+        # `vllm` on PATH), then the result tools on its workspace
+        progress.clear()
+        bres = os.path.join(work, "bres")
+        port = str(20000 + (os.getpid() * 7 + len(args.mode)) % 20000)
+        r = await c.call_tool("benchmark", {"framework": "vllm", "model": "fake-model", "run_mode": "local",
+                                            "concurrency": 4, "input_len": 32, "output_len": 16,
+                                            "num_prompts": 8, "torch_profiler": False,
+                                            "output_dir": bres, "extra_envs": {"PORT": port}},
+                              progress_callback=on_progress)
+        p = payload(r)
+        check(not r.is_error and p.get("success") is True and "summary_text" in p and "throughput" in p,
+              f"{tag} benchmark success={p.get('success')} {p.get('error', '')} {str(p.get('errors', ''))[:200]}")
+        check(len(progress) > 0, f"{tag} benchmark progress notifications: {len(progress)}")
+        r = await c.call_tool("list_benchmark_results", {"output_dir": bres})
+        p = payload(r)
+        keys = {"workspace", "name", "framework", "timestamp", "config", "success", "model", "execution_time",
+                "throughput", "latency", "top_bottlenecks", "errors", "has_torch_trace", "has_tracelens"}
+        run0 = (p.get("runs") or [{}])[0]
+        check(not r.is_error and p.get("total_found") == 1 and keys <= set(run0),
+              f"{tag} list_benchmark_results found={p.get('total_found')} missing={sorted(keys - set(run0))}")
+        if run0.get("workspace"):
+            r = await c.call_tool("get_benchmark_result", {"workspace_dir": run0["workspace"]})
+            p = payload(r)
+            check(not r.is_error and p.get("success") is True and "summary_text" in p
+                  and "tracelens_files" in p, f"{tag} get_benchmark_result")
+        r = await c.call_tool("get_benchmark_result", {"workspace_dir": os.path.join(work, "nope")})
+        check(r.is_error, f"{tag} get_benchmark_result of a missing workspace -> isError")
 
         # bad arguments: isError results with a message, never a protocol failure
         for name, a, needle in [("gap_analysis", {}, "missing required argument 'trace_dir'"),

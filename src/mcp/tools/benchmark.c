@@ -1,0 +1,229 @@
+/* MCP tool benchmark: one serving benchmark run (src/serve mp_serve_run) from
+ * Magpie's benchmark arguments, as `magpie benchmark FRAMEWORK --model M ...`
+ * builds it: engine start, load, optional profiling and reports; answered
+ * with the benchmark_report.json object plus summary_text. Cancelling
+ * interrupts the run (the engine is stopped) before the worker tree is
+ * swept. */
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <magpie/serve.h>
+
+#include "../mcp_int.h"
+
+static void on_term(int sig)
+{
+    (void)sig;
+    /* async-signal-safe (kill(2) only); the run ends as for a dead engine */
+    mp_serve_interrupt(); // NOLINT(bugprone-signal-handler,cert-sig30-c)
+}
+
+static void on_progress(const struct mp_serve_progress *p, void *user)
+{
+    char msg[160];
+    if (p->total)
+        snprintf(msg, sizeof(msg), "%s: %zu/%zu requests (%zu failed), %.0f s", p->stage, p->done,
+                 p->total, p->failed, p->elapsed_s);
+    else
+        snprintf(msg, sizeof(msg), "%s, %.0f s", p->stage, p->elapsed_s);
+    mcp_progress(user, p->elapsed_s, 0, msg);
+}
+
+static void setnum(struct mp_serve_config *c, const char *key, json_t *args, const char *arg)
+{
+    json_t *v = json_object_get(args, arg);
+    if (json_is_integer(v)) {
+        char s[32];
+        snprintf(s, sizeof(s), "%lld", (long long)json_integer_value(v));
+        mp_serve_config_setenv(c, key, s);
+    }
+}
+
+static const char *dup_or_null(struct mp_serve_config *c, json_t *args, const char *arg)
+{
+    const char *s = mcp_str(args, arg);
+    return s && *s ? mp_serve_config_strdup(c, s) : NULL;
+}
+
+static int fill_list(json_t *a, const char **dst, int max)
+{
+    int n = 0;
+    size_t i;
+    json_t *v;
+    json_array_foreach(a, i, v)
+    {
+        if (n < max)
+            dst[n++] = json_string_value(v);
+    }
+    return n;
+}
+
+static int run(struct mcp_wctx *w, json_t *args, json_t **result)
+{
+    if (mcp_bool(args, "agentx"))
+        return mcp_fail(result, "agentx runs are not supported by magpie");
+    const char *ray = mcp_str(args, "ray_cluster_address");
+    if (ray && *ray)
+        return mcp_fail(result, "Ray execution is not supported by magpie's benchmark tool yet");
+    struct mp_serve_config cfg;
+    mp_serve_config_init(&cfg);
+    if (mp_serve_framework_parse(mcp_str(args, "framework"), &cfg.framework) ||
+        mp_serve_mode_parse(mcp_str(args, "run_mode"), &cfg.run_mode)) {
+        mp_serve_config_fini(&cfg);
+        return mcp_fail(result, "framework must be vllm, sglang or atom and run_mode local or "
+                                "docker");
+    }
+    cfg.model = mp_serve_config_strdup(&cfg, mcp_str(args, "model"));
+    cfg.precision = mp_serve_config_strdup(&cfg, mcp_str(args, "precision"));
+    /* Magpie's MCP defaults: ISL 1024, OSL 512, RANDOM_RANGE_RATIO 0.5 */
+    mp_serve_config_setenv(&cfg, "ISL", "1024");
+    mp_serve_config_setenv(&cfg, "OSL", "512");
+    mp_serve_config_setenv(&cfg, "RANDOM_RANGE_RATIO", "0.5");
+    setnum(&cfg, "TP", args, "tp");
+    setnum(&cfg, "CONC", args, "concurrency");
+    setnum(&cfg, "ISL", args, "input_len");
+    setnum(&cfg, "OSL", args, "output_len");
+    setnum(&cfg, "NUM_PROMPTS", args, "num_prompts");
+    json_t *envs = json_object_get(args, "extra_envs");
+    const char *key;
+    json_t *v;
+    json_object_foreach(envs, key, v)
+    {
+        char num[64];
+        const char *s = json_is_string(v) ? json_string_value(v) : NULL;
+        if (!s && json_is_number(v)) {
+            snprintf(num, sizeof(num), "%.17g", json_number_value(v));
+            s = num;
+        } else if (!s && json_is_boolean(v)) {
+            s = json_is_true(v) ? "1" : "0";
+        }
+        if (s)
+            mp_serve_config_setenv(&cfg, key, s);
+    }
+    json_t *tp = json_object_get(args, "torch_profiler");
+    cfg.torch_profiler = json_is_boolean(tp) ? json_is_true(tp) : true;
+    cfg.system_profiler = mcp_bool(args, "system_profiler");
+    cfg.tracelens = mcp_bool(args, "tracelens");
+    cfg.tracelens_excel = strcmp(mcp_str(args, "tracelens_export_format"), "excel") == 0;
+    cfg.tracelens_multi_rank = mcp_int(args, "tp") > 1;
+    cfg.gap_enabled = mcp_bool(args, "gap_analysis_enabled");
+    cfg.gap.top_k = (int)mcp_int(args, "gap_analysis_top_k");
+    cfg.gap.start_pct = mcp_num(args, "gap_analysis_start_pct");
+    cfg.gap.end_pct = mcp_num(args, "gap_analysis_end_pct");
+    cfg.gap.min_duration_us = mcp_num(args, "gap_analysis_min_duration_us");
+    json_t *cats = json_object_get(args, "gap_analysis_categories");
+    if (json_is_array(cats)) {
+        cfg.gap.n_categories = fill_list(cats, cfg.gap.categories, MP_GAP_MAX_PATTERNS);
+        cfg.gap.categories_all = cfg.gap.n_categories == 0;
+    }
+    json_t *ign = json_object_get(args, "gap_analysis_ignore_categories");
+    if (json_is_array(ign))
+        cfg.gap.n_ignore = fill_list(ign, cfg.gap.ignore, MP_GAP_MAX_PATTERNS);
+    cfg.docker_image = dup_or_null(&cfg, args, "docker_image");
+    cfg.gpu_arch = dup_or_null(&cfg, args, "gpu_arch");
+    cfg.runner_type = dup_or_null(&cfg, args, "runner_type");
+    cfg.hf_cache_path = dup_or_null(&cfg, args, "hf_cache_path");
+    cfg.inferencex_path = dup_or_null(&cfg, args, "inferencex_path");
+    cfg.benchmark_script = dup_or_null(&cfg, args, "benchmark_script");
+    cfg.timeout_s = mcp_num(args, "timeout_seconds");
+    struct mp_serve_run_opts ro = {.output_dir = mcp_str(args, "output_dir"),
+                                   .on_progress = on_progress,
+                                   .progress_user = w,
+                                   .magpie_version = MP_VERSION};
+    signal(SIGTERM, on_term);
+    signal(SIGINT, on_term);
+    struct mp_serve_result *res = NULL;
+    struct mp_diag d;
+    mp_diag_clear(&d);
+    int rc = mp_serve_run(&cfg, &ro, &res, &d);
+    mp_serve_config_fini(&cfg);
+    if (rc) {
+        mp_serve_result_free(res);
+        return mcp_fail_diag(result, "benchmark failed", &d);
+    }
+    json_t *r = mcp_parse_buf(&res->report);
+    if (!json_is_object(r)) {
+        json_decref(r);
+        r = json_object();
+        json_object_set_new(r, "success", json_boolean(res->success));
+    }
+    json_object_set_new(r, "summary_text", json_string(mp_buf_cstr(&res->summary)));
+    if (res->workspace && !json_object_get(r, "workspace_dir"))
+        json_object_set_new(r, "workspace_dir", json_string(res->workspace));
+    bool ok = res->success;
+    mp_serve_result_free(res);
+    *result = r;
+    return ok ? 0 : 1;
+}
+
+static const struct mcp_param params[] = {
+    {"framework", MT_STR, true, NULL, "vllm|sglang|atom", 0, 0, "serving engine"},
+    {"model", MT_STR, true, NULL, NULL, 0, 0, "model name or path"},
+    {"precision", MT_STR, false, "\"fp8\"", NULL, 0, 0, "precision label"},
+    {"run_mode", MT_STR, false, "\"docker\"", "docker|local", 0, 0,
+     "engine in a container or a local process"},
+    {"tp", MT_INT, false, "1", NULL, 0, 0, "tensor parallel size"},
+    {"concurrency", MT_INT, false, "32", NULL, 0, 0, "requests in flight"},
+    {"input_len", MT_INT, false, NULL, NULL, 0, 0, "prompt tokens (null = 1024)"},
+    {"output_len", MT_INT, false, NULL, NULL, 0, 0, "output tokens (null = 512)"},
+    {"num_prompts", MT_INT, false, NULL, NULL, 0, 0,
+     "magpie: requests measured (null = Magpie's rule from concurrency)"},
+    {"torch_profiler", MT_BOOL, false, NULL, NULL, 0, 0, "torch profiler traces (null = true)"},
+    {"system_profiler", MT_BOOL, false, "false", NULL, 0, 0, "system profiler"},
+    {"tracelens", MT_BOOL, false, "false", NULL, 0, 0, "TraceLens reports after the run"},
+    {"tracelens_export_format", MT_STR, false, "\"csv\"", "csv|excel", 0, 0,
+     "TraceLens report format"},
+    {"gap_analysis_enabled", MT_BOOL, false, "false", NULL, 0, 0, "gap analysis of the traces"},
+    {"gap_analysis_top_k", MT_INT, false, "20", NULL, 0, 0, "gap analysis: top kernels"},
+    {"gap_analysis_start_pct", MT_NUM, false, "0", NULL, 0, 0, "gap analysis: window start"},
+    {"gap_analysis_end_pct", MT_NUM, false, "100", NULL, 0, 0, "gap analysis: window end"},
+    {"gap_analysis_min_duration_us", MT_NUM, false, "0", NULL, 0, 0,
+     "gap analysis: shortest event kept"},
+    {"gap_analysis_categories", MT_STRLIST, false, NULL, NULL, 0, 0,
+     "gap analysis: categories kept (null = kernel, gpu)"},
+    {"gap_analysis_ignore_categories", MT_STRLIST, false, NULL, NULL, 0, 0,
+     "gap analysis: categories dropped (null = gpu_user_annotation)"},
+    {"docker_image", MT_STR, false, NULL, NULL, 0, 0, "image (null = from the image table)"},
+    {"gpu_arch", MT_STR, false, NULL, NULL, 0, 0, "GPU architecture (null = detected)"},
+    {"inferencex_path", MT_STR, false, "\"\"", NULL, 0, 0, "accepted; magpie needs no InferenceX"},
+    {"hf_cache_path", MT_STR, false, NULL, NULL, 0, 0, "Hugging Face cache to mount"},
+    {"benchmark_script", MT_STR, false, NULL, NULL, 0, 0, "accepted for compatibility"},
+    {"runner_type", MT_STR, false, NULL, NULL, 0, 0, "InferenceX runner type"},
+    {"timeout_seconds", MT_INT, false, "3600", NULL, 0, 0, "limit for the whole run"},
+    {"output_dir", MT_STR, false, "\"./results\"", NULL, 0, 0, "workspace root"},
+    {"extra_envs", MT_OBJ, false, NULL, NULL, 0, 0,
+     "environment of the run (EXTRA_VLLM_ARGS, MAX_MODEL_LEN, ...)"},
+    {"ray_cluster_address", MT_STR, false, "\"\"", NULL, 0, 0,
+     "Ray cluster (not supported yet: non-empty is an error)"},
+    {"ray_shared_storage_path", MT_STR, false, "\"\"", NULL, 0, 0, "Ray shared storage"},
+    {"ray_num_gpus", MT_INT, false, "0", NULL, 0, 0, "Ray GPUs"},
+    {"ray_multi_node", MT_BOOL, false, "false", NULL, 0, 0, "Ray multi-node"},
+    {"ray_total_num_gpus", MT_INT, false, "8", NULL, 0, 0, "Ray total GPUs"},
+    {"ray_num_nodes", MT_INT, false, "1", NULL, 0, 0, "Ray nodes"},
+    {"agentx", MT_BOOL, false, "false", NULL, 0, 0,
+     "AgentX workload (not supported: true is an error)"},
+    {"agentx_mode", MT_STR, false, "\"canonical\"", NULL, 0, 0, "AgentX mode"},
+    {"torch_profiler_steps", MT_INT, false, "20", NULL, 0, 0, "accepted (AgentX profiling)"},
+    {"torch_profiler_count", MT_INT, false, "1", NULL, 0, 0, "accepted (AgentX profiling)"},
+    {"torch_profiler_interval_seconds", MT_INT, false, "200", NULL, 0, 0,
+     "accepted (AgentX profiling)"},
+    {"torch_profiler_start_seconds", MT_INT, false, "0", NULL, 0, 0, "accepted (AgentX profiling)"},
+    {"torch_profiler_detailed_annotations", MT_BOOL, false, "false", NULL, 0, 0,
+     "accepted (AgentX profiling)"},
+    {NULL, 0, false, NULL, NULL, 0, 0, NULL},
+};
+
+const struct mcp_tool mcp_tool_benchmark = {
+    .name = "benchmark",
+    .title = "Serving benchmark",
+    .desc = "Run a serving benchmark: start vLLM, SGLang or ATOM (docker or local), load it with "
+            "the workload, optionally profile it (torch profiler, TraceLens, gap analysis), and "
+            "write Magpie's workspace with benchmark_report.json. Long: reports progress.",
+    .params = params,
+    .run = run,
+    .flags = MCP_LONG | MCP_GRACEFUL,
+    .result_desc = "the `benchmark_report.json` object (`success, framework, model, throughput, "
+                   "latency, kernel_summary, top_bottlenecks, tracelens_analysis, gap_analysis, "
+                   "workspace_dir, execution_time, errors, ...`) plus `summary_text`.",
+};
