@@ -61,6 +61,9 @@ enum mp_kernel_type {
 const char *mp_kernel_type_name(enum mp_kernel_type t);
 /* hip, cuda, pytorch (torch, py), triton, opencl (cl); case-insensitive. */
 int mp_kernel_type_parse(const char *s, enum mp_kernel_type *out);
+/* The canonical torch name of a kernel dtype ("bf16" -> "bfloat16",
+ * "torch.half" -> "float16"), or NULL when unknown. */
+const char *mp_kernel_dtype_canonical(const char *name);
 
 #define MP_KERNEL_MAX_DIMS 3
 
@@ -81,7 +84,7 @@ struct mp_kernel_spec {
     char *bench_get_inputs;
     char *get_inputs_func;      /* default "get_inputs" */
     char *get_init_inputs_func; /* default "get_init_inputs" */
-    char *dtype;                /* default "float32" */
+    char *dtype;                /* canonical torch name or NULL (docs/correctness.md) */
     /* additions */
     char *reference;   /* reference implementation: a source in the same language
                           (opencl, cuda harness) or a KernelBench Model file (pytorch,
@@ -94,6 +97,11 @@ struct mp_kernel_spec {
     long long local[MP_KERNEL_MAX_DIMS];  /* work-group (block) size; 0 = 256 in dim 0 */
     double atol, rtol;                    /* < 0: the dtype's default */
     int seeds;                            /* fresh random inputs checked (default 3) */
+    /* Python runner: the reference also run in float64 (hp_reference, default
+     * on) and the multiples of its own error allowed per element and in RMS
+     * (hp_factor, rms_factor; 0 = the runner's defaults) */
+    bool hp_off;
+    double hp_factor, rms_factor;
 };
 
 /* ---- sections ---- */

@@ -77,6 +77,9 @@ struct mp_kernel_correct {
     bool input_mutated;
     bool recheck_done;
     bool recheck_ok; /* output of the timed launches still matches */
+    char *tolerance; /* Python runner: the rule applied and its figures (dtype,
+                        atol/rtol, hp_ratio, rms_ratio, ...) as JSON object
+                        text, or NULL; see docs/correctness.md */
 };
 
 /* The GPU while a kernel was timed (NVIDIA: nvidia-smi every 50 ms); busy

@@ -34,6 +34,48 @@ int mp_kernel_type_parse(const char *s, enum mp_kernel_type *out)
     return MP_EINVAL;
 }
 
+const char *mp_kernel_dtype_canonical(const char *name)
+{
+    static const struct {
+        const char *alias, *canon;
+    } tab[] = {
+        {"float64", "float64"},
+        {"double", "float64"},
+        {"fp64", "float64"},
+        {"float32", "float32"},
+        {"float", "float32"},
+        {"fp32", "float32"},
+        {"float16", "float16"},
+        {"half", "float16"},
+        {"fp16", "float16"},
+        {"bfloat16", "bfloat16"},
+        {"bf16", "bfloat16"},
+        {"float8_e4m3fn", "float8_e4m3fn"},
+        {"float8_e4m3", "float8_e4m3fn"},
+        {"fp8", "float8_e4m3fn"},
+        {"fp8_e4m3", "float8_e4m3fn"},
+        {"float8_e4m3fnuz", "float8_e4m3fnuz"},
+        {"float8_e5m2", "float8_e5m2"},
+        {"fp8_e5m2", "float8_e5m2"},
+        {"float8_e5m2fnuz", "float8_e5m2fnuz"},
+        {"int8", "int8"},
+        {"int16", "int16"},
+        {"int32", "int32"},
+        {"int64", "int64"},
+        {"uint8", "uint8"},
+        {"bool", "bool"},
+    };
+
+    if (!name)
+        return NULL;
+    if (strncmp(name, "torch.", 6) == 0)
+        name += 6;
+    for (size_t i = 0; i < sizeof(tab) / sizeof(tab[0]); i++)
+        if (strcasecmp(name, tab[i].alias) == 0)
+            return tab[i].canon;
+    return NULL;
+}
+
 void mp_kernel_spec_init(struct mp_kernel_spec *k)
 {
     memset(k, 0, sizeof(*k));
@@ -161,6 +203,9 @@ static int load_entry(struct mp_kernel_config *c, const struct mp_yaml_node *n, 
                                        "atol",
                                        "rtol",
                                        "seeds",
+                                       "hp_reference",
+                                       "hp_factor",
+                                       "rms_factor",
                                        NULL};
     c->nwarnings += cfg_check_keys(n, keys, "a kernel entry");
     struct mp_kernel_spec k;
@@ -214,6 +259,20 @@ static int load_entry(struct mp_kernel_config *c, const struct mp_yaml_node *n, 
                      &k.get_init_inputs_func, d);
     if (!rc)
         rc = cfg_str(mp_yaml_get(n, "dtype"), "dtype", false, &k.dtype, d);
+    if (!rc && k.dtype) {
+        const char *canon = mp_kernel_dtype_canonical(k.dtype);
+        if (!canon)
+            rc = mp_yaml_error(mp_yaml_get(n, "dtype"), "dtype", d, MP_EINVAL,
+                               "unknown dtype '%s' (expected float64, float32, float16, "
+                               "bfloat16, float8_e4m3fn, float8_e5m2, their fnuz forms, "
+                               "int8/16/32/64, uint8 or bool; fp16, bf16, fp8, half, ... "
+                               "are accepted too)",
+                               k.dtype);
+        else if (strcmp(canon, k.dtype) != 0) {
+            free(k.dtype);
+            k.dtype = mp_strdup(canon);
+        }
+    }
     if (!rc)
         rc = cfg_str(mp_yaml_get(n, "reference"), "reference", true, &k.reference, d);
     if (!rc)
@@ -234,6 +293,14 @@ static int load_entry(struct mp_kernel_config *c, const struct mp_yaml_node *n, 
         rc = cfg_double(mp_yaml_get(n, "rtol"), "rtol", 0, &k.rtol, d);
     if (!rc)
         rc = cfg_int(mp_yaml_get(n, "seeds"), "seeds", 1, 1000, &k.seeds, d);
+    bool hp = true;
+    if (!rc)
+        rc = cfg_bool(mp_yaml_get(n, "hp_reference"), "hp_reference", &hp, d);
+    k.hp_off = !hp;
+    if (!rc)
+        rc = cfg_double(mp_yaml_get(n, "hp_factor"), "hp_factor", 1, &k.hp_factor, d);
+    if (!rc)
+        rc = cfg_double(mp_yaml_get(n, "rms_factor"), "rms_factor", 1, &k.rms_factor, d);
     if (!rc && !k.id)
         k.id = mp_strdup("kernel");
     if (!rc)

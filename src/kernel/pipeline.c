@@ -20,6 +20,7 @@
 #include <magpie/proc.h>
 
 #include "kernel_int.h"
+#include "kresult.h"
 
 char *k_strdup_or_null(const char *s)
 {
@@ -562,6 +563,12 @@ static json_t *entry_json(const struct mp_kernel_spec *k, const char *id, const 
     json_object_set_new(e, "seeds", json_integer(k->seeds));
     if (k->dtype)
         json_object_set_new(e, "dtype", json_string(k->dtype));
+    if (k->hp_off)
+        json_object_set_new(e, "hp_reference", json_false());
+    if (k->hp_factor > 0)
+        json_object_set_new(e, "hp_factor", json_real(k->hp_factor));
+    if (k->rms_factor > 0)
+        json_object_set_new(e, "rms_factor", json_real(k->rms_factor));
     json_object_set_new(e, "get_inputs",
                         json_string(k->get_inputs_func ? k->get_inputs_func : "get_inputs"));
     json_object_set_new(
@@ -689,13 +696,17 @@ static json_t *run_job(struct ctx *c, const int *idx, int n, const char *mode, b
     char why[2048] = "";
     run_cmd(&env_of, argv, limit, log, &res, why, sizeof(why));
     mp_proc_result_fini(&res);
-    json_error_t je;
-    json_t *r = json_load_file(out, 0, &je);
+    bool present = false;
+    char perr[PATH_MAX + 256];
+    json_t *r = k_load_result(out, &present, perr, sizeof(perr));
     if (!r) {
         for (int j = 0; j < n; j++) {
             struct mp_kernel_result *kr = &c->run->results[idx[j]];
-            k_add_error(kr, "%s did not produce a result: %s", python ? "runner" : "harness",
-                        why[0] ? why : "no output");
+            if (present) /* it wrote something: say what is wrong with it */
+                k_add_error(kr, "%s%s%s", perr, why[0] ? "; the child: " : "", why);
+            else
+                k_add_error(kr, "%s did not produce a result: %s", python ? "runner" : "harness",
+                            why[0] ? why : "no output");
         }
     }
     return r;
@@ -756,8 +767,8 @@ static void apply_job_result(struct ctx *c, int i, json_t *res, bool python)
     co->success = json_is_true(json_object_get(cj, "ok"));
     co->verified = co->success && json_is_true(json_object_get(cj, "verified"));
     co->checks = (int)json_integer_value(json_object_get(cj, "checks"));
-    co->max_abs_err = json_number_value(json_object_get(cj, "max_abs_err"));
-    co->max_rel_err = json_number_value(json_object_get(cj, "max_rel_err"));
+    co->max_abs_err = k_json_real(cj, "max_abs_err");
+    co->max_rel_err = k_json_real(cj, "max_rel_err");
     co->mismatches = json_integer_value(json_object_get(cj, "mismatches"));
     co->input_mutated = json_is_true(json_object_get(cj, "input_mutated"));
     co->recheck_done = json_is_true(json_object_get(cj, "recheck_done"));
@@ -765,6 +776,8 @@ static void apply_job_result(struct ctx *c, int i, json_t *res, bool python)
     const char *msg = json_string_value(json_object_get(cj, "message"));
     free(co->errors);
     co->errors = k_strdup_or_null(msg);
+    free(co->tolerance);
+    co->tolerance = k_tolerance_json(cj);
     if (!co->success) {
         r->correctness = MP_STAGE_FAILED;
         k_add_error(r, "Correctness: %s", msg ? msg : "failed");
@@ -844,6 +857,7 @@ void mp_kernel_run_fini(struct mp_kernel_run *run)
         free(r->id);
         free(r->compile_errors);
         free(r->correct.errors);
+        free(r->correct.tolerance);
         mp_kernel_perf_fini(&r->perf);
         timing_fini(&r->timing);
         for (int j = 0; j < r->nerrors; j++)

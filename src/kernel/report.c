@@ -46,6 +46,12 @@ static json_t *jnum(double v)
     return isfinite(v) ? json_real(v) : json_null();
 }
 
+/* "nan", "inf" or "-inf": what a null from jnum stood for */
+static const char *nonfinite_name(double v)
+{
+    return isnan(v) ? "nan" : v > 0 ? "inf" : "-inf";
+}
+
 static json_t *perf_json(const struct mp_kernel_perf *p)
 {
     json_t *o = json_object();
@@ -202,6 +208,18 @@ static json_t *result_json(const struct mp_kernel_result *r, const struct mp_ker
             json_object_set_new(c, "input_mutated", json_boolean(k->input_mutated));
             json_object_set_new(c, "recheck_after_timing",
                                 k->recheck_done ? json_boolean(k->recheck_ok) : json_null());
+            json_t *nf = json_object(); /* what the nulls above were */
+            if (!isfinite(k->max_abs_err))
+                json_object_set_new(nf, "max_abs_err", json_string(nonfinite_name(k->max_abs_err)));
+            if (!isfinite(k->max_rel_err))
+                json_object_set_new(nf, "max_rel_err", json_string(nonfinite_name(k->max_rel_err)));
+            if (json_object_size(nf))
+                json_object_set_new(c, "nonfinite", nf);
+            else
+                json_decref(nf);
+            json_t *tol = k->tolerance ? json_loads(k->tolerance, 0, NULL) : NULL;
+            if (tol)
+                json_object_set_new(c, "tolerance", tol);
         }
         json_object_set_new(o, "correctness_result", c);
     } else {
@@ -298,7 +316,7 @@ static int write_snapshot(const struct mp_kernel_run *run, const struct mp_kerne
         json_object_set_new(
             o, "get_init_inputs_func",
             json_string(k->get_init_inputs_func ? k->get_init_inputs_func : "get_init_inputs"));
-        json_object_set_new(o, "dtype", json_string(k->dtype ? k->dtype : "float32"));
+        json_object_set_new(o, "dtype", json_string(k->dtype ? k->dtype : "auto"));
         json_object_set_new(o, "reference", jstr_or_null(k->reference));
         json_array_append_new(arr, o);
     }
