@@ -385,9 +385,9 @@ static double num_or(const json_t *o, const char *k, double dflt)
     return json_is_number(v) ? json_number_value(v) : dflt;
 }
 
-/* The per-request arrays of a vLLM-format result (--save-detailed): ttfts,
- * itls and latencies in seconds, output_lens, optional input_lens and
- * errors (start_times are not needed). */
+/* The per-request arrays of a vLLM-format result (--save-detailed): ttfts
+ * and itls in seconds, output_lens, optional latencies (magpie writes them,
+ * vLLM does not), input_lens and errors (start_times are not needed). */
 static int load_result_arrays(const char *path, const json_t *res, struct mp_bcmp_run *run,
                               struct mp_diag *d)
 {
@@ -398,7 +398,6 @@ static int load_result_arrays(const char *path, const json_t *res, struct mp_bcm
     size_t n = json_array_size(ttfts);
     const char *missing = !json_is_array(ttfts)  ? "ttfts"
                           : !json_is_array(itls) ? "itls"
-                          : !json_is_array(lat)  ? "latencies"
                           : !json_is_array(ol)   ? "output_lens"
                                                  : NULL;
     if (missing) {
@@ -410,7 +409,11 @@ static int load_result_arrays(const char *path, const json_t *res, struct mp_bcm
         mp_diag_set_field(d, missing);
         return MP_EINVAL;
     }
-    if (json_array_size(itls) != n || json_array_size(lat) != n || json_array_size(ol) != n) {
+    /* vLLM does not save latencies: E2EL = TTFT + the gaps, its own definition */
+    if (!json_is_array(lat))
+        lat = NULL;
+    if (json_array_size(itls) != n || (lat && json_array_size(lat) != n) ||
+        json_array_size(ol) != n) {
         mp_diag_set(d, MP_EINVAL, "ttfts, itls, latencies and output_lens differ in length");
         mp_diag_set_file(d, path);
         mp_diag_set_field(d, "itls");
@@ -433,10 +436,13 @@ static int load_result_arrays(const char *path, const json_t *res, struct mp_bcm
             mp_diag_set(d, rc, "out of memory");
             break;
         }
-        for (size_t j = 0; j < ni; j++)
+        double sum = 0;
+        for (size_t j = 0; j < ni; j++) {
             r.itl[r.n_itl + j] = json_number_value(json_array_get(it, j)) * 1e3;
+            sum += r.itl[r.n_itl + j];
+        }
         r.ttft[r.n] = json_number_value(json_array_get(ttfts, i)) * 1e3;
-        r.e2el[r.n] = json_number_value(json_array_get(lat, i)) * 1e3;
+        r.e2el[r.n] = lat ? json_number_value(json_array_get(lat, i)) * 1e3 : r.ttft[r.n] + sum;
         r.out[r.n] = (int32_t)out;
         r.plen[r.n] = (int32_t)json_integer_value(json_array_get(il, i));
         r.off[r.n] = (uint32_t)r.n_itl;
