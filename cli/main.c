@@ -22,7 +22,8 @@ static const struct subcommand commands[] = {
     {"analyze", cmd_analyze, "evaluate kernel implementations (compile, correctness, timing)"},
     {"compare", cmd_compare, "rank two or more kernel implementations against a baseline"},
     {"benchmark", cmd_benchmark,
-     "benchmark a serving engine, or run gap analysis on traces (--trace-dir)"},
+     "benchmark a serving engine, gap analysis on traces (--trace-dir), or compare "
+     "runs (benchmark compare A B)"},
     {"trace", cmd_trace, "analyse torch-profiler traces (kernels, gaps, ...)"},
     {"mcp", cmd_mcp, "serve magpie's tools over the Model Context Protocol"},
 };
