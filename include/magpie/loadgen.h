@@ -170,6 +170,7 @@ struct mp_loadgen_record {
     uint32_t n_events;      /* token events (SSE events with non-empty choices) */
     uint64_t *event_ns;     /* first-byte time of each token event */
     uint16_t *event_tokens; /* tokens in each event when known (continuous usage), else 0 */
+    uint8_t *event_src;     /* per event: 0 kernel receive time, 1 read time (no kernel time) */
     uint32_t n_chunks;      /* reads (write callbacks) that delivered body bytes */
     char *error;            /* failure reason, NULL on success */
     char *text;             /* generated text, JSON-escaped, when keep_text */
@@ -381,6 +382,7 @@ typedef int (*mp_loadgen_sse_fn)(const struct mp_loadgen_sse_event *ev, void *us
 struct mp_loadgen_sse {
     struct mp_buf data; /* data field of the event being read */
     uint64_t ev_t_ns;
+    uint64_t first_t_ns; /* when set, the next event to start gets this time, not the feed's */
     int state;
     bool in_event, cr, has_data;
     char field[8];

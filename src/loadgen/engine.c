@@ -2,10 +2,12 @@
  * (curl_multi_socket_action), a timerfd for sub-millisecond dispatch times.
  *
  * Why this shape: Python clients take their timestamps after the event loop
- * got round to the coroutine, so loop lag lands in TTFT and ITL. Here the
- * time is read in curl's write callback, i.e. right after the recv() that
- * delivered the bytes, before any parsing; every SSE event gets the time of
- * the read holding its first byte. Connections are kept alive and reused by
+ * got round to the coroutine, so loop lag lands in TTFT and ITL. Here an SSE
+ * event gets the kernel's receive time of the data holding its first byte
+ * (SO_TIMESTAMPNS, peeked just before curl reads the socket; see on_data for
+ * when it applies), else the time of that read, taken in curl's write
+ * callback right after the recv(), before any parsing; the per-request
+ * record says which (events_src). Connections are kept alive and reused by
  * curl's connection cache; each request slot (easy handle, body buffer, SSE
  * parser) is reused, so nothing is allocated per token.
  *
@@ -14,7 +16,10 @@
  * is busy waits in order, and that wait is its client queue time.
  */
 #include <errno.h>
+#include <linux/tcp.h>
 #include <math.h>
+#include <netinet/in.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -85,13 +90,17 @@ struct engine {
     uint64_t phase_t0, next_house;
     struct mp_diag *d;
     int err;
-    /* kernel receive time of the first unread byte on rx_fd, peeked just
+    /* kernel receive time of the newest unread byte on rx_fd, peeked just
      * before curl reads that socket (0: unknown, use the read time) */
     int rx_fd;
     uint64_t rx_ns;
+    uint64_t rx_first_ns;    /* kernel time of the oldest unread segment (0: none) */
+    struct slot *rx_slot;    /* its first event was given rx_first_ns */
+    uint64_t rx_bytes;       /* the socket's bytes received when peeked */
     bool rx_clean;           /* the unread bytes start at a write boundary, not "\r" or "\n" */
     int rx_decided;          /* -1: not yet decided for this read, 0: read time, 1: rx_ns */
     int64_t real_minus_mono; /* CLOCK_REALTIME - CLOCK_MONOTONIC, ns */
+    uint64_t offset_span;    /* width of the clock reading behind real_minus_mono */
 };
 
 void mp_loadgen_config_default(struct mp_loadgen_config *c)
@@ -113,6 +122,7 @@ void mp_loadgen_result_free(struct mp_loadgen_result *r)
     for (size_t i = 0; i < r->n; i++) {
         free(r->recs[i].event_ns);
         free(r->recs[i].event_tokens);
+        free(r->recs[i].event_src);
     }
     free(r->recs);
     mp_arena_free(r->arena);
@@ -133,6 +143,10 @@ static int grow_events(struct slot *s)
     if (!ns)
         return MP_ENOMEM;
     rec->event_ns = ns;
+    uint8_t *src = realloc(rec->event_src, cap);
+    if (!src)
+        return MP_ENOMEM;
+    rec->event_src = src;
     if (s->e->cfg->continuous_usage) {
         uint16_t *tk = realloc(rec->event_tokens, cap * sizeof(*tk));
         if (!tk)
@@ -158,7 +172,9 @@ static int on_sse(const struct mp_loadgen_sse_event *ev, void *user)
                      MAX_EVENTS_PER_REQ);
             return -1;
         }
-        rec->event_ns[rec->n_events] = ev->t_ns;
+        /* bit 0 of the time says where it came from (see on_data) */
+        rec->event_ns[rec->n_events] = ev->t_ns & ~(uint64_t)1;
+        rec->event_src[rec->n_events] = (uint8_t)(ev->t_ns & 1);
         if (rec->event_tokens) {
             int64_t delta = 0;
             if (ev->completion_tokens >= 0) {
@@ -201,10 +217,10 @@ static size_t on_header(char *p, size_t size, size_t nmemb, void *user)
 {
     struct slot *s = user;
     size_t n = size * nmemb;
-    /* the peeked arrival time belonged to the headers; body bytes read with
-     * them arrived later, at an unknown time: they get the read time */
+    /* the oldest unread segment held the headers, not the first event: the
+     * events read with them get the newest segment's time (see on_data) */
     if (s->fd == s->e->rx_fd)
-        s->e->rx_ns = 0;
+        s->e->rx_first_ns = 0;
     if (n >= 5 && memcmp(p, "HTTP/", 5) == 0) {
         const char *sp = memchr(p, ' ', n);
         s->reason[0] = 0;
@@ -228,24 +244,56 @@ static size_t on_header(char *p, size_t size, size_t nmemb, void *user)
     return n;
 }
 
+/* Bytes the kernel has received on fd so far (0 if it cannot say). */
+static uint64_t rx_bytes(int fd)
+{
+    struct tcp_info ti;
+    socklen_t len = sizeof(ti);
+    memset(&ti, 0, sizeof(ti));
+    if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &len) ||
+        len < offsetof(struct tcp_info, tcpi_bytes_received) + sizeof(ti.tcpi_bytes_received))
+        return 0;
+    return ti.tcpi_bytes_received;
+}
+
 static size_t on_data(char *p, size_t size, size_t nmemb, void *user)
 {
     uint64_t now = mp_time_ns(); /* first: nothing below may delay the timestamp */
     struct slot *s = user;
     struct engine *e = s->e;
+    bool kernel = false;
     if (e->rx_ns && s->fd == e->rx_fd) {
-        /* The peeked time is the arrival of the oldest unread byte. It dates
-         * an event only when this read starts at an event boundary: when the
-         * read begins with the rest of an earlier event (or its chunk
-         * trailer), events starting later in it arrived at an unknown later
-         * time, so they keep the read time. Decided on the first callback
-         * of the read; later callbacks of the same read follow it. */
+        /* The peeked time is the arrival of the newest byte that was unread
+         * then: every byte present at the peek arrived at or before it, and
+         * it is the arrival of one of them (the kernel stamps a segment as
+         * it enters the receive queue; a later segment merged into an
+         * unread one carries its own, later time). It dates the events of
+         * this read when the read starts at an event boundary and every
+         * byte curl has read since the peek was already there (the socket's
+         * received-byte count has not moved). Otherwise (the read begins
+         * with the rest of an earlier event or its chunk trailer, or bytes
+         * arrived after the peek) events starting in it arrived at an
+         * unknown time: they get the read time, an upper bound. Decided on
+         * the first callback of the read; later callbacks check the count. */
         if (e->rx_decided < 0)
             e->rx_decided =
                 e->rx_clean && !s->sse.in_event && e->rx_ns <= now && e->rx_ns >= s->rec->start_ns;
-        if (e->rx_decided)
+        if (e->rx_decided && rx_bytes(s->fd) != e->rx_bytes)
+            e->rx_decided = 0;
+        if (e->rx_decided) {
             now = e->rx_ns;
+            kernel = true;
+            /* the read's first event starts at the queue's head: the head
+             * segment's time is its arrival or a later one merged into it,
+             * no later than the newest */
+            if (e->rx_first_ns && e->rx_first_ns <= e->rx_ns && !e->rx_slot) {
+                s->sse.first_t_ns = e->rx_first_ns & ~(uint64_t)1;
+                e->rx_slot = s;
+            }
+        }
     }
+    /* bit 0 carries the source to on_sse: 0 kernel time, 1 read time */
+    now = kernel ? now & ~(uint64_t)1 : now | 1;
     size_t n = size * nmemb;
     s->last_byte_ns = now;
     long code = 0;
@@ -320,39 +368,37 @@ static int on_sockopt(void *user, curl_socket_t fd, curlsocktype purpose)
     return CURL_SOCKOPT_OK;
 }
 
+/* CLOCK_REALTIME - CLOCK_MONOTONIC from a realtime reading between two
+ * monotonic ones; its error is at most half their distance. A reading cut
+ * by preemption would put that error (up to a time slice) into every kernel
+ * timestamp, so the narrowest of a few readings is kept, and a new offset
+ * replaces the old one only when it is read at least as tightly or within
+ * 10 us (the clocks move together except when the realtime clock is
+ * stepped, and a step is seen within a few calls). */
 static void clock_offset(struct engine *e)
 {
-    struct timespec r;
-    uint64_t a = mp_time_ns();
-    clock_gettime(CLOCK_REALTIME, &r);
-    uint64_t b = mp_time_ns();
-    int64_t real = (int64_t)r.tv_sec * 1000000000LL + r.tv_nsec;
-    e->real_minus_mono = real - (int64_t)(a + (b - a) / 2);
+    uint64_t best_span = UINT64_MAX;
+    int64_t best = 0;
+    for (int i = 0; i < 5 && best_span > 2000; i++) {
+        struct timespec r;
+        uint64_t a = mp_time_ns();
+        clock_gettime(CLOCK_REALTIME, &r);
+        uint64_t b = mp_time_ns();
+        if (b - a < best_span) {
+            best_span = b - a;
+            best = (int64_t)r.tv_sec * 1000000000LL + r.tv_nsec - (int64_t)(a + (b - a) / 2);
+        }
+    }
+    if (!e->offset_span || best_span <= e->offset_span || best_span <= 10000) {
+        e->real_minus_mono = best;
+        e->offset_span = best_span ? best_span : 1;
+    }
 }
 
-/* The arrival time of the oldest unread byte on fd: MSG_PEEK of one byte
- * returns the timestamp of the first queued segment. That is the time the
- * data reached this host, before any scheduling delay of ours; 0 if the
- * kernel gave none. */
-static uint64_t peek_rx_time(struct engine *e, int fd)
+/* The SO_TIMESTAMPNS time in msg as CLOCK_MONOTONIC ns, 0 if none. */
+static uint64_t cmsg_mono(const struct engine *e, struct msghdr *msg)
 {
-    char byte[2] = {0, 0};
-    struct iovec iov = {byte, 1};
-
-    union {
-        char buf[CMSG_SPACE(sizeof(struct timespec))];
-        struct cmsghdr align;
-    } ctl;
-    struct msghdr msg;
-    memset(&msg, 0, sizeof(msg));
-    msg.msg_iov = &iov;
-    msg.msg_iovlen = 1;
-    msg.msg_control = ctl.buf;
-    msg.msg_controllen = sizeof(ctl.buf);
-    if (recvmsg(fd, &msg, MSG_PEEK | MSG_DONTWAIT) <= 0)
-        return 0;
-    e->rx_clean = e->tls || (byte[0] != '\r' && byte[0] != '\n');
-    for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
+    for (struct cmsghdr *c = CMSG_FIRSTHDR(msg); c; c = CMSG_NXTHDR(msg, c)) {
         if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_TIMESTAMPNS) {
             struct timespec ts;
             memcpy(&ts, CMSG_DATA(c), sizeof(ts));
@@ -361,6 +407,46 @@ static uint64_t peek_rx_time(struct engine *e, int fd)
         }
     }
     return 0;
+}
+
+/* The arrival time of the newest unread byte on fd: MSG_PEEK | MSG_TRUNC
+ * walks the whole receive queue without copying and returns the timestamp
+ * of its last segment. That is a time the data reached this host, before
+ * any scheduling delay of ours; 0 if the kernel gave none. A one-byte peek
+ * first gives the head segment's time (rx_first_ns) and tells whether the
+ * queue starts at a write boundary. */
+static uint64_t peek_rx_time(struct engine *e, int fd)
+{
+    char byte[2] = {0, 0};
+    e->rx_bytes = rx_bytes(fd); /* before the peek: a byte arriving after it moves the count */
+    e->rx_first_ns = 0;
+    struct iovec iov1 = {byte, 1};
+    /* MSG_TRUNC: the kernel copies nothing; the sink only bounds the length
+     * (a queue longer than it gives no kernel time) */
+    static char sink[1 << 18];
+    struct iovec iov = {sink, sizeof(sink)};
+
+    union {
+        char buf[CMSG_SPACE(sizeof(struct timespec))];
+        struct cmsghdr align;
+    } ctl;
+    struct msghdr msg;
+    memset(&msg, 0, sizeof(msg));
+    msg.msg_iov = &iov1; /* the head: one byte, copied */
+    msg.msg_iovlen = 1;
+    msg.msg_control = ctl.buf;
+    msg.msg_controllen = sizeof(ctl.buf);
+    if (recvmsg(fd, &msg, MSG_PEEK | MSG_DONTWAIT) <= 0)
+        return 0;
+    e->rx_first_ns = cmsg_mono(e, &msg);
+    msg.msg_iov = &iov; /* the whole queue */
+    msg.msg_control = ctl.buf;
+    msg.msg_controllen = sizeof(ctl.buf);
+    ssize_t got = recvmsg(fd, &msg, MSG_PEEK | MSG_TRUNC | MSG_DONTWAIT);
+    if (got <= 0 || (size_t)got >= sizeof(sink) || !e->rx_bytes)
+        return 0;
+    e->rx_clean = e->tls || (byte[0] != '\r' && byte[0] != '\n');
+    return cmsg_mono(e, &msg);
 }
 
 /* ---- request setup ---- */
@@ -479,6 +565,7 @@ static void slot_free(struct slot *s)
     mp_loadgen_sse_fini(&s->sse);
     free(s->scratch.event_ns);
     free(s->scratch.event_tokens);
+    free(s->scratch.event_src);
     free(s);
 }
 
@@ -494,9 +581,11 @@ static int start_request(struct engine *e, size_t idx, bool warmup, uint64_t arr
         s->rec = &s->scratch;
         uint64_t *ns = s->scratch.event_ns;
         uint16_t *tk = s->scratch.event_tokens;
+        uint8_t *src = s->scratch.event_src;
         memset(&s->scratch, 0, sizeof(s->scratch));
         s->scratch.event_ns = ns;
         s->scratch.event_tokens = tk;
+        s->scratch.event_src = src;
         s->ev_cap = s->scratch_cap;
     } else {
         s->rec = &e->res->recs[idx];
@@ -505,9 +594,11 @@ static int start_request(struct engine *e, size_t idx, bool warmup, uint64_t arr
         if (want > 1u << 20)
             want = 1u << 20;
         s->rec->event_ns = malloc(want * sizeof(uint64_t));
+        s->rec->event_src = malloc(want);
         if (c->continuous_usage)
             s->rec->event_tokens = malloc(want * sizeof(uint16_t));
-        if (!s->rec->event_ns || (c->continuous_usage && !s->rec->event_tokens)) {
+        if (!s->rec->event_ns || !s->rec->event_src ||
+            (c->continuous_usage && !s->rec->event_tokens)) {
             e->free_slots[e->n_free++] = s;
             return mp_diag_set(e->d, MP_ENOMEM, "out of memory for request records");
         }
@@ -751,6 +842,9 @@ static int run_phase(struct engine *e, size_t n, const uint64_t *arrival, bool w
                 e->rx_ns = peek_rx_time(e, fd);
             }
             curl_multi_socket_action(e->multi, fd, flags, &running);
+            if (e->rx_slot) /* unused (no event started): not for the next read */
+                e->rx_slot->sse.first_t_ns = 0;
+            e->rx_slot = NULL;
             e->rx_ns = 0;
             e->rx_fd = -1;
         }

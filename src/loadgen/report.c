@@ -317,6 +317,12 @@ int mp_loadgen_requests_jsonl(const struct mp_loadgen_result *r, struct mp_buf *
         for (uint32_t j = 0; j < x->n_events; j++)
             rc |= mp_buf_printf(b, j ? ",%lld" : "%lld", (long long)(x->event_ns[j] - t0));
         rc |= mp_buf_putc(b, ']');
+        if (x->event_src) { /* k: kernel receive time, r: read time */
+            rc |= mp_buf_puts(b, ", \"events_src\": \"");
+            for (uint32_t j = 0; j < x->n_events; j++)
+                rc |= mp_buf_putc(b, x->event_src[j] ? 'r' : 'k');
+            rc |= mp_buf_putc(b, '"');
+        }
         if (x->event_tokens) {
             rc |= mp_buf_puts(b, ", \"event_tokens\": [");
             for (uint32_t j = 0; j < x->n_events; j++)

@@ -38,6 +38,7 @@ void mp_loadgen_sse_reset(struct mp_loadgen_sse *s)
     s->in_event = s->cr = s->has_data = false;
     s->field_len = 0;
     s->ev_t_ns = 0;
+    s->first_t_ns = 0;
 }
 
 void mp_loadgen_sse_fini(struct mp_loadgen_sse *s)
@@ -489,7 +490,8 @@ int mp_loadgen_sse_feed(struct mp_loadgen_sse *s, const char *p, size_t n, uint6
             }
             if (!s->in_event) {
                 s->in_event = true;
-                s->ev_t_ns = t_ns;
+                s->ev_t_ns = s->first_t_ns ? s->first_t_ns : t_ns;
+                s->first_t_ns = 0;
             }
             if (c == ':') {
                 s->state = ST_SKIP;

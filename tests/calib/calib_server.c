@@ -31,15 +31,23 @@
  *   fail: "http500" | "drop" | "malformed" | "error_event" | "stall"
  *   fail_after: K                 events sent before the failure (default 0)
  * [lo, hi] draws uniformly per request from the seed, so runs repeat exactly.
+ * Top level "hold_until": N holds every streaming response (no headers, no
+ * TTFT clock) until N requests are in, or "hold_max_ms" (default 30000)
+ * after the first: the peak concurrency a client reaches is then its own
+ * property, not the machine's speed.
  * Log: one JSON line per request: rid, idx, recv_ns, hdr_ns, events [[due_ns,
- * write_ns, tokens], ...], usage_ns, end_ns, prompt_tokens,
- * completion_tokens, outcome.
+ * write_ns, tokens, write_index], ...], writes [[pre_ns, post_ns], ...],
+ * usage_ns, end_ns, prompt_tokens, completion_tokens, outcome. write_ns is
+ * the time just before the write() that carried the event's first byte,
+ * writes[write_index] that write's bracket (see log_write), post_ns 0 when
+ * the bytes had not left by the end of the stream.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/sockios.h>
 #include <math.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -51,6 +59,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -97,7 +106,14 @@ struct stream {
     /* log */
     uint64_t *due, *wr;
     long *tok;
+    size_t *wi; /* index in wpre/wpost of the write that carried the event's first byte */
     size_t n_log, cap_log;
+    /* every write() of the response: the time just before it and the time
+     * its bytes had all left the send queue (0: not yet seen) */
+    uint64_t *wpre, *wpost;
+    size_t n_w, cap_w, open_from; /* writes from open_from on may still be unsent */
+    bool has_open;
+    bool held; /* waiting for hold_until requests before its headers */
     int outcome;
 };
 
@@ -133,6 +149,16 @@ static struct {
     double scale_ttft, scale_itl; /* known change: multiply drawn TTFTs / gaps */
     long seed_override;           /* --seed, -1 = the schedule's */
     long counter;
+    /* hold_until: every streaming response waits (no headers) until this
+     * many have arrived or hold_max_ms has passed since the first one */
+    long hold_until, n_seen_hold;
+    double hold_max_ms;
+    uint64_t hold_deadline;
+    bool released;
+    int *held_fd;
+    uint32_t *held_gen;
+    size_t n_held, cap_held;
+    size_t n_open; /* connections with writes whose bytes may still be unsent */
     FILE *log;
     char *out; /* scratch for building writes */
     size_t out_len, out_cap;
@@ -281,6 +307,10 @@ static void load_schedule(const char *path)
                                   : (uint64_t)json_integer_value(json_object_get(root, "seed"));
     const char *m = json_string_value(json_object_get(root, "match"));
     S.match_rid = m && !strcmp(m, "request-id");
+    S.hold_until = (long)json_integer_value(json_object_get(root, "hold_until"));
+    json_t *hm = json_object_get(root, "hold_max_ms");
+    S.hold_max_ms = json_is_number(hm) ? json_number_value(hm) : 30000;
+    S.released = S.hold_until <= 0;
     json_t *rs = json_object_get(root, "requests");
     if (json_is_array(rs)) {
         S.n_reqs = json_array_size(rs);
@@ -395,6 +425,61 @@ static void out_event(const char *data, size_t n)
 
 static void conn_close(struct conn *c);
 
+/* Bytes of fd's send queue not yet handed to the network (on loopback: not
+ * yet in the peer's receive queue). */
+static int unsent(int fd)
+{
+    int n = 0;
+    if (ioctl(fd, SIOCOUTQNSD, &n))
+        return 0;
+    return n;
+}
+
+/* Logs one write of the active stream: pre is the time taken just before the
+ * write(); the bracket closes when the send queue holds nothing unsent. On
+ * loopback TCP the kernel timestamps a segment on its way into the peer's
+ * receive queue (netif_rx), inside the write() that sends it, so the
+ * receiver's SO_TIMESTAMPNS time of these bytes lies in [pre, post]. Bytes
+ * that could not go at once (a full window, EAGAIN) leave the bracket open
+ * until the main loop sees the queue drained. */
+static void log_write(struct conn *c, uint64_t pre, bool backed_up)
+{
+    struct stream *st = &c->st;
+    if (!st->active)
+        return;
+    if (st->n_w == st->cap_w) {
+        st->cap_w = st->cap_w ? st->cap_w * 2 : 64;
+        st->wpre = xrealloc(st->wpre, st->cap_w * sizeof(uint64_t));
+        st->wpost = xrealloc(st->wpost, st->cap_w * sizeof(uint64_t));
+    }
+    size_t i = st->n_w++;
+    st->wpre[i] = pre;
+    st->wpost[i] = 0;
+    if (!backed_up && !c->wlen && unsent(c->fd) == 0) {
+        st->wpost[i] = now_ns();
+        return;
+    }
+    if (!st->has_open) {
+        st->has_open = true;
+        st->open_from = i;
+        S.n_open++;
+    }
+}
+
+/* Closes the open brackets of c once nothing is left unsent. */
+static void close_open(struct conn *c)
+{
+    struct stream *st = &c->st;
+    if (!st->has_open || c->wlen || unsent(c->fd) != 0)
+        return;
+    uint64_t t = now_ns();
+    for (size_t i = st->open_from; i < st->n_w; i++)
+        if (!st->wpost[i])
+            st->wpost[i] = t;
+    st->has_open = false;
+    S.n_open--;
+}
+
 /* Writes buf now (what does not fit waits for EPOLLOUT). Returns the time
  * taken just before the write(). */
 static uint64_t conn_write(struct conn *c, const char *buf, size_t n)
@@ -407,6 +492,7 @@ static uint64_t conn_write(struct conn *c, const char *buf, size_t n)
         }
         memcpy(c->wbuf + c->wlen, buf, n);
         c->wlen += n;
+        log_write(c, t, true);
         return t;
     }
     size_t off = 0;
@@ -434,6 +520,7 @@ static uint64_t conn_write(struct conn *c, const char *buf, size_t n)
         epoll_ctl(S.ep, EPOLL_CTL_MOD, c->fd, &ev);
         c->want_out = true;
     }
+    log_write(c, t, off < n);
     return t;
 }
 
@@ -451,6 +538,7 @@ static void flush_out(struct conn *c)
     }
     memmove(c->wbuf, c->wbuf + off, c->wlen - off);
     c->wlen -= off;
+    close_open(c);
     if (!c->wlen && c->want_out) {
         struct epoll_event ev = {.events = EPOLLIN | EPOLLRDHUP, .data.fd = c->fd};
         epoll_ctl(S.ep, EPOLL_CTL_MOD, c->fd, &ev);
@@ -470,8 +558,12 @@ static void log_stream(struct stream *st, uint64_t end)
             (unsigned long long)st->t_hdr, st->ttft_ms, st->prompt_tokens, st->sent_tokens,
             (unsigned long long)st->usage_ns, (unsigned long long)end);
     for (size_t i = 0; i < st->n_log; i++)
-        fprintf(S.log, "%s[%llu, %llu, %ld]", i ? ", " : "", (unsigned long long)st->due[i],
-                (unsigned long long)st->wr[i], st->tok[i]);
+        fprintf(S.log, "%s[%llu, %llu, %ld, %zu]", i ? ", " : "", (unsigned long long)st->due[i],
+                (unsigned long long)st->wr[i], st->tok[i], st->wi[i]);
+    fprintf(S.log, "], \"writes\": [");
+    for (size_t i = 0; i < st->n_w; i++)
+        fprintf(S.log, "%s[%llu, %llu]", i ? ", " : "", (unsigned long long)st->wpre[i],
+                (unsigned long long)st->wpost[i]);
     fprintf(S.log, "]}\n");
 }
 
@@ -480,10 +572,16 @@ static void stream_end(struct conn *c, uint64_t t)
     struct stream *st = &c->st;
     if (!st->active)
         return;
+    close_open(c);
+    if (st->has_open)
+        S.n_open--;
     log_stream(st, t);
     free(st->due);
     free(st->wr);
     free(st->tok);
+    free(st->wi);
+    free(st->wpre);
+    free(st->wpost);
     free(st->piece);
     memset(st, 0, sizeof(*st));
     c->gen++;
@@ -496,7 +594,9 @@ static void log_event(struct stream *st, uint64_t due, uint64_t wr, long k)
         st->due = xrealloc(st->due, st->cap_log * sizeof(uint64_t));
         st->wr = xrealloc(st->wr, st->cap_log * sizeof(uint64_t));
         st->tok = xrealloc(st->tok, st->cap_log * sizeof(long));
+        st->wi = xrealloc(st->wi, st->cap_log * sizeof(size_t));
     }
+    st->wi[st->n_log] = 0;
     st->due[st->n_log] = due;
     st->wr[st->n_log] = wr;
     st->tok[st->n_log] = k;
@@ -595,8 +695,10 @@ static void stream_step(struct conn *c, uint64_t due)
                 if (S.out_len)
                     conn_write(c, S.out, S.out_len);
                 uint64_t t = now_ns();
-                for (size_t i = first_log; i < st->n_log; i++)
+                for (size_t i = first_log; i < st->n_log; i++) {
                     st->wr[i] = t;
+                    st->wi[i] = st->n_w ? st->n_w - 1 : 0;
+                }
                 stream_end(c, t);
                 conn_close(c);
                 return;
@@ -643,14 +745,18 @@ static void stream_step(struct conn *c, uint64_t due)
         st->piece_len = S.out_len;
         st->piece_off = (size_t)sp->split_bytes;
         uint64_t t = conn_write(c, S.out, (size_t)sp->split_bytes);
-        for (size_t i = first_log; i < st->n_log; i++)
+        for (size_t i = first_log; i < st->n_log; i++) {
             st->wr[i] = t;
+            st->wi[i] = st->n_w - 1;
+        }
         heap_push(due + (uint64_t)(sp->split_gap_us * 1e3), c->fd, c->gen);
         return;
     }
     uint64_t t = S.out_len ? conn_write(c, S.out, S.out_len) : now_ns();
-    for (size_t i = first_log; i < st->n_log; i++)
+    for (size_t i = first_log; i < st->n_log; i++) {
         st->wr[i] = t;
+        st->wi[i] = st->n_w ? st->n_w - 1 : 0;
+    }
     if (st->done_sending) {
         st->usage_ns = t;
         stream_end(c, t);
@@ -716,6 +822,37 @@ static void respond(struct conn *c, int code, const char *reason, const char *bo
     out_add(hdr, (size_t)n);
     out_add(body, strlen(body));
     conn_write(c, S.out, S.out_len);
+}
+
+/* Headers now, the first event ttft after base. */
+static void start_stream(struct conn *c, uint64_t base)
+{
+    struct stream *st = &c->st;
+    static const char hdr[] = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
+                              "Cache-Control: no-cache\r\nTransfer-Encoding: chunked\r\n\r\n";
+    st->held = false;
+    st->t_hdr = conn_write(c, hdr, sizeof(hdr) - 1);
+    st->ttft_ms = draw(&st->rng, st->sp->ttft) * S.scale_ttft;
+    st->next_due = base + (uint64_t)llround(st->ttft_ms * 1e6);
+    if (st->next_due <= now_ns())
+        stream_step(c, st->next_due); /* zero-delay mode: no timer round trip */
+    else
+        heap_push(st->next_due, c->fd, c->gen);
+}
+
+/* hold_until reached (or hold_max_ms passed): every held response starts,
+ * its TTFT counted from now. */
+static void release_held(void)
+{
+    S.released = true;
+    uint64_t now = now_ns();
+    for (size_t i = 0; i < S.n_held; i++) {
+        int fd = S.held_fd[i];
+        struct conn *c = (size_t)fd < S.n_conns ? S.conns[fd] : NULL;
+        if (c && c->gen == S.held_gen[i] && c->st.active && c->st.held)
+            start_stream(c, now);
+    }
+    S.n_held = 0;
 }
 
 static void handle(struct conn *c, const char *method, const char *path, const char *rid,
@@ -794,15 +931,22 @@ static void handle(struct conn *c, const char *method, const char *path, const c
         respond(c, 400, "Bad Request", "{\"error\":\"only stream=true is supported\"}");
         return;
     }
-    static const char hdr[] = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
-                              "Cache-Control: no-cache\r\nTransfer-Encoding: chunked\r\n\r\n";
-    st->t_hdr = conn_write(c, hdr, sizeof(hdr) - 1);
-    st->ttft_ms = draw(&st->rng, sp->ttft) * S.scale_ttft;
-    st->next_due = t_recv + (uint64_t)llround(st->ttft_ms * 1e6);
-    if (st->next_due <= now_ns())
-        stream_step(c, st->next_due); /* zero-delay mode: no timer round trip */
-    else
-        heap_push(st->next_due, c->fd, c->gen);
+    if (!S.released) {
+        if (!S.n_seen_hold++)
+            S.hold_deadline = t_recv + (uint64_t)(S.hold_max_ms * 1e6);
+        if (S.n_held == S.cap_held) {
+            S.cap_held = S.cap_held ? S.cap_held * 2 : 1024;
+            S.held_fd = xrealloc(S.held_fd, S.cap_held * sizeof(int));
+            S.held_gen = xrealloc(S.held_gen, S.cap_held * sizeof(uint32_t));
+        }
+        S.held_fd[S.n_held] = c->fd;
+        S.held_gen[S.n_held++] = c->gen;
+        st->held = true;
+        if (S.n_seen_hold >= S.hold_until)
+            release_held();
+        return;
+    }
+    start_stream(c, t_recv);
 }
 
 static void conn_close(struct conn *c)
@@ -995,8 +1139,17 @@ int main(int argc, char **argv)
                 stream_step(c, h.due);
             now = now_ns();
         }
+        if (!S.released && S.n_held && now >= S.hold_deadline)
+            release_held();
+        if (S.n_open) /* brackets waiting for their bytes to leave */
+            for (size_t i = 0; i < S.n_conns; i++)
+                if (S.conns[i] && S.conns[i]->st.active && S.conns[i]->st.has_open)
+                    close_open(S.conns[i]);
         arm(S.n_heap ? S.heap[0].due : 0);
-        int n = epoll_wait(S.ep, evs, 256, S.n_heap ? -1 : 200);
+        int n = epoll_wait(S.ep, evs, 256,
+                           S.n_open || (!S.released && S.n_held) ? 1
+                           : S.n_heap                            ? -1
+                                                                 : 200);
         for (int i = 0; i < n; i++) {
             int fd = evs[i].data.fd;
             if (fd == S.tfd) {

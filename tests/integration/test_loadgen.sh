@@ -1,12 +1,17 @@
 #!/bin/bash
 # `magpie benchmark --base-url` end to end against tests/calib/calib_server:
-# every metric within 0.2 ms (or 1 %) of the truth the server logs, at 1, 64
-# and 1000 concurrent streams; chunking torture (events cut into 7-byte
+# every event's timestamp inside the bracket of the server's write() that
+# delivered it (or of a later write when the client fell behind), and every
+# metric within the tolerance those brackets prove, at 1, 64 and 1000
+# concurrent streams (tests/calib/calib_check.c says how; nothing it asserts
+# depends on the machine's load, so there are no retries); negative checks:
+# stamps moved out of their brackets must fail; chunking torture (events cut into 7-byte
 # writes, several events per write, several tokens per event, chat); error
 # injection (HTTP 500, dropped connection, malformed SSE, error event, stall)
 # counted as failures with their reason and never hanging, grouped by reason
 # in the summary, JSON and HTML, judged by --max-failed-requests; open-loop
-# arrivals on time; exit codes. Loopback only, bounded counts, each run under 60 s.
+# arrivals never early (their lateness is reported); exit codes. Loopback
+# only, bounded counts, each run under 60 s.
 set -u
 MAGPIE=${MAGPIE:?} MP_BIN=${MP_BIN:?}
 CALIB=$MP_BIN/calib/calib_server
@@ -74,42 +79,86 @@ check() { # label [calib_check args]
     fi
 }
 
-# accuracy LABEL 'CHECK-ARGS' SCHEDULE [magpie flags]: bench + check, up to 3
-# attempts. A test machine shares its two CPUs with other tests (ctest -j2);
-# when a neighbour starves the server or the kernel's loopback delivery for
-# milliseconds, the truth itself moves; a second run tells that from a client
-# error, which would repeat. Every attempt's figures are printed.
+# accuracy LABEL 'CHECK-ARGS' SCHEDULE [magpie flags]: bench + check, once.
+# The check holds on a loaded machine: a starved server or client widens the
+# brackets and the lateness they allow, it cannot move a correct stamp out of
+# them. The figures (errors against the truth, allowed tolerances, share of
+# events dated inside their own write) are printed either way.
 accuracy() {
     local label=$1 cargs=$2
     shift 2
-    for attempt in 1 2 3; do
-        bench "$label" "$@"
-        # shellcheck disable=SC2086
-        if [ $RC -eq 0 ] && check_once "$label" $cargs; then
-            ok "$label: $(grep '^ACCURACY' "$W/$label.check") (attempt $attempt)"
-            return 0
-        fi
-        echo "     $label attempt $attempt: exit $RC; $(grep '^ACCURACY' "$W/$label.check" 2>/dev/null)"
-    done
-    ko "$label"
+    bench "$label" "$@"
+    # shellcheck disable=SC2086
+    if [ $RC -eq 0 ] && check_once "$label" $cargs; then
+        ok "$label: $(grep '^ACCURACY' "$W/$label.check")"
+        return 0
+    fi
+    ko "$label: exit $RC"
     cat "$W/$label.check" "$W/$label.err"
     return 1
 }
 
 # 1 stream: random TTFT and gaps per request
-accuracy one "--expect-failed 0" \
+accuracy one "--expect-failed 0 --min-kernel-dated 1" \
     '{"seed": 11, "default": {"ttft_ms": [5, 25], "itl_ms": [2, 10], "tokens": 16}}' \
     --num-prompts 30 --max-concurrency 1 --random-input-len 32 --random-output-len 16
+
+# negative: the same run with stamps a faulty client could produce must fail
+# (in a gap between two writes: a user-space time taken after parsing while
+# the client lagged; before the write: a stale time; everything 300 us late
+# and claimed as kernel times)
+perturb() { # MODE OUT
+    python3 - "$W/one.srv.jsonl" "$W/one.requests.jsonl" "$1" >"$2" <<'EOF'
+import json, sys
+srv = {}
+for line in open(sys.argv[1]):
+    j = json.loads(line)
+    srv[j["rid"]] = j
+mode, done = sys.argv[3], False
+for line in open(sys.argv[2]):
+    r = json.loads(line)
+    s = srv.get(r["request_id"])
+    if r["success"] and s and not done and mode in ("gap", "early"):
+        ev, wr, t0 = s["events"], s["writes"], r["t0_monotonic_ns"]
+        for k in range(1, len(ev) - 1):
+            post, nxt = wr[ev[k][3]][1], wr[ev[k][3] + 1][0]
+            if mode == "gap" and post and nxt - post > 1000000:
+                r["events_ns"][k] = (post + nxt) // 2 - t0
+                if "events_src" in r:  # claimed as a kernel time
+                    r["events_src"] = r["events_src"][:k] + "k" + r["events_src"][k + 1:]
+                done = True
+                break
+            if mode == "early":
+                r["events_ns"][k] = ev[k][1] - 500000 - t0
+                done = True
+                break
+    if mode == "late" and r["success"]:
+        r["events_ns"] = [t + 300000 for t in r["events_ns"]]
+        r["events_src"] = "k" * len(r["events_ns"])
+    print(json.dumps(r))
+EOF
+}
+for mode in gap early late; do
+    perturb $mode "$W/one.$mode.jsonl"
+    "$CHECK" --label "one-$mode" --server-log "$W/one.srv.jsonl" --requests "$W/one.$mode.jsonl" \
+        --result "$W/one.json" >"$W/one.$mode.check" 2>&1
+    rc=$?
+    [ $rc -eq 1 ] && grep -q "outside every later write's bracket: FAIL" "$W/one.$mode.check" &&
+        ok "negative ($mode stamps): check fails" ||
+        { ko "negative ($mode stamps): exit $rc"; cat "$W/one.$mode.check"; }
+done
 
 # 64 streams
 accuracy c64 "--expect-failed 0" \
     '{"seed": 12, "default": {"ttft_ms": [10, 50], "itl_ms": [5, 20], "tokens": 24}}' \
     --num-prompts 320 --max-concurrency 64 --random-input-len 64 --random-output-len 24
 
-# 1000 streams at once (fewer tokens each to stay fast under ASan); the long
-# TTFT keeps the first ones streaming until the last has been sent
+# 1000 streams at once (fewer tokens each to stay fast under ASan); the server
+# holds every response until all 1000 requests are in (at most 30 s), so
+# 1000 in flight is the client's doing, not the machine's speed
 accuracy c1000 "--expect-failed 0" \
-    '{"seed": 13, "default": {"ttft_ms": [400, 800], "itl_ms": [30, 80], "tokens": 8}}' \
+    '{"seed": 13, "hold_until": 1000, "hold_max_ms": 30000,
+    "default": {"ttft_ms": [50, 150], "itl_ms": [30, 80], "tokens": 8}}' \
     --num-prompts 1000 --random-input-len 16 --random-output-len 8
 grep -q '"max_concurrent_requests": 1000' "$W/c1000.json" && ok "c1000: 1000 in flight" ||
     ko "c1000: peak concurrency $(grep -o '"max_concurrent_requests": [0-9]*' "$W/c1000.json")"
@@ -131,8 +180,12 @@ grep -q '"multi_token_events": [1-9]' "$W/coalesce.json" && ok "coalesce: multi-
 grep -q '"total_output_tokens": 480,' "$W/coalesce.json" && ok "coalesce: usage tokens" ||
     ko "coalesce: total_output_tokens"
 
-# open loop: Poisson-gamma arrivals at 200 req/s leave on time
-accuracy rate "--expect-failed 0 --max-dispatch-lag-ms 20" \
+# open loop: Poisson-gamma arrivals at 200 req/s. The arrival times are fixed
+# before the run (seeded), so what can be asserted on any machine is that no
+# request leaves before its arrival time (calib_check); how late they leave
+# (the dispatch lag, ~0.1 ms idle) is the machine's scheduling: printed, not
+# asserted
+accuracy rate "--expect-failed 0" \
     '{"seed": 16, "default": {"ttft_ms": 2, "itl_ms": 1, "tokens": 4}}' \
     --num-prompts 200 --request-rate 200 --burstiness 0.5 --num-warmups 4 \
     --random-input-len 8 --random-output-len 4
@@ -145,14 +198,6 @@ bench errors '{"seed": 17, "match": "request-id", "default": {"ttft_ms": 5, "itl
     --num-prompts 12 --max-concurrency 4 --stall-timeout 1 --request-timeout 10 \
     --random-input-len 8 --random-output-len 6 --max-failed-requests 6
 if [ $RC -eq 0 ] && [ $ELAPSED -lt 30 ]; then
-    # the timing check may need another run, as accuracy() allows (see there)
-    for attempt in 2 3; do
-        check_once errors --expect-failed 6 && break
-        echo "     errors attempt $((attempt - 1)): $(grep '^ACCURACY' "$W/errors.check")"
-        bench errors "$(cat "$W/errors.sched.json")" --num-prompts 12 --max-concurrency 4 \
-            --stall-timeout 1 --request-timeout 10 --random-input-len 8 --random-output-len 6 \
-            --max-failed-requests 6
-    done
     check errors --expect-failed 6
     for want in "HTTP 500 Internal Server Error" "malformed SSE event" \
         "server sent an error event: injected failure" "stalled: no data" \
