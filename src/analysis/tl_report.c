@@ -83,7 +83,6 @@ static int timeline_rows(struct mp_buf *b, const struct mp_gpu_timeline *g, bool
     };
 
     int rc = 0;
-    double total_ms = g->total / 1e3;
     if (micro) { /* --micro_idle_thresh_us: idle_time becomes micro + macro */
         rows[4].name = "micro_idle_time";
         rows[4].us = g->micro_idle;
@@ -95,7 +94,8 @@ static int timeline_rows(struct mp_buf *b, const struct mp_gpu_timeline *g, bool
         rc = mp_buf_printf(b, "%s,", rows[i].name);
         rc = rc ? rc : tl_pyfloat(b, ms);
         rc = rc ? rc : mp_buf_putc(b, ',');
-        rc = rc ? rc : tl_pyfloat(b, total_ms > 0 ? ms / total_ms * 100 : NAN);
+        /* pandas: time (us) / total_time (us) * 100, bit for bit */
+        rc = rc ? rc : tl_pyfloat(b, g->total > 0 ? rows[i].us / g->total * 100 : NAN);
         rc = rc ? rc : mp_buf_puts(b, suffix);
         rc = rc ? rc : mp_buf_putc(b, '\n');
     }
