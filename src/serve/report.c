@@ -263,6 +263,20 @@ int serve_summary_text(const struct serve_report *r, const char *report_json, st
         }
     }
     json_t *mg = json_object_get(rep, "magpie");
+    json_t *reps = json_object_get(mg, "repeats"), *sp = json_object_get(reps, "spread");
+    if (json_is_object(sp)) { /* --repeat N: the spread over the runs */
+        rc |=
+            mp_buf_printf(b, "\nRepeats: %.0f runs (run_1 .. run_%.0f; numbers above: the last)\n",
+                          num(reps, "n"), num(reps, "n"));
+        rc |= mp_buf_printf(b, "  %-22s %12s %12s %8s\n", "", "min", "max", "CoV %");
+        const char *k;
+        json_t *v;
+        json_object_foreach(sp, k, v)
+        {
+            rc |= mp_buf_printf(b, "  %-22s %12.3f %12.3f %8.2f\n", k, num(v, "min"), num(v, "max"),
+                                num(v, "cov") * 100);
+        }
+    }
     json_t *fl = json_object_get(json_object_get(mg, "requests"), "failures");
     if (num(fl, "failed") > 0) {
         rc |= mp_buf_printf(b, "\nFailed requests: %.0f of %.0f (%.2f%%), limit %s: %s\n",

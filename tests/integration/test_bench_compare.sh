@@ -168,6 +168,8 @@ s = r["spread"]["output_throughput"]
 assert s["min"] <= s["mean"] <= s["max"] and s["cov"] >= 0, s
 EOF2
     grep -q "repeat: 3" "$RW/config.yaml" && ok "config.yaml records repeat" || ko "config.yaml"
+    grep -q "^Repeats: 3 runs" "$RW/summary.txt" && grep -q "^  output_throughput " "$RW/summary.txt" &&
+        ok "summary.txt shows the spread" || ko "summary.txt: $(cat "$RW/summary.txt")"
     "$MAGPIE" benchmark compare "$RW" "$RW" --json >"$W/self.json" 2>"$W/err.txt"
     expect "compare a repeats workspace with itself: exit 0" 0 $?
     python3 -c "import json,sys; j=json.load(open(sys.argv[1])); c=j['candidates'][0]; \
