@@ -55,6 +55,9 @@ struct mp_report_opts {
      * folder into the replay trace first (capture.h); NULL = off */
     const char *capture_folder;
     struct mp_capture_stats *capture_stats; /* filled when set (borrowed), may be NULL */
+    /* everything on the calling thread: no parse pipeline (trace.h) and no
+     * second thread for sheets; the output is the same either way */
+    bool serial;
 };
 
 void mp_report_opts_defaults(struct mp_report_opts *o);

@@ -93,6 +93,10 @@ struct mp_trace_parse_opts {
     void *progress_user;    /* passed to on_progress; NULL = user */
     size_t max_event_bytes; /* largest accepted single event/value; 0 = 256 MiB */
     size_t chunk_bytes;     /* read size; 0 = 4 MiB (tests use tiny values) */
+    /* Without it, inflating and tokenizing run on a worker thread, one
+     * bounded queue of event batches ahead of the callbacks; the callbacks
+     * always run on the calling thread, in file order. true: no thread. */
+    bool serial;
 };
 
 struct mp_trace_parse_stats {
@@ -101,7 +105,8 @@ struct mp_trace_parse_stats {
     bool bare_list;  /* input was a bare array */
 };
 
-/* Parses everything r yields. stats may be NULL. */
+/* Parses everything r yields. stats may be NULL. The callbacks run on the
+ * calling thread (see serial above). */
 int mp_trace_parse(struct mp_io_reader *r, const struct mp_trace_parse_opts *opts,
                    struct mp_trace_parse_stats *stats, struct mp_diag *d);
 
@@ -162,6 +167,7 @@ struct mp_trace_store_opts {
     bool (*keep_args_for)(const struct mp_trace_event *ev, void *user);
     mp_trace_progress_fn on_progress;
     void *user;
+    bool serial; /* parse without the worker thread (mp_trace_parse_opts.serial) */
 };
 
 /* Loads path into a new store (*out; free with mp_trace_store_free). */

@@ -4,8 +4,17 @@
  *
  * Sorting follows TraceLens exactly where it is defined and the goldens
  * where pandas leaves ties open: groups are first ordered by their keys
- * (ascending, missing values last) and then stably by the sort column. */
+ * (ascending, missing values last) and then stably by the sort column.
+ *
+ * Once the tree is final the sheets only read it, so two groups of sheets
+ * are computed at the same time: the ops sheets and the per-category perf
+ * sheets on a second thread (its own report, shape-key cache and perf-model
+ * memo), unified_perf_summary, kernel_summary, the short-kernel sheets and
+ * coll_analysis on the calling thread; the sheets are then put in
+ * TraceLens's order, so the output does not depend on the threads
+ * (MAGPIE_THREADS=1 or opts.serial: all on the calling thread). */
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +35,9 @@ void mp_report_opts_defaults(struct mp_report_opts *o)
     o->short_kernel_thresh = 10.0;
     o->short_kernel_bins = 100;
     o->micro_idle_thresh_us = -1;
+    /* MAGPIE_THREADS=1: one thread (for one-core comparisons and machines) */
+    const char *th = getenv("MAGPIE_THREADS");
+    o->serial = th && strcmp(th, "1") == 0;
 }
 
 struct ctx {
@@ -745,6 +757,120 @@ static int normalize_sglang_names(struct mp_trace_store *s)
     return 0;
 }
 
+/* ---- the sheets of the side thread ---- */
+enum { SIDE_OPS = 1, SIDE_PERF = 2 };
+
+/* The ops sheets and the per-category perf sheets: a second thread makes
+ * them while the calling thread makes unified_perf_summary and the kernel
+ * sheets (the two halves cost about the same). */
+struct side {
+    struct ctx c; /* a copy of the report's with its own report, caches and memo */
+    const struct mp_perf_arch *arch;
+    const char *const *annot;
+    struct tl_overlap *ov; /* NULL whenever the side runs on its own thread */
+    struct mp_report out;  /* the side's sheets, category totals and points */
+    size_t n_ops;          /* out's first n_ops sheets are the ops sheets */
+    int rc;
+};
+
+static void side_run(struct side *sd, int what)
+{
+    struct ctx *c = &sd->c;
+    int rc = sd->rc;
+    if (!rc && (what & SIDE_OPS) && c->t->has_cpu_ops)
+        rc = tl_sheets_ops(c->r, c->t, &c->ak, c->o, sd->ov, new_sheet);
+    if (what & SIDE_OPS)
+        sd->n_ops = c->r->n;
+    if (!rc && (what & SIDE_PERF) && c->t->has_cpu_ops)
+        rc = tl_sheets_perf(c->r, c->t, sd->arch, c->o, sd->annot, sd->ov, c->memo, new_sheet);
+    sd->rc = rc;
+}
+
+static void *side_main(void *arg)
+{
+    side_run(arg, SIDE_OPS | SIDE_PERF);
+    return NULL;
+}
+
+/* kernel_summary, the short-kernel sheets and coll_analysis */
+static int sheets_tail(struct ctx *c)
+{
+    const struct mp_report_opts *o = c->o;
+    struct krow *rows = NULL;
+    size_t nrows = 0;
+    bool any_cpu_op = false;
+    int rc = 0;
+    if (o->kernel_summary || o->short_kernel_study)
+        rc = kernel_rows(c, &rows, &nrows, &any_cpu_op);
+    if (!rc && o->kernel_summary)
+        rc = sheet_kernel_summary(c, rows, nrows, any_cpu_op);
+    if (!rc && o->short_kernel_study)
+        rc = sheet_short_kernels(c, rows, nrows);
+    if (!rc && c->t->has_cpu_ops && !o->disable_coll_analysis && !o->inference)
+        rc = tl_sheet_coll(c->r, c->t, new_sheet);
+    free(rows);
+    return rc;
+}
+
+/* Puts the side's sheets into r in TraceLens's order: gpu_timeline, the ops
+ * sheets, unified_perf_summary (r's sheets before n_mid), the perf sheets,
+ * then r's kernel sheets; and moves the category totals and points over. */
+static int side_merge(struct mp_report *r, size_t n_mid, struct side *sd)
+{
+    struct mp_report *x = &sd->out;
+    struct mp_report_sheet *ns = malloc((r->n + x->n + 1) * sizeof(*ns));
+    if (!ns)
+        return MP_ENOMEM;
+    size_t head = r->n ? 1 : 0, k = 0;
+    for (size_t i = 0; i < head; i++)
+        ns[k++] = r->sheets[i];
+    for (size_t i = 0; i < sd->n_ops; i++)
+        ns[k++] = x->sheets[i];
+    for (size_t i = head; i < n_mid; i++)
+        ns[k++] = r->sheets[i];
+    for (size_t i = sd->n_ops; i < x->n; i++)
+        ns[k++] = x->sheets[i];
+    for (size_t i = n_mid; i < r->n; i++)
+        ns[k++] = r->sheets[i];
+    free(r->sheets);
+    r->sheets = ns;
+    r->n = k;
+    free(x->sheets);
+    x->sheets = NULL;
+    x->n = 0;
+    if (x->cats) {
+        r->cats = x->cats;
+        r->n_cats = x->n_cats;
+        x->cats = NULL;
+        x->n_cats = 0;
+    }
+    if (x->points) {
+        r->points = x->points;
+        r->n_points = x->n_points;
+        x->points = NULL;
+        x->n_points = 0;
+    }
+    return 0;
+}
+
+static void side_fini(struct side *sd)
+{
+    for (size_t i = 0; i < sd->out.n; i++)
+        mp_buf_fini(&sd->out.sheets[i].csv);
+    free(sd->out.sheets);
+    for (size_t i = 0; i < sd->out.n_cats; i++)
+        free(sd->out.cats[i].name);
+    free(sd->out.cats);
+    for (size_t i = 0; i < sd->out.n_points; i++) {
+        free(sd->out.points[i].name);
+        free(sd->out.points[i].params);
+    }
+    free(sd->out.points);
+    mp_i64map_fini(&sd->c.category);
+    free(sd->c.cats);
+    tl_argkeys_fini(&sd->c.ak);
+}
+
 int mp_report_build(const char *path, const struct mp_report_opts *o, struct mp_report **out,
                     struct mp_diag *d)
 {
@@ -753,7 +879,8 @@ int mp_report_build(const char *path, const struct mp_report_opts *o, struct mp_
     struct mp_trace_store_opts so = {.keep_args = true,
                                      .keep_args_for = report_needs_args,
                                      .on_progress = o->on_progress,
-                                     .user = o->progress_user};
+                                     .user = o->progress_user,
+                                     .serial = o->serial};
     int rc = mp_trace_store_load(path, &so, &c.s, d);
     if (rc)
         return rc;
@@ -818,8 +945,6 @@ int mp_report_build(const char *path, const struct mp_report_opts *o, struct mp_
     struct tl_overlap *ov = NULL;
     if (!rc && o->include_overlap_info && c.t->has_cpu_ops)
         rc = tl_overlap_new(c.t, o->include_unlinked, &ov);
-    if (!rc && c.t->has_cpu_ops)
-        rc = tl_sheets_ops(c.r, c.t, &c.ak, o, ov, new_sheet);
     const struct mp_perf_arch *arch = o->arch;
     struct mp_perf_arch detected;
     if (!arch && o->arch_auto && c.s->meta_device_properties) {
@@ -848,27 +973,48 @@ int mp_report_build(const char *path, const struct mp_report_opts *o, struct mp_
         rc = tl_apply_annotation(c.t, o->inference, &annot);
     /* NULL (out of memory) only models every op afresh */
     c.memo = rc ? NULL : mp_perf_memo_new();
+    /* the side: its own report and caches over the same read-only tree, on
+     * a second thread unless serial; with overlap info everything stays on
+     * this thread (the overlap index is shared by the ops and unified sheets) */
+    struct side sd = {.c = c, .arch = arch, .annot = annot, .ov = ov};
+    sd.c.r = &sd.out;
+    sd.c.ak = (struct tl_argkeys){0};
+    sd.c.category = (struct mp_i64map){0};
+    sd.c.cats = NULL;
+    sd.c.ncats = sd.c.capcats = 0;
+    pthread_t side_th;
+    bool side = false;
+    if (!rc && !ov && !o->serial) {
+        sd.c.memo = mp_perf_memo_new(); /* NULL only models every op afresh */
+        side = pthread_create(&side_th, NULL, side_main, &sd) == 0;
+        if (!side) {
+            mp_perf_memo_free(sd.c.memo);
+            sd.c.memo = c.memo;
+        }
+    }
+    if (!rc && !side)
+        side_run(&sd, SIDE_OPS);
     if (!rc && c.t->has_cpu_ops)
         rc = tl_sheet_unified(c.r, c.t, c.first_kernel, arch, &c.ak, o, annot, ov, c.memo,
                               new_sheet);
-    if (!rc && c.t->has_cpu_ops)
-        rc = tl_sheets_perf(c.r, c.t, arch, o, annot, ov, c.memo, new_sheet);
+    size_t n_mid = c.r->n; /* gpu_timeline, unified_perf_summary */
+    if (!rc && !side)
+        side_run(&sd, SIDE_PERF);
+    if (!rc)
+        rc = sheets_tail(&c);
+    if (side)
+        pthread_join(side_th, NULL);
     free(annot);
     tl_overlap_free(ov);
-    struct krow *rows = NULL;
-    size_t nrows = 0;
-    bool any_cpu_op = false;
-    if (!rc && (o->kernel_summary || o->short_kernel_study))
-        rc = kernel_rows(&c, &rows, &nrows, &any_cpu_op);
-    if (!rc && o->kernel_summary)
-        rc = sheet_kernel_summary(&c, rows, nrows, any_cpu_op);
-    if (!rc && o->short_kernel_study)
-        rc = sheet_short_kernels(&c, rows, nrows);
-    if (!rc && c.t->has_cpu_ops && !o->disable_coll_analysis && !o->inference)
-        rc = tl_sheet_coll(c.r, c.t, new_sheet);
-    free(rows);
+    if (!rc && !sd.rc)
+        rc = side_merge(c.r, n_mid, &sd);
+    if (!rc)
+        rc = sd.rc;
     if (rc)
         rc = mp_diag_set(d, rc, "out of memory building the report");
+    if (sd.c.memo != c.memo)
+        mp_perf_memo_free(sd.c.memo);
+    side_fini(&sd);
 out:
     free(c.first_kernel);
     mp_i64map_fini(&c.category);

@@ -16,6 +16,8 @@
  * NaN/Infinity literals that Python's json module also accepts).
  */
 #include <math.h>
+#include <pthread.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,18 +53,21 @@ struct parser {
 /* ---- character classes ---- */
 static unsigned char str_special[256]; /* '"', '\\' or control character */
 static unsigned char is_ws[256];
-static bool tables_ready;
+static pthread_once_t tables_once = PTHREAD_ONCE_INIT;
 
-static void init_tables(void)
+static void fill_tables(void)
 {
-    if (tables_ready)
-        return;
     for (int c = 0; c < 0x20; c++)
         str_special[c] = 1;
     str_special['"'] = 1;
     str_special['\\'] = 1;
     is_ws[' '] = is_ws['\t'] = is_ws['\n'] = is_ws['\r'] = 1;
-    tables_ready = true;
+}
+
+/* Once per process, whichever thread parses first (worker threads too). */
+static void init_tables(void)
+{
+    pthread_once(&tables_once, fill_tables);
 }
 
 static void set_error(struct parser *ps, const char *at, const char *fmt, ...)
@@ -293,7 +298,89 @@ struct num {
     bool integral; /* value is an integer (also e.g. 5.0) within int64 */
 };
 
+/* The value of mant * 10^total_exp (neg: negated), exactly rounded: the
+ * fast exact case when it applies, else strtod on the text [s, p). */
+static bool num_value(struct parser *ps, const char *s, const char *p, uint64_t mant, bool neg,
+                      bool overflow, bool is_int, int total_exp, struct num *out)
+{
+    double d;
+    if (!overflow && mant < ((uint64_t)1 << 53) && total_exp >= -22 && total_exp <= 22) {
+        d = (double)mant;
+        d = total_exp < 0 ? d / pow10_exact[-total_exp] : d * pow10_exact[total_exp];
+        if (neg)
+            d = -d;
+    } else {
+        char tmp[128];
+        size_t n = (size_t)(p - s);
+        if (n < sizeof(tmp)) {
+            memcpy(tmp, s, n);
+            tmp[n] = '\0';
+            d = strtod(tmp, NULL);
+        } else {
+            char *big = mp_strndup(s, n);
+            if (!big) {
+                set_error(ps, s, "out of memory");
+                return false;
+            }
+            d = strtod(big, NULL);
+            free(big);
+        }
+    }
+    out->d = d;
+    /* integers outside int64 are kept as doubles, as Python would compare them */
+    out->is_int =
+        is_int && !overflow && mant <= (neg ? (uint64_t)INT64_MAX + 1u : (uint64_t)INT64_MAX);
+    if (out->is_int) {
+        out->i = neg ? (int64_t)(0u - mant) : (int64_t)mant;
+        out->integral = true;
+    } else {
+        /* below 2^63 in magnitude, d is integral exactly when truncation keeps it */
+        out->integral = isfinite(d) && fabs(d) < 9.2e18 && d == (double)(int64_t)d;
+        out->i = out->integral ? (int64_t)d : 0;
+    }
+    return true;
+}
+
+static const char *scan_number_slow(struct parser *ps, const char *p, const char *end,
+                                    struct num *out);
+
+/* Numbers of a trace are short: an integer or a plain decimal of at most 19
+ * digits in all (timestamps have 16 or 17). Those take one tight pass here;
+ * anything else (an exponent, more digits, Infinity, an error, the end of the
+ * window) goes through scan_number_slow, which gives the same value. */
 static const char *scan_number(struct parser *ps, const char *p, const char *end, struct num *out)
+{
+    const char *s = p, *q = p;
+    bool neg = q < end && *q == '-';
+    q += neg;
+    if (q < end && (unsigned)(*q - '0') < 10u) {
+        uint64_t mant = 0;
+        const char *d0 = q;
+        if (*q == '0')
+            q++;
+        else
+            for (; q < end && (unsigned)(*q - '0') < 10u; q++)
+                mant = mant * 10 + (uint64_t)(*q - '0');
+        ptrdiff_t nd = q - d0, fd = 0;
+        bool is_int = true;
+        if (q < end && *q == '.') {
+            const char *f0 = ++q;
+            for (; q < end && (unsigned)(*q - '0') < 10u; q++)
+                mant = mant * 10 + (uint64_t)(*q - '0');
+            fd = q - f0;
+            is_int = false;
+        }
+        if (q < end && nd + fd <= 19 && (is_int || fd > 0) && *q != 'e' && *q != 'E') {
+            if (!out)
+                return q;
+            return num_value(ps, s, q, mant, neg, false, is_int, -(int)fd, out) ? q : NULL;
+        }
+    }
+    return scan_number_slow(ps, s, end, out);
+}
+
+static const char *scan_number_slow(struct parser *ps, const char *p, const char *end,
+                                    struct num *out)
 {
     const char *s = p;
     bool neg = false;
@@ -377,40 +464,7 @@ static const char *scan_number(struct parser *ps, const char *p, const char *end
         return incomplete(ps); /* the number might continue in the next block */
     if (!out)
         return p;
-    int total_exp = exp10 - frac_digits;
-    double d;
-    if (!overflow && mant < ((uint64_t)1 << 53) && total_exp >= -22 && total_exp <= 22) {
-        d = (double)mant;
-        d = total_exp < 0 ? d / pow10_exact[-total_exp] : d * pow10_exact[total_exp];
-        if (neg)
-            d = -d;
-    } else {
-        char tmp[128];
-        size_t n = (size_t)(p - s);
-        if (n < sizeof(tmp)) {
-            memcpy(tmp, s, n);
-            tmp[n] = '\0';
-            d = strtod(tmp, NULL);
-        } else {
-            char *big = mp_strndup(s, n);
-            if (!big)
-                return fail(ps, s, "out of memory");
-            d = strtod(big, NULL);
-            free(big);
-        }
-    }
-    out->d = d;
-    /* integers outside int64 are kept as doubles, as Python would compare them */
-    out->is_int =
-        is_int && !overflow && mant <= (neg ? (uint64_t)INT64_MAX + 1u : (uint64_t)INT64_MAX);
-    if (out->is_int) {
-        out->i = neg ? (int64_t)(0u - mant) : (int64_t)mant;
-        out->integral = true;
-    } else {
-        out->integral = isfinite(d) && d == floor(d) && fabs(d) < 9.2e18;
-        out->i = out->integral ? (int64_t)d : 0;
-    }
-    return p;
+    return num_value(ps, s, p, mant, neg, overflow, is_int, exp10 - frac_digits, out) ? p : NULL;
 }
 
 /* Validates a number without computing its value (skipped args values). */
@@ -867,8 +921,8 @@ enum top_state {
     T_END,       /* after the top-level value: only whitespace */
 };
 
-int mp_trace_parse(struct mp_io_reader *r, const struct mp_trace_parse_opts *opts,
-                   struct mp_trace_parse_stats *stats, struct mp_diag *d)
+static int parse_serial(struct mp_io_reader *r, const struct mp_trace_parse_opts *opts,
+                        struct mp_trace_parse_stats *stats, struct mp_diag *d)
 {
     init_tables();
     struct parser ps = {0};
@@ -1075,6 +1129,306 @@ out:
     free(ps.buf);
     free(ps.scratch);
     return rc;
+}
+
+/* ---- pipelined parse: inflate and tokenize on a worker thread ----
+ *
+ * The worker runs the parse above with callbacks that copy each event into a
+ * batch: its raw text once, the views that point into it rebased onto the
+ * copy, and any decoded string that lives elsewhere (escapes) copied too.
+ * Full batches go through a bounded queue (PIPE_BATCHES in all, so memory
+ * stays bounded whatever the trace size) to the calling thread, which hands
+ * every event, metadata value and progress report to the caller's callbacks
+ * in the order the parser produced them. The callbacks therefore run on the
+ * calling thread with the same values and in the same order as without the
+ * pipeline, while the next batches are being inflated and tokenized on the
+ * second core. */
+
+#define PIPE_BATCHES 4
+#define PIPE_EVENTS 1024
+#define PIPE_ARENA ((size_t)256 << 10)
+
+enum { REC_EVENT, REC_META, REC_PROGRESS };
+
+struct pipe_rec {
+    int kind;
+    /* REC_META: name is the key, raw the value; REC_PROGRESS: index is the
+     * decompressed byte count, offset the raw position, id the raw size */
+    struct mp_trace_event ev;
+};
+
+struct pipe_batch {
+    struct pipe_rec *rec;
+    size_t n;
+    char *arena;
+    size_t alen, acap;
+};
+
+struct pipe {
+    pthread_mutex_t mu;
+    pthread_cond_t cv_full, cv_free;
+    struct pipe_batch slot[PIPE_BATCHES];
+    struct pipe_batch *full[PIPE_BATCHES]; /* FIFO of filled batches */
+    size_t full_head, n_full;
+    struct pipe_batch *free_[PIPE_BATCHES]; /* batches the worker may fill */
+    size_t n_free;
+    bool done; /* the worker has finished; rc, st and d are final */
+    bool stop; /* the caller's callback failed: the worker should stop */
+    /* worker side */
+    struct pipe_batch *cur;
+    struct mp_io_reader *r;
+    struct mp_trace_parse_opts inner;
+    struct mp_trace_parse_stats st;
+    struct mp_diag d;
+    int rc;
+};
+
+/* Makes room in the worker's batch for one record and need arena bytes,
+ * handing the batch over when it is full. */
+static int pipe_reserve(struct pipe *pp, size_t need)
+{
+    struct pipe_batch *b = pp->cur;
+    if (b && (b->n == PIPE_EVENTS || b->alen + need > b->acap)) {
+        pthread_mutex_lock(&pp->mu);
+        pp->full[(pp->full_head + pp->n_full) % PIPE_BATCHES] = b;
+        pp->n_full++;
+        pthread_cond_signal(&pp->cv_full);
+        pthread_mutex_unlock(&pp->mu);
+        b = pp->cur = NULL;
+    }
+    if (!b) {
+        pthread_mutex_lock(&pp->mu);
+        while (!pp->n_free && !pp->stop)
+            pthread_cond_wait(&pp->cv_free, &pp->mu);
+        if (pp->stop) {
+            pthread_mutex_unlock(&pp->mu);
+            return MP_ECANCEL;
+        }
+        b = pp->cur = pp->free_[--pp->n_free];
+        pthread_mutex_unlock(&pp->mu);
+        b->n = 0;
+        b->alen = 0;
+    }
+    if (need > b->acap) { /* an empty batch: nothing points into it yet */
+        char *na = realloc(b->arena, need);
+        if (!na)
+            return mp_diag_set(&pp->d, MP_ENOMEM, "out of memory passing an event on");
+        b->arena = na;
+        b->acap = need;
+    }
+    return 0;
+}
+
+static char *pipe_put(struct pipe_batch *b, const char *p, size_t n)
+{
+    char *o = b->arena + b->alen;
+    if (n)
+        memcpy(o, p, n);
+    b->alen += n;
+    return o;
+}
+
+/* Points v at its copy: inside the copied raw text when it lies there, else
+ * a copy of its own. An empty view keeps being NULL or not. */
+static void pipe_rebase(struct pipe_batch *b, struct mp_strview *v, struct mp_strview raw,
+                        const char *copy)
+{
+    uintptr_t vp = (uintptr_t)v->p, rp = (uintptr_t)raw.p;
+    if (!v->n)
+        v->p = v->p ? copy : NULL;
+    else if (vp >= rp && vp + v->n <= rp + raw.n)
+        v->p = copy + (vp - rp);
+    else
+        v->p = pipe_put(b, v->p, v->n);
+}
+
+static int pipe_on_event(const struct mp_trace_event *ev, void *user)
+{
+    struct pipe *pp = user;
+    size_t need = ev->raw.n + ev->name.n + ev->cat.n + ev->pid_text.n + ev->tid_text.n +
+                  ev->args.n + ev->input_dims.n;
+    for (unsigned i = 0; i < ev->n_id_members; i++)
+        need += ev->id_members[i].n;
+    int rc = pipe_reserve(pp, need);
+    if (rc)
+        return rc;
+    struct pipe_batch *b = pp->cur;
+    struct pipe_rec *r = &b->rec[b->n++];
+    r->kind = REC_EVENT;
+    r->ev = *ev;
+    const char *copy = pipe_put(b, ev->raw.p, ev->raw.n);
+    r->ev.raw.p = copy;
+    pipe_rebase(b, &r->ev.name, ev->raw, copy);
+    pipe_rebase(b, &r->ev.cat, ev->raw, copy);
+    pipe_rebase(b, &r->ev.pid_text, ev->raw, copy);
+    pipe_rebase(b, &r->ev.tid_text, ev->raw, copy);
+    pipe_rebase(b, &r->ev.args, ev->raw, copy);
+    pipe_rebase(b, &r->ev.input_dims, ev->raw, copy);
+    for (unsigned i = 0; i < ev->n_id_members; i++)
+        pipe_rebase(b, &r->ev.id_members[i], ev->raw, copy);
+    return 0;
+}
+
+static int pipe_on_meta(struct mp_strview key, struct mp_strview raw, void *user)
+{
+    struct pipe *pp = user;
+    int rc = pipe_reserve(pp, key.n + raw.n);
+    if (rc)
+        return rc;
+    struct pipe_batch *b = pp->cur;
+    struct pipe_rec *r = &b->rec[b->n++];
+    memset(r, 0, sizeof(*r));
+    r->kind = REC_META;
+    r->ev.name.p = pipe_put(b, key.p, key.n);
+    r->ev.name.n = key.n;
+    r->ev.raw.p = pipe_put(b, raw.p, raw.n);
+    r->ev.raw.n = raw.n;
+    return 0;
+}
+
+static void pipe_on_progress(uint64_t bytes, uint64_t raw_pos, uint64_t raw_size, void *user)
+{
+    struct pipe *pp = user;
+    if (pipe_reserve(pp, 0) != 0)
+        return; /* stopping, or out of memory: that progress report is lost */
+    struct pipe_batch *b = pp->cur;
+    struct pipe_rec *r = &b->rec[b->n++];
+    r->kind = REC_PROGRESS;
+    r->ev.index = bytes;
+    r->ev.offset = raw_pos;
+    r->ev.id = (int64_t)raw_size;
+}
+
+static void *pipe_main(void *arg)
+{
+    struct pipe *pp = arg;
+    int rc = parse_serial(pp->r, &pp->inner, &pp->st, &pp->d);
+    pthread_mutex_lock(&pp->mu);
+    if (pp->cur) { /* the last batch, also on an error: its events came before it */
+        pp->full[(pp->full_head + pp->n_full) % PIPE_BATCHES] = pp->cur;
+        pp->n_full++;
+        pp->cur = NULL;
+    }
+    pp->rc = rc;
+    pp->done = true;
+    pthread_cond_signal(&pp->cv_full);
+    pthread_mutex_unlock(&pp->mu);
+    return NULL;
+}
+
+/* Hands one batch to the caller's callbacks; returns the first non-zero. */
+static int pipe_deliver(const struct mp_trace_parse_opts *o, const struct pipe_batch *b)
+{
+    void *pu = o->progress_user ? o->progress_user : o->user;
+    for (size_t i = 0; i < b->n; i++) {
+        const struct pipe_rec *r = &b->rec[i];
+        int rc = 0;
+        if (r->kind == REC_EVENT && o->on_event)
+            rc = o->on_event(&r->ev, o->user);
+        else if (r->kind == REC_META && o->on_meta)
+            rc = o->on_meta(r->ev.name, r->ev.raw, o->user);
+        else if (r->kind == REC_PROGRESS && o->on_progress)
+            o->on_progress(r->ev.index, r->ev.offset, (uint64_t)r->ev.id, pu);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+static void pipe_free(struct pipe *pp)
+{
+    for (size_t i = 0; i < PIPE_BATCHES; i++) {
+        free(pp->slot[i].rec);
+        free(pp->slot[i].arena);
+    }
+    pthread_mutex_destroy(&pp->mu);
+    pthread_cond_destroy(&pp->cv_full);
+    pthread_cond_destroy(&pp->cv_free);
+    free(pp);
+}
+
+/* Sets *ran = false when the pipeline could not be set up (then nothing was
+ * read: the caller runs the serial parse). */
+static int parse_pipelined(struct mp_io_reader *r, const struct mp_trace_parse_opts *opts,
+                           struct mp_trace_parse_stats *stats, struct mp_diag *d, bool *ran)
+{
+    *ran = false;
+    struct pipe *pp = calloc(1, sizeof(*pp));
+    if (!pp)
+        return 0;
+    pthread_mutex_init(&pp->mu, NULL);
+    pthread_cond_init(&pp->cv_full, NULL);
+    pthread_cond_init(&pp->cv_free, NULL);
+    for (size_t i = 0; i < PIPE_BATCHES; i++) {
+        pp->slot[i].rec = malloc(sizeof(struct pipe_rec) * PIPE_EVENTS);
+        pp->slot[i].arena = malloc(PIPE_ARENA);
+        pp->slot[i].acap = PIPE_ARENA;
+        if (!pp->slot[i].rec || !pp->slot[i].arena) {
+            pipe_free(pp);
+            return 0;
+        }
+        pp->free_[pp->n_free++] = &pp->slot[i];
+    }
+    mp_diag_clear(&pp->d);
+    pp->r = r;
+    pp->inner = (struct mp_trace_parse_opts){
+        .on_event = opts->on_event ? pipe_on_event : NULL,
+        .on_meta = opts->on_meta ? pipe_on_meta : NULL,
+        .on_progress = opts->on_progress ? pipe_on_progress : NULL,
+        .user = pp,
+        .progress_user = pp,
+        .max_event_bytes = opts->max_event_bytes,
+        .chunk_bytes = opts->chunk_bytes,
+    };
+    pthread_t th;
+    if (pthread_create(&th, NULL, pipe_main, pp) != 0) {
+        pipe_free(pp);
+        return 0;
+    }
+    *ran = true;
+    int crc = 0;
+    for (;;) {
+        pthread_mutex_lock(&pp->mu);
+        while (!pp->n_full && !pp->done)
+            pthread_cond_wait(&pp->cv_full, &pp->mu);
+        if (!pp->n_full) {
+            pthread_mutex_unlock(&pp->mu);
+            break;
+        }
+        struct pipe_batch *b = pp->full[pp->full_head];
+        pp->full_head = (pp->full_head + 1) % PIPE_BATCHES;
+        pp->n_full--;
+        pthread_mutex_unlock(&pp->mu);
+        crc = pipe_deliver(opts, b);
+        pthread_mutex_lock(&pp->mu);
+        pp->free_[pp->n_free++] = b;
+        if (crc)
+            pp->stop = true;
+        pthread_cond_signal(&pp->cv_free);
+        pthread_mutex_unlock(&pp->mu);
+        if (crc)
+            break;
+    }
+    pthread_join(th, NULL);
+    int rc = crc ? crc : pp->rc;
+    if (!crc && pp->rc && d && d->code == 0)
+        *d = pp->d;
+    if (stats)
+        *stats = pp->st;
+    pipe_free(pp);
+    return rc;
+}
+
+int mp_trace_parse(struct mp_io_reader *r, const struct mp_trace_parse_opts *opts,
+                   struct mp_trace_parse_stats *stats, struct mp_diag *d)
+{
+    if (opts && (opts->on_event || opts->on_meta) && !opts->serial) {
+        bool ran;
+        int rc = parse_pipelined(r, opts, stats, d, &ran);
+        if (ran)
+            return rc;
+    }
+    return parse_serial(r, opts, stats, d);
 }
 
 int mp_trace_locate(const char *path, uint64_t offset, long *line, long *col)

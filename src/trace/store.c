@@ -188,6 +188,7 @@ int mp_trace_store_load(const char *path, const struct mp_trace_store_opts *opts
         .on_progress = opts ? opts->on_progress : NULL,
         .user = &c,
         .progress_user = opts ? opts->user : NULL,
+        .serial = opts && opts->serial,
     };
     rc = mp_trace_parse_file(path, &po, NULL, d);
     mp_buf_fini(&c.scratch);
