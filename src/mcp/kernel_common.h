@@ -3,7 +3,7 @@
 #ifndef MP_MCP_KERNEL_COMMON_H
 #define MP_MCP_KERNEL_COMMON_H
 
-#include "../kcfg.h"
+#include "kcfg.h"
 
 #define MCP_KERNEL_SHARED_PARAMS                                                                   \
     {"kernel_type",    MT_STR, false, "\"hip\"", "hip|cuda|pytorch|triton|opencl", 0, 0,           \
