@@ -8,8 +8,9 @@
  * a JSON object (or, for a batch, an array of objects) with jsonrpc "2.0",
  * and exactly one of result / error; an error has an integer code and a
  * string message. Each message is also decoded, when it is an object, as
- * tools/call arguments for every tool: decoding either fails with a message
- * or yields an object holding every parameter of the tool. */
+ * tools/call arguments of one tool (picked from the message's length and
+ * first byte, so every tool gets inputs): decoding either fails with a
+ * message or yields an object holding every parameter of the tool. */
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
@@ -76,7 +77,8 @@ static void decode_all(const char *msg, size_t len)
         json_decref(a);
         return;
     }
-    for (size_t i = 0; i < mcp_ntools; i++) {
+    size_t pick = (len + (unsigned char)msg[0]) % mcp_ntools;
+    for (size_t i = pick; i == pick; i++) {
         char err[1400];
         err[0] = 0;
         json_t *d = mcp_args_decode(mcp_tools[i], a, err, sizeof(err));
