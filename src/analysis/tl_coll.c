@@ -10,6 +10,7 @@
 
 #include <magpie/fmt.h>
 #include <magpie/report.h>
+#include <magpie/stats.h>
 
 #include "tl_int.h"
 
@@ -134,15 +135,28 @@ int tl_sheet_coll(struct mp_report *rep, const struct mp_trace_tree *t,
         for (size_t k = 0; k < n && !rc; k++) {
             if (ng > 0 && cmp_key(&rows[idx[g[ng - 1].first]], &rows[idx[k]]) == 0) {
                 g[ng - 1].n++;
-                g[ng - 1].sum += rows[idx[k]].dur;
             } else {
                 g[ng].first = k;
                 g[ng].n = 1;
-                g[ng].sum = rows[idx[k]].dur;
                 g[ng].order = ng;
                 ng++;
             }
         }
+        /* dur_sum as pandas' groupby(sort=True) sums it: np.add.reduceat
+         * when the rows already come in key order (the stable sort left
+         * them in place), else Kahan in row order */
+        bool ids_sorted = true;
+        for (size_t k = 0; k < n && ids_sorted; k++)
+            ids_sorted = idx[k] == k;
+        double *d = rc ? NULL : malloc((n ? n : 1) * sizeof(double));
+        if (!rc && !d)
+            rc = MP_ENOMEM;
+        for (size_t gi = 0; gi < ng && !rc; gi++) {
+            for (size_t k = 0; k < g[gi].n; k++)
+                d[k] = rows[idx[g[gi].first + k]].dur;
+            g[gi].sum = mp_sum_pandas_group(d, g[gi].n, ids_sorted);
+        }
+        free(d);
         if (!rc)
             qsort(g, ng, sizeof(*g), cmp_cgrp);
         struct mp_buf *b = rc ? NULL : new_sheet(rep, "coll_analysis");
@@ -166,20 +180,20 @@ int tl_sheet_coll(struct mp_report *rep, const struct mp_trace_tree *t,
             for (int f = 0; f < NFIELDS && !rc; f++)
                 rc = mp_csv_str(&csv, r0->cell[f]);
             double in_mb = NAN, out_mb = NAN;
-            double *d = malloc(G->n * sizeof(double));
-            if (!d)
+            double *dv = malloc(G->n * sizeof(double));
+            if (!dv)
                 rc = MP_ENOMEM;
             for (size_t k = 0; k < G->n && !rc; k++) {
                 const struct crow *r = &rows[idx[G->first + k]];
-                d[k] = r->dur;
+                dv[k] = r->dur;
                 if (isnan(in_mb) && r->has_mb) {
                     in_mb = r->in_mb;
                     out_mb = r->out_mb;
                 }
             }
             struct tl_stats st = {0};
-            rc = rc ? rc : tl_stats(d, G->n, 1, &st);
-            free(d);
+            rc = rc ? rc : tl_group_stats(dv, G->n, ids_sorted, &st);
+            free(dv);
             rc = rc ? rc : tl_csv_float(&csv, &cell, in_mb, true);
             rc = rc ? rc : tl_csv_float(&csv, &cell, out_mb, true);
             rc = rc ? rc : tl_csv_float(&csv, &cell, G->sum, true);
