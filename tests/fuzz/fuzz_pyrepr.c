@@ -6,9 +6,10 @@
  * {"traceEvents":[{"ph":"X","name":"op","args":INPUT}]}, and read with the
  * trace parser, so the converters see exactly the bytes (validated by the
  * parser) that they see in a report run. For an accepted event, the args go
- * through tl_args_key, tl_args_pyrepr of each shape field and of a missing
- * key, and the whole-value converters; outputs must be NUL-free where the
- * input is, and each call must return 0. */
+ * through tl_args_key, tl_args_pyrepr of each shape field and of a further
+ * key, and the whole-value converters: each call must return 0, and
+ * tl_args_pyrepr must report a key present exactly when the raw-args lookup
+ * (mp_trace_json_find) finds it. */
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
@@ -34,8 +35,11 @@ static void convert(const char *args, size_t n)
         bool present = true;
         mp_buf_reset(&b);
         CHECK(tl_args_pyrepr(&b, args, n, keys[k], &present) == 0);
-        if (k == 4)
-            CHECK(!present && b.len == 0);
+        /* present exactly when the raw-args lookup finds the key */
+        struct mp_strview obj = {args, n}, v;
+        CHECK(present == (mp_trace_json_find(obj, keys[k], &v) == 0));
+        if (!present)
+            CHECK(b.len == 0);
         g_touch += fuzz_touch(b.data, b.len);
     }
     mp_buf_reset(&b);
