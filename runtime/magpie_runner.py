@@ -11,7 +11,10 @@ A kernel file defines ``ModelNew`` (a candidate) or ``Model``; a reference
 file defines ``Model``, ``get_inputs()`` and ``get_init_inputs()``
 (KernelBench). Correctness: for several seeds, build both models from the
 same init inputs with the same seed, run them on fresh seeded inputs
-(cloned per model), and compare with dtype-aware tolerances; NaN/Inf where
+(cloned per model), and compare (magpie_check.py: tolerances from the
+outputs' dtypes, and a float64 run of the reference that low-precision
+outputs are judged against, within a multiple of the reference's own
+error; docs/correctness.md); NaN/Inf where
 the reference is finite is a failure; the inputs must not be modified; the
 caching allocator is poisoned with NaN before each candidate call so a
 kernel that leaves its output unwritten is caught. Without a reference the
@@ -26,6 +29,9 @@ batch for kernels under 20 us,
 NVBench's stopping rule (min samples, min device time, relative noise
 target, timeout); in compare mode candidates are sampled round-robin. On a
 machine without a GPU the same loop runs with time.perf_counter_ns.
+
+The result is strict JSON: a non-finite number is written as null, with
+its value under "nonfinite" beside it (magpie_check.dump_strict).
 """
 import importlib.util
 import json
@@ -35,16 +41,11 @@ import sys
 import time
 import traceback
 
+import magpie_check as mc  # beside this file (the script's directory is on sys.path)
+
 # max_time_s stops sampling only once min_samples are in; sampling may run
 # this many times max_time_s to get them (K_MIN_SAMPLES_GRACE in the C harness)
 MIN_SAMPLES_GRACE = 4
-
-TOL = {  # dtype -> (atol, rtol)
-    "float64": (1e-8, 1e-7),
-    "float32": (1e-4, 1e-4),
-    "float16": (1e-2, 1e-2),
-    "bfloat16": (2e-2, 2e-2),
-}
 
 
 def load_module(path, name):
@@ -78,47 +79,6 @@ def move(torch, xs, dev):
 
 def clone(torch, xs):
     return [x.clone() if isinstance(x, torch.Tensor) else x for x in xs]
-
-
-def compare(torch, out, ref, atol, rtol):
-    """Returns (ok, message, max_abs, max_rel, mismatches)."""
-    outs, refs = to_list(out), to_list(ref)
-    if len(outs) != len(refs):
-        return False, "returned %d outputs, the reference %d" % (len(outs), len(refs)), 0, 0, 0
-    max_abs = max_rel = 0.0
-    bad = 0
-    for k, (o, r) in enumerate(zip(outs, refs)):
-        if not isinstance(r, torch.Tensor):
-            if o != r:
-                return False, "output %d differs: %r != %r" % (k, o, r), 0, 0, 1
-            continue
-        if not isinstance(o, torch.Tensor):
-            return False, "output %d is not a tensor" % k, 0, 0, 1
-        if tuple(o.shape) != tuple(r.shape):
-            return False, "output %d shape %s, reference %s" % (
-                k, tuple(o.shape), tuple(r.shape)), 0, 0, 1
-        o64, r64 = o.detach().double(), r.detach().double()
-        fin_r = torch.isfinite(r64)
-        nonfin = (~torch.isfinite(o64)) & fin_r
-        if nonfin.any():
-            n = int(nonfin.sum())
-            return False, "output %d: %d NaN/Inf values where the reference is finite" % (
-                k, n), math.inf, math.inf, n
-        diff = (o64 - r64).abs()
-        diff = torch.where(fin_r, diff, torch.zeros_like(diff))
-        tol = atol + rtol * r64.abs()
-        mism = (diff > tol) & fin_r
-        if diff.numel():
-            max_abs = max(max_abs, float(diff.max()))
-            rel = diff / r64.abs().clamp_min(1e-30)
-            max_rel = max(max_rel, float(torch.where(fin_r, rel, torch.zeros_like(rel)).max()))
-        if mism.any():
-            n = int(mism.sum())
-            first = int(mism.flatten().nonzero()[0])
-            return False, ("output %d: %d of %d elements differ from the reference (first at "
-                           "flat index %d; max abs err %.3g, max rel err %.3g)") % (
-                k, n, mism.numel(), first, max_abs, max_rel), max_abs, max_rel, n
-    return True, "", max_abs, max_rel, bad
 
 
 class Timer:
@@ -446,6 +406,53 @@ class Sampler:
         return bool(self.reason)
 
 
+def high_precision(torch, rule, ref_model, ref_out, inputs, seed, figures):
+    """The reference's outputs computed in float64 (float32 if float64
+    fails), or None: turned off (hp_reference: false), no floating output,
+    or nothing more precise than the outputs to run in. Notes into figures."""
+    if not rule["hp"]:
+        figures["hp_reference"] = "off"
+        return None
+    fl = [t for t in mc.to_list(ref_out) if isinstance(t, torch.Tensor) and t.is_floating_point()]
+    if not fl or all(t.dtype == torch.float64 for t in fl):
+        figures.setdefault("hp_reference", "not needed (no output below float64)")
+        return None
+    # a float32/float64 problem (nothing below float32 in the outputs, inputs,
+    # parameters, buffers or the declared dtype) keeps the table alone, at no cost
+    ts = fl + [t for t in inputs if isinstance(t, torch.Tensor)]
+    if hasattr(ref_model, "parameters"):
+        ts += list(ref_model.parameters()) + list(ref_model.buffers())
+    low = [t for t in ts if t.is_floating_point() and t.dtype not in (torch.float32, torch.float64)]
+    declared = mc.dtype_name(rule["declared"]) if rule["declared"] else None
+    if not low and mc.UNIT.get(declared, 0.0) < mc.LOW_PRECISION_UNIT:
+        figures.setdefault("hp_reference", "not needed (a float32/float64 problem)")
+        return None
+    hi, dt, note = mc.run_high_precision(torch, ref_model, clone(torch, inputs),
+                                         lambda: seed_all(torch, seed))
+    if hi is None:
+        figures["hp_reference"] = "unavailable: " + note
+    else:
+        figures["hp_reference"] = dt + ("" if not note else " (%s)" % note)
+    return hi
+
+
+def check(torch, rule, out, ref_out, ref_hi, figures):
+    """magpie_check.compare with the job's rule; the largest figures over
+    seeds and outputs go into figures."""
+    cr = mc.compare(torch, out, ref_out, ref_hi, rule["declared"], rule["atol"], rule["rtol"],
+                    rule["factor"], rule["rms_factor"])
+    for o in cr["outputs"]:
+        figures.setdefault("tolerance", {k: o[k] for k in ("dtype", "atol", "rtol", "rule",
+                                                           "explicit_tolerance") if k in o})
+        for k in ("hp_ratio", "rms_ratio", "ref_ratio"):
+            if k in o:
+                figures[k] = max(figures.get(k, 0.0), o[k])
+        if "hp_ratio" in o:
+            figures.setdefault("hp_factor", o["hp_factor"])
+            figures.setdefault("rms_factor", o["rms_factor"])
+    return cr
+
+
 def main():
     job = json.load(open(sys.argv[1]))
     out_path = job["output"]
@@ -454,7 +461,8 @@ def main():
         import torch
     except ImportError:
         result["device_error"] = "PyTorch is not installed for %s" % sys.executable
-        json.dump(result, open(out_path, "w"))
+        with open(out_path, "w") as f:
+            mc.dump_strict(result, f)
         return 0
     dev = torch.device("cuda" if torch.cuda.is_available() else "cpu")
     result["device"] = torch.cuda.get_device_name(dev) if dev.type == "cuda" else "cpu"
@@ -496,13 +504,12 @@ def main():
                      message="the kernel file needs ModelNew (or Model) and get_inputs")
             continue
         try:
-            dtype = e.get("dtype") or "float32"
-            atol, rtol = TOL.get(dtype, TOL["float32"])
-            if e.get("atol") is not None:
-                atol = e["atol"]
-            if e.get("rtol") is not None:
-                rtol = e["rtol"]
+            rule = {"declared": e.get("dtype"), "atol": e.get("atol"), "rtol": e.get("rtol"),
+                    "factor": e.get("hp_factor") or mc.HP_FACTOR,
+                    "rms_factor": e.get("rms_factor") or mc.RMS_FACTOR,
+                    "hp": e.get("hp_reference", True)}
             ok, msg, mx_a, mx_r, mism, checks, mutated = True, "", 0.0, 0.0, 0, 0, False
+            figures = {}
             seeds = e.get("seeds", 3) if ref_mod else 1
             model = ref_model = None
             for s in range(seeds):
@@ -522,6 +529,8 @@ def main():
                 inputs = move(torch, to_list(gi()), dev)
                 with torch.no_grad():
                     ref_out = ref_model(*clone(torch, inputs)) if ref_mod else None
+                    ref_hi = high_precision(torch, rule, ref_model, ref_out, inputs, seed,
+                                            figures) if ref_mod else None
                     mine = clone(torch, inputs)
                     if dev.type == "cuda":  # poison what the allocator hands out next
                         p = torch.empty(64 << 20, dtype=torch.float32, device=dev)
@@ -538,8 +547,9 @@ def main():
                     break
                 checks += 1
                 if ref_mod:
-                    ok, msg, a_, r_, mism = compare(torch, out, ref_out, atol, rtol)
-                    mx_a, mx_r = max(mx_a, a_), max(mx_r, r_)
+                    cr = check(torch, rule, out, ref_out, ref_hi, figures)
+                    ok, msg, mism = cr["ok"], cr["message"], cr["mismatches"]
+                    mx_a, mx_r = max(mx_a, cr["max_abs_err"]), max(mx_r, cr["max_rel_err"])
                 else:
                     for t in to_list(out):
                         if isinstance(t, torch.Tensor) and not torch.isfinite(
@@ -550,7 +560,7 @@ def main():
                     break
             c.update(ran=True, ok=ok, verified=bool(ok and ref_mod), checks=checks,
                      mode="reference" if ref_mod else "finite_check", max_abs_err=mx_a,
-                     max_rel_err=mx_r, mismatches=mism, input_mutated=mutated)
+                     max_rel_err=mx_r, mismatches=mism, input_mutated=mutated, **figures)
             if not ok:
                 c["message"] = msg
                 continue
@@ -563,12 +573,14 @@ def main():
                 if ref_mod:
                     with torch.no_grad():
                         t_ref = ref_model(*clone(torch, t_inputs))
+                        t_ref = (t_ref, high_precision(torch, rule, ref_model, t_ref, t_inputs,
+                                                       7, {}))
                 holder = {}
 
                 def call(m=model, x=t_inputs, h=holder):
                     with torch.no_grad():
                         h["out"] = m(*x)
-                timed.append((i, Sampler(timer, call, tcfg), holder, t_ref, atol, rtol))
+                timed.append((i, Sampler(timer, call, tcfg), holder, t_ref, rule))
         except Exception:
             c.update(ran=True, ok=False, message="raised: " + traceback.format_exc(limit=6))
     if timed:
@@ -604,7 +616,7 @@ def main():
                     t[1].take()
                     if t[1].check(time.monotonic() - t1):
                         break
-        for i, smp, holder, t_ref, atol, rtol in live:
+        for i, smp, holder, t_ref, rule in live:
             tj = {"ran": True, "ok": True, "samples_ms": smp.samples, "batch": smp.batch,
                   "cuda_graph": smp.graph is not None, "launch_hold_us": timer.hold_us(),
                   "stop_reason": (smp.reason or "stopped with the other candidates") + (
@@ -619,19 +631,20 @@ def main():
                 tj["sample_clock_mhz"] = smp.clocks
             outs[i]["timing"] = tj
             if t_ref is not None:
-                ok, msg, _, _, _ = compare(torch, holder.get("out"), t_ref, atol, rtol)
+                cr = check(torch, rule, holder.get("out"), t_ref[0], t_ref[1], {})
+                ok, msg = cr["ok"], cr["message"]
                 c = outs[i]["correctness"]
                 c["recheck_done"] = True
                 c["recheck_ok"] = ok
                 if not ok:
                     c["ok"] = False
                     c["message"] = "output of the timed calls is wrong: " + msg
-            print("MAGPIE_LATENCY_JSON: " + json.dumps({
+            print("MAGPIE_LATENCY_JSON: " + json.dumps(mc.strict_json({
                 "mode": "magpie_runner", "kernel": entries[i]["id"], "samples_ms": smp.samples,
-                "batch": smp.batch, "stop_reason": tj["stop_reason"]}))
+                "batch": smp.batch, "stop_reason": tj["stop_reason"]}), allow_nan=False))
     tmp = out_path + ".tmp"
     with open(tmp, "w") as f:
-        json.dump(result, f)
+        mc.dump_strict(result, f)
     os.replace(tmp, out_path)
     return 0
 
