@@ -1847,6 +1847,98 @@ static void test_capture_merge_variants(void **state)
     free(replay);
 }
 
+/* The parse pipeline (worker thread + batches) against the serial parse:
+ * the same events with the same values in the same order, metadata too,
+ * on the real Mixtral trace and on a small trace with escapes in every
+ * string field, with tiny and default windows; a callback that stops at
+ * event k sees exactly k + 1 events either way; a syntax error arrives
+ * after the same events with the same diag. */
+struct stop_sum {
+    struct sum s;
+    uint64_t stop_at;
+    uint64_t meta;
+};
+
+static int stop_cb(const struct mp_trace_event *ev, void *user)
+{
+    struct stop_sum *x = user;
+    sum_cb(ev, &x->s);
+    return x->s.n == x->stop_at + 1 ? MP_ECANCEL : 0;
+}
+
+static int stop_meta_cb(struct mp_strview key, struct mp_strview raw, void *user)
+{
+    struct stop_sum *x = user;
+    x->meta = mix_view(mix_view(x->meta ? x->meta : 7, key), raw);
+    return 0;
+}
+
+static int run_both(const char *text, size_t len, size_t chunk, bool serial, uint64_t stop_at,
+                    struct stop_sum *x, struct mp_diag *d)
+{
+    struct mp_io_reader *r = NULL;
+    mp_diag_clear(d);
+    assert_int_equal(mp_io_open_mem(text, len, "mem", &r, d), 0);
+    memset(x, 0, sizeof(*x));
+    x->s.h = 1469598103934665603ull;
+    x->s.want_offset_of = UINT64_MAX;
+    x->stop_at = stop_at;
+    struct mp_trace_parse_opts o = {.on_event = stop_cb,
+                                    .on_meta = stop_meta_cb,
+                                    .user = x,
+                                    .chunk_bytes = chunk,
+                                    .serial = serial};
+    int rc = mp_trace_parse(r, &o, NULL, d);
+    mp_io_close(r);
+    return rc;
+}
+
+static void expect_same(const char *text, size_t len, size_t chunk, uint64_t stop_at)
+{
+    struct stop_sum a, b;
+    struct mp_diag da, db;
+    int ra = run_both(text, len, chunk, true, stop_at, &a, &da);
+    int rb = run_both(text, len, chunk, false, stop_at, &b, &db);
+    assert_int_equal(ra, rb);
+    assert_true(a.s.n == b.s.n);
+    assert_true(a.s.h == b.s.h);
+    assert_true(a.meta == b.meta);
+    assert_int_equal(da.code, db.code);
+    assert_true(da.offset == db.offset);
+    assert_string_equal(da.msg, db.msg);
+}
+
+static void test_parse_pipeline(void **state)
+{
+    (void)state;
+    static const char esc[] =
+        "{\"traceEvents\": [{\"ph\": \"X\", \"name\": \"a\\u00e9\\\"b\\n\", "
+        "\"cat\": \"c\\/d\", \"pid\": \"p\\tq\", \"tid\": 7, \"ts\": 1.5, \"dur\": 2e0, "
+        "\"args\": {\"External id\": 3, \"Ev Idx\": 4, \"Input Dims\": [[1, 2]], "
+        "\"correlation\": 9}}, {\"ph\": \"i\", \"name\": \"\\ud83d\\ude00\", \"ts\": "
+        "12345678901234.567, \"id\": -5}], \"deviceProperties\": [{\"name\": \"x\\u0041\"}]}";
+    for (size_t chunk = 1; chunk <= 64; chunk *= 4)
+        expect_same(esc, sizeof(esc) - 1, chunk, UINT64_MAX);
+    expect_same(esc, sizeof(esc) - 1, 0, 0);
+    expect_same(esc, sizeof(esc) - 20, 0, UINT64_MAX); /* truncated */
+    static const char bad[] = "[{\"ph\": \"X\"}, {\"ts\": 1.}]";
+    expect_same(bad, sizeof(bad) - 1, 0, UINT64_MAX);
+    char pb[4096];
+    const char *path = shared_trace(pb, sizeof(pb), "h200/mixtral_shape_l8_bs16_p256_d12.json.gz");
+    if (!path) {
+        skip();
+        return;
+    }
+    size_t len = 0;
+    char *text = gunzip_file(path, &len);
+    assert_non_null(text);
+    expect_same(text, len, 0, UINT64_MAX);
+    expect_same(text, len, 100000, UINT64_MAX);
+    expect_same(text, len, 0, 5000); /* the caller stops mid-batch */
+    expect_same(text, len / 2, 0, UINT64_MAX);
+    free(text);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1874,6 +1966,7 @@ int main(void)
         cmocka_unit_test(test_capture_merge_variants),
         /* last: a signed-overflow bug here aborts the process under UBSan */
         cmocka_unit_test(test_integer_int64_min),
+        cmocka_unit_test(test_parse_pipeline),
     };
     return cmocka_run_group_tests(tests, setup_tmp, teardown_tmp);
 }
