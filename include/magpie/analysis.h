@@ -103,6 +103,7 @@ struct mp_gap_sources {
     char **warnings; /* e.g. a repo that auto_clone_repos could not clone */
     size_t n_warnings;
 };
+
 /* Indexes cfg->kernel_source_repos and resolves every merged row. A repo
  * that is missing is a warning (the rows stay unresolved), not an error. */
 int mp_gap_find_sources(const struct mp_gap_result *r, const struct mp_gap_config *cfg,
