@@ -66,7 +66,7 @@ int cmd_mcp(int argc, char **argv, const struct cli_global *g)
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         switch (c) {
         case O_TRANSPORT:
-            transport = optarg;
+            transport = optarg ? optarg : transport; /* required_argument: never NULL */
             break;
         case O_HOST:
             o.host = optarg;
