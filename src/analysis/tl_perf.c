@@ -398,8 +398,8 @@ static int render(struct mp_report *rep, const char *sheet_name, const struct mp
      * groupby(sort=True) with several groups are taken as not in key order
      * (Kahan), one group's as sorted (np.add.reduceat) */
     for (size_t q = 0; q < ng && !rc; q++) {
-        struct tl_stats st;
-        size_t cnt;
+        struct tl_stats st = {0};
+        size_t cnt = 0;
         g[q].ids_sorted = ng == 1;
         rc = num_stats(sh, &g[q], offsetof(struct prow, kt), &st, &cnt);
         g[q].kt_sum = st.sum;
