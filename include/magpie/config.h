@@ -165,11 +165,7 @@ struct mp_latency_cfg {
     double max_noise;  /* 0.005 = 0.5 % relative standard deviation */
     double max_time_s; /* 15 s wall per kernel */
     double warmup_s;   /* 0.1 s */
-    /* flush the device's last-level cache before every sample; when the YAML
-     * does not say (l2_flush_set false): on GPUs, not on CPU OpenCL devices,
-     * whose "device memory" is the host's, shared with the harness itself */
-    bool l2_flush;
-    bool l2_flush_set;
+    bool l2_flush;     /* default true */
     /* power guard (runner and CUDA harness): samples started under a power
      * cap dropped, a cool-down grown until there are none */
     bool power_guard;  /* default true */

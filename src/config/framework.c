@@ -316,7 +316,6 @@ int cfg_load_latency(struct mp_kernel_config *c, const struct mp_yaml_node *n, s
         rc = cfg_double(mp_yaml_get(n, "warmup_s"), "latency.warmup_s", 0, &l->warmup_s, d);
     if (!rc)
         rc = cfg_bool(mp_yaml_get(n, "l2_flush"), "latency.l2_flush", &l->l2_flush, d);
-    l->l2_flush_set = l->l2_flush_set || mp_yaml_get(n, "l2_flush") != NULL;
     if (!rc)
         rc = cfg_bool(mp_yaml_get(n, "power_guard"), "latency.power_guard", &l->power_guard, d);
     if (!rc)

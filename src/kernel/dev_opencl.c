@@ -21,14 +21,12 @@ enum {
     CL_SUCCESS_ = 0,
     CL_DEVICE_GLOBAL_MEM_CACHE_SIZE_ = 0x101E,
     CL_DEVICE_NAME_ = 0x102B,
-    CL_DEVICE_TYPE_ = 0x1000,
     CL_PROGRAM_BUILD_LOG_ = 0x1183,
     CL_PROFILING_COMMAND_START_ = 0x1282,
     CL_PROFILING_COMMAND_END_ = 0x1283,
 };
 
 #define CL_DEVICE_TYPE_ALL_ 0xFFFFFFFFULL
-#define CL_DEVICE_TYPE_CPU_ (1ULL << 1)
 #define CL_QUEUE_PROFILING_ENABLE_ 2ULL
 #define CL_MEM_READ_WRITE_ 1ULL
 
@@ -156,9 +154,6 @@ static int ocl_open(struct hdev *dv, char *err, size_t len)
     if (c->api.GetDeviceInfo(c->device, CL_DEVICE_GLOBAL_MEM_CACHE_SIZE_, sizeof(cache), &cache,
                              NULL) == CL_SUCCESS_)
         dv->l2_bytes = (size_t)cache;
-    cl_ulong type = 0;
-    if (c->api.GetDeviceInfo(c->device, CL_DEVICE_TYPE_, sizeof(type), &type, NULL) == CL_SUCCESS_)
-        dv->cpu_device = (type & CL_DEVICE_TYPE_CPU_) != 0;
     cl_int e = 0;
     c->context = c->api.CreateContext(NULL, 1, &c->device, NULL, NULL, &e);
     if (!c->context || e != CL_SUCCESS_) {

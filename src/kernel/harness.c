@@ -203,7 +203,7 @@ struct tcfg {
     bool enabled;
     struct k_stop_rule stop;
     double warmup_s;
-    int l2_flush;      /* 1 on, 0 off, -1 auto: on unless a CPU device */
+    bool l2_flush;
     bool power_guard;  /* CUDA: clock probe, throttled samples discarded */
     double cool_ratio; /* a fixed cool-down; < 0: adapted */
 };
@@ -868,9 +868,6 @@ static void timing_json(struct hdev *dv, const struct tcfg *tc, struct tstate *t
     set_result(tj, "stop_reason", json_string(t->reason));
     set_result(tj, "min_samples_met", json_boolean(t->n >= tc->stop.min_samples));
     set_result(tj, "l2_flush_bytes", json_integer((json_int_t)flush_bytes));
-    if (!flush_bytes && dv->cpu_device && tc->l2_flush < 0)
-        set_result(tj, "l2_flush_note",
-                   json_string("no L2 flush on a CPU device (latency.l2_flush: true forces it)"));
     set_result(tj, "device", json_string(dv->device_name));
     set_result(tj, "cuda_graph", json_boolean(t->graph));
     if (pg->on) {
@@ -932,14 +929,7 @@ static void time_all(struct hdev *dv, const struct tcfg *tc, struct hentry *ents
         memset(&pg, 0, sizeof(pg)); /* the probe would not run: time without it */
     size_t flush_bytes = 0;
     struct hbuf *flush = NULL;
-    /* On a CPU OpenCL device the flush would be 64 MiB of host memory
-     * written before every sample (2x the 32 MiB LLC PoCL reports here):
-     * most of a sample's cost, ~125 ms a sample on a busy 2-core machine, and
-     * the harness's own host work between samples touches the same caches,
-     * so the cold state it is meant to create is not defined there. Unless
-     * the config asks for it, CPU devices are timed without it. */
-    bool flush_on = tc->l2_flush > 0 || (tc->l2_flush < 0 && !dv->cpu_device);
-    if (flush_on) {
+    if (tc->l2_flush) {
         flush_bytes = dv->l2_bytes ? 2 * dv->l2_bytes : (size_t)64 << 20;
         if (dv->ops->alloc(dv, flush_bytes, &flush))
             flush = NULL, flush_bytes = 0;
@@ -1145,9 +1135,7 @@ int h_run_job(const char *job_path)
                 .max_time_s = jnum(tj, "max_time_s", 15),
             },
         .warmup_s = jnum(tj, "warmup_s", 0.1),
-        .l2_flush = json_is_boolean(json_object_get(tj, "l2_flush"))
-                        ? json_is_true(json_object_get(tj, "l2_flush"))
-                        : -1,
+        .l2_flush = !json_is_false(json_object_get(tj, "l2_flush")),
         .power_guard = !json_is_false(json_object_get(tj, "power_guard")),
         .cool_ratio = jnum(tj, "cool_ratio", -1),
     };

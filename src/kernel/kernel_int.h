@@ -127,7 +127,6 @@ struct hdev {
     void *impl;
     char device_name[256];
     size_t l2_bytes; /* last-level cache size, 0 unknown */
-    bool cpu_device; /* an OpenCL CPU device (PoCL): its memory is the host's */
     bool used_graph; /* the last timed batch was a CUDA graph replay */
     char err[512];   /* last error of an op */
 };

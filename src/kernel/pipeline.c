@@ -523,8 +523,7 @@ static json_t *timing_cfg_json(const struct mp_kernel_config *cfg, bool enabled)
     json_object_set_new(t, "max_noise", json_real(l->max_noise));
     json_object_set_new(t, "max_time_s", json_real(l->max_time_s));
     json_object_set_new(t, "warmup_s", json_real(l->warmup_s));
-    json_object_set_new(t, "l2_flush",
-                        l->l2_flush_set ? json_boolean(l->l2_flush) : json_string("auto"));
+    json_object_set_new(t, "l2_flush", json_boolean(l->l2_flush));
     json_object_set_new(t, "power_guard", json_boolean(l->power_guard));
     if (l->cool_ratio >= 0)
         json_object_set_new(t, "cool_ratio", json_real(l->cool_ratio));
