@@ -10,6 +10,8 @@
 #include <magpie/fmt.h>
 #include <magpie/stats.h>
 
+#include "loadgen_internal.h"
+
 static size_t side_requests(const struct mp_bcmp_side *s)
 {
     size_t n = 0;
@@ -291,30 +293,6 @@ int mp_bcmp_json(const struct mp_bcmp_result *r, struct mp_buf *out)
 static const char *const COLORS[] = {"#4c78a8", "#e45756", "#54a24b", "#f58518",
                                      "#b279a2", "#9d755d", "#72b7b2", "#ff9da6"};
 
-static int esc(struct mp_buf *b, const char *s)
-{
-    int rc = 0;
-    for (; s && *s; s++) {
-        switch (*s) {
-        case '<':
-            rc |= mp_buf_puts(b, "&lt;");
-            break;
-        case '>':
-            rc |= mp_buf_puts(b, "&gt;");
-            break;
-        case '&':
-            rc |= mp_buf_puts(b, "&amp;");
-            break;
-        case '"':
-            rc |= mp_buf_puts(b, "&quot;");
-            break;
-        default:
-            rc |= mp_buf_putc(b, *s);
-        }
-    }
-    return rc;
-}
-
 static double nice_max(double v)
 {
     if (!(v > 0))
@@ -363,7 +341,7 @@ static int cdf(struct mp_buf *b, const char *title, int kind, const struct curve
                         "xmlns=\"http://www.w3.org/2000/svg\"><text x=\"%d\" y=\"15\" "
                         "class=\"t\">",
                         W, H, W, H, ML);
-    rc |= esc(b, title);
+    rc |= loadgen_html_esc(b, title);
     rc |= mp_buf_printf(b,
                         "</text><line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" class=\"ax\"/>"
                         "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" class=\"ax\"/>",
@@ -398,7 +376,7 @@ static int cdf(struct mp_buf *b, const char *title, int kind, const struct curve
             rc |= mp_buf_printf(b, "%.1f,%.1f ", px, py);
         }
         rc |= mp_buf_puts(b, "\"><title>");
-        rc |= esc(b, cv[c].side->label);
+        rc |= loadgen_html_esc(b, cv[c].side->label);
         rc |= mp_buf_printf(b, " run %zu</title></polyline>", cv[c].run + 1);
         free(v);
     }
@@ -429,19 +407,19 @@ int mp_bcmp_html(const struct mp_bcmp_result *r, struct mp_buf *out)
                             "<tr><td class=\"k\"><span class=\"sw\" "
                             "style=\"background:%s\"></span>%s</td><td class=\"k\">",
                             COLORS[s % 8], s ? "candidate" : "baseline");
-        rc |= esc(b, sd->label);
+        rc |= loadgen_html_esc(b, sd->label);
         rc |= mp_buf_printf(b, "</td><td>%zu</td><td>%zu</td><td class=\"k\">", sd->n_runs,
                             side_requests(sd));
-        rc |= esc(b, sd->source);
+        rc |= loadgen_html_esc(b, sd->source);
         rc |= mp_buf_puts(b, "</td></tr>");
     }
     rc |= mp_buf_puts(b, "</table>\n");
     for (size_t i = 0; i < r->n_pairs; i++) {
         const struct mp_bcmp_pair *p = &r->pairs[i];
         rc |= mp_buf_puts(b, "<h2>");
-        rc |= esc(b, p->cand->label);
+        rc |= loadgen_html_esc(b, p->cand->label);
         rc |= mp_buf_puts(b, " vs ");
-        rc |= esc(b, r->base->label);
+        rc |= loadgen_html_esc(b, r->base->label);
         rc |= mp_buf_puts(b, "</h2>\n");
         if (p->n_diffs) {
             rc |= mp_buf_puts(b, "<table><tr><th>field</th><th>kind</th><th>baseline</th>"
@@ -449,12 +427,12 @@ int mp_bcmp_html(const struct mp_bcmp_result *r, struct mp_buf *out)
             for (size_t k = 0; k < p->n_diffs; k++) {
                 const struct mp_bcmp_diff *df = &p->diffs[k];
                 rc |= mp_buf_puts(b, "<tr><td class=\"k\">");
-                rc |= esc(b, df->name);
+                rc |= loadgen_html_esc(b, df->name);
                 rc |= mp_buf_printf(b, "</td><td class=\"k\">%s</td><td class=\"k\">",
                                     df->workload ? "WORKLOAD" : "environment");
-                rc |= esc(b, df->base ? df->base : "(not recorded)");
+                rc |= loadgen_html_esc(b, df->base ? df->base : "(not recorded)");
                 rc |= mp_buf_puts(b, "</td><td class=\"k\">");
-                rc |= esc(b, df->cand ? df->cand : "(not recorded)");
+                rc |= loadgen_html_esc(b, df->cand ? df->cand : "(not recorded)");
                 rc |= mp_buf_puts(b, "</td></tr>");
             }
             rc |= mp_buf_puts(b, "</table>\n");
@@ -495,7 +473,7 @@ int mp_bcmp_html(const struct mp_bcmp_result *r, struct mp_buf *out)
                 fmt_val(x->cand ? x->cand->total_us / 1e3 : NAN, ct, sizeof(ct));
                 fmt_pct(x->change_pct, ch, sizeof(ch));
                 rc |= mp_buf_puts(b, "<tr><td class=\"k\">");
-                rc |= esc(b, x->name);
+                rc |= loadgen_html_esc(b, x->name);
                 rc |= mp_buf_printf(b,
                                     "</td><td>%s</td><td>%s</td><td>%s</td><td>%llu/%llu</td>"
                                     "<td>%.1f/%.1f</td><td class=\"k\">%s</td></tr>",

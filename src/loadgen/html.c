@@ -21,7 +21,7 @@
 #define MT 24
 #define MAX_POINTS 4000
 
-static int esc(struct mp_buf *b, const char *s)
+int loadgen_html_esc(struct mp_buf *b, const char *s)
 {
     int rc = 0;
     for (; s && *s; s++) {
@@ -67,7 +67,7 @@ static int axes(struct mp_buf *b, const char *title, double xmax, double ymax, c
                            "xmlns=\"http://www.w3.org/2000/svg\"><text x=\"%d\" y=\"15\" "
                            "class=\"t\">",
                            W, H, W, H, ML);
-    rc |= esc(b, title);
+    rc |= loadgen_html_esc(b, title);
     rc |= mp_buf_printf(b,
                         "</text><line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" class=\"ax\"/>"
                         "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" class=\"ax\"/>",
@@ -84,13 +84,13 @@ static int axes(struct mp_buf *b, const char *title, double xmax, double ymax, c
     }
     rc |= mp_buf_printf(b, "<text x=\"%d\" y=\"%d\" class=\"l\" text-anchor=\"middle\">",
                         (ML + W) / 2, H - 4);
-    rc |= esc(b, xl);
+    rc |= loadgen_html_esc(b, xl);
     rc |=
         mp_buf_printf(b,
                       "</text><text x=\"12\" y=\"%d\" class=\"l\" transform=\"rotate(-90 12 %d)\" "
                       "text-anchor=\"middle\">",
                       (H - MB + MT) / 2, (H - MB + MT) / 2);
-    rc |= esc(b, yl);
+    rc |= loadgen_html_esc(b, yl);
     return rc | mp_buf_puts(b, "</text>");
 }
 
@@ -189,9 +189,9 @@ int mp_loadgen_html(const struct mp_loadgen_result *r, const struct mp_loadgen_m
                              {"date", info->date}};
     for (size_t i = 0; i < 4; i++) {
         rc |= mp_buf_puts(b, "<tr><td class=\"k\">");
-        rc |= esc(b, rows[i][0]);
+        rc |= loadgen_html_esc(b, rows[i][0]);
         rc |= mp_buf_puts(b, "</td><td class=\"k\">");
-        rc |= esc(b, rows[i][1] ? rows[i][1] : "");
+        rc |= loadgen_html_esc(b, rows[i][1] ? rows[i][1] : "");
         rc |= mp_buf_puts(b, "</td></tr>");
     }
     char rate[64];
@@ -315,12 +315,12 @@ int mp_loadgen_html(const struct mp_loadgen_result *r, const struct mp_loadgen_m
                              "<th>messages</th></tr>");
         for (size_t g = 0; g < fl.n_groups; g++) {
             rc |= mp_buf_puts(b, "<tr><td>");
-            rc |= esc(b, fl.groups[g].reason);
+            rc |= loadgen_html_esc(b, fl.groups[g].reason);
             rc |= mp_buf_printf(b, "</td><td>%zu</td><td>%zu</td><td class=\"k\">",
                                 fl.groups[g].count, fl.groups[g].first_index);
             for (size_t k = 0; k < fl.groups[g].n_examples; k++) {
                 rc |= mp_buf_puts(b, k ? "<br>" : "");
-                rc |= esc(b, fl.groups[g].examples[k]);
+                rc |= loadgen_html_esc(b, fl.groups[g].examples[k]);
             }
             rc |= mp_buf_puts(b, "</td></tr>");
         }
@@ -331,7 +331,7 @@ int mp_loadgen_html(const struct mp_loadgen_result *r, const struct mp_loadgen_m
                 continue;
             shown++;
             rc |= mp_buf_printf(b, "<tr><td>%zu</td><td class=\"k\">", i);
-            rc |= esc(b, r->recs[i].error ? r->recs[i].error : "");
+            rc |= loadgen_html_esc(b, r->recs[i].error ? r->recs[i].error : "");
             rc |= mp_buf_puts(b, "</td></tr>");
         }
         rc |= mp_buf_puts(b, "</table>\n");

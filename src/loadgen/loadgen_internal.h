@@ -34,5 +34,8 @@ const char *mp_loadgen_json_skip(const char *p, const char *end, const char **er
 int32_t mp_loadgen_estimate_tokens(const char *s, size_t n);
 /* "ttft", "tpot", ... for enum mp_loadgen_metric (metrics.c). */
 const char *mp_loadgen_metric_name(int k);
+/* Appends s with <, >, & and " escaped for HTML text and attributes (html.c;
+ * also the benchmark compare page). Nonzero when out of memory. */
+int loadgen_html_esc(struct mp_buf *b, const char *s);
 
 #endif
