@@ -28,6 +28,7 @@ int cmd_compare(int argc, char **argv, const struct cli_global *g);
 int cmd_benchmark(int argc, char **argv, const struct cli_global *g);
 int cmd_trace(int argc, char **argv, const struct cli_global *g);
 int cmd_mcp(int argc, char **argv, const struct cli_global *g);
+int cmd_gpu(int argc, char **argv, const struct cli_global *g);
 
 /* `benchmark --base-url URL ...`: the load generator against a running
  * OpenAI-compatible server (cmd_bench_client.c). */

@@ -16,6 +16,10 @@ void gpu_set_nvidia_arch(struct mp_gpu_device *g);
 /* Adds a note on why a source gave nothing ("nvidia-smi: not found"). */
 void gpu_note(struct mp_gpu_info *info, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* The NVML library to dlopen: $MAGPIE_NVML_LIB (the tests' stub), else
+ * libnvidia-ml.so.1. */
+const char *gpu_nvml_lib(void);
+
 /* NVML through dlopen. Returns the number of GPUs added (> 0), 0 when NVML
  * is missing or reports none (with a note saying why), MP_ENOMEM. */
 int gpu_probe_nvml(struct mp_gpu_info *info);

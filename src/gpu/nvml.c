@@ -6,6 +6,7 @@
  * only leaves its field unknown. */
 #include <dlfcn.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "gpu_internal.h"
@@ -77,6 +78,12 @@ static const char *errstr(const struct nvml_api *api, int r)
     return s ? s : "error";
 }
 
+const char *gpu_nvml_lib(void)
+{
+    const char *p = getenv("MAGPIE_NVML_LIB");
+    return p && *p ? p : "libnvidia-ml.so.1";
+}
+
 int gpu_probe_nvml(struct mp_gpu_info *info)
 {
     int added = 0;
@@ -84,9 +91,10 @@ int gpu_probe_nvml(struct mp_gpu_info *info)
     struct nvml_api api;
     memset(&api, 0, sizeof(api));
 
-    void *lib = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
+    const char *path = gpu_nvml_lib();
+    void *lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (!lib) {
-        gpu_note(info, "nvml: libnvidia-ml.so.1 not loadable");
+        gpu_note(info, "nvml: %s not loadable", path);
         goto out;
     }
     SYM(lib, init, "nvmlInit_v2");
@@ -109,7 +117,7 @@ int gpu_probe_nvml(struct mp_gpu_info *info)
     SYM(lib, clock, "nvmlDeviceGetClockInfo");
     SYM(lib, max_clock, "nvmlDeviceGetMaxClockInfo");
     if (!api.init || !api.shutdown || !api.count || !api.handle || !api.name) {
-        gpu_note(info, "nvml: libnvidia-ml.so.1 lacks nvmlInit_v2 or device functions");
+        gpu_note(info, "nvml: %s lacks nvmlInit_v2 or device functions", path);
         goto out;
     }
     int r = api.init();

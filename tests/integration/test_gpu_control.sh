@@ -1,0 +1,129 @@
+#!/bin/bash
+# `magpie gpu show|set|reset` and the benchmark YAML's gpu.hardware section,
+# against stand-ins only: the stub NVML library (tests/tools/stub_nvml.c,
+# loaded through MAGPIE_NVML_LIB; it keeps its settings in a file and logs
+# every setting call) and amd-smi / rocm-smi stand-in scripts
+# (tests/tools/gpuctl-bin, modelled on the documented interfaces: no real
+# output of them was recorded). No real GPU is touched, ever.
+set -u
+MAGPIE=${MAGPIE:?} MP_SRC=${MP_SRC:?} MP_BIN=${MP_BIN:?}
+W=$(mktemp -d /tmp/mp_gpuctl_it.XXXXXX)
+pass=0 fail=0
+cleanup() { rm -rf "$W"; }
+trap cleanup EXIT
+ok() { pass=$((pass + 1)); echo "ok   $1"; }
+ko() { fail=$((fail + 1)); echo "FAIL $1"; }
+check() { if eval "$2"; then ok "$1"; else ko "$1"; fi; }
+
+STUB=$MP_BIN/libstub_nvml.so
+if [ ! -f "$STUB" ]; then
+    echo "SKIPPED: $STUB not built"
+    echo "0 passed, 0 failed"
+    exit 0
+fi
+export STUB_NVML_STATE=$W/nvml.state STUB_NVML_LOG=$W/nvml.log
+nv() { MAGPIE_NVML_LIB=$STUB "$MAGPIE" "$@"; }
+
+# --- NVIDIA through the stub NVML ---
+nv gpu show >"$W/show.out" 2>&1
+RC=$?
+check "show: exit 0" '[ $RC = 0 ]'
+check "show: stub GPUs and their limits" \
+    'grep -q "^GPU 1: NVIDIA H200 (stub)" "$W/show.out" && grep -q "power limit  700 W (default 700 W, allowed 200-700 W)" "$W/show.out"'
+
+nv gpu set -i 0 --power-limit 500 --gpu-clock 1500,1500 --mem-clock 3201 --dry-run >"$W/dry.out" 2>&1
+RC=$?
+cat >"$W/dry.want" <<'EOF'
+dry run: nothing is changed; these calls would be made:
+GPU 0 (NVIDIA H200 (stub)): power limit 700 W -> 500 W  [nvmlDeviceSetPowerManagementLimit(0, 500000 mW)]
+GPU 0 (NVIDIA H200 (stub)): SM/graphics clock 345 MHz (max 1980 MHz) -> locked to 1500-1500 MHz  [nvmlDeviceSetGpuLockedClocks(0, 1500, 1500)]
+GPU 0 (NVIDIA H200 (stub)): memory clock 3201 MHz (max 3201 MHz) -> locked to 3201-3201 MHz  [nvmlDeviceSetMemoryLockedClocks(0, 3201, 3201)]
+EOF
+check "set --dry-run: exit 0" '[ $RC = 0 ]'
+check "set --dry-run: exactly the changes, now -> after, with the calls" 'diff "$W/dry.want" "$W/dry.out"'
+check "set --dry-run: no setting call made" '[ ! -s "$STUB_NVML_LOG" ]'
+
+nv gpu set -i 0 --power-limit 500 --gpu-clock 1500,1500 >"$W/set.out" 2>&1
+RC=$?
+check "set: exit 0" '[ $RC = 0 ]'
+check "set: the calls" 'printf "nvmlDeviceSetPowerManagementLimit 0 500000\nnvmlDeviceSetGpuLockedClocks 0 1500 1500\n" | diff - "$STUB_NVML_LOG"'
+check "set: GPU 0 changed, GPU 1 not" 'grep -q "^0 500000 1500 1500 0 0$" "$STUB_NVML_STATE" && grep -q "^1 700000 0 0 0 0$" "$STUB_NVML_STATE"'
+nv gpu show --json >"$W/show.json" 2>&1
+check "show --json: the new limit" \
+    'python3 -c "import json,sys; j=json.load(open(sys.argv[1])); g=j[\"gpus\"][0]; sys.exit(not (j[\"backend\"]==\"nvml\" and g[\"power_limit_watts\"]==500 and g[\"gpu_clock_mhz\"]==1500))" "$W/show.json"'
+
+: >"$STUB_NVML_LOG"
+nv gpu reset --dry-run >"$W/rdry.out" 2>&1
+check "reset --dry-run: both GPUs listed, nothing called" \
+    'grep -q "GPU 0 (NVIDIA H200 (stub)): power limit 500 W -> 700 W" "$W/rdry.out" && grep -q "GPU 1 (NVIDIA H200 (stub)): SM/graphics clock lock -> none  \[nvmlDeviceResetGpuLockedClocks(1)\]" "$W/rdry.out" && [ ! -s "$STUB_NVML_LOG" ]'
+nv gpu reset >"$W/reset.out" 2>&1
+RC=$?
+check "reset: exit 0, defaults back" '[ $RC = 0 ] && grep -q "^0 700000 0 0 0 0$" "$STUB_NVML_STATE"'
+
+# refusals: checked before any call
+: >"$STUB_NVML_LOG"
+nv gpu set --power-limit 900 >"$W/e1.out" 2>&1
+RC=$?
+check "set 900 W: exit 2, range named, nothing called" '[ $RC = 2 ] && grep -q "outside what it allows (200-700 W)" "$W/e1.out" && [ ! -s "$STUB_NVML_LOG" ]'
+nv gpu set -i 5 --power-limit 500 >"$W/e2.out" 2>&1
+RC=$?
+check "set -i 5: exit 2" '[ $RC = 2 ] && grep -q "GPU 5 does not exist" "$W/e2.out"'
+nv gpu set --gpu-level 3 >"$W/e3.out" 2>&1
+RC=$?
+check "levels on NVIDIA: exit 2" '[ $RC = 2 ] && grep -q "for AMD GPUs" "$W/e3.out"'
+nv gpu set --gpu-clock 1600,1500 >"$W/e4.out" 2>&1
+RC=$?
+check "min > max: exit 2" '[ $RC = 2 ]'
+STUB_NVML_DENY=1 nv gpu set -i 1 --power-limit 400 >"$W/e5.out" 2>&1
+RC=$?
+check "not root: exit 1 with NVML's message" '[ $RC = 1 ] && grep -q "Insufficient Permissions (changing GPU settings needs root)" "$W/e5.out"'
+
+# --- AMD through the amd-smi / rocm-smi stand-ins (no NVML) ---
+export SMI_SIM_LOG=$W/smi.log
+amd() { MAGPIE_NVML_LIB=/nonexistent/libnvidia-ml.so.1 PATH="$MP_SRC/tests/tools/gpuctl-bin:/usr/bin:/bin" "$MAGPIE" "$@"; }
+amd gpu set -i 1 --power-limit 300 --gpu-clock 1000,2100 --gpu-level 3 --dry-run >"$W/adry.out" 2>&1
+RC=$?
+cat >"$W/adry.want" <<'EOF'
+dry run: nothing is changed; these calls would be made:
+GPU 1 (AMD Instinct MI300X (stand-in)): power limit unknown -> 300 W  [amd-smi set -g 1 -o 300]
+GPU 1 (AMD Instinct MI300X (stand-in)): SM/graphics clock unknown -> locked to 1000-2100 MHz  [amd-smi set -g 1 -L sclk min 1000; amd-smi set -g 1 -L sclk max 2100]
+GPU 1 (AMD Instinct MI300X (stand-in)): sclk level auto -> 3  [amd-smi set -g 1 -c sclk 3]
+EOF
+check "amd-smi --dry-run: exit 0" '[ $RC = 0 ]'
+check "amd-smi --dry-run: exact lines" 'diff "$W/adry.want" "$W/adry.out"'
+check "amd-smi --dry-run: only the detection query ran" '[ "$(grep -v "^amd-smi static --json$" "$SMI_SIM_LOG" | wc -l)" = 0 ]'
+: >"$SMI_SIM_LOG"
+amd gpu set -i 1 --power-limit 300 --gpu-clock 1000,2100 --gpu-level 3 >"$W/aset.out" 2>&1
+RC=$?
+cat >"$W/aset.want" <<'EOF'
+amd-smi static --json
+amd-smi set -g 1 -o 300
+amd-smi set -g 1 -L sclk min 1000
+amd-smi set -g 1 -L sclk max 2100
+amd-smi set -g 1 -c sclk 3
+EOF
+check "amd-smi set: exit 0" '[ $RC = 0 ]'
+check "amd-smi set: exact argv of each run" 'diff "$W/aset.want" "$SMI_SIM_LOG"'
+: >"$SMI_SIM_LOG"
+amd gpu reset -i 0 >"$W/areset.out" 2>&1
+RC=$?
+check "amd-smi reset: clocks then power cap" '[ $RC = 0 ] && printf "amd-smi static --json\namd-smi reset -g 0 -c\namd-smi reset -g 0 -o\n" | diff - "$SMI_SIM_LOG"'
+: >"$SMI_SIM_LOG"
+SMI_SIM_DENY=1 amd gpu set -i 0 --power-limit 300 >"$W/adeny.out" 2>&1
+RC=$?
+check "amd-smi refused: exit 1 with the tool's message" '[ $RC = 1 ] && grep -q "AMDSMI_STATUS_NO_PERM" "$W/adeny.out"'
+: >"$SMI_SIM_LOG"
+amd gpu set --backend rocm-smi -i 0 --power-limit 300 --mem-clock 900,1300 --mem-level 2 >"$W/rset.out" 2>&1
+RC=$?
+cat >"$W/rset.want" <<'EOF'
+rocm-smi -d 0 --setpoweroverdrive 300 --autorespond y
+rocm-smi -d 0 --setextremum min mclk 900 --autorespond y
+rocm-smi -d 0 --setextremum max mclk 1300 --autorespond y
+rocm-smi -d 0 --setmclk 2
+EOF
+check "rocm-smi set: exit 0" '[ $RC = 0 ]'
+# (the GPU list came from `amd-smi static --json`, detection's first AMD source)
+check "rocm-smi set: exact argv" 'grep -v "^amd-smi" "$SMI_SIM_LOG" | diff "$W/rset.want" -'
+
+echo "$pass passed, $fail failed"
+[ "$fail" = 0 ]
