@@ -43,6 +43,8 @@ int cli_trace_split(int argc, char **argv);
 int cli_trace_stages(int argc, char **argv);
 /* `trace sources` (cmd_trace_sources.c). */
 int cli_trace_sources(int argc, char **argv);
+/* `trace compare` (cmd_trace_compare.c). */
+int cli_trace_compare(int argc, char **argv);
 
 /* --gpu-info [--json] (cmd_gpuinfo.c). */
 int cli_gpu_info(bool json);

@@ -25,7 +25,9 @@ static void usage(FILE *f)
                "  stages DIR     Magpie's inference post-processing: split, one step per\n"
                "                 stage, per-stage inference reports and roofline CSVs\n"
                "  sources [TRACE]  map kernel names (from TRACE or stdin) to the source\n"
-               "                 files that define them, with a calibrated confidence\n\n"
+               "                 files that define them, with a calibrated confidence\n"
+               "  compare A B...  compare TraceLens-compatible reports (CSV directories),\n"
+               "                 TraceLens's compare_perf_reports_pytorch\n\n"
                "`magpie trace <command> --help` for a command's options.\n");
 }
 
@@ -878,6 +880,8 @@ int cmd_trace(int argc, char **argv, const struct cli_global *g)
         return cli_trace_stages(argc - 1, argv + 1);
     if (strcmp(argv[1], "sources") == 0)
         return cli_trace_sources(argc - 1, argv + 1);
+    if (strcmp(argv[1], "compare") == 0)
+        return cli_trace_compare(argc - 1, argv + 1);
     fprintf(stderr, "magpie: error: unknown trace command '%s'\n", argv[1]);
     usage(stderr);
     return EXIT_USAGE;

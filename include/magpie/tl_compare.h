@@ -1,0 +1,52 @@
+/* magpie trace compare: side-by-side comparison of two or more
+ * TraceLens-compatible performance reports (directories of per-sheet CSV
+ * files, as `magpie trace report` and TraceLens write them), with the
+ * sheets, columns, row order and cell text of TraceLens's
+ * TraceLens_compare_perf_reports_pytorch (src/analysis/tl_compare.c;
+ * docs/trace-compare.md). */
+#ifndef MAGPIE_TL_COMPARE_H
+#define MAGPIE_TL_COMPARE_H
+
+#include <stddef.h>
+
+#include <magpie/base.h>
+#include <magpie/report.h>
+
+/* Sheet groups (TraceLens's --sheets choices). */
+enum {
+    MP_TLCMP_GPU_TIMELINE = 1 << 0,
+    MP_TLCMP_OPS_SUMMARY = 1 << 1,
+    MP_TLCMP_KERNEL_SUMMARY = 1 << 2,
+    MP_TLCMP_OPS_ALL = 1 << 3,
+    MP_TLCMP_ROOFLINE = 1 << 4,
+    MP_TLCMP_ALL = 0x1f,
+};
+
+struct mp_tlcmp_opts {
+    const char *const *reports; /* report directories; the first is the baseline */
+    size_t n_reports;           /* >= 2 */
+    const char *const *names;   /* one tag per report, or NULL: the file names without
+                                   their extension */
+    unsigned sheets;            /* MP_TLCMP_* bits; 0 = all */
+    /* one line per skipped sheet (TraceLens prints them), may be NULL */
+    void (*on_note)(const char *line, void *user);
+    void *note_user;
+};
+
+/* Parses one --sheets word (gpu_timeline, ops_summary, kernel_summary,
+ * ops_all, roofline, all) into its MP_TLCMP_* bits; 0 when unknown. */
+unsigned mp_tlcmp_sheet_bits(const char *word);
+
+/* Builds the comparison: *out gets the sheets in TraceLens's order (CSV text
+ * as pandas' to_csv writes it; write them with mp_report_write_csvs or
+ * mp_report_write_xlsx, free with mp_report_free). MP_EINVAL (with d naming
+ * the report, sheet and column) for a missing sheet or key column, repeated
+ * tags or a non-numeric compared column; MP_EIO / MP_EPARSE for unreadable
+ * reports; MP_EUNSUP for a report that is not a directory (xlsx input). */
+int mp_tlcmp_build(const struct mp_tlcmp_opts *o, struct mp_report **out, struct mp_diag *d);
+
+/* The tag TraceLens gives a report path by default:
+ * os.path.splitext(os.path.basename(path))[0], into buf. */
+void mp_tlcmp_default_tag(const char *path, char *buf, size_t len);
+
+#endif
