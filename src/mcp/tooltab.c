@@ -7,6 +7,7 @@
 
 #include "mcp_int.h"
 
+extern const struct mcp_tool mcp_tool_configure_gpu;
 extern const struct mcp_tool mcp_tool_hardware_spec, mcp_tool_analyze, mcp_tool_compare,
     mcp_tool_create_kernel_config, mcp_tool_benchmark, mcp_tool_gap_analysis,
     mcp_tool_list_benchmark_images, mcp_tool_list_benchmark_results, mcp_tool_get_benchmark_result,
@@ -18,6 +19,7 @@ const struct mcp_tool *const mcp_tools[] = {
     &mcp_tool_hardware_spec,
     &mcp_tool_analyze,
     &mcp_tool_compare,
+    &mcp_tool_configure_gpu,
     &mcp_tool_create_kernel_config,
     &mcp_tool_benchmark,
     &mcp_tool_gap_analysis,

@@ -51,6 +51,32 @@ import json, sys
 for l in open(sys.argv[1]):
     json.loads(l)
 ' "$t/only.out" || fail "stdout has a non-JSON line"
+# configure_gpu on the stub NVML (tests/tools/stub_nvml.c, never a real GPU): a dry run
+# changes nothing, a call sets the limit, reset puts the default back
+if [ -f "${MP_BIN:-}/libstub_nvml.so" ]; then
+    gpurpc() { # stdin stays open until the call is answered
+        (printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18"}}' \
+            "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"configure_gpu\",\"arguments\":$1}}"
+         for _ in $(seq 100); do [ -s "$t/gpu.out" ] && grep -q '"id":2' "$t/gpu.out" && break; sleep 0.1; done) |
+            MAGPIE_NVML_LIB=$MP_BIN/libstub_nvml.so STUB_NVML_STATE=$t/nvml.state STUB_NVML_LOG=$t/nvml.log \
+                timeout 60 "$MAGPIE" mcp >"$t/gpu.out" 2>>"$t/stderr"
+        grep '"id":2' "$t/gpu.out"
+    }
+    out=$(gpurpc '{"device_ids":[1],"power_limit_watts":450,"gpu_clock_mhz":[1400,1500],"dry_run":true}')
+    grep -q '"structuredContent":{"action":"configure","config":{"power_limit_watts":450.0,"gpu_clock_mhz":\[1400,1500\],"mem_clock_mhz":null},"results":{"1":true},"dry_run":true' <<<"$out" ||
+        fail "configure_gpu dry run: $out"
+    grep -q 'power limit 700 W -> 450 W  \[nvmlDeviceSetPowerManagementLimit(1, 450000 mW)\]' <<<"$out" || fail "configure_gpu dry-run changes: $out"
+    [ ! -s "$t/nvml.log" ] || fail "configure_gpu dry run made calls: $(cat "$t/nvml.log")"
+    out=$(gpurpc '{"device_ids":[0],"power_limit_watts":450}')
+    grep -q '"results":{"0":true}' <<<"$out" && grep -q '^0 450000 ' "$t/nvml.state" || fail "configure_gpu set: $out"
+    out=$(gpurpc '{"reset":true}')
+    grep -q '"action":"reset","results":{"0":true,"1":true}' <<<"$out" && grep -q '^0 700000 0 0 0 0$' "$t/nvml.state" ||
+        fail "configure_gpu reset: $out"
+    out=$(gpurpc '{"gpu_clock_mhz":[1400]}')
+    grep -q '"isError":true' <<<"$out" || fail "configure_gpu one-item clock list accepted: $out"
+else
+    echo "SKIPPED configure_gpu: libstub_nvml.so not built (MP_BIN)"
+fi
 # docs/mcp.md carries the generated tool reference
 "$MAGPIE" mcp --list-tools --markdown >"$t/tools.md"
 python3 - "$t/tools.md" "$SRC/docs/mcp.md" <<'PY' || fail "docs/mcp.md tool reference out of date (magpie mcp --list-tools --markdown)"
