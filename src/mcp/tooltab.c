@@ -12,6 +12,7 @@ extern const struct mcp_tool mcp_tool_hardware_spec, mcp_tool_analyze, mcp_tool_
     mcp_tool_create_kernel_config, mcp_tool_benchmark, mcp_tool_gap_analysis,
     mcp_tool_list_benchmark_images, mcp_tool_list_benchmark_results, mcp_tool_get_benchmark_result,
     mcp_tool_trace_report, mcp_tool_trace_split, mcp_tool_trace_stages, mcp_tool_trace_collective;
+extern const struct mcp_tool mcp_tool_compare_benchmark_reports;
 
 /* Magpie's order first, then magpie's own tools. A tool is listed here only
  * once it is built: tools/list never offers a stub. */
@@ -26,6 +27,7 @@ const struct mcp_tool *const mcp_tools[] = {
     &mcp_tool_list_benchmark_images,
     &mcp_tool_list_benchmark_results,
     &mcp_tool_get_benchmark_result,
+    &mcp_tool_compare_benchmark_reports,
     &mcp_tool_trace_report,
     &mcp_tool_trace_split,
     &mcp_tool_trace_stages,

@@ -86,6 +86,64 @@ doc = open(sys.argv[2]).read()
 sys.exit(0 if gen in doc else 1)
 PY
 
+# compare_benchmark_reports on two workspaces holding TraceLens's own bert
+# reports (H100, MI300): the CSVs equal TraceLens's comparison (the golden of
+# tests/integration/test_trace_compare.sh), run summaries from the reports;
+# a workspace without tracelens_rank0_csvs/ is a failure with a reason
+BERT=$DATA/tracelens-tests/h100/gaunernst_bert-small-uncased__1016001_perf_report_csvs
+if [ -d "$BERT" ]; then
+    for g in h100 mi300; do
+        mkdir -p "$t/cbr/ws_$g"
+        cp -r "${BERT/h100/$g}" "$t/cbr/ws_$g/tracelens_rank0_csvs"
+        printf '{"success": true, "framework": "vllm", "model": "bert-%s", "throughput": {"output_throughput": 1}, "latency": {}}\n' \
+            "$g" >"$t/cbr/ws_$g/benchmark_report.json"
+    done
+    mkdir -p "$t/cbr/gold" "$t/cbr/ws_none"
+    tar -C "$t/cbr/gold" -xzf "$SRC/tests/fixtures/trace_compare/bert.tar.gz"
+    timeout 120 python3 - "$MAGPIE" "$t/cbr" <<'PY' 2>>"$t/stderr" || fail "compare_benchmark_reports"
+import filecmp, json, os, subprocess, sys
+magpie, d = sys.argv[1:3]
+p = subprocess.Popen([magpie, "mcp"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+def send(m):
+    p.stdin.write(json.dumps(m) + "\n")
+    p.stdin.flush()
+def reply(i):
+    while True:
+        m = json.loads(p.stdout.readline())
+        if m.get("id") == i:
+            r = m["result"]
+            return r.get("structuredContent") or json.loads(r["content"][0]["text"])
+send({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "2025-06-18",
+      "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}})
+p.stdout.readline()
+send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+ws = lambda n: os.path.join(d, n)
+send({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "compare_benchmark_reports",
+      "arguments": {"workspace_dirs": [ws("ws_h100"), ws("ws_mi300")], "labels": ["h100", "mi300"],
+                    "output_dir": ws("out")}}})
+a = reply(1)
+send({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "compare_benchmark_reports",
+      "arguments": {"workspace_dirs": [ws("ws_h100"), ws("ws_none")], "output_dir": ws("out2"),
+                    "export_format": "excel"}}})
+b = reply(2)
+p.stdin.close()
+p.wait(timeout=30)
+assert a["success"] and a["errors"] == [], a
+assert sorted(a) == ["errors", "output_dir", "output_files", "run_summaries", "success"], sorted(a)
+gold = sorted(os.listdir(ws("gold")))
+assert sorted(os.path.basename(f) for f in a["output_files"]) == gold, a["output_files"]
+for f in gold:
+    assert filecmp.cmp(os.path.join(ws("gold"), f), os.path.join(ws("out"), f), shallow=False), f
+s = a["run_summaries"]
+assert [x["label"] for x in s] == ["h100", "mi300"] and s[1]["model"] == "bert-mi300", s
+assert set(s[0]) == {"workspace", "label", "framework", "model", "throughput", "latency"}, s[0]
+assert not b["success"] and any("tracelens_rank0_csvs" in e for e in b["errors"]), b
+assert b["output_files"] == [] and b["run_summaries"][1]["label"] == "ws_none", b
+PY
+else
+    echo "SKIPPED compare_benchmark_reports: shared TraceLens reports not found"
+fi
+
 # ---- the official SDK ----
 PY=${MCP_PYTHON:-}
 if [ -z "$PY" ]; then
