@@ -27,6 +27,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 #include <magpie/analysis.h>
 #include <magpie/base.h>
@@ -110,6 +111,10 @@ struct mp_serve_config {
      * measured ones) the run may have and still succeed; default 0 */
     struct mp_loadgen_fail_limit max_failed;
     double stop_profile_timeout_s;
+    /* engine_stop_drain_seconds / engine_stop_grace_seconds: how long the
+     * engine's main process gets after its SIGTERM (30), then its group
+     * before SIGKILL (20); see mp_serve_stop_engine */
+    double stop_drain_s, stop_grace_s;
     const char *config_path; /* the YAML it came from, NULL for ad-hoc */
 };
 
@@ -181,6 +186,10 @@ struct mp_serve_plan {
     const char *visible_devices; /* GPU selection result ("0,1"), NULL = none */
     const char *hf_cache;        /* docker: host HF cache dir to mount, NULL = none */
     const char *model_dir;       /* docker: a local model dir to mount at the same path */
+    /* local: the address the engine binds; docker: the host address its port
+     * is published on (the engine binds 0.0.0.0 inside the container).
+     * NULL = 127.0.0.1 (envs.HOST asks for another, e.g. 0.0.0.0) */
+    const char *host;
 };
 
 /* The engine's own launch command and env (§9.7 + §10.1): vllm serve,
@@ -190,8 +199,9 @@ struct mp_serve_plan {
 int mp_serve_engine_cmd(const struct mp_serve_config *c, const struct mp_serve_plan *p,
                         struct mp_serve_cmd *out, struct mp_diag *d);
 /* `docker run ...` that runs the engine command in the image (§9.8): host
- * network and IPC, NVIDIA --gpus / AMD /dev/kfd + /dev/dri, mounts, -e for
- * every env; no --privileged unless c->privileged. */
+ * IPC, the port published on plan->host only (127.0.0.1 unless asked; not
+ * Magpie's host network), NVIDIA --gpus / AMD /dev/kfd + /dev/dri, mounts,
+ * -e for every env; no --privileged unless c->privileged. */
 int mp_serve_docker_cmd(const struct mp_serve_config *c, const struct mp_serve_plan *p,
                         struct mp_serve_cmd *out, struct mp_diag *d);
 /* Image for framework on arch ("gfx942", "sm_90") from the image table
@@ -248,10 +258,52 @@ struct mp_serve_result {
 int mp_serve_run(const struct mp_serve_config *c, const struct mp_serve_run_opts *o,
                  struct mp_serve_result **out, struct mp_diag *d);
 void mp_serve_result_free(struct mp_serve_result *r);
-/* Async-signal-safe: sends SIGTERM to the process group of the engine that
- * mp_serve_run is running, if any (for a front end's SIGINT handler). The
- * run then ends as for an engine that died: report, errors, exit 1. */
+/* Async-signal-safe: sends SIGTERM to the main process of the engine that
+ * mp_serve_run is running, if any (for a front end's SIGINT handler); the
+ * run then stops the rest of its group as usual (mp_serve_stop_engine) and
+ * ends as for an engine that died: report, errors, exit 1. */
 void mp_serve_interrupt(void);
+
+/* ---- stopping an engine (engine.c) ----
+ * Engines stop their own children: vLLM's API server shuts its engine core
+ * down, SGLang's tokenizer manager its scheduler and detokenizer. A SIGTERM
+ * to the whole group instead kills those children under their parent,
+ * which then takes its crash path (SGLang: SIGQUIT, a crash-diagnostics
+ * sleep, kill_process_tree). So: SIGTERM to the main process alone, up to
+ * drain_s for it and then its group to go; then SIGTERM to the group, up to
+ * grace_s; then SIGKILL to the group. */
+struct mp_serve_stop {
+    double drain_s; /* main process first (30 s) */
+    double grace_s; /* then the group, before SIGKILL (20 s) */
+    /* Waits up to wait_ms for the main process; true while it still runs.
+     * For a child of ours it must reap it once ended (mp_proc_poll does), so
+     * that the group check below sees only the rest of the group. */
+    bool (*main_running)(void *user, int wait_ms);
+    void *user;
+    /* filled in */
+    bool main_signalled;  /* SIGTERM reached the main process */
+    bool group_signalled; /* the group needed a SIGTERM of its own */
+    bool killed;          /* and then SIGKILL */
+    double main_exit_s;   /* main process gone this long after its SIGTERM, < 0: not by itself */
+    double stop_s;        /* whole group gone this long after the first signal */
+};
+
+/* Stops the engine whose main process is pid, leader of process group pgid,
+ * in the order above; returns once the group is gone (or, after SIGKILL,
+ * 5 s later). The group is signalled only while it has members. */
+void mp_serve_stop_engine(pid_t pid, pid_t pgid, struct mp_serve_stop *st);
+/* The stop as a JSON object (the report's magpie.engine.stop). */
+void mp_serve_stop_json(const struct mp_serve_stop *st, struct mp_buf *b);
+
+/* The engine's version and torch's, read by the engine's own Python
+ * (importlib.metadata: nothing is imported, so it takes well under a
+ * second): the python3 on the PATH of cmd's environment, or the one named
+ * by the shebang of the `vllm` script; in docker mode (container != NULL)
+ * `docker exec CONTAINER python3`. Either string is left empty when it
+ * cannot be found. Returns 0 when the probe ran. */
+int mp_serve_probe_versions(enum mp_serve_framework f, const struct mp_serve_cmd *cmd,
+                            const char *container, char *engine, size_t engine_len, char *torch,
+                            size_t torch_len);
 
 /* The last n lines of a file (server.log) that look like errors (Error,
  * Exception, FAILED, Traceback, RuntimeError); when none do, the last n

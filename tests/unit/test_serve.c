@@ -61,10 +61,11 @@ static void test_vllm_nvidia(void **state)
     mp_buf_init(&e, 0);
     assert_int_equal(mp_serve_engine_cmd(&c, &p, &cmd, NULL), 0);
     joined(&cmd, &a, &e);
-    assert_string_equal(mp_buf_cstr(&a),
-                        "vllm serve org/model-7b --port 8000 --tensor-parallel-size=2 "
-                        "--gpu-memory-utilization 0.95 --max-model-len 4096 --trust-remote-code "
-                        "--dtype bfloat16 --served-model-name 'a b'");
+    assert_string_equal(
+        mp_buf_cstr(&a),
+        "vllm serve org/model-7b --host 127.0.0.1 --port 8000 --tensor-parallel-size=2 "
+        "--gpu-memory-utilization 0.95 --max-model-len 4096 --trust-remote-code "
+        "--dtype bfloat16 --served-model-name 'a b'");
     assert_string_equal(
         mp_buf_cstr(&e),
         "TP=2 CONC=8 'EXTRA_VLLM_ARGS=--dtype bfloat16 --served-model-name '\"'\"'a "
@@ -91,14 +92,15 @@ static void test_vllm_amd_profiler(void **state)
     mp_buf_init(&e, 0);
     assert_int_equal(mp_serve_engine_cmd(&c, &p, &cmd, NULL), 0);
     joined(&cmd, &a, &e);
-    assert_string_equal(mp_buf_cstr(&a),
-                        "vllm serve org/model-7b --port 8888 --tensor-parallel-size=2 "
-                        "--gpu-memory-utilization 0.9 --max-model-len 8192 --trust-remote-code "
-                        "--profiler-config.profiler torch --profiler-config.torch_profiler_dir "
-                        "/ws/tt --profiler-config.torch_profiler_record_shapes True "
-                        "--profiler-config.torch_profiler_with_memory True "
-                        "--profiler-config.torch_profiler_with_flops True "
-                        "--profiler-config.torch_profiler_use_gzip True");
+    assert_string_equal(
+        mp_buf_cstr(&a),
+        "vllm serve org/model-7b --host 127.0.0.1 --port 8888 --tensor-parallel-size=2 "
+        "--gpu-memory-utilization 0.9 --max-model-len 8192 --trust-remote-code "
+        "--profiler-config.profiler torch --profiler-config.torch_profiler_dir "
+        "/ws/tt --profiler-config.torch_profiler_record_shapes True "
+        "--profiler-config.torch_profiler_with_memory True "
+        "--profiler-config.torch_profiler_with_flops True "
+        "--profiler-config.torch_profiler_use_gzip True");
     assert_string_equal(mp_buf_cstr(&e),
                         "TP=2 CONC=8 MAX_MODEL_LEN=8192 GPU_MEMORY_UTILIZATION=0.9 "
                         "MODEL=org/model-7b PRECISION=fp8 ROCR_VISIBLE_DEVICES=4,5 "
@@ -165,10 +167,17 @@ static void test_sglang(void **state)
     joined(&cmd, &a, &e);
     assert_string_equal(mp_buf_cstr(&a),
                         "python3 -m sglang.launch_server --model-path org/model-7b "
-                        "--host=0.0.0.0 --port 30000 --trust-remote-code "
+                        "--host=127.0.0.1 --port 30000 --trust-remote-code "
                         "--tensor-parallel-size=2 --mem-fraction-static=0.8 "
                         "--disable-radix-cache");
     mp_serve_cmd_fini(&cmd);
+    /* another address only when asked (envs.HOST) */
+    p.host = "0.0.0.0";
+    assert_int_equal(mp_serve_engine_cmd(&c, &p, &cmd, NULL), 0);
+    joined(&cmd, &a, &e);
+    assert_non_null(strstr(mp_buf_cstr(&a), " --host=0.0.0.0 --port 30000 "));
+    mp_serve_cmd_fini(&cmd);
+    p.host = NULL;
     /* defaults give way to the user's own flags; AMD gets SGLANG_USE_AITER */
     mp_serve_config_setenv(&c, "EXTRA_SGLANG_ARGS",
                            "--mem-fraction-static 0.7 --enable-torch-compile");
@@ -177,7 +186,7 @@ static void test_sglang(void **state)
     joined(&cmd, &a, &e);
     assert_string_equal(mp_buf_cstr(&a),
                         "python3 -m sglang.launch_server --model-path org/model-7b "
-                        "--host=0.0.0.0 --port 30000 --trust-remote-code "
+                        "--host=127.0.0.1 --port 30000 --trust-remote-code "
                         "--tensor-parallel-size=2 --disable-radix-cache "
                         "--mem-fraction-static 0.7 --enable-torch-compile");
     assert_non_null(strstr(mp_buf_cstr(&e), "SGLANG_USE_AITER=1"));
@@ -206,10 +215,11 @@ static void test_atom(void **state)
     mp_buf_init(&e, 0);
     assert_int_equal(mp_serve_engine_cmd(&c, &p, &cmd, NULL), 0);
     joined(&cmd, &a, &e);
-    assert_string_equal(mp_buf_cstr(&a),
-                        "python3 -m atom.entrypoints.openai_server --model org/model-7b -tp 2 "
-                        "--server-port 8888 --max-model-len 4096 --torch-profiler-dir /t "
-                        "--kv_cache_dtype fp8");
+    assert_string_equal(
+        mp_buf_cstr(&a),
+        "python3 -m atom.entrypoints.openai_server --model org/model-7b -tp 2 "
+        "--host 127.0.0.1 --server-port 8888 --max-model-len 4096 --torch-profiler-dir /t "
+        "--kv_cache_dtype fp8");
     mp_serve_cmd_fini(&cmd);
     mp_buf_fini(&a);
     mp_buf_fini(&e);
@@ -238,13 +248,13 @@ static void test_docker(void **state)
     joined(&cmd, &a, &e);
     assert_string_equal(
         mp_buf_cstr(&a),
-        "docker run --rm --ipc=host --shm-size=16g --network=host --name "
+        "docker run --rm --ipc=host --shm-size=16g -p 127.0.0.1:8888:8888 --name "
         "magpie-benchmark-bench_1 --gpus=all -v /root/.cache/huggingface:/root/.cache/huggingface "
         "-v /res/ws:/workspace -e TP=2 -e CONC=8 -e MODEL=org/model-7b -e PRECISION=fp8 -e "
         "PROFILE=1 -e VLLM_TORCH_PROFILER_DIR=/workspace/torch_trace -e "
         "SGLANG_TORCH_PROFILER_DIR=/workspace/torch_trace -e "
         "ATOM_TORCH_PROFILER_DIR=/workspace/torch_trace -w /workspace --entrypoint vllm "
-        "sha256:abc serve org/model-7b --port 8888 --tensor-parallel-size=2 "
+        "sha256:abc serve org/model-7b --host 0.0.0.0 --port 8888 --tensor-parallel-size=2 "
         "--gpu-memory-utilization 0.95 --max-model-len 4096 --trust-remote-code "
         "--profiler-config.profiler torch --profiler-config.torch_profiler_dir "
         "/workspace/torch_trace --profiler-config.torch_profiler_record_shapes True "
@@ -267,7 +277,8 @@ static void test_docker(void **state)
     joined(&cmd, &a, &e);
     assert_string_equal(
         mp_buf_cstr(&a),
-        "docker run --rm --ipc=host --shm-size=16g --network=host --name mb --device=/dev/kfd "
+        "docker run --rm --ipc=host --shm-size=16g -p 127.0.0.1:8888:8888 --name mb "
+        "--device=/dev/kfd "
         "--device=/dev/dri --group-add=video --cap-add=SYS_PTRACE "
         "--security-opt=seccomp=unconfined -v /models/m:/models/m -v /w:/workspace -e TP=2 -e "
         "CONC=8 -e MODEL=/models/m -e PRECISION=fp8 -e SGLANG_USE_AITER=1 -w /workspace "
@@ -283,6 +294,14 @@ static void test_docker(void **state)
     assert_non_null(strstr(mp_buf_cstr(&a), " -e HF_TOKEN "));
     assert_null(strstr(mp_buf_cstr(&a), "secret-value")); /* never in argv */
     unsetenv("HF_TOKEN");
+    mp_serve_cmd_fini(&cmd);
+    /* a publish address asked for; the engine still binds 0.0.0.0 inside */
+    p.host = "10.1.2.3";
+    assert_int_equal(mp_serve_docker_cmd(&c, &p, &cmd, NULL), 0);
+    joined(&cmd, &a, &e);
+    assert_non_null(strstr(mp_buf_cstr(&a), " -p 10.1.2.3:8888:8888 "));
+    assert_non_null(strstr(mp_buf_cstr(&a), " --host=0.0.0.0 "));
+    assert_null(strstr(mp_buf_cstr(&a), "--network=host"));
     mp_serve_cmd_fini(&cmd);
     p.image = NULL;
     assert_int_equal(mp_serve_docker_cmd(&c, &p, &cmd, NULL), MP_EINVAL);
