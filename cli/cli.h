@@ -28,6 +28,16 @@ int cmd_compare(int argc, char **argv, const struct cli_global *g);
 int cmd_benchmark(int argc, char **argv, const struct cli_global *g);
 int cmd_trace(int argc, char **argv, const struct cli_global *g);
 int cmd_mcp(int argc, char **argv, const struct cli_global *g);
+int cmd_ray(int argc, char **argv, const struct cli_global *g);
+
+/* The Ray paths (cmd_ray.c): a benchmark config with run_mode ray, and
+ * analyze / compare with environment ray, submitted as a Ray job running
+ * magpie on a worker; both wait and print the result. */
+struct mp_serve_config;
+struct mp_kernel_config;
+int cli_ray_benchmark(const struct mp_serve_config *cfg, const char *yaml, bool json);
+int cli_ray_kernel(int argc, char **argv, const struct cli_global *g, bool compare,
+                   const struct mp_kernel_config *cfg, const char *kernel_yaml, bool json);
 int cmd_gpu(int argc, char **argv, const struct cli_global *g);
 
 /* `benchmark --base-url URL ...`: the load generator against a running

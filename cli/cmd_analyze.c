@@ -318,6 +318,12 @@ int cli_kernel_main(int argc, char **argv, const struct cli_global *g, bool comp
                  g->environment);
     if (g->workers > 0)
         cfg.scheduler.max_workers = g->workers;
+    if (strcmp(cfg.scheduler.environment, "ray") == 0) {
+        /* the same command as a Ray job on a worker (cmd_ray.c) */
+        int ec = cli_ray_kernel(argc, argv, g, compare, &cfg, ko.kernel_config, ko.json);
+        mp_kernel_config_fini(&cfg);
+        return ec;
+    }
     if (strcmp(cfg.scheduler.environment, "local") != 0)
         fprintf(stderr,
                 "magpie: warning: environment '%s' is not supported for kernel evaluation yet; "

@@ -697,7 +697,7 @@ static int cli_serve(int argc, char **argv, const struct cli_global *g)
     if (sysprof)
         cfg.system_profiler = true;
     if (mode && mp_serve_mode_parse(mode, &cfg.run_mode)) {
-        fprintf(stderr, "magpie: error: --run-mode must be local or docker, not '%s'\n", mode);
+        fprintf(stderr, "magpie: error: --run-mode must be local, docker or ray, not '%s'\n", mode);
         exit_code = EXIT_USAGE;
         goto done;
     }
@@ -725,6 +725,10 @@ static int cli_serve(int argc, char **argv, const struct cli_global *g)
         (void)mp_loadgen_fail_limit_parse(max_failed, &cfg.max_failed, NULL);
     if (repeat >= 1)
         cfg.repeat = repeat > 1000 ? 1001 : (int)repeat; /* validated in the library */
+    if (cfg.run_mode == MP_SERVE_RAY) { /* a Ray job running this on a worker (cmd_ray.c) */
+        exit_code = cli_ray_benchmark(&cfg, yaml, json);
+        goto done;
+    }
     bool drawn = false;
     struct mp_serve_run_opts ro = {.output_dir = out_root, .magpie_version = MP_VERSION};
     if (!quiet && !json && isatty(STDERR_FILENO)) {

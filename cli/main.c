@@ -26,6 +26,7 @@ static const struct subcommand commands[] = {
      "runs (benchmark compare A B)"},
     {"trace", cmd_trace, "analyse torch-profiler traces (kernels, gaps, ...)"},
     {"mcp", cmd_mcp, "serve magpie's tools over the Model Context Protocol"},
+    {"ray", cmd_ray, "tasks on a Ray cluster: status, result, cancel, list, logs, submit, batch"},
     {"gpu", cmd_gpu, "GPU hardware control: show, set, reset (power limit, locked clocks)"},
 };
 
