@@ -86,6 +86,51 @@ check "basic: engine argv is vLLM's" \
 check "basic: summary printed" 'grep -q "Status: SUCCESS" "$W/basic.out"'
 check "basic: no engine process left" '[ "$(orphans)" = 0 ]'
 check "basic: config.yaml has envs" 'grep -q "CONC: \"4\"" "$WS/config.yaml"'
+check "basic: engine bound to loopback only" 'grep -q "^fake-engine: listening on 127.0.0.1:" "$WS/server.log"'
+check "basic: torch version key" 'jq_ "$R" "\"torch_version\" in r[\"magpie\"][\"engine\"]" | grep -q True'
+
+# --- stopping: SIGTERM to the engine's main process alone, which stops its
+# own child (as vLLM and SGLang do); the group only when something is left
+# after engine_stop_drain_seconds, SIGKILL after engine_stop_grace_seconds.
+# The stand-in records who sent each SIGTERM (by the sender's pid). ---
+cat >"$W/stop.yaml" <<EOF
+benchmark:
+  framework: vllm
+  model: fake-model
+  run_mode: local
+  envs: {CONC: 2, ISL: 16, OSL: 8, NUM_PROMPTS: 4, NUM_WARMUPS: 0}
+  profiler: {torch_profiler: {enabled: false}}
+  engine_stop_drain_seconds: 2
+  engine_stop_grace_seconds: 2
+EOF
+stop_() { jq_ "$R" "r[\"magpie\"][\"engine\"][\"stop\"]$1"; }
+FAKE_ENGINE_SIGLOG=$W/sig.stop run stop -b "$W/stop.yaml"
+R=$WS/benchmark_report.json
+check "stop: exit 0" '[ "$RC" = 0 ]'
+check "stop: main process signalled by magpie, its child by the main process, not by magpie" \
+    '[ "$(tr "\n" , <"$W/sig.stop")" = "main TERM from magpie,core TERM from main," ]'
+check "stop: recorded, no group signal, no SIGKILL" \
+    '[ "$(stop_ "[\"main_signalled\"]") $(stop_ "[\"group_signalled\"]") $(stop_ "[\"killed\"]")" = "True False False" ]'
+check "stop: engine exited by itself" '[ "$(jq_ "$R" "r[\"magpie\"][\"engine\"][\"exit\"]")" = "exited with status 0" ]'
+check "stop: nothing left" '[ "$(orphans)" = 0 ]'
+# the main process exits and leaves its child: the group gets SIGTERM after the drain
+FAKE_ENGINE_STOP=leave_child FAKE_ENGINE_SIGLOG=$W/sig.leave run leave -b "$W/stop.yaml"
+R=$WS/benchmark_report.json
+check "stop, child left: main first, then the group" \
+    '[ "$(tr "\n" , <"$W/sig.leave")" = "main TERM from magpie,core TERM from magpie," ]'
+check "stop, child left: group signalled, no SIGKILL" \
+    '[ "$(stop_ "[\"group_signalled\"]") $(stop_ "[\"killed\"]")" = "True False" ]'
+check "stop, child left: nothing left" '[ "$(orphans)" = 0 ]'
+# the main process ignores SIGTERM: the group's SIGTERM after the drain, SIGKILL after the grace
+FAKE_ENGINE_STOP=ignore FAKE_ENGINE_SIGLOG=$W/sig.ignore run ignore -b "$W/stop.yaml"
+R=$WS/benchmark_report.json
+check "stop, main hangs: exit 0 (the measurement stands)" '[ "$RC" = 0 ]'
+check "stop, main hangs: main, then the group (main again and its child), then SIGKILL" \
+    '[ "$(sort "$W/sig.ignore" | tr "\n" ,)" = "core TERM from magpie,main TERM from magpie,main TERM from magpie," ] &&
+     [ "$(stop_ "[\"group_signalled\"]") $(stop_ "[\"killed\"]")" = "True True" ]'
+check "stop, main hangs: exit recorded as SIGKILL" \
+    'jq_ "$R" "r[\"magpie\"][\"engine\"][\"exit\"]" | grep -q "killed by signal 9"'
+check "stop, main hangs: nothing left" '[ "$(orphans)" = 0 ]'
 
 # --- profiled: /start_profile + /stop_profile, traces post-processed ---
 run prof "${ADHOC[@]}" --num-prompts 8 --torch-profiler

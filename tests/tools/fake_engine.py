@@ -4,14 +4,18 @@ in magpie's serving-benchmark tests (stdlib only; loopback only).
 
 It accepts the command lines magpie builds for the engines, so the tests
 put it on PATH under the engine's name:
-  vllm serve MODEL --port P [--profiler-config.torch_profiler_dir DIR] ...
-  python3 -m sglang.launch_server --model-path M --port P ...   (not used yet)
+  vllm serve MODEL --host H --port P [--profiler-config.torch_profiler_dir DIR] ...
+  python3 -m sglang.launch_server --model-path M --host=H --port P ...   (not used yet)
+and listens on the address --host names (127.0.0.1 without it).
 It serves GET /health, /v1/models, /version, POST /v1/completions and
 /v1/chat/completions (SSE, one token per event, then a usage chunk and
 [DONE]), POST /start_profile and /stop_profile (on stop it writes a small
 gzip Kineto trace with kernel events into the profiler dir), and it starts a
 child process, as vLLM starts its engine core, so tests can check that the
-whole process group goes away.
+whole process group goes away. On SIGTERM the main process stops that child
+itself and exits 0, as vLLM and SGLang do; both record who sent their
+SIGTERM (FAKE_ENGINE_SIGLOG), so a test can tell "magpie signalled the main
+process and the main process its child" from "magpie signalled the group".
 
 Behaviour knobs (environment):
   FAKE_ENGINE_TTFT_MS (5), FAKE_ENGINE_ITL_MS (1)   timing
@@ -20,6 +24,12 @@ Behaviour knobs (environment):
   FAKE_ENGINE_FAULT_AFTER (0) requests served normally before 'stall'
   FAKE_ENGINE_MAX_S (120)     the server exits by itself after this long
   FAKE_ENGINE_TAG             appended to the child's argv, for orphan checks
+  FAKE_ENGINE_STOP            on SIGTERM the main process: stop_child (default: stops
+                              the child, waits for it, exits 0) | leave_child (exits
+                              0 at once, the child stays) | ignore (carries on)
+  FAKE_ENGINE_SIGLOG          file the main process and the child append one line to
+                              per SIGTERM: "main TERM from magpie", "core TERM from
+                              main", ... (sender by pid: magpie, main or other)
   FAKE_ENGINE_TRACE           a recorded .json.gz trace written on /stop_profile
                               instead of the small synthetic one; several paths
                               joined by ':' are written as ranks 0, 1, ...
@@ -28,6 +38,7 @@ import gzip
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import threading
@@ -41,13 +52,16 @@ READY_S = float(ENV.get("FAKE_ENGINE_READY_S", "0.5"))
 FAULT = ENV.get("FAKE_ENGINE_FAULT", "")
 FAULT_AFTER = int(ENV.get("FAKE_ENGINE_FAULT_AFTER", "0"))
 MAX_S = float(ENV.get("FAKE_ENGINE_MAX_S", "120"))
+STOP = ENV.get("FAKE_ENGINE_STOP", "stop_child")
+SIGLOG = ENV.get("FAKE_ENGINE_SIGLOG", "")
 T0 = time.monotonic()
 LOCK = threading.Lock()
 STATE = {"served": 0, "profiling": False, "prof_t0": 0.0}
 
 
 def parse_args(argv):
-    a = {"model": "fake-model", "port": 8888, "trace_dir": ENV.get("VLLM_TORCH_PROFILER_DIR")}
+    a = {"model": "fake-model", "port": 8888, "host": "127.0.0.1",
+         "trace_dir": ENV.get("VLLM_TORCH_PROFILER_DIR")}
     i = 0
     if argv and argv[0] == "serve":
         a["model"] = argv[1]
@@ -61,6 +75,8 @@ def parse_args(argv):
             i += 1
         if w in ("--port", "--server-port"):
             a["port"] = int(val)
+        elif w == "--host":
+            a["host"] = val
         elif w in ("--model", "--model-path"):
             a["model"] = val
         elif w in ("--profiler-config.torch_profiler_dir", "--torch-profiler-dir"):
@@ -176,16 +192,59 @@ class H(BaseHTTPRequestHandler):
         self.chunk(b"")
 
 
+# The "engine core": waits for SIGTERM (or MAX_S), says who sent it, exits.
+CORE = """
+import os, signal, sys
+signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
+main, magpie, log, max_s = os.getppid(), int(sys.argv[1]), sys.argv[2], float(sys.argv[3])
+info = signal.sigtimedwait({signal.SIGTERM}, max_s)
+if info and log:
+    who = {main: "main", magpie: "magpie"}.get(info.si_pid, "other")
+    with open(log, "a") as f:
+        f.write("core TERM from %s\\n" % who)
+"""
+
+
+def siglog(line):
+    if SIGLOG:
+        with open(SIGLOG, "a") as f:
+            f.write(line + "\n")
+
+
+def on_sigterm(core, magpie):
+    """SIGTERM arrives here (blocked everywhere else): as vLLM and SGLang, the
+    main process stops its child before it exits."""
+    while True:
+        info = signal.sigwaitinfo({signal.SIGTERM})
+        who = {magpie: "magpie"}.get(info.si_pid, "other")
+        siglog("main TERM from %s" % who)
+        print("fake-engine: SIGTERM from %s, stop mode %s" % (who, STOP), flush=True)
+        if STOP == "ignore":
+            continue
+        if STOP == "stop_child":
+            core.send_signal(signal.SIGTERM)
+            try:
+                core.wait(10)
+            except subprocess.TimeoutExpired:
+                pass
+        os._exit(0)
+
+
 def main():
     print("fake-engine: starting, argv=%s" % sys.argv[1:], flush=True)
     if FAULT == "exit_at_start":
         print("Traceback (most recent call last):\nRuntimeError: fake engine failed to start",
               flush=True)
         sys.exit(3)
+    magpie = os.getppid()
+    # before any thread exists, so that only on_sigterm's sigwaitinfo gets it
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
     # an "engine core" child in our process group, as vLLM has
-    subprocess.Popen([sys.executable, "-c", "import time; time.sleep(%d)" % int(MAX_S),
-                      "fake-engine-core-" + ENV.get("FAKE_ENGINE_TAG", "")])
-    srv = ThreadingHTTPServer(("127.0.0.1", ARGS["port"]), H)
+    core = subprocess.Popen([sys.executable, "-c", CORE, str(magpie), SIGLOG, str(MAX_S),
+                             "fake-engine-core-" + ENV.get("FAKE_ENGINE_TAG", "")])
+    threading.Thread(target=on_sigterm, args=(core, magpie), daemon=True).start()
+    srv = ThreadingHTTPServer((ARGS["host"], ARGS["port"]), H)
+    print("fake-engine: listening on %s:%d" % (ARGS["host"], ARGS["port"]), flush=True)
     srv.daemon_threads = True
     threading.Timer(MAX_S, lambda: os._exit(0)).start()
     print("fake-engine: vLLM API server version 0.0.1-fake on port %d" % ARGS["port"], flush=True)
