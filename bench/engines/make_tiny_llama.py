@@ -35,7 +35,8 @@ def main():
                                    eos_token="</s>", model_max_length=2048)
     fast.save_pretrained(a.out)
     torch.manual_seed(0)
-    cfg = LlamaConfig(vocab_size=VOCAB, hidden_size=a.hidden, intermediate_size=a.hidden * 2,
+    # vocab_size = the tokenizer's size, so every id the model emits decodes
+    cfg = LlamaConfig(vocab_size=len(fast), hidden_size=a.hidden, intermediate_size=a.hidden * 2,
                       num_hidden_layers=a.layers, num_attention_heads=4, num_key_value_heads=2,
                       max_position_embeddings=2048, bos_token_id=1, eos_token_id=2,
                       torch_dtype="bfloat16", tie_word_embeddings=False)
