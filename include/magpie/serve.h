@@ -32,6 +32,7 @@
 #include <magpie/analysis.h>
 #include <magpie/base.h>
 #include <magpie/gpu.h>
+#include <magpie/gpuctl.h>
 #include <magpie/loadgen.h>
 
 enum mp_serve_framework { MP_SERVE_VLLM = 0, MP_SERVE_SGLANG, MP_SERVE_ATOM, MP_SERVE_N_FW };
@@ -116,6 +117,9 @@ struct mp_serve_config {
      * before SIGKILL (20); see mp_serve_stop_engine */
     double stop_drain_s, stop_grace_s;
     const char *config_path; /* the YAML it came from, NULL for ad-hoc */
+    /* the YAML's top-level gpu: section (Magpie's gpu.hardware): set on the
+     * GPUs before the engine starts and put back after the run */
+    struct mp_gpu_hw_config hw;
 };
 
 void mp_serve_config_init(struct mp_serve_config *c);

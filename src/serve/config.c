@@ -477,6 +477,9 @@ static int load_root(struct mp_serve_config *c, const struct mp_yaml_doc *doc, s
         return rc;
     if (!c->inferencex_path && ixp)
         c->inferencex_path = ixp;
+    mp_gpu_hw_config_init(&c->hw);
+    if ((rc = mp_gpu_hw_config_load(&c->hw, mp_yaml_get(root, "gpu"), d)))
+        return rc;
     static const char *const unsup[] = {"run_cmd", "agentx", "lm_eval_runtime", NULL};
     for (const char *const *k = unsup; *k; k++) {
         const struct mp_yaml_node *n = mp_yaml_get(b, *k);

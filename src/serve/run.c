@@ -69,6 +69,9 @@ struct run {
     enum mp_gpu_vendor vendor;
     char visible[256];
     struct mp_buf warn; /* JSON array items */
+    /* gpu.hardware as applied (to put back), and gpu_hardware.log */
+    struct mp_gpuctl_session *hw;
+    struct mp_buf hw_log;
     /* load */
     size_t num_prompts, warmups;
     struct mp_loadgen_progress last;
@@ -1240,6 +1243,52 @@ static void magpie_object(struct run *r, const struct load_out *lo, struct mp_bu
 
 /* ---- entry point ---- */
 
+/* ---- gpu.hardware: set before the engine starts, put back after ---- */
+
+static int apply_hw(struct run *r)
+{
+    const struct mp_gpu_hw_config *hw = &r->c->hw;
+    if (!hw->present || !hw->enabled)
+        return 0;
+    progress(r, "applying gpu.hardware", 0, 0, 0);
+    mp_buf_puts(&r->hw_log, "# gpu.hardware, set before the run\n");
+    struct mp_diag d;
+    mp_diag_clear(&d);
+    int rc = mp_gpuctl_session_apply(hw, NULL, &r->hw_log, &r->hw, &d);
+    if (rc) {
+        add_error(r, "gpu.hardware could not be applied (what was set is put back): %s", d.msg);
+        write_file(r, "gpu_hardware.log", &r->hw_log);
+    }
+    return rc;
+}
+
+/* Also on every failure path and after SIGINT / SIGTERM (the run then ends
+ * as for a dead engine and comes here). */
+static void restore_hw(struct run *r)
+{
+    if (!r->hw)
+        return;
+    if (r->c->hw.reset_after) {
+        mp_buf_puts(&r->hw_log, "# put back after the run\n");
+        struct mp_diag d;
+        mp_diag_clear(&d);
+        if (mp_gpuctl_session_restore(r->hw, &r->hw_log, &d))
+            add_error(r,
+                      "gpu.hardware: not every setting could be put back: %s (`magpie gpu "
+                      "reset` does it by hand)",
+                      d.msg);
+        else
+            add_warning(r, "gpu.hardware: set for the run and put back after it "
+                           "(gpu_hardware.log)");
+    } else {
+        add_warning(r, "gpu.hardware: left as set (reset_after_benchmark: false); `magpie gpu "
+                       "reset` puts the defaults back");
+    }
+    write_file(r, "gpu_hardware.log", &r->hw_log);
+    mp_gpuctl_session_free(r->hw);
+    r->hw = NULL;
+}
+
 int mp_serve_run(const struct mp_serve_config *c, const struct mp_serve_run_opts *o,
                  struct mp_serve_result **out, struct mp_diag *d)
 {
@@ -1322,7 +1371,8 @@ int mp_serve_run(const struct mp_serve_config *c, const struct mp_serve_run_opts
             snprintf(r.base_url, sizeof(r.base_url), "http://%s:%ld", bind, port);
         if (c->reuse)
             reuse_attach_or_clear(&r);
-        if (r.attached || (select_gpus(&r, &info) == 0 && start_engine(&r, &info) == 0))
+        if (apply_hw(&r) == 0 &&
+            (r.attached || (select_gpus(&r, &info) == 0 && start_engine(&r, &info) == 0)))
             start_monitor(&r, &mon);
         if ((r.srv || r.detached) && wait_ready(&r) == 0) {
             scrape_version(&r);
@@ -1346,6 +1396,7 @@ int mp_serve_run(const struct mp_serve_config *c, const struct mp_serve_run_opts
             finish_detached(&r);
         else
             stop_engine(&r);
+        restore_hw(&r); /* the engine is gone: the GPUs go back */
         serve_monitor_stop(mon, &gpumon);
         mon = NULL;
         scrape_version(&r);
@@ -1437,6 +1488,8 @@ int mp_serve_run(const struct mp_serve_config *c, const struct mp_serve_run_opts
 done:
     if (r.srv)
         stop_engine(&r);
+    restore_hw(&r);
+    mp_buf_fini(&r.hw_log);
     mp_serve_cmd_fini(&r.cmd);
     mp_loadgen_result_free(lo.res);
     free(lo.rep);

@@ -125,5 +125,94 @@ check "rocm-smi set: exit 0" '[ $RC = 0 ]'
 # (the GPU list came from `amd-smi static --json`, detection's first AMD source)
 check "rocm-smi set: exact argv" 'grep -v "^amd-smi" "$SMI_SIM_LOG" | diff "$W/rset.want" -'
 
+# --- benchmark YAML gpu.hardware: set for the run, put back after it (also
+# after SIGTERM to magpie); the stand-in engine (tests/tools/fake_engine.py)
+# serves on loopback, the GPUs are the stub's ---
+if command -v python3 >/dev/null; then
+    mkdir -p "$W/bin"
+    printf '#!/bin/sh\nexec python3 %s "$@"\n' "$MP_SRC/tests/tools/fake_engine.py" >"$W/bin/vllm"
+    chmod +x "$W/bin/vllm"
+    export FAKE_ENGINE_TAG="gpuctl$$" FAKE_ENGINE_MAX_S=90
+    port() { echo $((20000 + (RANDOM % 20000))); }
+    rm -f "$STUB_NVML_STATE"
+    nv gpu set -i 1 --power-limit 600 >/dev/null 2>&1 # GPU 1 starts at 600 W: it must come back to 600
+    cat >"$W/hw.yaml" <<'YAML'
+gpu:
+  device_ids: [0, 1]
+  hardware:
+    default:
+      power: {limit_watts: 450}
+      frequency: {gpu_clock_mhz: [1500, 1500]}
+    per_gpu:
+      1: {power: {limit_watts: 400}}
+benchmark:
+  framework: vllm
+  model: fake-model
+  run_mode: local
+  envs: {CONC: 2, ISL: 16, OSL: 8, NUM_PROMPTS: 4, NUM_WARMUPS: 0}
+  profiler: {torch_profiler: {enabled: false}}
+YAML
+    : >"$STUB_NVML_LOG"
+    PATH="$W/bin:$PATH" PORT=$(port) MAGPIE_NVML_LIB=$STUB timeout 120 "$MAGPIE" benchmark -b "$W/hw.yaml" \
+        -o "$W/bench" -q >"$W/bench.out" 2>"$W/bench.err"
+    RC=$?
+    WS=$(ls -d "$W"/bench/benchmark_vllm_* 2>/dev/null | tail -1)
+    check "benchmark with gpu.hardware: exit 0" '[ $RC = 0 ]'
+    cat >"$W/bench.want" <<'WANT'
+nvmlDeviceSetPowerManagementLimit 0 450000
+nvmlDeviceSetGpuLockedClocks 0 1500 1500
+nvmlDeviceSetPowerManagementLimit 1 400000
+nvmlDeviceSetGpuLockedClocks 1 1500 1500
+nvmlDeviceResetGpuLockedClocks 0
+nvmlDeviceSetPowerManagementLimit 0 700000
+nvmlDeviceResetGpuLockedClocks 1
+nvmlDeviceSetPowerManagementLimit 1 600000
+WANT
+    check "benchmark: set before, put back after (the values read before)" 'diff "$W/bench.want" "$STUB_NVML_LOG"'
+    check "benchmark: GPUs as before" 'printf "0 700000 0 0 0 0\n1 600000 0 0 0 0\n" | diff - "$STUB_NVML_STATE"'
+    check "benchmark: gpu_hardware.log in the workspace" \
+        'grep -q "GPU 1 (NVIDIA H200 (stub)): power limit 400 W -> 600 W" "$WS/gpu_hardware.log"'
+    check "benchmark: the report says so" 'grep -q "gpu.hardware: set for the run and put back" "$WS/benchmark_report.json"'
+
+    # SIGTERM mid-run: settings in force while the engine serves, put back after
+    : >"$STUB_NVML_LOG"
+    P=$(port)
+    PATH="$W/bin:$PATH" PORT=$P MAGPIE_NVML_LIB=$STUB FAKE_ENGINE_ITL_MS=50 "$MAGPIE" benchmark -b "$W/hw.yaml" \
+        --num-prompts 40 --output-len 64 -o "$W/sig" -q >"$W/sig.out" 2>&1 &
+    MP=$!
+    for _ in $(seq 300); do
+        python3 -c "import sys,urllib.request as u; sys.exit(u.urlopen(sys.argv[1], timeout=2).status != 200)" \
+            "http://127.0.0.1:$P/health" 2>/dev/null && break
+        sleep 0.1
+    done
+    DURING=$(cat "$STUB_NVML_STATE")
+    kill -TERM $MP
+    wait $MP
+    RC=$?
+    check "sigterm: settings in force during the run" '[ "$DURING" = "$(printf "0 450000 1500 1500 0 0\n1 400000 1500 1500 0 0")" ]'
+    check "sigterm: magpie ended (exit $RC)" '[ $RC != 0 ]'
+    check "sigterm: put back" 'printf "0 700000 0 0 0 0\n1 600000 0 0 0 0\n" | diff - "$STUB_NVML_STATE"'
+    check "sigterm: no engine left" '[ "$(pgrep -f "fake-engine-core-$FAKE_ENGINE_TAG" | wc -l)" = 0 ]'
+
+    # a setting the GPU refuses: nothing stays changed, the engine never starts
+    : >"$STUB_NVML_LOG"
+    PATH="$W/bin:$PATH" PORT=$(port) MAGPIE_NVML_LIB=$STUB STUB_NVML_FAIL=nvmlDeviceSetGpuLockedClocks \
+        timeout 120 "$MAGPIE" benchmark -b "$W/hw.yaml" -o "$W/refused" -q >"$W/refused.out" 2>&1
+    RC=$?
+    WS=$(ls -d "$W"/refused/benchmark_vllm_* 2>/dev/null | tail -1)
+    check "refused: exit 1" '[ $RC = 1 ]'
+    check "refused: the reason in the report" 'grep -q "gpu.hardware could not be applied" "$WS/benchmark_report.json"'
+    check "refused: GPU 0 put back, GPU 1 untouched" 'printf "0 700000 0 0 0 0\n1 600000 0 0 0 0\n" | diff - "$STUB_NVML_STATE"'
+    check "refused: no engine started" '[ ! -s "$WS/server.log" ]'
+
+    # a bad value in the section: exit 2 naming the field, nothing created
+    sed 's/limit_watts: 450/limit_watts: -1/' "$W/hw.yaml" >"$W/bad.yaml"
+    MAGPIE_NVML_LIB=$STUB "$MAGPIE" benchmark -b "$W/bad.yaml" -o "$W/bad" >"$W/bad.out" 2>&1
+    RC=$?
+    check "bad gpu.hardware: exit 2, field named" '[ $RC = 2 ] && grep -q "gpu.hardware.default.power.limit_watts" "$W/bad.out" && [ ! -d "$W/bad" ]'
+else
+    echo "SKIPPED benchmark gpu.hardware: python3 not found (the stand-in engine needs it)"
+fi
+
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]
