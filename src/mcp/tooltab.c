@@ -13,6 +13,8 @@ extern const struct mcp_tool mcp_tool_hardware_spec, mcp_tool_analyze, mcp_tool_
     mcp_tool_list_benchmark_images, mcp_tool_list_benchmark_results, mcp_tool_get_benchmark_result,
     mcp_tool_trace_report, mcp_tool_trace_split, mcp_tool_trace_stages, mcp_tool_trace_collective;
 extern const struct mcp_tool mcp_tool_compare_benchmark_reports;
+extern const struct mcp_tool mcp_tool_ray_task_status, mcp_tool_ray_task_result,
+    mcp_tool_ray_task_cancel, mcp_tool_ray_task_list, mcp_tool_benchmark_batch;
 
 /* Magpie's order first, then magpie's own tools. A tool is listed here only
  * once it is built: tools/list never offers a stub. */
@@ -28,6 +30,11 @@ const struct mcp_tool *const mcp_tools[] = {
     &mcp_tool_list_benchmark_results,
     &mcp_tool_get_benchmark_result,
     &mcp_tool_compare_benchmark_reports,
+    &mcp_tool_ray_task_status,
+    &mcp_tool_ray_task_result,
+    &mcp_tool_ray_task_cancel,
+    &mcp_tool_ray_task_list,
+    &mcp_tool_benchmark_batch,
     &mcp_tool_trace_report,
     &mcp_tool_trace_split,
     &mcp_tool_trace_stages,

@@ -1,0 +1,245 @@
+#!/bin/bash
+# magpie on a real Ray cluster (ray[default] from PyPI in /work/venvs/ray, or
+# MAGPIE_RAY_VENV): a head and a second worker node on loopback inside a
+# user + network + PID namespace of the test's own (unshare -rnpf), so Ray
+# binds nothing outside and every process it starts ends with the test.
+# Real jobs through the Jobs API: a trace report, a benchmark against the
+# stand-in engine (run_mode: ray), a testcase-free OpenCL kernel analyze
+# (-e ray); a job that fails (FAILED + its log tail), cancel mid-run (the
+# engine on the worker is gone), an unreachable head (exit 2 at once, the
+# address named), bad addresses, picking a task up by id from a fresh
+# process, a parallel batch over the two nodes, and the MCP ray_task_* /
+# benchmark_batch tools. Exits 77 (skipped) without the venv or unshare.
+set -u
+MAGPIE=${MAGPIE:?} MP_SRC=${MP_SRC:?}
+VENV=${MAGPIE_RAY_VENV:-/work/venvs/ray}
+if [ -z "${MP_RAY_IN_NS:-}" ]; then
+    if [ ! -x "$VENV/bin/ray" ]; then
+        echo "SKIPPED: no Ray at $VENV/bin/ray (python3 -m venv $VENV && $VENV/bin/pip install 'ray[default]'; see docs/ray.md)"
+        exit 77
+    fi
+    if ! unshare -rnpf --mount-proc true 2>/dev/null; then
+        echo "SKIPPED: unshare -rnpf (user, network and PID namespaces) is not permitted here"
+        exit 77
+    fi
+    MP_RAY_IN_NS=1 exec unshare -rnpf --mount-proc bash "$0" "$@"
+fi
+
+# ---- inside the namespaces ----
+ip link set lo up
+export RAY_USAGE_STATS_ENABLED=0 RAY_DISABLE_USAGE_STATS=1
+W=$(mktemp -d /tmp/mp_ray_it.XXXXXX)
+S=$W/shared
+mkdir -p "$S" "$W/bin"
+export MAGPIE_RAY_STATE_DIR=$W/state
+RAY=$VENV/bin/ray
+pass=0 fail=0
+cleanup() {
+    "$RAY" stop --force >/dev/null 2>&1
+    rm -rf "$W"
+}
+trap cleanup EXIT
+ok() { pass=$((pass + 1)); echo "ok   $1"; }
+ko() { fail=$((fail + 1)); echo "FAIL $1"; }
+check() { if eval "$2"; then ok "$1"; else ko "$1"; fi; }
+jq_() { python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print($2)" "$1"; }
+secs() { python3 -c "import time; print(time.time())"; }
+
+# the head (1 CPU, a small object store) and a worker node (1 CPU); jobs
+# inherit the nodes' PATH, which has the stand-in engine as `vllm`
+printf '#!/bin/sh\nexec python3 %s "$@"\n' "$MP_SRC/tests/tools/fake_engine.py" >"$W/bin/vllm"
+chmod +x "$W/bin/vllm"
+export PATH="$W/bin:$PATH"
+t0=$(secs)
+"$RAY" start --head --num-cpus 1 --node-ip-address 127.0.0.1 --port 6379 \
+    --include-dashboard true --dashboard-host 127.0.0.1 --dashboard-port 8265 \
+    --object-store-memory 80000000 --temp-dir "$W/r" --disable-usage-stats >"$W/head.log" 2>&1
+check "ray head starts" '[ $? = 0 ]'
+"$RAY" start --address 127.0.0.1:6379 --num-cpus 1 --node-ip-address 127.0.0.1 \
+    --object-store-memory 80000000 --resources '{"node2": 1}' >"$W/worker.log" 2>&1
+check "ray worker node joins" '[ $? = 0 ]'
+echo "# cluster up in $(python3 -c "print(round($(secs) - $t0, 1))") s"
+A=127.0.0.1:6379 # Magpie's form: mapped to the dashboard at :8265
+R=(-a "$A" -s "$S" --magpie "$MAGPIE")
+cd "$MP_SRC" || exit 1
+
+# --- a trace report as a task (generic submit, input staged) ---
+TR=examples/traces/serving/mixtral_shape_l8_bs16_p256_d12.json.gz
+timeout 300 "$MAGPIE" ray submit "${R[@]}" --wait -- trace report "$TR" -o rep >"$W/rep.out" 2>"$W/rep.err"
+check "trace report task: exit 0" '[ $? = 0 ]'
+ID=$(sed -n 's/^magpie: submitted task \([0-9a-f]*\).*/\1/p' "$W/rep.err")
+check "trace report task: id printed" '[ ${#ID} = 8 ]'
+check "trace report task: report printed" 'grep -q "GPU time" "$W/rep.out"'
+check "trace report task: CSVs in the task dir" '[ -f "$S/results/$ID/inputs/rep/ops_summary.csv" ]'
+check "trace report task: record kept" '[ -f "$S/tasks/$ID.json" ] && [ -f "$W/state/tasks/$ID.json" ]'
+"$MAGPIE" ray status "$ID" --json >"$W/st.json"
+check "status: SUCCEEDED (record gives the address)" '[ "$(jq_ "$W/st.json" "r[\"status\"]")" = SUCCEEDED ]'
+"$MAGPIE" ray result "$ID" >"$W/res.json"
+check "result: output and _task_id" '[ "$(jq_ "$W/res.json" "r[\"_task_id\"], \"GPU time\" in r[\"output\"]")" = "$ID True" ]'
+"$MAGPIE" ray list -a "$A" --json >"$W/list.json"
+check "list: the task is there" '[ "$(jq_ "$W/list.json" "[t[\"status\"] for t in r[\"tasks\"] if t[\"task_id\"]==\"$ID\"][0]")" = SUCCEEDED ]'
+"$MAGPIE" ray logs "$ID" >"$W/logs.txt"
+check "logs: the job log" 'grep -q "GPU time" "$W/logs.txt"'
+
+# --- a job that fails on the worker ---
+timeout 120 "$MAGPIE" ray submit "${R[@]}" --wait -- trace report /nonexistent/trace.json -o x >"$W/bad.out" 2>"$W/bad.err"
+check "failing job: exit 1" '[ $? = 1 ]'
+BID=$(sed -n 's/^magpie: submitted task \([0-9a-f]*\).*/\1/p' "$W/bad.err")
+check "failing job: FAILED with the log tail" 'grep -q "FAILED; last lines" "$W/bad.err" && grep -q "nonexistent" "$W/bad.err"'
+"$MAGPIE" ray result "$BID" >"$W/badres.json"
+check "failing job: result says failed, error_tail" '[ $? = 1 ] && [ "$(jq_ "$W/badres.json" "r[\"status\"], \"nonexistent\" in r[\"error_tail\"]")" = "FAILED True" ]'
+
+# --- benchmark, run_mode: ray, against the stand-in engine ---
+bench_yaml() { # NAME PORT PROMPTS [extra ray_config lines]
+    cat >"$W/$1.yaml" <<EOF
+benchmark:
+  framework: vllm
+  model: fake-model
+  run_mode: ray
+  envs: {TP: 1, CONC: 2, ISL: 32, OSL: 16, NUM_PROMPTS: $3, PORT: $2, NUM_WARMUPS: 0}
+  profiler: {torch_profiler: {enabled: false}}
+  timeout_seconds: 120
+  ray_config:
+    cluster_address: "$A"
+    shared_storage_path: "$S"
+    magpie_install_path: "$MAGPIE"
+    entrypoint_num_cpus: 1
+    env_vars: {FAKE_ENGINE_TAG: "$1-$$", FAKE_ENGINE_MAX_S: "150", FAKE_ENGINE_ITL_MS: "${ITL:-1}"}
+    metadata: {owner: magpie-test}
+${4:-}
+EOF
+}
+bench_yaml b1 21001 8
+timeout 300 "$MAGPIE" benchmark -b "$W/b1.yaml" >"$W/b1.out" 2>"$W/b1.err"
+check "benchmark run_mode ray: exit 0" '[ $? = 0 ]' || tail -20 "$W/b1.err"
+BID1=$(sed -n 's/^magpie: submitted task \([0-9a-f]*\).*/\1/p' "$W/b1.err")
+REP=$(ls "$S/results/$BID1"/benchmark_vllm_*/benchmark_report.json 2>/dev/null | head -1)
+check "benchmark: report under <shared>/results/<task_id>/" '[ -f "$REP" ]'
+check "benchmark: success, 8 requests" '[ "$(jq_ "$REP" "r[\"success\"], r[\"throughput\"][\"completed_requests\"]")" = "True 8" ]'
+check "benchmark: summary printed" 'grep -qi "throughput" "$W/b1.out"'
+python3 -c "import json,urllib.request as u; print(json.dumps(json.load(u.urlopen('http://127.0.0.1:8265/api/jobs/magpie-$BID1'))))" >"$W/job1.json"
+check "benchmark: TP fits a node -> mp backend, RAY_ADDRESS dropped" 'grep -q "distributed-executor-backend mp" "$W/job1.json" && grep -q "env -u RAY_ADDRESS" "$W/job1.json"'
+check "benchmark: HF cache under shared storage, metadata kept" '[ "$(jq_ "$W/job1.json" "r[\"runtime_env\"][\"env_vars\"][\"HF_HOME\"] == \"$S/hf_cache\", r[\"metadata\"][\"owner\"]")" = "True magpie-test" ]'
+"$MAGPIE" ray result "$BID1" >"$W/b1res.json"
+check "benchmark: ray result is the report + _task_id" '[ "$(jq_ "$W/b1res.json" "r[\"success\"], r[\"_task_id\"]")" = "True $BID1" ]'
+
+# --- a task picked up later by a fresh process that knows only the id ---
+env -u RAY_ADDRESS -u MAGPIE_RAY_SHARED_STORAGE "$MAGPIE" ray status "$BID1" >"$W/later.txt"
+check "pick up by id: SUCCEEDED" '[ "$(cat "$W/later.txt")" = SUCCEEDED ]'
+rm -rf "$W/state"
+"$MAGPIE" ray status "$BID1" -s "$S" >"$W/later2.txt"
+check "pick up by id from the shared record alone" '[ "$(cat "$W/later2.txt")" = SUCCEEDED ]'
+"$MAGPIE" ray status 0badbeef -a http://127.0.0.1:8265 >"$W/unk.txt"
+check "unknown id: UNKNOWN" '[ "$(cat "$W/unk.txt")" = UNKNOWN ]'
+
+# --- cancel mid-run: the engine on the worker is gone ---
+ITL=400 bench_yaml long 21002 400
+"$MAGPIE" ray submit -b "$W/long.yaml" >"$W/long.id" 2>"$W/long.err"
+LID=$(cat "$W/long.id")
+up=0
+for _ in $(seq 1 120); do
+    pgrep -f "fake-engine-core-long-$$" >/dev/null && [ -d "$S/results/$LID" ] && { up=1; break; }
+    sleep 0.5
+done
+check "cancel: the engine runs on the worker" '[ $up = 1 ]'
+"$MAGPIE" ray status "$LID" >"$W/long.st"
+check "cancel: RUNNING before" '[ "$(cat "$W/long.st")" = RUNNING ]'
+"$MAGPIE" ray cancel "$LID" >"$W/cancel.json"
+check "cancel: cancelled true" '[ "$(jq_ "$W/cancel.json" "r[\"cancelled\"]")" = True ]'
+gone=0
+for _ in $(seq 1 60); do
+    pgrep -f "fake-engine-core-long-$$" >/dev/null || { gone=1; break; }
+    sleep 0.5
+done
+check "cancel: no engine process left" '[ $gone = 1 ]'
+"$MAGPIE" ray wait "$LID" --timeout 60 >/dev/null 2>&1
+"$MAGPIE" ray status "$LID" --json >"$W/long2.json"
+check "cancel: FAILED (Ray STOPPED)" '[ "$(jq_ "$W/long2.json" "r[\"status\"], r[\"ray_status\"]")" = "FAILED STOPPED" ]'
+
+# --- the head unreachable, bad addresses ---
+t0=$(secs)
+"$MAGPIE" ray status "$BID1" -a http://127.0.0.1:9 >/dev/null 2>"$W/unreach.err"
+rc=$?
+dt=$(python3 -c "print($(secs) - $t0)")
+check "unreachable head: exit 2" '[ $rc = 2 ]'
+check "unreachable head: names the address" 'grep -q "not reachable at http://127.0.0.1:9" "$W/unreach.err"'
+check "unreachable head: at once (< 10 s)" 'python3 -c "import sys; sys.exit(not $dt < 10)"'
+sed -e "s|cluster_address: \"$A\"|cluster_address: \"127.0.0.1:9\"|" "$W/b1.yaml" >"$W/b9.yaml"
+MAGPIE_RAY_DASHBOARD_PORT=9 "$MAGPIE" benchmark -b "$W/b9.yaml" >/dev/null 2>"$W/b9.err"
+check "benchmark, head unreachable: exit 2 naming the address" '[ $? = 2 ] && grep -q "127.0.0.1:9" "$W/b9.err"'
+"$MAGPIE" ray list -a "foo://bar" >/dev/null 2>"$W/badaddr.err"
+check "bad address: exit 2 naming it" '[ $? = 2 ] && grep -q "foo://bar" "$W/badaddr.err"'
+"$MAGPIE" ray list -a "host:notaport" >/dev/null 2>"$W/badaddr2.err"
+check "bad port: exit 2 naming it" '[ $? = 2 ] && grep -q "host:notaport" "$W/badaddr2.err"'
+
+# --- kernel analyze with -e ray (OpenCL, reference mode) ---
+if python3 -c "import ctypes.util,sys; sys.exit(ctypes.util.find_library('OpenCL') is None)"; then
+    RAY_ADDRESS=http://127.0.0.1:8265 MAGPIE_RAY_SHARED_STORAGE=$S MAGPIE_RAY_MAGPIE=$MAGPIE \
+        timeout 300 "$MAGPIE" -e ray analyze -k examples/kernels/opencl/analyze.yaml --no-perf \
+        --max-time 2 >"$W/k.out" 2>"$W/k.err"
+    check "analyze -e ray: exit 0" '[ $? = 0 ]' || tail -20 "$W/k.err"
+    KID=$(sed -n 's/^magpie: submitted task \([0-9a-f]*\).*/\1/p' "$W/k.err")
+    KREP=$(ls "$S/results/$KID"/*/analyze_report.json 2>/dev/null | head -1)
+    check "analyze -e ray: report in the task dir" '[ -f "$KREP" ]'
+    check "analyze -e ray: kernel staged at its relative path" '[ -f "$S/results/$KID/inputs/examples/kernels/opencl/vadd.cl" ]'
+    check "analyze -e ray: not the local warning" '! grep -q "running locally" "$W/k.err"'
+else
+    echo "# no OpenCL ICD loader: analyze -e ray not run"
+fi
+
+# --- a parallel batch over the two nodes ---
+bench_yaml p1 21011 6
+bench_yaml p2 21012 6
+ITL=1 timeout 300 "$MAGPIE" ray batch --parallel "$W/p1.yaml" "$W/p2.yaml" >"$W/batch.json" 2>"$W/batch.err"
+check "batch: submitted 2" '[ "$(jq_ "$W/batch.json" "r[\"submitted\"], r[\"parallel\"]")" = "2 True" ]'
+for id in $(jq_ "$W/batch.json" "' '.join(j['task_id'] for j in r['jobs'])"); do
+    "$MAGPIE" ray wait "$id" --timeout 240 >/dev/null 2>&1
+    check "batch: task $id SUCCEEDED" '[ $? = 0 ]'
+done
+python3 - "$W/batch.json" >"$W/overlap.txt" <<'PY'
+import json, sys, urllib.request as u
+b = json.load(open(sys.argv[1]))
+j = [json.load(u.urlopen("http://127.0.0.1:8265/api/jobs/" + x["ray_job_id"])) for x in b["jobs"]]
+nodes = {x["driver_node_id"] for x in j}
+overlap = j[0]["start_time"] < j[1]["end_time"] and j[1]["start_time"] < j[0]["end_time"]
+print(len(nodes), overlap)
+PY
+check "batch: the two jobs ran at once on the two nodes" '[ "$(cat "$W/overlap.txt")" = "2 True" ]'
+
+# --- MCP tools ---
+mcp() { # TOOL ARGS-JSON -> the tool's result text (stdin kept open until the answer)
+    timeout 300 python3 - "$MAGPIE" "$1" "$2" <<'PY'
+import json, subprocess, sys
+p = subprocess.Popen([sys.argv[1], "mcp"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                     stderr=subprocess.DEVNULL, text=True)
+def send(m):
+    p.stdin.write(json.dumps(m) + "\n")
+    p.stdin.flush()
+send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18",
+      "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}})
+send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+send({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+      "params": {"name": sys.argv[2], "arguments": json.loads(sys.argv[3])}})
+for line in p.stdout:
+    m = json.loads(line)
+    if m.get("id") == 2:
+        print(m["result"]["content"][0]["text"])
+        break
+p.stdin.close()
+p.wait()
+PY
+}
+SA="\"ray_cluster_address\":\"$A\",\"ray_shared_storage_path\":\"$S\""
+mcp ray_task_status "{\"task_id\":\"$BID1\",$SA}" >"$W/m1.json"
+check "mcp ray_task_status" '[ "$(jq_ "$W/m1.json" "r[\"task_id\"], r[\"status\"]")" = "$BID1 SUCCEEDED" ]'
+mcp ray_task_result "{\"task_id\":\"$BID1\",$SA}" >"$W/m2.json"
+check "mcp ray_task_result" '[ "$(jq_ "$W/m2.json" "r[\"_task_id\"], r[\"success\"]")" = "$BID1 True" ]'
+mcp ray_task_list "{$SA}" >"$W/m3.json"
+check "mcp ray_task_list" '[ "$(jq_ "$W/m3.json" "r[\"total\"] >= 5")" = True ]'
+mcp ray_task_cancel "{\"task_id\":\"$BID1\",$SA}" >"$W/m4.json"
+check "mcp ray_task_cancel of a finished task" '[ "$(jq_ "$W/m4.json" "r[\"task_id\"], r[\"cancelled\"]")" = "$BID1 False" ]'
+mcp benchmark_batch "{\"configs\":[{\"framework\":\"vllm\",\"model\":\"fake-model\",\"concurrency\":2,\"input_len\":32,\"output_len\":16,\"num_prompts\":4,\"extra_envs\":{\"PORT\":\"21021\",\"NUM_WARMUPS\":\"0\"}}],\"parallel\":false,$SA}" >"$W/m5.json"
+check "mcp benchmark_batch (sequential)" '[ "$(jq_ "$W/m5.json" "r[\"submitted\"], r[\"jobs\"][0][\"status\"]")" = "1 SUCCEEDED" ]' || cat "$W/m5.json"
+
+echo "$pass passed, $fail failed"
+[ "$fail" = 0 ]
