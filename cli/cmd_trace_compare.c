@@ -14,7 +14,8 @@ static void compare_usage(FILE *f)
 {
     fprintf(f, "usage: magpie trace compare REPORT_A REPORT_B [REPORT ...] [options]\n\n"
                "Compares TraceLens-compatible reports (directories of per-sheet CSV files, as\n"
-               "`magpie trace report -o DIR` and TraceLens's --output_csvs_dir write them) as\n"
+               "`magpie trace report -o DIR` and TraceLens's --output_csvs_dir write them, or\n"
+               ".xlsx workbooks as --xlsx / --output_xlsx_path write them) as\n"
                "TraceLens_compare_perf_reports_pytorch does: the first report is the baseline;\n"
                "rows are joined on each sheet's keys, compared columns get <col>__<tag>_diff\n"
                "(variant - baseline) and <col>__<tag>_pct (100 * diff / baseline) columns, and\n"

@@ -1,6 +1,7 @@
 /* magpie trace compare: side-by-side comparison of two or more
  * TraceLens-compatible performance reports (directories of per-sheet CSV
- * files, as `magpie trace report` and TraceLens write them), with the
+ * files or .xlsx workbooks, as `magpie trace report` and TraceLens write
+ * them), with the
  * sheets, columns, row order and cell text of TraceLens's
  * TraceLens_compare_perf_reports_pytorch (src/analysis/tl_compare.c;
  * docs/trace-compare.md). */
@@ -23,7 +24,8 @@ enum {
 };
 
 struct mp_tlcmp_opts {
-    const char *const *reports; /* report directories; the first is the baseline */
+    const char *const *reports; /* report directories or .xlsx files; the first is the
+                                   baseline */
     size_t n_reports;           /* >= 2 */
     const char *const *names;   /* one tag per report, or NULL: the file names without
                                    their extension */
@@ -42,7 +44,7 @@ unsigned mp_tlcmp_sheet_bits(const char *word);
  * mp_report_write_xlsx, free with mp_report_free). MP_EINVAL (with d naming
  * the report, sheet and column) for a missing sheet or key column, repeated
  * tags or a non-numeric compared column; MP_EIO / MP_EPARSE for unreadable
- * reports; MP_EUNSUP for a report that is not a directory (xlsx input). */
+ * reports (a report that is not a directory is read as an .xlsx workbook). */
 int mp_tlcmp_build(const struct mp_tlcmp_opts *o, struct mp_report **out, struct mp_diag *d);
 
 /* The tag TraceLens gives a report path by default:

@@ -47,6 +47,7 @@ struct tc_frame {
 };
 
 struct tc_ctx {
+    struct tl_xlsx **xl; /* per report: its workbook, NULL for a directory */
     struct mp_arena *ar;
     struct mp_diag *d;
     const struct mp_tlcmp_opts *o;
@@ -237,6 +238,153 @@ static int read_file(const char *path, struct mp_buf *b, struct mp_diag *d)
     return rc;
 }
 
+/* Text of a workbook cell as str() of its Python value. */
+static const char *xc_text(struct tc_ctx *x, const struct tl_xlsx_cell *c)
+{
+    char tmp[64];
+    switch (c->type) {
+    case TL_XC_STR:
+        return mp_arena_strndup(x->ar, c->s, strlen(c->s));
+    case TL_XC_INT:
+        snprintf(tmp, sizeof(tmp), "%lld", c->i);
+        break;
+    case TL_XC_FLOAT:
+        mp_fmt_pyfloat(c->v, tmp, sizeof(tmp));
+        break;
+    case TL_XC_BOOL:
+        return c->b ? "True" : "False";
+    default:
+        return "";
+    }
+    return mp_arena_strndup(x->ar, tmp, strlen(tmp));
+}
+
+/* pd.read_excel(report, sheet_name=sheet): the header row, then the data
+ * rows (all-empty ones skipped), each column typed as pandas' python parser
+ * types an object column: numbers (and numeric strings) to int64, or
+ * float64 when one is missing or fractional; booleans; else text. */
+static int load_sheet_xlsx(struct tc_ctx *x, size_t r, const char *sheet, struct tc_frame *f)
+{
+    memset(f, 0, sizeof(*f));
+    struct tl_xlsx_cell *g = NULL;
+    size_t R = 0, C = 0;
+    const char *path = x->o->reports[r];
+    int rc = tl_xlsx_read_sheet(x->xl[r], sheet, path, &g, &R, &C, x->d);
+    if (rc == MP_ENOTFOUND) {
+        mp_diag_set_file(x->d, path);
+        return mp_diag_set(x->d, MP_EINVAL, "%s has no sheet named '%s'", path, sheet);
+    }
+    if (rc)
+        return rc;
+    for (size_t j = 0; j < C && !rc; j++) {
+        const struct tl_xlsx_cell *h = &g[j];
+        const char *nm;
+        char tmp[32];
+        if (h->type == TL_XC_EMPTY || h->type == TL_XC_NA) {
+            snprintf(tmp, sizeof(tmp), "Unnamed: %zu", j);
+            nm = mp_arena_strndup(x->ar, tmp, strlen(tmp));
+        } else {
+            nm = xc_text(x, h);
+        }
+        rc = nm ? frame_add_col(f, nm, TC_STR) : MP_ENOMEM;
+    }
+    size_t cap = 0;
+    for (size_t i = 1; i < R && !rc; i++) {
+        const struct tl_xlsx_cell *row = &g[i * C];
+        bool any = false;
+        for (size_t j = 0; j < C && !any; j++)
+            any = row[j].type != TL_XC_EMPTY;
+        if (!any)
+            continue;
+        if (f->nrows == cap) {
+            size_t nc = cap ? cap * 2 : 64;
+            for (size_t j = 0; j < f->ncols && !rc; j++) {
+                struct tc_cell *c = realloc(f->cols[j].c, nc * sizeof(*c));
+                if (!c)
+                    rc = MP_ENOMEM;
+                else
+                    f->cols[j].c = c;
+            }
+            cap = nc;
+        }
+        for (size_t j = 0; j < C && !rc; j++) {
+            const struct tl_xlsx_cell *xc = &row[j];
+            struct tc_cell *c = &f->cols[j].c[f->nrows];
+            memset(c, 0, sizeof(*c));
+            c->na = xc->type == TL_XC_EMPTY || xc->type == TL_XC_NA ||
+                    (xc->type == TL_XC_STR && is_na_text(xc->s));
+            if (!c->na) {
+                c->s = xc_text(x, xc);
+                c->i = xc->i;
+                c->v = xc->type == TL_XC_INT ? (double)xc->i : xc->v;
+                if (!c->s)
+                    rc = MP_ENOMEM;
+            }
+        }
+        f->nrows++;
+    }
+    /* column types from the cells' Python types */
+    for (size_t j = 0; j < f->ncols && !rc; j++) {
+        struct tc_col *col = &f->cols[j];
+        bool num = true, boolean = true, anyna = false, anyfloat = false;
+        size_t present = 0, k = 0;
+        for (size_t i = 1; i < R; i++) {
+            const struct tl_xlsx_cell *row = &g[i * C];
+            bool any = false;
+            for (size_t q = 0; q < C && !any; q++)
+                any = row[q].type != TL_XC_EMPTY;
+            if (!any)
+                continue;
+            struct tc_cell *c = &col->c[k++];
+            const struct tl_xlsx_cell *xc = &row[j];
+            if (c->na) {
+                anyna = true;
+                continue;
+            }
+            present++;
+            bool bv;
+            if (xc->type == TL_XC_INT) {
+                boolean = false;
+            } else if (xc->type == TL_XC_FLOAT) {
+                boolean = false;
+                anyfloat = true;
+            } else if (xc->type == TL_XC_BOOL) {
+                num = false;
+            } else {
+                long long iv;
+                double fv;
+                if (parse_int(xc->s, &iv)) {
+                    c->i = iv;
+                    c->v = (double)iv;
+                } else if (parse_float(xc->s, &fv)) {
+                    c->v = fv;
+                    anyfloat = true;
+                } else {
+                    num = false;
+                }
+                if (!is_bool_text(xc->s, &bv))
+                    boolean = false;
+                else
+                    c->s = bv ? "True" : "False";
+            }
+        }
+        if (!f->nrows)
+            col->kind = TC_EMPTY;
+        else if (!present)
+            col->kind = TC_FLOAT;
+        else if (num)
+            col->kind = anyna || anyfloat ? TC_FLOAT : TC_INT;
+        else if (boolean)
+            col->kind = TC_BOOL;
+        else
+            col->kind = TC_STR;
+    }
+    tl_xlsx_grid_free(g, R, C);
+    if (rc)
+        frame_fini(f);
+    return rc;
+}
+
 /* load_sheet: <dir>/<sheet>.csv into f (an empty file gives an empty frame). */
 static int load_sheet(struct tc_ctx *x, const char *dir, const char *sheet, struct tc_frame *f)
 {
@@ -362,6 +510,22 @@ static int sheet_names(const char *dir, char ***out, size_t *n)
     }
     closedir(dp);
     return rc;
+}
+
+/* pd.ExcelFile(path).sheet_names: the workbook's order. */
+static int xlsx_sheet_names(const struct tl_xlsx *xl, char ***out, size_t *n)
+{
+    *n = 0;
+    *out = calloc(tl_xlsx_nsheets(xl) + 1, sizeof(**out));
+    if (!*out)
+        return MP_ENOMEM;
+    for (size_t i = 0; i < tl_xlsx_nsheets(xl); i++) {
+        (*out)[i] = mp_strdup(tl_xlsx_sheet_name(xl, i));
+        if (!(*out)[i])
+            return MP_ENOMEM;
+        (*n)++;
+    }
+    return 0;
 }
 
 static bool has_sheet(char **names, size_t n, const char *s)
@@ -539,9 +703,23 @@ static int outer_merge(struct tc_ctx *x, const struct tc_frame *L, const struct 
         g = e;
     }
     out->nrows = nout;
-    /* keys */
+    /* keys: the left's type when every row has a left row (the right's when
+     * none has, the left's when none has a right row), else the common type */
+    bool lmiss = false, lall = nout > 0, rall = nout > 0;
+    for (size_t i = 0; i < nout; i++) {
+        lmiss = lmiss || lrow[i] == SIZE_MAX;
+        lall = lall && lrow[i] == SIZE_MAX;
+        rall = rall && rrow[i] == SIZE_MAX;
+    }
     for (size_t k = 0; k < nk && !rc; k++) {
-        rc = frame_add_col(out, L->cols[kc[k]].name, kkind[k]);
+        enum tc_kind kk = kkind[k];
+        if (!lmiss || rall)
+            kk = L->cols[kc[k]].kind;
+        else if (lall)
+            kk = R->cols[kc[nk + k]].kind;
+        if (kk == TC_EMPTY)
+            kk = kkind[k];
+        rc = frame_add_col(out, L->cols[kc[k]].name, kk);
         for (size_t i = 0; i < nout && !rc; i++) {
             const struct tc_cell *c =
                 lrow[i] != SIZE_MAX ? &L->cols[kc[k]].c[lrow[i]] : &R->cols[kc[nk + k]].c[rrow[i]];
@@ -884,7 +1062,8 @@ static int load_all(struct tc_ctx *x, const char *sheet, struct tc_frame *dfs)
     int rc = 0;
     size_t r = 0;
     for (; r < x->o->n_reports && !rc; r++)
-        rc = load_sheet(x, x->o->reports[r], sheet, &dfs[r]);
+        rc = x->xl[r] ? load_sheet_xlsx(x, r, sheet, &dfs[r])
+                      : load_sheet(x, x->o->reports[r], sheet, &dfs[r]);
     if (rc)
         for (size_t i = 0; i + 1 < r; i++)
             frame_fini(&dfs[i]);
@@ -1206,19 +1385,20 @@ int mp_tlcmp_build(const struct mp_tlcmp_opts *o, struct mp_report **out, struct
     if (!o || o->n_reports < 2)
         return mp_diag_set(d, MP_EINVAL, "need at least two reports");
     for (size_t r = 0; r < o->n_reports; r++)
-        if (!mp_fs_is_dir(o->reports[r])) {
+        if (!mp_fs_exists(o->reports[r])) {
             mp_diag_set_file(d, o->reports[r]);
-            return mp_diag_set(d, mp_fs_exists(o->reports[r]) ? MP_EUNSUP : MP_ENOTFOUND,
-                               mp_fs_exists(o->reports[r])
-                                   ? "not a directory of per-sheet CSV files (xlsx reports "
-                                     "are not read; pass the report's CSV directory)"
-                                   : "no such report");
+            return mp_diag_set(d, MP_ENOTFOUND, "no such report");
         }
     struct tc_ctx x = {.d = d, .o = o};
     x.ar = mp_arena_new(1 << 20);
     x.tags = calloc(o->n_reports, sizeof(*x.tags));
     x.rep = calloc(1, sizeof(*x.rep));
-    int rc = x.ar && x.tags && x.rep ? 0 : MP_ENOMEM;
+    x.xl = calloc(o->n_reports, sizeof(struct tl_xlsx *));
+    int rc = x.ar && x.tags && x.rep && x.xl ? 0 : MP_ENOMEM;
+    /* a report that is not a directory is an xlsx workbook */
+    for (size_t r = 0; r < o->n_reports && !rc; r++)
+        if (!mp_fs_is_dir(o->reports[r]))
+            rc = tl_xlsx_open(o->reports[r], &x.xl[r], d);
     for (size_t r = 0; r < o->n_reports && !rc; r++) {
         if (o->names) {
             x.tags[r] = o->names[r];
@@ -1241,7 +1421,8 @@ int mp_tlcmp_build(const struct mp_tlcmp_opts *o, struct mp_report **out, struct
     if (!rc && sh & MP_TLCMP_GPU_TIMELINE)
         rc = do_gpu_timeline(&x);
     if (!rc) {
-        rc = sheet_names(o->reports[0], &names0, &nn);
+        rc = x.xl[0] ? xlsx_sheet_names(x.xl[0], &names0, &nn)
+                     : sheet_names(o->reports[0], &names0, &nn);
         if (rc == MP_EIO) {
             mp_diag_set_file(d, o->reports[0]);
             mp_diag_set(d, rc, "cannot list the report directory");
@@ -1259,6 +1440,9 @@ int mp_tlcmp_build(const struct mp_tlcmp_opts *o, struct mp_report **out, struct
         free(names0[i]);
     free(names0);
     free(x.tags);
+    for (size_t r = 0; x.xl && r < o->n_reports; r++)
+        tl_xlsx_close(x.xl[r]);
+    free(x.xl);
     mp_arena_free(x.ar);
     if (rc) {
         mp_report_free(x.rep);

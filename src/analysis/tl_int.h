@@ -242,4 +242,30 @@ const char *tl_ovinfo_names(const struct tl_ovinfo *in);
 int tl_overlap_cells(const struct tl_ovinfo *const *m, size_t n, bool rounded, struct mp_csv *csv,
                      struct mp_buf *cell);
 
+/* ---- .xlsx reports for trace compare (tl_compare_xlsx.c) ---- */
+
+/* One worksheet cell as pandas' read_excel sees it through openpyxl. */
+enum tl_xc_type { TL_XC_EMPTY, TL_XC_NA, TL_XC_INT, TL_XC_FLOAT, TL_XC_BOOL, TL_XC_STR };
+
+struct tl_xlsx_cell {
+    enum tl_xc_type type;
+    bool b;
+    long long i;
+    double v;
+    char *s; /* TL_XC_STR, malloc'd */
+};
+struct tl_xlsx;
+/* Reads the workbook at path (whole file, zip directory, sheet list, shared
+ * strings). MP_EPARSE with d naming the file when it is not an xlsx. */
+int tl_xlsx_open(const char *path, struct tl_xlsx **out, struct mp_diag *d);
+void tl_xlsx_close(struct tl_xlsx *x);
+size_t tl_xlsx_nsheets(const struct tl_xlsx *x);
+const char *tl_xlsx_sheet_name(const struct tl_xlsx *x, size_t i);
+/* The cells of sheet as a dense nrows x ncols grid from A1 (row-major,
+ * trailing empty rows and columns dropped; free with tl_xlsx_grid_free).
+ * MP_ENOTFOUND when the workbook has no such sheet. */
+int tl_xlsx_read_sheet(struct tl_xlsx *x, const char *sheet, const char *path,
+                       struct tl_xlsx_cell **grid, size_t *nrows, size_t *ncols, struct mp_diag *d);
+void tl_xlsx_grid_free(struct tl_xlsx_cell *g, size_t nrows, size_t ncols);
+
 #endif

@@ -89,7 +89,8 @@ PY
 # compare_benchmark_reports on two workspaces holding TraceLens's own bert
 # reports (H100, MI300): the CSVs equal TraceLens's comparison (the golden of
 # tests/integration/test_trace_compare.sh), run summaries from the reports;
-# a workspace without tracelens_rank0_csvs/ is a failure with a reason
+# a workspace with tracelens_rank0_report.xlsx instead is read like
+# `magpie trace compare` reads it; one with neither is a failure with a reason
 BERT=$DATA/tracelens-tests/h100/gaunernst_bert-small-uncased__1016001_perf_report_csvs
 if [ -d "$BERT" ]; then
     for g in h100 mi300; do
@@ -98,7 +99,8 @@ if [ -d "$BERT" ]; then
         printf '{"success": true, "framework": "vllm", "model": "bert-%s", "throughput": {"output_throughput": 1}, "latency": {}}\n' \
             "$g" >"$t/cbr/ws_$g/benchmark_report.json"
     done
-    mkdir -p "$t/cbr/gold" "$t/cbr/ws_none"
+    mkdir -p "$t/cbr/gold" "$t/cbr/ws_none" "$t/cbr/ws_xl"
+    cp "$SRC/tests/fixtures/trace_compare/input_tl_bert_mi300.xlsx" "$t/cbr/ws_xl/tracelens_rank0_report.xlsx"
     tar -C "$t/cbr/gold" -xzf "$SRC/tests/fixtures/trace_compare/bert.tar.gz"
     timeout 120 python3 - "$MAGPIE" "$t/cbr" <<'PY' 2>>"$t/stderr" || fail "compare_benchmark_reports"
 import filecmp, json, os, subprocess, sys
@@ -126,6 +128,9 @@ send({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "com
       "arguments": {"workspace_dirs": [ws("ws_h100"), ws("ws_none")], "output_dir": ws("out2"),
                     "export_format": "excel"}}})
 b = reply(2)
+send({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "compare_benchmark_reports",
+      "arguments": {"workspace_dirs": [ws("ws_h100"), ws("ws_xl")], "output_dir": ws("out3")}}})
+c = reply(3)
 p.stdin.close()
 p.wait(timeout=30)
 assert a["success"] and a["errors"] == [], a
@@ -139,6 +144,13 @@ assert [x["label"] for x in s] == ["h100", "mi300"] and s[1]["model"] == "bert-m
 assert set(s[0]) == {"workspace", "label", "framework", "model", "throughput", "latency"}, s[0]
 assert not b["success"] and any("tracelens_rank0_csvs" in e for e in b["errors"]), b
 assert b["output_files"] == [] and b["run_summaries"][1]["label"] == "ws_none", b
+# a workspace with the workbook (export_format excel) instead of the CSVs
+assert c["success"] and len(c["output_files"]) == 18, c
+subprocess.run([magpie, "trace", "compare", ws("ws_h100/tracelens_rank0_csvs"),
+                ws("ws_xl/tracelens_rank0_report.xlsx"), "--names", "ws_h100", "ws_xl", "--no-xlsx",
+                "--output_csvs_dir", ws("cli3")], check=True, stdout=subprocess.DEVNULL)
+for f in c["output_files"]:
+    assert filecmp.cmp(f, os.path.join(ws("cli3"), os.path.basename(f)), shallow=False), f
 PY
 else
     echo "SKIPPED compare_benchmark_reports: shared TraceLens reports not found"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # `magpie trace compare` against TraceLens_compare_perf_reports_pytorch:
-# every case of tests/fixtures/trace_compare/cases.txt compares report
-# directories of the shared traces and must give TraceLens's CSV files byte
+# every case of tests/fixtures/trace_compare/cases.txt compares reports
+# (CSV directories of the shared traces, kept CSV reports, .xlsx workbooks) and must give TraceLens's CSV files byte
 # for byte (the goldens, one tar.gz per case, and how they were made are in
 # tests/fixtures/trace_compare/README.md). Then the workbook, the errors
 # TraceLens also refuses (repeated tags, a missing sheet, one report) and a
@@ -37,6 +37,7 @@ if [ -d "$D/tracelens-tests" ]; then
                 fi
                 args+=("$out")
                 ;;
+            fx:*) args+=("$FX/${r#fx:}") ;;
             *) args+=("$D/$r") ;;
             esac
         done
@@ -116,6 +117,9 @@ fi
 # ---- refusals (exit 2, as TraceLens refuses them) ----
 "$MAGPIE" trace compare "$A" "$A" --no-xlsx --output_csvs_dir "$t/e1" >"$t/e.log" 2>&1
 [ $? = 2 ] && grep -q "Tags must be unique" "$t/e.log" || { fail "repeated tags"; cat "$t/e.log"; }
+echo "not a workbook" >"$t/junk.xlsx"
+"$MAGPIE" trace compare "$A" "$t/junk.xlsx" --no-xlsx --output_csvs_dir "$t/e0" >"$t/e.log" 2>&1
+[ $? = 2 ] && grep -q "not a readable xlsx" "$t/e.log" || { fail "junk workbook"; cat "$t/e.log"; }
 "$MAGPIE" trace compare "$A" >"$t/e.log" 2>&1
 [ $? = 2 ] || { fail "one report"; cat "$t/e.log"; }
 rm "$B/kernel_summary.csv"

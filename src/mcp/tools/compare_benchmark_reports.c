@@ -1,6 +1,7 @@
 /* MCP tool compare_benchmark_reports: the TraceLens report comparison
  * (`magpie trace compare`, src/analysis/tl_compare.c) of the rank-0 reports
- * of two or more benchmark workspaces (their tracelens_rank0_csvs/), the
+ * of two or more benchmark workspaces (their tracelens_rank0_csvs/, else
+ * tracelens_rank0_report.xlsx), the
  * first being the baseline, written as CSV files or one workbook, with each
  * run's headline metrics from its benchmark_report.json. */
 #include <stdio.h>
@@ -66,6 +67,12 @@ static int run(struct mcp_wctx *w, json_t *args, json_t **result)
             break;
         }
         snprintf(dirs[i], l, "%s/tracelens_rank0_csvs", ws);
+        if (!mp_fs_is_dir(dirs[i])) {
+            /* a run with export_format excel has the workbook instead */
+            snprintf(dirs[i], l, "%s/tracelens_rank0_report.xlsx", ws);
+            if (!mp_fs_exists(dirs[i]))
+                snprintf(dirs[i], l, "%s/tracelens_rank0_csvs", ws);
+        }
         cdirs[i] = dirs[i];
         if (json_is_array(lab)) {
             labels[i] = json_string_value(json_array_get(lab, i));
@@ -85,9 +92,11 @@ static int run(struct mcp_wctx *w, json_t *args, json_t **result)
             labels[i] = deflab[i];
         }
         json_array_append_new(sums, run_summary(ws, labels[i], errors));
-        if (!mp_fs_is_dir(dirs[i])) {
+        if (!mp_fs_exists(dirs[i])) {
             char msg[4200];
-            snprintf(msg, sizeof(msg), "%s: no tracelens_rank0_csvs/ in %s", labels[i], ws);
+            snprintf(msg, sizeof(msg),
+                     "%s: no tracelens_rank0_csvs/ or tracelens_rank0_report.xlsx in %s", labels[i],
+                     ws);
             json_array_append_new(errors, json_string(msg));
             ok = false;
         }
@@ -142,8 +151,8 @@ static int run(struct mcp_wctx *w, json_t *args, json_t **result)
 
 static const struct mcp_param params[] = {
     {"workspace_dirs", MT_STRLIST, true, NULL, NULL, 2, 0,
-     "benchmark workspaces, each with tracelens_rank0_csvs/ (at least 2; the first is the "
-     "baseline)"},
+     "benchmark workspaces, each with tracelens_rank0_csvs/ or tracelens_rank0_report.xlsx (at "
+     "least 2; the first is the baseline)"},
     {"labels", MT_STRLIST, false, NULL, NULL, 0, 0,
      "one label per workspace (default: the workspace directory names)"},
     {"output_dir", MT_STR, false, "\"./results/comparisons\"", NULL, 0, 0,
