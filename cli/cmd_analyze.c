@@ -5,6 +5,7 @@
  * hidden `analyze --harness-child JOB` entry that runs the C harness in a
  * child process. */
 #include <getopt.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +15,17 @@
 #include <magpie/kernel.h>
 
 #include "cmd_kernel.h"
+
+/* SIGINT / SIGTERM during a container run: the container is stopped and
+ * removed, the evaluation ends with a report, then the signal is raised
+ * again (so the exit status says what ended us). */
+static volatile sig_atomic_t g_signal;
+
+static void on_signal(int sig)
+{
+    g_signal = sig;
+    mp_kernel_interrupt(); // NOLINT(bugprone-signal-handler,cert-sig30-c)
+}
 
 static void usage(FILE *f, bool compare)
 {
@@ -324,7 +336,16 @@ int cli_kernel_main(int argc, char **argv, const struct cli_global *g, bool comp
         mp_kernel_config_fini(&cfg);
         return ec;
     }
-    if (strcmp(cfg.scheduler.environment, "local") != 0)
+    if (g->docker_image) {
+        free(cfg.scheduler.docker_image);
+        cfg.scheduler.docker_image = strdup(g->docker_image);
+    }
+    bool in_container = strcmp(cfg.scheduler.environment, "container") == 0;
+    if (in_container) {
+        signal(SIGINT, on_signal);
+        signal(SIGTERM, on_signal);
+    }
+    if (strcmp(cfg.scheduler.environment, "local") != 0 && !in_container)
         fprintf(stderr,
                 "magpie: warning: environment '%s' is not supported for kernel evaluation yet; "
                 "running locally\n",
@@ -344,6 +365,10 @@ int cli_kernel_main(int argc, char **argv, const struct cli_global *g, bool comp
     };
     struct mp_kernel_run run;
     rc = compare ? mp_kernel_compare(&cfg, &o, &run, &d) : mp_kernel_analyze(&cfg, &o, &run, &d);
+    if (in_container) {
+        signal(SIGINT, SIG_DFL);
+        signal(SIGTERM, SIG_DFL);
+    }
     if (rc) {
         int ec = cli_report_error(&d, rc);
         mp_kernel_run_fini(&run);
@@ -371,6 +396,8 @@ int cli_kernel_main(int argc, char **argv, const struct cli_global *g, bool comp
         ec = EXIT_FAIL;
     mp_kernel_run_fini(&run);
     mp_kernel_config_fini(&cfg);
+    if (g_signal)
+        raise(g_signal); /* the report is written: now end as the signal asks */
     return ec;
 }
 

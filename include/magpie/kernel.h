@@ -193,6 +193,12 @@ struct mp_kernel_opts {
     void *user;
 };
 
+/* For a SIGINT / SIGTERM handler (async-signal-safe): stops the container
+ * run in progress (environment: container; the container is then removed)
+ * and makes every later container run of this process fail at once, so the
+ * evaluation ends soon with a report. Local runs are not affected. */
+void mp_kernel_interrupt(void);
+
 void mp_kernel_run_init(struct mp_kernel_run *r);
 void mp_kernel_run_fini(struct mp_kernel_run *r);
 

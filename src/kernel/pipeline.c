@@ -19,6 +19,7 @@
 #include <magpie/gpu.h>
 #include <magpie/proc.h>
 
+#include "container.h"
 #include "kernel_int.h"
 #include "kresult.h"
 
@@ -105,8 +106,13 @@ static void detect_gpu(struct ctx *c)
     snprintf(c->gpu_arch, sizeof(c->gpu_arch), "%s", env && *env ? env : c->gpu.architecture);
 }
 
-/* Runs argv with the kernel's cwd and env; output into log_path (appended).
- * Returns 0 when it exited 0; otherwise fills why. */
+/* The container of the run in progress (environment: container), NULL when
+ * commands run here. One run at a time: analyze / compare are synchronous. */
+static struct k_container *g_ct;
+
+/* Runs argv with the kernel's cwd and env (in the container when there is
+ * one); output into log_path (appended). Returns 0 when it exited 0;
+ * otherwise fills why. */
 static int run_cmd(const struct mp_kernel_spec *k, const char *const *argv, double timeout_s,
                    const char *log_path, struct mp_proc_result *res, char *why, size_t whylen)
 {
@@ -136,7 +142,11 @@ static int run_cmd(const struct mp_kernel_spec *k, const char *const *argv, doub
             av[0] = prog;
         }
     }
-    int rc = mp_proc_run(av ? av : argv, &po, res, &d);
+    struct mp_buf ctline;
+    mp_buf_init(&ctline, 1 << 16);
+    int rc =
+        g_ct ? k_container_run(g_ct, k->working_dir, po.env, av ? av : argv, &po, res, &ctline, &d)
+             : mp_proc_run(av ? av : argv, &po, res, &d);
     free((void *)av);
     if (log_path) {
         FILE *f = fopen(log_path, "a");
@@ -144,12 +154,15 @@ static int run_cmd(const struct mp_kernel_spec *k, const char *const *argv, doub
             struct mp_buf line;
             mp_buf_init(&line, 1 << 16);
             mp_proc_join(argv, &line);
-            fprintf(f, "$ %s\n%s%s", mp_buf_cstr(&line), mp_buf_cstr(&res->out),
-                    mp_buf_cstr(&res->err));
+            fprintf(f, "$ %s\n", mp_buf_cstr(&line));
+            if (ctline.len)
+                fprintf(f, "(in a container: %s)\n", mp_buf_cstr(&ctline));
+            fprintf(f, "%s%s", mp_buf_cstr(&res->out), mp_buf_cstr(&res->err));
             mp_buf_fini(&line);
             fclose(f);
         }
     }
+    mp_buf_fini(&ctline);
     if (rc) {
         snprintf(why, whylen, "%s", d.msg);
         return rc;
@@ -906,6 +919,16 @@ static int run_all(const struct mp_kernel_config *cfg, const struct mp_kernel_op
     else if (!realpath("/proc/self/exe", c.self_exe))
         snprintf(c.self_exe, sizeof(c.self_exe), "magpie");
     snprintf(run->mode, sizeof(run->mode), "%s", compare ? "compare" : "analyze");
+    struct k_container ct;
+    bool in_ct = strcmp(cfg->scheduler.environment, "container") == 0;
+    if (in_ct) { /* checked before anything is created */
+        detect_gpu(&c);
+        int crc = k_container_init(&ct, cfg->scheduler.docker_image, c.gpu.vendor, d);
+        if (crc) {
+            mp_gpu_info_fini(&c.gpu);
+            return crc;
+        }
+    }
     time_t now = time(NULL);
     struct tm tmv;
     localtime_r(&now, &tmv);
@@ -959,6 +982,32 @@ static int run_all(const struct mp_kernel_config *cfg, const struct mp_kernel_op
             /* Magpie: analyze requires a testcase */
             k_add_error(r, "Kernel %s requires testcase", r->id);
         }
+    }
+    if (in_ct) {
+        /* the work directories at their own paths, so that every path in
+         * commands and job files means the same inside */
+        bool runner = false;
+        rc = k_container_mount(&ct, ".", false, d);
+        if (!rc)
+            rc = k_container_mount(&ct, run->workspace, false, d);
+        for (int i = 0; i < run->n && !rc; i++) {
+            runner |= c.runner[i];
+            if (cfg->kernels[i].working_dir)
+                rc = k_container_mount(&ct, cfg->kernels[i].working_dir, false, d);
+        }
+        char exedir[PATH_MAX];
+        snprintf(exedir, sizeof(exedir), "%s", c.self_exe);
+        char *sl = strrchr(exedir, '/');
+        if (sl && sl != exedir && !rc) {
+            *sl = 0;
+            rc = k_container_mount(&ct, exedir, true, d);
+        }
+        if (!rc && runner && find_runtime(&c))
+            rc = k_container_mount(&ct, c.runtime_dir, true, d);
+        if (rc)
+            goto out;
+        g_ct = &ct;
+        progress(o, "running in containers of %s (%s)", ct.image, ct.runtime);
     }
 
     /* compile */
@@ -1075,7 +1124,7 @@ static int run_all(const struct mp_kernel_config *cfg, const struct mp_kernel_op
         bool ok = r->compiling != MP_STAGE_FAILED &&
                   (r->correctness == MP_STAGE_SUCCESS || r->correctness == MP_STAGE_SKIPPED);
         if (ok) {
-            if (o->no_perf) {
+            if (o->no_perf || g_ct) { /* profilers do not run in containers yet */
                 r->performance = MP_STAGE_SKIPPED;
             } else {
                 progress(o, "[%d/%d] %s: performance", i + 1, run->n, r->id);
@@ -1118,6 +1167,7 @@ static int run_all(const struct mp_kernel_config *cfg, const struct mp_kernel_op
         k_compare_rank(run, cfg);
     rc = k_write_reports(run, cfg, d);
 out:
+    g_ct = NULL;
     for (int i = 0; i < run->n; i++) {
         if (c.module)
             free(c.module[i]);
