@@ -903,7 +903,10 @@ int mp_serve_probe_versions(enum mp_serve_framework f, const struct mp_serve_cmd
     }
     const char *argv_local[] = {py, "-c", script, NULL};
     const char *argv_docker[] = {"docker", "exec", container, "python3", "-c", script, NULL};
-    struct mp_proc_opts po = {.timeout_s = 60,
+    /* from "/": python -c puts its working directory first on sys.path, so a
+     * stray select.py or json.py where magpie runs would break the probe */
+    struct mp_proc_opts po = {.cwd = "/",
+                              .timeout_s = 60,
                               .grace_s = 2,
                               .env = container || !cmd ? NULL : (const char *const *)cmd->env,
                               .out_mode = MP_PROC_CAPTURE,

