@@ -180,7 +180,7 @@ WANT
     PATH="$W/bin:$PATH" PORT=$P MAGPIE_NVML_LIB=$STUB FAKE_ENGINE_ITL_MS=50 "$MAGPIE" benchmark -b "$W/hw.yaml" \
         --num-prompts 40 --output-len 64 -o "$W/sig" -q >"$W/sig.out" 2>&1 &
     MP=$!
-    for _ in $(seq 300); do
+    for _ in $(seq 900); do
         python3 -c "import sys,urllib.request as u; sys.exit(u.urlopen(sys.argv[1], timeout=2).status != 200)" \
             "http://127.0.0.1:$P/health" 2>/dev/null && break
         sleep 0.1

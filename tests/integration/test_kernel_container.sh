@@ -136,7 +136,7 @@ YAML
 PATH=$CTBIN:$BASEPATH "$MAGPIE" -e container --docker-image magpie-test:1 analyze -k slow.yaml \
     --no-latency -q -o slow >"$W/s.out" 2>&1 &
 MP=$!
-for _ in $(seq 300); do
+for _ in $(seq 900); do
     pgrep -f "sleep 300 # $TAG" >/dev/null && break
     sleep 0.1
 done
