@@ -471,8 +471,8 @@ static int open_task(const char *task_id, const char *address, const char *share
 {
     *c = NULL;
     int r = mp_ray_task_find(task_id, address, shared, t, d);
-    if (!r)
-        r = mp_ray_client_new(t->address, 3, 30, c, d);
+    if (!r) /* the address as given, so that errors name it */
+        r = mp_ray_client_new(address && *address ? address : t->address, 3, 30, c, d);
     return r;
 }
 

@@ -450,7 +450,7 @@ static int load_root(struct mp_serve_config *c, const struct mp_yaml_doc *doc, s
     check_keys(b, known, "benchmark");
     const char *ixp = NULL;
     if ((rc = enum_field(b, "framework", "vllm, sglang or atom", parse_fw, &c->framework, d)) ||
-        (rc = enum_field(b, "run_mode", "local or docker", parse_mode, &c->run_mode, d)) ||
+        (rc = enum_field(b, "run_mode", "local, docker or ray", parse_mode, &c->run_mode, d)) ||
         (rc = enum_field(b, "run_kind", "auto, measurement or diagnostic", parse_kind, &c->run_kind,
                          d)) ||
         (rc = get_str(c, b, "model", &c->model, d)) ||

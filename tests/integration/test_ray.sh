@@ -41,7 +41,8 @@ cleanup() {
 trap cleanup EXIT
 ok() { pass=$((pass + 1)); echo "ok   $1"; }
 ko() { fail=$((fail + 1)); echo "FAIL $1"; }
-check() { if eval "$2"; then ok "$1"; else ko "$1"; fi; }
+# check NAME CONDITION [FILE shown on failure]
+check() { if eval "$2"; then ok "$1"; else ko "$1"; [ -n "${3:-}" ] && tail -20 "$3"; fi; }
 jq_() { python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print($2)" "$1"; }
 secs() { python3 -c "import time; print(time.time())"; }
 
@@ -49,6 +50,7 @@ secs() { python3 -c "import time; print(time.time())"; }
 # inherit the nodes' PATH, which has the stand-in engine as `vllm`
 printf '#!/bin/sh\nexec python3 %s "$@"\n' "$MP_SRC/tests/tools/fake_engine.py" >"$W/bin/vllm"
 chmod +x "$W/bin/vllm"
+ln -s "$MAGPIE" "$W/bin/magpie" # magpie on the workers' PATH (the MCP tools rely on it)
 export PATH="$W/bin:$PATH"
 t0=$(secs)
 "$RAY" start --head --num-cpus 1 --node-ip-address 127.0.0.1 --port 6379 \
@@ -111,7 +113,7 @@ EOF
 }
 bench_yaml b1 21001 8
 timeout 300 "$MAGPIE" benchmark -b "$W/b1.yaml" >"$W/b1.out" 2>"$W/b1.err"
-check "benchmark run_mode ray: exit 0" '[ $? = 0 ]' || tail -20 "$W/b1.err"
+check "benchmark run_mode ray: exit 0" '[ $? = 0 ]' "$W/b1.err"
 BID1=$(sed -n 's/^magpie: submitted task \([0-9a-f]*\).*/\1/p' "$W/b1.err")
 REP=$(ls "$S/results/$BID1"/benchmark_vllm_*/benchmark_report.json 2>/dev/null | head -1)
 check "benchmark: report under <shared>/results/<task_id>/" '[ -f "$REP" ]'
@@ -177,7 +179,7 @@ if python3 -c "import ctypes.util,sys; sys.exit(ctypes.util.find_library('OpenCL
     RAY_ADDRESS=http://127.0.0.1:8265 MAGPIE_RAY_SHARED_STORAGE=$S MAGPIE_RAY_MAGPIE=$MAGPIE \
         timeout 300 "$MAGPIE" -e ray analyze -k examples/kernels/opencl/analyze.yaml --no-perf \
         --max-time 2 >"$W/k.out" 2>"$W/k.err"
-    check "analyze -e ray: exit 0" '[ $? = 0 ]' || tail -20 "$W/k.err"
+    check "analyze -e ray: exit 0" '[ $? = 0 ]' "$W/k.err"
     KID=$(sed -n 's/^magpie: submitted task \([0-9a-f]*\).*/\1/p' "$W/k.err")
     KREP=$(ls "$S/results/$KID"/*/analyze_report.json 2>/dev/null | head -1)
     check "analyze -e ray: report in the task dir" '[ -f "$KREP" ]'
@@ -239,7 +241,7 @@ check "mcp ray_task_list" '[ "$(jq_ "$W/m3.json" "r[\"total\"] >= 5")" = True ]'
 mcp ray_task_cancel "{\"task_id\":\"$BID1\",$SA}" >"$W/m4.json"
 check "mcp ray_task_cancel of a finished task" '[ "$(jq_ "$W/m4.json" "r[\"task_id\"], r[\"cancelled\"]")" = "$BID1 False" ]'
 mcp benchmark_batch "{\"configs\":[{\"framework\":\"vllm\",\"model\":\"fake-model\",\"concurrency\":2,\"input_len\":32,\"output_len\":16,\"num_prompts\":4,\"extra_envs\":{\"PORT\":\"21021\",\"NUM_WARMUPS\":\"0\"}}],\"parallel\":false,$SA}" >"$W/m5.json"
-check "mcp benchmark_batch (sequential)" '[ "$(jq_ "$W/m5.json" "r[\"submitted\"], r[\"jobs\"][0][\"status\"]")" = "1 SUCCEEDED" ]' || cat "$W/m5.json"
+check "mcp benchmark_batch (sequential)" '[ "$(jq_ "$W/m5.json" "r[\"submitted\"], r[\"jobs\"][0][\"status\"]")" = "1 SUCCEEDED" ]' "$W/m5.json"
 
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]
