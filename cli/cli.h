@@ -38,6 +38,8 @@ struct mp_kernel_config;
 int cli_ray_benchmark(const struct mp_serve_config *cfg, const char *yaml, bool json);
 int cli_ray_kernel(int argc, char **argv, const struct cli_global *g, bool compare,
                    const struct mp_kernel_config *cfg, const char *kernel_yaml, bool json);
+int cmd_discover(int argc, char **argv, const struct cli_global *g);
+int cmd_suggest(int argc, char **argv, const struct cli_global *g);
 int cmd_gpu(int argc, char **argv, const struct cli_global *g);
 
 /* `benchmark --base-url URL ...`: the load generator against a running

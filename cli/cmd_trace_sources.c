@@ -33,55 +33,6 @@ static void sources_usage(FILE *f)
             "      --kernel-source-repos ~/src/vllm --json\n");
 }
 
-static int json_kernel(struct mp_buf *b, const struct mp_src_trace_kernel *k,
-                       const struct mp_src_result *r)
-{
-    int rc = mp_buf_puts(b, "{\"name\": ");
-    rc = rc ? rc : mp_json_str(b, k->name, strlen(k->name));
-#define JS(key, val)                                                                               \
-    do {                                                                                           \
-        if (!rc)                                                                                   \
-            rc = mp_buf_puts(b, ", \"" key "\": ");                                                \
-        if (!rc)                                                                                   \
-            rc = (val) ? mp_json_str(b, (val), strlen(val)) : mp_buf_puts(b, "null");              \
-    } while (0)
-    JS("demangled", r->demangled);
-    JS("kind", r->kind);
-    JS("category", r->category);
-    JS("source_resolution", r->resolution);
-    JS("source_repo", r->source_repo);
-    JS("source_root", r->source_root);
-    JS("source_file", r->source_file);
-    if (!rc)
-        rc = mp_buf_printf(b, ", \"source_line\": %ld, \"source_confidence\": %.3f", r->source_line,
-                           r->confidence);
-    JS("source_symbol", r->source_symbol);
-    JS("source_error", r->error);
-    JS("library", r->library);
-    JS("notes", r->notes);
-    JS("upstream_url", r->upstream_url);
-    if (!rc)
-        rc = mp_buf_puts(b, ", \"source_candidates\": [");
-    for (int i = 0; i < r->n_cand && !rc; i++) {
-        rc = mp_buf_puts(b, i ? ", {\"repo\": " : "{\"repo\": ");
-        rc = rc ? rc : mp_json_str(b, r->cand[i].repo, strlen(r->cand[i].repo));
-        JS("file", r->cand[i].file);
-        JS("symbol", r->cand[i].symbol);
-        if (!rc)
-            rc = mp_buf_printf(b, ", \"line\": %ld, \"score\": %.3f}", r->cand[i].line,
-                               r->cand[i].score);
-    }
-#undef JS
-    if (!rc)
-        rc = mp_buf_printf(b, "], \"calls\": %llu, \"python_frames\": [", k->calls);
-    for (size_t i = 0; i < k->n_frames && !rc; i++) {
-        if (i)
-            rc = mp_buf_puts(b, ", ");
-        rc = rc ? rc : mp_json_str(b, k->frames[i], strlen(k->frames[i]));
-    }
-    return rc ? rc : mp_buf_puts(b, "]}");
-}
-
 static int read_stdin_names(struct mp_src_trace_kernels *l)
 {
     char *line = NULL;
@@ -170,21 +121,9 @@ int cli_trace_sources(int argc, char **argv)
     struct mp_buf b;
     mp_buf_init(&b, 0);
     if (json) {
-        rc = mp_buf_puts(&b, "{\"repos\": [");
-        for (size_t i = 0; i < mp_src_index_repos(ix) && !rc; i++) {
-            const struct mp_src_repo_info *ri = mp_src_index_repo(ix, i);
-            rc = mp_buf_puts(&b, i ? ", {\"root\": " : "{\"root\": ");
-            rc = rc ? rc : mp_json_str(&b, ri->root, strlen(ri->root));
-            rc = rc ? rc : mp_buf_puts(&b, ", \"commit\": ");
-            rc = rc ? rc : mp_json_str(&b, ri->commit, strlen(ri->commit));
-            rc = rc ? rc
-                    : mp_buf_printf(&b,
-                                    ", \"files\": %zu, \"definitions\": %zu, \"from_cache\": %s, "
-                                    "\"seconds\": %.3f}",
-                                    ri->n_files, ri->n_defs, ri->from_cache ? "true" : "false",
-                                    ri->seconds);
-        }
-        rc = rc ? rc : mp_buf_puts(&b, "], \"kernels\": [");
+        rc = mp_buf_puts(&b, "{\"repos\": ");
+        rc = rc ? rc : mp_src_repos_json(&b, ix);
+        rc = rc ? rc : mp_buf_puts(&b, ", \"kernels\": [");
     } else {
         for (size_t i = 0; i < mp_src_index_repos(ix); i++) {
             const struct mp_src_repo_info *ri = mp_src_index_repo(ix, i);
@@ -203,7 +142,7 @@ int cli_trace_sources(int argc, char **argv)
         if (json) {
             if (i)
                 rc = mp_buf_puts(&b, ", ");
-            rc = rc ? rc : json_kernel(&b, k, &r);
+            rc = rc ? rc : mp_src_kernel_json(&b, k, &r);
         } else {
             char src[1024];
             if (r.source_file)

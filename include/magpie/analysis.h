@@ -122,6 +122,25 @@ int mp_gap_analyze_files(const char *const *files, const int *ranks, size_t n,
                          struct mp_diag *d);
 void mp_gap_result_free(struct mp_gap_result *r);
 
+/* Magpie's generate_clamped_traces for one trace: the events with a
+ * timestamp that overlap the start..end % window of the trace's span, ts
+ * and dur clipped to it, written gzip as
+ * <out_dir>/<stem>_clamped_<start>_<end>.trace.json.gz (percentages in
+ * Python float form, "0.0"). *out_path (owned) stays NULL when the trace has
+ * no event with a duration (Magpie writes nothing then). */
+int mp_gap_clamp_trace(const char *trace, double start_pct, double end_pct, const char *out_dir,
+                       char **out_path, struct mp_diag *d);
+struct mp_gap_clamped {
+    char **paths; /* written files, in rank order */
+    size_t n;
+    char **errors; /* per-rank failures (Magpie warns and goes on) */
+    size_t n_errors;
+};
+/* The same for every rank trace under trace_dir (mp_trace_find_ranks). */
+int mp_gap_clamped_traces(const char *trace_dir, double start_pct, double end_pct,
+                          const char *out_dir, struct mp_gap_clamped *out, struct mp_diag *d);
+void mp_gap_clamped_fini(struct mp_gap_clamped *c);
+
 /* Writes <dir>/gap_analysis.csv and, when there is more than one rank and
  * rank_csv is set, gap_analysis_rank<N>.csv, each atomically. */
 int mp_gap_write_csv(const struct mp_gap_result *r, const struct mp_gap_config *cfg,

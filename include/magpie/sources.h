@@ -114,4 +114,28 @@ void mp_src_trace_kernels_fini(struct mp_src_trace_kernels *l);
 /* "file:line (score)" list of the candidates joined by "; " into out. */
 int mp_src_candidates_str(const struct mp_src_result *r, struct mp_buf *out);
 
+/* One row as JSON: {name, demangled, kind, category, source_resolution,
+ * source_repo, source_root, source_file, source_line, source_confidence,
+ * source_symbol, source_error, library, notes, upstream_url,
+ * source_candidates[{repo, file, symbol, line, score}], calls,
+ * python_frames[]}. */
+int mp_src_kernel_json(struct mp_buf *b, const struct mp_src_trace_kernel *k,
+                       const struct mp_src_result *r);
+/* The indexed repos as a JSON array of {root, commit, files, definitions,
+ * from_cache, seconds}. */
+int mp_src_repos_json(struct mp_buf *b, const struct mp_src_index *ix);
+
+/* auto_clone_repos (clone.c). The clone URL of a known upstream repo
+ * ("vllm", "pytorch", "aiter", "triton", "rocm-libraries", ...) into buf, or
+ * NULL; MAGPIE_REPOS_URL_BASE replaces the GitHub organisation URL. */
+const char *mp_src_upstream_url(const char *name, char *buf, size_t len);
+/* Magpie's kind -> repo names (triton_jit: triton; ck_tile, tensile_gemm,
+ * hip_cpp: rocm-libraries; aten_native, inductor: pytorch; aiter: aiter; a
+ * name containing "vllm": vllm). Returns how many were written. */
+int mp_src_repos_for_kind(const char *kind, const char *name, const char **out, int max);
+/* `git clone --depth 1 url dest` bounded by timeout_s (process group killed
+ * after it; a partial clone removed). 0 when dest exists already. Errors:
+ * MP_ETIMEOUT, MP_EIO (git failed, e.g. no network), MP_ENOTFOUND (no git). */
+int mp_src_clone(const char *url, const char *dest, double timeout_s, struct mp_diag *d);
+
 #endif

@@ -27,13 +27,76 @@ static int add_warning(struct mp_gap_sources *s, const char *msg)
     return w[s->n_warnings] ? (s->n_warnings++, 0) : MP_ENOMEM;
 }
 
+/* auto_clone_repos: where repos are cloned, and for how long a clone may run */
+static char *repos_base(const struct mp_gap_config *cfg)
+{
+    if (cfg->repos_base_dir)
+        return mp_strdup(cfg->repos_base_dir);
+    const char *h = getenv("HOME");
+    char buf[4200];
+    snprintf(buf, sizeof(buf), "%s/.cache/magpie/repos", h && *h ? h : "/tmp");
+    return mp_strdup(buf);
+}
+
+static double clone_timeout(void)
+{
+    const char *t = getenv("MAGPIE_CLONE_TIMEOUT_S");
+    double v = t ? atof(t) : 0;
+    return v > 0 ? v : 600.0;
+}
+
+/* Clones repo name into dest unless a clone already timed out (no second
+ * wait on a dead network); a failure is a warning naming the repo. */
+static int auto_clone(struct mp_gap_sources *out, const char *name, const char *dest, bool *gave_up,
+                      const char **roots, size_t *n, char **owned)
+{
+    char url[1024], msg[4600];
+    if (mp_fs_is_dir(dest)) {
+        roots[(*n)++] = *owned = mp_strdup(dest);
+        return *owned ? 0 : MP_ENOMEM;
+    }
+    if (!mp_src_upstream_url(name, url, sizeof(url))) {
+        snprintf(msg, sizeof(msg),
+                 "kernel source repo '%s' not found and not a repo auto_clone_repos knows; "
+                 "its rows stay unresolved",
+                 dest);
+        return add_warning(out, msg);
+    }
+    if (*gave_up) {
+        snprintf(msg, sizeof(msg),
+                 "auto_clone_repos: %s (%s) not cloned: an earlier clone timed out; its rows "
+                 "stay unresolved",
+                 name, url);
+        return add_warning(out, msg);
+    }
+    struct mp_diag cd;
+    mp_diag_clear(&cd);
+    int rc = mp_src_clone(url, dest, clone_timeout(), &cd);
+    if (rc == 0) {
+        roots[(*n)++] = *owned = mp_strdup(dest);
+        return *owned ? 0 : MP_ENOMEM;
+    }
+    if (rc == MP_ETIMEOUT)
+        *gave_up = true;
+    snprintf(msg, sizeof(msg),
+             "auto_clone_repos: cannot clone %s into %s: %s; its rows stay "
+             "unresolved",
+             name, dest, cd.msg);
+    return add_warning(out, msg);
+}
+
+#define GAP_MAX_AUTO_REPOS 16
+
 int mp_gap_find_sources(const struct mp_gap_result *r, const struct mp_gap_config *cfg,
                         struct mp_gap_sources *out, struct mp_diag *d)
 {
     memset(out, 0, sizeof(*out));
-    const char **roots = mp_calloc((size_t)cfg->n_kernel_source_repos + 1, sizeof(char *));
-    size_t n = 0;
-    int rc = roots ? 0 : MP_ENOMEM;
+    size_t cap = (size_t)cfg->n_kernel_source_repos + GAP_MAX_AUTO_REPOS + 1;
+    const char **roots = mp_calloc(cap, sizeof(char *));
+    char **owned = mp_calloc(cap, sizeof(char *));
+    size_t n = 0, n_owned = 0;
+    int rc = roots && owned ? 0 : MP_ENOMEM;
+    bool gave_up = false;
     char msg[4400];
     for (int i = 0; i < cfg->n_kernel_source_repos && !rc; i++) {
         const char *p = cfg->kernel_source_repos[i];
@@ -41,19 +104,60 @@ int mp_gap_find_sources(const struct mp_gap_result *r, const struct mp_gap_confi
             roots[n++] = p;
             continue;
         }
-        /* Magpie clones a missing repo when auto_clone_repos is set; this
-         * build does not clone (no network is assumed), it says so */
-        snprintf(msg, sizeof(msg), "kernel source repo '%s' not found%s; its rows stay unresolved",
-                 p,
-                 cfg->auto_clone_repos ? " and auto_clone_repos cloning is not implemented" : "");
+        /* Magpie clones a missing repo it knows by its directory name */
+        const char *base = strrchr(p, '/');
+        base = base && base[1] ? base + 1 : p;
+        if (cfg->auto_clone_repos) {
+            rc = auto_clone(out, base, p, &gave_up, roots, &n, &owned[n_owned]);
+            n_owned += owned[n_owned] != NULL;
+            continue;
+        }
+        snprintf(msg, sizeof(msg), "kernel source repo '%s' not found; its rows stay unresolved",
+                 p);
         rc = add_warning(out, msg);
     }
-    if (!rc && cfg->n_kernel_source_repos == 0)
-        rc = add_warning(out, "no --kernel-source-repos given (auto_clone_repos cloning is not "
-                              "implemented): rows are classified, not resolved");
+    if (!rc && cfg->n_kernel_source_repos == 0 && !cfg->auto_clone_repos)
+        rc = add_warning(out, "no --kernel-source-repos given and auto_clone_repos is off: rows "
+                              "are classified, not resolved");
+    if (!rc && cfg->n_kernel_source_repos == 0 && cfg->auto_clone_repos) {
+        /* the repos the rows' kinds need (Magpie's kind -> repo map), each
+         * from repos_base_dir, cloned there when missing */
+        const char *want[GAP_MAX_AUTO_REPOS];
+        int nw = 0;
+        for (size_t i = 0; i < r->n_merged && !rc; i++) {
+            struct mp_src_result cr;
+            rc = mp_src_resolve(NULL, r->merged[i].name, NULL, &cr);
+            if (rc)
+                break;
+            const char *names[4];
+            int k = mp_src_repos_for_kind(cr.kind, r->merged[i].name, names, 4);
+            for (int j = 0; j < k; j++) {
+                bool dup = false;
+                for (int q = 0; q < nw; q++)
+                    dup |= strcmp(want[q], names[j]) == 0;
+                if (!dup && nw < GAP_MAX_AUTO_REPOS)
+                    want[nw++] = names[j];
+            }
+            mp_src_result_fini(&cr);
+        }
+        char *base = rc ? NULL : repos_base(cfg);
+        if (!rc && !base)
+            rc = MP_ENOMEM;
+        for (int q = 0; q < nw && !rc; q++) {
+            char *dest = mp_fs_join(base, want[q]);
+            rc = dest ? auto_clone(out, want[q], dest, &gave_up, roots, &n, &owned[n_owned])
+                      : MP_ENOMEM;
+            n_owned += owned[n_owned] != NULL;
+            free(dest);
+        }
+        free(base);
+    }
     if (!rc)
         rc = mp_src_index_open(roots, n, NULL, &out->ix, d);
     free(roots);
+    for (size_t i = 0; owned && i < n_owned; i++)
+        free(owned[i]);
+    free(owned);
     if (!rc && r->n_merged) {
         out->rows = mp_calloc(r->n_merged, sizeof(*out->rows));
         rc = out->rows ? 0 : MP_ENOMEM;

@@ -11,7 +11,8 @@ extern const struct mcp_tool mcp_tool_configure_gpu;
 extern const struct mcp_tool mcp_tool_hardware_spec, mcp_tool_analyze, mcp_tool_compare,
     mcp_tool_create_kernel_config, mcp_tool_benchmark, mcp_tool_gap_analysis,
     mcp_tool_list_benchmark_images, mcp_tool_list_benchmark_results, mcp_tool_get_benchmark_result,
-    mcp_tool_trace_report, mcp_tool_trace_split, mcp_tool_trace_stages, mcp_tool_trace_collective;
+    mcp_tool_trace_report, mcp_tool_trace_split, mcp_tool_trace_stages, mcp_tool_trace_collective,
+    mcp_tool_discover_kernels, mcp_tool_suggest_optimizations, mcp_tool_find_kernel_sources;
 extern const struct mcp_tool mcp_tool_compare_benchmark_reports;
 extern const struct mcp_tool mcp_tool_ray_task_status, mcp_tool_ray_task_result,
     mcp_tool_ray_task_cancel, mcp_tool_ray_task_list, mcp_tool_benchmark_batch;
@@ -23,6 +24,8 @@ const struct mcp_tool *const mcp_tools[] = {
     &mcp_tool_analyze,
     &mcp_tool_compare,
     &mcp_tool_configure_gpu,
+    &mcp_tool_discover_kernels,
+    &mcp_tool_suggest_optimizations,
     &mcp_tool_create_kernel_config,
     &mcp_tool_benchmark,
     &mcp_tool_gap_analysis,
@@ -39,6 +42,7 @@ const struct mcp_tool *const mcp_tools[] = {
     &mcp_tool_trace_split,
     &mcp_tool_trace_stages,
     &mcp_tool_trace_collective,
+    &mcp_tool_find_kernel_sources,
 };
 const size_t mcp_ntools = sizeof(mcp_tools) / sizeof(mcp_tools[0]);
 

@@ -67,7 +67,8 @@ assert len(rows) == 7 and all(len(r) == 25 for r in rows[1:])
 tens = [r for r in rows[1:] if r[0].startswith("Cijk_")]
 assert tens and all(r[19] == "closed" and r[9] == "" and r[23] == "0.000" for r in tens)
 PY
-"$MAGPIE" benchmark --trace-dir "$TR/tracelens-tests/inference/sglang_decode" --top-k 3 -q --json \
+MAGPIE_REPOS_URL_BASE=file:///nonexistent HOME="$T/home" \
+    "$MAGPIE" benchmark --trace-dir "$TR/tracelens-tests/inference/sglang_decode" --top-k 3 -q --json \
     --find-kernel-sources -o "$T/gap2" > "$T/gap2.json" 2> /dev/null
 python3 -c 'import json,sys
 d=json.load(open(sys.argv[1]))

@@ -45,8 +45,9 @@ def payload(res):
 
 
 MAGPIE_TOOLS = {"hardware_spec", "analyze", "compare", "create_kernel_config", "gap_analysis",
-                "list_benchmark_images", "benchmark", "list_benchmark_results", "get_benchmark_result"}
-OWN_TOOLS = {"trace_report", "trace_split", "trace_stages", "trace_collective"}
+                "list_benchmark_images", "benchmark", "list_benchmark_results", "get_benchmark_result",
+                "discover_kernels", "suggest_optimizations"}
+OWN_TOOLS = {"trace_report", "trace_split", "trace_stages", "trace_collective", "find_kernel_sources"}
 
 
 async def run_tools(args):
@@ -114,6 +115,48 @@ async def run_tools(args):
         p = payload(r)
         check(not r.is_error and p["world_size"] == 2 and len(p["csv_files"]) > 0,
               f"{tag} trace_collective world_size={p.get('world_size')}")
+
+        # discover_kernels, suggest_optimizations, find_kernel_sources on real data
+        r = await c.call_tool("discover_kernels", {"project_path": os.path.join(args.src, "examples", "kernels"),
+                                                   "kernel_type": "all"})
+        p = payload(r)
+        found = p.get("result", []) if isinstance(p, dict) else p
+        vadd = [e for e in found if e.get("source_file", "").endswith("opencl/vadd.cl")]
+        check(not r.is_error and vadd and {"source_file", "possible_binaries", "suggested_config"} <= set(vadd[0])
+              and vadd[0]["suggested_config"].get("kernel_name") == "vadd",
+              f"{tag} discover_kernels found {len(found)} files")
+        ncu = os.path.join(args.src, "tests", "fixtures", "kernel", "ncu_h200_harness_base_units.csv")
+        r = await c.call_tool("suggest_optimizations", {"analysis_result": "", "ncu_csv_path": ncu,
+                                                        "kernel_id": "vadd"})
+        p = payload(r)
+        mb = [b for b in p.get("bottlenecks", []) if b.get("type") == "memory_bound"]
+        check(not r.is_error and mb and mb[0]["metric"].startswith("gpu__compute_memory_throughput")
+              and {"kernel_id", "overall_score", "suggestions", "summary"} <= set(p),
+              f"{tag} suggest_optimizations on the H200 ncu recording: {[b.get('type') for b in p.get('bottlenecks', [])]}")
+        r = await c.call_tool("suggest_optimizations", {"analysis_result": "{not json"})
+        check(r.is_error and "Invalid JSON input" in r.content[0].text, f"{tag} suggest_optimizations bad JSON")
+        fx = os.path.join(args.src, "tests", "fixtures", "sources")
+        r = await c.call_tool("find_kernel_sources", {
+            "kernel_names": ["void mylib::rms_norm_kernel<float>(float*, float const*, int)",
+                             "nvjet_tst_128x64_64x8_1x2_h_bz_coopA_NTT"],
+            "kernel_source_repos": [os.path.join(fx, "hipproj")], "no_cache": True})
+        p = payload(r)
+        ks = p.get("kernels", [])
+        check(not r.is_error and len(ks) == 2 and ks[0]["source_file"] == "src/kernels.cu"
+              and ks[0]["source_line"] == 26 and ks[1]["source_resolution"] == "closed",
+              f"{tag} find_kernel_sources {[(k.get('source_resolution'), k.get('source_file')) for k in ks]}")
+        r = await c.call_tool("find_kernel_sources", {"trace_path": os.path.join(tp2, "tp2-rank-0.1796011317.pt.trace.json.gz")})
+        p = payload(r)
+        check(not r.is_error and p.get("total", 0) > 0 and p.get("closed", 0) > 0,
+              f"{tag} find_kernel_sources on a real trace: total={p.get('total')} closed={p.get('closed')}")
+        r = await c.call_tool("gap_analysis", {"trace_dir": tp2, "top_k": 3, "start_pct": 40, "end_pct": 60,
+                                               "output_dir": os.path.join(work, "gapc"),
+                                               "generate_clamped_traces": True})
+        p = payload(r)
+        cf = p.get("clamped_trace_files", [])
+        check(not r.is_error and len(cf) == 2 and all(os.path.exists(f) and "_clamped_40.0_60.0.trace.json.gz" in f
+                                                      for f in cf),
+              f"{tag} gap_analysis generate_clamped_traces: {cf}")
 
         kdir = os.path.join(args.src, "examples", "kernels", "opencl")
         r = await c.call_tool("create_kernel_config", {"kernel_id": "vadd", "kernel_path": f"{kdir}/vadd.cl",

@@ -65,8 +65,6 @@ static int run(struct mcp_wctx *w, json_t *args, json_t **result)
         return mcp_fail(result, "start_pct and end_pct must satisfy 0 <= start < end <= 100");
     if (cfg.top_k < 0)
         return mcp_fail(result, "top_k must be >= 0");
-    if (mcp_bool(args, "generate_clamped_traces"))
-        return mcp_fail(result, "generate_clamped_traces is not supported by magpie yet");
     struct mp_diag d;
     mp_diag_clear(&d);
     struct mp_gap_result *res = NULL;
@@ -129,6 +127,23 @@ static int run(struct mcp_wctx *w, json_t *args, json_t **result)
     json_decref(rank_csvs);
     if (empty)
         json_object_set_new(j, "warning", json_string("No kernel events found in traces."));
+    if (mcp_bool(args, "generate_clamped_traces")) {
+        /* Magpie: one window-clamped copy of each rank trace in gap_analysis/ */
+        struct mp_gap_clamped cl;
+        mp_diag_clear(&d);
+        if (mp_gap_clamped_traces(trace_dir, cfg.start_pct, cfg.end_pct, gap_dir, &cl, &d)) {
+            json_decref(j);
+            return mcp_fail_diag(result, "clamped traces failed", &d);
+        }
+        json_t *files = json_array();
+        for (size_t i = 0; i < cl.n; i++)
+            json_array_append_new(files, json_string(cl.paths[i]));
+        json_object_set_new(j, "clamped_trace_files", files);
+        le = json_object_get(j, "errors");
+        for (size_t i = 0; i < cl.n_errors && json_is_array(le); i++)
+            json_array_append_new(le, json_string(cl.errors[i]));
+        mp_gap_clamped_fini(&cl);
+    }
     *result = j;
     return 0;
 }
@@ -147,7 +162,8 @@ static const struct mcp_param params[] = {
     {"output_dir", MT_STR, false, NULL, NULL, 0, 0,
      "where gap_analysis/ is written; null = the parent of trace_dir"},
     {"generate_clamped_traces", MT_BOOL, false, "false", NULL, 0, 0,
-     "Magpie: also write window-clamped traces (not supported by magpie: true is an error)"},
+     "also write each rank trace clamped to the window (events overlapping it, ts/dur "
+     "clipped) as gap_analysis/<stem>_clamped_<start>_<end>.trace.json.gz"},
     {"group_by", MT_STR, false, "\"name\"", "name|normalized", 0, 0,
      "magpie: group kernels by exact name or by normalised family"},
     {NULL, 0, false, NULL, NULL, 0, 0, NULL},
@@ -164,6 +180,7 @@ const struct mcp_tool mcp_tool_gap_analysis = {
     .flags = MCP_LONG,
     .result_desc = "`{num_ranks, total_duration_us, top_kernels[{name, calls, total_us, avg_us, "
                    "min_us, max_us, pct, ...}], output_dir, errors, csv_file, rank_csv_files, "
-                   "warning, stats, ranks}` (csv_file and rank_csv_files when written, warning "
-                   "when no kernel was found).",
+                   "warning, stats, ranks, clamped_trace_files}` (csv_file and rank_csv_files "
+                   "when written, warning when no kernel was found, clamped_trace_files with "
+                   "generate_clamped_traces).",
 };
