@@ -255,6 +255,8 @@ int cli_ray_kernel(int argc, char **argv, const struct cli_global *g, bool compa
     char **wargv = NULL;
     int wn = 0;
     if (!r)
+        r = mp_ray_check_head(&rc, &d);
+    if (!r)
         r = mp_ray_task_prepare(&rc, compare ? "compare" : "analyze",
                                 kernel_yaml ? kernel_yaml : (argc > 1 ? argv[argc - 1] : ""), &t,
                                 &d);
@@ -356,7 +358,8 @@ static int cmd_submit(int argc, char **argv, const struct ray_opts *o)
     }
     char label[256];
     snprintf(label, sizeof(label), "%s%s%s", argv[0], argc > 1 ? " " : "", argc > 1 ? argv[1] : "");
-    if ((r = load_rc(&rc, NULL, o, &d)) || (r = mp_ray_task_prepare(&rc, "run", label, &t, &d))) {
+    if ((r = load_rc(&rc, NULL, o, &d)) || (r = mp_ray_check_head(&rc, &d)) ||
+        (r = mp_ray_task_prepare(&rc, "run", label, &t, &d))) {
         mp_ray_config_fini(&rc);
         return ray_error(&d, r);
     }

@@ -138,6 +138,10 @@ struct mp_ray_placement {
 int mp_ray_tp_placement(enum mp_serve_framework fw, int tp, int local_gpus, const char *extra_in,
                         struct mp_ray_placement *out);
 
+/* GET /api/version at rc's address: MP_EIO naming the address when the head
+ * does not answer. Submitters call it before they create anything. */
+int mp_ray_check_head(const struct mp_ray_config *rc, struct mp_diag *d);
+
 /* ---- tasks ---- */
 
 struct mp_ray_task {

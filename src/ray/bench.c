@@ -86,7 +86,9 @@ int mp_ray_submit_benchmark(const struct mp_ray_config *rc0, const struct mp_ser
     char label[256];
     snprintf(label, sizeof(label), "%s %s", mp_serve_framework_name(cfg->framework),
              cfg->model ? cfg->model : "");
-    int r = mp_ray_task_prepare(&rc, "benchmark", label, t, d);
+    int r = mp_ray_check_head(&rc, d);
+    if (!r)
+        r = mp_ray_task_prepare(&rc, "benchmark", label, t, d);
     if (r)
         return r;
     char *staged = NULL;
@@ -262,6 +264,11 @@ int mp_ray_benchmark_batch(const struct mp_ray_config *rc, const char *configs_j
         json_decref(items);
         mp_diag_set_field(d, "configs");
         return mp_diag_set(d, MP_EINVAL, "configs must be a non-empty list");
+    }
+    int hr = mp_ray_check_head(rc, d); /* before any directory is made */
+    if (hr) {
+        json_decref(items);
+        return hr;
     }
     json_t *jobs = json_array();
     int submitted = 0, failed = 0;

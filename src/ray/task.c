@@ -145,6 +145,16 @@ static void new_id(char out[16])
     snprintf(out, 16, "%02x%02x%02x%02x", b[0], b[1], b[2], b[3]);
 }
 
+int mp_ray_check_head(const struct mp_ray_config *rc, struct mp_diag *d)
+{
+    struct mp_ray_client *c = NULL;
+    int r = mp_ray_client_new(rc->cluster_address, rc->connect_timeout_s, 30, &c, d);
+    if (!r)
+        r = mp_ray_ping(c, NULL, d);
+    mp_ray_client_free(c);
+    return r;
+}
+
 int mp_ray_task_prepare(const struct mp_ray_config *rc, const char *mode, const char *label,
                         struct mp_ray_task *t, struct mp_diag *d)
 {

@@ -77,6 +77,23 @@ if [ -f "${MP_BIN:-}/libstub_nvml.so" ]; then
 else
     echo "SKIPPED configure_gpu: libstub_nvml.so not built (MP_BIN)"
 fi
+# the Ray tools without a cluster (tests/integration/test_ray.sh runs them on a real one):
+# an unreachable head and a bad address are tool errors naming the address, at once
+rayrpc() { # stdin stays open until the call is answered
+    (printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18"}}' \
+        "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"$1\",\"arguments\":$2}}"
+     for _ in $(seq 100); do [ -s "$t/ray.out" ] && grep -q '"id":2' "$t/ray.out" && break; sleep 0.1; done) |
+        timeout 60 "$MAGPIE" mcp >"$t/ray.out" 2>>"$t/stderr"
+    grep '"id":2' "$t/ray.out"
+    rm -f "$t/ray.out"
+}
+out=$(rayrpc ray_task_status '{"task_id":"0123abcd","ray_cluster_address":"http://127.0.0.1:1"}')
+grep -q '"isError":true' <<<"$out" && grep -q 'not reachable at http://127.0.0.1:1' <<<"$out" ||
+    fail "ray_task_status, head unreachable: $out"
+out=$(rayrpc ray_task_list '{"ray_cluster_address":"nope://x"}')
+grep -q "bad Ray cluster address 'nope://x'" <<<"$out" || fail "ray_task_list, bad address: $out"
+out=$(rayrpc benchmark_batch '{"configs":[{"framework":"vllm","model":"m"}],"ray_cluster_address":"http://127.0.0.1:1"}')
+grep -q '"isError":true' <<<"$out" && grep -q 'not reachable' <<<"$out" || fail "benchmark_batch, head unreachable: $out"
 # docs/mcp.md carries the generated tool reference
 "$MAGPIE" mcp --list-tools --markdown >"$t/tools.md"
 python3 - "$t/tools.md" "$SRC/docs/mcp.md" <<'PY' || fail "docs/mcp.md tool reference out of date (magpie mcp --list-tools --markdown)"
