@@ -685,7 +685,8 @@ static json_t *run_job(struct ctx *c, const int *idx, int n, const char *mode, b
         if (!find_runtime(c))
             return NULL;
         snprintf(runner, sizeof(runner), "%s/magpie_runner.py", c->runtime_dir);
-        const char *py = getenv("MAGPIE_PYTHON");
+        /* in a container: the image's python3 (MAGPIE_PYTHON names one here) */
+        const char *py = getenv(g_ct ? "MAGPIE_CONTAINER_PYTHON" : "MAGPIE_PYTHON");
         argv[0] = py && *py ? py : "python3";
         argv[1] = runner;
         argv[2] = jobp;

@@ -173,5 +173,22 @@ else
     echo "SKIPPED OpenCL harness: no OpenCL ICD"
 fi
 
+# --- the Python runner (PyTorch) in a container: the image's python3, or
+# MAGPIE_CONTAINER_PYTHON; here the stand-in "image" is this machine, so the
+# Python with torch that test_kernel_pytorch.sh uses (MAGPIE_PYTHON) stands in ---
+PYT=${MAGPIE_PYTHON:-python3}
+if "$PYT" -c 'import torch' >/dev/null 2>&1; then
+    : >"$CT_SIM_LOG"
+    (cd "$MP_SRC" && MAGPIE_CONTAINER_PYTHON=$(command -v "$PYT") PATH=$CTBIN:$BASEPATH "$MAGPIE" \
+        -e container --docker-image magpie-test:1 analyze -q --max-time 2 \
+        -k examples/kernels/pytorch/analyze.yaml -o "$W/py") >"$W/py.out" 2>&1
+    RC=$?
+    check "PyTorch runner in a container: exit 0, verified" '[ $RC = 0 ] && grep -q "Correctness: SUCCESS (reference, verified" "$W/py.out"'
+    check "PyTorch runner: magpie_runner.py ran in the container" \
+        'grep -q "^docker run .* magpie-test:1 [^ ]*python[^ ]* $(realpath "$MP_SRC")/runtime/magpie_runner.py " "$CT_SIM_LOG"'
+else
+    echo "SKIPPED PyTorch runner: no torch for $PYT (set MAGPIE_PYTHON)"
+fi
+
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]
