@@ -455,20 +455,67 @@ static int scan_triton(const char *s, size_t n, struct fns *out, bool *has_main)
     return rc;
 }
 
+/* Whether text includes a HIP header outside any #if/#ifdef/#else branch
+ * that names ROCm or HIP (shared CUDA/ROCm sources pull HIP headers in only
+ * under #ifdef USE_ROCM). */
+static bool unguarded_hip_include(const char *text)
+{
+    int depth = 0;
+    unsigned long rocm_mask = 0; /* bit i: open conditional i mentions ROCm/HIP */
+    for (const char *p = text; *p;) {
+        const char *nl = strchr(p, '\n');
+        size_t n = nl ? (size_t)(nl - p) : strlen(p);
+        const char *q = p;
+        while (q < p + n && (*q == ' ' || *q == '\t'))
+            q++;
+        if (*q == '#') {
+            q++;
+            while (q < p + n && (*q == ' ' || *q == '\t'))
+                q++;
+            size_t rest = n - (size_t)(q - p);
+            char line[256];
+            snprintf(line, sizeof(line), "%.*s", (int)(rest < 255 ? rest : 255), q);
+            bool mentions = strstr(line, "ROCM") || strstr(line, "HIP") || strstr(line, "hip");
+            if (!strncmp(line, "if", 2)) {
+                if (depth < 63 && mentions)
+                    rocm_mask |= 1UL << depth;
+                depth++;
+            } else if (!strncmp(line, "el", 2) && depth > 0) {
+                /* #else / #elif of a ROCm test is still ROCm-specific (or its
+                 * CUDA side, which holds no HIP include) */
+                if (mentions && depth - 1 < 63)
+                    rocm_mask |= 1UL << (depth - 1);
+            } else if (!strncmp(line, "endif", 5) && depth > 0) {
+                depth--;
+                if (depth < 63)
+                    rocm_mask &= ~(1UL << depth);
+            } else if (!strncmp(line, "include", 7) &&
+                       (strstr(line, "<hip/") || strstr(line, "\"hip/"))) {
+                if (rocm_mask == 0)
+                    return true;
+            }
+        }
+        p = nl ? nl + 1 : p + n;
+    }
+    return false;
+}
+
 static const char *classify_c(const char *ext, const char *text)
 {
     if (!strcmp(ext, "hip"))
         return "hip";
-    if (!strcmp(ext, "cu") || !strcmp(ext, "cuh"))
-        return strstr(text, "hip/hip_runtime") ? "hip" : "cuda";
-    /* other C++ files: CUDA when they include CUDA headers (also when they
-     * include HIP ones under #ifdef USE_ROCM, as PyTorch's do), HIP when only
-     * HIP ones */
-    bool cuda = strstr(text, "cuda_runtime") || strstr(text, "#include <cuda") ||
-                strstr(text, "#include <ATen/cuda") || strstr(text, "cuda.h");
-    if (cuda)
-        return "cuda";
-    return "hip";
+    /* HIP when it includes HIP headers unconditionally and no CUDA toolkit
+     * header (torch's ATen/cuda headers are hipified on ROCm, so they decide
+     * nothing); otherwise CUDA, the language of most __global__ code */
+    bool hip = unguarded_hip_include(text) || strstr(text, "hipLaunchKernelGGL");
+    bool cuda = strstr(text, "#include <cuda") || strstr(text, "#include <cub/") ||
+                strstr(text, "#include <cutlass/") || strstr(text, "#include \"cutlass/") ||
+                strstr(text, "#include <cooperative_groups");
+    /* AMD GPU builtins outside a USE_ROCM build switch: a ROCm-only source
+     * even when it includes hipified CUDA headers */
+    if (strstr(text, "__builtin_amdgcn") && !strstr(text, "USE_ROCM"))
+        return "hip";
+    return hip && !cuda ? "hip" : "cuda";
 }
 
 static unsigned type_bit(const char *t)
