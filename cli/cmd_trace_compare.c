@@ -136,14 +136,14 @@ int cli_trace_compare(int argc, char **argv)
                               .names = have_names ? names : NULL,
                               .sheets = sheets,
                               .on_note = print_note};
-    struct mp_report *r = NULL;
+    struct mp_tlcmp_result *r = NULL;
     struct mp_diag d;
     mp_diag_clear(&d);
     int e = mp_tlcmp_build(&o, &r, &d);
     if (!e && csvdir)
-        e = mp_report_write_csvs(r, csvdir, &d);
+        e = mp_tlcmp_write_csvs(r, csvdir, &d);
     if (!e && !no_xlsx)
-        e = mp_report_write_xlsx(r, xlsx, &d);
+        e = mp_tlcmp_write_xlsx(r, xlsx, &d);
     if (e) {
         rc = cli_report_error(&d, e);
     } else {
@@ -154,7 +154,7 @@ int cli_trace_compare(int argc, char **argv)
             printf(", workbook %s", xlsx);
         printf("\n");
     }
-    mp_report_free(r);
+    mp_tlcmp_free(r);
     free(reports);
     free(names);
     return rc;

@@ -39,13 +39,26 @@ struct mp_tlcmp_opts {
  * ops_all, roofline, all) into its MP_TLCMP_* bits; 0 when unknown. */
 unsigned mp_tlcmp_sheet_bits(const char *word);
 
-/* Builds the comparison: *out gets the sheets in TraceLens's order (CSV text
- * as pandas' to_csv writes it; write them with mp_report_write_csvs or
- * mp_report_write_xlsx, free with mp_report_free). MP_EINVAL (with d naming
- * the report, sheet and column) for a missing sheet or key column, repeated
- * tags or a non-numeric compared column; MP_EIO / MP_EPARSE for unreadable
- * reports (a report that is not a directory is read as an .xlsx workbook). */
-int mp_tlcmp_build(const struct mp_tlcmp_opts *o, struct mp_report **out, struct mp_diag *d);
+/* The comparison: sheets in TraceLens's order, each as CSV text the way
+ * pandas' to_csv writes it. Sheet names are TraceLens's (any length; a
+ * workbook cuts them to 31 characters as pandas does). */
+struct mp_tlcmp_result {
+    char **names;
+    struct mp_buf *csv;
+    size_t n;
+};
+
+/* Builds the comparison into *out (free with mp_tlcmp_free). MP_EINVAL (with
+ * d naming the report, sheet and column) for a missing sheet or key column,
+ * repeated tags or a non-numeric compared column; MP_EIO / MP_EPARSE for
+ * unreadable reports (a report that is not a directory is read as an .xlsx
+ * workbook). */
+int mp_tlcmp_build(const struct mp_tlcmp_opts *o, struct mp_tlcmp_result **out, struct mp_diag *d);
+/* Writes each sheet as <dir>/<name>.csv (atomically; dir is made). */
+int mp_tlcmp_write_csvs(const struct mp_tlcmp_result *r, const char *dir, struct mp_diag *d);
+/* Writes one workbook (mp_report_write_xlsx: one worksheet per sheet). */
+int mp_tlcmp_write_xlsx(const struct mp_tlcmp_result *r, const char *path, struct mp_diag *d);
+void mp_tlcmp_free(struct mp_tlcmp_result *r);
 
 /* The tag TraceLens gives a report path by default:
  * os.path.splitext(os.path.basename(path))[0], into buf. */

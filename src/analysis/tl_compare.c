@@ -52,7 +52,7 @@ struct tc_ctx {
     struct mp_diag *d;
     const struct mp_tlcmp_opts *o;
     const char **tags;
-    struct mp_report *rep;
+    struct mp_tlcmp_result *rep;
 };
 
 /* ---- frames ---- */
@@ -1041,18 +1041,21 @@ static int frame_csv(const struct tc_frame *f, struct mp_buf *b)
 
 static int emit(struct tc_ctx *x, const char *name, const struct tc_frame *f)
 {
-    struct mp_report *r = x->rep;
-    if (strlen(name) >= sizeof(r->sheets[0].name))
-        return mp_diag_set(x->d, MP_EINVAL, "sheet name '%s' too long (shorter --names?)", name);
-    struct mp_report_sheet *ns = realloc(r->sheets, (r->n + 1) * sizeof(*ns));
-    if (!ns)
+    struct mp_tlcmp_result *r = x->rep;
+    char **nn = realloc(r->names, (r->n + 1) * sizeof(*nn));
+    if (!nn)
         return MP_ENOMEM;
-    r->sheets = ns;
-    struct mp_report_sheet *s = &r->sheets[r->n++];
-    memset(s, 0, sizeof(*s));
-    snprintf(s->name, sizeof(s->name), "%s", name);
-    mp_buf_init(&s->csv, 0);
-    return frame_csv(f, &s->csv);
+    r->names = nn;
+    struct mp_buf *nc = realloc(r->csv, (r->n + 1) * sizeof(*nc));
+    if (!nc)
+        return MP_ENOMEM;
+    r->csv = nc;
+    r->names[r->n] = mp_strdup(name);
+    mp_buf_init(&r->csv[r->n], 0);
+    if (!r->names[r->n])
+        return MP_ENOMEM;
+    r->n++;
+    return frame_csv(f, &r->csv[r->n - 1]);
 }
 
 /* ---- sheet groups ---- */
@@ -1379,7 +1382,7 @@ void mp_tlcmp_default_tag(const char *path, char *buf, size_t len)
     snprintf(buf, len, "%.*s", (int)n, base);
 }
 
-int mp_tlcmp_build(const struct mp_tlcmp_opts *o, struct mp_report **out, struct mp_diag *d)
+int mp_tlcmp_build(const struct mp_tlcmp_opts *o, struct mp_tlcmp_result **out, struct mp_diag *d)
 {
     *out = NULL;
     if (!o || o->n_reports < 2)
@@ -1445,9 +1448,57 @@ int mp_tlcmp_build(const struct mp_tlcmp_opts *o, struct mp_report **out, struct
     free(x.xl);
     mp_arena_free(x.ar);
     if (rc) {
-        mp_report_free(x.rep);
+        mp_tlcmp_free(x.rep);
         return rc;
     }
     *out = x.rep;
     return 0;
+}
+
+void mp_tlcmp_free(struct mp_tlcmp_result *r)
+{
+    if (!r)
+        return;
+    for (size_t i = 0; i < r->n; i++) {
+        free(r->names[i]);
+        mp_buf_fini(&r->csv[i]);
+    }
+    free(r->names);
+    free(r->csv);
+    free(r);
+}
+
+int mp_tlcmp_write_csvs(const struct mp_tlcmp_result *r, const char *dir, struct mp_diag *d)
+{
+    int rc = mp_fs_mkdirs(dir, d);
+    for (size_t i = 0; i < r->n && !rc; i++) {
+        size_t l = strlen(dir) + strlen(r->names[i]) + 6;
+        char *path = malloc(l);
+        if (!path)
+            return MP_ENOMEM;
+        snprintf(path, l, "%s/%s.csv", dir, r->names[i]);
+        rc = mp_fs_write_atomic(path, r->csv[i].data ? r->csv[i].data : "", r->csv[i].len, d);
+        free(path);
+    }
+    return rc;
+}
+
+int mp_tlcmp_write_xlsx(const struct mp_tlcmp_result *r, const char *path, struct mp_diag *d)
+{
+    /* a report of the sheets (names cut to its 63 characters: the workbook
+     * keeps 31), sharing the CSV text */
+    struct mp_report rep;
+    memset(&rep, 0, sizeof(rep));
+    rep.sheets = calloc(r->n ? r->n : 1, sizeof(*rep.sheets));
+    if (!rep.sheets)
+        return MP_ENOMEM;
+    rep.n = r->n;
+    for (size_t i = 0; i < r->n; i++) {
+        snprintf(rep.sheets[i].name, sizeof(rep.sheets[i].name), "%.*s",
+                 (int)sizeof(rep.sheets[i].name) - 1, r->names[i]);
+        rep.sheets[i].csv = r->csv[i];
+    }
+    int rc = mp_report_write_xlsx(&rep, path, d);
+    free(rep.sheets);
+    return rc;
 }

@@ -114,6 +114,18 @@ else
     cat "$t/x.log"
 fi
 
+# long tags (a workspace's directory name): sheet files keep the whole name,
+# the workbook cuts sheet names to 31 characters
+L=benchmark_vllm_20261201_175642_candidate
+if "$MAGPIE" trace compare "$A" "$B" --names base "$L" --output_csvs_dir "$t/long" -o "$t/long.xlsx" \
+    >"$t/long.log" 2>&1; then
+    [ -s "$t/long/ops_unique_args_only_baseline_$L.csv" ] || { fail "long tag: file names"; ls "$t/long"; }
+    [ "$(head -c 2 "$t/long.xlsx")" = PK ] || fail "long tag: workbook"
+else
+    fail "long tag"
+    cat "$t/long.log"
+fi
+
 # ---- refusals (exit 2, as TraceLens refuses them) ----
 "$MAGPIE" trace compare "$A" "$A" --no-xlsx --output_csvs_dir "$t/e1" >"$t/e.log" 2>&1
 [ $? = 2 ] && grep -q "Tags must be unique" "$t/e.log" || { fail "repeated tags"; cat "$t/e.log"; }

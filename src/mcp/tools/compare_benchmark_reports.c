@@ -104,7 +104,7 @@ static int run(struct mcp_wctx *w, json_t *args, json_t **result)
     json_t *files = json_array();
     if (ok) {
         struct mp_tlcmp_opts o = {.reports = cdirs, .n_reports = n, .names = labels};
-        struct mp_report *r = NULL;
+        struct mp_tlcmp_result *r = NULL;
         struct mp_diag d;
         mp_diag_clear(&d);
         int rc = mp_tlcmp_build(&o, &r, &d);
@@ -113,13 +113,13 @@ static int run(struct mcp_wctx *w, json_t *args, json_t **result)
         char path[4200];
         if (!rc && excel) {
             snprintf(path, sizeof(path), "%s/comparison.xlsx", outdir);
-            rc = mp_report_write_xlsx(r, path, &d);
+            rc = mp_tlcmp_write_xlsx(r, path, &d);
             if (!rc)
                 json_array_append_new(files, json_string(path));
         } else if (!rc) {
-            rc = mp_report_write_csvs(r, outdir, &d);
+            rc = mp_tlcmp_write_csvs(r, outdir, &d);
             for (size_t i = 0; !rc && i < r->n; i++) {
-                snprintf(path, sizeof(path), "%s/%s.csv", outdir, r->sheets[i].name);
+                snprintf(path, sizeof(path), "%s/%s.csv", outdir, r->names[i]);
                 json_array_append_new(files, json_string(path));
             }
         }
@@ -129,7 +129,7 @@ static int run(struct mcp_wctx *w, json_t *args, json_t **result)
             json_array_append_new(errors, json_string(msg));
             ok = false;
         }
-        mp_report_free(r);
+        mp_tlcmp_free(r);
     }
     for (size_t i = 0; i < n; i++) {
         free(dirs[i]);
