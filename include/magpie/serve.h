@@ -83,6 +83,8 @@ struct mp_serve_config {
     int gpu_monitor_device; /* -1 = from the visible devices, else 0 */
     bool gap_enabled;       /* gap_analysis.enabled (also on whenever traces exist) */
     struct mp_gap_config gap;
+    /* gap_analysis.kernel_source_repos (gap.kernel_source_repos points here) */
+    const char *gap_source_repos[MP_GAP_MAX_PATTERNS];
     const char *docker_image; /* NULL = from the image table */
     const char *gpu_arch;     /* NULL = detected */
     const char *runner_type;  /* NULL = from the architecture */

@@ -298,14 +298,21 @@ static int load_gap(struct mp_serve_config *c, const struct mp_yaml_node *g, str
     if (c->gap.end_pct > 100 || c->gap.start_pct >= c->gap.end_pct)
         return mp_yaml_error(end ? end : g, "gap_analysis.trace_end_pct", d, MP_EINVAL,
                              "need 0 <= trace_start_pct < trace_end_pct <= 100");
-    bool fks = false;
-    if ((rc = get_bool(g, "find_kernel_sources", &fks, d)))
+    /* Magpie's source finder: the 15 + 4 source columns in gap_analysis.csv
+     * and the report's gap_analysis.top_kernels (docs/sources.md) */
+    if ((rc = get_bool(g, "find_kernel_sources", &c->gap.find_kernel_sources, d)) ||
+        (rc = get_bool(g, "auto_clone_repos", &c->gap.auto_clone_repos, d)) ||
+        (rc = get_str(c, g, "repos_base_dir", &c->gap.repos_base_dir, d)))
         return rc;
-    if (fks)
-        mp_log(MP_LOG_WARN,
-               "%s: gap_analysis.find_kernel_sources is not implemented yet "
-               "(ignored)",
-               g->file);
+    const struct mp_yaml_node *repos = mp_yaml_get(g, "kernel_source_repos");
+    if (repos && !mp_yaml_is_null(repos)) {
+        int n = 0;
+        if ((rc = get_strlist(c, repos, "gap_analysis.kernel_source_repos", c->gap_source_repos,
+                              MP_GAP_MAX_PATTERNS, &n, d)))
+            return rc;
+        c->gap.kernel_source_repos = c->gap_source_repos;
+        c->gap.n_kernel_source_repos = n;
+    }
     return 0;
 }
 

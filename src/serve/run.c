@@ -1052,6 +1052,18 @@ static void post_process(struct run *r, struct mp_buf *kernels, struct mp_buf *g
     snprintf(gdir, sizeof(gdir), "%s/gap_analysis", r->ws);
     snprintf(csv, sizeof(csv), "%s/gap_analysis.csv", gdir);
     rc = mp_gap_analyze(r->trace_dir, &gc, &gr, &d);
+    struct mp_gap_sources srcs = {0};
+    if (rc == 0 && gc.find_kernel_sources) {
+        progress(r, "kernel sources", 0, 0, 0);
+        rc = mp_gap_find_sources(gr, &gc, &srcs, &d);
+        for (size_t i = 0; rc == 0 && i < srcs.n_warnings; i++) {
+            char w[4700];
+            snprintf(w, sizeof(w), "find_kernel_sources: %s", srcs.warnings[i]);
+            add_warning(r, w);
+        }
+        if (rc == 0)
+            gc.sources = &srcs;
+    }
     if (rc == 0)
         rc = mp_gap_write_csv(gr, &gc, gdir, true, &d);
     if (rc == 0)
@@ -1065,6 +1077,7 @@ static void post_process(struct run *r, struct mp_buf *kernels, struct mp_buf *g
         mp_json_str(gap, msg, strlen(msg));
         mp_buf_putc(gap, '}');
     }
+    mp_gap_sources_fini(&srcs);
     mp_gap_result_free(gr);
 }
 

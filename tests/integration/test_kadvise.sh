@@ -137,5 +137,44 @@ PY
     echo "auto clone: $(( $(date +%s) - start )) s for both runs"
 fi
 
+# ---- benchmark_report.json: the source columns when the benchmark's gap
+# analysis runs with find_kernel_sources (stand-in engine, profiled run) ----
+mkdir -p "$t/bin"
+printf '#!/bin/sh\nexec python3 %s "$@"\n' "$SRC/tests/tools/fake_engine.py" >"$t/bin/vllm"
+chmod +x "$t/bin/vllm"
+cat >"$t/fks.yaml" <<EOF
+benchmark:
+  framework: vllm
+  model: fake-model
+  run_mode: local
+  envs: {CONC: 2, ISL: 16, OSL: 8, NUM_PROMPTS: 8, NUM_WARMUPS: 0}
+  profiler: {torch_profiler: {enabled: true}}
+  gap_analysis:
+    enabled: true
+    find_kernel_sources: true
+    kernel_source_repos: [$SRC/tests/fixtures/sources/hipproj, $t/no-such-repo]
+EOF
+PATH="$t/bin:$PATH" FAKE_ENGINE_TAG="kadv$$" FAKE_ENGINE_MAX_S=90 PORT=$((20000 + RANDOM % 20000)) \
+    timeout 180 "$MAGPIE" benchmark -b "$t/fks.yaml" -o "$t/fks" -q >"$t/fks.out" 2>"$t/fks.err" ||
+    fail "benchmark with find_kernel_sources: $(tail -3 "$t/fks.err")"
+python3 - "$t/fks" <<'PY' || fail "benchmark_report.json source columns"
+import glob, json, sys
+ws = sorted(glob.glob(sys.argv[1] + "/benchmark_vllm_*"))[-1]
+r = json.load(open(ws + "/benchmark_report.json"))
+g = r["gap_analysis"]
+assert g["config"]["find_kernel_sources"] is True, g["config"]
+k = g["top_kernels"][0]
+cols = ["kind", "category", "source_repo", "source_file", "upstream_url", "test_file", "test_cmd",
+        "baseline_ref_file", "baseline_ref_symbol", "baseline_ref_kind", "triton_ref_file",
+        "triton_ref_symbol", "notes", "source_resolution", "source_error", "source_line",
+        "source_symbol", "source_confidence", "source_candidates"]
+missing = [c for c in cols if c not in k]
+assert not missing, missing
+assert "no-such-repo" in json.dumps(r), "the missing repo is not named in the report"
+lines = open(ws + "/gap_analysis/gap_analysis.csv", newline="").read().split("\r\n")
+assert lines[0] == "# Repository Path Mappings:", lines[0]
+print("report row:", k["name"][:50], k["kind"], k["source_resolution"])
+PY
+
 [ $fails = 0 ] && echo "test_kadvise: all checks passed"
 [ $fails = 0 ]
