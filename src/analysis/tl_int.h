@@ -4,8 +4,11 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include <magpie/base.h>
+
+struct mp_trace_store;
 
 /* Python repr() of a float (shortest round trip), appended to b. */
 int tl_pyfloat(struct mp_buf *b, double v);
