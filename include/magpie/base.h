@@ -2,7 +2,8 @@
  * string interning, monotonic time and atomic file writes.
  *
  * Everything else in magpie builds on this header. Nothing here prints to
- * stdout or exits; logging goes through a callback that the application sets.
+ * stdout or exits (MP_ASSERT aside: a broken invariant is a bug); logging
+ * goes through a callback that the application sets.
  */
 #ifndef MAGPIE_BASE_H
 #define MAGPIE_BASE_H
@@ -13,6 +14,14 @@
 #include <stdint.h>
 
 #define MP_VERSION "0.1.0"
+
+/* ---- invariants ----
+ * MP_ASSERT(cond) states something the code relies on and that no input can
+ * break: when it fails, magpie has a bug, so it prints "file:line: function:
+ * invariant 'cond' broken" to stderr and aborts, in every build (NDEBUG does
+ * not remove it). Bad input is never asserted: it is an mp_diag error. */
+#define MP_ASSERT(cond) ((cond) ? (void)0 : mp_assert_fail(#cond, __FILE__, __LINE__, __func__))
+_Noreturn void mp_assert_fail(const char *cond, const char *file, int line, const char *func);
 
 /* ---- error codes: fallible functions return 0 or one of these ---- */
 enum {

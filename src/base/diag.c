@@ -3,9 +3,16 @@
  * A diag records the first error only: later failures are usually
  * consequences of the first, and the first is what the user must fix. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <magpie/base.h>
+
+void mp_assert_fail(const char *cond, const char *file, int line, const char *func)
+{
+    fprintf(stderr, "%s:%d: %s: invariant '%s' broken (a bug in magpie)\n", file, line, func, cond);
+    abort();
+}
 
 const char *mp_strerror(int code)
 {

@@ -61,6 +61,8 @@ int mp_i64map_put(struct mp_i64map *m, int64_t key, int64_t val)
 {
     if ((m->n + 1) * 2 > m->cap && grow(m) != 0)
         return MP_ENOMEM;
+    /* the probe below ends only at a free slot; slot() masks with cap - 1 */
+    MP_ASSERT(m->n < m->cap && (m->cap & (m->cap - 1)) == 0);
     size_t i = slot(key, m->cap);
     while (m->used[i]) {
         if (m->keys[i] == key) {

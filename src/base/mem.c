@@ -108,6 +108,7 @@ void *mp_arena_alloc(struct mp_arena *a, size_t n)
         }
         a->reserved += sizeof(*b) + sz;
     }
+    MP_ASSERT(b->size - b->used >= n);
     void *p = (char *)b->data + b->used;
     b->used += n;
     return p;
@@ -167,6 +168,7 @@ int mp_buf_reserve(struct mp_buf *b, size_t extra)
         return MP_ENOMEM;
     b->data = p;
     b->cap = nc;
+    MP_ASSERT(b->cap >= need); /* need <= max was checked above */
     return 0;
 }
 
@@ -204,8 +206,9 @@ int mp_buf_printf(struct mp_buf *b, const char *fmt, ...)
     if (rc)
         return rc;
     va_start(ap, fmt);
-    vsnprintf(b->data + b->len, b->cap - b->len, fmt, ap);
+    int n2 = vsnprintf(b->data + b->len, b->cap - b->len, fmt, ap);
     va_end(ap);
+    MP_ASSERT(n2 == n); /* the same arguments format to the same length */
     b->len += (size_t)n;
     return 0;
 }
