@@ -2,7 +2,7 @@
 """peer_gap.py: the Python peer for magpie's gap analysis benchmark.
 
 A plain Python implementation of Magpie's gap analysis, written from the
-behaviour described in research/magpie.md section 12, the way a Python tool does
+behaviour described in docs/magpie-compat.md, the way a Python tool does
 it: json.load of the whole trace (gzip.open for .json.gz), then dict/list
 passes over the event list. It exists so bench/trace_ingest.sh can measure
 magpie against "what the Python tool costs" on the same machine and the same

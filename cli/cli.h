@@ -9,7 +9,7 @@
 
 #include <magpie/base.h>
 
-/* Exit codes (DESIGN.md): 0 success, 1 evaluation failed, 2 usage/input error. */
+/* Exit codes (docs/STYLE.md): 0 success, 1 evaluation failed, 2 usage/input error. */
 enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2 };
 
 /* Global options; they precede the subcommand as in Magpie. */

@@ -1,5 +1,5 @@
 /* magpie trace, graph-capture merge: TraceLens's `--capture_folder`
- * (tracelens.md §5.3). A CUDA/HIP-graph replay trace shows each replayed
+ * (docs/tracelens-compat.md). A CUDA/HIP-graph replay trace shows each replayed
  * kernel under one graph launch, without the CPU ops that launched it; the
  * capture trace(s) of the same graphs hold those ops. The merge copies the
  * captured CPU subtree under each graph launch of every step and re-attaches

@@ -165,7 +165,7 @@ int mp_perf_arch_from_device_name(const char *device_name, struct mp_perf_arch *
 /* TFLOP/s of a compute spec; false when the arch has none for it. */
 bool mp_perf_arch_tflops(const struct mp_perf_arch *a, const char *compute_spec, double *tflops);
 
-/* Roofline of one op (tracelens.md §2.1): valid only when the arch has the
+/* Roofline of one op (docs/tracelens-compat.md): valid only when the arch has the
  * compute spec and a memory bandwidth, bytes are known and gflops > 0.
  * compute_us = gflops*1e9 / (tflops*1e12) * 1e6, memory_us = bytes /
  * (mem_bw_gbps*1e9) * 1e6, roofline_us = max of the two, compute_bound when

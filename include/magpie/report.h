@@ -62,7 +62,7 @@ struct mp_report_opts {
 
 void mp_report_opts_defaults(struct mp_report_opts *o);
 
-/* The GPU timeline of TraceLens (§4), all values in µs. */
+/* The GPU timeline of TraceLens (docs/tracelens-compat.md), all values in µs. */
 struct mp_gpu_timeline {
     double computation, exposed_comm, exposed_memcpy, busy, idle, total, total_comm, total_memcpy;
     double micro_idle, macro_idle; /* idle gaps shorter / not shorter than the threshold */
@@ -156,7 +156,7 @@ int mp_nccl_find_ranks(const char *const *inputs, size_t n_inputs, const char *r
 void mp_nccl_paths_free(char **paths, size_t n);
 
 /* ---- inference stages (src/analysis/tl_stages.c) ----
- * Magpie's inference post-processing (magpie.md §11.4-11.6) done natively:
+ * Magpie's inference post-processing (docs/magpie-compat.md) done natively:
  * rank-0 trace in trace_dir (Magpie's patterns for the framework), split
  * into trace_dir/trace_split (steady-state windows and single steps, as
  * TraceLens's splitter with --find-steady-state --store-single-iteration),
@@ -194,7 +194,7 @@ int mp_stages_parse_list(const char *list, int *stages, int *n, struct mp_diag *
  * got. */
 int mp_stages_run(const struct mp_stages_opts *o, struct mp_buf *json, struct mp_diag *d);
 
-/* The compact kernel_roofline_simple CSV of a report (magpie.md §11.5):
+/* The compact kernel_roofline_simple CSV of a report (docs/magpie-compat.md):
  * one row per unified_perf_summary row with its matched per-category
  * param row (param_signature, num_kernels, params_json), times in ms, the
  * roofline columns when the report has an arch; Python csv line ends.

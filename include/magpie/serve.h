@@ -15,7 +15,7 @@
  * server.log.
  *
  * Config keys, env contract, engine command lines, docker flags and report
- * shape follow Magpie (research/magpie.md §9, §10); docs/compatibility.md
+ * shape follow Magpie (docs/magpie-compat.md); docs/compatibility.md
  * lists what is verified where.
  *
  * Ownership: struct mp_serve_config owns its strings (an arena); the
@@ -159,7 +159,7 @@ int mp_serve_mode_parse(const char *s, enum mp_serve_mode *out);
 const char *mp_serve_run_kind_name(enum mp_serve_run_kind k); /* "auto" */
 int mp_serve_run_kind_parse(const char *s, enum mp_serve_run_kind *out);
 
-/* Magpie's TraceLens steady-state window (§11.2): max_iters =
+/* Magpie's TraceLens steady-state window (docs/magpie-compat.md): max_iters =
  * min(1024, max(256, OSL*16/CONC)), delay = max(0, OSL*(R+1)*3 - max_iters/2)
  * with R = RANDOM_RANGE_RATIO (1.0 when unset). */
 void mp_serve_tracelens_window(const struct mp_serve_config *c, long *max_iters, long *delay);
@@ -198,13 +198,13 @@ struct mp_serve_plan {
     const char *host;
 };
 
-/* The engine's own launch command and env (§9.7 + §10.1): vllm serve,
+/* The engine's own launch command and env (docs/magpie-compat.md): vllm serve,
  * python3 -m sglang.launch_server, python3 -m atom.entrypoints.openai_server,
  * with TP, PORT, MAX_MODEL_LEN, GPU_MEMORY_UTILIZATION and EXTRA_*_ARGS from
  * the config envs. */
 int mp_serve_engine_cmd(const struct mp_serve_config *c, const struct mp_serve_plan *p,
                         struct mp_serve_cmd *out, struct mp_diag *d);
-/* `docker run ...` that runs the engine command in the image (§9.8): host
+/* `docker run ...` that runs the engine command in the image (docs/magpie-compat.md): host
  * IPC, the port published on plan->host only (127.0.0.1 unless asked; not
  * Magpie's host network), NVIDIA --gpus / AMD /dev/kfd + /dev/dri, mounts,
  * -e for every env; no --privileged unless c->privileged. */
@@ -217,7 +217,7 @@ int mp_serve_image_for(enum mp_serve_framework f, const char *arch, const char *
 /* InferenceX runner type of an architecture ("gfx942" -> "mi300x"), NULL when unknown. */
 const char *mp_serve_runner_for(const char *arch);
 
-/* ---- GPU selection (§9.10) ---- */
+/* ---- GPU selection (docs/magpie-compat.md) ---- */
 
 /* Parses `nvidia-smi --query-gpu=index,uuid,memory.used,memory.total
  * --format=csv,noheader,nounits` and `--query-compute-apps=gpu_uuid,pid

@@ -3,7 +3,7 @@
  * phase (prefill / prefill-decode mix / decode), TraceLens's steady-state
  * detection, and the trace splitter that cuts a serving trace into
  * per-step and per-window sub-traces with execution_details.json / .csv
- * (tracelens.md §5.1-5.2; `TraceLens_split_inference_trace`).
+ * (docs/tracelens-compat.md; `TraceLens_split_inference_trace`).
  */
 #ifndef MAGPIE_STEPS_H
 #define MAGPIE_STEPS_H

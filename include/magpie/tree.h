@@ -1,4 +1,4 @@
-/* magpie trace tree: TraceLens's view of a trace (tracelens.md §1.3-1.12).
+/* magpie trace tree: TraceLens's view of a trace (docs/tracelens-compat.md).
  *
  * Built over an event store: a host call-stack tree per (pid, tid) of
  * cpu_op / cuda_runtime / cuda_driver (and optionally python_function)

@@ -1,4 +1,4 @@
-/* coll_analysis of the TraceLens report (tracelens.md §3.10): TraceLens's
+/* coll_analysis of the TraceLens report (docs/tracelens-compat.md): TraceLens's
  * NcclAnalyser "long" summary for the one trace of the report. Every linked
  * collective kernel (nccl, rccl, custom all-reduce) is a row with its
  * process-group metadata from args; rows are grouped by that metadata and

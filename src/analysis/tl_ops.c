@@ -1,5 +1,5 @@
 /* Kernel-launcher sheets of the TraceLens report: ops_summary_by_category,
- * ops_summary and ops_unique_args (tracelens.md §1.12, §3.3-3.5).
+ * ops_summary and ops_unique_args (docs/tracelens-compat.md, Op sheets).
  *
  * A launcher is the cpu_op (or, without one, the runtime call) that launched
  * a GPU event; launchers are ordered by start time, each with its direct

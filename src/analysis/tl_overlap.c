@@ -1,5 +1,5 @@
 /* Kernel overlap information of the TraceLens report (--include_overlap_info,
- * the *_kl_overlap sheets; tracelens.md §4, last paragraph).
+ * the *_kl_overlap sheets; docs/tracelens-compat.md, gpu_timeline).
  *
  * TraceLens finds overlapping GPU events once, in the sweep over the events
  * of the GPU timeline (linked ones, or all with --include_unlinked_kernels;

@@ -1,4 +1,4 @@
-/* Per-category perf sheets of the TraceLens report (tracelens.md §3.6):
+/* Per-category perf sheets of the TraceLens report (docs/tracelens-compat.md):
  * GEMM, UnaryElementwise, BinaryElementwise, Normalization (one table each)
  * and <family>_fwd for the others (SDPA_fwd, CONV_fwd, Reduce_fwd, ...).
  *

@@ -1,4 +1,4 @@
-/* Magpie's inference post-processing, natively (magpie.md §11.4-11.6):
+/* Magpie's inference post-processing, natively (docs/magpie-compat.md):
  * find the rank-0 serving trace, split it at its step annotations (steady
  * state windows and one file per step, as TraceLens's splitter), pick one
  * step per stage (prefill-decode mix, decode-only, prefill-only: the largest
@@ -254,7 +254,7 @@ static void pick_stage(const struct mp_trace_split_result *sr, int st, bool have
     free(c);
 }
 
-/* ---- the compact roofline summary (magpie.md §11.5) ---- */
+/* ---- the compact roofline summary (docs/magpie-compat.md, Roofline summary) ---- */
 
 /* lower-case, drop a "_fwd" suffix, keep [a-z0-9] */
 static void norm_category(const char *s, struct mp_buf *out)

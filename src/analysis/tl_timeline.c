@@ -1,4 +1,4 @@
-/* TraceLens's gpu_timeline (tracelens.md §4): GPU events split into
+/* TraceLens's gpu_timeline (docs/tracelens-compat.md, gpu_timeline): GPU events split into
  * computation, communication and memcpy, each merged into disjoint
  * intervals; exposed communication is what computation does not cover,
  * exposed memcpy what neither covers. All devices and streams are pooled. */

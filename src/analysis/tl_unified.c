@@ -1,4 +1,4 @@
-/* unified_perf_summary of the TraceLens report (tracelens.md §1.13, §3.7):
+/* unified_perf_summary of the TraceLens report (docs/tracelens-compat.md):
  * a MECE list of ops, each GPU event counted once. Walking down from each
  * thread's outermost cpu_ops, an op is taken when it has a perf model, or
  * when it directly launches kernels (a "leaf") and no cpu_op below it has a
@@ -9,7 +9,7 @@
  * A backward op that is the sole kernel-launching op of its autograd node
  * (evaluate_function wrapper) whose linked forward op has a backward model
  * is taken too: its metrics are the forward model's backward FLOPs/bytes over
- * the backward kernels (tracelens.md §1.13 step 3). */
+ * the backward kernels (docs/tracelens-compat.md, Unified perf events). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,4 +1,4 @@
-/* The benchmark YAML (`benchmark:` section, research/magpie.md §9.1) read
+/* The benchmark YAML (`benchmark:` section, docs/magpie-compat.md) read
  * into struct mp_serve_config with Magpie's defaults. Values of the wrong
  * type or out of range are errors naming file:line:col and the key;
  * unknown keys are warned about (mp_log), as typos silently change what

@@ -1,8 +1,8 @@
 /* Engines and their command lines: the benchmark config's defaults and env
  * table, the launch argv of vLLM / SGLang / ATOM with Magpie's defaults and
- * profiler switches (research/magpie.md §9.7, §10.1), the `docker run` argv
- * that wraps it (§9.8), the image table (images.def, §9.12), runner types
- * and idle-GPU picking from nvidia-smi output (§9.10). Pure functions of
+ * profiler switches (docs/magpie-compat.md), the `docker run` argv
+ * that wraps it, the image table (images.def), runner types and idle-GPU
+ * picking from nvidia-smi output (docs/magpie-compat.md). Pure functions of
  * their inputs, so tests check them as argv goldens. Also how a running
  * engine is stopped (main process first, then its group) and how its
  * version and torch's are read from the engine's own Python.
@@ -380,7 +380,7 @@ void mp_serve_tracelens_window(const struct mp_serve_config *c, long *max_iters,
     *delay = dl > 0 ? (long)dl : 0;
 }
 
-/* Magpie's TraceLens inference preprocessing for vLLM (§11.2): step
+/* Magpie's TraceLens inference preprocessing for vLLM (docs/magpie-compat.md): step
  * annotations, and a steady-state profiling window instead of the whole
  * measured load. Flags already in EXTRA_VLLM_ARGS win. */
 static int tracelens_vllm_args(const struct mp_serve_config *c, const char *extra,

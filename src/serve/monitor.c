@@ -1,4 +1,4 @@
-/* The GPU monitor of a benchmark run (research/magpie.md §9.11): a thread
+/* The GPU monitor of a benchmark run (docs/magpie-compat.md, GPU monitor): a thread
  * that samples one NVIDIA GPU's temperature, SM clock, memory clock and
  * power draw with nvidia-smi every interval while the engine runs, and the
  * report's `gpu_monitor` object (min / max / avg of each). The samples are

@@ -1,6 +1,6 @@
 /* What a benchmark run leaves behind: benchmark_report.json with Magpie's
- * keys in Magpie's order (BenchmarkResult.to_dict, research/magpie.md
- * §10.3) plus a "magpie" object of additions, summary.txt (§10.5), the
+ * keys in Magpie's order (BenchmarkResult.to_dict, docs/magpie-compat.md,
+ * Benchmark report) plus a "magpie" object of additions, summary.txt, the
  * effective config as config.yaml, and the error lines of server.log that
  * go into an error message.
  */

@@ -1,5 +1,5 @@
 /* Persistent engine servers across benchmark runs (`server_lifecycle`,
- * research/magpie.md §9.9). The engine is started detached, in a process
+ * docs/magpie-compat.md, Server reuse). The engine is started detached, in a process
  * group of its own that outlives magpie; its pid, group and launch
  * metadata go to <pid_dir>/<framework>_<port>.pid / .json. A later run
  * whose metadata matches (framework, model, TP, max model len, EXTRA_*_ARGS,

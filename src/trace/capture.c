@@ -1,4 +1,4 @@
-/* TraceLens's graph-capture merge (`--capture_folder`, tracelens.md §5.3),
+/* TraceLens's graph-capture merge (`--capture_folder`, docs/tracelens-compat.md),
  * over event stores and trees.
  *
  * Per capture trace (loaded once, whatever the number of steps using it):

@@ -1,5 +1,5 @@
 /* The inference trace splitter (TraceLens_split_inference_trace,
- * tracelens.md §5.2): finds the step annotations, picks the windows asked
+ * docs/tracelens-compat.md, Splitting): finds the step annotations, picks the windows asked
  * for (every step, steady-state windows, same-phase runs), selects each
  * window's events exactly as TraceLens does (the steps' CPU events on their
  * thread, the flows and GPU events sharing their correlation ids, and every

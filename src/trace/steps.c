@@ -1,6 +1,6 @@
 /* Inference step annotations and steady-state windows, as TraceLens's
  * annotation_utils.py and split_inference/steady_state_window.py define them
- * (tracelens.md §5.1-5.2). The patterns are matched with POSIX extended
+ * (docs/tracelens-compat.md, Inference steps). The patterns are matched with POSIX extended
  * regexes anchored at the start, as Python's re.match is; the fields are
  * then read by small hand-written scanners that reproduce the Python
  * parsers' results (including their fallbacks to 0 on unparsable numbers).

@@ -1,4 +1,4 @@
-/* TraceLens's trace tree (tracelens.md §1.3-1.12), over an event store.
+/* TraceLens's trace tree (docs/tracelens-compat.md, Tree), over an event store.
  *
  * Steps, each one pass over compact arrays:
  *   1. classify events by category and compute t_end = ts + dur once;
@@ -493,7 +493,7 @@ static void find_launchers(struct mp_trace_tree *t)
     }
 }
 
-/* ---- forward/backward linking (tracelens.md §1.7) ----
+/* ---- forward/backward linking (docs/tracelens-compat.md) ----
  * Events sharing args["Sequence number"] form a group. Its backward node is
  * the first member (trace order) named autograd::engine::evaluate_function:*;
  * its forward op is the member with the largest ts (first on ties) that is

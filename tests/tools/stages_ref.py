@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Independent reference for magpie's inference-stage post-processing, written
-from the specification in shared/research/magpie.md §11.4-11.5 (Magpie's
+from the specification in docs/magpie-compat.md (Magpie's
 behaviour), used by tests/integration/test_trace_stages.sh:
 
   stages_ref.py simple STAGE_DIR OUT.csv

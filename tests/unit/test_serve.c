@@ -113,7 +113,7 @@ static void test_vllm_amd_profiler(void **state)
     mp_serve_config_fini(&c);
 }
 
-/* TraceLens inference mode (§11.2): step annotations and the steady-state
+/* TraceLens inference mode (docs/magpie-compat.md): step annotations and the steady-state
  * window go to vLLM; the user's own flags win. */
 static void test_vllm_tracelens(void **state)
 {
