@@ -119,11 +119,18 @@ int tl_meta_build(const struct mp_trace_store *s, struct tl_meta *m)
 const char *tl_meta_get(const struct tl_meta *m, const char *pid, const char *tid,
                         const char *field)
 {
+    /* the key as tl_meta_build writes it, built without snprintf: this runs
+     * three times per row of the ops, perf and unified sheets */
     char key[512];
-    int n = snprintf(key, sizeof(key), "%s\x1f%s\x1f%s", pid, tid, field);
-    if (n < 0 || (size_t)n >= sizeof(key))
+    size_t np = strlen(pid), nt = strlen(tid), nf = strlen(field), n = np + nt + nf + 2;
+    if (n >= sizeof(key))
         return "Unknown";
-    int32_t id = mp_intern_find(m->keys, key, (size_t)n);
+    memcpy(key, pid, np);
+    key[np] = '\x1f';
+    memcpy(key + np + 1, tid, nt);
+    key[np + 1 + nt] = '\x1f';
+    memcpy(key + np + nt + 2, field, nf);
+    int32_t id = mp_intern_find(m->keys, key, n);
     return id >= 0 && (size_t)id < m->cap && m->vals[id] ? m->vals[id] : "Unknown";
 }
 

@@ -26,6 +26,15 @@ int tl_pystr_repr(struct mp_buf *b, const char *s, size_t n)
     char q = sq && !dq ? '"' : '\'';
     int rc = mp_buf_putc(b, q);
     for (size_t i = 0; i < n && !rc; i++) {
+        size_t run = i; /* a run of bytes printed as they are, copied at once */
+        while (run < n && (unsigned char)s[run] >= 0x20 && s[run] != 0x7f && s[run] != q &&
+               s[run] != '\\')
+            run++;
+        if (run > i) {
+            rc = mp_buf_append(b, s + i, run - i);
+            i = run - 1;
+            continue;
+        }
         unsigned char c = (unsigned char)s[i];
         if (c == (unsigned char)q || c == '\\') {
             rc = mp_buf_putc(b, '\\');

@@ -174,6 +174,14 @@ int mp_buf_reserve(struct mp_buf *b, size_t extra)
 
 int mp_buf_append(struct mp_buf *b, const void *p, size_t n)
 {
+    /* room already there (cap never exceeds max): the common case of the
+     * report writers, without the checks of mp_buf_reserve */
+    if (n < b->cap - b->len && b->data) {
+        memcpy(b->data + b->len, p, n);
+        b->len += n;
+        b->data[b->len] = '\0';
+        return 0;
+    }
     int rc = mp_buf_reserve(b, n);
     if (rc)
         return rc;
@@ -191,17 +199,33 @@ int mp_buf_puts(struct mp_buf *b, const char *s)
 
 int mp_buf_putc(struct mp_buf *b, char c)
 {
+    if (b->data && b->cap - b->len > 1) {
+        b->data[b->len++] = c;
+        b->data[b->len] = '\0';
+        return 0;
+    }
     return mp_buf_append(b, &c, 1);
 }
 
 int mp_buf_printf(struct mp_buf *b, const char *fmt, ...)
 {
     va_list ap;
+    /* one formatting pass when the text fits in the room already there */
+    size_t room = b->data ? b->cap - b->len : 0;
     va_start(ap, fmt);
-    int n = vsnprintf(NULL, 0, fmt, ap);
+    int n = vsnprintf(room ? b->data + b->len : NULL, room, fmt, ap);
     va_end(ap);
-    if (n < 0)
+    if (n < 0) {
+        if (room)
+            b->data[b->len] = '\0';
         return MP_EINVAL;
+    }
+    if ((size_t)n < room) {
+        b->len += (size_t)n;
+        return 0;
+    }
+    if (room)
+        b->data[b->len] = '\0'; /* the truncated attempt is not kept */
     int rc = mp_buf_reserve(b, (size_t)n);
     if (rc)
         return rc;

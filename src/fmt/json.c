@@ -1,5 +1,6 @@
 /* JSON text helpers: string escaping and shortest round-trip doubles. */
 #include <float.h>
+#include <limits.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -92,13 +93,60 @@ int mp_json_str_ascii(struct mp_buf *b, const char *s, size_t n)
     return rc ? rc : mp_buf_putc(b, '"');
 }
 
+/* The fast path of shortest_digits for the values reports are made of
+ * (durations, percentages, shapes): |v| in [1e-4, 1e15) with at most 15
+ * significant digits. For k = 0, 1, ... fractional digits, m = v*10^k
+ * rounded is the only k-digit candidate (the product's error is below 0.2
+ * while m < 1e15), and m / 10^k == v is exact IEEE division of two exact
+ * values, i.e. exactly what reading the decimal back gives. Decimals of up
+ * to 15 digits map to distinct doubles, so the first k that reads back is
+ * the shortest round trip, the one Python's repr prints. Returns INT_MIN
+ * when the value is outside that range (the caller then uses the slow
+ * search). */
+static int shortest_digits_fixed(double v, char *digits, size_t len)
+{
+    static const double p10[] = {1e0, 1e1, 1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                                 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15};
+    double a = fabs(v);
+    if (!(a >= 1e-4 && a < 1e15) || len < 17)
+        return INT_MIN;
+    for (int k = 0; k < 16; k++) {
+        double x = a * p10[k];
+        if (x >= 1e15)
+            return INT_MIN;
+        double m = nearbyint(x);
+        if (m == 0 || m / p10[k] != a)
+            continue;
+        char tmp[20];
+        int n = 0;
+        for (uint64_t u = (uint64_t)m; u; u /= 10)
+            tmp[n++] = (char)('0' + (int)(u % 10));
+        /* tmp holds the digits of m, least significant first */
+        int lead = n - 1 - k; /* decimal exponent of the first digit */
+        int first = 0;        /* trailing zeros of m are not digits of the repr */
+        while (first < n - 1 && tmp[first] == '0')
+            first++;
+        size_t o = 0;
+        for (int i = n - 1; i >= first; i--)
+            digits[o++] = tmp[i];
+        digits[o] = '\0';
+        return lead;
+    }
+    return INT_MIN;
+}
+
 /* Shortest round-trip digits of a finite, non-zero v: the correctly rounded
  * 15-, 16- or 17-digit decimal, whichever is the first to read back as v
  * (a shorter shortest form is the 15-digit one with its trailing zeros
  * dropped). Writes the digits (no dot, no sign) and returns the decimal
  * exponent of the first digit. */
+static int shortest_digits_fixed(double v, char *digits, size_t len);
+
 static int shortest_digits(double v, char *digits, size_t len)
 {
+    int fe = shortest_digits_fixed(v, digits, len);
+    if (fe != INT_MIN)
+        return fe;
     char buf[40];
     /* subnormals carry fewer digits: search from 1 digit up for them */
     for (int p = fabs(v) < DBL_MIN ? 1 : 15; p <= 17; p++) {
@@ -167,7 +215,12 @@ void mp_fmt_pyfloat(double v, char *buf, size_t len)
         }
         out[o] = '\0';
     }
-    snprintf(buf, len, "%s", out);
+    size_t on = strlen(out);
+    if (len) {
+        on = on < len - 1 ? on : len - 1;
+        memcpy(buf, out, on);
+        buf[on] = '\0';
+    }
 }
 
 int mp_json_double(struct mp_buf *b, double v)
