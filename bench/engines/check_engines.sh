@@ -230,7 +230,10 @@ check "sglang trace stages: ran on the SGLang trace (exit $SRC)" '[ "$SRC" = 0 ]
 check "sglang trace stages: split at SGLang step annotations" 'ls "$WS"/torch_trace/trace_split/* >/dev/null 2>&1 || grep -qi "step" "$W/stages.out"'
 sed -n 1,12p "$W/stages.out"
 
-# --- 3. magpie's client vs `python -m sglang.bench_serving` on one server ---
+# --- 3. magpie's client vs `python -m sglang.bench_serving` on one server.
+# Fixed lengths in both (a range ratio means [r*len, len] to SGLang's client
+# and [(1-r)*len, (1+r)*len] to magpie's, as to vLLM's), so both send the
+# same workload. ---
 P=$(port)
 setsid $PE python3 -m sglang.launch_server --model-path "$M" --host 127.0.0.1 --port "$P" \
     $SG_ARGS >"$W/server.log" 2>&1 &
@@ -242,11 +245,11 @@ mkdir -p "$W/agree"
 for i in $(seq "$ROUNDS"); do
     timeout 600 $PC python3 -m sglang.bench_serving --backend sglang-oai \
         --base-url "http://127.0.0.1:$P" --model "$M" --tokenizer "$M" --dataset-name random-ids \
-        --random-input-len 128 --random-output-len 16 --random-range-ratio 0.5 --num-prompts 12 \
+        --random-input-len 128 --random-output-len 16 --random-range-ratio 1 --num-prompts 12 \
         --max-concurrency 4 --warmup-requests 4 --seed "$i" --disable-tqdm \
         --output-file "$W/agree/sglang_$i.json" >"$W/agree/sglang_$i.out" 2>&1
     BENCHMARK_BASE_URL="http://127.0.0.1:$P" timeout 600 $PC "$MAGPIE" benchmark sglang --model "$M" \
-        "${LOAD[@]}" --num-prompts 12 --env NUM_WARMUPS=4 --env RANDOM_RANGE_RATIO=0.5 \
+        "${LOAD[@]}" --num-prompts 12 --env NUM_WARMUPS=4 --env RANDOM_RANGE_RATIO=0 \
         -o "$W/agree/mag_$i" -q >"$W/agree/mag_$i.out" 2>&1
 done
 stop_server
