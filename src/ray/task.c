@@ -849,7 +849,7 @@ int mp_ray_task_wait(const struct mp_ray_task *t, double timeout_s, const volati
     struct mp_ray_client *c = NULL;
     int r = mp_ray_client_new(t->address, 3, 30, &c, d);
     uint64_t t0 = mp_time_ns();
-    int sleep_ms = 200;
+    int sleep_ms = 100; /* then 200, ... 500 ms: a GET per half second is nothing to the head */
     snprintf(status, 16, "UNKNOWN");
     while (!r) {
         json_t *info = NULL;
@@ -872,8 +872,8 @@ int mp_ray_task_wait(const struct mp_ray_task *t, double timeout_s, const volati
             break;
         }
         usleep((useconds_t)sleep_ms * 1000);
-        if (sleep_ms < 1000)
-            sleep_ms += 200;
+        if (sleep_ms < 500)
+            sleep_ms += 100;
     }
     mp_ray_client_free(c);
     return r;
