@@ -29,7 +29,13 @@
 
 struct sg {
     json_t *bottlenecks, *suggestions;
+    json_t *notes; /* why a rule could not be applied */
 };
+
+static void add_note(struct sg *s, const char *msg)
+{
+    json_array_append_new(s->notes, json_string(msg));
+}
 
 /* The metric's value (key "value", or "pct_of_peak" when pct is set);
  * false when absent or not a number. */
@@ -52,6 +58,12 @@ static void fmt_num(double v, char *buf, size_t n)
         snprintf(buf, n, "%.0f", v);
     else
         mp_fmt_pyfloat(v, buf, n);
+}
+
+/* Percentages in magpie's own (NVIDIA) texts: one decimal. */
+static void fmt_pct(double v, char *buf, size_t n)
+{
+    snprintf(buf, n, "%.1f", v);
 }
 
 static void add_bottleneck(struct sg *s, const char *type, const char *severity, const char *value,
@@ -201,8 +213,8 @@ static void nvidia_rules(struct sg *s, json_t *sum, bool *any)
     if (has_sm || has_mem || has_tp)
         *any = true;
     if (has_sm && has_mem) {
-        fmt_num(sm, v, sizeof(v));
-        fmt_num(mem, w, sizeof(w));
+        fmt_pct(sm, v, sizeof(v));
+        fmt_pct(mem, w, sizeof(w));
         if (mem >= 60 && mem >= sm) {
             snprintf(t, sizeof(t), "%s%% of peak memory throughput (compute %s%%)", w, v);
             add_bottleneck(s, "memory_bound", mem >= 80 ? "high" : "medium", t,
@@ -243,10 +255,15 @@ static void nvidia_rules(struct sg *s, json_t *sum, bool *any)
                            sm >= mem ? NCU_SM : mem_name, sm >= mem ? sm : mem);
         }
     }
+    if (has_sm != has_mem)
+        add_note(s, has_sm ? "speed-of-light rules need a memory throughput metric too (" NCU_MEM
+                             " or " NCU_DRAM "); only " NCU_SM " was measured"
+                           : "speed-of-light rules need " NCU_SM " too; only a memory "
+                             "throughput metric was measured");
     if (metric(sum, NCU_OCC, "value", &occ)) {
         *any = true;
         if (occ < 50) {
-            fmt_num(occ, v, sizeof(v));
+            fmt_pct(occ, v, sizeof(v));
             snprintf(t, sizeof(t), "%s%% achieved occupancy", v);
             add_bottleneck(s, "low_occupancy", occ < 25 ? "high" : "medium", t,
                            "Few warps are active per SM, so stalls cannot be hidden", NCU_OCC, occ,
@@ -264,7 +281,7 @@ static void nvidia_rules(struct sg *s, json_t *sum, bool *any)
         }
     }
     if (has_tp) {
-        fmt_num(tp, v, sizeof(v));
+        fmt_pct(tp, v, sizeof(v));
         bool fp32_work = has_ffma && ffma > 0 && has_sm && sm >= 40 && tp < 10;
         if (fp32_work || (compute_bound && tp < 50)) {
             snprintf(t, sizeof(t), "%s%% tensor pipe utilization", v);
@@ -361,7 +378,7 @@ static int one(json_t *data, json_t **out, struct mp_diag *d)
     }
     json_t *summary = json_object_get(perf, "summary");
     json_t *kernels = json_object_get(perf, "kernels");
-    struct sg s = {json_array(), json_array()};
+    struct sg s = {json_array(), json_array(), json_array()};
     bool any = false;
     if (json_is_object(summary)) {
         amd_rules(&s, summary, &any);
@@ -399,11 +416,23 @@ static int one(json_t *data, json_t **out, struct mp_diag *d)
     json_object_set_new(o, "summary", sm);
     json_object_set_new(o, "vendor", json_string(vendor_of(summary, perf)));
     if (!any)
-        json_object_set_new(o, "note",
-                            json_string("no metric that a rule reads was found in "
-                                        "performance_result.summary (rocprof-compute: Active CUs, "
-                                        "MFMA_Util, VALU_Util, VMEM_Util; ncu: " NCU_SM ", " NCU_MEM
-                                        ", " NCU_OCC ", sm__pipe_tensor_*)"));
+        add_note(&s, "no metric that a rule reads was found in performance_result.summary "
+                     "(rocprof-compute: Active CUs, MFMA_Util, VALU_Util, VMEM_Util; ncu: " NCU_SM
+                     ", " NCU_MEM ", " NCU_OCC ", sm__pipe_tensor_*)");
+    if (json_array_size(s.notes)) {
+        json_t *joined = json_string(json_string_value(json_array_get(s.notes, 0)));
+        for (size_t i = 1; i < json_array_size(s.notes); i++) {
+            char *t = NULL;
+            if (asprintf(&t, "%s; %s", json_string_value(joined),
+                         json_string_value(json_array_get(s.notes, i))) >= 0) {
+                json_decref(joined);
+                joined = json_string(t);
+                free(t);
+            }
+        }
+        json_object_set_new(o, "note", joined);
+    }
+    json_decref(s.notes);
     *out = o;
     return 0;
 }
