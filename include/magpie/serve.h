@@ -7,7 +7,8 @@
  * GET /health and GET /v1/models answer, drive it with the native load
  * generator (warm-up, then the measured window between /start_profile and
  * /stop_profile when the torch profiler is on), stop the engine (SIGTERM to
- * our own group, a grace period, SIGKILL), post-process the torch traces
+ * its main process, time to drain and stop its children, then its group,
+ * then SIGKILL: mp_serve_stop_engine), post-process the torch traces
  * (kernel summary, gap analysis) and write benchmark_report.json and
  * summary.txt with Magpie's keys. Faults (the engine never gets ready, dies
  * or stalls mid-run, answers errors) end the run within its time limits with
