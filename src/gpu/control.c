@@ -16,7 +16,7 @@
 #include <magpie/proc.h>
 #include <magpie/yaml.h>
 
-#include "gpu_internal.h"
+#include "gpu_int.h"
 
 #define DEFAULT_TIMEOUT_S 30.0
 #define MAX_LEVEL 7 /* Magpie documents AMD levels 0-7 */

@@ -13,7 +13,7 @@
 #include <magpie/gpu.h>
 #include <magpie/proc.h>
 
-#include "gpu_internal.h"
+#include "gpu_int.h"
 
 #define DEFAULT_TIMEOUT_S 20.0
 #define VERSION_TIMEOUT_S 10.0

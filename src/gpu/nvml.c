@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gpu_internal.h"
+#include "gpu_int.h"
 
 /* NVML returns an int status, 0 = NVML_SUCCESS; devices are opaque
  * struct nvml_dev_st pointers (nvmlDevice_t). */

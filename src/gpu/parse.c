@@ -14,7 +14,7 @@
 
 #include <magpie/gpu.h>
 
-#include "gpu_internal.h"
+#include "gpu_int.h"
 
 void gpu_device_init(struct mp_gpu_device *g, int index)
 {

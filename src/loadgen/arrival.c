@@ -14,9 +14,9 @@
 
 #include <magpie/loadgen.h>
 
-#include "loadgen_internal.h"
+#include "loadgen_int.h"
 
-void mp_mt_seed(struct mp_mt *m, uint32_t seed)
+void loadgen_mt_seed(struct loadgen_mt *m, uint32_t seed)
 {
     m->mt[0] = seed;
     for (int i = 1; i < 624; i++)
@@ -26,7 +26,7 @@ void mp_mt_seed(struct mp_mt *m, uint32_t seed)
     m->gauss = 0;
 }
 
-static void mt_refill(struct mp_mt *m)
+static void mt_refill(struct loadgen_mt *m)
 {
     static const uint32_t mag01[2] = {0u, 0x9908b0dfu};
     int k;
@@ -44,7 +44,7 @@ static void mt_refill(struct mp_mt *m)
     m->pos = 0;
 }
 
-uint32_t mp_mt_u32(struct mp_mt *m)
+uint32_t loadgen_mt_u32(struct loadgen_mt *m)
 {
     if (m->pos >= 624)
         mt_refill(m);
@@ -56,18 +56,18 @@ uint32_t mp_mt_u32(struct mp_mt *m)
     return y;
 }
 
-double mp_mt_double(struct mp_mt *m)
+double loadgen_mt_double(struct loadgen_mt *m)
 {
-    uint32_t a = mp_mt_u32(m) >> 5, b = mp_mt_u32(m) >> 6;
+    uint32_t a = loadgen_mt_u32(m) >> 5, b = loadgen_mt_u32(m) >> 6;
     return (a * 67108864.0 + b) / 9007199254740992.0;
 }
 
-double mp_mt_exponential(struct mp_mt *m)
+double loadgen_mt_exponential(struct loadgen_mt *m)
 {
-    return -log(1.0 - mp_mt_double(m));
+    return -log(1.0 - loadgen_mt_double(m));
 }
 
-static double mt_gauss(struct mp_mt *m)
+static double mt_gauss(struct loadgen_mt *m)
 {
     if (m->has_gauss) {
         m->has_gauss = false;
@@ -75,8 +75,8 @@ static double mt_gauss(struct mp_mt *m)
     }
     double x1, x2, r2;
     do {
-        x1 = 2.0 * mp_mt_double(m) - 1.0;
-        x2 = 2.0 * mp_mt_double(m) - 1.0;
+        x1 = 2.0 * loadgen_mt_double(m) - 1.0;
+        x2 = 2.0 * loadgen_mt_double(m) - 1.0;
         r2 = x1 * x1 + x2 * x2;
     } while (r2 >= 1.0 || r2 == 0.0);
     double f = sqrt(-2.0 * log(r2) / r2);
@@ -85,15 +85,15 @@ static double mt_gauss(struct mp_mt *m)
     return f * x2;
 }
 
-double mp_mt_gamma(struct mp_mt *m, double shape)
+double loadgen_mt_gamma(struct loadgen_mt *m, double shape)
 {
     if (shape == 1.0)
-        return mp_mt_exponential(m);
+        return loadgen_mt_exponential(m);
     if (shape == 0.0)
         return 0.0;
     if (shape < 1.0) {
         for (;;) {
-            double u = mp_mt_double(m), v = mp_mt_exponential(m);
+            double u = loadgen_mt_double(m), v = loadgen_mt_exponential(m);
             if (u <= 1.0 - shape) {
                 double x = pow(u, 1.0 / shape);
                 if (x <= v)
@@ -114,7 +114,7 @@ double mp_mt_gamma(struct mp_mt *m, double shape)
             v = 1.0 + c * x;
         } while (v <= 0.0);
         v = v * v * v;
-        double u = mp_mt_double(m);
+        double u = loadgen_mt_double(m);
         if (u < 1.0 - 0.0331 * (x * x) * (x * x))
             return b * v;
         if (log(u) < 0.5 * x * x + b * (1.0 - v + log(v)))
@@ -122,13 +122,13 @@ double mp_mt_gamma(struct mp_mt *m, double shape)
     }
 }
 
-int64_t mp_mt_range(struct mp_mt *m, int64_t lo, int64_t hi)
+int64_t loadgen_mt_range(struct loadgen_mt *m, int64_t lo, int64_t hi)
 {
     if (hi <= lo)
         return lo;
     uint64_t span = (uint64_t)(hi - lo) + 1, lim = UINT64_MAX - UINT64_MAX % span;
     for (;;) {
-        uint64_t r = ((uint64_t)mp_mt_u32(m) << 32) | mp_mt_u32(m);
+        uint64_t r = ((uint64_t)loadgen_mt_u32(m) << 32) | loadgen_mt_u32(m);
         if (r < lim)
             return lo + (int64_t)(r % span);
     }
@@ -149,11 +149,11 @@ int mp_loadgen_schedule(size_t n, double rate, double burstiness, uint64_t seed,
     }
     if (seed > UINT32_MAX)
         return mp_diag_set(d, MP_EINVAL, "seed must be between 0 and 2**32 - 1 (numpy's limit)");
-    struct mp_mt m;
-    mp_mt_seed(&m, (uint32_t)seed);
+    struct loadgen_mt m;
+    loadgen_mt_seed(&m, (uint32_t)seed);
     double theta = 1.0 / (rate * burstiness), acc = 0;
     for (size_t i = 0; i < n; i++) {
-        double gap = isinf(burstiness) ? 1.0 / rate : theta * mp_mt_gamma(&m, burstiness);
+        double gap = isinf(burstiness) ? 1.0 / rate : theta * loadgen_mt_gamma(&m, burstiness);
         acc += gap;
         offsets_s[i] = acc;
     }

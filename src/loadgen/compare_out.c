@@ -10,7 +10,7 @@
 #include <magpie/fmt.h>
 #include <magpie/stats.h>
 
-#include "loadgen_internal.h"
+#include "loadgen_int.h"
 
 static size_t side_requests(const struct mp_bcmp_side *s)
 {

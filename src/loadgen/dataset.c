@@ -17,7 +17,7 @@
 #include <magpie/io.h>
 #include <magpie/loadgen.h>
 
-#include "loadgen_internal.h"
+#include "loadgen_int.h"
 
 #define MAX_PROMPTS ((size_t)10 << 20)
 #define MAX_PROMPT_TOKENS (1 << 24)
@@ -126,8 +126,8 @@ int mp_loadgen_dataset_random(const struct mp_loadgen_random_opts *o, size_t num
     if (rc || !ds)
         return rc ? rc : MP_ENOMEM;
     ds->exact_lengths = !o->text;
-    struct mp_mt m;
-    mp_mt_seed(&m, (uint32_t)(o->seed ^ (o->seed >> 32)));
+    struct loadgen_mt m;
+    loadgen_mt_seed(&m, (uint32_t)(o->seed ^ (o->seed >> 32)));
     /* draw in vLLM's order: input lengths, output lengths, offsets, prefix */
     int32_t *ilen = malloc(num_prompts * sizeof(int32_t));
     int64_t *off = malloc(num_prompts * sizeof(int64_t));
@@ -137,14 +137,15 @@ int mp_loadgen_dataset_random(const struct mp_loadgen_random_opts *o, size_t num
         goto out;
     }
     for (size_t i = 0; i < num_prompts; i++)
-        ilen[i] = (int32_t)mp_mt_range(&m, in_lo, in_hi);
+        ilen[i] = (int32_t)loadgen_mt_range(&m, in_lo, in_hi);
     for (size_t i = 0; i < num_prompts; i++)
-        ds->prompts[i].output_len = (int32_t)mp_mt_range(&m, out_lo, out_hi);
+        ds->prompts[i].output_len = (int32_t)loadgen_mt_range(&m, out_lo, out_hi);
     for (size_t i = 0; i < num_prompts; i++)
-        off[i] = mp_mt_range(&m, 0, o->vocab_size - 1);
+        off[i] = loadgen_mt_range(&m, 0, o->vocab_size - 1);
     for (int k = 0; k < o->prefix_len; k++)
-        prefix[k] = (int32_t)(o->text ? mp_mt_range(&m, 0, N_WORDS - 1)
-                                      : o->vocab_first + mp_mt_range(&m, 0, o->vocab_size - 1));
+        prefix[k] =
+            (int32_t)(o->text ? loadgen_mt_range(&m, 0, N_WORDS - 1)
+                              : o->vocab_first + loadgen_mt_range(&m, 0, o->vocab_size - 1));
     for (size_t i = 0; i < num_prompts; i++) {
         struct mp_loadgen_prompt *p = &ds->prompts[i];
         uint32_t total = (uint32_t)(o->prefix_len + ilen[i]);
@@ -298,7 +299,7 @@ struct sample {
 /* Picks num_prompts of the n candidates: the first ones, then (oversample)
  * random repeats like vLLM's random.choices padding. */
 static int fill(struct mp_loadgen_dataset *ds, const struct sample *c, size_t n, size_t num,
-                const struct mp_loadgen_file_opts *o, struct mp_mt *m, struct mp_diag *d)
+                const struct mp_loadgen_file_opts *o, struct loadgen_mt *m, struct mp_diag *d)
 {
     if (n == 0)
         return mp_diag_set(d, MP_EINVAL, "%s: no usable prompts", o->path);
@@ -306,7 +307,7 @@ static int fill(struct mp_loadgen_dataset *ds, const struct sample *c, size_t n,
         return mp_diag_set(d, MP_EINVAL, "%s has %zu usable prompts, fewer than --num-prompts %zu",
                            o->path, n, num);
     for (size_t i = 0; i < num; i++) {
-        const struct sample *s = &c[i < n ? i : (size_t)mp_mt_range(m, 0, (int64_t)n - 1)];
+        const struct sample *s = &c[i < n ? i : (size_t)loadgen_mt_range(m, 0, (int64_t)n - 1)];
         struct mp_loadgen_prompt *p = &ds->prompts[i];
         if (s->ids) {
             int32_t *ids = mp_arena_alloc(ds->arena, s->n_ids * sizeof(int32_t) + 1);
@@ -326,10 +327,10 @@ static int fill(struct mp_loadgen_dataset *ds, const struct sample *c, size_t n,
     return 0;
 }
 
-static void shuffle(size_t *idx, size_t n, struct mp_mt *m)
+static void shuffle(size_t *idx, size_t n, struct loadgen_mt *m)
 {
     for (size_t i = n; i > 1; i--) {
-        size_t j = (size_t)mp_mt_range(m, 0, (int64_t)i - 1), t = idx[i - 1];
+        size_t j = (size_t)loadgen_mt_range(m, 0, (int64_t)i - 1), t = idx[i - 1];
         idx[i - 1] = idx[j];
         idx[j] = t;
     }
@@ -363,7 +364,7 @@ int mp_loadgen_dataset_sharegpt(const struct mp_loadgen_file_opts *o, size_t num
             p++;
         if (p < end && *p == ']' && n_elem == 0)
             break;
-        const char *err = NULL, *q = mp_loadgen_json_skip(p, end, &err);
+        const char *err = NULL, *q = loadgen_json_skip(p, end, &err);
         if (!q) {
             rc = file_error(d, MP_EPARSE, o->path, base, p, NULL, "invalid JSON: %s",
                             err ? err : "bad value");
@@ -402,8 +403,8 @@ int mp_loadgen_dataset_sharegpt(const struct mp_loadgen_file_opts *o, size_t num
     }
     for (size_t i = 0; i < n_elem; i++)
         idx[i] = i;
-    struct mp_mt m;
-    mp_mt_seed(&m, (uint32_t)(o->seed ^ (o->seed >> 32)));
+    struct loadgen_mt m;
+    loadgen_mt_seed(&m, (uint32_t)(o->seed ^ (o->seed >> 32)));
     if (o->shuffle)
         shuffle(idx, n_elem, &m);
     for (size_t k = 0; k < n_elem && n_cand < num_prompts; k++) {
@@ -592,11 +593,11 @@ int mp_loadgen_dataset_jsonl(const struct mp_loadgen_file_opts *o, size_t num_pr
         }
         p = nl ? nl + 1 : end;
     }
-    struct mp_mt m;
-    mp_mt_seed(&m, (uint32_t)(o->seed ^ (o->seed >> 32)));
+    struct loadgen_mt m;
+    loadgen_mt_seed(&m, (uint32_t)(o->seed ^ (o->seed >> 32)));
     if (o->shuffle && n_cand > 1) {
         for (size_t i = n_cand; i > 1; i--) {
-            size_t j = (size_t)mp_mt_range(&m, 0, (int64_t)i - 1);
+            size_t j = (size_t)loadgen_mt_range(&m, 0, (int64_t)i - 1);
             struct sample t = cand[i - 1];
             cand[i - 1] = cand[j];
             cand[j] = t;

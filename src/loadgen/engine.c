@@ -37,7 +37,7 @@
 #include <magpie/fmt.h>
 #include <magpie/loadgen.h>
 
-#include "loadgen_internal.h"
+#include "loadgen_int.h"
 
 #define MAX_EVENTS_PER_REQ (1u << 24)
 #define MAX_BODY ((size_t)1 << 30)

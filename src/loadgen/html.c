@@ -12,7 +12,7 @@
 #include <magpie/fmt.h>
 #include <magpie/loadgen.h>
 
-#include "loadgen_internal.h"
+#include "loadgen_int.h"
 
 #define W 560
 #define H 220

@@ -14,7 +14,7 @@
 #include <magpie/loadgen.h>
 #include <magpie/stats.h>
 
-#include "loadgen_internal.h"
+#include "loadgen_int.h"
 
 static const char *const METRIC_NAMES[MP_LOADGEN_N_METRICS] = {
     "ttft", "tpot", "itl", "e2el", "client_queue_time", "e2el_including_client_queue",

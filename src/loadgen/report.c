@@ -10,7 +10,7 @@
 #include <magpie/fmt.h>
 #include <magpie/loadgen.h>
 
-#include "loadgen_internal.h"
+#include "loadgen_int.h"
 
 static int kd(struct mp_buf *b, bool *first, const char *key, double v)
 {

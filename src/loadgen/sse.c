@@ -18,7 +18,7 @@
 
 #include <magpie/loadgen.h>
 
-#include "loadgen_internal.h"
+#include "loadgen_int.h"
 
 enum { ST_LINE = 0, ST_FIELD, ST_VALUE_START, ST_DATA, ST_SKIP };
 
@@ -257,7 +257,7 @@ static bool js_value(struct js *j, int depth)
     }
 }
 
-const char *mp_loadgen_json_skip(const char *p, const char *end, const char **err)
+const char *loadgen_json_skip(const char *p, const char *end, const char **err)
 {
     struct js j = {p, end, NULL};
     if (!js_value(&j, 0)) {

@@ -21,7 +21,7 @@
 #include <magpie/loadgen.h>
 
 #include "fuzz_common.h"
-#include "loadgen/loadgen_internal.h"
+#include "loadgen/loadgen_int.h"
 
 struct rec {
     const struct mp_loadgen_sse *s;
@@ -130,7 +130,7 @@ static void check_json(const uint8_t *data, size_t size)
     char *buf = fuzz_dup(data, size);
     const char *end = buf + size;
     const char *err = NULL;
-    const char *after = mp_loadgen_json_skip(buf, end, &err);
+    const char *after = loadgen_json_skip(buf, end, &err);
     CHECK(after ? (after > buf && after <= end) : err != NULL);
 
     struct mp_loadgen_sse_event ev;

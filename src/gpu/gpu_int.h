@@ -1,6 +1,6 @@
 /* Private to the gpu module: helpers shared by its .c files. */
-#ifndef MAGPIE_GPU_INTERNAL_H
-#define MAGPIE_GPU_INTERNAL_H
+#ifndef MAGPIE_GPU_INT_H
+#define MAGPIE_GPU_INT_H
 
 #include <magpie/gpu.h>
 

@@ -1,14 +1,14 @@
 /* Private declarations shared by the loadgen sources: the random number
  * generator (numpy's legacy MT19937 stream, so schedules match vLLM's for the
  * same seed) and small helpers. */
-#ifndef MP_LOADGEN_INTERNAL_H
-#define MP_LOADGEN_INTERNAL_H
+#ifndef MP_LOADGEN_INT_H
+#define MP_LOADGEN_INT_H
 
 #include <stdint.h>
 
 #include <magpie/loadgen.h>
 
-struct mp_mt {
+struct loadgen_mt {
     uint32_t mt[624];
     int pos;
     bool has_gauss;
@@ -16,19 +16,19 @@ struct mp_mt {
 };
 
 /* numpy RandomState(seed) seeding (init_genrand with seed & 0xffffffff). */
-void mp_mt_seed(struct mp_mt *m, uint32_t seed);
-uint32_t mp_mt_u32(struct mp_mt *m);
+void loadgen_mt_seed(struct loadgen_mt *m, uint32_t seed);
+uint32_t loadgen_mt_u32(struct loadgen_mt *m);
 /* numpy random_sample(): 53-bit double in [0, 1). */
-double mp_mt_double(struct mp_mt *m);
+double loadgen_mt_double(struct loadgen_mt *m);
 /* numpy legacy standard_exponential / standard_gamma / gauss. */
-double mp_mt_exponential(struct mp_mt *m);
-double mp_mt_gamma(struct mp_mt *m, double shape);
+double loadgen_mt_exponential(struct loadgen_mt *m);
+double loadgen_mt_gamma(struct loadgen_mt *m, double shape);
 /* Unbiased integer in [lo, hi] (not numpy's stream). */
-int64_t mp_mt_range(struct mp_mt *m, int64_t lo, int64_t hi);
+int64_t loadgen_mt_range(struct loadgen_mt *m, int64_t lo, int64_t hi);
 
 /* Validates one JSON value starting at p (leading whitespace allowed) and
  * returns the byte after it, or NULL with *err set (sse.c). */
-const char *mp_loadgen_json_skip(const char *p, const char *end, const char **err);
+const char *loadgen_json_skip(const char *p, const char *end, const char **err);
 /* Rough token count of text without a tokenizer: word pieces the way BPE
  * pre-tokenisers split them (dataset.c; docs/metrics.md). */
 int32_t mp_loadgen_estimate_tokens(const char *s, size_t n);
