@@ -6,7 +6,8 @@
 # Real jobs through the Jobs API: a trace report, a benchmark against the
 # stand-in engine (run_mode: ray), a testcase-free OpenCL kernel analyze
 # (-e ray); a job that fails (FAILED + its log tail), cancel mid-run (the
-# engine on the worker is gone), an unreachable head (exit 2 at once, the
+# engine on the worker is gone), the worker node lost mid-job (FAILED, the
+# message naming the dead node), an unreachable head (exit 2 at once, the
 # address named), bad addresses, picking a task up by id from a fresh
 # process, a parallel batch over the two nodes, and the MCP ray_task_* /
 # benchmark_batch tools. Exits 77 (skipped) without the venv or unshare.
@@ -242,6 +243,26 @@ mcp ray_task_cancel "{\"task_id\":\"$BID1\",$SA}" >"$W/m4.json"
 check "mcp ray_task_cancel of a finished task" '[ "$(jq_ "$W/m4.json" "r[\"task_id\"], r[\"cancelled\"]")" = "$BID1 False" ]'
 mcp benchmark_batch "{\"configs\":[{\"framework\":\"vllm\",\"model\":\"fake-model\",\"concurrency\":2,\"input_len\":32,\"output_len\":16,\"num_prompts\":4,\"extra_envs\":{\"PORT\":\"21021\",\"NUM_WARMUPS\":\"0\"}}],\"parallel\":false,$SA}" >"$W/m5.json"
 check "mcp benchmark_batch (sequential)" '[ "$(jq_ "$W/m5.json" "r[\"submitted\"], r[\"jobs\"][0][\"status\"]")" = "1 SUCCEEDED" ]' "$W/m5.json"
+
+# --- worker node lost mid-job (last: the cluster has one node after it) ---
+# the job pinned to the worker node by its resource; its raylet killed. Ray
+# fails the job once the node misses its health checks.
+ITL=400 bench_yaml lost 21031 400 "    entrypoint_resources: {node2: 1}"
+"$MAGPIE" ray submit -b "$W/lost.yaml" >"$W/lost.id" 2>"$W/lost.err"
+NID=$(cat "$W/lost.id")
+up=0
+for _ in $(seq 1 120); do
+    pgrep -f "fake-engine-core-lost-$$" >/dev/null && { up=1; break; }
+    sleep 0.5
+done
+check "node lost: the job runs on the worker node" '[ $up = 1 ]' "$W/lost.err"
+RL=$(pgrep -f 'raylet.*node2' | head -1)
+[ -n "$RL" ] && kill -9 "$RL"
+"$MAGPIE" ray wait "$NID" --timeout 150 >/dev/null 2>"$W/lost.wait"
+check "node lost: exit 1" '[ $? = 1 ]' "$W/lost.wait"
+"$MAGPIE" ray status "$NID" --json >"$W/lost.json"
+check "node lost: FAILED, the message says the node died" \
+    '[ "$(jq_ "$W/lost.json" "r[\"status\"], \"node has died\" in r[\"message\"]")" = "FAILED True" ]' "$W/lost.json"
 
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]
