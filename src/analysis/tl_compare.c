@@ -1111,8 +1111,8 @@ static int split_diff(struct tc_ctx *x, const char *name, const struct tc_frame 
             }
             for (size_t j = 0; j < df->ncols; j++) {
                 const char *cn = df->cols[j].name;
-                const char *dtag;
-                size_t dlen;
+                const char *dtag = NULL;
+                size_t dlen = 0;
                 bool isd = diff_tag(cn, &dtag, &dlen);
                 const char *sep = strstr(cn, "::");
                 if (!sep && !isd) {

@@ -4,6 +4,7 @@
 #include "kernel_common.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <magpie/kernel.h>
@@ -19,12 +20,24 @@ int mcp_kernel_run(struct mcp_wctx *w, json_t *args, const char *yaml, bool comp
         mp_kernel_config_fini(&cfg);
         return mcp_fail_diag(result, "invalid kernel configuration", &d);
     }
+    /* environment: local, or container (the library runs every step in
+     * docker/podman run); a Ray job is submitted by `magpie analyze -e ray`,
+     * not from inside this worker */
     const char *env = mcp_str(args, "environment");
-    if (env && strcmp(env, "local") != 0)
-        fprintf(stderr,
-                "magpie: warning: environment '%s' is not supported for kernel "
-                "evaluation yet; running locally\n",
-                env);
+    if (env && strcmp(env, "ray") == 0) {
+        mp_kernel_config_fini(&cfg);
+        return mcp_fail(result,
+                        "environment 'ray' is not available through the %s tool; run `magpie %s "
+                        "-e ray` (the CLI submits the evaluation as a Ray job)",
+                        compare ? "compare" : "analyze", compare ? "compare" : "analyze");
+    }
+    if (env && *env)
+        snprintf(cfg.scheduler.environment, sizeof(cfg.scheduler.environment), "%s", env);
+    const char *image = mcp_str(args, "docker_image");
+    if (image && *image) {
+        free(cfg.scheduler.docker_image);
+        cfg.scheduler.docker_image = mp_strdup(image);
+    }
     struct mp_kernel_opts o = {
         .output_dir = mcp_str(args, "output_dir"),
         .no_perf = !mcp_bool(args, "check_performance"),

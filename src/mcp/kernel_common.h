@@ -23,7 +23,10 @@
          "local|container|ray",                                                                    \
          0,                                                                                        \
          0,                                                                                        \
-         "where kernels run (magpie runs local; others fall back to local with a warning)"},       \
+         "where kernels run: local, or container (docker/podman run with docker_image); ray is "   \
+         "refused here (use magpie analyze -e ray)"},                                              \
+        {"docker_image", MT_STR, false, "\"\"",                                                    \
+         NULL,           0,      0,     "image for environment container (magpie's addition)"},    \
         {"performance_backend",                                                                    \
          MT_STR,                                                                                   \
          false,                                                                                    \
