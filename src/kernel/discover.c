@@ -608,7 +608,9 @@ static char *find_reference(const char *root, const char *rel)
         return NULL; /* it is a reference itself */
     for (;;) {
         char name[1200], *p;
-        snprintf(name, sizeof(name), "%s%s%s_ref.%s", dir, dir[0] ? "/" : "", stem, ext);
+        int nn = snprintf(name, sizeof(name), "%s%s%s_ref.%s", dir, dir[0] ? "/" : "", stem, ext);
+        if (nn < 0 || (size_t)nn >= sizeof(name))
+            return NULL; /* a path that long has no reference beside it here */
         p = mp_fs_join(root, name);
         if (p && mp_fs_exists(p))
             return p;

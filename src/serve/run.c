@@ -239,7 +239,8 @@ static int run_capture(const char *const *argv, double timeout_s, struct mp_buf 
     return rc;
 }
 
-/* Magpie §9.10 for NVIDIA; AMD selection is left to manual pinning. */
+/* Magpie's GPU selection (docs/magpie-compat.md) for NVIDIA; AMD selection is left to manual
+ * pinning. */
 static int select_gpus(struct run *r, const struct mp_gpu_info *info)
 {
     const struct mp_serve_config *c = r->c;
@@ -1081,7 +1082,7 @@ static void post_process(struct run *r, struct mp_buf *kernels, struct mp_buf *g
     mp_gap_result_free(gr);
 }
 
-/* Magpie's TraceLens inference post-processing (§11.4-11.6), natively:
+/* Magpie's TraceLens inference post-processing (docs/magpie-compat.md), natively:
  * split, one step per stage, a report per stage under tracelens/. */
 static void run_tracelens(struct run *r, struct mp_buf *json)
 {

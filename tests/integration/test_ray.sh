@@ -261,6 +261,8 @@ mcp ray_task_cancel "{\"task_id\":\"$BID1\",$SA}" >"$W/m4.json"
 check "mcp ray_task_cancel of a finished task" '[ "$(jq_ "$W/m4.json" "r[\"task_id\"], r[\"cancelled\"]")" = "$BID1 False" ]'
 mcp benchmark_batch "{\"configs\":[{\"framework\":\"vllm\",\"model\":\"fake-model\",\"concurrency\":2,\"input_len\":32,\"output_len\":16,\"num_prompts\":4,\"extra_envs\":{\"PORT\":\"21021\",\"NUM_WARMUPS\":\"0\"}}],\"parallel\":false,$SA}" >"$W/m5.json"
 check "mcp benchmark_batch (sequential)" '[ "$(jq_ "$W/m5.json" "r[\"submitted\"], r[\"jobs\"][0][\"status\"]")" = "1 SUCCEEDED" ]' "$W/m5.json"
+mcp benchmark "{\"framework\":\"vllm\",\"model\":\"fake-model\",\"run_mode\":\"local\",\"concurrency\":2,\"input_len\":32,\"output_len\":16,\"num_prompts\":4,\"torch_profiler\":false,\"extra_envs\":{\"PORT\":\"21022\",\"NUM_WARMUPS\":\"0\"},$SA}" >"$W/m6.json"
+check "mcp benchmark with ray_cluster_address: a Ray job, its report" '[ "$(jq_ "$W/m6.json" "r[\"run_mode\"], r[\"status\"], r[\"report\"][\"success\"]")" = "ray SUCCEEDED True" ]' "$W/m6.json"
 
 # --- worker node lost mid-job (last: the cluster has one node after it) ---
 # the job pinned to the worker node by its resource; its raylet killed. Ray

@@ -6,8 +6,10 @@
  * swept. */
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include <magpie/ray.h>
 #include <magpie/serve.h>
 
 #include "../mcp_int.h"
@@ -59,13 +61,92 @@ static int fill_list(json_t *a, const char **dst, int max)
     return n;
 }
 
+/* With ray_cluster_address: the run as one Ray job (magpie benchmark on a
+ * worker, results under <shared>/results/<task_id>/), waited for, through
+ * the library call benchmark_batch uses; the answer is that job's record
+ * plus its benchmark_report.json when the job succeeded. */
+static int run_on_ray(struct mcp_wctx *w, json_t *args, const char *addr, json_t **result)
+{
+    static const char *const keys[] = {"framework",
+                                       "model",
+                                       "precision",
+                                       "tp",
+                                       "concurrency",
+                                       "input_len",
+                                       "output_len",
+                                       "num_prompts",
+                                       "torch_profiler",
+                                       "timeout_seconds",
+                                       "extra_envs",
+                                       "run_mode",
+                                       "docker_image",
+                                       "gap_analysis_enabled",
+                                       NULL};
+    json_t *one = json_object();
+    for (int i = 0; keys[i]; i++) {
+        json_t *v = json_object_get(args, keys[i]);
+        if (v && !json_is_null(v))
+            json_object_set(one, keys[i], v);
+    }
+    json_t *list = json_array();
+    json_array_append_new(list, one);
+    char *configs = json_dumps(list, JSON_COMPACT);
+    json_decref(list);
+    struct mp_ray_config rc;
+    mp_ray_config_init(&rc);
+    mp_ray_config_from_env(&rc);
+    rc.cluster_address = mp_ray_config_strdup(&rc, addr);
+    const char *shared = mcp_str(args, "ray_shared_storage_path");
+    if (shared && *shared)
+        rc.shared_storage_path = mp_ray_config_strdup(&rc, shared);
+    rc.entrypoint_num_gpus = (double)mcp_int(args, "ray_num_gpus");
+    rc.multi_node = mcp_bool(args, "ray_multi_node");
+    rc.total_num_gpus = (int)mcp_int(args, "ray_total_num_gpus");
+    rc.num_nodes = (int)mcp_int(args, "ray_num_nodes");
+    if (rc.num_nodes > 0 && rc.total_num_gpus > 0) /* Magpie: total // nodes */
+        rc.gpus_per_node = rc.total_num_gpus / rc.num_nodes;
+    struct mp_diag d;
+    mp_diag_clear(&d);
+    char *out = NULL;
+    mcp_progress(w, 0, 1, "submitted to Ray, waiting");
+    int r = configs ? mp_ray_benchmark_batch(&rc, configs, false,
+                                             (double)mcp_int(args, "timeout_seconds"), &out, &d)
+                    : mp_diag_set(&d, MP_ENOMEM, "out of memory");
+    free(configs);
+    mp_ray_config_fini(&rc);
+    if (r)
+        return mcp_fail_diag(result, "benchmark on Ray", &d);
+    json_t *batch = json_loads(out, 0, NULL);
+    free(out);
+    json_t *job = json_array_get(json_object_get(batch, "jobs"), 0);
+    if (!json_is_object(job)) {
+        json_decref(batch);
+        return mcp_fail(result, "benchmark on Ray: no job in the answer");
+    }
+    json_t *res = json_deep_copy(job);
+    json_decref(batch);
+    /* the job's benchmark report, as ray_task_result reads it */
+    const char *tid = json_string_value(json_object_get(res, "task_id"));
+    json_t *rep = NULL;
+    char *rj = NULL;
+    mp_diag_clear(&d);
+    if (tid && mp_ray_task_result(tid, addr, shared && *shared ? shared : NULL, &rj, &d) == 0)
+        rep = json_loads(rj, 0, NULL);
+    free(rj);
+    if (rep)
+        json_object_set_new(res, "report", rep);
+    json_object_set_new(res, "run_mode", json_string("ray"));
+    *result = res;
+    return 0;
+}
+
 static int run(struct mcp_wctx *w, json_t *args, json_t **result)
 {
     if (mcp_bool(args, "agentx"))
         return mcp_fail(result, "agentx runs are not supported by magpie");
     const char *ray = mcp_str(args, "ray_cluster_address");
     if (ray && *ray)
-        return mcp_fail(result, "Ray execution is not supported by magpie's benchmark tool yet");
+        return run_on_ray(w, args, ray, result);
     struct mp_serve_config cfg;
     mp_serve_config_init(&cfg);
     if (mp_serve_framework_parse(mcp_str(args, "framework"), &cfg.framework) ||
@@ -195,7 +276,8 @@ static const struct mcp_param params[] = {
     {"extra_envs", MT_OBJ, false, NULL, NULL, 0, 0,
      "environment of the run (EXTRA_VLLM_ARGS, MAX_MODEL_LEN, ...)"},
     {"ray_cluster_address", MT_STR, false, "\"\"", NULL, 0, 0,
-     "Ray cluster (not supported yet: non-empty is an error)"},
+     "Ray Jobs API address (http://host:8265, host:6379, auto): non-empty runs the benchmark "
+     "as a Ray job and waits for it (as benchmark_batch with one config)"},
     {"ray_shared_storage_path", MT_STR, false, "\"\"", NULL, 0, 0, "Ray shared storage"},
     {"ray_num_gpus", MT_INT, false, "0", NULL, 0, 0, "Ray GPUs"},
     {"ray_multi_node", MT_BOOL, false, "false", NULL, 0, 0, "Ray multi-node"},
