@@ -28,7 +28,8 @@ static const struct subcommand commands[] = {
     {"mcp", cmd_mcp, "serve magpie's tools over the Model Context Protocol"},
     {"ray", cmd_ray, "tasks on a Ray cluster: status, result, cancel, list, logs, submit, batch"},
     {"discover", cmd_discover, "find GPU kernels in a project tree (HIP, CUDA, Triton, OpenCL)"},
-    {"suggest", cmd_suggest, "optimisation suggestions from profiler metrics (ncu, rocprof-compute)"},
+    {"suggest", cmd_suggest,
+     "optimisation suggestions from profiler metrics (ncu, rocprof-compute)"},
     {"gpu", cmd_gpu, "GPU hardware control: show, set, reset (power limit, locked clocks)"},
 };
 

@@ -130,12 +130,14 @@ void mp_gap_result_free(struct mp_gap_result *r);
  * no event with a duration (Magpie writes nothing then). */
 int mp_gap_clamp_trace(const char *trace, double start_pct, double end_pct, const char *out_dir,
                        char **out_path, struct mp_diag *d);
+
 struct mp_gap_clamped {
     char **paths; /* written files, in rank order */
     size_t n;
     char **errors; /* per-rank failures (Magpie warns and goes on) */
     size_t n_errors;
 };
+
 /* The same for every rank trace under trace_dir (mp_trace_find_ranks). */
 int mp_gap_clamped_traces(const char *trace_dir, double start_pct, double end_pct,
                           const char *out_dir, struct mp_gap_clamped *out, struct mp_diag *d);
