@@ -125,11 +125,11 @@ const char *tl_meta_get(const struct tl_meta *m, const char *pid, const char *ti
     size_t np = strlen(pid), nt = strlen(tid), nf = strlen(field), n = np + nt + nf + 2;
     if (n >= sizeof(key))
         return "Unknown";
-    memcpy(key, pid, np);
+    memcpy(key, pid, np + 1); /* each with its NUL, then overwritten by the separator */
     key[np] = '\x1f';
-    memcpy(key + np + 1, tid, nt);
+    memcpy(key + np + 1, tid, nt + 1);
     key[np + 1 + nt] = '\x1f';
-    memcpy(key + np + nt + 2, field, nf);
+    memcpy(key + np + nt + 2, field, nf + 1);
     int32_t id = mp_intern_find(m->keys, key, n);
     return id >= 0 && (size_t)id < m->cap && m->vals[id] ? m->vals[id] : "Unknown";
 }

@@ -140,8 +140,6 @@ static int shortest_digits_fixed(double v, char *digits, size_t len)
  * (a shorter shortest form is the 15-digit one with its trailing zeros
  * dropped). Writes the digits (no dot, no sign) and returns the decimal
  * exponent of the first digit. */
-static int shortest_digits_fixed(double v, char *digits, size_t len);
-
 static int shortest_digits(double v, char *digits, size_t len)
 {
     int fe = shortest_digits_fixed(v, digits, len);
