@@ -23,6 +23,7 @@ Behaviour knobs (environment):
   FAKE_ENGINE_FAULT           exit_at_start | never_ready | stall
   FAKE_ENGINE_FAULT_AFTER (0) requests served normally before 'stall'
   FAKE_ENGINE_MAX_S (120)     the server exits by itself after this long
+  FAKE_ENGINE_DONE_LOG        file a line is appended to after each completed request
   FAKE_ENGINE_TAG             appended to the child's argv, for orphan checks
   FAKE_ENGINE_STOP            on SIGTERM the main process: stop_child (default: stops
                               the child, waits for it, exits 0) | leave_child (exits
@@ -52,6 +53,7 @@ READY_S = float(ENV.get("FAKE_ENGINE_READY_S", "0.5"))
 FAULT = ENV.get("FAKE_ENGINE_FAULT", "")
 FAULT_AFTER = int(ENV.get("FAKE_ENGINE_FAULT_AFTER", "0"))
 MAX_S = float(ENV.get("FAKE_ENGINE_MAX_S", "120"))
+DONE_LOG = ENV.get("FAKE_ENGINE_DONE_LOG", "")
 STOP = ENV.get("FAKE_ENGINE_STOP", "stop_child")
 SIGLOG = ENV.get("FAKE_ENGINE_SIGLOG", "")
 T0 = time.monotonic()
@@ -190,6 +192,9 @@ class H(BaseHTTPRequestHandler):
         self.chunk(b"data: " + json.dumps({"choices": [], "usage": usage}).encode() + b"\n\n")
         self.chunk(b"data: [DONE]\n\n")
         self.chunk(b"")
+        if DONE_LOG:
+            with LOCK, open(DONE_LOG, "a") as f:
+                f.write("done\n")
 
 
 # The "engine core": waits for SIGTERM (or MAX_S), says who sent it, exits.
