@@ -133,7 +133,7 @@ if command -v python3 >/dev/null; then
     printf '#!/bin/sh\nexec python3 %s "$@"\n' "$MP_SRC/tests/tools/fake_engine.py" >"$W/bin/vllm"
     chmod +x "$W/bin/vllm"
     export FAKE_ENGINE_TAG="gpuctl$$" FAKE_ENGINE_MAX_S=90
-    port() { echo $((20000 + (RANDOM % 20000))); }
+    port() { python3 "$MP_SRC/tests/tools/free_port.py"; }
     rm -f "$STUB_NVML_STATE"
     nv gpu set -i 1 --power-limit 600 >/dev/null 2>&1 # GPU 1 starts at 600 W: it must come back to 600
     cat >"$W/hw.yaml" <<'YAML'

@@ -154,7 +154,7 @@ benchmark:
     find_kernel_sources: true
     kernel_source_repos: [$SRC/tests/fixtures/sources/hipproj, $t/no-such-repo]
 EOF
-PATH="$t/bin:$PATH" FAKE_ENGINE_TAG="kadv$$" FAKE_ENGINE_MAX_S=90 PORT=$((20000 + RANDOM % 20000)) \
+PATH="$t/bin:$PATH" FAKE_ENGINE_TAG="kadv$$" FAKE_ENGINE_MAX_S=90 PORT=$(python3 "$SRC/tests/tools/free_port.py") \
     timeout 180 "$MAGPIE" benchmark -b "$t/fks.yaml" -o "$t/fks" -q >"$t/fks.out" 2>"$t/fks.err" ||
     fail "benchmark with find_kernel_sources: $(tail -3 "$t/fks.err")"
 python3 - "$t/fks" <<'PY' || fail "benchmark_report.json source columns"

@@ -36,7 +36,7 @@ mkdir -p "$W/bin"
 printf '#!/bin/sh\nexec python3 %s "$@"\n' "$MP_SRC/tests/tools/fake_engine.py" >"$W/bin/vllm"
 chmod +x "$W/bin/vllm"
 export PATH="$W/bin:$PATH" FAKE_ENGINE_TAG="$TAG" FAKE_ENGINE_MAX_S=90
-free_port() { echo $((20000 + (RANDOM % 20000))); }
+free_port() { python3 "$MP_SRC/tests/tools/free_port.py"; } # outside the ephemeral range, claimed
 orphans() { pgrep -f "fake-engine-core-$TAG" | wc -l; }
 report() { ls -d "$1"/benchmark_vllm_* 2>/dev/null | tail -1; }
 # GET a URL, true on HTTP 200 (python3 rather than curl: one tool fewer for CI)

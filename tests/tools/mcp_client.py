@@ -186,7 +186,8 @@ async def run_tools(args):
         # `vllm` on PATH), then the result tools on its workspace
         progress.clear()
         bres = os.path.join(work, "bres")
-        port = str(20000 + (os.getpid() * 7 + len(args.mode)) % 20000)
+        port = subprocess.run([sys.executable, os.path.join(os.path.dirname(os.path.abspath(__file__)), "free_port.py")],
+                              check=True, capture_output=True, text=True).stdout.strip()
         r = await c.call_tool("benchmark", {"framework": "vllm", "model": "fake-model", "run_mode": "local",
                                             "concurrency": 4, "input_len": 32, "output_len": 16,
                                             "num_prompts": 8, "torch_profiler": False,
