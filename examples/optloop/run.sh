@@ -44,6 +44,8 @@ command -v python3 >/dev/null || die "python3 is needed for the stand-in engine"
 printf '#!/bin/sh\nexec python3 %s "$@"\n' "$ROOT/tests/tools/fake_engine.py" >"$OUT/bin/vllm"
 chmod +x "$OUT/bin/vllm"
 export PATH="$OUT/bin:$PATH" FAKE_ENGINE_MAX_S=300 FAKE_ENGINE_TTFT_MS=8
+# a free loopback port rather than the default 8888 (often taken, e.g. by Jupyter)
+export PORT=${PORT:-$(python3 "$ROOT/tests/tools/free_port.py")}
 WORKLOAD=(vllm --model optloop-model --run-mode local --concurrency 4 --input-len 64
     --output-len 32 --num-prompts "$PROMPTS")
 
