@@ -14,7 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <magpie/analysis.h>
+#include <magpie/gap.h>
 #include <magpie/serve.h>
 
 #include "cli.h"

@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <magpie/analysis.h>
 #include <magpie/capture.h>
+#include <magpie/gap.h>
 #include <magpie/report.h>
 
 #include "cli.h"
@@ -611,18 +611,18 @@ static int cmd_report(int argc, char **argv)
         report_usage(stderr);
         return EXIT_USAGE;
     }
-    struct mp_perf_arch arch;
+    struct mp_roofline_arch arch;
     struct mp_diag d;
     mp_diag_clear(&d);
     if (arch_json) {
-        int arc = mp_perf_arch_load_json(arch_json, &arch, &d);
+        int arc = mp_roofline_arch_load_json(arch_json, &arch, &d);
         if (arc)
             return cli_report_error(&d, arc);
         o.arch = &arch;
     } else if (arch_name && strcmp(arch_name, "auto") != 0) {
-        if (mp_perf_arch_builtin(arch_name, &arch) != 0) {
+        if (mp_roofline_arch_builtin(arch_name, &arch) != 0) {
             fprintf(stderr, "magpie: error: unknown --gpu-arch '%s'; built-in:", arch_name);
-            for (const char *const *n = mp_perf_arch_builtin_names(); *n; n++)
+            for (const char *const *n = mp_roofline_arch_builtin_names(); *n; n++)
                 fprintf(stderr, " %s", *n);
             fprintf(stderr, " (or --gpu-arch-json FILE)\n");
             return EXIT_USAGE;

@@ -8,6 +8,7 @@
 
 #include <jansson.h>
 
+#include <magpie/pipeline.h>
 #include <magpie/report.h>
 
 #include "cli.h"
@@ -196,15 +197,15 @@ int cli_trace_stages(int argc, char **argv)
     int rc = mp_stages_parse_list(o.stages, st, &nst, &d);
     if (rc)
         return cli_report_error(&d, rc);
-    struct mp_perf_arch arch;
+    struct mp_roofline_arch arch;
     if (arch_json) {
-        rc = mp_perf_arch_load_json(arch_json, &arch, &d);
+        rc = mp_roofline_arch_load_json(arch_json, &arch, &d);
         if (rc)
             return cli_report_error(&d, rc);
         o.arch = &arch;
         o.gpu_arch_platform = arch.name;
     } else if (arch_name && strcmp(arch_name, "auto") != 0) {
-        if (mp_perf_arch_builtin(arch_name, &arch) != 0) {
+        if (mp_roofline_arch_builtin(arch_name, &arch) != 0) {
             fprintf(stderr, "magpie: error: unknown --gpu-arch '%s'\n", arch_name);
             return EXIT_USAGE;
         }

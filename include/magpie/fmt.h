@@ -24,6 +24,25 @@ int mp_csv_str(struct mp_csv *c, const char *s);
 int mp_csv_fmt(struct mp_csv *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 int mp_csv_end_row(struct mp_csv *c);
 
+/* One CSV record: NUL-terminated fields in text at off[]. */
+struct mp_csv_rec {
+    struct mp_buf text;
+    size_t *off;
+    size_t n, cap;
+};
+
+/* Reads the record at *pp (RFC 4180 as mp_csv writes it: ',' separators,
+ * '"' quoting with doubled quotes, "\n" or "\r\n" line ends; quoted fields
+ * may hold newlines). Returns 1 with rec filled, 0 at the end of the input,
+ * MP_EUNSUP past max_fields fields, or another negative MP_E* code. */
+int mp_csv_next(const char **pp, const char *end, struct mp_csv_rec *rec, size_t max_fields);
+void mp_csv_rec_fini(struct mp_csv_rec *rec);
+
+static inline const char *mp_csv_rec_field(const struct mp_csv_rec *rec, size_t i)
+{
+    return rec->text.data + rec->off[i];
+}
+
 /* ---- JSON text ---- */
 /* Appends s[0..n) as a JSON string literal with quotes. */
 int mp_json_str(struct mp_buf *b, const char *s, size_t n);

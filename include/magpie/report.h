@@ -12,42 +12,42 @@
 #include <stdbool.h>
 
 #include <magpie/base.h>
-#include <magpie/perf.h>
+#include <magpie/roofline.h>
 #include <magpie/tree.h>
 
 struct mp_capture_stats;
 
 struct mp_report_opts {
-    bool kernel_summary;             /* --enable_kernel_summary */
-    bool short_kernel_study;         /* --short_kernel_study */
-    double short_kernel_thresh;      /* µs, default 10 */
-    int short_kernel_bins;           /* default 100 */
-    bool include_unlinked;           /* --include_unlinked_kernels */
-    bool python_functions;           /* build the tree with python_function events */
-    bool detect_recompute;           /* --detect_recompute (implies python_functions) */
-    int micro_idle_thresh_us;        /* --micro_idle_thresh_us; < 0 = off (idle_time row) */
-    bool disable_coll_analysis;      /* --disable_coll_analysis */
-    bool group_by_num_kernels;       /* --group_by_num_kernels */
-    bool first_occurrence_time;      /* --include_first_occurrence_time */
-    bool fix_nested_ops;             /* --fix-nested-ops: per-category sheets keep only the
-                                        outermost of nested modelled ops (TraceLens lists
-                                        both, counting their kernels twice) */
-    bool inference;                  /* TraceLens_generate_perf_report_pytorch_inference: module
-                                        summaries, forward-only per-category sheets, annotations
-                                        for every inference attention op */
-    bool group_by_parent_module;     /* --group_by_parent_module (inference): parent_module and
-                                        call_stack columns from the nn.Module frames above each op */
-    bool include_call_stack;         /* --include_call_stack: unified call_stack_full and
-                                        entry_point columns */
-    bool has_topk_short_kernels;     /* --topk_short_kernels given */
-    long topk_short_kernels;         /* rows kept in short_kernels_summary, as pandas head():
-                                        a negative value drops that many from the end */
-    bool include_overlap_info;       /* --include_overlap_info: the *_kl_overlap sheets */
-    bool enable_pseudo_ops;          /* --enable_pseudo_ops: TraceLens's SGLang op-name pass
-                                        and its pseudo ops (Triton unfused, GPTQ/AWQ, flydsl
-                                        and AITER fused MoE, AITER MLA; tl_pseudo.c), not
-                                        the DeepSeek-V4 paged-decode family */
-    const struct mp_perf_arch *arch; /* roofline columns when set (borrowed) */
+    bool kernel_summary;                 /* --enable_kernel_summary */
+    bool short_kernel_study;             /* --short_kernel_study */
+    double short_kernel_thresh;          /* µs, default 10 */
+    int short_kernel_bins;               /* default 100 */
+    bool include_unlinked;               /* --include_unlinked_kernels */
+    bool python_functions;               /* build the tree with python_function events */
+    bool detect_recompute;               /* --detect_recompute (implies python_functions) */
+    int micro_idle_thresh_us;            /* --micro_idle_thresh_us; < 0 = off (idle_time row) */
+    bool disable_coll_analysis;          /* --disable_coll_analysis */
+    bool group_by_num_kernels;           /* --group_by_num_kernels */
+    bool first_occurrence_time;          /* --include_first_occurrence_time */
+    bool fix_nested_ops;                 /* --fix-nested-ops: per-category sheets keep only the
+                                            outermost of nested modelled ops (TraceLens lists
+                                            both, counting their kernels twice) */
+    bool inference;                      /* TraceLens_generate_perf_report_pytorch_inference: module
+                                            summaries, forward-only per-category sheets, annotations
+                                            for every inference attention op */
+    bool group_by_parent_module;         /* --group_by_parent_module (inference): parent_module and
+                                            call_stack columns from the nn.Module frames above each op */
+    bool include_call_stack;             /* --include_call_stack: unified call_stack_full and
+                                            entry_point columns */
+    bool has_topk_short_kernels;         /* --topk_short_kernels given */
+    long topk_short_kernels;             /* rows kept in short_kernels_summary, as pandas head():
+                                            a negative value drops that many from the end */
+    bool include_overlap_info;           /* --include_overlap_info: the *_kl_overlap sheets */
+    bool enable_pseudo_ops;              /* --enable_pseudo_ops: TraceLens's SGLang op-name pass
+                                            and its pseudo ops (Triton unfused, GPTQ/AWQ, flydsl
+                                            and AITER fused MoE, AITER MLA; pseudo.c), not
+                                            the DeepSeek-V4 paged-decode family */
+    const struct mp_roofline_arch *arch; /* roofline columns when set (borrowed) */
     bool arch_auto; /* pick a built-in arch from the trace's deviceProperties name */
     mp_trace_progress_fn on_progress;
     void *progress_user;
@@ -113,7 +113,7 @@ struct mp_report {
     size_t events, gpu_events, gpu_linked;
     char arch_name[64]; /* arch used for the roofline columns, "" when none */
     bool has_arch;
-    struct mp_perf_arch arch; /* copy of the arch used (valid when has_arch) */
+    struct mp_roofline_arch arch; /* copy of the arch used (valid when has_arch) */
     struct mp_report_point *points;
     size_t n_points;
     struct mp_report_cat *cats;
@@ -127,7 +127,7 @@ int mp_report_build(const char *path, const struct mp_report_opts *o, struct mp_
 int mp_report_write_csvs(const struct mp_report *r, const char *dir, struct mp_diag *d);
 void mp_report_free(struct mp_report *r);
 
-/* ---- multi-rank collective report (src/analysis/tl_nccl.c) ----
+/* ---- multi-rank collective report (src/tracelens/nccl.c) ----
  * TraceLens's NcclAnalyser as TraceLens_generate_multi_rank_collective_report_pytorch
  * runs it: the collective kernels (nccl, rccl, cross_device_reduce; linked to
  * a launch) of every rank, matched across ranks by process group and start
@@ -155,45 +155,6 @@ int mp_nccl_find_ranks(const char *const *inputs, size_t n_inputs, const char *r
                        size_t *world_size, char ***paths, struct mp_diag *d);
 void mp_nccl_paths_free(char **paths, size_t n);
 
-/* ---- inference stages (src/analysis/tl_stages.c) ----
- * Magpie's inference post-processing (docs/magpie-compat.md) done natively:
- * rank-0 trace in trace_dir (Magpie's patterns for the framework), split
- * into trace_dir/trace_split (steady-state windows and single steps, as
- * TraceLens's splitter with --find-steady-state --store-single-iteration),
- * one step picked per stage, each pick's inference report (with
- * --group_by_parent_module --group_by_num_kernels) and report.html in
- * <output_dir>/tracelens/<prefilldecode|decode_only|prefill_only>/, the
- * <label>_ISL<i>_OSL<o>_CONC<c>_kernel_roofline_simple.csv files in
- * <output_dir>/tracelens/, and the tracelens_analysis JSON object (also
- * written to <output_dir>/tracelens/tracelens_analysis.json). */
-struct mp_stages_opts {
-    const char *trace_dir;  /* the torch_trace directory */
-    const char *output_dir; /* NULL = trace_dir */
-    const char *framework;  /* "vllm" (NULL) or "sglang" / "atom" (SGLang's patterns) */
-    const char *stages;     /* comma list with Magpie's aliases; NULL = all three */
-    int num_steps;          /* splitter window, 0 = 32 */
-    /* the workload as Magpie's env strings (NULL = unset; the splitter then
-     * gets CONC 32, OSL 512, R 1.0 as Magpie passes) */
-    const char *isl, *osl, *conc, *random_range_ratio;
-    const struct mp_perf_arch *arch; /* roofline columns (borrowed), or NULL */
-    bool arch_auto;
-    const char *gpu_arch_platform; /* name reported in the JSON, or NULL */
-    int gzip_level;
-    mp_trace_progress_fn on_progress;
-    void *progress_user;
-};
-
-/* Parses a stage list ("pd,decode", ...) into stage indices (0 prefilldecode,
- * 1 decode, 2 prefill), in order, without repeats. */
-int mp_stages_parse_list(const char *list, int *stages, int *n, struct mp_diag *d);
-
-/* Runs the stages; json gets the tracelens_analysis object. Returns 0 when
- * every requested stage with a candidate got its report, MP_ECHILD when some
- * report failed (json lists the errors), or an input error (no trace, no
- * step annotations: d says which) after json has been filled as far as it
- * got. */
-int mp_stages_run(const struct mp_stages_opts *o, struct mp_buf *json, struct mp_diag *d);
-
 /* The compact kernel_roofline_simple CSV of a report (docs/magpie-compat.md):
  * one row per unified_perf_summary row with its matched per-category
  * param row (param_signature, num_kernels, params_json), times in ms, the
@@ -201,7 +162,7 @@ int mp_stages_run(const struct mp_stages_opts *o, struct mp_buf *json, struct mp
  * MP_ENOTFOUND when the report has no unified_perf_summary. */
 int mp_report_roofline_simple(const struct mp_report *r, struct mp_buf *out);
 
-/* ---- human views (src/analysis/tl_views.c) ----
+/* ---- human views (src/tracelens/views.c) ----
  * Pure functions of a built report: the same report gives the same bytes.
  * Numbers are printed with fixed precision, non-finite ones as "-". */
 

@@ -30,8 +30,8 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-#include <magpie/analysis.h>
 #include <magpie/base.h>
+#include <magpie/gap.h>
 #include <magpie/gpu.h>
 #include <magpie/gpuctl.h>
 #include <magpie/loadgen.h>

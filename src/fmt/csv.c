@@ -1,6 +1,8 @@
 /* CSV writer following Python's csv.writer defaults (QUOTE_MINIMAL, doubled
- * quotes, "\r\n" line ends), so files match what Magpie and TraceLens write. */
+ * quotes, "\r\n" line ends), so files match what Magpie and TraceLens write,
+ * and the matching record reader. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <magpie/fmt.h>
@@ -70,4 +72,77 @@ int mp_csv_end_row(struct mp_csv *c)
 {
     c->row_open = false;
     return mp_buf_puts(c->out, c->eol);
+}
+
+int mp_csv_next(const char **pp, const char *end, struct mp_csv_rec *rec, size_t max_fields)
+{
+    const char *p = *pp;
+    if (p >= end)
+        return 0;
+    mp_buf_reset(&rec->text);
+    rec->n = 0;
+    int rc = 0;
+    for (;;) {
+        if (rec->n == rec->cap) {
+            if (rec->cap >= max_fields)
+                return MP_EUNSUP;
+            size_t nc = rec->cap ? rec->cap * 2 : 64;
+            size_t *no = realloc(rec->off, nc * sizeof(*no));
+            if (!no)
+                return MP_ENOMEM;
+            rec->off = no;
+            rec->cap = nc;
+        }
+        rec->off[rec->n++] = rec->text.len;
+        if (p < end && *p == '"') {
+            p++;
+            for (;;) {
+                const char *q = memchr(p, '"', (size_t)(end - p));
+                if (!q) { /* unterminated: keep the rest */
+                    rc = mp_buf_append(&rec->text, p, (size_t)(end - p));
+                    p = end;
+                    break;
+                }
+                rc = mp_buf_append(&rec->text, p, (size_t)(q - p));
+                if (rc)
+                    return rc;
+                if (q + 1 < end && q[1] == '"') {
+                    rc = mp_buf_putc(&rec->text, '"');
+                    if (rc)
+                        return rc;
+                    p = q + 2;
+                    continue;
+                }
+                p = q + 1;
+                break;
+            }
+        }
+        /* unquoted text (or stray text after a closing quote, kept as Python does) */
+        const char *s = p;
+        while (p < end && *p != ',' && *p != '\n' && *p != '\r')
+            p++;
+        rc = rc ? rc : mp_buf_append(&rec->text, s, (size_t)(p - s));
+        rc = rc ? rc : mp_buf_putc(&rec->text, '\0');
+        if (rc)
+            return rc;
+        if (p < end && *p == ',') {
+            p++;
+            continue;
+        }
+        if (p < end && *p == '\r')
+            p++;
+        if (p < end && *p == '\n')
+            p++;
+        break;
+    }
+    *pp = p;
+    return 1;
+}
+
+void mp_csv_rec_fini(struct mp_csv_rec *rec)
+{
+    mp_buf_fini(&rec->text);
+    free(rec->off);
+    rec->off = NULL;
+    rec->n = rec->cap = 0;
 }

@@ -3,11 +3,12 @@
  * type or out of range are errors naming file:line:col and the key;
  * unknown keys are warned about (mp_log), as typos silently change what
  * runs otherwise. The config lives with serve rather than in src/config
- * because it embeds the gap-analysis settings (analysis module).
+ * because it embeds the gap-analysis settings (gap module).
  */
 #include <stdio.h>
 #include <string.h>
 
+#include <magpie/pipeline.h>
 #include <magpie/report.h>
 #include <magpie/serve.h>
 #include <magpie/yaml.h>

@@ -20,10 +20,11 @@
 
 #include <jansson.h>
 
-#include <magpie/analysis.h>
 #include <magpie/fmt.h>
+#include <magpie/gap.h>
 #include <magpie/gpu.h>
 #include <magpie/loadgen.h>
+#include <magpie/pipeline.h>
 #include <magpie/proc.h>
 #include <magpie/report.h>
 #include <magpie/serve.h>

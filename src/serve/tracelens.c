@@ -24,8 +24,8 @@
 #include <sys/stat.h>
 
 #include <magpie/fmt.h>
-#include <magpie/perf.h>
 #include <magpie/report.h>
+#include <magpie/roofline.h>
 #include <magpie/serve.h>
 
 #include "serve_internal.h"
@@ -202,10 +202,10 @@ static void perf_report(const struct mp_serve_config *c, const char *trace, cons
     mp_report_opts_defaults(&o);
     o.kernel_summary = true;      /* Magpie passes --enable_kernel_summary */
     o.short_kernel_study = false; /* and not --short_kernel_study */
-    struct mp_perf_arch arch;
+    struct mp_roofline_arch arch;
     int rc = 0;
     if (c->tracelens_gpu_arch_config) {
-        rc = mp_perf_arch_load_json(c->tracelens_gpu_arch_config, &arch, &d);
+        rc = mp_roofline_arch_load_json(c->tracelens_gpu_arch_config, &arch, &d);
         o.arch = &arch;
     }
     struct mp_report *rep = NULL;

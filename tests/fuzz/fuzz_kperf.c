@@ -1,4 +1,4 @@
-/* libFuzzer target for the kernel profiler output parsers (src/kernel/perf.c):
+/* libFuzzer target for the kernel profiler output parsers (src/kernel/profile.c):
  * ncu --csv --print-units base, rocprofv3 kernel_trace.csv and rocprofv3
  * results JSON. Every input goes through all three.
  *

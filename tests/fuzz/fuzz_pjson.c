@@ -1,4 +1,4 @@
-/* libFuzzer target for the perf model's args JSON reader (src/perf/pjson.c),
+/* libFuzzer target for the perf model's args JSON reader (src/roofline/pjson.c),
  * which reads the "args" object of every CPU op of a trace.
  *
  * Each accepted document is walked through the public accessors: subtree
@@ -17,7 +17,7 @@
 #include <jansson.h>
 
 #include "fuzz_common.h"
-#include "perf/perf_int.h"
+#include "roofline/roofline_int.h"
 
 static volatile unsigned g_touch;
 

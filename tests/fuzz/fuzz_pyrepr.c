@@ -1,5 +1,5 @@
 /* libFuzzer target for the Python-repr conversion of trace args
- * (src/analysis/tl_pyrepr.c), which prints the shape columns of the
+ * (src/tracelens/pyrepr.c), which prints the shape columns of the
  * TraceLens-compatible sheets from the args objects of a trace.
  *
  * The input is what a trace holds: it is wrapped as the args of one event,
@@ -18,8 +18,8 @@
 #include <magpie/io.h>
 #include <magpie/trace.h>
 
-#include "analysis/tl_int.h"
 #include "fuzz_common.h"
+#include "tracelens/tracelens_int.h"
 
 static volatile unsigned g_touch;
 

@@ -1,4 +1,4 @@
-/* Unit tests for src/analysis: gap analysis semantics on small traces whose
+/* Unit tests for src/gap and src/tracelens: gap analysis semantics on small traces whose
  * expected results are worked out by hand from Magpie's rules, the kernel
  * summary, and kernel-family normalisation. */
 #include <setjmp.h>
@@ -11,10 +11,10 @@
 
 #include <cmocka.h>
 
-#include <magpie/analysis.h>
+#include <magpie/gap.h>
 #include <magpie/report.h>
 
-#include "analysis/tl_int.h"
+#include "tracelens/tracelens_int.h"
 
 static char tmpdir[64];
 
@@ -291,7 +291,7 @@ static void test_family(void **state)
 
 /* A vllm::moe_forward over two matmul_ogs kernels and a matmul_scatter one,
  * its TopK (k = 2) launching a kernel of its own (TraceLens's unfused Triton
- * MoE pseudo ops, tl_pseudo.c). */
+ * MoE pseudo ops, pseudo.c). */
 #define MOE_LAUNCH(ts, corr, gts, kname)                                                           \
     "{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"hipModuleLaunchKernel\", \"pid\": 1, " \
     "\"tid\": 1, \"ts\": " #ts ", \"dur\": 2, \"args\": {\"correlation\": " #corr "}},"            \

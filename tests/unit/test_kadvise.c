@@ -4,7 +4,7 @@
  * Triton decorator stacks, executables), optimisation suggestions
  * (src/kernel/suggest.c) on the real ncu recordings in tests/fixtures/kernel
  * and /work/shared/data/gpu and on Magpie-shaped rocprof-compute summaries,
- * window-clamped traces (src/analysis/gap_clamp.c) and the bounded shallow
+ * window-clamped traces (src/gap/gap_clamp.c) and the bounded shallow
  * clone of auto_clone_repos (src/sources/clone.c). */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -18,8 +18,8 @@
 
 #include <cmocka.h>
 
-#include <magpie/analysis.h>
 #include <magpie/discover.h>
+#include <magpie/gap.h>
 #include <magpie/io.h>
 #include <magpie/sources.h>
 #include <magpie/suggest.h>

@@ -1,4 +1,4 @@
-/* Unit tests for the human views of a report (src/analysis/tl_views.c): the
+/* Unit tests for the human views of a report (src/tracelens/views.c): the
  * terminal summary, report.html (well-formed markup, one circle per plotted
  * op shape, roofs only with an arch, escaping, no NaN/inf text, same bytes
  * for the same report) and the xlsx workbook (a zip with the sheets under
@@ -42,8 +42,8 @@ static int setup(void **state)
     const char *path = trace_path();
     if (!path)
         return 0;
-    struct mp_perf_arch arch;
-    if (mp_perf_arch_builtin("H200", &arch) != 0)
+    struct mp_roofline_arch arch;
+    if (mp_roofline_arch_builtin("H200", &arch) != 0)
         return -1;
     struct mp_report_opts o;
     mp_report_opts_defaults(&o);
@@ -260,7 +260,7 @@ static size_t n_specs(const struct mp_report *r)
     size_t n = 0;
     for (size_t i = 0; i < r->n_points; i++) {
         double tf;
-        if (!r->points[i].spec[0] || !mp_perf_arch_tflops(&r->arch, r->points[i].spec, &tf))
+        if (!r->points[i].spec[0] || !mp_roofline_arch_tflops(&r->arch, r->points[i].spec, &tf))
             continue;
         size_t j = 0;
         while (j < i && strcmp(r->points[j].spec, r->points[i].spec) != 0)
@@ -371,7 +371,7 @@ static void test_html_synthetic(void **state)
     r.points = pts;
     r.n_points = 3;
     r.timeline = (struct mp_gpu_timeline){.computation = 80, .busy = 80, .idle = 20, .total = 100};
-    assert_int_equal(mp_perf_arch_builtin("MI300X", &r.arch), 0);
+    assert_int_equal(mp_roofline_arch_builtin("MI300X", &r.arch), 0);
     r.has_arch = true;
 
     char path[128];

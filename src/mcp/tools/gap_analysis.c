@@ -1,12 +1,12 @@
 /* MCP tool gap_analysis: Magpie's gap analysis of a torch-profiler trace
- * directory (src/analysis gap.c): top kernels by GPU time over a window,
+ * directory (src/gap/gap.c): top kernels by GPU time over a window,
  * CSVs written to output_dir. Magpie's MCP defaults differ from its CLI:
  * no category filter and no ignore list unless given. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include <magpie/analysis.h>
+#include <magpie/gap.h>
 
 #include "../mcp_int.h"
 

@@ -1,5 +1,5 @@
 /* MCP tool trace_collective: TraceLens's multi-rank collective report
- * (src/analysis tl_nccl.c) over one trace per rank: collectives matched
+ * (src/tracelens/nccl.c) over one trace per rank: collectives matched
  * across ranks, implicit-sync and straggler sheets written as CSVs. */
 #include <stdio.h>
 #include <stdlib.h>

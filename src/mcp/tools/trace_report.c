@@ -1,12 +1,12 @@
 /* MCP tool trace_report: TraceLens's performance report of one trace
- * (src/analysis, mp_report_build): the CSV sheets and report.html written to
+ * (src/tracelens, mp_report_build): the CSV sheets and report.html written to
  * output_dir, the GPU timeline, time by category and the terminal summary
  * returned. */
 #include <stdio.h>
 #include <string.h>
 
-#include <magpie/perf.h>
 #include <magpie/report.h>
+#include <magpie/roofline.h>
 
 #include "../mcp_int.h"
 
@@ -38,12 +38,12 @@ static int run(struct mcp_wctx *w, json_t *args, json_t **result)
     o.group_by_parent_module = o.inference && mcp_bool(args, "group_by_parent_module");
     o.on_progress = mcp_trace_progress;
     o.progress_user = w;
-    struct mp_perf_arch arch;
+    struct mp_roofline_arch arch;
     if (arch_name && strcmp(arch_name, "auto") != 0) {
-        if (mp_perf_arch_builtin(arch_name, &arch) != 0) {
+        if (mp_roofline_arch_builtin(arch_name, &arch) != 0) {
             char names[512] = "";
             size_t off = 0;
-            for (const char *const *n = mp_perf_arch_builtin_names(); *n && off < 480; n++)
+            for (const char *const *n = mp_roofline_arch_builtin_names(); *n && off < 480; n++)
                 off += (size_t)snprintf(names + off, sizeof(names) - off, " %s", *n);
             return mcp_fail(result, "unknown gpu_arch '%s'; built-in:%s", arch_name, names);
         }

@@ -1,11 +1,12 @@
 /* MCP tool trace_stages: Magpie's inference-stage post-processing
- * (src/analysis tl_stages.c): rank-0 trace split, one step per stage
+ * (src/pipeline/stages.c): rank-0 trace split, one step per stage
  * (prefill-decode, decode-only, prefill-only), an inference report per
  * stage and the tracelens_analysis object. */
 #include <string.h>
 
-#include <magpie/perf.h>
+#include <magpie/pipeline.h>
 #include <magpie/report.h>
+#include <magpie/roofline.h>
 
 #include "../mcp_int.h"
 
@@ -34,10 +35,10 @@ static int run(struct mcp_wctx *w, json_t *args, json_t **result)
         snprintf(conc, sizeof(conc), "%lld", (long long)json_integer_value(v));
         o.conc = conc;
     }
-    struct mp_perf_arch arch;
+    struct mp_roofline_arch arch;
     const char *an = mcp_str(args, "gpu_arch");
     if (an && strcmp(an, "auto") != 0) {
-        if (mp_perf_arch_builtin(an, &arch) != 0)
+        if (mp_roofline_arch_builtin(an, &arch) != 0)
             return mcp_fail(result, "unknown gpu_arch '%s'", an);
         o.arch = &arch;
         o.gpu_arch_platform = an;

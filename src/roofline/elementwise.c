@@ -1,0 +1,583 @@
+/* Elementwise and reduction ops (category "elementwise" / "reduce", sheets
+ * UnaryElementwise, BinaryElementwise and Reduce, compute spec
+ * vector_<input dtype>).
+ *
+ * Unary: flops = n, bytes = n*bpe_in + n*bpe_out (output size = input size
+ * unless the trace records an output tensor). Binary: flops = elements of
+ * the broadcast output, bytes = n1*bpe1 + n2*bpe2 + n_out*bpe_out, a scalar
+ * operand counting as one 4-byte element. Reduce: flops = input elements,
+ * bytes = n_in*bpe_in + n_out*bpe_out where n_out is 1 in practice (see
+ * reduce_out below). Padding and nearest upsampling read the input and write
+ * the (larger) output. */
+#include <string.h>
+#include <strings.h>
+
+#include "roofline_int.h"
+
+static void p_dtype_pair(struct pm_ctx *c, const char *key, const char *a, const char *b)
+{
+    const char *v[2] = {a, b};
+    pm_p_strs(c, key, 2, v, false);
+}
+
+/* UnaryElementwise.flops/bytes with the sizes of __init__ */
+static void unary_fwd(struct pm_ctx *c, int64_t n, const char *din, const char *dout)
+{
+    if (!pm_begin(c, PM_FWD))
+        return;
+    pm_set_flops(c, (double)n);
+    int bi = pm_bpe(din), bo = dout ? pm_bpe(dout) : bi;
+    if (bi && bo)
+        pm_set_bytes(c, true, (double)pm_add(c, pm_mul(c, n, bi), pm_mul(c, n, bo)));
+    pm_set_spec(c, "vector", din);
+}
+
+void pm_unary(struct pm_ctx *c)
+{
+    struct pv *dims = pm_arg(c, "Input Dims");
+    struct pm_shape shape;
+    pm_shape(c, pm_at(c, dims, 0), &shape);
+    const char *din = pm_str_argi(c, "Input type", 0);
+    struct pv *sin = pm_argi(c, "Input Strides", 0);
+    const char *dout = NULL;
+    struct pv *sout = NULL;
+    if (pm_len(c, dims) > 1 && pm_truthy(pm_at(c, dims, 1))) {
+        dout = pm_str_argi(c, "Input type", 1);
+        sout = pm_argi(c, "Input Strides", 1);
+    }
+    int64_t n = pm_prod(c, &shape, 0, shape.n);
+    if (!pm_ok(c))
+        return;
+    pm_p_shape(c, "op_shape", &shape, false);
+    p_dtype_pair(c, "dtype_in_out", din, dout);
+    pm_p_tuple(c, "stride_input", sin);
+    if (sout)
+        pm_p_tuple(c, "stride_output", sout);
+    else
+        pm_p_none(c, "stride_output");
+    unary_fwd(c, n, din, dout);
+}
+
+/* padding/upsample: bytes() reads the input and writes the output, without
+ * checking for unknown sizes (None * int raises) */
+static void resize_fwd(struct pm_ctx *c, int64_t nin, int64_t nout, const char *dt)
+{
+    if (!pm_begin(c, PM_FWD))
+        return;
+    pm_set_flops(c, (double)nout);
+    int b = pm_bpe(dt);
+    if (!b) {
+        pm_fail(c, "TypeError: unknown bytes per element for '%s'", dt ? dt : "None");
+        return;
+    }
+    pm_set_bytes(c, true, (double)pm_add(c, pm_mul(c, nin, b), pm_mul(c, nout, b)));
+    pm_set_spec(c, "vector", dt);
+}
+
+/* aten::replication_pad{1,2,3}d: Concrete Inputs[1] is the padding list,
+ * innermost dimension first, two entries per padded dimension. */
+void pm_replication_pad(struct pm_ctx *c)
+{
+    struct pm_shape in, pad = {0};
+    pm_shape_argi(c, "Input Dims", 0, &in);
+    const char *dt = pm_str_argi(c, "Input type", 0);
+    struct pv *sin = pm_argi(c, "Input Strides", 0);
+    const char *ps = pm_str(c, pm_argi(c, "Concrete Inputs", 1));
+    if (!pm_ok(c))
+        return;
+    if (!ps) {
+        pm_fail(c, "AttributeError: padding is None");
+        return;
+    }
+    /* pad_str.strip("[]").replace(" ", "").split(",") then int() */
+    char buf[256];
+    size_t bl = 0;
+    const char *b = ps, *e = ps + strlen(ps);
+    while (b < e && (*b == '[' || *b == ']'))
+        b++;
+    while (e > b && (e[-1] == '[' || e[-1] == ']'))
+        e--;
+    for (const char *p = b; p < e && bl + 1 < sizeof(buf); p++)
+        if (*p != ' ')
+            buf[bl++] = *p;
+    buf[bl] = '\0';
+    char *tok = buf;
+    for (;;) {
+        char *comma = strchr(tok, ',');
+        if (comma)
+            *comma = '\0';
+        if (pad.n >= PM_MAX_DIMS) {
+            pm_fail(c, "padding list too long");
+            return;
+        }
+        pad.d[pad.n++] = pm_pyint(c, tok);
+        if (!comma)
+            break;
+        tok = comma + 1;
+    }
+    if (!pm_ok(c))
+        return;
+    struct pm_shape out = in;
+    for (int i = 0; i < pad.n / 2; i++) {
+        int di = in.n - 1 - i;
+        if (di < 0)
+            di += in.n; /* Python wraps negative indexes */
+        if (di < 0 || di >= in.n) {
+            pm_fail(c, "IndexError: padding for a missing dimension");
+            return;
+        }
+        size_t j = 2 * (size_t)i; /* pad holds (before, after) pairs */
+        out.d[di] = pm_add(c, out.d[di], pm_add(c, pad.d[j], pad.d[j + 1]));
+    }
+    int64_t nin = pm_prod(c, &in, 0, in.n), nout = pm_prod(c, &out, 0, out.n);
+    if (!pm_ok(c))
+        return;
+    pm_p_shape(c, "input_shape", &in, false);
+    pm_p_shape(c, "output_shape", &out, false);
+    pm_p_shape(c, "padding", &pad, true);
+    pm_p_shape(c, "op_shape", &out, false);
+    p_dtype_pair(c, "dtype_in_out", dt, dt);
+    pm_p_tuple(c, "stride_input", sin);
+    pm_p_none(c, "stride_output");
+    resize_fwd(c, nin, nout, dt);
+}
+
+/* aten::upsample_nearest{1,2,3}d: Concrete Inputs[1] is the output spatial
+ * size; the output keeps the input's (N, C). */
+void pm_upsample_nearest(struct pm_ctx *c)
+{
+    struct pm_shape in, sp;
+    pm_shape_argi(c, "Input Dims", 0, &in);
+    const char *dt = pm_str_argi(c, "Input type", 0);
+    struct pv *sin = pm_argi(c, "Input Strides", 0);
+    pm_literal_ints(c, pm_str(c, pm_argi(c, "Concrete Inputs", 1)), &sp);
+    if (!pm_ok(c))
+        return;
+    struct pm_shape out = {0};
+    for (int i = 0; i < in.n && i < 2; i++)
+        out.d[out.n++] = in.d[i];
+    for (int i = 0; i < sp.n; i++) {
+        if (out.n >= PM_MAX_DIMS) {
+            pm_fail(c, "output shape too long");
+            return;
+        }
+        out.d[out.n++] = sp.d[i];
+    }
+    int64_t nin = pm_prod(c, &in, 0, in.n), nout = pm_prod(c, &out, 0, out.n);
+    if (!pm_ok(c))
+        return;
+    pm_p_shape(c, "input_shape", &in, false);
+    pm_p_shape(c, "output_shape", &out, false);
+    pm_p_shape(c, "op_shape", &out, false);
+    p_dtype_pair(c, "dtype_in_out", dt, dt);
+    pm_p_tuple(c, "stride_input", sin);
+    pm_p_none(c, "stride_output");
+    resize_fwd(c, nin, nout, dt);
+}
+
+/* aiter/vLLM/SGLang gated activations (out, input): out is [..., d], input
+ * [..., 2d]; the input is read twice as wide as the output. */
+static void gated_act(struct pm_ctx *c, int64_t per_elem)
+{
+    struct pm_shape shape;
+    pm_shape_argi(c, "Input Dims", 0, &shape);
+    const char *din = pm_str_argi(c, "Input type", 1);
+    const char *dout = pm_str_argi(c, "Input type", 0);
+    struct pv *sin = pm_argi(c, "Input Strides", 1);
+    struct pv *sout = pm_argi(c, "Input Strides", 0);
+    int64_t n = pm_prod(c, &shape, 0, shape.n);
+    if (!pm_ok(c))
+        return;
+    pm_p_shape(c, "op_shape", &shape, false);
+    p_dtype_pair(c, "dtype_in_out", din, dout);
+    pm_p_tuple(c, "stride_input", sin);
+    pm_p_tuple(c, "stride_output", sout);
+    if (!pm_begin(c, PM_FWD))
+        return;
+    pm_set_flops(c, (double)pm_mul(c, per_elem, n));
+    int bi = pm_bpe(din), bo = dout ? pm_bpe(dout) : bi;
+    if (!bi || !bo) {
+        pm_fail(c, "TypeError: unknown bytes per element");
+        return;
+    }
+    pm_set_bytes(c, true, (double)pm_add(c, pm_mul(c, pm_mul(c, 2, n), bi), pm_mul(c, n, bo)));
+    pm_set_spec(c, "vector", din);
+}
+
+void pm_silu_and_mul(struct pm_ctx *c)
+{
+    gated_act(c, 5);
+}
+
+void pm_gelu_and_mul(struct pm_ctx *c)
+{
+    gated_act(c, 8);
+}
+
+void pm_gelu_tanh_and_mul(struct pm_ctx *c)
+{
+    gated_act(c, 10);
+}
+
+/* ---- binary ---- */
+
+/* BinaryElementwise.get_broadcast_shape: right-aligned, 1s broadcast;
+ * TraceLens takes max(d1, d2), so a 0-size dim against 1 gives 1. */
+static bool broadcast(struct pm_ctx *c, const struct pm_shape *a, const struct pm_shape *b,
+                      struct pm_shape *out)
+{
+    int n = a->n > b->n ? a->n : b->n;
+    out->n = n;
+    for (int i = 0; i < n; i++) {
+        int ia = i - (n - a->n), ib = i - (n - b->n);
+        int64_t x = ia >= 0 ? a->d[ia] : 1, y = ib >= 0 ? b->d[ib] : 1;
+        if (x != y && x != 1 && y != 1) {
+            pm_fail(c, "ValueError: shapes not broadcastable");
+            return false;
+        }
+        out->d[i] = x > y ? x : y;
+    }
+    return true;
+}
+
+static void binary_common(struct pm_ctx *c, const struct pm_shape *s1, const struct pm_shape *s2,
+                          const char *d1, const char *d2, const char *dout)
+{
+    struct pm_shape bs;
+    if (!broadcast(c, s1, s2, &bs))
+        return;
+    int64_t n1 = pm_prod(c, s1, 0, s1->n), n2 = pm_prod(c, s2, 0, s2->n);
+    int64_t no = pm_prod(c, &bs, 0, bs.n);
+    int b1 = pm_bpe(d1), b2 = pm_bpe(d2), bo;
+    if (dout)
+        bo = pm_bpe(dout);
+    else if (b1 && b2)
+        /* two tensors: the wider type wins; a scalar takes the tensor's */
+        bo = s1->n > 0 && s2->n > 0 ? (b1 > b2 ? b1 : b2) : b1;
+    else
+        bo = 0;
+    if (!pm_begin(c, PM_FWD))
+        return;
+    pm_set_flops(c, (double)no);
+    if (b1 && b2 && bo) {
+        int64_t by = pm_add(c, pm_add(c, pm_mul(c, n1, b1), pm_mul(c, n2, b2)), pm_mul(c, no, bo));
+        pm_set_bytes(c, true, (double)by);
+    }
+    pm_set_spec(c, "vector", d1);
+}
+
+void pm_binary(struct pm_ctx *c)
+{
+    struct pv *dims = pm_arg(c, "Input Dims");
+    struct pm_shape s1, s2;
+    pm_shape(c, pm_at(c, dims, 0), &s1);
+    pm_shape(c, pm_at(c, dims, 1), &s2);
+    const char *d1 = pm_str_argi(c, "Input type", 0);
+    const char *d2 = pm_str_argi(c, "Input type", 1);
+    struct pv *st1 = pm_argi(c, "Input Strides", 0);
+    struct pv *st2 = pm_argi(c, "Input Strides", 1);
+    const char *dout = NULL;
+    struct pv *sto = NULL;
+    if (pm_len(c, dims) > 2 && pm_truthy(pm_at(c, dims, 2))) {
+        dout = pm_str_argi(c, "Input type", 2);
+        sto = pm_argi(c, "Input Strides", 2);
+    }
+    if (!pm_ok(c))
+        return;
+    pm_p_shape(c, "shape_in1", &s1, false);
+    pm_p_shape(c, "shape_in2", &s2, false);
+    const char *dts[3] = {d1, d2, dout};
+    pm_p_strs(c, "dtype_in1_in2_out", 3, dts, false);
+    pm_p_tuple(c, "stride_input1", st1);
+    pm_p_tuple(c, "stride_input2", st2);
+    if (sto)
+        pm_p_tuple(c, "stride_output", sto);
+    else
+        pm_p_none(c, "stride_output");
+    binary_common(c, &s1, &s2, d1, d2, dout);
+}
+
+/* LigerSiLUMulFunction(a, b) = silu(a) * b */
+void pm_liger_silu_mul(struct pm_ctx *c)
+{
+    struct pm_shape s1, s2;
+    pm_shape_argi(c, "Input Dims", 0, &s1);
+    pm_shape_argi(c, "Input Dims", 1, &s2);
+    const char *d1 = pm_str_argi(c, "Input type", 0);
+    const char *d2 = pm_str_argi(c, "Input type", 1);
+    struct pv *st1 = pm_argi(c, "Input Strides", 0);
+    struct pv *st2 = pm_argi(c, "Input Strides", 1);
+    if (!pm_ok(c))
+        return;
+    pm_p_shape(c, "shape_in1", &s1, false);
+    pm_p_shape(c, "shape_in2", &s2, false);
+    const char *dts[3] = {d1, d2, NULL};
+    pm_p_strs(c, "dtype_in1_in2_out", 3, dts, false);
+    pm_p_tuple(c, "stride_input1", st1);
+    pm_p_tuple(c, "stride_input2", st2);
+    pm_p_none(c, "stride_output");
+    binary_common(c, &s1, &s2, d1, d2, NULL);
+}
+
+/* ---- reduce ---- */
+
+/* The dim/keepdim scan of aten_reduce over Concrete Inputs[1:]: the last
+ * bool is keepdim, the last int or int list before it is dim. Trace Concrete
+ * Inputs are strings, which the scan skips, so real traces always reduce to
+ * one element (a TraceLens quirk kept on purpose). */
+static int64_t reduce_out(struct pm_ctx *c, const struct pm_shape *in, struct pv *conc)
+{
+    size_t n = pv_is_array(conc) ? pv_array_size(conc) : 0;
+    if (n < 2)
+        return 1;
+    long kd_idx = -1;
+    bool keepdim = false;
+    for (long i = (long)n - 1; i >= 1; i--) {
+        struct pv *v = pv_array_get(conc, (size_t)i);
+        if (pv_is_boolean(v)) {
+            keepdim = pv_is_true(v);
+            kd_idx = i;
+            break;
+        }
+    }
+    struct pm_shape dim = {0};
+    bool have_dim = false;
+    for (long i = (long)n - 1; i >= 1 && !have_dim; i--) {
+        if (i == kd_idx)
+            continue;
+        struct pv *v = pv_array_get(conc, (size_t)i);
+        if (pv_is_null(v) || pv_is_string(v))
+            continue;
+        if (pv_is_array(v)) {
+            struct pm_shape d = {0};
+            bool ok = pv_array_size(v) <= PM_MAX_DIMS;
+            for (size_t j = 0; ok && j < pv_array_size(v); j++) {
+                struct pv *e = pv_array_get(v, j);
+                int64_t x;
+                if (pv_is_integer(e))
+                    d.d[d.n++] = (int64_t)pv_integer_value(e);
+                else if (pv_is_boolean(e))
+                    d.d[d.n++] = pv_is_true(e);
+                else if (pv_is_real(e))
+                    d.d[d.n++] = (int64_t)pv_real_value(e);
+                else if (pv_is_string(e) && pm_parse_pyint(pv_string_value(e), &x))
+                    d.d[d.n++] = x;
+                else
+                    ok = false;
+            }
+            if (ok) {
+                dim = d;
+                have_dim = true;
+            }
+        } else if (pv_is_integer(v)) {
+            dim.d[0] = (int64_t)pv_integer_value(v);
+            dim.n = 1;
+            have_dim = true;
+        }
+    }
+    if (!have_dim || dim.n == 0)
+        return 1;
+    /* drop (or keep as 1) the reduced dims, highest index first */
+    struct pm_shape out = *in;
+    for (int i = 0; i < dim.n; i++)
+        if (dim.d[i] < 0)
+            dim.d[i] += in->n;
+    for (int pass = 0; pass < dim.n; pass++) {
+        int best = -1;
+        for (int i = 0; i < dim.n; i++)
+            if (dim.d[i] != INT64_MIN && (best < 0 || dim.d[i] > dim.d[best]))
+                best = i;
+        int64_t d = dim.d[best];
+        dim.d[best] = INT64_MIN;
+        if (d < 0 || d >= out.n)
+            continue;
+        if (keepdim) {
+            out.d[d] = 1;
+        } else {
+            memmove(&out.d[d], &out.d[d + 1], (size_t)(out.n - d - 1) * sizeof(out.d[0]));
+            out.n--;
+        }
+    }
+    return out.n ? pm_prod(c, &out, 0, out.n) : 1;
+}
+
+void pm_reduce(struct pm_ctx *c)
+{
+    const char *name = c->op->name;
+    struct pv *dims = pm_arg_opt(c, "Input Dims");
+    int64_t nin = 0, nout = 0;
+    const char *din = NULL, *dout = NULL;
+    if (pm_truthy(dims) && !pv_is_array(dims)) {
+        pm_fail(c, "TypeError: Input Dims is not a list");
+        return;
+    }
+    bool empty = !pm_truthy(dims) || pv_is_null(pv_array_get(dims, 0));
+    if (empty) {
+        const char *none[2] = {NULL, NULL};
+        pm_p_int(c, "num_input_elems", 0);
+        pm_p_int(c, "num_output_elems", 0);
+        pm_p_strs(c, "dtype_in_out", 2, none, false);
+    } else {
+        struct pm_shape in;
+        pm_shape(c, pv_array_get(dims, 0), &in);
+        nin = pm_prod(c, &in, 0, in.n);
+        struct pv *types = pm_arg_opt(c, "Input type");
+        if (pm_truthy(types))
+            din = pm_str(c, pm_at(c, types, 0));
+        struct pv *ot = pm_arg_opt(c, "Output type");
+        if (pv_is_array(ot) && pv_array_size(ot) > 0)
+            dout = pm_str(c, pv_array_get(ot, 0));
+        if (!pm_ok(c))
+            return;
+        if (strstr(name, "cumsum") || strstr(name, "cumprod"))
+            nout = nin;
+        else
+            nout = reduce_out(c, &in, pm_arg_opt(c, "Concrete Inputs"));
+        const char *rt = strstr(name, "mean")   ? "mean"
+                         : strstr(name, "max")  ? "max"
+                         : strstr(name, "min")  ? "min"
+                         : strstr(name, "norm") ? "norm"
+                                                : "sum";
+        pm_p_int(c, "num_input_elems", nin);
+        pm_p_int(c, "num_output_elems", nout);
+        const char *dio[2] = {din, dout};
+        pm_p_strs(c, "dtype_in_out", 2, dio, false);
+        pm_p_str(c, "reduce_type", rt);
+    }
+    if (!pm_ok(c))
+        return;
+    /* an empty dtype string counts as unknown; no output dtype means the
+     * input's */
+    int bi = din && din[0] ? pm_bpe(din) : 0;
+    int bo = dout ? (dout[0] ? pm_bpe(dout) : 0) : bi;
+    if (pm_begin(c, PM_FWD)) {
+        pm_set_flops(c, (double)nin);
+        if (bi && bo)
+            pm_set_bytes(c, true, (double)pm_add(c, pm_mul(c, nin, bi), pm_mul(c, nout, bo)));
+        pm_set_spec(c, "vector", din);
+    }
+    if (pm_begin(c, PM_BWD)) {
+        pm_set_flops(c, (double)nin);
+        if (bi && bo)
+            pm_set_bytes(c, true, (double)pm_add(c, pm_mul(c, nout, bo), pm_mul(c, nin, bi)));
+    }
+}
+
+/* ---- quantisation (category "GroupQuant") ---- */
+
+static int64_t floor_div(int64_t a, int64_t b)
+{
+    int64_t q = a / b;
+    return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+}
+
+/* aiter::dynamic_per_token/group/tensor_scaled_quant(out, input, scales, ...):
+ * flops = 2.59375 per output element (TraceLens's rocprof-derived figure),
+ * bytes = out + input + scales. */
+void pm_group_quant(struct pm_ctx *c)
+{
+    struct pv *dims = pm_arg(c, "Input Dims");
+    struct pm_shape in1, in2, out;
+    pm_shape(c, pm_at(c, dims, 1), &in1);
+    pm_shape(c, pm_at(c, dims, 2), &in2);
+    pm_shape(c, pm_at(c, dims, 0), &out);
+    const char *d1 = pm_str_argi(c, "Input type", 1);
+    const char *d2 = pm_str_argi(c, "Input type", 2);
+    const char *dout = pm_str_argi(c, "Input type", 0);
+    struct pv *so = pm_argi(c, "Input Strides", 0);
+    struct pv *s1 = pm_argi(c, "Input Strides", 1);
+    struct pv *s2 = pm_argi(c, "Input Strides", 2);
+    if (!pm_ok(c))
+        return;
+    pm_p_shape(c, "shape_in1", &in1, false);
+    pm_p_shape(c, "shape_in2", &in2, false);
+    pm_p_shape(c, "shape_out", &out, false);
+    const char *dts[3] = {d1, d2, dout};
+    pm_p_strs(c, "dtype_in1_in2_out", 3, dts, false);
+    pm_p_tuple(c, "stride_input1", s1);
+    pm_p_tuple(c, "stride_input2", s2);
+    pm_p_tuple(c, "stride_output", so);
+    int64_t n1 = pm_prod(c, &in1, 0, in1.n), n2 = pm_prod(c, &in2, 0, in2.n);
+    int64_t no = pm_prod(c, &out, 0, out.n);
+    if (!pm_ok(c) || !pm_begin(c, PM_FWD))
+        return;
+    pm_set_flops(c, (double)no * 2.59375);
+    int bo = pm_bpe(dout), b1 = pm_bpe(d1), b2 = pm_bpe(d2);
+    if (!bo || !b1 || !b2) {
+        pm_fail(c, "TypeError: unknown bytes per element");
+    } else {
+        double by = (double)pm_mul(c, no, bo) + (double)pm_mul(c, n1, b1);
+        pm_set_bytes(c, true, by + (double)pm_mul(c, n2, b2));
+    }
+    pm_set_spec(c, "vector", d1);
+}
+
+/* vllm::triton_per_token_group_quant_fp8(x, group_size): x [M, N] read,
+ * written as FP8, plus FP32 scales per group; 6 flops per element. */
+void pm_vllm_group_quant_fp8(struct pm_ctx *c)
+{
+    struct pv *dims = pm_arg_opt(c, "Input Dims");
+    struct pm_shape x = {0};
+    if (pm_truthy(dims) && pm_len(c, dims) > 0)
+        pm_shape(c, pm_at(c, dims, 0), &x);
+    int64_t M = 1, N = 1;
+    if (x.n >= 2) {
+        M = x.d[0];
+        N = x.d[1];
+    } else if (x.n == 1) {
+        N = x.d[0];
+    }
+    struct pv *conc = pm_arg_opt(c, "Concrete Inputs");
+    int64_t gs = 128;
+    if (pm_truthy(conc) && pm_len(c, conc) > 1) {
+        struct pv *g = pm_at(c, conc, 1);
+        int64_t v;
+        if (pv_is_string(g)) {
+            const char *t = pv_string_value(g);
+            if (strcasecmp(t, "none") != 0 && pm_parse_pyint(t, &v))
+                gs = v;
+        } else if (pv_is_integer(g)) {
+            gs = pv_integer_value(g);
+        } else if (pv_is_boolean(g)) {
+            gs = pv_is_true(g);
+        }
+    }
+    struct pv *types = pm_arg_opt(c, "Input type");
+    const char *dx = pm_truthy(types) ? pm_str(c, pm_at(c, types, 0)) : "";
+    if (!pm_ok(c))
+        return;
+    if (gs == 0) {
+        pm_fail(c, "ZeroDivisionError: group_size 0");
+        return;
+    }
+    int64_t ng = floor_div(N + gs - 1, gs);
+    if (ng < 1)
+        ng = 1;
+    pm_p_int(c, "M", M);
+    pm_p_int(c, "N", N);
+    pm_p_int(c, "group_size", gs);
+    pm_p_int(c, "num_groups", ng);
+    pm_p_shape(c, "shape_x", &x, false);
+    pm_p_str(c, "dtype_x", dx);
+    pm_p_shape(c, "shape_in1", &x, false);
+    struct pm_shape empty = {0};
+    pm_p_shape(c, "shape_in2", &empty, false);
+    pm_p_shape(c, "shape_out", &x, false);
+    const char *dts[3] = {dx, NULL, "c10::float8_e4m3fn"};
+    pm_p_strs(c, "dtype_in1_in2_out", 3, dts, false);
+    pm_p_none(c, "stride_input1");
+    pm_p_none(c, "stride_input2");
+    pm_p_none(c, "stride_output");
+    (void)pm_prod(c, &x, 0, x.n);
+    if (!pm_begin(c, PM_FWD))
+        return;
+    pm_set_flops(c, (double)pm_mul(c, 6, pm_mul(c, M, N)));
+    int bi = pm_bpe(dx);
+    if (bi) {
+        int64_t mn = pm_mul(c, M, N);
+        pm_set_bytes(
+            c, true,
+            (double)pm_add(c, pm_add(c, pm_mul(c, mn, bi), mn), pm_mul(c, pm_mul(c, M, ng), 4)));
+    }
+    pm_set_spec(c, "vector", dx);
+}

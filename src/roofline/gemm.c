@@ -1,0 +1,919 @@
+/* GEMM family: aten::mm, addmm, _scaled_mm, bmm, baddbmm and the
+ * vLLM / TransformerEngine / aiter GEMM ops TraceLens models (category and
+ * sheet "GEMM", compute spec matrix_<dtype of A>).
+ *
+ * flops = B * (2*M*N*K + M*N if bias); bytes = B * (M*K*bpe_A + K*N*bpe_B +
+ * M*N*bpe_out + N*bpe_bias if bias), unknown when any size is unknown.
+ * Parameters come out in TraceLens's order: the class's own, then "B" when the
+ * class did not set it, then "transpose" when a kernel name tells it. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "roofline_int.h"
+
+struct gemm {
+    int64_t B, M, N, K;
+    bool bias;
+    const char *dt[4]; /* dtype_A_B entries; nd of them exist */
+    int nd;
+    bool has_trans;
+    int trans[2]; /* -1 None, 0 False, 1 True */
+};
+
+/* ROCm Tensile/hipBLASLt kernels carry C???_A???_B??? (three lowercase axis
+ * letters each); the A/B index order says whether the operand is
+ * transposed. */
+static bool is_rocm_gemm(const char *k)
+{
+    for (const char *p = strchr(k, 'C'); p; p = strchr(p + 1, 'C')) {
+        const char *q = p + 1;
+        int i;
+        for (i = 0; i < 3 && q[i] >= 'a' && q[i] <= 'z'; i++)
+            ;
+        if (i < 3 || strncmp(q + 3, "_A", 2) != 0)
+            continue;
+        q += 5;
+        for (i = 0; i < 3 && q[i] >= 'a' && q[i] <= 'z'; i++)
+            ;
+        if (i < 3 || strncmp(q + 3, "_B", 2) != 0)
+            continue;
+        q += 5;
+        for (i = 0; i < 3 && q[i] >= 'a' && q[i] <= 'z'; i++)
+            ;
+        if (i == 3)
+            return true;
+    }
+    return false;
+}
+
+/* TraceLens parses the first kernel name it recognises (in ts order):
+ * Tensile names, or NVIDIA nvjet names whose last "_" token spells the
+ * transposes ("..._TN"). */
+static void gemm_kernels(struct pm_ctx *c, struct gemm *g)
+{
+    const struct mp_roofline_op *op = c->op;
+    for (size_t i = 0; op->kernel_names && i < op->n_kernels; i++) {
+        const char *k = op->kernel_names[i];
+        if (!k)
+            continue;
+        if (is_rocm_gemm(k)) {
+            g->trans[0] = strstr(k, "_Ailk_") ? 0 : strstr(k, "_Alik_") ? 1 : -1;
+            g->trans[1] = strstr(k, "_Bljk_") ? 0 : strstr(k, "_Bjlk_") ? 1 : -1;
+            g->has_trans = true;
+            return;
+        }
+        if (!strncmp(k, "nvjet", 5)) {
+            const char *t = strrchr(k, '_');
+            t = t ? t + 1 : k;
+            if (strlen(t) < 2) {
+                pm_fail(c, "IndexError: nvjet kernel name without transpose flags");
+                return;
+            }
+            g->trans[0] = t[0] == 'T';
+            g->trans[1] = t[1] == 'T';
+            g->has_trans = true;
+            return;
+        }
+    }
+}
+
+/* What GEMM.__init__ adds after the class's parameters. */
+static void gemm_post(struct pm_ctx *c, struct gemm *g)
+{
+    if (pm_p_find(c, "B") < 0) {
+        g->B = 1;
+        pm_p_int(c, "B", 1);
+    }
+    if (g->has_trans) {
+        char t[32];
+        static const char *const tf[] = {"None", "False", "True"};
+        snprintf(t, sizeof(t), "(%s, %s)", tf[g->trans[0] + 1], tf[g->trans[1] + 1]);
+        pm_p_str(c, "transpose", t);
+    }
+}
+
+/* "stride_A"/"stride_B": tuple(Input Strides[i]), both None when the trace
+ * has no strides (KeyError is caught, IndexError is not). */
+static void gemm_strides(struct pm_ctx *c, long ia, long ib)
+{
+    struct pv *st = pm_arg_opt(c, "Input Strides");
+    if (!st) {
+        pm_p_none(c, "stride_A");
+        pm_p_none(c, "stride_B");
+        return;
+    }
+    struct pv *a = pm_at(c, st, ia);
+    struct pv *b = pm_at(c, st, ib);
+    if (!pm_ok(c))
+        return;
+    pm_p_tuple(c, "stride_A", a);
+    pm_p_tuple(c, "stride_B", b);
+}
+
+/* dtype_A_B = tuple(Input type[from:to]); printed later, in its place */
+static void gemm_dtypes(struct pm_ctx *c, struct gemm *g, long from, long to)
+{
+    struct pv *types = pm_arg(c, "Input type");
+    if (!pm_ok(c))
+        return;
+    if (!pv_is_array(types)) {
+        pm_fail(c, "TypeError: Input type is not a list");
+        return;
+    }
+    long n = (long)pv_array_size(types);
+    g->nd = 0;
+    for (long i = from; i < to && i < n; i++)
+        g->dt[g->nd++] = pv_is_string(pv_array_get(types, (size_t)i))
+                             ? pv_string_value(pv_array_get(types, (size_t)i))
+                             : NULL;
+}
+
+static const char *gemm_dt(struct pm_ctx *c, const struct gemm *g, int i)
+{
+    if (i >= g->nd) {
+        pm_fail(c, "IndexError: tuple index out of range");
+        return NULL;
+    }
+    return g->dt[i];
+}
+
+static int64_t gemm_flops_int(struct pm_ctx *c, const struct gemm *g)
+{
+    int64_t f = pm_mul(c, pm_mul(c, pm_mul(c, 2, g->M), g->N), g->K);
+    if (g->bias)
+        f = pm_add(c, f, pm_mul(c, g->M, g->N));
+    return f;
+}
+
+/* GEMM.bytes_func; false (None) when a size is unknown */
+static bool gemm_bytes_int(struct pm_ctx *c, const struct gemm *g, int b1, int b2, int bb, int bo,
+                           int64_t *out)
+{
+    if (!b1 || !b2 || !bb || !bo)
+        return false;
+    int64_t r = pm_mul(c, pm_mul(c, g->M, g->K), b1);
+    r = pm_add(c, r, pm_mul(c, pm_mul(c, g->K, g->N), b2));
+    r = pm_add(c, r, pm_mul(c, pm_mul(c, g->M, g->N), bo));
+    if (g->bias)
+        r = pm_add(c, r, pm_mul(c, g->N, bb));
+    *out = r;
+    return true;
+}
+
+/* Forward metrics with one size for all operands (aten::mm, addmm, bmm,
+ * baddbmm, dynamic quant); batched multiplies by B. */
+static void gemm_fwd_same_bpe(struct pm_ctx *c, const struct gemm *g, bool batched)
+{
+    if (!pm_begin(c, PM_FWD))
+        return;
+    int64_t f = gemm_flops_int(c, g);
+    if (batched)
+        f = pm_mul(c, g->B, f);
+    pm_set_flops(c, (double)f);
+    const char *a = gemm_dt(c, g, 0);
+    (void)gemm_dt(c, g, 1); /* the A/B dtype comparison indexes [1] */
+    if (!pm_ok(c))
+        return;
+    int bpe = pm_bpe(a);
+    int64_t by;
+    if (gemm_bytes_int(c, g, bpe, bpe, bpe, bpe, &by))
+        pm_set_bytes(c, true, (double)(batched ? pm_mul(c, g->B, by) : by));
+    pm_set_spec(c, "matrix", a);
+}
+
+static void gemm_mnk_2d(struct pm_ctx *c, struct gemm *g, long ia, long ib)
+{
+    struct pv *dims = pm_arg(c, "Input Dims");
+    struct pv *A = pm_at(c, dims, ia), *B = pm_at(c, dims, ib);
+    g->M = pm_int(c, pm_at(c, A, 0));
+    g->N = pm_int(c, pm_at(c, B, 1));
+    g->K = pm_int(c, pm_at(c, A, 1));
+}
+
+static void gemm_mnk_params(struct pm_ctx *c, const struct gemm *g)
+{
+    pm_p_int(c, "M", g->M);
+    pm_p_int(c, "N", g->N);
+    pm_p_int(c, "K", g->K);
+    pm_p_bool(c, "bias", g->bias);
+}
+
+void pm_gemm_mm(struct pm_ctx *c)
+{
+    struct gemm g = {0};
+    gemm_kernels(c, &g);
+    gemm_mnk_2d(c, &g, 0, 1);
+    gemm_dtypes(c, &g, 0, 2);
+    if (!pm_ok(c))
+        return;
+    gemm_mnk_params(c, &g);
+    gemm_strides(c, 0, 1);
+    pm_p_tuple_slice(c, "dtype_A_B", pm_arg(c, "Input type"), 0, 2);
+    gemm_post(c, &g);
+    gemm_fwd_same_bpe(c, &g, false);
+    pm_no_bwd(c, MP_ROOFLINE_SKIP);
+}
+
+void pm_gemm_addmm(struct pm_ctx *c)
+{
+    struct gemm g = {0};
+    gemm_kernels(c, &g);
+    struct pv *dims = pm_arg(c, "Input Dims");
+    (void)pm_at(c, dims, 0); /* C (bias) */
+    gemm_mnk_2d(c, &g, 1, 2);
+    g.bias = true;
+    gemm_dtypes(c, &g, 1, 3);
+    if (!pm_ok(c))
+        return;
+    gemm_mnk_params(c, &g);
+    gemm_strides(c, 1, 2);
+    pm_p_tuple_slice(c, "dtype_A_B", pm_arg(c, "Input type"), 1, 3);
+    gemm_post(c, &g);
+    gemm_fwd_same_bpe(c, &g, false);
+    pm_no_bwd(c, MP_ROOFLINE_SKIP);
+}
+
+void pm_gemm_scaled_mm(struct pm_ctx *c)
+{
+    struct gemm g = {0};
+    gemm_kernels(c, &g);
+    gemm_mnk_2d(c, &g, 0, 1);
+    g.bias = pm_len(c, pm_arg(c, "Input Dims")) == 3;
+    gemm_dtypes(c, &g, 0, 2);
+    if (!pm_ok(c))
+        return;
+    gemm_mnk_params(c, &g);
+    gemm_strides(c, 0, 1);
+    pm_p_tuple_slice(c, "dtype_A_B", pm_arg(c, "Input type"), 0, 2);
+    gemm_post(c, &g);
+    if (pm_begin(c, PM_FWD)) {
+        pm_set_flops(c, (double)gemm_flops_int(c, &g));
+        const char *a = gemm_dt(c, &g, 0), *b = gemm_dt(c, &g, 1);
+        int ba = pm_bpe(a), bb = pm_bpe(b);
+        if (pm_ok(c) && (!ba || !bb))
+            pm_fail(c, "AssertionError: data types of A and B are not supported");
+        if (pm_ok(c)) {
+            /* fp8 inputs are assumed to produce a 2-byte output */
+            int out = ba == 1 ? 2 : (ba == 2 || ba == 4) ? ba : 0;
+            int64_t by;
+            if (gemm_bytes_int(c, &g, ba, ba, ba, out, &by))
+                pm_set_bytes(c, true, (double)by);
+            pm_set_spec(c, "matrix", a);
+        }
+    }
+    pm_no_bwd(c, MP_ROOFLINE_SKIP);
+}
+
+static void gemm_bmm_common(struct pm_ctx *c, long ia, long ib, bool bias)
+{
+    struct gemm g = {0};
+    gemm_kernels(c, &g);
+    struct pv *dims = pm_arg(c, "Input Dims");
+    if (bias)
+        (void)pm_at(c, dims, 0);
+    struct pm_shape A, B;
+    pm_shape(c, pm_at(c, dims, ia), &A);
+    pm_shape(c, pm_at(c, dims, ib), &B);
+    if (pm_ok(c) && (A.n != 3 || B.n != 3))
+        pm_fail(c, "ValueError: bmm operands must have 3 dims");
+    if (!pm_ok(c))
+        return;
+    g.B = A.d[0];
+    g.M = A.d[1];
+    g.K = A.d[2];
+    g.N = B.d[2];
+    g.bias = bias;
+    gemm_dtypes(c, &g, ia, ib + 1);
+    if (!pm_ok(c))
+        return;
+    pm_p_int(c, "B", g.B);
+    gemm_mnk_params(c, &g);
+    gemm_strides(c, ia, ib);
+    pm_p_tuple_slice(c, "dtype_A_B", pm_arg(c, "Input type"), ia, ib + 1);
+    gemm_post(c, &g);
+    gemm_fwd_same_bpe(c, &g, true);
+    pm_no_bwd(c, MP_ROOFLINE_SKIP);
+}
+
+void pm_gemm_bmm(struct pm_ctx *c)
+{
+    gemm_bmm_common(c, 0, 1, false);
+}
+
+void pm_gemm_baddbmm(struct pm_ctx *c)
+{
+    gemm_bmm_common(c, 1, 2, true);
+}
+
+/* vllm::gemm_with_dynamic_quant: x [M, K] and w [N, K] are the first two 2-D
+ * shapes of Input Dims. */
+void pm_gemm_dynamic_quant(struct pm_ctx *c)
+{
+    struct gemm g = {0};
+    gemm_kernels(c, &g);
+    struct pv *dims = pm_arg_opt(c, "Input Dims");
+    struct pv *A = NULL, *B = NULL;
+    size_t n = pv_is_array(dims) ? pv_array_size(dims) : 0;
+    for (size_t i = 0; i < n; i++) {
+        struct pv *s = pv_array_get(dims, i);
+        if (pv_is_array(s) && pv_array_size(s) == 2) {
+            if (!A) {
+                A = s;
+            } else {
+                B = s;
+                break;
+            }
+        }
+    }
+    if ((!A || !B) && n >= 2) {
+        if (!A && pv_is_array(pv_array_get(dims, 0)))
+            A = pv_array_get(dims, 0);
+        if (!B && pv_is_array(pv_array_get(dims, 1)))
+            B = pv_array_get(dims, 1);
+    }
+    if (!A || !B || pv_array_size(A) != 2 || pv_array_size(B) != 2) {
+        pm_fail(c, "ValueError: vllm::gemm_with_dynamic_quant missing 2D A,B shapes");
+        return;
+    }
+    g.M = pm_int(c, pv_array_get(A, 0));
+    g.K = pm_int(c, pv_array_get(A, 1));
+    g.N = pm_int(c, pv_array_get(B, 0));
+    struct pv *types = pm_arg_opt(c, "Input type");
+    if (!pv_is_array(types) || pv_array_size(types) < 2) {
+        pm_fail(c, "ValueError: vllm::gemm_with_dynamic_quant missing A,B dtypes");
+        return;
+    }
+    g.nd = 2;
+    g.dt[0] = pv_string_value(pv_array_get(types, 0));
+    g.dt[1] = pv_string_value(pv_array_get(types, 1));
+    if (!pm_ok(c))
+        return;
+    gemm_mnk_params(c, &g);
+    gemm_strides(c, 0, 1);
+    pm_p_tuple_slice(c, "dtype_A_B", types, 0, 2);
+    gemm_post(c, &g);
+    gemm_fwd_same_bpe(c, &g, false);
+    /* the class inherits GEMM's backward, whose bytes_bwd needs an argument
+     * that TraceLens does not pass */
+    if (pm_begin(c, PM_BWD))
+        pm_fail(c, "TypeError: bytes_bwd() missing 1 required positional argument");
+}
+
+/* tex_ts::te_gemm_ts (TransformerEngine): A = Input Dims[0], B = [5],
+ * transposes from Concrete Inputs [4] and [9], bias from [14]. */
+void pm_gemm_te_gemm_ts(struct pm_ctx *c)
+{
+    struct gemm g = {0};
+    gemm_kernels(c, &g);
+    struct pv *dims = pm_arg(c, "Input Dims");
+    (void)pm_at(c, dims, 10);
+    struct pv *A = pm_at(c, dims, 0), *B = pm_at(c, dims, 5);
+    struct pv *conc = pm_arg(c, "Concrete Inputs");
+    struct pv *ta = pm_at(c, conc, 4), *tb = pm_at(c, conc, 9);
+    if (!pm_ok(c))
+        return;
+    bool trans_a = pv_is_string(ta) && !strcmp(pv_string_value(ta), "1");
+    bool trans_b = pv_is_string(tb) && !strcmp(pv_string_value(tb), "1");
+    g.M = pm_int(c, pm_at(c, A, trans_a ? 0 : 1));
+    g.K = pm_int(c, pm_at(c, A, trans_a ? 1 : 0));
+    g.N = pm_int(c, pm_at(c, B, trans_b ? 1 : 0));
+    struct pv *bt = pm_at(c, conc, 14);
+    g.bias = !(pv_is_string(bt) && pv_string_length(bt) == 0);
+    static const long ti[4] = {0, 5, 10, 18};
+    for (int i = 0; i < 4; i++)
+        g.dt[i] = pm_str_argi(c, "Input type", ti[i]);
+    g.nd = 4;
+    if (!pm_ok(c))
+        return;
+    gemm_mnk_params(c, &g);
+    gemm_strides(c, 0, 5);
+    pm_p_strs(c, "dtype_A_B", 4, g.dt, false);
+    gemm_post(c, &g);
+    if (pm_begin(c, PM_FWD)) {
+        pm_set_flops(c, (double)gemm_flops_int(c, &g));
+        int64_t by;
+        if (gemm_bytes_int(c, &g, pm_bpe(g.dt[0]), pm_bpe(g.dt[1]), pm_bpe(g.dt[3]),
+                           pm_bpe(g.dt[2]), &by))
+            pm_set_bytes(c, true, (double)by);
+        pm_set_spec(c, "matrix", g.dt[0]);
+    }
+    pm_no_bwd(c, MP_ROOFLINE_SKIP);
+}
+
+/* TransformerEngine v2 pseudo ops (_Linear*_mm): like aten::mm with a
+ * 2-byte output whatever the input type. */
+void pm_gemm_tev2(struct pm_ctx *c)
+{
+    struct gemm g = {0};
+    gemm_kernels(c, &g);
+    gemm_mnk_2d(c, &g, 0, 1);
+    gemm_dtypes(c, &g, 0, 2);
+    if (!pm_ok(c))
+        return;
+    gemm_mnk_params(c, &g);
+    gemm_strides(c, 0, 1);
+    pm_p_tuple_slice(c, "dtype_A_B", pm_arg(c, "Input type"), 0, 2);
+    gemm_post(c, &g);
+    if (pm_begin(c, PM_FWD)) {
+        pm_set_flops(c, (double)gemm_flops_int(c, &g));
+        const char *a = gemm_dt(c, &g, 0), *b = gemm_dt(c, &g, 1);
+        if (pm_ok(c) && a && b && strcmp(a, b) != 0)
+            pm_fail(c, "ValueError: data types of A and B are different");
+        int bpe = pm_bpe(a);
+        int64_t by;
+        if (pm_ok(c) && gemm_bytes_int(c, &g, bpe, bpe, bpe, 2, &by))
+            pm_set_bytes(c, true, (double)by);
+        pm_set_spec(c, "matrix", a);
+    }
+    pm_no_bwd(c, MP_ROOFLINE_SKIP);
+}
+
+/* aiter::gemm_a16w16: x [M, K], w [N, K]; output in x's type. */
+void pm_gemm_a16w16(struct pm_ctx *c)
+{
+    struct gemm g = {0};
+    gemm_kernels(c, &g);
+    struct pv *dims = pm_arg(c, "Input Dims");
+    struct pv *A = pm_at(c, dims, 0), *B = pm_at(c, dims, 1);
+    size_t nd = pm_len(c, dims);
+    g.bias = nd > 2 && pm_len(c, pm_at(c, dims, 2)) > 0;
+    g.B = 1;
+    g.M = pm_int(c, pm_at(c, A, 0));
+    g.N = pm_int(c, pm_at(c, B, 0));
+    g.K = pm_int(c, pm_at(c, A, 1));
+    g.dt[0] = pm_str_argi(c, "Input type", 0);
+    g.dt[1] = pm_str_argi(c, "Input type", 1);
+    g.dt[2] = g.dt[0];
+    g.nd = 3;
+    if (!pm_ok(c))
+        return;
+    pm_p_int(c, "B", 1);
+    gemm_mnk_params(c, &g);
+    pm_p_strs(c, "dtype_A_B", 3, g.dt, false);
+    gemm_post(c, &g);
+    if (pm_begin(c, PM_FWD)) {
+        pm_set_flops(c, (double)gemm_flops_int(c, &g));
+        int64_t by;
+        if (gemm_bytes_int(c, &g, pm_bpe(g.dt[0]), pm_bpe(g.dt[1]), pm_bpe(g.dt[2]),
+                           pm_bpe(g.dt[2]), &by))
+            pm_set_bytes(c, true, (double)by);
+        pm_set_spec(c, "matrix", g.dt[0]);
+    }
+    if (pm_begin(c, PM_BWD))
+        pm_fail(c, "TypeError: bytes_bwd() missing 1 required positional argument");
+}
+
+/* vllm::rocm_unquantized_gemm: x [M, K], weight [N, K], optional bias [N];
+ * the output takes the bias's type when there is a bias, else the weight's. */
+void pm_gemm_rocm_unquantized(struct pm_ctx *c)
+{
+    struct gemm g = {0};
+    gemm_kernels(c, &g);
+    struct pv *dims = pm_arg(c, "Input Dims");
+    g.bias = pm_len(c, dims) > 2 && pm_len(c, pm_at(c, dims, 2)) > 0;
+    struct pv *A = pm_at(c, dims, 0), *B = pm_at(c, dims, 1);
+    g.M = pm_int(c, pm_at(c, A, 0));
+    g.N = pm_int(c, pm_at(c, B, 0));
+    g.K = pm_int(c, pm_at(c, A, 1));
+    struct pv *types = pm_arg(c, "Input type");
+    g.dt[0] = pm_str(c, pm_at(c, types, 0));
+    g.dt[1] = pm_str(c, pm_at(c, types, 1));
+    g.dt[2] = pm_len(c, types) > 2 ? pm_str(c, pm_at(c, types, 2)) : "";
+    g.nd = 3;
+    if (!pm_ok(c))
+        return;
+    gemm_mnk_params(c, &g);
+    pm_p_strs(c, "dtype_A_B", 3, g.dt, false);
+    gemm_post(c, &g);
+    if (pm_begin(c, PM_FWD)) {
+        pm_set_flops(c, (double)gemm_flops_int(c, &g));
+        int bo = g.bias ? pm_bpe(g.dt[2]) : pm_bpe(g.dt[1]);
+        int64_t by;
+        if (gemm_bytes_int(c, &g, pm_bpe(g.dt[0]), pm_bpe(g.dt[1]), bo, bo, &by))
+            pm_set_bytes(c, true, (double)by);
+        pm_set_spec(c, "matrix", g.dt[0]);
+    }
+    if (pm_begin(c, PM_BWD))
+        pm_fail(c, "TypeError: bytes_bwd() missing 1 required positional argument");
+}
+
+/* Forward metrics of the aiter-style GEMMs: bpe of dtype_A_B[0], [1] and of
+ * the output dtype [2] (also the unused bias); the class inherits GEMM's
+ * backward, whose bytes_bwd needs an argument TraceLens does not pass. */
+static void gemm_fwd_three(struct pm_ctx *c, const struct gemm *g)
+{
+    if (pm_begin(c, PM_FWD)) {
+        pm_set_flops(c, (double)gemm_flops_int(c, g));
+        int64_t by;
+        if (gemm_bytes_int(c, g, pm_bpe(g->dt[0]), pm_bpe(g->dt[1]), pm_bpe(g->dt[2]),
+                           pm_bpe(g->dt[2]), &by))
+            pm_set_bytes(c, true, (double)by);
+        pm_set_spec(c, "matrix", g->dt[0]);
+    }
+    if (pm_begin(c, PM_BWD))
+        pm_fail(c, "TypeError: bytes_bwd() missing 1 required positional argument");
+}
+
+/* x [M, K] at Input Dims[0], w [N, K] at [1] */
+static void gemm_mnk_xw(struct pm_ctx *c, struct gemm *g)
+{
+    struct pv *dims = pm_arg(c, "Input Dims");
+    struct pv *x = pm_at(c, dims, 0), *w = pm_at(c, dims, 1);
+    g->B = 1;
+    g->M = pm_int(c, pm_at(c, x, 0));
+    g->N = pm_int(c, pm_at(c, w, 0));
+    g->K = pm_int(c, pm_at(c, x, 1));
+}
+
+/* aiter::gemm_a16w16_atomic_ (and SGLang's flydsl hgemm): the output dtype
+ * is Input type[3] when recorded, else bf16. */
+void pm_gemm_a16w16_atomic(struct pm_ctx *c)
+{
+    struct gemm g = {0};
+    gemm_kernels(c, &g);
+    gemm_mnk_xw(c, &g);
+    struct pv *types = pm_arg(c, "Input type");
+    g.dt[0] = pm_str(c, pm_at(c, types, 0));
+    g.dt[1] = pm_str(c, pm_at(c, types, 1));
+    g.dt[2] = pm_len(c, types) > 3 ? pm_str(c, pm_at(c, types, 3)) : "c10::bfloat16";
+    g.nd = 3;
+    if (!pm_ok(c))
+        return;
+    pm_p_int(c, "B", 1);
+    gemm_mnk_params(c, &g);
+    pm_p_strs(c, "dtype_A_B", 3, g.dt, false);
+    gemm_post(c, &g);
+    gemm_fwd_three(c, &g);
+}
+
+/* aiter::_gemm_a16w16_asm: the output tensor is Input [2] (its dtype when
+ * known, else x's). */
+void pm_gemm_a16w16_asm(struct pm_ctx *c)
+{
+    struct gemm g = {0};
+    gemm_kernels(c, &g);
+    struct pv *types = pm_arg(c, "Input type");
+    const char *t0 = pm_str(c, pm_at(c, types, 0));
+    const char *t2 = NULL;
+    if (pm_len(c, types) > 2) {
+        t2 = pm_str(c, pm_at(c, types, 2));
+        if (!pm_bpe(t2))
+            t2 = NULL;
+    }
+    g.dt[0] = t0;
+    g.dt[1] = pm_str(c, pm_at(c, types, 1));
+    g.dt[2] = t2 ? t2 : t0;
+    g.nd = 3;
+    gemm_mnk_xw(c, &g);
+    if (!pm_ok(c))
+        return;
+    pm_p_int(c, "B", 1);
+    gemm_mnk_params(c, &g);
+    pm_p_strs(c, "dtype_A_B", 3, g.dt, false);
+    gemm_post(c, &g);
+    gemm_fwd_three(c, &g);
+}
+
+static int64_t ceildiv64(int64_t a, int64_t b)
+{
+    /* Python's -(-a // b) */
+    int64_t q = a / b, r = a % b;
+    return (r != 0 && ((r > 0) == (b > 0))) ? q + 1 : q;
+}
+
+/* FP8/INT8 block-scale GEMMs (aiter CK/asm/triton, vLLM, SGLang): x [M, K],
+ * w [N, K], bf16 output; the block sizes follow from the scale shapes. */
+void pm_gemm_a8w8_blockscale(struct pm_ctx *c)
+{
+    struct gemm g = {0};
+    gemm_kernels(c, &g);
+    struct pv *dims = pm_arg(c, "Input Dims");
+    struct pv *types = pm_arg_opt(c, "Input type");
+    if (pm_truthy(types) && !pv_is_array(types))
+        pm_fail(c, "TypeError: Input type is not a list");
+    size_t nt = pv_is_array(types) ? pv_array_size(types) : 0;
+    struct pv *x = pm_at(c, dims, 0);
+    g.M = pm_int(c, pm_at(c, x, 0));
+    g.K = pm_int(c, pm_at(c, x, 1));
+    g.N = pm_int(c, pm_at(c, pm_at(c, dims, 1), 0));
+    g.B = 1;
+    g.dt[0] = nt > 0 ? pm_str(c, pv_array_get(types, 0)) : "";
+    g.dt[1] = nt > 1 ? pm_str(c, pv_array_get(types, 1)) : "";
+    g.dt[2] = "c10::bfloat16";
+    g.nd = 3;
+    bool quant = pm_len(c, dims) > 3;
+    bool has_bk = false, has_bn = false;
+    int64_t bk = 0, bn = 0;
+    struct pv *scale_dt = NULL; /* types[2], any value; "float32" when absent */
+    if (quant && pm_ok(c)) {
+        struct pv *xs = pm_at(c, dims, 2), *ws = pm_at(c, dims, 3);
+        if (pm_truthy(xs)) {
+            int64_t last = pm_int(c, pm_at(c, xs, -1));
+            if (last) {
+                bk = ceildiv64(g.K, last);
+                has_bk = true;
+            }
+        }
+        if (pm_truthy(ws)) {
+            int64_t first = pm_int(c, pm_at(c, ws, 0));
+            if (first) {
+                bn = ceildiv64(g.N, first);
+                has_bn = true;
+            }
+        }
+        if (nt > 2)
+            scale_dt = pv_array_get(types, 2);
+    }
+    if (!pm_ok(c))
+        return;
+    pm_p_int(c, "B", 1);
+    gemm_mnk_params(c, &g);
+    pm_p_strs(c, "dtype_A_B", 3, g.dt, false);
+    if (quant) {
+        pm_p_str(c, "quant_scheme", "a8w8_blockscale");
+        pm_p_str(c, "quant_granularity", "per_block");
+        if (has_bk)
+            pm_p_int(c, "block_k", bk);
+        else
+            pm_p_none(c, "block_k");
+        if (has_bn)
+            pm_p_int(c, "block_n", bn);
+        else
+            pm_p_none(c, "block_n");
+        if (scale_dt)
+            pm_p_repr(c, "scale_dtype", scale_dt);
+        else
+            pm_p_str(c, "scale_dtype", "float32");
+    }
+    struct pm_shape os = {2, {g.M, g.N}};
+    pm_p_shape(c, "output_shape", &os, false);
+    pm_p_str(c, "output_dtype", "c10::bfloat16");
+    gemm_post(c, &g);
+    gemm_fwd_three(c, &g);
+}
+
+/* ---- grouped GEMM (Primus Turbo, CK) ---- */
+
+#define MAX_GROUPS 1024
+
+struct pairs {
+    int n;
+    bool overflow;
+    int64_t r[MAX_GROUPS], c[MAX_GROUPS];
+};
+
+/* _collect_2d_shapes: every [a, b] of positive ints, depth first */
+static void collect_2d(const struct pv *v, struct pairs *p, int depth)
+{
+    if (!pv_is_array(v) || depth > 32)
+        return;
+    if (v->n == 2) {
+        struct pv *a = pv_array_get(v, 0), *b = pv_array_get(v, 1);
+        if ((pv_is_integer(a) || pv_is_true(a)) && (pv_is_integer(b) || pv_is_true(b)) &&
+            (pv_is_true(a) || pv_integer_value(a) > 0) &&
+            (pv_is_true(b) || pv_integer_value(b) > 0)) {
+            if (p->n == MAX_GROUPS) {
+                p->overflow = true;
+                return;
+            }
+            p->r[p->n] = pv_is_true(a) ? 1 : pv_integer_value(a);
+            p->c[p->n++] = pv_is_true(b) ? 1 : pv_integer_value(b);
+            return;
+        }
+    }
+    for (size_t i = 0; i < v->n; i++)
+        collect_2d(pv_array_get(v, i), p, depth + 1);
+}
+
+/* all elements of s[from, to) positive ints (Python isinstance(v, int)) */
+static bool pos_ints(const struct pv *s, size_t from, size_t to)
+{
+    for (size_t i = from; i < to; i++) {
+        struct pv *e = pv_array_get(s, i);
+        if (!(pv_is_true(e) || (pv_is_integer(e) && pv_integer_value(e) > 0)))
+            return false;
+    }
+    return true;
+}
+
+static int64_t ival(const struct pv *v)
+{
+    return pv_is_true(v) ? 1 : pv_integer_value(v);
+}
+
+/* Input type[0] and [1] (the output, defaulting to the input) */
+static void grouped_dtypes(struct pm_ctx *c, int *bi, int *bo, const char **d0, bool *has_bi,
+                           bool *has_bo)
+{
+    struct pv *t = pm_arg_opt(c, "Input type");
+    size_t nt = pm_truthy(t) ? pm_len(c, t) : 0;
+    const char *din = nt ? pm_str(c, pm_at(c, t, 0)) : NULL;
+    const char *dout = nt > 1 ? pm_str(c, pm_at(c, t, 1)) : din;
+    *bi = din ? pm_bpe(din) : 0;
+    *has_bi = *bi != 0;
+    if (dout) {
+        *bo = pm_bpe(dout);
+        *has_bo = *bo != 0;
+    } else {
+        *bo = *bi;
+        *has_bo = *has_bi;
+    }
+    *d0 = din;
+}
+
+/* GroupedGemm.get_compute_precision reads Input type[0] itself: an empty
+ * list raises (IndexError) when the spec is taken. */
+static void grouped_spec(struct pm_ctx *c, const char *d0)
+{
+    struct pv *t = pm_arg_opt(c, "Input type");
+    if (pv_is_array(t) && t->n == 0) {
+        pm_fail(c, "IndexError: list index out of range");
+        return;
+    }
+    pm_set_spec(c, "matrix", d0);
+}
+
+static void p_bpe(struct pm_ctx *c, const char *key, bool has, int b)
+{
+    if (has)
+        pm_p_int(c, key, b);
+    else
+        pm_p_none(c, key);
+}
+
+void pm_grouped_gemm(struct pm_ctx *c)
+{
+    struct pv *dims = pm_arg_opt(c, "Input Dims");
+    int64_t M = 0, K = 0, N = 0, G = 0;
+    bool ok = false;
+    /* compact _impl layout: [[M, K], [G, K, N]] or [[M, K], [G, N, K]] */
+    if (pv_is_array(dims) && dims->n >= 2) {
+        struct pv *a = pv_array_get(dims, 0), *b = pv_array_get(dims, 1);
+        if (pv_is_array(a) && pv_is_array(b) && a->n >= 2 && b->n == 3 && pos_ints(a, 0, 2) &&
+            pos_ints(b, 0, 3)) {
+            M = ival(pv_array_get(a, 0));
+            K = ival(pv_array_get(a, 1));
+            G = ival(pv_array_get(b, 0));
+            if (ival(pv_array_get(b, 1)) == K) {
+                N = ival(pv_array_get(b, 2));
+                ok = true;
+            } else if (ival(pv_array_get(b, 2)) == K) {
+                N = ival(pv_array_get(b, 1));
+                ok = true;
+            }
+        }
+        /* zipped layout: per-group [(M_i, K)...], [(K, N)...] */
+        if (!ok && pv_is_array(a) && pv_is_array(b)) {
+            /* 16 KiB each: on the heap */
+            struct pairs *lp = malloc(sizeof(*lp)), *rp = malloc(sizeof(*rp));
+            if (!lp || !rp) {
+                free(lp);
+                free(rp);
+                c->oom = true;
+                pm_fail(c, "out of memory");
+                return;
+            }
+            lp->n = rp->n = 0;
+            lp->overflow = rp->overflow = false;
+            collect_2d(a, lp, 0);
+            collect_2d(b, rp, 0);
+            if (lp->overflow || rp->overflow) {
+                pm_fail(c, "more than %d GEMM groups", MAX_GROUPS);
+            } else if (lp->n && lp->n == rp->n) {
+                K = lp->c[0];
+                N = rp->c[0];
+                ok = true;
+                for (int i = 0; i < lp->n && ok; i++)
+                    ok = lp->c[i] == K && rp->r[i] == K && rp->c[i] == N;
+                M = 0;
+                for (int i = 0; i < lp->n && ok; i++)
+                    M = pm_add(c, M, lp->r[i]);
+                G = lp->n;
+            }
+            free(lp);
+            free(rp);
+        }
+    }
+    if (!ok) {
+        pm_fail(c, "ValueError: grouped_gemm could not parse Input Dims");
+        return;
+    }
+    int bi, bo;
+    bool hbi, hbo;
+    const char *d0;
+    grouped_dtypes(c, &bi, &bo, &d0, &hbi, &hbo);
+    if (!pm_ok(c))
+        return;
+    pm_p_int(c, "M", M);
+    pm_p_int(c, "K", K);
+    pm_p_int(c, "N", N);
+    pm_p_int(c, "G", G);
+    p_bpe(c, "bpe_in", hbi, bi);
+    p_bpe(c, "bpe_out", hbo, bo);
+    if (pm_begin(c, PM_FWD)) {
+        pm_set_flops(c, (double)pm_mul(c, pm_mul(c, pm_mul(c, 2, M), K), N));
+        if (!hbi || !hbo) {
+            pm_fail(c, "TypeError: unknown bytes per element");
+        } else {
+            int64_t in = pm_add(c, pm_mul(c, M, K), pm_mul(c, pm_mul(c, G, K), N));
+            pm_set_bytes(c, true,
+                         (double)pm_add(c, pm_mul(c, in, bi), pm_mul(c, pm_mul(c, M, N), bo)));
+        }
+        grouped_spec(c, d0);
+    }
+    pm_no_bwd(c, MP_ROOFLINE_SKIP);
+}
+
+/* variable-K grouped GEMM: per-group (M_i, K_i) x (K_i, N_i), summed */
+void pm_grouped_gemm_var_k(struct pm_ctx *c)
+{
+    struct pv *dims = pm_arg_opt(c, "Input Dims");
+    struct pairs *lp = malloc(sizeof(*lp)), *rp = malloc(sizeof(*rp));
+    if (!lp || !rp) {
+        free(lp);
+        free(rp);
+        c->oom = true;
+        pm_fail(c, "out of memory");
+        return;
+    }
+    lp->n = rp->n = 0;
+    lp->overflow = rp->overflow = false;
+    bool ok = false;
+    if (pv_is_array(dims) && dims->n >= 2) {
+        struct pv *a = pv_array_get(dims, 0), *b = pv_array_get(dims, 1);
+        if (pv_is_array(a) && pv_is_array(b) && a->n == 2 && b->n == 2 && pos_ints(a, 0, 2) &&
+            pos_ints(b, 0, 2)) {
+            lp->r[0] = ival(pv_array_get(a, 0));
+            lp->c[0] = ival(pv_array_get(a, 1));
+            rp->r[0] = lp->c[0];
+            rp->c[0] = ival(pv_array_get(b, 1));
+            lp->n = rp->n = 1;
+            ok = true;
+        } else if (pv_is_array(a) && pv_is_array(b)) {
+            collect_2d(a, lp, 0);
+            collect_2d(b, rp, 0);
+            ok = !lp->overflow && !rp->overflow && lp->n && lp->n == rp->n;
+            for (int i = 0; i < lp->n && ok; i++)
+                ok = lp->c[i] == rp->r[i];
+        }
+    }
+    if (!ok) {
+        if (lp->overflow || rp->overflow)
+            pm_fail(c, "more than %d GEMM groups", MAX_GROUPS);
+        else
+            pm_fail(c, "ValueError: grouped_gemm_variable_k could not parse Input Dims");
+        free(lp);
+        free(rp);
+        return;
+    }
+    int bi, bo;
+    bool hbi, hbo;
+    const char *d0;
+    grouped_dtypes(c, &bi, &bo, &d0, &hbi, &hbo);
+    int64_t M = 0;
+    for (int i = 0; i < lp->n; i++)
+        M = pm_add(c, M, lp->r[i]);
+    if (pm_ok(c)) {
+        pm_p_int(c, "M", M);
+        pm_p_int(c, "K", lp->c[0]);
+        pm_p_int(c, "N", rp->c[0]);
+        pm_p_int(c, "G", lp->n);
+        p_bpe(c, "bpe_in", hbi, bi);
+        p_bpe(c, "bpe_out", hbo, bo);
+        /* group_pairs: [((M_i, K_i), (K_i, N_i)), ...] */
+        size_t cap = (size_t)lp->n * 96 + 8;
+        char *t = malloc(cap);
+        if (!t) {
+            c->oom = true;
+        } else {
+            size_t n = 0;
+            t[n++] = '[';
+            for (int i = 0; i < lp->n; i++)
+                n += (size_t)snprintf(t + n, cap - n, "%s((%lld, %lld), (%lld, %lld))",
+                                      i ? ", " : "", (long long)lp->r[i], (long long)lp->c[i],
+                                      (long long)rp->r[i], (long long)rp->c[i]);
+            snprintf(t + n, cap - n, "]");
+            pm_p_str(c, "group_pairs", t);
+            free(t);
+        }
+        if (pm_begin(c, PM_FWD)) {
+            int64_t f = 0, by = 0;
+            for (int i = 0; i < lp->n; i++) {
+                f = pm_add(c, f, pm_mul(c, pm_mul(c, pm_mul(c, 2, lp->r[i]), lp->c[i]), rp->c[i]));
+                int64_t in =
+                    pm_add(c, pm_mul(c, lp->r[i], lp->c[i]), pm_mul(c, lp->c[i], rp->c[i]));
+                by = pm_add(
+                    c, by,
+                    pm_add(c, pm_mul(c, in, bi), pm_mul(c, pm_mul(c, lp->r[i], rp->c[i]), bo)));
+            }
+            pm_set_flops(c, (double)f);
+            if (hbi && hbo)
+                pm_set_bytes(c, true, (double)by);
+            grouped_spec(c, d0);
+        }
+        pm_no_bwd(c, MP_ROOFLINE_SKIP);
+    }
+    free(lp);
+    free(rp);
+}

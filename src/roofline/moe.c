@@ -1,0 +1,308 @@
+/* Mixture-of-experts GEMMs that TraceLens models from pseudo ops
+ * (category and sheet "MoE_unfused", compute spec matrix_<weight dtype>):
+ * the up and down projections of the Triton (matmul_ogs, GPT-OSS style)
+ * unfused MoE. The pseudo-op pass records the routing in the op's args:
+ * "MoE topk" and "MoE GEMM gated"; the weight type comes from the first
+ * kernel's name (mxfp4 / fp4 -> FP4 at half a byte, fp8 / e4m3 -> FP8).
+ *
+ * up:   flops = 2*M*K*N*topk*(2 if gated), bytes = M*K*in + E_active*(2 if
+ *       gated)*K*N*w + M*N*topk*out
+ * down: flops = 2*M*N*K*topk, bytes = M*N*topk*in + E_active*N*K*w + M*K*out
+ * with E_active = E*(1 - ((E - topk)/E)^M), the expected number of experts
+ * a uniform router touches, and N = K (TraceLens's stated limitation: the
+ * intermediate size is not in the trace).
+ *
+ * The GPTQ/AWQ MoE (vllm::outplace_fused_experts, pseudo_op::moe_gptq_awq_*)
+ * has the same formulas with INT4 weights (half a byte), input and output at
+ * the input dtype's size (2 when unknown), and sizes from the op's Input
+ * Dims: tokens and hidden size from the hidden states [T, K]; up: experts
+ * and rows from w1 [E, N_rows, K/2], N = N_rows / 2 when gated; down:
+ * experts from w2 [E, K, N/2], N = 2 * its last dim. Compute spec
+ * matrix_<input dtype>.
+ *
+ * The flydsl two-stage MoE (pseudo_op::moe_flydsl_stage1 / _stage2 under
+ * aiter::fused_moe_) takes the fused op's Input Dims [[T, K], w1 [E, X, Kp],
+ * w2 [E, K, I], [T, topk], ...]: N = I * (K // Kp) (packed weights), gated
+ * when X == 2 * N, input / weight bytes from the first two Input types (2 /
+ * 1 when unknown), compute spec matrix_<weight dtype>; stage 1 is the up
+ * formula, stage 2 the down one. The fused AITER op
+ * (pseudo_op::moe_aiter_fused_1stage) reads the same shapes: flops = fc1
+ * (x2 gated) + fc2 + M*K*(2*topk - 1), bytes = input + both weights
+ * (E_active * N * K each, fc1 x2 gated) + output, spec matrix_<input dtype>. */
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "roofline_int.h"
+
+/* Expected number of experts a uniform router touches with M tokens and
+ * topk of E experts, and the bytes of one unfused MoE GEMM (up: input,
+ * active weights x gf, topk outputs; down: topk inputs, active weights,
+ * output); the same expressions for every MoE model, as TraceLens has them. */
+static double moe_active_experts(double E, double topk, double M)
+{
+    return E * (1 - pow((E - topk) / E, M));
+}
+
+static double moe_gemm_bytes(bool up, double M, double K, double N, double ea, double topk, int gf,
+                             double ib, double wb)
+{
+    if (up)
+        return M * K * ib + ea * gf * K * N * wb + M * N * topk * ib;
+    return M * N * topk * ib + ea * N * K * wb + M * K * ib;
+}
+
+/* The parameters every MoE model lists first. */
+static void moe_params(struct pm_ctx *c, int64_t M, int64_t K, int64_t N, int64_t E,
+                       struct pv *topk_v)
+{
+    pm_p_int(c, "num_tokens", M);
+    pm_p_int(c, "hidden_dim", K);
+    pm_p_int(c, "inter_dim", N);
+    pm_p_int(c, "num_experts", E);
+    pm_p_repr(c, "topk", topk_v);
+}
+
+/* 2 M K N topk gf: the FLOPs of one MoE GEMM over the routed tokens */
+static int64_t moe_gemm_flops(struct pm_ctx *c, int64_t M, int64_t K, int64_t N, int64_t topk,
+                              int gf)
+{
+    return pm_mul(c, pm_mul(c, pm_mul(c, pm_mul(c, 2, M), K), N), pm_mul(c, topk, gf));
+}
+
+/* *ea = the experts a batch touches; false (ZeroDivisionError, as TraceLens
+ * raises) when there are none. */
+static bool moe_experts(struct pm_ctx *c, int64_t E, int64_t topk, int64_t M, double *ea)
+{
+    if (E == 0) {
+        pm_fail(c, "ZeroDivisionError: no experts");
+        return false;
+    }
+    *ea = moe_active_experts((double)E, (double)topk, (double)M);
+    return true;
+}
+
+/* moe_perf_model_extensions.DTYPE_TO_BYTES (exact names) */
+static double moe_bpe(const char *dt)
+{
+    static const struct {
+        const char *name;
+        double b;
+    } tab[] = {
+        {"Float8_e4m3fn", 1},
+        {"Float8_e4m3fnuz", 1},
+        {"Float8_e5m2", 1},
+        {"Float8_e5m2fnuz", 1},
+        {"FP8", 1},
+        {"FP4", 0.5},
+        {"BFloat16", 2},
+        {"Float16", 2},
+        {"Half", 2},
+        {"Float32", 4},
+        {"Float", 4},
+        {"c10::BFloat16", 2},
+        {"c10::Float8_e4m3fn", 1},
+        {"c10::Float8_e4m3fnuz", 1},
+        {"c10::Float4_e2m1fn_x2", 0.5},
+        {"c10::Half", 2},
+        {"c10::Float", 4},
+    };
+
+    if (!dt)
+        return 0;
+    for (size_t i = 0; i < sizeof(tab) / sizeof(tab[0]); i++)
+        if (!strcmp(dt, tab[i].name))
+            return tab[i].b;
+    return 0;
+}
+
+static void moe_triton(struct pm_ctx *c, bool up)
+{
+    struct pv *dims = pm_arg(c, "Input Dims");
+    if (pm_ok(c) && pm_len(c, dims) < 2)
+        pm_fail(c, "ValueError: expected at least 2 Input Dims for unfused MoE");
+    struct pv *in = pm_at(c, dims, 0), *router = pm_at(c, dims, 1);
+    int64_t M = pm_int(c, pm_at(c, in, 0));
+    int64_t K = pm_int(c, pm_at(c, in, 1));
+    int64_t E = pm_int(c, pm_at(c, router, 1));
+    struct pv *topk_v = pm_arg(c, "MoE topk");
+    struct pv *gated_v = pm_arg(c, "MoE GEMM gated");
+    int64_t topk = pm_int(c, topk_v);
+    if (!pm_ok(c))
+        return;
+    const char *wdt = NULL;
+    if (c->op->n_kernels == 0 || !c->op->kernel_names || !c->op->kernel_names[0]) {
+        pm_fail(c, "ValueError: kernel details not found in event");
+        return;
+    }
+    const char *k0 = c->op->kernel_names[0];
+    if (mp_str_contains_ci(k0, "mxfp4") || mp_str_contains_ci(k0, "fp4"))
+        wdt = "FP4";
+    else if (mp_str_contains_ci(k0, "fp8") || mp_str_contains_ci(k0, "e4m3"))
+        wdt = "FP8";
+    struct pv *types = pm_arg_opt(c, "Input type");
+    if (!pv_is_array(types) || pv_array_size(types) < 2) {
+        pm_fail(c, "ValueError: expected at least 2 Input types");
+        return;
+    }
+    const char *idt = pm_str(c, pv_array_get(types, 0));
+    bool gated = pm_truthy(gated_v);
+    if (!pm_ok(c))
+        return;
+    moe_params(c, M, K, K, E, topk_v);
+    pm_p_repr(c, "gated", gated_v);
+    pm_p_str(c, "input_dtype", idt);
+    pm_p_str(c, "weight_dtype", wdt);
+    if (pm_begin(c, PM_FWD)) {
+        int gf = up && gated ? 2 : 1;
+        pm_set_flops(c, (double)moe_gemm_flops(c, M, K, K, topk, gf));
+        double ib = moe_bpe(idt), wb = moe_bpe(wdt), ea = 0;
+        if (!ib || !wb)
+            pm_fail(c, "ValueError: unknown %s dtype '%s'", !ib ? "input" : "weight",
+                    !ib ? (idt ? idt : "None") : (wdt ? wdt : "None"));
+        else if (moe_experts(c, E, topk, M, &ea))
+            pm_set_bytes(
+                c, true,
+                moe_gemm_bytes(up, (double)M, (double)K, (double)K, ea, (double)topk, gf, ib, wb));
+        pm_set_spec(c, "matrix", wdt);
+    }
+    pm_no_bwd(c, MP_ROOFLINE_SKIP);
+}
+
+void pm_moe_triton_up(struct pm_ctx *c)
+{
+    moe_triton(c, true);
+}
+
+void pm_moe_triton_down(struct pm_ctx *c)
+{
+    moe_triton(c, false);
+}
+
+/* TraceLens's moe_gptq_awq_up / moe_gptq_awq_down */
+static void moe_gptq_awq(struct pm_ctx *c, bool up)
+{
+    struct pv *dims = pm_arg(c, "Input Dims");
+    struct pv *in = pm_at(c, dims, 0);
+    int64_t M = pm_int(c, pm_at(c, in, 0));
+    int64_t K = pm_int(c, pm_at(c, in, 1));
+    struct pv *w = pm_at(c, dims, up ? 1 : 2);
+    int64_t E = pm_int(c, pm_at(c, w, 0));
+    int64_t n = pm_int(c, pm_at(c, w, up ? 1 : 2));
+    struct pv *topk_v = pm_arg(c, "MoE topk");
+    struct pv *gated_v = up ? pm_arg_opt(c, "MoE GEMM gated") : NULL;
+    bool gated = up && (!gated_v || pm_truthy(gated_v)); /* .get(..., True) */
+    int64_t N = up ? (gated ? (n >= 0 ? n / 2 : -((-n + 1) / 2)) : n) : pm_mul(c, n, 2);
+    struct pv *types = pm_arg_opt(c, "Input type");
+    const char *idt = types ? pm_str(c, pm_at(c, types, 0)) : "BFloat16";
+    int64_t topk = pm_int(c, topk_v);
+    if (!pm_ok(c))
+        return;
+    moe_params(c, M, K, N, E, topk_v);
+    if (up) {
+        if (gated_v)
+            pm_p_repr(c, "gated", gated_v);
+        else
+            pm_p_bool(c, "gated", true);
+    }
+    pm_p_str(c, "input_dtype", idt);
+    if (pm_begin(c, PM_FWD)) {
+        int gf = gated ? 2 : 1;
+        pm_set_flops(c, (double)moe_gemm_flops(c, M, K, N, topk, gf));
+        double ib = moe_bpe(idt), wb = 0.5, ea = 0;
+        if (!ib)
+            ib = 2; /* DTYPE_TO_BYTES.get(dtype, 2) */
+        if (moe_experts(c, E, topk, M, &ea))
+            pm_set_bytes(
+                c, true,
+                moe_gemm_bytes(up, (double)M, (double)K, (double)N, ea, (double)topk, gf, ib, wb));
+        pm_set_spec(c, "matrix", idt);
+    }
+    pm_no_bwd(c, MP_ROOFLINE_SKIP);
+}
+
+void pm_moe_gptq_awq_up(struct pm_ctx *c)
+{
+    moe_gptq_awq(c, true);
+}
+
+void pm_moe_gptq_awq_down(struct pm_ctx *c)
+{
+    moe_gptq_awq(c, false);
+}
+
+/* TraceLens's moe_flydsl_stage1 / moe_flydsl_stage2 */
+/* stage: 1 or 2 (flydsl), 0 the fused AITER 1-stage op */
+static void moe_flydsl(struct pm_ctx *c, int stage)
+{
+    bool up = stage == 1;
+    struct pv *dims = pm_arg(c, "Input Dims");
+    struct pv *in = pm_at(c, dims, 0), *w1 = pm_at(c, dims, 1), *w2 = pm_at(c, dims, 2);
+    struct pv *tw = pm_at(c, dims, 3);
+    int64_t M = pm_int(c, pm_at(c, in, 0));
+    if (pm_ok(c) && (pm_len(c, w1) != 3 || pm_len(c, w2) != 3))
+        pm_fail(c, "ValueError: expected 3 dims for w1 and w2");
+    int64_t x1 = pm_int(c, pm_at(c, w1, 1)), kp = pm_int(c, pm_at(c, w1, 2));
+    int64_t K = pm_int(c, pm_at(c, w2, 1)), I = pm_int(c, pm_at(c, w2, 2));
+    int64_t E = pm_int(c, pm_at(c, w1, 0));
+    struct pv *topk_v = pm_at(c, tw, 1);
+    int64_t topk = pm_int(c, topk_v);
+    struct pv *types = pm_arg(c, "Input type");
+    const char *idt = pm_str(c, pm_at(c, types, 0));
+    const char *wdt = pm_str(c, pm_at(c, types, 1));
+    if (!pm_ok(c))
+        return;
+    if (kp == 0 || (kp == -1 && K == INT64_MIN)) {
+        pm_fail(c, kp ? "OverflowError: hidden size"
+                      : "ZeroDivisionError: integer division or "
+                        "modulo by zero");
+        return;
+    }
+    /* Python floor division */
+    int64_t war = K / kp - ((K % kp != 0) && ((K < 0) != (kp < 0)) ? 1 : 0);
+    int64_t N = pm_mul(c, I, war);
+    bool gated = x1 == pm_mul(c, 2, N);
+    moe_params(c, M, K, N, E, topk_v);
+    pm_p_bool(c, "gated", gated);
+    pm_p_str(c, "input_dtype", idt);
+    pm_p_str(c, "weight_dtype", wdt);
+    if (pm_begin(c, PM_FWD)) {
+        double Md = (double)M, Kd = (double)K, Nd = (double)N;
+        int gf = (up || stage == 0) && gated ? 2 : 1;
+        int64_t f1 = moe_gemm_flops(c, M, K, N, topk, gf);
+        if (stage == 0) { /* fc1 + fc2 + the top-k aggregation */
+            int64_t f2 = pm_mul(c, pm_mul(c, pm_mul(c, pm_mul(c, 2, M), K), N), topk);
+            int64_t agg = pm_mul(c, pm_mul(c, M, K), pm_add(c, pm_mul(c, 2, topk), -1));
+            pm_set_flops(c, (double)pm_add(c, pm_add(c, f1, f2), agg));
+        } else {
+            pm_set_flops(c, (double)f1);
+        }
+        double ib = moe_bpe(idt), wb = moe_bpe(wdt), ea = 0;
+        if (!ib)
+            ib = 2; /* DTYPE_TO_BYTES.get(dtype, 2) */
+        if (!wb)
+            wb = 1; /* DTYPE_TO_BYTES.get(dtype, 1) */
+        if (moe_experts(c, E, topk, M, &ea))
+            pm_set_bytes(c, true,
+                         stage == 0 ? Md * Kd * ib + ea * Nd * Kd * wb * gf + ea * Nd * Kd * wb +
+                                          Md * Kd * ib
+                                    : moe_gemm_bytes(up, Md, Kd, Nd, ea, (double)topk, gf, ib, wb));
+        pm_set_spec(c, "matrix", stage == 0 ? idt : wdt);
+    }
+    pm_no_bwd(c, MP_ROOFLINE_SKIP);
+}
+
+void pm_moe_flydsl_stage1(struct pm_ctx *c)
+{
+    moe_flydsl(c, 1);
+}
+
+void pm_moe_flydsl_stage2(struct pm_ctx *c)
+{
+    moe_flydsl(c, 2);
+}
+
+void pm_moe_aiter_fused_1stage(struct pm_ctx *c)
+{
+    moe_flydsl(c, 0);
+}

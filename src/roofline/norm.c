@@ -1,0 +1,398 @@
+/* Normalization family: batch, layer, group, instance and RMS norm, forward
+ * (category NORM_fwd) and backward (NORM_bwd) ATen ops, all on the
+ * "Normalization" sheet with compute spec vector_<input dtype>.
+ *
+ * Forward: flops = 3C + (3N if training) + 3C + 2N, bytes = N*bpe_in +
+ * N*bpe_out + T*C*bpe_in with T = 2 (mean, var) + 1 if affine + 1 if affine
+ * and bias + 2 if training (N elements, C channels). Backward ops use the
+ * per-channel formula of Normalization.flops_func_bwd. RMS norm has its own
+ * formulas. TraceLens's quirks are kept: BatchNorm/InstanceNorm
+ * "is_training" is the truthiness of a string (any non-empty text is True),
+ * and "is_affine"/"has_bias" test a shape for None, which a trace never
+ * holds, so they are True. */
+#include <string.h>
+
+#include "roofline_int.h"
+
+struct norm {
+    struct pm_shape shape;
+    double N, C;
+    bool c_is_float; /* num_channels is a Python float (GroupNormBwd) */
+    const char *din;
+    bool bias, affine, training;
+    bool has_mask;
+    struct pm_shape mask; /* output_mask as 0/1 */
+};
+
+/* `args["Input Dims"][i] is not None` */
+static bool dims_not_none(struct pm_ctx *c, long i)
+{
+    struct pv *v = pm_argi(c, "Input Dims", i);
+    return v && !pv_is_null(v);
+}
+
+static void norm_params(struct pm_ctx *c, struct norm *n, struct pv *stride_in)
+{
+    pm_p_shape(c, "op_shape", &n->shape, false);
+    const char *dio[2] = {n->din, NULL};
+    pm_p_strs(c, "dtype_in_out", 2, dio, false);
+    pm_p_tuple(c, "stride_input", stride_in);
+    pm_p_none(c, "stride_output");
+    if (n->c_is_float)
+        pm_p_float(c, "num_channels", n->C);
+    else
+        pm_p_int(c, "num_channels", (int64_t)n->C);
+    pm_p_bool(c, "has_bias", n->bias);
+    pm_p_bool(c, "is_affine", n->affine);
+    pm_p_bool(c, "is_training", n->training);
+    if (n->has_mask) {
+        bool m[PM_MAX_DIMS];
+        for (int i = 0; i < n->mask.n; i++)
+            m[i] = n->mask.d[i] != 0;
+        pm_p_bools(c, "output_mask", n->mask.n, m, true);
+    }
+}
+
+static double norm_flops(const struct norm *n)
+{
+    double f = n->C * 3;
+    if (n->training)
+        f += n->N * 3;
+    f += n->C * 3;
+    return f + 2 * n->N;
+}
+
+static double norm_bytes(const struct norm *n, double bpe)
+{
+    int t = 2;
+    if (n->affine) {
+        t++;
+        if (n->bias)
+            t++;
+    }
+    if (n->training)
+        t += 2;
+    return n->N * bpe + n->N * bpe + t * n->C * bpe;
+}
+
+/* output_mask[0]; classes without a mask use the string "[False]", whose
+ * first character is truthy */
+static bool mask0(const struct norm *n)
+{
+    return n->has_mask ? (n->mask.n > 0 && n->mask.d[0]) : true;
+}
+
+static double norm_flops_bwd(const struct norm *n)
+{
+    double epc = n->N / n->C;
+    double fpc = n->training ? 0 : 3;
+    fpc += 4 * epc;
+    if (mask0(n)) {
+        if (n->training)
+            fpc += 5 * epc;
+    } else {
+        fpc += 2 * epc;
+    }
+    return n->C * fpc;
+}
+
+static double norm_bytes_bwd(const struct norm *n, double bpe)
+{
+    double b = n->N * bpe + n->N * bpe * (mask0(n) && n->training ? 2 : 1);
+    if (n->training)
+        b += n->C * bpe;
+    if (n->affine) {
+        b += n->C * bpe;
+        if (n->training)
+            b += n->C * bpe * (n->bias ? 2 : 1);
+    }
+    return b;
+}
+
+/* bpe of the input dtype; an unknown size is None in TraceLens, and
+ * None * int raises */
+static bool norm_bpe(struct pm_ctx *c, const struct norm *n, double *bpe)
+{
+    int b = pm_bpe(n->din);
+    if (!b) {
+        pm_fail(c, "TypeError: unknown bytes per element for '%s'", n->din ? n->din : "None");
+        return false;
+    }
+    *bpe = b;
+    return true;
+}
+
+/* kind: forward class (fwd formulas, bwd phase NotImplementedError) or
+ * backward class (both phases use the backward formulas) */
+enum { NORM_FWD, NORM_BWD_CLASS };
+
+static void norm_run(struct pm_ctx *c, const struct norm *n, int kind)
+{
+    double bpe;
+    if (pm_begin(c, PM_FWD)) {
+        if (n->C == 0 && kind == NORM_BWD_CLASS) {
+            pm_fail(c, "ZeroDivisionError: num_channels is 0");
+        } else {
+            pm_set_flops(c, kind == NORM_FWD ? norm_flops(n) : norm_flops_bwd(n));
+            if (norm_bpe(c, n, &bpe))
+                pm_set_bytes(c, true,
+                             kind == NORM_FWD ? norm_bytes(n, bpe) : norm_bytes_bwd(n, bpe));
+        }
+        pm_set_spec(c, "vector", n->din);
+    }
+    if (kind == NORM_FWD) {
+        pm_no_bwd(c, MP_ROOFLINE_SKIP);
+    } else if (pm_begin(c, PM_BWD)) {
+        if (n->C == 0) {
+            pm_fail(c, "ZeroDivisionError: num_channels is 0");
+            return;
+        }
+        pm_set_flops(c, norm_flops_bwd(n));
+        if (norm_bpe(c, n, &bpe))
+            pm_set_bytes(c, true, norm_bytes_bwd(n, bpe));
+    }
+}
+
+static void norm_shape(struct pm_ctx *c, struct norm *n, long i)
+{
+    pm_shape_argi(c, "Input Dims", i, &n->shape);
+    n->N = (double)pm_prod(c, &n->shape, 0, n->shape.n);
+}
+
+/* shape[1] as the channel count */
+static double channels_dim1(struct pm_ctx *c, const struct pm_shape *s)
+{
+    if (pm_ok(c) && s->n < 2)
+        pm_fail(c, "IndexError: tuple index out of range");
+    return pm_ok(c) ? (double)s->d[1] : 0;
+}
+
+void pm_norm_batch(struct pm_ctx *c)
+{
+    struct norm n = {0};
+    norm_shape(c, &n, 0);
+    n.din = pm_str_argi(c, "Input type", 0);
+    struct pv *sin = pm_argi(c, "Input Strides", 0);
+    n.affine = dims_not_none(c, 2);
+    n.training = pm_truthy(pm_argi(c, "Concrete Inputs", 5));
+    n.C = channels_dim1(c, &n.shape);
+    n.bias = true;
+    if (!pm_ok(c))
+        return;
+    norm_params(c, &n, sin);
+    norm_run(c, &n, NORM_FWD);
+}
+
+void pm_norm_batch_bwd(struct pm_ctx *c)
+{
+    const char *name = c->op->name;
+    long in = 1;
+    (void)dims_not_none(c, 0); /* has_output */
+    if (!strcmp(name, "aten::cudnn_batch_norm_backward") ||
+        !strcmp(name, "aten::miopen_batch_norm_backward")) {
+        in = 0;
+    }
+    struct norm n = {0};
+    n.training = in == 0 ? false : pm_truthy(pm_argi(c, "Concrete Inputs", 7));
+    norm_shape(c, &n, in);
+    n.C = channels_dim1(c, &n.shape);
+    n.din = pm_str_argi(c, "Input type", in);
+    struct pv *sin = pm_argi(c, "Input Strides", in);
+    n.has_mask = true;
+    n.mask.n = 1;
+    n.mask.d[0] = 1;
+    n.affine = dims_not_none(c, 2);
+    n.bias = true;
+    if (!pm_ok(c))
+        return;
+    norm_params(c, &n, sin);
+    norm_run(c, &n, NORM_BWD_CLASS);
+}
+
+void pm_norm_layer(struct pm_ctx *c)
+{
+    struct norm n = {0};
+    norm_shape(c, &n, 0);
+    struct pm_shape ns;
+    pm_literal_ints(c, pm_str(c, pm_argi(c, "Concrete Inputs", 1)), &ns);
+    n.C = (double)pm_prod(c, &ns, 0, ns.n);
+    n.bias = dims_not_none(c, 3);
+    n.din = pm_str_argi(c, "Input type", 0);
+    struct pv *sin = pm_argi(c, "Input Strides", 0);
+    n.affine = dims_not_none(c, 2);
+    n.training = true;
+    if (!pm_ok(c))
+        return;
+    norm_params(c, &n, sin);
+    norm_run(c, &n, NORM_FWD);
+}
+
+void pm_norm_layer_bwd(struct pm_ctx *c)
+{
+    struct norm n = {0};
+    norm_shape(c, &n, 1);
+    struct pm_shape ns;
+    pm_literal_ints(c, pm_str(c, pm_argi(c, "Concrete Inputs", 2)), &ns);
+    n.C = (double)pm_prod(c, &ns, 0, ns.n);
+    n.din = pm_str_argi(c, "Input type", 1);
+    struct pv *sin = pm_argi(c, "Input Strides", 1);
+    pm_literal_ints(c, pm_str(c, pm_argi(c, "Concrete Inputs", 7)), &n.mask);
+    if (pm_ok(c) && n.mask.n < 3)
+        pm_fail(c, "IndexError: output_mask too short");
+    if (!pm_ok(c))
+        return;
+    n.has_mask = true;
+    n.affine = n.mask.d[1] != 0;
+    n.bias = n.mask.d[2] != 0;
+    n.training = true;
+    norm_params(c, &n, sin);
+    norm_run(c, &n, NORM_BWD_CLASS);
+}
+
+void pm_norm_group(struct pm_ctx *c)
+{
+    struct norm n = {0};
+    norm_shape(c, &n, 0);
+    n.din = pm_str_argi(c, "Input type", 0);
+    struct pv *sin = pm_argi(c, "Input Strides", 0);
+    n.affine = dims_not_none(c, 2);
+    n.training = true;
+    n.C = channels_dim1(c, &n.shape);
+    n.bias = true;
+    if (!pm_ok(c))
+        return;
+    norm_params(c, &n, sin);
+    norm_run(c, &n, NORM_FWD);
+}
+
+/* native_group_norm_backward: C = shape[1] / groups, a float in Python */
+void pm_norm_group_bwd(struct pm_ctx *c)
+{
+    struct norm n = {0};
+    struct pv *conc = pm_arg(c, "Concrete Inputs");
+    norm_shape(c, &n, 1);
+    n.din = pm_str_argi(c, "Input type", 1);
+    struct pv *sin = pm_argi(c, "Input Strides", 1);
+    n.affine = dims_not_none(c, 5);
+    n.training = true;
+    pm_literal_ints(c, pm_str(c, pm_at(c, conc, 9)), &n.mask);
+    double ch = channels_dim1(c, &n.shape);
+    int64_t groups = pm_pyint(c, pm_str(c, pm_at(c, conc, 8)));
+    if (pm_ok(c) && groups == 0)
+        pm_fail(c, "ZeroDivisionError: groups is 0");
+    if (!pm_ok(c))
+        return;
+    n.C = ch / (double)groups;
+    n.c_is_float = true;
+    n.has_mask = true;
+    n.bias = true;
+    norm_params(c, &n, sin);
+    norm_run(c, &n, NORM_BWD_CLASS);
+}
+
+void pm_norm_instance(struct pm_ctx *c)
+{
+    struct norm n = {0};
+    struct pv *conc = pm_arg(c, "Concrete Inputs");
+    norm_shape(c, &n, 0);
+    n.din = pm_str_argi(c, "Input type", 0);
+    struct pv *sin = pm_argi(c, "Input Strides", 0);
+    n.affine = dims_not_none(c, 2);
+    n.training = pm_truthy(pm_at(c, conc, 5));
+    n.C = channels_dim1(c, &n.shape);
+    n.bias = true;
+    if (!pm_ok(c))
+        return;
+    norm_params(c, &n, sin);
+    norm_run(c, &n, NORM_FWD);
+}
+
+void pm_norm_instance_bwd(struct pm_ctx *c)
+{
+    pm_notimpl(c, "NotImplementedError: backward pass for InstanceNorm is not defined");
+}
+
+/* aten::_fused_rms_norm: C = prod(normalized_shape), no bias, never
+ * training; flops = (N/C)*(2C+2) + N*(2 if affine else 1). */
+void pm_norm_rms(struct pm_ctx *c)
+{
+    struct norm n = {0};
+    struct pv *conc = pm_arg(c, "Concrete Inputs");
+    norm_shape(c, &n, 0);
+    n.din = pm_str_argi(c, "Input type", 0);
+    struct pv *sin = pm_argi(c, "Input Strides", 0);
+    n.affine = dims_not_none(c, 2);
+    struct pm_shape ns;
+    pm_literal_ints(c, pm_str(c, pm_at(c, conc, 1)), &ns);
+    n.C = (double)pm_prod(c, &ns, 0, ns.n);
+    if (!pm_ok(c))
+        return;
+    norm_params(c, &n, sin);
+    if (pm_begin(c, PM_FWD)) {
+        if (n.C == 0) {
+            pm_fail(c, "ZeroDivisionError: num_channels is 0");
+        } else {
+            double f = n.N / n.C * (2 * n.C + 2);
+            f += n.N * (n.affine ? 2 : 1);
+            pm_set_flops(c, f);
+            double bpe;
+            if (norm_bpe(c, &n, &bpe))
+                pm_set_bytes(c, true, n.N * bpe + n.N * bpe + (n.affine ? n.C * bpe : 0));
+        }
+        pm_set_spec(c, "vector", n.din);
+    }
+    pm_no_bwd(c, MP_ROOFLINE_SKIP);
+}
+
+static double rms_bwd_flops(const struct norm *n)
+{
+    double nn = n->N / n->C;
+    double f = n->affine ? n->N : 0;
+    f += n->N;
+    if (n->mask.d[0]) {
+        f += 2 * n->N;
+        f += 4 * n->N;
+    }
+    if (n->mask.d[1] && n->affine) {
+        f += n->N;
+        if (nn > 1)
+            f += n->N;
+    }
+    return f;
+}
+
+void pm_norm_rms_bwd(struct pm_ctx *c)
+{
+    struct norm n = {0};
+    struct pv *conc = pm_arg(c, "Concrete Inputs");
+    norm_shape(c, &n, 1);
+    n.din = pm_str_argi(c, "Input type", 1);
+    struct pv *sin = pm_argi(c, "Input Strides", 1);
+    n.affine = dims_not_none(c, 4);
+    struct pm_shape ns;
+    pm_literal_ints(c, pm_str(c, pm_at(c, conc, 2)), &ns);
+    n.C = (double)pm_prod(c, &ns, 0, ns.n);
+    pm_literal_ints(c, pm_str(c, pm_at(c, conc, 5)), &n.mask);
+    if (!pm_ok(c))
+        return;
+    n.has_mask = true;
+    norm_params(c, &n, sin);
+    for (int ph = PM_FWD; ph <= PM_BWD; ph++) {
+        if (!pm_begin(c, (enum pm_phase)ph))
+            continue;
+        if (n.C == 0) {
+            pm_fail(c, "ZeroDivisionError: num_channels is 0");
+            continue;
+        }
+        if (n.mask.n < 2) { /* output_mask[0] and [1] are both read */
+            pm_fail(c, "IndexError: output_mask too short");
+            continue;
+        }
+        pm_set_flops(c, rms_bwd_flops(&n));
+        double bpe;
+        if (norm_bpe(c, &n, &bpe))
+            pm_set_bytes(c, true, n.N * bpe + n.N * bpe * 2 + (n.affine ? n.C * bpe * 2 : 0));
+        if (ph == PM_FWD)
+            pm_set_spec(c, "vector", n.din);
+    }
+}

@@ -1,0 +1,567 @@
+/* Helpers shared by the TraceLens report sheets: numpy-exact statistics,
+ * process/thread names from metadata events, and the kernel-details summary
+ * cells (kernel_details_summary / trunc_kernel_details). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <magpie/fmt.h>
+#include <magpie/report.h>
+#include <magpie/roofline.h>
+#include <magpie/stats.h>
+
+#include "tracelens_int.h"
+
+/* ---- small statistics ---- */
+/* mean, median (midpoint), std (ddof given), min, max, sum; sums and means
+ * as numpy computes them */
+int tl_stats(const double *x, size_t n, int ddof, struct tl_stats *s)
+{
+    memset(s, 0, sizeof(*s));
+    if (n == 0)
+        return 0;
+    double *c = malloc(n * sizeof(double));
+    if (!c)
+        return MP_ENOMEM;
+    memcpy(c, x, n * sizeof(double));
+    qsort(c, n, sizeof(double), mp_stats_cmp_double);
+    double sum = mp_sum_pairwise(x, n);
+    s->sum = sum;
+    s->mean = sum / (double)n;
+    s->min = c[0];
+    s->max = c[n - 1];
+    s->median = n % 2 ? c[n / 2] : (c[n / 2 - 1] + c[n / 2]) / 2.0;
+    if (n > (size_t)ddof) {
+        for (size_t i = 0; i < n; i++)
+            c[i] = (x[i] - s->mean) * (x[i] - s->mean);
+        s->std = sqrt(mp_sum_pairwise(c, n) / (double)(n - (size_t)ddof));
+        s->has_std = true;
+    }
+    free(c);
+    return 0;
+}
+
+int tl_group_stats(const double *x, size_t n, bool ids_sorted, struct tl_stats *s)
+{
+    int rc = tl_stats(x, n, 1, s); /* median, min, max as numpy */
+    if (rc || n == 0)
+        return rc;
+    s->sum = mp_sum_pandas_group(x, n, ids_sorted);
+    s->mean = s->sum / (double)n;
+    if (s->has_std)
+        s->std = mp_std_pandas_group(x, n, 1);
+    return 0;
+}
+
+int tl_csv_float(struct mp_csv *csv, struct mp_buf *cell, double v, bool present)
+{
+    mp_buf_reset(cell);
+    int rc = present && !isnan(v) ? tl_pyfloat(cell, v) : 0;
+    return rc ? rc : mp_csv_field(csv, mp_buf_cstr(cell), cell->len);
+}
+
+/* process / thread names from the trace's metadata ("M") events */
+
+int tl_meta_build(const struct mp_trace_store *s, struct tl_meta *m)
+{
+    memset(m, 0, sizeof(*m));
+    m->keys = mp_intern_new();
+    if (!m->keys)
+        return MP_ENOMEM;
+    struct mp_buf k, v;
+    mp_buf_init(&k, 0);
+    mp_buf_init(&v, 0);
+    int rc = 0;
+    for (size_t i = 0; i < s->n && !rc; i++) {
+        if (s->ph[i] != 'M' || s->name[i] < 0 || !s->args[i])
+            continue;
+        const char *field = mp_intern_str(s->strings, s->name[i]);
+        const char *arg =
+            strcmp(field, "process_labels") == 0                                        ? "labels"
+            : (strcmp(field, "process_name") == 0 || strcmp(field, "thread_name") == 0) ? "name"
+                                                                                        : NULL;
+        if (!arg)
+            continue;
+        struct mp_strview obj = {s->args[i], s->args_len[i]}, raw;
+        if (mp_trace_json_find(obj, arg, &raw) != 0 || mp_trace_json_string(raw, &v) != 0)
+            continue;
+        mp_buf_reset(&k);
+        rc = mp_buf_printf(&k, "%s\x1f%s\x1f%s",
+                           s->pid[i] >= 0 ? mp_intern_str(s->strings, s->pid[i]) : "",
+                           s->tid[i] >= 0 ? mp_intern_str(s->strings, s->tid[i]) : "", field);
+        int32_t id = rc ? -1 : mp_intern_add(m->keys, k.data, k.len);
+        if (id < 0) {
+            rc = MP_ENOMEM;
+            break;
+        }
+        if ((size_t)id >= m->cap) {
+            size_t nc = m->cap ? m->cap * 2 : 64;
+            while (nc <= (size_t)id)
+                nc *= 2;
+            char **nv = realloc(m->vals, nc * sizeof(char *));
+            if (!nv) {
+                rc = MP_ENOMEM;
+                break;
+            }
+            memset(nv + m->cap, 0, (nc - m->cap) * sizeof(char *));
+            m->vals = nv;
+            m->cap = nc;
+        }
+        free(m->vals[id]);
+        m->vals[id] = mp_strdup(v.data ? v.data : "");
+    }
+    mp_buf_fini(&k);
+    mp_buf_fini(&v);
+    return rc;
+}
+
+const char *tl_meta_get(const struct tl_meta *m, const char *pid, const char *tid,
+                        const char *field)
+{
+    /* the key as tl_meta_build writes it, built without snprintf: this runs
+     * three times per row of the ops, perf and unified sheets */
+    char key[512];
+    size_t np = strlen(pid), nt = strlen(tid), nf = strlen(field), n = np + nt + nf + 2;
+    if (n >= sizeof(key))
+        return "Unknown";
+    memcpy(key, pid, np + 1); /* each with its NUL, then overwritten by the separator */
+    key[np] = '\x1f';
+    memcpy(key + np + 1, tid, nt + 1);
+    key[np + 1 + nt] = '\x1f';
+    memcpy(key + np + nt + 2, field, nf + 1);
+    int32_t id = mp_intern_find(m->keys, key, n);
+    return id >= 0 && (size_t)id < m->cap && m->vals[id] ? m->vals[id] : "Unknown";
+}
+
+void tl_meta_fini(struct tl_meta *m)
+{
+    for (size_t i = 0; i < m->cap; i++)
+        free(m->vals[i]);
+    free(m->vals);
+    mp_intern_free(m->keys);
+}
+
+struct kpos {
+    const char *name;
+    const char *stack; /* Python list repr, or NULL */
+    size_t pos;        /* index in the template */
+    bool has_stream;
+    int64_t stream;
+    struct tl_stats st;
+    size_t count;
+};
+
+static int cmp_kpos(const void *a, const void *b)
+{
+    const struct kpos *x = a, *y = b;
+    if (x->st.sum != y->st.sum)
+        return x->st.sum < y->st.sum ? -1 : 1;
+    return strcmp(x->name, y->name);
+}
+
+int tl_kernel_stream(const struct mp_trace_store *s, int32_t k, int64_t *out)
+{
+    if (!(s->flags[k] & MP_EV_STREAM))
+        return -1;
+    *out = s->stream[k];
+    return 0;
+}
+
+int tl_kernel_details_cells(const struct mp_trace_tree *t, const int32_t *tmpl, size_t nk,
+                            double *const *kdur, size_t nrows, struct mp_csv *csv,
+                            struct mp_buf *cell)
+{
+    return tl_kernel_details_cells_cs(t, tmpl, nk, kdur, nrows, NULL, NULL, csv, cell);
+}
+
+/* One entry of a trunc_kernel_details list, ", " first unless it is the
+ * first: {'name': <the name's first 64 characters (code points), then "..."
+ * when cut>, 'stream': <n or None>, 'mean_duration_us': <round(mean, 2)>}. */
+int tl_trunc_detail(struct mp_buf *cell, bool first, const char *name, bool has_stream,
+                    long long stream, double mean)
+{
+    int rc = mp_buf_puts(cell, first ? "{'name': " : ", {'name': ");
+    if (rc)
+        return rc;
+    size_t len = strlen(name), chars = 0, cut = len;
+    for (size_t j = 0; j < len; j++) {
+        if (((unsigned char)name[j] & 0xC0) != 0x80) {
+            if (chars == 64) {
+                cut = j;
+                break;
+            }
+            chars++;
+        }
+    }
+    if (cut < len) {
+        char *tmp = malloc(cut + 4);
+        if (!tmp)
+            return MP_ENOMEM;
+        memcpy(tmp, name, cut);
+        memcpy(tmp + cut, "...", 4);
+        rc = tl_pystr_repr(cell, tmp, cut + 3);
+        free(tmp);
+    } else {
+        rc = tl_pystr_repr(cell, name, len);
+    }
+    rc = rc ? rc : mp_buf_puts(cell, ", 'stream': ");
+    rc = rc ? rc : (has_stream ? mp_buf_printf(cell, "%lld", stream) : mp_buf_puts(cell, "None"));
+    /* round() of a numpy float64: rint(x * 100) / 100, not Python's
+     * correctly rounded decimal (8.895 -> 8.9 here, 8.89 in Python) */
+    rc = rc ? rc : mp_buf_puts(cell, ", 'mean_duration_us': ");
+    rc = rc ? rc : tl_pyfloat(cell, rint(mean * 100.0) / 100.0);
+    return rc ? rc : mp_buf_putc(cell, '}');
+}
+
+int tl_kernel_details_cells_cs(const struct mp_trace_tree *t, const int32_t *tmpl, size_t nk,
+                               double *const *kdur, size_t nrows, const char *const *stacks,
+                               size_t *order, struct mp_csv *csv, struct mp_buf *cell)
+{
+    struct kpos *p = calloc(nk ? nk : 1, sizeof(*p));
+    if (!p)
+        return MP_ENOMEM;
+    int rc = 0;
+    for (size_t i = 0; i < nk && !rc; i++) {
+        p[i].name = mp_trace_tree_name(t, tmpl[i]);
+        p[i].stack = stacks ? stacks[i] : NULL;
+        p[i].pos = i;
+        p[i].has_stream = tl_kernel_stream(t->s, tmpl[i], &p[i].stream) == 0;
+        p[i].count = nrows;
+        rc = tl_stats(kdur[i], nrows, 0, &p[i].st);
+    }
+    if (!rc)
+        qsort(p, nk, sizeof(*p), cmp_kpos);
+    for (size_t i = 0; order && i < nk; i++)
+        order[i] = p[i].pos;
+    /* kernel_details_summary */
+    mp_buf_reset(cell);
+    rc = rc ? rc : mp_buf_putc(cell, '[');
+    for (size_t i = 0; i < nk && !rc; i++) {
+        if (i)
+            rc = mp_buf_puts(cell, ", ");
+        rc = rc ? rc : mp_buf_puts(cell, "{'name': ");
+        rc = rc ? rc : tl_pystr_repr(cell, p[i].name, strlen(p[i].name));
+        rc = rc ? rc : mp_buf_puts(cell, ", 'stream': ");
+        rc = rc ? rc
+                : (p[i].has_stream ? mp_buf_printf(cell, "%lld", (long long)p[i].stream)
+                                   : mp_buf_puts(cell, "None"));
+        if (p[i].stack) {
+            rc = rc ? rc : mp_buf_puts(cell, ", 'call_stack': ");
+            rc = rc ? rc : mp_buf_puts(cell, p[i].stack);
+        }
+        rc = rc ? rc : mp_buf_printf(cell, ", 'count': %zu, 'total_duration_us': ", p[i].count);
+        rc = rc ? rc : tl_pyfloat(cell, p[i].st.sum);
+        rc = rc ? rc : tl_duration_stats_repr(cell, &p[i].st);
+        rc = rc ? rc : mp_buf_putc(cell, '}');
+    }
+    rc = rc ? rc : mp_buf_putc(cell, ']');
+    rc = rc ? rc : mp_csv_field(csv, mp_buf_cstr(cell), cell->len);
+    /* trunc_kernel_details */
+    mp_buf_reset(cell);
+    if (nk > 0) {
+        rc = rc ? rc : mp_buf_putc(cell, '[');
+        for (size_t i = 0; i < nk && !rc; i++) {
+            rc = tl_trunc_detail(cell, i == 0, p[i].name, p[i].has_stream, p[i].stream,
+                                 p[i].st.mean);
+        }
+        rc = rc ? rc : mp_buf_putc(cell, ']');
+    }
+    rc = rc ? rc : mp_csv_field(csv, mp_buf_cstr(cell), cell->len);
+    free(p);
+    return rc;
+}
+
+struct ts_idx {
+    double ts;
+    int32_t uid;
+};
+
+static int cmp_ts_idx(const void *a, const void *b)
+{
+    const struct ts_idx *x = a, *y = b;
+    if (x->ts != y->ts)
+        return x->ts < y->ts ? -1 : 1;
+    return x->uid < y->uid ? -1 : (x->uid > y->uid ? 1 : 0);
+}
+
+/* GPU events of the subtrees of roots[0..nroots) in DFS order, then stably
+ * sorted by ts. */
+static int subtree_kernels(const struct mp_trace_tree *t, const int32_t *roots, size_t nroots,
+                           int32_t **out, size_t *n)
+{
+    int32_t *buf = NULL;
+    size_t bn = 0, cap = 0;
+    for (size_t r = 0; r < nroots; r++) {
+        long got = mp_trace_tree_gpu_events(t, roots[r], &buf, &bn, &cap);
+        if (got < 0) {
+            free(buf);
+            return (int)got;
+        }
+    }
+    struct ts_idx *o = malloc((bn ? bn : 1) * sizeof(*o));
+    if (!o) {
+        free(buf);
+        return MP_ENOMEM;
+    }
+    for (size_t i = 0; i < bn; i++)
+        o[i] = (struct ts_idx){t->s->ts[buf[i]], (int32_t)i}; /* DFS position breaks ties */
+    qsort(o, bn, sizeof(*o), cmp_ts_idx);
+    int32_t *sorted = malloc((bn ? bn : 1) * sizeof(int32_t));
+    if (!sorted) {
+        free(o);
+        free(buf);
+        return MP_ENOMEM;
+    }
+    for (size_t i = 0; i < bn; i++)
+        sorted[i] = buf[o[i].uid];
+    free(o);
+    free(buf);
+    *out = sorted;
+    *n = bn;
+    return 0;
+}
+
+/* The kernels a row is timed over: the op's subtree (forward), or the
+ * subtrees of the backward nodes linked to the op or its descendants. */
+int tl_row_kernels(const struct mp_trace_tree *t, int32_t uid, bool bwd, int32_t **out, size_t *n)
+{
+    if (!bwd)
+        return subtree_kernels(t, &uid, 1, out, n);
+    int32_t *roots = NULL;
+    size_t nr = 0, cap = 0;
+    long got = mp_trace_tree_subtree_bwd(t, uid, &roots, &nr, &cap);
+    int rc = got < 0 ? (int)got : subtree_kernels(t, roots, nr, out, n);
+    free(roots);
+    return rc;
+}
+
+char *tl_json_cell(const char *p, size_t n, bool *is_num, double *numv)
+{
+    *is_num = false;
+    if (n == 0 || (n == 4 && memcmp(p, "null", 4) == 0))
+        return NULL;
+    struct mp_buf b;
+    mp_buf_init(&b, 0);
+    int rc;
+    if (p[0] == '"') {
+        rc = mp_trace_json_string((struct mp_strview){p, n}, &b);
+    } else if (p[0] == '[' || p[0] == '{') {
+        rc = tl_json_to_pyrepr(&b, p, p + n);
+    } else if (p[0] == 't' || p[0] == 'f') {
+        rc = mp_buf_puts(&b, p[0] == 't' ? "True" : "False");
+    } else {
+        char tmp[64];
+        size_t k = n < sizeof(tmp) - 1 ? n : sizeof(tmp) - 1;
+        memcpy(tmp, p, k);
+        tmp[k] = '\0';
+        *numv = strtod(tmp, NULL);
+        *is_num = true;
+        rc = mp_buf_append(&b, p, n);
+    }
+    char *out = rc ? NULL : mp_strdup(mp_buf_cstr(&b));
+    mp_buf_fini(&b);
+    return out;
+}
+
+int tl_dtype_bytes(const char *dtype)
+{
+    static const struct {
+        const char *n;
+        int b;
+    } t[] = {{"Float", 4}, {"Int", 4},    {"Long", 8}, {"BFloat16", 2}, {"Bool", 1},
+             {"Byte", 1},  {"Double", 8}, {"Half", 2}, {"Short", 2}};
+
+    for (size_t i = 0; dtype && i < sizeof(t) / sizeof(t[0]); i++)
+        if (strcmp(dtype, t[i].n) == 0)
+            return t[i].b;
+    return 0;
+}
+
+int tl_model_op(const struct mp_trace_tree *t, const char *const *annot, int32_t uid, bool bwd,
+                struct mp_roofline_memo *memo, int32_t **k, size_t *nk, double *kt,
+                struct mp_roofline_result *pr)
+{
+    int rc = tl_row_kernels(t, uid, bwd, k, nk);
+    if (rc)
+        return rc;
+    const char **names = malloc((*nk ? *nk : 1) * sizeof(char *));
+    if (!names) {
+        free(*k);
+        *k = NULL;
+        return MP_ENOMEM;
+    }
+    for (size_t i = 0; i < *nk; i++)
+        names[i] = mp_trace_tree_name(t, (*k)[i]);
+    *kt = mp_trace_tree_busy(t, *k, *nk);
+    struct mp_roofline_op op = {.name = mp_trace_tree_name(t, uid),
+                                .args = t->s->args[uid],
+                                .args_len = t->s->args_len[uid],
+                                .annotation = annot ? annot[uid] : NULL,
+                                .kernel_names = names,
+                                .n_kernels = *nk};
+    rc = mp_roofline_model_memo(memo, &op, pr);
+    free(names);
+    if (rc) {
+        free(*k);
+        *k = NULL;
+    }
+    return rc;
+}
+
+int tl_cmp_cells(char *const *ca, const bool *na, const double *va, char *const *cb, const bool *nb,
+                 const double *vb, int n)
+{
+    for (int f = 0; f < n; f++) {
+        if (na[f] && nb[f]) {
+            if (va[f] != vb[f])
+                return va[f] < vb[f] ? -1 : 1;
+        } else {
+            int c = strcmp(ca[f], cb[f]);
+            if (c)
+                return c;
+        }
+    }
+    return 0;
+}
+
+int tl_gid_reserve(int32_t **gid, size_t *cap, int32_t id)
+{
+    if ((size_t)id < *cap)
+        return 0;
+    size_t nc = *cap ? *cap * 2 : 256;
+    while (nc <= (size_t)id)
+        nc *= 2;
+    int32_t *n = realloc(*gid, nc * sizeof(int32_t));
+    if (!n)
+        return MP_ENOMEM;
+    for (size_t q = *cap; q < nc; q++)
+        n[q] = -1;
+    *gid = n;
+    *cap = nc;
+    return 0;
+}
+
+int tl_pylist_repr(struct mp_buf *b, const char *const *v, size_t n)
+{
+    int rc = mp_buf_putc(b, '[');
+    for (size_t i = 0; i < n && !rc; i++) {
+        if (i)
+            rc = mp_buf_puts(b, ", ");
+        rc = rc ? rc : tl_pystr_repr(b, v[i], strlen(v[i]));
+    }
+    return rc ? rc : mp_buf_putc(b, ']');
+}
+
+/* Attention ops whose perf model reads the step annotation around them
+ * (TraceLens's apply_annotation name filters; the plain report uses only the
+ * first). */
+static const char *const annot_ops[] = {
+    "vllm::unified_attention_with_output",
+    "aiter::mha_varlen_fwd",
+    "pseudo_mla_decode_fwd",
+    "pseudo_mla_prefill_fwd",
+    "vllm::gdn_attention_core",
+    "aiter::fmha_v3_varlen_fwd",
+    "sglang_profiler::tilelang_kernel_tilelang_sparse_fwd",
+    "sglang_profiler::attention_paged_attention_ragged",
+    "aiter::mha_batch_prefill",
+    "aiter::pa_decode_gluon",
+    "aiter::v4_attention_with_output",
+    "pseudo_v4_paged_decode_swa",
+    "pseudo_v4_paged_decode_csa",
+    "pseudo_v4_paged_decode_hca",
+};
+
+struct ann {
+    double ts, end;
+    int32_t uid;
+};
+
+static int cmp_ann(const void *a, const void *b)
+{
+    const struct ann *x = a, *y = b;
+    if (x->ts != y->ts)
+        return x->ts < y->ts ? -1 : 1;
+    return x->uid < y->uid ? -1 : x->uid > y->uid; /* stable, as Python's sort */
+}
+
+int tl_apply_annotation(const struct mp_trace_tree *t, bool inference, const char ***out)
+{
+    const struct mp_trace_store *s = t->s;
+    *out = NULL;
+    size_t nf = inference ? sizeof(annot_ops) / sizeof(annot_ops[0]) : 1;
+    int32_t nn = mp_intern_count(s->strings);
+    uint8_t *match = calloc((size_t)nn + 1, 1);
+    if (!match)
+        return MP_ENOMEM;
+    bool any = false;
+    for (int32_t id = 0; id < nn; id++) {
+        const char *nm = mp_intern_str(s->strings, id);
+        for (size_t f = 0; f < nf && !match[id]; f++)
+            match[id] = strncmp(nm, annot_ops[f], strlen(annot_ops[f])) == 0;
+        any |= match[id];
+    }
+    if (!any) {
+        free(match);
+        return 0;
+    }
+    /* user annotations sorted by ts; a prefix maximum of their ends finds
+     * the first one that can enclose an op without scanning them all */
+    struct ann *a = malloc(sizeof(*a) * (s->n ? s->n : 1));
+    const char **ann = calloc(s->n ? s->n : 1, sizeof(char *));
+    double *maxend = malloc(sizeof(double) * (s->n ? s->n : 1));
+    if (!a || !ann || !maxend) {
+        free(match), free(a), free(ann), free(maxend);
+        return MP_ENOMEM;
+    }
+    size_t na = 0;
+    for (size_t i = 0; i < s->n; i++) {
+        if (s->cat[i] < 0 || !strstr(mp_intern_str(s->strings, s->cat[i]), "user_annotation"))
+            continue;
+        a[na].ts = (s->flags[i] & MP_EV_TS) ? s->ts[i] : 0;
+        a[na].end = a[na].ts + ((s->flags[i] & MP_EV_DUR) ? s->dur[i] : 0);
+        a[na].uid = (int32_t)i;
+        na++;
+    }
+    qsort(a, na, sizeof(*a), cmp_ann);
+    for (size_t k = 0; k < na; k++)
+        maxend[k] = k && maxend[k - 1] > a[k].end ? maxend[k - 1] : a[k].end;
+    for (size_t i = 0; i < s->n; i++) {
+        if (s->name[i] < 0 || !match[s->name[i]] || mp_kind_is_gpu(t->kind[i]))
+            continue;
+        double ts = s->ts[i], end = s->ts[i] + s->dur[i];
+        size_t lo = 0, hi = na;
+        while (lo < hi) { /* first k with maxend[k] > end */
+            size_t mid = lo + (hi - lo) / 2;
+            if (maxend[mid] > end)
+                hi = mid;
+            else
+                lo = mid + 1;
+        }
+        for (size_t k = lo; k < na && a[k].ts <= ts; k++) {
+            if (end < a[k].end) {
+                ann[i] = mp_trace_tree_name(t, a[k].uid);
+                break;
+            }
+        }
+    }
+    free(match);
+    free(a);
+    free(maxend);
+    *out = ann;
+    return 0;
+}
+
+int tl_duration_stats_repr(struct mp_buf *cell, const struct tl_stats *st)
+{
+    static const char *const keys[] = {"mean_duration_us", "median_duration_us",
+                                       "std_dev_duration_us", "min_duration_us", "max_duration_us"};
+    double vals[] = {st->mean, st->median, st->std, st->min, st->max};
+    int rc = 0;
+    for (int k = 0; k < 5 && !rc; k++) {
+        rc = mp_buf_printf(cell, ", '%s': ", keys[k]);
+        rc = rc ? rc : tl_pyfloat(cell, vals[k]);
+    }
+    return rc;
+}

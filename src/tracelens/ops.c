@@ -1,0 +1,951 @@
+/* Kernel-launcher sheets of the TraceLens report: ops_summary_by_category,
+ * ops_summary and ops_unique_args (docs/tracelens-compat.md, Op sheets).
+ *
+ * A launcher is the cpu_op (or, without one, the runtime call) that launched
+ * a GPU event; launchers are ordered by start time, each with its direct
+ * kernels (busy time of their union) and its whole subtree's GPU events. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <magpie/fmt.h>
+#include <magpie/report.h>
+#include <magpie/roofline.h>
+#include <magpie/stats.h>
+
+#include "tracelens_int.h"
+
+struct launcher {
+    int32_t uid;
+    int32_t *k; /* direct kernels, sorted by ts (stable) */
+    size_t nk, capk;
+    double direct, subtree;
+    const char *category;
+    char *stack;  /* --group_by_parent_module: Python repr of its call stack */
+    char *module; /* parent_module */
+    char *key;    /* grouping key of the module summaries (scratch) */
+};
+
+struct ts_idx {
+    double ts;
+    int32_t uid;
+};
+
+static int cmp_ts_idx(const void *a, const void *b)
+{
+    const struct ts_idx *x = a, *y = b;
+    if (x->ts != y->ts)
+        return x->ts < y->ts ? -1 : 1;
+    return x->uid < y->uid ? -1 : (x->uid > y->uid ? 1 : 0);
+}
+
+struct lset {
+    struct launcher *v;
+    size_t n;
+};
+
+static void lset_fini(struct lset *l)
+{
+    for (size_t i = 0; i < l->n; i++) {
+        free(l->v[i].k);
+        free(l->v[i].stack);
+        free(l->v[i].module);
+        free(l->v[i].key);
+    }
+    free(l->v);
+    l->v = NULL;
+    l->n = 0;
+}
+
+/* Builds the launcher list in TraceLens's order. */
+static int build_launchers(const struct mp_trace_tree *t, struct lset *out)
+{
+    memset(out, 0, sizeof(*out));
+    int32_t *slot = malloc((t->n ? t->n : 1) * sizeof(int32_t));
+    struct ts_idx *first = NULL;
+    int rc = 0;
+    if (!slot)
+        return MP_ENOMEM;
+    size_t nl = 0, capl = 0;
+    struct launcher *v = NULL;
+    for (size_t i = 0; i < t->n; i++)
+        slot[i] = -1;
+    for (size_t i = 0; i < t->n && !rc; i++) {
+        int32_t l = t->launcher[i];
+        if (l < 0 || t->comm[i])
+            continue;
+        if (slot[l] < 0) {
+            if (nl == capl) {
+                size_t nc = capl ? capl * 2 : 256;
+                struct launcher *nv = realloc(v, nc * sizeof(*nv));
+                if (!nv) {
+                    rc = MP_ENOMEM;
+                    break;
+                }
+                v = nv;
+                capl = nc;
+            }
+            memset(&v[nl], 0, sizeof(v[nl]));
+            v[nl].uid = l;
+            slot[l] = (int32_t)nl++;
+        }
+        struct launcher *L = &v[slot[l]];
+        if (L->nk == L->capk) {
+            size_t nc = L->capk ? L->capk * 2 : 4;
+            int32_t *nk = realloc(L->k, nc * sizeof(int32_t));
+            if (!nk) {
+                rc = MP_ENOMEM;
+                break;
+            }
+            L->k = nk;
+            L->capk = nc;
+        }
+        L->k[L->nk++] = (int32_t)i;
+    }
+    free(slot);
+    /* order launchers by their ts (stable over first-kernel order) */
+    if (!rc) {
+        first = malloc((nl ? nl : 1) * sizeof(*first));
+        if (!first) {
+            rc = MP_ENOMEM;
+        } else {
+            for (size_t i = 0; i < nl; i++)
+                first[i] = (struct ts_idx){t->s->ts[v[i].uid], (int32_t)i};
+            qsort(first, nl, sizeof(*first), cmp_ts_idx);
+            /* v[i] = old v[first[i].uid], in place: follow each cycle of
+             * the permutation, marking placed slots with -1 */
+            for (size_t i = 0; i < nl; i++) {
+                if (first[i].uid < 0)
+                    continue;
+                struct launcher tmp = v[i];
+                size_t j = i;
+                for (;;) {
+                    size_t from = (size_t)first[j].uid;
+                    first[j].uid = -1;
+                    if (from == i) {
+                        v[j] = tmp;
+                        break;
+                    }
+                    v[j] = v[from];
+                    j = from;
+                }
+            }
+        }
+    }
+    int32_t *buf = NULL;
+    size_t bcap = 0;
+    for (size_t i = 0; i < nl && !rc; i++) {
+        struct launcher *L = &v[i];
+        /* kernels by ts, stable over UID order */
+        struct ts_idx small[16];
+        struct ts_idx *o = L->nk <= 16 ? small : malloc(L->nk * sizeof(*o));
+        if (!o) {
+            rc = MP_ENOMEM;
+            break;
+        }
+        for (size_t k = 0; k < L->nk; k++)
+            o[k] = (struct ts_idx){t->s->ts[L->k[k]], L->k[k]};
+        qsort(o, L->nk, sizeof(*o), cmp_ts_idx);
+        for (size_t k = 0; k < L->nk; k++)
+            L->k[k] = o[k].uid;
+        if (o != small)
+            free(o);
+        L->direct = mp_trace_tree_busy(t, L->k, L->nk);
+        size_t bn = 0;
+        long got = mp_trace_tree_gpu_events(t, L->uid, &buf, &bn, &bcap);
+        if (got < 0) {
+            rc = (int)got;
+            break;
+        }
+        L->subtree = bn ? mp_trace_tree_busy(t, buf, bn) : 0.0;
+        L->category = mp_roofline_category(mp_trace_tree_name(t, L->uid),
+                                           L->nk ? mp_trace_tree_name(t, L->k[0]) : NULL);
+    }
+    free(buf);
+    free(first);
+    out->v = v;
+    out->n = nl;
+    if (rc)
+        lset_fini(out);
+    return rc;
+}
+
+/* ---- ops_summary_by_category and ops_summary ---- */
+struct cgroup {
+    const char *key;
+    size_t first;      /* launcher index of the group's first member */
+    uint8_t recompute; /* second grouping column under --detect_recompute */
+    double sum, sub;
+    struct mp_kahan ksum, ksub; /* pandas' groupby sums (Kahan, row order) */
+    uint64_t count;
+    size_t order;
+    /* categories of a name group (sorted, distinct) */
+    const char *cats[16];
+    int ncats;
+};
+
+static int cmp_cgroup_key(const void *a, const void *b)
+{
+    const struct cgroup *x = a, *y = b;
+    int c = strcmp(x->key, y->key);
+    return c ? c : (int)x->recompute - (int)y->recompute;
+}
+
+static int cmp_cgroup_sum(const void *a, const void *b)
+{
+    const struct cgroup *x = a, *y = b;
+    if (x->sum != y->sum)
+        return x->sum > y->sum ? -1 : 1;
+    return x->order < y->order ? -1 : (x->order > y->order ? 1 : 0);
+}
+
+/* When the launchers already come in key order pandas (>= 3.1) sums each
+ * group with np.add.reduceat: the sums are redone so over the runs of rows
+ * of one group (gid[i] the group of launcher i). */
+static int reduceat_sums(struct cgroup *g, const struct lset *ls, const int32_t *gid)
+{
+    double *d = malloc((ls->n ? ls->n : 1) * sizeof(double));
+    double *u = malloc((ls->n ? ls->n : 1) * sizeof(double));
+    if (!d || !u) {
+        free(d);
+        free(u);
+        return MP_ENOMEM;
+    }
+    for (size_t i = 0; i < ls->n;) {
+        size_t j = i;
+        for (; j < ls->n && gid[j] == gid[i]; j++) {
+            d[j - i] = ls->v[j].direct;
+            u[j - i] = ls->v[j].subtree;
+        }
+        g[gid[i]].sum = mp_sum_reduceat(d, j - i);
+        g[gid[i]].sub = mp_sum_reduceat(u, j - i);
+        i = j;
+    }
+    free(d);
+    free(u);
+    return 0;
+}
+
+/* Series.sum of the sorted total_direct_kernel_time_ms column: numpy's
+ * pairwise sum. 0 or MP_ENOMEM. */
+static int total_ms(const struct cgroup *g, size_t ng, double *out)
+{
+    double *v = malloc((ng ? ng : 1) * sizeof(double));
+    if (!v)
+        return MP_ENOMEM;
+    for (size_t i = 0; i < ng; i++)
+        v[i] = g[i].sum / 1000;
+    *out = mp_sum_pairwise(v, ng);
+    free(v);
+    return 0;
+}
+
+/* Groups launchers by category (by_name false) or name, sorted by key then
+ * stably by direct-time sum descending. Members join their group in
+ * launcher order (the order pandas sums them in); only the groups are
+ * allocated, not a slot per launcher. */
+static struct cgroup *group_launchers(const struct mp_trace_tree *t, const struct lset *ls,
+                                      bool by_name, bool by_module, size_t *ng_out)
+{
+    struct mp_intern *ids = mp_intern_new(); /* (key, recompute) -> group index */
+    struct cgroup *g = NULL;
+    size_t w = 0, cap = 0;
+    struct mp_buf kb;
+    mp_buf_init(&kb, 0);
+    int32_t *gid = malloc((ls->n ? ls->n : 1) * sizeof(int32_t));
+    bool ok = ids != NULL && gid != NULL;
+    bool ids_sorted = true; /* every launcher's (key, recompute) >= the previous one's */
+    const char *prev_key = NULL;
+    uint8_t prev_rec = 0;
+    for (size_t i = 0; i < ls->n && ok; i++) {
+        struct launcher *L = &ls->v[i];
+        const char *key = by_name ? mp_trace_tree_name(t, L->uid) : L->category;
+        if (by_module) {
+            /* (key, parent_module): '\x1f' sorts below every printable
+             * character, so the joined text orders like the tuple */
+            free(L->key);
+            size_t a = strlen(key), b = strlen(L->module);
+            L->key = malloc(a + b + 2);
+            if (!L->key) {
+                ok = false;
+                break;
+            }
+            memcpy(L->key, key, a);
+            L->key[a] = '\x1f';
+            memcpy(L->key + a + 1, L->module, b + 1);
+            key = L->key;
+        }
+        uint8_t rec = t->recompute ? t->recompute[L->uid] : 0;
+        mp_buf_reset(&kb);
+        ok = mp_buf_puts(&kb, key) == 0 && mp_buf_putc(&kb, rec ? '1' : '0') == 0;
+        int32_t id = ok ? mp_intern_add(ids, kb.data, kb.len) : -1;
+        if (id < 0) {
+            ok = false;
+            break;
+        }
+        if (prev_key) {
+            int c = strcmp(prev_key, key);
+            if (c > 0 || (c == 0 && prev_rec > rec))
+                ids_sorted = false;
+        }
+        prev_key = key;
+        prev_rec = rec;
+        gid[i] = id;
+        if ((size_t)id < w) { /* ids are handed out in order: an existing group */
+            struct cgroup *a = &g[id];
+            mp_kahan_add(&a->ksum, L->direct);
+            mp_kahan_add(&a->ksub, L->subtree);
+            a->count++;
+            bool have = false;
+            for (int c = 0; c < a->ncats && !have; c++)
+                have = a->cats[c] == L->category ||
+                       (a->cats[c] && L->category && strcmp(a->cats[c], L->category) == 0);
+            if (!have && a->ncats < 16)
+                a->cats[a->ncats++] = L->category;
+            continue;
+        }
+        if (w == cap) {
+            size_t nc = cap ? cap * 2 : 64;
+            struct cgroup *ng = realloc(g, nc * sizeof(*ng));
+            if (!ng) {
+                ok = false;
+                break;
+            }
+            g = ng;
+            cap = nc;
+        }
+        memset(&g[w], 0, sizeof(g[w]));
+        g[w].key = key;
+        g[w].first = i;
+        g[w].recompute = rec;
+        mp_kahan_add(&g[w].ksum, L->direct);
+        mp_kahan_add(&g[w].ksub, L->subtree);
+        g[w].count = 1;
+        g[w].cats[0] = L->category;
+        g[w].ncats = 1;
+        w++;
+    }
+    mp_buf_fini(&kb);
+    mp_intern_free(ids);
+    for (size_t i = 0; i < w && ok; i++) {
+        g[i].sum = g[i].ksum.sum;
+        g[i].sub = g[i].ksub.sum;
+    }
+    if (ok && ids_sorted && w > 0)
+        ok = reduceat_sums(g, ls, gid) == 0;
+    free(gid);
+    if (!ok) {
+        free(g);
+        return NULL;
+    }
+    if (!g && !(g = calloc(1, sizeof(*g))))
+        return NULL;
+    /* ties on the sum keep key order ((key, recompute) pairs are distinct) */
+    qsort(g, w, sizeof(*g), cmp_cgroup_key);
+    for (size_t i = 0; i < w; i++)
+        g[i].order = i;
+    qsort(g, w, sizeof(*g), cmp_cgroup_sum);
+    *ng_out = w;
+    return g;
+}
+
+static int cmp_str_ptr(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+static int pct_cells(struct mp_csv *csv, struct mp_buf *cell, double ms, double total, double *cum)
+{
+    double pct = ms / total * 100;
+    *cum += pct;
+    int rc = tl_csv_float(csv, cell, pct, true);
+    return rc ? rc : tl_csv_float(csv, cell, *cum, true);
+}
+
+/* Time by category for the human views (report.h's mp_report_cat). */
+static int fill_cats(struct mp_report *r, const struct cgroup *g, size_t ng)
+{
+    r->cats = calloc(ng ? ng : 1, sizeof(*r->cats));
+    if (!r->cats)
+        return MP_ENOMEM;
+    for (size_t i = 0; i < ng; i++) {
+        r->cats[i].name = mp_strdup(g[i].key);
+        r->cats[i].ms = g[i].sum / 1000;
+        r->cats[i].count = (size_t)g[i].count;
+        r->n_cats++;
+        if (!r->cats[i].name)
+            return MP_ENOMEM;
+    }
+    return 0;
+}
+
+static int sheet_by_category(struct mp_report *r, const struct mp_trace_tree *t,
+                             const struct lset *ls, struct mp_buf *b)
+{
+    size_t ng;
+    struct cgroup *g = group_launchers(t, ls, false, false, &ng);
+    if (!g)
+        return MP_ENOMEM;
+    struct mp_csv csv;
+    mp_csv_init(&csv, b, "\n");
+    int rc = mp_buf_puts(b, t->recompute ? "op category,is_recompute," : "op category,");
+    rc = rc ? rc
+            : mp_buf_puts(b, "Count,total_direct_kernel_time_ms,Percentage (%),"
+                             "Cumulative Percentage (%)\n");
+    double tot = 0, cum = 0;
+    rc = rc ? rc : total_ms(g, ng, &tot);
+    struct mp_buf cell;
+    mp_buf_init(&cell, 0);
+    rc = rc ? rc : fill_cats(r, g, ng);
+    for (size_t i = 0; i < ng && !rc; i++) {
+        double ms = g[i].sum / 1000;
+        rc = mp_csv_str(&csv, g[i].key);
+        if (t->recompute)
+            rc = rc ? rc : mp_csv_str(&csv, g[i].recompute ? "True" : "False");
+        rc = rc ? rc : mp_csv_fmt(&csv, "%llu", (unsigned long long)g[i].count);
+        rc = rc ? rc : tl_csv_float(&csv, &cell, ms, true);
+        rc = rc ? rc : pct_cells(&csv, &cell, ms, tot, &cum);
+        rc = rc ? rc : mp_csv_end_row(&csv);
+    }
+    mp_buf_fini(&cell);
+    free(g);
+    return rc;
+}
+
+static int sheet_ops_summary(const struct mp_trace_tree *t, const struct lset *ls, struct mp_buf *b)
+{
+    size_t ng;
+    struct cgroup *g = group_launchers(t, ls, true, false, &ng);
+    if (!g)
+        return MP_ENOMEM;
+    struct mp_csv csv;
+    mp_csv_init(&csv, b, "\n");
+    int rc = mp_buf_puts(b, t->recompute ? "name,is_recompute," : "name,");
+    rc = rc ? rc
+            : mp_buf_puts(b, "total_direct_kernel_time_sum,total_subtree_kernel_time_sum,"
+                             "total_direct_kernel_time_ms,total_subtree_kernel_time_ms,Count,"
+                             "Categories,Percentage (%),Cumulative Percentage (%)\n");
+    double tot = 0, cum = 0;
+    rc = rc ? rc : total_ms(g, ng, &tot);
+    struct mp_buf cell;
+    mp_buf_init(&cell, 0);
+    for (size_t i = 0; i < ng && !rc; i++) {
+        double ms = g[i].sum / 1000;
+        rc = mp_csv_str(&csv, g[i].key);
+        if (t->recompute)
+            rc = rc ? rc : mp_csv_str(&csv, g[i].recompute ? "True" : "False");
+        rc = rc ? rc : tl_csv_float(&csv, &cell, g[i].sum, true);
+        rc = rc ? rc : tl_csv_float(&csv, &cell, g[i].sub, true);
+        rc = rc ? rc : tl_csv_float(&csv, &cell, ms, true);
+        rc = rc ? rc : tl_csv_float(&csv, &cell, g[i].sub / 1000, true);
+        rc = rc ? rc : mp_csv_fmt(&csv, "%llu", (unsigned long long)g[i].count);
+        qsort(g[i].cats, (size_t)g[i].ncats, sizeof(char *), cmp_str_ptr);
+        mp_buf_reset(&cell);
+        rc = rc ? rc : tl_pylist_repr(&cell, g[i].cats, (size_t)g[i].ncats);
+        rc = rc ? rc : mp_csv_field(&csv, mp_buf_cstr(&cell), cell.len);
+        rc = rc ? rc : pct_cells(&csv, &cell, ms, tot, &cum);
+        rc = rc ? rc : mp_csv_end_row(&csv);
+    }
+    mp_buf_fini(&cell);
+    free(g);
+    return rc;
+}
+
+/* ---- inference report: module summaries ---- */
+
+/* Python's re.sub(r"_\d+", "", s). malloc'd. */
+static char *strip_digit_suffixes(const char *s)
+{
+    size_t n = strlen(s), w = 0;
+    char *r = malloc(n + 1);
+    if (!r)
+        return NULL;
+    for (size_t i = 0; i < n;) {
+        if (s[i] == '_' && i + 1 < n && s[i + 1] >= '0' && s[i + 1] <= '9') {
+            i++;
+            while (i < n && s[i] >= '0' && s[i] <= '9')
+                i++;
+            continue;
+        }
+        r[w++] = s[i++];
+    }
+    r[w] = '\0';
+    return r;
+}
+
+/* TraceLens's traverse_parents_and_get_callstack(filter=("nn.Module",)):
+ * the op's name, then each ancestor whose name (cut to 256 characters plus
+ * "..") holds "nn.Module"; parent_module is the second entry (or "NA") with
+ * "_<digits>" removed. */
+static int launcher_stacks(const struct mp_trace_tree *t, struct lset *ls)
+{
+    struct mp_buf b, nm;
+    mp_buf_init(&b, 0);
+    mp_buf_init(&nm, 0);
+    const char **frames = NULL;
+    size_t capf = 0;
+    char **owned = NULL;
+    int rc = 0;
+    for (size_t i = 0; i < ls->n && !rc; i++) {
+        struct launcher *L = &ls->v[i];
+        size_t nf = 0, depth = 0;
+        for (int32_t p = L->uid; p >= 0; p = t->parent[p])
+            depth++;
+        if (depth + 1 > capf) {
+            const char **nfr = realloc(frames, (depth + 1) * sizeof(char *));
+            char **no = realloc(owned, (depth + 1) * sizeof(char *));
+            if (nfr)
+                frames = nfr;
+            if (no)
+                owned = no;
+            if (!nfr || !no) {
+                rc = MP_ENOMEM;
+                break;
+            }
+            capf = depth + 1;
+        }
+        size_t nown = 0;
+        frames[nf++] = mp_trace_tree_name(t, L->uid);
+        for (int32_t p = t->parent[L->uid]; p >= 0 && !rc; p = t->parent[p]) {
+            const char *name = mp_trace_tree_name(t, p);
+            size_t len = strlen(name), chars = 0, cut = len;
+            for (size_t j = 0; j < len; j++) {
+                if (((unsigned char)name[j] & 0xC0) != 0x80) {
+                    if (chars == 256) {
+                        cut = j;
+                        break;
+                    }
+                    chars++;
+                }
+            }
+            if (cut < len) {
+                char *c = malloc(cut + 3);
+                if (!c) {
+                    rc = MP_ENOMEM;
+                    break;
+                }
+                memcpy(c, name, cut);
+                memcpy(c + cut, "..", 3);
+                owned[nown++] = c;
+                name = c;
+            }
+            if (strstr(name, "nn.Module"))
+                frames[nf++] = name;
+        }
+        mp_buf_reset(&b);
+        rc = rc ? rc : tl_pylist_repr(&b, frames, nf);
+        L->stack = rc ? NULL : mp_strdup(mp_buf_cstr(&b));
+        L->module = rc ? NULL : strip_digit_suffixes(nf > 1 ? frames[1] : "NA");
+        if (!rc && (!L->stack || !L->module))
+            rc = MP_ENOMEM;
+        for (size_t j = 0; j < nown; j++)
+            free(owned[j]);
+    }
+    free(frames);
+    free(owned);
+    mp_buf_fini(&b);
+    mp_buf_fini(&nm);
+    return rc;
+}
+
+/* get_df_kernel_launchers_summary_by_category_module */
+static int sheet_by_category_module(struct mp_report *r, const struct mp_trace_tree *t,
+                                    struct lset *ls, bool modules, struct mp_buf *b)
+{
+    size_t ng, nc;
+    struct cgroup *g = group_launchers(t, ls, false, modules, &ng);
+    struct cgroup *cg = group_launchers(t, ls, false, false, &nc); /* for the views */
+    if (!g || !cg) {
+        free(g);
+        free(cg);
+        return MP_ENOMEM;
+    }
+    int rc = fill_cats(r, cg, nc);
+    free(cg);
+    struct mp_csv csv;
+    mp_csv_init(&csv, b, "\n");
+    rc = rc ? rc
+            : mp_buf_puts(b, modules ? "op category,parent_module,Count,call_stack_first,"
+                                     : "op category,Count,");
+    rc = rc ? rc
+            : mp_buf_puts(b, "total_direct_kernel_time_ms,Percentage (%),"
+                             "Cumulative Percentage (%)\n");
+    double tot = 0, cum = 0;
+    rc = rc ? rc : total_ms(g, ng, &tot);
+    struct mp_buf cell;
+    mp_buf_init(&cell, 0);
+    for (size_t i = 0; i < ng && !rc; i++) {
+        const struct launcher *L = &ls->v[g[i].first];
+        rc = mp_csv_str(&csv, L->category);
+        if (modules)
+            rc = rc ? rc : mp_csv_str(&csv, L->module);
+        rc = rc ? rc : mp_csv_fmt(&csv, "%llu", (unsigned long long)g[i].count);
+        if (modules)
+            rc = rc ? rc : mp_csv_str(&csv, L->stack);
+        rc = rc ? rc : tl_csv_float(&csv, &cell, g[i].sum / 1000, true);
+        rc = rc ? rc : pct_cells(&csv, &cell, g[i].sum / 1000, tot, &cum);
+        rc = rc ? rc : mp_csv_end_row(&csv);
+    }
+    mp_buf_fini(&cell);
+    free(g);
+    return rc;
+}
+
+/* get_df_kernel_launchers_summary_module */
+static int sheet_ops_summary_module(const struct mp_trace_tree *t, struct lset *ls, bool modules,
+                                    struct mp_buf *b)
+{
+    size_t ng;
+    struct cgroup *g = group_launchers(t, ls, true, modules, &ng);
+    if (!g)
+        return MP_ENOMEM;
+    struct mp_csv csv;
+    mp_csv_init(&csv, b, "\n");
+    int rc = mp_buf_puts(b, modules ? "name,parent_module," : "name,");
+    rc = rc ? rc
+            : mp_buf_puts(b, "total_direct_kernel_time_sum,total_subtree_kernel_time_sum,"
+                             "total_subtree_kernel_time_count,total_direct_kernel_time_ms,Count,"
+                             "Categories,");
+    rc = rc ? rc : mp_buf_puts(b, modules ? "call_stack_first," : "");
+    rc = rc ? rc : mp_buf_puts(b, "Percentage (%),Cumulative Percentage (%)\n");
+    double tot = 0, cum = 0;
+    rc = rc ? rc : total_ms(g, ng, &tot);
+    struct mp_buf cell;
+    mp_buf_init(&cell, 0);
+    for (size_t i = 0; i < ng && !rc; i++) {
+        const struct launcher *L = &ls->v[g[i].first];
+        rc = mp_csv_str(&csv, mp_trace_tree_name(t, L->uid));
+        if (modules)
+            rc = rc ? rc : mp_csv_str(&csv, L->module);
+        rc = rc ? rc : tl_csv_float(&csv, &cell, g[i].sum, true);
+        rc = rc ? rc : tl_csv_float(&csv, &cell, g[i].sub, true);
+        rc = rc ? rc : mp_csv_fmt(&csv, "%llu", (unsigned long long)g[i].count);
+        rc = rc ? rc : tl_csv_float(&csv, &cell, g[i].sum / 1000, true);
+        rc = rc ? rc : mp_csv_fmt(&csv, "%llu", (unsigned long long)g[i].count);
+        qsort(g[i].cats, (size_t)g[i].ncats, sizeof(char *), cmp_str_ptr);
+        mp_buf_reset(&cell);
+        rc = rc ? rc : tl_pylist_repr(&cell, g[i].cats, (size_t)g[i].ncats);
+        rc = rc ? rc : mp_csv_field(&csv, mp_buf_cstr(&cell), cell.len);
+        if (modules)
+            rc = rc ? rc : mp_csv_str(&csv, L->stack);
+        rc = rc ? rc : pct_cells(&csv, &cell, g[i].sum / 1000, tot, &cum);
+        rc = rc ? rc : mp_csv_end_row(&csv);
+    }
+    mp_buf_fini(&cell);
+    free(g);
+    return rc;
+}
+
+/* ---- ops_unique_args ---- */
+
+struct ugroup {
+    struct mp_buf key; /* cells of the grouping columns, \x1f separated */
+    int32_t ex_uid;
+    size_t first; /* launcher index of the first member */
+    double *direct, *sub;
+    size_t n, nsub, capd, caps;
+    /* kernel details: per position durations of members with the template's length */
+    size_t nk;     /* template length */
+    double **kdur; /* [nk][n] */
+    size_t nkrows;
+    double sum_direct;
+    double ts_min; /* earliest launcher ts (first_occurrence_time) */
+    int32_t *mem;  /* --include_overlap_info: member launchers (uids) */
+    size_t nmem, capm;
+};
+
+static int cmp_ugroup(const void *a, const void *b)
+{
+    const struct ugroup *x = a, *y = b;
+    if (x->sum_direct != y->sum_direct)
+        return x->sum_direct > y->sum_direct ? -1 : 1;
+    return x->ex_uid < y->ex_uid ? -1 : (x->ex_uid > y->ex_uid ? 1 : 0);
+}
+
+static int ug_push(double **v, size_t *n, size_t *cap, double x)
+{
+    if (*n == *cap) {
+        size_t nc = *cap ? *cap * 2 : 8;
+        double *nv = realloc(*v, nc * sizeof(double));
+        if (!nv)
+            return MP_ENOMEM;
+        *v = nv;
+        *cap = nc;
+    }
+    (*v)[(*n)++] = x;
+    return 0;
+}
+
+/* ops_unique_args; with ov, ops_unique_args_kl_overlap: the groups also
+ * split by the overlapping kernel names, three more column blocks */
+static int sheet_unique_args(const struct mp_trace_tree *t, const struct lset *ls,
+                             struct tl_argkeys *ak, const struct mp_report_opts *o,
+                             struct tl_overlap *ov, struct mp_buf *b)
+{
+    const struct mp_trace_store *s = t->s;
+    struct tl_meta m;
+    int rc = tl_meta_build(s, &m);
+    struct mp_intern *keys = mp_intern_new();
+    struct ugroup *g = calloc(ls->n ? ls->n : 1, sizeof(*g));
+    int32_t *gid = NULL;
+    size_t ng = 0, gcap = 0;
+    int32_t last_gid = -1;  /* the group of the previous row */
+    bool ids_sorted = true; /* pandas sums by np.add.reduceat */
+    struct mp_buf key;
+    mp_buf_init(&key, 0);
+    if (rc || !keys || !g)
+        rc = MP_ENOMEM;
+    for (size_t i = 0; i < ls->n && !rc; i++) {
+        const struct launcher *L = &ls->v[i];
+        int32_t u = L->uid;
+        const char *pid = s->pid[u] >= 0 ? mp_intern_str(s->strings, s->pid[u]) : "";
+        const char *tid = s->tid[u] >= 0 ? mp_intern_str(s->strings, s->tid[u]) : "";
+        mp_buf_reset(&key);
+        const char *cells[7] = {mp_trace_tree_name(t, u)};
+        int ncell = 1;
+        if (ov)
+            cells[ncell++] = tl_ovinfo_names(tl_overlap_launcher(ov, u));
+        cells[ncell++] = L->category;
+        if (o->group_by_parent_module)
+            cells[ncell++] = L->module;
+        cells[ncell++] = tl_meta_get(&m, pid, "0", "process_name");
+        cells[ncell++] = tl_meta_get(&m, pid, "0", "process_labels");
+        cells[ncell++] = tl_meta_get(&m, pid, tid, "thread_name");
+        for (int c = 0; c < ncell && !rc; c++) {
+            rc = c ? mp_buf_putc(&key, '\x1f') : 0;
+            rc = rc ? rc : mp_buf_puts(&key, cells[c]);
+        }
+        const char *ak4 = rc ? NULL : tl_argkeys_get(ak, s, u);
+        if (!rc && !ak4)
+            rc = MP_ENOMEM;
+        rc = rc ? rc : mp_buf_putc(&key, '\x1f');
+        rc = rc ? rc : mp_buf_puts(&key, ak4);
+        if (o->group_by_num_kernels) /* direct kernels, as len(kernel_details) */
+            rc = rc ? rc : mp_buf_printf(&key, "\x1f%zu", L->nk);
+        if (t->recompute)
+            rc = rc ? rc
+                    : mp_buf_puts(&key, t->recompute[u] ? "\x1fTrue"
+                                                        : "\x1f"
+                                                          "False");
+        if (rc)
+            break;
+        int32_t id = mp_intern_add(keys, key.data, key.len);
+        if (id < 0) {
+            rc = MP_ENOMEM;
+            break;
+        }
+        if (tl_gid_reserve(&gid, &gcap, id)) {
+            rc = MP_ENOMEM;
+            break;
+        }
+        struct ugroup *G;
+        if (gid[id] >= 0 && gid[id] < last_gid)
+            ids_sorted = false; /* a row of an earlier group after a later one */
+        if (gid[id] < 0) {
+            gid[id] = (int32_t)ng;
+            G = &g[ng++];
+            mp_buf_init(&G->key, 0);
+            rc = mp_buf_append(&G->key, key.data, key.len);
+            G->ex_uid = u;
+            G->first = i;
+            G->ts_min = s->ts[u];
+            G->nk = L->nk;
+            G->kdur = calloc(G->nk ? G->nk : 1, sizeof(double *));
+            if (!G->kdur)
+                rc = MP_ENOMEM;
+        } else {
+            G = &g[gid[id]];
+        }
+        last_gid = (int32_t)(G - g);
+        rc = rc ? rc : ug_push(&G->direct, &G->n, &G->capd, L->direct);
+        rc = rc ? rc : ug_push(&G->sub, &G->nsub, &G->caps, L->subtree);
+        if (ov && !rc) {
+            if (G->nmem == G->capm) {
+                size_t nc = G->capm ? G->capm * 2 : 4;
+                int32_t *nm = realloc(G->mem, nc * sizeof(int32_t));
+                if (!nm)
+                    rc = MP_ENOMEM;
+                else {
+                    G->mem = nm;
+                    G->capm = nc;
+                }
+            }
+            if (!rc)
+                G->mem[G->nmem++] = u;
+        }
+        if (s->ts[u] < G->ts_min)
+            G->ts_min = s->ts[u];
+        if (!rc && L->nk == G->nk) {
+            for (size_t k = 0; k < G->nk && !rc; k++) {
+                size_t kn = G->nkrows;
+                double *arr = G->kdur[k];
+                /* capacity doubles whenever the row count reaches a power of two */
+                if (kn == 0 || (kn & (kn - 1)) == 0) {
+                    size_t nc = kn ? kn * 2 : 1;
+                    double *na = realloc(arr, nc * sizeof(double));
+                    if (!na) {
+                        rc = MP_ENOMEM;
+                        break;
+                    }
+                    arr = na;
+                    G->kdur[k] = arr;
+                }
+                int32_t ku = L->k[k];
+                arr[kn] = (s->flags[ku] & MP_EV_DUR) ? s->dur[ku] : 0.0;
+            }
+            if (!rc)
+                G->nkrows++;
+        }
+    }
+    /* total_direct_kernel_time_sum (the sort column) as pandas' groupby
+     * (sort=False) sums it */
+    for (size_t i = 0; i < ng && !rc; i++)
+        g[i].sum_direct = mp_sum_pandas_group(g[i].direct, g[i].n, ids_sorted);
+    if (!rc)
+        qsort(g, ng, sizeof(*g), cmp_ugroup);
+    /* Series.sum of the sorted column: numpy's pairwise sum */
+    double *sorted_sums = rc ? NULL : malloc((ng ? ng : 1) * sizeof(double));
+    if (!rc && !sorted_sums)
+        rc = MP_ENOMEM;
+    double ts0 = INFINITY;
+    for (size_t i = 0; i < ng && !rc; i++) {
+        sorted_sums[i] = g[i].sum_direct;
+        if (g[i].ts_min < ts0)
+            ts0 = g[i].ts_min;
+    }
+    double total = rc ? 0 : mp_sum_pairwise(sorted_sums, ng);
+    free(sorted_sums);
+    struct mp_csv csv;
+    mp_csv_init(&csv, b, "\n");
+    rc = rc ? rc : mp_buf_puts(b, ov ? "name,overlapping_kernel_names," : "name,");
+    rc = rc ? rc
+            : mp_buf_puts(b, o->group_by_parent_module ? "op category,parent_module,"
+                                                       : "op category,");
+    rc = rc ? rc
+            : mp_buf_puts(b, "process_name,process_label,thread_name,Input Dims,"
+                             "Input type,Input Strides,Concrete Inputs,");
+    rc = rc ? rc : mp_buf_puts(b, o->group_by_num_kernels ? "num_kernels," : "");
+    rc = rc ? rc : mp_buf_puts(b, t->recompute ? "is_recompute," : "");
+    rc = rc ? rc : mp_buf_puts(b, "operation_count,");
+    rc = rc ? rc : mp_buf_puts(b, o->first_occurrence_time ? "first_occurrence_time," : "");
+    rc = rc ? rc
+            : mp_buf_puts(b, "total_direct_kernel_time_mean,total_subtree_kernel_time_mean,"
+                             "total_direct_kernel_time_median,total_subtree_kernel_time_median,"
+                             "total_direct_kernel_time_std,total_subtree_kernel_time_std,"
+                             "total_direct_kernel_time_min,total_subtree_kernel_time_min,"
+                             "total_direct_kernel_time_max,total_subtree_kernel_time_max,"
+                             "total_direct_kernel_time_sum,total_subtree_kernel_time_sum,ex_UID,");
+    rc = rc ? rc : mp_buf_puts(b, o->group_by_parent_module ? "call_stack," : "");
+    rc = rc ? rc : mp_buf_puts(b, "kernel_details_summary,trunc_kernel_details,");
+    if (ov)
+        rc = rc ? rc
+                : mp_buf_puts(b, "overlapping_kernels_details_summary,"
+                                 "trunc_overlapping_kernels_details,overlap_pct_mean,"
+                                 "overlap_pct_median,overlap_pct_std,overlap_pct_min,"
+                                 "overlap_pct_max,");
+    rc = rc ? rc : mp_buf_puts(b, "Percentage (%),Cumulative Percentage (%)\n");
+    struct mp_buf cell;
+    mp_buf_init(&cell, 0);
+    double cum = 0;
+    for (size_t i = 0; i < ng && !rc; i++) {
+        struct ugroup *G = &g[i];
+        const char *k = mp_buf_cstr(&G->key), *end = k + G->key.len;
+        int col = 0;
+        while (!rc) {
+            const char *sep = memchr(k, '\x1f', (size_t)(end - k));
+            size_t len = sep ? (size_t)(sep - k) : (size_t)(end - k);
+            rc = mp_csv_field(&csv, k, len);
+            col++;
+            if (!sep)
+                break;
+            k = sep + 1;
+        }
+        struct tl_stats sd, ss;
+        rc = rc ? rc : tl_group_stats(G->direct, G->n, ids_sorted, &sd);
+        rc = rc ? rc : tl_group_stats(G->sub, G->n, ids_sorted, &ss);
+        rc = rc ? rc : mp_csv_fmt(&csv, "%zu", G->n);
+        if (o->first_occurrence_time)
+            rc = rc ? rc : tl_csv_float(&csv, &cell, G->ts_min - ts0, true);
+        double pairs[][2] = {{sd.mean, ss.mean}, {sd.median, ss.median}, {sd.std, ss.std},
+                             {sd.min, ss.min},   {sd.max, ss.max},       {sd.sum, ss.sum}};
+        for (int p = 0; p < 6 && !rc; p++) {
+            bool present = p != 2 || sd.has_std;
+            rc = tl_csv_float(&csv, &cell, pairs[p][0], present);
+            rc = rc ? rc : tl_csv_float(&csv, &cell, pairs[p][1], present);
+        }
+        rc = rc ? rc : mp_csv_fmt(&csv, "%d", G->ex_uid);
+        if (o->group_by_parent_module)
+            rc = rc ? rc : mp_csv_str(&csv, ls->v[G->first].stack);
+        rc = rc ? rc
+                : tl_kernel_details_cells(t, ls->v[G->first].k, G->nk, G->kdur, G->nkrows, &csv,
+                                          &cell);
+        if (ov && !rc) {
+            const struct tl_ovinfo **mi =
+                malloc((G->nmem ? G->nmem : 1) * sizeof(*mi)); // NOLINT(bugprone-sizeof-expression)
+            if (!mi)
+                rc = MP_ENOMEM;
+            for (size_t q = 0; q < G->nmem && !rc; q++)
+                mi[q] = tl_overlap_launcher(ov, G->mem[q]);
+            rc = rc ? rc : tl_overlap_cells(mi, G->nmem, false, &csv, &cell);
+            free(mi);
+        }
+        double pct = G->sum_direct / total * 100;
+        cum += pct;
+        rc = rc ? rc : tl_csv_float(&csv, &cell, pct, true);
+        rc = rc ? rc : tl_csv_float(&csv, &cell, cum, true);
+        rc = rc ? rc : mp_csv_end_row(&csv);
+    }
+    mp_buf_fini(&cell);
+    mp_buf_fini(&key);
+    for (size_t i = 0; i < ng; i++) {
+        mp_buf_fini(&g[i].key);
+        free(g[i].direct);
+        free(g[i].sub);
+        free(g[i].mem);
+        for (size_t k = 0; k < g[i].nk; k++)
+            free(g[i].kdur ? g[i].kdur[k] : NULL);
+        free(g[i].kdur);
+    }
+    free(g);
+    free(gid);
+    mp_intern_free(keys);
+    tl_meta_fini(&m);
+    return rc;
+}
+
+int tl_sheets_ops(struct mp_report *r, const struct mp_trace_tree *t, struct tl_argkeys *ak,
+                  const struct mp_report_opts *o, struct tl_overlap *ov,
+                  struct mp_buf *(*new_sheet)(struct mp_report *, const char *))
+{
+    struct lset ls;
+    int rc = build_launchers(t, &ls);
+    if (rc)
+        return rc;
+    if (!rc && o->group_by_parent_module)
+        rc = launcher_stacks(t, &ls);
+    if (!rc && ls.n > 0 && o->inference) {
+        bool mods = o->group_by_parent_module;
+        struct mp_buf *b = new_sheet(r, "ops_summary_by_category");
+        rc = b ? sheet_by_category_module(r, t, &ls, mods, b) : MP_ENOMEM;
+        b = rc ? NULL : new_sheet(r, "ops_summary");
+        rc = rc ? rc : (b ? sheet_ops_summary_module(t, &ls, mods, b) : MP_ENOMEM);
+        b = rc ? NULL : new_sheet(r, "ops_unique_args");
+        rc = rc ? rc : (b ? sheet_unique_args(t, &ls, ak, o, NULL, b) : MP_ENOMEM);
+        b = rc || !ov ? NULL : new_sheet(r, "ops_unique_args_kl_overlap");
+        if (!rc && ov)
+            rc = b ? sheet_unique_args(t, &ls, ak, o, ov, b) : MP_ENOMEM;
+    } else if (!rc && ls.n > 0) {
+        struct mp_buf *b = new_sheet(r, "ops_summary_by_category");
+        rc = b ? sheet_by_category(r, t, &ls, b) : MP_ENOMEM;
+        b = rc ? NULL : new_sheet(r, "ops_summary");
+        rc = rc ? rc : (b ? sheet_ops_summary(t, &ls, b) : MP_ENOMEM);
+        b = rc ? NULL : new_sheet(r, "ops_unique_args");
+        rc = rc ? rc : (b ? sheet_unique_args(t, &ls, ak, o, NULL, b) : MP_ENOMEM);
+        b = rc || !ov ? NULL : new_sheet(r, "ops_unique_args_kl_overlap");
+        if (!rc && ov)
+            rc = b ? sheet_unique_args(t, &ls, ak, o, ov, b) : MP_ENOMEM;
+    }
+    lset_fini(&ls);
+    return rc;
+}

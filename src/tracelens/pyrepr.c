@@ -1,0 +1,281 @@
+/* Python text conventions for TraceLens-compatible CSV cells.
+ *
+ * TraceLens writes pandas DataFrames with to_csv: floats as repr() (shortest
+ * round trip), trace args converted from JSON lists to tuples and printed
+ * with Python's repr ("((16, 559, 1), (), ())", "('c10::BFloat16', '')"),
+ * booleans as True/False and missing values as empty cells. */
+#include <stdlib.h>
+#include <string.h>
+
+#include <magpie/fmt.h>
+#include <magpie/trace.h>
+
+#include "tracelens_int.h"
+
+int tl_pyfloat(struct mp_buf *b, double v)
+{
+    char tmp[64];
+    mp_fmt_pyfloat(v, tmp, sizeof(tmp));
+    return mp_buf_puts(b, tmp);
+}
+
+/* repr() of a Python str */
+int tl_pystr_repr(struct mp_buf *b, const char *s, size_t n)
+{
+    bool sq = memchr(s, '\'', n) != NULL, dq = memchr(s, '"', n) != NULL;
+    char q = sq && !dq ? '"' : '\'';
+    int rc = mp_buf_putc(b, q);
+    for (size_t i = 0; i < n && !rc; i++) {
+        size_t run = i; /* a run of bytes printed as they are, copied at once */
+        while (run < n && (unsigned char)s[run] >= 0x20 && s[run] != 0x7f && s[run] != q &&
+               s[run] != '\\')
+            run++;
+        if (run > i) {
+            rc = mp_buf_append(b, s + i, run - i);
+            i = run - 1;
+            continue;
+        }
+        unsigned char c = (unsigned char)s[i];
+        if (c == (unsigned char)q || c == '\\') {
+            rc = mp_buf_putc(b, '\\');
+            rc = rc ? rc : mp_buf_putc(b, (char)c);
+        } else if (c == '\n')
+            rc = mp_buf_puts(b, "\\n");
+        else if (c == '\r')
+            rc = mp_buf_puts(b, "\\r");
+        else if (c == '\t')
+            rc = mp_buf_puts(b, "\\t");
+        else if (c < 0x20 || c == 0x7f)
+            rc = mp_buf_printf(b, "\\x%02x", c);
+        else
+            rc = mp_buf_putc(b, (char)c);
+    }
+    return rc ? rc : mp_buf_putc(b, q);
+}
+
+static const char *ws(const char *p, const char *e)
+{
+    while (p < e && (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t'))
+        p++;
+    return p;
+}
+
+/* End of one (valid) JSON value starting at p. */
+static const char *value_end(const char *p, const char *e)
+{
+    int depth = 0;
+    bool str = false;
+    for (; p < e; p++) {
+        char c = *p;
+        if (str) {
+            if (c == '\\')
+                p++;
+            else if (c == '"') {
+                str = false;
+                if (depth == 0)
+                    return p + 1;
+            }
+            continue;
+        }
+        if (c == '"')
+            str = true;
+        else if (c == '[' || c == '{')
+            depth++;
+        else if (c == ']' || c == '}') {
+            if (--depth <= 0)
+                return p + (depth == 0 ? 1 : 0);
+        } else if (depth == 0 && (c == ',' || c == ' ' || c == '\n' || c == '\r' || c == '\t'))
+            return p;
+    }
+    return p;
+}
+
+static int repr_value(struct mp_buf *b, const char *p, const char *e, bool tuples)
+{
+    p = ws(p, e);
+    if (p >= e)
+        return mp_buf_puts(b, "None");
+    switch (*p) {
+    case '[': {
+        /* list -> tuple (TraceLens's list_to_tuple) or list */
+        int rc = mp_buf_putc(b, tuples ? '(' : '[');
+        p = ws(p + 1, e);
+        int count = 0;
+        while (!rc && p < e && *p != ']') {
+            const char *ve = value_end(p, e);
+            if (count)
+                rc = mp_buf_puts(b, ", ");
+            if (!rc)
+                rc = repr_value(b, p, ve, tuples);
+            count++;
+            p = ws(ve, e);
+            if (p < e && *p == ',')
+                p = ws(p + 1, e);
+        }
+        if (!rc && count == 1 && tuples)
+            rc = mp_buf_putc(b, ',');
+        return rc ? rc : mp_buf_putc(b, tuples ? ')' : ']');
+    }
+    case '{': {
+        int rc = mp_buf_putc(b, '{');
+        p = ws(p + 1, e);
+        int count = 0;
+        while (!rc && p < e && *p != '}') {
+            const char *ke = value_end(p, e);
+            if (count)
+                rc = mp_buf_puts(b, ", ");
+            if (!rc)
+                rc = repr_value(b, p, ke, tuples);
+            p = ws(ke, e);
+            if (p < e && *p == ':')
+                p = ws(p + 1, e);
+            const char *ve = value_end(p, e);
+            if (!rc)
+                rc = mp_buf_puts(b, ": ");
+            if (!rc)
+                rc = repr_value(b, p, ve, tuples);
+            count++;
+            p = ws(ve, e);
+            if (p < e && *p == ',')
+                p = ws(p + 1, e);
+        }
+        return rc ? rc : mp_buf_putc(b, '}');
+    }
+    case '"': {
+        /* most strings have no escapes: repr straight from the raw text */
+        if (e - p >= 2 && memchr(p + 1, '\\', (size_t)(e - p - 2)) == NULL)
+            return tl_pystr_repr(b, p + 1, (size_t)(e - p - 2));
+        struct mp_buf s;
+        mp_buf_init(&s, 0);
+        struct mp_strview raw = {p, (size_t)(e - p)};
+        int rc = mp_trace_json_string(raw, &s);
+        if (!rc)
+            rc = tl_pystr_repr(b, s.data ? s.data : "", s.len);
+        mp_buf_fini(&s);
+        return rc;
+    }
+    case 't':
+        return mp_buf_puts(b, "True");
+    case 'f':
+        return mp_buf_puts(b, "False");
+    case 'n':
+        return mp_buf_puts(b, "None");
+    default: {
+        bool flt = false;
+        for (const char *q = p; q < e; q++)
+            if (*q == '.' || *q == 'e' || *q == 'E')
+                flt = true;
+        if (!flt)
+            return mp_buf_append(b, p, (size_t)(e - p));
+        char tmp[128];
+        size_t n = (size_t)(e - p) < sizeof(tmp) - 1 ? (size_t)(e - p) : sizeof(tmp) - 1;
+        memcpy(tmp, p, n);
+        tmp[n] = '\0';
+        return tl_pyfloat(b, strtod(tmp, NULL));
+    }
+    }
+}
+
+int tl_json_to_pyrepr(struct mp_buf *b, const char *p, const char *e)
+{
+    return repr_value(b, p, e, true);
+}
+
+int tl_json_to_pylist_repr(struct mp_buf *b, const char *p, const char *e)
+{
+    return repr_value(b, p, e, false);
+}
+
+int tl_args_pyrepr(struct mp_buf *b, const char *args, size_t args_len, const char *key,
+                   bool *present)
+{
+    *present = false;
+    if (!args)
+        return 0;
+    struct mp_strview obj = {args, args_len}, v;
+    if (mp_trace_json_find(obj, key, &v) != 0)
+        return 0;
+    *present = true;
+    return tl_json_to_pyrepr(b, v.p, v.p + v.n);
+}
+
+static const char *const arg_fields[4] = {"Input Dims", "Input type", "Input Strides",
+                                          "Concrete Inputs"};
+
+/* One pass over a (valid) args object for the four shape fields; the last
+ * occurrence of a key wins, as in Python. */
+static void args_fields(const char *args, size_t len, struct mp_strview out[4])
+{
+    for (int i = 0; i < 4; i++)
+        out[i].p = NULL, out[i].n = 0;
+    if (!args)
+        return;
+    const char *p = ws(args, args + len), *e = args + len;
+    if (p >= e || *p != '{')
+        return;
+    p = ws(p + 1, e);
+    while (p < e && *p == '"') {
+        const char *ke = value_end(p, e); /* the key string with quotes */
+        size_t kn = (size_t)(ke - p) - 2;
+        p = ws(ke, e);
+        if (p >= e || *p != ':')
+            return;
+        p = ws(p + 1, e);
+        const char *ve = value_end(p, e);
+        for (int i = 0; i < 4; i++) {
+            if (strlen(arg_fields[i]) == kn && memcmp(ke - kn - 1, arg_fields[i], kn) == 0) {
+                out[i].p = p;
+                out[i].n = (size_t)(ve - p);
+            }
+        }
+        p = ws(ve, e);
+        if (p < e && *p == ',')
+            p = ws(p + 1, e);
+    }
+}
+
+int tl_args_key(struct mp_buf *b, const char *args, size_t len)
+{
+    struct mp_strview f[4];
+    args_fields(args, len, f);
+    int rc = 0;
+    for (int i = 0; i < 4 && !rc; i++) {
+        if (i)
+            rc = mp_buf_putc(b, '\x1f');
+        if (!rc && f[i].p)
+            rc = repr_value(b, f[i].p, f[i].p + f[i].n, true);
+    }
+    return rc;
+}
+
+const char *tl_argkeys_get(struct tl_argkeys *k, const struct mp_trace_store *s, int32_t uid)
+{
+    if (!k->keys) {
+        k->keys = mp_intern_new();
+        if (!k->keys)
+            return NULL;
+        mp_i64map_init(&k->by_args);
+        mp_buf_init(&k->tmp, 0);
+    }
+    const char *args = s->args[uid];
+    int64_t addr = (int64_t)(intptr_t)args;
+    int64_t *id = mp_i64map_get(&k->by_args, addr);
+    if (!id) {
+        mp_buf_reset(&k->tmp);
+        if (tl_args_key(&k->tmp, args, args ? s->args_len[uid] : 0))
+            return NULL;
+        int32_t nid = mp_intern_add(k->keys, mp_buf_cstr(&k->tmp), k->tmp.len);
+        if (nid < 0 || mp_i64map_put(&k->by_args, addr, nid))
+            return NULL;
+        return mp_intern_str(k->keys, nid);
+    }
+    return mp_intern_str(k->keys, (int32_t)*id);
+}
+
+void tl_argkeys_fini(struct tl_argkeys *k)
+{
+    mp_intern_free(k->keys);
+    mp_i64map_fini(&k->by_args);
+    mp_buf_fini(&k->tmp);
+    memset(k, 0, sizeof(*k));
+}

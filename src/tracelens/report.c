@@ -1,0 +1,1062 @@
+/* TraceLens-compatible report assembly (TraceLens_generate_perf_report_pytorch):
+ * loads the trace into an event store, builds the tree, and renders each
+ * sheet as CSV text the way pandas' to_csv writes TraceLens's DataFrames.
+ *
+ * Sorting follows TraceLens exactly where it is defined and the goldens
+ * where pandas leaves ties open: groups are first ordered by their keys
+ * (ascending, missing values last) and then stably by the sort column.
+ *
+ * Once the tree is final the sheets only read it, so two groups of sheets
+ * are computed at the same time: the ops sheets and the per-category perf
+ * sheets on a second thread (its own report, shape-key cache and perf-model
+ * memo), unified_perf_summary, kernel_summary, the short-kernel sheets and
+ * coll_analysis on the calling thread; the sheets are then put in
+ * TraceLens's order, so the output does not depend on the threads
+ * (MAGPIE_THREADS=1 or opts.serial: all on the calling thread). */
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <magpie/capture.h>
+#include <magpie/fmt.h>
+#include <magpie/report.h>
+#include <magpie/roofline.h>
+#include <magpie/stats.h>
+
+#include "tracelens_int.h"
+
+void mp_report_opts_defaults(struct mp_report_opts *o)
+{
+    memset(o, 0, sizeof(*o));
+    o->kernel_summary = true;
+    o->short_kernel_study = true;
+    o->short_kernel_thresh = 10.0;
+    o->short_kernel_bins = 100;
+    o->micro_idle_thresh_us = -1;
+    /* MAGPIE_THREADS=1: one thread (for one-core comparisons and machines) */
+    const char *th = getenv("MAGPIE_THREADS");
+    o->serial = th && strcmp(th, "1") == 0;
+}
+
+struct ctx {
+    const struct mp_report_opts *o;
+    struct mp_trace_store *s;
+    struct mp_trace_tree *t;
+    struct mp_report *r;
+    double total_time_ms;
+    /* per event: first direct kernel (by ts) of a launcher, -1 */
+    int32_t *first_kernel;
+    /* categories, lazily: (name id + 1) << 32 | (first kernel's name id + 1, 0
+     * when none) -> index in cats (the category is a function of the two
+     * names; there are few) */
+    struct mp_i64map category;
+    const char **cats;
+    size_t ncats, capcats;
+    struct tl_argkeys ak;          /* shape columns per op, computed once */
+    struct mp_roofline_memo *memo; /* perf model results, shared by the sheets */
+};
+
+static const char *ename(const struct ctx *c, int32_t i)
+{
+    return mp_trace_tree_name(c->t, i);
+}
+
+static struct mp_buf *new_sheet(struct mp_report *r, const char *name)
+{
+    struct mp_report_sheet *ns = realloc(r->sheets, (r->n + 1) * sizeof(*ns));
+    if (!ns)
+        return NULL;
+    r->sheets = ns;
+    struct mp_report_sheet *sh = &r->sheets[r->n++];
+    snprintf(sh->name, sizeof(sh->name), "%s", name);
+    mp_buf_init(&sh->csv, 0);
+    return &sh->csv;
+}
+
+/* ---- gpu_timeline ---- */
+static int timeline_rows(struct mp_buf *b, const struct mp_gpu_timeline *g, bool micro,
+                         const char *suffix)
+{
+    struct {
+        const char *name;
+        double us;
+    } rows[] = {
+        {"computation_time", g->computation},
+        {"exposed_comm_time", g->exposed_comm},
+        {"exposed_memcpy_time", g->exposed_memcpy},
+        {"busy_time", g->busy},
+        {"idle_time", g->idle},
+        {"macro_idle_time", g->macro_idle},
+        {"total_time", g->total},
+        {"total_comm_time", g->total_comm},
+        {"total_memcpy_time", g->total_memcpy},
+    };
+
+    int rc = 0;
+    if (micro) { /* --micro_idle_thresh_us: idle_time becomes micro + macro */
+        rows[4].name = "micro_idle_time";
+        rows[4].us = g->micro_idle;
+    }
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]) && !rc; i++) {
+        if (i == 5 && !micro)
+            continue;
+        double ms = rows[i].us / 1e3;
+        rc = mp_buf_printf(b, "%s,", rows[i].name);
+        rc = rc ? rc : tl_pyfloat(b, ms);
+        rc = rc ? rc : mp_buf_putc(b, ',');
+        /* pandas: time (us) / total_time (us) * 100, bit for bit */
+        rc = rc ? rc : tl_pyfloat(b, g->total > 0 ? rows[i].us / g->total * 100 : NAN);
+        rc = rc ? rc : mp_buf_puts(b, suffix);
+        rc = rc ? rc : mp_buf_putc(b, '\n');
+    }
+    return rc;
+}
+
+/* gpu_timeline; under --detect_recompute one block per is_recompute value
+ * (False, then True), each over its own GPU events, empty blocks left out */
+static int sheet_timeline(struct ctx *c)
+{
+    struct mp_buf *b = new_sheet(c->r, "gpu_timeline");
+    if (!b)
+        return MP_ENOMEM;
+    int thr = c->o->micro_idle_thresh_us;
+    bool micro = thr >= 0;
+    if (!c->t->recompute) { /* the report's whole-trace timeline, computed once */
+        int rc = mp_buf_puts(b, "type,time ms,percent\n");
+        return rc ? rc : timeline_rows(b, &c->r->timeline, micro, "");
+    }
+    int rc = mp_buf_puts(b, "type,time ms,percent,is_recompute\n");
+    for (int sel = 0; sel < 2 && !rc; sel++) {
+        struct mp_gpu_timeline g;
+        size_t n;
+        rc = mp_report_gpu_timeline_sel(c->t, c->o->include_unlinked, sel, thr, &g, &n);
+        if (!rc && n > 0)
+            rc = timeline_rows(b, &g, micro, sel ? ",True" : ",False");
+    }
+    return rc;
+}
+
+/* ---- category of a cpu_op (TraceLens's categorize_torch_op on the event) ---- */
+static const char *category_of(struct ctx *c, int32_t op)
+{
+    int32_t fk = c->first_kernel[op];
+    const struct mp_trace_store *s = c->t->s;
+    int64_t key = (int64_t)((uint64_t)(uint32_t)(s->name[op] + 1) << 32 |
+                            (uint32_t)(fk >= 0 ? s->name[fk] + 1 : 0));
+    int64_t *v = mp_i64map_get(&c->category, key);
+    if (v)
+        return c->cats[*v];
+    const char *cat = mp_roofline_category(ename(c, op), fk >= 0 ? ename(c, fk) : NULL);
+    size_t k = 0;
+    while (k < c->ncats && c->cats[k] != cat)
+        k++;
+    if (k == c->ncats && c->ncats == c->capcats) {
+        size_t nc = c->capcats ? c->capcats * 2 : 32;
+        const char **ncs = realloc(c->cats, nc * sizeof(*ncs));
+        if (!ncs)
+            return cat; /* out of memory only loses the memo */
+        c->cats = ncs;
+        c->capcats = nc;
+    }
+    if (k == c->ncats)
+        c->cats[c->ncats++] = cat;
+    (void)mp_i64map_put(&c->category, key, (int64_t)k);
+    return cat;
+}
+
+/* First direct (non-communication) kernel of each launcher, by kernel ts. */
+static int index_launchers(struct ctx *c)
+{
+    const struct mp_trace_tree *t = c->t;
+    c->first_kernel = malloc((t->n ? t->n : 1) * sizeof(int32_t));
+    if (!c->first_kernel)
+        return MP_ENOMEM;
+    for (size_t i = 0; i < t->n; i++)
+        c->first_kernel[i] = -1;
+    for (size_t i = 0; i < t->n; i++) {
+        int32_t l = t->launcher[i];
+        if (l < 0 || t->comm[i])
+            continue;
+        int32_t f = c->first_kernel[l];
+        if (f < 0 || t->s->ts[i] < t->s->ts[f])
+            c->first_kernel[l] = (int32_t)i;
+    }
+    return 0;
+}
+
+/* ---- kernel rows (TraceLens get_df_kernels) ---- */
+struct krow {
+    int32_t uid;
+    int32_t launcher; /* parent runtime event, -1 */
+    int32_t cpu_op;   /* nearest cpu_op ancestor, -1 */
+    bool has_stream;
+    int64_t stream;
+    double dur;
+};
+
+static int kernel_rows(struct ctx *c, struct krow **out, size_t *n_out, bool *any_cpu_op)
+{
+    const struct mp_trace_tree *t = c->t;
+    size_t n = 0;
+    for (size_t i = 0; i < t->n; i++)
+        n += t->kind[i] == MP_K_KERNEL;
+    struct krow *v = calloc(n ? n : 1, sizeof(*v));
+    if (!v)
+        return MP_ENOMEM;
+    size_t k = 0;
+    *any_cpu_op = false;
+    for (size_t i = 0; i < t->n; i++) {
+        if (t->kind[i] != MP_K_KERNEL)
+            continue;
+        struct krow *r = &v[k++];
+        r->uid = (int32_t)i;
+        r->launcher = t->parent[i];
+        r->cpu_op = -1;
+        for (int32_t p = r->launcher; p >= 0; p = t->parent[p]) {
+            if (t->kind[p] == MP_K_CPU_OP) {
+                r->cpu_op = p;
+                *any_cpu_op = true;
+                break;
+            }
+        }
+        r->dur = (t->s->flags[i] & MP_EV_DUR) ? t->s->dur[i] : NAN;
+        r->has_stream = tl_kernel_stream(t->s, (int32_t)i, &r->stream) == 0;
+    }
+    *out = v;
+    *n_out = k;
+    return 0;
+}
+
+/* ---- kernel_summary ---- */
+struct kgroup {
+    const char *cat;    /* NULL = NaN */
+    const char *parent; /* NULL = NaN */
+    const char *name;
+    bool has_stream;
+    int64_t stream;
+    double sum, min, max;
+    uint64_t count;
+    size_t order;
+};
+
+static int cmp_nullable(const char *a, const char *b)
+{
+    if (!a || !b)
+        return (a == NULL) - (b == NULL); /* missing values sort last */
+    return strcmp(a, b);
+}
+
+static int cmp_kgroup_key(const void *x, const void *y)
+{
+    const struct kgroup *a = x, *b = y;
+    int r = cmp_nullable(a->cat, b->cat);
+    if (!r)
+        r = cmp_nullable(a->parent, b->parent);
+    if (!r)
+        r = strcmp(a->name, b->name);
+    if (!r && a->has_stream != b->has_stream)
+        r = a->has_stream ? -1 : 1;
+    if (!r && a->has_stream && a->stream != b->stream)
+        r = a->stream < b->stream ? -1 : 1;
+    return r;
+}
+
+/* the key order, rows of one key in row order (pandas sums them so) */
+static int cmp_kgroup_key_rows(const void *x, const void *y)
+{
+    const struct kgroup *a = x, *b = y;
+    int r = cmp_kgroup_key(x, y);
+    return r ? r : (a->order > b->order) - (a->order < b->order);
+}
+
+static int cmp_kgroup_sum(const void *x, const void *y)
+{
+    const struct kgroup *a = x, *b = y;
+    if (a->sum != b->sum)
+        return a->sum > b->sum ? -1 : 1;
+    return a->order < b->order ? -1 : (a->order > b->order ? 1 : 0);
+}
+
+static const char *launcher_category(const char *name)
+{
+    char low[256];
+    size_t n = strlen(name);
+    if (n >= sizeof(low))
+        n = sizeof(low) - 1;
+    for (size_t i = 0; i < n; i++)
+        low[i] = (char)((name[i] >= 'A' && name[i] <= 'Z') ? name[i] + 32 : name[i]);
+    low[n] = '\0';
+    if (strstr(low, "cudagraph") || strstr(low, "graphlaunch"))
+        return "graph";
+    return n ? "runtime" : NULL;
+}
+
+static int sheet_kernel_summary(struct ctx *c, const struct krow *rows, size_t n, bool any_cpu_op)
+{
+    struct kgroup *g = calloc(n ? n : 1, sizeof(*g));
+    double *dur = malloc((n ? n : 1) * sizeof(double));
+    if (!g || !dur) {
+        free(g);
+        free(dur);
+        return MP_ENOMEM;
+    }
+    size_t ng = 0;
+    for (size_t i = 0; i < n; i++) {
+        const struct krow *r = &rows[i];
+        struct kgroup key = {0};
+        if (r->cpu_op >= 0) {
+            key.cat = category_of(c, r->cpu_op);
+            key.parent = ename(c, r->cpu_op);
+        } else if (r->launcher >= 0) {
+            key.cat = launcher_category(ename(c, r->launcher));
+            key.parent = any_cpu_op ? ename(c, r->launcher) : NULL;
+        }
+        key.name = ename(c, r->uid);
+        key.has_stream = r->has_stream;
+        key.stream = r->stream;
+        dur[i] = r->dur;
+        /* linear probe over existing groups is too slow for big traces: keep
+         * groups sorted later; here a simple hash on (name ptr, parent ptr) */
+        g[ng] = key;
+        g[ng].sum = r->dur;
+        g[ng].min = r->dur;
+        g[ng].max = r->dur;
+        g[ng].count = 1;
+        g[ng].order = i;
+        ng++;
+    }
+    /* Series.sum: numpy's pairwise sum in row order */
+    double total_kernels = mp_sum_pairwise(dur, n);
+    /* groupby(sort=True) sums as pandas does: np.add.reduceat when the rows
+     * already come in key order, else Kahan in row order */
+    bool ids_sorted = true;
+    for (size_t i = 1; i < ng && ids_sorted; i++)
+        ids_sorted = cmp_kgroup_key(&g[i - 1], &g[i]) <= 0;
+    /* sort rows by key (rows of a key in row order), then fold equal keys */
+    qsort(g, ng, sizeof(*g), cmp_kgroup_key_rows);
+    size_t w = 0;
+    for (size_t i = 0; i < ng;) {
+        size_t j = i;
+        struct kgroup *a = &g[i];
+        while (j < ng && cmp_kgroup_key(a, &g[j]) == 0) {
+            if (g[j].min < a->min)
+                a->min = g[j].min;
+            if (g[j].max > a->max)
+                a->max = g[j].max;
+            dur[j - i] = g[j].sum;
+            j++;
+        }
+        a->count = j - i;
+        a->sum = mp_sum_pandas_group(dur, j - i, ids_sorted);
+        g[w++] = *a;
+        i = j;
+    }
+    ng = w;
+    for (size_t i = 0; i < ng; i++)
+        g[i].order = i; /* key order */
+    qsort(g, ng, sizeof(*g), cmp_kgroup_sum);
+    struct mp_buf *b = new_sheet(c->r, "kernel_summary");
+    int rc = b ? 0 : MP_ENOMEM;
+    struct mp_csv csv;
+    if (b) {
+        mp_csv_init(&csv, b, "\n");
+        rc = mp_csv_str(&csv, "Parent op category");
+        if (any_cpu_op && !rc)
+            rc = mp_csv_str(&csv, "Parent cpu_op");
+        static const char *const cols[] = {
+            "Kernel name",
+            "Kernel stream",
+            "Kernel duration (µs)_sum",
+            "Kernel duration (µs)_count",
+            "Kernel duration (µs)_mean",
+            "Kernel duration (µs)_min",
+            "Kernel duration (µs)_max",
+            "Percent of kernels time (%)",
+            "Percent of total time (%)",
+        };
+        for (size_t i = 0; i < sizeof(cols) / sizeof(cols[0]) && !rc; i++)
+            rc = mp_csv_str(&csv, cols[i]);
+        rc = rc ? rc : mp_csv_end_row(&csv);
+    }
+    double total_us = c->total_time_ms * 1e3;
+    struct mp_buf cell;
+    mp_buf_init(&cell, 0);
+    for (size_t i = 0; i < ng && !rc; i++) {
+        const struct kgroup *k = &g[i];
+        rc = mp_csv_str(&csv, k->cat ? k->cat : "");
+        if (any_cpu_op && !rc)
+            rc = mp_csv_str(&csv, k->parent ? k->parent : "");
+        rc = rc ? rc : mp_csv_str(&csv, k->name);
+        if (!rc)
+            rc = k->has_stream ? mp_csv_fmt(&csv, "%lld", (long long)k->stream)
+                               : mp_csv_str(&csv, "");
+        double vals[] = {k->sum,
+                         (double)k->count,
+                         k->sum / (double)k->count,
+                         k->min,
+                         k->max,
+                         total_kernels > 0 ? k->sum / total_kernels * 100 : NAN,
+                         total_us > 0 ? k->sum / total_us * 100 : NAN};
+        for (size_t j = 0; j < 7 && !rc; j++) {
+            mp_buf_reset(&cell);
+            if (j == 1)
+                rc = mp_buf_printf(&cell, "%llu", (unsigned long long)k->count);
+            else if (isnan(vals[j]))
+                rc = 0;
+            else
+                rc = tl_pyfloat(&cell, vals[j]);
+            rc = rc ? rc : mp_csv_field(&csv, mp_buf_cstr(&cell), cell.len);
+        }
+        rc = rc ? rc : mp_csv_end_row(&csv);
+    }
+    mp_buf_fini(&cell);
+    free(g);
+    free(dur);
+    return rc;
+}
+
+/* ---- short kernels ---- */
+struct sgroup {
+    int32_t cpu_op; /* representative for the key cells */
+    struct mp_buf key;
+    double sum;
+    uint64_t count;
+    size_t order;
+};
+
+static int cmp_sgroup(const void *x, const void *y)
+{
+    const struct sgroup *a = x, *b = y;
+    /* sum desc, then count, mean, percent ascending (mean and percent follow
+     * from sum and count), then first appearance (stable lexsort) */
+    if (a->sum != b->sum)
+        return a->sum > b->sum ? -1 : 1;
+    if (a->count != b->count)
+        return a->count < b->count ? -1 : 1;
+    double ma = a->sum / (double)a->count, mb = b->sum / (double)b->count;
+    if (ma != mb)
+        return ma < mb ? -1 : 1;
+    return a->order < b->order ? -1 : (a->order > b->order ? 1 : 0);
+}
+
+/* Each group's sum as pandas' groupby gives it: its durations in row order
+ * (kg[i] the group of kept row i, kv[i] its duration) summed by
+ * np.add.reduceat when ids_sorted, else with Kahan's compensation. */
+static int short_group_sums(struct sgroup *g, size_t ng, const int32_t *kg, const double *kv,
+                            size_t nk, bool ids_sorted)
+{
+    size_t *at = calloc(ng + 1, sizeof(size_t));
+    double *v = malloc((nk ? nk : 1) * sizeof(double));
+    if (!at || !v) {
+        free(at);
+        free(v);
+        return MP_ENOMEM;
+    }
+    for (size_t i = 0; i < ng; i++)
+        at[i + 1] = at[i] + g[i].count;
+    for (size_t i = 0; i < nk; i++) /* stable: rows of a group stay in order */
+        v[at[kg[i]]++] = kv[i];
+    for (size_t i = 0, off = 0; i < ng; off += g[i].count, i++)
+        g[i].sum = mp_sum_pandas_group(v + off, g[i].count, ids_sorted);
+    free(at);
+    free(v);
+    return 0;
+}
+
+static int sheet_short_kernels(struct ctx *c, const struct krow *rows, size_t n)
+{
+    const double thr = c->o->short_kernel_thresh;
+    const int bins = c->o->short_kernel_bins > 0 ? c->o->short_kernel_bins : 100;
+    int rc = 0;
+    /* histogram (numpy.histogram with `bins` equal bins over [min, max]) */
+    double lo = INFINITY, hi = -INFINITY;
+    size_t ns = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (rows[i].dur < thr) {
+            ns++;
+            if (rows[i].dur < lo)
+                lo = rows[i].dur;
+            if (rows[i].dur > hi)
+                hi = rows[i].dur;
+        }
+    }
+    struct mp_buf *b = new_sheet(c->r, "short_kernel_histogram");
+    if (!b)
+        return MP_ENOMEM;
+    rc = mp_buf_puts(b, "bin_start,bin_end,count\n");
+    if (ns > 0 && !rc) {
+        if (lo == hi) {
+            lo -= 0.5;
+            hi += 0.5;
+        }
+        double *edges = malloc(((size_t)bins + 1) * sizeof(double));
+        uint64_t *cnt = calloc((size_t)bins, sizeof(uint64_t));
+        if (!edges || !cnt) {
+            free(edges);
+            free(cnt);
+            return MP_ENOMEM;
+        }
+        double step = (hi - lo) / bins;
+        for (int i = 0; i < bins; i++)
+            edges[i] = (double)i * step + lo;
+        edges[bins] = hi;
+        double norm = bins / (hi - lo);
+        for (size_t i = 0; i < n; i++) {
+            double x = rows[i].dur;
+            if (!(x < thr))
+                continue;
+            long k = (long)((x - lo) * norm);
+            if (k >= bins)
+                k = bins - 1;
+            if (k < 0)
+                k = 0;
+            if (x < edges[k])
+                k--;
+            else if (k + 1 < bins && x >= edges[k + 1])
+                k++;
+            cnt[k]++;
+        }
+        for (int i = 0; i < bins && !rc; i++) {
+            rc = tl_pyfloat(b, edges[i]);
+            rc = rc ? rc : mp_buf_putc(b, ',');
+            rc = rc ? rc : tl_pyfloat(b, edges[i + 1]);
+            rc = rc ? rc : mp_buf_printf(b, ",%llu\n", (unsigned long long)cnt[i]);
+        }
+        free(edges);
+        free(cnt);
+    }
+    if (rc)
+        return rc;
+    /* summary grouped by (Parent cpu_op, Input dims, Input strides, Concrete
+     * Inputs, Kernel name) in first-appearance order; missing keys dropped */
+    bool gpu_only = !c->t->has_cpu_ops;
+    struct sgroup *g = calloc(ns ? ns : 1, sizeof(*g));
+    struct mp_i64map idx;
+    mp_i64map_init(&idx);
+    struct mp_intern *keys = mp_intern_new();
+    struct mp_buf key;
+    mp_buf_init(&key, 0);
+    size_t ng = 0, nk = 0;
+    /* the kept rows' groups and durations in row order, and whether their
+     * group ids never decrease (rows dropped for a missing key only before
+     * the first kept one): pandas then sums with np.add.reduceat */
+    int32_t *kg = malloc((ns ? ns : 1) * sizeof(int32_t));
+    double *kv = malloc((ns ? ns : 1) * sizeof(double));
+    bool ids_sorted = true;
+    if (!g || !keys || !kg || !kv)
+        rc = MP_ENOMEM;
+    for (size_t i = 0; i < n && !rc; i++) {
+        const struct krow *r = &rows[i];
+        if (!(r->dur < thr))
+            continue;
+        mp_buf_reset(&key);
+        if (!gpu_only) {
+            if (r->cpu_op < 0) {
+                ids_sorted = ids_sorted && nk == 0;
+                continue;
+            }
+            /* Input dims, Input strides, Concrete Inputs: fields 0, 2, 3 of
+             * the args key (Dims, type, Strides, Concrete) */
+            const char *ak4 = tl_argkeys_get(&c->ak, c->s, r->cpu_op);
+            if (!ak4) {
+                rc = MP_ENOMEM;
+                break;
+            }
+            const char *f[4];
+            size_t fl[4];
+            const char *q = ak4;
+            for (int fi = 0; fi < 4; fi++) {
+                const char *sep = strchr(q, '\x1f');
+                f[fi] = q;
+                fl[fi] = sep ? (size_t)(sep - q) : strlen(q);
+                q = sep ? sep + 1 : q + fl[fi];
+            }
+            if (fl[0] == 0 || fl[2] == 0 || fl[3] == 0) {
+                ids_sorted = ids_sorted && nk == 0;
+                continue; /* pandas groupby drops NaN keys */
+            }
+            rc = mp_buf_puts(&key, ename(c, r->cpu_op));
+            static const int pick[3] = {0, 2, 3};
+            for (int fi = 0; fi < 3 && !rc; fi++) {
+                rc = mp_buf_putc(&key, '\x1f');
+                rc = rc ? rc : mp_buf_append(&key, f[pick[fi]], fl[pick[fi]]);
+            }
+            rc = rc ? rc : mp_buf_putc(&key, '\x1f');
+        }
+        rc = rc ? rc : mp_buf_puts(&key, ename(c, r->uid));
+        if (rc)
+            break;
+        int32_t kid = mp_intern_add(keys, key.data, key.len);
+        if (kid < 0) {
+            rc = MP_ENOMEM;
+            break;
+        }
+        int64_t *gi = mp_i64map_get(&idx, kid);
+        struct sgroup *s;
+        if (!gi) {
+            s = &g[ng];
+            s->order = ng;
+            s->cpu_op = r->cpu_op;
+            mp_buf_init(&s->key, 0);
+            rc = mp_buf_append(&s->key, key.data, key.len);
+            rc = rc ? rc : mp_i64map_put(&idx, kid, (int64_t)ng);
+            ng++;
+        } else {
+            s = &g[*gi];
+        }
+        int32_t gid = (int32_t)(s - g);
+        ids_sorted = ids_sorted && (nk == 0 || kg[nk - 1] <= gid);
+        kg[nk] = gid;
+        kv[nk++] = r->dur;
+        s->count++;
+    }
+    if (!rc)
+        rc = short_group_sums(g, ng, kg, kv, nk, ids_sorted);
+    if (!rc)
+        qsort(g, ng, sizeof(*g), cmp_sgroup);
+    /* --topk_short_kernels: pandas head(k) of the sorted table */
+    size_t nshow = ng;
+    if (c->o->has_topk_short_kernels) {
+        long k = c->o->topk_short_kernels;
+        if (k >= 0)
+            nshow = (size_t)k < ng ? (size_t)k : ng;
+        else
+            nshow = (size_t)(-(k + 1)) + 1 < ng ? ng - ((size_t)(-(k + 1)) + 1) : 0;
+    }
+    b = rc ? NULL : new_sheet(c->r, "short_kernels_summary");
+    if (!rc && !b)
+        rc = MP_ENOMEM;
+    if (!rc && ng > 0) {
+        struct mp_csv csv;
+        mp_csv_init(&csv, b, "\n");
+        if (!gpu_only) {
+            static const char *const kc[] = {"Parent cpu_op", "Input dims", "Input strides",
+                                             "Concrete Inputs"};
+            for (int i = 0; i < 4 && !rc; i++)
+                rc = mp_csv_str(&csv, kc[i]);
+        }
+        static const char *const cols[] = {"Kernel name", "Short Kernel duration (µs) sum",
+                                           "Short Kernel count", "Short Kernel duration (µs) mean",
+                                           "Short Kernel duration (µs) percent of total time"};
+        for (int i = 0; i < 5 && !rc; i++)
+            rc = mp_csv_str(&csv, cols[i]);
+        rc = rc ? rc : mp_csv_end_row(&csv);
+        struct mp_buf cell;
+        mp_buf_init(&cell, 0);
+        for (size_t i = 0; i < nshow && !rc; i++) {
+            const char *k = mp_buf_cstr(&g[i].key);
+            const char *end = k + g[i].key.len;
+            while (!rc) {
+                const char *sep = memchr(k, '\x1f', (size_t)(end - k));
+                size_t len = sep ? (size_t)(sep - k) : (size_t)(end - k);
+                rc = mp_csv_field(&csv, k, len);
+                if (!sep)
+                    break;
+                k = sep + 1;
+            }
+            double vals[] = {g[i].sum, g[i].sum / (double)g[i].count,
+                             g[i].sum / (c->total_time_ms * 1e3) * 100};
+            for (int j = 0; j < 3 && !rc; j++) {
+                mp_buf_reset(&cell);
+                rc = tl_pyfloat(&cell, vals[j]);
+                rc = rc ? rc : mp_csv_field(&csv, mp_buf_cstr(&cell), cell.len);
+                if (j == 0 && !rc) {
+                    mp_buf_reset(&cell);
+                    rc = mp_buf_printf(&cell, "%llu", (unsigned long long)g[i].count);
+                    rc = rc ? rc : mp_csv_field(&csv, mp_buf_cstr(&cell), cell.len);
+                }
+            }
+            rc = rc ? rc : mp_csv_end_row(&csv);
+        }
+        mp_buf_fini(&cell);
+    } else if (!rc) {
+        rc = mp_buf_puts(b, "\n"); /* pandas writes an empty DataFrame as one blank line */
+    }
+    for (size_t i = 0; i < ng; i++)
+        mp_buf_fini(&g[i].key);
+    free(g);
+    free(kg);
+    free(kv);
+    mp_i64map_fini(&idx);
+    mp_intern_free(keys);
+    mp_buf_fini(&key);
+    return rc;
+}
+
+/* The report reads args of cpu ops (shapes, types), python functions and
+ * metadata events; kernels' and runtime calls' args are not needed once the
+ * parser has taken their ids and stream, and are most of a trace's bytes. */
+static bool report_needs_args(const struct mp_trace_event *ev, void *user)
+{
+    (void)user;
+    if (ev->ph == 'M')
+        return true;
+    if (!(ev->flags & MP_EV_CAT))
+        return false;
+    if ((ev->cat.n == 6 && memcmp(ev->cat.p, "cpu_op", 6) == 0) ||
+        (ev->cat.n == 15 && memcmp(ev->cat.p, "python_function", 15) == 0))
+        return true;
+    /* collective kernels: their process-group args feed coll_analysis */
+    if (ev->cat.n == 6 && memcmp(ev->cat.p, "kernel", 6) == 0 && (ev->flags & MP_EV_NAME))
+        return mp_trace_is_comm_name_n(ev->name.p, ev->name.n);
+    return false;
+}
+
+/* TraceLens's pseudo-op pass starts by renaming SGLang's profiler ops:
+ * "sglang_profiler::<op>_<n>" loses the volatile "_<n>" when the name's
+ * first event is a cpu_op, so the op meets its perf model and its peers. */
+static int normalize_sglang_names(struct mp_trace_store *s)
+{
+    static const char prefix[] = "sglang_profiler::";
+    const size_t pn = sizeof(prefix) - 1;
+    int32_t nn = mp_intern_count(s->strings);
+    int32_t *to = malloc(sizeof(int32_t) * (size_t)(nn > 0 ? nn : 1));
+    int32_t cpu_op = mp_intern_find(s->strings, "cpu_op", 6);
+    if (!to)
+        return MP_ENOMEM;
+    bool any = false;
+    for (int32_t id = 0; id < nn; id++) {
+        to[id] = -1;
+        const char *nm = mp_intern_str(s->strings, id);
+        size_t len = strlen(nm), e = len;
+        if (len <= pn || strncmp(nm, prefix, pn) != 0)
+            continue;
+        while (e > pn && nm[e - 1] >= '0' && nm[e - 1] <= '9')
+            e--;
+        /* "_<digits>" at the end, with at least one character before it */
+        if (e == len || e < pn + 2 || nm[e - 1] != '_')
+            continue;
+        to[id] = -2; /* candidate: decided by the first event of the name */
+        any = true;
+    }
+    for (size_t i = 0; any && i < s->n; i++) {
+        int32_t id = s->name[i];
+        if (id < 0 || id >= nn || to[id] != -2)
+            continue;
+        if (s->cat[i] != cpu_op || cpu_op < 0) {
+            to[id] = -1;
+            continue;
+        }
+        const char *nm = mp_intern_str(s->strings, id);
+        size_t e = strlen(nm);
+        while (nm[e - 1] >= '0' && nm[e - 1] <= '9')
+            e--;
+        int32_t nid = mp_intern_add(s->strings, nm, e - 1);
+        if (nid < 0) {
+            free(to);
+            return MP_ENOMEM;
+        }
+        to[id] = nid;
+    }
+    for (size_t i = 0; any && i < s->n; i++)
+        if (s->name[i] >= 0 && s->name[i] < nn && to[s->name[i]] >= 0)
+            s->name[i] = to[s->name[i]];
+    free(to);
+    return 0;
+}
+
+/* ---- the sheets of the side thread ---- */
+enum { SIDE_OPS = 1, SIDE_PERF = 2 };
+
+/* The ops sheets and the per-category perf sheets: a second thread makes
+ * them while the calling thread makes unified_perf_summary and the kernel
+ * sheets (the two halves cost about the same). */
+struct side {
+    struct ctx c; /* a copy of the report's with its own report, caches and memo */
+    const struct mp_roofline_arch *arch;
+    const char *const *annot;
+    struct tl_overlap *ov; /* NULL whenever the side runs on its own thread */
+    struct mp_report out;  /* the side's sheets, category totals and points */
+    size_t n_ops;          /* out's first n_ops sheets are the ops sheets */
+    int rc;
+};
+
+static void side_run(struct side *sd, int what)
+{
+    struct ctx *c = &sd->c;
+    int rc = sd->rc;
+    if (!rc && (what & SIDE_OPS) && c->t->has_cpu_ops)
+        rc = tl_sheets_ops(c->r, c->t, &c->ak, c->o, sd->ov, new_sheet);
+    if (what & SIDE_OPS)
+        sd->n_ops = c->r->n;
+    if (!rc && (what & SIDE_PERF) && c->t->has_cpu_ops)
+        rc = tl_sheets_perf(c->r, c->t, sd->arch, c->o, sd->annot, sd->ov, c->memo, new_sheet);
+    sd->rc = rc;
+}
+
+static void *side_main(void *arg)
+{
+    side_run(arg, SIDE_OPS | SIDE_PERF);
+    return NULL;
+}
+
+/* kernel_summary, the short-kernel sheets and coll_analysis */
+static int sheets_tail(struct ctx *c)
+{
+    const struct mp_report_opts *o = c->o;
+    struct krow *rows = NULL;
+    size_t nrows = 0;
+    bool any_cpu_op = false;
+    int rc = 0;
+    if (o->kernel_summary || o->short_kernel_study)
+        rc = kernel_rows(c, &rows, &nrows, &any_cpu_op);
+    if (!rc && o->kernel_summary)
+        rc = sheet_kernel_summary(c, rows, nrows, any_cpu_op);
+    if (!rc && o->short_kernel_study)
+        rc = sheet_short_kernels(c, rows, nrows);
+    if (!rc && c->t->has_cpu_ops && !o->disable_coll_analysis && !o->inference)
+        rc = tl_sheet_coll(c->r, c->t, new_sheet);
+    free(rows);
+    return rc;
+}
+
+/* Puts the side's sheets into r in TraceLens's order: gpu_timeline, the ops
+ * sheets, unified_perf_summary (r's sheets before n_mid), the perf sheets,
+ * then r's kernel sheets; and moves the category totals and points over. */
+static int side_merge(struct mp_report *r, size_t n_mid, struct side *sd)
+{
+    struct mp_report *x = &sd->out;
+    struct mp_report_sheet *ns = malloc((r->n + x->n + 1) * sizeof(*ns));
+    if (!ns)
+        return MP_ENOMEM;
+    size_t head = r->n ? 1 : 0, k = 0;
+    for (size_t i = 0; i < head; i++)
+        ns[k++] = r->sheets[i];
+    for (size_t i = 0; i < sd->n_ops; i++)
+        ns[k++] = x->sheets[i];
+    for (size_t i = head; i < n_mid; i++)
+        ns[k++] = r->sheets[i];
+    for (size_t i = sd->n_ops; i < x->n; i++)
+        ns[k++] = x->sheets[i];
+    for (size_t i = n_mid; i < r->n; i++)
+        ns[k++] = r->sheets[i];
+    free(r->sheets);
+    r->sheets = ns;
+    r->n = k;
+    free(x->sheets);
+    x->sheets = NULL;
+    x->n = 0;
+    if (x->cats) {
+        r->cats = x->cats;
+        r->n_cats = x->n_cats;
+        x->cats = NULL;
+        x->n_cats = 0;
+    }
+    if (x->points) {
+        r->points = x->points;
+        r->n_points = x->n_points;
+        x->points = NULL;
+        x->n_points = 0;
+    }
+    return 0;
+}
+
+static void side_fini(struct side *sd)
+{
+    for (size_t i = 0; i < sd->out.n; i++)
+        mp_buf_fini(&sd->out.sheets[i].csv);
+    free(sd->out.sheets);
+    for (size_t i = 0; i < sd->out.n_cats; i++)
+        free(sd->out.cats[i].name);
+    free(sd->out.cats);
+    for (size_t i = 0; i < sd->out.n_points; i++) {
+        free(sd->out.points[i].name);
+        free(sd->out.points[i].params);
+    }
+    free(sd->out.points);
+    mp_i64map_fini(&sd->c.category);
+    free(sd->c.cats);
+    tl_argkeys_fini(&sd->c.ak);
+}
+
+int mp_report_build(const char *path, const struct mp_report_opts *o, struct mp_report **out,
+                    struct mp_diag *d)
+{
+    *out = NULL;
+    struct ctx c = {.o = o};
+    struct mp_trace_store_opts so = {.keep_args = true,
+                                     .keep_args_for = report_needs_args,
+                                     .on_progress = o->on_progress,
+                                     .user = o->progress_user,
+                                     .serial = o->serial};
+    int rc = mp_trace_store_load(path, &so, &c.s, d);
+    if (rc)
+        return rc;
+    /* a capture merge builds both trees with python functions, as TraceLens does */
+    bool pyf = o->python_functions || o->detect_recompute || o->group_by_parent_module ||
+               o->include_call_stack;
+    struct mp_trace_tree_opts to = {.python_functions = pyf || o->capture_folder};
+    rc = mp_trace_tree_build(c.s, &to, &c.t, d);
+    if (rc)
+        goto out;
+    if (o->capture_folder) {
+        struct mp_capture_opts co = {.folder = o->capture_folder,
+                                     .keep_args_for = report_needs_args};
+        struct mp_capture_stats cst;
+        rc = mp_capture_merge(c.s, c.t, &co, &cst, d);
+        if (o->capture_stats)
+            *o->capture_stats = cst;
+        if (rc)
+            goto out;
+        if (cst.failed && !pyf) {
+            /* TraceLens drops a failed merge and reports the replay trace
+             * as if no capture folder had been given */
+            mp_trace_tree_free(c.t);
+            c.t = NULL;
+            to.python_functions = false;
+            rc = mp_trace_tree_build(c.s, &to, &c.t, d);
+            if (rc)
+                goto out;
+        }
+    }
+    if (o->enable_pseudo_ops && (rc = normalize_sglang_names(c.s)) != 0) {
+        rc = mp_diag_set(d, rc, "out of memory renaming ops");
+        goto out;
+    }
+    size_t n_pseudo = 0;
+    if (o->enable_pseudo_ops && (rc = tl_pseudo_apply(c.s, c.t, &n_pseudo)) != 0) {
+        rc = mp_diag_set(d, rc, "adding pseudo ops failed");
+        goto out;
+    }
+    if (n_pseudo)
+        mp_log(MP_LOG_DEBUG, "%zu pseudo op(s) added", n_pseudo);
+    /* the tree is final: the sheets never read the link ids */
+    mp_trace_store_drop_links(c.s);
+    if (o->detect_recompute && (rc = mp_trace_tree_mark_recompute(c.t)) != 0) {
+        rc = mp_diag_set(d, rc, "out of memory marking recompute regions");
+        goto out;
+    }
+    c.r = calloc(1, sizeof(*c.r));
+    if (!c.r) {
+        rc = mp_diag_set(d, MP_ENOMEM, "out of memory");
+        goto out;
+    }
+    c.r->events = c.s->n;
+    c.r->gpu_events = c.t->n_gpu;
+    c.r->gpu_linked = c.t->n_gpu_linked;
+    size_t n_timeline;
+    rc = mp_report_gpu_timeline_sel(c.t, o->include_unlinked, -1, o->micro_idle_thresh_us,
+                                    &c.r->timeline, &n_timeline);
+    c.total_time_ms = c.r->timeline.total / 1e3;
+    rc = rc ? rc : index_launchers(&c);
+    rc = rc ? rc : sheet_timeline(&c);
+    struct tl_overlap *ov = NULL;
+    if (!rc && o->include_overlap_info && c.t->has_cpu_ops)
+        rc = tl_overlap_new(c.t, o->include_unlinked, &ov);
+    const struct mp_roofline_arch *arch = o->arch;
+    struct mp_roofline_arch detected;
+    if (!arch && o->arch_auto && c.s->meta_device_properties) {
+        /* deviceProperties: [{"name": "NVIDIA H200", ...}, ...]; the first
+         * device's name picks the built-in */
+        const char *dp = c.s->meta_device_properties, *q = strstr(dp, "\"name\"");
+        if (q) {
+            q = strchr(q + 6, '"');
+            const char *qe = q ? strchr(q + 1, '"') : NULL;
+            char name[128];
+            if (q && qe && (size_t)(qe - q - 1) < sizeof(name)) {
+                memcpy(name, q + 1, (size_t)(qe - q - 1));
+                name[qe - q - 1] = '\0';
+                if (mp_roofline_arch_from_device_name(name, &detected) == 0)
+                    arch = &detected;
+            }
+        }
+    }
+    if (arch) {
+        snprintf(c.r->arch_name, sizeof(c.r->arch_name), "%s", arch->name);
+        c.r->arch = *arch;
+        c.r->has_arch = true;
+    }
+    const char **annot = NULL;
+    if (!rc)
+        rc = tl_apply_annotation(c.t, o->inference, &annot);
+    /* NULL (out of memory) only models every op afresh */
+    c.memo = rc ? NULL : mp_roofline_memo_new();
+    /* the side: its own report and caches over the same read-only tree, on
+     * a second thread unless serial; with overlap info everything stays on
+     * this thread (the overlap index is shared by the ops and unified sheets) */
+    struct side sd = {.c = c, .arch = arch, .annot = annot, .ov = ov};
+    sd.c.r = &sd.out;
+    sd.c.ak = (struct tl_argkeys){0};
+    sd.c.category = (struct mp_i64map){0};
+    sd.c.cats = NULL;
+    sd.c.ncats = sd.c.capcats = 0;
+    pthread_t side_th;
+    bool side = false;
+    if (!rc && !ov && !o->serial) {
+        sd.c.memo = mp_roofline_memo_new(); /* NULL only models every op afresh */
+        side = pthread_create(&side_th, NULL, side_main, &sd) == 0;
+        if (!side) {
+            mp_roofline_memo_free(sd.c.memo);
+            sd.c.memo = c.memo;
+        }
+    }
+    if (!rc && !side)
+        side_run(&sd, SIDE_OPS);
+    if (!rc && c.t->has_cpu_ops)
+        rc = tl_sheet_unified(c.r, c.t, c.first_kernel, arch, &c.ak, o, annot, ov, c.memo,
+                              new_sheet);
+    size_t n_mid = c.r->n; /* gpu_timeline, unified_perf_summary */
+    if (!rc && !side)
+        side_run(&sd, SIDE_PERF);
+    if (!rc)
+        rc = sheets_tail(&c);
+    if (side)
+        pthread_join(side_th, NULL);
+    free(annot);
+    tl_overlap_free(ov);
+    if (!rc && !sd.rc)
+        rc = side_merge(c.r, n_mid, &sd);
+    if (!rc)
+        rc = sd.rc;
+    if (rc)
+        rc = mp_diag_set(d, rc, "out of memory building the report");
+    if (sd.c.memo != c.memo)
+        mp_roofline_memo_free(sd.c.memo);
+    side_fini(&sd);
+out:
+    free(c.first_kernel);
+    mp_i64map_fini(&c.category);
+    mp_roofline_memo_free(c.memo);
+    free(c.cats);
+    tl_argkeys_fini(&c.ak);
+    mp_trace_tree_free(c.t);
+    mp_trace_store_free(c.s);
+    if (rc) {
+        mp_report_free(c.r);
+        return rc;
+    }
+    *out = c.r;
+    return 0;
+}
+
+int mp_report_write_csvs(const struct mp_report *r, const char *dir, struct mp_diag *d)
+{
+    int rc = mp_fs_mkdirs(dir, d);
+    for (size_t i = 0; i < r->n && !rc; i++) {
+        char path[4200];
+        snprintf(path, sizeof(path), "%s/%s.csv", dir, r->sheets[i].name);
+        rc = mp_fs_write_atomic(path, r->sheets[i].csv.data ? r->sheets[i].csv.data : "",
+                                r->sheets[i].csv.len, d);
+    }
+    return rc;
+}
+
+void mp_report_free(struct mp_report *r)
+{
+    if (!r)
+        return;
+    for (size_t i = 0; i < r->n; i++)
+        mp_buf_fini(&r->sheets[i].csv);
+    free(r->sheets);
+    for (size_t i = 0; i < r->n_points; i++) {
+        free(r->points[i].name);
+        free(r->points[i].params);
+    }
+    free(r->points);
+    for (size_t i = 0; i < r->n_cats; i++)
+        free(r->cats[i].name);
+    free(r->cats);
+    free(r);
+}
