@@ -84,11 +84,11 @@ step "3a. inference stages (TraceLens per-stage reports)"
 ls "$PROF"/tracelens/*_kernel_roofline_simple.csv 2>/dev/null | sed 's|.*/|  |' ||
     die "no stage reports"
 step "3b. gap analysis: top kernels of the profiled run"
-"$MAGPIE" benchmark --trace-dir "$PROF/torch_trace" --top-k 5 -q 2>&1 | sed -n '1,16p'
+"$MAGPIE" benchmark --trace-dir "$PROF/torch_trace" --top-k 5 -o "$OUT/gap" -q 2>&1 | sed -n '1,16p'
 
 if [ "${SKIP_OPENCL:-0}" != 1 ]; then
     step "4. kernel variants on OpenCL (PoCL): which candidate wins"
-    if (cd "$ROOT" && "$MAGPIE" compare -k examples/kernels/opencl/compare.yaml) \
+    if (cd "$ROOT" && "$MAGPIE" compare -k examples/kernels/opencl/compare.yaml -o "$OUT/kernels") \
         >"$OUT/kernels.log" 2>&1; then
         grep -iE "winner|FASTER|SLOWER|INCORRECT" "$OUT/kernels.log" | head -12
     else
