@@ -706,68 +706,75 @@ int mp_ray_task_result(const char *task_id, const char *address, const char *sha
     return r;
 }
 
-int mp_ray_task_cancel(const char *task_id, const char *address, const char *shared, char **json,
-                       struct mp_diag *d)
+/* The answer objects of the job calls below: built from Ray's status code
+ * and JSON answer. */
+typedef json_t *(*job_answer_fn)(const struct mp_ray_task *t, long status, json_t *ans);
+
+/* One request on a task's job, method on /api/jobs/<submission id><suffix>,
+ * whose answer, made by answer(), is dumped into *json. */
+static int job_call(const char *task_id, const char *address, const char *shared,
+                    const char *method, const char *suffix, job_answer_fn answer, char **json,
+                    struct mp_diag *d)
 {
     *json = NULL;
     struct mp_ray_task t;
     struct mp_ray_client *c;
     int r = open_task(task_id, address, shared, &t, &c, d);
-    char path[200];
-    snprintf(path, sizeof(path), "/api/jobs/%s/stop", t.submission_id);
     long st = 0;
     json_t *ans = NULL;
-    if (!r)
-        r = ray_json_request(c, "POST", path, NULL, &st, &ans, d);
     if (!r) {
-        bool stopped = st == 200 && json_is_true(json_object_get(ans, "stopped"));
-        char e[512];
-        json_t *o = json_object();
-        json_object_set_new(o, "task_id", json_string(t.task_id));
-        json_object_set_new(o, "cancelled", json_boolean(stopped));
-        if (stopped)
-            json_object_set_new(o, "message",
-                                json_string("Stop requested; the job's processes "
-                                            "get SIGTERM, then SIGKILL"));
-        else if (st == 200)
-            json_object_set_new(o, "message", json_string("The job had already ended"));
-        else if (st == 404)
-            json_object_set_new(o, "message", json_string("Ray does not know this job"));
-        else
-            json_object_set_new(o, "message", json_string(err_text(ans, e, sizeof(e))));
-        r = dump(o, json, d);
+        char path[200];
+        snprintf(path, sizeof(path), "/api/jobs/%s%s", t.submission_id, suffix);
+        r = ray_json_request(c, method, path, NULL, &st, &ans, d);
     }
+    if (!r)
+        r = dump(answer(&t, st, ans), json, d);
     json_decref(ans);
     mp_ray_client_free(c);
     return r;
 }
 
+static json_t *cancel_answer(const struct mp_ray_task *t, long st, json_t *ans)
+{
+    bool stopped = st == 200 && json_is_true(json_object_get(ans, "stopped"));
+    char e[512];
+    json_t *o = json_object();
+    json_object_set_new(o, "task_id", json_string(t->task_id));
+    json_object_set_new(o, "cancelled", json_boolean(stopped));
+    if (stopped)
+        json_object_set_new(o, "message",
+                            json_string("Stop requested; the job's processes "
+                                        "get SIGTERM, then SIGKILL"));
+    else if (st == 200)
+        json_object_set_new(o, "message", json_string("The job had already ended"));
+    else if (st == 404)
+        json_object_set_new(o, "message", json_string("Ray does not know this job"));
+    else
+        json_object_set_new(o, "message", json_string(err_text(ans, e, sizeof(e))));
+    return o;
+}
+
+int mp_ray_task_cancel(const char *task_id, const char *address, const char *shared, char **json,
+                       struct mp_diag *d)
+{
+    return job_call(task_id, address, shared, "POST", "/stop", cancel_answer, json, d);
+}
+
+static json_t *delete_answer(const struct mp_ray_task *t, long st, json_t *ans)
+{
+    char e[512];
+    json_t *o = json_object();
+    json_object_set_new(o, "task_id", json_string(t->task_id));
+    json_object_set_new(o, "deleted",
+                        json_boolean(st == 200 && json_is_true(json_object_get(ans, "deleted"))));
+    json_object_set_new(o, "message", json_string(st == 200 ? "" : err_text(ans, e, sizeof(e))));
+    return o;
+}
+
 int mp_ray_task_delete(const char *task_id, const char *address, const char *shared, char **json,
                        struct mp_diag *d)
 {
-    *json = NULL;
-    struct mp_ray_task t;
-    struct mp_ray_client *c;
-    int r = open_task(task_id, address, shared, &t, &c, d);
-    char path[200];
-    snprintf(path, sizeof(path), "/api/jobs/%s", t.submission_id);
-    long st = 0;
-    json_t *ans = NULL;
-    if (!r)
-        r = ray_json_request(c, "DELETE", path, NULL, &st, &ans, d);
-    if (!r) {
-        char e[512];
-        json_t *o = json_object();
-        json_object_set_new(o, "task_id", json_string(t.task_id));
-        json_object_set_new(
-            o, "deleted", json_boolean(st == 200 && json_is_true(json_object_get(ans, "deleted"))));
-        json_object_set_new(o, "message",
-                            json_string(st == 200 ? "" : err_text(ans, e, sizeof(e))));
-        r = dump(o, json, d);
-    }
-    json_decref(ans);
-    mp_ray_client_free(c);
-    return r;
+    return job_call(task_id, address, shared, "DELETE", "", delete_answer, json, d);
 }
 
 int mp_ray_task_logs(const char *task_id, const char *address, const char *shared, char **text,
