@@ -8,11 +8,12 @@
 #
 # usage: bench/sources_accuracy.sh MAGPIE [--offline]
 # Sources: the pinned vLLM and SGLang sdists and the torch wheel's ATen
-# headers from PyPI (downloaded once, sha256-checked, cached under
-# ${XDG_CACHE_HOME:-~/.cache}/magpie/test-sources; MP_SOURCES_NO_TORCH=1
-# skips the 104 MB wheel),
+# headers and the amd-aiter wheel's sources (aiter's csrc/ and hsa/, the
+# composable_kernel it bundles) from PyPI (downloaded once, sha256-checked,
+# cached under ${XDG_CACHE_HOME:-~/.cache}/magpie/test-sources;
+# MP_SOURCES_NO_TORCH=1 / MP_SOURCES_NO_AITER=1 skip the 104 MB / 40 MB wheels),
 # plus any checkout named by MP_SOURCES_MIOPEN / MP_SOURCES_AITER /
-# MP_SOURCES_PYTORCH (git checkouts; no registry ships them). Rows whose
+# MP_SOURCES_PYTORCH (git checkouts; no registry ships MIOpen's kernels). Rows whose
 # repository is not indexed still count in "recall over all rows".
 # Exit 0 when the targets hold (precision >= 0.95, calibration >= 0.95,
 # every closed row closed, recall >= 0.85 over the rows whose repository was
@@ -44,21 +45,45 @@ fetch() { # name version sha -> extracted dir on stdout
         mv "$dir.tmp" "$dir" && rm -f "$CACHE/$n-$v.tar.gz"
     echo "$dir"
 }
+# Wheels of which only some files are kept: fetch_wheel DIR URL SHA PY-EXPR
+# extracts the members for which PY-EXPR (a Python expression of the member
+# name n) gives a new name (None = skip) into $CACHE/DIR.
+fetch_wheel() {
+    local dir=$CACHE/$1 whl=$CACHE/$1.whl
+    if [ -d "$dir" ]; then echo "$dir"; return 0; fi
+    [ "$OFFLINE" = --offline ] && return 1
+    curl -sfL --max-time 600 --max-filesize 120000000 -o "$whl" "$2" || return 1
+    echo "$3  $whl" | sha256sum -c --quiet || return 1
+    mkdir -p "$dir.tmp" && python3 -c 'import os, sys, zipfile
+z = zipfile.ZipFile(sys.argv[1])
+for m in z.infolist():
+    n = m.filename
+    to = eval(sys.argv[3])
+    if to is None or m.is_dir():
+        continue
+    path = os.path.join(sys.argv[2], to)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with z.open(m) as src, open(path, "wb") as dst:
+        dst.write(src.read())' "$whl" "$dir.tmp" "$4" && mv "$dir.tmp" "$dir" && rm -f "$whl"
+    echo "$dir"
+}
 # torch 2.9.0 (aarch64 CPU wheel, 104 MB, the smallest torch wheel on PyPI):
 # only its ATen headers are kept (torch/include/ATen), as "pytorch-2.9.0-headers"
 TORCH_URL=https://files.pythonhosted.org/packages/58/fe/334225e6330e672b36aef23d77451fa906ea12881570c08638a91331a212/torch-2.9.0-cp311-cp311-manylinux_2_28_aarch64.whl
 TORCH_SHA=c596708b5105d0b199215acf0c9be7c1db5f1680d88eddadf4b75a299259a677
 fetch_torch() {
-    local dir=$CACHE/pytorch-2.9.0-headers whl=$CACHE/torch-2.9.0.whl
-    if [ -d "$dir" ]; then echo "$dir"; return 0; fi
-    [ "$OFFLINE" = --offline ] && return 1
-    curl -sfL --max-time 600 --max-filesize 120000000 -o "$whl" "$TORCH_URL" || return 1
-    echo "$TORCH_SHA  $whl" | sha256sum -c --quiet || return 1
-    mkdir -p "$dir.tmp" && python3 -c 'import sys, zipfile
-z = zipfile.ZipFile(sys.argv[1])
-z.extractall(sys.argv[2], [n for n in z.namelist() if n.startswith("torch/include/ATen/")])' \
-        "$whl" "$dir.tmp" && mv "$dir.tmp" "$dir" && rm -f "$whl"
-    echo "$dir"
+    fetch_wheel pytorch-2.9.0-headers "$TORCH_URL" "$TORCH_SHA" \
+        'n if n.startswith("torch/include/ATen/") else None'
+}
+# amd-aiter 0.1.7.post2.dev18 (40 MB, pure-Python wheel): it ships aiter's
+# sources in aiter_meta/ (csrc/, hsa/ with the asm kernels, 3rdparty/
+# composable_kernel), kept at the repository's own paths, with the aiter/
+# Python package (its Triton kernels) beside them, as "aiter-0.1.7.post2.dev18"
+AITER_URL=https://files.pythonhosted.org/packages/3f/ba/3d47c82268d01b9e707c7b35d2177c833264c6a138b01bf427214b26cfe4/amd_aiter-0.1.7.post2.dev18-py3-none-any.whl
+AITER_SHA=fe139d74438217c35e87e3b961166bac8db2d381eadccb371da2e63615f05a31
+fetch_aiter() {
+    fetch_wheel aiter-0.1.7.post2.dev18 "$AITER_URL" "$AITER_SHA" \
+        'n[len("aiter_meta/"):] if n.startswith("aiter_meta/") else n if n.startswith("aiter/") else None'
 }
 REPOS=()
 if [ "${MP_SOURCES_NO_TORCH:-}" != 1 ]; then
@@ -69,6 +94,10 @@ while read -r n v sha; do
     d=$(fetch "$n" "$v" "$sha") || { echo "SKIP: cannot download $n $v sdist (offline?)"; exit 77; }
     REPOS+=("$d")
 done <<< "$PKGS"
+if [ "${MP_SOURCES_NO_AITER:-}" != 1 ]; then
+    d=$(fetch_aiter) || { echo "SKIP: cannot download the amd-aiter wheel (offline?)"; exit 77; }
+    REPOS+=("$d")
+fi
 for var in MP_SOURCES_MIOPEN MP_SOURCES_AITER MP_SOURCES_PYTORCH; do
     [ -n "${!var:-}" ] && [ -d "${!var}" ] && REPOS+=("${!var}")
 done

@@ -883,6 +883,23 @@ static size_t lookup_plain(const struct mp_src_index *ix, const char *name,
     return gather(ix, &q, false, true, false, ev, c, cap, ev_used, &nsf);
 }
 
+/* Keeps the candidates that define a kernel: a Triton function, an
+ * assembly symbol, or a __global__ / __kernel function. A name that only
+ * starts with a host function's name (MIOpen's batched_transpose_32x16_half
+ * against composable_kernel's host batched_transpose()) is not its
+ * definition. Returns the new count. */
+static size_t kernel_defs_only(const struct mp_src_index *ix, struct cand *c, size_t n)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        const struct src_def *d = &ix->defs[c[i].def];
+        if (d->kind == SRC_TRITON || d->kind == SRC_ASM ||
+            (d->kind == SRC_FUNC && (d->flags & SRC_F_GLOBAL)))
+            c[k++] = c[i];
+    }
+    return k;
+}
+
 int mp_src_resolve(const struct mp_src_index *ix, const char *name,
                    const struct mp_src_evidence *ev, struct mp_src_result *r)
 {
@@ -967,6 +984,7 @@ int mp_src_resolve(const struct mp_src_index *ix, const char *name,
                 if (strlen(buf) < 3)
                     break;
                 n = lookup_plain(ix, buf, ev, c, 256, &ev_used);
+                n = kernel_defs_only(ix, c, n);
                 if (n && strcmp(r->kind, "inductor") == 0)
                     n = 0; /* generated names are never prefixes of each other */
             }

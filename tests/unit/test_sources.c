@@ -145,6 +145,12 @@ static void test_cpp(void **state)
     assert_string_equal(r.kind, "asm");
     assert_int_equal(r.source_line, 3);
     mp_src_result_fini(&r);
+    /* a kernel name that only starts with a host function's name is not
+     * claimed (src/host_api.cpp's tile_transpose is no kernel) */
+    resolve(ix, "tile_transpose_32x16_half", NULL, &r);
+    assert_string_equal(r.resolution, "unresolved");
+    assert_null(r.source_file);
+    mp_src_result_fini(&r);
     resolve(ix, "no_such_kernel_anywhere", NULL, &r);
     assert_string_equal(r.resolution, "unresolved");
     assert_non_null(strstr(r.error, "symbol_not_found"));
