@@ -6,8 +6,6 @@
  * files means the same inside), the caller's uid:gid (files written stay
  * the caller's), and a name of our own so that a run cut short by a time
  * limit or a signal is removed with `rm -f NAME`. */
-#include "container.h"
-
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -16,6 +14,8 @@
 #include <unistd.h>
 
 #include <magpie/kernel.h>
+
+#include "container_int.h"
 
 #define RM_TIMEOUT_S 60.0
 

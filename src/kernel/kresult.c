@@ -4,12 +4,12 @@
  * the parser stopped, so that the kernel's real failure is not lost behind
  * "no output"; non-finite statistics come back from null plus the child's
  * "nonfinite" note. */
-#include "kresult.h"
-
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+
+#include "kresult_int.h"
 
 json_t *k_load_result(const char *path, bool *present, char *why, size_t len)
 {

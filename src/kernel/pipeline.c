@@ -19,9 +19,9 @@
 #include <magpie/gpu.h>
 #include <magpie/proc.h>
 
-#include "container.h"
+#include "container_int.h"
 #include "kernel_int.h"
-#include "kresult.h"
+#include "kresult_int.h"
 
 char *k_strdup_or_null(const char *s)
 {

@@ -2,13 +2,13 @@
  * get_benchmark_result: a workspace is a directory named benchmark_* holding
  * the benchmark_report.json that src/serve wrote; these helpers only pick
  * its keys and list the files beside it. */
-#include "bench_ws.h"
-
 #include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+
+#include "bench_ws_int.h"
 
 static bool has_files(const char *dir, const char *suffix)
 {

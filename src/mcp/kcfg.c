@@ -4,13 +4,13 @@
  * accept exactly the same configs), and the framework sections that the
  * analyze / compare arguments override. Scalars are written as JSON strings,
  * which YAML reads as double-quoted scalars. */
-#include "kcfg.h"
-
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <magpie/config.h>
+
+#include "kcfg_int.h"
 
 static void put_str(struct mp_buf *b, const char *s)
 {

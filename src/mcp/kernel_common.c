@@ -1,13 +1,13 @@
 /* The shared body of the analyze and compare tools: build the kernel config
  * through the config loader (kcfg.c), run mp_kernel_analyze / _compare in
  * this worker and read back the report the library wrote. */
-#include "kernel_common.h"
-
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <magpie/kernel.h>
+
+#include "kernel_common_int.h"
 
 int mcp_kernel_run(struct mcp_wctx *w, json_t *args, const char *yaml, bool compare,
                    json_t **report, json_t **result)

@@ -9,7 +9,7 @@
 #include <curl/curl.h>
 #include <jansson.h>
 
-#include "serve_internal.h"
+#include "serve_int.h"
 
 #define HTTP_BODY_MAX ((size_t)1 << 20)
 

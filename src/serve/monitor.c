@@ -16,7 +16,7 @@
 #include <magpie/proc.h>
 #include <magpie/serve.h>
 
-#include "serve_internal.h"
+#include "serve_int.h"
 
 #define N_FIELDS 4
 

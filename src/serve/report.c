@@ -14,7 +14,7 @@
 #include <magpie/fmt.h>
 #include <magpie/serve.h>
 
-#include "serve_internal.h"
+#include "serve_int.h"
 
 /* ---- server.log tail ---- */
 

@@ -21,7 +21,7 @@
 #include <magpie/proc.h>
 #include <magpie/serve.h>
 
-#include "serve_internal.h"
+#include "serve_int.h"
 
 void serve_reuse_paths(const struct mp_serve_config *c, int port, char *pid_path, char *meta_path,
                        size_t len)

@@ -29,7 +29,7 @@
 #include <magpie/report.h>
 #include <magpie/serve.h>
 
-#include "serve_internal.h"
+#include "serve_int.h"
 
 #define MAX_ERRORS 64
 

@@ -28,7 +28,7 @@
 #include <magpie/roofline.h>
 #include <magpie/serve.h>
 
-#include "serve_internal.h"
+#include "serve_int.h"
 
 #define MAX_TRACE_FILES 4096
 #define MAX_DEPTH 16

@@ -10,7 +10,7 @@
 #include <magpie/base.h>
 
 #include "fuzz_common.h"
-#include "serve/serve_internal.h"
+#include "serve/serve_int.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

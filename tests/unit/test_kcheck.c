@@ -19,7 +19,7 @@
 #include <magpie/base.h>
 #include <magpie/config.h>
 
-#include "kernel/kresult.h"
+#include "kernel/kresult_int.h"
 
 static void write_file(char *path, size_t len, const char *text)
 {

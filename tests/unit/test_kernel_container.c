@@ -13,7 +13,7 @@
 
 #include <cmocka.h>
 
-#include "kernel/container.h"
+#include "kernel/container_int.h"
 
 static char g_dir[128];
 

@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../kernel_common.h"
+#include "../kernel_common_int.h"
 
 static char *stem(const char *path, char *out, size_t n)
 {

@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../kernel_common.h"
+#include "../kernel_common_int.h"
 
 static int run(struct mcp_wctx *w, json_t *args, json_t **result)
 {

@@ -10,7 +10,7 @@
 
 #include <magpie/tl_compare.h>
 
-#include "../bench_ws.h"
+#include "../bench_ws_int.h"
 
 static json_t *run_summary(const char *ws, const char *label, json_t *errors)
 {

@@ -6,7 +6,7 @@
 
 #include <magpie/config.h>
 
-#include "../kcfg.h"
+#include "../kcfg_int.h"
 
 static int run(struct mcp_wctx *w, json_t *args, json_t **result)
 {

@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "../bench_ws.h"
+#include "../bench_ws_int.h"
 
 static int run(struct mcp_wctx *w, json_t *args, json_t **result)
 {

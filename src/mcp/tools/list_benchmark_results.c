@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../bench_ws.h"
+#include "../bench_ws_int.h"
 
 static int by_name_desc(const struct dirent **a, const struct dirent **b)
 {

@@ -1,9 +1,9 @@
 /* Parameters that analyze and compare share (Magpie's names and defaults),
  * and their run helper (kernel_common.c). */
-#ifndef MP_MCP_KERNEL_COMMON_H
-#define MP_MCP_KERNEL_COMMON_H
+#ifndef MP_MCP_KERNEL_COMMON_INT_H
+#define MP_MCP_KERNEL_COMMON_INT_H
 
-#include "kcfg.h"
+#include "kcfg_int.h"
 
 #define MCP_KERNEL_SHARED_PARAMS                                                                   \
     {"kernel_type",    MT_STR, false, "\"hip\"", "hip|cuda|pytorch|triton|opencl", 0, 0,           \

@@ -1,6 +1,6 @@
 /* Benchmark workspace readers (bench_ws.c). */
-#ifndef MP_MCP_BENCH_WS_H
-#define MP_MCP_BENCH_WS_H
+#ifndef MP_MCP_BENCH_WS_INT_H
+#define MP_MCP_BENCH_WS_INT_H
 
 #include "mcp_int.h"
 

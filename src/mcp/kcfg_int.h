@@ -1,6 +1,6 @@
 /* Kernel configs from MCP arguments (kcfg.c). */
-#ifndef MP_MCP_KCFG_H
-#define MP_MCP_KCFG_H
+#ifndef MP_MCP_KCFG_INT_H
+#define MP_MCP_KCFG_INT_H
 
 #include <magpie/config.h>
 

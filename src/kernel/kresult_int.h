@@ -3,8 +3,8 @@
  * failure reported by file and byte offset, and numbers that the child wrote
  * as null because they were not finite (listed in a "nonfinite" object
  * beside them) read back as Inf/NaN. */
-#ifndef MAGPIE_KRESULT_H
-#define MAGPIE_KRESULT_H
+#ifndef MAGPIE_KRESULT_INT_H
+#define MAGPIE_KRESULT_INT_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -1,8 +1,8 @@
 /* Private to the kernel module: running analyze / compare commands (compile,
  * testcase, the Python runner, the C harness) inside a container with
  * `docker run`, or `podman run` where docker is absent (container.c). */
-#ifndef MAGPIE_KERNEL_CONTAINER_H
-#define MAGPIE_KERNEL_CONTAINER_H
+#ifndef MAGPIE_KERNEL_CONTAINER_INT_H
+#define MAGPIE_KERNEL_CONTAINER_INT_H
 
 #include <limits.h>
 #include <stdbool.h>

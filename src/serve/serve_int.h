@@ -1,6 +1,6 @@
 /* Private declarations shared by the files of src/serve. */
-#ifndef MAGPIE_SERVE_INTERNAL_H
-#define MAGPIE_SERVE_INTERNAL_H
+#ifndef MAGPIE_SERVE_INT_H
+#define MAGPIE_SERVE_INT_H
 
 #include <stdbool.h>
 #include <stddef.h>
