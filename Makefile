@@ -8,7 +8,7 @@ DEPS := build-essential cmake ninja-build pkg-config clang clang-tidy clang-form
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 SRC_FILES = $(shell (git ls-files '*.c' '*.h' 2>/dev/null || find src include cli tests bench -name '*.[ch]') | while read -r f; do [ -f "$$f" ] && echo "$$f"; done)
 
-.PHONY: all deps build check demo bench fuzz format format-check tidy clean
+.PHONY: all deps build install deb check demo bench fuzz format format-check tidy clean
 
 all: build
 
@@ -21,6 +21,17 @@ deps:
 
 build: deps
 	cmake --preset release >/dev/null && cmake --build --preset release
+
+# The release build (not the sanitizer one) under $(DESTDIR)$(PREFIX): bin/magpie,
+# share/magpie/runtime, the man page and shell completions (cmake/install.cmake).
+PREFIX ?= /usr/local
+install: build
+	DESTDIR="$(DESTDIR)" cmake --install build/release --prefix "$(PREFIX)"
+
+# A .deb of the release build (installs into /usr), in build/release.
+deb: build
+	cd build/release && cpack -G DEB
+	@ls build/release/magpie_*.deb
 
 check: deps format-check tidy
 	cmake --preset ci >/dev/null

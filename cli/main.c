@@ -1,6 +1,7 @@
 /* magpie entry point: global options (Magpie-compatible), then a git-style
  * table of subcommands. */
 #include <getopt.h>
+#include <limits.h>
 #ifdef __GLIBC__
 #include <malloc.h>
 #endif
@@ -9,6 +10,7 @@
 #include <string.h>
 
 #include <magpie/base.h>
+#include <magpie/kernel.h>
 
 #include "cli.h"
 
@@ -51,7 +53,7 @@ static void usage(FILE *f)
                "      --docker-image IMG image for the container environment\n"
                "      --gpu-info         print GPU vendor, architecture, compiler, profiler\n"
                "      --json             with --gpu-info: machine-readable output\n"
-               "      --version          print the version\n"
+               "      --version          print the version and the runtime/ directory in use\n"
                "  -h, --help             this help; `magpie <command> --help` for a command\n\n"
                "exit status: 0 success, 1 evaluation failed, 2 usage or input error\n\n"
                "examples:\n"
@@ -144,9 +146,17 @@ int main(int argc, char **argv)
         case OPT_JSON:
             json = true;
             break;
-        case OPT_VERSION:
+        case OPT_VERSION: {
             printf("magpie %s\n", MP_VERSION);
+            char rt[PATH_MAX]; /* which runtime/ the Python runner would use */
+            const char *how = NULL;
+            struct mp_diag rd = {0};
+            if (mp_kernel_runtime_find(NULL, rt, sizeof(rt), &how, &rd) == 0)
+                printf("runtime: %s (%s)\n", rt, how);
+            else
+                printf("runtime: none: %s\n", rd.msg);
             return EXIT_OK;
+        }
         case 'h':
             usage(stdout);
             return EXIT_OK;

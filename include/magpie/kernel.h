@@ -186,8 +186,7 @@ struct mp_kernel_opts {
     bool no_latency;
     int baseline;            /* compare */
     const char *self_exe;    /* magpie executable for harness children (default /proc/self/exe) */
-    const char *runtime_dir; /* runtime/ (magpie_runner.py), default: $MAGPIE_RUNTIME_DIR or
-                                found next to the executable */
+    const char *runtime_dir; /* runtime/ (magpie_runner.py), default: mp_kernel_runtime_find */
     /* progress lines for a terminal ("compiling vadd ..."); may be NULL */
     void (*progress)(const char *line, void *user);
     void *user;
@@ -198,6 +197,20 @@ struct mp_kernel_opts {
  * and makes every later container run of this process fail at once, so the
  * evaluation ends soon with a report. Local runs are not affected. */
 void mp_kernel_interrupt(void);
+
+/* Finds runtime/ (magpie_runner.py, magpie_check.py, magpie_timing.h), the
+ * first of, in this order:
+ *   1. $MAGPIE_RUNTIME_DIR when set (set without magpie_runner.py: an error);
+ *   2. <directory of the executable>/../share/magpie/runtime (installed);
+ *   3. the source tree the binary was built from: its path compiled in, or
+ *      <directory of the executable>/../../runtime (build/<preset>/magpie of
+ *      a checkout moved since).
+ * Never the current directory. exe: the magpie executable (NULL:
+ * /proc/self/exe). Writes the real path to out[0..n) and to *origin (may be
+ * NULL) "MAGPIE_RUNTIME_DIR", "installed" or "source tree". Returns 0, or
+ * MP_ENOTFOUND with d naming the places looked in. */
+int mp_kernel_runtime_find(const char *exe, char *out, size_t n, const char **origin,
+                           struct mp_diag *d);
 
 void mp_kernel_run_init(struct mp_kernel_run *r);
 void mp_kernel_run_fini(struct mp_kernel_run *r);

@@ -589,31 +589,26 @@ static json_t *entry_json(const struct mp_kernel_spec *k, const char *id, const 
     return e;
 }
 
-static bool find_runtime(struct ctx *c)
+/* runtime/ for the Python runner: the caller's o->runtime_dir, else
+ * mp_kernel_runtime_find's order; said on the debug log. */
+static bool find_runtime(struct ctx *c, struct mp_diag *d)
 {
     if (c->runtime_dir[0])
         return true;
-    const char *cand[4] = {c->o->runtime_dir, getenv("MAGPIE_RUNTIME_DIR"), NULL, NULL};
-    char a[PATH_MAX + 32], b[PATH_MAX + 32], dir[PATH_MAX];
-    snprintf(dir, sizeof(dir), "%s", c->self_exe);
-    char *slash = strrchr(dir, '/');
-    if (slash)
-        *slash = 0;
-    snprintf(a, sizeof(a), "%s/../../runtime", dir); /* build/<preset>/magpie */
-    snprintf(b, sizeof(b), "%s/../share/magpie/runtime", dir);
-    cand[2] = a;
-    cand[3] = b;
-    for (int i = 0; i < 4; i++) {
-        if (!cand[i])
-            continue;
-        char f[PATH_MAX + 32];
-        snprintf(f, sizeof(f), "%s/magpie_runner.py", cand[i]);
-        if (mp_fs_exists(f) && realpath(cand[i], c->runtime_dir))
-            return true;
+    const char *how = "the caller";
+    if (c->o->runtime_dir) {
+        if (!realpath(c->o->runtime_dir, c->runtime_dir)) {
+            c->runtime_dir[0] = 0;
+            mp_diag_set(d, MP_ENOTFOUND, "runtime directory %s not found", c->o->runtime_dir);
+            return false;
+        }
+    } else if (mp_kernel_runtime_find(c->self_exe, c->runtime_dir, sizeof(c->runtime_dir), &how,
+                                      d)) {
+        c->runtime_dir[0] = 0;
+        return false;
     }
-    if (mp_fs_exists("runtime/magpie_runner.py") && realpath("runtime", c->runtime_dir))
-        return true;
-    return false;
+    mp_log(MP_LOG_DEBUG, "runtime from %s (%s)", c->runtime_dir, how);
+    return true;
 }
 
 /* Runs one job (harness child or Python runner) over kernels idx[0..n).
@@ -682,8 +677,12 @@ static json_t *run_job(struct ctx *c, const int *idx, int n, const char *mode, b
     char runner[PATH_MAX + 32];
     const char *argv[8];
     if (python) {
-        if (!find_runtime(c))
+        struct mp_diag rd = {0};
+        if (!find_runtime(c, &rd)) {
+            for (int j = 0; j < n; j++)
+                k_add_error(&c->run->results[idx[j]], "%s", rd.msg);
             return NULL;
+        }
         snprintf(runner, sizeof(runner), "%s/magpie_runner.py", c->runtime_dir);
         /* in a container: the image's python3 (MAGPIE_PYTHON names one here) */
         const char *py = getenv(g_ct ? "MAGPIE_CONTAINER_PYTHON" : "MAGPIE_PYTHON");
@@ -1003,7 +1002,7 @@ static int run_all(const struct mp_kernel_config *cfg, const struct mp_kernel_op
             *sl = 0;
             rc = k_container_mount(&ct, exedir, true, d);
         }
-        if (!rc && runner && find_runtime(&c))
+        if (!rc && runner && find_runtime(&c, NULL))
             rc = k_container_mount(&ct, c.runtime_dir, true, d);
         if (rc)
             goto out;

@@ -1,0 +1,87 @@
+# Installing magpie (`make install`, `cmake --install`) and its Debian
+# package (`make deb`, `cpack -G DEB`). Included at the end of CMakeLists.txt.
+#
+# Layout under the prefix (/usr/local by default, /usr in the .deb; DESTDIR
+# is honoured by `cmake --install`):
+#   bin/magpie
+#   share/magpie/runtime/                       the Python runner of pytorch/triton
+#                                               kernels and magpie_timing.h
+#   share/man/man1/magpie.1                     when the build generated it
+#   share/bash-completion/completions/magpie    when the build generated it
+#   share/zsh/vendor-completions/_magpie        when the build generated it
+#   share/doc/magpie/copyright                  LICENSE
+# The directories are fixed, not GNUInstallDirs variables: magpie finds its
+# runtime/ at <dir of the executable>/../share/magpie/runtime
+# (mp_kernel_runtime_find in src/kernel/runtime_dir.c), whatever the prefix.
+
+# The runtime/ of the source tree, the last place magpie looks (a binary run
+# from its build tree finds the runtime/ it was built with).
+set_property(SOURCE ${CMAKE_SOURCE_DIR}/src/kernel/runtime_dir.c APPEND PROPERTY
+             COMPILE_DEFINITIONS "MP_SOURCE_RUNTIME_DIR=\"${CMAKE_SOURCE_DIR}/runtime\"")
+
+if(MP_SANITIZE OR MP_FUZZ)
+  install(CODE "message(WARNING \"installing a sanitizer build of magpie; `make install` \
+installs the release build (build/release)\")")
+endif()
+
+install(TARGETS magpie RUNTIME DESTINATION bin)
+install(DIRECTORY ${CMAKE_SOURCE_DIR}/runtime/ DESTINATION share/magpie/runtime
+        FILE_PERMISSIONS OWNER_READ OWNER_WRITE GROUP_READ WORLD_READ
+        PATTERN "__pycache__" EXCLUDE PATTERN "*.pyc" EXCLUDE)
+install(FILES ${CMAKE_SOURCE_DIR}/LICENSE DESTINATION share/doc/magpie RENAME copyright)
+# Generated from the option tables at build time; OPTIONAL so that a tree
+# that does not generate them (yet) still installs.
+install(FILES ${CMAKE_BINARY_DIR}/doc/magpie.1 DESTINATION share/man/man1 OPTIONAL)
+install(FILES ${CMAKE_BINARY_DIR}/completions/magpie
+        DESTINATION share/bash-completion/completions OPTIONAL)
+install(FILES ${CMAKE_BINARY_DIR}/completions/_magpie
+        DESTINATION share/zsh/vendor-completions OPTIONAL)
+
+# The .deb: `cpack -G DEB` in the release build directory (`make deb`).
+# Depends comes from dpkg-shlibdeps on the installed binary (the runtime
+# packages of the -dev packages `make deps` installs: libjansson4,
+# libyaml-0-2, zlib1g, libisal2, libcurl4, libxlsxwriter4, libmicrohttpd12,
+# and libc6); CPACK_DEBIAN_PACKAGE_DEPENDS is the same list for a machine
+# without dpkg-shlibdeps. OpenCL (ocl-icd-libopencl1) and CUDA are opened
+# with dlopen when a kernel needs them, python3 runs the Python runner:
+# recommended, not required.
+# One version: the project's, which `magpie --version` prints (MP_VERSION).
+file(STRINGS ${CMAKE_SOURCE_DIR}/include/magpie/base.h mp_version_line
+     REGEX "^#define MP_VERSION ")
+if(NOT mp_version_line MATCHES "\"${PROJECT_VERSION}\"")
+  message(FATAL_ERROR "MP_VERSION in include/magpie/base.h (${mp_version_line}) is not "
+                      "the project version ${PROJECT_VERSION}")
+endif()
+set(CPACK_PACKAGE_NAME magpie)
+set(CPACK_PACKAGE_VENDOR "the magpie authors")
+set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
+set(CPACK_PACKAGE_DESCRIPTION_SUMMARY
+    "GPU performance loop for LLM inference: serving benchmarks, trace analysis, kernels")
+set(CPACK_PACKAGE_DESCRIPTION
+    "magpie benchmarks OpenAI-compatible serving engines, explains where the GPU time \
+goes from PyTorch profiler traces (gap analysis, TraceLens-compatible reports) and \
+evaluates GPU kernels (correctness against a reference, noise-bounded timing, \
+FASTER/SLOWER verdicts). It is command-line compatible with AMD's Magpie.")
+set(CPACK_RESOURCE_FILE_LICENSE ${CMAKE_SOURCE_DIR}/LICENSE)
+set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
+set(CPACK_GENERATOR DEB)
+set(CPACK_STRIP_FILES ON)
+set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
+set(MP_DEB_MAINTAINER "magpie maintainers <maintainers@users.noreply.a-seed-7eeda87f.example>"
+    CACHE STRING "Maintainer field of the .deb")
+set(CPACK_DEBIAN_PACKAGE_MAINTAINER "${MP_DEB_MAINTAINER}")
+set(CPACK_DEBIAN_PACKAGE_SECTION devel)
+set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
+find_program(MP_DPKG_SHLIBDEPS dpkg-shlibdeps)
+if(MP_DPKG_SHLIBDEPS)
+  set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
+else()
+  set(CPACK_DEBIAN_PACKAGE_DEPENDS
+      "libc6, libcurl4, libjansson4, libmicrohttpd12, libxlsxwriter4, libyaml-0-2, zlib1g")
+  if(ISAL_LIB AND ISAL_INC)
+    string(APPEND CPACK_DEBIAN_PACKAGE_DEPENDS ", libisal2")
+  endif()
+endif()
+set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "python3, ocl-icd-libopencl1")
+set(CPACK_DEBIAN_PACKAGE_SUGGESTS "pocl-opencl-icd")
+include(CPack)
