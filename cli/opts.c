@@ -69,7 +69,8 @@ void cli_parser_init(struct cli_parser *p, const struct cli_cmd *cmd)
     memset(p, 0, sizeof(*p));
     if (cmd->flags & CLI_STOP_AT_ARG)
         p->shortopts[ns++] = '+';
-    for (const struct cli_opt *o = cli_opt_next(cmd, NULL); o; o = cli_opt_next(cmd, o)) {
+    for (const struct cli_opt *o = cli_opt_next(cmd, NULL); o && nl < CLI_MAX_OPTS;
+         o = cli_opt_next(cmd, o)) {
         if (o->letter) {
             p->shortopts[ns++] = o->letter;
             if (o->arg != CLI_NOARG)

@@ -45,7 +45,8 @@ enum {
 
 /* A command (or subcommand, or mode of one): its name after "magpie ", the
  * words of its synopsis, text before and after the options, and the table.
- * The table ends with an entry whose name and letter are both 0. */
+ * The table ends with an all-zero entry ({0}); an entry with only help set
+ * is a heading that starts a group of options. */
 struct cli_cmd {
     const char *name;       /* "trace report"; "" for magpie itself */
     const char *args;       /* positional part of the synopsis: "TRACE", "PATH..." */
@@ -78,7 +79,7 @@ extern const struct cli_cmd cli_cmd_root, cli_cmd_analyze, cli_cmd_compare, cli_
     cli_cmd_trace_stages, cli_cmd_trace_sources, cli_cmd_trace_compare, cli_cmd_mcp, cli_cmd_ray,
     cli_cmd_discover, cli_cmd_suggest, cli_cmd_gpu;
 
-#define CLI_MAX_OPTS 160
+#define CLI_MAX_OPTS 160 /* entries per table; cli_parser_init ignores any beyond */
 
 /* getopt_long over one table. Usage:
  *   struct cli_parser p;
@@ -87,9 +88,10 @@ extern const struct cli_cmd cli_cmd_root, cli_cmd_analyze, cli_cmd_compare, cli_
  * Unknown options and missing arguments return '?' (opterr is off). */
 struct cli_parser {
     struct option longopts[2 * CLI_MAX_OPTS + 1];
-    char shortopts[2 * CLI_MAX_OPTS + 2];
+    char shortopts[3 * CLI_MAX_OPTS + 2];
     char names[CLI_MAX_OPTS][48]; /* the generated '_'/'-' twins */
-    const char *name;             /* long name as typed by the user for the last option */
+    const char *name; /* the long name matched last, in the spelling used ('-' or '_'); NULL
+                         for a short option */
 };
 
 void cli_parser_init(struct cli_parser *p, const struct cli_cmd *cmd);

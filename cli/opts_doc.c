@@ -124,7 +124,12 @@ static void man_cmd(FILE *f, const struct cli_cmd *c)
         fputs(".PP\n", f);
         roff_block(f, c->intro);
     }
-    fputs(".PP\nOptions:\n", f);
+    fputs(".PP\n", f);
+    if (c->opts_title)
+        roff(f, c->opts_title, strlen(c->opts_title), true);
+    else
+        fputs("options", f);
+    fputs(":\n", f);
     for (const struct cli_opt *o = cli_opt_next(c, NULL); o; o = cli_opt_next(c, o))
         if (!(o->flags & CLI_HIDDEN))
             man_opt(f, o);
