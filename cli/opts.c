@@ -188,13 +188,30 @@ static size_t n_visible(const struct cli_cmd *cmd)
     return n;
 }
 
+/* One "[--opt ARG]" item of the usage line, wrapped at HELP_WIDTH under
+ * the first item (column indent). */
+static void synopsis_item(FILE *f, const char *item, int indent, int *pos)
+{
+    int w = (int)strlen(item);
+    if (*pos + 1 + w > HELP_WIDTH && *pos > indent) {
+        fprintf(f, "\n%*s", indent, "");
+        *pos = indent;
+    } else {
+        fputc(' ', f);
+        (*pos)++;
+    }
+    fputs(item, f);
+    *pos += w;
+}
+
 /* The generated usage line: name, args, then the option list (or
  * [options] when it is long). */
 static void synopsis(FILE *f, const struct cli_cmd *cmd)
 {
-    fprintf(f, "usage: magpie%s%s", *cmd->name ? " " : "", cmd->name);
+    int pos = fprintf(f, "usage: magpie%s%s", *cmd->name ? " " : "", cmd->name);
+    int indent = pos + 1;
     if (cmd->args && *cmd->args)
-        fprintf(f, " %s", cmd->args);
+        pos += fprintf(f, " %s", cmd->args);
     if (n_visible(cmd) > 6) {
         fprintf(f, " [options]\n");
         return;
@@ -202,11 +219,14 @@ static void synopsis(FILE *f, const struct cli_cmd *cmd)
     for (const struct cli_opt *o = cli_opt_next(cmd, NULL); o; o = cli_opt_next(cmd, o)) {
         if (!visible(o) || opt_group(o) || o->id == 'h')
             continue;
+        char item[160];
         if (o->letter)
-            fprintf(f, " [-%c", o->letter);
+            snprintf(item, sizeof(item), "[-%c%s%s]", o->letter, o->metavar ? " " : "",
+                     o->metavar ? o->metavar : "");
         else
-            fprintf(f, " [--%s", o->name);
-        fprintf(f, "%s%s]", o->metavar ? " " : "", o->metavar ? o->metavar : "");
+            snprintf(item, sizeof(item), "[--%s%s%s]", o->name, o->metavar ? " " : "",
+                     o->metavar ? o->metavar : "");
+        synopsis_item(f, item, indent, &pos);
     }
     fputc('\n', f);
 }
