@@ -15,6 +15,7 @@
 #include <magpie/kernel.h>
 
 #include "cmd_kernel.h"
+#include "opts.h"
 
 /* SIGINT / SIGTERM during a container run: the container is stopped and
  * removed, the evaluation ends with a report, then the signal is raised
@@ -27,52 +28,95 @@ static void on_signal(int sig)
     mp_kernel_interrupt(); // NOLINT(bugprone-signal-handler,cert-sig30-c)
 }
 
+enum {
+    OPT_TYPE = 1000,
+    OPT_COMPILE,
+    OPT_NOPERF,
+    OPT_NOLAT,
+    OPT_LATM,
+    OPT_LATREP,
+    OPT_JSON,
+    OPT_BASE,
+    OPT_REF,
+    OPT_KNAME,
+    OPT_SIZE,
+    OPT_NOISE,
+    OPT_MAXT,
+    OPT_HARNESS,
+};
+
+/* One table for analyze and compare; --compile-cmd is analyze's only,
+ * --baseline compare's only (CLI_MODE bits). */
+enum { M_ANALYZE = CLI_MODE(0), M_COMPARE = CLI_MODE(1) };
+
+static const struct cli_opt kernel_opts[] = {
+    {"kernel-config", 'k', CLI_ARG, 'k', "FILE",
+     "kernel YAML (kernel/kernels entries + overrides); takes precedence over positional "
+     "kernels",
+     0},
+    {"testcase", 't', CLI_ARG, 't', "CMD", "testcase command (split with shell quoting rules)", 0},
+    {"type", 0, CLI_ARG, OPT_TYPE, "T", "hip | cuda | pytorch | triton | opencl (default hip)", 0},
+    {"reference", 0, CLI_ARG, OPT_REF, "FILE", "reference implementation for positional kernels",
+     0},
+    {"kernel-name", 0, CLI_ARG, OPT_KNAME, "NAME", "entry point in the source (C harness)", 0},
+    {"size", 0, CLI_ARG, OPT_SIZE, "N", "elements per buffer argument (C harness)", 0},
+    {"compile-cmd", 0, CLI_ARG, OPT_COMPILE, "CMD", "custom compile command", M_ANALYZE},
+    {"baseline", 0, CLI_ARG, OPT_BASE, "I", "index of the baseline kernel (default 0)", M_COMPARE},
+    {"no-perf", 0, CLI_NOARG, OPT_NOPERF, NULL, "skip the performance (profiler) stage", 0},
+    {"no-latency", 0, CLI_NOARG, OPT_NOLAT, NULL, "skip the latency (timing) stage", 0},
+    {"latency-method", 0, CLI_ARG, OPT_LATM, "M", "auto | harness | none", 0},
+    {"latency-rep-ms", 0, CLI_ARG, OPT_LATREP, "MS",
+     "Magpie's runner knob, accepted and ignored (magpie stops on noise instead)", CLI_HIDDEN},
+    {"max-noise", 0, CLI_ARG, OPT_NOISE, "PCT", "relative-noise target in percent (default 0.5)",
+     0},
+    {"max-time", 0, CLI_ARG, OPT_MAXT, "S", "timing limit per kernel in seconds (default 15)", 0},
+    {"output-dir", 'o', CLI_ARG, 'o', "DIR", "workspace root (default ./results)", 0},
+    {"json", 0, CLI_NOARG, OPT_JSON, NULL, "print the report JSON instead of the summary", 0},
+    {"quiet", 'q', CLI_NOARG, 'q', NULL, "no progress lines", 0},
+    {"help", 'h', CLI_NOARG, 'h', NULL, "this help", 0},
+    {"harness-child", 0, CLI_NOARG, OPT_HARNESS, "JOB",
+     "internal: run the C harness of JOB in this child process", CLI_HIDDEN | M_ANALYZE},
+    {0},
+};
+
+const struct cli_cmd cli_cmd_analyze = {
+    .name = "analyze",
+    .args = "[KERNEL ...]",
+    .summary = "evaluate kernel implementations (compile, correctness, timing)",
+    .intro = "Evaluate kernel implementations: compile, prove correctness (testcase or\n"
+             "reference mode), profile, time with confidence intervals, score.\n",
+    .opts = kernel_opts,
+    .mode = M_ANALYZE,
+    .outro = "exit status: 0 ok, 1 a kernel failed to compile or to prove correct,\n"
+             "             2 usage or input error\n\n"
+             "examples:\n"
+             "  magpie analyze -k examples/kernels/opencl/analyze.yaml\n"
+             "  magpie analyze --type opencl --reference vadd_ref.cl vadd.cl\n"
+             "  magpie analyze --type cuda -t './vadd_test' --compile-cmd 'nvcc -o "
+             "vadd_test vadd_test.cu' vadd.cu\n"
+             "  magpie analyze --type pytorch --reference ref.py candidate.py\n",
+};
+
+const struct cli_cmd cli_cmd_compare = {
+    .name = "compare",
+    .args = "[KERNEL ...]",
+    .summary = "rank two or more kernel implementations against a baseline",
+    .intro = "Rank two or more kernel implementations against a baseline: correctness\n"
+             "gate first, then interleaved timing rounds, speedup with a 95% CI and a\n"
+             "FASTER / SLOWER / SAME / INCONCLUSIVE verdict per candidate.\n",
+    .opts = kernel_opts,
+    .mode = M_COMPARE,
+    .outro = "exit status: 0 ok, 1 a kernel failed to compile or to prove correct (compare: or\n"
+             "             fewer than 2 kernels), 2 usage or input error\n\n"
+             "examples:\n"
+             "  magpie compare -k examples/kernels/opencl/compare.yaml\n"
+             "  magpie compare --type opencl --baseline 0 vadd.cl vadd_vec4.cl\n"
+             "  magpie compare -k examples/kernels/cuda/compare.yaml -o /tmp/results\n",
+};
+
 static void usage(FILE *f, bool compare)
 {
-    const char *m = compare ? "compare" : "analyze";
-    fprintf(f,
-            "usage: magpie %s [KERNEL ...] [options]\n\n"
-            "%s\n\n"
-            "options:\n"
-            "  -k, --kernel-config FILE  kernel YAML (kernel/kernels entries + overrides);\n"
-            "                            takes precedence over positional kernels\n"
-            "  -t, --testcase CMD        testcase command (split with shell quoting rules)\n"
-            "      --type T              hip | cuda | pytorch | triton | opencl (default hip)\n"
-            "      --reference FILE      reference implementation for positional kernels\n"
-            "      --kernel-name NAME    entry point in the source (C harness)\n"
-            "      --size N              elements per buffer argument (C harness)\n"
-            "%s"
-            "      --no-perf             skip the performance (profiler) stage\n"
-            "      --no-latency          skip the latency (timing) stage\n"
-            "      --latency-method M    auto | harness | none\n"
-            "      --max-noise PCT       relative-noise target in percent (default 0.5)\n"
-            "      --max-time S          timing limit per kernel in seconds (default 15)\n"
-            "  -o, --output-dir DIR      workspace root (default ./results)\n"
-            "      --json                print the report JSON instead of the summary\n"
-            "  -q, --quiet               no progress lines\n"
-            "  -h, --help                this help\n\n"
-            "exit status: 0 ok, 1 a kernel failed to compile or to prove correct%s,\n"
-            "             2 usage or input error\n\n"
-            "examples:\n",
-            m,
-            compare ? "Rank two or more kernel implementations against a baseline: correctness\n"
-                      "gate first, then interleaved timing rounds, speedup with a 95% CI and a\n"
-                      "FASTER / SLOWER / SAME / INCONCLUSIVE verdict per candidate."
-                    : "Evaluate kernel implementations: compile, prove correctness (testcase or\n"
-                      "reference mode), profile, time with confidence intervals, score.",
-            compare ? "      --baseline I          index of the baseline kernel (default 0)\n"
-                    : "      --compile-cmd CMD     custom compile command\n",
-            compare ? " (compare: or\n             fewer than 2 kernels)" : "");
-    if (compare)
-        fprintf(f, "  magpie compare -k examples/kernels/opencl/compare.yaml\n"
-                   "  magpie compare --type opencl --baseline 0 vadd.cl vadd_vec4.cl\n"
-                   "  magpie compare -k examples/kernels/cuda/compare.yaml -o /tmp/results\n");
-    else
-        fprintf(f, "  magpie analyze -k examples/kernels/opencl/analyze.yaml\n"
-                   "  magpie analyze --type opencl --reference vadd_ref.cl vadd.cl\n"
-                   "  magpie analyze --type cuda -t './vadd_test' --compile-cmd 'nvcc -o "
-                   "vadd_test vadd_test.cu' vadd.cu\n"
-                   "  magpie analyze --type pytorch --reference ref.py candidate.py\n");
+    cli_help(f, compare ? &cli_cmd_compare : &cli_cmd_analyze);
 }
 
 static void progress_line(const char *line, void *user)
@@ -169,161 +213,182 @@ static int add_positional(struct mp_kernel_config *cfg, const struct kopts *ko, 
     return 0;
 }
 
-int cli_kernel_main(int argc, char **argv, const struct cli_global *g, bool compare)
+/* Parse step: fills ko; returns -1 to go on, else the exit code. */
+static int parse_kopts(int argc, char **argv, bool compare, struct kopts *ko)
 {
-    if (!compare && argc == 3 && strcmp(argv[1], "--harness-child") == 0)
-        return mp_kernel_harness_main(argv[2]);
-
-    enum {
-        OPT_TYPE = 1000,
-        OPT_COMPILE,
-        OPT_NOPERF,
-        OPT_NOLAT,
-        OPT_LATM,
-        OPT_LATREP,
-        OPT_JSON,
-        OPT_BASE,
-        OPT_REF,
-        OPT_KNAME,
-        OPT_SIZE,
-        OPT_NOISE,
-        OPT_MAXT,
-    };
-    static const struct option opts[] = {
-        {"kernel-config", required_argument, NULL, 'k'},
-        {"testcase", required_argument, NULL, 't'},
-        {"type", required_argument, NULL, OPT_TYPE},
-        {"compile-cmd", required_argument, NULL, OPT_COMPILE},
-        {"no-perf", no_argument, NULL, OPT_NOPERF},
-        {"no-latency", no_argument, NULL, OPT_NOLAT},
-        {"latency-method", required_argument, NULL, OPT_LATM},
-        {"latency-rep-ms", required_argument, NULL, OPT_LATREP},
-        {"output-dir", required_argument, NULL, 'o'},
-        {"json", no_argument, NULL, OPT_JSON},
-        {"baseline", required_argument, NULL, OPT_BASE},
-        {"reference", required_argument, NULL, OPT_REF},
-        {"kernel-name", required_argument, NULL, OPT_KNAME},
-        {"size", required_argument, NULL, OPT_SIZE},
-        {"max-noise", required_argument, NULL, OPT_NOISE},
-        {"max-time", required_argument, NULL, OPT_MAXT},
-        {"quiet", no_argument, NULL, 'q'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
-    struct kopts ko = {.max_noise = -1, .max_time = -1};
     int c;
-    opterr = 0;
-    optind = 0;
-    while ((c = getopt_long(argc, argv, "k:t:o:qh", opts, NULL)) != -1) {
+    struct cli_parser op;
+    cli_parser_init(&op, compare ? &cli_cmd_compare : &cli_cmd_analyze);
+    while ((c = cli_next(&op, argc, argv)) != -1) {
         char *end = NULL;
         switch (c) {
         case 'k':
-            ko.kernel_config = optarg;
+            ko->kernel_config = optarg;
             break;
         case 't':
-            ko.testcase = optarg;
+            ko->testcase = optarg;
             break;
         case OPT_TYPE:
-            ko.type = optarg;
+            ko->type = optarg;
             break;
         case OPT_COMPILE:
-            if (compare)
-                goto bad;
-            ko.compile_cmd = optarg;
+            ko->compile_cmd = optarg;
             break;
         case OPT_NOPERF:
-            ko.no_perf = true;
+            ko->no_perf = true;
             break;
         case OPT_NOLAT:
-            ko.no_latency = true;
+            ko->no_latency = true;
             break;
         case OPT_LATM:
-            ko.latency_method = optarg;
+            ko->latency_method = optarg;
             break;
         case OPT_LATREP:
             break; /* Magpie's runner knob; magpie stops on noise instead */
         case 'o':
-            ko.out_dir = optarg;
+            ko->out_dir = optarg;
             break;
         case OPT_JSON:
-            ko.json = true;
+            ko->json = true;
             break;
         case OPT_BASE:
-            if (!compare)
-                goto bad;
-            ko.baseline = (int)strtol(optarg, &end, 10);
-            if (*end || ko.baseline < 0) {
+            ko->baseline = (int)strtol(optarg, &end, 10);
+            if (*end || ko->baseline < 0) {
                 fprintf(stderr, "magpie: error: --baseline expects an index >= 0, not '%s'\n",
                         optarg);
                 return EXIT_USAGE;
             }
             break;
         case OPT_REF:
-            ko.reference = optarg;
+            ko->reference = optarg;
             break;
         case OPT_KNAME:
-            ko.kname = optarg;
+            ko->kname = optarg;
             break;
         case OPT_SIZE:
-            ko.size = strtoll(optarg, &end, 10);
-            if (*end || ko.size < 1) {
+            ko->size = strtoll(optarg, &end, 10);
+            if (*end || ko->size < 1) {
                 fprintf(stderr, "magpie: error: --size expects a positive integer\n");
                 return EXIT_USAGE;
             }
             break;
         case OPT_NOISE:
-            ko.max_noise = strtod(optarg, &end) / 100;
-            if (*end || ko.max_noise <= 0) {
+            ko->max_noise = strtod(optarg, &end) / 100;
+            if (*end || ko->max_noise <= 0) {
                 fprintf(stderr, "magpie: error: --max-noise expects a percentage > 0\n");
                 return EXIT_USAGE;
             }
             break;
         case OPT_MAXT:
-            ko.max_time = strtod(optarg, &end);
-            if (*end || ko.max_time <= 0) {
+            ko->max_time = strtod(optarg, &end);
+            if (*end || ko->max_time <= 0) {
                 fprintf(stderr, "magpie: error: --max-time expects seconds > 0\n");
                 return EXIT_USAGE;
             }
             break;
         case 'q':
-            ko.quiet = true;
+            ko->quiet = true;
             break;
         case 'h':
             usage(stdout, compare);
             return EXIT_OK;
-        default:
-        bad:
+        default: /* also --harness-child anywhere but alone */
             fprintf(stderr, "magpie: error: unknown option '%s' for %s\n", argv[optind - 1],
                     compare ? "compare" : "analyze");
             usage(stderr, compare);
             return EXIT_USAGE;
         }
     }
-    struct mp_kernel_config cfg;
-    mp_kernel_config_init(&cfg);
+    return -1;
+}
+
+/* Validate step: the kernel config from -c, -k or the positional kernels;
+ * returns -1 to go on, else the exit code (cfg is then finalised). */
+static int load_kernels(struct mp_kernel_config *cfg, const struct kopts *ko, int argc, char **argv,
+                        const struct cli_global *g, bool compare)
+{
     struct mp_diag d;
     mp_diag_clear(&d);
-    int rc = mp_config_load_framework(&cfg, g->config_path, &d);
-    if (!rc && ko.kernel_config)
-        rc = mp_config_load_kernel(&cfg, ko.kernel_config, &d);
+    mp_kernel_config_init(cfg);
+    int rc = mp_config_load_framework(cfg, g->config_path, &d);
+    if (!rc && ko->kernel_config)
+        rc = mp_config_load_kernel(cfg, ko->kernel_config, &d);
     else if (!rc)
-        rc = add_positional(&cfg, &ko, argc - optind, argv + optind, compare, &d);
+        rc = add_positional(cfg, ko, argc, argv, compare, &d);
     if (rc) {
         int ec = cli_report_error(&d, rc);
-        mp_kernel_config_fini(&cfg);
+        mp_kernel_config_fini(cfg);
         return ec == EXIT_OK ? EXIT_USAGE : ec;
     }
-    if (!ko.kernel_config && cfg.nkernels == 0) {
+    if (!ko->kernel_config && cfg->nkernels == 0) {
         fprintf(stderr, "magpie: error: no kernels: give kernel files or -k CONFIG (see --help)\n");
-        mp_kernel_config_fini(&cfg);
+        mp_kernel_config_fini(cfg);
         return EXIT_USAGE;
     }
-    if (!compare && !ko.kernel_config && !ko.testcase && cfg.nkernels > 0 &&
-        cfg.kernels[0].type == MP_KERNEL_HIP) {
+    if (!compare && !ko->kernel_config && !ko->testcase && cfg->nkernels > 0 &&
+        cfg->kernels[0].type == MP_KERNEL_HIP) {
         fprintf(stderr, "Error: --testcase is required for analyze mode\n");
-        mp_kernel_config_fini(&cfg);
+        mp_kernel_config_fini(cfg);
         return EXIT_USAGE;
     }
+    return -1;
+}
+
+/* The local and container runs: the flags over the config (Magpie's
+ * precedence: CLI flag > kernel YAML > framework config). */
+static void apply_overrides(struct mp_kernel_config *cfg, const struct kopts *ko,
+                            const struct cli_global *g)
+{
+    if (g->docker_image) {
+        free(cfg->scheduler.docker_image);
+        cfg->scheduler.docker_image = strdup(g->docker_image);
+    }
+    if (ko->latency_method)
+        snprintf(cfg->latency.method, sizeof(cfg->latency.method), "%s", ko->latency_method);
+    if (ko->max_noise > 0)
+        cfg->latency.max_noise = ko->max_noise;
+    if (ko->max_time > 0)
+        cfg->latency.max_time_s = ko->max_time;
+}
+
+/* Emit step: the report JSON or the summary; returns the exit code. */
+static int emit_run(const struct mp_kernel_run *run, const struct kopts *ko, bool compare)
+{
+    if (ko->json && run->report_path) {
+        FILE *f = fopen(run->report_path, "r");
+        char buf[65536];
+        size_t n;
+        while (f && (n = fread(buf, 1, sizeof(buf), f)) > 0)
+            fwrite(buf, 1, n, stdout);
+        if (f)
+            fclose(f);
+    } else {
+        struct mp_buf b;
+        mp_buf_init(&b, 0);
+        mp_kernel_run_summary(run, &b);
+        fwrite(mp_buf_cstr(&b), 1, b.len, stdout);
+        mp_buf_fini(&b);
+    }
+    int ec = (!compare && mp_kernel_run_failed(run)) ? EXIT_FAIL : EXIT_OK;
+    if (compare && run->baseline >= 0 && run->vs &&
+        run->vs[run->baseline].verdict == MP_VERDICT_INCORRECT)
+        ec = EXIT_FAIL;
+    return ec;
+}
+
+int cli_kernel_main(int argc, char **argv, const struct cli_global *g, bool compare)
+{
+    if (!compare && argc == 3 && strcmp(argv[1], "--harness-child") == 0)
+        return mp_kernel_harness_main(argv[2]);
+
+    struct kopts ko = {.max_noise = -1, .max_time = -1};
+    int ec = parse_kopts(argc, argv, compare, &ko);
+    if (ec >= 0)
+        return ec;
+    struct mp_kernel_config cfg;
+    ec = load_kernels(&cfg, &ko, argc - optind, argv + optind, g, compare);
+    if (ec >= 0)
+        return ec;
     /* Magpie's precedence: CLI flag > kernel YAML > framework config */
     if (g->environment)
         snprintf(cfg.scheduler.environment, sizeof(cfg.scheduler.environment), "%s",
@@ -332,14 +397,11 @@ int cli_kernel_main(int argc, char **argv, const struct cli_global *g, bool comp
         cfg.scheduler.max_workers = g->workers;
     if (strcmp(cfg.scheduler.environment, "ray") == 0) {
         /* the same command as a Ray job on a worker (cmd_ray.c) */
-        int ec = cli_ray_kernel(argc, argv, g, compare, &cfg, ko.kernel_config, ko.json);
+        ec = cli_ray_kernel(argc, argv, g, compare, &cfg, ko.kernel_config, ko.json);
         mp_kernel_config_fini(&cfg);
         return ec;
     }
-    if (g->docker_image) {
-        free(cfg.scheduler.docker_image);
-        cfg.scheduler.docker_image = strdup(g->docker_image);
-    }
+    apply_overrides(&cfg, &ko, g);
     bool in_container = strcmp(cfg.scheduler.environment, "container") == 0;
     if (in_container) {
         signal(SIGINT, on_signal);
@@ -350,12 +412,6 @@ int cli_kernel_main(int argc, char **argv, const struct cli_global *g, bool comp
                 "magpie: warning: environment '%s' is not supported for kernel evaluation yet; "
                 "running locally\n",
                 cfg.scheduler.environment);
-    if (ko.latency_method)
-        snprintf(cfg.latency.method, sizeof(cfg.latency.method), "%s", ko.latency_method);
-    if (ko.max_noise > 0)
-        cfg.latency.max_noise = ko.max_noise;
-    if (ko.max_time > 0)
-        cfg.latency.max_time_s = ko.max_time;
     struct mp_kernel_opts o = {
         .output_dir = ko.out_dir,
         .no_perf = ko.no_perf,
@@ -364,39 +420,18 @@ int cli_kernel_main(int argc, char **argv, const struct cli_global *g, bool comp
         .progress = (!ko.quiet && !g->quiet && isatty(2)) ? progress_line : NULL,
     };
     struct mp_kernel_run run;
-    rc = compare ? mp_kernel_compare(&cfg, &o, &run, &d) : mp_kernel_analyze(&cfg, &o, &run, &d);
+    struct mp_diag d;
+    mp_diag_clear(&d);
+    int rc =
+        compare ? mp_kernel_compare(&cfg, &o, &run, &d) : mp_kernel_analyze(&cfg, &o, &run, &d);
     if (in_container) {
         signal(SIGINT, SIG_DFL);
         signal(SIGTERM, SIG_DFL);
     }
-    if (rc) {
-        int ec = cli_report_error(&d, rc);
-        mp_kernel_run_fini(&run);
-        mp_kernel_config_fini(&cfg);
-        return ec;
-    }
-    if (ko.json && run.report_path) {
-        FILE *f = fopen(run.report_path, "r");
-        char buf[65536];
-        size_t n;
-        while (f && (n = fread(buf, 1, sizeof(buf), f)) > 0)
-            fwrite(buf, 1, n, stdout);
-        if (f)
-            fclose(f);
-    } else {
-        struct mp_buf b;
-        mp_buf_init(&b, 0);
-        mp_kernel_run_summary(&run, &b);
-        fwrite(mp_buf_cstr(&b), 1, b.len, stdout);
-        mp_buf_fini(&b);
-    }
-    int ec = (!compare && mp_kernel_run_failed(&run)) ? EXIT_FAIL : EXIT_OK;
-    if (compare && run.baseline >= 0 && run.vs &&
-        run.vs[run.baseline].verdict == MP_VERDICT_INCORRECT)
-        ec = EXIT_FAIL;
+    ec = rc ? cli_report_error(&d, rc) : emit_run(&run, &ko, compare);
     mp_kernel_run_fini(&run);
     mp_kernel_config_fini(&cfg);
-    if (g_signal)
+    if (!rc && g_signal)
         raise(g_signal); /* the report is written: now end as the signal asks */
     return ec;
 }

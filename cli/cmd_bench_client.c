@@ -16,66 +16,169 @@
 #include <magpie/loadgen.h>
 
 #include "cli.h"
+#include "opts.h"
 
-static void usage(FILE *f)
-{
-    fprintf(
-        f, "usage: magpie benchmark --base-url URL [--model M] [options]\n\n"
-           "Serving benchmark of a running OpenAI-compatible server (vLLM, SGLang, ATOM, ...)\n"
-           "with magpie's native load generator. Metrics are vLLM's (docs/metrics.md); flags\n"
-           "follow `vllm bench serve`. BENCHMARK_BASE_URL stands in for --base-url.\n\n"
-           "server:\n"
-           "  --base-url URL            e.g. http://127.0.0.1:8000 (or --host H --port P)\n"
-           "  --endpoint PATH           /v1/completions (default) or /v1/chat/completions\n"
-           "  --backend B               openai|vllm (completions), openai-chat|vllm-chat (chat)\n"
-           "  --model M                 model name; default: first of GET /v1/models\n"
-           "  --served-model-name N     name sent in requests (default: --model)\n"
-           "  --tokenizer T             recorded in the result as tokenizer_id\n"
-           "  --header KEY=VALUE ...    extra HTTP headers ($OPENAI_API_KEY adds Authorization)\n"
-           "  --extra-body JSON         members added to every request body\n"
-           "  --ignore-eos              send ignore_eos (forced on for the random dataset)\n"
-           "  --temperature/--top-p/--top-k/--min-p/--frequency-penalty/--presence-penalty/\n"
-           "  --repetition-penalty X    sampling parameters, as vLLM sends them\n"
-           "  --continuous-usage-stats  ask for usage in every chunk: per-event token counts\n"
-           "  --insecure                do not verify TLS certificates\n"
-           "  --no-kernel-timestamps    stamp events when read, not when the kernel received them\n"
-           "workload:\n"
-           "  --dataset-name NAME       random (default), sharegpt, jsonl (alias custom)\n"
-           "  --dataset-path FILE       for sharegpt / jsonl\n"
-           "  --num-prompts N           requests to send (default 1000)\n"
-           "  --random-input-len N      (1024)   --random-output-len N (128)\n"
-           "  --random-range-ratio R    (0)      --random-prefix-len N (0)\n"
-           "  --random-mode vllm|sglang length sampling: vllm [L(1-R), L(1+R)], sglang [L R, L]\n"
-           "  --input-len/--output-len  generic aliases of the dataset lengths\n"
-           "  --random-vocab-start N, --random-vocab-size N  token-id range (1000, 31000)\n"
-           "  --sharegpt-output-len N, --custom-output-len N  fixed output lengths\n"
-           "  --disable-shuffle, --no-oversample\n"
-           "load:\n"
-           "  --request-rate R          req/s, inf (default) = all at once\n"
-           "  --burstiness B            gamma shape, 1 = Poisson (default)\n"
-           "  --max-concurrency N       in-flight cap (requests beyond it queue)\n"
-           "  --num-warmups N           unmeasured requests first (default 0)\n"
-           "  --seed S                  (default 0; same arrival schedule as vLLM's seed)\n"
-           "  --request-timeout S       per request (default 21600)\n"
-           "  --stall-timeout S         fail a request after S seconds without data (off)\n"
-           "  --max-failed-requests N|P%%  failed requests the run may have and still pass: a\n"
-           "                            count or a percentage of --num-prompts (default 0: any\n"
-           "                            failure is exit 1; metrics cover successes only)\n");
-    fprintf(
-        f,
-        "results:\n"
-        "  --percentile-metrics L    ttft,tpot,itl (default),e2el,client_queue_time,...\n"
-        "  --metric-percentiles L    e.g. 50,90,99 (default 99)\n"
-        "  --goodput KEY:MS ...      SLOs for goodput: ttft, tpot, e2el\n"
-        "  --save-result             write the vLLM-format result JSON (+ .requests.jsonl,\n"
-        "                            .html beside it)\n"
-        "  --save-detailed           include per-request arrays in the result JSON\n"
-        "  --result-dir DIR, --result-filename NAME, --label L, --metadata KEY=VALUE ...\n"
-        "  --save-requests FILE      per-request JSONL with per-event timestamps\n"
-        "  --html FILE               HTML report with latency distributions\n"
-        "  --request-id-prefix P     x-request-id prefix (default bench-<hex>-)\n"
-        "  --json                    print {throughput, latency, ...} JSON, not the summary\n"
-        "  --disable-tqdm, -q        no progress display\n\n"
+enum {
+    B_BASE_URL = 1000,
+    B_HOST,
+    B_PORT,
+    B_ENDPOINT,
+    B_BACKEND,
+    B_MODEL,
+    B_SERVED,
+    B_TOKENIZER,
+    B_HEADER,
+    B_EXTRA_BODY,
+    B_IGNORE_EOS,
+    B_SAMPLING, /* B_SAMPLING + k: SAMPLING[k] */
+    B_CONT_USAGE = B_SAMPLING + 7,
+    B_INSECURE,
+    B_NO_KTS,
+    B_DATASET,
+    B_DATASET_PATH,
+    B_NUM_PROMPTS,
+    B_RAND_IN,
+    B_RAND_OUT,
+    B_RANGE_RATIO,
+    B_PREFIX_LEN,
+    B_RAND_MODE,
+    B_INPUT_LEN,
+    B_OUTPUT_LEN,
+    B_VOCAB_START,
+    B_VOCAB_SIZE,
+    B_SHAREGPT_OUT,
+    B_CUSTOM_OUT,
+    B_NO_SHUFFLE,
+    B_NO_OVERSAMPLE,
+    B_RATE,
+    B_BURST,
+    B_MAX_CONC,
+    B_WARMUPS,
+    B_SEED,
+    B_REQ_TIMEOUT,
+    B_STALL,
+    B_MAX_FAILED,
+    B_PCT_METRICS,
+    B_METRIC_PCTS,
+    B_GOODPUT,
+    B_SAVE_RESULT,
+    B_SAVE_DETAILED,
+    B_RESULT_DIR,
+    B_RESULT_FILE,
+    B_LABEL,
+    B_METADATA,
+    B_SAVE_REQUESTS,
+    B_HTML,
+    B_ID_PREFIX,
+    B_JSON,
+    B_QUIET,
+};
+
+static const struct cli_opt client_opts[] = {
+    {"base-url", 0, CLI_ARG, B_BASE_URL, "URL", "e.g. http://127.0.0.1:8000 (or --host H --port P)",
+     0},
+    {"host", 0, CLI_ARG, B_HOST, "H", "server host, with --port instead of --base-url", 0},
+    {"port", 0, CLI_ARG, B_PORT, "P", "server port (default 8000 with --host)", 0},
+    {"endpoint", 0, CLI_ARG, B_ENDPOINT, "PATH",
+     "/v1/completions (default) or /v1/chat/completions", 0},
+    {"backend", 0, CLI_ARG, B_BACKEND, "B",
+     "openai|vllm (completions), openai-chat|vllm-chat (chat)", 0},
+    {"model", 0, CLI_ARG, B_MODEL, "M", "model name; default: first of GET /v1/models", 0},
+    {"served-model-name", 0, CLI_ARG, B_SERVED, "N", "name sent in requests (default: --model)", 0},
+    {"tokenizer", 0, CLI_ARG, B_TOKENIZER, "T", "recorded in the result as tokenizer_id", 0},
+    {"header", 0, CLI_ARG, B_HEADER, "KEY=VALUE ...",
+     "extra HTTP headers ($OPENAI_API_KEY adds Authorization)", 0},
+    {"extra-body", 0, CLI_ARG, B_EXTRA_BODY, "JSON", "members added to every request body", 0},
+    {"ignore-eos", 0, CLI_NOARG, B_IGNORE_EOS, NULL,
+     "send ignore_eos (forced on for the random dataset)", 0},
+    {"top-p", 0, CLI_ARG, B_SAMPLING + 0, "X", "sampling parameter, as vLLM sends it", 0},
+    {"top-k", 0, CLI_ARG, B_SAMPLING + 1, "X", "sampling parameter, as vLLM sends it", 0},
+    {"min-p", 0, CLI_ARG, B_SAMPLING + 2, "X", "sampling parameter, as vLLM sends it", 0},
+    {"temperature", 0, CLI_ARG, B_SAMPLING + 3, "X", "sampling parameter, as vLLM sends it", 0},
+    {"frequency-penalty", 0, CLI_ARG, B_SAMPLING + 4, "X", "sampling parameter, as vLLM sends it",
+     0},
+    {"presence-penalty", 0, CLI_ARG, B_SAMPLING + 5, "X", "sampling parameter, as vLLM sends it",
+     0},
+    {"repetition-penalty", 0, CLI_ARG, B_SAMPLING + 6, "X", "sampling parameter, as vLLM sends it",
+     0},
+    {"continuous-usage-stats", 0, CLI_NOARG, B_CONT_USAGE, NULL,
+     "ask for usage in every chunk: per-event token counts", 0},
+    {"insecure", 0, CLI_NOARG, B_INSECURE, NULL, "do not verify TLS certificates", 0},
+    {"no-kernel-timestamps", 0, CLI_NOARG, B_NO_KTS, NULL,
+     "stamp events when read, not when the kernel received them", 0},
+    {NULL, 0, CLI_NOARG, 0, NULL, "workload", 0},
+    {"dataset-name", 0, CLI_ARG, B_DATASET, "NAME",
+     "random (default), sharegpt, jsonl (alias custom)", 0},
+    {"dataset-path", 0, CLI_ARG, B_DATASET_PATH, "FILE", "for sharegpt / jsonl", 0},
+    {"num-prompts", 0, CLI_ARG, B_NUM_PROMPTS, "N", "requests to send (default 1000)", 0},
+    {"random-input-len", 0, CLI_ARG, B_RAND_IN, "N", "(default 1024)", 0},
+    {"random-output-len", 0, CLI_ARG, B_RAND_OUT, "N", "(default 128)", 0},
+    {"random-range-ratio", 0, CLI_ARG, B_RANGE_RATIO, "R", "(default 0)", 0},
+    {"random-prefix-len", 0, CLI_ARG, B_PREFIX_LEN, "N", "(default 0)", 0},
+    {"random-mode", 0, CLI_ARG, B_RAND_MODE, "vllm|sglang",
+     "length sampling: vllm [L(1-R), L(1+R)], sglang [L R, L]", 0},
+    {"range-ratio-mode", 0, CLI_ARG, B_RAND_MODE, "vllm|sglang", "same as --random-mode",
+     CLI_HIDDEN},
+    {"input-len", 0, CLI_ARG, B_INPUT_LEN, "N", "generic alias of --random-input-len", 0},
+    {"output-len", 0, CLI_ARG, B_OUTPUT_LEN, "N",
+     "generic alias of the output lengths (random, sharegpt, custom)", 0},
+    {"random-vocab-start", 0, CLI_ARG, B_VOCAB_START, "N", "token-id range start (1000)", 0},
+    {"random-vocab-size", 0, CLI_ARG, B_VOCAB_SIZE, "N", "token-id range size (31000)", 0},
+    {"sharegpt-output-len", 0, CLI_ARG, B_SHAREGPT_OUT, "N", "fixed output length (sharegpt)", 0},
+    {"custom-output-len", 0, CLI_ARG, B_CUSTOM_OUT, "N", "fixed output length (jsonl)", 0},
+    {"disable-shuffle", 0, CLI_NOARG, B_NO_SHUFFLE, NULL, "keep the dataset order", 0},
+    {"no-oversample", 0, CLI_NOARG, B_NO_OVERSAMPLE, NULL,
+     "do not repeat entries of a dataset smaller than --num-prompts", 0},
+    {NULL, 0, CLI_NOARG, 0, NULL, "load", 0},
+    {"request-rate", 0, CLI_ARG, B_RATE, "R", "req/s, inf (default) = all at once", 0},
+    {"burstiness", 0, CLI_ARG, B_BURST, "B", "gamma shape, 1 = Poisson (default)", 0},
+    {"max-concurrency", 0, CLI_ARG, B_MAX_CONC, "N", "in-flight cap (requests beyond it queue)", 0},
+    {"num-warmups", 0, CLI_ARG, B_WARMUPS, "N", "unmeasured requests first (default 0)", 0},
+    {"seed", 0, CLI_ARG, B_SEED, "S", "(default 0; same arrival schedule as vLLM's seed)", 0},
+    {"request-timeout", 0, CLI_ARG, B_REQ_TIMEOUT, "S", "per request (default 21600)", 0},
+    {"stall-timeout", 0, CLI_ARG, B_STALL, "S", "fail a request after S seconds without data (off)",
+     0},
+    {"max-failed-requests", 0, CLI_ARG, B_MAX_FAILED, "N|P%",
+     "failed requests the run may have and still pass: a count or a percentage of "
+     "--num-prompts (default 0: any failure is exit 1; metrics cover successes only)",
+     0},
+    {NULL, 0, CLI_NOARG, 0, NULL, "results", 0},
+    {"percentile-metrics", 0, CLI_ARG, B_PCT_METRICS, "L",
+     "ttft,tpot,itl (default),e2el,client_queue_time,...", 0},
+    {"metric-percentiles", 0, CLI_ARG, B_METRIC_PCTS, "L", "e.g. 50,90,99 (default 99)", 0},
+    {"goodput", 0, CLI_ARG, B_GOODPUT, "KEY:MS ...", "SLOs for goodput: ttft, tpot, e2el", 0},
+    {"save-result", 0, CLI_NOARG, B_SAVE_RESULT, NULL,
+     "write the vLLM-format result JSON (+ .requests.jsonl, .html beside it)", 0},
+    {"save-detailed", 0, CLI_NOARG, B_SAVE_DETAILED, NULL,
+     "include per-request arrays in the result JSON", 0},
+    {"result-dir", 0, CLI_ARG, B_RESULT_DIR, "DIR", "directory of the result JSON", 0},
+    {"result-filename", 0, CLI_ARG, B_RESULT_FILE, "NAME", "file name of the result JSON", 0},
+    {"label", 0, CLI_ARG, B_LABEL, "L", "label recorded in the result (and its file name)", 0},
+    {"metadata", 0, CLI_ARG, B_METADATA, "KEY=VALUE ...", "recorded in the result", 0},
+    {"save-requests", 0, CLI_ARG, B_SAVE_REQUESTS, "FILE",
+     "per-request JSONL with per-event timestamps", 0},
+    {"html", 0, CLI_ARG, B_HTML, "FILE", "HTML report with latency distributions", 0},
+    {"request-id-prefix", 0, CLI_ARG, B_ID_PREFIX, "P",
+     "x-request-id prefix (default bench-<hex>-)", 0},
+    {"json", 0, CLI_NOARG, B_JSON, NULL, "print {throughput, latency, ...} JSON, not the summary",
+     0},
+    {"disable-tqdm", 0, CLI_NOARG, B_QUIET, NULL, "no progress display", 0},
+    {"quiet", 'q', CLI_NOARG, B_QUIET, NULL, "no progress display", 0},
+    {"help", 'h', CLI_NOARG, 'h', NULL, "this help", 0},
+    {0},
+};
+
+const struct cli_cmd cli_cmd_benchmark_client = {
+    .name = "benchmark --base-url",
+    .args = "URL [--model M]",
+    .summary = "serving benchmark of a running OpenAI-compatible server (the load generator "
+               "only; flags of `vllm bench serve`)",
+    .intro = "Serving benchmark of a running OpenAI-compatible server (vLLM, SGLang, ATOM, ...)\n"
+             "with magpie's native load generator. Metrics are vLLM's (docs/metrics.md); flags\n"
+             "follow `vllm bench serve`. BENCHMARK_BASE_URL stands in for --base-url.\n",
+    .opts_title = "server",
+    .opts = client_opts,
+    .outro =
         "exit status: 0 ok, 1 more requests failed than --max-failed-requests allows or the\n"
         "run failed, 2 usage or input error\n\n"
         "examples:\n"
@@ -84,7 +187,12 @@ static void usage(FILE *f)
         "      --num-prompts 640 --percentile-metrics ttft,tpot,itl,e2el --save-result\n"
         "  magpie benchmark --base-url http://host:8000 --backend openai-chat \\\n"
         "      --endpoint /v1/chat/completions --dataset-name sharegpt \\\n"
-        "      --dataset-path ShareGPT_V3.json --request-rate 10 --goodput ttft:500 tpot:50\n");
+        "      --dataset-path ShareGPT_V3.json --request-rate 10 --goodput ttft:500 tpot:50\n",
+};
+
+static void usage(FILE *f)
+{
+    cli_help(f, &cli_cmd_benchmark_client);
 }
 
 struct opts {
@@ -100,6 +208,8 @@ struct opts {
     bool save_result, json, quiet, shuffle, oversample, ignore_eos_set;
     double sampling[7];
     bool sampling_set[7];
+    /* buffers the config points into */
+    char prefix[64], model_buf[512], url_buf[600], date[32], auth[600];
 };
 
 static const char *const SAMPLING[7] = {"top_p",
@@ -167,11 +277,256 @@ static void raise_nofile(void)
     }
 }
 
+/* --header / --metadata / --goodput: one value, or the words up to the
+ * next "--" option. A header line is owned by o->cfg.headers from then on
+ * (freed by cli_bench_client), which the analyzer does not follow. */
+// NOLINTBEGIN(clang-analyzer-unix.Malloc)
+static int parse_list(int id, char *v, int argc, char **argv, int *i, struct opts *o)
+{
+    int rc, taken = 0;
+    while (v || (*i + 1 < argc && strncmp(argv[*i + 1], "--", 2) != 0)) {
+        char *item = v ? v : argv[++*i];
+        v = NULL;
+        taken++;
+        if (id == B_HEADER) {
+            char *e = strchr(item, '=');
+            if (!e || o->cfg.n_headers >= MP_LOADGEN_MAX_HEADERS - 2)
+                return bad("--header", item, "KEY=VALUE");
+            char *line = malloc(strlen(item) + 3);
+            if (!line)
+                return EXIT_FAIL;
+            sprintf(line, "%.*s: %s", (int)(e - item), item, e + 1);
+            o->cfg.headers[o->cfg.n_headers++] = line;
+        } else if (id == B_METADATA) {
+            if (!strchr(item, '=') || o->info.n_metadata >= MP_LOADGEN_MAX_METADATA)
+                return bad("--metadata", item, "KEY=VALUE");
+            o->info.metadata[o->info.n_metadata++] = item;
+        } else {
+            struct mp_diag d;
+            mp_diag_clear(&d);
+            if ((rc = mp_loadgen_parse_goodput(item, &o->mo, &d)))
+                return cli_report_error(&d, rc);
+        }
+    }
+    if (!taken && id == B_GOODPUT)
+        return bad("--goodput", "", "KEY:VALUE pairs");
+    return 0;
+}
+
+// NOLINTEND(clang-analyzer-unix.Malloc)
+
+/* The flags without a value; false for any other id. */
+static bool parse_flag(int id, struct opts *o)
+{
+    switch (id) {
+    case B_IGNORE_EOS:
+        o->cfg.ignore_eos = true;
+        return true;
+    case B_CONT_USAGE:
+        o->cfg.continuous_usage = true;
+        return true;
+    case B_INSECURE:
+        o->cfg.insecure = true;
+        return true;
+    case B_NO_KTS:
+        o->cfg.kernel_timestamps = false;
+        return true;
+    case B_NO_SHUFFLE:
+        o->shuffle = false;
+        return true;
+    case B_NO_OVERSAMPLE:
+        o->oversample = false;
+        return true;
+    case B_SAVE_RESULT:
+        o->save_result = true;
+        return true;
+    case B_SAVE_DETAILED:
+        o->info.save_detailed = true;
+        return true;
+    case B_JSON:
+        o->json = true;
+        return true;
+    case B_QUIET:
+        o->quiet = true;
+        return true;
+    default:
+        return false;
+    }
+}
+
+/* The string-valued options: where their value goes, or NULL. */
+static const char **string_slot(int id, struct opts *o)
+{
+    switch (id) {
+    case B_BASE_URL:
+        return &o->cfg.base_url;
+    case B_HOST:
+        return &o->host;
+    case B_PORT:
+        return &o->port;
+    case B_ENDPOINT:
+        return &o->cfg.endpoint;
+    case B_BACKEND:
+        return &o->backend;
+    case B_MODEL:
+        return &o->cfg.model;
+    case B_SERVED:
+        return &o->served;
+    case B_TOKENIZER:
+        return &o->info.tokenizer_id;
+    case B_LABEL:
+        return &o->info.label;
+    case B_EXTRA_BODY:
+        return &o->extra_body;
+    case B_DATASET:
+        return &o->dataset;
+    case B_DATASET_PATH:
+        return &o->dataset_path;
+    case B_RESULT_DIR:
+        return &o->result_dir;
+    case B_RESULT_FILE:
+        return &o->result_filename;
+    case B_SAVE_REQUESTS:
+        return &o->save_requests;
+    case B_HTML:
+        return &o->html;
+    case B_ID_PREFIX:
+        return &o->cfg.request_id_prefix;
+    default:
+        return NULL;
+    }
+}
+
+/* The integer-valued options and their ranges. */
+static const struct int_range {
+    int id;
+    long lo, hi;
+} ranges[] = {
+    {B_NUM_PROMPTS, 1, 10 << 20},      {B_RAND_IN, 0, 1 << 24},
+    {B_INPUT_LEN, 0, 1 << 24},         {B_RAND_OUT, 1, 1 << 24},
+    {B_OUTPUT_LEN, 1, 1 << 24},        {B_PREFIX_LEN, 0, 1 << 24},
+    {B_VOCAB_START, 0, INT32_MAX / 2}, {B_VOCAB_SIZE, 1, INT32_MAX / 2},
+    {B_SHAREGPT_OUT, 1, 1 << 24},      {B_CUSTOM_OUT, 1, 1 << 24},
+    {B_MAX_CONC, 1, 1 << 20},          {B_WARMUPS, 0, 1 << 20},
+    {B_SEED, 0, 4294967295L},
+};
+
+static const struct int_range *find_range(int id)
+{
+    for (size_t k = 0; k < sizeof(ranges) / sizeof(ranges[0]); k++)
+        if (ranges[k].id == id)
+            return &ranges[k];
+    return NULL;
+}
+
+/* An integer-valued option: its range check, then where the value goes. */
+static int parse_int_opt(int id, const char *a, const char *v, struct opts *o)
+{
+    const struct int_range *r = find_range(id);
+    long l;
+    int rc = inum(a, v, r->lo, r->hi, &l);
+    if (rc)
+        return rc;
+    switch (id) {
+    case B_NUM_PROMPTS:
+        o->num_prompts = (size_t)l;
+        break;
+    case B_RAND_IN:
+    case B_INPUT_LEN:
+        o->rnd.input_len = (int)l;
+        break;
+    case B_RAND_OUT:
+    case B_OUTPUT_LEN:
+        o->rnd.output_len = (int)l;
+        if (id == B_OUTPUT_LEN)
+            o->sharegpt_out = o->custom_out = (int)l;
+        break;
+    case B_PREFIX_LEN:
+        o->rnd.prefix_len = (int)l;
+        break;
+    case B_VOCAB_START:
+        o->rnd.vocab_first = (int)l;
+        break;
+    case B_VOCAB_SIZE:
+        o->rnd.vocab_size = (int)l;
+        break;
+    case B_SHAREGPT_OUT:
+        o->sharegpt_out = (int)l;
+        break;
+    case B_CUSTOM_OUT:
+        o->custom_out = (int)l;
+        break;
+    case B_MAX_CONC:
+        o->cfg.max_concurrency = (int)l;
+        break;
+    case B_WARMUPS:
+        o->cfg.num_warmups = (int)l;
+        break;
+    default: /* B_SEED */
+        o->cfg.seed = (uint64_t)l;
+        o->rnd.seed = (uint64_t)l;
+        break;
+    }
+    return 0;
+}
+
+/* The options with one value that is parsed or checked here; cur is the
+ * word the value came from (for messages). */
+static int parse_value_opt(int id, const char *a, const char *v, const char *cur, struct opts *o)
+{
+    int rc;
+    struct mp_diag d;
+    mp_diag_clear(&d);
+    switch (id) {
+    case B_MAX_FAILED:
+        rc = mp_loadgen_fail_limit_parse(v, &o->fail_limit, &d);
+        return rc ? cli_report_error(&d, rc) : 0;
+    case B_RANGE_RATIO:
+        return num(a, v, &o->rnd.range_ratio);
+    case B_RAND_MODE:
+        if (v && !strcmp(v, "sglang"))
+            o->rnd.mode = MP_LOADGEN_RANGE_SGLANG;
+        else if (v && !strcmp(v, "vllm"))
+            o->rnd.mode = MP_LOADGEN_RANGE_VLLM;
+        else
+            return bad(a, v, "vllm or sglang");
+        return 0;
+    case B_RATE:
+        if ((rc = num(a, v, &o->cfg.request_rate)))
+            return rc;
+        return o->cfg.request_rate > 0 ? 0 : bad(a, cur, "a positive number or inf");
+    case B_BURST:
+        if ((rc = num(a, v, &o->cfg.burstiness)))
+            return rc;
+        return o->cfg.burstiness > 0 ? 0 : bad(a, cur, "a positive number");
+    case B_REQ_TIMEOUT:
+        return num(a, v, &o->cfg.request_timeout_s);
+    case B_STALL:
+        return num(a, v, &o->cfg.stall_timeout_s);
+    case B_PCT_METRICS:
+        rc = mp_loadgen_parse_metric_list(v ? v : "", &o->mo.selected, &d);
+        return rc ? cli_report_error(&d, rc) : 0;
+    case B_METRIC_PCTS:
+        rc = mp_loadgen_parse_percentiles(v ? v : "", &o->mo, &d);
+        return rc ? cli_report_error(&d, rc) : 0;
+    default: { /* the sampling parameters */
+        double x;
+        int k = id - B_SAMPLING;
+        if ((rc = num(a, v, &x)))
+            return rc;
+        o->sampling[k] = x;
+        o->sampling_set[k] = true;
+        return 0;
+    }
+    }
+}
+
+/* Parse step: vLLM-style words ("--flag value", "--flag=value", list
+ * options taking the words up to the next option); returns 0, -1 after
+ * --help, or the exit code. */
 static int parse(int argc, char **argv, struct opts *o)
 {
     int rc;
-    long l;
-    double x;
     for (int i = 1; i < argc; i++) {
         char *a = argv[i], *v = NULL, *eq = NULL, keybuf[64];
         if (strncmp(a, "--", 2) == 0 && (eq = strchr(a, '=')) &&
@@ -180,213 +535,32 @@ static int parse(int argc, char **argv, struct opts *o)
             v = eq + 1;
             a = keybuf;
         }
-#define VAL() (v ? v : (i + 1 < argc ? argv[++i] : NULL))
-#define IS(s) (strcmp(a, s) == 0)
-        if (IS("-h") || IS("--help")) {
+        const struct cli_opt *opt = cli_find(&cli_cmd_benchmark_client, a);
+        if (!opt) {
+            fprintf(stderr,
+                    "magpie: error: unknown option '%s' for benchmark --base-url "
+                    "(see magpie benchmark --base-url X --help)\n",
+                    argv[i]);
+            return EXIT_USAGE;
+        }
+        const char **slot = string_slot(opt->id, o);
+        if (opt->id == 'h') {
             usage(stdout);
             return -1;
-        } else if (IS("--base-url")) {
-            o->cfg.base_url = VAL();
-        } else if (IS("--host")) {
-            o->host = VAL();
-        } else if (IS("--port")) {
-            o->port = VAL();
-        } else if (IS("--endpoint")) {
-            o->cfg.endpoint = VAL();
-        } else if (IS("--backend")) {
-            o->backend = VAL();
-        } else if (IS("--model")) {
-            o->cfg.model = VAL();
-        } else if (IS("--served-model-name")) {
-            o->served = VAL();
-        } else if (IS("--tokenizer")) {
-            o->info.tokenizer_id = VAL();
-        } else if (IS("--label")) {
-            o->info.label = VAL();
-        } else if (IS("--extra-body")) {
-            o->extra_body = VAL();
-        } else if (IS("--ignore-eos")) {
-            o->cfg.ignore_eos = true;
-        } else if (IS("--continuous-usage-stats")) {
-            o->cfg.continuous_usage = true;
-        } else if (IS("--insecure")) {
-            o->cfg.insecure = true;
-        } else if (IS("--no-kernel-timestamps")) {
-            o->cfg.kernel_timestamps = false;
-        } else if (IS("--header") || IS("--metadata") || IS("--goodput")) {
-            bool hdr = IS("--header"), meta = IS("--metadata");
-            int taken = 0;
-            while (v || (i + 1 < argc && strncmp(argv[i + 1], "--", 2) != 0)) {
-                char *item = v ? v : argv[++i];
-                v = NULL;
-                taken++;
-                if (hdr) {
-                    char *e = strchr(item, '=');
-                    if (!e || o->cfg.n_headers >= MP_LOADGEN_MAX_HEADERS - 2)
-                        return bad("--header", item, "KEY=VALUE");
-                    char *line = malloc(strlen(item) + 3);
-                    if (!line)
-                        return EXIT_FAIL;
-                    sprintf(line, "%.*s: %s", (int)(e - item), item, e + 1);
-                    o->cfg.headers[o->cfg.n_headers++] = line;
-                } else if (meta) {
-                    if (!strchr(item, '=') || o->info.n_metadata >= MP_LOADGEN_MAX_METADATA)
-                        return bad("--metadata", item, "KEY=VALUE");
-                    o->info.metadata[o->info.n_metadata++] = item;
-                } else {
-                    struct mp_diag d;
-                    mp_diag_clear(&d);
-                    if ((rc = mp_loadgen_parse_goodput(item, &o->mo, &d)))
-                        return cli_report_error(&d, rc);
-                }
-            }
-            if (!taken && !hdr && !meta)
-                return bad("--goodput", "", "KEY:VALUE pairs");
-        } else if (IS("--max-failed-requests")) {
-            struct mp_diag d;
-            mp_diag_clear(&d);
-            if ((rc = mp_loadgen_fail_limit_parse(VAL(), &o->fail_limit, &d)))
-                return cli_report_error(&d, rc);
-        } else if (IS("--dataset-name")) {
-            o->dataset = VAL();
-        } else if (IS("--dataset-path")) {
-            o->dataset_path = VAL();
-        } else if (IS("--num-prompts")) {
-            if ((rc = inum(a, VAL(), 1, 10 << 20, &l)))
+        } else if (parse_flag(opt->id, o)) {
+            continue;
+        } else if (opt->id == B_HEADER || opt->id == B_METADATA || opt->id == B_GOODPUT) {
+            if ((rc = parse_list(opt->id, v, argc, argv, &i, o)))
                 return rc;
-            o->num_prompts = (size_t)l;
-        } else if (IS("--random-input-len") || IS("--input-len")) {
-            if ((rc = inum(a, VAL(), 0, 1 << 24, &l)))
-                return rc;
-            o->rnd.input_len = (int)l;
-        } else if (IS("--random-output-len") || IS("--output-len")) {
-            if ((rc = inum(a, VAL(), 1, 1 << 24, &l)))
-                return rc;
-            o->rnd.output_len = (int)l;
-            if (IS("--output-len"))
-                o->sharegpt_out = o->custom_out = (int)l;
-        } else if (IS("--random-range-ratio")) {
-            if ((rc = num(a, VAL(), &o->rnd.range_ratio)))
-                return rc;
-        } else if (IS("--random-prefix-len")) {
-            if ((rc = inum(a, VAL(), 0, 1 << 24, &l)))
-                return rc;
-            o->rnd.prefix_len = (int)l;
-        } else if (IS("--random-mode") || IS("--range-ratio-mode")) {
-            const char *m = VAL();
-            if (m && !strcmp(m, "sglang"))
-                o->rnd.mode = MP_LOADGEN_RANGE_SGLANG;
-            else if (m && !strcmp(m, "vllm"))
-                o->rnd.mode = MP_LOADGEN_RANGE_VLLM;
-            else
-                return bad(a, m, "vllm or sglang");
-        } else if (IS("--random-vocab-start")) {
-            if ((rc = inum(a, VAL(), 0, INT32_MAX / 2, &l)))
-                return rc;
-            o->rnd.vocab_first = (int)l;
-        } else if (IS("--random-vocab-size")) {
-            if ((rc = inum(a, VAL(), 1, INT32_MAX / 2, &l)))
-                return rc;
-            o->rnd.vocab_size = (int)l;
-        } else if (IS("--sharegpt-output-len")) {
-            if ((rc = inum(a, VAL(), 1, 1 << 24, &l)))
-                return rc;
-            o->sharegpt_out = (int)l;
-        } else if (IS("--custom-output-len")) {
-            if ((rc = inum(a, VAL(), 1, 1 << 24, &l)))
-                return rc;
-            o->custom_out = (int)l;
-        } else if (IS("--disable-shuffle")) {
-            o->shuffle = false;
-        } else if (IS("--no-oversample")) {
-            o->oversample = false;
-        } else if (IS("--request-rate")) {
-            if ((rc = num(a, VAL(), &o->cfg.request_rate)))
-                return rc;
-            if (!(o->cfg.request_rate > 0))
-                return bad(a, argv[i], "a positive number or inf");
-        } else if (IS("--burstiness")) {
-            if ((rc = num(a, VAL(), &o->cfg.burstiness)))
-                return rc;
-            if (!(o->cfg.burstiness > 0))
-                return bad(a, argv[i], "a positive number");
-        } else if (IS("--max-concurrency")) {
-            if ((rc = inum(a, VAL(), 1, 1 << 20, &l)))
-                return rc;
-            o->cfg.max_concurrency = (int)l;
-        } else if (IS("--num-warmups")) {
-            if ((rc = inum(a, VAL(), 0, 1 << 20, &l)))
-                return rc;
-            o->cfg.num_warmups = (int)l;
-        } else if (IS("--seed")) {
-            if ((rc = inum(a, VAL(), 0, 4294967295L, &l)))
-                return rc;
-            o->cfg.seed = (uint64_t)l;
-            o->rnd.seed = (uint64_t)l;
-        } else if (IS("--request-timeout")) {
-            if ((rc = num(a, VAL(), &o->cfg.request_timeout_s)))
-                return rc;
-        } else if (IS("--stall-timeout")) {
-            if ((rc = num(a, VAL(), &o->cfg.stall_timeout_s)))
-                return rc;
-        } else if (IS("--percentile-metrics")) {
-            struct mp_diag d;
-            mp_diag_clear(&d);
-            const char *s = VAL();
-            if ((rc = mp_loadgen_parse_metric_list(s ? s : "", &o->mo.selected, &d)))
-                return cli_report_error(&d, rc);
-        } else if (IS("--metric-percentiles")) {
-            struct mp_diag d;
-            mp_diag_clear(&d);
-            const char *s = VAL();
-            if ((rc = mp_loadgen_parse_percentiles(s ? s : "", &o->mo, &d)))
-                return cli_report_error(&d, rc);
-        } else if (IS("--save-result")) {
-            o->save_result = true;
-        } else if (IS("--save-detailed")) {
-            o->info.save_detailed = true;
-        } else if (IS("--result-dir")) {
-            o->result_dir = VAL();
-        } else if (IS("--result-filename")) {
-            o->result_filename = VAL();
-        } else if (IS("--save-requests")) {
-            o->save_requests = VAL();
-        } else if (IS("--html")) {
-            o->html = VAL();
-        } else if (IS("--request-id-prefix")) {
-            o->cfg.request_id_prefix = VAL();
-        } else if (IS("--json")) {
-            o->json = true;
-        } else if (IS("--disable-tqdm") || IS("-q") || IS("--quiet")) {
-            o->quiet = true;
-        } else {
-            int k;
-            for (k = 0; k < 7; k++) {
-                char name[40];
-                snprintf(name, sizeof(name), "--%s", SAMPLING[k]);
-                for (char *q = name + 2; *q; q++)
-                    if (*q == '_')
-                        *q = '-';
-                if (IS(name))
-                    break;
-            }
-            if (k == 7) {
-                fprintf(stderr,
-                        "magpie: error: unknown option '%s' for benchmark --base-url "
-                        "(see magpie benchmark --base-url X --help)\n",
-                        argv[i]);
-                return EXIT_USAGE;
-            }
-            if ((rc = num(a, VAL(), &x)))
-                return rc;
-            o->sampling[k] = x;
-            o->sampling_set[k] = true;
+            continue;
         }
-        if (eq && v && !IS("--header") && !IS("--metadata") && !IS("--goodput")) {
-            /* --flag=value consumed v; nothing else to do */
-        }
-#undef VAL
-#undef IS
+        if (!v)
+            v = i + 1 < argc ? argv[++i] : NULL;
+        if (slot)
+            *slot = v;
+        else if ((rc = find_range(opt->id) ? parse_int_opt(opt->id, a, v, o)
+                                           : parse_value_opt(opt->id, a, v, argv[i], o)))
+            return rc;
     }
     return 0;
 }
@@ -430,6 +604,283 @@ static int write_file(const char *path, const struct mp_buf *b)
     return 0;
 }
 
+/* Validate step: server address, API, request ids, credentials, model and
+ * request body; returns 0 or the exit code. */
+static int client_setup(struct opts *o, bool *chat, const char **model_id)
+{
+    struct mp_diag d;
+    mp_diag_clear(&d);
+    if (!o->cfg.base_url) {
+        const char *env = getenv("BENCHMARK_BASE_URL");
+        if (env && *env) {
+            o->cfg.base_url = env;
+        } else if (o->host || o->port) {
+            snprintf(o->url_buf, sizeof(o->url_buf), "http://%s:%s",
+                     o->host ? o->host : "127.0.0.1", o->port ? o->port : "8000");
+            o->cfg.base_url = o->url_buf;
+        } else {
+            fprintf(stderr, "magpie: error: --base-url is required\n");
+            return EXIT_USAGE;
+        }
+    }
+    *chat = strstr(o->backend, "chat") != NULL;
+    if (!*chat && strcmp(o->backend, "openai") != 0 && strcmp(o->backend, "vllm") != 0 &&
+        strcmp(o->backend, "sglang-oai") != 0 && strcmp(o->backend, "sglang") != 0)
+        return bad("--backend", o->backend, "openai, vllm, openai-chat or vllm-chat");
+    if (o->cfg.endpoint && strstr(o->cfg.endpoint, "chat/completions"))
+        *chat = true;
+    else if (!o->cfg.endpoint || !strcmp(o->cfg.endpoint, "/v1/completions"))
+        o->cfg.endpoint = *chat ? "/v1/chat/completions" : "/v1/completions";
+    o->cfg.api = *chat ? MP_LOADGEN_API_CHAT : MP_LOADGEN_API_COMPLETIONS;
+    if (!o->cfg.request_id_prefix) {
+        /* like vLLM's bench-<8 hex>-: unique per run, no RNG state needed */
+        uint64_t seed[2] = {mp_time_ns(), (uint64_t)getpid()};
+        uint64_t h = mp_hash_bytes(seed, sizeof(seed));
+        snprintf(o->prefix, sizeof(o->prefix), "bench-%08x-", (unsigned)(h ^ (h >> 32)));
+        o->cfg.request_id_prefix = o->prefix;
+    }
+    const char *key = getenv("OPENAI_API_KEY");
+    if (key && *key && o->cfg.n_headers < MP_LOADGEN_MAX_HEADERS) {
+        snprintf(o->auth, sizeof(o->auth), "Authorization: Bearer %s", key);
+        o->cfg.headers[o->cfg.n_headers++] = o->auth;
+    }
+    if (!o->cfg.model) {
+        int rc = mp_loadgen_first_model(o->cfg.base_url, o->cfg.headers, o->cfg.n_headers,
+                                        o->cfg.insecure, o->model_buf, sizeof(o->model_buf), &d);
+        if (rc)
+            return cli_report_error(&d, rc);
+        o->cfg.model = o->model_buf;
+    }
+    *model_id = o->cfg.model;
+    if (o->served)
+        o->cfg.model = o->served;
+    return 0;
+}
+
+/* The request dataset; returns 0 or the exit code. */
+static int client_dataset(struct opts *o, bool chat, struct mp_loadgen_dataset **ds)
+{
+    struct mp_diag d;
+    mp_diag_clear(&d);
+    int rc;
+    if (!strcmp(o->dataset, "random")) {
+        o->rnd.text = chat;
+        o->cfg.ignore_eos = true; /* vLLM forces it for random on OpenAI backends */
+        rc = mp_loadgen_dataset_random(&o->rnd, o->num_prompts, ds, &d);
+    } else if (!strcmp(o->dataset, "sharegpt") || !strcmp(o->dataset, "jsonl") ||
+               !strcmp(o->dataset, "custom")) {
+        if (!o->dataset_path) {
+            fprintf(stderr, "magpie: error: --dataset-name %s needs --dataset-path\n", o->dataset);
+            return EXIT_USAGE;
+        }
+        bool sg = !strcmp(o->dataset, "sharegpt");
+        struct mp_loadgen_file_opts fo = {o->dataset_path, sg ? o->sharegpt_out : o->custom_out,
+                                          o->cfg.seed, sg ? o->shuffle : false, o->oversample};
+        rc = sg ? mp_loadgen_dataset_sharegpt(&fo, o->num_prompts, ds, &d)
+                : mp_loadgen_dataset_jsonl(&fo, o->num_prompts, ds, &d);
+    } else {
+        return bad("--dataset-name", o->dataset, "random, sharegpt or jsonl");
+    }
+    return rc ? cli_report_error(&d, rc) : 0;
+}
+
+static void client_print_load(const struct opts *o)
+{
+    if (isinf(o->cfg.request_rate))
+        printf("Traffic request rate: inf\n");
+    else
+        printf("Traffic request rate: %g\n", o->cfg.request_rate);
+    printf("Burstiness factor: %g (%s)\n", o->cfg.burstiness,
+           o->cfg.burstiness == 1.0 ? "Poisson process" : "Gamma distribution");
+    if (o->cfg.max_concurrency)
+        printf("Maximum request concurrency: %d\n", o->cfg.max_concurrency);
+    else
+        printf("Maximum request concurrency: None\n");
+}
+
+/* Emit step on stdout: the JSON object or the summary table. */
+static int client_emit(const struct opts *o, const struct mp_loadgen_result *res,
+                       const struct mp_loadgen_metrics *m, const struct mp_loadgen_failures *fl,
+                       bool judged)
+{
+    struct mp_buf out;
+    mp_buf_init(&out, 0);
+    int rc;
+    if (o->json) {
+        rc = mp_buf_puts(&out, "{\"success\": ");
+        rc |= mp_buf_puts(&out, judged ? "true" : "false");
+        rc |= mp_buf_printf(
+            &out, ", \"completed\": %zu, \"failed\": %zu, \"metrics\": ", m->completed, m->failed);
+        rc |= mp_loadgen_magpie_json(m, &out);
+        rc |= mp_buf_puts(&out, ", \"failures\": ");
+        rc |= mp_loadgen_failures_json(fl, &o->fail_limit, &out);
+        rc |= mp_buf_puts(&out, "}\n");
+    } else {
+        rc = mp_loadgen_summary(res, m, &out);
+    }
+    if (!rc) {
+        fwrite(out.data, 1, out.len, stdout);
+        fflush(stdout);
+    }
+    mp_buf_fini(&out);
+    if (rc) {
+        fprintf(stderr, "magpie: error: out of memory formatting output\n");
+        return EXIT_FAIL;
+    }
+    return 0;
+}
+
+/* One generated document written to path; returns 0 or the exit code. */
+typedef int (*client_doc_fn)(const struct mp_loadgen_result *res,
+                             const struct mp_loadgen_metrics *m,
+                             const struct mp_loadgen_report_info *info, struct mp_buf *b);
+
+static int requests_doc(const struct mp_loadgen_result *res, const struct mp_loadgen_metrics *m,
+                        const struct mp_loadgen_report_info *info, struct mp_buf *b)
+{
+    (void)m;
+    (void)info;
+    return mp_loadgen_requests_jsonl(res, b);
+}
+
+static int write_doc(client_doc_fn fn, const struct mp_loadgen_result *res,
+                     const struct mp_loadgen_metrics *m, const struct opts *o, const char *path)
+{
+    struct mp_buf aux;
+    mp_buf_init(&aux, 0);
+    int rc = 0;
+    if (fn(res, m, &o->info, &aux) || (rc = write_file(path, &aux)))
+        rc = rc ? rc : EXIT_FAIL;
+    mp_buf_fini(&aux);
+    return rc;
+}
+
+/* --save-result: the result JSON and, unless written elsewhere, the
+ * requests JSONL and the HTML page beside it. */
+static int client_save_result(const struct opts *o, const struct mp_loadgen_result *res,
+                              const struct mp_loadgen_metrics *m, const char *model_id)
+{
+    char path[8300], base[4096], side[8400];
+    if (o->result_filename) {
+        snprintf(base, sizeof(base), "%s", o->result_filename);
+    } else {
+        const char *bn = strrchr(model_id, '/');
+        char rate[64], conc[64] = "";
+        if (isinf(o->cfg.request_rate))
+            snprintf(rate, sizeof(rate), "inf");
+        else
+            snprintf(rate, sizeof(rate), "%.17g%s", o->cfg.request_rate,
+                     o->cfg.request_rate == floor(o->cfg.request_rate) ? ".0" : "");
+        if (o->cfg.max_concurrency)
+            snprintf(conc, sizeof(conc), "-concurrency%d", o->cfg.max_concurrency);
+        snprintf(base, sizeof(base), "%s-%sqps%s-%s-%s.json",
+                 o->info.label ? o->info.label : o->backend, rate, conc, bn ? bn + 1 : model_id,
+                 o->date);
+    }
+    int rc;
+    if (o->result_dir) {
+        struct mp_diag d;
+        mp_diag_clear(&d);
+        if ((rc = mp_fs_mkdirs(o->result_dir, &d)))
+            return cli_report_error(&d, rc);
+        snprintf(path, sizeof(path), "%s/%s", o->result_dir, base);
+    } else {
+        snprintf(path, sizeof(path), "%s", base);
+    }
+    if ((rc = write_doc(mp_loadgen_result_json, res, m, o, path)))
+        return rc;
+    size_t pl = strlen(path);
+    if (pl > 5 && !strcmp(path + pl - 5, ".json"))
+        path[pl - 5] = 0;
+    if (!o->save_requests) {
+        snprintf(side, sizeof(side), "%s.requests.jsonl", path);
+        if ((rc = write_doc(requests_doc, res, m, o, side)))
+            return rc;
+    }
+    if (!o->html) {
+        snprintf(side, sizeof(side), "%s.html", path);
+        if ((rc = write_doc(mp_loadgen_html, res, m, o, side)))
+            return rc;
+    }
+    return 0;
+}
+
+/* The exit status from the failures and --max-failed-requests. */
+static int client_verdict(const struct opts *o, const struct mp_loadgen_metrics *m,
+                          const struct mp_loadgen_failures *fl, bool judged)
+{
+    char ls[48];
+    if (m->completed == 0) {
+        fprintf(stderr, "magpie: error: all %zu requests failed\n", m->failed);
+        return EXIT_FAIL;
+    }
+    if (!judged) {
+        mp_loadgen_fail_limit_format(&o->fail_limit, ls, sizeof(ls));
+        fprintf(stderr,
+                "magpie: error: %zu of %zu requests failed (%.2f%%), more than "
+                "--max-failed-requests %s allows (reasons above)\n",
+                fl->failed, fl->total, fl->ratio * 100, ls);
+        return EXIT_FAIL;
+    }
+    if (fl->failed) {
+        mp_loadgen_fail_limit_format(&o->fail_limit, ls, sizeof(ls));
+        fprintf(stderr,
+                "magpie: warning: %zu of %zu requests failed (%.2f%%), within "
+                "--max-failed-requests %s; metrics cover the %zu successful ones\n",
+                fl->failed, fl->total, fl->ratio * 100, ls, m->completed);
+    }
+    return EXIT_OK;
+}
+
+/* Run, emit and save steps after a successful setup. */
+static int client_run(struct opts *o, const struct cli_global *g,
+                      const struct mp_loadgen_dataset *ds, const char *model_id,
+                      struct mp_loadgen_result **res)
+{
+    struct mp_diag d;
+    mp_diag_clear(&d);
+    struct prog pg = {!o->quiet && !o->json && !(g && g->quiet) && isatty(STDERR_FILENO), false};
+    o->cfg.on_progress = on_progress;
+    o->cfg.progress_user = &pg;
+    o->cfg.keep_text = o->info.save_detailed;
+    if (!o->json)
+        client_print_load(o);
+    fflush(stdout);
+    int rc = mp_loadgen_run(&o->cfg, ds, res, &d);
+    if (pg.drawn)
+        fprintf(stderr, "\r\033[K");
+    if (rc)
+        return cli_report_error(&d, rc);
+    struct mp_loadgen_metrics m;
+    if (mp_loadgen_metrics_compute(*res, &o->mo, &m)) {
+        fprintf(stderr, "magpie: error: out of memory computing metrics\n");
+        return EXIT_FAIL;
+    }
+    time_t now = time(NULL);
+    struct tm tmv;
+    localtime_r(&now, &tmv);
+    strftime(o->date, sizeof(o->date), "%Y%m%d-%H%M%S", &tmv);
+    o->info.date = o->date;
+    o->info.backend = o->backend;
+    o->info.model_id = model_id;
+    o->info.dataset = ds->name;
+    o->info.num_prompts = o->num_prompts;
+    o->info.fail_limit = &o->fail_limit;
+    struct mp_loadgen_failures fl;
+    mp_loadgen_failures(*res, &fl);
+    /* with no success there is nothing to judge, whatever the limit */
+    bool judged = m.completed > 0 && mp_loadgen_fail_limit_ok(&o->fail_limit, fl.failed, fl.total);
+    if ((rc = client_emit(o, *res, &m, &fl, judged)))
+        return rc;
+    if (o->save_result && (rc = client_save_result(o, *res, &m, model_id)))
+        return rc;
+    if (o->save_requests && (rc = write_doc(requests_doc, *res, &m, o, o->save_requests)))
+        return rc;
+    if (o->html && (rc = write_doc(mp_loadgen_html, *res, &m, o, o->html)))
+        return rc;
+    return client_verdict(o, &m, &fl, judged);
+}
+
 int cli_bench_client(int argc, char **argv, const struct cli_global *g)
 {
     struct opts o;
@@ -441,252 +892,30 @@ int cli_bench_client(int argc, char **argv, const struct cli_global *g)
     o.num_prompts = 1000;
     o.shuffle = o.oversample = true;
     o.backend = "openai";
-    char prefix[64], model_buf[512], url_buf[600], date[32], *extra = NULL;
+    char *extra = NULL;
     struct mp_loadgen_dataset *ds = NULL;
     struct mp_loadgen_result *res = NULL;
-    struct mp_buf out, aux;
-    mp_buf_init(&out, 0);
-    mp_buf_init(&aux, 0);
-    struct mp_diag d;
-    mp_diag_clear(&d);
-    int rc = parse(argc, argv, &o), exit_code = EXIT_OK;
+    const char *model_id = NULL;
+    bool chat = false;
+    int rc = parse(argc, argv, &o), exit_code;
     if (rc) {
         exit_code = rc < 0 ? EXIT_OK : rc;
         goto done;
     }
     raise_nofile();
-    if (!o.cfg.base_url) {
-        const char *env = getenv("BENCHMARK_BASE_URL");
-        if (env && *env) {
-            o.cfg.base_url = env;
-        } else if (o.host || o.port) {
-            snprintf(url_buf, sizeof(url_buf), "http://%s:%s", o.host ? o.host : "127.0.0.1",
-                     o.port ? o.port : "8000");
-            o.cfg.base_url = url_buf;
-        } else {
-            fprintf(stderr, "magpie: error: --base-url is required\n");
-            exit_code = EXIT_USAGE;
-            goto done;
-        }
-    }
-    bool chat = strstr(o.backend, "chat") != NULL;
-    if (!chat && strcmp(o.backend, "openai") != 0 && strcmp(o.backend, "vllm") != 0 &&
-        strcmp(o.backend, "sglang-oai") != 0 && strcmp(o.backend, "sglang") != 0) {
-        exit_code = bad("--backend", o.backend, "openai, vllm, openai-chat or vllm-chat");
+    if ((exit_code = client_setup(&o, &chat, &model_id)))
         goto done;
-    }
-    if (o.cfg.endpoint && strstr(o.cfg.endpoint, "chat/completions"))
-        chat = true;
-    else if (!o.cfg.endpoint || !strcmp(o.cfg.endpoint, "/v1/completions"))
-        o.cfg.endpoint = chat ? "/v1/chat/completions" : "/v1/completions";
-    o.cfg.api = chat ? MP_LOADGEN_API_CHAT : MP_LOADGEN_API_COMPLETIONS;
-    if (!o.cfg.request_id_prefix) {
-        /* like vLLM's bench-<8 hex>-: unique per run, no RNG state needed */
-        uint64_t seed[2] = {mp_time_ns(), (uint64_t)getpid()};
-        uint64_t h = mp_hash_bytes(seed, sizeof(seed));
-        snprintf(prefix, sizeof(prefix), "bench-%08x-", (unsigned)(h ^ (h >> 32)));
-        o.cfg.request_id_prefix = prefix;
-    }
-    const char *key = getenv("OPENAI_API_KEY");
-    char auth[600];
-    if (key && *key && o.cfg.n_headers < MP_LOADGEN_MAX_HEADERS) {
-        snprintf(auth, sizeof(auth), "Authorization: Bearer %s", key);
-        o.cfg.headers[o.cfg.n_headers++] = auth;
-    }
-    if (!o.cfg.model) {
-        if ((rc = mp_loadgen_first_model(o.cfg.base_url, o.cfg.headers, o.cfg.n_headers,
-                                         o.cfg.insecure, model_buf, sizeof(model_buf), &d))) {
-            exit_code = cli_report_error(&d, rc);
-            goto done;
-        }
-        o.cfg.model = model_buf;
-    }
-    const char *model_id = o.cfg.model;
-    if (o.served)
-        o.cfg.model = o.served;
     if ((exit_code = merged_extra(&o, &extra)))
         goto done;
     o.cfg.extra_body = extra;
-    /* datasets */
-    if (!strcmp(o.dataset, "random")) {
-        o.rnd.text = chat;
-        o.cfg.ignore_eos = true; /* vLLM forces it for random on OpenAI backends */
-        rc = mp_loadgen_dataset_random(&o.rnd, o.num_prompts, &ds, &d);
-    } else if (!strcmp(o.dataset, "sharegpt") || !strcmp(o.dataset, "jsonl") ||
-               !strcmp(o.dataset, "custom")) {
-        if (!o.dataset_path) {
-            fprintf(stderr, "magpie: error: --dataset-name %s needs --dataset-path\n", o.dataset);
-            exit_code = EXIT_USAGE;
-            goto done;
-        }
-        bool sg = !strcmp(o.dataset, "sharegpt");
-        struct mp_loadgen_file_opts fo = {o.dataset_path, sg ? o.sharegpt_out : o.custom_out,
-                                          o.cfg.seed, sg ? o.shuffle : false, o.oversample};
-        rc = sg ? mp_loadgen_dataset_sharegpt(&fo, o.num_prompts, &ds, &d)
-                : mp_loadgen_dataset_jsonl(&fo, o.num_prompts, &ds, &d);
-    } else {
-        exit_code = bad("--dataset-name", o.dataset, "random, sharegpt or jsonl");
+    if ((exit_code = client_dataset(&o, chat, &ds)))
         goto done;
-    }
-    if (rc) {
-        exit_code = cli_report_error(&d, rc);
-        goto done;
-    }
-    struct prog pg = {!o.quiet && !o.json && !(g && g->quiet) && isatty(STDERR_FILENO), false};
-    o.cfg.on_progress = on_progress;
-    o.cfg.progress_user = &pg;
-    o.cfg.keep_text = o.info.save_detailed;
-    if (!o.json) {
-        if (isinf(o.cfg.request_rate))
-            printf("Traffic request rate: inf\n");
-        else
-            printf("Traffic request rate: %g\n", o.cfg.request_rate);
-        printf("Burstiness factor: %g (%s)\n", o.cfg.burstiness,
-               o.cfg.burstiness == 1.0 ? "Poisson process" : "Gamma distribution");
-        if (o.cfg.max_concurrency)
-            printf("Maximum request concurrency: %d\n", o.cfg.max_concurrency);
-        else
-            printf("Maximum request concurrency: None\n");
-    }
-    fflush(stdout);
-    rc = mp_loadgen_run(&o.cfg, ds, &res, &d);
-    if (pg.drawn)
-        fprintf(stderr, "\r\033[K");
-    if (rc) {
-        exit_code = cli_report_error(&d, rc);
-        goto done;
-    }
-    struct mp_loadgen_metrics m;
-    if (mp_loadgen_metrics_compute(res, &o.mo, &m)) {
-        fprintf(stderr, "magpie: error: out of memory computing metrics\n");
-        exit_code = EXIT_FAIL;
-        goto done;
-    }
-    time_t now = time(NULL);
-    struct tm tmv;
-    localtime_r(&now, &tmv);
-    strftime(date, sizeof(date), "%Y%m%d-%H%M%S", &tmv);
-    o.info.date = date;
-    o.info.backend = o.backend;
-    o.info.model_id = model_id;
-    o.info.dataset = ds->name;
-    o.info.num_prompts = o.num_prompts;
-    o.info.fail_limit = &o.fail_limit;
-    struct mp_loadgen_failures fl;
-    mp_loadgen_failures(res, &fl);
-    /* with no success there is nothing to judge, whatever the limit */
-    bool judged = m.completed > 0 && mp_loadgen_fail_limit_ok(&o.fail_limit, fl.failed, fl.total);
-    if (o.json) {
-        rc = mp_buf_puts(&out, "{\"success\": ");
-        rc |= mp_buf_puts(&out, judged ? "true" : "false");
-        rc |= mp_buf_printf(
-            &out, ", \"completed\": %zu, \"failed\": %zu, \"metrics\": ", m.completed, m.failed);
-        rc |= mp_loadgen_magpie_json(&m, &out);
-        rc |= mp_buf_puts(&out, ", \"failures\": ");
-        rc |= mp_loadgen_failures_json(&fl, &o.fail_limit, &out);
-        rc |= mp_buf_puts(&out, "}\n");
-    } else {
-        rc = mp_loadgen_summary(res, &m, &out);
-    }
-    if (rc) {
-        fprintf(stderr, "magpie: error: out of memory formatting output\n");
-        exit_code = EXIT_FAIL;
-        goto done;
-    }
-    fwrite(out.data, 1, out.len, stdout);
-    fflush(stdout);
-    char path[8300], base[4096], side[8400];
-    if (o.save_result) {
-        if (o.result_filename) {
-            snprintf(base, sizeof(base), "%s", o.result_filename);
-        } else {
-            const char *bn = strrchr(model_id, '/');
-            char rate[64], conc[64] = "";
-            if (isinf(o.cfg.request_rate))
-                snprintf(rate, sizeof(rate), "inf");
-            else
-                snprintf(rate, sizeof(rate), "%.17g%s", o.cfg.request_rate,
-                         o.cfg.request_rate == floor(o.cfg.request_rate) ? ".0" : "");
-            if (o.cfg.max_concurrency)
-                snprintf(conc, sizeof(conc), "-concurrency%d", o.cfg.max_concurrency);
-            snprintf(base, sizeof(base), "%s-%sqps%s-%s-%s.json",
-                     o.info.label ? o.info.label : o.backend, rate, conc, bn ? bn + 1 : model_id,
-                     date);
-        }
-        if (o.result_dir) {
-            if ((rc = mp_fs_mkdirs(o.result_dir, &d))) {
-                exit_code = cli_report_error(&d, rc);
-                goto done;
-            }
-            snprintf(path, sizeof(path), "%s/%s", o.result_dir, base);
-        } else {
-            snprintf(path, sizeof(path), "%s", base);
-        }
-        mp_buf_reset(&aux);
-        if (mp_loadgen_result_json(res, &m, &o.info, &aux) || (rc = write_file(path, &aux))) {
-            exit_code = rc ? rc : EXIT_FAIL;
-            goto done;
-        }
-        size_t pl = strlen(path);
-        if (pl > 5 && !strcmp(path + pl - 5, ".json"))
-            path[pl - 5] = 0;
-        if (!o.save_requests) {
-            snprintf(side, sizeof(side), "%s.requests.jsonl", path);
-            mp_buf_reset(&aux);
-            if (mp_loadgen_requests_jsonl(res, &aux) || (rc = write_file(side, &aux))) {
-                exit_code = rc ? rc : EXIT_FAIL;
-                goto done;
-            }
-        }
-        if (!o.html) {
-            snprintf(side, sizeof(side), "%s.html", path);
-            mp_buf_reset(&aux);
-            if (mp_loadgen_html(res, &m, &o.info, &aux) || (rc = write_file(side, &aux))) {
-                exit_code = rc ? rc : EXIT_FAIL;
-                goto done;
-            }
-        }
-    }
-    if (o.save_requests) {
-        mp_buf_reset(&aux);
-        if (mp_loadgen_requests_jsonl(res, &aux) || (rc = write_file(o.save_requests, &aux))) {
-            exit_code = rc ? rc : EXIT_FAIL;
-            goto done;
-        }
-    }
-    if (o.html) {
-        mp_buf_reset(&aux);
-        if (mp_loadgen_html(res, &m, &o.info, &aux) || (rc = write_file(o.html, &aux))) {
-            exit_code = rc ? rc : EXIT_FAIL;
-            goto done;
-        }
-    }
-    if (m.completed == 0) {
-        fprintf(stderr, "magpie: error: all %zu requests failed\n", m.failed);
-        exit_code = EXIT_FAIL;
-    } else if (!judged) {
-        char ls[48];
-        mp_loadgen_fail_limit_format(&o.fail_limit, ls, sizeof(ls));
-        fprintf(stderr,
-                "magpie: error: %zu of %zu requests failed (%.2f%%), more than "
-                "--max-failed-requests %s allows (reasons above)\n",
-                fl.failed, fl.total, fl.ratio * 100, ls);
-        exit_code = EXIT_FAIL;
-    } else if (fl.failed) {
-        char ls[48];
-        mp_loadgen_fail_limit_format(&o.fail_limit, ls, sizeof(ls));
-        fprintf(stderr,
-                "magpie: warning: %zu of %zu requests failed (%.2f%%), within "
-                "--max-failed-requests %s; metrics cover the %zu successful ones\n",
-                fl.failed, fl.total, fl.ratio * 100, ls, m.completed);
-    }
+    exit_code = client_run(&o, g, ds, model_id, &res);
 done:
     for (int i = 0; i < o.cfg.n_headers; i++)
-        if (o.cfg.headers[i] != auth)
+        if (o.cfg.headers[i] != o.auth)
             free((void *)o.cfg.headers[i]);
     free(extra);
-    mp_buf_fini(&out);
-    mp_buf_fini(&aux);
     mp_loadgen_result_free(res);
     mp_loadgen_dataset_free(ds);
     return exit_code;

@@ -10,41 +10,61 @@
 #include <magpie/bench_compare.h>
 
 #include "cli.h"
+#include "opts.h"
 
 #define MAX_SIDES 16
 
+enum { O_ALLOW = 1000, O_LABEL, O_JSON, O_HTML, O_BOOT, O_SEED, O_ALPHA, O_CI, O_MIN, O_FAIL };
+
+static const struct cli_opt bcmp_opts[] = {
+    {"allow-different", 0, CLI_NOARG, O_ALLOW, NULL,
+     "compare even when the workloads differ (differences listed)", 0},
+    {"label", 0, CLI_ARG, O_LABEL, "L", "label of the next side, in order (repeat the option)", 0},
+    {"json", 0, CLI_NOARG, O_JSON, NULL, "print the JSON document instead of the table", 0},
+    {"output", 'o', CLI_ARG, 'o', "FILE", "also write the JSON document to FILE", 0},
+    {"html", 0, CLI_ARG, O_HTML, "FILE",
+     "write an HTML page with the tables and CDFs of TTFT, ITL, E2EL", 0},
+    {"bootstrap", 0, CLI_ARG, O_BOOT, "N", "resamples (default 2000)", 0},
+    {"seed", 0, CLI_ARG, O_SEED, "S",
+     "resampling seed (default 0; same inputs + seed = same result)", 0},
+    {"alpha", 0, CLI_ARG, O_ALPHA, "A", "family-wise error rate over the metrics (default 0.05)",
+     0},
+    {"ci-level", 0, CLI_ARG, O_CI, "L", "level of the intervals shown (default 0.95)", 0},
+    {"min-effect", 0, CLI_ARG, O_MIN, "PCT", "changes within +-PCT % count as noise (default 1)",
+     0},
+    {"fail-on-slower", 0, CLI_NOARG, O_FAIL, NULL,
+     "exit 1 when any metric of any candidate is SLOWER", 0},
+    {"help", 'h', CLI_NOARG, 'h', NULL, "this help", 0},
+    {0},
+};
+
+const struct cli_cmd cli_cmd_benchmark_compare = {
+    .name = "benchmark compare",
+    .args = "BASELINE CANDIDATE [CANDIDATE ...]",
+    .summary = "is a serving benchmark run really faster than the baseline? (run-to-run "
+               "comparison with confidence intervals)",
+    .intro = "Is the candidate really faster? For output and request throughput and the mean,\n"
+             "median and p99 of TTFT, TPOT, ITL and E2EL: the change against the baseline with a\n"
+             "bootstrap confidence interval, and a verdict FASTER / SLOWER / WITHIN NOISE with\n"
+             "Holm's correction over the 14 metrics (docs/metrics.md).\n\n"
+             "Each side is a benchmark workspace (magpie benchmark vllm ...), a workspace of\n"
+             "repeats (--repeat N: run_1 .. run_N), a result JSON (--save-result; its\n"
+             ".requests.jsonl beside it, or vLLM's --save-detailed arrays), or several of\n"
+             "these joined by ',' (repeats of one setting). Runs of different workloads (model,\n"
+             "dataset, ISL/OSL, concurrency, request rate, engine arguments, magpie version) are\n"
+             "refused; engine, image and GPU differences are listed.\n",
+    .opts = bcmp_opts,
+    .outro = "exit status: 0 compared, 1 --fail-on-slower and something is SLOWER,\n"
+             "             2 usage or input error, or the workloads differ\n\n"
+             "examples:\n"
+             "  magpie benchmark compare results/benchmark_vllm_base results/benchmark_vllm_new\n"
+             "  magpie benchmark compare base.json new.json --html compare.html\n"
+             "  magpie benchmark compare a1.json,a2.json,a3.json b1.json,b2.json,b3.json --json\n",
+};
+
 static void usage(FILE *f)
 {
-    fprintf(f,
-            "usage: magpie benchmark compare BASELINE CANDIDATE [CANDIDATE ...] [options]\n\n"
-            "Is the candidate really faster? For output and request throughput and the mean,\n"
-            "median and p99 of TTFT, TPOT, ITL and E2EL: the change against the baseline with a\n"
-            "bootstrap confidence interval, and a verdict FASTER / SLOWER / WITHIN NOISE with\n"
-            "Holm's correction over the 14 metrics (docs/metrics.md).\n\n"
-            "Each side is a benchmark workspace (magpie benchmark vllm ...), a workspace of\n"
-            "repeats (--repeat N: run_1 .. run_N), a result JSON (--save-result; its\n"
-            ".requests.jsonl beside it, or vLLM's --save-detailed arrays), or several of\n"
-            "these joined by ',' (repeats of one setting). Runs of different workloads (model,\n"
-            "dataset, ISL/OSL, concurrency, request rate, engine arguments, magpie version) are\n"
-            "refused; engine, image and GPU differences are listed.\n\n"
-            "options:\n"
-            "  --allow-different   compare even when the workloads differ (differences listed)\n"
-            "  --label L           label of the next side, in order (repeat the option)\n"
-            "  --json              print the JSON document instead of the table\n"
-            "  -o, --output FILE   also write the JSON document to FILE\n"
-            "  --html FILE         write an HTML page with the tables and CDFs of TTFT, ITL, E2EL\n"
-            "  --bootstrap N       resamples (default 2000)\n"
-            "  --seed S            resampling seed (default 0; same inputs + seed = same result)\n"
-            "  --alpha A           family-wise error rate over the metrics (default 0.05)\n"
-            "  --ci-level L        level of the intervals shown (default 0.95)\n"
-            "  --min-effect PCT    changes within +-PCT %% count as noise (default 1)\n"
-            "  --fail-on-slower    exit 1 when any metric of any candidate is SLOWER\n\n"
-            "exit status: 0 compared, 1 --fail-on-slower and something is SLOWER,\n"
-            "             2 usage or input error, or the workloads differ\n\n"
-            "examples:\n"
-            "  magpie benchmark compare results/benchmark_vllm_base results/benchmark_vllm_new\n"
-            "  magpie benchmark compare base.json new.json --html compare.html\n"
-            "  magpie benchmark compare a1.json,a2.json,a3.json b1.json,b2.json,b3.json --json\n");
+    cli_help(f, &cli_cmd_benchmark_compare);
 }
 
 static int write_out(const char *path, const struct mp_buf *b)
@@ -71,31 +91,15 @@ int cli_bench_compare(int argc, char **argv, const struct cli_global *g)
 {
     (void)g;
 
-    enum { O_ALLOW = 1000, O_LABEL, O_JSON, O_HTML, O_BOOT, O_SEED, O_ALPHA, O_CI, O_MIN, O_FAIL };
-
-    static const struct option opts[] = {
-        {"allow-different", no_argument, NULL, O_ALLOW},
-        {"label", required_argument, NULL, O_LABEL},
-        {"json", no_argument, NULL, O_JSON},
-        {"output", required_argument, NULL, 'o'},
-        {"html", required_argument, NULL, O_HTML},
-        {"bootstrap", required_argument, NULL, O_BOOT},
-        {"seed", required_argument, NULL, O_SEED},
-        {"alpha", required_argument, NULL, O_ALPHA},
-        {"ci-level", required_argument, NULL, O_CI},
-        {"min-effect", required_argument, NULL, O_MIN},
-        {"fail-on-slower", no_argument, NULL, O_FAIL},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
     struct mp_bcmp_opts o;
     mp_bcmp_opts_default(&o);
     const char *labels[MAX_SIDES] = {0}, *json_path = NULL, *html_path = NULL;
     int n_labels = 0, c, rc;
     bool json = false, fail_on_slower = false;
     double v;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
+    struct cli_parser op;
+    cli_parser_init(&op, &cli_cmd_benchmark_compare);
+    while ((c = cli_next(&op, argc, argv)) != -1) {
         switch (c) {
         case O_ALLOW:
             o.allow_different = true;

@@ -9,21 +9,36 @@
 #include <magpie/discover.h>
 
 #include "cli.h"
+#include "opts.h"
+
+enum { D_TYPE = 't', D_JSON = 1000, D_NO_TESTS, D_NO_EXAMPLES };
+
+static const struct cli_opt discover_opts[] = {
+    {"kernel-type", 't', CLI_ARG, D_TYPE, "T",
+     "hip|cuda|triton|opencl|all: which kernels (default all; Magpie's MCP default is hip)", 0},
+    {"no-tests", 0, CLI_NOARG, D_NO_TESTS, NULL, "skip test/tests/testing directories", 0},
+    {"no-examples", 0, CLI_NOARG, D_NO_EXAMPLES, NULL,
+     "skip example(s)/sample(s)/demo(s) directories", 0},
+    {"json", 0, CLI_NOARG, D_JSON, NULL, "Magpie's discover_kernels list (JSON)", 0},
+    {"help", 'h', CLI_NOARG, 'h', NULL, "this help", 0},
+    {0},
+};
+
+const struct cli_cmd cli_cmd_discover = {
+    .name = "discover",
+    .args = "PATH",
+    .summary = "find GPU kernels in a project tree (HIP, CUDA, Triton, OpenCL)",
+    .intro = "Finds GPU kernels under PATH: CUDA/HIP __global__ functions, OpenCL __kernel\n"
+             "functions, Triton @triton.jit functions. For each source file: its kernels,\n"
+             "possible executables or test scripts (best match first), a sibling *_ref\n"
+             "reference, YAML configs that already name it, and a suggested analyze\n"
+             "configuration.\n",
+    .opts = discover_opts,
+};
 
 static void discover_usage(FILE *f)
 {
-    fprintf(f, "usage: magpie discover PATH [--kernel-type hip|cuda|triton|opencl|all]\n"
-               "                       [--no-tests] [--no-examples] [--json]\n\n"
-               "Finds GPU kernels under PATH: CUDA/HIP __global__ functions, OpenCL __kernel\n"
-               "functions, Triton @triton.jit functions. For each source file: its kernels,\n"
-               "possible executables or test scripts (best match first), a sibling *_ref\n"
-               "reference, YAML configs that already name it, and a suggested analyze\n"
-               "configuration.\n\n"
-               "options:\n"
-               "  --kernel-type T  which kernels (default all; Magpie's MCP default is hip)\n"
-               "  --no-tests       skip test/tests/testing directories\n"
-               "  --no-examples    skip example(s)/sample(s)/demo(s) directories\n"
-               "  --json           Magpie's discover_kernels list (JSON)\n");
+    cli_help(f, &cli_cmd_discover);
 }
 
 int cmd_discover(int argc, char **argv, const struct cli_global *g)
@@ -34,16 +49,18 @@ int cmd_discover(int argc, char **argv, const struct cli_global *g)
     struct mp_disc_opts o = {.include_tests = true, .include_examples = true};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+        const struct cli_opt *opt = cli_find(&cli_cmd_discover, a);
+        int id = opt ? opt->id : 0;
+        if (id == 'h') {
             discover_usage(stdout);
             return EXIT_OK;
-        } else if (!strcmp(a, "--json")) {
+        } else if (id == D_JSON) {
             json = true;
-        } else if (!strcmp(a, "--no-tests")) {
+        } else if (id == D_NO_TESTS) {
             o.include_tests = false;
-        } else if (!strcmp(a, "--no-examples")) {
+        } else if (id == D_NO_EXAMPLES) {
             o.include_examples = false;
-        } else if ((!strcmp(a, "--kernel-type") || !strcmp(a, "-t")) && i + 1 < argc) {
+        } else if (id == D_TYPE && i + 1 < argc) {
             type = argv[++i];
         } else if (a[0] == '-' && a[1]) {
             fprintf(stderr, "magpie: error: discover: unknown option '%s'\n", a);

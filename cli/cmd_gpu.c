@@ -11,36 +11,54 @@
 #include <magpie/gpuctl.h>
 
 #include "cli.h"
+#include "opts.h"
+
+enum { O_POWER = 1000, O_GCLK, O_MCLK, O_GLVL, O_MLVL, O_BACKEND, O_JSON };
+
+static const struct cli_opt gpu_opts[] = {
+    {"device-ids", 'i', CLI_ARG, 'i', "IDS",
+     "GPUs as listed by `magpie gpu show`: 0,2,3 (default all)", 0},
+    {"power-limit", 0, CLI_ARG, O_POWER, "W", "power limit in watts", 0},
+    {"gpu-clock", 0, CLI_ARG, O_GCLK, "MIN,MAX",
+     "lock SM/graphics clocks to [MIN, MAX] MHz (N = N,N)", 0},
+    {"mem-clock", 0, CLI_ARG, O_MCLK, "MIN,MAX", "lock memory clocks to [MIN, MAX] MHz", 0},
+    {"gpu-level", 0, CLI_ARG, O_GLVL, "N", "AMD sclk DPM level (0-7)", 0},
+    {"mem-level", 0, CLI_ARG, O_MLVL, "N", "AMD mclk DPM level (0-7)", 0},
+    {"backend", 0, CLI_ARG, O_BACKEND, "B",
+     "nvml, amd-smi or rocm-smi (default: the first that works)", 0},
+    {"dry-run", 'n', CLI_NOARG, 'n', NULL,
+     "print what would change (now -> after, and the call) and change nothing", 0},
+    {"json", 0, CLI_NOARG, O_JSON, NULL, "show: machine-readable output", 0},
+    {"help", 'h', CLI_NOARG, 'h', NULL, "this help", 0},
+    {0},
+};
+
+const struct cli_cmd cli_cmd_gpu = {
+    .name = "gpu",
+    .usage = "magpie gpu show [-i IDS] [--json]\n"
+             "       magpie gpu set [-i IDS] [--power-limit W] [--gpu-clock MIN,MAX]\n"
+             "                      [--mem-clock MIN,MAX] [--gpu-level N] [--mem-level N] "
+             "[--dry-run]\n"
+             "       magpie gpu reset [-i IDS] [--dry-run]\n",
+    .summary = "GPU hardware control: show, set, reset (power limit, locked clocks)",
+    .intro = "GPU hardware control: NVIDIA through NVML, AMD through amd-smi (or rocm-smi).\n"
+             "Changing settings needs root. The settings stay until `magpie gpu reset`, a\n"
+             "driver reload or a reboot; a benchmark YAML's gpu.hardware section is applied\n"
+             "for the run only (docs/gpu-control.md).\n",
+    .opts = gpu_opts,
+    .outro = "reset: power limit to the default, clock locks and levels off.\n\n"
+             "exit status: 0 ok, 1 the GPU refused a change, 2 usage or input error\n\n"
+             "examples:\n"
+             "  magpie gpu show\n"
+             "  magpie gpu set -i 0 --power-limit 500 --gpu-clock 1500,1500 --dry-run\n"
+             "  sudo magpie gpu reset\n",
+    .words = "show set reset",
+    .flags = CLI_STOP_AT_ARG | CLI_NO_SYNOPSIS,
+};
 
 static void gpu_usage(FILE *f)
 {
-    fprintf(f,
-            "usage: magpie gpu show [-i IDS] [--json]\n"
-            "       magpie gpu set [-i IDS] [--power-limit W] [--gpu-clock MIN,MAX]\n"
-            "                      [--mem-clock MIN,MAX] [--gpu-level N] [--mem-level N] "
-            "[--dry-run]\n"
-            "       magpie gpu reset [-i IDS] [--dry-run]\n\n"
-            "GPU hardware control: NVIDIA through NVML, AMD through amd-smi (or rocm-smi).\n"
-            "Changing settings needs root. The settings stay until `magpie gpu reset`, a\n"
-            "driver reload or a reboot; a benchmark YAML's gpu.hardware section is applied\n"
-            "for the run only (docs/gpu-control.md).\n\n"
-            "options:\n"
-            "  -i, --device-ids IDS   GPUs as listed by `magpie gpu show`: 0,2,3 (default all)\n"
-            "  --power-limit W        power limit in watts\n"
-            "  --gpu-clock MIN,MAX    lock SM/graphics clocks to [MIN, MAX] MHz (N = N,N)\n"
-            "  --mem-clock MIN,MAX    lock memory clocks to [MIN, MAX] MHz\n"
-            "  --gpu-level N          AMD sclk DPM level (0-7)\n"
-            "  --mem-level N          AMD mclk DPM level (0-7)\n"
-            "  --backend B            nvml, amd-smi or rocm-smi (default: the first that works)\n"
-            "  -n, --dry-run          print what would change (now -> after, and the call)\n"
-            "                         and change nothing\n"
-            "  --json                 show: machine-readable output\n\n"
-            "reset: power limit to the default, clock locks and levels off.\n\n"
-            "exit status: 0 ok, 1 the GPU refused a change, 2 usage or input error\n\n"
-            "examples:\n"
-            "  magpie gpu show\n"
-            "  magpie gpu set -i 0 --power-limit 500 --gpu-clock 1500,1500 --dry-run\n"
-            "  sudo magpie gpu reset\n");
+    cli_help(f, &cli_cmd_gpu);
 }
 
 static int parse_ids(const char *s, int *ids, int *n)
@@ -161,48 +179,25 @@ static int show(struct mp_gpuctl *c, const int *ids, int n, bool json)
     return ec;
 }
 
-int cmd_gpu(int argc, char **argv, const struct cli_global *g)
-{
-    (void)g;
-
-    enum { O_POWER = 1000, O_GCLK, O_MCLK, O_GLVL, O_MLVL, O_BACKEND, O_JSON };
-    static const struct option opts[] = {
-        {"device-ids", required_argument, NULL, 'i'},
-        {"power-limit", required_argument, NULL, O_POWER},
-        {"gpu-clock", required_argument, NULL, O_GCLK},
-        {"mem-clock", required_argument, NULL, O_MCLK},
-        {"gpu-level", required_argument, NULL, O_GLVL},
-        {"mem-level", required_argument, NULL, O_MLVL},
-        {"backend", required_argument, NULL, O_BACKEND},
-        {"dry-run", no_argument, NULL, 'n'},
-        {"json", no_argument, NULL, O_JSON},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
-    if (argc < 2 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0) {
-        gpu_usage(argc < 2 ? stderr : stdout);
-        return argc < 2 ? EXIT_USAGE : EXIT_OK;
-    }
-    const char *verb = argv[1];
-    if (strcmp(verb, "show") != 0 && strcmp(verb, "set") != 0 && strcmp(verb, "reset") != 0) {
-        fprintf(stderr, "magpie: error: unknown gpu command '%s' (show, set or reset)\n", verb);
-        return EXIT_USAGE;
-    }
+struct gpu_args {
     struct mp_gpu_setting s;
-    mp_gpu_setting_init(&s);
-    struct mp_gpuctl_opts co = {0};
-    int ids[MP_GPUCTL_MAX_IDS], nids = 0;
-    bool dry = false, json = false;
+    struct mp_gpuctl_opts co;
+    int ids[MP_GPUCTL_MAX_IDS], nids;
+    bool dry, json;
+};
+
+/* Parse step over argv after the verb; returns -1 to go on, else the exit
+ * code. */
+static int parse_gpu_args(int argc, char **argv, const char *verb, struct gpu_args *a)
+{
     int c, rc;
-    argc--;
-    argv++;
-    optind = 0;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "+i:nh", opts, NULL)) != -1) {
+    struct cli_parser op;
+    cli_parser_init(&op, &cli_cmd_gpu);
+    while ((c = cli_next(&op, argc, argv)) != -1) {
         rc = 0;
         switch (c) {
         case 'i':
-            rc = parse_ids(optarg, ids, &nids);
+            rc = parse_ids(optarg, a->ids, &a->nids);
             break;
         case O_POWER: {
             double w;
@@ -212,28 +207,28 @@ int cmd_gpu(int argc, char **argv, const struct cli_global *g)
                         optarg);
                 rc = EXIT_USAGE;
             }
-            s.power_limit_w = w;
+            a->s.power_limit_w = w;
             break;
         }
         case O_GCLK:
-            rc = parse_range("--gpu-clock", optarg, s.gpu_clock_mhz);
+            rc = parse_range("--gpu-clock", optarg, a->s.gpu_clock_mhz);
             break;
         case O_MCLK:
-            rc = parse_range("--mem-clock", optarg, s.mem_clock_mhz);
+            rc = parse_range("--mem-clock", optarg, a->s.mem_clock_mhz);
             break;
         case O_GLVL:
-            rc = parse_level("--gpu-level", optarg, &s.gpu_clock_level);
+            rc = parse_level("--gpu-level", optarg, &a->s.gpu_clock_level);
             break;
         case O_MLVL:
-            rc = parse_level("--mem-level", optarg, &s.mem_clock_level);
+            rc = parse_level("--mem-level", optarg, &a->s.mem_clock_level);
             break;
         case O_BACKEND:
             if (strcmp(optarg, "nvml") == 0)
-                co.backend = MP_GPUCTL_NVML;
+                a->co.backend = MP_GPUCTL_NVML;
             else if (strcmp(optarg, "amd-smi") == 0)
-                co.backend = MP_GPUCTL_AMD_SMI;
+                a->co.backend = MP_GPUCTL_AMD_SMI;
             else if (strcmp(optarg, "rocm-smi") == 0)
-                co.backend = MP_GPUCTL_ROCM_SMI;
+                a->co.backend = MP_GPUCTL_ROCM_SMI;
             else {
                 fprintf(stderr,
                         "magpie: error: --backend must be nvml, amd-smi or rocm-smi, not '%s'\n",
@@ -242,10 +237,10 @@ int cmd_gpu(int argc, char **argv, const struct cli_global *g)
             }
             break;
         case 'n':
-            dry = true;
+            a->dry = true;
             break;
         case O_JSON:
-            json = true;
+            a->json = true;
             break;
         case 'h':
             gpu_usage(stdout);
@@ -262,37 +257,22 @@ int cmd_gpu(int argc, char **argv, const struct cli_global *g)
         fprintf(stderr, "magpie: error: unexpected argument '%s'\n", argv[optind]);
         return EXIT_USAGE;
     }
-    bool is_set = strcmp(verb, "set") == 0, is_show = strcmp(verb, "show") == 0;
-    if (is_set && mp_gpu_setting_empty(&s)) {
-        fprintf(stderr, "magpie: error: gpu set needs at least one of --power-limit, --gpu-clock, "
-                        "--mem-clock, --gpu-level, --mem-level\n");
-        return EXIT_USAGE;
-    }
-    if (!is_set && !mp_gpu_setting_empty(&s)) {
-        fprintf(stderr, "magpie: error: setting options belong to `gpu set`\n");
-        return EXIT_USAGE;
-    }
+    return -1;
+}
+
+/* Run step of set and reset: every GPU is checked before any is changed;
+ * then the changes (or, with --dry-run, what they would be). */
+static int run_change(struct mp_gpuctl *ctl, const struct gpu_args *a, bool is_set)
+{
     struct mp_diag d;
     mp_diag_clear(&d);
-    struct mp_gpuctl *ctl = NULL;
-    if ((rc = mp_gpuctl_open(&ctl, &co, &d)))
-        return cli_report_error(&d, rc);
-    if (nids == 0)
-        for (; nids < mp_gpuctl_count(ctl) && nids < MP_GPUCTL_MAX_IDS; nids++)
-            ids[nids] = nids;
-    int exit_code = EXIT_OK;
-    if (is_show) {
-        exit_code = show(ctl, ids, nids, json);
-        mp_gpuctl_close(ctl);
-        return exit_code;
-    }
+    int rc = 0, exit_code = EXIT_OK, changes = 0, nids = a->nids;
+    const int *ids = a->ids;
     struct mp_buf out;
     mp_buf_init(&out, 0);
-    /* every GPU is checked before any is changed */
-    int changes = 0;
     for (int i = 0; i < nids && !rc; i++) {
         if (is_set) {
-            rc = mp_gpuctl_plan(ctl, ids[i], &s, &out, &d);
+            rc = mp_gpuctl_plan(ctl, ids[i], &a->s, &out, &d);
             changes += rc > 0 ? rc : 0;
             rc = rc < 0 ? rc : 0;
         } else {
@@ -301,14 +281,14 @@ int cmd_gpu(int argc, char **argv, const struct cli_global *g)
     }
     if (rc) {
         exit_code = cli_report_error(&d, rc);
-    } else if (dry) {
+    } else if (a->dry) {
         fputs("dry run: nothing is changed; these calls would be made:\n", stdout);
         fwrite(out.data, 1, out.len, stdout);
     } else {
         if (!is_set)
             mp_buf_reset(&out); /* reset writes its lines as it goes */
         for (int i = 0; i < nids && !rc; i++)
-            rc = is_set ? mp_gpuctl_apply(ctl, ids[i], &s, &d)
+            rc = is_set ? mp_gpuctl_apply(ctl, ids[i], &a->s, &d)
                         : mp_gpuctl_reset(ctl, ids[i], false, &out, &d);
         if (is_set && !rc)
             for (int i = 0; i < nids; i++) {
@@ -325,6 +305,45 @@ int cmd_gpu(int argc, char **argv, const struct cli_global *g)
                    nids == 1 ? "" : "s");
     }
     mp_buf_fini(&out);
+    return exit_code;
+}
+
+int cmd_gpu(int argc, char **argv, const struct cli_global *g)
+{
+    (void)g;
+    if (argc < 2 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0) {
+        gpu_usage(argc < 2 ? stderr : stdout);
+        return argc < 2 ? EXIT_USAGE : EXIT_OK;
+    }
+    const char *verb = argv[1];
+    if (strcmp(verb, "show") != 0 && strcmp(verb, "set") != 0 && strcmp(verb, "reset") != 0) {
+        fprintf(stderr, "magpie: error: unknown gpu command '%s' (show, set or reset)\n", verb);
+        return EXIT_USAGE;
+    }
+    struct gpu_args a = {0};
+    mp_gpu_setting_init(&a.s);
+    int rc = parse_gpu_args(argc - 1, argv + 1, verb, &a);
+    if (rc >= 0)
+        return rc;
+    bool is_set = strcmp(verb, "set") == 0, is_show = strcmp(verb, "show") == 0;
+    if (is_set && mp_gpu_setting_empty(&a.s)) {
+        fprintf(stderr, "magpie: error: gpu set needs at least one of --power-limit, --gpu-clock, "
+                        "--mem-clock, --gpu-level, --mem-level\n");
+        return EXIT_USAGE;
+    }
+    if (!is_set && !mp_gpu_setting_empty(&a.s)) {
+        fprintf(stderr, "magpie: error: setting options belong to `gpu set`\n");
+        return EXIT_USAGE;
+    }
+    struct mp_diag d;
+    mp_diag_clear(&d);
+    struct mp_gpuctl *ctl = NULL;
+    if ((rc = mp_gpuctl_open(&ctl, &a.co, &d)))
+        return cli_report_error(&d, rc);
+    if (a.nids == 0)
+        for (; a.nids < mp_gpuctl_count(ctl) && a.nids < MP_GPUCTL_MAX_IDS; a.nids++)
+            a.ids[a.nids] = a.nids;
+    int exit_code = is_show ? show(ctl, a.ids, a.nids, a.json) : run_change(ctl, &a, is_set);
     mp_gpuctl_close(ctl);
     return exit_code;
 }

@@ -11,29 +11,48 @@
 #include <magpie/mcp.h>
 
 #include "cli.h"
+#include "opts.h"
+
+enum { O_TRANSPORT = 1000, O_HOST, O_PORT, O_TOKEN, O_PORTFILE, O_LIST, O_MD, O_WORKER };
+
+static const struct cli_opt mcp_opts[] = {
+    {"transport", 0, CLI_ARG, O_TRANSPORT, "T", "stdio (default) or streamable-http (alias: http)",
+     0},
+    {"host", 0, CLI_ARG, O_HOST, "H",
+     "HTTP bind address (default $MAGPIE_HOST, else 127.0.0.1; any other address prints a "
+     "warning)",
+     0},
+    {"port", 0, CLI_ARG, O_PORT, "P", "HTTP port (default $MAGPIE_PORT, else 8000; 0 = any free)",
+     0},
+    {"auth-token", 0, CLI_ARG, O_TOKEN, "T",
+     "HTTP: require 'Authorization: Bearer T' (default $MAGPIE_MCP_TOKEN)", 0},
+    {"port-file", 0, CLI_ARG, O_PORTFILE, "F", "HTTP: write the bound port to F once listening", 0},
+    {"list-tools", 0, CLI_NOARG, O_LIST, NULL,
+     "print the tools/list JSON (--markdown: the docs table)", 0},
+    {"markdown", 0, CLI_NOARG, O_MD, NULL, "with --list-tools: the docs table", 0},
+    {"help", 'h', CLI_NOARG, 'h', NULL, "this help", 0},
+    {"worker", 0, CLI_NOARG, O_WORKER, "TOOL ARGS",
+     "internal: `mcp --worker TOOL ARGS` runs one tool call", CLI_HIDDEN},
+    {0},
+};
+
+const struct cli_cmd cli_cmd_mcp = {
+    .name = "mcp",
+    .summary = "serve magpie's tools over the Model Context Protocol",
+    .intro = "Serve magpie's tools (hardware_spec, analyze, compare, gap_analysis, benchmark,\n"
+             "trace_report, ...) to AI agents over the Model Context Protocol. Protocol\n"
+             "revisions 2024-11-05 .. 2025-11-25 (initialize handshake) and 2026-07-28.\n",
+    .opts = mcp_opts,
+    .outro = "HTTP endpoints: POST/GET/DELETE /mcp, GET /health -> {\"status\":\"ok\"}.\n\n"
+             "examples:\n"
+             "  magpie mcp\n"
+             "  magpie mcp --transport streamable-http --port 8000\n"
+             "  claude mcp add magpie -- magpie mcp\n",
+};
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: magpie mcp [--transport stdio|streamable-http] [--host H] [--port P]\n"
-               "                  [--auth-token TOKEN] [--list-tools [--markdown]]\n\n"
-               "Serve magpie's tools (hardware_spec, analyze, compare, gap_analysis, benchmark,\n"
-               "trace_report, ...) to AI agents over the Model Context Protocol. Protocol\n"
-               "revisions 2024-11-05 .. 2025-11-25 (initialize handshake) and 2026-07-28.\n\n"
-               "options:\n"
-               "  --transport T     stdio (default) or streamable-http (alias: http)\n"
-               "  --host H          HTTP bind address (default $MAGPIE_HOST, else 127.0.0.1;\n"
-               "                    any other address prints a warning)\n"
-               "  --port P          HTTP port (default $MAGPIE_PORT, else 8000; 0 = any free)\n"
-               "  --auth-token T    HTTP: require 'Authorization: Bearer T' (default\n"
-               "                    $MAGPIE_MCP_TOKEN)\n"
-               "  --port-file F     HTTP: write the bound port to F once listening\n"
-               "  --list-tools      print the tools/list JSON (--markdown: the docs table)\n"
-               "  -h, --help        this help\n\n"
-               "HTTP endpoints: POST/GET/DELETE /mcp, GET /health -> {\"status\":\"ok\"}.\n\n"
-               "examples:\n"
-               "  magpie mcp\n"
-               "  magpie mcp --transport streamable-http --port 8000\n"
-               "  claude mcp add magpie -- magpie mcp\n");
+    cli_help(f, &cli_cmd_mcp);
 }
 
 int cmd_mcp(int argc, char **argv, const struct cli_global *g)
@@ -42,18 +61,6 @@ int cmd_mcp(int argc, char **argv, const struct cli_global *g)
     if (argc == 4 && strcmp(argv[1], "--worker") == 0)
         return mp_mcp_worker_main(argv[2], argv[3]);
 
-    enum { O_TRANSPORT = 1000, O_HOST, O_PORT, O_TOKEN, O_PORTFILE, O_LIST, O_MD };
-    static const struct option opts[] = {
-        {"transport", required_argument, NULL, O_TRANSPORT},
-        {"host", required_argument, NULL, O_HOST},
-        {"port", required_argument, NULL, O_PORT},
-        {"auth-token", required_argument, NULL, O_TOKEN},
-        {"port-file", required_argument, NULL, O_PORTFILE},
-        {"list-tools", no_argument, NULL, O_LIST},
-        {"markdown", no_argument, NULL, O_MD},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
     const char *transport = "stdio";
     struct mp_mcp_opts o = {0};
     o.host = getenv("MAGPIE_HOST");
@@ -61,9 +68,9 @@ int cmd_mcp(int argc, char **argv, const struct cli_global *g)
     o.auth_token = getenv("MAGPIE_MCP_TOKEN");
     bool list = false, md = false;
     int c;
-    opterr = 0;
-    optind = 0;
-    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+    struct cli_parser op;
+    cli_parser_init(&op, &cli_cmd_mcp);
+    while ((c = cli_next(&op, argc, argv)) != -1) {
         switch (c) {
         case O_TRANSPORT:
             transport = optarg ? optarg : transport; /* required_argument: never NULL */

@@ -18,41 +18,60 @@
 #include <magpie/serve.h>
 
 #include "cli.h"
+#include "opts.h"
+
+enum { O_CPUS = 1000, O_GPUS, O_MAGPIE, O_TIMEOUT, O_WAIT, O_JSON, O_PAR };
+
+static const struct cli_opt ray_opts[] = {
+    {"address", 'a', CLI_ARG, 'a', "ADDR",
+     "http://host:8265, host:6379, ray://host:10001 or auto (default: RAY_ADDRESS, then "
+     "http://127.0.0.1:8265)",
+     0},
+    {"shared-storage", 's', CLI_ARG, 's', "DIR",
+     "results root seen by driver and workers (default: MAGPIE_RAY_SHARED_STORAGE, "
+     "then " MP_RAY_DEFAULT_SHARED ")",
+     0},
+    {"benchmark-config", 'b', CLI_ARG, 'b', "YAML", "submit: the benchmark config", 0},
+    {"num-cpus", 0, CLI_ARG, O_CPUS, "N", "entrypoint CPUs (submit/batch)", 0},
+    {"num-gpus", 0, CLI_ARG, O_GPUS, "N", "entrypoint GPUs (submit/batch)", 0},
+    {"magpie", 0, CLI_ARG, O_MAGPIE, "PATH", "magpie on the workers (default: magpie on PATH)", 0},
+    {"timeout", 0, CLI_ARG, O_TIMEOUT, "S", "wait/batch: give up waiting after S seconds", 0},
+    {"wait", 0, CLI_NOARG, O_WAIT, NULL, "submit: wait for the task and print its result", 0},
+    {"parallel", 0, CLI_NOARG, O_PAR, NULL, "batch: run the configs in parallel", 0},
+    {"json", 0, CLI_NOARG, O_JSON, NULL, "machine-readable output", 0},
+    {"help", 'h', CLI_NOARG, 'h', NULL, "this help", 0},
+    {0},
+};
+
+const struct cli_cmd cli_cmd_ray = {
+    .name = "ray",
+    .args = "<command>",
+    .summary = "tasks on a Ray cluster: status, result, cancel, list, logs, submit, batch",
+    .intro = "Magpie tasks on a Ray cluster, through the Ray dashboard's Jobs API.\n\n"
+             "commands:\n"
+             "  status ID        RUNNING | SUCCEEDED | FAILED | UNKNOWN (JSON with --json)\n"
+             "  result ID        the task's result document (JSON); exit 1 unless SUCCEEDED\n"
+             "  cancel ID        stop the Ray job (its processes get SIGTERM, then SIGKILL)\n"
+             "  list             magpie tasks known to the cluster\n"
+             "  logs ID          the job's log\n"
+             "  delete ID        forget a finished Ray job (the result directory stays)\n"
+             "  wait ID          wait until the task ends; exit 0 when it SUCCEEDED\n"
+             "  submit -b YAML   submit a benchmark and return its task id at once\n"
+             "  submit -- ARGS   run `magpie ARGS` as a task (input files staged)\n"
+             "  batch [--parallel] YAML...  benchmark_batch over benchmark configs\n",
+    .opts = ray_opts,
+    .outro = "exit status: 0 ok, 1 the task failed or is not finished, 2 usage error or Ray\n"
+             "head unreachable\n\n"
+             "examples:\n"
+             "  magpie ray submit -a http://head:8265 -s /nfs/magpie -b bench.yaml\n"
+             "  magpie ray status 1a2b3c4d -s /nfs/magpie\n"
+             "  magpie -e ray analyze -k examples/kernels/opencl/analyze.yaml\n",
+    .words = "status result cancel list logs delete wait submit batch",
+};
 
 static void usage(FILE *f)
 {
-    fprintf(f,
-            "usage: magpie ray <command> [options]\n\n"
-            "Magpie tasks on a Ray cluster, through the Ray dashboard's Jobs API.\n\n"
-            "commands:\n"
-            "  status ID        RUNNING | SUCCEEDED | FAILED | UNKNOWN (JSON with --json)\n"
-            "  result ID        the task's result document (JSON); exit 1 unless SUCCEEDED\n"
-            "  cancel ID        stop the Ray job (its processes get SIGTERM, then SIGKILL)\n"
-            "  list             magpie tasks known to the cluster\n"
-            "  logs ID          the job's log\n"
-            "  delete ID        forget a finished Ray job (the result directory stays)\n"
-            "  wait ID          wait until the task ends; exit 0 when it SUCCEEDED\n"
-            "  submit -b YAML   submit a benchmark and return its task id at once\n"
-            "  submit -- ARGS   run `magpie ARGS` as a task (input files staged)\n"
-            "  batch [--parallel] YAML...  benchmark_batch over benchmark configs\n\n"
-            "options:\n"
-            "  -a, --address ADDR       http://host:8265, host:6379, ray://host:10001 or auto\n"
-            "                           (default: RAY_ADDRESS, then http://127.0.0.1:8265)\n"
-            "  -s, --shared-storage DIR results root seen by driver and workers\n"
-            "                           (default: MAGPIE_RAY_SHARED_STORAGE, then %s)\n"
-            "      --num-cpus N, --num-gpus N  entrypoint resources (submit/batch)\n"
-            "      --magpie PATH        magpie on the workers (default: magpie on PATH)\n"
-            "      --timeout S          wait/batch: give up waiting after S seconds\n"
-            "      --wait               submit: wait for the task and print its result\n"
-            "      --json               machine-readable output\n"
-            "  -h, --help               this help\n\n"
-            "exit status: 0 ok, 1 the task failed or is not finished, 2 usage error or Ray\n"
-            "head unreachable\n\n"
-            "examples:\n"
-            "  magpie ray submit -a http://head:8265 -s /nfs/magpie -b bench.yaml\n"
-            "  magpie ray status 1a2b3c4d -s /nfs/magpie\n"
-            "  magpie -e ray analyze -k examples/kernels/opencl/analyze.yaml\n",
-            MP_RAY_DEFAULT_SHARED);
+    cli_help(f, &cli_cmd_ray);
 }
 
 /* Ray errors: an unreachable head is an input problem (exit 2). */
@@ -432,26 +451,11 @@ int cmd_ray(int argc, char **argv, const struct cli_global *g)
     }
     const char *sub = argv[1];
 
-    enum { O_CPUS = 1000, O_GPUS, O_MAGPIE, O_TIMEOUT, O_WAIT, O_JSON, O_PAR };
-    static const struct option opts[] = {
-        {"address", required_argument, NULL, 'a'},
-        {"shared-storage", required_argument, NULL, 's'},
-        {"benchmark-config", required_argument, NULL, 'b'},
-        {"num-cpus", required_argument, NULL, O_CPUS},
-        {"num-gpus", required_argument, NULL, O_GPUS},
-        {"magpie", required_argument, NULL, O_MAGPIE},
-        {"timeout", required_argument, NULL, O_TIMEOUT},
-        {"wait", no_argument, NULL, O_WAIT},
-        {"json", no_argument, NULL, O_JSON},
-        {"parallel", no_argument, NULL, O_PAR},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
     struct ray_opts o = {.num_cpus = -1, .num_gpus = -1};
     int c;
-    opterr = 0;
-    optind = 0;
-    while ((c = getopt_long(argc - 1, argv + 1, "a:s:b:h", opts, NULL)) != -1) {
+    struct cli_parser op;
+    cli_parser_init(&op, &cli_cmd_ray);
+    while ((c = cli_next(&op, argc - 1, argv + 1)) != -1) {
         double *num = NULL;
         switch (c) {
         case 'a':

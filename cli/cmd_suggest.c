@@ -10,19 +10,34 @@
 #include <magpie/suggest.h>
 
 #include "cli.h"
+#include "opts.h"
+
+enum { G_JSON = 1000, G_NCU, G_KID };
+
+static const struct cli_opt suggest_opts[] = {
+    {"ncu-csv", 0, CLI_ARG, G_NCU, "FILE", "`ncu --csv` output instead of RESULT.json", 0},
+    {"kernel-id", 0, CLI_ARG, G_KID, "ID", "kernel_id to report with --ncu-csv", 0},
+    {"json", 0, CLI_NOARG, G_JSON, NULL, "the suggest_optimizations JSON", 0},
+    {"help", 'h', CLI_NOARG, 'h', NULL, "this help", 0},
+    {0},
+};
+
+const struct cli_cmd cli_cmd_suggest = {
+    .name = "suggest",
+    .args = "RESULT.json",
+    .usage = "       magpie suggest --ncu-csv FILE [--kernel-id ID] [--json]\n",
+    .summary = "optimisation suggestions from profiler metrics (ncu, rocprof-compute)",
+    .intro = "Optimisation suggestions from profiler metrics: Magpie's rules for\n"
+             "rocprof-compute metrics, speed-of-light / occupancy / tensor-pipe rules for\n"
+             "Nsight Compute metrics, and launch overhead of many short kernels. Each\n"
+             "bottleneck and suggestion names the metric and value that triggered it.\n\n"
+             "RESULT.json is an analyze() result, or a magpie analyze/compare report.\n",
+    .opts = suggest_opts,
+};
 
 static void suggest_usage(FILE *f)
 {
-    fprintf(f, "usage: magpie suggest RESULT.json [--json]\n"
-               "       magpie suggest --ncu-csv FILE [--kernel-id ID] [--json]\n\n"
-               "Optimisation suggestions from profiler metrics: Magpie's rules for\n"
-               "rocprof-compute metrics, speed-of-light / occupancy / tensor-pipe rules for\n"
-               "Nsight Compute metrics, and launch overhead of many short kernels. Each\n"
-               "bottleneck and suggestion names the metric and value that triggered it.\n\n"
-               "  RESULT.json     an analyze() result, or a magpie analyze/compare report\n"
-               "  --ncu-csv FILE  `ncu --csv` output instead\n"
-               "  --kernel-id ID  kernel_id to report with --ncu-csv\n"
-               "  --json          the suggest_optimizations JSON\n");
+    cli_help(f, &cli_cmd_suggest);
 }
 
 static void print_one(json_t *o)
@@ -65,14 +80,16 @@ int cmd_suggest(int argc, char **argv, const struct cli_global *g)
     bool json = false;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+        const struct cli_opt *opt = cli_find(&cli_cmd_suggest, a);
+        int id = opt ? opt->id : 0;
+        if (id == 'h') {
             suggest_usage(stdout);
             return EXIT_OK;
-        } else if (!strcmp(a, "--json")) {
+        } else if (id == G_JSON) {
             json = true;
-        } else if (!strcmp(a, "--ncu-csv") && i + 1 < argc) {
+        } else if (id == G_NCU && i + 1 < argc) {
             ncu = argv[++i];
-        } else if (!strcmp(a, "--kernel-id") && i + 1 < argc) {
+        } else if (id == G_KID && i + 1 < argc) {
             kid = argv[++i];
         } else if (a[0] == '-' && a[1]) {
             fprintf(stderr, "magpie: error: suggest: unknown option '%s'\n", a);

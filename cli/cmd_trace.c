@@ -5,47 +5,61 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <magpie/capture.h>
 #include <magpie/gap.h>
+#include <magpie/capture.h>
 #include <magpie/report.h>
 
 #include "cli.h"
+#include "opts.h"
+
+static const struct cli_opt trace_opts[] = {
+    {"help", 'h', CLI_NOARG, 'h', NULL, "this help", 0},
+    {0},
+};
+
+const struct cli_cmd cli_cmd_trace = {
+    .name = "trace",
+    .args = "<command>",
+    .summary = "analyse torch-profiler traces (kernels, gaps, ...)",
+    .opts = trace_opts,
+    .outro = "`magpie trace <command> --help` for a command's options.\n",
+};
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: magpie trace <command> [options]\n\n"
-               "commands:\n"
-               "  kernels PATH   time per kernel name (Magpie's kernel_summary), per rank and\n"
-               "                 merged; PATH is a trace file or a directory of rank traces\n"
-               "  report TRACE   TraceLens-compatible performance report (CSV sheets)\n"
-               "  collective PATH...  multi-rank collective (NCCL/RCCL) report, TraceLens's\n"
-               "                 multi_rank_collective_report (CSV sheets)\n"
-               "  split TRACE    split a serving trace at its step annotations into per-step\n"
-               "                 and steady-state sub-traces (TraceLens's splitter)\n"
-               "  stages DIR     Magpie's inference post-processing: split, one step per\n"
-               "                 stage, per-stage inference reports and roofline CSVs\n"
-               "  sources [TRACE]  map kernel names (from TRACE or stdin) to the source\n"
-               "                 files that define them, with a calibrated confidence\n"
-               "  compare A B...  compare TraceLens-compatible reports (CSV directories),\n"
-               "                 TraceLens's compare_perf_reports_pytorch\n\n"
-               "`magpie trace <command> --help` for a command's options.\n");
+    cli_help(f, &cli_cmd_trace);
 }
+
+static const struct cli_opt kernels_opts[] = {
+    {"json", 0, CLI_NOARG, 'j', NULL, "JSON: kernel_summary (merged), top_bottlenecks, ranks[]", 0},
+    {"csv", 0, CLI_NOARG, 'c', NULL, "merged table as CSV (name,time_ms,percent,calls) on stdout",
+     0},
+    {NULL, 'o', CLI_ARG, 'o', "DIR",
+     "also write DIR/kernel_summary.csv and, with several ranks, "
+     "DIR/kernel_summary_rank<N>.csv",
+     0},
+    {"top-k", 0, CLI_ARG, 'k', "N", "rows in the terminal table (default 20; 0 = all)", 0},
+    {"quiet", 'q', CLI_NOARG, 'q', NULL, "no progress display", 0},
+    {"help", 'h', CLI_NOARG, 'h', NULL, "this help", 0},
+    {0},
+};
+
+const struct cli_cmd cli_cmd_trace_kernels = {
+    .name = "trace kernels",
+    .args = "PATH",
+    .summary = "time per kernel name (Magpie's kernel_summary), per rank and merged; PATH is "
+               "a trace file or a directory of rank traces",
+    .intro = "Sums the duration and count of every event with cat \"kernel\" by name, for\n"
+             "each rank trace and merged over ranks (Magpie reads only its largest file).\n",
+    .opts = kernels_opts,
+    .outro = "examples:\n"
+             "  magpie trace kernels trace.json.gz\n"
+             "  magpie trace kernels results/benchmark_vllm_x/torch_trace --json\n",
+};
 
 static void kernels_usage(FILE *f)
 {
-    fprintf(f, "usage: magpie trace kernels PATH [--json | --csv] [-o DIR] [--top-k N]\n\n"
-               "Sums the duration and count of every event with cat \"kernel\" by name, for\n"
-               "each rank trace and merged over ranks (Magpie reads only its largest file).\n\n"
-               "options:\n"
-               "  --json        JSON: kernel_summary (merged), top_bottlenecks, ranks[]\n"
-               "  --csv         merged table as CSV (name,time_ms,percent,calls) on stdout\n"
-               "  -o DIR        also write DIR/kernel_summary.csv and, with several ranks,\n"
-               "                DIR/kernel_summary_rank<N>.csv\n"
-               "  --top-k N     rows in the terminal table (default 20; 0 = all)\n"
-               "  -q, --quiet   no progress display\n\n"
-               "examples:\n"
-               "  magpie trace kernels trace.json.gz\n"
-               "  magpie trace kernels results/benchmark_vllm_x/torch_trace --json\n");
+    cli_help(f, &cli_cmd_trace_kernels);
 }
 
 static int write_table(const char *dir, const char *name, const struct mp_kernel_table *t,
@@ -66,18 +80,13 @@ static int write_table(const char *dir, const char *name, const struct mp_kernel
 
 static int cmd_kernels(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        {"json", no_argument, NULL, 'j'},        {"csv", no_argument, NULL, 'c'},
-        {"top-k", required_argument, NULL, 'k'}, {"quiet", no_argument, NULL, 'q'},
-        {"help", no_argument, NULL, 'h'},        {NULL, 0, NULL, 0},
-    };
     bool json = false, csv = false, quiet = false;
     const char *out_dir = NULL;
     long top_k = 20;
     int c;
-    opterr = 0;
-    optind = 0;
-    while ((c = getopt_long(argc, argv, "o:qh", opts, NULL)) != -1) {
+    struct cli_parser op;
+    cli_parser_init(&op, &cli_cmd_trace_kernels);
+    while ((c = cli_next(&op, argc, argv)) != -1) {
         switch (c) {
         case 'j':
             json = true;
@@ -179,106 +188,167 @@ out:
     return exit_code;
 }
 
-static void report_usage(FILE *f)
-{
-    fprintf(
-        f,
-        "usage: magpie trace report TRACE -o DIR [options]\n"
-        "       magpie trace report --profile_json_path TRACE --output_csvs_dir DIR [options]\n\n"
-        "TraceLens-compatible performance report of one torch-profiler trace: one CSV per\n"
-        "sheet with TraceLens's file names, columns, row order and cell text.\n"
-        "Sheets: gpu_timeline, ops_summary_by_category, ops_summary, ops_unique_args,\n"
-        "unified_perf_summary, the per-category perf sheets (GEMM, SDPA_fwd, CONV_fwd,\n"
-        "UnaryElementwise, BinaryElementwise, Normalization, Reduce_fwd, ...),\n"
-        "kernel_summary, short_kernel_histogram, short_kernels_summary, coll_analysis,\n"
-        "and with --include-overlap-info the *_kl_overlap sheets\n"
-        "(see docs/compatibility.md for what matches TraceLens and what is missing).\n\n"
-        "options (TraceLens_generate_perf_report_pytorch name in brackets):\n"
-        "  -o, --output-csvs-dir DIR     [--output_csvs_dir] where the CSVs go\n"
-        "  --no-kernel-summary           [without --enable_kernel_summary] skip kernel_summary\n"
-        "  --no-short-kernel-study       [without --short_kernel_study] skip short-kernel sheets\n"
-        "  --short-kernel-threshold-us U [--short_kernel_threshold_us] default 10\n"
-        "  --short-kernel-histogram-bins N [--short_kernel_histogram_bins] default 100\n"
-        "  --include-unlinked-kernels    [--include_unlinked_kernels] in gpu_timeline\n"
-        "  --micro-idle-thresh-us U      [--micro_idle_thresh_us] gpu_timeline splits idle time\n"
-        "                                into gaps shorter than U us (micro_idle_time) and the\n"
-        "                                rest (macro_idle_time)\n"
-        "  --disable-coll-analysis       [--disable_coll_analysis] no coll_analysis sheet\n"
-        "  --group-by-num-kernels        [--group_by_num_kernels] ops_unique_args and the\n"
-        "                                per-category sheets also group by kernel count\n"
-        "  --include-first-occurrence-time [--include_first_occurrence_time] ops_unique_args\n"
-        "                                gets each group's first launch time (us from the\n"
-        "                                earliest)\n"
-        "  --detect-recompute            [--detect_recompute] mark ops under\n"
-        "                                torch.utils.checkpoint's recompute_fn: an is_recompute\n"
-        "                                column in every op sheet, gpu_timeline split in two\n"
-        "  --gpu-arch NAME|auto          [--gpu_arch_platform] roofline columns with a built-in\n"
-        "                                arch (A100 H100 H200 B200 MI300X MI325X MI355X), or\n"
-        "                                auto: from the trace's deviceProperties\n"
-        "  --gpu-arch-json FILE          [--gpu_arch_json_path] TraceLens arch JSON\n"
-        "  -q, --quiet                   no progress display\n");
-    fprintf(
-        f,
-        "  --inference                   [TraceLens_generate_perf_report_pytorch_inference] the\n"
-        "                                inference report: ops summaries by name/category\n"
-        "                                (and parent module), forward-only per-category sheets\n"
-        "                                (Normalization_fwd ...), step annotations for every\n"
-        "                                inference attention op, no coll_analysis\n"
-        "  --group-by-parent-module      [--group_by_parent_module] (with --inference)\n"
-        "                                parent_module and call_stack columns from the\n"
-        "                                nn.Module frames above each op\n"
-        "  --include-call-stack          [--include_call_stack] unified_perf_summary gets\n"
-        "                                entry_point and call_stack_full\n"
-        "  --capture-folder DIR          [--capture_folder] merge the CUDA/HIP-graph capture\n"
-        "                                traces of DIR (its execution_details.json, inferred\n"
-        "                                when absent) into this replay trace, so replayed\n"
-        "                                kernels get their CPU ops, shapes and launchers\n"
-        "  --enable-pseudo-ops           [--enable_pseudo_ops] its SGLang op-name pass, the\n"
-        "                                unfused Triton MoE pseudo ops (vllm::moe_forward\n"
-        "                                matmul_ogs kernels -> pseudo_op::moe_triton_unfused_*),\n"
-        "                                the fused AITER, GPTQ/AWQ and flydsl MoE ones\n"
-        "                                (pseudo_op::moe_aiter_fused_1stage, _gptq_awq_*,\n"
-        "                                _flydsl_*) and the AITER MLA ones\n"
-        "                                (pseudo_mla_decode_fwd, pseudo_mla_prefill_fwd); the\n"
-        "                                DeepSeek-V4 decode pseudo ops are not made (a warning\n"
-        "                                says so); with paged-attention ops in the trace none\n"
-        "                                are made, as in TraceLens (its module for them is\n"
-        "                                missing)\n"
-        "  --fix-nested-ops              (magpie only) per-category sheets drop an op that\n"
-        "                                sits inside another op of the same sheet, e.g.\n"
-        "                                aten::addmm under aten::linear; TraceLens lists both\n"
-        "                                and so counts their kernels twice\n"
-        "  --roofline-simple FILE        (Magpie) also write the compact\n"
-        "                                *_kernel_roofline_simple.csv of this report\n"
-        "  --xlsx FILE                   [--output_xlsx_path] also write the sheets as an\n"
-        "                                Excel workbook\n"
-        "  --no-summary                  do not print the terminal summary (GPU time, time\n"
-        "                                by category, top ops)\n");
-    fprintf(
-        f,
-        "  --profile-json-path TRACE     [--profile_json_path] the trace, instead of the\n"
-        "                                TRACE argument\n"
-        "  --topk-short-kernels N        [--topk_short_kernels] keep the first N rows of\n"
-        "                                short_kernels_summary (pandas head(N): a negative N\n"
-        "                                drops |N| rows from the end)\n"
-        "  --topk-ops N, --topk-roofline-ops N  [--topk_ops, --topk_roofline_ops] accepted\n"
-        "                                and ignored, as TraceLens itself ignores them\n"
-        "  --include-overlap-info        [--include_overlap_info] also write\n"
-        "                                ops_unique_args_kl_overlap,\n"
-        "                                unified_perf_summary_kl_overlap and <sheet>_kl_overlap\n"
-        "                                (<sheet>_fwd_kl_overlap, _bwd_kl_overlap): the same\n"
-        "                                tables split by the names of the kernels of other\n"
-        "                                streams and ops that overlap an op's kernels by >= 1 us,\n"
-        "                                with their details and overlap_pct statistics\n"
-        "  --inductor-cache-dir DIR      [--inductor_cache_dir] accepted; changes nothing, as\n"
-        "                                in TraceLens: Triton ops are modelled from the\n"
-        "                                trace's own args only\n"
-        "  --python-path PY              [--python_path] accepted; changes nothing, as in\n"
-        "                                TraceLens without its external GEMM simulator\n"
-        "                                (refused when GEMM_SIMULATOR_PATH is set)\n"
-        "  --extension-file, --comparison-json-path  [--extension_file,\n"
-        "                                --comparison_json_path] Python extensions and\n"
-        "                                TraceDiff: refused with exit status 2\n\n"
+enum {
+    R_NOKS = 1000,
+    R_NOSK,
+    R_THR,
+    R_BINS,
+    R_UNL,
+    R_RECOMP,
+    R_MICRO,
+    R_NOCOLL,
+    R_BYNK,
+    R_FIXNEST,
+    R_FIRSTOCC,
+    R_KS,
+    R_SK,
+    R_ARCH,
+    R_ARCHJ,
+    R_XLSX,
+    R_NOSUM,
+    R_INF,
+    R_PMOD,
+    R_CSTACK,
+    R_PSEUDO,
+    R_CAPTURE,
+    R_SIMPLE,
+    R_PJP,
+    R_TOPK_SK,
+    R_TOPK_IGN,
+    R_OVERLAP,
+    R_INDUCTOR,
+    R_PYONLY,
+    R_PYPATH
+};
+
+static const struct cli_opt report_opts[] = {
+    {"output-csvs-dir", 'o', CLI_ARG, 'o', "DIR", "[--output_csvs_dir] where the CSVs go", 0},
+    {"no-kernel-summary", 0, CLI_NOARG, R_NOKS, NULL,
+     "[without --enable_kernel_summary] skip kernel_summary", 0},
+    {"enable_kernel_summary", 0, CLI_NOARG, R_KS, NULL, "on by default", CLI_HIDDEN},
+    {"no-short-kernel-study", 0, CLI_NOARG, R_NOSK, NULL,
+     "[without --short_kernel_study] skip short-kernel sheets", 0},
+    {"short_kernel_study", 0, CLI_NOARG, R_SK, NULL, "on by default", CLI_HIDDEN},
+    {"short-kernel-threshold-us", 0, CLI_ARG, R_THR, "U",
+     "[--short_kernel_threshold_us] default 10", 0},
+    {"short-kernel-histogram-bins", 0, CLI_ARG, R_BINS, "N",
+     "[--short_kernel_histogram_bins] default 100", 0},
+    {"include-unlinked-kernels", 0, CLI_NOARG, R_UNL, NULL,
+     "[--include_unlinked_kernels] in gpu_timeline", 0},
+    {"micro-idle-thresh-us", 0, CLI_ARG, R_MICRO, "U",
+     "[--micro_idle_thresh_us] gpu_timeline splits idle time into gaps shorter than U us "
+     "(micro_idle_time) and the rest (macro_idle_time)",
+     0},
+    {"disable-coll-analysis", 0, CLI_NOARG, R_NOCOLL, NULL,
+     "[--disable_coll_analysis] no coll_analysis sheet", 0},
+    {"group-by-num-kernels", 0, CLI_NOARG, R_BYNK, NULL,
+     "[--group_by_num_kernels] ops_unique_args and the per-category sheets also group by "
+     "kernel count",
+     0},
+    {"include-first-occurrence-time", 0, CLI_NOARG, R_FIRSTOCC, NULL,
+     "[--include_first_occurrence_time] ops_unique_args gets each group's first launch time "
+     "(us from the earliest)",
+     0},
+    {"detect-recompute", 0, CLI_NOARG, R_RECOMP, NULL,
+     "[--detect_recompute] mark ops under torch.utils.checkpoint's recompute_fn: an "
+     "is_recompute column in every op sheet, gpu_timeline split in two",
+     0},
+    {"gpu-arch", 0, CLI_ARG, R_ARCH, "NAME|auto",
+     "[--gpu_arch_platform] roofline columns with a built-in arch (A100 H100 H200 B200 MI300X "
+     "MI325X MI355X), or auto: from the trace's deviceProperties",
+     0},
+    {"gpu_arch_platform", 0, CLI_ARG, R_ARCH, "NAME", "TraceLens's name of --gpu-arch", CLI_HIDDEN},
+    {"gpu-arch-json", 0, CLI_ARG, R_ARCHJ, "FILE", "[--gpu_arch_json_path] TraceLens arch JSON", 0},
+    {"gpu_arch_json_path", 0, CLI_ARG, R_ARCHJ, "FILE", "TraceLens's name of --gpu-arch-json",
+     CLI_HIDDEN},
+    {"quiet", 'q', CLI_NOARG, 'q', NULL, "no progress display", 0},
+    {"inference", 0, CLI_NOARG, R_INF, NULL,
+     "[TraceLens_generate_perf_report_pytorch_inference] the inference report: ops summaries "
+     "by name/category (and parent module), forward-only per-category sheets "
+     "(Normalization_fwd ...), step annotations for every inference attention op, no "
+     "coll_analysis",
+     0},
+    {"group-by-parent-module", 0, CLI_NOARG, R_PMOD, NULL,
+     "[--group_by_parent_module] (with --inference) parent_module and call_stack columns "
+     "from the nn.Module frames above each op",
+     0},
+    {"include-call-stack", 0, CLI_NOARG, R_CSTACK, NULL,
+     "[--include_call_stack] unified_perf_summary gets entry_point and call_stack_full", 0},
+    {"capture-folder", 0, CLI_ARG, R_CAPTURE, "DIR",
+     "[--capture_folder] merge the CUDA/HIP-graph capture traces of DIR (its "
+     "execution_details.json, inferred when absent) into this replay trace, so replayed "
+     "kernels get their CPU ops, shapes and launchers",
+     0},
+    {"enable-pseudo-ops", 0, CLI_NOARG, R_PSEUDO, NULL,
+     "[--enable_pseudo_ops] its SGLang op-name pass, the unfused Triton MoE pseudo ops "
+     "(vllm::moe_forward matmul_ogs kernels -> pseudo_op::moe_triton_unfused_*), the fused "
+     "AITER, GPTQ/AWQ and flydsl MoE ones (pseudo_op::moe_aiter_fused_1stage, _gptq_awq_*, "
+     "_flydsl_*) and the AITER MLA ones (pseudo_mla_decode_fwd, pseudo_mla_prefill_fwd); the "
+     "DeepSeek-V4 decode pseudo ops are not made (a warning says so); with paged-attention "
+     "ops in the trace none are made, as in TraceLens (its module for them is missing)",
+     0},
+    {"fix-nested-ops", 0, CLI_NOARG, R_FIXNEST, NULL,
+     "(magpie only) per-category sheets drop an op that sits inside another op of the same "
+     "sheet, e.g. aten::addmm under aten::linear; TraceLens lists both and so counts their "
+     "kernels twice",
+     0},
+    {"roofline-simple", 0, CLI_ARG, R_SIMPLE, "FILE",
+     "(Magpie) also write the compact *_kernel_roofline_simple.csv of this report", 0},
+    {"xlsx", 0, CLI_ARG, R_XLSX, "FILE",
+     "[--output_xlsx_path] also write the sheets as an Excel workbook", 0},
+    {"output_xlsx_path", 0, CLI_ARG, R_XLSX, "FILE", "TraceLens's name of --xlsx", CLI_HIDDEN},
+    {"no-summary", 0, CLI_NOARG, R_NOSUM, NULL,
+     "do not print the terminal summary (GPU time, time by category, top ops)", 0},
+    {"profile-json-path", 0, CLI_ARG, R_PJP, "TRACE",
+     "[--profile_json_path] the trace, instead of the TRACE argument", 0},
+    {"topk-short-kernels", 0, CLI_ARG, R_TOPK_SK, "N",
+     "[--topk_short_kernels] keep the first N rows of short_kernels_summary (pandas head(N): "
+     "a negative N drops |N| rows from the end)",
+     0},
+    {"topk-ops", 0, CLI_ARG, R_TOPK_IGN, "N",
+     "[--topk_ops] accepted and ignored, as TraceLens itself ignores it", 0},
+    {"topk-roofline-ops", 0, CLI_ARG, R_TOPK_IGN, "N",
+     "[--topk_roofline_ops] accepted and ignored, as TraceLens itself ignores it", 0},
+    {"include-overlap-info", 0, CLI_NOARG, R_OVERLAP, NULL,
+     "[--include_overlap_info] also write ops_unique_args_kl_overlap, "
+     "unified_perf_summary_kl_overlap and <sheet>_kl_overlap (<sheet>_fwd_kl_overlap, "
+     "_bwd_kl_overlap): the same tables split by the names of the kernels of other streams "
+     "and ops that overlap an op's kernels by >= 1 us, with their details and overlap_pct "
+     "statistics",
+     0},
+    {"inductor-cache-dir", 0, CLI_ARG, R_INDUCTOR, "DIR",
+     "[--inductor_cache_dir] accepted; changes nothing, as in TraceLens: Triton ops are "
+     "modelled from the trace's own args only",
+     0},
+    {"python-path", 0, CLI_ARG, R_PYPATH, "PY",
+     "[--python_path] accepted; changes nothing, as in TraceLens without its external GEMM "
+     "simulator (refused when GEMM_SIMULATOR_PATH is set)",
+     0},
+    {"extension-file", 0, CLI_ARG, R_PYONLY, "FILE",
+     "[--extension_file] Python extensions: refused with exit status 2", 0},
+    {"comparison-json-path", 0, CLI_ARG, R_PYONLY, "FILE",
+     "[--comparison_json_path] TraceDiff: refused with exit status 2", 0},
+    {"help", 'h', CLI_NOARG, 'h', NULL, "this help", 0},
+    {0},
+};
+
+const struct cli_cmd cli_cmd_trace_report = {
+    .name = "trace report",
+    .args = "TRACE -o DIR",
+    .usage = "       magpie trace report --profile_json_path TRACE --output_csvs_dir DIR "
+             "[options]\n",
+    .summary = "TraceLens-compatible performance report (CSV sheets)",
+    .intro = "TraceLens-compatible performance report of one torch-profiler trace: one CSV per\n"
+             "sheet with TraceLens's file names, columns, row order and cell text.\n"
+             "Sheets: gpu_timeline, ops_summary_by_category, ops_summary, ops_unique_args,\n"
+             "unified_perf_summary, the per-category perf sheets (GEMM, SDPA_fwd, CONV_fwd,\n"
+             "UnaryElementwise, BinaryElementwise, Normalization, Reduce_fwd, ...),\n"
+             "kernel_summary, short_kernel_histogram, short_kernels_summary, coll_analysis,\n"
+             "and with --include-overlap-info the *_kl_overlap sheets\n"
+             "(see docs/compatibility.md for what matches TraceLens and what is missing).\n",
+    .opts_title = "options (TraceLens_generate_perf_report_pytorch name in brackets)",
+    .opts = report_opts,
+    .outro =
         "Underscore spellings (--output_csvs_dir ...) are accepted too.\n"
         "DIR/report.html is always written: one self-contained page with the roofline\n"
         "plot, time by category, GPU busy/idle and the top ops.\n\n"
@@ -286,7 +356,12 @@ static void report_usage(FILE *f)
         "  magpie trace report trace.json.gz -o report/\n"
         "  magpie trace report trace.json.gz -o report/ --gpu-arch H200 --xlsx report.xlsx\n"
         "  magpie trace report --profile_json_path trace.json.gz --output_csvs_dir report/ \\\n"
-        "      --include_overlap_info --topk_short_kernels 20\n");
+        "      --include_overlap_info --topk_short_kernels 20\n",
+};
+
+static void report_usage(FILE *f)
+{
+    cli_help(f, &cli_cmd_trace_report);
 }
 
 /* TraceLens options that run Python: user extensions (tree, perf-model and
@@ -327,246 +402,157 @@ static int report_python_path(const char *opt)
     return 0;
 }
 
-static int cmd_report(int argc, char **argv)
-{
-    enum {
-        R_NOKS = 1000,
-        R_NOSK,
-        R_THR,
-        R_BINS,
-        R_UNL,
-        R_RECOMP,
-        R_MICRO,
-        R_NOCOLL,
-        R_BYNK,
-        R_FIXNEST,
-        R_FIRSTOCC,
-        R_KS,
-        R_SK,
-        R_ARCH,
-        R_ARCHJ,
-        R_XLSX,
-        R_NOSUM,
-        R_INF,
-        R_PMOD,
-        R_CSTACK,
-        R_PSEUDO,
-        R_CAPTURE,
-        R_SIMPLE,
-        R_PJP,
-        R_TOPK_SK,
-        R_TOPK_IGN,
-        R_OVERLAP,
-        R_INDUCTOR,
-        R_PYONLY,
-        R_PYPATH
-    };
-    static const struct option opts[] = {
-        {"output-csvs-dir", required_argument, NULL, 'o'},
-        {"output_csvs_dir", required_argument, NULL, 'o'},
-        {"no-kernel-summary", no_argument, NULL, R_NOKS},
-        {"enable_kernel_summary", no_argument, NULL, R_KS},
-        {"no-short-kernel-study", no_argument, NULL, R_NOSK},
-        {"short_kernel_study", no_argument, NULL, R_SK},
-        {"short-kernel-threshold-us", required_argument, NULL, R_THR},
-        {"short_kernel_threshold_us", required_argument, NULL, R_THR},
-        {"short-kernel-histogram-bins", required_argument, NULL, R_BINS},
-        {"short_kernel_histogram_bins", required_argument, NULL, R_BINS},
-        {"include-unlinked-kernels", no_argument, NULL, R_UNL},
-        {"include_unlinked_kernels", no_argument, NULL, R_UNL},
-        {"detect-recompute", no_argument, NULL, R_RECOMP},
-        {"detect_recompute", no_argument, NULL, R_RECOMP},
-        {"micro-idle-thresh-us", required_argument, NULL, R_MICRO},
-        {"micro_idle_thresh_us", required_argument, NULL, R_MICRO},
-        {"disable-coll-analysis", no_argument, NULL, R_NOCOLL},
-        {"disable_coll_analysis", no_argument, NULL, R_NOCOLL},
-        {"group-by-num-kernels", no_argument, NULL, R_BYNK},
-        {"fix-nested-ops", no_argument, NULL, R_FIXNEST},
-        {"group_by_num_kernels", no_argument, NULL, R_BYNK},
-        {"include-first-occurrence-time", no_argument, NULL, R_FIRSTOCC},
-        {"include_first_occurrence_time", no_argument, NULL, R_FIRSTOCC},
-        {"gpu-arch", required_argument, NULL, R_ARCH},
-        {"gpu_arch_platform", required_argument, NULL, R_ARCH},
-        {"gpu-arch-json", required_argument, NULL, R_ARCHJ},
-        {"gpu_arch_json_path", required_argument, NULL, R_ARCHJ},
-        {"xlsx", required_argument, NULL, R_XLSX},
-        {"output_xlsx_path", required_argument, NULL, R_XLSX},
-        {"no-summary", no_argument, NULL, R_NOSUM},
-        {"inference", no_argument, NULL, R_INF},
-        {"group-by-parent-module", no_argument, NULL, R_PMOD},
-        {"group_by_parent_module", no_argument, NULL, R_PMOD},
-        {"include-call-stack", no_argument, NULL, R_CSTACK},
-        {"include_call_stack", no_argument, NULL, R_CSTACK},
-        {"enable-pseudo-ops", no_argument, NULL, R_PSEUDO},
-        {"enable_pseudo_ops", no_argument, NULL, R_PSEUDO},
-        {"roofline-simple", required_argument, NULL, R_SIMPLE},
-        {"profile-json-path", required_argument, NULL, R_PJP},
-        {"profile_json_path", required_argument, NULL, R_PJP},
-        {"topk-short-kernels", required_argument, NULL, R_TOPK_SK},
-        {"topk_short_kernels", required_argument, NULL, R_TOPK_SK},
-        {"topk-ops", required_argument, NULL, R_TOPK_IGN},
-        {"topk_ops", required_argument, NULL, R_TOPK_IGN},
-        {"topk-roofline-ops", required_argument, NULL, R_TOPK_IGN},
-        {"topk_roofline_ops", required_argument, NULL, R_TOPK_IGN},
-        {"include-overlap-info", no_argument, NULL, R_OVERLAP},
-        {"include_overlap_info", no_argument, NULL, R_OVERLAP},
-        {"inductor-cache-dir", required_argument, NULL, R_INDUCTOR},
-        {"inductor_cache_dir", required_argument, NULL, R_INDUCTOR},
-        {"extension-file", required_argument, NULL, R_PYONLY},
-        {"extension_file", required_argument, NULL, R_PYONLY},
-        {"python-path", required_argument, NULL, R_PYPATH},
-        {"python_path", required_argument, NULL, R_PYPATH},
-        {"comparison-json-path", required_argument, NULL, R_PYONLY},
-        {"comparison_json_path", required_argument, NULL, R_PYONLY},
-        {"capture-folder", required_argument, NULL, R_CAPTURE},
-        {"capture_folder", required_argument, NULL, R_CAPTURE},
-        {"quiet", no_argument, NULL, 'q'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
+/* What the report's flags ask for besides struct mp_report_opts. */
+struct report_args {
     struct mp_report_opts o;
-    mp_report_opts_defaults(&o);
-    const char *out_dir = NULL, *arch_name = NULL, *arch_json = NULL, *xlsx = NULL;
-    const char *simple = NULL, *trace = NULL;
-    bool quiet = false, summary = true;
-    struct mp_capture_stats cstats = {0};
+    const char *out_dir, *arch_name, *arch_json, *xlsx, *simple, *trace;
+    bool quiet, summary;
+    struct mp_capture_stats cstats;
+};
+
+/* The report options without a value: true when c was one of them. */
+static bool report_flag(int c, struct mp_report_opts *o)
+{
+    switch (c) {
+    case R_NOKS:
+        o->kernel_summary = false;
+        return true;
+    case R_NOSK:
+        o->short_kernel_study = false;
+        return true;
+    case R_KS:
+    case R_SK:
+        return true; /* on by default */
+    case R_UNL:
+        o->include_unlinked = true;
+        return true;
+    case R_RECOMP:
+        o->detect_recompute = true;
+        return true;
+    case R_NOCOLL:
+        o->disable_coll_analysis = true;
+        return true;
+    case R_BYNK:
+        o->group_by_num_kernels = true;
+        return true;
+    case R_FIXNEST:
+        o->fix_nested_ops = true;
+        return true;
+    case R_FIRSTOCC:
+        o->first_occurrence_time = true;
+        return true;
+    case R_INF:
+        o->inference = true;
+        return true;
+    case R_PMOD:
+        o->group_by_parent_module = true;
+        return true;
+    case R_CSTACK:
+        o->include_call_stack = true;
+        return true;
+    case R_OVERLAP:
+        o->include_overlap_info = true;
+        return true;
+    case R_PSEUDO:
+        o->enable_pseudo_ops = true;
+        fprintf(stderr, "magpie: warning: --enable-pseudo-ops: SGLang profiler op names are "
+                        "normalised and the MoE (unfused Triton, fused AITER, GPTQ/AWQ, "
+                        "flydsl) and AITER MLA pseudo ops made; the DeepSeek-V4 decode "
+                        "pseudo ops are not implemented, those ops stay unsplit\n");
+        return true;
+    default:
+        return false;
+    }
+}
+
+/* The numeric report options; returns 0 or EXIT_USAGE (after the message). */
+static int report_number(int c, const char *lname, struct mp_report_opts *o)
+{
+    char *end;
+    long v;
+    switch (c) {
+    case R_THR:
+        o->short_kernel_thresh = strtod(optarg, &end);
+        if (end == optarg || *end || !(o->short_kernel_thresh > 0)) {
+            fprintf(stderr,
+                    "magpie: error: --short-kernel-threshold-us expects a positive "
+                    "number, not '%s'\n",
+                    optarg);
+            return EXIT_USAGE;
+        }
+        return 0;
+    case R_BINS:
+        v = strtol(optarg, &end, 10);
+        if (end == optarg || *end || v < 1 || v > 100000) {
+            fprintf(stderr,
+                    "magpie: error: --short-kernel-histogram-bins expects 1..100000, "
+                    "not '%s'\n",
+                    optarg);
+            return EXIT_USAGE;
+        }
+        o->short_kernel_bins = (int)v;
+        return 0;
+    case R_TOPK_SK:
+        /* an integer, as TraceLens's argparse type=int; pandas head()
+         * semantics, so a negative value drops rows from the end */
+        o->topk_short_kernels = strtol(optarg, &end, 10);
+        if (end == optarg || *end) {
+            fprintf(stderr, "magpie: error: --topk-short-kernels expects an integer, not '%s'\n",
+                    optarg);
+            return EXIT_USAGE;
+        }
+        o->has_topk_short_kernels = true;
+        return 0;
+    case R_TOPK_IGN:
+        /* accepted and unused, as in TraceLens (it never reads them) */
+        (void)strtol(optarg, &end, 10);
+        if (end == optarg || *end) {
+            fprintf(stderr, "magpie: error: --%s expects an integer, not '%s'\n", lname, optarg);
+            return EXIT_USAGE;
+        }
+        return 0;
+    default: /* R_MICRO: an integer, as TraceLens's argparse type=int */
+        v = strtol(optarg, &end, 10);
+        if (end == optarg || *end || v < 0 || v > 1000000000L) {
+            fprintf(stderr,
+                    "magpie: error: --micro-idle-thresh-us expects a whole number of "
+                    "microseconds >= 0, not '%s'\n",
+                    optarg);
+            return EXIT_USAGE;
+        }
+        o->micro_idle_thresh_us = (int)v;
+        return 0;
+    }
+}
+
+/* Parse step; returns -1 to go on, else the exit code. */
+static int report_parse(int argc, char **argv, struct report_args *a)
+{
     int c;
-    opterr = 0;
-    optind = 0;
-    int li = -1;
-    while ((c = getopt_long(argc, argv, "o:qh", opts, &li)) != -1) {
-        const char *lname = li >= 0 ? opts[li].name : "?";
-        li = -1;
-        char *end;
-        if (c == R_ARCH) {
-            arch_name = optarg;
-            continue;
-        }
-        if (c == R_ARCHJ) {
-            arch_json = optarg;
-            continue;
-        }
-        if (c == R_XLSX) {
-            xlsx = optarg;
-            continue;
-        }
-        if (c == R_SIMPLE) {
-            simple = optarg;
-            continue;
-        }
-        if (c == R_NOSUM) {
-            summary = false;
-            continue;
-        }
-        if (c == R_PJP) {
-            trace = optarg;
-            continue;
-        }
-        if (c == R_PYONLY)
+    struct cli_parser op;
+    cli_parser_init(&op, &cli_cmd_trace_report);
+    while ((c = cli_next(&op, argc, argv)) != -1) {
+        const char *lname = op.name ? op.name : "?";
+        const char **str = c == R_ARCH      ? &a->arch_name
+                           : c == R_ARCHJ   ? &a->arch_json
+                           : c == R_XLSX    ? &a->xlsx
+                           : c == R_SIMPLE  ? &a->simple
+                           : c == R_PJP     ? &a->trace
+                           : c == 'o'       ? &a->out_dir
+                           : c == R_CAPTURE ? &a->o.capture_folder
+                                            : NULL;
+        if (str) {
+            *str = optarg;
+            if (c == R_CAPTURE)
+                a->o.capture_stats = &a->cstats;
+        } else if (c == R_NOSUM) {
+            a->summary = false;
+        } else if (c == R_PYONLY) {
             return report_python_only(lname);
-        if (c == R_PYPATH) {
+        } else if (c == R_PYPATH) {
             if (report_python_path(lname) != 0)
                 return EXIT_USAGE;
-            continue;
-        }
-        switch (c) {
-        case 'o':
-            out_dir = optarg;
-            break;
-        case R_NOKS:
-            o.kernel_summary = false;
-            break;
-        case R_NOSK:
-            o.short_kernel_study = false;
-            break;
-        case R_KS:
-        case R_SK:
-            break; /* on by default */
-        case R_THR:
-            o.short_kernel_thresh = strtod(optarg, &end);
-            if (end == optarg || *end || !(o.short_kernel_thresh > 0)) {
-                fprintf(stderr,
-                        "magpie: error: --short-kernel-threshold-us expects a positive "
-                        "number, not '%s'\n",
-                        optarg);
-                return EXIT_USAGE;
-            }
-            break;
-        case R_BINS: {
-            long v = strtol(optarg, &end, 10);
-            if (end == optarg || *end || v < 1 || v > 100000) {
-                fprintf(stderr,
-                        "magpie: error: --short-kernel-histogram-bins expects 1..100000, "
-                        "not '%s'\n",
-                        optarg);
-                return EXIT_USAGE;
-            }
-            o.short_kernel_bins = (int)v;
-            break;
-        }
-        case R_UNL:
-            o.include_unlinked = true;
-            break;
-        case R_RECOMP:
-            o.detect_recompute = true;
-            break;
-        case R_NOCOLL:
-            o.disable_coll_analysis = true;
-            break;
-        case R_BYNK:
-            o.group_by_num_kernels = true;
-            break;
-        case R_FIXNEST:
-            o.fix_nested_ops = true;
-            break;
-        case R_FIRSTOCC:
-            o.first_occurrence_time = true;
-            break;
-        case R_INF:
-            o.inference = true;
-            break;
-        case R_PMOD:
-            o.group_by_parent_module = true;
-            break;
-        case R_CSTACK:
-            o.include_call_stack = true;
-            break;
-        case R_PSEUDO:
-            o.enable_pseudo_ops = true;
-            fprintf(stderr, "magpie: warning: --enable-pseudo-ops: SGLang profiler op names are "
-                            "normalised and the MoE (unfused Triton, fused AITER, GPTQ/AWQ, "
-                            "flydsl) and AITER MLA pseudo ops made; the DeepSeek-V4 decode "
-                            "pseudo ops are not implemented, those ops stay unsplit\n");
-            break;
-        case R_CAPTURE:
-            o.capture_folder = optarg;
-            o.capture_stats = &cstats;
-            break;
-        case R_TOPK_SK:
-            /* an integer, as TraceLens's argparse type=int; pandas head()
-             * semantics, so a negative value drops rows from the end */
-            o.topk_short_kernels = strtol(optarg, &end, 10);
-            if (end == optarg || *end) {
-                fprintf(stderr,
-                        "magpie: error: --topk-short-kernels expects an integer, not '%s'\n",
-                        optarg);
-                return EXIT_USAGE;
-            }
-            o.has_topk_short_kernels = true;
-            break;
-        case R_TOPK_IGN:
-            /* accepted and unused, as in TraceLens (it never reads them) */
-            (void)strtol(optarg, &end, 10);
-            if (end == optarg || *end) {
-                fprintf(stderr, "magpie: error: --%s expects an integer, not '%s'\n", lname,
-                        optarg);
-                return EXIT_USAGE;
-            }
-            break;
-        case R_OVERLAP:
-            o.include_overlap_info = true;
-            break;
-        case R_INDUCTOR:
+        } else if (c == R_INDUCTOR) {
             /* TraceLens (171dd747) models an Inductor Triton op only when
              * the trace's args describe it, and then never opens the cache:
              * the directory changes nothing in its report either */
@@ -574,97 +560,94 @@ static int cmd_report(int argc, char **argv)
                     "magpie: note: --inductor-cache-dir '%s' does not change the report: as in "
                     "TraceLens, Triton ops are modelled from the trace's own args only\n",
                     optarg);
-            break;
-        case R_MICRO: {
-            /* an integer, as TraceLens's argparse type=int */
-            long v = strtol(optarg, &end, 10);
-            if (end == optarg || *end || v < 0 || v > 1000000000L) {
-                fprintf(stderr,
-                        "magpie: error: --micro-idle-thresh-us expects a whole number of "
-                        "microseconds >= 0, not '%s'\n",
-                        optarg);
-                return EXIT_USAGE;
-            }
-            o.micro_idle_thresh_us = (int)v;
-            break;
-        }
-        case 'q':
-            quiet = true;
-            break;
-        case 'h':
+        } else if (c == 'q') {
+            a->quiet = true;
+        } else if (c == 'h') {
             report_usage(stdout);
             return EXIT_OK;
-        default:
+        } else if (report_flag(c, &a->o)) {
+            continue;
+        } else if (c == R_THR || c == R_BINS || c == R_TOPK_SK || c == R_TOPK_IGN || c == R_MICRO) {
+            if (report_number(c, lname, &a->o))
+                return EXIT_USAGE;
+        } else {
             fprintf(stderr, "magpie: error: unknown option '%s' for trace report\n",
                     argv[optind - 1]);
             return EXIT_USAGE;
         }
     }
     int npos = argc - optind;
-    bool one =
-        npos == 0 ? trace != NULL : npos == 1 && (!trace || strcmp(trace, argv[optind]) == 0);
-    if (one && !trace)
-        trace = argv[optind];
-    if (!one || !out_dir) {
+    bool one = npos == 0 ? a->trace != NULL
+                         : npos == 1 && (!a->trace || strcmp(a->trace, argv[optind]) == 0);
+    if (one && !a->trace)
+        a->trace = argv[optind];
+    if (!one || !a->out_dir) {
         fprintf(stderr, "magpie: error: trace report takes one TRACE (or --profile_json_path "
                         "TRACE) and -o DIR\n");
         report_usage(stderr);
         return EXIT_USAGE;
     }
-    struct mp_roofline_arch arch;
+    return -1;
+}
+
+/* Validate step: --gpu-arch-json or --gpu-arch NAME|auto into arch;
+ * returns -1 to go on, else the exit code. */
+static int report_arch(struct report_args *a, struct mp_roofline_arch *arch)
+{
     struct mp_diag d;
     mp_diag_clear(&d);
-    if (arch_json) {
-        int arc = mp_roofline_arch_load_json(arch_json, &arch, &d);
+    if (a->arch_json) {
+        int arc = mp_roofline_arch_load_json(a->arch_json, arch, &d);
         if (arc)
             return cli_report_error(&d, arc);
-        o.arch = &arch;
-    } else if (arch_name && strcmp(arch_name, "auto") != 0) {
-        if (mp_roofline_arch_builtin(arch_name, &arch) != 0) {
-            fprintf(stderr, "magpie: error: unknown --gpu-arch '%s'; built-in:", arch_name);
+        a->o.arch = arch;
+    } else if (a->arch_name && strcmp(a->arch_name, "auto") != 0) {
+        if (mp_roofline_arch_builtin(a->arch_name, arch) != 0) {
+            fprintf(stderr, "magpie: error: unknown --gpu-arch '%s'; built-in:", a->arch_name);
             for (const char *const *n = mp_roofline_arch_builtin_names(); *n; n++)
                 fprintf(stderr, " %s", *n);
             fprintf(stderr, " (or --gpu-arch-json FILE)\n");
             return EXIT_USAGE;
         }
-        o.arch = &arch;
+        a->o.arch = arch;
     }
-    o.arch_auto = arch_name && strcmp(arch_name, "auto") == 0;
-    struct cli_progress *p = cli_progress_new("reading trace", !quiet);
-    o.on_progress = cli_progress_bytes;
-    o.progress_user = p;
-    struct mp_report *r = NULL;
-    uint64_t t0 = mp_time_ns();
-    int rc = mp_report_build(trace, &o, &r, &d);
-    cli_progress_finish(p);
-    if (rc)
-        return cli_report_error(&d, rc);
-    rc = mp_report_write_csvs(r, out_dir, &d);
-    char html[4200];
+    a->o.arch_auto = a->arch_name && strcmp(a->arch_name, "auto") == 0;
+    return -1;
+}
+
+/* Write step: the CSVs, report.html (path in html), --xlsx, --roofline-simple. */
+static int report_write(const struct mp_report *r, const struct report_args *a, char *html,
+                        size_t html_cap, struct mp_diag *d)
+{
+    int rc = mp_report_write_csvs(r, a->out_dir, d);
     if (!rc) {
-        const char *base = strrchr(trace, '/');
-        snprintf(html, sizeof(html), "%s/report.html", out_dir);
-        rc = mp_report_write_html(r, html, base ? base + 1 : trace, &d);
+        const char *base = strrchr(a->trace, '/');
+        snprintf(html, html_cap, "%s/report.html", a->out_dir);
+        rc = mp_report_write_html(r, html, base ? base + 1 : a->trace, d);
     }
-    if (!rc && xlsx)
-        rc = mp_report_write_xlsx(r, xlsx, &d);
-    if (!rc && simple) {
+    if (!rc && a->xlsx)
+        rc = mp_report_write_xlsx(r, a->xlsx, d);
+    if (!rc && a->simple) {
         struct mp_buf sb;
         mp_buf_init(&sb, 0);
         rc = mp_report_roofline_simple(r, &sb);
         if (rc == MP_ENOTFOUND)
-            rc = mp_diag_set(&d, rc, "no unified_perf_summary (a GPU-only trace): no %s", simple);
+            rc = mp_diag_set(d, rc, "no unified_perf_summary (a GPU-only trace): no %s", a->simple);
         else if (rc)
-            rc = mp_diag_set(&d, rc, "out of memory writing %s", simple);
+            rc = mp_diag_set(d, rc, "out of memory writing %s", a->simple);
         else
-            rc = mp_fs_write_atomic(simple, sb.data ? sb.data : "", sb.len, &d);
+            rc = mp_fs_write_atomic(a->simple, sb.data ? sb.data : "", sb.len, d);
         mp_buf_fini(&sb);
     }
-    if (rc) {
-        mp_report_free(r);
-        return cli_report_error(&d, rc);
-    }
+    return rc;
+}
+
+/* Emit step: what was read and written, then the terminal summary. */
+static int report_emit(const struct mp_report *r, const struct report_args *a, const char *html,
+                       uint64_t t0)
+{
     const struct mp_gpu_timeline *tl = &r->timeline;
+    const struct mp_capture_stats *cs = &a->cstats;
     printf("%zu events, %zu GPU events (%zu linked) in %.3f s\n", r->events, r->gpu_events,
            r->gpu_linked, (double)(mp_time_ns() - t0) / 1e9);
     if (tl->total > 0)
@@ -673,19 +656,19 @@ static int cmd_report(int argc, char **argv)
                tl->total / 1e3, tl->busy / tl->total * 100, tl->computation / tl->total * 100,
                tl->exposed_comm / tl->total * 100, tl->exposed_memcpy / tl->total * 100,
                tl->idle / tl->total * 100);
-    if (o.capture_folder)
+    if (a->o.capture_folder)
         printf("capture merge: %zu of %zu graph launch(es) in %zu step(s) merged, %zu capture "
                "events added, %zu GPU events linked%s\n",
-               cstats.merged, cstats.graph_launches, cstats.exec_roots, cstats.events_added,
-               cstats.kernels_linked,
-               cstats.failed              ? " (failed: nothing merged)"
-               : cstats.details_generated ? " (execution_details.json inferred)"
-                                          : "");
-    printf("wrote %zu sheet(s) to %s\n", r->n, out_dir);
+               cs->merged, cs->graph_launches, cs->exec_roots, cs->events_added, cs->kernels_linked,
+               cs->failed              ? " (failed: nothing merged)"
+               : cs->details_generated ? " (execution_details.json inferred)"
+                                       : "");
+    printf("wrote %zu sheet(s) to %s\n", r->n, a->out_dir);
     printf("wrote %s\n", html);
-    if (xlsx)
-        printf("wrote %s\n", xlsx);
-    if (summary) {
+    if (a->xlsx)
+        printf("wrote %s\n", a->xlsx);
+    int rc = 0;
+    if (a->summary) {
         struct mp_buf sb;
         mp_buf_init(&sb, 0);
         rc = mp_report_summary_text(r, 10, &sb);
@@ -693,7 +676,6 @@ static int cmd_report(int argc, char **argv)
             printf("\n%s", mp_buf_cstr(&sb));
         mp_buf_fini(&sb);
     }
-    mp_report_free(r);
     if (rc) {
         fprintf(stderr, "magpie: error: out of memory formatting the summary\n");
         return EXIT_FAIL;
@@ -701,64 +683,96 @@ static int cmd_report(int argc, char **argv)
     return EXIT_OK;
 }
 
+static int cmd_report(int argc, char **argv)
+{
+    struct report_args a = {.summary = true};
+    mp_report_opts_defaults(&a.o);
+    int rc = report_parse(argc, argv, &a);
+    struct mp_roofline_arch arch;
+    if (rc < 0)
+        rc = report_arch(&a, &arch);
+    if (rc >= 0)
+        return rc;
+    struct cli_progress *p = cli_progress_new("reading trace", !a.quiet);
+    a.o.on_progress = cli_progress_bytes;
+    a.o.progress_user = p;
+    struct mp_report *r = NULL;
+    struct mp_diag d;
+    mp_diag_clear(&d);
+    uint64_t t0 = mp_time_ns();
+    rc = mp_report_build(a.trace, &a.o, &r, &d);
+    cli_progress_finish(p);
+    if (rc)
+        return cli_report_error(&d, rc);
+    char html[4200];
+    rc = report_write(r, &a, html, sizeof(html), &d);
+    int ec = rc ? cli_report_error(&d, rc) : report_emit(r, &a, html, t0);
+    mp_report_free(r);
+    return ec;
+}
+
+enum { C_GLOB = 1000, C_WS, C_RX, C_GPN, C_DET, C_NODET };
+
+static const struct cli_opt collective_opts[] = {
+    {"output-csvs-dir", 'o', CLI_ARG, 'o', "DIR",
+     "[--output_csvs_dir] where the CSVs go (required)", 0},
+    {"trace-glob", 0, CLI_ARG, C_GLOB, "GLOB",
+     "[--trace_glob] same as a PATH argument; so are --trace-dir [--trace_dir] and "
+     "--trace-pattern [--trace_pattern] (its * is read as a glob)",
+     0},
+    {"trace-dir", 0, CLI_ARG, C_GLOB, "DIR", "same as --trace-glob", CLI_HIDDEN},
+    {"trace-pattern", 0, CLI_ARG, C_GLOB, "PATTERN", "same as --trace-glob", CLI_HIDDEN},
+    {"world-size", 0, CLI_ARG, C_WS, "N",
+     "[--world_size] number of ranks; every rank 0..N-1 needs a file (default: highest rank "
+     "+ 1)",
+     0},
+    {"rank-regex", 0, CLI_ARG, C_RX, "RE",
+     "[--rank_regex] regex whose group (?P<rank>...) or group 1 is the rank (default "
+     "'rank[\\[\\-_/]?(?P<rank>\\d+)', TraceLens's)",
+     0},
+    {"gpus-per-node", 0, CLI_ARG, C_GPN, "N",
+     "[--gpus_per_node] node_id/node_span columns (default: deviceProperties of rank 0's "
+     "trace)",
+     0},
+    {"detailed-analysis", 0, CLI_NOARG, C_DET, NULL,
+     "[--detailed_analysis] nccl_long and nccl_implicit_sync (on by default, as in "
+     "TraceLens)",
+     0},
+    {"no-detailed-analysis", 0, CLI_NOARG, C_NODET, NULL,
+     "only the summaries and straggler_summary", 0},
+    {"quiet", 'q', CLI_NOARG, 'q', NULL, "no progress display", 0},
+    {"help", 'h', CLI_NOARG, 'h', NULL, "this help", 0},
+    {0},
+};
+
+const struct cli_cmd cli_cmd_trace_collective = {
+    .name = "trace collective",
+    .args = "PATH... -o DIR",
+    .summary = "multi-rank collective (NCCL/RCCL) report, TraceLens's "
+               "multi_rank_collective_report (CSV sheets)",
+    .intro = "TraceLens-compatible multi-rank collective report: the NCCL/RCCL kernels of every\n"
+             "rank's torch-profiler trace, matched across ranks by process group and start\n"
+             "order. Writes DIR/nccl_long.csv, nccl_summary_long.csv, nccl_implicit_sync.csv,\n"
+             "nccl_summary_implicit_sync.csv and straggler_summary.csv with the columns, rows\n"
+             "and number formatting of TraceLens_generate_multi_rank_collective_report_pytorch.\n\n"
+             "PATH is a directory (its *.json.gz and *.json files), a glob pattern (quote it)\n"
+             "or a trace file; the rank of each file comes from --rank-regex.\n",
+    .opts_title = "options (TraceLens name in brackets)",
+    .opts = collective_opts,
+    .outro = "examples:\n"
+             "  magpie trace collective results/run/torch_trace -o nccl/\n"
+             "  magpie trace collective --trace-glob 'traces/*.pt.trace.json.gz' --world-size 8 "
+             "\\\n"
+             "      --rank-regex 'rank-(\\d+)\\.' -o nccl/\n",
+};
+
 static void collective_usage(FILE *f)
 {
-    fprintf(f,
-            "usage: magpie trace collective PATH... -o DIR [options]\n\n"
-            "TraceLens-compatible multi-rank collective report: the NCCL/RCCL kernels of every\n"
-            "rank's torch-profiler trace, matched across ranks by process group and start\n"
-            "order. Writes DIR/nccl_long.csv, nccl_summary_long.csv, nccl_implicit_sync.csv,\n"
-            "nccl_summary_implicit_sync.csv and straggler_summary.csv with the columns, rows\n"
-            "and number formatting of TraceLens_generate_multi_rank_collective_report_pytorch.\n\n"
-            "PATH is a directory (its *.json.gz and *.json files), a glob pattern (quote it)\n"
-            "or a trace file; the rank of each file comes from --rank-regex.\n\n"
-            "options (TraceLens name in brackets):\n"
-            "  -o, --output-csvs-dir DIR     [--output_csvs_dir] where the CSVs go (required)\n"
-            "  --trace-glob GLOB             [--trace_glob] same as a PATH argument; so are\n"
-            "                                --trace-dir [--trace_dir] and --trace-pattern\n"
-            "                                [--trace_pattern] (its * is read as a glob)\n"
-            "  --world-size N                [--world_size] number of ranks; every rank\n"
-            "                                0..N-1 needs a file (default: highest rank + 1)\n"
-            "  --rank-regex RE               [--rank_regex] regex whose group (?P<rank>...)\n"
-            "                                or group 1 is the rank (default\n"
-            "                                'rank[\\[\\-_/]?(?P<rank>\\d+)', TraceLens's)\n"
-            "  --gpus-per-node N             [--gpus_per_node] node_id/node_span columns\n"
-            "                                (default: deviceProperties of rank 0's trace)\n"
-            "  --detailed-analysis           [--detailed_analysis] nccl_long and\n"
-            "                                nccl_implicit_sync (on by default, as in TraceLens)\n"
-            "  --no-detailed-analysis        only the summaries and straggler_summary\n"
-            "  -q, --quiet                   no progress display\n\n"
-            "examples:\n"
-            "  magpie trace collective results/run/torch_trace -o nccl/\n"
-            "  magpie trace collective --trace-glob 'traces/*.pt.trace.json.gz' --world-size 8 \\\n"
-            "      --rank-regex 'rank-(\\d+)\\.' -o nccl/\n");
+    cli_help(f, &cli_cmd_trace_collective);
 }
 
 static int cmd_collective(int argc, char **argv)
 {
-    enum { C_GLOB = 1000, C_WS, C_RX, C_GPN, C_DET, C_NODET };
-    static const struct option opts[] = {
-        {"output-csvs-dir", required_argument, NULL, 'o'},
-        {"output_csvs_dir", required_argument, NULL, 'o'},
-        {"trace-glob", required_argument, NULL, C_GLOB},
-        {"trace_glob", required_argument, NULL, C_GLOB},
-        {"trace-dir", required_argument, NULL, C_GLOB},
-        {"trace_dir", required_argument, NULL, C_GLOB},
-        {"trace-pattern", required_argument, NULL, C_GLOB},
-        {"trace_pattern", required_argument, NULL, C_GLOB},
-        {"world-size", required_argument, NULL, C_WS},
-        {"world_size", required_argument, NULL, C_WS},
-        {"rank-regex", required_argument, NULL, C_RX},
-        {"rank_regex", required_argument, NULL, C_RX},
-        {"gpus-per-node", required_argument, NULL, C_GPN},
-        {"gpus_per_node", required_argument, NULL, C_GPN},
-        {"detailed-analysis", no_argument, NULL, C_DET},
-        {"detailed_analysis", no_argument, NULL, C_DET},
-        {"no-detailed-analysis", no_argument, NULL, C_NODET},
-        {"quiet", no_argument, NULL, 'q'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
     const char *out_dir = NULL, *rank_regex = "rank[\\[\\-_/]?(?P<rank>\\d+)";
     const char **inputs = calloc((size_t)argc + 1, sizeof(char *));
     if (!inputs) {
@@ -770,9 +784,9 @@ static int cmd_collective(int argc, char **argv)
     bool quiet = false, detailed = true;
     int c;
     char *end;
-    opterr = 0;
-    optind = 0;
-    while ((c = getopt_long(argc, argv, "o:qh", opts, NULL)) != -1) {
+    struct cli_parser op;
+    cli_parser_init(&op, &cli_cmd_trace_collective);
+    while ((c = cli_next(&op, argc, argv)) != -1) {
         switch (c) {
         case 'o':
             out_dir = optarg;

@@ -9,34 +9,50 @@
 #include <magpie/tl_compare.h>
 
 #include "cli.h"
+#include "opts.h"
+
+enum { C_OUT = 'o', C_CSVS = 1000, C_NO_XLSX, C_NAMES, C_SHEETS };
+
+static const struct cli_opt compare_opts[] = {
+    {"output", 'o', CLI_ARG, C_OUT, "FILE.xlsx", "workbook to write (default comparison.xlsx)", 0},
+    {"no-xlsx", 0, CLI_NOARG, C_NO_XLSX, NULL, "no workbook (use with --output_csvs_dir)", 0},
+    {"output_csvs_dir", 0, CLI_ARG, C_CSVS, "DIR",
+     "also write each sheet as DIR/<sheet>.csv (also --output-csvs-dir)", 0},
+    {"names", 0, CLI_ARG, C_NAMES, "TAG [TAG ...]",
+     "one tag per report (default: the report's file name without its extension)", 0},
+    {"sheets", 0, CLI_ARG, C_SHEETS, "GROUP [GROUP ...]",
+     "gpu_timeline, ops_summary, kernel_summary, ops_all, roofline or all (default all)", 0},
+    {"help", 'h', CLI_NOARG, 'h', NULL, "this help", 0},
+    {0},
+};
+
+const struct cli_cmd cli_cmd_trace_compare = {
+    .name = "trace compare",
+    .args = "REPORT_A REPORT_B [REPORT ...]",
+    .summary = "compare TraceLens-compatible reports (CSV directories), TraceLens's "
+               "compare_perf_reports_pytorch",
+    .intro = "Compares TraceLens-compatible reports (directories of per-sheet CSV files, as\n"
+             "`magpie trace report -o DIR` and TraceLens's --output_csvs_dir write them, or\n"
+             ".xlsx workbooks as --xlsx / --output_xlsx_path write them) as\n"
+             "TraceLens_compare_perf_reports_pytorch does: the first report is the baseline;\n"
+             "rows are joined on each sheet's keys, compared columns get <col>__<tag>_diff\n"
+             "(variant - baseline) and <col>__<tag>_pct (100 * diff / baseline) columns, and\n"
+             "the per-op sheets are split per variant into <sheet>_intersect_<tag>,\n"
+             "<sheet>_only_baseline_<tag> and <sheet>_only_variant_<tag>.\n",
+    .opts_title = "options (TraceLens's names)",
+    .opts = compare_opts,
+    .outro = "exit status: 0 ok, 2 usage or input error (missing sheet or key column, repeated\n"
+             "tags), 1 other errors\n\n"
+             "examples:\n"
+             "  magpie trace report base.json.gz -o base_csvs\n"
+             "  magpie trace report new.json.gz -o new_csvs\n"
+             "  magpie trace compare base_csvs new_csvs --names base new \\\n"
+             "      --output_csvs_dir cmp -o cmp.xlsx\n",
+};
 
 static void compare_usage(FILE *f)
 {
-    fprintf(f, "usage: magpie trace compare REPORT_A REPORT_B [REPORT ...] [options]\n\n"
-               "Compares TraceLens-compatible reports (directories of per-sheet CSV files, as\n"
-               "`magpie trace report -o DIR` and TraceLens's --output_csvs_dir write them, or\n"
-               ".xlsx workbooks as --xlsx / --output_xlsx_path write them) as\n"
-               "TraceLens_compare_perf_reports_pytorch does: the first report is the baseline;\n"
-               "rows are joined on each sheet's keys, compared columns get <col>__<tag>_diff\n"
-               "(variant - baseline) and <col>__<tag>_pct (100 * diff / baseline) columns, and\n"
-               "the per-op sheets are split per variant into <sheet>_intersect_<tag>,\n"
-               "<sheet>_only_baseline_<tag> and <sheet>_only_variant_<tag>.\n\n"
-               "options (TraceLens's names):\n"
-               "  -o, --output FILE.xlsx        workbook to write (default comparison.xlsx)\n"
-               "  --no-xlsx                     no workbook (use with --output_csvs_dir)\n"
-               "  --output_csvs_dir DIR         also write each sheet as DIR/<sheet>.csv\n"
-               "                                (also --output-csvs-dir)\n"
-               "  --names TAG [TAG ...]         one tag per report (default: the report's file\n"
-               "                                name without its extension)\n"
-               "  --sheets GROUP [GROUP ...]    gpu_timeline, ops_summary, kernel_summary,\n"
-               "                                ops_all, roofline or all (default all)\n\n"
-               "exit status: 0 ok, 2 usage or input error (missing sheet or key column, repeated\n"
-               "tags), 1 other errors\n\n"
-               "examples:\n"
-               "  magpie trace report base.json.gz -o base_csvs\n"
-               "  magpie trace report new.json.gz -o new_csvs\n"
-               "  magpie trace compare base_csvs new_csvs --names base new \\\n"
-               "      --output_csvs_dir cmp -o cmp.xlsx\n");
+    cli_help(f, &cli_cmd_trace_compare);
 }
 
 static void print_note(const char *line, void *user)
@@ -62,32 +78,34 @@ int cli_trace_compare(int argc, char **argv)
     int rc = EXIT_OK;
     for (int i = 1; i < argc && rc == EXIT_OK; i++) {
         const char *a = argv[i];
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+        const struct cli_opt *opt = cli_find(&cli_cmd_trace_compare, a);
+        int id = opt ? opt->id : 0;
+        if (id == 'h') {
             compare_usage(stdout);
             free(reports);
             free(names);
             return EXIT_OK;
-        } else if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
+        } else if (id == C_OUT) {
             if (i + 1 >= argc) {
                 fprintf(stderr, "magpie: error: %s wants a file name\n", a);
                 rc = EXIT_USAGE;
             } else {
                 xlsx = argv[++i];
             }
-        } else if (!strcmp(a, "--output_csvs_dir") || !strcmp(a, "--output-csvs-dir")) {
+        } else if (id == C_CSVS) {
             if (i + 1 >= argc) {
                 fprintf(stderr, "magpie: error: %s wants a directory\n", a);
                 rc = EXIT_USAGE;
             } else {
                 csvdir = argv[++i];
             }
-        } else if (!strcmp(a, "--no-xlsx")) {
+        } else if (id == C_NO_XLSX) {
             no_xlsx = true;
-        } else if (!strcmp(a, "--names")) {
+        } else if (id == C_NAMES) {
             have_names = true;
             while (i + 1 < argc && argv[i + 1][0] != '-')
                 names[nnames++] = argv[++i];
-        } else if (!strcmp(a, "--sheets")) {
+        } else if (id == C_SHEETS) {
             bool any = false;
             while (i + 1 < argc && argv[i + 1][0] != '-') {
                 unsigned b = mp_tlcmp_sheet_bits(argv[++i]);

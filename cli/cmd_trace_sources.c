@@ -9,28 +9,44 @@
 #include <magpie/sources.h>
 
 #include "cli.h"
+#include "opts.h"
+
+enum { S_REPOS = 1000, S_JSON, S_CACHE_DIR, S_NO_CACHE };
+
+static const struct cli_opt sources_opts[] = {
+    {"kernel-source-repos", 0, CLI_ARG, S_REPOS, "PATH...",
+     "source trees to index (vLLM, PyTorch, aiter, an inductor cache dir, ...); indexed once, "
+     "cached on disk",
+     0},
+    {"json", 0, CLI_NOARG, S_JSON, NULL, "JSON: repos[] and kernels[] with every column", 0},
+    {"cache-dir", 0, CLI_ARG, S_CACHE_DIR, "D",
+     "index cache directory (default $XDG_CACHE_HOME/magpie/sources)", 0},
+    {"no-cache", 0, CLI_NOARG, S_NO_CACHE, NULL, "neither read nor write the index cache", 0},
+    {"help", 'h', CLI_NOARG, 'h', NULL, "this help", 0},
+    {0},
+};
+
+const struct cli_cmd cli_cmd_trace_sources = {
+    .name = "trace sources",
+    .args = "[TRACE]",
+    .summary = "map kernel names (from TRACE or stdin) to the source files that define them, "
+               "with a calibrated confidence",
+    .intro = "Maps each kernel name to the source file and line that define it. Names come\n"
+             "from TRACE (events with cat \"kernel\"; the Python frames of with_stack traces\n"
+             "are used as evidence) or, without TRACE, one per line from stdin.\n",
+    .opts = sources_opts,
+    .outro = "Each row has source_resolution (resolved | unresolved | closed | unsupported),\n"
+             "source_confidence (0..1, the calibrated probability that source_file is the\n"
+             "definition; 0 for closed libraries) and up to 3 source_candidates.\n\n"
+             "examples:\n"
+             "  magpie trace sources trace.json.gz --kernel-source-repos ~/src/vllm ~/src/pytorch\n"
+             "  echo 'void vllm::rms_norm_kernel<float>(...)' | magpie trace sources \\\n"
+             "      --kernel-source-repos ~/src/vllm --json\n",
+};
 
 static void sources_usage(FILE *f)
 {
-    fprintf(f,
-            "usage: magpie trace sources [TRACE] [--kernel-source-repos PATH...] [--json]\n"
-            "                            [--cache-dir DIR] [--no-cache]\n\n"
-            "Maps each kernel name to the source file and line that define it. Names come\n"
-            "from TRACE (events with cat \"kernel\"; the Python frames of with_stack traces\n"
-            "are used as evidence) or, without TRACE, one per line from stdin.\n\n"
-            "options:\n"
-            "  --kernel-source-repos PATH...  source trees to index (vLLM, PyTorch, aiter,\n"
-            "                 an inductor cache dir, ...); indexed once, cached on disk\n"
-            "  --json         JSON: repos[] and kernels[] with every column\n"
-            "  --cache-dir D  index cache directory (default $XDG_CACHE_HOME/magpie/sources)\n"
-            "  --no-cache     neither read nor write the index cache\n\n"
-            "Each row has source_resolution (resolved | unresolved | closed | unsupported),\n"
-            "source_confidence (0..1, the calibrated probability that source_file is the\n"
-            "definition; 0 for closed libraries) and up to 3 source_candidates.\n\n"
-            "examples:\n"
-            "  magpie trace sources trace.json.gz --kernel-source-repos ~/src/vllm ~/src/pytorch\n"
-            "  echo 'void vllm::rms_norm_kernel<float>(...)' | magpie trace sources \\\n"
-            "      --kernel-source-repos ~/src/vllm --json\n");
+    cli_help(f, &cli_cmd_trace_sources);
 }
 
 static int read_stdin_names(struct mp_src_trace_kernels *l)
@@ -75,17 +91,19 @@ int cli_trace_sources(int argc, char **argv)
         return EXIT_FAIL;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+        const struct cli_opt *opt = cli_find(&cli_cmd_trace_sources, a);
+        int id = opt ? opt->id : 0;
+        if (id == 'h') {
             sources_usage(stdout);
             free(repos);
             return EXIT_OK;
-        } else if (!strcmp(a, "--json")) {
+        } else if (id == S_JSON) {
             json = true;
-        } else if (!strcmp(a, "--no-cache")) {
+        } else if (id == S_NO_CACHE) {
             no_cache = true;
-        } else if (!strcmp(a, "--cache-dir") && i + 1 < argc) {
+        } else if (id == S_CACHE_DIR && i + 1 < argc) {
             cache_dir = argv[++i];
-        } else if (!strcmp(a, "--kernel-source-repos") || !strcmp(a, "--kernel_source_repos")) {
+        } else if (id == S_REPOS) {
             while (i + 1 < argc && argv[i + 1][0] != '-')
                 repos[nrepos++] = argv[++i];
         } else if (a[0] == '-' && a[1]) {

@@ -8,62 +8,67 @@
 #include <magpie/steps.h>
 
 #include "cli.h"
+#include "opts.h"
+
+enum { S_SINGLE = 1000, S_SS, S_DIV, S_NSTEPS, S_CONC, S_OSL, S_R, S_GZ };
+
+static const struct cli_opt split_opts[] = {
+    {"output-dir", 'o', CLI_ARG, 'o', "DIR", "where sub-traces and execution_details go", 0},
+    {"iterations", 'i', CLI_ARG, 'i', "R", "steps to use: all (default), N, or START:END", 0},
+    {"store-single-iteration", 0, CLI_NOARG, S_SINGLE, NULL, "one sub-trace per step", 0},
+    {"find-steady-state", 0, CLI_NOARG, S_SS, NULL,
+     "three windows from the steady state: mixed (prefill-decode ratio closest to the "
+     "reference), decode_only, prefilldecode",
+     0},
+    {"divide-phases", 0, CLI_NOARG, S_DIV, NULL,
+     "every steady-state run of same-phase steps into DIR/prefilldecodemix/ or "
+     "DIR/decode_only/",
+     0},
+    {"num-steps", 0, CLI_ARG, S_NSTEPS, "N", "steady-state window length (default 32)", 0},
+    {"CONC", 0, CLI_ARG, S_CONC, "N",
+     "expected concurrency; with --OSL and --R the ideal prefill-decode ratio "
+     "2*CONC/(OSL*(1+R)) becomes the mixed window's reference",
+     0},
+    {"OSL", 0, CLI_ARG, S_OSL, "L", "expected output length (see --CONC)", 0},
+    {"R", 0, CLI_ARG, S_R, "R", "OSL range ratio (see --CONC)", 0},
+    {"gzip-level", 0, CLI_ARG, S_GZ, "N", "1 (default, fast) .. 9 (TraceLens's level)", 0},
+    {"quiet", 'q', CLI_NOARG, 'q', NULL, "no progress display", 0},
+    {"help", 'h', CLI_NOARG, 'h', NULL, "this help", 0},
+    {0},
+};
+
+const struct cli_cmd cli_cmd_trace_split = {
+    .name = "trace split",
+    .args = "TRACE -o DIR",
+    .summary = "split a serving trace at its step annotations into per-step and "
+               "steady-state sub-traces (TraceLens's splitter)",
+    .intro = "Splits a vLLM / SGLang / ATOM serving trace at its step annotations\n"
+             "(user_annotation events such as execute_context_2(512)_generation_30(30),\n"
+             "step[DECODE bs=32], decode[bs=64 tok=64 d=64]) into gzip sub-traces, and writes\n"
+             "DIR/execution_details.json and .csv, as TraceLens_split_inference_trace does.\n",
+    .opts_title = "options (TraceLens's names)",
+    .opts = split_opts,
+    .outro = "exit status: 0 ok, 2 usage or input error (also: no step annotations found)\n\n"
+             "examples:\n"
+             "  magpie trace split rank0.pt.trace.json.gz -o split --find-steady-state \\\n"
+             "      --store-single-iteration --num-steps 32 --CONC 64 --OSL 1024 --R 0.8\n"
+             "  magpie trace split trace.json.gz -o split -i 10:20\n",
+};
 
 static void split_usage(FILE *f)
 {
-    fprintf(f,
-            "usage: magpie trace split TRACE -o DIR [options]\n\n"
-            "Splits a vLLM / SGLang / ATOM serving trace at its step annotations\n"
-            "(user_annotation events such as execute_context_2(512)_generation_30(30),\n"
-            "step[DECODE bs=32], decode[bs=64 tok=64 d=64]) into gzip sub-traces, and writes\n"
-            "DIR/execution_details.json and .csv, as TraceLens_split_inference_trace does.\n\n"
-            "options (TraceLens's names):\n"
-            "  -o, --output-dir DIR      where sub-traces and execution_details go\n"
-            "  -i, --iterations R        steps to use: all (default), N, or START:END\n"
-            "  --store-single-iteration  one sub-trace per step\n"
-            "  --find-steady-state       three windows from the steady state: mixed (prefill-\n"
-            "                            decode ratio closest to the reference), decode_only,\n"
-            "                            prefilldecode\n"
-            "  --divide-phases           every steady-state run of same-phase steps into\n"
-            "                            DIR/prefilldecodemix/ or DIR/decode_only/\n"
-            "  --num-steps N             steady-state window length (default 32)\n"
-            "  --CONC N --OSL L --R R    expected concurrency, output length and OSL range\n"
-            "                            ratio: the ideal prefill-decode ratio 2*CONC/(OSL*(1+R))\n"
-            "                            becomes the mixed window's reference\n"
-            "  --gzip-level N            1 (default, fast) .. 9 (TraceLens's level)\n"
-            "  -q, --quiet               no progress display\n\n"
-            "exit status: 0 ok, 2 usage or input error (also: no step annotations found)\n\n"
-            "examples:\n"
-            "  magpie trace split rank0.pt.trace.json.gz -o split --find-steady-state \\\n"
-            "      --store-single-iteration --num-steps 32 --CONC 64 --OSL 1024 --R 0.8\n"
-            "  magpie trace split trace.json.gz -o split -i 10:20\n");
+    cli_help(f, &cli_cmd_trace_split);
 }
 
 int cli_trace_split(int argc, char **argv)
 {
-    enum { S_SINGLE = 1000, S_SS, S_DIV, S_NSTEPS, S_CONC, S_OSL, S_R, S_GZ };
-    static const struct option opts[] = {
-        {"output-dir", required_argument, NULL, 'o'},
-        {"iterations", required_argument, NULL, 'i'},
-        {"store-single-iteration", no_argument, NULL, S_SINGLE},
-        {"find-steady-state", no_argument, NULL, S_SS},
-        {"divide-phases", no_argument, NULL, S_DIV},
-        {"num-steps", required_argument, NULL, S_NSTEPS},
-        {"CONC", required_argument, NULL, S_CONC},
-        {"OSL", required_argument, NULL, S_OSL},
-        {"R", required_argument, NULL, S_R},
-        {"gzip-level", required_argument, NULL, S_GZ},
-        {"quiet", no_argument, NULL, 'q'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
     struct mp_trace_split_opts o = {.num_steps = 32};
     bool quiet = false;
     double v;
     int c;
-    opterr = 0;
-    optind = 0;
-    while ((c = getopt_long(argc, argv, "o:i:qh", opts, NULL)) != -1) {
+    struct cli_parser op;
+    cli_parser_init(&op, &cli_cmd_trace_split);
+    while ((c = cli_next(&op, argc, argv)) != -1) {
         switch (c) {
         case 'o':
             o.out_dir = optarg;

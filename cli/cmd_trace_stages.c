@@ -12,40 +12,60 @@
 #include <magpie/report.h>
 
 #include "cli.h"
+#include "opts.h"
 
-static void stages_usage(FILE *f)
-{
-    fprintf(f,
-            "usage: magpie trace stages TRACE_DIR [-o DIR] [options]\n\n"
-            "Magpie's inference-mode TraceLens post-processing, natively: finds the rank-0\n"
-            "trace in TRACE_DIR (a torch_trace directory), splits it at its step annotations\n"
-            "into TRACE_DIR/trace_split (as TraceLens_split_inference_trace --find-steady-state\n"
-            "--store-single-iteration), picks one step per stage (largest batch; for decode the\n"
-            "concurrency closest to CONC; then the median GPU busy time), and writes\n"
-            "  DIR/tracelens/<prefilldecode|decode_only|prefill_only>/  inference report CSVs\n"
-            "                                                         and report.html\n"
-            "  DIR/tracelens/<stage>_ISL<i>_OSL<o>_CONC<c>_kernel_roofline_simple.csv\n"
-            "  DIR/tracelens/tracelens_analysis.json  (Magpie's tracelens_analysis object)\n\n");
-    fprintf(
-        f,
-        "options:\n"
-        "  -o, --output-dir DIR      where tracelens/ goes (default: TRACE_DIR)\n"
-        "  --framework NAME          vllm (default) | sglang | atom: rank-0 file patterns\n"
-        "  --stages LIST             prefilldecode,decode,prefill (default all; aliases pd,\n"
-        "                            mixed, decode_only, prefill_only, ...)\n"
-        "  --num-steps N             splitter window (default 32)\n"
-        "  --isl N --osl N --conc N --random-range-ratio R\n"
-        "                            the benchmark's workload (default: the ISL, OSL, CONC\n"
-        "                            and RANDOM_RANGE_RATIO environment variables, as Magpie)\n"
-        "  --gpu-arch NAME|auto      roofline columns with a built-in arch\n"
-        "  --gpu-arch-json FILE      TraceLens arch JSON\n"
-        "  --json                    print the tracelens_analysis JSON instead of the table\n"
-        "  -q, --quiet               no progress display\n\n"
+enum { T_FW = 1000, T_ST, T_NS, T_ISL, T_OSL, T_CONC, T_RR, T_ARCH, T_ARCHJ, T_JSON };
+
+static const struct cli_opt stages_opts[] = {
+    {"output-dir", 'o', CLI_ARG, 'o', "DIR", "where tracelens/ goes (default: TRACE_DIR)", 0},
+    {"framework", 0, CLI_ARG, T_FW, "NAME", "vllm (default) | sglang | atom: rank-0 file patterns",
+     0},
+    {"stages", 0, CLI_ARG, T_ST, "LIST",
+     "prefilldecode,decode,prefill (default all; aliases pd, mixed, decode_only, "
+     "prefill_only, ...)",
+     0},
+    {"num-steps", 0, CLI_ARG, T_NS, "N", "splitter window (default 32)", 0},
+    {"isl", 0, CLI_ARG, T_ISL, "N",
+     "the benchmark's input length (default: the ISL environment variable, as Magpie)", 0},
+    {"osl", 0, CLI_ARG, T_OSL, "N", "its output length (default: $OSL)", 0},
+    {"conc", 0, CLI_ARG, T_CONC, "N", "its concurrency (default: $CONC)", 0},
+    {"random-range-ratio", 0, CLI_ARG, T_RR, "R",
+     "its length range ratio (default: $RANDOM_RANGE_RATIO)", 0},
+    {"gpu-arch", 0, CLI_ARG, T_ARCH, "NAME|auto", "roofline columns with a built-in arch", 0},
+    {"gpu-arch-json", 0, CLI_ARG, T_ARCHJ, "FILE", "TraceLens arch JSON", 0},
+    {"json", 0, CLI_NOARG, T_JSON, NULL, "print the tracelens_analysis JSON instead of the table",
+     0},
+    {"quiet", 'q', CLI_NOARG, 'q', NULL, "no progress display", 0},
+    {"help", 'h', CLI_NOARG, 'h', NULL, "this help", 0},
+    {0},
+};
+
+const struct cli_cmd cli_cmd_trace_stages = {
+    .name = "trace stages",
+    .args = "TRACE_DIR",
+    .summary = "Magpie's inference post-processing: split, one step per stage, per-stage "
+               "inference reports and roofline CSVs",
+    .intro = "Magpie's inference-mode TraceLens post-processing, natively: finds the rank-0\n"
+             "trace in TRACE_DIR (a torch_trace directory), splits it at its step annotations\n"
+             "into TRACE_DIR/trace_split (as TraceLens_split_inference_trace --find-steady-state\n"
+             "--store-single-iteration), picks one step per stage (largest batch; for decode the\n"
+             "concurrency closest to CONC; then the median GPU busy time), and writes\n"
+             "  DIR/tracelens/<prefilldecode|decode_only|prefill_only>/  inference report CSVs\n"
+             "                                                         and report.html\n"
+             "  DIR/tracelens/<stage>_ISL<i>_OSL<o>_CONC<c>_kernel_roofline_simple.csv\n"
+             "  DIR/tracelens/tracelens_analysis.json  (Magpie's tracelens_analysis object)\n",
+    .opts = stages_opts,
+    .outro =
         "exit status: 0 ok, 1 a stage report failed, 2 usage or input error (no trace, no\n"
         "step annotations)\n\n"
         "example:\n"
         "  magpie trace stages results/benchmark_vllm_x/torch_trace -o results/benchmark_vllm_x\n"
-        "      --conc 64 --isl 1024 --osl 1024 --gpu-arch H200\n");
+        "      --conc 64 --isl 1024 --osl 1024 --gpu-arch H200\n",
+};
+
+static void stages_usage(FILE *f)
+{
+    cli_help(f, &cli_cmd_trace_stages);
 }
 
 /* The picks and outputs, read back from the tracelens_analysis JSON. */
@@ -98,23 +118,6 @@ static void print_summary(const struct mp_buf *js, double secs)
 
 int cli_trace_stages(int argc, char **argv)
 {
-    enum { T_FW = 1000, T_ST, T_NS, T_ISL, T_OSL, T_CONC, T_RR, T_ARCH, T_ARCHJ, T_JSON };
-    static const struct option opts[] = {
-        {"output-dir", required_argument, NULL, 'o'},
-        {"framework", required_argument, NULL, T_FW},
-        {"stages", required_argument, NULL, T_ST},
-        {"num-steps", required_argument, NULL, T_NS},
-        {"isl", required_argument, NULL, T_ISL},
-        {"osl", required_argument, NULL, T_OSL},
-        {"conc", required_argument, NULL, T_CONC},
-        {"random-range-ratio", required_argument, NULL, T_RR},
-        {"gpu-arch", required_argument, NULL, T_ARCH},
-        {"gpu-arch-json", required_argument, NULL, T_ARCHJ},
-        {"json", no_argument, NULL, T_JSON},
-        {"quiet", no_argument, NULL, 'q'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
     struct mp_stages_opts o = {.isl = getenv("ISL"),
                                .osl = getenv("OSL"),
                                .conc = getenv("CONC"),
@@ -122,9 +125,9 @@ int cli_trace_stages(int argc, char **argv)
     const char *arch_name = NULL, *arch_json = NULL;
     bool quiet = false, json = false;
     int c;
-    opterr = 0;
-    optind = 0;
-    while ((c = getopt_long(argc, argv, "o:qh", opts, NULL)) != -1) {
+    struct cli_parser op;
+    cli_parser_init(&op, &cli_cmd_trace_stages);
+    while ((c = cli_next(&op, argc, argv)) != -1) {
         char *end;
         switch (c) {
         case 'o':

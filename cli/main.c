@@ -13,53 +13,57 @@
 #include <magpie/kernel.h>
 
 #include "cli.h"
+#include "opts.h"
 
 struct subcommand {
     const char *name;
     int (*fn)(int argc, char **argv, const struct cli_global *g);
-    const char *summary;
 };
 
 static const struct subcommand commands[] = {
-    {"analyze", cmd_analyze, "evaluate kernel implementations (compile, correctness, timing)"},
-    {"compare", cmd_compare, "rank two or more kernel implementations against a baseline"},
-    {"benchmark", cmd_benchmark,
-     "benchmark a serving engine, gap analysis on traces (--trace-dir), or compare "
-     "runs (benchmark compare A B)"},
-    {"trace", cmd_trace, "analyse torch-profiler traces (kernels, gaps, ...)"},
-    {"mcp", cmd_mcp, "serve magpie's tools over the Model Context Protocol"},
-    {"ray", cmd_ray, "tasks on a Ray cluster: status, result, cancel, list, logs, submit, batch"},
-    {"discover", cmd_discover, "find GPU kernels in a project tree (HIP, CUDA, Triton, OpenCL)"},
-    {"suggest", cmd_suggest,
-     "optimisation suggestions from profiler metrics (ncu, rocprof-compute)"},
-    {"gpu", cmd_gpu, "GPU hardware control: show, set, reset (power limit, locked clocks)"},
+    {"analyze", cmd_analyze},   {"compare", cmd_compare}, {"benchmark", cmd_benchmark},
+    {"trace", cmd_trace},       {"mcp", cmd_mcp},         {"ray", cmd_ray},
+    {"discover", cmd_discover}, {"suggest", cmd_suggest}, {"gpu", cmd_gpu},
+};
+
+enum { OPT_DOCKER = 1000, OPT_GPU, OPT_JSON, OPT_VERSION, OPT_MAN, OPT_BASH, OPT_ZSH };
+
+static const struct cli_opt global_opts[] = {
+    {"config", 'c', CLI_ARG, 'c', "FILE", "framework config YAML (missing file = empty config)", 0},
+    {"verbose", 'v', CLI_NOARG, 'v', NULL, "debug logging", 0},
+    {"environment", 'e', CLI_ARG, 'e', "ENV", "local | container | ray (analyze/compare)", 0},
+    {"workers", 'w', CLI_ARG, 'w', "N", "worker pool size (analyze/compare)", 0},
+    {"docker-image", 0, CLI_ARG, OPT_DOCKER, "IMG", "image for the container environment", 0},
+    {"gpu-info", 0, CLI_NOARG, OPT_GPU, NULL, "print GPU vendor, architecture, compiler, profiler",
+     0},
+    {"json", 0, CLI_NOARG, OPT_JSON, NULL, "with --gpu-info: machine-readable output", 0},
+    {"version", 0, CLI_NOARG, OPT_VERSION, NULL, "print the version and the runtime/ directory in use", 0},
+    {"help", 'h', CLI_NOARG, 'h', NULL, "this help; `magpie <command> --help` for a command", 0},
+    {"help-man", 0, CLI_NOARG, OPT_MAN, NULL, "print the man page (build time)", CLI_HIDDEN},
+    {"help-bash", 0, CLI_NOARG, OPT_BASH, NULL, "print the bash completion script", CLI_HIDDEN},
+    {"help-zsh", 0, CLI_NOARG, OPT_ZSH, NULL, "print the zsh completion script", CLI_HIDDEN},
+    {0},
+};
+
+const struct cli_cmd cli_cmd_root = {
+    .name = "",
+    .usage = "magpie [global options] <command> [options]\n",
+    .summary = "GPU performance loop for LLM inference",
+    .intro = "GPU performance loop for LLM inference: serving benchmarks, trace analysis,\n"
+             "kernel evaluation. Command-line compatible with AMD's Magpie.\n",
+    .opts_title = "global options",
+    .opts = global_opts,
+    .outro = "exit status: 0 success, 1 evaluation failed, 2 usage or input error\n\n"
+             "examples:\n"
+             "  magpie --gpu-info\n"
+             "  magpie benchmark --trace-dir results/benchmark_vllm_x/torch_trace --top-k 10\n"
+             "  magpie trace kernels trace.json.gz --json\n",
+    .flags = CLI_STOP_AT_ARG | CLI_NO_SYNOPSIS,
 };
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: magpie [-c CONFIG] [-v] [-e ENV] [-w N] [--docker-image IMG] [--gpu-info "
-               "[--json]]\n"
-               "              <command> [options]\n\n"
-               "GPU performance loop for LLM inference: serving benchmarks, trace analysis,\n"
-               "kernel evaluation. Command-line compatible with AMD's Magpie.\n\n"
-               "commands:\n");
-    for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-        fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
-    fprintf(f, "\nglobal options:\n"
-               "  -c, --config FILE      framework config YAML (missing file = empty config)\n"
-               "  -v, --verbose          debug logging\n"
-               "  -e, --environment ENV  local | container | ray (analyze/compare)\n"
-               "  -w, --workers N        worker pool size (analyze/compare)\n"
-               "      --docker-image IMG image for the container environment\n"
-               "      --gpu-info         print GPU vendor, architecture, compiler, profiler\n"
-               "      --json             with --gpu-info: machine-readable output\n"
-               "      --version          print the version and the runtime/ directory in use\n"
-               "  -h, --help             this help; `magpie <command> --help` for a command\n\n"
-               "exit status: 0 success, 1 evaluation failed, 2 usage or input error\n\n"
-               "examples:\n"
-               "  magpie --gpu-info\n"
-               "  magpie benchmark --trace-dir results/benchmark_vllm_x/torch_trace --top-k 10\n"
-               "  magpie trace kernels trace.json.gz --json\n");
+    cli_help(f, &cli_cmd_root);
 }
 
 int cli_report_error(const struct mp_diag *d, int rc)
@@ -92,22 +96,10 @@ int main(int argc, char **argv)
     mallopt(M_MMAP_THRESHOLD, 128 * 1024);
 #endif
 
-    enum { OPT_DOCKER = 1000, OPT_GPU, OPT_JSON, OPT_VERSION };
-    static const struct option opts[] = {
-        {"config", required_argument, NULL, 'c'},
-        {"verbose", no_argument, NULL, 'v'},
-        {"environment", required_argument, NULL, 'e'},
-        {"workers", required_argument, NULL, 'w'},
-        {"docker-image", required_argument, NULL, OPT_DOCKER},
-        {"gpu-info", no_argument, NULL, OPT_GPU},
-        {"json", no_argument, NULL, OPT_JSON},
-        {"version", no_argument, NULL, OPT_VERSION},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
+    struct cli_parser p;
+    cli_parser_init(&p, &cli_cmd_root);
     int c;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "+c:ve:w:h", opts, NULL)) != -1) {
+    while ((c = cli_next(&p, argc, argv)) != -1) {
         switch (c) {
         case 'c':
             g.config_path = optarg;
@@ -159,6 +151,15 @@ int main(int argc, char **argv)
         }
         case 'h':
             usage(stdout);
+            return EXIT_OK;
+        case OPT_MAN:
+            cli_write_man(stdout);
+            return EXIT_OK;
+        case OPT_BASH:
+            cli_write_bash(stdout);
+            return EXIT_OK;
+        case OPT_ZSH:
+            cli_write_zsh(stdout);
             return EXIT_OK;
         default:
             fprintf(stderr, "magpie: error: unknown global option '%s'\n", argv[optind - 1]);
