@@ -720,44 +720,45 @@ struct stage_out {
     char *error;
 };
 
-int mp_stages_run(const struct mp_stages_opts *o, struct mp_buf *json, struct mp_diag *d)
-{
-    int stages[ST_N], nst = 0;
-    int rc = mp_stages_parse_list(o->stages, stages, &nst, d);
-    if (rc)
-        return rc;
-    if (!mp_fs_is_dir(o->trace_dir)) {
-        mp_diag_set_file(d, o->trace_dir);
-        return mp_diag_set(d, MP_ENOTFOUND, "trace directory not found");
-    }
-    const char *out_root = o->output_dir ? o->output_dir : o->trace_dir;
-    char *split_dir = mp_fs_join(o->trace_dir, "trace_split");
-    char *capture = mp_fs_join(o->trace_dir, "capture_traces");
-    char *tl_dir = mp_fs_join(out_root, "tracelens");
-    char *rank0 = locate_rank0(o->trace_dir, o->framework);
-    struct strv errors = {0}, warnings = {0}, outputs = {0};
+/* One run of the stages: its paths, the split, the picks and what each
+ * stage wrote, reported in the JSON. */
+struct srun {
+    const struct mp_stages_opts *o;
+    int stages[ST_N], nst;
+    char *split_dir, *capture, *tl_dir, *rank0;
+    struct strv errors, warnings, outputs;
     struct stage_out so[ST_N];
-    memset(so, 0, sizeof(so));
     struct pick picks[ST_N];
-    memset(picks, 0, sizeof(picks));
     struct mp_trace_split_result sr;
-    memset(&sr, 0, sizeof(sr));
-    bool split_ok = false;
-    int hard = 0; /* input error to return after the JSON is written */
-    if (!split_dir || !capture || !tl_dir) {
-        rc = MP_ENOMEM;
-        goto out;
+    bool split_ok;
+    bool have_capture;
+};
+
+static void srun_fini(struct srun *R)
+{
+    for (int st = 0; st < ST_N; st++) {
+        free(R->so[st].out_dir);
+        sv_fini(&R->so[st].files);
+        free(R->so[st].simple);
+        free(R->so[st].error);
     }
-    if (!rank0) {
-        sv_push(&errors, "Could not locate rank-0 trace for framework=%s in %s",
-                o->framework ? o->framework : "vllm", o->trace_dir);
-        mp_diag_set_file(d, o->trace_dir);
-        hard = mp_diag_set(d, MP_ENOTFOUND, "no trace file (*.json.gz) in the directory");
-        goto json;
-    }
-    /* split as Magpie runs TraceLens's splitter */
+    sv_fini(&R->errors);
+    sv_fini(&R->warnings);
+    sv_fini(&R->outputs);
+    mp_trace_split_result_fini(&R->sr);
+    free(R->split_dir);
+    free(R->capture);
+    free(R->tl_dir);
+    free(R->rank0);
+}
+
+/* Splits the rank-0 trace as Magpie runs TraceLens's splitter; on failure
+ * the error is listed and returned (d set). */
+static int stages_split(struct srun *R, struct mp_diag *d)
+{
+    const struct mp_stages_opts *o = R->o;
     struct mp_trace_split_opts so_split = {
-        .out_dir = split_dir,
+        .out_dir = R->split_dir,
         .store_single_iteration = true,
         .find_steady_state = true,
         .num_steps = o->num_steps > 0 ? o->num_steps : 32,
@@ -771,212 +772,265 @@ int mp_stages_run(const struct mp_stages_opts *o, struct mp_buf *json, struct mp
     so_split.workload.r = o->random_range_ratio ? strtod(o->random_range_ratio, NULL) : 1.0;
     struct mp_diag sd;
     mp_diag_clear(&sd);
-    int src = mp_trace_split(rank0, &so_split, &sr, &sd);
+    int src = mp_trace_split(R->rank0, &so_split, &R->sr, &sd);
     if (src) {
         char msg[1200];
         mp_diag_format(&sd, msg, sizeof(msg));
-        sv_push(&errors, "trace split failed: %s", msg);
+        sv_push(&R->errors, "trace split failed: %s", msg);
         *d = sd;
-        hard = src;
-        goto json;
+        return src;
     }
-    split_ok = true;
-    bool have_capture = false;
-    {
-        glob_t gl;
-        char *pat = mp_fs_join(capture, "*");
-        int g = pat ? glob(pat, 0, NULL, &gl) : GLOB_NOSPACE;
-        free(pat);
-        have_capture = g == 0 && gl.gl_pathc > 0;
-        if (!have_capture)
-            sv_push(&warnings, "capture_traces directory is missing or empty: %s", capture);
-        if (g == 0)
-            globfree(&gl);
+    R->split_ok = true;
+    return 0;
+}
+
+/* Whether capture_traces holds anything (a warning when not). */
+static bool have_capture_dir(struct srun *R)
+{
+    glob_t gl;
+    char *pat = mp_fs_join(R->capture, "*");
+    int g = pat ? glob(pat, 0, NULL, &gl) : GLOB_NOSPACE;
+    free(pat);
+    bool have = g == 0 && gl.gl_pathc > 0;
+    if (!have)
+        sv_push(&R->warnings, "capture_traces directory is missing or empty: %s", R->capture);
+    if (g == 0)
+        globfree(&gl);
+    return have;
+}
+
+/* Lists the stage's sheets (its directory's *.csv, sorted) and writes the
+ * compact roofline CSV beside the stage directories. */
+static int stage_files(struct srun *R, int st, const struct mp_report *rep, struct mp_diag *rd)
+{
+    struct stage_out *s = &R->so[st];
+    const struct mp_report_sheet **sh =
+        malloc(sizeof(const struct mp_report_sheet *) * (rep->n ? rep->n : 1));
+    for (size_t k = 0; sh && k < rep->n; k++)
+        sh[k] = &rep->sheets[k];
+    if (sh)
+        qsort(sh, rep->n, sizeof(const struct mp_report_sheet *), cmp_sheet_name);
+    for (size_t k = 0; sh && k < rep->n; k++)
+        sv_push(&s->files, "%s/%s.csv", s->out_dir, sh[k]->name);
+    free(sh);
+    struct mp_buf simple;
+    mp_buf_init(&simple, 0);
+    char isl[64], osl[64], cc[64], name[300];
+    sanitize(R->o->isl, isl, sizeof(isl));
+    sanitize(R->o->osl, osl, sizeof(osl));
+    sanitize(R->o->conc, cc, sizeof(cc));
+    snprintf(name, sizeof(name), "%s_ISL%s_OSL%s_CONC%s_kernel_roofline_simple.csv",
+             stage_label[st], isl, osl, cc);
+    int rc = 0;
+    if (mp_report_roofline_simple(rep, &simple) == 0) {
+        s->simple = mp_fs_join(R->tl_dir, name);
+        rc = s->simple
+                 ? mp_fs_write_atomic(s->simple, simple.data ? simple.data : "", simple.len, rd)
+                 : MP_ENOMEM;
+        if (!rc)
+            sv_push(&s->files, "%s", s->simple);
     }
+    mp_buf_fini(&simple);
+    return rc;
+}
+
+/* The inference report of stage st's pick under tracelens/<stage>/, with
+ * its HTML view and the compact CSV; a failure is listed, not returned. */
+static void stage_report(struct srun *R, int st)
+{
+    struct stage_out *s = &R->so[st];
+    const struct pick *pk = &R->picks[st];
+    s->ran = true;
+    s->out_dir = mp_fs_join(R->tl_dir, stage_label[st]);
+    struct mp_report_opts ro;
+    mp_report_opts_defaults(&ro);
+    ro.kernel_summary = false;
+    ro.short_kernel_study = false;
+    ro.inference = true;
+    ro.group_by_parent_module = true;
+    ro.group_by_num_kernels = true;
+    ro.enable_pseudo_ops = true;
+    ro.arch = R->o->arch;
+    ro.arch_auto = R->o->arch_auto;
+    /* as Magpie: the capture folder joins when it holds anything */
+    ro.capture_folder = R->have_capture ? R->capture : NULL;
+    struct mp_report *rep = NULL;
+    struct mp_diag rd;
+    mp_diag_clear(&rd);
+    int rrc = s->out_dir ? mp_report_build(pk->path, &ro, &rep, &rd) : MP_ENOMEM;
+    rrc = rrc ? rrc : mp_fs_mkdirs(s->out_dir, &rd);
+    rrc = rrc ? rrc : mp_report_write_csvs(rep, s->out_dir, &rd);
+    if (!rrc) {
+        char *html = mp_fs_join(s->out_dir, "report.html");
+        char title[200];
+        snprintf(title, sizeof(title), "%s stage: %s", stage_name[st],
+                 strrchr(pk->path, '/') ? strrchr(pk->path, '/') + 1 : pk->path);
+        rrc = html ? mp_report_write_html(rep, html, title, &rd) : MP_ENOMEM;
+        free(html);
+    }
+    rrc = rrc ? rrc : stage_files(R, st, rep, &rd);
+    if (rrc) {
+        char msg[1200];
+        mp_diag_format(&rd, msg, sizeof(msg));
+        sv_push(&R->errors, "inference perf report failed for %s: %s", stage_name[st], msg);
+        if (asprintf(&s->error, "inference perf report failed for %s: %s", stage_name[st], msg) < 0)
+            s->error = NULL;
+    }
+    for (size_t k = 0; k < s->files.n; k++)
+        sv_push(&R->outputs, "%s", s->files.v[k]);
+    mp_report_free(rep);
+}
+
+/* stage_results: one object per stage that ran. */
+static void json_stage_results(struct mp_buf *json, const struct srun *R)
+{
+    mp_buf_putc(json, '{');
+    bool f2 = true;
+    for (int i = 0; i < R->nst; i++) {
+        int st = R->stages[i];
+        const struct stage_out *s = &R->so[st];
+        if (!s->ran)
+            continue;
+        jkey(json, 4, stage_name[st], &f2);
+        bool f3 = true;
+        mp_buf_putc(json, '{');
+        jkey(json, 6, "stage", &f3);
+        jstr(json, stage_name[st]);
+        jkey(json, 6, "trace_path", &f3);
+        jstr(json, R->picks[st].path);
+        jkey(json, 6, "output_dir", &f3);
+        jstr(json, s->out_dir);
+        jkey(json, 6, "files", &f3);
+        jlist(json, 6, s->files.v, s->files.n);
+        if (s->simple) {
+            jkey(json, 6, "simple_summary_file", &f3);
+            jstr(json, s->simple);
+        }
+        if (s->error) {
+            jkey(json, 6, "error", &f3);
+            jstr(json, s->error);
+        }
+        jkey(json, 6, "phase_pick", &f3);
+        jpick(json, 6, st, &R->picks[st]);
+        jend(json, 4, '}', false);
+    }
+    jend(json, 2, '}', f2);
+}
+
+/* The tracelens_analysis object, keys in Magpie's order. */
+static void stages_json(struct mp_buf *json, const struct srun *R)
+{
+    const struct mp_stages_opts *o = R->o;
+    mp_buf_reset(json);
+    bool f = true;
+    mp_buf_putc(json, '{');
+    jkey(json, 2, "enabled", &f);
+    mp_buf_puts(json, "true");
+    jkey(json, 2, "analysis_mode", &f);
+    jstr(json, "inference");
+    jkey(json, 2, "analysis_stages", &f);
+    mp_buf_putc(json, '[');
+    for (int i = 0; i < R->nst; i++) {
+        mp_buf_puts(json, i ? ",\n    " : "\n    ");
+        jstr(json, stage_name[R->stages[i]]);
+    }
+    jend(json, 2, ']', R->nst == 0);
+    jkey(json, 2, "tl_extension", &f);
+    mp_buf_puts(json, "null");
+    jkey(json, 2, "trace_dir", &f);
+    jstr(json, o->trace_dir);
+    jkey(json, 2, "output_files", &f);
+    jlist(json, 2, R->outputs.v, R->outputs.n);
+    jkey(json, 2, "stage_results", &f);
+    json_stage_results(json, R);
+    jkey(json, 2, "errors", &f);
+    jlist(json, 2, R->errors.v, R->errors.n);
+    jkey(json, 2, "warnings", &f);
+    jlist(json, 2, R->warnings.v, R->warnings.n);
+    jkey(json, 2, "split_dir", &f);
+    jstr(json, R->split_dir);
+    jkey(json, 2, "capture_folder", &f);
+    jstr(json, R->capture);
+    jkey(json, 2, "output_dir", &f);
+    jstr(json, R->tl_dir);
+    jkey(json, 2, "gpu_arch_platform", &f);
+    jstr(json, o->gpu_arch_platform);
+    jkey(json, 2, "rank0_trace", &f);
+    jstr(json, R->rank0);
+    if (R->split_ok) {
+        jkey(json, 2, "phase_picks", &f);
+        bool f4 = true;
+        mp_buf_putc(json, '{');
+        for (int st = 0; st < ST_N; st++) {
+            jkey(json, 4, stage_name[st], &f4);
+            jpick(json, 4, st, &R->picks[st]);
+        }
+        jend(json, 2, '}', false);
+    }
+    jend(json, 0, '}', false);
+    mp_buf_putc(json, '\n');
+}
+
+/* Splits, picks and reports the stages; returns the input error to report
+ * after the JSON is written, or 0. */
+static int stages_do(struct srun *R, struct mp_diag *d)
+{
+    const struct mp_stages_opts *o = R->o;
+    if (!R->rank0) {
+        sv_push(&R->errors, "Could not locate rank-0 trace for framework=%s in %s",
+                o->framework ? o->framework : "vllm", o->trace_dir);
+        mp_diag_set_file(d, o->trace_dir);
+        return mp_diag_set(d, MP_ENOTFOUND, "no trace file (*.json.gz) in the directory");
+    }
+    int hard = stages_split(R, d);
+    if (hard)
+        return hard;
+    R->have_capture = have_capture_dir(R);
     bool have_conc = o->conc && *o->conc;
     double conc = have_conc ? strtod(o->conc, NULL) : 0;
     for (int st = 0; st < ST_N; st++)
-        pick_stage(&sr, st, have_conc, conc, &picks[st]);
-    for (int i = 0; i < nst; i++) {
-        int st = stages[i];
-        if (!picks[st].found) {
-            sv_push(&warnings, "%s: no candidate trace found; skipping perf report",
+        pick_stage(&R->sr, st, have_conc, conc, &R->picks[st]);
+    for (int i = 0; i < R->nst; i++) {
+        int st = R->stages[i];
+        if (R->picks[st].found)
+            stage_report(R, st);
+        else
+            sv_push(&R->warnings, "%s: no candidate trace found; skipping perf report",
                     stage_name[st]);
-            continue;
-        }
-        struct stage_out *s = &so[st];
-        s->ran = true;
-        s->out_dir = mp_fs_join(tl_dir, stage_label[st]);
-        struct mp_report_opts ro;
-        mp_report_opts_defaults(&ro);
-        ro.kernel_summary = false;
-        ro.short_kernel_study = false;
-        ro.inference = true;
-        ro.group_by_parent_module = true;
-        ro.group_by_num_kernels = true;
-        ro.enable_pseudo_ops = true;
-        ro.arch = o->arch;
-        ro.arch_auto = o->arch_auto;
-        /* as Magpie: the capture folder joins when it holds anything */
-        ro.capture_folder = have_capture ? capture : NULL;
-        struct mp_report *rep = NULL;
-        struct mp_diag rd;
-        mp_diag_clear(&rd);
-        int rrc = s->out_dir ? mp_report_build(picks[st].path, &ro, &rep, &rd) : MP_ENOMEM;
-        rrc = rrc ? rrc : mp_fs_mkdirs(s->out_dir, &rd);
-        rrc = rrc ? rrc : mp_report_write_csvs(rep, s->out_dir, &rd);
-        if (!rrc) {
-            char *html = mp_fs_join(s->out_dir, "report.html");
-            char title[200];
-            snprintf(title, sizeof(title), "%s stage: %s", stage_name[st],
-                     strrchr(picks[st].path, '/') ? strrchr(picks[st].path, '/') + 1
-                                                  : picks[st].path);
-            rrc = html ? mp_report_write_html(rep, html, title, &rd) : MP_ENOMEM;
-            free(html);
-        }
-        if (!rrc) {
-            /* files: the stage directory's *.csv, sorted */
-            const struct mp_report_sheet **sh =
-                malloc(sizeof(const struct mp_report_sheet *) * (rep->n ? rep->n : 1));
-            for (size_t k = 0; sh && k < rep->n; k++)
-                sh[k] = &rep->sheets[k];
-            if (sh)
-                qsort(sh, rep->n, sizeof(const struct mp_report_sheet *), cmp_sheet_name);
-            for (size_t k = 0; sh && k < rep->n; k++)
-                sv_push(&s->files, "%s/%s.csv", s->out_dir, sh[k]->name);
-            free(sh);
-            struct mp_buf simple;
-            mp_buf_init(&simple, 0);
-            char isl[64], osl[64], cc[64], name[300];
-            sanitize(o->isl, isl, sizeof(isl));
-            sanitize(o->osl, osl, sizeof(osl));
-            sanitize(o->conc, cc, sizeof(cc));
-            snprintf(name, sizeof(name), "%s_ISL%s_OSL%s_CONC%s_kernel_roofline_simple.csv",
-                     stage_label[st], isl, osl, cc);
-            if (mp_report_roofline_simple(rep, &simple) == 0) {
-                s->simple = mp_fs_join(tl_dir, name);
-                rrc = s->simple ? mp_fs_write_atomic(s->simple, simple.data ? simple.data : "",
-                                                     simple.len, &rd)
-                                : MP_ENOMEM;
-                if (!rrc)
-                    sv_push(&s->files, "%s", s->simple);
-            }
-            mp_buf_fini(&simple);
-        }
-        if (rrc) {
-            char msg[1200];
-            mp_diag_format(&rd, msg, sizeof(msg));
-            sv_push(&errors, "inference perf report failed for %s: %s", stage_name[st], msg);
-            if (asprintf(&s->error, "inference perf report failed for %s: %s", stage_name[st],
-                         msg) < 0)
-                s->error = NULL;
-        }
-        for (size_t k = 0; k < s->files.n; k++)
-            sv_push(&outputs, "%s", s->files.v[k]);
-        mp_report_free(rep);
     }
-json:
-    /* the tracelens_analysis object, keys in Magpie's order */
-    mp_buf_reset(json);
-    {
-        bool f = true;
-        mp_buf_putc(json, '{');
-        jkey(json, 2, "enabled", &f);
-        mp_buf_puts(json, "true");
-        jkey(json, 2, "analysis_mode", &f);
-        jstr(json, "inference");
-        jkey(json, 2, "analysis_stages", &f);
-        mp_buf_putc(json, '[');
-        for (int i = 0; i < nst; i++) {
-            mp_buf_puts(json, i ? ",\n    " : "\n    ");
-            jstr(json, stage_name[stages[i]]);
-        }
-        jend(json, 2, ']', nst == 0);
-        jkey(json, 2, "tl_extension", &f);
-        mp_buf_puts(json, "null");
-        jkey(json, 2, "trace_dir", &f);
-        jstr(json, o->trace_dir);
-        jkey(json, 2, "output_files", &f);
-        jlist(json, 2, outputs.v, outputs.n);
-        jkey(json, 2, "stage_results", &f);
-        mp_buf_putc(json, '{');
-        bool f2 = true;
-        for (int i = 0; i < nst; i++) {
-            int st = stages[i];
-            if (!so[st].ran)
-                continue;
-            jkey(json, 4, stage_name[st], &f2);
-            bool f3 = true;
-            mp_buf_putc(json, '{');
-            jkey(json, 6, "stage", &f3);
-            jstr(json, stage_name[st]);
-            jkey(json, 6, "trace_path", &f3);
-            jstr(json, picks[st].path);
-            jkey(json, 6, "output_dir", &f3);
-            jstr(json, so[st].out_dir);
-            jkey(json, 6, "files", &f3);
-            jlist(json, 6, so[st].files.v, so[st].files.n);
-            if (so[st].simple) {
-                jkey(json, 6, "simple_summary_file", &f3);
-                jstr(json, so[st].simple);
-            }
-            if (so[st].error) {
-                jkey(json, 6, "error", &f3);
-                jstr(json, so[st].error);
-            }
-            jkey(json, 6, "phase_pick", &f3);
-            jpick(json, 6, st, &picks[st]);
-            jend(json, 4, '}', false);
-        }
-        jend(json, 2, '}', f2);
-        jkey(json, 2, "errors", &f);
-        jlist(json, 2, errors.v, errors.n);
-        jkey(json, 2, "warnings", &f);
-        jlist(json, 2, warnings.v, warnings.n);
-        jkey(json, 2, "split_dir", &f);
-        jstr(json, split_dir);
-        jkey(json, 2, "capture_folder", &f);
-        jstr(json, capture);
-        jkey(json, 2, "output_dir", &f);
-        jstr(json, tl_dir);
-        jkey(json, 2, "gpu_arch_platform", &f);
-        jstr(json, o->gpu_arch_platform);
-        jkey(json, 2, "rank0_trace", &f);
-        jstr(json, rank0);
-        if (split_ok) {
-            jkey(json, 2, "phase_picks", &f);
-            bool f4 = true;
-            mp_buf_putc(json, '{');
-            for (int st = 0; st < ST_N; st++) {
-                jkey(json, 4, stage_name[st], &f4);
-                jpick(json, 4, st, &picks[st]);
-            }
-            jend(json, 2, '}', false);
-        }
-        jend(json, 0, '}', false);
-        mp_buf_putc(json, '\n');
+    return 0;
+}
+
+int mp_stages_run(const struct mp_stages_opts *o, struct mp_buf *json, struct mp_diag *d)
+{
+    struct srun R;
+    memset(&R, 0, sizeof(R));
+    R.o = o;
+    int rc = mp_stages_parse_list(o->stages, R.stages, &R.nst, d);
+    if (rc)
+        return rc;
+    if (!mp_fs_is_dir(o->trace_dir)) {
+        mp_diag_set_file(d, o->trace_dir);
+        return mp_diag_set(d, MP_ENOTFOUND, "trace directory not found");
     }
-    if (mp_fs_mkdirs(tl_dir, NULL) == 0) {
-        char *jp = mp_fs_join(tl_dir, "tracelens_analysis.json");
+    const char *out_root = o->output_dir ? o->output_dir : o->trace_dir;
+    R.split_dir = mp_fs_join(o->trace_dir, "trace_split");
+    R.capture = mp_fs_join(o->trace_dir, "capture_traces");
+    R.tl_dir = mp_fs_join(out_root, "tracelens");
+    R.rank0 = locate_rank0(o->trace_dir, o->framework);
+    if (!R.split_dir || !R.capture || !R.tl_dir) {
+        srun_fini(&R);
+        return MP_ENOMEM;
+    }
+    int hard = stages_do(&R, d); /* input error to return after the JSON is written */
+    stages_json(json, &R);
+    if (mp_fs_mkdirs(R.tl_dir, NULL) == 0) {
+        char *jp = mp_fs_join(R.tl_dir, "tracelens_analysis.json");
         if (jp)
             mp_fs_write_atomic(jp, json->data, json->len, NULL);
         free(jp);
     }
-    rc = hard ? hard : errors.n ? MP_ECHILD : 0;
-out:
-    for (int st = 0; st < ST_N; st++) {
-        free(so[st].out_dir);
-        sv_fini(&so[st].files);
-        free(so[st].simple);
-        free(so[st].error);
-    }
-    sv_fini(&errors);
-    sv_fini(&warnings);
-    sv_fini(&outputs);
-    mp_trace_split_result_fini(&sr);
-    free(split_dir);
-    free(capture);
-    free(tl_dir);
-    free(rank0);
+    rc = hard ? hard : R.errors.n ? MP_ECHILD : 0;
+    srun_fini(&R);
     return rc;
 }

@@ -241,19 +241,6 @@ static int num_stats(const struct psheet *sh, const struct pgroup *g, size_t off
     return rc;
 }
 
-static int stat_cells(struct mp_csv *csv, struct mp_buf *cell, const struct tl_stats *st,
-                      size_t count, bool with_sum)
-{
-    int rc = tl_csv_float(csv, cell, st->mean, count > 0);
-    rc = rc ? rc : tl_csv_float(csv, cell, st->median, count > 0);
-    rc = rc ? rc : tl_csv_float(csv, cell, st->std, st->has_std);
-    rc = rc ? rc : tl_csv_float(csv, cell, st->min, count > 0);
-    rc = rc ? rc : tl_csv_float(csv, cell, st->max, count > 0);
-    if (with_sum)
-        rc = rc ? rc : tl_csv_float(csv, cell, st->sum, true);
-    return rc;
-}
-
 static int args_first_cell(const struct mp_trace_tree *t, const struct psheet *sh,
                            const struct pgroup *g, const char *key, struct mp_csv *csv,
                            struct mp_buf *cell)
@@ -320,6 +307,491 @@ static int add_point(struct mp_report *rep, const struct mp_trace_tree *t, const
     return 0;
 }
 
+/* ---- one sheet: group, sort, emit ---- */
+
+/* The groups of one sheet, in first-appearance order until sorted. */
+struct pgroups {
+    struct pgroup *g;
+    size_t ng;
+    struct mp_intern *keys;  /* group keys */
+    struct mp_intern *bkeys; /* kl_overlap: the keys without the overlap names */
+    int32_t *gid;            /* group of each key id, -1 before its first row */
+    size_t gcap;
+};
+
+static void pgroups_fini(struct pgroups *gs)
+{
+    for (size_t i = 0; i < gs->ng; i++)
+        free(gs->g[i].members);
+    free(gs->g);
+    free(gs->gid);
+    mp_intern_free(gs->keys);
+    mp_intern_free(gs->bkeys);
+}
+
+/* Row r's group key: part, name, param texts [, num_kernels], recompute;
+ * with ov the overlapping kernel names follow and *bid is the id of the key
+ * without them. */
+static int prow_key(const struct mp_trace_tree *t, const struct psheet *sh, const struct prow *r,
+                    bool by_nk, const struct tl_overlap *ov, struct mp_intern *bkeys,
+                    struct mp_buf *key, int32_t *bid)
+{
+    mp_buf_reset(key);
+    int rc = mp_buf_printf(key, "%d\x1f%s", r->part, mp_trace_tree_name(t, r->uid));
+    for (int j = 0; j < sh->npkeys && !rc; j++) {
+        rc = mp_buf_putc(key, '\x1f');
+        /* astype(str) with pandas' string dtype keeps missing values
+         * (absent column, None) missing: one group, an empty cell */
+        bool none;
+        const char *txt = row_param(sh, r, j, &none);
+        txt = !txt || none ? "\x1e" : txt;
+        rc = rc ? rc : mp_buf_puts(key, txt);
+    }
+    if (by_nk)
+        rc = rc ? rc : mp_buf_printf(key, "\x1f%zu", r->nk);
+    rc = rc ? rc : mp_buf_putc(key, r->recompute ? '1' : '0');
+    *bid = -1;
+    if (ov && !rc) {
+        if ((*bid = mp_intern_add(bkeys, key->data, key->len)) < 0)
+            return MP_ENOMEM;
+        rc = mp_buf_putc(key, '\x1d');
+        rc = rc ? rc : mp_buf_puts(key, tl_ovinfo_names(tl_overlap_launcher(ov, r->uid)));
+    }
+    return rc;
+}
+
+/* Adds row i to the group of key, a new group at the key's first row. */
+static int pgroup_add(struct pgroups *gs, const struct prow *r, size_t i, const struct mp_buf *key,
+                      int32_t bid)
+{
+    int32_t id = mp_intern_add(gs->keys, key->data, key->len);
+    if (id < 0 || tl_gid_reserve(&gs->gid, &gs->gcap, id))
+        return MP_ENOMEM;
+    if (gs->gid[id] < 0) {
+        struct pgroup *N = &gs->g[gs->ng];
+        gs->gid[id] = (int32_t)gs->ng++;
+        N->first = i;
+        N->part = r->part;
+        N->all_nested = true;
+        N->base = bid;
+    }
+    struct pgroup *G = &gs->g[gs->gid[id]];
+    if (G->n == G->cap) {
+        size_t nc = G->cap ? G->cap * 2 : 8;
+        size_t *nm = realloc(G->members, nc * sizeof(size_t));
+        if (!nm)
+            return MP_ENOMEM;
+        G->members = nm;
+        G->cap = nc;
+    }
+    G->members[G->n++] = i;
+    G->kt_sum += r->kt;
+    if (!r->nested)
+        G->all_nested = false;
+    return 0;
+}
+
+/* Groups the rows by name + param texts (first appearance). */
+static int group_prows(const struct mp_trace_tree *t, const struct psheet *sh, bool by_nk,
+                       bool fix_nested, const struct tl_overlap *ov, struct pgroups *gs)
+{
+    gs->keys = mp_intern_new();
+    gs->bkeys = ov ? mp_intern_new() : NULL;
+    gs->g = calloc(sh->n ? sh->n : 1, sizeof(*gs->g));
+    if (!gs->keys || !gs->g || (ov && !gs->bkeys))
+        return MP_ENOMEM;
+    struct mp_buf key;
+    mp_buf_init(&key, 0);
+    int rc = 0;
+    for (size_t i = 0; i < sh->n && !rc; i++) {
+        const struct prow *r = &sh->rows[i];
+        if (fix_nested && r->nested)
+            continue;
+        int32_t bid = -1;
+        /* any failure while building the key reads as out of memory */
+        rc = prow_key(t, sh, r, by_nk, ov, gs->bkeys, &key, &bid) ? MP_ENOMEM : 0;
+        rc = rc ? rc : pgroup_add(gs, r, i, &key, bid);
+    }
+    mp_buf_fini(&key);
+    return rc;
+}
+
+/* kl_overlap: each group's base totals, the kernel time and smallest UID
+ * over the groups sharing its name and params. */
+static int pbase_order(const struct psheet *sh, struct pgroups *gs)
+{
+    struct pgroup *g = gs->g;
+    size_t nb = (size_t)mp_intern_count(gs->bkeys) + 1;
+    double *bkt = calloc(nb, sizeof(double));
+    int32_t *buid = malloc(nb * sizeof(int32_t));
+    if (!bkt || !buid) {
+        free(bkt);
+        free(buid);
+        return MP_ENOMEM;
+    }
+    for (size_t q = 0; q < nb; q++)
+        buid[q] = INT32_MAX;
+    for (size_t q = 0; q < gs->ng; q++) {
+        int32_t u0 = sh->rows[g[q].first].uid;
+        bkt[g[q].base] += g[q].kt_sum;
+        if (u0 < buid[g[q].base])
+            buid[g[q].base] = u0;
+    }
+    for (size_t q = 0; q < gs->ng; q++) {
+        g[q].base_kt = bkt[g[q].base];
+        g[q].base_uid = buid[g[q].base];
+    }
+    free(bkt);
+    free(buid);
+    return 0;
+}
+
+/* Sorts the groups by the sort column Kernel Time (µs)_sum as pandas sums
+ * it: the rows of a groupby(sort=True) with several groups are taken as not
+ * in key order (Kahan), one group's as sorted (np.add.reduceat). */
+static int sort_pgroups(const struct psheet *sh, struct pgroups *gs, bool ov)
+{
+    int rc = 0;
+    for (size_t q = 0; q < gs->ng && !rc; q++) {
+        struct tl_stats st = {0};
+        size_t cnt = 0;
+        gs->g[q].ids_sorted = gs->ng == 1;
+        rc = num_stats(sh, &gs->g[q], offsetof(struct prow, kt), &st, &cnt);
+        gs->g[q].kt_sum = st.sum;
+    }
+    if (ov && !rc)
+        rc = pbase_order(sh, gs);
+    if (!rc)
+        qsort(gs->g, gs->ng, sizeof(*gs->g), cmp_pgroup);
+    return rc;
+}
+
+/* The statistics blocks of a group (pemit.st). */
+enum { PS_TBS, PS_TFS, PS_PCT, PS_KT, PS_N };
+
+/* What the value functions of the column table see while one group's row is
+ * printed. */
+struct pemit {
+    const struct mp_trace_tree *t;
+    const struct psheet *sh;
+    const struct tl_meta *meta;
+    const struct tl_overlap *ov;
+    const struct pgroup *G;
+    const struct prow *r0; /* the group's first row */
+    struct mp_csv *csv;
+    struct mp_buf *cell;
+    /* the group's figures, made by measure_pgroup */
+    struct tl_stats st[PS_N];
+    size_t cnt[PS_N];
+    const struct prow *rf; /* first row with roofline figures */
+};
+
+/* The statistics a row of the sheet prints, over the group's rows. */
+static int measure_pgroup(struct pemit *e, bool arch)
+{
+    const struct pgroup *G = e->G;
+    memset(e->st, 0, sizeof(e->st));
+    memset(e->cnt, 0, sizeof(e->cnt));
+    e->rf = NULL;
+    int rc = num_stats(e->sh, G, offsetof(struct prow, tbs), &e->st[PS_TBS], &e->cnt[PS_TBS]);
+    rc = rc ? rc : num_stats(e->sh, G, offsetof(struct prow, tfs), &e->st[PS_TFS], &e->cnt[PS_TFS]);
+    rc = rc ? rc : num_stats(e->sh, G, offsetof(struct prow, kt), &e->st[PS_KT], &e->cnt[PS_KT]);
+    if (!arch || rc)
+        return rc;
+    /* Roofline columns: first non-missing; percent stats over rows */
+    for (size_t i = 0; i < G->n && !e->rf; i++)
+        if (e->sh->rows[G->members[i]].rl.valid)
+            e->rf = &e->sh->rows[G->members[i]];
+    double *v = malloc((G->n ? G->n : 1) * sizeof(double));
+    if (!v)
+        return MP_ENOMEM;
+    size_t k = 0;
+    for (size_t i = 0; i < G->n; i++) {
+        const struct prow *r = &e->sh->rows[G->members[i]];
+        if (r->rl.valid && !isnan(r->rl.pct))
+            v[k++] = r->rl.pct;
+    }
+    rc = tl_group_stats(v, k, G->ids_sorted && k == G->n, &e->st[PS_PCT]);
+    e->cnt[PS_PCT] = k;
+    free(v);
+    return rc;
+}
+
+/* One column of a sheet: its header, when it is printed, and the function
+ * printing its cell (NULL: printed by the column before); stat, field and
+ * arg tell the shared value functions which figure to print. */
+struct pcol {
+    const char *head;
+    int (*cell)(struct pemit *e, const struct pcol *c);
+    size_t field;
+    const char *arg;
+    unsigned when; /* 0: always, else one of PC_* */
+    int stat;
+};
+
+/* PC_PARAM: one column per param key, head a format for the key */
+enum { PC_OV = 1, PC_NK = 2, PC_RECOMP = 4, PC_ARCH = 8, PC_PARAM = 16 };
+
+static int p_name(struct pemit *e, const struct pcol *c)
+{
+    (void)c;
+    return mp_csv_str(e->csv, mp_trace_tree_name(e->t, e->r0->uid));
+}
+
+static int p_ov_names(struct pemit *e, const struct pcol *c)
+{
+    (void)c;
+    return mp_csv_str(e->csv, tl_ovinfo_names(tl_overlap_launcher(e->ov, e->r0->uid)));
+}
+
+static int p_params(struct pemit *e, const struct pcol *c)
+{
+    (void)c;
+    int rc = 0;
+    for (int j = 0; j < e->sh->npkeys && !rc; j++) {
+        bool none;
+        const char *txt = row_param(e->sh, e->r0, j, &none);
+        rc = mp_csv_str(e->csv, !txt || none ? "" : txt);
+    }
+    return rc;
+}
+
+static int p_nk(struct pemit *e, const struct pcol *c)
+{
+    (void)c;
+    return mp_csv_fmt(e->csv, "%zu", e->r0->nk);
+}
+
+static int p_recompute(struct pemit *e, const struct pcol *c)
+{
+    (void)c;
+    return mp_csv_str(e->csv, e->r0->recompute ? "True" : "False");
+}
+
+static int p_first(struct pemit *e, const struct pcol *c)
+{
+    return tl_csv_float(e->csv, e->cell, first_num(e->sh, e->G, c->field), true);
+}
+
+/* A figure of a statistics block: the sum always, std when there is one,
+ * the others over at least one value. */
+static int p_stat(struct pemit *e, const struct pcol *c)
+{
+    const struct tl_stats *st = &e->st[c->stat];
+    double v = *(const double *)((const char *)st + c->field);
+    bool present = c->field == offsetof(struct tl_stats, sum)   ? true
+                   : c->field == offsetof(struct tl_stats, std) ? st->has_std
+                                                                : e->cnt[c->stat] > 0;
+    return tl_csv_float(e->csv, e->cell, v, present);
+}
+
+/* process_name, process_labels or thread_name (c->arg) of the first row */
+static int p_meta(struct pemit *e, const struct pcol *c)
+{
+    const struct mp_trace_store *s = e->t->s;
+    int32_t uid = e->r0->uid;
+    const char *pid = s->pid[uid] >= 0 ? mp_intern_str(s->strings, s->pid[uid]) : "";
+    const char *tid = s->tid[uid] >= 0 ? mp_intern_str(s->strings, s->tid[uid]) : "";
+    bool thread = strcmp(c->arg, "thread_name") == 0;
+    return mp_csv_str(e->csv, tl_meta_get(e->meta, pid, thread ? tid : "0", c->arg));
+}
+
+static int p_spec(struct pemit *e, const struct pcol *c)
+{
+    (void)c;
+    return mp_csv_str(e->csv, e->r0->spec);
+}
+
+static int p_roofline_time(struct pemit *e, const struct pcol *c)
+{
+    (void)c;
+    return tl_csv_float(e->csv, e->cell, e->rf ? e->rf->rl.roofline_us : NAN, e->rf != NULL);
+}
+
+static int p_bound(struct pemit *e, const struct pcol *c)
+{
+    (void)c;
+    return mp_csv_str(e->csv,
+                      e->rf ? (e->rf->rl.compute_bound ? "COMPUTE_BOUND" : "MEMORY_BOUND") : "");
+}
+
+/* kernel details over members whose kernel list has the template's length;
+ * the template is the first non-empty list of the group */
+static int p_kernel_details(struct pemit *e, const struct pcol *c)
+{
+    (void)c;
+    const struct pgroup *G = e->G;
+    const struct mp_trace_store *s = e->t->s;
+    const struct prow *rt = e->r0;
+    for (size_t i = 0; i < G->n && rt->nk == 0; i++)
+        rt = &e->sh->rows[G->members[i]];
+    size_t nk = rt->nk;
+    double **kd = calloc(nk ? nk : 1, sizeof(double *));
+    size_t nrows = 0;
+    int rc = kd ? 0 : MP_ENOMEM;
+    for (size_t q = 0; q < nk && !rc; q++)
+        if (!(kd[q] = malloc((G->n ? G->n : 1) * sizeof(double))))
+            rc = MP_ENOMEM;
+    for (size_t i = 0; i < G->n && !rc; i++) {
+        const struct prow *r = &e->sh->rows[G->members[i]];
+        if (r->nk != nk)
+            continue;
+        for (size_t q = 0; q < nk; q++) {
+            int32_t ku = r->k[q];
+            kd[q][nrows] = (s->flags[ku] & MP_EV_DUR) ? s->dur[ku] : 0.0;
+        }
+        nrows++;
+    }
+    if (!rc && nk > 0) {
+        rc = tl_kernel_details_cells(e->t, rt->k, nk, kd, nrows, e->csv, e->cell);
+    } else if (!rc) {
+        rc = mp_csv_str(e->csv, "[]");
+        rc = rc ? rc : mp_csv_str(e->csv, "");
+    }
+    for (size_t q = 0; kd && q < nk; q++)
+        free(kd[q]);
+    free(kd);
+    return rc;
+}
+
+/* The overlap column block (kl_overlap sheets). */
+static int p_overlap(struct pemit *e, const struct pcol *c)
+{
+    (void)c;
+    const struct pgroup *G = e->G;
+    const struct tl_ovinfo **mi =
+        malloc((G->n ? G->n : 1) * sizeof(*mi)); // NOLINT(bugprone-sizeof-expression)
+    if (!mi)
+        return MP_ENOMEM;
+    for (size_t q = 0; q < G->n; q++)
+        mi[q] = tl_overlap_launcher(e->ov, e->sh->rows[G->members[q]].uid);
+    int rc = tl_overlap_cells(mi, G->n, true, e->csv, e->cell);
+    free(mi);
+    return rc;
+}
+
+/* The first non-None value of an args key (c->arg) over the group. */
+static int p_arg(struct pemit *e, const struct pcol *c)
+{
+    return args_first_cell(e->t, e->sh, e->G, c->arg, e->csv, e->cell);
+}
+
+static int p_count(struct pemit *e, const struct pcol *c)
+{
+    (void)c;
+    return mp_csv_fmt(e->csv, "%zu", e->G->n);
+}
+
+static int p_uid(struct pemit *e, const struct pcol *c)
+{
+    (void)c;
+    return mp_csv_fmt(e->csv, "%d", e->r0->uid);
+}
+
+#define PCOL(h, w, f)                                                                              \
+    {                                                                                              \
+        .head = (h), .when = (w), .cell = (f)                                                      \
+    }
+#define PSTAT(h, w, blk, f)                                                                        \
+    {                                                                                              \
+        .head = (h), .when = (w), .cell = p_stat, .stat = (blk),                                   \
+        .field = offsetof(struct tl_stats, f)                                                      \
+    }
+#define PFIRST(h, f)                                                                               \
+    {                                                                                              \
+        .head = (h), .cell = p_first, .field = offsetof(struct prow, f)                            \
+    }
+#define PARG(h, f, a)                                                                              \
+    {                                                                                              \
+        .head = (h), .cell = (f), .arg = (a)                                                       \
+    }
+
+/* The columns of a per-category sheet and its kl_overlap twin. */
+static const struct pcol pcols[] = {
+    PCOL("name", 0, p_name),
+    PCOL("overlapping_kernel_names_first", PC_OV, p_ov_names),
+    PCOL("param: %s", PC_PARAM, p_params),
+    PCOL("num_kernels", PC_NK, p_nk),
+    PCOL("is_recompute", PC_RECOMP, p_recompute),
+    PFIRST("GFLOPS_first", gflops),
+    PFIRST("Data Moved (MB)_first", mb),
+    PFIRST("FLOPS/Byte_first", fpb),
+    PSTAT("TB/s_mean", 0, PS_TBS, mean),
+    PSTAT("TB/s_median", 0, PS_TBS, median),
+    PSTAT("TB/s_std", 0, PS_TBS, std),
+    PSTAT("TB/s_min", 0, PS_TBS, min),
+    PSTAT("TB/s_max", 0, PS_TBS, max),
+    PSTAT("TFLOPS/s_mean", 0, PS_TFS, mean),
+    PSTAT("TFLOPS/s_median", 0, PS_TFS, median),
+    PSTAT("TFLOPS/s_std", 0, PS_TFS, std),
+    PSTAT("TFLOPS/s_min", 0, PS_TFS, min),
+    PSTAT("TFLOPS/s_max", 0, PS_TFS, max),
+    PARG("process_name_first", p_meta, "process_name"),
+    PARG("process_label_first", p_meta, "process_labels"),
+    PARG("thread_name_first", p_meta, "thread_name"),
+    PCOL("Compute Spec", 0, p_spec),
+    PCOL("Roofline Time (µs)_first", PC_ARCH, p_roofline_time),
+    PCOL("Roofline Bound_first", PC_ARCH, p_bound),
+    PSTAT("Pct Roofline_mean", PC_ARCH, PS_PCT, mean),
+    PSTAT("Pct Roofline_median", PC_ARCH, PS_PCT, median),
+    PSTAT("Pct Roofline_std", PC_ARCH, PS_PCT, std),
+    PSTAT("Pct Roofline_min", PC_ARCH, PS_PCT, min),
+    PSTAT("Pct Roofline_max", PC_ARCH, PS_PCT, max),
+    PCOL("kernel_details__summarize_kernel_stats", 0, p_kernel_details),
+    PCOL("trunc_kernel_details", 0, NULL),
+    PCOL("overlapping_kernels_details__summarize_kernel_stats", PC_OV, p_overlap),
+    PCOL("trunc_overlapping_kernels_details", PC_OV, NULL),
+    PCOL("overlap_pct_mean", PC_OV, NULL),
+    PCOL("overlap_pct_median", PC_OV, NULL),
+    PCOL("overlap_pct_std", PC_OV, NULL),
+    PCOL("overlap_pct_min", PC_OV, NULL),
+    PCOL("overlap_pct_max", PC_OV, NULL),
+    PARG("Input Dims_first", p_arg, "Input Dims"),
+    PARG("Input type_first", p_arg, "Input type"),
+    PARG("Input Strides_first", p_arg, "Input Strides"),
+    PARG("Concrete Inputs_first", p_arg, "Concrete Inputs"),
+    PSTAT("Kernel Time (µs)_mean", 0, PS_KT, mean),
+    PSTAT("Kernel Time (µs)_median", 0, PS_KT, median),
+    PSTAT("Kernel Time (µs)_std", 0, PS_KT, std),
+    PSTAT("Kernel Time (µs)_min", 0, PS_KT, min),
+    PSTAT("Kernel Time (µs)_max", 0, PS_KT, max),
+    PSTAT("Kernel Time (µs)_sum", 0, PS_KT, sum),
+    PCOL("name_count", 0, p_count),
+    PCOL("UID_first", 0, p_uid),
+};
+
+#define N_PCOLS (sizeof(pcols) / sizeof(pcols[0]))
+
+static bool pcol_on(const struct pcol *c, unsigned when)
+{
+    return c->when == 0 || (c->when & when) != 0;
+}
+
+static int write_pheader(struct mp_csv *csv, const struct psheet *sh, unsigned when)
+{
+    int rc = 0;
+    for (size_t c = 0; c < N_PCOLS && !rc; c++) {
+        if (!pcol_on(&pcols[c], when))
+            continue;
+        if (pcols[c].when == PC_PARAM)
+            for (int j = 0; j < sh->npkeys && !rc; j++)
+                rc = mp_csv_fmt(csv, pcols[c].head, sh->pkeys[j]);
+        else
+            rc = mp_csv_str(csv, pcols[c].head);
+    }
+    return rc ? rc : mp_csv_end_row(csv);
+}
+
+/* One group's row, column by column. */
+static int emit_pgroup(struct pemit *e, unsigned when)
+{
+    int rc = measure_pgroup(e, (when & PC_ARCH) != 0);
+    for (size_t c = 0; c < N_PCOLS && !rc; c++)
+        if (pcols[c].cell && pcol_on(&pcols[c], when))
+            rc = pcols[c].cell(e, &pcols[c]);
+    return rc ? rc : mp_csv_end_row(e->csv);
+}
+
 /* One per-category sheet; with ov its kl_overlap twin: the groups also split
  * by the overlapping kernel names (ordered after the total of their name and
  * params), three more column blocks, no roofline-plot points. */
@@ -328,298 +800,29 @@ static int render(struct mp_report *rep, const char *sheet_name, const struct mp
                   const struct mp_roofline_arch *arch, bool by_nk, bool fix_nested,
                   const struct tl_overlap *ov, struct mp_buf *b)
 {
-    /* group rows by name + param texts (first appearance) */
-    struct mp_intern *keys = mp_intern_new(), *bkeys = ov ? mp_intern_new() : NULL;
-    struct pgroup *g = calloc(sh->n ? sh->n : 1, sizeof(*g));
-    int32_t *gid = NULL;
-    size_t ng = 0, gcap = 0;
-    struct mp_buf key, cell;
-    mp_buf_init(&key, 0);
-    mp_buf_init(&cell, 0);
-    int rc = keys && g && (!ov || bkeys) ? 0 : MP_ENOMEM;
-    for (size_t i = 0; i < sh->n && !rc; i++) {
-        struct prow *r = &sh->rows[i];
-        if (fix_nested && r->nested)
-            continue;
-        int32_t bid = -1;
-        mp_buf_reset(&key);
-        rc = mp_buf_printf(&key, "%d\x1f%s", r->part, mp_trace_tree_name(t, r->uid));
-        for (int j = 0; j < sh->npkeys && !rc; j++) {
-            rc = mp_buf_putc(&key, '\x1f');
-            /* astype(str) with pandas' string dtype keeps missing values
-             * (absent column, None) missing: one group, an empty cell */
-            bool none;
-            const char *txt = row_param(sh, r, j, &none);
-            txt = !txt || none ? "\x1e" : txt;
-            rc = rc ? rc : mp_buf_puts(&key, txt);
-        }
-        if (by_nk)
-            rc = rc ? rc : mp_buf_printf(&key, "\x1f%zu", r->nk);
-        rc = rc ? rc : mp_buf_putc(&key, r->recompute ? '1' : '0');
-        if (ov && !rc) {
-            if ((bid = mp_intern_add(bkeys, key.data, key.len)) < 0)
-                rc = MP_ENOMEM;
-            rc = rc ? rc : mp_buf_putc(&key, '\x1d');
-            rc = rc ? rc : mp_buf_puts(&key, tl_ovinfo_names(tl_overlap_launcher(ov, r->uid)));
-        }
-        int32_t id = rc ? -1 : mp_intern_add(keys, key.data, key.len);
-        if (id < 0) {
-            rc = MP_ENOMEM;
-            break;
-        }
-        if (tl_gid_reserve(&gid, &gcap, id)) {
-            rc = MP_ENOMEM;
-            break;
-        }
-        if (gid[id] < 0) {
-            gid[id] = (int32_t)ng;
-            g[ng].first = i;
-            g[ng].part = r->part;
-            g[ng].all_nested = true;
-            g[ng].base = bid;
-            ng++;
-        }
-        struct pgroup *G = &g[gid[id]];
-        if (G->n == G->cap) {
-            size_t nc = G->cap ? G->cap * 2 : 8;
-            size_t *nm = realloc(G->members, nc * sizeof(size_t));
-            if (!nm) {
-                rc = MP_ENOMEM;
-                break;
-            }
-            G->members = nm;
-            G->cap = nc;
-        }
-        G->members[G->n++] = i;
-        G->kt_sum += r->kt;
-        if (!r->nested)
-            G->all_nested = false;
-    }
-    /* the sort column Kernel Time (µs)_sum as pandas sums it; the rows of a
-     * groupby(sort=True) with several groups are taken as not in key order
-     * (Kahan), one group's as sorted (np.add.reduceat) */
-    for (size_t q = 0; q < ng && !rc; q++) {
-        struct tl_stats st = {0};
-        size_t cnt = 0;
-        g[q].ids_sorted = ng == 1;
-        rc = num_stats(sh, &g[q], offsetof(struct prow, kt), &st, &cnt);
-        g[q].kt_sum = st.sum;
-    }
-    if (ov && !rc) {
-        size_t nb = (size_t)mp_intern_count(bkeys) + 1;
-        double *bkt = calloc(nb, sizeof(double));
-        int32_t *buid = malloc(nb * sizeof(int32_t));
-        if (!bkt || !buid)
-            rc = MP_ENOMEM;
-        for (size_t q = 0; q < nb && !rc; q++)
-            buid[q] = INT32_MAX;
-        for (size_t q = 0; q < ng && !rc; q++) {
-            int32_t u0 = sh->rows[g[q].first].uid;
-            bkt[g[q].base] += g[q].kt_sum;
-            if (u0 < buid[g[q].base])
-                buid[g[q].base] = u0;
-        }
-        for (size_t q = 0; q < ng && !rc; q++) {
-            g[q].base_kt = bkt[g[q].base];
-            g[q].base_uid = buid[g[q].base];
-        }
-        free(bkt);
-        free(buid);
-    }
-    if (!rc)
-        qsort(g, ng, sizeof(*g), cmp_pgroup);
-    /* header */
+    unsigned when = PC_PARAM | (ov ? PC_OV : 0) | (by_nk ? PC_NK : 0) |
+                    (t->recompute ? PC_RECOMP : 0) | (arch ? PC_ARCH : 0);
+    struct pgroups gs = {0};
+    int rc = group_prows(t, sh, by_nk, fix_nested, ov, &gs);
+    rc = rc ? rc : sort_pgroups(sh, &gs, ov != NULL);
     struct mp_csv csv;
+    struct mp_buf cell;
+    mp_buf_init(&cell, 0);
     mp_csv_init(&csv, b, "\n");
-    rc = rc ? rc : mp_csv_str(&csv, "name");
-    if (ov)
-        rc = rc ? rc : mp_csv_str(&csv, "overlapping_kernel_names_first");
-    for (int j = 0; j < sh->npkeys && !rc; j++)
-        rc = mp_csv_fmt(&csv, "param: %s", sh->pkeys[j]);
-    if (by_nk)
-        rc = rc ? rc : mp_csv_str(&csv, "num_kernels");
-    if (t->recompute)
-        rc = rc ? rc : mp_csv_str(&csv, "is_recompute");
-    static const char *const mid[] = {
-        "GFLOPS_first",
-        "Data Moved (MB)_first",
-        "FLOPS/Byte_first",
-        "TB/s_mean",
-        "TB/s_median",
-        "TB/s_std",
-        "TB/s_min",
-        "TB/s_max",
-        "TFLOPS/s_mean",
-        "TFLOPS/s_median",
-        "TFLOPS/s_std",
-        "TFLOPS/s_min",
-        "TFLOPS/s_max",
-        "process_name_first",
-        "process_label_first",
-        "thread_name_first",
-        "Compute Spec",
-    };
-    for (size_t j = 0; j < sizeof(mid) / sizeof(mid[0]) && !rc; j++)
-        rc = mp_csv_str(&csv, mid[j]);
-    if (arch) {
-        static const char *const rl[] = {"Roofline Time (µs)_first", "Roofline Bound_first",
-                                         "Pct Roofline_mean",        "Pct Roofline_median",
-                                         "Pct Roofline_std",         "Pct Roofline_min",
-                                         "Pct Roofline_max"};
-        for (size_t j = 0; j < sizeof(rl) / sizeof(rl[0]) && !rc; j++)
-            rc = mp_csv_str(&csv, rl[j]);
-    }
-    rc = rc ? rc : mp_csv_str(&csv, "kernel_details__summarize_kernel_stats");
-    rc = rc ? rc : mp_csv_str(&csv, "trunc_kernel_details");
-    static const char *const ovcols[] = {"overlapping_kernels_details__summarize_kernel_stats",
-                                         "trunc_overlapping_kernels_details",
-                                         "overlap_pct_mean",
-                                         "overlap_pct_median",
-                                         "overlap_pct_std",
-                                         "overlap_pct_min",
-                                         "overlap_pct_max"};
-    for (size_t j = 0; ov && j < sizeof(ovcols) / sizeof(ovcols[0]) && !rc; j++)
-        rc = mp_csv_str(&csv, ovcols[j]);
-    static const char *const tail[] = {
-        "Input Dims_first",
-        "Input type_first",
-        "Input Strides_first",
-        "Concrete Inputs_first",
-        "Kernel Time (µs)_mean",
-        "Kernel Time (µs)_median",
-        "Kernel Time (µs)_std",
-        "Kernel Time (µs)_min",
-        "Kernel Time (µs)_max",
-        "Kernel Time (µs)_sum",
-        "name_count",
-        "UID_first",
-    };
-    for (size_t j = 0; j < sizeof(tail) / sizeof(tail[0]) && !rc; j++)
-        rc = mp_csv_str(&csv, tail[j]);
-    rc = rc ? rc : mp_csv_end_row(&csv);
-    for (size_t gi = 0; gi < ng && !rc; gi++) {
-        struct pgroup *G = &g[gi];
-        const struct prow *r0 = &sh->rows[G->first];
-        rc = mp_csv_str(&csv, mp_trace_tree_name(t, r0->uid));
-        if (ov)
-            rc = rc ? rc : mp_csv_str(&csv, tl_ovinfo_names(tl_overlap_launcher(ov, r0->uid)));
-        for (int j = 0; j < sh->npkeys && !rc; j++) {
-            bool none;
-            const char *txt = row_param(sh, r0, j, &none);
-            txt = !txt || none ? "" : txt;
-            rc = mp_csv_str(&csv, txt);
-        }
-        if (by_nk)
-            rc = rc ? rc : mp_csv_fmt(&csv, "%zu", r0->nk);
-        if (t->recompute)
-            rc = rc ? rc : mp_csv_str(&csv, r0->recompute ? "True" : "False");
-        rc = rc ? rc
-                : tl_csv_float(&csv, &cell, first_num(sh, G, offsetof(struct prow, gflops)), true);
-        rc = rc ? rc : tl_csv_float(&csv, &cell, first_num(sh, G, offsetof(struct prow, mb)), true);
-        rc =
-            rc ? rc : tl_csv_float(&csv, &cell, first_num(sh, G, offsetof(struct prow, fpb)), true);
-        struct tl_stats st, st_tbs, st_tfs, st_pct = {0};
-        size_t cnt, npct = 0;
-        rc = rc ? rc : num_stats(sh, G, offsetof(struct prow, tbs), &st_tbs, &cnt);
-        rc = rc ? rc : stat_cells(&csv, &cell, &st_tbs, cnt, false);
-        rc = rc ? rc : num_stats(sh, G, offsetof(struct prow, tfs), &st_tfs, &cnt);
-        rc = rc ? rc : stat_cells(&csv, &cell, &st_tfs, cnt, false);
-        const struct mp_trace_store *s = t->s;
-        const char *pid = s->pid[r0->uid] >= 0 ? mp_intern_str(s->strings, s->pid[r0->uid]) : "";
-        const char *tid = s->tid[r0->uid] >= 0 ? mp_intern_str(s->strings, s->tid[r0->uid]) : "";
-        rc = rc ? rc : mp_csv_str(&csv, tl_meta_get(meta, pid, "0", "process_name"));
-        rc = rc ? rc : mp_csv_str(&csv, tl_meta_get(meta, pid, "0", "process_labels"));
-        rc = rc ? rc : mp_csv_str(&csv, tl_meta_get(meta, pid, tid, "thread_name"));
-        rc = rc ? rc : mp_csv_str(&csv, r0->spec);
-        if (arch && !rc) {
-            /* Roofline columns: first non-missing; percent stats over rows */
-            const struct prow *rf = NULL;
-            for (size_t i = 0; i < G->n && !rf; i++)
-                if (sh->rows[G->members[i]].rl.valid)
-                    rf = &sh->rows[G->members[i]];
-            rc = tl_csv_float(&csv, &cell, rf ? rf->rl.roofline_us : NAN, rf != NULL);
-            rc =
-                rc ? rc
-                   : mp_csv_str(&csv, rf ? (rf->rl.compute_bound ? "COMPUTE_BOUND" : "MEMORY_BOUND")
-                                         : "");
-            double *v = malloc((G->n ? G->n : 1) * sizeof(double));
-            size_t k = 0;
-            if (!v)
-                rc = MP_ENOMEM;
-            for (size_t i = 0; i < G->n && !rc; i++) {
-                const struct prow *r = &sh->rows[G->members[i]];
-                if (r->rl.valid && !isnan(r->rl.pct))
-                    v[k++] = r->rl.pct;
-            }
-            rc = rc ? rc : tl_group_stats(v, k, G->ids_sorted && k == G->n, &st_pct);
-            rc = rc ? rc : stat_cells(&csv, &cell, &st_pct, k, false);
-            npct = k;
-            free(v);
-        }
-        /* kernel details over members whose kernel list has the template's
-         * length; the template is the first non-empty list of the group */
-        const struct prow *rt = r0;
-        for (size_t i = 0; i < G->n && rt->nk == 0; i++)
-            rt = &sh->rows[G->members[i]];
-        size_t nk = rt->nk;
-        double **kd = calloc(nk ? nk : 1, sizeof(double *));
-        size_t nrows = 0;
-        if (!kd)
-            rc = MP_ENOMEM;
-        for (size_t q = 0; q < nk && !rc; q++)
-            if (!(kd[q] = malloc((G->n ? G->n : 1) * sizeof(double))))
-                rc = MP_ENOMEM;
-        for (size_t i = 0; i < G->n && !rc; i++) {
-            const struct prow *r = &sh->rows[G->members[i]];
-            if (r->nk != nk)
-                continue;
-            for (size_t q = 0; q < nk; q++) {
-                int32_t ku = r->k[q];
-                kd[q][nrows] = (s->flags[ku] & MP_EV_DUR) ? s->dur[ku] : 0.0;
-            }
-            nrows++;
-        }
-        if (!rc && nk > 0) {
-            rc = tl_kernel_details_cells(t, rt->k, nk, kd, nrows, &csv, &cell);
-        } else if (!rc) {
-            rc = mp_csv_str(&csv, "[]");
-            rc = rc ? rc : mp_csv_str(&csv, "");
-        }
-        for (size_t q = 0; kd && q < nk; q++)
-            free(kd[q]);
-        free(kd);
-        if (ov && !rc) {
-            const struct tl_ovinfo **mi =
-                malloc((G->n ? G->n : 1) * sizeof(*mi)); // NOLINT(bugprone-sizeof-expression)
-            if (!mi)
-                rc = MP_ENOMEM;
-            for (size_t q = 0; q < G->n && !rc; q++)
-                mi[q] = tl_overlap_launcher(ov, sh->rows[G->members[q]].uid);
-            rc = rc ? rc : tl_overlap_cells(mi, G->n, true, &csv, &cell);
-            free(mi);
-        }
-        static const char *const argk[] = {"Input Dims", "Input type", "Input Strides",
-                                           "Concrete Inputs"};
-        for (int a = 0; a < 4 && !rc; a++)
-            rc = args_first_cell(t, sh, G, argk[a], &csv, &cell);
-        rc = rc ? rc : num_stats(sh, G, offsetof(struct prow, kt), &st, &cnt);
-        rc = rc ? rc : stat_cells(&csv, &cell, &st, cnt, true);
-        rc = rc ? rc : mp_csv_fmt(&csv, "%zu", G->n);
-        rc = rc ? rc : mp_csv_fmt(&csv, "%d", r0->uid);
-        rc = rc ? rc : mp_csv_end_row(&csv);
+    rc = rc ? rc : write_pheader(&csv, sh, when);
+    struct pemit e = {.t = t, .sh = sh, .meta = meta, .ov = ov, .csv = &csv, .cell = &cell};
+    for (size_t gi = 0; gi < gs.ng && !rc; gi++) {
+        e.G = &gs.g[gi];
+        e.r0 = &sh->rows[e.G->first];
+        rc = emit_pgroup(&e, when);
         /* the summary and the roofline plot count each kernel once: shapes
          * whose ops all sit inside another op of the table are left out */
-        if (!rc && !G->all_nested && !ov)
-            rc = add_point(rep, t, sh, G, sheet_name, first_num(sh, G, offsetof(struct prow, fpb)),
-                           &st_tfs, &st_tbs, &st_pct, npct);
+        if (!rc && !e.G->all_nested && !ov)
+            rc = add_point(rep, t, sh, e.G, sheet_name,
+                           first_num(sh, e.G, offsetof(struct prow, fpb)), &e.st[PS_TFS],
+                           &e.st[PS_TBS], &e.st[PS_PCT], e.cnt[PS_PCT]);
     }
-    for (size_t i = 0; i < ng; i++)
-        free(g[i].members);
-    free(g);
-    free(gid);
-    mp_intern_free(keys);
-    mp_intern_free(bkeys);
-    mp_buf_fini(&key);
+    pgroups_fini(&gs);
     mp_buf_fini(&cell);
     return rc;
 }

@@ -597,120 +597,120 @@ static void ent_sort(const struct tc_sortctx *s, struct tc_ent *a, struct tc_ent
     memcpy(a, tmp, n * sizeof(*a));
 }
 
-/* pd.merge(L, R, on=keys, how="outer") with the key columns first. */
-static int outer_merge(struct tc_ctx *x, const struct tc_frame *L, const struct tc_frame *R,
-                       const char *const *keys, size_t nk, const char *what, struct tc_frame *out)
+/* The key columns of the merge in both frames (kc[k] left, kc[nk + k]
+ * right), whether each compares as a number (knum) and its merged kind
+ * (kkind); a missing key column or one holding numbers in one report and
+ * text in the other is an input error. */
+static int merge_keys(struct tc_ctx *x, const struct tc_frame *L, const struct tc_frame *R,
+                      const char *const *keys, size_t nk, const char *what, long *kc, bool *knum,
+                      enum tc_kind *kkind)
 {
-    memset(out, 0, sizeof(*out));
-    long *kc = calloc(2 * (nk ? nk : 1), sizeof(*kc));
-    bool *knum = calloc(nk ? nk : 1, sizeof(*knum));
-    enum tc_kind *kkind = calloc(nk ? nk : 1, sizeof(*kkind));
-    int rc = kc && knum && kkind ? 0 : MP_ENOMEM;
-    for (size_t k = 0; k < nk && !rc; k++) {
-        for (int s = 0; s < 2 && !rc; s++) {
-            const struct tc_frame *f = s ? R : L;
-            kc[s * nk + k] = frame_col(f, keys[k]);
+    for (size_t k = 0; k < nk; k++) {
+        for (int s = 0; s < 2; s++) {
+            kc[s * nk + k] = frame_col(s ? R : L, keys[k]);
             if (kc[s * nk + k] < 0) {
                 mp_diag_set_field(x->d, keys[k]);
-                rc = mp_diag_set(x->d, MP_EINVAL, "%s: a report has no key column '%s'", what,
-                                 keys[k]);
+                return mp_diag_set(x->d, MP_EINVAL, "%s: a report has no key column '%s'", what,
+                                   keys[k]);
             }
         }
-        if (rc)
-            break;
         enum tc_kind a = L->cols[kc[k]].kind, b = R->cols[kc[nk + k]].kind;
         bool an = is_num(a) || a == TC_EMPTY, bn = is_num(b) || b == TC_EMPTY;
         if (an && bn) {
             knum[k] = true;
             kkind[k] = a == TC_INT && b == TC_INT ? TC_INT : TC_FLOAT;
-        } else if (!is_num(a) && !is_num(b)) {
+            continue;
+        }
+        if (!is_num(a) && !is_num(b)) {
             kkind[k] = a == TC_BOOL && b == TC_BOOL ? TC_BOOL : TC_STR;
-        } else {
-            /* text on one side: only a column with no value on the other fits */
-            bool ok = true;
-            const struct tc_frame *nf = is_num(a) ? L : R;
-            long col = is_num(a) ? kc[k] : kc[nk + k];
-            for (size_t i = 0; i < nf->nrows && ok; i++)
-                ok = nf->cols[col].c[i].na;
-            if (!ok) {
-                mp_diag_set_field(x->d, keys[k]);
-                rc = mp_diag_set(x->d, MP_EINVAL,
-                                 "%s: key column '%s' holds numbers in one report and text in "
-                                 "another",
-                                 what, keys[k]);
-            }
-            kkind[k] = TC_STR;
+            continue;
+        }
+        /* text on one side: only a column with no value on the other fits */
+        bool ok = true;
+        const struct tc_frame *nf = is_num(a) ? L : R;
+        long col = is_num(a) ? kc[k] : kc[nk + k];
+        for (size_t i = 0; i < nf->nrows && ok; i++)
+            ok = nf->cols[col].c[i].na;
+        kkind[k] = TC_STR;
+        if (!ok) {
+            mp_diag_set_field(x->d, keys[k]);
+            return mp_diag_set(x->d, MP_EINVAL,
+                               "%s: key column '%s' holds numbers in one report and text in "
+                               "another",
+                               what, keys[k]);
         }
     }
-    size_t n = L->nrows + R->nrows;
-    struct tc_ent *ents = rc ? NULL : calloc(n ? n : 1, sizeof(*ents));
-    struct tc_ent *tmp = rc ? NULL : calloc(n ? n : 1, sizeof(*tmp));
-    if (!rc && (!ents || !tmp))
-        rc = MP_ENOMEM;
-    struct tc_sortctx sc = {{L, R}, {kc, kc + nk}, knum, nk};
-    size_t *lrow = NULL, *rrow = NULL, nout = 0, cap = 0;
-    if (!rc) {
-        for (size_t i = 0; i < L->nrows; i++)
-            ents[i] = (struct tc_ent){0, i};
-        for (size_t i = 0; i < R->nrows; i++)
-            ents[L->nrows + i] = (struct tc_ent){1, i};
-        ent_sort(&sc, ents, tmp, n);
-    }
-    /* groups of equal keys: left rows x right rows */
-    for (size_t g = 0; !rc && g < n;) {
+    return 0;
+}
+
+/* The merged rows as (left row, right row) pairs, SIZE_MAX for none: the
+ * rows sorted by key (ents, n of them), each group of equal keys giving
+ * its left rows x right rows, or its rows of the one side alone. */
+static int merge_pairs(const struct tc_sortctx *sc, const struct tc_ent *ents, size_t n,
+                       size_t **lrow, size_t **rrow, size_t *nout)
+{
+    size_t cap = 0;
+    *nout = 0;
+    for (size_t g = 0; g < n;) {
         size_t e = g + 1;
-        while (e < n && !ent_cmp(&sc, &ents[g], &ents[e]))
+        while (e < n && !ent_cmp(sc, &ents[g], &ents[e]))
             e++;
         size_t nl = 0, nr = 0;
         for (size_t i = g; i < e; i++)
             *(ents[i].side ? &nr : &nl) += 1;
         size_t need = (nl && nr) ? nl * nr : nl + nr;
-        if (nout + need > cap) {
+        if (*nout + need > cap) {
             size_t nc = cap ? cap * 2 : 64;
-            while (nc < nout + need)
+            while (nc < *nout + need)
                 nc *= 2;
-            size_t *a = realloc(lrow, nc * sizeof(*a));
+            size_t *a = realloc(*lrow, nc * sizeof(*a));
             if (a)
-                lrow = a;
-            size_t *b = realloc(rrow, nc * sizeof(*b));
+                *lrow = a;
+            size_t *b = realloc(*rrow, nc * sizeof(*b));
             if (b)
-                rrow = b;
-            if (!a || !b) {
-                rc = MP_ENOMEM;
-                break;
-            }
+                *rrow = b;
+            if (!a || !b)
+                return MP_ENOMEM;
             cap = nc;
         }
         for (size_t i = g; i < e; i++) {
             if (ents[i].side)
                 continue;
             if (!nr) {
-                lrow[nout] = ents[i].row;
-                rrow[nout++] = SIZE_MAX;
+                (*lrow)[*nout] = ents[i].row;
+                (*rrow)[(*nout)++] = SIZE_MAX;
                 continue;
             }
             for (size_t j = g; j < e; j++)
                 if (ents[j].side) {
-                    lrow[nout] = ents[i].row;
-                    rrow[nout++] = ents[j].row;
+                    (*lrow)[*nout] = ents[i].row;
+                    (*rrow)[(*nout)++] = ents[j].row;
                 }
         }
         if (!nl)
             for (size_t j = g; j < e; j++) {
-                lrow[nout] = SIZE_MAX;
-                rrow[nout++] = ents[j].row;
+                (*lrow)[*nout] = SIZE_MAX;
+                (*rrow)[(*nout)++] = ents[j].row;
             }
         g = e;
     }
-    out->nrows = nout;
-    /* keys: the left's type when every row has a left row (the right's when
-     * none has, the left's when none has a right row), else the common type */
+    return 0;
+}
+
+/* The key columns of the merged frame: the left's type when every row has
+ * a left row (the right's when none has, the left's when none has a right
+ * row), else the common type. */
+static int merge_key_cols(struct tc_frame *out, const struct tc_frame *L, const struct tc_frame *R,
+                          const long *kc, const enum tc_kind *kkind, size_t nk, const size_t *lrow,
+                          const size_t *rrow, size_t nout)
+{
     bool lmiss = false, lall = nout > 0, rall = nout > 0;
     for (size_t i = 0; i < nout; i++) {
         lmiss = lmiss || lrow[i] == SIZE_MAX;
         lall = lall && lrow[i] == SIZE_MAX;
         rall = rall && rrow[i] == SIZE_MAX;
     }
+    int rc = 0;
     for (size_t k = 0; k < nk && !rc; k++) {
         enum tc_kind kk = kkind[k];
         if (!lmiss || rall)
@@ -726,32 +726,69 @@ static int outer_merge(struct tc_ctx *x, const struct tc_frame *L, const struct 
             out->cols[k].c[i] = *c;
         }
     }
-    /* other columns: left's, then right's */
-    for (int s = 0; s < 2 && !rc; s++) {
-        const struct tc_frame *f = s ? R : L;
-        const size_t *rows = s ? rrow : lrow;
-        for (size_t j = 0; j < f->ncols && !rc; j++) {
-            bool key = false;
-            for (size_t k = 0; k < nk; k++)
-                key = key || (long)j == kc[s * nk + k];
-            if (key)
-                continue;
-            bool missing = false;
-            for (size_t i = 0; i < nout; i++)
-                missing = missing || rows[i] == SIZE_MAX;
-            enum tc_kind kind = f->cols[j].kind;
-            if (missing && kind == TC_INT)
-                kind = TC_FLOAT;
-            rc = frame_add_col(out, f->cols[j].name, kind);
-            struct tc_col *oc = &out->cols[out->ncols - 1];
-            for (size_t i = 0; i < nout && !rc; i++) {
-                if (rows[i] == SIZE_MAX)
-                    oc->c[i] = (struct tc_cell){.na = true};
-                else
-                    oc->c[i] = f->cols[j].c[rows[i]];
-            }
+    return rc;
+}
+
+/* The other columns of frame f (side s) in the merged frame, missing
+ * cells NA (an int column with any becomes float). */
+static int merge_side_cols(struct tc_frame *out, const struct tc_frame *f, int s, const long *kc,
+                           size_t nk, const size_t *rows, size_t nout)
+{
+    int rc = 0;
+    for (size_t j = 0; j < f->ncols && !rc; j++) {
+        bool key = false;
+        for (size_t k = 0; k < nk; k++)
+            key = key || (long)j == kc[s * nk + k];
+        if (key)
+            continue;
+        bool missing = false;
+        for (size_t i = 0; i < nout; i++)
+            missing = missing || rows[i] == SIZE_MAX;
+        enum tc_kind kind = f->cols[j].kind;
+        if (missing && kind == TC_INT)
+            kind = TC_FLOAT;
+        rc = frame_add_col(out, f->cols[j].name, kind);
+        struct tc_col *oc = &out->cols[out->ncols - 1];
+        for (size_t i = 0; i < nout && !rc; i++) {
+            if (rows[i] == SIZE_MAX)
+                oc->c[i] = (struct tc_cell){.na = true};
+            else
+                oc->c[i] = f->cols[j].c[rows[i]];
         }
     }
+    return rc;
+}
+
+/* pd.merge(L, R, on=keys, how="outer") with the key columns first. */
+static int outer_merge(struct tc_ctx *x, const struct tc_frame *L, const struct tc_frame *R,
+                       const char *const *keys, size_t nk, const char *what, struct tc_frame *out)
+{
+    memset(out, 0, sizeof(*out));
+    long *kc = calloc(2 * (nk ? nk : 1), sizeof(*kc));
+    bool *knum = calloc(nk ? nk : 1, sizeof(*knum));
+    enum tc_kind *kkind = calloc(nk ? nk : 1, sizeof(*kkind));
+    int rc = kc && knum && kkind ? 0 : MP_ENOMEM;
+    rc = rc ? rc : merge_keys(x, L, R, keys, nk, what, kc, knum, kkind);
+    size_t n = L->nrows + R->nrows;
+    struct tc_ent *ents = rc ? NULL : calloc(n ? n : 1, sizeof(*ents));
+    struct tc_ent *tmp = rc ? NULL : calloc(n ? n : 1, sizeof(*tmp));
+    if (!rc && (!ents || !tmp))
+        rc = MP_ENOMEM;
+    struct tc_sortctx sc = {{L, R}, {kc, kc + nk}, knum, nk};
+    size_t *lrow = NULL, *rrow = NULL, nout = 0;
+    if (!rc) {
+        for (size_t i = 0; i < L->nrows; i++)
+            ents[i] = (struct tc_ent){0, i};
+        for (size_t i = 0; i < R->nrows; i++)
+            ents[L->nrows + i] = (struct tc_ent){1, i};
+        ent_sort(&sc, ents, tmp, n);
+        rc = merge_pairs(&sc, ents, n, &lrow, &rrow, &nout);
+    }
+    out->nrows = nout;
+    rc = rc ? rc : merge_key_cols(out, L, R, kc, kkind, nk, lrow, rrow, nout);
+    /* other columns: left's, then right's */
+    rc = rc ? rc : merge_side_cols(out, L, 0, kc, nk, lrow, nout);
+    rc = rc ? rc : merge_side_cols(out, R, 1, kc, nk, rrow, nout);
     free(lrow);
     free(rrow);
     free(ents);
@@ -864,6 +901,8 @@ static int build_diff(struct tc_ctx *x, struct tc_frame *dfs, size_t n, const ch
                                  x->tags[r], diff_cols[dc]);
                 break;
             }
+            /* merged.cols is set whenever frame_col found a column */
+            // NOLINTNEXTLINE(clang-analyzer-core.NullDereference)
             enum tc_kind bk = merged.cols[bj].kind, vk = merged.cols[vj].kind;
             bool bok = is_num(bk) || bk == TC_EMPTY, vok = is_num(vk) || vk == TC_EMPTY;
             if (!bok || !vok) {

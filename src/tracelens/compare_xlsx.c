@@ -456,39 +456,126 @@ void tl_xlsx_grid_free(struct tl_xlsx_cell *g, size_t nrows, size_t ncols)
     free(g);
 }
 
-int tl_xlsx_read_sheet(struct tl_xlsx *x, const char *sheet, const char *path,
-                       struct tl_xlsx_cell **grid, size_t *nrows, size_t *ncols, struct mp_diag *d)
+/* A cell read from a sheet, before it is placed in the grid. */
+struct rc_cell {
+    long r, c;
+    struct tl_xlsx_cell v;
+};
+
+struct rc_cells {
+    struct rc_cell *v;
+    size_t n, cap;
+    long maxr, maxc;
+};
+
+/* The cell type of the t attribute: s shared string, S string, i inline
+ * string, b bool, e error, n number (no attribute). */
+static char cell_kind(const char *ts, const char *te, struct mp_buf *a)
 {
-    *grid = NULL;
-    *nrows = *ncols = 0;
-    const char *part = NULL;
-    for (size_t i = 0; i < x->nsheet && !part; i++)
-        if (!strcmp(x->sheet_name[i], sheet))
-            part = x->sheet_path[i];
-    if (!part)
-        return MP_ENOTFOUND;
-    struct mp_buf xml, a, v;
-    mp_buf_init(&xml, 0);
+    if (!xml_attr(ts, te, "t", a))
+        return 'n';
+    return !strcmp(a->data, "s")           ? 's'
+           : !strcmp(a->data, "str")       ? 'S'
+           : !strcmp(a->data, "inlineStr") ? 'i'
+           : !strcmp(a->data, "b")         ? 'b'
+           : !strcmp(a->data, "e")         ? 'e'
+                                           : 'S';
+}
+
+/* A number cell: openpyxl gives an int, or a float; pandas an int when
+ * integral. */
+static struct tl_xlsx_cell number_cell(const char *text)
+{
+    struct tl_xlsx_cell cv = {.type = TL_XC_EMPTY};
+    bool fl = strpbrk(text, ".eE") != NULL;
+    cv.v = strtod(text, NULL);
+    cv.type = !fl || (cv.v == (double)(long long)cv.v && cv.v < 9.2e18 && cv.v > -9.2e18)
+                  ? TL_XC_INT
+                  : TL_XC_FLOAT;
+    if (cv.type == TL_XC_INT)
+        cv.i = fl ? (long long)cv.v : strtoll(text, NULL, 10);
+    return cv;
+}
+
+/* The value of a cell of type t whose content runs from te to close; a
+ * string cell with s NULL means out of memory. */
+static struct tl_xlsx_cell cell_value(const struct tl_xlsx *x, const char *te, const char *close,
+                                      char t, struct mp_buf *v)
+{
+    struct tl_xlsx_cell cv = {.type = TL_XC_EMPTY};
+    if (t == 'i') {
+        xml_texts(te, close, v);
+        cv.type = TL_XC_STR;
+        cv.s = mp_strdup(v->data ? v->data : "");
+        return cv;
+    }
+    const char *vs = memmem(te, (size_t)(close - te), "<v>", 3);
+    const char *ve = vs ? memmem(vs, (size_t)(close - vs), "</v>", 4) : NULL;
+    if (!vs || !ve)
+        return cv;
+    mp_buf_reset(v);
+    xml_unescape(v, vs + 3, (size_t)(ve - vs - 3));
+    mp_buf_putc(v, 0);
+    v->len--;
+    if (t == 's') {
+        unsigned long k = strtoul(v->data, NULL, 10);
+        cv.type = TL_XC_STR;
+        cv.s = mp_strdup(k < x->nsst ? x->sst[k] : "");
+    } else if (t == 'S') {
+        cv.type = TL_XC_STR;
+        cv.s = mp_strdup(v->data);
+    } else if (t == 'b') {
+        cv.type = TL_XC_BOOL;
+        cv.b = strtol(v->data, NULL, 10) != 0;
+    } else if (t == 'e') {
+        cv.type = TL_XC_NA;
+    } else {
+        cv = number_cell(v->data);
+    }
+    return cv;
+}
+
+static int cells_push(struct rc_cells *cs, long r, long col, struct tl_xlsx_cell cv)
+{
+    if (cs->n == cs->cap) {
+        size_t nc = cs->cap ? cs->cap * 2 : 1024;
+        struct rc_cell *ncl = realloc(cs->v, nc * sizeof(*ncl));
+        if (!ncl) {
+            free(cv.s);
+            return MP_ENOMEM;
+        }
+        cs->v = ncl;
+        cs->cap = nc;
+    }
+    cs->v[cs->n++] = (struct rc_cell){r, col, cv};
+    if (r > cs->maxr)
+        cs->maxr = r;
+    if (col > cs->maxc)
+        cs->maxc = col;
+    return 0;
+}
+
+/* The next "<c" tag from p (not "<col" and the like), or NULL. */
+static const char *next_ctag(const char *p, const char *e)
+{
+    const char *ctag = memmem(p, (size_t)(e - p), "<c", 2);
+    while (ctag && ctag + 2 < e && ctag[2] != ' ' && ctag[2] != '>' && ctag[2] != '/')
+        ctag = memmem(ctag + 2, (size_t)(e - ctag - 2), "<c", 2);
+    return ctag;
+}
+
+/* The non-empty cells of the sheet's XML p..e, in document order. */
+static int read_cells(const struct tl_xlsx *x, const char *p, const char *e, struct rc_cells *cs)
+{
+    struct mp_buf a, v;
     mp_buf_init(&a, 0);
     mp_buf_init(&v, 0);
-    int rc = zip_read(x, part, &xml, path, d);
-    if (rc == MP_ENOTFOUND)
-        rc = bad(d, path, "a sheet's part is missing");
-
-    /* cells as (row, col, cell), then placed in a dense grid */
-    struct rc_cell {
-        long r, c;
-        struct tl_xlsx_cell v;
-    } *cells = NULL;
-
-    size_t n = 0, cap = 0;
-    long maxr = -1, maxc = -1, row = -1;
-    const char *p = xml.data, *e = xml.data ? xml.data + xml.len : NULL, *ts, *te;
+    long row = -1;
+    int rc = 0;
+    const char *ts, *te;
     while (!rc && p && p < e) {
         const char *rowtag = memmem(p, (size_t)(e - p), "<row", 4);
-        const char *ctag = memmem(p, (size_t)(e - p), "<c", 2);
-        while (ctag && ctag + 2 < e && ctag[2] != ' ' && ctag[2] != '>' && ctag[2] != '/')
-            ctag = memmem(ctag + 2, (size_t)(e - ctag - 2), "<c", 2);
+        const char *ctag = next_ctag(p, e);
         if (rowtag && (!ctag || rowtag < ctag)) {
             const char *rte = memchr(rowtag, '>', (size_t)(e - rowtag));
             if (!rte)
@@ -509,55 +596,12 @@ int tl_xlsx_read_sheet(struct tl_xlsx *x, const char *sheet, const char *path,
                 r = strtol(dg, NULL, 10) - 1;
         }
         if (col < 0)
-            col = n && cells[n - 1].r == r ? cells[n - 1].c + 1 : 0;
-        char t = 'n';
-        if (xml_attr(ts, te, "t", &a))
-            t = !strcmp(a.data, "s")           ? 's'
-                : !strcmp(a.data, "str")       ? 'S'
-                : !strcmp(a.data, "inlineStr") ? 'i'
-                : !strcmp(a.data, "b")         ? 'b'
-                : !strcmp(a.data, "e")         ? 'e'
-                                               : 'S';
+            col = cs->n && cs->v[cs->n - 1].r == r ? cs->v[cs->n - 1].c + 1 : 0;
+        char t = cell_kind(ts, te, &a);
         const char *close = te[-1] == '/' ? NULL : memmem(te, (size_t)(e - te), "</c>", 4);
         struct tl_xlsx_cell cv = {.type = TL_XC_EMPTY};
         if (close) {
-            if (t == 'i') {
-                xml_texts(te, close, &v);
-                cv.type = TL_XC_STR;
-                cv.s = mp_strdup(v.data ? v.data : "");
-            } else {
-                const char *vs = memmem(te, (size_t)(close - te), "<v>", 3);
-                const char *ve = vs ? memmem(vs, (size_t)(close - vs), "</v>", 4) : NULL;
-                if (vs && ve) {
-                    mp_buf_reset(&v);
-                    xml_unescape(&v, vs + 3, (size_t)(ve - vs - 3));
-                    mp_buf_putc(&v, 0);
-                    v.len--;
-                    if (t == 's') {
-                        unsigned long k = strtoul(v.data, NULL, 10);
-                        cv.type = TL_XC_STR;
-                        cv.s = mp_strdup(k < x->nsst ? x->sst[k] : "");
-                    } else if (t == 'S') {
-                        cv.type = TL_XC_STR;
-                        cv.s = mp_strdup(v.data);
-                    } else if (t == 'b') {
-                        cv.type = TL_XC_BOOL;
-                        cv.b = strtol(v.data, NULL, 10) != 0;
-                    } else if (t == 'e') {
-                        cv.type = TL_XC_NA;
-                    } else {
-                        bool fl = strpbrk(v.data, ".eE") != NULL;
-                        cv.v = strtod(v.data, NULL);
-                        /* openpyxl: an int, or a float; pandas: an int when integral */
-                        cv.type = !fl || (cv.v == (double)(long long)cv.v && cv.v < 9.2e18 &&
-                                          cv.v > -9.2e18)
-                                      ? TL_XC_INT
-                                      : TL_XC_FLOAT;
-                        if (cv.type == TL_XC_INT)
-                            cv.i = fl ? (long long)cv.v : strtoll(v.data, NULL, 10);
-                    }
-                }
-            }
+            cv = cell_value(x, te, close, t, &v);
             p = close + 4;
         }
         if ((cv.type == TL_XC_STR && !cv.s)) {
@@ -568,49 +612,63 @@ int tl_xlsx_read_sheet(struct tl_xlsx *x, const char *sheet, const char *path,
             free(cv.s);
             continue;
         }
-        if (n == cap) {
-            size_t nc = cap ? cap * 2 : 1024;
-            struct rc_cell *ncl = realloc(cells, nc * sizeof(*ncl));
-            if (!ncl) {
-                free(cv.s);
-                rc = MP_ENOMEM;
-                break;
-            }
-            cells = ncl;
-            cap = nc;
-        }
-        cells[n++] = (struct rc_cell){r, col, cv};
-        if (r > maxr)
-            maxr = r;
-        if (col > maxc)
-            maxc = col;
+        rc = cells_push(cs, r, col, cv);
     }
-    if (!rc && n) {
-        size_t R = (size_t)maxr + 1, C = (size_t)maxc + 1;
-        struct tl_xlsx_cell *g = calloc(R && C ? R * C : 1, sizeof(*g));
-        if (!g) {
-            rc = MP_ENOMEM;
-        } else {
-            for (size_t i = 0; i < n; i++) {
-                if (cells[i].r < 0) {
-                    free(cells[i].v.s);
-                    continue;
-                }
-                struct tl_xlsx_cell *slot = &g[(size_t)cells[i].r * C + (size_t)cells[i].c];
-                free(slot->s);
-                *slot = cells[i].v;
-            }
-            n = 0;
-            *grid = g;
-            *nrows = R;
-            *ncols = C;
-        }
-    }
-    for (size_t i = 0; i < n; i++)
-        free(cells[i].v.s);
-    free(cells);
-    mp_buf_fini(&xml);
     mp_buf_fini(&a);
     mp_buf_fini(&v);
+    return rc;
+}
+
+/* Places the cells in a dense grid (a later cell of the same place wins);
+ * the cells' strings move into it. */
+static int cells_to_grid(struct rc_cells *cs, struct tl_xlsx_cell **grid, size_t *nrows,
+                         size_t *ncols)
+{
+    size_t R = (size_t)cs->maxr + 1, C = (size_t)cs->maxc + 1;
+    struct tl_xlsx_cell *g = calloc(R && C ? R * C : 1, sizeof(*g));
+    if (!g)
+        return MP_ENOMEM;
+    for (size_t i = 0; i < cs->n; i++) {
+        if (cs->v[i].r < 0) {
+            free(cs->v[i].v.s);
+            continue;
+        }
+        struct tl_xlsx_cell *slot = &g[(size_t)cs->v[i].r * C + (size_t)cs->v[i].c];
+        free(slot->s);
+        *slot = cs->v[i].v;
+    }
+    cs->n = 0;
+    *grid = g;
+    *nrows = R;
+    *ncols = C;
+    return 0;
+}
+
+int tl_xlsx_read_sheet(struct tl_xlsx *x, const char *sheet, const char *path,
+                       struct tl_xlsx_cell **grid, size_t *nrows, size_t *ncols, struct mp_diag *d)
+{
+    *grid = NULL;
+    *nrows = *ncols = 0;
+    const char *part = NULL;
+    for (size_t i = 0; i < x->nsheet && !part; i++)
+        if (!strcmp(x->sheet_name[i], sheet))
+            part = x->sheet_path[i];
+    if (!part)
+        return MP_ENOTFOUND;
+    struct mp_buf xml;
+    mp_buf_init(&xml, 0);
+    int rc = zip_read(x, part, &xml, path, d);
+    if (rc == MP_ENOTFOUND)
+        rc = bad(d, path, "a sheet's part is missing");
+    /* cells as (row, col, cell), then placed in a dense grid */
+    struct rc_cells cs = {.maxr = -1, .maxc = -1};
+    if (!rc)
+        rc = read_cells(x, xml.data, xml.data ? xml.data + xml.len : NULL, &cs);
+    if (!rc && cs.n)
+        rc = cells_to_grid(&cs, grid, nrows, ncols);
+    for (size_t i = 0; i < cs.n; i++)
+        free(cs.v[i].v.s);
+    free(cs.v);
+    mp_buf_fini(&xml);
     return rc;
 }

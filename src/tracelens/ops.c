@@ -677,239 +677,418 @@ static int ug_push(double **v, size_t *n, size_t *cap, double x)
     return 0;
 }
 
+/* The groups of ops_unique_args, in first-appearance order until sorted. */
+struct ugroups {
+    struct ugroup *g;
+    size_t ng;
+    struct mp_intern *keys;
+    int32_t *gid; /* group of each key id, -1 before its first row */
+    size_t gcap;
+    int32_t last_gid; /* the group of the previous row */
+    bool ids_sorted;  /* pandas sums by np.add.reduceat */
+    double total;     /* the sorted sum column's sum */
+    double ts0;       /* earliest launcher ts */
+};
+
+static void ugroups_fini(struct ugroups *gs)
+{
+    for (size_t i = 0; i < gs->ng; i++) {
+        struct ugroup *G = &gs->g[i];
+        mp_buf_fini(&G->key);
+        free(G->direct);
+        free(G->sub);
+        free(G->mem);
+        for (size_t k = 0; k < G->nk; k++)
+            free(G->kdur ? G->kdur[k] : NULL);
+        free(G->kdur);
+    }
+    free(gs->g);
+    free(gs->gid);
+    mp_intern_free(gs->keys);
+}
+
+/* Launcher L's group key: name [, overlapping kernel names], category
+ * [, parent module], process/thread names, args [, num_kernels]
+ * [, is_recompute], joined by \x1f as they are printed. */
+static int ua_key(const struct mp_trace_tree *t, const struct launcher *L, struct tl_argkeys *ak,
+                  const struct mp_report_opts *o, const struct tl_meta *m, struct tl_overlap *ov,
+                  struct mp_buf *key)
+{
+    const struct mp_trace_store *s = t->s;
+    int32_t u = L->uid;
+    const char *pid = s->pid[u] >= 0 ? mp_intern_str(s->strings, s->pid[u]) : "";
+    const char *tid = s->tid[u] >= 0 ? mp_intern_str(s->strings, s->tid[u]) : "";
+    mp_buf_reset(key);
+    const char *cells[7] = {mp_trace_tree_name(t, u)};
+    int ncell = 1;
+    if (ov)
+        cells[ncell++] = tl_ovinfo_names(tl_overlap_launcher(ov, u));
+    cells[ncell++] = L->category;
+    if (o->group_by_parent_module)
+        cells[ncell++] = L->module;
+    cells[ncell++] = tl_meta_get(m, pid, "0", "process_name");
+    cells[ncell++] = tl_meta_get(m, pid, "0", "process_labels");
+    cells[ncell++] = tl_meta_get(m, pid, tid, "thread_name");
+    int rc = 0;
+    for (int c = 0; c < ncell && !rc; c++) {
+        rc = c ? mp_buf_putc(key, '\x1f') : 0;
+        rc = rc ? rc : mp_buf_puts(key, cells[c]);
+    }
+    const char *ak4 = rc ? NULL : tl_argkeys_get(ak, s, u);
+    if (!rc && !ak4)
+        rc = MP_ENOMEM;
+    rc = rc ? rc : mp_buf_putc(key, '\x1f');
+    rc = rc ? rc : mp_buf_puts(key, ak4);
+    if (o->group_by_num_kernels) /* direct kernels, as len(kernel_details) */
+        rc = rc ? rc : mp_buf_printf(key, "\x1f%zu", L->nk);
+    if (t->recompute)
+        rc = rc ? rc
+                : mp_buf_puts(key, t->recompute[u] ? "\x1fTrue"
+                                                   : "\x1f"
+                                                     "False");
+    return rc;
+}
+
+/* Appends the durations of L's kernels to G's kernel details when L has
+ * the template's kernel count. */
+static int ua_add_kernels(const struct mp_trace_store *s, struct ugroup *G,
+                          const struct launcher *L)
+{
+    if (L->nk != G->nk)
+        return 0;
+    for (size_t k = 0; k < G->nk; k++) {
+        size_t kn = G->nkrows;
+        double *arr = G->kdur[k];
+        /* capacity doubles whenever the row count reaches a power of two */
+        if (kn == 0 || (kn & (kn - 1)) == 0) {
+            size_t nc = kn ? kn * 2 : 1;
+            double *na = realloc(arr, nc * sizeof(double));
+            if (!na)
+                return MP_ENOMEM;
+            arr = na;
+            G->kdur[k] = arr;
+        }
+        int32_t ku = L->k[k];
+        arr[kn] = (s->flags[ku] & MP_EV_DUR) ? s->dur[ku] : 0.0;
+    }
+    G->nkrows++;
+    return 0;
+}
+
+/* Adds launcher i to the group of key, a new group at the key's first row. */
+static int ua_add(const struct mp_trace_tree *t, struct ugroups *gs, const struct lset *ls,
+                  size_t i, const struct mp_buf *key, bool ov)
+{
+    const struct mp_trace_store *s = t->s;
+    const struct launcher *L = &ls->v[i];
+    int32_t u = L->uid;
+    int32_t id = mp_intern_add(gs->keys, key->data, key->len);
+    if (id < 0 || tl_gid_reserve(&gs->gid, &gs->gcap, id))
+        return MP_ENOMEM;
+    struct ugroup *G;
+    int rc = 0;
+    if (gs->gid[id] >= 0 && gs->gid[id] < gs->last_gid)
+        gs->ids_sorted = false; /* a row of an earlier group after a later one */
+    if (gs->gid[id] < 0) {
+        gs->gid[id] = (int32_t)gs->ng;
+        G = &gs->g[gs->ng++];
+        mp_buf_init(&G->key, 0);
+        rc = mp_buf_append(&G->key, key->data, key->len);
+        G->ex_uid = u;
+        G->first = i;
+        G->ts_min = s->ts[u];
+        G->nk = L->nk;
+        G->kdur = calloc(G->nk ? G->nk : 1, sizeof(double *));
+        if (!G->kdur)
+            rc = MP_ENOMEM;
+    } else {
+        G = &gs->g[gs->gid[id]];
+    }
+    gs->last_gid = (int32_t)(G - gs->g);
+    rc = rc ? rc : ug_push(&G->direct, &G->n, &G->capd, L->direct);
+    rc = rc ? rc : ug_push(&G->sub, &G->nsub, &G->caps, L->subtree);
+    if (ov && !rc && G->nmem == G->capm) {
+        size_t nc = G->capm ? G->capm * 2 : 4;
+        int32_t *nm = realloc(G->mem, nc * sizeof(int32_t));
+        if (!nm)
+            rc = MP_ENOMEM;
+        else {
+            G->mem = nm;
+            G->capm = nc;
+        }
+    }
+    if (ov && !rc)
+        G->mem[G->nmem++] = u;
+    if (s->ts[u] < G->ts_min)
+        G->ts_min = s->ts[u];
+    return rc ? rc : ua_add_kernels(s, G, L);
+}
+
+static int ua_group(const struct mp_trace_tree *t, const struct lset *ls, struct tl_argkeys *ak,
+                    const struct mp_report_opts *o, const struct tl_meta *m, struct tl_overlap *ov,
+                    struct ugroups *gs)
+{
+    gs->keys = mp_intern_new();
+    gs->g = calloc(ls->n ? ls->n : 1, sizeof(*gs->g));
+    if (!gs->keys || !gs->g)
+        return MP_ENOMEM;
+    struct mp_buf key;
+    mp_buf_init(&key, 0);
+    int rc = 0;
+    for (size_t i = 0; i < ls->n && !rc; i++) {
+        rc = ua_key(t, &ls->v[i], ak, o, m, ov, &key);
+        rc = rc ? rc : ua_add(t, gs, ls, i, &key, ov != NULL);
+    }
+    mp_buf_fini(&key);
+    return rc;
+}
+
+/* Sorts by total_direct_kernel_time_sum as pandas' groupby(sort=False)
+ * sums it; the total is Series.sum of the sorted column (numpy's pairwise
+ * sum). */
+static int ua_sort(struct ugroups *gs)
+{
+    struct ugroup *g = gs->g;
+    size_t ng = gs->ng;
+    for (size_t i = 0; i < ng; i++)
+        g[i].sum_direct = mp_sum_pandas_group(g[i].direct, g[i].n, gs->ids_sorted);
+    qsort(g, ng, sizeof(*g), cmp_ugroup);
+    double *sorted_sums = malloc((ng ? ng : 1) * sizeof(double));
+    if (!sorted_sums)
+        return MP_ENOMEM;
+    gs->ts0 = INFINITY;
+    for (size_t i = 0; i < ng; i++) {
+        sorted_sums[i] = g[i].sum_direct;
+        if (g[i].ts_min < gs->ts0)
+            gs->ts0 = g[i].ts_min;
+    }
+    gs->total = mp_sum_pairwise(sorted_sums, ng);
+    free(sorted_sums);
+    return 0;
+}
+
+/* What the value functions of the column table see while one group's row is
+ * printed. */
+struct uaemit {
+    const struct mp_trace_tree *t;
+    const struct lset *ls;
+    struct tl_overlap *ov;
+    const struct ugroups *gs;
+    struct ugroup *G;
+    struct mp_csv *csv;
+    struct mp_buf *cell;
+    struct tl_stats st[2]; /* total_direct_kernel_time, total_subtree_kernel_time */
+    double cum;            /* percentage so far */
+};
+
+struct uacol {
+    const char *head;
+    int (*cell)(struct uaemit *e, const struct uacol *c);
+    size_t field;  /* ua_stats: the figure, in struct tl_stats */
+    unsigned when; /* 0: always, else one of UA_* */
+};
+
+enum { UA_OV = 1, UA_MOD = 2, UA_NK = 4, UA_RECOMP = 8, UA_FIRST = 16 };
+
+/* Every key cell (see ua_key). */
+static int ua_keycells(struct uaemit *e, const struct uacol *c)
+{
+    (void)c;
+    const char *k = mp_buf_cstr(&e->G->key), *end = k + e->G->key.len;
+    for (;;) {
+        const char *sep = memchr(k, '\x1f', (size_t)(end - k));
+        size_t len = sep ? (size_t)(sep - k) : (size_t)(end - k);
+        int rc = mp_csv_field(e->csv, k, len);
+        if (rc || !sep)
+            return rc;
+        k = sep + 1;
+    }
+}
+
+static int ua_count(struct uaemit *e, const struct uacol *c)
+{
+    (void)c;
+    return mp_csv_fmt(e->csv, "%zu", e->G->n);
+}
+
+static int ua_first_time(struct uaemit *e, const struct uacol *c)
+{
+    (void)c;
+    return tl_csv_float(e->csv, e->cell, e->G->ts_min - e->gs->ts0, true);
+}
+
+/* A figure of direct then subtree kernel time; std is left empty for both
+ * when the direct one has none. */
+static int ua_stats(struct uaemit *e, const struct uacol *c)
+{
+    bool present = c->field != offsetof(struct tl_stats, std) || e->st[0].has_std;
+    int rc = 0;
+    for (int k = 0; k < 2 && !rc; k++)
+        rc = tl_csv_float(e->csv, e->cell, *(const double *)((const char *)&e->st[k] + c->field),
+                          present);
+    return rc;
+}
+
+static int ua_ex_uid(struct uaemit *e, const struct uacol *c)
+{
+    (void)c;
+    return mp_csv_fmt(e->csv, "%d", e->G->ex_uid);
+}
+
+static int ua_stack(struct uaemit *e, const struct uacol *c)
+{
+    (void)c;
+    return mp_csv_str(e->csv, e->ls->v[e->G->first].stack);
+}
+
+static int ua_kernel_details(struct uaemit *e, const struct uacol *c)
+{
+    (void)c;
+    const struct ugroup *G = e->G;
+    return tl_kernel_details_cells(e->t, e->ls->v[G->first].k, G->nk, G->kdur, G->nkrows, e->csv,
+                                   e->cell);
+}
+
+static int ua_overlap(struct uaemit *e, const struct uacol *c)
+{
+    (void)c;
+    const struct ugroup *G = e->G;
+    const struct tl_ovinfo **mi =
+        malloc((G->nmem ? G->nmem : 1) * sizeof(*mi)); // NOLINT(bugprone-sizeof-expression)
+    if (!mi)
+        return MP_ENOMEM;
+    for (size_t q = 0; q < G->nmem; q++)
+        mi[q] = tl_overlap_launcher(e->ov, G->mem[q]);
+    int rc = tl_overlap_cells(mi, G->nmem, false, e->csv, e->cell);
+    free(mi);
+    return rc;
+}
+
+static int ua_pct(struct uaemit *e, const struct uacol *c)
+{
+    (void)c;
+    double pct = e->G->sum_direct / e->gs->total * 100;
+    e->cum += pct;
+    int rc = tl_csv_float(e->csv, e->cell, pct, true);
+    return rc ? rc : tl_csv_float(e->csv, e->cell, e->cum, true);
+}
+
+#define UACOL(h, w, f)                                                                             \
+    {                                                                                              \
+        .head = (h), .when = (w), .cell = (f)                                                      \
+    }
+#define UAKEY(h, w)                                                                                \
+    {                                                                                              \
+        .head = (h), .when = (w)                                                                   \
+    }
+#define UASTAT(h, f)                                                                               \
+    {                                                                                              \
+        .head = (h), .cell = ua_stats, .field = offsetof(struct tl_stats, f)                       \
+    }
+
+/* The columns of ops_unique_args and its kl_overlap twin. */
+static const struct uacol uacols[] = {
+    UACOL("name", 0, ua_keycells),
+    UAKEY("overlapping_kernel_names", UA_OV),
+    UAKEY("op category", 0),
+    UAKEY("parent_module", UA_MOD),
+    UAKEY("process_name", 0),
+    UAKEY("process_label", 0),
+    UAKEY("thread_name", 0),
+    UAKEY("Input Dims", 0),
+    UAKEY("Input type", 0),
+    UAKEY("Input Strides", 0),
+    UAKEY("Concrete Inputs", 0),
+    UAKEY("num_kernels", UA_NK),
+    UAKEY("is_recompute", UA_RECOMP),
+    UACOL("operation_count", 0, ua_count),
+    UACOL("first_occurrence_time", UA_FIRST, ua_first_time),
+    UASTAT("total_direct_kernel_time_mean", mean),
+    UAKEY("total_subtree_kernel_time_mean", 0),
+    UASTAT("total_direct_kernel_time_median", median),
+    UAKEY("total_subtree_kernel_time_median", 0),
+    UASTAT("total_direct_kernel_time_std", std),
+    UAKEY("total_subtree_kernel_time_std", 0),
+    UASTAT("total_direct_kernel_time_min", min),
+    UAKEY("total_subtree_kernel_time_min", 0),
+    UASTAT("total_direct_kernel_time_max", max),
+    UAKEY("total_subtree_kernel_time_max", 0),
+    UASTAT("total_direct_kernel_time_sum", sum),
+    UAKEY("total_subtree_kernel_time_sum", 0),
+    UACOL("ex_UID", 0, ua_ex_uid),
+    UACOL("call_stack", UA_MOD, ua_stack),
+    UACOL("kernel_details_summary", 0, ua_kernel_details),
+    UAKEY("trunc_kernel_details", 0),
+    UACOL("overlapping_kernels_details_summary", UA_OV, ua_overlap),
+    UAKEY("trunc_overlapping_kernels_details", UA_OV),
+    UAKEY("overlap_pct_mean", UA_OV),
+    UAKEY("overlap_pct_median", UA_OV),
+    UAKEY("overlap_pct_std", UA_OV),
+    UAKEY("overlap_pct_min", UA_OV),
+    UAKEY("overlap_pct_max", UA_OV),
+    UACOL("Percentage (%)", 0, ua_pct),
+    UAKEY("Cumulative Percentage (%)", 0),
+};
+
+#define N_UACOLS (sizeof(uacols) / sizeof(uacols[0]))
+
+static bool uacol_on(const struct uacol *c, unsigned when)
+{
+    return c->when == 0 || (c->when & when) != 0;
+}
+
+static int ua_header(struct mp_buf *b, unsigned when)
+{
+    int rc = 0;
+    bool first = true;
+    for (size_t c = 0; c < N_UACOLS && !rc; c++) {
+        if (!uacol_on(&uacols[c], when))
+            continue;
+        rc = first ? 0 : mp_buf_putc(b, ',');
+        rc = rc ? rc : mp_buf_puts(b, uacols[c].head);
+        first = false;
+    }
+    return rc ? rc : mp_buf_putc(b, '\n');
+}
+
+/* One group's row, column by column. */
+static int ua_emit(struct uaemit *e, unsigned when)
+{
+    const struct ugroup *G = e->G;
+    int rc = tl_group_stats(G->direct, G->n, e->gs->ids_sorted, &e->st[0]);
+    rc = rc ? rc : tl_group_stats(G->sub, G->n, e->gs->ids_sorted, &e->st[1]);
+    for (size_t c = 0; c < N_UACOLS && !rc; c++)
+        if (uacols[c].cell && uacol_on(&uacols[c], when))
+            rc = uacols[c].cell(e, &uacols[c]);
+    return rc ? rc : mp_csv_end_row(e->csv);
+}
+
 /* ops_unique_args; with ov, ops_unique_args_kl_overlap: the groups also
  * split by the overlapping kernel names, three more column blocks */
 static int sheet_unique_args(const struct mp_trace_tree *t, const struct lset *ls,
                              struct tl_argkeys *ak, const struct mp_report_opts *o,
                              struct tl_overlap *ov, struct mp_buf *b)
 {
-    const struct mp_trace_store *s = t->s;
+    unsigned when = (ov ? UA_OV : 0) | (o->group_by_parent_module ? UA_MOD : 0) |
+                    (o->group_by_num_kernels ? UA_NK : 0) | (t->recompute ? UA_RECOMP : 0) |
+                    (o->first_occurrence_time ? UA_FIRST : 0);
     struct tl_meta m;
-    int rc = tl_meta_build(s, &m);
-    struct mp_intern *keys = mp_intern_new();
-    struct ugroup *g = calloc(ls->n ? ls->n : 1, sizeof(*g));
-    int32_t *gid = NULL;
-    size_t ng = 0, gcap = 0;
-    int32_t last_gid = -1;  /* the group of the previous row */
-    bool ids_sorted = true; /* pandas sums by np.add.reduceat */
-    struct mp_buf key;
-    mp_buf_init(&key, 0);
-    if (rc || !keys || !g)
-        rc = MP_ENOMEM;
-    for (size_t i = 0; i < ls->n && !rc; i++) {
-        const struct launcher *L = &ls->v[i];
-        int32_t u = L->uid;
-        const char *pid = s->pid[u] >= 0 ? mp_intern_str(s->strings, s->pid[u]) : "";
-        const char *tid = s->tid[u] >= 0 ? mp_intern_str(s->strings, s->tid[u]) : "";
-        mp_buf_reset(&key);
-        const char *cells[7] = {mp_trace_tree_name(t, u)};
-        int ncell = 1;
-        if (ov)
-            cells[ncell++] = tl_ovinfo_names(tl_overlap_launcher(ov, u));
-        cells[ncell++] = L->category;
-        if (o->group_by_parent_module)
-            cells[ncell++] = L->module;
-        cells[ncell++] = tl_meta_get(&m, pid, "0", "process_name");
-        cells[ncell++] = tl_meta_get(&m, pid, "0", "process_labels");
-        cells[ncell++] = tl_meta_get(&m, pid, tid, "thread_name");
-        for (int c = 0; c < ncell && !rc; c++) {
-            rc = c ? mp_buf_putc(&key, '\x1f') : 0;
-            rc = rc ? rc : mp_buf_puts(&key, cells[c]);
-        }
-        const char *ak4 = rc ? NULL : tl_argkeys_get(ak, s, u);
-        if (!rc && !ak4)
-            rc = MP_ENOMEM;
-        rc = rc ? rc : mp_buf_putc(&key, '\x1f');
-        rc = rc ? rc : mp_buf_puts(&key, ak4);
-        if (o->group_by_num_kernels) /* direct kernels, as len(kernel_details) */
-            rc = rc ? rc : mp_buf_printf(&key, "\x1f%zu", L->nk);
-        if (t->recompute)
-            rc = rc ? rc
-                    : mp_buf_puts(&key, t->recompute[u] ? "\x1fTrue"
-                                                        : "\x1f"
-                                                          "False");
-        if (rc)
-            break;
-        int32_t id = mp_intern_add(keys, key.data, key.len);
-        if (id < 0) {
-            rc = MP_ENOMEM;
-            break;
-        }
-        if (tl_gid_reserve(&gid, &gcap, id)) {
-            rc = MP_ENOMEM;
-            break;
-        }
-        struct ugroup *G;
-        if (gid[id] >= 0 && gid[id] < last_gid)
-            ids_sorted = false; /* a row of an earlier group after a later one */
-        if (gid[id] < 0) {
-            gid[id] = (int32_t)ng;
-            G = &g[ng++];
-            mp_buf_init(&G->key, 0);
-            rc = mp_buf_append(&G->key, key.data, key.len);
-            G->ex_uid = u;
-            G->first = i;
-            G->ts_min = s->ts[u];
-            G->nk = L->nk;
-            G->kdur = calloc(G->nk ? G->nk : 1, sizeof(double *));
-            if (!G->kdur)
-                rc = MP_ENOMEM;
-        } else {
-            G = &g[gid[id]];
-        }
-        last_gid = (int32_t)(G - g);
-        rc = rc ? rc : ug_push(&G->direct, &G->n, &G->capd, L->direct);
-        rc = rc ? rc : ug_push(&G->sub, &G->nsub, &G->caps, L->subtree);
-        if (ov && !rc) {
-            if (G->nmem == G->capm) {
-                size_t nc = G->capm ? G->capm * 2 : 4;
-                int32_t *nm = realloc(G->mem, nc * sizeof(int32_t));
-                if (!nm)
-                    rc = MP_ENOMEM;
-                else {
-                    G->mem = nm;
-                    G->capm = nc;
-                }
-            }
-            if (!rc)
-                G->mem[G->nmem++] = u;
-        }
-        if (s->ts[u] < G->ts_min)
-            G->ts_min = s->ts[u];
-        if (!rc && L->nk == G->nk) {
-            for (size_t k = 0; k < G->nk && !rc; k++) {
-                size_t kn = G->nkrows;
-                double *arr = G->kdur[k];
-                /* capacity doubles whenever the row count reaches a power of two */
-                if (kn == 0 || (kn & (kn - 1)) == 0) {
-                    size_t nc = kn ? kn * 2 : 1;
-                    double *na = realloc(arr, nc * sizeof(double));
-                    if (!na) {
-                        rc = MP_ENOMEM;
-                        break;
-                    }
-                    arr = na;
-                    G->kdur[k] = arr;
-                }
-                int32_t ku = L->k[k];
-                arr[kn] = (s->flags[ku] & MP_EV_DUR) ? s->dur[ku] : 0.0;
-            }
-            if (!rc)
-                G->nkrows++;
-        }
-    }
-    /* total_direct_kernel_time_sum (the sort column) as pandas' groupby
-     * (sort=False) sums it */
-    for (size_t i = 0; i < ng && !rc; i++)
-        g[i].sum_direct = mp_sum_pandas_group(g[i].direct, g[i].n, ids_sorted);
-    if (!rc)
-        qsort(g, ng, sizeof(*g), cmp_ugroup);
-    /* Series.sum of the sorted column: numpy's pairwise sum */
-    double *sorted_sums = rc ? NULL : malloc((ng ? ng : 1) * sizeof(double));
-    if (!rc && !sorted_sums)
-        rc = MP_ENOMEM;
-    double ts0 = INFINITY;
-    for (size_t i = 0; i < ng && !rc; i++) {
-        sorted_sums[i] = g[i].sum_direct;
-        if (g[i].ts_min < ts0)
-            ts0 = g[i].ts_min;
-    }
-    double total = rc ? 0 : mp_sum_pairwise(sorted_sums, ng);
-    free(sorted_sums);
+    struct ugroups gs = {.last_gid = -1, .ids_sorted = true};
+    int rc = tl_meta_build(t->s, &m) ? MP_ENOMEM : 0;
+    rc = rc ? rc : ua_group(t, ls, ak, o, &m, ov, &gs);
+    rc = rc ? rc : ua_sort(&gs);
     struct mp_csv csv;
     mp_csv_init(&csv, b, "\n");
-    rc = rc ? rc : mp_buf_puts(b, ov ? "name,overlapping_kernel_names," : "name,");
-    rc = rc ? rc
-            : mp_buf_puts(b, o->group_by_parent_module ? "op category,parent_module,"
-                                                       : "op category,");
-    rc = rc ? rc
-            : mp_buf_puts(b, "process_name,process_label,thread_name,Input Dims,"
-                             "Input type,Input Strides,Concrete Inputs,");
-    rc = rc ? rc : mp_buf_puts(b, o->group_by_num_kernels ? "num_kernels," : "");
-    rc = rc ? rc : mp_buf_puts(b, t->recompute ? "is_recompute," : "");
-    rc = rc ? rc : mp_buf_puts(b, "operation_count,");
-    rc = rc ? rc : mp_buf_puts(b, o->first_occurrence_time ? "first_occurrence_time," : "");
-    rc = rc ? rc
-            : mp_buf_puts(b, "total_direct_kernel_time_mean,total_subtree_kernel_time_mean,"
-                             "total_direct_kernel_time_median,total_subtree_kernel_time_median,"
-                             "total_direct_kernel_time_std,total_subtree_kernel_time_std,"
-                             "total_direct_kernel_time_min,total_subtree_kernel_time_min,"
-                             "total_direct_kernel_time_max,total_subtree_kernel_time_max,"
-                             "total_direct_kernel_time_sum,total_subtree_kernel_time_sum,ex_UID,");
-    rc = rc ? rc : mp_buf_puts(b, o->group_by_parent_module ? "call_stack," : "");
-    rc = rc ? rc : mp_buf_puts(b, "kernel_details_summary,trunc_kernel_details,");
-    if (ov)
-        rc = rc ? rc
-                : mp_buf_puts(b, "overlapping_kernels_details_summary,"
-                                 "trunc_overlapping_kernels_details,overlap_pct_mean,"
-                                 "overlap_pct_median,overlap_pct_std,overlap_pct_min,"
-                                 "overlap_pct_max,");
-    rc = rc ? rc : mp_buf_puts(b, "Percentage (%),Cumulative Percentage (%)\n");
+    rc = rc ? rc : ua_header(b, when);
     struct mp_buf cell;
     mp_buf_init(&cell, 0);
-    double cum = 0;
-    for (size_t i = 0; i < ng && !rc; i++) {
-        struct ugroup *G = &g[i];
-        const char *k = mp_buf_cstr(&G->key), *end = k + G->key.len;
-        int col = 0;
-        while (!rc) {
-            const char *sep = memchr(k, '\x1f', (size_t)(end - k));
-            size_t len = sep ? (size_t)(sep - k) : (size_t)(end - k);
-            rc = mp_csv_field(&csv, k, len);
-            col++;
-            if (!sep)
-                break;
-            k = sep + 1;
-        }
-        struct tl_stats sd, ss;
-        rc = rc ? rc : tl_group_stats(G->direct, G->n, ids_sorted, &sd);
-        rc = rc ? rc : tl_group_stats(G->sub, G->n, ids_sorted, &ss);
-        rc = rc ? rc : mp_csv_fmt(&csv, "%zu", G->n);
-        if (o->first_occurrence_time)
-            rc = rc ? rc : tl_csv_float(&csv, &cell, G->ts_min - ts0, true);
-        double pairs[][2] = {{sd.mean, ss.mean}, {sd.median, ss.median}, {sd.std, ss.std},
-                             {sd.min, ss.min},   {sd.max, ss.max},       {sd.sum, ss.sum}};
-        for (int p = 0; p < 6 && !rc; p++) {
-            bool present = p != 2 || sd.has_std;
-            rc = tl_csv_float(&csv, &cell, pairs[p][0], present);
-            rc = rc ? rc : tl_csv_float(&csv, &cell, pairs[p][1], present);
-        }
-        rc = rc ? rc : mp_csv_fmt(&csv, "%d", G->ex_uid);
-        if (o->group_by_parent_module)
-            rc = rc ? rc : mp_csv_str(&csv, ls->v[G->first].stack);
-        rc = rc ? rc
-                : tl_kernel_details_cells(t, ls->v[G->first].k, G->nk, G->kdur, G->nkrows, &csv,
-                                          &cell);
-        if (ov && !rc) {
-            const struct tl_ovinfo **mi =
-                malloc((G->nmem ? G->nmem : 1) * sizeof(*mi)); // NOLINT(bugprone-sizeof-expression)
-            if (!mi)
-                rc = MP_ENOMEM;
-            for (size_t q = 0; q < G->nmem && !rc; q++)
-                mi[q] = tl_overlap_launcher(ov, G->mem[q]);
-            rc = rc ? rc : tl_overlap_cells(mi, G->nmem, false, &csv, &cell);
-            free(mi);
-        }
-        double pct = G->sum_direct / total * 100;
-        cum += pct;
-        rc = rc ? rc : tl_csv_float(&csv, &cell, pct, true);
-        rc = rc ? rc : tl_csv_float(&csv, &cell, cum, true);
-        rc = rc ? rc : mp_csv_end_row(&csv);
+    struct uaemit e = {.t = t, .ls = ls, .ov = ov, .gs = &gs, .csv = &csv, .cell = &cell};
+    for (size_t i = 0; i < gs.ng && !rc; i++) {
+        e.G = &gs.g[i];
+        rc = ua_emit(&e, when);
     }
     mp_buf_fini(&cell);
-    mp_buf_fini(&key);
-    for (size_t i = 0; i < ng; i++) {
-        mp_buf_fini(&g[i].key);
-        free(g[i].direct);
-        free(g[i].sub);
-        free(g[i].mem);
-        for (size_t k = 0; k < g[i].nk; k++)
-            free(g[i].kdur ? g[i].kdur[k] : NULL);
-        free(g[i].kdur);
-    }
-    free(g);
-    free(gid);
-    mp_intern_free(keys);
+    ugroups_fini(&gs);
     tl_meta_fini(&m);
     return rc;
 }

@@ -465,17 +465,16 @@ static int short_group_sums(struct sgroup *g, size_t ng, const int32_t *kg, cons
     return 0;
 }
 
-static int sheet_short_kernels(struct ctx *c, const struct krow *rows, size_t n)
+/* short_kernel_histogram: numpy.histogram with `bins` equal bins over
+ * [min, max] of the durations under thr; *ns = their count. */
+static int short_histogram(struct ctx *c, const struct krow *rows, size_t n, double thr, int bins,
+                           size_t *ns)
 {
-    const double thr = c->o->short_kernel_thresh;
-    const int bins = c->o->short_kernel_bins > 0 ? c->o->short_kernel_bins : 100;
-    int rc = 0;
-    /* histogram (numpy.histogram with `bins` equal bins over [min, max]) */
     double lo = INFINITY, hi = -INFINITY;
-    size_t ns = 0;
+    *ns = 0;
     for (size_t i = 0; i < n; i++) {
         if (rows[i].dur < thr) {
-            ns++;
+            (*ns)++;
             if (rows[i].dur < lo)
                 lo = rows[i].dur;
             if (rows[i].dur > hi)
@@ -485,203 +484,269 @@ static int sheet_short_kernels(struct ctx *c, const struct krow *rows, size_t n)
     struct mp_buf *b = new_sheet(c->r, "short_kernel_histogram");
     if (!b)
         return MP_ENOMEM;
-    rc = mp_buf_puts(b, "bin_start,bin_end,count\n");
-    if (ns > 0 && !rc) {
-        if (lo == hi) {
-            lo -= 0.5;
-            hi += 0.5;
-        }
-        double *edges = malloc(((size_t)bins + 1) * sizeof(double));
-        uint64_t *cnt = calloc((size_t)bins, sizeof(uint64_t));
-        if (!edges || !cnt) {
-            free(edges);
-            free(cnt);
-            return MP_ENOMEM;
-        }
-        double step = (hi - lo) / bins;
-        for (int i = 0; i < bins; i++)
-            edges[i] = (double)i * step + lo;
-        edges[bins] = hi;
-        double norm = bins / (hi - lo);
-        for (size_t i = 0; i < n; i++) {
-            double x = rows[i].dur;
-            if (!(x < thr))
-                continue;
-            long k = (long)((x - lo) * norm);
-            if (k >= bins)
-                k = bins - 1;
-            if (k < 0)
-                k = 0;
-            if (x < edges[k])
-                k--;
-            else if (k + 1 < bins && x >= edges[k + 1])
-                k++;
-            cnt[k]++;
-        }
-        for (int i = 0; i < bins && !rc; i++) {
-            rc = tl_pyfloat(b, edges[i]);
-            rc = rc ? rc : mp_buf_putc(b, ',');
-            rc = rc ? rc : tl_pyfloat(b, edges[i + 1]);
-            rc = rc ? rc : mp_buf_printf(b, ",%llu\n", (unsigned long long)cnt[i]);
-        }
+    int rc = mp_buf_puts(b, "bin_start,bin_end,count\n");
+    if (*ns == 0 || rc)
+        return rc;
+    if (lo == hi) {
+        lo -= 0.5;
+        hi += 0.5;
+    }
+    double *edges = malloc(((size_t)bins + 1) * sizeof(double));
+    uint64_t *cnt = calloc((size_t)bins, sizeof(uint64_t));
+    if (!edges || !cnt) {
         free(edges);
         free(cnt);
+        return MP_ENOMEM;
     }
+    double step = (hi - lo) / bins;
+    for (int i = 0; i < bins; i++)
+        edges[i] = (double)i * step + lo;
+    edges[bins] = hi;
+    double norm = bins / (hi - lo);
+    for (size_t i = 0; i < n; i++) {
+        double x = rows[i].dur;
+        if (!(x < thr))
+            continue;
+        long k = (long)((x - lo) * norm);
+        if (k >= bins)
+            k = bins - 1;
+        if (k < 0)
+            k = 0;
+        if (x < edges[k])
+            k--;
+        else if (k + 1 < bins && x >= edges[k + 1])
+            k++;
+        cnt[k]++;
+    }
+    for (int i = 0; i < bins && !rc; i++) {
+        rc = tl_pyfloat(b, edges[i]);
+        rc = rc ? rc : mp_buf_putc(b, ',');
+        rc = rc ? rc : tl_pyfloat(b, edges[i + 1]);
+        rc = rc ? rc : mp_buf_printf(b, ",%llu\n", (unsigned long long)cnt[i]);
+    }
+    free(edges);
+    free(cnt);
+    return rc;
+}
+
+/* The short-kernel groups, in first-appearance order until sorted. */
+struct sgroups {
+    struct sgroup *g;
+    size_t ng;
+    struct mp_i64map idx; /* key id -> group */
+    struct mp_intern *keys;
+    /* the kept rows' groups and durations in row order, and whether their
+     * group ids never decrease (rows dropped for a missing key only before
+     * the first kept one): pandas then sums with np.add.reduceat */
+    int32_t *kg;
+    double *kv;
+    size_t nk;
+    bool ids_sorted;
+};
+
+static void sgroups_fini(struct sgroups *gs)
+{
+    for (size_t i = 0; i < gs->ng; i++)
+        mp_buf_fini(&gs->g[i].key);
+    free(gs->g);
+    free(gs->kg);
+    free(gs->kv);
+    mp_i64map_fini(&gs->idx);
+    mp_intern_free(gs->keys);
+}
+
+/* Row r's key (Parent cpu_op, Input dims, Input strides, Concrete Inputs,
+ * Kernel name; the name alone for a GPU-only trace) in key; *drop when a
+ * key is missing (pandas groupby drops NaN keys). */
+static int short_key(struct ctx *c, const struct krow *r, bool gpu_only, struct mp_buf *key,
+                     bool *drop)
+{
+    mp_buf_reset(key);
+    *drop = false;
+    int rc = 0;
+    if (!gpu_only) {
+        if (r->cpu_op < 0) {
+            *drop = true;
+            return 0;
+        }
+        /* Input dims, Input strides, Concrete Inputs: fields 0, 2, 3 of
+         * the args key (Dims, type, Strides, Concrete) */
+        const char *ak4 = tl_argkeys_get(&c->ak, c->s, r->cpu_op);
+        if (!ak4)
+            return MP_ENOMEM;
+        const char *f[4];
+        size_t fl[4];
+        const char *q = ak4;
+        for (int fi = 0; fi < 4; fi++) {
+            const char *sep = strchr(q, '\x1f');
+            f[fi] = q;
+            fl[fi] = sep ? (size_t)(sep - q) : strlen(q);
+            q = sep ? sep + 1 : q + fl[fi];
+        }
+        if (fl[0] == 0 || fl[2] == 0 || fl[3] == 0) {
+            *drop = true;
+            return 0;
+        }
+        rc = mp_buf_puts(key, ename(c, r->cpu_op));
+        static const int pick[3] = {0, 2, 3};
+        for (int fi = 0; fi < 3 && !rc; fi++) {
+            rc = mp_buf_putc(key, '\x1f');
+            rc = rc ? rc : mp_buf_append(key, f[pick[fi]], fl[pick[fi]]);
+        }
+        rc = rc ? rc : mp_buf_putc(key, '\x1f');
+    }
+    return rc ? rc : mp_buf_puts(key, ename(c, r->uid));
+}
+
+/* Adds row r (its key in key) to its group, a new one at the key's first row. */
+static int short_add(struct sgroups *gs, const struct krow *r, const struct mp_buf *key)
+{
+    int32_t kid = mp_intern_add(gs->keys, key->data, key->len);
+    if (kid < 0)
+        return MP_ENOMEM;
+    int64_t *gi = mp_i64map_get(&gs->idx, kid);
+    struct sgroup *s;
+    int rc = 0;
+    if (!gi) {
+        s = &gs->g[gs->ng];
+        s->order = gs->ng;
+        s->cpu_op = r->cpu_op;
+        mp_buf_init(&s->key, 0);
+        rc = mp_buf_append(&s->key, key->data, key->len);
+        rc = rc ? rc : mp_i64map_put(&gs->idx, kid, (int64_t)gs->ng);
+        gs->ng++;
+    } else {
+        s = &gs->g[*gi];
+    }
+    int32_t gid = (int32_t)(s - gs->g);
+    gs->ids_sorted = gs->ids_sorted && (gs->nk == 0 || gs->kg[gs->nk - 1] <= gid);
+    gs->kg[gs->nk] = gid;
+    gs->kv[gs->nk++] = r->dur;
+    s->count++;
+    return rc;
+}
+
+/* Groups the ns rows under thr in first-appearance order, missing keys
+ * dropped, and sorts the groups (cmp_sgroup). */
+static int short_group(struct ctx *c, const struct krow *rows, size_t n, double thr, size_t ns,
+                       struct sgroups *gs)
+{
+    bool gpu_only = !c->t->has_cpu_ops;
+    mp_i64map_init(&gs->idx);
+    gs->ng = gs->nk = 0;
+    gs->ids_sorted = true;
+    gs->g = calloc(ns ? ns : 1, sizeof(*gs->g));
+    gs->keys = mp_intern_new();
+    gs->kg = malloc((ns ? ns : 1) * sizeof(int32_t));
+    gs->kv = malloc((ns ? ns : 1) * sizeof(double));
+    if (!gs->g || !gs->keys || !gs->kg || !gs->kv)
+        return MP_ENOMEM;
+    struct mp_buf key;
+    mp_buf_init(&key, 0);
+    int rc = 0;
+    for (size_t i = 0; i < n && !rc; i++) {
+        if (!(rows[i].dur < thr))
+            continue;
+        bool drop;
+        rc = short_key(c, &rows[i], gpu_only, &key, &drop);
+        if (!rc && drop)
+            gs->ids_sorted = gs->ids_sorted && gs->nk == 0;
+        else if (!rc)
+            rc = short_add(gs, &rows[i], &key);
+    }
+    mp_buf_fini(&key);
+    if (!rc)
+        rc = short_group_sums(gs->g, gs->ng, gs->kg, gs->kv, gs->nk, gs->ids_sorted);
+    if (!rc)
+        qsort(gs->g, gs->ng, sizeof(*gs->g), cmp_sgroup);
+    return rc;
+}
+
+/* --topk_short_kernels: how many rows pandas' head(k) of the sorted table keeps */
+static size_t short_topk(const struct mp_report_opts *o, size_t ng)
+{
+    if (!o->has_topk_short_kernels)
+        return ng;
+    long k = o->topk_short_kernels;
+    if (k >= 0)
+        return (size_t)k < ng ? (size_t)k : ng;
+    return (size_t)(-(k + 1)) + 1 < ng ? ng - ((size_t)(-(k + 1)) + 1) : 0;
+}
+
+/* One row of short_kernels_summary: the key cells, then sum, count, mean
+ * and percent of total time. */
+static int short_row(struct ctx *c, struct sgroup *g, struct mp_csv *csv, struct mp_buf *cell)
+{
+    const char *k = mp_buf_cstr(&g->key);
+    const char *end = k + g->key.len;
+    int rc = 0;
+    while (!rc) {
+        const char *sep = memchr(k, '\x1f', (size_t)(end - k));
+        size_t len = sep ? (size_t)(sep - k) : (size_t)(end - k);
+        rc = mp_csv_field(csv, k, len);
+        if (!sep)
+            break;
+        k = sep + 1;
+    }
+    double vals[] = {g->sum, g->sum / (double)g->count, g->sum / (c->total_time_ms * 1e3) * 100};
+    for (int j = 0; j < 3 && !rc; j++) {
+        mp_buf_reset(cell);
+        rc = tl_pyfloat(cell, vals[j]);
+        rc = rc ? rc : mp_csv_field(csv, mp_buf_cstr(cell), cell->len);
+        if (j == 0 && !rc) {
+            mp_buf_reset(cell);
+            rc = mp_buf_printf(cell, "%llu", (unsigned long long)g->count);
+            rc = rc ? rc : mp_csv_field(csv, mp_buf_cstr(cell), cell->len);
+        }
+    }
+    return rc ? rc : mp_csv_end_row(csv);
+}
+
+/* short_kernels_summary: the first nshow groups. */
+static int short_summary(struct ctx *c, struct sgroups *gs, size_t nshow)
+{
+    struct mp_buf *b = new_sheet(c->r, "short_kernels_summary");
+    if (!b)
+        return MP_ENOMEM;
+    if (gs->ng == 0)
+        return mp_buf_puts(b, "\n"); /* pandas writes an empty DataFrame as one blank line */
+    struct mp_csv csv;
+    mp_csv_init(&csv, b, "\n");
+    int rc = 0;
+    if (c->t->has_cpu_ops) {
+        static const char *const kc[] = {"Parent cpu_op", "Input dims", "Input strides",
+                                         "Concrete Inputs"};
+        for (int i = 0; i < 4 && !rc; i++)
+            rc = mp_csv_str(&csv, kc[i]);
+    }
+    static const char *const cols[] = {"Kernel name", "Short Kernel duration (µs) sum",
+                                       "Short Kernel count", "Short Kernel duration (µs) mean",
+                                       "Short Kernel duration (µs) percent of total time"};
+    for (int i = 0; i < 5 && !rc; i++)
+        rc = mp_csv_str(&csv, cols[i]);
+    rc = rc ? rc : mp_csv_end_row(&csv);
+    struct mp_buf cell;
+    mp_buf_init(&cell, 0);
+    for (size_t i = 0; i < nshow && !rc; i++)
+        rc = short_row(c, &gs->g[i], &csv, &cell);
+    mp_buf_fini(&cell);
+    return rc;
+}
+
+static int sheet_short_kernels(struct ctx *c, const struct krow *rows, size_t n)
+{
+    const double thr = c->o->short_kernel_thresh;
+    const int bins = c->o->short_kernel_bins > 0 ? c->o->short_kernel_bins : 100;
+    size_t ns = 0;
+    int rc = short_histogram(c, rows, n, thr, bins, &ns);
     if (rc)
         return rc;
     /* summary grouped by (Parent cpu_op, Input dims, Input strides, Concrete
      * Inputs, Kernel name) in first-appearance order; missing keys dropped */
-    bool gpu_only = !c->t->has_cpu_ops;
-    struct sgroup *g = calloc(ns ? ns : 1, sizeof(*g));
-    struct mp_i64map idx;
-    mp_i64map_init(&idx);
-    struct mp_intern *keys = mp_intern_new();
-    struct mp_buf key;
-    mp_buf_init(&key, 0);
-    size_t ng = 0, nk = 0;
-    /* the kept rows' groups and durations in row order, and whether their
-     * group ids never decrease (rows dropped for a missing key only before
-     * the first kept one): pandas then sums with np.add.reduceat */
-    int32_t *kg = malloc((ns ? ns : 1) * sizeof(int32_t));
-    double *kv = malloc((ns ? ns : 1) * sizeof(double));
-    bool ids_sorted = true;
-    if (!g || !keys || !kg || !kv)
-        rc = MP_ENOMEM;
-    for (size_t i = 0; i < n && !rc; i++) {
-        const struct krow *r = &rows[i];
-        if (!(r->dur < thr))
-            continue;
-        mp_buf_reset(&key);
-        if (!gpu_only) {
-            if (r->cpu_op < 0) {
-                ids_sorted = ids_sorted && nk == 0;
-                continue;
-            }
-            /* Input dims, Input strides, Concrete Inputs: fields 0, 2, 3 of
-             * the args key (Dims, type, Strides, Concrete) */
-            const char *ak4 = tl_argkeys_get(&c->ak, c->s, r->cpu_op);
-            if (!ak4) {
-                rc = MP_ENOMEM;
-                break;
-            }
-            const char *f[4];
-            size_t fl[4];
-            const char *q = ak4;
-            for (int fi = 0; fi < 4; fi++) {
-                const char *sep = strchr(q, '\x1f');
-                f[fi] = q;
-                fl[fi] = sep ? (size_t)(sep - q) : strlen(q);
-                q = sep ? sep + 1 : q + fl[fi];
-            }
-            if (fl[0] == 0 || fl[2] == 0 || fl[3] == 0) {
-                ids_sorted = ids_sorted && nk == 0;
-                continue; /* pandas groupby drops NaN keys */
-            }
-            rc = mp_buf_puts(&key, ename(c, r->cpu_op));
-            static const int pick[3] = {0, 2, 3};
-            for (int fi = 0; fi < 3 && !rc; fi++) {
-                rc = mp_buf_putc(&key, '\x1f');
-                rc = rc ? rc : mp_buf_append(&key, f[pick[fi]], fl[pick[fi]]);
-            }
-            rc = rc ? rc : mp_buf_putc(&key, '\x1f');
-        }
-        rc = rc ? rc : mp_buf_puts(&key, ename(c, r->uid));
-        if (rc)
-            break;
-        int32_t kid = mp_intern_add(keys, key.data, key.len);
-        if (kid < 0) {
-            rc = MP_ENOMEM;
-            break;
-        }
-        int64_t *gi = mp_i64map_get(&idx, kid);
-        struct sgroup *s;
-        if (!gi) {
-            s = &g[ng];
-            s->order = ng;
-            s->cpu_op = r->cpu_op;
-            mp_buf_init(&s->key, 0);
-            rc = mp_buf_append(&s->key, key.data, key.len);
-            rc = rc ? rc : mp_i64map_put(&idx, kid, (int64_t)ng);
-            ng++;
-        } else {
-            s = &g[*gi];
-        }
-        int32_t gid = (int32_t)(s - g);
-        ids_sorted = ids_sorted && (nk == 0 || kg[nk - 1] <= gid);
-        kg[nk] = gid;
-        kv[nk++] = r->dur;
-        s->count++;
-    }
-    if (!rc)
-        rc = short_group_sums(g, ng, kg, kv, nk, ids_sorted);
-    if (!rc)
-        qsort(g, ng, sizeof(*g), cmp_sgroup);
-    /* --topk_short_kernels: pandas head(k) of the sorted table */
-    size_t nshow = ng;
-    if (c->o->has_topk_short_kernels) {
-        long k = c->o->topk_short_kernels;
-        if (k >= 0)
-            nshow = (size_t)k < ng ? (size_t)k : ng;
-        else
-            nshow = (size_t)(-(k + 1)) + 1 < ng ? ng - ((size_t)(-(k + 1)) + 1) : 0;
-    }
-    b = rc ? NULL : new_sheet(c->r, "short_kernels_summary");
-    if (!rc && !b)
-        rc = MP_ENOMEM;
-    if (!rc && ng > 0) {
-        struct mp_csv csv;
-        mp_csv_init(&csv, b, "\n");
-        if (!gpu_only) {
-            static const char *const kc[] = {"Parent cpu_op", "Input dims", "Input strides",
-                                             "Concrete Inputs"};
-            for (int i = 0; i < 4 && !rc; i++)
-                rc = mp_csv_str(&csv, kc[i]);
-        }
-        static const char *const cols[] = {"Kernel name", "Short Kernel duration (µs) sum",
-                                           "Short Kernel count", "Short Kernel duration (µs) mean",
-                                           "Short Kernel duration (µs) percent of total time"};
-        for (int i = 0; i < 5 && !rc; i++)
-            rc = mp_csv_str(&csv, cols[i]);
-        rc = rc ? rc : mp_csv_end_row(&csv);
-        struct mp_buf cell;
-        mp_buf_init(&cell, 0);
-        for (size_t i = 0; i < nshow && !rc; i++) {
-            const char *k = mp_buf_cstr(&g[i].key);
-            const char *end = k + g[i].key.len;
-            while (!rc) {
-                const char *sep = memchr(k, '\x1f', (size_t)(end - k));
-                size_t len = sep ? (size_t)(sep - k) : (size_t)(end - k);
-                rc = mp_csv_field(&csv, k, len);
-                if (!sep)
-                    break;
-                k = sep + 1;
-            }
-            double vals[] = {g[i].sum, g[i].sum / (double)g[i].count,
-                             g[i].sum / (c->total_time_ms * 1e3) * 100};
-            for (int j = 0; j < 3 && !rc; j++) {
-                mp_buf_reset(&cell);
-                rc = tl_pyfloat(&cell, vals[j]);
-                rc = rc ? rc : mp_csv_field(&csv, mp_buf_cstr(&cell), cell.len);
-                if (j == 0 && !rc) {
-                    mp_buf_reset(&cell);
-                    rc = mp_buf_printf(&cell, "%llu", (unsigned long long)g[i].count);
-                    rc = rc ? rc : mp_csv_field(&csv, mp_buf_cstr(&cell), cell.len);
-                }
-            }
-            rc = rc ? rc : mp_csv_end_row(&csv);
-        }
-        mp_buf_fini(&cell);
-    } else if (!rc) {
-        rc = mp_buf_puts(b, "\n"); /* pandas writes an empty DataFrame as one blank line */
-    }
-    for (size_t i = 0; i < ng; i++)
-        mp_buf_fini(&g[i].key);
-    free(g);
-    free(kg);
-    free(kv);
-    mp_i64map_fini(&idx);
-    mp_intern_free(keys);
-    mp_buf_fini(&key);
+    struct sgroups gs = {0};
+    rc = short_group(c, rows, n, thr, ns, &gs);
+    rc = rc ? rc : short_summary(c, &gs, short_topk(c->o, gs.ng));
+    sgroups_fini(&gs);
     return rc;
 }
 
@@ -871,6 +936,117 @@ static void side_fini(struct side *sd)
     tl_argkeys_fini(&sd->c.ak);
 }
 
+/* Builds the tree of the loaded trace, merging the graphs of the capture
+ * folder when one is given. */
+static int report_tree(struct ctx *c, const struct mp_report_opts *o, struct mp_diag *d)
+{
+    /* a capture merge builds both trees with python functions, as TraceLens does */
+    bool pyf = o->python_functions || o->detect_recompute || o->group_by_parent_module ||
+               o->include_call_stack;
+    struct mp_trace_tree_opts to = {.python_functions = pyf || o->capture_folder};
+    int rc = mp_trace_tree_build(c->s, &to, &c->t, d);
+    if (rc || !o->capture_folder)
+        return rc;
+    struct mp_capture_opts co = {.folder = o->capture_folder, .keep_args_for = report_needs_args};
+    struct mp_capture_stats cst;
+    rc = mp_capture_merge(c->s, c->t, &co, &cst, d);
+    if (o->capture_stats)
+        *o->capture_stats = cst;
+    if (rc || !cst.failed || pyf)
+        return rc;
+    /* TraceLens drops a failed merge and reports the replay trace as if no
+     * capture folder had been given */
+    mp_trace_tree_free(c->t);
+    c->t = NULL;
+    to.python_functions = false;
+    return mp_trace_tree_build(c->s, &to, &c->t, d);
+}
+
+/* The passes over the tree before the sheets: SGLang op names and pseudo
+ * ops (--enable_pseudo_ops), recompute regions (--detect_recompute). */
+static int report_passes(struct ctx *c, const struct mp_report_opts *o, struct mp_diag *d)
+{
+    int rc;
+    if (o->enable_pseudo_ops && (rc = normalize_sglang_names(c->s)) != 0)
+        return mp_diag_set(d, rc, "out of memory renaming ops");
+    size_t n_pseudo = 0;
+    if (o->enable_pseudo_ops && (rc = tl_pseudo_apply(c->s, c->t, &n_pseudo)) != 0)
+        return mp_diag_set(d, rc, "adding pseudo ops failed");
+    if (n_pseudo)
+        mp_log(MP_LOG_DEBUG, "%zu pseudo op(s) added", n_pseudo);
+    /* the tree is final: the sheets never read the link ids */
+    mp_trace_store_drop_links(c->s);
+    if (o->detect_recompute && (rc = mp_trace_tree_mark_recompute(c->t)) != 0)
+        return mp_diag_set(d, rc, "out of memory marking recompute regions");
+    return 0;
+}
+
+/* The GPU model of the roofline columns: the one given, else with
+ * arch_auto the built-in named by the trace's first device (its
+ * deviceProperties: [{"name": "NVIDIA H200", ...}, ...]), else NULL. */
+static const struct mp_roofline_arch *
+report_arch(const struct ctx *c, const struct mp_report_opts *o, struct mp_roofline_arch *detected)
+{
+    if (o->arch || !o->arch_auto || !c->s->meta_device_properties)
+        return o->arch;
+    const char *dp = c->s->meta_device_properties, *q = strstr(dp, "\"name\"");
+    if (!q)
+        return NULL;
+    q = strchr(q + 6, '"');
+    const char *qe = q ? strchr(q + 1, '"') : NULL;
+    char name[128];
+    if (!q || !qe || (size_t)(qe - q - 1) >= sizeof(name))
+        return NULL;
+    memcpy(name, q + 1, (size_t)(qe - q - 1));
+    name[qe - q - 1] = '\0';
+    return mp_roofline_arch_from_device_name(name, detected) == 0 ? detected : NULL;
+}
+
+/* The sheets after gpu_timeline: the side (its own report and caches over
+ * the same read-only tree) on a second thread unless serial; with overlap
+ * info everything stays on this thread (the overlap index is shared by the
+ * ops and unified sheets). rc: an earlier failure, passed through. */
+static int report_sheets(struct ctx *c, const struct mp_roofline_arch *arch, const char **annot,
+                         struct tl_overlap *ov, int rc)
+{
+    struct side sd = {.c = *c, .arch = arch, .annot = annot, .ov = ov};
+    sd.c.r = &sd.out;
+    sd.c.ak = (struct tl_argkeys){0};
+    sd.c.category = (struct mp_i64map){0};
+    sd.c.cats = NULL;
+    sd.c.ncats = sd.c.capcats = 0;
+    pthread_t side_th;
+    bool side = false;
+    if (!rc && !ov && !c->o->serial) {
+        sd.c.memo = mp_roofline_memo_new(); /* NULL only models every op afresh */
+        side = pthread_create(&side_th, NULL, side_main, &sd) == 0;
+        if (!side) {
+            mp_roofline_memo_free(sd.c.memo);
+            sd.c.memo = c->memo;
+        }
+    }
+    if (!rc && !side)
+        side_run(&sd, SIDE_OPS);
+    if (!rc && c->t->has_cpu_ops)
+        rc = tl_sheet_unified(c->r, c->t, c->first_kernel, arch, &c->ak, c->o, annot, ov, c->memo,
+                              new_sheet);
+    size_t n_mid = c->r->n; /* gpu_timeline, unified_perf_summary */
+    if (!rc && !side)
+        side_run(&sd, SIDE_PERF);
+    if (!rc)
+        rc = sheets_tail(c);
+    if (side)
+        pthread_join(side_th, NULL);
+    if (!rc && !sd.rc)
+        rc = side_merge(c->r, n_mid, &sd);
+    if (!rc)
+        rc = sd.rc;
+    if (sd.c.memo != c->memo)
+        mp_roofline_memo_free(sd.c.memo);
+    side_fini(&sd);
+    return rc;
+}
+
 int mp_report_build(const char *path, const struct mp_report_opts *o, struct mp_report **out,
                     struct mp_diag *d)
 {
@@ -884,50 +1060,10 @@ int mp_report_build(const char *path, const struct mp_report_opts *o, struct mp_
     int rc = mp_trace_store_load(path, &so, &c.s, d);
     if (rc)
         return rc;
-    /* a capture merge builds both trees with python functions, as TraceLens does */
-    bool pyf = o->python_functions || o->detect_recompute || o->group_by_parent_module ||
-               o->include_call_stack;
-    struct mp_trace_tree_opts to = {.python_functions = pyf || o->capture_folder};
-    rc = mp_trace_tree_build(c.s, &to, &c.t, d);
+    rc = report_tree(&c, o, d);
+    rc = rc ? rc : report_passes(&c, o, d);
     if (rc)
         goto out;
-    if (o->capture_folder) {
-        struct mp_capture_opts co = {.folder = o->capture_folder,
-                                     .keep_args_for = report_needs_args};
-        struct mp_capture_stats cst;
-        rc = mp_capture_merge(c.s, c.t, &co, &cst, d);
-        if (o->capture_stats)
-            *o->capture_stats = cst;
-        if (rc)
-            goto out;
-        if (cst.failed && !pyf) {
-            /* TraceLens drops a failed merge and reports the replay trace
-             * as if no capture folder had been given */
-            mp_trace_tree_free(c.t);
-            c.t = NULL;
-            to.python_functions = false;
-            rc = mp_trace_tree_build(c.s, &to, &c.t, d);
-            if (rc)
-                goto out;
-        }
-    }
-    if (o->enable_pseudo_ops && (rc = normalize_sglang_names(c.s)) != 0) {
-        rc = mp_diag_set(d, rc, "out of memory renaming ops");
-        goto out;
-    }
-    size_t n_pseudo = 0;
-    if (o->enable_pseudo_ops && (rc = tl_pseudo_apply(c.s, c.t, &n_pseudo)) != 0) {
-        rc = mp_diag_set(d, rc, "adding pseudo ops failed");
-        goto out;
-    }
-    if (n_pseudo)
-        mp_log(MP_LOG_DEBUG, "%zu pseudo op(s) added", n_pseudo);
-    /* the tree is final: the sheets never read the link ids */
-    mp_trace_store_drop_links(c.s);
-    if (o->detect_recompute && (rc = mp_trace_tree_mark_recompute(c.t)) != 0) {
-        rc = mp_diag_set(d, rc, "out of memory marking recompute regions");
-        goto out;
-    }
     c.r = calloc(1, sizeof(*c.r));
     if (!c.r) {
         rc = mp_diag_set(d, MP_ENOMEM, "out of memory");
@@ -945,24 +1081,8 @@ int mp_report_build(const char *path, const struct mp_report_opts *o, struct mp_
     struct tl_overlap *ov = NULL;
     if (!rc && o->include_overlap_info && c.t->has_cpu_ops)
         rc = tl_overlap_new(c.t, o->include_unlinked, &ov);
-    const struct mp_roofline_arch *arch = o->arch;
     struct mp_roofline_arch detected;
-    if (!arch && o->arch_auto && c.s->meta_device_properties) {
-        /* deviceProperties: [{"name": "NVIDIA H200", ...}, ...]; the first
-         * device's name picks the built-in */
-        const char *dp = c.s->meta_device_properties, *q = strstr(dp, "\"name\"");
-        if (q) {
-            q = strchr(q + 6, '"');
-            const char *qe = q ? strchr(q + 1, '"') : NULL;
-            char name[128];
-            if (q && qe && (size_t)(qe - q - 1) < sizeof(name)) {
-                memcpy(name, q + 1, (size_t)(qe - q - 1));
-                name[qe - q - 1] = '\0';
-                if (mp_roofline_arch_from_device_name(name, &detected) == 0)
-                    arch = &detected;
-            }
-        }
-    }
+    const struct mp_roofline_arch *arch = report_arch(&c, o, &detected);
     if (arch) {
         snprintf(c.r->arch_name, sizeof(c.r->arch_name), "%s", arch->name);
         c.r->arch = *arch;
@@ -973,48 +1093,11 @@ int mp_report_build(const char *path, const struct mp_report_opts *o, struct mp_
         rc = tl_apply_annotation(c.t, o->inference, &annot);
     /* NULL (out of memory) only models every op afresh */
     c.memo = rc ? NULL : mp_roofline_memo_new();
-    /* the side: its own report and caches over the same read-only tree, on
-     * a second thread unless serial; with overlap info everything stays on
-     * this thread (the overlap index is shared by the ops and unified sheets) */
-    struct side sd = {.c = c, .arch = arch, .annot = annot, .ov = ov};
-    sd.c.r = &sd.out;
-    sd.c.ak = (struct tl_argkeys){0};
-    sd.c.category = (struct mp_i64map){0};
-    sd.c.cats = NULL;
-    sd.c.ncats = sd.c.capcats = 0;
-    pthread_t side_th;
-    bool side = false;
-    if (!rc && !ov && !o->serial) {
-        sd.c.memo = mp_roofline_memo_new(); /* NULL only models every op afresh */
-        side = pthread_create(&side_th, NULL, side_main, &sd) == 0;
-        if (!side) {
-            mp_roofline_memo_free(sd.c.memo);
-            sd.c.memo = c.memo;
-        }
-    }
-    if (!rc && !side)
-        side_run(&sd, SIDE_OPS);
-    if (!rc && c.t->has_cpu_ops)
-        rc = tl_sheet_unified(c.r, c.t, c.first_kernel, arch, &c.ak, o, annot, ov, c.memo,
-                              new_sheet);
-    size_t n_mid = c.r->n; /* gpu_timeline, unified_perf_summary */
-    if (!rc && !side)
-        side_run(&sd, SIDE_PERF);
-    if (!rc)
-        rc = sheets_tail(&c);
-    if (side)
-        pthread_join(side_th, NULL);
+    rc = report_sheets(&c, arch, annot, ov, rc);
     free(annot);
     tl_overlap_free(ov);
-    if (!rc && !sd.rc)
-        rc = side_merge(c.r, n_mid, &sd);
-    if (!rc)
-        rc = sd.rc;
     if (rc)
         rc = mp_diag_set(d, rc, "out of memory building the report");
-    if (sd.c.memo != c.memo)
-        mp_roofline_memo_free(sd.c.memo);
-    side_fini(&sd);
 out:
     free(c.first_kernel);
     mp_i64map_fini(&c.category);

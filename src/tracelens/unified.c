@@ -649,14 +649,6 @@ static int base_order(struct ugrp *g, size_t ng, size_t nb)
     return 0;
 }
 
-typedef double (*ufield)(const struct urow *r);
-
-static double f_dur(const struct urow *r)
-{
-    (void)r;
-    return NAN; /* replaced by the caller */
-}
-
 static int stats_over(const struct urow *rows, const struct ugrp *g, size_t off,
                       struct tl_stats *st, size_t *cnt)
 {
@@ -864,294 +856,624 @@ static int full_stack_cells(const char *op, char ***chains, const size_t *len, s
     return rc;
 }
 
-static int render_summary(struct uctx *u, struct mp_report *rep, struct urow *rows, size_t nrows,
-                          struct tl_argkeys *ak, const struct mp_report_opts *o,
-                          const struct tl_meta *meta, bool stacks, bool kd_stacks,
-                          struct tl_overlap *ov,
-                          struct mp_buf *(*new_sheet)(struct mp_report *, const char *));
+/* ---- unified_perf_summary: group, sort, emit ---- */
 
-int tl_sheet_unified(struct mp_report *rep, const struct mp_trace_tree *t,
-                     const int32_t *first_kernel, const struct mp_roofline_arch *arch,
-                     struct tl_argkeys *ak, const struct mp_report_opts *o,
-                     const char *const *annot, struct tl_overlap *ov, struct mp_roofline_memo *memo,
-                     struct mp_buf *(*new_sheet)(struct mp_report *, const char *))
+/* The groups of one sheet, in first-appearance order until sorted. */
+struct ugroups {
+    struct ugrp *g;
+    size_t ng;
+    struct mp_intern *keys;  /* group keys */
+    struct mp_intern *bkeys; /* kl_overlap: the keys without the overlap names */
+    int32_t *gid;            /* group of each key id, -1 before its first row */
+    size_t gcap;
+};
+
+static void ugroups_fini(struct ugroups *gs)
 {
+    for (size_t i = 0; gs->g && i < gs->ng; i++) {
+        mp_buf_fini(&gs->g[i].key);
+        free(gs->g[i].m);
+    }
+    free(gs->g);
+    free(gs->gid);
+    mp_intern_free(gs->keys);
+    mp_intern_free(gs->bkeys);
+}
+
+/* Row w's group key: str() of name, category, process/thread names and args
+ * (and is_recompute), joined by \x1f as they are printed; with ov the
+ * overlapping kernel names follow the name and *bid is the id of the key
+ * without them. */
+static int row_key(const struct uctx *u, const struct urow *w, struct tl_argkeys *ak,
+                   const struct tl_meta *meta, struct tl_overlap *ov, struct mp_intern *bkeys,
+                   struct mp_buf *key, int32_t *bid)
+{
+    const struct mp_trace_tree *t = u->t;
     const struct mp_trace_store *s = t->s;
-    size_t n = t->n ? t->n : 1;
-    struct uctx u = {
-        .t = t, .first_kernel = first_kernel, .arch = arch, .annot = annot, .memo = memo};
-    /* kernel call stacks: in the kernel details of the inference report, and
-     * as call_stack_full / entry_point with --include_call_stack */
-    bool stacks = t->python_functions && (o->include_call_stack || o->inference);
-    bool kd_stacks = stacks && !o->include_call_stack;
-    u.is_collected = calloc(n, 1);
-    u.texts = mp_intern_new();
-    if (stacks) {
-        u.root_of = malloc(n * sizeof(int32_t));
-        u.frames = mp_intern_new();
-        u.frame_of = malloc(n * sizeof(int32_t));
-        for (size_t i = 0; u.frame_of && i < n; i++)
-            u.frame_of[i] = -2;
+    const char *pid = s->pid[w->uid] >= 0 ? mp_intern_str(s->strings, s->pid[w->uid]) : "";
+    const char *tid = s->tid[w->uid] >= 0 ? mp_intern_str(s->strings, s->tid[w->uid]) : "";
+    mp_buf_reset(key);
+    const char *cells[5] = {w->name, w->category, tl_meta_get(meta, pid, "0", "process_name"),
+                            tl_meta_get(meta, pid, "0", "process_labels"),
+                            tl_meta_get(meta, pid, tid, "thread_name")};
+    const struct tl_ovinfo *oi = NULL;
+    int rc = 0;
+    if (ov) /* a synthetic row has its parent's info, else its one kernel's */
+        rc = w->synthetic ? tl_overlap_kernel(ov, w->uid, w->kernel, &oi)
+                          : tl_overlap_unified(ov, w->uid, &oi);
+    for (int c = 0; c < 5 && !rc; c++) {
+        rc = c ? mp_buf_putc(key, '\x1f') : 0;
+        rc = rc ? rc : mp_buf_puts(key, cells[c]);
     }
-    u.has_gpu = calloc(n, 1);
-    u.comm = calloc(n, 1);
-    u.model = calloc((size_t)mp_intern_count(s->strings) + 1, 1);
-    u.visited = calloc(n, 1);
-    u.in_collected_gpu = calloc(n, 1);
-    u.bwd_ok = calloc(n, 1);
-    struct urow *rows = NULL;
-    size_t nrows = 0;
-    struct tl_meta meta;
-    memset(&meta, 0, sizeof(meta));
-    int rc = u.has_gpu && u.comm && u.model && u.visited && u.in_collected_gpu && u.bwd_ok &&
-                     u.is_collected && u.texts && (!stacks || (u.frames && u.frame_of && u.root_of))
-                 ? 0
-                 : MP_ENOMEM;
-    /* subtree GPU and communication flags, walking up from each GPU event
-     * until an ancestor already has what this walk would give it (an
-     * earlier walk through it marked everything above) */
-    for (size_t i = 0; i < t->n && !rc; i++) {
-        if (!mp_kind_is_gpu(t->kind[i]))
-            continue;
-        for (int32_t p = t->parent[i]; p >= 0; p = t->parent[p]) {
-            if (u.has_gpu[p] && (!t->comm[i] || u.comm[p]))
-                break;
-            u.has_gpu[p] = 1;
-            if (t->comm[i])
-                u.comm[p] = 1;
-        }
-    }
-    /* a pseudo op is not on its kernels' parent chains; it gets the GPU
-     * events below it (TraceLens gives it gpu_events = its kernel) */
-    int32_t *pbuf = NULL;
-    size_t pcap = 0;
-    for (size_t i = 0; i < t->n && !rc && t->pseudo; i++) {
-        size_t pn = 0;
-        long got = t->pseudo[i] ? mp_trace_tree_gpu_events(t, (int32_t)i, &pbuf, &pn, &pcap) : 0;
-        if (got < 0)
-            rc = (int)got;
-        for (size_t q = 0; q < pn && !rc; q++) {
-            u.has_gpu[i] = 1;
-            if (t->comm[pbuf[q]])
-                u.comm[i] = 1;
-        }
-    }
-    free(pbuf);
-    /* roots: outermost cpu_ops in host-tree order (by ts, stable) */
-    if (!rc) {
-        size_t nr = 0;
-
-        struct {
-            double ts;
-            int32_t i;
-        } *roots = malloc(n * sizeof(*roots));
-
-        if (!roots)
-            rc = MP_ENOMEM;
-        for (size_t i = 0; i < t->n_base && !rc; i++)
-            if (t->cpu_root[i]) {
-                roots[nr].ts = s->ts[i];
-                roots[nr].i = (int32_t)i;
-                nr++;
-            }
-        /* stable sort by ts (merge via insertion on nearly sorted data) */
-        for (size_t a = 1; !rc && a < nr; a++)
-            for (size_t b = a; b > 0 && roots[b - 1].ts > roots[b].ts; b--) {
-                double ts = roots[b].ts;
-                int32_t ii = roots[b].i;
-                roots[b] = roots[b - 1];
-                roots[b - 1].ts = ts;
-                roots[b - 1].i = ii;
-            }
-        /* cpu roots grafted by a graph-capture merge follow, in graft order */
-        for (size_t i = t->n_base; i < t->n && !rc; i++)
-            if (t->cpu_root[i]) {
-                roots[nr].ts = s->ts[i];
-                roots[nr].i = (int32_t)i;
-                nr++;
-            }
-        /* python funcs in the tree: parentless python frames with GPU work
-         * first (trace order), then the outermost cpu_ops */
-        for (size_t i = 0; i < t->n && !rc && t->python_functions; i++)
-            if (t->kind[i] == MP_K_PYFUNC && t->parent[i] < 0 && u.has_gpu[i]) {
-                u.cur_root = (int32_t)i;
-                rc = traverse(&u, (int32_t)i);
-            }
-        for (size_t k = 0; k < nr && !rc; k++) {
-            u.cur_root = roots[k].i;
-            rc = traverse(&u, roots[k].i);
-        }
-        free(roots);
-    }
-    /* rows: collected ops, then synthetic ops for the GPU events left over */
-    size_t cap = u.ncollected + 64;
-    rows = rc ? NULL : calloc(cap, sizeof(*rows));
-    if (!rc && !rows)
+    const char *ak4 = rc ? NULL : tl_argkeys_get(ak, s, w->uid);
+    if (!rc && !ak4)
         rc = MP_ENOMEM;
-    int32_t *buf = NULL;
-    size_t bn = 0, bcap = 0;
-    for (size_t c = 0; c < u.ncollected && !rc; c++) {
-        int32_t i = u.collected[c];
-        rows[nrows] =
-            (struct urow){.uid = i, .kernel = -1, .ex_uid = i, .name = mp_trace_tree_name(t, i)};
-        nrows++;
-        bn = 0;
-        long got = mp_trace_tree_gpu_events(t, i, &buf, &bn, &bcap);
-        if (got < 0)
-            rc = (int)got;
-        for (size_t q = 0; q < bn && !rc; q++)
-            u.in_collected_gpu[buf[q]] = 1;
-    }
-    free(buf);
-    int32_t next_uid = (int32_t)t->n;
-    /* orphans (no cpu_op above): grouped by parent in first-kernel order */
-    int32_t *porder = NULL;
-    size_t np = 0;
-    if (!rc) {
-        porder = malloc(n * sizeof(int32_t));
-        if (!porder)
-            rc = MP_ENOMEM;
-    }
-    uint8_t *pseen = rc ? NULL : calloc(n, 1);
-    if (!rc && !pseen)
-        rc = MP_ENOMEM;
-    for (int pass = 0; pass < 2 && !rc; pass++) {
-        for (size_t i = 0; i < t->n && !rc; i++) {
-            if (!mp_kind_is_gpu(t->kind[i]) || u.in_collected_gpu[i] || t->comm[i])
-                continue;
-            int32_t cpu = -1;
-            for (int32_t p = t->parent[i]; p >= 0 && cpu < 0; p = t->parent[p])
-                if (t->kind[p] == MP_K_CPU_OP)
-                    cpu = p;
-            if (pass == 0 && cpu < 0 && t->parent[i] >= 0 && !pseen[t->parent[i]]) {
-                pseen[t->parent[i]] = 1;
-                porder[np++] = t->parent[i];
-            }
-            if (pass == 1 && cpu >= 0) {
-                if (nrows == cap) {
-                    cap *= 2;
-                    struct urow *nr2 = realloc(rows, cap * sizeof(*rows));
-                    if (!nr2) {
-                        rc = MP_ENOMEM;
-                        break;
-                    }
-                    rows = nr2;
-                }
-                memset(&rows[nrows], 0, sizeof(rows[0]));
-                rows[nrows].uid = cpu;
-                rows[nrows].kernel = (int32_t)i;
-                rows[nrows].synthetic = true;
-                nrows++;
-            }
-        }
-        if (pass == 0 && np > 0) {
-            /* emit the orphan groups now, before the kernels with a cpu_op:
-             * grouped by parent (in first-kernel order), kernels in UID order */
-            int32_t *rank = malloc(n * sizeof(int32_t));
-
-            struct {
-                int32_t grp, uid;
-            } *orph = malloc(n * sizeof(*orph));
-
-            size_t no = 0;
-            if (!rank || !orph)
-                rc = MP_ENOMEM;
-            for (size_t q = 0; q < np && !rc; q++)
-                rank[porder[q]] = (int32_t)q;
-            for (size_t i = 0; i < t->n && !rc; i++) {
-                int32_t par = t->parent[i];
-                if (!mp_kind_is_gpu(t->kind[i]) || u.in_collected_gpu[i] || t->comm[i] || par < 0 ||
-                    !pseen[par])
-                    continue;
-                bool cpu = false;
-                for (int32_t p = par; p >= 0 && !cpu; p = t->parent[p])
-                    cpu = t->kind[p] == MP_K_CPU_OP;
-                if (cpu)
-                    continue;
-                orph[no].grp = rank[par];
-                orph[no].uid = (int32_t)i;
-                no++;
-            }
-            /* counting sort by group keeps UID order inside each group */
-            size_t *start = rc ? NULL : calloc(np + 1, sizeof(size_t));
-            int32_t *sorted = rc ? NULL : malloc((no ? no : 1) * sizeof(int32_t));
-            if (!rc && (!start || !sorted))
-                rc = MP_ENOMEM;
-            for (size_t q = 0; q < no && !rc; q++)
-                start[orph[q].grp + 1]++;
-            for (size_t q = 0; q < np && !rc; q++)
-                start[q + 1] += start[q];
-            for (size_t q = 0; q < no && !rc; q++)
-                sorted[start[orph[q].grp]++] = orph[q].uid;
-            for (size_t q = 0; q < no && !rc; q++) {
-                if (nrows == cap) {
-                    cap *= 2;
-                    struct urow *nr2 = realloc(rows, cap * sizeof(*rows));
-                    if (!nr2) {
-                        rc = MP_ENOMEM;
-                        break;
-                    }
-                    rows = nr2;
-                }
-                memset(&rows[nrows], 0, sizeof(rows[0]));
-                rows[nrows].uid = t->parent[sorted[q]];
-                rows[nrows].kernel = sorted[q];
-                rows[nrows].synthetic = true;
-                nrows++;
-            }
-            free(start);
-            free(sorted);
-            free(rank);
-            free(orph);
+    rc = rc ? rc : mp_buf_putc(key, '\x1f');
+    rc = rc ? rc : mp_buf_puts(key, ak4);
+    if (t->recompute) /* a synthetic row copies its parent's flag */
+        rc = rc ? rc
+                : mp_buf_puts(key, t->recompute[w->uid] ? "\x1fTrue"
+                                                        : "\x1f"
+                                                          "False");
+    *bid = -1;
+    if (ov && !rc) { /* the names column follows name */
+        if ((*bid = mp_intern_add(bkeys, key->data, key->len)) < 0)
+            return MP_ENOMEM;
+        const char *nm = tl_ovinfo_names(oi);
+        size_t l0 = strlen(w->name);
+        rc = mp_buf_reserve(key, strlen(nm) + 1);
+        if (!rc) {
+            memmove(key->data + l0 + 1 + strlen(nm), key->data + l0, key->len - l0);
+            key->data[l0] = '\x1f';
+            memcpy(key->data + l0 + 1, nm, strlen(nm));
+            key->len += strlen(nm) + 1;
         }
     }
-    free(porder);
-    free(pseen);
+    return rc;
+}
+
+/* Adds row r to the group of key, a new group at the key's first row. */
+static int group_add(struct ugroups *gs, const struct urow *rows, size_t r,
+                     const struct mp_buf *key, int32_t bid)
+{
+    int32_t id = mp_intern_add(gs->keys, key->data, key->len);
+    if (id < 0 || tl_gid_reserve(&gs->gid, &gs->gcap, id))
+        return MP_ENOMEM;
+    int rc = 0;
+    if (gs->gid[id] < 0) {
+        struct ugrp *N = &gs->g[gs->ng];
+        gs->gid[id] = (int32_t)gs->ng++;
+        mp_buf_init(&N->key, 0);
+        rc = mp_buf_append(&N->key, key->data, key->len);
+        N->ex_uid = rows[r].ex_uid;
+        N->base = bid;
+    }
+    struct ugrp *G = &gs->g[gs->gid[id]];
+    if (G->n == G->cap) {
+        size_t nc = G->cap ? G->cap * 2 : 8;
+        size_t *nm = realloc(G->m, nc * sizeof(size_t));
+        if (!nm)
+            return MP_ENOMEM;
+        G->m = nm;
+        G->cap = nc;
+    }
+    G->m[G->n++] = r;
+    G->kt_sum += rows[r].kt;
+    return rc;
+}
+
+/* Groups the kept rows (uid >= 0) by their keys, in first-appearance order. */
+static int group_rows(const struct uctx *u, const struct urow *rows, size_t nrows,
+                      struct tl_argkeys *ak, const struct tl_meta *meta, struct tl_overlap *ov,
+                      struct ugroups *gs)
+{
+    gs->g = calloc(nrows ? nrows : 1, sizeof(*gs->g));
+    gs->keys = mp_intern_new();
+    gs->bkeys = ov ? mp_intern_new() : NULL;
+    if (!gs->g || !gs->keys || (ov && !gs->bkeys))
+        return MP_ENOMEM;
     struct mp_buf key;
     mp_buf_init(&key, 0);
+    int rc = 0;
     for (size_t r = 0; r < nrows && !rc; r++) {
-        struct urow *w = &rows[r];
-        if (w->synthetic) {
-            w->ex_uid = next_uid++;
-            mp_buf_reset(&key);
-            rc = mp_buf_printf(&key, "%s->%s (Synthetic Op)", mp_trace_tree_name(t, w->uid),
-                               mp_trace_tree_name(t, w->kernel));
-            w->name = rc ? NULL : utext(&u, key.data, key.len);
-            if (!w->name) {
-                rc = MP_ENOMEM;
-                break;
-            }
-        }
-        rc = fill_row(&u, w);
-        if (!rc && w->has_model && w->status == MP_ROOFLINE_SKIP)
-            w->uid = -1; /* NotImplementedError: TraceLens drops the row */
+        if (rows[r].uid < 0)
+            continue;
+        int32_t bid = -1;
+        /* any failure while building the key reads as out of memory */
+        rc = row_key(u, &rows[r], ak, meta, ov, gs->bkeys, &key, &bid) ? MP_ENOMEM : 0;
+        rc = rc ? rc : group_add(gs, rows, r, &key, bid);
     }
-    for (size_t r = 0; r < nrows && !rc; r++)
-        rows[r].k = u.kpool + rows[r].koff;
-    if (!rc)
-        rc = tl_meta_build(s, &meta);
-    if (!rc)
-        rc = render_summary(&u, rep, rows, nrows, ak, o, &meta, stacks, kd_stacks, NULL, new_sheet);
-    if (!rc && ov)
-        rc = render_summary(&u, rep, rows, nrows, ak, o, &meta, stacks, kd_stacks, ov, new_sheet);
-    (void)f_dur;
     mp_buf_fini(&key);
-    free(u.kpool);
-    free(rows);
-    tl_meta_fini(&meta);
-    free(u.has_gpu);
-    free(u.comm);
-    free(u.model);
-    free(u.visited);
-    free(u.collected);
-    free(u.in_collected_gpu);
-    free(u.bwd_ok);
-    free(u.is_collected);
-    free(u.root_of);
-    mp_intern_free(u.texts);
-    free(u.frame_of);
-    mp_intern_free(u.frames);
     return rc;
+}
+
+/* Sorts the groups by total kernel time as pandas sums it (kl_overlap: by
+ * their base totals first); *total is the sorted column's sum. */
+static int sort_groups(const struct urow *rows, struct ugroups *gs, bool ov, double *total)
+{
+    struct ugrp *g = gs->g;
+    size_t ng = gs->ng;
+    /* groupby(sort=False): the rows' group ids never decrease when every
+     * group's rows are contiguous; Kernel Time (µs)_sum as pandas sums it */
+    bool contiguous = true;
+    for (size_t q = 0; q < ng && contiguous; q++)
+        contiguous = g[q].n == 0 || g[q].m[g[q].n - 1] - g[q].m[0] + 1 == g[q].n;
+    int rc = 0;
+    for (size_t q = 0; q < ng && !rc; q++) {
+        struct tl_stats st;
+        size_t cnt;
+        g[q].ids_sorted = contiguous;
+        rc = stats_over(rows, &g[q], offsetof(struct urow, kt), &st, &cnt);
+        g[q].kt_sum = st.sum;
+    }
+    if (!rc)
+        rc = ov ? base_order(g, ng, (size_t)mp_intern_count(gs->bkeys) + 1) : 0;
+    if (rc)
+        return rc;
+    qsort(g, ng, sizeof(*g), cmp_ugrp);
+    /* Series.sum of the sorted column: numpy's pairwise sum */
+    double *kts_sorted = malloc((ng ? ng : 1) * sizeof(double));
+    if (!kts_sorted)
+        return MP_ENOMEM;
+    for (size_t i = 0; i < ng; i++)
+        kts_sorted[i] = g[i].kt_sum;
+    *total = mp_sum_pairwise(kts_sorted, ng);
+    free(kts_sorted);
+    return 0;
+}
+
+/* The statistics blocks of a group (uemit.st). */
+enum { US_DUR, US_TBS, US_TFS, US_KT, US_PCT, US_N };
+
+/* Per-kernel call stacks of a group's template row: made for the kernel
+ * details cells, printed again as call_stack_full. */
+struct kstacks {
+    char ***chains; /* per kernel: its frames, then its name */
+    size_t *clen;
+    size_t *order; /* the kernels in the order the details print them */
+    char **kdst;   /* per kernel: its stack as a Python list, for the details */
+    size_t nk;
+    bool has; /* the row has call stacks */
+};
+
+static void kstacks_fini(struct kstacks *ks)
+{
+    for (size_t q = 0; ks->chains && q < ks->nk; q++)
+        free(ks->chains[q]);
+    for (size_t q = 0; ks->kdst && q < ks->nk; q++)
+        free(ks->kdst[q]);
+    free(ks->chains);
+    free(ks->clen);
+    free(ks->order);
+    free(ks->kdst);
+    memset(ks, 0, sizeof(*ks));
+}
+
+/* What the value functions of the column table see while one group's row is
+ * printed. */
+struct uemit {
+    struct uctx *u;
+    const struct urow *rows;
+    struct ugrp *G; /* the group being printed */
+    struct tl_overlap *ov;
+    bool stacks, kd_stacks;
+    struct mp_csv *csv;
+    struct mp_buf *cell;
+    double total, cum; /* kernel time of all groups; percentage so far */
+    /* the group's figures, made by measure_group */
+    struct tl_stats st[US_N];
+    size_t cnt[US_N];
+    const char *spec;      /* first compute spec of a row with metrics */
+    const struct urow *rl; /* first row with roofline figures */
+    struct kstacks ks;
+};
+
+/* The statistics a row of the sheet prints, over the group's rows. */
+static int measure_group(struct uemit *e)
+{
+    const struct ugrp *G = e->G;
+    const struct urow *rows = e->rows;
+    const struct mp_trace_store *s = e->u->t->s;
+    memset(e->st, 0, sizeof(e->st));
+    memset(e->cnt, 0, sizeof(e->cnt));
+    double *v = malloc((G->n ? G->n : 1) * sizeof(double));
+    if (!v)
+        return MP_ENOMEM;
+    size_t k = 0; /* duration_us = the (copied) event's dur */
+    for (size_t i = 0; i < G->n; i++) {
+        int32_t uid = rows[G->m[i]].uid;
+        if (s->flags[uid] & MP_EV_DUR)
+            v[k++] = s->dur[uid];
+    }
+    int rc = tl_group_stats(v, k, G->ids_sorted && k == G->n, &e->st[US_DUR]);
+    e->cnt[US_DUR] = k;
+    if (e->u->arch && !rc) {
+        k = 0;
+        for (size_t i = 0; i < G->n; i++) {
+            const struct urow *w = &rows[G->m[i]];
+            if (w->rl.valid && !isnan(w->rl.pct))
+                v[k++] = w->rl.pct;
+        }
+        rc = tl_group_stats(v, k, G->ids_sorted && k == G->n, &e->st[US_PCT]);
+        e->cnt[US_PCT] = k;
+    }
+    free(v);
+    rc = rc ? rc : stats_over(rows, G, offsetof(struct urow, tbs), &e->st[US_TBS], &e->cnt[US_TBS]);
+    rc = rc ? rc : stats_over(rows, G, offsetof(struct urow, tfs), &e->st[US_TFS], &e->cnt[US_TFS]);
+    rc = rc ? rc : stats_over(rows, G, offsetof(struct urow, kt), &e->st[US_KT], &e->cnt[US_KT]);
+    e->spec = "";
+    e->rl = NULL;
+    for (size_t i = 0; i < G->n; i++) {
+        const struct urow *w = &rows[G->m[i]];
+        if (!e->spec[0] && w->has_model && w->status == MP_ROOFLINE_OK && w->spec)
+            e->spec = w->spec;
+        if (!e->rl && w->rl.valid)
+            e->rl = w;
+    }
+    return rc;
+}
+
+/* One column of the sheet: its header, when it is printed, and the function
+ * printing its cell (NULL: printed by the column before). stat and field
+ * tell the shared value functions which figure to print. */
+struct ucol {
+    const char *head;
+    int (*cell)(struct uemit *e, const struct ucol *c);
+    size_t field;
+    unsigned when; /* 0: always, else one of UC_* */
+    int stat;
+};
+
+enum { UC_OV = 1, UC_RECOMP = 2, UC_ARCH = 4, UC_CS = 8 };
+
+/* Every key cell: name [, overlapping_kernel_names], op category, process
+ * and thread names, the four args [, is_recompute]. */
+static int c_key(struct uemit *e, const struct ucol *c)
+{
+    (void)c;
+    const char *k = mp_buf_cstr(&e->G->key), *end = k + e->G->key.len;
+    for (;;) {
+        const char *sep = memchr(k, '\x1f', (size_t)(end - k));
+        size_t len = sep ? (size_t)(sep - k) : (size_t)(end - k);
+        int rc = mp_csv_field(e->csv, k, len);
+        if (rc || !sep)
+            return rc;
+        k = sep + 1;
+    }
+}
+
+static int c_ex_uid(struct uemit *e, const struct ucol *c)
+{
+    (void)c;
+    return mp_csv_fmt(e->csv, "%d", e->G->ex_uid);
+}
+
+static int c_count(struct uemit *e, const struct ucol *c)
+{
+    (void)c;
+    return mp_csv_fmt(e->csv, "%zu", e->G->n);
+}
+
+/* A figure of a statistics block: the sum always, std when there is one,
+ * the others over at least one value. */
+static int c_stat(struct uemit *e, const struct ucol *c)
+{
+    const struct tl_stats *st = &e->st[c->stat];
+    double v = *(const double *)((const char *)st + c->field);
+    bool present = c->field == offsetof(struct tl_stats, sum)   ? true
+                   : c->field == offsetof(struct tl_stats, std) ? st->has_std
+                                                                : e->cnt[c->stat] > 0;
+    return tl_csv_float(e->csv, e->cell, v, present);
+}
+
+/* The first value of a row field over the group. */
+static int c_first(struct uemit *e, const struct ucol *c)
+{
+    return tl_csv_float(e->csv, e->cell, first_over(e->rows, e->G, c->field), true);
+}
+
+static int c_spec(struct uemit *e, const struct ucol *c)
+{
+    (void)c;
+    return mp_csv_str(e->csv, e->spec);
+}
+
+static int c_bound(struct uemit *e, const struct ucol *c)
+{
+    (void)c;
+    return mp_csv_str(e->csv,
+                      e->rl ? (e->rl->rl.compute_bound ? "COMPUTE_BOUND" : "MEMORY_BOUND") : "");
+}
+
+static int c_roofline_time(struct uemit *e, const struct ucol *c)
+{
+    (void)c;
+    return tl_csv_float(e->csv, e->cell, e->rl ? e->rl->rl.roofline_us : NAN, e->rl != NULL);
+}
+
+/* The kernel durations of the rows whose kernel list has the template's
+ * length nk: kd[q][row], *nrow rows. */
+static int kernel_durations(const struct uemit *e, size_t nk, double ***kd, size_t *nrow)
+{
+    const struct mp_trace_store *s = e->u->t->s;
+    const struct ugrp *G = e->G;
+    *nrow = 0;
+    *kd = calloc(nk ? nk : 1, sizeof(double *));
+    if (!*kd)
+        return MP_ENOMEM;
+    for (size_t q = 0; q < nk; q++)
+        if (!((*kd)[q] = malloc((G->n ? G->n : 1) * sizeof(double))))
+            return MP_ENOMEM;
+    for (size_t i = 0; i < G->n; i++) {
+        const struct urow *w = &e->rows[G->m[i]];
+        if (w->nk != nk)
+            continue;
+        for (size_t q = 0; q < nk; q++) {
+            int32_t ku = w->k[q];
+            (*kd)[q][*nrow] = (s->flags[ku] & MP_EV_DUR) ? s->dur[ku] : 0.0;
+        }
+        (*nrow)++;
+    }
+    return 0;
+}
+
+/* The call stack of each kernel of template row rt (e->ks). */
+static int template_stacks(struct uemit *e, const struct urow *rt)
+{
+    struct kstacks *ks = &e->ks;
+    size_t nk = rt->nk;
+    ks->nk = nk;
+    ks->chains = calloc(nk, sizeof(char **));
+    ks->clen = calloc(nk, sizeof(size_t));
+    ks->order = calloc(nk, sizeof(size_t));
+    ks->kdst = calloc(nk, sizeof(char *));
+    if (!ks->chains || !ks->clen || !ks->order || !ks->kdst)
+        return MP_ENOMEM;
+    struct idvec iv = {0};
+    struct mp_buf rbuf;
+    mp_buf_init(&rbuf, 0);
+    int rc = 0;
+    for (size_t q = 0; q < nk && !rc; q++) {
+        bool has = false;
+        rc = kernel_stack(e->u, rt->uid, rt->synthetic ? -1 : rt->uid, rt->k[q], &iv, &has);
+        ks->has = has;
+        ks->chains[q] = rc ? NULL : calloc(iv.n + 1, sizeof(char *));
+        if (!rc && !ks->chains[q])
+            rc = MP_ENOMEM;
+        for (size_t j = 0; j < iv.n && !rc; j++)
+            ks->chains[q][j] = (char *)mp_intern_str(e->u->frames, iv.v[j]);
+        if (rc)
+            break;
+        ks->clen[q] = iv.n;
+        if (has && e->kd_stacks) {
+            mp_buf_reset(&rbuf);
+            rc = tl_pylist_repr(&rbuf, (const char *const *)ks->chains[q], iv.n);
+            ks->kdst[q] = rc ? NULL : mp_strdup(mp_buf_cstr(&rbuf));
+            if (!rc && !ks->kdst[q])
+                rc = MP_ENOMEM;
+        }
+        ks->chains[q][ks->clen[q]++] = (char *)mp_trace_tree_name(e->u->t, rt->k[q]);
+    }
+    free(iv.v);
+    mp_buf_fini(&rbuf);
+    return rc;
+}
+
+/* kernel_details_summary and trunc_kernel_details: the template is the
+ * group's first non-empty kernel list. */
+static int c_kernel_details(struct uemit *e, const struct ucol *c)
+{
+    (void)c;
+    const struct ugrp *G = e->G;
+    const struct urow *rt = &e->rows[G->m[0]];
+    for (size_t i = 0; i < G->n && rt->nk == 0; i++)
+        rt = &e->rows[G->m[i]];
+    size_t nk = rt->nk, nrow = 0;
+    double **kd = NULL;
+    int rc = kernel_durations(e, nk, &kd, &nrow);
+    if (!rc && e->stacks && nk > 0)
+        rc = template_stacks(e, rt);
+    if (!rc && nk > 0) {
+        const char *const *kdst =
+            e->ks.has && e->kd_stacks ? (const char *const *)e->ks.kdst : NULL;
+        rc = tl_kernel_details_cells_cs(e->u->t, rt->k, nk, kd, nrow, kdst, e->ks.order, e->csv,
+                                        e->cell);
+    } else if (!rc) {
+        rc = mp_csv_str(e->csv, "[]");
+        rc = rc ? rc : mp_csv_str(e->csv, "");
+    }
+    for (size_t q = 0; kd && q < nk; q++)
+        free(kd[q]);
+    free(kd);
+    return rc;
+}
+
+/* The overlap column block (kl_overlap sheet). */
+static int c_overlap(struct uemit *e, const struct ucol *c)
+{
+    (void)c;
+    const struct ugrp *G = e->G;
+    const struct tl_ovinfo **mi =
+        malloc((G->n ? G->n : 1) * sizeof(*mi)); // NOLINT(bugprone-sizeof-expression)
+    int rc = mi ? 0 : MP_ENOMEM;
+    for (size_t i = 0; i < G->n && !rc; i++) {
+        const struct urow *w = &e->rows[G->m[i]];
+        rc = w->synthetic ? tl_overlap_kernel(e->ov, w->uid, w->kernel, &mi[i])
+                          : tl_overlap_unified(e->ov, w->uid, &mi[i]);
+    }
+    rc = rc ? rc : tl_overlap_cells(mi, G->n, true, e->csv, e->cell);
+    free(mi);
+    return rc;
+}
+
+static int c_params(struct uemit *e, const struct ucol *c)
+{
+    (void)c;
+    const char *params = NULL;
+    for (size_t i = 0; i < e->G->n && !params; i++)
+        params = e->rows[e->G->m[i]].params;
+    return mp_csv_str(e->csv, params ? params : "");
+}
+
+static int c_has_model(struct uemit *e, const struct ucol *c)
+{
+    (void)c;
+    return mp_csv_str(e->csv, e->rows[e->G->m[0]].has_model ? "True" : "False");
+}
+
+/* entry_point and call_stack_full, the template's stacks in printed order. */
+static int c_call_stack(struct uemit *e, const struct ucol *c)
+{
+    (void)c;
+    const struct kstacks *ks = &e->ks;
+    size_t nk = ks->chains ? ks->nk : 0;
+    char ***ch2 = NULL;
+    size_t *len2 = NULL;
+    int rc = 0;
+    if (nk > 0) {
+        ch2 = malloc(nk * sizeof(char **));
+        len2 = malloc(nk * sizeof(size_t));
+        if (!ch2 || !len2)
+            rc = MP_ENOMEM;
+        for (size_t q = 0; q < nk && !rc; q++) {
+            ch2[q] = ks->chains[ks->order[q]];
+            len2[q] = ks->clen[ks->order[q]];
+        }
+    }
+    rc = rc ? rc
+            : full_stack_cells(e->rows[e->G->m[0]].name, ch2, len2, ch2 ? nk : 0, e->csv, e->cell);
+    free(ch2);
+    free(len2);
+    return rc;
+}
+
+static int c_pct(struct uemit *e, const struct ucol *c)
+{
+    (void)c;
+    double pct = e->G->kt_sum / e->total * 100;
+    e->cum += pct;
+    return tl_csv_float(e->csv, e->cell, pct, true);
+}
+
+static int c_cum(struct uemit *e, const struct ucol *c)
+{
+    (void)c;
+    return tl_csv_float(e->csv, e->cell, e->cum, true);
+}
+
+#define UCOL(h, w, f)                                                                              \
+    {                                                                                              \
+        .head = (h), .when = (w), .cell = (f)                                                      \
+    }
+#define UKEY(h, w)                                                                                 \
+    {                                                                                              \
+        .head = (h), .when = (w)                                                                   \
+    }
+#define USTAT(h, w, blk, f)                                                                        \
+    {                                                                                              \
+        .head = (h), .when = (w), .cell = c_stat, .stat = (blk),                                   \
+        .field = offsetof(struct tl_stats, f)                                                      \
+    }
+#define UFIRST(h, f)                                                                               \
+    {                                                                                              \
+        .head = (h), .cell = c_first, .field = offsetof(struct urow, f)                            \
+    }
+
+/* The columns of unified_perf_summary and its kl_overlap twin. */
+static const struct ucol ucols[] = {
+    UCOL("name", 0, c_key),
+    UKEY("overlapping_kernel_names", UC_OV),
+    UKEY("op category", 0),
+    UKEY("process_name", 0),
+    UKEY("process_label", 0),
+    UKEY("thread_name", 0),
+    UKEY("Input Dims", 0),
+    UKEY("Input type", 0),
+    UKEY("Input Strides", 0),
+    UKEY("Concrete Inputs", 0),
+    UKEY("is_recompute", UC_RECOMP),
+    UCOL("ex_UID", 0, c_ex_uid),
+    UCOL("operation_count", 0, c_count),
+    USTAT("total_duration_us", 0, US_DUR, sum),
+    USTAT("mean_duration_us", 0, US_DUR, mean),
+    USTAT("std_duration_us", 0, US_DUR, std),
+    UFIRST("GFLOPS", gflops),
+    UFIRST("Data Moved (MB)", mb),
+    UFIRST("FLOPS/Byte", fpb),
+    UCOL("Compute Spec", 0, c_spec),
+    UCOL("Roofline Bound", UC_ARCH, c_bound),
+    USTAT("TB/s_mean", 0, US_TBS, mean),
+    USTAT("TB/s_std", 0, US_TBS, std),
+    USTAT("TFLOPS/s_mean", 0, US_TFS, mean),
+    USTAT("TFLOPS/s_std", 0, US_TFS, std),
+    USTAT("Kernel Time (µs)_mean", 0, US_KT, mean),
+    USTAT("Kernel Time (µs)_std", 0, US_KT, std),
+    USTAT("Kernel Time (µs)_sum", 0, US_KT, sum),
+    USTAT("duration_us_median", 0, US_DUR, median),
+    USTAT("duration_us_min", 0, US_DUR, min),
+    USTAT("duration_us_max", 0, US_DUR, max),
+    USTAT("TB/s_median", 0, US_TBS, median),
+    USTAT("TB/s_min", 0, US_TBS, min),
+    USTAT("TB/s_max", 0, US_TBS, max),
+    USTAT("TFLOPS/s_median", 0, US_TFS, median),
+    USTAT("TFLOPS/s_min", 0, US_TFS, min),
+    USTAT("TFLOPS/s_max", 0, US_TFS, max),
+    UCOL("Roofline Time (µs)_first", UC_ARCH, c_roofline_time),
+    USTAT("Pct Roofline_mean", UC_ARCH, US_PCT, mean),
+    USTAT("Pct Roofline_median", UC_ARCH, US_PCT, median),
+    USTAT("Pct Roofline_std", UC_ARCH, US_PCT, std),
+    USTAT("Pct Roofline_min", UC_ARCH, US_PCT, min),
+    USTAT("Pct Roofline_max", UC_ARCH, US_PCT, max),
+    USTAT("Kernel Time (µs)_median", 0, US_KT, median),
+    USTAT("Kernel Time (µs)_min", 0, US_KT, min),
+    USTAT("Kernel Time (µs)_max", 0, US_KT, max),
+    UCOL("kernel_details_summary", 0, c_kernel_details),
+    UKEY("trunc_kernel_details", 0),
+    UCOL("overlapping_kernels_details_summary", UC_OV, c_overlap),
+    UKEY("trunc_overlapping_kernels_details", UC_OV),
+    UKEY("overlap_pct_mean", UC_OV),
+    UKEY("overlap_pct_median", UC_OV),
+    UKEY("overlap_pct_std", UC_OV),
+    UKEY("overlap_pct_min", UC_OV),
+    UKEY("overlap_pct_max", UC_OV),
+    UCOL("perf_params", 0, c_params),
+    UCOL("has_perf_model", 0, c_has_model),
+    UCOL("entry_point", UC_CS, c_call_stack),
+    UKEY("call_stack_full", UC_CS),
+    UCOL("Percentage (%)", 0, c_pct),
+    UCOL("Cumulative Percentage (%)", 0, c_cum),
+};
+
+#define N_UCOLS (sizeof(ucols) / sizeof(ucols[0]))
+
+static bool ucol_on(const struct ucol *c, unsigned when)
+{
+    return c->when == 0 || (c->when & when) != 0;
+}
+
+static int write_header(struct mp_buf *b, unsigned when)
+{
+    int rc = 0;
+    bool first = true;
+    for (size_t c = 0; c < N_UCOLS && !rc; c++) {
+        if (!ucol_on(&ucols[c], when))
+            continue;
+        rc = first ? 0 : mp_buf_putc(b, ',');
+        rc = rc ? rc : mp_buf_puts(b, ucols[c].head);
+        first = false;
+    }
+    return rc ? rc : mp_buf_putc(b, '\n');
+}
+
+/* One group's row, column by column. */
+static int emit_group(struct uemit *e, unsigned when)
+{
+    int rc = measure_group(e);
+    for (size_t c = 0; c < N_UCOLS && !rc; c++)
+        if (ucols[c].cell && ucol_on(&ucols[c], when))
+            rc = ucols[c].cell(e, &ucols[c]);
+    kstacks_fini(&e->ks);
+    return rc ? rc : mp_csv_end_row(e->csv);
 }
 
 /* Groups the rows and writes unified_perf_summary; with ov its kl_overlap
@@ -1164,123 +1486,18 @@ static int render_summary(struct uctx *u, struct mp_report *rep, struct urow *ro
                           struct tl_overlap *ov,
                           struct mp_buf *(*new_sheet)(struct mp_report *, const char *))
 {
-    const struct mp_trace_tree *t = u->t;
-    const struct mp_trace_store *s = t->s;
-    const struct mp_roofline_arch *arch = u->arch;
-    int rc = 0;
     bool cs = o->include_call_stack && !ov; /* entry_point, call_stack_full */
-    if (ov) /* TraceLens summarizes the kl_overlap twin without include_call_stack */
-        kd_stacks = stacks;
-    /* group by str() of name, category, process/thread names and args */
-    struct ugrp *g = rc ? NULL : calloc(nrows ? nrows : 1, sizeof(*g));
-    size_t ng = 0;
-    struct mp_intern *keys = rc ? NULL : mp_intern_new();
-    struct mp_intern *bkeys = rc || !ov ? NULL : mp_intern_new();
-    if (!rc && ov && !bkeys)
-        rc = MP_ENOMEM;
-    int32_t *gid = NULL;
-    size_t gcap = 0;
-    struct mp_buf key;
-    mp_buf_init(&key, 0);
-    if (!rc && (!g || !keys))
-        rc = MP_ENOMEM;
-    for (size_t r = 0; r < nrows && !rc; r++) {
-        const struct urow *w = &rows[r];
-        if (w->uid < 0)
-            continue;
-        const char *pid = s->pid[w->uid] >= 0 ? mp_intern_str(s->strings, s->pid[w->uid]) : "";
-        const char *tid = s->tid[w->uid] >= 0 ? mp_intern_str(s->strings, s->tid[w->uid]) : "";
-        mp_buf_reset(&key);
-        const char *cells[5] = {w->name, w->category, tl_meta_get(meta, pid, "0", "process_name"),
-                                tl_meta_get(meta, pid, "0", "process_labels"),
-                                tl_meta_get(meta, pid, tid, "thread_name")};
-        const struct tl_ovinfo *oi = NULL;
-        if (ov) /* a synthetic row has its parent's info, else its one kernel's */
-            rc = w->synthetic ? tl_overlap_kernel(ov, w->uid, w->kernel, &oi)
-                              : tl_overlap_unified(ov, w->uid, &oi);
-        for (int c = 0; c < 5 && !rc; c++) {
-            rc = c ? mp_buf_putc(&key, '\x1f') : 0;
-            rc = rc ? rc : mp_buf_puts(&key, cells[c]);
-        }
-        const char *ak4 = rc ? NULL : tl_argkeys_get(ak, s, w->uid);
-        if (!rc && !ak4)
-            rc = MP_ENOMEM;
-        rc = rc ? rc : mp_buf_putc(&key, '\x1f');
-        rc = rc ? rc : mp_buf_puts(&key, ak4);
-        if (t->recompute) /* a synthetic row copies its parent's flag */
-            rc = rc ? rc
-                    : mp_buf_puts(&key, t->recompute[w->uid] ? "\x1fTrue"
-                                                             : "\x1f"
-                                                               "False");
-        int32_t bid = -1;
-        if (ov && !rc) { /* the names column follows name */
-            if ((bid = mp_intern_add(bkeys, key.data, key.len)) < 0)
-                rc = MP_ENOMEM;
-            const char *nm = tl_ovinfo_names(oi);
-            size_t l0 = strlen(w->name);
-            rc = rc ? rc : mp_buf_reserve(&key, strlen(nm) + 1);
-            if (!rc) {
-                memmove(key.data + l0 + 1 + strlen(nm), key.data + l0, key.len - l0);
-                key.data[l0] = '\x1f';
-                memcpy(key.data + l0 + 1, nm, strlen(nm));
-                key.len += strlen(nm) + 1;
-            }
-        }
-        int32_t id = rc ? -1 : mp_intern_add(keys, key.data, key.len);
-        if (id < 0) {
-            rc = MP_ENOMEM;
-            break;
-        }
-        if (tl_gid_reserve(&gid, &gcap, id)) {
-            rc = MP_ENOMEM;
-            break;
-        }
-        if (gid[id] < 0) {
-            gid[id] = (int32_t)ng;
-            mp_buf_init(&g[ng].key, 0);
-            rc = mp_buf_append(&g[ng].key, key.data, key.len);
-            g[ng].ex_uid = w->ex_uid;
-            g[ng].base = bid;
-            ng++;
-        }
-        struct ugrp *G = &g[gid[id]];
-        if (G->n == G->cap) {
-            size_t nc = G->cap ? G->cap * 2 : 8;
-            size_t *nm = realloc(G->m, nc * sizeof(size_t));
-            if (!nm) {
-                rc = MP_ENOMEM;
-                break;
-            }
-            G->m = nm;
-            G->cap = nc;
-        }
-        G->m[G->n++] = r;
-        G->kt_sum += w->kt;
-    }
-    /* groupby(sort=False): the rows' group ids never decrease when every
-     * group's rows are contiguous; Kernel Time (µs)_sum as pandas sums it */
-    bool contiguous = true;
-    for (size_t q = 0; q < ng && contiguous; q++)
-        contiguous = g[q].n == 0 || g[q].m[g[q].n - 1] - g[q].m[0] + 1 == g[q].n;
-    for (size_t q = 0; q < ng && !rc; q++) {
-        struct tl_stats st;
-        size_t cnt;
-        g[q].ids_sorted = contiguous;
-        rc = stats_over(rows, &g[q], offsetof(struct urow, kt), &st, &cnt);
-        g[q].kt_sum = st.sum;
-    }
-    if (!rc)
-        rc = ov ? base_order(g, ng, (size_t)mp_intern_count(bkeys) + 1) : 0;
-    if (!rc)
-        qsort(g, ng, sizeof(*g), cmp_ugrp);
-    /* Series.sum of the sorted column: numpy's pairwise sum */
-    double *kts_sorted = rc ? NULL : malloc((ng ? ng : 1) * sizeof(double));
-    if (!rc && !kts_sorted)
-        rc = MP_ENOMEM;
-    for (size_t i = 0; i < ng && !rc; i++)
-        kts_sorted[i] = g[i].kt_sum;
-    double total = rc ? 0 : mp_sum_pairwise(kts_sorted, ng);
-    free(kts_sorted);
+    unsigned when = (ov ? UC_OV : 0) | (u->t->recompute ? UC_RECOMP : 0) | (u->arch ? UC_ARCH : 0) |
+                    (cs ? UC_CS : 0);
+    struct uemit e = {.u = u,
+                      .rows = rows,
+                      .ov = ov,
+                      .stacks = stacks,
+                      /* TraceLens summarizes the kl_overlap twin without include_call_stack */
+                      .kd_stacks = ov ? stacks : kd_stacks};
+    struct ugroups gs = {0};
+    int rc = group_rows(u, rows, nrows, ak, meta, ov, &gs);
+    rc = rc ? rc : sort_groups(rows, &gs, ov != NULL, &e.total);
     struct mp_buf *b =
         rc ? NULL : new_sheet(rep, ov ? "unified_perf_summary_kl_overlap" : "unified_perf_summary");
     if (!rc && !b)
@@ -1288,261 +1505,358 @@ static int render_summary(struct uctx *u, struct mp_report *rep, struct urow *ro
     struct mp_csv csv;
     struct mp_buf cell;
     mp_buf_init(&cell, 0);
+    e.csv = &csv;
+    e.cell = &cell;
     if (!rc) {
         mp_csv_init(&csv, b, "\n");
-        rc = mp_buf_puts(b, ov ? "name,overlapping_kernel_names," : "name,");
-        rc = rc ? rc
-                : mp_buf_puts(b, "op category,process_name,process_label,thread_name,Input Dims,"
-                                 "Input type,Input Strides,Concrete Inputs,");
-        if (!rc && t->recompute)
-            rc = mp_buf_puts(b, "is_recompute,");
-        rc = rc ? rc
-                : mp_buf_puts(b, "ex_UID,operation_count,"
-                                 "total_duration_us,mean_duration_us,std_duration_us,GFLOPS,"
-                                 "Data Moved (MB),FLOPS/Byte,Compute Spec,");
-        if (!rc && arch)
-            rc = mp_buf_puts(b, "Roofline Bound,");
-        rc = rc ? rc
-                : mp_buf_puts(b, "TB/s_mean,TB/s_std,TFLOPS/s_mean,TFLOPS/s_std,"
-                                 "Kernel Time (µs)_mean,Kernel Time (µs)_std,Kernel Time (µs)_sum,"
-                                 "duration_us_median,duration_us_min,duration_us_max,TB/s_median,"
-                                 "TB/s_min,TB/s_max,TFLOPS/s_median,TFLOPS/s_min,TFLOPS/s_max,");
-        if (!rc && arch)
-            rc = mp_buf_puts(b, "Roofline Time (µs)_first,Pct Roofline_mean,Pct Roofline_median,"
-                                "Pct Roofline_std,Pct Roofline_min,Pct Roofline_max,");
-        rc = rc ? rc
-                : mp_buf_puts(b,
-                              "Kernel Time (µs)_median,Kernel Time (µs)_min,"
-                              "Kernel Time (µs)_max,kernel_details_summary,trunc_kernel_details,");
-        if (!rc && ov)
-            rc = mp_buf_puts(b,
-                             "overlapping_kernels_details_summary,"
-                             "trunc_overlapping_kernels_details,overlap_pct_mean,"
-                             "overlap_pct_median,overlap_pct_std,overlap_pct_min,overlap_pct_max,");
-        rc = rc ? rc : mp_buf_puts(b, "perf_params,has_perf_model,");
-        rc = rc ? rc : mp_buf_puts(b, cs ? "entry_point,call_stack_full," : "");
-        rc = rc ? rc : mp_buf_puts(b, "Percentage (%),Cumulative Percentage (%)\n");
+        rc = write_header(b, when);
     }
-    double cum = 0;
-    for (size_t gi = 0; gi < ng && !rc; gi++) {
-        struct ugrp *G = &g[gi];
-        const struct urow *r0 = &rows[G->m[0]];
-        const char *k = mp_buf_cstr(&G->key), *end = k + G->key.len;
-        while (!rc) {
-            const char *sep = memchr(k, '\x1f', (size_t)(end - k));
-            size_t len = sep ? (size_t)(sep - k) : (size_t)(end - k);
-            rc = mp_csv_field(&csv, k, len);
-            if (!sep)
-                break;
-            k = sep + 1;
-        }
-        rc = rc ? rc : mp_csv_fmt(&csv, "%d", G->ex_uid);
-        rc = rc ? rc : mp_csv_fmt(&csv, "%zu", G->n);
-        /* duration_us = the (copied) event's dur */
-        double *dv = malloc(G->n * sizeof(double));
-        struct tl_stats dst, tbs, tfs, kts, pst = {0};
-        size_t cnt_d = 0, ctb, ctf, ckt, cpct = 0;
-        if (!dv)
-            rc = MP_ENOMEM;
-        for (size_t i = 0; i < G->n && !rc; i++) {
-            int32_t uid = rows[G->m[i]].uid;
-            if (s->flags[uid] & MP_EV_DUR)
-                dv[cnt_d++] = s->dur[uid];
-        }
-        rc = rc ? rc : tl_group_stats(dv, cnt_d, G->ids_sorted && cnt_d == G->n, &dst);
-        free(dv);
-        rc = rc ? rc : tl_csv_float(&csv, &cell, dst.sum, true);
-        rc = rc ? rc : tl_csv_float(&csv, &cell, dst.mean, cnt_d > 0);
-        rc = rc ? rc : tl_csv_float(&csv, &cell, dst.std, dst.has_std);
-        rc = rc ? rc
-                : tl_csv_float(&csv, &cell, first_over(rows, G, offsetof(struct urow, gflops)),
-                               true);
-        rc = rc ? rc
-                : tl_csv_float(&csv, &cell, first_over(rows, G, offsetof(struct urow, mb)), true);
-        rc = rc ? rc
-                : tl_csv_float(&csv, &cell, first_over(rows, G, offsetof(struct urow, fpb)), true);
-        const char *spec = "";
-        const struct urow *rl = NULL;
-        for (size_t i = 0; i < G->n; i++) {
-            const struct urow *w = &rows[G->m[i]];
-            if (!spec[0] && w->has_model && w->status == MP_ROOFLINE_OK && w->spec)
-                spec = w->spec;
-            if (!rl && w->rl.valid)
-                rl = w;
-        }
-        rc = rc ? rc : mp_csv_str(&csv, spec);
-        if (arch && !rc)
-            rc = mp_csv_str(&csv,
-                            rl ? (rl->rl.compute_bound ? "COMPUTE_BOUND" : "MEMORY_BOUND") : "");
-        rc = rc ? rc : stats_over(rows, G, offsetof(struct urow, tbs), &tbs, &ctb);
-        rc = rc ? rc : stats_over(rows, G, offsetof(struct urow, tfs), &tfs, &ctf);
-        rc = rc ? rc : stats_over(rows, G, offsetof(struct urow, kt), &kts, &ckt);
-        rc = rc ? rc : tl_csv_float(&csv, &cell, tbs.mean, ctb > 0);
-        rc = rc ? rc : tl_csv_float(&csv, &cell, tbs.std, tbs.has_std);
-        rc = rc ? rc : tl_csv_float(&csv, &cell, tfs.mean, ctf > 0);
-        rc = rc ? rc : tl_csv_float(&csv, &cell, tfs.std, tfs.has_std);
-        rc = rc ? rc : tl_csv_float(&csv, &cell, kts.mean, ckt > 0);
-        rc = rc ? rc : tl_csv_float(&csv, &cell, kts.std, kts.has_std);
-        rc = rc ? rc : tl_csv_float(&csv, &cell, kts.sum, true);
-        rc = rc ? rc : tl_csv_float(&csv, &cell, dst.median, cnt_d > 0);
-        rc = rc ? rc : tl_csv_float(&csv, &cell, dst.min, cnt_d > 0);
-        rc = rc ? rc : tl_csv_float(&csv, &cell, dst.max, cnt_d > 0);
-        rc = rc ? rc : tl_csv_float(&csv, &cell, tbs.median, ctb > 0);
-        rc = rc ? rc : tl_csv_float(&csv, &cell, tbs.min, ctb > 0);
-        rc = rc ? rc : tl_csv_float(&csv, &cell, tbs.max, ctb > 0);
-        rc = rc ? rc : tl_csv_float(&csv, &cell, tfs.median, ctf > 0);
-        rc = rc ? rc : tl_csv_float(&csv, &cell, tfs.min, ctf > 0);
-        rc = rc ? rc : tl_csv_float(&csv, &cell, tfs.max, ctf > 0);
-        if (arch && !rc) {
-            double *pv = malloc(G->n * sizeof(double));
-            if (!pv)
-                rc = MP_ENOMEM;
-            for (size_t i = 0; i < G->n && !rc; i++) {
-                const struct urow *w = &rows[G->m[i]];
-                if (w->rl.valid && !isnan(w->rl.pct))
-                    pv[cpct++] = w->rl.pct;
-            }
-            rc = rc ? rc : tl_group_stats(pv, cpct, G->ids_sorted && cpct == G->n, &pst);
-            free(pv);
-            rc = rc ? rc : tl_csv_float(&csv, &cell, rl ? rl->rl.roofline_us : NAN, rl != NULL);
-            rc = rc ? rc : tl_csv_float(&csv, &cell, pst.mean, cpct > 0);
-            rc = rc ? rc : tl_csv_float(&csv, &cell, pst.median, cpct > 0);
-            rc = rc ? rc : tl_csv_float(&csv, &cell, pst.std, pst.has_std);
-            rc = rc ? rc : tl_csv_float(&csv, &cell, pst.min, cpct > 0);
-            rc = rc ? rc : tl_csv_float(&csv, &cell, pst.max, cpct > 0);
-        }
-        rc = rc ? rc : tl_csv_float(&csv, &cell, kts.median, ckt > 0);
-        rc = rc ? rc : tl_csv_float(&csv, &cell, kts.min, ckt > 0);
-        rc = rc ? rc : tl_csv_float(&csv, &cell, kts.max, ckt > 0);
-        /* kernel details: template = first non-empty list */
-        const struct urow *rt = r0;
-        for (size_t i = 0; i < G->n && rt->nk == 0; i++)
-            rt = &rows[G->m[i]];
-        size_t nk = rt->nk, kr = 0;
-        double **kd = calloc(nk ? nk : 1, sizeof(double *));
-        if (!kd)
-            rc = MP_ENOMEM;
-        for (size_t q = 0; q < nk && !rc; q++)
-            if (!(kd[q] = malloc(G->n * sizeof(double))))
-                rc = MP_ENOMEM;
-        for (size_t i = 0; i < G->n && !rc; i++) {
-            const struct urow *w = &rows[G->m[i]];
-            if (w->nk != nk)
-                continue;
-            for (size_t q = 0; q < nk; q++) {
-                int32_t ku = w->k[q];
-                kd[q][kr] = (s->flags[ku] & MP_EV_DUR) ? s->dur[ku] : 0.0;
-            }
-            kr++;
-        }
-        /* per-kernel call stacks of the template row */
-        char ***chains = NULL;
-        size_t *clen = NULL, *order = NULL;
-        char **kdst = NULL;
-        bool rows_stack = false;
-        if (!rc && stacks && nk > 0) {
-            chains = calloc(nk, sizeof(char **));
-            clen = calloc(nk, sizeof(size_t));
-            order = calloc(nk, sizeof(size_t));
-            kdst = calloc(nk, sizeof(char *));
-            if (!chains || !clen || !order || !kdst)
-                rc = MP_ENOMEM;
-            struct idvec iv = {0};
-            struct mp_buf rbuf;
-            mp_buf_init(&rbuf, 0);
-            for (size_t q = 0; q < nk && !rc; q++) {
-                bool has = false;
-                rc = kernel_stack(u, rt->uid, rt->synthetic ? -1 : rt->uid, rt->k[q], &iv, &has);
-                rows_stack = has;
-                chains[q] = rc ? NULL : calloc(iv.n + 1, sizeof(char *));
-                if (!rc && !chains[q])
-                    rc = MP_ENOMEM;
-                for (size_t j = 0; j < iv.n && !rc; j++)
-                    chains[q][j] = (char *)mp_intern_str(u->frames, iv.v[j]);
-                if (rc)
-                    break;
-                clen[q] = iv.n;
-                if (has && kd_stacks) {
-                    mp_buf_reset(&rbuf);
-                    rc = tl_pylist_repr(&rbuf, (const char *const *)chains[q], iv.n);
-                    kdst[q] = rc ? NULL : mp_strdup(mp_buf_cstr(&rbuf));
-                    if (!rc && !kdst[q])
-                        rc = MP_ENOMEM;
-                }
-                chains[q][clen[q]++] = (char *)mp_trace_tree_name(t, rt->k[q]);
-            }
-            free(iv.v);
-            mp_buf_fini(&rbuf);
-        }
-        if (!rc && nk > 0) {
-            rc = tl_kernel_details_cells_cs(
-                t, rt->k, nk, kd, kr, rows_stack && kd_stacks ? (const char *const *)kdst : NULL,
-                order, &csv, &cell);
-        } else if (!rc) {
-            rc = mp_csv_str(&csv, "[]");
-            rc = rc ? rc : mp_csv_str(&csv, "");
-        }
-        /* call_stack_full follows the printed order */
-        char ***ch2 = NULL;
-        size_t *len2 = NULL;
-        if (!rc && cs && nk > 0 && chains) {
-            ch2 = malloc(nk * sizeof(char **));
-            len2 = malloc(nk * sizeof(size_t));
-            if (!ch2 || !len2)
-                rc = MP_ENOMEM;
-            for (size_t q = 0; q < nk && !rc; q++) {
-                ch2[q] = chains[order[q]];
-                len2[q] = clen[order[q]];
-            }
-        }
-        for (size_t q = 0; kd && q < nk; q++)
-            free(kd[q]);
-        free(kd);
-        if (ov && !rc) {
-            const struct tl_ovinfo **mi =
-                malloc(G->n * sizeof(*mi)); // NOLINT(bugprone-sizeof-expression)
-            if (!mi)
-                rc = MP_ENOMEM;
-            for (size_t i = 0; i < G->n && !rc; i++) {
-                const struct urow *w = &rows[G->m[i]];
-                rc = w->synthetic ? tl_overlap_kernel(ov, w->uid, w->kernel, &mi[i])
-                                  : tl_overlap_unified(ov, w->uid, &mi[i]);
-            }
-            rc = rc ? rc : tl_overlap_cells(mi, G->n, true, &csv, &cell);
-            free(mi);
-        }
-        const char *params = NULL;
-        for (size_t i = 0; i < G->n && !params; i++)
-            params = rows[G->m[i]].params;
-        rc = rc ? rc : mp_csv_str(&csv, params ? params : "");
-        rc = rc ? rc : mp_csv_str(&csv, r0->has_model ? "True" : "False");
-        if (!rc && cs)
-            rc = full_stack_cells(r0->name, ch2, len2, ch2 ? nk : 0, &csv, &cell);
-        free(ch2);
-        free(len2);
-        for (size_t q = 0; chains && q < nk; q++)
-            free(chains[q]);
-        for (size_t q = 0; kdst && q < nk; q++)
-            free(kdst[q]);
-        free(chains);
-        free(clen);
-        free(order);
-        free(kdst);
-        double pct = G->kt_sum / total * 100;
-        cum += pct;
-        rc = rc ? rc : tl_csv_float(&csv, &cell, pct, true);
-        rc = rc ? rc : tl_csv_float(&csv, &cell, cum, true);
-        rc = rc ? rc : mp_csv_end_row(&csv);
+    for (size_t gi = 0; gi < gs.ng && !rc; gi++) {
+        e.G = &gs.g[gi];
+        rc = emit_group(&e, when);
     }
     mp_buf_fini(&cell);
-    mp_buf_fini(&key);
-    for (size_t i = 0; g && i < ng; i++) {
-        mp_buf_fini(&g[i].key);
-        free(g[i].m);
+    ugroups_fini(&gs);
+    return rc;
+}
+
+/* The rows of the sheet, grown as synthetic rows are added. */
+struct urows {
+    struct urow *v;
+    size_t n, cap;
+};
+
+static int uctx_init(struct uctx *u, bool stacks)
+{
+    const struct mp_trace_tree *t = u->t;
+    size_t n = t->n ? t->n : 1;
+    u->is_collected = calloc(n, 1);
+    u->texts = mp_intern_new();
+    if (stacks) {
+        u->root_of = malloc(n * sizeof(int32_t));
+        u->frames = mp_intern_new();
+        u->frame_of = malloc(n * sizeof(int32_t));
+        for (size_t i = 0; u->frame_of && i < n; i++)
+            u->frame_of[i] = -2;
     }
-    free(g);
-    free(gid);
-    mp_intern_free(keys);
-    mp_intern_free(bkeys);
+    u->has_gpu = calloc(n, 1);
+    u->comm = calloc(n, 1);
+    u->model = calloc((size_t)mp_intern_count(t->s->strings) + 1, 1);
+    u->visited = calloc(n, 1);
+    u->in_collected_gpu = calloc(n, 1);
+    u->bwd_ok = calloc(n, 1);
+    return u->has_gpu && u->comm && u->model && u->visited && u->in_collected_gpu && u->bwd_ok &&
+                   u->is_collected && u->texts &&
+                   (!stacks || (u->frames && u->frame_of && u->root_of))
+               ? 0
+               : MP_ENOMEM;
+}
+
+static void uctx_fini(struct uctx *u)
+{
+    free(u->kpool);
+    free(u->has_gpu);
+    free(u->comm);
+    free(u->model);
+    free(u->visited);
+    free(u->collected);
+    free(u->in_collected_gpu);
+    free(u->bwd_ok);
+    free(u->is_collected);
+    free(u->root_of);
+    mp_intern_free(u->texts);
+    free(u->frame_of);
+    mp_intern_free(u->frames);
+}
+
+/* Subtree GPU and communication flags, walking up from each GPU event until
+ * an ancestor already has what this walk would give it (an earlier walk
+ * through it marked everything above). A pseudo op is not on its kernels'
+ * parent chains; it gets the GPU events below it (TraceLens gives it
+ * gpu_events = its kernel). */
+static int mark_gpu_subtrees(struct uctx *u)
+{
+    const struct mp_trace_tree *t = u->t;
+    for (size_t i = 0; i < t->n; i++) {
+        if (!mp_kind_is_gpu(t->kind[i]))
+            continue;
+        for (int32_t p = t->parent[i]; p >= 0; p = t->parent[p]) {
+            if (u->has_gpu[p] && (!t->comm[i] || u->comm[p]))
+                break;
+            u->has_gpu[p] = 1;
+            if (t->comm[i])
+                u->comm[p] = 1;
+        }
+    }
+    int32_t *pbuf = NULL;
+    size_t pcap = 0;
+    int rc = 0;
+    for (size_t i = 0; i < t->n && !rc && t->pseudo; i++) {
+        size_t pn = 0;
+        long got = t->pseudo[i] ? mp_trace_tree_gpu_events(t, (int32_t)i, &pbuf, &pn, &pcap) : 0;
+        if (got < 0)
+            rc = (int)got;
+        for (size_t q = 0; q < pn && !rc; q++) {
+            u->has_gpu[i] = 1;
+            if (t->comm[pbuf[q]])
+                u->comm[i] = 1;
+        }
+    }
+    free(pbuf);
+    return rc;
+}
+
+struct uroot {
+    double ts;
+    int32_t i;
+};
+
+/* The outermost cpu_ops in host-tree order (by ts, stable), then those
+ * grafted by a graph-capture merge in graft order. */
+static size_t list_roots(const struct mp_trace_tree *t, struct uroot *roots)
+{
+    size_t nr = 0;
+    for (size_t i = 0; i < t->n_base; i++)
+        if (t->cpu_root[i]) {
+            roots[nr].ts = t->s->ts[i];
+            roots[nr].i = (int32_t)i;
+            nr++;
+        }
+    /* stable sort by ts (merge via insertion on nearly sorted data) */
+    for (size_t a = 1; a < nr; a++)
+        for (size_t b = a; b > 0 && roots[b - 1].ts > roots[b].ts; b--) {
+            struct uroot r = roots[b];
+            roots[b] = roots[b - 1];
+            roots[b - 1] = r;
+        }
+    for (size_t i = t->n_base; i < t->n; i++)
+        if (t->cpu_root[i]) {
+            roots[nr].ts = t->s->ts[i];
+            roots[nr].i = (int32_t)i;
+            nr++;
+        }
+    return nr;
+}
+
+/* Collects the ops of the sheet: python funcs in the tree first
+ * (parentless python frames with GPU work, in trace order), then the
+ * outermost cpu_ops. */
+static int collect_ops(struct uctx *u)
+{
+    const struct mp_trace_tree *t = u->t;
+    struct uroot *roots = malloc((t->n ? t->n : 1) * sizeof(*roots));
+    if (!roots)
+        return MP_ENOMEM;
+    size_t nr = list_roots(t, roots);
+    int rc = 0;
+    for (size_t i = 0; i < t->n && !rc && t->python_functions; i++)
+        if (t->kind[i] == MP_K_PYFUNC && t->parent[i] < 0 && u->has_gpu[i]) {
+            u->cur_root = (int32_t)i;
+            rc = traverse(u, (int32_t)i);
+        }
+    for (size_t k = 0; k < nr && !rc; k++) {
+        u->cur_root = roots[k].i;
+        rc = traverse(u, roots[k].i);
+    }
+    free(roots);
+    return rc;
+}
+
+/* One row per collected op; their GPU events are marked as covered. */
+static int collected_rows(struct uctx *u, struct urows *R)
+{
+    const struct mp_trace_tree *t = u->t;
+    R->cap = u->ncollected + 64;
+    R->v = calloc(R->cap, sizeof(*R->v));
+    if (!R->v)
+        return MP_ENOMEM;
+    int32_t *buf = NULL;
+    size_t bn = 0, bcap = 0;
+    int rc = 0;
+    for (size_t c = 0; c < u->ncollected && !rc; c++) {
+        int32_t i = u->collected[c];
+        R->v[R->n++] =
+            (struct urow){.uid = i, .kernel = -1, .ex_uid = i, .name = mp_trace_tree_name(t, i)};
+        bn = 0;
+        long got = mp_trace_tree_gpu_events(t, i, &buf, &bn, &bcap);
+        if (got < 0)
+            rc = (int)got;
+        for (size_t q = 0; q < bn && !rc; q++)
+            u->in_collected_gpu[buf[q]] = 1;
+    }
+    free(buf);
+    return rc;
+}
+
+static int push_synthetic(struct urows *R, int32_t uid, int32_t kernel)
+{
+    if (R->n == R->cap) {
+        size_t nc = R->cap * 2;
+        struct urow *nv = realloc(R->v, nc * sizeof(*nv));
+        if (!nv)
+            return MP_ENOMEM;
+        R->v = nv;
+        R->cap = nc;
+    }
+    memset(&R->v[R->n], 0, sizeof(R->v[0]));
+    R->v[R->n].uid = uid;
+    R->v[R->n].kernel = kernel;
+    R->v[R->n].synthetic = true;
+    R->n++;
+    return 0;
+}
+
+/* A GPU event no collected op covers (communication kernels aside). */
+static bool leftover_gpu(const struct uctx *u, size_t i)
+{
+    const struct mp_trace_tree *t = u->t;
+    return mp_kind_is_gpu(t->kind[i]) && !u->in_collected_gpu[i] && !t->comm[i];
+}
+
+/* The nearest cpu_op above event i, or -1. */
+static int32_t cpu_above(const struct mp_trace_tree *t, size_t i)
+{
+    for (int32_t p = t->parent[i]; p >= 0; p = t->parent[p])
+        if (t->kind[p] == MP_K_CPU_OP)
+            return p;
+    return -1;
+}
+
+/* Synthetic rows for the orphans (left-over GPU events with no cpu_op
+ * above), grouped by parent in first-kernel order (porder, np parents
+ * marked in pseen), kernels in UID order inside each group. */
+static int push_orphans(const struct uctx *u, struct urows *R, const uint8_t *pseen,
+                        const int32_t *porder, size_t np)
+{
+    const struct mp_trace_tree *t = u->t;
+    size_t n = t->n ? t->n : 1;
+    int32_t *rank = malloc(n * sizeof(int32_t));
+
+    struct {
+        int32_t grp, uid;
+    } *orph = malloc(n * sizeof(*orph));
+
+    size_t no = 0;
+    int rc = rank && orph ? 0 : MP_ENOMEM;
+    for (size_t q = 0; q < np && !rc; q++)
+        rank[porder[q]] = (int32_t)q;
+    for (size_t i = 0; i < t->n && !rc; i++) {
+        int32_t par = t->parent[i];
+        if (!leftover_gpu(u, i) || par < 0 || !pseen[par] || cpu_above(t, i) >= 0)
+            continue;
+        orph[no].grp = rank[par];
+        orph[no].uid = (int32_t)i;
+        no++;
+    }
+    /* counting sort by group keeps UID order inside each group */
+    size_t *start = rc ? NULL : calloc(np + 1, sizeof(size_t));
+    int32_t *sorted = rc ? NULL : calloc(no ? no : 1, sizeof(int32_t));
+    if (!rc && (!start || !sorted))
+        rc = MP_ENOMEM;
+    for (size_t q = 0; q < no && !rc; q++)
+        start[orph[q].grp + 1]++;
+    for (size_t q = 0; q < np && !rc; q++)
+        start[q + 1] += start[q];
+    for (size_t q = 0; q < no && !rc; q++)
+        sorted[start[orph[q].grp]++] = orph[q].uid;
+    for (size_t q = 0; q < no && !rc; q++)
+        rc = push_synthetic(R, t->parent[sorted[q]], sorted[q]);
+    free(start);
+    free(sorted);
+    free(rank);
+    free(orph);
+    return rc;
+}
+
+/* Synthetic rows for the GPU events left over: first the orphans, then
+ * the kernels with a cpu_op above (copying that op), in UID order. */
+static int synthetic_rows(const struct uctx *u, struct urows *R)
+{
+    const struct mp_trace_tree *t = u->t;
+    size_t n = t->n ? t->n : 1, np = 0;
+    int32_t *porder = malloc(n * sizeof(int32_t));
+    uint8_t *pseen = porder ? calloc(n, 1) : NULL;
+    int rc = porder && pseen ? 0 : MP_ENOMEM;
+    for (size_t i = 0; i < t->n && !rc; i++) {
+        int32_t par = t->parent[i];
+        if (leftover_gpu(u, i) && par >= 0 && !pseen[par] && cpu_above(t, i) < 0) {
+            pseen[par] = 1;
+            porder[np++] = par;
+        }
+    }
+    if (!rc && np > 0)
+        rc = push_orphans(u, R, pseen, porder, np);
+    for (size_t i = 0; i < t->n && !rc; i++) {
+        int32_t cpu = leftover_gpu(u, i) ? cpu_above(t, i) : -1;
+        if (cpu >= 0)
+            rc = push_synthetic(R, cpu, (int32_t)i);
+    }
+    free(porder);
+    free(pseen);
+    return rc;
+}
+
+/* Names the synthetic rows and fills every row's category, kernels and
+ * metrics; a row whose model is not implemented is dropped (uid -1). */
+static int fill_rows(struct uctx *u, struct urows *R)
+{
+    const struct mp_trace_tree *t = u->t;
+    int32_t next_uid = (int32_t)t->n;
+    struct mp_buf key;
+    mp_buf_init(&key, 0);
+    int rc = 0;
+    for (size_t r = 0; r < R->n && !rc; r++) {
+        struct urow *w = &R->v[r];
+        if (w->synthetic) {
+            w->ex_uid = next_uid++;
+            mp_buf_reset(&key);
+            rc = mp_buf_printf(&key, "%s->%s (Synthetic Op)", mp_trace_tree_name(t, w->uid),
+                               mp_trace_tree_name(t, w->kernel));
+            w->name = rc ? NULL : utext(u, key.data, key.len);
+            if (!w->name) {
+                rc = MP_ENOMEM;
+                break;
+            }
+        }
+        rc = fill_row(u, w);
+        if (!rc && w->has_model && w->status == MP_ROOFLINE_SKIP)
+            w->uid = -1; /* NotImplementedError: TraceLens drops the row */
+    }
+    for (size_t r = 0; r < R->n && !rc; r++)
+        R->v[r].k = u->kpool + R->v[r].koff;
+    mp_buf_fini(&key);
+    return rc;
+}
+
+int tl_sheet_unified(struct mp_report *rep, const struct mp_trace_tree *t,
+                     const int32_t *first_kernel, const struct mp_roofline_arch *arch,
+                     struct tl_argkeys *ak, const struct mp_report_opts *o,
+                     const char *const *annot, struct tl_overlap *ov, struct mp_roofline_memo *memo,
+                     struct mp_buf *(*new_sheet)(struct mp_report *, const char *))
+{
+    struct uctx u = {
+        .t = t, .first_kernel = first_kernel, .arch = arch, .annot = annot, .memo = memo};
+    /* kernel call stacks: in the kernel details of the inference report, and
+     * as call_stack_full / entry_point with --include_call_stack */
+    bool stacks = t->python_functions && (o->include_call_stack || o->inference);
+    bool kd_stacks = stacks && !o->include_call_stack;
+    struct urows R = {0};
+    struct tl_meta meta;
+    memset(&meta, 0, sizeof(meta));
+    int rc = uctx_init(&u, stacks);
+    rc = rc ? rc : mark_gpu_subtrees(&u);
+    rc = rc ? rc : collect_ops(&u);
+    /* rows: collected ops, then synthetic ops for the GPU events left over */
+    rc = rc ? rc : collected_rows(&u, &R);
+    rc = rc ? rc : synthetic_rows(&u, &R);
+    rc = rc ? rc : fill_rows(&u, &R);
+    rc = rc ? rc : tl_meta_build(t->s, &meta);
+    if (!rc)
+        rc = render_summary(&u, rep, R.v, R.n, ak, o, &meta, stacks, kd_stacks, NULL, new_sheet);
+    if (!rc && ov)
+        rc = render_summary(&u, rep, R.v, R.n, ak, o, &meta, stacks, kd_stacks, ov, new_sheet);
+    free(R.v);
+    tl_meta_fini(&meta);
+    uctx_fini(&u);
     return rc;
 }
