@@ -622,82 +622,51 @@ static char *find_reference(const char *root, const char *rel)
     }
 }
 
-static int build_entry(struct walk *w, const char *root, bool root_is_file, const char *rel,
-                       struct mp_disc_result *res)
+/* the kernels a source file defines, its type and whether it has a main;
+ * an unreadable or too large file has none */
+static int scan_file(const char *abs, const char *rel, struct fns *k, bool *has_main,
+                     const char **type)
 {
-    char *abs = root_is_file ? mp_strdup(root) : mp_fs_join(root, rel);
-    if (!abs)
-        return MP_ENOMEM;
     size_t len = 0;
     char *text = read_text(abs, &len);
-    if (!text) {
-        free(abs);
+    if (!text)
         return 0; /* unreadable or too large: skipped */
-    }
     const char *ext = ext_of(base_of(rel));
-    const char *type;
-    struct fns k = {0};
-    bool has_main = false;
     int rc = 0;
     if (!strcmp(ext, "py")) {
-        type = "triton";
+        *type = "triton";
         if (strstr(text, "triton"))
-            rc = scan_triton(text, len, &k, &has_main);
+            rc = scan_triton(text, len, k, has_main);
     } else {
         bool opencl = !strcmp(ext, "cl");
         char *s = malloc(len + 1);
         if (!s) {
             free(text);
-            free(abs);
             return MP_ENOMEM;
         }
         memcpy(s, text, len + 1);
         blank_c(s, len);
-        type = opencl ? "opencl" : classify_c(ext, text);
-        rc = scan_c(text, s, len, opencl, &k, &has_main);
+        *type = opencl ? "opencl" : classify_c(ext, text);
+        rc = scan_c(text, s, len, opencl, k, has_main);
         free(s);
     }
     free(text);
-    if (rc || k.n == 0 || !(type_bit(type) & w->o->types)) {
-        for (size_t i = 0; i < k.n; i++)
-            free(k.v[i].name);
-        free(k.v);
-        free(abs);
-        return rc;
-    }
-    struct mp_disc_entry *nv = realloc(res->e, (res->n + 1) * sizeof(*nv));
-    if (!nv) {
-        for (size_t i = 0; i < k.n; i++)
-            free(k.v[i].name);
-        free(k.v);
-        free(abs);
-        return MP_ENOMEM;
-    }
-    res->e = nv;
-    struct mp_disc_entry *e = &res->e[res->n++];
-    memset(e, 0, sizeof(*e));
-    e->source_file = abs;
-    e->rel = mp_strdup(rel);
-    e->type = type;
-    e->kernels = k.v;
-    e->n_kernels = k.n;
-    e->has_main = has_main;
-    char stem[512], sdir[1024];
-    stem_of(rel, stem, sizeof(stem));
-    dir_of(abs, sdir, sizeof(sdir));
-    e->working_dir = mp_strdup(sdir[0] ? sdir : ".");
-    if (!e->rel || !e->working_dir)
-        return MP_ENOMEM;
+    return rc;
+}
 
-    /* runners: executables for compiled kernels, scripts for Triton */
-    bool triton = !strcmp(type, "triton");
+/* runners: executables for compiled kernels, scripts for Triton, best
+ * match first */
+static int entry_binaries(struct walk *w, const char *root, bool root_is_file, const char *rel,
+                          const char *stem, const struct fns *k, bool triton,
+                          struct mp_disc_entry *e)
+{
     const struct strv *pool = triton ? &w->scripts : &w->execs;
     struct cand *cs = calloc(pool->n ? pool->n : 1, sizeof(*cs));
     if (!cs)
         return MP_ENOMEM;
     size_t nc = 0;
     for (size_t i = 0; i < pool->n; i++) {
-        int sc = match_score(pool->v[i], rel, stem, &k, triton);
+        int sc = match_score(pool->v[i], rel, stem, k, triton);
         if (sc > 0)
             cs[nc++] = (struct cand){pool->v[i], sc};
     }
@@ -717,9 +686,12 @@ static int build_entry(struct walk *w, const char *root, bool root_is_file, cons
         e->n_binaries++;
     }
     free(cs);
-    e->reference = root_is_file ? NULL : find_reference(root, rel);
+    return 0;
+}
 
-    /* YAML configs that name this source (by relative path or file name) */
+/* YAML configs that name this source (by relative path or file name) */
+static int entry_configs(struct walk *w, const char *root, const char *rel, struct mp_disc_entry *e)
+{
     const char *bn = base_of(rel);
     e->configs = calloc(w->yamls.n ? w->yamls.n : 1, sizeof(char *));
     if (!e->configs)
@@ -753,17 +725,23 @@ static int build_entry(struct walk *w, const char *root, bool root_is_file, cons
         }
         free(yp);
     }
+    return 0;
+}
 
-    /* the suggested analyze configuration */
+/* the suggested analyze configuration: testcase and compile commands */
+static int entry_commands(struct mp_disc_entry *e, bool has_main, const char *stem, const char *bn)
+{
+    int rc = 0;
+    const char *type = e->type;
     struct mp_buf t, c;
     mp_buf_init(&t, 0);
     mp_buf_init(&c, 0);
     const char *first_bin = e->n_binaries ? e->binaries[0] : NULL;
-    if (triton) {
+    if (!strcmp(type, "triton")) {
         if (first_bin)
             rc = mp_buf_printf(&t, "python3 %s", first_bin);
         else if (has_main)
-            rc = mp_buf_printf(&t, "python3 %s", abs);
+            rc = mp_buf_printf(&t, "python3 %s", e->source_file);
     } else if (first_bin) {
         rc = mp_buf_puts(&t, first_bin);
     } else if (has_main && strcmp(type, "opencl") != 0) {
@@ -785,6 +763,55 @@ static int build_entry(struct walk *w, const char *root, bool root_is_file, cons
     if (!rc && (!e->testcase_command || !e->compile_command))
         rc = MP_ENOMEM;
     return rc;
+}
+
+static int build_entry(struct walk *w, const char *root, bool root_is_file, const char *rel,
+                       struct mp_disc_result *res)
+{
+    char *abs = root_is_file ? mp_strdup(root) : mp_fs_join(root, rel);
+    if (!abs)
+        return MP_ENOMEM;
+    const char *type = NULL;
+    struct fns k = {0};
+    bool has_main = false;
+    int rc = scan_file(abs, rel, &k, &has_main, &type);
+    if (rc || k.n == 0 || !(type_bit(type) & w->o->types)) {
+        for (size_t i = 0; i < k.n; i++)
+            free(k.v[i].name);
+        free(k.v);
+        free(abs);
+        return rc;
+    }
+    struct mp_disc_entry *nv = realloc(res->e, (res->n + 1) * sizeof(*nv));
+    if (!nv) {
+        for (size_t i = 0; i < k.n; i++)
+            free(k.v[i].name);
+        free(k.v);
+        free(abs);
+        return MP_ENOMEM;
+    }
+    res->e = nv;
+    struct mp_disc_entry *e = &res->e[res->n++];
+    memset(e, 0, sizeof(*e));
+    e->source_file = abs;
+    e->rel = mp_strdup(rel);
+    e->type = type;
+    e->kernels = k.v;
+    e->n_kernels = k.n;
+    e->has_main = has_main;
+    char stem[512], sdir[1024];
+    stem_of(rel, stem, sizeof(stem));
+    dir_of(abs, sdir, sizeof(sdir));
+    e->working_dir = mp_strdup(sdir[0] ? sdir : ".");
+    if (!e->rel || !e->working_dir)
+        return MP_ENOMEM;
+    rc = entry_binaries(w, root, root_is_file, rel, stem, &k, !strcmp(type, "triton"), e);
+    if (rc)
+        return rc;
+    e->reference = root_is_file ? NULL : find_reference(root, rel);
+    if ((rc = entry_configs(w, root, rel, e)))
+        return rc;
+    return entry_commands(e, has_main, stem, base_of(rel));
 }
 
 int mp_discover_kernels(const char *root, const struct mp_disc_opts *o, struct mp_disc_result *out,

@@ -895,6 +895,309 @@ bool mp_kernel_run_failed(const struct mp_kernel_run *r)
     return false;
 }
 
+/* run_all's steps, in order: workspace, per-kernel setup, container mounts,
+ * compile, correctness (harness/runner groups, then testcase kernels),
+ * performance, latency, score and reports */
+
+/* the run's work directory below --output-dir; a second run in the same
+ * second gets its own directory */
+static int run_workspace(struct ctx *c, struct mp_diag *d)
+{
+    const struct mp_kernel_config *cfg = c->cfg;
+    struct mp_kernel_run *run = c->run;
+    time_t now = time(NULL);
+    struct tm tmv;
+    localtime_r(&now, &tmv);
+    strftime(run->timestamp, sizeof(run->timestamp), "%Y%m%d_%H%M%S", &tmv);
+    const char *root = c->o->output_dir ? c->o->output_dir : "./results";
+    char label[128], ws[PATH_MAX];
+    sanitize(cfg->kernels[0].id ? cfg->kernels[0].id : "kernel", label, sizeof(label));
+    if (c->compare)
+        snprintf(ws, sizeof(ws), "%s/compare_%s", root, run->timestamp);
+    else
+        snprintf(ws, sizeof(ws), "%s/analyze_%s_%s", root, label, run->timestamp);
+    for (int s = 2; mp_fs_exists(ws) && s < 1000; s++) {
+        size_t l = strlen(ws);
+        char *us = strrchr(ws, '-');
+        if (s > 2 && us && (size_t)(us - ws) > l - 5)
+            *us = 0;
+        snprintf(ws + strlen(ws), sizeof(ws) - strlen(ws), "-%d", s);
+    }
+    int rc = mp_fs_mkdirs(ws, d);
+    if (rc)
+        return rc;
+    char absws[PATH_MAX];
+    run->workspace = mp_strdup(realpath(ws, absws) ? absws : ws);
+    return 0;
+}
+
+/* each kernel's result, work directory and how it is evaluated */
+static void run_setup_kernels(struct ctx *c)
+{
+    const struct mp_kernel_config *cfg = c->cfg;
+    struct mp_kernel_run *run = c->run;
+    for (int i = 0; i < run->n; i++) {
+        const struct mp_kernel_spec *k = &cfg->kernels[i];
+        struct mp_kernel_result *r = &run->results[i];
+        r->id = mp_strdup(k->id ? k->id : "kernel");
+        r->type = k->type;
+        char sub[PATH_MAX + 256], lab[128];
+        sanitize(r->id, lab, sizeof(lab));
+        snprintf(sub, sizeof(sub), "%s/%d_%s", run->workspace, i, lab);
+        r->workdir = mp_strdup(sub);
+        mp_fs_mkdirs(sub, NULL);
+        c->harness[i] = k->type == MP_KERNEL_OPENCL ||
+                        (k->type == MP_KERNEL_CUDA && k->testcase.n == 0 && k->prof.n == 0);
+        c->runner[i] =
+            (k->type == MP_KERNEL_PYTORCH || k->type == MP_KERNEL_TRITON) && k->testcase.n == 0;
+        if (!c->harness[i] && !c->runner[i] && k->testcase.n == 0 &&
+            strcmp(cfg->correctness.backend, "accordo") != 0 && !c->compare) {
+            /* Magpie: analyze requires a testcase */
+            k_add_error(r, "Kernel %s requires testcase", r->id);
+        }
+    }
+}
+
+/* the work directories at their own paths, so that every path in commands
+ * and job files means the same inside */
+static int run_container_mounts(struct ctx *c, struct k_container *ct, struct mp_diag *d)
+{
+    struct mp_kernel_run *run = c->run;
+    bool runner = false;
+    int rc = k_container_mount(ct, ".", false, d);
+    if (!rc)
+        rc = k_container_mount(ct, run->workspace, false, d);
+    for (int i = 0; i < run->n && !rc; i++) {
+        runner |= c->runner[i];
+        if (c->cfg->kernels[i].working_dir)
+            rc = k_container_mount(ct, c->cfg->kernels[i].working_dir, false, d);
+    }
+    char exedir[PATH_MAX];
+    snprintf(exedir, sizeof(exedir), "%s", c->self_exe);
+    char *sl = strrchr(exedir, '/');
+    if (sl && sl != exedir && !rc) {
+        *sl = 0;
+        rc = k_container_mount(ct, exedir, true, d);
+    }
+    if (!rc && runner && find_runtime(c, NULL))
+        rc = k_container_mount(ct, c->runtime_dir, true, d);
+    return rc;
+}
+
+static void run_compile(struct ctx *c)
+{
+    const struct mp_kernel_config *cfg = c->cfg;
+    struct mp_kernel_run *run = c->run;
+    for (int i = 0; i < run->n; i++) {
+        progress(c->o, "[%d/%d] %s (%s): compiling", i + 1, run->n, run->results[i].id,
+                 mp_kernel_type_name(cfg->kernels[i].type));
+        stage_compile(c, i);
+    }
+    /* OpenCL: build check through the harness (fills the compile stage) */
+    for (int i = 0; i < run->n; i++) {
+        if (cfg->kernels[i].type != MP_KERNEL_OPENCL ||
+            run->results[i].compiling != MP_STAGE_NOT_RUN)
+            continue;
+        json_t *res = run_job(c, &i, 1, "build", false, run->results[i].workdir, false);
+        apply_job_result(c, i, res, false);
+        json_decref(res);
+    }
+}
+
+/* the kernels from first on that run in one job with it: only itself in
+ * analyze, all of its backend in compare; marks them done */
+static int group_collect(struct ctx *c, int first, bool python, int *grp, bool *done)
+{
+    const struct mp_kernel_config *cfg = c->cfg;
+    struct mp_kernel_run *run = c->run;
+    int ng = 0;
+    for (int i = first; i < run->n && (c->compare || ng == 0); i++) {
+        bool same = python ? c->runner[i]
+                           : c->harness[i] && cfg->kernels[i].type == cfg->kernels[first].type;
+        if (done[i] || !same || run->results[i].compiling == MP_STAGE_FAILED)
+            continue;
+        grp[ng++] = i;
+        done[i] = true;
+    }
+    return ng;
+}
+
+/* correctness of each kernel in a process of its own first: a kernel that
+ * hangs or faults (a dead CUDA context) must not take the others with it;
+ * returns how many survive, kept at the front of grp */
+static int group_correctness(struct ctx *c, int *grp, int ng, bool python)
+{
+    int keep = 0;
+    for (int j = 0; j < ng; j++) {
+        struct mp_kernel_result *r = &c->run->results[grp[j]];
+        json_t *one = run_job(c, &grp[j], 1, "run", python, r->workdir, true);
+        apply_job_result(c, grp[j], one, python);
+        json_decref(one);
+        bool ok = r->compiling != MP_STAGE_FAILED &&
+                  (r->correctness == MP_STAGE_SUCCESS || r->correctness == MP_STAGE_SKIPPED);
+        if (ok) {
+            for (int e = 0; e < r->nerrors; e++) /* said again by the timed run */
+                free(r->errors[e]);
+            r->nerrors = 0;
+            grp[keep++] = grp[j];
+        }
+    }
+    return keep;
+}
+
+/* one timed job over the group (interleaved when more than one), with GPU
+ * clocks and temperatures before, during and after */
+static void group_timed(struct ctx *c, const int *grp, int ng, bool python)
+{
+    struct mp_kernel_run *run = c->run;
+    double cb, tb, ca, ta;
+    gpu_clock(c, &cb, &tb);
+    const char *jdir = ng == 1 ? run->results[grp[0]].workdir : run->workspace;
+    struct k_clockmon mon;
+    struct mp_kernel_clocks during = {0};
+    clockmon_start(c, &mon, jdir);
+    json_t *res = run_job(c, grp, ng, "run", python, jdir, false);
+    k_clockmon_stop(&mon, &during);
+    gpu_clock(c, &ca, &ta);
+    for (int j = 0; j < ng; j++) {
+        struct mp_kernel_result *r = &run->results[grp[j]];
+        apply_job_result(c, grp[j], res, python);
+        r->timing.during = during;
+        r->timing.clock_before_mhz = cb;
+        r->timing.temp_before_c = tb;
+        r->timing.clock_after_mhz = ca;
+        r->timing.temp_after_c = ta;
+        throttle_check(c, &r->timing);
+    }
+    json_decref(res);
+}
+
+/* correctness (+ latency for harness / runner kernels); compare runs all
+ * kernels of one backend in one job (interleaved timing) */
+static void run_harness_groups(struct ctx *c)
+{
+    struct mp_kernel_run *run = c->run;
+    int *grp = mp_calloc((size_t)run->n, sizeof(int));
+    bool *done = mp_calloc((size_t)run->n, sizeof(bool));
+    for (int first = 0; grp && done && first < run->n; first++) {
+        struct mp_kernel_result *r0 = &run->results[first];
+        if (done[first] || (!c->harness[first] && !c->runner[first]) ||
+            r0->compiling == MP_STAGE_FAILED)
+            continue;
+        bool python = c->runner[first];
+        int ng = group_collect(c, first, python, grp, done);
+        if (ng == 1)
+            progress(c->o, "[%d/%d] %s: correctness and timing", first + 1, run->n, r0->id);
+        else
+            progress(c->o, "comparing %d kernels: correctness, then interleaved timing", ng);
+        if (ng > 1) {
+            ng = group_correctness(c, grp, ng, python);
+            if (ng == 0)
+                continue;
+        }
+        group_timed(c, grp, ng, python);
+    }
+    free(grp);
+    free(done);
+}
+
+/* correctness of the kernels with a testcase (or through accordo) */
+static void run_testcase_correctness(struct ctx *c)
+{
+    const struct mp_kernel_config *cfg = c->cfg;
+    struct mp_kernel_run *run = c->run;
+    for (int i = 0; i < run->n; i++) {
+        struct mp_kernel_result *r = &run->results[i];
+        const struct mp_kernel_spec *k = &cfg->kernels[i];
+        if (c->harness[i] || c->runner[i] || r->compiling == MP_STAGE_FAILED)
+            continue;
+        if (!strcmp(cfg->correctness.backend, "accordo")) {
+            progress(c->o, "[%d/%d] %s: correctness (accordo)", i + 1, run->n, r->id);
+            k_accordo_run(cfg, k, r);
+            continue;
+        }
+        if (k->testcase.n == 0) {
+            r->has_correct = true;
+            snprintf(r->correct.mode, sizeof(r->correct.mode), "testcase");
+            r->correct.errors = mp_strdup("requires testcase");
+            r->correctness = MP_STAGE_FAILED;
+            continue;
+        }
+        progress(c->o, "[%d/%d] %s: correctness (testcase)", i + 1, run->n, r->id);
+        stage_testcase(c, i);
+    }
+}
+
+/* performance of the correct kernels; latency skipped where it is off */
+static void run_performance(struct ctx *c)
+{
+    const struct mp_kernel_config *cfg = c->cfg;
+    const struct mp_kernel_opts *o = c->o;
+    struct mp_kernel_run *run = c->run;
+    for (int i = 0; i < run->n; i++) {
+        struct mp_kernel_result *r = &run->results[i];
+        const struct mp_kernel_spec *k = &cfg->kernels[i];
+        bool ok = r->compiling != MP_STAGE_FAILED &&
+                  (r->correctness == MP_STAGE_SUCCESS || r->correctness == MP_STAGE_SKIPPED);
+        if (ok) {
+            if (o->no_perf || g_ct) { /* profilers do not run in containers yet */
+                r->performance = MP_STAGE_SKIPPED;
+            } else {
+                progress(o, "[%d/%d] %s: performance", i + 1, run->n, r->id);
+                char job[PATH_MAX + 64];
+                snprintf(job, sizeof(job), "%s/harness_profile_job.json", r->workdir);
+                if (c->harness[i]) { /* a job that only launches the kernel, for profilers */
+                    json_t *res = run_job(c, &i, 1, "profile", false, r->workdir, false);
+                    json_decref(res);
+                }
+                k_stage_performance(cfg, k, r, c->harness[i], c->self_exe, job);
+            }
+            if (!c->harness[i] && !c->runner[i] &&
+                (o->no_latency || !cfg->latency.enabled ||
+                 strcmp(cfg->latency.method, "none") == 0))
+                r->latency = MP_STAGE_SKIPPED;
+        }
+    }
+}
+
+/* latency of testcase kernels: one run each (analyze), or interleaved
+ * rounds A B C, B C A, ... (compare) so drift hits all alike */
+static void run_latency(struct ctx *c)
+{
+    const struct mp_kernel_config *cfg = c->cfg;
+    struct mp_kernel_run *run = c->run;
+    int rounds = c->compare ? (cfg->compare.rounds > 0 ? cfg->compare.rounds : 3) : 1;
+    for (int round = 0; round < rounds; round++) {
+        for (int j = 0; j < run->n; j++) {
+            int i = (j + round) % run->n;
+            struct mp_kernel_result *r = &run->results[i];
+            bool ok = r->compiling != MP_STAGE_FAILED &&
+                      (r->correctness == MP_STAGE_SUCCESS || r->correctness == MP_STAGE_SKIPPED);
+            if (c->harness[i] || c->runner[i] || !ok || r->latency == MP_STAGE_SKIPPED ||
+                r->latency == MP_STAGE_FAILED || (round > 0 && r->latency != MP_STAGE_SUCCESS))
+                continue;
+            if (round == 0)
+                progress(c->o, "[%d/%d] %s: latency (testcase)", i + 1, run->n, r->id);
+            stage_latency_marker(c, i, round);
+        }
+    }
+}
+
+static void ctx_fini(struct ctx *c)
+{
+    for (int i = 0; i < c->run->n; i++) {
+        if (c->module)
+            free(c->module[i]);
+        if (c->ref_module)
+            free(c->ref_module[i]);
+    }
+    free((void *)c->module);
+    free((void *)c->ref_module);
+    free(c->harness);
+    free(c->runner);
+    mp_gpu_info_fini(&c->gpu);
+}
+
 static int run_all(const struct mp_kernel_config *cfg, const struct mp_kernel_opts *o,
                    struct mp_kernel_run *run, bool compare, struct mp_diag *d)
 {
@@ -929,30 +1232,9 @@ static int run_all(const struct mp_kernel_config *cfg, const struct mp_kernel_op
             return crc;
         }
     }
-    time_t now = time(NULL);
-    struct tm tmv;
-    localtime_r(&now, &tmv);
-    strftime(run->timestamp, sizeof(run->timestamp), "%Y%m%d_%H%M%S", &tmv);
-    const char *root = o->output_dir ? o->output_dir : "./results";
-    char label[128], ws[PATH_MAX];
-    sanitize(cfg->kernels[0].id ? cfg->kernels[0].id : "kernel", label, sizeof(label));
-    if (compare)
-        snprintf(ws, sizeof(ws), "%s/compare_%s", root, run->timestamp);
-    else
-        snprintf(ws, sizeof(ws), "%s/analyze_%s_%s", root, label, run->timestamp);
-    /* a second run in the same second gets its own directory */
-    for (int s = 2; mp_fs_exists(ws) && s < 1000; s++) {
-        size_t l = strlen(ws);
-        char *us = strrchr(ws, '-');
-        if (s > 2 && us && (size_t)(us - ws) > l - 5)
-            *us = 0;
-        snprintf(ws + strlen(ws), sizeof(ws) - strlen(ws), "-%d", s);
-    }
-    int rc = mp_fs_mkdirs(ws, d);
+    int rc = run_workspace(&c, d);
     if (rc)
         return rc;
-    char absws[PATH_MAX];
-    run->workspace = mp_strdup(realpath(ws, absws) ? absws : ws);
     run->n = cfg->nkernels;
     run->results = mp_calloc((size_t)run->n, sizeof(*run->results));
     c.harness = mp_calloc((size_t)run->n, sizeof(bool));
@@ -963,202 +1245,19 @@ static int run_all(const struct mp_kernel_config *cfg, const struct mp_kernel_op
         rc = mp_diag_set(d, MP_ENOMEM, "out of memory");
         goto out;
     }
-    for (int i = 0; i < run->n; i++) {
-        const struct mp_kernel_spec *k = &cfg->kernels[i];
-        struct mp_kernel_result *r = &run->results[i];
-        r->id = mp_strdup(k->id ? k->id : "kernel");
-        r->type = k->type;
-        char sub[PATH_MAX + 256], lab[128];
-        sanitize(r->id, lab, sizeof(lab));
-        snprintf(sub, sizeof(sub), "%s/%d_%s", run->workspace, i, lab);
-        r->workdir = mp_strdup(sub);
-        mp_fs_mkdirs(sub, NULL);
-        c.harness[i] = k->type == MP_KERNEL_OPENCL ||
-                       (k->type == MP_KERNEL_CUDA && k->testcase.n == 0 && k->prof.n == 0);
-        c.runner[i] =
-            (k->type == MP_KERNEL_PYTORCH || k->type == MP_KERNEL_TRITON) && k->testcase.n == 0;
-        if (!c.harness[i] && !c.runner[i] && k->testcase.n == 0 &&
-            strcmp(cfg->correctness.backend, "accordo") != 0 && !compare) {
-            /* Magpie: analyze requires a testcase */
-            k_add_error(r, "Kernel %s requires testcase", r->id);
-        }
-    }
+    run_setup_kernels(&c);
     if (in_ct) {
-        /* the work directories at their own paths, so that every path in
-         * commands and job files means the same inside */
-        bool runner = false;
-        rc = k_container_mount(&ct, ".", false, d);
-        if (!rc)
-            rc = k_container_mount(&ct, run->workspace, false, d);
-        for (int i = 0; i < run->n && !rc; i++) {
-            runner |= c.runner[i];
-            if (cfg->kernels[i].working_dir)
-                rc = k_container_mount(&ct, cfg->kernels[i].working_dir, false, d);
-        }
-        char exedir[PATH_MAX];
-        snprintf(exedir, sizeof(exedir), "%s", c.self_exe);
-        char *sl = strrchr(exedir, '/');
-        if (sl && sl != exedir && !rc) {
-            *sl = 0;
-            rc = k_container_mount(&ct, exedir, true, d);
-        }
-        if (!rc && runner && find_runtime(&c, NULL))
-            rc = k_container_mount(&ct, c.runtime_dir, true, d);
+        rc = run_container_mounts(&c, &ct, d);
         if (rc)
             goto out;
         g_ct = &ct;
         progress(o, "running in containers of %s (%s)", ct.image, ct.runtime);
     }
-
-    /* compile */
-    for (int i = 0; i < run->n; i++) {
-        progress(o, "[%d/%d] %s (%s): compiling", i + 1, run->n, run->results[i].id,
-                 mp_kernel_type_name(cfg->kernels[i].type));
-        stage_compile(&c, i);
-    }
-    /* OpenCL: build check through the harness (fills the compile stage) */
-    for (int i = 0; i < run->n; i++) {
-        if (cfg->kernels[i].type != MP_KERNEL_OPENCL ||
-            run->results[i].compiling != MP_STAGE_NOT_RUN)
-            continue;
-        json_t *res = run_job(&c, &i, 1, "build", false, run->results[i].workdir, false);
-        apply_job_result(&c, i, res, false);
-        json_decref(res);
-    }
-
-    /* correctness (+ latency for harness / runner kernels); compare runs
-     * all kernels of one backend in one job (interleaved timing) */
-    int *grp = mp_calloc((size_t)run->n, sizeof(int));
-    bool *done = mp_calloc((size_t)run->n, sizeof(bool));
-    for (int first = 0; grp && done && first < run->n; first++) {
-        struct mp_kernel_result *r0 = &run->results[first];
-        if (done[first] || (!c.harness[first] && !c.runner[first]) ||
-            r0->compiling == MP_STAGE_FAILED)
-            continue;
-        bool python = c.runner[first];
-        int ng = 0;
-        for (int i = first; i < run->n && (compare || ng == 0); i++) {
-            bool same = python ? c.runner[i]
-                               : c.harness[i] && cfg->kernels[i].type == cfg->kernels[first].type;
-            if (done[i] || !same || run->results[i].compiling == MP_STAGE_FAILED)
-                continue;
-            grp[ng++] = i;
-            done[i] = true;
-        }
-        if (ng == 1)
-            progress(o, "[%d/%d] %s: correctness and timing", first + 1, run->n, r0->id);
-        else
-            progress(o, "comparing %d kernels: correctness, then interleaved timing", ng);
-        if (ng > 1) {
-            /* correctness of each kernel in a process of its own first: a
-             * kernel that hangs or faults (a dead CUDA context) must not
-             * take the others with it; then the survivors are timed
-             * together, interleaved */
-            int keep = 0;
-            for (int j = 0; j < ng; j++) {
-                struct mp_kernel_result *r = &run->results[grp[j]];
-                json_t *one = run_job(&c, &grp[j], 1, "run", python, r->workdir, true);
-                apply_job_result(&c, grp[j], one, python);
-                json_decref(one);
-                bool ok = r->compiling != MP_STAGE_FAILED && (r->correctness == MP_STAGE_SUCCESS ||
-                                                              r->correctness == MP_STAGE_SKIPPED);
-                if (ok) {
-                    for (int e = 0; e < r->nerrors; e++) /* said again by the timed run */
-                        free(r->errors[e]);
-                    r->nerrors = 0;
-                    grp[keep++] = grp[j];
-                }
-            }
-            ng = keep;
-            if (ng == 0)
-                continue;
-        }
-        double cb, tb, ca, ta;
-        gpu_clock(&c, &cb, &tb);
-        const char *jdir = ng == 1 ? run->results[grp[0]].workdir : run->workspace;
-        struct k_clockmon mon;
-        struct mp_kernel_clocks during = {0};
-        clockmon_start(&c, &mon, jdir);
-        json_t *res = run_job(&c, grp, ng, "run", python, jdir, false);
-        k_clockmon_stop(&mon, &during);
-        gpu_clock(&c, &ca, &ta);
-        for (int j = 0; j < ng; j++) {
-            struct mp_kernel_result *r = &run->results[grp[j]];
-            apply_job_result(&c, grp[j], res, python);
-            r->timing.during = during;
-            r->timing.clock_before_mhz = cb;
-            r->timing.temp_before_c = tb;
-            r->timing.clock_after_mhz = ca;
-            r->timing.temp_after_c = ta;
-            throttle_check(&c, &r->timing);
-        }
-        json_decref(res);
-    }
-    free(grp);
-    free(done);
-    for (int i = 0; i < run->n; i++) {
-        struct mp_kernel_result *r = &run->results[i];
-        const struct mp_kernel_spec *k = &cfg->kernels[i];
-        if (c.harness[i] || c.runner[i] || r->compiling == MP_STAGE_FAILED)
-            continue;
-        if (!strcmp(cfg->correctness.backend, "accordo")) {
-            progress(o, "[%d/%d] %s: correctness (accordo)", i + 1, run->n, r->id);
-            k_accordo_run(cfg, k, r);
-            continue;
-        }
-        if (k->testcase.n == 0) {
-            r->has_correct = true;
-            snprintf(r->correct.mode, sizeof(r->correct.mode), "testcase");
-            r->correct.errors = mp_strdup("requires testcase");
-            r->correctness = MP_STAGE_FAILED;
-            continue;
-        }
-        progress(o, "[%d/%d] %s: correctness (testcase)", i + 1, run->n, r->id);
-        stage_testcase(&c, i);
-    }
-
-    /* performance, latency (testcase kernels), score */
-    for (int i = 0; i < run->n; i++) {
-        struct mp_kernel_result *r = &run->results[i];
-        const struct mp_kernel_spec *k = &cfg->kernels[i];
-        bool ok = r->compiling != MP_STAGE_FAILED &&
-                  (r->correctness == MP_STAGE_SUCCESS || r->correctness == MP_STAGE_SKIPPED);
-        if (ok) {
-            if (o->no_perf || g_ct) { /* profilers do not run in containers yet */
-                r->performance = MP_STAGE_SKIPPED;
-            } else {
-                progress(o, "[%d/%d] %s: performance", i + 1, run->n, r->id);
-                char job[PATH_MAX + 64];
-                snprintf(job, sizeof(job), "%s/harness_profile_job.json", r->workdir);
-                if (c.harness[i]) { /* a job that only launches the kernel, for profilers */
-                    json_t *res = run_job(&c, &i, 1, "profile", false, r->workdir, false);
-                    json_decref(res);
-                }
-                k_stage_performance(cfg, k, r, c.harness[i], c.self_exe, job);
-            }
-            if (!c.harness[i] && !c.runner[i] &&
-                (o->no_latency || !cfg->latency.enabled ||
-                 strcmp(cfg->latency.method, "none") == 0))
-                r->latency = MP_STAGE_SKIPPED;
-        }
-    }
-    /* latency of testcase kernels: one run each (analyze), or interleaved
-     * rounds A B C, B C A, ... (compare) so drift hits all alike */
-    int rounds = compare ? (cfg->compare.rounds > 0 ? cfg->compare.rounds : 3) : 1;
-    for (int round = 0; round < rounds; round++) {
-        for (int j = 0; j < run->n; j++) {
-            int i = (j + round) % run->n;
-            struct mp_kernel_result *r = &run->results[i];
-            bool ok = r->compiling != MP_STAGE_FAILED &&
-                      (r->correctness == MP_STAGE_SUCCESS || r->correctness == MP_STAGE_SKIPPED);
-            if (c.harness[i] || c.runner[i] || !ok || r->latency == MP_STAGE_SKIPPED ||
-                r->latency == MP_STAGE_FAILED || (round > 0 && r->latency != MP_STAGE_SUCCESS))
-                continue;
-            if (round == 0)
-                progress(o, "[%d/%d] %s: latency (testcase)", i + 1, run->n, r->id);
-            stage_latency_marker(&c, i, round);
-        }
-    }
+    run_compile(&c);
+    run_harness_groups(&c);
+    run_testcase_correctness(&c);
+    run_performance(&c);
+    run_latency(&c);
     for (int i = 0; i < run->n; i++) {
         struct mp_kernel_result *r = &run->results[i];
         score(r);
@@ -1168,17 +1267,7 @@ static int run_all(const struct mp_kernel_config *cfg, const struct mp_kernel_op
     rc = k_write_reports(run, cfg, d);
 out:
     g_ct = NULL;
-    for (int i = 0; i < run->n; i++) {
-        if (c.module)
-            free(c.module[i]);
-        if (c.ref_module)
-            free(c.ref_module[i]);
-    }
-    free((void *)c.module);
-    free((void *)c.ref_module);
-    free(c.harness);
-    free(c.runner);
-    mp_gpu_info_fini(&c.gpu);
+    ctx_fini(&c);
     return rc;
 }
 

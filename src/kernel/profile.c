@@ -711,87 +711,156 @@ static void rocprof_run(const struct mp_kernel_config *cfg, const struct mp_kern
     }
 }
 
-int k_stage_performance(const struct mp_kernel_config *cfg, const struct mp_kernel_spec *k,
-                        struct mp_kernel_result *r, bool harness, const char *self_exe,
-                        const char *harness_job)
+/* prof_command: the kernel's own profiling commands, run in order */
+static void perf_custom(const struct mp_kernel_spec *k, struct mp_kernel_result *r,
+                        const struct mp_proc_opts *po)
 {
-    struct mp_proc_opts po = {
-        .cwd = k->working_dir,
-        .env = (const char *const *)k->env,
-        .timeout_s = cfg->performance.timeout_s,
-        .capture_max = (size_t)64 << 20,
-    };
     struct mp_diag d;
     struct mp_buf cmd;
     mp_buf_init(&cmd, 1 << 20);
-    if (k->prof.n > 0) {
-        r->has_perf = true;
-        for (int j = 0; j < k->prof.n; j++) {
-            struct mp_proc_result res;
-            mp_diag_clear(&d);
-            int rc = mp_proc_run((const char *const *)k->prof.argv[j], &po, &res, &d);
-            bool ok = !rc && mp_proc_result_ok(&res);
-            char desc[256];
-            mp_proc_describe(&res, po.timeout_s, desc, sizeof(desc));
-            mp_proc_result_fini(&res);
-            if (!ok) {
-                char msg[600];
-                snprintf(msg, sizeof(msg), "prof_command %d/%d failed: %s", j + 1, k->prof.n,
-                         rc ? d.msg : desc);
-                perf_fail(r, msg);
-                mp_buf_fini(&cmd);
-                return 0;
-            }
+    r->has_perf = true;
+    for (int j = 0; j < k->prof.n; j++) {
+        struct mp_proc_result res;
+        mp_diag_clear(&d);
+        int rc = mp_proc_run((const char *const *)k->prof.argv[j], po, &res, &d);
+        bool ok = !rc && mp_proc_result_ok(&res);
+        char desc[256];
+        mp_proc_describe(&res, po->timeout_s, desc, sizeof(desc));
+        mp_proc_result_fini(&res);
+        if (!ok) {
+            char msg[600];
+            snprintf(msg, sizeof(msg), "prof_command %d/%d failed: %s", j + 1, k->prof.n,
+                     rc ? d.msg : desc);
+            perf_fail(r, msg);
+            mp_buf_fini(&cmd);
+            return;
         }
-        mp_cmds_join(&k->prof, &cmd);
-        r->perf.command = mp_strdup(mp_buf_cstr(&cmd));
-        r->perf.backend = mp_strdup("custom");
-        r->perf.success = true;
-        add_metric(&r->perf, "custom_profiling_complete", 1.0, "bool");
-        r->performance = MP_STAGE_SUCCESS;
-        mp_buf_fini(&cmd);
-        return 0;
     }
-    const char *be = cfg->performance.backend;
-    bool nvidia_kernel = k->type == MP_KERNEL_CUDA || k->type == MP_KERNEL_TRITON;
-    if (!be[0] || !strcmp(be, "auto"))
-        be = k->type == MP_KERNEL_HIP ? "rocprof_compute" : nvidia_kernel ? "ncu" : "none";
-    if (!strcmp(be, "none") || k->type == MP_KERNEL_OPENCL || k->type == MP_KERNEL_PYTORCH) {
-        r->performance = MP_STAGE_SKIPPED;
-        mp_buf_fini(&cmd);
-        return 0;
-    }
-    if (!harness && k->testcase.n == 0) {
-        r->performance = MP_STAGE_SKIPPED;
-        mp_buf_fini(&cmd);
-        return 0;
-    }
+    mp_cmds_join(&k->prof, &cmd);
+    r->perf.command = mp_strdup(mp_buf_cstr(&cmd));
+    r->perf.backend = mp_strdup("custom");
+    r->perf.success = true;
+    add_metric(&r->perf, "custom_profiling_complete", 1.0, "bool");
+    r->performance = MP_STAGE_SUCCESS;
+    mp_buf_fini(&cmd);
+}
+
+/* the AMD backends (rocprof-compute, rocprofv3, Metrix) */
+static void perf_amd(const struct mp_kernel_config *cfg, const struct mp_kernel_spec *k,
+                     struct mp_kernel_result *r, const char *be, const struct mp_proc_opts *po)
+{
     char tool[1024];
-    if (!strcmp(be, "rocprof_compute") || !strcmp(be, "metrix") || !strcmp(be, "rocprofv3")) {
-        const char *name = !strcmp(be, "metrix")      ? "metrix"
-                           : !strcmp(be, "rocprofv3") ? "rocprofv3"
-                                                      : "rocprof-compute";
-        if (mp_gpu_find_tool(name, tool, sizeof(tool)))
-            perf_fail(r, !strcmp(be, "metrix")
-                             ? "metrix not found. Install IntelliKit Metrix to use this backend."
-                         : !strcmp(be, "rocprofv3")
-                             ? "rocprofv3 not found. Please install ROCm tools."
-                             : "rocprof-compute not found. Please install ROCm tools.");
-        else if (!strcmp(be, "metrix"))
-            perf_fail(r, "the Metrix backend is not driven by magpie yet");
-        else if (k->testcase.n == 0)
-            perf_fail(r, "AMD profilers run the testcase: the kernel has none");
-        else
-            rocprof_run(cfg, k, r, tool, !strcmp(be, "rocprofv3"), &po);
-        mp_buf_fini(&cmd);
-        return 0;
+    const char *name = !strcmp(be, "metrix")      ? "metrix"
+                       : !strcmp(be, "rocprofv3") ? "rocprofv3"
+                                                  : "rocprof-compute";
+    if (mp_gpu_find_tool(name, tool, sizeof(tool)))
+        perf_fail(r, !strcmp(be, "metrix")
+                         ? "metrix not found. Install IntelliKit Metrix to use this backend."
+                     : !strcmp(be, "rocprofv3")
+                         ? "rocprofv3 not found. Please install ROCm tools."
+                         : "rocprof-compute not found. Please install ROCm tools.");
+    else if (!strcmp(be, "metrix"))
+        perf_fail(r, "the Metrix backend is not driven by magpie yet");
+    else if (k->testcase.n == 0)
+        perf_fail(r, "AMD profilers run the testcase: the kernel has none");
+    else
+        rocprof_run(cfg, k, r, tool, !strcmp(be, "rocprofv3"), po);
+}
+
+/* ncu --csv --print-units base --metrics m,... <ncu.args> -- target; the
+ * array and prog (a target relative to the kernel's working_dir) are the
+ * caller's; NULL when out of memory */
+static const char **ncu_argv(const struct mp_kernel_config *cfg, const struct mp_kernel_spec *k,
+                             const char *tool, const char *metrics, const char *const *target,
+                             char *prog, size_t prog_len)
+{
+    int nt = 0;
+    while (target[nt])
+        nt++;
+    int na = cfg->performance.ncu_args.n;
+    const char **argv = mp_calloc((size_t)nt + (size_t)na + 10, sizeof(char *));
+    if (!argv)
+        return NULL;
+    int a = 0;
+    argv[a++] = tool;
+    argv[a++] = "--csv";
+    argv[a++] = "--print-units";
+    argv[a++] = "base";
+    argv[a++] = "--metrics";
+    argv[a++] = metrics;
+    bool has_count = false;
+    for (int i = 0; i < na; i++) {
+        const char *x = cfg->performance.ncu_args.v[i];
+        has_count = has_count || !strcmp(x, "-c") || !strcmp(x, "--launch-count");
+        argv[a++] = x;
     }
+    if (!has_count) { /* profilers explain; a testcase's timing loop needs no profile */
+        argv[a++] = "--launch-count";
+        argv[a++] = "20";
+    }
+    for (int i = 0; i < nt; i++)
+        argv[a++] = target[i];
+    if (nt > 0 && k->working_dir && target[0][0] != '/' && strchr(target[0], '/')) {
+        char wd[4096];
+        snprintf(prog, prog_len, "%s/%s", realpath(k->working_dir, wd) ? wd : k->working_dir,
+                 target[0]);
+        argv[a - nt] = prog; /* relative to the kernel's working_dir */
+    }
+    argv[a] = NULL;
+    return argv;
+}
+
+/* ncu on each target (the harness, or every testcase command), its CSV
+ * output gathered in all; false when the stage failed */
+static bool ncu_targets(const struct mp_kernel_config *cfg, const struct mp_kernel_spec *k,
+                        struct mp_kernel_result *r, const char *tool, const char *metrics,
+                        const char *const *hargv, const struct mp_proc_opts *po, struct mp_buf *cmd,
+                        struct mp_buf *all)
+{
+    struct mp_diag d;
+    int ntargets = hargv ? 1 : k->testcase.n;
+    for (int t = 0; t < ntargets; t++) {
+        const char *const *target = hargv ? hargv : (const char *const *)k->testcase.argv[t];
+        char prog[8192];
+        const char **argv = ncu_argv(cfg, k, tool, metrics, target, prog, sizeof(prog));
+        if (!argv)
+            break;
+        if (t == 0)
+            mp_proc_join(argv, cmd);
+        struct mp_proc_result res;
+        mp_diag_clear(&d);
+        int rc = mp_proc_run(argv, po, &res, &d);
+        free((void *)argv);
+        bool ok = !rc && res.exited && !res.timed_out;
+        mp_buf_append(all, res.out.data ? res.out.data : "", res.out.len);
+        char desc[256];
+        mp_proc_describe(&res, po->timeout_s, desc, sizeof(desc));
+        char errtail[1024];
+        snprintf(errtail, sizeof(errtail), "%s", mp_buf_cstr(&res.err));
+        mp_proc_result_fini(&res);
+        if (!ok) {
+            char msg[1600];
+            snprintf(msg, sizeof(msg), "ncu failed: %s %s", rc ? d.msg : desc, errtail);
+            perf_fail(r, msg);
+            return false;
+        }
+    }
+    return true;
+}
+
+/* Nsight Compute: the metrics of each target, kept as ncu.csv and parsed */
+static void perf_ncu(const struct mp_kernel_config *cfg, const struct mp_kernel_spec *k,
+                     struct mp_kernel_result *r, const char *const *hargv,
+                     const struct mp_proc_opts *po)
+{
+    char tool[1024];
     if (mp_gpu_find_tool("ncu", tool, sizeof(tool))) {
         perf_fail(r, "ncu not found. Please install NVIDIA Nsight Compute.");
-        mp_buf_fini(&cmd);
-        return 0;
+        return;
     }
-    /* ncu --csv --print-units base --metrics m,... <ncu.args> -- target */
+    struct mp_diag d;
+    struct mp_buf cmd;
+    mp_buf_init(&cmd, 1 << 20);
     struct mp_buf metrics;
     mp_buf_init(&metrics, 1 << 16);
     const struct mp_strlist *ml = &cfg->performance.ncu_metrics;
@@ -806,66 +875,9 @@ int k_stage_performance(const struct mp_kernel_config *cfg, const struct mp_kern
     r->has_perf = true;
     r->perf.backend = mp_strdup("ncu");
     r->perf.workload_dir = mp_strdup(r->workdir);
-    int ntargets = harness ? 1 : k->testcase.n;
     struct mp_buf all;
     mp_buf_init(&all, (size_t)64 << 20);
-    for (int t = 0; t < ntargets; t++) {
-        const char *hargv[] = {self_exe, "analyze", "--harness-child", harness_job, NULL};
-        const char *const *target = harness ? hargv : (const char *const *)k->testcase.argv[t];
-        int nt = 0;
-        while (target[nt])
-            nt++;
-        int na = cfg->performance.ncu_args.n;
-        const char **argv = mp_calloc((size_t)nt + (size_t)na + 10, sizeof(char *));
-        if (!argv)
-            break;
-        int a = 0;
-        argv[a++] = tool;
-        argv[a++] = "--csv";
-        argv[a++] = "--print-units";
-        argv[a++] = "base";
-        argv[a++] = "--metrics";
-        argv[a++] = mp_buf_cstr(&metrics);
-        bool has_count = false;
-        for (int i = 0; i < na; i++) {
-            const char *x = cfg->performance.ncu_args.v[i];
-            has_count = has_count || !strcmp(x, "-c") || !strcmp(x, "--launch-count");
-            argv[a++] = x;
-        }
-        if (!has_count) { /* profilers explain; a testcase's timing loop needs no profile */
-            argv[a++] = "--launch-count";
-            argv[a++] = "20";
-        }
-        char prog[8192];
-        for (int i = 0; i < nt; i++)
-            argv[a++] = target[i];
-        if (nt > 0 && k->working_dir && target[0][0] != '/' && strchr(target[0], '/')) {
-            char wd[4096];
-            snprintf(prog, sizeof(prog), "%s/%s",
-                     realpath(k->working_dir, wd) ? wd : k->working_dir, target[0]);
-            argv[a - nt] = prog; /* relative to the kernel's working_dir */
-        }
-        argv[a] = NULL;
-        if (t == 0)
-            mp_proc_join(argv, &cmd);
-        struct mp_proc_result res;
-        mp_diag_clear(&d);
-        int rc = mp_proc_run(argv, &po, &res, &d);
-        free((void *)argv);
-        bool ok = !rc && res.exited && !res.timed_out;
-        mp_buf_append(&all, res.out.data ? res.out.data : "", res.out.len);
-        char desc[256];
-        mp_proc_describe(&res, po.timeout_s, desc, sizeof(desc));
-        char errtail[1024];
-        snprintf(errtail, sizeof(errtail), "%s", mp_buf_cstr(&res.err));
-        mp_proc_result_fini(&res);
-        if (!ok) {
-            char msg[1600];
-            snprintf(msg, sizeof(msg), "ncu failed: %s %s", rc ? d.msg : desc, errtail);
-            perf_fail(r, msg);
-            break;
-        }
-    }
+    ncu_targets(cfg, k, r, tool, mp_buf_cstr(&metrics), hargv, po, &cmd, &all);
     mp_fs_write_atomic(csvp, all.data ? all.data : "", all.len, NULL);
     r->perf.command = mp_strdup(mp_buf_cstr(&cmd));
     if (r->performance != MP_STAGE_FAILED) {
@@ -883,5 +895,39 @@ int k_stage_performance(const struct mp_kernel_config *cfg, const struct mp_kern
     mp_buf_fini(&all);
     mp_buf_fini(&metrics);
     mp_buf_fini(&cmd);
+}
+
+int k_stage_performance(const struct mp_kernel_config *cfg, const struct mp_kernel_spec *k,
+                        struct mp_kernel_result *r, bool harness, const char *self_exe,
+                        const char *harness_job)
+{
+    struct mp_proc_opts po = {
+        .cwd = k->working_dir,
+        .env = (const char *const *)k->env,
+        .timeout_s = cfg->performance.timeout_s,
+        .capture_max = (size_t)64 << 20,
+    };
+    if (k->prof.n > 0) {
+        perf_custom(k, r, &po);
+        return 0;
+    }
+    const char *be = cfg->performance.backend;
+    bool nvidia_kernel = k->type == MP_KERNEL_CUDA || k->type == MP_KERNEL_TRITON;
+    if (!be[0] || !strcmp(be, "auto"))
+        be = k->type == MP_KERNEL_HIP ? "rocprof_compute" : nvidia_kernel ? "ncu" : "none";
+    if (!strcmp(be, "none") || k->type == MP_KERNEL_OPENCL || k->type == MP_KERNEL_PYTORCH) {
+        r->performance = MP_STAGE_SKIPPED;
+        return 0;
+    }
+    if (!harness && k->testcase.n == 0) {
+        r->performance = MP_STAGE_SKIPPED;
+        return 0;
+    }
+    if (!strcmp(be, "rocprof_compute") || !strcmp(be, "metrix") || !strcmp(be, "rocprofv3")) {
+        perf_amd(cfg, k, r, be, &po);
+        return 0;
+    }
+    const char *hargv[] = {self_exe, "analyze", "--harness-child", harness_job, NULL};
+    perf_ncu(cfg, k, r, harness ? hargv : NULL, &po);
     return 0;
 }

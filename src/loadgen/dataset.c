@@ -471,12 +471,114 @@ out:
     return rc;
 }
 
+/* a line's prompt: its text or its token ids (*idbuf owns those); *bad
+ * and *field say what is wrong with the line */
+static int jsonl_prompt(const json_t *doc, struct sample *s, int32_t **idbuf, const char **bad,
+                        const char **field)
+{
+    json_t *pr = json_object_get(doc, "prompt"), *ids = json_object_get(doc, "prompt_token_ids");
+    if (json_is_string(pr)) {
+        s->text = json_string_value(pr);
+        s->text_len = json_string_length(pr);
+        s->prompt_len = mp_loadgen_estimate_tokens(s->text, s->text_len);
+    } else if (json_is_array(ids) && json_array_size(ids) > 0 &&
+               json_array_size(ids) <= MAX_PROMPT_TOKENS) {
+        size_t k, ni = json_array_size(ids);
+        json_t *v;
+        s->ids = *idbuf = malloc(ni * sizeof(int32_t));
+        if (!s->ids)
+            return MP_ENOMEM;
+        json_array_foreach(ids, k, v)
+        {
+            if (!json_is_integer(v) || json_integer_value(v) < 0 ||
+                json_integer_value(v) > INT32_MAX) {
+                *bad = "token ids must be non-negative integers";
+                *field = "prompt_token_ids";
+                break;
+            }
+            s->ids[k] = (int32_t)json_integer_value(v);
+        }
+        s->n_ids = (uint32_t)ni;
+        s->prompt_len = (int32_t)ni;
+    } else {
+        *bad = "each line needs \"prompt\" (a string) or \"prompt_token_ids\" (a list of ints)";
+        *field = "prompt";
+    }
+    return 0;
+}
+
+/* a line's output length (the first of its keys, unless the options fix
+ * one) and its prompt_len override */
+static void jsonl_lengths(const json_t *doc, const struct mp_loadgen_file_opts *o, struct sample *s,
+                          const char **bad, const char **field)
+{
+    static const char *const out_keys[] = {"output_len", "max_tokens", "output_tokens",
+                                           "expected_output_len"};
+    s->output_len = o->output_len > 0 ? o->output_len : 256;
+    for (size_t k = 0; !*bad && k < 4; k++) {
+        json_t *v = json_object_get(doc, out_keys[k]);
+        if (!v)
+            continue;
+        if (!json_is_integer(v) || json_integer_value(v) < 1 ||
+            json_integer_value(v) > MAX_PROMPT_TOKENS) {
+            *bad = "expected a positive integer";
+            *field = out_keys[k];
+        } else if (o->output_len <= 0) {
+            s->output_len = (int32_t)json_integer_value(v);
+        }
+        break;
+    }
+    json_t *pl = json_object_get(doc, "prompt_len");
+    if (!*bad && pl) {
+        if (!json_is_integer(pl) || json_integer_value(pl) < 0 ||
+            json_integer_value(pl) > MAX_PROMPT_TOKENS) {
+            *bad = "expected a non-negative integer";
+            *field = "prompt_len";
+        } else {
+            s->prompt_len = (int32_t)json_integer_value(pl);
+        }
+    }
+}
+
+/* the candidates drawn from, shuffled when asked, into a dataset of
+ * num_prompts */
+static int jsonl_dataset(const struct mp_loadgen_file_opts *o, struct sample *cand, size_t n_cand,
+                         size_t num_prompts, struct mp_loadgen_dataset **out, struct mp_diag *d)
+{
+    struct mp_loadgen_dataset *ds = NULL;
+    int rc;
+    struct loadgen_mt m;
+    loadgen_mt_seed(&m, (uint32_t)(o->seed ^ (o->seed >> 32)));
+    if (o->shuffle && n_cand > 1) {
+        for (size_t i = n_cand; i > 1; i--) {
+            size_t j = (size_t)loadgen_mt_range(&m, 0, (int64_t)i - 1);
+            struct sample t = cand[i - 1];
+            cand[i - 1] = cand[j];
+            cand[j] = t;
+        }
+    }
+    if ((rc = ds_new(num_prompts, "jsonl", &ds, d)) || !ds) {
+        rc = rc ? rc : MP_ENOMEM;
+        goto out;
+    }
+    if ((rc = fill(ds, cand, n_cand, num_prompts, o, &m, d)))
+        goto out;
+    ds->exact_lengths = true;
+    for (size_t i = 0; i < ds->n; i++)
+        if (!ds->prompts[i].ids)
+            ds->exact_lengths = false;
+    *out = ds;
+    ds = NULL;
+out:
+    mp_loadgen_dataset_free(ds);
+    return rc;
+}
+
 int mp_loadgen_dataset_jsonl(const struct mp_loadgen_file_opts *o, size_t num_prompts,
                              struct mp_loadgen_dataset **out, struct mp_diag *d)
 {
     *out = NULL;
     struct mp_buf file;
-    struct mp_loadgen_dataset *ds = NULL;
     struct sample *cand = NULL;
     json_t **docs = NULL;
     int32_t **idbufs = NULL;
@@ -526,64 +628,12 @@ int mp_loadgen_dataset_jsonl(const struct mp_loadgen_file_opts *o, size_t num_pr
         docs[n_cand] = doc;
         idbufs[n_cand] = NULL;
         n_cand++;
-        json_t *pr = json_object_get(doc, "prompt"),
-               *ids = json_object_get(doc, "prompt_token_ids");
         const char *bad = NULL, *field = NULL;
-        if (json_is_string(pr)) {
-            s->text = json_string_value(pr);
-            s->text_len = json_string_length(pr);
-            s->prompt_len = mp_loadgen_estimate_tokens(s->text, s->text_len);
-        } else if (json_is_array(ids) && json_array_size(ids) > 0 &&
-                   json_array_size(ids) <= MAX_PROMPT_TOKENS) {
-            size_t k, ni = json_array_size(ids);
-            json_t *v;
-            s->ids = idbufs[n_cand - 1] = malloc(ni * sizeof(int32_t));
-            if (!s->ids) {
-                rc = mp_diag_set(d, MP_ENOMEM, "out of memory");
-                goto out;
-            }
-            json_array_foreach(ids, k, v)
-            {
-                if (!json_is_integer(v) || json_integer_value(v) < 0 ||
-                    json_integer_value(v) > INT32_MAX) {
-                    bad = "token ids must be non-negative integers";
-                    field = "prompt_token_ids";
-                    break;
-                }
-                s->ids[k] = (int32_t)json_integer_value(v);
-            }
-            s->n_ids = (uint32_t)ni;
-            s->prompt_len = (int32_t)ni;
-        } else {
-            bad = "each line needs \"prompt\" (a string) or \"prompt_token_ids\" (a list of ints)";
-            field = "prompt";
+        if (jsonl_prompt(doc, s, &idbufs[n_cand - 1], &bad, &field)) {
+            rc = mp_diag_set(d, MP_ENOMEM, "out of memory");
+            goto out;
         }
-        static const char *const out_keys[] = {"output_len", "max_tokens", "output_tokens",
-                                               "expected_output_len"};
-        s->output_len = o->output_len > 0 ? o->output_len : 256;
-        for (size_t k = 0; !bad && k < 4; k++) {
-            json_t *v = json_object_get(doc, out_keys[k]);
-            if (!v)
-                continue;
-            if (!json_is_integer(v) || json_integer_value(v) < 1 ||
-                json_integer_value(v) > MAX_PROMPT_TOKENS) {
-                bad = "expected a positive integer";
-                field = out_keys[k];
-            } else if (o->output_len <= 0) {
-                s->output_len = (int32_t)json_integer_value(v);
-            }
-            break;
-        }
-        json_t *pl = json_object_get(doc, "prompt_len");
-        if (!bad && pl) {
-            if (!json_is_integer(pl) || json_integer_value(pl) < 0 ||
-                json_integer_value(pl) > MAX_PROMPT_TOKENS) {
-                bad = "expected a non-negative integer";
-                field = "prompt_len";
-            } else {
-                s->prompt_len = (int32_t)json_integer_value(pl);
-            }
-        }
+        jsonl_lengths(doc, o, s, &bad, &field);
         if (bad) {
             rc = mp_diag_set(d, MP_EINVAL, "%s", bad);
             mp_diag_set_file(d, o->path);
@@ -593,28 +643,7 @@ int mp_loadgen_dataset_jsonl(const struct mp_loadgen_file_opts *o, size_t num_pr
         }
         p = nl ? nl + 1 : end;
     }
-    struct loadgen_mt m;
-    loadgen_mt_seed(&m, (uint32_t)(o->seed ^ (o->seed >> 32)));
-    if (o->shuffle && n_cand > 1) {
-        for (size_t i = n_cand; i > 1; i--) {
-            size_t j = (size_t)loadgen_mt_range(&m, 0, (int64_t)i - 1);
-            struct sample t = cand[i - 1];
-            cand[i - 1] = cand[j];
-            cand[j] = t;
-        }
-    }
-    if ((rc = ds_new(num_prompts, "jsonl", &ds, d)) || !ds) {
-        rc = rc ? rc : MP_ENOMEM;
-        goto out;
-    }
-    if ((rc = fill(ds, cand, n_cand, num_prompts, o, &m, d)))
-        goto out;
-    ds->exact_lengths = true;
-    for (size_t i = 0; i < ds->n; i++)
-        if (!ds->prompts[i].ids)
-            ds->exact_lengths = false;
-    *out = ds;
-    ds = NULL;
+    rc = jsonl_dataset(o, cand, n_cand, num_prompts, out, d);
 out:
     for (size_t i = 0; i < n_cand; i++) {
         json_decref(docs[i]);
@@ -624,6 +653,5 @@ out:
     free(idbufs);
     free(cand);
     mp_buf_fini(&file);
-    mp_loadgen_dataset_free(ds);
     return rc;
 }

@@ -138,51 +138,24 @@ static int hist(struct mp_buf *b, const char *title, double *v, size_t n)
     return rc;
 }
 
-int mp_loadgen_html(const struct mp_loadgen_result *r, const struct mp_loadgen_metrics *m,
-                    const struct mp_loadgen_report_info *info, struct mp_buf *out)
+/* the page's head and style, the run's settings and the metric table */
+static int html_settings(struct mp_buf *b, const struct mp_loadgen_result *r,
+                         const struct mp_loadgen_metrics *m,
+                         const struct mp_loadgen_report_info *info)
 {
-    struct mp_buf *b = out;
-    int rc = 0;
-    size_t n_itl = 0;
-    for (size_t i = 0; i < r->n; i++)
-        if (r->recs[i].success && r->recs[i].n_events > 1)
-            n_itl += r->recs[i].n_events - 1;
-    double *ttft = malloc((r->n + 1) * sizeof(double)), *tpot = malloc((r->n + 1) * sizeof(double));
-    double *e2el = malloc((r->n + 1) * sizeof(double)), *itl = malloc((n_itl + 1) * sizeof(double));
-    double *ev_time = NULL, *inflight = NULL;
-    if (!ttft || !tpot || !e2el || !itl) {
-        rc = MP_ENOMEM;
-        goto out;
-    }
-    size_t nt = 0, np = 0, ni = 0;
-    double tmax = r->duration_s > 0 ? r->duration_s : 1;
-    for (size_t i = 0; i < r->n; i++) {
-        const struct mp_loadgen_record *x = &r->recs[i];
-        if (!x->success)
-            continue;
-        double t = (double)(x->event_ns[0] - x->start_ns) / 1e6,
-               e = (double)(x->event_ns[x->n_events - 1] - x->start_ns) / 1e6;
-        ttft[nt] = t;
-        e2el[nt++] = e;
-        int nout = x->output_tokens > 0 ? x->output_tokens : (int)x->n_events;
-        if (nout > 1)
-            tpot[np++] = (e - t) / (nout - 1);
-        for (uint32_t j = 1; j < x->n_events; j++)
-            itl[ni++] = (double)(x->event_ns[j] - x->event_ns[j - 1]) / 1e6;
-    }
-    rc |= mp_buf_puts(b, "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>magpie "
-                         "serving benchmark</title><style>"
-                         "body{font:14px system-ui,sans-serif;margin:24px;color:#222}"
-                         "table{border-collapse:collapse;margin:8px 0 16px}"
-                         "td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}"
-                         "th{background:#f3f3f3}td.k{text-align:left}"
-                         ".t{font-weight:600;font-size:13px}.l{font-size:10px;fill:#555}"
-                         ".ax{stroke:#333}.g{stroke:#eee}.bar{fill:#4c78a8}"
-                         ".med{stroke:#e45756;stroke-dasharray:4 2}.p99{stroke:#f58518;"
-                         "stroke-dasharray:2 2}.pt{fill:#4c78a8;fill-opacity:.5}"
-                         ".pt2{fill:#e45756;fill-opacity:.5}.ln{fill:none;stroke:#4c78a8}"
-                         ".ln2{fill:none;stroke:#f58518}svg{margin:6px 12px 6px 0}"
-                         "</style></head><body>\n<h1>Serving benchmark</h1>\n<table>");
+    int rc = mp_buf_puts(b, "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>magpie "
+                            "serving benchmark</title><style>"
+                            "body{font:14px system-ui,sans-serif;margin:24px;color:#222}"
+                            "table{border-collapse:collapse;margin:8px 0 16px}"
+                            "td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}"
+                            "th{background:#f3f3f3}td.k{text-align:left}"
+                            ".t{font-weight:600;font-size:13px}.l{font-size:10px;fill:#555}"
+                            ".ax{stroke:#333}.g{stroke:#eee}.bar{fill:#4c78a8}"
+                            ".med{stroke:#e45756;stroke-dasharray:4 2}.p99{stroke:#f58518;"
+                            "stroke-dasharray:2 2}.pt{fill:#4c78a8;fill-opacity:.5}"
+                            ".pt2{fill:#e45756;fill-opacity:.5}.ln{fill:none;stroke:#4c78a8}"
+                            ".ln2{fill:none;stroke:#f58518}svg{margin:6px 12px 6px 0}"
+                            "</style></head><body>\n<h1>Serving benchmark</h1>\n<table>");
     const char *rows[][2] = {{"model", info->model_id},
                              {"backend", info->backend},
                              {"dataset", info->dataset},
@@ -219,13 +192,14 @@ int mp_loadgen_html(const struct mp_loadgen_result *r, const struct mp_loadgen_m
                             "<td>%.3f</td><td>%.3f</td><td>%zu</td></tr>",
                             names[k], st->mean, st->median, st->std, st->p99, st->max, st->n);
     }
-    rc |= mp_buf_puts(b, "</table>\n<h2>Distributions</h2>\n");
-    rc |= hist(b, "Time to first token (TTFT)", ttft, nt);
-    rc |= hist(b, "Time per output token (TPOT)", tpot, np);
-    rc |= hist(b, "Inter-token latency (ITL, per stream event)", itl, ni);
-    rc |= hist(b, "End-to-end latency (E2EL)", e2el, nt);
-    /* latency over the run: TTFT and E2EL against request start */
-    rc |= mp_buf_puts(b, "<h2>Over time</h2>\n");
+    return rc;
+}
+
+/* latency over the run: TTFT and E2EL against request start */
+static int html_over_time(struct mp_buf *b, const struct mp_loadgen_result *r)
+{
+    double tmax = r->duration_s > 0 ? r->duration_s : 1;
+    int rc = mp_buf_puts(b, "<h2>Over time</h2>\n");
     double lmax = 0;
     for (size_t i = 0; i < r->n; i++) {
         const struct mp_loadgen_record *x = &r->recs[i];
@@ -252,14 +226,21 @@ int mp_loadgen_html(const struct mp_loadgen_result *r, const struct mp_loadgen_m
                             px, yt, px, ye);
     }
     rc |= mp_buf_puts(b, "</svg>\n");
-    /* output token events per second and requests in flight, 1 s buckets */
+    return rc;
+}
+
+/* output token events per second and requests in flight, 1 s buckets;
+ * *oom when the buckets cannot be had (nothing written then) */
+static int html_throughput(struct mp_buf *b, const struct mp_loadgen_result *r, bool *oom)
+{
     size_t nb = (size_t)ceil(r->duration_s) + 1;
     if (nb > 100000)
         nb = 100000;
-    ev_time = calloc(nb, sizeof(double));
-    inflight = calloc(nb, sizeof(double));
+    int rc = 0;
+    double *ev_time = calloc(nb, sizeof(double));
+    double *inflight = calloc(nb, sizeof(double));
     if (!ev_time || !inflight) {
-        rc = MP_ENOMEM;
+        *oom = true;
         goto out;
     }
     for (size_t i = 0; i < r->n; i++) {
@@ -297,45 +278,101 @@ int mp_loadgen_html(const struct mp_loadgen_result *r, const struct mp_loadgen_m
                         "<text x=\"%d\" y=\"15\" class=\"l\" text-anchor=\"end\">peak in "
                         "flight %.0f</text></svg>\n",
                         W - 10, fmaxv);
-    if (m->failed) {
-        struct mp_loadgen_failures fl;
-        mp_loadgen_failures(r, &fl);
-        rc |= mp_buf_printf(b, "<h2>Failures</h2><p>%zu of %zu requests failed (%.2f%%)", fl.failed,
-                            fl.total, fl.ratio * 100);
-        if (info->fail_limit) {
-            char ls[48];
-            mp_loadgen_fail_limit_format(info->fail_limit, ls, sizeof(ls));
-            rc |= mp_buf_printf(b, "; limit %s: %s", ls,
-                                mp_loadgen_fail_limit_ok(info->fail_limit, fl.failed, fl.total)
-                                    ? "within it, the run is judged on its successes"
-                                    : "over it, the run failed");
-        }
-        rc |= mp_buf_puts(b, ". Latency metrics cover the successful requests only.</p>"
-                             "<table><tr><th>reason</th><th>count</th><th>first request</th>"
-                             "<th>messages</th></tr>");
-        for (size_t g = 0; g < fl.n_groups; g++) {
-            rc |= mp_buf_puts(b, "<tr><td>");
-            rc |= loadgen_html_esc(b, fl.groups[g].reason);
-            rc |= mp_buf_printf(b, "</td><td>%zu</td><td>%zu</td><td class=\"k\">",
-                                fl.groups[g].count, fl.groups[g].first_index);
-            for (size_t k = 0; k < fl.groups[g].n_examples; k++) {
-                rc |= mp_buf_puts(b, k ? "<br>" : "");
-                rc |= loadgen_html_esc(b, fl.groups[g].examples[k]);
-            }
-            rc |= mp_buf_puts(b, "</td></tr>");
-        }
-        rc |= mp_buf_puts(b, "</table>\n<table><tr><th>request</th><th>reason</th></tr>");
-        size_t shown = 0;
-        for (size_t i = 0; i < r->n && shown < 50; i++) {
-            if (r->recs[i].success)
-                continue;
-            shown++;
-            rc |= mp_buf_printf(b, "<tr><td>%zu</td><td class=\"k\">", i);
-            rc |= loadgen_html_esc(b, r->recs[i].error ? r->recs[i].error : "");
-            rc |= mp_buf_puts(b, "</td></tr>");
-        }
-        rc |= mp_buf_puts(b, "</table>\n");
+out:
+    free(ev_time);
+    free(inflight);
+    return rc;
+}
+
+/* failed requests: grouped by reason, then the first 50 */
+static int html_failures(struct mp_buf *b, const struct mp_loadgen_result *r,
+                         const struct mp_loadgen_report_info *info)
+{
+    struct mp_loadgen_failures fl;
+    mp_loadgen_failures(r, &fl);
+    int rc = mp_buf_printf(b, "<h2>Failures</h2><p>%zu of %zu requests failed (%.2f%%)", fl.failed,
+                           fl.total, fl.ratio * 100);
+    if (info->fail_limit) {
+        char ls[48];
+        mp_loadgen_fail_limit_format(info->fail_limit, ls, sizeof(ls));
+        rc |= mp_buf_printf(b, "; limit %s: %s", ls,
+                            mp_loadgen_fail_limit_ok(info->fail_limit, fl.failed, fl.total)
+                                ? "within it, the run is judged on its successes"
+                                : "over it, the run failed");
     }
+    rc |= mp_buf_puts(b, ". Latency metrics cover the successful requests only.</p>"
+                         "<table><tr><th>reason</th><th>count</th><th>first request</th>"
+                         "<th>messages</th></tr>");
+    for (size_t g = 0; g < fl.n_groups; g++) {
+        rc |= mp_buf_puts(b, "<tr><td>");
+        rc |= loadgen_html_esc(b, fl.groups[g].reason);
+        rc |= mp_buf_printf(b, "</td><td>%zu</td><td>%zu</td><td class=\"k\">", fl.groups[g].count,
+                            fl.groups[g].first_index);
+        for (size_t k = 0; k < fl.groups[g].n_examples; k++) {
+            rc |= mp_buf_puts(b, k ? "<br>" : "");
+            rc |= loadgen_html_esc(b, fl.groups[g].examples[k]);
+        }
+        rc |= mp_buf_puts(b, "</td></tr>");
+    }
+    rc |= mp_buf_puts(b, "</table>\n<table><tr><th>request</th><th>reason</th></tr>");
+    size_t shown = 0;
+    for (size_t i = 0; i < r->n && shown < 50; i++) {
+        if (r->recs[i].success)
+            continue;
+        shown++;
+        rc |= mp_buf_printf(b, "<tr><td>%zu</td><td class=\"k\">", i);
+        rc |= loadgen_html_esc(b, r->recs[i].error ? r->recs[i].error : "");
+        rc |= mp_buf_puts(b, "</td></tr>");
+    }
+    rc |= mp_buf_puts(b, "</table>\n");
+    return rc;
+}
+
+int mp_loadgen_html(const struct mp_loadgen_result *r, const struct mp_loadgen_metrics *m,
+                    const struct mp_loadgen_report_info *info, struct mp_buf *out)
+{
+    struct mp_buf *b = out;
+    int rc = 0;
+    size_t n_itl = 0;
+    for (size_t i = 0; i < r->n; i++)
+        if (r->recs[i].success && r->recs[i].n_events > 1)
+            n_itl += r->recs[i].n_events - 1;
+    double *ttft = malloc((r->n + 1) * sizeof(double)), *tpot = malloc((r->n + 1) * sizeof(double));
+    double *e2el = malloc((r->n + 1) * sizeof(double)), *itl = malloc((n_itl + 1) * sizeof(double));
+    if (!ttft || !tpot || !e2el || !itl) {
+        rc = MP_ENOMEM;
+        goto out;
+    }
+    size_t nt = 0, np = 0, ni = 0;
+    for (size_t i = 0; i < r->n; i++) {
+        const struct mp_loadgen_record *x = &r->recs[i];
+        if (!x->success)
+            continue;
+        double t = (double)(x->event_ns[0] - x->start_ns) / 1e6,
+               e = (double)(x->event_ns[x->n_events - 1] - x->start_ns) / 1e6;
+        ttft[nt] = t;
+        e2el[nt++] = e;
+        int nout = x->output_tokens > 0 ? x->output_tokens : (int)x->n_events;
+        if (nout > 1)
+            tpot[np++] = (e - t) / (nout - 1);
+        for (uint32_t j = 1; j < x->n_events; j++)
+            itl[ni++] = (double)(x->event_ns[j] - x->event_ns[j - 1]) / 1e6;
+    }
+    rc |= html_settings(b, r, m, info);
+    rc |= mp_buf_puts(b, "</table>\n<h2>Distributions</h2>\n");
+    rc |= hist(b, "Time to first token (TTFT)", ttft, nt);
+    rc |= hist(b, "Time per output token (TPOT)", tpot, np);
+    rc |= hist(b, "Inter-token latency (ITL, per stream event)", itl, ni);
+    rc |= hist(b, "End-to-end latency (E2EL)", e2el, nt);
+    rc |= html_over_time(b, r);
+    bool oom = false;
+    rc |= html_throughput(b, r, &oom);
+    if (oom) {
+        rc = MP_ENOMEM;
+        goto out;
+    }
+    if (m->failed)
+        rc |= html_failures(b, r, info);
     rc |= mp_buf_puts(b, "<p>Definitions: docs/metrics.md (vLLM's). Generated by magpie " MP_VERSION
                          ".</p></body></html>\n");
 out:
@@ -343,7 +380,5 @@ out:
     free(tpot);
     free(e2el);
     free(itl);
-    free(ev_time);
-    free(inflight);
     return rc ? MP_ENOMEM : 0;
 }

@@ -120,20 +120,18 @@ static size_t reasons(const struct mp_loadgen_result *r, struct reason *out, siz
     return k;
 }
 
-int mp_loadgen_result_json(const struct mp_loadgen_result *r, const struct mp_loadgen_metrics *m,
-                           const struct mp_loadgen_report_info *info, struct mp_buf *out)
+/* the run's settings and totals, as vLLM's result file has them */
+static int rj_totals(struct mp_buf *b, bool *f, const struct mp_loadgen_result *r,
+                     const struct mp_loadgen_metrics *m, const struct mp_loadgen_report_info *info)
 {
-    struct mp_buf *b = out;
     int rc = 0;
-    bool f = true;
-    rc |= mp_buf_putc(b, '{');
-    rc |= ks(b, &f, "date", info->date);
-    rc |= ks(b, &f, "endpoint_type", info->backend);
-    rc |= ks(b, &f, "backend", info->backend);
-    rc |= ks(b, &f, "label", info->label);
-    rc |= ks(b, &f, "model_id", info->model_id);
-    rc |= ks(b, &f, "tokenizer_id", info->tokenizer_id);
-    rc |= ki(b, &f, "num_prompts", (long long)info->num_prompts);
+    rc |= ks(b, f, "date", info->date);
+    rc |= ks(b, f, "endpoint_type", info->backend);
+    rc |= ks(b, f, "backend", info->backend);
+    rc |= ks(b, f, "label", info->label);
+    rc |= ks(b, f, "model_id", info->model_id);
+    rc |= ks(b, f, "tokenizer_id", info->tokenizer_id);
+    rc |= ki(b, f, "num_prompts", (long long)info->num_prompts);
     for (int i = 0; i < info->n_metadata; i++) {
         const char *kv = info->metadata[i], *eq = strchr(kv, '=');
         if (!eq)
@@ -146,55 +144,66 @@ int mp_loadgen_result_json(const struct mp_loadgen_result *r, const struct mp_lo
         rc |= mp_json_str(b, eq + 1, strlen(eq + 1));
     }
     if (isinf(r->request_rate))
-        rc |= ks(b, &f, "request_rate", "inf");
+        rc |= ks(b, f, "request_rate", "inf");
     else
-        rc |= kd(b, &f, "request_rate", r->request_rate);
-    rc |= kd(b, &f, "burstiness", r->burstiness);
+        rc |= kd(b, f, "request_rate", r->request_rate);
+    rc |= kd(b, f, "burstiness", r->burstiness);
     if (r->max_concurrency > 0)
-        rc |= ki(b, &f, "max_concurrency", r->max_concurrency);
+        rc |= ki(b, f, "max_concurrency", r->max_concurrency);
     else
-        rc |= kraw(b, &f, "max_concurrency", "null");
-    rc |= kd(b, &f, "duration", m->duration_s);
-    rc |= ki(b, &f, "completed", (long long)m->completed);
-    rc |= ki(b, &f, "failed", (long long)m->failed);
-    rc |= ki(b, &f, "total_input_tokens", m->total_input);
-    rc |= ki(b, &f, "total_output_tokens", m->total_output);
-    rc |= kd(b, &f, "request_throughput", m->request_throughput);
+        rc |= kraw(b, f, "max_concurrency", "null");
+    rc |= kd(b, f, "duration", m->duration_s);
+    rc |= ki(b, f, "completed", (long long)m->completed);
+    rc |= ki(b, f, "failed", (long long)m->failed);
+    rc |= ki(b, f, "total_input_tokens", m->total_input);
+    rc |= ki(b, f, "total_output_tokens", m->total_output);
+    rc |= kd(b, f, "request_throughput", m->request_throughput);
     if (isnan(m->request_goodput))
-        rc |= kraw(b, &f, "request_goodput", "null");
+        rc |= kraw(b, f, "request_goodput", "null");
     else
-        rc |= kd(b, &f, "request_goodput", m->request_goodput);
-    rc |= kd(b, &f, "output_throughput", m->output_throughput);
-    rc |= kd(b, &f, "total_token_throughput", m->total_token_throughput);
-    bool det = info->save_detailed;
-    if (det) {
-        rc |= mp_buf_puts(b, ", \"input_lens\": [");
-        for (size_t i = 0; i < r->n; i++)
-            rc |= mp_buf_printf(b, i ? ", %d" : "%d", r->recs[i].prompt_len);
-        rc |= mp_buf_puts(b, "], \"output_lens\": [");
-        for (size_t i = 0; i < r->n; i++) {
-            const struct mp_loadgen_record *x = &r->recs[i];
-            int nout = !x->success ? 0 : x->output_tokens > 0 ? x->output_tokens : (int)x->n_events;
-            rc |= mp_buf_printf(b, i ? ", %d" : "%d", nout);
-        }
-        rc |= mp_buf_puts(b, "], \"ttfts\": [");
-        for (size_t i = 0; i < r->n; i++) {
-            rc |= mp_buf_puts(b, i ? ", " : "");
-            rc |= mp_json_double(b, rec_ttft_s(&r->recs[i]));
-        }
-        rc |= mp_buf_puts(b, "], \"itls\": [");
-        for (size_t i = 0; i < r->n && !rc; i++) {
-            const struct mp_loadgen_record *x = &r->recs[i];
-            rc |= mp_buf_puts(b, i ? ", [" : "[");
-            for (uint32_t j = 1; x->success && j < x->n_events; j++) {
-                rc |= mp_buf_puts(b, j > 1 ? ", " : "");
-                rc |= mp_json_double(b, (double)(x->event_ns[j] - x->event_ns[j - 1]) / 1e9);
-            }
-            rc |= mp_buf_putc(b, ']');
+        rc |= kd(b, f, "request_goodput", m->request_goodput);
+    rc |= kd(b, f, "output_throughput", m->output_throughput);
+    rc |= kd(b, f, "total_token_throughput", m->total_token_throughput);
+    return rc;
+}
+
+/* save_detailed: input and output lengths, TTFTs and ITLs per request (rc:
+ * the result so far; the ITLs stop at the first failure) */
+static int rj_detailed_lens(struct mp_buf *b, const struct mp_loadgen_result *r, int rc)
+{
+    rc |= mp_buf_puts(b, ", \"input_lens\": [");
+    for (size_t i = 0; i < r->n; i++)
+        rc |= mp_buf_printf(b, i ? ", %d" : "%d", r->recs[i].prompt_len);
+    rc |= mp_buf_puts(b, "], \"output_lens\": [");
+    for (size_t i = 0; i < r->n; i++) {
+        const struct mp_loadgen_record *x = &r->recs[i];
+        int nout = !x->success ? 0 : x->output_tokens > 0 ? x->output_tokens : (int)x->n_events;
+        rc |= mp_buf_printf(b, i ? ", %d" : "%d", nout);
+    }
+    rc |= mp_buf_puts(b, "], \"ttfts\": [");
+    for (size_t i = 0; i < r->n; i++) {
+        rc |= mp_buf_puts(b, i ? ", " : "");
+        rc |= mp_json_double(b, rec_ttft_s(&r->recs[i]));
+    }
+    rc |= mp_buf_puts(b, "], \"itls\": [");
+    for (size_t i = 0; i < r->n && !rc; i++) {
+        const struct mp_loadgen_record *x = &r->recs[i];
+        rc |= mp_buf_puts(b, i ? ", [" : "[");
+        for (uint32_t j = 1; x->success && j < x->n_events; j++) {
+            rc |= mp_buf_puts(b, j > 1 ? ", " : "");
+            rc |= mp_json_double(b, (double)(x->event_ns[j] - x->event_ns[j - 1]) / 1e9);
         }
         rc |= mp_buf_putc(b, ']');
     }
-    rc |= mp_buf_puts(b, ", \"latencies\": [");
+    rc |= mp_buf_putc(b, ']');
+    return rc;
+}
+
+/* latencies and queue times per request; with save_detailed also start
+ * times, generated texts and errors */
+static int rj_per_request(struct mp_buf *b, const struct mp_loadgen_result *r, bool det)
+{
+    int rc = mp_buf_puts(b, ", \"latencies\": [");
     for (size_t i = 0; i < r->n; i++) {
         rc |= mp_buf_puts(b, i ? ", " : "");
         rc |= mp_json_double(b, rec_latency_s(&r->recs[i]));
@@ -229,14 +238,14 @@ int mp_loadgen_result_json(const struct mp_loadgen_result *r, const struct mp_lo
         }
         rc |= mp_buf_putc(b, ']');
     }
-    rc |= kd(b, &f, "max_output_tokens_per_s", m->max_output_tokens_per_s);
-    rc |= ki(b, &f, "max_concurrent_requests", m->max_concurrent_requests);
-    rc |= kd(b, &f, "rtfx", 0.0);
-    for (int k = 0; k < MP_LOADGEN_N_METRICS; k++)
-        if ((m->opts.selected & (1u << k)) && m->have[k])
-            rc |= stat_keys(b, &f, m, k);
-    /* magpie's additions, in one object so vLLM's keys stay untouched */
-    rc |= mp_buf_puts(b, ", \"magpie\": {");
+    return rc;
+}
+
+/* magpie's additions, in one object so vLLM's keys stay untouched */
+static int rj_magpie(struct mp_buf *b, const struct mp_loadgen_result *r,
+                     const struct mp_loadgen_metrics *m, const struct mp_loadgen_report_info *info)
+{
+    int rc = mp_buf_puts(b, ", \"magpie\": {");
     bool g = true;
     rc |= ks(b, &g, "version", MP_VERSION);
     rc |= ks(b, &g, "dataset", info->dataset);
@@ -271,7 +280,30 @@ int mp_loadgen_result_json(const struct mp_loadgen_result *r, const struct mp_lo
     mp_loadgen_failures(r, &fl);
     rc |= mp_buf_puts(b, "], \"failures\": ");
     rc |= mp_loadgen_failures_json(&fl, info->fail_limit, b);
-    rc |= mp_buf_puts(b, "}}\n");
+    rc |= mp_buf_putc(b, '}');
+    return rc;
+}
+
+int mp_loadgen_result_json(const struct mp_loadgen_result *r, const struct mp_loadgen_metrics *m,
+                           const struct mp_loadgen_report_info *info, struct mp_buf *out)
+{
+    struct mp_buf *b = out;
+    int rc = 0;
+    bool f = true;
+    rc |= mp_buf_putc(b, '{');
+    rc |= rj_totals(b, &f, r, m, info);
+    bool det = info->save_detailed;
+    if (det)
+        rc = rj_detailed_lens(b, r, rc);
+    rc |= rj_per_request(b, r, det);
+    rc |= kd(b, &f, "max_output_tokens_per_s", m->max_output_tokens_per_s);
+    rc |= ki(b, &f, "max_concurrent_requests", m->max_concurrent_requests);
+    rc |= kd(b, &f, "rtfx", 0.0);
+    for (int k = 0; k < MP_LOADGEN_N_METRICS; k++)
+        if ((m->opts.selected & (1u << k)) && m->have[k])
+            rc |= stat_keys(b, &f, m, k);
+    rc |= rj_magpie(b, r, m, info);
+    rc |= mp_buf_puts(b, "}\n");
     return rc ? MP_ENOMEM : 0;
 }
 

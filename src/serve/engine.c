@@ -405,20 +405,19 @@ static int tracelens_vllm_args(const struct mp_serve_config *c, const char *extr
     return rc;
 }
 
-int mp_serve_engine_cmd(const struct mp_serve_config *c, const struct mp_serve_plan *p,
-                        struct mp_serve_cmd *out, struct mp_diag *d)
-{
-    memset(out, 0, sizeof(*out));
+/* what the engine command lines share */
+struct engine_args {
     char port[16];
-    snprintf(port, sizeof(port), "%d", p->port > 0 ? p->port : 8888);
-    const char *tp = envd(c, "TP", "1");
-    const char *mml = envd(c, "MAX_MODEL_LEN", "4096");
-    const char *gmu = envd(c, "GPU_MEMORY_UTILIZATION", envd(c, "GPU_MEM_UTIL", "0.95"));
-    /* loopback unless asked: an engine benchmarked here is nobody else's */
-    const char *host = p->host && *p->host ? p->host : "127.0.0.1";
-    bool amd = p->vendor == MP_GPU_VENDOR_AMD;
+    const char *tp, *mml, *gmu, *host;
+    bool amd;
+};
+
+/* the engine's environment: every config env (as Magpie exports them all),
+ * the visible devices and the profiler's */
+static int engine_env(const struct mp_serve_config *c, const struct mp_serve_plan *p, bool amd,
+                      struct mp_serve_cmd *out)
+{
     int rc = 0;
-    /* every config env reaches the engine, as Magpie exports them all */
     for (int i = 0; i < c->n_envs && !rc; i++) {
         const char *eq = strchr(c->envs[i], '=');
         char key[256];
@@ -457,96 +456,130 @@ int mp_serve_engine_cmd(const struct mp_serve_config *c, const struct mp_serve_p
             !mp_serve_config_getenv(c, "VLLM_EXECUTE_MODEL_TIMEOUT_SECONDS"))
             rc |= mp_serve_cmd_env(out, "VLLM_EXECUTE_MODEL_TIMEOUT_SECONDS", "1200");
     }
+    return rc;
+}
+
+static int engine_vllm(const struct mp_serve_config *c, const struct mp_serve_plan *p,
+                       const struct engine_args *a, struct mp_serve_cmd *out, struct mp_diag *d)
+{
+    int rc = 0;
+    const char *extra = mp_serve_config_getenv(c, "EXTRA_VLLM_ARGS");
+    if (a->amd && !mp_serve_config_getenv(c, "VLLM_ROCM_USE_AITER"))
+        rc |= mp_serve_cmd_env(out, "VLLM_ROCM_USE_AITER", "1");
+    rc |= mp_serve_cmd_arg(out, "vllm");
+    rc |= mp_serve_cmd_arg(out, "serve");
+    rc |= mp_serve_cmd_arg(out, c->model);
+    rc |= mp_serve_cmd_arg(out, "--host");
+    rc |= mp_serve_cmd_arg(out, a->host);
+    rc |= mp_serve_cmd_arg(out, "--port");
+    rc |= mp_serve_cmd_arg(out, a->port);
+    rc |= argf(out, "--tensor-parallel-size=%s", a->tp);
+    rc |= mp_serve_cmd_arg(out, "--gpu-memory-utilization");
+    rc |= mp_serve_cmd_arg(out, a->gmu);
+    rc |= mp_serve_cmd_arg(out, "--max-model-len");
+    rc |= mp_serve_cmd_arg(out, a->mml);
+    rc |= mp_serve_cmd_arg(out, "--trust-remote-code");
+    if (p->trace_dir) {
+        static const char *const kv[][2] = {
+            {"--profiler-config.profiler", "torch"},
+            {"--profiler-config.torch_profiler_dir", NULL},
+            {"--profiler-config.torch_profiler_record_shapes", "True"},
+            {"--profiler-config.torch_profiler_with_memory", "True"},
+            {"--profiler-config.torch_profiler_with_flops", "True"},
+            {"--profiler-config.torch_profiler_use_gzip", "True"},
+        };
+        for (size_t i = 0; i < sizeof(kv) / sizeof(kv[0]); i++) {
+            if (has_flag(extra, kv[i][0]))
+                continue;
+            rc |= mp_serve_cmd_arg(out, kv[i][0]);
+            rc |= mp_serve_cmd_arg(out, kv[i][1] ? kv[i][1] : p->trace_dir);
+        }
+        if (mp_serve_tracelens_inference(c))
+            rc |= tracelens_vllm_args(c, extra, out);
+    }
+    if (rc)
+        return rc;
+    return extra_args(out, extra, "EXTRA_VLLM_ARGS", d);
+}
+
+static int engine_sglang(const struct mp_serve_config *c, const struct engine_args *a,
+                         struct mp_serve_cmd *out, struct mp_diag *d)
+{
+    int rc = 0;
+    const char *extra = mp_serve_config_getenv(c, "EXTRA_SGLANG_ARGS");
+    if (a->amd && !mp_serve_config_getenv(c, "SGLANG_USE_AITER"))
+        rc |= mp_serve_cmd_env(out, "SGLANG_USE_AITER", "1");
+    rc |= mp_serve_cmd_arg(out, "python3");
+    rc |= mp_serve_cmd_arg(out, "-m");
+    rc |= mp_serve_cmd_arg(out, "sglang.launch_server");
+    rc |= mp_serve_cmd_arg(out, "--model-path");
+    rc |= mp_serve_cmd_arg(out, c->model);
+    rc |= argf(out, "--host=%s", a->host);
+    rc |= mp_serve_cmd_arg(out, "--port");
+    rc |= mp_serve_cmd_arg(out, a->port);
+    rc |= mp_serve_cmd_arg(out, "--trust-remote-code");
+    rc |= argf(out, "--tensor-parallel-size=%s", a->tp);
+    if (!has_flag(extra, "--mem-fraction-static"))
+        rc |= mp_serve_cmd_arg(out, "--mem-fraction-static=0.8");
+    if (!has_flag(extra, "--disable-radix-cache"))
+        rc |= mp_serve_cmd_arg(out, "--disable-radix-cache");
+    if (rc)
+        return rc;
+    return extra_args(out, extra, "EXTRA_SGLANG_ARGS", d);
+}
+
+static int engine_atom(const struct mp_serve_config *c, const struct mp_serve_plan *p,
+                       const struct engine_args *a, struct mp_serve_cmd *out, struct mp_diag *d)
+{
+    int rc = 0;
+    const char *extra = mp_serve_config_getenv(c, "EXTRA_ATOM_ARGS");
+    rc |= mp_serve_cmd_arg(out, "python3");
+    rc |= mp_serve_cmd_arg(out, "-m");
+    rc |= mp_serve_cmd_arg(out, "atom.entrypoints.openai_server");
+    rc |= mp_serve_cmd_arg(out, "--model");
+    rc |= mp_serve_cmd_arg(out, c->model);
+    rc |= mp_serve_cmd_arg(out, "-tp");
+    rc |= mp_serve_cmd_arg(out, a->tp);
+    rc |= mp_serve_cmd_arg(out, "--host");
+    rc |= mp_serve_cmd_arg(out, a->host);
+    rc |= mp_serve_cmd_arg(out, "--server-port");
+    rc |= mp_serve_cmd_arg(out, a->port);
+    rc |= mp_serve_cmd_arg(out, "--max-model-len");
+    rc |= mp_serve_cmd_arg(out, a->mml);
+    if (p->trace_dir && !has_flag(extra, "--torch-profiler-dir")) {
+        rc |= mp_serve_cmd_arg(out, "--torch-profiler-dir");
+        rc |= mp_serve_cmd_arg(out, p->trace_dir);
+    }
+    if (rc)
+        return rc;
+    return extra_args(out, extra, "EXTRA_ATOM_ARGS", d);
+}
+
+int mp_serve_engine_cmd(const struct mp_serve_config *c, const struct mp_serve_plan *p,
+                        struct mp_serve_cmd *out, struct mp_diag *d)
+{
+    memset(out, 0, sizeof(*out));
+    struct engine_args a;
+    snprintf(a.port, sizeof(a.port), "%d", p->port > 0 ? p->port : 8888);
+    a.tp = envd(c, "TP", "1");
+    a.mml = envd(c, "MAX_MODEL_LEN", "4096");
+    a.gmu = envd(c, "GPU_MEMORY_UTILIZATION", envd(c, "GPU_MEM_UTIL", "0.95"));
+    /* loopback unless asked: an engine benchmarked here is nobody else's */
+    a.host = p->host && *p->host ? p->host : "127.0.0.1";
+    a.amd = p->vendor == MP_GPU_VENDOR_AMD;
+    int rc = engine_env(c, p, a.amd, out);
     if (rc)
         goto fail;
     switch (c->framework) {
-    case MP_SERVE_VLLM: {
-        const char *extra = mp_serve_config_getenv(c, "EXTRA_VLLM_ARGS");
-        if (amd && !mp_serve_config_getenv(c, "VLLM_ROCM_USE_AITER"))
-            rc |= mp_serve_cmd_env(out, "VLLM_ROCM_USE_AITER", "1");
-        rc |= mp_serve_cmd_arg(out, "vllm");
-        rc |= mp_serve_cmd_arg(out, "serve");
-        rc |= mp_serve_cmd_arg(out, c->model);
-        rc |= mp_serve_cmd_arg(out, "--host");
-        rc |= mp_serve_cmd_arg(out, host);
-        rc |= mp_serve_cmd_arg(out, "--port");
-        rc |= mp_serve_cmd_arg(out, port);
-        rc |= argf(out, "--tensor-parallel-size=%s", tp);
-        rc |= mp_serve_cmd_arg(out, "--gpu-memory-utilization");
-        rc |= mp_serve_cmd_arg(out, gmu);
-        rc |= mp_serve_cmd_arg(out, "--max-model-len");
-        rc |= mp_serve_cmd_arg(out, mml);
-        rc |= mp_serve_cmd_arg(out, "--trust-remote-code");
-        if (p->trace_dir) {
-            static const char *const kv[][2] = {
-                {"--profiler-config.profiler", "torch"},
-                {"--profiler-config.torch_profiler_dir", NULL},
-                {"--profiler-config.torch_profiler_record_shapes", "True"},
-                {"--profiler-config.torch_profiler_with_memory", "True"},
-                {"--profiler-config.torch_profiler_with_flops", "True"},
-                {"--profiler-config.torch_profiler_use_gzip", "True"},
-            };
-            for (size_t i = 0; i < sizeof(kv) / sizeof(kv[0]); i++) {
-                if (has_flag(extra, kv[i][0]))
-                    continue;
-                rc |= mp_serve_cmd_arg(out, kv[i][0]);
-                rc |= mp_serve_cmd_arg(out, kv[i][1] ? kv[i][1] : p->trace_dir);
-            }
-            if (mp_serve_tracelens_inference(c))
-                rc |= tracelens_vllm_args(c, extra, out);
-        }
-        if (rc)
-            goto fail;
-        rc = extra_args(out, extra, "EXTRA_VLLM_ARGS", d);
+    case MP_SERVE_VLLM:
+        rc = engine_vllm(c, p, &a, out, d);
         break;
-    }
-    case MP_SERVE_SGLANG: {
-        const char *extra = mp_serve_config_getenv(c, "EXTRA_SGLANG_ARGS");
-        if (amd && !mp_serve_config_getenv(c, "SGLANG_USE_AITER"))
-            rc |= mp_serve_cmd_env(out, "SGLANG_USE_AITER", "1");
-        rc |= mp_serve_cmd_arg(out, "python3");
-        rc |= mp_serve_cmd_arg(out, "-m");
-        rc |= mp_serve_cmd_arg(out, "sglang.launch_server");
-        rc |= mp_serve_cmd_arg(out, "--model-path");
-        rc |= mp_serve_cmd_arg(out, c->model);
-        rc |= argf(out, "--host=%s", host);
-        rc |= mp_serve_cmd_arg(out, "--port");
-        rc |= mp_serve_cmd_arg(out, port);
-        rc |= mp_serve_cmd_arg(out, "--trust-remote-code");
-        rc |= argf(out, "--tensor-parallel-size=%s", tp);
-        if (!has_flag(extra, "--mem-fraction-static"))
-            rc |= mp_serve_cmd_arg(out, "--mem-fraction-static=0.8");
-        if (!has_flag(extra, "--disable-radix-cache"))
-            rc |= mp_serve_cmd_arg(out, "--disable-radix-cache");
-        if (rc)
-            goto fail;
-        rc = extra_args(out, extra, "EXTRA_SGLANG_ARGS", d);
+    case MP_SERVE_SGLANG:
+        rc = engine_sglang(c, &a, out, d);
         break;
-    }
-    case MP_SERVE_ATOM: {
-        const char *extra = mp_serve_config_getenv(c, "EXTRA_ATOM_ARGS");
-        rc |= mp_serve_cmd_arg(out, "python3");
-        rc |= mp_serve_cmd_arg(out, "-m");
-        rc |= mp_serve_cmd_arg(out, "atom.entrypoints.openai_server");
-        rc |= mp_serve_cmd_arg(out, "--model");
-        rc |= mp_serve_cmd_arg(out, c->model);
-        rc |= mp_serve_cmd_arg(out, "-tp");
-        rc |= mp_serve_cmd_arg(out, tp);
-        rc |= mp_serve_cmd_arg(out, "--host");
-        rc |= mp_serve_cmd_arg(out, host);
-        rc |= mp_serve_cmd_arg(out, "--server-port");
-        rc |= mp_serve_cmd_arg(out, port);
-        rc |= mp_serve_cmd_arg(out, "--max-model-len");
-        rc |= mp_serve_cmd_arg(out, mml);
-        if (p->trace_dir && !has_flag(extra, "--torch-profiler-dir")) {
-            rc |= mp_serve_cmd_arg(out, "--torch-profiler-dir");
-            rc |= mp_serve_cmd_arg(out, p->trace_dir);
-        }
-        if (rc)
-            goto fail;
-        rc = extra_args(out, extra, "EXTRA_ATOM_ARGS", d);
+    case MP_SERVE_ATOM:
+        rc = engine_atom(c, p, &a, out, d);
         break;
-    }
     default:
         rc = mp_diag_set(d, MP_EINVAL, "unknown framework");
     }

@@ -160,28 +160,10 @@ static double num(json_t *o, const char *k)
     return json_is_number(v) ? json_number_value(v) : NAN;
 }
 
-int serve_summary_text(const struct serve_report *r, const char *report_json, struct mp_buf *b)
+/* throughput and latency of the report */
+static int sum_metrics(struct mp_buf *b, json_t *rep)
 {
-    const struct mp_serve_config *c = r->cfg;
-    json_error_t je;
-    json_t *rep = json_loads(report_json, 0, &je);
-    if (!rep)
-        return MP_EINVAL;
-    char fw[16];
-    snprintf(fw, sizeof(fw), "%s", mp_serve_framework_name(c->framework));
-    for (char *p = fw; *p; p++)
-        *p = (char)(*p >= 'a' && *p <= 'z' ? *p - 32 : *p);
-    enum mp_serve_run_kind kind = mp_serve_config_run_kind(c);
     int rc = 0;
-    static const char bar[] = "============================================================\n";
-    rc |= mp_buf_puts(b, bar);
-    rc |= mp_buf_printf(b, "Benchmark Result: %s\n", fw);
-    rc |= mp_buf_puts(b, bar);
-    rc |= mp_buf_printf(b, "Model: %s\n", c->model);
-    rc |= mp_buf_printf(b, "Status: %s\n", r->success ? "SUCCESS" : "FAILED");
-    rc |= mp_buf_printf(b, "Run kind: %s\n", mp_serve_run_kind_name(kind));
-    rc |=
-        mp_buf_printf(b, "Reward eligible: %s\n", kind == MP_SERVE_KIND_MEASUREMENT ? "yes" : "no");
     json_t *tp = json_object_get(rep, "throughput");
     if (json_is_object(tp)) {
         rc |= mp_buf_puts(b, "\nThroughput:\n");
@@ -203,6 +185,13 @@ int serve_summary_text(const struct serve_report *r, const char *report_json, st
                                 num(m, "p99_ms"));
         }
     }
+    return rc;
+}
+
+/* the trace analyses: top kernels, TraceLens, gap analysis */
+static int sum_traces(struct mp_buf *b, json_t *rep)
+{
+    int rc = 0;
     json_t *ks = json_object_get(rep, "kernel_summary");
     if (json_array_size(ks)) {
         rc |= mp_buf_puts(b, "\nTop bottleneck kernels:\n");
@@ -247,6 +236,13 @@ int serve_summary_text(const struct serve_report *r, const char *report_json, st
                                 num(k, "self_cuda_total_us"), num(k, "calls"));
         }
     }
+    return rc;
+}
+
+/* the GPU monitor and, with --repeat N, the spread over the runs */
+static int sum_gpu_repeats(struct mp_buf *b, json_t *rep)
+{
+    int rc = 0;
     json_t *gm = json_object_get(rep, "gpu_monitor");
     if (json_is_object(gm)) {
         rc |= mp_buf_printf(b, "\nGPU monitor (%.0f samples, min / max / avg):\n",
@@ -277,6 +273,14 @@ int serve_summary_text(const struct serve_report *r, const char *report_json, st
                                 num(v, "cov") * 100);
         }
     }
+    return rc;
+}
+
+/* failed requests by reason, and the run's warnings */
+static int sum_failures(struct mp_buf *b, json_t *rep)
+{
+    int rc = 0;
+    json_t *mg = json_object_get(rep, "magpie");
     json_t *fl = json_object_get(json_object_get(mg, "requests"), "failures");
     if (num(fl, "failed") > 0) {
         rc |= mp_buf_printf(b, "\nFailed requests: %.0f of %.0f (%.2f%%), limit %s: %s\n",
@@ -302,6 +306,35 @@ int serve_summary_text(const struct serve_report *r, const char *report_json, st
         for (size_t i = 0; i < json_array_size(warn); i++)
             rc |= mp_buf_printf(b, "  - %s\n", json_string_value(json_array_get(warn, i)));
     }
+    return rc;
+}
+
+int serve_summary_text(const struct serve_report *r, const char *report_json, struct mp_buf *b)
+{
+    const struct mp_serve_config *c = r->cfg;
+    json_error_t je;
+    json_t *rep = json_loads(report_json, 0, &je);
+    if (!rep)
+        return MP_EINVAL;
+    char fw[16];
+    snprintf(fw, sizeof(fw), "%s", mp_serve_framework_name(c->framework));
+    for (char *p = fw; *p; p++)
+        *p = (char)(*p >= 'a' && *p <= 'z' ? *p - 32 : *p);
+    enum mp_serve_run_kind kind = mp_serve_config_run_kind(c);
+    int rc = 0;
+    static const char bar[] = "============================================================\n";
+    rc |= mp_buf_puts(b, bar);
+    rc |= mp_buf_printf(b, "Benchmark Result: %s\n", fw);
+    rc |= mp_buf_puts(b, bar);
+    rc |= mp_buf_printf(b, "Model: %s\n", c->model);
+    rc |= mp_buf_printf(b, "Status: %s\n", r->success ? "SUCCESS" : "FAILED");
+    rc |= mp_buf_printf(b, "Run kind: %s\n", mp_serve_run_kind_name(kind));
+    rc |=
+        mp_buf_printf(b, "Reward eligible: %s\n", kind == MP_SERVE_KIND_MEASUREMENT ? "yes" : "no");
+    rc |= sum_metrics(b, rep);
+    rc |= sum_traces(b, rep);
+    rc |= sum_gpu_repeats(b, rep);
+    rc |= sum_failures(b, rep);
     if (r->n_errors) {
         rc |= mp_buf_puts(b, "\nErrors:\n");
         for (size_t i = 0; i < r->n_errors; i++)

@@ -869,101 +869,98 @@ static void first_failure(const struct mp_loadgen_result *res, char *out, size_t
         }
 }
 
-static int run_load(struct run *r, struct load_out *lo)
+/* the load generator's settings from the config and its env */
+static void load_config(struct run *r, struct mp_loadgen_config *lc, const char *ep, bool chat)
 {
     const struct mp_serve_config *c = r->c;
     long conc = 32;
     mp_serve_config_intenv(c, "CONC", 32, &conc, NULL);
-    const char *ep = mp_serve_config_getenv(c, "MAGPIE_BENCHMARK_ENDPOINT");
-    const char *be = mp_serve_config_getenv(c, "MAGPIE_BENCHMARK_BACKEND");
-    bool chat = (ep && strstr(ep, "chat")) || (be && strstr(be, "chat"));
-    struct mp_loadgen_dataset *ds = NULL;
-    struct mp_loadgen_prompt *warm = NULL;
-    int rc = build_dataset(r, &ds, chat);
-    if (rc)
-        return rc;
-    struct mp_loadgen_config lc;
-    mp_loadgen_config_default(&lc);
-    lc.base_url = r->base_url;
-    lc.endpoint = ep ? ep : (chat ? "/v1/chat/completions" : "/v1/completions");
-    lc.api = chat ? MP_LOADGEN_API_CHAT : MP_LOADGEN_API_COMPLETIONS;
-    lc.model = r->served[0] ? r->served : c->model;
-    lc.ignore_eos = true;
-    lc.max_concurrency = (int)conc;
-    lc.request_id_prefix = "magpie-bench-";
-    lc.stall_timeout_s = c->stall_timeout_s;
+    mp_loadgen_config_default(lc);
+    lc->base_url = r->base_url;
+    lc->endpoint = ep ? ep : (chat ? "/v1/chat/completions" : "/v1/completions");
+    lc->api = chat ? MP_LOADGEN_API_CHAT : MP_LOADGEN_API_COMPLETIONS;
+    lc->model = r->served[0] ? r->served : c->model;
+    lc->ignore_eos = true;
+    lc->max_concurrency = (int)conc;
+    lc->request_id_prefix = "magpie-bench-";
+    lc->stall_timeout_s = c->stall_timeout_s;
     /* with TraceLens, vLLM stops the profiler itself after max_iterations and
      * exports the trace while requests wait; Magpie allows 1200 s for that
      * (VLLM_EXECUTE_MODEL_TIMEOUT_SECONDS), so a stall must not end it sooner */
-    if (mp_serve_tracelens_inference(c) && lc.stall_timeout_s > 0 && lc.stall_timeout_s < 1500)
-        lc.stall_timeout_s = 1500;
-    lc.on_progress = on_load_progress;
-    lc.progress_user = r;
+    if (mp_serve_tracelens_inference(c) && lc->stall_timeout_s > 0 && lc->stall_timeout_s < 1500)
+        lc->stall_timeout_s = 1500;
+    lc->on_progress = on_load_progress;
+    lc->progress_user = r;
     const char *rate = mp_serve_config_getenv(c, "REQUEST_RATE");
     if (rate && strcmp(rate, "inf") != 0)
-        lc.request_rate = strtod(rate, NULL);
+        lc->request_rate = strtod(rate, NULL);
+}
+
+/* warm-up: copies of the first prompt, as vLLM's --num-warmups */
+static int load_warmup(struct run *r, struct mp_loadgen_config *lc,
+                       const struct mp_loadgen_dataset *ds, struct load_out *lo)
+{
     struct mp_diag d;
     mp_diag_clear(&d);
-    /* warm-up: copies of the first prompt, as vLLM's --num-warmups */
-    if (r->warmups) {
-        warm = calloc(r->warmups, sizeof(*warm));
-        if (!warm) {
-            rc = MP_ENOMEM;
-            goto out;
-        }
-        for (size_t i = 0; i < r->warmups; i++)
-            warm[i] = ds->prompts[0];
-        struct mp_loadgen_dataset wds = *ds;
-        wds.prompts = warm;
-        wds.n = r->warmups;
-        struct mp_loadgen_result *wres = NULL;
-        lc.request_timeout_s = remaining_s(r) > 1 ? remaining_s(r) : 1;
-        lc.request_id_prefix = "magpie-warmup-";
-        rc = mp_loadgen_run(&lc, &wds, &wres, &d);
-        lc.request_id_prefix = "magpie-bench-";
-        if (rc) {
-            add_error(r, "warm-up could not run: %s", d.msg);
-            goto out;
-        }
-        for (size_t i = 0; i < wres->n; i++)
-            lo->failed_warmups += !wres->recs[i].success;
-        if (lo->failed_warmups == wres->n) {
-            char fe[512] = "";
-            first_failure(wres, fe, sizeof(fe));
-            mp_loadgen_result_free(wres);
-            error_with_log(r, r->died ? "engine exited during the warm-up"
-                                      : (snprintf(r->path, sizeof(r->path),
-                                                  "every warm-up request failed: %s", fe),
-                                         r->path));
-            rc = MP_EIO;
-            goto out;
-        }
-        mp_loadgen_result_free(wres);
-    }
-    if (r->died || r->deadline_hit) {
-        rc = MP_ECHILD;
+    int rc;
+    struct mp_loadgen_prompt *warm = calloc(r->warmups, sizeof(*warm));
+    if (!warm) {
+        rc = MP_ENOMEM;
         goto out;
     }
-    if (r->profiling && !r->client_only) {
-        progress(r, "starting profiler", 0, 0, 0);
-        if ((rc = profile_call(r, "start_profile", 300)))
-            goto out;
+    for (size_t i = 0; i < r->warmups; i++)
+        warm[i] = ds->prompts[0];
+    struct mp_loadgen_dataset wds = *ds;
+    wds.prompts = warm;
+    wds.n = r->warmups;
+    struct mp_loadgen_result *wres = NULL;
+    lc->request_timeout_s = remaining_s(r) > 1 ? remaining_s(r) : 1;
+    lc->request_id_prefix = "magpie-warmup-";
+    rc = mp_loadgen_run(lc, &wds, &wres, &d);
+    lc->request_id_prefix = "magpie-bench-";
+    if (rc) {
+        add_error(r, "warm-up could not run: %s", d.msg);
+        goto out;
     }
-    struct mp_loadgen_metrics_opts mo;
-    mp_loadgen_metrics_opts_default(&mo);
-    mo.selected = (1u << MP_LOADGEN_TTFT) | (1u << MP_LOADGEN_TPOT) | (1u << MP_LOADGEN_ITL) |
-                  (1u << MP_LOADGEN_E2EL);
-    /* repeat: runs 1..N-1 are kept in run_k/; run N goes on below as the run
-     * of the report (and is kept as run_N too); the warm-up was once */
+    for (size_t i = 0; i < wres->n; i++)
+        lo->failed_warmups += !wres->recs[i].success;
+    if (lo->failed_warmups == wres->n) {
+        char fe[512] = "";
+        first_failure(wres, fe, sizeof(fe));
+        mp_loadgen_result_free(wres);
+        error_with_log(r, r->died ? "engine exited during the warm-up"
+                                  : (snprintf(r->path, sizeof(r->path),
+                                              "every warm-up request failed: %s", fe),
+                                     r->path));
+        rc = MP_EIO;
+        goto out;
+    }
+    mp_loadgen_result_free(wres);
+out:
+    free(warm);
+    return rc;
+}
+
+/* repeat: runs 1..N-1 are kept in run_k/; run N goes on in run_load as the
+ * run of the report (and is kept as run_N too); the warm-up was once */
+static int load_repeats(struct run *r, const struct mp_loadgen_config *lc,
+                        const struct mp_loadgen_dataset *ds,
+                        const struct mp_loadgen_metrics_opts *mo, bool chat, struct load_out *lo)
+{
+    const struct mp_serve_config *c = r->c;
+    struct mp_loadgen_config rlc = *lc;
+    struct mp_diag d;
+    mp_diag_clear(&d);
     if (c->repeat > 1 && !(lo->rep = calloc((size_t)c->repeat * REP_N, sizeof(double))))
         add_warning(r, "repeat: out of memory for the spread");
     for (int k = 1; k < c->repeat && !r->died && !r->deadline_hit; k++) {
         struct mp_loadgen_result *rr = NULL;
         struct mp_loadgen_metrics rm;
-        lc.request_timeout_s = remaining_s(r) > 1 ? remaining_s(r) : 1;
-        if ((rc = mp_loadgen_run(&lc, ds, &rr, &d))) {
+        rlc.request_timeout_s = remaining_s(r) > 1 ? remaining_s(r) : 1;
+        int rc = mp_loadgen_run(&rlc, ds, &rr, &d);
+        if (rc) {
             add_error(r, "benchmark run %d could not run: %s", k, d.msg);
-            goto out;
+            return rc;
         }
         struct mp_loadgen_report_info ri = {.date = "",
                                             .backend = chat ? "openai-chat" : "vllm",
@@ -971,22 +968,18 @@ static int run_load(struct run *r, struct load_out *lo)
                                             .dataset = "random",
                                             .num_prompts = r->num_prompts,
                                             .fail_limit = &c->max_failed};
-        if (mp_loadgen_metrics_compute(rr, &mo, &rm) == 0)
+        if (mp_loadgen_metrics_compute(rr, mo, &rm) == 0)
             keep_repeat(r, rr, &rm, &ri, k, lo);
         mp_loadgen_result_free(rr);
     }
-    lc.request_timeout_s = remaining_s(r) > 1 ? remaining_s(r) : 1;
-    rc = mp_loadgen_run(&lc, ds, &lo->res, &d);
-    if (rc) {
-        add_error(r, "benchmark could not run: %s", d.msg);
-        goto out;
-    }
-    r->measured = true;
-    if (mp_loadgen_metrics_compute(lo->res, &mo, &lo->m) == 0)
-        lo->have = true;
-    mp_loadgen_failures(lo->res, &lo->fails);
-    first_failure(lo->res, lo->first_error, sizeof(lo->first_error));
-    /* the vLLM-format client result, as InferenceX's inferencex_result.json */
+    return 0;
+}
+
+/* the vLLM-format client result, as InferenceX's inferencex_result.json,
+ * the client's page and the per-request JSONL */
+static void load_write_results(struct run *r, struct load_out *lo, bool chat)
+{
+    const struct mp_serve_config *c = r->c;
     struct mp_buf b;
     mp_buf_init(&b, 0);
     char date[32];
@@ -1011,19 +1004,67 @@ static int run_load(struct run *r, struct load_out *lo)
     mp_buf_fini(&b);
     if (c->repeat > 1 && lo->have)
         keep_repeat(r, lo->res, &lo->m, &info, c->repeat, lo);
-    if (r->profiling && !r->client_only && !r->died && !r->deadline_hit) {
-        progress(r, "stopping profiler", 0, 0, 0);
-        double lim = c->stop_profile_timeout_s;
-        if (lim > remaining_s(r) + 60)
-            lim = remaining_s(r) + 60; /* a trace flush may overrun the deadline a little */
-        if (profile_call(r, "stop_profile", lim) == 0) {
-            progress(r, "collecting traces", 0, 0, 0);
-            if (wait_traces(r->trace_dir, 120) == 0)
-                add_error(r, "no torch traces appeared in torch_trace/ after /stop_profile");
-        }
+}
+
+static void load_stop_profiler(struct run *r)
+{
+    progress(r, "stopping profiler", 0, 0, 0);
+    double lim = r->c->stop_profile_timeout_s;
+    if (lim > remaining_s(r) + 60)
+        lim = remaining_s(r) + 60; /* a trace flush may overrun the deadline a little */
+    if (profile_call(r, "stop_profile", lim) == 0) {
+        progress(r, "collecting traces", 0, 0, 0);
+        if (wait_traces(r->trace_dir, 120) == 0)
+            add_error(r, "no torch traces appeared in torch_trace/ after /stop_profile");
     }
+}
+
+static int run_load(struct run *r, struct load_out *lo)
+{
+    const struct mp_serve_config *c = r->c;
+    const char *ep = mp_serve_config_getenv(c, "MAGPIE_BENCHMARK_ENDPOINT");
+    const char *be = mp_serve_config_getenv(c, "MAGPIE_BENCHMARK_BACKEND");
+    bool chat = (ep && strstr(ep, "chat")) || (be && strstr(be, "chat"));
+    struct mp_loadgen_dataset *ds = NULL;
+    int rc = build_dataset(r, &ds, chat);
+    if (rc)
+        return rc;
+    struct mp_loadgen_config lc;
+    load_config(r, &lc, ep, chat);
+    struct mp_diag d;
+    mp_diag_clear(&d);
+    if (r->warmups && (rc = load_warmup(r, &lc, ds, lo)))
+        goto out;
+    if (r->died || r->deadline_hit) {
+        rc = MP_ECHILD;
+        goto out;
+    }
+    if (r->profiling && !r->client_only) {
+        progress(r, "starting profiler", 0, 0, 0);
+        if ((rc = profile_call(r, "start_profile", 300)))
+            goto out;
+    }
+    struct mp_loadgen_metrics_opts mo;
+    mp_loadgen_metrics_opts_default(&mo);
+    mo.selected = (1u << MP_LOADGEN_TTFT) | (1u << MP_LOADGEN_TPOT) | (1u << MP_LOADGEN_ITL) |
+                  (1u << MP_LOADGEN_E2EL);
+    if ((rc = load_repeats(r, &lc, ds, &mo, chat, lo)))
+        goto out;
+    lc.request_timeout_s = remaining_s(r) > 1 ? remaining_s(r) : 1;
+    rc = mp_loadgen_run(&lc, ds, &lo->res, &d);
+    if (rc) {
+        add_error(r, "benchmark could not run: %s", d.msg);
+        goto out;
+    }
+    r->measured = true;
+    if (mp_loadgen_metrics_compute(lo->res, &mo, &lo->m) == 0)
+        lo->have = true;
+    mp_loadgen_failures(lo->res, &lo->fails);
+    first_failure(lo->res, lo->first_error, sizeof(lo->first_error));
+    load_write_results(r, lo, chat);
+    if (r->profiling && !r->client_only && !r->died && !r->deadline_hit)
+        load_stop_profiler(r);
 out:
-    free(warm);
     mp_loadgen_dataset_free(ds);
     return rc;
 }
@@ -1304,6 +1345,178 @@ static void restore_hw(struct run *r)
     r->hw = NULL;
 }
 
+/* what a run collects for its report besides the load's results */
+struct run_bufs {
+    struct mp_buf kernels, gap, mag, rep, gpumon, tracelens;
+};
+
+/* BENCHMARK_BASE_URL: the load against a server that is not ours */
+static void run_client_only(struct run *r, struct load_out *lo, const char *ext)
+{
+    snprintf(r->base_url, sizeof(r->base_url), "%s", ext);
+    size_t n = strlen(r->base_url);
+    while (n && r->base_url[n - 1] == '/')
+        r->base_url[--n] = 0;
+    if (r->profiling) {
+        add_warning(r, "BENCHMARK_BASE_URL: the server is not ours, so server-side "
+                       "profiling is off");
+        r->profiling = false;
+    }
+    if (wait_ready(r) == 0)
+        (void)run_load(r, lo); /* its errors are in the report */
+}
+
+/* our engine: start (or reuse), load, stop, and the GPUs put back */
+static void run_own_engine(struct run *r, struct load_out *lo, const struct mp_gpu_info *info,
+                           struct serve_monitor **mon, struct mp_buf *gpumon)
+{
+    const struct mp_serve_config *c = r->c;
+    long port = 8888;
+    mp_serve_config_intenv(c, "PORT", 8888, &port, NULL);
+    r->port = (int)port;
+    /* the engine binds envs.HOST (loopback unless asked); a wildcard
+     * address is reached through loopback too */
+    const char *bind = mp_serve_config_getenv(c, "HOST");
+    if (!bind || !*bind || strcmp(bind, "0.0.0.0") == 0 || strcmp(bind, "::") == 0)
+        bind = "127.0.0.1";
+    if (strchr(bind, ':'))
+        snprintf(r->base_url, sizeof(r->base_url), "http://[%s]:%ld", bind, port);
+    else
+        snprintf(r->base_url, sizeof(r->base_url), "http://%s:%ld", bind, port);
+    if (c->reuse)
+        reuse_attach_or_clear(r);
+    if (apply_hw(r) == 0 &&
+        (r->attached || (select_gpus(r, info) == 0 && start_engine(r, info) == 0)))
+        start_monitor(r, mon);
+    if ((r->srv || r->detached) && wait_ready(r) == 0) {
+        scrape_version(r);
+        (void)run_load(r, lo);
+    }
+    if ((r->srv || r->detached) && !r->died && !engine_alive(r))
+        r->died = true;
+    if (r->died && r->ready) {
+        g_engine_pgid = 0;
+        struct mp_proc_result pr;
+        mp_proc_result_init(&pr);
+        if (r->srv && mp_proc_wait(r->srv, &pr) == 0)
+            mp_proc_describe(&pr, 0, r->exit_desc, sizeof(r->exit_desc));
+        mp_proc_result_fini(&pr);
+        char what[512];
+        snprintf(what, sizeof(what), "engine exited during the benchmark (%s)",
+                 r->exit_desc[0] ? r->exit_desc : "unknown status");
+        error_with_log(r, what);
+    }
+    if (r->detached)
+        finish_detached(r);
+    else
+        stop_engine(r);
+    restore_hw(r); /* the engine is gone: the GPUs go back */
+    serve_monitor_stop(*mon, gpumon);
+    *mon = NULL;
+    scrape_version(r);
+}
+
+/* whether the run measured something: failed requests within
+ * max_failed_requests and some throughput */
+static bool run_judge(struct run *r, const struct load_out *lo)
+{
+    const struct mp_serve_config *c = r->c;
+    if (r->deadline_hit)
+        add_error(r, "timeout_seconds (%.0f s) reached; the run was stopped", c->timeout_s);
+    bool ok =
+        r->ready && r->measured && lo->have && lo->m.completed > 0 && !r->died && !r->deadline_hit;
+    char lim[48];
+    mp_loadgen_fail_limit_format(&c->max_failed, lim, sizeof(lim));
+    if (r->measured && lo->have && lo->m.completed == 0) {
+        add_error(r, "every request failed (%zu): %s", lo->m.failed, lo->first_error);
+    } else if (r->measured && lo->have && lo->m.failed &&
+               !mp_loadgen_fail_limit_ok(&c->max_failed, lo->fails.failed, lo->fails.total)) {
+        /* latency over the successes alone may hide what the failures cost
+         * (docs/metrics.md): beyond the limit this is no measurement */
+        add_error(r,
+                  "%zu of %zu requests failed (%.2f%%), more than max_failed_requests %s "
+                  "allows; first: %s",
+                  lo->fails.failed, lo->fails.total, lo->fails.ratio * 100, lim, lo->first_error);
+        ok = false;
+    } else if (r->measured && lo->have && lo->m.failed) {
+        char msg[900];
+        snprintf(msg, sizeof(msg),
+                 "%zu of %zu requests failed (%.2f%%), within max_failed_requests %s: the "
+                 "metrics cover the %zu successful ones; first: %s",
+                 lo->fails.failed, lo->fails.total, lo->fails.ratio * 100, lim, lo->m.completed,
+                 lo->first_error);
+        add_warning(r, msg);
+    }
+    if (ok && lo->m.request_throughput <= 0 && lo->m.output_throughput <= 0) {
+        add_error(r, "Benchmark produced no valid throughput/latency metrics");
+        ok = false;
+    }
+    return ok;
+}
+
+/* trace post-processing and the TraceLens reports, after a good run */
+static void run_traces(struct run *r, bool ok, struct run_bufs *ob)
+{
+    const struct mp_serve_config *c = r->c;
+    if (ok && r->profiling)
+        post_process(r, &ob->kernels, &ob->gap);
+    else if (r->profiling && !ok)
+        add_warning(r, "trace post-processing skipped: the benchmark did not succeed");
+    if (ok && r->profiling && mp_serve_tracelens_inference(c)) {
+        run_tracelens(r, &ob->tracelens);
+    } else if (ok && r->profiling && c->tracelens) {
+        progress(r, "TraceLens reports", 0, 0, 0);
+        char first[1200] = "";
+        size_t ne =
+            serve_tracelens_pytorch(c, r->trace_dir, r->ws, &ob->tracelens, first, sizeof(first));
+        if (ne)
+            add_error(r, "TraceLens (pytorch): %zu error(s); first: %s", ne, first);
+    } else if (ok && c->tracelens) {
+        add_warning(r, "TraceLens skipped: no torch-profiler traces (the profiler is off)");
+    }
+}
+
+/* benchmark_report.json and summary.txt, into res and the workspace */
+static int run_report(struct run *r, const struct load_out *lo, bool ok, struct run_bufs *ob,
+                      struct mp_diag *d)
+{
+    struct mp_serve_result *res = r->res;
+    struct mp_buf metrics;
+    mp_buf_init(&metrics, 0);
+    if (lo->have && lo->m.completed > 0)
+        mp_loadgen_magpie_json(&lo->m, &metrics);
+    magpie_object(r, lo, &ob->mag);
+    struct serve_report sr = {
+        .cfg = r->c,
+        .success = ok,
+        .workspace = r->ws,
+        .execution_time_s = now_s(r),
+        .metrics_json = metrics.len ? mp_buf_cstr(&metrics) : NULL,
+        .kernels_json = ob->kernels.len ? mp_buf_cstr(&ob->kernels) : NULL,
+        .gap_json = ob->gap.len ? mp_buf_cstr(&ob->gap) : NULL,
+        .magpie_json = mp_buf_cstr(&ob->mag),
+        .gpu_monitor_json = ob->gpumon.len ? mp_buf_cstr(&ob->gpumon) : NULL,
+        .tracelens_json = ob->tracelens.len ? mp_buf_cstr(&ob->tracelens) : NULL,
+        .errors = res->errors,
+        .n_errors = res->n_errors,
+    };
+    int rc = serve_report_json(&sr, &res->report);
+    if (!rc)
+        rc = serve_summary_text(&sr, mp_buf_cstr(&res->report), &res->summary);
+    mp_buf_fini(&metrics);
+    if (rc) {
+        mp_diag_set(d, rc, "cannot format the benchmark report");
+        return rc;
+    }
+    snprintf(r->path, sizeof(r->path), "%s/benchmark_report.json", r->ws);
+    res->report_path = strdup(r->path);
+    if ((rc = mp_fs_write_atomic(r->path, res->report.data, res->report.len, d)) ||
+        (snprintf(r->path, sizeof(r->path), "%s/summary.txt", r->ws),
+         rc = mp_fs_write_atomic(r->path, res->summary.data, res->summary.len, d)))
+        return rc;
+    return 0;
+}
+
 int mp_serve_run(const struct mp_serve_config *c, const struct mp_serve_run_opts *o,
                  struct mp_serve_result **out, struct mp_diag *d)
 {
@@ -1330,14 +1543,14 @@ int mp_serve_run(const struct mp_serve_config *c, const struct mp_serve_run_opts
     mp_buf_init(&r.warn, 0);
     struct load_out lo;
     memset(&lo, 0, sizeof(lo));
-    struct mp_buf kernels, gap, mag, rep, gpumon, tracelens;
-    mp_buf_init(&tracelens, 0);
+    struct run_bufs ob;
+    mp_buf_init(&ob.tracelens, 0);
     struct serve_monitor *mon = NULL;
-    mp_buf_init(&gpumon, 0);
-    mp_buf_init(&kernels, 0);
-    mp_buf_init(&gap, 0);
-    mp_buf_init(&mag, 0);
-    mp_buf_init(&rep, 0);
+    mp_buf_init(&ob.gpumon, 0);
+    mp_buf_init(&ob.kernels, 0);
+    mp_buf_init(&ob.gap, 0);
+    mp_buf_init(&ob.mag, 0);
+    mp_buf_init(&ob.rep, 0);
     struct mp_gpu_info info;
     mp_gpu_info_init(&info);
     if (!r.client_only) {
@@ -1359,147 +1572,17 @@ int mp_serve_run(const struct mp_serve_config *c, const struct mp_serve_run_opts
         goto done;
     }
     res->workspace = strdup(r.ws);
-    if (r.client_only) {
-        snprintf(r.base_url, sizeof(r.base_url), "%s", ext);
-        size_t n = strlen(r.base_url);
-        while (n && r.base_url[n - 1] == '/')
-            r.base_url[--n] = 0;
-        if (r.profiling) {
-            add_warning(&r, "BENCHMARK_BASE_URL: the server is not ours, so server-side "
-                            "profiling is off");
-            r.profiling = false;
-        }
-        if (wait_ready(&r) == 0)
-            (void)run_load(&r, &lo); /* its errors are in the report */
-    } else {
-        long port = 8888;
-        mp_serve_config_intenv(c, "PORT", 8888, &port, NULL);
-        r.port = (int)port;
-        /* the engine binds envs.HOST (loopback unless asked); a wildcard
-         * address is reached through loopback too */
-        const char *bind = mp_serve_config_getenv(c, "HOST");
-        if (!bind || !*bind || strcmp(bind, "0.0.0.0") == 0 || strcmp(bind, "::") == 0)
-            bind = "127.0.0.1";
-        if (strchr(bind, ':'))
-            snprintf(r.base_url, sizeof(r.base_url), "http://[%s]:%ld", bind, port);
-        else
-            snprintf(r.base_url, sizeof(r.base_url), "http://%s:%ld", bind, port);
-        if (c->reuse)
-            reuse_attach_or_clear(&r);
-        if (apply_hw(&r) == 0 &&
-            (r.attached || (select_gpus(&r, &info) == 0 && start_engine(&r, &info) == 0)))
-            start_monitor(&r, &mon);
-        if ((r.srv || r.detached) && wait_ready(&r) == 0) {
-            scrape_version(&r);
-            (void)run_load(&r, &lo);
-        }
-        if ((r.srv || r.detached) && !r.died && !engine_alive(&r))
-            r.died = true;
-        if (r.died && r.ready) {
-            g_engine_pgid = 0;
-            struct mp_proc_result pr;
-            mp_proc_result_init(&pr);
-            if (r.srv && mp_proc_wait(r.srv, &pr) == 0)
-                mp_proc_describe(&pr, 0, r.exit_desc, sizeof(r.exit_desc));
-            mp_proc_result_fini(&pr);
-            char what[512];
-            snprintf(what, sizeof(what), "engine exited during the benchmark (%s)",
-                     r.exit_desc[0] ? r.exit_desc : "unknown status");
-            error_with_log(&r, what);
-        }
-        if (r.detached)
-            finish_detached(&r);
-        else
-            stop_engine(&r);
-        restore_hw(&r); /* the engine is gone: the GPUs go back */
-        serve_monitor_stop(mon, &gpumon);
-        mon = NULL;
-        scrape_version(&r);
-    }
-    if (r.deadline_hit)
-        add_error(&r, "timeout_seconds (%.0f s) reached; the run was stopped", c->timeout_s);
-    bool ok = r.ready && r.measured && lo.have && lo.m.completed > 0 && !r.died && !r.deadline_hit;
-    char lim[48];
-    mp_loadgen_fail_limit_format(&c->max_failed, lim, sizeof(lim));
-    if (r.measured && lo.have && lo.m.completed == 0) {
-        add_error(&r, "every request failed (%zu): %s", lo.m.failed, lo.first_error);
-    } else if (r.measured && lo.have && lo.m.failed &&
-               !mp_loadgen_fail_limit_ok(&c->max_failed, lo.fails.failed, lo.fails.total)) {
-        /* latency over the successes alone may hide what the failures cost
-         * (docs/metrics.md): beyond the limit this is no measurement */
-        add_error(&r,
-                  "%zu of %zu requests failed (%.2f%%), more than max_failed_requests %s "
-                  "allows; first: %s",
-                  lo.fails.failed, lo.fails.total, lo.fails.ratio * 100, lim, lo.first_error);
-        ok = false;
-    } else if (r.measured && lo.have && lo.m.failed) {
-        char msg[900];
-        snprintf(msg, sizeof(msg),
-                 "%zu of %zu requests failed (%.2f%%), within max_failed_requests %s: the "
-                 "metrics cover the %zu successful ones; first: %s",
-                 lo.fails.failed, lo.fails.total, lo.fails.ratio * 100, lim, lo.m.completed,
-                 lo.first_error);
-        add_warning(&r, msg);
-    }
-    if (ok && lo.m.request_throughput <= 0 && lo.m.output_throughput <= 0) {
-        add_error(&r, "Benchmark produced no valid throughput/latency metrics");
-        ok = false;
-    }
-    if (ok && r.profiling)
-        post_process(&r, &kernels, &gap);
-    else if (r.profiling && !ok)
-        add_warning(&r, "trace post-processing skipped: the benchmark did not succeed");
-    if (ok && r.profiling && mp_serve_tracelens_inference(c)) {
-        run_tracelens(&r, &tracelens);
-    } else if (ok && r.profiling && c->tracelens) {
-        progress(&r, "TraceLens reports", 0, 0, 0);
-        char first[1200] = "";
-        size_t ne = serve_tracelens_pytorch(c, r.trace_dir, r.ws, &tracelens, first, sizeof(first));
-        if (ne)
-            add_error(&r, "TraceLens (pytorch): %zu error(s); first: %s", ne, first);
-    } else if (ok && c->tracelens) {
-        add_warning(&r, "TraceLens skipped: no torch-profiler traces (the profiler is off)");
-    }
+    if (r.client_only)
+        run_client_only(&r, &lo, ext);
+    else
+        run_own_engine(&r, &lo, &info, &mon, &ob.gpumon);
+    bool ok = run_judge(&r, &lo);
+    run_traces(&r, ok, &ob);
     res->success = ok;
-    struct mp_buf metrics;
-    mp_buf_init(&metrics, 0);
-    if (lo.have && lo.m.completed > 0)
-        mp_loadgen_magpie_json(&lo.m, &metrics);
-    magpie_object(&r, &lo, &mag);
-    struct serve_report sr = {
-        .cfg = c,
-        .success = ok,
-        .workspace = r.ws,
-        .execution_time_s = now_s(&r),
-        .metrics_json = metrics.len ? mp_buf_cstr(&metrics) : NULL,
-        .kernels_json = kernels.len ? mp_buf_cstr(&kernels) : NULL,
-        .gap_json = gap.len ? mp_buf_cstr(&gap) : NULL,
-        .magpie_json = mp_buf_cstr(&mag),
-        .gpu_monitor_json = gpumon.len ? mp_buf_cstr(&gpumon) : NULL,
-        .tracelens_json = tracelens.len ? mp_buf_cstr(&tracelens) : NULL,
-        .errors = res->errors,
-        .n_errors = res->n_errors,
-    };
-    rc = serve_report_json(&sr, &res->report);
-    if (!rc)
-        rc = serve_summary_text(&sr, mp_buf_cstr(&res->report), &res->summary);
-    mp_buf_fini(&metrics);
-    if (rc) {
-        mp_diag_set(d, rc, "cannot format the benchmark report");
+    if ((rc = run_report(&r, &lo, ok, &ob, d))) {
         mp_serve_result_free(res);
         res = NULL;
-        goto done;
     }
-    snprintf(r.path, sizeof(r.path), "%s/benchmark_report.json", r.ws);
-    res->report_path = strdup(r.path);
-    if ((rc = mp_fs_write_atomic(r.path, res->report.data, res->report.len, d)) ||
-        (snprintf(r.path, sizeof(r.path), "%s/summary.txt", r.ws),
-         rc = mp_fs_write_atomic(r.path, res->summary.data, res->summary.len, d))) {
-        mp_serve_result_free(res);
-        res = NULL;
-        goto done;
-    }
-    rc = 0;
 done:
     if (r.srv)
         stop_engine(&r);
@@ -1509,12 +1592,12 @@ done:
     mp_loadgen_result_free(lo.res);
     free(lo.rep);
     mp_gpu_info_fini(&info);
-    mp_buf_fini(&kernels);
-    mp_buf_fini(&gap);
-    mp_buf_fini(&mag);
-    mp_buf_fini(&rep);
-    mp_buf_fini(&gpumon);
-    mp_buf_fini(&tracelens);
+    mp_buf_fini(&ob.kernels);
+    mp_buf_fini(&ob.gap);
+    mp_buf_fini(&ob.mag);
+    mp_buf_fini(&ob.rep);
+    mp_buf_fini(&ob.gpumon);
+    mp_buf_fini(&ob.tracelens);
     serve_monitor_stop(mon, NULL);
     mp_buf_fini(&r.warn);
     *out = res;

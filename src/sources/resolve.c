@@ -900,6 +900,182 @@ static size_t kernel_defs_only(const struct mp_src_index *ix, struct cand *c, si
     return k;
 }
 
+/* the demangled name in dm (the mangled prefix's when the demangler fails,
+ * the name itself when it is not mangled) and the raw name in *raw, both
+ * without AMD code-object suffixes */
+static int res_names(const char *name, struct mp_buf *dm, char **raw, bool *demangle_failed)
+{
+    int rc = 0;
+    if (starts(name, "_Z") && mp_src_demangle(name, dm) != 0) {
+        *demangle_failed = true;
+        if (nested_prefix(name, dm) != 0)
+            mp_buf_reset(dm);
+    }
+    if (!dm->len)
+        rc = mp_buf_puts(dm, name);
+    /* AMD code-object suffixes */
+    *raw = mp_strdup(name);
+    if (!*raw || rc) {
+        free(*raw);
+        *raw = NULL;
+        return MP_ENOMEM;
+    }
+    static const char *const sfx[] = {" [clone .kd]", ".kd", ".k.d"};
+    for (size_t i = 0; i < 3; i++) {
+        size_t a = strlen(*raw), b = strlen(sfx[i]);
+        if (a > b && strcmp(*raw + a - b, sfx[i]) == 0)
+            (*raw)[a - b] = 0;
+        char *dd = dm->data;
+        a = strlen(dd);
+        if (a > b && strcmp(dd + a - b, sfx[i]) == 0) {
+            dd[a - b] = 0;
+            dm->len = a - b;
+        }
+    }
+    return 0;
+}
+
+/* names with no source to look for: a closed library's, an annotation, or
+ * no repos indexed; true when r is settled (*rc then says how it went) */
+static bool res_settled(const struct mp_src_index *ix, const char *lib, struct mp_src_result *r,
+                        int *rc)
+{
+    if (lib) {
+        snprintf(r->resolution, sizeof(r->resolution), "closed");
+        r->confidence = 0;
+        if (!*rc)
+            *rc = set_str(&r->library, lib);
+        struct mp_buf e;
+        mp_buf_init(&e, 0);
+        if (!*rc)
+            *rc =
+                mp_buf_printf(&e, "closed_library: %s ships this kernel prebuilt, no source", lib);
+        if (!*rc)
+            *rc = set_str(&r->error, mp_buf_cstr(&e));
+        mp_buf_fini(&e);
+        return true;
+    }
+    if (!strcmp(r->kind, "annotation")) {
+        snprintf(r->resolution, sizeof(r->resolution), "unsupported");
+        *rc = set_str(&r->error, "annotation: not a kernel");
+        return true;
+    }
+    if (!ix || ix->n_repos == 0) {
+        snprintf(r->resolution, sizeof(r->resolution), "unresolved");
+        *rc = set_str(&r->error, "no_source_repos: pass --kernel-source-repos");
+        return true;
+    }
+    return false;
+}
+
+/* a plain name: Triton / extern "C" / asm definitions, then without Triton
+ * specialisation suffixes, then macros that generate it */
+static size_t res_plain(const struct mp_src_index *ix, const char *raw, const char *kind,
+                        const struct mp_src_evidence *ev, struct cand *c, bool *ev_used,
+                        enum path *p)
+{
+    size_t n = lookup_plain(ix, raw, ev, c, 256, ev_used);
+    *p = P_TRITON;
+    if (n && ix->defs[c[0].def].kind == SRC_ASM)
+        *p = P_ASM;
+    if (!n) { /* Triton specialisation suffixes: drop "_token"s from the right */
+        char buf[512];
+        snprintf(buf, sizeof(buf), "%s", raw);
+        for (char *u = strrchr(buf, '_'); u && u > buf && !n; u = strrchr(buf, '_')) {
+            *u = 0;
+            if (strlen(buf) < 3)
+                break;
+            n = lookup_plain(ix, buf, ev, c, 256, ev_used);
+            n = kernel_defs_only(ix, c, n);
+            if (n && strcmp(kind, "inductor") == 0)
+                n = 0; /* generated names are never prefixes of each other */
+        }
+        *p = P_TRITON_PFX;
+    }
+    if (!n) {
+        for (size_t m = 0; m < ix->n_macros && n < 256; m++) {
+            const struct src_def *md = &ix->defs[ix->macros[m]];
+            if (glob_match(def_str(ix, md->name), raw)) {
+                c[n].def = ix->macros[m];
+                c[n].w = path_is_test(def_path(ix, md)) ? 0.2 : 1;
+                c[n].ns = 0;
+                n++;
+            }
+        }
+        *p = P_MACRO;
+    }
+    return n;
+}
+
+/* a C++ name: the anchors of a generic launcher, then the kernel function */
+static size_t res_cpp(const struct mp_src_index *ix, const char *d,
+                      const struct mp_src_evidence *ev, struct cand *c, bool *ev_used, enum path *p,
+                      struct mp_buf *notes, int *rc)
+{
+    size_t n = 0;
+    struct parsed *ps = mp_calloc(1, sizeof(*ps));
+    if (!ps) {
+        *rc = MP_ENOMEM;
+        return 0;
+    }
+    parse_cpp(d, ps);
+    bool generic = ps->has_fn && generic_launcher(ps->fn.name);
+    bool nsf = false;
+    if (generic) {
+        for (int a = 0; a < ps->n_anchor && !n; a++) {
+            bool nf2 = false;
+            n = gather(ix, &ps->anchor[a], true, false, !ps->anchor_lambda[a], ev, c, 256, ev_used,
+                       &nf2);
+            *p = ps->anchor_lambda[a] ? P_LAMBDA : P_TYPE;
+            if (n && !*rc)
+                *rc = mp_buf_printf(notes, "anchor=%s%s%s", ps->anchor[a].ns,
+                                    ps->anchor[a].ns[0] ? "::" : "", ps->anchor[a].name);
+        }
+    }
+    if (!n && ps->has_fn) {
+        n = gather(ix, &ps->fn, true, true, false, ev, c, 256, ev_used, &nsf);
+        *p = nsf ? P_KERNEL_NS : P_KERNEL;
+        if (n > 1)
+            type_hints(ix, ps, c, n);
+        if (generic && n && !*rc)
+            *rc = mp_buf_puts(notes, "generic kernel template, no anchor found");
+    }
+    if (ps->fn.ns[0] && !*rc)
+        *rc = mp_buf_printf(notes, "%snamespace=%s", notes->len ? "; " : "", ps->fn.ns);
+    free(ps);
+    return n;
+}
+
+/* no candidate: why, by kind */
+static int res_not_found(struct mp_src_result *r)
+{
+    snprintf(r->resolution, sizeof(r->resolution), "unresolved");
+    if (!strcmp(r->kind, "inductor"))
+        return set_str(&r->error,
+                       "inductor_source_not_found: torch.compile generated; pass the inductor "
+                       "cache dir (TORCHINDUCTOR_CACHE_DIR) as a source repo");
+    if (!strcmp(r->kind, "triton_jit"))
+        return set_str(&r->error, "symbol_not_found: no Triton, extern \"C\", asm or macro "
+                                  "definition of this name in the indexed repos");
+    return set_str(&r->error, "symbol_not_found: no definition in the indexed repos");
+}
+
+/* a plain name: what defined it decides the kind */
+static void res_plain_kind(const struct mp_src_index *ix, const struct cand *c,
+                           struct mp_src_result *r)
+{
+    const struct src_def *k0 = &ix->defs[c[0].def];
+    const char *path0 = def_path(ix, k0);
+    size_t pl = strlen(path0);
+    if (k0->kind == SRC_ASM)
+        snprintf(r->kind, sizeof(r->kind), "asm");
+    else if (k0->kind == SRC_MACRO)
+        snprintf(r->kind, sizeof(r->kind), "hip_cpp");
+    else if (k0->kind != SRC_TRITON)
+        snprintf(r->kind, sizeof(r->kind), "%s",
+                 pl > 3 && !strcmp(path0 + pl - 3, ".cl") ? "opencl" : "hip_cpp");
+}
+
 int mp_src_resolve(const struct mp_src_index *ix, const char *name,
                    const struct mp_src_evidence *ev, struct mp_src_result *r)
 {
@@ -907,33 +1083,12 @@ int mp_src_resolve(const struct mp_src_index *ix, const char *name,
     struct mp_buf dm, notes;
     mp_buf_init(&dm, 0);
     mp_buf_init(&notes, 0);
-    int rc = 0;
     bool demangle_failed = false;
-    if (starts(name, "_Z") && mp_src_demangle(name, &dm) != 0) {
-        demangle_failed = true;
-        if (nested_prefix(name, &dm) != 0)
-            mp_buf_reset(&dm);
-    }
-    if (!dm.len)
-        rc = mp_buf_puts(&dm, name);
-    /* AMD code-object suffixes */
-    char *raw = mp_strdup(name);
-    if (!raw || rc) {
-        free(raw);
+    char *raw = NULL;
+    int rc = res_names(name, &dm, &raw, &demangle_failed);
+    if (rc) {
         mp_buf_fini(&dm);
         return MP_ENOMEM;
-    }
-    static const char *const sfx[] = {" [clone .kd]", ".kd", ".k.d"};
-    for (size_t i = 0; i < 3; i++) {
-        size_t a = strlen(raw), b = strlen(sfx[i]);
-        if (a > b && strcmp(raw + a - b, sfx[i]) == 0)
-            raw[a - b] = 0;
-        char *dd = dm.data;
-        a = strlen(dd);
-        if (a > b && strcmp(dd + a - b, sfx[i]) == 0) {
-            dd[a - b] = 0;
-            dm.len = a - b;
-        }
     }
     const char *d = mp_buf_cstr(&dm);
     rc = set_str(&r->demangled, d);
@@ -942,125 +1097,25 @@ int mp_src_resolve(const struct mp_src_index *ix, const char *name,
     snprintf(r->category, sizeof(r->category), "%s", category_of(d));
     if (demangle_failed && !rc)
         rc = mp_buf_puts(&notes, "demangler failed: qualified name from the mangled prefix");
-    if (lib) {
-        snprintf(r->resolution, sizeof(r->resolution), "closed");
-        r->confidence = 0;
-        if (!rc)
-            rc = set_str(&r->library, lib);
-        struct mp_buf e;
-        mp_buf_init(&e, 0);
-        if (!rc)
-            rc = mp_buf_printf(&e, "closed_library: %s ships this kernel prebuilt, no source", lib);
-        if (!rc)
-            rc = set_str(&r->error, mp_buf_cstr(&e));
-        mp_buf_fini(&e);
+    if (res_settled(ix, lib, r, &rc))
         goto done;
-    }
-    if (!strcmp(r->kind, "annotation")) {
-        snprintf(r->resolution, sizeof(r->resolution), "unsupported");
-        rc = set_str(&r->error, "annotation: not a kernel");
-        goto done;
-    }
-    if (!ix || ix->n_repos == 0) {
-        snprintf(r->resolution, sizeof(r->resolution), "unresolved");
-        rc = set_str(&r->error, "no_source_repos: pass --kernel-source-repos");
-        goto done;
-    }
     struct cand c[256];
     size_t n = 0;
     bool ev_used = false;
     enum path p = P_KERNEL;
     bool plain = !strchr(d, '(') && !strchr(d, ':') && !strchr(d, '<') && !strchr(d, ' ');
-    if (plain) {
-        n = lookup_plain(ix, raw, ev, c, 256, &ev_used);
-        p = P_TRITON;
-        if (n && ix->defs[c[0].def].kind == SRC_ASM)
-            p = P_ASM;
-        if (!n) { /* Triton specialisation suffixes: drop "_token"s from the right */
-            char buf[512];
-            snprintf(buf, sizeof(buf), "%s", raw);
-            for (char *u = strrchr(buf, '_'); u && u > buf && !n; u = strrchr(buf, '_')) {
-                *u = 0;
-                if (strlen(buf) < 3)
-                    break;
-                n = lookup_plain(ix, buf, ev, c, 256, &ev_used);
-                n = kernel_defs_only(ix, c, n);
-                if (n && strcmp(r->kind, "inductor") == 0)
-                    n = 0; /* generated names are never prefixes of each other */
-            }
-            p = P_TRITON_PFX;
-        }
-        if (!n) {
-            for (size_t m = 0; m < ix->n_macros && n < 256; m++) {
-                const struct src_def *md = &ix->defs[ix->macros[m]];
-                if (glob_match(def_str(ix, md->name), raw)) {
-                    c[n].def = ix->macros[m];
-                    c[n].w = path_is_test(def_path(ix, md)) ? 0.2 : 1;
-                    c[n].ns = 0;
-                    n++;
-                }
-            }
-            p = P_MACRO;
-        }
-    } else {
-        struct parsed *ps = mp_calloc(1, sizeof(*ps));
-        if (!ps) {
-            rc = MP_ENOMEM;
-            goto done;
-        }
-        parse_cpp(d, ps);
-        bool generic = ps->has_fn && generic_launcher(ps->fn.name);
-        bool nsf = false;
-        if (generic) {
-            for (int a = 0; a < ps->n_anchor && !n; a++) {
-                bool nf2 = false;
-                n = gather(ix, &ps->anchor[a], true, false, !ps->anchor_lambda[a], ev, c, 256,
-                           &ev_used, &nf2);
-                p = ps->anchor_lambda[a] ? P_LAMBDA : P_TYPE;
-                if (n && !rc)
-                    rc = mp_buf_printf(&notes, "anchor=%s%s%s", ps->anchor[a].ns,
-                                       ps->anchor[a].ns[0] ? "::" : "", ps->anchor[a].name);
-            }
-        }
-        if (!n && ps->has_fn) {
-            n = gather(ix, &ps->fn, true, true, false, ev, c, 256, &ev_used, &nsf);
-            p = nsf ? P_KERNEL_NS : P_KERNEL;
-            if (n > 1)
-                type_hints(ix, ps, c, n);
-            if (generic && n && !rc)
-                rc = mp_buf_puts(&notes, "generic kernel template, no anchor found");
-        }
-        if (ps->fn.ns[0] && !rc)
-            rc = mp_buf_printf(&notes, "%snamespace=%s", notes.len ? "; " : "", ps->fn.ns);
-        free(ps);
-    }
+    if (plain)
+        n = res_plain(ix, raw, r->kind, ev, c, &ev_used, &p);
+    else
+        n = res_cpp(ix, d, ev, c, &ev_used, &p, &notes, &rc);
     if (rc)
         goto done;
     if (!n) {
-        snprintf(r->resolution, sizeof(r->resolution), "unresolved");
-        if (!strcmp(r->kind, "inductor"))
-            rc = set_str(&r->error,
-                         "inductor_source_not_found: torch.compile generated; pass the inductor "
-                         "cache dir (TORCHINDUCTOR_CACHE_DIR) as a source repo");
-        else if (!strcmp(r->kind, "triton_jit"))
-            rc = set_str(&r->error, "symbol_not_found: no Triton, extern \"C\", asm or macro "
-                                    "definition of this name in the indexed repos");
-        else
-            rc = set_str(&r->error, "symbol_not_found: no definition in the indexed repos");
+        rc = res_not_found(r);
         goto done;
     }
-    if (plain && n) { /* a plain name: what defined it decides the kind */
-        const struct src_def *k0 = &ix->defs[c[0].def];
-        const char *path0 = def_path(ix, k0);
-        size_t pl = strlen(path0);
-        if (k0->kind == SRC_ASM)
-            snprintf(r->kind, sizeof(r->kind), "asm");
-        else if (k0->kind == SRC_MACRO)
-            snprintf(r->kind, sizeof(r->kind), "hip_cpp");
-        else if (k0->kind != SRC_TRITON)
-            snprintf(r->kind, sizeof(r->kind), "%s",
-                     pl > 3 && !strcmp(path0 + pl - 3, ".cl") ? "opencl" : "hip_cpp");
-    }
+    if (plain && n)
+        res_plain_kind(ix, c, r);
     int f = finish(ix, c, n, p, ev_used, r, &notes);
     if (f < 0)
         rc = f;

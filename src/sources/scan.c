@@ -178,16 +178,12 @@ static bool not_a_name(const char *w, size_t n)
     return !lower && n > 1;
 }
 
-/* The header of a '{' at namespace/class scope: decide what opens. */
-static int classify_open(struct cscan *s)
+/* namespace a::b { / namespace { / inline namespace x { / extern "C" {:
+ * true when one opens (pushed) */
+static bool open_namespace(struct cscan *s)
 {
     const char *p = s->stmt;
     size_t n = s->stmt_n;
-    if (s->stmt_overflow) {
-        push(s, SC_OTHER, NULL, 0);
-        return 0;
-    }
-    /* namespace a::b { / namespace { / inline namespace x { */
     for (size_t i = 0; i < n; i++) {
         if (p[i] == 'n' && kw_at(p, n, i, "namespace")) {
             size_t j = i + 9;
@@ -198,14 +194,147 @@ static int classify_open(struct cscan *s)
                 j++;
             /* skip attributes like namespace CUB_NS { -> still a name */
             push(s, SC_NS, p + b, j - b);
-            return 0;
+            return true;
         }
     }
     /* extern "C" { : strings were replaced by "" */
     if (n >= 6 && kw_at(p, n, 0, "extern") && !memchr(p, '(', n)) {
         push(s, SC_NS, NULL, 0);
+        return true;
+    }
+    return false;
+}
+
+/* a function body opens: the name is p[b, e), maybe qualified a::b::name */
+static int open_function(struct cscan *s, size_t b, size_t e)
+{
+    const char *p = s->stmt;
+    size_t n = s->stmt_n;
+    /* operator()/operator+ : members, not indexed by name */
+    if (kw_at(p, n, b, "operator") || (b >= 9 && kw_at(p, n, b - 9, "operator"))) {
+        push(s, SC_FUNC, NULL, 0);
         return 0;
     }
+    /* qualified prefix a::b::name */
+    size_t qb = b;
+    while (qb >= 2 && p[qb - 1] == ':' && p[qb - 2] == ':') {
+        size_t k = qb - 2;
+        while (k > 0 && ident_char((unsigned char)p[k - 1]))
+            k--;
+        if (k == qb - 2)
+            break;
+        qb = k;
+    }
+    char nsbuf[2304];
+    size_t nsn = 0;
+    if (s->ns_n < sizeof(nsbuf)) {
+        memcpy(nsbuf, s->ns, s->ns_n);
+        nsn = s->ns_n;
+    }
+    if (qb < b) {
+        size_t ql = b - 2 - qb;
+        if (nsn + ql + 2 < sizeof(nsbuf)) {
+            if (nsn) {
+                nsbuf[nsn++] = ':';
+                nsbuf[nsn++] = ':';
+            }
+            memcpy(nsbuf + nsn, p + qb, ql);
+            nsn += ql;
+        }
+    }
+    uint8_t fl = 0;
+    if (find_kw(p, b, "__global__") || find_kw(p, b, "__kernel"))
+        fl |= SRC_F_GLOBAL;
+    if (find_kw(p, b, "template"))
+        fl |= SRC_F_TEMPLATE;
+    if (find_kw(p, b, "__device__"))
+        fl |= SRC_F_DEVICE;
+    int rc = src_add_def(s->ix, s->file, p + b, e - b, nsbuf, nsn, line_at(s, b), SRC_FUNC, fl);
+    push(s, SC_FUNC, NULL, 0);
+    return rc;
+}
+
+/* the name of a struct/class/union/enum whose keyword ends at j: sets
+ * [*nb, *ne) (empty when there is none) */
+static void record_name(const char *p, size_t n, size_t j, size_t *nb, size_t *ne)
+{
+    while (j < n) {
+        while (j < n && isspace((unsigned char)p[j]))
+            j++;
+        if (j >= n || !ident_start((unsigned char)p[j]))
+            break;
+        size_t b = j;
+        while (j < n && ident_char((unsigned char)p[j]))
+            j++;
+        if (j < n && p[j] == '(') { /* alignas(16) */
+            int pd = 0;
+            for (; j < n; j++) {
+                if (p[j] == '(')
+                    pd++;
+                else if (p[j] == ')' && --pd == 0) {
+                    j++;
+                    break;
+                }
+            }
+            continue;
+        }
+        if ((j - b == 5 && memcmp(p + b, "final", 5) == 0))
+            break;
+        *nb = b;
+        *ne = j;
+        if (!not_a_name(p + b, j - b))
+            break;
+    }
+}
+
+/* struct/class/union NAME ... { (or anything else: SC_OTHER) */
+static int open_record(struct cscan *s, bool saw_eq)
+{
+    const char *p = s->stmt;
+    size_t n = s->stmt_n;
+    for (size_t i = 0; i < n; i++) {
+        if ((p[i] == 's' && kw_at(p, n, i, "struct")) || (p[i] == 'c' && kw_at(p, n, i, "class")) ||
+            (p[i] == 'u' && kw_at(p, n, i, "union")) || (p[i] == 'e' && kw_at(p, n, i, "enum"))) {
+            bool is_enum = p[i] == 'e';
+            size_t j = i + (p[i] == 'c' ? 5 : p[i] == 'u' ? 5 : p[i] == 'e' ? 4 : 6);
+            if (is_enum) { /* enum class X / enum struct X */
+                while (j < n && isspace((unsigned char)p[j]))
+                    j++;
+                if (kw_at(p, n, j, "class"))
+                    j += 5;
+                else if (kw_at(p, n, j, "struct"))
+                    j += 6;
+            }
+            size_t nb = 0, ne = 0;
+            record_name(p, n, j, &nb, &ne);
+            if (ne > nb && !saw_eq) {
+                uint8_t fl = find_kw(p, i, "template") ? SRC_F_TEMPLATE : 0;
+                int rc = src_add_def(s->ix, s->file, p + nb, ne - nb, s->ns, s->ns_n,
+                                     line_at(s, nb), SRC_STRUCT, fl);
+                if (is_enum)
+                    push(s, SC_OTHER, NULL, 0);
+                else
+                    push(s, SC_CLASS, p + nb, ne - nb);
+                return rc;
+            }
+            break;
+        }
+    }
+    push(s, SC_OTHER, NULL, 0);
+    return 0;
+}
+
+/* The header of a '{' at namespace/class scope: decide what opens. */
+static int classify_open(struct cscan *s)
+{
+    const char *p = s->stmt;
+    size_t n = s->stmt_n;
+    if (s->stmt_overflow) {
+        push(s, SC_OTHER, NULL, 0);
+        return 0;
+    }
+    if (open_namespace(s))
+        return 0;
     /* find the first '(' at angle/paren depth 0 whose preceding word is a name */
     int angle = 0;
     bool saw_eq = false;
@@ -241,108 +370,10 @@ static int classify_open(struct cscan *s)
             }
             if (saw_eq)
                 break;
-            /* operator()/operator+ : members, not indexed by name */
-            if (kw_at(p, n, b, "operator") || (b >= 9 && kw_at(p, n, b - 9, "operator"))) {
-                push(s, SC_FUNC, NULL, 0);
-                return 0;
-            }
-            /* qualified prefix a::b::name */
-            size_t qb = b;
-            while (qb >= 2 && p[qb - 1] == ':' && p[qb - 2] == ':') {
-                size_t k = qb - 2;
-                while (k > 0 && ident_char((unsigned char)p[k - 1]))
-                    k--;
-                if (k == qb - 2)
-                    break;
-                qb = k;
-            }
-            char nsbuf[2304];
-            size_t nsn = 0;
-            if (s->ns_n < sizeof(nsbuf)) {
-                memcpy(nsbuf, s->ns, s->ns_n);
-                nsn = s->ns_n;
-            }
-            if (qb < b) {
-                size_t ql = b - 2 - qb;
-                if (nsn + ql + 2 < sizeof(nsbuf)) {
-                    if (nsn) {
-                        nsbuf[nsn++] = ':';
-                        nsbuf[nsn++] = ':';
-                    }
-                    memcpy(nsbuf + nsn, p + qb, ql);
-                    nsn += ql;
-                }
-            }
-            uint8_t fl = 0;
-            if (find_kw(p, b, "__global__") || find_kw(p, b, "__kernel"))
-                fl |= SRC_F_GLOBAL;
-            if (find_kw(p, b, "template"))
-                fl |= SRC_F_TEMPLATE;
-            if (find_kw(p, b, "__device__"))
-                fl |= SRC_F_DEVICE;
-            int rc =
-                src_add_def(s->ix, s->file, p + b, e - b, nsbuf, nsn, line_at(s, b), SRC_FUNC, fl);
-            push(s, SC_FUNC, NULL, 0);
-            return rc;
+            return open_function(s, b, e);
         }
     }
-    /* struct/class/union NAME ... { */
-    for (size_t i = 0; i < n; i++) {
-        if ((p[i] == 's' && kw_at(p, n, i, "struct")) || (p[i] == 'c' && kw_at(p, n, i, "class")) ||
-            (p[i] == 'u' && kw_at(p, n, i, "union")) || (p[i] == 'e' && kw_at(p, n, i, "enum"))) {
-            bool is_enum = p[i] == 'e';
-            size_t j = i + (p[i] == 'c' ? 5 : p[i] == 'u' ? 5 : p[i] == 'e' ? 4 : 6);
-            if (is_enum) { /* enum class X / enum struct X */
-                while (j < n && isspace((unsigned char)p[j]))
-                    j++;
-                if (kw_at(p, n, j, "class"))
-                    j += 5;
-                else if (kw_at(p, n, j, "struct"))
-                    j += 6;
-            }
-            size_t nb = 0, ne = 0;
-            while (j < n) {
-                while (j < n && isspace((unsigned char)p[j]))
-                    j++;
-                if (j >= n || !ident_start((unsigned char)p[j]))
-                    break;
-                size_t b = j;
-                while (j < n && ident_char((unsigned char)p[j]))
-                    j++;
-                if (j < n && p[j] == '(') { /* alignas(16) */
-                    int pd = 0;
-                    for (; j < n; j++) {
-                        if (p[j] == '(')
-                            pd++;
-                        else if (p[j] == ')' && --pd == 0) {
-                            j++;
-                            break;
-                        }
-                    }
-                    continue;
-                }
-                if ((j - b == 5 && memcmp(p + b, "final", 5) == 0))
-                    break;
-                nb = b;
-                ne = j;
-                if (!not_a_name(p + b, j - b))
-                    break;
-            }
-            if (ne > nb && !saw_eq) {
-                uint8_t fl = find_kw(p, i, "template") ? SRC_F_TEMPLATE : 0;
-                int rc = src_add_def(s->ix, s->file, p + nb, ne - nb, s->ns, s->ns_n,
-                                     line_at(s, nb), SRC_STRUCT, fl);
-                if (is_enum)
-                    push(s, SC_OTHER, NULL, 0);
-                else
-                    push(s, SC_CLASS, p + nb, ne - nb);
-                return rc;
-            }
-            break;
-        }
-    }
-    push(s, SC_OTHER, NULL, 0);
-    return 0;
+    return open_record(s, saw_eq);
 }
 
 /* #define NAME(args) ... __global__ ... a##b##c( : a glob "a*c" */

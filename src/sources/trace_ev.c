@@ -86,9 +86,26 @@ void mp_src_trace_kernels_fini(struct mp_src_trace_kernels *l)
     memset(l, 0, sizeof(*l));
 }
 
-int mp_src_trace_kernels(const char *path, struct mp_src_trace_kernels *out, struct mp_diag *d)
+/* per kernel name: first correlation ids seen (up to 8) */
+struct kinfo {
+    long long corr[8];
+    int nc;
+    unsigned long long calls;
+};
+
+/* what one pass over the events gathers */
+struct tk_scan {
+    struct pyev *py; /* python_function events */
+    struct rt *rts;  /* runtime calls with a correlation id */
+    size_t npy, nrt;
+    struct mp_intern *names; /* kernel names, ids index ki */
+    struct kinfo *ki;
+    size_t cap_ki;
+};
+
+/* the file as JSON and its traceEvents array (root itself for a bare list) */
+static int tk_load(const char *path, json_t **root, json_t **evs, struct mp_diag *d)
 {
-    memset(out, 0, sizeof(*out));
     struct mp_buf b;
     mp_buf_init(&b, 0);
     int rc = read_all(path, &b, d);
@@ -97,36 +114,27 @@ int mp_src_trace_kernels(const char *path, struct mp_src_trace_kernels *out, str
         return rc;
     }
     json_error_t je;
-    json_t *root = json_loadb(b.data ? b.data : "", b.len, 0, &je);
+    *root = json_loadb(b.data ? b.data : "", b.len, 0, &je);
     mp_buf_fini(&b);
-    if (!root) {
+    if (!*root) {
         mp_diag_set_file(d, path);
         mp_diag_set_pos(d, je.position, je.line, je.column);
         return mp_diag_set(d, MP_EPARSE, "not JSON: %s", je.text);
     }
-    json_t *evs = json_is_array(root) ? root : json_object_get(root, "traceEvents");
-    if (!json_is_array(evs)) {
-        json_decref(root);
+    *evs = json_is_array(*root) ? *root : json_object_get(*root, "traceEvents");
+    if (!json_is_array(*evs)) {
+        json_decref(*root);
+        *root = NULL;
         mp_diag_set_file(d, path);
         return mp_diag_set(d, MP_EPARSE, "no traceEvents array");
     }
-    size_t n = json_array_size(evs);
-    struct pyev *py = mp_calloc(n ? n : 1, sizeof(*py));
-    struct rt *rts = mp_calloc(n ? n : 1, sizeof(*rts));
-    struct mp_intern *names = mp_intern_new();
-    size_t npy = 0, nrt = 0;
+    return 0;
+}
 
-    /* per kernel name: first correlation ids seen (up to 8) */
-    struct kinfo {
-        long long corr[8];
-        int nc;
-        unsigned long long calls;
-    } *ki = NULL;
-
-    size_t cap_ki = 0;
-    if (!py || !rts || !names)
-        rc = MP_ENOMEM;
-    for (size_t i = 0; i < n && !rc; i++) {
+/* python frames, runtime calls and kernels of the events */
+static int tk_collect(const json_t *evs, size_t n, struct tk_scan *s)
+{
+    for (size_t i = 0; i < n; i++) {
         const json_t *e = json_array_get(evs, i);
         const char *cat = json_string_value(json_object_get(e, "cat"));
         const char *nm = json_string_value(json_object_get(e, "name"));
@@ -134,129 +142,159 @@ int mp_src_trace_kernels(const char *path, struct mp_src_trace_kernels *out, str
             continue;
         const json_t *args = json_object_get(e, "args");
         if (strcmp(cat, "python_function") == 0) {
-            py[npy].tid = jint(e, "tid");
-            py[npy].ts = jnum(e, "ts");
-            py[npy].end = py[npy].ts + jnum(e, "dur");
-            py[npy].name = nm;
-            npy++;
+            s->py[s->npy].tid = jint(e, "tid");
+            s->py[s->npy].ts = jnum(e, "ts");
+            s->py[s->npy].end = s->py[s->npy].ts + jnum(e, "dur");
+            s->py[s->npy].name = nm;
+            s->npy++;
         } else if (strcmp(cat, "cuda_runtime") == 0 || strcmp(cat, "cuda_driver") == 0 ||
                    strcmp(cat, "hip_runtime") == 0) {
             long long c = args ? jint(args, "correlation") : -1;
             if (c >= 0) {
-                rts[nrt].corr = c;
-                rts[nrt].tid = jint(e, "tid");
-                rts[nrt].ts = jnum(e, "ts");
-                nrt++;
+                s->rts[s->nrt].corr = c;
+                s->rts[s->nrt].tid = jint(e, "tid");
+                s->rts[s->nrt].ts = jnum(e, "ts");
+                s->nrt++;
             }
         } else if (strcmp(cat, "kernel") == 0) {
-            int32_t id = mp_intern_add(names, nm, strlen(nm));
-            if (id < 0) {
-                rc = MP_ENOMEM;
-                break;
+            int32_t id = mp_intern_add(s->names, nm, strlen(nm));
+            if (id < 0)
+                return MP_ENOMEM;
+            if ((size_t)id >= s->cap_ki) {
+                size_t nc = s->cap_ki ? s->cap_ki * 2 : 256;
+                struct kinfo *nk = mp_realloc(s->ki, nc * sizeof(*nk));
+                if (!nk)
+                    return MP_ENOMEM;
+                memset(nk + s->cap_ki, 0, (nc - s->cap_ki) * sizeof(*nk));
+                s->ki = nk;
+                s->cap_ki = nc;
             }
-            if ((size_t)id >= cap_ki) {
-                size_t nc = cap_ki ? cap_ki * 2 : 256;
-                struct kinfo *nk = mp_realloc(ki, nc * sizeof(*nk));
-                if (!nk) {
-                    rc = MP_ENOMEM;
-                    break;
-                }
-                memset(nk + cap_ki, 0, (nc - cap_ki) * sizeof(*nk));
-                ki = nk;
-                cap_ki = nc;
-            }
-            ki[id].calls++;
+            s->ki[id].calls++;
             long long c = args ? jint(args, "correlation") : -1;
-            if (c >= 0 && ki[id].nc < 8)
-                ki[id].corr[ki[id].nc++] = c;
+            if (c >= 0 && s->ki[id].nc < 8)
+                s->ki[id].corr[s->ki[id].nc++] = c;
         }
     }
+    return 0;
+}
+
+/* the python events (sorted by thread, start) of r's thread that contain
+ * r->ts, up to MAX_FRAMES, innermost first; returns how many */
+static size_t tk_stack(const struct tk_scan *s, const struct rt *r, const char **fr, double *fts)
+{
+    const struct pyev *py = s->py;
+    size_t npy = s->npy;
+    size_t lo = 0, hi = npy;
+    while (lo < hi) { /* first index with tid >= r->tid */
+        size_t mid = (lo + hi) / 2;
+        if (py[mid].tid < r->tid)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    size_t nf = 0;
+    for (size_t j = lo; j < npy && py[j].tid == r->tid && py[j].ts <= r->ts; j++) {
+        if (py[j].end < r->ts || !strstr(py[j].name, ".py("))
+            continue;
+        /* keep the MAX_FRAMES latest-starting (innermost) */
+        if (nf < MAX_FRAMES) {
+            fr[nf] = py[j].name;
+            fts[nf++] = py[j].ts;
+        } else {
+            size_t m = 0;
+            for (size_t q = 1; q < nf; q++)
+                if (fts[q] < fts[m])
+                    m = q;
+            if (py[j].ts > fts[m]) {
+                fr[m] = py[j].name;
+                fts[m] = py[j].ts;
+            }
+        }
+    }
+    /* innermost first: sort by start time, latest first */
+    for (size_t a = 1; a < nf; a++)
+        for (size_t q = a; q > 0 && fts[q] > fts[q - 1]; q--) {
+            double t = fts[q];
+            fts[q] = fts[q - 1];
+            fts[q - 1] = t;
+            const char *sv = fr[q];
+            fr[q] = fr[q - 1];
+            fr[q - 1] = sv;
+        }
+    return nf;
+}
+
+/* kernel id's frames: the stack at the first of its launches that has one */
+static int tk_frames(const struct tk_scan *s, const struct mp_i64map *corr2rt, int32_t id,
+                     struct mp_src_trace_kernel *k)
+{
+    int rc = 0;
+    for (int c = 0; c < s->ki[id].nc && !k->n_frames && !rc; c++) {
+        int64_t *ri = mp_i64map_get(corr2rt, s->ki[id].corr[c]);
+        if (!ri)
+            continue;
+        const char *fr[MAX_FRAMES];
+        double fts[MAX_FRAMES];
+        size_t nf = tk_stack(s, &s->rts[*ri], fr, fts);
+        if (!nf)
+            continue;
+        k->frames = mp_calloc(nf, sizeof(char *));
+        if (!k->frames)
+            return MP_ENOMEM;
+        for (size_t q = 0; q < nf && !rc; q++) {
+            k->frames[q] = mp_strdup(fr[q]);
+            if (!k->frames[q])
+                rc = MP_ENOMEM;
+            else
+                k->n_frames++;
+        }
+    }
+    return rc;
+}
+
+int mp_src_trace_kernels(const char *path, struct mp_src_trace_kernels *out, struct mp_diag *d)
+{
+    memset(out, 0, sizeof(*out));
+    json_t *root = NULL, *evs = NULL;
+    int rc = tk_load(path, &root, &evs, d);
+    if (rc)
+        return rc;
+    size_t n = json_array_size(evs);
+    struct tk_scan s = {0};
+    s.py = mp_calloc(n ? n : 1, sizeof(*s.py));
+    s.rts = mp_calloc(n ? n : 1, sizeof(*s.rts));
+    s.names = mp_intern_new();
+    if (!s.py || !s.rts || !s.names)
+        rc = MP_ENOMEM;
+    if (!rc)
+        rc = tk_collect(evs, n, &s);
     struct mp_i64map corr2rt;
     mp_i64map_init(&corr2rt);
-    for (size_t i = 0; i < nrt && !rc; i++)
-        rc = mp_i64map_put(&corr2rt, rts[i].corr, (int64_t)i);
+    for (size_t i = 0; i < s.nrt && !rc; i++)
+        rc = mp_i64map_put(&corr2rt, s.rts[i].corr, (int64_t)i);
     if (!rc)
-        qsort(py, npy, sizeof(*py), cmp_py);
-    int32_t nk = rc ? 0 : mp_intern_count(names);
+        qsort(s.py, s.npy, sizeof(*s.py), cmp_py);
+    int32_t nk = rc ? 0 : mp_intern_count(s.names);
     if (!rc && nk > 0) {
         out->k = mp_calloc((size_t)nk, sizeof(*out->k));
         if (!out->k)
             rc = MP_ENOMEM;
     }
-    for (int32_t id = 0; id < nk && !rc && out->k && ki; id++) {
+    for (int32_t id = 0; id < nk && !rc && out->k && s.ki; id++) {
         struct mp_src_trace_kernel *k = &out->k[out->n++];
-        k->name = mp_strdup(mp_intern_str(names, id));
-        k->calls = ki[id].calls;
+        k->name = mp_strdup(mp_intern_str(s.names, id));
+        k->calls = s.ki[id].calls;
         if (!k->name) {
             rc = MP_ENOMEM;
             break;
         }
-        for (int c = 0; c < ki[id].nc && !k->n_frames && !rc; c++) {
-            int64_t *ri = mp_i64map_get(&corr2rt, ki[id].corr[c]);
-            if (!ri)
-                continue;
-            const struct rt *r = &rts[*ri];
-            /* python events of that thread that contain r->ts, innermost first */
-            size_t lo = 0, hi = npy;
-            while (lo < hi) { /* first index with tid >= r->tid */
-                size_t mid = (lo + hi) / 2;
-                if (py[mid].tid < r->tid)
-                    lo = mid + 1;
-                else
-                    hi = mid;
-            }
-            const char *fr[MAX_FRAMES];
-            double fts[MAX_FRAMES];
-            size_t nf = 0;
-            for (size_t j = lo; j < npy && py[j].tid == r->tid && py[j].ts <= r->ts; j++) {
-                if (py[j].end < r->ts || !strstr(py[j].name, ".py("))
-                    continue;
-                /* keep the MAX_FRAMES latest-starting (innermost) */
-                if (nf < MAX_FRAMES) {
-                    fr[nf] = py[j].name;
-                    fts[nf++] = py[j].ts;
-                } else {
-                    size_t m = 0;
-                    for (size_t q = 1; q < nf; q++)
-                        if (fts[q] < fts[m])
-                            m = q;
-                    if (py[j].ts > fts[m]) {
-                        fr[m] = py[j].name;
-                        fts[m] = py[j].ts;
-                    }
-                }
-            }
-            if (!nf)
-                continue;
-            /* innermost first: sort by start time, latest first */
-            for (size_t a = 1; a < nf; a++)
-                for (size_t q = a; q > 0 && fts[q] > fts[q - 1]; q--) {
-                    double t = fts[q];
-                    fts[q] = fts[q - 1];
-                    fts[q - 1] = t;
-                    const char *s = fr[q];
-                    fr[q] = fr[q - 1];
-                    fr[q - 1] = s;
-                }
-            k->frames = mp_calloc(nf, sizeof(char *));
-            if (!k->frames) {
-                rc = MP_ENOMEM;
-                break;
-            }
-            for (size_t q = 0; q < nf && !rc; q++) {
-                k->frames[q] = mp_strdup(fr[q]);
-                if (!k->frames[q])
-                    rc = MP_ENOMEM;
-                else
-                    k->n_frames++;
-            }
-        }
+        rc = tk_frames(&s, &corr2rt, id, k);
     }
     mp_i64map_fini(&corr2rt);
-    free(ki);
-    mp_intern_free(names);
-    free(py);
-    free(rts);
+    free(s.ki);
+    mp_intern_free(s.names);
+    free(s.py);
+    free(s.rts);
     json_decref(root);
     if (rc) {
         mp_src_trace_kernels_fini(out);

@@ -921,41 +921,139 @@ enum top_state {
     T_END,       /* after the top-level value: only whitespace */
 };
 
+/* parse_serial's steps outside the per-event path (each runs once per input,
+ * per top-level key or per chunk; the events array stays in the loop) */
+
+/* buffers, the first read and a UTF-8 byte order mark; *pos is where the
+ * trace starts */
+static int parser_open(struct parser *ps, struct mp_io_reader *r,
+                       const struct mp_trace_parse_opts *opts, struct mp_diag *d, size_t *pos)
+{
+    ps->r = r;
+    ps->o = opts;
+    ps->d = d;
+    ps->chunk = opts && opts->chunk_bytes ? opts->chunk_bytes : DEFAULT_CHUNK;
+    ps->max_unit = opts && opts->max_event_bytes ? opts->max_event_bytes : DEFAULT_MAX_UNIT;
+    ps->cap = ps->chunk < 4096 ? 4096 : ps->chunk;
+    if (ps->cap < ps->chunk * 2 && ps->chunk >= 4096)
+        ps->cap = ps->chunk * 2;
+    ps->buf = malloc(ps->cap + 1);
+    ps->scratch = malloc(ps->cap + 1);
+    if (!ps->buf || !ps->scratch)
+        return mp_diag_set(d, MP_ENOMEM, "out of memory");
+    bool more = true;
+    int rc = refill(ps, 0, &more);
+    if (rc)
+        return rc;
+    /* UTF-8 byte order mark (it may arrive in pieces with tiny reads) */
+    while (ps->len < 3 && !ps->eof && ps->len > 0 && (unsigned char)ps->buf[0] == 0xEF) {
+        rc = refill(ps, 0, &more);
+        if (rc)
+            return rc;
+    }
+    if (ps->len >= 3 && memcmp(ps->buf, "\xEF\xBB\xBF", 3) == 0)
+        *pos = 3;
+    return 0;
+}
+
+/* the input ended in state (not T_END) */
+static int parser_ended_early(struct parser *ps, enum top_state state)
+{
+    if (state == T_START) {
+        mp_diag_set_file(ps->d, mp_io_name(ps->r));
+        mp_diag_set_pos(ps->d, (long long)ps->base + (long long)ps->len, 0, 0);
+        return mp_diag_set(ps->d, MP_EPARSE,
+                           "empty input: expected a Chrome trace "
+                           "(a JSON object with \"traceEvents\" or a list)");
+    }
+    return truncated(ps, state >= T_EV_FIRST ? "inside the traceEvents array"
+                                             : "inside the top-level object");
+}
+
+/* one step outside the events array (T_START, the top-level object,
+ * T_END): returns where to go on and sets *next, or NULL for an error or an
+ * incomplete unit (ps->st says which) or with *urc set when on_meta stops */
+static const char *top_step(struct parser *ps, const char *p, const char *end, enum top_state state,
+                            enum top_state *next, int *urc)
+{
+    switch (state) {
+    case T_START:
+        if (*p == '{') {
+            *next = T_OBJ_FIRST;
+            return p + 1;
+        }
+        if (*p == '[') {
+            *next = T_EV_FIRST;
+            return p + 1;
+        }
+        return fail(ps, p, "not a Chrome trace: expected '{' or '[' at the start");
+    case T_OBJ_FIRST:
+    case T_OBJ_KEY: {
+        if (state == T_OBJ_FIRST && *p == '}') {
+            *next = T_END;
+            return p + 1;
+        }
+        struct mp_strview key;
+        const char *v = scan_key(ps, p, end, &key);
+        if (!v)
+            return NULL;
+        if (KEY_IS(key, "traceEvents")) {
+            if (*v != '[')
+                return fail(ps, v, "\"traceEvents\" must be an array");
+            *next = T_EV_FIRST;
+            return v + 1;
+        }
+        const char *q = skip_value(ps, v, end, 1);
+        if (q && ps->o && ps->o->on_meta) {
+            struct mp_strview raw = {v, (size_t)(q - v)};
+            *urc = ps->o->on_meta(key, raw, ps->o->user);
+            if (*urc)
+                return NULL;
+        }
+        if (q)
+            *next = T_OBJ_NEXT;
+        return q;
+    }
+    case T_OBJ_NEXT:
+        if (*p == ',') {
+            *next = T_OBJ_KEY;
+            return p + 1;
+        }
+        if (*p == '}') {
+            *next = T_END;
+            return p + 1;
+        }
+        return fail(ps, p, "expected ',' or '}' after a top-level value");
+    default: /* T_END */
+        return fail(ps, p, "unexpected data after the end of the trace");
+    }
+}
+
+/* a unit that did not scan: an error, or one cut by the end of the input
+ * (0: incomplete, read more) */
+static int unit_failed(struct parser *ps, enum top_state state)
+{
+    if (ps->st == ST_ERROR)
+        return report(ps, ps->err_at);
+    if (ps->eof)
+        return truncated(ps, state >= T_EV_FIRST && state <= T_EV_NEXT
+                                 ? "inside an event of traceEvents"
+                                 : "inside a top-level value");
+    return 0;
+}
+
 static int parse_serial(struct mp_io_reader *r, const struct mp_trace_parse_opts *opts,
                         struct mp_trace_parse_stats *stats, struct mp_diag *d)
 {
     init_tables();
     struct parser ps = {0};
-    ps.r = r;
-    ps.o = opts;
-    ps.d = d;
-    ps.chunk = opts && opts->chunk_bytes ? opts->chunk_bytes : DEFAULT_CHUNK;
-    ps.max_unit = opts && opts->max_event_bytes ? opts->max_event_bytes : DEFAULT_MAX_UNIT;
-    ps.cap = ps.chunk < 4096 ? 4096 : ps.chunk;
-    if (ps.cap < ps.chunk * 2 && ps.chunk >= 4096)
-        ps.cap = ps.chunk * 2;
-    ps.buf = malloc(ps.cap + 1);
-    ps.scratch = malloc(ps.cap + 1);
-    int rc = 0;
     bool bare = false, saw_events = false, in_events_top = false;
     enum top_state state = T_START;
     size_t pos = 0;
-    if (!ps.buf || !ps.scratch) {
-        rc = mp_diag_set(d, MP_ENOMEM, "out of memory");
-        goto out;
-    }
     bool more = true;
-    rc = refill(&ps, 0, &more);
+    int rc = parser_open(&ps, r, opts, d, &pos);
     if (rc)
         goto out;
-    /* UTF-8 byte order mark (it may arrive in pieces with tiny reads) */
-    while (ps.len < 3 && !ps.eof && ps.len > 0 && (unsigned char)ps.buf[0] == 0xEF) {
-        rc = refill(&ps, 0, &more);
-        if (rc)
-            goto out;
-    }
-    if (ps.len >= 3 && memcmp(ps.buf, "\xEF\xBB\xBF", 3) == 0)
-        pos = 3;
 
     for (;;) {
         const char *end = ps.buf + ps.len;
@@ -971,80 +1069,13 @@ static int parse_serial(struct mp_io_reader *r, const struct mp_trace_parse_opts
             }
             if (state == T_END)
                 break;
-            if (state == T_START) {
-                mp_diag_set_file(d, mp_io_name(r));
-                mp_diag_set_pos(d, (long long)ps.base + (long long)ps.len, 0, 0);
-                rc = mp_diag_set(d, MP_EPARSE,
-                                 "empty input: expected a Chrome trace "
-                                 "(a JSON object with \"traceEvents\" or a list)");
-            } else {
-                rc = truncated(&ps, state >= T_EV_FIRST ? "inside the traceEvents array"
-                                                        : "inside the top-level object");
-            }
+            rc = parser_ended_early(&ps, state);
             goto out;
         }
         ps.st = ST_OK;
         ps.scratch_len = 0;
         const char *q = NULL;
         switch (state) {
-        case T_START:
-            if (*p == '{') {
-                state = T_OBJ_FIRST;
-                q = p + 1;
-            } else if (*p == '[') {
-                bare = true;
-                state = T_EV_FIRST;
-                q = p + 1;
-            } else {
-                q = fail(&ps, p, "not a Chrome trace: expected '{' or '[' at the start");
-            }
-            break;
-        case T_OBJ_FIRST:
-        case T_OBJ_KEY: {
-            if (state == T_OBJ_FIRST && *p == '}') {
-                state = T_END;
-                q = p + 1;
-                break;
-            }
-            struct mp_strview key;
-            const char *v = scan_key(&ps, p, end, &key);
-            if (!v)
-                break;
-            if (KEY_IS(key, "traceEvents")) {
-                if (*v != '[') {
-                    q = fail(&ps, v, "\"traceEvents\" must be an array");
-                    break;
-                }
-                saw_events = true;
-                in_events_top = true;
-                state = T_EV_FIRST;
-                q = v + 1;
-                break;
-            }
-            q = skip_value(&ps, v, end, 1);
-            if (q && opts && opts->on_meta) {
-                struct mp_strview raw = {v, (size_t)(q - v)};
-                int urc = opts->on_meta(key, raw, opts->user);
-                if (urc) {
-                    rc = urc;
-                    goto out;
-                }
-            }
-            if (q)
-                state = T_OBJ_NEXT;
-            break;
-        }
-        case T_OBJ_NEXT:
-            if (*p == ',') {
-                state = T_OBJ_KEY;
-                q = p + 1;
-            } else if (*p == '}') {
-                state = T_END;
-                q = p + 1;
-            } else {
-                q = fail(&ps, p, "expected ',' or '}' after a top-level value");
-            }
-            break;
         case T_EV_FIRST:
         case T_EV_ELEM:
             if (*p == ']' && state == T_EV_FIRST) {
@@ -1088,25 +1119,34 @@ static int parse_serial(struct mp_io_reader *r, const struct mp_trace_parse_opts
                 q = fail(&ps, p, "expected ',' or ']' after an event");
             }
             break;
-        case T_END:
-            q = fail(&ps, p, "unexpected data after the end of the trace");
+        default: {
+            enum top_state next = state;
+            int urc = 0;
+            q = top_step(&ps, p, end, state, &next, &urc);
+            if (urc) {
+                rc = urc;
+                goto out;
+            }
+            if (next == T_EV_FIRST) { /* the events array starts */
+                if (state == T_START) {
+                    bare = true;
+                } else {
+                    saw_events = true;
+                    in_events_top = true;
+                }
+            }
+            state = next;
             break;
+        }
         }
         if (q) {
             pos = (size_t)(q - ps.buf);
             continue;
         }
-        if (ps.st == ST_ERROR) {
-            rc = report(&ps, ps.err_at);
+        rc = unit_failed(&ps, state);
+        if (rc)
             goto out;
-        }
         /* incomplete: keep the unit from p, read more, retry */
-        if (ps.eof) {
-            rc = truncated(&ps, state >= T_EV_FIRST && state <= T_EV_NEXT
-                                    ? "inside an event of traceEvents"
-                                    : "inside a top-level value");
-            goto out;
-        }
         rc = refill(&ps, pos, &more);
         if (rc)
             goto out;

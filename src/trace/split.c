@@ -1125,6 +1125,150 @@ static int write_file(const char *path, const void *p, size_t n, struct mp_diag 
     return rc;
 }
 
+/* the step roots: annotations, else a repeating call pattern */
+static int split_roots(struct split *sp, const char *path, struct mp_trace_split_result *res,
+                       struct mp_diag *d)
+{
+    int rc = find_roots(sp, res);
+    if (rc != 0)
+        return rc;
+    if (sp->nroots == 0) {
+        free(sp->roots);
+        free(sp->r);
+        free(sp->details);
+        sp->roots = NULL;
+        sp->r = NULL;
+        sp->details = NULL;
+        if ((rc = generic_roots(sp)) != 0)
+            return rc;
+        res->nroots = sp->nroots;
+    }
+    if (sp->nroots == 0) {
+        mp_diag_set_file(d, path);
+        return mp_diag_set(d, MP_ENOTFOUND,
+                           "no inference step annotations (vLLM execute_context_..., SGLang "
+                           "step[...], ATOM prefill[...]/decode[...]) among the user_annotation "
+                           "events, and no repeating call pattern to split at");
+    }
+    return 0;
+}
+
+/* output i's entry: its events, steps, phase and output path */
+static int split_entry(struct split *sp, struct selection *x, size_t i, const char *base,
+                       int64_t **batches, struct mp_trace_split_entry *e)
+{
+    struct mp_diag *d = sp->d;
+    struct output *o = &sp->out[i];
+    size_t nb = 0;
+    e->idx = o->idx;
+    if (select_output(sp, x, o, (uint32_t)i + 1, e, batches, &nb) != 0)
+        return mp_diag_set(d, MP_ENOMEM, "out of memory selecting events");
+    e->nsteps = o->nroots;
+    e->steps = malloc(sizeof(*e->steps) * (o->nroots ? o->nroots : 1));
+    e->step_names = calloc(o->nroots ? o->nroots : 1, sizeof(char *));
+    if (!e->steps || !e->step_names)
+        return mp_diag_set(d, MP_ENOMEM, "out of memory");
+    for (size_t s = 0; s < o->nroots; s++) {
+        e->steps[s] = sp->details[o->roots[s]];
+        e->step_names[s] = mp_strdup(str_of(sp->s, sp->r[o->roots[s]].name));
+    }
+    bool structured = o->label != NULL || o->nroots > 1;
+    if (structured && nb == o->nroots)
+        for (size_t s = 0; s < nb; s++)
+            e->steps[s].batch_size = (*batches)[s];
+    mp_step_window_phase(e->steps, e->nsteps, &e->phase);
+    struct mp_buf nm;
+    mp_buf_init(&nm, 0);
+    output_name(sp, o, e, base, &nm);
+    e->output_path = join_path(sp->o->out_dir, o->subdir, mp_buf_cstr(&nm));
+    mp_buf_fini(&nm);
+    if (!e->output_path)
+        return mp_diag_set(d, MP_ENOMEM, "out of memory");
+    return 0;
+}
+
+/* second pass: keep the text of every selected event */
+static int split_copy_text(struct split *sp, const char *path)
+{
+    sp->selected = calloc(sp->s->n ? sp->s->n : 1, 1);
+    sp->raw_off = malloc(sizeof(size_t) * (sp->s->n ? sp->s->n : 1));
+    sp->raw_len = malloc(sizeof(uint32_t) * (sp->s->n ? sp->s->n : 1));
+    if (!sp->selected || !sp->raw_off || !sp->raw_len)
+        return mp_diag_set(sp->d, MP_ENOMEM, "out of memory");
+    for (size_t i = 0; i < sp->nout; i++)
+        for (size_t j = 0; j < sp->out[i].nevents; j++)
+            sp->selected[sp->out[i].events[j]] = 1;
+    struct mp_trace_parse_opts po = {.on_event = copy_event, .on_meta = copy_meta, .user = sp};
+    return mp_trace_parse_file(path, &po, NULL, sp->d);
+}
+
+/* every output's trace, then execution_details.json and .csv */
+static int split_write(struct split *sp, struct mp_trace_split_result *res, struct mp_buf *doc)
+{
+    const struct mp_trace_split_opts *opts = sp->o;
+    struct mp_diag *d = sp->d;
+    int rc = mp_fs_mkdirs(opts->out_dir, d);
+    if (rc != 0)
+        return rc;
+    for (size_t i = 0; i < sp->nout; i++) {
+        struct output *o = &sp->out[i];
+        if (o->subdir && *o->subdir) {
+            char *sub = join_path(opts->out_dir, o->subdir, NULL);
+            rc = sub ? mp_fs_mkdirs(sub, d) : MP_ENOMEM;
+            free(sub);
+            if (rc)
+                return rc;
+        }
+        if ((rc = render_output(sp, o)) != 0)
+            return mp_diag_set(d, rc, "out of memory compressing %s", res->entries[i].output_path);
+        if ((rc = write_file(res->entries[i].output_path, o->gz.data, o->gz.len, d)) != 0)
+            return rc;
+        mp_buf_fini(&o->gz);
+    }
+    mp_buf_reset(doc);
+    json_details(doc, res);
+    char *jp = join_path(opts->out_dir, NULL, "execution_details.json");
+    rc = jp ? write_file(jp, doc->data, doc->len, d) : MP_ENOMEM;
+    free(jp);
+    if (rc)
+        return rc;
+    mp_buf_reset(doc);
+    csv_details(doc, res);
+    char *cp = join_path(opts->out_dir, NULL, "execution_details.csv");
+    rc = cp ? write_file(cp, doc->data, doc->len, d) : MP_ENOMEM;
+    free(cp);
+    return rc;
+}
+
+static void split_fini(struct split *sp)
+{
+    for (size_t i = 0; i < sp->nout; i++) {
+        free(sp->out[i].roots);
+        free(sp->out[i].label);
+        free(sp->out[i].subdir);
+        free(sp->out[i].events);
+        mp_buf_fini(&sp->out[i].text);
+        mp_buf_fini(&sp->out[i].gz);
+    }
+    free(sp->out);
+    free(sp->roots);
+    free(sp->r);
+    free(sp->details);
+    free(sp->next);
+    free(sp->by_thread);
+    free(sp->meta);
+    free(sp->selected);
+    free(sp->raw_off);
+    free(sp->raw_len);
+    mp_buf_fini(&sp->arena);
+    mp_i64map_fini(&sp->flow_head);
+    mp_i64map_fini(&sp->gpu_head);
+    mp_buf_fini(&sp->keys_before);
+    mp_buf_fini(&sp->keys_after);
+    mp_step_patterns_free(sp->pat);
+    mp_trace_store_free(sp->s);
+}
+
 int mp_trace_split(const char *path, const struct mp_trace_split_opts *opts,
                    struct mp_trace_split_result *res, struct mp_diag *d)
 {
@@ -1153,27 +1297,8 @@ int mp_trace_split(const char *path, const struct mp_trace_split_opts *opts,
     if ((rc = mp_trace_store_load(path, &so, &sp.s, d)) != 0)
         goto out;
     res->events_in = sp.s->n;
-    if ((rc = find_roots(&sp, res)) != 0)
+    if ((rc = split_roots(&sp, path, res, d)) != 0)
         goto out;
-    if (sp.nroots == 0) {
-        free(sp.roots);
-        free(sp.r);
-        free(sp.details);
-        sp.roots = NULL;
-        sp.r = NULL;
-        sp.details = NULL;
-        if ((rc = generic_roots(&sp)) != 0)
-            goto out;
-        res->nroots = sp.nroots;
-    }
-    if (sp.nroots == 0) {
-        mp_diag_set_file(d, path);
-        rc = mp_diag_set(d, MP_ENOTFOUND,
-                         "no inference step annotations (vLLM execute_context_..., SGLang "
-                         "step[...], ATOM prefill[...]/decode[...]) among the user_annotation "
-                         "events, and no repeating call pattern to split at");
-        goto out;
-    }
     if ((rc = index_events(&sp)) != 0 || (rc = plan(&sp, res)) != 0)
         goto out;
     res->entries = calloc(sp.nout ? sp.nout : 1, sizeof(*res->entries));
@@ -1184,119 +1309,21 @@ int mp_trace_split(const char *path, const struct mp_trace_split_opts *opts,
         goto out;
     }
     res->n = sp.nout;
-    for (size_t i = 0; i < sp.nout; i++) {
-        struct output *o = &sp.out[i];
-        struct mp_trace_split_entry *e = &res->entries[i];
-        size_t nb = 0;
-        e->idx = o->idx;
-        if (select_output(&sp, &x, o, (uint32_t)i + 1, e, &batches, &nb) != 0) {
-            rc = mp_diag_set(d, MP_ENOMEM, "out of memory selecting events");
-            goto out;
-        }
-        e->nsteps = o->nroots;
-        e->steps = malloc(sizeof(*e->steps) * (o->nroots ? o->nroots : 1));
-        e->step_names = calloc(o->nroots ? o->nroots : 1, sizeof(char *));
-        if (!e->steps || !e->step_names) {
-            rc = mp_diag_set(d, MP_ENOMEM, "out of memory");
-            goto out;
-        }
-        for (size_t s = 0; s < o->nroots; s++) {
-            e->steps[s] = sp.details[o->roots[s]];
-            e->step_names[s] = mp_strdup(str_of(sp.s, sp.r[o->roots[s]].name));
-        }
-        bool structured = o->label != NULL || o->nroots > 1;
-        if (structured && nb == o->nroots)
-            for (size_t s = 0; s < nb; s++)
-                e->steps[s].batch_size = batches[s];
-        mp_step_window_phase(e->steps, e->nsteps, &e->phase);
-        struct mp_buf nm;
-        mp_buf_init(&nm, 0);
-        output_name(&sp, o, e, base, &nm);
-        e->output_path = join_path(opts->out_dir, o->subdir, mp_buf_cstr(&nm));
-        mp_buf_fini(&nm);
-        if (!e->output_path) {
-            rc = mp_diag_set(d, MP_ENOMEM, "out of memory");
-            goto out;
-        }
-    }
-    /* second pass: keep the text of every selected event */
-    sp.selected = calloc(sp.s->n ? sp.s->n : 1, 1);
-    sp.raw_off = malloc(sizeof(size_t) * (sp.s->n ? sp.s->n : 1));
-    sp.raw_len = malloc(sizeof(uint32_t) * (sp.s->n ? sp.s->n : 1));
-    if (!sp.selected || !sp.raw_off || !sp.raw_len) {
-        rc = mp_diag_set(d, MP_ENOMEM, "out of memory");
-        goto out;
-    }
     for (size_t i = 0; i < sp.nout; i++)
-        for (size_t j = 0; j < sp.out[i].nevents; j++)
-            sp.selected[sp.out[i].events[j]] = 1;
-    struct mp_trace_parse_opts po = {.on_event = copy_event, .on_meta = copy_meta, .user = &sp};
-    if ((rc = mp_trace_parse_file(path, &po, NULL, d)) != 0)
-        goto out;
-    if ((rc = mp_fs_mkdirs(opts->out_dir, d)) != 0)
-        goto out;
-    for (size_t i = 0; i < sp.nout; i++) {
-        struct output *o = &sp.out[i];
-        if (o->subdir && *o->subdir) {
-            char *sub = join_path(opts->out_dir, o->subdir, NULL);
-            rc = sub ? mp_fs_mkdirs(sub, d) : MP_ENOMEM;
-            free(sub);
-            if (rc)
-                goto out;
-        }
-        if ((rc = render_output(&sp, o)) != 0) {
-            rc = mp_diag_set(d, rc, "out of memory compressing %s", res->entries[i].output_path);
+        if ((rc = split_entry(&sp, &x, i, base, &batches, &res->entries[i])) != 0)
             goto out;
-        }
-        if ((rc = write_file(res->entries[i].output_path, o->gz.data, o->gz.len, d)) != 0)
-            goto out;
-        mp_buf_fini(&o->gz);
-    }
-    mp_buf_reset(&doc);
-    json_details(&doc, res);
-    char *jp = join_path(opts->out_dir, NULL, "execution_details.json");
-    rc = jp ? write_file(jp, doc.data, doc.len, d) : MP_ENOMEM;
-    free(jp);
-    if (rc)
+    if ((rc = split_copy_text(&sp, path)) != 0)
         goto out;
-    mp_buf_reset(&doc);
-    csv_details(&doc, res);
-    char *cp = join_path(opts->out_dir, NULL, "execution_details.csv");
-    rc = cp ? write_file(cp, doc.data, doc.len, d) : MP_ENOMEM;
-    free(cp);
+    rc = split_write(&sp, res, &doc);
 out:
-    for (size_t i = 0; i < sp.nout; i++) {
-        free(sp.out[i].roots);
-        free(sp.out[i].label);
-        free(sp.out[i].subdir);
-        free(sp.out[i].events);
-        mp_buf_fini(&sp.out[i].text);
-        mp_buf_fini(&sp.out[i].gz);
-    }
-    free(sp.out);
-    free(sp.roots);
-    free(sp.r);
-    free(sp.details);
-    free(sp.next);
-    free(sp.by_thread);
-    free(sp.meta);
-    free(sp.selected);
-    free(sp.raw_off);
-    free(sp.raw_len);
-    mp_buf_fini(&sp.arena);
+    split_fini(&sp);
     free(x.ev);
     free(x.stamp);
     free(x.corr);
     free(batches);
     free(base);
-    mp_i64map_fini(&sp.flow_head);
-    mp_i64map_fini(&sp.gpu_head);
-    mp_buf_fini(&sp.keys_before);
-    mp_buf_fini(&sp.keys_after);
     mp_buf_fini(&gz);
     mp_buf_fini(&doc);
-    mp_step_patterns_free(sp.pat);
-    mp_trace_store_free(sp.s);
     if (rc)
         mp_trace_split_result_fini(res);
     return rc;
