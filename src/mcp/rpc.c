@@ -59,6 +59,24 @@ static json_t *supported_versions(void)
     return a;
 }
 
+/* ---- reference counts (sinks and sessions) ---- */
+
+static void refs_inc(pthread_mutex_t *mu, int *refs)
+{
+    pthread_mutex_lock(mu);
+    (*refs)++;
+    pthread_mutex_unlock(mu);
+}
+
+/* Drops one reference; returns how many are left. */
+static int refs_dec(pthread_mutex_t *mu, int *refs)
+{
+    pthread_mutex_lock(mu);
+    int left = --*refs;
+    pthread_mutex_unlock(mu);
+    return left;
+}
+
 /* ---- sinks ---- */
 
 struct mcp_sink *mcp_sink_new(enum mcp_sink_kind kind)
@@ -77,19 +95,12 @@ struct mcp_sink *mcp_sink_new(enum mcp_sink_kind kind)
 
 void mcp_sink_ref(struct mcp_sink *s)
 {
-    pthread_mutex_lock(&s->mu);
-    s->refs++;
-    pthread_mutex_unlock(&s->mu);
+    refs_inc(&s->mu, &s->refs);
 }
 
 void mcp_sink_unref(struct mcp_sink *s)
 {
-    if (!s)
-        return;
-    pthread_mutex_lock(&s->mu);
-    int left = --s->refs;
-    pthread_mutex_unlock(&s->mu);
-    if (left)
+    if (!s || refs_dec(&s->mu, &s->refs))
         return;
     mp_buf_fini(&s->q);
     pthread_mutex_destroy(&s->mu);
@@ -211,19 +222,12 @@ struct mp_mcp_session *mcp_session_new(struct mcp_server *srv)
 
 void mcp_session_ref(struct mp_mcp_session *s)
 {
-    pthread_mutex_lock(&s->mu);
-    s->refs++;
-    pthread_mutex_unlock(&s->mu);
+    refs_inc(&s->mu, &s->refs);
 }
 
 void mcp_session_unref(struct mp_mcp_session *s)
 {
-    if (!s)
-        return;
-    pthread_mutex_lock(&s->mu);
-    int left = --s->refs;
-    pthread_mutex_unlock(&s->mu);
-    if (left)
+    if (!s || refs_dec(&s->mu, &s->refs))
         return;
     pthread_mutex_destroy(&s->mu);
     if (s->own_srv) {
