@@ -156,7 +156,7 @@ int mp_src_trace_kernels(const char *path, struct mp_src_trace_kernels *out, str
             }
             if ((size_t)id >= cap_ki) {
                 size_t nc = cap_ki ? cap_ki * 2 : 256;
-                struct kinfo *nk = mp_realloc(ki, nc * sizeof(*nk));
+                struct kinfo *nk = mp_reallocarray(ki, nc, sizeof(*nk));
                 if (!nk) {
                     rc = MP_ENOMEM;
                     break;
