@@ -88,17 +88,11 @@ int tl_sheet_coll(struct mp_report *rep, const struct mp_trace_tree *t,
                 free(r.cell[f]);
             continue;
         }
-        if (n == cap) {
-            size_t nc = cap ? cap * 2 : 64;
-            struct crow *nr = realloc(rows, nc * sizeof(*nr));
-            if (!nr) {
-                for (int f = 0; f < NFIELDS; f++)
-                    free(r.cell[f]);
-                rc = MP_ENOMEM;
-                break;
-            }
-            rows = nr;
-            cap = nc;
+        if (MP_GROW(rows, cap, n + 1, 64)) {
+            for (int f = 0; f < NFIELDS; f++)
+                free(r.cell[f]);
+            rc = MP_ENOMEM;
+            break;
         }
         rows[n++] = r;
     }

@@ -153,14 +153,8 @@ static bool has_model(struct uctx *u, int32_t i)
 
 static int collect(struct uctx *u, int32_t i)
 {
-    if (u->ncollected == u->capc) {
-        size_t nc = u->capc ? u->capc * 2 : 256;
-        int32_t *n = realloc(u->collected, nc * sizeof(int32_t));
-        if (!n)
-            return MP_ENOMEM;
-        u->collected = n;
-        u->capc = nc;
-    }
+    if (MP_GROW(u->collected, u->capc, u->ncollected + 1, 256))
+        return MP_ENOMEM;
     u->collected[u->ncollected++] = i;
     u->is_collected[i] = 1;
     if (u->root_of)
@@ -210,14 +204,8 @@ struct idvec {
 
 static int idv_push(struct idvec *a, int32_t x)
 {
-    if (a->n == a->cap) {
-        size_t nc = a->cap ? a->cap * 2 : 32;
-        int32_t *nv = realloc(a->v, nc * sizeof(int32_t));
-        if (!nv)
-            return MP_ENOMEM;
-        a->v = nv;
-        a->cap = nc;
-    }
+    if (MP_GROW(a->v, a->cap, a->n + 1, 32))
+        return MP_ENOMEM;
     a->v[a->n++] = x;
     return 0;
 }
@@ -521,14 +509,8 @@ static int fill_row(struct uctx *u, struct urow *r)
         return MP_ENOMEM;
     r->koff = (uint32_t)u->nkpool;
     if (r->synthetic) {
-        if (u->nkpool == u->capkpool) {
-            size_t nc = u->capkpool ? u->capkpool * 2 : 4096;
-            int32_t *np = realloc(u->kpool, nc * sizeof(int32_t));
-            if (!np)
-                return MP_ENOMEM;
-            u->kpool = np;
-            u->capkpool = nc;
-        }
+        if (MP_GROW(u->kpool, u->capkpool, u->nkpool + 1, 4096))
+            return MP_ENOMEM;
         u->kpool[u->nkpool++] = r->kernel;
     } else {
         long got = mp_trace_tree_gpu_events(t, r->uid, &u->kpool, &u->nkpool, &u->capkpool);
@@ -1030,7 +1012,7 @@ int tl_sheet_unified(struct mp_report *rep, const struct mp_trace_tree *t,
             if (pass == 1 && cpu >= 0) {
                 if (nrows == cap) {
                     cap *= 2;
-                    struct urow *nr2 = realloc(rows, cap * sizeof(*rows));
+                    struct urow *nr2 = mp_reallocarray(rows, cap, sizeof(*rows));
                     if (!nr2) {
                         rc = MP_ENOMEM;
                         break;
@@ -1086,7 +1068,7 @@ int tl_sheet_unified(struct mp_report *rep, const struct mp_trace_tree *t,
             for (size_t q = 0; q < no && !rc; q++) {
                 if (nrows == cap) {
                     cap *= 2;
-                    struct urow *nr2 = realloc(rows, cap * sizeof(*rows));
+                    struct urow *nr2 = mp_reallocarray(rows, cap, sizeof(*rows));
                     if (!nr2) {
                         rc = MP_ENOMEM;
                         break;
@@ -1244,15 +1226,9 @@ static int render_summary(struct uctx *u, struct mp_report *rep, struct urow *ro
             ng++;
         }
         struct ugrp *G = &g[gid[id]];
-        if (G->n == G->cap) {
-            size_t nc = G->cap ? G->cap * 2 : 8;
-            size_t *nm = realloc(G->m, nc * sizeof(size_t));
-            if (!nm) {
-                rc = MP_ENOMEM;
-                break;
-            }
-            G->m = nm;
-            G->cap = nc;
+        if (MP_GROW(G->m, G->cap, G->n + 1, 8)) {
+            rc = MP_ENOMEM;
+            break;
         }
         G->m[G->n++] = r;
         G->kt_sum += w->kt;
