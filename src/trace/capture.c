@@ -718,7 +718,7 @@ static int plan_graft(struct plan *p, size_t n0, struct cap_file *f, int32_t fi,
 
 #define GROW_TO(arr, n)                                                                            \
     do {                                                                                           \
-        void *np_ = realloc((arr), sizeof(*(arr)) * (n));                                          \
+        void *np_ = mp_reallocarray((arr), (n), sizeof(*(arr)));                                   \
         if (!np_)                                                                                  \
             return MP_ENOMEM;                                                                      \
         (arr) = np_;                                                                               \
