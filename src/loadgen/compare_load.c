@@ -234,7 +234,7 @@ static void raw_fini(struct raw *r)
 
 static int grow(void **p, size_t elem, size_t cap)
 {
-    void *q = realloc(*p, cap * elem);
+    void *q = mp_reallocarray(*p, cap, elem);
     if (!q)
         return MP_ENOMEM;
     *p = q;
