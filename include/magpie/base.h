@@ -80,6 +80,31 @@ char *mp_strndup(const char *s, size_t n);
 /* True when needle occurs in s, ASCII letters compared without case. */
 bool mp_str_contains_ci(const char *s, const char *needle);
 
+/* ---- array growth with overflow checks ----
+ * mp_size_mul stores a * b in *out and returns 0, or returns MP_ENOMEM (and
+ * leaves *out alone) when the product does not fit in size_t.
+ * mp_reallocarray is realloc of n elements with that check, for arrays
+ * grown to an exact size.
+ * mp_grow makes the array *pp (a pointer variable, passed by address) hold
+ * at least need elements of elem bytes: nothing happens when need <= *cap;
+ * otherwise the capacity starts at *cap (min_cap when *cap is 0) and doubles
+ * until it reaches need, the block is realloc'd and *pp, *cap updated.
+ * Returns 0, or MP_ENOMEM when a size overflows or realloc fails (then *pp
+ * and *cap are untouched, the old block still valid).
+ * MP_GROW(ptr, cap, need, min_cap) is the typed form: ptr an lvalue pointer,
+ * cap a size_t lvalue, elem taken as sizeof(*(ptr)); need and cap are
+ * evaluated twice (an inline test skips the call when there is room).
+ * Usual use, appending:
+ *     if (MP_GROW(v, cap, n + 1, 64)) return MP_ENOMEM;
+ *     v[n++] = x; */
+int mp_size_mul(size_t a, size_t b, size_t *out);
+/* realloc(p, n * size), NULL (p untouched) when the product overflows or
+ * realloc fails; n * size == 0 allocates 1 byte, like mp_realloc. */
+void *mp_reallocarray(void *p, size_t n, size_t size);
+int mp_grow(void *pp, size_t *cap, size_t need, size_t elem, size_t min_cap);
+#define MP_GROW(ptr, cap, need, min_cap)                                                           \
+    ((size_t)(need) <= (cap) ? 0 : mp_grow(&(ptr), &(cap), (need), sizeof(*(ptr)), (min_cap)))
+
 /* ---- arena: bump allocator freed in one call ---- */
 struct mp_arena;
 struct mp_arena *mp_arena_new(size_t block_size);

@@ -24,6 +24,46 @@ void *mp_realloc(void *p, size_t n)
     return realloc(p, n ? n : 1);
 }
 
+int mp_size_mul(size_t a, size_t b, size_t *out)
+{
+    if (b && a > SIZE_MAX / b)
+        return MP_ENOMEM;
+    *out = a * b;
+    return 0;
+}
+
+void *mp_reallocarray(void *p, size_t n, size_t size)
+{
+    size_t bytes;
+    if (mp_size_mul(n, size, &bytes))
+        return NULL;
+    return realloc(p, bytes ? bytes : 1);
+}
+
+int mp_grow(void *pp, size_t *cap, size_t need, size_t elem, size_t min_cap)
+{
+    if (need <= *cap)
+        return 0;
+    size_t nc = *cap ? *cap : (min_cap ? min_cap : 1);
+    while (nc < need) {
+        if (nc > SIZE_MAX / 2)
+            return MP_ENOMEM;
+        nc *= 2;
+    }
+    size_t bytes;
+    if (mp_size_mul(nc, elem, &bytes))
+        return MP_ENOMEM;
+    /* *pp is some T * variable: read and write it as bytes, not as void * */
+    void *old;
+    memcpy(&old, pp, sizeof(old));
+    void *p = realloc(old, bytes ? bytes : 1);
+    if (!p)
+        return MP_ENOMEM;
+    memcpy(pp, &p, sizeof(p));
+    *cap = nc;
+    return 0;
+}
+
 char *mp_strndup(const char *s, size_t n)
 {
     char *r = malloc(n + 1);

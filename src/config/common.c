@@ -67,7 +67,7 @@ void mp_cmds_fini(struct mp_cmds *c)
 
 static int cmds_push(struct mp_cmds *c, char **argv)
 {
-    char ***na = mp_realloc((void *)c->argv, (size_t)(c->n + 1) * sizeof(char **));
+    char ***na = mp_reallocarray((void *)c->argv, (size_t)c->n + 1, sizeof(char **));
     if (!na) {
         mp_proc_argv_free(argv);
         return MP_ENOMEM;

@@ -10,7 +10,7 @@
 
 static int add_weight(struct mp_weights *w, const char *metric, double weight)
 {
-    struct mp_weight *nv = mp_realloc(w->v, (size_t)(w->n + 1) * sizeof(*nv));
+    struct mp_weight *nv = mp_reallocarray(w->v, (size_t)w->n + 1, sizeof(*nv));
     if (!nv)
         return MP_ENOMEM;
     w->v = nv;
@@ -23,7 +23,7 @@ static int add_weight(struct mp_weights *w, const char *metric, double weight)
 
 static int add_str(struct mp_strlist *l, const char *s)
 {
-    char **nv = mp_realloc((void *)l->v, (size_t)(l->n + 1) * sizeof(char *));
+    char **nv = mp_reallocarray((void *)l->v, (size_t)l->n + 1, sizeof(char *));
     if (!nv)
         return MP_ENOMEM;
     l->v = nv;

@@ -114,7 +114,7 @@ void mp_kernel_spec_fini(struct mp_kernel_spec *k)
 
 int mp_kernel_config_add(struct mp_kernel_config *c, struct mp_kernel_spec *k)
 {
-    struct mp_kernel_spec *nv = mp_realloc(c->kernels, (size_t)(c->nkernels + 1) * sizeof(*nv));
+    struct mp_kernel_spec *nv = mp_reallocarray(c->kernels, (size_t)c->nkernels + 1, sizeof(*nv));
     if (!nv)
         return MP_ENOMEM;
     c->kernels = nv;

@@ -86,12 +86,8 @@ int mp_csv_next(const char **pp, const char *end, struct mp_csv_rec *rec, size_t
         if (rec->n == rec->cap) {
             if (rec->cap >= max_fields)
                 return MP_EUNSUP;
-            size_t nc = rec->cap ? rec->cap * 2 : 64;
-            size_t *no = realloc(rec->off, nc * sizeof(*no));
-            if (!no)
+            if (MP_GROW(rec->off, rec->cap, rec->n + 1, 64))
                 return MP_ENOMEM;
-            rec->off = no;
-            rec->cap = nc;
         }
         rec->off[rec->n++] = rec->text.len;
         if (p < end && *p == '"') {

@@ -147,14 +147,8 @@ static int add_anchor(struct builder *b, const yaml_char_t *name, struct mp_yaml
 {
     if (!name)
         return 0;
-    if (b->nanchors == b->capanchors) {
-        size_t nc = b->capanchors ? b->capanchors * 2 : 8;
-        struct anchor *na = mp_realloc(b->anchors, nc * sizeof(*na));
-        if (!na)
-            return MP_ENOMEM;
-        b->anchors = na;
-        b->capanchors = nc;
-    }
+    if (MP_GROW(b->anchors, b->capanchors, b->nanchors + 1, 8))
+        return MP_ENOMEM;
     char *s = mp_arena_strndup(b->doc->arena, (const char *)name, strlen((const char *)name));
     if (!s)
         return MP_ENOMEM;

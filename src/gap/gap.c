@@ -152,7 +152,7 @@ static int grow_i32(int32_t **arr, size_t *cap, size_t need, int fill)
     size_t nc = *cap ? *cap : 256;
     while (nc < need)
         nc *= 2;
-    int32_t *n = realloc(*arr, nc * sizeof(int32_t));
+    int32_t *n = mp_reallocarray(*arr, nc, sizeof(int32_t));
     if (!n)
         return MP_ENOMEM;
     memset(n + *cap, fill, (nc - *cap) * sizeof(int32_t));
@@ -423,14 +423,8 @@ static struct agg *agg_for(struct ctx *c, const struct mp_trace_event *ev, bool 
         goto oom;
     int32_t idx = ra->by_key[key];
     if (idx < 0) {
-        if (ra->n == ra->cap) {
-            size_t nc = ra->cap ? ra->cap * 2 : 256;
-            struct agg *nv = realloc(ra->v, nc * sizeof(*nv));
-            if (!nv)
-                goto oom;
-            ra->v = nv;
-            ra->cap = nc;
-        }
+        if (MP_GROW(ra->v, ra->cap, ra->n + 1, 256))
+            goto oom;
         idx = (int32_t)ra->n++;
         struct agg *a = &ra->v[idx];
         memset(a, 0, sizeof(*a));
@@ -731,15 +725,9 @@ static int merge(struct ctx *c, struct rank_full *full, size_t nr, struct mp_gap
             /* entries are -1 (none yet) or an index below m.n; the second
              * test only makes that visible to the analyzer */
             if (idx < 0 || (size_t)idx >= m.n) {
-                if (m.n == m.cap) {
-                    size_t nc = m.cap ? m.cap * 2 : 256;
-                    struct agg *nv = realloc(m.v, nc * sizeof(*nv));
-                    if (!nv) {
-                        rc = MP_ENOMEM;
-                        goto out;
-                    }
-                    m.v = nv;
-                    m.cap = nc;
+                if (MP_GROW(m.v, m.cap, m.n + 1, 256)) {
+                    rc = MP_ENOMEM;
+                    goto out;
                 }
                 idx = (int32_t)m.n++;
                 memset(&m.v[idx], 0, sizeof(m.v[idx]));

@@ -19,7 +19,7 @@ static double pct_of(double v, double total)
 
 static int add_warning(struct mp_gap_sources *s, const char *msg)
 {
-    char **w = mp_realloc(s->warnings, (s->n_warnings + 1) * sizeof(*w));
+    char **w = mp_reallocarray(s->warnings, s->n_warnings + 1, sizeof(*w));
     if (!w)
         return MP_ENOMEM;
     s->warnings = w;

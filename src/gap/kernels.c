@@ -25,10 +25,10 @@ static int kacc_add(struct kacc *k, const char *name, size_t n, double us, uint6
         size_t nc = k->cap ? k->cap * 2 : 256;
         while (nc <= (size_t)id)
             nc *= 2;
-        double *u = realloc(k->us, nc * sizeof(*u));
+        double *u = mp_reallocarray(k->us, nc, sizeof(*u));
         if (u)
             k->us = u;
-        uint64_t *c = realloc(k->calls, nc * sizeof(*c));
+        uint64_t *c = mp_reallocarray(k->calls, nc, sizeof(*c));
         if (c)
             k->calls = c;
         if (!u || !c)

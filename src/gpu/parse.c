@@ -30,7 +30,7 @@ struct mp_gpu_device *gpu_add_device(struct mp_gpu_info *info, int index)
 {
     if (info->count >= MP_GPU_MAX_DEVICES)
         return NULL;
-    struct mp_gpu_device *n = mp_realloc(info->gpus, (size_t)(info->count + 1) * sizeof(*n));
+    struct mp_gpu_device *n = mp_reallocarray(info->gpus, (size_t)info->count + 1, sizeof(*n));
     if (!n)
         return NULL;
     info->gpus = n;

@@ -115,7 +115,7 @@ static void add(struct av *a, const char *s)
         return;
     if (a->n + 2 > a->cap) {
         int cap = a->cap ? a->cap * 2 : 64;
-        char **nv = realloc(a->v, (size_t)cap * sizeof(char *));
+        char **nv = mp_reallocarray(a->v, (size_t)cap, sizeof(char *));
         if (!nv) {
             a->oom = true;
             return;

@@ -53,14 +53,8 @@ struct strv {
 
 static int strv_push(struct strv *s, const char *p)
 {
-    if (s->n == s->cap) {
-        size_t nc = s->cap ? s->cap * 2 : 32;
-        char **nv = realloc(s->v, nc * sizeof(*nv));
-        if (!nv)
-            return MP_ENOMEM;
-        s->v = nv;
-        s->cap = nc;
-    }
+    if (MP_GROW(s->v, s->cap, s->n + 1, 32))
+        return MP_ENOMEM;
     s->v[s->n] = mp_strdup(p);
     if (!s->v[s->n])
         return MP_ENOMEM;
@@ -270,14 +264,8 @@ static int fns_push(struct fns *f, const char *name, size_t len, long line)
     for (size_t i = 0; i < f->n; i++)
         if (strlen(f->v[i].name) == len && !memcmp(f->v[i].name, name, len))
             return 0; /* overloads and template specialisations: listed once */
-    if (f->n == f->cap) {
-        size_t nc = f->cap ? f->cap * 2 : 8;
-        struct mp_disc_fn *nv = realloc(f->v, nc * sizeof(*nv));
-        if (!nv)
-            return MP_ENOMEM;
-        f->v = nv;
-        f->cap = nc;
-    }
+    if (MP_GROW(f->v, f->cap, f->n + 1, 8))
+        return MP_ENOMEM;
     f->v[f->n].name = malloc(len + 1);
     if (!f->v[f->n].name)
         return MP_ENOMEM;
@@ -782,7 +770,7 @@ static int build_entry(struct walk *w, const char *root, bool root_is_file, cons
         free(abs);
         return rc;
     }
-    struct mp_disc_entry *nv = realloc(res->e, (res->n + 1) * sizeof(*nv));
+    struct mp_disc_entry *nv = mp_reallocarray(res->e, res->n + 1, sizeof(*nv));
     if (!nv) {
         for (size_t i = 0; i < k.n; i++)
             free(k.v[i].name);

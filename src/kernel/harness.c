@@ -771,11 +771,11 @@ static int take_sample(struct hdev *dv, struct hbuf *flush, size_t flush_bytes, 
     double v = ms / t->batch;
     if (t->n == t->cap) {
         int nc = t->cap ? t->cap * 2 : 256;
-        double *ns = mp_realloc(t->samples, (size_t)nc * sizeof(double));
+        double *ns = mp_reallocarray(t->samples, (size_t)nc, sizeof(double));
         if (!ns)
             return MP_ENOMEM;
         t->samples = ns;
-        double *nclk = mp_realloc(t->clocks, (size_t)nc * sizeof(double));
+        double *nclk = mp_reallocarray(t->clocks, (size_t)nc, sizeof(double));
         if (!nclk)
             return MP_ENOMEM;
         t->clocks = nclk;

@@ -35,7 +35,7 @@ void k_add_error(struct mp_kernel_result *r, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(buf, sizeof(buf), fmt, ap);
     va_end(ap);
-    char **ne = mp_realloc((void *)r->errors, (size_t)(r->nerrors + 1) * sizeof(char *));
+    char **ne = mp_reallocarray((void *)r->errors, (size_t)r->nerrors + 1, sizeof(char *));
     if (!ne)
         return;
     r->errors = ne;
@@ -506,7 +506,7 @@ static void stage_latency_marker(struct ctx *c, int i, int round)
     k_timing_from_json(t, j);
     json_decref(j);
     if (round > 0 && nprev > 0 && t->nsamples > 0) { /* rounds accumulate */
-        double *all = mp_realloc(prev, (size_t)(nprev + t->nsamples) * sizeof(double));
+        double *all = mp_reallocarray(prev, (size_t)nprev + (size_t)t->nsamples, sizeof(double));
         if (all) {
             memcpy(all + nprev, t->samples_ms, (size_t)t->nsamples * sizeof(double));
             free(t->samples_ms);

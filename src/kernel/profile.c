@@ -130,7 +130,7 @@ static struct acc *acc_get(struct acc **arr, int *n, const char *name, const cha
     for (int i = 0; i < *n; i++)
         if (strcmp((*arr)[i].name, name) == 0)
             return &(*arr)[i];
-    struct acc *na = mp_realloc(*arr, (size_t)(*n + 1) * sizeof(*na));
+    struct acc *na = mp_reallocarray(*arr, (size_t)*n + 1, sizeof(*na));
     if (!na)
         return NULL;
     *arr = na;
@@ -148,7 +148,7 @@ static struct mp_kernel_dispatch *disp_get(struct mp_kernel_perf *p, const char 
         if (strcmp(p->dispatch[i].name, name) == 0)
             return &p->dispatch[i];
     struct mp_kernel_dispatch *nd =
-        mp_realloc(p->dispatch, (size_t)(p->ndispatch + 1) * sizeof(*nd));
+        mp_reallocarray(p->dispatch, (size_t)p->ndispatch + 1, sizeof(*nd));
     if (!nd)
         return NULL;
     p->dispatch = nd;
@@ -468,7 +468,7 @@ out:
 
 static void add_metric(struct mp_kernel_perf *p, const char *name, double v, const char *unit)
 {
-    struct mp_kernel_metric *nm = mp_realloc(p->metrics, (size_t)(p->nmetrics + 1) * sizeof(*nm));
+    struct mp_kernel_metric *nm = mp_reallocarray(p->metrics, (size_t)p->nmetrics + 1, sizeof(*nm));
     if (!nm)
         return;
     p->metrics = nm;

@@ -89,7 +89,7 @@ int mp_bcmp_side_add_field(struct mp_bcmp_side *s, const char *name, const char 
     for (size_t i = 0; i < s->n_fields; i++)
         if (!strcmp(s->fields[i].name, name))
             return 0; /* the first source of a field wins */
-    struct mp_bcmp_field *f = realloc(s->fields, (s->n_fields + 1) * sizeof(*f));
+    struct mp_bcmp_field *f = mp_reallocarray(s->fields, s->n_fields + 1, sizeof(*f));
     if (!f)
         return MP_ENOMEM;
     s->fields = f;
@@ -110,7 +110,7 @@ static int add_note(struct mp_bcmp_side *s, const char *fmt, const char *a, size
 {
     char buf[1200];
     snprintf(buf, sizeof(buf), fmt, a, n);
-    char **v = realloc(s->notes, (s->n_notes + 1) * sizeof(*v));
+    char **v = mp_reallocarray(s->notes, s->n_notes + 1, sizeof(*v));
     if (!v)
         return MP_ENOMEM;
     s->notes = v;
@@ -234,7 +234,7 @@ static void raw_fini(struct raw *r)
 
 static int grow(void **p, size_t elem, size_t cap)
 {
-    void *q = realloc(*p, cap * elem);
+    void *q = mp_reallocarray(*p, cap, elem);
     if (!q)
         return MP_ENOMEM;
     *p = q;
@@ -698,7 +698,7 @@ static int load_run_dir(const char *dir, struct mp_bcmp_side *s, struct mp_bcmp_
 
 static int push_run(struct mp_bcmp_side *s, struct mp_bcmp_run **slot)
 {
-    struct mp_bcmp_run *v = realloc(s->runs, (s->n_runs + 1) * sizeof(*v));
+    struct mp_bcmp_run *v = mp_reallocarray(s->runs, s->n_runs + 1, sizeof(*v));
     if (!v)
         return MP_ENOMEM;
     s->runs = v;

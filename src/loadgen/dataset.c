@@ -372,7 +372,7 @@ int mp_loadgen_dataset_sharegpt(const struct mp_loadgen_file_opts *o, size_t num
         }
         if (n_elem == cap) {
             cap = cap ? cap * 2 : 1024;
-            const char **ne = realloc(elem, cap * 2 * sizeof(const char *)); // NOLINT
+            const char **ne = mp_reallocarray(elem, cap * 2, sizeof(const char *)); // NOLINT
             if (!ne) {
                 rc = mp_diag_set(d, MP_ENOMEM, "out of memory");
                 goto out;
@@ -600,9 +600,9 @@ int mp_loadgen_dataset_jsonl(const struct mp_loadgen_file_opts *o, size_t num_pr
         }
         if (n_cand == cap) {
             cap = cap ? cap * 2 : 256;
-            struct sample *nc = realloc(cand, cap * sizeof(*cand));
-            json_t **nd = realloc(docs, cap * sizeof(json_t *)); // NOLINT
-            int32_t **ni = realloc(idbufs, cap * sizeof(int32_t *));
+            struct sample *nc = mp_reallocarray(cand, cap, sizeof(*cand));
+            json_t **nd = mp_reallocarray(docs, cap, sizeof(json_t *)); // NOLINT
+            int32_t **ni = mp_reallocarray(idbufs, cap, sizeof(int32_t *));
             if (nc)
                 cand = nc;
             if (nd)

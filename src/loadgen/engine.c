@@ -139,7 +139,7 @@ static int grow_events(struct slot *s)
     if (s->ev_cap >= MAX_EVENTS_PER_REQ)
         return MP_ENOMEM;
     uint32_t cap = s->ev_cap ? s->ev_cap * 2 : 64;
-    uint64_t *ns = realloc(rec->event_ns, cap * sizeof(*ns));
+    uint64_t *ns = mp_reallocarray(rec->event_ns, cap, sizeof(*ns));
     if (!ns)
         return MP_ENOMEM;
     rec->event_ns = ns;
@@ -148,7 +148,7 @@ static int grow_events(struct slot *s)
         return MP_ENOMEM;
     rec->event_src = src;
     if (s->e->cfg->continuous_usage) {
-        uint16_t *tk = realloc(rec->event_tokens, cap * sizeof(*tk));
+        uint16_t *tk = mp_reallocarray(rec->event_tokens, cap, sizeof(*tk));
         if (!tk)
             return MP_ENOMEM;
         rec->event_tokens = tk;
@@ -504,11 +504,11 @@ static struct slot *slot_get(struct engine *e)
         return e->free_slots[--e->n_free];
     if (e->n_slots == e->cap_slots) {
         size_t cap = e->cap_slots ? e->cap_slots * 2 : 64;
-        struct slot **ns = realloc(e->slots, cap * sizeof(struct slot *)); // NOLINT
+        struct slot **ns = mp_reallocarray(e->slots, cap, sizeof(struct slot *)); // NOLINT
         if (!ns)
             return NULL;
         e->slots = ns;
-        struct slot **nf = realloc(e->free_slots, cap * sizeof(struct slot *)); // NOLINT
+        struct slot **nf = mp_reallocarray(e->free_slots, cap, sizeof(struct slot *)); // NOLINT
         if (!nf)
             return NULL;
         e->free_slots = nf;

@@ -337,15 +337,9 @@ static int load_param_rows(const struct mp_report *r, struct prow **out, size_t 
             continue;
         norm_category(sh[s]->name, &cat);
         while (!rc && mp_csv_next(&p, end, &rec, 1u << 16) == 1) {
-            if (*nout == cap) {
-                size_t nc = cap ? cap * 2 : 64;
-                struct prow *no = realloc(*out, nc * sizeof(*no));
-                if (!no) {
-                    rc = MP_ENOMEM;
-                    break;
-                }
-                *out = no;
-                cap = nc;
+            if (MP_GROW(*out, cap, *nout + 1, 64)) {
+                rc = MP_ENOMEM;
+                break;
             }
             struct prow *pr = &(*out)[(*nout)++];
             memset(pr, 0, sizeof(*pr));
@@ -670,14 +664,8 @@ static int sv_push(struct strv *s, const char *fmt, ...) __attribute__((format(p
 
 static int sv_push(struct strv *s, const char *fmt, ...)
 {
-    if (s->n == s->cap) {
-        size_t nc = s->cap ? s->cap * 2 : 8;
-        char **nv = realloc(s->v, nc * sizeof(char *));
-        if (!nv)
-            return MP_ENOMEM;
-        s->v = nv;
-        s->cap = nc;
-    }
+    if (MP_GROW(s->v, s->cap, s->n + 1, 8))
+        return MP_ENOMEM;
     va_list ap;
     va_start(ap, fmt);
     char *t = NULL;

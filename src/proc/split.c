@@ -52,16 +52,11 @@ static int split_error(const char *s, size_t at, struct mp_diag *d)
                        s[at] == '\'' ? "' (single quote)" : "\" (double quote)", line, col);
 }
 
+// NOLINTNEXTLINE(readability-non-const-parameter): MP_GROW writes *cap
 static int push_word(char ***argv, size_t *n, size_t *cap, struct mp_buf *w)
 {
-    if (*n + 2 > *cap) {
-        size_t nc = *cap ? *cap * 2 : 8;
-        char **na = mp_realloc(*argv, nc * sizeof(char *));
-        if (!na)
-            return MP_ENOMEM;
-        *argv = na;
-        *cap = nc;
-    }
+    if (MP_GROW(*argv, *cap, *n + 2, 8))
+        return MP_ENOMEM;
     char *s = mp_strndup(w->data ? w->data : "", w->len);
     if (!s)
         return MP_ENOMEM;

@@ -68,7 +68,7 @@ static int push(const char ***v, int *n, int *cap, const char *s)
 {
     if (*n + 2 > *cap) {
         int nc = *cap ? *cap * 2 : 32;
-        const char **nv = mp_realloc((void *)*v, (size_t)nc * sizeof(*nv));
+        const char **nv = mp_reallocarray((void *)*v, (size_t)nc, sizeof(*nv));
         if (!nv)
             return MP_ENOMEM;
         *v = nv;

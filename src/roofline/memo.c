@@ -176,14 +176,8 @@ int mp_roofline_model_memo(struct mp_roofline_memo *m, const struct mp_roofline_
     if (rc || m->n >= MEMO_MAX_ENTRIES)
         return rc;
     /* a failed insert only loses the memo entry */
-    if (m->n == m->cap) {
-        size_t nc = m->cap ? m->cap * 2 : 256;
-        struct memo_entry *nv = realloc(m->v, nc * sizeof(*nv));
-        if (!nv)
-            return 0;
-        m->v = nv;
-        m->cap = nc;
-    }
+    if (MP_GROW(m->v, m->cap, m->n + 1, 256))
+        return 0;
     if (entry_from(&m->v[m->n], out))
         return 0;
     if (mp_intern_add(m->keys, m->key.data, m->key.len) != (int32_t)m->n) {

@@ -41,7 +41,7 @@ static struct pv *new_node(struct parser *ps, uint32_t *idx)
         }
         size_t cap = (size_t)d->cap * 2;
         struct pv *nn = d->nodes == d->inline_nodes ? malloc(cap * sizeof(*nn))
-                                                    : realloc(d->nodes, cap * sizeof(*nn));
+                                                    : mp_reallocarray(d->nodes, cap, sizeof(*nn));
         if (!nn) {
             ps->oom = true;
             return NULL;

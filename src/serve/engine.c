@@ -270,7 +270,7 @@ static int vec_push(char ***v, int *n, int *cap, const char *s)
 {
     if (*n + 2 > *cap) {
         int nc = *cap ? *cap * 2 : 32;
-        char **nv = realloc(*v, (size_t)nc * sizeof(char *));
+        char **nv = mp_reallocarray(*v, (size_t)nc, sizeof(char *));
         if (!nv)
             return MP_ENOMEM;
         *v = nv;

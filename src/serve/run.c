@@ -91,7 +91,7 @@ static void add_error(struct run *r, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(buf, sizeof(buf), fmt, ap);
     va_end(ap);
-    char **ne = realloc(res->errors, (res->n_errors + 1) * sizeof(char *));
+    char **ne = mp_reallocarray(res->errors, res->n_errors + 1, sizeof(char *));
     if (!ne)
         return;
     res->errors = ne;

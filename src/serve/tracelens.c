@@ -48,14 +48,8 @@ static void paths_fini(struct paths *p)
 
 static int paths_add(struct paths *p, const char *s)
 {
-    if (p->n == p->cap) {
-        size_t nc = p->cap ? p->cap * 2 : 16;
-        char **nv = realloc(p->v, nc * sizeof(*nv));
-        if (!nv)
-            return MP_ENOMEM;
-        p->v = nv;
-        p->cap = nc;
-    }
+    if (MP_GROW(p->v, p->cap, p->n + 1, 16))
+        return MP_ENOMEM;
     if (!(p->v[p->n] = mp_strdup(s)))
         return MP_ENOMEM;
     p->n++;

@@ -28,19 +28,13 @@ int src_add_def(struct mp_src_index *ix, int32_t file, const char *name, size_t 
     int32_t sid = mp_intern_add(ix->strs, ns ? ns : "", ns_len);
     if (nid < 0 || sid < 0)
         return MP_ENOMEM;
-    if (ix->n_defs == ix->cap_defs) {
-        size_t nc = ix->cap_defs ? ix->cap_defs * 2 : 4096;
-        struct src_def *nd = mp_realloc(ix->defs, nc * sizeof(*nd));
-        if (!nd)
-            return MP_ENOMEM;
-        ix->defs = nd;
-        ix->cap_defs = nc;
-    }
+    if (MP_GROW(ix->defs, ix->cap_defs, ix->n_defs + 1, 4096))
+        return MP_ENOMEM;
     if ((size_t)nid >= ix->n_heads) {
         size_t nh = ix->n_heads ? ix->n_heads : 4096;
         while (nh <= (size_t)nid)
             nh *= 2;
-        int32_t *h = mp_realloc(ix->heads, nh * sizeof(*h));
+        int32_t *h = mp_reallocarray(ix->heads, nh, sizeof(*h));
         if (!h)
             return MP_ENOMEM;
         for (size_t i = ix->n_heads; i < nh; i++)
@@ -58,14 +52,8 @@ int src_add_def(struct mp_src_index *ix, int32_t file, const char *name, size_t 
     d->next = ix->heads[nid];
     ix->heads[nid] = (int32_t)ix->n_defs;
     if (kind == SRC_MACRO) {
-        if (ix->n_macros == ix->cap_macros) {
-            size_t nc = ix->cap_macros ? ix->cap_macros * 2 : 64;
-            int32_t *m = mp_realloc(ix->macros, nc * sizeof(*m));
-            if (!m)
-                return MP_ENOMEM;
-            ix->macros = m;
-            ix->cap_macros = nc;
-        }
+        if (MP_GROW(ix->macros, ix->cap_macros, ix->n_macros + 1, 64))
+            return MP_ENOMEM;
         ix->macros[ix->n_macros++] = (int32_t)ix->n_defs;
     }
     ix->n_defs++;
@@ -77,14 +65,8 @@ static int add_file(struct mp_src_index *ix, const char *rel, int32_t repo, int3
     int32_t pid = mp_intern_add(ix->strs, rel, strlen(rel));
     if (pid < 0)
         return MP_ENOMEM;
-    if (ix->n_files == ix->cap_files) {
-        size_t nc = ix->cap_files ? ix->cap_files * 2 : 1024;
-        struct src_file *nf = mp_realloc(ix->files, nc * sizeof(*nf));
-        if (!nf)
-            return MP_ENOMEM;
-        ix->files = nf;
-        ix->cap_files = nc;
-    }
+    if (MP_GROW(ix->files, ix->cap_files, ix->n_files + 1, 1024))
+        return MP_ENOMEM;
     ix->files[ix->n_files].path = pid;
     ix->files[ix->n_files].repo = repo;
     *out = (int32_t)ix->n_files++;
@@ -112,14 +94,8 @@ static bool skip_dir(const char *n)
 
 static int fl_add(struct flist *l, const char *rel)
 {
-    if (l->n == l->cap) {
-        size_t nc = l->cap ? l->cap * 2 : 1024;
-        char **nr = mp_realloc(l->rel, nc * sizeof(*nr));
-        if (!nr)
-            return MP_ENOMEM;
-        l->rel = nr;
-        l->cap = nc;
-    }
+    if (MP_GROW(l->rel, l->cap, l->n + 1, 1024))
+        return MP_ENOMEM;
     l->rel[l->n] = mp_strdup(rel);
     return l->rel[l->n++] ? 0 : MP_ENOMEM;
 }

@@ -137,16 +137,11 @@ static int sort_by_ts(int32_t *v, size_t n, double (*ts_of)(const void *, int32_
     return 0;
 }
 
+// NOLINTNEXTLINE(readability-non-const-parameter): MP_GROW writes *cap
 static int push_i32(int32_t **v, size_t *n, size_t *cap, int32_t x)
 {
-    if (*n == *cap) {
-        size_t nc = *cap ? *cap * 2 : 64;
-        int32_t *nv = realloc(*v, nc * sizeof(int32_t));
-        if (!nv)
-            return MP_ENOMEM;
-        *v = nv;
-        *cap = nc;
-    }
+    if (MP_GROW(*v, *cap, *n + 1, 64))
+        return MP_ENOMEM;
     (*v)[(*n)++] = x;
     return 0;
 }
@@ -621,10 +616,10 @@ static int plan_push_ev(struct plan *p, struct plan_ev e, int32_t parent, uint8_
 {
     if (p->n == p->cap) {
         size_t nc = p->cap ? p->cap * 2 : 4096;
-        struct plan_ev *ne = realloc(p->ev, nc * sizeof(*ne));
+        struct plan_ev *ne = mp_reallocarray(p->ev, nc, sizeof(*ne));
         if (ne)
             p->ev = ne;
-        int32_t *np = realloc(p->parent, nc * sizeof(int32_t));
+        int32_t *np = mp_reallocarray(p->parent, nc, sizeof(int32_t));
         if (np)
             p->parent = np;
         uint8_t *nr = realloc(p->cpu_root, nc);
@@ -649,7 +644,7 @@ static int push_pair(int32_t (**v)[2], size_t *n, size_t *cap, int32_t a, int32_
 {
     if (*n == *cap) {
         size_t nc = *cap ? *cap * 2 : 1024;
-        int32_t(*nv)[2] = realloc(*v, nc * sizeof(**v));
+        int32_t(*nv)[2] = mp_reallocarray(*v, nc, sizeof(**v));
         if (!nv)
             return MP_ENOMEM;
         *v = nv;
@@ -723,7 +718,7 @@ static int plan_graft(struct plan *p, size_t n0, struct cap_file *f, int32_t fi,
 
 #define GROW_TO(arr, n)                                                                            \
     do {                                                                                           \
-        void *np_ = realloc((arr), sizeof(*(arr)) * (n));                                          \
+        void *np_ = mp_reallocarray((arr), (n), sizeof(*(arr)));                                   \
         if (!np_)                                                                                  \
             return MP_ENOMEM;                                                                      \
         (arr) = np_;                                                                               \
@@ -967,6 +962,7 @@ struct dim_count {
 };
 
 /* the first integer of each non-empty list in an Input Dims value */
+// NOLINTNEXTLINE(readability-non-const-parameter): MP_GROW writes *cap
 static int count_first_dims(struct mp_strview dims, struct dim_count **dc, size_t *n, size_t *cap)
 {
     const char *p = dims.p, *e = dims.p + dims.n;
@@ -993,14 +989,8 @@ static int count_first_dims(struct mp_strview dims, struct dim_count **dc, size_
                 while (k < *n && (*dc)[k].v != x)
                     k++;
                 if (k == *n) {
-                    if (*n == *cap) {
-                        size_t nc = *cap ? *cap * 2 : 64;
-                        struct dim_count *nd = realloc(*dc, nc * sizeof(**dc));
-                        if (!nd)
-                            return MP_ENOMEM;
-                        *dc = nd;
-                        *cap = nc;
-                    }
+                    if (MP_GROW(*dc, *cap, *n + 1, 64))
+                        return MP_ENOMEM;
                     (*dc)[(*n)++] = (struct dim_count){x, 0};
                 }
                 (*dc)[k].n++;
@@ -1101,15 +1091,9 @@ static int infer_details(const char *folder, const struct mp_step_patterns *pat,
     for (struct dirent *de; !rc && (de = readdir(dir)) != NULL;) {
         if (!is_trace_name(de->d_name))
             continue;
-        if (n == cap) {
-            size_t nc = cap ? cap * 2 : 16;
-            char **nn = realloc(names, nc * sizeof(char *));
-            if (!nn) {
-                rc = MP_ENOMEM;
-                break;
-            }
-            names = nn;
-            cap = nc;
+        if (MP_GROW(names, cap, n + 1, 16)) {
+            rc = MP_ENOMEM;
+            break;
         }
         if (!(names[n] = mp_strdup(de->d_name)))
             rc = MP_ENOMEM;
@@ -1207,15 +1191,9 @@ static int find_steps(const struct mp_trace_store *s, const struct mp_step_patte
             const char *nm = ev_name(s, (int32_t)i);
             if (mp_step_tier(pat, nm) != tier)
                 continue;
-            if (nv == cap) {
-                size_t nc = cap ? cap * 2 : 64;
-                struct step_root *nr = realloc(v, nc * sizeof(*v));
-                if (!nr) {
-                    free(v);
-                    return MP_ENOMEM;
-                }
-                v = nr;
-                cap = nc;
+            if (MP_GROW(v, cap, nv + 1, 64)) {
+                free(v);
+                return MP_ENOMEM;
             }
             struct step_root *r = &v[nv++];
             r->uid = (int32_t)i;

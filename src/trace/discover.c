@@ -63,7 +63,7 @@ static int walk_dir(struct walk *w, const char *dir, int depth, bool capture)
                 rc = MP_ENOMEM;
                 break;
             }
-            struct found *nv = realloc(w->v, sizeof(*nv) * nc);
+            struct found *nv = mp_reallocarray(w->v, nc, sizeof(*nv));
             if (!nv) {
                 rc = MP_ENOMEM;
                 break;

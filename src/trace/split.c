@@ -87,7 +87,7 @@ static int add_output(struct split *sp, struct output **o)
         size_t nc = sp->capout ? sp->capout * 2 : 64;
         if (nc > SPLIT_MAX_OUTPUTS)
             return mp_diag_set(sp->d, MP_ENOMEM, "too many sub-traces (> %d)", SPLIT_MAX_OUTPUTS);
-        struct output *no = realloc(sp->out, sizeof(*no) * nc);
+        struct output *no = mp_reallocarray(sp->out, nc, sizeof(*no));
         if (!no)
             return mp_diag_set(sp->d, MP_ENOMEM, "out of memory");
         sp->out = no;
@@ -473,7 +473,7 @@ static int sel_push(struct selection *x, size_t k, uint32_t tag)
     x->stamp[k] = tag;
     if (x->n == x->cap) {
         size_t nc = x->cap ? x->cap * 2 : 1024;
-        size_t *ne = realloc(x->ev, sizeof(size_t) * nc);
+        size_t *ne = mp_reallocarray(x->ev, nc, sizeof(size_t));
         if (!ne)
             return MP_ENOMEM;
         x->ev = ne;
@@ -487,7 +487,7 @@ static int corr_push(struct selection *x, int64_t c)
 {
     if (x->ncorr == x->capcorr) {
         size_t nc = x->capcorr ? x->capcorr * 2 : 256;
-        int64_t *nn = realloc(x->corr, sizeof(int64_t) * nc);
+        int64_t *nn = mp_reallocarray(x->corr, nc, sizeof(int64_t));
         if (!nn)
             return MP_ENOMEM;
         x->corr = nn;
@@ -698,7 +698,7 @@ static int select_output(struct split *sp, struct selection *x, struct output *o
         int64_t b;
         if (!s->args[k] || !dims_first(s->args[k], s->args_len[k], &b))
             continue;
-        int64_t *nb = realloc(*batches, sizeof(int64_t) * (*nbatches + 1));
+        int64_t *nb = mp_reallocarray(*batches, (*nbatches + 1), sizeof(int64_t));
         if (!nb)
             return MP_ENOMEM;
         *batches = nb;

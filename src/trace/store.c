@@ -21,7 +21,7 @@ struct load_ctx {
 
 #define GROW(arr, n)                                                                               \
     do {                                                                                           \
-        void *np_ = realloc((arr), sizeof(*(arr)) * (n));                                          \
+        void *np_ = mp_reallocarray((arr), (n), sizeof(*(arr)));                                   \
         if (!np_)                                                                                  \
             return MP_ENOMEM;                                                                      \
         (arr) = np_;                                                                               \

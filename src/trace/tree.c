@@ -111,14 +111,8 @@ struct edges {
 
 static int add_edge(struct edges *e, int32_t parent, int32_t child)
 {
-    if (e->n == e->cap) {
-        size_t nc = e->cap ? e->cap * 2 : 4096;
-        struct edge *nv = realloc(e->v, nc * sizeof(*nv));
-        if (!nv)
-            return MP_ENOMEM;
-        e->v = nv;
-        e->cap = nc;
-    }
+    if (MP_GROW(e->v, e->cap, e->n + 1, 4096))
+        return MP_ENOMEM;
     e->v[e->n++] = (struct edge){parent, child};
     return 0;
 }
@@ -161,15 +155,9 @@ static int build_host_tree(struct mp_trace_tree *t, const struct mp_trace_tree_o
         /* a mapped index is always below nstacks; the second test only makes
          * that visible to the analyzer */
         if (!ix || (size_t)*ix >= nstacks) {
-            if (nstacks == cap_stacks) {
-                size_t nc = cap_stacks ? cap_stacks * 2 : 16;
-                struct stack *ns = realloc(stacks, nc * sizeof(*ns));
-                if (!ns) {
-                    rc = MP_ENOMEM;
-                    break;
-                }
-                stacks = ns;
-                cap_stacks = nc;
+            if (MP_GROW(stacks, cap_stacks, nstacks + 1, 16)) {
+                rc = MP_ENOMEM;
+                break;
             }
             stacks[nstacks] = (struct stack){.key = key};
             if (mp_i64map_put(&thread_ix, key, (int64_t)nstacks)) {
@@ -207,15 +195,9 @@ static int build_host_tree(struct mp_trace_tree *t, const struct mp_trace_tree_o
                 break;
             }
         }
-        if (st->n == st->cap) {
-            size_t nc = st->cap ? st->cap * 2 : 64;
-            int32_t *nv = realloc(st->v, nc * sizeof(*nv));
-            if (!nv) {
-                rc = MP_ENOMEM;
-                break;
-            }
-            st->v = nv;
-            st->cap = nc;
+        if (MP_GROW(st->v, st->cap, st->n + 1, 64)) {
+            rc = MP_ENOMEM;
+            break;
         }
         st->v[st->n++] = u;
         if (t->kind[u] == MP_K_CPU_OP) {
@@ -558,15 +540,9 @@ static int link_fwd_bwd(struct mp_trace_tree *t)
             continue;
         int64_t *gi = mp_i64map_get(&ix, seq);
         if (!gi) {
-            if (ng == cap) {
-                size_t nc = cap ? cap * 2 : 1024;
-                struct seq_group *ngp = realloc(g, nc * sizeof(*g));
-                if (!ngp) {
-                    rc = MP_ENOMEM;
-                    break;
-                }
-                g = ngp;
-                cap = nc;
+            if (MP_GROW(g, cap, ng + 1, 1024)) {
+                rc = MP_ENOMEM;
+                break;
             }
             g[ng] = (struct seq_group){-1, -1, -1.0};
             if (mp_i64map_put(&ix, seq, (int64_t)ng)) {
@@ -579,15 +555,9 @@ static int link_fwd_bwd(struct mp_trace_tree *t)
         /* a mapped index is always below ng; the test makes it visible to the analyzer */
         if (!g || !gi || *gi < 0 || (size_t)*gi >= ng)
             continue;
-        if (nm == capm) {
-            size_t nc = capm ? capm * 2 : 1024;
-            struct seq_member *nmp = realloc(mem, nc * sizeof(*mem));
-            if (!nmp) {
-                rc = MP_ENOMEM;
-                break;
-            }
-            mem = nmp;
-            capm = nc;
+        if (MP_GROW(mem, capm, nm + 1, 1024)) {
+            rc = MP_ENOMEM;
+            break;
         }
         mem[nm++] = (struct seq_member){(int32_t)i, (int32_t)*gi};
         if (g[*gi].bwd < 0 && strncmp(mp_trace_tree_name(t, (int32_t)i), pfx, sizeof(pfx) - 1) == 0)
@@ -1191,6 +1161,7 @@ void mp_trace_tree_free(struct mp_trace_tree *t)
  * want_bwd is false and u is a GPU event (not uid), else bwd_of[u] when
  * linked. */
 static long subtree_collect(const struct mp_trace_tree *t, int32_t uid, bool want_bwd,
+                            // NOLINTNEXTLINE(readability-non-const-parameter): MP_GROW writes *cap
                             int32_t **buf, size_t *n, size_t *cap)
 {
     /* iterative DFS over children (pre-order) */
@@ -1203,15 +1174,9 @@ static long subtree_collect(const struct mp_trace_tree *t, int32_t uid, bool wan
         int32_t u = stack[--sn];
         int32_t val = want_bwd ? t->bwd_of[u] : (mp_kind_is_gpu(t->kind[u]) && u != uid ? u : -1);
         if (val >= 0) {
-            if (*n == *cap) {
-                size_t nc = *cap ? *cap * 2 : 64;
-                int32_t *nb = realloc(*buf, nc * sizeof(int32_t));
-                if (!nb) {
-                    added = MP_ENOMEM;
-                    break;
-                }
-                *buf = nb;
-                *cap = nc;
+            if (MP_GROW(*buf, *cap, *n + 1, 64)) {
+                added = MP_ENOMEM;
+                break;
             }
             (*buf)[(*n)++] = val;
             added++;
@@ -1222,7 +1187,7 @@ static long subtree_collect(const struct mp_trace_tree *t, int32_t uid, bool wan
             if (sn == scap) {
                 size_t nc = scap * 2;
                 int32_t *ns = stack == stack_small ? malloc(nc * sizeof(int32_t))
-                                                   : realloc(stack, nc * sizeof(int32_t));
+                                                   : mp_reallocarray(stack, nc, sizeof(int32_t));
                 if (!ns) {
                     added = MP_ENOMEM;
                     goto out;
@@ -1290,7 +1255,7 @@ int mp_trace_tree_mark_recompute(struct mp_trace_tree *t)
                 if (!mp_trace_tree_is_child(t, u, t->child[k]))
                     continue;
                 if (sn == cap) {
-                    int32_t *ns = realloc(stack, cap * 2 * sizeof(int32_t));
+                    int32_t *ns = mp_reallocarray(stack, cap * 2, sizeof(int32_t));
                     if (!ns) {
                         free(stack);
                         return MP_ENOMEM;

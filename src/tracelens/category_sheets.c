@@ -137,7 +137,7 @@ static int add_row(struct psheet *sh, const struct mp_trace_tree *t, const char 
         size_t nc = sh->capcells ? sh->capcells * 2 : 1024;
         while (nc < sh->ncells + (size_t)pr.n_params)
             nc *= 2;
-        struct pcell *ncl = realloc(sh->cells, nc * sizeof(*ncl));
+        struct pcell *ncl = mp_reallocarray(sh->cells, nc, sizeof(*ncl));
         if (!ncl)
             rc = MP_ENOMEM;
         else {
@@ -156,16 +156,8 @@ static int add_row(struct psheet *sh, const struct mp_trace_tree *t, const char 
                 (struct pcell){.text = id, .key = (uint8_t)idx[i], .none = pr.params[i].none};
     }
     mp_roofline_result_fini(&pr);
-    if (!rc && sh->n == sh->cap) {
-        size_t nc = sh->cap ? sh->cap * 2 : 64;
-        struct prow *nr = realloc(sh->rows, nc * sizeof(*nr));
-        if (!nr)
-            rc = MP_ENOMEM;
-        else {
-            sh->rows = nr;
-            sh->cap = nc;
-        }
-    }
+    if (!rc && MP_GROW(sh->rows, sh->cap, sh->n + 1, 64))
+        rc = MP_ENOMEM;
     if (rc) {
         free(r.k);
         return rc;
@@ -268,7 +260,7 @@ static int add_point(struct mp_report *rep, const struct mp_trace_tree *t, const
                      const struct tl_stats *tfs, const struct tl_stats *tbs,
                      const struct tl_stats *pct, size_t npct)
 {
-    struct mp_report_point *np = realloc(rep->points, (rep->n_points + 1) * sizeof(*np));
+    struct mp_report_point *np = mp_reallocarray(rep->points, rep->n_points + 1, sizeof(*np));
     if (!np)
         return MP_ENOMEM;
     rep->points = np;
@@ -378,7 +370,7 @@ static int pgroup_add(struct pgroups *gs, const struct prow *r, size_t i, const 
     struct pgroup *G = &gs->g[gs->gid[id]];
     if (G->n == G->cap) {
         size_t nc = G->cap ? G->cap * 2 : 8;
-        size_t *nm = realloc(G->members, nc * sizeof(size_t));
+        size_t *nm = mp_reallocarray(G->members, nc, sizeof(size_t));
         if (!nm)
             return MP_ENOMEM;
         G->members = nm;
@@ -922,7 +914,7 @@ int tl_sheets_perf(struct mp_report *r, const struct mp_trace_tree *t,
         if (name_in(name, moved_to_bwd)) {
             if (nmoved + 2 > cap_moved) {
                 size_t nc = cap_moved ? cap_moved * 2 : 64;
-                int32_t *nm = realloc(moved, nc * sizeof(int32_t));
+                int32_t *nm = mp_reallocarray(moved, nc, sizeof(int32_t));
                 if (!nm) {
                     rc = MP_ENOMEM;
                     break;

@@ -97,7 +97,7 @@ static int coll_rows(const struct mp_trace_tree *t, struct crow **rows, size_t *
             continue;
         if (*n == cap) {
             size_t nc = cap ? cap * 2 : 64;
-            struct crow *nr = realloc(*rows, nc * sizeof(*nr));
+            struct crow *nr = mp_reallocarray(*rows, nc, sizeof(*nr));
             if (!nr) {
                 for (int f = 0; f < NFIELDS; f++)
                     free(r.cell[f]);

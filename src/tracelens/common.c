@@ -99,7 +99,7 @@ int tl_meta_build(const struct mp_trace_store *s, struct tl_meta *m)
             size_t nc = m->cap ? m->cap * 2 : 64;
             while (nc <= (size_t)id)
                 nc *= 2;
-            char **nv = realloc(m->vals, nc * sizeof(char *));
+            char **nv = mp_reallocarray(m->vals, nc, sizeof(char *));
             if (!nv) {
                 rc = MP_ENOMEM;
                 break;
@@ -432,7 +432,7 @@ int tl_gid_reserve(int32_t **gid, size_t *cap, int32_t id)
     size_t nc = *cap ? *cap * 2 : 256;
     while (nc <= (size_t)id)
         nc *= 2;
-    int32_t *n = realloc(*gid, nc * sizeof(int32_t));
+    int32_t *n = mp_reallocarray(*gid, nc, sizeof(int32_t));
     if (!n)
         return MP_ENOMEM;
     for (size_t q = *cap; q < nc; q++)

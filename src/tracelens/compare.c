@@ -76,7 +76,7 @@ static long frame_col(const struct tc_frame *f, const char *name)
 
 static int frame_add_col(struct tc_frame *f, const char *name, enum tc_kind kind)
 {
-    struct tc_col *nc = realloc(f->cols, (f->ncols + 1) * sizeof(*nc));
+    struct tc_col *nc = mp_reallocarray(f->cols, f->ncols + 1, sizeof(*nc));
     if (!nc)
         return MP_ENOMEM;
     f->cols = nc;
@@ -299,7 +299,7 @@ static int load_sheet_xlsx(struct tc_ctx *x, size_t r, const char *sheet, struct
         if (f->nrows == cap) {
             size_t nc = cap ? cap * 2 : 64;
             for (size_t j = 0; j < f->ncols && !rc; j++) {
-                struct tc_cell *c = realloc(f->cols[j].c, nc * sizeof(*c));
+                struct tc_cell *c = mp_reallocarray(f->cols[j].c, nc, sizeof(*c));
                 if (!c)
                     rc = MP_ENOMEM;
                 else
@@ -442,7 +442,7 @@ static int load_sheet(struct tc_ctx *x, const char *dir, const char *sheet, stru
             if (f->nrows == cap) {
                 size_t nc = cap ? cap * 2 : 64;
                 for (size_t j = 0; j < f->ncols && !rc; j++) {
-                    struct tc_cell *c = realloc(f->cols[j].c, nc * sizeof(*c));
+                    struct tc_cell *c = mp_reallocarray(f->cols[j].c, nc, sizeof(*c));
                     if (!c)
                         rc = MP_ENOMEM;
                     else
@@ -493,15 +493,9 @@ static int sheet_names(const char *dir, char ***out, size_t *n)
         size_t l = strlen(e->d_name);
         if (l < 4 || strcmp(e->d_name + l - 4, ".csv") != 0)
             continue;
-        if (*n == cap) {
-            size_t nc = cap ? cap * 2 : 32;
-            char **nn = realloc(*out, nc * sizeof(*nn));
-            if (!nn) {
-                rc = MP_ENOMEM;
-                break;
-            }
-            *out = nn;
-            cap = nc;
+        if (MP_GROW(*out, cap, *n + 1, 32)) {
+            rc = MP_ENOMEM;
+            break;
         }
         (*out)[*n] = mp_strndup(e->d_name, l - 4);
         rc = (*out)[*n] ? 0 : MP_ENOMEM;
@@ -663,10 +657,10 @@ static int merge_pairs(const struct tc_sortctx *sc, const struct tc_ent *ents, s
             size_t nc = cap ? cap * 2 : 64;
             while (nc < *nout + need)
                 nc *= 2;
-            size_t *a = realloc(*lrow, nc * sizeof(*a));
+            size_t *a = mp_reallocarray(*lrow, nc, sizeof(*a));
             if (a)
                 *lrow = a;
-            size_t *b = realloc(*rrow, nc * sizeof(*b));
+            size_t *b = mp_reallocarray(*rrow, nc, sizeof(*b));
             if (b)
                 *rrow = b;
             if (!a || !b)
@@ -1081,11 +1075,11 @@ static int frame_csv(const struct tc_frame *f, struct mp_buf *b)
 static int emit(struct tc_ctx *x, const char *name, const struct tc_frame *f)
 {
     struct mp_tlcmp_result *r = x->rep;
-    char **nn = realloc(r->names, (r->n + 1) * sizeof(*nn));
+    char **nn = mp_reallocarray(r->names, r->n + 1, sizeof(*nn));
     if (!nn)
         return MP_ENOMEM;
     r->names = nn;
-    struct mp_buf *nc = realloc(r->csv, (r->n + 1) * sizeof(*nc));
+    struct mp_buf *nc = mp_reallocarray(r->csv, r->n + 1, sizeof(*nc));
     if (!nc)
         return MP_ENOMEM;
     r->csv = nc;

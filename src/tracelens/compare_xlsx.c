@@ -369,10 +369,10 @@ int tl_xlsx_open(const char *path, struct tl_xlsx **out, struct mp_diag *d)
         }
         if (x->nsheet == cap) {
             size_t nc = cap ? cap * 2 : 16;
-            char **nn = realloc(x->sheet_name, nc * sizeof(*nn));
+            char **nn = mp_reallocarray(x->sheet_name, nc, sizeof(*nn));
             if (nn)
                 x->sheet_name = nn;
-            char **np = realloc(x->sheet_path, nc * sizeof(*np));
+            char **np = mp_reallocarray(x->sheet_path, nc, sizeof(*np));
             if (np)
                 x->sheet_path = np;
             if (!nn || !np) {
@@ -401,15 +401,9 @@ int tl_xlsx_open(const char *path, struct tl_xlsx **out, struct mp_diag *d)
                     break;
                 }
                 xml_texts(te, close, &a);
-                if (x->nsst == cap) {
-                    size_t nc = cap ? cap * 2 : 256;
-                    char **ns = realloc(x->sst, nc * sizeof(*ns));
-                    if (!ns) {
-                        rc = MP_ENOMEM;
-                        break;
-                    }
-                    x->sst = ns;
-                    cap = nc;
+                if (MP_GROW(x->sst, cap, x->nsst + 1, 256)) {
+                    rc = MP_ENOMEM;
+                    break;
                 }
                 x->sst[x->nsst] = mp_strdup(a.data ? a.data : "");
                 rc = x->sst[x->nsst++] ? 0 : MP_ENOMEM;
@@ -539,7 +533,7 @@ static int cells_push(struct rc_cells *cs, long r, long col, struct tl_xlsx_cell
 {
     if (cs->n == cs->cap) {
         size_t nc = cs->cap ? cs->cap * 2 : 1024;
-        struct rc_cell *ncl = realloc(cs->v, nc * sizeof(*ncl));
+        struct rc_cell *ncl = mp_reallocarray(cs->v, nc, sizeof(*ncl));
         if (!ncl) {
             free(cv.s);
             return MP_ENOMEM;

@@ -144,15 +144,9 @@ static int add_rank(struct nctx *c, const struct mp_trace_store *s, int rank)
             r.in_mb = r.numv[F_IN] * bpe / 1048576.0;
             r.out_mb = r.num[F_OUT] ? r.numv[F_OUT] * bpe / 1048576.0 : NAN;
         }
-        if (c->n == c->cap) {
-            size_t nc = c->cap ? c->cap * 2 : 256;
-            struct nrow *nr = realloc(c->rows, nc * sizeof(*nr));
-            if (!nr) {
-                row_free(&r);
-                return MP_ENOMEM;
-            }
-            c->rows = nr;
-            c->cap = nc;
+        if (MP_GROW(c->rows, c->cap, c->n + 1, 256)) {
+            row_free(&r);
+            return MP_ENOMEM;
         }
         r.order = c->n;
         c->rows[c->n++] = r;
@@ -243,7 +237,7 @@ static int assign_ids(struct nctx *c)
 
 static struct mp_buf *new_sheet(struct mp_report *r, const char *name)
 {
-    struct mp_report_sheet *ns = realloc(r->sheets, (r->n + 1) * sizeof(*ns));
+    struct mp_report_sheet *ns = mp_reallocarray(r->sheets, r->n + 1, sizeof(*ns));
     if (!ns)
         return NULL;
     r->sheets = ns;
@@ -1279,7 +1273,7 @@ int mp_nccl_find_ranks(const char *const *inputs, size_t n_inputs, const char *r
             continue;
         if ((size_t)r >= cap) {
             size_t nc = (size_t)r * 2 + 1;
-            char **nb = realloc(by_rank, nc * sizeof(char *));
+            char **nb = mp_reallocarray(by_rank, nc, sizeof(char *));
             if (!nb) {
                 rc = MP_ENOMEM;
                 break;

@@ -76,30 +76,18 @@ static int build_launchers(const struct mp_trace_tree *t, struct lset *out)
         if (l < 0 || t->comm[i])
             continue;
         if (slot[l] < 0) {
-            if (nl == capl) {
-                size_t nc = capl ? capl * 2 : 256;
-                struct launcher *nv = realloc(v, nc * sizeof(*nv));
-                if (!nv) {
-                    rc = MP_ENOMEM;
-                    break;
-                }
-                v = nv;
-                capl = nc;
+            if (MP_GROW(v, capl, nl + 1, 256)) {
+                rc = MP_ENOMEM;
+                break;
             }
             memset(&v[nl], 0, sizeof(v[nl]));
             v[nl].uid = l;
             slot[l] = (int32_t)nl++;
         }
         struct launcher *L = &v[slot[l]];
-        if (L->nk == L->capk) {
-            size_t nc = L->capk ? L->capk * 2 : 4;
-            int32_t *nk = realloc(L->k, nc * sizeof(int32_t));
-            if (!nk) {
-                rc = MP_ENOMEM;
-                break;
-            }
-            L->k = nk;
-            L->capk = nc;
+        if (MP_GROW(L->k, L->capk, L->nk + 1, 4)) {
+            rc = MP_ENOMEM;
+            break;
         }
         L->k[L->nk++] = (int32_t)i;
     }
@@ -305,15 +293,9 @@ static struct cgroup *group_launchers(const struct mp_trace_tree *t, const struc
                 a->cats[a->ncats++] = L->category;
             continue;
         }
-        if (w == cap) {
-            size_t nc = cap ? cap * 2 : 64;
-            struct cgroup *ng = realloc(g, nc * sizeof(*ng));
-            if (!ng) {
-                ok = false;
-                break;
-            }
-            g = ng;
-            cap = nc;
+        if (MP_GROW(g, cap, w + 1, 64)) {
+            ok = false;
+            break;
         }
         memset(&g[w], 0, sizeof(g[w]));
         g[w].key = key;
@@ -493,8 +475,8 @@ static int launcher_stacks(const struct mp_trace_tree *t, struct lset *ls)
         for (int32_t p = L->uid; p >= 0; p = t->parent[p])
             depth++;
         if (depth + 1 > capf) {
-            const char **nfr = realloc(frames, (depth + 1) * sizeof(char *));
-            char **no = realloc(owned, (depth + 1) * sizeof(char *));
+            const char **nfr = mp_reallocarray(frames, depth + 1, sizeof(char *));
+            char **no = mp_reallocarray(owned, depth + 1, sizeof(char *));
             if (nfr)
                 frames = nfr;
             if (no)
@@ -663,16 +645,11 @@ static int cmp_ugroup(const void *a, const void *b)
     return x->ex_uid < y->ex_uid ? -1 : (x->ex_uid > y->ex_uid ? 1 : 0);
 }
 
+// NOLINTNEXTLINE(readability-non-const-parameter): MP_GROW writes *cap
 static int ug_push(double **v, size_t *n, size_t *cap, double x)
 {
-    if (*n == *cap) {
-        size_t nc = *cap ? *cap * 2 : 8;
-        double *nv = realloc(*v, nc * sizeof(double));
-        if (!nv)
-            return MP_ENOMEM;
-        *v = nv;
-        *cap = nc;
-    }
+    if (MP_GROW(*v, *cap, *n + 1, 8))
+        return MP_ENOMEM;
     (*v)[(*n)++] = x;
     return 0;
 }
@@ -762,7 +739,7 @@ static int ua_add_kernels(const struct mp_trace_store *s, struct ugroup *G,
         /* capacity doubles whenever the row count reaches a power of two */
         if (kn == 0 || (kn & (kn - 1)) == 0) {
             size_t nc = kn ? kn * 2 : 1;
-            double *na = realloc(arr, nc * sizeof(double));
+            double *na = mp_reallocarray(arr, nc, sizeof(double));
             if (!na)
                 return MP_ENOMEM;
             arr = na;
@@ -809,7 +786,7 @@ static int ua_add(const struct mp_trace_tree *t, struct ugroups *gs, const struc
     rc = rc ? rc : ug_push(&G->sub, &G->nsub, &G->caps, L->subtree);
     if (ov && !rc && G->nmem == G->capm) {
         size_t nc = G->capm ? G->capm * 2 : 4;
-        int32_t *nm = realloc(G->mem, nc * sizeof(int32_t));
+        int32_t *nm = mp_reallocarray(G->mem, nc, sizeof(int32_t));
         if (!nm)
             rc = MP_ENOMEM;
         else {

@@ -184,14 +184,8 @@ static int set_make(struct tl_overlap *ov, int32_t i)
 {
     if (ov->set_of[i] >= 0)
         return 0;
-    if (ov->nsets == ov->capsets) {
-        size_t nc = ov->capsets ? ov->capsets * 2 : 256;
-        struct pyset *ns = realloc(ov->sets, nc * sizeof(*ns));
-        if (!ns)
-            return MP_ENOMEM;
-        ov->sets = ns;
-        ov->capsets = nc;
-    }
+    if (MP_GROW(ov->sets, ov->capsets, ov->nsets + 1, 256))
+        return MP_ENOMEM;
     memset(&ov->sets[ov->nsets], 0, sizeof(ov->sets[0]));
     ov->set_of[i] = (int32_t)ov->nsets++;
     return 0;
@@ -203,7 +197,7 @@ static struct tl_ovinfo *new_info(struct tl_overlap *ov, int32_t *idx)
     if (ov->ninfos == ov->capinfos) {
         size_t nc = ov->capinfos ? ov->capinfos * 2 : 256;
         struct tl_ovinfo **ni =
-            realloc(ov->infos, nc * sizeof(*ni)); // NOLINT(bugprone-sizeof-expression)
+            mp_reallocarray(ov->infos, nc, sizeof(*ni)); // NOLINT(bugprone-sizeof-expression)
         if (!ni)
             return NULL;
         ov->infos = ni;

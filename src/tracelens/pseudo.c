@@ -226,14 +226,8 @@ static int plan_inject(struct pseudo_plan *p, const struct mp_trace_tree *t, int
     *ok = launch >= 0 && parent >= 0 && !p->wrapped[launch];
     if (!*ok)
         return 0;
-    if (p->n == p->cap) {
-        size_t nc = p->cap ? p->cap * 2 : 64;
-        struct pseudo_ev *ne = realloc(p->ev, nc * sizeof(*ne));
-        if (!ne)
-            return MP_ENOMEM;
-        p->ev = ne;
-        p->cap = nc;
-    }
+    if (MP_GROW(p->ev, p->cap, p->n + 1, 64))
+        return MP_ENOMEM;
     struct pseudo_ev *e = &p->ev[p->n];
     e->moe = moe;
     e->kernel = kernel;
@@ -368,7 +362,7 @@ static int store_grow(struct mp_trace_store *s, size_t n)
         return 0;
 #define GROW(arr)                                                                                  \
     do {                                                                                           \
-        void *np_ = realloc(s->arr, sizeof(*s->arr) * n);                                          \
+        void *np_ = mp_reallocarray(s->arr, n, sizeof(*s->arr));                                   \
         if (!np_)                                                                                  \
             return MP_ENOMEM;                                                                      \
         s->arr = np_;                                                                              \
@@ -632,7 +626,7 @@ static int moe_gptq_awq(struct mp_trace_store *s, struct mp_trace_tree *t, const
             rc = (int)got;
             break;
         }
-        struct ts_pos *nmm = realloc(mm, (ng ? ng : 1) * sizeof(*mm));
+        struct ts_pos *nmm = mp_reallocarray(mm, ng ? ng : 1, sizeof(*mm));
         if (!nmm) {
             rc = MP_ENOMEM;
             break;
@@ -842,15 +836,9 @@ static int mla_family(struct mp_trace_store *s, struct mp_trace_tree *t, const i
         for (int32_t p = f; p >= 0 && !rc; p = t->parent[p]) {
             if (mark[p] && p != f)
                 break;
-            if (nmarked == capm) {
-                size_t nc = capm ? capm * 2 : 256;
-                int32_t *nm = realloc(marked, nc * sizeof(int32_t));
-                if (!nm) {
-                    rc = MP_ENOMEM;
-                    break;
-                }
-                marked = nm;
-                capm = nc;
+            if (MP_GROW(marked, capm, nmarked + 1, 256)) {
+                rc = MP_ENOMEM;
+                break;
             }
             marked[nmarked++] = p;
             mark[p] = p == f ? 1 : (mark[p] ? mark[p] : 2);

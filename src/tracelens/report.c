@@ -65,7 +65,7 @@ static const char *ename(const struct ctx *c, int32_t i)
 
 static struct mp_buf *new_sheet(struct mp_report *r, const char *name)
 {
-    struct mp_report_sheet *ns = realloc(r->sheets, (r->n + 1) * sizeof(*ns));
+    struct mp_report_sheet *ns = mp_reallocarray(r->sheets, r->n + 1, sizeof(*ns));
     if (!ns)
         return NULL;
     r->sheets = ns;
@@ -152,14 +152,8 @@ static const char *category_of(struct ctx *c, int32_t op)
     size_t k = 0;
     while (k < c->ncats && c->cats[k] != cat)
         k++;
-    if (k == c->ncats && c->ncats == c->capcats) {
-        size_t nc = c->capcats ? c->capcats * 2 : 32;
-        const char **ncs = realloc(c->cats, nc * sizeof(*ncs));
-        if (!ncs)
-            return cat; /* out of memory only loses the memo */
-        c->cats = ncs;
-        c->capcats = nc;
-    }
+    if (MP_GROW(c->cats, c->capcats, k == c->ncats && c->ncats + 1, 32))
+        return cat; /* out of memory only loses the memo */
     if (k == c->ncats)
         c->cats[c->ncats++] = cat;
     (void)mp_i64map_put(&c->category, key, (int64_t)k);

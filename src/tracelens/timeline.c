@@ -20,14 +20,8 @@ struct ivs {
 
 static int push(struct ivs *a, double s, double e)
 {
-    if (a->n == a->cap) {
-        size_t nc = a->cap ? a->cap * 2 : 256;
-        struct iv *nv = realloc(a->v, nc * sizeof(*nv));
-        if (!nv)
-            return MP_ENOMEM;
-        a->v = nv;
-        a->cap = nc;
-    }
+    if (MP_GROW(a->v, a->cap, a->n + 1, 256))
+        return MP_ENOMEM;
     a->v[a->n++] = (struct iv){s, e};
     return 0;
 }

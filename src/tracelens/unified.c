@@ -153,14 +153,8 @@ static bool has_model(struct uctx *u, int32_t i)
 
 static int collect(struct uctx *u, int32_t i)
 {
-    if (u->ncollected == u->capc) {
-        size_t nc = u->capc ? u->capc * 2 : 256;
-        int32_t *n = realloc(u->collected, nc * sizeof(int32_t));
-        if (!n)
-            return MP_ENOMEM;
-        u->collected = n;
-        u->capc = nc;
-    }
+    if (MP_GROW(u->collected, u->capc, u->ncollected + 1, 256))
+        return MP_ENOMEM;
     u->collected[u->ncollected++] = i;
     u->is_collected[i] = 1;
     if (u->root_of)
@@ -210,14 +204,8 @@ struct idvec {
 
 static int idv_push(struct idvec *a, int32_t x)
 {
-    if (a->n == a->cap) {
-        size_t nc = a->cap ? a->cap * 2 : 32;
-        int32_t *nv = realloc(a->v, nc * sizeof(int32_t));
-        if (!nv)
-            return MP_ENOMEM;
-        a->v = nv;
-        a->cap = nc;
-    }
+    if (MP_GROW(a->v, a->cap, a->n + 1, 32))
+        return MP_ENOMEM;
     a->v[a->n++] = x;
     return 0;
 }
@@ -521,14 +509,8 @@ static int fill_row(struct uctx *u, struct urow *r)
         return MP_ENOMEM;
     r->koff = (uint32_t)u->nkpool;
     if (r->synthetic) {
-        if (u->nkpool == u->capkpool) {
-            size_t nc = u->capkpool ? u->capkpool * 2 : 4096;
-            int32_t *np = realloc(u->kpool, nc * sizeof(int32_t));
-            if (!np)
-                return MP_ENOMEM;
-            u->kpool = np;
-            u->capkpool = nc;
-        }
+        if (MP_GROW(u->kpool, u->capkpool, u->nkpool + 1, 4096))
+            return MP_ENOMEM;
         u->kpool[u->nkpool++] = r->kernel;
     } else {
         long got = mp_trace_tree_gpu_events(t, r->uid, &u->kpool, &u->nkpool, &u->capkpool);
@@ -951,7 +933,7 @@ static int group_add(struct ugroups *gs, const struct urow *rows, size_t r,
     struct ugrp *G = &gs->g[gs->gid[id]];
     if (G->n == G->cap) {
         size_t nc = G->cap ? G->cap * 2 : 8;
-        size_t *nm = realloc(G->m, nc * sizeof(size_t));
+        size_t *nm = mp_reallocarray(G->m, nc, sizeof(size_t));
         if (!nm)
             return MP_ENOMEM;
         G->m = nm;
@@ -1692,7 +1674,7 @@ static int push_synthetic(struct urows *R, int32_t uid, int32_t kernel)
 {
     if (R->n == R->cap) {
         size_t nc = R->cap * 2;
-        struct urow *nv = realloc(R->v, nc * sizeof(*nv));
+        struct urow *nv = mp_reallocarray(R->v, nc, sizeof(*nv));
         if (!nv)
             return MP_ENOMEM;
         R->v = nv;

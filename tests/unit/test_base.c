@@ -1,5 +1,5 @@
-/* Unit tests for src/base and src/fmt: diag, buf, arena, interner, atomic
- * writes, CSV quoting and Python-style float text. */
+/* Unit tests for src/base and src/fmt: diag, buf, array growth, arena,
+ * interner, atomic writes, CSV quoting and Python-style float text. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -48,6 +48,88 @@ static void test_buf_limits(void **state)
     mp_buf_reset(&b);
     assert_int_equal(b.len, 0);
     mp_buf_fini(&b);
+}
+
+static void test_size_mul(void **state)
+{
+    (void)state;
+    size_t out = 7;
+    assert_int_equal(mp_size_mul(0, SIZE_MAX, &out), 0);
+    assert_true(out == 0);
+    assert_int_equal(mp_size_mul(SIZE_MAX, 0, &out), 0);
+    assert_true(out == 0);
+    assert_int_equal(mp_size_mul(SIZE_MAX, 1, &out), 0);
+    assert_true(out == SIZE_MAX);
+    assert_int_equal(mp_size_mul(SIZE_MAX / 2, 2, &out), 0);
+    assert_true(out == SIZE_MAX - 1);
+    out = 7;
+    assert_int_equal(mp_size_mul(SIZE_MAX / 2 + 1, 2, &out), MP_ENOMEM);
+    assert_int_equal(mp_size_mul(SIZE_MAX, SIZE_MAX, &out), MP_ENOMEM);
+    assert_int_equal(
+        mp_size_mul((size_t)1 << (sizeof(size_t) * 4), (size_t)1 << (sizeof(size_t) * 4), &out),
+        MP_ENOMEM);
+    assert_true(out == 7); /* untouched on overflow */
+    assert_int_equal(mp_size_mul(3, 5, &out), 0);
+    assert_true(out == 15);
+    char *p = mp_reallocarray(NULL, 3, 5);
+    assert_non_null(p);
+    memset(p, 'x', 15);
+    assert_null(mp_reallocarray(p, SIZE_MAX / 4, 8)); /* p untouched */
+    assert_int_equal(p[14], 'x');
+    char *q = mp_reallocarray(p, 0, 8);
+    assert_non_null(q);
+    free(q);
+}
+
+static void test_grow(void **state)
+{
+    (void)state;
+    int32_t *v = NULL;
+    size_t cap = 0;
+    /* need 0: nothing allocated */
+    assert_int_equal(mp_grow(&v, &cap, 0, sizeof(*v), 16), 0);
+    assert_null(v);
+    assert_true(cap == 0);
+    /* first growth takes min_cap */
+    assert_int_equal(MP_GROW(v, cap, 1, 16), 0);
+    assert_non_null(v);
+    assert_true(cap == 16);
+    for (int i = 0; i < 16; i++)
+        v[i] = i;
+    /* exactly full: no change */
+    int32_t *before = v;
+    assert_int_equal(MP_GROW(v, cap, 16, 16), 0);
+    assert_true(v == before && cap == 16);
+    /* one past: doubles, contents kept */
+    assert_int_equal(MP_GROW(v, cap, 17, 16), 0);
+    assert_true(cap == 32);
+    for (int i = 0; i < 16; i++)
+        assert_int_equal(v[i], i);
+    /* a big jump doubles until it fits */
+    assert_int_equal(MP_GROW(v, cap, 100, 16), 0);
+    assert_true(cap == 128);
+    /* first growth past min_cap */
+    char *c = NULL;
+    size_t ccap = 0;
+    assert_int_equal(MP_GROW(c, ccap, 9, 4), 0);
+    assert_true(ccap == 16);
+    /* min_cap 0 counts as 1 */
+    free(c);
+    c = NULL;
+    ccap = 0;
+    assert_int_equal(MP_GROW(c, ccap, 3, 0), 0);
+    assert_true(ccap == 4);
+    free(c);
+    /* overflow of the doubling and of cap * elem: MP_ENOMEM, nothing changed */
+    size_t big = SIZE_MAX / 2 + 1;
+    assert_int_equal(mp_grow(&v, &cap, SIZE_MAX, sizeof(*v), 16), MP_ENOMEM);
+    assert_true(v != NULL && cap == 128);
+    assert_int_equal(mp_grow(&v, &big, SIZE_MAX, 1, 16), MP_ENOMEM);
+    assert_true(big == SIZE_MAX / 2 + 1);
+    assert_int_equal(MP_GROW(v, cap, SIZE_MAX / sizeof(*v) + 1, 16), MP_ENOMEM);
+    assert_true(cap == 128);
+    assert_int_equal(v[15], 15);
+    free(v);
 }
 
 static void test_arena_and_intern(void **state)
@@ -204,6 +286,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_diag_first_error_wins),
         cmocka_unit_test(test_buf_limits),
+        cmocka_unit_test(test_size_mul),
+        cmocka_unit_test(test_grow),
         cmocka_unit_test(test_arena_and_intern),
         cmocka_unit_test(test_atomic_write),
         cmocka_unit_test(test_fs_join),
