@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <magpie/gap.h>
 #include <magpie/capture.h>
+#include <magpie/gap.h>
 #include <magpie/report.h>
 
 #include "cli.h"
