@@ -228,7 +228,33 @@ PY
 check "batch: the two jobs ran at once on the two nodes" '[ "$(cat "$W/overlap.txt")" = "2 True" ]'
 
 # --- MCP tools ---
-mcp() { # TOOL ARGS-JSON -> the tool's result text (stdin kept open until the answer)
+# The MCP calls go through the official Python SDK client when a venv with it
+# is there (the one test_mcp.sh makes or finds), else over raw stdio JSON-RPC.
+SDKPY=${MCP_PYTHON:-}
+if [ -z "$SDKPY" ]; then
+    for v in /work/venvs/mcp "${XDG_CACHE_HOME:-$HOME/.cache}/magpie/mcp-venv"; do
+        [ -x "$v/bin/python" ] && "$v/bin/python" -c 'import mcp' 2>/dev/null && { SDKPY=$v/bin/python; break; }
+    done
+fi
+if [ -n "$SDKPY" ]; then echo "# MCP client: the official SDK ($SDKPY)"; else echo "# MCP client: raw stdio JSON-RPC (no SDK venv)"; fi
+mcp() { # TOOL ARGS-JSON -> the tool's result text
+    if [ -n "$SDKPY" ]; then
+        timeout 300 "$SDKPY" - "$MAGPIE" "$1" "$2" <<'PY'
+import json, os, sys
+import anyio
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
+
+async def main():
+    params = StdioServerParameters(command=sys.argv[1], args=["mcp"], env=dict(os.environ))
+    async with Client(params, mode="legacy", read_timeout_seconds=280) as c:
+        r = await c.call_tool(sys.argv[2], json.loads(sys.argv[3]))
+        print(r.content[0].text)
+
+anyio.run(main)
+PY
+        return
+    fi
     timeout 300 python3 - "$MAGPIE" "$1" "$2" <<'PY'
 import json, subprocess, sys
 p = subprocess.Popen([sys.argv[1], "mcp"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
