@@ -184,6 +184,7 @@ if [ -z "$PY" ]; then
     v="${XDG_CACHE_HOME:-$HOME/.cache}/magpie/mcp-venv"
     if python3 -m venv "$v" >/dev/null 2>&1 && timeout 300 "$v/bin/pip" install -q mcp >"$t/pip.log" 2>&1; then
         PY=$v/bin/python
+        touch "$v/.magpie-ready" # complete: test_ray.sh may use it (not while pip runs)
     else
         echo "SKIPPED SDK checks: the MCP Python SDK is not installed and 'pip install mcp' failed (offline?)"
         tail -3 "$t/pip.log" 2>/dev/null

@@ -232,7 +232,11 @@ check "batch: the two jobs ran at once on the two nodes" '[ "$(cat "$W/overlap.t
 # is there (the one test_mcp.sh makes or finds), else over raw stdio JSON-RPC.
 SDKPY=${MCP_PYTHON:-}
 if [ -z "$SDKPY" ]; then
-    for v in /work/venvs/mcp "${XDG_CACHE_HOME:-$HOME/.cache}/magpie/mcp-venv"; do
+    # test_mcp.sh's cache venv only once its install is complete (it may be
+    # running beside this test); a venv made by hand when it imports mcp
+    C="${XDG_CACHE_HOME:-$HOME/.cache}/magpie/mcp-venv"
+    for v in /work/venvs/mcp "$C"; do
+        [ "$v" = "$C" ] && [ ! -f "$v/.magpie-ready" ] && continue
         [ -x "$v/bin/python" ] && "$v/bin/python" -c 'import mcp' 2>/dev/null && { SDKPY=$v/bin/python; break; }
     done
 fi
