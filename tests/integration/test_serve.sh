@@ -93,16 +93,25 @@ check "basic: torch version key" 'jq_ "$R" "\"torch_version\" in r[\"magpie\"][\
 # own child (as vLLM and SGLang do); the group only when something is left
 # after engine_stop_drain_seconds, SIGKILL after engine_stop_grace_seconds.
 # The stand-in records who sent each SIGTERM (by the sender's pid). ---
-cat >"$W/stop.yaml" <<EOF
+# The waits are generous where the expected path does not run into them (a
+# stand-in that exits at once is not held up by a long drain or grace), and
+# short only where the test waits for them to expire, so that the order of
+# signals checked below does not depend on how loaded the machine is.
+stop_yaml() { # FILE DRAIN GRACE
+    cat >"$1" <<EOF
 benchmark:
   framework: vllm
   model: fake-model
   run_mode: local
   envs: {CONC: 2, ISL: 16, OSL: 8, NUM_PROMPTS: 4, NUM_WARMUPS: 0}
   profiler: {torch_profiler: {enabled: false}}
-  engine_stop_drain_seconds: 2
-  engine_stop_grace_seconds: 2
+  engine_stop_drain_seconds: $2
+  engine_stop_grace_seconds: $3
 EOF
+}
+stop_yaml "$W/stop.yaml" 120 120  # the engine stops itself: neither wait expires
+stop_yaml "$W/leave.yaml" 2 120   # the drain expires; the left child obeys the group's SIGTERM
+stop_yaml "$W/ignore.yaml" 2 20   # both expire; 20 s for the child to log its SIGTERM first
 stop_() { jq_ "$R" "r[\"magpie\"][\"engine\"][\"stop\"]$1"; }
 FAKE_ENGINE_SIGLOG=$W/sig.stop run stop -b "$W/stop.yaml"
 R=$WS/benchmark_report.json
@@ -114,7 +123,7 @@ check "stop: recorded, no group signal, no SIGKILL" \
 check "stop: engine exited by itself" '[ "$(jq_ "$R" "r[\"magpie\"][\"engine\"][\"exit\"]")" = "exited with status 0" ]'
 check "stop: nothing left" '[ "$(orphans)" = 0 ]'
 # the main process exits and leaves its child: the group gets SIGTERM after the drain
-FAKE_ENGINE_STOP=leave_child FAKE_ENGINE_SIGLOG=$W/sig.leave run leave -b "$W/stop.yaml"
+FAKE_ENGINE_STOP=leave_child FAKE_ENGINE_SIGLOG=$W/sig.leave run leave -b "$W/leave.yaml"
 R=$WS/benchmark_report.json
 check "stop, child left: main first, then the group" \
     '[ "$(tr "\n" , <"$W/sig.leave")" = "main TERM from magpie,core TERM from magpie," ]'
@@ -122,7 +131,7 @@ check "stop, child left: group signalled, no SIGKILL" \
     '[ "$(stop_ "[\"group_signalled\"]") $(stop_ "[\"killed\"]")" = "True False" ]'
 check "stop, child left: nothing left" '[ "$(orphans)" = 0 ]'
 # the main process ignores SIGTERM: the group's SIGTERM after the drain, SIGKILL after the grace
-FAKE_ENGINE_STOP=ignore FAKE_ENGINE_SIGLOG=$W/sig.ignore run ignore -b "$W/stop.yaml"
+FAKE_ENGINE_STOP=ignore FAKE_ENGINE_SIGLOG=$W/sig.ignore run ignore -b "$W/ignore.yaml"
 R=$WS/benchmark_report.json
 check "stop, main hangs: exit 0 (the measurement stands)" '[ "$RC" = 0 ]'
 check "stop, main hangs: main, then the group (main again and its child), then SIGKILL" \
