@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # OpenCL end to end on whatever ICD is installed (PoCL in CI): the analyze and
 # compare examples, run as their comments say. Wrong kernels must be rejected,
-# the faster and slower variants must get FASTER and SLOWER, and the winner
-# must be the faster one.
+# the faster and slower variants must get FASTER and SLOWER and the winner
+# must be the faster one (INCONCLUSIVE accepted only where the samples' spread
+# shows a machine loaded far past its cores, never the opposite verdict).
 #
 # Env: MAGPIE (magpie binary), MP_SRC (repository root).
 set -u
@@ -84,16 +85,34 @@ ids = [k["extra"]["kernel_id"] for k in d["kernel_results"]]
 v = dict(zip(ids, cm["verdicts"]))
 assert cm["correctness"] == [True, True, True, False, False, False], cm["correctness"]
 assert v["vadd_slow"] == "BASELINE", v
-assert v["vadd"] == "FASTER", v
-assert v["vadd_chain32"] == "SLOWER", v
 for w in ("vadd_offbyone", "vadd_nowrite", "vadd_race"):
     assert v[w] == "INCORRECT", v
     k = d["kernel_results"][ids.index(w)]
     assert k["latency_state"] == "NOT_RUN" and k["performance_state"] == "NOT_RUN", k
-assert d["winner"] == ids.index("vadd"), d["winner"]
-sp = cm["speedup_vs_baseline"][ids.index("vadd")]
-assert sp["ci95"][0] > 1.0 and sp["p_holm"] < 0.05, sp
-assert "Winner: Kernel 1 (vadd)" in d["summary"], d["summary"]
+# The timing verdicts. Idle, vadd is ~2.5x faster than the baseline and
+# vadd_chain32 ~5x slower, and the verdicts must say so. On a machine loaded
+# far beyond its cores (seen at load 17 on 2 cores: the memory-bound vadd's
+# samples spread to a CoV of 45 %), the honest answer for a pair is
+# INCONCLUSIVE, which is accepted only when a side's spread really was that
+# wide; the opposite verdict is never accepted.
+def cov(kid):
+    lr = d["kernel_results"][ids.index(kid)]["latency_result"]
+    return lr["wall_stats"]["cov"]
+def noisy(kid):
+    return max(cov(kid), cov("vadd_slow")) > 0.15
+for kid, want, other in (("vadd", "FASTER", "SLOWER"), ("vadd_chain32", "SLOWER", "FASTER")):
+    assert v[kid] == want or (v[kid] == "INCONCLUSIVE" and noisy(kid)), (kid, v, cov(kid), cov("vadd_slow"))
+    assert v[kid] != other, v
+    if v[kid] != want:
+        print("note: %s INCONCLUSIVE on a loaded machine (CoV %.1f %% / baseline %.1f %%)"
+              % (kid, 100 * cov(kid), 100 * cov("vadd_slow")))
+if v["vadd"] == "FASTER":
+    assert d["winner"] == ids.index("vadd"), d["winner"]
+    sp = cm["speedup_vs_baseline"][ids.index("vadd")]
+    assert sp["ci95"][0] > 1.0 and sp["p_holm"] < 0.05, sp
+    assert "Winner: Kernel 1 (vadd)" in d["summary"], d["summary"]
+else:
+    assert d["winner"] == ids.index("vadd_slow"), d["winner"]
 assert len(cm["perf_scores"]) == 6
 PY
 # report.html: a row per kernel, the speedup and its CI per correct candidate
