@@ -152,12 +152,12 @@ setsid $PE vllm serve "$M" --host 127.0.0.1 --port "$P" --max-model-len 1024 --g
 SRV=$!
 for _ in $(seq 600); do curl -sf "http://127.0.0.1:$P/v1/models" >/dev/null && break; sleep 0.5; done
 for i in $(seq "$ROUNDS"); do
-    timeout 300 $PC vllm bench serve --backend vllm --base-url "http://127.0.0.1:$P" --model "$M" \
+    timeout 900 $PC vllm bench serve --backend vllm --base-url "http://127.0.0.1:$P" --model "$M" \
         --tokenizer "$M" --dataset-name random --random-input-len 128 --random-output-len 32 \
         --random-range-ratio 0.5 --num-prompts 40 --max-concurrency 4 --ignore-eos \
         --num-warmups 8 --percentile-metrics ttft,tpot,itl,e2el --seed "$i" --save-result \
         --result-dir "$W" --result-filename "vllm_$i.json" >"$W/vllm_$i.out" 2>&1
-    BENCHMARK_BASE_URL="http://127.0.0.1:$P" timeout 300 $PC "$MAGPIE" benchmark vllm --model "$M" \
+    BENCHMARK_BASE_URL="http://127.0.0.1:$P" timeout 900 $PC "$MAGPIE" benchmark vllm --model "$M" \
         "${LOAD[@]}" --num-prompts 40 --env NUM_WARMUPS=8 --env RANDOM_RANGE_RATIO=0.5 \
         -o "$W/mag_$i" -q >"$W/mag_$i.out" 2>&1
 done
@@ -243,12 +243,12 @@ for _ in $(seq 1200); do curl -sf "http://127.0.0.1:$P/v1/models" >/dev/null && 
 echo "agreement server ready after $(($(date +%s) - t0)) s"
 mkdir -p "$W/agree"
 for i in $(seq "$ROUNDS"); do
-    timeout 600 $PC python3 -m sglang.bench_serving --backend sglang-oai \
+    timeout 900 $PC python3 -m sglang.bench_serving --backend sglang-oai \
         --base-url "http://127.0.0.1:$P" --model "$M" --tokenizer "$M" --dataset-name random-ids \
         --random-input-len 128 --random-output-len 16 --random-range-ratio 1 --num-prompts 12 \
         --max-concurrency 4 --warmup-requests 4 --seed "$i" --disable-tqdm \
         --output-file "$W/agree/sglang_$i.json" >"$W/agree/sglang_$i.out" 2>&1
-    BENCHMARK_BASE_URL="http://127.0.0.1:$P" timeout 600 $PC "$MAGPIE" benchmark sglang --model "$M" \
+    BENCHMARK_BASE_URL="http://127.0.0.1:$P" timeout 900 $PC "$MAGPIE" benchmark sglang --model "$M" \
         "${LOAD[@]}" --num-prompts 12 --env NUM_WARMUPS=4 --env RANDOM_RANGE_RATIO=0 \
         -o "$W/agree/mag_$i" -q >"$W/agree/mag_$i.out" 2>&1
 done
