@@ -90,8 +90,10 @@ int mp_src_resolve(const struct mp_src_index *ix, const char *name,
                    const struct mp_src_evidence *ev, struct mp_src_result *r);
 void mp_src_result_fini(struct mp_src_result *r);
 
-/* The kernel names of a torch-profiler trace (events with cat "kernel"),
- * each once in first-seen order, with the Python frames (innermost first,
+/* The kernel names of a torch-profiler trace (events with cat "kernel",
+ * and runtime launch events that name their kernel in args.kernel, as
+ * launches during a CUDA/HIP graph capture do), each once in first-seen
+ * order, with the Python frames (innermost first,
  * at most 16) that were open on the launching thread when its first
  * launch with a stack was made (cuda_runtime / cuda_driver event with the
  * same correlation id); n_frames is 0 when the trace has no with_stack
