@@ -188,8 +188,42 @@ print("recall over non-MIOpen open rows:   " + pct(recall_nm_num, recall_nm_den)
 print("rows resolved with a trace's stack: %d" % with_stack)
 print("calibration, confidence >= 0.9:     " + pct(hi_right, hi))
 print("closed-library rows reported closed:" + pct(closed_ok, closed_rows))
+# Magpie's test and reference columns, on the rows of labels_refs.csv
+# (matched by name prefix): precision of every filled cell, and how many
+# labelled non-empty cells were filled. test_file may list alternatives (a|b).
+refs = list(csv.DictReader(open(os.path.join(os.path.dirname(sys.argv[1]), "labels_refs.csv"))))
+cols = ["test_file", "baseline_ref_file", "baseline_ref_symbol", "baseline_ref_kind",
+        "triton_ref_file", "triton_ref_symbol"]
+filled = {c: 0 for c in cols}; good = {c: 0 for c in cols}
+labelled = {c: 0 for c in cols}; found = {c: 0 for c in cols}
+ref_rows = 0
+for lab, r in zip(labels, res):
+    ref = next((x for x in refs if lab["name"].startswith(x["name_prefix"])), None)
+    if ref is None or r["source_resolution"] != "resolved":
+        continue
+    ref_rows += 1
+    for c in cols:
+        got = r.get(c) or ""
+        if c == "baseline_ref_kind" and got == "none":
+            got = ""
+        if c == "triton_ref_file" and ":" in got:
+            got = got.split(":", 1)[1]
+        want = [w for w in ref[c].split("|") if w]
+        if want:
+            labelled[c] += 1
+        if got:
+            filled[c] += 1
+            ok = any(got == w or got.endswith("/" + w) for w in want)
+            good[c] += ok
+            found[c] += ok
+            if not ok: wrong.append(("wrong-" + c, lab["name"][:60], got))
+print("reference columns, %d resolved rows of labels_refs.csv (precision of filled cells; labelled cells filled):" % ref_rows)
+for c in cols:
+    print("  %-20s precision %s  filled %s" % (c, pct(good[c], filled[c]), pct(found[c], labelled[c])))
+refs_ok = all(filled[c] == 0 or good[c] / filled[c] >= 0.95 for c in cols)
 for w in wrong: print("  miss:", *w)
 ok = (claimed == 0 or right / claimed >= 0.95) and (hi == 0 or hi_right / hi >= 0.95) \
-     and closed_ok == closed_rows and (recall_ix_den == 0 or recall_ix_num / recall_ix_den >= 0.85)
+     and closed_ok == closed_rows and (recall_ix_den == 0 or recall_ix_num / recall_ix_den >= 0.85) \
+     and refs_ok
 sys.exit(0 if ok else 1)
 PY

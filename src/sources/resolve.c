@@ -838,6 +838,12 @@ void mp_src_result_fini(struct mp_src_result *r)
     free(r->error);
     free(r->notes);
     free(r->upstream_url);
+    free(r->test_file);
+    free(r->test_cmd);
+    free(r->baseline_ref_file);
+    free(r->baseline_ref_symbol);
+    free(r->triton_ref_file);
+    free(r->triton_ref_symbol);
     for (int i = 0; i < r->n_cand; i++) {
         free(r->cand[i].repo);
         free(r->cand[i].file);
@@ -1273,6 +1279,10 @@ int mp_src_resolve(const struct mp_src_index *ix, const char *name,
 done:
     if (!rc && notes.len)
         rc = set_str(&r->notes, mp_buf_cstr(&notes));
+    if (!rc && !strcmp(r->resolution, "resolved"))
+        rc = src_find_refs(ix, r);
+    else if (!rc)
+        snprintf(r->baseline_ref_kind, sizeof(r->baseline_ref_kind), "none");
     free(raw);
     mp_buf_fini(&dm);
     mp_buf_fini(&notes);

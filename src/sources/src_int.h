@@ -57,6 +57,9 @@ int src_add_def(struct mp_src_index *ix, int32_t file, const char *name, size_t 
 /* Parses one file's text by its extension and adds its definitions (scan.c). */
 int src_scan_file(struct mp_src_index *ix, int32_t file, const char *path, const char *text,
                   size_t len);
+/* Fills r's test, baseline and Triton reference columns of a resolved
+ * row from the indexed trees (refs.c); 0 or MP_ENOMEM. */
+int src_find_refs(const struct mp_src_index *ix, struct mp_src_result *r);
 /* Whether a file name has an extension the scanner reads (scan.c). */
 bool src_scan_wants(const char *name);
 

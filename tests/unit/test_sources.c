@@ -249,6 +249,48 @@ static void test_evidence_sibling(void **state)
     mp_src_index_free(ix);
 }
 
+/* Magpie's test and reference columns from the fixture tree opproj: the
+ * kernel is launched through a macro from a templated launcher that the
+ * bound op calls; the tests call the op through a helper and compare with
+ * an imported reference; a Triton port has the same words. */
+static void test_refs(void **state)
+{
+    (void)state;
+    const char *subs[] = {"opproj"};
+    struct mp_src_index *ix = open_fix(subs, 1);
+    struct mp_src_result r;
+    resolve(ix, "void opproj::scaled_norm_kernel<float>(float*, float const*, int)", NULL, &r);
+    assert_string_equal(r.resolution, "resolved");
+    assert_string_equal(r.source_file, "csrc/norm_kernels.cu");
+    assert_string_equal(r.test_file, "tests/kernels/test_norm.py");
+    assert_string_equal(r.test_cmd, "cd $OPPROJ_DIR && pytest -q tests/kernels/test_norm.py -k "
+                                    "'test_scaled_norm or test_scaled_norm_large'");
+    assert_string_equal(r.baseline_ref_file, "opproj/reference.py");
+    assert_string_equal(r.baseline_ref_symbol, "ref_scaled_norm");
+    assert_string_equal(r.baseline_ref_kind, "eager_fn");
+    assert_string_equal(r.triton_ref_file, "opproj:opproj/triton_ops/norm.py");
+    assert_string_equal(r.triton_ref_symbol, "_scaled_norm_triton_kernel");
+    mp_src_result_fini(&r);
+    /* the Triton port itself: no launcher in the tree, the notes say so */
+    resolve(ix, "_scaled_norm_triton_kernel", NULL, &r);
+    assert_string_equal(r.resolution, "resolved");
+    assert_null(r.test_file);
+    assert_null(r.triton_ref_file);
+    assert_string_equal(r.baseline_ref_kind, "none");
+    assert_non_null(strstr(r.notes, "test_file: no launch"));
+    assert_non_null(strstr(r.notes, "itself Triton"));
+    mp_src_result_fini(&r);
+    /* unresolved rows carry no references */
+    resolve(ix, "no_such_kernel_anywhere", NULL, &r);
+    assert_null(r.test_file);
+    assert_string_equal(r.baseline_ref_kind, "none");
+    mp_src_result_fini(&r);
+    mp_src_index_free(ix);
+    char var[64];
+    mp_src_repo_var("vllm-0.11.0", var, sizeof(var));
+    assert_string_equal(var, "$VLLM_0_11_0_DIR");
+}
+
 static void test_inductor(void **state)
 {
     (void)state;
@@ -306,6 +348,7 @@ int main(void)
         cmocka_unit_test(test_cpp),
         cmocka_unit_test(test_evidence),
         cmocka_unit_test(test_evidence_sibling),
+        cmocka_unit_test(test_refs),
         cmocka_unit_test(test_inductor),
         cmocka_unit_test(test_cache),
     };
