@@ -562,6 +562,37 @@ static void pick_baseline(const struct mp_src_repo_info *ri, const char *rel, co
              "naive_*, *_native, *_ref) and compares no tensors itself");
 }
 
+/* a test file's text, read once per index (a resolved row reads every
+ * test file of its repository) */
+static const char *test_text(const struct mp_src_index *ix, int32_t fi, size_t *len)
+{
+    struct src_texts *t = ix->texts;
+    if (!t)
+        return NULL;
+    if (!t->text) {
+        t->text = mp_calloc(ix->n_files ? ix->n_files : 1, sizeof(char *));
+        t->len = mp_calloc(ix->n_files ? ix->n_files : 1, sizeof(size_t));
+        if (!t->text || !t->len) {
+            free(t->text);
+            free(t->len);
+            t->text = NULL;
+            t->len = NULL;
+            return NULL;
+        }
+        t->n = ix->n_files;
+    }
+    if ((size_t)fi >= t->n)
+        return NULL;
+    if (!t->text[fi]) {
+        const struct mp_src_repo_info *ri = &ix->repos[ix->files[fi].repo];
+        t->text[fi] = slurp(ri->root, mp_intern_str(ix->strs, ix->files[fi].path), &t->len[fi]);
+        if (!t->text[fi])
+            return NULL;
+    }
+    *len = t->len[fi];
+    return t->text[fi];
+}
+
 /* scores one test file; fills tp when it beats the current pick */
 static void score_test(const struct mp_src_index *ix, int32_t fi, const struct names *ops,
                        struct testpick *tp)
@@ -569,7 +600,7 @@ static void score_test(const struct mp_src_index *ix, int32_t fi, const struct n
     const struct mp_src_repo_info *ri = &ix->repos[ix->files[fi].repo];
     const char *rel = mp_intern_str(ix->strs, ix->files[fi].path);
     size_t n = 0;
-    char *s = slurp(ri->root, rel, &n);
+    const char *s = test_text(ix, fi, &n);
     if (!s)
         return;
     bool any = false;
@@ -579,7 +610,6 @@ static void score_test(const struct mp_src_index *ix, int32_t fi, const struct n
     bool *hit = fs ? mp_calloc(4096, sizeof(*hit)) : NULL;
     if (!hit) {
         free(fs);
-        free(s);
         return;
     }
     size_t nf = py_functions(s, n, fs, 4096);
@@ -626,7 +656,6 @@ static void score_test(const struct mp_src_index *ix, int32_t fi, const struct n
     }
     free(hit);
     free(fs);
-    free(s);
 }
 
 /* lower-case words of a name, sorted and joined by '_' ("kernel", "triton",
