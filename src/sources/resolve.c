@@ -664,6 +664,12 @@ static void apply_evidence(const struct mp_src_index *ix, struct cand *c, size_t
     static const double factor[5] = {1, 3, 4, 8, 8};
     if (!ev || !ev->n_frames || n == 0)
         return;
+    /* a CUDA/HIP graph replay's stack says who replayed the graph, not
+     * who launched the kernel when it was captured: no evidence */
+    for (size_t i = 0; i < ev->n_frames; i++)
+        if (ev->frames[i] && strstr(ev->frames[i], "cuda/graphs.py(") &&
+            strstr(ev->frames[i], "replay"))
+            return;
     int *lv = mp_calloc(n, sizeof(*lv));
     if (!lv)
         return;

@@ -26,6 +26,7 @@ struct rt {
     long long corr;
     long long tid;
     double ts;
+    bool graph; /* a graph launch: its stack replays the graph, launches nothing itself */
 };
 
 static int cmp_py(const void *a, const void *b)
@@ -178,6 +179,7 @@ static int tk_collect(const json_t *evs, size_t n, struct tk_scan *s)
                 s->rts[s->nrt].corr = c;
                 s->rts[s->nrt].tid = jint(e, "tid");
                 s->rts[s->nrt].ts = jnum(e, "ts");
+                s->rts[s->nrt].graph = strstr(nm, "GraphLaunch") != NULL;
                 s->nrt++;
             }
             /* a launch naming its kernel (hipModuleLaunchKernel's args.kernel):
@@ -251,7 +253,7 @@ static int tk_frames(const struct tk_scan *s, const struct mp_i64map *corr2rt, i
     int rc = 0;
     for (int c = 0; c < s->ki[id].nc && !k->n_frames && !rc; c++) {
         int64_t *ri = mp_i64map_get(corr2rt, s->ki[id].corr[c]);
-        if (!ri)
+        if (!ri || s->rts[*ri].graph)
             continue;
         const char *fr[MAX_FRAMES];
         double fts[MAX_FRAMES];

@@ -190,6 +190,13 @@ static void test_evidence(void **state)
     assert_string_equal(r.resolution, "resolved");
     assert_string_equal(r.source_file, "proj_b/kernels/norm.py");
     mp_src_result_fini(&r);
+    /* a CUDA graph replay's stack is no launch evidence */
+    const char *replay[] = {"torch/cuda/graphs.py(139): replay", "proj_a/ops/norm.py(17): launch"};
+    struct mp_src_evidence ev4 = {replay, 2};
+    resolve(ix, "fused_norm_kernel", &ev4, &r);
+    assert_string_equal(r.resolution, "unresolved");
+    assert_non_null(strstr(r.error, "ambiguous"));
+    mp_src_result_fini(&r);
     /* launched by a package that is not indexed (its copy of the kernel),
      * called from proj_a: proj_a's definition is not claimed */
     const char *foreign[] = {"triton/runtime/jit.py(574): run",
