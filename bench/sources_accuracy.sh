@@ -106,17 +106,50 @@ trap 'rm -rf "$OUT"' EXIT
 python3 -c 'import csv,sys
 for r in csv.DictReader(open(sys.argv[1])): print(r["name"])' "$LABELS" > "$OUT/names.txt"
 "$MAGPIE" trace sources --kernel-source-repos "${REPOS[@]}" --json < "$OUT/names.txt" > "$OUT/res.json"
-python3 - "$LABELS" "$OUT/res.json" "${REPOS[@]}" <<'PY'
-import csv, json, os, sys
+# The with_stack traces of the same runs (graph-capture traces whose launch
+# events name the kernels): a row whose kernel one of them launches with a
+# Python stack is resolved with that evidence, as `magpie trace sources
+# TRACE` would. MP_SOURCES_TRACES (space-separated) replaces the list.
+TRACES_DIR=$HERE/../shared/data/traces/tracelens-tests/inference
+STACK_TRACES=${MP_SOURCES_TRACES:-"$TRACES_DIR/vllm_decode_full/capture_traces/graph_capture_rank_0.1773709742341309550.pt.trace.json.gz $TRACES_DIR/sglang_decode/capture_traces/bs_32_rank0.json.gz"}
+i=0
+for t in $STACK_TRACES; do
+    [ -f "$t" ] || continue
+    "$MAGPIE" trace sources "$t" --kernel-source-repos "${REPOS[@]}" --json > "$OUT/stack$i.json"
+    i=$((i + 1))
+done
+python3 - "$LABELS" "$OUT/res.json" "$OUT" "${REPOS[@]}" <<'PY'
+import csv, glob, json, os, sys
 labels = list(csv.DictReader(open(sys.argv[1])))
 res = json.load(open(sys.argv[2]))["kernels"]
-indexed = [os.path.basename(p.rstrip("/")).lower() for p in sys.argv[3:]]
+roots = sys.argv[4:]
+indexed = [os.path.basename(p.rstrip("/")).lower() for p in roots]
 assert len(res) == len(labels)
+stack = {}
+for f in sorted(glob.glob(os.path.join(sys.argv[3], "stack*.json"))):
+    for k in json.load(open(f))["kernels"]:
+        if k["python_frames"] and k["name"] not in stack:
+            stack[k["name"]] = k
+with_stack = 0
+for i, lab in enumerate(labels):
+    if lab["name"] in stack:
+        res[i] = stack[lab["name"]]
+        with_stack += 1
+def file_indexed(lab):
+    """the labelled file is present in an indexed tree of its repository"""
+    for p in roots:
+        if os.path.basename(p.rstrip("/")).lower().startswith(lab["repo"].lower()):
+            for dp, _, fs in os.walk(p):
+                for f in fs:
+                    if os.path.join(dp, f).endswith("/" + lab["file"]):
+                        return True
+    return False
 def repo_indexed(repo):
     return any(i.startswith(repo.lower()) for i in indexed)
 claimed = right = closed_rows = closed_ok = 0
 hi = hi_right = 0
 recall_all_num = recall_all_den = recall_ix_num = recall_ix_den = 0
+recall_nm_num = recall_nm_den = recall_fx_num = recall_fx_den = 0
 wrong = []
 for lab, r in zip(labels, res):
     if lab["repo"] == "closed":
@@ -139,15 +172,58 @@ for lab, r in zip(labels, res):
     recall_all_num += correct
     if expect == "" or repo_indexed(lab["repo"]):
         recall_ix_den += 1; recall_ix_num += correct
+    if lab["repo"] != "MIOpen":
+        recall_nm_den += 1; recall_nm_num += correct
+    if expect == "" or (repo_indexed(lab["repo"]) and file_indexed(lab)):
+        recall_fx_den += 1; recall_fx_num += correct
+    elif repo_indexed(lab["repo"]) and not correct:
+        wrong.append(("file-not-in-indexed-tree", lab["name"][:90], lab["file"]))
 def pct(a, b): return "%.3f (%d/%d)" % (a / b if b else float("nan"), a, b)
 print("rows: %d (closed-library %d, open %d)" % (len(labels), closed_rows, len(labels) - closed_rows))
 print("precision on claimed rows:          " + pct(right, claimed))
 print("recall over all open rows:          " + pct(recall_all_num, recall_all_den))
 print("recall over rows with repo indexed: " + pct(recall_ix_num, recall_ix_den))
+print("recall over rows with file indexed: " + pct(recall_fx_num, recall_fx_den))
+print("recall over non-MIOpen open rows:   " + pct(recall_nm_num, recall_nm_den))
+print("rows resolved with a trace's stack: %d" % with_stack)
 print("calibration, confidence >= 0.9:     " + pct(hi_right, hi))
 print("closed-library rows reported closed:" + pct(closed_ok, closed_rows))
+# Magpie's test and reference columns, on the rows of labels_refs.csv
+# (matched by name prefix): precision of every filled cell, and how many
+# labelled non-empty cells were filled. test_file may list alternatives (a|b).
+refs = list(csv.DictReader(open(os.path.join(os.path.dirname(sys.argv[1]), "labels_refs.csv"))))
+cols = ["test_file", "baseline_ref_file", "baseline_ref_symbol", "baseline_ref_kind",
+        "triton_ref_file", "triton_ref_symbol"]
+filled = {c: 0 for c in cols}; good = {c: 0 for c in cols}
+labelled = {c: 0 for c in cols}; found = {c: 0 for c in cols}
+ref_rows = 0
+for lab, r in zip(labels, res):
+    ref = next((x for x in refs if lab["name"].startswith(x["name_prefix"])), None)
+    if ref is None or r["source_resolution"] != "resolved":
+        continue
+    ref_rows += 1
+    for c in cols:
+        got = r.get(c) or ""
+        if c == "baseline_ref_kind" and got == "none":
+            got = ""
+        if c == "triton_ref_file" and ":" in got:
+            got = got.split(":", 1)[1]
+        want = [w for w in ref[c].split("|") if w]
+        if want:
+            labelled[c] += 1
+        if got:
+            filled[c] += 1
+            ok = any(got == w or got.endswith("/" + w) for w in want)
+            good[c] += ok
+            found[c] += ok
+            if not ok: wrong.append(("wrong-" + c, lab["name"][:60], got))
+print("reference columns, %d resolved rows of labels_refs.csv (precision of filled cells; labelled cells filled):" % ref_rows)
+for c in cols:
+    print("  %-20s precision %s  filled %s" % (c, pct(good[c], filled[c]), pct(found[c], labelled[c])))
+refs_ok = all(filled[c] == 0 or good[c] / filled[c] >= 0.95 for c in cols)
 for w in wrong: print("  miss:", *w)
 ok = (claimed == 0 or right / claimed >= 0.95) and (hi == 0 or hi_right / hi >= 0.95) \
-     and closed_ok == closed_rows and (recall_ix_den == 0 or recall_ix_num / recall_ix_den >= 0.85)
+     and closed_ok == closed_rows and (recall_ix_den == 0 or recall_ix_num / recall_ix_den >= 0.85) \
+     and refs_ok
 sys.exit(0 if ok else 1)
 PY

@@ -60,15 +60,9 @@ static int read_stdin_names(struct mp_src_trace_kernels *l)
             line[--got] = 0;
         if (got == 0)
             continue;
-        if (l->n == capk) {
-            size_t nc = capk ? capk * 2 : 64;
-            struct mp_src_trace_kernel *nk = realloc(l->k, nc * sizeof(*nk));
-            if (!nk) {
-                rc = MP_ENOMEM;
-                break;
-            }
-            l->k = nk;
-            capk = nc;
+        if (MP_GROW(l->k, capk, l->n + 1, 64)) {
+            rc = MP_ENOMEM;
+            break;
         }
         memset(&l->k[l->n], 0, sizeof(l->k[0]));
         l->k[l->n].name = mp_strdup(line);

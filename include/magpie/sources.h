@@ -82,6 +82,15 @@ struct mp_src_result {
     char *error;        /* why unresolved / closed, NULL when resolved */
     char *notes;        /* short notes (namespace, evidence, dtype) */
     char *upstream_url; /* NULL unless the repo is a known upstream */
+    /* Magpie's test and reference columns (resolved rows; NULL when not
+     * found, the notes then say why; docs/sources.md has the rules) */
+    char *test_file;            /* repo-relative test file exercising the op */
+    char *test_cmd;             /* "cd $REPO_DIR && pytest -q FILE[::TEST | -k '...']" */
+    char *baseline_ref_file;    /* repo-relative file of the reference */
+    char *baseline_ref_symbol;  /* reference function (or the test function) */
+    char baseline_ref_kind[24]; /* eager_fn | perftest_wrapper | inline_in_test | none */
+    char *triton_ref_file;      /* "repo:path" of a Triton implementation of the op */
+    char *triton_ref_symbol;
 };
 
 /* Resolves one kernel name. ix may be NULL (classification only). ev may be
@@ -90,8 +99,10 @@ int mp_src_resolve(const struct mp_src_index *ix, const char *name,
                    const struct mp_src_evidence *ev, struct mp_src_result *r);
 void mp_src_result_fini(struct mp_src_result *r);
 
-/* The kernel names of a torch-profiler trace (events with cat "kernel"),
- * each once in first-seen order, with the Python frames (innermost first,
+/* The kernel names of a torch-profiler trace (events with cat "kernel",
+ * and runtime launch events that name their kernel in args.kernel, as
+ * launches during a CUDA/HIP graph capture do), each once in first-seen
+ * order, with the Python frames (innermost first,
  * at most 16) that were open on the launching thread when its first
  * launch with a stack was made (cuda_runtime / cuda_driver event with the
  * same correlation id); n_frames is 0 when the trace has no with_stack
@@ -116,7 +127,9 @@ int mp_src_candidates_str(const struct mp_src_result *r, struct mp_buf *out);
 
 /* One row as JSON: {name, demangled, kind, category, source_resolution,
  * source_repo, source_root, source_file, source_line, source_confidence,
- * source_symbol, source_error, library, notes, upstream_url,
+ * source_symbol, source_error, library, notes, upstream_url, test_file,
+ * test_cmd, baseline_ref_file, baseline_ref_symbol, baseline_ref_kind,
+ * triton_ref_file, triton_ref_symbol,
  * source_candidates[{repo, file, symbol, line, score}], calls,
  * python_frames[]}. */
 int mp_src_kernel_json(struct mp_buf *b, const struct mp_src_trace_kernel *k,
@@ -124,6 +137,10 @@ int mp_src_kernel_json(struct mp_buf *b, const struct mp_src_trace_kernel *k,
 /* The indexed repos as a JSON array of {root, commit, files, definitions,
  * from_cache, seconds}. */
 int mp_src_repos_json(struct mp_buf *b, const struct mp_src_index *ix);
+
+/* "$VLLM_0_11_0_DIR" for a repo named "vllm-0.11.0": the variable that
+ * test_cmd and gap_analysis.csv's header use for the repo's root. */
+void mp_src_repo_var(const char *name, char *out, size_t len);
 
 /* auto_clone_repos (clone.c). The clone URL of a known upstream repo
  * ("vllm", "pytorch", "aiter", "triton", "rocm-libraries", ...) into buf, or

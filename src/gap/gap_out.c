@@ -249,13 +249,13 @@ static int csv_source_cells(struct mp_csv *c, const struct mp_src_result *x)
                        x->source_repo ? x->source_repo : "",
                        file,
                        x->upstream_url ? x->upstream_url : "",
-                       "",
-                       "",
-                       "",
-                       "",
-                       "none",
-                       "",
-                       "",
+                       x->test_file ? x->test_file : "",
+                       x->test_cmd ? x->test_cmd : "",
+                       x->baseline_ref_file ? x->baseline_ref_file : "",
+                       x->baseline_ref_symbol ? x->baseline_ref_symbol : "",
+                       x->baseline_ref_kind[0] ? x->baseline_ref_kind : "none",
+                       x->triton_ref_file ? x->triton_ref_file : "",
+                       x->triton_ref_symbol ? x->triton_ref_symbol : "",
                        x->notes ? x->notes : "",
                        x->resolution,
                        x->error ? x->error : ""};
@@ -275,12 +275,40 @@ static int csv_source_cells(struct mp_csv *c, const struct mp_src_result *x)
 
 static int json_source_fields(struct mp_buf *b, const struct mp_src_result *x)
 {
-    const char *keys[] = {"kind",          "category", "source_repo",       "source_file",
-                          "upstream_url",  "notes",    "source_resolution", "source_error",
-                          "source_symbol", "demangled"};
-    const char *vals[] = {x->kind,          x->category, x->source_repo, x->source_file,
-                          x->upstream_url,  x->notes,    x->resolution,  x->error,
-                          x->source_symbol, x->demangled};
+    const char *keys[] = {"kind",
+                          "category",
+                          "source_repo",
+                          "source_file",
+                          "upstream_url",
+                          "notes",
+                          "source_resolution",
+                          "source_error",
+                          "source_symbol",
+                          "demangled",
+                          "test_file",
+                          "test_cmd",
+                          "baseline_ref_file",
+                          "baseline_ref_symbol",
+                          "baseline_ref_kind",
+                          "triton_ref_file",
+                          "triton_ref_symbol"};
+    const char *vals[] = {x->kind,
+                          x->category,
+                          x->source_repo,
+                          x->source_file,
+                          x->upstream_url,
+                          x->notes,
+                          x->resolution,
+                          x->error,
+                          x->source_symbol,
+                          x->demangled,
+                          x->test_file,
+                          x->test_cmd,
+                          x->baseline_ref_file,
+                          x->baseline_ref_symbol,
+                          x->baseline_ref_kind[0] ? x->baseline_ref_kind : "none",
+                          x->triton_ref_file,
+                          x->triton_ref_symbol};
     int rc = 0;
     for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]) && !rc; i++) {
         rc = mp_buf_printf(b, ", \"%s\": ", keys[i]);
@@ -288,10 +316,7 @@ static int json_source_fields(struct mp_buf *b, const struct mp_src_result *x)
     }
     rc = rc ? rc
             : mp_buf_printf(b,
-                            ", \"test_file\": null, \"test_cmd\": null, \"baseline_ref_file\": "
-                            "null, \"baseline_ref_symbol\": null, \"baseline_ref_kind\": "
-                            "\"none\", \"triton_ref_file\": null, \"triton_ref_symbol\": null, "
-                            "\"source_line\": %ld, \"source_confidence\": %.3f, "
+                            ", \"source_line\": %ld, \"source_confidence\": %.3f, "
                             "\"source_candidates\": [",
                             x->source_line, x->confidence);
     for (int i = 0; i < x->n_cand && !rc; i++) {

@@ -458,7 +458,8 @@ int mp_src_index_open(const char *const *roots, size_t n, const struct mp_src_in
     ix->repos = mp_calloc(n ? n : 1, sizeof(*ix->repos));
     ix->repo_strs = mp_calloc(3 * (n ? n : 1), sizeof(char *));
     ix->cap_repos = n ? n : 1;
-    if (!ix->strs || !ix->repos || !ix->repo_strs) {
+    ix->texts = mp_calloc(1, sizeof(*ix->texts));
+    if (!ix->strs || !ix->repos || !ix->repo_strs || !ix->texts) {
         mp_src_index_free(ix);
         return mp_diag_set(d, MP_ENOMEM, "out of memory");
     }
@@ -487,6 +488,13 @@ void mp_src_index_free(struct mp_src_index *ix)
             free(ix->repo_strs[i]);
     free(ix->repo_strs);
     free(ix->repos);
+    if (ix->texts) {
+        for (size_t i = 0; i < ix->texts->n; i++)
+            free(ix->texts->text[i]);
+        free(ix->texts->text);
+        free(ix->texts->len);
+        free(ix->texts);
+    }
     free(ix);
 }
 

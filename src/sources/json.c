@@ -32,6 +32,13 @@ int mp_src_kernel_json(struct mp_buf *b, const struct mp_src_trace_kernel *k,
     rc = rc ? rc : js(b, "library", r->library);
     rc = rc ? rc : js(b, "notes", r->notes);
     rc = rc ? rc : js(b, "upstream_url", r->upstream_url);
+    rc = rc ? rc : js(b, "test_file", r->test_file);
+    rc = rc ? rc : js(b, "test_cmd", r->test_cmd);
+    rc = rc ? rc : js(b, "baseline_ref_file", r->baseline_ref_file);
+    rc = rc ? rc : js(b, "baseline_ref_symbol", r->baseline_ref_symbol);
+    rc = rc ? rc : js(b, "baseline_ref_kind", r->baseline_ref_kind);
+    rc = rc ? rc : js(b, "triton_ref_file", r->triton_ref_file);
+    rc = rc ? rc : js(b, "triton_ref_symbol", r->triton_ref_symbol);
     rc = rc ? rc : mp_buf_puts(b, ", \"source_candidates\": [");
     for (int i = 0; i < r->n_cand && !rc; i++) {
         rc = mp_buf_puts(b, i ? ", {\"repo\": " : "{\"repo\": ");

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "src_int.h"
 
@@ -544,43 +545,176 @@ static bool path_is_test(const char *p)
            starts(p, "test") || has(p, "examples/");
 }
 
-/* The evidence weight of a def: 8 when a Python frame names its file,
- * 3 when a frame names a module of the same repository, else 1. */
-static double evidence_w(const struct mp_src_index *ix, const struct src_def *d,
-                         const struct mp_src_evidence *ev, bool *used)
+/* Path components too generic to tie a frame to a repository. */
+static bool generic_dir(const char *p, size_t l)
 {
-    if (!ev || !ev->n_frames)
-        return 1;
+    static const char *const g[] = {"csrc",     "src",           "include", "lib",
+                                    "python",   "test",          "tests",   "third_party",
+                                    "3rdparty", "site-packages", NULL};
+    for (size_t i = 0; g[i]; i++)
+        if (strlen(g[i]) == l && memcmp(g[i], p, l) == 0)
+            return true;
+    return false;
+}
+
+/* Whether the frame's file (path fp of length fl, relative or absolute)
+ * exists under root: its suffixes of at least two components are tried. */
+static bool frame_in_root(const char *root, const char *fp, size_t fl)
+{
+    int tries = 0;
+    for (size_t i = 0; i < fl && tries < 8; i++) {
+        if (i > 0 && fp[i - 1] != '/')
+            continue;
+        const char *suf = fp + i;
+        size_t sl = fl - i;
+        if (!memchr(suf, '/', sl))
+            break; /* one component: too weak */
+        tries++;
+        char full[4096];
+        if (snprintf(full, sizeof(full), "%s/%.*s", root, (int)sl, suf) >= (int)sizeof(full))
+            continue;
+        struct stat st;
+        if (stat(full, &st) == 0 && S_ISREG(st.st_mode))
+            return true;
+    }
+    return false;
+}
+
+/* How strongly one Python frame points at a def: 4 the frame is the def's
+ * file; 3 a file with the same stem in the def's directory (pa_ragged.py
+ * compiling pa_ragged.cuh); 2 a file of the def's repository; 1 a frame
+ * in the def's top-level package directory or in a directory named after
+ * its repository; 0 none. */
+static int frame_level(const struct mp_src_index *ix, const struct src_def *d, const char *f)
+{
+    const char *paren = strstr(f, ".py(");
+    size_t fl = paren ? (size_t)(paren - f) + 3 : strlen(f);
     const char *path = def_path(ix, d);
-    const char *repo = def_repo(ix, d);
-    double best = 1;
+    size_t pl = strlen(path);
+    if (fl >= pl && memcmp(f + fl - pl, path, pl) == 0 && (fl == pl || f[fl - pl - 1] == '/'))
+        return 4;
+    const char *ds = strrchr(path, '/');
+    const char *fs = memrchr(f, '/', fl);
+    if (ds && fs) {
+        size_t dl = (size_t)(ds - path) + 1; /* "dir/" */
+        const char *dot = strchr(ds + 1, '.');
+        size_t stl = dot ? (size_t)(dot - ds - 1) : strlen(ds + 1);
+        size_t fdl = (size_t)(fs - f) + 1;
+        const char *fdot = memchr(fs + 1, '.', fl - fdl);
+        size_t fstl = fdot ? (size_t)(fdot - fs - 1) : fl - fdl;
+        bool same_dir = fdl >= dl && memcmp(f + fdl - dl, path, dl) == 0 &&
+                        (fdl == dl || f[fdl - dl - 1] == '/');
+        if (same_dir && stl == fstl && memcmp(ds + 1, fs + 1, stl) == 0)
+            return 3;
+    }
+    const struct mp_src_repo_info *ri = &ix->repos[ix->files[d->file].repo];
+    if (frame_in_root(ri->root, f, fl))
+        return 2;
+    const char *sl = strchr(path, '/');
+    if (sl && !generic_dir(path, (size_t)(sl - path))) {
+        char pkg[128];
+        snprintf(pkg, sizeof(pkg), "/%.*s/", (int)(sl - path), path);
+        if (memmem(f, fl, pkg, strlen(pkg)) || strncmp(f, pkg + 1, strlen(pkg) - 1) == 0)
+            return 1;
+    }
+    char rp[160];
+    snprintf(rp, sizeof(rp), "/%s/", ri->name);
+    return memmem(f, fl, rp, strlen(rp)) ? 1 : 0;
+}
+
+/* A frame of the Python or PyTorch/Triton runtime rather than of a
+ * project: "torch/...", "triton/...", stdlib modules, "<built-in ...>". */
+static bool runtime_frame(const char *f)
+{
+    if (f[0] == '<' || has(f, "/lib/python3"))
+        return true;
+    const char *py = strstr(f, ".py(");
+    if (!py || !memchr(f, '/', (size_t)(py - f)))
+        return true; /* "functools.py(..)": a stdlib module */
+    const char *b = f;
+    for (const char *k; (k = strstr(b, "-packages/")) != NULL && k < py;)
+        b = k + 10;
+    return starts(b, "torch/") || starts(b, "triton/");
+}
+
+/* Launch-site evidence: the innermost Python frame that belongs to any
+ * candidate's code decides (outer frames are its callers: vLLM calling
+ * aiter's copy of a kernel). At that frame the candidates with the
+ * strongest tie get a factor (level 4 or 3: 8, 2: 4, 1: 3), the others
+ * none. The kernel counts as launched by code that is not indexed (no
+ * factor, EV_FOREIGN: the claim is then discounted) when
+ *  - every candidate is a Triton function (Triton kernels are launched
+ *    from Python, next to their definition) and a project frame inner to
+ *    the first candidate frame belongs to no candidate, or
+ *  - no frame belongs to any candidate and the innermost project frame is
+ *    an installed module (a relative path: the profiler prints
+ *    site-packages modules so) that no indexed repository holds.
+ * A C++ kernel's Python frames show only who called the op (vLLM code
+ * calling an ATen op), so the first rule is not applied to them. */
+enum { EV_USED = 1, EV_FOREIGN = 2 };
+
+struct evres {
+    int flags;            /* EV_USED | EV_FOREIGN */
+    const char *launcher; /* EV_FOREIGN: the launching frame */
+};
+
+static void apply_evidence(const struct mp_src_index *ix, struct cand *c, size_t n,
+                           const struct mp_src_evidence *ev, struct evres *used)
+{
+    static const double factor[5] = {1, 3, 4, 8, 8};
+    if (!ev || !ev->n_frames || n == 0)
+        return;
+    /* a CUDA/HIP graph replay's stack says who replayed the graph, not
+     * who launched the kernel when it was captured: no evidence */
+    for (size_t i = 0; i < ev->n_frames; i++)
+        if (ev->frames[i] && strstr(ev->frames[i], "cuda/graphs.py(") &&
+            strstr(ev->frames[i], "replay"))
+            return;
+    int *lv = mp_calloc(n, sizeof(*lv));
+    if (!lv)
+        return;
+    const char *first_project = NULL;
+    bool all_triton = true, matched = false;
+    for (size_t k = 0; k < n; k++)
+        all_triton = all_triton && ix->defs[c[k].def].kind == SRC_TRITON;
     for (size_t i = 0; i < ev->n_frames; i++) {
         const char *f = ev->frames[i];
-        if (!f)
+        if (!f || !strstr(f, ".py("))
             continue;
-        const char *paren = strchr(f, '(');
-        size_t fl = paren ? (size_t)(paren - f) : strlen(f);
-        size_t pl = strlen(path);
-        if (fl >= pl && memcmp(f + fl - pl, path, pl) == 0 && (fl == pl || f[fl - pl - 1] == '/')) {
-            best = 8;
-            break;
+        int best = 0;
+        for (size_t k = 0; k < n; k++) {
+            lv[k] = frame_level(ix, &ix->defs[c[k].def], f);
+            best = lv[k] > best ? lv[k] : best;
         }
-        /* a frame in .../<pkg>/... where the def's path starts with <pkg>/ */
-        const char *sl = strchr(path, '/');
-        if (sl) {
-            char pkg[128];
-            snprintf(pkg, sizeof(pkg), "/%.*s/", (int)(sl - path), path);
-            if (memmem(f, fl, pkg, strlen(pkg)) || strncmp(f, pkg + 1, strlen(pkg) - 1) == 0)
-                best = best < 3 ? 3 : best;
+        if (best == 0) {
+            if (!first_project && !runtime_frame(f))
+                first_project = f;
+            continue;
         }
-        char rp[160];
-        snprintf(rp, sizeof(rp), "/%s/", repo);
-        if (memmem(f, fl, rp, strlen(rp)))
-            best = best < 3 ? 3 : best;
+        matched = true;
+        if (first_project && all_triton) {
+            used->flags |= EV_FOREIGN;
+            used->launcher = first_project;
+        } else {
+            for (size_t k = 0; k < n; k++)
+                if (lv[k] == best)
+                    c[k].w *= factor[best];
+            used->flags |= EV_USED;
+        }
+        break;
     }
-    if (best > 1)
-        *used = true;
-    return best;
+    if (!matched && first_project && first_project[0] != '/') {
+        const char *pe = strstr(first_project, ".py(");
+        size_t fl = (size_t)(pe - first_project) + 3;
+        bool held = false;
+        for (size_t r = 0; r < ix->n_repos && !held; r++)
+            held = frame_in_root(ix->repos[r].root, first_project, fl);
+        if (!held) {
+            used->flags |= EV_FOREIGN;
+            used->launcher = first_project;
+        }
+    }
+    free(lv);
 }
 
 /* Whether a repository is named after the first component of a namespace
@@ -599,9 +733,11 @@ static bool repo_named_like(const char *repo, const char *ns)
 /* Candidates for one query; returns how many were written to c[]. */
 static size_t gather(const struct mp_src_index *ix, const struct qname *q, bool cpp,
                      bool want_kernel, bool want_type, const struct mp_src_evidence *ev,
-                     struct cand *c, size_t cap, bool *ev_used, bool *ns_full)
+                     struct cand *c, size_t cap, struct evres *ev_used, bool *ns_full)
 {
     size_t n = 0;
+    ev_used->flags = 0; /* only the last lookup's candidates are kept */
+    ev_used->launcher = NULL;
     int32_t id = mp_intern_find(ix->strs, q->name, strlen(q->name));
     if (id < 0 || (size_t)id >= ix->n_heads)
         return 0;
@@ -626,12 +762,12 @@ static size_t gather(const struct mp_src_index *ix, const struct qname *q, bool 
             w *= 0.2;
         if (cpp && repo_named_like(def_repo(ix, d), q->ns))
             w *= 3;
-        w *= evidence_w(ix, d, ev, ev_used);
         c[n].def = i;
         c[n].w = w;
         c[n].ns = a;
         n++;
     }
+    apply_evidence(ix, c, n, ev, ev_used);
     return n;
 }
 
@@ -708,6 +844,12 @@ void mp_src_result_fini(struct mp_src_result *r)
     free(r->error);
     free(r->notes);
     free(r->upstream_url);
+    free(r->test_file);
+    free(r->test_cmd);
+    free(r->baseline_ref_file);
+    free(r->baseline_ref_symbol);
+    free(r->triton_ref_file);
+    free(r->triton_ref_symbol);
     for (int i = 0; i < r->n_cand; i++) {
         free(r->cand[i].repo);
         free(r->cand[i].file);
@@ -752,9 +894,10 @@ enum path {
     P_N
 };
 
-#define NS_MISMATCH 0.3 /* top definition's namespace disagrees with the name's */
-#define NS_PARTIAL 0.9  /* one namespace is a suffix/prefix of the other */
-#define CLAIM_MIN 0.5   /* below this the row is unresolved, with candidates */
+#define NS_MISMATCH 0.3    /* top definition's namespace disagrees with the name's */
+#define NS_PARTIAL 0.9     /* one namespace is a suffix/prefix of the other */
+#define LAUNCH_FOREIGN 0.3 /* the launching Python frame is in no indexed repository */
+#define CLAIM_MIN 0.5      /* below this the row is unresolved, with candidates */
 static const double path_prob[P_N] = {0.99, 0.95, 0.97, 0.93, 0.98, 0.90, 0.92, 0.97};
 static const char *const path_name[P_N] = {"kernel+namespace", "kernel",       "lambda-anchor",
                                            "functor-anchor",   "exact-symbol", "symbol-prefix",
@@ -768,7 +911,7 @@ struct filecand {
 
 /* Groups candidates by file, sorts by weight, fills r. */
 static int finish(const struct mp_src_index *ix, struct cand *c, size_t n, enum path p,
-                  bool ev_used, struct mp_src_result *r, struct mp_buf *notes)
+                  const struct evres *ev_used, struct mp_src_result *r, struct mp_buf *notes)
 {
     struct filecand fc[64];
     size_t nf = 0;
@@ -809,6 +952,11 @@ static int finish(const struct mp_src_index *ix, struct cand *c, size_t n, enum 
     /* the name's namespace disagrees with the definition's: a same-named
      * function of another project, most likely */
     double nsm = fc[0].ns < 0 ? NS_MISMATCH : fc[0].ns == 0.5 ? NS_PARTIAL : 1;
+    /* launched by code in none of the indexed repositories: the same-named
+     * definitions found are likely copies, not what ran */
+    bool foreign = (ev_used->flags & EV_FOREIGN) != 0;
+    if (foreign)
+        nsm *= LAUNCH_FOREIGN;
     r->confidence = round(path_prob[p] * share * nsm * 1000) / 1000;
     bool claim = r->confidence >= CLAIM_MIN;
     int rc = 0;
@@ -831,17 +979,24 @@ static int finish(const struct mp_src_index *ix, struct cand *c, size_t n, enum 
     snprintf(r->resolution, sizeof(r->resolution), claim ? "resolved" : "unresolved");
     if (!rc)
         rc = mp_buf_printf(notes, "%smatch=%s; files=%zu%s%s", notes->len ? "; " : "", path_name[p],
-                           nf, ev_used ? "; python-stack evidence" : "",
+                           nf, ev_used->flags & EV_USED ? "; python-stack evidence" : "",
                            fc[0].ns < 0 ? "; namespace differs" : "");
     if (!claim && !rc) {
         struct mp_buf e;
         mp_buf_init(&e, 0);
-        rc = fc[0].ns < 0 ? mp_buf_printf(&e,
-                                          "namespace_mismatch: the only definitions found "
-                                          "are in other namespaces (best %.2f)",
-                                          r->confidence)
-                          : mp_buf_printf(&e, "ambiguous: %zu files define this name (best %.2f)",
-                                          nf, r->confidence);
+        if (foreign)
+            rc = mp_buf_printf(&e,
+                               "launch_site_not_indexed: launched from %.200s, which holds none "
+                               "of the same-named definitions (best %.2f)",
+                               ev_used->launcher, r->confidence);
+        else
+            rc = fc[0].ns < 0
+                     ? mp_buf_printf(&e,
+                                     "namespace_mismatch: the only definitions found "
+                                     "are in other namespaces (best %.2f)",
+                                     r->confidence)
+                     : mp_buf_printf(&e, "ambiguous: %zu files define this name (best %.2f)", nf,
+                                     r->confidence);
         if (!rc)
             rc = set_str(&r->error, mp_buf_cstr(&e));
         mp_buf_fini(&e);
@@ -856,7 +1011,10 @@ static int finish(const struct mp_src_index *ix, struct cand *c, size_t n, enum 
         k->line = e->line;
         if (!rc)
             rc = set_str(&k->symbol, def_str(ix, e->name));
-        double km = fc[i].ns < 0 ? NS_MISMATCH : fc[i].ns == 0.5 ? NS_PARTIAL : 1;
+        double km = (fc[i].ns < 0      ? NS_MISMATCH
+                     : fc[i].ns == 0.5 ? NS_PARTIAL
+                                       : 1) *
+                    (foreign ? LAUNCH_FOREIGN : 1);
         k->score = round(path_prob[p] * fc[i].w / tot * km * 1000) / 1000;
     }
     for (size_t u = 0; u < sizeof(upstreams) / sizeof(upstreams[0]) && claim && !rc; u++) {
@@ -874,7 +1032,7 @@ static int finish(const struct mp_src_index *ix, struct cand *c, size_t n, enum 
 
 static size_t lookup_plain(const struct mp_src_index *ix, const char *name,
                            const struct mp_src_evidence *ev, struct cand *c, size_t cap,
-                           bool *ev_used)
+                           struct evres *ev_used)
 {
     struct qname q;
     q.ns[0] = 0;
@@ -971,7 +1129,7 @@ static bool res_settled(const struct mp_src_index *ix, const char *lib, struct m
 /* a plain name: Triton / extern "C" / asm definitions, then without Triton
  * specialisation suffixes, then macros that generate it */
 static size_t res_plain(const struct mp_src_index *ix, const char *raw, const char *kind,
-                        const struct mp_src_evidence *ev, struct cand *c, bool *ev_used,
+                        const struct mp_src_evidence *ev, struct cand *c, struct evres *ev_used,
                         enum path *p)
 {
     size_t n = lookup_plain(ix, raw, ev, c, 256, ev_used);
@@ -993,6 +1151,7 @@ static size_t res_plain(const struct mp_src_index *ix, const char *raw, const ch
         *p = P_TRITON_PFX;
     }
     if (!n) {
+        ev_used->flags = 0;
         for (size_t m = 0; m < ix->n_macros && n < 256; m++) {
             const struct src_def *md = &ix->defs[ix->macros[m]];
             if (glob_match(def_str(ix, md->name), raw)) {
@@ -1009,8 +1168,8 @@ static size_t res_plain(const struct mp_src_index *ix, const char *raw, const ch
 
 /* a C++ name: the anchors of a generic launcher, then the kernel function */
 static size_t res_cpp(const struct mp_src_index *ix, const char *d,
-                      const struct mp_src_evidence *ev, struct cand *c, bool *ev_used, enum path *p,
-                      struct mp_buf *notes, int *rc)
+                      const struct mp_src_evidence *ev, struct cand *c, struct evres *ev_used,
+                      enum path *p, struct mp_buf *notes, int *rc)
 {
     size_t n = 0;
     struct parsed *ps = mp_calloc(1, sizeof(*ps));
@@ -1101,7 +1260,7 @@ int mp_src_resolve(const struct mp_src_index *ix, const char *name,
         goto done;
     struct cand c[256];
     size_t n = 0;
-    bool ev_used = false;
+    struct evres ev_used = {0, NULL};
     enum path p = P_KERNEL;
     bool plain = !strchr(d, '(') && !strchr(d, ':') && !strchr(d, '<') && !strchr(d, ' ');
     if (plain)
@@ -1116,7 +1275,7 @@ int mp_src_resolve(const struct mp_src_index *ix, const char *name,
     }
     if (plain && n)
         res_plain_kind(ix, c, r);
-    int f = finish(ix, c, n, p, ev_used, r, &notes);
+    int f = finish(ix, c, n, p, &ev_used, r, &notes);
     if (f < 0)
         rc = f;
     else if (f > 0) {
@@ -1126,6 +1285,10 @@ int mp_src_resolve(const struct mp_src_index *ix, const char *name,
 done:
     if (!rc && notes.len)
         rc = set_str(&r->notes, mp_buf_cstr(&notes));
+    if (!rc && !strcmp(r->resolution, "resolved"))
+        rc = src_find_refs(ix, r);
+    else if (!rc)
+        snprintf(r->baseline_ref_kind, sizeof(r->baseline_ref_kind), "none");
     free(raw);
     mp_buf_fini(&dm);
     mp_buf_fini(&notes);

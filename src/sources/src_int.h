@@ -36,6 +36,14 @@ struct src_file {
     int32_t repo; /* index into ix->repos */
 };
 
+/* Test files' text, read on first use and kept for the index's life
+ * (refs.c); per file index, NULL while not read. */
+struct src_texts {
+    char **text;
+    size_t *len;
+    size_t n;
+};
+
 struct mp_src_index {
     struct mp_intern *strs;
     struct src_def *defs;
@@ -49,6 +57,7 @@ struct mp_src_index {
     struct mp_src_repo_info *repos;
     char **repo_strs; /* owned strings of repos[] (3 per repo) */
     size_t n_repos, cap_repos;
+    struct src_texts *texts; /* lazily filled by refs.c, freed with the index */
 };
 
 /* Adds a definition (index.c). */
@@ -57,6 +66,9 @@ int src_add_def(struct mp_src_index *ix, int32_t file, const char *name, size_t 
 /* Parses one file's text by its extension and adds its definitions (scan.c). */
 int src_scan_file(struct mp_src_index *ix, int32_t file, const char *path, const char *text,
                   size_t len);
+/* Fills r's test, baseline and Triton reference columns of a resolved
+ * row from the indexed trees (refs.c); 0 or MP_ENOMEM. */
+int src_find_refs(const struct mp_src_index *ix, struct mp_src_result *r);
 /* Whether a file name has an extension the scanner reads (scan.c). */
 bool src_scan_wants(const char *name);
 

@@ -1,7 +1,9 @@
 /* Kernel names and their launch evidence from a torch-profiler trace: each
  * kernel's correlation id leads to the runtime call that launched it, and
  * the python_function events open on that thread at that time are the
- * Python stack (with_stack=True traces). The resolver uses the frames to
+ * Python stack (with_stack=True traces). Runtime launch events that name
+ * their kernel (args.kernel; the only record of kernels launched during a
+ * CUDA/HIP graph capture) count as launches of that kernel too. The resolver uses the frames to
  * tell same-named kernels of different repositories apart. */
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +26,7 @@ struct rt {
     long long corr;
     long long tid;
     double ts;
+    bool graph; /* a graph launch: its stack replays the graph, launches nothing itself */
 };
 
 static int cmp_py(const void *a, const void *b)
@@ -90,7 +93,8 @@ void mp_src_trace_kernels_fini(struct mp_src_trace_kernels *l)
 struct kinfo {
     long long corr[8];
     int nc;
-    unsigned long long calls;
+    unsigned long long calls;    /* kernel events */
+    unsigned long long launches; /* runtime launch events naming it (args.kernel) */
 };
 
 /* what one pass over the events gathers */
@@ -131,6 +135,27 @@ static int tk_load(const char *path, json_t **root, json_t **evs, struct mp_diag
     return 0;
 }
 
+/* one kernel event (is_kernel) or one runtime launch naming a kernel */
+static int tk_kernel(struct tk_scan *s, const char *nm, long long corr, bool is_kernel)
+{
+    int32_t id = mp_intern_add(s->names, nm, strlen(nm));
+    if (id < 0)
+        return MP_ENOMEM;
+    if ((size_t)id >= s->cap_ki) {
+        size_t old = s->cap_ki;
+        if (MP_GROW(s->ki, s->cap_ki, (size_t)id + 1, 256))
+            return MP_ENOMEM;
+        memset(s->ki + old, 0, (s->cap_ki - old) * sizeof(*s->ki));
+    }
+    if (is_kernel)
+        s->ki[id].calls++;
+    else
+        s->ki[id].launches++;
+    if (corr >= 0 && s->ki[id].nc < 8)
+        s->ki[id].corr[s->ki[id].nc++] = corr;
+    return 0;
+}
+
 /* python frames, runtime calls and kernels of the events */
 static int tk_collect(const json_t *evs, size_t n, struct tk_scan *s)
 {
@@ -154,25 +179,22 @@ static int tk_collect(const json_t *evs, size_t n, struct tk_scan *s)
                 s->rts[s->nrt].corr = c;
                 s->rts[s->nrt].tid = jint(e, "tid");
                 s->rts[s->nrt].ts = jnum(e, "ts");
+                s->rts[s->nrt].graph = strstr(nm, "GraphLaunch") != NULL;
                 s->nrt++;
             }
-        } else if (strcmp(cat, "kernel") == 0) {
-            int32_t id = mp_intern_add(s->names, nm, strlen(nm));
-            if (id < 0)
-                return MP_ENOMEM;
-            if ((size_t)id >= s->cap_ki) {
-                size_t nc = s->cap_ki ? s->cap_ki * 2 : 256;
-                struct kinfo *nk = mp_realloc(s->ki, nc * sizeof(*nk));
-                if (!nk)
-                    return MP_ENOMEM;
-                memset(nk + s->cap_ki, 0, (nc - s->cap_ki) * sizeof(*nk));
-                s->ki = nk;
-                s->cap_ki = nc;
+            /* a launch naming its kernel (hipModuleLaunchKernel's args.kernel):
+             * kernels launched while a CUDA/HIP graph is captured have no
+             * kernel event, only this */
+            const char *kn = args ? json_string_value(json_object_get(args, "kernel")) : NULL;
+            if (kn && kn[0] && c >= 0) {
+                int rc = tk_kernel(s, kn, c, false);
+                if (rc)
+                    return rc;
             }
-            s->ki[id].calls++;
-            long long c = args ? jint(args, "correlation") : -1;
-            if (c >= 0 && s->ki[id].nc < 8)
-                s->ki[id].corr[s->ki[id].nc++] = c;
+        } else if (strcmp(cat, "kernel") == 0) {
+            int rc = tk_kernel(s, nm, args ? jint(args, "correlation") : -1, true);
+            if (rc)
+                return rc;
         }
     }
     return 0;
@@ -231,7 +253,7 @@ static int tk_frames(const struct tk_scan *s, const struct mp_i64map *corr2rt, i
     int rc = 0;
     for (int c = 0; c < s->ki[id].nc && !k->n_frames && !rc; c++) {
         int64_t *ri = mp_i64map_get(corr2rt, s->ki[id].corr[c]);
-        if (!ri)
+        if (!ri || s->rts[*ri].graph)
             continue;
         const char *fr[MAX_FRAMES];
         double fts[MAX_FRAMES];
@@ -283,7 +305,7 @@ int mp_src_trace_kernels(const char *path, struct mp_src_trace_kernels *out, str
     for (int32_t id = 0; id < nk && !rc && out->k && s.ki; id++) {
         struct mp_src_trace_kernel *k = &out->k[out->n++];
         k->name = mp_strdup(mp_intern_str(s.names, id));
-        k->calls = s.ki[id].calls;
+        k->calls = s.ki[id].calls ? s.ki[id].calls : s.ki[id].launches;
         if (!k->name) {
             rc = MP_ENOMEM;
             break;
