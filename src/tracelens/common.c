@@ -175,6 +175,19 @@ int tl_kernel_details_cells(const struct mp_trace_tree *t, const int32_t *tmpl, 
     return tl_kernel_details_cells_cs(t, tmpl, nk, kdur, nrows, NULL, NULL, csv, cell);
 }
 
+size_t tl_utf8_prefix(const char *s, size_t len, size_t max)
+{
+    size_t chars = 0;
+    for (size_t j = 0; j < len; j++) {
+        if (((unsigned char)s[j] & 0xC0) != 0x80) {
+            if (chars == max)
+                return j;
+            chars++;
+        }
+    }
+    return len;
+}
+
 /* One entry of a trunc_kernel_details list, ", " first unless it is the
  * first: {'name': <the name's first 64 characters (code points), then "..."
  * when cut>, 'stream': <n or None>, 'mean_duration_us': <round(mean, 2)>}. */
@@ -184,16 +197,7 @@ int tl_trunc_detail(struct mp_buf *cell, bool first, const char *name, bool has_
     int rc = mp_buf_puts(cell, first ? "{'name': " : ", {'name': ");
     if (rc)
         return rc;
-    size_t len = strlen(name), chars = 0, cut = len;
-    for (size_t j = 0; j < len; j++) {
-        if (((unsigned char)name[j] & 0xC0) != 0x80) {
-            if (chars == 64) {
-                cut = j;
-                break;
-            }
-            chars++;
-        }
-    }
+    size_t len = strlen(name), cut = tl_utf8_prefix(name, len, 64);
     if (cut < len) {
         char *tmp = malloc(cut + 4);
         if (!tmp)
@@ -272,17 +276,12 @@ int tl_kernel_details_cells_cs(const struct mp_trace_tree *t, const int32_t *tmp
     return rc;
 }
 
-struct ts_idx {
-    double ts;
-    int32_t uid;
-};
-
-static int cmp_ts_idx(const void *a, const void *b)
+int tl_cmp_ts_idx(const void *a, const void *b)
 {
-    const struct ts_idx *x = a, *y = b;
+    const struct tl_ts_idx *x = a, *y = b;
     if (x->ts != y->ts)
         return x->ts < y->ts ? -1 : 1;
-    return x->uid < y->uid ? -1 : (x->uid > y->uid ? 1 : 0);
+    return x->idx < y->idx ? -1 : (x->idx > y->idx ? 1 : 0);
 }
 
 /* GPU events of the subtrees of roots[0..nroots) in DFS order, then stably
@@ -299,14 +298,14 @@ static int subtree_kernels(const struct mp_trace_tree *t, const int32_t *roots, 
             return (int)got;
         }
     }
-    struct ts_idx *o = malloc((bn ? bn : 1) * sizeof(*o));
+    struct tl_ts_idx *o = malloc((bn ? bn : 1) * sizeof(*o));
     if (!o) {
         free(buf);
         return MP_ENOMEM;
     }
     for (size_t i = 0; i < bn; i++)
-        o[i] = (struct ts_idx){t->s->ts[buf[i]], (int32_t)i}; /* DFS position breaks ties */
-    qsort(o, bn, sizeof(*o), cmp_ts_idx);
+        o[i] = (struct tl_ts_idx){t->s->ts[buf[i]], (int32_t)i}; /* DFS position breaks ties */
+    qsort(o, bn, sizeof(*o), tl_cmp_ts_idx);
     int32_t *sorted = malloc((bn ? bn : 1) * sizeof(int32_t));
     if (!sorted) {
         free(o);
@@ -314,7 +313,7 @@ static int subtree_kernels(const struct mp_trace_tree *t, const int32_t *roots, 
         return MP_ENOMEM;
     }
     for (size_t i = 0; i < bn; i++)
-        sorted[i] = buf[o[i].uid];
+        sorted[i] = buf[o[i].idx];
     free(o);
     free(buf);
     *out = sorted;

@@ -27,19 +27,6 @@ struct launcher {
     char *key;    /* grouping key of the module summaries (scratch) */
 };
 
-struct ts_idx {
-    double ts;
-    int32_t uid;
-};
-
-static int cmp_ts_idx(const void *a, const void *b)
-{
-    const struct ts_idx *x = a, *y = b;
-    if (x->ts != y->ts)
-        return x->ts < y->ts ? -1 : 1;
-    return x->uid < y->uid ? -1 : (x->uid > y->uid ? 1 : 0);
-}
-
 struct lset {
     struct launcher *v;
     size_t n;
@@ -63,7 +50,7 @@ static int build_launchers(const struct mp_trace_tree *t, struct lset *out)
 {
     memset(out, 0, sizeof(*out));
     int32_t *slot = malloc((t->n ? t->n : 1) * sizeof(int32_t));
-    struct ts_idx *first = NULL;
+    struct tl_ts_idx *first = NULL;
     int rc = 0;
     if (!slot)
         return MP_ENOMEM;
@@ -99,18 +86,18 @@ static int build_launchers(const struct mp_trace_tree *t, struct lset *out)
             rc = MP_ENOMEM;
         } else {
             for (size_t i = 0; i < nl; i++)
-                first[i] = (struct ts_idx){t->s->ts[v[i].uid], (int32_t)i};
-            qsort(first, nl, sizeof(*first), cmp_ts_idx);
-            /* v[i] = old v[first[i].uid], in place: follow each cycle of
+                first[i] = (struct tl_ts_idx){t->s->ts[v[i].uid], (int32_t)i};
+            qsort(first, nl, sizeof(*first), tl_cmp_ts_idx);
+            /* v[i] = old v[first[i].idx], in place: follow each cycle of
              * the permutation, marking placed slots with -1 */
             for (size_t i = 0; i < nl; i++) {
-                if (first[i].uid < 0)
+                if (first[i].idx < 0)
                     continue;
                 struct launcher tmp = v[i];
                 size_t j = i;
                 for (;;) {
-                    size_t from = (size_t)first[j].uid;
-                    first[j].uid = -1;
+                    size_t from = (size_t)first[j].idx;
+                    first[j].idx = -1;
                     if (from == i) {
                         v[j] = tmp;
                         break;
@@ -126,17 +113,17 @@ static int build_launchers(const struct mp_trace_tree *t, struct lset *out)
     for (size_t i = 0; i < nl && !rc; i++) {
         struct launcher *L = &v[i];
         /* kernels by ts, stable over UID order */
-        struct ts_idx small[16];
-        struct ts_idx *o = L->nk <= 16 ? small : malloc(L->nk * sizeof(*o));
+        struct tl_ts_idx small[16];
+        struct tl_ts_idx *o = L->nk <= 16 ? small : malloc(L->nk * sizeof(*o));
         if (!o) {
             rc = MP_ENOMEM;
             break;
         }
         for (size_t k = 0; k < L->nk; k++)
-            o[k] = (struct ts_idx){t->s->ts[L->k[k]], L->k[k]};
-        qsort(o, L->nk, sizeof(*o), cmp_ts_idx);
+            o[k] = (struct tl_ts_idx){t->s->ts[L->k[k]], L->k[k]};
+        qsort(o, L->nk, sizeof(*o), tl_cmp_ts_idx);
         for (size_t k = 0; k < L->nk; k++)
-            L->k[k] = o[k].uid;
+            L->k[k] = o[k].idx;
         if (o != small)
             free(o);
         L->direct = mp_trace_tree_busy(t, L->k, L->nk);
@@ -491,16 +478,7 @@ static int launcher_stacks(const struct mp_trace_tree *t, struct lset *ls)
         frames[nf++] = mp_trace_tree_name(t, L->uid);
         for (int32_t p = t->parent[L->uid]; p >= 0 && !rc; p = t->parent[p]) {
             const char *name = mp_trace_tree_name(t, p);
-            size_t len = strlen(name), chars = 0, cut = len;
-            for (size_t j = 0; j < len; j++) {
-                if (((unsigned char)name[j] & 0xC0) != 0x80) {
-                    if (chars == 256) {
-                        cut = j;
-                        break;
-                    }
-                    chars++;
-                }
-            }
+            size_t len = strlen(name), cut = tl_utf8_prefix(name, len, 256);
             if (cut < len) {
                 char *c = malloc(cut + 3);
                 if (!c) {

@@ -154,6 +154,19 @@ int tl_model_op(const struct mp_trace_tree *t, const char *const *annot, int32_t
  * = "NA"); *out itself is malloc'd, or NULL when no op matched. */
 int tl_apply_annotation(const struct mp_trace_tree *t, bool inference, const char ***out);
 
+/* An event's start time and an index (a UID or a position): sorted by
+ * tl_cmp_ts_idx, by ts with ties in index order. */
+struct tl_ts_idx {
+    double ts;
+    int32_t idx;
+};
+
+int tl_cmp_ts_idx(const void *a, const void *b);
+
+/* The byte length of the first max code points of the UTF-8 text s[0..len)
+ * (len when it has no more). */
+size_t tl_utf8_prefix(const char *s, size_t len, size_t max);
+
 /* Python repr of a list of strings ("['a', 'b']"), appended to b. */
 int tl_pylist_repr(struct mp_buf *b, const char *const *v, size_t n);
 
