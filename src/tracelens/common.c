@@ -188,6 +188,22 @@ size_t tl_utf8_prefix(const char *s, size_t len, size_t max)
     return len;
 }
 
+size_t tl_strip_digit_suffixes(const char *s, size_t n, char *out)
+{
+    size_t w = 0;
+    for (size_t i = 0; i < n;) {
+        if (s[i] == '_' && i + 1 < n && s[i + 1] >= '0' && s[i + 1] <= '9') {
+            i++;
+            while (i < n && s[i] >= '0' && s[i] <= '9')
+                i++;
+            continue;
+        }
+        out[w++] = s[i++];
+    }
+    out[w] = '\0';
+    return w;
+}
+
 /* One entry of a trunc_kernel_details list, ", " first unless it is the
  * first: {'name': <the name's first 64 characters (code points), then "..."
  * when cut>, 'stream': <n or None>, 'mean_duration_us': <round(mean, 2)>}. */

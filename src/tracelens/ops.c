@@ -426,20 +426,10 @@ static int sheet_ops_summary(const struct mp_trace_tree *t, const struct lset *l
 /* Python's re.sub(r"_\d+", "", s). malloc'd. */
 static char *strip_digit_suffixes(const char *s)
 {
-    size_t n = strlen(s), w = 0;
+    size_t n = strlen(s);
     char *r = malloc(n + 1);
-    if (!r)
-        return NULL;
-    for (size_t i = 0; i < n;) {
-        if (s[i] == '_' && i + 1 < n && s[i + 1] >= '0' && s[i + 1] <= '9') {
-            i++;
-            while (i < n && s[i] >= '0' && s[i] <= '9')
-                i++;
-            continue;
-        }
-        r[w++] = s[i++];
-    }
-    r[w] = '\0';
+    if (r)
+        tl_strip_digit_suffixes(s, n, r);
     return r;
 }
 

@@ -167,6 +167,10 @@ int tl_cmp_ts_idx(const void *a, const void *b);
  * (len when it has no more). */
 size_t tl_utf8_prefix(const char *s, size_t len, size_t max);
 
+/* Python's re.sub(r"_\d+", "", s[0..n)) written to out (n + 1 bytes, NUL
+ * terminated); returns its length. */
+size_t tl_strip_digit_suffixes(const char *s, size_t n, char *out);
+
 /* Python repr of a list of strings ("['a', 'b']"), appended to b. */
 int tl_pylist_repr(struct mp_buf *b, const char *const *v, size_t n);
 

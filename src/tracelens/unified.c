@@ -178,17 +178,7 @@ static int32_t frame_of(struct uctx *u, int32_t i)
         char *buf = malloc(n + 1);
         if (!buf)
             return -3;
-        size_t w = 0;
-        for (size_t r = 0; r < n;) {
-            if (nm[r] == '_' && r + 1 < n && nm[r + 1] >= '0' && nm[r + 1] <= '9') {
-                r++;
-                while (r < n && nm[r] >= '0' && nm[r] <= '9')
-                    r++;
-                continue;
-            }
-            buf[w++] = nm[r++];
-        }
-        id = mp_intern_add(u->frames, buf, w);
+        id = mp_intern_add(u->frames, buf, tl_strip_digit_suffixes(nm, n, buf));
         free(buf);
         if (id < 0)
             return -3;
