@@ -463,7 +463,7 @@ enum { PS_TBS, PS_TFS, PS_PCT, PS_KT, PS_N };
 
 /* What the value functions of the column table see while one group's row is
  * printed. */
-struct pemit {
+struct tl_emit {
     const struct mp_trace_tree *t;
     const struct psheet *sh;
     const struct tl_meta *meta;
@@ -479,7 +479,7 @@ struct pemit {
 };
 
 /* The statistics a row of the sheet prints, over the group's rows. */
-static int measure_pgroup(struct pemit *e, bool arch)
+static int measure_pgroup(struct tl_emit *e, bool arch)
 {
     const struct pgroup *G = e->G;
     memset(e->st, 0, sizeof(e->st));
@@ -509,34 +509,22 @@ static int measure_pgroup(struct pemit *e, bool arch)
     return rc;
 }
 
-/* One column of a sheet: its header, when it is printed, and the function
- * printing its cell (NULL: printed by the column before); stat, field and
- * arg tell the shared value functions which figure to print. */
-struct pcol {
-    const char *head;
-    int (*cell)(struct pemit *e, const struct pcol *c);
-    size_t field;
-    const char *arg;
-    unsigned when; /* 0: always, else one of PC_* */
-    int stat;
-};
-
 /* PC_PARAM: one column per param key, head a format for the key */
 enum { PC_OV = 1, PC_NK = 2, PC_RECOMP = 4, PC_ARCH = 8, PC_PARAM = 16 };
 
-static int p_name(struct pemit *e, const struct pcol *c)
+static int p_name(struct tl_emit *e, const struct tl_col *c)
 {
     (void)c;
     return mp_csv_str(e->csv, mp_trace_tree_name(e->t, e->r0->uid));
 }
 
-static int p_ov_names(struct pemit *e, const struct pcol *c)
+static int p_ov_names(struct tl_emit *e, const struct tl_col *c)
 {
     (void)c;
     return mp_csv_str(e->csv, tl_ovinfo_names(tl_overlap_launcher(e->ov, e->r0->uid)));
 }
 
-static int p_params(struct pemit *e, const struct pcol *c)
+static int p_params(struct tl_emit *e, const struct tl_col *c)
 {
     (void)c;
     int rc = 0;
@@ -548,37 +536,32 @@ static int p_params(struct pemit *e, const struct pcol *c)
     return rc;
 }
 
-static int p_nk(struct pemit *e, const struct pcol *c)
+static int p_nk(struct tl_emit *e, const struct tl_col *c)
 {
     (void)c;
     return mp_csv_fmt(e->csv, "%zu", e->r0->nk);
 }
 
-static int p_recompute(struct pemit *e, const struct pcol *c)
+static int p_recompute(struct tl_emit *e, const struct tl_col *c)
 {
     (void)c;
     return mp_csv_str(e->csv, e->r0->recompute ? "True" : "False");
 }
 
-static int p_first(struct pemit *e, const struct pcol *c)
+static int p_first(struct tl_emit *e, const struct tl_col *c)
 {
     return tl_csv_float(e->csv, e->cell, first_num(e->sh, e->G, c->field), true);
 }
 
 /* A figure of a statistics block: the sum always, std when there is one,
  * the others over at least one value. */
-static int p_stat(struct pemit *e, const struct pcol *c)
+static int p_stat(struct tl_emit *e, const struct tl_col *c)
 {
-    const struct tl_stats *st = &e->st[c->stat];
-    double v = *(const double *)((const char *)st + c->field);
-    bool present = c->field == offsetof(struct tl_stats, sum)   ? true
-                   : c->field == offsetof(struct tl_stats, std) ? st->has_std
-                                                                : e->cnt[c->stat] > 0;
-    return tl_csv_float(e->csv, e->cell, v, present);
+    return tl_stat_cell(e->csv, e->cell, &e->st[c->stat], e->cnt[c->stat], c->field);
 }
 
 /* process_name, process_labels or thread_name (c->arg) of the first row */
-static int p_meta(struct pemit *e, const struct pcol *c)
+static int p_meta(struct tl_emit *e, const struct tl_col *c)
 {
     const struct mp_trace_store *s = e->t->s;
     int32_t uid = e->r0->uid;
@@ -588,19 +571,19 @@ static int p_meta(struct pemit *e, const struct pcol *c)
     return mp_csv_str(e->csv, tl_meta_get(e->meta, pid, thread ? tid : "0", c->arg));
 }
 
-static int p_spec(struct pemit *e, const struct pcol *c)
+static int p_spec(struct tl_emit *e, const struct tl_col *c)
 {
     (void)c;
     return mp_csv_str(e->csv, e->r0->spec);
 }
 
-static int p_roofline_time(struct pemit *e, const struct pcol *c)
+static int p_roofline_time(struct tl_emit *e, const struct tl_col *c)
 {
     (void)c;
     return tl_csv_float(e->csv, e->cell, e->rf ? e->rf->rl.roofline_us : NAN, e->rf != NULL);
 }
 
-static int p_bound(struct pemit *e, const struct pcol *c)
+static int p_bound(struct tl_emit *e, const struct tl_col *c)
 {
     (void)c;
     return mp_csv_str(e->csv,
@@ -609,7 +592,7 @@ static int p_bound(struct pemit *e, const struct pcol *c)
 
 /* kernel details over members whose kernel list has the template's length;
  * the template is the first non-empty list of the group */
-static int p_kernel_details(struct pemit *e, const struct pcol *c)
+static int p_kernel_details(struct tl_emit *e, const struct tl_col *c)
 {
     (void)c;
     const struct pgroup *G = e->G;
@@ -647,7 +630,7 @@ static int p_kernel_details(struct pemit *e, const struct pcol *c)
 }
 
 /* The overlap column block (kl_overlap sheets). */
-static int p_overlap(struct pemit *e, const struct pcol *c)
+static int p_overlap(struct tl_emit *e, const struct tl_col *c)
 {
     (void)c;
     const struct pgroup *G = e->G;
@@ -663,48 +646,37 @@ static int p_overlap(struct pemit *e, const struct pcol *c)
 }
 
 /* The first non-None value of an args key (c->arg) over the group. */
-static int p_arg(struct pemit *e, const struct pcol *c)
+static int p_arg(struct tl_emit *e, const struct tl_col *c)
 {
     return args_first_cell(e->t, e->sh, e->G, c->arg, e->csv, e->cell);
 }
 
-static int p_count(struct pemit *e, const struct pcol *c)
+static int p_count(struct tl_emit *e, const struct tl_col *c)
 {
     (void)c;
     return mp_csv_fmt(e->csv, "%zu", e->G->n);
 }
 
-static int p_uid(struct pemit *e, const struct pcol *c)
+static int p_uid(struct tl_emit *e, const struct tl_col *c)
 {
     (void)c;
     return mp_csv_fmt(e->csv, "%d", e->r0->uid);
 }
 
-#define PCOL(h, w, f)                                                                              \
-    {                                                                                              \
-        .head = (h), .when = (w), .cell = (f)                                                      \
-    }
-#define PSTAT(h, w, blk, f)                                                                        \
-    {                                                                                              \
-        .head = (h), .when = (w), .cell = p_stat, .stat = (blk),                                   \
-        .field = offsetof(struct tl_stats, f)                                                      \
-    }
-#define PFIRST(h, f)                                                                               \
-    {                                                                                              \
-        .head = (h), .cell = p_first, .field = offsetof(struct prow, f)                            \
-    }
+#define PSTAT(h, w, blk, f) TL_STAT(h, w, p_stat, blk, f)
+#define PFIRST(h, f) TL_FIELD(h, p_first, struct prow, f)
 #define PARG(h, f, a)                                                                              \
     {                                                                                              \
         .head = (h), .cell = (f), .arg = (a)                                                       \
     }
 
 /* The columns of a per-category sheet and its kl_overlap twin. */
-static const struct pcol pcols[] = {
-    PCOL("name", 0, p_name),
-    PCOL("overlapping_kernel_names_first", PC_OV, p_ov_names),
-    PCOL("param: %s", PC_PARAM, p_params),
-    PCOL("num_kernels", PC_NK, p_nk),
-    PCOL("is_recompute", PC_RECOMP, p_recompute),
+static const struct tl_col pcols[] = {
+    TL_COL("name", 0, p_name),
+    TL_COL("overlapping_kernel_names_first", PC_OV, p_ov_names),
+    TL_COL("param: %s", PC_PARAM, p_params),
+    TL_COL("num_kernels", PC_NK, p_nk),
+    TL_COL("is_recompute", PC_RECOMP, p_recompute),
     PFIRST("GFLOPS_first", gflops),
     PFIRST("Data Moved (MB)_first", mb),
     PFIRST("FLOPS/Byte_first", fpb),
@@ -721,23 +693,23 @@ static const struct pcol pcols[] = {
     PARG("process_name_first", p_meta, "process_name"),
     PARG("process_label_first", p_meta, "process_labels"),
     PARG("thread_name_first", p_meta, "thread_name"),
-    PCOL("Compute Spec", 0, p_spec),
-    PCOL("Roofline Time (µs)_first", PC_ARCH, p_roofline_time),
-    PCOL("Roofline Bound_first", PC_ARCH, p_bound),
+    TL_COL("Compute Spec", 0, p_spec),
+    TL_COL("Roofline Time (µs)_first", PC_ARCH, p_roofline_time),
+    TL_COL("Roofline Bound_first", PC_ARCH, p_bound),
     PSTAT("Pct Roofline_mean", PC_ARCH, PS_PCT, mean),
     PSTAT("Pct Roofline_median", PC_ARCH, PS_PCT, median),
     PSTAT("Pct Roofline_std", PC_ARCH, PS_PCT, std),
     PSTAT("Pct Roofline_min", PC_ARCH, PS_PCT, min),
     PSTAT("Pct Roofline_max", PC_ARCH, PS_PCT, max),
-    PCOL("kernel_details__summarize_kernel_stats", 0, p_kernel_details),
-    PCOL("trunc_kernel_details", 0, NULL),
-    PCOL("overlapping_kernels_details__summarize_kernel_stats", PC_OV, p_overlap),
-    PCOL("trunc_overlapping_kernels_details", PC_OV, NULL),
-    PCOL("overlap_pct_mean", PC_OV, NULL),
-    PCOL("overlap_pct_median", PC_OV, NULL),
-    PCOL("overlap_pct_std", PC_OV, NULL),
-    PCOL("overlap_pct_min", PC_OV, NULL),
-    PCOL("overlap_pct_max", PC_OV, NULL),
+    TL_COL("kernel_details__summarize_kernel_stats", 0, p_kernel_details),
+    TL_COL("trunc_kernel_details", 0, NULL),
+    TL_COL("overlapping_kernels_details__summarize_kernel_stats", PC_OV, p_overlap),
+    TL_COL("trunc_overlapping_kernels_details", PC_OV, NULL),
+    TL_COL("overlap_pct_mean", PC_OV, NULL),
+    TL_COL("overlap_pct_median", PC_OV, NULL),
+    TL_COL("overlap_pct_std", PC_OV, NULL),
+    TL_COL("overlap_pct_min", PC_OV, NULL),
+    TL_COL("overlap_pct_max", PC_OV, NULL),
     PARG("Input Dims_first", p_arg, "Input Dims"),
     PARG("Input type_first", p_arg, "Input type"),
     PARG("Input Strides_first", p_arg, "Input Strides"),
@@ -748,22 +720,17 @@ static const struct pcol pcols[] = {
     PSTAT("Kernel Time (µs)_min", 0, PS_KT, min),
     PSTAT("Kernel Time (µs)_max", 0, PS_KT, max),
     PSTAT("Kernel Time (µs)_sum", 0, PS_KT, sum),
-    PCOL("name_count", 0, p_count),
-    PCOL("UID_first", 0, p_uid),
+    TL_COL("name_count", 0, p_count),
+    TL_COL("UID_first", 0, p_uid),
 };
 
 #define N_PCOLS (sizeof(pcols) / sizeof(pcols[0]))
-
-static bool pcol_on(const struct pcol *c, unsigned when)
-{
-    return c->when == 0 || (c->when & when) != 0;
-}
 
 static int write_pheader(struct mp_csv *csv, const struct psheet *sh, unsigned when)
 {
     int rc = 0;
     for (size_t c = 0; c < N_PCOLS && !rc; c++) {
-        if (!pcol_on(&pcols[c], when))
+        if (!tl_col_on(&pcols[c], when))
             continue;
         if (pcols[c].when == PC_PARAM)
             for (int j = 0; j < sh->npkeys && !rc; j++)
@@ -775,12 +742,10 @@ static int write_pheader(struct mp_csv *csv, const struct psheet *sh, unsigned w
 }
 
 /* One group's row, column by column. */
-static int emit_pgroup(struct pemit *e, unsigned when)
+static int emit_pgroup(struct tl_emit *e, unsigned when)
 {
     int rc = measure_pgroup(e, (when & PC_ARCH) != 0);
-    for (size_t c = 0; c < N_PCOLS && !rc; c++)
-        if (pcols[c].cell && pcol_on(&pcols[c], when))
-            rc = pcols[c].cell(e, &pcols[c]);
+    rc = rc ? rc : tl_cols_cells(e, pcols, N_PCOLS, when);
     return rc ? rc : mp_csv_end_row(e->csv);
 }
 
@@ -802,7 +767,7 @@ static int render(struct mp_report *rep, const char *sheet_name, const struct mp
     mp_buf_init(&cell, 0);
     mp_csv_init(&csv, b, "\n");
     rc = rc ? rc : write_pheader(&csv, sh, when);
-    struct pemit e = {.t = t, .sh = sh, .meta = meta, .ov = ov, .csv = &csv, .cell = &cell};
+    struct tl_emit e = {.t = t, .sh = sh, .meta = meta, .ov = ov, .csv = &csv, .cell = &cell};
     for (size_t gi = 0; gi < gs.ng && !rc; gi++) {
         e.G = &gs.g[gi];
         e.r0 = &sh->rows[e.G->first];

@@ -13,6 +13,54 @@
 
 #include "tracelens_int.h"
 
+/* ---- column tables ---- */
+
+int tl_cols_header(struct mp_buf *b, const struct tl_col *cols, size_t n, unsigned when)
+{
+    int rc = 0;
+    bool first = true;
+    for (size_t c = 0; c < n && !rc; c++) {
+        if (!tl_col_on(&cols[c], when))
+            continue;
+        rc = first ? 0 : mp_buf_putc(b, ',');
+        rc = rc ? rc : mp_buf_puts(b, cols[c].head);
+        first = false;
+    }
+    return rc ? rc : mp_buf_putc(b, '\n');
+}
+
+int tl_cols_cells(struct tl_emit *e, const struct tl_col *cols, size_t n, unsigned when)
+{
+    int rc = 0;
+    for (size_t c = 0; c < n && !rc; c++)
+        if (cols[c].cell && tl_col_on(&cols[c], when))
+            rc = cols[c].cell(e, &cols[c]);
+    return rc;
+}
+
+int tl_csv_key_cells(struct mp_csv *csv, struct mp_buf *key)
+{
+    const char *k = mp_buf_cstr(key), *end = k + key->len;
+    for (;;) {
+        const char *sep = memchr(k, '\x1f', (size_t)(end - k));
+        size_t len = sep ? (size_t)(sep - k) : (size_t)(end - k);
+        int rc = mp_csv_field(csv, k, len);
+        if (rc || !sep)
+            return rc;
+        k = sep + 1;
+    }
+}
+
+int tl_stat_cell(struct mp_csv *csv, struct mp_buf *cell, const struct tl_stats *st, size_t cnt,
+                 size_t field)
+{
+    double v = *(const double *)((const char *)st + field);
+    bool present = field == offsetof(struct tl_stats, sum)   ? true
+                   : field == offsetof(struct tl_stats, std) ? st->has_std
+                                                             : cnt > 0;
+    return tl_csv_float(csv, cell, v, present);
+}
+
 /* ---- small statistics ---- */
 /* mean, median (midpoint), std (ddof given), min, max, sum; sums and means
  * as numpy computes them */

@@ -814,7 +814,7 @@ static int ua_sort(struct ugroups *gs)
 
 /* What the value functions of the column table see while one group's row is
  * printed. */
-struct uaemit {
+struct tl_emit {
     const struct mp_trace_tree *t;
     const struct lset *ls;
     struct tl_overlap *ov;
@@ -826,37 +826,22 @@ struct uaemit {
     double cum;            /* percentage so far */
 };
 
-struct uacol {
-    const char *head;
-    int (*cell)(struct uaemit *e, const struct uacol *c);
-    size_t field;  /* ua_stats: the figure, in struct tl_stats */
-    unsigned when; /* 0: always, else one of UA_* */
-};
-
 enum { UA_OV = 1, UA_MOD = 2, UA_NK = 4, UA_RECOMP = 8, UA_FIRST = 16 };
 
 /* Every key cell (see ua_key). */
-static int ua_keycells(struct uaemit *e, const struct uacol *c)
+static int ua_keycells(struct tl_emit *e, const struct tl_col *c)
 {
     (void)c;
-    const char *k = mp_buf_cstr(&e->G->key), *end = k + e->G->key.len;
-    for (;;) {
-        const char *sep = memchr(k, '\x1f', (size_t)(end - k));
-        size_t len = sep ? (size_t)(sep - k) : (size_t)(end - k);
-        int rc = mp_csv_field(e->csv, k, len);
-        if (rc || !sep)
-            return rc;
-        k = sep + 1;
-    }
+    return tl_csv_key_cells(e->csv, &e->G->key);
 }
 
-static int ua_count(struct uaemit *e, const struct uacol *c)
+static int ua_count(struct tl_emit *e, const struct tl_col *c)
 {
     (void)c;
     return mp_csv_fmt(e->csv, "%zu", e->G->n);
 }
 
-static int ua_first_time(struct uaemit *e, const struct uacol *c)
+static int ua_first_time(struct tl_emit *e, const struct tl_col *c)
 {
     (void)c;
     return tl_csv_float(e->csv, e->cell, e->G->ts_min - e->gs->ts0, true);
@@ -864,7 +849,7 @@ static int ua_first_time(struct uaemit *e, const struct uacol *c)
 
 /* A figure of direct then subtree kernel time; std is left empty for both
  * when the direct one has none. */
-static int ua_stats(struct uaemit *e, const struct uacol *c)
+static int ua_stats(struct tl_emit *e, const struct tl_col *c)
 {
     bool present = c->field != offsetof(struct tl_stats, std) || e->st[0].has_std;
     int rc = 0;
@@ -874,19 +859,19 @@ static int ua_stats(struct uaemit *e, const struct uacol *c)
     return rc;
 }
 
-static int ua_ex_uid(struct uaemit *e, const struct uacol *c)
+static int ua_ex_uid(struct tl_emit *e, const struct tl_col *c)
 {
     (void)c;
     return mp_csv_fmt(e->csv, "%d", e->G->ex_uid);
 }
 
-static int ua_stack(struct uaemit *e, const struct uacol *c)
+static int ua_stack(struct tl_emit *e, const struct tl_col *c)
 {
     (void)c;
     return mp_csv_str(e->csv, e->ls->v[e->G->first].stack);
 }
 
-static int ua_kernel_details(struct uaemit *e, const struct uacol *c)
+static int ua_kernel_details(struct tl_emit *e, const struct tl_col *c)
 {
     (void)c;
     const struct ugroup *G = e->G;
@@ -894,7 +879,7 @@ static int ua_kernel_details(struct uaemit *e, const struct uacol *c)
                                    e->cell);
 }
 
-static int ua_overlap(struct uaemit *e, const struct uacol *c)
+static int ua_overlap(struct tl_emit *e, const struct tl_col *c)
 {
     (void)c;
     const struct ugroup *G = e->G;
@@ -909,7 +894,7 @@ static int ua_overlap(struct uaemit *e, const struct uacol *c)
     return rc;
 }
 
-static int ua_pct(struct uaemit *e, const struct uacol *c)
+static int ua_pct(struct tl_emit *e, const struct tl_col *c)
 {
     (void)c;
     double pct = e->G->sum_direct / e->gs->total * 100;
@@ -918,93 +903,61 @@ static int ua_pct(struct uaemit *e, const struct uacol *c)
     return rc ? rc : tl_csv_float(e->csv, e->cell, e->cum, true);
 }
 
-#define UACOL(h, w, f)                                                                             \
-    {                                                                                              \
-        .head = (h), .when = (w), .cell = (f)                                                      \
-    }
-#define UAKEY(h, w)                                                                                \
-    {                                                                                              \
-        .head = (h), .when = (w)                                                                   \
-    }
-#define UASTAT(h, f)                                                                               \
-    {                                                                                              \
-        .head = (h), .cell = ua_stats, .field = offsetof(struct tl_stats, f)                       \
-    }
+#define UASTAT(h, f) TL_FIELD(h, ua_stats, struct tl_stats, f)
 
 /* The columns of ops_unique_args and its kl_overlap twin. */
-static const struct uacol uacols[] = {
-    UACOL("name", 0, ua_keycells),
-    UAKEY("overlapping_kernel_names", UA_OV),
-    UAKEY("op category", 0),
-    UAKEY("parent_module", UA_MOD),
-    UAKEY("process_name", 0),
-    UAKEY("process_label", 0),
-    UAKEY("thread_name", 0),
-    UAKEY("Input Dims", 0),
-    UAKEY("Input type", 0),
-    UAKEY("Input Strides", 0),
-    UAKEY("Concrete Inputs", 0),
-    UAKEY("num_kernels", UA_NK),
-    UAKEY("is_recompute", UA_RECOMP),
-    UACOL("operation_count", 0, ua_count),
-    UACOL("first_occurrence_time", UA_FIRST, ua_first_time),
+static const struct tl_col uacols[] = {
+    TL_COL("name", 0, ua_keycells),
+    TL_KEY("overlapping_kernel_names", UA_OV),
+    TL_KEY("op category", 0),
+    TL_KEY("parent_module", UA_MOD),
+    TL_KEY("process_name", 0),
+    TL_KEY("process_label", 0),
+    TL_KEY("thread_name", 0),
+    TL_KEY("Input Dims", 0),
+    TL_KEY("Input type", 0),
+    TL_KEY("Input Strides", 0),
+    TL_KEY("Concrete Inputs", 0),
+    TL_KEY("num_kernels", UA_NK),
+    TL_KEY("is_recompute", UA_RECOMP),
+    TL_COL("operation_count", 0, ua_count),
+    TL_COL("first_occurrence_time", UA_FIRST, ua_first_time),
     UASTAT("total_direct_kernel_time_mean", mean),
-    UAKEY("total_subtree_kernel_time_mean", 0),
+    TL_KEY("total_subtree_kernel_time_mean", 0),
     UASTAT("total_direct_kernel_time_median", median),
-    UAKEY("total_subtree_kernel_time_median", 0),
+    TL_KEY("total_subtree_kernel_time_median", 0),
     UASTAT("total_direct_kernel_time_std", std),
-    UAKEY("total_subtree_kernel_time_std", 0),
+    TL_KEY("total_subtree_kernel_time_std", 0),
     UASTAT("total_direct_kernel_time_min", min),
-    UAKEY("total_subtree_kernel_time_min", 0),
+    TL_KEY("total_subtree_kernel_time_min", 0),
     UASTAT("total_direct_kernel_time_max", max),
-    UAKEY("total_subtree_kernel_time_max", 0),
+    TL_KEY("total_subtree_kernel_time_max", 0),
     UASTAT("total_direct_kernel_time_sum", sum),
-    UAKEY("total_subtree_kernel_time_sum", 0),
-    UACOL("ex_UID", 0, ua_ex_uid),
-    UACOL("call_stack", UA_MOD, ua_stack),
-    UACOL("kernel_details_summary", 0, ua_kernel_details),
-    UAKEY("trunc_kernel_details", 0),
-    UACOL("overlapping_kernels_details_summary", UA_OV, ua_overlap),
-    UAKEY("trunc_overlapping_kernels_details", UA_OV),
-    UAKEY("overlap_pct_mean", UA_OV),
-    UAKEY("overlap_pct_median", UA_OV),
-    UAKEY("overlap_pct_std", UA_OV),
-    UAKEY("overlap_pct_min", UA_OV),
-    UAKEY("overlap_pct_max", UA_OV),
-    UACOL("Percentage (%)", 0, ua_pct),
-    UAKEY("Cumulative Percentage (%)", 0),
+    TL_KEY("total_subtree_kernel_time_sum", 0),
+    TL_COL("ex_UID", 0, ua_ex_uid),
+    TL_COL("call_stack", UA_MOD, ua_stack),
+    TL_COL("kernel_details_summary", 0, ua_kernel_details),
+    TL_KEY("trunc_kernel_details", 0),
+    TL_COL("overlapping_kernels_details_summary", UA_OV, ua_overlap),
+    TL_KEY("trunc_overlapping_kernels_details", UA_OV),
+    TL_KEY("overlap_pct_mean", UA_OV),
+    TL_KEY("overlap_pct_median", UA_OV),
+    TL_KEY("overlap_pct_std", UA_OV),
+    TL_KEY("overlap_pct_min", UA_OV),
+    TL_KEY("overlap_pct_max", UA_OV),
+    TL_COL("Percentage (%)", 0, ua_pct),
+    TL_KEY("Cumulative Percentage (%)", 0),
 };
 
 #define N_UACOLS (sizeof(uacols) / sizeof(uacols[0]))
 
-static bool uacol_on(const struct uacol *c, unsigned when)
-{
-    return c->when == 0 || (c->when & when) != 0;
-}
-
-static int ua_header(struct mp_buf *b, unsigned when)
-{
-    int rc = 0;
-    bool first = true;
-    for (size_t c = 0; c < N_UACOLS && !rc; c++) {
-        if (!uacol_on(&uacols[c], when))
-            continue;
-        rc = first ? 0 : mp_buf_putc(b, ',');
-        rc = rc ? rc : mp_buf_puts(b, uacols[c].head);
-        first = false;
-    }
-    return rc ? rc : mp_buf_putc(b, '\n');
-}
-
 /* One group's row, column by column. */
-static int ua_emit(struct uaemit *e, unsigned when)
+static int ua_emit(struct tl_emit *e, unsigned when)
 {
     const struct ugroup *G = e->G;
     int rc = tl_group_stats(G->direct, G->n, e->gs->ids_sorted, &e->st[0]);
     rc = rc ? rc : tl_group_stats(G->sub, G->n, e->gs->ids_sorted, &e->st[1]);
-    for (size_t c = 0; c < N_UACOLS && !rc; c++)
-        if (uacols[c].cell && uacol_on(&uacols[c], when))
-            rc = uacols[c].cell(e, &uacols[c]);
+    rc = rc ? rc : tl_cols_cells(e, uacols, N_UACOLS, when);
     return rc ? rc : mp_csv_end_row(e->csv);
 }
 
@@ -1024,10 +977,10 @@ static int sheet_unique_args(const struct mp_trace_tree *t, const struct lset *l
     rc = rc ? rc : ua_sort(&gs);
     struct mp_csv csv;
     mp_csv_init(&csv, b, "\n");
-    rc = rc ? rc : ua_header(b, when);
+    rc = rc ? rc : tl_cols_header(b, uacols, N_UACOLS, when);
     struct mp_buf cell;
     mp_buf_init(&cell, 0);
-    struct uaemit e = {.t = t, .ls = ls, .ov = ov, .gs = &gs, .csv = &csv, .cell = &cell};
+    struct tl_emit e = {.t = t, .ls = ls, .ov = ov, .gs = &gs, .csv = &csv, .cell = &cell};
     for (size_t i = 0; i < gs.ng && !rc; i++) {
         e.G = &gs.g[i];
         rc = ua_emit(&e, when);

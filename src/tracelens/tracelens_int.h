@@ -69,6 +69,61 @@ int tl_trunc_detail(struct mp_buf *cell, bool first, const char *name, bool has_
 /* A float cell (Python repr), empty when !present or NaN. */
 int tl_csv_float(struct mp_csv *csv, struct mp_buf *cell, double v, bool present);
 
+/* What the value functions of a sheet's column table see while one
+ * group's row is printed: each sheet's file defines its own (ops.c,
+ * category_sheets.c, unified.c); the shared code only passes it on. */
+struct tl_emit;
+
+/* One column of a sheet's column table: its header, when it is printed
+ * (0: always, else a set of the sheet's flags) and the function printing
+ * its cell (NULL: printed by the column before); field, arg and stat tell
+ * shared value functions which figure to print (a field offset, an args
+ * key, a statistics block). */
+struct tl_col {
+    const char *head;
+    int (*cell)(struct tl_emit *e, const struct tl_col *c);
+    size_t field;
+    const char *arg;
+    unsigned when;
+    int stat;
+};
+
+#define TL_COL(h, w, f)                                                                            \
+    {                                                                                              \
+        .head = (h), .when = (w), .cell = (f)                                                      \
+    }
+#define TL_KEY(h, w)                                                                               \
+    {                                                                                              \
+        .head = (h), .when = (w)                                                                   \
+    }
+/* A figure f of statistics block blk, printed by fn. */
+#define TL_STAT(h, w, fn, blk, f)                                                                  \
+    {                                                                                              \
+        .head = (h), .when = (w), .cell = (fn), .stat = (blk),                                     \
+        .field = offsetof(struct tl_stats, f)                                                      \
+    }
+/* Field f of the row struct type, printed by fn. */
+#define TL_FIELD(h, fn, type, f)                                                                   \
+    {                                                                                              \
+        .head = (h), .cell = (fn), .field = offsetof(type, f)                                      \
+    }
+
+static inline bool tl_col_on(const struct tl_col *c, unsigned when)
+{
+    return c->when == 0 || (c->when & when) != 0;
+}
+
+/* The header line of the columns printed under when. */
+int tl_cols_header(struct mp_buf *b, const struct tl_col *cols, size_t n, unsigned when);
+/* The cells of one row: every printing column under when, in order. */
+int tl_cols_cells(struct tl_emit *e, const struct tl_col *cols, size_t n, unsigned when);
+/* The fields of a group key (texts joined by \x1f) as CSV cells. */
+int tl_csv_key_cells(struct mp_csv *csv, struct mp_buf *key);
+/* The figure at offset field of st over cnt values: the sum always, std
+ * when there is one, the others over at least one value. */
+int tl_stat_cell(struct mp_csv *csv, struct mp_buf *cell, const struct tl_stats *st, size_t cnt,
+                 size_t field);
+
 /* process_name / process_labels / thread_name from the metadata events. */
 struct tl_meta {
     struct mp_intern *keys;

@@ -1023,7 +1023,7 @@ static void kstacks_fini(struct kstacks *ks)
 
 /* What the value functions of the column table see while one group's row is
  * printed. */
-struct uemit {
+struct tl_emit {
     struct uctx *u;
     const struct urow *rows;
     struct ugrp *G; /* the group being printed */
@@ -1041,7 +1041,7 @@ struct uemit {
 };
 
 /* The statistics a row of the sheet prints, over the group's rows. */
-static int measure_group(struct uemit *e)
+static int measure_group(struct tl_emit *e)
 {
     const struct ugrp *G = e->G;
     const struct urow *rows = e->rows;
@@ -1085,42 +1085,23 @@ static int measure_group(struct uemit *e)
     return rc;
 }
 
-/* One column of the sheet: its header, when it is printed, and the function
- * printing its cell (NULL: printed by the column before). stat and field
- * tell the shared value functions which figure to print. */
-struct ucol {
-    const char *head;
-    int (*cell)(struct uemit *e, const struct ucol *c);
-    size_t field;
-    unsigned when; /* 0: always, else one of UC_* */
-    int stat;
-};
-
 enum { UC_OV = 1, UC_RECOMP = 2, UC_ARCH = 4, UC_CS = 8 };
 
 /* Every key cell: name [, overlapping_kernel_names], op category, process
  * and thread names, the four args [, is_recompute]. */
-static int c_key(struct uemit *e, const struct ucol *c)
+static int c_key(struct tl_emit *e, const struct tl_col *c)
 {
     (void)c;
-    const char *k = mp_buf_cstr(&e->G->key), *end = k + e->G->key.len;
-    for (;;) {
-        const char *sep = memchr(k, '\x1f', (size_t)(end - k));
-        size_t len = sep ? (size_t)(sep - k) : (size_t)(end - k);
-        int rc = mp_csv_field(e->csv, k, len);
-        if (rc || !sep)
-            return rc;
-        k = sep + 1;
-    }
+    return tl_csv_key_cells(e->csv, &e->G->key);
 }
 
-static int c_ex_uid(struct uemit *e, const struct ucol *c)
+static int c_ex_uid(struct tl_emit *e, const struct tl_col *c)
 {
     (void)c;
     return mp_csv_fmt(e->csv, "%d", e->G->ex_uid);
 }
 
-static int c_count(struct uemit *e, const struct ucol *c)
+static int c_count(struct tl_emit *e, const struct tl_col *c)
 {
     (void)c;
     return mp_csv_fmt(e->csv, "%zu", e->G->n);
@@ -1128,36 +1109,31 @@ static int c_count(struct uemit *e, const struct ucol *c)
 
 /* A figure of a statistics block: the sum always, std when there is one,
  * the others over at least one value. */
-static int c_stat(struct uemit *e, const struct ucol *c)
+static int c_stat(struct tl_emit *e, const struct tl_col *c)
 {
-    const struct tl_stats *st = &e->st[c->stat];
-    double v = *(const double *)((const char *)st + c->field);
-    bool present = c->field == offsetof(struct tl_stats, sum)   ? true
-                   : c->field == offsetof(struct tl_stats, std) ? st->has_std
-                                                                : e->cnt[c->stat] > 0;
-    return tl_csv_float(e->csv, e->cell, v, present);
+    return tl_stat_cell(e->csv, e->cell, &e->st[c->stat], e->cnt[c->stat], c->field);
 }
 
 /* The first value of a row field over the group. */
-static int c_first(struct uemit *e, const struct ucol *c)
+static int c_first(struct tl_emit *e, const struct tl_col *c)
 {
     return tl_csv_float(e->csv, e->cell, first_over(e->rows, e->G, c->field), true);
 }
 
-static int c_spec(struct uemit *e, const struct ucol *c)
+static int c_spec(struct tl_emit *e, const struct tl_col *c)
 {
     (void)c;
     return mp_csv_str(e->csv, e->spec);
 }
 
-static int c_bound(struct uemit *e, const struct ucol *c)
+static int c_bound(struct tl_emit *e, const struct tl_col *c)
 {
     (void)c;
     return mp_csv_str(e->csv,
                       e->rl ? (e->rl->rl.compute_bound ? "COMPUTE_BOUND" : "MEMORY_BOUND") : "");
 }
 
-static int c_roofline_time(struct uemit *e, const struct ucol *c)
+static int c_roofline_time(struct tl_emit *e, const struct tl_col *c)
 {
     (void)c;
     return tl_csv_float(e->csv, e->cell, e->rl ? e->rl->rl.roofline_us : NAN, e->rl != NULL);
@@ -1165,7 +1141,7 @@ static int c_roofline_time(struct uemit *e, const struct ucol *c)
 
 /* The kernel durations of the rows whose kernel list has the template's
  * length nk: kd[q][row], *nrow rows. */
-static int kernel_durations(const struct uemit *e, size_t nk, double ***kd, size_t *nrow)
+static int kernel_durations(const struct tl_emit *e, size_t nk, double ***kd, size_t *nrow)
 {
     const struct mp_trace_store *s = e->u->t->s;
     const struct ugrp *G = e->G;
@@ -1190,7 +1166,7 @@ static int kernel_durations(const struct uemit *e, size_t nk, double ***kd, size
 }
 
 /* The call stack of each kernel of template row rt (e->ks). */
-static int template_stacks(struct uemit *e, const struct urow *rt)
+static int template_stacks(struct tl_emit *e, const struct urow *rt)
 {
     struct kstacks *ks = &e->ks;
     size_t nk = rt->nk;
@@ -1233,7 +1209,7 @@ static int template_stacks(struct uemit *e, const struct urow *rt)
 
 /* kernel_details_summary and trunc_kernel_details: the template is the
  * group's first non-empty kernel list. */
-static int c_kernel_details(struct uemit *e, const struct ucol *c)
+static int c_kernel_details(struct tl_emit *e, const struct tl_col *c)
 {
     (void)c;
     const struct ugrp *G = e->G;
@@ -1261,7 +1237,7 @@ static int c_kernel_details(struct uemit *e, const struct ucol *c)
 }
 
 /* The overlap column block (kl_overlap sheet). */
-static int c_overlap(struct uemit *e, const struct ucol *c)
+static int c_overlap(struct tl_emit *e, const struct tl_col *c)
 {
     (void)c;
     const struct ugrp *G = e->G;
@@ -1278,7 +1254,7 @@ static int c_overlap(struct uemit *e, const struct ucol *c)
     return rc;
 }
 
-static int c_params(struct uemit *e, const struct ucol *c)
+static int c_params(struct tl_emit *e, const struct tl_col *c)
 {
     (void)c;
     const char *params = NULL;
@@ -1287,14 +1263,14 @@ static int c_params(struct uemit *e, const struct ucol *c)
     return mp_csv_str(e->csv, params ? params : "");
 }
 
-static int c_has_model(struct uemit *e, const struct ucol *c)
+static int c_has_model(struct tl_emit *e, const struct tl_col *c)
 {
     (void)c;
     return mp_csv_str(e->csv, e->rows[e->G->m[0]].has_model ? "True" : "False");
 }
 
 /* entry_point and call_stack_full, the template's stacks in printed order. */
-static int c_call_stack(struct uemit *e, const struct ucol *c)
+static int c_call_stack(struct tl_emit *e, const struct tl_col *c)
 {
     (void)c;
     const struct kstacks *ks = &e->ks;
@@ -1319,7 +1295,7 @@ static int c_call_stack(struct uemit *e, const struct ucol *c)
     return rc;
 }
 
-static int c_pct(struct uemit *e, const struct ucol *c)
+static int c_pct(struct tl_emit *e, const struct tl_col *c)
 {
     (void)c;
     double pct = e->G->kt_sum / e->total * 100;
@@ -1327,53 +1303,38 @@ static int c_pct(struct uemit *e, const struct ucol *c)
     return tl_csv_float(e->csv, e->cell, pct, true);
 }
 
-static int c_cum(struct uemit *e, const struct ucol *c)
+static int c_cum(struct tl_emit *e, const struct tl_col *c)
 {
     (void)c;
     return tl_csv_float(e->csv, e->cell, e->cum, true);
 }
 
-#define UCOL(h, w, f)                                                                              \
-    {                                                                                              \
-        .head = (h), .when = (w), .cell = (f)                                                      \
-    }
-#define UKEY(h, w)                                                                                 \
-    {                                                                                              \
-        .head = (h), .when = (w)                                                                   \
-    }
-#define USTAT(h, w, blk, f)                                                                        \
-    {                                                                                              \
-        .head = (h), .when = (w), .cell = c_stat, .stat = (blk),                                   \
-        .field = offsetof(struct tl_stats, f)                                                      \
-    }
-#define UFIRST(h, f)                                                                               \
-    {                                                                                              \
-        .head = (h), .cell = c_first, .field = offsetof(struct urow, f)                            \
-    }
+#define USTAT(h, w, blk, f) TL_STAT(h, w, c_stat, blk, f)
+#define UFIRST(h, f) TL_FIELD(h, c_first, struct urow, f)
 
 /* The columns of unified_perf_summary and its kl_overlap twin. */
-static const struct ucol ucols[] = {
-    UCOL("name", 0, c_key),
-    UKEY("overlapping_kernel_names", UC_OV),
-    UKEY("op category", 0),
-    UKEY("process_name", 0),
-    UKEY("process_label", 0),
-    UKEY("thread_name", 0),
-    UKEY("Input Dims", 0),
-    UKEY("Input type", 0),
-    UKEY("Input Strides", 0),
-    UKEY("Concrete Inputs", 0),
-    UKEY("is_recompute", UC_RECOMP),
-    UCOL("ex_UID", 0, c_ex_uid),
-    UCOL("operation_count", 0, c_count),
+static const struct tl_col ucols[] = {
+    TL_COL("name", 0, c_key),
+    TL_KEY("overlapping_kernel_names", UC_OV),
+    TL_KEY("op category", 0),
+    TL_KEY("process_name", 0),
+    TL_KEY("process_label", 0),
+    TL_KEY("thread_name", 0),
+    TL_KEY("Input Dims", 0),
+    TL_KEY("Input type", 0),
+    TL_KEY("Input Strides", 0),
+    TL_KEY("Concrete Inputs", 0),
+    TL_KEY("is_recompute", UC_RECOMP),
+    TL_COL("ex_UID", 0, c_ex_uid),
+    TL_COL("operation_count", 0, c_count),
     USTAT("total_duration_us", 0, US_DUR, sum),
     USTAT("mean_duration_us", 0, US_DUR, mean),
     USTAT("std_duration_us", 0, US_DUR, std),
     UFIRST("GFLOPS", gflops),
     UFIRST("Data Moved (MB)", mb),
     UFIRST("FLOPS/Byte", fpb),
-    UCOL("Compute Spec", 0, c_spec),
-    UCOL("Roofline Bound", UC_ARCH, c_bound),
+    TL_COL("Compute Spec", 0, c_spec),
+    TL_COL("Roofline Bound", UC_ARCH, c_bound),
     USTAT("TB/s_mean", 0, US_TBS, mean),
     USTAT("TB/s_std", 0, US_TBS, std),
     USTAT("TFLOPS/s_mean", 0, US_TFS, mean),
@@ -1390,7 +1351,7 @@ static const struct ucol ucols[] = {
     USTAT("TFLOPS/s_median", 0, US_TFS, median),
     USTAT("TFLOPS/s_min", 0, US_TFS, min),
     USTAT("TFLOPS/s_max", 0, US_TFS, max),
-    UCOL("Roofline Time (µs)_first", UC_ARCH, c_roofline_time),
+    TL_COL("Roofline Time (µs)_first", UC_ARCH, c_roofline_time),
     USTAT("Pct Roofline_mean", UC_ARCH, US_PCT, mean),
     USTAT("Pct Roofline_median", UC_ARCH, US_PCT, median),
     USTAT("Pct Roofline_std", UC_ARCH, US_PCT, std),
@@ -1399,51 +1360,30 @@ static const struct ucol ucols[] = {
     USTAT("Kernel Time (µs)_median", 0, US_KT, median),
     USTAT("Kernel Time (µs)_min", 0, US_KT, min),
     USTAT("Kernel Time (µs)_max", 0, US_KT, max),
-    UCOL("kernel_details_summary", 0, c_kernel_details),
-    UKEY("trunc_kernel_details", 0),
-    UCOL("overlapping_kernels_details_summary", UC_OV, c_overlap),
-    UKEY("trunc_overlapping_kernels_details", UC_OV),
-    UKEY("overlap_pct_mean", UC_OV),
-    UKEY("overlap_pct_median", UC_OV),
-    UKEY("overlap_pct_std", UC_OV),
-    UKEY("overlap_pct_min", UC_OV),
-    UKEY("overlap_pct_max", UC_OV),
-    UCOL("perf_params", 0, c_params),
-    UCOL("has_perf_model", 0, c_has_model),
-    UCOL("entry_point", UC_CS, c_call_stack),
-    UKEY("call_stack_full", UC_CS),
-    UCOL("Percentage (%)", 0, c_pct),
-    UCOL("Cumulative Percentage (%)", 0, c_cum),
+    TL_COL("kernel_details_summary", 0, c_kernel_details),
+    TL_KEY("trunc_kernel_details", 0),
+    TL_COL("overlapping_kernels_details_summary", UC_OV, c_overlap),
+    TL_KEY("trunc_overlapping_kernels_details", UC_OV),
+    TL_KEY("overlap_pct_mean", UC_OV),
+    TL_KEY("overlap_pct_median", UC_OV),
+    TL_KEY("overlap_pct_std", UC_OV),
+    TL_KEY("overlap_pct_min", UC_OV),
+    TL_KEY("overlap_pct_max", UC_OV),
+    TL_COL("perf_params", 0, c_params),
+    TL_COL("has_perf_model", 0, c_has_model),
+    TL_COL("entry_point", UC_CS, c_call_stack),
+    TL_KEY("call_stack_full", UC_CS),
+    TL_COL("Percentage (%)", 0, c_pct),
+    TL_COL("Cumulative Percentage (%)", 0, c_cum),
 };
 
 #define N_UCOLS (sizeof(ucols) / sizeof(ucols[0]))
 
-static bool ucol_on(const struct ucol *c, unsigned when)
-{
-    return c->when == 0 || (c->when & when) != 0;
-}
-
-static int write_header(struct mp_buf *b, unsigned when)
-{
-    int rc = 0;
-    bool first = true;
-    for (size_t c = 0; c < N_UCOLS && !rc; c++) {
-        if (!ucol_on(&ucols[c], when))
-            continue;
-        rc = first ? 0 : mp_buf_putc(b, ',');
-        rc = rc ? rc : mp_buf_puts(b, ucols[c].head);
-        first = false;
-    }
-    return rc ? rc : mp_buf_putc(b, '\n');
-}
-
 /* One group's row, column by column. */
-static int emit_group(struct uemit *e, unsigned when)
+static int emit_group(struct tl_emit *e, unsigned when)
 {
     int rc = measure_group(e);
-    for (size_t c = 0; c < N_UCOLS && !rc; c++)
-        if (ucols[c].cell && ucol_on(&ucols[c], when))
-            rc = ucols[c].cell(e, &ucols[c]);
+    rc = rc ? rc : tl_cols_cells(e, ucols, N_UCOLS, when);
     kstacks_fini(&e->ks);
     return rc ? rc : mp_csv_end_row(e->csv);
 }
@@ -1461,12 +1401,12 @@ static int render_summary(struct uctx *u, struct mp_report *rep, struct urow *ro
     bool cs = o->include_call_stack && !ov; /* entry_point, call_stack_full */
     unsigned when = (ov ? UC_OV : 0) | (u->t->recompute ? UC_RECOMP : 0) | (u->arch ? UC_ARCH : 0) |
                     (cs ? UC_CS : 0);
-    struct uemit e = {.u = u,
-                      .rows = rows,
-                      .ov = ov,
-                      .stacks = stacks,
-                      /* TraceLens summarizes the kl_overlap twin without include_call_stack */
-                      .kd_stacks = ov ? stacks : kd_stacks};
+    struct tl_emit e = {.u = u,
+                        .rows = rows,
+                        .ov = ov,
+                        .stacks = stacks,
+                        /* TraceLens summarizes the kl_overlap twin without include_call_stack */
+                        .kd_stacks = ov ? stacks : kd_stacks};
     struct ugroups gs = {0};
     int rc = group_rows(u, rows, nrows, ak, meta, ov, &gs);
     rc = rc ? rc : sort_groups(rows, &gs, ov != NULL, &e.total);
@@ -1481,7 +1421,7 @@ static int render_summary(struct uctx *u, struct mp_report *rep, struct urow *ro
     e.cell = &cell;
     if (!rc) {
         mp_csv_init(&csv, b, "\n");
-        rc = write_header(b, when);
+        rc = tl_cols_header(b, ucols, N_UCOLS, when);
     }
     for (size_t gi = 0; gi < gs.ng && !rc; gi++) {
         e.G = &gs.g[gi];
