@@ -175,23 +175,9 @@ static void sheet_fini(struct psheet *sh)
     free(sh->cells);
 }
 
-struct pgroup {
-    size_t first; /* row index of the first member */
-    int part;
-    bool all_nested; /* every member sits inside another row of the table */
-    size_t *members;
-    size_t n, cap;
-    double kt_sum;
-    bool ids_sorted; /* pandas' reduceat path (one group: its ids are sorted) */
-    /* kl_overlap sheets: the groups of the same name and params together */
-    int32_t base;     /* id of the key without the overlap names */
-    double base_kt;   /* their kernel time */
-    int32_t base_uid; /* their smallest UID_first */
-};
-
 static int cmp_pgroup(const void *a, const void *b)
 {
-    const struct pgroup *x = a, *y = b;
+    const struct tl_group *x = a, *y = b;
     if (x->part != y->part)
         return x->part < y->part ? -1 : 1;
     if (x->base_kt != y->base_kt) /* kl_overlap: TraceLens's _group_total_time, */
@@ -203,43 +189,26 @@ static int cmp_pgroup(const void *a, const void *b)
     return x->first < y->first ? -1 : (x->first > y->first ? 1 : 0); /* UID_first */
 }
 
-/* pandas' "first": the first non-missing value of the group */
-static double first_num(const struct psheet *sh, const struct pgroup *g, size_t off)
+/* pandas' "first" of a row field over the group */
+static double first_num(const struct psheet *sh, const struct tl_group *g, size_t off)
 {
-    for (size_t i = 0; i < g->n; i++) {
-        double v = *(const double *)((const char *)&sh->rows[g->members[i]] + off);
-        if (!isnan(v))
-            return v;
-    }
-    return NAN;
+    return tl_group_first(g, sh->rows, sizeof(*sh->rows), off);
 }
 
-/* stats over the non-missing values (pandas skipna) */
-static int num_stats(const struct psheet *sh, const struct pgroup *g, size_t off,
+/* stats of a row field over the non-missing values (pandas skipna) */
+static int num_stats(const struct psheet *sh, const struct tl_group *g, size_t off,
                      struct tl_stats *st, size_t *count)
 {
-    double *v = malloc((g->n ? g->n : 1) * sizeof(double));
-    if (!v)
-        return MP_ENOMEM;
-    size_t k = 0;
-    for (size_t i = 0; i < g->n; i++) {
-        double x = *(const double *)((const char *)&sh->rows[g->members[i]] + off);
-        if (!isnan(x))
-            v[k++] = x;
-    }
-    int rc = tl_group_stats(v, k, g->ids_sorted && k == g->n, st);
-    *count = k;
-    free(v);
-    return rc;
+    return tl_group_stats_over(g, sh->rows, sizeof(*sh->rows), off, st, count);
 }
 
 static int args_first_cell(const struct mp_trace_tree *t, const struct psheet *sh,
-                           const struct pgroup *g, const char *key, struct mp_csv *csv,
+                           const struct tl_group *g, const char *key, struct mp_csv *csv,
                            struct mp_buf *cell)
 {
     mp_buf_reset(cell);
     for (size_t i = 0; i < g->n; i++) {
-        int32_t u = sh->rows[g->members[i]].uid;
+        int32_t u = sh->rows[g->m[i]].uid;
         struct mp_strview obj = {t->s->args[u], t->s->args_len[u]}, v;
         if (obj.p && mp_trace_json_find(obj, key, &v) == 0) {
             const char *p = v.p;
@@ -256,7 +225,7 @@ static int args_first_cell(const struct mp_trace_tree *t, const struct psheet *s
 
 /* Records one group as a roofline-plot point of the report. */
 static int add_point(struct mp_report *rep, const struct mp_trace_tree *t, const struct psheet *sh,
-                     const struct pgroup *G, const char *sheet_name, double fpb,
+                     const struct tl_group *G, const char *sheet_name, double fpb,
                      const struct tl_stats *tfs, const struct tl_stats *tbs,
                      const struct tl_stats *pct, size_t npct)
 {
@@ -301,26 +270,6 @@ static int add_point(struct mp_report *rep, const struct mp_trace_tree *t, const
 
 /* ---- one sheet: group, sort, emit ---- */
 
-/* The groups of one sheet, in first-appearance order until sorted. */
-struct pgroups {
-    struct pgroup *g;
-    size_t ng;
-    struct mp_intern *keys;  /* group keys */
-    struct mp_intern *bkeys; /* kl_overlap: the keys without the overlap names */
-    int32_t *gid;            /* group of each key id, -1 before its first row */
-    size_t gcap;
-};
-
-static void pgroups_fini(struct pgroups *gs)
-{
-    for (size_t i = 0; i < gs->ng; i++)
-        free(gs->g[i].members);
-    free(gs->g);
-    free(gs->gid);
-    mp_intern_free(gs->keys);
-    mp_intern_free(gs->bkeys);
-}
-
 /* Row r's group key: part, name, param texts [, num_kernels], recompute;
  * with ov the overlapping kernel names follow and *bid is the id of the key
  * without them. */
@@ -353,31 +302,20 @@ static int prow_key(const struct mp_trace_tree *t, const struct psheet *sh, cons
 }
 
 /* Adds row i to the group of key, a new group at the key's first row. */
-static int pgroup_add(struct pgroups *gs, const struct prow *r, size_t i, const struct mp_buf *key,
-                      int32_t bid)
+static int pgroup_add(struct tl_groups *gs, const struct prow *r, size_t i,
+                      const struct mp_buf *key, int32_t bid)
 {
-    int32_t id = mp_intern_add(gs->keys, key->data, key->len);
-    if (id < 0 || tl_gid_reserve(&gs->gid, &gs->gcap, id))
-        return MP_ENOMEM;
-    if (gs->gid[id] < 0) {
-        struct pgroup *N = &gs->g[gs->ng];
-        gs->gid[id] = (int32_t)gs->ng++;
-        N->first = i;
-        N->part = r->part;
-        N->all_nested = true;
-        N->base = bid;
+    struct tl_group *G;
+    bool created;
+    int rc = tl_groups_add(gs, key, bid, i, r->kt, &G, &created);
+    if (rc)
+        return rc;
+    if (created) {
+        G->first = i;
+        G->uid = r->uid;
+        G->part = r->part;
+        G->all_nested = true;
     }
-    struct pgroup *G = &gs->g[gs->gid[id]];
-    if (G->n == G->cap) {
-        size_t nc = G->cap ? G->cap * 2 : 8;
-        size_t *nm = mp_reallocarray(G->members, nc, sizeof(size_t));
-        if (!nm)
-            return MP_ENOMEM;
-        G->members = nm;
-        G->cap = nc;
-    }
-    G->members[G->n++] = i;
-    G->kt_sum += r->kt;
     if (!r->nested)
         G->all_nested = false;
     return 0;
@@ -385,12 +323,9 @@ static int pgroup_add(struct pgroups *gs, const struct prow *r, size_t i, const 
 
 /* Groups the rows by name + param texts (first appearance). */
 static int group_prows(const struct mp_trace_tree *t, const struct psheet *sh, bool by_nk,
-                       bool fix_nested, const struct tl_overlap *ov, struct pgroups *gs)
+                       bool fix_nested, const struct tl_overlap *ov, struct tl_groups *gs)
 {
-    gs->keys = mp_intern_new();
-    gs->bkeys = ov ? mp_intern_new() : NULL;
-    gs->g = calloc(sh->n ? sh->n : 1, sizeof(*gs->g));
-    if (!gs->keys || !gs->g || (ov && !gs->bkeys))
+    if (tl_groups_init(gs, sh->n, ov != NULL))
         return MP_ENOMEM;
     struct mp_buf key;
     mp_buf_init(&key, 0);
@@ -408,40 +343,10 @@ static int group_prows(const struct mp_trace_tree *t, const struct psheet *sh, b
     return rc;
 }
 
-/* kl_overlap: each group's base totals, the kernel time and smallest UID
- * over the groups sharing its name and params. */
-static int pbase_order(const struct psheet *sh, struct pgroups *gs)
-{
-    struct pgroup *g = gs->g;
-    size_t nb = (size_t)mp_intern_count(gs->bkeys) + 1;
-    double *bkt = calloc(nb, sizeof(double));
-    int32_t *buid = malloc(nb * sizeof(int32_t));
-    if (!bkt || !buid) {
-        free(bkt);
-        free(buid);
-        return MP_ENOMEM;
-    }
-    for (size_t q = 0; q < nb; q++)
-        buid[q] = INT32_MAX;
-    for (size_t q = 0; q < gs->ng; q++) {
-        int32_t u0 = sh->rows[g[q].first].uid;
-        bkt[g[q].base] += g[q].kt_sum;
-        if (u0 < buid[g[q].base])
-            buid[g[q].base] = u0;
-    }
-    for (size_t q = 0; q < gs->ng; q++) {
-        g[q].base_kt = bkt[g[q].base];
-        g[q].base_uid = buid[g[q].base];
-    }
-    free(bkt);
-    free(buid);
-    return 0;
-}
-
 /* Sorts the groups by the sort column Kernel Time (µs)_sum as pandas sums
  * it: the rows of a groupby(sort=True) with several groups are taken as not
  * in key order (Kahan), one group's as sorted (np.add.reduceat). */
-static int sort_pgroups(const struct psheet *sh, struct pgroups *gs, bool ov)
+static int sort_pgroups(const struct psheet *sh, struct tl_groups *gs, bool ov)
 {
     int rc = 0;
     for (size_t q = 0; q < gs->ng && !rc; q++) {
@@ -452,7 +357,7 @@ static int sort_pgroups(const struct psheet *sh, struct pgroups *gs, bool ov)
         gs->g[q].kt_sum = st.sum;
     }
     if (ov && !rc)
-        rc = pbase_order(sh, gs);
+        rc = tl_groups_base_order(gs);
     if (!rc)
         qsort(gs->g, gs->ng, sizeof(*gs->g), cmp_pgroup);
     return rc;
@@ -468,7 +373,7 @@ struct tl_emit {
     const struct psheet *sh;
     const struct tl_meta *meta;
     const struct tl_overlap *ov;
-    const struct pgroup *G;
+    const struct tl_group *G;
     const struct prow *r0; /* the group's first row */
     struct mp_csv *csv;
     struct mp_buf *cell;
@@ -481,7 +386,7 @@ struct tl_emit {
 /* The statistics a row of the sheet prints, over the group's rows. */
 static int measure_pgroup(struct tl_emit *e, bool arch)
 {
-    const struct pgroup *G = e->G;
+    const struct tl_group *G = e->G;
     memset(e->st, 0, sizeof(e->st));
     memset(e->cnt, 0, sizeof(e->cnt));
     e->rf = NULL;
@@ -492,14 +397,14 @@ static int measure_pgroup(struct tl_emit *e, bool arch)
         return rc;
     /* Roofline columns: first non-missing; percent stats over rows */
     for (size_t i = 0; i < G->n && !e->rf; i++)
-        if (e->sh->rows[G->members[i]].rl.valid)
-            e->rf = &e->sh->rows[G->members[i]];
+        if (e->sh->rows[G->m[i]].rl.valid)
+            e->rf = &e->sh->rows[G->m[i]];
     double *v = malloc((G->n ? G->n : 1) * sizeof(double));
     if (!v)
         return MP_ENOMEM;
     size_t k = 0;
     for (size_t i = 0; i < G->n; i++) {
-        const struct prow *r = &e->sh->rows[G->members[i]];
+        const struct prow *r = &e->sh->rows[G->m[i]];
         if (r->rl.valid && !isnan(r->rl.pct))
             v[k++] = r->rl.pct;
     }
@@ -595,11 +500,11 @@ static int p_bound(struct tl_emit *e, const struct tl_col *c)
 static int p_kernel_details(struct tl_emit *e, const struct tl_col *c)
 {
     (void)c;
-    const struct pgroup *G = e->G;
+    const struct tl_group *G = e->G;
     const struct mp_trace_store *s = e->t->s;
     const struct prow *rt = e->r0;
     for (size_t i = 0; i < G->n && rt->nk == 0; i++)
-        rt = &e->sh->rows[G->members[i]];
+        rt = &e->sh->rows[G->m[i]];
     size_t nk = rt->nk;
     double **kd = calloc(nk ? nk : 1, sizeof(double *));
     size_t nrows = 0;
@@ -608,7 +513,7 @@ static int p_kernel_details(struct tl_emit *e, const struct tl_col *c)
         if (!(kd[q] = malloc((G->n ? G->n : 1) * sizeof(double))))
             rc = MP_ENOMEM;
     for (size_t i = 0; i < G->n && !rc; i++) {
-        const struct prow *r = &e->sh->rows[G->members[i]];
+        const struct prow *r = &e->sh->rows[G->m[i]];
         if (r->nk != nk)
             continue;
         for (size_t q = 0; q < nk; q++) {
@@ -633,13 +538,13 @@ static int p_kernel_details(struct tl_emit *e, const struct tl_col *c)
 static int p_overlap(struct tl_emit *e, const struct tl_col *c)
 {
     (void)c;
-    const struct pgroup *G = e->G;
+    const struct tl_group *G = e->G;
     const struct tl_ovinfo **mi =
         malloc((G->n ? G->n : 1) * sizeof(*mi)); // NOLINT(bugprone-sizeof-expression)
     if (!mi)
         return MP_ENOMEM;
     for (size_t q = 0; q < G->n; q++)
-        mi[q] = tl_overlap_launcher(e->ov, e->sh->rows[G->members[q]].uid);
+        mi[q] = tl_overlap_launcher(e->ov, e->sh->rows[G->m[q]].uid);
     int rc = tl_overlap_cells(mi, G->n, true, e->csv, e->cell);
     free(mi);
     return rc;
@@ -759,7 +664,7 @@ static int render(struct mp_report *rep, const char *sheet_name, const struct mp
 {
     unsigned when = PC_PARAM | (ov ? PC_OV : 0) | (by_nk ? PC_NK : 0) |
                     (t->recompute ? PC_RECOMP : 0) | (arch ? PC_ARCH : 0);
-    struct pgroups gs = {0};
+    struct tl_groups gs = {0};
     int rc = group_prows(t, sh, by_nk, fix_nested, ov, &gs);
     rc = rc ? rc : sort_pgroups(sh, &gs, ov != NULL);
     struct mp_csv csv;
@@ -779,7 +684,7 @@ static int render(struct mp_report *rep, const char *sheet_name, const struct mp
                            first_num(sh, e.G, offsetof(struct prow, fpb)), &e.st[PS_TFS],
                            &e.st[PS_TBS], &e.st[PS_PCT], e.cnt[PS_PCT]);
     }
-    pgroups_fini(&gs);
+    tl_groups_fini(&gs);
     mp_buf_fini(&cell);
     return rc;
 }

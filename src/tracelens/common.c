@@ -61,6 +61,109 @@ int tl_stat_cell(struct mp_csv *csv, struct mp_buf *cell, const struct tl_stats 
     return tl_csv_float(csv, cell, v, present);
 }
 
+/* ---- groups of rows ---- */
+
+int tl_groups_init(struct tl_groups *gs, size_t nrows, bool ov)
+{
+    gs->g = calloc(nrows ? nrows : 1, sizeof(*gs->g));
+    gs->keys = mp_intern_new();
+    gs->bkeys = ov ? mp_intern_new() : NULL;
+    return !gs->g || !gs->keys || (ov && !gs->bkeys) ? MP_ENOMEM : 0;
+}
+
+void tl_groups_fini(struct tl_groups *gs)
+{
+    for (size_t i = 0; gs->g && i < gs->ng; i++) {
+        mp_buf_fini(&gs->g[i].key);
+        free(gs->g[i].m);
+    }
+    free(gs->g);
+    free(gs->gid);
+    mp_intern_free(gs->keys);
+    mp_intern_free(gs->bkeys);
+}
+
+int tl_groups_add(struct tl_groups *gs, const struct mp_buf *key, int32_t bid, size_t row,
+                  double kt, struct tl_group **out, bool *created)
+{
+    int32_t id = mp_intern_add(gs->keys, key->data, key->len);
+    if (id < 0 || tl_gid_reserve(&gs->gid, &gs->gcap, id))
+        return MP_ENOMEM;
+    *created = gs->gid[id] < 0;
+    if (*created) {
+        gs->g[gs->ng].base = bid;
+        gs->gid[id] = (int32_t)gs->ng++;
+    }
+    struct tl_group *G = &gs->g[gs->gid[id]];
+    if (MP_GROW(G->m, G->cap, G->n + 1, 8))
+        return MP_ENOMEM;
+    G->m[G->n++] = row;
+    G->kt_sum += kt;
+    *out = G;
+    return 0;
+}
+
+int tl_groups_base_order(struct tl_groups *gs)
+{
+    struct tl_group *g = gs->g;
+    size_t nb = (size_t)mp_intern_count(gs->bkeys) + 1;
+    double *kt = calloc(nb, sizeof(double));
+    int32_t *uid = malloc(nb * sizeof(int32_t));
+    if (!kt || !uid) {
+        free(kt);
+        free(uid);
+        return MP_ENOMEM;
+    }
+    for (size_t q = 0; q < nb; q++)
+        uid[q] = INT32_MAX;
+    for (size_t q = 0; q < gs->ng; q++) {
+        kt[g[q].base] += g[q].kt_sum;
+        if (g[q].uid < uid[g[q].base])
+            uid[g[q].base] = g[q].uid;
+    }
+    for (size_t q = 0; q < gs->ng; q++) {
+        g[q].base_kt = kt[g[q].base];
+        g[q].base_uid = uid[g[q].base];
+    }
+    free(kt);
+    free(uid);
+    return 0;
+}
+
+/* The double at offset off of row r of rows[] (stride bytes each). */
+static double row_num(const void *rows, size_t stride, size_t r, size_t off)
+{
+    return *(const double *)((const char *)rows + r * stride + off);
+}
+
+int tl_group_stats_over(const struct tl_group *g, const void *rows, size_t stride, size_t off,
+                        struct tl_stats *st, size_t *cnt)
+{
+    double *v = malloc((g->n ? g->n : 1) * sizeof(double));
+    if (!v)
+        return MP_ENOMEM;
+    size_t k = 0;
+    for (size_t i = 0; i < g->n; i++) {
+        double x = row_num(rows, stride, g->m[i], off);
+        if (!isnan(x))
+            v[k++] = x;
+    }
+    int rc = tl_group_stats(v, k, g->ids_sorted && k == g->n, st);
+    *cnt = k;
+    free(v);
+    return rc;
+}
+
+double tl_group_first(const struct tl_group *g, const void *rows, size_t stride, size_t off)
+{
+    for (size_t i = 0; i < g->n; i++) {
+        double x = row_num(rows, stride, g->m[i], off);
+        if (!isnan(x))
+            return x;
+    }
+    return NAN;
+}
+
 /* ---- small statistics ---- */
 /* mean, median (midpoint), std (ddof given), min, max, sum; sums and means
  * as numpy computes them */

@@ -124,6 +124,54 @@ int tl_csv_key_cells(struct mp_csv *csv, struct mp_buf *key);
 int tl_stat_cell(struct mp_csv *csv, struct mp_buf *cell, const struct tl_stats *st, size_t cnt,
                  size_t field);
 
+/* A group of a sheet's rows (the per-category sheets, unified_perf_summary),
+ * as pandas' groupby forms it. */
+struct tl_group {
+    size_t *m; /* member rows, in row order */
+    size_t n, cap;
+    double kt_sum;   /* Kernel Time (µs)_sum as pandas sums it */
+    bool ids_sorted; /* pandas' reduceat path */
+    int32_t uid;     /* the UID its first row prints (UID_first, ex_UID) */
+    /* kl_overlap sheets: the groups of the same keys but the overlap names */
+    int32_t base;     /* id of the key without the overlap names */
+    double base_kt;   /* their kernel time */
+    int32_t base_uid; /* their smallest uid */
+    /* the per-category sheets */
+    size_t first;    /* row index of the first member */
+    int part;        /* _bwd sheets: 0 = backward metrics, 1 = rows moved from _fwd */
+    bool all_nested; /* every member sits inside another row of the table */
+    /* unified_perf_summary: the key, printed as its cells */
+    struct mp_buf key;
+};
+
+/* The groups of a sheet, in first-appearance order until sorted. */
+struct tl_groups {
+    struct tl_group *g;
+    size_t ng;
+    struct mp_intern *keys;  /* group keys */
+    struct mp_intern *bkeys; /* kl_overlap: the keys without the overlap names */
+    int32_t *gid;            /* group of each key id, -1 before its first row */
+    size_t gcap;
+};
+
+/* Room for nrows groups; bkeys only with ov. 0 or MP_ENOMEM. */
+int tl_groups_init(struct tl_groups *gs, size_t nrows, bool ov);
+void tl_groups_fini(struct tl_groups *gs);
+/* Adds row (kernel time kt) to the group of key, a new one (*created, its
+ * base bid) at the key's first row; *out the group. */
+int tl_groups_add(struct tl_groups *gs, const struct mp_buf *key, int32_t bid, size_t row,
+                  double kt, struct tl_group **out, bool *created);
+/* kl_overlap: each group's base totals, the kernel time and smallest uid
+ * over the groups sharing its base key. */
+int tl_groups_base_order(struct tl_groups *gs);
+/* Statistics of the double at offset off of the group's rows (rows[] of
+ * stride bytes) over its non-missing values (pandas skipna); *cnt their
+ * number. */
+int tl_group_stats_over(const struct tl_group *g, const void *rows, size_t stride, size_t off,
+                        struct tl_stats *st, size_t *cnt);
+/* pandas' "first": the first non-missing value of that double. */
+double tl_group_first(const struct tl_group *g, const void *rows, size_t stride, size_t off);
+
 /* process_name / process_labels / thread_name from the metadata events. */
 struct tl_meta {
     struct mp_intern *keys;

@@ -569,84 +569,27 @@ static int fill_row(struct uctx *u, struct urow *r)
     return rc;
 }
 
-struct ugrp {
-    struct mp_buf key;
-    size_t *m;
-    size_t n, cap;
-    double kt_sum;
-    bool ids_sorted; /* pandas' reduceat path: every group's rows contiguous */
-    int32_t ex_uid;
-    /* kl_overlap: the groups with the same keys but the overlap names */
-    int32_t base;
-    double base_kt;
-    int32_t base_uid;
-};
-
 static int cmp_ugrp(const void *a, const void *b)
 {
-    const struct ugrp *x = a, *y = b;
+    const struct tl_group *x = a, *y = b;
     if (x->base_kt != y->base_kt) /* kl_overlap: TraceLens's _group_total_time, */
         return x->base_kt > y->base_kt ? -1 : 1;
     if (x->base_uid != y->base_uid) /* _group_min_ex_uid; equal in the plain sheet */
         return x->base_uid < y->base_uid ? -1 : 1;
     if (x->kt_sum != y->kt_sum)
         return x->kt_sum > y->kt_sum ? -1 : 1;
-    return x->ex_uid < y->ex_uid ? -1 : (x->ex_uid > y->ex_uid ? 1 : 0);
+    return x->uid < y->uid ? -1 : (x->uid > y->uid ? 1 : 0); /* ex_UID */
 }
 
-/* Each group's base totals: kernel time and smallest ex_UID over the
- * groups sharing its base key (nb ids). */
-static int base_order(struct ugrp *g, size_t ng, size_t nb)
-{
-    double *kt = calloc(nb, sizeof(double));
-    int32_t *uid = malloc(nb * sizeof(int32_t));
-    if (!kt || !uid) {
-        free(kt);
-        free(uid);
-        return MP_ENOMEM;
-    }
-    for (size_t q = 0; q < nb; q++)
-        uid[q] = INT32_MAX;
-    for (size_t q = 0; q < ng; q++) {
-        kt[g[q].base] += g[q].kt_sum;
-        if (g[q].ex_uid < uid[g[q].base])
-            uid[g[q].base] = g[q].ex_uid;
-    }
-    for (size_t q = 0; q < ng; q++) {
-        g[q].base_kt = kt[g[q].base];
-        g[q].base_uid = uid[g[q].base];
-    }
-    free(kt);
-    free(uid);
-    return 0;
-}
-
-static int stats_over(const struct urow *rows, const struct ugrp *g, size_t off,
+static int stats_over(const struct urow *rows, const struct tl_group *g, size_t off,
                       struct tl_stats *st, size_t *cnt)
 {
-    double *v = malloc((g->n ? g->n : 1) * sizeof(double));
-    if (!v)
-        return MP_ENOMEM;
-    size_t k = 0;
-    for (size_t i = 0; i < g->n; i++) {
-        double x = *(const double *)((const char *)&rows[g->m[i]] + off);
-        if (!isnan(x))
-            v[k++] = x;
-    }
-    int rc = tl_group_stats(v, k, g->ids_sorted && k == g->n, st);
-    *cnt = k;
-    free(v);
-    return rc;
+    return tl_group_stats_over(g, rows, sizeof(*rows), off, st, cnt);
 }
 
-static double first_over(const struct urow *rows, const struct ugrp *g, size_t off)
+static double first_over(const struct urow *rows, const struct tl_group *g, size_t off)
 {
-    for (size_t i = 0; i < g->n; i++) {
-        double x = *(const double *)((const char *)&rows[g->m[i]] + off);
-        if (!isnan(x))
-            return x;
-    }
-    return NAN;
+    return tl_group_first(g, rows, sizeof(*rows), off);
 }
 
 /* ---- entry_point (TraceLens's _find_entry_point over call_stack_full) ---- */
@@ -830,28 +773,6 @@ static int full_stack_cells(const char *op, char ***chains, const size_t *len, s
 
 /* ---- unified_perf_summary: group, sort, emit ---- */
 
-/* The groups of one sheet, in first-appearance order until sorted. */
-struct ugroups {
-    struct ugrp *g;
-    size_t ng;
-    struct mp_intern *keys;  /* group keys */
-    struct mp_intern *bkeys; /* kl_overlap: the keys without the overlap names */
-    int32_t *gid;            /* group of each key id, -1 before its first row */
-    size_t gcap;
-};
-
-static void ugroups_fini(struct ugroups *gs)
-{
-    for (size_t i = 0; gs->g && i < gs->ng; i++) {
-        mp_buf_fini(&gs->g[i].key);
-        free(gs->g[i].m);
-    }
-    free(gs->g);
-    free(gs->gid);
-    mp_intern_free(gs->keys);
-    mp_intern_free(gs->bkeys);
-}
-
 /* Row w's group key: str() of name, category, process/thread names and args
  * (and is_recompute), joined by \x1f as they are printed; with ov the
  * overlapping kernel names follow the name and *bid is the id of the key
@@ -905,44 +826,25 @@ static int row_key(const struct uctx *u, const struct urow *w, struct tl_argkeys
 }
 
 /* Adds row r to the group of key, a new group at the key's first row. */
-static int group_add(struct ugroups *gs, const struct urow *rows, size_t r,
+static int group_add(struct tl_groups *gs, const struct urow *rows, size_t r,
                      const struct mp_buf *key, int32_t bid)
 {
-    int32_t id = mp_intern_add(gs->keys, key->data, key->len);
-    if (id < 0 || tl_gid_reserve(&gs->gid, &gs->gcap, id))
-        return MP_ENOMEM;
-    int rc = 0;
-    if (gs->gid[id] < 0) {
-        struct ugrp *N = &gs->g[gs->ng];
-        gs->gid[id] = (int32_t)gs->ng++;
-        mp_buf_init(&N->key, 0);
-        rc = mp_buf_append(&N->key, key->data, key->len);
-        N->ex_uid = rows[r].ex_uid;
-        N->base = bid;
-    }
-    struct ugrp *G = &gs->g[gs->gid[id]];
-    if (G->n == G->cap) {
-        size_t nc = G->cap ? G->cap * 2 : 8;
-        size_t *nm = mp_reallocarray(G->m, nc, sizeof(size_t));
-        if (!nm)
-            return MP_ENOMEM;
-        G->m = nm;
-        G->cap = nc;
-    }
-    G->m[G->n++] = r;
-    G->kt_sum += rows[r].kt;
-    return rc;
+    struct tl_group *G;
+    bool created;
+    int rc = tl_groups_add(gs, key, bid, r, rows[r].kt, &G, &created);
+    if (rc || !created)
+        return rc;
+    G->uid = rows[r].ex_uid;
+    mp_buf_init(&G->key, 0);
+    return mp_buf_append(&G->key, key->data, key->len);
 }
 
 /* Groups the kept rows (uid >= 0) by their keys, in first-appearance order. */
 static int group_rows(const struct uctx *u, const struct urow *rows, size_t nrows,
                       struct tl_argkeys *ak, const struct tl_meta *meta, struct tl_overlap *ov,
-                      struct ugroups *gs)
+                      struct tl_groups *gs)
 {
-    gs->g = calloc(nrows ? nrows : 1, sizeof(*gs->g));
-    gs->keys = mp_intern_new();
-    gs->bkeys = ov ? mp_intern_new() : NULL;
-    if (!gs->g || !gs->keys || (ov && !gs->bkeys))
+    if (tl_groups_init(gs, nrows, ov != NULL))
         return MP_ENOMEM;
     struct mp_buf key;
     mp_buf_init(&key, 0);
@@ -961,9 +863,9 @@ static int group_rows(const struct uctx *u, const struct urow *rows, size_t nrow
 
 /* Sorts the groups by total kernel time as pandas sums it (kl_overlap: by
  * their base totals first); *total is the sorted column's sum. */
-static int sort_groups(const struct urow *rows, struct ugroups *gs, bool ov, double *total)
+static int sort_groups(const struct urow *rows, struct tl_groups *gs, bool ov, double *total)
 {
-    struct ugrp *g = gs->g;
+    struct tl_group *g = gs->g;
     size_t ng = gs->ng;
     /* groupby(sort=False): the rows' group ids never decrease when every
      * group's rows are contiguous; Kernel Time (µs)_sum as pandas sums it */
@@ -979,7 +881,7 @@ static int sort_groups(const struct urow *rows, struct ugroups *gs, bool ov, dou
         g[q].kt_sum = st.sum;
     }
     if (!rc)
-        rc = ov ? base_order(g, ng, (size_t)mp_intern_count(gs->bkeys) + 1) : 0;
+        rc = ov ? tl_groups_base_order(gs) : 0;
     if (rc)
         return rc;
     qsort(g, ng, sizeof(*g), cmp_ugrp);
@@ -1026,7 +928,7 @@ static void kstacks_fini(struct kstacks *ks)
 struct tl_emit {
     struct uctx *u;
     const struct urow *rows;
-    struct ugrp *G; /* the group being printed */
+    struct tl_group *G; /* the group being printed */
     struct tl_overlap *ov;
     bool stacks, kd_stacks;
     struct mp_csv *csv;
@@ -1043,7 +945,7 @@ struct tl_emit {
 /* The statistics a row of the sheet prints, over the group's rows. */
 static int measure_group(struct tl_emit *e)
 {
-    const struct ugrp *G = e->G;
+    const struct tl_group *G = e->G;
     const struct urow *rows = e->rows;
     const struct mp_trace_store *s = e->u->t->s;
     memset(e->st, 0, sizeof(e->st));
@@ -1098,7 +1000,7 @@ static int c_key(struct tl_emit *e, const struct tl_col *c)
 static int c_ex_uid(struct tl_emit *e, const struct tl_col *c)
 {
     (void)c;
-    return mp_csv_fmt(e->csv, "%d", e->G->ex_uid);
+    return mp_csv_fmt(e->csv, "%d", e->G->uid);
 }
 
 static int c_count(struct tl_emit *e, const struct tl_col *c)
@@ -1144,7 +1046,7 @@ static int c_roofline_time(struct tl_emit *e, const struct tl_col *c)
 static int kernel_durations(const struct tl_emit *e, size_t nk, double ***kd, size_t *nrow)
 {
     const struct mp_trace_store *s = e->u->t->s;
-    const struct ugrp *G = e->G;
+    const struct tl_group *G = e->G;
     *nrow = 0;
     *kd = calloc(nk ? nk : 1, sizeof(double *));
     if (!*kd)
@@ -1212,7 +1114,7 @@ static int template_stacks(struct tl_emit *e, const struct urow *rt)
 static int c_kernel_details(struct tl_emit *e, const struct tl_col *c)
 {
     (void)c;
-    const struct ugrp *G = e->G;
+    const struct tl_group *G = e->G;
     const struct urow *rt = &e->rows[G->m[0]];
     for (size_t i = 0; i < G->n && rt->nk == 0; i++)
         rt = &e->rows[G->m[i]];
@@ -1240,7 +1142,7 @@ static int c_kernel_details(struct tl_emit *e, const struct tl_col *c)
 static int c_overlap(struct tl_emit *e, const struct tl_col *c)
 {
     (void)c;
-    const struct ugrp *G = e->G;
+    const struct tl_group *G = e->G;
     const struct tl_ovinfo **mi =
         malloc((G->n ? G->n : 1) * sizeof(*mi)); // NOLINT(bugprone-sizeof-expression)
     int rc = mi ? 0 : MP_ENOMEM;
@@ -1407,7 +1309,7 @@ static int render_summary(struct uctx *u, struct mp_report *rep, struct urow *ro
                         .stacks = stacks,
                         /* TraceLens summarizes the kl_overlap twin without include_call_stack */
                         .kd_stacks = ov ? stacks : kd_stacks};
-    struct ugroups gs = {0};
+    struct tl_groups gs = {0};
     int rc = group_rows(u, rows, nrows, ak, meta, ov, &gs);
     rc = rc ? rc : sort_groups(rows, &gs, ov != NULL, &e.total);
     struct mp_buf *b =
@@ -1428,7 +1330,7 @@ static int render_summary(struct uctx *u, struct mp_report *rep, struct urow *ro
         rc = emit_group(&e, when);
     }
     mp_buf_fini(&cell);
-    ugroups_fini(&gs);
+    tl_groups_fini(&gs);
     return rc;
 }
 
