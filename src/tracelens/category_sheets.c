@@ -495,43 +495,21 @@ static int p_bound(struct tl_emit *e, const struct tl_col *c)
                       e->rf ? (e->rf->rl.compute_bound ? "COMPUTE_BOUND" : "MEMORY_BOUND") : "");
 }
 
+static const int32_t *prow_kernels(const void *rows, size_t r, size_t *nk)
+{
+    const struct prow *w = (const struct prow *)rows + r;
+    *nk = w->nk;
+    return w->k;
+}
+
 /* kernel details over members whose kernel list has the template's length;
  * the template is the first non-empty list of the group */
 static int p_kernel_details(struct tl_emit *e, const struct tl_col *c)
 {
     (void)c;
-    const struct tl_group *G = e->G;
-    const struct mp_trace_store *s = e->t->s;
-    const struct prow *rt = e->r0;
-    for (size_t i = 0; i < G->n && rt->nk == 0; i++)
-        rt = &e->sh->rows[G->m[i]];
-    size_t nk = rt->nk;
-    double **kd = calloc(nk ? nk : 1, sizeof(double *));
-    size_t nrows = 0;
-    int rc = kd ? 0 : MP_ENOMEM;
-    for (size_t q = 0; q < nk && !rc; q++)
-        if (!(kd[q] = malloc((G->n ? G->n : 1) * sizeof(double))))
-            rc = MP_ENOMEM;
-    for (size_t i = 0; i < G->n && !rc; i++) {
-        const struct prow *r = &e->sh->rows[G->m[i]];
-        if (r->nk != nk)
-            continue;
-        for (size_t q = 0; q < nk; q++) {
-            int32_t ku = r->k[q];
-            kd[q][nrows] = (s->flags[ku] & MP_EV_DUR) ? s->dur[ku] : 0.0;
-        }
-        nrows++;
-    }
-    if (!rc && nk > 0) {
-        rc = tl_kernel_details_cells(e->t, rt->k, nk, kd, nrows, e->csv, e->cell);
-    } else if (!rc) {
-        rc = mp_csv_str(e->csv, "[]");
-        rc = rc ? rc : mp_csv_str(e->csv, "");
-    }
-    for (size_t q = 0; kd && q < nk; q++)
-        free(kd[q]);
-    free(kd);
-    return rc;
+    size_t tr = tl_group_template(e->G, e->sh->rows, prow_kernels);
+    return tl_group_kernel_details(e->t, e->G, e->sh->rows, prow_kernels, tr, NULL, NULL, e->csv,
+                                   e->cell);
 }
 
 /* The overlap column block (kl_overlap sheets). */

@@ -164,6 +164,51 @@ double tl_group_first(const struct tl_group *g, const void *rows, size_t stride,
     return NAN;
 }
 
+size_t tl_group_template(const struct tl_group *g, const void *rows, tl_kernels_of *kof)
+{
+    size_t tr = g->m[0], nk;
+    kof(rows, tr, &nk);
+    for (size_t i = 0; i < g->n && nk == 0; i++) {
+        tr = g->m[i];
+        kof(rows, tr, &nk);
+    }
+    return tr;
+}
+
+int tl_group_kernel_details(const struct mp_trace_tree *t, const struct tl_group *g,
+                            const void *rows, tl_kernels_of *kof, size_t tr,
+                            const char *const *stacks, size_t *order, struct mp_csv *csv,
+                            struct mp_buf *cell)
+{
+    const struct mp_trace_store *s = t->s;
+    size_t nk, nrows = 0;
+    const int32_t *tk = kof(rows, tr, &nk);
+    if (nk == 0) {
+        int rc = mp_csv_str(csv, "[]");
+        return rc ? rc : mp_csv_str(csv, "");
+    }
+    double **kd = calloc(nk, sizeof(double *));
+    int rc = kd ? 0 : MP_ENOMEM;
+    for (size_t q = 0; q < nk && !rc; q++)
+        if (!(kd[q] = malloc((g->n ? g->n : 1) * sizeof(double))))
+            rc = MP_ENOMEM;
+    for (size_t i = 0; i < g->n && !rc; i++) {
+        size_t n;
+        const int32_t *k = kof(rows, g->m[i], &n);
+        if (n != nk)
+            continue;
+        for (size_t q = 0; q < nk; q++)
+            kd[q][nrows] = (s->flags[k[q]] & MP_EV_DUR) ? s->dur[k[q]] : 0.0;
+        nrows++;
+    }
+    if (!rc)
+        rc = tl_kernel_details_cells_cs(t, tk, nk, kd, nrows, stacks, order, csv, cell);
+    for (size_t q = 0; kd && q < nk; q++)
+        free(kd[q]);
+    free(kd);
+    return rc;
+}
+
 /* ---- small statistics ---- */
 /* mean, median (midpoint), std (ddof given), min, max, sum; sums and means
  * as numpy computes them */

@@ -172,6 +172,19 @@ int tl_group_stats_over(const struct tl_group *g, const void *rows, size_t strid
 /* pandas' "first": the first non-missing value of that double. */
 double tl_group_first(const struct tl_group *g, const void *rows, size_t stride, size_t off);
 
+/* The kernels of row r of rows[] (a sheet's own row type): *nk of them. */
+typedef const int32_t *tl_kernels_of(const void *rows, size_t r, size_t *nk);
+/* The template row of group g: its first member with kernels. */
+size_t tl_group_template(const struct tl_group *g, const void *rows, tl_kernels_of *kof);
+/* kernel_details_summary and trunc_kernel_details of group g over template
+ * row tr: the durations of the members whose kernel list has the
+ * template's length; stacks and order as for tl_kernel_details_cells_cs.
+ * A template without kernels prints "[]" and an empty cell. */
+int tl_group_kernel_details(const struct mp_trace_tree *t, const struct tl_group *g,
+                            const void *rows, tl_kernels_of *kof, size_t tr,
+                            const char *const *stacks, size_t *order, struct mp_csv *csv,
+                            struct mp_buf *cell);
+
 /* process_name / process_labels / thread_name from the metadata events. */
 struct tl_meta {
     struct mp_intern *keys;

@@ -1041,30 +1041,11 @@ static int c_roofline_time(struct tl_emit *e, const struct tl_col *c)
     return tl_csv_float(e->csv, e->cell, e->rl ? e->rl->rl.roofline_us : NAN, e->rl != NULL);
 }
 
-/* The kernel durations of the rows whose kernel list has the template's
- * length nk: kd[q][row], *nrow rows. */
-static int kernel_durations(const struct tl_emit *e, size_t nk, double ***kd, size_t *nrow)
+static const int32_t *urow_kernels(const void *rows, size_t r, size_t *nk)
 {
-    const struct mp_trace_store *s = e->u->t->s;
-    const struct tl_group *G = e->G;
-    *nrow = 0;
-    *kd = calloc(nk ? nk : 1, sizeof(double *));
-    if (!*kd)
-        return MP_ENOMEM;
-    for (size_t q = 0; q < nk; q++)
-        if (!((*kd)[q] = malloc((G->n ? G->n : 1) * sizeof(double))))
-            return MP_ENOMEM;
-    for (size_t i = 0; i < G->n; i++) {
-        const struct urow *w = &e->rows[G->m[i]];
-        if (w->nk != nk)
-            continue;
-        for (size_t q = 0; q < nk; q++) {
-            int32_t ku = w->k[q];
-            (*kd)[q][*nrow] = (s->flags[ku] & MP_EV_DUR) ? s->dur[ku] : 0.0;
-        }
-        (*nrow)++;
-    }
-    return 0;
+    const struct urow *w = (const struct urow *)rows + r;
+    *nk = w->nk;
+    return w->k;
 }
 
 /* The call stack of each kernel of template row rt (e->ks). */
@@ -1114,28 +1095,13 @@ static int template_stacks(struct tl_emit *e, const struct urow *rt)
 static int c_kernel_details(struct tl_emit *e, const struct tl_col *c)
 {
     (void)c;
-    const struct tl_group *G = e->G;
-    const struct urow *rt = &e->rows[G->m[0]];
-    for (size_t i = 0; i < G->n && rt->nk == 0; i++)
-        rt = &e->rows[G->m[i]];
-    size_t nk = rt->nk, nrow = 0;
-    double **kd = NULL;
-    int rc = kernel_durations(e, nk, &kd, &nrow);
-    if (!rc && e->stacks && nk > 0)
-        rc = template_stacks(e, rt);
-    if (!rc && nk > 0) {
-        const char *const *kdst =
-            e->ks.has && e->kd_stacks ? (const char *const *)e->ks.kdst : NULL;
-        rc = tl_kernel_details_cells_cs(e->u->t, rt->k, nk, kd, nrow, kdst, e->ks.order, e->csv,
-                                        e->cell);
-    } else if (!rc) {
-        rc = mp_csv_str(e->csv, "[]");
-        rc = rc ? rc : mp_csv_str(e->csv, "");
-    }
-    for (size_t q = 0; kd && q < nk; q++)
-        free(kd[q]);
-    free(kd);
-    return rc;
+    size_t tr = tl_group_template(e->G, e->rows, urow_kernels);
+    const struct urow *rt = &e->rows[tr];
+    int rc = e->stacks && rt->nk > 0 ? template_stacks(e, rt) : 0;
+    const char *const *kdst = e->ks.has && e->kd_stacks ? (const char *const *)e->ks.kdst : NULL;
+    return rc ? rc
+              : tl_group_kernel_details(e->u->t, e->G, e->rows, urow_kernels, tr, kdst, e->ks.order,
+                                        e->csv, e->cell);
 }
 
 /* The overlap column block (kl_overlap sheet). */
