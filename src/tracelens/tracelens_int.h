@@ -306,6 +306,46 @@ int tl_dtype_bytes(const char *dtype);
 int tl_cmp_cells(char *const *ca, const bool *na, const double *va, char *const *cb, const bool *nb,
                  const double *vb, int n);
 
+/* ---- collective summaries (coll.c, nccl.c) ---- */
+
+/* The key columns of a collective as TraceLens's NcclAnalyser reads them
+ * from its kernel's args, in the order its tables print them. */
+enum {
+    TL_CF_PGN,
+    TL_CF_PGR,
+    TL_CF_NAME,
+    TL_CF_GSIZE,
+    TL_CF_DTYPE,
+    TL_CF_IN,
+    TL_CF_OUT,
+    TL_CF_INSPLIT,
+    TL_CF_OUTSPLIT,
+    TL_CF_STREAM,
+    TL_CF_N
+};
+
+extern const char *const tl_coll_fields[TL_CF_N];
+/* The header of a "long" summary (coll_analysis, nccl_summary_long) up to
+ * operation_count, without the line end. */
+extern const char tl_coll_summary_head[];
+
+/* A group of equal-key collective rows: its first row (in key order), its
+ * size, its dur_sum and its first-appearance order. */
+struct tl_coll_grp {
+    size_t first, n;
+    double sum;
+    size_t order;
+};
+
+/* qsort order of groups: dur_sum, largest first, then first appearance. */
+int tl_cmp_coll_grp(const void *x, const void *y);
+/* The cells of a summary row after its key: In/Out msg size (MB)_first,
+ * dur_sum, dur_mean, dur_std (empty unless has_std), dur_min, dur_max,
+ * operation_count. */
+int tl_coll_summary_cells(struct mp_csv *csv, struct mp_buf *cell, double in_mb, double out_mb,
+                          double sum, double mean, double std, bool has_std, double min, double max,
+                          size_t n);
+
 /* Grows *gid (interned key id -> group index, -1 = no group yet) so that
  * id is a valid index; new slots are -1. 0 or MP_ENOMEM. */
 int tl_gid_reserve(int32_t **gid, size_t *cap, int32_t id);
