@@ -213,8 +213,7 @@ static int coll_emit(const struct crow *rows, const size_t *idx, const struct tl
 }
 
 /* coll_analysis of the n rows (none: no sheet). */
-static int coll_sheet(struct mp_report *rep, const struct crow *rows, size_t n,
-                      struct mp_buf *(*new_sheet)(struct mp_report *, const char *))
+static int coll_sheet(struct mp_report *rep, const struct crow *rows, size_t n)
 {
     size_t *idx = malloc(n * sizeof(size_t));
     struct tl_coll_grp *g = calloc(n, sizeof(*g));
@@ -223,17 +222,10 @@ static int coll_sheet(struct mp_report *rep, const struct crow *rows, size_t n,
     int rc = idx && g ? 0 : MP_ENOMEM;
     rc = rc ? rc : coll_sort(rows, n, idx);
     rc = rc ? rc : coll_group(rows, idx, n, g, &ng, &ids_sorted);
-    struct mp_buf *b = rc ? NULL : new_sheet(rep, "coll_analysis");
-    if (!rc && !b)
-        rc = MP_ENOMEM;
     struct mp_csv csv;
     struct mp_buf cell;
     mp_buf_init(&cell, 0);
-    if (!rc) {
-        mp_csv_init(&csv, b, "\n");
-        rc = mp_buf_puts(b, tl_coll_summary_head);
-        rc = rc ? rc : mp_buf_putc(b, '\n');
-    }
+    rc = rc ? rc : tl_csv_sheet(rep, "coll_analysis", &csv, tl_coll_summary_head, NULL);
     for (size_t gi = 0; gi < ng && !rc; gi++)
         rc = coll_emit(rows, idx, &g[gi], ids_sorted, &csv, &cell);
     mp_buf_fini(&cell);
@@ -242,14 +234,13 @@ static int coll_sheet(struct mp_report *rep, const struct crow *rows, size_t n,
     return rc;
 }
 
-int tl_sheet_coll(struct mp_report *rep, const struct mp_trace_tree *t,
-                  struct mp_buf *(*new_sheet)(struct mp_report *, const char *))
+int tl_sheet_coll(struct mp_report *rep, const struct mp_trace_tree *t)
 {
     struct crow *rows = NULL;
     size_t n = 0;
     int rc = coll_rows(t, &rows, &n);
     if (!rc && n > 0)
-        rc = coll_sheet(rep, rows, n, new_sheet);
+        rc = coll_sheet(rep, rows, n);
     for (size_t i = 0; i < n; i++)
         for (int f = 0; f < TL_CF_N; f++)
             free(rows[i].cell[f]);

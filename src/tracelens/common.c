@@ -2,6 +2,7 @@
  * process/thread names from metadata events, and the kernel-details summary
  * cells (kernel_details_summary / trunc_kernel_details). */
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +13,36 @@
 #include <magpie/stats.h>
 
 #include "tracelens_int.h"
+
+/* ---- sheets ---- */
+
+struct mp_buf *tl_new_sheet(struct mp_report *r, const char *name)
+{
+    struct mp_report_sheet *ns = mp_reallocarray(r->sheets, r->n + 1, sizeof(*ns));
+    if (!ns)
+        return NULL;
+    r->sheets = ns;
+    struct mp_report_sheet *s = &ns[r->n++];
+    memset(s, 0, sizeof(*s));
+    snprintf(s->name, sizeof(s->name), "%s", name);
+    mp_buf_init(&s->csv, 0);
+    return &s->csv;
+}
+
+int tl_csv_sheet(struct mp_report *r, const char *name, struct mp_csv *csv, ...)
+{
+    struct mp_buf *b = tl_new_sheet(r, name);
+    if (!b)
+        return MP_ENOMEM;
+    mp_csv_init(csv, b, "\n");
+    va_list ap;
+    va_start(ap, csv);
+    int rc = 0;
+    for (const char *h = va_arg(ap, const char *); h && !rc; h = va_arg(ap, const char *))
+        rc = mp_buf_puts(b, h);
+    va_end(ap);
+    return rc ? rc : mp_buf_putc(b, '\n');
+}
 
 /* ---- column tables ---- */
 

@@ -231,23 +231,10 @@ static int assign_ids(struct nctx *c)
     return rc;
 }
 
-static struct mp_buf *new_sheet(struct mp_report *r, const char *name)
-{
-    struct mp_report_sheet *ns = mp_reallocarray(r->sheets, r->n + 1, sizeof(*ns));
-    if (!ns)
-        return NULL;
-    r->sheets = ns;
-    struct mp_report_sheet *s = &ns[r->n++];
-    memset(s, 0, sizeof(*s));
-    snprintf(s->name, sizeof(s->name), "%s", name);
-    mp_buf_init(&s->csv, 0);
-    return &s->csv;
-}
-
 /* An empty DataFrame, as pandas writes it: one empty line. */
 static int empty_sheet(struct nctx *c, const char *name)
 {
-    struct mp_buf *b = new_sheet(c->rep, name);
+    struct mp_buf *b = tl_new_sheet(c->rep, name);
     return b ? mp_buf_putc(b, '\n') : MP_ENOMEM;
 }
 
@@ -311,7 +298,7 @@ static int put_cell(struct mp_csv *csv, const char *s)
 
 static int sheet_long(struct nctx *c, int gpn)
 {
-    struct mp_buf *b = new_sheet(c->rep, "nccl_long");
+    struct mp_buf *b = tl_new_sheet(c->rep, "nccl_long");
     if (!b)
         return MP_ENOMEM;
     struct mp_csv csv;
@@ -404,19 +391,13 @@ static int sheet_summary_long(struct nctx *c, int gpn)
         }
         qsort(g, ng, sizeof(*g), tl_cmp_coll_grp);
     }
-    struct mp_buf *b = rc ? NULL : new_sheet(c->rep, "nccl_summary_long");
-    if (!rc && !b)
-        rc = MP_ENOMEM;
     struct mp_csv csv;
     struct mp_buf cell;
     mp_buf_init(&cell, 0);
-    if (!rc) {
-        mp_csv_init(&csv, b, "\n");
-        rc = mp_buf_puts(b, tl_coll_summary_head);
-        if (!rc && gpn > 0 && ng > 0) /* pandas adds none to an empty frame */
-            rc = mp_buf_puts(b, ",node_id,node_span");
-        rc = rc ? rc : mp_buf_putc(b, '\n');
-    }
+    /* pandas adds no node columns to an empty frame */
+    rc = rc ? rc
+            : tl_csv_sheet(c->rep, "nccl_summary_long", &csv, tl_coll_summary_head,
+                           gpn > 0 && ng > 0 ? ",node_id,node_span" : "", NULL);
     for (size_t gi = 0; gi < ng && !rc; gi++) {
         const struct tl_coll_grp *G = &g[gi];
         const struct nrow *r0 = &c->rows[idx[G->first]];
@@ -642,7 +623,7 @@ static int sheet_isync(struct nctx *c, const struct isync *v, size_t nv, int gpn
 {
     if (nv == 0)
         return empty_sheet(c, "nccl_implicit_sync");
-    struct mp_buf *b = new_sheet(c->rep, "nccl_implicit_sync");
+    struct mp_buf *b = tl_new_sheet(c->rep, "nccl_implicit_sync");
     if (!b)
         return MP_ENOMEM;
     /* per-rank columns in pandas' order: the union of each row's keys
@@ -804,28 +785,24 @@ static int sheet_summary_isync(struct nctx *c, const struct isync *v, size_t nv)
         if (!rc)
             qsort(g, ng, sizeof(*g), cmp_sgrp);
     }
-    struct mp_buf *b = rc ? NULL : new_sheet(c->rep, "nccl_summary_implicit_sync");
-    if (!rc && !b)
-        rc = MP_ENOMEM;
     struct mp_csv csv;
     struct mp_buf cell;
     mp_buf_init(&cell, 0);
-    if (!rc) {
-        mp_csv_init(&csv, b, "\n");
-        rc = mp_buf_puts(b, "Collective name,dtype,In msg nelems,Process Group Name,Group size,"
-                            "Full msg size (MB),comm_latency_mean,comm_latency_median,"
-                            "comm_latency_min,comm_latency_max,skew in start time_mean,skew in "
-                            "start time_median,skew in start time_min,skew in start time_max,"
-                            "skew in end time_mean,skew in end time_median,skew in end time_min,"
-                            "skew in end time_max");
-        if (!rc && any_algo)
-            rc = mp_buf_puts(b, ",algo bw (GB/s)_mean,algo bw (GB/s)_median,algo bw "
-                                "(GB/s)_min,algo bw (GB/s)_max");
-        if (!rc && any_bus)
-            rc = mp_buf_puts(b, ",bus bw (GB/s)_mean,bus bw (GB/s)_median,bus bw (GB/s)_min,bus "
-                                "bw (GB/s)_max");
-        rc = rc ? rc : mp_buf_puts(b, ",count,Total comm latency (ms)\n");
-    }
+    rc = rc ? rc
+            : tl_csv_sheet(c->rep, "nccl_summary_implicit_sync", &csv,
+                           "Collective name,dtype,In msg nelems,Process Group Name,Group size,"
+                           "Full msg size (MB),comm_latency_mean,comm_latency_median,"
+                           "comm_latency_min,comm_latency_max,skew in start time_mean,skew in "
+                           "start time_median,skew in start time_min,skew in start time_max,"
+                           "skew in end time_mean,skew in end time_median,skew in end time_min,"
+                           "skew in end time_max",
+                           any_algo ? ",algo bw (GB/s)_mean,algo bw (GB/s)_median,algo bw "
+                                      "(GB/s)_min,algo bw (GB/s)_max"
+                                    : "",
+                           any_bus ? ",bus bw (GB/s)_mean,bus bw (GB/s)_median,bus bw "
+                                     "(GB/s)_min,bus bw (GB/s)_max"
+                                   : "",
+                           ",count,Total comm latency (ms)", NULL);
     for (size_t gi = 0; gi < ng && !rc; gi++) {
         const struct sgrp *G = &g[gi];
         const struct nrow *r0 = v[G->members[0]].ref;
@@ -961,21 +938,15 @@ static int sheet_straggler(struct nctx *c, const struct isync *v, size_t nv, int
     }
     if (!rc)
         qsort(s, ns, sizeof(*s), cmp_strag);
-    struct mp_buf *b = rc ? NULL : new_sheet(c->rep, "straggler_summary");
-    if (!rc && !b)
-        rc = MP_ENOMEM;
     struct mp_csv csv;
     struct mp_buf cell;
     mp_buf_init(&cell, 0);
-    if (!rc) {
-        mp_csv_init(&csv, b, "\n");
-        rc = mp_buf_puts(b, "rank,total_wait_time_us,mean_wait_time_us,times_arrived_last,"
-                            "times_arrived_first,pct_arrived_last,num_collectives,"
-                            "total_nccl_dur_us");
-        if (!rc && gpn > 0)
-            rc = mp_buf_puts(b, ",node_id");
-        rc = rc ? rc : mp_buf_putc(b, '\n');
-    }
+    rc = rc ? rc
+            : tl_csv_sheet(c->rep, "straggler_summary", &csv,
+                           "rank,total_wait_time_us,mean_wait_time_us,times_arrived_last,"
+                           "times_arrived_first,pct_arrived_last,num_collectives,"
+                           "total_nccl_dur_us",
+                           gpn > 0 ? ",node_id" : "", NULL);
     for (size_t i = 0; i < ns && !rc; i++) {
         rc = mp_csv_fmt(&csv, "%zu", s[i].rank);
         rc = rc ? rc : tl_csv_float(&csv, &cell, s[i].total_wait, true);

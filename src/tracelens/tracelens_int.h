@@ -74,6 +74,12 @@ int tl_csv_float(struct mp_csv *csv, struct mp_buf *cell, double v, bool present
  * category_sheets.c, unified.c); the shared code only passes it on. */
 struct tl_emit;
 
+/* Adds an empty sheet to r; its CSV buffer, NULL when out of memory. */
+struct mp_buf *tl_new_sheet(struct mp_report *r, const char *name);
+/* Adds sheet name to r and starts its CSV: csv writes to the sheet, whose
+ * header line is the texts that follow (up to a NULL) and a line end. */
+int tl_csv_sheet(struct mp_report *r, const char *name, struct mp_csv *csv, ...);
+
 /* One column of a sheet's column table: its header, when it is printed
  * (0: always, else a set of the sheet's flags) and the function printing
  * its cell (NULL: printed by the column before); field, arg and stat tell
@@ -243,8 +249,7 @@ int tl_sheet_unified(struct mp_report *rep, const struct mp_trace_tree *t,
                      struct mp_buf *(*new_sheet)(struct mp_report *, const char *));
 
 /* Adds coll_analysis (coll.c) when the trace has linked collective kernels. */
-int tl_sheet_coll(struct mp_report *rep, const struct mp_trace_tree *t,
-                  struct mp_buf *(*new_sheet)(struct mp_report *, const char *));
+int tl_sheet_coll(struct mp_report *rep, const struct mp_trace_tree *t);
 
 /* Communication kernel names (nccl, rccl, cross_device_reduce). */
 bool mp_report_is_comm_name(const char *name);
