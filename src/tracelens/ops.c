@@ -349,32 +349,36 @@ static int fill_cats(struct mp_report *r, const struct cgroup *g, size_t ng)
     return 0;
 }
 
-static int sheet_by_category(struct mp_report *r, const struct mp_trace_tree *t,
-                             const struct lset *ls, struct mp_buf *b)
+/* The cells of one group of a launcher summary sheet, before its
+ * percentages (modules: the inference report's parent_module columns). */
+typedef int summary_row_fn(const struct mp_trace_tree *t, const struct lset *ls, struct cgroup *g,
+                           bool modules, struct mp_csv *csv, struct mp_buf *cell);
+
+/* A launcher summary sheet: the groups by name (else by category) [and
+ * parent module], the header h1 h2 h3, each group's cells, then its
+ * Percentage and Cumulative Percentage of the total direct kernel time;
+ * r (if not NULL) gets the groups as the views' time by category. */
+static int launcher_summary(struct mp_report *r, const struct mp_trace_tree *t,
+                            const struct lset *ls, bool by_name, bool modules, const char *h1,
+                            const char *h2, const char *h3, summary_row_fn *row, struct mp_buf *b)
 {
     size_t ng;
-    struct cgroup *g = group_launchers(t, ls, false, false, &ng);
+    struct cgroup *g = group_launchers(t, ls, by_name, modules, &ng);
     if (!g)
         return MP_ENOMEM;
     struct mp_csv csv;
     mp_csv_init(&csv, b, "\n");
-    int rc = mp_buf_puts(b, t->recompute ? "op category,is_recompute," : "op category,");
-    rc = rc ? rc
-            : mp_buf_puts(b, "Count,total_direct_kernel_time_ms,Percentage (%),"
-                             "Cumulative Percentage (%)\n");
+    int rc = mp_buf_puts(b, h1);
+    rc = rc ? rc : mp_buf_puts(b, h2);
+    rc = rc ? rc : mp_buf_puts(b, h3);
     double tot = 0, cum = 0;
     rc = rc ? rc : total_ms(g, ng, &tot);
     struct mp_buf cell;
     mp_buf_init(&cell, 0);
-    rc = rc ? rc : fill_cats(r, g, ng);
+    rc = rc || !r ? rc : fill_cats(r, g, ng);
     for (size_t i = 0; i < ng && !rc; i++) {
-        double ms = g[i].sum / 1000;
-        rc = mp_csv_str(&csv, g[i].key);
-        if (t->recompute)
-            rc = rc ? rc : mp_csv_str(&csv, g[i].recompute ? "True" : "False");
-        rc = rc ? rc : mp_csv_fmt(&csv, "%llu", (unsigned long long)g[i].count);
-        rc = rc ? rc : tl_csv_float(&csv, &cell, ms, true);
-        rc = rc ? rc : pct_cells(&csv, &cell, ms, tot, &cum);
+        rc = row(t, ls, &g[i], modules, &csv, &cell);
+        rc = rc ? rc : pct_cells(&csv, &cell, g[i].sum / 1000, tot, &cum);
         rc = rc ? rc : mp_csv_end_row(&csv);
     }
     mp_buf_fini(&cell);
@@ -382,43 +386,64 @@ static int sheet_by_category(struct mp_report *r, const struct mp_trace_tree *t,
     return rc;
 }
 
+/* The Categories cell: the group's categories, sorted, as a Python list. */
+static int cats_cell(struct cgroup *g, struct mp_csv *csv, struct mp_buf *cell)
+{
+    qsort(g->cats, (size_t)g->ncats, sizeof(char *), cmp_str_ptr);
+    mp_buf_reset(cell);
+    int rc = tl_pylist_repr(cell, g->cats, (size_t)g->ncats);
+    return rc ? rc : mp_csv_field(csv, mp_buf_cstr(cell), cell->len);
+}
+
+static int key_cells(const struct mp_trace_tree *t, const struct cgroup *g, struct mp_csv *csv)
+{
+    int rc = mp_csv_str(csv, g->key);
+    if (t->recompute)
+        rc = rc ? rc : mp_csv_str(csv, g->recompute ? "True" : "False");
+    return rc;
+}
+
+static int by_category_row(const struct mp_trace_tree *t, const struct lset *ls, struct cgroup *g,
+                           bool modules, struct mp_csv *csv, struct mp_buf *cell)
+{
+    (void)ls;
+    (void)modules;
+    int rc = key_cells(t, g, csv);
+    rc = rc ? rc : mp_csv_fmt(csv, "%llu", (unsigned long long)g->count);
+    return rc ? rc : tl_csv_float(csv, cell, g->sum / 1000, true);
+}
+
+static int sheet_by_category(struct mp_report *r, const struct mp_trace_tree *t,
+                             const struct lset *ls, struct mp_buf *b)
+{
+    return launcher_summary(r, t, ls, false, false,
+                            t->recompute ? "op category,is_recompute," : "op category,",
+                            "Count,total_direct_kernel_time_ms,Percentage (%),"
+                            "Cumulative Percentage (%)\n",
+                            "", by_category_row, b);
+}
+
+static int ops_summary_row(const struct mp_trace_tree *t, const struct lset *ls, struct cgroup *g,
+                           bool modules, struct mp_csv *csv, struct mp_buf *cell)
+{
+    (void)ls;
+    (void)modules;
+    int rc = key_cells(t, g, csv);
+    rc = rc ? rc : tl_csv_float(csv, cell, g->sum, true);
+    rc = rc ? rc : tl_csv_float(csv, cell, g->sub, true);
+    rc = rc ? rc : tl_csv_float(csv, cell, g->sum / 1000, true);
+    rc = rc ? rc : tl_csv_float(csv, cell, g->sub / 1000, true);
+    rc = rc ? rc : mp_csv_fmt(csv, "%llu", (unsigned long long)g->count);
+    return rc ? rc : cats_cell(g, csv, cell);
+}
+
 static int sheet_ops_summary(const struct mp_trace_tree *t, const struct lset *ls, struct mp_buf *b)
 {
-    size_t ng;
-    struct cgroup *g = group_launchers(t, ls, true, false, &ng);
-    if (!g)
-        return MP_ENOMEM;
-    struct mp_csv csv;
-    mp_csv_init(&csv, b, "\n");
-    int rc = mp_buf_puts(b, t->recompute ? "name,is_recompute," : "name,");
-    rc = rc ? rc
-            : mp_buf_puts(b, "total_direct_kernel_time_sum,total_subtree_kernel_time_sum,"
-                             "total_direct_kernel_time_ms,total_subtree_kernel_time_ms,Count,"
-                             "Categories,Percentage (%),Cumulative Percentage (%)\n");
-    double tot = 0, cum = 0;
-    rc = rc ? rc : total_ms(g, ng, &tot);
-    struct mp_buf cell;
-    mp_buf_init(&cell, 0);
-    for (size_t i = 0; i < ng && !rc; i++) {
-        double ms = g[i].sum / 1000;
-        rc = mp_csv_str(&csv, g[i].key);
-        if (t->recompute)
-            rc = rc ? rc : mp_csv_str(&csv, g[i].recompute ? "True" : "False");
-        rc = rc ? rc : tl_csv_float(&csv, &cell, g[i].sum, true);
-        rc = rc ? rc : tl_csv_float(&csv, &cell, g[i].sub, true);
-        rc = rc ? rc : tl_csv_float(&csv, &cell, ms, true);
-        rc = rc ? rc : tl_csv_float(&csv, &cell, g[i].sub / 1000, true);
-        rc = rc ? rc : mp_csv_fmt(&csv, "%llu", (unsigned long long)g[i].count);
-        qsort(g[i].cats, (size_t)g[i].ncats, sizeof(char *), cmp_str_ptr);
-        mp_buf_reset(&cell);
-        rc = rc ? rc : tl_pylist_repr(&cell, g[i].cats, (size_t)g[i].ncats);
-        rc = rc ? rc : mp_csv_field(&csv, mp_buf_cstr(&cell), cell.len);
-        rc = rc ? rc : pct_cells(&csv, &cell, ms, tot, &cum);
-        rc = rc ? rc : mp_csv_end_row(&csv);
-    }
-    mp_buf_fini(&cell);
-    free(g);
-    return rc;
+    return launcher_summary(NULL, t, ls, true, false, t->recompute ? "name,is_recompute," : "name,",
+                            "total_direct_kernel_time_sum,total_subtree_kernel_time_sum,"
+                            "total_direct_kernel_time_ms,total_subtree_kernel_time_ms,Count,"
+                            "Categories,Percentage (%),Cumulative Percentage (%)\n",
+                            "", ops_summary_row, b);
 }
 
 /* ---- inference report: module summaries ---- */
@@ -499,46 +524,56 @@ static int launcher_stacks(const struct mp_trace_tree *t, struct lset *ls)
     return rc;
 }
 
+static int by_category_module_row(const struct mp_trace_tree *t, const struct lset *ls,
+                                  struct cgroup *g, bool modules, struct mp_csv *csv,
+                                  struct mp_buf *cell)
+{
+    (void)t;
+    const struct launcher *L = &ls->v[g->first];
+    int rc = mp_csv_str(csv, L->category);
+    if (modules)
+        rc = rc ? rc : mp_csv_str(csv, L->module);
+    rc = rc ? rc : mp_csv_fmt(csv, "%llu", (unsigned long long)g->count);
+    if (modules)
+        rc = rc ? rc : mp_csv_str(csv, L->stack);
+    return rc ? rc : tl_csv_float(csv, cell, g->sum / 1000, true);
+}
+
 /* get_df_kernel_launchers_summary_by_category_module */
 static int sheet_by_category_module(struct mp_report *r, const struct mp_trace_tree *t,
                                     struct lset *ls, bool modules, struct mp_buf *b)
 {
-    size_t ng, nc;
-    struct cgroup *g = group_launchers(t, ls, false, modules, &ng);
+    size_t nc;
     struct cgroup *cg = group_launchers(t, ls, false, false, &nc); /* for the views */
-    if (!g || !cg) {
-        free(g);
-        free(cg);
+    if (!cg)
         return MP_ENOMEM;
-    }
     int rc = fill_cats(r, cg, nc);
     free(cg);
-    struct mp_csv csv;
-    mp_csv_init(&csv, b, "\n");
-    rc = rc ? rc
-            : mp_buf_puts(b, modules ? "op category,parent_module,Count,call_stack_first,"
-                                     : "op category,Count,");
-    rc = rc ? rc
-            : mp_buf_puts(b, "total_direct_kernel_time_ms,Percentage (%),"
-                             "Cumulative Percentage (%)\n");
-    double tot = 0, cum = 0;
-    rc = rc ? rc : total_ms(g, ng, &tot);
-    struct mp_buf cell;
-    mp_buf_init(&cell, 0);
-    for (size_t i = 0; i < ng && !rc; i++) {
-        const struct launcher *L = &ls->v[g[i].first];
-        rc = mp_csv_str(&csv, L->category);
-        if (modules)
-            rc = rc ? rc : mp_csv_str(&csv, L->module);
-        rc = rc ? rc : mp_csv_fmt(&csv, "%llu", (unsigned long long)g[i].count);
-        if (modules)
-            rc = rc ? rc : mp_csv_str(&csv, L->stack);
-        rc = rc ? rc : tl_csv_float(&csv, &cell, g[i].sum / 1000, true);
-        rc = rc ? rc : pct_cells(&csv, &cell, g[i].sum / 1000, tot, &cum);
-        rc = rc ? rc : mp_csv_end_row(&csv);
-    }
-    mp_buf_fini(&cell);
-    free(g);
+    return rc ? rc
+              : launcher_summary(NULL, t, ls, false, modules,
+                                 modules ? "op category,parent_module,Count,call_stack_first,"
+                                         : "op category,Count,",
+                                 "total_direct_kernel_time_ms,Percentage (%),"
+                                 "Cumulative Percentage (%)\n",
+                                 "", by_category_module_row, b);
+}
+
+static int ops_summary_module_row(const struct mp_trace_tree *t, const struct lset *ls,
+                                  struct cgroup *g, bool modules, struct mp_csv *csv,
+                                  struct mp_buf *cell)
+{
+    const struct launcher *L = &ls->v[g->first];
+    int rc = mp_csv_str(csv, mp_trace_tree_name(t, L->uid));
+    if (modules)
+        rc = rc ? rc : mp_csv_str(csv, L->module);
+    rc = rc ? rc : tl_csv_float(csv, cell, g->sum, true);
+    rc = rc ? rc : tl_csv_float(csv, cell, g->sub, true);
+    rc = rc ? rc : mp_csv_fmt(csv, "%llu", (unsigned long long)g->count);
+    rc = rc ? rc : tl_csv_float(csv, cell, g->sum / 1000, true);
+    rc = rc ? rc : mp_csv_fmt(csv, "%llu", (unsigned long long)g->count);
+    rc = rc ? rc : cats_cell(g, csv, cell);
+    if (modules)
+        rc = rc ? rc : mp_csv_str(csv, L->stack);
     return rc;
 }
 
@@ -546,45 +581,13 @@ static int sheet_by_category_module(struct mp_report *r, const struct mp_trace_t
 static int sheet_ops_summary_module(const struct mp_trace_tree *t, struct lset *ls, bool modules,
                                     struct mp_buf *b)
 {
-    size_t ng;
-    struct cgroup *g = group_launchers(t, ls, true, modules, &ng);
-    if (!g)
-        return MP_ENOMEM;
-    struct mp_csv csv;
-    mp_csv_init(&csv, b, "\n");
-    int rc = mp_buf_puts(b, modules ? "name,parent_module," : "name,");
-    rc = rc ? rc
-            : mp_buf_puts(b, "total_direct_kernel_time_sum,total_subtree_kernel_time_sum,"
-                             "total_subtree_kernel_time_count,total_direct_kernel_time_ms,Count,"
-                             "Categories,");
-    rc = rc ? rc : mp_buf_puts(b, modules ? "call_stack_first," : "");
-    rc = rc ? rc : mp_buf_puts(b, "Percentage (%),Cumulative Percentage (%)\n");
-    double tot = 0, cum = 0;
-    rc = rc ? rc : total_ms(g, ng, &tot);
-    struct mp_buf cell;
-    mp_buf_init(&cell, 0);
-    for (size_t i = 0; i < ng && !rc; i++) {
-        const struct launcher *L = &ls->v[g[i].first];
-        rc = mp_csv_str(&csv, mp_trace_tree_name(t, L->uid));
-        if (modules)
-            rc = rc ? rc : mp_csv_str(&csv, L->module);
-        rc = rc ? rc : tl_csv_float(&csv, &cell, g[i].sum, true);
-        rc = rc ? rc : tl_csv_float(&csv, &cell, g[i].sub, true);
-        rc = rc ? rc : mp_csv_fmt(&csv, "%llu", (unsigned long long)g[i].count);
-        rc = rc ? rc : tl_csv_float(&csv, &cell, g[i].sum / 1000, true);
-        rc = rc ? rc : mp_csv_fmt(&csv, "%llu", (unsigned long long)g[i].count);
-        qsort(g[i].cats, (size_t)g[i].ncats, sizeof(char *), cmp_str_ptr);
-        mp_buf_reset(&cell);
-        rc = rc ? rc : tl_pylist_repr(&cell, g[i].cats, (size_t)g[i].ncats);
-        rc = rc ? rc : mp_csv_field(&csv, mp_buf_cstr(&cell), cell.len);
-        if (modules)
-            rc = rc ? rc : mp_csv_str(&csv, L->stack);
-        rc = rc ? rc : pct_cells(&csv, &cell, g[i].sum / 1000, tot, &cum);
-        rc = rc ? rc : mp_csv_end_row(&csv);
-    }
-    mp_buf_fini(&cell);
-    free(g);
-    return rc;
+    return launcher_summary(NULL, t, ls, true, modules, modules ? "name,parent_module," : "name,",
+                            "total_direct_kernel_time_sum,total_subtree_kernel_time_sum,"
+                            "total_subtree_kernel_time_count,total_direct_kernel_time_ms,Count,"
+                            "Categories,",
+                            modules ? "call_stack_first,Percentage (%),Cumulative Percentage (%)\n"
+                                    : "Percentage (%),Cumulative Percentage (%)\n",
+                            ops_summary_module_row, b);
 }
 
 /* ---- ops_unique_args ---- */
