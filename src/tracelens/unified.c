@@ -358,6 +358,9 @@ static int32_t sole_bwd_fwd(struct uctx *u, int32_t i, int *err)
     return u->bwd_ok[f] == 2 ? f : -1;
 }
 
+static int traverse_children(struct uctx *u, int32_t i);
+
+/* Collects the rows under event i (TraceLens's unified-op traversal). */
 static int traverse(struct uctx *u, int32_t i)
 {
     const struct mp_trace_tree *t = u->t;
@@ -376,16 +379,8 @@ static int traverse(struct uctx *u, int32_t i)
         return err;
     if (sole && !descendant_with_model(u, i))
         return collect(u, i);
-    if (descendant_with_model(u, i)) {
-        for (int32_t k = t->child_off[i]; k < t->child_off[i + 1]; k++) {
-            if (!mp_trace_tree_is_child(t, i, t->child[k]))
-                continue;
-            int rc = traverse(u, t->child[k]);
-            if (rc)
-                return rc;
-        }
-        return 0;
-    }
+    if (descendant_with_model(u, i))
+        return traverse_children(u, i);
     if (t->kind[i] == MP_K_CPU_OP && kernel_below(t, i, 10)) {
         bool any = false;
         for (int32_t k = t->child_off[i]; k < t->child_off[i + 1]; k++) {
@@ -402,6 +397,12 @@ static int traverse(struct uctx *u, int32_t i)
             return 0;
         return collect(u, i);
     }
+    return traverse_children(u, i);
+}
+
+static int traverse_children(struct uctx *u, int32_t i)
+{
+    const struct mp_trace_tree *t = u->t;
     for (int32_t k = t->child_off[i]; k < t->child_off[i + 1]; k++) {
         if (!mp_trace_tree_is_child(t, i, t->child[k]))
             continue;
