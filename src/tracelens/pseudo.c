@@ -69,6 +69,22 @@ struct pseudo_plan {
     uint8_t *wrapped; /* per event: launch call already wrapped */
 };
 
+/* A plan with room to mark every event of t. 0 or MP_ENOMEM. */
+static int plan_init(struct pseudo_plan *p, const struct mp_trace_tree *t)
+{
+    *p = (struct pseudo_plan){.wrapped = calloc(t->n ? t->n : 1, 1)};
+    return p->wrapped ? 0 : MP_ENOMEM;
+}
+
+/* The GPU events of op's subtree into *gpu (grown as needed, room *cap),
+ * *ng of them. 0 or an error code. */
+static int gpu_of(const struct mp_trace_tree *t, int32_t op, int32_t **gpu, size_t *ng, size_t *cap)
+{
+    *ng = 0;
+    long got = mp_trace_tree_gpu_events(t, op, gpu, ng, cap);
+    return got < 0 ? (int)got : 0;
+}
+
 static const char *ev_name(const struct mp_trace_store *s, int32_t i)
 {
     return s->name[i] >= 0 ? mp_intern_str(s->strings, s->name[i]) : "";
@@ -297,10 +313,12 @@ static int moe_unfused_one(struct pseudo_plan *p, const struct mp_trace_tree *t,
 {
     const struct mp_trace_store *s = t->s;
     int32_t *gpu = NULL;
-    size_t ng = 0, cap = 0;
-    long got = mp_trace_tree_gpu_events(t, moe, &gpu, &ng, &cap);
-    if (got < 0)
-        return (int)got;
+    size_t ng, cap = 0;
+    int grc = gpu_of(t, moe, &gpu, &ng, &cap);
+    if (grc) {
+        free(gpu);
+        return grc;
+    }
     struct ts_pos *mm = malloc((ng ? ng : 1) * sizeof(*mm));
     if (!mm) {
         free(gpu);
@@ -489,8 +507,8 @@ static int moe_fused_aiter(struct mp_trace_store *s, struct mp_trace_tree *t, co
     int32_t cat_kernel = mp_intern_find(s->strings, "kernel", 6);
     int32_t cat_cpu = mp_intern_find(s->strings, "cpu_op", 6);
     bool merged = t->n_base < t->n;
-    struct pseudo_plan p = {.wrapped = calloc(t->n ? t->n : 1, 1)};
-    if (!p.wrapped)
+    struct pseudo_plan p;
+    if (plan_init(&p, t))
         return MP_ENOMEM;
     int rc = 0;
     bool stop = false;
@@ -500,12 +518,9 @@ static int moe_fused_aiter(struct mp_trace_store *s, struct mp_trace_tree *t, co
         int32_t op = idx[q];
         if (s->name[op] != aiter_id || cpu_op_below(t, op, cat_cpu, merged, &tmp, &tcap))
             continue;
-        size_t ng = 0, nk = 0;
-        long got = mp_trace_tree_gpu_events(t, op, &gpu, &ng, &cap);
-        if (got < 0) {
-            rc = (int)got;
+        size_t ng, nk = 0;
+        if ((rc = gpu_of(t, op, &gpu, &ng, &cap)))
             break;
-        }
         int32_t kern = -1;
         for (size_t g = 0; g < ng; g++) {
             const char *kn = ev_name(s, gpu[g]);
@@ -527,6 +542,21 @@ static int moe_fused_aiter(struct mp_trace_store *s, struct mp_trace_tree *t, co
     return plan_finish(&p, s, t, rc, stop, "an AITER MoE kernel", added);
 }
 
+/* Whether some event of category cat_kernel (an interned id, -1 for
+ * none) has a name holding sub (ASCII case-insensitively when ci). */
+static bool any_kernel_with(const struct mp_trace_store *s, const struct mp_trace_tree *t,
+                            int32_t cat_kernel, const char *sub, bool ci)
+{
+    for (size_t i = 0; i < t->n && cat_kernel >= 0; i++) {
+        if (s->cat[i] != cat_kernel || s->name[i] < 0)
+            continue;
+        const char *nm = mp_intern_str(s->strings, s->name[i]);
+        if (ci ? mp_str_contains_ci(nm, sub) : strstr(nm, sub) != NULL)
+            return true;
+    }
+    return false;
+}
+
 /* pseudo_ops_registry's MoE_Unfused_Triton */
 static int moe_unfused(struct mp_trace_store *s, struct mp_trace_tree *t, const int32_t *idx,
                        size_t nidx, size_t *added)
@@ -534,18 +564,15 @@ static int moe_unfused(struct mp_trace_store *s, struct mp_trace_tree *t, const 
     int32_t moe_id = mp_intern_find(s->strings, "vllm::moe_forward", 17);
     int32_t aiter_id = mp_intern_find(s->strings, "vllm::rocm_aiter_fused_moe", 26);
     int32_t cat_kernel = mp_intern_find(s->strings, "kernel", 6);
-    bool has_ogs = false;
-    for (size_t i = 0; i < t->n && !has_ogs; i++)
-        if (cat_kernel >= 0 && s->cat[i] == cat_kernel && s->name[i] >= 0)
-            has_ogs = mp_str_contains_ci(mp_intern_str(s->strings, s->name[i]), "matmul_ogs");
+    bool has_ogs = any_kernel_with(s, t, cat_kernel, "matmul_ogs", true);
     if (!has_name(s, idx, nidx, moe_id))
         return 0;
     if (has_name(s, idx, nidx, aiter_id))
         return moe_fused_aiter(s, t, idx, nidx, aiter_id, added);
     if (!has_ogs)
         return 0;
-    struct pseudo_plan p = {.wrapped = calloc(t->n ? t->n : 1, 1)};
-    if (!p.wrapped)
+    struct pseudo_plan p;
+    if (plan_init(&p, t))
         return MP_ENOMEM;
     int rc = 0;
     bool stop = false;
@@ -601,15 +628,11 @@ static int moe_gptq_awq(struct mp_trace_store *s, struct mp_trace_tree *t, const
 {
     int32_t op_id = mp_intern_find(s->strings, "vllm::outplace_fused_experts", 28);
     int32_t cat_kernel = mp_intern_find(s->strings, "kernel", 6);
-    bool has_kernel = false;
-    for (size_t i = 0; i < t->n && !has_kernel; i++)
-        if (cat_kernel >= 0 && s->cat[i] == cat_kernel && s->name[i] >= 0)
-            has_kernel =
-                strstr(mp_intern_str(s->strings, s->name[i]), "fused_moe_kernel_gptq_awq") != NULL;
+    bool has_kernel = any_kernel_with(s, t, cat_kernel, "fused_moe_kernel_gptq_awq", false);
     if (!has_name(s, idx, nidx, op_id) || !has_kernel)
         return 0;
-    struct pseudo_plan p = {.wrapped = calloc(t->n ? t->n : 1, 1)};
-    if (!p.wrapped)
+    struct pseudo_plan p;
+    if (plan_init(&p, t))
         return MP_ENOMEM;
     int rc = 0;
     bool stop = false;
@@ -620,12 +643,9 @@ static int moe_gptq_awq(struct mp_trace_store *s, struct mp_trace_tree *t, const
         int32_t op = idx[q];
         if (s->name[op] != op_id)
             continue;
-        size_t ng = 0, nm = 0;
-        long got = mp_trace_tree_gpu_events(t, op, &gpu, &ng, &cap);
-        if (got < 0) {
-            rc = (int)got;
+        size_t ng, nm = 0;
+        if ((rc = gpu_of(t, op, &gpu, &ng, &cap)))
             break;
-        }
         struct ts_pos *nmm = mp_reallocarray(mm, ng ? ng : 1, sizeof(*mm));
         if (!nmm) {
             rc = MP_ENOMEM;
@@ -808,14 +828,11 @@ static int mla_family(struct mp_trace_store *s, struct mp_trace_tree *t, const i
     size_t cap = 0;
     for (size_t q = 0; q < nsel && !rc; q++) {
         int32_t f = sel[q].i, d = find_below(t, f, donor_id);
-        size_t ng = 0;
+        size_t ng;
         if (d < 0)
             continue;
-        long got = mp_trace_tree_gpu_events(t, f, &gpu, &ng, &cap);
-        if (got < 0) {
-            rc = (int)got;
+        if ((rc = gpu_of(t, f, &gpu, &ng, &cap)))
             break;
-        }
         if (ng == 0)
             continue;
         bool nested = mark[f] != 0;
