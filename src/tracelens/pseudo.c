@@ -67,6 +67,7 @@ struct pseudo_plan {
     struct pseudo_ev *ev;
     size_t n, cap;
     uint8_t *wrapped; /* per event: launch call already wrapped */
+    bool stop;        /* a kernel could not be wrapped: TraceLens would have raised */
 };
 
 /* A plan with room to mark every event of t. 0 or MP_ENOMEM. */
@@ -306,10 +307,10 @@ static int name_index(const struct mp_trace_tree *t, int32_t **out, size_t *n)
     return 0;
 }
 
-/* One vllm::moe_forward (_create_pseudo_op_moe_unfused_triton). *stop is
+/* One vllm::moe_forward (_create_pseudo_op_moe_unfused_triton). p->stop is
  * set when TraceLens would have raised. */
 static int moe_unfused_one(struct pseudo_plan *p, const struct mp_trace_tree *t, int32_t moe,
-                           int32_t cat_kernel, bool *stop)
+                           int32_t cat_kernel)
 {
     const struct mp_trace_store *s = t->s;
     int32_t *gpu = NULL;
@@ -341,7 +342,7 @@ static int moe_unfused_one(struct pseudo_plan *p, const struct mp_trace_tree *t,
         goto out;
     long long topk = moe_topk(t, moe);
     qsort(mm, nm, sizeof(*mm), cmp_ts_pos);
-    for (size_t q = 0; q < nm && !rc && !*stop; q++) {
+    for (size_t q = 0; q < nm && !rc && !p->stop; q++) {
         const char *kn = ev_name(s, mm[q].i);
         bool up = q == 0,
              gated = mp_str_contains_ci(kn, "_swiglu") || mp_str_contains_ci(kn, "_glu");
@@ -355,17 +356,17 @@ static int moe_unfused_one(struct pseudo_plan *p, const struct mp_trace_tree *t,
                          up ? "pseudo_op::moe_triton_unfused_up"
                             : "pseudo_op::moe_triton_unfused_down",
                          extra, &ok);
-        *stop = !ok;
+        p->stop = !ok;
     }
-    if (!rc && !*stop && nscatter > 1)
+    if (!rc && !p->stop && nscatter > 1)
         mp_log(MP_LOG_DEBUG, "pseudo ops: %zu matmul_scatter kernels under UID %d, none wrapped",
                nscatter, (int)moe);
-    if (!rc && !*stop && nscatter == 1) {
+    if (!rc && !p->stop && nscatter == 1) {
         bool ok;
         rc =
             plan_inject(p, t, scatter, moe, "pseudo_op::moe_triton_unfused_finalize_matmul_scatter",
                         "\"MoE GEMM type\": \"finalize_matmul_scatter\"", &ok);
-        *stop = !ok;
+        p->stop = !ok;
     }
 out:
     free(mm);
@@ -449,9 +450,9 @@ static int plan_apply(struct pseudo_plan *p, struct mp_trace_store *s, struct mp
  * wrapped (what names the kernels, e.g. "a MoE kernel"), the planned events
  * applied when nothing failed and counted into *added, the plan freed. */
 static int plan_finish(struct pseudo_plan *p, struct mp_trace_store *s, struct mp_trace_tree *t,
-                       int rc, bool stop, const char *what, size_t *added)
+                       int rc, const char *what, size_t *added)
 {
-    if (stop)
+    if (p->stop)
         mp_log(MP_LOG_WARN,
                "pseudo ops: %s has no launch call to wrap (or one wrapped twice); those "
                "pseudo ops stop there, as in TraceLens",
@@ -508,13 +509,10 @@ static int moe_fused_aiter(struct mp_trace_store *s, struct mp_trace_tree *t, co
     int32_t cat_cpu = mp_intern_find(s->strings, "cpu_op", 6);
     bool merged = t->n_base < t->n;
     struct pseudo_plan p;
-    if (plan_init(&p, t))
-        return MP_ENOMEM;
-    int rc = 0;
-    bool stop = false;
+    int rc = plan_init(&p, t);
     int32_t *gpu = NULL, *tmp = NULL;
     size_t cap = 0, tcap = 0;
-    for (size_t q = 0; q < nidx && !rc && !stop; q++) {
+    for (size_t q = 0; q < nidx && !rc && !p.stop; q++) {
         int32_t op = idx[q];
         if (s->name[op] != aiter_id || cpu_op_below(t, op, cat_cpu, merged, &tmp, &tcap))
             continue;
@@ -535,11 +533,11 @@ static int moe_fused_aiter(struct mp_trace_store *s, struct mp_trace_tree *t, co
             continue;
         bool ok;
         rc = plan_inject(&p, t, kern, op, "pseudo_op::moe_aiter_fused_1stage", NULL, &ok);
-        stop = !ok;
+        p.stop = !ok;
     }
     free(gpu);
     free(tmp);
-    return plan_finish(&p, s, t, rc, stop, "an AITER MoE kernel", added);
+    return plan_finish(&p, s, t, rc, "an AITER MoE kernel", added);
 }
 
 /* Whether some event of category cat_kernel (an interned id, -1 for
@@ -572,14 +570,11 @@ static int moe_unfused(struct mp_trace_store *s, struct mp_trace_tree *t, const 
     if (!has_ogs)
         return 0;
     struct pseudo_plan p;
-    if (plan_init(&p, t))
-        return MP_ENOMEM;
-    int rc = 0;
-    bool stop = false;
-    for (size_t q = 0; q < nidx && !rc && !stop; q++)
+    int rc = plan_init(&p, t);
+    for (size_t q = 0; q < nidx && !rc && !p.stop; q++)
         if (s->name[idx[q]] == moe_id)
-            rc = moe_unfused_one(&p, t, idx[q], cat_kernel, &stop);
-    return plan_finish(&p, s, t, rc, stop, "a MoE kernel", added);
+            rc = moe_unfused_one(&p, t, idx[q], cat_kernel);
+    return plan_finish(&p, s, t, rc, "a MoE kernel", added);
 }
 
 /* topk of a GPTQ/AWQ MoE op: Input Dims[4][1] (topk_ids [T, topk]), else 8 */
@@ -632,14 +627,11 @@ static int moe_gptq_awq(struct mp_trace_store *s, struct mp_trace_tree *t, const
     if (!has_name(s, idx, nidx, op_id) || !has_kernel)
         return 0;
     struct pseudo_plan p;
-    if (plan_init(&p, t))
-        return MP_ENOMEM;
-    int rc = 0;
-    bool stop = false;
+    int rc = plan_init(&p, t);
     int32_t *gpu = NULL;
     size_t cap = 0;
     struct ts_pos *mm = NULL;
-    for (size_t q = 0; q < nidx && !rc && !stop; q++) {
+    for (size_t q = 0; q < nidx && !rc && !p.stop; q++) {
         int32_t op = idx[q];
         if (s->name[op] != op_id)
             continue;
@@ -660,7 +652,7 @@ static int moe_gptq_awq(struct mp_trace_store *s, struct mp_trace_tree *t, const
             continue;
         long long topk = gptq_topk(s, op);
         qsort(mm, nm, sizeof(*mm), cmp_ts_pos);
-        for (size_t k = 0; k < nm && !rc && !stop; k++) {
+        for (size_t k = 0; k < nm && !rc && !p.stop; k++) {
             char extra[160];
             snprintf(extra, sizeof(extra),
                      "\"MoE GEMM type\": \"%s\", \"MoE GEMM index\": %zu, \"MoE GEMM gated\": %s, "
@@ -670,12 +662,12 @@ static int moe_gptq_awq(struct mp_trace_store *s, struct mp_trace_tree *t, const
             rc = plan_inject(&p, t, mm[k].i, op,
                              k == 0 ? "pseudo_op::moe_gptq_awq_up" : "pseudo_op::moe_gptq_awq_down",
                              extra, &ok);
-            stop = !ok;
+            p.stop = !ok;
         }
     }
     free(gpu);
     free(mm);
-    return plan_finish(&p, s, t, rc, stop, "a GPTQ/AWQ MoE kernel", added);
+    return plan_finish(&p, s, t, rc, "a GPTQ/AWQ MoE kernel", added);
 }
 
 /* re.search(r"aiter/mla.py\(\d+\): mla_decode_fwd", name) */
