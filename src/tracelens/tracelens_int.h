@@ -114,6 +114,22 @@ struct tl_col {
         .head = (h), .cell = (fn), .field = offsetof(type, f)                                      \
     }
 
+/* The key columns the ops_unique_args and unified_perf_summary tables
+ * share: process and thread names (tl_meta_get), then the four args
+ * columns of tl_args_key; their cells come from the key-cells column
+ * before them. */
+#define TL_META_KEYS TL_KEY("process_name", 0), TL_KEY("process_label", 0), TL_KEY("thread_name", 0)
+#define TL_ARGS_KEYS                                                                               \
+    TL_KEY("Input Dims", 0), TL_KEY("Input type", 0), TL_KEY("Input Strides", 0),                  \
+        TL_KEY("Concrete Inputs", 0)
+
+/* The overlap columns after overlapping_kernels_details (when w), printed
+ * with it by tl_overlap_cells. */
+#define TL_OVERLAP_KEYS(w)                                                                         \
+    TL_KEY("trunc_overlapping_kernels_details", w), TL_KEY("overlap_pct_mean", w),                 \
+        TL_KEY("overlap_pct_median", w), TL_KEY("overlap_pct_std", w),                             \
+        TL_KEY("overlap_pct_min", w), TL_KEY("overlap_pct_max", w)
+
 static inline bool tl_col_on(const struct tl_col *c, unsigned when)
 {
     return c->when == 0 || (c->when & when) != 0;
