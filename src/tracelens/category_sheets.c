@@ -175,23 +175,9 @@ static void sheet_fini(struct psheet *sh)
     free(sh->cells);
 }
 
-struct pgroup {
-    size_t first; /* row index of the first member */
-    int part;
-    bool all_nested; /* every member sits inside another row of the table */
-    size_t *members;
-    size_t n, cap;
-    double kt_sum;
-    bool ids_sorted; /* pandas' reduceat path (one group: its ids are sorted) */
-    /* kl_overlap sheets: the groups of the same name and params together */
-    int32_t base;     /* id of the key without the overlap names */
-    double base_kt;   /* their kernel time */
-    int32_t base_uid; /* their smallest UID_first */
-};
-
 static int cmp_pgroup(const void *a, const void *b)
 {
-    const struct pgroup *x = a, *y = b;
+    const struct tl_group *x = a, *y = b;
     if (x->part != y->part)
         return x->part < y->part ? -1 : 1;
     if (x->base_kt != y->base_kt) /* kl_overlap: TraceLens's _group_total_time, */
@@ -203,43 +189,26 @@ static int cmp_pgroup(const void *a, const void *b)
     return x->first < y->first ? -1 : (x->first > y->first ? 1 : 0); /* UID_first */
 }
 
-/* pandas' "first": the first non-missing value of the group */
-static double first_num(const struct psheet *sh, const struct pgroup *g, size_t off)
+/* pandas' "first" of a row field over the group */
+static double first_num(const struct psheet *sh, const struct tl_group *g, size_t off)
 {
-    for (size_t i = 0; i < g->n; i++) {
-        double v = *(const double *)((const char *)&sh->rows[g->members[i]] + off);
-        if (!isnan(v))
-            return v;
-    }
-    return NAN;
+    return tl_group_first(g, sh->rows, sizeof(*sh->rows), off);
 }
 
-/* stats over the non-missing values (pandas skipna) */
-static int num_stats(const struct psheet *sh, const struct pgroup *g, size_t off,
+/* stats of a row field over the non-missing values (pandas skipna) */
+static int num_stats(const struct psheet *sh, const struct tl_group *g, size_t off,
                      struct tl_stats *st, size_t *count)
 {
-    double *v = malloc((g->n ? g->n : 1) * sizeof(double));
-    if (!v)
-        return MP_ENOMEM;
-    size_t k = 0;
-    for (size_t i = 0; i < g->n; i++) {
-        double x = *(const double *)((const char *)&sh->rows[g->members[i]] + off);
-        if (!isnan(x))
-            v[k++] = x;
-    }
-    int rc = tl_group_stats(v, k, g->ids_sorted && k == g->n, st);
-    *count = k;
-    free(v);
-    return rc;
+    return tl_group_stats_over(g, sh->rows, sizeof(*sh->rows), off, st, count);
 }
 
 static int args_first_cell(const struct mp_trace_tree *t, const struct psheet *sh,
-                           const struct pgroup *g, const char *key, struct mp_csv *csv,
+                           const struct tl_group *g, const char *key, struct mp_csv *csv,
                            struct mp_buf *cell)
 {
     mp_buf_reset(cell);
     for (size_t i = 0; i < g->n; i++) {
-        int32_t u = sh->rows[g->members[i]].uid;
+        int32_t u = sh->rows[g->m[i]].uid;
         struct mp_strview obj = {t->s->args[u], t->s->args_len[u]}, v;
         if (obj.p && mp_trace_json_find(obj, key, &v) == 0) {
             const char *p = v.p;
@@ -256,7 +225,7 @@ static int args_first_cell(const struct mp_trace_tree *t, const struct psheet *s
 
 /* Records one group as a roofline-plot point of the report. */
 static int add_point(struct mp_report *rep, const struct mp_trace_tree *t, const struct psheet *sh,
-                     const struct pgroup *G, const char *sheet_name, double fpb,
+                     const struct tl_group *G, const char *sheet_name, double fpb,
                      const struct tl_stats *tfs, const struct tl_stats *tbs,
                      const struct tl_stats *pct, size_t npct)
 {
@@ -301,26 +270,6 @@ static int add_point(struct mp_report *rep, const struct mp_trace_tree *t, const
 
 /* ---- one sheet: group, sort, emit ---- */
 
-/* The groups of one sheet, in first-appearance order until sorted. */
-struct pgroups {
-    struct pgroup *g;
-    size_t ng;
-    struct mp_intern *keys;  /* group keys */
-    struct mp_intern *bkeys; /* kl_overlap: the keys without the overlap names */
-    int32_t *gid;            /* group of each key id, -1 before its first row */
-    size_t gcap;
-};
-
-static void pgroups_fini(struct pgroups *gs)
-{
-    for (size_t i = 0; i < gs->ng; i++)
-        free(gs->g[i].members);
-    free(gs->g);
-    free(gs->gid);
-    mp_intern_free(gs->keys);
-    mp_intern_free(gs->bkeys);
-}
-
 /* Row r's group key: part, name, param texts [, num_kernels], recompute;
  * with ov the overlapping kernel names follow and *bid is the id of the key
  * without them. */
@@ -353,31 +302,20 @@ static int prow_key(const struct mp_trace_tree *t, const struct psheet *sh, cons
 }
 
 /* Adds row i to the group of key, a new group at the key's first row. */
-static int pgroup_add(struct pgroups *gs, const struct prow *r, size_t i, const struct mp_buf *key,
-                      int32_t bid)
+static int pgroup_add(struct tl_groups *gs, const struct prow *r, size_t i,
+                      const struct mp_buf *key, int32_t bid)
 {
-    int32_t id = mp_intern_add(gs->keys, key->data, key->len);
-    if (id < 0 || tl_gid_reserve(&gs->gid, &gs->gcap, id))
-        return MP_ENOMEM;
-    if (gs->gid[id] < 0) {
-        struct pgroup *N = &gs->g[gs->ng];
-        gs->gid[id] = (int32_t)gs->ng++;
-        N->first = i;
-        N->part = r->part;
-        N->all_nested = true;
-        N->base = bid;
+    struct tl_group *G;
+    bool created;
+    int rc = tl_groups_add(gs, key, bid, i, r->kt, &G, &created);
+    if (rc)
+        return rc;
+    if (created) {
+        G->first = i;
+        G->uid = r->uid;
+        G->part = r->part;
+        G->all_nested = true;
     }
-    struct pgroup *G = &gs->g[gs->gid[id]];
-    if (G->n == G->cap) {
-        size_t nc = G->cap ? G->cap * 2 : 8;
-        size_t *nm = mp_reallocarray(G->members, nc, sizeof(size_t));
-        if (!nm)
-            return MP_ENOMEM;
-        G->members = nm;
-        G->cap = nc;
-    }
-    G->members[G->n++] = i;
-    G->kt_sum += r->kt;
     if (!r->nested)
         G->all_nested = false;
     return 0;
@@ -385,12 +323,9 @@ static int pgroup_add(struct pgroups *gs, const struct prow *r, size_t i, const 
 
 /* Groups the rows by name + param texts (first appearance). */
 static int group_prows(const struct mp_trace_tree *t, const struct psheet *sh, bool by_nk,
-                       bool fix_nested, const struct tl_overlap *ov, struct pgroups *gs)
+                       bool fix_nested, const struct tl_overlap *ov, struct tl_groups *gs)
 {
-    gs->keys = mp_intern_new();
-    gs->bkeys = ov ? mp_intern_new() : NULL;
-    gs->g = calloc(sh->n ? sh->n : 1, sizeof(*gs->g));
-    if (!gs->keys || !gs->g || (ov && !gs->bkeys))
+    if (tl_groups_init(gs, sh->n, ov != NULL))
         return MP_ENOMEM;
     struct mp_buf key;
     mp_buf_init(&key, 0);
@@ -408,40 +343,10 @@ static int group_prows(const struct mp_trace_tree *t, const struct psheet *sh, b
     return rc;
 }
 
-/* kl_overlap: each group's base totals, the kernel time and smallest UID
- * over the groups sharing its name and params. */
-static int pbase_order(const struct psheet *sh, struct pgroups *gs)
-{
-    struct pgroup *g = gs->g;
-    size_t nb = (size_t)mp_intern_count(gs->bkeys) + 1;
-    double *bkt = calloc(nb, sizeof(double));
-    int32_t *buid = malloc(nb * sizeof(int32_t));
-    if (!bkt || !buid) {
-        free(bkt);
-        free(buid);
-        return MP_ENOMEM;
-    }
-    for (size_t q = 0; q < nb; q++)
-        buid[q] = INT32_MAX;
-    for (size_t q = 0; q < gs->ng; q++) {
-        int32_t u0 = sh->rows[g[q].first].uid;
-        bkt[g[q].base] += g[q].kt_sum;
-        if (u0 < buid[g[q].base])
-            buid[g[q].base] = u0;
-    }
-    for (size_t q = 0; q < gs->ng; q++) {
-        g[q].base_kt = bkt[g[q].base];
-        g[q].base_uid = buid[g[q].base];
-    }
-    free(bkt);
-    free(buid);
-    return 0;
-}
-
 /* Sorts the groups by the sort column Kernel Time (µs)_sum as pandas sums
  * it: the rows of a groupby(sort=True) with several groups are taken as not
  * in key order (Kahan), one group's as sorted (np.add.reduceat). */
-static int sort_pgroups(const struct psheet *sh, struct pgroups *gs, bool ov)
+static int sort_pgroups(const struct psheet *sh, struct tl_groups *gs, bool ov)
 {
     int rc = 0;
     for (size_t q = 0; q < gs->ng && !rc; q++) {
@@ -452,7 +357,7 @@ static int sort_pgroups(const struct psheet *sh, struct pgroups *gs, bool ov)
         gs->g[q].kt_sum = st.sum;
     }
     if (ov && !rc)
-        rc = pbase_order(sh, gs);
+        rc = tl_groups_base_order(gs);
     if (!rc)
         qsort(gs->g, gs->ng, sizeof(*gs->g), cmp_pgroup);
     return rc;
@@ -463,12 +368,12 @@ enum { PS_TBS, PS_TFS, PS_PCT, PS_KT, PS_N };
 
 /* What the value functions of the column table see while one group's row is
  * printed. */
-struct pemit {
+struct tl_emit {
     const struct mp_trace_tree *t;
     const struct psheet *sh;
     const struct tl_meta *meta;
     const struct tl_overlap *ov;
-    const struct pgroup *G;
+    const struct tl_group *G;
     const struct prow *r0; /* the group's first row */
     struct mp_csv *csv;
     struct mp_buf *cell;
@@ -479,9 +384,9 @@ struct pemit {
 };
 
 /* The statistics a row of the sheet prints, over the group's rows. */
-static int measure_pgroup(struct pemit *e, bool arch)
+static int measure_pgroup(struct tl_emit *e, bool arch)
 {
-    const struct pgroup *G = e->G;
+    const struct tl_group *G = e->G;
     memset(e->st, 0, sizeof(e->st));
     memset(e->cnt, 0, sizeof(e->cnt));
     e->rf = NULL;
@@ -492,14 +397,14 @@ static int measure_pgroup(struct pemit *e, bool arch)
         return rc;
     /* Roofline columns: first non-missing; percent stats over rows */
     for (size_t i = 0; i < G->n && !e->rf; i++)
-        if (e->sh->rows[G->members[i]].rl.valid)
-            e->rf = &e->sh->rows[G->members[i]];
+        if (e->sh->rows[G->m[i]].rl.valid)
+            e->rf = &e->sh->rows[G->m[i]];
     double *v = malloc((G->n ? G->n : 1) * sizeof(double));
     if (!v)
         return MP_ENOMEM;
     size_t k = 0;
     for (size_t i = 0; i < G->n; i++) {
-        const struct prow *r = &e->sh->rows[G->members[i]];
+        const struct prow *r = &e->sh->rows[G->m[i]];
         if (r->rl.valid && !isnan(r->rl.pct))
             v[k++] = r->rl.pct;
     }
@@ -509,34 +414,22 @@ static int measure_pgroup(struct pemit *e, bool arch)
     return rc;
 }
 
-/* One column of a sheet: its header, when it is printed, and the function
- * printing its cell (NULL: printed by the column before); stat, field and
- * arg tell the shared value functions which figure to print. */
-struct pcol {
-    const char *head;
-    int (*cell)(struct pemit *e, const struct pcol *c);
-    size_t field;
-    const char *arg;
-    unsigned when; /* 0: always, else one of PC_* */
-    int stat;
-};
-
 /* PC_PARAM: one column per param key, head a format for the key */
 enum { PC_OV = 1, PC_NK = 2, PC_RECOMP = 4, PC_ARCH = 8, PC_PARAM = 16 };
 
-static int p_name(struct pemit *e, const struct pcol *c)
+static int p_name(struct tl_emit *e, const struct tl_col *c)
 {
     (void)c;
     return mp_csv_str(e->csv, mp_trace_tree_name(e->t, e->r0->uid));
 }
 
-static int p_ov_names(struct pemit *e, const struct pcol *c)
+static int p_ov_names(struct tl_emit *e, const struct tl_col *c)
 {
     (void)c;
     return mp_csv_str(e->csv, tl_ovinfo_names(tl_overlap_launcher(e->ov, e->r0->uid)));
 }
 
-static int p_params(struct pemit *e, const struct pcol *c)
+static int p_params(struct tl_emit *e, const struct tl_col *c)
 {
     (void)c;
     int rc = 0;
@@ -548,37 +441,32 @@ static int p_params(struct pemit *e, const struct pcol *c)
     return rc;
 }
 
-static int p_nk(struct pemit *e, const struct pcol *c)
+static int p_nk(struct tl_emit *e, const struct tl_col *c)
 {
     (void)c;
     return mp_csv_fmt(e->csv, "%zu", e->r0->nk);
 }
 
-static int p_recompute(struct pemit *e, const struct pcol *c)
+static int p_recompute(struct tl_emit *e, const struct tl_col *c)
 {
     (void)c;
     return mp_csv_str(e->csv, e->r0->recompute ? "True" : "False");
 }
 
-static int p_first(struct pemit *e, const struct pcol *c)
+static int p_first(struct tl_emit *e, const struct tl_col *c)
 {
     return tl_csv_float(e->csv, e->cell, first_num(e->sh, e->G, c->field), true);
 }
 
 /* A figure of a statistics block: the sum always, std when there is one,
  * the others over at least one value. */
-static int p_stat(struct pemit *e, const struct pcol *c)
+static int p_stat(struct tl_emit *e, const struct tl_col *c)
 {
-    const struct tl_stats *st = &e->st[c->stat];
-    double v = *(const double *)((const char *)st + c->field);
-    bool present = c->field == offsetof(struct tl_stats, sum)   ? true
-                   : c->field == offsetof(struct tl_stats, std) ? st->has_std
-                                                                : e->cnt[c->stat] > 0;
-    return tl_csv_float(e->csv, e->cell, v, present);
+    return tl_stat_cell(e->csv, e->cell, &e->st[c->stat], e->cnt[c->stat], c->field);
 }
 
 /* process_name, process_labels or thread_name (c->arg) of the first row */
-static int p_meta(struct pemit *e, const struct pcol *c)
+static int p_meta(struct tl_emit *e, const struct tl_col *c)
 {
     const struct mp_trace_store *s = e->t->s;
     int32_t uid = e->r0->uid;
@@ -588,123 +476,90 @@ static int p_meta(struct pemit *e, const struct pcol *c)
     return mp_csv_str(e->csv, tl_meta_get(e->meta, pid, thread ? tid : "0", c->arg));
 }
 
-static int p_spec(struct pemit *e, const struct pcol *c)
+static int p_spec(struct tl_emit *e, const struct tl_col *c)
 {
     (void)c;
     return mp_csv_str(e->csv, e->r0->spec);
 }
 
-static int p_roofline_time(struct pemit *e, const struct pcol *c)
+static int p_roofline_time(struct tl_emit *e, const struct tl_col *c)
 {
     (void)c;
     return tl_csv_float(e->csv, e->cell, e->rf ? e->rf->rl.roofline_us : NAN, e->rf != NULL);
 }
 
-static int p_bound(struct pemit *e, const struct pcol *c)
+static int p_bound(struct tl_emit *e, const struct tl_col *c)
 {
     (void)c;
     return mp_csv_str(e->csv,
                       e->rf ? (e->rf->rl.compute_bound ? "COMPUTE_BOUND" : "MEMORY_BOUND") : "");
 }
 
+static const int32_t *prow_kernels(const void *rows, size_t r, size_t *nk)
+{
+    const struct prow *w = (const struct prow *)rows + r;
+    *nk = w->nk;
+    return w->k;
+}
+
 /* kernel details over members whose kernel list has the template's length;
  * the template is the first non-empty list of the group */
-static int p_kernel_details(struct pemit *e, const struct pcol *c)
+static int p_kernel_details(struct tl_emit *e, const struct tl_col *c)
 {
     (void)c;
-    const struct pgroup *G = e->G;
-    const struct mp_trace_store *s = e->t->s;
-    const struct prow *rt = e->r0;
-    for (size_t i = 0; i < G->n && rt->nk == 0; i++)
-        rt = &e->sh->rows[G->members[i]];
-    size_t nk = rt->nk;
-    double **kd = calloc(nk ? nk : 1, sizeof(double *));
-    size_t nrows = 0;
-    int rc = kd ? 0 : MP_ENOMEM;
-    for (size_t q = 0; q < nk && !rc; q++)
-        if (!(kd[q] = malloc((G->n ? G->n : 1) * sizeof(double))))
-            rc = MP_ENOMEM;
-    for (size_t i = 0; i < G->n && !rc; i++) {
-        const struct prow *r = &e->sh->rows[G->members[i]];
-        if (r->nk != nk)
-            continue;
-        for (size_t q = 0; q < nk; q++) {
-            int32_t ku = r->k[q];
-            kd[q][nrows] = (s->flags[ku] & MP_EV_DUR) ? s->dur[ku] : 0.0;
-        }
-        nrows++;
-    }
-    if (!rc && nk > 0) {
-        rc = tl_kernel_details_cells(e->t, rt->k, nk, kd, nrows, e->csv, e->cell);
-    } else if (!rc) {
-        rc = mp_csv_str(e->csv, "[]");
-        rc = rc ? rc : mp_csv_str(e->csv, "");
-    }
-    for (size_t q = 0; kd && q < nk; q++)
-        free(kd[q]);
-    free(kd);
-    return rc;
+    size_t tr = tl_group_template(e->G, e->sh->rows, prow_kernels);
+    return tl_group_kernel_details(e->t, e->G, e->sh->rows, prow_kernels, tr, NULL, NULL, e->csv,
+                                   e->cell);
 }
 
 /* The overlap column block (kl_overlap sheets). */
-static int p_overlap(struct pemit *e, const struct pcol *c)
+static int p_overlap(struct tl_emit *e, const struct tl_col *c)
 {
     (void)c;
-    const struct pgroup *G = e->G;
+    const struct tl_group *G = e->G;
     const struct tl_ovinfo **mi =
         malloc((G->n ? G->n : 1) * sizeof(*mi)); // NOLINT(bugprone-sizeof-expression)
     if (!mi)
         return MP_ENOMEM;
     for (size_t q = 0; q < G->n; q++)
-        mi[q] = tl_overlap_launcher(e->ov, e->sh->rows[G->members[q]].uid);
+        mi[q] = tl_overlap_launcher(e->ov, e->sh->rows[G->m[q]].uid);
     int rc = tl_overlap_cells(mi, G->n, true, e->csv, e->cell);
     free(mi);
     return rc;
 }
 
 /* The first non-None value of an args key (c->arg) over the group. */
-static int p_arg(struct pemit *e, const struct pcol *c)
+static int p_arg(struct tl_emit *e, const struct tl_col *c)
 {
     return args_first_cell(e->t, e->sh, e->G, c->arg, e->csv, e->cell);
 }
 
-static int p_count(struct pemit *e, const struct pcol *c)
+static int p_count(struct tl_emit *e, const struct tl_col *c)
 {
     (void)c;
     return mp_csv_fmt(e->csv, "%zu", e->G->n);
 }
 
-static int p_uid(struct pemit *e, const struct pcol *c)
+static int p_uid(struct tl_emit *e, const struct tl_col *c)
 {
     (void)c;
     return mp_csv_fmt(e->csv, "%d", e->r0->uid);
 }
 
-#define PCOL(h, w, f)                                                                              \
-    {                                                                                              \
-        .head = (h), .when = (w), .cell = (f)                                                      \
-    }
-#define PSTAT(h, w, blk, f)                                                                        \
-    {                                                                                              \
-        .head = (h), .when = (w), .cell = p_stat, .stat = (blk),                                   \
-        .field = offsetof(struct tl_stats, f)                                                      \
-    }
-#define PFIRST(h, f)                                                                               \
-    {                                                                                              \
-        .head = (h), .cell = p_first, .field = offsetof(struct prow, f)                            \
-    }
+#define PSTAT(h, w, blk, f) TL_STAT(h, w, p_stat, blk, f)
+#define PFIRST(h, f) TL_FIELD(h, p_first, struct prow, f)
 #define PARG(h, f, a)                                                                              \
     {                                                                                              \
         .head = (h), .cell = (f), .arg = (a)                                                       \
     }
 
 /* The columns of a per-category sheet and its kl_overlap twin. */
-static const struct pcol pcols[] = {
-    PCOL("name", 0, p_name),
-    PCOL("overlapping_kernel_names_first", PC_OV, p_ov_names),
-    PCOL("param: %s", PC_PARAM, p_params),
-    PCOL("num_kernels", PC_NK, p_nk),
-    PCOL("is_recompute", PC_RECOMP, p_recompute),
+static const struct tl_col pcols[] = {
+    TL_COL("name", 0, p_name),
+    TL_COL("overlapping_kernel_names_first", PC_OV, p_ov_names),
+    TL_COL("param: %s", PC_PARAM, p_params),
+    TL_COL("num_kernels", PC_NK, p_nk),
+    TL_COL("is_recompute", PC_RECOMP, p_recompute),
     PFIRST("GFLOPS_first", gflops),
     PFIRST("Data Moved (MB)_first", mb),
     PFIRST("FLOPS/Byte_first", fpb),
@@ -721,23 +576,18 @@ static const struct pcol pcols[] = {
     PARG("process_name_first", p_meta, "process_name"),
     PARG("process_label_first", p_meta, "process_labels"),
     PARG("thread_name_first", p_meta, "thread_name"),
-    PCOL("Compute Spec", 0, p_spec),
-    PCOL("Roofline Time (µs)_first", PC_ARCH, p_roofline_time),
-    PCOL("Roofline Bound_first", PC_ARCH, p_bound),
+    TL_COL("Compute Spec", 0, p_spec),
+    TL_COL("Roofline Time (µs)_first", PC_ARCH, p_roofline_time),
+    TL_COL("Roofline Bound_first", PC_ARCH, p_bound),
     PSTAT("Pct Roofline_mean", PC_ARCH, PS_PCT, mean),
     PSTAT("Pct Roofline_median", PC_ARCH, PS_PCT, median),
     PSTAT("Pct Roofline_std", PC_ARCH, PS_PCT, std),
     PSTAT("Pct Roofline_min", PC_ARCH, PS_PCT, min),
     PSTAT("Pct Roofline_max", PC_ARCH, PS_PCT, max),
-    PCOL("kernel_details__summarize_kernel_stats", 0, p_kernel_details),
-    PCOL("trunc_kernel_details", 0, NULL),
-    PCOL("overlapping_kernels_details__summarize_kernel_stats", PC_OV, p_overlap),
-    PCOL("trunc_overlapping_kernels_details", PC_OV, NULL),
-    PCOL("overlap_pct_mean", PC_OV, NULL),
-    PCOL("overlap_pct_median", PC_OV, NULL),
-    PCOL("overlap_pct_std", PC_OV, NULL),
-    PCOL("overlap_pct_min", PC_OV, NULL),
-    PCOL("overlap_pct_max", PC_OV, NULL),
+    TL_COL("kernel_details__summarize_kernel_stats", 0, p_kernel_details),
+    TL_COL("trunc_kernel_details", 0, NULL),
+    TL_COL("overlapping_kernels_details__summarize_kernel_stats", PC_OV, p_overlap),
+    TL_OVERLAP_KEYS(PC_OV),
     PARG("Input Dims_first", p_arg, "Input Dims"),
     PARG("Input type_first", p_arg, "Input type"),
     PARG("Input Strides_first", p_arg, "Input Strides"),
@@ -748,22 +598,17 @@ static const struct pcol pcols[] = {
     PSTAT("Kernel Time (µs)_min", 0, PS_KT, min),
     PSTAT("Kernel Time (µs)_max", 0, PS_KT, max),
     PSTAT("Kernel Time (µs)_sum", 0, PS_KT, sum),
-    PCOL("name_count", 0, p_count),
-    PCOL("UID_first", 0, p_uid),
+    TL_COL("name_count", 0, p_count),
+    TL_COL("UID_first", 0, p_uid),
 };
 
 #define N_PCOLS (sizeof(pcols) / sizeof(pcols[0]))
-
-static bool pcol_on(const struct pcol *c, unsigned when)
-{
-    return c->when == 0 || (c->when & when) != 0;
-}
 
 static int write_pheader(struct mp_csv *csv, const struct psheet *sh, unsigned when)
 {
     int rc = 0;
     for (size_t c = 0; c < N_PCOLS && !rc; c++) {
-        if (!pcol_on(&pcols[c], when))
+        if (!tl_col_on(&pcols[c], when))
             continue;
         if (pcols[c].when == PC_PARAM)
             for (int j = 0; j < sh->npkeys && !rc; j++)
@@ -775,12 +620,10 @@ static int write_pheader(struct mp_csv *csv, const struct psheet *sh, unsigned w
 }
 
 /* One group's row, column by column. */
-static int emit_pgroup(struct pemit *e, unsigned when)
+static int emit_pgroup(struct tl_emit *e, unsigned when)
 {
     int rc = measure_pgroup(e, (when & PC_ARCH) != 0);
-    for (size_t c = 0; c < N_PCOLS && !rc; c++)
-        if (pcols[c].cell && pcol_on(&pcols[c], when))
-            rc = pcols[c].cell(e, &pcols[c]);
+    rc = rc ? rc : tl_cols_cells(e, pcols, N_PCOLS, when);
     return rc ? rc : mp_csv_end_row(e->csv);
 }
 
@@ -794,7 +637,7 @@ static int render(struct mp_report *rep, const char *sheet_name, const struct mp
 {
     unsigned when = PC_PARAM | (ov ? PC_OV : 0) | (by_nk ? PC_NK : 0) |
                     (t->recompute ? PC_RECOMP : 0) | (arch ? PC_ARCH : 0);
-    struct pgroups gs = {0};
+    struct tl_groups gs = {0};
     int rc = group_prows(t, sh, by_nk, fix_nested, ov, &gs);
     rc = rc ? rc : sort_pgroups(sh, &gs, ov != NULL);
     struct mp_csv csv;
@@ -802,7 +645,7 @@ static int render(struct mp_report *rep, const char *sheet_name, const struct mp
     mp_buf_init(&cell, 0);
     mp_csv_init(&csv, b, "\n");
     rc = rc ? rc : write_pheader(&csv, sh, when);
-    struct pemit e = {.t = t, .sh = sh, .meta = meta, .ov = ov, .csv = &csv, .cell = &cell};
+    struct tl_emit e = {.t = t, .sh = sh, .meta = meta, .ov = ov, .csv = &csv, .cell = &cell};
     for (size_t gi = 0; gi < gs.ng && !rc; gi++) {
         e.G = &gs.g[gi];
         e.r0 = &sh->rows[e.G->first];
@@ -814,7 +657,7 @@ static int render(struct mp_report *rep, const char *sheet_name, const struct mp
                            first_num(sh, e.G, offsetof(struct prow, fpb)), &e.st[PS_TFS],
                            &e.st[PS_TBS], &e.st[PS_PCT], e.cnt[PS_PCT]);
     }
-    pgroups_fini(&gs);
+    tl_groups_fini(&gs);
     mp_buf_fini(&cell);
     return rc;
 }

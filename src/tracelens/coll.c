@@ -14,43 +14,54 @@
 
 #include "tracelens_int.h"
 
-#define NFIELDS 10
-
-static const char *const fields[NFIELDS] = {
+const char *const tl_coll_fields[TL_CF_N] = {
     "Process Group Name", "Process Group Ranks", "Collective name", "Group size",     "dtype",
     "In msg nelems",      "Out msg nelems",      "In split size",   "Out split size", "stream",
 };
 
+const char tl_coll_summary_head[] =
+    "rank,Process Group Name,Process Group Ranks,Collective name,Group size,dtype,In msg "
+    "nelems,Out msg nelems,In split size,Out split size,stream,In msg size (MB)_first,Out msg "
+    "size (MB)_first,dur_sum,dur_mean,dur_std,dur_min,dur_max,operation_count";
+
+int tl_cmp_coll_grp(const void *x, const void *y)
+{
+    const struct tl_coll_grp *a = x, *b = y;
+    if (a->sum != b->sum)
+        return a->sum > b->sum ? -1 : 1;
+    return a->order < b->order ? -1 : (a->order > b->order ? 1 : 0);
+}
+
+int tl_coll_summary_cells(struct mp_csv *csv, struct mp_buf *cell, double in_mb, double out_mb,
+                          double sum, double mean, double std, bool has_std, double min, double max,
+                          size_t n)
+{
+    int rc = tl_csv_float(csv, cell, in_mb, true);
+    rc = rc ? rc : tl_csv_float(csv, cell, out_mb, true);
+    rc = rc ? rc : tl_csv_float(csv, cell, sum, true);
+    rc = rc ? rc : tl_csv_float(csv, cell, mean, true);
+    rc = rc ? rc : tl_csv_float(csv, cell, std, has_std);
+    rc = rc ? rc : tl_csv_float(csv, cell, min, true);
+    rc = rc ? rc : tl_csv_float(csv, cell, max, true);
+    return rc ? rc : mp_csv_fmt(csv, "%zu", n);
+}
+
 struct crow {
-    char *cell[NFIELDS]; /* CSV text of each key column */
-    bool num[NFIELDS];   /* compares as a number */
-    double numv[NFIELDS];
+    char *cell[TL_CF_N]; /* CSV text of each key column */
+    bool num[TL_CF_N];   /* compares as a number */
+    double numv[TL_CF_N];
     double dur, in_mb, out_mb;
     bool has_mb;
 };
 
 static int cmp_key(const struct crow *a, const struct crow *b)
 {
-    return tl_cmp_cells(a->cell, a->num, a->numv, b->cell, b->num, b->numv, NFIELDS);
+    return tl_cmp_cells(a->cell, a->num, a->numv, b->cell, b->num, b->numv, TL_CF_N);
 }
 
 static int cmp_rows(const void *x, const void *y)
 {
     return cmp_key(x, y);
-}
-
-struct cgrp {
-    size_t first, n;
-    double sum;
-    size_t order;
-};
-
-static int cmp_cgrp(const void *x, const void *y)
-{
-    const struct cgrp *a = x, *b = y;
-    if (a->sum != b->sum)
-        return a->sum > b->sum ? -1 : 1;
-    return a->order < b->order ? -1 : (a->order > b->order ? 1 : 0);
 }
 
 /* Row r of collective kernel i: its key cells from args; false when a key
@@ -61,8 +72,8 @@ static bool coll_row(const struct mp_trace_tree *t, size_t i, struct crow *r)
     struct mp_strview obj = {s->args[i], s->args_len[i]}, v;
     bool missing = false;
     memset(r, 0, sizeof(*r));
-    for (int f = 0; f < NFIELDS; f++) {
-        if (mp_trace_json_find(obj, fields[f], &v) == 0)
+    for (int f = 0; f < TL_CF_N; f++) {
+        if (mp_trace_json_find(obj, tl_coll_fields[f], &v) == 0)
             r->cell[f] = tl_json_cell(v.p, v.n, &r->num[f], &r->numv[f]);
         if (!r->cell[f] && f == 2 &&
             strstr(mp_trace_tree_name(t, (int32_t)i), "cross_device_reduce"))
@@ -78,7 +89,7 @@ static bool coll_row(const struct mp_trace_tree *t, size_t i, struct crow *r)
         r->out_mb = r->numv[6] * bpe / (1024.0 * 1024.0);
     }
     if (missing)
-        for (int f = 0; f < NFIELDS; f++)
+        for (int f = 0; f < TL_CF_N; f++)
             free(r->cell[f]);
     return !missing;
 }
@@ -99,7 +110,7 @@ static int coll_rows(const struct mp_trace_tree *t, struct crow **rows, size_t *
             size_t nc = cap ? cap * 2 : 64;
             struct crow *nr = mp_reallocarray(*rows, nc, sizeof(*nr));
             if (!nr) {
-                for (int f = 0; f < NFIELDS; f++)
+                for (int f = 0; f < TL_CF_N; f++)
                     free(r.cell[f]);
                 return MP_ENOMEM;
             }
@@ -141,7 +152,7 @@ static int coll_sort(const struct crow *rows, size_t n, size_t *idx)
  * groupby(sort=True) sums it: np.add.reduceat when the rows already come
  * in key order (the stable sort left them in place, *ids_sorted), else
  * Kahan in row order; sorted by that sum. */
-static int coll_group(const struct crow *rows, const size_t *idx, size_t n, struct cgrp *g,
+static int coll_group(const struct crow *rows, const size_t *idx, size_t n, struct tl_coll_grp *g,
                       size_t *ng, bool *ids_sorted)
 {
     *ng = 0;
@@ -167,18 +178,18 @@ static int coll_group(const struct crow *rows, const size_t *idx, size_t n, stru
         g[gi].sum = mp_sum_pandas_group(d, g[gi].n, *ids_sorted);
     }
     free(d);
-    qsort(g, *ng, sizeof(*g), cmp_cgrp);
+    qsort(g, *ng, sizeof(*g), tl_cmp_coll_grp);
     return 0;
 }
 
 /* One group's row: rank, the key cells, the first message sizes, the
  * duration statistics and the count. */
-static int coll_emit(const struct crow *rows, const size_t *idx, const struct cgrp *G,
+static int coll_emit(const struct crow *rows, const size_t *idx, const struct tl_coll_grp *G,
                      bool ids_sorted, struct mp_csv *csv, struct mp_buf *cell)
 {
     const struct crow *r0 = &rows[idx[G->first]];
     int rc = mp_csv_str(csv, "0"); /* the report's trace is rank 0 of its analyser */
-    for (int f = 0; f < NFIELDS && !rc; f++)
+    for (int f = 0; f < TL_CF_N && !rc; f++)
         rc = mp_csv_str(csv, r0->cell[f]);
     double in_mb = NAN, out_mb = NAN;
     double *dv = malloc((G->n ? G->n : 1) * sizeof(double));
@@ -195,42 +206,26 @@ static int coll_emit(const struct crow *rows, const size_t *idx, const struct cg
     struct tl_stats st = {0};
     rc = rc ? rc : tl_group_stats(dv, G->n, ids_sorted, &st);
     free(dv);
-    rc = rc ? rc : tl_csv_float(csv, cell, in_mb, true);
-    rc = rc ? rc : tl_csv_float(csv, cell, out_mb, true);
-    rc = rc ? rc : tl_csv_float(csv, cell, G->sum, true);
-    rc = rc ? rc : tl_csv_float(csv, cell, st.mean, true);
-    rc = rc ? rc : tl_csv_float(csv, cell, st.std, st.has_std);
-    rc = rc ? rc : tl_csv_float(csv, cell, st.min, true);
-    rc = rc ? rc : tl_csv_float(csv, cell, st.max, true);
-    rc = rc ? rc : mp_csv_fmt(csv, "%zu", G->n);
+    rc = rc ? rc
+            : tl_coll_summary_cells(csv, cell, in_mb, out_mb, G->sum, st.mean, st.std, st.has_std,
+                                    st.min, st.max, G->n);
     return rc ? rc : mp_csv_end_row(csv);
 }
 
 /* coll_analysis of the n rows (none: no sheet). */
-static int coll_sheet(struct mp_report *rep, const struct crow *rows, size_t n,
-                      struct mp_buf *(*new_sheet)(struct mp_report *, const char *))
+static int coll_sheet(struct mp_report *rep, const struct crow *rows, size_t n)
 {
     size_t *idx = malloc(n * sizeof(size_t));
-    struct cgrp *g = calloc(n, sizeof(*g));
+    struct tl_coll_grp *g = calloc(n, sizeof(*g));
     size_t ng = 0;
     bool ids_sorted = true;
     int rc = idx && g ? 0 : MP_ENOMEM;
     rc = rc ? rc : coll_sort(rows, n, idx);
     rc = rc ? rc : coll_group(rows, idx, n, g, &ng, &ids_sorted);
-    struct mp_buf *b = rc ? NULL : new_sheet(rep, "coll_analysis");
-    if (!rc && !b)
-        rc = MP_ENOMEM;
     struct mp_csv csv;
     struct mp_buf cell;
     mp_buf_init(&cell, 0);
-    if (!rc) {
-        mp_csv_init(&csv, b, "\n");
-        rc = mp_buf_puts(b, "rank,Process Group Name,Process Group Ranks,Collective name,"
-                            "Group size,dtype,In msg nelems,Out msg nelems,In split size,"
-                            "Out split size,stream,In msg size (MB)_first,"
-                            "Out msg size (MB)_first,dur_sum,dur_mean,dur_std,dur_min,"
-                            "dur_max,operation_count\n");
-    }
+    rc = rc ? rc : tl_csv_sheet(rep, "coll_analysis", &csv, tl_coll_summary_head, NULL);
     for (size_t gi = 0; gi < ng && !rc; gi++)
         rc = coll_emit(rows, idx, &g[gi], ids_sorted, &csv, &cell);
     mp_buf_fini(&cell);
@@ -239,16 +234,15 @@ static int coll_sheet(struct mp_report *rep, const struct crow *rows, size_t n,
     return rc;
 }
 
-int tl_sheet_coll(struct mp_report *rep, const struct mp_trace_tree *t,
-                  struct mp_buf *(*new_sheet)(struct mp_report *, const char *))
+int tl_sheet_coll(struct mp_report *rep, const struct mp_trace_tree *t)
 {
     struct crow *rows = NULL;
     size_t n = 0;
     int rc = coll_rows(t, &rows, &n);
     if (!rc && n > 0)
-        rc = coll_sheet(rep, rows, n, new_sheet);
+        rc = coll_sheet(rep, rows, n);
     for (size_t i = 0; i < n; i++)
-        for (int f = 0; f < NFIELDS; f++)
+        for (int f = 0; f < TL_CF_N; f++)
             free(rows[i].cell[f]);
     free(rows);
     return rc;

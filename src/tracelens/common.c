@@ -2,6 +2,7 @@
  * process/thread names from metadata events, and the kernel-details summary
  * cells (kernel_details_summary / trunc_kernel_details). */
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +13,232 @@
 #include <magpie/stats.h>
 
 #include "tracelens_int.h"
+
+/* ---- sheets ---- */
+
+struct mp_buf *tl_new_sheet(struct mp_report *r, const char *name)
+{
+    struct mp_report_sheet *ns = mp_reallocarray(r->sheets, r->n + 1, sizeof(*ns));
+    if (!ns)
+        return NULL;
+    r->sheets = ns;
+    struct mp_report_sheet *s = &ns[r->n++];
+    memset(s, 0, sizeof(*s));
+    snprintf(s->name, sizeof(s->name), "%s", name);
+    mp_buf_init(&s->csv, 0);
+    return &s->csv;
+}
+
+int tl_csv_sheet(struct mp_report *r, const char *name, struct mp_csv *csv, ...)
+{
+    struct mp_buf *b = tl_new_sheet(r, name);
+    if (!b)
+        return MP_ENOMEM;
+    mp_csv_init(csv, b, "\n");
+    va_list ap;
+    va_start(ap, csv);
+    int rc = 0;
+    for (const char *h = va_arg(ap, const char *); h && !rc; h = va_arg(ap, const char *))
+        rc = mp_buf_puts(b, h);
+    va_end(ap);
+    return rc ? rc : mp_buf_putc(b, '\n');
+}
+
+/* ---- column tables ---- */
+
+int tl_cols_header(struct mp_buf *b, const struct tl_col *cols, size_t n, unsigned when)
+{
+    int rc = 0;
+    bool first = true;
+    for (size_t c = 0; c < n && !rc; c++) {
+        if (!tl_col_on(&cols[c], when))
+            continue;
+        rc = first ? 0 : mp_buf_putc(b, ',');
+        rc = rc ? rc : mp_buf_puts(b, cols[c].head);
+        first = false;
+    }
+    return rc ? rc : mp_buf_putc(b, '\n');
+}
+
+int tl_cols_cells(struct tl_emit *e, const struct tl_col *cols, size_t n, unsigned when)
+{
+    int rc = 0;
+    for (size_t c = 0; c < n && !rc; c++)
+        if (cols[c].cell && tl_col_on(&cols[c], when))
+            rc = cols[c].cell(e, &cols[c]);
+    return rc;
+}
+
+int tl_csv_key_cells(struct mp_csv *csv, struct mp_buf *key)
+{
+    const char *k = mp_buf_cstr(key), *end = k + key->len;
+    for (;;) {
+        const char *sep = memchr(k, '\x1f', (size_t)(end - k));
+        size_t len = sep ? (size_t)(sep - k) : (size_t)(end - k);
+        int rc = mp_csv_field(csv, k, len);
+        if (rc || !sep)
+            return rc;
+        k = sep + 1;
+    }
+}
+
+int tl_stat_cell(struct mp_csv *csv, struct mp_buf *cell, const struct tl_stats *st, size_t cnt,
+                 size_t field)
+{
+    double v = *(const double *)((const char *)st + field);
+    bool present = field == offsetof(struct tl_stats, sum)   ? true
+                   : field == offsetof(struct tl_stats, std) ? st->has_std
+                                                             : cnt > 0;
+    return tl_csv_float(csv, cell, v, present);
+}
+
+/* ---- groups of rows ---- */
+
+int tl_groups_init(struct tl_groups *gs, size_t nrows, bool ov)
+{
+    gs->g = calloc(nrows ? nrows : 1, sizeof(*gs->g));
+    gs->keys = mp_intern_new();
+    gs->bkeys = ov ? mp_intern_new() : NULL;
+    return !gs->g || !gs->keys || (ov && !gs->bkeys) ? MP_ENOMEM : 0;
+}
+
+void tl_groups_fini(struct tl_groups *gs)
+{
+    for (size_t i = 0; gs->g && i < gs->ng; i++) {
+        mp_buf_fini(&gs->g[i].key);
+        free(gs->g[i].m);
+    }
+    free(gs->g);
+    free(gs->gid);
+    mp_intern_free(gs->keys);
+    mp_intern_free(gs->bkeys);
+}
+
+int tl_groups_add(struct tl_groups *gs, const struct mp_buf *key, int32_t bid, size_t row,
+                  double kt, struct tl_group **out, bool *created)
+{
+    int32_t id = mp_intern_add(gs->keys, key->data, key->len);
+    if (id < 0 || tl_gid_reserve(&gs->gid, &gs->gcap, id))
+        return MP_ENOMEM;
+    *created = gs->gid[id] < 0;
+    if (*created) {
+        gs->g[gs->ng].base = bid;
+        gs->gid[id] = (int32_t)gs->ng++;
+    }
+    struct tl_group *G = &gs->g[gs->gid[id]];
+    if (MP_GROW(G->m, G->cap, G->n + 1, 8))
+        return MP_ENOMEM;
+    G->m[G->n++] = row;
+    G->kt_sum += kt;
+    *out = G;
+    return 0;
+}
+
+int tl_groups_base_order(struct tl_groups *gs)
+{
+    struct tl_group *g = gs->g;
+    size_t nb = (size_t)mp_intern_count(gs->bkeys) + 1;
+    double *kt = calloc(nb, sizeof(double));
+    int32_t *uid = malloc(nb * sizeof(int32_t));
+    if (!kt || !uid) {
+        free(kt);
+        free(uid);
+        return MP_ENOMEM;
+    }
+    for (size_t q = 0; q < nb; q++)
+        uid[q] = INT32_MAX;
+    for (size_t q = 0; q < gs->ng; q++) {
+        kt[g[q].base] += g[q].kt_sum;
+        if (g[q].uid < uid[g[q].base])
+            uid[g[q].base] = g[q].uid;
+    }
+    for (size_t q = 0; q < gs->ng; q++) {
+        g[q].base_kt = kt[g[q].base];
+        g[q].base_uid = uid[g[q].base];
+    }
+    free(kt);
+    free(uid);
+    return 0;
+}
+
+/* The double at offset off of row r of rows[] (stride bytes each). */
+static double row_num(const void *rows, size_t stride, size_t r, size_t off)
+{
+    return *(const double *)((const char *)rows + r * stride + off);
+}
+
+int tl_group_stats_over(const struct tl_group *g, const void *rows, size_t stride, size_t off,
+                        struct tl_stats *st, size_t *cnt)
+{
+    double *v = malloc((g->n ? g->n : 1) * sizeof(double));
+    if (!v)
+        return MP_ENOMEM;
+    size_t k = 0;
+    for (size_t i = 0; i < g->n; i++) {
+        double x = row_num(rows, stride, g->m[i], off);
+        if (!isnan(x))
+            v[k++] = x;
+    }
+    int rc = tl_group_stats(v, k, g->ids_sorted && k == g->n, st);
+    *cnt = k;
+    free(v);
+    return rc;
+}
+
+double tl_group_first(const struct tl_group *g, const void *rows, size_t stride, size_t off)
+{
+    for (size_t i = 0; i < g->n; i++) {
+        double x = row_num(rows, stride, g->m[i], off);
+        if (!isnan(x))
+            return x;
+    }
+    return NAN;
+}
+
+size_t tl_group_template(const struct tl_group *g, const void *rows, tl_kernels_of *kof)
+{
+    size_t tr = g->m[0], nk;
+    kof(rows, tr, &nk);
+    for (size_t i = 0; i < g->n && nk == 0; i++) {
+        tr = g->m[i];
+        kof(rows, tr, &nk);
+    }
+    return tr;
+}
+
+int tl_group_kernel_details(const struct mp_trace_tree *t, const struct tl_group *g,
+                            const void *rows, tl_kernels_of *kof, size_t tr,
+                            const char *const *stacks, size_t *order, struct mp_csv *csv,
+                            struct mp_buf *cell)
+{
+    const struct mp_trace_store *s = t->s;
+    size_t nk, nrows = 0;
+    const int32_t *tk = kof(rows, tr, &nk);
+    if (nk == 0) {
+        int rc = mp_csv_str(csv, "[]");
+        return rc ? rc : mp_csv_str(csv, "");
+    }
+    double **kd = calloc(nk, sizeof(double *));
+    int rc = kd ? 0 : MP_ENOMEM;
+    for (size_t q = 0; q < nk && !rc; q++)
+        if (!(kd[q] = malloc((g->n ? g->n : 1) * sizeof(double))))
+            rc = MP_ENOMEM;
+    for (size_t i = 0; i < g->n && !rc; i++) {
+        size_t n;
+        const int32_t *k = kof(rows, g->m[i], &n);
+        if (n != nk)
+            continue;
+        for (size_t q = 0; q < nk; q++)
+            kd[q][nrows] = (s->flags[k[q]] & MP_EV_DUR) ? s->dur[k[q]] : 0.0;
+        nrows++;
+    }
+    if (!rc)
+        rc = tl_kernel_details_cells_cs(t, tk, nk, kd, nrows, stacks, order, csv, cell);
+    for (size_t q = 0; kd && q < nk; q++)
+        free(kd[q]);
+    free(kd);
+    return rc;
+}
 
 /* ---- small statistics ---- */
 /* mean, median (midpoint), std (ddof given), min, max, sum; sums and means
@@ -175,6 +402,35 @@ int tl_kernel_details_cells(const struct mp_trace_tree *t, const int32_t *tmpl, 
     return tl_kernel_details_cells_cs(t, tmpl, nk, kdur, nrows, NULL, NULL, csv, cell);
 }
 
+size_t tl_utf8_prefix(const char *s, size_t len, size_t max)
+{
+    size_t chars = 0;
+    for (size_t j = 0; j < len; j++) {
+        if (((unsigned char)s[j] & 0xC0) != 0x80) {
+            if (chars == max)
+                return j;
+            chars++;
+        }
+    }
+    return len;
+}
+
+size_t tl_strip_digit_suffixes(const char *s, size_t n, char *out)
+{
+    size_t w = 0;
+    for (size_t i = 0; i < n;) {
+        if (s[i] == '_' && i + 1 < n && s[i + 1] >= '0' && s[i + 1] <= '9') {
+            i++;
+            while (i < n && s[i] >= '0' && s[i] <= '9')
+                i++;
+            continue;
+        }
+        out[w++] = s[i++];
+    }
+    out[w] = '\0';
+    return w;
+}
+
 /* One entry of a trunc_kernel_details list, ", " first unless it is the
  * first: {'name': <the name's first 64 characters (code points), then "..."
  * when cut>, 'stream': <n or None>, 'mean_duration_us': <round(mean, 2)>}. */
@@ -184,16 +440,7 @@ int tl_trunc_detail(struct mp_buf *cell, bool first, const char *name, bool has_
     int rc = mp_buf_puts(cell, first ? "{'name': " : ", {'name': ");
     if (rc)
         return rc;
-    size_t len = strlen(name), chars = 0, cut = len;
-    for (size_t j = 0; j < len; j++) {
-        if (((unsigned char)name[j] & 0xC0) != 0x80) {
-            if (chars == 64) {
-                cut = j;
-                break;
-            }
-            chars++;
-        }
-    }
+    size_t len = strlen(name), cut = tl_utf8_prefix(name, len, 64);
     if (cut < len) {
         char *tmp = malloc(cut + 4);
         if (!tmp)
@@ -272,17 +519,12 @@ int tl_kernel_details_cells_cs(const struct mp_trace_tree *t, const int32_t *tmp
     return rc;
 }
 
-struct ts_idx {
-    double ts;
-    int32_t uid;
-};
-
-static int cmp_ts_idx(const void *a, const void *b)
+int tl_cmp_ts_idx(const void *a, const void *b)
 {
-    const struct ts_idx *x = a, *y = b;
+    const struct tl_ts_idx *x = a, *y = b;
     if (x->ts != y->ts)
         return x->ts < y->ts ? -1 : 1;
-    return x->uid < y->uid ? -1 : (x->uid > y->uid ? 1 : 0);
+    return x->idx < y->idx ? -1 : (x->idx > y->idx ? 1 : 0);
 }
 
 /* GPU events of the subtrees of roots[0..nroots) in DFS order, then stably
@@ -299,14 +541,14 @@ static int subtree_kernels(const struct mp_trace_tree *t, const int32_t *roots, 
             return (int)got;
         }
     }
-    struct ts_idx *o = malloc((bn ? bn : 1) * sizeof(*o));
+    struct tl_ts_idx *o = malloc((bn ? bn : 1) * sizeof(*o));
     if (!o) {
         free(buf);
         return MP_ENOMEM;
     }
     for (size_t i = 0; i < bn; i++)
-        o[i] = (struct ts_idx){t->s->ts[buf[i]], (int32_t)i}; /* DFS position breaks ties */
-    qsort(o, bn, sizeof(*o), cmp_ts_idx);
+        o[i] = (struct tl_ts_idx){t->s->ts[buf[i]], (int32_t)i}; /* DFS position breaks ties */
+    qsort(o, bn, sizeof(*o), tl_cmp_ts_idx);
     int32_t *sorted = malloc((bn ? bn : 1) * sizeof(int32_t));
     if (!sorted) {
         free(o);
@@ -314,7 +556,7 @@ static int subtree_kernels(const struct mp_trace_tree *t, const int32_t *roots, 
         return MP_ENOMEM;
     }
     for (size_t i = 0; i < bn; i++)
-        sorted[i] = buf[o[i].uid];
+        sorted[i] = buf[o[i].idx];
     free(o);
     free(buf);
     *out = sorted;

@@ -87,6 +87,22 @@ static int frame_add_col(struct tc_frame *f, const char *name, enum tc_kind kind
     return 0;
 }
 
+/* Room for one more row in every column of f, which has room for *cap. */
+static int frame_grow(struct tc_frame *f, size_t *cap)
+{
+    if (f->nrows < *cap)
+        return 0;
+    size_t nc = *cap ? *cap * 2 : 64;
+    for (size_t j = 0; j < f->ncols; j++) {
+        struct tc_cell *c = mp_reallocarray(f->cols[j].c, nc, sizeof(*c));
+        if (!c)
+            return MP_ENOMEM;
+        f->cols[j].c = c;
+    }
+    *cap = nc;
+    return 0;
+}
+
 static void frame_drop(struct tc_frame *f, const char *name)
 {
     long j = frame_col(f, name);
@@ -259,6 +275,15 @@ static const char *xc_text(struct tc_ctx *x, const struct tl_xlsx_cell *c)
     return mp_arena_strndup(x->ar, tmp, strlen(tmp));
 }
 
+/* Whether a worksheet row has no cell (pandas skips such rows). */
+static bool xrow_empty(const struct tl_xlsx_cell *row, size_t ncols)
+{
+    for (size_t j = 0; j < ncols; j++)
+        if (row[j].type != TL_XC_EMPTY)
+            return false;
+    return true;
+}
+
 /* pd.read_excel(report, sheet_name=sheet): the header row, then the data
  * rows (all-empty ones skipped), each column typed as pandas' python parser
  * types an object column: numbers (and numeric strings) to int64, or
@@ -291,22 +316,9 @@ static int load_sheet_xlsx(struct tc_ctx *x, size_t r, const char *sheet, struct
     size_t cap = 0;
     for (size_t i = 1; i < R && !rc; i++) {
         const struct tl_xlsx_cell *row = &g[i * C];
-        bool any = false;
-        for (size_t j = 0; j < C && !any; j++)
-            any = row[j].type != TL_XC_EMPTY;
-        if (!any)
+        if (xrow_empty(row, C))
             continue;
-        if (f->nrows == cap) {
-            size_t nc = cap ? cap * 2 : 64;
-            for (size_t j = 0; j < f->ncols && !rc; j++) {
-                struct tc_cell *c = mp_reallocarray(f->cols[j].c, nc, sizeof(*c));
-                if (!c)
-                    rc = MP_ENOMEM;
-                else
-                    f->cols[j].c = c;
-            }
-            cap = nc;
-        }
+        rc = frame_grow(f, &cap);
         for (size_t j = 0; j < C && !rc; j++) {
             const struct tl_xlsx_cell *xc = &row[j];
             struct tc_cell *c = &f->cols[j].c[f->nrows];
@@ -330,10 +342,7 @@ static int load_sheet_xlsx(struct tc_ctx *x, size_t r, const char *sheet, struct
         size_t present = 0, k = 0;
         for (size_t i = 1; i < R; i++) {
             const struct tl_xlsx_cell *row = &g[i * C];
-            bool any = false;
-            for (size_t q = 0; q < C && !any; q++)
-                any = row[q].type != TL_XC_EMPTY;
-            if (!any)
+            if (xrow_empty(row, C))
                 continue;
             struct tc_cell *c = &col->c[k++];
             const struct tl_xlsx_cell *xc = &row[j];
@@ -439,19 +448,9 @@ static int load_sheet(struct tc_ctx *x, const char *dir, const char *sheet, stru
                     mp_diag_set(x->d, MP_EINVAL, "%zu fields, the header has %zu", row.n, f->ncols);
                 break;
             }
-            if (f->nrows == cap) {
-                size_t nc = cap ? cap * 2 : 64;
-                for (size_t j = 0; j < f->ncols && !rc; j++) {
-                    struct tc_cell *c = mp_reallocarray(f->cols[j].c, nc, sizeof(*c));
-                    if (!c)
-                        rc = MP_ENOMEM;
-                    else
-                        f->cols[j].c = c;
-                }
-                if (rc)
-                    break;
-                cap = nc;
-            }
+            rc = frame_grow(f, &cap);
+            if (rc)
+                break;
             for (size_t j = 0; j < f->ncols; j++) {
                 struct tc_cell *c = &f->cols[j].c[f->nrows];
                 memset(c, 0, sizeof(*c));
@@ -573,22 +572,32 @@ static int ent_cmp(const struct tc_sortctx *s, const struct tc_ent *a, const str
     return 0;
 }
 
-/* stable merge sort of entries by key */
-static void ent_sort(const struct tc_sortctx *s, struct tc_ent *a, struct tc_ent *tmp, size_t n)
+/* Stable top-down merge sort of the n elements of a (size bytes each) by
+ * cmp (ctx passed on), tmp room for n; an element of the right half goes
+ * first only when it sorts strictly before. */
+static void merge_sort(void *a, void *tmp, size_t n, size_t size,
+                       int (*cmp)(const void *x, const void *y, const void *ctx), const void *ctx)
 {
     if (n < 2)
         return;
+    char *p = a, *t = tmp;
     size_t h = n / 2;
-    ent_sort(s, a, tmp, h);
-    ent_sort(s, a + h, tmp, n - h);
+    merge_sort(p, t, h, size, cmp, ctx);
+    merge_sort(p + h * size, t, n - h, size, cmp, ctx);
     size_t i = 0, j = h, k = 0;
-    while (i < h && j < n)
-        tmp[k++] = ent_cmp(s, &a[j], &a[i]) < 0 ? a[j++] : a[i++];
-    while (i < h)
-        tmp[k++] = a[i++];
-    while (j < n)
-        tmp[k++] = a[j++];
-    memcpy(a, tmp, n * sizeof(*a));
+    while (i < h && j < n) {
+        size_t from = cmp(p + j * size, p + i * size, ctx) < 0 ? j++ : i++;
+        memcpy(t + k++ * size, p + from * size, size);
+    }
+    memcpy(t + k * size, p + i * size, (h - i) * size);
+    k += h - i;
+    memcpy(t + k * size, p + j * size, (n - j) * size);
+    memcpy(p, t, n * size);
+}
+
+static int ent_cmp_v(const void *x, const void *y, const void *ctx)
+{
+    return ent_cmp(ctx, x, y);
 }
 
 /* The key columns of the merge in both frames (kc[k] left, kc[nk + k]
@@ -775,7 +784,7 @@ static int outer_merge(struct tc_ctx *x, const struct tc_frame *L, const struct 
             ents[i] = (struct tc_ent){0, i};
         for (size_t i = 0; i < R->nrows; i++)
             ents[L->nrows + i] = (struct tc_ent){1, i};
-        ent_sort(&sc, ents, tmp, n);
+        merge_sort(ents, tmp, n, sizeof(*ents), ent_cmp_v, &sc);
         rc = merge_pairs(&sc, ents, n, &lrow, &rrow, &nout);
     }
     out->nrows = nout;
@@ -964,30 +973,16 @@ static int build_diff(struct tc_ctx *x, struct tc_frame *dfs, size_t n, const ch
     return rc;
 }
 
-/* descending by column sc, missing last, equal values in their current order */
-struct tc_rowsort {
-    const struct tc_col *c;
-};
-
-static void rows_sort(const struct tc_col *c, size_t *a, size_t *tmp, size_t n)
+/* Rows descending by column ctx, missing last (merge_sort keeps equal
+ * values in their current order): x before y when present and larger, or
+ * y missing. */
+static int rows_cmp(const void *a, const void *b, const void *ctx)
 {
-    if (n < 2)
-        return;
-    size_t h = n / 2;
-    rows_sort(c, a, tmp, h);
-    rows_sort(c, a + h, tmp, n - h);
-    size_t i = 0, j = h, k = 0;
-    while (i < h && j < n) {
-        const struct tc_cell *x = &c->c[a[i]], *y = &c->c[a[j]];
-        /* take y first only when it sorts strictly before x */
-        bool ybefore = !y->na && (x->na || y->v > x->v);
-        tmp[k++] = ybefore ? a[j++] : a[i++];
-    }
-    while (i < h)
-        tmp[k++] = a[i++];
-    while (j < n)
-        tmp[k++] = a[j++];
-    memcpy(a, tmp, n * sizeof(*a));
+    const struct tc_col *c = ctx;
+    const struct tc_cell *x = &c->c[*(const size_t *)a], *y = &c->c[*(const size_t *)b];
+    if (!x->na && (y->na || x->v > y->v))
+        return -1;
+    return !y->na && (x->na || y->v > x->v) ? 1 : 0;
 }
 
 /* A new frame with the rows of f picked by keep (all when NULL), sorted
@@ -1014,7 +1009,7 @@ static int frame_select(struct tc_ctx *x, const struct tc_frame *f, const bool *
             mp_diag_set_field(x->d, sort_col);
             rc = mp_diag_set(x->d, MP_EINVAL, "column '%s' to sort by is not numeric", sort_col);
         } else {
-            rows_sort(&f->cols[sj], rows, tmp, n);
+            merge_sort(rows, tmp, n, sizeof(*rows), rows_cmp, &f->cols[sj]);
         }
     }
     out->nrows = n;

@@ -17,18 +17,11 @@
 
 #include "tracelens_int.h"
 
-enum { F_PGN, F_PGR, F_NAME, F_GSIZE, F_DTYPE, F_IN, F_OUT, F_INSPLIT, F_OUTSPLIT, F_STREAM, NF };
-
-static const char *const field_names[NF] = {
-    "Process Group Name", "Process Group Ranks", "Collective name", "Group size",     "dtype",
-    "In msg nelems",      "Out msg nelems",      "In split size",   "Out split size", "stream",
-};
-
 struct nrow {
     int rank;
-    char *cell[NF]; /* CSV text, NULL when missing */
-    bool num[NF];
-    double numv[NF];
+    char *cell[TL_CF_N]; /* CSV text, NULL when missing */
+    bool num[TL_CF_N];
+    double numv[TL_CF_N];
     double ts, dur;
     bool has_mb;
     double in_mb, out_mb;
@@ -109,7 +102,7 @@ static long json_array_len(const char *p)
 
 static void row_free(struct nrow *r)
 {
-    for (int f = 0; f < NF; f++)
+    for (int f = 0; f < TL_CF_N; f++)
         free(r->cell[f]);
 }
 
@@ -127,8 +120,8 @@ static int add_rank(struct nctx *c, const struct mp_trace_store *s, int rank)
             continue;
         struct nrow r = {.rank = rank, .ts = s->ts[i], .dur = s->dur[i]};
         struct mp_strview obj = {s->args[i], s->args_len[i]}, v;
-        for (int f = 0; f < NF; f++) {
-            if (mp_trace_json_find(obj, field_names[f], &v) == 0) {
+        for (int f = 0; f < TL_CF_N; f++) {
+            if (mp_trace_json_find(obj, tl_coll_fields[f], &v) == 0) {
                 r.cell[f] = tl_json_cell(v.p, v.n, &r.num[f], &r.numv[f]);
                 if (!r.cell[f] && !(v.n == 4 && memcmp(v.p, "null", 4) == 0)) {
                     row_free(&r);
@@ -136,13 +129,13 @@ static int add_rank(struct nctx *c, const struct mp_trace_store *s, int rank)
                 }
             }
         }
-        if (!r.cell[F_NAME] && strstr(nm, "cross_device_reduce"))
-            r.cell[F_NAME] = mp_strdup("allreduce");
-        int bpe = tl_dtype_bytes(r.cell[F_DTYPE]);
-        if (bpe && r.num[F_IN]) {
+        if (!r.cell[TL_CF_NAME] && strstr(nm, "cross_device_reduce"))
+            r.cell[TL_CF_NAME] = mp_strdup("allreduce");
+        int bpe = tl_dtype_bytes(r.cell[TL_CF_DTYPE]);
+        if (bpe && r.num[TL_CF_IN]) {
             r.has_mb = true;
-            r.in_mb = r.numv[F_IN] * bpe / 1048576.0;
-            r.out_mb = r.num[F_OUT] ? r.numv[F_OUT] * bpe / 1048576.0 : NAN;
+            r.in_mb = r.numv[TL_CF_IN] * bpe / 1048576.0;
+            r.out_mb = r.num[TL_CF_OUT] ? r.numv[TL_CF_OUT] * bpe / 1048576.0 : NAN;
         }
         if (MP_GROW(c->rows, c->cap, c->n + 1, 256)) {
             row_free(&r);
@@ -161,7 +154,8 @@ static int cmp_pg_rank_ts(const void *x, const void *y)
     const struct nrow *a = &g_rows[*(const size_t *)x], *b = &g_rows[*(const size_t *)y];
     if (a->rank != b->rank)
         return a->rank < b->rank ? -1 : 1;
-    int c = strcmp(a->cell[F_PGN] ? a->cell[F_PGN] : "", b->cell[F_PGN] ? b->cell[F_PGN] : "");
+    int c = strcmp(a->cell[TL_CF_PGN] ? a->cell[TL_CF_PGN] : "",
+                   b->cell[TL_CF_PGN] ? b->cell[TL_CF_PGN] : "");
     if (c)
         return c;
     if (a->ts != b->ts)
@@ -174,7 +168,7 @@ static int assign_ids(struct nctx *c)
 {
     bool pg_missing = true;
     for (size_t i = 0; i < c->n && pg_missing; i++)
-        if (c->rows[i].cell[F_PGN] && strcmp(c->rows[i].cell[F_PGN], "Unknown_Group") != 0)
+        if (c->rows[i].cell[TL_CF_PGN] && strcmp(c->rows[i].cell[TL_CF_PGN], "Unknown_Group") != 0)
             pg_missing = false;
     bool single_stream = true;
     for (size_t i = 0; i < c->n && single_stream; i++)
@@ -182,8 +176,9 @@ static int assign_ids(struct nctx *c)
             const struct nrow *a = &c->rows[i], *b = &c->rows[j];
             if (a->rank != b->rank)
                 continue;
-            if ((a->cell[F_STREAM] == NULL) != (b->cell[F_STREAM] == NULL) ||
-                (a->cell[F_STREAM] && strcmp(a->cell[F_STREAM], b->cell[F_STREAM]) != 0)) {
+            if ((a->cell[TL_CF_STREAM] == NULL) != (b->cell[TL_CF_STREAM] == NULL) ||
+                (a->cell[TL_CF_STREAM] &&
+                 strcmp(a->cell[TL_CF_STREAM], b->cell[TL_CF_STREAM]) != 0)) {
                 single_stream = false;
                 break;
             }
@@ -192,12 +187,12 @@ static int assign_ids(struct nctx *c)
     for (size_t i = 0; i < c->n; i++) {
         struct nrow *r = &c->rows[i];
         const char *pg =
-            c->simplified ? "all" : (r->cell[F_PGN] ? r->cell[F_PGN] : "Unknown_Group");
-        if (!r->cell[F_PGN] || strcmp(r->cell[F_PGN], pg) != 0) {
-            free(r->cell[F_PGN]);
-            r->cell[F_PGN] = mp_strdup(pg);
-            r->num[F_PGN] = false;
-            if (!r->cell[F_PGN])
+            c->simplified ? "all" : (r->cell[TL_CF_PGN] ? r->cell[TL_CF_PGN] : "Unknown_Group");
+        if (!r->cell[TL_CF_PGN] || strcmp(r->cell[TL_CF_PGN], pg) != 0) {
+            free(r->cell[TL_CF_PGN]);
+            r->cell[TL_CF_PGN] = mp_strdup(pg);
+            r->num[TL_CF_PGN] = false;
+            if (!r->cell[TL_CF_PGN])
                 return MP_ENOMEM;
         }
     }
@@ -213,7 +208,8 @@ static int assign_ids(struct nctx *c)
         struct nrow *r = &c->rows[idx[i]];
         if (i > 0) {
             const struct nrow *p = &c->rows[idx[i - 1]];
-            k = (p->rank == r->rank && strcmp(p->cell[F_PGN], r->cell[F_PGN]) == 0) ? k + 1 : 0;
+            k = (p->rank == r->rank && strcmp(p->cell[TL_CF_PGN], r->cell[TL_CF_PGN]) == 0) ? k + 1
+                                                                                            : 0;
         }
         r->idx = k;
     }
@@ -225,7 +221,7 @@ static int assign_ids(struct nctx *c)
         struct nrow *r = &c->rows[i];
         mp_buf_reset(&b);
         rc = c->simplified ? mp_buf_printf(&b, "%ld", r->idx)
-                           : mp_buf_printf(&b, "%s_%ld", r->cell[F_PGN], r->idx);
+                           : mp_buf_printf(&b, "%s_%ld", r->cell[TL_CF_PGN], r->idx);
         int32_t id = rc ? -1 : mp_intern_add(c->cids, mp_buf_cstr(&b), b.len);
         if (!rc && id < 0)
             rc = MP_ENOMEM;
@@ -235,23 +231,10 @@ static int assign_ids(struct nctx *c)
     return rc;
 }
 
-static struct mp_buf *new_sheet(struct mp_report *r, const char *name)
-{
-    struct mp_report_sheet *ns = mp_reallocarray(r->sheets, r->n + 1, sizeof(*ns));
-    if (!ns)
-        return NULL;
-    r->sheets = ns;
-    struct mp_report_sheet *s = &ns[r->n++];
-    memset(s, 0, sizeof(*s));
-    snprintf(s->name, sizeof(s->name), "%s", name);
-    mp_buf_init(&s->csv, 0);
-    return &s->csv;
-}
-
 /* An empty DataFrame, as pandas writes it: one empty line. */
 static int empty_sheet(struct nctx *c, const char *name)
 {
-    struct mp_buf *b = new_sheet(c->rep, name);
+    struct mp_buf *b = tl_new_sheet(c->rep, name);
     return b ? mp_buf_putc(b, '\n') : MP_ENOMEM;
 }
 
@@ -315,7 +298,7 @@ static int put_cell(struct mp_csv *csv, const char *s)
 
 static int sheet_long(struct nctx *c, int gpn)
 {
-    struct mp_buf *b = new_sheet(c->rep, "nccl_long");
+    struct mp_buf *b = tl_new_sheet(c->rep, "nccl_long");
     if (!b)
         return MP_ENOMEM;
     struct mp_csv csv;
@@ -334,20 +317,20 @@ static int sheet_long(struct nctx *c, int gpn)
         rc = mp_csv_str(&csv, mp_intern_str(c->cids, r->cid));
         rc = rc ? rc : mp_csv_fmt(&csv, "%ld", r->idx);
         rc = rc ? rc : mp_csv_fmt(&csv, "%d", r->rank);
-        for (int f = F_PGN; f <= F_DTYPE && !rc; f++)
+        for (int f = TL_CF_PGN; f <= TL_CF_DTYPE && !rc; f++)
             rc = put_cell(&csv, r->cell[f]);
-        rc = rc ? rc : put_cell(&csv, r->cell[F_IN]);
+        rc = rc ? rc : put_cell(&csv, r->cell[TL_CF_IN]);
         rc = rc ? rc : tl_csv_float(&csv, &cell, r->in_mb, r->has_mb);
-        rc = rc ? rc : put_cell(&csv, r->cell[F_OUT]);
+        rc = rc ? rc : put_cell(&csv, r->cell[TL_CF_OUT]);
         rc = rc ? rc : tl_csv_float(&csv, &cell, r->out_mb, r->has_mb);
-        rc = rc ? rc : put_cell(&csv, r->cell[F_INSPLIT]);
-        rc = rc ? rc : put_cell(&csv, r->cell[F_OUTSPLIT]);
-        rc = rc ? rc : put_cell(&csv, r->cell[F_STREAM]);
+        rc = rc ? rc : put_cell(&csv, r->cell[TL_CF_INSPLIT]);
+        rc = rc ? rc : put_cell(&csv, r->cell[TL_CF_OUTSPLIT]);
+        rc = rc ? rc : put_cell(&csv, r->cell[TL_CF_STREAM]);
         rc = rc ? rc : tl_csv_float(&csv, &cell, r->ts, true);
         rc = rc ? rc : tl_csv_float(&csv, &cell, r->dur, true);
         if (gpn > 0) {
             rc = rc ? rc : mp_csv_fmt(&csv, "%d", r->rank / gpn);
-            rc = rc ? rc : mp_csv_str(&csv, node_span(r->cell[F_PGR], gpn));
+            rc = rc ? rc : mp_csv_str(&csv, node_span(r->cell[TL_CF_PGR], gpn));
         }
         rc = rc ? rc : mp_csv_end_row(&csv);
     }
@@ -361,7 +344,7 @@ static int cmp_key(const struct nrow *a, const struct nrow *b)
 {
     if (a->rank != b->rank)
         return a->rank < b->rank ? -1 : 1;
-    return tl_cmp_cells(a->cell, a->num, a->numv, b->cell, b->num, b->numv, NF);
+    return tl_cmp_cells(a->cell, a->num, a->numv, b->cell, b->num, b->numv, TL_CF_N);
 }
 
 static int cmp_key_idx(const void *x, const void *y)
@@ -373,30 +356,16 @@ static int cmp_key_idx(const void *x, const void *y)
     return a->order < b->order ? -1 : (a->order > b->order ? 1 : 0);
 }
 
-struct grp {
-    size_t first, n;
-    double sum;
-    size_t order;
-};
-
-static int cmp_grp_sum(const void *x, const void *y)
-{
-    const struct grp *a = x, *b = y;
-    if (a->sum != b->sum)
-        return a->sum > b->sum ? -1 : 1;
-    return a->order < b->order ? -1 : (a->order > b->order ? 1 : 0);
-}
-
 static int sheet_summary_long(struct nctx *c, int gpn)
 {
     size_t *idx = malloc((c->n ? c->n : 1) * sizeof(size_t));
-    struct grp *g = calloc(c->n ? c->n : 1, sizeof(*g));
+    struct tl_coll_grp *g = calloc(c->n ? c->n : 1, sizeof(*g));
     double *d = malloc((c->n ? c->n : 1) * sizeof(double));
     int rc = (!idx || !g || !d) ? MP_ENOMEM : 0;
     size_t m = 0, ng = 0;
     for (size_t i = 0; i < c->n && !rc; i++) {
         bool complete = true;
-        for (int f = 0; f < NF; f++)
+        for (int f = 0; f < TL_CF_N; f++)
             if (!c->rows[i].cell[f])
                 complete = false; /* groupby drops keys with a missing value */
         if (complete)
@@ -411,7 +380,7 @@ static int sheet_summary_long(struct nctx *c, int gpn)
                 g[ng - 1].n++;
                 g[ng - 1].sum += r->dur;
             } else {
-                g[ng] = (struct grp){.first = k, .n = 1, .sum = r->dur, .order = ng};
+                g[ng] = (struct tl_coll_grp){.first = k, .n = 1, .sum = r->dur, .order = ng};
                 ng++;
             }
         }
@@ -420,29 +389,20 @@ static int sheet_summary_long(struct nctx *c, int gpn)
                 d[k] = c->rows[idx[g[gi].first + k]].dur;
             g[gi].sum = kahan_sum(d, g[gi].n);
         }
-        qsort(g, ng, sizeof(*g), cmp_grp_sum);
+        qsort(g, ng, sizeof(*g), tl_cmp_coll_grp);
     }
-    struct mp_buf *b = rc ? NULL : new_sheet(c->rep, "nccl_summary_long");
-    if (!rc && !b)
-        rc = MP_ENOMEM;
     struct mp_csv csv;
     struct mp_buf cell;
     mp_buf_init(&cell, 0);
-    if (!rc) {
-        mp_csv_init(&csv, b, "\n");
-        rc = mp_buf_puts(b, "rank,Process Group Name,Process Group Ranks,Collective name,Group "
-                            "size,dtype,In msg nelems,Out msg nelems,In split size,Out split "
-                            "size,stream,In msg size (MB)_first,Out msg size (MB)_first,dur_sum,"
-                            "dur_mean,dur_std,dur_min,dur_max,operation_count");
-        if (!rc && gpn > 0 && ng > 0) /* pandas adds none to an empty frame */
-            rc = mp_buf_puts(b, ",node_id,node_span");
-        rc = rc ? rc : mp_buf_putc(b, '\n');
-    }
+    /* pandas adds no node columns to an empty frame */
+    rc = rc ? rc
+            : tl_csv_sheet(c->rep, "nccl_summary_long", &csv, tl_coll_summary_head,
+                           gpn > 0 && ng > 0 ? ",node_id,node_span" : "", NULL);
     for (size_t gi = 0; gi < ng && !rc; gi++) {
-        const struct grp *G = &g[gi];
+        const struct tl_coll_grp *G = &g[gi];
         const struct nrow *r0 = &c->rows[idx[G->first]];
         rc = mp_csv_fmt(&csv, "%d", r0->rank);
-        for (int f = 0; f < NF && !rc; f++)
+        for (int f = 0; f < TL_CF_N && !rc; f++)
             rc = mp_csv_str(&csv, r0->cell[f]);
         double in_mb = NAN, out_mb = NAN;
         for (size_t k = 0; k < G->n; k++) {
@@ -455,17 +415,12 @@ static int sheet_summary_long(struct nctx *c, int gpn)
         }
         struct tl_stats st = {0};
         rc = rc ? rc : tl_stats(d, G->n, 1, &st);
-        rc = rc ? rc : tl_csv_float(&csv, &cell, in_mb, true);
-        rc = rc ? rc : tl_csv_float(&csv, &cell, out_mb, true);
-        rc = rc ? rc : tl_csv_float(&csv, &cell, G->sum, true);
-        rc = rc ? rc : tl_csv_float(&csv, &cell, G->sum / (double)G->n, true);
-        rc = rc ? rc : tl_csv_float(&csv, &cell, welford_std(d, G->n), G->n > 1);
-        rc = rc ? rc : tl_csv_float(&csv, &cell, st.min, true);
-        rc = rc ? rc : tl_csv_float(&csv, &cell, st.max, true);
-        rc = rc ? rc : mp_csv_fmt(&csv, "%zu", G->n);
+        rc = rc ? rc
+                : tl_coll_summary_cells(&csv, &cell, in_mb, out_mb, G->sum, G->sum / (double)G->n,
+                                        welford_std(d, G->n), G->n > 1, st.min, st.max, G->n);
         if (gpn > 0) {
             rc = rc ? rc : mp_csv_fmt(&csv, "%d", r0->rank / gpn);
-            rc = rc ? rc : mp_csv_str(&csv, node_span(r0->cell[F_PGR], gpn));
+            rc = rc ? rc : mp_csv_str(&csv, node_span(r0->cell[TL_CF_PGR], gpn));
         }
         rc = rc ? rc : mp_csv_end_row(&csv);
     }
@@ -561,9 +516,9 @@ static int build_isync(struct nctx *c, struct isync **out, size_t *nout,
     for (size_t s = 0; s < nseen && !rc; s++) {
         int32_t id = seen_order[s];
         const struct nrow *ref = first[id];
-        const char *ct = coll_type(ref->cell[F_NAME]);
+        const char *ct = coll_type(ref->cell[TL_CF_NAME]);
         bool implicit = ct && strcmp(ct, "alltoallv") != 0;
-        if (c->simplified ? (ref->cell[F_NAME] && ct && !implicit) : !implicit)
+        if (c->simplified ? (ref->cell[TL_CF_NAME] && ct && !implicit) : !implicit)
             continue;
         const struct nrow **br = &slots[(size_t)id * world];
         if (!c->simplified) {
@@ -571,13 +526,13 @@ static int build_isync(struct nctx *c, struct isync **out, size_t *nout,
                 const struct nrow *r = br[k];
                 if (!r)
                     continue;
-                for (int f = 0; f < NF && !rc; f++) {
-                    if (f == F_INSPLIT || f == F_OUTSPLIT || f == F_STREAM)
+                for (int f = 0; f < TL_CF_N && !rc; f++) {
+                    if (f == TL_CF_INSPLIT || f == TL_CF_OUTSPLIT || f == TL_CF_STREAM)
                         continue;
                     if (!same_cell(ref, r, f))
                         rc =
                             mp_diag_set(d, MP_EINVAL, "metadata mismatch in '%s' for collective %s",
-                                        field_names[f], mp_intern_str(c->cids, id));
+                                        tl_coll_fields[f], mp_intern_str(c->cids, id));
                 }
                 if (!rc && ref->has_mb != r->has_mb)
                     rc = mp_diag_set(d, MP_EINVAL,
@@ -636,8 +591,8 @@ static int build_isync(struct nctx *c, struct isync **out, size_t *nout,
         if (ref->has_mb && ct) {
             x->full_mb = strcmp(ct, "allgather") == 0 ? ref->out_mb : ref->in_mb;
             x->algo_bw = lat > 0 ? (x->full_mb / 1024) / (lat / 1e6) : NAN;
-            if (ref->cell[F_GSIZE] && ref->num[F_GSIZE] && strcmp(ct, "alltoallv") != 0) {
-                double n = ref->numv[F_GSIZE];
+            if (ref->cell[TL_CF_GSIZE] && ref->num[TL_CF_GSIZE] && strcmp(ct, "alltoallv") != 0) {
+                double n = ref->numv[TL_CF_GSIZE];
                 double sf = strcmp(ct, "allreduce") == 0 ? 2 * (n - 1) / n : (n - 1) / n;
                 x->bus_bw = x->algo_bw * sf;
             }
@@ -668,7 +623,7 @@ static int sheet_isync(struct nctx *c, const struct isync *v, size_t nv, int gpn
 {
     if (nv == 0)
         return empty_sheet(c, "nccl_implicit_sync");
-    struct mp_buf *b = new_sheet(c->rep, "nccl_implicit_sync");
+    struct mp_buf *b = tl_new_sheet(c->rep, "nccl_implicit_sync");
     if (!b)
         return MP_ENOMEM;
     /* per-rank columns in pandas' order: the union of each row's keys
@@ -703,7 +658,7 @@ static int sheet_isync(struct nctx *c, const struct isync *v, size_t nv, int gpn
         const struct isync *x = &v[i];
         const struct nrow *r = x->ref;
         rc = mp_csv_str(&csv, mp_intern_str(c->cids, x->cid));
-        for (int f = F_PGN; f <= F_OUT && !rc; f++)
+        for (int f = TL_CF_PGN; f <= TL_CF_OUT && !rc; f++)
             rc = put_cell(&csv, r->cell[f]);
         rc = rc ? rc : tl_csv_float(&csv, &cell, r->in_mb, r->has_mb);
         rc = rc ? rc : tl_csv_float(&csv, &cell, r->out_mb, r->has_mb);
@@ -722,7 +677,7 @@ static int sheet_isync(struct nctx *c, const struct isync *v, size_t nv, int gpn
             rc = tl_csv_float(&csv, &cell, val, rk != NULL);
         }
         if (gpn > 0)
-            rc = rc ? rc : mp_csv_str(&csv, node_span(r->cell[F_PGR], gpn));
+            rc = rc ? rc : mp_csv_str(&csv, node_span(r->cell[TL_CF_PGR], gpn));
         rc = rc ? rc : mp_csv_end_row(&csv);
     }
     mp_buf_fini(&cell);
@@ -749,19 +704,19 @@ static const struct isync *g_iv;
 
 static int cmp_isync_key(const struct isync *a, const struct isync *b)
 {
-    int k = strcmp(nz(a->ref->cell[F_NAME]), nz(b->ref->cell[F_NAME]));
+    int k = strcmp(nz(a->ref->cell[TL_CF_NAME]), nz(b->ref->cell[TL_CF_NAME]));
     if (k)
         return k;
-    k = strcmp(nz(a->ref->cell[F_DTYPE]), nz(b->ref->cell[F_DTYPE]));
+    k = strcmp(nz(a->ref->cell[TL_CF_DTYPE]), nz(b->ref->cell[TL_CF_DTYPE]));
     if (k)
         return k;
     const struct nrow *x = a->ref, *y = b->ref;
-    if (x->num[F_IN] && y->num[F_IN]) {
-        if (x->numv[F_IN] != y->numv[F_IN])
-            return x->numv[F_IN] < y->numv[F_IN] ? -1 : 1;
+    if (x->num[TL_CF_IN] && y->num[TL_CF_IN]) {
+        if (x->numv[TL_CF_IN] != y->numv[TL_CF_IN])
+            return x->numv[TL_CF_IN] < y->numv[TL_CF_IN] ? -1 : 1;
         return 0;
     }
-    return strcmp(nz(x->cell[F_IN]), nz(y->cell[F_IN]));
+    return strcmp(nz(x->cell[TL_CF_IN]), nz(y->cell[TL_CF_IN]));
 }
 
 static int cmp_isync_idx(const void *p, const void *q)
@@ -830,43 +785,39 @@ static int sheet_summary_isync(struct nctx *c, const struct isync *v, size_t nv)
         if (!rc)
             qsort(g, ng, sizeof(*g), cmp_sgrp);
     }
-    struct mp_buf *b = rc ? NULL : new_sheet(c->rep, "nccl_summary_implicit_sync");
-    if (!rc && !b)
-        rc = MP_ENOMEM;
     struct mp_csv csv;
     struct mp_buf cell;
     mp_buf_init(&cell, 0);
-    if (!rc) {
-        mp_csv_init(&csv, b, "\n");
-        rc = mp_buf_puts(b, "Collective name,dtype,In msg nelems,Process Group Name,Group size,"
-                            "Full msg size (MB),comm_latency_mean,comm_latency_median,"
-                            "comm_latency_min,comm_latency_max,skew in start time_mean,skew in "
-                            "start time_median,skew in start time_min,skew in start time_max,"
-                            "skew in end time_mean,skew in end time_median,skew in end time_min,"
-                            "skew in end time_max");
-        if (!rc && any_algo)
-            rc = mp_buf_puts(b, ",algo bw (GB/s)_mean,algo bw (GB/s)_median,algo bw "
-                                "(GB/s)_min,algo bw (GB/s)_max");
-        if (!rc && any_bus)
-            rc = mp_buf_puts(b, ",bus bw (GB/s)_mean,bus bw (GB/s)_median,bus bw (GB/s)_min,bus "
-                                "bw (GB/s)_max");
-        rc = rc ? rc : mp_buf_puts(b, ",count,Total comm latency (ms)\n");
-    }
+    rc = rc ? rc
+            : tl_csv_sheet(c->rep, "nccl_summary_implicit_sync", &csv,
+                           "Collective name,dtype,In msg nelems,Process Group Name,Group size,"
+                           "Full msg size (MB),comm_latency_mean,comm_latency_median,"
+                           "comm_latency_min,comm_latency_max,skew in start time_mean,skew in "
+                           "start time_median,skew in start time_min,skew in start time_max,"
+                           "skew in end time_mean,skew in end time_median,skew in end time_min,"
+                           "skew in end time_max",
+                           any_algo ? ",algo bw (GB/s)_mean,algo bw (GB/s)_median,algo bw "
+                                      "(GB/s)_min,algo bw (GB/s)_max"
+                                    : "",
+                           any_bus ? ",bus bw (GB/s)_mean,bus bw (GB/s)_median,bus bw "
+                                     "(GB/s)_min,bus bw (GB/s)_max"
+                                   : "",
+                           ",count,Total comm latency (ms)", NULL);
     for (size_t gi = 0; gi < ng && !rc; gi++) {
         const struct sgrp *G = &g[gi];
         const struct nrow *r0 = v[G->members[0]].ref;
-        rc = mp_csv_str(&csv, nz(r0->cell[F_NAME]));
-        rc = rc ? rc : mp_csv_str(&csv, nz(r0->cell[F_DTYPE]));
-        rc = rc ? rc : mp_csv_str(&csv, nz(r0->cell[F_IN]));
+        rc = mp_csv_str(&csv, nz(r0->cell[TL_CF_NAME]));
+        rc = rc ? rc : mp_csv_str(&csv, nz(r0->cell[TL_CF_DTYPE]));
+        rc = rc ? rc : mp_csv_str(&csv, nz(r0->cell[TL_CF_IN]));
         /* "first" skips missing values */
         const char *pgn = NULL, *gs = NULL;
         double full = NAN;
         for (size_t k = 0; k < G->n; k++) {
             const struct isync *e = &v[G->members[k]];
             if (!pgn)
-                pgn = e->ref->cell[F_PGN];
+                pgn = e->ref->cell[TL_CF_PGN];
             if (!gs)
-                gs = e->ref->cell[F_GSIZE];
+                gs = e->ref->cell[TL_CF_GSIZE];
             if (isnan(full))
                 full = e->full_mb;
         }
@@ -987,21 +938,15 @@ static int sheet_straggler(struct nctx *c, const struct isync *v, size_t nv, int
     }
     if (!rc)
         qsort(s, ns, sizeof(*s), cmp_strag);
-    struct mp_buf *b = rc ? NULL : new_sheet(c->rep, "straggler_summary");
-    if (!rc && !b)
-        rc = MP_ENOMEM;
     struct mp_csv csv;
     struct mp_buf cell;
     mp_buf_init(&cell, 0);
-    if (!rc) {
-        mp_csv_init(&csv, b, "\n");
-        rc = mp_buf_puts(b, "rank,total_wait_time_us,mean_wait_time_us,times_arrived_last,"
-                            "times_arrived_first,pct_arrived_last,num_collectives,"
-                            "total_nccl_dur_us");
-        if (!rc && gpn > 0)
-            rc = mp_buf_puts(b, ",node_id");
-        rc = rc ? rc : mp_buf_putc(b, '\n');
-    }
+    rc = rc ? rc
+            : tl_csv_sheet(c->rep, "straggler_summary", &csv,
+                           "rank,total_wait_time_us,mean_wait_time_us,times_arrived_last,"
+                           "times_arrived_first,pct_arrived_last,num_collectives,"
+                           "total_nccl_dur_us",
+                           gpn > 0 ? ",node_id" : "", NULL);
     for (size_t i = 0; i < ns && !rc; i++) {
         rc = mp_csv_fmt(&csv, "%zu", s[i].rank);
         rc = rc ? rc : tl_csv_float(&csv, &cell, s[i].total_wait, true);

@@ -27,19 +27,6 @@ struct launcher {
     char *key;    /* grouping key of the module summaries (scratch) */
 };
 
-struct ts_idx {
-    double ts;
-    int32_t uid;
-};
-
-static int cmp_ts_idx(const void *a, const void *b)
-{
-    const struct ts_idx *x = a, *y = b;
-    if (x->ts != y->ts)
-        return x->ts < y->ts ? -1 : 1;
-    return x->uid < y->uid ? -1 : (x->uid > y->uid ? 1 : 0);
-}
-
 struct lset {
     struct launcher *v;
     size_t n;
@@ -63,7 +50,7 @@ static int build_launchers(const struct mp_trace_tree *t, struct lset *out)
 {
     memset(out, 0, sizeof(*out));
     int32_t *slot = malloc((t->n ? t->n : 1) * sizeof(int32_t));
-    struct ts_idx *first = NULL;
+    struct tl_ts_idx *first = NULL;
     int rc = 0;
     if (!slot)
         return MP_ENOMEM;
@@ -99,18 +86,18 @@ static int build_launchers(const struct mp_trace_tree *t, struct lset *out)
             rc = MP_ENOMEM;
         } else {
             for (size_t i = 0; i < nl; i++)
-                first[i] = (struct ts_idx){t->s->ts[v[i].uid], (int32_t)i};
-            qsort(first, nl, sizeof(*first), cmp_ts_idx);
-            /* v[i] = old v[first[i].uid], in place: follow each cycle of
+                first[i] = (struct tl_ts_idx){t->s->ts[v[i].uid], (int32_t)i};
+            qsort(first, nl, sizeof(*first), tl_cmp_ts_idx);
+            /* v[i] = old v[first[i].idx], in place: follow each cycle of
              * the permutation, marking placed slots with -1 */
             for (size_t i = 0; i < nl; i++) {
-                if (first[i].uid < 0)
+                if (first[i].idx < 0)
                     continue;
                 struct launcher tmp = v[i];
                 size_t j = i;
                 for (;;) {
-                    size_t from = (size_t)first[j].uid;
-                    first[j].uid = -1;
+                    size_t from = (size_t)first[j].idx;
+                    first[j].idx = -1;
                     if (from == i) {
                         v[j] = tmp;
                         break;
@@ -126,17 +113,17 @@ static int build_launchers(const struct mp_trace_tree *t, struct lset *out)
     for (size_t i = 0; i < nl && !rc; i++) {
         struct launcher *L = &v[i];
         /* kernels by ts, stable over UID order */
-        struct ts_idx small[16];
-        struct ts_idx *o = L->nk <= 16 ? small : malloc(L->nk * sizeof(*o));
+        struct tl_ts_idx small[16];
+        struct tl_ts_idx *o = L->nk <= 16 ? small : malloc(L->nk * sizeof(*o));
         if (!o) {
             rc = MP_ENOMEM;
             break;
         }
         for (size_t k = 0; k < L->nk; k++)
-            o[k] = (struct ts_idx){t->s->ts[L->k[k]], L->k[k]};
-        qsort(o, L->nk, sizeof(*o), cmp_ts_idx);
+            o[k] = (struct tl_ts_idx){t->s->ts[L->k[k]], L->k[k]};
+        qsort(o, L->nk, sizeof(*o), tl_cmp_ts_idx);
         for (size_t k = 0; k < L->nk; k++)
-            L->k[k] = o[k].uid;
+            L->k[k] = o[k].idx;
         if (o != small)
             free(o);
         L->direct = mp_trace_tree_busy(t, L->k, L->nk);
@@ -362,32 +349,36 @@ static int fill_cats(struct mp_report *r, const struct cgroup *g, size_t ng)
     return 0;
 }
 
-static int sheet_by_category(struct mp_report *r, const struct mp_trace_tree *t,
-                             const struct lset *ls, struct mp_buf *b)
+/* The cells of one group of a launcher summary sheet, before its
+ * percentages (modules: the inference report's parent_module columns). */
+typedef int summary_row_fn(const struct mp_trace_tree *t, const struct lset *ls, struct cgroup *g,
+                           bool modules, struct mp_csv *csv, struct mp_buf *cell);
+
+/* A launcher summary sheet: the groups by name (else by category) [and
+ * parent module], the header h1 h2 h3, each group's cells, then its
+ * Percentage and Cumulative Percentage of the total direct kernel time;
+ * r (if not NULL) gets the groups as the views' time by category. */
+static int launcher_summary(struct mp_report *r, const struct mp_trace_tree *t,
+                            const struct lset *ls, bool by_name, bool modules, const char *h1,
+                            const char *h2, const char *h3, summary_row_fn *row, struct mp_buf *b)
 {
     size_t ng;
-    struct cgroup *g = group_launchers(t, ls, false, false, &ng);
+    struct cgroup *g = group_launchers(t, ls, by_name, modules, &ng);
     if (!g)
         return MP_ENOMEM;
     struct mp_csv csv;
     mp_csv_init(&csv, b, "\n");
-    int rc = mp_buf_puts(b, t->recompute ? "op category,is_recompute," : "op category,");
-    rc = rc ? rc
-            : mp_buf_puts(b, "Count,total_direct_kernel_time_ms,Percentage (%),"
-                             "Cumulative Percentage (%)\n");
+    int rc = mp_buf_puts(b, h1);
+    rc = rc ? rc : mp_buf_puts(b, h2);
+    rc = rc ? rc : mp_buf_puts(b, h3);
     double tot = 0, cum = 0;
     rc = rc ? rc : total_ms(g, ng, &tot);
     struct mp_buf cell;
     mp_buf_init(&cell, 0);
-    rc = rc ? rc : fill_cats(r, g, ng);
+    rc = rc || !r ? rc : fill_cats(r, g, ng);
     for (size_t i = 0; i < ng && !rc; i++) {
-        double ms = g[i].sum / 1000;
-        rc = mp_csv_str(&csv, g[i].key);
-        if (t->recompute)
-            rc = rc ? rc : mp_csv_str(&csv, g[i].recompute ? "True" : "False");
-        rc = rc ? rc : mp_csv_fmt(&csv, "%llu", (unsigned long long)g[i].count);
-        rc = rc ? rc : tl_csv_float(&csv, &cell, ms, true);
-        rc = rc ? rc : pct_cells(&csv, &cell, ms, tot, &cum);
+        rc = row(t, ls, &g[i], modules, &csv, &cell);
+        rc = rc ? rc : pct_cells(&csv, &cell, g[i].sum / 1000, tot, &cum);
         rc = rc ? rc : mp_csv_end_row(&csv);
     }
     mp_buf_fini(&cell);
@@ -395,43 +386,64 @@ static int sheet_by_category(struct mp_report *r, const struct mp_trace_tree *t,
     return rc;
 }
 
+/* The Categories cell: the group's categories, sorted, as a Python list. */
+static int cats_cell(struct cgroup *g, struct mp_csv *csv, struct mp_buf *cell)
+{
+    qsort(g->cats, (size_t)g->ncats, sizeof(char *), cmp_str_ptr);
+    mp_buf_reset(cell);
+    int rc = tl_pylist_repr(cell, g->cats, (size_t)g->ncats);
+    return rc ? rc : mp_csv_field(csv, mp_buf_cstr(cell), cell->len);
+}
+
+static int key_cells(const struct mp_trace_tree *t, const struct cgroup *g, struct mp_csv *csv)
+{
+    int rc = mp_csv_str(csv, g->key);
+    if (t->recompute)
+        rc = rc ? rc : mp_csv_str(csv, g->recompute ? "True" : "False");
+    return rc;
+}
+
+static int by_category_row(const struct mp_trace_tree *t, const struct lset *ls, struct cgroup *g,
+                           bool modules, struct mp_csv *csv, struct mp_buf *cell)
+{
+    (void)ls;
+    (void)modules;
+    int rc = key_cells(t, g, csv);
+    rc = rc ? rc : mp_csv_fmt(csv, "%llu", (unsigned long long)g->count);
+    return rc ? rc : tl_csv_float(csv, cell, g->sum / 1000, true);
+}
+
+static int sheet_by_category(struct mp_report *r, const struct mp_trace_tree *t,
+                             const struct lset *ls, struct mp_buf *b)
+{
+    return launcher_summary(r, t, ls, false, false,
+                            t->recompute ? "op category,is_recompute," : "op category,",
+                            "Count,total_direct_kernel_time_ms,Percentage (%),"
+                            "Cumulative Percentage (%)\n",
+                            "", by_category_row, b);
+}
+
+static int ops_summary_row(const struct mp_trace_tree *t, const struct lset *ls, struct cgroup *g,
+                           bool modules, struct mp_csv *csv, struct mp_buf *cell)
+{
+    (void)ls;
+    (void)modules;
+    int rc = key_cells(t, g, csv);
+    rc = rc ? rc : tl_csv_float(csv, cell, g->sum, true);
+    rc = rc ? rc : tl_csv_float(csv, cell, g->sub, true);
+    rc = rc ? rc : tl_csv_float(csv, cell, g->sum / 1000, true);
+    rc = rc ? rc : tl_csv_float(csv, cell, g->sub / 1000, true);
+    rc = rc ? rc : mp_csv_fmt(csv, "%llu", (unsigned long long)g->count);
+    return rc ? rc : cats_cell(g, csv, cell);
+}
+
 static int sheet_ops_summary(const struct mp_trace_tree *t, const struct lset *ls, struct mp_buf *b)
 {
-    size_t ng;
-    struct cgroup *g = group_launchers(t, ls, true, false, &ng);
-    if (!g)
-        return MP_ENOMEM;
-    struct mp_csv csv;
-    mp_csv_init(&csv, b, "\n");
-    int rc = mp_buf_puts(b, t->recompute ? "name,is_recompute," : "name,");
-    rc = rc ? rc
-            : mp_buf_puts(b, "total_direct_kernel_time_sum,total_subtree_kernel_time_sum,"
-                             "total_direct_kernel_time_ms,total_subtree_kernel_time_ms,Count,"
-                             "Categories,Percentage (%),Cumulative Percentage (%)\n");
-    double tot = 0, cum = 0;
-    rc = rc ? rc : total_ms(g, ng, &tot);
-    struct mp_buf cell;
-    mp_buf_init(&cell, 0);
-    for (size_t i = 0; i < ng && !rc; i++) {
-        double ms = g[i].sum / 1000;
-        rc = mp_csv_str(&csv, g[i].key);
-        if (t->recompute)
-            rc = rc ? rc : mp_csv_str(&csv, g[i].recompute ? "True" : "False");
-        rc = rc ? rc : tl_csv_float(&csv, &cell, g[i].sum, true);
-        rc = rc ? rc : tl_csv_float(&csv, &cell, g[i].sub, true);
-        rc = rc ? rc : tl_csv_float(&csv, &cell, ms, true);
-        rc = rc ? rc : tl_csv_float(&csv, &cell, g[i].sub / 1000, true);
-        rc = rc ? rc : mp_csv_fmt(&csv, "%llu", (unsigned long long)g[i].count);
-        qsort(g[i].cats, (size_t)g[i].ncats, sizeof(char *), cmp_str_ptr);
-        mp_buf_reset(&cell);
-        rc = rc ? rc : tl_pylist_repr(&cell, g[i].cats, (size_t)g[i].ncats);
-        rc = rc ? rc : mp_csv_field(&csv, mp_buf_cstr(&cell), cell.len);
-        rc = rc ? rc : pct_cells(&csv, &cell, ms, tot, &cum);
-        rc = rc ? rc : mp_csv_end_row(&csv);
-    }
-    mp_buf_fini(&cell);
-    free(g);
-    return rc;
+    return launcher_summary(NULL, t, ls, true, false, t->recompute ? "name,is_recompute," : "name,",
+                            "total_direct_kernel_time_sum,total_subtree_kernel_time_sum,"
+                            "total_direct_kernel_time_ms,total_subtree_kernel_time_ms,Count,"
+                            "Categories,Percentage (%),Cumulative Percentage (%)\n",
+                            "", ops_summary_row, b);
 }
 
 /* ---- inference report: module summaries ---- */
@@ -439,20 +451,10 @@ static int sheet_ops_summary(const struct mp_trace_tree *t, const struct lset *l
 /* Python's re.sub(r"_\d+", "", s). malloc'd. */
 static char *strip_digit_suffixes(const char *s)
 {
-    size_t n = strlen(s), w = 0;
+    size_t n = strlen(s);
     char *r = malloc(n + 1);
-    if (!r)
-        return NULL;
-    for (size_t i = 0; i < n;) {
-        if (s[i] == '_' && i + 1 < n && s[i + 1] >= '0' && s[i + 1] <= '9') {
-            i++;
-            while (i < n && s[i] >= '0' && s[i] <= '9')
-                i++;
-            continue;
-        }
-        r[w++] = s[i++];
-    }
-    r[w] = '\0';
+    if (r)
+        tl_strip_digit_suffixes(s, n, r);
     return r;
 }
 
@@ -491,16 +493,7 @@ static int launcher_stacks(const struct mp_trace_tree *t, struct lset *ls)
         frames[nf++] = mp_trace_tree_name(t, L->uid);
         for (int32_t p = t->parent[L->uid]; p >= 0 && !rc; p = t->parent[p]) {
             const char *name = mp_trace_tree_name(t, p);
-            size_t len = strlen(name), chars = 0, cut = len;
-            for (size_t j = 0; j < len; j++) {
-                if (((unsigned char)name[j] & 0xC0) != 0x80) {
-                    if (chars == 256) {
-                        cut = j;
-                        break;
-                    }
-                    chars++;
-                }
-            }
+            size_t len = strlen(name), cut = tl_utf8_prefix(name, len, 256);
             if (cut < len) {
                 char *c = malloc(cut + 3);
                 if (!c) {
@@ -531,46 +524,56 @@ static int launcher_stacks(const struct mp_trace_tree *t, struct lset *ls)
     return rc;
 }
 
+static int by_category_module_row(const struct mp_trace_tree *t, const struct lset *ls,
+                                  struct cgroup *g, bool modules, struct mp_csv *csv,
+                                  struct mp_buf *cell)
+{
+    (void)t;
+    const struct launcher *L = &ls->v[g->first];
+    int rc = mp_csv_str(csv, L->category);
+    if (modules)
+        rc = rc ? rc : mp_csv_str(csv, L->module);
+    rc = rc ? rc : mp_csv_fmt(csv, "%llu", (unsigned long long)g->count);
+    if (modules)
+        rc = rc ? rc : mp_csv_str(csv, L->stack);
+    return rc ? rc : tl_csv_float(csv, cell, g->sum / 1000, true);
+}
+
 /* get_df_kernel_launchers_summary_by_category_module */
 static int sheet_by_category_module(struct mp_report *r, const struct mp_trace_tree *t,
                                     struct lset *ls, bool modules, struct mp_buf *b)
 {
-    size_t ng, nc;
-    struct cgroup *g = group_launchers(t, ls, false, modules, &ng);
+    size_t nc;
     struct cgroup *cg = group_launchers(t, ls, false, false, &nc); /* for the views */
-    if (!g || !cg) {
-        free(g);
-        free(cg);
+    if (!cg)
         return MP_ENOMEM;
-    }
     int rc = fill_cats(r, cg, nc);
     free(cg);
-    struct mp_csv csv;
-    mp_csv_init(&csv, b, "\n");
-    rc = rc ? rc
-            : mp_buf_puts(b, modules ? "op category,parent_module,Count,call_stack_first,"
-                                     : "op category,Count,");
-    rc = rc ? rc
-            : mp_buf_puts(b, "total_direct_kernel_time_ms,Percentage (%),"
-                             "Cumulative Percentage (%)\n");
-    double tot = 0, cum = 0;
-    rc = rc ? rc : total_ms(g, ng, &tot);
-    struct mp_buf cell;
-    mp_buf_init(&cell, 0);
-    for (size_t i = 0; i < ng && !rc; i++) {
-        const struct launcher *L = &ls->v[g[i].first];
-        rc = mp_csv_str(&csv, L->category);
-        if (modules)
-            rc = rc ? rc : mp_csv_str(&csv, L->module);
-        rc = rc ? rc : mp_csv_fmt(&csv, "%llu", (unsigned long long)g[i].count);
-        if (modules)
-            rc = rc ? rc : mp_csv_str(&csv, L->stack);
-        rc = rc ? rc : tl_csv_float(&csv, &cell, g[i].sum / 1000, true);
-        rc = rc ? rc : pct_cells(&csv, &cell, g[i].sum / 1000, tot, &cum);
-        rc = rc ? rc : mp_csv_end_row(&csv);
-    }
-    mp_buf_fini(&cell);
-    free(g);
+    return rc ? rc
+              : launcher_summary(NULL, t, ls, false, modules,
+                                 modules ? "op category,parent_module,Count,call_stack_first,"
+                                         : "op category,Count,",
+                                 "total_direct_kernel_time_ms,Percentage (%),"
+                                 "Cumulative Percentage (%)\n",
+                                 "", by_category_module_row, b);
+}
+
+static int ops_summary_module_row(const struct mp_trace_tree *t, const struct lset *ls,
+                                  struct cgroup *g, bool modules, struct mp_csv *csv,
+                                  struct mp_buf *cell)
+{
+    const struct launcher *L = &ls->v[g->first];
+    int rc = mp_csv_str(csv, mp_trace_tree_name(t, L->uid));
+    if (modules)
+        rc = rc ? rc : mp_csv_str(csv, L->module);
+    rc = rc ? rc : tl_csv_float(csv, cell, g->sum, true);
+    rc = rc ? rc : tl_csv_float(csv, cell, g->sub, true);
+    rc = rc ? rc : mp_csv_fmt(csv, "%llu", (unsigned long long)g->count);
+    rc = rc ? rc : tl_csv_float(csv, cell, g->sum / 1000, true);
+    rc = rc ? rc : mp_csv_fmt(csv, "%llu", (unsigned long long)g->count);
+    rc = rc ? rc : cats_cell(g, csv, cell);
+    if (modules)
+        rc = rc ? rc : mp_csv_str(csv, L->stack);
     return rc;
 }
 
@@ -578,45 +581,13 @@ static int sheet_by_category_module(struct mp_report *r, const struct mp_trace_t
 static int sheet_ops_summary_module(const struct mp_trace_tree *t, struct lset *ls, bool modules,
                                     struct mp_buf *b)
 {
-    size_t ng;
-    struct cgroup *g = group_launchers(t, ls, true, modules, &ng);
-    if (!g)
-        return MP_ENOMEM;
-    struct mp_csv csv;
-    mp_csv_init(&csv, b, "\n");
-    int rc = mp_buf_puts(b, modules ? "name,parent_module," : "name,");
-    rc = rc ? rc
-            : mp_buf_puts(b, "total_direct_kernel_time_sum,total_subtree_kernel_time_sum,"
-                             "total_subtree_kernel_time_count,total_direct_kernel_time_ms,Count,"
-                             "Categories,");
-    rc = rc ? rc : mp_buf_puts(b, modules ? "call_stack_first," : "");
-    rc = rc ? rc : mp_buf_puts(b, "Percentage (%),Cumulative Percentage (%)\n");
-    double tot = 0, cum = 0;
-    rc = rc ? rc : total_ms(g, ng, &tot);
-    struct mp_buf cell;
-    mp_buf_init(&cell, 0);
-    for (size_t i = 0; i < ng && !rc; i++) {
-        const struct launcher *L = &ls->v[g[i].first];
-        rc = mp_csv_str(&csv, mp_trace_tree_name(t, L->uid));
-        if (modules)
-            rc = rc ? rc : mp_csv_str(&csv, L->module);
-        rc = rc ? rc : tl_csv_float(&csv, &cell, g[i].sum, true);
-        rc = rc ? rc : tl_csv_float(&csv, &cell, g[i].sub, true);
-        rc = rc ? rc : mp_csv_fmt(&csv, "%llu", (unsigned long long)g[i].count);
-        rc = rc ? rc : tl_csv_float(&csv, &cell, g[i].sum / 1000, true);
-        rc = rc ? rc : mp_csv_fmt(&csv, "%llu", (unsigned long long)g[i].count);
-        qsort(g[i].cats, (size_t)g[i].ncats, sizeof(char *), cmp_str_ptr);
-        mp_buf_reset(&cell);
-        rc = rc ? rc : tl_pylist_repr(&cell, g[i].cats, (size_t)g[i].ncats);
-        rc = rc ? rc : mp_csv_field(&csv, mp_buf_cstr(&cell), cell.len);
-        if (modules)
-            rc = rc ? rc : mp_csv_str(&csv, L->stack);
-        rc = rc ? rc : pct_cells(&csv, &cell, g[i].sum / 1000, tot, &cum);
-        rc = rc ? rc : mp_csv_end_row(&csv);
-    }
-    mp_buf_fini(&cell);
-    free(g);
-    return rc;
+    return launcher_summary(NULL, t, ls, true, modules, modules ? "name,parent_module," : "name,",
+                            "total_direct_kernel_time_sum,total_subtree_kernel_time_sum,"
+                            "total_subtree_kernel_time_count,total_direct_kernel_time_ms,Count,"
+                            "Categories,",
+                            modules ? "call_stack_first,Percentage (%),Cumulative Percentage (%)\n"
+                                    : "Percentage (%),Cumulative Percentage (%)\n",
+                            ops_summary_module_row, b);
 }
 
 /* ---- ops_unique_args ---- */
@@ -846,7 +817,7 @@ static int ua_sort(struct ugroups *gs)
 
 /* What the value functions of the column table see while one group's row is
  * printed. */
-struct uaemit {
+struct tl_emit {
     const struct mp_trace_tree *t;
     const struct lset *ls;
     struct tl_overlap *ov;
@@ -858,37 +829,22 @@ struct uaemit {
     double cum;            /* percentage so far */
 };
 
-struct uacol {
-    const char *head;
-    int (*cell)(struct uaemit *e, const struct uacol *c);
-    size_t field;  /* ua_stats: the figure, in struct tl_stats */
-    unsigned when; /* 0: always, else one of UA_* */
-};
-
 enum { UA_OV = 1, UA_MOD = 2, UA_NK = 4, UA_RECOMP = 8, UA_FIRST = 16 };
 
 /* Every key cell (see ua_key). */
-static int ua_keycells(struct uaemit *e, const struct uacol *c)
+static int ua_keycells(struct tl_emit *e, const struct tl_col *c)
 {
     (void)c;
-    const char *k = mp_buf_cstr(&e->G->key), *end = k + e->G->key.len;
-    for (;;) {
-        const char *sep = memchr(k, '\x1f', (size_t)(end - k));
-        size_t len = sep ? (size_t)(sep - k) : (size_t)(end - k);
-        int rc = mp_csv_field(e->csv, k, len);
-        if (rc || !sep)
-            return rc;
-        k = sep + 1;
-    }
+    return tl_csv_key_cells(e->csv, &e->G->key);
 }
 
-static int ua_count(struct uaemit *e, const struct uacol *c)
+static int ua_count(struct tl_emit *e, const struct tl_col *c)
 {
     (void)c;
     return mp_csv_fmt(e->csv, "%zu", e->G->n);
 }
 
-static int ua_first_time(struct uaemit *e, const struct uacol *c)
+static int ua_first_time(struct tl_emit *e, const struct tl_col *c)
 {
     (void)c;
     return tl_csv_float(e->csv, e->cell, e->G->ts_min - e->gs->ts0, true);
@@ -896,7 +852,7 @@ static int ua_first_time(struct uaemit *e, const struct uacol *c)
 
 /* A figure of direct then subtree kernel time; std is left empty for both
  * when the direct one has none. */
-static int ua_stats(struct uaemit *e, const struct uacol *c)
+static int ua_stats(struct tl_emit *e, const struct tl_col *c)
 {
     bool present = c->field != offsetof(struct tl_stats, std) || e->st[0].has_std;
     int rc = 0;
@@ -906,19 +862,19 @@ static int ua_stats(struct uaemit *e, const struct uacol *c)
     return rc;
 }
 
-static int ua_ex_uid(struct uaemit *e, const struct uacol *c)
+static int ua_ex_uid(struct tl_emit *e, const struct tl_col *c)
 {
     (void)c;
     return mp_csv_fmt(e->csv, "%d", e->G->ex_uid);
 }
 
-static int ua_stack(struct uaemit *e, const struct uacol *c)
+static int ua_stack(struct tl_emit *e, const struct tl_col *c)
 {
     (void)c;
     return mp_csv_str(e->csv, e->ls->v[e->G->first].stack);
 }
 
-static int ua_kernel_details(struct uaemit *e, const struct uacol *c)
+static int ua_kernel_details(struct tl_emit *e, const struct tl_col *c)
 {
     (void)c;
     const struct ugroup *G = e->G;
@@ -926,7 +882,7 @@ static int ua_kernel_details(struct uaemit *e, const struct uacol *c)
                                    e->cell);
 }
 
-static int ua_overlap(struct uaemit *e, const struct uacol *c)
+static int ua_overlap(struct tl_emit *e, const struct tl_col *c)
 {
     (void)c;
     const struct ugroup *G = e->G;
@@ -941,7 +897,7 @@ static int ua_overlap(struct uaemit *e, const struct uacol *c)
     return rc;
 }
 
-static int ua_pct(struct uaemit *e, const struct uacol *c)
+static int ua_pct(struct tl_emit *e, const struct tl_col *c)
 {
     (void)c;
     double pct = e->G->sum_direct / e->gs->total * 100;
@@ -950,93 +906,51 @@ static int ua_pct(struct uaemit *e, const struct uacol *c)
     return rc ? rc : tl_csv_float(e->csv, e->cell, e->cum, true);
 }
 
-#define UACOL(h, w, f)                                                                             \
-    {                                                                                              \
-        .head = (h), .when = (w), .cell = (f)                                                      \
-    }
-#define UAKEY(h, w)                                                                                \
-    {                                                                                              \
-        .head = (h), .when = (w)                                                                   \
-    }
-#define UASTAT(h, f)                                                                               \
-    {                                                                                              \
-        .head = (h), .cell = ua_stats, .field = offsetof(struct tl_stats, f)                       \
-    }
+#define UASTAT(h, f) TL_FIELD(h, ua_stats, struct tl_stats, f)
 
 /* The columns of ops_unique_args and its kl_overlap twin. */
-static const struct uacol uacols[] = {
-    UACOL("name", 0, ua_keycells),
-    UAKEY("overlapping_kernel_names", UA_OV),
-    UAKEY("op category", 0),
-    UAKEY("parent_module", UA_MOD),
-    UAKEY("process_name", 0),
-    UAKEY("process_label", 0),
-    UAKEY("thread_name", 0),
-    UAKEY("Input Dims", 0),
-    UAKEY("Input type", 0),
-    UAKEY("Input Strides", 0),
-    UAKEY("Concrete Inputs", 0),
-    UAKEY("num_kernels", UA_NK),
-    UAKEY("is_recompute", UA_RECOMP),
-    UACOL("operation_count", 0, ua_count),
-    UACOL("first_occurrence_time", UA_FIRST, ua_first_time),
+static const struct tl_col uacols[] = {
+    TL_COL("name", 0, ua_keycells),
+    TL_KEY("overlapping_kernel_names", UA_OV),
+    TL_KEY("op category", 0),
+    TL_KEY("parent_module", UA_MOD),
+    TL_META_KEYS,
+    TL_ARGS_KEYS,
+    TL_KEY("num_kernels", UA_NK),
+    TL_KEY("is_recompute", UA_RECOMP),
+    TL_COL("operation_count", 0, ua_count),
+    TL_COL("first_occurrence_time", UA_FIRST, ua_first_time),
     UASTAT("total_direct_kernel_time_mean", mean),
-    UAKEY("total_subtree_kernel_time_mean", 0),
+    TL_KEY("total_subtree_kernel_time_mean", 0),
     UASTAT("total_direct_kernel_time_median", median),
-    UAKEY("total_subtree_kernel_time_median", 0),
+    TL_KEY("total_subtree_kernel_time_median", 0),
     UASTAT("total_direct_kernel_time_std", std),
-    UAKEY("total_subtree_kernel_time_std", 0),
+    TL_KEY("total_subtree_kernel_time_std", 0),
     UASTAT("total_direct_kernel_time_min", min),
-    UAKEY("total_subtree_kernel_time_min", 0),
+    TL_KEY("total_subtree_kernel_time_min", 0),
     UASTAT("total_direct_kernel_time_max", max),
-    UAKEY("total_subtree_kernel_time_max", 0),
+    TL_KEY("total_subtree_kernel_time_max", 0),
     UASTAT("total_direct_kernel_time_sum", sum),
-    UAKEY("total_subtree_kernel_time_sum", 0),
-    UACOL("ex_UID", 0, ua_ex_uid),
-    UACOL("call_stack", UA_MOD, ua_stack),
-    UACOL("kernel_details_summary", 0, ua_kernel_details),
-    UAKEY("trunc_kernel_details", 0),
-    UACOL("overlapping_kernels_details_summary", UA_OV, ua_overlap),
-    UAKEY("trunc_overlapping_kernels_details", UA_OV),
-    UAKEY("overlap_pct_mean", UA_OV),
-    UAKEY("overlap_pct_median", UA_OV),
-    UAKEY("overlap_pct_std", UA_OV),
-    UAKEY("overlap_pct_min", UA_OV),
-    UAKEY("overlap_pct_max", UA_OV),
-    UACOL("Percentage (%)", 0, ua_pct),
-    UAKEY("Cumulative Percentage (%)", 0),
+    TL_KEY("total_subtree_kernel_time_sum", 0),
+    TL_COL("ex_UID", 0, ua_ex_uid),
+    TL_COL("call_stack", UA_MOD, ua_stack),
+    TL_COL("kernel_details_summary", 0, ua_kernel_details),
+    TL_KEY("trunc_kernel_details", 0),
+    TL_COL("overlapping_kernels_details_summary", UA_OV, ua_overlap),
+    TL_OVERLAP_KEYS(UA_OV),
+    TL_COL("Percentage (%)", 0, ua_pct),
+    TL_KEY("Cumulative Percentage (%)", 0),
 };
 
 #define N_UACOLS (sizeof(uacols) / sizeof(uacols[0]))
 
-static bool uacol_on(const struct uacol *c, unsigned when)
-{
-    return c->when == 0 || (c->when & when) != 0;
-}
-
-static int ua_header(struct mp_buf *b, unsigned when)
-{
-    int rc = 0;
-    bool first = true;
-    for (size_t c = 0; c < N_UACOLS && !rc; c++) {
-        if (!uacol_on(&uacols[c], when))
-            continue;
-        rc = first ? 0 : mp_buf_putc(b, ',');
-        rc = rc ? rc : mp_buf_puts(b, uacols[c].head);
-        first = false;
-    }
-    return rc ? rc : mp_buf_putc(b, '\n');
-}
-
 /* One group's row, column by column. */
-static int ua_emit(struct uaemit *e, unsigned when)
+static int ua_emit(struct tl_emit *e, unsigned when)
 {
     const struct ugroup *G = e->G;
     int rc = tl_group_stats(G->direct, G->n, e->gs->ids_sorted, &e->st[0]);
     rc = rc ? rc : tl_group_stats(G->sub, G->n, e->gs->ids_sorted, &e->st[1]);
-    for (size_t c = 0; c < N_UACOLS && !rc; c++)
-        if (uacols[c].cell && uacol_on(&uacols[c], when))
-            rc = uacols[c].cell(e, &uacols[c]);
+    rc = rc ? rc : tl_cols_cells(e, uacols, N_UACOLS, when);
     return rc ? rc : mp_csv_end_row(e->csv);
 }
 
@@ -1056,10 +970,10 @@ static int sheet_unique_args(const struct mp_trace_tree *t, const struct lset *l
     rc = rc ? rc : ua_sort(&gs);
     struct mp_csv csv;
     mp_csv_init(&csv, b, "\n");
-    rc = rc ? rc : ua_header(b, when);
+    rc = rc ? rc : tl_cols_header(b, uacols, N_UACOLS, when);
     struct mp_buf cell;
     mp_buf_init(&cell, 0);
-    struct uaemit e = {.t = t, .ls = ls, .ov = ov, .gs = &gs, .csv = &csv, .cell = &cell};
+    struct tl_emit e = {.t = t, .ls = ls, .ov = ov, .gs = &gs, .csv = &csv, .cell = &cell};
     for (size_t i = 0; i < gs.ng && !rc; i++) {
         e.G = &gs.g[i];
         rc = ua_emit(&e, when);

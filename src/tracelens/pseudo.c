@@ -67,7 +67,24 @@ struct pseudo_plan {
     struct pseudo_ev *ev;
     size_t n, cap;
     uint8_t *wrapped; /* per event: launch call already wrapped */
+    bool stop;        /* a kernel could not be wrapped: TraceLens would have raised */
 };
+
+/* A plan with room to mark every event of t. 0 or MP_ENOMEM. */
+static int plan_init(struct pseudo_plan *p, const struct mp_trace_tree *t)
+{
+    *p = (struct pseudo_plan){.wrapped = calloc(t->n ? t->n : 1, 1)};
+    return p->wrapped ? 0 : MP_ENOMEM;
+}
+
+/* The GPU events of op's subtree into *gpu (grown as needed, room *cap),
+ * *ng of them. 0 or an error code. */
+static int gpu_of(const struct mp_trace_tree *t, int32_t op, int32_t **gpu, size_t *ng, size_t *cap)
+{
+    *ng = 0;
+    long got = mp_trace_tree_gpu_events(t, op, gpu, ng, cap);
+    return got < 0 ? (int)got : 0;
+}
 
 static const char *ev_name(const struct mp_trace_store *s, int32_t i)
 {
@@ -290,17 +307,19 @@ static int name_index(const struct mp_trace_tree *t, int32_t **out, size_t *n)
     return 0;
 }
 
-/* One vllm::moe_forward (_create_pseudo_op_moe_unfused_triton). *stop is
+/* One vllm::moe_forward (_create_pseudo_op_moe_unfused_triton). p->stop is
  * set when TraceLens would have raised. */
 static int moe_unfused_one(struct pseudo_plan *p, const struct mp_trace_tree *t, int32_t moe,
-                           int32_t cat_kernel, bool *stop)
+                           int32_t cat_kernel)
 {
     const struct mp_trace_store *s = t->s;
     int32_t *gpu = NULL;
-    size_t ng = 0, cap = 0;
-    long got = mp_trace_tree_gpu_events(t, moe, &gpu, &ng, &cap);
-    if (got < 0)
-        return (int)got;
+    size_t ng, cap = 0;
+    int grc = gpu_of(t, moe, &gpu, &ng, &cap);
+    if (grc) {
+        free(gpu);
+        return grc;
+    }
     struct ts_pos *mm = malloc((ng ? ng : 1) * sizeof(*mm));
     if (!mm) {
         free(gpu);
@@ -323,7 +342,7 @@ static int moe_unfused_one(struct pseudo_plan *p, const struct mp_trace_tree *t,
         goto out;
     long long topk = moe_topk(t, moe);
     qsort(mm, nm, sizeof(*mm), cmp_ts_pos);
-    for (size_t q = 0; q < nm && !rc && !*stop; q++) {
+    for (size_t q = 0; q < nm && !rc && !p->stop; q++) {
         const char *kn = ev_name(s, mm[q].i);
         bool up = q == 0,
              gated = mp_str_contains_ci(kn, "_swiglu") || mp_str_contains_ci(kn, "_glu");
@@ -337,17 +356,17 @@ static int moe_unfused_one(struct pseudo_plan *p, const struct mp_trace_tree *t,
                          up ? "pseudo_op::moe_triton_unfused_up"
                             : "pseudo_op::moe_triton_unfused_down",
                          extra, &ok);
-        *stop = !ok;
+        p->stop = !ok;
     }
-    if (!rc && !*stop && nscatter > 1)
+    if (!rc && !p->stop && nscatter > 1)
         mp_log(MP_LOG_DEBUG, "pseudo ops: %zu matmul_scatter kernels under UID %d, none wrapped",
                nscatter, (int)moe);
-    if (!rc && !*stop && nscatter == 1) {
+    if (!rc && !p->stop && nscatter == 1) {
         bool ok;
         rc =
             plan_inject(p, t, scatter, moe, "pseudo_op::moe_triton_unfused_finalize_matmul_scatter",
                         "\"MoE GEMM type\": \"finalize_matmul_scatter\"", &ok);
-        *stop = !ok;
+        p->stop = !ok;
     }
 out:
     free(mm);
@@ -431,9 +450,9 @@ static int plan_apply(struct pseudo_plan *p, struct mp_trace_store *s, struct mp
  * wrapped (what names the kernels, e.g. "a MoE kernel"), the planned events
  * applied when nothing failed and counted into *added, the plan freed. */
 static int plan_finish(struct pseudo_plan *p, struct mp_trace_store *s, struct mp_trace_tree *t,
-                       int rc, bool stop, const char *what, size_t *added)
+                       int rc, const char *what, size_t *added)
 {
-    if (stop)
+    if (p->stop)
         mp_log(MP_LOG_WARN,
                "pseudo ops: %s has no launch call to wrap (or one wrapped twice); those "
                "pseudo ops stop there, as in TraceLens",
@@ -489,23 +508,17 @@ static int moe_fused_aiter(struct mp_trace_store *s, struct mp_trace_tree *t, co
     int32_t cat_kernel = mp_intern_find(s->strings, "kernel", 6);
     int32_t cat_cpu = mp_intern_find(s->strings, "cpu_op", 6);
     bool merged = t->n_base < t->n;
-    struct pseudo_plan p = {.wrapped = calloc(t->n ? t->n : 1, 1)};
-    if (!p.wrapped)
-        return MP_ENOMEM;
-    int rc = 0;
-    bool stop = false;
+    struct pseudo_plan p;
+    int rc = plan_init(&p, t);
     int32_t *gpu = NULL, *tmp = NULL;
     size_t cap = 0, tcap = 0;
-    for (size_t q = 0; q < nidx && !rc && !stop; q++) {
+    for (size_t q = 0; q < nidx && !rc && !p.stop; q++) {
         int32_t op = idx[q];
         if (s->name[op] != aiter_id || cpu_op_below(t, op, cat_cpu, merged, &tmp, &tcap))
             continue;
-        size_t ng = 0, nk = 0;
-        long got = mp_trace_tree_gpu_events(t, op, &gpu, &ng, &cap);
-        if (got < 0) {
-            rc = (int)got;
+        size_t ng, nk = 0;
+        if ((rc = gpu_of(t, op, &gpu, &ng, &cap)))
             break;
-        }
         int32_t kern = -1;
         for (size_t g = 0; g < ng; g++) {
             const char *kn = ev_name(s, gpu[g]);
@@ -520,11 +533,26 @@ static int moe_fused_aiter(struct mp_trace_store *s, struct mp_trace_tree *t, co
             continue;
         bool ok;
         rc = plan_inject(&p, t, kern, op, "pseudo_op::moe_aiter_fused_1stage", NULL, &ok);
-        stop = !ok;
+        p.stop = !ok;
     }
     free(gpu);
     free(tmp);
-    return plan_finish(&p, s, t, rc, stop, "an AITER MoE kernel", added);
+    return plan_finish(&p, s, t, rc, "an AITER MoE kernel", added);
+}
+
+/* Whether some event of category cat_kernel (an interned id, -1 for
+ * none) has a name holding sub (ASCII case-insensitively when ci). */
+static bool any_kernel_with(const struct mp_trace_store *s, const struct mp_trace_tree *t,
+                            int32_t cat_kernel, const char *sub, bool ci)
+{
+    for (size_t i = 0; i < t->n && cat_kernel >= 0; i++) {
+        if (s->cat[i] != cat_kernel || s->name[i] < 0)
+            continue;
+        const char *nm = mp_intern_str(s->strings, s->name[i]);
+        if (ci ? mp_str_contains_ci(nm, sub) : strstr(nm, sub) != NULL)
+            return true;
+    }
+    return false;
 }
 
 /* pseudo_ops_registry's MoE_Unfused_Triton */
@@ -534,25 +562,19 @@ static int moe_unfused(struct mp_trace_store *s, struct mp_trace_tree *t, const 
     int32_t moe_id = mp_intern_find(s->strings, "vllm::moe_forward", 17);
     int32_t aiter_id = mp_intern_find(s->strings, "vllm::rocm_aiter_fused_moe", 26);
     int32_t cat_kernel = mp_intern_find(s->strings, "kernel", 6);
-    bool has_ogs = false;
-    for (size_t i = 0; i < t->n && !has_ogs; i++)
-        if (cat_kernel >= 0 && s->cat[i] == cat_kernel && s->name[i] >= 0)
-            has_ogs = mp_str_contains_ci(mp_intern_str(s->strings, s->name[i]), "matmul_ogs");
+    bool has_ogs = any_kernel_with(s, t, cat_kernel, "matmul_ogs", true);
     if (!has_name(s, idx, nidx, moe_id))
         return 0;
     if (has_name(s, idx, nidx, aiter_id))
         return moe_fused_aiter(s, t, idx, nidx, aiter_id, added);
     if (!has_ogs)
         return 0;
-    struct pseudo_plan p = {.wrapped = calloc(t->n ? t->n : 1, 1)};
-    if (!p.wrapped)
-        return MP_ENOMEM;
-    int rc = 0;
-    bool stop = false;
-    for (size_t q = 0; q < nidx && !rc && !stop; q++)
+    struct pseudo_plan p;
+    int rc = plan_init(&p, t);
+    for (size_t q = 0; q < nidx && !rc && !p.stop; q++)
         if (s->name[idx[q]] == moe_id)
-            rc = moe_unfused_one(&p, t, idx[q], cat_kernel, &stop);
-    return plan_finish(&p, s, t, rc, stop, "a MoE kernel", added);
+            rc = moe_unfused_one(&p, t, idx[q], cat_kernel);
+    return plan_finish(&p, s, t, rc, "a MoE kernel", added);
 }
 
 /* topk of a GPTQ/AWQ MoE op: Input Dims[4][1] (topk_ids [T, topk]), else 8 */
@@ -601,31 +623,21 @@ static int moe_gptq_awq(struct mp_trace_store *s, struct mp_trace_tree *t, const
 {
     int32_t op_id = mp_intern_find(s->strings, "vllm::outplace_fused_experts", 28);
     int32_t cat_kernel = mp_intern_find(s->strings, "kernel", 6);
-    bool has_kernel = false;
-    for (size_t i = 0; i < t->n && !has_kernel; i++)
-        if (cat_kernel >= 0 && s->cat[i] == cat_kernel && s->name[i] >= 0)
-            has_kernel =
-                strstr(mp_intern_str(s->strings, s->name[i]), "fused_moe_kernel_gptq_awq") != NULL;
+    bool has_kernel = any_kernel_with(s, t, cat_kernel, "fused_moe_kernel_gptq_awq", false);
     if (!has_name(s, idx, nidx, op_id) || !has_kernel)
         return 0;
-    struct pseudo_plan p = {.wrapped = calloc(t->n ? t->n : 1, 1)};
-    if (!p.wrapped)
-        return MP_ENOMEM;
-    int rc = 0;
-    bool stop = false;
+    struct pseudo_plan p;
+    int rc = plan_init(&p, t);
     int32_t *gpu = NULL;
     size_t cap = 0;
     struct ts_pos *mm = NULL;
-    for (size_t q = 0; q < nidx && !rc && !stop; q++) {
+    for (size_t q = 0; q < nidx && !rc && !p.stop; q++) {
         int32_t op = idx[q];
         if (s->name[op] != op_id)
             continue;
-        size_t ng = 0, nm = 0;
-        long got = mp_trace_tree_gpu_events(t, op, &gpu, &ng, &cap);
-        if (got < 0) {
-            rc = (int)got;
+        size_t ng, nm = 0;
+        if ((rc = gpu_of(t, op, &gpu, &ng, &cap)))
             break;
-        }
         struct ts_pos *nmm = mp_reallocarray(mm, ng ? ng : 1, sizeof(*mm));
         if (!nmm) {
             rc = MP_ENOMEM;
@@ -640,7 +652,7 @@ static int moe_gptq_awq(struct mp_trace_store *s, struct mp_trace_tree *t, const
             continue;
         long long topk = gptq_topk(s, op);
         qsort(mm, nm, sizeof(*mm), cmp_ts_pos);
-        for (size_t k = 0; k < nm && !rc && !stop; k++) {
+        for (size_t k = 0; k < nm && !rc && !p.stop; k++) {
             char extra[160];
             snprintf(extra, sizeof(extra),
                      "\"MoE GEMM type\": \"%s\", \"MoE GEMM index\": %zu, \"MoE GEMM gated\": %s, "
@@ -650,12 +662,12 @@ static int moe_gptq_awq(struct mp_trace_store *s, struct mp_trace_tree *t, const
             rc = plan_inject(&p, t, mm[k].i, op,
                              k == 0 ? "pseudo_op::moe_gptq_awq_up" : "pseudo_op::moe_gptq_awq_down",
                              extra, &ok);
-            stop = !ok;
+            p.stop = !ok;
         }
     }
     free(gpu);
     free(mm);
-    return plan_finish(&p, s, t, rc, stop, "a GPTQ/AWQ MoE kernel", added);
+    return plan_finish(&p, s, t, rc, "a GPTQ/AWQ MoE kernel", added);
 }
 
 /* re.search(r"aiter/mla.py\(\d+\): mla_decode_fwd", name) */
@@ -808,14 +820,11 @@ static int mla_family(struct mp_trace_store *s, struct mp_trace_tree *t, const i
     size_t cap = 0;
     for (size_t q = 0; q < nsel && !rc; q++) {
         int32_t f = sel[q].i, d = find_below(t, f, donor_id);
-        size_t ng = 0;
+        size_t ng;
         if (d < 0)
             continue;
-        long got = mp_trace_tree_gpu_events(t, f, &gpu, &ng, &cap);
-        if (got < 0) {
-            rc = (int)got;
+        if ((rc = gpu_of(t, f, &gpu, &ng, &cap)))
             break;
-        }
         if (ng == 0)
             continue;
         bool nested = mark[f] != 0;

@@ -63,18 +63,6 @@ static const char *ename(const struct ctx *c, int32_t i)
     return mp_trace_tree_name(c->t, i);
 }
 
-static struct mp_buf *new_sheet(struct mp_report *r, const char *name)
-{
-    struct mp_report_sheet *ns = mp_reallocarray(r->sheets, r->n + 1, sizeof(*ns));
-    if (!ns)
-        return NULL;
-    r->sheets = ns;
-    struct mp_report_sheet *sh = &r->sheets[r->n++];
-    snprintf(sh->name, sizeof(sh->name), "%s", name);
-    mp_buf_init(&sh->csv, 0);
-    return &sh->csv;
-}
-
 /* ---- gpu_timeline ---- */
 static int timeline_rows(struct mp_buf *b, const struct mp_gpu_timeline *g, bool micro,
                          const char *suffix)
@@ -118,7 +106,7 @@ static int timeline_rows(struct mp_buf *b, const struct mp_gpu_timeline *g, bool
  * (False, then True), each over its own GPU events, empty blocks left out */
 static int sheet_timeline(struct ctx *c)
 {
-    struct mp_buf *b = new_sheet(c->r, "gpu_timeline");
+    struct mp_buf *b = tl_new_sheet(c->r, "gpu_timeline");
     if (!b)
         return MP_ENOMEM;
     int thr = c->o->micro_idle_thresh_us;
@@ -351,7 +339,7 @@ static int sheet_kernel_summary(struct ctx *c, const struct krow *rows, size_t n
     for (size_t i = 0; i < ng; i++)
         g[i].order = i; /* key order */
     qsort(g, ng, sizeof(*g), cmp_kgroup_sum);
-    struct mp_buf *b = new_sheet(c->r, "kernel_summary");
+    struct mp_buf *b = tl_new_sheet(c->r, "kernel_summary");
     int rc = b ? 0 : MP_ENOMEM;
     struct mp_csv csv;
     if (b) {
@@ -475,7 +463,7 @@ static int short_histogram(struct ctx *c, const struct krow *rows, size_t n, dou
                 hi = rows[i].dur;
         }
     }
-    struct mp_buf *b = new_sheet(c->r, "short_kernel_histogram");
+    struct mp_buf *b = tl_new_sheet(c->r, "short_kernel_histogram");
     if (!b)
         return MP_ENOMEM;
     int rc = mp_buf_puts(b, "bin_start,bin_end,count\n");
@@ -699,7 +687,7 @@ static int short_row(struct ctx *c, struct sgroup *g, struct mp_csv *csv, struct
 /* short_kernels_summary: the first nshow groups. */
 static int short_summary(struct ctx *c, struct sgroups *gs, size_t nshow)
 {
-    struct mp_buf *b = new_sheet(c->r, "short_kernels_summary");
+    struct mp_buf *b = tl_new_sheet(c->r, "short_kernels_summary");
     if (!b)
         return MP_ENOMEM;
     if (gs->ng == 0)
@@ -837,11 +825,11 @@ static void side_run(struct side *sd, int what)
     struct ctx *c = &sd->c;
     int rc = sd->rc;
     if (!rc && (what & SIDE_OPS) && c->t->has_cpu_ops)
-        rc = tl_sheets_ops(c->r, c->t, &c->ak, c->o, sd->ov, new_sheet);
+        rc = tl_sheets_ops(c->r, c->t, &c->ak, c->o, sd->ov, tl_new_sheet);
     if (what & SIDE_OPS)
         sd->n_ops = c->r->n;
     if (!rc && (what & SIDE_PERF) && c->t->has_cpu_ops)
-        rc = tl_sheets_perf(c->r, c->t, sd->arch, c->o, sd->annot, sd->ov, c->memo, new_sheet);
+        rc = tl_sheets_perf(c->r, c->t, sd->arch, c->o, sd->annot, sd->ov, c->memo, tl_new_sheet);
     sd->rc = rc;
 }
 
@@ -866,7 +854,7 @@ static int sheets_tail(struct ctx *c)
     if (!rc && o->short_kernel_study)
         rc = sheet_short_kernels(c, rows, nrows);
     if (!rc && c->t->has_cpu_ops && !o->disable_coll_analysis && !o->inference)
-        rc = tl_sheet_coll(c->r, c->t, new_sheet);
+        rc = tl_sheet_coll(c->r, c->t);
     free(rows);
     return rc;
 }
@@ -1023,7 +1011,7 @@ static int report_sheets(struct ctx *c, const struct mp_roofline_arch *arch, con
         side_run(&sd, SIDE_OPS);
     if (!rc && c->t->has_cpu_ops)
         rc = tl_sheet_unified(c->r, c->t, c->first_kernel, arch, &c->ak, c->o, annot, ov, c->memo,
-                              new_sheet);
+                              tl_new_sheet);
     size_t n_mid = c->r->n; /* gpu_timeline, unified_perf_summary */
     if (!rc && !side)
         side_run(&sd, SIDE_PERF);

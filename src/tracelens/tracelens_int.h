@@ -69,6 +69,144 @@ int tl_trunc_detail(struct mp_buf *cell, bool first, const char *name, bool has_
 /* A float cell (Python repr), empty when !present or NaN. */
 int tl_csv_float(struct mp_csv *csv, struct mp_buf *cell, double v, bool present);
 
+/* What the value functions of a sheet's column table see while one
+ * group's row is printed: each sheet's file defines its own (ops.c,
+ * category_sheets.c, unified.c); the shared code only passes it on. */
+struct tl_emit;
+
+/* Adds an empty sheet to r; its CSV buffer, NULL when out of memory. */
+struct mp_buf *tl_new_sheet(struct mp_report *r, const char *name);
+/* Adds sheet name to r and starts its CSV: csv writes to the sheet, whose
+ * header line is the texts that follow (up to a NULL) and a line end. */
+int tl_csv_sheet(struct mp_report *r, const char *name, struct mp_csv *csv, ...);
+
+/* One column of a sheet's column table: its header, when it is printed
+ * (0: always, else a set of the sheet's flags) and the function printing
+ * its cell (NULL: printed by the column before); field, arg and stat tell
+ * shared value functions which figure to print (a field offset, an args
+ * key, a statistics block). */
+struct tl_col {
+    const char *head;
+    int (*cell)(struct tl_emit *e, const struct tl_col *c);
+    size_t field;
+    const char *arg;
+    unsigned when;
+    int stat;
+};
+
+#define TL_COL(h, w, f)                                                                            \
+    {                                                                                              \
+        .head = (h), .when = (w), .cell = (f)                                                      \
+    }
+#define TL_KEY(h, w)                                                                               \
+    {                                                                                              \
+        .head = (h), .when = (w)                                                                   \
+    }
+/* A figure f of statistics block blk, printed by fn. */
+#define TL_STAT(h, w, fn, blk, f)                                                                  \
+    {                                                                                              \
+        .head = (h), .when = (w), .cell = (fn), .stat = (blk),                                     \
+        .field = offsetof(struct tl_stats, f)                                                      \
+    }
+/* Field f of the row struct type, printed by fn. */
+#define TL_FIELD(h, fn, type, f)                                                                   \
+    {                                                                                              \
+        .head = (h), .cell = (fn), .field = offsetof(type, f)                                      \
+    }
+
+/* The key columns the ops_unique_args and unified_perf_summary tables
+ * share: process and thread names (tl_meta_get), then the four args
+ * columns of tl_args_key; their cells come from the key-cells column
+ * before them. */
+#define TL_META_KEYS TL_KEY("process_name", 0), TL_KEY("process_label", 0), TL_KEY("thread_name", 0)
+#define TL_ARGS_KEYS                                                                               \
+    TL_KEY("Input Dims", 0), TL_KEY("Input type", 0), TL_KEY("Input Strides", 0),                  \
+        TL_KEY("Concrete Inputs", 0)
+
+/* The overlap columns after overlapping_kernels_details (when w), printed
+ * with it by tl_overlap_cells. */
+#define TL_OVERLAP_KEYS(w)                                                                         \
+    TL_KEY("trunc_overlapping_kernels_details", w), TL_KEY("overlap_pct_mean", w),                 \
+        TL_KEY("overlap_pct_median", w), TL_KEY("overlap_pct_std", w),                             \
+        TL_KEY("overlap_pct_min", w), TL_KEY("overlap_pct_max", w)
+
+static inline bool tl_col_on(const struct tl_col *c, unsigned when)
+{
+    return c->when == 0 || (c->when & when) != 0;
+}
+
+/* The header line of the columns printed under when. */
+int tl_cols_header(struct mp_buf *b, const struct tl_col *cols, size_t n, unsigned when);
+/* The cells of one row: every printing column under when, in order. */
+int tl_cols_cells(struct tl_emit *e, const struct tl_col *cols, size_t n, unsigned when);
+/* The fields of a group key (texts joined by \x1f) as CSV cells. */
+int tl_csv_key_cells(struct mp_csv *csv, struct mp_buf *key);
+/* The figure at offset field of st over cnt values: the sum always, std
+ * when there is one, the others over at least one value. */
+int tl_stat_cell(struct mp_csv *csv, struct mp_buf *cell, const struct tl_stats *st, size_t cnt,
+                 size_t field);
+
+/* A group of a sheet's rows (the per-category sheets, unified_perf_summary),
+ * as pandas' groupby forms it. */
+struct tl_group {
+    size_t *m; /* member rows, in row order */
+    size_t n, cap;
+    double kt_sum;   /* Kernel Time (µs)_sum as pandas sums it */
+    bool ids_sorted; /* pandas' reduceat path */
+    int32_t uid;     /* the UID its first row prints (UID_first, ex_UID) */
+    /* kl_overlap sheets: the groups of the same keys but the overlap names */
+    int32_t base;     /* id of the key without the overlap names */
+    double base_kt;   /* their kernel time */
+    int32_t base_uid; /* their smallest uid */
+    /* the per-category sheets */
+    size_t first;    /* row index of the first member */
+    int part;        /* _bwd sheets: 0 = backward metrics, 1 = rows moved from _fwd */
+    bool all_nested; /* every member sits inside another row of the table */
+    /* unified_perf_summary: the key, printed as its cells */
+    struct mp_buf key;
+};
+
+/* The groups of a sheet, in first-appearance order until sorted. */
+struct tl_groups {
+    struct tl_group *g;
+    size_t ng;
+    struct mp_intern *keys;  /* group keys */
+    struct mp_intern *bkeys; /* kl_overlap: the keys without the overlap names */
+    int32_t *gid;            /* group of each key id, -1 before its first row */
+    size_t gcap;
+};
+
+/* Room for nrows groups; bkeys only with ov. 0 or MP_ENOMEM. */
+int tl_groups_init(struct tl_groups *gs, size_t nrows, bool ov);
+void tl_groups_fini(struct tl_groups *gs);
+/* Adds row (kernel time kt) to the group of key, a new one (*created, its
+ * base bid) at the key's first row; *out the group. */
+int tl_groups_add(struct tl_groups *gs, const struct mp_buf *key, int32_t bid, size_t row,
+                  double kt, struct tl_group **out, bool *created);
+/* kl_overlap: each group's base totals, the kernel time and smallest uid
+ * over the groups sharing its base key. */
+int tl_groups_base_order(struct tl_groups *gs);
+/* Statistics of the double at offset off of the group's rows (rows[] of
+ * stride bytes) over its non-missing values (pandas skipna); *cnt their
+ * number. */
+int tl_group_stats_over(const struct tl_group *g, const void *rows, size_t stride, size_t off,
+                        struct tl_stats *st, size_t *cnt);
+/* pandas' "first": the first non-missing value of that double. */
+double tl_group_first(const struct tl_group *g, const void *rows, size_t stride, size_t off);
+
+/* The kernels of row r of rows[] (a sheet's own row type): *nk of them. */
+typedef const int32_t *tl_kernels_of(const void *rows, size_t r, size_t *nk);
+/* The template row of group g: its first member with kernels. */
+size_t tl_group_template(const struct tl_group *g, const void *rows, tl_kernels_of *kof);
+/* kernel_details_summary and trunc_kernel_details of group g over template
+ * row tr: the durations of the members whose kernel list has the
+ * template's length; stacks and order as for tl_kernel_details_cells_cs.
+ * A template without kernels prints "[]" and an empty cell. */
+int tl_group_kernel_details(const struct mp_trace_tree *t, const struct tl_group *g,
+                            const void *rows, tl_kernels_of *kof, size_t tr,
+                            const char *const *stacks, size_t *order, struct mp_csv *csv,
+                            struct mp_buf *cell);
+
 /* process_name / process_labels / thread_name from the metadata events. */
 struct tl_meta {
     struct mp_intern *keys;
@@ -127,8 +265,7 @@ int tl_sheet_unified(struct mp_report *rep, const struct mp_trace_tree *t,
                      struct mp_buf *(*new_sheet)(struct mp_report *, const char *));
 
 /* Adds coll_analysis (coll.c) when the trace has linked collective kernels. */
-int tl_sheet_coll(struct mp_report *rep, const struct mp_trace_tree *t,
-                  struct mp_buf *(*new_sheet)(struct mp_report *, const char *));
+int tl_sheet_coll(struct mp_report *rep, const struct mp_trace_tree *t);
 
 /* Communication kernel names (nccl, rccl, cross_device_reduce). */
 bool mp_report_is_comm_name(const char *name);
@@ -154,6 +291,23 @@ int tl_model_op(const struct mp_trace_tree *t, const char *const *annot, int32_t
  * = "NA"); *out itself is malloc'd, or NULL when no op matched. */
 int tl_apply_annotation(const struct mp_trace_tree *t, bool inference, const char ***out);
 
+/* An event's start time and an index (a UID or a position): sorted by
+ * tl_cmp_ts_idx, by ts with ties in index order. */
+struct tl_ts_idx {
+    double ts;
+    int32_t idx;
+};
+
+int tl_cmp_ts_idx(const void *a, const void *b);
+
+/* The byte length of the first max code points of the UTF-8 text s[0..len)
+ * (len when it has no more). */
+size_t tl_utf8_prefix(const char *s, size_t len, size_t max);
+
+/* Python's re.sub(r"_\d+", "", s[0..n)) written to out (n + 1 bytes, NUL
+ * terminated); returns its length. */
+size_t tl_strip_digit_suffixes(const char *s, size_t n, char *out);
+
 /* Python repr of a list of strings ("['a', 'b']"), appended to b. */
 int tl_pylist_repr(struct mp_buf *b, const char *const *v, size_t n);
 
@@ -172,6 +326,46 @@ int tl_dtype_bytes(const char *dtype);
  * tables). */
 int tl_cmp_cells(char *const *ca, const bool *na, const double *va, char *const *cb, const bool *nb,
                  const double *vb, int n);
+
+/* ---- collective summaries (coll.c, nccl.c) ---- */
+
+/* The key columns of a collective as TraceLens's NcclAnalyser reads them
+ * from its kernel's args, in the order its tables print them. */
+enum {
+    TL_CF_PGN,
+    TL_CF_PGR,
+    TL_CF_NAME,
+    TL_CF_GSIZE,
+    TL_CF_DTYPE,
+    TL_CF_IN,
+    TL_CF_OUT,
+    TL_CF_INSPLIT,
+    TL_CF_OUTSPLIT,
+    TL_CF_STREAM,
+    TL_CF_N
+};
+
+extern const char *const tl_coll_fields[TL_CF_N];
+/* The header of a "long" summary (coll_analysis, nccl_summary_long) up to
+ * operation_count, without the line end. */
+extern const char tl_coll_summary_head[];
+
+/* A group of equal-key collective rows: its first row (in key order), its
+ * size, its dur_sum and its first-appearance order. */
+struct tl_coll_grp {
+    size_t first, n;
+    double sum;
+    size_t order;
+};
+
+/* qsort order of groups: dur_sum, largest first, then first appearance. */
+int tl_cmp_coll_grp(const void *x, const void *y);
+/* The cells of a summary row after its key: In/Out msg size (MB)_first,
+ * dur_sum, dur_mean, dur_std (empty unless has_std), dur_min, dur_max,
+ * operation_count. */
+int tl_coll_summary_cells(struct mp_csv *csv, struct mp_buf *cell, double in_mb, double out_mb,
+                          double sum, double mean, double std, bool has_std, double min, double max,
+                          size_t n);
 
 /* Grows *gid (interned key id -> group index, -1 = no group yet) so that
  * id is a valid index; new slots are -1. 0 or MP_ENOMEM. */

@@ -178,17 +178,7 @@ static int32_t frame_of(struct uctx *u, int32_t i)
         char *buf = malloc(n + 1);
         if (!buf)
             return -3;
-        size_t w = 0;
-        for (size_t r = 0; r < n;) {
-            if (nm[r] == '_' && r + 1 < n && nm[r + 1] >= '0' && nm[r + 1] <= '9') {
-                r++;
-                while (r < n && nm[r] >= '0' && nm[r] <= '9')
-                    r++;
-                continue;
-            }
-            buf[w++] = nm[r++];
-        }
-        id = mp_intern_add(u->frames, buf, w);
+        id = mp_intern_add(u->frames, buf, tl_strip_digit_suffixes(nm, n, buf));
         free(buf);
         if (id < 0)
             return -3;
@@ -368,6 +358,9 @@ static int32_t sole_bwd_fwd(struct uctx *u, int32_t i, int *err)
     return u->bwd_ok[f] == 2 ? f : -1;
 }
 
+static int traverse_children(struct uctx *u, int32_t i);
+
+/* Collects the rows under event i (TraceLens's unified-op traversal). */
 static int traverse(struct uctx *u, int32_t i)
 {
     const struct mp_trace_tree *t = u->t;
@@ -386,16 +379,8 @@ static int traverse(struct uctx *u, int32_t i)
         return err;
     if (sole && !descendant_with_model(u, i))
         return collect(u, i);
-    if (descendant_with_model(u, i)) {
-        for (int32_t k = t->child_off[i]; k < t->child_off[i + 1]; k++) {
-            if (!mp_trace_tree_is_child(t, i, t->child[k]))
-                continue;
-            int rc = traverse(u, t->child[k]);
-            if (rc)
-                return rc;
-        }
-        return 0;
-    }
+    if (descendant_with_model(u, i))
+        return traverse_children(u, i);
     if (t->kind[i] == MP_K_CPU_OP && kernel_below(t, i, 10)) {
         bool any = false;
         for (int32_t k = t->child_off[i]; k < t->child_off[i + 1]; k++) {
@@ -412,6 +397,12 @@ static int traverse(struct uctx *u, int32_t i)
             return 0;
         return collect(u, i);
     }
+    return traverse_children(u, i);
+}
+
+static int traverse_children(struct uctx *u, int32_t i)
+{
+    const struct mp_trace_tree *t = u->t;
     for (int32_t k = t->child_off[i]; k < t->child_off[i + 1]; k++) {
         if (!mp_trace_tree_is_child(t, i, t->child[k]))
             continue;
@@ -579,84 +570,27 @@ static int fill_row(struct uctx *u, struct urow *r)
     return rc;
 }
 
-struct ugrp {
-    struct mp_buf key;
-    size_t *m;
-    size_t n, cap;
-    double kt_sum;
-    bool ids_sorted; /* pandas' reduceat path: every group's rows contiguous */
-    int32_t ex_uid;
-    /* kl_overlap: the groups with the same keys but the overlap names */
-    int32_t base;
-    double base_kt;
-    int32_t base_uid;
-};
-
 static int cmp_ugrp(const void *a, const void *b)
 {
-    const struct ugrp *x = a, *y = b;
+    const struct tl_group *x = a, *y = b;
     if (x->base_kt != y->base_kt) /* kl_overlap: TraceLens's _group_total_time, */
         return x->base_kt > y->base_kt ? -1 : 1;
     if (x->base_uid != y->base_uid) /* _group_min_ex_uid; equal in the plain sheet */
         return x->base_uid < y->base_uid ? -1 : 1;
     if (x->kt_sum != y->kt_sum)
         return x->kt_sum > y->kt_sum ? -1 : 1;
-    return x->ex_uid < y->ex_uid ? -1 : (x->ex_uid > y->ex_uid ? 1 : 0);
+    return x->uid < y->uid ? -1 : (x->uid > y->uid ? 1 : 0); /* ex_UID */
 }
 
-/* Each group's base totals: kernel time and smallest ex_UID over the
- * groups sharing its base key (nb ids). */
-static int base_order(struct ugrp *g, size_t ng, size_t nb)
-{
-    double *kt = calloc(nb, sizeof(double));
-    int32_t *uid = malloc(nb * sizeof(int32_t));
-    if (!kt || !uid) {
-        free(kt);
-        free(uid);
-        return MP_ENOMEM;
-    }
-    for (size_t q = 0; q < nb; q++)
-        uid[q] = INT32_MAX;
-    for (size_t q = 0; q < ng; q++) {
-        kt[g[q].base] += g[q].kt_sum;
-        if (g[q].ex_uid < uid[g[q].base])
-            uid[g[q].base] = g[q].ex_uid;
-    }
-    for (size_t q = 0; q < ng; q++) {
-        g[q].base_kt = kt[g[q].base];
-        g[q].base_uid = uid[g[q].base];
-    }
-    free(kt);
-    free(uid);
-    return 0;
-}
-
-static int stats_over(const struct urow *rows, const struct ugrp *g, size_t off,
+static int stats_over(const struct urow *rows, const struct tl_group *g, size_t off,
                       struct tl_stats *st, size_t *cnt)
 {
-    double *v = malloc((g->n ? g->n : 1) * sizeof(double));
-    if (!v)
-        return MP_ENOMEM;
-    size_t k = 0;
-    for (size_t i = 0; i < g->n; i++) {
-        double x = *(const double *)((const char *)&rows[g->m[i]] + off);
-        if (!isnan(x))
-            v[k++] = x;
-    }
-    int rc = tl_group_stats(v, k, g->ids_sorted && k == g->n, st);
-    *cnt = k;
-    free(v);
-    return rc;
+    return tl_group_stats_over(g, rows, sizeof(*rows), off, st, cnt);
 }
 
-static double first_over(const struct urow *rows, const struct ugrp *g, size_t off)
+static double first_over(const struct urow *rows, const struct tl_group *g, size_t off)
 {
-    for (size_t i = 0; i < g->n; i++) {
-        double x = *(const double *)((const char *)&rows[g->m[i]] + off);
-        if (!isnan(x))
-            return x;
-    }
-    return NAN;
+    return tl_group_first(g, rows, sizeof(*rows), off);
 }
 
 /* ---- entry_point (TraceLens's _find_entry_point over call_stack_full) ---- */
@@ -840,28 +774,6 @@ static int full_stack_cells(const char *op, char ***chains, const size_t *len, s
 
 /* ---- unified_perf_summary: group, sort, emit ---- */
 
-/* The groups of one sheet, in first-appearance order until sorted. */
-struct ugroups {
-    struct ugrp *g;
-    size_t ng;
-    struct mp_intern *keys;  /* group keys */
-    struct mp_intern *bkeys; /* kl_overlap: the keys without the overlap names */
-    int32_t *gid;            /* group of each key id, -1 before its first row */
-    size_t gcap;
-};
-
-static void ugroups_fini(struct ugroups *gs)
-{
-    for (size_t i = 0; gs->g && i < gs->ng; i++) {
-        mp_buf_fini(&gs->g[i].key);
-        free(gs->g[i].m);
-    }
-    free(gs->g);
-    free(gs->gid);
-    mp_intern_free(gs->keys);
-    mp_intern_free(gs->bkeys);
-}
-
 /* Row w's group key: str() of name, category, process/thread names and args
  * (and is_recompute), joined by \x1f as they are printed; with ov the
  * overlapping kernel names follow the name and *bid is the id of the key
@@ -915,44 +827,25 @@ static int row_key(const struct uctx *u, const struct urow *w, struct tl_argkeys
 }
 
 /* Adds row r to the group of key, a new group at the key's first row. */
-static int group_add(struct ugroups *gs, const struct urow *rows, size_t r,
+static int group_add(struct tl_groups *gs, const struct urow *rows, size_t r,
                      const struct mp_buf *key, int32_t bid)
 {
-    int32_t id = mp_intern_add(gs->keys, key->data, key->len);
-    if (id < 0 || tl_gid_reserve(&gs->gid, &gs->gcap, id))
-        return MP_ENOMEM;
-    int rc = 0;
-    if (gs->gid[id] < 0) {
-        struct ugrp *N = &gs->g[gs->ng];
-        gs->gid[id] = (int32_t)gs->ng++;
-        mp_buf_init(&N->key, 0);
-        rc = mp_buf_append(&N->key, key->data, key->len);
-        N->ex_uid = rows[r].ex_uid;
-        N->base = bid;
-    }
-    struct ugrp *G = &gs->g[gs->gid[id]];
-    if (G->n == G->cap) {
-        size_t nc = G->cap ? G->cap * 2 : 8;
-        size_t *nm = mp_reallocarray(G->m, nc, sizeof(size_t));
-        if (!nm)
-            return MP_ENOMEM;
-        G->m = nm;
-        G->cap = nc;
-    }
-    G->m[G->n++] = r;
-    G->kt_sum += rows[r].kt;
-    return rc;
+    struct tl_group *G;
+    bool created;
+    int rc = tl_groups_add(gs, key, bid, r, rows[r].kt, &G, &created);
+    if (rc || !created)
+        return rc;
+    G->uid = rows[r].ex_uid;
+    mp_buf_init(&G->key, 0);
+    return mp_buf_append(&G->key, key->data, key->len);
 }
 
 /* Groups the kept rows (uid >= 0) by their keys, in first-appearance order. */
 static int group_rows(const struct uctx *u, const struct urow *rows, size_t nrows,
                       struct tl_argkeys *ak, const struct tl_meta *meta, struct tl_overlap *ov,
-                      struct ugroups *gs)
+                      struct tl_groups *gs)
 {
-    gs->g = calloc(nrows ? nrows : 1, sizeof(*gs->g));
-    gs->keys = mp_intern_new();
-    gs->bkeys = ov ? mp_intern_new() : NULL;
-    if (!gs->g || !gs->keys || (ov && !gs->bkeys))
+    if (tl_groups_init(gs, nrows, ov != NULL))
         return MP_ENOMEM;
     struct mp_buf key;
     mp_buf_init(&key, 0);
@@ -971,9 +864,9 @@ static int group_rows(const struct uctx *u, const struct urow *rows, size_t nrow
 
 /* Sorts the groups by total kernel time as pandas sums it (kl_overlap: by
  * their base totals first); *total is the sorted column's sum. */
-static int sort_groups(const struct urow *rows, struct ugroups *gs, bool ov, double *total)
+static int sort_groups(const struct urow *rows, struct tl_groups *gs, bool ov, double *total)
 {
-    struct ugrp *g = gs->g;
+    struct tl_group *g = gs->g;
     size_t ng = gs->ng;
     /* groupby(sort=False): the rows' group ids never decrease when every
      * group's rows are contiguous; Kernel Time (µs)_sum as pandas sums it */
@@ -989,7 +882,7 @@ static int sort_groups(const struct urow *rows, struct ugroups *gs, bool ov, dou
         g[q].kt_sum = st.sum;
     }
     if (!rc)
-        rc = ov ? base_order(g, ng, (size_t)mp_intern_count(gs->bkeys) + 1) : 0;
+        rc = ov ? tl_groups_base_order(gs) : 0;
     if (rc)
         return rc;
     qsort(g, ng, sizeof(*g), cmp_ugrp);
@@ -1033,10 +926,10 @@ static void kstacks_fini(struct kstacks *ks)
 
 /* What the value functions of the column table see while one group's row is
  * printed. */
-struct uemit {
+struct tl_emit {
     struct uctx *u;
     const struct urow *rows;
-    struct ugrp *G; /* the group being printed */
+    struct tl_group *G; /* the group being printed */
     struct tl_overlap *ov;
     bool stacks, kd_stacks;
     struct mp_csv *csv;
@@ -1051,9 +944,9 @@ struct uemit {
 };
 
 /* The statistics a row of the sheet prints, over the group's rows. */
-static int measure_group(struct uemit *e)
+static int measure_group(struct tl_emit *e)
 {
-    const struct ugrp *G = e->G;
+    const struct tl_group *G = e->G;
     const struct urow *rows = e->rows;
     const struct mp_trace_store *s = e->u->t->s;
     memset(e->st, 0, sizeof(e->st));
@@ -1095,42 +988,23 @@ static int measure_group(struct uemit *e)
     return rc;
 }
 
-/* One column of the sheet: its header, when it is printed, and the function
- * printing its cell (NULL: printed by the column before). stat and field
- * tell the shared value functions which figure to print. */
-struct ucol {
-    const char *head;
-    int (*cell)(struct uemit *e, const struct ucol *c);
-    size_t field;
-    unsigned when; /* 0: always, else one of UC_* */
-    int stat;
-};
-
 enum { UC_OV = 1, UC_RECOMP = 2, UC_ARCH = 4, UC_CS = 8 };
 
 /* Every key cell: name [, overlapping_kernel_names], op category, process
  * and thread names, the four args [, is_recompute]. */
-static int c_key(struct uemit *e, const struct ucol *c)
+static int c_key(struct tl_emit *e, const struct tl_col *c)
 {
     (void)c;
-    const char *k = mp_buf_cstr(&e->G->key), *end = k + e->G->key.len;
-    for (;;) {
-        const char *sep = memchr(k, '\x1f', (size_t)(end - k));
-        size_t len = sep ? (size_t)(sep - k) : (size_t)(end - k);
-        int rc = mp_csv_field(e->csv, k, len);
-        if (rc || !sep)
-            return rc;
-        k = sep + 1;
-    }
+    return tl_csv_key_cells(e->csv, &e->G->key);
 }
 
-static int c_ex_uid(struct uemit *e, const struct ucol *c)
+static int c_ex_uid(struct tl_emit *e, const struct tl_col *c)
 {
     (void)c;
-    return mp_csv_fmt(e->csv, "%d", e->G->ex_uid);
+    return mp_csv_fmt(e->csv, "%d", e->G->uid);
 }
 
-static int c_count(struct uemit *e, const struct ucol *c)
+static int c_count(struct tl_emit *e, const struct tl_col *c)
 {
     (void)c;
     return mp_csv_fmt(e->csv, "%zu", e->G->n);
@@ -1138,69 +1012,45 @@ static int c_count(struct uemit *e, const struct ucol *c)
 
 /* A figure of a statistics block: the sum always, std when there is one,
  * the others over at least one value. */
-static int c_stat(struct uemit *e, const struct ucol *c)
+static int c_stat(struct tl_emit *e, const struct tl_col *c)
 {
-    const struct tl_stats *st = &e->st[c->stat];
-    double v = *(const double *)((const char *)st + c->field);
-    bool present = c->field == offsetof(struct tl_stats, sum)   ? true
-                   : c->field == offsetof(struct tl_stats, std) ? st->has_std
-                                                                : e->cnt[c->stat] > 0;
-    return tl_csv_float(e->csv, e->cell, v, present);
+    return tl_stat_cell(e->csv, e->cell, &e->st[c->stat], e->cnt[c->stat], c->field);
 }
 
 /* The first value of a row field over the group. */
-static int c_first(struct uemit *e, const struct ucol *c)
+static int c_first(struct tl_emit *e, const struct tl_col *c)
 {
     return tl_csv_float(e->csv, e->cell, first_over(e->rows, e->G, c->field), true);
 }
 
-static int c_spec(struct uemit *e, const struct ucol *c)
+static int c_spec(struct tl_emit *e, const struct tl_col *c)
 {
     (void)c;
     return mp_csv_str(e->csv, e->spec);
 }
 
-static int c_bound(struct uemit *e, const struct ucol *c)
+static int c_bound(struct tl_emit *e, const struct tl_col *c)
 {
     (void)c;
     return mp_csv_str(e->csv,
                       e->rl ? (e->rl->rl.compute_bound ? "COMPUTE_BOUND" : "MEMORY_BOUND") : "");
 }
 
-static int c_roofline_time(struct uemit *e, const struct ucol *c)
+static int c_roofline_time(struct tl_emit *e, const struct tl_col *c)
 {
     (void)c;
     return tl_csv_float(e->csv, e->cell, e->rl ? e->rl->rl.roofline_us : NAN, e->rl != NULL);
 }
 
-/* The kernel durations of the rows whose kernel list has the template's
- * length nk: kd[q][row], *nrow rows. */
-static int kernel_durations(const struct uemit *e, size_t nk, double ***kd, size_t *nrow)
+static const int32_t *urow_kernels(const void *rows, size_t r, size_t *nk)
 {
-    const struct mp_trace_store *s = e->u->t->s;
-    const struct ugrp *G = e->G;
-    *nrow = 0;
-    *kd = calloc(nk ? nk : 1, sizeof(double *));
-    if (!*kd)
-        return MP_ENOMEM;
-    for (size_t q = 0; q < nk; q++)
-        if (!((*kd)[q] = malloc((G->n ? G->n : 1) * sizeof(double))))
-            return MP_ENOMEM;
-    for (size_t i = 0; i < G->n; i++) {
-        const struct urow *w = &e->rows[G->m[i]];
-        if (w->nk != nk)
-            continue;
-        for (size_t q = 0; q < nk; q++) {
-            int32_t ku = w->k[q];
-            (*kd)[q][*nrow] = (s->flags[ku] & MP_EV_DUR) ? s->dur[ku] : 0.0;
-        }
-        (*nrow)++;
-    }
-    return 0;
+    const struct urow *w = (const struct urow *)rows + r;
+    *nk = w->nk;
+    return w->k;
 }
 
 /* The call stack of each kernel of template row rt (e->ks). */
-static int template_stacks(struct uemit *e, const struct urow *rt)
+static int template_stacks(struct tl_emit *e, const struct urow *rt)
 {
     struct kstacks *ks = &e->ks;
     size_t nk = rt->nk;
@@ -1243,38 +1093,23 @@ static int template_stacks(struct uemit *e, const struct urow *rt)
 
 /* kernel_details_summary and trunc_kernel_details: the template is the
  * group's first non-empty kernel list. */
-static int c_kernel_details(struct uemit *e, const struct ucol *c)
+static int c_kernel_details(struct tl_emit *e, const struct tl_col *c)
 {
     (void)c;
-    const struct ugrp *G = e->G;
-    const struct urow *rt = &e->rows[G->m[0]];
-    for (size_t i = 0; i < G->n && rt->nk == 0; i++)
-        rt = &e->rows[G->m[i]];
-    size_t nk = rt->nk, nrow = 0;
-    double **kd = NULL;
-    int rc = kernel_durations(e, nk, &kd, &nrow);
-    if (!rc && e->stacks && nk > 0)
-        rc = template_stacks(e, rt);
-    if (!rc && nk > 0) {
-        const char *const *kdst =
-            e->ks.has && e->kd_stacks ? (const char *const *)e->ks.kdst : NULL;
-        rc = tl_kernel_details_cells_cs(e->u->t, rt->k, nk, kd, nrow, kdst, e->ks.order, e->csv,
-                                        e->cell);
-    } else if (!rc) {
-        rc = mp_csv_str(e->csv, "[]");
-        rc = rc ? rc : mp_csv_str(e->csv, "");
-    }
-    for (size_t q = 0; kd && q < nk; q++)
-        free(kd[q]);
-    free(kd);
-    return rc;
+    size_t tr = tl_group_template(e->G, e->rows, urow_kernels);
+    const struct urow *rt = &e->rows[tr];
+    int rc = e->stacks && rt->nk > 0 ? template_stacks(e, rt) : 0;
+    const char *const *kdst = e->ks.has && e->kd_stacks ? (const char *const *)e->ks.kdst : NULL;
+    return rc ? rc
+              : tl_group_kernel_details(e->u->t, e->G, e->rows, urow_kernels, tr, kdst, e->ks.order,
+                                        e->csv, e->cell);
 }
 
 /* The overlap column block (kl_overlap sheet). */
-static int c_overlap(struct uemit *e, const struct ucol *c)
+static int c_overlap(struct tl_emit *e, const struct tl_col *c)
 {
     (void)c;
-    const struct ugrp *G = e->G;
+    const struct tl_group *G = e->G;
     const struct tl_ovinfo **mi =
         malloc((G->n ? G->n : 1) * sizeof(*mi)); // NOLINT(bugprone-sizeof-expression)
     int rc = mi ? 0 : MP_ENOMEM;
@@ -1288,7 +1123,7 @@ static int c_overlap(struct uemit *e, const struct ucol *c)
     return rc;
 }
 
-static int c_params(struct uemit *e, const struct ucol *c)
+static int c_params(struct tl_emit *e, const struct tl_col *c)
 {
     (void)c;
     const char *params = NULL;
@@ -1297,14 +1132,14 @@ static int c_params(struct uemit *e, const struct ucol *c)
     return mp_csv_str(e->csv, params ? params : "");
 }
 
-static int c_has_model(struct uemit *e, const struct ucol *c)
+static int c_has_model(struct tl_emit *e, const struct tl_col *c)
 {
     (void)c;
     return mp_csv_str(e->csv, e->rows[e->G->m[0]].has_model ? "True" : "False");
 }
 
 /* entry_point and call_stack_full, the template's stacks in printed order. */
-static int c_call_stack(struct uemit *e, const struct ucol *c)
+static int c_call_stack(struct tl_emit *e, const struct tl_col *c)
 {
     (void)c;
     const struct kstacks *ks = &e->ks;
@@ -1329,7 +1164,7 @@ static int c_call_stack(struct uemit *e, const struct ucol *c)
     return rc;
 }
 
-static int c_pct(struct uemit *e, const struct ucol *c)
+static int c_pct(struct tl_emit *e, const struct tl_col *c)
 {
     (void)c;
     double pct = e->G->kt_sum / e->total * 100;
@@ -1337,53 +1172,33 @@ static int c_pct(struct uemit *e, const struct ucol *c)
     return tl_csv_float(e->csv, e->cell, pct, true);
 }
 
-static int c_cum(struct uemit *e, const struct ucol *c)
+static int c_cum(struct tl_emit *e, const struct tl_col *c)
 {
     (void)c;
     return tl_csv_float(e->csv, e->cell, e->cum, true);
 }
 
-#define UCOL(h, w, f)                                                                              \
-    {                                                                                              \
-        .head = (h), .when = (w), .cell = (f)                                                      \
-    }
-#define UKEY(h, w)                                                                                 \
-    {                                                                                              \
-        .head = (h), .when = (w)                                                                   \
-    }
-#define USTAT(h, w, blk, f)                                                                        \
-    {                                                                                              \
-        .head = (h), .when = (w), .cell = c_stat, .stat = (blk),                                   \
-        .field = offsetof(struct tl_stats, f)                                                      \
-    }
-#define UFIRST(h, f)                                                                               \
-    {                                                                                              \
-        .head = (h), .cell = c_first, .field = offsetof(struct urow, f)                            \
-    }
+#define USTAT(h, w, blk, f) TL_STAT(h, w, c_stat, blk, f)
+#define UFIRST(h, f) TL_FIELD(h, c_first, struct urow, f)
 
 /* The columns of unified_perf_summary and its kl_overlap twin. */
-static const struct ucol ucols[] = {
-    UCOL("name", 0, c_key),
-    UKEY("overlapping_kernel_names", UC_OV),
-    UKEY("op category", 0),
-    UKEY("process_name", 0),
-    UKEY("process_label", 0),
-    UKEY("thread_name", 0),
-    UKEY("Input Dims", 0),
-    UKEY("Input type", 0),
-    UKEY("Input Strides", 0),
-    UKEY("Concrete Inputs", 0),
-    UKEY("is_recompute", UC_RECOMP),
-    UCOL("ex_UID", 0, c_ex_uid),
-    UCOL("operation_count", 0, c_count),
+static const struct tl_col ucols[] = {
+    TL_COL("name", 0, c_key),
+    TL_KEY("overlapping_kernel_names", UC_OV),
+    TL_KEY("op category", 0),
+    TL_META_KEYS,
+    TL_ARGS_KEYS,
+    TL_KEY("is_recompute", UC_RECOMP),
+    TL_COL("ex_UID", 0, c_ex_uid),
+    TL_COL("operation_count", 0, c_count),
     USTAT("total_duration_us", 0, US_DUR, sum),
     USTAT("mean_duration_us", 0, US_DUR, mean),
     USTAT("std_duration_us", 0, US_DUR, std),
     UFIRST("GFLOPS", gflops),
     UFIRST("Data Moved (MB)", mb),
     UFIRST("FLOPS/Byte", fpb),
-    UCOL("Compute Spec", 0, c_spec),
-    UCOL("Roofline Bound", UC_ARCH, c_bound),
+    TL_COL("Compute Spec", 0, c_spec),
+    TL_COL("Roofline Bound", UC_ARCH, c_bound),
     USTAT("TB/s_mean", 0, US_TBS, mean),
     USTAT("TB/s_std", 0, US_TBS, std),
     USTAT("TFLOPS/s_mean", 0, US_TFS, mean),
@@ -1400,7 +1215,7 @@ static const struct ucol ucols[] = {
     USTAT("TFLOPS/s_median", 0, US_TFS, median),
     USTAT("TFLOPS/s_min", 0, US_TFS, min),
     USTAT("TFLOPS/s_max", 0, US_TFS, max),
-    UCOL("Roofline Time (µs)_first", UC_ARCH, c_roofline_time),
+    TL_COL("Roofline Time (µs)_first", UC_ARCH, c_roofline_time),
     USTAT("Pct Roofline_mean", UC_ARCH, US_PCT, mean),
     USTAT("Pct Roofline_median", UC_ARCH, US_PCT, median),
     USTAT("Pct Roofline_std", UC_ARCH, US_PCT, std),
@@ -1409,51 +1224,25 @@ static const struct ucol ucols[] = {
     USTAT("Kernel Time (µs)_median", 0, US_KT, median),
     USTAT("Kernel Time (µs)_min", 0, US_KT, min),
     USTAT("Kernel Time (µs)_max", 0, US_KT, max),
-    UCOL("kernel_details_summary", 0, c_kernel_details),
-    UKEY("trunc_kernel_details", 0),
-    UCOL("overlapping_kernels_details_summary", UC_OV, c_overlap),
-    UKEY("trunc_overlapping_kernels_details", UC_OV),
-    UKEY("overlap_pct_mean", UC_OV),
-    UKEY("overlap_pct_median", UC_OV),
-    UKEY("overlap_pct_std", UC_OV),
-    UKEY("overlap_pct_min", UC_OV),
-    UKEY("overlap_pct_max", UC_OV),
-    UCOL("perf_params", 0, c_params),
-    UCOL("has_perf_model", 0, c_has_model),
-    UCOL("entry_point", UC_CS, c_call_stack),
-    UKEY("call_stack_full", UC_CS),
-    UCOL("Percentage (%)", 0, c_pct),
-    UCOL("Cumulative Percentage (%)", 0, c_cum),
+    TL_COL("kernel_details_summary", 0, c_kernel_details),
+    TL_KEY("trunc_kernel_details", 0),
+    TL_COL("overlapping_kernels_details_summary", UC_OV, c_overlap),
+    TL_OVERLAP_KEYS(UC_OV),
+    TL_COL("perf_params", 0, c_params),
+    TL_COL("has_perf_model", 0, c_has_model),
+    TL_COL("entry_point", UC_CS, c_call_stack),
+    TL_KEY("call_stack_full", UC_CS),
+    TL_COL("Percentage (%)", 0, c_pct),
+    TL_COL("Cumulative Percentage (%)", 0, c_cum),
 };
 
 #define N_UCOLS (sizeof(ucols) / sizeof(ucols[0]))
 
-static bool ucol_on(const struct ucol *c, unsigned when)
-{
-    return c->when == 0 || (c->when & when) != 0;
-}
-
-static int write_header(struct mp_buf *b, unsigned when)
-{
-    int rc = 0;
-    bool first = true;
-    for (size_t c = 0; c < N_UCOLS && !rc; c++) {
-        if (!ucol_on(&ucols[c], when))
-            continue;
-        rc = first ? 0 : mp_buf_putc(b, ',');
-        rc = rc ? rc : mp_buf_puts(b, ucols[c].head);
-        first = false;
-    }
-    return rc ? rc : mp_buf_putc(b, '\n');
-}
-
 /* One group's row, column by column. */
-static int emit_group(struct uemit *e, unsigned when)
+static int emit_group(struct tl_emit *e, unsigned when)
 {
     int rc = measure_group(e);
-    for (size_t c = 0; c < N_UCOLS && !rc; c++)
-        if (ucols[c].cell && ucol_on(&ucols[c], when))
-            rc = ucols[c].cell(e, &ucols[c]);
+    rc = rc ? rc : tl_cols_cells(e, ucols, N_UCOLS, when);
     kstacks_fini(&e->ks);
     return rc ? rc : mp_csv_end_row(e->csv);
 }
@@ -1471,13 +1260,13 @@ static int render_summary(struct uctx *u, struct mp_report *rep, struct urow *ro
     bool cs = o->include_call_stack && !ov; /* entry_point, call_stack_full */
     unsigned when = (ov ? UC_OV : 0) | (u->t->recompute ? UC_RECOMP : 0) | (u->arch ? UC_ARCH : 0) |
                     (cs ? UC_CS : 0);
-    struct uemit e = {.u = u,
-                      .rows = rows,
-                      .ov = ov,
-                      .stacks = stacks,
-                      /* TraceLens summarizes the kl_overlap twin without include_call_stack */
-                      .kd_stacks = ov ? stacks : kd_stacks};
-    struct ugroups gs = {0};
+    struct tl_emit e = {.u = u,
+                        .rows = rows,
+                        .ov = ov,
+                        .stacks = stacks,
+                        /* TraceLens summarizes the kl_overlap twin without include_call_stack */
+                        .kd_stacks = ov ? stacks : kd_stacks};
+    struct tl_groups gs = {0};
     int rc = group_rows(u, rows, nrows, ak, meta, ov, &gs);
     rc = rc ? rc : sort_groups(rows, &gs, ov != NULL, &e.total);
     struct mp_buf *b =
@@ -1491,14 +1280,14 @@ static int render_summary(struct uctx *u, struct mp_report *rep, struct urow *ro
     e.cell = &cell;
     if (!rc) {
         mp_csv_init(&csv, b, "\n");
-        rc = write_header(b, when);
+        rc = tl_cols_header(b, ucols, N_UCOLS, when);
     }
     for (size_t gi = 0; gi < gs.ng && !rc; gi++) {
         e.G = &gs.g[gi];
         rc = emit_group(&e, when);
     }
     mp_buf_fini(&cell);
-    ugroups_fini(&gs);
+    tl_groups_fini(&gs);
     return rc;
 }
 

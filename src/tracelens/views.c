@@ -163,38 +163,25 @@ static int put_esc_n(struct mp_buf *b, const char *s, size_t n)
 {
     int rc = 0;
     const unsigned char *p = (const unsigned char *)s, *end = p + n;
+    static const char special[] = "&<>\"'";
+    static const char *const entity[] = {"&amp;", "&lt;", "&gt;", "&quot;", "&#39;"};
     while (p < end && *p && !rc) {
         unsigned c = *p;
+        const char *sp = strchr(special, (int)c);
         size_t k = 1;
-        switch (c) {
-        case '&':
-            rc = mp_buf_puts(b, "&amp;");
-            break;
-        case '<':
-            rc = mp_buf_puts(b, "&lt;");
-            break;
-        case '>':
-            rc = mp_buf_puts(b, "&gt;");
-            break;
-        case '"':
-            rc = mp_buf_puts(b, "&quot;");
-            break;
-        case '\'':
-            rc = mp_buf_puts(b, "&#39;");
-            break;
-        default:
-            if (c < 0x20 && c != '\n' && c != '\t') {
-                rc = mp_buf_putc(b, ' ');
-            } else if (c < 0x80) {
-                rc = mp_buf_putc(b, (char)c);
-            } else {
-                k = utf8_seq(p);
-                if (k)
-                    rc = mp_buf_append(b, p, k);
-                else
-                    rc = mp_buf_puts(b, "\xEF\xBF\xBD");
-                k = k ? k : 1;
-            }
+        if (sp) {
+            rc = mp_buf_puts(b, entity[sp - special]);
+        } else if (c < 0x20 && c != '\n' && c != '\t') {
+            rc = mp_buf_putc(b, ' ');
+        } else if (c < 0x80) {
+            rc = mp_buf_putc(b, (char)c);
+        } else {
+            k = utf8_seq(p);
+            if (k)
+                rc = mp_buf_append(b, p, k);
+            else
+                rc = mp_buf_puts(b, "\xEF\xBF\xBD");
+            k = k ? k : 1;
         }
         p += k;
     }
@@ -249,27 +236,29 @@ static double finite_or0(double v)
     return isfinite(v) ? v : 0;
 }
 
-/* Points by kernel time (descending); NULL on allocation failure. */
-static struct ord *sorted_points(const struct mp_report *r)
+/* The categories by time, or the points by kernel time (descending); NULL
+ * on allocation failure. */
+static struct ord *sorted_items(const struct mp_report *r, bool cats)
 {
-    struct ord *o = calloc(r->n_points ? r->n_points : 1, sizeof(*o));
+    size_t n = cats ? r->n_cats : r->n_points;
+    struct ord *o = calloc(n ? n : 1, sizeof(*o));
     if (!o)
         return NULL;
-    for (size_t i = 0; i < r->n_points; i++)
-        o[i] = (struct ord){finite_or0(r->points[i].kernel_us), r->points[i].name, i};
-    qsort(o, r->n_points, sizeof(*o), cmp_ord);
+    for (size_t i = 0; i < n; i++)
+        o[i] = cats ? (struct ord){finite_or0(r->cats[i].ms), r->cats[i].name, i}
+                    : (struct ord){finite_or0(r->points[i].kernel_us), r->points[i].name, i};
+    qsort(o, n, sizeof(*o), cmp_ord);
     return o;
+}
+
+static struct ord *sorted_points(const struct mp_report *r)
+{
+    return sorted_items(r, false);
 }
 
 static struct ord *sorted_cats(const struct mp_report *r)
 {
-    struct ord *o = calloc(r->n_cats ? r->n_cats : 1, sizeof(*o));
-    if (!o)
-        return NULL;
-    for (size_t i = 0; i < r->n_cats; i++)
-        o[i] = (struct ord){finite_or0(r->cats[i].ms), r->cats[i].name, i};
-    qsort(o, r->n_cats, sizeof(*o), cmp_ord);
-    return o;
+    return sorted_items(r, true);
 }
 
 /* Total op kernel time in µs: the categories' sum (every launcher), or the
@@ -318,6 +307,25 @@ static bool point_plottable(const struct mp_report_point *p)
            isfinite(p->tflops_s) && p->tflops_s > 0;
 }
 
+/* The figures of a top-ops row as the views print them. */
+struct point_text {
+    char ms[32], pc[32], tf[32], tb[32], ai[32], pr[32];
+    const char *bound; /* "compute" / "memory", "-" when unknown */
+};
+
+static void point_text(const struct mp_report *r, const struct mp_report_point *p, double total,
+                       struct point_text *x)
+{
+    fmt_fixed(p->kernel_us / 1e3, 3, x->ms, sizeof(x->ms));
+    fmt_fixed(pct_of(p->kernel_us, total), 1, x->pc, sizeof(x->pc));
+    fmt_sig(p->tflops_s, x->tf, sizeof(x->tf));
+    fmt_sig(p->tb_s, x->tb, sizeof(x->tb));
+    fmt_sig(p->has_ai ? p->flops_per_byte : NAN, x->ai, sizeof(x->ai));
+    fmt_fixed(p->has_roofline ? p->pct_roofline : NAN, 1, x->pr, sizeof(x->pr));
+    x->bound = point_bound(r, p);
+    x->bound = x->bound ? x->bound : "-";
+}
+
 /* ------------------------------------------------------ terminal summary */
 
 static int sum_row(struct mp_buf *b, const char *label, double us, double total_us)
@@ -343,20 +351,36 @@ static int summary_timeline(const struct mp_report *r, struct mp_buf *b)
     return rc;
 }
 
+/* The rows of a summary table: the categories (else the points) sorted
+ * (*o, free it), how many are shown (top_n, 0 = all) and the width of the
+ * name (else sheet) column: the widest shown, within [lo, hi]. */
+static int top_rows(const struct mp_report *r, bool cats, size_t top_n, size_t lo, size_t hi,
+                    struct ord **o, size_t *shown, size_t *width)
+{
+    size_t n = cats ? r->n_cats : r->n_points;
+    *o = sorted_items(r, cats);
+    if (!*o)
+        return MP_ENOMEM;
+    *shown = top_n && top_n < n ? top_n : n;
+    *width = lo;
+    for (size_t i = 0; i < *shown; i++) {
+        const char *s = cats ? r->cats[(*o)[i].i].name : r->points[(*o)[i].i].sheet;
+        size_t w = text_width(s ? s : "");
+        *width = w > *width ? w : *width;
+    }
+    *width = *width > hi ? hi : *width;
+    return 0;
+}
+
 static int summary_cats(const struct mp_report *r, size_t top_n, struct mp_buf *b)
 {
     if (r->n_cats == 0)
         return mp_buf_puts(b, "\nTime by category: none (no CPU ops launching GPU kernels)\n");
-    struct ord *o = sorted_cats(r);
-    if (!o)
+    struct ord *o;
+    size_t shown, wname;
+    if (top_rows(r, true, top_n, 8, 32, &o, &shown, &wname))
         return MP_ENOMEM;
     double total = ops_total_us(r);
-    size_t shown = top_n && top_n < r->n_cats ? top_n : r->n_cats, wname = 8;
-    for (size_t i = 0; i < shown; i++) {
-        size_t w = text_width(r->cats[o[i].i].name ? r->cats[o[i].i].name : "");
-        wname = w > wname ? w : wname;
-    }
-    wname = wname > 32 ? 32 : wname;
     char tot[32];
     fmt_fixed(total / 1e3, 3, tot, sizeof(tot));
     int rc = mp_buf_printf(b, "\nTime by category: %s ms of op kernel time in %zu categor%s\n", tot,
@@ -395,17 +419,12 @@ static int summary_ops(const struct mp_report *r, size_t top_n, struct mp_buf *b
 {
     if (r->n_points == 0)
         return mp_buf_puts(b, "\nTop ops: none (no op with a TraceLens perf model)\n");
-    struct ord *o = sorted_points(r);
-    if (!o)
+    struct ord *o;
+    size_t shown, wsheet;
+    if (top_rows(r, false, top_n, 5, 20, &o, &shown, &wsheet))
         return MP_ENOMEM;
     double total = ops_total_us(r), bw = 0;
     bool roof = r->has_arch;
-    size_t shown = top_n && top_n < r->n_points ? top_n : r->n_points, wsheet = 5;
-    for (size_t i = 0; i < shown; i++) {
-        size_t w = text_width(r->points[o[i].i].sheet);
-        wsheet = w > wsheet ? w : wsheet;
-    }
-    wsheet = wsheet > 20 ? 20 : wsheet;
     int rc = mp_buf_printf(b, "\nTop %zu of %zu op shapes by kernel time", shown, r->n_points);
     if (roof && !rc) {
         rc = mp_buf_printf(b, " (roofline: %s", r->arch.name);
@@ -428,24 +447,17 @@ static int summary_ops(const struct mp_report *r, size_t top_n, struct mp_buf *b
     rc = rc ? rc : mp_buf_putc(b, '\n');
     for (size_t k = 0; k < shown && !rc; k++) {
         const struct mp_report_point *p = &r->points[o[k].i];
-        char ms[32], pc[32], tf[32], tb[32], ai[32];
-        fmt_fixed(p->kernel_us / 1e3, 3, ms, sizeof(ms));
-        fmt_fixed(pct_of(p->kernel_us, total), 1, pc, sizeof(pc));
-        fmt_sig(p->tflops_s, tf, sizeof(tf));
-        fmt_sig(p->tb_s, tb, sizeof(tb));
-        fmt_sig(p->has_ai ? p->flops_per_byte : NAN, ai, sizeof(ai));
+        struct point_text x;
+        point_text(r, p, total, &x);
         rc = mp_buf_printf(b, "%3zu  ", k + 1);
         rc = rc ? rc : put_cell(b, p->name, 32, false);
         rc = rc ? rc : mp_buf_putc(b, ' ');
         rc = rc ? rc : put_cell(b, p->sheet, wsheet, false);
         rc = rc ? rc
-                : mp_buf_printf(b, " %7zu %10s %6s%% %9s %8s %8s", p->count, ms, pc, tf, tb, ai);
-        if (roof && !rc) {
-            char pr[32];
-            const char *bound = point_bound(r, p);
-            fmt_fixed(p->has_roofline ? p->pct_roofline : NAN, 1, pr, sizeof(pr));
-            rc = mp_buf_printf(b, " %7s  %s", pr, bound ? bound : "-");
-        }
+                : mp_buf_printf(b, " %7zu %10s %6s%% %9s %8s %8s", p->count, x.ms, x.pc, x.tf, x.tb,
+                                x.ai);
+        if (roof && !rc)
+            rc = mp_buf_printf(b, " %7s  %s", x.pr, x.bound);
         rc = rc ? rc : mp_buf_putc(b, '\n');
         if (p->params && p->params[0] && !rc) {
             size_t w = text_width(p->params);
@@ -1035,12 +1047,8 @@ static int html_top_ops(struct mp_buf *b, const struct mp_report *r, struct shee
     rc = rc ? rc : mp_buf_puts(b, "</tr></thead>\n<tbody>\n");
     for (size_t k = 0; k < shown && !rc; k++) {
         const struct mp_report_point *p = &r->points[o[k].i];
-        char ms[32], pc[32], tf[32], tb[32], ai[32];
-        fmt_fixed(p->kernel_us / 1e3, 3, ms, sizeof(ms));
-        fmt_fixed(pct_of(p->kernel_us, total), 1, pc, sizeof(pc));
-        fmt_sig(p->tflops_s, tf, sizeof(tf));
-        fmt_sig(p->tb_s, tb, sizeof(tb));
-        fmt_sig(p->has_ai ? p->flops_per_byte : NAN, ai, sizeof(ai));
+        struct point_text x;
+        point_text(r, p, total, &x);
         bool has_params = p->params && p->params[0];
         rc = mp_buf_printf(b, "<tr%s><td class=\"n\">%zu</td><td class=\"op\">",
                            has_params ? " class=\"hp\"" : "", k + 1);
@@ -1052,17 +1060,14 @@ static int html_top_ops(struct mp_buf *b, const struct mp_report *r, struct shee
                                 palette[sheet_index(ss, p->sheet, false) % N_PALETTE]);
         rc = rc ? rc : put_esc(b, p->sheet);
         rc = rc ? rc : mp_buf_printf(b, "</td><td class=\"n\">%zu</td>", p->count);
-        rc = rc ? rc : td_num(b, ms);
-        rc = rc ? rc : td_num(b, pc);
-        rc = rc ? rc : td_num(b, tf);
-        rc = rc ? rc : td_num(b, tb);
-        rc = rc ? rc : td_num(b, ai);
+        rc = rc ? rc : td_num(b, x.ms);
+        rc = rc ? rc : td_num(b, x.pc);
+        rc = rc ? rc : td_num(b, x.tf);
+        rc = rc ? rc : td_num(b, x.tb);
+        rc = rc ? rc : td_num(b, x.ai);
         if (r->has_arch && !rc) {
-            char pr[32];
-            const char *bound = point_bound(r, p);
-            fmt_fixed(p->has_roofline ? p->pct_roofline : NAN, 1, pr, sizeof(pr));
-            rc = td_num(b, pr);
-            rc = rc ? rc : mp_buf_printf(b, "<td>%s</td>", bound ? bound : "-");
+            rc = td_num(b, x.pr);
+            rc = rc ? rc : mp_buf_printf(b, "<td>%s</td>", x.bound);
         }
         rc = rc ? rc : mp_buf_puts(b, "</tr>\n");
         if (has_params && !rc) {
