@@ -22,6 +22,7 @@
 
 #include <magpie/fmt.h>
 #include <magpie/gap.h>
+#include <magpie/jsonlex.h>
 
 #define MAX_SHAPES 10
 #define MAX_VARIANTS_LISTED 20
@@ -220,65 +221,22 @@ static int cat_flags(struct ctx *c, struct mp_strview cat)
 
 /* ---- Input Dims -> "[a,b]x[c,d]" (Python str() of the elements) ---- */
 
-static const char *jskip_ws(const char *p, const char *e)
-{
-    while (p < e && (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t'))
-        p++;
-    return p;
-}
-
-static const char *jend_of_value(const char *p, const char *e)
-{
-    /* input is valid JSON already; find the end of one value */
-    int depth = 0;
-    bool in_str = false;
-    for (; p < e; p++) {
-        char ch = *p;
-        if (in_str) {
-            if (ch == '\\')
-                p++;
-            else if (ch == '"')
-                in_str = false;
-            if (!in_str && depth == 0)
-                return p + 1;
-            continue;
-        }
-        if (ch == '"') {
-            in_str = true;
-        } else if (ch == '[' || ch == '{') {
-            depth++;
-        } else if (ch == ']' || ch == '}') {
-            depth--;
-            if (depth == 0)
-                return p + 1;
-            if (depth < 0)
-                return p;
-        } else if (depth == 0 &&
-                   (ch == ',' || ch == ' ' || ch == '\n' || ch == '\r' || ch == '\t')) {
-            return p;
-        }
-    }
-    return p;
-}
-
 static int py_str_value(struct mp_buf *b, const char *p, const char *e, bool repr);
 
 static int py_list(struct mp_buf *b, const char *p, const char *e, const char *sep, bool repr_items)
 {
     /* p at '[' */
     int rc = mp_buf_putc(b, '[');
-    p = jskip_ws(p + 1, e);
+    p = mp_json_skip_ws(p + 1, e);
     bool first = true;
     while (!rc && p < e && *p != ']') {
-        const char *ve = jend_of_value(p, e);
+        const char *ve = mp_json_value_end(p, e);
         if (!first)
             rc = mp_buf_puts(b, sep);
         if (!rc)
             rc = py_str_value(b, p, ve, repr_items);
         first = false;
-        p = jskip_ws(ve, e);
-        if (p < e && *p == ',')
-            p = jskip_ws(p + 1, e);
+        p = mp_json_next_item(ve, e);
     }
     if (!rc)
         rc = mp_buf_putc(b, ']');
@@ -348,16 +306,16 @@ static int py_str_value(struct mp_buf *b, const char *p, const char *e, bool rep
 static int format_dims(struct ctx *c, struct mp_strview raw)
 {
     mp_buf_reset(&c->tmp);
-    const char *p = jskip_ws(raw.p, raw.p + raw.n), *e = raw.p + raw.n;
+    const char *p = mp_json_skip_ws(raw.p, raw.p + raw.n), *e = raw.p + raw.n;
     if (p >= e || *p != '[')
         return 0; /* not a list: Python yields no parts */
-    p = jskip_ws(p + 1, e);
+    p = mp_json_skip_ws(p + 1, e);
     bool any = false;
     int rc = 0;
     while (!rc && p < e && *p != ']') {
-        const char *ve = jend_of_value(p, e);
+        const char *ve = mp_json_value_end(p, e);
         if (*p == '[') {
-            const char *q = jskip_ws(p + 1, ve);
+            const char *q = mp_json_skip_ws(p + 1, ve);
             if (q < ve && *q != ']') { /* a non-empty list */
                 if (any)
                     rc = mp_buf_putc(&c->tmp, 'x');
@@ -366,20 +324,18 @@ static int format_dims(struct ctx *c, struct mp_strview raw)
                 any = true;
             }
         }
-        p = jskip_ws(ve, e);
-        if (p < e && *p == ',')
-            p = jskip_ws(p + 1, e);
+        p = mp_json_next_item(ve, e);
     }
     return rc;
 }
 
 static bool dims_truthy(struct mp_strview raw)
 {
-    const char *p = jskip_ws(raw.p, raw.p + raw.n), *e = raw.p + raw.n;
+    const char *p = mp_json_skip_ws(raw.p, raw.p + raw.n), *e = raw.p + raw.n;
     if (p >= e)
         return false;
     if (*p == '[') {
-        p = jskip_ws(p + 1, e);
+        p = mp_json_skip_ws(p + 1, e);
         return p < e && *p != ']';
     }
     return true; /* strings/numbers: only lists produce shapes anyway */

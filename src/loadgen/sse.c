@@ -8,14 +8,16 @@
  * field of the event being read, reused for every event, so nothing is
  * allocated per token once it has grown to the largest event.
  *
- * The JSON scanner validates the whole event (strings, escapes, numbers,
- * literals, nesting) without building a tree, and extracts only what the
- * metrics need: whether "choices" is non-empty, the text of choices[0],
- * usage.prompt_tokens / usage.completion_tokens, and a top-level "error".
+ * The JSON scanner (over the lexing core of magpie/jsonlex.h) validates the
+ * whole event (strings, escapes, numbers, literals, nesting) without building
+ * a tree, and extracts only what the metrics need: whether "choices" is
+ * non-empty, the text of choices[0], usage.prompt_tokens /
+ * usage.completion_tokens, and a top-level "error".
  */
 #include <stdint.h>
 #include <string.h>
 
+#include <magpie/jsonlex.h>
 #include <magpie/loadgen.h>
 
 #include "loadgen_int.h"
@@ -47,220 +49,15 @@ void mp_loadgen_sse_fini(struct mp_loadgen_sse *s)
         mp_buf_fini(&s->data);
 }
 
-/* ---- JSON scanning ---- */
+/* ---- JSON scanning (the lexing core: magpie/jsonlex.h) ---- */
 
-struct js {
-    const char *p, *end;
-    const char *err;
-};
-
-static void js_ws(struct js *j)
-{
-    while (j->p < j->end && (*j->p == ' ' || *j->p == '\t' || *j->p == '\n' || *j->p == '\r'))
-        j->p++;
-}
-
-static bool js_fail(struct js *j, const char *msg)
-{
-    if (!j->err)
-        j->err = msg;
-    return false;
-}
-
-static int hexval(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
-/* At '"': validates the string and returns its raw (still escaped) content. */
-static bool js_string(struct js *j, const char **s, size_t *n)
-{
-    if (j->p >= j->end || *j->p != '"')
-        return js_fail(j, "expected a string");
-    const char *start = ++j->p;
-    while (j->p < j->end) {
-        unsigned char c = (unsigned char)*j->p;
-        if (c == '"') {
-            if (s)
-                *s = start;
-            if (n)
-                *n = (size_t)(j->p - start);
-            j->p++;
-            return true;
-        }
-        if (c < 0x20)
-            return js_fail(j, "control character in string");
-        if (c == '\\') {
-            if (++j->p >= j->end)
-                break;
-            switch (*j->p) {
-            case '"':
-            case '\\':
-            case '/':
-            case 'b':
-            case 'f':
-            case 'n':
-            case 'r':
-            case 't':
-                j->p++;
-                break;
-            case 'u':
-                if (j->end - j->p < 5)
-                    return js_fail(j, "truncated \\u escape");
-                for (int k = 1; k <= 4; k++)
-                    if (hexval(j->p[k]) < 0)
-                        return js_fail(j, "bad \\u escape");
-                j->p += 5;
-                break;
-            default:
-                return js_fail(j, "bad escape in string");
-            }
-            continue;
-        }
-        j->p++;
-    }
-    return js_fail(j, "unterminated string");
-}
-
-/* JSON number grammar; *iv gets the value when it is an integer that fits. */
-static bool js_number(struct js *j, int64_t *iv, bool *is_int)
-{
-    const char *p = j->p;
-    bool neg = false, integral = true, overflow = false;
-    int64_t v = 0;
-    if (p < j->end && *p == '-') {
-        neg = true;
-        p++;
-    }
-    if (p >= j->end || *p < '0' || *p > '9')
-        return js_fail(j, "bad number");
-    if (*p == '0') {
-        p++;
-    } else {
-        while (p < j->end && *p >= '0' && *p <= '9') {
-            if (v > (INT64_MAX - 9) / 10)
-                overflow = true;
-            else
-                v = v * 10 + (*p - '0');
-            p++;
-        }
-    }
-    if (p < j->end && *p == '.') {
-        integral = false;
-        p++;
-        if (p >= j->end || *p < '0' || *p > '9')
-            return js_fail(j, "bad number fraction");
-        while (p < j->end && *p >= '0' && *p <= '9')
-            p++;
-    }
-    if (p < j->end && (*p == 'e' || *p == 'E')) {
-        integral = false;
-        p++;
-        if (p < j->end && (*p == '+' || *p == '-'))
-            p++;
-        if (p >= j->end || *p < '0' || *p > '9')
-            return js_fail(j, "bad number exponent");
-        while (p < j->end && *p >= '0' && *p <= '9')
-            p++;
-    }
-    j->p = p;
-    if (is_int)
-        *is_int = integral && !overflow;
-    if (iv)
-        *iv = neg ? -v : v;
-    return true;
-}
-
-static bool js_lit(struct js *j, const char *lit)
-{
-    size_t n = strlen(lit);
-    if ((size_t)(j->end - j->p) < n || memcmp(j->p, lit, n) != 0)
-        return js_fail(j, "bad literal");
-    j->p += n;
-    return true;
-}
-
-/* Validates and skips one value. */
-static bool js_value(struct js *j, int depth)
-{
-    if (depth > 64)
-        return js_fail(j, "nesting too deep");
-    js_ws(j);
-    if (j->p >= j->end)
-        return js_fail(j, "unexpected end of event data");
-    switch (*j->p) {
-    case '"':
-        return js_string(j, NULL, NULL);
-    case '{':
-        j->p++;
-        js_ws(j);
-        if (j->p < j->end && *j->p == '}') {
-            j->p++;
-            return true;
-        }
-        for (;;) {
-            js_ws(j);
-            if (!js_string(j, NULL, NULL))
-                return false;
-            js_ws(j);
-            if (j->p >= j->end || *j->p != ':')
-                return js_fail(j, "expected ':'");
-            j->p++;
-            if (!js_value(j, depth + 1))
-                return false;
-            js_ws(j);
-            if (j->p < j->end && *j->p == ',') {
-                j->p++;
-                continue;
-            }
-            if (j->p < j->end && *j->p == '}') {
-                j->p++;
-                return true;
-            }
-            return js_fail(j, "expected ',' or '}'");
-        }
-    case '[':
-        j->p++;
-        js_ws(j);
-        if (j->p < j->end && *j->p == ']') {
-            j->p++;
-            return true;
-        }
-        for (;;) {
-            if (!js_value(j, depth + 1))
-                return false;
-            js_ws(j);
-            if (j->p < j->end && *j->p == ',') {
-                j->p++;
-                continue;
-            }
-            if (j->p < j->end && *j->p == ']') {
-                j->p++;
-                return true;
-            }
-            return js_fail(j, "expected ',' or ']'");
-        }
-    case 't':
-        return js_lit(j, "true");
-    case 'f':
-        return js_lit(j, "false");
-    case 'n':
-        return js_lit(j, "null");
-    default:
-        return js_number(j, NULL, NULL);
-    }
-}
+/* "the event ends where a value must start" in loadgen's words */
+static const char eof_msg[] = "unexpected end of event data";
 
 const char *loadgen_json_skip(const char *p, const char *end, const char **err)
 {
-    struct js j = {p, end, NULL};
-    if (!js_value(&j, 0)) {
+    struct mp_json_cur j = {p, end, NULL, eof_msg};
+    if (!mp_json_skip(&j, 0)) {
         if (err)
             *err = j.err;
         return NULL;
@@ -275,46 +72,27 @@ static bool key_is(const char *k, size_t n, const char *want)
 
 /* Iterates the members of the object at j->p ('{'), calling fn for each with
  * j->p at the value; fn must consume the value. */
-typedef bool (*member_fn)(struct js *j, const char *k, size_t kn, void *u, int depth);
+typedef bool (*member_fn)(struct mp_json_cur *j, const char *k, size_t kn, void *u, int depth);
 
-static bool js_object(struct js *j, int depth, member_fn fn, void *u)
+static bool js_object(struct mp_json_cur *j, int depth, member_fn fn, void *u)
 {
-    if (depth > 64)
-        return js_fail(j, "nesting too deep");
+    if (depth > MP_JSON_MAX_DEPTH)
+        return mp_json_fail(j, "nesting too deep");
     if (j->p >= j->end || *j->p != '{')
-        return js_fail(j, "expected an object");
+        return mp_json_fail(j, "expected an object");
     j->p++;
-    js_ws(j);
-    if (j->p < j->end && *j->p == '}') {
-        j->p++;
-        return true;
-    }
-    for (;;) {
+    int more = mp_json_first(j, '}');
+    for (; more > 0; more = mp_json_more(j, '}')) {
         const char *k = NULL;
         size_t kn = 0;
-        js_ws(j);
-        if (!js_string(j, &k, &kn))
+        if (!mp_json_key(j, &k, &kn))
             return false;
-        js_ws(j);
-        if (j->p >= j->end || *j->p != ':')
-            return js_fail(j, "expected ':'");
-        j->p++;
-        js_ws(j);
         if (j->p >= j->end) /* the member functions look at the value's first byte */
-            return js_fail(j, "unexpected end of event data");
+            return mp_json_fail(j, eof_msg);
         if (!fn(j, k, kn, u, depth + 1))
             return false;
-        js_ws(j);
-        if (j->p < j->end && *j->p == ',') {
-            j->p++;
-            continue;
-        }
-        if (j->p < j->end && *j->p == '}') {
-            j->p++;
-            return true;
-        }
-        return js_fail(j, "expected ',' or '}'");
     }
+    return more == 0;
 }
 
 struct scan {
@@ -322,17 +100,17 @@ struct scan {
     bool choices_nonempty, usage_obj, error;
 };
 
-static bool text_member(struct js *j, const char *k, size_t kn, void *u, int depth)
+static bool text_member(struct mp_json_cur *j, const char *k, size_t kn, void *u, int depth)
 {
     struct scan *sc = u;
     if (*j->p == '"' && (key_is(k, kn, "text") || key_is(k, kn, "content")))
-        return js_string(j, &sc->ev->text, &sc->ev->text_len);
+        return mp_json_string(j, &sc->ev->text, &sc->ev->text_len);
     if (*j->p == '{' && key_is(k, kn, "delta"))
         return js_object(j, depth, text_member, u);
-    return js_value(j, depth);
+    return mp_json_skip(j, depth);
 }
 
-static bool usage_member(struct js *j, const char *k, size_t kn, void *u, int depth)
+static bool usage_member(struct mp_json_cur *j, const char *k, size_t kn, void *u, int depth)
 {
     struct scan *sc = u;
     int64_t *dst = NULL;
@@ -343,54 +121,40 @@ static bool usage_member(struct js *j, const char *k, size_t kn, void *u, int de
     if (dst && j->p < j->end && (*j->p == '-' || (*j->p >= '0' && *j->p <= '9'))) {
         int64_t v;
         bool is_int;
-        if (!js_number(j, &v, &is_int))
+        if (!mp_json_number(j, &v, &is_int))
             return false;
         if (is_int && v >= 0)
             *dst = v;
         return true;
     }
-    return js_value(j, depth);
+    return mp_json_skip(j, depth);
 }
 
-static bool error_member(struct js *j, const char *k, size_t kn, void *u, int depth)
+static bool error_member(struct mp_json_cur *j, const char *k, size_t kn, void *u, int depth)
 {
     struct scan *sc = u;
     if (*j->p == '"' && key_is(k, kn, "message"))
-        return js_string(j, &sc->ev->msg, &sc->ev->msg_len);
-    return js_value(j, depth);
+        return mp_json_string(j, &sc->ev->msg, &sc->ev->msg_len);
+    return mp_json_skip(j, depth);
 }
 
-static bool top_member(struct js *j, const char *k, size_t kn, void *u, int depth)
+static bool top_member(struct mp_json_cur *j, const char *k, size_t kn, void *u, int depth)
 {
     struct scan *sc = u;
     if (key_is(k, kn, "choices") && *j->p == '[') {
         j->p++;
-        js_ws(j);
-        if (j->p < j->end && *j->p == ']') {
-            j->p++;
-            return true;
-        }
-        sc->choices_nonempty = true;
-        bool first = true;
-        for (;;) {
-            js_ws(j);
+        int more = mp_json_first(j, ']');
+        if (more)
+            sc->choices_nonempty = true;
+        for (bool first = true; more > 0; first = false, more = mp_json_more(j, ']')) {
+            mp_json_ws(j);
             bool ok = first && j->p < j->end && *j->p == '{'
                           ? js_object(j, depth + 1, text_member, u)
-                          : js_value(j, depth + 1);
+                          : mp_json_skip(j, depth + 1);
             if (!ok)
                 return false;
-            first = false;
-            js_ws(j);
-            if (j->p < j->end && *j->p == ',') {
-                j->p++;
-                continue;
-            }
-            if (j->p < j->end && *j->p == ']') {
-                j->p++;
-                return true;
-            }
-            return js_fail(j, "expected ',' or ']'");
         }
+        return more == 0;
     }
     if (key_is(k, kn, "usage") && *j->p == '{') {
         const char *before = j->p;
@@ -402,14 +166,14 @@ static bool top_member(struct js *j, const char *k, size_t kn, void *u, int dept
     }
     if (key_is(k, kn, "error")) {
         if (*j->p == 'n')
-            return js_value(j, depth); /* "error": null is no error */
+            return mp_json_skip(j, depth); /* "error": null is no error */
         sc->error = true;
         if (*j->p == '"')
-            return js_string(j, &sc->ev->msg, &sc->ev->msg_len);
+            return mp_json_string(j, &sc->ev->msg, &sc->ev->msg_len);
         if (*j->p == '{')
             return js_object(j, depth, error_member, u);
     }
-    return js_value(j, depth);
+    return mp_json_skip(j, depth);
 }
 
 void mp_loadgen_sse_classify(const char *data, size_t n, struct mp_loadgen_sse_event *ev)
@@ -421,14 +185,14 @@ void mp_loadgen_sse_classify(const char *data, size_t n, struct mp_loadgen_sse_e
         ev->kind = MP_LOADGEN_SSE_DONE;
         return;
     }
-    struct js j = {data, data + n, NULL};
+    struct mp_json_cur j = {data, data + n, NULL, eof_msg};
     struct scan sc = {ev, false, false, false};
-    js_ws(&j);
+    mp_json_ws(&j);
     bool ok = js_object(&j, 0, top_member, &sc);
     if (ok) {
-        js_ws(&j);
+        mp_json_ws(&j);
         if (j.p != j.end)
-            ok = js_fail(&j, "trailing bytes after the JSON object");
+            ok = mp_json_fail(&j, "trailing bytes after the JSON object");
     }
     if (!ok) {
         ev->kind = MP_LOADGEN_SSE_BAD;
@@ -463,6 +227,26 @@ static int dispatch(struct mp_loadgen_sse *s)
     s->has_data = false;
     s->in_event = false;
     return rc;
+}
+
+/* The first '\n' or '\r' in [p, end), or end. */
+static const char *line_end(const char *p, const char *end)
+{
+    while (p < end && *p != '\n' && *p != '\r')
+        p++;
+    return p;
+}
+
+/* At a line's end (p == end: the line goes on in the next read): past the
+ * '\n' or '\r' there, with the next line to start. */
+static const char *past_line_end(struct mp_loadgen_sse *s, const char *p, const char *end)
+{
+    if (p < end) {
+        s->cr = *p == '\r';
+        p++;
+        s->state = ST_LINE;
+    }
+    return p;
 }
 
 int mp_loadgen_sse_feed(struct mp_loadgen_sse *s, const char *p, size_t n, uint64_t t_ns)
@@ -533,32 +317,16 @@ int mp_loadgen_sse_feed(struct mp_loadgen_sse *s, const char *p, size_t n, uint6
             }
             continue;
         case ST_DATA: {
-            const char *q = p;
-            while (q < end && *q != '\n' && *q != '\r')
-                q++;
+            const char *q = line_end(p, end);
             if (q > p && mp_buf_append(&s->data, p, (size_t)(q - p)))
                 return MP_ENOMEM;
-            p = q;
-            if (p < end) {
-                s->cr = *p == '\r';
-                p++;
-                s->state = ST_LINE;
-            }
+            p = past_line_end(s, q, end);
             continue;
         }
         case ST_SKIP:
-        default: {
-            const char *q = p;
-            while (q < end && *q != '\n' && *q != '\r')
-                q++;
-            p = q;
-            if (p < end) {
-                s->cr = *p == '\r';
-                p++;
-                s->state = ST_LINE;
-            }
+        default:
+            p = past_line_end(s, line_end(p, end), end);
             continue;
-        }
         }
     }
     return 0;

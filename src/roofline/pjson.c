@@ -12,6 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <magpie/jsonlex.h>
+
 #include "roofline_int.h"
 
 #define PV_MAX_DEPTH 64
@@ -27,8 +29,7 @@ struct parser {
 
 static void ws(struct parser *ps)
 {
-    while (ps->p < ps->e && (*ps->p == ' ' || *ps->p == '\n' || *ps->p == '\r' || *ps->p == '\t'))
-        ps->p++;
+    ps->p = mp_json_skip_ws(ps->p, ps->e);
 }
 
 static struct pv *new_node(struct parser *ps, uint32_t *idx)
@@ -84,32 +85,6 @@ static size_t text_reserve(struct parser *ps, size_t n)
     return off;
 }
 
-static int hexval(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
-static bool hex4(const char *p, const char *e, unsigned *out)
-{
-    if (e - p < 4)
-        return false;
-    unsigned v = 0;
-    for (int i = 0; i < 4; i++) {
-        int h = hexval(p[i]);
-        if (h < 0)
-            return false;
-        v = v << 4 | (unsigned)h;
-    }
-    *out = v;
-    return true;
-}
-
 /* Decodes the string at ps->p (opening quote) into the text buffer; returns
  * the text offset and length. Decoded text is never longer than the raw. */
 static bool string(struct parser *ps, size_t *off, uint32_t *len)
@@ -137,65 +112,15 @@ static bool string(struct parser *ps, size_t *off, uint32_t *len)
             r++;
             continue;
         }
-        r++;
-        switch (*r++) {
-        case '"':
-            *w++ = '"';
-            break;
-        case '\\':
-            *w++ = '\\';
-            break;
-        case '/':
-            *w++ = '/';
-            break;
-        case 'b':
-            *w++ = '\b';
-            break;
-        case 'f':
-            *w++ = '\f';
-            break;
-        case 'n':
-            *w++ = '\n';
-            break;
-        case 'r':
-            *w++ = '\r';
-            break;
-        case 't':
-            *w++ = '\t';
-            break;
-        case 'u': {
-            unsigned cp;
-            if (!hex4(r, q, &cp))
-                return false;
-            r += 4;
-            if (cp >= 0xd800 && cp < 0xdc00 && q - r >= 6 && r[0] == '\\' && r[1] == 'u') {
-                unsigned lo;
-                if (hex4(r + 2, q, &lo) && lo >= 0xdc00 && lo < 0xe000) {
-                    cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
-                    r += 6;
-                }
-            }
-            /* at most 4 UTF-8 bytes for 6 (or 12) escaped ones */
-            if (cp < 0x80) {
-                *w++ = (char)cp;
-            } else if (cp < 0x800) {
-                *w++ = (char)(0xc0 | cp >> 6);
-                *w++ = (char)(0x80 | (cp & 0x3f));
-            } else if (cp < 0x10000) {
-                *w++ = (char)(0xe0 | cp >> 12);
-                *w++ = (char)(0x80 | (cp >> 6 & 0x3f));
-                *w++ = (char)(0x80 | (cp & 0x3f));
-            } else {
-                *w++ = (char)(0xf0 | cp >> 18);
-                *w++ = (char)(0x80 | (cp >> 12 & 0x3f));
-                *w++ = (char)(0x80 | (cp >> 6 & 0x3f));
-                *w++ = (char)(0x80 | (cp & 0x3f));
-            }
-            break;
-        }
-        default:
+        /* [r, q] holds the closing quote, so an escape cut by it is an error
+         * here as the end of the text is to a streaming reader; at most 4
+         * UTF-8 bytes come out of 6 (or 12) escaped ones */
+        size_t n = 0;
+        int used = mp_json_unescape(r, q + 1, w, &n);
+        if (used < 0)
             return false;
-        }
+        w += n;
+        r += used;
     }
     *w = '\0';
     *off = o;

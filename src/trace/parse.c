@@ -25,6 +25,7 @@
 #include <emmintrin.h>
 #endif
 
+#include <magpie/jsonlex.h>
 #include <magpie/trace.h>
 
 #define DEFAULT_CHUNK ((size_t)4 << 20)
@@ -52,7 +53,6 @@ struct parser {
 
 /* ---- character classes ---- */
 static unsigned char str_special[256]; /* '"', '\\' or control character */
-static unsigned char is_ws[256];
 static pthread_once_t tables_once = PTHREAD_ONCE_INIT;
 
 static void fill_tables(void)
@@ -61,7 +61,6 @@ static void fill_tables(void)
         str_special[c] = 1;
     str_special['"'] = 1;
     str_special['\\'] = 1;
-    is_ws[' '] = is_ws['\t'] = is_ws['\n'] = is_ws['\r'] = 1;
 }
 
 /* Once per process, whichever thread parses first (worker threads too). */
@@ -98,44 +97,7 @@ static const char *incomplete(struct parser *ps)
 
 static inline const char *skip_ws(const char *p, const char *end)
 {
-    while (p < end && is_ws[(unsigned char)*p])
-        p++;
-    return p;
-}
-
-static int hexval(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
-static size_t put_utf8(char *o, uint32_t cp)
-{
-    if (cp < 0x80) {
-        o[0] = (char)cp;
-        return 1;
-    }
-    if (cp < 0x800) {
-        o[0] = (char)(0xC0 | (cp >> 6));
-        o[1] = (char)(0x80 | (cp & 0x3F));
-        return 2;
-    }
-    if (cp < 0x10000) {
-        o[0] = (char)(0xE0 | (cp >> 12));
-        o[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
-        o[2] = (char)(0x80 | (cp & 0x3F));
-        return 3;
-    }
-    o[0] = (char)(0xF0 | (cp >> 18));
-    o[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
-    o[2] = (char)(0x80 | ((cp >> 6) & 0x3F));
-    o[3] = (char)(0x80 | (cp & 0x3F));
-    return 4;
+    return mp_json_skip_ws(p, end);
 }
 
 /* Scans a string starting at p ('"'). With out != NULL the decoded text is
@@ -210,77 +172,17 @@ static const char *scan_string(struct parser *ps, const char *p, const char *end
             p++;
             continue;
         }
-        if (p + 1 >= end)
+        /* a lone surrogate (allowed by Python) comes out in its 3-byte form */
+        size_t n = 0;
+        int used = mp_json_unescape(p, end, o ? o + on : NULL, &n);
+        if (used == MP_JSON_ESC_END || used == MP_JSON_ESC_SHORT)
             return incomplete(ps);
-        char e = p[1];
-        char lit = 0;
-        switch (e) {
-        case '"':
-            lit = '"';
-            break;
-        case '\\':
-            lit = '\\';
-            break;
-        case '/':
-            lit = '/';
-            break;
-        case 'b':
-            lit = '\b';
-            break;
-        case 'f':
-            lit = '\f';
-            break;
-        case 'n':
-            lit = '\n';
-            break;
-        case 'r':
-            lit = '\r';
-            break;
-        case 't':
-            lit = '\t';
-            break;
-        case 'u': {
-            if (p + 6 > end)
-                return incomplete(ps);
-            uint32_t cp = 0;
-            for (int i = 2; i < 6; i++) {
-                int h = hexval(p[i]);
-                if (h < 0)
-                    return fail(ps, p, "bad \\u escape in string");
-                cp = (cp << 4) | (uint32_t)h;
-            }
-            p += 6;
-            if (cp >= 0xD800 && cp < 0xDC00) {
-                /* high surrogate: combine with a following low surrogate */
-                if (p >= end || (*p == '\\' && (p + 1 >= end || (p[1] == 'u' && p + 6 > end))))
-                    return incomplete(ps);
-                if (p[0] == '\\' && p[1] == 'u') {
-                    uint32_t lo = 0;
-                    bool ok = true;
-                    for (int i = 2; i < 6; i++) {
-                        int h = hexval(p[i]);
-                        if (h < 0)
-                            ok = false;
-                        lo = (lo << 4) | (uint32_t)(h < 0 ? 0 : h);
-                    }
-                    if (ok && lo >= 0xDC00 && lo < 0xE000) {
-                        cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
-                        p += 6;
-                    }
-                }
-            }
-            if (o) {
-                /* a lone surrogate (allowed by Python) is emitted as its 3-byte form */
-                on += put_utf8(o + on, cp);
-            }
-            continue;
-        }
-        default:
-            return fail(ps, p, "bad escape '\\%c' in string", e);
-        }
-        if (o)
-            o[on++] = lit;
-        p += 2;
+        if (used == MP_JSON_ESC_BAD_U)
+            return fail(ps, p, "bad \\u escape in string");
+        if (used < 0)
+            return fail(ps, p, "bad escape '\\%c' in string", p[1]);
+        on += n;
+        p += used;
     }
     return incomplete(ps);
 }
@@ -503,6 +405,8 @@ static const char *scan_literal(struct parser *ps, const char *p, const char *en
 }
 
 static const char *skip_value(struct parser *ps, const char *p, const char *end, int depth);
+static const char *scan_key(struct parser *ps, const char *p, const char *end,
+                            struct mp_strview *key);
 
 static const char *skip_container(struct parser *ps, const char *p, const char *end, int depth)
 {
@@ -516,19 +420,8 @@ static const char *skip_container(struct parser *ps, const char *p, const char *
     if (*p == close)
         return p + 1;
     for (;;) {
-        if (obj) {
-            if (*p != '"')
-                return fail(ps, p, "expected a string key in object");
-            p = scan_string(ps, p, end, NULL);
-            if (!p)
-                return NULL;
-            p = skip_ws(p, end);
-            if (p >= end)
-                return incomplete(ps);
-            if (*p != ':')
-                return fail(ps, p, "expected ':' after object key");
-            p = skip_ws(p + 1, end);
-        }
+        if (obj && !(p = scan_key(ps, p, end, NULL)))
+            return NULL;
         if (p >= end)
             return incomplete(ps);
         p = skip_value(ps, p, end, depth + 1);

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include <magpie/fmt.h>
+#include <magpie/jsonlex.h>
 #include <magpie/trace.h>
 
 #include "tracelens_int.h"
@@ -53,64 +54,25 @@ int tl_pystr_repr(struct mp_buf *b, const char *s, size_t n)
     return rc ? rc : mp_buf_putc(b, q);
 }
 
-static const char *ws(const char *p, const char *e)
-{
-    while (p < e && (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t'))
-        p++;
-    return p;
-}
-
-/* End of one (valid) JSON value starting at p. */
-static const char *value_end(const char *p, const char *e)
-{
-    int depth = 0;
-    bool str = false;
-    for (; p < e; p++) {
-        char c = *p;
-        if (str) {
-            if (c == '\\')
-                p++;
-            else if (c == '"') {
-                str = false;
-                if (depth == 0)
-                    return p + 1;
-            }
-            continue;
-        }
-        if (c == '"')
-            str = true;
-        else if (c == '[' || c == '{')
-            depth++;
-        else if (c == ']' || c == '}') {
-            if (--depth <= 0)
-                return p + (depth == 0 ? 1 : 0);
-        } else if (depth == 0 && (c == ',' || c == ' ' || c == '\n' || c == '\r' || c == '\t'))
-            return p;
-    }
-    return p;
-}
-
 static int repr_value(struct mp_buf *b, const char *p, const char *e, bool tuples)
 {
-    p = ws(p, e);
+    p = mp_json_skip_ws(p, e);
     if (p >= e)
         return mp_buf_puts(b, "None");
     switch (*p) {
     case '[': {
         /* list -> tuple (TraceLens's list_to_tuple) or list */
         int rc = mp_buf_putc(b, tuples ? '(' : '[');
-        p = ws(p + 1, e);
+        p = mp_json_skip_ws(p + 1, e);
         int count = 0;
         while (!rc && p < e && *p != ']') {
-            const char *ve = value_end(p, e);
+            const char *ve = mp_json_value_end(p, e);
             if (count)
                 rc = mp_buf_puts(b, ", ");
             if (!rc)
                 rc = repr_value(b, p, ve, tuples);
             count++;
-            p = ws(ve, e);
-            if (p < e && *p == ',')
-                p = ws(p + 1, e);
+            p = mp_json_next_item(ve, e);
         }
         if (!rc && count == 1 && tuples)
             rc = mp_buf_putc(b, ',');
@@ -118,26 +80,24 @@ static int repr_value(struct mp_buf *b, const char *p, const char *e, bool tuple
     }
     case '{': {
         int rc = mp_buf_putc(b, '{');
-        p = ws(p + 1, e);
+        p = mp_json_skip_ws(p + 1, e);
         int count = 0;
         while (!rc && p < e && *p != '}') {
-            const char *ke = value_end(p, e);
+            const char *ke = mp_json_value_end(p, e);
             if (count)
                 rc = mp_buf_puts(b, ", ");
             if (!rc)
                 rc = repr_value(b, p, ke, tuples);
-            p = ws(ke, e);
+            p = mp_json_skip_ws(ke, e);
             if (p < e && *p == ':')
-                p = ws(p + 1, e);
-            const char *ve = value_end(p, e);
+                p = mp_json_skip_ws(p + 1, e);
+            const char *ve = mp_json_value_end(p, e);
             if (!rc)
                 rc = mp_buf_puts(b, ": ");
             if (!rc)
                 rc = repr_value(b, p, ve, tuples);
             count++;
-            p = ws(ve, e);
-            if (p < e && *p == ',')
-                p = ws(p + 1, e);
+            p = mp_json_next_item(ve, e);
         }
         return rc ? rc : mp_buf_putc(b, '}');
     }
@@ -210,27 +170,25 @@ static void args_fields(const char *args, size_t len, struct mp_strview out[4])
         out[i].p = NULL, out[i].n = 0;
     if (!args)
         return;
-    const char *p = ws(args, args + len), *e = args + len;
+    const char *p = mp_json_skip_ws(args, args + len), *e = args + len;
     if (p >= e || *p != '{')
         return;
-    p = ws(p + 1, e);
+    p = mp_json_skip_ws(p + 1, e);
     while (p < e && *p == '"') {
-        const char *ke = value_end(p, e); /* the key string with quotes */
+        const char *ke = mp_json_value_end(p, e); /* the key string with quotes */
         size_t kn = (size_t)(ke - p) - 2;
-        p = ws(ke, e);
+        p = mp_json_skip_ws(ke, e);
         if (p >= e || *p != ':')
             return;
-        p = ws(p + 1, e);
-        const char *ve = value_end(p, e);
+        p = mp_json_skip_ws(p + 1, e);
+        const char *ve = mp_json_value_end(p, e);
         for (int i = 0; i < 4; i++) {
             if (strlen(arg_fields[i]) == kn && memcmp(ke - kn - 1, arg_fields[i], kn) == 0) {
                 out[i].p = p;
                 out[i].n = (size_t)(ve - p);
             }
         }
-        p = ws(ve, e);
-        if (p < e && *p == ',')
-            p = ws(p + 1, e);
+        p = mp_json_next_item(ve, e);
     }
 }
 
