@@ -262,18 +262,11 @@ const char *mp_gpuctl_backend_name(enum mp_gpuctl_backend b)
 
 /* ---- NVML ---- */
 
-struct nvml_dev_st;
-
 enum { NVML_CLOCK_SM = 1, NVML_CLOCK_MEM = 2 };
 
+/* what only the settings call, after the common entry points */
 struct nvml_ctl {
-    void *lib;
-    int (*init)(void);
-    int (*shutdown)(void);
-    const char *(*error_string)(int);
-    int (*count)(unsigned int *);
-    int (*handle)(unsigned int, struct nvml_dev_st **);
-    int (*name)(struct nvml_dev_st *, char *, unsigned int);
+    struct gpu_nvml core;
     int (*limit)(struct nvml_dev_st *, unsigned int *);
     int (*default_limit)(struct nvml_dev_st *, unsigned int *);
     int (*constraints)(struct nvml_dev_st *, unsigned int *, unsigned int *);
@@ -282,18 +275,9 @@ struct nvml_ctl {
     int (*unlock_gpu)(struct nvml_dev_st *);
     int (*lock_mem)(struct nvml_dev_st *, unsigned int, unsigned int);
     int (*unlock_mem)(struct nvml_dev_st *);
-    int (*clock)(struct nvml_dev_st *, int, unsigned int *);
-    int (*max_clock)(struct nvml_dev_st *, int, unsigned int *);
 };
 
-static void ctl_sym(void *lib, const char *name, void *fnptr, size_t size)
-{
-    void *p = dlsym(lib, name);
-    if (p)
-        memcpy(fnptr, &p, size);
-}
-
-#define CSYM(field, name) ctl_sym(n->lib, name, &n->field, sizeof(n->field))
+#define CSYM(field, name) gpu_dlsym(n->core.lib, name, &n->field, sizeof(n->field))
 
 struct mp_gpuctl {
     enum mp_gpuctl_backend backend;
@@ -307,7 +291,7 @@ struct mp_gpuctl {
 
 static const char *nv_err(const struct mp_gpuctl *c, int r)
 {
-    const char *s = c->nv.error_string ? c->nv.error_string(r) : NULL;
+    const char *s = c->nv.core.error_string ? c->nv.core.error_string(r) : NULL;
     return s ? s : "NVML error";
 }
 
@@ -315,15 +299,8 @@ static int nvml_open(struct mp_gpuctl *c, struct mp_diag *d)
 {
     struct nvml_ctl *n = &c->nv;
     const char *path = gpu_nvml_lib();
-    n->lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    if (!n->lib)
+    if (!gpu_nvml_open(&n->core))
         return mp_diag_set(d, MP_ENOTFOUND, "NVML: %s not loadable", path);
-    CSYM(init, "nvmlInit_v2");
-    CSYM(shutdown, "nvmlShutdown");
-    CSYM(error_string, "nvmlErrorString");
-    CSYM(count, "nvmlDeviceGetCount_v2");
-    CSYM(handle, "nvmlDeviceGetHandleByIndex_v2");
-    CSYM(name, "nvmlDeviceGetName");
     CSYM(limit, "nvmlDeviceGetPowerManagementLimit");
     CSYM(default_limit, "nvmlDeviceGetPowerManagementDefaultLimit");
     CSYM(constraints, "nvmlDeviceGetPowerManagementLimitConstraints");
@@ -332,16 +309,14 @@ static int nvml_open(struct mp_gpuctl *c, struct mp_diag *d)
     CSYM(unlock_gpu, "nvmlDeviceResetGpuLockedClocks");
     CSYM(lock_mem, "nvmlDeviceSetMemoryLockedClocks");
     CSYM(unlock_mem, "nvmlDeviceResetMemoryLockedClocks");
-    CSYM(clock, "nvmlDeviceGetClockInfo");
-    CSYM(max_clock, "nvmlDeviceGetMaxClockInfo");
-    if (!n->init || !n->shutdown || !n->count || !n->handle)
+    if (!n->core.init || !n->core.shutdown || !n->core.count || !n->core.handle)
         return mp_diag_set(d, MP_ENOTFOUND, "NVML: %s lacks nvmlInit_v2 or device functions", path);
-    int r = n->init();
+    int r = n->core.init();
     if (r != 0)
         return mp_diag_set(d, MP_ENOTFOUND, "NVML: nvmlInit_v2: %s", nv_err(c, r));
     c->nv_inited = true;
     unsigned int cnt = 0;
-    if ((r = n->count(&cnt)) != 0)
+    if ((r = n->core.count(&cnt)) != 0)
         return mp_diag_set(d, MP_ENOTFOUND, "NVML: nvmlDeviceGetCount_v2: %s", nv_err(c, r));
     if (cnt == 0)
         return mp_diag_set(d, MP_ENOTFOUND, "NVML: no devices");
@@ -351,7 +326,7 @@ static int nvml_open(struct mp_gpuctl *c, struct mp_diag *d)
 
 static int nv_dev(struct mp_gpuctl *c, int idx, struct nvml_dev_st **dev, struct mp_diag *d)
 {
-    int r = c->nv.handle((unsigned int)idx, dev);
+    int r = c->nv.core.handle((unsigned int)idx, dev);
     if (r != 0)
         return mp_diag_set(d, MP_EIO, "GPU %d: nvmlDeviceGetHandleByIndex_v2: %s", idx,
                            nv_err(c, r));
@@ -443,9 +418,9 @@ int mp_gpuctl_open(struct mp_gpuctl **out, const struct mp_gpuctl_opts *o, struc
         else
             snprintf(why, sizeof(why), "%.250s", nd.msg);
         if (rc && c->nv_inited)
-            c->nv.shutdown();
-        if (rc && c->nv.lib)
-            dlclose(c->nv.lib);
+            c->nv.core.shutdown();
+        if (rc && c->nv.core.lib)
+            dlclose(c->nv.core.lib);
         if (rc)
             memset(&c->nv, 0, sizeof(c->nv));
         c->nv_inited = c->nv_inited && !rc;
@@ -473,9 +448,9 @@ void mp_gpuctl_close(struct mp_gpuctl *c)
     if (!c)
         return;
     if (c->nv_inited)
-        c->nv.shutdown();
-    if (c->nv.lib)
-        dlclose(c->nv.lib);
+        c->nv.core.shutdown();
+    if (c->nv.core.lib)
+        dlclose(c->nv.core.lib);
     free(c);
 }
 
@@ -513,7 +488,7 @@ int mp_gpuctl_query(struct mp_gpuctl *c, int idx, struct mp_gpuctl_state *st, st
     struct nvml_dev_st *dev;
     if ((rc = nv_dev(c, idx, &dev, d)))
         return rc;
-    if (c->nv.name && c->nv.name(dev, st->name, sizeof(st->name)) != 0)
+    if (c->nv.core.name && c->nv.core.name(dev, st->name, sizeof(st->name)) != 0)
         st->name[0] = 0;
     unsigned int v, w;
     if (c->nv.limit && c->nv.limit(dev, &v) == 0)
@@ -524,13 +499,13 @@ int mp_gpuctl_query(struct mp_gpuctl *c, int idx, struct mp_gpuctl_state *st, st
         st->power_min_w = v / 1000.0;
         st->power_max_w = w / 1000.0;
     }
-    if (c->nv.clock && c->nv.clock(dev, NVML_CLOCK_SM, &v) == 0)
+    if (c->nv.core.clock && c->nv.core.clock(dev, NVML_CLOCK_SM, &v) == 0)
         st->sm_clock_mhz = v;
-    if (c->nv.max_clock && c->nv.max_clock(dev, NVML_CLOCK_SM, &v) == 0)
+    if (c->nv.core.max_clock && c->nv.core.max_clock(dev, NVML_CLOCK_SM, &v) == 0)
         st->sm_clock_max_mhz = v;
-    if (c->nv.clock && c->nv.clock(dev, NVML_CLOCK_MEM, &v) == 0)
+    if (c->nv.core.clock && c->nv.core.clock(dev, NVML_CLOCK_MEM, &v) == 0)
         st->mem_clock_mhz = v;
-    if (c->nv.max_clock && c->nv.max_clock(dev, NVML_CLOCK_MEM, &v) == 0)
+    if (c->nv.core.max_clock && c->nv.core.max_clock(dev, NVML_CLOCK_MEM, &v) == 0)
         st->mem_clock_max_mhz = v;
     return 0;
 }
