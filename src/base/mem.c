@@ -291,6 +291,16 @@ void mp_buf_reset(struct mp_buf *b)
         b->data[0] = '\0';
 }
 
+int mp_buf_read_file(struct mp_buf *b, FILE *f)
+{
+    char chunk[65536];
+    size_t n;
+    int rc = 0;
+    while (!rc && (n = fread(chunk, 1, sizeof(chunk), f)) > 0)
+        rc = mp_buf_append(b, chunk, n);
+    return rc;
+}
+
 /* ---- hash ---- */
 uint64_t mp_hash_bytes(const void *p, size_t n)
 {

@@ -552,11 +552,7 @@ char *k_read_file(const char *path, size_t *len)
         return NULL;
     struct mp_buf b;
     mp_buf_init(&b, (size_t)1 << 30);
-    char chunk[65536];
-    size_t n;
-    int rc = 0;
-    while (!rc && (n = fread(chunk, 1, sizeof(chunk), f)) > 0)
-        rc = mp_buf_append(&b, chunk, n);
+    int rc = mp_buf_read_file(&b, f);
     fclose(f);
     char *s = rc ? NULL : mp_strndup(b.data ? b.data : "", b.len);
     if (s && len)

@@ -517,11 +517,7 @@ int mp_suggest_ncu_file(const char *path, const char *kernel_id, json_t **out, s
     }
     struct mp_buf b;
     mp_buf_init(&b, (size_t)256 << 20);
-    char chunk[65536];
-    size_t got;
-    int rc = 0;
-    while (!rc && (got = fread(chunk, 1, sizeof(chunk), f)) > 0)
-        rc = mp_buf_append(&b, chunk, got);
+    int rc = mp_buf_read_file(&b, f);
     fclose(f);
     if (rc) {
         mp_buf_fini(&b);

@@ -201,12 +201,9 @@ static int copy_file(const char *src, const char *dst, struct mp_diag *d)
         return mp_diag_set(d, MP_ENOTFOUND, "cannot read %s: %s", src, strerror(errno));
     struct mp_buf b;
     mp_buf_init(&b, 256u << 20);
-    char chunk[65536];
-    size_t n;
     int rc = 0;
-    while (!rc && (n = fread(chunk, 1, sizeof(chunk), f)) > 0)
-        if (mp_buf_append(&b, chunk, n))
-            rc = mp_diag_set(d, MP_ENOMEM, "%s: larger than 256 MiB, not staged", src);
+    if (mp_buf_read_file(&b, f))
+        rc = mp_diag_set(d, MP_ENOMEM, "%s: larger than 256 MiB, not staged", src);
     fclose(f);
     if (!rc) {
         char *dir = mp_strdup(dst);
