@@ -38,4 +38,22 @@ const char *mp_loadgen_metric_name(int k);
  * also the benchmark compare page). Nonzero when out of memory. */
 int loadgen_html_esc(struct mp_buf *b, const char *s);
 
+/* SVG plots of the HTML pages: margins left, bottom and top inside the svg. */
+enum { LOADGEN_SVG_ML = 56, LOADGEN_SVG_MB = 34, LOADGEN_SVG_MT = 24 };
+
+/* The opening of one SVG plot: its title, both axes with a grid of 5 ticks
+ * each (0 to xmax, 0 to ymax) and the axis labels; the plot drawn after it
+ * then closes the svg. */
+struct loadgen_axes {
+    int w, h; /* the svg's size */
+    const char *title;
+    double xmax, ymax;
+    bool y_fixed;        /* y ticks as %.2f (fractions) instead of %.4g */
+    const char *xl, *yl; /* axis labels; yl NULL for none */
+};
+
+int loadgen_svg_axes(struct mp_buf *b, const struct loadgen_axes *a);
+/* v rounded up to 1, 2 or 5 times a power of ten (1 when v is not > 0). */
+double loadgen_nice_max(double v);
+
 #endif
