@@ -122,13 +122,8 @@ static void stat_of(double *v, size_t n, const struct mp_loadgen_metrics_opts *o
     if (n == 0)
         return;
     qsort(v, n, sizeof(*v), mp_stats_cmp_double);
-    double sum = 0;
-    for (size_t i = 0; i < n; i++)
-        sum += v[i];
-    st->mean = sum / (double)n;
-    double ss = 0;
-    for (size_t i = 0; i < n; i++)
-        ss += (v[i] - st->mean) * (v[i] - st->mean);
+    double ss;
+    st->mean = mp_stats_mean_ss(v, n, &ss);
     st->std = sqrt(ss / (double)n);
     st->median = mp_loadgen_percentile(v, n, 50);
     st->min = v[0];
