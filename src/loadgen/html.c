@@ -256,15 +256,11 @@ static int html_throughput(struct mp_buf *b, const struct mp_loadgen_result *r, 
         *oom = true;
         goto out;
     }
+    loadgen_event_buckets(r, r->t0_ns, ev_time, nb, true);
     for (size_t i = 0; i < r->n; i++) {
         const struct mp_loadgen_record *x = &r->recs[i];
         if (!x->success)
             continue;
-        for (uint32_t j = 0; j < x->n_events; j++) {
-            size_t k = (size_t)((double)(x->event_ns[j] - r->t0_ns) / 1e9);
-            if (k < nb)
-                ev_time[k] += x->event_tokens && x->event_tokens[j] ? x->event_tokens[j] : 1;
-        }
         size_t s0 = (size_t)((double)(x->start_ns - r->t0_ns) / 1e9),
                s1 = (size_t)((double)(x->event_ns[x->n_events - 1] - r->t0_ns) / 1e9);
         for (size_t k = s0; k <= s1 && k < nb; k++)

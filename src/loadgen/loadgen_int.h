@@ -53,6 +53,11 @@ struct loadgen_axes {
 };
 
 int loadgen_svg_axes(struct mp_buf *b, const struct loadgen_axes *a);
+/* Adds the token events of r's successful requests into 1-second buckets
+ * b[0..nb) counted from origin_ns (events past the last bucket are left out):
+ * each event counts its tokens when tokens (1 when not recorded), else 1. */
+void loadgen_event_buckets(const struct mp_loadgen_result *r, uint64_t origin_ns, double *b,
+                           size_t nb, bool tokens);
 /* v rounded up to 1, 2 or 5 times a power of ten (1 when v is not > 0). */
 double loadgen_nice_max(double v);
 

@@ -264,16 +264,7 @@ int mp_loadgen_metrics_compute(const struct mp_loadgen_result *r,
         buckets = calloc(nb, sizeof(double));
         if (!buckets)
             goto out;
-        for (size_t i = 0; i < r->n; i++) {
-            const struct mp_loadgen_record *x = &r->recs[i];
-            if (!x->success)
-                continue;
-            for (uint32_t j = 0; j < x->n_events; j++) {
-                size_t b = (size_t)((double)(x->event_ns[j] - min_start) / 1e9);
-                if (b < nb)
-                    buckets[b] += 1;
-            }
-        }
+        loadgen_event_buckets(r, min_start, buckets, nb, false);
         for (size_t b = 0; b < nb; b++)
             if (buckets[b] > m->max_output_tokens_per_s)
                 m->max_output_tokens_per_s = buckets[b];
@@ -294,6 +285,21 @@ out:
     free(edges);
     free(buckets);
     return rc;
+}
+
+void loadgen_event_buckets(const struct mp_loadgen_result *r, uint64_t origin_ns, double *b,
+                           size_t nb, bool tokens)
+{
+    for (size_t i = 0; i < r->n; i++) {
+        const struct mp_loadgen_record *x = &r->recs[i];
+        if (!x->success)
+            continue;
+        for (uint32_t j = 0; j < x->n_events; j++) {
+            size_t k = (size_t)((double)(x->event_ns[j] - origin_ns) / 1e9);
+            if (k < nb)
+                b[k] += tokens && x->event_tokens && x->event_tokens[j] ? x->event_tokens[j] : 1;
+        }
+    }
 }
 
 const char *mp_loadgen_metric_name(int k)
