@@ -177,8 +177,9 @@ void pm_upsample_nearest(struct pm_ctx *c)
 
 /* aiter/vLLM/SGLang gated activations (out, input): out is [..., d], input
  * [..., 2d]; the input is read twice as wide as the output. */
-static void gated_act(struct pm_ctx *c, int64_t per_elem)
+void pm_gated_act(struct pm_ctx *c)
 {
+    int64_t per_elem = c->cls->variant;
     struct pm_shape shape;
     pm_shape_argi(c, "Input Dims", 0, &shape);
     const char *din = pm_str_argi(c, "Input type", 1);
@@ -202,21 +203,6 @@ static void gated_act(struct pm_ctx *c, int64_t per_elem)
     }
     pm_set_bytes(c, true, (double)pm_add(c, pm_mul(c, pm_mul(c, 2, n), bi), pm_mul(c, n, bo)));
     pm_set_spec(c, "vector", din);
-}
-
-void pm_silu_and_mul(struct pm_ctx *c)
-{
-    gated_act(c, 5);
-}
-
-void pm_gelu_and_mul(struct pm_ctx *c)
-{
-    gated_act(c, 8);
-}
-
-void pm_gelu_tanh_and_mul(struct pm_ctx *c)
-{
-    gated_act(c, 10);
 }
 
 /* ---- binary ---- */

@@ -169,19 +169,10 @@ static void moe_triton(struct pm_ctx *c, bool up)
     pm_no_bwd(c, MP_ROOFLINE_SKIP);
 }
 
-void pm_moe_triton_up(struct pm_ctx *c)
-{
-    moe_triton(c, true);
-}
-
-void pm_moe_triton_down(struct pm_ctx *c)
-{
-    moe_triton(c, false);
-}
-
 /* TraceLens's moe_gptq_awq_up / moe_gptq_awq_down */
-static void moe_gptq_awq(struct pm_ctx *c, bool up)
+void pm_moe_gptq_awq(struct pm_ctx *c)
 {
+    bool up = c->cls->variant == 1;
     struct pv *dims = pm_arg(c, "Input Dims");
     struct pv *in = pm_at(c, dims, 0);
     int64_t M = pm_int(c, pm_at(c, in, 0));
@@ -221,20 +212,11 @@ static void moe_gptq_awq(struct pm_ctx *c, bool up)
     pm_no_bwd(c, MP_ROOFLINE_SKIP);
 }
 
-void pm_moe_gptq_awq_up(struct pm_ctx *c)
-{
-    moe_gptq_awq(c, true);
-}
-
-void pm_moe_gptq_awq_down(struct pm_ctx *c)
-{
-    moe_gptq_awq(c, false);
-}
-
 /* TraceLens's moe_flydsl_stage1 / moe_flydsl_stage2 */
 /* stage: 1 or 2 (flydsl), 0 the fused AITER 1-stage op */
-static void moe_flydsl(struct pm_ctx *c, int stage)
+void pm_moe_flydsl(struct pm_ctx *c)
 {
+    int stage = c->cls->variant;
     bool up = stage == 1;
     struct pv *dims = pm_arg(c, "Input Dims");
     struct pv *in = pm_at(c, dims, 0), *w1 = pm_at(c, dims, 1), *w2 = pm_at(c, dims, 2);
@@ -290,19 +272,4 @@ static void moe_flydsl(struct pm_ctx *c, int stage)
         pm_set_spec(c, "matrix", stage == 0 ? idt : wdt);
     }
     pm_no_bwd(c, MP_ROOFLINE_SKIP);
-}
-
-void pm_moe_flydsl_stage1(struct pm_ctx *c)
-{
-    moe_flydsl(c, 1);
-}
-
-void pm_moe_flydsl_stage2(struct pm_ctx *c)
-{
-    moe_flydsl(c, 2);
-}
-
-void pm_moe_aiter_fused_1stage(struct pm_ctx *c)
-{
-    moe_flydsl(c, 0);
 }

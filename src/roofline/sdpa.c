@@ -407,8 +407,9 @@ void pm_sdpa_evoformer(struct pm_ctx *c)
 /* flash_attn varlen: q, k, v packed as (T, H, d); the number of sequences
  * comes from the cu_seqlens shapes and only the longest length is known, so
  * flops = one max-length sequence + (n-1) sequences sharing the rest. */
-static void sdpa_varlen(struct pm_ctx *c, bool bwd)
+void pm_sdpa_varlen(struct pm_ctx *c)
 {
+    bool bwd = c->cls->variant == 1;
     long qi = bwd ? 1 : 0, cu = bwd ? 9 : 3, mc = bwd ? 11 : 5;
     struct pv *dims = pm_arg(c, "Input Dims");
     struct pm_shape q, k, v;
@@ -488,14 +489,4 @@ static void sdpa_varlen(struct pm_ctx *c, bool bwd)
         pm_set_flops(c, sdpa_flops_bwd(c, &s));
         pm_set_bytes(c, true, sdpa_bytes_bwd(&s, 2));
     }
-}
-
-void pm_sdpa_varlen_fwd(struct pm_ctx *c)
-{
-    sdpa_varlen(c, false);
-}
-
-void pm_sdpa_varlen_bwd(struct pm_ctx *c)
-{
-    sdpa_varlen(c, true);
 }
