@@ -338,6 +338,14 @@ static void no_perf(struct pm_ctx *c)
     pm_no_bwd(c, MP_ROOFLINE_SKIP);
 }
 
+/* q is (N_Q, H_Q, d_qk) */
+static void iattn_q(struct iattn *m, const struct pm_shape *q)
+{
+    m->NQ = q->d[0];
+    m->HQ = q->d[1];
+    m->dqk = q->d[2];
+}
+
 void pm_iattn(struct pm_ctx *c)
 {
     enum pm_iattn_kind kind = (enum pm_iattn_kind)c->cls->variant;
@@ -358,9 +366,7 @@ void pm_iattn(struct pm_ctx *c)
         if (pm_ok(c) && (q.n != 3 || k.n < 2 || v.n < 1))
             pm_fail(c, "shape");
         if (pm_ok(c)) {
-            m.NQ = q.d[0];
-            m.HQ = q.d[1];
-            m.dqk = q.d[2];
+            iattn_q(&m, &q);
             m.HKV = k.d[k.n - 2];
             m.dv = v.d[v.n - 1];
             m.NKV = m.st.c_sk + m.st.g_sk;
@@ -372,9 +378,7 @@ void pm_iattn(struct pm_ctx *c)
         if (pm_ok(c) && (q.n < 3 || k.n < 2))
             pm_fail(c, "shape");
         if (pm_ok(c)) {
-            m.NQ = q.d[0];
-            m.HQ = q.d[1];
-            m.dqk = q.d[2];
+            iattn_q(&m, &q);
             m.HKV = k.d[1];
             m.dv = m.dqk;
             m.st.c_sq = m.st.c_sk = m.st.c_sqsq = m.st.c_sqsk = 0;
@@ -399,9 +403,7 @@ void pm_iattn(struct pm_ctx *c)
         if (pm_ok(c) && (q.n != 3 || k.n < 3))
             pm_fail(c, "shape");
         if (pm_ok(c)) {
-            m.NQ = q.d[0];
-            m.HQ = q.d[1];
-            m.dqk = q.d[2];
+            iattn_q(&m, &q);
             m.NKV = k.d[k.n - 3];
             m.HKV = k.d[k.n - 2];
             m.dv = k.d[k.n - 1];
