@@ -812,3 +812,24 @@ void pm_p_bools(struct pm_ctx *c, const char *key, int n, const bool *v, bool as
     puts_(c, as_list ? "]" : (n == 1 ? ",)" : ")"));
     pend(c);
 }
+
+void pm_p_int_or_none(struct pm_ctx *c, const char *key, bool has, int64_t v)
+{
+    if (has)
+        pm_p_int(c, key, v);
+    else
+        pm_p_none(c, key);
+}
+
+void pm_p_unary_io(struct pm_ctx *c, const struct pm_shape *shape, const char *din,
+                   const char *dout, struct pv *sin, struct pv *sout)
+{
+    pm_p_shape(c, "op_shape", shape, false);
+    const char *dio[2] = {din, dout};
+    pm_p_strs(c, "dtype_in_out", 2, dio, false);
+    pm_p_tuple(c, "stride_input", sin);
+    if (sout)
+        pm_p_tuple(c, "stride_output", sout);
+    else
+        pm_p_none(c, "stride_output");
+}

@@ -245,6 +245,12 @@ void pm_p_shape(struct pm_ctx *c, const char *key, const struct pm_shape *s, boo
 void pm_p_strs(struct pm_ctx *c, const char *key, int n, const char *const *s, bool as_list);
 /* tuple/list of bools */
 void pm_p_bools(struct pm_ctx *c, const char *key, int n, const bool *v, bool as_list);
+/* key = v when has, else None */
+void pm_p_int_or_none(struct pm_ctx *c, const char *key, bool has, int64_t v);
+/* The parameters of the one-input classes: op_shape, dtype_in_out,
+ * stride_input and stride_output (None when sout is NULL). */
+void pm_p_unary_io(struct pm_ctx *c, const struct pm_shape *shape, const char *din,
+                   const char *dout, struct pv *sin, struct pv *sout);
 /* the parameter key's index, -1 when not yet set */
 int pm_p_find(struct pm_ctx *c, const char *key);
 
