@@ -502,6 +502,17 @@ static int open_task(const char *task_id, const char *address, const char *share
     return r;
 }
 
+/* open_task, then job_info */
+static int open_task_info(const char *task_id, const char *address, const char *shared,
+                          struct mp_ray_task *t, struct mp_ray_client **c, json_t **info,
+                          struct mp_diag *d)
+{
+    int r = open_task(task_id, address, shared, t, c, d);
+    if (!r)
+        r = job_info(*c, t, info, d);
+    return r;
+}
+
 static int get_logs(struct mp_ray_client *c, const struct mp_ray_task *t, char **text,
                     struct mp_diag *d)
 {
@@ -578,10 +589,8 @@ int mp_ray_task_status(const char *task_id, const char *address, const char *sha
     *json = NULL;
     struct mp_ray_task t;
     struct mp_ray_client *c;
-    int r = open_task(task_id, address, shared, &t, &c, d);
     json_t *info = NULL;
-    if (!r)
-        r = job_info(c, &t, &info, d);
+    int r = open_task_info(task_id, address, shared, &t, &c, &info, d);
     if (!r)
         r = dump(status_obj(c, &t, info), json, d);
     json_decref(info);
@@ -648,10 +657,8 @@ int mp_ray_task_result(const char *task_id, const char *address, const char *sha
     *json = NULL;
     struct mp_ray_task t;
     struct mp_ray_client *c;
-    int r = open_task(task_id, address, shared, &t, &c, d);
     json_t *info = NULL;
-    if (!r)
-        r = job_info(c, &t, &info, d);
+    int r = open_task_info(task_id, address, shared, &t, &c, &info, d);
     if (r) {
         mp_ray_client_free(c);
         return r;
