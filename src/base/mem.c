@@ -196,7 +196,7 @@ int mp_buf_reserve(struct mp_buf *b, size_t extra)
     if (extra > b->max || b->len + extra + 1 > b->max)
         return MP_ENOMEM;
     size_t need = b->len + extra + 1;
-    if (need <= b->cap)
+    if (need <= b->cap && b->data) /* cap > 0 always comes with data */
         return 0;
     size_t nc = b->cap ? b->cap : 256;
     while (nc < need)
