@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #define MP_VERSION "0.1.0"
 
@@ -131,6 +132,10 @@ int mp_buf_putc(struct mp_buf *b, char c);
 int mp_buf_printf(struct mp_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 const char *mp_buf_cstr(struct mp_buf *b); /* never NULL */
 void mp_buf_reset(struct mp_buf *b);
+/* Appends what is left of f (read to its end or to an error); 0, or
+ * MP_ENOMEM when that passes the buffer's maximum (b then holds what fitted
+ * in the whole chunks read before). */
+int mp_buf_read_file(struct mp_buf *b, FILE *f);
 
 /* ---- string interning: equal strings get the same id ---- */
 struct mp_intern;

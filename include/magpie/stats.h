@@ -41,6 +41,9 @@ int mp_stats_cmp_double(const void *a, const void *b);
 double mp_stats_quantile_sorted(const double *sorted, size_t n, double q);
 /* Median of x (x is not modified). NaN when n == 0. */
 double mp_stats_median(const double *x, size_t n);
+/* Mean of x[0..n) (n > 0), and in *ss the sum of squared deviations from
+ * it: std is sqrt(ss / (n - 1)) for a sample, sqrt(ss / n) for a population. */
+double mp_stats_mean_ss(const double *x, size_t n, double *ss);
 /* Fills out from x[0..n). nboot resamples for the CI (0: no CI, ci = median).
  * Returns 0, MP_EINVAL (n == 0) or MP_ENOMEM. */
 int mp_stats_summarize(const double *x, size_t n, double ci_level, int nboot, uint64_t seed,

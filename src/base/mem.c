@@ -196,7 +196,7 @@ int mp_buf_reserve(struct mp_buf *b, size_t extra)
     if (extra > b->max || b->len + extra + 1 > b->max)
         return MP_ENOMEM;
     size_t need = b->len + extra + 1;
-    if (need <= b->cap)
+    if (need <= b->cap && b->data) /* cap > 0 always comes with data */
         return 0;
     size_t nc = b->cap ? b->cap : 256;
     while (nc < need)
@@ -289,6 +289,16 @@ void mp_buf_reset(struct mp_buf *b)
     b->len = 0;
     if (b->data)
         b->data[0] = '\0';
+}
+
+int mp_buf_read_file(struct mp_buf *b, FILE *f)
+{
+    char chunk[65536];
+    size_t n;
+    int rc = 0;
+    while (!rc && (n = fread(chunk, 1, sizeof(chunk), f)) > 0)
+        rc = mp_buf_append(b, chunk, n);
+    return rc;
 }
 
 /* ---- hash ---- */

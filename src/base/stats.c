@@ -146,6 +146,18 @@ static int boot_medians(const double *x, size_t n, int nboot, struct mp_rng *r, 
     return 0;
 }
 
+double mp_stats_mean_ss(const double *x, size_t n, double *ss)
+{
+    double sum = 0;
+    for (size_t i = 0; i < n; i++)
+        sum += x[i];
+    double mean = sum / (double)n, q = 0;
+    for (size_t i = 0; i < n; i++)
+        q += (x[i] - mean) * (x[i] - mean);
+    *ss = q;
+    return mean;
+}
+
 int mp_stats_summarize(const double *x, size_t n, double ci_level, int nboot, uint64_t seed,
                        struct mp_stats_summary *out)
 {
@@ -160,13 +172,8 @@ int mp_stats_summarize(const double *x, size_t n, double ci_level, int nboot, ui
     out->n = n;
     out->min = s[0];
     out->max = s[n - 1];
-    double sum = 0;
-    for (size_t i = 0; i < n; i++)
-        sum += s[i];
-    out->mean = sum / (double)n;
-    double ss = 0;
-    for (size_t i = 0; i < n; i++)
-        ss += (s[i] - out->mean) * (s[i] - out->mean);
+    double ss;
+    out->mean = mp_stats_mean_ss(s, n, &ss);
     out->std = n > 1 ? sqrt(ss / (double)(n - 1)) : 0;
     out->cov = out->mean != 0 ? out->std / out->mean : 0;
     out->median = mp_stats_quantile_sorted(s, n, 0.5);

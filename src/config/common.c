@@ -350,3 +350,16 @@ int cfg_weights(const struct mp_yaml_node *n, const char *field, struct mp_weigh
     }
     return 0;
 }
+
+int cfg_load_yaml(struct mp_kernel_config *c, const char *path, const char *text, size_t len,
+                  const char *name, cfg_root_fn load, struct mp_diag *d)
+{
+    struct mp_yaml_doc *doc = NULL;
+    int rc =
+        text ? mp_yaml_load_string(text, len, name, &doc, d) : mp_yaml_load_file(path, &doc, d);
+    if (rc)
+        return rc;
+    rc = load(c, mp_yaml_root(doc), d);
+    mp_yaml_free(doc);
+    return rc;
+}

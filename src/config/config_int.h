@@ -44,4 +44,11 @@ int cfg_load_latency(struct mp_kernel_config *c, const struct mp_yaml_node *n, s
 int cfg_load_scheduler(struct mp_kernel_config *c, const struct mp_yaml_node *n, struct mp_diag *d);
 int cfg_load_compare(struct mp_kernel_config *c, const struct mp_yaml_node *n, struct mp_diag *d);
 
+/* Parses the YAML file path, or text[0..len) named name when text is not
+ * NULL, and hands its root to load. */
+typedef int (*cfg_root_fn)(struct mp_kernel_config *c, const struct mp_yaml_node *root,
+                           struct mp_diag *d);
+int cfg_load_yaml(struct mp_kernel_config *c, const char *path, const char *text, size_t len,
+                  const char *name, cfg_root_fn load, struct mp_diag *d);
+
 #endif

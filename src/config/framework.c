@@ -423,23 +423,11 @@ int mp_config_load_framework(struct mp_kernel_config *c, const char *path, struc
 {
     if (!path || !mp_fs_exists(path))
         return 0; /* Magpie: a missing framework config is an empty one */
-    struct mp_yaml_doc *doc = NULL;
-    int rc = mp_yaml_load_file(path, &doc, d);
-    if (rc)
-        return rc;
-    rc = load_framework_root(c, mp_yaml_root(doc), d);
-    mp_yaml_free(doc);
-    return rc;
+    return cfg_load_yaml(c, path, NULL, 0, NULL, load_framework_root, d);
 }
 
 int mp_config_load_framework_string(struct mp_kernel_config *c, const char *text, size_t len,
                                     const char *name, struct mp_diag *d)
 {
-    struct mp_yaml_doc *doc = NULL;
-    int rc = mp_yaml_load_string(text, len, name, &doc, d);
-    if (rc)
-        return rc;
-    rc = load_framework_root(c, mp_yaml_root(doc), d);
-    mp_yaml_free(doc);
-    return rc;
+    return cfg_load_yaml(c, NULL, text, len, name, load_framework_root, d);
 }

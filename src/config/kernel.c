@@ -352,22 +352,10 @@ static int load_root(struct mp_kernel_config *c, const struct mp_yaml_node *r, s
 int mp_config_load_kernel_string(struct mp_kernel_config *c, const char *text, const char *name,
                                  struct mp_diag *d)
 {
-    struct mp_yaml_doc *doc = NULL;
-    int rc = mp_yaml_load_string(text, strlen(text), name, &doc, d);
-    if (rc)
-        return rc;
-    rc = load_root(c, mp_yaml_root(doc), d);
-    mp_yaml_free(doc);
-    return rc;
+    return cfg_load_yaml(c, NULL, text, strlen(text), name, load_root, d);
 }
 
 int mp_config_load_kernel(struct mp_kernel_config *c, const char *path, struct mp_diag *d)
 {
-    struct mp_yaml_doc *doc = NULL;
-    int rc = mp_yaml_load_file(path, &doc, d);
-    if (rc)
-        return rc;
-    rc = load_root(c, mp_yaml_root(doc), d);
-    mp_yaml_free(doc);
-    return rc;
+    return cfg_load_yaml(c, path, NULL, 0, NULL, load_root, d);
 }

@@ -262,18 +262,11 @@ const char *mp_gpuctl_backend_name(enum mp_gpuctl_backend b)
 
 /* ---- NVML ---- */
 
-struct nvml_dev_st;
-
 enum { NVML_CLOCK_SM = 1, NVML_CLOCK_MEM = 2 };
 
+/* what only the settings call, after the common entry points */
 struct nvml_ctl {
-    void *lib;
-    int (*init)(void);
-    int (*shutdown)(void);
-    const char *(*error_string)(int);
-    int (*count)(unsigned int *);
-    int (*handle)(unsigned int, struct nvml_dev_st **);
-    int (*name)(struct nvml_dev_st *, char *, unsigned int);
+    struct gpu_nvml core;
     int (*limit)(struct nvml_dev_st *, unsigned int *);
     int (*default_limit)(struct nvml_dev_st *, unsigned int *);
     int (*constraints)(struct nvml_dev_st *, unsigned int *, unsigned int *);
@@ -282,18 +275,9 @@ struct nvml_ctl {
     int (*unlock_gpu)(struct nvml_dev_st *);
     int (*lock_mem)(struct nvml_dev_st *, unsigned int, unsigned int);
     int (*unlock_mem)(struct nvml_dev_st *);
-    int (*clock)(struct nvml_dev_st *, int, unsigned int *);
-    int (*max_clock)(struct nvml_dev_st *, int, unsigned int *);
 };
 
-static void ctl_sym(void *lib, const char *name, void *fnptr, size_t size)
-{
-    void *p = dlsym(lib, name);
-    if (p)
-        memcpy(fnptr, &p, size);
-}
-
-#define CSYM(field, name) ctl_sym(n->lib, name, &n->field, sizeof(n->field))
+#define CSYM(field, name) gpu_dlsym(n->core.lib, name, &n->field, sizeof(n->field))
 
 struct mp_gpuctl {
     enum mp_gpuctl_backend backend;
@@ -307,7 +291,7 @@ struct mp_gpuctl {
 
 static const char *nv_err(const struct mp_gpuctl *c, int r)
 {
-    const char *s = c->nv.error_string ? c->nv.error_string(r) : NULL;
+    const char *s = c->nv.core.error_string ? c->nv.core.error_string(r) : NULL;
     return s ? s : "NVML error";
 }
 
@@ -315,15 +299,8 @@ static int nvml_open(struct mp_gpuctl *c, struct mp_diag *d)
 {
     struct nvml_ctl *n = &c->nv;
     const char *path = gpu_nvml_lib();
-    n->lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    if (!n->lib)
+    if (!gpu_nvml_open(&n->core))
         return mp_diag_set(d, MP_ENOTFOUND, "NVML: %s not loadable", path);
-    CSYM(init, "nvmlInit_v2");
-    CSYM(shutdown, "nvmlShutdown");
-    CSYM(error_string, "nvmlErrorString");
-    CSYM(count, "nvmlDeviceGetCount_v2");
-    CSYM(handle, "nvmlDeviceGetHandleByIndex_v2");
-    CSYM(name, "nvmlDeviceGetName");
     CSYM(limit, "nvmlDeviceGetPowerManagementLimit");
     CSYM(default_limit, "nvmlDeviceGetPowerManagementDefaultLimit");
     CSYM(constraints, "nvmlDeviceGetPowerManagementLimitConstraints");
@@ -332,16 +309,14 @@ static int nvml_open(struct mp_gpuctl *c, struct mp_diag *d)
     CSYM(unlock_gpu, "nvmlDeviceResetGpuLockedClocks");
     CSYM(lock_mem, "nvmlDeviceSetMemoryLockedClocks");
     CSYM(unlock_mem, "nvmlDeviceResetMemoryLockedClocks");
-    CSYM(clock, "nvmlDeviceGetClockInfo");
-    CSYM(max_clock, "nvmlDeviceGetMaxClockInfo");
-    if (!n->init || !n->shutdown || !n->count || !n->handle)
+    if (!n->core.init || !n->core.shutdown || !n->core.count || !n->core.handle)
         return mp_diag_set(d, MP_ENOTFOUND, "NVML: %s lacks nvmlInit_v2 or device functions", path);
-    int r = n->init();
+    int r = n->core.init();
     if (r != 0)
         return mp_diag_set(d, MP_ENOTFOUND, "NVML: nvmlInit_v2: %s", nv_err(c, r));
     c->nv_inited = true;
     unsigned int cnt = 0;
-    if ((r = n->count(&cnt)) != 0)
+    if ((r = n->core.count(&cnt)) != 0)
         return mp_diag_set(d, MP_ENOTFOUND, "NVML: nvmlDeviceGetCount_v2: %s", nv_err(c, r));
     if (cnt == 0)
         return mp_diag_set(d, MP_ENOTFOUND, "NVML: no devices");
@@ -351,7 +326,7 @@ static int nvml_open(struct mp_gpuctl *c, struct mp_diag *d)
 
 static int nv_dev(struct mp_gpuctl *c, int idx, struct nvml_dev_st **dev, struct mp_diag *d)
 {
-    int r = c->nv.handle((unsigned int)idx, dev);
+    int r = c->nv.core.handle((unsigned int)idx, dev);
     if (r != 0)
         return mp_diag_set(d, MP_EIO, "GPU %d: nvmlDeviceGetHandleByIndex_v2: %s", idx,
                            nv_err(c, r));
@@ -443,9 +418,9 @@ int mp_gpuctl_open(struct mp_gpuctl **out, const struct mp_gpuctl_opts *o, struc
         else
             snprintf(why, sizeof(why), "%.250s", nd.msg);
         if (rc && c->nv_inited)
-            c->nv.shutdown();
-        if (rc && c->nv.lib)
-            dlclose(c->nv.lib);
+            c->nv.core.shutdown();
+        if (rc && c->nv.core.lib)
+            dlclose(c->nv.core.lib);
         if (rc)
             memset(&c->nv, 0, sizeof(c->nv));
         c->nv_inited = c->nv_inited && !rc;
@@ -473,9 +448,9 @@ void mp_gpuctl_close(struct mp_gpuctl *c)
     if (!c)
         return;
     if (c->nv_inited)
-        c->nv.shutdown();
-    if (c->nv.lib)
-        dlclose(c->nv.lib);
+        c->nv.core.shutdown();
+    if (c->nv.core.lib)
+        dlclose(c->nv.core.lib);
     free(c);
 }
 
@@ -513,7 +488,7 @@ int mp_gpuctl_query(struct mp_gpuctl *c, int idx, struct mp_gpuctl_state *st, st
     struct nvml_dev_st *dev;
     if ((rc = nv_dev(c, idx, &dev, d)))
         return rc;
-    if (c->nv.name && c->nv.name(dev, st->name, sizeof(st->name)) != 0)
+    if (c->nv.core.name && c->nv.core.name(dev, st->name, sizeof(st->name)) != 0)
         st->name[0] = 0;
     unsigned int v, w;
     if (c->nv.limit && c->nv.limit(dev, &v) == 0)
@@ -524,13 +499,13 @@ int mp_gpuctl_query(struct mp_gpuctl *c, int idx, struct mp_gpuctl_state *st, st
         st->power_min_w = v / 1000.0;
         st->power_max_w = w / 1000.0;
     }
-    if (c->nv.clock && c->nv.clock(dev, NVML_CLOCK_SM, &v) == 0)
+    if (c->nv.core.clock && c->nv.core.clock(dev, NVML_CLOCK_SM, &v) == 0)
         st->sm_clock_mhz = v;
-    if (c->nv.max_clock && c->nv.max_clock(dev, NVML_CLOCK_SM, &v) == 0)
+    if (c->nv.core.max_clock && c->nv.core.max_clock(dev, NVML_CLOCK_SM, &v) == 0)
         st->sm_clock_max_mhz = v;
-    if (c->nv.clock && c->nv.clock(dev, NVML_CLOCK_MEM, &v) == 0)
+    if (c->nv.core.clock && c->nv.core.clock(dev, NVML_CLOCK_MEM, &v) == 0)
         st->mem_clock_mhz = v;
-    if (c->nv.max_clock && c->nv.max_clock(dev, NVML_CLOCK_MEM, &v) == 0)
+    if (c->nv.core.max_clock && c->nv.core.max_clock(dev, NVML_CLOCK_MEM, &v) == 0)
         st->mem_clock_max_mhz = v;
     return 0;
 }
@@ -567,6 +542,76 @@ static void fmt_w(char *buf, size_t len, double w)
         snprintf(buf, len, "%.3f W", w);
 }
 
+/* The amd-smi / rocm-smi runs of one action, the tool itself left out: one
+ * or two NULL-terminated argument lists (the strings they point to live in
+ * r), used both to run them and to print them for a dry run. */
+struct smi_runs {
+    char id[16], v1[32], v2[32], w[32];
+    const char *argv[2][12];
+};
+
+static int smi_set(struct smi_runs *r, const char *const *a0, const char *const *a1)
+{
+    const char *const *src[2] = {a0, a1};
+    int n = a1 ? 2 : 1;
+    for (int i = 0; i < n; i++) {
+        int k = 0;
+        for (; src[i][k] && k < 11; k++)
+            r->argv[i][k] = src[i][k];
+        r->argv[i][k] = NULL;
+    }
+    return n;
+}
+
+/* Returns how many runs (0 for an action the AMD tools do not have). */
+static int smi_runs(const struct mp_gpuctl *c, int idx, const struct act *a, struct smi_runs *r)
+{
+    bool amd = c->backend == MP_GPUCTL_AMD_SMI;
+    snprintf(r->id, sizeof(r->id), "%d", idx);
+    snprintf(r->v1, sizeof(r->v1), "%d", a->a);
+    snprintf(r->v2, sizeof(r->v2), "%d", a->b);
+    snprintf(r->w, sizeof(r->w), "%.0f", a->w);
+    const char *id = r->id, *v1 = r->v1, *v2 = r->v2;
+    const char *ck = (a->k == A_GPU_LOCK || a->k == A_GPU_LEVEL) ? "sclk" : "mclk";
+    switch (a->k) {
+    case A_POWER:
+        if (amd)
+            return smi_set(r, (const char *[]){"set", "-g", id, "-o", r->w, NULL}, NULL);
+        return smi_set(
+            r, (const char *[]){"-d", id, "--setpoweroverdrive", r->w, "--autorespond", "y", NULL},
+            NULL);
+    case A_GPU_LOCK:
+    case A_MEM_LOCK:
+        if (amd)
+            return smi_set(r, (const char *[]){"set", "-g", id, "-L", ck, "min", v1, NULL},
+                           (const char *[]){"set", "-g", id, "-L", ck, "max", v2, NULL});
+        return smi_set(
+            r,
+            (const char *[]){"-d", id, "--setextremum", "min", ck, v1, "--autorespond", "y", NULL},
+            (const char *[]){"-d", id, "--setextremum", "max", ck, v2, "--autorespond", "y", NULL});
+    case A_GPU_LEVEL:
+    case A_MEM_LEVEL:
+        if (amd)
+            return smi_set(r, (const char *[]){"set", "-g", id, "-c", ck, v1, NULL}, NULL);
+        return smi_set(
+            r,
+            (const char *[]){"-d", id, a->k == A_GPU_LEVEL ? "--setsclk" : "--setmclk", v1, NULL},
+            NULL);
+    case A_AMD_CLOCKS:
+        if (amd)
+            return smi_set(r, (const char *[]){"reset", "-g", id, "-c", NULL}, NULL);
+        return smi_set(r, (const char *[]){"-d", id, "--resetclocks", NULL}, NULL);
+    case A_AMD_POWER_DEF:
+        if (amd)
+            return smi_set(r, (const char *[]){"reset", "-g", id, "-o", NULL}, NULL);
+        return smi_set(
+            r, (const char *[]){"-d", id, "--resetpoweroverdrive", "--autorespond", "y", NULL},
+            NULL);
+    default:
+        return 0;
+    }
+}
+
 /* The calls or tool runs of one action, for the dry-run lines. */
 static void act_calls(const struct mp_gpuctl *c, int idx, const struct act *a, char *buf,
                       size_t len)
@@ -595,50 +640,15 @@ static void act_calls(const struct mp_gpuctl *c, int idx, const struct act *a, c
         }
         return;
     }
-    bool amd = c->backend == MP_GPUCTL_AMD_SMI;
-    switch (a->k) {
-    case A_POWER:
-        if (amd)
-            snprintf(buf, len, "%s set -g %d -o %.0f", t, idx, a->w);
-        else
-            snprintf(buf, len, "%s -d %d --setpoweroverdrive %.0f --autorespond y", t, idx, a->w);
-        break;
-    case A_GPU_LOCK:
-    case A_MEM_LOCK: {
-        const char *ck = a->k == A_GPU_LOCK ? "sclk" : "mclk";
-        if (amd)
-            snprintf(buf, len, "%s set -g %d -L %s min %d; %s set -g %d -L %s max %d", t, idx, ck,
-                     a->a, t, idx, ck, a->b);
-        else
-            snprintf(buf, len,
-                     "%s -d %d --setextremum min %s %d --autorespond y; %s -d %d --setextremum "
-                     "max %s %d --autorespond y",
-                     t, idx, ck, a->a, t, idx, ck, a->b);
-        break;
-    }
-    case A_GPU_LEVEL:
-    case A_MEM_LEVEL: {
-        const char *ck = a->k == A_GPU_LEVEL ? "sclk" : "mclk";
-        if (amd)
-            snprintf(buf, len, "%s set -g %d -c %s %d", t, idx, ck, a->a);
-        else
-            snprintf(buf, len, "%s -d %d --set%s %d", t, idx, ck, a->a);
-        break;
-    }
-    case A_AMD_CLOCKS:
-        if (amd)
-            snprintf(buf, len, "%s reset -g %d -c", t, idx);
-        else
-            snprintf(buf, len, "%s -d %d --resetclocks", t, idx);
-        break;
-    case A_AMD_POWER_DEF:
-        if (amd)
-            snprintf(buf, len, "%s reset -g %d -o", t, idx);
-        else
-            snprintf(buf, len, "%s -d %d --resetpoweroverdrive --autorespond y", t, idx);
-        break;
-    default:
+    struct smi_runs r;
+    int n = smi_runs(c, idx, a, &r);
+    size_t off = 0;
+    if (!n)
         snprintf(buf, len, "?");
+    for (int i = 0; i < n && off < len; i++) {
+        off += (size_t)snprintf(buf + off, len - off, "%s%s", i ? "; " : "", t);
+        for (const char *const *p = r.argv[i]; *p && off < len; p++)
+            off += (size_t)snprintf(buf + off, len - off, " %s", *p);
     }
 }
 
@@ -738,59 +748,14 @@ static int act_run(struct mp_gpuctl *c, int idx, const struct act *a, struct mp_
         return nv_call(c, idx, name, f2 ? f2(dev, (unsigned int)a->a, (unsigned int)a->b) : f0(dev),
                        d);
     }
-    bool amd = c->backend == MP_GPUCTL_AMD_SMI;
-    char id[16], v1[32], v2[32];
-    snprintf(id, sizeof(id), "%d", idx);
-    snprintf(v1, sizeof(v1), "%d", a->a);
-    snprintf(v2, sizeof(v2), "%d", a->b);
-    const char *ck = (a->k == A_GPU_LOCK || a->k == A_GPU_LEVEL) ? "sclk" : "mclk";
-    switch (a->k) {
-    case A_POWER: {
-        char w[32];
-        snprintf(w, sizeof(w), "%.0f", a->w);
-        if (amd)
-            return amd_run(c, (const char *[]){"set", "-g", id, "-o", w, NULL}, d);
-        return amd_run(
-            c, (const char *[]){"-d", id, "--setpoweroverdrive", w, "--autorespond", "y", NULL}, d);
-    }
-    case A_GPU_LOCK:
-    case A_MEM_LOCK: {
-        int rc;
-        if (amd) {
-            rc = amd_run(c, (const char *[]){"set", "-g", id, "-L", ck, "min", v1, NULL}, d);
-            return rc ? rc
-                      : amd_run(c, (const char *[]){"set", "-g", id, "-L", ck, "max", v2, NULL}, d);
-        }
-        rc = amd_run(
-            c,
-            (const char *[]){"-d", id, "--setextremum", "min", ck, v1, "--autorespond", "y", NULL},
-            d);
-        return rc ? rc
-                  : amd_run(c,
-                            (const char *[]){"-d", id, "--setextremum", "max", ck, v2,
-                                             "--autorespond", "y", NULL},
-                            d);
-    }
-    case A_GPU_LEVEL:
-    case A_MEM_LEVEL:
-        if (amd)
-            return amd_run(c, (const char *[]){"set", "-g", id, "-c", ck, v1, NULL}, d);
-        return amd_run(
-            c,
-            (const char *[]){"-d", id, a->k == A_GPU_LEVEL ? "--setsclk" : "--setmclk", v1, NULL},
-            d);
-    case A_AMD_CLOCKS:
-        if (amd)
-            return amd_run(c, (const char *[]){"reset", "-g", id, "-c", NULL}, d);
-        return amd_run(c, (const char *[]){"-d", id, "--resetclocks", NULL}, d);
-    case A_AMD_POWER_DEF:
-        if (amd)
-            return amd_run(c, (const char *[]){"reset", "-g", id, "-o", NULL}, d);
-        return amd_run(
-            c, (const char *[]){"-d", id, "--resetpoweroverdrive", "--autorespond", "y", NULL}, d);
-    default:
+    struct smi_runs r;
+    int n = smi_runs(c, idx, a, &r);
+    if (!n)
         return mp_diag_set(d, MP_EUNSUP, "not an AMD action");
-    }
+    int rc = 0;
+    for (int i = 0; i < n && !rc; i++)
+        rc = amd_run(c, r.argv[i], d);
+    return rc;
 }
 
 /* Checks s against st and lists the actions. */

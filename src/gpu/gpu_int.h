@@ -19,6 +19,30 @@ void gpu_note(struct mp_gpu_info *info, const char *fmt, ...) __attribute__((for
 /* The NVML library to dlopen: $MAGPIE_NVML_LIB (the tests' stub), else
  * libnvidia-ml.so.1. */
 const char *gpu_nvml_lib(void);
+/* Looks name up in the dlopen'ed lib and stores it in the function pointer
+ * at fnptr (size bytes); leaves it as it is when the symbol is missing. */
+void gpu_dlsym(void *lib, const char *name, void *fnptr, size_t size);
+
+/* An nvmlDevice_t */
+struct nvml_dev_st;
+
+/* The NVML entry points that both the device probe (nvml.c) and the
+ * settings (control.c) call; NULL when the library lacks one. */
+struct gpu_nvml {
+    void *lib; /* NULL when gpu_nvml_lib() is not loadable */
+    int (*init)(void);
+    int (*shutdown)(void);
+    const char *(*error_string)(int);
+    int (*count)(unsigned int *);
+    int (*handle)(unsigned int, struct nvml_dev_st **);
+    int (*name)(struct nvml_dev_st *, char *, unsigned int);
+    int (*clock)(struct nvml_dev_st *, int, unsigned int *);
+    int (*max_clock)(struct nvml_dev_st *, int, unsigned int *);
+};
+
+/* dlopens gpu_nvml_lib() into n (zeroed first) and looks its entry points
+ * up; false when it is not loadable. */
+bool gpu_nvml_open(struct gpu_nvml *n);
 
 /* NVML through dlopen. Returns the number of GPUs added (> 0), 0 when NVML
  * is missing or reports none (with a note saying why), MP_ENOMEM. */

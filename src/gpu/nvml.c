@@ -13,7 +13,6 @@
 
 /* NVML returns an int status, 0 = NVML_SUCCESS; devices are opaque
  * struct nvml_dev_st pointers (nvmlDevice_t). */
-struct nvml_dev_st;
 
 struct nvml_memory { /* nvmlMemory_t (v1): "used" includes driver-reserved memory */
     unsigned long long total, free, used;
@@ -39,13 +38,9 @@ struct nvml_pci { /* nvmlPciInfo_t as of nvmlDeviceGetPciInfo_v3 */
 
 enum { NVML_CLOCK_SM = 1, NVML_CLOCK_MEM = 2, NVML_TEMPERATURE_GPU = 0 };
 
+/* what only the probe calls, after the common entry points */
 struct nvml_api {
-    int (*init)(void);
-    int (*shutdown)(void);
-    const char *(*error_string)(int);
-    int (*count)(unsigned int *);
-    int (*handle)(unsigned int, struct nvml_dev_st **);
-    int (*name)(struct nvml_dev_st *, char *, unsigned int);
+    struct gpu_nvml core;
     int (*cc)(struct nvml_dev_st *, int *, int *);
     int (*memory)(struct nvml_dev_st *, struct nvml_memory *);
     int (*memory_v2)(struct nvml_dev_st *, struct nvml_memory_v2 *);
@@ -57,24 +52,41 @@ struct nvml_api {
     int (*temp)(struct nvml_dev_st *, int, unsigned int *);
     int (*power)(struct nvml_dev_st *, unsigned int *);
     int (*power_limit)(struct nvml_dev_st *, unsigned int *);
-    int (*clock)(struct nvml_dev_st *, int, unsigned int *);
-    int (*max_clock)(struct nvml_dev_st *, int, unsigned int *);
 };
 
 /* dlsym returns an object pointer; ISO C has no conversion to a function
  * pointer, so copy the bits (what POSIX guarantees to work). */
-static void sym(void *lib, const char *name, void *fnptr, size_t size)
+void gpu_dlsym(void *lib, const char *name, void *fnptr, size_t size)
 {
     void *p = dlsym(lib, name);
     if (p)
         memcpy(fnptr, &p, size);
 }
 
-#define SYM(lib, field, name) sym(lib, name, &api.field, sizeof(api.field))
+#define CORE_SYM(field, name) gpu_dlsym(n->lib, name, &n->field, sizeof(n->field))
+
+bool gpu_nvml_open(struct gpu_nvml *n)
+{
+    memset(n, 0, sizeof(*n));
+    n->lib = dlopen(gpu_nvml_lib(), RTLD_NOW | RTLD_LOCAL);
+    if (!n->lib)
+        return false;
+    CORE_SYM(init, "nvmlInit_v2");
+    CORE_SYM(shutdown, "nvmlShutdown");
+    CORE_SYM(error_string, "nvmlErrorString");
+    CORE_SYM(count, "nvmlDeviceGetCount_v2");
+    CORE_SYM(handle, "nvmlDeviceGetHandleByIndex_v2");
+    CORE_SYM(name, "nvmlDeviceGetName");
+    CORE_SYM(clock, "nvmlDeviceGetClockInfo");
+    CORE_SYM(max_clock, "nvmlDeviceGetMaxClockInfo");
+    return true;
+}
+
+#define SYM(field, name) gpu_dlsym(api.core.lib, name, &api.field, sizeof(api.field))
 
 static const char *errstr(const struct nvml_api *api, int r)
 {
-    const char *s = api->error_string ? api->error_string(r) : NULL;
+    const char *s = api->core.error_string ? api->core.error_string(r) : NULL;
     return s ? s : "error";
 }
 
@@ -92,35 +104,27 @@ int gpu_probe_nvml(struct mp_gpu_info *info)
     memset(&api, 0, sizeof(api));
 
     const char *path = gpu_nvml_lib();
-    void *lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    if (!lib) {
+    if (!gpu_nvml_open(&api.core)) {
         gpu_note(info, "nvml: %s not loadable", path);
         goto out;
     }
-    SYM(lib, init, "nvmlInit_v2");
-    SYM(lib, shutdown, "nvmlShutdown");
-    SYM(lib, error_string, "nvmlErrorString");
-    SYM(lib, count, "nvmlDeviceGetCount_v2");
-    SYM(lib, handle, "nvmlDeviceGetHandleByIndex_v2");
-    SYM(lib, name, "nvmlDeviceGetName");
-    SYM(lib, cc, "nvmlDeviceGetCudaComputeCapability");
-    SYM(lib, memory, "nvmlDeviceGetMemoryInfo");
-    SYM(lib, memory_v2, "nvmlDeviceGetMemoryInfo_v2");
-    SYM(lib, driver, "nvmlSystemGetDriverVersion");
-    SYM(lib, cuda_version, "nvmlSystemGetCudaDriverVersion_v2");
-    SYM(lib, uuid, "nvmlDeviceGetUUID");
-    SYM(lib, pci, "nvmlDeviceGetPciInfo_v3");
-    SYM(lib, util, "nvmlDeviceGetUtilizationRates");
-    SYM(lib, temp, "nvmlDeviceGetTemperature");
-    SYM(lib, power, "nvmlDeviceGetPowerUsage");
-    SYM(lib, power_limit, "nvmlDeviceGetEnforcedPowerLimit");
-    SYM(lib, clock, "nvmlDeviceGetClockInfo");
-    SYM(lib, max_clock, "nvmlDeviceGetMaxClockInfo");
-    if (!api.init || !api.shutdown || !api.count || !api.handle || !api.name) {
+    SYM(cc, "nvmlDeviceGetCudaComputeCapability");
+    SYM(memory, "nvmlDeviceGetMemoryInfo");
+    SYM(memory_v2, "nvmlDeviceGetMemoryInfo_v2");
+    SYM(driver, "nvmlSystemGetDriverVersion");
+    SYM(cuda_version, "nvmlSystemGetCudaDriverVersion_v2");
+    SYM(uuid, "nvmlDeviceGetUUID");
+    SYM(pci, "nvmlDeviceGetPciInfo_v3");
+    SYM(util, "nvmlDeviceGetUtilizationRates");
+    SYM(temp, "nvmlDeviceGetTemperature");
+    SYM(power, "nvmlDeviceGetPowerUsage");
+    SYM(power_limit, "nvmlDeviceGetEnforcedPowerLimit");
+    if (!api.core.init || !api.core.shutdown || !api.core.count || !api.core.handle ||
+        !api.core.name) {
         gpu_note(info, "nvml: %s lacks nvmlInit_v2 or device functions", path);
         goto out;
     }
-    int r = api.init();
+    int r = api.core.init();
     if (r != 0) {
         gpu_note(info, "nvml: nvmlInit_v2: %s", errstr(&api, r));
         goto out;
@@ -136,7 +140,7 @@ int gpu_probe_nvml(struct mp_gpu_info *info)
                  (cuda % 1000) / 10);
 
     unsigned int n = 0;
-    r = api.count(&n);
+    r = api.core.count(&n);
     if (r != 0) {
         gpu_note(info, "nvml: nvmlDeviceGetCount_v2: %s", errstr(&api, r));
         goto out;
@@ -145,7 +149,7 @@ int gpu_probe_nvml(struct mp_gpu_info *info)
         gpu_note(info, "nvml: no devices");
     for (unsigned int i = 0; i < n; i++) {
         struct nvml_dev_st *dev;
-        if (api.handle(i, &dev) != 0)
+        if (api.core.handle(i, &dev) != 0)
             continue; /* e.g. a GPU we lack permission for */
         struct mp_gpu_device *g = gpu_add_device(info, (int)i);
         if (!g) {
@@ -154,7 +158,7 @@ int gpu_probe_nvml(struct mp_gpu_info *info)
         }
         added++;
         char name[96] = "";
-        if (api.name(dev, name, sizeof(name)) == 0)
+        if (api.core.name(dev, name, sizeof(name)) == 0)
             gpu_copy(g->name, sizeof(g->name), name, strlen(name));
         int maj, mnr;
         if (api.cc && api.cc(dev, &maj, &mnr) == 0) {
@@ -193,17 +197,17 @@ int gpu_probe_nvml(struct mp_gpu_info *info)
             g->power_draw_w = v / 1000.0;
         if (api.power_limit && api.power_limit(dev, &v) == 0)
             g->power_limit_w = v / 1000.0;
-        if (api.clock && api.clock(dev, NVML_CLOCK_SM, &v) == 0)
+        if (api.core.clock && api.core.clock(dev, NVML_CLOCK_SM, &v) == 0)
             g->sm_clock_mhz = v;
-        if (api.max_clock && api.max_clock(dev, NVML_CLOCK_SM, &v) == 0)
+        if (api.core.max_clock && api.core.max_clock(dev, NVML_CLOCK_SM, &v) == 0)
             g->sm_clock_max_mhz = v;
-        if (api.clock && api.clock(dev, NVML_CLOCK_MEM, &v) == 0)
+        if (api.core.clock && api.core.clock(dev, NVML_CLOCK_MEM, &v) == 0)
             g->mem_clock_mhz = v;
     }
 out:
     if (inited)
-        api.shutdown();
-    if (lib)
-        dlclose(lib);
+        api.core.shutdown();
+    if (api.core.lib)
+        dlclose(api.core.lib);
     return added;
 }

@@ -45,6 +45,14 @@ static bool lower_better(const struct mp_kernel_config *cfg, const char *name)
     return false;
 }
 
+/* The metric of kernel i when it is correct; NaN (not scored) otherwise. */
+static double scored_value(const struct mp_kernel_run *run, int i, const char *name)
+{
+    if (run->results[i].correctness != MP_STAGE_SUCCESS)
+        return NAN;
+    return metric_value(&run->results[i], name);
+}
+
 /* Magpie's perf_scores: weights by backend, per-metric normalisation over
  * the correct kernels, weighted sum of the metrics that have data. */
 static void perf_scores(struct mp_kernel_run *run, const struct mp_kernel_config *cfg)
@@ -60,19 +68,14 @@ static void perf_scores(struct mp_kernel_run *run, const struct mp_kernel_config
         bool low = lower_better(cfg, name);
         double best = low ? INFINITY : -INFINITY;
         for (int i = 0; i < run->n; i++) {
-            if (run->results[i].correctness != MP_STAGE_SUCCESS)
-                continue;
-            double v = metric_value(&run->results[i], name);
-            if (!isfinite(v))
-                continue;
-            best = low ? fmin(best, v) : fmax(best, v);
+            double v = scored_value(run, i, name);
+            if (isfinite(v))
+                best = low ? fmin(best, v) : fmax(best, v);
         }
         if (!isfinite(best))
             continue;
         for (int i = 0; i < run->n; i++) {
-            if (run->results[i].correctness != MP_STAGE_SUCCESS)
-                continue;
-            double v = metric_value(&run->results[i], name);
+            double v = scored_value(run, i, name);
             if (!isfinite(v))
                 continue;
             double norm = low ? (v != 0 ? best / v : 0) : (best != 0 ? v / best : 0);

@@ -196,16 +196,9 @@ static char *read_text(const char *path, size_t *len)
         return NULL;
     struct mp_buf b;
     mp_buf_init(&b, DISC_MAX_FILE);
-    char chunk[65536];
-    size_t got;
-    bool ok = true;
-    while ((got = fread(chunk, 1, sizeof(chunk), f)) > 0)
-        if (mp_buf_append(&b, chunk, got) != 0) {
-            ok = false;
-            break;
-        }
+    int rc = mp_buf_read_file(&b, f);
     fclose(f);
-    if (!ok) {
+    if (rc) {
         mp_buf_fini(&b);
         return NULL;
     }

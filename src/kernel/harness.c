@@ -359,43 +359,35 @@ struct cmpstat {
     int first_arg;
 };
 
+/* Element j of an array of T at p (unaligned), as a double. */
+#define ELEM_AT(T, p, j)                                                                           \
+    do {                                                                                           \
+        T v_;                                                                                      \
+        memcpy(&v_, (p) + (j) * sizeof(T), sizeof(T));                                             \
+        return (double)v_;                                                                         \
+    } while (0)
+
 static double elem_get(const unsigned char *p, enum harg_elem e, size_t j)
 {
     switch (e) {
-    case HE_FLOAT: {
-        float f;
-        memcpy(&f, p + j * 4, 4);
-        return f;
-    }
-    case HE_DOUBLE: {
-        double v;
-        memcpy(&v, p + j * 8, 8);
-        return v;
-    }
-    case HE_INT: {
-        int32_t v;
-        memcpy(&v, p + j * 4, 4);
-        return v;
-    }
-    case HE_UINT: {
-        uint32_t v;
-        memcpy(&v, p + j * 4, 4);
-        return v;
-    }
-    case HE_LONG: {
-        int64_t v;
-        memcpy(&v, p + j * 8, 8);
-        return (double)v;
-    }
-    case HE_ULONG: {
-        uint64_t v;
-        memcpy(&v, p + j * 8, 8);
-        return (double)v;
-    }
+    case HE_FLOAT:
+        ELEM_AT(float, p, j);
+    case HE_DOUBLE:
+        ELEM_AT(double, p, j);
+    case HE_INT:
+        ELEM_AT(int32_t, p, j);
+    case HE_UINT:
+        ELEM_AT(uint32_t, p, j);
+    case HE_LONG:
+        ELEM_AT(int64_t, p, j);
+    case HE_ULONG:
+        ELEM_AT(uint64_t, p, j);
     default:
         return (signed char)p[j];
     }
 }
+
+#undef ELEM_AT
 
 /* Reads every output (+ guard) of s into a fresh array of images. */
 static int read_outputs(struct hdev *dv, const struct hentry *e, const struct hset *s,
@@ -552,11 +544,7 @@ char *k_read_file(const char *path, size_t *len)
         return NULL;
     struct mp_buf b;
     mp_buf_init(&b, (size_t)1 << 30);
-    char chunk[65536];
-    size_t n;
-    int rc = 0;
-    while (!rc && (n = fread(chunk, 1, sizeof(chunk), f)) > 0)
-        rc = mp_buf_append(&b, chunk, n);
+    int rc = mp_buf_read_file(&b, f);
     fclose(f);
     char *s = rc ? NULL : mp_strndup(b.data ? b.data : "", b.len);
     if (s && len)

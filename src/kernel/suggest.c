@@ -66,16 +66,23 @@ static void fmt_pct(double v, char *buf, size_t n)
     snprintf(buf, n, "%.1f", v);
 }
 
+/* An object of n string members, given as key, value, key, value, ... */
+static json_t *str_members(const char *const *kv, size_t n)
+{
+    json_t *o = json_object();
+    for (size_t i = 0; i < n; i++)
+        json_object_set_new(o, kv[2 * i], json_string(kv[2 * i + 1]));
+    return o;
+}
+
 static void add_bottleneck(struct sg *s, const char *type, const char *severity, const char *value,
                            const char *desc, const char *metric_name, double metric_value,
                            const char *threshold)
 {
-    json_t *b = json_object();
-    json_object_set_new(b, "type", json_string(type));
-    json_object_set_new(b, "severity", json_string(severity));
-    json_object_set_new(b, "value", json_string(value));
-    json_object_set_new(b, "description", json_string(desc));
-    json_object_set_new(b, "metric", json_string(metric_name));
+    json_t *b =
+        str_members((const char *const[]){"type", type, "severity", severity, "value", value,
+                                          "description", desc, "metric", metric_name},
+                    5);
     json_object_set_new(b, "metric_value", json_real(metric_value));
     json_object_set_new(b, "threshold", json_string(threshold));
     json_array_append_new(s->bottlenecks, b);
@@ -84,12 +91,10 @@ static void add_bottleneck(struct sg *s, const char *type, const char *severity,
 static void add_suggestion(struct sg *s, const char *category, const char *text, const char *impact,
                            const char *details, const char *metric_name, double metric_value)
 {
-    json_t *o = json_object();
-    json_object_set_new(o, "category", json_string(category));
-    json_object_set_new(o, "suggestion", json_string(text));
-    json_object_set_new(o, "impact", json_string(impact));
-    json_object_set_new(o, "details", json_string(details));
-    json_object_set_new(o, "metric", json_string(metric_name));
+    json_t *o =
+        str_members((const char *const[]){"category", category, "suggestion", text, "impact",
+                                          impact, "details", details, "metric", metric_name},
+                    5);
     json_object_set_new(o, "metric_value", json_real(metric_value));
     json_array_append_new(s->suggestions, o);
 }
@@ -517,11 +522,7 @@ int mp_suggest_ncu_file(const char *path, const char *kernel_id, json_t **out, s
     }
     struct mp_buf b;
     mp_buf_init(&b, (size_t)256 << 20);
-    char chunk[65536];
-    size_t got;
-    int rc = 0;
-    while (!rc && (got = fread(chunk, 1, sizeof(chunk), f)) > 0)
-        rc = mp_buf_append(&b, chunk, got);
+    int rc = mp_buf_read_file(&b, f);
     fclose(f);
     if (rc) {
         mp_buf_fini(&b);

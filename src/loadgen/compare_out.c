@@ -285,21 +285,13 @@ int mp_bcmp_json(const struct mp_bcmp_result *r, struct mp_buf *out)
 
 #define W 620
 #define H 300
-#define ML 56
-#define MB 34
-#define MT 24
+#define ML LOADGEN_SVG_ML
+#define MB LOADGEN_SVG_MB
+#define MT LOADGEN_SVG_MT
 #define CDF_POINTS 300
 
 static const char *const COLORS[] = {"#4c78a8", "#e45756", "#54a24b", "#f58518",
                                      "#b279a2", "#9d755d", "#72b7b2", "#ff9da6"};
-
-static double nice_max(double v)
-{
-    if (!(v > 0))
-        return 1;
-    double p = pow(10, floor(log10(v))), m = v / p;
-    return (m <= 1 ? 1 : m <= 2 ? 2 : m <= 5 ? 5 : 10) * p;
-}
 
 enum { S_TTFT, S_ITL, S_E2EL };
 
@@ -335,31 +327,9 @@ static int cdf(struct mp_buf *b, const char *title, int kind, const struct curve
             xmax = fmax(xmax, mp_stats_quantile_sorted(v, n, 0.995));
         free(v);
     }
-    xmax = nice_max(xmax);
-    rc |= mp_buf_printf(b,
-                        "<svg width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
-                        "xmlns=\"http://www.w3.org/2000/svg\"><text x=\"%d\" y=\"15\" "
-                        "class=\"t\">",
-                        W, H, W, H, ML);
-    rc |= loadgen_html_esc(b, title);
-    rc |= mp_buf_printf(b,
-                        "</text><line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" class=\"ax\"/>"
-                        "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" class=\"ax\"/>",
-                        ML, H - MB, W - 10, H - MB, ML, MT, ML, H - MB);
-    for (int i = 0; i <= 4; i++) {
-        double f = (double)i / 4;
-        int y = (int)(H - MB - f * (H - MB - MT)), x = (int)(ML + f * (W - 10 - ML));
-        rc |=
-            mp_buf_printf(b,
-                          "<text x=\"%d\" y=\"%d\" class=\"l\" text-anchor=\"end\">%.2f</text>"
-                          "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" class=\"g\"/>"
-                          "<text x=\"%d\" y=\"%d\" class=\"l\" text-anchor=\"middle\">%.4g</text>",
-                          ML - 4, y + 4, f, ML, y, W - 10, y, x, H - MB + 14, xmax * f);
-    }
-    rc |= mp_buf_printf(b,
-                        "<text x=\"%d\" y=\"%d\" class=\"l\" text-anchor=\"middle\">ms (axis "
-                        "ends at the largest p99.5)</text>",
-                        (ML + W) / 2, H - 4);
+    xmax = loadgen_nice_max(xmax);
+    rc |= loadgen_svg_axes(b, &(struct loadgen_axes){W, H, title, xmax, 1, true,
+                                                     "ms (axis ends at the largest p99.5)", NULL});
     for (size_t c = 0; c < nc; c++) {
         size_t n;
         double *v = sample(&cv[c].side->runs[cv[c].run], kind, &n);

@@ -16,9 +16,9 @@
 
 #define W 560
 #define H 220
-#define ML 56
-#define MB 34
-#define MT 24
+#define ML LOADGEN_SVG_ML
+#define MB LOADGEN_SVG_MB
+#define MT LOADGEN_SVG_MT
 #define MAX_POINTS 4000
 
 int loadgen_html_esc(struct mp_buf *b, const char *s)
@@ -51,7 +51,7 @@ static int cmpd(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-static double nice_max(double v)
+double loadgen_nice_max(double v)
 {
     if (!(v > 0))
         return 1;
@@ -59,39 +59,52 @@ static double nice_max(double v)
     return (m <= 1 ? 1 : m <= 2 ? 2 : m <= 5 ? 5 : 10) * p;
 }
 
-static int axes(struct mp_buf *b, const char *title, double xmax, double ymax, const char *xl,
-                const char *yl)
+int loadgen_svg_axes(struct mp_buf *b, const struct loadgen_axes *a)
 {
+    const int w = a->w, h = a->h;
     int rc = mp_buf_printf(b,
                            "<svg width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
                            "xmlns=\"http://www.w3.org/2000/svg\"><text x=\"%d\" y=\"15\" "
                            "class=\"t\">",
-                           W, H, W, H, ML);
-    rc |= loadgen_html_esc(b, title);
+                           w, h, w, h, ML);
+    rc |= loadgen_html_esc(b, a->title);
     rc |= mp_buf_printf(b,
                         "</text><line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" class=\"ax\"/>"
                         "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" class=\"ax\"/>",
-                        ML, H - MB, W - 10, H - MB, ML, MT, ML, H - MB);
+                        ML, h - MB, w - 10, h - MB, ML, MT, ML, h - MB);
     for (int i = 0; i <= 4; i++) {
-        double fy = (double)i / 4, fx = (double)i / 4;
-        int y = (int)(H - MB - fy * (H - MB - MT)), x = (int)(ML + fx * (W - 10 - ML));
+        double f = (double)i / 4;
+        int y = (int)(h - MB - f * (h - MB - MT)), x = (int)(ML + f * (w - 10 - ML));
+        rc |= mp_buf_printf(b,
+                            a->y_fixed ? "<text x=\"%d\" y=\"%d\" class=\"l\" "
+                                         "text-anchor=\"end\">%.2f</text>"
+                                       : "<text x=\"%d\" y=\"%d\" class=\"l\" "
+                                         "text-anchor=\"end\">%.4g</text>",
+                            ML - 4, y + 4, a->ymax * f);
         rc |=
             mp_buf_printf(b,
-                          "<text x=\"%d\" y=\"%d\" class=\"l\" text-anchor=\"end\">%.4g</text>"
                           "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" class=\"g\"/>"
                           "<text x=\"%d\" y=\"%d\" class=\"l\" text-anchor=\"middle\">%.4g</text>",
-                          ML - 4, y + 4, ymax * fy, ML, y, W - 10, y, x, H - MB + 14, xmax * fx);
+                          ML, y, w - 10, y, x, h - MB + 14, a->xmax * f);
     }
     rc |= mp_buf_printf(b, "<text x=\"%d\" y=\"%d\" class=\"l\" text-anchor=\"middle\">",
-                        (ML + W) / 2, H - 4);
-    rc |= loadgen_html_esc(b, xl);
-    rc |=
-        mp_buf_printf(b,
-                      "</text><text x=\"12\" y=\"%d\" class=\"l\" transform=\"rotate(-90 12 %d)\" "
-                      "text-anchor=\"middle\">",
-                      (H - MB + MT) / 2, (H - MB + MT) / 2);
-    rc |= loadgen_html_esc(b, yl);
+                        (ML + w) / 2, h - 4);
+    rc |= loadgen_html_esc(b, a->xl);
+    if (a->yl) {
+        rc |= mp_buf_printf(
+            b,
+            "</text><text x=\"12\" y=\"%d\" class=\"l\" transform=\"rotate(-90 12 %d)\" "
+            "text-anchor=\"middle\">",
+            (h - MB + MT) / 2, (h - MB + MT) / 2);
+        rc |= loadgen_html_esc(b, a->yl);
+    }
     return rc | mp_buf_puts(b, "</text>");
+}
+
+static int axes(struct mp_buf *b, const char *title, double xmax, double ymax, const char *xl,
+                const char *yl)
+{
+    return loadgen_svg_axes(b, &(struct loadgen_axes){W, H, title, xmax, ymax, false, xl, yl});
 }
 
 /* Histogram of v (sorted in place); the range ends at the 99.5th percentile
@@ -108,7 +121,7 @@ static int hist(struct mp_buf *b, const char *title, double *v, size_t n)
     double lo = 0, hi = mp_loadgen_percentile(v, n, 99.5);
     if (!(hi > lo))
         hi = v[n - 1] > lo ? v[n - 1] : lo + 1;
-    hi = nice_max(hi);
+    hi = loadgen_nice_max(hi);
     size_t cnt[NB] = {0}, maxc = 1;
     for (size_t i = 0; i < n; i++) {
         int k = (int)((v[i] - lo) / (hi - lo) * NB);
@@ -206,8 +219,8 @@ static int html_over_time(struct mp_buf *b, const struct mp_loadgen_result *r)
         if (x->success)
             lmax = fmax(lmax, (double)(x->event_ns[x->n_events - 1] - x->start_ns) / 1e6);
     }
-    lmax = nice_max(lmax);
-    tmax = nice_max(tmax);
+    lmax = loadgen_nice_max(lmax);
+    tmax = loadgen_nice_max(tmax);
     rc |= axes(b, "TTFT (blue) and E2EL (red) by request start", tmax, lmax, "s since start", "ms");
     size_t step = r->n / MAX_POINTS + 1;
     for (size_t i = 0; i < r->n; i += step) {
@@ -243,15 +256,11 @@ static int html_throughput(struct mp_buf *b, const struct mp_loadgen_result *r, 
         *oom = true;
         goto out;
     }
+    loadgen_event_buckets(r, r->t0_ns, ev_time, nb, true);
     for (size_t i = 0; i < r->n; i++) {
         const struct mp_loadgen_record *x = &r->recs[i];
         if (!x->success)
             continue;
-        for (uint32_t j = 0; j < x->n_events; j++) {
-            size_t k = (size_t)((double)(x->event_ns[j] - r->t0_ns) / 1e9);
-            if (k < nb)
-                ev_time[k] += x->event_tokens && x->event_tokens[j] ? x->event_tokens[j] : 1;
-        }
         size_t s0 = (size_t)((double)(x->start_ns - r->t0_ns) / 1e9),
                s1 = (size_t)((double)(x->event_ns[x->n_events - 1] - r->t0_ns) / 1e9);
         for (size_t k = s0; k <= s1 && k < nb; k++)
@@ -262,7 +271,7 @@ static int html_throughput(struct mp_buf *b, const struct mp_loadgen_result *r, 
         emax = fmax(emax, ev_time[k]);
         fmaxv = fmax(fmaxv, inflight[k]);
     }
-    emax = nice_max(emax);
+    emax = loadgen_nice_max(emax);
     rc |= axes(b, "Output tokens per second (blue) and requests in flight (orange, scaled)",
                (double)nb, emax, "s since start", "tokens/s");
     for (int series = 0; series < 2; series++) {

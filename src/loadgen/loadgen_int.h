@@ -38,4 +38,27 @@ const char *mp_loadgen_metric_name(int k);
  * also the benchmark compare page). Nonzero when out of memory. */
 int loadgen_html_esc(struct mp_buf *b, const char *s);
 
+/* SVG plots of the HTML pages: margins left, bottom and top inside the svg. */
+enum { LOADGEN_SVG_ML = 56, LOADGEN_SVG_MB = 34, LOADGEN_SVG_MT = 24 };
+
+/* The opening of one SVG plot: its title, both axes with a grid of 5 ticks
+ * each (0 to xmax, 0 to ymax) and the axis labels; the plot drawn after it
+ * then closes the svg. */
+struct loadgen_axes {
+    int w, h; /* the svg's size */
+    const char *title;
+    double xmax, ymax;
+    bool y_fixed;        /* y ticks as %.2f (fractions) instead of %.4g */
+    const char *xl, *yl; /* axis labels; yl NULL for none */
+};
+
+int loadgen_svg_axes(struct mp_buf *b, const struct loadgen_axes *a);
+/* Adds the token events of r's successful requests into 1-second buckets
+ * b[0..nb) counted from origin_ns (events past the last bucket are left out):
+ * each event counts its tokens when tokens (1 when not recorded), else 1. */
+void loadgen_event_buckets(const struct mp_loadgen_result *r, uint64_t origin_ns, double *b,
+                           size_t nb, bool tokens);
+/* v rounded up to 1, 2 or 5 times a power of ten (1 when v is not > 0). */
+double loadgen_nice_max(double v);
+
 #endif

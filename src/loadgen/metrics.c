@@ -122,13 +122,8 @@ static void stat_of(double *v, size_t n, const struct mp_loadgen_metrics_opts *o
     if (n == 0)
         return;
     qsort(v, n, sizeof(*v), mp_stats_cmp_double);
-    double sum = 0;
-    for (size_t i = 0; i < n; i++)
-        sum += v[i];
-    st->mean = sum / (double)n;
-    double ss = 0;
-    for (size_t i = 0; i < n; i++)
-        ss += (v[i] - st->mean) * (v[i] - st->mean);
+    double ss;
+    st->mean = mp_stats_mean_ss(v, n, &ss);
     st->std = sqrt(ss / (double)n);
     st->median = mp_loadgen_percentile(v, n, 50);
     st->min = v[0];
@@ -269,16 +264,7 @@ int mp_loadgen_metrics_compute(const struct mp_loadgen_result *r,
         buckets = calloc(nb, sizeof(double));
         if (!buckets)
             goto out;
-        for (size_t i = 0; i < r->n; i++) {
-            const struct mp_loadgen_record *x = &r->recs[i];
-            if (!x->success)
-                continue;
-            for (uint32_t j = 0; j < x->n_events; j++) {
-                size_t b = (size_t)((double)(x->event_ns[j] - min_start) / 1e9);
-                if (b < nb)
-                    buckets[b] += 1;
-            }
-        }
+        loadgen_event_buckets(r, min_start, buckets, nb, false);
         for (size_t b = 0; b < nb; b++)
             if (buckets[b] > m->max_output_tokens_per_s)
                 m->max_output_tokens_per_s = buckets[b];
@@ -299,6 +285,21 @@ out:
     free(edges);
     free(buckets);
     return rc;
+}
+
+void loadgen_event_buckets(const struct mp_loadgen_result *r, uint64_t origin_ns, double *b,
+                           size_t nb, bool tokens)
+{
+    for (size_t i = 0; i < r->n; i++) {
+        const struct mp_loadgen_record *x = &r->recs[i];
+        if (!x->success)
+            continue;
+        for (uint32_t j = 0; j < x->n_events; j++) {
+            size_t k = (size_t)((double)(x->event_ns[j] - origin_ns) / 1e9);
+            if (k < nb)
+                b[k] += tokens && x->event_tokens && x->event_tokens[j] ? x->event_tokens[j] : 1;
+        }
+    }
 }
 
 const char *mp_loadgen_metric_name(int k)

@@ -9,6 +9,18 @@
 
 #include "kernel_common_int.h"
 
+json_t *mcp_kentry_config(const struct mcp_kentry *e)
+{
+    json_t *kc = json_object();
+    json_object_set_new(kc, "kernel_id", json_string(e->kernel_id));
+    json_object_set_new(kc, "kernel_type", json_string(e->kernel_type));
+    json_object_set_new(kc, "source_file_path", json_string(e->kernel_path));
+    json_object_set_new(kc, "testcase_command",
+                        e->testcase_command ? json_string(e->testcase_command) : json_null());
+    json_object_set_new(kc, "working_dir", json_string(e->working_dir ? e->working_dir : ""));
+    return kc;
+}
+
 int mcp_kernel_run(struct mcp_wctx *w, json_t *args, const char *yaml, bool compare,
                    json_t **report, json_t **result)
 {

@@ -5,77 +5,47 @@
 
 #include "kcfg_int.h"
 
-#define MCP_KERNEL_SHARED_PARAMS                                                                   \
-    {"kernel_type",    MT_STR, false, "\"hip\"", "hip|cuda|pytorch|triton|opencl", 0, 0,           \
-     "kernel language"},                                                                           \
-        {"check_performance",                                                                      \
-         MT_BOOL,                                                                                  \
-         false,                                                                                    \
-         "true",                                                                                   \
-         NULL,                                                                                     \
-         0,                                                                                        \
-         0,                                                                                        \
-         "run the performance (profiler) stage"},                                                  \
-        {"environment",                                                                            \
-         MT_STR,                                                                                   \
-         false,                                                                                    \
-         "\"local\"",                                                                              \
-         "local|container|ray",                                                                    \
-         0,                                                                                        \
-         0,                                                                                        \
-         "where kernels run: local, or container (docker/podman run with docker_image); ray is "   \
-         "refused here (use magpie analyze -e ray)"},                                              \
-        {"docker_image", MT_STR, false, "\"\"",                                                    \
-         NULL,           0,      0,     "image for environment container (magpie's addition)"},    \
-        {"performance_backend",                                                                    \
-         MT_STR,                                                                                   \
-         false,                                                                                    \
-         "\"\"",                                                                                   \
-         "|metrix|rocprof_compute|ncu|rocprofv3",                                                  \
-         0,                                                                                        \
-         0,                                                                                        \
-         "profiler; \"\" = chosen for the GPU"},                                                   \
-        {"correctness_backend",                                                                    \
-         MT_STR,                                                                                   \
-         false,                                                                                    \
-         "\"\"",                                                                                   \
-         "|accordo|testcase",                                                                      \
-         0,                                                                                        \
-         0,                                                                                        \
-         "correctness check; \"\" = testcase (or reference mode with reference)"},                 \
-        {"accordo_kernel_name", MT_STR, false, "\"\"", NULL, 0, 0, "accordo: kernel to check"},    \
-        {"accordo_reference_binary", MT_STR, false, "\"\"", NULL, 0, 0,                            \
-         "accordo: reference binary"},                                                             \
-        {"accordo_optimized_binary", MT_STR, false, "\"\"", NULL, 0, 0,                            \
-         "accordo: optimised binary"},                                                             \
-        {"accordo_atol", MT_NUM, false, "1e-06", NULL, 0, 0, "accordo: absolute tolerance"},       \
-        {"accordo_rtol", MT_NUM, false, "1e-05", NULL, 0, 0, "accordo: relative tolerance"},       \
-        {"accordo_equal_nan", MT_BOOL, false, "false", NULL, 0, 0, "accordo: NaN == NaN"},         \
-        {"accordo_timeout_seconds", MT_INT, false, "30", NULL, 0, 0, "accordo: time limit"},       \
-        {"reference",                                                                              \
-         MT_STR,                                                                                   \
-         false,                                                                                    \
-         NULL,                                                                                     \
-         NULL,                                                                                     \
-         0,                                                                                        \
-         0,                                                                                        \
-         "magpie: reference implementation (reference-mode correctness: random inputs, "           \
-         "dtype-aware tolerances)"},                                                               \
-        {"kernel_name",                                                                            \
-         MT_STR,                                                                                   \
-         false,                                                                                    \
-         NULL,                                                                                     \
-         NULL,                                                                                     \
-         0,                                                                                        \
-         0,                                                                                        \
-         "magpie: entry point in the source (C harness for OpenCL/CUDA)"},                         \
-        {"size", MT_INT, false, NULL,                                                              \
-         NULL,   0,      0,     "magpie: elements per buffer argument (C harness)"},               \
-        {"max_time_s", MT_NUM, false, NULL,                                                        \
-         NULL,         0,      0,     "magpie: timing limit per kernel in seconds (default 15)"},  \
+/* An optional parameter: name, type, default (JSON text), allowed values,
+ * description. */
+#define MCP_KOPT(name, type, def, enumv, desc)                                                     \
     {                                                                                              \
-        "output_dir", MT_STR, false, "\"./results\"", NULL, 0, 0, "magpie: workspace root"         \
+        name, type, false, def, enumv, 0, 0, desc                                                  \
     }
+
+#define MCP_KERNEL_SHARED_PARAMS                                                                   \
+    MCP_KOPT("kernel_type", MT_STR, "\"hip\"", "hip|cuda|pytorch|triton|opencl",                   \
+             "kernel language"),                                                                   \
+        MCP_KOPT("check_performance", MT_BOOL, "true", NULL,                                       \
+                 "run the performance (profiler) stage"),                                          \
+        MCP_KOPT("environment", MT_STR, "\"local\"", "local|container|ray",                        \
+                 "where kernels run: local, or container (docker/podman run with docker_image); "  \
+                 "ray is refused here (use magpie analyze -e ray)"),                               \
+        MCP_KOPT("docker_image", MT_STR, "\"\"", NULL,                                             \
+                 "image for environment container (magpie's addition)"),                           \
+        MCP_KOPT("performance_backend", MT_STR, "\"\"", "|metrix|rocprof_compute|ncu|rocprofv3",   \
+                 "profiler; \"\" = chosen for the GPU"),                                           \
+        MCP_KOPT("correctness_backend", MT_STR, "\"\"", "|accordo|testcase",                       \
+                 "correctness check; \"\" = testcase (or reference mode with reference)"),         \
+        MCP_KOPT("accordo_kernel_name", MT_STR, "\"\"", NULL, "accordo: kernel to check"),         \
+        MCP_KOPT("accordo_reference_binary", MT_STR, "\"\"", NULL, "accordo: reference binary"),   \
+        MCP_KOPT("accordo_optimized_binary", MT_STR, "\"\"", NULL, "accordo: optimised binary"),   \
+        MCP_KOPT("accordo_atol", MT_NUM, "1e-06", NULL, "accordo: absolute tolerance"),            \
+        MCP_KOPT("accordo_rtol", MT_NUM, "1e-05", NULL, "accordo: relative tolerance"),            \
+        MCP_KOPT("accordo_equal_nan", MT_BOOL, "false", NULL, "accordo: NaN == NaN"),              \
+        MCP_KOPT("accordo_timeout_seconds", MT_INT, "30", NULL, "accordo: time limit"),            \
+        MCP_KOPT("reference", MT_STR, NULL, NULL,                                                  \
+                 "magpie: reference implementation (reference-mode correctness: random inputs, "   \
+                 "dtype-aware tolerances)"),                                                       \
+        MCP_KOPT("kernel_name", MT_STR, NULL, NULL,                                                \
+                 "magpie: entry point in the source (C harness for OpenCL/CUDA)"),                 \
+        MCP_KOPT("size", MT_INT, NULL, NULL, "magpie: elements per buffer argument (C harness)"),  \
+        MCP_KOPT("max_time_s", MT_NUM, NULL, NULL,                                                 \
+                 "magpie: timing limit per kernel in seconds (default 15)"),                       \
+        MCP_KOPT("output_dir", MT_STR, "\"./results\"", NULL, "magpie: workspace root")
+
+/* The kernel_config object of one entry: kernel_id, kernel_type,
+ * source_file_path, testcase_command, working_dir. */
+json_t *mcp_kentry_config(const struct mcp_kentry *e);
 
 /* Runs analyze (compare = false) or compare on the kernels in yaml; *report
  * gets the report JSON. Returns 0, or 1 with *result set to the error. */

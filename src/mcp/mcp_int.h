@@ -89,6 +89,9 @@ const char *mcp_str(json_t *args, const char *key);
 long long mcp_int(json_t *args, const char *key);
 double mcp_num(json_t *args, const char *key);
 bool mcp_bool(json_t *args, const char *key);
+/* Copies up to max string pointers of the JSON array a into dst (borrowed
+ * from a); returns how many. */
+int mcp_strs(json_t *a, const char **dst, int max);
 /* Parses a JSON text held in an mp_buf into *out; 0 or -1. */
 json_t *mcp_parse_buf(const struct mp_buf *b);
 /* The magpie executable (for tools that run magpie itself). */

@@ -95,6 +95,19 @@ bool mcp_bool(json_t *args, const char *key)
     return json_is_true(json_object_get(args, key));
 }
 
+int mcp_strs(json_t *a, const char **dst, int max)
+{
+    int n = 0;
+    size_t i;
+    json_t *v;
+    json_array_foreach(a, i, v)
+    {
+        if (n < max)
+            dst[n++] = json_string_value(v);
+    }
+    return n;
+}
+
 json_t *mcp_parse_buf(const struct mp_buf *b)
 {
     if (!b || !b->len)

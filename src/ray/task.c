@@ -201,12 +201,9 @@ static int copy_file(const char *src, const char *dst, struct mp_diag *d)
         return mp_diag_set(d, MP_ENOTFOUND, "cannot read %s: %s", src, strerror(errno));
     struct mp_buf b;
     mp_buf_init(&b, 256u << 20);
-    char chunk[65536];
-    size_t n;
     int rc = 0;
-    while (!rc && (n = fread(chunk, 1, sizeof(chunk), f)) > 0)
-        if (mp_buf_append(&b, chunk, n))
-            rc = mp_diag_set(d, MP_ENOMEM, "%s: larger than 256 MiB, not staged", src);
+    if (mp_buf_read_file(&b, f))
+        rc = mp_diag_set(d, MP_ENOMEM, "%s: larger than 256 MiB, not staged", src);
     fclose(f);
     if (!rc) {
         char *dir = mp_strdup(dst);
@@ -454,26 +451,45 @@ int mp_ray_task_find(const char *task_id, const char *address, const char *share
     return 0;
 }
 
+/* The answer to a GET of one job's resource */
+struct job_answer {
+    char path[200]; /* what was asked for */
+    long st;        /* HTTP status */
+    json_t *json;   /* NULL when the answer was not JSON */
+};
+
+/* GET /api/jobs/<submission id><suffix> */
+static int job_get(struct mp_ray_client *c, const struct mp_ray_task *t, const char *suffix,
+                   struct job_answer *a, struct mp_diag *d)
+{
+    snprintf(a->path, sizeof(a->path), "/api/jobs/%s%s", t->submission_id, suffix);
+    a->st = 0;
+    a->json = NULL;
+    return ray_json_request(c, "GET", a->path, NULL, &a->st, &a->json, d);
+}
+
+static int job_http_error(struct mp_ray_client *c, const char *path, long st, struct mp_diag *d)
+{
+    return mp_diag_set(d, MP_EIO, "GET %s%s answered HTTP %ld", mp_ray_client_url(c), path, st);
+}
+
 /* GET /api/jobs/<id>: *info (NULL when Ray does not know the job). */
 static int job_info(struct mp_ray_client *c, const struct mp_ray_task *t, json_t **info,
                     struct mp_diag *d)
 {
-    char path[200];
-    snprintf(path, sizeof(path), "/api/jobs/%s", t->submission_id);
-    long st = 0;
-    json_t *ans = NULL;
+    struct job_answer a;
     *info = NULL;
-    int r = ray_json_request(c, "GET", path, NULL, &st, &ans, d);
+    int r = job_get(c, t, "", &a, d);
     if (r)
         return r;
-    if (st == 200 && json_is_object(ans)) {
-        *info = ans;
+    if (a.st == 200 && json_is_object(a.json)) {
+        *info = a.json;
         return 0;
     }
-    json_decref(ans);
-    if (st == 404 || st == 400)
+    json_decref(a.json);
+    if (a.st == 404 || a.st == 400)
         return 0;
-    return mp_diag_set(d, MP_EIO, "GET %s%s answered HTTP %ld", mp_ray_client_url(c), path, st);
+    return job_http_error(c, a.path, a.st, d);
 }
 
 static int open_task(const char *task_id, const char *address, const char *shared,
@@ -486,26 +502,34 @@ static int open_task(const char *task_id, const char *address, const char *share
     return r;
 }
 
+/* open_task, then job_info */
+static int open_task_info(const char *task_id, const char *address, const char *shared,
+                          struct mp_ray_task *t, struct mp_ray_client **c, json_t **info,
+                          struct mp_diag *d)
+{
+    int r = open_task(task_id, address, shared, t, c, d);
+    if (!r)
+        r = job_info(*c, t, info, d);
+    return r;
+}
+
 static int get_logs(struct mp_ray_client *c, const struct mp_ray_task *t, char **text,
                     struct mp_diag *d)
 {
-    char path[200];
-    snprintf(path, sizeof(path), "/api/jobs/%s/logs", t->submission_id);
-    long st = 0;
-    json_t *ans = NULL;
+    struct job_answer a;
     *text = NULL;
-    int r = ray_json_request(c, "GET", path, NULL, &st, &ans, d);
+    int r = job_get(c, t, "/logs", &a, d);
     if (r)
         return r;
-    const char *s = json_string_value(json_object_get(ans, "logs"));
-    if (st == 200 && s)
+    const char *s = json_string_value(json_object_get(a.json, "logs"));
+    if (a.st == 200 && s)
         *text = mp_strdup(s);
-    else if (st == 404)
+    else if (a.st == 404)
         r = mp_diag_set(d, MP_ENOTFOUND, "Ray has no job %s at %s", t->submission_id,
                         mp_ray_client_url(c));
     else
-        r = mp_diag_set(d, MP_EIO, "GET %s%s answered HTTP %ld", mp_ray_client_url(c), path, st);
-    json_decref(ans);
+        r = job_http_error(c, a.path, a.st, d);
+    json_decref(a.json);
     return r;
 }
 
@@ -565,10 +589,8 @@ int mp_ray_task_status(const char *task_id, const char *address, const char *sha
     *json = NULL;
     struct mp_ray_task t;
     struct mp_ray_client *c;
-    int r = open_task(task_id, address, shared, &t, &c, d);
     json_t *info = NULL;
-    if (!r)
-        r = job_info(c, &t, &info, d);
+    int r = open_task_info(task_id, address, shared, &t, &c, &info, d);
     if (!r)
         r = dump(status_obj(c, &t, info), json, d);
     json_decref(info);
@@ -635,10 +657,8 @@ int mp_ray_task_result(const char *task_id, const char *address, const char *sha
     *json = NULL;
     struct mp_ray_task t;
     struct mp_ray_client *c;
-    int r = open_task(task_id, address, shared, &t, &c, d);
     json_t *info = NULL;
-    if (!r)
-        r = job_info(c, &t, &info, d);
+    int r = open_task_info(task_id, address, shared, &t, &c, &info, d);
     if (r) {
         mp_ray_client_free(c);
         return r;
@@ -809,7 +829,7 @@ int mp_ray_task_list(const char *address, const char *shared, char **json, struc
     if (!r)
         r = ray_json_request(c, "GET", "/api/jobs/", NULL, &st, &ans, d);
     if (!r && (st != 200 || !json_is_array(ans)))
-        r = mp_diag_set(d, MP_EIO, "GET %s/api/jobs/ answered HTTP %ld", mp_ray_client_url(c), st);
+        r = job_http_error(c, "/api/jobs/", st, d);
     if (!r) {
         size_t n = json_array_size(ans), k = 0;
         json_t **v = mp_calloc(n ? n : 1, sizeof(json_t *));

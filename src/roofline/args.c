@@ -215,19 +215,24 @@ bool pm_parse_pyint(const char *s, int64_t *out)
     return parse_int_token(p, e, out);
 }
 
-int64_t pm_pyint(struct pm_ctx *c, const char *s)
+/* false when the row failed already, or (failing it) when s is None */
+static bool py_arg(struct pm_ctx *c, const char *s, const char *fn)
 {
     if (!pm_ok(c))
-        return 0;
+        return false;
     if (!s) {
-        pm_fail(c, "TypeError: int() of None");
-        return 0;
+        pm_fail(c, "TypeError: %s() of None", fn);
+        return false;
     }
-    const char *p = skip_ws(s), *e = p + strlen(p);
-    while (e > p && isspace((unsigned char)e[-1]))
-        e--;
+    return true;
+}
+
+int64_t pm_pyint(struct pm_ctx *c, const char *s)
+{
+    if (!py_arg(c, s, "int"))
+        return 0;
     int64_t v;
-    if (!parse_int_token(p, e, &v)) {
+    if (!pm_parse_pyint(s, &v)) {
         pm_fail(c, "ValueError: invalid literal for int(): '%.40s'", s);
         return 0;
     }
@@ -261,12 +266,8 @@ bool pm_parse_pyfloat(const char *s, double *out)
 
 double pm_pyfloat(struct pm_ctx *c, const char *s)
 {
-    if (!pm_ok(c))
+    if (!py_arg(c, s, "float"))
         return 0;
-    if (!s) {
-        pm_fail(c, "TypeError: float() of None");
-        return 0;
-    }
     double v;
     if (!pm_parse_pyfloat(s, &v)) {
         pm_fail(c, "ValueError: could not convert string to float: '%.40s'", s);
@@ -362,24 +363,28 @@ bad:
 
 /* ---- integer arithmetic ---- */
 
-int64_t pm_mul(struct pm_ctx *c, int64_t a, int64_t b)
+/* r, or 0 with the row failed when the operation that gave it overflowed */
+static int64_t checked(struct pm_ctx *c, bool overflow, int64_t r)
 {
-    int64_t r;
-    if (__builtin_mul_overflow(a, b, &r)) {
+    if (overflow) {
         pm_fail(c, "integer overflow");
         return 0;
     }
     return r;
 }
 
+int64_t pm_mul(struct pm_ctx *c, int64_t a, int64_t b)
+{
+    int64_t r;
+    bool o = __builtin_mul_overflow(a, b, &r);
+    return checked(c, o, r);
+}
+
 int64_t pm_add(struct pm_ctx *c, int64_t a, int64_t b)
 {
     int64_t r;
-    if (__builtin_add_overflow(a, b, &r)) {
-        pm_fail(c, "integer overflow");
-        return 0;
-    }
-    return r;
+    bool o = __builtin_add_overflow(a, b, &r);
+    return checked(c, o, r);
 }
 
 int64_t pm_prod(struct pm_ctx *c, const struct pm_shape *s, int from, int to)
@@ -806,4 +811,25 @@ void pm_p_bools(struct pm_ctx *c, const char *key, int n, const bool *v, bool as
     }
     puts_(c, as_list ? "]" : (n == 1 ? ",)" : ")"));
     pend(c);
+}
+
+void pm_p_int_or_none(struct pm_ctx *c, const char *key, bool has, int64_t v)
+{
+    if (has)
+        pm_p_int(c, key, v);
+    else
+        pm_p_none(c, key);
+}
+
+void pm_p_unary_io(struct pm_ctx *c, const struct pm_shape *shape, const char *din,
+                   const char *dout, struct pv *sin, struct pv *sout)
+{
+    pm_p_shape(c, "op_shape", shape, false);
+    const char *dio[2] = {din, dout};
+    pm_p_strs(c, "dtype_in_out", 2, dio, false);
+    pm_p_tuple(c, "stride_input", sin);
+    if (sout)
+        pm_p_tuple(c, "stride_output", sout);
+    else
+        pm_p_none(c, "stride_output");
 }

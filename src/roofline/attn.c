@@ -338,16 +338,17 @@ static void no_perf(struct pm_ctx *c)
     pm_no_bwd(c, MP_ROOFLINE_SKIP);
 }
 
-enum iattn_kind {
-    IA_BASE,     /* q = dims[0] (N, H, d), k = last three of dims[1] */
-    IA_DV_DIM2,  /* base, then d_h_v = dims[2][-1] */
-    IA_RAGGED,   /* sglang paged attention ragged: q dims[2], k/v caches dims[3]/[4] */
-    IA_GLUON,    /* aiter::pa_decode_gluon: decode only, FP8 cache, sliding window */
-    IA_TILELANG, /* sparse MLA: d_h_v 512 */
-};
-
-static void iattn(struct pm_ctx *c, enum iattn_kind kind)
+/* q is (N_Q, H_Q, d_qk) */
+static void iattn_q(struct iattn *m, const struct pm_shape *q)
 {
+    m->NQ = q->d[0];
+    m->HQ = q->d[1];
+    m->dqk = q->d[2];
+}
+
+void pm_iattn(struct pm_ctx *c)
+{
+    enum pm_iattn_kind kind = (enum pm_iattn_kind)c->cls->variant;
     struct iattn m = {0};
     if (!chunk_stats(c->op->annotation, &m.st)) {
         no_perf(c);
@@ -358,30 +359,26 @@ static void iattn(struct pm_ctx *c, enum iattn_kind kind)
     struct pm_shape q, k, v;
     /* any lookup failure here is caught by TraceLens and becomes "no perf" */
     int st0 = c->st[c->phase];
-    if (kind == IA_RAGGED) {
+    if (kind == PM_IA_RAGGED) {
         pm_shape(c, pm_at(c, dims, 2), &q);
         pm_shape(c, pm_at(c, dims, 3), &k);
         pm_shape(c, pm_at(c, dims, 4), &v);
         if (pm_ok(c) && (q.n != 3 || k.n < 2 || v.n < 1))
             pm_fail(c, "shape");
         if (pm_ok(c)) {
-            m.NQ = q.d[0];
-            m.HQ = q.d[1];
-            m.dqk = q.d[2];
+            iattn_q(&m, &q);
             m.HKV = k.d[k.n - 2];
             m.dv = v.d[v.n - 1];
             m.NKV = m.st.c_sk + m.st.g_sk;
             m.dtype_q = pm_str(c, pm_at(c, types, 2));
         }
-    } else if (kind == IA_GLUON) {
+    } else if (kind == PM_IA_GLUON) {
         pm_shape(c, pm_at(c, dims, 0), &q);
         pm_shape(c, pm_at(c, dims, 2), &k);
         if (pm_ok(c) && (q.n < 3 || k.n < 2))
             pm_fail(c, "shape");
         if (pm_ok(c)) {
-            m.NQ = q.d[0];
-            m.HQ = q.d[1];
-            m.dqk = q.d[2];
+            iattn_q(&m, &q);
             m.HKV = k.d[1];
             m.dv = m.dqk;
             m.st.c_sq = m.st.c_sk = m.st.c_sqsq = m.st.c_sqsk = 0;
@@ -406,9 +403,7 @@ static void iattn(struct pm_ctx *c, enum iattn_kind kind)
         if (pm_ok(c) && (q.n != 3 || k.n < 3))
             pm_fail(c, "shape");
         if (pm_ok(c)) {
-            m.NQ = q.d[0];
-            m.HQ = q.d[1];
-            m.dqk = q.d[2];
+            iattn_q(&m, &q);
             m.NKV = k.d[k.n - 3];
             m.HKV = k.d[k.n - 2];
             m.dv = k.d[k.n - 1];
@@ -428,41 +423,16 @@ static void iattn(struct pm_ctx *c, enum iattn_kind kind)
         no_perf(c);
         return;
     }
-    if (kind == IA_DV_DIM2) {
+    if (kind == PM_IA_DV_DIM2) {
         /* args.get("Input Dims") or []; len(dims[2]) >= 1 */
         struct pv *d2 = pv_is_array(dims) ? pv_array_get(dims, 2) : NULL;
         if (pv_is_array(d2) && pv_array_size(d2) >= 1)
             m.dv = pm_int(c, pv_array_get(d2, pv_array_size(d2) - 1));
-    } else if (kind == IA_TILELANG) {
+    } else if (kind == PM_IA_TILELANG) {
         m.dv = 512; /* TraceLens reads Concrete Inputs from the event, not its args */
     }
     if (!pm_ok(c))
         return;
     p_common(c, &m);
     iattn_run(c, &m);
-}
-
-void pm_iattn_base(struct pm_ctx *c)
-{
-    iattn(c, IA_BASE);
-}
-
-void pm_iattn_dv_dim2(struct pm_ctx *c)
-{
-    iattn(c, IA_DV_DIM2);
-}
-
-void pm_iattn_ragged(struct pm_ctx *c)
-{
-    iattn(c, IA_RAGGED);
-}
-
-void pm_iattn_gluon(struct pm_ctx *c)
-{
-    iattn(c, IA_GLUON);
-}
-
-void pm_iattn_tilelang(struct pm_ctx *c)
-{
-    iattn(c, IA_TILELANG);
 }

@@ -14,12 +14,6 @@
 
 #include "roofline_int.h"
 
-static void p_dtype_pair(struct pm_ctx *c, const char *key, const char *a, const char *b)
-{
-    const char *v[2] = {a, b};
-    pm_p_strs(c, key, 2, v, false);
-}
-
 /* UnaryElementwise.flops/bytes with the sizes of __init__ */
 static void unary_fwd(struct pm_ctx *c, int64_t n, const char *din, const char *dout)
 {
@@ -32,6 +26,18 @@ static void unary_fwd(struct pm_ctx *c, int64_t n, const char *din, const char *
     pm_set_spec(c, "vector", din);
 }
 
+/* The output tensor at argument i when the trace records one (a non-empty
+ * Input Dims[i]): its dtype and strides, else NULL for both. */
+static void opt_output(struct pm_ctx *c, struct pv *dims, long i, const char **dt, struct pv **st)
+{
+    *dt = NULL;
+    *st = NULL;
+    if (pm_len(c, dims) > (size_t)i && pm_truthy(pm_at(c, dims, i))) {
+        *dt = pm_str_argi(c, "Input type", i);
+        *st = pm_argi(c, "Input Strides", i);
+    }
+}
+
 void pm_unary(struct pm_ctx *c)
 {
     struct pv *dims = pm_arg(c, "Input Dims");
@@ -39,22 +45,13 @@ void pm_unary(struct pm_ctx *c)
     pm_shape(c, pm_at(c, dims, 0), &shape);
     const char *din = pm_str_argi(c, "Input type", 0);
     struct pv *sin = pm_argi(c, "Input Strides", 0);
-    const char *dout = NULL;
-    struct pv *sout = NULL;
-    if (pm_len(c, dims) > 1 && pm_truthy(pm_at(c, dims, 1))) {
-        dout = pm_str_argi(c, "Input type", 1);
-        sout = pm_argi(c, "Input Strides", 1);
-    }
+    const char *dout;
+    struct pv *sout;
+    opt_output(c, dims, 1, &dout, &sout);
     int64_t n = pm_prod(c, &shape, 0, shape.n);
     if (!pm_ok(c))
         return;
-    pm_p_shape(c, "op_shape", &shape, false);
-    p_dtype_pair(c, "dtype_in_out", din, dout);
-    pm_p_tuple(c, "stride_input", sin);
-    if (sout)
-        pm_p_tuple(c, "stride_output", sout);
-    else
-        pm_p_none(c, "stride_output");
+    pm_p_unary_io(c, &shape, din, dout, sin, sout);
     unary_fwd(c, n, din, dout);
 }
 
@@ -135,10 +132,7 @@ void pm_replication_pad(struct pm_ctx *c)
     pm_p_shape(c, "input_shape", &in, false);
     pm_p_shape(c, "output_shape", &out, false);
     pm_p_shape(c, "padding", &pad, true);
-    pm_p_shape(c, "op_shape", &out, false);
-    p_dtype_pair(c, "dtype_in_out", dt, dt);
-    pm_p_tuple(c, "stride_input", sin);
-    pm_p_none(c, "stride_output");
+    pm_p_unary_io(c, &out, dt, dt, sin, NULL);
     resize_fwd(c, nin, nout, dt);
 }
 
@@ -168,17 +162,15 @@ void pm_upsample_nearest(struct pm_ctx *c)
         return;
     pm_p_shape(c, "input_shape", &in, false);
     pm_p_shape(c, "output_shape", &out, false);
-    pm_p_shape(c, "op_shape", &out, false);
-    p_dtype_pair(c, "dtype_in_out", dt, dt);
-    pm_p_tuple(c, "stride_input", sin);
-    pm_p_none(c, "stride_output");
+    pm_p_unary_io(c, &out, dt, dt, sin, NULL);
     resize_fwd(c, nin, nout, dt);
 }
 
 /* aiter/vLLM/SGLang gated activations (out, input): out is [..., d], input
  * [..., 2d]; the input is read twice as wide as the output. */
-static void gated_act(struct pm_ctx *c, int64_t per_elem)
+void pm_gated_act(struct pm_ctx *c)
 {
+    int64_t per_elem = c->cls->variant;
     struct pm_shape shape;
     pm_shape_argi(c, "Input Dims", 0, &shape);
     const char *din = pm_str_argi(c, "Input type", 1);
@@ -188,10 +180,7 @@ static void gated_act(struct pm_ctx *c, int64_t per_elem)
     int64_t n = pm_prod(c, &shape, 0, shape.n);
     if (!pm_ok(c))
         return;
-    pm_p_shape(c, "op_shape", &shape, false);
-    p_dtype_pair(c, "dtype_in_out", din, dout);
-    pm_p_tuple(c, "stride_input", sin);
-    pm_p_tuple(c, "stride_output", sout);
+    pm_p_unary_io(c, &shape, din, dout, sin, sout);
     if (!pm_begin(c, PM_FWD))
         return;
     pm_set_flops(c, (double)pm_mul(c, per_elem, n));
@@ -202,21 +191,6 @@ static void gated_act(struct pm_ctx *c, int64_t per_elem)
     }
     pm_set_bytes(c, true, (double)pm_add(c, pm_mul(c, pm_mul(c, 2, n), bi), pm_mul(c, n, bo)));
     pm_set_spec(c, "vector", din);
-}
-
-void pm_silu_and_mul(struct pm_ctx *c)
-{
-    gated_act(c, 5);
-}
-
-void pm_gelu_and_mul(struct pm_ctx *c)
-{
-    gated_act(c, 8);
-}
-
-void pm_gelu_tanh_and_mul(struct pm_ctx *c)
-{
-    gated_act(c, 10);
 }
 
 /* ---- binary ---- */
@@ -266,6 +240,25 @@ static void binary_common(struct pm_ctx *c, const struct pm_shape *s1, const str
     pm_set_spec(c, "vector", d1);
 }
 
+/* shape_in1, shape_in2, shape_out (when so), dtype_in1_in2_out and the
+ * three strides (stride_output None when sto is NULL) */
+static void binary_params(struct pm_ctx *c, const struct pm_shape *s1, const struct pm_shape *s2,
+                          const struct pm_shape *so, const char *const dts[3], struct pv *st1,
+                          struct pv *st2, struct pv *sto)
+{
+    pm_p_shape(c, "shape_in1", s1, false);
+    pm_p_shape(c, "shape_in2", s2, false);
+    if (so)
+        pm_p_shape(c, "shape_out", so, false);
+    pm_p_strs(c, "dtype_in1_in2_out", 3, dts, false);
+    pm_p_tuple(c, "stride_input1", st1);
+    pm_p_tuple(c, "stride_input2", st2);
+    if (sto)
+        pm_p_tuple(c, "stride_output", sto);
+    else
+        pm_p_none(c, "stride_output");
+}
+
 void pm_binary(struct pm_ctx *c)
 {
     struct pv *dims = pm_arg(c, "Input Dims");
@@ -276,24 +269,13 @@ void pm_binary(struct pm_ctx *c)
     const char *d2 = pm_str_argi(c, "Input type", 1);
     struct pv *st1 = pm_argi(c, "Input Strides", 0);
     struct pv *st2 = pm_argi(c, "Input Strides", 1);
-    const char *dout = NULL;
-    struct pv *sto = NULL;
-    if (pm_len(c, dims) > 2 && pm_truthy(pm_at(c, dims, 2))) {
-        dout = pm_str_argi(c, "Input type", 2);
-        sto = pm_argi(c, "Input Strides", 2);
-    }
+    const char *dout;
+    struct pv *sto;
+    opt_output(c, dims, 2, &dout, &sto);
     if (!pm_ok(c))
         return;
-    pm_p_shape(c, "shape_in1", &s1, false);
-    pm_p_shape(c, "shape_in2", &s2, false);
     const char *dts[3] = {d1, d2, dout};
-    pm_p_strs(c, "dtype_in1_in2_out", 3, dts, false);
-    pm_p_tuple(c, "stride_input1", st1);
-    pm_p_tuple(c, "stride_input2", st2);
-    if (sto)
-        pm_p_tuple(c, "stride_output", sto);
-    else
-        pm_p_none(c, "stride_output");
+    binary_params(c, &s1, &s2, NULL, dts, st1, st2, sto);
     binary_common(c, &s1, &s2, d1, d2, dout);
 }
 
@@ -309,13 +291,8 @@ void pm_liger_silu_mul(struct pm_ctx *c)
     struct pv *st2 = pm_argi(c, "Input Strides", 1);
     if (!pm_ok(c))
         return;
-    pm_p_shape(c, "shape_in1", &s1, false);
-    pm_p_shape(c, "shape_in2", &s2, false);
     const char *dts[3] = {d1, d2, NULL};
-    pm_p_strs(c, "dtype_in1_in2_out", 3, dts, false);
-    pm_p_tuple(c, "stride_input1", st1);
-    pm_p_tuple(c, "stride_input2", st2);
-    pm_p_none(c, "stride_output");
+    binary_params(c, &s1, &s2, NULL, dts, st1, st2, NULL);
     binary_common(c, &s1, &s2, d1, d2, NULL);
 }
 
@@ -489,14 +466,8 @@ void pm_group_quant(struct pm_ctx *c)
     struct pv *s2 = pm_argi(c, "Input Strides", 2);
     if (!pm_ok(c))
         return;
-    pm_p_shape(c, "shape_in1", &in1, false);
-    pm_p_shape(c, "shape_in2", &in2, false);
-    pm_p_shape(c, "shape_out", &out, false);
     const char *dts[3] = {d1, d2, dout};
-    pm_p_strs(c, "dtype_in1_in2_out", 3, dts, false);
-    pm_p_tuple(c, "stride_input1", s1);
-    pm_p_tuple(c, "stride_input2", s2);
-    pm_p_tuple(c, "stride_output", so);
+    binary_params(c, &in1, &in2, &out, dts, s1, s2, so);
     int64_t n1 = pm_prod(c, &in1, 0, in1.n), n2 = pm_prod(c, &in2, 0, in2.n);
     int64_t no = pm_prod(c, &out, 0, out.n);
     if (!pm_ok(c) || !pm_begin(c, PM_FWD))

@@ -74,11 +74,7 @@ void pm_rmsnorm_ext(struct pm_ctx *c)
     if (!pm_ok(c))
         return;
     int64_t N = pm_prod(c, &shape, 0, shape.n);
-    pm_p_shape(c, "op_shape", &shape, false);
-    const char *dio[2] = {din, NULL};
-    pm_p_strs(c, "dtype_in_out", 2, dio, false);
-    pm_p_tuple(c, "stride_input", sin);
-    pm_p_none(c, "stride_output");
+    pm_p_unary_io(c, &shape, din, NULL, sin, NULL);
     pm_p_int(c, "num_channels", C);
     pm_p_bool(c, "has_bias", false);
     pm_p_bool(c, "is_affine", true);
@@ -356,10 +352,7 @@ void pm_moe_comm(struct pm_ctx *c)
         return;
     pm_p_repr(c, "num_tokens", ntok);
     pm_p_repr(c, "hidden_dim", hid);
-    if (bpe)
-        pm_p_int(c, "bpe", bpe);
-    else
-        pm_p_none(c, "bpe");
+    pm_p_int_or_none(c, "bpe", bpe != 0, bpe);
     for (int ph = PM_FWD; ph <= PM_BWD; ph++) {
         if (!pm_begin(c, (enum pm_phase)ph))
             continue;

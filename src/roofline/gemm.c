@@ -199,18 +199,37 @@ static void gemm_mnk_params(struct pm_ctx *c, const struct gemm *g)
     pm_p_bool(c, "bias", g->bias);
 }
 
+/* The parameters of the classes with A = Input Dims[ia] and B = [ib]:
+ * ["B",] M, N, K, bias, stride_A, stride_B, dtype_A_B = Input type[ia..ib],
+ * then GEMM's own. */
+static void gemm_ab_params(struct pm_ctx *c, struct gemm *g, long ia, long ib, bool batched)
+{
+    if (batched)
+        pm_p_int(c, "B", g->B);
+    gemm_mnk_params(c, g);
+    gemm_strides(c, ia, ib);
+    pm_p_tuple_slice(c, "dtype_A_B", pm_arg(c, "Input type"), ia, ib + 1);
+    gemm_post(c, g);
+}
+
+/* dtype_A_B from Input type[ia..ib], then gemm_ab_params; false when the
+ * row failed. */
+static bool gemm_ab(struct pm_ctx *c, struct gemm *g, long ia, long ib, bool batched)
+{
+    gemm_dtypes(c, g, ia, ib + 1);
+    if (!pm_ok(c))
+        return false;
+    gemm_ab_params(c, g, ia, ib, batched);
+    return true;
+}
+
 void pm_gemm_mm(struct pm_ctx *c)
 {
     struct gemm g = {0};
     gemm_kernels(c, &g);
     gemm_mnk_2d(c, &g, 0, 1);
-    gemm_dtypes(c, &g, 0, 2);
-    if (!pm_ok(c))
+    if (!gemm_ab(c, &g, 0, 1, false))
         return;
-    gemm_mnk_params(c, &g);
-    gemm_strides(c, 0, 1);
-    pm_p_tuple_slice(c, "dtype_A_B", pm_arg(c, "Input type"), 0, 2);
-    gemm_post(c, &g);
     gemm_fwd_same_bpe(c, &g, false);
     pm_no_bwd(c, MP_ROOFLINE_SKIP);
 }
@@ -223,13 +242,8 @@ void pm_gemm_addmm(struct pm_ctx *c)
     (void)pm_at(c, dims, 0); /* C (bias) */
     gemm_mnk_2d(c, &g, 1, 2);
     g.bias = true;
-    gemm_dtypes(c, &g, 1, 3);
-    if (!pm_ok(c))
+    if (!gemm_ab(c, &g, 1, 2, false))
         return;
-    gemm_mnk_params(c, &g);
-    gemm_strides(c, 1, 2);
-    pm_p_tuple_slice(c, "dtype_A_B", pm_arg(c, "Input type"), 1, 3);
-    gemm_post(c, &g);
     gemm_fwd_same_bpe(c, &g, false);
     pm_no_bwd(c, MP_ROOFLINE_SKIP);
 }
@@ -240,13 +254,8 @@ void pm_gemm_scaled_mm(struct pm_ctx *c)
     gemm_kernels(c, &g);
     gemm_mnk_2d(c, &g, 0, 1);
     g.bias = pm_len(c, pm_arg(c, "Input Dims")) == 3;
-    gemm_dtypes(c, &g, 0, 2);
-    if (!pm_ok(c))
+    if (!gemm_ab(c, &g, 0, 1, false))
         return;
-    gemm_mnk_params(c, &g);
-    gemm_strides(c, 0, 1);
-    pm_p_tuple_slice(c, "dtype_A_B", pm_arg(c, "Input type"), 0, 2);
-    gemm_post(c, &g);
     if (pm_begin(c, PM_FWD)) {
         pm_set_flops(c, (double)gemm_flops_int(c, &g));
         const char *a = gemm_dt(c, &g, 0), *b = gemm_dt(c, &g, 1);
@@ -284,14 +293,8 @@ static void gemm_bmm_common(struct pm_ctx *c, long ia, long ib, bool bias)
     g.K = A.d[2];
     g.N = B.d[2];
     g.bias = bias;
-    gemm_dtypes(c, &g, ia, ib + 1);
-    if (!pm_ok(c))
+    if (!gemm_ab(c, &g, ia, ib, true))
         return;
-    pm_p_int(c, "B", g.B);
-    gemm_mnk_params(c, &g);
-    gemm_strides(c, ia, ib);
-    pm_p_tuple_slice(c, "dtype_A_B", pm_arg(c, "Input type"), ia, ib + 1);
-    gemm_post(c, &g);
     gemm_fwd_same_bpe(c, &g, true);
     pm_no_bwd(c, MP_ROOFLINE_SKIP);
 }
@@ -349,15 +352,21 @@ void pm_gemm_dynamic_quant(struct pm_ctx *c)
     g.dt[1] = pv_string_value(pv_array_get(types, 1));
     if (!pm_ok(c))
         return;
-    gemm_mnk_params(c, &g);
-    gemm_strides(c, 0, 1);
-    pm_p_tuple_slice(c, "dtype_A_B", types, 0, 2);
-    gemm_post(c, &g);
+    gemm_ab_params(c, &g, 0, 1, false);
     gemm_fwd_same_bpe(c, &g, false);
     /* the class inherits GEMM's backward, whose bytes_bwd needs an argument
      * that TraceLens does not pass */
     if (pm_begin(c, PM_BWD))
         pm_fail(c, "TypeError: bytes_bwd() missing 1 required positional argument");
+}
+
+/* ["B" = 1,] M, N, K, bias and dtype_A_B = the dtypes the class chose */
+static void gemm_dt_params(struct pm_ctx *c, const struct gemm *g, bool b1)
+{
+    if (b1)
+        pm_p_int(c, "B", 1);
+    gemm_mnk_params(c, g);
+    pm_p_strs(c, "dtype_A_B", g->nd, g->dt, false);
 }
 
 /* tex_ts::te_gemm_ts (TransformerEngine): A = Input Dims[0], B = [5],
@@ -408,13 +417,8 @@ void pm_gemm_tev2(struct pm_ctx *c)
     struct gemm g = {0};
     gemm_kernels(c, &g);
     gemm_mnk_2d(c, &g, 0, 1);
-    gemm_dtypes(c, &g, 0, 2);
-    if (!pm_ok(c))
+    if (!gemm_ab(c, &g, 0, 1, false))
         return;
-    gemm_mnk_params(c, &g);
-    gemm_strides(c, 0, 1);
-    pm_p_tuple_slice(c, "dtype_A_B", pm_arg(c, "Input type"), 0, 2);
-    gemm_post(c, &g);
     if (pm_begin(c, PM_FWD)) {
         pm_set_flops(c, (double)gemm_flops_int(c, &g));
         const char *a = gemm_dt(c, &g, 0), *b = gemm_dt(c, &g, 1);
@@ -427,6 +431,33 @@ void pm_gemm_tev2(struct pm_ctx *c)
         pm_set_spec(c, "matrix", a);
     }
     pm_no_bwd(c, MP_ROOFLINE_SKIP);
+}
+
+/* Forward metrics of the aiter-style GEMMs: bpe of dtype_A_B[0], [1] and of
+ * the output dtype [2] (also the unused bias); the class inherits GEMM's
+ * backward, whose bytes_bwd needs an argument TraceLens does not pass. */
+static void gemm_fwd_three(struct pm_ctx *c, const struct gemm *g)
+{
+    if (pm_begin(c, PM_FWD)) {
+        pm_set_flops(c, (double)gemm_flops_int(c, g));
+        int64_t by;
+        if (gemm_bytes_int(c, g, pm_bpe(g->dt[0]), pm_bpe(g->dt[1]), pm_bpe(g->dt[2]),
+                           pm_bpe(g->dt[2]), &by))
+            pm_set_bytes(c, true, (double)by);
+        pm_set_spec(c, "matrix", g->dt[0]);
+    }
+    if (pm_begin(c, PM_BWD))
+        pm_fail(c, "TypeError: bytes_bwd() missing 1 required positional argument");
+}
+
+/* The parameters ("B" = 1 first) and metrics of the aiter-style GEMMs */
+static void gemm_finish_three(struct pm_ctx *c, struct gemm *g)
+{
+    if (!pm_ok(c))
+        return;
+    gemm_dt_params(c, g, true);
+    gemm_post(c, g);
+    gemm_fwd_three(c, g);
 }
 
 /* aiter::gemm_a16w16: x [M, K], w [N, K]; output in x's type. */
@@ -446,22 +477,7 @@ void pm_gemm_a16w16(struct pm_ctx *c)
     g.dt[1] = pm_str_argi(c, "Input type", 1);
     g.dt[2] = g.dt[0];
     g.nd = 3;
-    if (!pm_ok(c))
-        return;
-    pm_p_int(c, "B", 1);
-    gemm_mnk_params(c, &g);
-    pm_p_strs(c, "dtype_A_B", 3, g.dt, false);
-    gemm_post(c, &g);
-    if (pm_begin(c, PM_FWD)) {
-        pm_set_flops(c, (double)gemm_flops_int(c, &g));
-        int64_t by;
-        if (gemm_bytes_int(c, &g, pm_bpe(g.dt[0]), pm_bpe(g.dt[1]), pm_bpe(g.dt[2]),
-                           pm_bpe(g.dt[2]), &by))
-            pm_set_bytes(c, true, (double)by);
-        pm_set_spec(c, "matrix", g.dt[0]);
-    }
-    if (pm_begin(c, PM_BWD))
-        pm_fail(c, "TypeError: bytes_bwd() missing 1 required positional argument");
+    gemm_finish_three(c, &g);
 }
 
 /* vllm::rocm_unquantized_gemm: x [M, K], weight [N, K], optional bias [N];
@@ -483,8 +499,7 @@ void pm_gemm_rocm_unquantized(struct pm_ctx *c)
     g.nd = 3;
     if (!pm_ok(c))
         return;
-    gemm_mnk_params(c, &g);
-    pm_p_strs(c, "dtype_A_B", 3, g.dt, false);
+    gemm_dt_params(c, &g, false);
     gemm_post(c, &g);
     if (pm_begin(c, PM_FWD)) {
         pm_set_flops(c, (double)gemm_flops_int(c, &g));
@@ -493,23 +508,6 @@ void pm_gemm_rocm_unquantized(struct pm_ctx *c)
         if (gemm_bytes_int(c, &g, pm_bpe(g.dt[0]), pm_bpe(g.dt[1]), bo, bo, &by))
             pm_set_bytes(c, true, (double)by);
         pm_set_spec(c, "matrix", g.dt[0]);
-    }
-    if (pm_begin(c, PM_BWD))
-        pm_fail(c, "TypeError: bytes_bwd() missing 1 required positional argument");
-}
-
-/* Forward metrics of the aiter-style GEMMs: bpe of dtype_A_B[0], [1] and of
- * the output dtype [2] (also the unused bias); the class inherits GEMM's
- * backward, whose bytes_bwd needs an argument TraceLens does not pass. */
-static void gemm_fwd_three(struct pm_ctx *c, const struct gemm *g)
-{
-    if (pm_begin(c, PM_FWD)) {
-        pm_set_flops(c, (double)gemm_flops_int(c, g));
-        int64_t by;
-        if (gemm_bytes_int(c, g, pm_bpe(g->dt[0]), pm_bpe(g->dt[1]), pm_bpe(g->dt[2]),
-                           pm_bpe(g->dt[2]), &by))
-            pm_set_bytes(c, true, (double)by);
-        pm_set_spec(c, "matrix", g->dt[0]);
     }
     if (pm_begin(c, PM_BWD))
         pm_fail(c, "TypeError: bytes_bwd() missing 1 required positional argument");
@@ -538,13 +536,7 @@ void pm_gemm_a16w16_atomic(struct pm_ctx *c)
     g.dt[1] = pm_str(c, pm_at(c, types, 1));
     g.dt[2] = pm_len(c, types) > 3 ? pm_str(c, pm_at(c, types, 3)) : "c10::bfloat16";
     g.nd = 3;
-    if (!pm_ok(c))
-        return;
-    pm_p_int(c, "B", 1);
-    gemm_mnk_params(c, &g);
-    pm_p_strs(c, "dtype_A_B", 3, g.dt, false);
-    gemm_post(c, &g);
-    gemm_fwd_three(c, &g);
+    gemm_finish_three(c, &g);
 }
 
 /* aiter::_gemm_a16w16_asm: the output tensor is Input [2] (its dtype when
@@ -566,13 +558,7 @@ void pm_gemm_a16w16_asm(struct pm_ctx *c)
     g.dt[2] = t2 ? t2 : t0;
     g.nd = 3;
     gemm_mnk_xw(c, &g);
-    if (!pm_ok(c))
-        return;
-    pm_p_int(c, "B", 1);
-    gemm_mnk_params(c, &g);
-    pm_p_strs(c, "dtype_A_B", 3, g.dt, false);
-    gemm_post(c, &g);
-    gemm_fwd_three(c, &g);
+    gemm_finish_three(c, &g);
 }
 
 static int64_t ceildiv64(int64_t a, int64_t b)
@@ -627,20 +613,12 @@ void pm_gemm_a8w8_blockscale(struct pm_ctx *c)
     }
     if (!pm_ok(c))
         return;
-    pm_p_int(c, "B", 1);
-    gemm_mnk_params(c, &g);
-    pm_p_strs(c, "dtype_A_B", 3, g.dt, false);
+    gemm_dt_params(c, &g, true);
     if (quant) {
         pm_p_str(c, "quant_scheme", "a8w8_blockscale");
         pm_p_str(c, "quant_granularity", "per_block");
-        if (has_bk)
-            pm_p_int(c, "block_k", bk);
-        else
-            pm_p_none(c, "block_k");
-        if (has_bn)
-            pm_p_int(c, "block_n", bn);
-        else
-            pm_p_none(c, "block_n");
+        pm_p_int_or_none(c, "block_k", has_bk, bk);
+        pm_p_int_or_none(c, "block_n", has_bn, bn);
         if (scale_dt)
             pm_p_repr(c, "scale_dtype", scale_dt);
         else
@@ -734,12 +712,33 @@ static void grouped_spec(struct pm_ctx *c, const char *d0)
     pm_set_spec(c, "matrix", d0);
 }
 
-static void p_bpe(struct pm_ctx *c, const char *key, bool has, int b)
+static void grouped_params(struct pm_ctx *c, int64_t M, int64_t K, int64_t N, int64_t G, bool hbi,
+                           int bi, bool hbo, int bo)
 {
-    if (has)
-        pm_p_int(c, key, b);
-    else
-        pm_p_none(c, key);
+    pm_p_int(c, "M", M);
+    pm_p_int(c, "K", K);
+    pm_p_int(c, "N", N);
+    pm_p_int(c, "G", G);
+    pm_p_int_or_none(c, "bpe_in", hbi, bi);
+    pm_p_int_or_none(c, "bpe_out", hbo, bo);
+}
+
+/* Two empty pair lists (16 KiB each: on the heap); false, the row failed
+ * for want of memory, when they could not be had. */
+static bool pairs_new(struct pm_ctx *c, struct pairs **lp, struct pairs **rp)
+{
+    *lp = malloc(sizeof(**lp));
+    *rp = malloc(sizeof(**rp));
+    if (!*lp || !*rp) {
+        free(*lp);
+        free(*rp);
+        c->oom = true;
+        pm_fail(c, "out of memory");
+        return false;
+    }
+    (*lp)->n = (*rp)->n = 0;
+    (*lp)->overflow = (*rp)->overflow = false;
+    return true;
 }
 
 void pm_grouped_gemm(struct pm_ctx *c)
@@ -765,17 +764,9 @@ void pm_grouped_gemm(struct pm_ctx *c)
         }
         /* zipped layout: per-group [(M_i, K)...], [(K, N)...] */
         if (!ok && pv_is_array(a) && pv_is_array(b)) {
-            /* 16 KiB each: on the heap */
-            struct pairs *lp = malloc(sizeof(*lp)), *rp = malloc(sizeof(*rp));
-            if (!lp || !rp) {
-                free(lp);
-                free(rp);
-                c->oom = true;
-                pm_fail(c, "out of memory");
+            struct pairs *lp, *rp;
+            if (!pairs_new(c, &lp, &rp))
                 return;
-            }
-            lp->n = rp->n = 0;
-            lp->overflow = rp->overflow = false;
             collect_2d(a, lp, 0);
             collect_2d(b, rp, 0);
             if (lp->overflow || rp->overflow) {
@@ -805,12 +796,7 @@ void pm_grouped_gemm(struct pm_ctx *c)
     grouped_dtypes(c, &bi, &bo, &d0, &hbi, &hbo);
     if (!pm_ok(c))
         return;
-    pm_p_int(c, "M", M);
-    pm_p_int(c, "K", K);
-    pm_p_int(c, "N", N);
-    pm_p_int(c, "G", G);
-    p_bpe(c, "bpe_in", hbi, bi);
-    p_bpe(c, "bpe_out", hbo, bo);
+    grouped_params(c, M, K, N, G, hbi, bi, hbo, bo);
     if (pm_begin(c, PM_FWD)) {
         pm_set_flops(c, (double)pm_mul(c, pm_mul(c, pm_mul(c, 2, M), K), N));
         if (!hbi || !hbo) {
@@ -829,16 +815,9 @@ void pm_grouped_gemm(struct pm_ctx *c)
 void pm_grouped_gemm_var_k(struct pm_ctx *c)
 {
     struct pv *dims = pm_arg_opt(c, "Input Dims");
-    struct pairs *lp = malloc(sizeof(*lp)), *rp = malloc(sizeof(*rp));
-    if (!lp || !rp) {
-        free(lp);
-        free(rp);
-        c->oom = true;
-        pm_fail(c, "out of memory");
+    struct pairs *lp, *rp;
+    if (!pairs_new(c, &lp, &rp))
         return;
-    }
-    lp->n = rp->n = 0;
-    lp->overflow = rp->overflow = false;
     bool ok = false;
     if (pv_is_array(dims) && dims->n >= 2) {
         struct pv *a = pv_array_get(dims, 0), *b = pv_array_get(dims, 1);
@@ -875,12 +854,7 @@ void pm_grouped_gemm_var_k(struct pm_ctx *c)
     for (int i = 0; i < lp->n; i++)
         M = pm_add(c, M, lp->r[i]);
     if (pm_ok(c)) {
-        pm_p_int(c, "M", M);
-        pm_p_int(c, "K", lp->c[0]);
-        pm_p_int(c, "N", rp->c[0]);
-        pm_p_int(c, "G", lp->n);
-        p_bpe(c, "bpe_in", hbi, bi);
-        p_bpe(c, "bpe_out", hbo, bo);
+        grouped_params(c, M, lp->c[0], rp->c[0], lp->n, hbi, bi, hbo, bo);
         /* group_pairs: [((M_i, K_i), (K_i, N_i)), ...] */
         size_t cap = (size_t)lp->n * 96 + 8;
         char *t = malloc(cap);

@@ -116,8 +116,20 @@ static double moe_bpe(const char *dt)
     return 0;
 }
 
-static void moe_triton(struct pm_ctx *c, bool up)
+/* The bytes of one unfused MoE GEMM, over the experts the tokens reach */
+static void moe_unfused_bytes(struct pm_ctx *c, bool up, int64_t M, int64_t K, int64_t N, int64_t E,
+                              int64_t topk, int gf, double ib, double wb)
 {
+    double ea = 0;
+    if (moe_experts(c, E, topk, M, &ea))
+        pm_set_bytes(
+            c, true,
+            moe_gemm_bytes(up, (double)M, (double)K, (double)N, ea, (double)topk, gf, ib, wb));
+}
+
+void pm_moe_triton(struct pm_ctx *c)
+{
+    bool up = c->cls->variant == 1;
     struct pv *dims = pm_arg(c, "Input Dims");
     if (pm_ok(c) && pm_len(c, dims) < 2)
         pm_fail(c, "ValueError: expected at least 2 Input Dims for unfused MoE");
@@ -156,32 +168,21 @@ static void moe_triton(struct pm_ctx *c, bool up)
     if (pm_begin(c, PM_FWD)) {
         int gf = up && gated ? 2 : 1;
         pm_set_flops(c, (double)moe_gemm_flops(c, M, K, K, topk, gf));
-        double ib = moe_bpe(idt), wb = moe_bpe(wdt), ea = 0;
+        double ib = moe_bpe(idt), wb = moe_bpe(wdt);
         if (!ib || !wb)
             pm_fail(c, "ValueError: unknown %s dtype '%s'", !ib ? "input" : "weight",
                     !ib ? (idt ? idt : "None") : (wdt ? wdt : "None"));
-        else if (moe_experts(c, E, topk, M, &ea))
-            pm_set_bytes(
-                c, true,
-                moe_gemm_bytes(up, (double)M, (double)K, (double)K, ea, (double)topk, gf, ib, wb));
+        else
+            moe_unfused_bytes(c, up, M, K, K, E, topk, gf, ib, wb);
         pm_set_spec(c, "matrix", wdt);
     }
     pm_no_bwd(c, MP_ROOFLINE_SKIP);
 }
 
-void pm_moe_triton_up(struct pm_ctx *c)
-{
-    moe_triton(c, true);
-}
-
-void pm_moe_triton_down(struct pm_ctx *c)
-{
-    moe_triton(c, false);
-}
-
 /* TraceLens's moe_gptq_awq_up / moe_gptq_awq_down */
-static void moe_gptq_awq(struct pm_ctx *c, bool up)
+void pm_moe_gptq_awq(struct pm_ctx *c)
 {
+    bool up = c->cls->variant == 1;
     struct pv *dims = pm_arg(c, "Input Dims");
     struct pv *in = pm_at(c, dims, 0);
     int64_t M = pm_int(c, pm_at(c, in, 0));
@@ -209,32 +210,20 @@ static void moe_gptq_awq(struct pm_ctx *c, bool up)
     if (pm_begin(c, PM_FWD)) {
         int gf = gated ? 2 : 1;
         pm_set_flops(c, (double)moe_gemm_flops(c, M, K, N, topk, gf));
-        double ib = moe_bpe(idt), wb = 0.5, ea = 0;
+        double ib = moe_bpe(idt);
         if (!ib)
             ib = 2; /* DTYPE_TO_BYTES.get(dtype, 2) */
-        if (moe_experts(c, E, topk, M, &ea))
-            pm_set_bytes(
-                c, true,
-                moe_gemm_bytes(up, (double)M, (double)K, (double)N, ea, (double)topk, gf, ib, wb));
+        moe_unfused_bytes(c, up, M, K, N, E, topk, gf, ib, 0.5);
         pm_set_spec(c, "matrix", idt);
     }
     pm_no_bwd(c, MP_ROOFLINE_SKIP);
 }
 
-void pm_moe_gptq_awq_up(struct pm_ctx *c)
-{
-    moe_gptq_awq(c, true);
-}
-
-void pm_moe_gptq_awq_down(struct pm_ctx *c)
-{
-    moe_gptq_awq(c, false);
-}
-
 /* TraceLens's moe_flydsl_stage1 / moe_flydsl_stage2 */
 /* stage: 1 or 2 (flydsl), 0 the fused AITER 1-stage op */
-static void moe_flydsl(struct pm_ctx *c, int stage)
+void pm_moe_flydsl(struct pm_ctx *c)
 {
+    int stage = c->cls->variant;
     bool up = stage == 1;
     struct pv *dims = pm_arg(c, "Input Dims");
     struct pv *in = pm_at(c, dims, 0), *w1 = pm_at(c, dims, 1), *w2 = pm_at(c, dims, 2);
@@ -290,19 +279,4 @@ static void moe_flydsl(struct pm_ctx *c, int stage)
         pm_set_spec(c, "matrix", stage == 0 ? idt : wdt);
     }
     pm_no_bwd(c, MP_ROOFLINE_SKIP);
-}
-
-void pm_moe_flydsl_stage1(struct pm_ctx *c)
-{
-    moe_flydsl(c, 1);
-}
-
-void pm_moe_flydsl_stage2(struct pm_ctx *c)
-{
-    moe_flydsl(c, 2);
-}
-
-void pm_moe_aiter_fused_1stage(struct pm_ctx *c)
-{
-    moe_flydsl(c, 0);
 }

@@ -19,6 +19,7 @@ struct norm {
     double N, C;
     bool c_is_float; /* num_channels is a Python float (GroupNormBwd) */
     const char *din;
+    struct pv *sin; /* Input Strides of the input */
     bool bias, affine, training;
     bool has_mask;
     struct pm_shape mask; /* output_mask as 0/1 */
@@ -31,13 +32,9 @@ static bool dims_not_none(struct pm_ctx *c, long i)
     return v && !pv_is_null(v);
 }
 
-static void norm_params(struct pm_ctx *c, struct norm *n, struct pv *stride_in)
+static void norm_params(struct pm_ctx *c, const struct norm *n)
 {
-    pm_p_shape(c, "op_shape", &n->shape, false);
-    const char *dio[2] = {n->din, NULL};
-    pm_p_strs(c, "dtype_in_out", 2, dio, false);
-    pm_p_tuple(c, "stride_input", stride_in);
-    pm_p_none(c, "stride_output");
+    pm_p_unary_io(c, &n->shape, n->din, NULL, n->sin, NULL);
     if (n->c_is_float)
         pm_p_float(c, "num_channels", n->C);
     else
@@ -159,6 +156,38 @@ static void norm_shape(struct pm_ctx *c, struct norm *n, long i)
     n->N = (double)pm_prod(c, &n->shape, 0, n->shape.n);
 }
 
+/* dtype and strides of the input, Input type[i] and Input Strides[i] */
+static void norm_din_sin(struct pm_ctx *c, struct norm *n, long i)
+{
+    n->din = pm_str_argi(c, "Input type", i);
+    n->sin = pm_argi(c, "Input Strides", i);
+}
+
+/* shape, dtype and strides of the input, argument i */
+static void norm_io(struct pm_ctx *c, struct norm *n, long i)
+{
+    norm_shape(c, n, i);
+    norm_din_sin(c, n, i);
+}
+
+/* The parameters and metrics of a class that reads nothing more; kind as
+ * norm_run. */
+static void norm_finish(struct pm_ctx *c, const struct norm *n, int kind)
+{
+    if (!pm_ok(c))
+        return;
+    norm_params(c, n);
+    norm_run(c, n, kind);
+}
+
+/* prod(normalized_shape), the shape given as a literal string in v */
+static double literal_prod(struct pm_ctx *c, struct pv *v)
+{
+    struct pm_shape ns;
+    pm_literal_ints(c, pm_str(c, v), &ns);
+    return (double)pm_prod(c, &ns, 0, ns.n);
+}
+
 /* shape[1] as the channel count */
 static double channels_dim1(struct pm_ctx *c, const struct pm_shape *s)
 {
@@ -170,17 +199,12 @@ static double channels_dim1(struct pm_ctx *c, const struct pm_shape *s)
 void pm_norm_batch(struct pm_ctx *c)
 {
     struct norm n = {0};
-    norm_shape(c, &n, 0);
-    n.din = pm_str_argi(c, "Input type", 0);
-    struct pv *sin = pm_argi(c, "Input Strides", 0);
+    norm_io(c, &n, 0);
     n.affine = dims_not_none(c, 2);
     n.training = pm_truthy(pm_argi(c, "Concrete Inputs", 5));
     n.C = channels_dim1(c, &n.shape);
     n.bias = true;
-    if (!pm_ok(c))
-        return;
-    norm_params(c, &n, sin);
-    norm_run(c, &n, NORM_FWD);
+    norm_finish(c, &n, NORM_FWD);
 }
 
 void pm_norm_batch_bwd(struct pm_ctx *c)
@@ -196,46 +220,33 @@ void pm_norm_batch_bwd(struct pm_ctx *c)
     n.training = in == 0 ? false : pm_truthy(pm_argi(c, "Concrete Inputs", 7));
     norm_shape(c, &n, in);
     n.C = channels_dim1(c, &n.shape);
-    n.din = pm_str_argi(c, "Input type", in);
-    struct pv *sin = pm_argi(c, "Input Strides", in);
+    norm_din_sin(c, &n, in);
     n.has_mask = true;
     n.mask.n = 1;
     n.mask.d[0] = 1;
     n.affine = dims_not_none(c, 2);
     n.bias = true;
-    if (!pm_ok(c))
-        return;
-    norm_params(c, &n, sin);
-    norm_run(c, &n, NORM_BWD_CLASS);
+    norm_finish(c, &n, NORM_BWD_CLASS);
 }
 
 void pm_norm_layer(struct pm_ctx *c)
 {
     struct norm n = {0};
     norm_shape(c, &n, 0);
-    struct pm_shape ns;
-    pm_literal_ints(c, pm_str(c, pm_argi(c, "Concrete Inputs", 1)), &ns);
-    n.C = (double)pm_prod(c, &ns, 0, ns.n);
+    n.C = literal_prod(c, pm_argi(c, "Concrete Inputs", 1));
     n.bias = dims_not_none(c, 3);
-    n.din = pm_str_argi(c, "Input type", 0);
-    struct pv *sin = pm_argi(c, "Input Strides", 0);
+    norm_din_sin(c, &n, 0);
     n.affine = dims_not_none(c, 2);
     n.training = true;
-    if (!pm_ok(c))
-        return;
-    norm_params(c, &n, sin);
-    norm_run(c, &n, NORM_FWD);
+    norm_finish(c, &n, NORM_FWD);
 }
 
 void pm_norm_layer_bwd(struct pm_ctx *c)
 {
     struct norm n = {0};
     norm_shape(c, &n, 1);
-    struct pm_shape ns;
-    pm_literal_ints(c, pm_str(c, pm_argi(c, "Concrete Inputs", 2)), &ns);
-    n.C = (double)pm_prod(c, &ns, 0, ns.n);
-    n.din = pm_str_argi(c, "Input type", 1);
-    struct pv *sin = pm_argi(c, "Input Strides", 1);
+    n.C = literal_prod(c, pm_argi(c, "Concrete Inputs", 2));
+    norm_din_sin(c, &n, 1);
     pm_literal_ints(c, pm_str(c, pm_argi(c, "Concrete Inputs", 7)), &n.mask);
     if (pm_ok(c) && n.mask.n < 3)
         pm_fail(c, "IndexError: output_mask too short");
@@ -245,24 +256,19 @@ void pm_norm_layer_bwd(struct pm_ctx *c)
     n.affine = n.mask.d[1] != 0;
     n.bias = n.mask.d[2] != 0;
     n.training = true;
-    norm_params(c, &n, sin);
+    norm_params(c, &n);
     norm_run(c, &n, NORM_BWD_CLASS);
 }
 
 void pm_norm_group(struct pm_ctx *c)
 {
     struct norm n = {0};
-    norm_shape(c, &n, 0);
-    n.din = pm_str_argi(c, "Input type", 0);
-    struct pv *sin = pm_argi(c, "Input Strides", 0);
+    norm_io(c, &n, 0);
     n.affine = dims_not_none(c, 2);
     n.training = true;
     n.C = channels_dim1(c, &n.shape);
     n.bias = true;
-    if (!pm_ok(c))
-        return;
-    norm_params(c, &n, sin);
-    norm_run(c, &n, NORM_FWD);
+    norm_finish(c, &n, NORM_FWD);
 }
 
 /* native_group_norm_backward: C = shape[1] / groups, a float in Python */
@@ -270,9 +276,7 @@ void pm_norm_group_bwd(struct pm_ctx *c)
 {
     struct norm n = {0};
     struct pv *conc = pm_arg(c, "Concrete Inputs");
-    norm_shape(c, &n, 1);
-    n.din = pm_str_argi(c, "Input type", 1);
-    struct pv *sin = pm_argi(c, "Input Strides", 1);
+    norm_io(c, &n, 1);
     n.affine = dims_not_none(c, 5);
     n.training = true;
     pm_literal_ints(c, pm_str(c, pm_at(c, conc, 9)), &n.mask);
@@ -286,7 +290,7 @@ void pm_norm_group_bwd(struct pm_ctx *c)
     n.c_is_float = true;
     n.has_mask = true;
     n.bias = true;
-    norm_params(c, &n, sin);
+    norm_params(c, &n);
     norm_run(c, &n, NORM_BWD_CLASS);
 }
 
@@ -294,17 +298,12 @@ void pm_norm_instance(struct pm_ctx *c)
 {
     struct norm n = {0};
     struct pv *conc = pm_arg(c, "Concrete Inputs");
-    norm_shape(c, &n, 0);
-    n.din = pm_str_argi(c, "Input type", 0);
-    struct pv *sin = pm_argi(c, "Input Strides", 0);
+    norm_io(c, &n, 0);
     n.affine = dims_not_none(c, 2);
     n.training = pm_truthy(pm_at(c, conc, 5));
     n.C = channels_dim1(c, &n.shape);
     n.bias = true;
-    if (!pm_ok(c))
-        return;
-    norm_params(c, &n, sin);
-    norm_run(c, &n, NORM_FWD);
+    norm_finish(c, &n, NORM_FWD);
 }
 
 void pm_norm_instance_bwd(struct pm_ctx *c)
@@ -318,16 +317,12 @@ void pm_norm_rms(struct pm_ctx *c)
 {
     struct norm n = {0};
     struct pv *conc = pm_arg(c, "Concrete Inputs");
-    norm_shape(c, &n, 0);
-    n.din = pm_str_argi(c, "Input type", 0);
-    struct pv *sin = pm_argi(c, "Input Strides", 0);
+    norm_io(c, &n, 0);
     n.affine = dims_not_none(c, 2);
-    struct pm_shape ns;
-    pm_literal_ints(c, pm_str(c, pm_at(c, conc, 1)), &ns);
-    n.C = (double)pm_prod(c, &ns, 0, ns.n);
+    n.C = literal_prod(c, pm_at(c, conc, 1));
     if (!pm_ok(c))
         return;
-    norm_params(c, &n, sin);
+    norm_params(c, &n);
     if (pm_begin(c, PM_FWD)) {
         if (n.C == 0) {
             pm_fail(c, "ZeroDivisionError: num_channels is 0");
@@ -365,18 +360,14 @@ void pm_norm_rms_bwd(struct pm_ctx *c)
 {
     struct norm n = {0};
     struct pv *conc = pm_arg(c, "Concrete Inputs");
-    norm_shape(c, &n, 1);
-    n.din = pm_str_argi(c, "Input type", 1);
-    struct pv *sin = pm_argi(c, "Input Strides", 1);
+    norm_io(c, &n, 1);
     n.affine = dims_not_none(c, 4);
-    struct pm_shape ns;
-    pm_literal_ints(c, pm_str(c, pm_at(c, conc, 2)), &ns);
-    n.C = (double)pm_prod(c, &ns, 0, ns.n);
+    n.C = literal_prod(c, pm_at(c, conc, 2));
     pm_literal_ints(c, pm_str(c, pm_at(c, conc, 5)), &n.mask);
     if (!pm_ok(c))
         return;
     n.has_mask = true;
-    norm_params(c, &n, sin);
+    norm_params(c, &n);
     for (int ph = PM_FWD; ph <= PM_BWD; ph++) {
         if (!pm_begin(c, (enum pm_phase)ph))
             continue;

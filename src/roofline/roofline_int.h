@@ -121,6 +121,9 @@ struct pm_class {
     const char *sheet;        /* sheet_category (or category minus _fwd/_bwd) */
     const char *category_bwd; /* bwd_category, NULL when None */
     pm_model_fn fn;
+    /* Where one fn models several classes that differ in one number (flops
+     * per element, stage, direction), that number; fn reads c->cls->variant. */
+    int variant;
 };
 
 /* Name -> class (NULL for category-only names) and category. */
@@ -242,6 +245,12 @@ void pm_p_shape(struct pm_ctx *c, const char *key, const struct pm_shape *s, boo
 void pm_p_strs(struct pm_ctx *c, const char *key, int n, const char *const *s, bool as_list);
 /* tuple/list of bools */
 void pm_p_bools(struct pm_ctx *c, const char *key, int n, const bool *v, bool as_list);
+/* key = v when has, else None */
+void pm_p_int_or_none(struct pm_ctx *c, const char *key, bool has, int64_t v);
+/* The parameters of the one-input classes: op_shape, dtype_in_out,
+ * stride_input and stride_output (None when sout is NULL). */
+void pm_p_unary_io(struct pm_ctx *c, const struct pm_shape *shape, const char *din,
+                   const char *dout, struct pv *sin, struct pv *sout);
 /* the parameter key's index, -1 when not yet set */
 int pm_p_find(struct pm_ctx *c, const char *key);
 
@@ -293,8 +302,8 @@ void pm_sdpa_aiter_fmha_v3_bwd_wrapper(struct pm_ctx *c);
 void pm_sdpa_aiter_mha_fwd(struct pm_ctx *c);
 void pm_sdpa_aiter_mha_bwd(struct pm_ctx *c);
 void pm_sdpa_evoformer(struct pm_ctx *c);
-void pm_sdpa_varlen_fwd(struct pm_ctx *c);
-void pm_sdpa_varlen_bwd(struct pm_ctx *c);
+/* variant: 0 forward, 1 backward */
+void pm_sdpa_varlen(struct pm_ctx *c);
 
 void pm_unary(struct pm_ctx *c);
 void pm_replication_pad(struct pm_ctx *c);
@@ -302,9 +311,8 @@ void pm_upsample_nearest(struct pm_ctx *c);
 void pm_binary(struct pm_ctx *c);
 void pm_liger_silu_mul(struct pm_ctx *c);
 void pm_reduce(struct pm_ctx *c);
-void pm_silu_and_mul(struct pm_ctx *c);
-void pm_gelu_and_mul(struct pm_ctx *c);
-void pm_gelu_tanh_and_mul(struct pm_ctx *c);
+/* variant: flops per output element */
+void pm_gated_act(struct pm_ctx *c);
 
 void pm_norm_batch(struct pm_ctx *c);
 void pm_norm_batch_bwd(struct pm_ctx *c);
@@ -330,19 +338,22 @@ void pm_cross_entropy(struct pm_ctx *c);
 
 void pm_triton(struct pm_ctx *c);
 void pm_collective(struct pm_ctx *c);
-void pm_moe_triton_up(struct pm_ctx *c);
-void pm_moe_triton_down(struct pm_ctx *c);
-void pm_moe_gptq_awq_up(struct pm_ctx *c);
-void pm_moe_gptq_awq_down(struct pm_ctx *c);
-void pm_moe_flydsl_stage1(struct pm_ctx *c);
-void pm_moe_flydsl_stage2(struct pm_ctx *c);
-void pm_moe_aiter_fused_1stage(struct pm_ctx *c);
+/* variant: 1 up, 0 down */
+void pm_moe_triton(struct pm_ctx *c);
+void pm_moe_gptq_awq(struct pm_ctx *c);
+/* variant: flydsl stage 1 or 2, 0 the fused AITER 1-stage op */
+void pm_moe_flydsl(struct pm_ctx *c);
 
-void pm_iattn_base(struct pm_ctx *c);
-void pm_iattn_dv_dim2(struct pm_ctx *c);
-void pm_iattn_ragged(struct pm_ctx *c);
-void pm_iattn_gluon(struct pm_ctx *c);
-void pm_iattn_tilelang(struct pm_ctx *c);
+/* variant: enum pm_iattn_kind */
+enum pm_iattn_kind {
+    PM_IA_BASE,     /* q = dims[0] (N, H, d), k = last three of dims[1] */
+    PM_IA_DV_DIM2,  /* base, then d_h_v = dims[2][-1] */
+    PM_IA_RAGGED,   /* sglang paged attention ragged: q dims[2], k/v caches dims[3]/[4] */
+    PM_IA_GLUON,    /* aiter::pa_decode_gluon: decode only, FP8 cache, sliding window */
+    PM_IA_TILELANG, /* sparse MLA: d_h_v 512 */
+};
+
+void pm_iattn(struct pm_ctx *c);
 void pm_conv_bwd(struct pm_ctx *c);
 
 #endif

@@ -20,6 +20,18 @@ struct sdpa {
     const char *dtype; /* dtype_A_B[0], NULL when the class keeps no dtypes */
 };
 
+/* t halved when causal (which needs N_Q == N_KV) */
+static double sdpa_causal(struct pm_ctx *c, const struct sdpa *s, double t)
+{
+    if (!s->causal)
+        return t;
+    if (s->NQ != s->NKV) {
+        pm_fail(c, "ValueError: causal=True but N_Q != N_K: %.0f != %.0f", s->NQ, s->NKV);
+        return 0;
+    }
+    return t / 2;
+}
+
 /* SDPA.flops_func, in Python's evaluation order (the varlen classes pass
  * floats) */
 static double sdpa_flops(struct pm_ctx *c, const struct sdpa *s)
@@ -27,22 +39,22 @@ static double sdpa_flops(struct pm_ctx *c, const struct sdpa *s)
     double qk = s->B * s->HQ * (2 * s->NQ * s->NKV * s->dqk);
     double pv = s->B * s->HQ * (2 * s->NQ * s->dv * s->NKV);
     double t = qk + pv;
-    if (s->causal) {
-        if (s->NQ != s->NKV) {
-            pm_fail(c, "ValueError: causal=True but N_Q != N_K: %.0f != %.0f", s->NQ, s->NKV);
-            return 0;
-        }
-        t /= 2;
-    }
-    return t;
+    return sdpa_causal(c, s, t);
+}
+
+/* Elements of Q, K, V and O (O and dO have the same shape) */
+static void sdpa_elems(const struct sdpa *s, double *q, double *k, double *v, double *o)
+{
+    *q = s->B * s->NQ * s->HQ * s->dqk;
+    *k = s->B * s->NKV * s->HKV * s->dqk;
+    *v = s->B * s->NKV * s->HKV * s->dv;
+    *o = s->B * s->NQ * s->HQ * s->dv;
 }
 
 static double sdpa_bytes(const struct sdpa *s, double bpe)
 {
-    double q = s->B * s->NQ * s->HQ * s->dqk;
-    double k = s->B * s->NKV * s->HKV * s->dqk;
-    double v = s->B * s->NKV * s->HKV * s->dv;
-    double o = s->B * s->NQ * s->HQ * s->dv;
+    double q, k, v, o;
+    sdpa_elems(s, &q, &k, &v, &o);
     return (q + k + v + o) * bpe;
 }
 
@@ -65,22 +77,13 @@ static double sdpa_flops_bwd(struct pm_ctx *c, const struct sdpa *s)
     t += s->B * s->HQ * (2 * s->NQ * s->NKV * s->dv);                                 /* dP */
     t += s->B * s->HQ * (2 * s->NQ * s->NKV * s->dqk);                                /* dQ */
     t += s->B * s->HQ * (2 * s->NKV * s->NQ * s->dqk) + s->B * s->NKV * s->dqk * gqa; /* dK */
-    if (s->causal) {
-        if (s->NQ != s->NKV) {
-            pm_fail(c, "ValueError: causal=True but N_Q != N_K: %.0f != %.0f", s->NQ, s->NKV);
-            return 0;
-        }
-        t /= 2;
-    }
-    return t;
+    return sdpa_causal(c, s, t);
 }
 
 static double sdpa_bytes_bwd(const struct sdpa *s, double bpe)
 {
-    double q = s->B * s->NQ * s->HQ * s->dqk;
-    double k = s->B * s->NKV * s->HKV * s->dqk;
-    double v = s->B * s->NKV * s->HKV * s->dv;
-    double dout = s->B * s->NQ * s->HQ * s->dv;
+    double q, k, v, dout;
+    sdpa_elems(s, &q, &k, &v, &dout);
     return (q + k + v + dout + q + k + v) * bpe;
 }
 
@@ -253,6 +256,25 @@ static void p_qkv_strides(struct pm_ctx *c, long qi, long ki, long vi)
     pm_p_tuple(c, "v_stride", v);
 }
 
+/* The parameters of the flash-attn classes (q, k, v strides at qi..qi+2);
+ * false when the row failed. */
+static bool flash_params(struct pm_ctx *c, struct sdpa *s, long qi, double dropout, bool is_none)
+{
+    s->flash_impl = true;
+    if (!pm_ok(c))
+        return false;
+    p_cfg(c, s);
+    p_qkv_strides(c, qi, qi + 1, qi + 2);
+    pm_p_float(c, "dropout", dropout);
+    if (is_none)
+        pm_p_none(c, "causal");
+    else
+        pm_p_bool(c, "causal", s->causal);
+    pm_p_bool(c, "flash_impl", true);
+    p_dtypes(c, s);
+    return true;
+}
+
 /* FlashAttnFunc / flash_attn::_flash_attn_forward: (B, N, H, d), dropout
  * float(Concrete[3]), causal eval(Concrete[5]). */
 void pm_sdpa_flash(struct pm_ctx *c)
@@ -268,18 +290,8 @@ void pm_sdpa_flash(struct pm_ctx *c)
     double dropout = pm_pyfloat(c, pm_str(c, pm_at(c, conc, 3)));
     bool is_none;
     s.causal = pm_pyeval_bool(c, pm_str(c, pm_at(c, conc, 5)), &is_none);
-    s.flash_impl = true;
-    if (!pm_ok(c))
+    if (!flash_params(c, &s, 0, dropout, is_none))
         return;
-    p_cfg(c, &s);
-    p_qkv_strides(c, 0, 1, 2);
-    pm_p_float(c, "dropout", dropout);
-    if (is_none)
-        pm_p_none(c, "causal");
-    else
-        pm_p_bool(c, "causal", s.causal);
-    pm_p_bool(c, "flash_impl", true);
-    p_dtypes(c, &s);
     sdpa_run(c, &s, FWD_PLAIN, 2);
 }
 
@@ -304,18 +316,8 @@ void pm_sdpa_flash_bwd(struct pm_ctx *c)
     s.causal = true;
     if (nc > 10 && pm_truthy(pv_array_get(conc, 10)))
         s.causal = pm_pyeval_bool(c, pm_str(c, pv_array_get(conc, 10)), &is_none);
-    s.flash_impl = true;
-    if (!pm_ok(c))
+    if (!flash_params(c, &s, 1, dropout, is_none))
         return;
-    p_cfg(c, &s);
-    p_qkv_strides(c, 1, 2, 3);
-    pm_p_float(c, "dropout", dropout);
-    if (is_none)
-        pm_p_none(c, "causal");
-    else
-        pm_p_bool(c, "causal", s.causal);
-    pm_p_bool(c, "flash_impl", true);
-    p_dtypes(c, &s);
     int bpe = pm_bpe(s.dtype);
     sdpa_run(c, &s, FWD_IS_BWD, bpe ? (double)bpe : NAN);
 }
@@ -407,8 +409,9 @@ void pm_sdpa_evoformer(struct pm_ctx *c)
 /* flash_attn varlen: q, k, v packed as (T, H, d); the number of sequences
  * comes from the cu_seqlens shapes and only the longest length is known, so
  * flops = one max-length sequence + (n-1) sequences sharing the rest. */
-static void sdpa_varlen(struct pm_ctx *c, bool bwd)
+void pm_sdpa_varlen(struct pm_ctx *c)
 {
+    bool bwd = c->cls->variant == 1;
     long qi = bwd ? 1 : 0, cu = bwd ? 9 : 3, mc = bwd ? 11 : 5;
     struct pv *dims = pm_arg(c, "Input Dims");
     struct pm_shape q, k, v;
@@ -488,14 +491,4 @@ static void sdpa_varlen(struct pm_ctx *c, bool bwd)
         pm_set_flops(c, sdpa_flops_bwd(c, &s));
         pm_set_bytes(c, true, sdpa_bytes_bwd(&s, 2));
     }
-}
-
-void pm_sdpa_varlen_fwd(struct pm_ctx *c)
-{
-    sdpa_varlen(c, false);
-}
-
-void pm_sdpa_varlen_bwd(struct pm_ctx *c)
-{
-    sdpa_varlen(c, true);
 }

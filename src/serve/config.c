@@ -508,25 +508,29 @@ static int load_root(struct mp_serve_config *c, const struct mp_yaml_doc *doc, s
     return 0;
 }
 
-int mp_serve_config_load(struct mp_serve_config *c, const char *path, struct mp_diag *d)
+/* The YAML file path, or text[0..len) named name when text is not NULL */
+static int load_yaml(struct mp_serve_config *c, const char *path, const char *text, size_t len,
+                     const char *name, struct mp_diag *d)
 {
     struct mp_yaml_doc *doc = NULL;
-    int rc = mp_yaml_load_file(path, &doc, d);
+    int rc =
+        text ? mp_yaml_load_string(text, len, name, &doc, d) : mp_yaml_load_file(path, &doc, d);
     if (!rc)
         rc = load_root(c, doc, d);
+    mp_yaml_free(doc);
+    return rc;
+}
+
+int mp_serve_config_load(struct mp_serve_config *c, const char *path, struct mp_diag *d)
+{
+    int rc = load_yaml(c, path, NULL, 0, NULL, d);
     if (!rc)
         c->config_path = mp_serve_config_strdup(c, path);
-    mp_yaml_free(doc);
     return rc;
 }
 
 int mp_serve_config_load_string(struct mp_serve_config *c, const char *text, size_t len,
                                 const char *name, struct mp_diag *d)
 {
-    struct mp_yaml_doc *doc = NULL;
-    int rc = mp_yaml_load_string(text, len, name, &doc, d);
-    if (!rc)
-        rc = load_root(c, doc, d);
-    mp_yaml_free(doc);
-    return rc;
+    return load_yaml(c, NULL, text, len, name, d);
 }

@@ -193,24 +193,14 @@ fi
 # --- the MCP analyze tool with environment container (and ray refused):
 # one stdio session; stdin stays open until both answers are in ---
 : >"$CT_SIM_LOG"
-INIT='{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}'
-CALL2="{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"analyze\",\"arguments\":{\"kernel_path\":\"$W/k/prog.c\",\"testcase_command\":\"./prog\",\"compile_command\":\"cc -O1 -o prog prog.c\",\"check_performance\":false,\"environment\":\"container\",\"docker_image\":\"magpie-test:1\",\"output_dir\":\"$W/mcpout\"}}}"
-CALL3="{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\",\"params\":{\"name\":\"analyze\",\"arguments\":{\"kernel_path\":\"$W/k/prog.c\",\"testcase_command\":\"./prog\",\"environment\":\"ray\"}}}"
-mkfifo "$W/mcp.in"
-PATH=$CTBIN:$BASEPATH timeout 300 "$MAGPIE" mcp <"$W/mcp.in" >"$W/mcp.out" 2>"$W/mcp.err" &
-MPID=$!
-exec 7>"$W/mcp.in"
-printf '%s\n' "$INIT" '{"jsonrpc":"2.0","method":"notifications/initialized"}' "$CALL2" "$CALL3" >&7
-for _ in $(seq 1 280); do
-    [ "$(grep -c '"id":[23],' "$W/mcp.out" 2>/dev/null)" = 2 ] && break
-    sleep 1
-done
-exec 7>&-
-wait "$MPID"
+A2="{\"kernel_path\":\"$W/k/prog.c\",\"testcase_command\":\"./prog\",\"compile_command\":\"cc -O1 -o prog prog.c\",\"check_performance\":false,\"environment\":\"container\",\"docker_image\":\"magpie-test:1\",\"output_dir\":\"$W/mcpout\"}"
+A3="{\"kernel_path\":\"$W/k/prog.c\",\"testcase_command\":\"./prog\",\"environment\":\"ray\"}"
+PATH=$CTBIN:$BASEPATH timeout 300 python3 "$MP_SRC/tests/tools/mcp_client.py" call --json \
+    --stdio "$MAGPIE" analyze "$A2" analyze "$A3" >"$W/mcp.out" 2>"$W/mcp.err"
 check "MCP analyze, environment container: compiled and checked in containers" \
-    'grep "\"id\":2," "$W/mcp.out" | grep -q "compiling_state\\\":\\\"SUCCESS" && [ "$(grep -c "^docker run --rm --name magpie-kernel-" "$CT_SIM_LOG")" -ge 2 ]'
+    'sed -n 1p "$W/mcp.out" | grep -q "compiling_state[^A-Z]*SUCCESS" && [ "$(grep -c "^docker run --rm --name magpie-kernel-" "$CT_SIM_LOG")" -ge 2 ]'
 check "MCP analyze, environment ray: a tool error naming the CLI" \
-    'grep "\"id\":3," "$W/mcp.out" | grep -q "\"isError\":true" && grep "\"id\":3," "$W/mcp.out" | grep -q "magpie analyze -e ray"'
+    'sed -n 2p "$W/mcp.out" | grep -q "^{\"isError\": true" && sed -n 2p "$W/mcp.out" | grep -q "magpie analyze -e ray"'
 check "MCP: containers gone" '[ -z "$(ls -A "$CT_SIM_STATE")" ]'
 
 echo "$pass passed, $fail failed"

@@ -262,42 +262,10 @@ fi
 if [ -n "$SDKPY" ]; then echo "# MCP client: the official SDK ($SDKPY)"; else echo "# MCP client: raw stdio JSON-RPC (no SDK venv)"; fi
 mcp() { # TOOL ARGS-JSON -> the tool's result text
     if [ -n "$SDKPY" ]; then
-        timeout 300 "$SDKPY" - "$MAGPIE" "$1" "$2" <<'PY'
-import json, os, sys
-import anyio
-from mcp import Client
-from mcp.client.stdio import StdioServerParameters
-
-async def main():
-    params = StdioServerParameters(command=sys.argv[1], args=["mcp"], env=dict(os.environ))
-    async with Client(params, mode="legacy", read_timeout_seconds=280) as c:
-        r = await c.call_tool(sys.argv[2], json.loads(sys.argv[3]))
-        print(r.content[0].text)
-
-anyio.run(main)
-PY
-        return
+        timeout 300 "$SDKPY" "$MP_SRC/tests/tools/mcp_client.py" call --sdk --stdio "$MAGPIE" "$1" "$2"
+    else
+        timeout 300 python3 "$MP_SRC/tests/tools/mcp_client.py" call --stdio "$MAGPIE" "$1" "$2"
     fi
-    timeout 300 python3 - "$MAGPIE" "$1" "$2" <<'PY'
-import json, subprocess, sys
-p = subprocess.Popen([sys.argv[1], "mcp"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                     stderr=subprocess.DEVNULL, text=True)
-def send(m):
-    p.stdin.write(json.dumps(m) + "\n")
-    p.stdin.flush()
-send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18",
-      "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}})
-send({"jsonrpc": "2.0", "method": "notifications/initialized"})
-send({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
-      "params": {"name": sys.argv[2], "arguments": json.loads(sys.argv[3])}})
-for line in p.stdout:
-    m = json.loads(line)
-    if m.get("id") == 2:
-        print(m["result"]["content"][0]["text"])
-        break
-p.stdin.close()
-p.wait()
-PY
 }
 SA="\"ray_cluster_address\":\"$A\",\"ray_shared_storage_path\":\"$S\""
 mcp ray_task_status "{\"task_id\":\"$BID1\",$SA}" >"$W/m1.json"

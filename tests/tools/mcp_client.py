@@ -5,8 +5,15 @@ Usage (see tests/integration/test_mcp.sh):
   mcp_client.py cancel  --stdio MAGPIE | --url URL  --mode legacy|auto  --src SRC --work DIR
   mcp_client.py sessions --url URL -n 16
   mcp_client.py bench   --cmd 'SERVER CMD' --trace-dir DIR --runs N   (bench/mcp_roundtrip.sh)
+  mcp_client.py call    --stdio MAGPIE [--sdk] [--json] TOOL ARGS-JSON [TOOL ARGS-JSON ...]
+                        (test_ray.sh, test_kernel_container.sh)
 
 Prints one line per check ("ok ..." / "FAIL ...") and exits 1 when any check failed.
+
+call runs the tool calls in one stdio session and prints each result's text
+(with --json one line per call: {"isError": ..., "text": ...}), in the order
+given. Without --sdk it speaks raw JSON-RPC and needs no SDK: every call is
+sent at once and stdin stays open until all the answers are in.
 """
 import argparse
 import asyncio
@@ -17,9 +24,12 @@ import subprocess
 import sys
 import time
 
-import anyio
-from mcp import Client
-from mcp.client.stdio import StdioServerParameters
+try:  # the SDK: every mode but a raw `call`
+    import anyio
+    from mcp import Client
+    from mcp.client.stdio import StdioServerParameters
+except ImportError:
+    anyio = Client = StdioServerParameters = None
 
 FAILS = []
 
@@ -333,9 +343,58 @@ async def run_bench(args):
     print(json.dumps(out))
 
 
+def call_pairs(args):
+    if len(args.calls) % 2:
+        raise SystemExit("call: TOOL ARGS-JSON pairs expected")
+    return [(args.calls[i], json.loads(args.calls[i + 1])) for i in range(0, len(args.calls), 2)]
+
+
+def print_result(args, is_error, text):
+    print(json.dumps({"isError": bool(is_error), "text": text}) if args.json else text, flush=True)
+
+
+def run_call_raw(args):
+    """The calls over raw stdio JSON-RPC: ids 2, 3, ... sent at once."""
+    calls = call_pairs(args)
+    p = subprocess.Popen([args.stdio, "mcp"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                         stderr=subprocess.DEVNULL, text=True)
+
+    def send(m):
+        p.stdin.write(json.dumps(m) + "\n")
+        p.stdin.flush()
+
+    send({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+          "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                     "clientInfo": {"name": "t", "version": "1"}}})
+    send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+    for i, (tool, targs) in enumerate(calls):
+        send({"jsonrpc": "2.0", "id": i + 2, "method": "tools/call",
+              "params": {"name": tool, "arguments": targs}})
+    answers = {}
+    for line in p.stdout:
+        m = json.loads(line)
+        if isinstance(m.get("id"), int) and 2 <= m["id"] < len(calls) + 2:
+            answers[m["id"]] = m
+            if len(answers) == len(calls):
+                break
+    p.stdin.close()
+    p.wait()
+    for i in range(len(calls)):
+        r = answers.get(i + 2, {}).get("result", {})
+        print_result(args, r.get("isError"), (r.get("content") or [{}])[0].get("text", ""))
+
+
+async def run_call_sdk(args):
+    """The calls through the SDK client, one after the other."""
+    async with Client(server_of(args), mode="legacy", read_timeout_seconds=280) as c:
+        for tool, targs in call_pairs(args):
+            r = await c.call_tool(tool, targs)
+            print_result(args, r.is_error, r.content[0].text)
+
+
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("what", choices=["tools", "cancel", "sessions", "bench"])
+    ap.add_argument("what", choices=["tools", "cancel", "sessions", "bench", "call"])
     ap.add_argument("--stdio")
     ap.add_argument("--url")
     ap.add_argument("--mode", default="legacy")
@@ -346,8 +405,15 @@ def main():
     ap.add_argument("--trace-dir")
     ap.add_argument("--runs", type=int, default=10)
     ap.add_argument("--cmd", help="bench: the server command line (shell words)")
-    args = ap.parse_args()
-    fn = {"tools": run_tools, "cancel": run_cancel, "sessions": run_sessions, "bench": run_bench}[args.what]
+    ap.add_argument("--sdk", action="store_true", help="call: through the SDK client")
+    ap.add_argument("--json", action="store_true", help="call: one JSON line per result")
+    ap.add_argument("calls", nargs="*", help="call: TOOL ARGS-JSON pairs")
+    args = ap.parse_intermixed_args()
+    if args.what == "call" and not args.sdk:
+        run_call_raw(args)
+        return
+    fn = {"tools": run_tools, "cancel": run_cancel, "sessions": run_sessions, "bench": run_bench,
+          "call": run_call_sdk}[args.what]
     anyio.run(fn, args)
     sys.exit(1 if FAILS else 0)
 

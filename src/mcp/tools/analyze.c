@@ -33,13 +33,7 @@ static int run(struct mcp_wctx *w, json_t *args, json_t **result)
         return rc;
     json_t *first = json_array_get(json_object_get(rep, "results"), 0);
     json_t *r = json_is_object(first) ? json_deep_copy(first) : json_object();
-    json_t *kc = json_object();
-    json_object_set_new(kc, "kernel_id", json_string(id));
-    json_object_set_new(kc, "kernel_type", json_string(e.kernel_type));
-    json_object_set_new(kc, "source_file_path", json_string(e.kernel_path));
-    json_object_set_new(kc, "testcase_command",
-                        e.testcase_command ? json_string(e.testcase_command) : json_null());
-    json_object_set_new(kc, "working_dir", json_string(e.working_dir ? e.working_dir : ""));
+    json_t *kc = mcp_kentry_config(&e);
     if (e.compile_command && *e.compile_command)
         json_object_set_new(kc, "compile_command", json_string(e.compile_command));
     json_object_set_new(r, "kernel_config", kc);

@@ -48,19 +48,6 @@ static const char *dup_or_null(struct mp_serve_config *c, json_t *args, const ch
     return s && *s ? mp_serve_config_strdup(c, s) : NULL;
 }
 
-static int fill_list(json_t *a, const char **dst, int max)
-{
-    int n = 0;
-    size_t i;
-    json_t *v;
-    json_array_foreach(a, i, v)
-    {
-        if (n < max)
-            dst[n++] = json_string_value(v);
-    }
-    return n;
-}
-
 /* With ray_cluster_address: the run as one Ray job (magpie benchmark on a
  * worker, results under <shared>/results/<task_id>/), waited for, through
  * the library call benchmark_batch uses; the answer is that job's record
@@ -195,12 +182,12 @@ static int run(struct mcp_wctx *w, json_t *args, json_t **result)
     cfg.gap.min_duration_us = mcp_num(args, "gap_analysis_min_duration_us");
     json_t *cats = json_object_get(args, "gap_analysis_categories");
     if (json_is_array(cats)) {
-        cfg.gap.n_categories = fill_list(cats, cfg.gap.categories, MP_GAP_MAX_PATTERNS);
+        cfg.gap.n_categories = mcp_strs(cats, cfg.gap.categories, MP_GAP_MAX_PATTERNS);
         cfg.gap.categories_all = cfg.gap.n_categories == 0;
     }
     json_t *ign = json_object_get(args, "gap_analysis_ignore_categories");
     if (json_is_array(ign))
-        cfg.gap.n_ignore = fill_list(ign, cfg.gap.ignore, MP_GAP_MAX_PATTERNS);
+        cfg.gap.n_ignore = mcp_strs(ign, cfg.gap.ignore, MP_GAP_MAX_PATTERNS);
     cfg.docker_image = dup_or_null(&cfg, args, "docker_image");
     cfg.gpu_arch = dup_or_null(&cfg, args, "gpu_arch");
     cfg.runner_type = dup_or_null(&cfg, args, "runner_type");

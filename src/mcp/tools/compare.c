@@ -36,13 +36,7 @@ static int run(struct mcp_wctx *w, json_t *args, json_t **result)
                  (int)(dot && dot != b ? (size_t)(dot - b) : strlen(b)), b);
         e.kernel_id = id;
         mcp_kernel_entry_yaml(&e, &y, "  ");
-        json_t *kc = json_object();
-        json_object_set_new(kc, "kernel_id", json_string(id));
-        json_object_set_new(kc, "kernel_type", json_string(e.kernel_type));
-        json_object_set_new(kc, "source_file_path", json_string(e.kernel_path));
-        json_object_set_new(kc, "testcase_command",
-                            e.testcase_command ? json_string(e.testcase_command) : json_null());
-        json_object_set_new(kc, "working_dir", json_string(e.working_dir ? e.working_dir : ""));
+        json_t *kc = mcp_kentry_config(&e);
         json_object_set_new(kc, "is_baseline", json_boolean((long long)i == base));
         json_array_append_new(configs, kc);
     }

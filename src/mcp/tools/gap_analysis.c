@@ -10,19 +10,6 @@
 
 #include "../mcp_int.h"
 
-static int fill_list(json_t *a, const char **dst, int max)
-{
-    int n = 0;
-    size_t i;
-    json_t *v;
-    json_array_foreach(a, i, v)
-    {
-        if (n < max)
-            dst[n++] = json_string_value(v);
-    }
-    return n;
-}
-
 static char *parent_dir(const char *p)
 {
     char *abs = realpath(p, NULL);
@@ -54,9 +41,9 @@ static int run(struct mcp_wctx *w, json_t *args, json_t **result)
     json_t *cats = json_object_get(args, "categories");
     json_t *ign = json_object_get(args, "ignore_categories");
     cfg.n_categories =
-        json_is_array(cats) ? fill_list(cats, cfg.categories, MP_GAP_MAX_PATTERNS) : 0;
+        json_is_array(cats) ? mcp_strs(cats, cfg.categories, MP_GAP_MAX_PATTERNS) : 0;
     cfg.categories_all = cfg.n_categories == 0;
-    cfg.n_ignore = json_is_array(ign) ? fill_list(ign, cfg.ignore, MP_GAP_MAX_PATTERNS) : 0;
+    cfg.n_ignore = json_is_array(ign) ? mcp_strs(ign, cfg.ignore, MP_GAP_MAX_PATTERNS) : 0;
     cfg.skip_bad_ranks = true;
     cfg.group_normalized = strcmp(mcp_str(args, "group_by"), "normalized") == 0;
     cfg.on_progress = mcp_trace_progress;
