@@ -1228,9 +1228,7 @@ static void res_plain_kind(const struct mp_src_index *ix, const struct cand *c,
     size_t pl = strlen(path0);
     if (k0->kind == SRC_ASM)
         snprintf(r->kind, sizeof(r->kind), "asm");
-    else if (k0->kind == SRC_MACRO)
-        snprintf(r->kind, sizeof(r->kind), "hip_cpp");
-    else if (k0->kind != SRC_TRITON)
+    else if (k0->kind != SRC_TRITON) /* C/C++/HIP or a name-pasting macro */
         snprintf(r->kind, sizeof(r->kind), "%s",
                  pl > 3 && !strcmp(path0 + pl - 3, ".cl") ? "opencl" : "hip_cpp");
 }

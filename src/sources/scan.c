@@ -496,9 +496,11 @@ static int scan_c(struct mp_src_index *ix, int32_t file, const char *t, size_t n
             /* string or char literal ('\'' after a hex digit is a C++14 separator) */
             char q = c;
             for (i++; i < n && t[i] != q; i++) {
-                if (t[i] == '\\')
+                if (t[i] == '\\') { /* an escape, or a line continuation */
+                    if (i + 1 < n && t[i + 1] == '\n')
+                        line++;
                     i++;
-                else if (t[i] == '\n') { /* unterminated: stop at the line end */
+                } else if (t[i] == '\n') { /* unterminated: stop at the line end */
                     line++;
                     break;
                 }

@@ -344,6 +344,65 @@ static void test_cache(void **state)
     assert_non_null(strstr(d.msg, "nonexistent"));
 }
 
+/* resolve NAME in IX and expect it resolved to FILE:LINE as SYMBOL, of
+ * KIND, with a confidence in [LO, HI] */
+static void expect_at(const struct mp_src_index *ix, const char *name, const char *file, long line,
+                      const char *symbol, const char *kind, double lo, double hi)
+{
+    struct mp_src_result r;
+    resolve(ix, name, NULL, &r);
+    assert_string_equal(r.resolution, "resolved");
+    assert_string_equal(r.source_file, file);
+    assert_int_equal(r.source_line, line);
+    assert_string_equal(r.source_symbol, symbol);
+    assert_string_equal(r.kind, kind);
+    assert_true(r.confidence >= lo && r.confidence <= hi);
+    /* only one file defines it, though others name it (src/solver, .inc) */
+    assert_non_null(strstr(r.notes, "files=1"));
+    mp_src_result_fini(&r);
+}
+
+/* the MIOpen shapes (tests/fixtures/sources/miopenproj, written for these
+ * tests: no package ships MIOpen's kernels) */
+static void test_miopen(void **state)
+{
+    (void)state;
+    const char *subs[] = {"miopenproj"};
+    struct mp_src_index *ix = open_fix(subs, 1);
+    /* OpenCL __kernel with its attribute on the line before the name */
+    expect_at(ix, "LiteBatchNormFwd", "src/kernels/LiteBatchNorm.cl", 6, "LiteBatchNormFwd",
+              "opencl", 0.95, 1.0);
+    /* OpenCL __kernel pasted by a function-like macro: the #define's line */
+    expect_at(ix, "LiteSubTensorOp2d", "src/kernels/LiteBatchNorm.cl", 12, "LiteSubTensorOp*d",
+              "opencl", 0.85, 0.95);
+    /* HIP extern "C" __global__ pasted by a macro, after a string literal
+     * continued over lines (the line count must survive it) */
+    expect_at(ix, "lite_transpose_32x16_half", "src/kernels/lite_transpose.cpp", 14,
+              "lite_transpose_*_*", "hip_cpp", 0.85, 0.95);
+    expect_at(ix, "lite_transpose_16x64_dword", "src/kernels/lite_transpose.cpp", 14,
+              "lite_transpose_*_*", "hip_cpp", 0.85, 0.95);
+    /* assembly: .globl (the first directive naming it, before .amdhsa_kernel) */
+    expect_at(ix, "conv_lite_fwd_gfx90a", "src/kernels/asm/conv_lite_fwd_gfx90a.s", 4,
+              "conv_lite_fwd_gfx90a", "asm", 0.95, 1.0);
+    /* assembly: code-object-v2 .amdgpu_hsa_kernel */
+    expect_at(ix, "conv_lite_1x1_v2", "src/kernels/asm/conv_lite_1x1_v2.s", 5, "conv_lite_1x1_v2",
+              "asm", 0.95, 1.0);
+    /* not resolved: a name made by an assembler .macro (\kname), and an
+     * OpenCL name made by an object-like macro; no preprocessing is done */
+    const char *unres[] = {"conv_lite_wrw_f16", "LitePoolingFwd"};
+    for (size_t i = 0; i < 2; i++) {
+        struct mp_src_result r;
+        resolve(ix, unres[i], NULL, &r);
+        assert_string_equal(r.resolution, "unresolved");
+        assert_null(r.source_file);
+        assert_int_equal(r.source_line, 0);
+        assert_true(r.confidence == 0);
+        assert_non_null(strstr(r.error, "symbol_not_found"));
+        mp_src_result_fini(&r);
+    }
+    mp_src_index_free(ix);
+}
+
 int main(void)
 {
     const char *f = getenv("MP_FIXTURES");
@@ -358,6 +417,7 @@ int main(void)
         cmocka_unit_test(test_refs),
         cmocka_unit_test(test_inductor),
         cmocka_unit_test(test_cache),
+        cmocka_unit_test(test_miopen),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     char cmd[1200];
