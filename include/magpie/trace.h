@@ -103,6 +103,9 @@ struct mp_trace_parse_stats {
     uint64_t bytes;  /* decompressed bytes consumed */
     uint64_t events; /* events delivered */
     bool bare_list;  /* input was a bare array */
+    /* events the calling thread tokenized (the pipelined parse; how many
+     * depends on timing, the events and their order never do) */
+    uint64_t events_split;
 };
 
 /* Parses everything r yields. stats may be NULL. The callbacks run on the

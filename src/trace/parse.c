@@ -17,6 +17,7 @@
  */
 #include <math.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,7 +50,12 @@ struct parser {
     char err_msg[256];
     uint64_t nevents;
     size_t max_unit, chunk;
+    struct spl *sp; /* the pipelined parse's chunks (NULL: one window) */
 };
+
+struct spl;
+static int spl_refill(struct parser *ps, size_t from, bool *more);
+static int spl_splice(struct parser *ps, size_t *pos);
 
 /* ---- character classes ---- */
 static unsigned char str_special[256]; /* '"', '\\' or control character */
@@ -738,6 +744,8 @@ static const char *scan_event(struct parser *ps, const char *p, const char *end,
  * 0 with *more = false at end of input. */
 static int refill(struct parser *ps, size_t from, bool *more)
 {
+    if (ps->sp)
+        return spl_refill(ps, from, more);
     *more = false;
     if (from > 0) {
         memmove(ps->buf, ps->buf + from, ps->len - from);
@@ -830,10 +838,12 @@ static int parser_open(struct parser *ps, struct mp_io_reader *r,
     ps->cap = ps->chunk < 4096 ? 4096 : ps->chunk;
     if (ps->cap < ps->chunk * 2 && ps->chunk >= 4096)
         ps->cap = ps->chunk * 2;
-    ps->buf = malloc(ps->cap + 1);
-    ps->scratch = malloc(ps->cap + 1);
-    if (!ps->buf || !ps->scratch)
-        return mp_diag_set(d, MP_ENOMEM, "out of memory");
+    if (!ps->sp) { /* else the first refill takes a chunk */
+        ps->buf = malloc(ps->cap + 1);
+        ps->scratch = malloc(ps->cap + 1);
+        if (!ps->buf || !ps->scratch)
+            return mp_diag_set(d, MP_ENOMEM, "out of memory");
+    }
     bool more = true;
     int rc = refill(ps, 0, &more);
     if (rc)
@@ -936,10 +946,11 @@ static int unit_failed(struct parser *ps, enum top_state state)
 }
 
 static int parse_serial(struct mp_io_reader *r, const struct mp_trace_parse_opts *opts,
-                        struct mp_trace_parse_stats *stats, struct mp_diag *d)
+                        struct mp_trace_parse_stats *stats, struct mp_diag *d, struct spl *sp)
 {
     init_tables();
     struct parser ps = {0};
+    ps.sp = sp;
     bool bare = false, saw_events = false, in_events_top = false;
     enum top_state state = T_START;
     size_t pos = 0;
@@ -966,8 +977,20 @@ static int parse_serial(struct mp_io_reader *r, const struct mp_trace_parse_opts
             goto out;
         }
         ps.st = ST_OK;
-        ps.scratch_len = 0;
+        if (!sp) /* with chunks, decoded strings live as long as the chunk */
+            ps.scratch_len = 0;
         const char *q = NULL;
+        if (sp && state == T_EV_ELEM) {
+            int sr = spl_splice(&ps, &pos);
+            if (sr < 0) {
+                rc = sr;
+                goto out;
+            }
+            if (sr > 0) {
+                state = T_EV_NEXT;
+                continue;
+            }
+        }
         switch (state) {
         case T_EV_FIRST:
         case T_EV_ELEM:
@@ -1059,56 +1082,81 @@ out:
         stats->events = ps.nevents;
         stats->bare_list = bare;
     }
-    free(ps.buf);
-    free(ps.scratch);
+    if (!sp) {
+        free(ps.buf);
+        free(ps.scratch);
+    }
     return rc;
 }
 
-/* ---- pipelined parse: inflate and tokenize on a worker thread ----
+/* ---- pipelined parse: two threads share the tokenizing ----
  *
- * The worker runs the parse above with callbacks that copy each event into a
- * batch: its raw text once, the views that point into it rebased onto the
- * copy, and any decoded string that lives elsewhere (escapes) copied too.
- * Full batches go through a bounded queue (PIPE_BATCHES in all, so memory
- * stays bounded whatever the trace size) to the calling thread, which hands
- * every event, metadata value and progress report to the caller's callbacks
- * in the order the parser produced them. The callbacks therefore run on the
- * calling thread with the same values and in the same order as without the
- * pipeline, while the next batches are being inflated and tokenized on the
- * second core. */
+ * A worker thread inflates the input into chunks (a small pool of buffers,
+ * each kept until its events have been handed on, so nothing is copied) and
+ * tokenizes them with the parse above; the events it scans are recorded as
+ * views into the chunk. The calling thread takes the chunks in order. For
+ * each it first tokenizes the second half speculatively: it looks for a
+ * likely event start there ("}" "," "{" with only whitespace between) and
+ * scans events from it until the chunk's data ends. The worker accepts that
+ * work only when its own parse arrives exactly at that position as the start
+ * of an element of traceEvents: the bytes from an event's start decide its
+ * scan alone, so the speculative events are then the ones the worker would
+ * have scanned, and it goes on after the last of them (a syntax error there
+ * is met again by the worker, with the same diag). Anywhere else the
+ * speculation is dropped. The calling thread then hands every event, metadata
+ * value and progress report of the chunk to the caller's callbacks in file
+ * order, the worker's and its own, so the callbacks run on the calling thread
+ * with the same values in the same order as in the serial parse, whatever the
+ * timing; only how much of the work each thread did depends on it. */
 
-#define PIPE_BATCHES 4
-#define PIPE_EVENTS 1024
-#define PIPE_ARENA ((size_t)256 << 10)
+#define SPL_SLOTS 3
+#define SPL_CHUNK ((size_t)1 << 20)
+#define SPL_MIN_SPEC ((size_t)32 << 10) /* smaller remainders are not split */
 
-enum { REC_EVENT, REC_META, REC_PROGRESS };
+enum { REC_EVENT, REC_META, REC_PROGRESS, REC_SPLICE };
+
+enum { SPEC_IDLE, SPEC_RUNNING, SPEC_DONE };
 
 struct pipe_rec {
     int kind;
     /* REC_META: name is the key, raw the value; REC_PROGRESS: index is the
-     * decompressed byte count, offset the raw position, id the raw size */
+     * decompressed byte count, offset the raw position, id the raw size;
+     * REC_SPLICE: the speculative events go here, index is the first one's */
     struct mp_trace_event ev;
 };
 
-struct pipe_batch {
-    struct pipe_rec *rec;
-    size_t n;
-    char *arena;
-    size_t alen, acap;
+struct rec_list {
+    struct pipe_rec *r;
+    size_t n, cap;
 };
 
-struct pipe {
+struct spl_chunk {
+    char *buf, *scratch, *cscratch; /* each bufsz + 1 bytes */
+    size_t bufsz;
+    size_t len;
+    uint64_t base;
+    struct rec_list w;       /* the worker's records, in order */
+    struct rec_list c;       /* the calling thread's speculative events */
+    _Atomic size_t w_pos;    /* where the worker is (a hint for choosing the split) */
+    _Atomic size_t spec_at;  /* speculative start, SIZE_MAX: none */
+    int spec;                /* SPEC_*, under mu */
+    size_t spec_n, spec_end; /* events scanned and where the last one ends */
+};
+
+struct spl {
     pthread_mutex_t mu;
-    pthread_cond_t cv_full, cv_free;
-    struct pipe_batch slot[PIPE_BATCHES];
-    struct pipe_batch *full[PIPE_BATCHES]; /* FIFO of filled batches */
-    size_t full_head, n_full;
-    struct pipe_batch *free_[PIPE_BATCHES]; /* batches the worker may fill */
-    size_t n_free;
-    bool done; /* the worker has finished; rc, st and d are final */
-    bool stop; /* the caller's callback failed: the worker should stop */
-    /* worker side */
-    struct pipe_batch *cur;
+    pthread_cond_t cv;
+    struct spl_chunk slot[SPL_SLOTS];
+    struct spl_chunk *cur; /* the worker's chunk */
+    uint64_t cur_k;        /* its number */
+    uint64_t posted;       /* chunks with their data read */
+    uint64_t finished;     /* chunks the worker is done with */
+    uint64_t delivered;    /* chunks handed to the callbacks (their slot is free) */
+    bool done;             /* the worker has finished; rc, st and d are final */
+    bool stop;             /* the caller's callback failed: the worker should stop */
+    bool speculate;
+    uint64_t split_events; /* spliced events delivered */
+    size_t read_size;
     struct mp_io_reader *r;
     struct mp_trace_parse_opts inner;
     struct mp_trace_parse_stats st;
@@ -1116,116 +1164,242 @@ struct pipe {
     int rc;
 };
 
-/* Makes room in the worker's batch for one record and need arena bytes,
- * handing the batch over when it is full. */
-static int pipe_reserve(struct pipe *pp, size_t need)
+static struct pipe_rec *rec_add(struct rec_list *l)
 {
-    struct pipe_batch *b = pp->cur;
-    if (b && (b->n == PIPE_EVENTS || b->alen + need > b->acap)) {
-        pthread_mutex_lock(&pp->mu);
-        pp->full[(pp->full_head + pp->n_full) % PIPE_BATCHES] = b;
-        pp->n_full++;
-        pthread_cond_signal(&pp->cv_full);
-        pthread_mutex_unlock(&pp->mu);
-        b = pp->cur = NULL;
+    if (l->n == l->cap) {
+        size_t nc = l->cap ? l->cap * 2 : 1024;
+        struct pipe_rec *nr = realloc(l->r, nc * sizeof(*nr));
+        if (!nr)
+            return NULL;
+        l->r = nr;
+        l->cap = nc;
     }
-    if (!b) {
-        pthread_mutex_lock(&pp->mu);
-        while (!pp->n_free && !pp->stop)
-            pthread_cond_wait(&pp->cv_free, &pp->mu);
-        if (pp->stop) {
-            pthread_mutex_unlock(&pp->mu);
-            return MP_ECANCEL;
-        }
-        b = pp->cur = pp->free_[--pp->n_free];
-        pthread_mutex_unlock(&pp->mu);
-        b->n = 0;
-        b->alen = 0;
-    }
-    if (need > b->acap) { /* an empty batch: nothing points into it yet */
-        char *na = realloc(b->arena, need);
-        if (!na)
-            return mp_diag_set(&pp->d, MP_ENOMEM, "out of memory passing an event on");
-        b->arena = na;
-        b->acap = need;
-    }
+    return &l->r[l->n++];
+}
+
+static int spl_post(struct spl *sp, uint64_t *counter, uint64_t value)
+{
+    pthread_mutex_lock(&sp->mu);
+    *counter = value;
+    pthread_cond_broadcast(&sp->cv);
+    pthread_mutex_unlock(&sp->mu);
     return 0;
 }
 
-static char *pipe_put(struct pipe_batch *b, const char *p, size_t n)
+/* The worker's refill: the unit from buf[from] and the next read go into a
+ * fresh chunk, with the window's size and limits exactly as in refill(). */
+static int spl_refill(struct parser *ps, size_t from, bool *more)
 {
-    char *o = b->arena + b->alen;
+    struct spl *sp = ps->sp;
+    *more = false;
+    size_t n = ps->len - from, cap = ps->cap;
+    if (n == cap && !ps->eof) {
+        if (cap >= ps->max_unit + ps->chunk) {
+            mp_diag_set_pos(ps->d, (long long)ps->base + (long long)from, 0, 0);
+            return mp_diag_set(ps->d, MP_ENOMEM,
+                               "a single event or value is larger than the %zu-byte limit",
+                               ps->max_unit);
+        }
+        cap *= 2;
+    }
+    uint64_t k = sp->cur ? sp->cur_k + 1 : 0;
+    pthread_mutex_lock(&sp->mu);
+    while (k >= sp->delivered + SPL_SLOTS && !sp->stop)
+        pthread_cond_wait(&sp->cv, &sp->mu);
+    bool stop = sp->stop;
+    pthread_mutex_unlock(&sp->mu);
+    if (stop)
+        return MP_ECANCEL;
+    struct spl_chunk *c = &sp->slot[k % SPL_SLOTS];
+    if (c->bufsz < cap) {
+        char *nb = realloc(c->buf, cap + 1);
+        if (nb)
+            c->buf = nb;
+        char *ns = realloc(c->scratch, cap + 1);
+        if (ns)
+            c->scratch = ns;
+        char *nx = realloc(c->cscratch, cap + 1);
+        if (nx)
+            c->cscratch = nx;
+        if (!nb || !ns || !nx)
+            return mp_diag_set(ps->d, MP_ENOMEM, "out of memory growing the read window");
+        c->bufsz = cap;
+    }
     if (n)
-        memcpy(o, p, n);
-    b->alen += n;
-    return o;
+        memcpy(c->buf, ps->buf + from, n);
+    c->base = ps->base + from;
+    c->len = n;
+    c->w.n = c->c.n = 0;
+    c->spec = SPEC_IDLE;
+    c->spec_n = c->spec_end = 0;
+    atomic_store_explicit(&c->w_pos, 0, memory_order_relaxed);
+    atomic_store_explicit(&c->spec_at, SIZE_MAX, memory_order_relaxed);
+    if (sp->cur)
+        spl_post(sp, &sp->finished, sp->cur_k + 1);
+    sp->cur = c;
+    sp->cur_k = k;
+    ps->buf = c->buf;
+    ps->scratch = c->scratch;
+    ps->scratch_len = 0;
+    ps->cap = cap;
+    ps->len = n;
+    ps->base = c->base;
+    int rc = 0;
+    if (!ps->eof) {
+        size_t want = cap - n;
+        if (want > sp->read_size)
+            want = sp->read_size;
+        size_t got = 0;
+        rc = mp_io_read(ps->r, ps->buf + n, want, &got, ps->d);
+        if (rc) {
+            mp_diag_set_pos(ps->d, (long long)ps->base + (long long)ps->len, 0, 0);
+        } else if (got == 0) {
+            ps->eof = true;
+        } else {
+            ps->len += got;
+            c->len = ps->len;
+            *more = true;
+            if (ps->o && ps->o->on_progress)
+                ps->o->on_progress(ps->base + ps->len, mp_io_raw_pos(ps->r), mp_io_raw_size(ps->r),
+                                   ps->o->progress_user ? ps->o->progress_user : ps->o->user);
+        }
+    }
+    spl_post(sp, &sp->posted, k + 1);
+    return rc;
 }
 
-/* Points v at its copy: inside the copied raw text when it lies there, else
- * a copy of its own. An empty view keeps being NULL or not. */
-static void pipe_rebase(struct pipe_batch *b, struct mp_strview *v, struct mp_strview raw,
-                        const char *copy)
+/* The worker is at *pos, the start of an element of traceEvents. Returns 1
+ * when the calling thread's speculative events start there (then *pos is
+ * after the last of them), 0 when not, or MP_ECANCEL. */
+static int spl_splice(struct parser *ps, size_t *pos)
 {
-    uintptr_t vp = (uintptr_t)v->p, rp = (uintptr_t)raw.p;
-    if (!v->n)
-        v->p = v->p ? copy : NULL;
-    else if (vp >= rp && vp + v->n <= rp + raw.n)
-        v->p = copy + (vp - rp);
-    else
-        v->p = pipe_put(b, v->p, v->n);
+    struct spl *sp = ps->sp;
+    struct spl_chunk *c = sp->cur;
+    atomic_store_explicit(&c->w_pos, *pos, memory_order_relaxed);
+    if (atomic_load_explicit(&c->spec_at, memory_order_acquire) != *pos)
+        return 0;
+    pthread_mutex_lock(&sp->mu);
+    while (c->spec == SPEC_RUNNING && !sp->stop)
+        pthread_cond_wait(&sp->cv, &sp->mu);
+    bool stop = sp->stop;
+    size_t n = c->spec_n, e = c->spec_end;
+    pthread_mutex_unlock(&sp->mu);
+    if (stop)
+        return MP_ECANCEL;
+    if (!n)
+        return 0;
+    struct pipe_rec *r = rec_add(&c->w);
+    if (!r)
+        return mp_diag_set(ps->d, MP_ENOMEM, "out of memory passing an event on");
+    memset(r, 0, sizeof(*r));
+    r->kind = REC_SPLICE;
+    r->ev.index = ps->nevents;
+    ps->nevents += n;
+    *pos = e;
+    return 1;
+}
+
+/* A likely event start at or after from: '{' after ',' after '}', with only
+ * whitespace between them; SIZE_MAX when there is none. */
+static size_t spl_find_start(const char *buf, size_t from, size_t len)
+{
+    const char *p = buf + from, *end = buf + len;
+    while ((p = memchr(p, ',', (size_t)(end - p))) != NULL) {
+        const char *a = p;
+        while (a > buf && is_ws[(unsigned char)a[-1]])
+            a--;
+        const char *b = skip_ws(p + 1, end);
+        if (a > buf && a[-1] == '}' && b < end && *b == '{')
+            return (size_t)(b - buf);
+        p++;
+    }
+    return SIZE_MAX;
+}
+
+/* The calling thread's share of chunk c: events from a likely start in its
+ * second half to the end of its data. */
+static void spl_speculate(struct spl *sp, struct spl_chunk *c)
+{
+    size_t from = atomic_load_explicit(&c->w_pos, memory_order_relaxed);
+    if (from >= c->len || c->len - from < SPL_MIN_SPEC)
+        return;
+    size_t s = spl_find_start(c->buf, from + (c->len - from) / 2, c->len);
+    if (s == SIZE_MAX)
+        return;
+    pthread_mutex_lock(&sp->mu);
+    c->spec = SPEC_RUNNING;
+    pthread_mutex_unlock(&sp->mu);
+    atomic_store_explicit(&c->spec_at, s, memory_order_release);
+    struct parser cp = {0};
+    cp.buf = c->buf;
+    cp.len = cp.cap = c->len;
+    cp.base = c->base;
+    cp.scratch = c->cscratch;
+    const char *end = c->buf + c->len, *p = c->buf + s, *last = p;
+    size_t n = 0;
+    for (;;) {
+        /* the worker went past the start: the rest would be dropped */
+        if ((n & 255) == 255 && atomic_load_explicit(&c->w_pos, memory_order_relaxed) > s)
+            break;
+        cp.st = ST_OK;
+        struct mp_trace_event ev;
+        const char *q = scan_event(&cp, p, end, &ev);
+        if (!q)
+            break;
+        struct pipe_rec *r = rec_add(&c->c);
+        if (!r)
+            break;
+        r->kind = REC_EVENT;
+        r->ev = ev;
+        r->ev.raw.p = p;
+        r->ev.raw.n = (size_t)(q - p);
+        n++;
+        last = q;
+        p = skip_ws(q, end);
+        if (p >= end || *p != ',')
+            break;
+        p = skip_ws(p + 1, end);
+        if (p >= end || *p != '{')
+            break;
+    }
+    pthread_mutex_lock(&sp->mu);
+    c->spec = SPEC_DONE;
+    c->spec_n = n;
+    c->spec_end = (size_t)(last - c->buf);
+    pthread_cond_broadcast(&sp->cv);
+    pthread_mutex_unlock(&sp->mu);
 }
 
 static int pipe_on_event(const struct mp_trace_event *ev, void *user)
 {
-    struct pipe *pp = user;
-    size_t need = ev->raw.n + ev->name.n + ev->cat.n + ev->pid_text.n + ev->tid_text.n +
-                  ev->args.n + ev->input_dims.n;
-    for (unsigned i = 0; i < ev->n_id_members; i++)
-        need += ev->id_members[i].n;
-    int rc = pipe_reserve(pp, need);
-    if (rc)
-        return rc;
-    struct pipe_batch *b = pp->cur;
-    struct pipe_rec *r = &b->rec[b->n++];
+    struct spl *sp = user;
+    struct pipe_rec *r = rec_add(&sp->cur->w);
+    if (!r)
+        return mp_diag_set(&sp->d, MP_ENOMEM, "out of memory passing an event on");
     r->kind = REC_EVENT;
     r->ev = *ev;
-    const char *copy = pipe_put(b, ev->raw.p, ev->raw.n);
-    r->ev.raw.p = copy;
-    pipe_rebase(b, &r->ev.name, ev->raw, copy);
-    pipe_rebase(b, &r->ev.cat, ev->raw, copy);
-    pipe_rebase(b, &r->ev.pid_text, ev->raw, copy);
-    pipe_rebase(b, &r->ev.tid_text, ev->raw, copy);
-    pipe_rebase(b, &r->ev.args, ev->raw, copy);
-    pipe_rebase(b, &r->ev.input_dims, ev->raw, copy);
-    for (unsigned i = 0; i < ev->n_id_members; i++)
-        pipe_rebase(b, &r->ev.id_members[i], ev->raw, copy);
     return 0;
 }
 
 static int pipe_on_meta(struct mp_strview key, struct mp_strview raw, void *user)
 {
-    struct pipe *pp = user;
-    int rc = pipe_reserve(pp, key.n + raw.n);
-    if (rc)
-        return rc;
-    struct pipe_batch *b = pp->cur;
-    struct pipe_rec *r = &b->rec[b->n++];
+    struct spl *sp = user;
+    struct pipe_rec *r = rec_add(&sp->cur->w);
+    if (!r)
+        return mp_diag_set(&sp->d, MP_ENOMEM, "out of memory passing an event on");
     memset(r, 0, sizeof(*r));
     r->kind = REC_META;
-    r->ev.name.p = pipe_put(b, key.p, key.n);
-    r->ev.name.n = key.n;
-    r->ev.raw.p = pipe_put(b, raw.p, raw.n);
-    r->ev.raw.n = raw.n;
+    r->ev.name = key;
+    r->ev.raw = raw;
     return 0;
 }
 
 static void pipe_on_progress(uint64_t bytes, uint64_t raw_pos, uint64_t raw_size, void *user)
 {
-    struct pipe *pp = user;
-    if (pipe_reserve(pp, 0) != 0)
-        return; /* stopping, or out of memory: that progress report is lost */
-    struct pipe_batch *b = pp->cur;
-    struct pipe_rec *r = &b->rec[b->n++];
+    struct spl *sp = user;
+    struct pipe_rec *r = rec_add(&sp->cur->w);
+    if (!r)
+        return; /* out of memory: that progress report is lost */
     r->kind = REC_PROGRESS;
     r->ev.index = bytes;
     r->ev.offset = raw_pos;
@@ -1234,50 +1408,60 @@ static void pipe_on_progress(uint64_t bytes, uint64_t raw_pos, uint64_t raw_size
 
 static void *pipe_main(void *arg)
 {
-    struct pipe *pp = arg;
-    int rc = parse_serial(pp->r, &pp->inner, &pp->st, &pp->d);
-    pthread_mutex_lock(&pp->mu);
-    if (pp->cur) { /* the last batch, also on an error: its events came before it */
-        pp->full[(pp->full_head + pp->n_full) % PIPE_BATCHES] = pp->cur;
-        pp->n_full++;
-        pp->cur = NULL;
+    struct spl *sp = arg;
+    int rc = parse_serial(sp->r, &sp->inner, &sp->st, &sp->d, sp);
+    pthread_mutex_lock(&sp->mu);
+    if (sp->cur) { /* the last chunk, also on an error: its events came before it */
+        sp->finished = sp->cur_k + 1;
+        if (sp->posted < sp->finished)
+            sp->posted = sp->finished;
     }
-    pp->rc = rc;
-    pp->done = true;
-    pthread_cond_signal(&pp->cv_full);
-    pthread_mutex_unlock(&pp->mu);
+    sp->rc = rc;
+    sp->done = true;
+    pthread_cond_broadcast(&sp->cv);
+    pthread_mutex_unlock(&sp->mu);
     return NULL;
 }
 
-/* Hands one batch to the caller's callbacks; returns the first non-zero. */
-static int pipe_deliver(const struct mp_trace_parse_opts *o, const struct pipe_batch *b)
+/* Hands one chunk's records to the caller's callbacks; returns the first
+ * non-zero. */
+static int pipe_deliver(const struct mp_trace_parse_opts *o, struct spl_chunk *c, uint64_t *split)
 {
     void *pu = o->progress_user ? o->progress_user : o->user;
-    for (size_t i = 0; i < b->n; i++) {
-        const struct pipe_rec *r = &b->rec[i];
+    for (size_t i = 0; i < c->w.n; i++) {
+        struct pipe_rec *r = &c->w.r[i];
         int rc = 0;
-        if (r->kind == REC_EVENT && o->on_event)
+        if (r->kind == REC_EVENT && o->on_event) {
             rc = o->on_event(&r->ev, o->user);
-        else if (r->kind == REC_META && o->on_meta)
+        } else if (r->kind == REC_SPLICE && o->on_event) {
+            *split += c->spec_n;
+            for (size_t j = 0; j < c->spec_n && !rc; j++) {
+                c->c.r[j].ev.index = r->ev.index + j;
+                rc = o->on_event(&c->c.r[j].ev, o->user);
+            }
+        } else if (r->kind == REC_META && o->on_meta) {
             rc = o->on_meta(r->ev.name, r->ev.raw, o->user);
-        else if (r->kind == REC_PROGRESS && o->on_progress)
+        } else if (r->kind == REC_PROGRESS && o->on_progress) {
             o->on_progress(r->ev.index, r->ev.offset, (uint64_t)r->ev.id, pu);
+        }
         if (rc)
             return rc;
     }
     return 0;
 }
 
-static void pipe_free(struct pipe *pp)
+static void pipe_free(struct spl *sp)
 {
-    for (size_t i = 0; i < PIPE_BATCHES; i++) {
-        free(pp->slot[i].rec);
-        free(pp->slot[i].arena);
+    for (size_t i = 0; i < SPL_SLOTS; i++) {
+        free(sp->slot[i].buf);
+        free(sp->slot[i].scratch);
+        free(sp->slot[i].cscratch);
+        free(sp->slot[i].w.r);
+        free(sp->slot[i].c.r);
     }
-    pthread_mutex_destroy(&pp->mu);
-    pthread_cond_destroy(&pp->cv_full);
-    pthread_cond_destroy(&pp->cv_free);
-    free(pp);
+    pthread_mutex_destroy(&sp->mu);
+    pthread_cond_destroy(&sp->cv);
+    free(sp);
 }
 
 /* Sets *ran = false when the pipeline could not be set up (then nothing was
@@ -1286,69 +1470,70 @@ static int parse_pipelined(struct mp_io_reader *r, const struct mp_trace_parse_o
                            struct mp_trace_parse_stats *stats, struct mp_diag *d, bool *ran)
 {
     *ran = false;
-    struct pipe *pp = calloc(1, sizeof(*pp));
-    if (!pp)
+    struct spl *sp = calloc(1, sizeof(*sp));
+    if (!sp)
         return 0;
-    pthread_mutex_init(&pp->mu, NULL);
-    pthread_cond_init(&pp->cv_full, NULL);
-    pthread_cond_init(&pp->cv_free, NULL);
-    for (size_t i = 0; i < PIPE_BATCHES; i++) {
-        pp->slot[i].rec = malloc(sizeof(struct pipe_rec) * PIPE_EVENTS);
-        pp->slot[i].arena = malloc(PIPE_ARENA);
-        pp->slot[i].acap = PIPE_ARENA;
-        if (!pp->slot[i].rec || !pp->slot[i].arena) {
-            pipe_free(pp);
-            return 0;
-        }
-        pp->free_[pp->n_free++] = &pp->slot[i];
+    pthread_mutex_init(&sp->mu, NULL);
+    pthread_cond_init(&sp->cv, NULL);
+    for (size_t i = 0; i < SPL_SLOTS; i++) {
+        atomic_init(&sp->slot[i].w_pos, 0);
+        atomic_init(&sp->slot[i].spec_at, SIZE_MAX);
     }
-    mp_diag_clear(&pp->d);
-    pp->r = r;
-    pp->inner = (struct mp_trace_parse_opts){
+    mp_diag_clear(&sp->d);
+    sp->r = r;
+    sp->speculate = opts->on_event != NULL;
+    sp->inner = (struct mp_trace_parse_opts){
         .on_event = opts->on_event ? pipe_on_event : NULL,
         .on_meta = opts->on_meta ? pipe_on_meta : NULL,
         .on_progress = opts->on_progress ? pipe_on_progress : NULL,
-        .user = pp,
-        .progress_user = pp,
+        .user = sp,
+        .progress_user = sp,
         .max_event_bytes = opts->max_event_bytes,
         .chunk_bytes = opts->chunk_bytes,
     };
+    sp->read_size = opts->chunk_bytes ? opts->chunk_bytes : SPL_CHUNK;
+    init_tables();
     pthread_t th;
-    if (pthread_create(&th, NULL, pipe_main, pp) != 0) {
-        pipe_free(pp);
+    if (pthread_create(&th, NULL, pipe_main, sp) != 0) {
+        pipe_free(sp);
         return 0;
     }
     *ran = true;
     int crc = 0;
-    for (;;) {
-        pthread_mutex_lock(&pp->mu);
-        while (!pp->n_full && !pp->done)
-            pthread_cond_wait(&pp->cv_full, &pp->mu);
-        if (!pp->n_full) {
-            pthread_mutex_unlock(&pp->mu);
+    for (uint64_t k = 0;; k++) {
+        pthread_mutex_lock(&sp->mu);
+        while (sp->posted <= k && !sp->done)
+            pthread_cond_wait(&sp->cv, &sp->mu);
+        bool have = sp->posted > k, spec = sp->speculate && sp->finished <= k;
+        pthread_mutex_unlock(&sp->mu);
+        if (!have)
             break;
-        }
-        struct pipe_batch *b = pp->full[pp->full_head];
-        pp->full_head = (pp->full_head + 1) % PIPE_BATCHES;
-        pp->n_full--;
-        pthread_mutex_unlock(&pp->mu);
-        crc = pipe_deliver(opts, b);
-        pthread_mutex_lock(&pp->mu);
-        pp->free_[pp->n_free++] = b;
+        struct spl_chunk *c = &sp->slot[k % SPL_SLOTS];
+        if (spec)
+            spl_speculate(sp, c);
+        pthread_mutex_lock(&sp->mu);
+        while (sp->finished <= k && !sp->done)
+            pthread_cond_wait(&sp->cv, &sp->mu);
+        pthread_mutex_unlock(&sp->mu);
+        crc = pipe_deliver(opts, c, &sp->split_events);
+        pthread_mutex_lock(&sp->mu);
+        sp->delivered = k + 1;
         if (crc)
-            pp->stop = true;
-        pthread_cond_signal(&pp->cv_free);
-        pthread_mutex_unlock(&pp->mu);
+            sp->stop = true;
+        pthread_cond_broadcast(&sp->cv);
+        pthread_mutex_unlock(&sp->mu);
         if (crc)
             break;
     }
     pthread_join(th, NULL);
-    int rc = crc ? crc : pp->rc;
-    if (!crc && pp->rc && d && d->code == 0)
-        *d = pp->d;
-    if (stats)
-        *stats = pp->st;
-    pipe_free(pp);
+    int rc = crc ? crc : sp->rc;
+    if (!crc && sp->rc && d && d->code == 0)
+        *d = sp->d;
+    if (stats) {
+        *stats = sp->st;
+        stats->events_split = sp->split_events;
+    }
+    pipe_free(sp);
     return rc;
 }
 
@@ -1361,7 +1546,7 @@ int mp_trace_parse(struct mp_io_reader *r, const struct mp_trace_parse_opts *opt
         if (ran)
             return rc;
     }
-    return parse_serial(r, opts, stats, d);
+    return parse_serial(r, opts, stats, d, NULL);
 }
 
 int mp_trace_locate(const char *path, uint64_t offset, long *line, long *col)

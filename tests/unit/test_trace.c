@@ -185,6 +185,11 @@ static int sum_cb(const struct mp_trace_event *ev, void *user)
     h = mix_view(h, ev->tid_text);
     h = mix_view(h, ev->args);
     h = mix_view(h, ev->input_dims);
+    if (ev->flags & MP_EV_STREAM)
+        h = mix(h, &ev->stream, sizeof(ev->stream));
+    for (unsigned i = 0; i < ev->n_id_members; i++)
+        h = mix_view(h, ev->id_members[i]);
+    h = mix_view(h, ev->raw);
     s->h = h;
     if (s->n == s->want_offset_of)
         s->offset_found = ev->offset;
@@ -1939,6 +1944,153 @@ static void test_parse_pipeline(void **state)
     free(text);
 }
 
+/* The calling thread scans the second half of each chunk from a likely
+ * event start ("}" "," "{"); here such patterns also sit inside strings and
+ * args arrays of objects, some strings have escapes, and errors sit deep in
+ * the input: the events, their order, the metadata and the diag must be the
+ * serial parse's whatever was speculated. */
+static char *spec_trace(size_t nev, size_t *len)
+{
+    struct mp_buf b = {0};
+    assert_int_equal(mp_buf_puts(&b, "{\"meta\": {\"a\": [1, {\"b\": 2}]}, \"traceEvents\": [\n"),
+                     0);
+    for (size_t i = 0; i < nev; i++) {
+        const char *tail = i % 3 == 0   ? "\"x}, {y\""
+                           : i % 3 == 1 ? "[{\"u\": 1}, {\"v\": \"w\\\"}, {\"}]"
+                                        : "\"\\u00e9\"";
+        assert_int_equal(
+            mp_buf_printf(&b,
+                          "%s  {\"ph\": \"X\", \"cat\": \"kernel\", \"name\": "
+                          "\"k%zu}, {\\\"n\\\": 1}\", \"pid\": %zu, \"tid\": \"t%zu\", "
+                          "\"ts\": %zu.%03zu, \"dur\": 1.5, \"args\": {\"External id\": %zu, "
+                          "\"correlation\": %zu, \"stream\": 7, \"Input Dims\": [[%zu, 2]], "
+                          "\"t\": %s, \"Ev Idx\": %zu}}",
+                          i ? ",\n" : "", i, i % 5, i % 7, 1000 + i, i % 1000, i, i, i % 9, tail,
+                          i),
+            0);
+    }
+    assert_int_equal(mp_buf_puts(&b, "\n], \"after\": \"z\"}\n"), 0);
+    *len = b.len;
+    return b.data;
+}
+
+/* a cheap digest (the speculative split only happens when the callbacks
+ * keep up with the worker): the scalars and each view's place in the event */
+struct cheap {
+    uint64_t h, n;
+};
+
+static uint64_t cheap_view(uint64_t h, struct mp_strview raw, struct mp_strview v)
+{
+    uint64_t at = v.p && v.p >= raw.p && v.p <= raw.p + raw.n ? (uint64_t)(v.p - raw.p) : ~0ull;
+    h = (h ^ at) * 1099511628211ull;
+    h = (h ^ v.n) * 1099511628211ull;
+    if (v.n)
+        h = (h ^ (unsigned char)v.p[0] ^ ((uint64_t)(unsigned char)v.p[v.n - 1] << 8)) *
+            1099511628211ull;
+    return h;
+}
+
+static int cheap_cb(const struct mp_trace_event *ev, void *user)
+{
+    struct cheap *c = user;
+    uint64_t h = c->h, v[8];
+    memcpy(&v[0], &ev->ts, 8);
+    memcpy(&v[1], &ev->dur, 8);
+    v[2] = ev->index;
+    v[3] = ev->offset;
+    v[4] = ev->flags | (uint64_t)(unsigned char)ev->ph << 32;
+    v[5] = (uint64_t)(ev->external_id ^ ev->correlation * 31 ^ ev->stream * 7);
+    v[6] = (uint64_t)(ev->pid ^ ev->tid * 131 ^ ev->id * 17);
+    v[7] = ev->n_id_members;
+    for (int i = 0; i < 8; i++)
+        h = (h ^ v[i]) * 1099511628211ull;
+    const struct mp_strview *views[] = {&ev->name,     &ev->cat,  &ev->pid_text,
+                                        &ev->tid_text, &ev->args, &ev->input_dims};
+    for (size_t i = 0; i < sizeof(views) / sizeof(views[0]); i++)
+        h = cheap_view(h, ev->raw, *views[i]);
+    for (unsigned i = 0; i < ev->n_id_members; i++)
+        h = cheap_view(h, ev->raw, ev->id_members[i]);
+    h = (h ^ ev->raw.n) * 1099511628211ull;
+    c->h = h;
+    c->n++;
+    return c->n == UINT64_MAX ? MP_ECANCEL : 0;
+}
+
+static int cheap_run(const char *text, size_t len, size_t chunk, bool serial, struct cheap *c,
+                     struct mp_trace_parse_stats *st, struct mp_diag *d)
+{
+    struct mp_io_reader *r = NULL;
+    mp_diag_clear(d);
+    assert_int_equal(mp_io_open_mem(text, len, "mem", &r, d), 0);
+    c->h = 7;
+    c->n = 0;
+    struct mp_trace_parse_opts o = {
+        .on_event = cheap_cb, .user = c, .chunk_bytes = chunk, .serial = serial};
+    memset(st, 0, sizeof(*st));
+    int rc = mp_trace_parse(r, &o, st, d);
+    mp_io_close(r);
+    return rc;
+}
+
+/* the same digest, event count and diag as the serial parse; returns the
+ * events the calling thread tokenized */
+static uint64_t expect_same_cheap(const char *text, size_t len, size_t chunk)
+{
+    struct cheap a, b;
+    struct mp_diag da, db;
+    struct mp_trace_parse_stats sa, sb;
+    int ra = cheap_run(text, len, chunk, true, &a, &sa, &da);
+    int rb = cheap_run(text, len, chunk, false, &b, &sb, &db);
+    assert_int_equal(ra, rb);
+    assert_true(a.n == b.n);
+    assert_true(a.h == b.h);
+    /* after an error, how far the input was read depends on the read size */
+    assert_true(sa.events == sb.events && (ra || sa.bytes == sb.bytes));
+    assert_true(sa.events_split == 0);
+    assert_int_equal(da.code, db.code);
+    assert_true(da.offset == db.offset);
+    assert_string_equal(da.msg, db.msg);
+    return sb.events_split;
+}
+
+static void test_parse_speculative(void **state)
+{
+    (void)state;
+    size_t len = 0;
+    char *text = spec_trace(40000, &len);
+    assert_true(len > ((size_t)4 << 20));
+    expect_same(text, len, 0, UINT64_MAX);
+    expect_same(text, len, 0, 30000); /* the caller stops in a later chunk */
+    expect_same(text, len, 0, 2500);  /* ... in the first one */
+    uint64_t split = 0;
+    for (int i = 0; i < 4; i++) {
+        split += expect_same_cheap(text, len, 0);
+        split += expect_same_cheap(text, len, 65536);
+        split += expect_same_cheap(text, len, 100003);
+        split += expect_same_cheap(text, len - 4000, 0); /* truncated */
+    }
+    /* a syntax error late in the input, then one earlier */
+    for (size_t at = len - len / 7; at > len / 3; at -= len / 5) {
+        char *bad = malloc(len);
+        assert_non_null(bad);
+        memcpy(bad, text, len);
+        char *q = strstr(bad + at, "\"dur\"");
+        assert_non_null(q);
+        q[5] = ';';
+        expect_same(bad, len, 0, UINT64_MAX);
+        for (int i = 0; i < 4; i++) {
+            split += expect_same_cheap(bad, len, 0);
+            split += expect_same_cheap(bad, len, 65536);
+        }
+        free(bad);
+    }
+    /* how the work was shared depends on timing: reported, not asserted */
+    print_message("speculative parse: %llu events tokenized by the calling thread\n",
+                  (unsigned long long)split);
+    free(text);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1967,6 +2119,7 @@ int main(void)
         /* last: a signed-overflow bug here aborts the process under UBSan */
         cmocka_unit_test(test_integer_int64_min),
         cmocka_unit_test(test_parse_pipeline),
+        cmocka_unit_test(test_parse_speculative),
     };
     return cmocka_run_group_tests(tests, setup_tmp, teardown_tmp);
 }
