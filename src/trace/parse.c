@@ -1306,7 +1306,7 @@ static size_t spl_find_start(const char *buf, size_t from, size_t len)
     const char *p = buf + from, *end = buf + len;
     while ((p = memchr(p, ',', (size_t)(end - p))) != NULL) {
         const char *a = p;
-        while (a > buf && is_ws[(unsigned char)a[-1]])
+        while (a > buf && mp_json_ws_table[(unsigned char)a[-1]])
             a--;
         const char *b = skip_ws(p + 1, end);
         if (a > buf && a[-1] == '}' && b < end && *b == '{')
