@@ -184,6 +184,9 @@ size_t mp_trace_store_bytes(const struct mp_trace_store *s);
  * extend one) reads; they are NULL afterwards. For a caller done with
  * those, to lower its peak memory in the phases after them. */
 void mp_trace_store_drop_links(struct mp_trace_store *s);
+/* Makes room for n events in s: each column is realloc'd to exactly n
+ * (nothing is done where s already holds that many). */
+int mp_trace_store_reserve(struct mp_trace_store *s, size_t n);
 
 /* ---- rank discovery ---- */
 

@@ -1,6 +1,5 @@
 /* Gap analysis outputs: Magpie's CSV files, its `gap_analysis` JSON object
  * and its stdout summary table, byte for byte where Magpie defines them. */
-#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -186,25 +185,13 @@ void mp_gap_sources_fini(struct mp_gap_sources *s)
     memset(s, 0, sizeof(*s));
 }
 
-/* $VLLM_DIR for a repo named "vllm" (Magpie's path variables). */
-static void repo_var(const char *name, char *out, size_t len)
-{
-    size_t j = 0;
-    if (len < 6)
-        return;
-    out[j++] = '$';
-    for (const char *p = name; *p && j + 5 < len; p++)
-        out[j++] = isalnum((unsigned char)*p) ? (char)toupper((unsigned char)*p) : '_';
-    memcpy(out + j, "_DIR", 5);
-}
-
 static int csv_header_comments(const struct mp_gap_sources *s, struct mp_buf *out)
 {
     int rc = mp_buf_puts(out, "# Repository Path Mappings:\r\n");
     for (size_t i = 0; i < mp_src_index_repos(s->ix) && !rc; i++) {
         const struct mp_src_repo_info *ri = mp_src_index_repo(s->ix, i);
         char var[160];
-        repo_var(ri->name, var, sizeof(var));
+        mp_src_repo_var(ri->name, var, sizeof(var));
         rc = mp_buf_printf(out, "# %s=%s\r\n", var, ri->root);
     }
     if (!rc)
@@ -238,7 +225,7 @@ static int csv_source_cells(struct mp_csv *c, const struct mp_src_result *x)
     char file[4400] = "";
     if (x->source_file) {
         char var[160];
-        repo_var(x->source_repo, var, sizeof(var));
+        mp_src_repo_var(x->source_repo, var, sizeof(var));
         snprintf(file, sizeof(file), "%s/%s", var, x->source_file);
     }
     struct mp_buf cand;

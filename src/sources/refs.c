@@ -79,6 +79,23 @@ struct names {
     int n;
 };
 
+/* The index of the close that balances the open at or after s[i] (n where
+ * none does), or SIZE_MAX where one of stop (when given) comes first. */
+static size_t match_close(const char *s, size_t n, size_t i, char open, char close,
+                          const char *stop)
+{
+    int d = 0;
+    for (; i < n; i++) {
+        if (s[i] == open)
+            d++;
+        else if (s[i] == close && --d == 0)
+            break;
+        else if (stop && s[i] && strchr(stop, s[i]))
+            return SIZE_MAX;
+    }
+    return i;
+}
+
 static void names_add(struct names *ns, const char *p, size_t l)
 {
     if (l < 4 || l >= sizeof(ns->v[0]) || ns->n >= MAX_OPS)
@@ -174,13 +191,7 @@ static size_t cpp_functions(const char *s, size_t n, struct cfun *fs, size_t cap
         while (rp > stmt && s[rp - 1] != ')')
             rp--;
         if (rp == stmt || nf >= cap) { /* struct/class/initialiser: skip it */
-            int d = 0;
-            for (; i < n; i++) {
-                if (s[i] == '{')
-                    d++;
-                else if (s[i] == '}' && --d == 0)
-                    break;
-            }
+            i = match_close(s, n, i, '{', '}', NULL);
             stmt = i + 1;
             continue;
         }
@@ -228,15 +239,9 @@ static bool is_launch(const char *s, size_t n, size_t i, size_t wl)
     while (j < n && isspace((unsigned char)s[j]))
         j++;
     if (j < n && s[j] == '<' && !(j + 2 < n && s[j + 1] == '<' && s[j + 2] == '<')) {
-        int d = 0;
-        for (; j < n; j++) {
-            if (s[j] == '<')
-                d++;
-            else if (s[j] == '>' && --d == 0)
-                break;
-            else if (s[j] == ';' || s[j] == '{')
-                return false;
-        }
+        j = match_close(s, n, j, '<', '>', ";{");
+        if (j == SIZE_MAX)
+            return false;
         j++;
         while (j < n && (isspace((unsigned char)s[j]) || s[j] == '\\'))
             j++;
@@ -313,14 +318,7 @@ static void cpp_ops(const char *s, size_t n, const char *sym, struct names *ops)
                 continue;
             size_t j = i + wl;
             if (j < n && s[j] == '<') { /* explicit template arguments */
-                int d = 0;
-                for (; j < n; j++) {
-                    if (s[j] == '<')
-                        d++;
-                    else if (s[j] == '>' && --d == 0)
-                        break;
-                }
-                j++;
+                j = match_close(s, n, j, '<', '>', NULL) + 1;
             }
             if (j >= n || s[j] != '(')
                 continue;

@@ -553,18 +553,29 @@ static bool triton_decorator(const char *p, size_t n)
     return false;
 }
 
+/* The end (its '\n', or n) of the line that starts at t[i]; *b gets where
+ * its text starts past leading blanks: ' ' and '\t', or with any_space
+ * every isspace character. */
+static size_t line_span(const char *t, size_t n, size_t i, bool any_space, size_t *b)
+{
+    size_t e = i;
+    while (e < n && t[e] != '\n')
+        e++;
+    size_t k = i;
+    while (k < e && (any_space ? isspace((unsigned char)t[k]) != 0 : t[k] == ' ' || t[k] == '\t'))
+        k++;
+    *b = k;
+    return e;
+}
+
 static int scan_py(struct mp_src_index *ix, int32_t file, const char *t, size_t n)
 {
     uint32_t line = 1;
     bool pending = false;
     int rc = 0;
     for (size_t i = 0; i < n && !rc;) {
-        size_t e = i;
-        while (e < n && t[e] != '\n')
-            e++;
-        size_t b = i;
-        while (b < e && (t[b] == ' ' || t[b] == '\t'))
-            b++;
+        size_t b;
+        size_t e = line_span(t, n, i, false, &b);
         if (b < e && t[b] == '@') {
             if (triton_decorator(t + b, e - b))
                 pending = true;
@@ -594,12 +605,8 @@ static int scan_asm(struct mp_src_index *ix, int32_t file, const char *t, size_t
     uint32_t line = 1;
     int rc = 0;
     for (size_t i = 0; i < n && !rc;) {
-        size_t e = i;
-        while (e < n && t[e] != '\n')
-            e++;
-        size_t b = i;
-        while (b < e && isspace((unsigned char)t[b]))
-            b++;
+        size_t b;
+        size_t e = line_span(t, n, i, true, &b);
         for (size_t d = 0; d < sizeof(dirs) / sizeof(dirs[0]); d++) {
             size_t dl = strlen(dirs[d]);
             if (e - b > dl && memcmp(t + b, dirs[d], dl) == 0 &&

@@ -716,38 +716,6 @@ static int plan_graft(struct plan *p, size_t n0, struct cap_file *f, int32_t fi,
 
 /* ---- applying the plan ---- */
 
-#define GROW_TO(arr, n)                                                                            \
-    do {                                                                                           \
-        void *np_ = mp_reallocarray((arr), (n), sizeof(*(arr)));                                   \
-        if (!np_)                                                                                  \
-            return MP_ENOMEM;                                                                      \
-        (arr) = np_;                                                                               \
-    } while (0)
-
-/* Room for n events in s (the store's own growth is private to store.c;
- * arrays are realloc'd exactly as it does). */
-static int store_reserve(struct mp_trace_store *s, size_t n)
-{
-    if (n <= s->cap)
-        return 0;
-    GROW_TO(s->ph, n);
-    GROW_TO(s->flags, n);
-    GROW_TO(s->name, n);
-    GROW_TO(s->cat, n);
-    GROW_TO(s->pid, n);
-    GROW_TO(s->tid, n);
-    GROW_TO(s->ts, n);
-    GROW_TO(s->dur, n);
-    GROW_TO(s->id, n);
-    GROW_TO(s->external_id, n);
-    GROW_TO(s->correlation, n);
-    GROW_TO(s->stream, n);
-    GROW_TO(s->args, n);
-    GROW_TO(s->args_len, n);
-    s->cap = n;
-    return 0;
-}
-
 static int32_t reintern(struct mp_trace_store *dst, const struct mp_trace_store *src, int32_t id)
 {
     if (id < 0)
@@ -760,7 +728,7 @@ static int plan_apply(struct plan *p, struct cap_file **files, struct mp_trace_s
                       struct mp_trace_tree *t)
 {
     size_t n0 = s->n;
-    if (store_reserve(s, n0 + p->n))
+    if (mp_trace_store_reserve(s, n0 + p->n))
         return MP_ENOMEM;
     for (size_t k = 0; k < p->n; k++) {
         const struct plan_ev *e = &p->ev[k];

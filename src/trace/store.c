@@ -27,27 +27,34 @@ struct load_ctx {
         (arr) = np_;                                                                               \
     } while (0)
 
+int mp_trace_store_reserve(struct mp_trace_store *s, size_t n)
+{
+    if (n <= s->cap)
+        return 0;
+    GROW(s->ph, n);
+    GROW(s->flags, n);
+    GROW(s->name, n);
+    GROW(s->cat, n);
+    GROW(s->pid, n);
+    GROW(s->tid, n);
+    GROW(s->ts, n);
+    GROW(s->dur, n);
+    GROW(s->id, n);
+    GROW(s->external_id, n);
+    GROW(s->correlation, n);
+    GROW(s->stream, n);
+    GROW(s->args, n);
+    GROW(s->args_len, n);
+    s->cap = n;
+    return 0;
+}
+
 static int grow(struct mp_trace_store *s)
 {
     size_t nc = s->cap ? s->cap * 2 : 4096;
     if (nc > STORE_MAX_EVENTS)
         return MP_ENOMEM;
-    GROW(s->ph, nc);
-    GROW(s->flags, nc);
-    GROW(s->name, nc);
-    GROW(s->cat, nc);
-    GROW(s->pid, nc);
-    GROW(s->tid, nc);
-    GROW(s->ts, nc);
-    GROW(s->dur, nc);
-    GROW(s->id, nc);
-    GROW(s->external_id, nc);
-    GROW(s->correlation, nc);
-    GROW(s->stream, nc);
-    GROW(s->args, nc);
-    GROW(s->args_len, nc);
-    s->cap = nc;
-    return 0;
+    return mp_trace_store_reserve(s, nc);
 }
 
 static bool is_op(const struct mp_trace_event *ev)
