@@ -88,6 +88,16 @@ static void add_bottleneck(struct sg *s, const char *type, const char *severity,
     json_array_append_new(s->bottlenecks, b);
 }
 
+/* A speed-of-light bottleneck at pct % of peak (60 or more): high and
+ * saturated from 80 on, else medium under the rule `below80`. */
+static void add_sol_bottleneck(struct sg *s, const char *type, const char *value, const char *desc,
+                               const char *metric_name, double pct, const char *below80)
+{
+    bool sat = pct >= 80;
+    add_bottleneck(s, type, sat ? "high" : "medium", value, desc, metric_name, pct,
+                   sat ? ">= 80 (saturated)" : below80);
+}
+
 static void add_suggestion(struct sg *s, const char *category, const char *text, const char *impact,
                            const char *details, const char *metric_name, double metric_value)
 {
@@ -222,9 +232,9 @@ static void nvidia_rules(struct sg *s, json_t *sum, bool *any)
         fmt_pct(mem, w, sizeof(w));
         if (mem >= 60 && mem >= sm) {
             snprintf(t, sizeof(t), "%s%% of peak memory throughput (compute %s%%)", w, v);
-            add_bottleneck(s, "memory_bound", mem >= 80 ? "high" : "medium", t,
-                           "Memory throughput is the limiter (speed of light)", mem_name, mem,
-                           mem >= 80 ? ">= 80 (saturated)" : ">= 60 and >= compute");
+            add_sol_bottleneck(s, "memory_bound", t,
+                               "Memory throughput is the limiter (speed of light)", mem_name, mem,
+                               ">= 60 and >= compute");
             snprintf(t, sizeof(t),
                      "Memory runs at %s%% of peak while compute is at %s%%: coalesce global "
                      "accesses, use vectorized (128-bit) loads, keep reused data in shared "
@@ -235,9 +245,9 @@ static void nvidia_rules(struct sg *s, json_t *sum, bool *any)
         } else if (sm >= 60 && sm > mem) {
             compute_bound = true;
             snprintf(t, sizeof(t), "%s%% of peak SM throughput (memory %s%%)", v, w);
-            add_bottleneck(s, "compute_bound", sm >= 80 ? "high" : "medium", t,
-                           "SM throughput is the limiter (speed of light)", NCU_SM, sm,
-                           sm >= 80 ? ">= 80 (saturated)" : ">= 60 and > memory");
+            add_sol_bottleneck(s, "compute_bound", t,
+                               "SM throughput is the limiter (speed of light)", NCU_SM, sm,
+                               ">= 60 and > memory");
             snprintf(t, sizeof(t),
                      "SM throughput is %s%% of peak: cut instructions per result (fused "
                      "multiply-add, fewer conversions and index computations, "

@@ -179,6 +179,17 @@ static const char *skip_ws(const char *p)
     return p;
 }
 
+/* s without its leading and trailing white space: *p is its start, the
+ * return its length */
+static size_t strip_ws(const char *s, const char **p)
+{
+    *p = skip_ws(s);
+    size_t n = strlen(*p);
+    while (n > 0 && isspace((unsigned char)(*p)[n - 1]))
+        n--;
+    return n;
+}
+
 /* Python int() of a literal token [p, e): digits with optional sign and
  * single underscores between digits. */
 static bool parse_int_token(const char *p, const char *e, int64_t *out)
@@ -209,10 +220,9 @@ static bool parse_int_token(const char *p, const char *e, int64_t *out)
 
 bool pm_parse_pyint(const char *s, int64_t *out)
 {
-    const char *p = skip_ws(s), *e = p + strlen(p);
-    while (e > p && isspace((unsigned char)e[-1]))
-        e--;
-    return parse_int_token(p, e, out);
+    const char *p;
+    size_t n = strip_ws(s, &p);
+    return parse_int_token(p, p + n, out);
 }
 
 /* false when the row failed already, or (failing it) when s is None */
@@ -241,10 +251,8 @@ int64_t pm_pyint(struct pm_ctx *c, const char *s)
 
 bool pm_parse_pyfloat(const char *s, double *out)
 {
-    const char *p = skip_ws(s);
-    size_t n = strlen(p);
-    while (n > 0 && isspace((unsigned char)p[n - 1]))
-        n--;
+    const char *p;
+    size_t n = strip_ws(s, &p);
     char tmp[64];
     if (n == 0 || n >= sizeof(tmp))
         return false;
@@ -285,10 +293,8 @@ bool pm_pyeval_bool(struct pm_ctx *c, const char *s, bool *is_none)
         pm_fail(c, "TypeError: eval() arg must be a string");
         return false;
     }
-    const char *p = skip_ws(s);
-    size_t n = strlen(p);
-    while (n > 0 && isspace((unsigned char)p[n - 1]))
-        n--;
+    const char *p;
+    size_t n = strip_ws(s, &p);
     if (n == 4 && !strncmp(p, "True", 4))
         return true;
     if (n == 5 && !strncmp(p, "False", 5))

@@ -229,11 +229,18 @@ void pm_norm_batch_bwd(struct pm_ctx *c)
     norm_finish(c, &n, NORM_BWD_CLASS);
 }
 
+/* LayerNorm's input i and C = prod(normalized_shape), the literal in
+ * Concrete Inputs[i + 1] */
+static void layer_shape(struct pm_ctx *c, struct norm *n, long i)
+{
+    norm_shape(c, n, i);
+    n->C = literal_prod(c, pm_argi(c, "Concrete Inputs", i + 1));
+}
+
 void pm_norm_layer(struct pm_ctx *c)
 {
     struct norm n = {0};
-    norm_shape(c, &n, 0);
-    n.C = literal_prod(c, pm_argi(c, "Concrete Inputs", 1));
+    layer_shape(c, &n, 0);
     n.bias = dims_not_none(c, 3);
     norm_din_sin(c, &n, 0);
     n.affine = dims_not_none(c, 2);
@@ -244,20 +251,18 @@ void pm_norm_layer(struct pm_ctx *c)
 void pm_norm_layer_bwd(struct pm_ctx *c)
 {
     struct norm n = {0};
-    norm_shape(c, &n, 1);
-    n.C = literal_prod(c, pm_argi(c, "Concrete Inputs", 2));
+    layer_shape(c, &n, 1);
     norm_din_sin(c, &n, 1);
     pm_literal_ints(c, pm_str(c, pm_argi(c, "Concrete Inputs", 7)), &n.mask);
     if (pm_ok(c) && n.mask.n < 3)
         pm_fail(c, "IndexError: output_mask too short");
-    if (!pm_ok(c))
-        return;
+    /* the mask is zeroed above, so reading it is safe on a failed row too,
+     * which norm_finish then drops */
     n.has_mask = true;
     n.affine = n.mask.d[1] != 0;
     n.bias = n.mask.d[2] != 0;
     n.training = true;
-    norm_params(c, &n);
-    norm_run(c, &n, NORM_BWD_CLASS);
+    norm_finish(c, &n, NORM_BWD_CLASS);
 }
 
 void pm_norm_group(struct pm_ctx *c)
