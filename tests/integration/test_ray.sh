@@ -74,28 +74,20 @@ export PATH="$W/bin:$PATH"
 t0=$(secs)
 # Under load (a loaded 2-core CI machine) Ray's own start-up waits can run out:
 # the GCS port and connect windows are ~20-30 s by default. Widen them, and
-# start each node up to twice (the head after `ray stop --force`, which would
-# also stop the head were it done for the worker), printing the log tail when a
-# start fails so that a failure says why.
+# print the log tail when a start fails so that a failure says why.
 export RAY_gcs_server_port_wait_time_s=180
-ray_start() { # LOG STOP_BETWEEN(0|1) ARGS...
-    local log=$1 stop=$2 try
-    shift 2
-    for try in 1 2; do
-        "$RAY" start "$@" >"$log" 2>&1 && return 0
-        echo "# ray start failed (attempt $try):" && tail -n 15 "$log" | sed 's/^/#   /'
-        if [ "$try" = 1 ]; then
-            [ "$stop" = 1 ] && "$RAY" stop --force >/dev/null 2>&1
-            sleep 5
-        fi
-    done
+ray_start() { # LOG ARGS...
+    local log=$1
+    shift
+    "$RAY" start "$@" >"$log" 2>&1 && return 0
+    echo "# ray start failed:" && tail -n 15 "$log" | sed 's/^/#   /'
     return 1
 }
-ray_start "$W/head.log" 1 --head --num-cpus 1 --node-ip-address 127.0.0.1 --port 6379 \
+ray_start "$W/head.log" --head --num-cpus 1 --node-ip-address 127.0.0.1 --port 6379 \
     --include-dashboard true --dashboard-host 127.0.0.1 --dashboard-port 8265 \
     --object-store-memory 80000000 --temp-dir "$W/r" --disable-usage-stats
 check "ray head starts" '[ $? = 0 ]'
-ray_start "$W/worker.log" 0 --address 127.0.0.1:6379 --num-cpus 1 --node-ip-address 127.0.0.1 \
+ray_start "$W/worker.log" --address 127.0.0.1:6379 --num-cpus 1 --node-ip-address 127.0.0.1 \
     --object-store-memory 80000000 --resources '{"node2": 1}'
 check "ray worker node joins" '[ $? = 0 ]'
 echo "# cluster up in $(python3 -c "print(round($(secs) - $t0, 1))") s"
