@@ -1112,6 +1112,7 @@ out:
 #define SPL_SLOTS 3
 #define SPL_CHUNK ((size_t)1 << 20)
 #define SPL_MIN_SPEC ((size_t)32 << 10) /* smaller remainders are not split */
+#define SPL_SHARE_ONE 64                /* the unit of spl.share */
 
 enum { REC_EVENT, REC_META, REC_PROGRESS, REC_SPLICE };
 
@@ -1155,6 +1156,10 @@ struct spl {
     bool done;             /* the worker has finished; rc, st and d are final */
     bool stop;             /* the caller's callback failed: the worker should stop */
     bool speculate;
+    /* the calling thread's share of what is left of a chunk when it starts
+     * speculating, in SPL_SHARE_ONE units; adapted chunk by chunk (under mu)
+     * so that neither thread waits for the other: see spl_adapt */
+    int share;
     uint64_t split_events; /* spliced events delivered */
     size_t read_size;
     struct mp_io_reader *r;
@@ -1175,6 +1180,20 @@ static struct pipe_rec *rec_add(struct rec_list *l)
         l->cap = nc;
     }
     return &l->r[l->n++];
+}
+
+/* One step of the balance between the two threads (under mu): the calling
+ * thread takes more of the next chunk when it had to wait for the worker to
+ * finish one, and less when the worker had to wait for its speculation or
+ * finished a chunk before the calling thread could start on it. Inflating
+ * and the callbacks cost about the same, so the threads are even when their
+ * tokenizing shares are; the step keeps the split following the machine
+ * (another process on one core) without ever changing what is parsed. */
+static void spl_adapt(struct spl *sp, int step)
+{
+    int s = sp->share + step;
+    if (s >= SPL_SHARE_ONE / 8 && s <= SPL_SHARE_ONE * 7 / 8)
+        sp->share = s;
 }
 
 static int spl_post(struct spl *sp, uint64_t *counter, uint64_t value)
@@ -1279,6 +1298,8 @@ static int spl_splice(struct parser *ps, size_t *pos)
     if (atomic_load_explicit(&c->spec_at, memory_order_acquire) != *pos)
         return 0;
     pthread_mutex_lock(&sp->mu);
+    if (c->spec == SPEC_RUNNING)
+        spl_adapt(sp, -1);
     while (c->spec == SPEC_RUNNING && !sp->stop)
         pthread_cond_wait(&sp->cv, &sp->mu);
     bool stop = sp->stop;
@@ -1323,7 +1344,11 @@ static void spl_speculate(struct spl *sp, struct spl_chunk *c)
     size_t from = atomic_load_explicit(&c->w_pos, memory_order_relaxed);
     if (from >= c->len || c->len - from < SPL_MIN_SPEC)
         return;
-    size_t s = spl_find_start(c->buf, from + (c->len - from) / 2, c->len);
+    pthread_mutex_lock(&sp->mu);
+    size_t share = (size_t)sp->share;
+    pthread_mutex_unlock(&sp->mu);
+    size_t left = c->len - from;
+    size_t s = spl_find_start(c->buf, from + left - left / SPL_SHARE_ONE * share, c->len);
     if (s == SIZE_MAX)
         return;
     pthread_mutex_lock(&sp->mu);
@@ -1482,6 +1507,7 @@ static int parse_pipelined(struct mp_io_reader *r, const struct mp_trace_parse_o
     mp_diag_clear(&sp->d);
     sp->r = r;
     sp->speculate = opts->on_event != NULL;
+    sp->share = SPL_SHARE_ONE / 2;
     sp->inner = (struct mp_trace_parse_opts){
         .on_event = opts->on_event ? pipe_on_event : NULL,
         .on_meta = opts->on_meta ? pipe_on_meta : NULL,
@@ -1505,6 +1531,8 @@ static int parse_pipelined(struct mp_io_reader *r, const struct mp_trace_parse_o
         while (sp->posted <= k && !sp->done)
             pthread_cond_wait(&sp->cv, &sp->mu);
         bool have = sp->posted > k, spec = sp->speculate && sp->finished <= k;
+        if (have && sp->speculate && !spec)
+            spl_adapt(sp, -1); /* the worker got through chunk k alone */
         pthread_mutex_unlock(&sp->mu);
         if (!have)
             break;
@@ -1512,6 +1540,8 @@ static int parse_pipelined(struct mp_io_reader *r, const struct mp_trace_parse_o
         if (spec)
             spl_speculate(sp, c);
         pthread_mutex_lock(&sp->mu);
+        if (spec && sp->finished <= k && !sp->done)
+            spl_adapt(sp, +1); /* this thread waits for the worker */
         while (sp->finished <= k && !sp->done)
             pthread_cond_wait(&sp->cv, &sp->mu);
         pthread_mutex_unlock(&sp->mu);
@@ -1533,6 +1563,10 @@ static int parse_pipelined(struct mp_io_reader *r, const struct mp_trace_parse_o
         *stats = sp->st;
         stats->events_split = sp->split_events;
     }
+    mp_log(MP_LOG_DEBUG,
+           "parse: %llu events, %llu of them scanned by the calling thread (share %d/%d)",
+           (unsigned long long)sp->st.events, (unsigned long long)sp->split_events, sp->share,
+           SPL_SHARE_ONE);
     pipe_free(sp);
     return rc;
 }

@@ -216,6 +216,7 @@ struct kgroup {
     const char *cat;    /* NULL = NaN */
     const char *parent; /* NULL = NaN */
     const char *name;
+    int32_t rank[3]; /* of cat, parent and name among the sheet's strings (kgroup_rank) */
     bool has_stream;
     int64_t stream;
     double sum, min, max;
@@ -223,21 +224,59 @@ struct kgroup {
     size_t order;
 };
 
-static int cmp_nullable(const char *a, const char *b)
+static int cmp_str_ptr(const void *x, const void *y)
 {
-    if (!a || !b)
-        return (a == NULL) - (b == NULL); /* missing values sort last */
+    const char *a = *(const char *const *)x, *b = *(const char *const *)y;
     return strcmp(a, b);
 }
 
+/* Gives every key string of the rows its rank in strcmp order (equal text,
+ * equal rank; a missing value, NULL, ranks after all), so the rows sort on
+ * integers: the names are interned, so there are few distinct pointers. */
+static int kgroup_rank(struct kgroup *g, size_t n)
+{
+    struct mp_i64map seen;
+    mp_i64map_init(&seen);
+    const char **v = NULL;
+    size_t nv = 0, cap = 0;
+    int rc = 0;
+    for (size_t i = 0; i < n && !rc; i++) {
+        const char *k[3] = {g[i].cat, g[i].parent, g[i].name};
+        for (int j = 0; j < 3 && !rc; j++) {
+            if (!k[j] || mp_i64map_get(&seen, (int64_t)(uintptr_t)k[j]))
+                continue;
+            rc = MP_GROW(v, cap, nv + 1, 256);
+            rc = rc ? rc : mp_i64map_put(&seen, (int64_t)(uintptr_t)k[j], 0);
+            if (!rc)
+                v[nv++] = k[j];
+        }
+    }
+    if (!rc && nv)
+        qsort(v, nv, sizeof(*v), cmp_str_ptr);
+    int32_t r = 0;
+    for (size_t i = 0; i < nv && !rc; i++) {
+        if (i && strcmp(v[i - 1], v[i]) != 0)
+            r++;
+        rc = mp_i64map_put(&seen, (int64_t)(uintptr_t)v[i], r);
+    }
+    for (size_t i = 0; i < n && !rc; i++) {
+        const char *k[3] = {g[i].cat, g[i].parent, g[i].name};
+        for (int j = 0; j < 3; j++)
+            g[i].rank[j] =
+                k[j] ? (int32_t)*mp_i64map_get(&seen, (int64_t)(uintptr_t)k[j]) : INT32_MAX;
+    }
+    free(v);
+    mp_i64map_fini(&seen);
+    return rc;
+}
+
+/* by cat, parent, name (their ranks: kgroup_rank), then stream */
 static int cmp_kgroup_key(const void *x, const void *y)
 {
     const struct kgroup *a = x, *b = y;
-    int r = cmp_nullable(a->cat, b->cat);
-    if (!r)
-        r = cmp_nullable(a->parent, b->parent);
-    if (!r)
-        r = strcmp(a->name, b->name);
+    int r = 0;
+    for (int j = 0; j < 3 && !r; j++)
+        r = (a->rank[j] > b->rank[j]) - (a->rank[j] < b->rank[j]);
     if (!r && a->has_stream != b->has_stream)
         r = a->has_stream ? -1 : 1;
     if (!r && a->has_stream && a->stream != b->stream)
@@ -311,6 +350,11 @@ static int sheet_kernel_summary(struct ctx *c, const struct krow *rows, size_t n
     }
     /* Series.sum: numpy's pairwise sum in row order */
     double total_kernels = mp_sum_pairwise(dur, n);
+    if (kgroup_rank(g, ng) != 0) {
+        free(g);
+        free(dur);
+        return MP_ENOMEM;
+    }
     /* groupby(sort=True) sums as pandas does: np.add.reduceat when the rows
      * already come in key order, else Kahan in row order */
     bool ids_sorted = true;
@@ -1007,6 +1051,13 @@ static int report_sheets(struct ctx *c, const struct mp_roofline_arch *arch, con
             sd.c.memo = c->memo;
         }
     }
+    /* the whole-trace GPU timeline (the side's sheets do not read it) */
+    size_t n_timeline;
+    if (!rc)
+        rc = mp_report_gpu_timeline_sel(c->t, c->o->include_unlinked, -1,
+                                        c->o->micro_idle_thresh_us, &c->r->timeline, &n_timeline);
+    c->total_time_ms = c->r->timeline.total / 1e3;
+    rc = rc ? rc : sheet_timeline(c);
     if (!rc && !side)
         side_run(&sd, SIDE_OPS);
     if (!rc && c->t->has_cpu_ops)
@@ -1039,11 +1090,14 @@ int mp_report_build(const char *path, const struct mp_report_opts *o, struct mp_
                                      .on_progress = o->on_progress,
                                      .user = o->progress_user,
                                      .serial = o->serial};
+    uint64_t t0 = mp_time_ns();
     int rc = mp_trace_store_load(path, &so, &c.s, d);
     if (rc)
         return rc;
+    uint64_t t1 = mp_time_ns();
     rc = report_tree(&c, o, d);
     rc = rc ? rc : report_passes(&c, o, d);
+    uint64_t t2 = mp_time_ns();
     if (rc)
         goto out;
     c.r = calloc(1, sizeof(*c.r));
@@ -1054,12 +1108,7 @@ int mp_report_build(const char *path, const struct mp_report_opts *o, struct mp_
     c.r->events = c.s->n;
     c.r->gpu_events = c.t->n_gpu;
     c.r->gpu_linked = c.t->n_gpu_linked;
-    size_t n_timeline;
-    rc = mp_report_gpu_timeline_sel(c.t, o->include_unlinked, -1, o->micro_idle_thresh_us,
-                                    &c.r->timeline, &n_timeline);
-    c.total_time_ms = c.r->timeline.total / 1e3;
-    rc = rc ? rc : index_launchers(&c);
-    rc = rc ? rc : sheet_timeline(&c);
+    rc = index_launchers(&c);
     struct tl_overlap *ov = NULL;
     if (!rc && o->include_overlap_info && c.t->has_cpu_ops)
         rc = tl_overlap_new(c.t, o->include_unlinked, &ov);
@@ -1075,7 +1124,11 @@ int mp_report_build(const char *path, const struct mp_report_opts *o, struct mp_
         rc = tl_apply_annotation(c.t, o->inference, &annot);
     /* NULL (out of memory) only models every op afresh */
     c.memo = rc ? NULL : mp_roofline_memo_new();
+    uint64_t t3 = mp_time_ns();
     rc = report_sheets(&c, arch, annot, ov, rc);
+    mp_log(MP_LOG_DEBUG, "report: load %.3f s, tree %.3f s, indexes %.3f s, sheets %.3f s",
+           (double)(t1 - t0) / 1e9, (double)(t2 - t1) / 1e9, (double)(t3 - t2) / 1e9,
+           (double)(mp_time_ns() - t3) / 1e9);
     free(annot);
     tl_overlap_free(ov);
     if (rc)
