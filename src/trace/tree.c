@@ -487,10 +487,14 @@ bool mp_trace_is_comm_name_n(const char *p, size_t n)
     struct mp_strview name = {p, n};
     size_t j = 0;
 #if defined(__SSE2__)
-    const __m128i lower = _mm_set1_epi8(0x20), c = _mm_set1_epi8('c');
-    for (; j + 16 <= name.n; j += 16) {
+    /* candidates: a 'c' followed by 'c' (n|r-c-c-l) or 'r' (c-r-oss) */
+    const __m128i lower = _mm_set1_epi8(0x20), c = _mm_set1_epi8('c'), r = _mm_set1_epi8('r');
+    for (; j + 17 <= name.n; j += 16) {
         __m128i v = _mm_or_si128(_mm_loadu_si128((const __m128i *)(const void *)(p + j)), lower);
-        unsigned mask = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v, c));
+        __m128i w =
+            _mm_or_si128(_mm_loadu_si128((const __m128i *)(const void *)(p + j + 1)), lower);
+        __m128i next = _mm_or_si128(_mm_cmpeq_epi8(w, c), _mm_cmpeq_epi8(w, r));
+        unsigned mask = (unsigned)_mm_movemask_epi8(_mm_and_si128(_mm_cmpeq_epi8(v, c), next));
         for (; mask; mask &= mask - 1)
             if (comm_at(name, j + (size_t)__builtin_ctz(mask)))
                 return true;
