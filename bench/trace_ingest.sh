@@ -19,7 +19,7 @@
 #   BENCH_PEER_BIG=0      1 = also run the peer once on the ~1 GB plain JSON (~5 GB RAM, ~50 s)
 #   BENCH_DIR=/tmp/magpie-bench   scratch dir for datasets (reused) and outputs
 #   BENCH_CPU=<last CPU>  CPU to pin to; "none" = no pinning
-#   BENCH_DATASETS="real-gz real-json synth-100mb synth-1gb synth-1gb-gz"  subset to run
+#   BENCH_DATASETS="real-gz real-json synth-100mb synth-100mb-gz synth-1gb synth-1gb-gz"  subset to run
 #   BENCH_TOPK=20         --top-k for the timed runs (untimed correctness cases on the
 #                         real trace also compare every kernel row, filters and 2 ranks)
 #   MAGPIE_SHARED=<repo>/../shared   where data/traces lives
@@ -58,7 +58,7 @@ peer_runs=${BENCH_PEER_RUNS:-3}
 peer_big=${BENCH_PEER_BIG:-0}
 topk=${BENCH_TOPK:-20}
 bench_dir=${BENCH_DIR:-/tmp/magpie-bench}
-datasets=${BENCH_DATASETS:-real-gz real-json synth-100mb synth-1gb synth-1gb-gz}
+datasets=${BENCH_DATASETS:-real-gz real-json synth-100mb synth-100mb-gz synth-1gb synth-1gb-gz}
 ncpu=$(nproc 2>/dev/null || echo 1)
 cpu=${BENCH_CPU:-$((ncpu - 1))}
 pin=()
@@ -126,6 +126,13 @@ dataset() {
         ds_dir=$data/synth_100mb
         mkdir -p "$ds_dir"
         ds_file=$ds_dir/synth_100mb.json
+        gen_dataset "$ds_file" 100 || return 1
+        ds_peer=$((peer_runs > 0 ? 1 : 0))
+        ;;
+    synth-100mb-gz) # the shape of issue 13's trace: ~100 MB of JSON, gzip
+        ds_dir=$data/synth_100mb_gz
+        mkdir -p "$ds_dir"
+        ds_file=$ds_dir/synth_100mb.json.gz
         gen_dataset "$ds_file" 100 || return 1
         ds_peer=$((peer_runs > 0 ? 1 : 0))
         ;;
@@ -319,7 +326,7 @@ for meta in sorted(glob.glob(os.path.join(rundir, "*", "*.meta.json"))):
     m["stats"] = stats if isinstance(stats, dict) else {}
     recs.append(m)
 
-order = ["real-gz", "real-json", "synth-100mb", "synth-1gb", "synth-1gb-gz"]
+order = ["real-gz", "real-json", "synth-100mb", "synth-100mb-gz", "synth-1gb", "synth-1gb-gz"]
 def key(r):
     return (order.index(r["dataset"]) if r["dataset"] in order else 99, r["tool"] != "magpie")
 

@@ -13,9 +13,10 @@
 # reports are compared with tests/tools/tl_compare.py. Prints medians with the
 # spread (wall and user+sys CPU), peak RSS, and the ratio. Datasets: the
 # real H200 Mixtral trace (25.9 MB of JSON, gzip) and the ~100 MB synthetic
-# trace made by trace_ingest.sh (run `make bench` once first, or it is
-# skipped). BENCH_CPU=none runs unpinned (magpie then uses both cores: its
-# parse pipeline and side thread for sheets); MAGPIE_THREADS=1 in the
+# trace made by trace_ingest.sh, plain and gzip (run `make bench` once
+# first, or they are skipped); BENCH_DATASETS="real-gz ..." picks some.
+# BENCH_CPU=none runs unpinned (magpie then uses both cores: its parse
+# pipeline and side thread for sheets); MAGPIE_THREADS=1 in the
 # environment makes magpie use one thread.
 set -u
 MAGPIE=${1:-build/release/magpie}
@@ -32,10 +33,11 @@ pin=(--cpu "$CPU")
 [ -d "$SHARED/data/traces" ] || { echo "SKIPPED: no shared traces at $SHARED"; exit 0; }
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
-declare -a names=(real-gz synth-100mb)
+declare -a names=(${BENCH_DATASETS:-real-gz synth-100mb synth-100mb-gz})
 declare -A files=(
     [real-gz]="$SHARED/data/traces/h200/mixtral_shape_l8_bs16_p256_d12.json.gz"
     [synth-100mb]="$BENCH_DIR/data/synth_100mb/synth_100mb.json"
+    [synth-100mb-gz]="$BENCH_DIR/data/synth_100mb_gz/synth_100mb.json.gz"
 )
 py_stat() { # median and min-max of wall and max rss over json lines
     python3 - "$@" <<'PY'
