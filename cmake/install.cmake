@@ -42,7 +42,8 @@ install(FILES ${CMAKE_BINARY_DIR}/completions/_magpie
 # dpkg-shlibdeps finds those the binary links (libjansson4, libyaml-0-2,
 # zlib1g, libisal2, libc6); libcurl4, libmicrohttpd12 and libxlsxwriter4 are
 # opened with dlopen at first use (src/lazy/), which no tool can see, so they
-# are listed here explicitly (CPack adds them to what dpkg-shlibdeps finds).
+# are listed here explicitly (CPack adds them to what dpkg-shlibdeps finds),
+# with the minimum versions dpkg-shlibdeps gave when magpie linked them.
 # Without dpkg-shlibdeps the whole list is written out. OpenCL
 # (ocl-icd-libopencl1) and CUDA are opened with dlopen when a kernel needs
 # them, python3 runs the Python runner: recommended, not required.
@@ -74,7 +75,8 @@ set(CPACK_DEBIAN_PACKAGE_MAINTAINER "${MP_DEB_MAINTAINER}")
 set(CPACK_DEBIAN_PACKAGE_SECTION devel)
 set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
 find_program(MP_DPKG_SHLIBDEPS dpkg-shlibdeps)
-set(MP_DEB_DLOPEN_DEPENDS "libcurl4, libmicrohttpd12, libxlsxwriter4")
+set(MP_DEB_DLOPEN_DEPENDS
+    "libcurl4 (>= 7.16.3), libmicrohttpd12 (>= 0.9.50), libxlsxwriter4 (>= 1.1.4)")
 if(MP_DPKG_SHLIBDEPS)
   set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
   set(CPACK_DEBIAN_PACKAGE_DEPENDS "${MP_DEB_DLOPEN_DEPENDS}")
