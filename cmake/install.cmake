@@ -38,13 +38,15 @@ install(FILES ${CMAKE_BINARY_DIR}/completions/_magpie
         DESTINATION share/zsh/vendor-completions OPTIONAL)
 
 # The .deb: `cpack -G DEB` in the release build directory (`make deb`).
-# Depends comes from dpkg-shlibdeps on the installed binary (the runtime
-# packages of the -dev packages `make deps` installs: libjansson4,
-# libyaml-0-2, zlib1g, libisal2, libcurl4, libxlsxwriter4, libmicrohttpd12,
-# and libc6); CPACK_DEBIAN_PACKAGE_DEPENDS is the same list for a machine
-# without dpkg-shlibdeps. OpenCL (ocl-icd-libopencl1) and CUDA are opened
-# with dlopen when a kernel needs them, python3 runs the Python runner:
-# recommended, not required.
+# Depends: the runtime packages of the -dev packages `make deps` installs.
+# dpkg-shlibdeps finds those the binary links (libjansson4, libyaml-0-2,
+# zlib1g, libisal2, libc6); libcurl4, libmicrohttpd12 and libxlsxwriter4 are
+# opened with dlopen at first use (src/lazy/), which no tool can see, so they
+# are listed here explicitly (CPack adds them to what dpkg-shlibdeps finds),
+# with the minimum versions dpkg-shlibdeps gave when magpie linked them.
+# Without dpkg-shlibdeps the whole list is written out. OpenCL
+# (ocl-icd-libopencl1) and CUDA are opened with dlopen when a kernel needs
+# them, python3 runs the Python runner: recommended, not required.
 # One version: the project's, which `magpie --version` prints (MP_VERSION).
 file(STRINGS ${CMAKE_SOURCE_DIR}/include/magpie/base.h mp_version_line
      REGEX "^#define MP_VERSION ")
@@ -73,11 +75,14 @@ set(CPACK_DEBIAN_PACKAGE_MAINTAINER "${MP_DEB_MAINTAINER}")
 set(CPACK_DEBIAN_PACKAGE_SECTION devel)
 set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
 find_program(MP_DPKG_SHLIBDEPS dpkg-shlibdeps)
+set(MP_DEB_DLOPEN_DEPENDS
+    "libcurl4 (>= 7.16.3), libmicrohttpd12 (>= 0.9.50), libxlsxwriter4 (>= 1.1.4)")
 if(MP_DPKG_SHLIBDEPS)
   set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
+  set(CPACK_DEBIAN_PACKAGE_DEPENDS "${MP_DEB_DLOPEN_DEPENDS}")
 else()
   set(CPACK_DEBIAN_PACKAGE_DEPENDS
-      "libc6, libcurl4, libjansson4, libmicrohttpd12, libxlsxwriter4, libyaml-0-2, zlib1g")
+      "libc6, libjansson4, libyaml-0-2, zlib1g, ${MP_DEB_DLOPEN_DEPENDS}")
   if(ISAL_LIB AND ISAL_INC)
     string(APPEND CPACK_DEBIAN_PACKAGE_DEPENDS ", libisal2")
   endif()
