@@ -56,6 +56,8 @@ struct parser {
 struct spl;
 static int spl_refill(struct parser *ps, size_t from, bool *more);
 static int spl_splice(struct parser *ps, size_t *pos);
+static struct mp_trace_event *spl_slot(struct parser *ps);
+static void spl_slot_done(struct parser *ps, bool scanned);
 
 /* ---- character classes ---- */
 static unsigned char str_special[256]; /* '"', '\\' or control character */
@@ -1006,14 +1008,23 @@ static int parse_serial(struct mp_io_reader *r, const struct mp_trace_parse_opts
                 break;
             }
             {
-                struct mp_trace_event ev;
-                q = scan_event(&ps, p, end, &ev);
+                /* the pipeline's worker scans straight into its record list */
+                bool in_place = sp && opts->on_event;
+                struct mp_trace_event local, *slot = in_place ? spl_slot(&ps) : NULL,
+                                             *ev = slot ? slot : &local;
+                if (in_place && !slot) {
+                    rc = mp_diag_set(d, MP_ENOMEM, "out of memory passing an event on");
+                    goto out;
+                }
+                q = scan_event(&ps, p, end, ev);
+                if (slot)
+                    spl_slot_done(&ps, q != NULL);
                 if (q) {
-                    ev.index = ps.nevents++;
-                    ev.raw.p = p;
-                    ev.raw.n = (size_t)(q - p);
-                    if (opts && opts->on_event) {
-                        int urc = opts->on_event(&ev, opts->user);
+                    ev->index = ps.nevents++;
+                    ev->raw.p = p;
+                    ev->raw.n = (size_t)(q - p);
+                    if (!slot && opts && opts->on_event) {
+                        int urc = opts->on_event(ev, opts->user);
                         if (urc) {
                             rc = urc;
                             goto out;
@@ -1393,6 +1404,23 @@ static void spl_speculate(struct spl *sp, struct spl_chunk *c)
     c->spec_end = (size_t)(last - c->buf);
     pthread_cond_broadcast(&sp->cv);
     pthread_mutex_unlock(&sp->mu);
+}
+
+/* The worker's next event record, scanned into in place (pipe_on_event
+ * would copy it there); spl_slot_done keeps it when the scan succeeded. */
+static struct mp_trace_event *spl_slot(struct parser *ps)
+{
+    struct pipe_rec *r = rec_add(&ps->sp->cur->w);
+    if (!r)
+        return NULL;
+    r->kind = REC_EVENT;
+    return &r->ev;
+}
+
+static void spl_slot_done(struct parser *ps, bool scanned)
+{
+    if (!scanned)
+        ps->sp->cur->w.n--;
 }
 
 static int pipe_on_event(const struct mp_trace_event *ev, void *user)
