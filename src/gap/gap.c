@@ -130,6 +130,9 @@ struct ctx {
     int32_t *exact_family;   /* exact id -> key id */
     size_t exact_family_cap;
     struct mp_intern *shapes;
+    struct mp_intern *raw_dims; /* Input Dims texts as written: few distinct ones */
+    int32_t *raw_shape;         /* raw_dims id -> shapes id + 1, 0 none, -1 not yet formatted */
+    size_t raw_shape_cap;
     struct mp_intern *cats;
     uint8_t *cat_flags; /* per cat id: 1 = kernel-selected, 2 = cpu_op */
     size_t cat_flags_cap;
@@ -146,6 +149,7 @@ struct ctx {
     struct mp_diag *d;
 };
 
+/* fill is a byte: new elements become -1 (0xff bytes) or 0 */
 static int grow_i32(int32_t **arr, size_t *cap, size_t need, int fill)
 {
     if (need <= *cap)
@@ -343,6 +347,24 @@ static bool dims_truthy(struct mp_strview raw)
 
 /* ---- per-event work ---- */
 
+/* The shapes id of an Input Dims text, -1 when it gives no shape, below -1
+ * out of memory; each distinct text is formatted once. */
+static int32_t shape_of(struct ctx *c, struct mp_strview raw)
+{
+    int32_t rid = mp_intern_add(c->raw_dims, raw.p, raw.n);
+    if (rid < 0 || grow_i32(&c->raw_shape, &c->raw_shape_cap, (size_t)rid + 1, -1))
+        return -2;
+    if (c->raw_shape[rid] >= 0)
+        return c->raw_shape[rid] - 1;
+    if (format_dims(c, raw))
+        return -2;
+    int32_t sid = c->tmp.len > 0 ? mp_intern_add(c->shapes, c->tmp.data, c->tmp.len) : -1;
+    if (sid < -1)
+        return -2;
+    c->raw_shape[rid] = sid + 1;
+    return sid;
+}
+
 static struct agg *agg_for(struct ctx *c, const struct mp_trace_event *ev, bool *oom)
 {
     static const char unknown[] = "<?>";
@@ -449,12 +471,10 @@ static int on_event(const struct mp_trace_event *ev, void *user)
     bool oom = false;
     if ((f & 2) && c->build_map && (ev->flags & MP_EV_EXTID) && (ev->flags & MP_EV_DIMS) &&
         dims_truthy(ev->input_dims)) {
-        if (format_dims(c, ev->input_dims))
+        int32_t sid = shape_of(c, ev->input_dims);
+        if (sid < -1)
             return oom_err(c);
-        if (c->tmp.len > 0) {
-            int32_t sid = mp_intern_add(c->shapes, c->tmp.data, c->tmp.len);
-            if (sid < 0)
-                return oom_err(c);
+        if (sid >= 0) {
             uint32_t *cell = extmap_cell(&c->map, ev->external_id, true, &oom);
             if (!cell)
                 return oom_err(c);
@@ -800,9 +820,10 @@ int mp_gap_analyze_files(const char *const *files, const int *ranks, size_t n,
     c.keys = mp_intern_new();
     c.exact = mp_intern_new();
     c.shapes = mp_intern_new();
+    c.raw_dims = mp_intern_new();
     c.cats = mp_intern_new();
     mp_buf_init(&c.tmp, (size_t)64 << 20);
-    if (!res || !full || !c.keys || !c.exact || !c.shapes || !c.cats) {
+    if (!res || !full || !c.keys || !c.exact || !c.shapes || !c.raw_dims || !c.cats) {
         rc = MP_ENOMEM; /* not rc = mp_diag_set(): the analyzer cannot see it returns code */
         mp_diag_set(d, rc, "out of memory");
         goto out;
@@ -868,6 +889,8 @@ out:
     mp_intern_free(c.keys);
     mp_intern_free(c.exact);
     mp_intern_free(c.shapes);
+    mp_intern_free(c.raw_dims);
+    free(c.raw_shape);
     mp_intern_free(c.cats);
     mp_buf_fini(&c.tmp);
     if (rc) {
