@@ -58,6 +58,9 @@ static int spl_refill(struct parser *ps, size_t from, bool *more);
 static int spl_splice(struct parser *ps, size_t *pos);
 static struct mp_trace_event *spl_slot(struct parser *ps);
 static void spl_slot_done(struct parser *ps, bool scanned);
+static void spl_stage(struct parser *ps);
+static int spl_take(struct parser *ps, char *dst, size_t want, size_t *got, uint64_t *raw_pos,
+                    uint64_t *raw_size);
 
 /* ---- character classes ---- */
 static unsigned char str_special[256]; /* '"', '\\' or control character */
@@ -1173,6 +1176,15 @@ struct spl {
     int share;
     uint64_t split_events; /* spliced events delivered */
     size_t read_size;
+    /* the next block of input, read ahead by the worker right after it posts
+     * a chunk (spl_stage), so the calling thread can start on that chunk
+     * while the block inflates; taken by the next refill (spl_take) */
+    char *stage;
+    size_t stage_len, stage_off;
+    bool staged;
+    int stage_rc;
+    struct mp_diag stage_d;
+    uint64_t stage_raw_pos, stage_raw_size;
     struct mp_io_reader *r;
     struct mp_trace_parse_opts inner;
     struct mp_trace_parse_stats st;
@@ -1280,7 +1292,8 @@ static int spl_refill(struct parser *ps, size_t from, bool *more)
         if (want > sp->read_size)
             want = sp->read_size;
         size_t got = 0;
-        rc = mp_io_read(ps->r, ps->buf + n, want, &got, ps->d);
+        uint64_t raw_pos = 0, raw_size = 0;
+        rc = spl_take(ps, ps->buf + n, want, &got, &raw_pos, &raw_size);
         if (rc) {
             mp_diag_set_pos(ps->d, (long long)ps->base + (long long)ps->len, 0, 0);
         } else if (got == 0) {
@@ -1290,12 +1303,60 @@ static int spl_refill(struct parser *ps, size_t from, bool *more)
             c->len = ps->len;
             *more = true;
             if (ps->o && ps->o->on_progress)
-                ps->o->on_progress(ps->base + ps->len, mp_io_raw_pos(ps->r), mp_io_raw_size(ps->r),
+                ps->o->on_progress(ps->base + ps->len, raw_pos, raw_size,
                                    ps->o->progress_user ? ps->o->progress_user : ps->o->user);
         }
     }
     spl_post(sp, &sp->posted, k + 1);
+    if (!rc && !ps->eof && !sp->staged && sp->stage)
+        spl_stage(ps);
     return rc;
+}
+
+/* Reads the next block into sp->stage (the worker, after posting a chunk). */
+static void spl_stage(struct parser *ps)
+{
+    struct spl *sp = ps->sp;
+    mp_diag_clear(&sp->stage_d);
+    sp->stage_off = 0;
+    sp->stage_rc = mp_io_read(ps->r, sp->stage, sp->read_size, &sp->stage_len, &sp->stage_d);
+    sp->stage_raw_pos = mp_io_raw_pos(ps->r);
+    sp->stage_raw_size = mp_io_raw_size(ps->r);
+    sp->staged = true;
+}
+
+/* Up to want bytes of input into dst: from the block read ahead when there
+ * is one (its error, as the read would have returned it then; a block of
+ * more than want bytes is taken in parts, only with a window too small for
+ * a whole block), else read now. */
+static int spl_take(struct parser *ps, char *dst, size_t want, size_t *got, uint64_t *raw_pos,
+                    uint64_t *raw_size)
+{
+    struct spl *sp = ps->sp;
+    *got = 0;
+    if (!sp->staged) {
+        int rc = mp_io_read(ps->r, dst, want, got, ps->d);
+        *raw_pos = mp_io_raw_pos(ps->r);
+        *raw_size = mp_io_raw_size(ps->r);
+        return rc;
+    }
+    if (sp->stage_rc) {
+        sp->staged = false;
+        *ps->d = sp->stage_d;
+        return sp->stage_rc;
+    }
+    size_t k = sp->stage_len - sp->stage_off;
+    if (k > want)
+        k = want;
+    if (k)
+        memcpy(dst, sp->stage + sp->stage_off, k);
+    sp->stage_off += k;
+    *got = k;
+    *raw_pos = sp->stage_raw_pos;
+    *raw_size = sp->stage_raw_size;
+    if (sp->stage_off == sp->stage_len)
+        sp->staged = false;
+    return 0;
 }
 
 /* The worker is at *pos, the start of an element of traceEvents. Returns 1
@@ -1512,6 +1573,7 @@ static void pipe_free(struct spl *sp)
         free(sp->slot[i].w.r);
         free(sp->slot[i].c.r);
     }
+    free(sp->stage);
     pthread_mutex_destroy(&sp->mu);
     pthread_cond_destroy(&sp->cv);
     free(sp);
@@ -1546,6 +1608,7 @@ static int parse_pipelined(struct mp_io_reader *r, const struct mp_trace_parse_o
         .chunk_bytes = opts->chunk_bytes,
     };
     sp->read_size = opts->chunk_bytes ? opts->chunk_bytes : SPL_CHUNK;
+    sp->stage = malloc(sp->read_size); /* NULL only reads each block when it is needed */
     init_tables();
     pthread_t th;
     if (pthread_create(&th, NULL, pipe_main, sp) != 0) {
