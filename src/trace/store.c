@@ -8,8 +8,14 @@
 
 #define STORE_MAX_EVENTS ((size_t)1 << 31)
 
+#define NAME_CACHE 512 /* slots of load_ctx.seen, a power of two */
+
 struct load_ctx {
     struct mp_trace_store *s;
+    /* recently interned strings by a digest of their length and ends (id + 1,
+     * 0 empty): a name seen before is found with one compare, not a hash of
+     * its whole text (kernel names are hundreds of bytes) */
+    int32_t seen[NAME_CACHE];
     int32_t last[4]; /* the previous event's cat, pid, tid and name ids (or -1): runs of
                         events share them, and a compare is cheaper than a hash lookup */
     struct mp_buf scratch;
@@ -89,16 +95,40 @@ static int strip_ids(const struct mp_trace_event *ev, struct mp_buf *out)
     return rc ? rc : mp_buf_append(out, pos, (size_t)(end - pos));
 }
 
-static int32_t intern_view(struct mp_intern *in, struct mp_strview v, bool present, int32_t *last)
+static int32_t *seen_slot(struct load_ctx *c, struct mp_strview v)
+{
+    uint64_t a = 0, b = 0;
+    if (v.n >= 8) {
+        memcpy(&a, v.p, 8);
+        memcpy(&b, v.p + v.n - 8, 8);
+    } else {
+        memcpy(&a, v.p, v.n);
+    }
+    uint64_t h = (a * 0x9e3779b97f4a7c15ULL) ^ (b * 0xc2b2ae3d27d4eb4fULL) ^ v.n;
+    h ^= h >> 31;
+    return &c->seen[(h * 0x94d049bb133111ebULL) >> 55 & (NAME_CACHE - 1)];
+}
+
+static bool same_text(const struct mp_intern *in, int32_t id, struct mp_strview v)
+{
+    return mp_intern_len(in, id) == v.n && memcmp(mp_intern_str(in, id), v.p, v.n) == 0;
+}
+
+static int32_t intern_view(struct load_ctx *c, struct mp_strview v, bool present, int32_t *last)
 {
     if (!present)
         return -1;
-    if (*last >= 0 && mp_intern_len(in, *last) == v.n &&
-        memcmp(mp_intern_str(in, *last), v.p, v.n) == 0)
+    struct mp_intern *in = c->s->strings;
+    if (*last >= 0 && same_text(in, *last, v))
         return *last;
-    int32_t id = mp_intern_add(in, v.p, v.n);
-    if (id >= 0)
-        *last = id;
+    int32_t *slot = seen_slot(c, v), id = *slot - 1;
+    if (id < 0 || !same_text(in, id, v)) {
+        id = mp_intern_add(in, v.p, v.n);
+        if (id < 0)
+            return id;
+        *slot = id + 1;
+    }
+    *last = id;
     return id;
 }
 
@@ -112,10 +142,10 @@ static int on_event(const struct mp_trace_event *ev, void *user)
     size_t i = s->n;
     s->ph[i] = ev->ph;
     s->flags[i] = ev->flags;
-    s->name[i] = intern_view(s->strings, ev->name, ev->flags & MP_EV_NAME, &c->last[3]);
-    s->cat[i] = intern_view(s->strings, ev->cat, ev->flags & MP_EV_CAT, &c->last[0]);
-    s->pid[i] = intern_view(s->strings, ev->pid_text, ev->flags & MP_EV_PID, &c->last[1]);
-    s->tid[i] = intern_view(s->strings, ev->tid_text, ev->flags & MP_EV_TID, &c->last[2]);
+    s->name[i] = intern_view(c, ev->name, ev->flags & MP_EV_NAME, &c->last[3]);
+    s->cat[i] = intern_view(c, ev->cat, ev->flags & MP_EV_CAT, &c->last[0]);
+    s->pid[i] = intern_view(c, ev->pid_text, ev->flags & MP_EV_PID, &c->last[1]);
+    s->tid[i] = intern_view(c, ev->tid_text, ev->flags & MP_EV_TID, &c->last[2]);
     if ((s->name[i] < -1) || (s->cat[i] < -1) || (s->pid[i] < -1) || (s->tid[i] < -1))
         return mp_diag_set(c->d, MP_ENOMEM, "out of memory interning names");
     s->ts[i] = ev->ts;
