@@ -53,6 +53,11 @@ struct psheet {
     struct pcell *cells; /* the rows' params, back to back */
     size_t ncells, capcells;
     struct mp_intern *texts; /* param texts and compute specs; borrowed, shared by the sheets */
+    /* per perf-model memo slot (mp_roofline_result.memo_slot): the first row
+     * of the sheet with that result, whose spec and cells the later ones
+     * copy; -1 before it */
+    int32_t *slot_row;
+    size_t cap_slot_row;
 };
 
 /* The text of param column j of row r (the last one given), NULL when the
@@ -77,6 +82,81 @@ static bool single_table(const char *family, bool inference)
     return strcmp(family, "GEMM") == 0 || strcmp(family, "UnaryElementwise") == 0 ||
            strcmp(family, "BinaryElementwise") == 0 ||
            (!inference && strcmp(family, "Normalization") == 0);
+}
+
+/* Room for n more cells. */
+static int reserve_cells(struct psheet *sh, size_t n)
+{
+    if (sh->ncells + n <= sh->capcells)
+        return 0;
+    size_t nc = sh->capcells ? sh->capcells * 2 : 1024;
+    while (nc < sh->ncells + n)
+        nc *= 2;
+    struct pcell *ncl = mp_reallocarray(sh->cells, nc, sizeof(*ncl));
+    if (!ncl)
+        return MP_ENOMEM;
+    sh->cells = ncl;
+    sh->capcells = nc;
+    return 0;
+}
+
+/* Row r's compute spec and param cells from the model result: the param
+ * columns are the union of the keys in first-appearance order. */
+static int row_texts(struct psheet *sh, struct prow *r, const struct mp_roofline_result *pr)
+{
+    const char *spec = pr->compute_spec ? pr->compute_spec : "";
+    int32_t spec_id = mp_intern_add(sh->texts, spec, strlen(spec));
+    if (spec_id < 0)
+        return MP_ENOMEM;
+    r->spec = mp_intern_str(sh->texts, spec_id);
+    int idx[MP_ROOFLINE_MAX_PARAMS];
+    for (int i = 0; i < pr->n_params; i++) {
+        int j = 0;
+        while (j < sh->npkeys && strcmp(sh->pkeys[j], pr->params[i].key) != 0)
+            j++;
+        if (j == sh->npkeys) {
+            if (sh->npkeys >= (int)(sizeof(sh->pkeys) / sizeof(sh->pkeys[0])))
+                return MP_ENOMEM;
+            sh->pkeys[sh->npkeys++] = pr->params[i].key; /* static strings */
+        }
+        idx[i] = j;
+    }
+    int rc = reserve_cells(sh, (size_t)pr->n_params);
+    r->cell0 = sh->ncells;
+    for (int i = 0; i < pr->n_params && !rc; i++) {
+        const char *txt = pr->params[i].none ? "" : pr->params[i].text;
+        int32_t id = mp_intern_add(sh->texts, txt, strlen(txt));
+        if (id < 0)
+            rc = MP_ENOMEM;
+        else
+            sh->cells[r->cell0 + r->ncells++] =
+                (struct pcell){.text = id, .key = (uint8_t)idx[i], .none = pr->params[i].none};
+    }
+    return rc;
+}
+
+/* row_texts, copied from the sheet's first row with the same memo slot
+ * (the same result: the same texts, keys already in pkeys). */
+static int row_texts_memo(struct psheet *sh, struct prow *r, const struct mp_roofline_result *pr)
+{
+    int32_t slot = pr->memo_slot;
+    if (slot <= 0)
+        return row_texts(sh, r, pr);
+    if (tl_gid_reserve(&sh->slot_row, &sh->cap_slot_row, slot))
+        return MP_ENOMEM;
+    int32_t first = sh->slot_row[slot];
+    if (first < 0) {
+        sh->slot_row[slot] = (int32_t)sh->n; /* the row's index once added */
+        return row_texts(sh, r, pr);
+    }
+    const struct prow *f = &sh->rows[first];
+    if (reserve_cells(sh, f->ncells))
+        return MP_ENOMEM;
+    r->spec = f->spec;
+    r->cell0 = sh->ncells;
+    r->ncells = f->ncells;
+    memcpy(sh->cells + r->cell0, sh->cells + f->cell0, f->ncells * sizeof(*sh->cells));
+    return 0;
 }
 
 static int add_row(struct psheet *sh, const struct mp_trace_tree *t, const char *const *annot,
@@ -107,54 +187,9 @@ static int add_row(struct psheet *sh, const struct mp_trace_tree *t, const char 
     } else {
         r.mb = r.fpb = r.tbs = NAN;
     }
-    const char *spec = pr.compute_spec ? pr.compute_spec : "";
-    int32_t spec_id = mp_intern_add(sh->texts, spec, strlen(spec));
-    if (spec_id < 0) {
-        mp_roofline_result_fini(&pr);
-        free(r.k);
-        return MP_ENOMEM;
-    }
-    r.spec = mp_intern_str(sh->texts, spec_id);
-    if (arch)
+    rc = row_texts_memo(sh, &r, &pr);
+    if (!rc && arch)
         mp_roofline_roofline(arch, r.spec, r.gflops, has_bytes, bytes, r.kt, &r.rl);
-    /* param columns: union in first-appearance order */
-    int idx[MP_ROOFLINE_MAX_PARAMS];
-    for (int i = 0; i < pr.n_params; i++) {
-        int j = 0;
-        while (j < sh->npkeys && strcmp(sh->pkeys[j], pr.params[i].key) != 0)
-            j++;
-        if (j == sh->npkeys) {
-            if (sh->npkeys >= (int)(sizeof(sh->pkeys) / sizeof(sh->pkeys[0]))) {
-                mp_roofline_result_fini(&pr);
-                free(r.k);
-                return MP_ENOMEM;
-            }
-            sh->pkeys[sh->npkeys++] = pr.params[i].key; /* static strings */
-        }
-        idx[i] = j;
-    }
-    if (sh->ncells + (size_t)pr.n_params > sh->capcells) {
-        size_t nc = sh->capcells ? sh->capcells * 2 : 1024;
-        while (nc < sh->ncells + (size_t)pr.n_params)
-            nc *= 2;
-        struct pcell *ncl = mp_reallocarray(sh->cells, nc, sizeof(*ncl));
-        if (!ncl)
-            rc = MP_ENOMEM;
-        else {
-            sh->cells = ncl;
-            sh->capcells = nc;
-        }
-    }
-    r.cell0 = sh->ncells;
-    for (int i = 0; i < pr.n_params && !rc; i++) {
-        const char *txt = pr.params[i].none ? "" : pr.params[i].text;
-        int32_t id = mp_intern_add(sh->texts, txt, strlen(txt));
-        if (id < 0)
-            rc = MP_ENOMEM;
-        else
-            sh->cells[r.cell0 + r.ncells++] =
-                (struct pcell){.text = id, .key = (uint8_t)idx[i], .none = pr.params[i].none};
-    }
     mp_roofline_result_fini(&pr);
     if (!rc && MP_GROW(sh->rows, sh->cap, sh->n + 1, 64))
         rc = MP_ENOMEM;
@@ -173,6 +208,7 @@ static void sheet_fini(struct psheet *sh)
         free(sh->rows[i].k);
     free(sh->rows);
     free(sh->cells);
+    free(sh->slot_row);
 }
 
 static int cmp_pgroup(const void *a, const void *b)
@@ -278,7 +314,10 @@ static int prow_key(const struct mp_trace_tree *t, const struct psheet *sh, cons
                     struct mp_buf *key, int32_t *bid)
 {
     mp_buf_reset(key);
-    int rc = mp_buf_printf(key, "%d\x1f%s", r->part, mp_trace_tree_name(t, r->uid));
+    int rc = r->part >= 0 && r->part <= 9 ? mp_buf_putc(key, (char)('0' + r->part))
+                                          : mp_buf_printf(key, "%d", r->part);
+    rc = rc ? rc : mp_buf_putc(key, '\x1f');
+    rc = rc ? rc : mp_buf_puts(key, mp_trace_tree_name(t, r->uid));
     for (int j = 0; j < sh->npkeys && !rc; j++) {
         rc = mp_buf_putc(key, '\x1f');
         /* astype(str) with pandas' string dtype keeps missing values

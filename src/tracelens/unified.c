@@ -74,6 +74,19 @@ struct uctx {
     size_t nkpool, capkpool;
     struct mp_intern *texts; /* the rows' compute specs and perf_params: few distinct */
     struct mp_roofline_memo *memo;
+    /* the texts of each perf-model memo slot (mp_roofline_result.memo_slot):
+     * slot -> index in slots, -1 before its first row */
+    int32_t *slot_of;
+    size_t cap_slot_of;
+    struct utexts *slots;
+    size_t nslots, capslots;
+    struct tl_catmemo cats;
+};
+
+/* What a row prints of a model result's texts, interned. */
+struct utexts {
+    const char *spec;   /* compute spec */
+    const char *params; /* "{'M': 1, ...}", NULL without params */
 };
 
 /* The interned copy of n bytes of p, or NULL when out of memory. */
@@ -429,6 +442,54 @@ static int param_repr(struct mp_buf *b, const char *text, bool none)
     return tl_pystr_repr(b, text, strlen(text));
 }
 
+/* The compute spec and perf_params of a model result. */
+static int result_texts(struct uctx *u, const struct mp_roofline_result *pr, struct utexts *out)
+{
+    const char *spec = pr->compute_spec ? pr->compute_spec : "";
+    out->spec = utext(u, spec, strlen(spec));
+    out->params = NULL;
+    if (!out->spec)
+        return MP_ENOMEM;
+    if (pr->n_params == 0)
+        return 0;
+    struct mp_buf b;
+    mp_buf_init(&b, 0);
+    int rc = mp_buf_putc(&b, '{');
+    for (int q = 0; q < pr->n_params && !rc; q++) {
+        rc = q ? mp_buf_puts(&b, ", ") : 0;
+        rc = rc ? rc : tl_pystr_repr(&b, pr->params[q].key, strlen(pr->params[q].key));
+        rc = rc ? rc : mp_buf_puts(&b, ": ");
+        rc = rc ? rc : param_repr(&b, pr->params[q].text, pr->params[q].none);
+    }
+    rc = rc ? rc : mp_buf_putc(&b, '}');
+    out->params = rc ? NULL : utext(u, mp_buf_cstr(&b), b.len);
+    mp_buf_fini(&b);
+    return !rc && !out->params ? MP_ENOMEM : rc;
+}
+
+/* result_texts, made once per memo slot (the texts of a slot never change). */
+static int result_texts_memo(struct uctx *u, const struct mp_roofline_result *pr,
+                             struct utexts *out)
+{
+    int32_t slot = pr->memo_slot;
+    if (slot <= 0)
+        return result_texts(u, pr, out);
+    if (tl_gid_reserve(&u->slot_of, &u->cap_slot_of, slot))
+        return MP_ENOMEM;
+    if (u->slot_of[slot] >= 0) {
+        *out = u->slots[u->slot_of[slot]];
+        return 0;
+    }
+    int rc = result_texts(u, pr, out);
+    if (!rc && MP_GROW(u->slots, u->capslots, u->nslots + 1, 64))
+        rc = MP_ENOMEM;
+    if (rc)
+        return rc;
+    u->slot_of[slot] = (int32_t)u->nslots;
+    u->slots[u->nslots++] = *out;
+    return 0;
+}
+
 /* Sets the row's metrics, roofline and perf_params from a model result
  * (forward or backward figures) and the row's kernel time. */
 static int set_metrics(struct uctx *u, struct urow *r, const struct mp_roofline_result *pr,
@@ -443,10 +504,11 @@ static int set_metrics(struct uctx *u, struct urow *r, const struct mp_roofline_
         r->fpb = bytes > 0 ? (r->gflops * 1e9) / bytes : NAN;
         r->tbs = r->kt > 0 ? (bytes / 1e12) / (r->kt / 1e6) : NAN;
     }
-    const char *spec = pr->compute_spec ? pr->compute_spec : "";
-    r->spec = utext(u, spec, strlen(spec));
-    if (!r->spec)
-        return MP_ENOMEM;
+    struct utexts tx;
+    int rc = result_texts_memo(u, pr, &tx);
+    if (rc)
+        return rc;
+    r->spec = tx.spec;
     if (u->arch) {
         struct mp_roofline_roofline rl;
         mp_roofline_roofline(u->arch, r->spec, r->gflops, has_bytes, bytes, r->kt, &rl);
@@ -455,21 +517,9 @@ static int set_metrics(struct uctx *u, struct urow *r, const struct mp_roofline_
         r->rl.valid = rl.valid;
         r->rl.compute_bound = rl.compute_bound;
     }
-    if (pr->n_params == 0)
-        return 0;
-    struct mp_buf b;
-    mp_buf_init(&b, 0);
-    int rc = mp_buf_putc(&b, '{');
-    for (int q = 0; q < pr->n_params && !rc; q++) {
-        rc = q ? mp_buf_puts(&b, ", ") : 0;
-        rc = rc ? rc : tl_pystr_repr(&b, pr->params[q].key, strlen(pr->params[q].key));
-        rc = rc ? rc : mp_buf_puts(&b, ": ");
-        rc = rc ? rc : param_repr(&b, pr->params[q].text, pr->params[q].none);
-    }
-    rc = rc ? rc : mp_buf_putc(&b, '}');
-    r->params = rc ? NULL : utext(u, mp_buf_cstr(&b), b.len);
-    mp_buf_fini(&b);
-    return !rc && !r->params ? MP_ENOMEM : rc;
+    if (pr->n_params)
+        r->params = tx.params;
+    return 0;
 }
 
 /* A sole backward op: the category is the forward model's backward
@@ -512,7 +562,9 @@ static int fill_row(struct uctx *u, struct urow *r)
     r->k = u->kpool + r->koff;
     r->kt = mp_trace_tree_busy(t, r->k, r->nk);
     int32_t fk = u->first_kernel[r->uid];
-    r->category = mp_roofline_category(r->name, fk >= 0 ? mp_trace_tree_name(t, fk) : NULL);
+    r->category = r->synthetic
+                      ? mp_roofline_category(r->name, fk >= 0 ? mp_trace_tree_name(t, fk) : NULL)
+                      : tl_op_category(&u->cats, t, r->uid, fk);
     r->has_model = !r->synthetic && has_model(u, r->uid);
     if (!r->synthetic && !r->has_model) {
         int err = 0;
@@ -779,17 +831,16 @@ static int full_stack_cells(const char *op, char ***chains, const size_t *len, s
  * overlapping kernel names follow the name and *bid is the id of the key
  * without them. */
 static int row_key(const struct uctx *u, const struct urow *w, struct tl_argkeys *ak,
-                   const struct tl_meta *meta, struct tl_overlap *ov, struct mp_intern *bkeys,
+                   struct tl_meta_names *meta, struct tl_overlap *ov, struct mp_intern *bkeys,
                    struct mp_buf *key, int32_t *bid)
 {
     const struct mp_trace_tree *t = u->t;
     const struct mp_trace_store *s = t->s;
-    const char *pid = s->pid[w->uid] >= 0 ? mp_intern_str(s->strings, s->pid[w->uid]) : "";
-    const char *tid = s->tid[w->uid] >= 0 ? mp_intern_str(s->strings, s->tid[w->uid]) : "";
     mp_buf_reset(key);
-    const char *cells[5] = {w->name, w->category, tl_meta_get(meta, pid, "0", "process_name"),
-                            tl_meta_get(meta, pid, "0", "process_labels"),
-                            tl_meta_get(meta, pid, tid, "thread_name")};
+    const char *const *mn = tl_meta_names_of(meta, s, w->uid);
+    if (!mn)
+        return MP_ENOMEM;
+    const char *cells[5] = {w->name, w->category, mn[0], mn[1], mn[2]};
     const struct tl_ovinfo *oi = NULL;
     int rc = 0;
     if (ov) /* a synthetic row has its parent's info, else its one kernel's */
@@ -849,15 +900,18 @@ static int group_rows(const struct uctx *u, const struct urow *rows, size_t nrow
         return MP_ENOMEM;
     struct mp_buf key;
     mp_buf_init(&key, 0);
+    struct tl_meta_names mn;
+    tl_meta_names_init(&mn, meta);
     int rc = 0;
     for (size_t r = 0; r < nrows && !rc; r++) {
         if (rows[r].uid < 0)
             continue;
         int32_t bid = -1;
         /* any failure while building the key reads as out of memory */
-        rc = row_key(u, &rows[r], ak, meta, ov, gs->bkeys, &key, &bid) ? MP_ENOMEM : 0;
+        rc = row_key(u, &rows[r], ak, &mn, ov, gs->bkeys, &key, &bid) ? MP_ENOMEM : 0;
         rc = rc ? rc : group_add(gs, rows, r, &key, bid);
     }
+    tl_meta_names_fini(&mn);
     mp_buf_fini(&key);
     return rc;
 }
@@ -1338,6 +1392,9 @@ static void uctx_fini(struct uctx *u)
     mp_intern_free(u->texts);
     free(u->frame_of);
     mp_intern_free(u->frames);
+    free(u->slot_of);
+    free(u->slots);
+    tl_catmemo_fini(&u->cats);
 }
 
 /* Subtree GPU and communication flags, walking up from each GPU event until
