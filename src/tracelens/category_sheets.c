@@ -30,6 +30,7 @@ struct prow {
     struct mp_roofline_roofline rl;
     size_t cell0; /* the row's params: cells[cell0 .. cell0 + ncells) of its sheet */
     uint8_t ncells;
+    int32_t cells_of; /* the row whose cells these are a copy of (itself when made here) */
     int32_t group;
     int part; /* _bwd sheets: 0 = backward metrics, 1 = rows moved from _fwd */
     uint8_t recompute;
@@ -150,6 +151,7 @@ static int row_texts_memo(struct psheet *sh, struct prow *r, const struct mp_roo
         return row_texts(sh, r, pr);
     }
     const struct prow *f = &sh->rows[first];
+    r->cells_of = first;
     if (reserve_cells(sh, f->ncells))
         return MP_ENOMEM;
     r->spec = f->spec;
@@ -163,8 +165,11 @@ static int add_row(struct psheet *sh, const struct mp_trace_tree *t, const char 
                    struct mp_roofline_memo *memo, int32_t uid, const struct mp_roofline_arch *arch,
                    bool bwd, int part)
 {
-    struct prow r = {
-        .uid = uid, .group = -1, .part = part, .recompute = t->recompute ? t->recompute[uid] : 0};
+    struct prow r = {.uid = uid,
+                     .group = -1,
+                     .part = part,
+                     .recompute = t->recompute ? t->recompute[uid] : 0,
+                     .cells_of = (int32_t)sh->n};
     struct mp_roofline_result pr;
     int rc = tl_model_op(t, annot, uid, bwd, memo, &r.k, &r.nk, &r.kt, &pr);
     if (rc)
@@ -340,15 +345,17 @@ static int prow_key(const struct mp_trace_tree *t, const struct psheet *sh, cons
     return rc;
 }
 
-/* Adds row i to the group of key, a new group at the key's first row. */
+/* Adds row i to the group of key, a new group at the key's first row; *gi
+ * the group. */
 static int pgroup_add(struct tl_groups *gs, const struct prow *r, size_t i,
-                      const struct mp_buf *key, int32_t bid)
+                      const struct mp_buf *key, int32_t bid, int32_t *gi)
 {
     struct tl_group *G;
     bool created;
     int rc = tl_groups_add(gs, key, bid, i, r->kt, &G, &created);
     if (rc)
         return rc;
+    *gi = (int32_t)(G - gs->g);
     if (created) {
         G->first = i;
         G->uid = r->uid;
@@ -360,7 +367,29 @@ static int pgroup_add(struct tl_groups *gs, const struct prow *r, size_t i,
     return 0;
 }
 
-/* Groups the rows by name + param texts (first appearance). */
+/* Row r's key parts without overlap info: what prow_key is made of (its
+ * name is interned: the same address is the same text; rows whose cells
+ * are copies of one row's have equal param texts), packed without padding
+ * bytes into pb; returns their length. */
+static size_t prow_parts(const struct mp_trace_tree *t, const struct prow *r, bool by_nk, char *pb)
+{
+    const char *name = mp_trace_tree_name(t, r->uid);
+    size_t nk = by_nk ? r->nk : 0, o = 0;
+    memcpy(pb + o, &name, sizeof(name));
+    o += sizeof(name);
+    memcpy(pb + o, &r->part, sizeof(r->part));
+    o += sizeof(r->part);
+    memcpy(pb + o, &r->cells_of, sizeof(r->cells_of));
+    o += sizeof(r->cells_of);
+    memcpy(pb + o, &nk, sizeof(nk));
+    o += sizeof(nk);
+    pb[o++] = (char)r->recompute;
+    return o;
+}
+
+/* Groups the rows by name + param texts (first appearance); without
+ * overlap info the text key is built only at the first row of its parts
+ * (prow_parts). */
 static int group_prows(const struct mp_trace_tree *t, const struct psheet *sh, bool by_nk,
                        bool fix_nested, const struct tl_overlap *ov, struct tl_groups *gs)
 {
@@ -368,16 +397,38 @@ static int group_prows(const struct mp_trace_tree *t, const struct psheet *sh, b
         return MP_ENOMEM;
     struct mp_buf key;
     mp_buf_init(&key, 0);
-    int rc = 0;
+    struct mp_intern *parts = ov ? NULL : mp_intern_new();
+    int32_t *pgroup = NULL; /* parts id -> group, -1 before its first row */
+    size_t cap_pgroup = 0;
+    int rc = ov || parts ? 0 : MP_ENOMEM;
     for (size_t i = 0; i < sh->n && !rc; i++) {
         const struct prow *r = &sh->rows[i];
         if (fix_nested && r->nested)
             continue;
+        int32_t part_id = -1;
+        if (parts) {
+            char pb[64];
+            part_id = mp_intern_add(parts, pb, prow_parts(t, r, by_nk, pb));
+            if (part_id < 0 || tl_gid_reserve(&pgroup, &cap_pgroup, part_id))
+                rc = MP_ENOMEM;
+            if (!rc && pgroup[part_id] >= 0) {
+                struct tl_group *G = &gs->g[pgroup[part_id]];
+                rc = tl_groups_add_to(gs, (size_t)pgroup[part_id], i, r->kt);
+                if (!r->nested)
+                    G->all_nested = false;
+                continue;
+            }
+        }
         int32_t bid = -1;
         /* any failure while building the key reads as out of memory */
-        rc = prow_key(t, sh, r, by_nk, ov, gs->bkeys, &key, &bid) ? MP_ENOMEM : 0;
-        rc = rc ? rc : pgroup_add(gs, r, i, &key, bid);
+        rc = rc ? rc : prow_key(t, sh, r, by_nk, ov, gs->bkeys, &key, &bid) ? MP_ENOMEM : 0;
+        int32_t gi = -1;
+        rc = rc ? rc : pgroup_add(gs, r, i, &key, bid, &gi);
+        if (!rc && part_id >= 0)
+            pgroup[part_id] = gi;
     }
+    mp_intern_free(parts);
+    free(pgroup);
     mp_buf_fini(&key);
     return rc;
 }

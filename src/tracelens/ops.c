@@ -87,7 +87,7 @@ static int build_launchers(const struct mp_trace_tree *t, struct lset *out)
         } else {
             for (size_t i = 0; i < nl; i++)
                 first[i] = (struct tl_ts_idx){t->s->ts[v[i].uid], (int32_t)i};
-            qsort(first, nl, sizeof(*first), tl_cmp_ts_idx);
+            tl_sort_ts_idx(first, nl);
             /* v[i] = old v[first[i].idx], in place: follow each cycle of
              * the permutation, marking placed slots with -1 */
             for (size_t i = 0; i < nl; i++) {
@@ -225,6 +225,8 @@ static struct cgroup *group_launchers(const struct mp_trace_tree *t, const struc
                                       bool by_name, bool by_module, size_t *ng_out)
 {
     struct mp_intern *ids = mp_intern_new(); /* (key, recompute) -> group index */
+    struct mp_i64map by_ptr;                 /* (key's address, recompute) -> group index */
+    mp_i64map_init(&by_ptr);
     struct cgroup *g = NULL;
     size_t w = 0, cap = 0;
     struct mp_buf kb;
@@ -253,15 +255,24 @@ static struct cgroup *group_launchers(const struct mp_trace_tree *t, const struc
             key = L->key;
         }
         uint8_t rec = t->recompute ? t->recompute[L->uid] : 0;
-        mp_buf_reset(&kb);
-        ok = mp_buf_puts(&kb, key) == 0 && mp_buf_putc(&kb, rec ? '1' : '0') == 0;
-        int32_t id = ok ? mp_intern_add(ids, kb.data, kb.len) : -1;
+        /* without modules key is an interned name or a static category: the
+         * same pointer is the same text, so its id is looked up once */
+        int64_t pk = (int64_t)((uint64_t)(uintptr_t)key << 1 | rec);
+        const int64_t *known = by_module ? NULL : mp_i64map_get(&by_ptr, pk);
+        int32_t id = known ? (int32_t)*known : -1;
+        if (!known) {
+            mp_buf_reset(&kb);
+            ok = mp_buf_puts(&kb, key) == 0 && mp_buf_putc(&kb, rec ? '1' : '0') == 0;
+            id = ok ? mp_intern_add(ids, kb.data, kb.len) : -1;
+            if (id >= 0 && !by_module && mp_i64map_put(&by_ptr, pk, id))
+                id = -1;
+        }
         if (id < 0) {
             ok = false;
             break;
         }
         if (prev_key) {
-            int c = strcmp(prev_key, key);
+            int c = prev_key == key ? 0 : strcmp(prev_key, key);
             if (c > 0 || (c == 0 && prev_rec > rec))
                 ids_sorted = false;
         }
@@ -298,6 +309,7 @@ static struct cgroup *group_launchers(const struct mp_trace_tree *t, const struc
     }
     mp_buf_fini(&kb);
     mp_intern_free(ids);
+    mp_i64map_fini(&by_ptr);
     for (size_t i = 0; i < w && ok; i++) {
         g[i].sum = g[i].ksum.sum;
         g[i].sub = g[i].ksub.sum;

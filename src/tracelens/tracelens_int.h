@@ -183,6 +183,9 @@ void tl_groups_fini(struct tl_groups *gs);
  * base bid) at the key's first row; *out the group. */
 int tl_groups_add(struct tl_groups *gs, const struct mp_buf *key, int32_t bid, size_t row,
                   double kt, struct tl_group **out, bool *created);
+/* Adds row (kernel time kt) to the existing group g of gs, as
+ * tl_groups_add does for a key that has one. */
+int tl_groups_add_to(struct tl_groups *gs, size_t g, size_t row, double kt);
 /* kl_overlap: each group's base totals, the kernel time and smallest uid
  * over the groups sharing its base key. */
 int tl_groups_base_order(struct tl_groups *gs);
@@ -330,8 +333,9 @@ struct tl_catmemo {
 const char *tl_op_category(struct tl_catmemo *m, const struct mp_trace_tree *t, int32_t op,
                            int32_t fk);
 void tl_catmemo_fini(struct tl_catmemo *m);
-/* qsort(o, n, sizeof(*o), tl_cmp_ts_idx), short lists by insertion (the
- * order is total, the indexes being distinct, unless a ts is NaN: then qsort). */
+/* qsort(o, n, sizeof(*o), tl_cmp_ts_idx) (distinct indexes make the order
+ * total unless a ts is NaN): short lists by insertion, long ones whose
+ * indexes ascend by a stable radix sort on ts, NaN or -0.0 by qsort. */
 void tl_sort_ts_idx(struct tl_ts_idx *o, size_t n);
 
 /* The byte length of the first max code points of the UTF-8 text s[0..len)

@@ -877,13 +877,15 @@ static int row_key(const struct uctx *u, const struct urow *w, struct tl_argkeys
     return rc;
 }
 
-/* Adds row r to the group of key, a new group at the key's first row. */
+/* Adds row r to the group of key, a new group at the key's first row;
+ * *gi the group. */
 static int group_add(struct tl_groups *gs, const struct urow *rows, size_t r,
-                     const struct mp_buf *key, int32_t bid)
+                     const struct mp_buf *key, int32_t bid, int32_t *gi)
 {
     struct tl_group *G;
     bool created;
     int rc = tl_groups_add(gs, key, bid, r, rows[r].kt, &G, &created);
+    *gi = rc ? -1 : (int32_t)(G - gs->g);
     if (rc || !created)
         return rc;
     G->uid = rows[r].ex_uid;
@@ -891,7 +893,28 @@ static int group_add(struct tl_groups *gs, const struct urow *rows, size_t r,
     return mp_buf_append(&G->key, key->data, key->len);
 }
 
-/* Groups the kept rows (uid >= 0) by their keys, in first-appearance order. */
+/* Row w's key parts without overlap info: what row_key is made of, as
+ * texts that stay put while the rows are grouped (equal pointers, equal
+ * texts) and ids, packed (no padding bytes), so equal parts make equal keys;
+ * *len their length. */
+static int row_parts(const struct uctx *u, const struct urow *w, struct tl_argkeys *ak, char *pb,
+                     size_t *len)
+{
+    const struct mp_trace_store *s = u->t->s;
+    const char *ptrs[3] = {w->name, w->category, tl_argkeys_get(ak, s, w->uid)};
+    if (!ptrs[2])
+        return MP_ENOMEM;
+    int32_t ids[2] = {s->pid[w->uid], s->tid[w->uid]};
+    memcpy(pb, ptrs, sizeof(ptrs));
+    memcpy(pb + sizeof(ptrs), ids, sizeof(ids));
+    pb[sizeof(ptrs) + sizeof(ids)] = (char)(u->t->recompute ? u->t->recompute[w->uid] : 0);
+    *len = sizeof(ptrs) + sizeof(ids) + 1;
+    return 0;
+}
+
+/* Groups the kept rows (uid >= 0) by their keys, in first-appearance order;
+ * without overlap info the text key is built only at the first row of its
+ * parts (row_parts), the others go to the group their parts have. */
 static int group_rows(const struct uctx *u, const struct urow *rows, size_t nrows,
                       struct tl_argkeys *ak, const struct tl_meta *meta, struct tl_overlap *ov,
                       struct tl_groups *gs)
@@ -902,15 +925,35 @@ static int group_rows(const struct uctx *u, const struct urow *rows, size_t nrow
     mp_buf_init(&key, 0);
     struct tl_meta_names mn;
     tl_meta_names_init(&mn, meta);
-    int rc = 0;
+    struct mp_intern *parts = ov ? NULL : mp_intern_new();
+    int32_t *pgroup = NULL; /* parts id -> group, -1 before its first row */
+    size_t cap_pgroup = 0;
+    int rc = ov || parts ? 0 : MP_ENOMEM;
     for (size_t r = 0; r < nrows && !rc; r++) {
         if (rows[r].uid < 0)
             continue;
-        int32_t bid = -1;
+        int32_t part_id = -1;
+        if (parts) {
+            char pb[64];
+            size_t pl;
+            rc = row_parts(u, &rows[r], ak, pb, &pl);
+            part_id = rc ? -1 : mp_intern_add(parts, pb, pl);
+            if (!rc && (part_id < 0 || tl_gid_reserve(&pgroup, &cap_pgroup, part_id)))
+                rc = MP_ENOMEM;
+            if (!rc && pgroup[part_id] >= 0) {
+                rc = tl_groups_add_to(gs, (size_t)pgroup[part_id], r, rows[r].kt);
+                continue;
+            }
+        }
+        int32_t bid = -1, gi = -1;
         /* any failure while building the key reads as out of memory */
-        rc = row_key(u, &rows[r], ak, &mn, ov, gs->bkeys, &key, &bid) ? MP_ENOMEM : 0;
-        rc = rc ? rc : group_add(gs, rows, r, &key, bid);
+        rc = rc ? rc : row_key(u, &rows[r], ak, &mn, ov, gs->bkeys, &key, &bid) ? MP_ENOMEM : 0;
+        rc = rc ? rc : group_add(gs, rows, r, &key, bid, &gi);
+        if (!rc && part_id >= 0)
+            pgroup[part_id] = gi;
     }
+    mp_intern_free(parts);
+    free(pgroup);
     tl_meta_names_fini(&mn);
     mp_buf_fini(&key);
     return rc;
