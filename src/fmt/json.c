@@ -108,12 +108,12 @@ int mp_json_str_ascii(struct mp_buf *b, const char *s, size_t n)
 
 static int shortest_digits_fixed(double v, char *digits, size_t len)
 {
-    static const double p10[] = {1e0, 1e1, 1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
-                                 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15};
+    static const double p10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,
+                                 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19};
     double a = fabs(v);
     if (!(a >= 1e-4 && a < 1e15) || len < 17)
         return INT_MIN;
-    for (int k = 0; k < 16; k++) {
+    for (int k = 0; k < 20; k++) { /* a >= 1e-4: x reaches 1e15 by k = 19 */
         double x = a * p10[k];
         if (x >= 1e15)
             return MORE_THAN_15_DIGITS;
