@@ -548,17 +548,13 @@ static int fill_row(struct uctx *u, struct urow *r)
     r->gflops = r->mb = r->fpb = r->tbs = r->tfs = NAN;
     if (u->nkpool > INT32_MAX)
         return MP_ENOMEM;
-    r->koff = (uint32_t)u->nkpool;
-    if (r->synthetic) {
+    if (r->synthetic) { /* a collected row's kernels are in the pool already (collected_rows) */
+        r->koff = (uint32_t)u->nkpool;
         if (MP_GROW(u->kpool, u->capkpool, u->nkpool + 1, 4096))
             return MP_ENOMEM;
         u->kpool[u->nkpool++] = r->kernel;
-    } else {
-        long got = mp_trace_tree_gpu_events(t, r->uid, &u->kpool, &u->nkpool, &u->capkpool);
-        if (got < 0)
-            return (int)got;
+        r->nk = 1;
     }
-    r->nk = (uint32_t)(u->nkpool - r->koff);
     r->k = u->kpool + r->koff;
     r->kt = mp_trace_tree_busy(t, r->k, r->nk);
     int32_t fk = u->first_kernel[r->uid];
@@ -1541,22 +1537,25 @@ static int collected_rows(struct uctx *u, struct urows *R)
     R->v = calloc(R->cap, sizeof(*R->v));
     if (!R->v)
         return MP_ENOMEM;
-    int32_t *buf = NULL;
-    size_t bn = 0, bcap = 0;
-    int rc = 0;
-    for (size_t c = 0; c < u->ncollected && !rc; c++) {
+    for (size_t c = 0; c < u->ncollected; c++) {
         int32_t i = u->collected[c];
-        R->v[R->n++] =
-            (struct urow){.uid = i, .kernel = -1, .ex_uid = i, .name = mp_trace_tree_name(t, i)};
-        bn = 0;
-        long got = mp_trace_tree_gpu_events(t, i, &buf, &bn, &bcap);
+        if (u->nkpool > INT32_MAX)
+            return MP_ENOMEM;
+        /* the row's kernels (its subtree's GPU events) go to the pool */
+        size_t k0 = u->nkpool;
+        long got = mp_trace_tree_gpu_events(t, i, &u->kpool, &u->nkpool, &u->capkpool);
         if (got < 0)
-            rc = (int)got;
-        for (size_t q = 0; q < bn && !rc; q++)
-            u->in_collected_gpu[buf[q]] = 1;
+            return (int)got;
+        R->v[R->n++] = (struct urow){.uid = i,
+                                     .kernel = -1,
+                                     .ex_uid = i,
+                                     .name = mp_trace_tree_name(t, i),
+                                     .koff = (uint32_t)k0,
+                                     .nk = (uint32_t)(u->nkpool - k0)};
+        for (size_t q = k0; q < u->nkpool; q++)
+            u->in_collected_gpu[u->kpool[q]] = 1;
     }
-    free(buf);
-    return rc;
+    return 0;
 }
 
 static int push_synthetic(struct urows *R, int32_t uid, int32_t kernel)
