@@ -81,6 +81,16 @@ struct uctx {
     struct utexts *slots;
     size_t nslots, capslots;
     struct tl_catmemo cats;
+    /* fill_row's scratch: a row's kernel names and (ts, position) pairs */
+    const char **knames;
+    size_t cap_knames;
+    struct kts *kord;
+    size_t cap_kord;
+};
+
+struct kts {
+    double ts;
+    int32_t i;
 };
 
 /* What a row prints of a model result's texts, interned. */
@@ -572,19 +582,12 @@ static int fill_row(struct uctx *u, struct urow *r)
     }
     if (!r->has_model)
         return 0;
-    /* the model sees the op's kernels in ts order */
-    const char **names = malloc((r->nk ? r->nk : 1) * sizeof(char *));
-
-    struct {
-        double ts;
-        int32_t i;
-    } *o = malloc((r->nk ? r->nk : 1) * sizeof(*o));
-
-    if (!names || !o) {
-        free(names);
-        free(o);
+    /* the model sees the op's kernels in ts order (scratch kept in u) */
+    if (MP_GROW(u->knames, u->cap_knames, r->nk ? r->nk : 1, 64) ||
+        MP_GROW(u->kord, u->cap_kord, r->nk ? r->nk : 1, 64))
         return MP_ENOMEM;
-    }
+    const char **names = u->knames;
+    struct kts *o = u->kord;
     for (size_t q = 0; q < r->nk; q++) {
         o[q].ts = s->ts[r->k[q]];
         o[q].i = (int32_t)q;
@@ -599,7 +602,6 @@ static int fill_row(struct uctx *u, struct urow *r)
         }
     for (size_t q = 0; q < r->nk; q++)
         names[q] = mp_trace_tree_name(t, r->k[o[q].i]);
-    free(o);
     struct mp_roofline_op op = {.name = r->name,
                                 .args = s->args[r->uid],
                                 .args_len = s->args_len[r->uid],
@@ -608,7 +610,6 @@ static int fill_row(struct uctx *u, struct urow *r)
                                 .n_kernels = r->nk};
     struct mp_roofline_result pr;
     int rc = mp_roofline_model_memo(u->memo, &op, &pr);
-    free(names);
     if (rc)
         return rc;
     r->status = pr.status;
@@ -1434,6 +1435,8 @@ static void uctx_fini(struct uctx *u)
     free(u->slot_of);
     free(u->slots);
     tl_catmemo_fini(&u->cats);
+    free(u->knames);
+    free(u->kord);
 }
 
 /* Subtree GPU and communication flags, walking up from each GPU event until
