@@ -18,6 +18,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include <magpie/base.h>
 
@@ -87,7 +88,12 @@ struct mp_roofline_result {
     bool has_bytes_bwd;
     double bytes_bwd;
     char error[160]; /* why status is SKIP / FAILED (or status_bwd), "" otherwise */
-    char *buf_;      /* private: storage of the param texts and compute spec */
+    /* mp_roofline_model_memo: 1 + the index of the memo entry that holds this
+     * result (the same for every later call with the same input, so callers
+     * can keep what they derive from it per entry), 0 when the result is not
+     * in the memo */
+    int32_t memo_slot;
+    char *buf_; /* private: storage of the param texts and compute spec */
 };
 
 /* Evaluates the perf model for op into out. out is overwritten entirely (any
@@ -108,8 +114,8 @@ struct mp_roofline_memo;
 struct mp_roofline_memo *mp_roofline_memo_new(void); /* NULL when out of memory */
 void mp_roofline_memo_free(struct mp_roofline_memo *m);
 /* mp_roofline_model(op, out), from m when op was modelled before (m NULL: no
- * memo). The texts of a memo entry must stay valid and unchanged while m
- * lives. */
+ * memo); out->memo_slot tells the entry. The texts of a memo entry must
+ * stay valid and unchanged while m lives. */
 int mp_roofline_model_memo(struct mp_roofline_memo *m, const struct mp_roofline_op *op,
                            struct mp_roofline_result *out);
 

@@ -102,18 +102,21 @@ int mp_json_str_ascii(struct mp_buf *b, const char *s, size_t n)
  * to 15 digits map to distinct doubles, so the first k that reads back is
  * the shortest round trip, the one Python's repr prints. Returns INT_MIN
  * when the value is outside that range (the caller then uses the slow
- * search). */
+ * search), MORE_THAN_15_DIGITS when it is inside but has no decimal of up to
+ * 15 significant digits: every k whose m stays below 1e15 was tried. */
+#define MORE_THAN_15_DIGITS (INT_MIN + 1)
+
 static int shortest_digits_fixed(double v, char *digits, size_t len)
 {
-    static const double p10[] = {1e0, 1e1, 1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
-                                 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15};
+    static const double p10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,
+                                 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19};
     double a = fabs(v);
     if (!(a >= 1e-4 && a < 1e15) || len < 17)
         return INT_MIN;
-    for (int k = 0; k < 16; k++) {
+    for (int k = 0; k < 20; k++) { /* a >= 1e-4: x reaches 1e15 by k = 19 */
         double x = a * p10[k];
         if (x >= 1e15)
-            return INT_MIN;
+            return MORE_THAN_15_DIGITS;
         double m = nearbyint(x);
         if (m == 0 || m / p10[k] != a)
             continue;
@@ -143,11 +146,13 @@ static int shortest_digits_fixed(double v, char *digits, size_t len)
 static int shortest_digits(double v, char *digits, size_t len)
 {
     int fe = shortest_digits_fixed(v, digits, len);
-    if (fe != INT_MIN)
+    if (fe != INT_MIN && fe != MORE_THAN_15_DIGITS)
         return fe;
     char buf[40];
-    /* subnormals carry fewer digits: search from 1 digit up for them */
-    for (int p = fabs(v) < DBL_MIN ? 1 : 15; p <= 17; p++) {
+    /* subnormals carry fewer digits: search from 1 digit up for them; the
+     * 15-digit decimal is known not to read back when the fast path says so */
+    int p0 = fe == MORE_THAN_15_DIGITS ? 16 : fabs(v) < DBL_MIN ? 1 : 15;
+    for (int p = p0; p <= 17; p++) {
         snprintf(buf, sizeof(buf), "%.*e", p - 1, v);
         if (strtod(buf, NULL) == v || p == 17)
             break;

@@ -170,8 +170,11 @@ int mp_roofline_model_memo(struct mp_roofline_memo *m, const struct mp_roofline_
     if (make_key(&m->key, op))
         return mp_roofline_model(op, out);
     int32_t id = mp_intern_find(m->keys, m->key.data, m->key.len);
-    if (id >= 0 && (size_t)id < m->n)
-        return entry_to(&m->v[id], out);
+    if (id >= 0 && (size_t)id < m->n) {
+        int rc = entry_to(&m->v[id], out);
+        out->memo_slot = rc ? 0 : id + 1;
+        return rc;
+    }
     int rc = mp_roofline_model(op, out);
     if (rc || m->n >= MEMO_MAX_ENTRIES)
         return rc;
@@ -185,6 +188,6 @@ int mp_roofline_model_memo(struct mp_roofline_memo *m, const struct mp_roofline_
         free(m->v[m->n].params);
         return 0;
     }
-    m->n++;
+    out->memo_slot = (int32_t)++m->n;
     return 0;
 }

@@ -30,6 +30,7 @@ struct prow {
     struct mp_roofline_roofline rl;
     size_t cell0; /* the row's params: cells[cell0 .. cell0 + ncells) of its sheet */
     uint8_t ncells;
+    int32_t cells_of; /* the row whose cells these are a copy of (itself when made here) */
     int32_t group;
     int part; /* _bwd sheets: 0 = backward metrics, 1 = rows moved from _fwd */
     uint8_t recompute;
@@ -53,6 +54,11 @@ struct psheet {
     struct pcell *cells; /* the rows' params, back to back */
     size_t ncells, capcells;
     struct mp_intern *texts; /* param texts and compute specs; borrowed, shared by the sheets */
+    /* per perf-model memo slot (mp_roofline_result.memo_slot): the first row
+     * of the sheet with that result, whose spec and cells the later ones
+     * copy; -1 before it */
+    int32_t *slot_row;
+    size_t cap_slot_row;
 };
 
 /* The text of param column j of row r (the last one given), NULL when the
@@ -79,12 +85,91 @@ static bool single_table(const char *family, bool inference)
            (!inference && strcmp(family, "Normalization") == 0);
 }
 
+/* Room for n more cells. */
+static int reserve_cells(struct psheet *sh, size_t n)
+{
+    if (sh->ncells + n <= sh->capcells)
+        return 0;
+    size_t nc = sh->capcells ? sh->capcells * 2 : 1024;
+    while (nc < sh->ncells + n)
+        nc *= 2;
+    struct pcell *ncl = mp_reallocarray(sh->cells, nc, sizeof(*ncl));
+    if (!ncl)
+        return MP_ENOMEM;
+    sh->cells = ncl;
+    sh->capcells = nc;
+    return 0;
+}
+
+/* Row r's compute spec and param cells from the model result: the param
+ * columns are the union of the keys in first-appearance order. */
+static int row_texts(struct psheet *sh, struct prow *r, const struct mp_roofline_result *pr)
+{
+    const char *spec = pr->compute_spec ? pr->compute_spec : "";
+    int32_t spec_id = mp_intern_add(sh->texts, spec, strlen(spec));
+    if (spec_id < 0)
+        return MP_ENOMEM;
+    r->spec = mp_intern_str(sh->texts, spec_id);
+    int idx[MP_ROOFLINE_MAX_PARAMS];
+    for (int i = 0; i < pr->n_params; i++) {
+        int j = 0;
+        while (j < sh->npkeys && strcmp(sh->pkeys[j], pr->params[i].key) != 0)
+            j++;
+        if (j == sh->npkeys) {
+            if (sh->npkeys >= (int)(sizeof(sh->pkeys) / sizeof(sh->pkeys[0])))
+                return MP_ENOMEM;
+            sh->pkeys[sh->npkeys++] = pr->params[i].key; /* static strings */
+        }
+        idx[i] = j;
+    }
+    int rc = reserve_cells(sh, (size_t)pr->n_params);
+    r->cell0 = sh->ncells;
+    for (int i = 0; i < pr->n_params && !rc; i++) {
+        const char *txt = pr->params[i].none ? "" : pr->params[i].text;
+        int32_t id = mp_intern_add(sh->texts, txt, strlen(txt));
+        if (id < 0)
+            rc = MP_ENOMEM;
+        else
+            sh->cells[r->cell0 + r->ncells++] =
+                (struct pcell){.text = id, .key = (uint8_t)idx[i], .none = pr->params[i].none};
+    }
+    return rc;
+}
+
+/* row_texts, copied from the sheet's first row with the same memo slot
+ * (the same result: the same texts, keys already in pkeys). */
+static int row_texts_memo(struct psheet *sh, struct prow *r, const struct mp_roofline_result *pr)
+{
+    int32_t slot = pr->memo_slot;
+    if (slot <= 0)
+        return row_texts(sh, r, pr);
+    if (tl_gid_reserve(&sh->slot_row, &sh->cap_slot_row, slot))
+        return MP_ENOMEM;
+    int32_t first = sh->slot_row[slot];
+    if (first < 0) {
+        sh->slot_row[slot] = (int32_t)sh->n; /* the row's index once added */
+        return row_texts(sh, r, pr);
+    }
+    const struct prow *f = &sh->rows[first];
+    r->cells_of = first;
+    if (reserve_cells(sh, f->ncells))
+        return MP_ENOMEM;
+    r->spec = f->spec;
+    r->cell0 = sh->ncells;
+    r->ncells = f->ncells;
+    memcpy(sh->cells + r->cell0, sh->cells + f->cell0, f->ncells * sizeof(*sh->cells));
+    return 0;
+}
+
 static int add_row(struct psheet *sh, const struct mp_trace_tree *t, const char *const *annot,
                    struct mp_roofline_memo *memo, int32_t uid, const struct mp_roofline_arch *arch,
                    bool bwd, int part)
 {
-    struct prow r = {
-        .uid = uid, .group = -1, .part = part, .recompute = t->recompute ? t->recompute[uid] : 0};
+    struct prow r = {.uid = uid,
+                     .group = -1,
+                     .part = part,
+                     .recompute = t->recompute ? t->recompute[uid] : 0,
+                     .cells_of = (int32_t)sh->n};
     struct mp_roofline_result pr;
     int rc = tl_model_op(t, annot, uid, bwd, memo, &r.k, &r.nk, &r.kt, &pr);
     if (rc)
@@ -107,54 +192,9 @@ static int add_row(struct psheet *sh, const struct mp_trace_tree *t, const char 
     } else {
         r.mb = r.fpb = r.tbs = NAN;
     }
-    const char *spec = pr.compute_spec ? pr.compute_spec : "";
-    int32_t spec_id = mp_intern_add(sh->texts, spec, strlen(spec));
-    if (spec_id < 0) {
-        mp_roofline_result_fini(&pr);
-        free(r.k);
-        return MP_ENOMEM;
-    }
-    r.spec = mp_intern_str(sh->texts, spec_id);
-    if (arch)
+    rc = row_texts_memo(sh, &r, &pr);
+    if (!rc && arch)
         mp_roofline_roofline(arch, r.spec, r.gflops, has_bytes, bytes, r.kt, &r.rl);
-    /* param columns: union in first-appearance order */
-    int idx[MP_ROOFLINE_MAX_PARAMS];
-    for (int i = 0; i < pr.n_params; i++) {
-        int j = 0;
-        while (j < sh->npkeys && strcmp(sh->pkeys[j], pr.params[i].key) != 0)
-            j++;
-        if (j == sh->npkeys) {
-            if (sh->npkeys >= (int)(sizeof(sh->pkeys) / sizeof(sh->pkeys[0]))) {
-                mp_roofline_result_fini(&pr);
-                free(r.k);
-                return MP_ENOMEM;
-            }
-            sh->pkeys[sh->npkeys++] = pr.params[i].key; /* static strings */
-        }
-        idx[i] = j;
-    }
-    if (sh->ncells + (size_t)pr.n_params > sh->capcells) {
-        size_t nc = sh->capcells ? sh->capcells * 2 : 1024;
-        while (nc < sh->ncells + (size_t)pr.n_params)
-            nc *= 2;
-        struct pcell *ncl = mp_reallocarray(sh->cells, nc, sizeof(*ncl));
-        if (!ncl)
-            rc = MP_ENOMEM;
-        else {
-            sh->cells = ncl;
-            sh->capcells = nc;
-        }
-    }
-    r.cell0 = sh->ncells;
-    for (int i = 0; i < pr.n_params && !rc; i++) {
-        const char *txt = pr.params[i].none ? "" : pr.params[i].text;
-        int32_t id = mp_intern_add(sh->texts, txt, strlen(txt));
-        if (id < 0)
-            rc = MP_ENOMEM;
-        else
-            sh->cells[r.cell0 + r.ncells++] =
-                (struct pcell){.text = id, .key = (uint8_t)idx[i], .none = pr.params[i].none};
-    }
     mp_roofline_result_fini(&pr);
     if (!rc && MP_GROW(sh->rows, sh->cap, sh->n + 1, 64))
         rc = MP_ENOMEM;
@@ -173,6 +213,7 @@ static void sheet_fini(struct psheet *sh)
         free(sh->rows[i].k);
     free(sh->rows);
     free(sh->cells);
+    free(sh->slot_row);
 }
 
 static int cmp_pgroup(const void *a, const void *b)
@@ -278,7 +319,10 @@ static int prow_key(const struct mp_trace_tree *t, const struct psheet *sh, cons
                     struct mp_buf *key, int32_t *bid)
 {
     mp_buf_reset(key);
-    int rc = mp_buf_printf(key, "%d\x1f%s", r->part, mp_trace_tree_name(t, r->uid));
+    int rc = r->part >= 0 && r->part <= 9 ? mp_buf_putc(key, (char)('0' + r->part))
+                                          : mp_buf_printf(key, "%d", r->part);
+    rc = rc ? rc : mp_buf_putc(key, '\x1f');
+    rc = rc ? rc : mp_buf_puts(key, mp_trace_tree_name(t, r->uid));
     for (int j = 0; j < sh->npkeys && !rc; j++) {
         rc = mp_buf_putc(key, '\x1f');
         /* astype(str) with pandas' string dtype keeps missing values
@@ -301,15 +345,17 @@ static int prow_key(const struct mp_trace_tree *t, const struct psheet *sh, cons
     return rc;
 }
 
-/* Adds row i to the group of key, a new group at the key's first row. */
+/* Adds row i to the group of key, a new group at the key's first row; *gi
+ * the group. */
 static int pgroup_add(struct tl_groups *gs, const struct prow *r, size_t i,
-                      const struct mp_buf *key, int32_t bid)
+                      const struct mp_buf *key, int32_t bid, int32_t *gi)
 {
     struct tl_group *G;
     bool created;
     int rc = tl_groups_add(gs, key, bid, i, r->kt, &G, &created);
     if (rc)
         return rc;
+    *gi = (int32_t)(G - gs->g);
     if (created) {
         G->first = i;
         G->uid = r->uid;
@@ -321,7 +367,29 @@ static int pgroup_add(struct tl_groups *gs, const struct prow *r, size_t i,
     return 0;
 }
 
-/* Groups the rows by name + param texts (first appearance). */
+/* Row r's key parts without overlap info: what prow_key is made of (its
+ * name is interned: the same address is the same text; rows whose cells
+ * are copies of one row's have equal param texts), packed without padding
+ * bytes into pb; returns their length. */
+static size_t prow_parts(const struct mp_trace_tree *t, const struct prow *r, bool by_nk, char *pb)
+{
+    const char *name = mp_trace_tree_name(t, r->uid);
+    size_t nk = by_nk ? r->nk : 0, o = 0;
+    memcpy(pb + o, &name, sizeof(name));
+    o += sizeof(name);
+    memcpy(pb + o, &r->part, sizeof(r->part));
+    o += sizeof(r->part);
+    memcpy(pb + o, &r->cells_of, sizeof(r->cells_of));
+    o += sizeof(r->cells_of);
+    memcpy(pb + o, &nk, sizeof(nk));
+    o += sizeof(nk);
+    pb[o++] = (char)r->recompute;
+    return o;
+}
+
+/* Groups the rows by name + param texts (first appearance); without
+ * overlap info the text key is built only at the first row of its parts
+ * (prow_parts). */
 static int group_prows(const struct mp_trace_tree *t, const struct psheet *sh, bool by_nk,
                        bool fix_nested, const struct tl_overlap *ov, struct tl_groups *gs)
 {
@@ -329,16 +397,38 @@ static int group_prows(const struct mp_trace_tree *t, const struct psheet *sh, b
         return MP_ENOMEM;
     struct mp_buf key;
     mp_buf_init(&key, 0);
-    int rc = 0;
+    struct mp_intern *parts = ov ? NULL : mp_intern_new();
+    int32_t *pgroup = NULL; /* parts id -> group, -1 before its first row */
+    size_t cap_pgroup = 0;
+    int rc = ov || parts ? 0 : MP_ENOMEM;
     for (size_t i = 0; i < sh->n && !rc; i++) {
         const struct prow *r = &sh->rows[i];
         if (fix_nested && r->nested)
             continue;
+        int32_t part_id = -1;
+        if (parts) {
+            char pb[64];
+            part_id = mp_intern_add(parts, pb, prow_parts(t, r, by_nk, pb));
+            if (part_id < 0 || tl_gid_reserve(&pgroup, &cap_pgroup, part_id))
+                rc = MP_ENOMEM;
+            if (!rc && pgroup[part_id] >= 0) {
+                struct tl_group *G = &gs->g[pgroup[part_id]];
+                rc = tl_groups_add_to(gs, (size_t)pgroup[part_id], i, r->kt);
+                if (!r->nested)
+                    G->all_nested = false;
+                continue;
+            }
+        }
         int32_t bid = -1;
         /* any failure while building the key reads as out of memory */
-        rc = prow_key(t, sh, r, by_nk, ov, gs->bkeys, &key, &bid) ? MP_ENOMEM : 0;
-        rc = rc ? rc : pgroup_add(gs, r, i, &key, bid);
+        rc = rc ? rc : prow_key(t, sh, r, by_nk, ov, gs->bkeys, &key, &bid) ? MP_ENOMEM : 0;
+        int32_t gi = -1;
+        rc = rc ? rc : pgroup_add(gs, r, i, &key, bid, &gi);
+        if (!rc && part_id >= 0)
+            pgroup[part_id] = gi;
     }
+    mp_intern_free(parts);
+    free(pgroup);
     mp_buf_fini(&key);
     return rc;
 }

@@ -125,12 +125,17 @@ int tl_groups_add(struct tl_groups *gs, const struct mp_buf *key, int32_t bid, s
         gs->g[gs->ng].base = bid;
         gs->gid[id] = (int32_t)gs->ng++;
     }
-    struct tl_group *G = &gs->g[gs->gid[id]];
+    *out = &gs->g[gs->gid[id]];
+    return tl_groups_add_to(gs, (size_t)gs->gid[id], row, kt);
+}
+
+int tl_groups_add_to(struct tl_groups *gs, size_t g, size_t row, double kt)
+{
+    struct tl_group *G = &gs->g[g];
     if (MP_GROW(G->m, G->cap, G->n + 1, 8))
         return MP_ENOMEM;
     G->m[G->n++] = row;
     G->kt_sum += kt;
-    *out = G;
     return 0;
 }
 
@@ -243,39 +248,143 @@ int tl_group_kernel_details(const struct mp_trace_tree *t, const struct tl_group
 /* ---- small statistics ---- */
 /* mean, median (midpoint), std (ddof given), min, max, sum; sums and means
  * as numpy computes them */
+static void swap_d(double *a, double *b)
+{
+    double t = *a;
+    *a = *b;
+    *b = t;
+}
+
+/* True when sorting x by mp_stats_cmp_double leaves one sequence of bits
+ * whatever the algorithm: no NaN (equal to every value) and no -0.0 (equal
+ * to +0.0). Selection then finds the bits qsort would put at a position. */
+static bool one_sorted_order(const double *x, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (isnan(x[i]) || (x[i] == 0 && signbit(x[i])))
+            return false;
+    return true;
+}
+
+/* Rearranges c[0..n) (k < n, no NaN) so that c[k] holds the value a sort
+ * puts there, with nothing greater before it and nothing smaller after it:
+ * three-way partitions around a median of three (durations repeat a lot),
+ * short ranges and pathological inputs sorted outright. */
+static void select_kth(double *c, size_t n, size_t k)
+{
+    size_t lo = 0, hi = n; /* c[k] is in [lo, hi); c[lo..hi) sits between its neighbours */
+    for (int rounds = 0; hi - lo > 16; rounds++) {
+        if (rounds == 64) {
+            qsort(c + lo, hi - lo, sizeof(double), mp_stats_cmp_double);
+            return;
+        }
+        size_t mid = lo + (hi - lo) / 2;
+        if (c[mid] < c[lo])
+            swap_d(&c[mid], &c[lo]);
+        if (c[hi - 1] < c[lo])
+            swap_d(&c[hi - 1], &c[lo]);
+        if (c[hi - 1] < c[mid])
+            swap_d(&c[hi - 1], &c[mid]);
+        double p = c[mid];
+        size_t lt = lo, i = lo, gt = hi; /* [lo, lt) < p, [lt, i) == p, [gt, hi) > p */
+        while (i < gt) {
+            if (c[i] < p)
+                swap_d(&c[lt++], &c[i++]);
+            else if (c[i] > p)
+                swap_d(&c[i], &c[--gt]);
+            else
+                i++;
+        }
+        if (k < lt)
+            hi = lt;
+        else if (k >= gt)
+            lo = gt;
+        else
+            return;
+    }
+    for (size_t a = lo + 1; a < hi; a++) /* insertion sort of the short rest */
+        for (size_t b = a; b > lo && c[b - 1] > c[b]; b--)
+            swap_d(&c[b - 1], &c[b]);
+}
+
+/* min, max and median (the midpoint for even n) of x[0..n), n > 0, as
+ * numpy gives them from a sorted copy; c is scratch of n doubles. */
+static void order_stats(const double *x, size_t n, double *c, struct tl_stats *s)
+{
+    memcpy(c, x, n * sizeof(double));
+    if (!one_sorted_order(x, n)) {
+        qsort(c, n, sizeof(double), mp_stats_cmp_double);
+        s->min = c[0];
+        s->max = c[n - 1];
+        s->median = n % 2 ? c[n / 2] : (c[n / 2 - 1] + c[n / 2]) / 2.0;
+        return;
+    }
+    double lo = x[0], hi = x[0];
+    for (size_t i = 1; i < n; i++) {
+        lo = x[i] < lo ? x[i] : lo;
+        hi = x[i] > hi ? x[i] : hi;
+    }
+    s->min = lo;
+    s->max = hi;
+    select_kth(c, n, n / 2);
+    if (n % 2) {
+        s->median = c[n / 2];
+        return;
+    }
+    double below = c[0]; /* the greatest of c[0 .. n/2), what a sort puts at n/2 - 1 */
+    for (size_t i = 1; i < n / 2; i++)
+        below = c[i] > below ? c[i] : below;
+    s->median = (below + c[n / 2]) / 2.0;
+}
+
+/* Scratch for order_stats: buf when n fits, else malloc'd (NULL when out
+ * of memory). */
+#define TL_STATS_STACK 256
+
+static double *stats_scratch(double *buf, size_t n)
+{
+    return n <= TL_STATS_STACK ? buf : malloc(n * sizeof(double));
+}
+
 int tl_stats(const double *x, size_t n, int ddof, struct tl_stats *s)
 {
     memset(s, 0, sizeof(*s));
     if (n == 0)
         return 0;
-    double *c = malloc(n * sizeof(double));
+    double buf[TL_STATS_STACK];
+    double *c = stats_scratch(buf, n);
     if (!c)
         return MP_ENOMEM;
-    memcpy(c, x, n * sizeof(double));
-    qsort(c, n, sizeof(double), mp_stats_cmp_double);
+    order_stats(x, n, c, s);
     double sum = mp_sum_pairwise(x, n);
     s->sum = sum;
     s->mean = sum / (double)n;
-    s->min = c[0];
-    s->max = c[n - 1];
-    s->median = n % 2 ? c[n / 2] : (c[n / 2 - 1] + c[n / 2]) / 2.0;
     if (n > (size_t)ddof) {
         for (size_t i = 0; i < n; i++)
             c[i] = (x[i] - s->mean) * (x[i] - s->mean);
         s->std = sqrt(mp_sum_pairwise(c, n) / (double)(n - (size_t)ddof));
         s->has_std = true;
     }
-    free(c);
+    if (c != buf)
+        free(c);
     return 0;
 }
 
 int tl_group_stats(const double *x, size_t n, bool ids_sorted, struct tl_stats *s)
 {
-    int rc = tl_stats(x, n, 1, s); /* median, min, max as numpy */
-    if (rc || n == 0)
-        return rc;
+    memset(s, 0, sizeof(*s));
+    if (n == 0)
+        return 0;
+    double buf[TL_STATS_STACK];
+    double *c = stats_scratch(buf, n);
+    if (!c)
+        return MP_ENOMEM;
+    order_stats(x, n, c, s); /* median, min, max as numpy */
+    if (c != buf)
+        free(c);
     s->sum = mp_sum_pandas_group(x, n, ids_sorted);
     s->mean = s->sum / (double)n;
+    s->has_std = n > 1;
     if (s->has_std)
         s->std = mp_std_pandas_group(x, n, 1);
     return 0;
@@ -367,6 +476,44 @@ void tl_meta_fini(struct tl_meta *m)
         free(m->vals[i]);
     free(m->vals);
     mp_intern_free(m->keys);
+}
+
+void tl_meta_names_init(struct tl_meta_names *c, const struct tl_meta *m)
+{
+    memset(c, 0, sizeof(*c));
+    c->m = m;
+    mp_i64map_init(&c->at);
+    c->last_key = -1;
+}
+
+const char *const *tl_meta_names_of(struct tl_meta_names *c, const struct mp_trace_store *s,
+                                    int32_t uid)
+{
+    int32_t p = s->pid[uid], t = s->tid[uid];
+    int64_t key = (int64_t)((uint64_t)(uint32_t)(p + 1) << 32 | (uint32_t)(t + 1));
+    if (key == c->last_key)
+        return c->v[c->last];
+    const int64_t *at = mp_i64map_get(&c->at, key);
+    if (!at) {
+        const char *pid = p >= 0 ? mp_intern_str(s->strings, p) : "";
+        const char *tid = t >= 0 ? mp_intern_str(s->strings, t) : "";
+        if (MP_GROW(c->v, c->cap, c->n + 1, 8) || mp_i64map_put(&c->at, key, (int64_t)c->n))
+            return NULL;
+        c->v[c->n][0] = tl_meta_get(c->m, pid, "0", "process_name");
+        c->v[c->n][1] = tl_meta_get(c->m, pid, "0", "process_labels");
+        c->v[c->n][2] = tl_meta_get(c->m, pid, tid, "thread_name");
+        c->n++;
+        at = mp_i64map_get(&c->at, key);
+    }
+    c->last_key = key;
+    c->last = (size_t)*at;
+    return c->v[c->last];
+}
+
+void tl_meta_names_fini(struct tl_meta_names *c)
+{
+    mp_i64map_fini(&c->at);
+    free(c->v);
 }
 
 struct kpos {
@@ -527,6 +674,112 @@ int tl_cmp_ts_idx(const void *a, const void *b)
     return x->idx < y->idx ? -1 : (x->idx > y->idx ? 1 : 0);
 }
 
+const char *tl_op_category(struct tl_catmemo *m, const struct mp_trace_tree *t, int32_t op,
+                           int32_t fk)
+{
+    const struct mp_trace_store *s = t->s;
+    int64_t key = (int64_t)((uint64_t)(uint32_t)(s->name[op] + 1) << 32 |
+                            (uint32_t)(fk >= 0 ? s->name[fk] + 1 : 0));
+    const int64_t *v = mp_i64map_get(&m->at, key);
+    if (v)
+        return m->cats[*v];
+    const char *cat =
+        mp_roofline_category(mp_trace_tree_name(t, op), fk >= 0 ? mp_trace_tree_name(t, fk) : NULL);
+    size_t k = 0;
+    while (k < m->n && m->cats[k] != cat)
+        k++;
+    /* out of memory only loses the memo */
+    if (k == m->n && MP_GROW(m->cats, m->cap, m->n + 1, 16))
+        return cat;
+    if (k == m->n)
+        m->cats[m->n++] = cat;
+    (void)mp_i64map_put(&m->at, key, (int64_t)k);
+    return cat;
+}
+
+void tl_catmemo_fini(struct tl_catmemo *m)
+{
+    mp_i64map_fini(&m->at);
+    free(m->cats);
+}
+
+/* The bits of a double as an unsigned key in the numeric order of the
+ * doubles (NaN aside; -0.0 below +0.0). */
+static uint64_t ts_order_key(double d)
+{
+    uint64_t u;
+    memcpy(&u, &d, sizeof(u));
+    return (u >> 63) ? ~u : u | (1ULL << 63);
+}
+
+/* Whether a stable sort by ts of o gives tl_cmp_ts_idx's order: no NaN, no
+ * -0.0 (equal to +0.0 there, below it by key) and indexes ascending. */
+static bool radix_ok(const struct tl_ts_idx *o, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (isnan(o[i].ts) || (o[i].ts == 0 && signbit(o[i].ts)) || (i && o[i].idx <= o[i - 1].idx))
+            return false;
+    return true;
+}
+
+/* Stable LSD radix sort of o by ts, 11 bits a pass (a digit every entry
+ * shares is skipped). 0 or MP_ENOMEM. */
+static int radix_sort_ts(struct tl_ts_idx *o, size_t n)
+{
+    enum { BITS = 11, NB = 1 << BITS };
+    struct tl_ts_idx *tmp = malloc(n * sizeof(*tmp));
+    size_t *cnt = malloc(NB * sizeof(size_t));
+    if (!tmp || !cnt) {
+        free(tmp);
+        free(cnt);
+        return MP_ENOMEM;
+    }
+    struct tl_ts_idx *src = o, *dst = tmp;
+    for (int shift = 0; shift < 64; shift += BITS) {
+        memset(cnt, 0, NB * sizeof(size_t));
+        for (size_t i = 0; i < n; i++)
+            cnt[(ts_order_key(src[i].ts) >> shift) & (NB - 1)]++;
+        if (cnt[(ts_order_key(src[0].ts) >> shift) & (NB - 1)] == n)
+            continue;
+        size_t sum = 0;
+        for (size_t d = 0; d < NB; d++) {
+            size_t c = cnt[d];
+            cnt[d] = sum;
+            sum += c;
+        }
+        for (size_t i = 0; i < n; i++)
+            dst[cnt[(ts_order_key(src[i].ts) >> shift) & (NB - 1)]++] = src[i];
+        struct tl_ts_idx *sw = src;
+        src = dst;
+        dst = sw;
+    }
+    if (src != o)
+        memcpy(o, src, n * sizeof(*o));
+    free(tmp);
+    free(cnt);
+    return 0;
+}
+
+void tl_sort_ts_idx(struct tl_ts_idx *o, size_t n)
+{
+    if (n > 256 && radix_ok(o, n) && radix_sort_ts(o, n) == 0)
+        return;
+    bool nan = n > 16;
+    for (size_t i = 0; i < n && !nan; i++)
+        nan = isnan(o[i].ts);
+    if (nan) {
+        qsort(o, n, sizeof(*o), tl_cmp_ts_idx);
+        return;
+    }
+    for (size_t a = 1; a < n; a++) {
+        struct tl_ts_idx x = o[a];
+        size_t b = a;
+        for (; b > 0 && (o[b - 1].ts > x.ts || (o[b - 1].ts == x.ts && o[b - 1].idx > x.idx)); b--)
+            o[b] = o[b - 1];
+        o[b] = x;
+    }
+}
+
 /* GPU events of the subtrees of roots[0..nroots) in DFS order, then stably
  * sorted by ts. */
 static int subtree_kernels(const struct mp_trace_tree *t, const int32_t *roots, size_t nroots,
@@ -548,7 +801,7 @@ static int subtree_kernels(const struct mp_trace_tree *t, const int32_t *roots, 
     }
     for (size_t i = 0; i < bn; i++)
         o[i] = (struct tl_ts_idx){t->s->ts[buf[i]], (int32_t)i}; /* DFS position breaks ties */
-    qsort(o, bn, sizeof(*o), tl_cmp_ts_idx);
+    tl_sort_ts_idx(o, bn);
     int32_t *sorted = malloc((bn ? bn : 1) * sizeof(int32_t));
     if (!sorted) {
         free(o);

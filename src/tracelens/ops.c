@@ -87,7 +87,7 @@ static int build_launchers(const struct mp_trace_tree *t, struct lset *out)
         } else {
             for (size_t i = 0; i < nl; i++)
                 first[i] = (struct tl_ts_idx){t->s->ts[v[i].uid], (int32_t)i};
-            qsort(first, nl, sizeof(*first), tl_cmp_ts_idx);
+            tl_sort_ts_idx(first, nl);
             /* v[i] = old v[first[i].idx], in place: follow each cycle of
              * the permutation, marking placed slots with -1 */
             for (size_t i = 0; i < nl; i++) {
@@ -110,6 +110,7 @@ static int build_launchers(const struct mp_trace_tree *t, struct lset *out)
     }
     int32_t *buf = NULL;
     size_t bcap = 0;
+    struct tl_catmemo cats = {0};
     for (size_t i = 0; i < nl && !rc; i++) {
         struct launcher *L = &v[i];
         /* kernels by ts, stable over UID order */
@@ -121,7 +122,7 @@ static int build_launchers(const struct mp_trace_tree *t, struct lset *out)
         }
         for (size_t k = 0; k < L->nk; k++)
             o[k] = (struct tl_ts_idx){t->s->ts[L->k[k]], L->k[k]};
-        qsort(o, L->nk, sizeof(*o), tl_cmp_ts_idx);
+        tl_sort_ts_idx(o, L->nk);
         for (size_t k = 0; k < L->nk; k++)
             L->k[k] = o[k].idx;
         if (o != small)
@@ -134,9 +135,9 @@ static int build_launchers(const struct mp_trace_tree *t, struct lset *out)
             break;
         }
         L->subtree = bn ? mp_trace_tree_busy(t, buf, bn) : 0.0;
-        L->category = mp_roofline_category(mp_trace_tree_name(t, L->uid),
-                                           L->nk ? mp_trace_tree_name(t, L->k[0]) : NULL);
+        L->category = tl_op_category(&cats, t, L->uid, L->nk ? L->k[0] : -1);
     }
+    tl_catmemo_fini(&cats);
     free(buf);
     free(first);
     out->v = v;
@@ -224,6 +225,8 @@ static struct cgroup *group_launchers(const struct mp_trace_tree *t, const struc
                                       bool by_name, bool by_module, size_t *ng_out)
 {
     struct mp_intern *ids = mp_intern_new(); /* (key, recompute) -> group index */
+    struct mp_i64map by_ptr;                 /* (key's address, recompute) -> group index */
+    mp_i64map_init(&by_ptr);
     struct cgroup *g = NULL;
     size_t w = 0, cap = 0;
     struct mp_buf kb;
@@ -252,15 +255,24 @@ static struct cgroup *group_launchers(const struct mp_trace_tree *t, const struc
             key = L->key;
         }
         uint8_t rec = t->recompute ? t->recompute[L->uid] : 0;
-        mp_buf_reset(&kb);
-        ok = mp_buf_puts(&kb, key) == 0 && mp_buf_putc(&kb, rec ? '1' : '0') == 0;
-        int32_t id = ok ? mp_intern_add(ids, kb.data, kb.len) : -1;
+        /* without modules key is an interned name or a static category: the
+         * same pointer is the same text, so its id is looked up once */
+        int64_t pk = (int64_t)((uint64_t)(uintptr_t)key << 1 | rec);
+        const int64_t *known = by_module ? NULL : mp_i64map_get(&by_ptr, pk);
+        int32_t id = known ? (int32_t)*known : -1;
+        if (!known) {
+            mp_buf_reset(&kb);
+            ok = mp_buf_puts(&kb, key) == 0 && mp_buf_putc(&kb, rec ? '1' : '0') == 0;
+            id = ok ? mp_intern_add(ids, kb.data, kb.len) : -1;
+            if (id >= 0 && !by_module && mp_i64map_put(&by_ptr, pk, id))
+                id = -1;
+        }
         if (id < 0) {
             ok = false;
             break;
         }
         if (prev_key) {
-            int c = strcmp(prev_key, key);
+            int c = prev_key == key ? 0 : strcmp(prev_key, key);
             if (c > 0 || (c == 0 && prev_rec > rec))
                 ids_sorted = false;
         }
@@ -297,6 +309,7 @@ static struct cgroup *group_launchers(const struct mp_trace_tree *t, const struc
     }
     mp_buf_fini(&kb);
     mp_intern_free(ids);
+    mp_i64map_fini(&by_ptr);
     for (size_t i = 0; i < w && ok; i++) {
         g[i].sum = g[i].ksum.sum;
         g[i].sub = g[i].ksub.sum;
@@ -636,6 +649,11 @@ struct ugroups {
     bool ids_sorted;  /* pandas sums by np.add.reduceat */
     double total;     /* the sorted sum column's sum */
     double ts0;       /* earliest launcher ts */
+    /* a launcher's key parts (ua_parts) -> its key id, -1 before the parts'
+     * first launcher, the only one whose text key is built */
+    struct mp_intern *parts;
+    int32_t *pkey;
+    size_t cap_pkey;
 };
 
 static void ugroups_fini(struct ugroups *gs)
@@ -653,19 +671,22 @@ static void ugroups_fini(struct ugroups *gs)
     free(gs->g);
     free(gs->gid);
     mp_intern_free(gs->keys);
+    mp_intern_free(gs->parts);
+    free(gs->pkey);
 }
 
 /* Launcher L's group key: name [, overlapping kernel names], category
  * [, parent module], process/thread names, args [, num_kernels]
  * [, is_recompute], joined by \x1f as they are printed. */
 static int ua_key(const struct mp_trace_tree *t, const struct launcher *L, struct tl_argkeys *ak,
-                  const struct mp_report_opts *o, const struct tl_meta *m, struct tl_overlap *ov,
+                  const struct mp_report_opts *o, struct tl_meta_names *m, struct tl_overlap *ov,
                   struct mp_buf *key)
 {
     const struct mp_trace_store *s = t->s;
     int32_t u = L->uid;
-    const char *pid = s->pid[u] >= 0 ? mp_intern_str(s->strings, s->pid[u]) : "";
-    const char *tid = s->tid[u] >= 0 ? mp_intern_str(s->strings, s->tid[u]) : "";
+    const char *const *mn = tl_meta_names_of(m, s, u);
+    if (!mn)
+        return MP_ENOMEM;
     mp_buf_reset(key);
     const char *cells[7] = {mp_trace_tree_name(t, u)};
     int ncell = 1;
@@ -674,9 +695,8 @@ static int ua_key(const struct mp_trace_tree *t, const struct launcher *L, struc
     cells[ncell++] = L->category;
     if (o->group_by_parent_module)
         cells[ncell++] = L->module;
-    cells[ncell++] = tl_meta_get(m, pid, "0", "process_name");
-    cells[ncell++] = tl_meta_get(m, pid, "0", "process_labels");
-    cells[ncell++] = tl_meta_get(m, pid, tid, "thread_name");
+    for (int q = 0; q < 3; q++)
+        cells[ncell++] = mn[q];
     int rc = 0;
     for (int c = 0; c < ncell && !rc; c++) {
         rc = c ? mp_buf_putc(key, '\x1f') : 0;
@@ -723,14 +743,70 @@ static int ua_add_kernels(const struct mp_trace_store *s, struct ugroup *G,
     return 0;
 }
 
-/* Adds launcher i to the group of key, a new group at the key's first row. */
+/* What ua_key is made of without overlap info: texts that stay put while
+ * the groups are made (equal pointers, equal texts) and ids, so equal parts
+ * make equal keys. */
+struct ua_parts {
+    const char *name, *category, *module, *args;
+    int32_t pid, tid;
+    size_t nk;
+    uint8_t recompute;
+};
+
+/* The id of launcher L's key (ua_key) in gs->keys; the text key is built
+ * only for the first launcher of its parts. */
+static int ua_key_id(const struct mp_trace_tree *t, const struct launcher *L, struct tl_argkeys *ak,
+                     const struct mp_report_opts *o, struct tl_meta_names *m, struct ugroups *gs,
+                     struct mp_buf *key, int32_t *id)
+{
+    const struct mp_trace_store *s = t->s;
+    int32_t u = L->uid;
+    struct ua_parts p = {.name = mp_trace_tree_name(t, u),
+                         .category = L->category,
+                         .module = o->group_by_parent_module ? L->module : NULL,
+                         .args = tl_argkeys_get(ak, s, u),
+                         .pid = s->pid[u],
+                         .tid = s->tid[u],
+                         .nk = o->group_by_num_kernels ? L->nk : 0,
+                         .recompute = t->recompute ? t->recompute[u] : 0};
+    if (!p.args)
+        return MP_ENOMEM;
+    char pb[4 * sizeof(char *) + 2 * sizeof(int32_t) + sizeof(size_t) + 1];
+    char *q = pb; /* packed: no padding bytes in the key */
+    const char *ptrs[4] = {p.name, p.category, p.module, p.args};
+    memcpy(q, ptrs, sizeof(ptrs));
+    q += sizeof(ptrs);
+    memcpy(q, &p.pid, sizeof(p.pid));
+    q += sizeof(p.pid);
+    memcpy(q, &p.tid, sizeof(p.tid));
+    q += sizeof(p.tid);
+    memcpy(q, &p.nk, sizeof(p.nk));
+    q += sizeof(p.nk);
+    *q = (char)p.recompute;
+    int32_t part_id = mp_intern_add(gs->parts, pb, sizeof(pb));
+    if (part_id < 0 || tl_gid_reserve(&gs->pkey, &gs->cap_pkey, part_id))
+        return MP_ENOMEM;
+    if (gs->pkey[part_id] >= 0) {
+        *id = gs->pkey[part_id];
+        return 0;
+    }
+    int rc = ua_key(t, L, ak, o, m, NULL, key);
+    *id = rc ? -1 : mp_intern_add(gs->keys, key->data, key->len);
+    if (!rc && *id < 0)
+        rc = MP_ENOMEM;
+    if (!rc)
+        gs->pkey[part_id] = *id;
+    return rc;
+}
+
+/* Adds launcher i to the group of key id (its text in key at the key's
+ * first row, the only one that reads it), a new group at that row. */
 static int ua_add(const struct mp_trace_tree *t, struct ugroups *gs, const struct lset *ls,
-                  size_t i, const struct mp_buf *key, bool ov)
+                  size_t i, int32_t id, const struct mp_buf *key, bool ov)
 {
     const struct mp_trace_store *s = t->s;
     const struct launcher *L = &ls->v[i];
     int32_t u = L->uid;
-    int32_t id = mp_intern_add(gs->keys, key->data, key->len);
     if (id < 0 || tl_gid_reserve(&gs->gid, &gs->gcap, id))
         return MP_ENOMEM;
     struct ugroup *G;
@@ -777,16 +853,26 @@ static int ua_group(const struct mp_trace_tree *t, const struct lset *ls, struct
                     struct ugroups *gs)
 {
     gs->keys = mp_intern_new();
+    gs->parts = mp_intern_new();
     gs->g = calloc(ls->n ? ls->n : 1, sizeof(*gs->g));
-    if (!gs->keys || !gs->g)
+    if (!gs->keys || !gs->parts || !gs->g)
         return MP_ENOMEM;
     struct mp_buf key;
     mp_buf_init(&key, 0);
+    struct tl_meta_names mn;
+    tl_meta_names_init(&mn, m);
     int rc = 0;
     for (size_t i = 0; i < ls->n && !rc; i++) {
-        rc = ua_key(t, &ls->v[i], ak, o, m, ov, &key);
-        rc = rc ? rc : ua_add(t, gs, ls, i, &key, ov != NULL);
+        int32_t id = -1;
+        if (ov) {
+            rc = ua_key(t, &ls->v[i], ak, o, &mn, ov, &key);
+            id = rc ? -1 : mp_intern_add(gs->keys, key.data, key.len);
+        } else {
+            rc = ua_key_id(t, &ls->v[i], ak, o, &mn, gs, &key, &id);
+        }
+        rc = rc ? rc : ua_add(t, gs, ls, i, id, &key, ov != NULL);
     }
+    tl_meta_names_fini(&mn);
     mp_buf_fini(&key);
     return rc;
 }

@@ -284,12 +284,71 @@ static int cmp_kgroup_key(const void *x, const void *y)
     return r;
 }
 
-/* the key order, rows of one key in row order (pandas sums them so) */
-static int cmp_kgroup_key_rows(const void *x, const void *y)
+/* Folds the rows g[0..*n) of each key into one (the key's first row with
+ * the group's min, max, count and sum as pandas sums its durations in row
+ * order), the groups in key order; *n becomes their number. The rows are
+ * grouped through a hash of their key, not sorted: a group keeps its rows in
+ * row order either way. dur is scratch of *n doubles. */
+static int kgroup_fold(struct kgroup *g, size_t *n, double *dur, bool ids_sorted)
 {
-    const struct kgroup *a = x, *b = y;
-    int r = cmp_kgroup_key(x, y);
-    return r ? r : (a->order > b->order) - (a->order < b->order);
+    size_t nr = *n;
+    struct mp_intern *keys = mp_intern_new();
+    int32_t *gid = malloc((nr ? nr : 1) * sizeof(int32_t));
+    size_t *first = malloc((nr ? nr : 1) * sizeof(size_t)), *at = calloc(nr + 1, sizeof(size_t));
+    size_t *rows = malloc((nr ? nr : 1) * sizeof(size_t));
+    struct kgroup *rep = malloc((nr ? nr : 1) * sizeof(*rep));
+    int rc = keys && gid && first && at && rows && rep ? 0 : MP_ENOMEM;
+    size_t ng = 0;
+    for (size_t i = 0; i < nr && !rc; i++) { /* cmp_kgroup_key's fields, packed */
+        char kb[sizeof(g->rank) + 1 + sizeof(int64_t)];
+        int64_t stream = g[i].has_stream ? g[i].stream : 0;
+        memcpy(kb, g[i].rank, sizeof(g->rank));
+        kb[sizeof(g->rank)] = (char)g[i].has_stream;
+        memcpy(kb + sizeof(g->rank) + 1, &stream, sizeof(stream));
+        int32_t id = mp_intern_add(keys, kb, sizeof(kb));
+        if (id < 0) {
+            rc = MP_ENOMEM;
+            break;
+        }
+        if ((size_t)id == ng)
+            first[ng++] = i;
+        gid[i] = id;
+        at[id + 1]++;
+    }
+    for (size_t q = 0; q < ng && !rc; q++) {
+        at[q + 1] += at[q];
+        rep[q] = g[first[q]];
+        rep[q].order = q; /* the group */
+    }
+    for (size_t i = 0; i < nr && !rc; i++) /* each group's rows, in row order */
+        rows[at[gid[i]]++] = i;
+    if (!rc) /* the keys differ: any sort gives one order */
+        qsort(rep, ng, sizeof(*rep), cmp_kgroup_key);
+    for (size_t q = 0; q < ng && !rc; q++) {
+        size_t id = rep[q].order, end = at[id], beg = id ? at[id - 1] : 0;
+        struct kgroup *a = &rep[q];
+        for (size_t j = beg; j < end; j++) {
+            const struct kgroup *r = &g[rows[j]];
+            if (r->min < a->min)
+                a->min = r->min;
+            if (r->max > a->max)
+                a->max = r->max;
+            dur[j - beg] = r->sum;
+        }
+        a->count = end - beg;
+        a->sum = mp_sum_pandas_group(dur, end - beg, ids_sorted);
+    }
+    if (!rc) {
+        memcpy(g, rep, ng * sizeof(*g));
+        *n = ng;
+    }
+    mp_intern_free(keys);
+    free(gid);
+    free(first);
+    free(at);
+    free(rows);
+    free(rep);
+    return rc;
 }
 
 static int cmp_kgroup_sum(const void *x, const void *y)
@@ -360,26 +419,11 @@ static int sheet_kernel_summary(struct ctx *c, const struct krow *rows, size_t n
     bool ids_sorted = true;
     for (size_t i = 1; i < ng && ids_sorted; i++)
         ids_sorted = cmp_kgroup_key(&g[i - 1], &g[i]) <= 0;
-    /* sort rows by key (rows of a key in row order), then fold equal keys */
-    qsort(g, ng, sizeof(*g), cmp_kgroup_key_rows);
-    size_t w = 0;
-    for (size_t i = 0; i < ng;) {
-        size_t j = i;
-        struct kgroup *a = &g[i];
-        while (j < ng && cmp_kgroup_key(a, &g[j]) == 0) {
-            if (g[j].min < a->min)
-                a->min = g[j].min;
-            if (g[j].max > a->max)
-                a->max = g[j].max;
-            dur[j - i] = g[j].sum;
-            j++;
-        }
-        a->count = j - i;
-        a->sum = mp_sum_pandas_group(dur, j - i, ids_sorted);
-        g[w++] = *a;
-        i = j;
+    if (kgroup_fold(g, &ng, dur, ids_sorted) != 0) {
+        free(g);
+        free(dur);
+        return MP_ENOMEM;
     }
-    ng = w;
     for (size_t i = 0; i < ng; i++)
         g[i].order = i; /* key order */
     qsort(g, ng, sizeof(*g), cmp_kgroup_sum);
@@ -568,6 +612,12 @@ struct sgroups {
     double *kv;
     size_t nk;
     bool ids_sorted;
+    /* a row's key parts (its args key and names: interned texts, so equal
+     * parts make equal keys) -> its group, -2 for a missing key, -1 before
+     * the parts' first row, whose text key is the only one built */
+    struct mp_intern *parts;
+    int32_t *pgroup;
+    size_t cap_pgroup;
 };
 
 static void sgroups_fini(struct sgroups *gs)
@@ -579,6 +629,8 @@ static void sgroups_fini(struct sgroups *gs)
     free(gs->kv);
     mp_i64map_fini(&gs->idx);
     mp_intern_free(gs->keys);
+    mp_intern_free(gs->parts);
+    free(gs->pgroup);
 }
 
 /* Row r's key (Parent cpu_op, Input dims, Input strides, Concrete Inputs,
@@ -624,32 +676,67 @@ static int short_key(struct ctx *c, const struct krow *r, bool gpu_only, struct 
     return rc ? rc : mp_buf_puts(key, ename(c, r->uid));
 }
 
-/* Adds row r (its key in key) to its group, a new one at the key's first row. */
-static int short_add(struct sgroups *gs, const struct krow *r, const struct mp_buf *key)
+/* The group of key, a new one (for row r) at the key's first row; *out
+ * its index. */
+static int short_find(struct sgroups *gs, const struct krow *r, const struct mp_buf *key,
+                      int32_t *out)
 {
     int32_t kid = mp_intern_add(gs->keys, key->data, key->len);
     if (kid < 0)
         return MP_ENOMEM;
     int64_t *gi = mp_i64map_get(&gs->idx, kid);
-    struct sgroup *s;
-    int rc = 0;
-    if (!gi) {
-        s = &gs->g[gs->ng];
-        s->order = gs->ng;
-        s->cpu_op = r->cpu_op;
-        mp_buf_init(&s->key, 0);
-        rc = mp_buf_append(&s->key, key->data, key->len);
-        rc = rc ? rc : mp_i64map_put(&gs->idx, kid, (int64_t)gs->ng);
-        gs->ng++;
-    } else {
-        s = &gs->g[*gi];
+    if (gi) {
+        *out = (int32_t)*gi;
+        return 0;
     }
-    int32_t gid = (int32_t)(s - gs->g);
+    struct sgroup *s = &gs->g[gs->ng];
+    s->order = gs->ng;
+    s->cpu_op = r->cpu_op;
+    mp_buf_init(&s->key, 0);
+    int rc = mp_buf_append(&s->key, key->data, key->len);
+    rc = rc ? rc : mp_i64map_put(&gs->idx, kid, (int64_t)gs->ng);
+    *out = (int32_t)gs->ng++;
+    return rc;
+}
+
+/* The group of row r (short_find of its short_key), -1 when its key is
+ * missing, through the row's key parts. */
+static int short_gid(struct ctx *c, struct sgroups *gs, const struct krow *r, bool gpu_only,
+                     struct mp_buf *key, int32_t *out)
+{
+    *out = -1;
+    if (!gpu_only && r->cpu_op < 0)
+        return 0;
+    const char *parts[3] = {NULL, NULL, ename(c, r->uid)};
+    if (!gpu_only) {
+        parts[0] = tl_argkeys_get(&c->ak, c->s, r->cpu_op);
+        parts[1] = ename(c, r->cpu_op);
+        if (!parts[0])
+            return MP_ENOMEM;
+    }
+    int32_t pid = mp_intern_add(gs->parts, (const char *)parts, sizeof(parts));
+    if (pid < 0 || tl_gid_reserve(&gs->pgroup, &gs->cap_pgroup, pid))
+        return MP_ENOMEM;
+    if (gs->pgroup[pid] != -1) {
+        *out = gs->pgroup[pid] >= 0 ? gs->pgroup[pid] : -1;
+        return 0;
+    }
+    bool drop;
+    int rc = short_key(c, r, gpu_only, key, &drop);
+    if (!rc && !drop)
+        rc = short_find(gs, r, key, out);
+    if (!rc)
+        gs->pgroup[pid] = drop ? -2 : *out;
+    return rc;
+}
+
+/* Adds row r to group gid. */
+static void short_add(struct sgroups *gs, const struct krow *r, int32_t gid)
+{
     gs->ids_sorted = gs->ids_sorted && (gs->nk == 0 || gs->kg[gs->nk - 1] <= gid);
     gs->kg[gs->nk] = gid;
     gs->kv[gs->nk++] = r->dur;
-    s->count++;
-    return rc;
+    gs->g[gid].count++;
 }
 
 /* Groups the ns rows under thr in first-appearance order, missing keys
@@ -663,9 +750,10 @@ static int short_group(struct ctx *c, const struct krow *rows, size_t n, double 
     gs->ids_sorted = true;
     gs->g = calloc(ns ? ns : 1, sizeof(*gs->g));
     gs->keys = mp_intern_new();
+    gs->parts = mp_intern_new();
     gs->kg = malloc((ns ? ns : 1) * sizeof(int32_t));
     gs->kv = malloc((ns ? ns : 1) * sizeof(double));
-    if (!gs->g || !gs->keys || !gs->kg || !gs->kv)
+    if (!gs->g || !gs->keys || !gs->parts || !gs->kg || !gs->kv)
         return MP_ENOMEM;
     struct mp_buf key;
     mp_buf_init(&key, 0);
@@ -673,12 +761,12 @@ static int short_group(struct ctx *c, const struct krow *rows, size_t n, double 
     for (size_t i = 0; i < n && !rc; i++) {
         if (!(rows[i].dur < thr))
             continue;
-        bool drop;
-        rc = short_key(c, &rows[i], gpu_only, &key, &drop);
-        if (!rc && drop)
+        int32_t gid;
+        rc = short_gid(c, gs, &rows[i], gpu_only, &key, &gid);
+        if (!rc && gid < 0)
             gs->ids_sorted = gs->ids_sorted && gs->nk == 0;
         else if (!rc)
-            rc = short_add(gs, &rows[i], &key);
+            short_add(gs, &rows[i], gid);
     }
     mp_buf_fini(&key);
     if (!rc)

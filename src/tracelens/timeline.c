@@ -2,6 +2,8 @@
  * computation, communication and memcpy, each merged into disjoint
  * intervals; exposed communication is what computation does not cover,
  * exposed memcpy what neither covers. All devices and streams are pooled. */
+#include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -32,12 +34,79 @@ static int cmp_start(const void *a, const void *b)
     return x->s < y->s ? -1 : (x->s > y->s ? 1 : 0);
 }
 
-/* Sorts by start and merges touching or overlapping intervals in place. */
-static void merge(struct ivs *a)
+/* The bits of a double as an unsigned key in the numeric order of the
+ * doubles (NaN and -0.0 aside). */
+static uint64_t order_key(double d)
+{
+    uint64_t u;
+    memcpy(&u, &d, sizeof(u));
+    return (u >> 63) ? ~u : u | (1ULL << 63);
+}
+
+/* Whether the merged intervals come out the same whatever the order of
+ * equal starts: no NaN, no -0.0 (equal to +0.0 but printed apart), no end
+ * before its start. */
+static bool ties_harmless(const struct ivs *a)
+{
+    for (size_t i = 0; i < a->n; i++) {
+        double s = a->v[i].s, e = a->v[i].e;
+        if (!(e >= s) || (s == 0 && signbit(s)) || (e == 0 && signbit(e)))
+            return false;
+    }
+    return true;
+}
+
+/* Sorts a by start, stably: LSD radix over 11-bit digits of the start's
+ * order key (a digit all intervals share is skipped). 0 or MP_ENOMEM. */
+static int radix_sort(struct ivs *a)
+{
+    enum { BITS = 11, NB = 1 << BITS };
+    struct iv *tmp = malloc(a->n * sizeof(*tmp));
+    size_t *cnt = malloc(NB * sizeof(size_t));
+    if (!tmp || !cnt) {
+        free(tmp);
+        free(cnt);
+        return MP_ENOMEM;
+    }
+    struct iv *src = a->v, *dst = tmp;
+    for (int shift = 0; shift < 64; shift += BITS) {
+        memset(cnt, 0, NB * sizeof(size_t));
+        for (size_t i = 0; i < a->n; i++)
+            cnt[(order_key(src[i].s) >> shift) & (NB - 1)]++;
+        if (cnt[(order_key(src[0].s) >> shift) & (NB - 1)] == a->n)
+            continue;
+        size_t sum = 0;
+        for (size_t d = 0; d < NB; d++) {
+            size_t c = cnt[d];
+            cnt[d] = sum;
+            sum += c;
+        }
+        for (size_t i = 0; i < a->n; i++)
+            dst[cnt[(order_key(src[i].s) >> shift) & (NB - 1)]++] = src[i];
+        struct iv *sw = src;
+        src = dst;
+        dst = sw;
+    }
+    if (src != a->v)
+        memcpy(a->v, src, a->n * sizeof(*src));
+    free(tmp);
+    free(cnt);
+    return 0;
+}
+
+/* Sorts by start and merges touching or overlapping intervals in place.
+ * The merge depends only on the starts' order when ties are harmless: then
+ * any sort by start does, else the comparison sort of old. */
+static int merge(struct ivs *a)
 {
     if (a->n == 0)
-        return;
-    qsort(a->v, a->n, sizeof(*a->v), cmp_start);
+        return 0;
+    if (a->n > 64 && ties_harmless(a)) {
+        if (radix_sort(a))
+            return MP_ENOMEM;
+    } else {
+        qsort(a->v, a->n, sizeof(*a->v), cmp_start);
+    }
     size_t w = 0;
     for (size_t i = 1; i < a->n; i++) {
         if (a->v[i].s <= a->v[w].e) {
@@ -48,6 +117,7 @@ static void merge(struct ivs *a)
         }
     }
     a->n = w + 1;
+    return 0;
 }
 
 static double length(const struct ivs *a)
@@ -95,6 +165,8 @@ static bool is_rocclr_copy(const char *name)
         "__amd_rocclr_copyBufferAligned",     "__amd_rocclr_copyBufferRect",
         "__amd_rocclr_copyBufferRectAligned",
     };
+    if (name[0] != 'M' && (name[0] != '_' || name[1] != '_')) /* no name of the list */
+        return false;
     size_t n = strlen(name);
     if (n > 3 && strcmp(name + n - 3, ".kd") == 0)
         n -= 3;
@@ -132,11 +204,11 @@ int mp_report_gpu_timeline_sel(const struct mp_trace_tree *t, bool include_unlin
     }
     if (rc)
         goto out;
-    merge(&comp);
-    merge(&comm);
-    merge(&mem);
-    merge(&all);
-    if (all.n == 0)
+    rc = merge(&comp);
+    rc = rc ? rc : merge(&comm);
+    rc = rc ? rc : merge(&mem);
+    rc = rc ? rc : merge(&all);
+    if (rc || all.n == 0)
         goto out;
     out->total = all.v[all.n - 1].e - all.v[0].s;
     out->computation = length(&comp);

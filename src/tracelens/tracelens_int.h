@@ -183,6 +183,9 @@ void tl_groups_fini(struct tl_groups *gs);
  * base bid) at the key's first row; *out the group. */
 int tl_groups_add(struct tl_groups *gs, const struct mp_buf *key, int32_t bid, size_t row,
                   double kt, struct tl_group **out, bool *created);
+/* Adds row (kernel time kt) to the existing group g of gs, as
+ * tl_groups_add does for a key that has one. */
+int tl_groups_add_to(struct tl_groups *gs, size_t g, size_t row, double kt);
 /* kl_overlap: each group's base totals, the kernel time and smallest uid
  * over the groups sharing its base key. */
 int tl_groups_base_order(struct tl_groups *gs);
@@ -219,6 +222,24 @@ int tl_meta_build(const struct mp_trace_store *s, struct tl_meta *m);
 const char *tl_meta_get(const struct tl_meta *m, const char *pid, const char *tid,
                         const char *field);
 void tl_meta_fini(struct tl_meta *m);
+
+/* process_name, process_labels and thread_name of events (tl_meta_get with
+ * tid "0" for the first two), remembered per (pid, tid) pair: a sheet's rows
+ * come from a few threads. Owned by one caller; m must outlive it. */
+struct tl_meta_names {
+    const struct tl_meta *m;
+    struct mp_i64map at; /* (pid id + 1) << 32 | (tid id + 1) -> index in v */
+    const char *(*v)[3];
+    size_t n, cap;
+    int64_t last_key; /* the last pair asked for and its index */
+    size_t last;
+};
+
+void tl_meta_names_init(struct tl_meta_names *c, const struct tl_meta *m);
+/* The three names of event uid (texts of m), NULL when out of memory. */
+const char *const *tl_meta_names_of(struct tl_meta_names *c, const struct mp_trace_store *s,
+                                    int32_t uid);
+void tl_meta_names_fini(struct tl_meta_names *c);
 
 /* args["stream"] of a GPU event. 0 or an error. */
 int tl_kernel_stream(const struct mp_trace_store *s, int32_t k, int64_t *out);
@@ -299,6 +320,23 @@ struct tl_ts_idx {
 };
 
 int tl_cmp_ts_idx(const void *a, const void *b);
+
+/* A memo of tl_op_category (the caller's; all zero to start). */
+struct tl_catmemo {
+    struct mp_i64map at; /* pair of name ids -> index in cats */
+    const char **cats;   /* the few distinct categories */
+    size_t n, cap;
+};
+
+/* mp_roofline_category of event op's name and its first kernel fk's (-1:
+ * none), remembered in m per pair of name ids. */
+const char *tl_op_category(struct tl_catmemo *m, const struct mp_trace_tree *t, int32_t op,
+                           int32_t fk);
+void tl_catmemo_fini(struct tl_catmemo *m);
+/* qsort(o, n, sizeof(*o), tl_cmp_ts_idx) (distinct indexes make the order
+ * total unless a ts is NaN): short lists by insertion, long ones whose
+ * indexes ascend by a stable radix sort on ts, NaN or -0.0 by qsort. */
+void tl_sort_ts_idx(struct tl_ts_idx *o, size_t n);
 
 /* The byte length of the first max code points of the UTF-8 text s[0..len)
  * (len when it has no more). */

@@ -74,6 +74,29 @@ struct uctx {
     size_t nkpool, capkpool;
     struct mp_intern *texts; /* the rows' compute specs and perf_params: few distinct */
     struct mp_roofline_memo *memo;
+    /* the texts of each perf-model memo slot (mp_roofline_result.memo_slot):
+     * slot -> index in slots, -1 before its first row */
+    int32_t *slot_of;
+    size_t cap_slot_of;
+    struct utexts *slots;
+    size_t nslots, capslots;
+    struct tl_catmemo cats;
+    /* fill_row's scratch: a row's kernel names and (ts, position) pairs */
+    const char **knames;
+    size_t cap_knames;
+    struct kts *kord;
+    size_t cap_kord;
+};
+
+struct kts {
+    double ts;
+    int32_t i;
+};
+
+/* What a row prints of a model result's texts, interned. */
+struct utexts {
+    const char *spec;   /* compute spec */
+    const char *params; /* "{'M': 1, ...}", NULL without params */
 };
 
 /* The interned copy of n bytes of p, or NULL when out of memory. */
@@ -429,6 +452,54 @@ static int param_repr(struct mp_buf *b, const char *text, bool none)
     return tl_pystr_repr(b, text, strlen(text));
 }
 
+/* The compute spec and perf_params of a model result. */
+static int result_texts(struct uctx *u, const struct mp_roofline_result *pr, struct utexts *out)
+{
+    const char *spec = pr->compute_spec ? pr->compute_spec : "";
+    out->spec = utext(u, spec, strlen(spec));
+    out->params = NULL;
+    if (!out->spec)
+        return MP_ENOMEM;
+    if (pr->n_params == 0)
+        return 0;
+    struct mp_buf b;
+    mp_buf_init(&b, 0);
+    int rc = mp_buf_putc(&b, '{');
+    for (int q = 0; q < pr->n_params && !rc; q++) {
+        rc = q ? mp_buf_puts(&b, ", ") : 0;
+        rc = rc ? rc : tl_pystr_repr(&b, pr->params[q].key, strlen(pr->params[q].key));
+        rc = rc ? rc : mp_buf_puts(&b, ": ");
+        rc = rc ? rc : param_repr(&b, pr->params[q].text, pr->params[q].none);
+    }
+    rc = rc ? rc : mp_buf_putc(&b, '}');
+    out->params = rc ? NULL : utext(u, mp_buf_cstr(&b), b.len);
+    mp_buf_fini(&b);
+    return !rc && !out->params ? MP_ENOMEM : rc;
+}
+
+/* result_texts, made once per memo slot (the texts of a slot never change). */
+static int result_texts_memo(struct uctx *u, const struct mp_roofline_result *pr,
+                             struct utexts *out)
+{
+    int32_t slot = pr->memo_slot;
+    if (slot <= 0)
+        return result_texts(u, pr, out);
+    if (tl_gid_reserve(&u->slot_of, &u->cap_slot_of, slot))
+        return MP_ENOMEM;
+    if (u->slot_of[slot] >= 0) {
+        *out = u->slots[u->slot_of[slot]];
+        return 0;
+    }
+    int rc = result_texts(u, pr, out);
+    if (!rc && MP_GROW(u->slots, u->capslots, u->nslots + 1, 64))
+        rc = MP_ENOMEM;
+    if (rc)
+        return rc;
+    u->slot_of[slot] = (int32_t)u->nslots;
+    u->slots[u->nslots++] = *out;
+    return 0;
+}
+
 /* Sets the row's metrics, roofline and perf_params from a model result
  * (forward or backward figures) and the row's kernel time. */
 static int set_metrics(struct uctx *u, struct urow *r, const struct mp_roofline_result *pr,
@@ -443,10 +514,11 @@ static int set_metrics(struct uctx *u, struct urow *r, const struct mp_roofline_
         r->fpb = bytes > 0 ? (r->gflops * 1e9) / bytes : NAN;
         r->tbs = r->kt > 0 ? (bytes / 1e12) / (r->kt / 1e6) : NAN;
     }
-    const char *spec = pr->compute_spec ? pr->compute_spec : "";
-    r->spec = utext(u, spec, strlen(spec));
-    if (!r->spec)
-        return MP_ENOMEM;
+    struct utexts tx;
+    int rc = result_texts_memo(u, pr, &tx);
+    if (rc)
+        return rc;
+    r->spec = tx.spec;
     if (u->arch) {
         struct mp_roofline_roofline rl;
         mp_roofline_roofline(u->arch, r->spec, r->gflops, has_bytes, bytes, r->kt, &rl);
@@ -455,21 +527,9 @@ static int set_metrics(struct uctx *u, struct urow *r, const struct mp_roofline_
         r->rl.valid = rl.valid;
         r->rl.compute_bound = rl.compute_bound;
     }
-    if (pr->n_params == 0)
-        return 0;
-    struct mp_buf b;
-    mp_buf_init(&b, 0);
-    int rc = mp_buf_putc(&b, '{');
-    for (int q = 0; q < pr->n_params && !rc; q++) {
-        rc = q ? mp_buf_puts(&b, ", ") : 0;
-        rc = rc ? rc : tl_pystr_repr(&b, pr->params[q].key, strlen(pr->params[q].key));
-        rc = rc ? rc : mp_buf_puts(&b, ": ");
-        rc = rc ? rc : param_repr(&b, pr->params[q].text, pr->params[q].none);
-    }
-    rc = rc ? rc : mp_buf_putc(&b, '}');
-    r->params = rc ? NULL : utext(u, mp_buf_cstr(&b), b.len);
-    mp_buf_fini(&b);
-    return !rc && !r->params ? MP_ENOMEM : rc;
+    if (pr->n_params)
+        r->params = tx.params;
+    return 0;
 }
 
 /* A sole backward op: the category is the forward model's backward
@@ -498,21 +558,19 @@ static int fill_row(struct uctx *u, struct urow *r)
     r->gflops = r->mb = r->fpb = r->tbs = r->tfs = NAN;
     if (u->nkpool > INT32_MAX)
         return MP_ENOMEM;
-    r->koff = (uint32_t)u->nkpool;
-    if (r->synthetic) {
+    if (r->synthetic) { /* a collected row's kernels are in the pool already (collected_rows) */
+        r->koff = (uint32_t)u->nkpool;
         if (MP_GROW(u->kpool, u->capkpool, u->nkpool + 1, 4096))
             return MP_ENOMEM;
         u->kpool[u->nkpool++] = r->kernel;
-    } else {
-        long got = mp_trace_tree_gpu_events(t, r->uid, &u->kpool, &u->nkpool, &u->capkpool);
-        if (got < 0)
-            return (int)got;
+        r->nk = 1;
     }
-    r->nk = (uint32_t)(u->nkpool - r->koff);
     r->k = u->kpool + r->koff;
     r->kt = mp_trace_tree_busy(t, r->k, r->nk);
     int32_t fk = u->first_kernel[r->uid];
-    r->category = mp_roofline_category(r->name, fk >= 0 ? mp_trace_tree_name(t, fk) : NULL);
+    r->category = r->synthetic
+                      ? mp_roofline_category(r->name, fk >= 0 ? mp_trace_tree_name(t, fk) : NULL)
+                      : tl_op_category(&u->cats, t, r->uid, fk);
     r->has_model = !r->synthetic && has_model(u, r->uid);
     if (!r->synthetic && !r->has_model) {
         int err = 0;
@@ -524,19 +582,12 @@ static int fill_row(struct uctx *u, struct urow *r)
     }
     if (!r->has_model)
         return 0;
-    /* the model sees the op's kernels in ts order */
-    const char **names = malloc((r->nk ? r->nk : 1) * sizeof(char *));
-
-    struct {
-        double ts;
-        int32_t i;
-    } *o = malloc((r->nk ? r->nk : 1) * sizeof(*o));
-
-    if (!names || !o) {
-        free(names);
-        free(o);
+    /* the model sees the op's kernels in ts order (scratch kept in u) */
+    if (MP_GROW(u->knames, u->cap_knames, r->nk ? r->nk : 1, 64) ||
+        MP_GROW(u->kord, u->cap_kord, r->nk ? r->nk : 1, 64))
         return MP_ENOMEM;
-    }
+    const char **names = u->knames;
+    struct kts *o = u->kord;
     for (size_t q = 0; q < r->nk; q++) {
         o[q].ts = s->ts[r->k[q]];
         o[q].i = (int32_t)q;
@@ -551,7 +602,6 @@ static int fill_row(struct uctx *u, struct urow *r)
         }
     for (size_t q = 0; q < r->nk; q++)
         names[q] = mp_trace_tree_name(t, r->k[o[q].i]);
-    free(o);
     struct mp_roofline_op op = {.name = r->name,
                                 .args = s->args[r->uid],
                                 .args_len = s->args_len[r->uid],
@@ -560,7 +610,6 @@ static int fill_row(struct uctx *u, struct urow *r)
                                 .n_kernels = r->nk};
     struct mp_roofline_result pr;
     int rc = mp_roofline_model_memo(u->memo, &op, &pr);
-    free(names);
     if (rc)
         return rc;
     r->status = pr.status;
@@ -779,17 +828,16 @@ static int full_stack_cells(const char *op, char ***chains, const size_t *len, s
  * overlapping kernel names follow the name and *bid is the id of the key
  * without them. */
 static int row_key(const struct uctx *u, const struct urow *w, struct tl_argkeys *ak,
-                   const struct tl_meta *meta, struct tl_overlap *ov, struct mp_intern *bkeys,
+                   struct tl_meta_names *meta, struct tl_overlap *ov, struct mp_intern *bkeys,
                    struct mp_buf *key, int32_t *bid)
 {
     const struct mp_trace_tree *t = u->t;
     const struct mp_trace_store *s = t->s;
-    const char *pid = s->pid[w->uid] >= 0 ? mp_intern_str(s->strings, s->pid[w->uid]) : "";
-    const char *tid = s->tid[w->uid] >= 0 ? mp_intern_str(s->strings, s->tid[w->uid]) : "";
     mp_buf_reset(key);
-    const char *cells[5] = {w->name, w->category, tl_meta_get(meta, pid, "0", "process_name"),
-                            tl_meta_get(meta, pid, "0", "process_labels"),
-                            tl_meta_get(meta, pid, tid, "thread_name")};
+    const char *const *mn = tl_meta_names_of(meta, s, w->uid);
+    if (!mn)
+        return MP_ENOMEM;
+    const char *cells[5] = {w->name, w->category, mn[0], mn[1], mn[2]};
     const struct tl_ovinfo *oi = NULL;
     int rc = 0;
     if (ov) /* a synthetic row has its parent's info, else its one kernel's */
@@ -826,13 +874,15 @@ static int row_key(const struct uctx *u, const struct urow *w, struct tl_argkeys
     return rc;
 }
 
-/* Adds row r to the group of key, a new group at the key's first row. */
+/* Adds row r to the group of key, a new group at the key's first row;
+ * *gi the group. */
 static int group_add(struct tl_groups *gs, const struct urow *rows, size_t r,
-                     const struct mp_buf *key, int32_t bid)
+                     const struct mp_buf *key, int32_t bid, int32_t *gi)
 {
     struct tl_group *G;
     bool created;
     int rc = tl_groups_add(gs, key, bid, r, rows[r].kt, &G, &created);
+    *gi = rc ? -1 : (int32_t)(G - gs->g);
     if (rc || !created)
         return rc;
     G->uid = rows[r].ex_uid;
@@ -840,7 +890,28 @@ static int group_add(struct tl_groups *gs, const struct urow *rows, size_t r,
     return mp_buf_append(&G->key, key->data, key->len);
 }
 
-/* Groups the kept rows (uid >= 0) by their keys, in first-appearance order. */
+/* Row w's key parts without overlap info: what row_key is made of, as
+ * texts that stay put while the rows are grouped (equal pointers, equal
+ * texts) and ids, packed (no padding bytes), so equal parts make equal keys;
+ * *len their length. */
+static int row_parts(const struct uctx *u, const struct urow *w, struct tl_argkeys *ak, char *pb,
+                     size_t *len)
+{
+    const struct mp_trace_store *s = u->t->s;
+    const char *ptrs[3] = {w->name, w->category, tl_argkeys_get(ak, s, w->uid)};
+    if (!ptrs[2])
+        return MP_ENOMEM;
+    int32_t ids[2] = {s->pid[w->uid], s->tid[w->uid]};
+    memcpy(pb, ptrs, sizeof(ptrs));
+    memcpy(pb + sizeof(ptrs), ids, sizeof(ids));
+    pb[sizeof(ptrs) + sizeof(ids)] = (char)(u->t->recompute ? u->t->recompute[w->uid] : 0);
+    *len = sizeof(ptrs) + sizeof(ids) + 1;
+    return 0;
+}
+
+/* Groups the kept rows (uid >= 0) by their keys, in first-appearance order;
+ * without overlap info the text key is built only at the first row of its
+ * parts (row_parts), the others go to the group their parts have. */
 static int group_rows(const struct uctx *u, const struct urow *rows, size_t nrows,
                       struct tl_argkeys *ak, const struct tl_meta *meta, struct tl_overlap *ov,
                       struct tl_groups *gs)
@@ -849,15 +920,38 @@ static int group_rows(const struct uctx *u, const struct urow *rows, size_t nrow
         return MP_ENOMEM;
     struct mp_buf key;
     mp_buf_init(&key, 0);
-    int rc = 0;
+    struct tl_meta_names mn;
+    tl_meta_names_init(&mn, meta);
+    struct mp_intern *parts = ov ? NULL : mp_intern_new();
+    int32_t *pgroup = NULL; /* parts id -> group, -1 before its first row */
+    size_t cap_pgroup = 0;
+    int rc = ov || parts ? 0 : MP_ENOMEM;
     for (size_t r = 0; r < nrows && !rc; r++) {
         if (rows[r].uid < 0)
             continue;
-        int32_t bid = -1;
+        int32_t part_id = -1;
+        if (parts) {
+            char pb[64];
+            size_t pl;
+            rc = row_parts(u, &rows[r], ak, pb, &pl);
+            part_id = rc ? -1 : mp_intern_add(parts, pb, pl);
+            if (!rc && (part_id < 0 || tl_gid_reserve(&pgroup, &cap_pgroup, part_id)))
+                rc = MP_ENOMEM;
+            if (!rc && pgroup[part_id] >= 0) {
+                rc = tl_groups_add_to(gs, (size_t)pgroup[part_id], r, rows[r].kt);
+                continue;
+            }
+        }
+        int32_t bid = -1, gi = -1;
         /* any failure while building the key reads as out of memory */
-        rc = row_key(u, &rows[r], ak, meta, ov, gs->bkeys, &key, &bid) ? MP_ENOMEM : 0;
-        rc = rc ? rc : group_add(gs, rows, r, &key, bid);
+        rc = rc ? rc : row_key(u, &rows[r], ak, &mn, ov, gs->bkeys, &key, &bid) ? MP_ENOMEM : 0;
+        rc = rc ? rc : group_add(gs, rows, r, &key, bid, &gi);
+        if (!rc && part_id >= 0)
+            pgroup[part_id] = gi;
     }
+    mp_intern_free(parts);
+    free(pgroup);
+    tl_meta_names_fini(&mn);
     mp_buf_fini(&key);
     return rc;
 }
@@ -1338,6 +1432,11 @@ static void uctx_fini(struct uctx *u)
     mp_intern_free(u->texts);
     free(u->frame_of);
     mp_intern_free(u->frames);
+    free(u->slot_of);
+    free(u->slots);
+    tl_catmemo_fini(&u->cats);
+    free(u->knames);
+    free(u->kord);
 }
 
 /* Subtree GPU and communication flags, walking up from each GPU event until
@@ -1441,22 +1540,25 @@ static int collected_rows(struct uctx *u, struct urows *R)
     R->v = calloc(R->cap, sizeof(*R->v));
     if (!R->v)
         return MP_ENOMEM;
-    int32_t *buf = NULL;
-    size_t bn = 0, bcap = 0;
-    int rc = 0;
-    for (size_t c = 0; c < u->ncollected && !rc; c++) {
+    for (size_t c = 0; c < u->ncollected; c++) {
         int32_t i = u->collected[c];
-        R->v[R->n++] =
-            (struct urow){.uid = i, .kernel = -1, .ex_uid = i, .name = mp_trace_tree_name(t, i)};
-        bn = 0;
-        long got = mp_trace_tree_gpu_events(t, i, &buf, &bn, &bcap);
+        if (u->nkpool > INT32_MAX)
+            return MP_ENOMEM;
+        /* the row's kernels (its subtree's GPU events) go to the pool */
+        size_t k0 = u->nkpool;
+        long got = mp_trace_tree_gpu_events(t, i, &u->kpool, &u->nkpool, &u->capkpool);
         if (got < 0)
-            rc = (int)got;
-        for (size_t q = 0; q < bn && !rc; q++)
-            u->in_collected_gpu[buf[q]] = 1;
+            return (int)got;
+        R->v[R->n++] = (struct urow){.uid = i,
+                                     .kernel = -1,
+                                     .ex_uid = i,
+                                     .name = mp_trace_tree_name(t, i),
+                                     .koff = (uint32_t)k0,
+                                     .nk = (uint32_t)(u->nkpool - k0)};
+        for (size_t q = k0; q < u->nkpool; q++)
+            u->in_collected_gpu[u->kpool[q]] = 1;
     }
-    free(buf);
-    return rc;
+    return 0;
 }
 
 static int push_synthetic(struct urows *R, int32_t uid, int32_t kernel)

@@ -1,8 +1,10 @@
 /* Unit tests for src/gap and src/tracelens: gap analysis semantics on small traces whose
  * expected results are worked out by hand from Magpie's rules, the kernel
  * summary, and kernel-family normalisation. */
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -520,6 +522,83 @@ static void test_mla_pseudo_ops(void **state)
     mp_report_free(nopy);
 }
 
+static int cmp_dbl(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* A value of a test array: few distinct ones (ties), now and then a
+ * zero of either sign, a NaN or an infinity when asked. */
+static double pick(unsigned *seed, bool odd)
+{
+    *seed = *seed * 1103515245u + 12345u;
+    unsigned r = (*seed >> 8) % 1000;
+    if (odd && r < 20)
+        return r < 5 ? NAN : r < 10 ? -0.0 : r < 15 ? 0.0 : INFINITY;
+    return (double)(r % 37) * 0.25 - 3.0;
+}
+
+/* tl_stats and tl_group_stats take min, max and the median by selection
+ * where that gives the bits a sort gives: checked against a sort, with
+ * ties, zeros of both signs and NaN (then sorted as before). */
+static void test_stats_selection(void **state)
+{
+    (void)state;
+    unsigned seed = 7;
+    for (int round = 0; round < 400; round++) {
+        size_t n = 1 + (size_t)round % 300;
+        double *x = malloc(n * sizeof(double)), *c = malloc(n * sizeof(double));
+        assert_non_null(x);
+        assert_non_null(c);
+        for (size_t i = 0; i < n; i++)
+            x[i] = pick(&seed, round % 3 == 0);
+        memcpy(c, x, n * sizeof(double));
+        qsort(c, n, sizeof(double), cmp_dbl);
+        double med = n % 2 ? c[n / 2] : (c[n / 2 - 1] + c[n / 2]) / 2.0;
+        struct tl_stats st, gst;
+        assert_int_equal(tl_stats(x, n, 0, &st), 0);
+        assert_int_equal(tl_group_stats(x, n, true, &gst), 0);
+        const struct tl_stats *both[2] = {&st, &gst};
+        for (int k = 0; k < 2; k++) {
+            assert_memory_equal(&both[k]->min, &c[0], sizeof(double));
+            assert_memory_equal(&both[k]->max, &c[n - 1], sizeof(double));
+            assert_memory_equal(&both[k]->median, &med, sizeof(double));
+        }
+        assert_int_equal(gst.has_std, n > 1);
+        free(x);
+        free(c);
+    }
+}
+
+/* tl_sort_ts_idx gives qsort's order by tl_cmp_ts_idx, short and long
+ * lists, ascending indexes or not. */
+static void test_sort_ts_idx(void **state)
+{
+    (void)state;
+    unsigned seed = 3;
+    for (int round = 0; round < 60; round++) {
+        size_t n = round % 2 ? (size_t)round / 2 : 300 + (size_t)round * 40;
+        struct tl_ts_idx *a = malloc((n ? n : 1) * sizeof(*a)),
+                         *b = malloc((n ? n : 1) * sizeof(*b));
+        assert_non_null(a);
+        assert_non_null(b);
+        for (size_t i = 0; i < n; i++) {
+            int32_t idx = round % 4 == 2 ? (int32_t)(n - i) : (int32_t)i;
+            a[i] = (struct tl_ts_idx){1.7e15 + pick(&seed, round % 5 == 0) * 1e3, idx};
+        }
+        memcpy(b, a, (n ? n : 1) * sizeof(*a));
+        tl_sort_ts_idx(a, n);
+        qsort(b, n, sizeof(*b), tl_cmp_ts_idx);
+        for (size_t i = 0; i < n; i++) {
+            assert_int_equal(a[i].idx, b[i].idx);
+            assert_memory_equal(&a[i].ts, &b[i].ts, sizeof(double));
+        }
+        free(a);
+        free(b);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -528,6 +607,7 @@ int main(void)
         cmocka_unit_test(test_kernel_summary),  cmocka_unit_test(test_family),
         cmocka_unit_test(test_moe_pseudo_ops),  cmocka_unit_test(test_overlap_info),
         cmocka_unit_test(test_pyset_order),     cmocka_unit_test(test_mla_pseudo_ops),
+        cmocka_unit_test(test_stats_selection), cmocka_unit_test(test_sort_ts_idx),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

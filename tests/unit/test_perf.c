@@ -990,12 +990,19 @@ static void test_model_memo(void **state)
         {"aten::mm", bad, strlen(bad), NULL, NULL, 0, NULL},
         {"aten::relu", NULL, 0, NULL, NULL, 0, NULL},
     };
+    int32_t slot[sizeof(ops) / sizeof(ops[0])];
     for (int round = 0; round < 3; round++) {
         for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++) {
             struct mp_roofline_result want, got;
             assert_int_equal(mp_roofline_model(&ops[i], &want), 0);
             assert_int_equal(mp_roofline_model_memo(m, &ops[i], &got), 0);
             assert_same_result(&want, &got);
+            /* each input its own entry, the same one every time */
+            assert_int_equal(want.memo_slot, 0);
+            if (round == 0)
+                slot[i] = got.memo_slot;
+            assert_int_equal(got.memo_slot, slot[i]);
+            assert_int_equal(slot[i], (int32_t)i + 1);
             mp_roofline_result_fini(&want);
             mp_roofline_result_fini(&got);
         }
@@ -1004,6 +1011,7 @@ static void test_model_memo(void **state)
     struct mp_roofline_result r;
     assert_int_equal(mp_roofline_model_memo(NULL, &ops[0], &r), 0);
     assert_string_equal(ptext(&r, "transpose"), "(True, False)");
+    assert_int_equal(r.memo_slot, 0);
     mp_roofline_result_fini(&r);
     mp_roofline_memo_free(m);
     mp_roofline_memo_free(NULL);
