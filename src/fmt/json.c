@@ -138,6 +138,108 @@ static int shortest_digits_fixed(double v, char *digits, size_t len)
     return INT_MIN;
 }
 
+/* The exact path for the rest of [1e-4, 1e15): a = M * 2^E (M the 53-bit
+ * significand, -67 <= E <= -2 there), so a * 10^k = M * 5^k * 2^(E+k) and
+ * both the correctly rounded p-digit decimal and the test that it reads
+ * back as a are integer arithmetic in 128 bits, as printf's %.*e and strtod
+ * would do them (ties to even both ways), without either. */
+__extension__ typedef unsigned __int128 fmt_u128;
+
+static fmt_u128 pow_u128(unsigned base, int k)
+{
+    fmt_u128 r = 1;
+    while (k-- > 0)
+        r *= base;
+    return r;
+}
+
+/* The p-digit decimal D nearest a (ties to even), with *e the decimal
+ * exponent of its first digit; false if e cannot be placed (not expected). */
+static bool round_digits(uint64_t M, int E, int p, int *e, uint64_t *D)
+{
+    for (int tries = 0; tries < 4; tries++) {
+        int k = p - 1 - *e;
+        if (k < 0 || k > 20)
+            return false;
+        fmt_u128 n = (fmt_u128)M * pow_u128(5, k), fl, d;
+        int sh = E + k;
+        if (sh >= 0) {
+            fl = d = n << sh;
+        } else {
+            fl = n >> -sh;
+            fmt_u128 rem = n - (fl << -sh), half = (fmt_u128)1 << (-sh - 1);
+            d = fl + (rem > half || (rem == half && (fl & 1)));
+        }
+        fmt_u128 lo = pow_u128(10, p - 1), hi = lo * 10;
+        if (fl < lo) {
+            (*e)--;
+            continue;
+        }
+        if (fl >= hi) {
+            (*e)++;
+            continue;
+        }
+        if (d == hi) { /* 9.99...95 rounds up to the next power of ten */
+            d = lo;
+            (*e)++;
+        }
+        *D = (uint64_t)d;
+        return true;
+    }
+    return false;
+}
+
+/* Does D * 10^-k read back as M * 2^E (E < 0)? Inside the half-ulp
+ * interval around it, a tie on its edge going to the even significand; the
+ * interval below a power of two is half as wide. */
+static bool reads_back(uint64_t D, int k, uint64_t M, int E)
+{
+    fmt_u128 lhs = (fmt_u128)D << (1 - E), tk = pow_u128(10, k);
+    bool even = (M & 1) == 0;
+    fmt_u128 up = (fmt_u128)(2 * M + 1) * tk;
+    if (lhs > up || (lhs == up && !even))
+        return false;
+    if (M == (uint64_t)1 << 52) {
+        fmt_u128 lo = (fmt_u128)(4 * M - 1) * tk;
+        return (lhs << 1) > lo || ((lhs << 1) == lo && even);
+    }
+    fmt_u128 lo = (fmt_u128)(2 * M - 1) * tk;
+    return lhs > lo || (lhs == lo && even);
+}
+
+/* shortest_digits for |v| in [1e-4, 1e15): the correctly rounded p-digit
+ * decimal for p = p0..17, the first that reads back; INT_MIN outside. */
+static int shortest_digits_exact(double v, int p0, char *digits, size_t len)
+{
+    double a = fabs(v);
+    if (!(a >= 1e-4 && a < 1e15) || len < 18)
+        return INT_MIN;
+    int E;
+    double fr = frexp(a, &E);
+    uint64_t M = (uint64_t)ldexp(fr, 53);
+    E -= 53;
+    int e = (int)floor(log10(a)), p = p0;
+    uint64_t D = 0;
+    for (; p <= 17; p++) {
+        if (!round_digits(M, E, p, &e, &D))
+            return INT_MIN;
+        if (p == 17 || reads_back(D, p - 1 - e, M, E))
+            break;
+    }
+    char tmp[20];
+    int n = 0;
+    for (uint64_t u = D; u; u /= 10)
+        tmp[n++] = (char)('0' + (int)(u % 10));
+    int first = 0; /* trailing zeros are not digits of the repr */
+    while (first < n - 1 && tmp[first] == '0')
+        first++;
+    size_t o = 0;
+    for (int i = n - 1; i >= first; i--)
+        digits[o++] = tmp[i];
+    digits[o] = '\0';
+    return e;
+}
+
 /* Shortest round-trip digits of a finite, non-zero v: the correctly rounded
  * 15-, 16- or 17-digit decimal, whichever is the first to read back as v
  * (a shorter shortest form is the 15-digit one with its trailing zeros
@@ -148,6 +250,9 @@ static int shortest_digits(double v, char *digits, size_t len)
     int fe = shortest_digits_fixed(v, digits, len);
     if (fe != INT_MIN && fe != MORE_THAN_15_DIGITS)
         return fe;
+    int ex = shortest_digits_exact(v, fe == MORE_THAN_15_DIGITS ? 16 : 15, digits, len);
+    if (ex != INT_MIN)
+        return ex;
     char buf[40];
     /* subnormals carry fewer digits: search from 1 digit up for them; the
      * 15-digit decimal is known not to read back when the fast path says so */

@@ -1,8 +1,10 @@
 /* Unit tests for src/base and src/fmt: diag, buf, array growth, arena,
  * interner, atomic writes, CSV quoting and Python-style float text. */
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -281,6 +283,95 @@ static void test_pyfloat(void **state)
     mp_buf_fini(&b);
 }
 
+/* The digits and exponent of Python's repr, found the slow way: the
+ * correctly rounded decimal of 1 to 17 digits that first reads back. */
+static int slow_shortest(double v, char *digits)
+{
+    char buf[40];
+    for (int p = 1; p <= 17; p++) {
+        snprintf(buf, sizeof(buf), "%.*e", p - 1, v);
+        if (strtod(buf, NULL) == v || p == 17)
+            break;
+    }
+    const char *q = buf + (buf[0] == '-');
+    size_t n = 0;
+    for (; *q && *q != 'e'; q++)
+        if (*q != '.')
+            digits[n++] = *q;
+    while (n > 1 && digits[n - 1] == '0')
+        n--;
+    digits[n] = '\0';
+    return atoi(q + 1);
+}
+
+/* The same read back from a repr: its significant digits and the decimal
+ * exponent of the first one. */
+static int repr_digits(const char *s, char *digits)
+{
+    const char *p = s + (*s == '-'), *x = strchr(p, 'e'), *end = x ? x : p + strlen(p);
+    char all[64];
+    int na = 0, dot = -1;
+    for (const char *q = p; q < end; q++) {
+        if (*q == '.')
+            dot = na;
+        else
+            all[na++] = *q;
+    }
+    if (dot < 0)
+        dot = na;
+    int i = 0;
+    while (i < na - 1 && all[i] == '0')
+        i++;
+    int e = dot - i - 1 + (x ? atoi(x + 1) : 0), n = 0;
+    for (; i < na; i++)
+        digits[n++] = all[i];
+    while (n > 1 && digits[n - 1] == '0')
+        n--;
+    digits[n] = '\0';
+    return e;
+}
+
+/* mp_fmt_pyfloat's integer paths against printf and strtod: random
+ * significands over the whole fast range, quotients like a report's means,
+ * and the values next to powers of two and of ten. */
+static void test_pyfloat_exact(void **state)
+{
+    (void)state;
+    uint64_t x = 0x9e3779b97f4a7c15ULL;
+    for (int i = 0; i < 60000; i++) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        double v;
+        int ex = (int)(x % 64) - 15;
+        switch (i % 4) {
+        case 0:
+            v = ldexp(1.0 + (double)(x >> 12) / 4503599627370496.0, ex);
+            break;
+        case 1:
+            v = (double)(x % 100000000) / (double)(1 + (x >> 40) % 99991);
+            break;
+        case 2:
+            v = ldexp(1.0, ex);
+            for (int k = (int)(x >> 60) % 3; k > 0; k--)
+                v = nextafter(v, (x >> 59) & 1 ? INFINITY : 0.0);
+            break;
+        default:
+            v = pow(10.0, (double)((int)(x % 20) - 4));
+            for (int k = (int)(x >> 60) % 3; k > 0; k--)
+                v = nextafter(v, (x >> 59) & 1 ? INFINITY : 0.0);
+            break;
+        }
+        if (v == 0 || !isfinite(v))
+            continue;
+        char out[64], want[40], got[40];
+        mp_fmt_pyfloat(v, out, sizeof(out));
+        int we = slow_shortest(v, want), ge = repr_digits(out, got);
+        if (strcmp(want, got) != 0 || we != ge)
+            fail_msg("%.17g: repr %s, want digits %s e%d", v, out, want, we);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -293,6 +384,7 @@ int main(void)
         cmocka_unit_test(test_fs_join),
         cmocka_unit_test(test_csv_python_quoting),
         cmocka_unit_test(test_pyfloat),
+        cmocka_unit_test(test_pyfloat_exact),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
