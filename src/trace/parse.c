@@ -1206,12 +1206,16 @@ static struct pipe_rec *rec_add(struct rec_list *l)
 }
 
 /* One step of the balance between the two threads (under mu): the calling
- * thread takes more of the next chunk when it had to wait for the worker to
- * finish one, and less when the worker had to wait for its speculation or
- * finished a chunk before the calling thread could start on it. Inflating
- * and the callbacks cost about the same, so the threads are even when their
- * tokenizing shares are; the step keeps the split following the machine
- * (another process on one core) without ever changing what is parsed. */
+ * thread takes more of the next chunk when it finished its speculation
+ * before the worker reached the start of it, and less when the worker had
+ * to wait for the speculation or finished a chunk before the calling thread
+ * could start on it. (A wait of the calling thread for the worker to finish
+ * a chunk is no signal: the worker always has the chunk's last bytes and its
+ * wake-up to do after the speculation.) The worker inflates the next block
+ * while this thread delivers the last chunk's events, so the right share
+ * depends on their costs (a report's callbacks cost about what inflating
+ * does, the gap analysis's far less); the step finds it, and follows the
+ * machine (another process on one core), without changing what is parsed. */
 static void spl_adapt(struct spl *sp, int step)
 {
     int s = sp->share + step;
@@ -1463,6 +1467,9 @@ static void spl_speculate(struct spl *sp, struct spl_chunk *c)
     c->spec = SPEC_DONE;
     c->spec_n = n;
     c->spec_end = (size_t)(last - c->buf);
+    /* done before the worker came to the start: this thread can take more */
+    if (atomic_load_explicit(&c->w_pos, memory_order_relaxed) < s)
+        spl_adapt(sp, +1);
     pthread_cond_broadcast(&sp->cv);
     pthread_mutex_unlock(&sp->mu);
 }
@@ -1631,8 +1638,6 @@ static int parse_pipelined(struct mp_io_reader *r, const struct mp_trace_parse_o
         if (spec)
             spl_speculate(sp, c);
         pthread_mutex_lock(&sp->mu);
-        if (spec && sp->finished <= k && !sp->done)
-            spl_adapt(sp, +1); /* this thread waits for the worker */
         while (sp->finished <= k && !sp->done)
             pthread_cond_wait(&sp->cv, &sp->mu);
         pthread_mutex_unlock(&sp->mu);
