@@ -93,6 +93,25 @@ int mp_json_str_ascii(struct mp_buf *b, const char *s, size_t n)
     return rc ? rc : mp_buf_putc(b, '"');
 }
 
+/* Writes the decimal digits of m > 0 without its trailing zeros (they are
+ * not digits of the repr) to digits, NUL-terminated (at most 21 bytes);
+ * returns how many digits m has, trailing zeros included. */
+static int put_digits(uint64_t m, char *digits)
+{
+    char tmp[20];
+    int n = 0;
+    for (uint64_t u = m; u; u /= 10)
+        tmp[n++] = (char)('0' + (int)(u % 10)); /* least significant first */
+    int first = 0;
+    while (first < n - 1 && tmp[first] == '0')
+        first++;
+    size_t o = 0;
+    for (int i = n - 1; i >= first; i--)
+        digits[o++] = tmp[i];
+    digits[o] = '\0';
+    return n;
+}
+
 /* The fast path of shortest_digits for the values reports are made of
  * (durations, percentages, shapes): |v| in [1e-4, 1e15) with at most 15
  * significant digits. For k = 0, 1, ... fractional digits, m = v*10^k
@@ -120,20 +139,8 @@ static int shortest_digits_fixed(double v, char *digits, size_t len)
         double m = nearbyint(x);
         if (m == 0 || m / p10[k] != a)
             continue;
-        char tmp[20];
-        int n = 0;
-        for (uint64_t u = (uint64_t)m; u; u /= 10)
-            tmp[n++] = (char)('0' + (int)(u % 10));
-        /* tmp holds the digits of m, least significant first */
-        int lead = n - 1 - k; /* decimal exponent of the first digit */
-        int first = 0;        /* trailing zeros of m are not digits of the repr */
-        while (first < n - 1 && tmp[first] == '0')
-            first++;
-        size_t o = 0;
-        for (int i = n - 1; i >= first; i--)
-            digits[o++] = tmp[i];
-        digits[o] = '\0';
-        return lead;
+        /* decimal exponent of the first digit */
+        return put_digits((uint64_t)m, digits) - 1 - k;
     }
     return INT_MIN;
 }
@@ -226,17 +233,7 @@ static int shortest_digits_exact(double v, int p0, char *digits, size_t len)
         if (p == 17 || reads_back(D, p - 1 - e, M, E))
             break;
     }
-    char tmp[20];
-    int n = 0;
-    for (uint64_t u = D; u; u /= 10)
-        tmp[n++] = (char)('0' + (int)(u % 10));
-    int first = 0; /* trailing zeros are not digits of the repr */
-    while (first < n - 1 && tmp[first] == '0')
-        first++;
-    size_t o = 0;
-    for (int i = n - 1; i >= first; i--)
-        digits[o++] = tmp[i];
-    digits[o] = '\0';
+    put_digits(D, digits);
     return e;
 }
 
