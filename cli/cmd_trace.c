@@ -705,7 +705,9 @@ static int cmd_report(int argc, char **argv)
     if (rc)
         return cli_report_error(&d, rc);
     char html[4200];
+    uint64_t tw = mp_time_ns();
     rc = report_write(r, &a, html, sizeof(html), &d);
+    mp_log(MP_LOG_DEBUG, "report: write %.3f s", (double)(mp_time_ns() - tw) / 1e9);
     int ec = rc ? cli_report_error(&d, rc) : report_emit(r, &a, html, t0);
     mp_report_free(r);
     return ec;

@@ -65,6 +65,7 @@ struct mp_trace_tree {
 
 struct mp_trace_tree_opts {
     bool python_functions; /* put python_function events in the host tree */
+    bool serial;           /* build on the calling thread only */
 };
 
 int mp_trace_tree_build(const struct mp_trace_store *s, const struct mp_trace_tree_opts *o,

@@ -8,7 +8,12 @@
  *   4. host call stacks: events sorted stably by ts, one stack per thread;
  *   5. attach GPU events to the runtime calls that launched them;
  *   6. children lists in CSR form, and each GPU event's launcher.
+ * Step 4 and steps 3, 5 (the planning part) and the forward/backward links
+ * read only the store and the kinds and write disjoint arrays, so they run
+ * on two threads; the plan's links are then applied in the order the serial
+ * build uses, so the tree is the same either way.
  */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -351,7 +356,9 @@ static size_t link_lower_bound(const struct key_rec *rec, size_t n, int64_t key)
     return lo;
 }
 
-static int attach_gpu(struct mp_trace_tree *t, struct edges *e)
+/* The launch -> GPU event links, as (launch, event) edges in the order
+ * they are applied (apply_gpu); reads only the store and t->kind. */
+static int plan_gpu(const struct mp_trace_tree *t, struct edges *e)
 {
     const struct mp_trace_store *s = t->s;
     /* (pid, tid, link) -> event is only ever asked for the thread of a flow
@@ -421,22 +428,31 @@ static int attach_gpu(struct mp_trace_tree *t, struct edges *e)
             for (size_t q = lo; q < nrec && rec[q].key == link && !rc; q++) {
                 if (!mp_kind_is_gpu(t->kind[rec[q].uid]))
                     continue;
-                int32_t g = rec[q].uid;
-                t->parent[g] = (int32_t)i;
-                t->in_tree[g] = 1;
-                rc = add_edge(e, (int32_t)i, g);
+                rc = add_edge(e, (int32_t)i, rec[q].uid);
             }
             continue;
         }
         int32_t g = lo < nrec && rec[lo].key == link ? rec[lo].aux : -1;
-        if (g < 0)
-            continue;
-        t->parent[g] = (int32_t)i;
-        t->in_tree[g] = 1;
-        rc = add_edge(e, (int32_t)i, g);
+        if (g >= 0)
+            rc = add_edge(e, (int32_t)i, g);
     }
     free(rec);
     return rc;
+}
+
+/* Applies the plan after the host tree (a later link overrides an earlier
+ * parent, as it always has) and appends its edges to e. */
+static int apply_gpu(struct mp_trace_tree *t, const struct edges *plan, struct edges *e)
+{
+    if (MP_GROW(e->v, e->cap, e->n + plan->n, 4096))
+        return MP_ENOMEM;
+    for (size_t k = 0; k < plan->n; k++) {
+        const struct edge *ed = &plan->v[k];
+        t->parent[ed->child] = ed->parent;
+        t->in_tree[ed->child] = 1;
+        e->v[e->n++] = *ed;
+    }
+    return 0;
 }
 
 static int build_children(struct mp_trace_tree *t, const struct edges *e)
@@ -673,6 +689,23 @@ static int link_fwd_bwd(struct mp_trace_tree *t)
     return rc;
 }
 
+/* The second thread's part of the build: forward/backward links and the
+ * GPU link plan. */
+struct links {
+    struct mp_trace_tree *t;
+    struct edges plan;
+    int rc;
+};
+
+static void *links_main(void *arg)
+{
+    struct links *lk = arg;
+    lk->rc = link_fwd_bwd(lk->t);
+    if (!lk->rc)
+        lk->rc = plan_gpu(lk->t, &lk->plan);
+    return NULL;
+}
+
 int mp_trace_tree_build(const struct mp_trace_store *s, const struct mp_trace_tree_opts *o,
                         struct mp_trace_tree **out, struct mp_diag *d)
 {
@@ -734,11 +767,18 @@ int mp_trace_tree_build(const struct mp_trace_store *s, const struct mp_trace_tr
     }
     free(cat_kind);
     free(cat_done);
+    struct links lk = {.t = t};
+    pthread_t th;
+    bool two = !(o && o->serial) && pthread_create(&th, NULL, links_main, &lk) == 0;
     rc = build_host_tree(t, o, &e);
+    if (two)
+        pthread_join(th, NULL);
+    else
+        links_main(&lk);
+    rc = rc ? rc : lk.rc;
     if (!rc)
-        rc = link_fwd_bwd(t);
-    if (!rc)
-        rc = attach_gpu(t, &e);
+        rc = apply_gpu(t, &lk.plan, &e);
+    free(lk.plan.v);
     if (!rc)
         rc = build_children(t, &e);
     if (!rc)

@@ -1057,7 +1057,8 @@ static int report_tree(struct ctx *c, const struct mp_report_opts *o, struct mp_
     /* a capture merge builds both trees with python functions, as TraceLens does */
     bool pyf = o->python_functions || o->detect_recompute || o->group_by_parent_module ||
                o->include_call_stack;
-    struct mp_trace_tree_opts to = {.python_functions = pyf || o->capture_folder};
+    struct mp_trace_tree_opts to = {.python_functions = pyf || o->capture_folder,
+                                    .serial = o->serial};
     int rc = mp_trace_tree_build(c->s, &to, &c->t, d);
     if (rc || !o->capture_folder)
         return rc;
@@ -1227,8 +1228,10 @@ out:
     mp_roofline_memo_free(c.memo);
     free(c.cats);
     tl_argkeys_fini(&c.ak);
+    uint64_t t4 = mp_time_ns();
     mp_trace_tree_free(c.t);
     mp_trace_store_free(c.s);
+    mp_log(MP_LOG_DEBUG, "report: free %.3f s", (double)(mp_time_ns() - t4) / 1e9);
     if (rc) {
         mp_report_free(c.r);
         return rc;

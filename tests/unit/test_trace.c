@@ -557,6 +557,91 @@ static void test_numbers(void **state)
     }
 }
 
+/* Random numbers of every length from 1 to 22 digits in each part, with and
+ * without a fraction or an exponent, each followed by one of the characters
+ * that can end a number: the 8-digits-at-a-time scanner must give strtod's
+ * value (ts, dur) and strtoll's (External id) for every one. The events are
+ * parsed in one window and in small ones, so runs of digits also meet the
+ * window's end at every offset. */
+static void test_numbers_random(void **state)
+{
+    (void)state;
+
+    enum { N = 3000 };
+
+    uint64_t rng = 0x9e3779b97f4a7c15u;
+    struct mp_buf t;
+    mp_buf_init(&t, 0);
+    char(*ts)[64] = calloc(N, sizeof(*ts));
+    char(*ext)[32] = calloc(N, sizeof(*ext));
+    assert_non_null(ts);
+    assert_non_null(ext);
+    assert_int_equal(mp_buf_putc(&t, '['), 0);
+    for (size_t i = 0; i < N; i++) {
+        char *o = ts[i];
+        rng = rng * 6364136223846793005u + 1442695040888963407u;
+        uint64_t r = rng >> 11;
+        int nint = 1 + (int)(r % 22), nfrac = (int)((r >> 5) % 23), form = (int)((r >> 10) % 8);
+        if ((r >> 13) & 1)
+            *o++ = '-';
+        for (int k = 0; k < nint; k++) {
+            rng = rng * 6364136223846793005u + 1442695040888963407u;
+            *o++ = (char)('0' + (k == 0 && nint > 1 ? 1 + (rng >> 40) % 9 : (rng >> 40) % 10));
+        }
+        if (form != 0 && nfrac > 0) {
+            *o++ = '.';
+            for (int k = 0; k < nfrac; k++) {
+                rng = rng * 6364136223846793005u + 1442695040888963407u;
+                *o++ = (char)('0' + (rng >> 40) % 10);
+            }
+        }
+        if (form == 7)
+            o += sprintf(o, "e%d", (int)((r >> 20) % 40) - 20);
+        *o = '\0';
+        int ndig = 1 + (int)((r >> 30) % 18); /* within int64 */
+        char *x = ext[i];
+        for (int k = 0; k < ndig; k++) {
+            rng = rng * 6364136223846793005u + 1442695040888963407u;
+            *x++ = (char)('0' + (k == 0 && ndig > 1 ? 1 + (rng >> 40) % 9 : (rng >> 40) % 10));
+        }
+        *x = '\0';
+        static const char *const sep[] = {",", " ,", "\n,", "\t,", "\r\n,"};
+        char ev[256];
+        snprintf(ev, sizeof(ev), "%s{\"ts\":%s%s\"dur\":%s}%s\"args\":{\"External id\":%s}}",
+                 i ? "," : "", ts[i], sep[(r >> 35) % 5], ts[i], "", ext[i]);
+        /* the args object goes inside the event: rewrite "}args" as ",args" */
+        char *close = strstr(ev, "}\"args\"");
+        assert_non_null(close);
+        *close = ',';
+        assert_int_equal(mp_buf_append(&t, ev, strlen(ev)), 0);
+    }
+    assert_int_equal(mp_buf_putc(&t, ']'), 0);
+    static const size_t chunks[] = {0, 4096, 251};
+    for (size_t ci = 0; ci < sizeof(chunks) / sizeof(chunks[0]); ci++) {
+        struct coll c;
+        coll_init(&c);
+        struct mp_diag d;
+        int rc = parse_mem(t.data, t.len, chunks[ci], &c, NULL, &d);
+        if (rc)
+            fail_msg("chunk %zu: rc %d (%s)", chunks[ci], rc, d.msg);
+        assert_int_equal(c.n, N);
+        for (size_t i = 0; i < N; i++) {
+            double want = strtod(ts[i], NULL);
+            if (memcmp(&c.v[i].ts, &want, sizeof(want)) != 0 ||
+                memcmp(&c.v[i].dur, &want, sizeof(want)) != 0)
+                fail_msg("chunk %zu, %s: got ts %.17g dur %.17g, want %.17g", chunks[ci], ts[i],
+                         c.v[i].ts, c.v[i].dur, want);
+            if (!(c.v[i].flags & MP_EV_EXTID) || c.v[i].ext != strtoll(ext[i], NULL, 10))
+                fail_msg("chunk %zu, External id %s: got %lld", chunks[ci], ext[i],
+                         (long long)c.v[i].ext);
+        }
+        coll_fini(&c);
+    }
+    free(ts);
+    free(ext);
+    mp_buf_fini(&t);
+}
+
 /* "External id" / "correlation" / "id" are integers, also as integral floats. */
 static void test_integer_fields(void **state)
 {
@@ -2098,6 +2183,7 @@ int main(void)
         cmocka_unit_test(test_bare_list),
         cmocka_unit_test(test_duplicate_keys_last_wins),
         cmocka_unit_test(test_numbers),
+        cmocka_unit_test(test_numbers_random),
         cmocka_unit_test(test_integer_fields),
         cmocka_unit_test(test_string_escapes),
         cmocka_unit_test(test_cancel_and_callbacks),
