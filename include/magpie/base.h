@@ -170,6 +170,16 @@ int64_t *mp_i64map_get(const struct mp_i64map *m, int64_t key);
 /* 64-bit FNV-1a-style mixing hash (not cryptographic). */
 uint64_t mp_hash_bytes(const void *p, size_t n);
 
+/* ---- sorting ---- */
+enum mp_sort_key {
+    MP_SORT_F64, /* a double, in numeric order (-0.0 below +0.0; NaN: the caller's to exclude) */
+    MP_SORT_I64, /* an int64_t */
+};
+
+/* Stable sort of n 16-byte records, each starting with its 8-byte key, in
+ * ascending key order. 0, or MP_ENOMEM with v unchanged. */
+int mp_sort_rec16(void *v, size_t n, enum mp_sort_key kind);
+
 /* ---- time ---- */
 uint64_t mp_time_ns(void); /* CLOCK_MONOTONIC in nanoseconds */
 

@@ -3,6 +3,7 @@
  * cells (kernel_details_summary / trunc_kernel_details). */
 #include <math.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -703,15 +704,6 @@ void tl_catmemo_fini(struct tl_catmemo *m)
     free(m->cats);
 }
 
-/* The bits of a double as an unsigned key in the numeric order of the
- * doubles (NaN aside; -0.0 below +0.0). */
-static uint64_t ts_order_key(double d)
-{
-    uint64_t u;
-    memcpy(&u, &d, sizeof(u));
-    return (u >> 63) ? ~u : u | (1ULL << 63);
-}
-
 /* Whether a stable sort by ts of o gives tl_cmp_ts_idx's order: no NaN, no
  * -0.0 (equal to +0.0 there, below it by key) and indexes ascending. */
 static bool radix_ok(const struct tl_ts_idx *o, size_t n)
@@ -722,47 +714,12 @@ static bool radix_ok(const struct tl_ts_idx *o, size_t n)
     return true;
 }
 
-/* Stable LSD radix sort of o by ts, 11 bits a pass (a digit every entry
- * shares is skipped). 0 or MP_ENOMEM. */
-static int radix_sort_ts(struct tl_ts_idx *o, size_t n)
-{
-    enum { BITS = 11, NB = 1 << BITS };
-    struct tl_ts_idx *tmp = malloc(n * sizeof(*tmp));
-    size_t *cnt = malloc(NB * sizeof(size_t));
-    if (!tmp || !cnt) {
-        free(tmp);
-        free(cnt);
-        return MP_ENOMEM;
-    }
-    struct tl_ts_idx *src = o, *dst = tmp;
-    for (int shift = 0; shift < 64; shift += BITS) {
-        memset(cnt, 0, NB * sizeof(size_t));
-        for (size_t i = 0; i < n; i++)
-            cnt[(ts_order_key(src[i].ts) >> shift) & (NB - 1)]++;
-        if (cnt[(ts_order_key(src[0].ts) >> shift) & (NB - 1)] == n)
-            continue;
-        size_t sum = 0;
-        for (size_t d = 0; d < NB; d++) {
-            size_t c = cnt[d];
-            cnt[d] = sum;
-            sum += c;
-        }
-        for (size_t i = 0; i < n; i++)
-            dst[cnt[(ts_order_key(src[i].ts) >> shift) & (NB - 1)]++] = src[i];
-        struct tl_ts_idx *sw = src;
-        src = dst;
-        dst = sw;
-    }
-    if (src != o)
-        memcpy(o, src, n * sizeof(*o));
-    free(tmp);
-    free(cnt);
-    return 0;
-}
+_Static_assert(sizeof(struct tl_ts_idx) == 16 && offsetof(struct tl_ts_idx, ts) == 0,
+               "mp_sort_rec16 sorts 16-byte records keyed at their start");
 
 void tl_sort_ts_idx(struct tl_ts_idx *o, size_t n)
 {
-    if (n > 256 && radix_ok(o, n) && radix_sort_ts(o, n) == 0)
+    if (n > 256 && radix_ok(o, n) && mp_sort_rec16(o, n, MP_SORT_F64) == 0)
         return;
     bool nan = n > 16;
     for (size_t i = 0; i < n && !nan; i++)

@@ -3,6 +3,7 @@
  * intervals; exposed communication is what computation does not cover,
  * exposed memcpy what neither covers. All devices and streams are pooled. */
 #include <math.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,15 +35,6 @@ static int cmp_start(const void *a, const void *b)
     return x->s < y->s ? -1 : (x->s > y->s ? 1 : 0);
 }
 
-/* The bits of a double as an unsigned key in the numeric order of the
- * doubles (NaN and -0.0 aside). */
-static uint64_t order_key(double d)
-{
-    uint64_t u;
-    memcpy(&u, &d, sizeof(u));
-    return (u >> 63) ? ~u : u | (1ULL << 63);
-}
-
 /* Whether the merged intervals come out the same whatever the order of
  * equal starts: no NaN, no -0.0 (equal to +0.0 but printed apart), no end
  * before its start. */
@@ -56,43 +48,8 @@ static bool ties_harmless(const struct ivs *a)
     return true;
 }
 
-/* Sorts a by start, stably: LSD radix over 11-bit digits of the start's
- * order key (a digit all intervals share is skipped). 0 or MP_ENOMEM. */
-static int radix_sort(struct ivs *a)
-{
-    enum { BITS = 11, NB = 1 << BITS };
-    struct iv *tmp = malloc(a->n * sizeof(*tmp));
-    size_t *cnt = malloc(NB * sizeof(size_t));
-    if (!tmp || !cnt) {
-        free(tmp);
-        free(cnt);
-        return MP_ENOMEM;
-    }
-    struct iv *src = a->v, *dst = tmp;
-    for (int shift = 0; shift < 64; shift += BITS) {
-        memset(cnt, 0, NB * sizeof(size_t));
-        for (size_t i = 0; i < a->n; i++)
-            cnt[(order_key(src[i].s) >> shift) & (NB - 1)]++;
-        if (cnt[(order_key(src[0].s) >> shift) & (NB - 1)] == a->n)
-            continue;
-        size_t sum = 0;
-        for (size_t d = 0; d < NB; d++) {
-            size_t c = cnt[d];
-            cnt[d] = sum;
-            sum += c;
-        }
-        for (size_t i = 0; i < a->n; i++)
-            dst[cnt[(order_key(src[i].s) >> shift) & (NB - 1)]++] = src[i];
-        struct iv *sw = src;
-        src = dst;
-        dst = sw;
-    }
-    if (src != a->v)
-        memcpy(a->v, src, a->n * sizeof(*src));
-    free(tmp);
-    free(cnt);
-    return 0;
-}
+_Static_assert(sizeof(struct iv) == 16 && offsetof(struct iv, s) == 0,
+               "mp_sort_rec16 sorts 16-byte records keyed at their start");
 
 /* Sorts by start and merges touching or overlapping intervals in place.
  * The merge depends only on the starts' order when ties are harmless: then
@@ -102,7 +59,7 @@ static int merge(struct ivs *a)
     if (a->n == 0)
         return 0;
     if (a->n > 64 && ties_harmless(a)) {
-        if (radix_sort(a))
+        if (mp_sort_rec16(a->v, a->n, MP_SORT_F64))
             return MP_ENOMEM;
     } else {
         qsort(a->v, a->n, sizeof(*a->v), cmp_start);

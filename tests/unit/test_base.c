@@ -331,6 +331,78 @@ static int repr_digits(const char *s, char *digits)
     return e;
 }
 
+/* mp_sort_rec16 against qsort by (key, original position), for both key
+ * kinds, on keys with many ties, negative values, the int64 extremes and
+ * spreads that make some digits common to all keys (skipped passes). */
+struct rec16 {
+    union {
+        double d;
+        int64_t i;
+    } k;
+
+    int64_t pos;
+};
+
+static int cmp_rec16_f64(const void *a, const void *b)
+{
+    const struct rec16 *x = a, *y = b;
+    if (x->k.d != y->k.d)
+        return x->k.d < y->k.d ? -1 : 1;
+    if (signbit(x->k.d) != signbit(y->k.d)) /* -0.0 before +0.0 */
+        return signbit(x->k.d) ? -1 : 1;
+    return x->pos < y->pos ? -1 : (x->pos > y->pos);
+}
+
+static int cmp_rec16_i64(const void *a, const void *b)
+{
+    const struct rec16 *x = a, *y = b;
+    if (x->k.i != y->k.i)
+        return x->k.i < y->k.i ? -1 : 1;
+    return x->pos < y->pos ? -1 : (x->pos > y->pos);
+}
+
+static void test_sort_rec16(void **state)
+{
+    (void)state;
+
+    enum { N = 20000 };
+    struct rec16 *v = malloc(N * sizeof(*v)), *want = malloc(N * sizeof(*v));
+    assert_non_null(v);
+    assert_non_null(want);
+    uint64_t rng = 12345;
+    for (int kind = 0; kind < 2; kind++) {
+        for (int spread = 0; spread < 4; spread++) {
+            size_t n = spread == 3 ? 2 : N;
+            for (size_t i = 0; i < n; i++) {
+                rng = rng * 6364136223846793005u + 1442695040888963407u;
+                uint64_t r = rng >> 16;
+                v[i].pos = (int64_t)i;
+                if (kind == 0) {
+                    static const double small[] = {-0.0, 0.0, 1.5, -1.5, 1e300, -1e-300};
+                    v[i].k.d = spread == 0   ? (double)(r % 1000) - 500.0 /* ties */
+                               : spread == 1 ? 5152402429458.044 + (double)(r % 100000) * 0.001
+                                             : small[r % 6];
+                } else {
+                    static const int64_t edge[] = {INT64_MIN, INT64_MAX, -1, 0, 1};
+                    v[i].k.i = spread == 0   ? (int64_t)(r % 1000) - 500
+                               : spread == 1 ? (int64_t)(r << 20) /* full range, both signs */
+                                             : edge[r % 5];
+                }
+            }
+            memcpy(want, v, n * sizeof(*v));
+            qsort(want, n, sizeof(*want), kind == 0 ? cmp_rec16_f64 : cmp_rec16_i64);
+            assert_int_equal(mp_sort_rec16(v, n, kind == 0 ? MP_SORT_F64 : MP_SORT_I64), 0);
+            for (size_t i = 0; i < n; i++)
+                if (v[i].pos != want[i].pos)
+                    fail_msg("kind %d spread %d: position %zu holds record %lld, want %lld", kind,
+                             spread, i, (long long)v[i].pos, (long long)want[i].pos);
+        }
+    }
+    assert_int_equal(mp_sort_rec16(v, 0, MP_SORT_I64), 0);
+    free(v);
+    free(want);
+}
+
 /* mp_fmt_pyfloat's integer paths against printf and strtod: random
  * significands over the whole fast range, quotients like a report's means,
  * and the values next to powers of two and of ten. */
@@ -385,6 +457,7 @@ int main(void)
         cmocka_unit_test(test_csv_python_quoting),
         cmocka_unit_test(test_pyfloat),
         cmocka_unit_test(test_pyfloat_exact),
+        cmocka_unit_test(test_sort_rec16),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
