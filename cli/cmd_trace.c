@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <magpie/capture.h>
 #include <magpie/gap.h>
@@ -616,10 +617,79 @@ static int report_arch(struct report_args *a, struct mp_roofline_arch *arch)
 }
 
 /* Write step: the CSVs, report.html (path in html), --xlsx, --roofline-simple. */
-static int report_write(const struct mp_report *r, const struct report_args *a, char *html,
-                        size_t html_cap, struct mp_diag *d)
+/* The sheets go to disk while the later ones are built: each is staged
+ * (written and flushed to a temporary file by a background thread) as soon
+ * as it is final, and renamed into place after the whole report was built,
+ * so a failed run leaves the output directory as it was. */
+struct sheet_stage {
+    struct mp_fs_stage *st;
+    const char *dir;
+};
+
+static char *sheet_path(const char *dir, const char *name)
 {
-    int rc = mp_report_write_csvs(r, a->out_dir, d);
+    size_t n = strlen(dir) + strlen(name) + 6;
+    char *p = malloc(n);
+    if (p)
+        snprintf(p, n, "%s/%s.csv", dir, name);
+    return p;
+}
+
+static void stage_sheet(const struct mp_report_sheet *s, void *user)
+{
+    const struct sheet_stage *ss = user;
+    char *path = sheet_path(ss->dir, s->name);
+    if (path) /* not staged (out of memory): the commit writes it */
+        (void)mp_fs_stage_put(ss->st, path, s->csv.data ? s->csv.data : "", s->csv.len);
+    free(path);
+}
+
+/* The outermost directory of dir that does not exist yet (NULL when dir
+ * exists or on out of memory): what a failed run removes again. */
+static char *first_missing_dir(const char *dir)
+{
+    char *p = mp_strdup(dir), *top = NULL;
+    while (p && *p && !mp_fs_is_dir(p)) {
+        free(top);
+        top = mp_strdup(p);
+        char *slash = strrchr(p, '/');
+        if (!slash || slash == p)
+            break;
+        *slash = '\0';
+    }
+    free(p);
+    return top;
+}
+
+/* Removes dir and its parents up to top, as long as they are empty. */
+static void remove_made_dirs(const char *dir, const char *top)
+{
+    char *p = mp_strdup(dir);
+    while (p && rmdir(p) == 0 && strcmp(p, top) != 0) {
+        char *slash = strrchr(p, '/');
+        if (!slash || slash == p)
+            break;
+        *slash = '\0';
+    }
+    free(p);
+}
+
+static int report_write(const struct mp_report *r, const struct report_args *a,
+                        struct mp_fs_stage *st, char *html, size_t html_cap, struct mp_diag *d)
+{
+    int rc = 0;
+    if (st) {
+        for (size_t i = 0; i < r->n && !rc; i++) {
+            char *path = sheet_path(a->out_dir, r->sheets[i].name);
+            rc = path ? mp_fs_stage_commit(st, path,
+                                           r->sheets[i].csv.data ? r->sheets[i].csv.data : "",
+                                           r->sheets[i].csv.len, d)
+                      : mp_diag_set(d, MP_ENOMEM, "out of memory");
+            free(path);
+        }
+    } else {
+        rc = mp_report_write_csvs(r, a->out_dir, d);
+    }
     if (!rc) {
         const char *base = strrchr(a->trace, '/');
         snprintf(html, html_cap, "%s/report.html", a->out_dir);
@@ -700,13 +770,29 @@ static int cmd_report(int argc, char **argv)
     struct mp_diag d;
     mp_diag_clear(&d);
     uint64_t t0 = mp_time_ns();
+    /* the directory is made before the sheets are staged in it, and removed
+     * again (when still empty) if the report fails */
+    char *made = first_missing_dir(a.out_dir);
+    struct sheet_stage ss = {.dir = a.out_dir};
+    if (mp_fs_mkdirs(a.out_dir, &d) == 0 && (ss.st = mp_fs_stage_new()) != NULL) {
+        a.o.on_sheet = stage_sheet;
+        a.o.on_sheet_user = &ss;
+    }
+    mp_diag_clear(&d); /* a directory that cannot be made is reported by the write */
     rc = mp_report_build(a.trace, &a.o, &r, &d);
     cli_progress_finish(p);
-    if (rc)
+    if (rc) {
+        mp_fs_stage_free(ss.st);
+        if (made)
+            remove_made_dirs(a.out_dir, made);
+        free(made);
         return cli_report_error(&d, rc);
+    }
+    free(made);
     char html[4200];
     uint64_t tw = mp_time_ns();
-    rc = report_write(r, &a, html, sizeof(html), &d);
+    rc = report_write(r, &a, ss.st, html, sizeof(html), &d);
+    mp_fs_stage_free(ss.st);
     mp_log(MP_LOG_DEBUG, "report: write %.3f s", (double)(mp_time_ns() - tw) / 1e9);
     int ec = rc ? cli_report_error(&d, rc) : report_emit(r, &a, html, t0);
     mp_report_free(r);

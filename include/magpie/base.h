@@ -187,6 +187,23 @@ uint64_t mp_time_ns(void); /* CLOCK_MONOTONIC in nanoseconds */
 /* Writes data to path atomically: a temp file in the same directory, fsync,
  * rename. On failure the old file (if any) is untouched. */
 int mp_fs_write_atomic(const char *path, const void *data, size_t len, struct mp_diag *d);
+/* Staged atomic writes: files whose content is known early are written and
+ * flushed by a background thread while the caller goes on, and put in place
+ * (renamed) only when the caller commits them, so a run that fails before
+ * its commits leaves every existing file as it was. */
+struct mp_fs_stage;
+/* NULL when no thread can be started (then write with mp_fs_write_atomic). */
+struct mp_fs_stage *mp_fs_stage_new(void);
+/* Queues a copy of data as the content of path. Thread-safe. 0 or MP_ENOMEM
+ * (nothing queued: commit then writes it). */
+int mp_fs_stage_put(struct mp_fs_stage *st, const char *path, const void *data, size_t len);
+/* Puts path in place with exactly data: the staged copy (waited for) when it
+ * holds the same bytes and was written, else a fresh mp_fs_write_atomic. */
+int mp_fs_stage_commit(struct mp_fs_stage *st, const char *path, const void *data, size_t len,
+                       struct mp_diag *d);
+/* Waits for the thread, removes the temporary files of uncommitted paths and
+ * frees st (NULL is ignored). */
+void mp_fs_stage_free(struct mp_fs_stage *st);
 /* mkdir -p. */
 int mp_fs_mkdirs(const char *path, struct mp_diag *d);
 bool mp_fs_is_dir(const char *path);

@@ -17,6 +17,8 @@
 
 struct mp_capture_stats;
 
+struct mp_report_sheet;
+
 struct mp_report_opts {
     bool kernel_summary;                 /* --enable_kernel_summary */
     bool short_kernel_study;             /* --short_kernel_study */
@@ -58,6 +60,12 @@ struct mp_report_opts {
     /* everything on the calling thread: no parse pipeline (trace.h) and no
      * second thread for sheets; the output is the same either way */
     bool serial;
+    /* Called once with each sheet as soon as its CSV is final, while later
+     * sheets are still being built, from the thread that built it (two may
+     * call at once); the sheet moves afterwards: copy what is needed. The
+     * CLI writes the sheets to disk from here, in the background. */
+    void (*on_sheet)(const struct mp_report_sheet *s, void *user);
+    void *on_sheet_user;
 };
 
 void mp_report_opts_defaults(struct mp_report_opts *o);
@@ -118,6 +126,11 @@ struct mp_report {
     size_t n_points;
     struct mp_report_cat *cats;
     size_t n_cats;
+    /* mp_report_opts.on_sheet while the sheets are built, NULL after; the
+     * sheets before n_final were handed to it (internal) */
+    void (*on_sheet)(const struct mp_report_sheet *s, void *user);
+    void *on_sheet_user;
+    size_t n_final;
 };
 
 /* Builds every enabled sheet for the trace at path. */

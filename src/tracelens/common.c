@@ -17,8 +17,19 @@
 
 /* ---- sheets ---- */
 
+/* Hands the last sheet of r to r->on_sheet once (sheets are built one after
+ * the other: a sheet is final when the next begins, or when its builder ends). */
+void tl_sheets_final(struct mp_report *r)
+{
+    if (r->on_sheet && r->n && r->n > r->n_final) {
+        r->n_final = r->n;
+        r->on_sheet(&r->sheets[r->n - 1], r->on_sheet_user);
+    }
+}
+
 struct mp_buf *tl_new_sheet(struct mp_report *r, const char *name)
 {
+    tl_sheets_final(r); /* a new sheet: the last one is complete */
     struct mp_report_sheet *ns = mp_reallocarray(r->sheets, r->n + 1, sizeof(*ns));
     if (!ns)
         return NULL;

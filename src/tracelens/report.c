@@ -962,6 +962,8 @@ static void side_run(struct side *sd, int what)
         sd->n_ops = c->r->n;
     if (!rc && (what & SIDE_PERF) && c->t->has_cpu_ops)
         rc = tl_sheets_perf(c->r, c->t, sd->arch, c->o, sd->annot, sd->ov, c->memo, tl_new_sheet);
+    if (!rc && (what & SIDE_PERF))
+        tl_sheets_final(c->r);
     sd->rc = rc;
 }
 
@@ -1130,6 +1132,8 @@ static int report_sheets(struct ctx *c, const struct mp_roofline_arch *arch, con
     sd.c.category = (struct mp_i64map){0};
     sd.c.cats = NULL;
     sd.c.ncats = sd.c.capcats = 0;
+    sd.out.on_sheet = c->r->on_sheet;
+    sd.out.on_sheet_user = c->r->on_sheet_user;
     pthread_t side_th;
     bool side = false;
     if (!rc && !ov && !c->o->serial) {
@@ -1157,6 +1161,8 @@ static int report_sheets(struct ctx *c, const struct mp_roofline_arch *arch, con
         side_run(&sd, SIDE_PERF);
     if (!rc)
         rc = sheets_tail(c);
+    if (!rc)
+        tl_sheets_final(c->r);
     if (side)
         pthread_join(side_th, NULL);
     if (!rc && !sd.rc)
@@ -1194,6 +1200,8 @@ int mp_report_build(const char *path, const struct mp_report_opts *o, struct mp_
         rc = mp_diag_set(d, MP_ENOMEM, "out of memory");
         goto out;
     }
+    c.r->on_sheet = o->on_sheet;
+    c.r->on_sheet_user = o->on_sheet_user;
     c.r->events = c.s->n;
     c.r->gpu_events = c.t->n_gpu;
     c.r->gpu_linked = c.t->n_gpu_linked;
@@ -1218,6 +1226,7 @@ int mp_report_build(const char *path, const struct mp_report_opts *o, struct mp_
     mp_log(MP_LOG_DEBUG, "report: load %.3f s, tree %.3f s, indexes %.3f s, sheets %.3f s",
            (double)(t1 - t0) / 1e9, (double)(t2 - t1) / 1e9, (double)(t3 - t2) / 1e9,
            (double)(mp_time_ns() - t3) / 1e9);
+    c.r->on_sheet = NULL;
     free(annot);
     tl_overlap_free(ov);
     if (rc)

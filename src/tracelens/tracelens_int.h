@@ -76,6 +76,7 @@ struct tl_emit;
 
 /* Adds an empty sheet to r; its CSV buffer, NULL when out of memory. */
 struct mp_buf *tl_new_sheet(struct mp_report *r, const char *name);
+void tl_sheets_final(struct mp_report *r);
 /* Adds sheet name to r and starts its CSV: csv writes to the sheet, whose
  * header line is the texts that follow (up to a NULL) and a line end. */
 int tl_csv_sheet(struct mp_report *r, const char *name, struct mp_csv *csv, ...);

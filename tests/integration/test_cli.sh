@@ -166,5 +166,25 @@ if [ ! -f "$t/r5/ops_unique_args_kl_overlap.csv" ] ||
     fails=$((fails + 1))
 fi
 
+# Sheets are staged on a background thread while the report is built and
+# renamed into place at the end: the files are those of a serial write, no
+# temporary file is left, and a run that fails leaves the output directory
+# as it was (existing files untouched, a directory it made removed).
+check report-staged 0 "$MAGPIE" trace report "$tr" -o "$t/r6" -q --no-summary
+n6=$(find "$t/r6" -type f | wc -l)
+if [ "$n6" -lt 10 ] || find "$t/r6" -name '*.tmp.*' | grep -q .; then
+    echo "FAIL report-staged: $n6 files, or temporary files left"
+    fails=$((fails + 1))
+fi
+mkdir -p "$t/r7" && echo keep >"$t/r7/ops_summary.csv"
+printf '{"traceEvents": [\n{"ph": "X", "name": "a", "ts": 1, "dur": 1},\n' >"$t/cut.json"
+check report-fail-keeps 2 "$MAGPIE" trace report "$t/cut.json" -o "$t/r7" -q
+if [ "$(cat "$t/r7/ops_summary.csv")" != keep ] || [ "$(ls -A "$t/r7" | wc -l)" != 1 ]; then
+    echo "FAIL report-fail-keeps: the existing output directory changed"
+    fails=$((fails + 1))
+fi
+check report-fail-nodir 2 "$MAGPIE" trace report "$t/cut.json" -o "$t/r8/a/b" -q
+[ -e "$t/r8" ] && { echo "FAIL report-fail-nodir: $t/r8 left behind"; fails=$((fails + 1)); }
+
 echo "$fails failure(s)"
 [ "$fails" = 0 ]

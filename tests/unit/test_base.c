@@ -1,5 +1,6 @@
 /* Unit tests for src/base and src/fmt: diag, buf, array growth, arena,
  * interner, atomic writes, CSV quoting and Python-style float text. */
+#include <dirent.h>
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -168,6 +169,81 @@ static void test_arena_and_intern(void **state)
     assert_int_equal(mp_intern_len(in, z), 3);
     assert_int_equal(mp_intern_count(in), 5002);
     mp_intern_free(in);
+}
+
+static size_t read_small(const char *path, char *buf, size_t cap)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return SIZE_MAX;
+    size_t n = fread(buf, 1, cap - 1, f);
+    buf[n] = '\0';
+    fclose(f);
+    return n;
+}
+
+static size_t count_entries(const char *dir)
+{
+    DIR *dd = opendir(dir);
+    size_t n = 0;
+    for (struct dirent *e; dd && (e = readdir(dd)) != NULL;)
+        n += e->d_name[0] != '.';
+    if (dd)
+        closedir(dd);
+    return n;
+}
+
+/* Staged writes: a committed path holds the commit's bytes (the staged copy
+ * when equal, a fresh write when the data changed after staging or was never
+ * staged); uncommitted paths leave nothing behind, not even a temporary. */
+static void test_fs_stage(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/mp_stage_XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char a[300], b[300], c[300], u[300], got[64];
+    snprintf(a, sizeof(a), "%s/a.csv", dir);
+    snprintf(b, sizeof(b), "%s/b.csv", dir);
+    snprintf(c, sizeof(c), "%s/c.csv", dir);
+    snprintf(u, sizeof(u), "%s/u.csv", dir);
+    struct mp_diag d;
+    mp_diag_clear(&d);
+    assert_int_equal(mp_fs_write_atomic(u, "kept", 4, &d), 0);
+    struct mp_fs_stage *st = mp_fs_stage_new();
+    assert_non_null(st);
+    assert_int_equal(mp_fs_stage_put(st, a, "alpha", 5), 0);
+    assert_int_equal(mp_fs_stage_put(st, b, "beta", 4), 0);
+    assert_int_equal(mp_fs_stage_put(st, u, "replaced", 8), 0); /* never committed */
+    assert_int_equal(mp_fs_stage_put(st, c, "", 0), 0);
+    assert_int_equal(mp_fs_stage_commit(st, a, "alpha", 5, &d), 0);
+    assert_int_equal(mp_fs_stage_commit(st, b, "BETA!", 5, &d), 0); /* changed since */
+    assert_int_equal(mp_fs_stage_commit(st, c, "", 0, &d), 0);
+    char never[300];
+    snprintf(never, sizeof(never), "%s/n.csv", dir);
+    assert_int_equal(mp_fs_stage_commit(st, never, "n", 1, &d), 0); /* not staged */
+    mp_fs_stage_free(st);
+    assert_int_equal(read_small(a, got, sizeof(got)), 5);
+    assert_string_equal(got, "alpha");
+    assert_int_equal(read_small(b, got, sizeof(got)), 5);
+    assert_string_equal(got, "BETA!");
+    assert_int_equal(read_small(c, got, sizeof(got)), 0);
+    assert_int_equal(read_small(never, got, sizeof(got)), 1);
+    assert_int_equal(read_small(u, got, sizeof(got)), 4);
+    assert_string_equal(got, "kept");
+    assert_int_equal(count_entries(dir), 5); /* a b c n u: no temporary left */
+    /* freed with nothing committed: nothing written at all */
+    st = mp_fs_stage_new();
+    assert_non_null(st);
+    char z[300];
+    snprintf(z, sizeof(z), "%s/z.csv", dir);
+    assert_int_equal(mp_fs_stage_put(st, z, "zz", 2), 0);
+    mp_fs_stage_free(st);
+    assert_false(mp_fs_exists(z));
+    assert_int_equal(count_entries(dir), 5);
+    mp_fs_stage_free(NULL);
+    char cmd[400];
+    snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+    assert_int_equal(system(cmd), 0);
 }
 
 static void test_fs_join(void **state)
@@ -453,6 +529,7 @@ int main(void)
         cmocka_unit_test(test_grow),
         cmocka_unit_test(test_arena_and_intern),
         cmocka_unit_test(test_atomic_write),
+        cmocka_unit_test(test_fs_stage),
         cmocka_unit_test(test_fs_join),
         cmocka_unit_test(test_csv_python_quoting),
         cmocka_unit_test(test_pyfloat),
