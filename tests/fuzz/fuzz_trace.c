@@ -16,7 +16,8 @@
  * validate UTF-8), NaN/Infinity and lone surrogates (Python's json accepts
  * them, jansson does not), nesting beyond our 256 levels, repeated
  * "traceEvents" keys, integers and reals beyond jansson's range, NUL in
- * object keys, gzip input. Any mismatch calls __builtin_trap().
+ * object keys, a NUL byte between tokens (jansson ends a number there and
+ * goes on), gzip input. Any mismatch calls __builtin_trap().
  */
 #include <stdbool.h>
 #include <stdint.h>
@@ -285,6 +286,11 @@ static bool skip_differential(const uint8_t *data, size_t size)
             depth--;
         } else if (ch == 'N' || ch == 'I') {
             return true; /* NaN / Infinity */
+        } else if (ch == 0) {
+            /* a NUL byte between tokens is not JSON (Python's json rejects
+             * it, as we do), but jansson takes one after a number as the
+             * end of its text: [{"id":-29<NUL>}] loads as [{"id": -29}] */
+            return true;
         }
     }
     if (max_depth > 200)
