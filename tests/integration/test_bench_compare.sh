@@ -150,7 +150,7 @@ if [ -x "$CALIB" ]; then
     "$CALIB" --schedule "$W/sched.json" --port-file "$W/calib.port" --exit-after-s 120 \
         >/dev/null 2>&1 &
     SRV=$!
-    for _ in $(seq 400); do [ -s "$W/calib.port" ] && break; sleep 0.05; done
+    for _ in $(seq 2400); do [ -s "$W/calib.port" ] && break; sleep 0.05; done # <= 120 s
     BENCHMARK_BASE_URL=http://127.0.0.1:$(cat "$W/calib.port") timeout 120 "$MAGPIE" benchmark \
         vllm --model calib-model --run-mode local --concurrency 4 --input-len 8 --output-len 8 \
         --num-prompts 40 --env NUM_WARMUPS=4 --repeat 3 -o "$W/rep" -q >"$W/rep.out" 2>&1

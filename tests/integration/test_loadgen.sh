@@ -34,7 +34,7 @@ start_server() { # schedule-file
     "$CALIB" --schedule "$1" --port-file "$W/port" --log "$W/srv.jsonl" --exit-after-s 120 \
         >"$W/srv.out" 2>&1 &
     SRV=$!
-    for _ in $(seq 100); do [ -s "$W/port" ] && break; sleep 0.05; done
+    for _ in $(seq 2400); do [ -s "$W/port" ] && break; sleep 0.05; done # <= 120 s
     PORT=$(cat "$W/port")
 }
 

@@ -22,6 +22,17 @@ fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 
 # ---- raw stdio: framing, errors, negotiation (no SDK needed) ----
 rpc() { printf '%s\n' "$@" | timeout 60 "$MAGPIE" mcp 2>>"$t/stderr"; }
+# Keeps a server's stdin open until the reply to request 2 is in FILE: end of
+# input cancels a call still running, so the wait must outlast the slowest
+# call on a loaded machine (ASan build, other jobs): up to 200 s, and it
+# ends as soon as the reply is there.
+answered() {
+    local end=$((SECONDS + 200))
+    until [ -s "$1" ] && grep -q '"id":2' "$1"; do
+        [ "$SECONDS" -ge "$end" ] && break
+        sleep 0.1
+    done
+}
 out=$(rpc '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2024-11-05","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}' \
     'not json' '[1]' '{"jsonrpc":"2.0","id":2,"method":"nope"}' '{"jsonrpc":"1.0","id":3,"method":"ping"}' \
     '{"jsonrpc":"2.0","id":4,"method":"tools/call","params":[]}' '{"jsonrpc":"2.0","id":5,"method":"ping"}' \
@@ -57,9 +68,9 @@ if [ -f "${MP_BIN:-}/libstub_nvml.so" ]; then
     gpurpc() { # stdin stays open until the call is answered
         (printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18"}}' \
             "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"configure_gpu\",\"arguments\":$1}}"
-         for _ in $(seq 100); do [ -s "$t/gpu.out" ] && grep -q '"id":2' "$t/gpu.out" && break; sleep 0.1; done) |
+         answered "$t/gpu.out") |
             MAGPIE_NVML_LIB=$MP_BIN/libstub_nvml.so STUB_NVML_STATE=$t/nvml.state STUB_NVML_LOG=$t/nvml.log \
-                timeout 60 "$MAGPIE" mcp >"$t/gpu.out" 2>>"$t/stderr"
+                timeout 240 "$MAGPIE" mcp >"$t/gpu.out" 2>>"$t/stderr"
         grep '"id":2' "$t/gpu.out"
     }
     out=$(gpurpc '{"device_ids":[1],"power_limit_watts":450,"gpu_clock_mhz":[1400,1500],"dry_run":true}')
@@ -82,8 +93,8 @@ fi
 rayrpc() { # stdin stays open until the call is answered
     (printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18"}}' \
         "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"$1\",\"arguments\":$2}}"
-     for _ in $(seq 100); do [ -s "$t/ray.out" ] && grep -q '"id":2' "$t/ray.out" && break; sleep 0.1; done) |
-        timeout 60 "$MAGPIE" mcp >"$t/ray.out" 2>>"$t/stderr"
+     answered "$t/ray.out") |
+        timeout 240 "$MAGPIE" mcp >"$t/ray.out" 2>>"$t/stderr"
     grep '"id":2' "$t/ray.out"
     rm -f "$t/ray.out"
 }
@@ -213,7 +224,7 @@ client cancel --stdio "$MAGPIE" --mode legacy --work "$t/cancel-stdio" || fail "
 
 "$MAGPIE" mcp --transport streamable-http --port 0 --port-file "$t/port" 2>"$t/http.log" &
 pids+=($!)
-for _ in $(seq 100); do [ -s "$t/port" ] && break; sleep 0.1; done
+for _ in $(seq 1200); do [ -s "$t/port" ] && break; sleep 0.1; done
 P=$(cat "$t/port" 2>/dev/null)
 [ -n "$P" ] || { fail "HTTP server did not start"; cat "$t/http.log"; exit 1; }
 URL=http://127.0.0.1:$P/mcp
@@ -243,7 +254,7 @@ client sessions --url "$URL" -n 16 --work "$t" || fail "16 sessions"
 MAGPIE_MCP_TOKEN=s3cret "$MAGPIE" mcp --transport streamable-http --host 0.0.0.0 --port 0 \
     --port-file "$t/port2" 2>"$t/http2.log" &
 pids+=($!)
-for _ in $(seq 100); do [ -s "$t/port2" ] && break; sleep 0.1; done
+for _ in $(seq 1200); do [ -s "$t/port2" ] && break; sleep 0.1; done
 P2=$(cat "$t/port2" 2>/dev/null)
 grep -q "warning: MCP server bound to 0.0.0.0" "$t/http2.log" || fail "no warning for 0.0.0.0"
 code=$(curl -s -o /dev/null -w '%{http_code}' -X POST "http://127.0.0.1:$P2/mcp" -d '{}')

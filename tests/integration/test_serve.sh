@@ -424,7 +424,7 @@ FAKE_ENGINE_TAG="ext-$TAG" setsid python3 "$MP_SRC/tests/tools/fake_engine.py" s
     --port "$P" >"$W/ext.log" 2>&1 &
 EXT=$!
 EXTRA_PIDS+=("-$EXT")
-for _ in $(seq 100); do healthy "http://127.0.0.1:$P/health" && break; sleep 0.1; done
+for _ in $(seq 1200); do healthy "http://127.0.0.1:$P/health" && break; sleep 0.1; done
 PORT=$P timeout 60 "$MAGPIE" benchmark "${ADHOC[@]}" -o "$W/taken" -q >"$W/taken.out" 2>&1
 RC=$?
 WS=$(report "$W/taken")
@@ -451,7 +451,7 @@ if [ -x "$CALIB" ]; then
     "$CALIB" --schedule "$W/calib.json" --port-file "$W/calib.port" --exit-after-s 200 \
         >"$W/calib.out" 2>&1 &
     EXTRA_PIDS+=("$!")
-    for _ in $(seq 100); do [ -s "$W/calib.port" ] && break; sleep 0.05; done
+    for _ in $(seq 2400); do [ -s "$W/calib.port" ] && break; sleep 0.05; done # <= 120 s
     export BENCHMARK_BASE_URL=http://127.0.0.1:$(cat "$W/calib.port")
     ONE=(vllm --model calib-model --run-mode local --concurrency 4 --input-len 8 --output-len 4
         --num-prompts 20 --env NUM_WARMUPS=0)
@@ -501,7 +501,7 @@ P=$(free_port)
 FAKE_ENGINE_ITL_MS=20 PORT=$P "$MAGPIE" benchmark "${ADHOC[@]}" --output-len 64 \
     --num-prompts 40 --env NUM_WARMUPS=0 --timeout 60 -o "$W/sigint" -q >"$W/sigint.out" 2>&1 &
 MP=$!
-for _ in $(seq 100); do
+for _ in $(seq 1200); do
     healthy "http://127.0.0.1:$P/health" && break
     sleep 0.1
 done
