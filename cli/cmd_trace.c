@@ -626,22 +626,10 @@ struct sheet_stage {
     const char *dir;
 };
 
-static char *sheet_path(const char *dir, const char *name)
-{
-    size_t n = strlen(dir) + strlen(name) + 6;
-    char *p = malloc(n);
-    if (p)
-        snprintf(p, n, "%s/%s.csv", dir, name);
-    return p;
-}
-
 static void stage_sheet(const struct mp_report_sheet *s, void *user)
 {
     const struct sheet_stage *ss = user;
-    char *path = sheet_path(ss->dir, s->name);
-    if (path) /* not staged (out of memory): the commit writes it */
-        (void)mp_fs_stage_put(ss->st, path, s->csv.data ? s->csv.data : "", s->csv.len);
-    free(path);
+    (void)mp_report_stage_sheet(ss->st, ss->dir, s); /* not staged: the commit writes it */
 }
 
 /* The outermost directory of dir that does not exist yet (NULL when dir
@@ -677,19 +665,7 @@ static void remove_made_dirs(const char *dir, const char *top)
 static int report_write(const struct mp_report *r, const struct report_args *a,
                         struct mp_fs_stage *st, char *html, size_t html_cap, struct mp_diag *d)
 {
-    int rc = 0;
-    if (st) {
-        for (size_t i = 0; i < r->n && !rc; i++) {
-            char *path = sheet_path(a->out_dir, r->sheets[i].name);
-            rc = path ? mp_fs_stage_commit(st, path,
-                                           r->sheets[i].csv.data ? r->sheets[i].csv.data : "",
-                                           r->sheets[i].csv.len, d)
-                      : mp_diag_set(d, MP_ENOMEM, "out of memory");
-            free(path);
-        }
-    } else {
-        rc = mp_report_write_csvs(r, a->out_dir, d);
-    }
+    int rc = mp_report_commit_csvs(r, a->out_dir, st, d);
     if (!rc) {
         const char *base = strrchr(a->trace, '/');
         snprintf(html, html_cap, "%s/report.html", a->out_dir);

@@ -138,6 +138,14 @@ int mp_report_build(const char *path, const struct mp_report_opts *o, struct mp_
                     struct mp_diag *d);
 /* Writes each sheet as <dir>/<name>.csv (atomically). */
 int mp_report_write_csvs(const struct mp_report *r, const char *dir, struct mp_diag *d);
+/* Queues sheet s on st as <dir>/<name>.csv (for an mp_report_opts.on_sheet
+ * callback). 0, MP_ENOMEM or MP_EINVAL (path too long); a sheet not staged
+ * is written by the commit. */
+int mp_report_stage_sheet(struct mp_fs_stage *st, const char *dir, const struct mp_report_sheet *s);
+/* mp_report_write_csvs, except that a sheet staged on st with the same bytes
+ * is renamed into place instead of written again (st NULL: the same). */
+int mp_report_commit_csvs(const struct mp_report *r, const char *dir, struct mp_fs_stage *st,
+                          struct mp_diag *d);
 void mp_report_free(struct mp_report *r);
 
 /* ---- multi-rank collective report (src/tracelens/nccl.c) ----

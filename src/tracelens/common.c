@@ -21,7 +21,7 @@
  * the other: a sheet is final when the next begins, or when its builder ends). */
 void tl_sheets_final(struct mp_report *r)
 {
-    if (r->on_sheet && r->n && r->n > r->n_final) {
+    if (r->on_sheet && r->n > r->n_final) {
         r->n_final = r->n;
         r->on_sheet(&r->sheets[r->n - 1], r->on_sheet_user);
     }

@@ -1249,16 +1249,42 @@ out:
     return 0;
 }
 
-int mp_report_write_csvs(const struct mp_report *r, const char *dir, struct mp_diag *d)
+/* <dir>/<name>.csv into path; false when it does not fit */
+static bool sheet_csv_path(const char *dir, const char *name, char *path, size_t cap)
+{
+    int n = snprintf(path, cap, "%s/%s.csv", dir, name);
+    return n >= 0 && (size_t)n < cap;
+}
+
+int mp_report_stage_sheet(struct mp_fs_stage *st, const char *dir, const struct mp_report_sheet *s)
+{
+    char path[4200];
+    if (!sheet_csv_path(dir, s->name, path, sizeof(path)))
+        return MP_EINVAL; /* not staged: the commit reports it */
+    return mp_fs_stage_put(st, path, s->csv.data ? s->csv.data : "", s->csv.len);
+}
+
+int mp_report_commit_csvs(const struct mp_report *r, const char *dir, struct mp_fs_stage *st,
+                          struct mp_diag *d)
 {
     int rc = mp_fs_mkdirs(dir, d);
     for (size_t i = 0; i < r->n && !rc; i++) {
+        const struct mp_report_sheet *s = &r->sheets[i];
+        const char *data = s->csv.data ? s->csv.data : "";
         char path[4200];
-        snprintf(path, sizeof(path), "%s/%s.csv", dir, r->sheets[i].name);
-        rc = mp_fs_write_atomic(path, r->sheets[i].csv.data ? r->sheets[i].csv.data : "",
-                                r->sheets[i].csv.len, d);
+        if (!sheet_csv_path(dir, s->name, path, sizeof(path)))
+            rc = mp_diag_set(d, MP_EINVAL, "path too long: '%s/%s.csv'", dir, s->name);
+        else if (st)
+            rc = mp_fs_stage_commit(st, path, data, s->csv.len, d);
+        else
+            rc = mp_fs_write_atomic(path, data, s->csv.len, d);
     }
     return rc;
+}
+
+int mp_report_write_csvs(const struct mp_report *r, const char *dir, struct mp_diag *d)
+{
+    return mp_report_commit_csvs(r, dir, NULL, d);
 }
 
 void mp_report_free(struct mp_report *r)
