@@ -66,6 +66,10 @@ for l in open(sys.argv[1]):
 # changes nothing, a call sets the limit, reset puts the default back
 if [ -f "${MP_BIN:-}/libstub_nvml.so" ]; then
     gpurpc() { # stdin stays open until the call is answered
+        # the last call's reply must go first: the feeder could find its
+        # "id":2 before the shell on the right truncates the file, close stdin
+        # at once and so cancel this call (2 of 30 runs under load did)
+        rm -f "$t/gpu.out"
         (printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18"}}' \
             "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"configure_gpu\",\"arguments\":$1}}"
          answered "$t/gpu.out") |
@@ -91,12 +95,12 @@ fi
 # the Ray tools without a cluster (tests/integration/test_ray.sh runs them on a real one):
 # an unreachable head and a bad address are tool errors naming the address, at once
 rayrpc() { # stdin stays open until the call is answered
+    rm -f "$t/ray.out" # as in gpurpc: no reply of an earlier call may be there
     (printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18"}}' \
         "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"$1\",\"arguments\":$2}}"
      answered "$t/ray.out") |
         timeout 240 "$MAGPIE" mcp >"$t/ray.out" 2>>"$t/stderr"
     grep '"id":2' "$t/ray.out"
-    rm -f "$t/ray.out"
 }
 out=$(rayrpc ray_task_status '{"task_id":"0123abcd","ray_cluster_address":"http://127.0.0.1:1"}')
 grep -q '"isError":true' <<<"$out" && grep -q 'not reachable at http://127.0.0.1:1' <<<"$out" ||
