@@ -21,18 +21,28 @@ fails=0
 fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 
 # ---- raw stdio: framing, errors, negotiation (no SDK needed) ----
+# rpc MSG...: for requests answered while they are read (no tool runs): end
+# of input comes right after them
 rpc() { printf '%s\n' "$@" | timeout 60 "$MAGPIE" mcp 2>>"$t/stderr"; }
-# Keeps a server's stdin open until the reply to request 2 is in FILE: end of
-# input cancels a call still running, so the wait must outlast the slowest
-# call on a loaded machine (ASan build, other jobs): up to 200 s, and it
-# ends as soon as the reply is there.
-answered() {
-    local end=$((SECONDS + 200))
-    until [ -s "$1" ] && grep -q '"id":2' "$1"; do
-        [ "$SECONDS" -ge "$end" ] && break
-        sleep 0.1
-    done
+# rpc_until ID MSG...: keeps the server's stdin open until the reply to
+# request ID is out, and prints every reply. End of input cancels a call
+# still running, so the wait must outlast the slowest call on a loaded
+# machine (ASan build, other jobs): up to 200 s, ending as soon as the
+# reply is there. The reply file is removed first: a feeder that found an
+# earlier call's reply there before the new server's redirect truncated it
+# closed stdin at once and cancelled the call (2 of 30 loaded runs).
+rpc_until() {
+    local id=$1 f="$t/until.out"
+    shift
+    rm -f "$f"
+    (
+        printf '%s\n' "$@"
+        end=$((SECONDS + 200))
+        until grep -q "\"id\":$id[,}]" "$f" 2>/dev/null || [ "$SECONDS" -ge "$end" ]; do sleep 0.1; done
+    ) | timeout 240 "$MAGPIE" mcp >"$f" 2>>"$t/stderr"
+    cat "$f"
 }
+INIT='{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18"}}'
 out=$(rpc '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2024-11-05","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}' \
     'not json' '[1]' '{"jsonrpc":"2.0","id":2,"method":"nope"}' '{"jsonrpc":"1.0","id":3,"method":"ping"}' \
     '{"jsonrpc":"2.0","id":4,"method":"tools/call","params":[]}' '{"jsonrpc":"2.0","id":5,"method":"ping"}' \
@@ -56,7 +66,8 @@ grep -q '^\[{"jsonrpc":"2.0","id":3,"result":{}},{"jsonrpc":"2.0","id":4,"result
     fail "2025-03-26 batch: $out"
 grep -q '"message":"Invalid Request: empty batch"' <<<"$out" || fail "empty batch"
 # stdout carries protocol messages only
-rpc '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"hardware_spec"}}' >"$t/only.out"
+rpc_until 1 '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"hardware_spec"}}' >"$t/only.out"
+grep -q '^{"jsonrpc":"2.0","id":1,"result":{"content"' "$t/only.out" || fail "hardware_spec on stdio: $(head -c 300 "$t/only.out")"
 python3 -c '
 import json, sys
 for l in open(sys.argv[1]):
@@ -65,17 +76,10 @@ for l in open(sys.argv[1]):
 # configure_gpu on the stub NVML (tests/tools/stub_nvml.c, never a real GPU): a dry run
 # changes nothing, a call sets the limit, reset puts the default back
 if [ -f "${MP_BIN:-}/libstub_nvml.so" ]; then
-    gpurpc() { # stdin stays open until the call is answered
-        # the last call's reply must go first: the feeder could find its
-        # "id":2 before the shell on the right truncates the file, close stdin
-        # at once and so cancel this call (2 of 30 runs under load did)
-        rm -f "$t/gpu.out"
-        (printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18"}}' \
-            "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"configure_gpu\",\"arguments\":$1}}"
-         answered "$t/gpu.out") |
-            MAGPIE_NVML_LIB=$MP_BIN/libstub_nvml.so STUB_NVML_STATE=$t/nvml.state STUB_NVML_LOG=$t/nvml.log \
-                timeout 240 "$MAGPIE" mcp >"$t/gpu.out" 2>>"$t/stderr"
-        grep '"id":2' "$t/gpu.out"
+    gpurpc() {
+        MAGPIE_NVML_LIB=$MP_BIN/libstub_nvml.so STUB_NVML_STATE=$t/nvml.state STUB_NVML_LOG=$t/nvml.log \
+            rpc_until 2 "$INIT" "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"configure_gpu\",\"arguments\":$1}}" |
+            grep '"id":2'
     }
     out=$(gpurpc '{"device_ids":[1],"power_limit_watts":450,"gpu_clock_mhz":[1400,1500],"dry_run":true}')
     grep -q '"structuredContent":{"action":"configure","config":{"power_limit_watts":450.0,"gpu_clock_mhz":\[1400,1500\],"mem_clock_mhz":null},"results":{"1":true},"dry_run":true' <<<"$out" ||
@@ -94,13 +98,9 @@ else
 fi
 # the Ray tools without a cluster (tests/integration/test_ray.sh runs them on a real one):
 # an unreachable head and a bad address are tool errors naming the address, at once
-rayrpc() { # stdin stays open until the call is answered
-    rm -f "$t/ray.out" # as in gpurpc: no reply of an earlier call may be there
-    (printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18"}}' \
-        "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"$1\",\"arguments\":$2}}"
-     answered "$t/ray.out") |
-        timeout 240 "$MAGPIE" mcp >"$t/ray.out" 2>>"$t/stderr"
-    grep '"id":2' "$t/ray.out"
+rayrpc() {
+    rpc_until 2 "$INIT" "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"$1\",\"arguments\":$2}}" |
+        grep '"id":2'
 }
 out=$(rayrpc ray_task_status '{"task_id":"0123abcd","ray_cluster_address":"http://127.0.0.1:1"}')
 grep -q '"isError":true' <<<"$out" && grep -q 'not reachable at http://127.0.0.1:1' <<<"$out" ||
