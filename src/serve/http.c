@@ -22,13 +22,27 @@ static size_t on_body(char *p, size_t sz, size_t n, void *user)
     return mp_buf_append(b, p, len) ? 0 : len;
 }
 
+int serve_http_init(struct mp_diag *d)
+{
+    static bool inited;
+    if (inited)
+        return 0;
+    if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
+        return mp_diag_set(
+            d, MP_EIO,
+            "the HTTP client library libcurl.so.4 cannot be used, and it is needed to "
+            "probe the engine and send the load: install libcurl4 (nothing was "
+            "started)");
+    inited = true;
+    return 0;
+}
+
 int serve_http(const char *method, const char *url, double timeout_s, long *status,
                struct mp_buf *body, char *err, size_t err_len)
 {
-    static bool inited;
-    if (!inited) {
-        curl_global_init(CURL_GLOBAL_DEFAULT);
-        inited = true;
+    if (serve_http_init(NULL) != 0) {
+        snprintf(err, err_len, "libcurl could not be loaded");
+        return MP_EIO;
     }
     *status = 0;
     if (err_len)

@@ -1524,6 +1524,10 @@ int mp_serve_run(const struct mp_serve_config *c, const struct mp_serve_run_opts
     int rc = mp_serve_config_validate(c, d);
     if (rc)
         return rc;
+    /* without libcurl no probe can succeed: the readiness wait would run out
+     * its whole timeout with an engine loading for nothing */
+    if ((rc = serve_http_init(d)))
+        return rc;
     struct mp_serve_result *res = calloc(1, sizeof(*res));
     if (!res)
         return mp_diag_set(d, MP_ENOMEM, "out of memory");

@@ -11,6 +11,9 @@
 #include <magpie/base.h>
 #include <magpie/serve.h>
 
+/* Loads and initialises libcurl once (lazy, src/lazy/curl.c); an error names the
+ * library and the package when it cannot be loaded. */
+int serve_http_init(struct mp_diag *d);
 /* One HTTP request with an empty body (POST) or none (GET). Returns 0 when a
  * response arrived (*status set), MP_ETIMEOUT, or MP_EIO with the reason in err. */
 int serve_http(const char *method, const char *url, double timeout_s, long *status,

@@ -365,6 +365,16 @@ check "never-ready: within the limit ($ELAPSED s)" 'python3 -c "import sys; sys.
 check "never-ready: error" 'jq_ "$R" "r[\"errors\"][0]" | grep -q "engine not ready after 3 s"'
 check "never-ready: no engine process left" '[ "$(orphans)" = 0 ]'
 
+# libcurl cannot be loaded (an empty file found first by LD_LIBRARY_PATH): no
+# probe could ever answer, so the run ends at once, before an engine starts
+mkdir -p "$W/nocurl"
+: >"$W/nocurl/libcurl.so.4"
+LD_LIBRARY_PATH=$W/nocurl${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} run nocurl "${ADHOC[@]}" --ready-timeout 60
+check "no libcurl: exit 1 within seconds ($ELAPSED s)" '[ "$RC" = 1 ] && python3 -c "import sys; sys.exit(not $ELAPSED < 30)"'
+check "no libcurl: says what to install" 'grep -q "cannot load libcurl.so.4: .*file too short; install libcurl4" "$W/nocurl.err" &&
+    grep -q "error: the HTTP client library libcurl.so.4 cannot be used.*install libcurl4 (nothing was started)" "$W/nocurl.err"'
+check "no libcurl: no workspace, no engine" '[ -z "$WS" ] && [ "$(orphans)" = 0 ]'
+
 # killed mid-run: ~12 s of load; the engine leader gets SIGKILL once it has
 # completed two requests (not after a fixed time: on a loaded machine the
 # client may not have finished one by then)
