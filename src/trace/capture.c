@@ -796,15 +796,6 @@ static int plan_apply(struct plan *p, struct cap_file **files, struct mp_trace_s
 
 /* ---- execution_details.json ---- */
 
-static char *join(const char *dir, const char *name)
-{
-    size_t len = strlen(dir) + strlen(name) + 2;
-    char *p = malloc(len);
-    if (p)
-        snprintf(p, len, "%s/%s", dir, name);
-    return p;
-}
-
 static void entries_free(struct cap_entry *e, size_t n)
 {
     for (size_t i = 0; i < n; i++)
@@ -849,7 +840,7 @@ static int read_details(const char *folder, const char *jpath, json_t *root, str
         e[k].bs = json_is_integer(jb) ? (int64_t)json_integer_value(jb) : json_is_true(jb);
         e[k].piecewise = mode[0] == 'P';
         const char *fn = json_string_value(jf);
-        char *path = fn ? join(folder, fn) : NULL;
+        char *path = fn ? mp_fs_join(folder, fn) : NULL;
         struct stat st;
         if (path && stat(path, &st) == 0 && S_ISREG(st.st_mode)) {
             e[k].path = path;
@@ -1082,7 +1073,7 @@ static int infer_details(const char *folder, const struct mp_step_patterns *pat,
                          "no execution_details.json and no *.json / *.json.gz capture traces");
     }
     for (size_t k = 0; k < n && !rc; k++) {
-        char *path = join(folder, names[k]);
+        char *path = mp_fs_join(folder, names[k]);
         rc = path ? classify_trace(path, names[k], pat, arr, d)
                   : mp_diag_set(d, MP_ENOMEM, "out of memory");
         free(path);
@@ -1343,7 +1334,7 @@ int mp_capture_merge(struct mp_trace_store *s, struct mp_trace_tree *t,
     struct step_root *steps = NULL;
     int32_t *launches = NULL;
     size_t nsteps = 0, nlaunch = 0, lcap = 0;
-    char *jpath = join(o->folder, "execution_details.json");
+    char *jpath = mp_fs_join(o->folder, "execution_details.json");
     struct stat sb;
     int rc = 0;
     if (!jpath) {
