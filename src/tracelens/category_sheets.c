@@ -59,6 +59,16 @@ struct psheet {
      * copy; -1 before it */
     int32_t *slot_row;
     size_t cap_slot_row;
+    /* TraceLens's groupby frame for this sheet holds rows magpie keeps
+     * elsewhere or not at all (the backward ops it moves out of _fwd after
+     * grouping, the forward convolutions it drops from _bwd): whether the
+     * frame's rows come in key order is then unknown */
+    bool hidden_rows;
+    /* set by render for the sheet's own frame (part 0) when its order is
+     * known: whether its rows come in key order, and whether each column
+     * pandas sums has a NaN anywhere in it (pandas then sums every group
+     * with Kahan) */
+    bool exact, in_key_order, nan_kt, nan_tbs, nan_tfs, nan_pct;
 };
 
 /* The text of param column j of row r (the last one given), NULL when the
@@ -237,10 +247,22 @@ static double first_num(const struct psheet *sh, const struct tl_group *g, size_
 }
 
 /* stats of a row field over the non-missing values (pandas skipna) */
+/* The statistics of column off over group g, summed as pandas sums it:
+ * np.add.reduceat when the frame's rows come in key order and the column
+ * has no NaN anywhere in the frame (sheets of a known frame), else as
+ * tl_group_stats_over decides from the group alone. */
 static int num_stats(const struct psheet *sh, const struct tl_group *g, size_t off,
                      struct tl_stats *st, size_t *count)
 {
-    return tl_group_stats_over(g, sh->rows, sizeof(*sh->rows), off, st, count);
+    struct tl_group c = *g; /* a shallow copy: only the flag may differ */
+    if (sh->exact && g->part == 0) {
+        bool nan = off == offsetof(struct prow, kt)    ? sh->nan_kt
+                   : off == offsetof(struct prow, tbs) ? sh->nan_tbs
+                   : off == offsetof(struct prow, tfs) ? sh->nan_tfs
+                                                       : true;
+        c.ids_sorted = sh->in_key_order && !nan;
+    }
+    return tl_group_stats_over(&c, sh->rows, sizeof(*sh->rows), off, st, count);
 }
 
 static int args_first_cell(const struct mp_trace_tree *t, const struct psheet *sh,
@@ -434,15 +456,17 @@ static int group_prows(const struct mp_trace_tree *t, const struct psheet *sh, b
 }
 
 /* Sorts the groups by the sort column Kernel Time (µs)_sum as pandas sums
- * it: the rows of a groupby(sort=True) with several groups are taken as not
- * in key order (Kahan), one group's as sorted (np.add.reduceat). */
+ * it. A groupby(sort=True) whose rows already come in key order is summed
+ * with np.add.reduceat (num_stats); where the frame is not known (hidden
+ * rows, the kl_overlap twins, the rows moved from _fwd) one group is taken
+ * as in order and several as not. */
 static int sort_pgroups(const struct psheet *sh, struct tl_groups *gs, bool ov)
 {
     int rc = 0;
     for (size_t q = 0; q < gs->ng && !rc; q++) {
         struct tl_stats st = {0};
         size_t cnt = 0;
-        gs->g[q].ids_sorted = gs->ng == 1;
+        gs->g[q].ids_sorted = sh->exact && gs->g[q].part == 0 ? sh->in_key_order : gs->ng == 1;
         rc = num_stats(sh, &gs->g[q], offsetof(struct prow, kt), &st, &cnt);
         gs->g[q].kt_sum = st.sum;
     }
@@ -498,7 +522,9 @@ static int measure_pgroup(struct tl_emit *e, bool arch)
         if (r->rl.valid && !isnan(r->rl.pct))
             v[k++] = r->rl.pct;
     }
-    rc = tl_group_stats(v, k, G->ids_sorted && k == G->n, &e->st[PS_PCT]);
+    bool sorted = e->sh->exact && G->part == 0 ? e->sh->in_key_order && !e->sh->nan_pct
+                                               : G->ids_sorted && k == G->n;
+    rc = tl_group_stats(v, k, sorted, &e->st[PS_PCT]);
     e->cnt[PS_PCT] = k;
     free(v);
     return rc;
@@ -717,6 +743,56 @@ static int emit_pgroup(struct tl_emit *e, unsigned when)
     return rc ? rc : mp_csv_end_row(e->csv);
 }
 
+/* pandas' order of two rows' groupby keys: name, then the param columns in
+ * the sheet's column order (texts by code point, a missing value after
+ * every text: dropna=False), num_kernels, is_recompute. */
+static int cmp_pkey(const struct mp_trace_tree *t, const struct psheet *sh, const struct prow *a,
+                    const struct prow *b, bool by_nk)
+{
+    const char *na = mp_trace_tree_name(t, a->uid), *nb = mp_trace_tree_name(t, b->uid);
+    int c = na == nb ? 0 : strcmp(na, nb);
+    for (int j = 0; j < sh->npkeys && !c; j++) {
+        bool none_a, none_b;
+        const char *ta = row_param(sh, a, j, &none_a), *tb = row_param(sh, b, j, &none_b);
+        bool miss_a = !ta || none_a, miss_b = !tb || none_b;
+        if (miss_a || miss_b)
+            c = (int)miss_a - (int)miss_b;
+        else if (ta != tb)
+            c = strcmp(ta, tb);
+    }
+    if (!c && by_nk && a->nk != b->nk)
+        c = a->nk < b->nk ? -1 : 1;
+    return c ? c : (int)a->recompute - (int)b->recompute;
+}
+
+/* What pandas' groupby(sort=True) of the sheet's own frame (part 0, nested
+ * rows left out when fix_nested) will find: whether its rows' group ids
+ * never decrease, and which summed columns hold a NaN. Only for a frame
+ * magpie holds whole (no hidden rows, not the kl_overlap twin). */
+static void frame_order(const struct mp_trace_tree *t, struct psheet *sh, bool by_nk,
+                        bool fix_nested, bool ov)
+{
+    sh->exact = !sh->hidden_rows && !ov;
+    sh->in_key_order = true;
+    sh->nan_kt = sh->nan_tbs = sh->nan_tfs = sh->nan_pct = false;
+    if (!sh->exact)
+        return;
+    const struct prow *prev = NULL;
+    for (size_t i = 0; i < sh->n; i++) {
+        const struct prow *r = &sh->rows[i];
+        if (r->part != 0 || (fix_nested && r->nested))
+            continue;
+        if (prev && sh->in_key_order && cmp_pkey(t, sh, prev, r, by_nk) > 0)
+            sh->in_key_order = false;
+        prev = r;
+        sh->nan_kt |= isnan(r->kt);
+        sh->nan_tbs |= isnan(r->tbs);
+        sh->nan_tfs |= isnan(r->tfs);
+        /* Pct Roofline: a row without roofline figures is NaN there too */
+        sh->nan_pct |= !r->rl.valid || isnan(r->rl.pct);
+    }
+}
+
 /* One per-category sheet; with ov its kl_overlap twin: the groups also split
  * by the overlapping kernel names (ordered after the total of their name and
  * params), three more column blocks, no roofline-plot points. */
@@ -728,6 +804,7 @@ static int render(struct mp_report *rep, const char *sheet_name, const struct mp
     unsigned when = PC_PARAM | (ov ? PC_OV : 0) | (by_nk ? PC_NK : 0) |
                     (t->recompute ? PC_RECOMP : 0) | (arch ? PC_ARCH : 0);
     struct tl_groups gs = {0};
+    frame_order(t, sh, by_nk, fix_nested, ov != NULL);
     int rc = group_prows(t, sh, by_nk, fix_nested, ov, &gs);
     rc = rc ? rc : sort_pgroups(sh, &gs, ov != NULL);
     struct mp_csv csv;
@@ -839,12 +916,15 @@ int tl_sheets_perf(struct mp_report *r, const struct mp_trace_tree *t,
         }
         if (inf) {
             /* forward sheets only; the backward ops TraceLens files under
-             * the forward family are dropped */
+             * the forward family are dropped (after its groupby) */
             if (!name_in(name, moved_to_bwd))
                 rc = add_row(&sheets[k], t, annot, memo, (int32_t)i, arch, false, 0);
+            else
+                sheets[k].hidden_rows = true;
             continue;
         }
         if (name_in(name, moved_to_bwd)) {
+            sheets[k].hidden_rows = true; /* grouped with _fwd's rows, then moved */
             if (nmoved + 2 > cap_moved) {
                 size_t nc = cap_moved ? cap_moved * 2 : 64;
                 int32_t *nm = mp_reallocarray(moved, nc, sizeof(int32_t));
@@ -863,6 +943,8 @@ int tl_sheets_perf(struct mp_report *r, const struct mp_trace_tree *t,
         /* backward metrics only for ops with their own linked backward node */
         if (!rc && t->bwd_of[i] >= 0 && !name_in(name, never_bwd))
             rc = add_row(&bsheets[k], t, annot, memo, (int32_t)i, arch, true, 0);
+        else if (t->bwd_of[i] >= 0 && strcmp(name, "vllm::unified_attention_with_output") != 0)
+            bsheets[k].hidden_rows = true; /* in _bwd's groupby, dropped after it */
     }
     for (size_t m = 0; m + 1 < nmoved && !rc; m += 2)
         rc = add_row(&bsheets[moved[m]], t, annot, memo, moved[m + 1], arch, false, 1);

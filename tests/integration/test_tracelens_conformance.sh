@@ -181,17 +181,13 @@ done
 # two short-kernel groups whose sums tie only in pandas' order of additions,
 # with rows interleaved (Kahan) and grouped (np.add.reduceat); TraceLens
 # (pandas 3.1.1) orders the tied rows by first appearance. Every float cell
-# must be the same double; BinaryElementwise of the grouped trace is a
-# groupby(sort=True) over several groups whose rows come in key order, which
-# magpie does not detect yet (Kahan there): compared with the tolerance
+# must be the same double, BinaryElementwise of the grouped trace included:
+# a groupby(sort=True) over several groups whose rows come in key order
 S=$SRC/tests/fixtures/tracelens_sums
 SUMS="gpu_timeline ops_summary_by_category ops_summary ops_unique_args unified_perf_summary GEMM BinaryElementwise kernel_summary short_kernel_histogram short_kernels_summary"
-EXACT=--exact SHEETS=$SUMS run_case "$S/interleaved.json.gz" "$S/interleaved" --enable_kernel_summary \
-    --short_kernel_study
-EXACT=--exact SHEETS=${SUMS/ BinaryElementwise/} run_case "$S/sorted.json.gz" "$S/sorted" \
-    --enable_kernel_summary --short_kernel_study
-SHEETS=BinaryElementwise run_case "$S/sorted.json.gz" "$S/sorted" --enable_kernel_summary \
-    --short_kernel_study
+for c in interleaved sorted; do
+    EXACT=--exact SHEETS=$SUMS run_case "$S/$c.json.gz" "$S/$c" --enable_kernel_summary --short_kernel_study
+done
 # the pseudo-op families on synthetic traces (pseudo_synth.py): each trace
 # against TraceLens's sheets made plain (NAME/) and with python frames in the
 # tree (NAME_py/: --group_by_parent_module --include_call_stack
