@@ -458,8 +458,8 @@ static int group_prows(const struct mp_trace_tree *t, const struct psheet *sh, b
 /* Sorts the groups by the sort column Kernel Time (µs)_sum as pandas sums
  * it. A groupby(sort=True) whose rows already come in key order is summed
  * with np.add.reduceat (num_stats); where the frame is not known (hidden
- * rows, the kl_overlap twins, the rows moved from _fwd) one group is taken
- * as in order and several as not. */
+ * rows, the rows moved from _fwd) one group is taken as in order and
+ * several as not. */
 static int sort_pgroups(const struct psheet *sh, struct tl_groups *gs, bool ov)
 {
     int rc = 0;
@@ -745,9 +745,11 @@ static int emit_pgroup(struct tl_emit *e, unsigned when)
 
 /* pandas' order of two rows' groupby keys: name, then the param columns in
  * the sheet's column order (texts by code point, a missing value after
- * every text: dropna=False), num_kernels, is_recompute. */
+ * every text: dropna=False), num_kernels, with ov the overlapping kernel
+ * names as str() gives them (None, here "", before every list's "['"),
+ * is_recompute. */
 static int cmp_pkey(const struct mp_trace_tree *t, const struct psheet *sh, const struct prow *a,
-                    const struct prow *b, bool by_nk)
+                    const struct prow *b, bool by_nk, const struct tl_overlap *ov)
 {
     const char *na = mp_trace_tree_name(t, a->uid), *nb = mp_trace_tree_name(t, b->uid);
     int c = na == nb ? 0 : strcmp(na, nb);
@@ -762,17 +764,20 @@ static int cmp_pkey(const struct mp_trace_tree *t, const struct psheet *sh, cons
     }
     if (!c && by_nk && a->nk != b->nk)
         c = a->nk < b->nk ? -1 : 1;
+    if (!c && ov)
+        c = strcmp(tl_ovinfo_names(tl_overlap_launcher(ov, a->uid)),
+                   tl_ovinfo_names(tl_overlap_launcher(ov, b->uid)));
     return c ? c : (int)a->recompute - (int)b->recompute;
 }
 
 /* What pandas' groupby(sort=True) of the sheet's own frame (part 0, nested
  * rows left out when fix_nested) will find: whether its rows' group ids
  * never decrease, and which summed columns hold a NaN. Only for a frame
- * magpie holds whole (no hidden rows, not the kl_overlap twin). */
+ * magpie holds whole (no hidden rows). */
 static void frame_order(const struct mp_trace_tree *t, struct psheet *sh, bool by_nk,
-                        bool fix_nested, bool ov)
+                        bool fix_nested, const struct tl_overlap *ov)
 {
-    sh->exact = !sh->hidden_rows && !ov;
+    sh->exact = !sh->hidden_rows;
     sh->in_key_order = true;
     sh->nan_kt = sh->nan_tbs = sh->nan_tfs = sh->nan_pct = false;
     if (!sh->exact)
@@ -782,7 +787,7 @@ static void frame_order(const struct mp_trace_tree *t, struct psheet *sh, bool b
         const struct prow *r = &sh->rows[i];
         if (r->part != 0 || (fix_nested && r->nested))
             continue;
-        if (prev && sh->in_key_order && cmp_pkey(t, sh, prev, r, by_nk) > 0)
+        if (prev && sh->in_key_order && cmp_pkey(t, sh, prev, r, by_nk, ov) > 0)
             sh->in_key_order = false;
         prev = r;
         sh->nan_kt |= isnan(r->kt);
@@ -804,7 +809,7 @@ static int render(struct mp_report *rep, const char *sheet_name, const struct mp
     unsigned when = PC_PARAM | (ov ? PC_OV : 0) | (by_nk ? PC_NK : 0) |
                     (t->recompute ? PC_RECOMP : 0) | (arch ? PC_ARCH : 0);
     struct tl_groups gs = {0};
-    frame_order(t, sh, by_nk, fix_nested, ov != NULL);
+    frame_order(t, sh, by_nk, fix_nested, ov);
     int rc = group_prows(t, sh, by_nk, fix_nested, ov, &gs);
     rc = rc ? rc : sort_pgroups(sh, &gs, ov != NULL);
     struct mp_csv csv;
