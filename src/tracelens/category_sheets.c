@@ -64,12 +64,19 @@ struct psheet {
      * grouping, the forward convolutions it drops from _bwd): whether the
      * frame's rows come in key order is then unknown */
     bool hidden_rows;
-    /* set by render for the sheet's own frame (part 0) when its order is
-     * known: whether its rows come in key order, and whether each column
-     * pandas sums has a NaN anywhere in it (pandas then sums every group
-     * with Kahan) */
-    bool exact, in_key_order, nan_kt, nan_tbs, nan_tfs, nan_pct;
+    /* set by render for the sheet's own frame (part 0) when it has no
+     * hidden rows: whether its rows come in key order, and whether each
+     * column pandas sums has a NaN anywhere in it (pandas then sums every
+     * group with Kahan) */
+    bool in_key_order, nan_kt, nan_tbs, nan_tfs, nan_pct;
 };
+
+/* Whether group g comes from the sheet's own groupby frame and magpie holds
+ * that frame whole, so that its key order and NaN columns are known. */
+static bool frame_known(const struct psheet *sh, const struct tl_group *g)
+{
+    return !sh->hidden_rows && g->part == 0;
+}
 
 /* The text of param column j of row r (the last one given), NULL when the
  * row lacks it; *none tells a None value. */
@@ -246,21 +253,20 @@ static double first_num(const struct psheet *sh, const struct tl_group *g, size_
     return tl_group_first(g, sh->rows, sizeof(*sh->rows), off);
 }
 
-/* stats of a row field over the non-missing values (pandas skipna) */
-/* The statistics of column off over group g, summed as pandas sums it:
- * np.add.reduceat when the frame's rows come in key order and the column
- * has no NaN anywhere in the frame (sheets of a known frame), else as
+/* The statistics of row field off over group g's non-missing values
+ * (pandas skipna), summed as pandas sums them: in a known frame np.add.reduceat
+ * only when the column has no NaN anywhere in the frame, else as
  * tl_group_stats_over decides from the group alone. */
 static int num_stats(const struct psheet *sh, const struct tl_group *g, size_t off,
                      struct tl_stats *st, size_t *count)
 {
     struct tl_group c = *g; /* a shallow copy: only the flag may differ */
-    if (sh->exact && g->part == 0) {
+    if (frame_known(sh, g)) {
         bool nan = off == offsetof(struct prow, kt)    ? sh->nan_kt
                    : off == offsetof(struct prow, tbs) ? sh->nan_tbs
                    : off == offsetof(struct prow, tfs) ? sh->nan_tfs
                                                        : true;
-        c.ids_sorted = sh->in_key_order && !nan;
+        c.ids_sorted = g->ids_sorted && !nan;
     }
     return tl_group_stats_over(&c, sh->rows, sizeof(*sh->rows), off, st, count);
 }
@@ -466,7 +472,7 @@ static int sort_pgroups(const struct psheet *sh, struct tl_groups *gs, bool ov)
     for (size_t q = 0; q < gs->ng && !rc; q++) {
         struct tl_stats st = {0};
         size_t cnt = 0;
-        gs->g[q].ids_sorted = sh->exact && gs->g[q].part == 0 ? sh->in_key_order : gs->ng == 1;
+        gs->g[q].ids_sorted = frame_known(sh, &gs->g[q]) ? sh->in_key_order : gs->ng == 1;
         rc = num_stats(sh, &gs->g[q], offsetof(struct prow, kt), &st, &cnt);
         gs->g[q].kt_sum = st.sum;
     }
@@ -522,8 +528,7 @@ static int measure_pgroup(struct tl_emit *e, bool arch)
         if (r->rl.valid && !isnan(r->rl.pct))
             v[k++] = r->rl.pct;
     }
-    bool sorted = e->sh->exact && G->part == 0 ? e->sh->in_key_order && !e->sh->nan_pct
-                                               : G->ids_sorted && k == G->n;
+    bool sorted = G->ids_sorted && (frame_known(e->sh, G) ? !e->sh->nan_pct : k == G->n);
     rc = tl_group_stats(v, k, sorted, &e->st[PS_PCT]);
     e->cnt[PS_PCT] = k;
     free(v);
@@ -777,10 +782,9 @@ static int cmp_pkey(const struct mp_trace_tree *t, const struct psheet *sh, cons
 static void frame_order(const struct mp_trace_tree *t, struct psheet *sh, bool by_nk,
                         bool fix_nested, const struct tl_overlap *ov)
 {
-    sh->exact = !sh->hidden_rows;
     sh->in_key_order = true;
     sh->nan_kt = sh->nan_tbs = sh->nan_tfs = sh->nan_pct = false;
-    if (!sh->exact)
+    if (sh->hidden_rows)
         return;
     const struct prow *prev = NULL;
     for (size_t i = 0; i < sh->n; i++) {
@@ -946,10 +950,12 @@ int tl_sheets_perf(struct mp_report *r, const struct mp_trace_tree *t,
             rc = add_row(&sheets[k], t, annot, memo, (int32_t)i, arch, false, 0);
         }
         /* backward metrics only for ops with their own linked backward node */
-        if (!rc && t->bwd_of[i] >= 0 && !name_in(name, never_bwd))
-            rc = add_row(&bsheets[k], t, annot, memo, (int32_t)i, arch, true, 0);
-        else if (t->bwd_of[i] >= 0 && strcmp(name, "vllm::unified_attention_with_output") != 0)
-            bsheets[k].hidden_rows = true; /* in _bwd's groupby, dropped after it */
+        if (!rc && t->bwd_of[i] >= 0) {
+            if (!name_in(name, never_bwd))
+                rc = add_row(&bsheets[k], t, annot, memo, (int32_t)i, arch, true, 0);
+            else if (strcmp(name, "vllm::unified_attention_with_output") != 0)
+                bsheets[k].hidden_rows = true; /* in _bwd's groupby, dropped after it */
+        }
     }
     for (size_t m = 0; m + 1 < nmoved && !rc; m += 2)
         rc = add_row(&bsheets[moved[m]], t, annot, memo, moved[m + 1], arch, false, 1);
