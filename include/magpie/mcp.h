@@ -25,7 +25,41 @@ struct mp_mcp_opts {
     const char *auth_token; /* HTTP: required bearer token, NULL = none */
     const char *port_file;  /* HTTP: write the bound port here once listening (tests) */
     int max_sessions;       /* HTTP: legacy sessions kept at once (default 256) */
+    /* Bounds (0 = the default in parentheses; docs/mcp.md "Security model"). */
+    const char *const *allowed_hosts; /* HTTP: extra Host/Origin names, NULL-terminated */
+    int max_connections;              /* HTTP: open connections in all (256) */
+    int max_connections_per_client;   /* HTTP: open connections per client address (64) */
+    double header_timeout_s;          /* HTTP: a request's headers must arrive within (10) */
+    double body_timeout_s;            /* HTTP: its body within (60) */
+    double idle_timeout_s;            /* HTTP: an idle keep-alive connection is closed after (60) */
+    double session_timeout_s;         /* HTTP: a session idle this long is ended (3600) */
+    size_t max_message;               /* one message's bytes (16 MiB) */
+    size_t max_buffered;              /* HTTP: request bodies buffered at once (64 MiB) */
+    int max_calls;                    /* tool calls running at once, in all (16) */
+    int max_calls_per_session;        /* tool calls running at once per session (8) */
+    int max_queued;                   /* tool calls waiting for a slot, in all (64) */
+    int max_batch;                    /* messages in one JSON-RPC batch (32) */
 };
+
+/* The defaults of the bounds above. */
+#define MP_MCP_DEF_MAX_CONNECTIONS 256
+#define MP_MCP_DEF_MAX_CONN_PER_CLIENT 64
+#define MP_MCP_DEF_HEADER_TIMEOUT_S 10.0
+#define MP_MCP_DEF_BODY_TIMEOUT_S 60.0
+#define MP_MCP_DEF_IDLE_TIMEOUT_S 60.0
+#define MP_MCP_DEF_SESSION_TIMEOUT_S 3600.0
+#define MP_MCP_DEF_MAX_MESSAGE ((size_t)16 << 20)
+#define MP_MCP_DEF_MAX_BUFFERED ((size_t)64 << 20)
+#define MP_MCP_DEF_MAX_CALLS 16
+#define MP_MCP_DEF_MAX_CALLS_PER_SESSION 8
+#define MP_MCP_DEF_MAX_QUEUED 64
+#define MP_MCP_DEF_MAX_BATCH 32
+#define MP_MCP_DEF_MAX_SESSIONS 256
+
+/* Fills every zero bound of o with its default. */
+void mp_mcp_opts_defaults(struct mp_mcp_opts *o);
+/* True when host (a numeric address) is a loopback address. */
+bool mp_mcp_host_is_loopback(const char *host);
 
 /* Serves one client on stdin/stdout until stdin ends. Returns 0 or MP_E*. */
 int mp_mcp_serve_stdio(const struct mp_mcp_opts *o, struct mp_diag *d);

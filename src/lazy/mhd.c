@@ -7,9 +7,10 @@
  *
  * The two variadic ones: MHD_start_daemon passes its option list on through
  * the library's own va_list form, MHD_start_daemon_va, so any options work;
- * MHD_get_daemon_info forwards the daemon and the info type only, which is
- * all that the info types taking no further argument (MHD_DAEMON_INFO_LISTEN_FD,
- * the one magpie asks for) read. */
+ * MHD_get_daemon_info and MHD_get_connection_info forward the daemon or
+ * connection and the info type only, which is all that the info types taking
+ * no further argument read (the ones magpie asks for: MHD_DAEMON_INFO_LISTEN_FD,
+ * MHD_CONNECTION_INFO_CONNECTION_FD and MHD_CONNECTION_INFO_SOCKET_CONTEXT). */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -21,7 +22,9 @@
 #define MHD_FNS(X)                                                                                 \
     X(MHD_start_daemon_va)                                                                         \
     X(MHD_stop_daemon)                                                                             \
+    X(MHD_add_connection)                                                                          \
     X(MHD_get_daemon_info)                                                                         \
+    X(MHD_get_connection_info)                                                                     \
     X(MHD_lookup_connection_value)                                                                 \
     X(MHD_create_response_from_buffer)                                                             \
     X(MHD_create_response_from_callback)                                                           \
@@ -73,10 +76,22 @@ void MHD_stop_daemon(struct MHD_Daemon *daemon)
         fn.MHD_stop_daemon(daemon);
 }
 
+enum MHD_Result MHD_add_connection(struct MHD_Daemon *daemon, MHD_socket client_socket,
+                                   const struct sockaddr *addr, socklen_t addrlen)
+{
+    return ready() ? fn.MHD_add_connection(daemon, client_socket, addr, addrlen) : MHD_NO;
+}
+
 const union MHD_DaemonInfo *MHD_get_daemon_info(struct MHD_Daemon *daemon,
                                                 enum MHD_DaemonInfoType info_type, ...)
 {
     return ready() ? fn.MHD_get_daemon_info(daemon, info_type) : NULL;
+}
+
+const union MHD_ConnectionInfo *MHD_get_connection_info(struct MHD_Connection *connection,
+                                                        enum MHD_ConnectionInfoType info_type, ...)
+{
+    return ready() ? fn.MHD_get_connection_info(connection, info_type) : NULL;
 }
 
 const char *MHD_lookup_connection_value(struct MHD_Connection *connection, enum MHD_ValueKind kind,

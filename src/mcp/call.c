@@ -4,7 +4,12 @@
  * the tools/call result. Cancellation stops the worker's whole tree: every
  * descendant is found through /proc/<pid>/task/<tid>/children and stopped
  * (SIGSTOP, so none can start another), then killed with its process group;
- * the orphans come back to this process (a child subreaper) and are reaped. */
+ * the orphans come back to this process (a child subreaper) and are reaped.
+ * Slots bound the workers: opts.max_calls in all and max_calls_per_session
+ * run at once, up to max_queued more wait (without a thread) in a FIFO, and
+ * a call beyond that is refused as busy. A reaper thread reaps every child
+ * that is not a running worker: the orphans a worker's probes leave behind
+ * are re-parented to this process when the worker exits. */
 #include <dirent.h>
 #include <errno.h>
 #include <signal.h>
@@ -165,35 +170,162 @@ static json_t *error_value(const char *fmt, const char *a, const char *b)
     mp_buf_init(&m, 0);
     mp_buf_printf(&m, fmt, a, b);
     json_t *e = json_object();
-    json_object_set_new(e, "error", json_string(mp_buf_cstr(&m)));
+    json_object_set_new(e, "error", mcp_jstr(mp_buf_cstr(&m)));
     mp_buf_fini(&m);
     return e;
 }
 
-/* Reads complete lines appended to the progress file since *off. */
+/* Reads complete lines appended to the progress file since *off (lines of
+ * any length; the message is cut to MSG_MAX bytes on a character boundary). */
+#define MSG_MAX 1000
+
 static void pump_progress(struct mcp_call *c, FILE *f, long *off, double *last, bool *reported)
 {
     if (!f)
         return;
-    char line[1024];
+    char *line = NULL;
+    size_t cap = 0;
     clearerr(f);
-    fseek(f, *off, SEEK_SET);
-    while (fgets(line, sizeof(line), f)) {
-        size_t n = strlen(line);
-        if (n == 0 || line[n - 1] != '\n')
+    if (fseek(f, *off, SEEK_SET) != 0)
+        return;
+    ssize_t got;
+    while ((got = getline(&line, &cap, f)) > 0) {
+        size_t n = (size_t)got;
+        if (line[n - 1] != '\n')
             break; /* partial line: read again next time */
         *off += (long)n;
         line[n - 1] = 0;
         double done = 0, total = 0;
         int used = 0;
-        if (sscanf(line, "%lf %lf %n", &done, &total, &used) < 2)
+        if (sscanf(line, "%lf %lf %n", &done, &total, &used) < 2 || !(done == done))
             continue;
         if (done <= *last)
             done = *last + 1e-6; /* progress must increase */
         *last = done;
         *reported = true;
-        send_progress(c, done, total, line + used);
+        char msg[MSG_MAX + 1];
+        mcp_fmt(msg, sizeof(msg), "%s", line + used);
+        send_progress(c, done, total, msg);
     }
+    free(line);
+}
+
+/* ---- workers and the reaper ---- */
+
+static void worker_add(struct mcp_server *srv, pid_t pid)
+{
+    if (srv->nworkers == srv->capworkers) {
+        size_t cap = srv->capworkers ? 2 * srv->capworkers : 32;
+        pid_t *w = realloc(srv->workers, cap * sizeof(*w));
+        if (!w)
+            return; /* the reaper may then reap it: its call sees "ended" */
+        srv->workers = w;
+        srv->capworkers = cap;
+    }
+    srv->workers[srv->nworkers++] = pid;
+}
+
+static void worker_remove(struct mcp_server *srv, pid_t pid)
+{
+    for (size_t i = 0; i < srv->nworkers; i++) {
+        if (srv->workers[i] == pid) {
+            srv->workers[i] = srv->workers[--srv->nworkers];
+            return;
+        }
+    }
+}
+
+/* Reaps every child of this process that is not a running worker (reap_mu
+ * held). */
+static void sweep_children(struct mcp_server *srv)
+{
+    pid_t kids[MAX_TREE];
+    size_t n = children_of(getpid(), kids, 0, MAX_TREE);
+    for (size_t i = 0; i < n; i++) {
+        bool worker = false;
+        for (size_t j = 0; j < srv->nworkers && !worker; j++)
+            worker = srv->workers[j] == kids[i];
+        if (!worker)
+            while (waitpid(kids[i], NULL, WNOHANG) < 0 && errno == EINTR)
+                ;
+    }
+}
+
+static void *reaper_main(void *arg)
+{
+    struct mcp_server *srv = arg;
+    pthread_mutex_lock(&srv->reap_mu);
+    while (!atomic_load(&srv->stopping)) {
+        sweep_children(srv);
+        srv->reap_now = false;
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_sec += 1;
+        while (!srv->reap_now && !atomic_load(&srv->stopping))
+            if (pthread_cond_timedwait(&srv->reap_cv, &srv->reap_mu, &ts) == ETIMEDOUT)
+                break;
+    }
+    sweep_children(srv);
+    pthread_mutex_unlock(&srv->reap_mu);
+    return NULL;
+}
+
+void mcp_reaper_start(struct mcp_server *srv)
+{
+    if (srv->dry || srv->reaper_started)
+        return;
+    srv->reaper_started = pthread_create(&srv->reaper, NULL, reaper_main, srv) == 0;
+}
+
+static void reap_soon(struct mcp_server *srv)
+{
+    pthread_mutex_lock(&srv->reap_mu);
+    srv->reap_now = true;
+    pthread_cond_broadcast(&srv->reap_cv);
+    pthread_mutex_unlock(&srv->reap_mu);
+}
+
+/* The tool's JSON from a worker's exit: its stdout when it exited 0 or 1
+ * with JSON there, else an error saying how it ended, with its stderr's
+ * tail. */
+static json_t *worker_value(struct mp_proc_result *res, bool *is_error)
+{
+    json_error_t je;
+    json_t *out =
+        res->out.len ? json_loadb(res->out.data, res->out.len, JSON_DECODE_ANY, &je) : NULL;
+    if (res->exited && (res->exit_code == 0 || res->exit_code == 1) && out) {
+        *is_error = res->exit_code != 0;
+        return out;
+    }
+    json_decref(out);
+    *is_error = true;
+    char how[200];
+    mp_proc_describe(res, 0, how, sizeof(how));
+    const char *err = mp_buf_cstr(&res->err);
+    size_t el = strlen(err);
+    const char *tail = el > 1500 ? err + el - 1500 : err;
+    while (tail > err && ((unsigned char)*tail & 0xC0) == 0x80)
+        tail--; /* start on a character */
+    return error_value("the tool worker %s: %s", how, tail);
+}
+
+/* Fuzzing: the stand-in worker runs here; its progress and result go
+ * through the same code as a real worker's. */
+static void fake_run(struct mcp_call *c, const char *args_path, const char *prog_path,
+                     json_t **value, bool *is_error)
+{
+    struct mp_proc_result res;
+    mp_proc_result_init(&res);
+    c->sess->srv->fake_worker(c->tool->name, args_path, prog_path, &res);
+    FILE *pf = fopen(prog_path, "r");
+    long off = 0;
+    double last = 0;
+    bool reported = false;
+    pump_progress(c, pf, &off, &last, &reported);
+    if (pf)
+        fclose(pf);
+    *value = worker_value(&res, is_error);
+    mp_proc_result_fini(&res);
 }
 
 static void run_call(struct mcp_call *c)
@@ -206,13 +338,18 @@ static void run_call(struct mcp_call *c)
     snprintf(env_prog, sizeof(env_prog), "MAGPIE_MCP_PROGRESS=%s", prog_path);
     json_t *value = NULL;
     bool is_error = true;
+    if (atomic_load(&c->cancel)) { /* cancelled while it waited for a slot */
+        mcp_sink_close(c->sink);
+        return;
+    }
     if (json_dump_file(c->args, args_path, JSON_COMPACT) != 0) {
         value = error_value("cannot write %s%s", args_path, "");
         goto done;
     }
     FILE *pf = fopen(prog_path, "w+");
     const char *argv[] = {srv->self_exe, "mcp", "--worker", c->tool->name, args_path, NULL};
-    const char *env[] = {env_prog, NULL};
+    /* a tool never sees the server's token */
+    const char *env[] = {env_prog, "MAGPIE_MCP_TOKEN", NULL};
     struct mp_proc_opts po = {
         .env = env,
         .out_mode = MP_PROC_CAPTURE,
@@ -223,12 +360,24 @@ static void run_call(struct mcp_call *c)
     struct mp_proc *p = NULL;
     struct mp_diag d;
     mp_diag_clear(&d);
-    if (mp_proc_spawn(argv, &po, &p, &d) != 0) {
+    if (srv->fake_worker) {
+        if (pf)
+            fclose(pf);
+        fake_run(c, args_path, prog_path, &value, &is_error);
+        goto cleanup_files;
+    }
+    pthread_mutex_lock(&srv->reap_mu); /* so the reaper never takes a worker's status */
+    int src = mp_proc_spawn(argv, &po, &p, &d);
+    if (src == 0)
+        worker_add(srv, mp_proc_pid(p));
+    pthread_mutex_unlock(&srv->reap_mu);
+    if (src != 0) {
         value = error_value("cannot start the tool worker: %s%s", d.msg, "");
         if (pf)
             fclose(pf);
         goto cleanup_files;
     }
+    pid_t wpid = mp_proc_pid(p);
     long off = 0;
     double last = 0;
     bool reported = false;
@@ -250,6 +399,7 @@ static void run_call(struct mcp_call *c)
             pid_t *tree = mp_calloc(MAX_TREE, sizeof(pid_t));
             size_t n = tree ? kill_tree(w, tree, MAX_TREE) : 0;
             struct mp_proc_result res;
+            mp_proc_result_init(&res);
             mp_proc_wait(p, &res);
             mp_proc_result_fini(&res);
             if (tree) {
@@ -275,27 +425,24 @@ static void run_call(struct mcp_call *c)
     if (pf)
         fclose(pf);
     if (cancelled) {
+        pthread_mutex_lock(&srv->reap_mu);
+        worker_remove(srv, wpid);
+        pthread_mutex_unlock(&srv->reap_mu);
+        reap_soon(srv);
         unlink(args_path);
         unlink(prog_path);
         mcp_sink_close(c->sink);
         return;
     }
     struct mp_proc_result res;
+    mp_proc_result_init(&res);
     mp_proc_wait(p, &res);
     mp_proc_free(p);
-    json_error_t je;
-    json_t *out = res.out.len ? json_loadb(res.out.data, res.out.len, JSON_DECODE_ANY, &je) : NULL;
-    if (res.exited && (res.exit_code == 0 || res.exit_code == 1) && out) {
-        value = out;
-        is_error = res.exit_code != 0;
-    } else {
-        json_decref(out);
-        char how[200];
-        mp_proc_describe(&res, 0, how, sizeof(how));
-        const char *err = mp_buf_cstr(&res.err);
-        size_t el = strlen(err);
-        value = error_value("the tool worker %s: %s", how, el > 1500 ? err + el - 1500 : err);
-    }
+    pthread_mutex_lock(&srv->reap_mu);
+    worker_remove(srv, wpid);
+    pthread_mutex_unlock(&srv->reap_mu);
+    reap_soon(srv); /* what the worker's tree left behind is ours now */
+    value = worker_value(&res, &is_error);
     mp_proc_result_fini(&res);
 cleanup_files:
     unlink(args_path);
@@ -310,6 +457,85 @@ done:;
     json_decref(resp);
 }
 
+/* ---- slots and the wait queue (srv->mu) ---- */
+
+static void *call_thread(void *arg);
+
+static bool has_room(const struct mcp_server *srv, const struct mp_mcp_session *s)
+{
+    return srv->running < srv->opts.max_calls && s->running < srv->opts.max_calls_per_session;
+}
+
+static int launch(struct mcp_call *c)
+{
+    pthread_attr_t at;
+    pthread_attr_init(&at);
+    pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+    int rc = pthread_create(&c->thread, &at, call_thread, c);
+    pthread_attr_destroy(&at);
+    return rc;
+}
+
+static void take_slot(struct mcp_call *c)
+{
+    c->slot = true;
+    c->sess->srv->running++;
+    c->sess->running++;
+}
+
+static void drop_slot(struct mcp_call *c)
+{
+    if (!c->slot)
+        return;
+    c->slot = false;
+    c->sess->srv->running--;
+    c->sess->running--;
+}
+
+static void queue_unlink(struct mcp_server *srv, struct mcp_call *c)
+{
+    struct mcp_call *prev = NULL;
+    for (struct mcp_call *q = srv->q_head; q; prev = q, q = q->q_next) {
+        if (q != c)
+            continue;
+        if (prev)
+            prev->q_next = q->q_next;
+        else
+            srv->q_head = q->q_next;
+        if (srv->q_tail == q)
+            srv->q_tail = prev;
+        q->q_next = NULL;
+        q->queued = false;
+        srv->queued--;
+        return;
+    }
+}
+
+/* Starts waiting calls while slots are free (FIFO; a call whose session is
+ * at its own limit lets later ones pass). */
+static void dispatch(struct mcp_server *srv)
+{
+    struct mcp_call *q = srv->q_head;
+    while (q && srv->running < srv->opts.max_calls) {
+        struct mcp_call *next = q->q_next;
+        if (has_room(srv, q->sess)) {
+            queue_unlink(srv, q);
+            take_slot(q);
+            if (launch(q) != 0) { /* no thread now: back to the front, try later */
+                drop_slot(q);
+                q->q_next = srv->q_head;
+                srv->q_head = q;
+                if (!srv->q_tail)
+                    srv->q_tail = q;
+                q->queued = true;
+                srv->queued++;
+                return;
+            }
+        }
+        q = next;
+    }
+}
+
 static void call_free(struct mcp_call *c)
 {
     struct mp_mcp_session *s = c->sess;
@@ -322,6 +548,10 @@ static void call_free(struct mcp_call *c)
     }
     pthread_mutex_unlock(&s->mu);
     struct mcp_server *srv = s->srv;
+    pthread_mutex_lock(&srv->mu);
+    drop_slot(c);
+    dispatch(srv);
+    pthread_mutex_unlock(&srv->mu);
     json_decref(c->id);
     json_decref(c->progress_token);
     json_decref(c->args);
@@ -356,29 +586,58 @@ static void call_register(struct mcp_call *c)
     pthread_mutex_unlock(&c->sess->mu);
 }
 
-int mcp_call_start(struct mcp_call *c)
+int mcp_call_start(struct mcp_call *c, char *why, size_t whylen)
 {
     call_register(c);
-    pthread_attr_t at;
-    pthread_attr_init(&at);
-    pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
-    int rc = pthread_create(&c->thread, &at, call_thread, c);
-    pthread_attr_destroy(&at);
-    if (rc != 0) {
-        call_free(c);
-        return MP_ENOMEM;
+    struct mcp_server *srv = c->sess->srv;
+    const struct mp_mcp_opts *o = &srv->opts;
+    pthread_mutex_lock(&srv->mu);
+    if (has_room(srv, c->sess) && !srv->q_head) {
+        take_slot(c);
+        if (launch(c) == 0) {
+            pthread_mutex_unlock(&srv->mu);
+            return 0;
+        }
+        drop_slot(c);
     }
-    return 0;
-}
-
-void mcp_call_run_sync(struct mcp_call *c)
-{
-    call_register(c);
-    run_call(c);
+    if (srv->queued < o->max_queued) {
+        c->queued = true;
+        if (srv->q_tail)
+            srv->q_tail->q_next = c;
+        else
+            srv->q_head = c;
+        srv->q_tail = c;
+        srv->queued++;
+        dispatch(srv); /* a slot may be free for it (another session's call waits) */
+        pthread_mutex_unlock(&srv->mu);
+        return 0;
+    }
+    snprintf(why, whylen,
+             "server busy: %d tool calls running (at most %d, %d per session) and %d waiting "
+             "(at most %d); try again when one has finished",
+             srv->running, o->max_calls, o->max_calls_per_session, srv->queued, o->max_queued);
+    pthread_mutex_unlock(&srv->mu);
     call_free(c);
+    return MP_ENOMEM;
 }
 
 void mcp_call_cancel(struct mcp_call *c)
 {
     atomic_store(&c->cancel, true);
+    struct mcp_server *srv = c->sess->srv;
+    pthread_mutex_lock(&srv->mu);
+    if (c->queued) {
+        /* out of the queue; its thread sees the flag and ends at once (no
+         * slot, no worker) */
+        queue_unlink(srv, c);
+        if (launch(c) != 0) {
+            c->queued = true; /* left for dispatch, which starts it later */
+            c->q_next = srv->q_head;
+            srv->q_head = c;
+            if (!srv->q_tail)
+                srv->q_tail = c;
+            srv->queued++;
+        }
+    }
+    pthread_mutex_unlock(&srv->mu);
 }

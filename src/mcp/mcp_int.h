@@ -13,6 +13,7 @@
 #include <jansson.h>
 
 #include <magpie/mcp.h>
+#include <magpie/proc.h>
 
 /* ---- the tool table ---- */
 
@@ -126,16 +127,36 @@ void mcp_sink_emit(struct mcp_sink *s, json_t *msg, bool final);
 /* Ends the sink without a message (cancelled call). */
 void mcp_sink_close(struct mcp_sink *s);
 
+struct mcp_call;
+
 struct mcp_server {
-    struct mp_mcp_opts opts;
+    struct mp_mcp_opts opts; /* every bound filled in (mp_mcp_opts_defaults) */
     char self_exe[PATH_MAX];
     char tmpdir[PATH_MAX];
     bool dry; /* never start tools (fuzzing) */
     atomic_ulong seq;
     pthread_mutex_t mu;
     pthread_cond_t cv;
-    int ncalls; /* calls in flight */
+    int ncalls;  /* calls registered: running, waiting for a slot, or finishing */
+    int running; /* calls holding a slot (a worker process each) */
+    int queued;  /* calls waiting for a slot */
+    struct mcp_call *q_head, *q_tail;
     atomic_bool stopping;
+    /* The reaper: this process is a child subreaper, so the orphans of a
+     * worker's tree become its children; every child that is not a worker
+     * (those are waited for by their call) is reaped by a thread. */
+    pthread_mutex_t reap_mu; /* held while a worker is spawned and while sweeping */
+    pthread_cond_t reap_cv;
+    pid_t *workers; /* pids of running workers */
+    size_t nworkers, capworkers;
+    bool reaper_started;
+    bool reap_now;
+    pthread_t reaper;
+    /* Fuzzing only: stands in for the worker process. Given the tool, the
+     * arguments file and the progress file, it writes progress lines and
+     * fills res as a worker's exit would. */
+    void (*fake_worker)(const char *tool, const char *args_path, const char *progress_path,
+                        struct mp_proc_result *res);
 };
 
 struct mcp_call;
@@ -151,7 +172,9 @@ struct mp_mcp_session {
     bool modern;      /* a request-scoped session of the 2026 era */
     struct mcp_call *calls;
     double last_used; /* monotonic seconds */
+    bool used;        /* a request came after initialize (HTTP eviction order) */
     bool closed;
+    int running; /* calls of this session holding a slot (srv->mu) */
 };
 
 int mcp_server_init(struct mcp_server *srv, const struct mp_mcp_opts *o, bool dry,
@@ -193,15 +216,46 @@ struct mcp_call {
     bool modern;
     atomic_bool cancel;
     pthread_t thread;
+    struct mcp_call *q_next; /* the server's wait queue */
+    bool queued;             /* in the wait queue (srv->mu) */
+    bool slot;               /* holds a slot (srv->mu) */
 };
 
-/* Starts the call on its own thread; the response goes to c->sink. */
-int mcp_call_start(struct mcp_call *c);
-/* Runs the call here (batches). */
-void mcp_call_run_sync(struct mcp_call *c);
+/* Registers the call with its session and starts it on its own thread when
+ * a slot is free (opts.max_calls in all, max_calls_per_session), else puts
+ * it in the wait queue; the response goes to c->sink. Returns 0, or
+ * MP_ENOMEM with the reason in why (queue full: the call is freed and the
+ * caller answers). */
+int mcp_call_start(struct mcp_call *c, char *why, size_t whylen);
+/* Cancels: a running call's worker tree is stopped, a waiting call leaves
+ * the queue; no response is sent. Called with c->sess->mu held. */
 void mcp_call_cancel(struct mcp_call *c);
+/* Starts the reaper thread (transports call it once serving starts). */
+void mcp_reaper_start(struct mcp_server *srv);
 
-#define MCP_MAX_MESSAGE ((size_t)16 << 20)
+/* ---- text ---- */
+
+/* A JSON string of s; invalid UTF-8 is replaced by U+FFFD, so the value is
+ * never lost (jansson refuses invalid UTF-8). */
+json_t *mcp_jstr(const char *s);
+/* Writes fmt into buf (len bytes) and, when it was cut, drops the partial
+ * UTF-8 character at the end; returns buf. */
+char *mcp_fmt(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* Drops a partial UTF-8 character at the end of s (a cut string). */
+void mcp_utf8_trim(char *s);
+
+/* ---- fuzzing entry to the HTTP transport (http.c) ---- */
+
+/* Starts the HTTP layer without a listening socket, on a server that never
+ * starts tools. */
+int mcp_http_fuzz_init(const struct mp_mcp_opts *o);
+/* Sends the raw bytes of one connection (request line, headers, body) to
+ * the HTTP layer through a socket pair, closes the sending side, and
+ * appends what the server answered (until it closes) to out. */
+int mcp_http_fuzz_one(const char *data, size_t len, struct mp_buf *out);
+
 #define MCP_SERVER_NAME "magpie"
+/* JSON-RPC error of a tools/call refused because the server is at its limits */
+#define MCP_BUSY (-32000)
 
 #endif

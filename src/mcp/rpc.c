@@ -6,6 +6,7 @@
  * tools/call (handed to call.c), notifications/cancelled; and the sinks
  * that carry replies to a transport. */
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,6 +58,74 @@ static json_t *supported_versions(void)
     for (size_t i = sizeof(legacy_versions) / sizeof(*legacy_versions); i-- > 0;)
         json_array_append_new(a, json_string(legacy_versions[i]));
     return a;
+}
+
+/* ---- text ---- */
+
+/* Length of the valid UTF-8 sequence at p (1..4), or 0 when it is not one
+ * (overlong forms, surrogates and code points above U+10FFFF included). */
+static size_t utf8_len(const unsigned char *p, size_t avail)
+{
+    unsigned c = p[0];
+    if (c < 0x80)
+        return 1;
+    size_t n = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC2 ? 2 : 0;
+    if (!n || c > 0xF4 || n > avail)
+        return 0;
+    for (size_t i = 1; i < n; i++)
+        if ((p[i] & 0xC0) != 0x80)
+            return 0;
+    if ((c == 0xE0 && p[1] < 0xA0) || (c == 0xED && p[1] >= 0xA0) || (c == 0xF0 && p[1] < 0x90) ||
+        (c == 0xF4 && p[1] >= 0x90))
+        return 0;
+    return n;
+}
+
+json_t *mcp_jstr(const char *s)
+{
+    if (!s)
+        s = "";
+    json_t *j = json_string(s);
+    if (j)
+        return j;
+    struct mp_buf b;
+    mp_buf_init(&b, 0);
+    const unsigned char *p = (const unsigned char *)s;
+    size_t len = strlen(s);
+    for (size_t i = 0; i < len;) {
+        size_t n = utf8_len(p + i, len - i);
+        if (n) {
+            mp_buf_append(&b, s + i, n);
+            i += n;
+        } else {
+            mp_buf_puts(&b, "\xEF\xBF\xBD"); /* U+FFFD */
+            i++;
+        }
+    }
+    j = json_stringn(b.data ? b.data : "", b.len);
+    mp_buf_fini(&b);
+    return j ? j : json_string("");
+}
+
+void mcp_utf8_trim(char *s)
+{
+    size_t end = strlen(s), i = end;
+    while (i > 0 && end - i < 3 && ((unsigned char)s[i - 1] & 0xC0) == 0x80)
+        i--;
+    if (i > 0 && (unsigned char)s[i - 1] >= 0xC0 &&
+        utf8_len((const unsigned char *)s + i - 1, end - i + 1) == 0)
+        s[i - 1] = 0;
+}
+
+char *mcp_fmt(char *buf, size_t len, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(buf, len, fmt, ap);
+    va_end(ap);
+    if (n >= 0 && (size_t)n >= len)
+        mcp_utf8_trim(buf); /* cut: drop a character whose bytes did not all fit */
+    return buf;
 }
 
 /* ---- reference counts (sinks and sessions) ---- */
@@ -174,9 +243,12 @@ int mcp_server_init(struct mcp_server *srv, const struct mp_mcp_opts *o, bool dr
     memset(srv, 0, sizeof(*srv));
     if (o)
         srv->opts = *o;
+    mp_mcp_opts_defaults(&srv->opts);
     srv->dry = dry;
     pthread_mutex_init(&srv->mu, NULL);
     pthread_cond_init(&srv->cv, NULL);
+    pthread_mutex_init(&srv->reap_mu, NULL);
+    pthread_cond_init(&srv->reap_cv, NULL);
     if (dry)
         return 0;
     const char *exe = o && o->self_exe ? o->self_exe : "/proc/self/exe";
@@ -202,10 +274,49 @@ void mcp_server_drain(struct mcp_server *srv)
 
 void mcp_server_fini(struct mcp_server *srv)
 {
+    if (srv->reaper_started) {
+        pthread_mutex_lock(&srv->reap_mu);
+        atomic_store(&srv->stopping, true);
+        pthread_cond_broadcast(&srv->reap_cv);
+        pthread_mutex_unlock(&srv->reap_mu);
+        pthread_join(srv->reaper, NULL);
+        srv->reaper_started = false;
+    }
     if (srv->tmpdir[0])
         rmdir(srv->tmpdir);
+    free(srv->workers);
+    srv->workers = NULL;
     pthread_mutex_destroy(&srv->mu);
     pthread_cond_destroy(&srv->cv);
+    pthread_mutex_destroy(&srv->reap_mu);
+    pthread_cond_destroy(&srv->reap_cv);
+}
+
+void mp_mcp_opts_defaults(struct mp_mcp_opts *o)
+{
+#define DEF(f, v)                                                                                  \
+    do {                                                                                           \
+        if (o->f <= 0)                                                                             \
+            o->f = (v);                                                                            \
+    } while (0)
+    DEF(max_sessions, MP_MCP_DEF_MAX_SESSIONS);
+    DEF(max_connections, MP_MCP_DEF_MAX_CONNECTIONS);
+    DEF(max_connections_per_client, MP_MCP_DEF_MAX_CONN_PER_CLIENT);
+    DEF(header_timeout_s, MP_MCP_DEF_HEADER_TIMEOUT_S);
+    DEF(body_timeout_s, MP_MCP_DEF_BODY_TIMEOUT_S);
+    DEF(idle_timeout_s, MP_MCP_DEF_IDLE_TIMEOUT_S);
+    DEF(session_timeout_s, MP_MCP_DEF_SESSION_TIMEOUT_S);
+    DEF(max_calls, MP_MCP_DEF_MAX_CALLS);
+    DEF(max_calls_per_session, MP_MCP_DEF_MAX_CALLS_PER_SESSION);
+    DEF(max_queued, MP_MCP_DEF_MAX_QUEUED);
+    DEF(max_batch, MP_MCP_DEF_MAX_BATCH);
+#undef DEF
+    if (o->max_message == 0)
+        o->max_message = MP_MCP_DEF_MAX_MESSAGE;
+    if (o->max_buffered == 0)
+        o->max_buffered = MP_MCP_DEF_MAX_BUFFERED;
+    if (o->max_buffered < o->max_message)
+        o->max_buffered = o->max_message;
 }
 
 struct mp_mcp_session *mcp_session_new(struct mcp_server *srv)
@@ -286,7 +397,7 @@ json_t *mcp_error(json_t *id, int code, const char *msg, json_t *data)
 {
     json_t *e = json_object();
     json_object_set_new(e, "code", json_integer(code));
-    json_object_set_new(e, "message", json_string(msg));
+    json_object_set_new(e, "message", mcp_jstr(msg));
     if (data)
         json_object_set_new(e, "data", data);
     json_t *r = json_object();
@@ -387,7 +498,7 @@ static json_t *do_tools_list(json_t *id, const char *version, bool modern)
  * with an isError result for bad arguments). Returns the immediate reply or
  * NULL when the call answers later. */
 static json_t *do_tools_call(struct mp_mcp_session *s, json_t *id, json_t *params,
-                             const char *version, bool modern, struct mcp_sink *sink, bool sync)
+                             const char *version, bool modern, struct mcp_sink *sink)
 {
     json_t *name = json_object_get(params, "name");
     if (!json_is_string(name))
@@ -395,17 +506,17 @@ static json_t *do_tools_call(struct mp_mcp_session *s, json_t *id, json_t *param
     const struct mcp_tool *t = mcp_tool_find(json_string_value(name));
     if (!t) {
         char msg[200];
-        snprintf(msg, sizeof(msg), "Unknown tool: %.100s", json_string_value(name));
+        mcp_fmt(msg, sizeof(msg), "Unknown tool: %.100s", json_string_value(name));
         return mcp_error(id, -32602, msg, NULL);
     }
     char err[1400];
     json_t *args = mcp_args_decode(t, json_object_get(params, "arguments"), err, sizeof(err));
     if (!args) {
         json_t *content = json_array(), *txt = json_object(), *eo = json_object();
-        json_object_set_new(eo, "error", json_string(err));
+        json_object_set_new(eo, "error", mcp_jstr(err));
         char *etext = json_dumps(eo, JSON_COMPACT);
         json_object_set_new(txt, "type", json_string("text"));
-        json_object_set_new(txt, "text", json_string(etext ? etext : err));
+        json_object_set_new(txt, "text", mcp_jstr(etext ? etext : err));
         free(etext);
         json_array_append_new(content, txt);
         json_t *r = json_object();
@@ -419,7 +530,7 @@ static json_t *do_tools_call(struct mp_mcp_session *s, json_t *id, json_t *param
             modern_result(r);
         return response(id, r);
     }
-    if (s->srv->dry) {
+    if (s->srv->dry && !s->srv->fake_worker) {
         json_decref(args);
         return mcp_error(id, -32603, "tools are not run in this session", NULL);
     }
@@ -439,12 +550,9 @@ static json_t *do_tools_call(struct mp_mcp_session *s, json_t *id, json_t *param
     c->args = args;
     snprintf(c->version, sizeof(c->version), "%s", version);
     c->modern = modern;
-    if (sync) {
-        mcp_call_run_sync(c);
-        return NULL;
-    }
-    if (mcp_call_start(c) != 0)
-        return mcp_error(id, -32603, "cannot start the tool call", NULL);
+    char why[300];
+    if (mcp_call_start(c, why, sizeof(why)) != 0)
+        return mcp_error(id, MCP_BUSY, why, NULL);
     return NULL;
 }
 
@@ -517,6 +625,11 @@ static json_t *handle_one(struct mp_mcp_session *s, json_t *m, struct mcp_sink *
         pthread_mutex_unlock(&s->mu);
     }
 
+    if (strcmp(meth, "initialize") != 0 && !s->used) {
+        pthread_mutex_lock(&s->mu);
+        s->used = true;
+        pthread_mutex_unlock(&s->mu);
+    }
     if (strcmp(meth, "initialize") == 0) {
         if (in_batch)
             return mcp_error(id, -32600, "Invalid Request: initialize must not be batched", NULL);
@@ -529,14 +642,13 @@ static json_t *handle_one(struct mp_mcp_session *s, json_t *m, struct mcp_sink *
     if (strcmp(meth, "tools/list") == 0)
         return do_tools_list(id, version, modern);
     if (strcmp(meth, "tools/call") == 0) {
-        json_t *r =
-            do_tools_call(s, id, params ? params : json_null(), version, modern, sink, in_batch);
-        if (!r && !in_batch)
+        json_t *r = do_tools_call(s, id, params ? params : json_null(), version, modern, sink);
+        if (!r)
             (*pending)++;
         return r;
     }
     char msg[160];
-    snprintf(msg, sizeof(msg), "Method not found: %.100s", meth);
+    mcp_fmt(msg, sizeof(msg), "Method not found: %.100s", meth);
     return mcp_error(id, -32601, msg, NULL);
 }
 
@@ -567,22 +679,58 @@ int mcp_handle(struct mp_mcp_session *s, json_t *msg, struct mcp_sink *sink)
         json_decref(r);
         return 1;
     }
-    json_t *out = json_array();
-    size_t i;
-    json_t *m;
-    json_array_foreach(msg, i, m)
-    {
+    size_t nb = json_array_size(msg);
+    if (nb > (size_t)s->srv->opts.max_batch) {
+        char why[160];
+        snprintf(why, sizeof(why), "Invalid Request: a batch of %zu messages (at most %d)", nb,
+                 s->srv->opts.max_batch);
+        json_t *r = mcp_error(NULL, -32600, why, NULL);
+        mcp_sink_emit(sink, r, true);
+        json_decref(r);
+        return 1;
+    }
+    /* Every element first (tool calls start, or wait for a slot, side by
+     * side), then the replies in order once each is there. */
+    json_t **now = mp_calloc(nb, sizeof(*now));
+    struct mcp_sink **later = mp_calloc(nb, sizeof(*later));
+    if (!now || !later) {
+        free(now);
+        free(later);
+        json_t *r = mcp_error(NULL, -32603, "out of memory", NULL);
+        mcp_sink_emit(sink, r, true);
+        json_decref(r);
+        return 1;
+    }
+    for (size_t i = 0; i < nb; i++) {
         struct mcp_sink *k = mcp_sink_new(SINK_JSON);
-        json_t *r = handle_one(s, m, k, &pending, true);
-        if (r) {
-            json_array_append_new(out, r);
-        } else if (k->done && k->q.len) {
-            json_t *x = json_loadb(k->q.data, k->q.len, 0, NULL);
-            if (x)
-                json_array_append_new(out, x);
+        int started = 0;
+        now[i] = k ? handle_one(s, json_array_get(msg, i), k, &started, true)
+                   : mcp_error(NULL, -32603, "out of memory", NULL);
+        if (started)
+            later[i] = k;
+        else
+            mcp_sink_unref(k);
+    }
+    json_t *out = json_array();
+    for (size_t i = 0; i < nb; i++) {
+        if (now[i]) {
+            json_array_append_new(out, now[i]);
+            continue;
         }
+        struct mcp_sink *k = later[i];
+        if (!k)
+            continue;
+        pthread_mutex_lock(&k->mu);
+        while (!k->done)
+            pthread_cond_wait(&k->cv, &k->mu);
+        json_t *x = k->q.len ? json_loadb(k->q.data, k->q.len, 0, NULL) : NULL;
+        pthread_mutex_unlock(&k->mu);
+        if (x)
+            json_array_append_new(out, x); /* a cancelled call has no reply */
         mcp_sink_unref(k);
     }
+    free(now);
+    free(later);
     int n = 0;
     if (json_array_size(out)) {
         mcp_sink_emit(sink, out, true);

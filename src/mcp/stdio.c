@@ -27,8 +27,9 @@ int mp_mcp_serve_stdio(const struct mp_mcp_opts *o, struct mp_diag *d)
         mcp_server_fini(&srv);
         return mp_diag_set(d, MP_ENOMEM, "out of memory");
     }
+    mcp_reaper_start(&srv);
     struct mp_buf line;
-    mp_buf_init(&line, MCP_MAX_MESSAGE + 1);
+    mp_buf_init(&line, srv.opts.max_message + 1);
     char chunk[65536];
     bool too_long = false;
     for (;;) {

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "mcp_int.h"
@@ -56,10 +57,12 @@ int mcp_fail(json_t **result, const char *fmt, ...)
     char msg[2048];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof(msg), fmt, ap);
+    int n = vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
+    if (n >= (int)sizeof(msg))
+        mcp_utf8_trim(msg); /* cut on a character boundary */
     json_t *e = json_object();
-    json_object_set_new(e, "error", json_string(msg));
+    json_object_set_new(e, "error", mcp_jstr(msg));
     *result = e;
     return 1;
 }
@@ -68,6 +71,7 @@ int mcp_fail_diag(json_t **result, const char *what, const struct mp_diag *d)
 {
     char msg[1600];
     mp_diag_format(d, msg, sizeof(msg));
+    mcp_utf8_trim(msg);
     return mcp_fail(result, "%s: %s", what, msg);
 }
 
@@ -167,5 +171,8 @@ int mp_mcp_worker_main(const char *tool, const char *args_path)
     fflush(stdout);
     json_decref(result);
     json_decref(args);
+    /* orphans the tool's children left (we are their subreaper) */
+    while (waitpid(-1, NULL, WNOHANG) > 0)
+        ;
     return rc ? 1 : 0;
 }
