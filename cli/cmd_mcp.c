@@ -285,6 +285,8 @@ int cmd_mcp(int argc, char **argv, const struct cli_global *g)
             port = optarg;
             break;
         case O_TOKEN:
+            if (!optarg)
+                break; /* required_argument: never NULL */
             free(token);
             token = mp_strdup(optarg);
             fprintf(stderr, "magpie: warning: --auth-token shows the token to every user of this "

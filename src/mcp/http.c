@@ -929,14 +929,13 @@ static void load_local_addrs(void)
     for (struct ifaddrs *i = ifs; i && H.local_addrs; i = i->ifa_next) {
         if (!i->ifa_addr)
             continue;
-        char *out = H.local_addrs[H.nlocal];
-        if (i->ifa_addr->sa_family == AF_INET &&
-            inet_ntop(AF_INET, &((struct sockaddr_in *)(void *)i->ifa_addr)->sin_addr, out,
-                      INET6_ADDRSTRLEN))
-            H.nlocal++;
-        else if (i->ifa_addr->sa_family == AF_INET6 &&
-                 inet_ntop(AF_INET6, &((struct sockaddr_in6 *)(void *)i->ifa_addr)->sin6_addr, out,
-                           INET6_ADDRSTRLEN))
+        int fam = i->ifa_addr->sa_family;
+        const void *a = NULL;
+        if (fam == AF_INET)
+            a = &((struct sockaddr_in *)(void *)i->ifa_addr)->sin_addr;
+        else if (fam == AF_INET6)
+            a = &((struct sockaddr_in6 *)(void *)i->ifa_addr)->sin6_addr;
+        if (a && inet_ntop(fam, a, H.local_addrs[H.nlocal], INET6_ADDRSTRLEN))
             H.nlocal++;
     }
     freeifaddrs(ifs);

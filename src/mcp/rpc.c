@@ -691,8 +691,8 @@ int mcp_handle(struct mp_mcp_session *s, json_t *msg, struct mcp_sink *sink)
     }
     /* Every element first (tool calls start, or wait for a slot, side by
      * side), then the replies in order once each is there. */
-    json_t **now = mp_calloc(nb, sizeof(*now));
-    struct mcp_sink **later = mp_calloc(nb, sizeof(*later));
+    json_t **now = mp_calloc(nb, sizeof(json_t *));
+    struct mcp_sink **later = mp_calloc(nb, sizeof(struct mcp_sink *));
     if (!now || !later) {
         free(now);
         free(later);

@@ -534,15 +534,19 @@ void mp_proc_result_fini(struct mp_proc_result *res)
 
 int mp_proc_wait(struct mp_proc *p, struct mp_proc_result *res)
 {
-    if (!p || p->pid <= 0 || !res)
+    if (!res)
+        return MP_EINVAL;
+    /* res is overwritten, never freed: a caller's uninitialised struct is
+     * fine here (a result still holding buffers would leak them, which
+     * LeakSanitizer reports, rather than free garbage). */
+    mp_proc_result_init(res);
+    if (!p || p->pid <= 0)
         return MP_EINVAL;
     int r;
     while ((r = mp_proc_poll(p, -1)) == 0)
         ;
     if (r < 0)
         return r;
-    mp_proc_result_fini(res);
-    mp_proc_result_init(res);
     /* Status unknown leaves exited = false, signal = 0: "ended in an
      * unknown way". */
     if (p->status_known && WIFEXITED(p->status)) {

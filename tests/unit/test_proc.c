@@ -331,6 +331,31 @@ static void test_async_terminate(void **state)
     mp_proc_free(NULL);
 }
 
+/* mp_proc_wait overwrites its result: a struct holding garbage (what the
+ * MCP server once passed it, uninitialised, and crashed freeing) is fine. */
+static void test_wait_uninitialised_result(void **state)
+{
+    (void)state;
+    const char *argv[] = {"sh", "-c", "echo out; echo err >&2; exit 3", NULL};
+    struct mp_proc *p = NULL;
+    assert_int_equal(mp_proc_spawn(argv, NULL, &p, NULL), 0);
+    struct mp_proc_result r;
+    memset(&r, 0xA5, sizeof(r)); /* every pointer and length is garbage */
+    assert_int_equal(mp_proc_wait(p, &r), 0);
+    assert_true(r.exited);
+    assert_int_equal(r.exit_code, 3);
+    assert_string_equal(mp_buf_cstr(&r.out), "out\n");
+    assert_string_equal(mp_buf_cstr(&r.err), "err\n");
+    mp_proc_result_fini(&r);
+    mp_proc_free(p);
+    /* an error leaves it initialised and empty */
+    memset(&r, 0xA5, sizeof(r));
+    assert_int_equal(mp_proc_wait(NULL, &r), MP_EINVAL);
+    assert_false(r.exited);
+    assert_int_equal(r.out.len, 0);
+    mp_proc_result_fini(&r);
+}
+
 static void test_child_signals_default(void **state)
 {
     (void)state;
@@ -520,6 +545,7 @@ int main(void)
         cmocka_unit_test(test_split),
         cmocka_unit_test(test_split_errors),
         cmocka_unit_test(test_join),
+        cmocka_unit_test(test_wait_uninitialised_result),
         cmocka_unit_test(test_split_matches_python_shlex),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
