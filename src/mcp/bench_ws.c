@@ -39,7 +39,7 @@ json_t *mcp_ws_files(const char *dir, const char *suffix)
         if (nm[0] != '.' && len >= sl && strcmp(nm + len - sl, suffix) == 0) {
             char p[8192];
             snprintf(p, sizeof(p), "%s/%s", dir, nm);
-            json_array_append_new(a, json_string(p));
+            json_array_append_new(a, mcp_jstr(p));
         }
         free(list[i]);
     }
@@ -59,18 +59,18 @@ json_t *mcp_ws_summary(const char *ws, bool brief, char *err, size_t errlen)
         return NULL;
     }
     json_t *o = json_object();
-    json_object_set_new(o, "workspace", json_string(ws));
+    json_object_set_new(o, "workspace", mcp_jstr(ws));
     const char *base = strrchr(ws, '/');
     base = base ? base + 1 : ws;
     if (brief) {
-        json_object_set_new(o, "name", json_string(base));
+        json_object_set_new(o, "name", mcp_jstr(base));
         /* benchmark_<framework>_<YYYYMMDD>_<HHMMSS>[_N] */
         const char *ts = strlen(base) > 16 ? strchr(base + 10, '_') : NULL;
         json_object_set_new(o, "timestamp", ts ? json_string(ts + 1) : json_null());
     }
     snprintf(p, sizeof(p), "%s/config.yaml", ws);
     struct stat st;
-    json_object_set_new(o, "config", stat(p, &st) == 0 ? json_string(p) : json_null());
+    json_object_set_new(o, "config", stat(p, &st) == 0 ? mcp_jstr(p) : json_null());
     static const char *const keys[] = {"success",         "framework",  "model",
                                        "execution_time",  "throughput", "latency",
                                        "top_bottlenecks", "errors"};

@@ -119,7 +119,7 @@ static void send_progress(struct mcp_call *c, double done, double total, const c
     if (total > 0)
         json_object_set_new(p, "total", json_real(total));
     if (msg && *msg && strcmp(c->version, "2025-03-26") >= 0)
-        json_object_set_new(p, "message", json_string(msg));
+        json_object_set_new(p, "message", mcp_jstr(msg));
     json_t *n = json_object();
     json_object_set_new(n, "jsonrpc", json_string("2.0"));
     json_object_set_new(n, "method", json_string("notifications/progress"));
