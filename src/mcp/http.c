@@ -260,11 +260,14 @@ static struct mp_mcp_session *session_get(const char *id)
 
 /* A session that nothing needs right now: no call running or waiting, no
  * live GET stream. */
-static bool entry_quiet(const struct sess_entry *e)
+static bool entry_quiet(const struct sess_entry *e, bool *used)
 {
-    if (e->s->calls)
-        return false;
-    return !e->get_sink || atomic_load(&e->get_sink->gone);
+    pthread_mutex_lock(&e->s->mu); /* order: H.mu, then a session's */
+    bool calls = e->s->calls != NULL;
+    if (used)
+        *used = e->s->used;
+    pthread_mutex_unlock(&e->s->mu);
+    return !calls && (!e->get_sink || atomic_load(&e->get_sink->gone));
 }
 
 /* Unlinks the sessions idle longer than session_timeout_s (H.mu held) and
@@ -274,7 +277,7 @@ static struct sess_entry *take_expired(double now)
     struct sess_entry *out = NULL;
     for (struct sess_entry **pp = &H.sessions; *pp;) {
         struct sess_entry *e = *pp;
-        if (entry_quiet(e) && now - e->s->last_used > H.o->session_timeout_s) {
+        if (entry_quiet(e, NULL) && now - e->s->last_used > H.o->session_timeout_s) {
             *pp = e->next;
             H.nsessions--;
             e->next = out;
@@ -314,7 +317,8 @@ static struct mp_mcp_session *session_create(char *why, size_t whylen)
          * after its initialize; one in use is never ended for a newcomer */
         struct sess_entry **best = NULL;
         for (struct sess_entry **pp = &H.sessions; *pp; pp = &(*pp)->next) {
-            if ((*pp)->s->used || !entry_quiet(*pp))
+            bool used = false;
+            if (!entry_quiet(*pp, &used) || used)
                 continue;
             if (!best || (*pp)->s->last_used < (*best)->s->last_used)
                 best = pp;
