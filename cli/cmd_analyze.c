@@ -4,15 +4,18 @@
  * print the summary (or the report JSON with --json). Also hosts the
  * hidden `analyze --harness-child JOB` entry that runs the C harness in a
  * child process. */
+#include <errno.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <magpie/config.h>
 #include <magpie/kernel.h>
+#include <magpie/proc.h>
 
 #include "cmd_kernel.h"
 #include "opts.h"
@@ -302,6 +305,15 @@ static int parse_kopts(int argc, char **argv, bool compare, struct kopts *ko)
     return -1;
 }
 
+/* Why the file at path cannot be read as a config, or NULL when it can. */
+static const char *unreadable(const char *path)
+{
+    struct stat st;
+    if (stat(path, &st) != 0 || access(path, R_OK) != 0)
+        return strerror(errno);
+    return S_ISDIR(st.st_mode) ? "it is a directory" : NULL;
+}
+
 /* Validate step: the kernel config from -c, -k or the positional kernels;
  * returns -1 to go on, else the exit code (cfg is then finalised). */
 static int load_kernels(struct mp_kernel_config *cfg, const struct kopts *ko, int argc, char **argv,
@@ -310,6 +322,21 @@ static int load_kernels(struct mp_kernel_config *cfg, const struct kopts *ko, in
     struct mp_diag d;
     mp_diag_clear(&d);
     mp_kernel_config_init(cfg);
+    /* input errors (exit 2) found before anything is loaded: a kernel
+     * config that cannot be read (a missing -c is an empty config, as in
+     * Magpie), an image docker would take for an option */
+    const char *why = ko->kernel_config ? unreadable(ko->kernel_config) : NULL;
+    if (why) {
+        fprintf(stderr, "magpie: error: -k %s: cannot read the kernel config: %s\n",
+                ko->kernel_config, why);
+        mp_kernel_config_fini(cfg);
+        return EXIT_USAGE;
+    }
+    if (g->docker_image && mp_proc_image_check(g->docker_image, "--docker-image", &d)) {
+        (void)cli_report_error(&d, MP_EINVAL);
+        mp_kernel_config_fini(cfg);
+        return EXIT_USAGE;
+    }
     int rc = mp_config_load_framework(cfg, g->config_path, &d);
     if (!rc && ko->kernel_config)
         rc = mp_config_load_kernel(cfg, ko->kernel_config, &d);

@@ -170,7 +170,7 @@ static int wait_and_print(const struct mp_ray_task *t, double timeout_s, bool js
         char *slash = strrchr(sum, '/');
         if (slash)
             snprintf(slash + 1, sizeof(sum) - (size_t)(slash + 1 - sum), "summary.txt");
-        char out[1300];
+        char out[sizeof(t->dir) + 16];
         snprintf(out, sizeof(out), "%s/output.txt", t->dir);
         FILE *f = fopen(sum, "r");
         if (!f)

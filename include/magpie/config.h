@@ -223,4 +223,12 @@ int mp_config_load_kernel(struct mp_kernel_config *c, const char *path, struct m
 int mp_config_load_kernel_string(struct mp_kernel_config *c, const char *text, const char *name,
                                  struct mp_diag *d);
 
+/* Writing configs: appends s[0..n) as a double-quoted YAML scalar on one
+ * line that reads back (here, in libyaml, in PyYAML) as exactly s: '"',
+ * '\\', tabs, line breaks (also NEL, U+2028, U+2029) and every character
+ * outside YAML's printable set are escaped (\n, \t, \r, \xNN, \uNNNN).
+ * Returns 0, MP_ENOMEM, or MP_EINVAL with nothing appended when s is not
+ * well-formed UTF-8 (YAML text is Unicode: such bytes cannot be written). */
+int mp_config_yaml_str(struct mp_buf *b, const char *s, size_t n);
+
 #endif

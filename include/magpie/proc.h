@@ -90,8 +90,11 @@ int mp_proc_poll(struct mp_proc *p, int timeout_ms);
  * period. Does not wait; follow with mp_proc_wait. No-op once ended. */
 void mp_proc_terminate(struct mp_proc *p);
 /* Waits for the end (time limit included) and moves the outcome into res,
- * which the caller finalises with mp_proc_result_fini. Returns 0 when the
- * child ran and ended, whatever its status. */
+ * which the caller finalises with mp_proc_result_fini. res is overwritten
+ * (initialised here, never freed first), so it may be uninitialised; one
+ * still holding an earlier result's buffers must be finalised before.
+ * Returns 0 when the child ran and ended, whatever its status (res is left
+ * initialised and empty on an error). */
 int mp_proc_wait(struct mp_proc *p, struct mp_proc_result *res);
 /* Frees the handle; a child still running is terminated and reaped first
  * (bounded by the grace period). NULL is a no-op. */
@@ -132,5 +135,11 @@ void mp_proc_argv_free(char **argv);
 /* Appends argv as one shell-safe line (Python shlex.join): words that need
  * it are single-quoted. */
 int mp_proc_join(const char *const *argv, struct mp_buf *out);
+
+/* A container image name to give docker / podman as one argument: 0, or
+ * MP_EINVAL (field, when not NULL, set in d) when it is empty, starts with
+ * '-' (it would be read as an option) or holds whitespace or a control
+ * character. */
+int mp_proc_image_check(const char *image, const char *field, struct mp_diag *d);
 
 #endif

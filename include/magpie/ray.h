@@ -150,8 +150,8 @@ struct mp_ray_task {
     char mode[16];          /* benchmark, analyze, compare, run */
     char label[256];        /* what it runs, for lists ("vllm fake-model") */
     char address[600];      /* the Jobs API URL it went to */
-    char shared[1024];      /* shared storage root */
-    char dir[1200];         /* <shared>/results/<task_id> */
+    char shared[4096];      /* shared storage root (mp_ray_task_prepare refuses longer) */
+    char dir[4160];         /* <shared>/results/<task_id> */
     double submitted_at;    /* Unix seconds */
 };
 

@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <magpie/proc.h>
+
 #include "config_int.h"
 
 static int add_weight(struct mp_weights *w, const char *metric, double weight)
@@ -342,9 +344,16 @@ int cfg_load_scheduler(struct mp_kernel_config *c, const struct mp_yaml_node *n,
     if (!rc)
         rc = cfg_int(mp_yaml_get(n, "max_workers"), "scheduler.max_workers", 1, 4096,
                      &s->max_workers, d);
+    const struct mp_yaml_node *img = mp_yaml_get(n, "docker_image");
     if (!rc)
-        rc = cfg_str(mp_yaml_get(n, "docker_image"), "scheduler.docker_image", true,
-                     &s->docker_image, d);
+        rc = cfg_str(img, "scheduler.docker_image", true, &s->docker_image, d);
+    if (!rc && img && s->docker_image && *s->docker_image) {
+        /* the image is one argument of docker/podman run: never an option */
+        struct mp_diag why;
+        mp_diag_clear(&why);
+        if (mp_proc_image_check(s->docker_image, NULL, &why))
+            rc = mp_yaml_error(img, "scheduler.docker_image", d, MP_EINVAL, "%s", why.msg);
+    }
     return rc;
 }
 

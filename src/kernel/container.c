@@ -45,6 +45,9 @@ int k_container_init(struct k_container *ct, const char *image, enum mp_gpu_vend
         return mp_diag_set(d, MP_EINVAL,
                            "the container environment needs an image: --docker-image IMG or "
                            "scheduler.docker_image");
+    int rc = mp_proc_image_check(image, "scheduler.docker_image", d);
+    if (rc)
+        return rc;
     ct->image = image;
     ct->vendor = vendor;
     ct->uid = (unsigned int)getuid();

@@ -4,8 +4,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <magpie/kernel.h>
+#include <magpie/proc.h>
 
 #include "kernel_common_int.h"
 
@@ -19,6 +21,20 @@ json_t *mcp_kentry_config(const struct mcp_kentry *e)
                         e->testcase_command ? json_string(e->testcase_command) : json_null());
     json_object_set_new(kc, "working_dir", json_string(e->working_dir ? e->working_dir : ""));
     return kc;
+}
+
+int mcp_kernel_check_path(const char *field, const char *path, bool dir, json_t **result)
+{
+    struct stat st;
+    if (!path || !*path)
+        return mcp_fail(result, "%s: no %s given", field, dir ? "directory" : "file");
+    if (stat(path, &st) != 0)
+        return mcp_fail(result, "%s: no such %s: %s", field, dir ? "directory" : "file", path);
+    if (dir && !S_ISDIR(st.st_mode))
+        return mcp_fail(result, "%s: not a directory: %s", field, path);
+    if (!dir && S_ISDIR(st.st_mode))
+        return mcp_fail(result, "%s: a directory, not a file: %s", field, path);
+    return 0;
 }
 
 int mcp_kernel_run(struct mcp_wctx *w, json_t *args, const char *yaml, bool compare,
@@ -46,6 +62,10 @@ int mcp_kernel_run(struct mcp_wctx *w, json_t *args, const char *yaml, bool comp
     if (env && *env)
         snprintf(cfg.scheduler.environment, sizeof(cfg.scheduler.environment), "%s", env);
     const char *image = mcp_str(args, "docker_image");
+    if (image && *image && mp_proc_image_check(image, "docker_image", &d)) {
+        mp_kernel_config_fini(&cfg);
+        return mcp_fail(result, "docker_image: %s", d.msg);
+    }
     if (image && *image) {
         free(cfg.scheduler.docker_image);
         cfg.scheduler.docker_image = mp_strdup(image);

@@ -47,6 +47,11 @@
  * source_file_path, testcase_command, working_dir. */
 json_t *mcp_kentry_config(const struct mcp_kentry *e);
 
+/* An early check of a path argument: 0 when path names an existing file
+ * (dir: directory); else 1 with *result = {"error": "<field>: no such
+ * file: <path>"} (or "not a directory" / "a directory, not a file"). */
+int mcp_kernel_check_path(const char *field, const char *path, bool dir, json_t **result);
+
 /* Runs analyze (compare = false) or compare on the kernels in yaml; *report
  * gets the report JSON. Returns 0, or 1 with *result set to the error. */
 int mcp_kernel_run(struct mcp_wctx *w, json_t *args, const char *yaml, bool compare,

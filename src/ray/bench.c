@@ -95,7 +95,7 @@ int mp_ray_submit_benchmark(const struct mp_ray_config *rc0, const struct mp_ser
     if (yaml_path && (r = mp_ray_task_stage(t, yaml_path, &staged, d)))
         return r;
     /* the HF cache under the shared storage unless the job sets one */
-    char hf[1300];
+    char hf[sizeof(t->shared) + 16];
     snprintf(hf, sizeof(hf), "%s/hf_cache", t->shared);
     if (!mp_ray_config_getenv(&rc, "HF_HOME"))
         mp_ray_config_setenv(&rc, "HF_HOME", cfg->hf_cache_path ? cfg->hf_cache_path : hf);

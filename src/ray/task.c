@@ -102,7 +102,7 @@ static int save_record(const struct mp_ray_task *t, struct mp_diag *d)
     json_decref(o);
     if (!text)
         return mp_diag_set(d, MP_ENOMEM, "out of memory");
-    char dir[PATH_MAX], path[PATH_MAX + 64];
+    char dir[sizeof(t->shared) + 16], path[sizeof(dir) + 64];
     int rc = 0;
     snprintf(dir, sizeof(dir), "%s/tasks", t->shared);
     snprintf(path, sizeof(path), "%s/%s.json", dir, t->task_id);
@@ -155,6 +155,21 @@ int mp_ray_check_head(const struct mp_ray_config *rc, struct mp_diag *d)
     return r;
 }
 
+/* t->shared = path, refused (not cut) when the task's paths under it would
+ * not fit the task's fixed fields */
+static int set_shared(struct mp_ray_task *t, const char *path, struct mp_diag *d)
+{
+    size_t n = strlen(path);
+    /* room for "/results/<id>/inputs/abs" and "/tasks/<id>.json" */
+    if (n + 64 > sizeof(t->shared)) {
+        mp_diag_set_field(d, "shared_storage_path");
+        return mp_diag_set(d, MP_EINVAL, "shared storage path is too long (%zu bytes, at most %zu)",
+                           n, sizeof(t->shared) - 64);
+    }
+    memcpy(t->shared, path, n + 1);
+    return 0;
+}
+
 int mp_ray_task_prepare(const struct mp_ray_config *rc, const char *mode, const char *label,
                         struct mp_ray_task *t, struct mp_diag *d)
 {
@@ -171,11 +186,13 @@ int mp_ray_task_prepare(const struct mp_ray_config *rc, const char *mode, const 
             mp_diag_set_field(d, "shared_storage_path");
             return mp_diag_set(d, MP_ENOTFOUND, "shared storage path '%s' does not exist", shared);
         }
-        snprintf(t->shared, sizeof(t->shared), "%s", abs);
+        r = set_shared(t, abs, d);
         free(abs);
     } else {
-        snprintf(t->shared, sizeof(t->shared), "%s", shared);
+        r = set_shared(t, shared, d);
     }
+    if (r)
+        return r;
     snprintf(t->mode, sizeof(t->mode), "%s", mode);
     snprintf(t->label, sizeof(t->label), "%s", label ? label : "");
     for (int tries = 0; tries < 8; tries++) {
@@ -185,7 +202,7 @@ int mp_ray_task_prepare(const struct mp_ray_config *rc, const char *mode, const 
             break;
     }
     snprintf(t->submission_id, sizeof(t->submission_id), "magpie-%s", t->task_id);
-    char in[1300];
+    char in[sizeof(t->dir) + 16];
     snprintf(in, sizeof(in), "%s/inputs", t->dir);
     if ((r = mp_fs_mkdirs(in, d))) {
         mp_diag_set_field(d, "shared_storage_path");
@@ -239,14 +256,14 @@ int mp_ray_task_stage(const struct mp_ray_task *t, const char *path, char **work
         free(abs);
         return rc;
     }
-    char dst[PATH_MAX + 1400];
+    char dst[sizeof(t->dir) + PATH_MAX + 16];
     const char *rel = path;
     while (rel[0] == '.' && rel[1] == '/')
         rel += 2;
-    if (path[0] == '/')
-        snprintf(dst, sizeof(dst), "%s/inputs/abs%s", t->dir, path);
-    else
-        snprintf(dst, sizeof(dst), "%s/inputs/%s", t->dir, rel);
+    int n = path[0] == '/' ? snprintf(dst, sizeof(dst), "%s/inputs/abs%s", t->dir, path)
+                           : snprintf(dst, sizeof(dst), "%s/inputs/%s", t->dir, rel);
+    if (n < 0 || (size_t)n >= sizeof(dst))
+        return mp_diag_set(d, MP_EINVAL, "cannot stage '%s': the path is too long", path);
     int rc = copy_file(path, dst, d);
     if (!rc && worker_path)
         *worker_path = mp_strdup(path[0] == '/' ? dst : rel);
@@ -255,12 +272,19 @@ int mp_ray_task_stage(const struct mp_ray_task *t, const char *path, char **work
 
 /* ---- the job ---- */
 
-static const char *quote(const char *s, struct mp_buf *tmp)
+/* Appends the shell word for the string a + b (b may be NULL), quoted as
+ * one word whatever it holds (quotes, $, backticks, newlines, any length):
+ * tmp holds the unquoted text. */
+static int put_word(struct mp_buf *out, struct mp_buf *tmp, const char *a, const char *b)
 {
-    const char *argv[] = {s, NULL};
     mp_buf_reset(tmp);
-    mp_proc_join(argv, tmp);
-    return mp_buf_cstr(tmp);
+    int r = mp_buf_puts(tmp, a);
+    if (!r && b)
+        r = mp_buf_puts(tmp, b);
+    if (r)
+        return r;
+    const char *argv[] = {mp_buf_cstr(tmp), NULL};
+    return mp_proc_join(argv, out);
 }
 
 int ray_entrypoint(const struct mp_ray_config *rc, const struct mp_ray_task *t,
@@ -268,34 +292,31 @@ int ray_entrypoint(const struct mp_ray_config *rc, const struct mp_ray_task *t,
 {
     struct mp_buf q;
     mp_buf_init(&q, 0);
-    int r = 0;
-    char p[1400];
-    snprintf(p, sizeof(p), "%s/inputs", t->dir);
-    r |= mp_buf_printf(out, "cd %s && { ", quote(p, &q));
-    if (!keep_ray_address)
-        r |= mp_buf_puts(out, "env -u RAY_ADDRESS ");
-    r |= mp_buf_puts(out, quote(rc->magpie_path ? rc->magpie_path : "magpie", &q));
-    for (const char *const *a = magpie_args; *a; a++) {
-        r |= mp_buf_putc(out, ' ');
-        r |= mp_buf_puts(out, quote(*a, &q));
+    int r = mp_buf_puts(out, "cd ");
+    r = r ? r : put_word(out, &q, t->dir, "/inputs");
+    r = r ? r : mp_buf_puts(out, " && { ");
+    if (!r && !keep_ray_address)
+        r = mp_buf_puts(out, "env -u RAY_ADDRESS ");
+    r = r ? r : put_word(out, &q, rc->magpie_path ? rc->magpie_path : "magpie", NULL);
+    for (const char *const *a = magpie_args; *a && !r; a++) {
+        r = mp_buf_putc(out, ' ');
+        r = r ? r : put_word(out, &q, *a, NULL);
     }
-    snprintf(p, sizeof(p), "%s/", t->dir);
-    const char *dq = quote(p, &q);
-    /* dq ends in /' or /: the file names are appended inside the quotes */
-    char base[1500];
-    snprintf(base, sizeof(base), "%s", dq);
-    size_t bl = strlen(base);
-    bool quoted = bl && base[bl - 1] == '\'';
-    if (quoted)
-        base[bl - 1] = 0;
-    const char *cl = quoted ? "'" : "";
-    r |= mp_buf_printf(out,
-                       " 2>>%sstderr.log%s; echo $? >%sexit_code%s; } | tee %soutput.txt%s; "
-                       "rc=$(cat %sexit_code%s 2>/dev/null || echo 1); "
-                       "if [ \"$rc\" != 0 ]; then echo \"magpie exited with status $rc; "
-                       "last lines of its stderr:\" >&2; tail -n 40 %sstderr.log%s >&2; fi; "
-                       "exit $rc",
-                       base, cl, base, cl, base, cl, base, cl, base, cl);
+    /* each file of the task directory is one quoted word: dir + "/name" */
+    r = r ? r : mp_buf_puts(out, " 2>>");
+    r = r ? r : put_word(out, &q, t->dir, "/stderr.log");
+    r = r ? r : mp_buf_puts(out, "; echo $? >");
+    r = r ? r : put_word(out, &q, t->dir, "/exit_code");
+    r = r ? r : mp_buf_puts(out, "; } | tee ");
+    r = r ? r : put_word(out, &q, t->dir, "/output.txt");
+    r = r ? r : mp_buf_puts(out, "; rc=$(cat ");
+    r = r ? r : put_word(out, &q, t->dir, "/exit_code");
+    r = r ? r
+          : mp_buf_puts(out, " 2>/dev/null || echo 1); if [ \"$rc\" != 0 ]; then echo "
+                             "\"magpie exited with status $rc; last lines of its stderr:\" "
+                             ">&2; tail -n 40 ");
+    r = r ? r : put_word(out, &q, t->dir, "/stderr.log");
+    r = r ? r : mp_buf_puts(out, " >&2; fi; exit $rc");
     mp_buf_fini(&q);
     return r ? MP_ENOMEM : 0;
 }
@@ -677,7 +698,7 @@ int mp_ray_task_result(const char *task_id, const char *address, const char *sha
         } else {
             json_decref(o);
             o = NULL;
-            char out[PATH_MAX];
+            char out[sizeof(t.dir) + 16];
             snprintf(out, sizeof(out), "%s/output.txt", t.dir);
             char *text = read_text(out, 16u << 20);
             json_t *j = text ? json_loads(text, 0, NULL) : NULL;

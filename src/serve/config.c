@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include <magpie/pipeline.h>
+#include <magpie/proc.h>
 #include <magpie/report.h>
 #include <magpie/serve.h>
 #include <magpie/yaml.h>
@@ -53,6 +54,21 @@ static int get_str(struct mp_serve_config *c, const struct mp_yaml_node *map, co
         return rc;
     *out = mp_serve_config_strdup(c, s);
     return *out ? 0 : mp_diag_set(d, MP_ENOMEM, "out of memory");
+}
+
+/* docker_image: refused with its line when docker would read it as an
+ * option or it cannot be an image name */
+static int get_image(struct mp_serve_config *c, const struct mp_yaml_node *map, struct mp_diag *d)
+{
+    int rc = get_str(c, map, "docker_image", &c->docker_image, d);
+    if (rc || !c->docker_image)
+        return rc;
+    struct mp_diag why;
+    mp_diag_clear(&why);
+    if (mp_proc_image_check(c->docker_image, NULL, &why))
+        return mp_yaml_error(mp_yaml_get(map, "docker_image"), "docker_image", d, MP_EINVAL, "%s",
+                             why.msg);
+    return 0;
 }
 
 static int get_bool(const struct mp_yaml_node *map, const char *key, bool *out, struct mp_diag *d)
@@ -465,8 +481,7 @@ static int load_root(struct mp_serve_config *c, const struct mp_yaml_doc *doc, s
         (rc = get_str(c, b, "precision", &c->precision, d)) ||
         (rc = load_envs(c, mp_yaml_get(b, "envs"), d)) ||
         (rc = load_profiler(c, mp_yaml_get(b, "profiler"), d)) ||
-        (rc = load_gap(c, mp_yaml_get(b, "gap_analysis"), d)) ||
-        (rc = get_str(c, b, "docker_image", &c->docker_image, d)) ||
+        (rc = load_gap(c, mp_yaml_get(b, "gap_analysis"), d)) || (rc = get_image(c, b, d)) ||
         (rc = get_str(c, b, "gpu_arch", &c->gpu_arch, d)) ||
         (rc = get_num(b, "timeout_seconds", 1, &c->timeout_s, d)) ||
         (rc = get_str(c, b, "inferencemax_path", &ixp, d)) ||

@@ -202,6 +202,12 @@ int mp_serve_config_validate(const struct mp_serve_config *c, struct mp_diag *d)
         mp_diag_set_field(d, "model");
         return mp_diag_set(d, MP_EINVAL, "no model: set benchmark.model or --model");
     }
+    /* the image is one argument of docker pull / image inspect: never an option */
+    if (c->docker_image) {
+        int rc = mp_proc_image_check(c->docker_image, "docker_image", d);
+        if (rc)
+            return rc;
+    }
     if (c->run_mode == MP_SERVE_RAY) {
         mp_diag_set_field(d, "run_mode");
         return mp_diag_set(d, MP_EUNSUP,

@@ -536,15 +536,24 @@ static int short_group_sums(struct sgroup *g, size_t ng, const int32_t *kg, cons
 }
 
 /* short_kernel_histogram: numpy.histogram with `bins` equal bins over
- * [min, max] of the durations under thr; *ns = their count. */
+ * [min, max] of the durations under thr; *ns = their count. A non-finite
+ * duration (a "dur" like -1e999 reads as -inf; with an infinite threshold
+ * also +inf) is in no bin and sets no edge: numpy would refuse the whole
+ * histogram ("autodetected range ... is not finite"). Finite data whose
+ * span overflows a double is binned at half scale (edges exact, doubled
+ * back); any other data is binned exactly as before. */
 static int short_histogram(struct ctx *c, const struct krow *rows, size_t n, double thr, int bins,
                            size_t *ns)
 {
     double lo = INFINITY, hi = -INFINITY;
+    size_t nfin = 0;
     *ns = 0;
     for (size_t i = 0; i < n; i++) {
         if (rows[i].dur < thr) {
             (*ns)++;
+            if (!isfinite(rows[i].dur))
+                continue;
+            nfin++;
             if (rows[i].dur < lo)
                 lo = rows[i].dur;
             if (rows[i].dur > hi)
@@ -555,12 +564,16 @@ static int short_histogram(struct ctx *c, const struct krow *rows, size_t n, dou
     if (!b)
         return MP_ENOMEM;
     int rc = mp_buf_puts(b, "bin_start,bin_end,count\n");
-    if (*ns == 0 || rc)
+    if (nfin == 0 || rc)
         return rc;
     if (lo == hi) {
         lo -= 0.5;
         hi += 0.5;
     }
+    /* 1, or 0.5 when hi - lo is not a double: lo, hi and x are scaled by
+     * it for the arithmetic and the edges scaled back */
+    const double sc = isfinite(hi - lo) ? 1.0 : 0.5;
+    const double slo = lo * sc, shi = hi * sc;
     double *edges = malloc(((size_t)bins + 1) * sizeof(double));
     uint64_t *cnt = calloc((size_t)bins, sizeof(uint64_t));
     if (!edges || !cnt) {
@@ -568,21 +581,19 @@ static int short_histogram(struct ctx *c, const struct krow *rows, size_t n, dou
         free(cnt);
         return MP_ENOMEM;
     }
-    double step = (hi - lo) / bins;
+    double step = (shi - slo) / bins;
     for (int i = 0; i < bins; i++)
-        edges[i] = (double)i * step + lo;
+        edges[i] = ((double)i * step + slo) / sc;
     edges[bins] = hi;
-    double norm = bins / (hi - lo);
+    double norm = bins / (shi - slo);
     for (size_t i = 0; i < n; i++) {
         double x = rows[i].dur;
-        if (!(x < thr))
+        if (!(x < thr) || !isfinite(x))
             continue;
-        long k = (long)((x - lo) * norm);
-        if (k >= bins)
-            k = bins - 1;
-        if (k < 0)
-            k = 0;
-        if (x < edges[k])
+        /* in [0, bins] for finite data; compared, never cast, out of it */
+        double t = (x * sc - slo) * norm;
+        long k = t >= bins ? bins - 1 : t > 0 ? (long)t : 0;
+        if (k > 0 && x < edges[k])
             k--;
         else if (k + 1 < bins && x >= edges[k + 1])
             k++;

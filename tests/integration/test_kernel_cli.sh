@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # magpie analyze / compare front end: --help, usage errors (exit 2), bad
-# kernel YAML reported with file:line:col, a failing testcase (exit 1) with
-# later stages NOT_RUN, a passing testcase with a MAGPIE_LATENCY_JSON line,
-# and the CUDA compile stage when nvcc is installed (no GPU needed).
+# kernel YAML reported with file:line:col, an unreadable -k file and a
+# docker image that would be an option refused (exit 2), a failing testcase
+# (exit 1) with later stages NOT_RUN, a passing testcase with a
+# MAGPIE_LATENCY_JSON line, and the CUDA compile stage when nvcc is
+# installed (no GPU needed).
 #
 # Env: MAGPIE (magpie binary), MP_SRC (repository root).
 set -u
@@ -45,6 +47,44 @@ grep -q 'No kernels found' "$TMP/err" || fail "empty config message: $(cat "$TMP
 printf 'kernel: {id: k, type: hip, testcase_command: "true", bogus: 1}\n' >"$TMP/unk.yaml"
 expect_rc 0 "unknown key only warns" "$MAGPIE" analyze -k "$TMP/unk.yaml" -o "$TMP/r" --no-perf
 grep -q "unknown key 'bogus'" "$TMP/err" || fail "unknown key not warned: $(cat "$TMP/err")"
+
+# issue 27: a kernel config that cannot be read is an input error (exit 2,
+# as --help says) naming the file; a missing -c stays an empty config
+for cmd in analyze compare; do
+    expect_rc 2 "$cmd -k missing file" "$MAGPIE" $cmd -k "$TMP/no such.yaml" -o "$TMP/r"
+    grep -q -- "-k $TMP/no such.yaml: cannot read the kernel config: No such file" "$TMP/err" ||
+        fail "$cmd -k missing file: message $(cat "$TMP/err")"
+    expect_rc 2 "$cmd -k directory" "$MAGPIE" $cmd -k "$TMP" -o "$TMP/r"
+    grep -q "cannot read the kernel config: it is a directory" "$TMP/err" ||
+        fail "$cmd -k directory: message $(cat "$TMP/err")"
+done
+expect_rc 0 "missing -c is an empty config" "$MAGPIE" -c "$TMP/none.yaml" analyze \
+    -k "$TMP/unk.yaml" -o "$TMP/r" --no-perf
+
+# issue 27: a docker image that docker/podman would read as an option (or
+# that holds whitespace) is refused before anything runs, naming the field
+expect_rc 2 "--docker-image starting with -" "$MAGPIE" -e container \
+    --docker-image=--privileged analyze -k "$TMP/unk.yaml" -o "$TMP/rimg"
+grep -q "field '--docker-image': an image name cannot start with '-'" "$TMP/err" ||
+    fail "--docker-image -x: message $(cat "$TMP/err")"
+expect_rc 2 "--docker-image with a newline" "$MAGPIE" -e container \
+    --docker-image="$(printf 'img\n-v')" compare -k "$TMP/unk.yaml" -o "$TMP/rimg"
+grep -q "control character 0x0a" "$TMP/err" || fail "--docker-image newline: $(cat "$TMP/err")"
+cat >"$TMP/img.yaml" <<'YAML'
+kernel: {id: k, type: hip, testcase_command: "true"}
+scheduler:
+  environment: container
+  docker_image: "-v/:/host"
+YAML
+expect_rc 2 "scheduler.docker_image starting with -" "$MAGPIE" analyze -k "$TMP/img.yaml" \
+    -o "$TMP/rimg"
+grep -q "img.yaml:4:17: field 'scheduler.docker_image': an image name cannot start with '-'" \
+    "$TMP/err" || fail "scheduler.docker_image in -k: $(cat "$TMP/err")"
+expect_rc 2 "scheduler.docker_image in -c" "$MAGPIE" -c "$TMP/img.yaml" analyze -k "$TMP/unk.yaml" \
+    -o "$TMP/rimg"
+grep -q "img.yaml:4:17: field 'scheduler.docker_image'" "$TMP/err" ||
+    fail "scheduler.docker_image in -c: $(cat "$TMP/err")"
+[ ! -e "$TMP/rimg" ] || fail "a refused image still created a workspace"
 
 # testcase mode: failing testcase -> exit 1, later stages NOT_RUN
 cat >"$TMP/k.yaml" <<YAML

@@ -6,7 +6,8 @@
 # traces -> kernel summary + gap analysis), the benchmark YAML, client-only
 # mode, and the faults: the engine exits at start, never gets ready, is
 # killed mid-run (partial report, exit 1 in time, no process left behind),
-# stalls, and a port already taken. Bounded counts; each run under 60 s.
+# stalls, and a port already taken; a docker image that docker would read as
+# an option refused. Bounded counts; each run under 60 s.
 set -u
 MAGPIE=${MAGPIE:?} MP_SRC=${MP_SRC:?}
 W=$(mktemp -d /tmp/mp_serve_it.XXXXXX)
@@ -275,6 +276,27 @@ check "docker: run by id, port published on loopback only, workspace mounted, no
 check "docker: profiler dir inside the container" 'grep -q -- "--profiler-config.torch_profiler_dir /workspace/torch_trace" "$W/docker.argv"'
 check "docker: traces reached the host workspace" '[ "$(jq_ "$R" "r[\"top_bottlenecks\"][0]")" = ampere_bf16_gemm_128x64 ]'
 check "docker: nothing left" '[ "$(orphans)" = 0 ]'
+
+# --- issue 27: an image docker would read as an option is refused (exit 2,
+# the field named, with file:line from a YAML) before docker is called ---
+mkdir -p "$W/nodock"
+printf '#!/bin/sh\ntouch "%s/docker.called"\nexit 1\n' "$W" >"$W/nodock/docker"
+chmod +x "$W/nodock/docker"
+PATH="$W/nodock:$PATH" run dockopt "${ADHOC[@]/local/docker}" --num-prompts 2 \
+    --docker-image=--privileged
+check "docker image -x: exit 2, field named" '[ "$RC" = 2 ] &&
+    grep -q "field .docker_image.: an image name cannot start with .-." "$W/dockopt.err"'
+cat >"$W/badimg.yaml" <<EOF
+benchmark:
+  framework: vllm
+  model: fake-model
+  run_mode: docker
+  docker_image: "-v/:/host"
+EOF
+PATH="$W/nodock:$PATH" run badimg -b "$W/badimg.yaml"
+check "yaml docker_image -x: exit 2 at its line" '[ "$RC" = 2 ] &&
+    grep -q "badimg.yaml:5:17: field .docker_image.: an image name cannot start" "$W/badimg.err"'
+check "docker image -x: docker never called" '[ ! -e "$W/docker.called" ]'
 
 # --- the benchmark YAML ---
 cat >"$W/bench.yaml" <<EOF

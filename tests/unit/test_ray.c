@@ -4,12 +4,15 @@
  * ray_config from YAML (values and errors with file:line), the job request
  * body and entrypoint, task preparation and staging, finding a task with
  * no record, and an unreachable head reported at once. */
+#include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -257,7 +260,7 @@ static void test_task_files(void **state)
     mp_diag_clear(&d);
     assert_int_equal(mp_ray_task_prepare(&rc, "run", "x", &t, &d), 0);
     assert_int_equal(strlen(t.task_id), 8);
-    char want[2600];
+    char want[sizeof(t.dir) + 1300];
     snprintf(want, sizeof(want), "%s/results/%s", tmp, t.task_id);
     assert_string_equal(t.dir, want);
     assert_string_equal(t.address, "http://127.0.0.1:8265");
@@ -323,12 +326,137 @@ static void test_unreachable(void **state)
     assert_non_null(strstr(d.msg, "at http://127.0.0.1:1 (cluster address '127.0.0.1:6379')"));
 }
 
+/* Runs `shell [opt] file` with its output dropped; the exit status, or -1. */
+static int run_shell(const char *shell, const char *opt, const char *file)
+{
+    pid_t pid = fork();
+    if (pid < 0)
+        return -1;
+    if (pid == 0) {
+        int fd = open("/dev/null", O_WRONLY);
+        if (fd >= 0) {
+            dup2(fd, 1);
+            dup2(fd, 2);
+        }
+        if (opt)
+            execlp(shell, shell, opt, file, (char *)NULL);
+        else
+            execlp(shell, shell, file, (char *)NULL);
+        _exit(127);
+    }
+    int st = 0;
+    if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st))
+        return -1;
+    return WEXITSTATUS(st);
+}
+
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    struct mp_buf b;
+    mp_buf_init(&b, 0);
+    int rc = mp_buf_read_file(&b, f);
+    fclose(f);
+    char *s = rc ? NULL : mp_strdup(mp_buf_cstr(&b));
+    mp_buf_fini(&b);
+    return s;
+}
+
+/* issue 27: the entrypoint of a task whose directory is over 3000 bytes of
+ * quotes, $, backticks, spaces and newlines is one valid shell line, and
+ * running it reaches that directory (cd, the logs, tee) and hands the path
+ * to magpie unchanged. */
+static void test_entrypoint_any_path(void **state)
+{
+    (void)state;
+    char tmpl[] = "/tmp/mp_ray_ep.XXXXXX";
+    assert_non_null(mkdtemp(tmpl));
+    char *root = realpath(tmpl, NULL);
+    assert_non_null(root);
+    struct mp_buf dir;
+    mp_buf_init(&dir, 0);
+    assert_int_equal(mp_buf_puts(&dir, root), 0);
+    /* one component, well under NAME_MAX; the same characters repeated */
+    static const char part[] = "/a 'q' \"dq\" $HOME `id` $(id) \\ *?[x] ;|&<>#~\n"
+                               "l2\t'\"'\"'x' ${X:-y} !1 %s -n --x=$'\\n'";
+    int depth = 0;
+    while (dir.len < 3000) {
+        assert_int_equal(mp_buf_printf(&dir, "%s%d", part, depth++), 0);
+        assert_int_equal(mkdir(mp_buf_cstr(&dir), 0700), 0);
+    }
+    struct mp_buf sub;
+    mp_buf_init(&sub, 0);
+    assert_int_equal(mp_buf_printf(&sub, "%s/inputs", mp_buf_cstr(&dir)), 0);
+    assert_int_equal(mkdir(mp_buf_cstr(&sub), 0700), 0);
+
+    struct mp_ray_config rc;
+    mp_ray_config_init(&rc);
+    rc.magpie_path = mp_ray_config_strdup(&rc, "sh");
+    struct mp_ray_task t;
+    memset(&t, 0, sizeof(t));
+    assert_true(dir.len >= 3000 && dir.len < sizeof(t.dir));
+    memcpy(t.dir, mp_buf_cstr(&dir), dir.len + 1);
+    /* "magpie" is sh printing its working directory and its argument */
+    const char *args[] = {"-c", "pwd -P; printf %s \"$1\"", "sh", t.dir, NULL};
+    struct mp_buf ep;
+    mp_buf_init(&ep, 0);
+    assert_int_equal(ray_entrypoint(&rc, &t, args, false, &ep), 0);
+    char script[64];
+    snprintf(script, sizeof(script), "%s.sh", tmpl);
+    struct mp_diag d;
+    mp_diag_clear(&d);
+    assert_int_equal(mp_fs_write_atomic(script, mp_buf_cstr(&ep), ep.len, &d), 0);
+    assert_int_equal(run_shell("bash", "-n", script), 0);
+    assert_int_equal(run_shell("sh", "-n", script), 0); /* Ray runs it with /bin/sh */
+    assert_int_equal(run_shell("bash", NULL, script), 0);
+
+    struct mp_buf want, f;
+    mp_buf_init(&want, 0);
+    mp_buf_init(&f, 0);
+    assert_int_equal(mp_buf_printf(&want, "%s\n%s", mp_buf_cstr(&sub), t.dir), 0);
+    assert_int_equal(mp_buf_printf(&f, "%s/output.txt", t.dir), 0);
+    char *got = slurp(mp_buf_cstr(&f));
+    assert_non_null(got);
+    assert_string_equal(got, mp_buf_cstr(&want));
+    free(got);
+    mp_buf_reset(&f);
+    assert_int_equal(mp_buf_printf(&f, "%s/exit_code", t.dir), 0);
+    got = slurp(mp_buf_cstr(&f));
+    assert_non_null(got);
+    assert_string_equal(got, "0\n");
+    free(got);
+    mp_buf_reset(&f);
+    assert_int_equal(mp_buf_printf(&f, "%s/stderr.log", t.dir), 0);
+    got = slurp(mp_buf_cstr(&f));
+    assert_non_null(got);
+    assert_string_equal(got, "");
+    free(got);
+
+    mp_buf_fini(&f);
+    mp_buf_fini(&want);
+    mp_buf_fini(&ep);
+    mp_buf_fini(&sub);
+    mp_buf_fini(&dir);
+    mp_ray_config_fini(&rc);
+    unlink(script);
+    char cmd[200];
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root); /* mkdtemp's name: no quote in it */
+    assert_int_equal(system(cmd), 0);
+    free(root);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_address),    cmocka_unit_test(test_status),
-        cmocka_unit_test(test_placement),  cmocka_unit_test(test_config),
-        cmocka_unit_test(test_task_files), cmocka_unit_test(test_unreachable),
+        cmocka_unit_test(test_address),
+        cmocka_unit_test(test_status),
+        cmocka_unit_test(test_placement),
+        cmocka_unit_test(test_config),
+        cmocka_unit_test(test_task_files),
+        cmocka_unit_test(test_unreachable),
+        cmocka_unit_test(test_entrypoint_any_path),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -20,14 +20,26 @@ static int run(struct mcp_wctx *w, json_t *args, json_t **result)
 {
     struct mcp_kentry e;
     mcp_kentry_from_args(&e, args);
+    /* a missing file or directory is named here, not found out later as a
+     * stage that cannot run */
+    if (mcp_kernel_check_path("kernel_path", e.kernel_path, false, result) ||
+        (e.working_dir && *e.working_dir &&
+         mcp_kernel_check_path("working_dir", e.working_dir, true, result)))
+        return 1;
     char id[256];
     e.kernel_id = stem(e.kernel_path, id, sizeof(id));
     struct mp_buf y;
     mp_buf_init(&y, 0);
-    mp_buf_puts(&y, "kernels:\n");
-    mcp_kernel_entry_yaml(&e, &y, "  ");
+    struct mp_diag d;
+    mp_diag_clear(&d);
+    int rc = mp_buf_puts(&y, "kernels:\n");
+    rc = rc ? rc : mcp_kernel_entry_yaml(&e, &y, "  ", &d);
+    if (rc) {
+        mp_buf_fini(&y);
+        return mcp_fail_diag(result, "invalid kernel configuration", &d);
+    }
     json_t *rep = NULL;
-    int rc = mcp_kernel_run(w, args, mp_buf_cstr(&y), false, &rep, result);
+    rc = mcp_kernel_run(w, args, mp_buf_cstr(&y), false, &rep, result);
     mp_buf_fini(&y);
     if (rc)
         return rc;

@@ -19,11 +19,24 @@ static int run(struct mcp_wctx *w, json_t *args, json_t **result)
     long long base = mcp_int(args, "baseline_index");
     if (base < 0 || (size_t)base >= n)
         return mcp_fail(result, "baseline_index %lld out of range for %zu kernels", base, n);
+    /* missing files and directories are named here, before anything runs */
+    for (size_t i = 0; i < n; i++) {
+        char field[48];
+        snprintf(field, sizeof(field), "kernel_paths[%zu]", i);
+        if (mcp_kernel_check_path(field, json_string_value(json_array_get(paths, i)), false,
+                                  result))
+            return 1;
+    }
+    const char *wd = mcp_str(args, "working_dir");
+    if (wd && *wd && mcp_kernel_check_path("working_dir", wd, true, result))
+        return 1;
     struct mp_buf y;
     mp_buf_init(&y, 0);
-    mp_buf_puts(&y, "kernels:\n");
+    int rc = mp_buf_puts(&y, "kernels:\n");
+    struct mp_diag d;
+    mp_diag_clear(&d);
     json_t *configs = json_array();
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; i < n && !rc; i++) {
         struct mcp_kentry e;
         mcp_kentry_from_args(&e, args);
         e.kernel_path = json_string_value(json_array_get(paths, i));
@@ -35,13 +48,20 @@ static int run(struct mcp_wctx *w, json_t *args, json_t **result)
         snprintf(id, sizeof(id), "kernel_%zu_%.*s", i,
                  (int)(dot && dot != b ? (size_t)(dot - b) : strlen(b)), b);
         e.kernel_id = id;
-        mcp_kernel_entry_yaml(&e, &y, "  ");
+        rc = mcp_kernel_entry_yaml(&e, &y, "  ", &d);
+        if (rc == MP_EINVAL && strcmp(d.field, "kernel_path") == 0)
+            snprintf(d.field, sizeof(d.field), "kernel_paths[%zu]", i);
         json_t *kc = mcp_kentry_config(&e);
         json_object_set_new(kc, "is_baseline", json_boolean((long long)i == base));
         json_array_append_new(configs, kc);
     }
+    if (rc) {
+        mp_buf_fini(&y);
+        json_decref(configs);
+        return mcp_fail_diag(result, "invalid kernel configuration", &d);
+    }
     json_t *rep = NULL;
-    int rc = mcp_kernel_run(w, args, mp_buf_cstr(&y), true, &rep, result);
+    rc = mcp_kernel_run(w, args, mp_buf_cstr(&y), true, &rep, result);
     mp_buf_fini(&y);
     if (rc) {
         json_decref(configs);

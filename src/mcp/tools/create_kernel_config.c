@@ -3,6 +3,7 @@
  * checked by loading it through the config module before it is returned.
  * Nothing is written (Magpie's output_path is deprecated and ignored). */
 #include <stdio.h>
+#include <string.h>
 
 #include <magpie/config.h>
 
@@ -13,19 +14,31 @@ static int run(struct mcp_wctx *w, json_t *args, json_t **result)
     (void)w;
     struct mcp_kentry e;
     mcp_kentry_from_args(&e, args);
-    struct mp_buf y;
-    mp_buf_init(&y, 0);
-    mp_buf_printf(&y,
-                  "# Kernel configuration for %s (magpie create_kernel_config)\n"
-                  "# Run: magpie analyze -k <this file>\n"
-                  "kernels:\n",
-                  e.kernel_id);
-    mcp_kernel_entry_yaml(&e, &y, "  ");
-    struct mp_kernel_config cfg;
-    mp_kernel_config_init(&cfg);
+    const char *kid = e.kernel_id ? e.kernel_id : "";
     struct mp_diag d;
     mp_diag_clear(&d);
-    int rc = mp_config_load_kernel_string(&cfg, mp_buf_cstr(&y), "<kernel config>", &d);
+    struct mp_buf entry, idq, y;
+    mp_buf_init(&entry, 0);
+    mp_buf_init(&idq, 0);
+    mp_buf_init(&y, 0);
+    int rc = mcp_kernel_entry_yaml(&e, &entry, "  ", &d);
+    if (!rc)
+        rc = mp_config_yaml_str(&idq, kid, strlen(kid));
+    /* the id in the header comment as given, or quoted and escaped when it
+     * holds anything that could end the comment's line */
+    if (!rc)
+        rc = mp_buf_printf(&y,
+                           "# Kernel configuration for %s (magpie create_kernel_config)\n"
+                           "# Run: magpie analyze -k <this file>\n"
+                           "kernels:\n%s",
+                           idq.len == strlen(kid) + 2 ? kid : mp_buf_cstr(&idq),
+                           mp_buf_cstr(&entry));
+    mp_buf_fini(&entry);
+    mp_buf_fini(&idq);
+    struct mp_kernel_config cfg;
+    mp_kernel_config_init(&cfg);
+    if (!rc)
+        rc = mp_config_load_kernel_string(&cfg, mp_buf_cstr(&y), "<kernel config>", &d);
     mp_kernel_config_fini(&cfg);
     if (rc) {
         mp_buf_fini(&y);
