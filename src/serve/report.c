@@ -11,6 +11,7 @@
 
 #include <jansson.h>
 
+#include <magpie/config.h>
 #include <magpie/fmt.h>
 #include <magpie/serve.h>
 
@@ -349,11 +350,23 @@ int serve_summary_text(const struct serve_report *r, const char *report_json, st
 
 /* ---- config.yaml ---- */
 
+/* s as a double-quoted YAML scalar that reads back as s (a value an agent
+ * passed through the MCP benchmark tool can hold anything); bytes that are
+ * not UTF-8 cannot be YAML text and keep the JSON quoting they had. */
 static int yq(struct mp_buf *b, const char *s)
 {
     if (!s)
         return mp_buf_puts(b, "null");
-    return mp_json_str(b, s, strlen(s)); /* a JSON string is a YAML double-quoted scalar */
+    if (mp_config_yaml_str(b, s, strlen(s)) == 0)
+        return 0;
+    return mp_json_str(b, s, strlen(s));
+}
+
+static int yq_n(struct mp_buf *b, const char *s, size_t n)
+{
+    if (mp_config_yaml_str(b, s, n) == 0)
+        return 0;
+    return mp_json_str(b, s, n);
 }
 
 static int ybool(struct mp_buf *b, const char *key, bool v, int indent)
@@ -373,7 +386,9 @@ int mp_serve_config_yaml(const struct mp_serve_config *c, struct mp_buf *b)
                         mp_serve_mode_name(c->run_mode), mp_serve_run_kind_name(c->run_kind));
     for (int i = 0; i < c->n_envs; i++) {
         const char *eq = strchr(c->envs[i], '=');
-        rc |= mp_buf_printf(b, "    %.*s: ", (int)(eq - c->envs[i]), c->envs[i]);
+        rc |= mp_buf_puts(b, "    ");
+        rc |= yq_n(b, c->envs[i], (size_t)(eq - c->envs[i])); /* the key quoted too */
+        rc |= mp_buf_puts(b, ": ");
         rc |= yq(b, eq + 1);
         rc |= mp_buf_putc(b, '\n');
     }

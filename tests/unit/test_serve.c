@@ -384,7 +384,11 @@ static void test_config_good(void **state)
     assert_string_equal(c.docker_image, "vllm/vllm-openai:v0.19.1");
     assert_int_equal(mp_serve_config_validate(&c, &d), 0);
     assert_int_equal(mp_serve_config_run_kind(&c), MP_SERVE_KIND_MEASUREMENT);
-    /* config.yaml written from it reads back to the same config */
+    /* config.yaml written from it reads back to the same config, also for
+     * env keys and values an agent chose (the MCP benchmark tool's
+     * extra_envs): line breaks, quotes, DEL, U+2028 */
+    assert_int_equal(mp_serve_config_setenv(&c, "K\nmodel: injected", "v\"\\\x7f\xe2\x80\xa8#x"),
+                     0);
     struct mp_buf y;
     mp_buf_init(&y, 0);
     assert_int_equal(mp_serve_config_yaml(&c, &y), 0);
@@ -394,6 +398,8 @@ static void test_config_good(void **state)
     if (rc)
         fail_msg("%s:%ld:%ld %s\n%s", d.file, d.line, d.col, d.msg, mp_buf_cstr(&y));
     assert_string_equal(c2.model, c.model);
+    assert_string_equal(mp_serve_config_getenv(&c2, "K\nmodel: injected"),
+                        "v\"\\\x7f\xe2\x80\xa8#x");
     assert_int_equal(c2.n_envs, c.n_envs);
     for (int i = 0; i < c.n_envs; i++)
         assert_string_equal(c2.envs[i], c.envs[i]);
