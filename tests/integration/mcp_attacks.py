@@ -9,6 +9,7 @@ slower than idle), and nothing is timed against a speed target.
 """
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -500,6 +501,7 @@ def main():
             if p.poll() is None:
                 p.kill()
                 p.wait()
+        shutil.rmtree(TMP, ignore_errors=True)
     print("%d failed" % len(FAILS) if FAILS else "mcp_attacks: all checks passed")
     return min(len(FAILS), 100)
 
