@@ -12,6 +12,7 @@
  * are re-parented to this process when the worker exits. */
 #include <dirent.h>
 #include <errno.h>
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -197,10 +198,14 @@ static void pump_progress(struct mcp_call *c, FILE *f, long *off, double *last, 
         line[n - 1] = 0;
         double done = 0, total = 0;
         int used = 0;
-        if (sscanf(line, "%lf %lf %n", &done, &total, &used) < 2 || !(done == done))
+        if (sscanf(line, "%lf %lf %n", &done, &total, &used) < 2 || !isfinite(done))
             continue;
+        if (!isfinite(total))
+            total = 0;
         if (done <= *last)
-            done = *last + 1e-6; /* progress must increase */
+            done = nextafter(*last, INFINITY); /* progress must increase, at any magnitude */
+        if (!isfinite(done))
+            continue;
         *last = done;
         *reported = true;
         char msg[MSG_MAX + 1];
@@ -417,7 +422,7 @@ static void run_call(struct mcp_call *c)
             snprintf(msg, sizeof(msg), "running %s (%.0f s)", c->tool->name,
                      (double)(now - t0) / 1e9);
             double v = (double)(now - t0) / 1e9;
-            last = v > last ? v : last + 1e-6;
+            last = v > last ? v : nextafter(last, INFINITY);
             send_progress(c, last, 0, msg);
             last_beat = now;
         }

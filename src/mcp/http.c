@@ -167,7 +167,8 @@ static bool host_part(const char *hp, char *out, size_t len)
  * rebinding) is none of these. */
 static bool name_allowed(const char *h)
 {
-    if (strcmp(h, "localhost") == 0 || strcmp(h, "::1") == 0 || strncmp(h, "127.", 4) == 0)
+    if (strcmp(h, "localhost") == 0 ||
+        mp_mcp_host_is_loopback(h)) /* numeric only: 127.evil.example is a name */
         return true;
     if (!H.bind_any && strcasecmp(h, H.bind_host) == 0)
         return true;

@@ -214,7 +214,7 @@ static json_t *check_value(const struct mcp_param *p, json_t *v, char *err, size
             return json_incref(v);
         if (json_is_real(v)) {
             double x = json_real_value(v);
-            if (x == (double)(long long)x && x > -9e15 && x < 9e15)
+            if (x > -9e15 && x < 9e15 && x == (double)(long long)x) /* range first: no UB */
                 return json_integer((json_int_t)x);
         }
         break;
