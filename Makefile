@@ -3,8 +3,8 @@
 SHELL := /bin/bash
 DEPS := build-essential cmake ninja-build pkg-config clang clang-tidy clang-format \
         libclang-rt-14-dev libjansson-dev libyaml-dev zlib1g-dev libisal-dev libcmocka-dev libcurl4-openssl-dev \
-        libxlsxwriter-dev libiberty-dev libmicrohttpd-dev chromium python3 pocl-opencl-icd ocl-icd-opencl-dev opencl-headers \
-        hipcc libamdhip64-dev
+        libxlsxwriter-dev libiberty-dev libmicrohttpd-dev chromium python3 python3-venv pocl-opencl-icd ocl-icd-opencl-dev opencl-headers \
+        hipcc libamdhip64-dev lintian
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 SRC_FILES = $(shell (git ls-files '*.c' '*.h' 2>/dev/null || find src include cli tests bench -name '*.[ch]') | while read -r f; do [ -f "$$f" ] && echo "$$f"; done)
 

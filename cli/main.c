@@ -8,12 +8,40 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <magpie/base.h>
 #include <magpie/kernel.h>
 
 #include "cli.h"
 #include "opts.h"
+
+/* For --version: which install the running executable belongs to, from where
+ * it lies: a wheel (pyproject.toml: <package>/bin/magpie beside the Python
+ * package's __init__.py), a prefix install (<prefix>/bin/magpie with
+ * <prefix>/share/magpie/runtime), or else a build tree (docs/packaging.md). */
+static void print_install(void)
+{
+    char bin[PATH_MAX], f[PATH_MAX + 64], top[PATH_MAX];
+    char *slash = realpath("/proc/self/exe", bin) ? strrchr(bin, '/') : NULL;
+    if (!slash) {
+        printf("install: unknown\n");
+        return;
+    }
+    *slash = 0;
+    snprintf(f, sizeof(f), "%s/..", bin);
+    const char *where = realpath(f, top) ? top : bin;
+    snprintf(f, sizeof(f), "%s/../__init__.py", bin);
+    if (access(f, F_OK) == 0) {
+        printf("install: wheel (%s)\n", where);
+        return;
+    }
+    snprintf(f, sizeof(f), "%s/../share/magpie/runtime/magpie_runner.py", bin);
+    if (access(f, F_OK) == 0)
+        printf("install: prefix (%s)\n", where);
+    else
+        printf("install: build tree (%s)\n", bin);
+}
 
 struct subcommand {
     const char *name;
@@ -38,7 +66,7 @@ static const struct cli_opt global_opts[] = {
      0},
     {"json", 0, CLI_NOARG, OPT_JSON, NULL, "with --gpu-info: machine-readable output", 0},
     {"version", 0, CLI_NOARG, OPT_VERSION, NULL,
-     "print the version and the runtime/ directory in use", 0},
+     "print the version, the runtime/ directory in use and the kind of install", 0},
     {"help", 'h', CLI_NOARG, 'h', NULL, "this help; `magpie <command> --help` for a command", 0},
     {"help-man", 0, CLI_NOARG, OPT_MAN, NULL, "print the man page (build time)", CLI_HIDDEN},
     {"help-bash", 0, CLI_NOARG, OPT_BASH, NULL, "print the bash completion script", CLI_HIDDEN},
@@ -148,6 +176,7 @@ int main(int argc, char **argv)
                 printf("runtime: %s (%s)\n", rt, how);
             else
                 printf("runtime: none: %s\n", rd.msg);
+            print_install();
             return EXIT_OK;
         }
         case 'h':

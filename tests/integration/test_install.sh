@@ -5,8 +5,9 @@
 # what needs no PyPI package: a TraceLens report and gap analysis of the
 # bundled two-rank trace, an OpenCL compare on PoCL, and the Python runner
 # started from the installed runtime/ (not the source tree's). Then the
-# .deb (`cpack -G DEB`): its name, version, files and Depends. Nothing is
-# installed on this machine (no dpkg -i).
+# .deb (`cpack -G DEB`): its name, version, files and Depends, and lintian
+# (when installed) finds no error or warning. Nothing is installed on this
+# machine (no dpkg -i).
 #
 # Env: MAGPIE (magpie binary of a build tree), MP_SRC (repository root),
 # MP_BUILD (the build tree to install; default: the directory of MAGPIE).
@@ -43,7 +44,13 @@ for f in bin/magpie share/magpie/runtime/magpie_runner.py share/magpie/runtime/m
 done
 [ -x "$P/bin/magpie" ] || fail "bin/magpie not executable"
 # the man page and completions: installed when the build generated them
-for pair in doc/magpie.1:share/man/man1/magpie.1 \
+# (the man page compressed with gzip -9n, as Debian wants)
+if [ -f "$BUILD/doc/magpie.1" ]; then
+    zcat "$P/share/man/man1/magpie.1.gz" 2>/dev/null | cmp -s "$BUILD/doc/magpie.1" - ||
+        fail "share/man/man1/magpie.1.gz not installed from doc/magpie.1"
+fi
+[ -f "$P/share/doc/magpie/changelog.gz" ] || fail "share/doc/magpie/changelog.gz not installed"
+for pair in \
     completions/magpie:share/bash-completion/completions/magpie \
     completions/_magpie:share/zsh/vendor-completions/_magpie; do
     built=${pair%%:*} dest=${pair#*:}
@@ -75,9 +82,11 @@ case "$PWD" in "$MP_SRC"*) fail "work directory $PWD is inside the source tree" 
 # which runtime/: the installed one; the build tree's binary keeps its source tree's
 "$M" --version >"$TMP/out" 2>&1 || fail "installed --version: exit $?"
 grep -qx "runtime: $RT (installed)" "$TMP/out" || fail "installed --version: $(cat "$TMP/out")"
+grep -qx "install: prefix ($(cd "$P" && pwd -P))" "$TMP/out" || fail "installed --version install: $(cat "$TMP/out")"
 "$MAGPIE" --version >"$TMP/out" 2>&1
 src_rt=$(cd "$MP_SRC/runtime" && pwd -P)
 grep -qx "runtime: $src_rt (source tree)" "$TMP/out" || fail "build-tree --version: $(cat "$TMP/out")"
+grep -q "^install: build tree (" "$TMP/out" || fail "build-tree --version install: $(cat "$TMP/out")"
 MAGPIE_RUNTIME_DIR=$W/k "$M" --version >"$TMP/out" 2>&1
 grep -q "^runtime: none: MAGPIE_RUNTIME_DIR=$W/k has no magpie_runner.py" "$TMP/out" ||
     fail "a MAGPIE_RUNTIME_DIR without the runner must be refused: $(cat "$TMP/out")"
@@ -146,11 +155,11 @@ if command -v dpkg-deb >/dev/null && [ -f "$BUILD/CPackConfig.cmake" ]; then
             dpkg-deb -c "$deb" | awk '{print $NF}' >"$TMP/files"
             for f in ./usr/bin/magpie ./usr/share/magpie/runtime/magpie_runner.py \
                 ./usr/share/magpie/runtime/magpie_check.py ./usr/share/magpie/runtime/magpie_timing.h \
-                ./usr/share/doc/magpie/copyright; do
+                ./usr/share/doc/magpie/copyright ./usr/share/doc/magpie/changelog.gz; do
                 grep -qx -- "$f" "$TMP/files" || fail ".deb lacks $f"
             done
             if [ -f "$BUILD/doc/magpie.1" ]; then
-                grep -q '^./usr/share/man/man1/magpie.1' "$TMP/files" || fail ".deb lacks the man page"
+                grep -qx './usr/share/man/man1/magpie.1.gz' "$TMP/files" || fail ".deb lacks the man page"
             fi
             [ "$(dpkg-deb -f "$deb" Package)" = magpie ] || fail ".deb Package"
             [ "$(dpkg-deb -f "$deb" Version)" = "$ver" ] || fail ".deb Version"
@@ -162,6 +171,17 @@ if command -v dpkg-deb >/dev/null && [ -f "$BUILD/CPackConfig.cmake" ]; then
                 echo ", $dep," | grep -q ", $p[ ,]" || fail ".deb Depends lacks $p: $dep"
             done
             ok ".deb: $(basename "$deb"), Depends: $dep"
+            # lintian-clean: no error and no warning (informational tags allowed)
+            if command -v lintian >/dev/null; then
+                lintian "$deb" >"$TMP/lintian" 2>&1
+                if grep -E '^[EW]: ' "$TMP/lintian"; then
+                    fail "lintian: $(grep -cE '^[EW]: ' "$TMP/lintian") error(s)/warning(s)"
+                else
+                    ok "lintian: no errors or warnings"
+                fi
+            else
+                echo "SKIP lintian: not installed (apt-get install lintian)"
+            fi
         else
             fail "cpack made no $deb: $(ls "$TMP/deb")"
         fi
