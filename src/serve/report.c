@@ -5,6 +5,7 @@
  * go into an error message.
  */
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -362,8 +363,16 @@ static int yq(struct mp_buf *b, const char *s)
     return mp_json_str(b, s, strlen(s));
 }
 
-static int yq_n(struct mp_buf *b, const char *s, size_t n)
+/* An env name as a mapping key: plain when it is an identifier (every name
+ * a shell can export: the file stays as before), else quoted like a value. */
+static int ykey(struct mp_buf *b, const char *s, size_t n)
 {
+    bool plain = n > 0 && !(s[0] >= '0' && s[0] <= '9');
+    for (size_t i = 0; i < n && plain; i++)
+        plain = (s[i] >= 'A' && s[i] <= 'Z') || (s[i] >= 'a' && s[i] <= 'z') ||
+                (s[i] >= '0' && s[i] <= '9') || s[i] == '_';
+    if (plain)
+        return mp_buf_append(b, s, n);
     if (mp_config_yaml_str(b, s, n) == 0)
         return 0;
     return mp_json_str(b, s, n);
@@ -387,7 +396,7 @@ int mp_serve_config_yaml(const struct mp_serve_config *c, struct mp_buf *b)
     for (int i = 0; i < c->n_envs; i++) {
         const char *eq = strchr(c->envs[i], '=');
         rc |= mp_buf_puts(b, "    ");
-        rc |= yq_n(b, c->envs[i], (size_t)(eq - c->envs[i])); /* the key quoted too */
+        rc |= ykey(b, c->envs[i], (size_t)(eq - c->envs[i]));
         rc |= mp_buf_puts(b, ": ");
         rc |= yq(b, eq + 1);
         rc |= mp_buf_putc(b, '\n');
