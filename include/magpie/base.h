@@ -80,6 +80,11 @@ char *mp_strdup(const char *s);
 char *mp_strndup(const char *s, size_t n);
 /* True when needle occurs in s, ASCII letters compared without case. */
 bool mp_str_contains_ci(const char *s, const char *needle);
+/* Length (1..4) of the well-formed UTF-8 sequence at p, of at most avail
+ * bytes, or 0 when it is not one (overlong forms, surrogates, code points
+ * above U+10FFFF, a cut sequence). No byte after the first one that fails is
+ * read, so a NUL-terminated string may pass SIZE_MAX as avail. */
+size_t mp_utf8_len(const unsigned char *p, size_t avail);
 
 /* ---- array growth with overflow checks ----
  * mp_size_mul stores a * b in *out and returns 0, or returns MP_ENOMEM (and

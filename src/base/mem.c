@@ -83,6 +83,27 @@ bool mp_str_contains_ci(const char *s, const char *needle)
     return n == 0;
 }
 
+size_t mp_utf8_len(const unsigned char *p, size_t avail)
+{
+    if (avail == 0)
+        return 0;
+    unsigned c = p[0];
+    if (c < 0x80)
+        return 1;
+    size_t n = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC2 ? 2 : 0;
+    if (!n || c > 0xF4 || n > avail)
+        return 0;
+    for (size_t i = 1; i < n; i++)
+        if ((p[i] & 0xC0) != 0x80)
+            return 0;
+    /* the second byte's narrower ranges: no overlong form, no surrogate,
+     * nothing above U+10FFFF */
+    if ((c == 0xE0 && p[1] < 0xA0) || (c == 0xED && p[1] >= 0xA0) || (c == 0xF0 && p[1] < 0x90) ||
+        (c == 0xF4 && p[1] >= 0x90))
+        return 0;
+    return n;
+}
+
 char *mp_strdup(const char *s)
 {
     return s ? mp_strndup(s, strlen(s)) : NULL;

@@ -10,35 +10,16 @@
 #include <magpie/config.h>
 
 /* The code point at s[0..n) (*len its byte length), or -1 for a byte that
- * does not start a well-formed UTF-8 sequence (overlong forms, surrogates
- * and values over U+10FFFF included). */
+ * does not start a well-formed UTF-8 sequence (mp_utf8_len decides). */
 static int32_t utf8_next(const unsigned char *s, size_t n, size_t *len)
 {
-    unsigned char c = s[0];
-    int32_t cp, min;
-    size_t k;
-    if (c < 0x80) {
-        *len = 1;
-        return c;
-    }
-    if (c >= 0xC2 && c <= 0xDF) {
-        k = 2, cp = c & 0x1F, min = 0x80;
-    } else if (c >= 0xE0 && c <= 0xEF) {
-        k = 3, cp = c & 0x0F, min = 0x800;
-    } else if (c >= 0xF0 && c <= 0xF4) {
-        k = 4, cp = c & 0x07, min = 0x10000;
-    } else {
+    size_t k = mp_utf8_len(s, n);
+    if (k == 0)
         return -1;
-    }
-    if (k > n)
-        return -1;
-    for (size_t i = 1; i < k; i++) {
-        if ((s[i] & 0xC0) != 0x80)
-            return -1;
+    static const unsigned char lead_mask[] = {0, 0x7F, 0x1F, 0x0F, 0x07};
+    int32_t cp = s[0] & lead_mask[k];
+    for (size_t i = 1; i < k; i++)
         cp = (cp << 6) | (s[i] & 0x3F);
-    }
-    if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
-        return -1;
     *len = k;
     return cp;
 }

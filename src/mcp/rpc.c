@@ -62,25 +62,6 @@ static json_t *supported_versions(void)
 
 /* ---- text ---- */
 
-/* Length of the valid UTF-8 sequence at p (1..4), or 0 when it is not one
- * (overlong forms, surrogates and code points above U+10FFFF included). */
-static size_t utf8_len(const unsigned char *p, size_t avail)
-{
-    unsigned c = p[0];
-    if (c < 0x80)
-        return 1;
-    size_t n = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC2 ? 2 : 0;
-    if (!n || c > 0xF4 || n > avail)
-        return 0;
-    for (size_t i = 1; i < n; i++)
-        if ((p[i] & 0xC0) != 0x80)
-            return 0;
-    if ((c == 0xE0 && p[1] < 0xA0) || (c == 0xED && p[1] >= 0xA0) || (c == 0xF0 && p[1] < 0x90) ||
-        (c == 0xF4 && p[1] >= 0x90))
-        return 0;
-    return n;
-}
-
 json_t *mcp_jstr(const char *s)
 {
     if (!s)
@@ -93,7 +74,7 @@ json_t *mcp_jstr(const char *s)
     const unsigned char *p = (const unsigned char *)s;
     size_t len = strlen(s);
     for (size_t i = 0; i < len;) {
-        size_t n = utf8_len(p + i, len - i);
+        size_t n = mp_utf8_len(p + i, len - i);
         if (n) {
             mp_buf_append(&b, s + i, n);
             i += n;
@@ -113,7 +94,7 @@ void mcp_utf8_trim(char *s)
     while (i > 0 && end - i < 3 && ((unsigned char)s[i - 1] & 0xC0) == 0x80)
         i--;
     if (i > 0 && (unsigned char)s[i - 1] >= 0xC0 &&
-        utf8_len((const unsigned char *)s + i - 1, end - i + 1) == 0)
+        mp_utf8_len((const unsigned char *)s + i - 1, end - i + 1) == 0)
         s[i - 1] = 0;
 }
 
@@ -652,16 +633,22 @@ static json_t *handle_one(struct mp_mcp_session *s, json_t *m, struct mcp_sink *
     return mcp_error(id, -32601, msg, NULL);
 }
 
+/* Sends r as the final reply on sink (and drops it); 1, the count of
+ * replies, for mcp_handle's return. */
+static int reply(struct mcp_sink *sink, json_t *r)
+{
+    mcp_sink_emit(sink, r, true);
+    json_decref(r);
+    return 1;
+}
+
 int mcp_handle(struct mp_mcp_session *s, json_t *msg, struct mcp_sink *sink)
 {
     int pending = 0;
     if (!json_is_array(msg)) {
         json_t *r = handle_one(s, msg, sink, &pending, false);
-        if (r) {
-            mcp_sink_emit(sink, r, true);
-            json_decref(r);
-            return 1;
-        }
+        if (r)
+            return reply(sink, r);
         return pending;
     }
     /* A batch: JSON-RPC batching exists in revision 2025-03-26 only. */
@@ -675,19 +662,14 @@ int mcp_handle(struct mp_mcp_session *s, json_t *msg, struct mcp_sink *sink)
                                   : "Invalid Request: batches are only accepted after "
                                     "initialize with protocol version 2025-03-26",
                               NULL);
-        mcp_sink_emit(sink, r, true);
-        json_decref(r);
-        return 1;
+        return reply(sink, r);
     }
     size_t nb = json_array_size(msg);
     if (nb > (size_t)s->srv->opts.max_batch) {
         char why[160];
         snprintf(why, sizeof(why), "Invalid Request: a batch of %zu messages (at most %d)", nb,
                  s->srv->opts.max_batch);
-        json_t *r = mcp_error(NULL, -32600, why, NULL);
-        mcp_sink_emit(sink, r, true);
-        json_decref(r);
-        return 1;
+        return reply(sink, mcp_error(NULL, -32600, why, NULL));
     }
     /* Every element first (tool calls start, or wait for a slot, side by
      * side), then the replies in order once each is there. */
@@ -696,10 +678,7 @@ int mcp_handle(struct mp_mcp_session *s, json_t *msg, struct mcp_sink *sink)
     if (!now || !later) {
         free(now);
         free(later);
-        json_t *r = mcp_error(NULL, -32603, "out of memory", NULL);
-        mcp_sink_emit(sink, r, true);
-        json_decref(r);
-        return 1;
+        return reply(sink, mcp_error(NULL, -32603, "out of memory", NULL));
     }
     for (size_t i = 0; i < nb; i++) {
         struct mcp_sink *k = mcp_sink_new(SINK_JSON);
@@ -748,10 +727,7 @@ int mcp_handle_text(struct mp_mcp_session *s, const char *text, size_t len, stru
         char msg[300];
         snprintf(msg, sizeof(msg), "Parse error: %s (line %d, column %d)", e.text, e.line,
                  e.column);
-        json_t *r = mcp_error(NULL, -32700, msg, NULL);
-        mcp_sink_emit(sink, r, true);
-        json_decref(r);
-        return 1;
+        return reply(sink, mcp_error(NULL, -32700, msg, NULL));
     }
     int n = mcp_handle(s, m, sink);
     json_decref(m);

@@ -81,45 +81,12 @@ static double pct_of(double v, double total)
 
 /* ----------------------------------------------------------------- text */
 
-/* Bytes of the valid UTF-8 sequence at p, 0 when invalid. */
-static size_t utf8_seq(const unsigned char *p)
-{
-    unsigned c = p[0];
-    if (c < 0x80)
-        return 1;
-    size_t n;
-    unsigned lo = 0x80, hi = 0xBF;
-    if (c >= 0xC2 && c <= 0xDF) {
-        n = 2;
-    } else if (c >= 0xE0 && c <= 0xEF) {
-        n = 3;
-        if (c == 0xE0)
-            lo = 0xA0;
-        else if (c == 0xED)
-            hi = 0x9F;
-    } else if (c >= 0xF0 && c <= 0xF4) {
-        n = 4;
-        if (c == 0xF0)
-            lo = 0x90;
-        else if (c == 0xF4)
-            hi = 0x8F;
-    } else {
-        return 0;
-    }
-    if (p[1] < lo || p[1] > hi)
-        return 0;
-    for (size_t i = 2; i < n; i++)
-        if ((p[i] & 0xC0) != 0x80)
-            return 0;
-    return n;
-}
-
 /* Code points of s (invalid bytes count one each). */
 static size_t text_width(const char *s)
 {
     size_t w = 0;
     for (const unsigned char *p = (const unsigned char *)s; *p;) {
-        size_t k = utf8_seq(p);
+        size_t k = mp_utf8_len(p, SIZE_MAX);
         p += k ? k : 1;
         w++;
     }
@@ -140,7 +107,7 @@ static int put_cell(struct mp_buf *b, const char *s, size_t width, bool right)
         rc = mp_buf_putc(b, ' ');
     const unsigned char *p = (const unsigned char *)s;
     for (size_t i = 0; i < keep && !rc; i++) {
-        size_t k = utf8_seq(p);
+        size_t k = mp_utf8_len(p, SIZE_MAX);
         if (k == 0)
             rc = mp_buf_putc(b, '?');
         else if (k == 1 && *p < 0x20)
@@ -176,7 +143,7 @@ static int put_esc_n(struct mp_buf *b, const char *s, size_t n)
         } else if (c < 0x80) {
             rc = mp_buf_putc(b, (char)c);
         } else {
-            k = utf8_seq(p);
+            k = mp_utf8_len(p, SIZE_MAX);
             if (k)
                 rc = mp_buf_append(b, p, k);
             else
@@ -1222,7 +1189,7 @@ static void xlsx_title(const char *name, char (*used)[128], size_t n_used, char 
     size_t bl = 0, chars = 0;
     const unsigned char *p = (const unsigned char *)name;
     while (*p && chars < 31 && bl + 4 < sizeof(base)) {
-        size_t k = utf8_seq(p);
+        size_t k = mp_utf8_len(p, SIZE_MAX);
         if (k == 0 || (k == 1 && (*p < 0x20 || strchr("[]:*?/\\", *p)))) {
             base[bl++] = '_';
             p++;
@@ -1253,7 +1220,7 @@ static void xlsx_title(const char *name, char (*used)[128], size_t n_used, char 
         size_t keep = 0, c = 0;
         const unsigned char *q = (const unsigned char *)base;
         while (q[keep] && c + (size_t)sl < 31) {
-            size_t n = utf8_seq(q + keep);
+            size_t n = mp_utf8_len(q + keep, SIZE_MAX);
             keep += n ? n : 1;
             c++;
         }

@@ -520,6 +520,39 @@ static void test_pyfloat_exact(void **state)
     }
 }
 
+/* mp_utf8_len: well-formed sequences and each way one can fail, with the
+ * bound respected (a cut sequence is 0) and nothing read past a NUL. */
+static void test_utf8_len(void **state)
+{
+    (void)state;
+
+    struct {
+        const char *s;
+        size_t avail, want;
+    } cases[] = {
+        {"a", 1, 1},
+        {"\xC3\xA9", 2, 2},         /* U+00E9 */
+        {"\xE2\x80\xA8", 3, 3},     /* U+2028 */
+        {"\xF0\x9F\x98\x80", 4, 4}, /* U+1F600 */
+        {"\xF4\x8F\xBF\xBF", 4, 4}, /* U+10FFFF */
+        {"\xC3\xA9", 1, 0},         /* cut by avail */
+        {"\xC0\xAF", 2, 0},         /* overlong */
+        {"\xE0\x80\xAF", 3, 0},     /* overlong */
+        {"\xF0\x80\x80\xAF", 4, 0}, /* overlong */
+        {"\xED\xA0\x80", 3, 0},     /* surrogate */
+        {"\xF4\x90\x80\x80", 4, 0}, /* above U+10FFFF */
+        {"\xF5\x80\x80\x80", 4, 0}, /* no such lead byte */
+        {"\x80", 1, 0},             /* continuation first */
+        {"\xE2\x28\xA1", 3, 0},     /* bad continuation */
+        {"\xE2\x82", SIZE_MAX, 0},  /* NUL ends it: not read beyond */
+        {"", 0, 0},
+    };
+
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+        assert_int_equal(mp_utf8_len((const unsigned char *)cases[i].s, cases[i].avail),
+                         cases[i].want);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -535,6 +568,7 @@ int main(void)
         cmocka_unit_test(test_pyfloat),
         cmocka_unit_test(test_pyfloat_exact),
         cmocka_unit_test(test_sort_rec16),
+        cmocka_unit_test(test_utf8_len),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
