@@ -230,14 +230,20 @@ static void worker_add(struct mcp_server *srv, pid_t pid)
     srv->workers[srv->nworkers++] = pid;
 }
 
-static void worker_remove(struct mcp_server *srv, pid_t pid)
+/* A worker has been reaped by its call: it leaves the registry, and the
+ * reaper is woken for what its tree left behind (ours now). */
+static void worker_done(struct mcp_server *srv, pid_t pid)
 {
+    pthread_mutex_lock(&srv->reap_mu);
     for (size_t i = 0; i < srv->nworkers; i++) {
         if (srv->workers[i] == pid) {
             srv->workers[i] = srv->workers[--srv->nworkers];
-            return;
+            break;
         }
     }
+    srv->reap_now = true;
+    pthread_cond_broadcast(&srv->reap_cv);
+    pthread_mutex_unlock(&srv->reap_mu);
 }
 
 /* Reaps every child of this process that is not a running worker (reap_mu
@@ -280,14 +286,6 @@ void mcp_reaper_start(struct mcp_server *srv)
     if (srv->dry || srv->reaper_started)
         return;
     srv->reaper_started = pthread_create(&srv->reaper, NULL, reaper_main, srv) == 0;
-}
-
-static void reap_soon(struct mcp_server *srv)
-{
-    pthread_mutex_lock(&srv->reap_mu);
-    srv->reap_now = true;
-    pthread_cond_broadcast(&srv->reap_cv);
-    pthread_mutex_unlock(&srv->reap_mu);
 }
 
 /* The tool's JSON from a worker's exit: its stdout when it exited 0 or 1
@@ -430,10 +428,7 @@ static void run_call(struct mcp_call *c)
     if (pf)
         fclose(pf);
     if (cancelled) {
-        pthread_mutex_lock(&srv->reap_mu);
-        worker_remove(srv, wpid);
-        pthread_mutex_unlock(&srv->reap_mu);
-        reap_soon(srv);
+        worker_done(srv, wpid);
         unlink(args_path);
         unlink(prog_path);
         mcp_sink_close(c->sink);
@@ -443,10 +438,7 @@ static void run_call(struct mcp_call *c)
     mp_proc_result_init(&res);
     mp_proc_wait(p, &res);
     mp_proc_free(p);
-    pthread_mutex_lock(&srv->reap_mu);
-    worker_remove(srv, wpid);
-    pthread_mutex_unlock(&srv->reap_mu);
-    reap_soon(srv); /* what the worker's tree left behind is ours now */
+    worker_done(srv, wpid);
     value = worker_value(&res, &is_error);
     mp_proc_result_fini(&res);
 cleanup_files:
@@ -497,6 +489,27 @@ static void drop_slot(struct mcp_call *c)
     c->sess->running--;
 }
 
+/* Puts c in the wait queue, at its end or (a call that could not be started
+ * after all) at its front. */
+static void queue_push(struct mcp_server *srv, struct mcp_call *c, bool front)
+{
+    c->queued = true;
+    if (front) {
+        c->q_next = srv->q_head;
+        srv->q_head = c;
+        if (!srv->q_tail)
+            srv->q_tail = c;
+    } else {
+        c->q_next = NULL;
+        if (srv->q_tail)
+            srv->q_tail->q_next = c;
+        else
+            srv->q_head = c;
+        srv->q_tail = c;
+    }
+    srv->queued++;
+}
+
 static void queue_unlink(struct mcp_server *srv, struct mcp_call *c)
 {
     struct mcp_call *prev = NULL;
@@ -528,12 +541,7 @@ static void dispatch(struct mcp_server *srv)
             take_slot(q);
             if (launch(q) != 0) { /* no thread now: back to the front, try later */
                 drop_slot(q);
-                q->q_next = srv->q_head;
-                srv->q_head = q;
-                if (!srv->q_tail)
-                    srv->q_tail = q;
-                q->queued = true;
-                srv->queued++;
+                queue_push(srv, q, true);
                 return;
             }
         }
@@ -606,13 +614,7 @@ int mcp_call_start(struct mcp_call *c, char *why, size_t whylen)
         drop_slot(c);
     }
     if (srv->queued < o->max_queued) {
-        c->queued = true;
-        if (srv->q_tail)
-            srv->q_tail->q_next = c;
-        else
-            srv->q_head = c;
-        srv->q_tail = c;
-        srv->queued++;
+        queue_push(srv, c, false);
         dispatch(srv); /* a slot may be free for it (another session's call waits) */
         pthread_mutex_unlock(&srv->mu);
         return 0;
@@ -635,14 +637,8 @@ void mcp_call_cancel(struct mcp_call *c)
         /* out of the queue; its thread sees the flag and ends at once (no
          * slot, no worker) */
         queue_unlink(srv, c);
-        if (launch(c) != 0) {
-            c->queued = true; /* left for dispatch, which starts it later */
-            c->q_next = srv->q_head;
-            srv->q_head = c;
-            if (!srv->q_tail)
-                srv->q_tail = c;
-            srv->queued++;
-        }
+        if (launch(c) != 0)
+            queue_push(srv, c, true); /* left for dispatch, which starts it later */
     }
     pthread_mutex_unlock(&srv->mu);
 }

@@ -63,7 +63,6 @@ struct http_srv {
     pthread_mutex_t mu;
     struct sess_entry *sessions;
     int nsessions;
-    int max_sessions;
     pthread_mutex_t conn_mu;
     struct conn *conns;
     atomic_size_t buffered; /* request body bytes held, all connections */
@@ -120,6 +119,14 @@ static enum MHD_Result send_rpc_error(struct MHD_Connection *c, unsigned status,
     enum MHD_Result r = send_text(c, status, "application/json", t ? t : "{}", NULL);
     free(t);
     return r;
+}
+
+static enum MHD_Result send_too_large(struct MHD_Connection *c)
+{
+    char msg[160];
+    snprintf(msg, sizeof(msg), "Request too large: a message may have at most %zu bytes",
+             H.o->max_message);
+    return send_rpc_error(c, 413, NULL, -32600, msg, NULL);
 }
 
 static const char *hdr(struct MHD_Connection *c, const char *name)
@@ -313,7 +320,7 @@ static struct mp_mcp_session *session_create(char *why, size_t whylen)
     e->s = s;
     pthread_mutex_lock(&H.mu);
     struct sess_entry *gone = take_expired(now_s());
-    if (H.nsessions >= H.max_sessions) {
+    if (H.nsessions >= H.o->max_sessions) {
         /* full: end the least recently used session that was never used
          * after its initialize; one in use is never ended for a newcomer */
         struct sess_entry **best = NULL;
@@ -332,7 +339,7 @@ static struct mp_mcp_session *session_create(char *why, size_t whylen)
             gone = ev;
         }
     }
-    bool full = H.nsessions >= H.max_sessions;
+    bool full = H.nsessions >= H.o->max_sessions;
     if (!full) {
         e->next = H.sessions;
         H.sessions = e;
@@ -345,7 +352,7 @@ static struct mp_mcp_session *session_create(char *why, size_t whylen)
         snprintf(why, whylen,
                  "Service Unavailable: %d sessions are open and in use (--max-sessions); an idle "
                  "one ends after %.0f s (--session-timeout), or end one with DELETE",
-                 H.max_sessions, H.o->session_timeout_s);
+                 H.o->max_sessions, H.o->session_timeout_s);
         mcp_session_unref(s);
         free(e);
         return NULL;
@@ -568,12 +575,8 @@ static enum MHD_Result post_legacy(struct MHD_Connection *c, json_t *m)
 
 static enum MHD_Result handle_post(struct MHD_Connection *c, struct req *q)
 {
-    if (q->too_big) {
-        char msg[160];
-        snprintf(msg, sizeof(msg), "Request too large: a message may have at most %zu bytes",
-                 H.o->max_message);
-        return send_rpc_error(c, 413, NULL, -32600, msg, NULL);
-    }
+    if (q->too_big)
+        return send_too_large(c);
     if (q->over_budget)
         return send_rpc_error(c, 503, NULL, -32603,
                               "Service Unavailable: too many request bodies are being received "
@@ -692,13 +695,8 @@ static int refuse_early(struct MHD_Connection *c, const char *url, const char *m
             char *end;
             errno = 0;
             unsigned long long n = strtoull(cl, &end, 10);
-            if (errno || end == cl || *end || n > H.o->max_message) {
-                char msg[160];
-                snprintf(msg, sizeof(msg),
-                         "Request too large: a message may have at most %zu bytes",
-                         H.o->max_message);
-                return send_rpc_error(c, 413, NULL, -32600, msg, NULL);
-            }
+            if (errno || end == cl || *end || n > H.o->max_message)
+                return send_too_large(c);
         }
     }
     return -1;
@@ -846,6 +844,23 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
     mp_log(MP_LOG_DEBUG, "mcp http: %s", msg);
 }
 
+static void load_local_addrs(void);
+
+/* The transport's state for a server about to serve on host. */
+static void h_init(struct mcp_server *srv, const char *host)
+{
+    memset(&H, 0, sizeof(H));
+    H.srv = srv;
+    H.o = &srv->opts;
+    H.token = srv->opts.auth_token;
+    pthread_mutex_init(&H.mu, NULL);
+    pthread_mutex_init(&H.conn_mu, NULL);
+    snprintf(H.bind_host, sizeof(H.bind_host), "%s", host);
+    H.bind_any = strcmp(host, "0.0.0.0") == 0 || strcmp(host, "::") == 0;
+    if (H.bind_any)
+        load_local_addrs();
+}
+
 /* ---- fuzzing entry ---- */
 
 static struct MHD_Daemon *fuzz_dmn;
@@ -856,14 +871,7 @@ int mcp_http_fuzz_init(const struct mp_mcp_opts *o)
     if (fuzz_dmn)
         return 0;
     mcp_server_init(&fuzz_srv, o, true, NULL);
-    memset(&H, 0, sizeof(H));
-    H.srv = &fuzz_srv;
-    H.o = &fuzz_srv.opts;
-    H.token = o ? o->auth_token : NULL;
-    H.max_sessions = fuzz_srv.opts.max_sessions;
-    pthread_mutex_init(&H.mu, NULL);
-    pthread_mutex_init(&H.conn_mu, NULL);
-    snprintf(H.bind_host, sizeof(H.bind_host), "%s", o && o->host ? o->host : "127.0.0.1");
+    h_init(&fuzz_srv, o && o->host ? o->host : "127.0.0.1");
     signal(SIGPIPE, SIG_IGN);
     fuzz_dmn = MHD_start_daemon(MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD |
                                     MHD_USE_NO_LISTEN_SOCKET | MHD_USE_ITC,
@@ -979,17 +987,7 @@ int mp_mcp_serve_http(const struct mp_mcp_opts *o, struct mp_diag *d)
     int rc = mcp_server_init(&srv, o, false, d);
     if (rc)
         return rc;
-    memset(&H, 0, sizeof(H));
-    H.srv = &srv;
-    H.o = &srv.opts;
-    H.token = o->auth_token;
-    H.max_sessions = srv.opts.max_sessions;
-    pthread_mutex_init(&H.mu, NULL);
-    pthread_mutex_init(&H.conn_mu, NULL);
-    snprintf(H.bind_host, sizeof(H.bind_host), "%s", host);
-    H.bind_any = strcmp(host, "0.0.0.0") == 0 || strcmp(host, "::") == 0;
-    if (H.bind_any)
-        load_local_addrs();
+    h_init(&srv, host);
     if (!loopback)
         fprintf(stderr,
                 "magpie: warning: MCP server bound to %s, not loopback: whoever has the token "
