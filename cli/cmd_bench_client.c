@@ -72,6 +72,24 @@ enum {
     B_ID_PREFIX,
     B_JSON,
     B_QUIET,
+    /* realistic workloads (docs/workloads.md) */
+    B_PR_PREFIX,
+    B_PR_SUFFIX,
+    B_PR_NUM,
+    B_PR_OUT,
+    B_GSP_GROUPS,
+    B_GSP_PER,
+    B_GSP_SYS,
+    B_GSP_Q,
+    B_GSP_OUT,
+    B_GSP_ORDERED,
+    B_FIXED,
+    B_SLOWDOWN,
+    B_BLOCK,
+    B_BG_MODEL,
+    B_CONV_NUM,
+    B_CONV_TURNS,
+    B_CONV_DELAY,
 };
 
 static const struct cli_opt client_opts[] = {
@@ -108,7 +126,9 @@ static const struct cli_opt client_opts[] = {
      "stamp events when read, not when the kernel received them", 0},
     {NULL, 0, CLI_NOARG, 0, NULL, "workload", 0},
     {"dataset-name", 0, CLI_ARG, B_DATASET, "NAME",
-     "random (default), sharegpt, jsonl (alias custom)", 0},
+     "random (default), sharegpt, jsonl (alias custom), prefix_repetition, "
+     "generated-shared-prefix, mooncake, burstgpt, multi_turn",
+     0},
     {"dataset-path", 0, CLI_ARG, B_DATASET_PATH, "FILE", "for sharegpt / jsonl", 0},
     {"num-prompts", 0, CLI_ARG, B_NUM_PROMPTS, "N", "requests to send (default 1000)", 0},
     {"random-input-len", 0, CLI_ARG, B_RAND_IN, "N", "(default 1024)", 0},
@@ -127,6 +147,39 @@ static const struct cli_opt client_opts[] = {
     {"sharegpt-output-len", 0, CLI_ARG, B_SHAREGPT_OUT, "N", "fixed output length (sharegpt)", 0},
     {"custom-output-len", 0, CLI_ARG, B_CUSTOM_OUT, "N", "fixed output length (jsonl)", 0},
     {"disable-shuffle", 0, CLI_NOARG, B_NO_SHUFFLE, NULL, "keep the dataset order", 0},
+    {"prefix-repetition-prefix-len", 0, CLI_ARG, B_PR_PREFIX, "N",
+     "prefix_repetition: shared prefix tokens (256)", 0},
+    {"prefix-repetition-suffix-len", 0, CLI_ARG, B_PR_SUFFIX, "N",
+     "prefix_repetition: tokens of each prompt's own (256)", 0},
+    {"prefix-repetition-num-prefixes", 0, CLI_ARG, B_PR_NUM, "N",
+     "prefix_repetition: distinct prefixes (10)", 0},
+    {"prefix-repetition-output-len", 0, CLI_ARG, B_PR_OUT, "N", "prefix_repetition: (128)", 0},
+    {"gsp-num-groups", 0, CLI_ARG, B_GSP_GROUPS, "N", "generated-shared-prefix: groups (64)", 0},
+    {"gsp-prompts-per-group", 0, CLI_ARG, B_GSP_PER, "N",
+     "generated-shared-prefix: prompts per group (16)", 0},
+    {"gsp-system-prompt-len", 0, CLI_ARG, B_GSP_SYS, "N",
+     "generated-shared-prefix: shared tokens (2048)", 0},
+    {"gsp-question-len", 0, CLI_ARG, B_GSP_Q, "N",
+     "generated-shared-prefix: tokens of each prompt's own (128)", 0},
+    {"gsp-output-len", 0, CLI_ARG, B_GSP_OUT, "N", "generated-shared-prefix: (256)", 0},
+    {"gsp-ordered", 0, CLI_NOARG, B_GSP_ORDERED, NULL,
+     "generated-shared-prefix: send group by group, not shuffled", 0},
+    {"fixed-schedule", 0, CLI_NOARG, B_FIXED, NULL,
+     "mooncake / burstgpt: send at the recorded times, not --request-rate", 0},
+    {"slowdown-factor", 0, CLI_ARG, B_SLOWDOWN, "F",
+     "multiply recorded times by F (2: half the rate; default 1)", 0},
+    {"mooncake-slowdown-factor", 0, CLI_ARG, B_SLOWDOWN, "F", "same as --slowdown-factor",
+     CLI_HIDDEN},
+    {"trace-block-size", 0, CLI_ARG, B_BLOCK, "N", "mooncake: tokens per hash id (512)", 0},
+    {"prompt-input-tokens-block-size", 0, CLI_ARG, B_BLOCK, "N", "same as --trace-block-size",
+     CLI_HIDDEN},
+    {"burstgpt-model", 0, CLI_ARG, B_BG_MODEL, "M",
+     "burstgpt: rows of this Model (GPT-4; \"\" for all)", 0},
+    {"conversation-num", 0, CLI_ARG, B_CONV_NUM, "N", "multi_turn: sessions (100)", 0},
+    {"conversation-turn-mean", 0, CLI_ARG, B_CONV_TURNS, "N",
+     "multi_turn: turns per session (3); turn lengths: --random-input/output-len", 0},
+    {"conversation-turn-delay-mean", 0, CLI_ARG, B_CONV_DELAY, "MS",
+     "multi_turn: think time before each later turn (0)", 0},
     {"no-oversample", 0, CLI_NOARG, B_NO_OVERSAMPLE, NULL,
      "do not repeat entries of a dataset smaller than --num-prompts", 0},
     {NULL, 0, CLI_NOARG, 0, NULL, "load", 0},
@@ -201,6 +254,11 @@ struct opts {
     struct mp_loadgen_metrics_opts mo;
     struct mp_loadgen_report_info info;
     struct mp_loadgen_fail_limit fail_limit;
+    struct mp_loadgen_prefix_opts pr, gsp;
+    struct mp_loadgen_trace_opts tr;
+    struct mp_loadgen_session_opts mt;
+    size_t gsp_per;
+    bool num_prompts_set;
     const char *dataset, *dataset_path, *result_dir, *result_filename, *save_requests, *html;
     const char *host, *port, *backend, *served, *extra_body;
     size_t num_prompts;
@@ -430,6 +488,7 @@ static int parse_int_opt(int id, const char *a, const char *v, struct opts *o)
     switch (id) {
     case B_NUM_PROMPTS:
         o->num_prompts = (size_t)l;
+        o->num_prompts_set = true;
         break;
     case B_RAND_IN:
     case B_INPUT_LEN:
@@ -521,6 +580,58 @@ static int parse_value_opt(int id, const char *a, const char *v, const char *cur
     }
 }
 
+/* The workload options of docs/workloads.md: 0 or the exit code when id is
+ * one of them, -1 otherwise. */
+static int parse_workload_opt(int id, const char *a, const char *v, struct opts *o)
+{
+    static const struct {
+        int id;
+        long lo, hi;
+    } ints[] = {{B_PR_PREFIX, 0, 1 << 24}, {B_PR_SUFFIX, 0, 1 << 24},  {B_PR_NUM, 1, 1 << 20},
+                {B_PR_OUT, 1, 1 << 24},    {B_GSP_GROUPS, 1, 1 << 20}, {B_GSP_PER, 1, 1 << 20},
+                {B_GSP_SYS, 0, 1 << 24},   {B_GSP_Q, 0, 1 << 24},      {B_GSP_OUT, 1, 1 << 24},
+                {B_BLOCK, 1, 1 << 24},     {B_CONV_NUM, 1, 1 << 20},   {B_CONV_TURNS, 1, 1 << 16}};
+
+    int *dst[] = {&o->pr.prefix_len,  &o->pr.suffix_len,   &o->pr.num_groups,
+                  &o->pr.output_len,  &o->gsp.num_groups,  NULL,
+                  &o->gsp.prefix_len, &o->gsp.suffix_len,  &o->gsp.output_len,
+                  &o->tr.block_size,  &o->mt.num_sessions, &o->mt.turns};
+    long l;
+    int rc;
+    for (size_t k = 0; k < sizeof(ints) / sizeof(ints[0]); k++) {
+        if (ints[k].id != id)
+            continue;
+        if ((rc = inum(a, v, ints[k].lo, ints[k].hi, &l)))
+            return rc;
+        if (dst[k])
+            *dst[k] = (int)l;
+        else
+            o->gsp_per = (size_t)l;
+        return 0;
+    }
+    switch (id) {
+    case B_GSP_ORDERED:
+        o->gsp.ordered = true;
+        return 0;
+    case B_FIXED:
+        o->cfg.fixed_schedule = true;
+        return 0;
+    case B_SLOWDOWN:
+        if ((rc = num(a, v, &o->tr.slowdown)))
+            return rc;
+        return o->tr.slowdown > 0 && !isinf(o->tr.slowdown) ? 0 : bad(a, v, "a positive number");
+    case B_BG_MODEL:
+        o->tr.model = v ? v : "";
+        return 0;
+    case B_CONV_DELAY:
+        if ((rc = num(a, v, &o->mt.think_ms)))
+            return rc;
+        return o->mt.think_ms >= 0 ? 0 : bad(a, v, "a non-negative number of ms");
+    default:
+        return -1;
+    }
+}
+
 /* Parse step: vLLM-style words ("--flag value", "--flag=value", list
  * options taking the words up to the next option); returns 0, -1 after
  * --help, or the exit code. */
@@ -549,6 +660,9 @@ static int parse(int argc, char **argv, struct opts *o)
             return -1;
         } else if (parse_flag(opt->id, o)) {
             continue;
+        } else if (opt->id == B_GSP_ORDERED || opt->id == B_FIXED) {
+            (void)parse_workload_opt(opt->id, a, NULL, o);
+            continue;
         } else if (opt->id == B_HEADER || opt->id == B_METADATA || opt->id == B_GOODPUT) {
             if ((rc = parse_list(opt->id, v, argc, argv, &i, o)))
                 return rc;
@@ -558,8 +672,11 @@ static int parse(int argc, char **argv, struct opts *o)
             v = i + 1 < argc ? argv[++i] : NULL;
         if (slot)
             *slot = v;
-        else if ((rc = find_range(opt->id) ? parse_int_opt(opt->id, a, v, o)
-                                           : parse_value_opt(opt->id, a, v, argv[i], o)))
+        else if ((rc = parse_workload_opt(opt->id, a, v, o)) >= 0) {
+            if (rc)
+                return rc;
+        } else if ((rc = find_range(opt->id) ? parse_int_opt(opt->id, a, v, o)
+                                             : parse_value_opt(opt->id, a, v, argv[i], o)))
             return rc;
     }
     return 0;
@@ -657,6 +774,43 @@ static int client_setup(struct opts *o, bool *chat, const char **model_id)
     return 0;
 }
 
+/* The datasets of docs/workloads.md: 0, an MP_E* code (d says why), or -1
+ * for another name. Their output lengths are meant as given: ignore_eos. */
+static int client_workload(struct opts *o, bool chat, struct mp_loadgen_dataset **ds,
+                           struct mp_diag *d)
+{
+    const char *n = o->dataset;
+    bool trace = !strcmp(n, "mooncake") || !strcmp(n, "mooncake_trace") || !strcmp(n, "burstgpt");
+    if (trace && !o->dataset_path) {
+        mp_diag_set(d, MP_EINVAL, "--dataset-name %s needs --dataset-path", n);
+        return MP_EINVAL;
+    }
+    bool eos = o->cfg.ignore_eos;
+    o->cfg.ignore_eos = true;
+    o->pr.seed = o->gsp.seed = o->tr.seed = o->mt.seed = o->cfg.seed;
+    o->pr.text = o->gsp.text = o->tr.text = chat;
+    o->pr.vocab_first = o->gsp.vocab_first = o->tr.vocab_first = o->rnd.vocab_first;
+    o->pr.vocab_size = o->gsp.vocab_size = o->tr.vocab_size = o->rnd.vocab_size;
+    o->tr.path = o->dataset_path;
+    o->tr.max_prompts = o->num_prompts_set ? o->num_prompts : 0;
+    o->tr.output_len = o->custom_out;
+    if (!strcmp(n, "prefix_repetition"))
+        return mp_loadgen_dataset_prefix_repetition(&o->pr, o->num_prompts, ds, d);
+    if (!strcmp(n, "generated-shared-prefix") || !strcmp(n, "gsp"))
+        return mp_loadgen_dataset_shared_prefix(&o->gsp, o->gsp_per, ds, d);
+    if (!strcmp(n, "mooncake") || !strcmp(n, "mooncake_trace"))
+        return mp_loadgen_dataset_mooncake(&o->tr, ds, d);
+    if (!strcmp(n, "burstgpt"))
+        return mp_loadgen_dataset_burstgpt(&o->tr, ds, d);
+    if (!strcmp(n, "multi_turn")) {
+        o->mt.input_len = o->rnd.input_len;
+        o->mt.output_len = o->rnd.output_len;
+        return mp_loadgen_dataset_multi_turn(&o->mt, ds, d);
+    }
+    o->cfg.ignore_eos = eos;
+    return -1;
+}
+
 /* The request dataset; returns 0 or the exit code. */
 static int client_dataset(struct opts *o, bool chat, struct mp_loadgen_dataset **ds)
 {
@@ -678,8 +832,10 @@ static int client_dataset(struct opts *o, bool chat, struct mp_loadgen_dataset *
                                           o->cfg.seed, sg ? o->shuffle : false, o->oversample};
         rc = sg ? mp_loadgen_dataset_sharegpt(&fo, o->num_prompts, ds, &d)
                 : mp_loadgen_dataset_jsonl(&fo, o->num_prompts, ds, &d);
-    } else {
-        return bad("--dataset-name", o->dataset, "random, sharegpt or jsonl");
+    } else if ((rc = client_workload(o, chat, ds, &d)) < 0) {
+        return bad("--dataset-name", o->dataset,
+                   "random, sharegpt, jsonl, prefix_repetition, generated-shared-prefix, "
+                   "mooncake, burstgpt or multi_turn");
     }
     return rc ? cli_report_error(&d, rc) : 0;
 }
@@ -892,6 +1048,16 @@ int cli_bench_client(int argc, char **argv, const struct cli_global *g)
     o.num_prompts = 1000;
     o.shuffle = o.oversample = true;
     o.backend = "openai";
+    mp_loadgen_prefix_opts_default(&o.pr);
+    mp_loadgen_prefix_opts_default(&o.gsp);
+    o.gsp.num_groups = 64; /* SGLang's defaults */
+    o.gsp_per = 16;
+    o.gsp.prefix_len = 2048;
+    o.gsp.suffix_len = 128;
+    o.gsp.output_len = 256;
+    mp_loadgen_trace_opts_default(&o.tr);
+    o.mt.num_sessions = 100;
+    o.mt.turns = 3;
     char *extra = NULL;
     struct mp_loadgen_dataset *ds = NULL;
     struct mp_loadgen_result *res = NULL;

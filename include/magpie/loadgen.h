@@ -40,6 +40,16 @@ struct mp_loadgen_dataset {
     size_t n;
     bool exact_lengths; /* prompt_len is an exact token count (token-id prompts) */
     char name[32];      /* "random", "sharegpt", "jsonl" */
+    /* Added for realistic workloads (docs/workloads.md); all NULL / false in
+     * the datasets above. Arrays have n entries and live in the arena. */
+    double *arrival_s; /* recorded arrival offsets in s (traces), used with fixed_schedule */
+    int32_t *prev;     /* sessions: index of the session's previous turn, -1 for the first;
+                          always < the prompt's own index */
+    double *think_s;   /* sessions: wait after the previous turn's end before sending */
+    int32_t *session;  /* sessions: session number of each prompt */
+    bool history;      /* sessions on chat: each turn carries the earlier turns and answers */
+    bool *exact;       /* per prompt: prompt_len is exact (e.g. counted by the server's
+                          /tokenize); NULL = exact_lengths for all */
 };
 
 enum mp_loadgen_range_mode {
@@ -84,6 +94,70 @@ int mp_loadgen_dataset_sharegpt(const struct mp_loadgen_file_opts *o, size_t num
 int mp_loadgen_dataset_jsonl(const struct mp_loadgen_file_opts *o, size_t num_prompts,
                              struct mp_loadgen_dataset **out, struct mp_diag *d);
 void mp_loadgen_dataset_free(struct mp_loadgen_dataset *ds);
+
+/* Groups of prompts sharing a token-identical prefix (docs/workloads.md).
+ * Token-id prompts (completions) or, with text, prompts of one-token words
+ * (chat) drawn from seed. */
+struct mp_loadgen_prefix_opts {
+    int prefix_len; /* shared tokens per group (vLLM --prefix-repetition-prefix-len, SGLang
+                       --gsp-system-prompt-len) */
+    int suffix_len; /* distinct tokens per prompt (-suffix-len, --gsp-question-len) */
+    int num_groups; /* prefixes (-num-prefixes, --gsp-num-groups) */
+    int output_len; /* max tokens (-output-len, --gsp-output-len) */
+    bool ordered;   /* keep prompts grouped (--gsp-ordered); default shuffled like both peers */
+    uint64_t seed;
+    int vocab_first, vocab_size; /* token-id range, as mp_loadgen_random_opts */
+    bool text;
+};
+
+void mp_loadgen_prefix_opts_default(struct mp_loadgen_prefix_opts *o);
+/* vLLM prefix_repetition: num_prompts prompts, num_prompts / num_groups per
+ * prefix (the remainder spread one each over the first groups), shuffled. */
+int mp_loadgen_dataset_prefix_repetition(const struct mp_loadgen_prefix_opts *o, size_t num_prompts,
+                                         struct mp_loadgen_dataset **out, struct mp_diag *d);
+/* SGLang generated-shared-prefix: num_groups x per_group prompts. */
+int mp_loadgen_dataset_shared_prefix(const struct mp_loadgen_prefix_opts *o, size_t per_group,
+                                     struct mp_loadgen_dataset **out, struct mp_diag *d);
+
+/* Timed traces. mooncake / AIPerf mooncake_trace JSONL: one object per line
+ * with "timestamp" (ms), "input_length", "output_length", "hash_ids" (blocks
+ * of block_size tokens; equal ids are equal token blocks, so lines that start
+ * with the same ids share a token-identical prefix), optional "session_id"
+ * (turns of a session are sent in order, each after the previous one ended
+ * plus its optional "delay" in ms). burstgpt: the BurstGPT CSV (Timestamp in
+ * s, Model, Request tokens, Response tokens, ...), rows of one model with a
+ * response. Lines are kept in file order, sorted by timestamp. */
+struct mp_loadgen_trace_opts {
+    const char *path;
+    size_t max_prompts; /* the first N records; 0 = all */
+    int block_size;     /* tokens per hash id (mooncake 512) */
+    double slowdown;    /* recorded offsets are multiplied by it (2 = half the rate) */
+    int output_len;     /* > 0: replaces the recorded output length */
+    const char *model;  /* burstgpt: rows of this model ("GPT-4"); NULL or "" = all */
+    uint64_t seed;
+    int vocab_first, vocab_size;
+    bool text;
+};
+
+void mp_loadgen_trace_opts_default(struct mp_loadgen_trace_opts *o);
+int mp_loadgen_dataset_mooncake(const struct mp_loadgen_trace_opts *o,
+                                struct mp_loadgen_dataset **out, struct mp_diag *d);
+int mp_loadgen_dataset_burstgpt(const struct mp_loadgen_trace_opts *o,
+                                struct mp_loadgen_dataset **out, struct mp_diag *d);
+
+/* Synthetic multi-turn chat sessions (AIPerf multi_turn): num_sessions
+ * sessions of turns turns, each turn a prompt of input_len one-token words
+ * sent with the session's history (earlier prompts and the answers received),
+ * think_ms after the previous answer. */
+struct mp_loadgen_session_opts {
+    int num_sessions, turns;
+    int input_len, output_len;
+    double think_ms;
+    uint64_t seed;
+};
+
+int mp_loadgen_dataset_multi_turn(const struct mp_loadgen_session_opts *o,
+                                  struct mp_loadgen_dataset **out, struct mp_diag *d);
 
 /* ---- arrivals ---- */
 
@@ -134,6 +208,7 @@ struct mp_loadgen_config {
     bool keep_text;           /* keep generated text (for --save-detailed) */
     void (*on_progress)(const struct mp_loadgen_progress *p, void *user); /* ~10/s */
     void *progress_user;
+    bool fixed_schedule; /* send at the dataset's recorded arrival_s instead of request_rate */
 };
 
 void mp_loadgen_config_default(struct mp_loadgen_config *c);
@@ -174,6 +249,9 @@ struct mp_loadgen_record {
     uint32_t n_chunks;      /* reads (write callbacks) that delivered body bytes */
     char *error;            /* failure reason, NULL on success */
     char *text;             /* generated text, JSON-escaped, when keep_text */
+    int32_t session;        /* the dataset's session (result.sessions only) */
+    int32_t turn;           /* 0 for a session's first turn (result.sessions only) */
+    bool prompt_exact;      /* expected_prompt_len was exact (token ids or /tokenize) */
 };
 
 struct mp_loadgen_result {
@@ -189,6 +267,8 @@ struct mp_loadgen_result {
     int max_concurrency;
     bool continuous_usage;
     char request_id_prefix[64]; /* x-request-id of request i = prefix + i */
+    bool sessions;              /* records carry session and turn */
+    bool fixed_schedule;        /* arrivals were the dataset's recorded times */
 };
 
 /* Runs the benchmark. Returns 0 when the run took place (whatever the

@@ -43,7 +43,7 @@ void mp_loadgen_dataset_free(struct mp_loadgen_dataset *ds)
     free(ds);
 }
 
-static int ds_new(size_t n, const char *name, struct mp_loadgen_dataset **out, struct mp_diag *d)
+int loadgen_ds_new(size_t n, const char *name, struct mp_loadgen_dataset **out, struct mp_diag *d)
 {
     if (n == 0 || n > MAX_PROMPTS)
         return mp_diag_set(d, MP_EINVAL, "number of prompts must be 1..%zu, not %zu", MAX_PROMPTS,
@@ -79,6 +79,16 @@ static const char *const WORDS[] = {
     "your", "way",   "well", "down",   "should", "because", "each", "just",  "those", "people",
 };
 #define N_WORDS (sizeof(WORDS) / sizeof(WORDS[0]))
+
+const char *loadgen_word(size_t k)
+{
+    return WORDS[k % N_WORDS];
+}
+
+size_t loadgen_n_words(void)
+{
+    return N_WORDS;
+}
 
 static void sample_lengths(const struct mp_loadgen_random_opts *o, int len, long *lo, long *hi)
 {
@@ -122,7 +132,7 @@ int mp_loadgen_dataset_random(const struct mp_loadgen_random_opts *o, size_t num
                            "%ld tokens",
                            o->prefix_len + in_lo);
     struct mp_loadgen_dataset *ds = NULL;
-    int rc = ds_new(num_prompts, "random", &ds, d);
+    int rc = loadgen_ds_new(num_prompts, "random", &ds, d);
     if (rc || !ds)
         return rc ? rc : MP_ENOMEM;
     ds->exact_lengths = !o->text;
@@ -235,7 +245,7 @@ int32_t mp_loadgen_estimate_tokens(const char *s, size_t n)
     return t > INT32_MAX ? INT32_MAX : (int32_t)t;
 }
 
-static int read_file(const char *path, struct mp_buf *b, struct mp_diag *d)
+int loadgen_read_file(const char *path, struct mp_buf *b, struct mp_diag *d)
 {
     struct mp_io_reader *r = NULL;
     int rc = mp_io_open(path, &r, d);
@@ -275,8 +285,8 @@ static void line_col(const char *base, const char *at, long *line, long *col)
     *col = c;
 }
 
-static int file_error(struct mp_diag *d, int code, const char *path, const char *base,
-                      const char *at, const char *field, const char *fmt, const char *arg)
+int loadgen_file_error(struct mp_diag *d, int code, const char *path, const char *base,
+                       const char *at, const char *field, const char *fmt, const char *arg)
 {
     long line, col;
     line_col(base, at, &line, &col);
@@ -346,7 +356,7 @@ int mp_loadgen_dataset_sharegpt(const struct mp_loadgen_file_opts *o, size_t num
     struct sample *cand = NULL;
     size_t *idx = NULL, n_elem = 0, cap = 0, n_cand = 0;
     json_t **docs = NULL;
-    int rc = read_file(o->path, &file, d);
+    int rc = loadgen_read_file(o->path, &file, d);
     if (rc)
         return rc;
     /* find the array elements without building a tree of the whole file */
@@ -354,8 +364,8 @@ int mp_loadgen_dataset_sharegpt(const struct mp_loadgen_file_opts *o, size_t num
     while (p < end && (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t'))
         p++;
     if (p >= end || *p != '[') {
-        rc = file_error(d, MP_EPARSE, o->path, base, p, NULL,
-                        "expected a JSON list of conversations%s", "");
+        rc = loadgen_file_error(d, MP_EPARSE, o->path, base, p, NULL,
+                                "expected a JSON list of conversations%s", "");
         goto out;
     }
     p++;
@@ -366,8 +376,8 @@ int mp_loadgen_dataset_sharegpt(const struct mp_loadgen_file_opts *o, size_t num
             break;
         const char *err = NULL, *q = loadgen_json_skip(p, end, &err);
         if (!q) {
-            rc = file_error(d, MP_EPARSE, o->path, base, p, NULL, "invalid JSON: %s",
-                            err ? err : "bad value");
+            rc = loadgen_file_error(d, MP_EPARSE, o->path, base, p, NULL, "invalid JSON: %s",
+                                    err ? err : "bad value");
             goto out;
         }
         if (n_elem == cap) {
@@ -391,7 +401,7 @@ int mp_loadgen_dataset_sharegpt(const struct mp_loadgen_file_opts *o, size_t num
         }
         if (p < end && *p == ']')
             break;
-        rc = file_error(d, MP_EPARSE, o->path, base, p, NULL, "expected ',' or ']'%s", "");
+        rc = loadgen_file_error(d, MP_EPARSE, o->path, base, p, NULL, "expected ',' or ']'%s", "");
         goto out;
     }
     idx = malloc((n_elem + 1) * sizeof(*idx));
@@ -412,14 +422,15 @@ int mp_loadgen_dataset_sharegpt(const struct mp_loadgen_file_opts *o, size_t num
         json_error_t jerr;
         json_t *doc = json_loadb(s, (size_t)(e - s), 0, &jerr);
         if (!doc) {
-            rc = file_error(d, MP_EPARSE, o->path, base, s, NULL, "invalid JSON: %s", jerr.text);
+            rc = loadgen_file_error(d, MP_EPARSE, o->path, base, s, NULL, "invalid JSON: %s",
+                                    jerr.text);
             goto out;
         }
         json_t *conv = json_is_object(doc) ? json_object_get(doc, "conversations") : NULL;
         if (!json_is_array(conv)) {
             json_decref(doc);
-            rc = file_error(d, MP_EINVAL, o->path, base, s, "conversations",
-                            "each entry needs a \"conversations\" list%s", "");
+            rc = loadgen_file_error(d, MP_EINVAL, o->path, base, s, "conversations",
+                                    "each entry needs a \"conversations\" list%s", "");
             goto out;
         }
         if (json_array_size(conv) < 2) {
@@ -430,8 +441,8 @@ int mp_loadgen_dataset_sharegpt(const struct mp_loadgen_file_opts *o, size_t num
         json_t *v1 = json_object_get(json_array_get(conv, 1), "value");
         if (!json_is_string(v0) || !json_is_string(v1)) {
             json_decref(doc);
-            rc = file_error(d, MP_EINVAL, o->path, base, s, "value",
-                            "conversation turns need a string \"value\"%s", "");
+            rc = loadgen_file_error(d, MP_EINVAL, o->path, base, s, "value",
+                                    "conversation turns need a string \"value\"%s", "");
             goto out;
         }
         int32_t pl = mp_loadgen_estimate_tokens(json_string_value(v0), json_string_length(v0));
@@ -450,7 +461,7 @@ int mp_loadgen_dataset_sharegpt(const struct mp_loadgen_file_opts *o, size_t num
         cand[n_cand].output_len = ol;
         n_cand++;
     }
-    if ((rc = ds_new(num_prompts, "sharegpt", &ds, d)) || !ds) {
+    if ((rc = loadgen_ds_new(num_prompts, "sharegpt", &ds, d)) || !ds) {
         rc = rc ? rc : MP_ENOMEM;
         goto out;
     }
@@ -557,7 +568,7 @@ static int jsonl_dataset(const struct mp_loadgen_file_opts *o, struct sample *ca
             cand[j] = t;
         }
     }
-    if ((rc = ds_new(num_prompts, "jsonl", &ds, d)) || !ds) {
+    if ((rc = loadgen_ds_new(num_prompts, "jsonl", &ds, d)) || !ds) {
         rc = rc ? rc : MP_ENOMEM;
         goto out;
     }
@@ -583,7 +594,7 @@ int mp_loadgen_dataset_jsonl(const struct mp_loadgen_file_opts *o, size_t num_pr
     json_t **docs = NULL;
     int32_t **idbufs = NULL;
     size_t n_cand = 0, cap = 0;
-    int rc = read_file(o->path, &file, d);
+    int rc = loadgen_read_file(o->path, &file, d);
     if (rc)
         return rc;
     const char *base = file.data ? file.data : "", *p = base, *end = base + file.len;

@@ -96,11 +96,15 @@ struct engine {
     uint64_t rx_ns;
     uint64_t rx_first_ns;    /* kernel time of the oldest unread segment (0: none) */
     struct slot *rx_slot;    /* its first event was given rx_first_ns */
+    size_t n_roots;          /* requests that are not a later turn of a session */
     uint64_t rx_bytes;       /* the socket's bytes received when peeked */
     bool rx_clean;           /* the unread bytes start at a write boundary, not "\r" or "\n" */
     int rx_decided;          /* -1: not yet decided for this read, 0: read time, 1: rx_ns */
     int64_t real_minus_mono; /* CLOCK_REALTIME - CLOCK_MONOTONIC, ns */
     uint64_t offset_span;    /* width of the clock reading behind real_minus_mono */
+    struct loadgen_sched sched;
+    char **answers; /* sessions with history: each turn's answer (JSON-escaped), for the next */
+    int32_t *turn;  /* sessions: each request's turn in its session */
 };
 
 void mp_loadgen_config_default(struct mp_loadgen_config *c)
@@ -188,7 +192,7 @@ static int on_sse(const struct mp_loadgen_sse_event *ev, void *user)
         rec->n_events++;
         if (ev->completion_tokens >= 0)
             s->usage_completion = ev->completion_tokens;
-        if (s->e->cfg->keep_text && ev->text_len && !s->warmup)
+        if ((s->e->cfg->keep_text || s->e->ds->history) && ev->text_len && !s->warmup)
             (void)mp_buf_append(&s->text, ev->text, ev->text_len); /* capped: loses the tail */
         return 0;
     case MP_LOADGEN_SSE_USAGE:
@@ -451,15 +455,63 @@ static uint64_t peek_rx_time(struct engine *e, int fd)
 
 /* ---- request setup ---- */
 
-static int build_body(struct engine *e, const struct mp_loadgen_prompt *p, struct mp_buf *b)
+/* s JSON-escaped, without the quotes */
+static int json_inner(struct mp_buf *b, const char *s)
+{
+    size_t at = b->len;
+    int rc = mp_json_str(b, s, strlen(s));
+    if (rc)
+        return rc;
+    memmove(b->data + at, b->data + at + 1, b->len - at - 2);
+    b->len -= 2;
+    return 0;
+}
+
+/* The earlier turns of request idx's session and their answers (as the
+ * server sent them, still JSON-escaped): chat messages, or for completions
+ * the start of the prompt string, turns and answers one a line. */
+static int history(struct engine *e, size_t idx, bool chat, struct mp_buf *b)
+{
+    int32_t n = e->turn[idx];
+    int rc = 0;
+    size_t *chain = malloc(((size_t)n + 1) * sizeof(size_t));
+    if (!chain)
+        return MP_ENOMEM;
+    size_t j = idx;
+    for (int32_t k = n; k > 0; k--) {
+        j = (size_t)e->ds->prev[j];
+        chain[k - 1] = j;
+    }
+    for (int32_t k = 0; k < n && !rc; k++) {
+        const char *t = e->ds->prompts[chain[k]].text;
+        const char *a = e->answers[chain[k]] ? e->answers[chain[k]] : "";
+        if (chat) {
+            rc |= mp_buf_puts(b, "{\"role\":\"user\",\"content\":");
+            rc |= mp_json_str(b, t ? t : "", t ? strlen(t) : 0);
+            rc |= mp_buf_printf(b, "},{\"role\":\"assistant\",\"content\":\"%s\"},", a);
+        } else {
+            rc |= json_inner(b, t ? t : "");
+            rc |= mp_buf_printf(b, "\\n%s\\n", a);
+        }
+    }
+    free(chain);
+    return rc;
+}
+
+static int build_body(struct engine *e, size_t idx, const struct mp_loadgen_prompt *p,
+                      struct mp_buf *b)
 {
     const struct mp_loadgen_config *c = e->cfg;
+    bool hist = e->ds->history && e->turn && e->turn[idx] > 0;
     int rc = 0;
     b->len = 0;
     rc |= mp_buf_puts(b, "{\"model\":");
     rc |= mp_json_str(b, c->model, strlen(c->model));
     if (c->api == MP_LOADGEN_API_CHAT) {
-        rc |= mp_buf_puts(b, ",\"messages\":[{\"role\":\"user\",\"content\":[{\"type\":\"text\","
+        rc |= mp_buf_puts(b, ",\"messages\":[");
+        if (hist)
+            rc |= history(e, idx, true, b);
+        rc |= mp_buf_puts(b, "{\"role\":\"user\",\"content\":[{\"type\":\"text\","
                              "\"text\":");
         if (p->text) {
             rc |= mp_json_str(b, p->text, strlen(p->text));
@@ -472,7 +524,12 @@ static int build_body(struct engine *e, const struct mp_loadgen_prompt *p, struc
         rc |= mp_buf_printf(b, "}]}],\"max_completion_tokens\":%d", p->output_len);
     } else {
         rc |= mp_buf_puts(b, ",\"prompt\":");
-        if (p->ids) {
+        if (hist && p->text) {
+            rc |= mp_buf_putc(b, '"');
+            rc |= history(e, idx, false, b);
+            rc |= json_inner(b, p->text);
+            rc |= mp_buf_putc(b, '"');
+        } else if (p->ids) {
             rc |= mp_buf_putc(b, '[');
             for (uint32_t k = 0; k < p->n_ids && !rc; k++)
                 rc |= mp_buf_printf(b, k ? ",%d" : "%d", p->ids[k]);
@@ -607,6 +664,7 @@ static int start_request(struct engine *e, size_t idx, bool warmup, uint64_t arr
     struct mp_loadgen_record *rec = s->rec;
     rec->index = (uint32_t)idx;
     rec->expected_prompt_len = p->prompt_len;
+    rec->prompt_exact = e->ds->exact && !warmup ? e->ds->exact[idx] : e->ds->exact_lengths;
     rec->max_tokens = p->output_len;
     rec->arrival_ns = arrival_ns;
     s->last_cum = 0;
@@ -616,7 +674,7 @@ static int start_request(struct engine *e, size_t idx, bool warmup, uint64_t arr
     s->text.len = 0;
     s->removed = false;
     mp_loadgen_sse_reset(&s->sse);
-    if (build_body(e, p, &s->body)) {
+    if (build_body(e, warmup ? 0 : idx, p, &s->body)) {
         e->free_slots[e->n_free++] = s;
         return mp_diag_set(e->d, MP_ENOMEM, "request body too large");
     }
@@ -698,6 +756,11 @@ static void finish(struct engine *e, struct slot *s, CURLcode cc)
         if (e->cfg->keep_text && rec->success)
             rec->text =
                 mp_arena_strndup(e->res->arena, s->text.data ? s->text.data : "", s->text.len);
+        if (e->answers && e->sched.next && e->sched.next[rec->index] >= 0) {
+            free(e->answers[rec->index]);
+            e->answers[rec->index] = mp_strndup(s->text.data ? s->text.data : "", s->text.len);
+        }
+        loadgen_sched_ended(&e->sched, rec->index, rec->end_ns);
     }
     if (!s->removed)
         curl_multi_remove_handle(e->multi, s->easy);
@@ -763,11 +826,26 @@ static void housekeeping(struct engine *e, uint64_t now)
     }
 }
 
-/* Runs n requests whose arrival times are arrival[i] (NULL: all now). */
-static int run_phase(struct engine *e, size_t n, const uint64_t *arrival, bool warmup)
+/* The next request to send and its arrival: the schedule's, or (warm-ups,
+ * sc NULL) the next of n, due at once. */
+static bool next_due(const struct loadgen_sched *sc, size_t next, size_t n, size_t *idx,
+                     uint64_t *arr)
+{
+    if (!sc) {
+        *idx = next;
+        *arr = 0;
+        return next < n;
+    }
+    return loadgen_sched_peek(sc, idx, arr);
+}
+
+/* Runs n requests in the order and at the times of sc (NULL: warm-ups, all
+ * now). */
+static int run_phase(struct engine *e, size_t n, struct loadgen_sched *sc, bool warmup)
 {
     const struct mp_loadgen_config *c = e->cfg;
-    size_t next = 0, cap = c->max_concurrency > 0 ? (size_t)c->max_concurrency : SIZE_MAX;
+    size_t next = 0, cap = c->max_concurrency > 0 ? (size_t)c->max_concurrency : SIZE_MAX, idx;
+    uint64_t arr;
     e->done = e->failed = 0;
     e->phase_total = n;
     e->phase_warmup = warmup;
@@ -778,15 +856,18 @@ static int run_phase(struct engine *e, size_t n, const uint64_t *arrival, bool w
     while (e->done < n) {
         uint64_t now = mp_time_ns();
         int budget = 16; /* then serve the sockets, so a burst does not delay reads */
-        while (next < n && e->in_flight < cap && (!arrival || arrival[next] <= now) &&
+        while (e->in_flight < cap && next_due(sc, next, n, &idx, &arr) && arr <= now &&
                budget-- > 0) {
-            uint64_t arr = arrival ? arrival[next] : now;
-            if ((rc = start_request(e, next, warmup, arr)))
+            if (!sc)
+                arr = now;
+            else
+                loadgen_sched_pop(sc);
+            if ((rc = start_request(e, idx, warmup, arr)))
                 return rc;
-            if (!warmup && arrival && cap == SIZE_MAX) {
-                double lag = (double)(e->res->recs[next].start_ns - arr) / 1e6;
+            if (!warmup && sc && cap == SIZE_MAX) {
+                double lag = (double)(e->res->recs[idx].start_ns - arr) / 1e6;
                 /* lag only counts when the request did not wait for a slot */
-                if (lag > e->res->max_dispatch_lag_ms && e->res->recs[next].start_ns > arr)
+                if (lag > e->res->max_dispatch_lag_ms && e->res->recs[idx].start_ns > arr)
                     e->res->max_dispatch_lag_ms = lag;
             }
             next++;
@@ -807,11 +888,12 @@ static int run_phase(struct engine *e, size_t n, const uint64_t *arrival, bool w
         if (e->done >= n)
             break;
         uint64_t wake = e->next_house;
-        if (next < n && e->in_flight < cap && arrival && arrival[next] < wake)
-            wake = arrival[next];
+        bool due = e->in_flight < cap && next_due(sc, next, n, &idx, &arr);
+        if (due && arr < wake)
+            wake = arr;
         if (e->curl_deadline && e->curl_deadline < wake)
             wake = e->curl_deadline;
-        if (next < n && e->in_flight < cap && (!arrival || arrival[next] <= now))
+        if (due && arr <= now)
             wake = now; /* more are due: poll the sockets without sleeping */
         arm(e, wake);
         int k = epoll_wait(e->ep, evs, (int)(sizeof(evs) / sizeof(evs[0])), -1);
@@ -852,6 +934,70 @@ static int run_phase(struct engine *e, size_t n, const uint64_t *arrival, bool w
     }
     housekeeping(e, mp_time_ns());
     return rc;
+}
+
+/* Sessions: each record's session and turn, the answers kept for the
+ * history, the number of first turns (they get the rate schedule). */
+static int sessions_setup(struct engine *e, const struct mp_loadgen_config *cfg,
+                          const struct mp_loadgen_dataset *ds, struct mp_diag *d)
+{
+    e->n_roots = ds->n;
+    if (cfg->fixed_schedule && !ds->arrival_s)
+        return mp_diag_set(d, MP_EINVAL,
+                           "--fixed-schedule needs a dataset with recorded arrival times "
+                           "(mooncake with timestamps, burstgpt), not %s",
+                           ds->name);
+    if (!ds->prev) {
+        for (size_t i = 0; i < ds->n; i++)
+            e->res->recs[i].session = -1;
+        return 0;
+    }
+    e->res->sessions = true;
+    e->turn = calloc(ds->n, sizeof(int32_t));
+    e->answers = ds->history ? calloc(ds->n, sizeof(char *)) : NULL;
+    if (!e->turn || (ds->history && !e->answers))
+        return mp_diag_set(d, MP_ENOMEM, "out of memory");
+    e->n_roots = 0;
+    for (size_t i = 0; i < ds->n; i++) {
+        int32_t p = ds->prev[i];
+        if (p >= (int32_t)i || p < -1)
+            return mp_diag_set(d, MP_EINVAL, "dataset: prompt %zu follows prompt %d", i, (int)p);
+        e->turn[i] = p >= 0 ? e->turn[p] + 1 : 0;
+        e->n_roots += p < 0;
+        e->res->recs[i].session = ds->session ? ds->session[i] : -1;
+        e->res->recs[i].turn = e->turn[i];
+    }
+    return 0;
+}
+
+/* Arrival times from t0: the recorded ones (fixed schedule; also each
+ * turn's earliest time in *recorded), else the rate schedule's off[k] for
+ * the k-th first turn; later turns get theirs when the turn before ends. */
+static int arrivals(struct engine *e, const double *off, uint64_t *arrival, uint64_t **recorded,
+                    struct mp_diag *d)
+{
+    const struct mp_loadgen_dataset *ds = e->ds;
+    uint64_t t0 = e->res->t0_ns;
+    size_t k = 0;
+    for (size_t i = 0; i < ds->n; i++) {
+        bool root = !ds->prev || ds->prev[i] < 0;
+        if (e->cfg->fixed_schedule) {
+            double a = ds->arrival_s[i];
+            if (!(a >= 0) || a > 1e9)
+                return mp_diag_set(d, MP_EINVAL, "dataset: bad arrival time %g s of prompt %zu", a,
+                                   i);
+            arrival[i] = t0 + (uint64_t)llround(a * 1e9);
+        } else {
+            arrival[i] = root ? t0 + (uint64_t)llround(off[k++] * 1e9) : UINT64_MAX;
+        }
+    }
+    if (e->cfg->fixed_schedule && ds->prev) {
+        *recorded = malloc(ds->n * sizeof(uint64_t));
+        if (!*recorded)
+            return mp_diag_set(d, MP_ENOMEM, "out of memory");
+        memcpy(*recorded, arrival, ds->n * sizeof(uint64_t));
+    }
+    return 0;
 }
 
 static int engine_setup(struct engine *e, struct mp_diag *d)
@@ -940,7 +1086,7 @@ int mp_loadgen_run(const struct mp_loadgen_config *cfg, const struct mp_loadgen_
     e.d = d;
     e.ep = e.tfd = e.rx_fd = -1;
     double *off = NULL;
-    uint64_t *arrival = NULL;
+    uint64_t *arrival = NULL, *recorded = NULL;
     int rc = 0, old_slack = -1;
     bool curl_inited = false;
     struct mp_loadgen_result *res = calloc(1, sizeof(*res));
@@ -953,6 +1099,7 @@ int mp_loadgen_run(const struct mp_loadgen_config *cfg, const struct mp_loadgen_
     res->burstiness = cfg->burstiness;
     res->max_concurrency = cfg->max_concurrency;
     res->continuous_usage = cfg->continuous_usage;
+    res->fixed_schedule = cfg->fixed_schedule;
     snprintf(res->request_id_prefix, sizeof(res->request_id_prefix), "%s",
              cfg->request_id_prefix ? cfg->request_id_prefix : "");
     off = malloc(ds->n * sizeof(*off));
@@ -962,7 +1109,10 @@ int mp_loadgen_run(const struct mp_loadgen_config *cfg, const struct mp_loadgen_
         goto out;
     }
     e.res = res;
-    if ((rc = mp_loadgen_schedule(ds->n, cfg->request_rate, cfg->burstiness, cfg->seed, off, d)))
+    if ((rc = sessions_setup(&e, cfg, ds, d)))
+        goto out;
+    if (!cfg->fixed_schedule && (rc = mp_loadgen_schedule(e.n_roots, cfg->request_rate,
+                                                          cfg->burstiness, cfg->seed, off, d)))
         goto out;
     if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
         rc = mp_diag_set(d, MP_EIO, "curl_global_init failed");
@@ -982,9 +1132,11 @@ int mp_loadgen_run(const struct mp_loadgen_config *cfg, const struct mp_loadgen_
         res->warmup_failed = e.failed;
     }
     res->t0_ns = mp_time_ns();
-    for (size_t i = 0; i < ds->n; i++)
-        arrival[i] = res->t0_ns + (uint64_t)llround(off[i] * 1e9);
-    if ((rc = run_phase(&e, ds->n, arrival, false)))
+    if ((rc = arrivals(&e, off, arrival, &recorded, d)))
+        goto out;
+    if ((rc = loadgen_sched_init(&e.sched, ds, arrival, recorded, d)))
+        goto out;
+    if ((rc = run_phase(&e, ds->n, &e.sched, false)))
         goto out;
     res->t_end_ns = mp_time_ns();
     res->duration_s = (double)(res->t_end_ns - res->t0_ns) / 1e9;
@@ -1011,6 +1163,13 @@ out:
     free(e.extra);
     free(off);
     free(arrival);
+    free(recorded);
+    loadgen_sched_fini(&e.sched);
+    if (e.answers)
+        for (size_t i = 0; i < ds->n; i++)
+            free(e.answers[i]);
+    free(e.answers);
+    free(e.turn);
     mp_loadgen_result_free(res);
     return rc;
 }

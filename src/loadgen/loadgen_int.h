@@ -32,6 +32,46 @@ const char *loadgen_json_skip(const char *p, const char *end, const char **err);
 /* Rough token count of text without a tokenizer: word pieces the way BPE
  * pre-tokenisers split them (dataset.c; docs/metrics.md). */
 int32_t mp_loadgen_estimate_tokens(const char *s, size_t n);
+/* dataset.c, shared with the other dataset sources: a dataset of n empty
+ * prompts; a whole file read into b (NUL-terminated); a diag naming the
+ * file, the line and column of at in base, and the field (may be NULL);
+ * the one-token words of the text prompts. */
+struct mp_buf;
+int loadgen_ds_new(size_t n, const char *name, struct mp_loadgen_dataset **out, struct mp_diag *d);
+int loadgen_read_file(const char *path, struct mp_buf *b, struct mp_diag *d);
+int loadgen_file_error(struct mp_diag *d, int code, const char *path, const char *base,
+                       const char *at, const char *field, const char *fmt, const char *arg);
+const char *loadgen_word(size_t k);
+size_t loadgen_n_words(void);
+/* dataset_prefix.c: p's prompt from tokens tok[0..n): token ids (copied into
+ * the arena) or, with text, the words loadgen_word(tok[k]) joined by spaces;
+ * prompt_len n, output_len out. */
+int loadgen_prompt_set(struct mp_loadgen_dataset *ds, struct mp_loadgen_prompt *p,
+                       const int32_t *tok, size_t n, bool text, int32_t out);
+/* Arrays of n zeroed elements of size sz in ds's arena, or NULL. */
+void *loadgen_ds_array(struct mp_loadgen_dataset *ds, size_t sz);
+
+/* sched.c: the order of sending. arrival[i] is request i's arrival time
+ * (CLOCK_MONOTONIC ns), filled in for a session's later turns when the turn
+ * before ended; recorded (may be NULL) the earliest time each may go. */
+struct loadgen_sched {
+    size_t n, pos;
+    uint64_t *arrival;
+    const uint64_t *recorded;
+    int32_t *next;  /* sessions: the next turn of each request, -1 none; NULL: no sessions */
+    uint32_t *heap; /* due requests by (arrival, index) */
+    size_t n_heap;
+    uint64_t *think_ns;
+};
+
+int loadgen_sched_init(struct loadgen_sched *s, const struct mp_loadgen_dataset *ds,
+                       uint64_t *arrival, const uint64_t *recorded, struct mp_diag *d);
+void loadgen_sched_fini(struct loadgen_sched *s);
+/* The next request to send and its arrival; false when none is due yet. */
+bool loadgen_sched_peek(const struct loadgen_sched *s, size_t *idx, uint64_t *arrival);
+void loadgen_sched_pop(struct loadgen_sched *s);
+/* Request idx ended at end_ns: its session's next turn becomes due. */
+void loadgen_sched_ended(struct loadgen_sched *s, size_t idx, uint64_t end_ns);
 /* "ttft", "tpot", ... for enum mp_loadgen_metric (metrics.c). */
 const char *mp_loadgen_metric_name(int k);
 /* Appends s with <, >, & and " escaped for HTML text and attributes (html.c;

@@ -35,6 +35,17 @@
  * TTFT clock) until N requests are in, or "hold_max_ms" (default 30000)
  * after the first: the peak concurrency a client reaches is then its own
  * property, not the machine's speed.
+ * Prefix accounting (the truth for the shared-prefix and session workloads):
+ * every prompt is a token sequence (completions: its token ids, or its
+ * words; chat: per message a role token, then its words), and each request
+ * logs cached_tokens, the length of the longest prefix it shares with any
+ * prompt received before it (what an unbounded prefix cache would hit), and
+ * n_messages. GET /metrics answers Prometheus text with vLLM's names
+ * (running / waiting requests, prefix-cache queries and hits in tokens,
+ * prompt and generation tokens, KV-cache usage as the tokens of the active
+ * streams over "kv_capacity" of the schedule, default 65536). POST /tokenize
+ * answers {"count", "max_model_len", "tokens"} for a "prompt" or "messages"
+ * body, counted as the requests are.
  * Log: one JSON line per request: rid, idx, recv_ns, hdr_ns, events [[due_ns,
  * write_ns, tokens, write_index], ...], writes [[pre_ns, post_ns], ...],
  * usage_ns, end_ns, prompt_tokens, completion_tokens, outcome. write_ns is
@@ -115,6 +126,8 @@ struct stream {
     bool has_open;
     bool held; /* waiting for hold_until requests before its headers */
     int outcome;
+    long cached_tokens, n_messages;
+    bool running; /* counted in n_running */
 };
 
 struct conn {
@@ -159,6 +172,13 @@ static struct {
     uint32_t *held_gen;
     size_t n_held, cap_held;
     size_t n_open; /* connections with writes whose bytes may still be unsent */
+    /* prefix accounting: hashes of every prefix of every prompt seen */
+    uint64_t *pset;
+    size_t pset_cap, pset_n;
+    /* /metrics counters */
+    long long m_queries, m_hits, m_prompt, m_gen, m_success;
+    long n_running;
+    double kv_capacity;
     FILE *log;
     char *out; /* scratch for building writes */
     size_t out_len, out_cap;
@@ -308,6 +328,8 @@ static void load_schedule(const char *path)
     const char *m = json_string_value(json_object_get(root, "match"));
     S.match_rid = m && !strcmp(m, "request-id");
     S.hold_until = (long)json_integer_value(json_object_get(root, "hold_until"));
+    json_t *kc = json_object_get(root, "kv_capacity");
+    S.kv_capacity = json_is_number(kc) && json_number_value(kc) > 0 ? json_number_value(kc) : 65536;
     json_t *hm = json_object_get(root, "hold_max_ms");
     S.hold_max_ms = json_is_number(hm) ? json_number_value(hm) : 30000;
     S.released = S.hold_until <= 0;
@@ -553,10 +575,12 @@ static void log_stream(struct stream *st, uint64_t end)
     fprintf(S.log,
             "{\"rid\": \"%s\", \"idx\": %ld, \"outcome\": \"%s\", \"recv_ns\": %llu, "
             "\"hdr_ns\": %llu, \"ttft_nominal_ms\": %.6f, \"prompt_tokens\": %ld, "
-            "\"completion_tokens\": %ld, \"usage_ns\": %llu, \"end_ns\": %llu, \"events\": [",
+            "\"completion_tokens\": %ld, \"cached_tokens\": %ld, \"n_messages\": %ld, "
+            "\"usage_ns\": %llu, \"end_ns\": %llu, \"events\": [",
             st->rid, st->idx, FAIL_NAMES[st->outcome], (unsigned long long)st->t_recv,
             (unsigned long long)st->t_hdr, st->ttft_ms, st->prompt_tokens, st->sent_tokens,
-            (unsigned long long)st->usage_ns, (unsigned long long)end);
+            st->cached_tokens, st->n_messages, (unsigned long long)st->usage_ns,
+            (unsigned long long)end);
     for (size_t i = 0; i < st->n_log; i++)
         fprintf(S.log, "%s[%llu, %llu, %ld, %zu]", i ? ", " : "", (unsigned long long)st->due[i],
                 (unsigned long long)st->wr[i], st->tok[i], st->wi[i]);
@@ -575,6 +599,10 @@ static void stream_end(struct conn *c, uint64_t t)
     close_open(c);
     if (st->has_open)
         S.n_open--;
+    if (st->running)
+        S.n_running--;
+    S.m_gen += st->sent_tokens;
+    S.m_success += st->outcome == F_NONE;
     log_stream(st, t);
     free(st->due);
     free(st->wr);
@@ -770,6 +798,129 @@ static void stream_step(struct conn *c, uint64_t due)
     }
 }
 
+/* ---- prefix accounting ---- */
+
+static uint64_t mix(uint64_t h, uint64_t v)
+{
+    uint64_t z = h ^ (v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2));
+    return splitmix(&z) | 1; /* 0 marks an empty slot */
+}
+
+static bool pset_has(uint64_t h)
+{
+    if (!S.pset_cap)
+        return false;
+    for (size_t i = h & (S.pset_cap - 1);; i = (i + 1) & (S.pset_cap - 1)) {
+        if (S.pset[i] == h)
+            return true;
+        if (!S.pset[i])
+            return false;
+    }
+}
+
+static void pset_add(uint64_t h)
+{
+    if (S.pset_n >= ((size_t)1 << 26) || pset_has(h))
+        return; /* bounded: past 64 Mi prefixes nothing new is remembered */
+    if ((S.pset_n + 1) * 2 > S.pset_cap) {
+        size_t cap = S.pset_cap ? S.pset_cap * 2 : 1 << 16;
+        uint64_t *old = S.pset, oc = S.pset_cap;
+        S.pset = calloc(cap, sizeof(uint64_t));
+        if (!S.pset)
+            die("out of memory");
+        S.pset_cap = cap;
+        S.pset_n = 0;
+        for (size_t i = 0; i < oc; i++)
+            if (old[i])
+                pset_add(old[i]);
+        free(old);
+    }
+    size_t i = h & (S.pset_cap - 1);
+    while (S.pset[i])
+        i = (i + 1) & (S.pset_cap - 1);
+    S.pset[i] = h;
+    S.pset_n++;
+}
+
+struct toks {
+    uint64_t *v;
+    size_t n, cap;
+};
+
+static void tok_add(struct toks *t, uint64_t v)
+{
+    if (t->n == t->cap) {
+        t->cap = t->cap ? t->cap * 2 : 256;
+        t->v = xrealloc(t->v, t->cap * sizeof(uint64_t));
+    }
+    t->v[t->n++] = v;
+}
+
+static void tok_words(struct toks *t, const char *s)
+{
+    while (s && *s) {
+        while (*s == ' ' || *s == '\n' || *s == '\t' || *s == '\r')
+            s++;
+        if (!*s)
+            break;
+        uint64_t h = 1469598103934665603ull;
+        for (; *s && *s != ' ' && *s != '\n' && *s != '\t' && *s != '\r'; s++)
+            h = (h ^ (unsigned char)*s) * 1099511628211ull;
+        tok_add(t, h);
+    }
+}
+
+/* The request's prompt as tokens (see the top of the file). */
+static void prompt_tokens_of(json_t *body, bool chat, struct toks *t, long *n_messages)
+{
+    *n_messages = 0;
+    if (!chat) {
+        json_t *p = json_object_get(body, "prompt"), *v;
+        size_t i;
+        if (json_is_array(p) && !json_is_string(json_array_get(p, 0))) {
+            json_array_foreach(p, i, v) tok_add(t, (uint64_t)json_integer_value(v) * 2 + 1);
+        } else {
+            tok_words(t, json_string_value(json_is_array(p) ? json_array_get(p, 0) : p));
+        }
+        return;
+    }
+    size_t i, j;
+    json_t *m, *part;
+    json_array_foreach(json_object_get(body, "messages"), i, m)
+    {
+        (*n_messages)++;
+        const char *role = json_string_value(json_object_get(m, "role"));
+        tok_add(t, role && !strcmp(role, "assistant") ? 2
+                   : role && !strcmp(role, "system")  ? 4
+                                                      : 6);
+        json_t *ct = json_object_get(m, "content");
+        if (json_is_string(ct))
+            tok_words(t, json_string_value(ct));
+        json_array_foreach(ct, j, part)
+            tok_words(t, json_string_value(json_object_get(part, "text")));
+    }
+}
+
+/* Tokens of this prompt a prompt before it started with; then remembers it. */
+static long prefix_account(json_t *body, bool chat, long *n_messages)
+{
+    struct toks t = {0};
+    prompt_tokens_of(body, chat, &t, n_messages);
+    uint64_t h = 0;
+    long hit = 0;
+    bool miss = false;
+    for (size_t k = 0; k < t.n; k++) {
+        h = mix(h, t.v[k]);
+        if (!miss && pset_has(h))
+            hit += !(chat && t.v[k] < 8); /* role markers are not prompt tokens */
+        else
+            miss = true;
+        pset_add(h);
+    }
+    free(t.v);
+    return hit;
+}
+
 /* ---- requests ---- */
 
 static long count_words(const char *s)
@@ -811,17 +962,84 @@ static long prompt_len(json_t *body, bool chat)
     return n;
 }
 
-static void respond(struct conn *c, int code, const char *reason, const char *body)
+static void respond_type(struct conn *c, int code, const char *reason, const char *type,
+                         const char *body)
 {
     char hdr[256];
     int n = snprintf(hdr, sizeof(hdr),
-                     "HTTP/1.1 %d %s\r\nContent-Type: application/json\r\nContent-Length: "
+                     "HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: "
                      "%zu\r\n\r\n",
-                     code, reason, strlen(body));
+                     code, reason, type, strlen(body));
     out_reset();
     out_add(hdr, (size_t)n);
     out_add(body, strlen(body));
     conn_write(c, S.out, S.out_len);
+}
+
+static void respond(struct conn *c, int code, const char *reason, const char *body)
+{
+    respond_type(c, code, reason, "application/json", body);
+}
+
+/* GET /metrics: Prometheus text exposition with vLLM's metric names. */
+static void respond_metrics(struct conn *c)
+{
+    double kv = 0;
+    for (size_t i = 0; i < S.n_conns; i++) {
+        const struct conn *o = S.conns[i];
+        if (o && o->st.active && o->st.running)
+            kv += (double)(o->st.prompt_tokens + o->st.sent_tokens);
+    }
+    kv /= S.kv_capacity;
+    char body[2048];
+    snprintf(body, sizeof(body),
+             "# HELP vllm:num_requests_running Requests streaming now.\n"
+             "# TYPE vllm:num_requests_running gauge\n"
+             "vllm:num_requests_running{model_name=\"calib-model\"} %ld\n"
+             "# HELP vllm:num_requests_waiting Requests held before their first byte.\n"
+             "# TYPE vllm:num_requests_waiting gauge\n"
+             "vllm:num_requests_waiting{model_name=\"calib-model\"} %zu\n"
+             "# TYPE vllm:kv_cache_usage_perc gauge\n"
+             "vllm:kv_cache_usage_perc{model_name=\"calib-model\"} %.17g\n"
+             "# TYPE vllm:prefix_cache_queries counter\n"
+             "vllm:prefix_cache_queries_total{model_name=\"calib-model\"} %lld\n"
+             "# TYPE vllm:prefix_cache_hits counter\n"
+             "vllm:prefix_cache_hits_total{model_name=\"calib-model\"} %lld\n"
+             "# TYPE vllm:prompt_tokens counter\n"
+             "vllm:prompt_tokens_total{model_name=\"calib-model\"} %lld\n"
+             "# TYPE vllm:generation_tokens counter\n"
+             "vllm:generation_tokens_total{model_name=\"calib-model\"} %lld\n"
+             "# TYPE vllm:num_preemptions counter\n"
+             "vllm:num_preemptions_total{model_name=\"calib-model\"} 0\n"
+             "# TYPE vllm:request_success counter\n"
+             "vllm:request_success_total{finished_reason=\"length\",model_name=\"calib-model\"} "
+             "%lld\n",
+             S.n_running, S.n_held, kv, S.m_queries, S.m_hits, S.m_prompt, S.m_gen, S.m_success);
+    respond_type(c, 200, "OK", "text/plain; version=0.0.4; charset=utf-8", body);
+}
+
+/* POST /tokenize: the prompt's length as the requests count it. */
+static void respond_tokenize(struct conn *c, const char *body, size_t blen)
+{
+    json_error_t je;
+    json_t *j = json_loadb(body, blen, 0, &je);
+    if (!json_is_object(j)) {
+        json_decref(j);
+        respond(c, 400, "Bad Request", "{\"error\":\"body is not a JSON object\"}");
+        return;
+    }
+    long n = prompt_len(j, json_object_get(j, "messages") != NULL);
+    json_decref(j);
+    out_reset();
+    out_printf("{\"count\":%ld,\"max_model_len\":1048576,\"tokens\":[", n);
+    for (long k = 0; k < n && k < 1000000; k++)
+        out_printf(k ? ",%ld" : "%ld", 1000 + k);
+    out_add("]}", 2);
+    char *copy = xrealloc(NULL, S.out_len + 1);
+    memcpy(copy, S.out, S.out_len);
+    copy[S.out_len] = 0;
+    respond(c, 200, "OK", copy);
+    free(copy);
 }
 
 /* Headers now, the first event ttft after base. */
@@ -831,6 +1049,8 @@ static void start_stream(struct conn *c, uint64_t base)
     static const char hdr[] = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
                               "Cache-Control: no-cache\r\nTransfer-Encoding: chunked\r\n\r\n";
     st->held = false;
+    st->running = true;
+    S.n_running++;
     st->t_hdr = conn_write(c, hdr, sizeof(hdr) - 1);
     st->ttft_ms = draw(&st->rng, st->sp->ttft) * S.scale_ttft;
     st->next_due = base + (uint64_t)llround(st->ttft_ms * 1e6);
@@ -862,6 +1082,14 @@ static void handle(struct conn *c, const char *method, const char *path, const c
         respond(c, 200, "OK",
                 "{\"object\":\"list\",\"data\":[{\"id\":\"calib-model\",\"object\":\"model\","
                 "\"root\":\"calib-model\"}]}");
+        return;
+    }
+    if (!strcmp(method, "GET") && !strcmp(path, "/metrics")) {
+        respond_metrics(c);
+        return;
+    }
+    if (!strcmp(method, "POST") && !strcmp(path, "/tokenize")) {
+        respond_tokenize(c, body, blen);
         return;
     }
     if (!strcmp(path, "/health") || !strcmp(path, "/start_profile") ||
@@ -909,6 +1137,10 @@ static void handle(struct conn *c, const char *method, const char *path, const c
         mt = json_object_get(j, "max_tokens");
     long max_tokens = json_is_integer(mt) ? (long)json_integer_value(mt) : 16;
     st->prompt_tokens = sp->prompt_tokens >= 0 ? sp->prompt_tokens : prompt_len(j, chat);
+    st->cached_tokens = prefix_account(j, chat, &st->n_messages);
+    S.m_queries += st->prompt_tokens;
+    S.m_hits += st->cached_tokens;
+    S.m_prompt += st->prompt_tokens;
     st->total_tokens = sp->tokens >= 0 ? sp->tokens : max_tokens;
     if (st->total_tokens < 1)
         st->total_tokens = 1;
