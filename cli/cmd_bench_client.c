@@ -90,6 +90,8 @@ enum {
     B_CONV_NUM,
     B_CONV_TURNS,
     B_CONV_DELAY,
+    B_SCRAPE,
+    B_TOKENIZE,
 };
 
 static const struct cli_opt client_opts[] = {
@@ -180,6 +182,10 @@ static const struct cli_opt client_opts[] = {
      "multi_turn: turns per session (3); turn lengths: --random-input/output-len", 0},
     {"conversation-turn-delay-mean", 0, CLI_ARG, B_CONV_DELAY, "MS",
      "multi_turn: think time before each later turn (0)", 0},
+    {"server-tokenize", 0, CLI_NOARG, B_TOKENIZE, NULL,
+     "count text prompts with the server's /tokenize before the run (exact lengths)", 0},
+    {"engine-metrics-interval", 0, CLI_ARG, B_SCRAPE, "S",
+     "scrape the server's /metrics before, every S s during and after the run (0: off)", 0},
     {"no-oversample", 0, CLI_NOARG, B_NO_OVERSAMPLE, NULL,
      "do not repeat entries of a dataset smaller than --num-prompts", 0},
     {NULL, 0, CLI_NOARG, 0, NULL, "load", 0},
@@ -258,7 +264,7 @@ struct opts {
     struct mp_loadgen_trace_opts tr;
     struct mp_loadgen_session_opts mt;
     size_t gsp_per;
-    bool num_prompts_set;
+    bool num_prompts_set, tokenize;
     const char *dataset, *dataset_path, *result_dir, *result_filename, *save_requests, *html;
     const char *host, *port, *backend, *served, *extra_body;
     size_t num_prompts;
@@ -627,6 +633,15 @@ static int parse_workload_opt(int id, const char *a, const char *v, struct opts 
         if ((rc = num(a, v, &o->mt.think_ms)))
             return rc;
         return o->mt.think_ms >= 0 ? 0 : bad(a, v, "a non-negative number of ms");
+    case B_TOKENIZE:
+        o->tokenize = true;
+        return 0;
+    case B_SCRAPE:
+        if ((rc = num(a, v, &o->cfg.scrape_interval_s)))
+            return rc;
+        return o->cfg.scrape_interval_s >= 0.01 || o->cfg.scrape_interval_s == 0
+                   ? 0
+                   : bad(a, v, "0 or a number of seconds >= 0.01");
     default:
         return -1;
     }
@@ -660,7 +675,7 @@ static int parse(int argc, char **argv, struct opts *o)
             return -1;
         } else if (parse_flag(opt->id, o)) {
             continue;
-        } else if (opt->id == B_GSP_ORDERED || opt->id == B_FIXED) {
+        } else if (opt->id == B_GSP_ORDERED || opt->id == B_FIXED || opt->id == B_TOKENIZE) {
             (void)parse_workload_opt(opt->id, a, NULL, o);
             continue;
         } else if (opt->id == B_HEADER || opt->id == B_METADATA || opt->id == B_GOODPUT) {
@@ -836,6 +851,10 @@ static int client_dataset(struct opts *o, bool chat, struct mp_loadgen_dataset *
         return bad("--dataset-name", o->dataset,
                    "random, sharegpt, jsonl, prefix_repetition, generated-shared-prefix, "
                    "mooncake, burstgpt or multi_turn");
+    }
+    if (!rc && o->tokenize) {
+        size_t counted = 0;
+        rc = mp_loadgen_tokenize(&o->cfg, *ds, &counted, &d);
     }
     return rc ? cli_report_error(&d, rc) : 0;
 }

@@ -209,9 +209,23 @@ struct mp_loadgen_config {
     void (*on_progress)(const struct mp_loadgen_progress *p, void *user); /* ~10/s */
     void *progress_user;
     bool fixed_schedule; /* send at the dataset's recorded arrival_s instead of request_rate */
+    /* > 0: GET {base_url}/metrics (Prometheus text) before the run, every this many
+     * seconds during it and after it (docs/workloads.md) */
+    double scrape_interval_s;
 };
 
 void mp_loadgen_config_default(struct mp_loadgen_config *c);
+
+/* Exact prompt lengths from the server (docs/workloads.md): POST
+ * {base_url}/tokenize for every text prompt that is sent as it stands (not
+ * the later turns of sessions with history), "prompt" for completions,
+ * "messages" for chat (the server applies its chat template, as for the
+ * request). Each answered prompt gets prompt_len = the server's count and
+ * ds->exact[i] = true. A server without /tokenize (the first call fails)
+ * leaves the dataset as it was: *counted 0, return 0. Errors are for memory
+ * only. */
+int mp_loadgen_tokenize(const struct mp_loadgen_config *cfg, struct mp_loadgen_dataset *ds,
+                        size_t *counted, struct mp_diag *d);
 
 /* GET {base_url}/v1/models and copy data[0].id into out (what vLLM does when
  * --model is not given). headers: "Key: value" lines, may be NULL. */
@@ -266,9 +280,13 @@ struct mp_loadgen_result {
     double request_rate, burstiness;
     int max_concurrency;
     bool continuous_usage;
-    char request_id_prefix[64]; /* x-request-id of request i = prefix + i */
-    bool sessions;              /* records carry session and turn */
-    bool fixed_schedule;        /* arrivals were the dataset's recorded times */
+    char request_id_prefix[64];        /* x-request-id of request i = prefix + i */
+    bool sessions;                     /* records carry session and turn */
+    bool fixed_schedule;               /* arrivals were the dataset's recorded times */
+    size_t tokenized;                  /* prompts whose length the server's /tokenize counted */
+    struct mp_loadgen_scrape *scrapes; /* the engine's /metrics, in time order */
+    size_t n_scrapes;
+    char scrape_error[160]; /* the first scrape that failed, "" when none */
 };
 
 /* Runs the benchmark. Returns 0 when the run took place (whatever the
@@ -277,6 +295,48 @@ struct mp_loadgen_result {
 int mp_loadgen_run(const struct mp_loadgen_config *cfg, const struct mp_loadgen_dataset *ds,
                    struct mp_loadgen_result **out, struct mp_diag *d);
 void mp_loadgen_result_free(struct mp_loadgen_result *r);
+
+/* ---- the engine's own metrics (Prometheus /metrics; docs/workloads.md) ---- */
+
+enum mp_loadgen_engine_metric {
+    MP_LOADGEN_EM_RUNNING = 0,     /* requests running (gauge) */
+    MP_LOADGEN_EM_WAITING,         /* requests waiting (gauge) */
+    MP_LOADGEN_EM_KV_USAGE,        /* KV-cache usage, 0..1 (gauge) */
+    MP_LOADGEN_EM_PREFIX_QUERIES,  /* prefix-cache queries, tokens (counter) */
+    MP_LOADGEN_EM_PREFIX_HITS,     /* prefix-cache hits, tokens (counter) */
+    MP_LOADGEN_EM_PREFIX_HIT_RATE, /* SGLang's cache hit rate, 0..1 (gauge) */
+    MP_LOADGEN_EM_PREEMPTIONS,     /* preemptions (counter) */
+    MP_LOADGEN_EM_SPEC_DRAFTS,     /* speculative decoding: drafts (counter) */
+    MP_LOADGEN_EM_SPEC_DRAFT_TOKENS,
+    MP_LOADGEN_EM_SPEC_ACCEPTED,     /* accepted draft tokens (counter) */
+    MP_LOADGEN_EM_SPEC_ACCEPT_LEN,   /* SGLang's accept length (gauge) */
+    MP_LOADGEN_EM_PROMPT_TOKENS,     /* counter */
+    MP_LOADGEN_EM_GENERATION_TOKENS, /* counter */
+    MP_LOADGEN_N_EM,
+};
+
+/* One scrape: the metrics found (bit k of have), summed over their label
+ * sets (gauges of ratios: averaged). */
+struct mp_loadgen_scrape {
+    uint64_t t_ns; /* CLOCK_MONOTONIC when the answer was complete */
+    double v[MP_LOADGEN_N_EM];
+    uint32_t have;
+};
+
+/* "num_requests_running", "kv_cache_usage", ... */
+const char *mp_loadgen_engine_metric_name(int k);
+
+/* Strict parser of the Prometheus text exposition format (0.0.4): calls fn
+ * for every sample with its metric name (labels and timestamp skipped) and
+ * value. A line that is not a comment, a blank or a well-formed sample is an
+ * MP_EPARSE error with its line and column; at most 1 Mi lines. fn returning
+ * nonzero stops the parse with that value. */
+typedef int (*mp_loadgen_prom_fn)(const char *name, size_t name_len, double value, void *user);
+int mp_loadgen_prom_parse(const char *text, size_t n, mp_loadgen_prom_fn fn, void *user,
+                          struct mp_diag *d);
+/* The vLLM (vllm:*) and SGLang (sglang:*) metrics of one exposition. */
+int mp_loadgen_prom_sample(const char *text, size_t n, struct mp_loadgen_scrape *out,
+                           struct mp_diag *d);
 
 /* ---- metrics (docs/metrics.md) ---- */
 

@@ -129,6 +129,7 @@ void mp_loadgen_result_free(struct mp_loadgen_result *r)
         free(r->recs[i].event_src);
     }
     free(r->recs);
+    free(r->scrapes);
     mp_arena_free(r->arena);
     free(r);
 }
@@ -664,7 +665,7 @@ static int start_request(struct engine *e, size_t idx, bool warmup, uint64_t arr
     struct mp_loadgen_record *rec = s->rec;
     rec->index = (uint32_t)idx;
     rec->expected_prompt_len = p->prompt_len;
-    rec->prompt_exact = e->ds->exact && !warmup ? e->ds->exact[idx] : e->ds->exact_lengths;
+    rec->prompt_exact = e->ds->exact_lengths || (e->ds->exact && e->ds->exact[warmup ? 0 : idx]);
     rec->max_tokens = p->output_len;
     rec->arrival_ns = arrival_ns;
     s->last_cum = 0;
@@ -1087,6 +1088,7 @@ int mp_loadgen_run(const struct mp_loadgen_config *cfg, const struct mp_loadgen_
     e.ep = e.tfd = e.rx_fd = -1;
     double *off = NULL;
     uint64_t *arrival = NULL, *recorded = NULL;
+    struct loadgen_scraper *scraper = NULL;
     int rc = 0, old_slack = -1;
     bool curl_inited = false;
     struct mp_loadgen_result *res = calloc(1, sizeof(*res));
@@ -1100,6 +1102,8 @@ int mp_loadgen_run(const struct mp_loadgen_config *cfg, const struct mp_loadgen_
     res->max_concurrency = cfg->max_concurrency;
     res->continuous_usage = cfg->continuous_usage;
     res->fixed_schedule = cfg->fixed_schedule;
+    for (size_t i = 0; ds->exact && i < ds->n; i++)
+        res->tokenized += ds->exact[i] && ds->prompts[i].text;
     snprintf(res->request_id_prefix, sizeof(res->request_id_prefix), "%s",
              cfg->request_id_prefix ? cfg->request_id_prefix : "");
     off = malloc(ds->n * sizeof(*off));
@@ -1131,6 +1135,8 @@ int mp_loadgen_run(const struct mp_loadgen_config *cfg, const struct mp_loadgen_
         res->warmup_done = e.done;
         res->warmup_failed = e.failed;
     }
+    if (cfg->scrape_interval_s > 0 && (rc = loadgen_scrape_start(&scraper, cfg, d)))
+        goto out;
     res->t0_ns = mp_time_ns();
     if ((rc = arrivals(&e, off, arrival, &recorded, d)))
         goto out;
@@ -1140,6 +1146,8 @@ int mp_loadgen_run(const struct mp_loadgen_config *cfg, const struct mp_loadgen_
         goto out;
     res->t_end_ns = mp_time_ns();
     res->duration_s = (double)(res->t_end_ns - res->t0_ns) / 1e9;
+    loadgen_scrape_stop(scraper, res);
+    scraper = NULL;
     *out = res;
     res = NULL;
 out:
@@ -1164,6 +1172,7 @@ out:
     free(off);
     free(arrival);
     free(recorded);
+    loadgen_scrape_stop(scraper, NULL);
     loadgen_sched_fini(&e.sched);
     if (e.answers)
         for (size_t i = 0; i < ds->n; i++)

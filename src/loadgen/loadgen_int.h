@@ -72,6 +72,49 @@ bool loadgen_sched_peek(const struct loadgen_sched *s, size_t *idx, uint64_t *ar
 void loadgen_sched_pop(struct loadgen_sched *s);
 /* Request idx ended at end_ns: its session's next turn becomes due. */
 void loadgen_sched_ended(struct loadgen_sched *s, size_t idx, uint64_t end_ns);
+
+/* session_metrics.c: per-turn and per-session figures of a result with
+ * sessions (times in ms). */
+struct loadgen_turn {
+    size_t requests, completed;
+    double mean_prompt_len, mean_ttft, median_ttft, p99_ttft, mean_e2el;
+};
+
+struct loadgen_sessions {
+    size_t sessions, sessions_completed; /* completed: every turn succeeded */
+    double mean_duration, median_duration, p99_duration, max_duration;
+    struct loadgen_turn *turn;
+    int n_turns;
+};
+
+int loadgen_sessions_stats(const struct mp_loadgen_result *r, struct loadgen_sessions *s);
+void loadgen_sessions_fini(struct loadgen_sessions *s);
+/* {"sessions", "sessions_completed", "session_duration": {...}, "turns": [...]} */
+int loadgen_sessions_json(const struct mp_loadgen_result *r, struct mp_buf *b);
+/* The summary's lines about sessions. */
+int loadgen_sessions_text(const struct mp_loadgen_result *r, struct mp_buf *b);
+/* scrape.c: the engine's /metrics on a thread of its own during a run. */
+struct loadgen_scraper;
+/* Scrapes once now ("before"), then every cfg->scrape_interval_s. */
+int loadgen_scrape_start(struct loadgen_scraper **out, const struct mp_loadgen_config *cfg,
+                         struct mp_diag *d);
+/* Scrapes once more ("after"), stops, and hands the samples to res (may be
+ * NULL); frees sc (NULL: nothing). */
+void loadgen_scrape_stop(struct loadgen_scraper *sc, struct mp_loadgen_result *res);
+
+/* Counters: last scrape minus first; ratios NAN when not computable. */
+struct loadgen_em_delta {
+    double v[MP_LOADGEN_N_EM];
+    uint32_t have;
+    double hit_rate, accept_rate, accept_len;
+};
+
+void loadgen_scrape_delta(const struct mp_loadgen_result *r, struct loadgen_em_delta *dl);
+/* {"error", "scrapes", "delta": {...}, "series": [{"t_s", ...}, ...]} */
+int loadgen_scrape_json(const struct mp_loadgen_result *r, struct mp_buf *b);
+int loadgen_scrape_text(const struct mp_loadgen_result *r, struct mp_buf *b);
+/* html_workload.c: the HTML sections of the engine metrics and sessions. */
+int loadgen_html_workload(struct mp_buf *b, const struct mp_loadgen_result *r);
 /* "ttft", "tpot", ... for enum mp_loadgen_metric (metrics.c). */
 const char *mp_loadgen_metric_name(int k);
 /* Appends s with <, >, & and " escaped for HTML text and attributes (html.c;

@@ -241,6 +241,56 @@ static int rj_per_request(struct mp_buf *b, const struct mp_loadgen_result *r, b
     return rc;
 }
 
+/* the datasets that came before docs/workloads.md, whose result files keep
+ * their keys */
+static bool classic(const struct mp_loadgen_result *r, const struct mp_loadgen_report_info *info)
+{
+    static const char *const old[] = {"random", "sharegpt", "jsonl"};
+    bool known = false;
+    for (size_t k = 0; k < 3; k++)
+        known |= info->dataset && !strcmp(info->dataset, old[k]);
+    return known && !r->sessions && !r->fixed_schedule && !r->tokenized && !r->n_scrapes;
+}
+
+/* docs/workloads.md: where prompt lengths came from, sessions, the
+ * recorded schedule and the engine's metrics (none for the classic runs) */
+static int rj_workload(struct mp_buf *b, const struct mp_loadgen_result *r,
+                       const struct mp_loadgen_report_info *info)
+{
+    if (classic(r, info))
+        return 0;
+    size_t exact = 0, usage = 0, est = 0;
+    for (size_t i = 0; i < r->n; i++) {
+        const struct mp_loadgen_record *x = &r->recs[i];
+        if (!x->success)
+            continue;
+        if (x->prompt_exact && (!x->usage_seen || x->prompt_len == x->expected_prompt_len))
+            exact++;
+        else if (x->usage_seen)
+            usage++;
+        else
+            est++;
+    }
+    bool f = false;
+    int rc = mp_buf_puts(b, ", \"prompt_lengths\": {");
+    bool g = true;
+    rc |= ki(b, &g, "exact", (long long)exact);
+    rc |= ki(b, &g, "from_usage", (long long)usage);
+    rc |= ki(b, &g, "estimated", (long long)est);
+    rc |= ki(b, &g, "tokenized_by_server", r->tokenized ? (long long)r->tokenized : 0);
+    rc |= mp_buf_putc(b, '}');
+    rc |= kraw(b, &f, "fixed_schedule", r->fixed_schedule ? "true" : "false");
+    if (r->sessions) {
+        rc |= mp_buf_puts(b, ", \"sessions\": ");
+        rc |= loadgen_sessions_json(r, b);
+    }
+    if (r->n_scrapes || r->scrape_error[0]) {
+        rc |= mp_buf_puts(b, ", \"engine_metrics\": ");
+        rc |= loadgen_scrape_json(r, b);
+    }
+    return rc;
+}
+
 /* magpie's additions, in one object so vLLM's keys stay untouched */
 static int rj_magpie(struct mp_buf *b, const struct mp_loadgen_result *r,
                      const struct mp_loadgen_metrics *m, const struct mp_loadgen_report_info *info)
@@ -280,6 +330,7 @@ static int rj_magpie(struct mp_buf *b, const struct mp_loadgen_result *r,
     mp_loadgen_failures(r, &fl);
     rc |= mp_buf_puts(b, "], \"failures\": ");
     rc |= mp_loadgen_failures_json(&fl, info->fail_limit, b);
+    rc |= rj_workload(b, r, info);
     rc |= mp_buf_putc(b, '}');
     return rc;
 }
@@ -361,6 +412,8 @@ int mp_loadgen_requests_jsonl(const struct mp_loadgen_result *r, struct mp_buf *
                 rc |= mp_buf_printf(b, j ? ",%u" : "%u", x->event_tokens[j]);
             rc |= mp_buf_putc(b, ']');
         }
+        if (r->sessions)
+            rc |= mp_buf_printf(b, ", \"session\": %d, \"turn\": %d", x->session, x->turn);
         rc |= mp_buf_puts(b, "}\n");
     }
     return rc ? MP_ENOMEM : 0;
@@ -481,6 +534,10 @@ int mp_loadgen_summary(const struct mp_loadgen_result *r, const struct mp_loadge
                             "note: %zu requests had no usage.completion_tokens; their output "
                             "tokens are the number of stream events\n",
                             m->usage_missing);
+    if (r->sessions)
+        rc |= loadgen_sessions_text(r, b);
+    if (r->n_scrapes)
+        rc |= loadgen_scrape_text(r, b);
     if (m->multi_token_events)
         rc |= mp_buf_printf(b,
                             "note: %zu stream events carried several tokens; ITL is per event, "
