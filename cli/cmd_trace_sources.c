@@ -147,8 +147,9 @@ int cli_trace_sources(int argc, char **argv)
     for (size_t i = 0; i < ks.n && !rc; i++) {
         const struct mp_src_trace_kernel *k = &ks.k[i];
         struct mp_src_evidence ev = {(const char *const *)k->frames, k->n_frames};
+        struct mp_src_context ctx = {(const char *const *)ks.packages, ks.n_packages, ks.platform};
         struct mp_src_result r;
-        rc = mp_src_resolve(ix, k->name, &ev, &r);
+        rc = mp_src_resolve_ctx(ix, k->name, &ev, &ctx, &r);
         if (rc)
             break;
         if (json) {

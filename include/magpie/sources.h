@@ -55,6 +55,18 @@ struct mp_src_evidence {
     size_t n_frames;
 };
 
+/* What the trace as a whole shows (mp_src_trace_kernels fills both): the
+ * Python packages that were loaded (top-level module names of its
+ * python_function frames and the namespaces of its custom ops: "aiter",
+ * "vllm", "sgl_kernel", "triton_kernels"), used when a kernel has no stack
+ * of its own; and the GPU platform ('h' HIP/ROCm, 'c' CUDA, 0 unknown),
+ * which tells a hipified copy from its CUDA original. */
+struct mp_src_context {
+    const char *const *packages;
+    size_t n_packages;
+    char platform;
+};
+
 #define MP_SRC_MAX_CANDIDATES 3
 
 struct mp_src_candidate {
@@ -97,6 +109,11 @@ struct mp_src_result {
  * NULL. r is filled (free with mp_src_result_fini). 0 or MP_ENOMEM. */
 int mp_src_resolve(const struct mp_src_index *ix, const char *name,
                    const struct mp_src_evidence *ev, struct mp_src_result *r);
+/* Same with the trace's context (may be NULL; its platform, when 0, is
+ * taken from the name's types). */
+int mp_src_resolve_ctx(const struct mp_src_index *ix, const char *name,
+                       const struct mp_src_evidence *ev, const struct mp_src_context *ctx,
+                       struct mp_src_result *r);
 void mp_src_result_fini(struct mp_src_result *r);
 
 /* The kernel names of a torch-profiler trace (events with cat "kernel",
@@ -117,10 +134,28 @@ struct mp_src_trace_kernel {
 struct mp_src_trace_kernels {
     struct mp_src_trace_kernel *k;
     size_t n;
+    /* the trace as a whole: the top-level Python packages its frames and
+     * custom-op namespaces show were loaded (sorted, each once), and its
+     * platform ('h' HIP runtime events or an AMD device, 'c' CUDA, 0) */
+    char **packages;
+    size_t n_packages;
+    char platform;
 };
 
 int mp_src_trace_kernels(const char *path, struct mp_src_trace_kernels *out, struct mp_diag *d);
 void mp_src_trace_kernels_fini(struct mp_src_trace_kernels *l);
+/* Moves what from holds into into, for evidence gathered over several
+ * traces of one run (rank traces, graph-capture traces): a kernel new to
+ * into, or one into has no frames for, is taken with its frames; packages
+ * are united; into's platform is kept unless 0. from is left empty (fini
+ * it). 0 or MP_ENOMEM. */
+int mp_src_trace_kernels_merge(struct mp_src_trace_kernels *into,
+                               struct mp_src_trace_kernels *from);
+/* The kernel of that exact name, or NULL. */
+const struct mp_src_trace_kernel *mp_src_trace_kernels_find(const struct mp_src_trace_kernels *l,
+                                                            const char *name);
+/* The context (packages, platform) of l, pointing into l. */
+struct mp_src_context mp_src_trace_context(const struct mp_src_trace_kernels *l);
 
 /* "file:line (score)" list of the candidates joined by "; " into out. */
 int mp_src_candidates_str(const struct mp_src_result *r, struct mp_buf *out);

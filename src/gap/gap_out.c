@@ -1,5 +1,7 @@
 /* Gap analysis outputs: Magpie's CSV files, its `gap_analysis` JSON object
  * and its stdout summary table, byte for byte where Magpie defines them. */
+#include <dirent.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -85,6 +87,139 @@ static int auto_clone(struct mp_gap_sources *out, const char *name, const char *
 }
 
 #define GAP_MAX_AUTO_REPOS 16
+#define GAP_EV_MAX_FILES 32
+
+/* ---- launch evidence: the traces' Python stacks, packages, platform ---- */
+
+/* Traces larger than this (decompressed) are not read for stacks: the
+ * reader holds the whole trace as a JSON tree. MAGPIE_SOURCES_STACK_MAX_MB
+ * (default 512) sets it. */
+static double ev_max_bytes(void)
+{
+    const char *t = getenv("MAGPIE_SOURCES_STACK_MAX_MB");
+    double v = t ? atof(t) : 0;
+    return (v > 0 ? v : 512.0) * 1048576.0;
+}
+
+/* The decompressed size of a trace: a gzip file's trailer holds it (mod
+ * 2^32, so a file over 4 GiB is taken as at least its compressed size x
+ * 4); a plain file's size. -1 when it cannot be read. */
+static double trace_bytes(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return -1;
+    double v = -1;
+    size_t l = strlen(path);
+    if (fseek(f, 0, SEEK_END) == 0) {
+        long sz = ftell(f);
+        unsigned char t[4];
+        v = (double)sz;
+        if (l > 3 && strcmp(path + l - 3, ".gz") == 0 && sz > 4 && fseek(f, -4, SEEK_END) == 0 &&
+            fread(t, 1, 4, f) == 4) {
+            double isz = (double)((uint32_t)t[0] | (uint32_t)t[1] << 8 | (uint32_t)t[2] << 16 |
+                                  (uint32_t)t[3] << 24);
+            v = isz > (double)sz * 4 ? isz : (double)sz * 4;
+        }
+    }
+    fclose(f);
+    return v;
+}
+
+static bool is_trace_name(const char *n)
+{
+    size_t l = strlen(n);
+    return (l > 5 && strcmp(n + l - 5, ".json") == 0) ||
+           (l > 8 && strcmp(n + l - 8, ".json.gz") == 0);
+}
+
+static bool listed(char *const *list, size_t n, const char *p)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(list[i], p) == 0)
+            return true;
+    return false;
+}
+
+/* trace files under dir (3 levels at most: a run's capture_traces/) */
+static int ev_walk(const char *dir, int depth, char **list, size_t *n)
+{
+    DIR *dp = opendir(dir);
+    if (!dp)
+        return 0;
+    int rc = 0;
+    for (struct dirent *e; !rc && *n < GAP_EV_MAX_FILES && (e = readdir(dp)) != NULL;) {
+        if (e->d_name[0] == '.')
+            continue;
+        char *p = mp_fs_join(dir, e->d_name);
+        if (!p) {
+            rc = MP_ENOMEM;
+            break;
+        }
+        if (mp_fs_is_dir(p)) {
+            if (depth < 3)
+                rc = ev_walk(p, depth + 1, list, n);
+            free(p);
+        } else if (is_trace_name(e->d_name) && !listed(list, *n, p)) {
+            list[(*n)++] = p;
+        } else {
+            free(p);
+        }
+    }
+    closedir(dp);
+    return rc;
+}
+
+/* Reads every rank trace, then any other trace under the trace directory
+ * (a run's graph-capture traces carry the launch stacks its replayed
+ * kernels lack), into acc; a trace that is too large or unreadable is a
+ * warning. */
+static int gap_evidence(const struct mp_gap_result *r, struct mp_gap_sources *out,
+                        struct mp_src_trace_kernels *acc)
+{
+    char *list[GAP_EV_MAX_FILES];
+    size_t n = 0;
+    int rc = 0;
+    for (size_t i = 0; i < r->n_ranks && n < GAP_EV_MAX_FILES && !rc; i++) {
+        const char *t = r->ranks[i].trace_file;
+        if (!t || r->ranks[i].error || listed(list, n, t))
+            continue;
+        list[n] = mp_strdup(t);
+        rc = list[n] ? (n++, 0) : MP_ENOMEM;
+    }
+    if (!rc && r->trace_dir)
+        rc = ev_walk(r->trace_dir, 0, list, &n);
+    double max = ev_max_bytes();
+    char msg[4400];
+    for (size_t i = 0; i < n && !rc; i++) {
+        double sz = trace_bytes(list[i]);
+        if (sz > max) {
+            snprintf(msg, sizeof(msg),
+                     "find_kernel_sources: %s not read for launch stacks (%.0f MB > "
+                     "MAGPIE_SOURCES_STACK_MAX_MB %.0f)",
+                     list[i], sz / 1048576.0, max / 1048576.0);
+            rc = add_warning(out, msg);
+            continue;
+        }
+        struct mp_src_trace_kernels one = {0};
+        struct mp_diag td;
+        mp_diag_clear(&td);
+        int trc = mp_src_trace_kernels(list[i], &one, &td);
+        if (trc == MP_ENOMEM)
+            rc = trc;
+        else if (trc && r->n_ranks && i < r->n_ranks) {
+            snprintf(msg, sizeof(msg), "find_kernel_sources: no launch stacks from %s: %s", list[i],
+                     td.msg);
+            rc = add_warning(out, msg);
+        } else if (!trc) {
+            rc = mp_src_trace_kernels_merge(acc, &one);
+        }
+        mp_src_trace_kernels_fini(&one);
+    }
+    for (size_t i = 0; i < n; i++)
+        free(list[i]);
+    return rc;
+}
 
 int mp_gap_find_sources(const struct mp_gap_result *r, const struct mp_gap_config *cfg,
                         struct mp_gap_sources *out, struct mp_diag *d)
@@ -161,11 +296,18 @@ int mp_gap_find_sources(const struct mp_gap_result *r, const struct mp_gap_confi
         out->rows = mp_calloc(r->n_merged, sizeof(*out->rows));
         rc = out->rows ? 0 : MP_ENOMEM;
     }
+    struct mp_src_trace_kernels ev = {0};
+    if (!rc && r->n_merged && mp_src_index_repos(out->ix))
+        rc = gap_evidence(r, out, &ev);
+    struct mp_src_context ctx = mp_src_trace_context(&ev);
     for (size_t i = 0; i < r->n_merged && !rc; i++) {
-        rc = mp_src_resolve(out->ix, r->merged[i].name, NULL, &out->rows[i]);
+        const struct mp_src_trace_kernel *k = mp_src_trace_kernels_find(&ev, r->merged[i].name);
+        struct mp_src_evidence e = {k ? (const char *const *)k->frames : NULL, k ? k->n_frames : 0};
+        rc = mp_src_resolve_ctx(out->ix, r->merged[i].name, &e, &ctx, &out->rows[i]);
         if (!rc)
             out->n++;
     }
+    mp_src_trace_kernels_fini(&ev);
     if (rc == MP_ENOMEM)
         mp_diag_set(d, rc, "out of memory resolving kernel sources");
     if (rc)

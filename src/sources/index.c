@@ -16,7 +16,7 @@
 
 #include "src_int.h"
 
-#define SRC_CACHE_VERSION 3
+#define SRC_CACHE_VERSION 5     /* 5: template arity in the flags, class templates named right */
 #define SRC_MAX_FILE (8u << 20) /* files larger than this are not scanned */
 
 int src_add_def(struct mp_src_index *ix, int32_t file, const char *name, size_t name_len,

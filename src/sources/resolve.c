@@ -32,27 +32,75 @@ int mp_src_demangle(const char *name, struct mp_buf *out)
     return rc;
 }
 
+/* The source names of one mangled nested name at *pp ("3foo3bar", with
+ * substitutions such as "S_" or "S5_" passed over: their text is not
+ * known without the substitution table) written "foo::bar" to out;
+ * *pp is left after it. Returns how many names were written. */
+static int mangled_names(const char **pp, struct mp_buf *out, int *rc)
+{
+    const char *p = *pp;
+    int parts = 0;
+    while (!*rc) {
+        if (*p == 'S' &&
+            (isdigit((unsigned char)p[1]) || isupper((unsigned char)p[1]) || p[1] == '_')) {
+            const char *u = strchr(p + 1, '_');
+            if (!u)
+                break;
+            p = u + 1;
+            continue;
+        }
+        if (*p == 'S' && islower((unsigned char)p[1])) { /* St (std::), Sa, ... */
+            p += 2;
+            continue;
+        }
+        if (!isdigit((unsigned char)*p))
+            break;
+        char *e;
+        long l = strtol(p, &e, 10);
+        if (l <= 0 || (size_t)l > strlen(e))
+            break;
+        if (parts++)
+            *rc = mp_buf_puts(out, "::");
+        if (!*rc)
+            *rc = mp_buf_append(out, e, (size_t)l);
+        p = e + l;
+    }
+    *pp = p;
+    return parts;
+}
+
 /* When the library cannot demangle a name, its leading nested name
- * (_ZN 3foo 3bar ... I/E) still names the function: "foo::bar". */
+ * (_ZN 3foo 3bar ... I/E) still names the function: "foo::bar", and the
+ * chain of nested names that open its first template arguments names what
+ * a launch wrapper runs: _ZN7cutlass13device_kernelIN2at...25enable_3x_
+ * kernel_for_sm9xINS_4gemm6kernel13GemmUniversalI... gives
+ * "cutlass::device_kernel<at::...::enable_3x_kernel_for_sm9x<gemm::kernel::
+ * GemmUniversal<...>>>" (leading literal arguments, "Li1E", skipped). */
 static int nested_prefix(const char *m, struct mp_buf *out)
 {
     mp_buf_reset(out);
     if (strncmp(m, "_ZN", 3) != 0)
         return MP_EINVAL;
     const char *p = m + 3;
-    int rc = 0, parts = 0;
-    while (!rc && isdigit((unsigned char)*p)) {
-        char *e;
-        long l = strtol(p, &e, 10);
-        if (l <= 0 || (size_t)l > strlen(e))
+    int rc = 0;
+    if (!mangled_names(&p, out, &rc))
+        return rc ? rc : MP_EINVAL;
+    int depth = 0;
+    while (!rc && *p == 'I' && depth < 6) {
+        p++;
+        while (*p == 'L' && strchr(p, 'E'))
+            p = strchr(p, 'E') + 1;
+        if (*p != 'N')
             break;
-        if (parts++)
-            rc = mp_buf_puts(out, "::");
-        if (!rc)
-            rc = mp_buf_append(out, e, (size_t)l);
-        p = e + l;
+        p++;
+        rc = mp_buf_putc(out, '<');
+        if (!rc && !mangled_names(&p, out, &rc) && !rc)
+            rc = mp_buf_puts(out, "?");
+        depth++;
     }
-    return parts ? rc : MP_EINVAL;
+    while (!rc && depth-- > 0)
+        rc = mp_buf_putc(out, '>');
+    return rc;
 }
 
 /* ------------------------------------------------- classification tables */
@@ -171,7 +219,6 @@ static bool generic_launcher(const char *q)
                                     "multi_tensor_apply_kernel",
                                     "distribution_elementwise_grid_stride_kernel",
                                     "vectorized_templated_elementwise_kernel",
-                                    "device_kernel",
                                     NULL};
     const char *last = q;
     for (const char *p = q; (p = strstr(p, "::")) != NULL; p += 2)
@@ -182,9 +229,34 @@ static bool generic_launcher(const char *q)
     return false;
 }
 
+/* Launch wrappers: a __global__ entry point whose only template argument
+ * that matters is the kernel (a struct with the device code) it runs;
+ * their own definition (ck_tile/host/kernel_launch.hpp, cutlass/
+ * device_kernel.h) is never what one edits. */
+static bool launch_wrapper(const char *ns, const char *name)
+{
+    static const char *const any_ns[] = {"kentry", "device_kernel", NULL};
+    static const char *const cutlass[] = {"Kernel", "Kernel2", "KernelSm90", NULL};
+    for (size_t i = 0; any_ns[i]; i++)
+        if (strcmp(name, any_ns[i]) == 0)
+            return true;
+    size_t l = strlen(ns);
+    if (!(strcmp(ns, "cutlass") == 0 || (l > 9 && strcmp(ns + l - 9, "::cutlass") == 0)))
+        return false;
+    for (size_t i = 0; cutlass[i]; i++)
+        if (strcmp(name, cutlass[i]) == 0)
+            return true;
+    return false;
+}
+
 /* Types that wrap the interesting functor without being it. */
 static bool wrapper_type(const char *n, size_t l)
 {
+    /* enable_sm90_or_later<K>, enable_3x_kernel_for_sm9x<K>: a kernel
+     * wrapped to compile for some architectures only */
+    if (l > 7 && memcmp(n, "enable_", 7) == 0 &&
+        (memmem(n, l, "sm", 2) || memmem(n, l, "kernel", 6)))
+        return true;
     static const char *const w[] = {"gpu_kernel_impl",
                                     "gpu_kernel_impl_nocast",
                                     "BinaryFunctor",
@@ -221,8 +293,6 @@ static bool wrapper_type(const char *n, size_t l)
                                     "AccumulateType",
                                     "bfloat16_t",
                                     "half_t",
-                                    "enable_3x_kernel_for_sm9x",
-                                    "enable_3x_kernel_for_sm90_or_later",
                                     NULL};
     for (size_t i = 0; w[i]; i++)
         if (strlen(w[i]) == l && memcmp(w[i], n, l) == 0)
@@ -237,6 +307,7 @@ static bool wrapper_type(const char *n, size_t l)
 struct qname {
     char ns[1024];  /* "a::b" without anonymous namespaces */
     char name[512]; /* last component */
+    int arity;      /* template arguments given to it, -1 none / not counted */
 };
 
 struct parsed {
@@ -247,8 +318,48 @@ struct parsed {
     int n_anchor;
 };
 
+/* Counts the top-level template arguments of s[b, e) ("<a, b<c, d>>" is 2);
+ * -1 when s[b] is not '<'. */
+static int count_targs(const char *s, size_t b, size_t e)
+{
+    if (b >= e || s[b] != '<')
+        return -1;
+    int depth = 0, args = 0;
+    bool any = false;
+    for (size_t i = b; i < e; i++) {
+        char c = s[i];
+        if (c == '<' || c == '(' || c == '{' || c == '[')
+            depth++;
+        else if ((c == '>' || c == ')' || c == '}' || c == ']') && depth > 0 && --depth == 0)
+            return any ? args + 1 : 0;
+        else if (depth == 1 && c == ',')
+            args++;
+        else if (depth == 1 && c != ' ')
+            any = true;
+    }
+    return -1;
+}
+
+/* Whether the '<'/'>' at s[i] is an operator of a template-argument
+ * expression rather than a bracket: the demangler writes those inside
+ * parentheses as "(a)>(b)", "(a)<=(b)", "(a)>>(b)"
+ * (std::enable_if<(((8)>(0)))&&..., void>::type). */
+static bool angle_operator(const char *s, size_t i, size_t n, int paren_depth)
+{
+    if (paren_depth <= 0)
+        return false;
+    size_t a = i, b = i;
+    while (a > 0 && (s[a - 1] == '<' || s[a - 1] == '>'))
+        a--;
+    while (b < n && (s[b] == '<' || s[b] == '>' || s[b] == '='))
+        b++;
+    return a > 0 && s[a - 1] == ')' && b < n && s[b] == '(';
+}
+
 /* Copies s with "(anonymous namespace)" turned into "{anon}" so that the
- * parser's paren matching sees only parameter lists. */
+ * parser's paren matching sees only parameter lists, and with comparison
+ * and shift operators in template arguments turned into '?' so that its
+ * angle-bracket matching sees only brackets. */
 static char *prep(const char *s)
 {
     size_t n = strlen(s);
@@ -256,14 +367,17 @@ static char *prep(const char *s)
     if (!o)
         return NULL;
     size_t j = 0;
+    int pd = 0;
     for (size_t i = 0; i < n;) {
         if (s[i] == '(' && strncmp(s + i, "(anonymous namespace)", 21) == 0) {
             memcpy(o + j, "{anon}", 6);
             j += 6;
             i += 21;
-        } else {
-            o[j++] = s[i++];
+            continue;
         }
+        pd += s[i] == '(' ? 1 : s[i] == ')' && pd > 0 ? -1 : 0;
+        o[j++] = (s[i] == '<' || s[i] == '>') && angle_operator(s, i, n, pd) ? '?' : s[i];
+        i++;
     }
     o[j] = 0;
     return o;
@@ -273,6 +387,7 @@ static char *prep(const char *s)
 static void split_q(const char *b, size_t n, struct qname *q)
 {
     q->ns[0] = q->name[0] = 0;
+    q->arity = -1;
     /* drop template args at depth 0 and remember the component starts */
     char tmp[1536];
     size_t tn = 0;
@@ -434,6 +549,7 @@ static void parse_cpp(const char *dm_in, struct parsed *ps)
     /* template arguments of the function: between its first '<' and lp */
     const char *ta = memchr(s + fb, '<', lp - fb);
     size_t tb = ta ? (size_t)(ta - s) : lp, te = lp;
+    ps->fn.arity = count_targs(s, tb, te);
     /* lambda anchors: "QUAL(...)::{lambda" */
     for (size_t i = tb; i + 10 < te; i++) {
         if (s[i] != ')' || strncmp(s + i, ")::{lambda", 10) != 0)
@@ -499,10 +615,37 @@ static void parse_cpp(const char *dm_in, struct parsed *ps)
 
 /* ------------------------------------------------------------ scoring */
 
+/* The trace's evidence for one kernel: its own stack (mp_src_evidence)
+ * and the trace's context (mp_src_context). */
+struct src_ev {
+    const char *const *frames;
+    size_t n_frames;
+    const char *const *packages;
+    size_t n_packages;
+    char platform;
+};
+
+/* The clues that weighed a candidate up (notes name the ones that set the
+ * claimed file apart from the runner-up). */
+enum {
+    CL_STACK = 1,     /* the launching Python stack */
+    CL_PACKAGE = 2,   /* its package is one the trace shows loaded */
+    CL_PLATFORM = 4,  /* HIP/CUDA twin matching the trace's platform */
+    CL_NAMESPACE = 8, /* namespace equal to the name's */
+    CL_ARITY = 16,    /* template arity equal to the name's */
+    CL_REPO = 32,     /* repository named after the namespace */
+    CL_TYPES = 64,    /* types of the template arguments defined in its repo */
+    CL_KIND = 128,    /* a kernel (__global__ / Triton) rather than a host function */
+};
+
+static const char *const clue_name[8] = {"stack", "package", "platform", "namespace",
+                                         "arity", "repo",    "types",    "kernel"};
+
 struct cand {
     int32_t def;
     double w;
-    double ns; /* ns_agree of this def */
+    double ns;    /* ns_agree of this def */
+    uint8_t clue; /* CL_* */
 };
 
 static const char *def_str(const struct mp_src_index *ix, int32_t id)
@@ -659,7 +802,7 @@ struct evres {
 };
 
 static void apply_evidence(const struct mp_src_index *ix, struct cand *c, size_t n,
-                           const struct mp_src_evidence *ev, struct evres *used)
+                           const struct src_ev *ev, struct evres *used)
 {
     static const double factor[5] = {1, 3, 4, 8, 8};
     if (!ev || !ev->n_frames || n == 0)
@@ -697,8 +840,10 @@ static void apply_evidence(const struct mp_src_index *ix, struct cand *c, size_t
             used->launcher = first_project;
         } else {
             for (size_t k = 0; k < n; k++)
-                if (lv[k] == best)
+                if (lv[k] == best) {
                     c[k].w *= factor[best];
+                    c[k].clue |= CL_STACK;
+                }
             used->flags |= EV_USED;
         }
         break;
@@ -717,6 +862,120 @@ static void apply_evidence(const struct mp_src_index *ix, struct cand *c, size_t
     free(lv);
 }
 
+/* The repository's name without its version ("vllm-0.11.0" -> "vllm"):
+ * up to a '-' or '_' followed by a digit. */
+static size_t repo_stem(const char *repo)
+{
+    size_t l = strlen(repo);
+    for (size_t i = 1; i + 1 < l; i++)
+        if ((repo[i] == '-' || repo[i] == '_') && isdigit((unsigned char)repo[i + 1]))
+            return i;
+    return l;
+}
+
+/* a and b (lengths al, bl) name the same package: case, '-' and '_' aside */
+static bool same_pkg(const char *a, size_t al, const char *b, size_t bl)
+{
+    if (al != bl || al == 0)
+        return false;
+    for (size_t i = 0; i < al; i++) {
+        char x = a[i] == '-' ? '_' : (char)tolower((unsigned char)a[i]);
+        char y = b[i] == '-' ? '_' : (char)tolower((unsigned char)b[i]);
+        if (x != y)
+            return false;
+    }
+    return true;
+}
+
+/* Whether definition d belongs to one of the packages the trace shows
+ * loaded: a directory of its path is named after the package
+ * ("aiter/ops/triton/..." for aiter, "python/triton_kernels/..." for
+ * triton_kernels), or its repository is (a C++ file of "vllm-0.11.0"). */
+static bool def_loaded(const struct mp_src_index *ix, const struct src_def *d,
+                       const struct src_ev *ev)
+{
+    const char *path = def_path(ix, d);
+    const char *repo = def_repo(ix, d);
+    for (size_t k = 0; k < ev->n_packages; k++) {
+        const char *pk = ev->packages[k];
+        size_t pl = pk ? strlen(pk) : 0;
+        if (pl == 0)
+            continue;
+        if (same_pkg(repo, repo_stem(repo), pk, pl))
+            return true;
+        for (const char *c = path, *e; (e = strchr(c, '/')) != NULL; c = e + 1)
+            if (same_pkg(c, (size_t)(e - c), pk, pl))
+                return true;
+    }
+    return false;
+}
+
+/* Whether a definition is the HIP side of a hipified pair: a .hip file, a
+ * "*_hip.*" file, or a file under a "hip" directory. */
+static bool def_is_hip(const struct mp_src_index *ix, const struct src_def *d)
+{
+    const char *path = def_path(ix, d);
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    const char *dot = strchr(base, '.');
+    size_t stl = dot ? (size_t)(dot - base) : strlen(base);
+    return (dot && strcmp(dot, ".hip") == 0) ||
+           (stl > 4 && memcmp(base + stl - 4, "_hip", 4) == 0) || starts(path, "hip/") ||
+           has(path, "/hip/");
+}
+
+/* Multiplies the weights of the candidates that clue k (CL_*) favours by
+ * f, when it favours some of them and not all. */
+static void favour(struct cand *c, size_t n, const bool *yes, double f, uint8_t k)
+{
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++)
+        m += yes[i];
+    if (m == 0 || m == n)
+        return;
+    for (size_t i = 0; i < n; i++)
+        if (yes[i]) {
+            c[i].w *= f;
+            c[i].clue |= k;
+        }
+}
+
+/* The clues that tell same-named definitions apart when the kernel's own
+ * stack does not (neither applies when the stack decided or said the
+ * launcher is not indexed): the package the trace shows loaded (x3), then
+ * the template arity the name gives equal to the definition's (x2; no
+ * penalty for a different one: the indexed tree may be another version
+ * than the one that ran, as aiter's paged-attention kernels show). The
+ * trace's platform against hipified twins (x2) applies always: a HIP run
+ * compiled the HIP side. */
+static void apply_context(const struct mp_src_index *ix, struct cand *c, size_t n,
+                          const struct src_ev *ev, const struct qname *q, const struct evres *used)
+{
+    if (n < 2)
+        return;
+    bool *yes = mp_calloc(n, sizeof(*yes));
+    if (!yes)
+        return;
+    if (ev && ev->n_packages && used->flags == 0) {
+        for (size_t i = 0; i < n; i++)
+            yes[i] = def_loaded(ix, &ix->defs[c[i].def], ev);
+        favour(c, n, yes, 3, CL_PACKAGE);
+    }
+    if (ev && ev->platform) {
+        for (size_t i = 0; i < n; i++)
+            yes[i] = def_is_hip(ix, &ix->defs[c[i].def]) == (ev->platform == 'h');
+        favour(c, n, yes, 2, CL_PLATFORM);
+    }
+    if (q->arity >= 0 && used->flags == 0) {
+        for (size_t i = 0; i < n; i++) {
+            unsigned a = SRC_ARITY(ix->defs[c[i].def].flags);
+            yes[i] = a != 0 && a != SRC_ARITY_VARIADIC && a == (unsigned)q->arity;
+        }
+        favour(c, n, yes, 2, CL_ARITY);
+    }
+    free(yes);
+}
+
 /* Whether a repository is named after the first component of a namespace
  * ("vllm" for vllm::..., "vllm-0.11.0" too), compared without case. */
 static bool repo_named_like(const char *repo, const char *ns)
@@ -732,8 +991,8 @@ static bool repo_named_like(const char *repo, const char *ns)
 
 /* Candidates for one query; returns how many were written to c[]. */
 static size_t gather(const struct mp_src_index *ix, const struct qname *q, bool cpp,
-                     bool want_kernel, bool want_type, const struct mp_src_evidence *ev,
-                     struct cand *c, size_t cap, struct evres *ev_used, bool *ns_full)
+                     bool want_kernel, bool want_type, const struct src_ev *ev, struct cand *c,
+                     size_t cap, struct evres *ev_used, bool *ns_full)
 {
     size_t n = 0;
     ev_used->flags = 0; /* only the last lookup's candidates are kept */
@@ -746,12 +1005,13 @@ static size_t gather(const struct mp_src_index *ix, const struct qname *q, bool 
         double w = 1;
         double a = ns_agree(q->ns, def_str(ix, d->ns), cpp);
         w *= a == 1 ? 4 : a == 0.5 ? 1.5 : a == 0 ? 1 : 0.25;
+        uint8_t clue = a == 1 && cpp ? CL_NAMESPACE : 0;
         if (a == 1)
             *ns_full = true;
-        if (want_kernel && (d->flags & SRC_F_GLOBAL))
+        if (want_kernel && ((d->flags & SRC_F_GLOBAL) || d->kind == SRC_TRITON)) {
             w *= 3;
-        if (want_kernel && d->kind == SRC_TRITON)
-            w *= 3;
+            clue |= CL_KIND;
+        }
         if (want_type && d->kind == SRC_STRUCT)
             w *= 2;
         if (!want_type && d->kind == SRC_STRUCT)
@@ -760,14 +1020,18 @@ static size_t gather(const struct mp_src_index *ix, const struct qname *q, bool 
             w *= 0.5;
         if (path_is_test(def_path(ix, d)))
             w *= 0.2;
-        if (cpp && repo_named_like(def_repo(ix, d), q->ns))
+        if (cpp && repo_named_like(def_repo(ix, d), q->ns)) {
             w *= 3;
+            clue |= CL_REPO;
+        }
         c[n].def = i;
         c[n].w = w;
         c[n].ns = a;
+        c[n].clue = clue;
         n++;
     }
     apply_evidence(ix, c, n, ev, ev_used);
+    apply_context(ix, c, n, ev, q, ev_used);
     return n;
 }
 
@@ -800,8 +1064,10 @@ static void type_hints(const struct mp_src_index *ix, const struct parsed *ps, s
             continue;
         for (size_t i = 0; i < n; i++) {
             int32_t r = ix->files[ix->defs[c[i].def].file].repo;
-            if (r < 64 && (repos >> r & 1))
+            if (r < 64 && (repos >> r & 1)) {
                 c[i].w *= 3;
+                c[i].clue |= CL_TYPES;
+            }
         }
     }
 }
@@ -891,6 +1157,7 @@ enum path {
     P_TRITON_PFX, /* Triton name after dropping specialisation suffixes */
     P_MACRO,      /* a macro that pastes the name */
     P_ASM,        /* an assembly symbol */
+    P_WRAPPED,    /* the kernel struct named inside a launch wrapper */
     P_N
 };
 
@@ -898,16 +1165,31 @@ enum path {
 #define NS_PARTIAL 0.9     /* one namespace is a suffix/prefix of the other */
 #define LAUNCH_FOREIGN 0.3 /* the launching Python frame is in no indexed repository */
 #define CLAIM_MIN 0.5      /* below this the row is unresolved, with candidates */
-static const double path_prob[P_N] = {0.99, 0.95, 0.97, 0.93, 0.98, 0.90, 0.92, 0.97};
+static const double path_prob[P_N] = {0.99, 0.95, 0.97, 0.93, 0.98, 0.90, 0.92, 0.97, 0.95};
 static const char *const path_name[P_N] = {"kernel+namespace", "kernel",       "lambda-anchor",
                                            "functor-anchor",   "exact-symbol", "symbol-prefix",
-                                           "name-macro",       "asm-symbol"};
+                                           "name-macro",       "asm-symbol",   "wrapped-kernel"};
 
 struct filecand {
     int32_t def; /* first line in the file */
     double w;
     double ns;
+    uint8_t clue;
 };
+
+/* "; decided_by=package,arity": the clues the top file had and the
+ * runner-up lacked ("weight" when only the sum of factors did) */
+static int decided_by(uint8_t k, struct mp_buf *notes)
+{
+    int rc = mp_buf_puts(notes, "; decided_by=");
+    bool any = false;
+    for (int i = 0; i < 8 && !rc; i++)
+        if (k >> i & 1) {
+            rc = mp_buf_printf(notes, "%s%s", any ? "," : "", clue_name[i]);
+            any = true;
+        }
+    return rc ? rc : any ? 0 : mp_buf_puts(notes, "weight");
+}
 
 /* Groups candidates by file, sorts by weight, fills r. */
 static int finish(const struct mp_src_index *ix, struct cand *c, size_t n, enum path p,
@@ -928,6 +1210,7 @@ static int finish(const struct mp_src_index *ix, struct cand *c, size_t n, enum 
             fc[nf].def = c[i].def;
             fc[nf].w = 0;
             fc[nf].ns = c[i].ns;
+            fc[nf].clue = c[i].clue;
             nf++;
         }
         if (c[i].w > fc[k].w) { /* a file's weight is its best definition */
@@ -935,6 +1218,7 @@ static int finish(const struct mp_src_index *ix, struct cand *c, size_t n, enum 
             fc[k].w = c[i].w;
             fc[k].def = c[i].def;
             fc[k].ns = c[i].ns;
+            fc[k].clue = c[i].clue;
         } else if (c[i].w == fc[k].w && d->line < ix->defs[fc[k].def].line) {
             fc[k].def = c[i].def;
         }
@@ -981,6 +1265,8 @@ static int finish(const struct mp_src_index *ix, struct cand *c, size_t n, enum 
         rc = mp_buf_printf(notes, "%smatch=%s; files=%zu%s%s", notes->len ? "; " : "", path_name[p],
                            nf, ev_used->flags & EV_USED ? "; python-stack evidence" : "",
                            fc[0].ns < 0 ? "; namespace differs" : "");
+    if (!rc && nf > 1)
+        rc = decided_by(fc[0].clue & (uint8_t)~fc[1].clue, notes);
     if (!claim && !rc) {
         struct mp_buf e;
         mp_buf_init(&e, 0);
@@ -1030,12 +1316,12 @@ static int finish(const struct mp_src_index *ix, struct cand *c, size_t n, enum 
     return rc;
 }
 
-static size_t lookup_plain(const struct mp_src_index *ix, const char *name,
-                           const struct mp_src_evidence *ev, struct cand *c, size_t cap,
-                           struct evres *ev_used)
+static size_t lookup_plain(const struct mp_src_index *ix, const char *name, const struct src_ev *ev,
+                           struct cand *c, size_t cap, struct evres *ev_used)
 {
     struct qname q;
     q.ns[0] = 0;
+    q.arity = -1;
     snprintf(q.name, sizeof(q.name), "%s", name);
     bool nsf = false;
     return gather(ix, &q, false, true, false, ev, c, cap, ev_used, &nsf);
@@ -1129,7 +1415,7 @@ static bool res_settled(const struct mp_src_index *ix, const char *lib, struct m
 /* a plain name: Triton / extern "C" / asm definitions, then without Triton
  * specialisation suffixes, then macros that generate it */
 static size_t res_plain(const struct mp_src_index *ix, const char *raw, const char *kind,
-                        const struct mp_src_evidence *ev, struct cand *c, struct evres *ev_used,
+                        const struct src_ev *ev, struct cand *c, struct evres *ev_used,
                         enum path *p)
 {
     size_t n = lookup_plain(ix, raw, ev, c, 256, ev_used);
@@ -1166,10 +1452,36 @@ static size_t res_plain(const struct mp_src_index *ix, const char *raw, const ch
     return n;
 }
 
+/* a launch wrapper (ck_tile::kentry<1, Rmsnorm2dFwd<...>>,
+ * cutlass::device_kernel<enable_sm90_or_later<GemmUniversal<...>>>): the
+ * first type in its template arguments that is not itself a wrapper is the
+ * kernel; it alone is looked up (the types inside it are its parameters),
+ * and the wrapper's own definition is never the answer */
+static size_t res_wrapped(const struct mp_src_index *ix, const struct parsed *ps,
+                          const struct src_ev *ev, struct cand *c, struct evres *ev_used,
+                          struct mp_buf *notes, int *rc)
+{
+    int a = 0;
+    while (a < ps->n_anchor && ps->anchor_lambda[a])
+        a++;
+    const struct qname *fn = &ps->fn;
+    if (a == ps->n_anchor) {
+        *rc = mp_buf_printf(notes, "%swrapper=%s%s%s; no kernel type in its template arguments",
+                            notes->len ? "; " : "", fn->ns, fn->ns[0] ? "::" : "", fn->name);
+        return 0;
+    }
+    const struct qname *k = &ps->anchor[a];
+    *rc = mp_buf_printf(notes, "%swrapper=%s%s%s; wrapped kernel=%s%s%s", notes->len ? "; " : "",
+                        fn->ns, fn->ns[0] ? "::" : "", fn->name, k->ns, k->ns[0] ? "::" : "",
+                        k->name);
+    bool nsf = false;
+    return gather(ix, k, true, false, true, ev, c, 256, ev_used, &nsf);
+}
+
 /* a C++ name: the anchors of a generic launcher, then the kernel function */
-static size_t res_cpp(const struct mp_src_index *ix, const char *d,
-                      const struct mp_src_evidence *ev, struct cand *c, struct evres *ev_used,
-                      enum path *p, struct mp_buf *notes, int *rc)
+static size_t res_cpp(const struct mp_src_index *ix, const char *d, const struct src_ev *ev,
+                      struct cand *c, struct evres *ev_used, enum path *p, struct mp_buf *notes,
+                      int *rc)
 {
     size_t n = 0;
     struct parsed *ps = mp_calloc(1, sizeof(*ps));
@@ -1180,6 +1492,12 @@ static size_t res_cpp(const struct mp_src_index *ix, const char *d,
     parse_cpp(d, ps);
     bool generic = ps->has_fn && generic_launcher(ps->fn.name);
     bool nsf = false;
+    if (ps->has_fn && launch_wrapper(ps->fn.ns, ps->fn.name)) {
+        n = res_wrapped(ix, ps, ev, c, ev_used, notes, rc);
+        *p = P_WRAPPED;
+        free(ps);
+        return n;
+    }
     if (generic) {
         for (int a = 0; a < ps->n_anchor && !n; a++) {
             bool nf2 = false;
@@ -1233,8 +1551,27 @@ static void res_plain_kind(const struct mp_src_index *ix, const struct cand *c,
                  pl > 3 && !strcmp(path0 + pl - 3, ".cl") ? "opencl" : "hip_cpp");
 }
 
+/* The platform a kernel name shows: 'h' for HIP types or an AMD
+ * code-object suffix, 'c' for CUDA's own types, 0 when it shows none. */
+static char name_platform(const char *raw, const char *dm)
+{
+    if (has(dm, "__hip_") || has(dm, "HIP_vector_type") || has(dm, "hip_bfloat16") ||
+        has(raw, ".kd"))
+        return 'h';
+    if (has(dm, "__nv_") || has(dm, "cuda::std::"))
+        return 'c';
+    return 0;
+}
+
 int mp_src_resolve(const struct mp_src_index *ix, const char *name,
                    const struct mp_src_evidence *ev, struct mp_src_result *r)
+{
+    return mp_src_resolve_ctx(ix, name, ev, NULL, r);
+}
+
+int mp_src_resolve_ctx(const struct mp_src_index *ix, const char *name,
+                       const struct mp_src_evidence *ev, const struct mp_src_context *ctx,
+                       struct mp_src_result *r)
 {
     memset(r, 0, sizeof(*r));
     struct mp_buf dm, notes;
@@ -1253,22 +1590,41 @@ int mp_src_resolve(const struct mp_src_index *ix, const char *name,
     snprintf(r->kind, sizeof(r->kind), "%s", kind_of(raw, d, lib));
     snprintf(r->category, sizeof(r->category), "%s", category_of(d));
     if (demangle_failed && !rc)
-        rc = mp_buf_puts(&notes, "demangler failed: qualified name from the mangled prefix");
+        rc = mp_buf_puts(&notes, "demangler failed: qualified name (and the names opening its "
+                                 "template arguments) from the mangled prefix");
     if (res_settled(ix, lib, r, &rc))
         goto done;
+    struct src_ev ev2 = {NULL, 0, NULL, 0, 0};
+    if (ev) {
+        ev2.frames = ev->frames;
+        ev2.n_frames = ev->n_frames;
+    }
+    if (ctx) {
+        ev2.packages = ctx->packages;
+        ev2.n_packages = ctx->n_packages;
+        ev2.platform = ctx->platform;
+    }
+    if (!ev2.platform)
+        ev2.platform = name_platform(raw, d);
     struct cand c[256];
     size_t n = 0;
     struct evres ev_used = {0, NULL};
     enum path p = P_KERNEL;
     bool plain = !strchr(d, '(') && !strchr(d, ':') && !strchr(d, '<') && !strchr(d, ' ');
     if (plain)
-        n = res_plain(ix, raw, r->kind, ev, c, &ev_used, &p);
+        n = res_plain(ix, raw, r->kind, &ev2, c, &ev_used, &p);
     else
-        n = res_cpp(ix, d, ev, c, &ev_used, &p, &notes, &rc);
+        n = res_cpp(ix, d, &ev2, c, &ev_used, &p, &notes, &rc);
     if (rc)
         goto done;
     if (!n) {
-        rc = res_not_found(r);
+        rc = p == P_WRAPPED ? set_str(&r->error, "wrapped_kernel_not_found: the kernel the launch "
+                                                 "wrapper runs is not defined in the indexed repos")
+                            : 0;
+        if (!rc && p == P_WRAPPED)
+            snprintf(r->resolution, sizeof(r->resolution), "unresolved");
+        else if (!rc)
+            rc = res_not_found(r);
         goto done;
     }
     if (plain && n)

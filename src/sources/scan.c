@@ -205,6 +205,45 @@ static bool open_namespace(struct cscan *s)
     return false;
 }
 
+/* The template arity of the definition whose header is p[0, n): the
+ * parameters of the last "template <...>" in it, as flag bits
+ * (SRC_ARITY_SHIFT; SRC_ARITY_VARIADIC for a parameter pack); 0 when there
+ * is none or it cannot be counted. */
+static uint8_t template_arity(const char *p, size_t n)
+{
+    size_t t = n;
+    for (size_t i = 0; i < n; i++)
+        if (p[i] == 't' && kw_at(p, n, i, "template"))
+            t = i + 8;
+    if (t >= n)
+        return 0;
+    while (t < n && isspace((unsigned char)p[t]))
+        t++;
+    if (t >= n || p[t] != '<')
+        return 0;
+    unsigned args = 0, depth = 0;
+    bool any = false, pack = false;
+    for (size_t i = t; i < n; i++) {
+        char c = p[i];
+        if (c == '<' || c == '(' || c == '[' || c == '{')
+            depth++;
+        else if ((c == '>' || c == ')' || c == ']' || c == '}') && depth > 0 && --depth == 0) {
+            if (any)
+                args++;
+            if (pack)
+                return SRC_ARITY_VARIADIC << SRC_ARITY_SHIFT;
+            return args >= SRC_ARITY_VARIADIC ? 0 : (uint8_t)(args << SRC_ARITY_SHIFT);
+        } else if (depth == 1 && c == ',') {
+            args++;
+        } else if (depth == 1 && c == '.' && i + 2 < n && p[i + 1] == '.' && p[i + 2] == '.') {
+            pack = true;
+        } else if (depth == 1 && !isspace((unsigned char)c)) {
+            any = true;
+        }
+    }
+    return 0;
+}
+
 /* a function body opens: the name is p[b, e), maybe qualified a::b::name */
 static int open_function(struct cscan *s, size_t b, size_t e)
 {
@@ -246,7 +285,7 @@ static int open_function(struct cscan *s, size_t b, size_t e)
     if (find_kw(p, b, "__global__") || find_kw(p, b, "__kernel"))
         fl |= SRC_F_GLOBAL;
     if (find_kw(p, b, "template"))
-        fl |= SRC_F_TEMPLATE;
+        fl |= SRC_F_TEMPLATE | template_arity(p, b);
     if (find_kw(p, b, "__device__"))
         fl |= SRC_F_DEVICE;
     int rc = src_add_def(s->ix, s->file, p + b, e - b, nsbuf, nsn, line_at(s, b), SRC_FUNC, fl);
@@ -292,7 +331,11 @@ static int open_record(struct cscan *s, bool saw_eq)
 {
     const char *p = s->stmt;
     size_t n = s->stmt_n;
+    int angle = 0; /* "template <class T> class X": the first class is a parameter */
     for (size_t i = 0; i < n; i++) {
+        angle += p[i] == '<' ? 1 : p[i] == '>' && angle > 0 ? -1 : 0;
+        if (angle > 0)
+            continue;
         if ((p[i] == 's' && kw_at(p, n, i, "struct")) || (p[i] == 'c' && kw_at(p, n, i, "class")) ||
             (p[i] == 'u' && kw_at(p, n, i, "union")) || (p[i] == 'e' && kw_at(p, n, i, "enum"))) {
             bool is_enum = p[i] == 'e';
@@ -308,7 +351,7 @@ static int open_record(struct cscan *s, bool saw_eq)
             size_t nb = 0, ne = 0;
             record_name(p, n, j, &nb, &ne);
             if (ne > nb && !saw_eq) {
-                uint8_t fl = find_kw(p, i, "template") ? SRC_F_TEMPLATE : 0;
+                uint8_t fl = find_kw(p, i, "template") ? SRC_F_TEMPLATE | template_arity(p, i) : 0;
                 int rc = src_add_def(s->ix, s->file, p + nb, ne - nb, s->ns, s->ns_n,
                                      line_at(s, nb), SRC_STRUCT, fl);
                 if (is_enum)

@@ -21,6 +21,13 @@ enum src_def_flags {
     SRC_F_DEVICE = 4,   /* __device__ function */
 };
 
+/* Bits 3-7 of a definition's flags: its template arity (number of template
+ * parameters of a template definition, 0 unknown), SRC_ARITY_VARIADIC when
+ * it has a parameter pack. */
+#define SRC_ARITY_SHIFT 3
+#define SRC_ARITY_VARIADIC 31u
+#define SRC_ARITY(flags) ((unsigned)(flags) >> SRC_ARITY_SHIFT)
+
 struct src_def {
     int32_t name;  /* intern id of the unqualified name */
     int32_t ns;    /* intern id of the enclosing namespaces/classes "a::b" ("" none) */

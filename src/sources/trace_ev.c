@@ -5,8 +5,10 @@
  * their kernel (args.kernel; the only record of kernels launched during a
  * CUDA/HIP graph capture) count as launches of that kernel too. The resolver uses the frames to
  * tell same-named kernels of different repositories apart. */
+#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/types.h>
 
 #include <jansson.h>
 
@@ -79,6 +81,9 @@ static int read_all(const char *path, struct mp_buf *b, struct mp_diag *d)
 
 void mp_src_trace_kernels_fini(struct mp_src_trace_kernels *l)
 {
+    for (size_t i = 0; i < l->n_packages; i++)
+        free(l->packages[i]);
+    free(l->packages);
     for (size_t i = 0; i < l->n; i++) {
         free(l->k[i].name);
         for (size_t j = 0; j < l->k[i].n_frames; j++)
@@ -105,7 +110,60 @@ struct tk_scan {
     struct mp_intern *names; /* kernel names, ids index ki */
     struct kinfo *ki;
     size_t cap_ki;
+    struct mp_intern *pkgs; /* top-level packages seen */
+    char platform;
 };
+
+/* The top-level package of a python_function frame, "pkg/mod.py(12): f":
+ * the directory after "site-packages/" or "dist-packages/", or the first
+ * directory of a relative path; absolute paths outside an installation and
+ * single files (stdlib modules) give none. */
+static size_t frame_package(const char *f, const char **pkg)
+{
+    const char *py = strstr(f, ".py(");
+    if (!py || f[0] == '<')
+        return 0;
+    const char *b = f;
+    for (const char *k; (k = strstr(b, "-packages/")) != NULL && k < py;)
+        b = k + 10;
+    if (b == f && f[0] == '/')
+        return 0;
+    const char *sl = memchr(b, '/', (size_t)(py - b));
+    if (!sl || sl == b)
+        return 0;
+    *pkg = b;
+    return (size_t)(sl - b);
+}
+
+/* The package behind a custom op's namespace ("aiter::rmsnorm2d_fwd",
+ * "sgl_kernel::...", vLLM's "_C::rms_norm", "_C_cache_ops::..."); none
+ * for PyTorch's own. */
+static size_t op_package(const char *op, const char **pkg)
+{
+    const char *c = strstr(op, "::");
+    if (!c || c == op)
+        return 0;
+    size_t l = (size_t)(c - op);
+    for (size_t i = 0; i < l; i++)
+        if (!(isalnum((unsigned char)op[i]) || op[i] == '_'))
+            return 0;
+    static const char *const torch_ns[] = {"aten",  "prim",     "c10d",   "profiler", "autograd",
+                                           "torch", "inductor", "triton", NULL};
+    for (size_t i = 0; torch_ns[i]; i++)
+        if (strlen(torch_ns[i]) == l && memcmp(op, torch_ns[i], l) == 0)
+            return 0;
+    /* the extension libraries vLLM registers its ops under */
+    if (op[0] == '_' && l >= 2 && op[1] == 'C') {
+        *pkg = "vllm";
+        return 4;
+    }
+    if (l >= 7 && memcmp(op, "_rocm_C", 7) == 0) {
+        *pkg = "vllm";
+        return 4;
+    }
+    *pkg = op;
+    return l;
+}
 
 /* the file as JSON and its traceEvents array (root itself for a bare list) */
 static int tk_load(const char *path, json_t **root, json_t **evs, struct mp_diag *d)
@@ -166,6 +224,14 @@ static int tk_collect(const json_t *evs, size_t n, struct tk_scan *s)
         if (!cat || !nm)
             continue;
         const json_t *args = json_object_get(e, "args");
+        const char *pk = NULL;
+        size_t pl = strcmp(cat, "python_function") == 0 ? frame_package(nm, &pk)
+                    : strcmp(cat, "cpu_op") == 0        ? op_package(nm, &pk)
+                                                        : 0;
+        if (pl && mp_intern_add(s->pkgs, pk, pl) < 0)
+            return MP_ENOMEM;
+        if (!s->platform && (strcmp(cat, "cuda_runtime") == 0 || strcmp(cat, "hip_runtime") == 0))
+            s->platform = strncmp(nm, "hip", 3) == 0 ? 'h' : strncmp(nm, "cu", 2) == 0 ? 'c' : 0;
         if (strcmp(cat, "python_function") == 0) {
             s->py[s->npy].tid = jint(e, "tid");
             s->py[s->npy].ts = jnum(e, "ts");
@@ -246,6 +312,30 @@ static size_t tk_stack(const struct tk_scan *s, const struct rt *r, const char *
     return nf;
 }
 
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* the packages seen, sorted, into out */
+static int tk_packages(const struct tk_scan *s, struct mp_src_trace_kernels *out)
+{
+    int32_t np = mp_intern_count(s->pkgs);
+    if (np <= 0)
+        return 0;
+    out->packages = mp_calloc((size_t)np, sizeof(char *));
+    if (!out->packages)
+        return MP_ENOMEM;
+    for (int32_t i = 0; i < np; i++) {
+        out->packages[i] = mp_strdup(mp_intern_str(s->pkgs, i));
+        if (!out->packages[i])
+            return MP_ENOMEM;
+        out->n_packages++;
+    }
+    qsort(out->packages, out->n_packages, sizeof(char *), cmp_str);
+    return 0;
+}
+
 /* kernel id's frames: the stack at the first of its launches that has one */
 static int tk_frames(const struct tk_scan *s, const struct mp_i64map *corr2rt, int32_t id,
                      struct mp_src_trace_kernel *k)
@@ -286,7 +376,8 @@ int mp_src_trace_kernels(const char *path, struct mp_src_trace_kernels *out, str
     s.py = mp_calloc(n ? n : 1, sizeof(*s.py));
     s.rts = mp_calloc(n ? n : 1, sizeof(*s.rts));
     s.names = mp_intern_new();
-    if (!s.py || !s.rts || !s.names)
+    s.pkgs = mp_intern_new();
+    if (!s.py || !s.rts || !s.names || !s.pkgs)
         rc = MP_ENOMEM;
     if (!rc)
         rc = tk_collect(evs, n, &s);
@@ -312,9 +403,13 @@ int mp_src_trace_kernels(const char *path, struct mp_src_trace_kernels *out, str
         }
         rc = tk_frames(&s, &corr2rt, id, k);
     }
+    if (!rc)
+        rc = tk_packages(&s, out);
+    out->platform = s.platform;
     mp_i64map_fini(&corr2rt);
     free(s.ki);
     mp_intern_free(s.names);
+    mp_intern_free(s.pkgs);
     free(s.py);
     free(s.rts);
     json_decref(root);
@@ -323,4 +418,84 @@ int mp_src_trace_kernels(const char *path, struct mp_src_trace_kernels *out, str
         return mp_diag_set(d, rc, "out of memory reading %s", path);
     }
     return 0;
+}
+
+static ssize_t find_kernel(const struct mp_src_trace_kernels *l, const char *name)
+{
+    for (size_t i = 0; l && name && i < l->n; i++)
+        if (l->k[i].name && strcmp(l->k[i].name, name) == 0)
+            return (ssize_t)i;
+    return -1;
+}
+
+const struct mp_src_trace_kernel *mp_src_trace_kernels_find(const struct mp_src_trace_kernels *l,
+                                                            const char *name)
+{
+    ssize_t i = find_kernel(l, name);
+    return i < 0 ? NULL : &l->k[i];
+}
+
+struct mp_src_context mp_src_trace_context(const struct mp_src_trace_kernels *l)
+{
+    struct mp_src_context c = {(const char *const *)l->packages, l->n_packages, l->platform};
+    return c;
+}
+
+/* into's packages plus from's that it lacks (from's strings moved), sorted */
+static int merge_packages(struct mp_src_trace_kernels *into, struct mp_src_trace_kernels *from)
+{
+    if (!from->n_packages)
+        return 0;
+    char **p = mp_reallocarray(into->packages, into->n_packages + from->n_packages, sizeof(char *));
+    if (!p)
+        return MP_ENOMEM;
+    into->packages = p;
+    for (size_t i = 0; i < from->n_packages; i++) {
+        bool dup = false;
+        for (size_t j = 0; j < into->n_packages && !dup; j++)
+            dup = strcmp(p[j], from->packages[i]) == 0;
+        if (dup) {
+            free(from->packages[i]);
+        } else {
+            p[into->n_packages++] = from->packages[i];
+        }
+        from->packages[i] = NULL;
+    }
+    qsort(p, into->n_packages, sizeof(char *), cmp_str);
+    return 0;
+}
+
+int mp_src_trace_kernels_merge(struct mp_src_trace_kernels *into, struct mp_src_trace_kernels *from)
+{
+    if (!into->platform)
+        into->platform = from->platform;
+    int rc = merge_packages(into, from);
+    if (!rc && from->n) {
+        struct mp_src_trace_kernel *k =
+            mp_reallocarray(into->k, into->n + from->n, sizeof(*into->k));
+        if (!k)
+            rc = MP_ENOMEM;
+        else
+            into->k = k;
+    }
+    for (size_t i = 0; i < from->n && !rc; i++) {
+        struct mp_src_trace_kernel *f = &from->k[i];
+        ssize_t ti = find_kernel(into, f->name);
+        if (ti < 0) {
+            into->k[into->n++] = *f;
+            memset(f, 0, sizeof(*f));
+            continue;
+        }
+        struct mp_src_trace_kernel *t = &into->k[ti];
+        t->calls += f->calls;
+        if (!t->n_frames && f->n_frames) {
+            char **fr = t->frames;
+            size_t nf = t->n_frames;
+            t->frames = f->frames;
+            t->n_frames = f->n_frames;
+            f->frames = fr;
+            f->n_frames = nf;
+        }
+    }
+    return rc;
 }

@@ -403,6 +403,189 @@ static void test_miopen(void **state)
     mp_src_index_free(ix);
 }
 
+/* A return type before the qualified name (vLLM's std::enable_if_t
+ * kernels): names mangled by g++ from the fixture's declarations, the same
+ * shape as vllm::fused_add_rms_norm_kernel's. */
+static void test_return_type(void **state)
+{
+    (void)state;
+    const char *subs[] = {"twinproj"};
+    struct mp_src_index *ix = open_fix(subs, 1);
+    static const char *const names[] = {
+        "_ZN4twin12gated_kernelIfLi8EEENSt9enable_ifIXaagtT0_Li0EsrNS_4convIT_EE6existsEvE4typeE"
+        "PS3_i",
+        "_ZN4twin12gated_kernelIfLi0EEENSt9enable_ifIXooeqT0_Li0EntsrNS_4convIT_EE6existsEvE4typ"
+        "eEPS3_i",
+        "std::enable_if<(((8)>(0)))&&twin::conv<float>::exists, void>::type "
+        "twin::gated_kernel<float, 8>(float*, int)",
+        "std::enable_if<(((8)>>(1))>=(2)), void>::type twin::gated_kernel<float, 8>(float*, int)",
+    };
+    struct mp_src_result r;
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+        resolve(ix, names[i], NULL, &r);
+        assert_string_equal(r.resolution, "resolved");
+        assert_string_equal(r.source_file, "csrc/gated.cu");
+        assert_string_equal(r.source_symbol, "twin::gated_kernel");
+        assert_true(r.confidence >= 0.9);
+        mp_src_result_fini(&r);
+    }
+    /* the vLLM name itself: parsed to vllm::fused_add_rms_norm_kernel (not
+     * in this tree: a namespace mismatch, not std::) */
+    resolve(ix,
+            "_ZN4vllm25fused_add_rms_norm_kernelIN3c108BFloat16ELi8EEENSt9enable_ifIXaagtT0_Li0Esr"
+            "NS_12_typeConvertIT_EE6existsEvE4typeEPS5_lS9_PKS5_fii",
+            NULL, &r);
+    assert_non_null(strstr(r.demangled, "::type vllm::fused_add_rms_norm_kernel<"));
+    assert_non_null(strstr(r.notes, "namespace=vllm"));
+    assert_null(r.source_file);
+    mp_src_result_fini(&r);
+    mp_src_index_free(ix);
+}
+
+/* Same-named definitions told apart by the trace's platform (a hipified
+ * twin), by template arity, and by the packages the trace shows loaded. */
+static void test_clues(void **state)
+{
+    (void)state;
+    const char *subs[] = {"twinproj", "upkern", "vendproj"};
+    struct mp_src_index *ix = open_fix(subs, 3);
+    struct mp_src_result r;
+    const char *cuda = "void twin::fused_norm_kernel<float, 4>(float*, float const*, int)";
+    /* no platform: the twins tie */
+    resolve(ix, cuda, NULL, &r);
+    assert_string_equal(r.resolution, "unresolved");
+    assert_non_null(strstr(r.error, "ambiguous: 2 files"));
+    mp_src_result_fini(&r);
+    struct mp_src_context hip = {NULL, 0, 'h'}, nv = {NULL, 0, 'c'};
+    assert_int_equal(mp_src_resolve_ctx(ix, cuda, NULL, &nv, &r), 0);
+    assert_string_equal(r.source_file, "csrc/norm.cuh");
+    assert_non_null(strstr(r.notes, "decided_by=platform"));
+    mp_src_result_fini(&r);
+    assert_int_equal(mp_src_resolve_ctx(ix, cuda, NULL, &hip, &r), 0);
+    assert_string_equal(r.source_file, "csrc/norm_hip.cuh");
+    mp_src_result_fini(&r);
+    /* a HIP type in the name is the platform when the trace gives none */
+    resolve(ix,
+            "void twin::fused_norm_kernel<__hip_bfloat16, 4>(__hip_bfloat16*, __hip_bfloat16 "
+            "const*, int)",
+            NULL, &r);
+    assert_string_equal(r.source_file, "csrc/norm_hip.cuh");
+    mp_src_result_fini(&r);
+    /* two template arguments: the two-parameter pack_kernel */
+    resolve(ix, "void twin::pack_kernel<float, 4>(float*, int)", NULL, &r);
+    assert_string_equal(r.resolution, "resolved");
+    assert_string_equal(r.source_file, "csrc/gated.cu");
+    assert_non_null(strstr(r.notes, "decided_by=arity"));
+    mp_src_result_fini(&r);
+    resolve(ix, "void twin::pack_kernel<float>(float*, int)", NULL, &r);
+    assert_string_equal(r.source_file, "csrc/pack.cu");
+    mp_src_result_fini(&r);
+    /* a vendored Triton kernel: no package, a tie; the package the trace
+     * loaded decides */
+    resolve(ix, "_route_rows", NULL, &r);
+    assert_string_equal(r.resolution, "unresolved");
+    mp_src_result_fini(&r);
+    const char *up[] = {"torch", "upkern"}, *vend[] = {"vendproj"};
+    struct mp_src_context cu = {up, 2, 0}, cv = {vend, 1, 0};
+    assert_int_equal(mp_src_resolve_ctx(ix, "_route_rows", NULL, &cu, &r), 0);
+    assert_string_equal(r.source_file, "upkern/routing.py");
+    assert_non_null(strstr(r.notes, "decided_by=package"));
+    assert_true(r.confidence >= 0.7);
+    mp_src_result_fini(&r);
+    assert_int_equal(mp_src_resolve_ctx(ix, "_route_rows", NULL, &cv, &r), 0);
+    assert_string_equal(r.source_file, "vendproj/ops/_kernels/routing.py");
+    mp_src_result_fini(&r);
+    /* the kernel's own stack outranks the packages */
+    const char *fr[] = {"vendproj/ops/_kernels/routing.py(9): _route_rows"};
+    struct mp_src_evidence ev = {fr, 1};
+    assert_int_equal(mp_src_resolve_ctx(ix, "_route_rows", &ev, &cu, &r), 0);
+    assert_string_equal(r.source_file, "vendproj/ops/_kernels/routing.py");
+    assert_non_null(strstr(r.notes, "decided_by=stack"));
+    mp_src_result_fini(&r);
+    /* the same from a trace: packages from its frames and custom ops,
+     * platform from its runtime calls; the graph launch gives no stack */
+    char path[1200];
+    struct mp_src_trace_kernels ks = {0};
+    struct mp_diag d;
+    mp_diag_clear(&d);
+    assert_int_equal(mp_src_trace_kernels(fix("ctx_trace.json", path, sizeof(path)), &ks, &d), 0);
+    assert_int_equal(ks.n_packages, 2);
+    assert_string_equal(ks.packages[0], "otherlib");
+    assert_string_equal(ks.packages[1], "upkern");
+    assert_int_equal(ks.platform, 'h');
+    const struct mp_src_trace_kernel *k = mp_src_trace_kernels_find(&ks, "_route_rows");
+    assert_non_null(k);
+    assert_int_equal(k->n_frames, 0);
+    struct mp_src_context tc = mp_src_trace_context(&ks);
+    assert_int_equal(mp_src_resolve_ctx(ix, k->name, NULL, &tc, &r), 0);
+    assert_string_equal(r.source_file, "upkern/routing.py");
+    mp_src_result_fini(&r);
+    /* merging a second trace's kernels and packages */
+    struct mp_src_trace_kernels more = {0};
+    assert_int_equal(mp_src_trace_kernels(fix("ctx_trace.json", path, sizeof(path)), &more, &d), 0);
+    assert_int_equal(mp_src_trace_kernels_merge(&ks, &more), 0);
+    mp_src_trace_kernels_fini(&more);
+    assert_int_equal(ks.n, 1);
+    assert_int_equal(ks.n_packages, 2);
+    assert_int_equal(ks.k[0].calls, 2);
+    mp_src_trace_kernels_fini(&ks);
+    mp_src_index_free(ix);
+}
+
+/* Launch wrappers: the kernel named inside them is the answer, never the
+ * wrapper's own definition. */
+static void test_wrappers(void **state)
+{
+    (void)state;
+    const char *subs[] = {"wrapproj"};
+    struct mp_src_index *ix = open_fix(subs, 1);
+    struct mp_src_result r;
+    resolve(ix,
+            "void ck_tile::kentry<1, ck_tile::NormFwd<ck_tile::NormFwdPipeline<float>, "
+            "ck_tile::Default2DEpilogue<float> > >(ck_tile::NormFwd<ck_tile::NormFwdPipeline<"
+            "float>, ck_tile::Default2DEpilogue<float> >::Kargs)",
+            NULL, &r);
+    assert_string_equal(r.resolution, "resolved");
+    assert_string_equal(r.source_file, "include/ck_tile/ops/norm/kernel/norm_fwd_kernel.hpp");
+    assert_string_equal(r.source_symbol, "ck_tile::NormFwd");
+    assert_non_null(strstr(r.notes, "wrapper=ck_tile::kentry; wrapped kernel=ck_tile::NormFwd"));
+    assert_true(r.confidence >= 0.9);
+    mp_src_result_fini(&r);
+    /* a real H200 name (torch's grouped GEMM) that libiberty cannot
+     * demangle: the wrapped kernel is read from the mangled prefix */
+    resolve(ix,
+            "_ZN7cutlass13device_kernelIN2at4cuda6detail25enable_3x_kernel_for_sm9xINS_4gemm6kerne"
+            "l13GemmUniversalINS5_17GroupProblemShapeIN4cute5tupleIJiiiEEEEENS5_10collective13Col"
+            "lectiveMmaINS5_39MainloopSm90ArrayTmaGmmaWarpSpecializedILi4ENSA_IJNS9_1CILi2EEENSG_I"
+            "Li1EEESI_EEENS5_40KernelPtrArrayTmaWarpSpecializedPingpongEEEEEEEEEvNT_6ParamsE",
+            NULL, &r);
+    assert_string_equal(r.resolution, "resolved");
+    assert_string_equal(r.source_file, "include/cutlass/gemm/kernel/gemm_universal_array.hpp");
+    assert_non_null(strstr(r.notes, "wrapped kernel=gemm::kernel::GemmUniversal"));
+    mp_src_result_fini(&r);
+    /* cutlass::Kernel2 around a struct nobody indexed: unresolved, the
+     * wrapper itself not claimed */
+    resolve(ix,
+            "void cutlass::Kernel2<cutlass::gemm::kernel::DefaultGemmWithVisitor<float> >("
+            "cutlass::gemm::kernel::DefaultGemmWithVisitor<float>::Params)",
+            NULL, &r);
+    assert_string_equal(r.resolution, "unresolved");
+    assert_null(r.source_file);
+    assert_non_null(strstr(r.error, "wrapped_kernel_not_found"));
+    mp_src_result_fini(&r);
+    /* a wrapper struct around the kernel (vLLM's enable_sm90_or_later) */
+    resolve(ix,
+            "void cutlass::device_kernel<vllm::enable_sm90_or_later<cutlass::gemm::kernel::"
+            "GemmUniversal<cute::tuple<int, int, int>, float, float, void> > >(vllm::"
+            "enable_sm90_or_later<cutlass::gemm::kernel::GemmUniversal<cute::tuple<int, int, int>"
+            ", float, float, void> >::Params)",
+            NULL, &r);
+    assert_string_equal(r.source_file, "include/cutlass/gemm/kernel/gemm_universal_array.hpp");
+    assert_string_equal(r.source_symbol, "cutlass::gemm::kernel::GemmUniversal");
+    mp_src_result_fini(&r);
+    mp_src_index_free(ix);
+}
+
 int main(void)
 {
     const char *f = getenv("MP_FIXTURES");
@@ -418,6 +601,9 @@ int main(void)
         cmocka_unit_test(test_inductor),
         cmocka_unit_test(test_cache),
         cmocka_unit_test(test_miopen),
+        cmocka_unit_test(test_return_type),
+        cmocka_unit_test(test_clues),
+        cmocka_unit_test(test_wrappers),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     char cmd[1200];
