@@ -57,6 +57,8 @@ int cli_trace_stages(int argc, char **argv);
 int cli_trace_sources(int argc, char **argv);
 /* `trace compare` (cmd_trace_compare.c). */
 int cli_trace_compare(int argc, char **argv);
+/* `trace replay` (cmd_trace_replay.c). */
+int cli_trace_replay(int argc, char **argv);
 
 /* --gpu-info [--json] (cmd_gpuinfo.c). */
 int cli_gpu_info(bool json);

@@ -960,6 +960,8 @@ int cmd_trace(int argc, char **argv, const struct cli_global *g)
         return cli_trace_sources(argc - 1, argv + 1);
     if (strcmp(argv[1], "compare") == 0)
         return cli_trace_compare(argc - 1, argv + 1);
+    if (strcmp(argv[1], "replay") == 0)
+        return cli_trace_replay(argc - 1, argv + 1);
     fprintf(stderr, "magpie: error: unknown trace command '%s'\n", argv[1]);
     usage(stderr);
     return EXIT_USAGE;

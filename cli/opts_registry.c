@@ -19,6 +19,7 @@ const struct cli_cmd *const cli_commands[] = {
     &cli_cmd_trace_stages,
     &cli_cmd_trace_sources,
     &cli_cmd_trace_compare,
+    &cli_cmd_trace_replay,
     &cli_cmd_mcp,
     &cli_cmd_ray,
     &cli_cmd_discover,

@@ -1,0 +1,93 @@
+/* magpie replay: from a trace's bottleneck ops to runnable experiments
+ * (`magpie trace replay`, docs/replay.md). The ops are the rows of the
+ * TraceLens-compatible unified_perf_summary (one row per op name and
+ * argument signature, ranked by kernel time as ops_summary ranks them);
+ * each selected row's recorded arguments (Input Dims, Input type, Input
+ * Strides, Concrete Inputs) are matched against a table of ATen schemas and
+ * written as TraceLens's EventReplay IR, a standalone PyTorch reference in
+ * the form `magpie analyze --type pytorch --reference` takes, a candidate
+ * template and a compare config. With run set, the references are timed on
+ * this machine's GPU by runtime/magpie_replay.py (the analyze runner's
+ * timing) and the replay columns are filled.
+ *
+ * It does not guess values the trace does not hold: an argument the trace
+ * left out (a tensor list recorded empty, an unknown type) makes the op
+ * "not rebuilt", with the reason. */
+#ifndef MAGPIE_REPLAY_H
+#define MAGPIE_REPLAY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <magpie/base.h>
+#include <magpie/roofline.h>
+
+struct mp_replay_opts {
+    const char *trace;                   /* trace file (required) */
+    const char *out_dir;                 /* output directory (required) */
+    const char *op;                      /* keep rows of this op name only (NULL: all) */
+    const char *category;                /* keep rows whose op category is this (NULL: all) */
+    long row;                            /* 1-based row of the ranking to keep alone (0: off) */
+    long top;                            /* rows kept after the filters (default 20; 0 = all) */
+    const struct mp_roofline_arch *arch; /* roofline figures; NULL with arch_auto: from the trace */
+    bool arch_auto;
+    bool run;                /* time the references on this machine's GPU */
+    const char *runtime_dir; /* runtime/ (NULL: mp_kernel_runtime_find) */
+    const char *python;      /* interpreter for run (NULL: $MAGPIE_PYTHON or python3) */
+    double run_timeout_s;    /* per run of the helper (<= 0: 1800) */
+    bool serial;             /* report on one thread */
+    bool quiet;
+};
+
+void mp_replay_opts_defaults(struct mp_replay_opts *o);
+
+/* One selected op row and what became of it. */
+struct mp_replay_op {
+    int n;                                   /* 1-based number in the output (ref_<n>.py) */
+    long rank;                               /* 1-based row in the unified_perf_summary ranking */
+    char *name;                              /* op name as recorded ("aten::mm") */
+    char *category;                          /* TraceLens op category */
+    char *shape_key;                         /* Input Dims cell */
+    char *dims, *types, *strides, *concrete; /* the recorded argument cells */
+    long calls;                              /* operation_count */
+    double trace_mean_us, trace_median_us, trace_sum_us; /* kernel time per call, from the trace */
+    char *trace_kernels;                                 /* kernel names, ' | '-joined */
+    /* roofline figures (cell text of the report, "" when unmodelled) */
+    char *gflops, *data_mb, *flops_per_byte, *compute_spec, *roofline_bound, *roofline_us,
+        *pct_roofline;
+    char *schema; /* matched schema ("aten::mm(Tensor self, Tensor mat2)"), "" none */
+    bool rebuilt; /* ref_<n>.py written */
+    bool in_ir;   /* an entry of event_replay_ir.json */
+    char *reason; /* why not rebuilt / not in the IR ("" when both) */
+    char *note;   /* remarks on the rebuild (values invented, device) */
+    /* replay (run) */
+    bool replayed;
+    double replay_median_us, replay_ci_lo_us, replay_ci_hi_us, replay_prof_us, ratio;
+    long replay_samples;
+    char *replay_kernels;
+    int kernels_match; /* 1 same names, 0 differ, -1 unknown */
+    char *replay_note;
+};
+
+struct mp_replay_result {
+    struct mp_replay_op *ops;
+    size_t n;
+    size_t n_rows; /* rows in the ranking before selection */
+    size_t n_rebuilt, n_in_ir;
+    bool ran;           /* the replay ran on a GPU */
+    char run_note[512]; /* why it did not run, or on what device it ran */
+    char arch_name[64];
+};
+
+/* Selects, writes DIR/{event_replay_ir.json, event_replay_skipped.json,
+ * ref_<n>.py, cand_<n>.py, compare_<n>.yaml, replay_summary.csv,
+ * replay_summary.json} and with o->run times the references. Returns 0 (the
+ * run not happening for want of a GPU or torch is not an error: see
+ * run_note), or MP_E* with d set (bad trace, bad selection, write failure). */
+int mp_replay(const struct mp_replay_opts *o, struct mp_replay_result **out, struct mp_diag *d);
+void mp_replay_result_free(struct mp_replay_result *r);
+
+/* replay_summary.json's text (also what --json prints). */
+int mp_replay_summary_json(const struct mp_replay_result *r, struct mp_buf *b);
+
+#endif

@@ -1,0 +1,486 @@
+/* The Python files of one replayed op: ref_<n>.py (KernelBench form: Model,
+ * get_inputs, get_init_inputs, as `magpie analyze --type pytorch
+ * --reference` takes it), cand_<n>.py (a candidate that starts as the op
+ * itself) and compare_<n>.yaml (the op as baseline). The reference calls
+ * the traced ATen op through torch.ops with the recorded arguments; its
+ * tensors have the recorded shapes, strides and dtypes (as_strided over
+ * exactly the storage they span), seeded by the caller. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <magpie/fmt.h>
+
+#include "replay_int.h"
+
+/* Python's repr of s (single quotes). */
+static int py_str(struct mp_buf *b, const char *s)
+{
+    int rc = mp_buf_putc(b, '\'');
+    for (const char *p = s; !rc && *p; p++) {
+        if (*p == '\\' || *p == '\'')
+            rc = mp_buf_putc(b, '\\');
+        if (!rc && (unsigned char)*p < 0x20)
+            rc = mp_buf_printf(b, "\\x%02x", (unsigned char)*p);
+        else if (!rc)
+            rc = mp_buf_putc(b, *p);
+    }
+    return rc ? rc : mp_buf_putc(b, '\'');
+}
+
+/* A comment line's worth of text: no newlines. */
+static int py_comment_text(struct mp_buf *b, const char *s, size_t max)
+{
+    int rc = 0;
+    size_t n = 0;
+    for (const char *p = s; !rc && *p && n < max; p++, n++)
+        rc = mp_buf_putc(b, (*p == '\n' || *p == '\r') ? ' ' : *p);
+    if (!rc && strlen(s) > max)
+        rc = mp_buf_puts(b, "...");
+    return rc;
+}
+
+static int py_tuple(struct mp_buf *b, const long long *v, size_t n)
+{
+    int rc = mp_buf_putc(b, '(');
+    for (size_t i = 0; !rc && i < n; i++)
+        rc = mp_buf_printf(b, "%s%lld", i ? ", " : "", v[i]);
+    if (!rc && n == 1)
+        rc = mp_buf_putc(b, ',');
+    return rc ? rc : mp_buf_putc(b, ')');
+}
+
+static long long idx_high(const struct rp_call *c, const struct rp_arg *a)
+{
+    if (a->of < 0 || (size_t)a->of >= c->n || c->args[a->of].k != RA_TENSOR)
+        return 1;
+    const struct rp_tensor *t = &c->args[a->of].t;
+    long long dim = a->dim;
+    if (a->dim_arg >= 0 && c->args[a->dim_arg].k == RA_INT)
+        dim = c->args[a->dim_arg].i;
+    if (t->nd == 0)
+        return 1;
+    if (dim < 0)
+        dim += (long long)t->nd;
+    if (dim < 0 || dim >= (long long)t->nd)
+        return 1;
+    return t->shape[dim] > 0 ? t->shape[dim] : 1;
+}
+
+/* Rows split into groups for grouped-GEMM offsets: the rows of a 2-D self
+ * against a 3-D mat2, else its last dim (2-D x 2-D groups split K). */
+static long long offs_rows(const struct rp_call *c, const struct rp_arg *a)
+{
+    if (a->of < 0 || c->args[a->of].k != RA_TENSOR || c->args[a->of].t.nd == 0)
+        return 1;
+    const struct rp_tensor *s = &c->args[a->of].t;
+    bool mat2_3d = c->n > 1 && c->args[1].k == RA_TENSOR && c->args[1].t.nd == 3;
+    return s->nd == 2 && mat2_3d ? s->shape[0] : s->shape[s->nd - 1];
+}
+
+static int py_tensor(struct mp_buf *b, const struct rp_tensor *t, const char *kind, long long high)
+{
+    const char *dt = rp_torch_dtype(t->dtype);
+    int rc = mp_buf_puts(b, "_tensor(");
+    rc = rc ? rc : py_tuple(b, t->shape, t->nd);
+    rc = rc ? rc : mp_buf_puts(b, ", ");
+    rc = rc ? rc : py_tuple(b, t->strides, t->nd);
+    rc = rc ? rc : mp_buf_printf(b, ", %s", dt ? dt : "torch.float32");
+    if (!rc && kind)
+        rc = mp_buf_printf(b, ", %s, %lld", kind, high);
+    return rc ? rc : mp_buf_putc(b, ')');
+}
+
+static int py_arg_tensor(struct mp_buf *b, const struct rp_call *c, const struct rp_arg *a)
+{
+    if (a->role == RI_INDEX)
+        return py_tensor(b, &a->t, "'index'", idx_high(c, a));
+    if (a->role == RI_OFFS)
+        return py_tensor(b, &a->t, "'offsets'", offs_rows(c, a));
+    return py_tensor(b, &a->t, NULL, 0);
+}
+
+static const char *mem_format(long long v)
+{
+    static const char *const f[] = {"torch.contiguous_format", "torch.preserve_format",
+                                    "torch.channels_last", "torch.channels_last_3d"};
+    return v >= 0 && v < 4 ? f[v] : "torch.preserve_format";
+}
+
+/* A non-tensor argument as a Python literal. */
+static int py_const(struct mp_buf *b, const struct rp_arg *a)
+{
+    switch (a->k) {
+    case RA_NONE:
+        return mp_buf_puts(b, "None");
+    case RA_EMPTY:
+        return mp_buf_puts(b, "[]");
+    case RA_BOOL:
+        return mp_buf_puts(b, a->b ? "True" : "False");
+    case RA_INT:
+        if (strncmp(a->type, "MemoryFormat", 12) == 0)
+            return mp_buf_puts(b, mem_format(a->i));
+        if (strncmp(a->type, "Layout", 6) == 0)
+            return mp_buf_puts(b, "torch.strided");
+        return mp_buf_printf(b, "%lld", a->i);
+    case RA_FLOAT: {
+        char t[40];
+        mp_fmt_pyfloat(a->f, t, sizeof(t));
+        if (strcmp(t, "inf") == 0 || strcmp(t, "-inf") == 0 || strcmp(t, "nan") == 0)
+            return mp_buf_printf(b, "float('%s')", t);
+        return mp_buf_puts(b, t);
+    }
+    case RA_INTS: {
+        int rc = mp_buf_putc(b, '[');
+        for (size_t i = 0; !rc && i < a->n; i++)
+            rc = mp_buf_printf(b, "%s%lld", i ? ", " : "", a->ints[i]);
+        return rc ? rc : mp_buf_putc(b, ']');
+    }
+    case RA_BOOLS: {
+        int rc = mp_buf_putc(b, '[');
+        for (size_t i = 0; !rc && i < a->n; i++)
+            rc = mp_buf_printf(b, "%s%s", i ? ", " : "", a->bools[i] ? "True" : "False");
+        return rc ? rc : mp_buf_putc(b, ']');
+    }
+    case RA_DTYPE: {
+        const char *dt = rp_scalar_type(a->i);
+        return mp_buf_puts(b, dt ? dt : "None");
+    }
+    case RA_STR:
+        return py_str(b, a->text ? a->text : "");
+    default:
+        return mp_buf_puts(b, "None");
+    }
+}
+
+static const char helpers[] =
+    "DEVICE = os.environ.get(\"MAGPIE_REPLAY_DEVICE\") or (\"cuda\" if torch.cuda.is_available() "
+    "else \"cpu\")\n"
+    "\n"
+    "\n"
+    "def _tensor(shape, strides, dtype, kind=None, high=1):\n"
+    "    \"\"\"A tensor with the recorded shape, strides and dtype: as_strided over exactly\n"
+    "    the storage they span, values from the global (caller-seeded) generator.\n"
+    "    kind 'index': values in [0, high); 'offsets': group ends splitting high rows\n"
+    "    evenly (the trace does not record the real values).\"\"\"\n"
+    "    span = 1 + sum((n - 1) * s for n, s in zip(shape, strides)) if all(shape) else 0\n"
+    "    if kind == \"offsets\":\n"
+    "        g = shape[0] if shape else 1\n"
+    "        ends = [(i + 1) * high // g for i in range(g)]\n"
+    "        base = torch.tensor(ends + [high] * (span - g), dtype=dtype, device=DEVICE)\n"
+    "    elif dtype.is_floating_point or dtype.is_complex:\n"
+    "        base = torch.randn(span, device=DEVICE).to(dtype)\n"
+    "    elif dtype == torch.bool:\n"
+    "        base = torch.rand(span, device=DEVICE) < 0.5\n"
+    "    elif kind == \"index\":\n"
+    "        base = torch.randint(0, max(high, 1), (span,), device=DEVICE).to(dtype)\n"
+    "    else:\n"
+    "        base = torch.randint(1, 8, (span,), device=DEVICE).to(dtype)\n"
+    "    return base.as_strided(shape, strides)\n"
+    "\n"
+    "\n"
+    "def _first(out):\n"
+    "    return out[0] if isinstance(out, (tuple, list)) else out\n";
+
+static int py_header(struct mp_buf *b, const struct mp_replay_op *op, const char *schema)
+{
+    int rc = mp_buf_printf(b, "\"\"\"magpie trace replay, op %d: ", op->n);
+    rc = rc ? rc : py_comment_text(b, op->name, 200);
+    rc = rc ? rc
+            : mp_buf_printf(b, " (row %ld of the trace's ranking by kernel time).\n\n", op->rank);
+    static const char *const lab[] = {"Input Dims", "Input type", "Input Strides",
+                                      "Concrete Inputs"};
+    const char *val[] = {op->dims, op->types, op->strides, op->concrete};
+    for (int i = 0; !rc && i < 4; i++) {
+        rc = mp_buf_printf(b, "%s: ", lab[i]);
+        rc = rc ? rc : py_comment_text(b, val[i], 400);
+        rc = rc ? rc : mp_buf_putc(b, '\n');
+    }
+    if (!rc && schema && *schema) {
+        rc = mp_buf_puts(b, "Schema: ");
+        rc = rc ? rc : py_comment_text(b, schema, 600);
+        rc = rc ? rc : mp_buf_putc(b, '\n');
+    }
+    rc = rc ? rc
+            : mp_buf_printf(b,
+                            "Trace: %ld calls, kernel time per call mean %.3f us, median %.3f us\n"
+                            "Trace kernels: ",
+                            op->calls, op->trace_mean_us, op->trace_median_us);
+    rc = rc ? rc : py_comment_text(b, op->trace_kernels, 600);
+    rc = rc ? rc
+            : mp_buf_printf(b,
+                            "\n\nKernelBench form (Model, get_inputs, get_init_inputs):\n"
+                            "    magpie analyze --type pytorch --reference ref_%d.py cand_%d.py\n"
+                            "    magpie compare -k compare_%d.yaml      (both from this "
+                            "directory)\n"
+                            "Inputs come from the global generator (the runner seeds it; "
+                            "`python3 ref_%d.py`\n"
+                            "seeds 0), on CUDA when torch sees one, else on the CPU "
+                            "(MAGPIE_REPLAY_DEVICE\nchooses).\n",
+                            op->n, op->n, op->n, op->n);
+    if (!rc && op->note && *op->note) {
+        rc = mp_buf_puts(b, "Note: ");
+        rc = rc ? rc : py_comment_text(b, op->note, 600);
+        rc = rc ? rc : mp_buf_putc(b, '\n');
+    }
+    return rc ? rc : mp_buf_puts(b, "\"\"\"\nimport os\n\nimport torch\nimport torch.nn as nn\n\n");
+}
+
+static int py_main(struct mp_buf *b)
+{
+    return mp_buf_puts(b, "\n\nif __name__ == \"__main__\":\n"
+                          "    torch.manual_seed(0)\n"
+                          "    model = Model(*get_init_inputs())\n"
+                          "    with torch.no_grad():\n"
+                          "        out = model(*get_inputs())\n"
+                          "    print(\"ok\", DEVICE, tuple(out.shape) if hasattr(out, \"shape\") "
+                          "else type(out).__name__)\n");
+}
+
+/* forward's parameter name of argument i (tensor list element j). */
+static int param_name(struct mp_buf *b, const struct rp_arg *a, size_t j, bool list)
+{
+    const char *n = strcmp(a->name, "self") == 0 ? "self_" : a->name;
+    return list ? mp_buf_printf(b, "%s_%zu", n, j) : mp_buf_puts(b, n);
+}
+
+/* The call: torch.ops.aten.<op>(pos..., kw=...) with tensors by name. */
+static int py_call(struct mp_buf *b, const struct rp_call *c)
+{
+    const char *bare = strstr(c->op, "::") ? strstr(c->op, "::") + 2 : c->op;
+    int rc = mp_buf_printf(b, "torch.ops.aten.%s(", bare);
+    bool first = true;
+    for (size_t i = 0; !rc && i < c->n; i++) {
+        const struct rp_arg *a = &c->args[i];
+        if (a->kwarg && a->k == RA_NONE)
+            continue; /* the default */
+        rc = mp_buf_puts(b, first ? "" : ", ");
+        first = false;
+        if (!rc && a->kwarg)
+            rc = mp_buf_printf(b, "%s=", a->name);
+        if (rc)
+            break;
+        if (a->k == RA_TENSOR && a->mutated)
+            rc = mp_buf_printf(b, "self.m_%s", a->name);
+        else if (a->k == RA_TENSOR)
+            rc = param_name(b, a, 0, false);
+        else if (a->k == RA_TLIST) {
+            rc = mp_buf_putc(b, '[');
+            for (size_t j = 0; !rc && j < a->n; j++) {
+                rc = mp_buf_puts(b, j ? ", " : "");
+                rc = rc ? rc : param_name(b, a, j, true);
+            }
+            rc = rc ? rc : mp_buf_putc(b, ']');
+        } else
+            rc = py_const(b, a);
+    }
+    return rc ? rc : mp_buf_putc(b, ')');
+}
+
+static int py_model(struct mp_buf *b, const struct rp_call *c)
+{
+    int rc = mp_buf_puts(b, "\n\nclass Model(nn.Module):\n    def __init__(self):\n"
+                            "        super().__init__()\n");
+    const char *ret = NULL;
+    for (size_t i = 0; !rc && i < c->n; i++) {
+        const struct rp_arg *a = &c->args[i];
+        if (a->k != RA_TENSOR || !a->mutated)
+            continue;
+        rc = mp_buf_printf(b,
+                           "        # written by the op: the module's own tensor, so the inputs "
+                           "stay unmodified\n        self.register_buffer(\"m_%s\", ",
+                           a->name);
+        rc = rc ? rc : py_arg_tensor(b, c, a);
+        rc = rc ? rc : mp_buf_puts(b, ", persistent=False)\n");
+        ret = ret ? ret : a->name;
+    }
+    rc = rc ? rc : mp_buf_puts(b, "\n    def forward(self");
+    for (size_t i = 0; !rc && i < c->n; i++) {
+        const struct rp_arg *a = &c->args[i];
+        if (a->k == RA_TENSOR && !a->mutated) {
+            rc = mp_buf_puts(b, ", ");
+            rc = rc ? rc : param_name(b, a, 0, false);
+        }
+        for (size_t j = 0; !rc && a->k == RA_TLIST && j < a->n; j++) {
+            rc = mp_buf_puts(b, ", ");
+            rc = rc ? rc : param_name(b, a, j, true);
+        }
+    }
+    rc = rc ? rc : mp_buf_puts(b, "):\n        out = ");
+    rc = rc ? rc : py_call(b, c);
+    if (!rc && ret)
+        rc = mp_buf_printf(b, "\n        return self.m_%s\n", ret);
+    else if (!rc)
+        rc = mp_buf_puts(b, "\n        return _first(out)\n");
+    rc = rc ? rc : mp_buf_puts(b, "\n\ndef get_inputs():\n    return [\n");
+    for (size_t i = 0; !rc && i < c->n; i++) {
+        const struct rp_arg *a = &c->args[i];
+        if (a->k == RA_TENSOR && !a->mutated) {
+            rc = mp_buf_puts(b, "        ");
+            rc = rc ? rc : py_arg_tensor(b, c, a);
+            rc = rc ? rc : mp_buf_puts(b, ",\n");
+        }
+        for (size_t j = 0; !rc && a->k == RA_TLIST && j < a->n; j++) {
+            rc = mp_buf_puts(b, "        ");
+            rc = rc ? rc : py_tensor(b, &a->tl[j], NULL, 0);
+            rc = rc ? rc : mp_buf_puts(b, ",\n");
+        }
+    }
+    return rc ? rc : mp_buf_puts(b, "    ]\n\n\ndef get_init_inputs():\n    return []\n");
+}
+
+int rp_py_ref(const struct mp_replay_op *op, const struct rp_call *c, struct mp_buf *b)
+{
+    int rc = py_header(b, op, c->schema);
+    rc = rc ? rc : mp_buf_puts(b, helpers);
+    rc = rc ? rc : py_model(b, c);
+    return rc ? rc : py_main(b);
+}
+
+/* Python package that registers a custom-op namespace. */
+static const char *custom_pkg(const char *ns)
+{
+    static const struct {
+        const char *ns, *pkg;
+    } t[] = {
+        {"_C", "vllm._C"},          {"_C_cache_ops", "vllm._C"},
+        {"_moe_C", "vllm._moe_C"},  {"_rocm_C", "vllm._rocm_C"},
+        {"vllm", "vllm"},           {"sgl_kernel", "sgl_kernel"},
+        {"sglang", "sglang"},       {"aiter", "aiter"},
+        {"trtllm", "tensorrt_llm"},
+    };
+
+    for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
+        if (strcmp(t[i].ns, ns) == 0)
+            return t[i].pkg;
+    return ns;
+}
+
+/* One positional argument of a custom op, from the recorded cells. */
+static int custom_arg(struct mp_buf *b, const struct rp_val *di, const struct rp_val *st,
+                      const char *ty, const char *cv)
+{
+    if (!*ty)
+        return mp_buf_puts(b, "None");
+    if (rp_torch_dtype(ty)) {
+        struct rp_tensor t = {0};
+        long long sh[16], sd[16];
+        if (di->k != RV_SEQ || di->n > 16)
+            return mp_buf_puts(b, "None");
+        long long run = 1;
+        for (size_t i = di->n; i-- > 0;) {
+            sh[i] = di->items[i].k == RV_INT ? di->items[i].i : 1;
+            sd[i] = st->k == RV_SEQ && st->n == di->n && st->items[i].k == RV_INT ? st->items[i].i
+                                                                                  : run;
+            run *= sh[i] > 0 ? sh[i] : 1;
+        }
+        t.shape = sh;
+        t.strides = sd;
+        t.nd = di->n;
+        t.dtype = (char *)ty;
+        return py_tensor(b, &t, NULL, 0);
+    }
+    if (cv && (strcmp(cv, "True") == 0 || strcmp(cv, "False") == 0))
+        return mp_buf_puts(b, cv);
+    char *end;
+    if (cv && *cv && (strtod(cv, &end), !*end))
+        return mp_buf_puts(b, cv);
+    return mp_buf_puts(b, "None");
+}
+
+int rp_py_custom(const struct mp_replay_op *op, struct rp_val *dims, struct rp_val *types,
+                 struct rp_val *strides, struct rp_val *conc, struct mp_buf *b)
+{
+    char ns[96], name[128];
+    const char *sep = strstr(op->name, "::");
+    if (!sep)
+        return MP_EINVAL;
+    snprintf(ns, sizeof(ns), "%.*s", (int)(sep - op->name), op->name);
+    snprintf(name, sizeof(name), "%s", sep + 2);
+    const char *pkg = custom_pkg(ns);
+    int rc = py_header(b, op, "");
+    rc = rc ? rc : mp_buf_puts(b, "import importlib\n\n");
+    rc = rc ? rc : mp_buf_puts(b, "_OP = ");
+    rc = rc ? rc : py_str(b, op->name);
+    rc = rc ? rc : mp_buf_puts(b, "\n_PACKAGE = ");
+    rc = rc ? rc : py_str(b, pkg);
+    rc = rc ? rc
+            : mp_buf_printf(b,
+                            "\ntry:\n    importlib.import_module(_PACKAGE)\n"
+                            "    _FN = getattr(getattr(torch.ops, \"%s\"), \"%s\")\n"
+                            "except (ImportError, AttributeError, RuntimeError) as e:\n"
+                            "    raise RuntimeError(\"%%s: not importable here (custom op of the "
+                            "Python package %%r: %%s)\" %% (_OP, _PACKAGE, e)) from None\n\n",
+                            ns, name);
+    rc = rc ? rc : mp_buf_puts(b, helpers);
+    rc = rc ? rc
+            : mp_buf_puts(b, "\n\nclass Model(nn.Module):\n"
+                             "    \"\"\"The recorded arguments, positionally (no schema is "
+                             "known for custom ops).\"\"\"\n\n"
+                             "    def forward(self, *tensors):\n        it = iter(tensors)\n"
+                             "        args = [next(it) if t else v for t, v in _ARGS]\n"
+                             "        return _first(_FN(*args))\n\n\n_ARGS = [\n");
+    static const struct rp_val empty = {.k = RV_SEQ};
+    size_t n = types->k == RV_SEQ ? types->n : 0;
+    for (size_t i = 0; !rc && i < n; i++) {
+        const char *ty = types->items[i].k == RV_STR ? types->items[i].s : "";
+        const char *cv =
+            conc->k == RV_SEQ && i < conc->n && conc->items[i].k == RV_STR ? conc->items[i].s : "";
+        bool is_t = rp_torch_dtype(ty) != NULL;
+        rc = mp_buf_printf(b, "    (%s, ", is_t ? "True" : "False");
+        rc = rc ? rc
+                : custom_arg(b, dims->k == RV_SEQ && i < dims->n ? &dims->items[i] : &empty,
+                             strides->k == RV_SEQ && i < strides->n ? &strides->items[i] : &empty,
+                             is_t ? "" : ty, cv);
+        rc = rc ? rc : mp_buf_puts(b, "),\n");
+    }
+    rc = rc ? rc : mp_buf_puts(b, "]\n\n\ndef get_inputs():\n    return [\n");
+    for (size_t i = 0; !rc && i < n; i++) {
+        const char *ty = types->items[i].k == RV_STR ? types->items[i].s : "";
+        if (!rp_torch_dtype(ty))
+            continue;
+        rc = mp_buf_puts(b, "        ");
+        rc = rc ? rc
+                : custom_arg(b, dims->k == RV_SEQ && i < dims->n ? &dims->items[i] : &empty,
+                             strides->k == RV_SEQ && i < strides->n ? &strides->items[i] : &empty,
+                             ty, "");
+        rc = rc ? rc : mp_buf_puts(b, ",\n");
+    }
+    rc = rc ? rc : mp_buf_puts(b, "    ]\n\n\ndef get_init_inputs():\n    return []\n");
+    return rc ? rc : py_main(b);
+}
+
+int rp_py_cand(const struct mp_replay_op *op, struct mp_buf *b)
+{
+    return mp_buf_printf(
+        b,
+        "\"\"\"Candidate for ref_%d.py (%s): replace forward's body with your kernel, then\n"
+        "    magpie compare -k compare_%d.yaml        (from this directory)\n"
+        "times it against the traced op and checks it against the reference.\"\"\"\n"
+        "import importlib.util\nimport os\n\n"
+        "_spec = importlib.util.spec_from_file_location(\n"
+        "    \"magpie_replay_ref_%d\", os.path.join(os.path.dirname(os.path.abspath(__file__)), "
+        "\"ref_%d.py\"))\n"
+        "_ref = importlib.util.module_from_spec(_spec)\n"
+        "_spec.loader.exec_module(_ref)\n"
+        "torch = _ref.torch\n\n\n"
+        "class ModelNew(_ref.Model):\n"
+        "    def forward(self, *args):\n"
+        "        # TODO: your kernel; until then the candidate is the traced op itself\n"
+        "        return super().forward(*args)\n",
+        op->n, op->name, op->n, op->n, op->n);
+}
+
+int rp_py_compare(const struct mp_replay_op *op, struct mp_buf *b)
+{
+    return mp_buf_printf(b,
+                         "# magpie compare -k compare_%d.yaml   (from this directory)\n"
+                         "# Baseline: the traced op at the trace's arguments (ref_%d.py); "
+                         "candidate: cand_%d.py.\n"
+                         "kernels:\n"
+                         "  - {id: op_%d, type: pytorch, source_files: [ref_%d.py], reference: "
+                         "ref_%d.py}\n"
+                         "  - {id: cand_%d, type: pytorch, source_files: [cand_%d.py], "
+                         "reference: ref_%d.py}\n",
+                         op->n, op->n, op->n, op->n, op->n, op->n, op->n, op->n, op->n);
+}

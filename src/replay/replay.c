@@ -1,0 +1,267 @@
+/* mp_replay: selects the ops (select.c), rebuilds each one's call (schema.c),
+ * writes the IR (ir.c), the Python files (pygen.c) and the summary, and with
+ * run times the references (run.c). Every file is written atomically; the
+ * summary last, after the run, so a reader never sees a summary of files
+ * that are not there. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <magpie/fmt.h>
+
+#include "replay_int.h"
+
+void mp_replay_opts_defaults(struct mp_replay_opts *o)
+{
+    memset(o, 0, sizeof(*o));
+    o->top = 20;
+    o->arch_auto = true;
+}
+
+static void op_fini(struct mp_replay_op *op)
+{
+    char **s[] = {&op->name,           &op->category,    &op->shape_key,      &op->dims,
+                  &op->types,          &op->strides,     &op->concrete,       &op->trace_kernels,
+                  &op->gflops,         &op->data_mb,     &op->flops_per_byte, &op->compute_spec,
+                  &op->roofline_bound, &op->roofline_us, &op->pct_roofline,   &op->schema,
+                  &op->reason,         &op->note,        &op->replay_kernels, &op->replay_note};
+    for (size_t i = 0; i < sizeof(s) / sizeof(s[0]); i++) {
+        free(*s[i]);
+        *s[i] = NULL;
+    }
+}
+
+void mp_replay_result_free(struct mp_replay_result *r)
+{
+    if (!r)
+        return;
+    for (size_t i = 0; i < r->n; i++)
+        op_fini(&r->ops[i]);
+    free(r->ops);
+    free(r);
+}
+
+static int set_str(char **dst, const char *s)
+{
+    free(*dst);
+    *dst = mp_strdup(s ? s : "");
+    return *dst ? 0 : MP_ENOMEM;
+}
+
+static int write_file(const char *dir, const char *name, const struct mp_buf *b, struct mp_diag *d)
+{
+    char path[4096];
+    if (snprintf(path, sizeof(path), "%s/%s", dir, name) >= (int)sizeof(path))
+        return mp_diag_set(d, MP_EINVAL, "output path too long: %s/%s", dir, name);
+    return mp_fs_write_atomic(path, b->data ? b->data : "", b->len, d);
+}
+
+/* Why an op that was rebuilt still cannot be a TraceLens IR entry ("" when
+ * it can). */
+static void ir_reason(const struct rp_call *c, char *why, size_t n)
+{
+    why[0] = 0;
+    for (size_t i = 0; i < c->n; i++) {
+        const struct rp_arg *a = &c->args[i];
+        if (a->k == RA_TLIST) {
+            snprintf(why, n,
+                     "argument '%s' is a tensor list; TraceLens's replay builds single "
+                     "tensors only",
+                     a->name);
+            return;
+        }
+        if (a->k == RA_TENSOR && !rp_ir_dtype(a->t.dtype)) {
+            snprintf(why, n,
+                     "argument '%s' has dtype %s, which TraceLens's build_tensor does "
+                     "not know",
+                     a->name, a->t.dtype);
+            return;
+        }
+        if (a->k == RA_TENSOR && a->role != RI_ANY) {
+            snprintf(why, n,
+                     "argument '%s' holds %s whose values matter; TraceLens's replay "
+                     "leaves integer tensors uninitialised (ref_%s builds valid ones)",
+                     a->name, a->role == RI_OFFS ? "group offsets" : "indices", "<n>.py");
+            return;
+        }
+    }
+}
+
+static bool is_custom(const char *name)
+{
+    return strstr(name, "::") && strncmp(name, "aten::", 6) != 0 && !strstr(name, "->");
+}
+
+/* Notes on values the trace does not hold. */
+static int op_note(struct mp_replay_op *op, const struct rp_call *c)
+{
+    struct mp_buf b;
+    mp_buf_init(&b, 4096);
+    int rc = 0;
+    for (size_t i = 0; !rc && i < c->n; i++) {
+        const struct rp_arg *a = &c->args[i];
+        if (a->k == RA_TENSOR && a->role == RI_OFFS)
+            rc = mp_buf_printf(&b,
+                               "%s'%s': group offsets split the rows evenly (the routing is "
+                               "not recorded). ",
+                               "", a->name);
+        else if (a->k == RA_TENSOR && a->role == RI_INDEX)
+            rc = mp_buf_printf(&b, "'%s': random in-range indices. ", a->name);
+        else if (a->k == RA_TLIST)
+            rc = mp_buf_printf(&b,
+                               "'%s': list tensors take the dtype of the op's first tensor "
+                               "(not recorded). ",
+                               a->name);
+    }
+    rc = rc ? rc : set_str(&op->note, mp_buf_cstr(&b));
+    mp_buf_fini(&b);
+    return rc;
+}
+
+/* Rebuilds op: the ref/cand/compare files and, when it can be one, an IR
+ * entry appended to ir (with its separator). */
+static int rebuild_one(const struct mp_replay_opts *o, struct mp_replay_op *op, struct mp_buf *ir,
+                       bool *ir_first, struct mp_diag *d)
+{
+    char why[768] = "";
+    struct rp_call c = {0};
+    struct mp_buf py;
+    mp_buf_init(&py, 16u << 20);
+    int rc = 0;
+    if (strstr(op->name, "->")) {
+        snprintf(why, sizeof(why),
+                 "synthetic op (one kernel of %.*s split out by TraceLens); "
+                 "replay the op itself",
+                 (int)(strstr(op->name, "->") - op->name), op->name);
+    } else if (is_custom(op->name)) {
+        struct rp_val v[4] = {{0}};
+        rc = rp_val_parse(op->dims, "Input Dims", &v[0], d);
+        rc = rc ? rc : rp_val_parse(op->types, "Input type", &v[1], d);
+        rc = rc ? rc : rp_val_parse(op->strides, "Input Strides", &v[2], d);
+        rc = rc ? rc : rp_val_parse(op->concrete, "Concrete Inputs", &v[3], d);
+        rc = rc ? rc
+                : set_str(&op->note, "custom op: called positionally with the recorded "
+                                     "arguments when its package is importable");
+        rc = rc ? rc : rp_py_custom(op, &v[0], &v[1], &v[2], &v[3], &py);
+        for (int i = 0; i < 4; i++)
+            rp_val_fini(&v[i]);
+        op->rebuilt = rc == 0;
+        snprintf(why, sizeof(why),
+                 "custom op: no schema known to magpie; ref_%d.py calls it "
+                 "when its Python package is importable",
+                 op->n);
+    } else {
+        int m = rp_match(op->name, op->dims, op->types, op->strides, op->concrete, &c, why,
+                         sizeof(why), d);
+        if (m == MP_ENOTFOUND) {
+            rc = 0;
+        } else if (m) {
+            rc = m;
+        } else {
+            op->rebuilt = true;
+            rc = set_str(&op->schema, c.schema);
+            rc = rc ? rc : op_note(op, &c);
+            rc = rc ? rc : rp_py_ref(op, &c, &py);
+            ir_reason(&c, why, sizeof(why));
+            char *pn = strstr(why, "<n>");
+            if (pn) {
+                char tail[768];
+                snprintf(tail, sizeof(tail), "%d%s", op->n, pn + 3);
+                snprintf(pn, sizeof(why) - (size_t)(pn - why), "%s", tail);
+            }
+            if (!rc && !why[0]) {
+                rc = mp_buf_puts(ir, *ir_first ? "\n" : ",\n");
+                rc = rc ? rc : rp_ir_entry(op, &c, ir);
+                *ir_first = false;
+                op->in_ir = true;
+            }
+        }
+    }
+    if (!rc && !op->rebuilt && !op->schema)
+        rc = set_str(&op->schema, "");
+    rc = rc ? rc : set_str(&op->reason, why);
+    if (!rc && op->rebuilt) {
+        char name[64];
+        snprintf(name, sizeof(name), "ref_%d.py", op->n);
+        rc = write_file(o->out_dir, name, &py, d);
+        mp_buf_reset(&py);
+        rc = rc ? rc : rp_py_cand(op, &py);
+        snprintf(name, sizeof(name), "cand_%d.py", op->n);
+        rc = rc ? rc : write_file(o->out_dir, name, &py, d);
+        mp_buf_reset(&py);
+        rc = rc ? rc : rp_py_compare(op, &py);
+        snprintf(name, sizeof(name), "compare_%d.yaml", op->n);
+        rc = rc ? rc : write_file(o->out_dir, name, &py, d);
+    }
+    rp_call_fini(&c);
+    mp_buf_fini(&py);
+    return rc;
+}
+
+static int skipped_json(const struct mp_replay_result *r, struct mp_buf *b)
+{
+    int rc = mp_buf_putc(b, '[');
+    bool first = true;
+    for (size_t i = 0; !rc && i < r->n; i++) {
+        const struct mp_replay_op *op = &r->ops[i];
+        if (op->in_ir)
+            continue;
+        rc = mp_buf_puts(b, first ? "\n  {\"n\": " : ",\n  {\"n\": ");
+        first = false;
+        rc = rc ? rc : mp_buf_printf(b, "%d, \"rank\": %ld, \"op_name\": ", op->n, op->rank);
+        rc = rc ? rc : mp_json_str(b, op->name, strlen(op->name));
+        rc = rc ? rc : mp_buf_puts(b, ", \"shape_key\": ");
+        rc = rc ? rc : mp_json_str(b, op->shape_key, strlen(op->shape_key));
+        rc = rc ? rc
+                : mp_buf_printf(b,
+                                ", \"rebuilt\": %s, \"reason\": ", op->rebuilt ? "true" : "false");
+        rc = rc ? rc : mp_json_str(b, op->reason, strlen(op->reason));
+        rc = rc ? rc : mp_buf_putc(b, '}');
+    }
+    return rc ? rc : mp_buf_puts(b, first ? "]\n" : "\n]\n");
+}
+
+int mp_replay(const struct mp_replay_opts *o, struct mp_replay_result **out, struct mp_diag *d)
+{
+    *out = NULL;
+    if (!o->trace || !o->out_dir)
+        return mp_diag_set(d, MP_EINVAL, "a trace and an output directory are needed");
+    struct mp_replay_result *r = mp_calloc(1, sizeof(*r));
+    if (!r)
+        return MP_ENOMEM;
+    int rc = rp_select(o, r, d);
+    rc = rc ? rc : mp_fs_mkdirs(o->out_dir, d);
+    struct mp_buf ir;
+    mp_buf_init(&ir, 256u << 20);
+    bool first = true;
+    rc = rc ? rc : mp_buf_putc(&ir, '[');
+    for (size_t i = 0; !rc && i < r->n; i++) {
+        rc = rebuild_one(o, &r->ops[i], &ir, &first, d);
+        r->n_rebuilt += r->ops[i].rebuilt;
+        r->n_in_ir += r->ops[i].in_ir;
+    }
+    rc = rc ? rc : mp_buf_puts(&ir, first ? "]\n" : "\n]\n");
+    rc = rc ? rc : write_file(o->out_dir, "event_replay_ir.json", &ir, d);
+    mp_buf_reset(&ir);
+    rc = rc ? rc : skipped_json(r, &ir);
+    rc = rc ? rc : write_file(o->out_dir, "event_replay_skipped.json", &ir, d);
+    if (!rc && o->run)
+        rc = rp_run(o, r, d);
+    else if (!rc)
+        snprintf(r->run_note, sizeof(r->run_note), "not run (--run times the references)");
+    mp_buf_reset(&ir);
+    rc = rc ? rc : rp_summary_csv(r, &ir);
+    rc = rc ? rc : write_file(o->out_dir, "replay_summary.csv", &ir, d);
+    mp_buf_reset(&ir);
+    rc = rc ? rc : mp_replay_summary_json(r, &ir);
+    rc = rc ? rc : write_file(o->out_dir, "replay_summary.json", &ir, d);
+    mp_buf_fini(&ir);
+    if (rc == MP_ENOMEM && d && !d->code)
+        mp_diag_set(d, rc, "out of memory");
+    if (rc) {
+        mp_replay_result_free(r);
+        return rc;
+    }
+    *out = r;
+    return 0;
+}

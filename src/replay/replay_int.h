@@ -1,0 +1,120 @@
+/* Internals of the replay module (prefix rp_): the Python-literal cells of
+ * the report, the ATen schema table and its matching, the generated Python
+ * and the run of the references. */
+#ifndef MAGPIE_REPLAY_INT_H
+#define MAGPIE_REPLAY_INT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <magpie/base.h>
+#include <magpie/replay.h>
+
+/* A Python literal as the report writes it: ints, floats, strings, None,
+ * True/False and nested tuples/lists. */
+enum rp_vkind { RV_NONE, RV_INT, RV_FLOAT, RV_STR, RV_SEQ };
+
+struct rp_val {
+    enum rp_vkind k;
+    long long i;
+    double f;
+    char *s; /* RV_STR (also the text of numbers) */
+    struct rp_val *items;
+    size_t n;
+};
+
+/* Parses text into v (caller frees with rp_val_fini). MP_EPARSE with d
+ * naming field and column. */
+int rp_val_parse(const char *text, const char *field, struct rp_val *v, struct mp_diag *d);
+void rp_val_fini(struct rp_val *v);
+
+/* What an argument becomes. */
+enum rp_akind {
+    RA_NONE,   /* None */
+    RA_TENSOR, /* a tensor built from shape/strides/dtype */
+    RA_TLIST,  /* a list of tensors */
+    RA_BOOL,
+    RA_INT,
+    RA_FLOAT,
+    RA_INTS,  /* list of ints */
+    RA_BOOLS, /* list of bools */
+    RA_EMPTY, /* [] for an optional list */
+    RA_DTYPE, /* ScalarType (an int of c10::ScalarType) */
+    RA_STR,
+};
+
+/* How the values of an integer tensor are made (their values matter). */
+enum rp_irole {
+    RI_ANY,   /* any small positive values */
+    RI_INDEX, /* indices into arg `of`, dim `dim` (or the int argument `dim_arg`) */
+    RI_OFFS,  /* cumulative group ends over arg `of`'s rows (grouped GEMM) */
+};
+
+struct rp_tensor {
+    long long *shape, *strides;
+    size_t nd;
+    char *dtype; /* as recorded ("c10::BFloat16", "long int") */
+};
+
+struct rp_arg {
+    char name[48];
+    char type[48]; /* schema type ("Tensor?", "SymInt[]") */
+    bool kwarg;
+    enum rp_akind k;
+    bool b;
+    long long i;
+    double f;
+    char *text;           /* number/string text as recorded */
+    long long *ints;      /* RA_INTS */
+    bool *bools;          /* RA_BOOLS */
+    size_t n;             /* RA_INTS/RA_BOOLS/RA_TLIST count */
+    struct rp_tensor t;   /* RA_TENSOR */
+    struct rp_tensor *tl; /* RA_TLIST */
+    bool mutated;         /* Tensor(a!) */
+    enum rp_irole role;
+    int of, dim, dim_arg;
+};
+
+/* The matched call of one op. */
+struct rp_call {
+    char op[128];     /* "aten::mm" */
+    char schema[512]; /* the matched schema text */
+    struct rp_arg *args;
+    size_t n;
+    bool values_matter; /* integer tensors carry indices/offsets */
+};
+
+/* Matches the recorded cells against the schema table. Returns 0 with c
+ * filled, or MP_ENOTFOUND / MP_EUNSUP with a reason in why[0..nwhy). */
+int rp_match(const char *op, const char *dims, const char *types, const char *strides,
+             const char *concrete, struct rp_call *c, char *why, size_t nwhy, struct mp_diag *d);
+void rp_call_fini(struct rp_call *c);
+
+/* Torch dtype of a recorded tensor type ("torch.bfloat16"), NULL unknown. */
+const char *rp_torch_dtype(const char *recorded);
+/* TraceLens's build_tensor knows this dtype name (after rp_ir_dtype). */
+const char *rp_ir_dtype(const char *recorded);
+/* torch dtype of a c10::ScalarType number, NULL unknown. */
+const char *rp_scalar_type(long long v);
+
+/* Python files of op n (ref_<n>.py, cand_<n>.py, compare_<n>.yaml). */
+int rp_py_ref(const struct mp_replay_op *op, const struct rp_call *c, struct mp_buf *b);
+int rp_py_custom(const struct mp_replay_op *op, struct rp_val *dims, struct rp_val *types,
+                 struct rp_val *strides, struct rp_val *conc, struct mp_buf *b);
+int rp_py_cand(const struct mp_replay_op *op, struct mp_buf *b);
+int rp_py_compare(const struct mp_replay_op *op, struct mp_buf *b);
+
+/* One EventReplay IR entry (TraceLens's {"op_name", "replay_ir"} plus a
+ * "magpie" object). */
+int rp_ir_entry(const struct mp_replay_op *op, const struct rp_call *c, struct mp_buf *b);
+
+/* Builds the report of o->trace and selects its rows into r->ops. */
+int rp_select(const struct mp_replay_opts *o, struct mp_replay_result *r, struct mp_diag *d);
+
+/* replay_summary.csv's text. */
+int rp_summary_csv(const struct mp_replay_result *r, struct mp_buf *b);
+
+/* Runs the references of the rebuilt ops (--run). */
+int rp_run(const struct mp_replay_opts *o, struct mp_replay_result *r, struct mp_diag *d);
+
+#endif

@@ -1,0 +1,223 @@
+/* The ops a replay works on: the rows of the TraceLens-compatible
+ * unified_perf_summary that mp_report_build makes (one row per op name and
+ * argument signature, sorted by total kernel time, the ranking ops_summary
+ * and the gap analysis use), filtered by --op / --category / --row / --top.
+ * The report is the one `magpie trace report` writes, so the roofline
+ * figures are the roofline module's. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <magpie/fmt.h>
+#include <magpie/report.h>
+
+#include "replay_int.h"
+
+enum {
+    C_NAME,
+    C_CAT,
+    C_DIMS,
+    C_TYPES,
+    C_STRIDES,
+    C_CONC,
+    C_COUNT,
+    C_KMEAN,
+    C_KMEDIAN,
+    C_KSUM,
+    C_GFLOPS,
+    C_MB,
+    C_FPB,
+    C_SPEC,
+    C_BOUND,
+    C_RLUS,
+    C_PCT,
+    C_KDET,
+    C_N
+};
+
+static const char *const col_names[C_N] = {
+    "name",
+    "op category",
+    "Input Dims",
+    "Input type",
+    "Input Strides",
+    "Concrete Inputs",
+    "operation_count",
+    "Kernel Time (\xc2\xb5s)_mean",
+    "Kernel Time (\xc2\xb5s)_median",
+    "Kernel Time (\xc2\xb5s)_sum",
+    "GFLOPS",
+    "Data Moved (MB)",
+    "FLOPS/Byte",
+    "Compute Spec",
+    "Roofline Bound",
+    "Roofline Time (\xc2\xb5s)_first",
+    "Pct Roofline_mean",
+    "kernel_details_summary",
+};
+
+/* The 'name' values of a kernel_details_summary cell, ' | '-joined. */
+static int kernel_names(const char *cell, char **out)
+{
+    struct mp_buf b;
+    mp_buf_init(&b, 1 << 20);
+    int rc = 0;
+    const char *p = cell;
+    while (!rc && (p = strstr(p, "'name': ")) != NULL) {
+        p += 8;
+        char q = *p;
+        if (q != '\'' && q != '"')
+            continue;
+        p++;
+        const char *e = p;
+        while (*e && *e != q)
+            e += (*e == '\\' && e[1]) ? 2 : 1;
+        if (b.len)
+            rc = mp_buf_puts(&b, " | ");
+        rc = rc ? rc : mp_buf_append(&b, p, (size_t)(e - p));
+        p = *e ? e + 1 : e;
+    }
+    *out = rc ? NULL : mp_strdup(mp_buf_cstr(&b));
+    mp_buf_fini(&b);
+    return rc ? rc : *out ? 0 : MP_ENOMEM;
+}
+
+static int dupf(const struct mp_csv_rec *rec, const int *ix, int c, char **out)
+{
+    const char *s =
+        ix[c] >= 0 && (size_t)ix[c] < rec->n ? mp_csv_rec_field(rec, (size_t)ix[c]) : "";
+    *out = mp_strdup(s);
+    return *out ? 0 : MP_ENOMEM;
+}
+
+static double numf(const struct mp_csv_rec *rec, const int *ix, int c)
+{
+    if (ix[c] < 0 || (size_t)ix[c] >= rec->n)
+        return 0;
+    return strtod(mp_csv_rec_field(rec, (size_t)ix[c]), NULL);
+}
+
+static int fill_op(const struct mp_csv_rec *rec, const int *ix, long rank, struct mp_replay_op *op)
+{
+    op->rank = rank;
+    op->kernels_match = -1;
+    int rc = dupf(rec, ix, C_NAME, &op->name);
+    rc = rc ? rc : dupf(rec, ix, C_CAT, &op->category);
+    rc = rc ? rc : dupf(rec, ix, C_DIMS, &op->dims);
+    rc = rc ? rc : dupf(rec, ix, C_DIMS, &op->shape_key);
+    rc = rc ? rc : dupf(rec, ix, C_TYPES, &op->types);
+    rc = rc ? rc : dupf(rec, ix, C_STRIDES, &op->strides);
+    rc = rc ? rc : dupf(rec, ix, C_CONC, &op->concrete);
+    rc = rc ? rc : dupf(rec, ix, C_GFLOPS, &op->gflops);
+    rc = rc ? rc : dupf(rec, ix, C_MB, &op->data_mb);
+    rc = rc ? rc : dupf(rec, ix, C_FPB, &op->flops_per_byte);
+    rc = rc ? rc : dupf(rec, ix, C_SPEC, &op->compute_spec);
+    rc = rc ? rc : dupf(rec, ix, C_BOUND, &op->roofline_bound);
+    rc = rc ? rc : dupf(rec, ix, C_RLUS, &op->roofline_us);
+    rc = rc ? rc : dupf(rec, ix, C_PCT, &op->pct_roofline);
+    if (!rc)
+        rc = kernel_names(ix[C_KDET] >= 0 && (size_t)ix[C_KDET] < rec->n
+                              ? mp_csv_rec_field(rec, (size_t)ix[C_KDET])
+                              : "",
+                          &op->trace_kernels);
+    op->calls = (long)numf(rec, ix, C_COUNT);
+    op->trace_mean_us = numf(rec, ix, C_KMEAN);
+    op->trace_median_us = numf(rec, ix, C_KMEDIAN);
+    op->trace_sum_us = numf(rec, ix, C_KSUM);
+    return rc;
+}
+
+static bool keep_row(const struct mp_replay_opts *o, const struct mp_csv_rec *rec, const int *ix,
+                     long rank)
+{
+    if (o->row > 0)
+        return rank == o->row;
+    if (o->op && strcmp(mp_csv_rec_field(rec, (size_t)ix[C_NAME]), o->op) != 0)
+        return false;
+    if (o->category && ix[C_CAT] >= 0 &&
+        strcmp(mp_csv_rec_field(rec, (size_t)ix[C_CAT]), o->category) != 0)
+        return false;
+    return true;
+}
+
+/* Selects the rows of the report's unified_perf_summary sheet. */
+static int select_rows(const struct mp_replay_opts *o, const struct mp_buf *csv,
+                       struct mp_replay_result *r, struct mp_diag *d)
+{
+    const char *p = csv->data ? csv->data : "", *end = p + csv->len;
+    struct mp_csv_rec rec = {0};
+    int ix[C_N];
+    int rc = mp_csv_next(&p, end, &rec, 4096);
+    if (rc != 1) {
+        mp_csv_rec_fini(&rec);
+        return mp_diag_set(d, MP_EPARSE, "unified_perf_summary has no header");
+    }
+    for (int c = 0; c < C_N; c++) {
+        ix[c] = -1;
+        for (size_t i = 0; i < rec.n; i++)
+            if (strcmp(mp_csv_rec_field(&rec, i), col_names[c]) == 0)
+                ix[c] = (int)i;
+    }
+    if (ix[C_NAME] < 0 || ix[C_DIMS] < 0 || ix[C_TYPES] < 0) {
+        mp_csv_rec_fini(&rec);
+        return mp_diag_set(d, MP_EPARSE, "unified_perf_summary lacks the argument columns");
+    }
+    size_t cap = 0;
+    long rank = 0;
+    rc = 0;
+    while (!rc && (rc = mp_csv_next(&p, end, &rec, 4096)) == 1) {
+        rc = 0;
+        rank++;
+        if (!keep_row(o, &rec, ix, rank) || (o->top > 0 && r->n >= (size_t)o->top))
+            continue;
+        if (MP_GROW(r->ops, cap, r->n + 1, 16)) {
+            rc = MP_ENOMEM;
+            break;
+        }
+        memset(&r->ops[r->n], 0, sizeof(r->ops[0]));
+        r->ops[r->n].n = (int)r->n + 1;
+        rc = fill_op(&rec, ix, rank, &r->ops[r->n]);
+        r->n++;
+    }
+    mp_csv_rec_fini(&rec);
+    r->n_rows = (size_t)rank;
+    if (rc < 0)
+        return mp_diag_set(d, rc, "reading unified_perf_summary: %s", mp_strerror(rc));
+    return 0;
+}
+
+int rp_select(const struct mp_replay_opts *o, struct mp_replay_result *r, struct mp_diag *d)
+{
+    struct mp_report_opts ro;
+    mp_report_opts_defaults(&ro);
+    ro.arch = o->arch;
+    ro.arch_auto = o->arch_auto && !o->arch;
+    ro.serial = o->serial;
+    struct mp_report *rep = NULL;
+    int rc = mp_report_build(o->trace, &ro, &rep, d);
+    if (rc)
+        return rc;
+    if (rep->has_arch)
+        snprintf(r->arch_name, sizeof(r->arch_name), "%s", rep->arch_name);
+    const struct mp_report_sheet *us = NULL;
+    for (size_t i = 0; i < rep->n; i++)
+        if (strcmp(rep->sheets[i].name, "unified_perf_summary") == 0)
+            us = &rep->sheets[i];
+    if (!us)
+        rc = mp_diag_set(d, MP_ENOTFOUND, "the report of %s has no unified_perf_summary", o->trace);
+    else
+        rc = select_rows(o, &us->csv, r, d);
+    mp_report_free(rep);
+    if (!rc && r->n == 0) {
+        mp_diag_set_file(d, o->trace);
+        if (o->row > 0)
+            rc =
+                mp_diag_set(d, MP_EINVAL, "--row %ld: the ranking has %zu rows", o->row, r->n_rows);
+        else
+            rc = mp_diag_set(d, MP_EINVAL, "no op row matches%s%s%s%s (of %zu rows)",
+                             o->op ? " --op " : "", o->op ? o->op : "",
+                             o->category ? " --category " : "", o->category ? o->category : "",
+                             r->n_rows);
+    }
+    return rc;
+}
