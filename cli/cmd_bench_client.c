@@ -789,8 +789,10 @@ static int client_setup(struct opts *o, bool *chat, const char **model_id)
     return 0;
 }
 
-/* The datasets of docs/workloads.md: 0, an MP_E* code (d says why), or -1
- * for another name. Their output lengths are meant as given: ignore_eos. */
+/* The datasets of docs/workloads.md: 0, an MP_E* code (d says why), or
+ * NOT_WORKLOAD for another name. Their output lengths are meant as given: ignore_eos. */
+enum { NOT_WORKLOAD = 1 };
+
 static int client_workload(struct opts *o, bool chat, struct mp_loadgen_dataset **ds,
                            struct mp_diag *d)
 {
@@ -823,7 +825,7 @@ static int client_workload(struct opts *o, bool chat, struct mp_loadgen_dataset 
         return mp_loadgen_dataset_multi_turn(&o->mt, ds, d);
     }
     o->cfg.ignore_eos = eos;
-    return -1;
+    return NOT_WORKLOAD;
 }
 
 /* The request dataset; returns 0 or the exit code. */
@@ -847,10 +849,17 @@ static int client_dataset(struct opts *o, bool chat, struct mp_loadgen_dataset *
                                           o->cfg.seed, sg ? o->shuffle : false, o->oversample};
         rc = sg ? mp_loadgen_dataset_sharegpt(&fo, o->num_prompts, ds, &d)
                 : mp_loadgen_dataset_jsonl(&fo, o->num_prompts, ds, &d);
-    } else if ((rc = client_workload(o, chat, ds, &d)) < 0) {
+    } else if ((rc = client_workload(o, chat, ds, &d)) == NOT_WORKLOAD) {
         return bad("--dataset-name", o->dataset,
                    "random, sharegpt, jsonl, prefix_repetition, generated-shared-prefix, "
                    "mooncake, burstgpt or multi_turn");
+    }
+    if (!rc && o->cfg.fixed_schedule && !(*ds)->arrival_s) {
+        fprintf(stderr,
+                "magpie: error: --fixed-schedule needs a dataset with recorded arrival times "
+                "(--dataset-name mooncake with timestamps, or burstgpt), not %s\n",
+                (*ds)->name);
+        return EXIT_USAGE;
     }
     if (!rc && o->tokenize) {
         size_t counted = 0;
