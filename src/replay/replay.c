@@ -129,10 +129,21 @@ static int rebuild_one(const struct mp_replay_opts *o, struct mp_replay_op *op, 
     mp_buf_init(&py, 16u << 20);
     int rc = 0;
     if (strstr(op->name, "->")) {
+        int pl = (int)(strstr(op->name, "->") - op->name);
+        if (strncmp(op->name, "aten::", 6) == 0)
+            snprintf(why, sizeof(why),
+                     "synthetic op (one kernel of %.*s split out by TraceLens); replay %.*s "
+                     "itself",
+                     pl, op->name, pl, op->name);
+        else
+            snprintf(why, sizeof(why),
+                     "synthetic op: a kernel under %.*s with no CPU op above it (a graph "
+                     "replay), so no arguments were recorded",
+                     pl, op->name);
+    } else if (strncmp(op->name, "triton_", 7) == 0) {
         snprintf(why, sizeof(why),
-                 "synthetic op (one kernel of %.*s split out by TraceLens); "
-                 "replay the op itself",
-                 (int)(strstr(op->name, "->") - op->name), op->name);
+                 "a torch.compile (Inductor) Triton kernel, not an ATen op: "
+                 "no arguments recorded; see Inductor's output code");
     } else if (is_custom(op->name)) {
         struct rp_val v[4] = {{0}};
         rc = rp_val_parse(op->dims, "Input Dims", &v[0], d);

@@ -267,6 +267,43 @@ static const struct rp_schema schemas[] = {
     {"aten::scatter_", "Tensor(a!) self, int dim, Tensor index, Tensor src", "index:self@dim"},
     {"aten::scatter_add", "Tensor self, int dim, Tensor index, Tensor src", "index:self@dim"},
     {"aten::scatter_add_", "Tensor(a!) self, int dim, Tensor index, Tensor src", "index:self@dim"},
+    {"aten::index", "Tensor self, Tensor?[] indices", NULL},
+    {"aten::clamp_min_", "Tensor(a!) self, Scalar min", NULL},
+    {"aten::clamp_max_", "Tensor(a!) self, Scalar max", NULL},
+    {"aten::threshold_backward", "Tensor grad_output, Tensor self, Scalar threshold", NULL},
+    {"aten::upsample_nearest1d", "Tensor self, SymInt[1] output_size, float? scales", NULL},
+    {"aten::upsample_nearest2d",
+     "Tensor self, SymInt[2] output_size, float? scales_h, float? scales_w", NULL},
+    {"aten::max_pool2d_with_indices",
+     "Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, int[2] dilation, bool "
+     "ceil_mode",
+     NULL},
+    {"aten::normal_", "Tensor(a!) self, float mean, float std, *, Generator? generator", NULL},
+    {"aten::uniform_", "Tensor(a!) self, float from, float to, *, Generator? generator", NULL},
+    {"aten::mse_loss_backward", "Tensor grad_output, Tensor self, Tensor target, int reduction",
+     NULL},
+    /* backward of norms and convolution (training traces) */
+    {"aten::native_layer_norm_backward",
+     "Tensor grad_out, Tensor input, SymInt[] normalized_shape, Tensor mean, Tensor rstd, Tensor? "
+     "weight, Tensor? bias, bool[3] output_mask",
+     NULL},
+    {"aten::native_batch_norm_backward",
+     "Tensor grad_out, Tensor input, Tensor? weight, Tensor? running_mean, Tensor? running_var, "
+     "Tensor? save_mean, Tensor? save_invstd, bool train, float eps, bool[3] output_mask",
+     NULL},
+    {"aten::native_group_norm_backward",
+     "Tensor grad_out, Tensor input, Tensor mean, Tensor rstd, Tensor? weight, SymInt N, SymInt C, "
+     "SymInt HxW, int group, bool[3] output_mask",
+     NULL},
+    {"aten::_fused_rms_norm_backward",
+     "Tensor grad_out, Tensor input, int[] normalized_shape, Tensor rstd, Tensor? weight, bool[2] "
+     "output_mask",
+     NULL},
+    {"aten::convolution_backward",
+     "Tensor grad_output, Tensor input, Tensor weight, SymInt[]? bias_sizes, SymInt[] stride, "
+     "SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt "
+     "groups, bool[3] output_mask",
+     NULL},
     /* convolution */
     {"aten::convolution",
      "Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, SymInt[] padding, SymInt[] "
@@ -749,6 +786,10 @@ static int try_schema(const struct rp_schema *s, bool with_out, const struct rp_
         const struct rp_val *st =
             strides->k == RV_SEQ && (size_t)i < strides->n ? &strides->items[i] : &empty;
         int m = rt ? match_arg(sa[i].type, rt, cv, di, st, a) : 0;
+        if (m == 0 && rt && !*rt && sa[i].kwarg && !strstr(sa[i].type, "Tensor")) {
+            a->k = RA_NONE; /* a keyword argument recorded empty: left at its default */
+            m = 1;
+        }
         if (m <= 0) {
             rp_call_fini(c);
             return m;

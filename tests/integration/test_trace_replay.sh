@@ -1,0 +1,134 @@
+#!/usr/bin/env bash
+# `magpie trace replay` on the real H200 Mixtral trace (../shared): the IR
+# entries of four ops against a golden (fixtures/replay/), every one of the
+# top 20 ops rebuilt or listed with a reason, the files of every rebuilt op
+# (ref_<n>.py parses and has Model/get_inputs/get_init_inputs, its tensors
+# carry the recorded shapes and strides, cand_<n>.py, compare_<n>.yaml), the
+# summary's columns, --run without a GPU (exit 0, a note), and bad input
+# (exit 2 naming what is wrong). No torch needed (test_trace_replay_torch.sh
+# runs the references when torch is importable).
+#
+# Env: MAGPIE (magpie binary), MP_SHARED (shared data), MP_FIXTURES.
+set -u
+: "${MAGPIE:?MAGPIE must point to the magpie binary}"
+: "${MP_SHARED:?MP_SHARED must point to the shared data}"
+: "${MP_FIXTURES:?MP_FIXTURES must point to tests/fixtures}"
+TRACE="$MP_SHARED/data/traces/h200/mixtral_shape_l8_bs16_p256_d12.json.gz"
+[ -f "$TRACE" ] || { echo "FAIL: $TRACE is missing"; exit 1; }
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/replay.XXXXXX")
+trap 'rm -rf "$TMP"' EXIT
+fails=0
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+
+"$MAGPIE" trace replay "$TRACE" -o "$TMP/r" >"$TMP/out" 2>"$TMP/err" ||
+    fail "replay exited $?: $(tail -3 "$TMP/err")"
+grep -q "20 of 239 rows selected" "$TMP/out" || fail "selection: $(tail -2 "$TMP/out")"
+
+python3 - "$TMP/r" "$MP_FIXTURES/replay/h200_mixtral_ir.json" <<'PY' || fails=$((fails + 1))
+import ast, csv, json, os, sys
+d, golden = sys.argv[1], sys.argv[2]
+ir = json.load(open(os.path.join(d, "event_replay_ir.json")))
+skipped = json.load(open(os.path.join(d, "event_replay_skipped.json")))
+summ = json.load(open(os.path.join(d, "replay_summary.json")))
+ops = summ["ops"]
+assert len(ops) == 20 and summ["rows_in_ranking"] == 239, (len(ops), summ["rows_in_ranking"])
+# the ranking is unified_perf_summary's: rows 1..20 in order, by kernel time
+assert [o["rank"] for o in ops] == list(range(1, 21))
+sums = [o["trace_kernel_us_sum"] for o in ops]
+assert sums == sorted(sums, reverse=True), sums
+# every op rebuilt, or listed with a reason
+for o in ops:
+    assert o["rebuilt"] or o["reason"], o
+    assert o["in_ir"] or o["reason"], o
+    assert o["in_ir"] == any(e["magpie"]["n"] == o["n"] for e in ir), o
+assert {s["n"] for s in skipped} == {o["n"] for o in ops if not o["in_ir"]}
+assert all(s["reason"] for s in skipped)
+assert sum(o["rebuilt"] for o in ops) == 20 and sum(o["in_ir"] for o in ops) == 15, \
+    [(o["n"], o["rebuilt"], o["in_ir"]) for o in ops]
+# TraceLens's EventReplay IR: what batched_replay.py reads
+for e in ir:
+    assert set(e) >= {"op_name", "replay_ir", "count"}, e
+    for a in e["replay_ir"]["list_pos_args"] + e["replay_ir"]["list_kwargs"]:
+        assert set(a) == {"arg_name", "arg_type", "value"}, a
+        if a["arg_type"].startswith("Tensor") and a["value"] is not None:
+            v = a["value"]
+            assert set(v) == {"shape", "dtype", "strides", "init"}, v
+            assert len(v["shape"]) == len(v["strides"])
+            assert v["dtype"] in ("double", "float", "c10::Half", "c10::BFloat16", "long", "int",
+                                  "bool"), v
+            assert v["init"] in ("normal", None)
+            if v["dtype"] in ("long", "int", "bool"):
+                assert v["init"] is None, v
+gold = json.load(open(golden))
+by_n = {e["magpie"]["n"]: e for e in ir}
+for g in gold:
+    got = by_n.get(g["magpie"]["n"])
+    assert got == g, "IR of op %d:\n%s\nexpected\n%s" % (g["magpie"]["n"], got, g)
+# the recorded arguments of each rebuilt op are in its ref, tensors as recorded
+for o in ops:
+    if not o["rebuilt"]:
+        continue
+    n = o["n"]
+    src = open(os.path.join(d, "ref_%d.py" % n)).read()
+    tree = ast.parse(src)
+    names = {x.name for x in tree.body if isinstance(x, (ast.FunctionDef, ast.ClassDef))}
+    assert {"Model", "get_inputs", "get_init_inputs"} <= names, (n, names)
+    dims = ast.literal_eval(o["shape_key"])
+    doc = ast.get_docstring(tree)
+    strides = ast.literal_eval(doc.split("Input Strides: ")[1].split("\n")[0])
+    types = ast.literal_eval(doc.split("Input type: ")[1].split("\n")[0])
+    calls = [c for c in ast.walk(tree) if isinstance(c, ast.Call)
+             and getattr(c.func, "id", "") == "_tensor" and len(c.args) >= 3]
+    made = sorted(str((ast.literal_eval(c.args[0]), ast.literal_eval(c.args[1]))) for c in calls)
+    want = sorted(str((tuple(dd), tuple(ss))) for dd, ss, t in zip(dims, strides, types)
+                  if t and t not in ("Scalar", "ScalarList"))
+    assert made == want, (n, made, want)
+    assert "torch.ops.aten.%s(" % o["op"].split("::")[1] in src, n
+    cand = open(os.path.join(d, "cand_%d.py" % n)).read()
+    assert "class ModelNew" in cand and "ref_%d.py" % n in cand
+    ast.parse(cand)
+    cmp_ = open(os.path.join(d, "compare_%d.yaml" % n)).read()
+    assert "source_files: [ref_%d.py]" % n in cmp_ and "cand_%d.py" % n in cmp_
+# the summary CSV: one row per op, trace columns filled, replay columns empty
+rows = list(csv.DictReader(open(os.path.join(d, "replay_summary.csv"), newline="")))
+assert len(rows) == 20
+for r in rows:
+    assert r["trace_kernel_us_median"] and r["trace_kernels"], r
+    assert r["replay_kernel_us_median"] == "" and r["ratio"] == "", r
+mm = [r for r in rows if r["op"] == "aten::mm"][0]
+assert mm["gflops"] and mm["compute_spec"] == "matrix_bf16" and mm["roofline_bound"], mm
+print("ok: IR, refs and summary")
+PY
+
+# --run on a machine without a GPU (or without torch): the files, a note, exit 0
+if ! python3 -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null; then
+    "$MAGPIE" trace replay "$TRACE" --op aten::topk --top 1 --run -o "$TMP/run" \
+        >"$TMP/out" 2>"$TMP/err" || fail "--run without a GPU exited $?: $(tail -3 "$TMP/err")"
+    grep -q "nothing was replayed" "$TMP/err" || fail "--run: no note: $(cat "$TMP/err")"
+    [ -f "$TMP/run/ref_1.py" ] && [ -f "$TMP/run/replay_summary.csv" ] ||
+        fail "--run without a GPU did not write the files"
+fi
+
+# selection and bad input
+"$MAGPIE" trace replay "$TRACE" --row 7 -o "$TMP/row" >"$TMP/out" 2>&1 ||
+    fail "--row 7: exit $?"
+grep -q "^1 .*aten::mm" "$TMP/out" || fail "--row 7: $(head -3 "$TMP/out")"
+"$MAGPIE" trace replay "$TRACE" --category GEMM --top 2 -o "$TMP/cat" --json >"$TMP/out" 2>&1 ||
+    fail "--category: exit $?"
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert [o["op"] for o in d["ops"]]==["aten::mm","aten::mm"], d' \
+    "$TMP/out" || fail "--category GEMM --json"
+"$MAGPIE" trace replay "$TRACE" --row 9999 -o "$TMP/bad" >"$TMP/out" 2>&1
+[ $? = 2 ] && grep -q "row 9999" "$TMP/out" || fail "--row 9999: $(cat "$TMP/out")"
+"$MAGPIE" trace replay "$TMP/missing.json" -o "$TMP/bad" >"$TMP/out" 2>&1
+[ $? = 2 ] && grep -q "missing.json" "$TMP/out" || fail "missing trace: $(cat "$TMP/out")"
+printf '{"traceEvents": [\n{"name": "x", "ph": "X", "ts": 1, "dur": }\n]}\n' >"$TMP/broken.json"
+"$MAGPIE" trace replay "$TMP/broken.json" -o "$TMP/bad" >"$TMP/out" 2>&1
+[ $? = 2 ] && grep -q "broken.json:2:" "$TMP/out" || fail "broken trace: $(cat "$TMP/out")"
+"$MAGPIE" trace replay "$TRACE" >"$TMP/out" 2>&1
+[ $? = 2 ] || fail "no -o: not exit 2"
+"$MAGPIE" trace replay "$TRACE" -o "$TMP/x" --top -1 >"$TMP/out" 2>&1
+[ $? = 2 ] || fail "--top -1: not exit 2"
+[ -e "$TMP/bad" ] && fail "a failed replay left $TMP/bad"
+
+[ $fails = 0 ] && echo ok
+exit $((fails > 0))
