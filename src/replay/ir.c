@@ -21,6 +21,30 @@ static int ir_ints(struct mp_buf *b, const long long *v, size_t n)
     return rc ? rc : mp_buf_putc(b, ']');
 }
 
+/* True when two elements of t share memory (an expanded view, stride 0 on
+ * a dimension longer than 1, or strides that interleave): TraceLens's
+ * normal_() init refuses to write such a tensor. */
+static bool overlapping(const struct rp_tensor *t)
+{
+    size_t idx[32], n = 0;
+    for (size_t i = 0; i < t->nd && n < 32; i++)
+        if (t->shape[i] > 1)
+            idx[n++] = i;
+    for (size_t i = 1; i < n; i++) /* by stride, ascending */
+        for (size_t j = i; j > 0 && t->strides[idx[j]] < t->strides[idx[j - 1]]; j--) {
+            size_t x = idx[j];
+            idx[j] = idx[j - 1];
+            idx[j - 1] = x;
+        }
+    long long span = 1;
+    for (size_t i = 0; i < n; i++) {
+        if (t->strides[idx[i]] < span)
+            return true;
+        span += t->strides[idx[i]] * (t->shape[idx[i]] - 1);
+    }
+    return false;
+}
+
 static int ir_value(struct mp_buf *b, const char *op, const struct rp_arg *a)
 {
     switch (a->k) {
@@ -30,8 +54,9 @@ static int ir_value(struct mp_buf *b, const char *op, const struct rp_arg *a)
                   strcmp(dt, "c10::Half") == 0 || strcmp(dt, "c10::BFloat16") == 0;
         /* written before being read: no values needed (TraceLens's rule for
          * copy_ and fill_); integer and bool tensors cannot take its normal init */
-        bool dst = a->mutated && (strcmp(op, "aten::copy_") == 0 ||
-                                  strcmp(op, "aten::fill_") == 0 || strcmp(a->name, "out") == 0);
+        bool dst = a->mutated &&
+                   (strcmp(op, "aten::copy_") == 0 || strcmp(op, "aten::fill_") == 0 || a->kwarg);
+        fl = fl && !overlapping(&a->t);
         int rc = mp_buf_puts(b, "{\"shape\": ");
         rc = rc ? rc : ir_ints(b, a->t.shape, a->t.nd);
         rc = rc ? rc : mp_buf_puts(b, ", \"dtype\": ");

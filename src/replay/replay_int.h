@@ -86,8 +86,8 @@ struct rp_call {
 
 /* Matches the recorded cells against the schema table. Returns 0 with c
  * filled, or MP_ENOTFOUND / MP_EUNSUP with a reason in why[0..nwhy). */
-int rp_match(const char *op, const char *dims, const char *types, const char *strides,
-             const char *concrete, struct rp_call *c, char *why, size_t nwhy, struct mp_diag *d);
+int rp_match(const char *op, const char *dims_s, const char *types_s, const char *strides_s,
+             const char *conc_s, struct rp_call *c, char *why, size_t nwhy, struct mp_diag *d);
 void rp_call_fini(struct rp_call *c);
 
 /* Torch dtype of a recorded tensor type ("torch.bfloat16"), NULL unknown. */

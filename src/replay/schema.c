@@ -282,6 +282,9 @@ static const struct rp_schema schemas[] = {
     {"aten::uniform_", "Tensor(a!) self, float from, float to, *, Generator? generator", NULL},
     {"aten::mse_loss_backward", "Tensor grad_output, Tensor self, Tensor target, int reduction",
      NULL},
+    {"aten::mse_loss_backward",
+     "Tensor grad_output, Tensor self, Tensor target, int reduction, *, Tensor(a!) grad_input",
+     NULL},
     /* backward of norms and convolution (training traces) */
     {"aten::native_layer_norm_backward",
      "Tensor grad_out, Tensor input, SymInt[] normalized_shape, Tensor mean, Tensor rstd, Tensor? "
