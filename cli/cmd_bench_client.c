@@ -1048,7 +1048,7 @@ static int client_run(struct opts *o, const struct cli_global *g,
     o->info.backend = o->backend;
     o->info.model_id = model_id;
     o->info.dataset = ds->name;
-    o->info.num_prompts = o->num_prompts;
+    o->info.num_prompts = ds->n; /* = --num-prompts, except for gsp, traces and sessions */
     o->info.fail_limit = &o->fail_limit;
     struct mp_loadgen_failures fl;
     mp_loadgen_failures(*res, &fl);

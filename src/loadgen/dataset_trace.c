@@ -309,8 +309,14 @@ static int mooncake_line(const struct mp_loadgen_trace_opts *o, json_t *doc, str
     return 0;
 }
 
-int mp_loadgen_dataset_mooncake(const struct mp_loadgen_trace_opts *o,
-                                struct mp_loadgen_dataset **out, struct mp_diag *d)
+/* One line [p, le) of the file (number line, base the file's start) into t. */
+typedef int (*trace_line_fn)(const struct mp_loadgen_trace_opts *o, struct trace *t,
+                             const char *base, const char *p, const char *le, long line, void *ctx,
+                             struct mp_diag *d);
+
+/* Reads o->path line by line through fn, then makes the dataset. */
+static int trace_read(const struct mp_loadgen_trace_opts *o, const char *name, trace_line_fn fn,
+                      void *ctx, struct mp_loadgen_dataset **out, struct mp_diag *d)
 {
     *out = NULL;
     int rc = check_opts(o, d);
@@ -324,35 +330,51 @@ int mp_loadgen_dataset_mooncake(const struct mp_loadgen_trace_opts *o,
     const char *base = file.data ? file.data : "", *p = base, *end = base + file.len;
     long line = 0;
     while (p < end && !rc) {
-        const char *nl = memchr(p, '\n', (size_t)(end - p)), *le = nl ? nl : end, *q = p;
-        line++;
-        while (q < le && (*q == ' ' || *q == '\t' || *q == '\r'))
-            q++;
-        if (q < le) {
-            json_error_t je;
-            json_t *doc = json_loadb(p, (size_t)(le - p), 0, &je);
-            const char *field = NULL, *bad = NULL;
-            if (!json_is_object(doc)) {
-                rc = mp_diag_set(d, MP_EPARSE, "%s", doc ? "expected a JSON object" : je.text);
-                mp_diag_set_file(d, o->path);
-                mp_diag_set_pos(d, p - base + (doc ? 0 : je.position), line, doc ? 1 : je.column);
-            } else if ((rc = mooncake_line(o, doc, &t, &field, &bad))) {
-                mp_diag_set(d, rc, "out of memory reading %s", o->path);
-            } else if (bad) {
-                rc = mp_diag_set(d, MP_EINVAL, "%s", bad);
-                mp_diag_set_file(d, o->path);
-                mp_diag_set_pos(d, p - base, line, 1);
-                mp_diag_set_field(d, field);
-            }
-            json_decref(doc);
-        }
+        const char *nl = memchr(p, '\n', (size_t)(end - p)), *le = nl ? nl : end;
+        rc = fn(o, &t, base, p, le, ++line, ctx, d);
         p = nl ? nl + 1 : end;
     }
     if (!rc)
-        rc = trace_dataset(o, &t, "mooncake", out, d);
+        rc = trace_dataset(o, &t, name, out, d);
     trace_fini(&t);
     mp_buf_fini(&file);
     return rc;
+}
+
+static int mooncake_text_line(const struct mp_loadgen_trace_opts *o, struct trace *t,
+                              const char *base, const char *p, const char *le, long line, void *ctx,
+                              struct mp_diag *d)
+{
+    (void)ctx;
+    const char *q = p;
+    while (q < le && (*q == ' ' || *q == '\t' || *q == '\r'))
+        q++;
+    if (q == le)
+        return 0;
+    json_error_t je;
+    json_t *doc = json_loadb(p, (size_t)(le - p), 0, &je);
+    const char *field = NULL, *bad = NULL;
+    int rc = 0;
+    if (!json_is_object(doc)) {
+        rc = mp_diag_set(d, MP_EPARSE, "%s", doc ? "expected a JSON object" : je.text);
+        mp_diag_set_file(d, o->path);
+        mp_diag_set_pos(d, p - base + (doc ? 0 : je.position), line, doc ? 1 : je.column);
+    } else if ((rc = mooncake_line(o, doc, t, &field, &bad))) {
+        mp_diag_set(d, rc, "out of memory reading %s", o->path);
+    } else if (bad) {
+        rc = mp_diag_set(d, MP_EINVAL, "%s", bad);
+        mp_diag_set_file(d, o->path);
+        mp_diag_set_pos(d, p - base, line, 1);
+        mp_diag_set_field(d, field);
+    }
+    json_decref(doc);
+    return rc;
+}
+
+int mp_loadgen_dataset_mooncake(const struct mp_loadgen_trace_opts *o,
+                                struct mp_loadgen_dataset **out, struct mp_diag *d)
+{
+    return trace_read(o, "mooncake", mooncake_text_line, NULL, out, d);
 }
 
 /* ---- BurstGPT CSV ---- */
@@ -436,45 +458,32 @@ static int burst_row(const struct mp_loadgen_trace_opts *o, const char *p, const
     return 0;
 }
 
+/* the header (line 1: the columns' places into ctx) or a row */
+static int burst_line(const struct mp_loadgen_trace_opts *o, struct trace *t, const char *base,
+                      const char *p, const char *le, long line, void *ctx, struct mp_diag *d)
+{
+    int *col = ctx, rc = 0;
+    t->have_ts = true;
+    if (line == 1) {
+        int miss = csv_header(p, le, col);
+        if (miss >= 0)
+            return loadgen_file_error(d, MP_EPARSE, o->path, base, p, BG_COLS[miss],
+                                      "the header has no column \"%s\"", BG_COLS[miss]);
+        return 0;
+    }
+    if (le == p || (le - p == 1 && *p == '\r'))
+        return 0;
+    const char *field = NULL, *bad = NULL;
+    if ((rc = burst_row(o, p, le, col, t, &field, &bad)))
+        return mp_diag_set(d, rc, "out of memory reading %s", o->path);
+    if (bad)
+        return loadgen_file_error(d, MP_EINVAL, o->path, base, p, field, "%s", bad);
+    return 0;
+}
+
 int mp_loadgen_dataset_burstgpt(const struct mp_loadgen_trace_opts *o,
                                 struct mp_loadgen_dataset **out, struct mp_diag *d)
 {
-    *out = NULL;
-    int rc = check_opts(o, d);
-    if (rc)
-        return rc;
-    struct mp_buf file;
-    struct trace t;
-    memset(&t, 0, sizeof(t));
-    if ((rc = loadgen_read_file(o->path, &file, d)))
-        return rc;
-    const char *base = file.data ? file.data : "", *p = base, *end = base + file.len;
-    long line = 0;
     int col[BG_NCOL];
-    while (p < end && !rc) {
-        const char *nl = memchr(p, '\n', (size_t)(end - p)), *le = nl ? nl : end;
-        line++;
-        const char *field = NULL, *bad = NULL;
-        if (line == 1) {
-            int miss = csv_header(p, le, col);
-            if (miss >= 0) {
-                rc = loadgen_file_error(d, MP_EPARSE, o->path, base, p, BG_COLS[miss],
-                                        "the header has no column \"%s\"", BG_COLS[miss]);
-                break;
-            }
-        } else if (le > p && !(le - p == 1 && *p == '\r')) {
-            if ((rc = burst_row(o, p, le, col, &t, &field, &bad)))
-                mp_diag_set(d, rc, "out of memory reading %s", o->path);
-            else if (bad)
-                rc = loadgen_file_error(d, MP_EINVAL, o->path, base, p, field, "%s", bad);
-        }
-        p = nl ? nl + 1 : end;
-    }
-    if (!rc)
-        t.have_ts = true;
-    if (!rc)
-        rc = trace_dataset(o, &t, "burstgpt", out, d);
-    trace_fini(&t);
-    mp_buf_fini(&file);
-    return rc;
+    return trace_read(o, "burstgpt", burst_line, col, out, d);
 }

@@ -993,7 +993,7 @@ static int arrivals(struct engine *e, const double *off, uint64_t *arrival, uint
         }
     }
     if (e->cfg->fixed_schedule && ds->prev) {
-        *recorded = malloc(ds->n * sizeof(uint64_t));
+        *recorded = malloc((ds->n + 1) * sizeof(uint64_t));
         if (!*recorded)
             return mp_diag_set(d, MP_ENOMEM, "out of memory");
         memcpy(*recorded, arrival, ds->n * sizeof(uint64_t));

@@ -62,7 +62,7 @@ int loadgen_sessions_stats(const struct mp_loadgen_result *r, struct loadgen_ses
         if (r->recs[i].turn > max_turn)
             max_turn = r->recs[i].turn;
     }
-    size_t ns = (size_t)(max_sess + 1);
+    size_t ns = (size_t)max_sess + 1; /* max_sess >= -1 */
     s->n_turns = max_turn + 1 < MAX_TURNS_SHOWN ? max_turn + 1 : MAX_TURNS_SHOWN;
     double *a = malloc((r->n + 1) * sizeof(double)), *b = malloc((r->n + 1) * sizeof(double));
     double *c = malloc((r->n + 1) * sizeof(double));

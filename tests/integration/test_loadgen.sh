@@ -12,37 +12,9 @@
 # in the summary, JSON and HTML, judged by --max-failed-requests; open-loop
 # arrivals never early (their lateness is reported); exit codes. Loopback
 # only, bounded counts, each run under 60 s.
-set -u
-MAGPIE=${MAGPIE:?} MP_BIN=${MP_BIN:?}
-CALIB=$MP_BIN/calib/calib_server
+# shellcheck source=tests/integration/calib_lib.sh
+. "$(dirname "$0")/calib_lib.sh"
 CHECK=$MP_BIN/calib/calib_check
-W=$(mktemp -d /tmp/mp_loadgen_it.XXXXXX)
-SRV=
-pass=0 fail=0
-cleanup() {
-    [ -n "$SRV" ] && kill "$SRV" 2>/dev/null && wait "$SRV" 2>/dev/null
-    rm -rf "$W"
-}
-trap cleanup EXIT
-ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
-
-ok() { pass=$((pass + 1)); echo "ok   $1"; }
-ko() { fail=$((fail + 1)); echo "FAIL $1"; }
-
-start_server() { # schedule-file
-    rm -f "$W/port" "$W/srv.jsonl"
-    "$CALIB" --schedule "$1" --port-file "$W/port" --log "$W/srv.jsonl" --exit-after-s 120 \
-        >"$W/srv.out" 2>&1 &
-    SRV=$!
-    for _ in $(seq 2400); do [ -s "$W/port" ] && break; sleep 0.05; done # <= 120 s
-    PORT=$(cat "$W/port")
-}
-
-stop_server() {
-    kill "$SRV" 2>/dev/null
-    wait "$SRV" 2>/dev/null
-    SRV=
-}
 
 # bench LABEL SCHEDULE-JSON [magpie flags...]: runs magpie, leaves $W/LABEL.*
 bench() {

@@ -21,35 +21,9 @@
 #   - bad trace files and flags: exit 2 naming the file, line and field.
 # Nothing asserted depends on the machine's speed (orderings and causality,
 # not durations). Loopback only, bounded request counts.
-set -u
-MAGPIE=${MAGPIE:?} MP_BIN=${MP_BIN:?}
-CALIB=$MP_BIN/calib/calib_server
-W=$(mktemp -d /tmp/mp_loadgen_wl.XXXXXX)
-SRV=
-pass=0 fail=0
-cleanup() {
-    [ -n "$SRV" ] && kill "$SRV" 2>/dev/null && wait "$SRV" 2>/dev/null
-    rm -rf "$W"
-}
-trap cleanup EXIT
-
-ok() { pass=$((pass + 1)); echo "ok   $1"; }
-ko() { fail=$((fail + 1)); echo "FAIL $1"; }
-
-start_server() { # schedule-file
-    rm -f "$W/port" "$W/srv.jsonl"
-    "$CALIB" --schedule "$1" --port-file "$W/port" --log "$W/srv.jsonl" --exit-after-s 300 \
-        >"$W/srv.out" 2>&1 &
-    SRV=$!
-    for _ in $(seq 2400); do [ -s "$W/port" ] && break; sleep 0.05; done # <= 120 s
-    PORT=$(cat "$W/port")
-}
-
-stop_server() {
-    kill "$SRV" 2>/dev/null
-    wait "$SRV" 2>/dev/null
-    SRV=
-}
+export CALIB_TAG=mp_loadgen_wl CALIB_EXIT_AFTER=300
+# shellcheck source=tests/integration/calib_lib.sh
+. "$(dirname "$0")/calib_lib.sh"
 
 # run LABEL [magpie flags...]: a fresh server, magpie, $W/LABEL.{json,requests.jsonl,srv.jsonl}
 run() {
