@@ -61,8 +61,11 @@ static int mangled_names(const char **pp, struct mp_buf *out, int *rc)
             break;
         if (parts++)
             *rc = mp_buf_puts(out, "::");
+        /* _GLOBAL__N_1: the anonymous namespace */
         if (!*rc)
-            *rc = mp_buf_append(out, e, (size_t)l);
+            *rc = l > 10 && strncmp(e, "_GLOBAL__N", 10) == 0
+                      ? mp_buf_puts(out, "(anonymous namespace)")
+                      : mp_buf_append(out, e, (size_t)l);
         p = e + l;
     }
     *pp = p;
@@ -505,6 +508,59 @@ static bool primitive(const char *w, size_t n)
     return false;
 }
 
+/* Type anchors: the qualified identifiers in the template arguments
+ * s[tb, te) of the kernel, outside parentheses. */
+static void type_anchors(const char *s, size_t tb, size_t te, struct parsed *ps)
+{
+    size_t scanned = tb;
+    int pd = 0; /* parentheses open at i: a lambda's enclosing parameter list */
+    for (size_t i = tb + 1; i < te;) {
+        for (; scanned < i; scanned++)
+            pd += s[scanned] == '(' ? 1 : s[scanned] == ')' && pd > 0 ? -1 : 0;
+        if (!(isalpha((unsigned char)s[i]) || s[i] == '_' || s[i] == '{') ||
+            (i > 0 && (isalnum((unsigned char)s[i - 1]) || s[i - 1] == '_' || s[i - 1] == ':'))) {
+            i++;
+            continue;
+        }
+        size_t b = i;
+        /* extend over ident, ::, {anon} */
+        for (;;) {
+            if (strncmp(s + i, "{anon}", 6) == 0)
+                i += 6;
+            else if (strncmp(s + i, "{lambda", 7) == 0)
+                break;
+            else
+                while (i < te && (isalnum((unsigned char)s[i]) || s[i] == '_'))
+                    i++;
+            if (i + 1 < te && s[i] == ':' && s[i + 1] == ':')
+                i += 2;
+            else
+                break;
+        }
+        if (i == b) {
+            i++;
+            continue;
+        }
+        if (i < te && s[i] == '(') /* a function (lambda anchors handle these) */
+            continue;
+        const char *last = s + b;
+        for (const char *p = s + b; p < s + i; p++)
+            if (p[0] == ':' && p[1] == ':')
+                last = p + 2;
+        size_t ll = (size_t)(s + i - last);
+        if (ll < 2 || primitive(last, ll) || wrapper_type(last, ll) || starts(s + b, "std::") ||
+            starts(s + b, "c10::") || starts(s + b, "cute::") ||
+            starts(s + b, "at::cuda::detail::"))
+            continue;
+        /* skip "(vllm::Fp8KVCacheDataType)0" style enum casts and the
+         * parameter types of a function that encloses a lambda
+         * (batch_norm_update_stats_and_invert(at::Tensor const&, ...)) */
+        if ((b > 0 && s[b - 1] == '(') || pd > 0)
+            continue;
+        add_anchor(ps, s + b, i - b, false);
+    }
+}
+
 static void parse_cpp(const char *dm_in, struct parsed *ps)
 {
     memset(ps, 0, sizeof(*ps));
@@ -549,7 +605,9 @@ static void parse_cpp(const char *dm_in, struct parsed *ps)
     /* template arguments of the function: between its first '<' and lp */
     const char *ta = memchr(s + fb, '<', lp - fb);
     size_t tb = ta ? (size_t)(ta - s) : lp, te = lp;
-    ps->fn.arity = count_targs(s, tb, te);
+    /* no parameter list: a name rebuilt from the mangled prefix, whose
+     * template arguments are not all known */
+    ps->fn.arity = lp < n ? count_targs(s, tb, te) : -1;
     /* lambda anchors: "QUAL(...)::{lambda" */
     for (size_t i = tb; i + 10 < te; i++) {
         if (s[i] != ')' || strncmp(s + i, ")::{lambda", 10) != 0)
@@ -568,48 +626,7 @@ static void parse_cpp(const char *dm_in, struct parsed *ps)
         if (qb < k)
             add_anchor(ps, s + qb, k - qb, true);
     }
-    /* type anchors: qualified identifiers in the template arguments */
-    for (size_t i = tb + 1; i < te;) {
-        if (!(isalpha((unsigned char)s[i]) || s[i] == '_' || s[i] == '{') ||
-            (i > 0 && (isalnum((unsigned char)s[i - 1]) || s[i - 1] == '_' || s[i - 1] == ':'))) {
-            i++;
-            continue;
-        }
-        size_t b = i;
-        /* extend over ident, ::, {anon} */
-        for (;;) {
-            if (strncmp(s + i, "{anon}", 6) == 0)
-                i += 6;
-            else if (strncmp(s + i, "{lambda", 7) == 0)
-                break;
-            else
-                while (i < te && (isalnum((unsigned char)s[i]) || s[i] == '_'))
-                    i++;
-            if (i + 1 < te && s[i] == ':' && s[i + 1] == ':')
-                i += 2;
-            else
-                break;
-        }
-        if (i == b) {
-            i++;
-            continue;
-        }
-        if (i < te && s[i] == '(') /* a function (lambda anchors handle these) */
-            continue;
-        const char *last = s + b;
-        for (const char *p = s + b; p < s + i; p++)
-            if (p[0] == ':' && p[1] == ':')
-                last = p + 2;
-        size_t ll = (size_t)(s + i - last);
-        if (ll < 2 || primitive(last, ll) || wrapper_type(last, ll) || starts(s + b, "std::") ||
-            starts(s + b, "c10::") || starts(s + b, "cute::") ||
-            starts(s + b, "at::cuda::detail::"))
-            continue;
-        /* skip "(vllm::Fp8KVCacheDataType)0" style enum casts */
-        if (b > 0 && s[b - 1] == '(')
-            continue;
-        add_anchor(ps, s + b, i - b, false);
-    }
+    type_anchors(s, tb, te, ps);
     free(s);
 }
 
@@ -642,9 +659,9 @@ static const char *const clue_name[8] = {"stack", "package", "platform", "namesp
                                          "arity", "repo",    "types",    "kernel"};
 
 struct cand {
-    int32_t def;
     double w;
-    double ns;    /* ns_agree of this def */
+    double ns; /* ns_agree of this def */
+    int32_t def;
     uint8_t clue; /* CL_* */
 };
 
@@ -774,6 +791,15 @@ static bool runtime_frame(const char *f)
     const char *py = strstr(f, ".py(");
     if (!py || !memchr(f, '/', (size_t)(py - f)))
         return true; /* "functools.py(..)": a stdlib module */
+    /* a source checkout of PyTorch or Triton ("/sgl-workspace/triton-custom/
+     * python/triton/backends/amd/driver.py") */
+    static const char *const rt[] = {"/torch/",           "/triton/runtime/",  "/triton/backends/",
+                                     "/triton/compiler/", "/triton/language/", NULL};
+    for (size_t i = 0; rt[i]; i++) {
+        const char *k = strstr(f, rt[i]);
+        if (k && k < py)
+            return true;
+    }
     const char *b = f;
     for (const char *k; (k = strstr(b, "-packages/")) != NULL && k < py;)
         b = k + 10;
@@ -793,7 +819,10 @@ static bool runtime_frame(const char *f)
  *    an installed module (a relative path: the profiler prints
  *    site-packages modules so) that no indexed repository holds.
  * A C++ kernel's Python frames show only who called the op (vLLM code
- * calling an ATen op), so the first rule is not applied to them. */
+ * calling an ATen op), so the first rule is not applied to them, and the
+ * second only when the project frame called a custom op (torch/_ops.py)
+ * or an extension directly, not a PyTorch function (torchvision calling
+ * a convolution that MIOpen runs with composable_kernel). */
 enum { EV_USED = 1, EV_FOREIGN = 2 };
 
 struct evres {
@@ -818,6 +847,9 @@ static void apply_evidence(const struct mp_src_index *ix, struct cand *c, size_t
         return;
     const char *first_project = NULL;
     bool all_triton = true, matched = false;
+    /* runtime frames inner to the first project frame: a custom op's
+     * dispatch (torch/_ops.py) or a PyTorch module/function (an ATen op) */
+    bool via_op = false, via_torch = false;
     for (size_t k = 0; k < n; k++)
         all_triton = all_triton && ix->defs[c[k].def].kind == SRC_TRITON;
     for (size_t i = 0; i < ev->n_frames; i++) {
@@ -830,8 +862,13 @@ static void apply_evidence(const struct mp_src_index *ix, struct cand *c, size_t
             best = lv[k] > best ? lv[k] : best;
         }
         if (best == 0) {
-            if (!first_project && !runtime_frame(f))
+            bool rt = runtime_frame(f);
+            if (!first_project && !rt)
                 first_project = f;
+            else if (!first_project && strstr(f, "torch/_ops.py("))
+                via_op = true;
+            else if (!first_project && rt && has(f, "torch/"))
+                via_torch = true;
             continue;
         }
         matched = true;
@@ -848,7 +885,10 @@ static void apply_evidence(const struct mp_src_index *ix, struct cand *c, size_t
         }
         break;
     }
-    if (!matched && first_project && first_project[0] != '/') {
+    /* a C++ kernel counts as launched by that project only when it called
+     * a custom op or an extension directly, not an ATen op */
+    bool own_launch = all_triton || via_op || !via_torch;
+    if (!matched && own_launch && first_project && first_project[0] != '/') {
         const char *pe = strstr(first_project, ".py(");
         size_t fl = (size_t)(pe - first_project) + 3;
         bool held = false;
@@ -1171,9 +1211,9 @@ static const char *const path_name[P_N] = {"kernel+namespace", "kernel",       "
                                            "name-macro",       "asm-symbol",   "wrapped-kernel"};
 
 struct filecand {
-    int32_t def; /* first line in the file */
     double w;
     double ns;
+    int32_t def; /* first line in the file */
     uint8_t clue;
 };
 
@@ -1412,6 +1452,20 @@ static bool res_settled(const struct mp_src_index *ix, const char *lib, struct m
     return false;
 }
 
+/* A token that Triton specialisation appends to a kernel name: one with a
+ * digit (bf16xbf16xmxfp4, 16x128x256x1) or all capitals (NNT), not a word
+ * such as "forward" or "memset" that names another kernel. */
+static bool spec_token(const char *t)
+{
+    bool digit = false, upper = true;
+    size_t l = 0;
+    for (; t[l]; l++) {
+        digit = digit || isdigit((unsigned char)t[l]);
+        upper = upper && (isupper((unsigned char)t[l]) || isdigit((unsigned char)t[l]));
+    }
+    return l > 0 && (digit || (upper && l >= 2));
+}
+
 /* a plain name: Triton / extern "C" / asm definitions, then without Triton
  * specialisation suffixes, then macros that generate it */
 static size_t res_plain(const struct mp_src_index *ix, const char *raw, const char *kind,
@@ -1425,10 +1479,14 @@ static size_t res_plain(const struct mp_src_index *ix, const char *raw, const ch
     if (!n) { /* Triton specialisation suffixes: drop "_token"s from the right */
         char buf[512];
         snprintf(buf, sizeof(buf), "%s", raw);
+        bool spec = false; /* the dropped part holds a specialisation token */
         for (char *u = strrchr(buf, '_'); u && u > buf && !n; u = strrchr(buf, '_')) {
+            spec = spec || spec_token(u + 1);
             *u = 0;
             if (strlen(buf) < 3)
                 break;
+            if (!spec) /* _topk_forward is not a specialisation of _topk */
+                continue;
             n = lookup_plain(ix, buf, ev, c, 256, ev_used);
             n = kernel_defs_only(ix, c, n);
             if (n && strcmp(kind, "inductor") == 0)
@@ -1444,6 +1502,7 @@ static size_t res_plain(const struct mp_src_index *ix, const char *raw, const ch
                 c[n].def = ix->macros[m];
                 c[n].w = path_is_test(def_path(ix, md)) ? 0.2 : 1;
                 c[n].ns = 0;
+                c[n].clue = 0;
                 n++;
             }
         }
@@ -1509,7 +1568,18 @@ static size_t res_cpp(const struct mp_src_index *ix, const char *d, const struct
                                     ps->anchor[a].ns[0] ? "::" : "", ps->anchor[a].name);
         }
     }
-    if (!n && ps->has_fn) {
+    if (!n && generic && ps->n_anchor > 0) {
+        /* the lambda or functor it runs is what one edits; its generic
+         * template (CUDALoops.cuh) is not the answer */
+        *p = P_WRAPPED;
+        if (!*rc)
+            *rc = mp_buf_printf(notes,
+                                "%sgeneric kernel template; the %s it runs (%s%s%s) is not "
+                                "in the indexed repos",
+                                notes->len ? "; " : "", ps->anchor_lambda[0] ? "lambda" : "functor",
+                                ps->anchor[0].ns, ps->anchor[0].ns[0] ? "::" : "",
+                                ps->anchor[0].name);
+    } else if (!n && ps->has_fn) {
         n = gather(ix, &ps->fn, true, true, false, ev, c, 256, ev_used, &nsf);
         *p = nsf ? P_KERNEL_NS : P_KERNEL;
         if (n > 1)
@@ -1618,9 +1688,11 @@ int mp_src_resolve_ctx(const struct mp_src_index *ix, const char *name,
     if (rc)
         goto done;
     if (!n) {
-        rc = p == P_WRAPPED ? set_str(&r->error, "wrapped_kernel_not_found: the kernel the launch "
-                                                 "wrapper runs is not defined in the indexed repos")
-                            : 0;
+        rc = p == P_WRAPPED
+                 ? set_str(&r->error,
+                           "wrapped_kernel_not_found: the kernel, lambda or functor that the "
+                           "launch wrapper or generic template runs is defined in no indexed repo")
+                 : 0;
         if (!rc && p == P_WRAPPED)
             snprintf(r->resolution, sizeof(r->resolution), "unresolved");
         else if (!rc)

@@ -253,6 +253,15 @@ static void test_evidence_sibling(void **state)
     assert_string_equal(r.resolution, "resolved");
     assert_string_equal(r.source_file, "src/attention.cu");
     mp_src_result_fini(&r);
+    /* model code calling a PyTorch function that runs a C++ kernel says
+     * nothing about who launched it: the only copy is claimed */
+    const char *aten[] = {"torch/nn/modules/conv.py(456): _conv_forward",
+                          "torchvision/models/resnet.py(89): forward"};
+    struct mp_src_evidence ev2 = {aten, 2};
+    resolve(ix, name, &ev2, &r);
+    assert_string_equal(r.resolution, "resolved");
+    assert_string_equal(r.source_file, "src/attention.cu");
+    mp_src_result_fini(&r);
     mp_src_index_free(ix);
 }
 
@@ -495,6 +504,15 @@ static void test_clues(void **state)
     assert_int_equal(mp_src_resolve_ctx(ix, "_route_rows", NULL, &cv, &r), 0);
     assert_string_equal(r.source_file, "vendproj/ops/_kernels/routing.py");
     mp_src_result_fini(&r);
+    /* a Triton runtime from a source checkout is runtime, not the launcher:
+     * the frame that called it decides */
+    const char *co[] = {"/ws/triton-custom/python/triton/backends/amd/driver.py(831): __call__",
+                        "/ws/triton-custom/python/triton/runtime/jit.py(574): run",
+                        "upkern/routing.py(14): route"};
+    struct mp_src_evidence evc = {co, 3};
+    assert_int_equal(mp_src_resolve_ctx(ix, "_route_rows", &evc, NULL, &r), 0);
+    assert_string_equal(r.source_file, "upkern/routing.py");
+    mp_src_result_fini(&r);
     /* the kernel's own stack outranks the packages */
     const char *fr[] = {"vendproj/ops/_kernels/routing.py(9): _route_rows"};
     struct mp_src_evidence ev = {fr, 1};
@@ -572,6 +590,20 @@ static void test_wrappers(void **state)
     assert_string_equal(r.resolution, "unresolved");
     assert_null(r.source_file);
     assert_non_null(strstr(r.error, "wrapped_kernel_not_found"));
+    mp_src_result_fini(&r);
+    /* a kernel in an anonymous namespace (_GLOBAL__N_1) whose name
+     * libiberty refuses: the start of a real MI300 composable_kernel name
+     * (labels.csv has all 1669 characters; both are refused) */
+    resolve(ix,
+            "_ZN2ck16tensor_operation6device12_GLOBAL__N_139kernel_grouped_conv_fwd_xdl_cshuffle_v"
+            "3INS_28GridwiseGemm_xdl_cshuffle_v3INS_13tensor_layout4gemm8RowMajorENS6_11ColumnMajo"
+            "rES7_ttfttNS0_12element_wise11PassThroughESA_SA_LNS1_18GemmSpecializationE7ELi128E",
+            NULL, &r);
+    assert_string_equal(r.resolution, "resolved");
+    assert_string_equal(r.source_file, "include/ck/tensor_operation/gpu/device/impl/"
+                                       "device_grouped_conv_fwd_xdl_cshuffle_v3.hpp");
+    assert_non_null(strstr(r.notes, "match=kernel+namespace"));
+    assert_non_null(strstr(r.notes, "demangler failed"));
     mp_src_result_fini(&r);
     /* a wrapper struct around the kernel (vLLM's enable_sm90_or_later) */
     resolve(ix,
