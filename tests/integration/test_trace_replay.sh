@@ -100,6 +100,38 @@ assert mm["gflops"] and mm["compute_spec"] == "matrix_bf16" and mm["roofline_bou
 print("ok: IR, refs and summary")
 PY
 
+# one op of each kind the issue lists first (tests/fixtures/replay/ops_synth.py)
+"$MAGPIE" trace replay "$MP_FIXTURES/replay/ops_synth.json.gz" --top 0 -o "$TMP/s" >"$TMP/out" 2>&1 ||
+    fail "synthetic trace: exit $?: $(tail -3 "$TMP/out")"
+python3 - "$TMP/s" <<'PY' || fails=$((fails + 1))
+import json, os, sys
+d = sys.argv[1]
+ops = json.load(open(os.path.join(d, "replay_summary.json")))["ops"]
+by = {o["op"]: o for o in ops}
+assert len(ops) == 17 and all(o["rebuilt"] for o in ops), [(o["op"], o["reason"]) for o in ops]
+ref = lambda op: open(os.path.join(d, by[op]["ref"])).read()
+assert "torch.ops.aten._scaled_mm(self_, mat2, scale_a, scale_b, None, None, torch.bfloat16, False)" \
+    in ref("aten::_scaled_mm"), ref("aten::_scaled_mm")
+assert "torch.float8_e4m3fn" in ref("aten::_scaled_mm")
+assert "'offsets', 64)" in ref("aten::_grouped_mm")
+assert "_tensor((4, 128), (0, 1), torch.bfloat16)" in ref("aten::add")
+assert "_tensor((64, 32), (1, 64), torch.bfloat16)" in ref("aten::copy_")
+assert "dtype=torch.bfloat16, non_blocking=False" in ref("aten::_to_copy")
+assert "'index', 1000)" in ref("aten::index_select")
+assert "'index', 100)" in ref("aten::index_add_")
+assert "register_buffer(\"m_self\"" in ref("aten::index_add_")
+assert "[1, 1], [1, 1], [1, 1], False, [0, 0], 1)" in ref("aten::convolution")
+assert "not importable here" in ref("_C::rms_norm") and "'vllm._C'" in ref("_C::rms_norm")
+assert not by["_C::rms_norm"]["in_ir"] and not by["aten::_scaled_mm"]["in_ir"]
+assert by["aten::_scaled_dot_product_flash_attention"]["in_ir"]
+ir = {e["op_name"]: e for e in json.load(open(os.path.join(d, "event_replay_ir.json")))}
+add = ir["aten::add"]["replay_ir"]["list_pos_args"][1]["value"]
+assert add["strides"] == [0, 1] and add["init"] is None, add  # expanded: no normal_ init
+kw = ir["aten::_to_copy"]["replay_ir"]["list_kwargs"]
+assert [(a["arg_name"], a["value"]) for a in kw] == [("dtype", 15), ("non_blocking", False)], kw
+print("ok: synthetic ops")
+PY
+
 # --run on a machine without a GPU (or without torch): the files, a note, exit 0
 if ! python3 -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null; then
     "$MAGPIE" trace replay "$TRACE" --op aten::topk --top 1 --run -o "$TMP/run" \

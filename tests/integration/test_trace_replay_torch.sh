@@ -35,6 +35,17 @@ grep -q "refs: 20 ran" "$TMP/refs" || {
     echo "FAIL: not all 20 refs ran: $(tail -1 "$TMP/refs")"
     fails=1
 }
+# one op of each kind (tests/fixtures/replay/ops_synth.py): on a CPU the
+# flash-attention op has no kernel, the vLLM custom op is not importable
+"$MAGPIE" trace replay "$MP_SRC/tests/fixtures/replay/ops_synth.json.gz" --top 0 -o "$TMP/s" -q \
+    >"$TMP/out" 2>&1 || { echo "FAIL: synthetic replay: $(tail -3 "$TMP/out")"; fails=1; }
+"$PY" "$MP_SRC/tests/integration/replay_refs.py" "$TMP/s" >"$TMP/refs" 2>&1 || {
+    echo "FAIL: synthetic refs:"
+    cat "$TMP/refs"
+    fails=1
+}
+grep -Eq "refs: 1[56] ran, [01] without a kernel on this device, 1 custom ops not importable, 0 failed" \
+    "$TMP/refs" || { echo "FAIL: synthetic refs: $(tail -1 "$TMP/refs")"; fails=1; }
 MAGPIE_REPLAY_ALLOW_CPU=1 MAGPIE_PYTHON="$PY" "$MAGPIE" trace replay "$TRACE" --category GEMM \
     --top 2 --run -o "$TMP/run" >"$TMP/out" 2>&1 || {
     echo "FAIL: --run: $(tail -5 "$TMP/out")"
