@@ -51,7 +51,7 @@ def profile_kernels(torch, fn, calls=20):
         dev = getattr(ev, "device_type", None)
         if dev is None or "CUDA" not in str(dev):
             continue
-        total += ev.device_time if hasattr(ev, "device_time") else ev.cuda_time
+        total += ev.time_range.elapsed_us()
         if ev.name not in names:
             names.append(ev.name)
     return names, total / calls
