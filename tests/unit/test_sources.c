@@ -412,6 +412,21 @@ static void test_miopen(void **state)
     mp_src_index_free(ix);
 }
 
+/* Resolves name with the evidence and context given (either may be NULL)
+ * and asserts that file is claimed, with notes holding note when given. */
+static void expect_file(const struct mp_src_index *ix, const char *name,
+                        const struct mp_src_evidence *ev, const struct mp_src_context *ctx,
+                        const char *file, const char *note)
+{
+    struct mp_src_result r;
+    assert_int_equal(mp_src_resolve_ctx(ix, name, ev, ctx, &r), 0);
+    assert_string_equal(r.resolution, "resolved");
+    assert_string_equal(r.source_file, file);
+    if (note)
+        assert_non_null(strstr(r.notes, note));
+    mp_src_result_fini(&r);
+}
+
 /* A return type before the qualified name (vLLM's std::enable_if_t
  * kernels): names mangled by g++ from the fixture's declarations, the same
  * shape as vllm::fused_add_rms_norm_kernel's. */
@@ -466,13 +481,8 @@ static void test_clues(void **state)
     assert_non_null(strstr(r.error, "ambiguous: 2 files"));
     mp_src_result_fini(&r);
     struct mp_src_context hip = {NULL, 0, 'h'}, nv = {NULL, 0, 'c'};
-    assert_int_equal(mp_src_resolve_ctx(ix, cuda, NULL, &nv, &r), 0);
-    assert_string_equal(r.source_file, "csrc/norm.cuh");
-    assert_non_null(strstr(r.notes, "decided_by=platform"));
-    mp_src_result_fini(&r);
-    assert_int_equal(mp_src_resolve_ctx(ix, cuda, NULL, &hip, &r), 0);
-    assert_string_equal(r.source_file, "csrc/norm_hip.cuh");
-    mp_src_result_fini(&r);
+    expect_file(ix, cuda, NULL, &nv, "csrc/norm.cuh", "decided_by=platform");
+    expect_file(ix, cuda, NULL, &hip, "csrc/norm_hip.cuh", NULL);
     /* a HIP type in the name is the platform when the trace gives none */
     resolve(ix,
             "void twin::fused_norm_kernel<__hip_bfloat16, 4>(__hip_bfloat16*, __hip_bfloat16 "
@@ -481,14 +491,9 @@ static void test_clues(void **state)
     assert_string_equal(r.source_file, "csrc/norm_hip.cuh");
     mp_src_result_fini(&r);
     /* two template arguments: the two-parameter pack_kernel */
-    resolve(ix, "void twin::pack_kernel<float, 4>(float*, int)", NULL, &r);
-    assert_string_equal(r.resolution, "resolved");
-    assert_string_equal(r.source_file, "csrc/gated.cu");
-    assert_non_null(strstr(r.notes, "decided_by=arity"));
-    mp_src_result_fini(&r);
-    resolve(ix, "void twin::pack_kernel<float>(float*, int)", NULL, &r);
-    assert_string_equal(r.source_file, "csrc/pack.cu");
-    mp_src_result_fini(&r);
+    expect_file(ix, "void twin::pack_kernel<float, 4>(float*, int)", NULL, NULL, "csrc/gated.cu",
+                "decided_by=arity");
+    expect_file(ix, "void twin::pack_kernel<float>(float*, int)", NULL, NULL, "csrc/pack.cu", NULL);
     /* a vendored Triton kernel: no package, a tie; the package the trace
      * loaded decides */
     resolve(ix, "_route_rows", NULL, &r);
@@ -501,25 +506,19 @@ static void test_clues(void **state)
     assert_non_null(strstr(r.notes, "decided_by=package"));
     assert_true(r.confidence >= 0.7);
     mp_src_result_fini(&r);
-    assert_int_equal(mp_src_resolve_ctx(ix, "_route_rows", NULL, &cv, &r), 0);
-    assert_string_equal(r.source_file, "vendproj/ops/_kernels/routing.py");
-    mp_src_result_fini(&r);
+    expect_file(ix, "_route_rows", NULL, &cv, "vendproj/ops/_kernels/routing.py", NULL);
     /* a Triton runtime from a source checkout is runtime, not the launcher:
      * the frame that called it decides */
     const char *co[] = {"/ws/triton-custom/python/triton/backends/amd/driver.py(831): __call__",
                         "/ws/triton-custom/python/triton/runtime/jit.py(574): run",
                         "upkern/routing.py(14): route"};
     struct mp_src_evidence evc = {co, 3};
-    assert_int_equal(mp_src_resolve_ctx(ix, "_route_rows", &evc, NULL, &r), 0);
-    assert_string_equal(r.source_file, "upkern/routing.py");
-    mp_src_result_fini(&r);
+    expect_file(ix, "_route_rows", &evc, NULL, "upkern/routing.py", NULL);
     /* the kernel's own stack outranks the packages */
     const char *fr[] = {"vendproj/ops/_kernels/routing.py(9): _route_rows"};
     struct mp_src_evidence ev = {fr, 1};
-    assert_int_equal(mp_src_resolve_ctx(ix, "_route_rows", &ev, &cu, &r), 0);
-    assert_string_equal(r.source_file, "vendproj/ops/_kernels/routing.py");
-    assert_non_null(strstr(r.notes, "decided_by=stack"));
-    mp_src_result_fini(&r);
+    expect_file(ix, "_route_rows", &ev, &cu, "vendproj/ops/_kernels/routing.py",
+                "decided_by=stack");
     /* the same from a trace: packages from its frames and custom ops,
      * platform from its runtime calls; the graph launch gives no stack */
     char path[1200];
@@ -535,9 +534,7 @@ static void test_clues(void **state)
     assert_non_null(k);
     assert_int_equal(k->n_frames, 0);
     struct mp_src_context tc = mp_src_trace_context(&ks);
-    assert_int_equal(mp_src_resolve_ctx(ix, k->name, NULL, &tc, &r), 0);
-    assert_string_equal(r.source_file, "upkern/routing.py");
-    mp_src_result_fini(&r);
+    expect_file(ix, k->name, NULL, &tc, "upkern/routing.py", NULL);
     /* merging a second trace's kernels and packages */
     struct mp_src_trace_kernels more = {0};
     assert_int_equal(mp_src_trace_kernels(fix("ctx_trace.json", path, sizeof(path)), &more, &d), 0);
