@@ -133,6 +133,14 @@ static bool is_trace_name(const char *n)
            (l > 8 && strcmp(n + l - 8, ".json.gz") == 0);
 }
 
+/* p's canonical path (a rank file and the walk must not read one trace
+ * twice), or a copy of p; NULL when out of memory */
+static char *canon(const char *p)
+{
+    char *r = realpath(p, NULL);
+    return r ? r : mp_strdup(p);
+}
+
 static bool listed(char *const *list, size_t n, const char *p)
 {
     for (size_t i = 0; i < n; i++)
@@ -160,8 +168,15 @@ static int ev_walk(const char *dir, int depth, char **list, size_t *n)
             if (depth < 3)
                 rc = ev_walk(p, depth + 1, list, n);
             free(p);
-        } else if (is_trace_name(e->d_name) && !listed(list, *n, p)) {
-            list[(*n)++] = p;
+        } else if (is_trace_name(e->d_name)) {
+            char *c = canon(p);
+            free(p);
+            if (!c)
+                rc = MP_ENOMEM;
+            else if (listed(list, *n, c))
+                free(c);
+            else
+                list[(*n)++] = c;
         } else {
             free(p);
         }
@@ -182,11 +197,17 @@ static int gap_evidence(const struct mp_gap_result *r, struct mp_gap_sources *ou
     int rc = 0;
     for (size_t i = 0; i < r->n_ranks && n < GAP_EV_MAX_FILES && !rc; i++) {
         const char *t = r->ranks[i].trace_file;
-        if (!t || r->ranks[i].error || listed(list, n, t))
+        if (!t || r->ranks[i].error)
             continue;
-        list[n] = mp_strdup(t);
-        rc = list[n] ? (n++, 0) : MP_ENOMEM;
+        char *c = canon(t);
+        if (!c)
+            rc = MP_ENOMEM;
+        else if (listed(list, n, c))
+            free(c);
+        else
+            list[n++] = c;
     }
+    size_t n_rank_files = n;
     if (!rc && r->trace_dir)
         rc = ev_walk(r->trace_dir, 0, list, &n);
     double max = ev_max_bytes();
@@ -207,7 +228,7 @@ static int gap_evidence(const struct mp_gap_result *r, struct mp_gap_sources *ou
         int trc = mp_src_trace_kernels(list[i], &one, &td);
         if (trc == MP_ENOMEM)
             rc = trc;
-        else if (trc && r->n_ranks && i < r->n_ranks) {
+        else if (trc && i < n_rank_files) {
             snprintf(msg, sizeof(msg), "find_kernel_sources: no launch stacks from %s: %s", list[i],
                      td.msg);
             rc = add_warning(out, msg);

@@ -77,6 +77,29 @@ k=d["top_kernels"][0]
 assert "source_confidence" in k and "source_candidates" in k and "kind" in k, k' "$T/gap2.json" \
     || fail "gap JSON source fields"
 
+# the gap-analysis path uses the run's own evidence: the packages its trace
+# shows loaded (upkern), then a capture trace's launch stack beside it
+# (vendproj's copy ran) over the packages
+mkdir -p "$T/run/capture_traces"
+cp "$FX/ctx_trace.json" "$T/run/run_rank0.json"
+gapsrc() {
+    "$MAGPIE" benchmark --trace-dir "$T/run" --top-k 5 -q --json --find-kernel-sources \
+        --kernel-source-repos "$FX/upkern" "$FX/vendproj" -o "$T/gapws" 2> /dev/null |
+        python3 -c 'import json,sys
+k=[k for k in json.load(sys.stdin)["top_kernels"] if k["name"] == "_route_rows"][0]
+print(k["source_file"], k["notes"])'
+}
+gapsrc | grep -q '^upkern/routing.py .*decided_by=package' || fail "gap path: package clue: $(gapsrc)"
+python3 - "$T/run/capture_traces/capture_rank0.json" <<'PY'
+import json, sys
+ev = [{"ph": "X", "cat": "python_function", "pid": 1, "tid": 1, "ts": 0, "dur": 50,
+       "name": "vendproj/ops/_kernels/routing.py(9): launch"},
+      {"ph": "X", "cat": "cuda_runtime", "pid": 1, "tid": 1, "ts": 10, "dur": 5,
+       "name": "hipModuleLaunchKernel", "args": {"correlation": 3, "kernel": "_route_rows"}}]
+json.dump({"traceEvents": ev}, open(sys.argv[1], "w"))
+PY
+gapsrc | grep -q '^vendproj/ops/_kernels/routing.py .*decided_by=stack' || fail "gap path: capture stack: $(gapsrc)"
+
 # 4. bad input
 set +e
 "$MAGPIE" trace sources --kernel-source-repos "$T/no-such-repo" < /dev/null > /dev/null 2>&1
