@@ -277,10 +277,40 @@ static int py_call(struct mp_buf *b, const struct rp_call *c)
     return rc ? rc : mp_buf_putc(b, ')');
 }
 
+/* An in-place op whose result does not depend on how often it ran (the
+ * written tensor's old values are overwritten, or mapped to a fixed point). */
+static bool idempotent(const char *op)
+{
+    static const char *const ops[] = {
+        "aten::copy_",       "aten::fill_",      "aten::zero_",      "aten::masked_fill_",
+        "aten::clamp_",      "aten::clamp_min_", "aten::clamp_max_", "aten::relu_",
+        "aten::floor_",      "aten::ceil_",      "aten::round_",     "aten::abs_",
+        "aten::index_copy_", "aten::scatter_",
+    };
+    for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++)
+        if (strcmp(op, ops[i]) == 0)
+            return true;
+    return false;
+}
+
+/* A tensor the op writes (not an out= tensor) whose old values matter. */
+static bool needs_restore(const struct rp_call *c, const struct rp_arg *a)
+{
+    return a->k == RA_TENSOR && a->mutated && !a->kwarg && !idempotent(c->op);
+}
+
 static int py_model(struct mp_buf *b, const struct rp_call *c)
 {
-    int rc = mp_buf_puts(b, "\n\nclass Model(nn.Module):\n    def __init__(self):\n"
-                            "        super().__init__()\n");
+    bool restore = false;
+    for (size_t i = 0; i < c->n; i++)
+        restore = restore || needs_restore(c, &c->args[i]);
+    int rc = mp_buf_puts(b, "\n\nclass Model(nn.Module):\n");
+    if (!rc && restore)
+        rc = mp_buf_puts(b, "    # the op accumulates into the tensor it writes: each call first "
+                            "restores it (one\n    # copy), so every call computes the same "
+                            "output; magpie's --run times the op\n    # alone (restore = "
+                            "False)\n    restore = True\n\n");
+    rc = rc ? rc : mp_buf_puts(b, "    def __init__(self):\n        super().__init__()\n");
     const char *ret = NULL;
     for (size_t i = 0; !rc && i < c->n; i++) {
         const struct rp_arg *a = &c->args[i];
@@ -292,6 +322,11 @@ static int py_model(struct mp_buf *b, const struct rp_call *c)
                            a->name);
         rc = rc ? rc : py_arg_tensor(b, c, a);
         rc = rc ? rc : mp_buf_puts(b, ", persistent=False)\n");
+        if (!rc && needs_restore(c, a))
+            rc = mp_buf_printf(b,
+                               "        self.register_buffer(\"m0_%s\", self.m_%s.clone(), "
+                               "persistent=False)\n",
+                               a->name, a->name);
         ret = ret ? ret : a->name;
     }
     rc = rc ? rc : mp_buf_puts(b, "\n    def forward(self");
@@ -306,7 +341,13 @@ static int py_model(struct mp_buf *b, const struct rp_call *c)
             rc = rc ? rc : param_name(b, a, j, true);
         }
     }
-    rc = rc ? rc : mp_buf_puts(b, "):\n        out = ");
+    rc = rc ? rc : mp_buf_puts(b, "):\n");
+    for (size_t i = 0; !rc && i < c->n; i++)
+        if (needs_restore(c, &c->args[i]))
+            rc = mp_buf_printf(
+                b, "        if self.restore:\n            self.m_%s.copy_(self.m0_%s)\n",
+                c->args[i].name, c->args[i].name);
+    rc = rc ? rc : mp_buf_puts(b, "        out = ");
     rc = rc ? rc : py_call(b, c);
     if (!rc && ret)
         rc = mp_buf_printf(b, "\n        return self.m_%s\n", ret);
