@@ -35,7 +35,7 @@ static const struct cli_opt replay_opts[] = {
     {"gpu-arch-json", 0, CLI_ARG, P_ARCHJ, "FILE", "TraceLens arch JSON for the roofline", 0},
     {"python", 0, CLI_ARG, P_PY, "EXE", "interpreter for --run (default $MAGPIE_PYTHON or python3)",
      0},
-    {"quiet", 'q', CLI_NOARG, 'q', NULL, "no progress lines", 0},
+    {"quiet", 'q', CLI_NOARG, 'q', NULL, "--run: the helper's own output is not shown", 0},
     {"help", 'h', CLI_NOARG, 'h', NULL, "this help", 0},
     {0},
 };
@@ -187,6 +187,11 @@ static void replay_table(const struct mp_replay_result *r, const char *dir)
            "event_replay_ir.json; files in %s\n",
            r->n, r->n_rows, r->n_rebuilt, r->n_in_ir, dir);
     printf("run: %s\n", r->run_note);
+    for (size_t i = 0; i < r->n; i++)
+        if (r->ops[i].rebuilt) {
+            printf("next: cd %s && magpie compare -k compare_%d.yaml\n", dir, r->ops[i].n);
+            break;
+        }
 }
 
 int cli_trace_replay(int argc, char **argv)
