@@ -46,6 +46,17 @@ grep -q "refs: 20 ran" "$TMP/refs" || {
 }
 grep -Eq "refs: 1[56] ran, [01] without a kernel on this device, 1 custom ops not importable, 0 failed" \
     "$TMP/refs" || { echo "FAIL: synthetic refs: $(tail -1 "$TMP/refs")"; fails=1; }
+# the refs are what `magpie compare` takes: baseline op and candidate pass
+# correctness and the re-check after timing (an accumulating in-place op
+# included); the runner runs on whatever device torch has
+for n in 1 13 16; do
+    (cd "$TMP/s" && MAGPIE_PYTHON="$PY" "$MAGPIE" compare -q --no-perf --max-time 1 \
+        -k "compare_$n.yaml" -o "$TMP/s/cmp") >"$TMP/cmp" 2>&1
+    grep -q "Correctness: 2/2 passed" "$TMP/cmp" || {
+        echo "FAIL: compare_$n.yaml: $(grep -i correctness "$TMP/cmp" | head -3)"
+        fails=1
+    }
+done
 MAGPIE_REPLAY_ALLOW_CPU=1 MAGPIE_PYTHON="$PY" "$MAGPIE" trace replay "$TRACE" --category GEMM \
     --top 2 --run -o "$TMP/run" >"$TMP/out" 2>&1 || {
     echo "FAIL: --run: $(tail -5 "$TMP/out")"
