@@ -299,6 +299,38 @@ static bool needs_restore(const struct rp_call *c, const struct rp_arg *a)
     return a->k == RA_TENSOR && a->mutated && !a->kwarg && !idempotent(c->op);
 }
 
+/* forward(self, <tensor inputs>): restores what an accumulating op writes,
+ * calls the op, returns the written tensor (ret) or the first output. */
+static int py_forward(struct mp_buf *b, const struct rp_call *c, const char *ret)
+{
+    int rc = 0;
+    rc = mp_buf_puts(b, "\n    def forward(self");
+    for (size_t i = 0; !rc && i < c->n; i++) {
+        const struct rp_arg *a = &c->args[i];
+        if (a->k == RA_TENSOR && !a->mutated) {
+            rc = mp_buf_puts(b, ", ");
+            rc = rc ? rc : param_name(b, a, 0, false);
+        }
+        for (size_t j = 0; !rc && a->k == RA_TLIST && j < a->n; j++) {
+            rc = mp_buf_puts(b, ", ");
+            rc = rc ? rc : param_name(b, a, j, true);
+        }
+    }
+    rc = rc ? rc : mp_buf_puts(b, "):\n");
+    for (size_t i = 0; !rc && i < c->n; i++)
+        if (needs_restore(c, &c->args[i]))
+            rc = mp_buf_printf(
+                b, "        if self.restore:\n            self.m_%s.copy_(self.m0_%s)\n",
+                c->args[i].name, c->args[i].name);
+    rc = rc ? rc : mp_buf_puts(b, "        out = ");
+    rc = rc ? rc : py_call(b, c);
+    if (!rc && ret)
+        rc = mp_buf_printf(b, "\n        return self.m_%s\n", ret);
+    else if (!rc)
+        rc = mp_buf_puts(b, "\n        return _first(out)\n");
+    return rc;
+}
+
 static int py_model(struct mp_buf *b, const struct rp_call *c)
 {
     bool restore = false;
@@ -329,30 +361,7 @@ static int py_model(struct mp_buf *b, const struct rp_call *c)
                                a->name, a->name);
         ret = ret ? ret : a->name;
     }
-    rc = rc ? rc : mp_buf_puts(b, "\n    def forward(self");
-    for (size_t i = 0; !rc && i < c->n; i++) {
-        const struct rp_arg *a = &c->args[i];
-        if (a->k == RA_TENSOR && !a->mutated) {
-            rc = mp_buf_puts(b, ", ");
-            rc = rc ? rc : param_name(b, a, 0, false);
-        }
-        for (size_t j = 0; !rc && a->k == RA_TLIST && j < a->n; j++) {
-            rc = mp_buf_puts(b, ", ");
-            rc = rc ? rc : param_name(b, a, j, true);
-        }
-    }
-    rc = rc ? rc : mp_buf_puts(b, "):\n");
-    for (size_t i = 0; !rc && i < c->n; i++)
-        if (needs_restore(c, &c->args[i]))
-            rc = mp_buf_printf(
-                b, "        if self.restore:\n            self.m_%s.copy_(self.m0_%s)\n",
-                c->args[i].name, c->args[i].name);
-    rc = rc ? rc : mp_buf_puts(b, "        out = ");
-    rc = rc ? rc : py_call(b, c);
-    if (!rc && ret)
-        rc = mp_buf_printf(b, "\n        return self.m_%s\n", ret);
-    else if (!rc)
-        rc = mp_buf_puts(b, "\n        return _first(out)\n");
+    rc = rc ? rc : py_forward(b, c, ret);
     rc = rc ? rc : mp_buf_puts(b, "\n\ndef get_inputs():\n    return [\n");
     for (size_t i = 0; !rc && i < c->n; i++) {
         const struct rp_arg *a = &c->args[i];
@@ -491,25 +500,34 @@ int rp_py_custom(const struct mp_replay_op *op, struct rp_val *dims, struct rp_v
     return rc ? rc : py_main(b);
 }
 
-int rp_py_cand(const struct mp_replay_op *op, struct mp_buf *b)
+int rp_py_cand(const struct mp_replay_op *op, const struct rp_call *c, struct mp_buf *b)
 {
-    return mp_buf_printf(
+    int rc = mp_buf_printf(
         b,
         "\"\"\"Candidate for ref_%d.py (%s): replace forward's body with your kernel, then\n"
         "    magpie compare -k compare_%d.yaml        (from this directory)\n"
-        "times it against the traced op and checks it against the reference.\"\"\"\n"
+        "times it against the traced op and checks it against the reference. Until\n"
+        "then it is the op itself, called as the reference calls it.\"\"\"\n"
         "import importlib.util\nimport os\n\n"
         "_spec = importlib.util.spec_from_file_location(\n"
         "    \"magpie_replay_ref_%d\", os.path.join(os.path.dirname(os.path.abspath(__file__)), "
         "\"ref_%d.py\"))\n"
         "_ref = importlib.util.module_from_spec(_spec)\n"
         "_spec.loader.exec_module(_ref)\n"
-        "torch = _ref.torch\n\n\n"
-        "class ModelNew(_ref.Model):\n"
-        "    def forward(self, *args):\n"
-        "        # TODO: your kernel; until then the candidate is the traced op itself\n"
-        "        return super().forward(*args)\n",
+        "torch = _ref.torch\n_first = _ref._first\n\n\n"
+        "class ModelNew(_ref.Model):\n",
         op->n, op->name, op->n, op->n, op->n);
+    if (rc || !c)
+        return rc ? rc
+                  : mp_buf_puts(b, "    def forward(self, *args):\n"
+                                   "        # TODO: your kernel\n"
+                                   "        return super().forward(*args)\n");
+    const char *ret = NULL;
+    for (size_t i = 0; !ret && i < c->n; i++)
+        if (c->args[i].k == RA_TENSOR && c->args[i].mutated)
+            ret = c->args[i].name;
+    rc = mp_buf_puts(b, "    # TODO: your kernel in forward (same arguments, same output)");
+    return rc ? rc : py_forward(b, c, ret);
 }
 
 int rp_py_compare(const struct mp_replay_op *op, struct mp_buf *b)

@@ -196,7 +196,7 @@ static int rebuild_one(const struct mp_replay_opts *o, struct mp_replay_op *op, 
         snprintf(name, sizeof(name), "ref_%d.py", op->n);
         rc = write_file(o->out_dir, name, &py, d);
         mp_buf_reset(&py);
-        rc = rc ? rc : rp_py_cand(op, &py);
+        rc = rc ? rc : rp_py_cand(op, op->schema && *op->schema ? &c : NULL, &py);
         snprintf(name, sizeof(name), "cand_%d.py", op->n);
         rc = rc ? rc : write_file(o->out_dir, name, &py, d);
         mp_buf_reset(&py);
