@@ -1,0 +1,196 @@
+/* Unit tests of the replay module's matching (src/replay/schema.c,
+ * pyval.c): the report's Python-literal cells, and recorded arguments
+ * against the schema table: optional arguments recorded empty, empty
+ * optional lists, keyword arguments left at their default, out= overloads,
+ * tensor lists, dtypes, index roles, and the reasons when nothing matches.
+ * End to end on real traces: tests/integration/test_trace_replay.sh. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "replay/replay_int.h"
+
+static void test_pyval(void **state)
+{
+    (void)state;
+    struct rp_val v;
+    assert_int_equal(rp_val_parse("((16, 2048), (), ('a', \"b'c\"), None, -1.5e-3)", "f", &v, NULL),
+                     0);
+    assert_int_equal(v.k, RV_SEQ);
+    assert_int_equal(v.n, 5);
+    assert_int_equal(v.items[0].n, 2);
+    assert_int_equal(v.items[0].items[1].i, 2048);
+    assert_int_equal(v.items[1].n, 0);
+    assert_string_equal(v.items[2].items[1].s, "b'c");
+    assert_int_equal(v.items[3].k, RV_NONE);
+    assert_int_equal(v.items[4].k, RV_FLOAT);
+    rp_val_fini(&v);
+    assert_int_equal(rp_val_parse("", "f", &v, NULL), 0);
+    assert_int_equal(v.k, RV_NONE);
+    rp_val_fini(&v);
+    struct mp_diag d;
+    mp_diag_clear(&d);
+    assert_int_equal(rp_val_parse("((1, 2), (3", "Input Dims", &v, &d), MP_EPARSE);
+    assert_string_equal(d.field, "Input Dims");
+    assert_non_null(strstr(d.msg, "column"));
+    rp_val_fini(&v);
+    mp_diag_clear(&d);
+    assert_int_equal(rp_val_parse("('a' 'b')", "Input type", &v, &d), MP_EPARSE);
+    rp_val_fini(&v);
+}
+
+static int match(const char *op, const char *dims, const char *types, const char *strides,
+                 const char *conc, struct rp_call *c, char *why)
+{
+    memset(c, 0, sizeof(*c));
+    return rp_match(op, dims, types, strides, conc, c, why, 512, NULL);
+}
+
+static void test_match_basic(void **state)
+{
+    (void)state;
+    struct rp_call c;
+    char why[512];
+    /* mul.Tensor vs mul.Scalar decided by the recorded type */
+    assert_int_equal(match("aten::mul", "((8, 1), ())", "('float', 'Scalar')", "((1, 1), ())",
+                           "('', '2')", &c, why),
+                     0);
+    assert_non_null(strstr(c.schema, "Scalar other"));
+    assert_int_equal(c.args[1].k, RA_INT);
+    assert_int_equal(c.args[1].i, 2);
+    rp_call_fini(&c);
+    assert_int_equal(match("aten::mul", "((8, 4), (8, 1))", "('c10::BFloat16', 'float')",
+                           "((4, 1), (1, 1))", "('', '')", &c, why),
+                     0);
+    assert_int_equal(c.args[1].k, RA_TENSOR);
+    assert_int_equal(c.args[1].t.strides[0], 1);
+    rp_call_fini(&c);
+    /* sum.dim_IntList: ScalarList, bool, optional dtype recorded empty */
+    assert_int_equal(match("aten::sum", "((16, 2, 2048), (), (), ())",
+                           "('float', 'ScalarList', 'Scalar', '')", "((4096, 2048, 1), (), (), ())",
+                           "('', '[1]', 'False', '')", &c, why),
+                     0);
+    assert_int_equal(c.args[1].k, RA_INTS);
+    assert_int_equal(c.args[1].n, 1);
+    assert_int_equal(c.args[2].k, RA_BOOL);
+    assert_int_equal(c.args[3].k, RA_NONE);
+    assert_true(c.args[3].kwarg);
+    rp_call_fini(&c);
+    /* sort.stable: all keyword-only */
+    assert_int_equal(match("aten::sort", "((32,), (), (), ())",
+                           "('long int', 'Scalar', 'Scalar', 'Scalar')", "((1,), (), (), ())",
+                           "('', 'False', '-1', 'False')", &c, why),
+                     0);
+    assert_true(c.args[1].kwarg && c.args[2].kwarg && c.args[3].kwarg);
+    assert_int_equal(c.args[2].i, -1);
+    rp_call_fini(&c);
+    /* _to_copy: a dtype (ScalarType 15 = bfloat16) */
+    assert_int_equal(match("aten::_to_copy", "((4, 4), (), (), (), (), (), ())",
+                           "('float', 'Scalar', '', '', '', 'Scalar', '')",
+                           "((4, 1), (), (), (), (), (), ())",
+                           "('', '15', '', '', '', 'False', '')", &c, why),
+                     0);
+    assert_int_equal(c.args[1].k, RA_DTYPE);
+    assert_string_equal(rp_scalar_type(c.args[1].i), "torch.bfloat16");
+    rp_call_fini(&c);
+}
+
+static void test_match_special(void **state)
+{
+    (void)state;
+    struct rp_call c;
+    char why[512];
+    /* gelu's string keyword recorded empty: left at its default */
+    assert_int_equal(match("aten::gelu", "((4, 8), ())", "('c10::BFloat16', '')", "((8, 1), ())",
+                           "('', '')", &c, why),
+                     0);
+    assert_int_equal(c.args[1].k, RA_NONE);
+    rp_call_fini(&c);
+    /* an out= overload (gather.out) */
+    assert_int_equal(match("aten::gather", "((100, 8), (), (4, 8), (), (4, 8))",
+                           "('c10::BFloat16', 'Scalar', 'long int', 'Scalar', 'c10::BFloat16')",
+                           "((8, 1), (), (8, 1), (), (8, 1))", "('', '0', '', 'False', '')", &c,
+                           why),
+                     0);
+    assert_string_equal(c.args[4].name, "out");
+    assert_true(c.args[4].mutated && c.args[4].kwarg);
+    assert_int_equal(c.args[2].role, RI_INDEX);
+    assert_true(c.values_matter);
+    rp_call_fini(&c);
+    /* a tensor list with its shapes; the list's dtype is the op's first tensor's (none: float) */
+    assert_int_equal(match("aten::cat", "(((2, 3), (2, 5)), ())", "('TensorList', 'Scalar')",
+                           "(((3, 1), (5, 1)), ())", "('', '-1')", &c, why),
+                     0);
+    assert_int_equal(c.args[0].k, RA_TLIST);
+    assert_int_equal(c.args[0].n, 2);
+    assert_int_equal(c.args[0].tl[1].shape[1], 5);
+    assert_string_equal(c.args[0].tl[0].dtype, "float");
+    rp_call_fini(&c);
+    /* in-place self is written */
+    assert_int_equal(match("aten::masked_fill_", "((8, 8), (8, 1), ())",
+                           "('c10::BFloat16', 'bool', 'Scalar')", "((8, 1), (1, 1), ())",
+                           "('', '', '0.')", &c, why),
+                     0);
+    assert_true(c.args[0].mutated);
+    assert_int_equal(c.args[2].k, RA_FLOAT);
+    rp_call_fini(&c);
+}
+
+static void test_match_refused(void **state)
+{
+    (void)state;
+    struct rp_call c;
+    char why[512];
+    /* aten::index's indices recorded without shapes */
+    assert_int_equal(match("aten::index", "((8192, 2048), ())", "('float', '')", "((2048, 1), ())",
+                           "('', '')", &c, why),
+                     MP_ENOTFOUND);
+    assert_non_null(strstr(why, "match no schema of aten::index"));
+    /* an empty tensor list */
+    assert_int_equal(match("aten::cat", "((), ())", "('TensorList', 'Scalar')", "((), ())",
+                           "('', '0')", &c, why),
+                     MP_ENOTFOUND);
+    /* an op not in the table */
+    assert_int_equal(
+        match("aten::frobnicate", "((2,),)", "('float',)", "((1,),)", "('',)", &c, why),
+        MP_ENOTFOUND);
+    assert_non_null(strstr(why, "no schema for aten::frobnicate"));
+    /* wrong arity */
+    assert_int_equal(match("aten::mm", "((2, 2),)", "('float',)", "((2, 1),)", "('',)", &c, why),
+                     MP_ENOTFOUND);
+    /* no types at all (a trace without record_shapes) */
+    assert_int_equal(match("aten::mm", "", "", "", "", &c, why), MP_ENOTFOUND);
+    assert_non_null(strstr(why, "record_shapes"));
+    /* an unknown dtype is not a tensor */
+    assert_int_equal(match("aten::neg", "((2,),)", "('c10::Quirky',)", "((1,),)", "('',)", &c, why),
+                     MP_ENOTFOUND);
+}
+
+static void test_dtypes(void **state)
+{
+    (void)state;
+    assert_string_equal(rp_torch_dtype("long int"), "torch.int64");
+    assert_string_equal(rp_ir_dtype("long int"), "long");
+    assert_string_equal(rp_torch_dtype("c10::Float8_e4m3fn"), "torch.float8_e4m3fn");
+    assert_null(rp_ir_dtype("c10::Float8_e4m3fn"));
+    assert_null(rp_torch_dtype("Scalar"));
+    assert_string_equal(rp_scalar_type(6), "torch.float32");
+    assert_string_equal(rp_scalar_type(24), "torch.float8_e4m3fn");
+    assert_null(rp_scalar_type(12));
+    assert_null(rp_scalar_type(-1));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_pyval),         cmocka_unit_test(test_match_basic),
+        cmocka_unit_test(test_match_special), cmocka_unit_test(test_match_refused),
+        cmocka_unit_test(test_dtypes),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
