@@ -71,6 +71,26 @@ static bool names_match(const char *trace, json_t *names)
     return seen == nt;
 }
 
+/* A first guess at why a replay is off the trace by more than 10 % (the
+ * figures it rests on are in the same row). */
+static const char *off_hint(const struct mp_replay_op *op)
+{
+    if (!op->replayed || (op->ratio >= 0.9 && op->ratio <= 1.1))
+        return "";
+    if (op->kernels_match == 0)
+        return "off the trace by more than 10 %: other kernels ran (another algorithm pick for "
+               "this shape?); ";
+    double prof = op->trace_median_us > 0 ? op->replay_prof_us / op->trace_median_us : 0;
+    if (prof >= 0.9 && prof <= 1.1)
+        return "off the trace by more than 10 %, but the profiler's kernel time is within 10 %: "
+               "the difference is the timing (L2 flushed between samples, graph batch); ";
+    if (op->ratio < 0.9)
+        return "faster than the trace by more than 10 %: a warmer L2 or higher clocks than in "
+               "the workload, or easier values (routing, indices)?; ";
+    return "slower than the trace by more than 10 %: a colder L2 (flushed between samples), "
+           "lower clocks, or harder values?; ";
+}
+
 static int fill_op(struct mp_replay_op *op, json_t *jo)
 {
     if (!json_is_true(json_object_get(jo, "ok"))) {
@@ -115,8 +135,8 @@ static int fill_op(struct mp_replay_op *op, json_t *jo)
         op->kernels_match = names_match(op->trace_kernels, names);
     }
     const char *why = json_string_value(json_object_get(jo, "stop_reason"));
-    char note[512];
-    snprintf(note, sizeof(note), "batch %lld%s; %s",
+    char note[768];
+    snprintf(note, sizeof(note), "%sbatch %lld%s; %s", off_hint(op),
              (long long)json_integer_value(json_object_get(jo, "batch")),
              json_is_true(json_object_get(jo, "cuda_graph")) ? " in a CUDA graph" : "",
              why ? why : "");
