@@ -14,7 +14,7 @@
 #include "cli.h"
 #include "opts.h"
 
-enum { P_OP = 1000, P_ROW, P_TOP, P_CAT, P_RUN, P_JSON, P_ARCH, P_ARCHJ, P_PY };
+enum { P_OP = 1000, P_ROW, P_TOP, P_CAT, P_RUN, P_JSON, P_ARCH, P_ARCHJ, P_PY, P_WARM };
 
 static const struct cli_opt replay_opts[] = {
     {"output-dir", 'o', CLI_ARG, 'o', "DIR", "where the files go (required)", 0},
@@ -28,6 +28,10 @@ static const struct cli_opt replay_opts[] = {
     {"run", 0, CLI_NOARG, P_RUN, NULL,
      "time the references on this machine's GPU (analyze's runner) and fill the replay "
      "columns; without a GPU the files are written and the note says so",
+     0},
+    {"warm-l2", 0, CLI_NOARG, P_WARM, NULL,
+     "--run: no L2 flush between samples (analyze flushes; the traced op often found its "
+     "inputs in L2)",
      0},
     {"json", 0, CLI_NOARG, P_JSON, NULL, "print replay_summary.json instead of the table", 0},
     {"gpu-arch", 0, CLI_ARG, P_ARCH, "NAME|auto",
@@ -105,6 +109,9 @@ static int replay_parse(int argc, char **argv, struct replay_args *a)
             break;
         case P_JSON:
             a->json = true;
+            break;
+        case P_WARM:
+            a->o.warm_l2 = true;
             break;
         case P_ARCH:
             a->arch_name = optarg;

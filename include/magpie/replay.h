@@ -32,6 +32,7 @@ struct mp_replay_opts {
     const struct mp_roofline_arch *arch; /* roofline figures; NULL with arch_auto: from the trace */
     bool arch_auto;
     bool run;                /* time the references on this machine's GPU */
+    bool warm_l2;            /* run: no L2 flush between samples (analyze flushes) */
     const char *runtime_dir; /* runtime/ (NULL: mp_kernel_runtime_find) */
     const char *python;      /* interpreter for run (NULL: $MAGPIE_PYTHON or python3) */
     double run_timeout_s;    /* per run of the helper (<= 0: 1800) */

@@ -26,8 +26,10 @@ static int job_json(const struct mp_replay_opts *o, const struct mp_replay_resul
     rc = rc ? rc
             : mp_buf_printf(b,
                             ", \"allow_cpu\": %s, \"timing\": {\"max_time_s\": 5, "
-                            "\"min_samples\": 10, \"max_noise\": 0.005}, \"ops\": [",
-                            getenv("MAGPIE_REPLAY_ALLOW_CPU") ? "true" : "false");
+                            "\"min_samples\": 10, \"max_noise\": 0.005, \"l2_flush\": %s}, "
+                            "\"ops\": [",
+                            getenv("MAGPIE_REPLAY_ALLOW_CPU") ? "true" : "false",
+                            o->warm_l2 ? "false" : "true");
     bool first = true;
     for (size_t i = 0; !rc && i < r->n; i++) {
         if (!r->ops[i].rebuilt)
@@ -39,7 +41,6 @@ static int job_json(const struct mp_replay_opts *o, const struct mp_replay_resul
         rc = rc ? rc : mp_buf_putc(b, '}');
         first = false;
     }
-    (void)o;
     return rc ? rc : mp_buf_puts(b, "]}\n");
 }
 

@@ -25,6 +25,7 @@ int mcp_replay_run(json_t *args, long row, json_t **summary, json_t **result)
     o.row = row;
     o.top = row > 0 ? 1 : (long)mcp_int(args, "top");
     o.run = mcp_bool(args, "run");
+    o.warm_l2 = mcp_bool(args, "warm_l2");
     o.quiet = true;
     const char *arch_name = mcp_str(args, "gpu_arch");
     struct mp_roofline_arch arch;
@@ -79,6 +80,8 @@ static const struct mcp_param params[] = {
      "time the references on this machine's GPU (without one: files only, run_note says so)"},
     {"gpu_arch", MT_STR, false, NULL, NULL, 0, 0,
      "roofline figures for a built-in GPU (e.g. H200) or \"auto\" (default: from the trace)"},
+    {"warm_l2", MT_BOOL, false, "false", NULL, 0, 0,
+     "run: no L2 flush between samples (analyze flushes)"},
     {NULL, 0, false, NULL, NULL, 0, 0, NULL},
 };
 
