@@ -50,6 +50,9 @@ srv = [json.loads(l) for l in open(f"{W}/{L}.srv.jsonl")]
 req = [json.loads(l) for l in open(f"{W}/{L}.requests.jsonl")]
 res = json.load(open(f"{W}/{L}.json"))
 by_rid = {s["rid"]: s for s in srv}
+# times: the server's receive time of a request and the time just before
+# each of its writes (srv "writes" [pre, post]); a client cannot see bytes
+# before their write started, nor the server read a request before it is sent
 $code
 EOF
 )
@@ -136,7 +139,9 @@ sess = [r for r in req if "session_id" in trace[r["index"]]]
 gaps = []
 for a, b in zip(sess, sess[1:]):
     sa, sb = by_rid[a["request_id"]], by_rid[b["request_id"]]
-    gaps.append(sb["recv_ns"] - sa["end_ns"])
+    # the last write of the previous turn started before the client could have
+    # its end; the next turn was read after the client sent it
+    gaps.append(sb["recv_ns"] - max(w[0] for w in sa["writes"]))
 rec_ok = all(b["arrival_ns"] >= (trace[b["index"]]["timestamp"] - t0) * 0.5e6 - 1 for b in sess)
 print("ok" if len(sess) == 4 and min(gaps) >= 15e6 and rec_ok and all(r["turn"] == k for k, r in enumerate(sess))
       else f"turn gaps {gaps}")' "session turns wait for the previous end + delay"
@@ -186,7 +191,7 @@ for r in req:
         bad.append((r["index"], k, s["n_messages"], s["prompt_tokens"]))
     if k:
         p = [q for q in req if q["session"] == r["session"] and q["turn"] == k - 1][0]
-        if s["recv_ns"] - by_rid[p["request_id"]]["end_ns"] < 20e6:
+        if s["recv_ns"] - max(w[0] for w in by_rid[p["request_id"]]["writes"]) < 20e6:
             bad.append(("think", r["index"]))
 print("ok" if not bad and len(req) == 9 else f"{bad}")' \
     "each turn has the history, the previous answer and the think time"
