@@ -50,6 +50,8 @@ static int ir_value(struct mp_buf *b, const char *op, const struct rp_arg *a)
     switch (a->k) {
     case RA_TENSOR: {
         const char *dt = rp_ir_dtype(a->t.dtype);
+        if (!dt) /* not one of TraceLens's names (mp_replay keeps such ops out of the IR) */
+            dt = a->t.dtype;
         bool fl = strcmp(dt, "float") == 0 || strcmp(dt, "double") == 0 ||
                   strcmp(dt, "c10::Half") == 0 || strcmp(dt, "c10::BFloat16") == 0;
         /* written before being read: no values needed (TraceLens's rule for

@@ -422,7 +422,8 @@ static int custom_arg(struct mp_buf *b, const struct rp_val *di, const struct rp
             sh[i] = di->items[i].k == RV_INT ? di->items[i].i : 1;
             sd[i] = st->k == RV_SEQ && st->n == di->n && st->items[i].k == RV_INT ? st->items[i].i
                                                                                   : run;
-            run *= sh[i] > 0 ? sh[i] : 1;
+            if (__builtin_mul_overflow(run, sh[i] > 0 ? sh[i] : 1, &run))
+                run = 1; /* nonsense dims: the call fails in Python, not here */
         }
         t.shape = sh;
         t.strides = sd;

@@ -50,6 +50,9 @@ enum rp_irole {
     RI_OFFS,  /* cumulative group ends over arg `of`'s rows (grouped GEMM) */
 };
 
+/* Largest storage (elements) a rebuilt tensor may span: 2^40. */
+#define RP_MAX_SPAN (1LL << 40)
+
 struct rp_tensor {
     long long *shape, *strides;
     size_t nd;

@@ -581,13 +581,19 @@ static int tensor_from(const struct rp_val *dims, const struct rp_val *strides, 
     if (!t->shape || !t->strides || !t->dtype)
         return MP_ENOMEM;
     bool have_strides = strides->n == dims->n;
-    long long run = 1;
+    long long run = 1, span = 1;
     for (size_t i = dims->n; i-- > 0;) {
         if (dims->items[i].k != RV_INT || (have_strides && strides->items[i].k != RV_INT))
             return MP_EUNSUP;
         t->shape[i] = dims->items[i].i;
         t->strides[i] = have_strides ? strides->items[i].i : run;
-        run *= t->shape[i] > 0 ? t->shape[i] : 1;
+        long long ext;
+        /* no negative sizes or strides (torch has none), storage below 2^40 elements */
+        if (t->shape[i] < 0 || t->strides[i] < 0 ||
+            __builtin_mul_overflow(t->shape[i] > 0 ? t->shape[i] - 1 : 0, t->strides[i], &ext) ||
+            __builtin_add_overflow(span, ext, &span) || span > RP_MAX_SPAN ||
+            __builtin_mul_overflow(run, t->shape[i] > 0 ? t->shape[i] : 1, &run))
+            return MP_EUNSUP;
     }
     return 0;
 }
