@@ -92,6 +92,7 @@ enum {
     B_CONV_DELAY,
     B_SCRAPE,
     B_TOKENIZE,
+    B_SG_MULTI,
 };
 
 static const struct cli_opt client_opts[] = {
@@ -147,6 +148,8 @@ static const struct cli_opt client_opts[] = {
     {"random-vocab-start", 0, CLI_ARG, B_VOCAB_START, "N", "token-id range start (1000)", 0},
     {"random-vocab-size", 0, CLI_ARG, B_VOCAB_SIZE, "N", "token-id range size (31000)", 0},
     {"sharegpt-output-len", 0, CLI_ARG, B_SHAREGPT_OUT, "N", "fixed output length (sharegpt)", 0},
+    {"sharegpt-multi-turn", 0, CLI_NOARG, B_SG_MULTI, NULL,
+     "sharegpt: --num-prompts conversations as sessions, every turn with its history", 0},
     {"custom-output-len", 0, CLI_ARG, B_CUSTOM_OUT, "N", "fixed output length (jsonl)", 0},
     {"disable-shuffle", 0, CLI_NOARG, B_NO_SHUFFLE, NULL, "keep the dataset order", 0},
     {"prefix-repetition-prefix-len", 0, CLI_ARG, B_PR_PREFIX, "N",
@@ -264,7 +267,7 @@ struct opts {
     struct mp_loadgen_trace_opts tr;
     struct mp_loadgen_session_opts mt;
     size_t gsp_per;
-    bool num_prompts_set, tokenize;
+    bool num_prompts_set, tokenize, sg_multi;
     const char *dataset, *dataset_path, *result_dir, *result_filename, *save_requests, *html;
     const char *host, *port, *backend, *served, *extra_body;
     size_t num_prompts;
@@ -636,6 +639,9 @@ static int parse_workload_opt(int id, const char *a, const char *v, struct opts 
     case B_TOKENIZE:
         o->tokenize = true;
         return 0;
+    case B_SG_MULTI:
+        o->sg_multi = true;
+        return 0;
     case B_SCRAPE:
         if ((rc = num(a, v, &o->cfg.scrape_interval_s)))
             return rc;
@@ -675,7 +681,8 @@ static int parse(int argc, char **argv, struct opts *o)
             return -1;
         } else if (parse_flag(opt->id, o)) {
             continue;
-        } else if (opt->id == B_GSP_ORDERED || opt->id == B_FIXED || opt->id == B_TOKENIZE) {
+        } else if (opt->id == B_GSP_ORDERED || opt->id == B_FIXED || opt->id == B_TOKENIZE ||
+                   opt->id == B_SG_MULTI) {
             (void)parse_workload_opt(opt->id, a, NULL, o);
             continue;
         } else if (opt->id == B_HEADER || opt->id == B_METADATA || opt->id == B_GOODPUT) {
@@ -847,8 +854,11 @@ static int client_dataset(struct opts *o, bool chat, struct mp_loadgen_dataset *
         bool sg = !strcmp(o->dataset, "sharegpt");
         struct mp_loadgen_file_opts fo = {o->dataset_path, sg ? o->sharegpt_out : o->custom_out,
                                           o->cfg.seed, sg ? o->shuffle : false, o->oversample};
-        rc = sg ? mp_loadgen_dataset_sharegpt(&fo, o->num_prompts, ds, &d)
-                : mp_loadgen_dataset_jsonl(&fo, o->num_prompts, ds, &d);
+        if (sg && o->sg_multi)
+            rc = mp_loadgen_dataset_sharegpt_sessions(&fo, o->num_prompts, o->mt.think_ms, ds, &d);
+        else
+            rc = sg ? mp_loadgen_dataset_sharegpt(&fo, o->num_prompts, ds, &d)
+                    : mp_loadgen_dataset_jsonl(&fo, o->num_prompts, ds, &d);
     } else if ((rc = client_workload(o, chat, ds, &d)) == NOT_WORKLOAD) {
         return bad("--dataset-name", o->dataset,
                    "random, sharegpt, jsonl, prefix_repetition, generated-shared-prefix, "

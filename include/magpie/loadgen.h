@@ -88,6 +88,14 @@ struct mp_loadgen_file_opts {
  * lengths estimated without a tokenizer (docs/metrics.md). */
 int mp_loadgen_dataset_sharegpt(const struct mp_loadgen_file_opts *o, size_t num_prompts,
                                 struct mp_loadgen_dataset **out, struct mp_diag *d);
+/* ShareGPT conversations as multi-turn sessions (docs/workloads.md):
+ * num_conversations conversations (shuffled as above), every human turn
+ * that has a reply a turn sent with the session's history, think_ms after
+ * the previous answer; a turn's output length is its reply's estimated
+ * length (or o->output_len). */
+int mp_loadgen_dataset_sharegpt_sessions(const struct mp_loadgen_file_opts *o,
+                                         size_t num_conversations, double think_ms,
+                                         struct mp_loadgen_dataset **out, struct mp_diag *d);
 /* JSONL, one object per line: "prompt" (string) or "prompt_token_ids" (list of
  * ints), optional "output_len" (alias "max_tokens", "output_tokens"), optional
  * "prompt_len". Errors name the file, line and field. */

@@ -346,25 +346,18 @@ static void shuffle(size_t *idx, size_t n, struct loadgen_mt *m)
     }
 }
 
-int mp_loadgen_dataset_sharegpt(const struct mp_loadgen_file_opts *o, size_t num_prompts,
-                                struct mp_loadgen_dataset **out, struct mp_diag *d)
+/* The elements of a JSON list file, as [start, end) pairs in *elem (2 per
+ * element), found without building a tree of the whole file. */
+static int list_elements(const char *path, const char *base, const char *end,
+                         const char ***elem_out, size_t *n_out, struct mp_diag *d)
 {
-    *out = NULL;
-    struct mp_buf file;
-    struct mp_loadgen_dataset *ds = NULL;
-    const char **elem = NULL;
-    struct sample *cand = NULL;
-    size_t *idx = NULL, n_elem = 0, cap = 0, n_cand = 0;
-    json_t **docs = NULL;
-    int rc = loadgen_read_file(o->path, &file, d);
-    if (rc)
-        return rc;
-    /* find the array elements without building a tree of the whole file */
-    const char *base = file.data ? file.data : "", *p = base, *end = base + file.len;
+    const char **elem = NULL, *p = base;
+    size_t n_elem = 0, cap = 0;
+    int rc = 0;
     while (p < end && (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t'))
         p++;
     if (p >= end || *p != '[') {
-        rc = loadgen_file_error(d, MP_EPARSE, o->path, base, p, NULL,
+        rc = loadgen_file_error(d, MP_EPARSE, path, base, p, NULL,
                                 "expected a JSON list of conversations%s", "");
         goto out;
     }
@@ -376,7 +369,7 @@ int mp_loadgen_dataset_sharegpt(const struct mp_loadgen_file_opts *o, size_t num
             break;
         const char *err = NULL, *q = loadgen_json_skip(p, end, &err);
         if (!q) {
-            rc = loadgen_file_error(d, MP_EPARSE, o->path, base, p, NULL, "invalid JSON: %s",
+            rc = loadgen_file_error(d, MP_EPARSE, path, base, p, NULL, "invalid JSON: %s",
                                     err ? err : "bad value");
             goto out;
         }
@@ -401,9 +394,187 @@ int mp_loadgen_dataset_sharegpt(const struct mp_loadgen_file_opts *o, size_t num
         }
         if (p < end && *p == ']')
             break;
-        rc = loadgen_file_error(d, MP_EPARSE, o->path, base, p, NULL, "expected ',' or ']'%s", "");
+        rc = loadgen_file_error(d, MP_EPARSE, path, base, p, NULL, "expected ',' or ']'%s", "");
         goto out;
     }
+out:
+    if (rc) {
+        free(elem);
+        elem = NULL;
+        n_elem = 0;
+    }
+    *elem_out = elem;
+    *n_out = n_elem;
+    return rc;
+}
+
+/* one turn of a ShareGPT session, before the dataset is made */
+struct sg_turn {
+    char *text;
+    int32_t prompt_len, output_len, session;
+};
+
+struct sg_turns {
+    struct sg_turn *t;
+    size_t n, cap;
+};
+
+/* A conversation's answered human turns appended to ts (session sess). */
+static int sg_conv_turns(const struct mp_loadgen_file_opts *o, json_t *conv, int32_t sess,
+                         struct sg_turns *ts)
+{
+    size_t nt = json_array_size(conv), i = 0, added = 0;
+    while (i < nt) { /* the first human turn */
+        const char *f = json_string_value(json_object_get(json_array_get(conv, i), "from"));
+        if (!f || !strcmp(f, "human") || !strcmp(f, "user"))
+            break;
+        i++;
+    }
+    for (; i + 1 < nt && added < 256; i += 2) {
+        json_t *q = json_object_get(json_array_get(conv, i), "value");
+        json_t *a = json_object_get(json_array_get(conv, i + 1), "value");
+        if (!json_is_string(q) || !json_is_string(a))
+            break;
+        int32_t pl = mp_loadgen_estimate_tokens(json_string_value(q), json_string_length(q));
+        int32_t ol = o->output_len > 0
+                         ? o->output_len
+                         : mp_loadgen_estimate_tokens(json_string_value(a), json_string_length(a));
+        if (pl < 1 || ol < 1)
+            break;
+        if (MP_GROW(ts->t, ts->cap, ts->n + 1, 256))
+            return MP_ENOMEM;
+        struct sg_turn *x = &ts->t[ts->n++];
+        x->text = mp_strndup(json_string_value(q), json_string_length(q));
+        if (!x->text)
+            return MP_ENOMEM;
+        x->prompt_len = pl;
+        x->output_len = ol > MAX_PROMPT_TOKENS ? MAX_PROMPT_TOKENS : ol;
+        x->session = sess;
+        added++;
+    }
+    return 0;
+}
+
+/* The dataset of the collected turns: sessions with history. */
+static int sg_dataset(double think_ms, const struct sg_turn *t, size_t n,
+                      struct mp_loadgen_dataset **out, struct mp_diag *d)
+{
+    struct mp_loadgen_dataset *ds = NULL;
+    int rc = loadgen_ds_new(n, "sharegpt", &ds, d);
+    if (rc || !ds)
+        return rc ? rc : MP_ENOMEM;
+    ds->prev = loadgen_ds_array(ds, sizeof(int32_t));
+    ds->think_s = loadgen_ds_array(ds, sizeof(double));
+    ds->session = loadgen_ds_array(ds, sizeof(int32_t));
+    if (!ds->prev || !ds->think_s || !ds->session) {
+        mp_loadgen_dataset_free(ds);
+        return mp_diag_set(d, MP_ENOMEM, "out of memory");
+    }
+    ds->history = true;
+    for (size_t i = 0; i < n; i++) {
+        struct mp_loadgen_prompt *p = &ds->prompts[i];
+        p->text = mp_arena_strndup(ds->arena, t[i].text, strlen(t[i].text));
+        if (!p->text) {
+            mp_loadgen_dataset_free(ds);
+            return mp_diag_set(d, MP_ENOMEM, "out of memory");
+        }
+        p->prompt_len = t[i].prompt_len;
+        p->output_len = t[i].output_len;
+        bool cont = i && t[i - 1].session == t[i].session;
+        ds->session[i] = t[i].session;
+        ds->prev[i] = cont ? (int32_t)i - 1 : -1;
+        ds->think_s[i] = cont ? think_ms / 1000.0 : 0;
+    }
+    *out = ds;
+    return 0;
+}
+
+/* ShareGPT conversations as multi-turn sessions (docs/workloads.md): num
+ * conversations (shuffled as the single-turn reader does), each human turn
+ * that has a reply a turn of its session, its output length the reply's
+ * estimated length (or the fixed one). */
+static int sharegpt_sessions(const struct mp_loadgen_file_opts *o, const char *base,
+                             const char *const *elem, size_t n_elem, size_t num, double think_ms,
+                             struct mp_loadgen_dataset **out, struct mp_diag *d)
+{
+    size_t *idx = malloc((n_elem + 1) * sizeof(*idx));
+    struct sg_turns ts = {NULL, 0, 0};
+    int rc = 0;
+    int32_t sess = 0;
+    if (!idx)
+        return mp_diag_set(d, MP_ENOMEM, "out of memory");
+    for (size_t i = 0; i < n_elem; i++)
+        idx[i] = i;
+    struct loadgen_mt m;
+    loadgen_mt_seed(&m, (uint32_t)(o->seed ^ (o->seed >> 32)));
+    if (o->shuffle)
+        shuffle(idx, n_elem, &m);
+    for (size_t k = 0; k < n_elem && (size_t)sess < num && !rc; k++) {
+        const char *s = elem[2 * idx[k]], *e = elem[2 * idx[k] + 1];
+        json_error_t jerr;
+        json_t *doc = json_loadb(s, (size_t)(e - s), 0, &jerr);
+        json_t *conv = json_object_get(doc, "conversations");
+        size_t before = ts.n;
+        if (!json_is_array(conv))
+            rc = loadgen_file_error(d, MP_EINVAL, o->path, base, s, "conversations",
+                                    "each entry needs a \"conversations\" list%s", "");
+        else if ((rc = sg_conv_turns(o, conv, sess, &ts)))
+            mp_diag_set(d, rc, "out of memory");
+        else if (ts.n > (size_t)10 << 20)
+            rc = mp_diag_set(d, MP_EINVAL, "%s: more than %zu turns", o->path, (size_t)10 << 20);
+        sess += ts.n > before;
+        json_decref(doc);
+    }
+    if (!rc && ts.n == 0)
+        rc = mp_diag_set(d, MP_EINVAL, "%s: no conversation with an answered turn", o->path);
+    if (!rc)
+        rc = sg_dataset(think_ms, ts.t, ts.n, out, d);
+    for (size_t i = 0; i < ts.n; i++)
+        free(ts.t[i].text);
+    free(ts.t);
+    free(idx);
+    return rc;
+}
+
+int mp_loadgen_dataset_sharegpt_sessions(const struct mp_loadgen_file_opts *o,
+                                         size_t num_conversations, double think_ms,
+                                         struct mp_loadgen_dataset **out, struct mp_diag *d)
+{
+    *out = NULL;
+    if (num_conversations == 0 || num_conversations > MAX_PROMPTS || !(think_ms >= 0) ||
+        think_ms > 86400e3)
+        return mp_diag_set(d, MP_EINVAL, "sharegpt sessions: bad count %zu or think time %g ms",
+                           num_conversations, think_ms);
+    struct mp_buf file;
+    const char **elem = NULL;
+    size_t n_elem = 0;
+    int rc = loadgen_read_file(o->path, &file, d);
+    if (rc)
+        return rc;
+    const char *base = file.data ? file.data : "", *end = base + file.len;
+    if (!(rc = list_elements(o->path, base, end, &elem, &n_elem, d)))
+        rc = sharegpt_sessions(o, base, elem, n_elem, num_conversations, think_ms, out, d);
+    free(elem);
+    mp_buf_fini(&file);
+    return rc;
+}
+
+int mp_loadgen_dataset_sharegpt(const struct mp_loadgen_file_opts *o, size_t num_prompts,
+                                struct mp_loadgen_dataset **out, struct mp_diag *d)
+{
+    *out = NULL;
+    struct mp_buf file;
+    struct mp_loadgen_dataset *ds = NULL;
+    const char **elem = NULL;
+    struct sample *cand = NULL;
+    size_t *idx = NULL, n_elem = 0, n_cand = 0;
+    json_t **docs = NULL;
+    int rc = loadgen_read_file(o->path, &file, d);
+    if (rc)
+        return rc;
+    const char *base = file.data ? file.data : "", *end = base + file.len;
+    if ((rc = list_elements(o->path, base, end, &elem, &n_elem, d)))
+        goto out;
     idx = malloc((n_elem + 1) * sizeof(*idx));
     cand = calloc(n_elem + 1, sizeof(*cand));
     docs = calloc(num_prompts + 1, sizeof(json_t *)); // NOLINT(bugprone-sizeof-expression)

@@ -15,7 +15,8 @@
 #   - burstgpt CSV: the filtered rows, their lengths and times;
 #   - multi_turn chat: each turn carries the history (2k+1 messages, prompt
 #     tokens = earlier prompts + answers + its own), waits for the think time,
-#     and the result's per-turn figures agree with the server;
+#     and the result's per-turn figures agree with the server; ShareGPT
+#     conversations (--sharegpt-multi-turn) the same way;
 #   - --server-tokenize: every prompt length exact and equal to usage;
 #   - --engine-metrics-interval: the scraped deltas equal the server's truth;
 #   - bad trace files and flags: exit 2 naming the file, line and field.
@@ -203,6 +204,29 @@ print("ok" if ses["sessions"] == 3 and ses["sessions_completed"] == 3
     "per-turn and per-session figures in the result"
 grep -q "<h2>Sessions</h2>" "$W/mt.html" && grep -q "^Sessions: 3" "$W/mt.out" &&
     ok "multi_turn: sessions in the HTML page and the summary" || ko "multi_turn: html/summary"
+
+# --- ShareGPT conversations as sessions: every answered human turn, with history
+python3 - "$W/sg.json" <<'EOF'
+import json, sys
+conv = lambda turns: {"conversations": [{"from": "human" if i % 2 == 0 else "gpt", "value": t}
+                                        for i, t in enumerate(turns)]}
+json.dump([conv(["what is a cat", "a small animal", "and a dog", "a bigger one", "thanks"]),
+           conv(["hello", "hi there you", "bye", "see you"])], open(sys.argv[1], "w"))
+EOF
+run sgmt --backend openai-chat --dataset-name sharegpt --dataset-path "$W/sg.json" \
+    --sharegpt-multi-turn --num-prompts 2 --disable-shuffle --max-concurrency 1
+py sgmt '
+own = {"what is a cat": 4, "and a dog": 3, "hello": 1, "bye": 1}
+bad = []
+for r in req:
+    s, k = by_rid[r["request_id"]], r["turn"]
+    prev = [q for q in req if q["session"] == r["session"] and q["turn"] == k - 1]
+    want = sum(by_rid[q["request_id"]]["prompt_tokens"] + by_rid[q["request_id"]]["completion_tokens"]
+               for q in prev)
+    if s["n_messages"] != 2 * k + 1 or s["prompt_tokens"] - want not in own.values():
+        bad.append((r["index"], k, s["n_messages"], s["prompt_tokens"], want))
+print("ok" if not bad and len(req) == 4 and res["magpie"]["sessions"]["sessions"] == 2
+      else f"{bad} {len(req)}")' "sharegpt conversations replayed turn by turn with their history"
 
 # --- bad input: exit 2, file:line and field
 printf '{"timestamp": 1, "input_length": 4, "output_length": 1}\n{"timestamp": 2, "input_length": 0, "output_length": 1}\n' >"$W/bad.jsonl"

@@ -308,6 +308,56 @@ static void test_multi_turn(void **state)
     assert_int_equal(mp_loadgen_dataset_multi_turn(&o, &ds, &d), MP_EINVAL);
 }
 
+static void test_sharegpt_sessions(void **state)
+{
+    (void)state;
+    char *p = write_tmp(
+        "[{\"conversations\": [{\"from\": \"human\", \"value\": \"hello there friend\"},"
+        " {\"from\": \"gpt\", \"value\": \"hi how are you\"},"
+        " {\"from\": \"human\", \"value\": \"fine thanks\"},"
+        " {\"from\": \"gpt\", \"value\": \"good\"},"
+        " {\"from\": \"human\", \"value\": \"no reply to this one\"}]},"
+        " {\"conversations\": [{\"from\": \"system\", \"value\": \"be brief\"},"
+        " {\"from\": \"human\", \"value\": \"one\"}, {\"from\": \"gpt\", \"value\": \"two\"}]},"
+        " {\"conversations\": [{\"from\": \"human\", \"value\": \"unanswered\"}]}]");
+    struct mp_loadgen_file_opts fo = {p, 0, 0, false, true};
+    struct mp_loadgen_dataset *ds = NULL;
+    struct mp_diag d;
+    mp_diag_clear(&d);
+    assert_int_equal(mp_loadgen_dataset_sharegpt_sessions(&fo, 5, 250, &ds, &d), 0);
+    /* answered human turns: 2 in the first conversation, 1 in the second */
+    assert_int_equal(ds->n, 3);
+    assert_true(ds->history);
+    assert_string_equal(ds->prompts[0].text, "hello there friend");
+    assert_int_equal(ds->prompts[0].prompt_len, 3);
+    assert_int_equal(ds->prompts[0].output_len, 4); /* "hi how are you" */
+    assert_string_equal(ds->prompts[1].text, "fine thanks");
+    assert_int_equal(ds->prompts[1].output_len, 1);
+    assert_string_equal(ds->prompts[2].text, "one");
+    assert_int_equal(ds->prev[0], -1);
+    assert_int_equal(ds->prev[1], 0);
+    assert_int_equal(ds->prev[2], -1);
+    assert_int_equal(ds->session[1], 0);
+    assert_int_equal(ds->session[2], 1);
+    assert_true(fabs(ds->think_s[1] - 0.25) < 1e-12);
+    mp_loadgen_dataset_free(ds);
+    /* one conversation asked for: the first */
+    fo.output_len = 9;
+    assert_int_equal(mp_loadgen_dataset_sharegpt_sessions(&fo, 1, 0, &ds, &d), 0);
+    assert_int_equal(ds->n, 2);
+    assert_int_equal(ds->prompts[1].output_len, 9);
+    mp_loadgen_dataset_free(ds);
+    unlink(p);
+    free(p);
+    p = write_tmp("[{\"conversations\": 3}]");
+    fo.path = p;
+    assert_int_equal(mp_loadgen_dataset_sharegpt_sessions(&fo, 1, 0, &ds, &d), MP_EINVAL);
+    assert_string_equal(d.field, "conversations");
+    assert_int_equal(d.line, 1);
+    unlink(p);
+    free(p);
+}
+
 /* The send order: without sessions the dataset's; with them a turn only
  * after the one before ended, then by arrival. */
 static void test_sched(void **state)
@@ -381,6 +431,7 @@ int main(void)
         cmocka_unit_test(test_burstgpt),
         cmocka_unit_test(test_multi_turn),
         cmocka_unit_test(test_sched),
+        cmocka_unit_test(test_sharegpt_sessions),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
