@@ -408,6 +408,22 @@ out:
     return rc;
 }
 
+/* The order in which the n elements of a ShareGPT file are read: the
+ * file's, or shuffled with o->seed (m seeded with it either way; the
+ * single-turn reader draws its oversampling from it). NULL: no memory. */
+static size_t *element_order(size_t n, const struct mp_loadgen_file_opts *o, struct loadgen_mt *m)
+{
+    size_t *idx = malloc((n + 1) * sizeof(*idx));
+    loadgen_mt_seed(m, (uint32_t)(o->seed ^ (o->seed >> 32)));
+    if (!idx)
+        return NULL;
+    for (size_t i = 0; i < n; i++)
+        idx[i] = i;
+    if (o->shuffle)
+        shuffle(idx, n, m);
+    return idx;
+}
+
 /* one turn of a ShareGPT session, before the dataset is made */
 struct sg_turn {
     char *text;
@@ -497,18 +513,13 @@ static int sharegpt_sessions(const struct mp_loadgen_file_opts *o, const char *b
                              const char *const *elem, size_t n_elem, size_t num, double think_ms,
                              struct mp_loadgen_dataset **out, struct mp_diag *d)
 {
-    size_t *idx = malloc((n_elem + 1) * sizeof(*idx));
+    struct loadgen_mt m;
+    size_t *idx = element_order(n_elem, o, &m);
     struct sg_turns ts = {NULL, 0, 0};
     int rc = 0;
     int32_t sess = 0;
     if (!idx)
         return mp_diag_set(d, MP_ENOMEM, "out of memory");
-    for (size_t i = 0; i < n_elem; i++)
-        idx[i] = i;
-    struct loadgen_mt m;
-    loadgen_mt_seed(&m, (uint32_t)(o->seed ^ (o->seed >> 32)));
-    if (o->shuffle)
-        shuffle(idx, n_elem, &m);
     for (size_t k = 0; k < n_elem && (size_t)sess < num && !rc; k++) {
         const char *s = elem[2 * idx[k]], *e = elem[2 * idx[k] + 1];
         json_error_t jerr;
@@ -575,19 +586,14 @@ int mp_loadgen_dataset_sharegpt(const struct mp_loadgen_file_opts *o, size_t num
     const char *base = file.data ? file.data : "", *end = base + file.len;
     if ((rc = list_elements(o->path, base, end, &elem, &n_elem, d)))
         goto out;
-    idx = malloc((n_elem + 1) * sizeof(*idx));
+    struct loadgen_mt m;
+    idx = element_order(n_elem, o, &m);
     cand = calloc(n_elem + 1, sizeof(*cand));
     docs = calloc(num_prompts + 1, sizeof(json_t *)); // NOLINT(bugprone-sizeof-expression)
     if (!idx || !cand || !docs) {
         rc = mp_diag_set(d, MP_ENOMEM, "out of memory");
         goto out;
     }
-    for (size_t i = 0; i < n_elem; i++)
-        idx[i] = i;
-    struct loadgen_mt m;
-    loadgen_mt_seed(&m, (uint32_t)(o->seed ^ (o->seed >> 32)));
-    if (o->shuffle)
-        shuffle(idx, n_elem, &m);
     for (size_t k = 0; k < n_elem && n_cand < num_prompts; k++) {
         const char *s = elem[2 * idx[k]], *e = elem[2 * idx[k] + 1];
         json_error_t jerr;
