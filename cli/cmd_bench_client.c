@@ -93,6 +93,8 @@ enum {
     B_SCRAPE,
     B_TOKENIZE,
     B_SG_MULTI,
+    B_CONV_TURNS_SD,
+    B_CONV_DELAY_SD,
 };
 
 static const struct cli_opt client_opts[] = {
@@ -182,9 +184,15 @@ static const struct cli_opt client_opts[] = {
      "burstgpt: rows of this Model (GPT-4; \"\" for all)", 0},
     {"conversation-num", 0, CLI_ARG, B_CONV_NUM, "N", "multi_turn: sessions (100)", 0},
     {"conversation-turn-mean", 0, CLI_ARG, B_CONV_TURNS, "N",
-     "multi_turn: turns per session (3); turn lengths: --random-input/output-len", 0},
+     "multi_turn: turns per session (3; the mean with --conversation-turn-stddev); turn "
+     "lengths: --random-input/output-len",
+     0},
     {"conversation-turn-delay-mean", 0, CLI_ARG, B_CONV_DELAY, "MS",
      "multi_turn: think time before each later turn (0)", 0},
+    {"conversation-turn-stddev", 0, CLI_ARG, B_CONV_TURNS_SD, "X",
+     "multi_turn: draw each session's turn count, normal with this stddev (0: fixed)", 0},
+    {"conversation-turn-delay-stddev", 0, CLI_ARG, B_CONV_DELAY_SD, "MS",
+     "multi_turn: draw each think time, normal with this stddev (0: fixed)", 0},
     {"server-tokenize", 0, CLI_NOARG, B_TOKENIZE, NULL,
      "count text prompts with the server's /tokenize before the run (exact lengths)", 0},
     {"engine-metrics-interval", 0, CLI_ARG, B_SCRAPE, "S",
@@ -639,6 +647,13 @@ static int parse_workload_opt(int id, const char *a, const char *v, struct opts 
     case B_TOKENIZE:
         o->tokenize = true;
         return 0;
+    case B_CONV_TURNS_SD:
+    case B_CONV_DELAY_SD: {
+        double *x = id == B_CONV_TURNS_SD ? &o->mt.turns_stddev : &o->mt.think_stddev_ms;
+        if ((rc = num(a, v, x)))
+            return rc;
+        return *x >= 0 ? 0 : bad(a, v, "a non-negative number");
+    }
     case B_SG_MULTI:
         o->sg_multi = true;
         return 0;

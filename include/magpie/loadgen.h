@@ -154,14 +154,18 @@ int mp_loadgen_dataset_burstgpt(const struct mp_loadgen_trace_opts *o,
                                 struct mp_loadgen_dataset **out, struct mp_diag *d);
 
 /* Synthetic multi-turn chat sessions (AIPerf multi_turn): num_sessions
- * sessions of turns turns, each turn a prompt of input_len one-token words
+ * sessions of turns turns (or a drawn number), each turn a prompt of input_len one-token words
  * sent with the session's history (earlier prompts and the answers received),
  * think_ms after the previous answer. */
 struct mp_loadgen_session_opts {
-    int num_sessions, turns;
+    int num_sessions, turns; /* turns: the mean when turns_stddev > 0 */
     int input_len, output_len;
-    double think_ms;
+    double think_ms; /* the mean when think_stddev_ms > 0 */
     uint64_t seed;
+    /* > 0: each session's turn count is drawn from a normal distribution
+     * (rounded, at least 1, at most 65536) and each think time too (at least
+     * 0), as AIPerf's --conversation-turn-stddev / -delay-stddev */
+    double turns_stddev, think_stddev_ms;
 };
 
 int mp_loadgen_dataset_multi_turn(const struct mp_loadgen_session_opts *o,

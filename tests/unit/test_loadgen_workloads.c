@@ -288,7 +288,7 @@ static void test_burstgpt(void **state)
 static void test_multi_turn(void **state)
 {
     (void)state;
-    struct mp_loadgen_session_opts o = {3, 4, 5, 6, 100, 1};
+    struct mp_loadgen_session_opts o = {3, 4, 5, 6, 100, 1, 0, 0};
     struct mp_loadgen_dataset *ds = NULL;
     struct mp_diag d;
     mp_diag_clear(&d);
@@ -303,6 +303,30 @@ static void test_multi_turn(void **state)
         assert_int_equal(ds->prompts[i].output_len, 6);
         assert_non_null(ds->prompts[i].text);
     }
+    mp_loadgen_dataset_free(ds);
+    /* drawn turn counts and think times: every session at least one turn,
+     * links within sessions, think times >= 0, the same draws for the seed */
+    o.num_sessions = 50;
+    o.turns_stddev = 2;
+    o.think_stddev_ms = 80;
+    assert_int_equal(mp_loadgen_dataset_multi_turn(&o, &ds, &d), 0);
+    struct mp_loadgen_dataset *ds2 = NULL;
+    assert_int_equal(mp_loadgen_dataset_multi_turn(&o, &ds2, &d), 0);
+    assert_int_equal(ds->n, ds2->n);
+    int counts[50] = {0}, distinct = 0;
+    for (size_t i = 0; i < ds->n; i++) {
+        assert_true(ds->session[i] >= 0 && ds->session[i] < 50);
+        counts[ds->session[i]]++;
+        assert_true(ds->prev[i] < 0 || ds->session[ds->prev[i]] == ds->session[i]);
+        assert_true(ds->think_s[i] >= 0);
+        assert_true(ds->think_s[i] == ds2->think_s[i]);
+    }
+    for (int k = 0; k < 50; k++) {
+        assert_true(counts[k] >= 1);
+        distinct += k && counts[k] != counts[0];
+    }
+    assert_true(distinct > 0); /* not all the same length */
+    mp_loadgen_dataset_free(ds2);
     mp_loadgen_dataset_free(ds);
     o.turns = 0;
     assert_int_equal(mp_loadgen_dataset_multi_turn(&o, &ds, &d), MP_EINVAL);
