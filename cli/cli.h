@@ -50,6 +50,10 @@ int cli_bench_client(int argc, char **argv, const struct cli_global *g);
  * argv[0] = "compare". */
 int cli_bench_compare(int argc, char **argv, const struct cli_global *g);
 
+/* `benchmark sweep ...` and `benchmark sweep compare A B` (cmd_bench_sweep.c);
+ * argv[0] = "sweep". */
+int cli_bench_sweep(int argc, char **argv, const struct cli_global *g);
+
 /* `trace split` (cmd_trace_split.c) and `trace stages` (cmd_trace_stages.c). */
 int cli_trace_split(int argc, char **argv);
 int cli_trace_stages(int argc, char **argv);

@@ -14,7 +14,19 @@
 
 #define MAX_SIDES 16
 
-enum { O_ALLOW = 1000, O_LABEL, O_JSON, O_HTML, O_BOOT, O_SEED, O_ALPHA, O_CI, O_MIN, O_FAIL };
+enum {
+    O_ALLOW = 1000,
+    O_LABEL,
+    O_JSON,
+    O_HTML,
+    O_BOOT,
+    O_SEED,
+    O_ALPHA,
+    O_CI,
+    O_MIN,
+    O_SINGLE,
+    O_FAIL
+};
 
 static const struct cli_opt bcmp_opts[] = {
     {"allow-different", 0, CLI_NOARG, O_ALLOW, NULL,
@@ -31,6 +43,10 @@ static const struct cli_opt bcmp_opts[] = {
      0},
     {"ci-level", 0, CLI_ARG, O_CI, "L", "level of the intervals shown (default 0.95)", 0},
     {"min-effect", 0, CLI_ARG, O_MIN, "PCT", "changes within +-PCT % count as noise (default 1)",
+     0},
+    {"single-run-effect", 0, CLI_ARG, O_SINGLE, "PCT",
+     "with one run on a side (run-to-run noise unmeasured) a verdict needs a change beyond "
+     "+-PCT % (default 5, measured: docs/metrics.md); repeats measure the noise instead",
      0},
     {"fail-on-slower", 0, CLI_NOARG, O_FAIL, NULL,
      "exit 1 when any metric of any candidate is SLOWER", 0},
@@ -140,6 +156,10 @@ int cli_bench_compare(int argc, char **argv, const struct cli_global *g)
             break;
         case O_MIN:
             if ((rc = parse_num("--min-effect", optarg, 0, 100, &o.min_effect_pct)))
+                return rc;
+            break;
+        case O_SINGLE:
+            if ((rc = parse_num("--single-run-effect", optarg, 0, 100, &o.single_run_effect_pct)))
                 return rc;
             break;
         case O_FAIL:

@@ -132,6 +132,8 @@ int cmd_benchmark(int argc, char **argv, const struct cli_global *g)
 {
     if (argc > 1 && strcmp(argv[1], "compare") == 0)
         return cli_bench_compare(argc - 1, argv + 1, g);
+    if (argc > 1 && strcmp(argv[1], "sweep") == 0)
+        return cli_bench_sweep(argc - 1, argv + 1, g);
     if (has_opt(argc, argv, "--trace-dir"))
         return gap_mode(argc, argv, g);
     if (has_opt(argc, argv, "--base-url"))

@@ -11,6 +11,8 @@ const struct cli_cmd *const cli_commands[] = {
     &cli_cmd_benchmark_gap,
     &cli_cmd_benchmark_client,
     &cli_cmd_benchmark_compare,
+    &cli_cmd_benchmark_sweep,
+    &cli_cmd_benchmark_sweep_compare,
     &cli_cmd_trace,
     &cli_cmd_trace_kernels,
     &cli_cmd_trace_report,

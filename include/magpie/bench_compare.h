@@ -122,8 +122,15 @@ struct mp_bcmp_opts {
     double alpha;          /* family-wise error rate over the metrics (0.05) */
     double ci_level;       /* level of the intervals shown (0.95) */
     double min_effect_pct; /* changes inside +-this are noise (1.0) */
-    bool allow_different;  /* compare even when the workloads differ */
+    /* With one run on a side, the spread between runs (a machine whose
+     * speed drifts between them) is not in the interval: a verdict then
+     * needs a change beyond +-max(min_effect_pct, this)
+     * (MP_BCMP_SINGLE_RUN_EFFECT_PCT, measured: docs/metrics.md). */
+    double single_run_effect_pct;
+    bool allow_different; /* compare even when the workloads differ */
 };
+
+#define MP_BCMP_SINGLE_RUN_EFFECT_PCT 5.0
 
 void mp_bcmp_opts_default(struct mp_bcmp_opts *o);
 
@@ -158,8 +165,21 @@ struct mp_bcmp_kernel_row {
     double change_pct;                        /* time, NAN unless in both */
 };
 
+/* Where a pair's intervals get their noise from. */
+enum mp_bcmp_noise {
+    MP_BCMP_NOISE_WITHIN_RUN = 0, /* one run on a side: requests resampled; run-to-run
+                                     noise unmeasured, the larger effect floor applies */
+    MP_BCMP_NOISE_RUNS,           /* repeats on both sides: runs, then requests resampled */
+    MP_BCMP_NOISE_PAIRED,         /* interleaved repeats: Student t over the per-pair ratios */
+};
+
+/* "within-run", "runs", "paired" */
+const char *mp_bcmp_noise_name(enum mp_bcmp_noise n);
+
 struct mp_bcmp_pair {
-    const struct mp_bcmp_side *cand;    /* borrowed */
+    const struct mp_bcmp_side *cand; /* borrowed */
+    enum mp_bcmp_noise noise;
+    double effect_pct;                  /* the floor applied: a change within +-this is noise */
     struct mp_bcmp_kernel_row *kernels; /* when both sides have a gap analysis */
     size_t n_kernels;
     struct mp_bcmp_metric m[MP_BCMP_N_METRICS];
@@ -188,6 +208,23 @@ int mp_bcmp_compare(const struct mp_bcmp_side *base, const struct mp_bcmp_side *
                     size_t n_cands, const struct mp_bcmp_opts *opts, struct mp_bcmp_result **out,
                     struct mp_diag *d);
 void mp_bcmp_result_free(struct mp_bcmp_result *r);
+
+/* Interleaved repeats: base run i and cand run i were measured next to each
+ * other in time (A B, B A, ...), so a drift of the machine's speed falls on
+ * both. Per metric the log ratios of the pairs give a Student t interval
+ * with n - 1 degrees of freedom (the spread between pairs is the noise,
+ * drift included), a p-value of |change| <= the effect floor, and Holm over
+ * the metrics. Needs the same number (>= 2) of runs on both sides;
+ * otherwise, and for one run, it is mp_bcmp_compare. */
+int mp_bcmp_compare_paired(const struct mp_bcmp_side *base, const struct mp_bcmp_side *cand,
+                           const struct mp_bcmp_opts *opts, struct mp_bcmp_result **out,
+                           struct mp_diag *d);
+
+/* A side's point estimates (runs pooled, as compare reports them) and nboot
+ * seeded bootstrap replicates, boot[b * MP_BCMP_N_METRICS + m] (runs, then
+ * requests resampled). boot may be NULL with nboot 0. */
+int mp_bcmp_side_bootstrap(const struct mp_bcmp_side *s, int nboot, uint64_t seed,
+                           double point[MP_BCMP_N_METRICS], double *boot);
 
 /* Writers. */
 int mp_bcmp_text(const struct mp_bcmp_result *r, struct mp_buf *out);

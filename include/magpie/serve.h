@@ -317,4 +317,57 @@ int mp_serve_probe_versions(enum mp_serve_framework f, const struct mp_serve_cmd
  * lines. Appended to out. */
 int mp_serve_log_tail(const char *path, int n, struct mp_buf *out);
 
+/* ---- sweeps (serve/sweep.c; the statistics and documents: sweep.h) ---- */
+
+struct mp_sweep;
+struct mp_sweep_sla;
+
+/* A sweep against a running server: every run is `magpie benchmark
+ * --base-url URL CLIENT_ARGS --max-concurrency C --request-rate R
+ * --save-result` as a child process, so a point's files are exactly a
+ * client run's. The grid is conc x rates (rates outer); the climb along the
+ * list that varies stops at saturation (unless run_all); then the SLA
+ * search, if asked. With cand_url, every repeat of a point runs on both
+ * servers back to back, alternating which goes first (A B, B A, ...), and
+ * the two sweeps are written to OUT/baseline and OUT/candidate. */
+struct mp_serve_sweep_opts {
+    const char *exe; /* the magpie binary; NULL: this process's own */
+    const char *base_url;
+    const char *cand_url; /* interleaved candidate, or NULL */
+    const char *label, *cand_label;
+    const char *const *client_args; /* forwarded to every run */
+    size_t n_client_args;
+    const char *out_dir;
+    const int *conc; /* max concurrency values (0: no cap); n_conc 0: no cap */
+    size_t n_conc;
+    const double *rates; /* request rates (INFINITY: all at once); n_rates 0: inf */
+    size_t n_rates;
+    int repeat;          /* runs per point (1) */
+    int max_repeat;      /* runs at a point too close to call for the SLA (repeat + 2) */
+    bool run_all;        /* the whole grid, past saturation too */
+    double min_gain_pct; /* a climb step must raise throughput by more (5) */
+    struct mp_loadgen_fail_limit fail_limit; /* failed requests a point may have (0) */
+    const struct mp_sweep_sla *sla;
+    size_t n_sla;
+    bool search;
+    double search_lo, search_hi; /* with search_var */
+    int search_var;              /* enum mp_sweep_var */
+    double search_tol_pct;       /* request rates: stop when HI / LO <= 1 + this % (5) */
+    int gpus;
+    int nboot;
+    uint64_t seed;
+    double run_timeout_s;                          /* per run (0: none) */
+    void (*on_line)(const char *line, void *user); /* progress, one line per run / point */
+    void *user;
+};
+
+void mp_serve_sweep_opts_default(struct mp_serve_sweep_opts *o);
+/* Runs the sweep and writes OUT/sweep.json, sweep.csv, pareto.html (and
+ * with a candidate OUT/compare.{json,txt,html}). *a (and *b with a
+ * candidate) receive the sweeps; either may be NULL. MP_EINVAL for a bad
+ * option, a run that refused its arguments (d has the run's message) or
+ * an OUT that already holds a sweep (nothing is overwritten). */
+int mp_serve_sweep_run(const struct mp_serve_sweep_opts *o, struct mp_sweep **a,
+                       struct mp_sweep **b, struct mp_diag *d);
+
 #endif

@@ -65,6 +65,13 @@ void mp_stats_holm(const double *p, size_t k, double *adjusted);
 /* Standard normal upper-tail probability P(Z > z). */
 double mp_stats_norm_sf(double z);
 
+/* Student's t distribution with df > 0 degrees of freedom: P(T <= t), and
+ * the t with P(T <= t) = p for p in (0, 1) (NaN outside). Through the
+ * regularised incomplete beta function (continued fraction, ~1e-12
+ * relative). */
+double mp_stats_t_cdf(double t, double df);
+double mp_stats_t_quantile(double p, double df);
+
 /* ---- float sums as numpy and pandas compute them, bit for bit ----
  * The order of the additions decides the last bits of a sum, and a report
  * that sorts by a sum breaks ties by those bits; so each helper does

@@ -234,6 +234,77 @@ double mp_stats_norm_sf(double z)
     return 0.5 * erfc(z / sqrt(2.0));
 }
 
+/* The continued fraction of I_x(a, b), evaluated by the modified Lentz
+ * method; converges fast for x < (a + 1) / (a + b + 2). */
+static double beta_cf(double a, double b, double x)
+{
+    const double tiny = 1e-300;
+    double c = 1, d = 1 - (a + b) * x / (a + 1);
+    d = 1 / (fabs(d) < tiny ? tiny : d);
+    double f = d;
+    for (int m = 1; m <= 400; m++) {
+        double m2 = 2.0 * m;
+        double num = m * (b - m) * x / ((a + m2 - 1) * (a + m2));
+        for (int step = 0; step < 2; step++) {
+            d = 1 + num * d;
+            d = 1 / (fabs(d) < tiny ? tiny : d);
+            c = 1 + num / c;
+            c = fabs(c) < tiny ? tiny : c;
+            f *= c * d;
+            if (step == 0) /* the odd term follows the even one */
+                num = -(a + m) * (a + b + m) * x / ((a + m2) * (a + m2 + 1));
+        }
+        if (fabs(c * d - 1) < 1e-15)
+            break;
+    }
+    return f;
+}
+
+/* Regularised incomplete beta I_x(a, b) for x in [0, 1]. */
+static double inc_beta(double a, double b, double x)
+{
+    if (x <= 0)
+        return 0;
+    if (x >= 1)
+        return 1;
+    double ln = lgamma(a + b) - lgamma(a) - lgamma(b) + a * log(x) + b * log1p(-x);
+    if (x < (a + 1) / (a + b + 2))
+        return exp(ln) * beta_cf(a, b, x) / a;
+    return 1 - exp(ln) * beta_cf(b, a, 1 - x) / b;
+}
+
+double mp_stats_t_cdf(double t, double df)
+{
+    if (isnan(t) || !(df > 0))
+        return NAN;
+    if (isinf(t))
+        return t > 0 ? 1 : 0;
+    double tail = 0.5 * inc_beta(df / 2, 0.5, df / (df + t * t)); /* P(T > |t|) */
+    return t > 0 ? 1 - tail : tail;
+}
+
+double mp_stats_t_quantile(double p, double df)
+{
+    if (!(p > 0 && p < 1) || !(df > 0))
+        return NAN;
+    if (p == 0.5)
+        return 0;
+    /* bracket, then bisect: the CDF is monotone and cheap */
+    double lo = -1, hi = 1;
+    while (mp_stats_t_cdf(lo, df) > p)
+        lo *= 2;
+    while (mp_stats_t_cdf(hi, df) < p)
+        hi *= 2;
+    for (int i = 0; i < 200 && hi - lo > 1e-12 * fmax(1, fabs(lo)); i++) {
+        double mid = 0.5 * (lo + hi);
+        if (mp_stats_t_cdf(mid, df) < p)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return 0.5 * (lo + hi);
+}
+
 struct tagged {
     double v;
     int group;

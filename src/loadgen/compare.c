@@ -65,6 +65,18 @@ const char *mp_bcmp_verdict_name(enum mp_bcmp_verdict v)
     }
 }
 
+const char *mp_bcmp_noise_name(enum mp_bcmp_noise n)
+{
+    switch (n) {
+    case MP_BCMP_NOISE_RUNS:
+        return "runs";
+    case MP_BCMP_NOISE_PAIRED:
+        return "paired";
+    default:
+        return "within-run";
+    }
+}
+
 void mp_bcmp_opts_default(struct mp_bcmp_opts *o)
 {
     memset(o, 0, sizeof(*o));
@@ -72,6 +84,20 @@ void mp_bcmp_opts_default(struct mp_bcmp_opts *o)
     o->alpha = 0.05;
     o->ci_level = 0.95;
     o->min_effect_pct = 1.0;
+    o->single_run_effect_pct = MP_BCMP_SINGLE_RUN_EFFECT_PCT;
+}
+
+/* The floor a pair's verdicts use, and where its noise comes from. */
+static void pair_noise(const struct mp_bcmp_side *base, const struct mp_bcmp_side *cand,
+                       const struct mp_bcmp_opts *o, struct mp_bcmp_pair *pair)
+{
+    pair->effect_pct = o->min_effect_pct;
+    if (base->n_runs > 1 && cand->n_runs > 1) {
+        pair->noise = MP_BCMP_NOISE_RUNS;
+        return;
+    }
+    pair->noise = MP_BCMP_NOISE_WITHIN_RUN;
+    pair->effect_pct = fmax(o->min_effect_pct, o->single_run_effect_pct);
 }
 
 /* ---- building runs ---- */
@@ -343,6 +369,14 @@ static int side_boot(const struct mp_bcmp_side *s, int nboot, uint64_t seed, dou
     return 0;
 }
 
+int mp_bcmp_side_bootstrap(const struct mp_bcmp_side *s, int nboot, uint64_t seed,
+                           double point[MP_BCMP_N_METRICS], double *boot)
+{
+    if (!s->n_runs || nboot < 0 || (nboot > 0 && !boot))
+        return MP_EINVAL;
+    return side_boot(s, nboot, seed, point, boot);
+}
+
 static uint64_t side_seed(uint64_t seed, size_t index)
 {
     uint64_t z = seed + 0x9e3779b97f4a7c15ULL * (index + 1);
@@ -382,6 +416,30 @@ static int per_run_metrics(const struct mp_bcmp_side *s, double **out)
     return 0;
 }
 
+/* Holm over the metrics' raw p-values, then each metric's verdict. */
+static void judge(struct mp_bcmp_pair *pair, const double *p, double alpha)
+{
+    double adj[MP_BCMP_N_METRICS];
+    mp_stats_holm(p, MP_BCMP_N_METRICS, adj);
+    for (int m = 0; m < MP_BCMP_N_METRICS; m++) {
+        struct mp_bcmp_metric *x = &pair->m[m];
+        if (x->verdict == MP_BCMP_NA) {
+            x->p_holm = NAN;
+            continue;
+        }
+        x->p_holm = adj[m];
+        bool increased = x->change_pct > 0;
+        if (adj[m] >= alpha || fabs(x->change_pct) <= pair->effect_pct)
+            x->verdict = MP_BCMP_WITHIN_NOISE;
+        else if (increased == mp_bcmp_metric_higher_better(m))
+            x->verdict = MP_BCMP_FASTER;
+        else
+            x->verdict = MP_BCMP_SLOWER;
+        pair->n_faster += x->verdict == MP_BCMP_FASTER;
+        pair->n_slower += x->verdict == MP_BCMP_SLOWER;
+    }
+}
+
 static int compare_pair(const struct mp_bcmp_side *base, const double *bpoint, const double *bboot,
                         const double *bruns, const struct mp_bcmp_side *cand, size_t index,
                         const struct mp_bcmp_opts *o, struct mp_bcmp_pair *pair)
@@ -395,8 +453,9 @@ static int compare_pair(const struct mp_bcmp_side *base, const double *bpoint, c
         rc = side_boot(cand, nb, side_seed(o->seed, index + 1), cpoint, cboot);
     if (!rc)
         rc = per_run_metrics(cand, &cruns);
-    double p[MP_BCMP_N_METRICS], adj[MP_BCMP_N_METRICS];
-    double e = o->min_effect_pct / 100.0, tail = (1 - o->ci_level) / 2;
+    double p[MP_BCMP_N_METRICS];
+    pair_noise(base, cand, o, pair);
+    double e = pair->effect_pct / 100.0, tail = (1 - o->ci_level) / 2;
     for (int m = 0; m < MP_BCMP_N_METRICS && !rc; m++) {
         struct mp_bcmp_metric *x = &pair->m[m];
         x->base = bpoint[m];
@@ -432,26 +491,8 @@ static int compare_pair(const struct mp_bcmp_side *base, const double *bpoint, c
         x->p = fmin(1, 2 * fmin(pu, pd));
         p[m] = x->p;
     }
-    if (!rc) {
-        mp_stats_holm(p, MP_BCMP_N_METRICS, adj);
-        for (int m = 0; m < MP_BCMP_N_METRICS; m++) {
-            struct mp_bcmp_metric *x = &pair->m[m];
-            if (x->verdict == MP_BCMP_NA) {
-                x->p_holm = NAN;
-                continue;
-            }
-            x->p_holm = adj[m];
-            bool increased = x->change_pct > 0;
-            if (adj[m] >= o->alpha || fabs(x->change_pct) <= o->min_effect_pct)
-                x->verdict = MP_BCMP_WITHIN_NOISE;
-            else if (increased == mp_bcmp_metric_higher_better(m))
-                x->verdict = MP_BCMP_FASTER;
-            else
-                x->verdict = MP_BCMP_SLOWER;
-            pair->n_faster += x->verdict == MP_BCMP_FASTER;
-            pair->n_slower += x->verdict == MP_BCMP_SLOWER;
-        }
-    }
+    if (!rc)
+        judge(pair, p, o->alpha);
     free(cboot);
     free(delta);
     free(cruns);
@@ -555,21 +596,16 @@ static int kernel_rows(const struct mp_bcmp_side *a, const struct mp_bcmp_side *
     return 0;
 }
 
-int mp_bcmp_compare(const struct mp_bcmp_side *base, const struct mp_bcmp_side *const *cands,
-                    size_t n_cands, const struct mp_bcmp_opts *opts, struct mp_bcmp_result **out,
-                    struct mp_diag *d)
+static int check_opts(const struct mp_bcmp_opts *opts, struct mp_diag *d)
 {
-    *out = NULL;
     if (opts->nboot < 100 || opts->nboot > 1000000)
         return mp_diag_set(d, MP_EINVAL, "bootstrap resamples must be 100..1000000, not %d",
                            opts->nboot);
     if (!(opts->alpha > 0 && opts->alpha < 1) || !(opts->ci_level > 0 && opts->ci_level < 1) ||
-        !(opts->min_effect_pct >= 0))
+        !(opts->min_effect_pct >= 0) || !(opts->single_run_effect_pct >= 0))
         return mp_diag_set(d, MP_EINVAL,
                            "alpha and the CI level must be in (0, 1), the minimum "
-                           "effect >= 0");
-    if (!n_cands)
-        return mp_diag_set(d, MP_EINVAL, "nothing to compare: give a baseline and a candidate");
+                           "effects >= 0");
     /* the smallest bootstrap p-value is 2 / (nboot + 1); Holm multiplies it
      * by the number of metrics, which must still leave it under alpha */
     if (2.0 * MP_BCMP_N_METRICS / (opts->nboot + 1) >= opts->alpha)
@@ -578,16 +614,22 @@ int mp_bcmp_compare(const struct mp_bcmp_side *base, const struct mp_bcmp_side *
                            "over %d metrics: use at least %d",
                            opts->nboot, opts->alpha, MP_BCMP_N_METRICS,
                            (int)ceil(2.0 * MP_BCMP_N_METRICS / opts->alpha));
+    return 0;
+}
+
+/* A result with n_cands pairs whose differences and kernels are filled in;
+ * a workload difference without allow_different is an input error. */
+static int result_new(const struct mp_bcmp_side *base, const struct mp_bcmp_side *const *cands,
+                      size_t n_cands, const struct mp_bcmp_opts *opts, struct mp_bcmp_result **out,
+                      struct mp_diag *d)
+{
     struct mp_bcmp_result *r = calloc(1, sizeof(*r));
-    if (!r)
-        return mp_diag_set(d, MP_ENOMEM, "out of memory");
-    r->base = base;
-    r->opts = *opts;
-    r->pairs = calloc(n_cands, sizeof(*r->pairs));
-    if (!r->pairs) {
+    if (!r || !(r->pairs = calloc(n_cands, sizeof(*r->pairs)))) {
         free(r);
         return mp_diag_set(d, MP_ENOMEM, "out of memory");
     }
+    r->base = base;
+    r->opts = *opts;
     r->n_pairs = n_cands;
     int rc = 0;
     for (size_t i = 0; i < n_cands && !rc; i++) {
@@ -595,16 +637,14 @@ int mp_bcmp_compare(const struct mp_bcmp_side *base, const struct mp_bcmp_side *
         pr->cand = cands[i];
         const struct mp_bcmp_diff *first = NULL;
         rc = mp_bcmp_diff_sides(base, cands[i], &pr->diffs, &pr->n_diffs, &first);
+        if (!rc)
+            rc = kernel_rows(base, cands[i], pr);
         if (rc) {
             mp_diag_set(d, rc, "out of memory");
             break;
         }
         for (size_t k = 0; k < pr->n_diffs; k++)
             pr->n_workload_diffs += pr->diffs[k].workload;
-        if ((rc = kernel_rows(base, cands[i], pr))) {
-            mp_diag_set(d, rc, "out of memory");
-            break;
-        }
         if (first && !opts->allow_different) {
             rc = mp_diag_set(d, MP_EINVAL,
                              "the workloads differ in %s: '%s' (%s) vs '%s' (%s); compare only "
@@ -613,24 +653,116 @@ int mp_bcmp_compare(const struct mp_bcmp_side *base, const struct mp_bcmp_side *
             mp_diag_set_field(d, first->name);
         }
     }
-    int nb = opts->nboot;
-    double *bboot = NULL, *bruns = NULL, bpoint[MP_BCMP_N_METRICS];
-    if (!rc) {
-        bboot = mp_malloc((size_t)nb * MP_BCMP_N_METRICS * sizeof(double));
-        rc = bboot ? side_boot(base, nb, side_seed(opts->seed, 0), bpoint, bboot) : MP_ENOMEM;
-        if (!rc)
-            rc = per_run_metrics(base, &bruns);
-        for (size_t i = 0; i < n_cands && !rc; i++)
-            rc = compare_pair(base, bpoint, bboot, bruns, cands[i], i, opts, &r->pairs[i]);
-        if (rc)
-            mp_diag_set(d, rc, "out of memory");
-    }
-    free(bboot);
-    free(bruns);
     if (rc) {
         mp_bcmp_result_free(r);
         return rc;
     }
+    *out = r;
+    return 0;
+}
+
+int mp_bcmp_compare(const struct mp_bcmp_side *base, const struct mp_bcmp_side *const *cands,
+                    size_t n_cands, const struct mp_bcmp_opts *opts, struct mp_bcmp_result **out,
+                    struct mp_diag *d)
+{
+    *out = NULL;
+    int rc = check_opts(opts, d);
+    if (rc)
+        return rc;
+    if (!n_cands)
+        return mp_diag_set(d, MP_EINVAL, "nothing to compare: give a baseline and a candidate");
+    struct mp_bcmp_result *r = NULL;
+    if ((rc = result_new(base, cands, n_cands, opts, &r, d)) || !r)
+        return rc ? rc : mp_diag_set(d, MP_ENOMEM, "out of memory");
+    int nb = opts->nboot;
+    double *bruns = NULL, bpoint[MP_BCMP_N_METRICS];
+    double *bboot = mp_malloc((size_t)nb * MP_BCMP_N_METRICS * sizeof(double));
+    rc = bboot ? side_boot(base, nb, side_seed(opts->seed, 0), bpoint, bboot) : MP_ENOMEM;
+    if (!rc)
+        rc = per_run_metrics(base, &bruns);
+    for (size_t i = 0; i < n_cands && !rc; i++)
+        rc = compare_pair(base, bpoint, bboot, bruns, cands[i], i, opts, &r->pairs[i]);
+    free(bboot);
+    free(bruns);
+    if (rc) {
+        mp_diag_set(d, rc, "out of memory");
+        mp_bcmp_result_free(r);
+        return rc;
+    }
+    *out = r;
+    return 0;
+}
+
+/* One metric of an interleaved comparison from the per-run values. */
+static void paired_metric(const double *bv, const double *cv, size_t n, int m, double e_log,
+                          double ci_level, struct mp_bcmp_metric *x, double *p)
+{
+    double dl[1024], sb = 0, sc = 0;
+    size_t k = 0;
+    x->base_spread[0] = x->cand_spread[0] = INFINITY;
+    x->base_spread[1] = x->cand_spread[1] = -INFINITY;
+    for (size_t i = 0; i < n && k < 1024; i++) {
+        double a = bv[i * MP_BCMP_N_METRICS + (size_t)m], c = cv[i * MP_BCMP_N_METRICS + (size_t)m];
+        if (!(a > 0) || !(c > 0))
+            continue;
+        dl[k++] = log(c / a);
+        sb += a;
+        sc += c;
+        x->base_spread[0] = fmin(x->base_spread[0], a);
+        x->base_spread[1] = fmax(x->base_spread[1], a);
+        x->cand_spread[0] = fmin(x->cand_spread[0], c);
+        x->cand_spread[1] = fmax(x->cand_spread[1], c);
+    }
+    x->ci_lo = x->ci_hi = x->p = NAN;
+    *p = 1;
+    if (k < 2) {
+        x->base = x->cand = x->change_pct = NAN;
+        x->verdict = MP_BCMP_NA;
+        return;
+    }
+    double ss, mean = mp_stats_mean_ss(dl, k, &ss), se = sqrt(ss / (double)(k - 1) / (double)k);
+    double df = (double)(k - 1), q = mp_stats_t_quantile(1 - (1 - ci_level) / 2, df);
+    x->base = sb / (double)k;
+    x->cand = sc / (double)k;
+    x->change_pct = (exp(mean) - 1) * 100;
+    x->ci_lo = (exp(mean - q * se) - 1) * 100;
+    x->ci_hi = (exp(mean + q * se) - 1) * 100;
+    if (se > 0) {
+        double pu = 1 - mp_stats_t_cdf((mean - e_log) / se, df); /* against "up by > e" */
+        double pd = mp_stats_t_cdf((mean + e_log) / se, df);     /* against "down by > e" */
+        x->p = fmin(1, 2 * fmin(pu, pd));
+    } else {
+        x->p = fabs(mean) > e_log ? 0 : 1;
+    }
+    *p = x->p;
+}
+
+int mp_bcmp_compare_paired(const struct mp_bcmp_side *base, const struct mp_bcmp_side *cand,
+                           const struct mp_bcmp_opts *opts, struct mp_bcmp_result **out,
+                           struct mp_diag *d)
+{
+    *out = NULL;
+    if (base->n_runs < 2 || base->n_runs != cand->n_runs || base->n_runs > 1024)
+        return mp_bcmp_compare(base, &cand, 1, opts, out, d);
+    int rc = check_opts(opts, d);
+    struct mp_bcmp_result *r = NULL;
+    if (rc || (rc = result_new(base, &cand, 1, opts, &r, d)) || !r)
+        return rc ? rc : mp_diag_set(d, MP_ENOMEM, "out of memory");
+    double *bv = NULL, *cv = NULL;
+    if ((rc = per_run_metrics(base, &bv)) || (rc = per_run_metrics(cand, &cv))) {
+        free(bv);
+        mp_bcmp_result_free(r);
+        return mp_diag_set(d, rc, "out of memory");
+    }
+    struct mp_bcmp_pair *pair = &r->pairs[0];
+    pair->noise = MP_BCMP_NOISE_PAIRED;
+    pair->effect_pct = opts->min_effect_pct;
+    double p[MP_BCMP_N_METRICS], e_log = log1p(opts->min_effect_pct / 100.0);
+    for (int m = 0; m < MP_BCMP_N_METRICS; m++)
+        paired_metric(bv, cv, base->n_runs, m, e_log, opts->ci_level, &pair->m[m], &p[m]);
+    judge(pair, p, opts->alpha);
+    free(bv);
+    free(cv);
     *out = r;
     return 0;
 }

@@ -78,6 +78,28 @@ static int kernels_text(struct mp_buf *b, const struct mp_bcmp_pair *p)
     return rc;
 }
 
+/* Where the intervals' noise came from, and what that means for a verdict. */
+static int noise_text(struct mp_buf *b, const struct mp_bcmp_pair *p)
+{
+    switch (p->noise) {
+    case MP_BCMP_NOISE_PAIRED:
+        return mp_buf_printf(b,
+                             "  noise: interleaved repeats, Student t over %zu pairs (run-to-run "
+                             "noise and drift measured)\n",
+                             p->cand->n_runs);
+    case MP_BCMP_NOISE_RUNS:
+        return mp_buf_puts(b, "  noise: repeats on both sides, runs resampled (run-to-run noise "
+                              "measured; not interleaved, so a drift between the sides is not "
+                              "separated from the change)\n");
+    default:
+        return mp_buf_printf(b,
+                             "  noise: one run on a side: run-to-run noise UNMEASURED; a verdict "
+                             "needs a change beyond +-%g%% (--single-run-effect; repeat with "
+                             "--repeat / interleave to measure it)\n",
+                             p->effect_pct);
+    }
+}
+
 static bool any_repeats(const struct mp_bcmp_result *r, const struct mp_bcmp_pair *p)
 {
     return r->base->n_runs > 1 || p->cand->n_runs > 1;
@@ -138,6 +160,7 @@ int mp_bcmp_text(const struct mp_bcmp_result *r, struct mp_buf *out)
             }
         }
         rc |= kernels_text(b, p);
+        rc |= noise_text(b, p);
         size_t noise = MP_BCMP_N_METRICS - p->n_faster - p->n_slower;
         rc |= mp_buf_printf(b, "  %zu FASTER, %zu SLOWER, %zu within noise or n/a\n", p->n_faster,
                             p->n_slower, noise);
@@ -207,6 +230,7 @@ int mp_bcmp_json(const struct mp_bcmp_result *r, struct mp_buf *out)
     rc |= jnum(b, "alpha", r->opts.alpha, true);
     rc |= jnum(b, "ci_level", r->opts.ci_level, true);
     rc |= jnum(b, "min_effect_pct", r->opts.min_effect_pct, true);
+    rc |= jnum(b, "single_run_effect_pct", r->opts.single_run_effect_pct, true);
     rc |= mp_buf_printf(b, ", \"allow_different\": %s, \"correction\": \"holm\"}",
                         r->opts.allow_different ? "true" : "false");
     rc |= mp_buf_puts(b, ", \"baseline\": ");
@@ -275,7 +299,12 @@ int mp_bcmp_json(const struct mp_bcmp_result *r, struct mp_buf *out)
             rc |= jstr(b, "status", !x->base ? "new" : !x->cand ? "vanished" : "both", true);
             rc |= mp_buf_putc(b, '}');
         }
-        rc |= mp_buf_printf(b, "], \"faster\": %zu, \"slower\": %zu}", p->n_faster, p->n_slower);
+        rc |= mp_buf_printf(b, "], \"faster\": %zu, \"slower\": %zu", p->n_faster, p->n_slower);
+        rc |= jstr(b, "noise", mp_bcmp_noise_name(p->noise), true);
+        rc |= jstr(b, "run_to_run_noise",
+                   p->noise == MP_BCMP_NOISE_WITHIN_RUN ? "unmeasured" : "measured", true);
+        rc |= jnum(b, "effect_floor_pct", p->effect_pct, true);
+        rc |= mp_buf_putc(b, '}');
     }
     rc |= mp_buf_puts(b, "]}\n");
     return rc ? MP_ENOMEM : 0;

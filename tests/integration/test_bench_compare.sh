@@ -21,7 +21,7 @@ expect() { # name want-rc got-rc
 
 # 1. the three recorded runs
 "$MAGPIE" benchmark compare "$FX/base.json" "$FX/same.json" "$FX/changed.json" \
-    --html "$W/cmp.html" -o "$W/cmp.json" >"$W/out.txt" 2>"$W/err.txt"
+    --single-run-effect 0 --html "$W/cmp.html" -o "$W/cmp.json" >"$W/out.txt" 2>"$W/err.txt"
 expect "compare exits 0" 0 $?
 grep -q "same.json vs" "$W/out.txt" && grep -q "changed.json vs" "$W/out.txt" &&
     ok "table names both candidates" || ko "table: $(cat "$W/out.txt" "$W/err.txt")"
@@ -45,13 +45,30 @@ grep -q "<polyline" "$W/cmp.html" && grep -q "Inter-token latency" "$W/cmp.html"
     grep -q "</html>" "$W/cmp.html" && ! grep -qi "<script" "$W/cmp.html" &&
     ok "HTML: self-contained SVG CDFs" || ko "HTML"
 
+# 1b. by default one run a side leaves run-to-run noise unmeasured: the
+# +3 % ITL / +5 % TTFT change is within the 5 % floor, and the table says so
+"$MAGPIE" benchmark compare "$FX/base.json" "$FX/changed.json" -o "$W/floor.json" >"$W/floor.txt"
+expect "compare with the default floor exits 0" 0 $?
+grep -q "run-to-run noise UNMEASURED" "$W/floor.txt" && python3 - "$W/floor.json" <<'EOF' &&
+import json, sys
+c = json.load(open(sys.argv[1]))["candidates"][0]
+assert c["run_to_run_noise"] == "unmeasured" and c["noise"] == "within-run", c["noise"]
+assert c["effect_floor_pct"] == 5 and c["slower"] == 0, c
+assert json.load(open(sys.argv[1]))["settings"]["single_run_effect_pct"] == 5
+EOF
+    ok "one run a side: noise unmeasured, 5 % floor, the small change not called" ||
+    ko "default floor: $(cat "$W/floor.txt")"
+"$MAGPIE" benchmark compare "$FX/base.json" "$FX/changed.json" --fail-on-slower >/dev/null
+expect "--fail-on-slower under the floor exits 0" 0 $?
+
 # 2. determinism: the same result twice, another seed moves only the intervals
 "$MAGPIE" benchmark compare "$FX/base.json" "$FX/changed.json" --json >"$W/a.json"
 "$MAGPIE" benchmark compare "$FX/base.json" "$FX/changed.json" --json >"$W/b.json"
 cmp -s "$W/a.json" "$W/b.json" && ok "same inputs + seed: identical JSON" || ko "not deterministic"
 
 # 3. --fail-on-slower
-"$MAGPIE" benchmark compare "$FX/base.json" "$FX/changed.json" --fail-on-slower >/dev/null
+"$MAGPIE" benchmark compare "$FX/base.json" "$FX/changed.json" --single-run-effect 0 \
+    --fail-on-slower >/dev/null
 expect "--fail-on-slower with a SLOWER metric exits 1" 1 $?
 "$MAGPIE" benchmark compare "$FX/base.json" "$FX/same.json" --fail-on-slower >/dev/null
 expect "--fail-on-slower without one exits 0" 0 $?

@@ -291,6 +291,15 @@ static void test_fixtures(void **state)
     mp_bcmp_opts_default(&o);
     struct mp_bcmp_result *r = NULL;
     const struct mp_bcmp_side *c[2] = {ss, sc};
+    /* one run a side: run-to-run noise is unmeasured, and the +3 % ITL and
+     * +5 % TTFT changes stay under the default floor */
+    assert_int_equal(mp_bcmp_compare(sb, c, 2, &o, &r, &d), 0);
+    assert_int_equal(r->pairs[1].noise, MP_BCMP_NOISE_WITHIN_RUN);
+    assert_true(r->pairs[1].effect_pct == MP_BCMP_SINGLE_RUN_EFFECT_PCT);
+    assert_int_equal(r->pairs[1].m[MP_BCMP_ITL_MEAN].verdict, MP_BCMP_WITHIN_NOISE);
+    mp_bcmp_result_free(r);
+    /* the within-run statistics themselves: no floor */
+    o.single_run_effect_pct = 0;
     assert_int_equal(mp_bcmp_compare(sb, c, 2, &o, &r, &d), 0);
     for (int m = 0; m < MP_BCMP_N_METRICS; m++)
         assert_int_equal(r->pairs[0].m[m].verdict, MP_BCMP_WITHIN_NOISE);
@@ -340,6 +349,7 @@ static void test_calibration(void **state)
         mp_bcmp_opts_default(&o);
         o.nboot = 1000;
         o.seed = (uint64_t)t;
+        o.single_run_effect_pct = 0; /* the within-run statistics (no drift here) */
         struct mp_bcmp_result *r = NULL;
         struct mp_diag d;
         mp_diag_clear(&d);
