@@ -21,6 +21,9 @@
  * Request i (arrival order, or the number at the end of x-request-id; warm-up
  * ids use "default") gets requests[i] merged over default. SPEC keys:
  *   ttft_ms: N | [lo, hi]         time from request read to first event
+ *   prefill_ms_per_token: X       added to the TTFT per prompt token not cached
+ *                                 (prompt_tokens - cached_tokens): a prefix
+ *                                 cache's effect, for the shared-prefix workloads
  *   itl_ms: N | [lo, hi]          gap before each later event (0: same write)
  *   itl_list_ms: [a, b, ...]      gaps used in turn instead of itl_ms
  *   tokens: N                     output tokens (default: the request's max_tokens)
@@ -95,6 +98,7 @@ struct spec {
     long split_bytes;
     double split_gap_us;
     long prompt_tokens;
+    double prefill_ms_per_token;
     bool usage;
     int fail;
     long fail_after;
@@ -290,6 +294,10 @@ static void parse_spec(json_t *o, struct spec *sp)
             sp->split_bytes = (long)json_integer_value(v);
         } else if (!strcmp(k, "split_gap_us")) {
             sp->split_gap_us = json_number_value(v);
+        } else if (!strcmp(k, "prefill_ms_per_token")) {
+            sp->prefill_ms_per_token = json_number_value(v);
+            if (!json_is_number(v) || sp->prefill_ms_per_token < 0)
+                die("schedule: prefill_ms_per_token must be a number >= 0");
         } else if (!strcmp(k, "prompt_tokens")) {
             sp->prompt_tokens = (long)json_integer_value(v);
         } else if (!strcmp(k, "usage")) {
@@ -1052,7 +1060,9 @@ static void start_stream(struct conn *c, uint64_t base)
     st->running = true;
     S.n_running++;
     st->t_hdr = conn_write(c, hdr, sizeof(hdr) - 1);
-    st->ttft_ms = draw(&st->rng, st->sp->ttft) * S.scale_ttft;
+    long uncached = st->prompt_tokens - st->cached_tokens;
+    st->ttft_ms = draw(&st->rng, st->sp->ttft) * S.scale_ttft +
+                  st->sp->prefill_ms_per_token * (double)(uncached > 0 ? uncached : 0);
     st->next_due = base + (uint64_t)llround(st->ttft_ms * 1e6);
     if (st->next_due <= now_ns())
         stream_step(c, st->next_due); /* zero-delay mode: no timer round trip */

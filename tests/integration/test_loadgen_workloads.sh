@@ -26,11 +26,14 @@ export CALIB_TAG=mp_loadgen_wl CALIB_EXIT_AFTER=300
 # shellcheck source=tests/integration/calib_lib.sh
 . "$(dirname "$0")/calib_lib.sh"
 
-# run LABEL [magpie flags...]: a fresh server, magpie, $W/LABEL.{json,requests.jsonl,srv.jsonl}
+# run LABEL [magpie flags...]: a fresh server, magpie, $W/LABEL.{json,requests.jsonl,srv.jsonl};
+# SCHED: the server's schedule (default: TTFT 2 ms, 1 ms between tokens)
 run() {
     local label=$1
     shift
-    echo '{"seed": 3, "default": {"ttft_ms": 2, "itl_ms": 1}}' >"$W/sched.json"
+    local sched=${SCHED:-}
+    [ -n "$sched" ] || sched='{"seed": 3, "default": {"ttft_ms": 2, "itl_ms": 1}}'
+    echo "$sched" >"$W/sched.json"
     start_server "$W/sched.json"
     timeout 120 "$MAGPIE" benchmark --base-url "http://127.0.0.1:$PORT" --model calib-model \
         --save-result --result-dir "$W" --result-filename "$label.json" \
@@ -83,6 +86,34 @@ print("ok" if got == truth and abs(rate - truth[0] / truth[1]) < 1e-12
     "scraped /metrics deltas equal the server's counts"
 grep -q "Engine metrics" "$W/prefix.html" && grep -q "prefix-cache hit rate" "$W/prefix.out" &&
     ok "prefix: engine metrics in the HTML page and the summary" || ko "prefix: html/summary"
+
+# --- the control of a prefix-cache study: the same prompts with every prefix
+# unique (--prefix-repetition-num-prefixes = --num-prompts). The server charges
+# 0.5 ms of TTFT per uncached prompt token, so the shared run's TTFT falls
+# where its prefix-cache hit rate rises; asserted on the server's own figures
+# (nominal TTFT, hits) and on causality (no client TTFT below the server's);
+# the client means are printed
+PFX="--dataset-name prefix_repetition --prefix-repetition-prefix-len 40 \
+    --prefix-repetition-suffix-len 8 --prefix-repetition-output-len 2 --num-prompts 12 \
+    --max-concurrency 1 --engine-metrics-interval 0.05"
+SCHED_PREFILL='{"seed": 3, "default": {"ttft_ms": 2, "itl_ms": 1, "prefill_ms_per_token": 0.5}}'
+# shellcheck disable=SC2086
+SCHED=$SCHED_PREFILL run shared $PFX --prefix-repetition-num-prefixes 3
+# shellcheck disable=SC2086
+SCHED=$SCHED_PREFILL run unique $PFX --prefix-repetition-num-prefixes 12
+for label in shared unique; do
+    py $label '
+nom = sorted(round(s["ttft_nominal_ms"], 6) for s in srv)
+early = [r["index"] for r in req if r["ttft_ms"] < by_rid[r["request_id"]]["ttft_nominal_ms"]]
+rate = res["magpie"]["engine_metrics"]["delta"]["prefix_cache_hit_rate"]
+want = ([6.0] * 9 + [26.0] * 3) if L == "shared" else [26.0] * 12
+mean = sum(r["ttft_ms"] for r in req) / len(req)
+open(f"{W}/{L}.ttft", "w").write(f"{mean:.2f}")
+print("ok" if nom == want and not early and abs(rate - (360 / 576 if L == "shared" else 0)) < 1e-12
+      else f"nominal {nom} early {early} rate {rate}")' "prefill charged on uncached tokens only; hit rate"
+done
+echo "     (mean TTFT, not asserted: shared prefixes $(cat "$W/shared.ttft") ms," \
+    "unique $(cat "$W/unique.ttft") ms)"
 
 # --- generated-shared-prefix on chat: words, 2 groups of 3, ordered
 run gsp --backend openai-chat --dataset-name generated-shared-prefix --gsp-num-groups 2 \
