@@ -536,7 +536,7 @@ int mp_loadgen_summary(const struct mp_loadgen_result *r, const struct mp_loadge
                             m->usage_missing);
     if (r->sessions)
         rc |= loadgen_sessions_text(r, b);
-    if (r->n_scrapes)
+    if (r->n_scrapes || r->scrape_error[0])
         rc |= loadgen_scrape_text(r, b);
     if (m->multi_token_events)
         rc |= mp_buf_printf(b,

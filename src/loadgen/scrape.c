@@ -256,6 +256,10 @@ int loadgen_scrape_json(const struct mp_loadgen_result *r, struct mp_buf *b)
 
 int loadgen_scrape_text(const struct mp_loadgen_result *r, struct mp_buf *b)
 {
+    if (!r->n_scrapes)
+        return mp_buf_printf(b, "note: no /metrics scrape succeeded: %s\n", r->scrape_error)
+                   ? MP_ENOMEM
+                   : 0;
     struct loadgen_em_delta dl;
     loadgen_scrape_delta(r, &dl);
     int rc = mp_buf_printf(b, "Engine /metrics: %zu scrapes", r->n_scrapes);
