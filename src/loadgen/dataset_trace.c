@@ -423,9 +423,11 @@ static int csv_header(const char *p, const char *le, int *col)
     return -1;
 }
 
-/* One data row; *bad / *field when wrong, *skip when filtered out. */
+/* One data row (none when filtered out); when it is wrong *bad says how,
+ * *field which column and *at where it starts. */
 static int burst_row(const struct mp_loadgen_trace_opts *o, const char *p, const char *le,
-                     const int *col, struct trace *t, const char **field, const char **bad)
+                     const int *col, struct trace *t, const char **field, const char **bad,
+                     const char **at)
 {
     const char *s, *e;
     char num[64];
@@ -443,6 +445,7 @@ static int burst_row(const struct mp_loadgen_trace_opts *o, const char *p, const
         if (e == s || *endp || !(v[nums[k]] >= 0) || isinf(v[nums[k]]) ||
             (k && (v[nums[k]] != floor(v[nums[k]]) || v[nums[k]] > MAX_TOKENS))) {
             *field = BG_COLS[nums[k]];
+            *at = s;
             *bad = k ? "expected a non-negative integer" : "expected a non-negative number of s";
             return 0;
         }
@@ -473,11 +476,11 @@ static int burst_line(const struct mp_loadgen_trace_opts *o, struct trace *t, co
     }
     if (le == p || (le - p == 1 && *p == '\r'))
         return 0;
-    const char *field = NULL, *bad = NULL;
-    if ((rc = burst_row(o, p, le, col, t, &field, &bad)))
+    const char *field = NULL, *bad = NULL, *at = p;
+    if ((rc = burst_row(o, p, le, col, t, &field, &bad, &at)))
         return mp_diag_set(d, rc, "out of memory reading %s", o->path);
     if (bad)
-        return loadgen_file_error(d, MP_EINVAL, o->path, base, p, field, "%s", bad);
+        return loadgen_file_error(d, MP_EINVAL, o->path, base, at, field, "%s", bad);
     return 0;
 }
 

@@ -272,6 +272,7 @@ static void test_burstgpt(void **state)
     o.path = p;
     assert_int_equal(mp_loadgen_dataset_burstgpt(&o, &ds, &d), MP_EINVAL);
     assert_int_equal(d.line, 2);
+    assert_int_equal(d.col, 12); /* the start of the bad field */
     assert_string_equal(d.field, "Response tokens");
     unlink(p);
     free(p);
