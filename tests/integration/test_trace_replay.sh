@@ -100,6 +100,14 @@ assert mm["gflops"] and mm["compute_spec"] == "matrix_bf16" and mm["roofline_bou
 print("ok: IR, refs and summary")
 PY
 
+# the TP2 H200 trace (rank 0): its top 20 are all rebuilt and all IR entries
+TP2="$MP_SHARED/data/traces/h200-tp2/torch_trace/tp2-rank-0.1796011317.pt.trace.json.gz"
+if [ -f "$TP2" ]; then
+    "$MAGPIE" trace replay "$TP2" -o "$TMP/tp2" >"$TMP/out" 2>&1 || fail "TP2 trace: exit $?"
+    grep -q "20 of 66 rows selected: 20 rebuilt as PyTorch references, 20 in event_replay_ir.json" \
+        "$TMP/out" || fail "TP2 trace: $(grep 'rows selected' "$TMP/out")"
+fi
+
 # one op of each kind the issue lists first (tests/fixtures/replay/ops_synth.py)
 "$MAGPIE" trace replay "$MP_FIXTURES/replay/ops_synth.json.gz" --top 0 -o "$TMP/s" >"$TMP/out" 2>&1 ||
     fail "synthetic trace: exit $?: $(tail -3 "$TMP/out")"
