@@ -33,6 +33,7 @@ enum {
     S_BOOT,
     S_RUN_TIMEOUT,
     S_JSON,
+    S_CONFIG,
 };
 
 static const struct cli_opt sweep_opts[] = {
@@ -41,6 +42,11 @@ static const struct cli_opt sweep_opts[] = {
      "a second server swept with the first, interleaved: each repeat runs on both back to back, "
      "alternating which goes first, so a drift of the machine falls on both; OUT/baseline, "
      "OUT/candidate and OUT/compare.{txt,json,html} (paired verdicts)",
+     0},
+    {"benchmark-config", 'b', CLI_ARG, S_CONFIG, "[LABEL=]YAML",
+     "instead of --base-url: a benchmark config whose engine magpie starts (a server set); "
+     "repeat for several: each engine is started once, swept, stopped, into OUT/LABEL/ "
+     "(LABEL: the file name without .yaml), and OUT/engines.json lists them",
      0},
     {"label", 0, CLI_ARG, S_LABEL, "L", "name of the sweep (default: the URL)", 0},
     {"candidate-label", 0, CLI_ARG, S_CAND_LABEL, "L", "name of the candidate's sweep", 0},
@@ -119,6 +125,8 @@ static const struct cli_opt cmp_opts[] = {
     {"bootstrap", 0, CLI_ARG, S_BOOT, "N", "bootstrap resamples (default 2000)", 0},
     {"min-effect", 0, CLI_ARG, S_MIN_GAIN, "PCT", "changes within +-PCT % are noise (default 1)",
      0},
+    {"allow-different", 0, CLI_NOARG, S_RUN_ALL, NULL,
+     "compare even when the workloads differ (the differences are listed)", 0},
     {"single-run-effect", 0, CLI_ARG, S_SEARCH_TOL, "PCT",
      "the floor with one run per point (run-to-run noise unmeasured; default 5)", 0},
     {"help", 'h', CLI_NOARG, 'h', NULL, "this help", 0},
@@ -140,6 +148,7 @@ const struct cli_cmd cli_cmd_benchmark_sweep_compare = {
 
 #define MAX_LIST 256
 #define MAX_FWD 480
+#define MAX_SETS 16
 
 struct sweep_args {
     struct mp_serve_sweep_opts o;
@@ -147,6 +156,8 @@ struct sweep_args {
     double rates[MAX_LIST];
     struct mp_sweep_sla sla[MP_SWEEP_MAX_SLA];
     const char *fwd[MAX_FWD];
+    const char *configs[MAX_SETS];
+    size_t n_configs;
     bool json, quiet;
 };
 
@@ -301,6 +312,11 @@ static int sweep_value(int id, const char *v, struct sweep_args *a)
     case S_MAX_FAILED:
         rc = mp_loadgen_fail_limit_parse(v, &a->o.fail_limit, &d);
         break;
+    case S_CONFIG:
+        if (a->n_configs == MAX_SETS)
+            return usage_error("at most 16 -b configs%s%s", "", "");
+        a->configs[a->n_configs++] = v;
+        return 0;
     case S_SLA:
         if (a->o.n_sla == MP_SWEEP_MAX_SLA)
             return usage_error("at most 16 --sla%s%s", "", "");
@@ -365,6 +381,67 @@ static void on_line(const char *line, void *user)
 
 static int sweep_compare(int argc, char **argv);
 
+/* The label of "LABEL=FILE", else FILE's name without its directory and .yaml / .yml. */
+static void set_label(const char *arg, char *label, size_t len, const char **file)
+{
+    const char *eq = strchr(arg, '=');
+    if (eq && eq != arg && !memchr(arg, '/', (size_t)(eq - arg))) {
+        snprintf(label, len, "%.*s", (int)(eq - arg), arg);
+        *file = eq + 1;
+        return;
+    }
+    *file = arg;
+    const char *base = strrchr(arg, '/');
+    base = base ? base + 1 : arg;
+    size_t n = strlen(base);
+    if (n > 5 && !strcmp(base + n - 5, ".yaml"))
+        n -= 5;
+    else if (n > 4 && !strcmp(base + n - 4, ".yml"))
+        n -= 4;
+    snprintf(label, len, "%.*s", (int)n, base);
+}
+
+/* -b CONFIG ...: one engine start per config, each swept (serve/sweep.c). */
+static int sweep_engines(struct sweep_args *a)
+{
+    struct mp_serve_config *cfgs[MAX_SETS] = {0};
+    char labels[MAX_SETS][128];
+    const char *lp[MAX_SETS];
+    struct mp_diag d;
+    mp_diag_clear(&d);
+    int rc = 0, exit_code = EXIT_OK;
+    for (size_t i = 0; i < a->n_configs && !rc; i++) {
+        const char *file;
+        set_label(a->configs[i], labels[i], sizeof(labels[i]), &file);
+        lp[i] = labels[i];
+        if (!(cfgs[i] = calloc(1, sizeof(*cfgs[i])))) {
+            rc = mp_diag_set(&d, MP_ENOMEM, "out of memory");
+            break;
+        }
+        mp_serve_config_init(cfgs[i]);
+        if (!(rc = mp_serve_config_load(cfgs[i], file, &d)))
+            rc = mp_serve_config_validate(cfgs[i], &d);
+    }
+    size_t failed = 0;
+    if (!rc) {
+        struct mp_serve_run_opts ro = {.magpie_version = MP_VERSION};
+        rc = mp_serve_sweep_engines(cfgs, lp, a->n_configs, &a->o, &ro, &failed, &d);
+    }
+    if (rc)
+        exit_code = cli_report_error(&d, rc);
+    else if (failed)
+        exit_code = EXIT_FAIL;
+    if (!rc)
+        printf("%zu of %zu server set(s) swept; %s/engines.json lists them\n",
+               a->n_configs - failed, a->n_configs, a->o.out_dir);
+    for (size_t i = 0; i < a->n_configs; i++) {
+        if (cfgs[i])
+            mp_serve_config_fini(cfgs[i]);
+        free(cfgs[i]);
+    }
+    return exit_code;
+}
+
 int cli_bench_sweep(int argc, char **argv, const struct cli_global *g)
 {
     if (argc > 1 && !strcmp(argv[1], "compare"))
@@ -382,12 +459,18 @@ int cli_bench_sweep(int argc, char **argv, const struct cli_global *g)
         free(a);
         return rc < 0 ? EXIT_OK : rc;
     }
-    if (!a->o.base_url || !a->o.out_dir) {
+    if (!a->o.out_dir || !a->o.base_url == !a->n_configs) {
         free(a);
-        return usage_error("a sweep needs --base-url URL and -o DIR%s%s", "", "");
+        return usage_error("a sweep needs -o DIR and either --base-url URL or -b CONFIG%s%s", "",
+                           "");
     }
     if (!a->quiet && !(g && g->quiet))
         a->o.on_line = on_line;
+    if (a->n_configs) {
+        rc = sweep_engines(a);
+        free(a);
+        return rc;
+    }
     struct mp_diag d;
     mp_diag_clear(&d);
     struct mp_sweep *sa = NULL, *sb = NULL;
@@ -437,6 +520,9 @@ static int cmp_parse(int argc, char **argv, struct mp_bcmp_opts *o, bool *json,
         switch (c) {
         case S_JSON:
             *json = true;
+            break;
+        case S_RUN_ALL:
+            o->allow_different = true;
             break;
         case 'o':
             *json_path = optarg;

@@ -247,6 +247,13 @@ struct mp_serve_run_opts {
     void (*on_progress)(const struct mp_serve_progress *p, void *user);
     void *progress_user;
     const char *magpie_version;
+    /* Instead of the measured load (warm-up, repeats, profiler window):
+     * called once the engine answers, with its base URL (a sweep's load
+     * points). 0: the run measured what it should; else err says why and
+     * the run fails. The engine is started, watched and stopped as for one
+     * run; server-side profiling is off. NULL: the configured load. */
+    int (*load)(const char *base_url, void *user, char *err, size_t err_len);
+    void *load_user;
 };
 
 struct mp_serve_result {
@@ -362,6 +369,16 @@ struct mp_serve_sweep_opts {
 };
 
 void mp_serve_sweep_opts_default(struct mp_serve_sweep_opts *o);
+
+/* A sweep over engines magpie starts: for each benchmark config (a server
+ * set) the engine is started once (mp_serve_run, its workspace under
+ * OUT/LABEL/), the sweep o (base_url ignored) runs against it into
+ * OUT/LABEL/, and the engine is stopped; then OUT/engines.json lists every
+ * set with its workspace and outcome. Returns 0 when every set ran (a set's
+ * failure is in engines.json and *failed counts it). */
+int mp_serve_sweep_engines(struct mp_serve_config *const *cfgs, const char *const *labels, size_t n,
+                           const struct mp_serve_sweep_opts *o, const struct mp_serve_run_opts *ro,
+                           size_t *failed, struct mp_diag *d);
 /* Runs the sweep and writes OUT/sweep.json, sweep.csv, pareto.html (and
  * with a candidate OUT/compare.{json,txt,html}). *a (and *b with a
  * candidate) receive the sweeps; either may be NULL. MP_EINVAL for a bad

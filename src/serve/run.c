@@ -56,6 +56,8 @@ struct run {
     struct mp_proc *srv;
     pid_t srv_pid;
     bool client_only, docker, profiling, ready, died, deadline_hit, measured;
+    bool hooked; /* o->load ran instead of the configured load */
+    int hook_rc;
     /* server reuse: a detached engine (no mp_proc handle), maybe attached to */
     bool detached, attached;
     pid_t det_pid, det_pgid;
@@ -79,18 +81,25 @@ struct run {
     const char *stage;
 };
 
+static void add_error_str(struct run *r, const char *buf);
+
 static void add_error(struct run *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 static void add_error(struct run *r, const char *fmt, ...)
 {
-    struct mp_serve_result *res = r->res;
-    if (res->n_errors >= MAX_ERRORS)
-        return;
     char buf[8192];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(buf, sizeof(buf), fmt, ap);
     va_end(ap);
+    add_error_str(r, buf);
+}
+
+static void add_error_str(struct run *r, const char *buf)
+{
+    struct mp_serve_result *res = r->res;
+    if (res->n_errors >= MAX_ERRORS)
+        return;
     char **ne = mp_reallocarray(res->errors, res->n_errors + 1, sizeof(char *));
     if (!ne)
         return;
@@ -1069,6 +1078,25 @@ out:
     return rc;
 }
 
+/* The caller's load (a sweep) instead of the configured one. */
+static void run_hook(struct run *r)
+{
+    char err[512] = "";
+    r->hooked = true;
+    r->hook_rc = r->o->load(r->base_url, r->o->load_user, err, sizeof(err));
+    r->measured = r->hook_rc == 0;
+    if (r->hook_rc)
+        add_error_str(r, err[0] ? err : "the load failed");
+}
+
+static void run_measure(struct run *r, struct load_out *lo)
+{
+    if (r->o->load)
+        run_hook(r);
+    else
+        (void)run_load(r, lo); /* its errors are in the report */
+}
+
 /* ---- post-processing ---- */
 
 static void post_process(struct run *r, struct mp_buf *kernels, struct mp_buf *gap)
@@ -1363,7 +1391,7 @@ static void run_client_only(struct run *r, struct load_out *lo, const char *ext)
         r->profiling = false;
     }
     if (wait_ready(r) == 0)
-        (void)run_load(r, lo); /* its errors are in the report */
+        run_measure(r, lo);
 }
 
 /* our engine: start (or reuse), load, stop, and the GPUs put back */
@@ -1390,7 +1418,7 @@ static void run_own_engine(struct run *r, struct load_out *lo, const struct mp_g
         start_monitor(r, mon);
     if ((r->srv || r->detached) && wait_ready(r) == 0) {
         scrape_version(r);
-        (void)run_load(r, lo);
+        run_measure(r, lo);
     }
     if ((r->srv || r->detached) && !r->died && !engine_alive(r))
         r->died = true;
@@ -1423,6 +1451,8 @@ static bool run_judge(struct run *r, const struct load_out *lo)
     const struct mp_serve_config *c = r->c;
     if (r->deadline_hit)
         add_error(r, "timeout_seconds (%.0f s) reached; the run was stopped", c->timeout_s);
+    if (r->hooked) /* the caller's load judged itself */
+        return r->ready && r->hook_rc == 0 && !r->died && !r->deadline_hit;
     bool ok =
         r->ready && r->measured && lo->have && lo->m.completed > 0 && !r->died && !r->deadline_hit;
     char lim[48];
@@ -1543,7 +1573,7 @@ int mp_serve_run(const struct mp_serve_config *c, const struct mp_serve_run_opts
     r.docker = c->run_mode == MP_SERVE_DOCKER;
     const char *ext = mp_serve_config_getenv(c, "BENCHMARK_BASE_URL");
     r.client_only = ext && *ext;
-    r.profiling = c->torch_profiler;
+    r.profiling = c->torch_profiler && !o->load; /* a caller's load has no profiler window */
     mp_buf_init(&r.warn, 0);
     struct load_out lo;
     memset(&lo, 0, sizeof(lo));

@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <magpie/fmt.h>
 #include <magpie/proc.h>
 #include <magpie/serve.h>
 #include <magpie/sweep.h>
@@ -44,6 +45,8 @@ struct ctx {
     struct mp_sweep_stat_opts stat;
     struct mp_diag *d;
 };
+
+static void say(const struct ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 static void say(const struct ctx *c, const char *fmt, ...)
 {
@@ -221,17 +224,18 @@ static bool over_limit(const struct ctx *c, const struct mp_sweep_point *p)
 static int grid_point(struct ctx *c, int conc, double rate, struct mp_bcmp_side **prev,
                       size_t *prev_idx)
 {
-    size_t idx[2];
+    size_t idx[2] = {0, 0};
+    const int ns = c->n_sides > 1 ? 2 : 1;
     int rc = 0;
-    for (int s = 0; s < c->n_sides && !rc; s++)
+    for (int s = 0; s < ns && !rc; s++)
         rc = point_at(&c->sides[s], conc, rate, false, &idx[s]);
     for (int r = 0; r < c->o->repeat && !rc; r++)
-        for (int k = 0; k < c->n_sides && !rc; k++) {
-            int s = (r % 2 && c->n_sides > 1) ? 1 - k : k; /* A B, B A, ... */
+        for (int k = 0; k < ns && !rc; k++) {
+            int s = (r % 2 && ns > 1) ? 1 - k : k; /* A B, B A, ... */
             if (!c->sides[s].saturated)
                 rc = run_one(c, &c->sides[s], idx[s]);
         }
-    for (int s = 0; s < c->n_sides && !rc; s++) {
+    for (int s = 0; s < ns && !rc; s++) {
         struct side *sd = &c->sides[s];
         if (sd->saturated)
             continue;
@@ -275,22 +279,23 @@ static int run_grid(struct ctx *c)
     size_t rows = climb_rates ? 1 : (o->n_rates ? o->n_rates : 1);
     size_t steps = climb_rates ? o->n_rates : (o->n_conc ? o->n_conc : 1);
     int rc = 0;
+    const int ns = c->n_sides > 1 ? 2 : 1;
     for (size_t row = 0; row < rows && !rc; row++) {
         struct mp_bcmp_side *prev[2] = {NULL, NULL};
         size_t prev_idx[2] = {0, 0};
-        for (int s = 0; s < c->n_sides; s++)
+        for (int s = 0; s < ns; s++)
             c->sides[s].saturated = false;
         for (size_t step = 0; step < steps && !rc; step++) {
             int conc = climb_rates ? (o->n_conc ? o->conc[0] : 0) : (o->n_conc ? o->conc[step] : 0);
             double rate = climb_rates ? o->rates[step] : (o->n_rates ? o->rates[row] : INFINITY);
             bool all_sat = true;
-            for (int s = 0; s < c->n_sides; s++)
+            for (int s = 0; s < ns; s++)
                 all_sat &= c->sides[s].saturated;
             if (all_sat)
                 break;
             rc = grid_point(c, conc, rate, prev, prev_idx);
         }
-        for (int s = 0; s < c->n_sides; s++)
+        for (int s = 0; s < 2; s++)
             mp_bcmp_side_free(prev[s]);
     }
     return rc;
@@ -589,5 +594,131 @@ int mp_serve_sweep_run(const struct mp_serve_sweep_opts *o, struct mp_sweep **a,
             mp_sweep_free(c.sides[s].s);
         free(c.sides[s].dir);
     }
+    return rc;
+}
+
+/* ---- engines magpie starts ---- */
+
+struct engine_hook {
+    struct mp_serve_sweep_opts o; /* base_url filled in by the hook */
+    struct mp_diag d;
+    int rc;
+};
+
+static int sweep_hook(const char *base_url, void *user, char *err, size_t err_len)
+{
+    struct engine_hook *h = user;
+    h->o.base_url = base_url;
+    mp_diag_clear(&h->d);
+    h->rc = mp_serve_sweep_run(&h->o, NULL, NULL, &h->d);
+    if (h->rc)
+        mp_diag_format(&h->d, err, err_len);
+    return h->rc;
+}
+
+static int engines_json(const char *out_dir, const char *const *labels, size_t n,
+                        struct mp_serve_result *const *res, const int *rcs, struct mp_diag *d)
+{
+    struct mp_buf b;
+    mp_buf_init(&b, 0);
+    int rc = mp_buf_puts(&b, "{\"server_sets\": [");
+    for (size_t i = 0; i < n; i++) {
+        const struct mp_serve_result *r = res[i];
+        rc |= mp_buf_puts(&b, i ? ",\n  {\"label\": " : "\n  {\"label\": ");
+        rc |= mp_json_str(&b, labels[i], strlen(labels[i]));
+        rc |= mp_buf_puts(&b, ", \"sweep\": ");
+        rc |= mp_json_str(&b, labels[i], strlen(labels[i]));
+        rc |= mp_buf_puts(&b, ", \"workspace\": ");
+        rc |= r && r->workspace ? mp_json_str(&b, r->workspace, strlen(r->workspace))
+                                : mp_buf_puts(&b, "null");
+        rc |= mp_buf_printf(&b, ", \"success\": %s, \"errors\": [",
+                            r && r->success && !rcs[i] ? "true" : "false");
+        for (size_t k = 0; r && k < r->n_errors; k++) {
+            rc |= mp_buf_puts(&b, k ? ", " : "");
+            rc |= mp_json_str(&b, r->errors[k], strlen(r->errors[k]));
+        }
+        rc |= mp_buf_puts(&b, "]}");
+    }
+    rc |= mp_buf_puts(&b, "]}\n");
+    char *path = mp_fs_join(out_dir, "engines.json");
+    if (rc || !path)
+        rc = mp_diag_set(d, MP_ENOMEM, "out of memory");
+    else
+        rc = mp_fs_write_atomic(path, mp_buf_cstr(&b), strlen(mp_buf_cstr(&b)), d);
+    free(path);
+    mp_buf_fini(&b);
+    return rc;
+}
+
+int mp_serve_sweep_engines(struct mp_serve_config *const *cfgs, const char *const *labels, size_t n,
+                           const struct mp_serve_sweep_opts *o, const struct mp_serve_run_opts *ro,
+                           size_t *failed, struct mp_diag *d)
+{
+    *failed = 0;
+    if (!n || n > 64 || o->cand_url)
+        return mp_diag_set(d, MP_EINVAL,
+                           "a sweep over engines takes 1..64 benchmark configs and no "
+                           "--candidate-url (compare the server sets' sweeps instead)");
+    for (size_t i = 0; i < n; i++)
+        for (size_t k = 0; k < i; k++)
+            if (!strcmp(labels[i], labels[k]))
+                return mp_diag_set(d, MP_EINVAL, "two server sets are both called '%s'", labels[i]);
+    struct mp_serve_sweep_opts pre = *o; /* refuse bad options before any engine starts */
+    pre.base_url = "http://127.0.0.1";
+    int vrc = check_opts(&pre, d);
+    if (vrc)
+        return vrc;
+    char *index = mp_fs_join(o->out_dir, "engines.json");
+    bool taken = !index || mp_fs_exists(index);
+    free(index);
+    if (taken)
+        return mp_diag_set(d, MP_EINVAL,
+                           "%s already holds a sweep over engines: choose another -o (nothing "
+                           "was overwritten)",
+                           o->out_dir);
+    struct mp_serve_result **res = calloc(n, sizeof(struct mp_serve_result *));
+    int *rcs = calloc(n, sizeof(int));
+    struct engine_hook *h = calloc(1, sizeof(*h));
+    if (!res || !rcs || !h) {
+        free(res);
+        free(rcs);
+        free(h);
+        return mp_diag_set(d, MP_ENOMEM, "out of memory");
+    }
+    int rc = mp_fs_mkdirs(o->out_dir, d);
+    for (size_t i = 0; i < n && !rc; i++) {
+        char *dir = mp_fs_join(o->out_dir, labels[i]), *ws = mp_fs_join(dir, "engine");
+        if (!dir || !ws) {
+            free(dir);
+            free(ws);
+            rc = mp_diag_set(d, MP_ENOMEM, "out of memory");
+            break;
+        }
+        h->o = *o;
+        h->o.out_dir = dir;
+        h->o.label = labels[i];
+        h->rc = 0;
+        struct mp_serve_run_opts r = *ro;
+        r.output_dir = ws;
+        r.load = sweep_hook;
+        r.load_user = h;
+        if (o->on_line)
+            say(&(struct ctx){.o = o}, "server set %s: starting the engine", labels[i]);
+        rc = mp_serve_run(cfgs[i], &r, &res[i], d);
+        rcs[i] = h->rc;
+        if (!rc && (h->rc == MP_EINVAL || !res[i] || !res[i]->success))
+            (*failed)++;
+        if (!rc && h->rc == MP_EINVAL) /* the sweep's own arguments: the next set fares no better */
+            rc = mp_diag_set(d, MP_EINVAL, "%s", h->d.msg);
+        free(dir);
+        free(ws);
+    }
+    if (!rc || rc == MP_EINVAL)
+        (void)engines_json(o->out_dir, labels, n, res, rcs, d);
+    for (size_t i = 0; i < n; i++)
+        mp_serve_result_free(res[i]);
+    free(res);
+    free(rcs);
+    free(h);
     return rc;
 }

@@ -7,13 +7,14 @@ sweep rises until the capacity and is flat after it, and TTFT jumps there:
 the knee and the SLA answer are known exactly. A served request takes
 --ttft-ms to its first token, then one token every --itl-ms (max_tokens
 tokens, or --tokens), each its own SSE event, then a usage chunk and
-[DONE]. --scale multiplies both (a known change for A/B runs); with
+[DONE]. --scale multiplies both (a known change for A/B runs; --ttft-scale
+the TTFT alone); with
 --scale-file the factor is read from that file at each request's start (a
 drift the caller switches). --cpu-ms burns that much CPU per token, so the
 server's speed depends on the machine's load.
 
 usage: capacity_server.py [--port N] [--port-file F] [--capacity N]
-                          [--ttft-ms X] [--itl-ms X] [--tokens N] [--scale F]
+                          [--ttft-ms X] [--itl-ms X] [--tokens N] [--scale F] [--ttft-scale F]
                           [--scale-file F] [--cpu-ms X] [--exit-after-s S]
 """
 import argparse
@@ -33,6 +34,7 @@ def parse_args():
     p.add_argument("--itl-ms", type=float, default=10)
     p.add_argument("--tokens", type=int, default=0)
     p.add_argument("--scale", type=float, default=1.0)
+    p.add_argument("--ttft-scale", type=float, default=1.0)
     p.add_argument("--scale-file")
     p.add_argument("--cpu-ms", type=float, default=0)
     p.add_argument("--exit-after-s", type=float, default=600)
@@ -81,7 +83,7 @@ async def stream(writer, req, chat):
         writer.write(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n"
                      b"transfer-encoding: chunked\r\n\r\n")
         t0 = time.perf_counter()
-        due = ARGS.ttft_ms * f / 1000
+        due = ARGS.ttft_ms * f * ARGS.ttft_scale / 1000
         for i in range(n):
             wait = t0 + due - time.perf_counter()
             if wait > 0:

@@ -187,5 +187,88 @@ assert j["points"][0]["failed"] == 2 and j["points"][0]["completed"] == 0
 assert any("failed beyond the limit" in n for n in j["notes"]), j["notes"]
 EOF2
 
+# 7. the MCP tools: benchmark_sweep (a 2-point grid) and compare_sweeps
+python3 - "$MAGPIE" "$A" "$W" <<'EOF' && ok "MCP benchmark_sweep and compare_sweeps" || ko "MCP tools"
+import json, subprocess, sys, time
+magpie, url, w = sys.argv[1:4]
+p = subprocess.Popen([magpie, "mcp"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+def send(m):
+    p.stdin.write(json.dumps(m) + "\n")
+    p.stdin.flush()
+def reply(i):
+    end = time.time() + 300
+    while time.time() < end:
+        line = p.stdout.readline()
+        if not line:
+            break
+        m = json.loads(line)
+        if m.get("id") == i:
+            return m
+    raise SystemExit(f"no reply {i}")
+send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-03-26",
+      "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}})
+reply(1)
+send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+send({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "benchmark_sweep",
+      "arguments": {"base_url": url, "output_dir": w + "/mcp", "max_concurrency": [1, 2],
+                    "num_prompts": 12, "random_input_len": 8, "random_output_len": 4}}})
+r = reply(2)["result"]
+assert not r.get("isError"), r
+s = r["structuredContent"]["sweep"] if "structuredContent" in r else json.loads(r["content"][0]["text"])["sweep"]
+assert [x["name"] for x in s["points"]] == ["c1", "c2"], s["points"]
+send({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "compare_sweeps",
+      "arguments": {"baseline": w + "/mcp", "candidate": w + "/grid"}}})
+r = reply(3)["result"]
+assert not r.get("isError"), r
+c = r["structuredContent"] if "structuredContent" in r else json.loads(r["content"][0]["text"])
+assert len(c["points"]) == 2 and c["paired"] is False and "knee" in c["text"], c.keys()
+send({"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {"name": "benchmark_sweep",
+      "arguments": {"base_url": url, "sla": ["nonsense<=1"], "search": "max_concurrency:1:4"}}})
+r = reply(4)["result"]
+assert r.get("isError") and "unknown metric" in json.dumps(r), r
+p.stdin.close()
+p.wait(timeout=60)
+EOF
+
+# 8. engines magpie starts: two server sets (tests/tools/fake_engine.py as
+# `vllm` on PATH), each started once, swept over two points, stopped
+mkdir -p "$W/bin"
+printf '#!/bin/sh\nexec python3 %s "$@"\n' "$SRC/tests/tools/fake_engine.py" >"$W/bin/vllm"
+chmod +x "$W/bin/vllm"
+TAG="sweep$$"
+for set in small large; do
+    port=$(python3 "$SRC/tests/tools/free_port.py")
+    cat >"$W/$set.yaml" <<EOF
+benchmark:
+  framework: vllm
+  model: fake-model
+  run_mode: local
+  envs: {PORT: $port, CONC: 2, ISL: 16, OSL: 8, NUM_PROMPTS: 4, NUM_WARMUPS: 0}
+  profiler: {torch_profiler: {enabled: true}}
+EOF
+done
+PATH="$W/bin:$PATH" FAKE_ENGINE_TAG=$TAG FAKE_ENGINE_MAX_S=300 "$MAGPIE" benchmark sweep \
+    -b "$W/small.yaml" -b "big=$W/large.yaml" -o "$W/eng" --max-concurrency 1,2 \
+    --num-prompts 4 --random-input-len 8 --random-output-len 4 >"$W/eng.out" 2>&1
+expect "sweep over two engines exits 0" 0 $?
+python3 - "$W/eng" <<'EOF' && ok "engines: one start per set, each swept (2 points), workspaces with server.log" || ko "engines: $(tail -20 "$W/eng.out")"
+import json, os, sys
+d = sys.argv[1]
+e = json.load(open(d + "/engines.json"))["server_sets"]
+assert [s["label"] for s in e] == ["small", "big"] and all(s["success"] for s in e), e
+for s in e:
+    j = json.load(open(f"{d}/{s['label']}/sweep.json"))
+    assert [p["name"] for p in j["points"]] == ["c1", "c2"], j["points"]
+    assert j["label"] == s["label"] and j["target"].startswith("http://127.0.0.1:")
+    log = open(s["workspace"] + "/server.log").read()
+    assert log.count("fake-engine: listening") == 1, log[:300]
+    assert not os.path.exists(s["workspace"] + "/torch_trace") or not os.listdir(s["workspace"] + "/torch_trace")
+EOF
+[ "$(pgrep -f "fake-engine-core-$TAG" | wc -l)" = 0 ] && ok "engines: no engine process left" ||
+    ko "engine processes left"
+PATH="$W/bin:$PATH" "$MAGPIE" benchmark sweep -b "$W/small.yaml" -o "$W/eng2" >/dev/null 2>"$W/e9"
+expect "engines without loads: refused before any start" 2 $?
+[ ! -e "$W/eng2/small" ] || ko "an engine was started for a bad sweep"
+
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]
