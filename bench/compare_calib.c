@@ -34,6 +34,9 @@ int main(int argc, char **argv)
     int trials = 100;
     struct mp_bcmp_opts o;
     mp_bcmp_opts_default(&o);
+    /* the within-run statistics themselves: the synthetic runs have no drift
+     * between them, so the single-run floor is off unless asked for */
+    o.single_run_effect_pct = 0;
     struct mp_bcmp_sim sim;
     mp_bcmp_sim_default(&sim);
     bool json = false;
@@ -49,11 +52,13 @@ int main(int argc, char **argv)
             sim.out_tokens = atoi(argv[++i]);
         else if (!strcmp(a, "--min-effect") && v)
             o.min_effect_pct = atof(argv[++i]);
+        else if (!strcmp(a, "--single-run-effect") && v)
+            o.single_run_effect_pct = atof(argv[++i]);
         else if (!strcmp(a, "--json"))
             json = true;
         else {
             fprintf(stderr, "usage: bench_compare_calib [--trials N] [--nboot B] [--requests N] "
-                            "[--tokens K] [--min-effect PCT] [--json]\n");
+                            "[--tokens K] [--min-effect PCT] [--single-run-effect PCT] [--json]\n");
             return 2;
         }
     }
