@@ -70,10 +70,13 @@ static int run(struct mcp_wctx *w, json_t *args, json_t **result)
     rc = rc ? rc : mp_src_repos_json(&b, ix);
     rc = rc ? rc : mp_buf_puts(&b, ", \"kernels\": [");
     size_t n_resolved = 0, n_closed = 0;
+    /* the trace's loaded packages and platform decide among same-named copies
+     * when a kernel has no stack of its own (docs/sources.md) */
+    struct mp_src_context ctx = mp_src_trace_context(&ks);
     for (size_t k = 0; k < ks.n && !rc; k++) {
         struct mp_src_evidence ev = {(const char *const *)ks.k[k].frames, ks.k[k].n_frames};
         struct mp_src_result r;
-        rc = mp_src_resolve(ix, ks.k[k].name, &ev, &r);
+        rc = mp_src_resolve_ctx(ix, ks.k[k].name, &ev, &ctx, &r);
         if (rc)
             break;
         n_resolved += strcmp(r.resolution, "resolved") == 0;
