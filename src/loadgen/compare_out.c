@@ -176,13 +176,13 @@ int mp_bcmp_text(const struct mp_bcmp_result *r, struct mp_buf *out)
 
 /* ---- JSON ---- */
 
-static int jnum(struct mp_buf *b, const char *key, double v, bool comma)
+int loadgen_jnum(struct mp_buf *b, const char *key, double v, bool comma)
 {
     int rc = mp_buf_printf(b, "%s\"%s\": ", comma ? ", " : "", key);
     return rc | mp_json_double(b, v);
 }
 
-static int jstr(struct mp_buf *b, const char *key, const char *v, bool comma)
+int loadgen_jstr(struct mp_buf *b, const char *key, const char *v, bool comma)
 {
     int rc = mp_buf_printf(b, "%s\"%s\": ", comma ? ", " : "", key);
     if (!v)
@@ -193,11 +193,11 @@ static int jstr(struct mp_buf *b, const char *key, const char *v, bool comma)
 static int side_json(struct mp_buf *b, const struct mp_bcmp_side *s)
 {
     int rc = mp_buf_puts(b, "{");
-    rc |= jstr(b, "label", s->label, false);
-    rc |= jstr(b, "source", s->source, true);
+    rc |= loadgen_jstr(b, "label", s->label, false);
+    rc |= loadgen_jstr(b, "source", s->source, true);
     rc |= mp_buf_puts(b, ", \"fields\": {");
     for (size_t i = 0; i < s->n_fields; i++) {
-        rc |= jstr(b, s->fields[i].name, s->fields[i].value, i > 0);
+        rc |= loadgen_jstr(b, s->fields[i].name, s->fields[i].value, i > 0);
     }
     rc |= mp_buf_puts(b, "}, \"notes\": [");
     for (size_t i = 0; i < s->n_notes; i++) {
@@ -211,11 +211,11 @@ static int side_json(struct mp_buf *b, const struct mp_bcmp_side *s)
         if (mp_bcmp_run_metrics(x, v))
             return MP_ENOMEM;
         rc |= mp_buf_puts(b, i ? ", {" : "{");
-        rc |= jstr(b, "source", x->source, false);
+        rc |= loadgen_jstr(b, "source", x->source, false);
         rc |= mp_buf_printf(b, ", \"completed\": %zu, \"failed\": %zu", x->n_req, x->failed);
-        rc |= jnum(b, "duration_s", x->duration_s, true);
+        rc |= loadgen_jnum(b, "duration_s", x->duration_s, true);
         for (int m = 0; m < MP_BCMP_N_METRICS; m++)
-            rc |= jnum(b, mp_bcmp_metric_name(m), v[m], true);
+            rc |= loadgen_jnum(b, mp_bcmp_metric_name(m), v[m], true);
         rc |= mp_buf_putc(b, '}');
     }
     return rc | mp_buf_puts(b, "]}");
@@ -227,10 +227,10 @@ int mp_bcmp_json(const struct mp_bcmp_result *r, struct mp_buf *out)
     int rc = mp_buf_puts(b, "{\"settings\": {");
     rc |= mp_buf_printf(b, "\"bootstrap\": %d, \"seed\": %llu", r->opts.nboot,
                         (unsigned long long)r->opts.seed);
-    rc |= jnum(b, "alpha", r->opts.alpha, true);
-    rc |= jnum(b, "ci_level", r->opts.ci_level, true);
-    rc |= jnum(b, "min_effect_pct", r->opts.min_effect_pct, true);
-    rc |= jnum(b, "single_run_effect_pct", r->opts.single_run_effect_pct, true);
+    rc |= loadgen_jnum(b, "alpha", r->opts.alpha, true);
+    rc |= loadgen_jnum(b, "ci_level", r->opts.ci_level, true);
+    rc |= loadgen_jnum(b, "min_effect_pct", r->opts.min_effect_pct, true);
+    rc |= loadgen_jnum(b, "single_run_effect_pct", r->opts.single_run_effect_pct, true);
     rc |= mp_buf_printf(b, ", \"allow_different\": %s, \"correction\": \"holm\"}",
                         r->opts.allow_different ? "true" : "false");
     rc |= mp_buf_puts(b, ", \"baseline\": ");
@@ -252,9 +252,9 @@ int mp_bcmp_json(const struct mp_bcmp_result *r, struct mp_buf *out)
                     continue;
                 rc |= mp_buf_puts(b, first ? "{" : ", {");
                 first = false;
-                rc |= jstr(b, "field", df->name, false);
-                rc |= jstr(b, "baseline", df->base, true);
-                rc |= jstr(b, "candidate", df->cand, true);
+                rc |= loadgen_jstr(b, "field", df->name, false);
+                rc |= loadgen_jstr(b, "baseline", df->base, true);
+                rc |= loadgen_jstr(b, "candidate", df->cand, true);
                 rc |= mp_buf_putc(b, '}');
             }
         }
@@ -262,16 +262,16 @@ int mp_bcmp_json(const struct mp_bcmp_result *r, struct mp_buf *out)
         for (int m = 0; m < MP_BCMP_N_METRICS; m++) {
             const struct mp_bcmp_metric *x = &p->m[m];
             rc |= mp_buf_puts(b, m ? ", {" : "{");
-            rc |= jstr(b, "name", mp_bcmp_metric_name(m), false);
+            rc |= loadgen_jstr(b, "name", mp_bcmp_metric_name(m), false);
             rc |= mp_buf_printf(b, ", \"higher_is_better\": %s",
                                 mp_bcmp_metric_higher_better(m) ? "true" : "false");
-            rc |= jnum(b, "baseline", x->base, true);
-            rc |= jnum(b, "candidate", x->cand, true);
-            rc |= jnum(b, "change_pct", x->change_pct, true);
-            rc |= jnum(b, "ci_lo_pct", x->ci_lo, true);
-            rc |= jnum(b, "ci_hi_pct", x->ci_hi, true);
-            rc |= jnum(b, "p_value", x->p, true);
-            rc |= jnum(b, "p_holm", x->p_holm, true);
+            rc |= loadgen_jnum(b, "baseline", x->base, true);
+            rc |= loadgen_jnum(b, "candidate", x->cand, true);
+            rc |= loadgen_jnum(b, "change_pct", x->change_pct, true);
+            rc |= loadgen_jnum(b, "ci_lo_pct", x->ci_lo, true);
+            rc |= loadgen_jnum(b, "ci_hi_pct", x->ci_hi, true);
+            rc |= loadgen_jnum(b, "p_value", x->p, true);
+            rc |= loadgen_jnum(b, "p_holm", x->p_holm, true);
             rc |= mp_buf_puts(b, ", \"baseline_runs\": [");
             rc |= mp_json_double(b, x->base_spread[0]);
             rc |= mp_buf_puts(b, ", ");
@@ -281,29 +281,33 @@ int mp_bcmp_json(const struct mp_bcmp_result *r, struct mp_buf *out)
             rc |= mp_buf_puts(b, ", ");
             rc |= mp_json_double(b, x->cand_spread[1]);
             rc |= mp_buf_puts(b, "]");
-            rc |= jstr(b, "verdict", mp_bcmp_verdict_name(x->verdict), true);
+            rc |= loadgen_jstr(b, "verdict", mp_bcmp_verdict_name(x->verdict), true);
             rc |= mp_buf_putc(b, '}');
         }
         rc |= mp_buf_puts(b, "], \"kernels\": [");
         for (size_t k = 0; k < p->n_kernels; k++) {
             const struct mp_bcmp_kernel_row *x = &p->kernels[k];
             rc |= mp_buf_puts(b, k ? ", {" : "{");
-            rc |= jstr(b, "name", x->name, false);
-            rc |= jnum(b, "baseline_us", x->base ? x->base->total_us : NAN, true);
-            rc |= jnum(b, "candidate_us", x->cand ? x->cand->total_us : NAN, true);
-            rc |= jnum(b, "change_pct", x->change_pct, true);
-            rc |= jnum(b, "baseline_calls", x->base ? (double)x->base->calls : NAN, true);
-            rc |= jnum(b, "candidate_calls", x->cand ? (double)x->cand->calls : NAN, true);
-            rc |= jnum(b, "baseline_pct", x->base ? x->base->pct : NAN, true);
-            rc |= jnum(b, "candidate_pct", x->cand ? x->cand->pct : NAN, true);
-            rc |= jstr(b, "status", !x->base ? "new" : !x->cand ? "vanished" : "both", true);
+            rc |= loadgen_jstr(b, "name", x->name, false);
+            rc |= loadgen_jnum(b, "baseline_us", x->base ? x->base->total_us : NAN, true);
+            rc |= loadgen_jnum(b, "candidate_us", x->cand ? x->cand->total_us : NAN, true);
+            rc |= loadgen_jnum(b, "change_pct", x->change_pct, true);
+            rc |= loadgen_jnum(b, "baseline_calls", x->base ? (double)x->base->calls : NAN, true);
+            rc |= loadgen_jnum(b, "candidate_calls", x->cand ? (double)x->cand->calls : NAN, true);
+            rc |= loadgen_jnum(b, "baseline_pct", x->base ? x->base->pct : NAN, true);
+            rc |= loadgen_jnum(b, "candidate_pct", x->cand ? x->cand->pct : NAN, true);
+            rc |= loadgen_jstr(b, "status",
+                               !x->base   ? "new"
+                               : !x->cand ? "vanished"
+                                          : "both",
+                               true);
             rc |= mp_buf_putc(b, '}');
         }
         rc |= mp_buf_printf(b, "], \"faster\": %zu, \"slower\": %zu", p->n_faster, p->n_slower);
-        rc |= jstr(b, "noise", mp_bcmp_noise_name(p->noise), true);
-        rc |= jstr(b, "run_to_run_noise",
-                   p->noise == MP_BCMP_NOISE_WITHIN_RUN ? "unmeasured" : "measured", true);
-        rc |= jnum(b, "effect_floor_pct", p->effect_pct, true);
+        rc |= loadgen_jstr(b, "noise", mp_bcmp_noise_name(p->noise), true);
+        rc |= loadgen_jstr(b, "run_to_run_noise",
+                           p->noise == MP_BCMP_NOISE_WITHIN_RUN ? "unmeasured" : "measured", true);
+        rc |= loadgen_jnum(b, "effect_floor_pct", p->effect_pct, true);
         rc |= mp_buf_putc(b, '}');
     }
     rc |= mp_buf_puts(b, "]}\n");
@@ -386,15 +390,8 @@ int mp_bcmp_html(const struct mp_bcmp_result *r, struct mp_buf *out)
 {
     struct mp_buf *b = out;
     int rc = mp_buf_puts(b, "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>magpie "
-                            "benchmark compare</title><style>"
-                            "body{font:14px system-ui,sans-serif;margin:24px;color:#222}"
-                            "table{border-collapse:collapse;margin:8px 0 16px}"
-                            "td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}"
-                            "th{background:#f3f3f3}td.k{text-align:left}"
-                            ".t{font-weight:600;font-size:13px}.l{font-size:10px;fill:#555}"
-                            ".ax{stroke:#333}.g{stroke:#eee}svg{margin:6px 12px 6px 0}"
+                            "benchmark compare</title><style>" LOADGEN_PAGE_CSS
                             ".FASTER{background:#dff0d8}.SLOWER{background:#f8d7da}"
-                            ".sw{display:inline-block;width:14px;height:4px;margin-right:4px}"
                             "</style></head><body>\n<h1>Benchmark comparison</h1>\n<table>"
                             "<tr><th>role</th><th>label</th><th>runs</th><th>requests</th>"
                             "<th>source</th></tr>");

@@ -121,6 +121,21 @@ const char *mp_loadgen_metric_name(int k);
  * also the benchmark compare page). Nonzero when out of memory. */
 int loadgen_html_esc(struct mp_buf *b, const char *s);
 
+/* `"key": value` members of the JSON writers (compare_out.c), with a
+ * leading ", " when comma; NULL / non-finite values as null. */
+int loadgen_jnum(struct mp_buf *b, const char *key, double v, bool comma);
+int loadgen_jstr(struct mp_buf *b, const char *key, const char *v, bool comma);
+
+/* The style sheet shared by the compare and sweep pages (inside <style>). */
+#define LOADGEN_PAGE_CSS                                                                           \
+    "body{font:14px system-ui,sans-serif;margin:24px;color:#222}"                                  \
+    "table{border-collapse:collapse;margin:8px 0 16px}"                                            \
+    "td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}"                                \
+    "th{background:#f3f3f3}td.k{text-align:left}"                                                  \
+    ".t{font-weight:600;font-size:13px}.l{font-size:10px;fill:#555}"                               \
+    ".ax{stroke:#333}.g{stroke:#eee}svg{margin:6px 12px 6px 0}"                                    \
+    ".sw{display:inline-block;width:14px;height:4px;margin-right:4px}"
+
 /* SVG plots of the HTML pages: margins left, bottom and top inside the svg. */
 enum { LOADGEN_SVG_ML = 56, LOADGEN_SVG_MB = 34, LOADGEN_SVG_MT = 24 };
 

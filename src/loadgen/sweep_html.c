@@ -199,15 +199,7 @@ int mp_sweep_html(const struct mp_sweep *const *sw, size_t n, const char *title,
         return MP_EINVAL;
     int rc = mp_buf_puts(b, "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>");
     rc |= loadgen_html_esc(b, title);
-    rc |= mp_buf_puts(b, "</title><style>"
-                         "body{font:14px system-ui,sans-serif;margin:24px;color:#222}"
-                         "table{border-collapse:collapse;margin:8px 0 16px}"
-                         "td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}"
-                         "th{background:#f3f3f3}td.k{text-align:left}"
-                         ".t{font-weight:600;font-size:13px}.l{font-size:10px;fill:#555}"
-                         ".ax{stroke:#333}.g{stroke:#eee}svg{margin:6px 12px 6px 0}"
-                         ".sw{display:inline-block;width:14px;height:4px;margin-right:6px}"
-                         "</style></head><body>\n<h1>");
+    rc |= mp_buf_puts(b, "</title><style>" LOADGEN_PAGE_CSS "</style></head><body>\n<h1>");
     rc |= loadgen_html_esc(b, title);
     rc |= mp_buf_puts(b, "</h1>\n<p>");
     for (size_t i = 0; i < n; i++) {

@@ -11,21 +11,9 @@
 #include <magpie/fmt.h>
 #include <magpie/sweep.h>
 
+#include "loadgen_int.h"
+
 #define SWEEP_FORMAT 1
-
-static int jnum(struct mp_buf *b, const char *key, double v, bool comma)
-{
-    int rc = mp_buf_printf(b, "%s\"%s\": ", comma ? ", " : "", key);
-    return rc | mp_json_double(b, v);
-}
-
-static int jstr(struct mp_buf *b, const char *key, const char *v, bool comma)
-{
-    int rc = mp_buf_printf(b, "%s\"%s\": ", comma ? ", " : "", key);
-    if (!v)
-        return rc | mp_buf_puts(b, "null");
-    return rc | mp_json_str(b, v, strlen(v));
-}
 
 /* A load as JSON: a number, "inf", or null for "no cap". */
 static int jload(struct mp_buf *b, const char *key, int conc, double rate)
@@ -41,10 +29,10 @@ static int point_json(struct mp_buf *b, const struct mp_sweep_point *p)
     char name[64];
     mp_sweep_point_name(p, name, sizeof(name));
     int rc = mp_buf_puts(b, "{");
-    rc |= jstr(b, "name", name, false);
+    rc |= loadgen_jstr(b, "name", name, false);
     rc |= jload(b, "max_concurrency", p->max_concurrency, p->request_rate);
     rc |= jload(b, "request_rate", p->max_concurrency, p->request_rate);
-    rc |= jstr(b, "dir", p->dir, true);
+    rc |= loadgen_jstr(b, "dir", p->dir, true);
     rc |= mp_buf_puts(b, ", \"runs\": [");
     for (size_t i = 0; i < p->n_runs; i++) {
         rc |= mp_buf_puts(b, i ? ", " : "");
@@ -52,13 +40,13 @@ static int point_json(struct mp_buf *b, const struct mp_sweep_point *p)
     }
     rc |= mp_buf_printf(b, "], \"completed\": %zu, \"failed\": %zu, \"searched\": %s", p->completed,
                         p->failed, p->searched ? "true" : "false");
-    rc |= jstr(b, "sla", p->sla ? mp_sweep_sla_state_name(p->sla) : NULL, true);
+    rc |= loadgen_jstr(b, "sla", p->sla ? mp_sweep_sla_state_name(p->sla) : NULL, true);
     rc |= mp_buf_puts(b, ", \"metrics\": {");
     for (int m = 0; m < MP_SWEEP_N_METRICS; m++) {
         rc |= mp_buf_printf(b, "%s\"%s\": {", m ? ", " : "", mp_sweep_metric_name(m));
-        rc |= jnum(b, "value", p->m[m].v, false);
-        rc |= jnum(b, "ci_lo", p->m[m].lo, true);
-        rc |= jnum(b, "ci_hi", p->m[m].hi, true);
+        rc |= loadgen_jnum(b, "value", p->m[m].v, false);
+        rc |= loadgen_jnum(b, "ci_lo", p->m[m].lo, true);
+        rc |= loadgen_jnum(b, "ci_hi", p->m[m].hi, true);
         rc |= mp_buf_putc(b, '}');
     }
     return rc | mp_buf_puts(b, "}}");
@@ -76,16 +64,16 @@ static int knee_json(struct mp_buf *b, const struct mp_sweep *s)
     if (k->found) {
         char name[64];
         mp_sweep_point_name(&s->pts[k->index], name, sizeof(name));
-        rc |= jstr(b, "point", name, true);
-        rc |= jnum(b, mp_sweep_var_name(s->var), load_of(s, k->index, s->var), true);
-        rc |= jnum(b, "saturated_at", load_of(s, k->next, s->var), true);
+        rc |= loadgen_jstr(b, "point", name, true);
+        rc |= loadgen_jnum(b, mp_sweep_var_name(s->var), load_of(s, k->index, s->var), true);
+        rc |= loadgen_jnum(b, "saturated_at", load_of(s, k->next, s->var), true);
         const struct mp_sweep_est *t = &s->pts[k->index].m[MP_BCMP_OUT_TPS];
         rc |= mp_buf_puts(b, ", \"output_throughput\": {");
-        rc |= jnum(b, "value", t->v, false);
-        rc |= jnum(b, "ci_lo", t->lo, true);
-        rc |= jnum(b, "ci_hi", t->hi, true);
+        rc |= loadgen_jnum(b, "value", t->v, false);
+        rc |= loadgen_jnum(b, "ci_lo", t->lo, true);
+        rc |= loadgen_jnum(b, "ci_hi", t->hi, true);
         rc |= mp_buf_putc(b, '}');
-        rc |= jstr(b, "reason", k->reason, true);
+        rc |= loadgen_jstr(b, "reason", k->reason, true);
     }
     return rc | mp_buf_putc(b, '}');
 }
@@ -108,15 +96,16 @@ static int sla_json(struct mp_buf *b, const struct mp_sweep *s)
         rc |= mp_buf_puts(b, ", ");
         rc |= mp_json_double(b, r->search.hi);
         rc |= mp_buf_printf(b, "], \"points_tried\": %zu}", r->tried);
-        rc |= jnum(b, var, r->answer, true);
-        rc |= jnum(b, "first_fail", r->first_fail, true);
+        rc |= loadgen_jnum(b, var, r->answer, true);
+        rc |= loadgen_jnum(b, "first_fail", r->first_fail, true);
         rc |= mp_buf_printf(b, ", \"near_limit\": %s", r->near ? "true" : "false");
         char name[64] = "";
         if (r->point < s->n_pts)
             mp_sweep_point_name(&s->pts[r->point], name, sizeof(name));
-        rc |= jstr(b, "point", r->point < s->n_pts ? name : NULL, true);
-        rc |= jnum(b, "request_goodput",
-                   r->point < s->n_pts ? s->pts[r->point].m[MP_SWEEP_GOODPUT].v : NAN, true);
+        rc |= loadgen_jstr(b, "point", r->point < s->n_pts ? name : NULL, true);
+        rc |=
+            loadgen_jnum(b, "request_goodput",
+                         r->point < s->n_pts ? s->pts[r->point].m[MP_SWEEP_GOODPUT].v : NAN, true);
     }
     return rc | mp_buf_putc(b, '}');
 }
@@ -125,13 +114,13 @@ int mp_sweep_json(const struct mp_sweep *s, struct mp_buf *out)
 {
     struct mp_buf *b = out;
     int rc = mp_buf_printf(b, "{\"magpie_sweep\": %d", SWEEP_FORMAT);
-    rc |= jstr(b, "label", s->label, true);
-    rc |= jstr(b, "target", s->target, true);
-    rc |= jstr(b, "interleave", s->interleave, true);
-    rc |= jstr(b, "role", s->role, true);
-    rc |= jstr(b, "var", mp_sweep_var_name(s->var), true);
+    rc |= loadgen_jstr(b, "label", s->label, true);
+    rc |= loadgen_jstr(b, "target", s->target, true);
+    rc |= loadgen_jstr(b, "interleave", s->interleave, true);
+    rc |= loadgen_jstr(b, "role", s->role, true);
+    rc |= loadgen_jstr(b, "var", mp_sweep_var_name(s->var), true);
     rc |= mp_buf_printf(b, ", \"gpus\": %d, \"repeat\": %d", s->gpus, s->repeat);
-    rc |= jnum(b, "min_gain_pct", s->min_gain_pct, true);
+    rc |= loadgen_jnum(b, "min_gain_pct", s->min_gain_pct, true);
     rc |= mp_buf_puts(b, ", \"points\": [");
     size_t *order = NULL;
     if (mp_sweep_sorted(s, &order))
