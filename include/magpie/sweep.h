@@ -202,6 +202,10 @@ int mp_sweep_html(const struct mp_sweep *const *s, size_t n, const char *title, 
 /* Reads DIR/sweep.json (or a sweep.json path). Errors name the file and the
  * field (MP_EPARSE / MP_ENOTFOUND / MP_EINVAL). */
 int mp_sweep_load(const char *path, struct mp_sweep **out, struct mp_diag *d);
+/* The same from a document in memory (file names it in errors; the runs are
+ * relative to dir). */
+int mp_sweep_load_text(const char *text, size_t len, const char *file, const char *dir,
+                       struct mp_sweep **out, struct mp_diag *d);
 
 /* ---- two sweeps side by side ---- */
 

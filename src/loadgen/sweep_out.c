@@ -448,6 +448,44 @@ static int load_root(const json_t *root, const char *path, struct mp_sweep *s, s
     return rc;
 }
 
+/* Builds the sweep from the document root, read from file; its runs are
+ * relative to dir. */
+static int load_doc(json_t *root, const char *file, const char *dir, const char *label,
+                    struct mp_sweep **out, struct mp_diag *d)
+{
+    const char *jl = json_string_value(json_object_get(root, "label"));
+    const char *target = json_string_value(json_object_get(root, "target"));
+    struct mp_sweep *s = mp_sweep_new(jl ? jl : label, target);
+    int rc = s ? load_root(root, file, s, d) : MP_ENOMEM;
+    if (!rc && !(s->dir = strdup(dir)))
+        rc = MP_ENOMEM;
+    if (rc) {
+        if (rc == MP_ENOMEM)
+            mp_diag_set(d, rc, "out of memory");
+        mp_sweep_free(s);
+        return rc;
+    }
+    *out = s;
+    return 0;
+}
+
+int mp_sweep_load_text(const char *text, size_t len, const char *file, const char *dir,
+                       struct mp_sweep **out, struct mp_diag *d)
+{
+    *out = NULL;
+    json_error_t je;
+    json_t *root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
+    if (!root) {
+        mp_diag_set(d, MP_EPARSE, "not valid JSON: %s", je.text);
+        mp_diag_set_file(d, file);
+        mp_diag_set_pos(d, je.position, je.line, je.column);
+        return MP_EPARSE;
+    }
+    int rc = load_doc(root, file, dir, file, out, d);
+    json_decref(root);
+    return rc;
+}
+
 int mp_sweep_load(const char *path, struct mp_sweep **out, struct mp_diag *d)
 {
     *out = NULL;
@@ -457,41 +495,33 @@ int mp_sweep_load(const char *path, struct mp_sweep **out, struct mp_diag *d)
     if (snprintf(file, sizeof(file), "%s%s", path, is_json ? "" : "/sweep.json") >=
         (int)sizeof(file))
         return mp_diag_set(d, MP_EINVAL, "path too long: %s", path);
+    struct mp_buf b;
+    mp_buf_init(&b, (size_t)256 << 20);
     FILE *f = fopen(file, "rb");
     if (!f) {
+        mp_buf_fini(&b);
         mp_diag_set(d, MP_ENOTFOUND, "cannot open: %s (want a sweep directory or its sweep.json)",
                     strerror(errno));
         mp_diag_set_file(d, file);
         return MP_ENOTFOUND;
     }
-    json_error_t je;
-    json_t *root = json_loadf(f, 0, &je);
+    int rc = mp_buf_read_file(&b, f);
     fclose(f);
-    if (!root) {
-        mp_diag_set(d, MP_EPARSE, "not valid JSON: %s", je.text);
-        mp_diag_set_file(d, file);
-        mp_diag_set_pos(d, je.position, je.line, je.column);
-        return MP_EPARSE;
-    }
-    const char *label = json_string_value(json_object_get(root, "label"));
-    const char *target = json_string_value(json_object_get(root, "target"));
-    struct mp_sweep *s = mp_sweep_new(label ? label : path, target);
-    int rc = s ? load_root(root, file, s, d) : MP_ENOMEM;
-    json_decref(root);
-    /* the directory the run files are relative to */
-    if (!rc) {
-        char *slash = strrchr(file, '/');
-        if (slash)
-            *slash = 0;
-        if (!(s->dir = strdup(slash ? file : ".")))
-            rc = MP_ENOMEM;
-    }
     if (rc) {
-        if (rc == MP_ENOMEM)
-            mp_diag_set(d, rc, "out of memory");
-        mp_sweep_free(s);
+        mp_buf_fini(&b);
+        mp_diag_set(d, rc, "cannot read the file (or larger than 256 MiB)");
+        mp_diag_set_file(d, file);
         return rc;
     }
-    *out = s;
-    return 0;
+    /* the directory the run files are relative to */
+    char dir[4096];
+    snprintf(dir, sizeof(dir), "%s", file);
+    char *slash = strrchr(dir, '/');
+    if (slash)
+        *slash = 0;
+    else
+        snprintf(dir, sizeof(dir), ".");
+    rc = mp_sweep_load_text(b.data ? b.data : "", b.len, file, dir, out, d);
+    mp_buf_fini(&b);
+    return rc;
 }
