@@ -15,11 +15,13 @@
 #      1.1): how often TTFT mean is called SLOWER
 #
 # usage: bash bench/sweep_drift.sh build/release/magpie [PAIRS] [REPEAT]
+#        (SECTIONS=1 runs part 1 only; default 123)
 set -u
 MAGPIE=${1:?magpie binary}
 PAIRS=${2:-20}
 REPEAT=${3:-5}
 BURNERS=${BURNERS:-1}
+SECTIONS=${SECTIONS:-123}
 SRC=$(cd "$(dirname "$0")/.." && pwd)
 W=$(mktemp -d /tmp/mp_drift.XXXXXX)
 pids=()
@@ -72,6 +74,7 @@ for i in $(seq 1 "$PAIRS"); do
 done
 echo "2. interleaved: $PAIRS A/A sweeps, --repeat $REPEAT"
 for i in $(seq 1 "$PAIRS"); do
+    [[ $SECTIONS == *2* ]] || break
     toggle
     "$MAGPIE" benchmark sweep --base-url "$A" --candidate-url "$A2" -o "$W/aa$i" \
         --max-concurrency 4 --repeat "$REPEAT" "${SWEEP_LOAD[@]}" >/dev/null 2>&1 &
@@ -80,6 +83,7 @@ for i in $(seq 1 "$PAIRS"); do
 done
 echo "3. interleaved: $PAIRS A/B sweeps, TTFT +10 %"
 for i in $(seq 1 "$PAIRS"); do
+    [[ $SECTIONS == *3* ]] || break
     toggle
     "$MAGPIE" benchmark sweep --base-url "$A" --candidate-url "$B" -o "$W/ab$i" \
         --max-concurrency 4 --repeat "$REPEAT" "${SWEEP_LOAD[@]}" >/dev/null 2>&1 &
@@ -97,6 +101,12 @@ nofloor = [json.load(open(f"{w}/s/nofloor{i}.json"))["candidates"][0] for i in r
 floor = [json.load(open(f"{w}/s/floor{i}.json"))["candidates"][0] for i in range(1, n + 1)]
 print(f"single runs, A/A: a FASTER/SLOWER call in {sum(map(calls, nofloor))}/{n} pairs without "
       f"a floor, {sum(map(calls, floor))}/{n} with the default floor")
+called = {}
+for c in floor:
+    for m in c["metrics"]:
+        if m["verdict"] in ("FASTER", "SLOWER"):
+            called.setdefault(m["name"], []).append(round(m["change_pct"], 1))
+print(f"  called with the floor: {called}")
 for name in ("ttft_mean_ms", "tpot_mean_ms", "itl_mean_ms", "e2el_mean_ms", "output_throughput"):
     ch = sorted(abs(m["change_pct"]) for c in nofloor for m in c["metrics"] if m["name"] == name)
     print(f"  |change| of {name}: median {statistics.median(ch):.2f} %, 90th "
@@ -111,7 +121,12 @@ def paired(prefix):
         out.append(c["points"][0]["compare"]["candidates"][0])
     return out
 aa, ab = paired("aa"), paired("ab")
+if not aa or not ab:
+    sys.exit(0)
 print(f"interleaved A/A: a call in {sum(map(calls, aa))}/{len(aa)} sweeps")
+ci = sorted((round(m["ci_lo_pct"], 1), round(m["ci_hi_pct"], 1), round(m["p_holm"], 4))
+            for c in ab for m in c["metrics"] if m["name"] == "ttft_mean_ms")
+print(f"  A/B TTFT mean intervals and Holm p: {ci}")
 slower = sum(1 for c in ab for m in c["metrics"] if m["name"] == "ttft_mean_ms" and m["verdict"] == "SLOWER")
 chg = [m["change_pct"] for c in ab for m in c["metrics"] if m["name"] == "ttft_mean_ms"]
 print(f"interleaved A/B (TTFT +10 %): TTFT mean SLOWER in {slower}/{len(ab)} sweeps, measured "

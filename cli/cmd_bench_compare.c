@@ -46,7 +46,8 @@ static const struct cli_opt bcmp_opts[] = {
      0},
     {"single-run-effect", 0, CLI_ARG, O_SINGLE, "PCT",
      "with one run on a side (run-to-run noise unmeasured) a verdict needs a change beyond "
-     "+-PCT % (default 5, measured: docs/metrics.md); repeats measure the noise instead",
+     "+-PCT % and p99 metrics are not judged (default 10, measured: docs/metrics.md; 0 trusts "
+     "the within-run intervals); repeats measure the noise instead",
      0},
     {"fail-on-slower", 0, CLI_NOARG, O_FAIL, NULL,
      "exit 1 when any metric of any candidate is SLOWER", 0},

@@ -128,7 +128,9 @@ static const struct cli_opt cmp_opts[] = {
     {"allow-different", 0, CLI_NOARG, S_RUN_ALL, NULL,
      "compare even when the workloads differ (the differences are listed)", 0},
     {"single-run-effect", 0, CLI_ARG, S_SEARCH_TOL, "PCT",
-     "the floor with one run per point (run-to-run noise unmeasured; default 5)", 0},
+     "the floor with one run per point (run-to-run noise unmeasured; default 10, p99 not "
+     "judged)",
+     0},
     {"help", 'h', CLI_NOARG, 'h', NULL, "this help", 0},
     {0},
 };
@@ -421,6 +423,12 @@ static int sweep_engines(struct sweep_args *a)
         mp_serve_config_init(cfgs[i]);
         if (!(rc = mp_serve_config_load(cfgs[i], file, &d)))
             rc = mp_serve_config_validate(cfgs[i], &d);
+        if (!rc && cfgs[i]->run_mode == MP_SERVE_RAY) {
+            rc = mp_diag_set(&d, MP_EUNSUP,
+                             "run_mode ray: a sweep over an engine on a Ray cluster is not "
+                             "implemented (docs/sweep.md); use run_mode local or docker");
+            mp_diag_set_file(&d, file);
+        }
     }
     size_t failed = 0;
     if (!rc) {

@@ -46,6 +46,12 @@ const char *mp_bcmp_metric_label(int m)
     return m >= 0 && m < MP_BCMP_N_METRICS ? LABELS[m] : "";
 }
 
+bool mp_bcmp_metric_is_tail(int m)
+{
+    return m == MP_BCMP_TTFT_P99 || m == MP_BCMP_TPOT_P99 || m == MP_BCMP_ITL_P99 ||
+           m == MP_BCMP_E2EL_P99;
+}
+
 bool mp_bcmp_metric_higher_better(int m)
 {
     return m == MP_BCMP_OUT_TPS || m == MP_BCMP_REQ_PS;
@@ -490,6 +496,13 @@ static int compare_pair(const struct mp_bcmp_side *base, const double *bpoint, c
         double pu = (double)(up + 1) / (double)(k + 1), pd = (double)(down + 1) / (double)(k + 1);
         x->p = fmin(1, 2 * fmin(pu, pd));
         p[m] = x->p;
+        /* a single run's p99 moves by tens of percent between runs of an
+         * unchanged server on a busy machine (docs/metrics.md): shown, not judged */
+        if (pair->noise == MP_BCMP_NOISE_WITHIN_RUN && o->single_run_effect_pct > 0 &&
+            mp_bcmp_metric_is_tail(m)) {
+            x->verdict = MP_BCMP_NA;
+            p[m] = 1;
+        }
     }
     if (!rc)
         judge(pair, p, o->alpha);

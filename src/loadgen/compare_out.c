@@ -94,8 +94,9 @@ static int noise_text(struct mp_buf *b, const struct mp_bcmp_pair *p)
     default:
         return mp_buf_printf(b,
                              "  noise: one run on a side: run-to-run noise UNMEASURED; a verdict "
-                             "needs a change beyond +-%g%% (--single-run-effect; repeat with "
-                             "--repeat / interleave to measure it)\n",
+                             "needs a change beyond +-%g%% and p99 metrics are not judged "
+                             "(--single-run-effect; repeat with --repeat / interleave to "
+                             "measure it)\n",
                              p->effect_pct);
     }
 }
