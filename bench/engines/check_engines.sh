@@ -14,7 +14,8 @@
 #      alternately ROUNDS times with the same workload, engine and clients
 #      pinned to different CPUs (taskset), the ratio magpie / client with its
 #      95 % interval (agreement.py);
-#   4. SGLang: the faults - the engine killed mid-run, never ready.
+#   4. SGLang: the faults - the engine killed mid-run, never ready;
+#      vLLM: a 3-point `benchmark sweep -b` (one engine start).
 # Every engine magpie starts is stopped main process first (then its group):
 # the report's magpie.engine.stop says how it went; checked for each run.
 # Not part of `make check`: the venvs are 6-8 GB and take minutes to install
@@ -165,6 +166,35 @@ stop_server
 python3 "$HERE/agreement.py" "$W" "$ROUNDS" --client vllm
 AGREE=$?
 check "magpie vs vllm bench serve: ratio interval within 5 % of 1" '[ "$AGREE" = 0 ]'
+
+# --- 4. a 3-point sweep of an engine magpie starts (`benchmark sweep -b`):
+# one start, three load points, one stop ---
+cat >"$W/sweep.yaml" <<EOF
+benchmark:
+  framework: vllm
+  model: $M
+  run_mode: local
+  envs: {PORT: $(port), MAX_MODEL_LEN: 1024, GPU_MEMORY_UTILIZATION: 0.1,
+         EXTRA_VLLM_ARGS: "--dtype bfloat16"}
+  profiler: {torch_profiler: {enabled: false}}
+EOF
+t0=$(date +%s)
+timeout 1800 "$MAGPIE" benchmark sweep -b "vllm=$W/sweep.yaml" -o "$W/sweep" --run-all \
+    --max-concurrency 1,2,4 --num-prompts 12 --random-input-len 128 --random-output-len 16 \
+    --ignore-eos -q >"$W/sweep.out" 2>&1
+RC=$?
+check "vllm sweep: exit 0 ($(($(date +%s) - t0)) s)" '[ "$RC" = 0 ]'
+check "vllm sweep: 3 points of 12 requests, engine started once" "python3 - '$W/sweep' <<'PY'
+import json, sys
+d = sys.argv[1]
+e = json.load(open(d + '/engines.json'))['server_sets'][0]
+j = json.load(open(d + '/vllm/sweep.json'))
+assert e['success'] and [p['name'] for p in j['points']] == ['c1', 'c2', 'c4'], (e, j['points'])
+assert all(p['completed'] == 12 and p['failed'] == 0 for p in j['points'])
+import os
+assert len([x for x in os.listdir(d + '/vllm/engine') if x.startswith('benchmark_')]) == 1
+PY"
+check "vllm sweep: no vLLM process left" '! pgrep -f "vllm serve $M" >/dev/null'
 }
 
 sglang_part() {
