@@ -475,12 +475,13 @@ static int check_opts(const struct mp_serve_sweep_opts *o, struct mp_diag *d)
         return mp_diag_set(d, MP_EINVAL,
                            "--search with a candidate is not supported: search each server on "
                            "its own and compare the sweeps (benchmark sweep compare)");
-    if (o->search && ((o->search_var == MP_SWEEP_VAR_CONCURRENCY && o->n_conc > 1) ||
-                      (o->search_var == MP_SWEEP_VAR_RATE && o->n_rates > 1)))
+    if (o->search && ((o->search_var == MP_SWEEP_VAR_CONCURRENCY && o->n_rates > 1) ||
+                      (o->search_var == MP_SWEEP_VAR_RATE && o->n_conc > 1)))
         return mp_diag_set(d, MP_EINVAL,
-                           "--search over %s with a list of %s: give one value or none",
+                           "--search over %s with a list of %s: the search needs one value of "
+                           "the other load (or none)",
                            mp_sweep_var_name((enum mp_sweep_var)o->search_var),
-                           mp_sweep_var_name((enum mp_sweep_var)o->search_var));
+                           o->search_var == MP_SWEEP_VAR_RATE ? "max_concurrency" : "request_rate");
     if (o->repeat < 1 || o->repeat > 1000 || o->n_sla > MP_SWEEP_MAX_SLA)
         return mp_diag_set(d, MP_EINVAL, "--repeat must be 1..1000, --sla at most %d times",
                            MP_SWEEP_MAX_SLA);
