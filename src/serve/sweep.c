@@ -242,6 +242,13 @@ static int grid_point(struct ctx *c, int conc, double rate, struct mp_bcmp_side 
         struct mp_bcmp_side *cur = NULL;
         if ((rc = restat(c, sd, idx[s], &cur)))
             break;
+        const struct mp_sweep_point *pt = &sd->s->pts[idx[s]];
+        size_t per_run = pt->n_runs ? (pt->completed + pt->failed) / pt->n_runs : 0;
+        if (pt->max_concurrency > 0 && per_run && (size_t)pt->max_concurrency > per_run)
+            mp_sweep_add_note(sd->s,
+                              "%s: max_concurrency %d is more than the %zu requests of a run: "
+                              "its load is that of %zu (raise --num-prompts)",
+                              pt->dir, pt->max_concurrency, per_run, per_run);
         if (prev[s] && sd->s->var != MP_SWEEP_VAR_NONE) {
             bool sat = false;
             char why[192];
