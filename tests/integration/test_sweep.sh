@@ -43,8 +43,10 @@ B=$URL
 COMMON=(--num-prompts 12 --random-input-len 8 --random-output-len 4)
 
 # 1. the grid climbs to the knee and stops there
+# (--min-gain 20: a rising step here doubles throughput and the flat one adds
+# nothing, so a loaded machine's hiccup cannot move the knee)
 "$MAGPIE" benchmark sweep --base-url "$A" -o "$W/grid" --max-concurrency 1,2,4,8,16 \
-    "${COMMON[@]}" >"$W/grid.out" 2>"$W/grid.err"
+    --min-gain 20 "${COMMON[@]}" >"$W/grid.out" 2>"$W/grid.err"
 expect "grid sweep exits 0" 0 $?
 python3 - "$W/grid" <<'EOF' && ok "knee at c4 (saturated at c8), c16 not run, intervals around every estimate" || ko "grid: $(cat "$W/grid.out" "$W/grid.err" | tail -20)"
 import json, sys
@@ -113,7 +115,7 @@ cand = c["points"][0]["compare"]["candidates"][0]
 assert cand["noise"] == "paired" and cand["run_to_run_noise"] == "measured", cand["noise"]
 m = {x["name"]: x for x in cand["metrics"]}
 for k in ("ttft_mean_ms", "tpot_mean_ms", "e2el_mean_ms"):
-    assert m[k]["verdict"] == "SLOWER" and 15 < m[k]["change_pct"] < 35, (k, m[k])
+    assert m[k]["verdict"] == "SLOWER" and 10 < m[k]["change_pct"] < 45, (k, m[k])
 a = json.load(open(d + "/baseline/sweep.json"))
 b = json.load(open(d + "/candidate/sweep.json"))
 assert a["interleave"] == b["interleave"] and a["role"] == "baseline" and b["role"] == "candidate"
