@@ -535,3 +535,70 @@ int mp_sweep_point_side(const struct mp_sweep *s, const char *dir, size_t i,
     mp_buf_fini(&path);
     return rc;
 }
+
+/* ---- the engine's view (magpie.engine_metrics of each run) ---- */
+
+static double jnumber(const json_t *v)
+{
+    return json_is_number(v) ? json_number_value(v) : NAN;
+}
+
+static void engine_run(const json_t *em, struct mp_sweep_engine *e, double *hit_sum, size_t *hit_n,
+                       double *wait_sum, size_t *wait_n)
+{
+    const json_t *series = json_object_get(em, "series"), *delta = json_object_get(em, "delta");
+    if (!json_array_size(series))
+        return;
+    e->have = true;
+    for (size_t k = 0; k < json_array_size(series); k++) {
+        const json_t *s = json_array_get(series, k);
+        double run = jnumber(json_object_get(s, "num_requests_running")),
+               wait = jnumber(json_object_get(s, "num_requests_waiting")),
+               kv = jnumber(json_object_get(s, "kv_cache_usage"));
+        if (!isnan(run))
+            e->running_peak = isnan(e->running_peak) ? run : fmax(e->running_peak, run);
+        if (!isnan(wait)) {
+            e->waiting_peak = isnan(e->waiting_peak) ? wait : fmax(e->waiting_peak, wait);
+            *wait_sum += wait;
+            (*wait_n)++;
+        }
+        if (!isnan(kv))
+            e->kv_peak = isnan(e->kv_peak) ? kv : fmax(e->kv_peak, kv);
+    }
+    double hr = jnumber(json_object_get(delta, "prefix_cache_hit_rate"));
+    if (isnan(hr))
+        hr = jnumber(json_object_get(em, "prefix_cache_hit_rate"));
+    if (!isnan(hr)) {
+        *hit_sum += hr;
+        (*hit_n)++;
+    }
+    double pre = jnumber(json_object_get(delta, "num_preemptions"));
+    if (!isnan(pre))
+        e->preemptions = isnan(e->preemptions) ? pre : e->preemptions + pre;
+}
+
+int mp_sweep_point_engine(const char *dir, struct mp_sweep_point *p, struct mp_diag *d)
+{
+    struct mp_sweep_engine *e = &p->engine;
+    *e = (struct mp_sweep_engine){false, NAN, NAN, NAN, NAN, NAN, NAN};
+    double hit_sum = 0, wait_sum = 0;
+    size_t hit_n = 0, wait_n = 0;
+    char path[4608];
+    for (size_t r = 0; r < p->n_runs; r++) {
+        if (snprintf(path, sizeof(path), "%s/%s", dir, p->runs[r]) >= (int)sizeof(path))
+            return mp_diag_set(d, MP_EINVAL, "path too long: %s/%s", dir, p->runs[r]);
+        json_error_t je;
+        json_t *j = json_load_file(path, 0, &je);
+        if (!j) {
+            mp_diag_set(d, MP_EPARSE, "not a readable result JSON: %s", je.text);
+            mp_diag_set_file(d, path);
+            return MP_EPARSE;
+        }
+        engine_run(json_object_get(json_object_get(j, "magpie"), "engine_metrics"), e, &hit_sum,
+                   &hit_n, &wait_sum, &wait_n);
+        json_decref(j);
+    }
+    e->hit_rate = hit_n ? hit_sum / (double)hit_n : NAN;
+    e->waiting_mean = wait_n ? wait_sum / (double)wait_n : NAN;
+    return 0;
+}

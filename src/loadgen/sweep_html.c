@@ -167,6 +167,12 @@ static int table(struct mp_buf *b, const struct mp_sweep *s, const char *color)
                                MP_BCMP_TPOT_P99, MP_BCMP_E2EL_MEAN, MP_SWEEP_CONC_MEAN};
     for (size_t k = 0; k < sizeof(cols) / sizeof(cols[0]); k++)
         rc |= mp_buf_printf(b, "<th>%s</th>", mp_sweep_metric_name(cols[k]));
+    bool eng = false;
+    for (size_t i = 0; i < s->n_pts; i++)
+        eng |= s->pts[i].engine.have;
+    if (eng)
+        rc |= mp_buf_puts(b, "<th>engine: waiting max</th><th>KV-cache max</th>"
+                             "<th>prefix hits</th>");
     rc |= mp_buf_puts(b, "<th>SLA</th></tr>");
     size_t *order = NULL;
     if (mp_sweep_sorted(s, &order))
@@ -185,6 +191,13 @@ static int table(struct mp_buf *b, const struct mp_sweep *s, const char *color)
             else
                 rc |= mp_buf_printf(b, "<td>%.4g <small>[%.4g, %.4g]</small></td>", e->v, e->lo,
                                     e->hi);
+        }
+        if (eng) {
+            const struct mp_sweep_engine *e = &p->engine;
+            const double ev[] = {e->waiting_peak, e->kv_peak, e->hit_rate};
+            for (int k = 0; k < 3; k++)
+                rc |= e->have && !isnan(ev[k]) ? mp_buf_printf(b, "<td>%.4g</td>", ev[k])
+                                               : mp_buf_puts(b, "<td></td>");
         }
         rc |= mp_buf_printf(b, "<td>%s</td></tr>", p->sla ? mp_sweep_sla_state_name(p->sla) : "");
     }

@@ -41,6 +41,19 @@ static int point_json(struct mp_buf *b, const struct mp_sweep_point *p)
     rc |= mp_buf_printf(b, "], \"completed\": %zu, \"failed\": %zu, \"searched\": %s", p->completed,
                         p->failed, p->searched ? "true" : "false");
     rc |= loadgen_jstr(b, "sla", p->sla ? mp_sweep_sla_state_name(p->sla) : NULL, true);
+    const struct mp_sweep_engine *e = &p->engine;
+    if (e->have) {
+        rc |= mp_buf_puts(b, ", \"engine_metrics\": {");
+        rc |= loadgen_jnum(b, "running_peak", e->running_peak, false);
+        rc |= loadgen_jnum(b, "waiting_peak", e->waiting_peak, true);
+        rc |= loadgen_jnum(b, "waiting_mean", e->waiting_mean, true);
+        rc |= loadgen_jnum(b, "kv_cache_usage_peak", e->kv_peak, true);
+        rc |= loadgen_jnum(b, "prefix_cache_hit_rate", e->hit_rate, true);
+        rc |= loadgen_jnum(b, "num_preemptions", e->preemptions, true);
+        rc |= mp_buf_putc(b, '}');
+    } else {
+        rc |= mp_buf_puts(b, ", \"engine_metrics\": null");
+    }
     rc |= mp_buf_puts(b, ", \"metrics\": {");
     for (int m = 0; m < MP_SWEEP_N_METRICS; m++) {
         rc |= mp_buf_printf(b, "%s\"%s\": {", m ? ", " : "", mp_sweep_metric_name(m));
@@ -142,6 +155,10 @@ int mp_sweep_json(const struct mp_sweep *s, struct mp_buf *out)
     return rc ? MP_ENOMEM : 0;
 }
 
+static const char *const ENGINE_COLS[] = {"running_peak",          "waiting_peak",
+                                          "waiting_mean",          "kv_cache_usage_peak",
+                                          "prefix_cache_hit_rate", "num_preemptions"};
+
 int mp_sweep_csv(const struct mp_sweep *s, struct mp_buf *out)
 {
     struct mp_csv c;
@@ -157,6 +174,8 @@ int mp_sweep_csv(const struct mp_sweep *s, struct mp_buf *out)
         rc |= mp_csv_fmt(&c, "%s_ci_lo", n);
         rc |= mp_csv_fmt(&c, "%s_ci_hi", n);
     }
+    for (size_t k = 0; k < sizeof(ENGINE_COLS) / sizeof(ENGINE_COLS[0]); k++)
+        rc |= mp_csv_fmt(&c, "engine_%s", ENGINE_COLS[k]);
     rc |= mp_csv_end_row(&c);
     size_t *order = NULL;
     if (rc || mp_sweep_sorted(s, &order))
@@ -184,6 +203,16 @@ int mp_sweep_csv(const struct mp_sweep *s, struct mp_buf *out)
                     mp_fmt_pyfloat(v[k], num, sizeof(num));
                 rc |= mp_csv_str(&c, num);
             }
+        }
+        const struct mp_sweep_engine *e = &p->engine;
+        const double ev[] = {e->running_peak, e->waiting_peak, e->waiting_mean,
+                             e->kv_peak,      e->hit_rate,     e->preemptions};
+        for (size_t k = 0; k < sizeof(ev) / sizeof(ev[0]); k++) {
+            if (!e->have || isnan(ev[k]))
+                num[0] = 0;
+            else
+                mp_fmt_pyfloat(ev[k], num, sizeof(num));
+            rc |= mp_csv_str(&c, num);
         }
         rc |= mp_csv_end_row(&c);
     }
@@ -216,6 +245,33 @@ static void cell_ci(const struct mp_sweep_est *e, char *out, size_t len)
     cell(e->lo, lo, sizeof(lo));
     cell(e->hi, hi, sizeof(hi));
     snprintf(out, len, "%s [%s, %s]", v, lo, hi);
+}
+
+/* The engine's own view, when some point scraped its /metrics. */
+static int engine_text(struct mp_buf *b, const struct mp_sweep *s, const size_t *order)
+{
+    bool any = false;
+    for (size_t i = 0; i < s->n_pts; i++)
+        any |= s->pts[i].engine.have;
+    if (!any)
+        return 0;
+    int rc = mp_buf_printf(b, "  %-12s %12s %12s %12s %10s %12s %11s   (engine /metrics)\n",
+                           "point", "running max", "waiting max", "waiting mean", "KV max",
+                           "prefix hits", "preemptions");
+    for (size_t i = 0; i < s->n_pts; i++) {
+        const struct mp_sweep_point *p = &s->pts[order[i]];
+        if (!p->engine.have)
+            continue;
+        char name[64], v[6][32];
+        mp_sweep_point_name(p, name, sizeof(name));
+        const double ev[] = {p->engine.running_peak, p->engine.waiting_peak, p->engine.waiting_mean,
+                             p->engine.kv_peak,      p->engine.hit_rate,     p->engine.preemptions};
+        for (int k = 0; k < 6; k++)
+            cell(ev[k], v[k], sizeof(v[k]));
+        rc |= mp_buf_printf(b, "  %-12s %12s %12s %12s %10s %12s %11s\n", name, v[0], v[1], v[2],
+                            v[3], v[4], v[5]);
+    }
+    return rc;
 }
 
 static size_t grid_points(const struct mp_sweep *s)
@@ -252,6 +308,7 @@ int mp_sweep_text(const struct mp_sweep *s, struct mp_buf *out)
                             p->sla ? mp_sweep_sla_state_name(p->sla) : "",
                             s->knee.found && order[i] == s->knee.index ? "  <- knee" : "");
     }
+    rc |= engine_text(b, s, order);
     free(order);
     if (s->knee.found)
         rc |= mp_buf_printf(b, "knee: %s %g (saturated at %g: %s)\n", mp_sweep_var_name(s->var),
@@ -356,6 +413,15 @@ static int load_point(const json_t *jp, size_t idx, const char *path, struct mp_
     p.searched = json_is_true(json_object_get(jp, "searched"));
     p.sla = sla_state(json_object_get(jp, "sla"));
     load_metrics(json_object_get(jp, "metrics"), &p);
+    const json_t *em = json_object_get(jp, "engine_metrics");
+    if (json_is_object(em))
+        p.engine = (struct mp_sweep_engine){true,
+                                            jdouble(json_object_get(em, "running_peak")),
+                                            jdouble(json_object_get(em, "waiting_peak")),
+                                            jdouble(json_object_get(em, "waiting_mean")),
+                                            jdouble(json_object_get(em, "kv_cache_usage_peak")),
+                                            jdouble(json_object_get(em, "prefix_cache_hit_rate")),
+                                            jdouble(json_object_get(em, "num_preemptions"))};
     int rc = mp_sweep_add_point(s, &p);
     free(p.runs);
     return rc;

@@ -167,6 +167,8 @@ static int restat(struct ctx *c, struct side *sd, size_t i, struct mp_bcmp_side 
     int rc = mp_sweep_point_side(sd->s, sd->dir, i, &bs, c->d);
     if (!rc && (rc = mp_sweep_point_stats(bs, &c->stat, &sd->s->pts[i])))
         mp_diag_set(c->d, rc, "out of memory");
+    if (!rc)
+        rc = mp_sweep_point_engine(sd->dir, &sd->s->pts[i], c->d);
     if (!rc) {
         struct mp_sweep_point *p = &sd->s->pts[i];
         p->sla = mp_sweep_sla_judge(sd->s->sla, sd->s->n_sla, p);

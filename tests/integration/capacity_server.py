@@ -11,7 +11,10 @@ tokens, or --tokens), each its own SSE event, then a usage chunk and
 the TTFT alone); with
 --scale-file the factor is read from that file at each request's start (a
 drift the caller switches). --cpu-ms burns that much CPU per token, so the
-server's speed depends on the machine's load.
+server's speed depends on the machine's load. GET /metrics answers with
+vLLM's names (running, waiting, KV-cache use = running / capacity, token
+counters), so a sweep's engine metrics have a truth: waiting is 0 up to the
+capacity and grows past it.
 
 usage: capacity_server.py [--port N] [--port-file F] [--capacity N]
                           [--ttft-ms X] [--itl-ms X] [--tokens N] [--scale F] [--ttft-scale F]
@@ -44,6 +47,7 @@ def parse_args():
 ARGS = parse_args()
 SLOTS = None  # asyncio.Semaphore, made inside the loop
 MAX_BODY = 1 << 20
+STATE = {"running": 0, "waiting": 0, "prompt": 0, "generation": 0}
 
 
 def scale():
@@ -79,7 +83,11 @@ async def stream(writer, req, chat):
         prompt = " ".join(m.get("content", "") for m in req.get("messages", []))
     plen = len(prompt) if isinstance(prompt, list) else len(str(prompt).split())
     f = scale()
+    STATE["waiting"] += 1
     async with SLOTS:
+        STATE["waiting"] -= 1
+        STATE["running"] += 1
+        STATE["prompt"] += plen
         writer.write(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n"
                      b"transfer-encoding: chunked\r\n\r\n")
         t0 = time.perf_counter()
@@ -102,6 +110,8 @@ async def stream(writer, req, chat):
                             "usage": {"prompt_tokens": plen, "completion_tokens": n,
                                       "total_tokens": plen + n}}))
         writer.write(chunk(b"data: [DONE]\n\n") + chunk(b""))
+        STATE["generation"] += n
+        STATE["running"] -= 1
         await writer.drain()
 
 
@@ -109,6 +119,25 @@ async def reply(writer, status, body):
     data = json.dumps(body).encode()
     writer.write(b"HTTP/1.1 %d X\r\ncontent-type: application/json\r\ncontent-length: %d\r\n\r\n"
                  % (status, len(data)) + data)
+    await writer.drain()
+
+
+async def metrics(writer):
+    """vLLM's names: running / waiting requests, KV-cache use as the share of
+    the capacity in use, token counters."""
+    s = STATE
+    text = ("# TYPE vllm:num_requests_running gauge\n"
+            f'vllm:num_requests_running{{model_name="cap"}} {s["running"]}\n'
+            "# TYPE vllm:num_requests_waiting gauge\n"
+            f'vllm:num_requests_waiting{{model_name="cap"}} {s["waiting"]}\n'
+            "# TYPE vllm:kv_cache_usage_perc gauge\n"
+            f'vllm:kv_cache_usage_perc{{model_name="cap"}} {s["running"] / ARGS.capacity}\n'
+            "# TYPE vllm:prompt_tokens_total counter\n"
+            f'vllm:prompt_tokens_total{{model_name="cap"}} {s["prompt"]}\n'
+            "# TYPE vllm:generation_tokens_total counter\n"
+            f'vllm:generation_tokens_total{{model_name="cap"}} {s["generation"]}\n').encode()
+    writer.write(b"HTTP/1.1 200 OK\r\ncontent-type: text/plain; version=0.0.4\r\n"
+                 b"content-length: %d\r\n\r\n" % len(text) + text)
     await writer.drain()
 
 
@@ -128,6 +157,8 @@ async def handle(reader, writer):
             body = await reader.readexactly(length) if length else b""
             if method == "GET" and path == "/v1/models":
                 await reply(writer, 200, {"object": "list", "data": [{"id": "cap", "root": "cap"}]})
+            elif method == "GET" and path == "/metrics":
+                await metrics(writer)
             elif path in ("/health", "/ping"):
                 await reply(writer, 200, {})
             elif method == "POST" and path in ("/v1/completions", "/v1/chat/completions"):

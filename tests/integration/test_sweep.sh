@@ -45,10 +45,12 @@ COMMON=(--num-prompts 12 --random-input-len 8 --random-output-len 4)
 # 1. the grid climbs to the knee and stops there
 # (--min-gain 20: a rising step here doubles throughput and the flat one adds
 # nothing, so a loaded machine's hiccup cannot move the knee)
+# (--engine-metrics-interval: each run scrapes the server's /metrics, whose
+# queue is empty up to the capacity and not past it)
 "$MAGPIE" benchmark sweep --base-url "$A" -o "$W/grid" --max-concurrency 1,2,4,8,16 \
-    --min-gain 20 "${COMMON[@]}" >"$W/grid.out" 2>"$W/grid.err"
+    --min-gain 20 --engine-metrics-interval 0.2 "${COMMON[@]}" >"$W/grid.out" 2>"$W/grid.err"
 expect "grid sweep exits 0" 0 $?
-python3 - "$W/grid" <<'EOF' && ok "knee at c4 (saturated at c8), c16 not run, intervals around every estimate" || ko "grid: $(cat "$W/grid.out" "$W/grid.err" | tail -20)"
+python3 - "$W/grid" <<'EOF' && ok "knee at c4 (saturated at c8), c16 not run, intervals around every estimate, the engine's queue only past the capacity" || ko "grid: $(cat "$W/grid.out" "$W/grid.err" | tail -20)"
 import json, sys
 j = json.load(open(sys.argv[1] + "/sweep.json"))
 names = [p["name"] for p in j["points"]]
@@ -63,6 +65,9 @@ for p in j["points"]:
         if m["ci_lo"] is not None:
             assert m["ci_lo"] <= m["value"] <= m["ci_hi"], (p["name"], name, m)
     assert p["failed"] == 0 and p["completed"] == 12
+e = {p["name"]: p["engine_metrics"] for p in j["points"]}
+assert all(e[n]["waiting_peak"] == 0 and e[n]["running_peak"] <= 4 for n in ("c1", "c2", "c4")), e
+assert e["c8"]["waiting_peak"] >= 1 and e["c8"]["running_peak"] == 4, e
 EOF
 for f in sweep.json sweep.csv pareto.html points/c4/run_1.json points/c4/run_1.requests.jsonl \
     points/c4/run_1.log; do

@@ -31,6 +31,7 @@ static const struct {
     {"random_output_len", "--random-output-len"},
     {"seed", "--seed"},
     {"num_warmups", "--num-warmups"},
+    {"engine_metrics_interval", "--engine-metrics-interval"},
 };
 
 #define N_WORKLOAD (sizeof(WORKLOAD) / sizeof(WORKLOAD[0]))
@@ -53,6 +54,9 @@ static int workload_args(json_t *args, struct sweep_call *c)
         c->fwd[c->o.n_client_args++] = WORKLOAD[i].flag;
         if (json_is_string(v)) {
             c->fwd[c->o.n_client_args++] = json_string_value(v);
+        } else if (json_is_real(v)) {
+            snprintf(c->vals[i], sizeof(c->vals[i]), "%.17g", json_real_value(v));
+            c->fwd[c->o.n_client_args++] = c->vals[i];
         } else {
             snprintf(c->vals[i], sizeof(c->vals[i]), "%lld", (long long)json_integer_value(v));
             c->fwd[c->o.n_client_args++] = c->vals[i];
@@ -199,6 +203,9 @@ static const struct mcp_param params[] = {
     {"random_output_len", MT_INT, false, NULL, NULL, 0, 0, "output tokens (random dataset)"},
     {"seed", MT_INT, false, NULL, NULL, 0, 0, "arrival schedule and dataset seed"},
     {"num_warmups", MT_INT, false, NULL, NULL, 0, 0, "unmeasured requests before each run"},
+    {"engine_metrics_interval", MT_NUM, false, NULL, NULL, 0, 0,
+     "scrape the server's /metrics every this many seconds during each run; each point then "
+     "has engine_metrics (queue, KV-cache, prefix hits)"},
     {NULL, 0, false, NULL, NULL, 0, 0, NULL},
 };
 
