@@ -141,10 +141,12 @@ int mp_sweep_point_stats(const struct mp_bcmp_side *s, const struct mp_sweep_sta
 int mp_sweep_point_engine(const char *dir, struct mp_sweep_point *p, struct mp_diag *d);
 
 /* The saturation rule between two consecutive points of a climb: still
- * climbing when output throughput is FASTER (bench_compare, effect floor
- * min_gain_pct); saturated when it is not while TTFT or E2EL (mean) got
- * SLOWER, or when cur had more failed requests than the limit allows
- * (over_limit). *reason says which, for the document. */
+ * climbing when output throughput grew by more than min_gain_pct
+ * (bench_compare's bootstrap p-value of |change| <= the floor below alpha:
+ * that metric's own, not Holm's over all 14); saturated when it did not
+ * while TTFT or E2EL (mean) grew by more than the floor, or when cur had
+ * more failed requests than the limit allows (over_limit). *reason says
+ * which, for the document. */
 int mp_sweep_saturated(const struct mp_bcmp_side *prev, const struct mp_bcmp_side *cur,
                        bool over_limit, double min_gain_pct, uint64_t seed, bool *saturated,
                        char *reason, size_t reason_len, struct mp_diag *d);

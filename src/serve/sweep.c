@@ -44,6 +44,7 @@ struct ctx {
     int n_sides;
     struct mp_sweep_stat_opts stat;
     struct mp_diag *d;
+    uint64_t seed_base; /* runs' seeds: fresh for every sweep (the clock) */
 };
 
 static void say(const struct ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -69,8 +70,17 @@ static void fmt_rate(double r, char *out, size_t len)
         snprintf(out, len, "inf");
 }
 
+/* Whether the client arguments set the seed themselves. */
+static bool has_seed(const struct mp_serve_sweep_opts *o)
+{
+    for (size_t i = 0; i < o->n_client_args; i++)
+        if (!strcmp(o->client_args[i], "--seed") || !strncmp(o->client_args[i], "--seed=", 7))
+            return true;
+    return false;
+}
+
 static int run_argv(const struct ctx *c, const struct side *sd, const struct mp_sweep_point *p,
-                    const char *pdir, const char *file, const char **argv, char *bufs[3])
+                    const char *pdir, const char *file, const char **argv, char *bufs[4])
 {
     const struct mp_serve_sweep_opts *o = c->o;
     size_t n = 0;
@@ -99,6 +109,15 @@ static int run_argv(const struct ctx *c, const struct side *sd, const struct mp_
     argv[n++] = "--label";
     argv[n++] = bufs[2];
     snprintf(bufs[2], 128, "%s", sd->s->label);
+    if (!has_seed(o)) {
+        /* fresh prompts for every run (the same on both sides of an
+         * interleaved pair): a server's prefix cache would otherwise serve
+         * each run the prompts an earlier run left in it */
+        argv[n++] = "--seed";
+        argv[n++] = bufs[3];
+        uint64_t seed = c->seed_base + (uint64_t)(p - sd->s->pts + 1) * 1000 + p->n_runs + 1;
+        snprintf(bufs[3], 32, "%llu", (unsigned long long)seed);
+    }
     argv[n] = NULL;
     return 0;
 }
@@ -108,7 +127,7 @@ static int run_one(struct ctx *c, struct side *sd, size_t i)
 {
     struct mp_sweep_point *p = &sd->s->pts[i];
     size_t k = p->n_runs + 1;
-    char file[64], log[64], rel[512], c0[32], c1[32], c2[128];
+    char file[64], log[64], rel[512], c0[32], c1[32], c2[128], c3[32];
     snprintf(file, sizeof(file), "run_%zu.json", k);
     snprintf(log, sizeof(log), "run_%zu.log", k);
     char *pdir = mp_fs_join(sd->dir, p->dir), *logp = pdir ? mp_fs_join(pdir, log) : NULL;
@@ -116,7 +135,7 @@ static int run_one(struct ctx *c, struct side *sd, size_t i)
     int rc = pdir && logp && resp ? mp_fs_mkdirs(pdir, c->d)
                                   : mp_diag_set(c->d, MP_ENOMEM, "out of memory");
     const char *argv[MAX_ARGS];
-    char *bufs[3] = {c0, c1, c2};
+    char *bufs[4] = {c0, c1, c2, c3};
     struct mp_proc_result res;
     mp_proc_result_init(&res);
     if (!rc) {
@@ -568,6 +587,8 @@ int mp_serve_sweep_run(const struct mp_serve_sweep_opts *o, struct mp_sweep **a,
     memset(&c, 0, sizeof(c));
     c.o = o;
     c.d = d;
+    /* numpy-compatible seeds are 32-bit: 4000 bases of a million each */
+    c.seed_base = (uint64_t)time(NULL) % 4000 * 1000000;
     mp_sweep_stat_opts_default(&c.stat);
     c.stat.nboot = o->nboot;
     c.stat.seed = o->seed;
