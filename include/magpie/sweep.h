@@ -136,10 +136,6 @@ void mp_sweep_stat_opts_default(struct mp_sweep_stat_opts *o);
 int mp_sweep_point_stats(const struct mp_bcmp_side *s, const struct mp_sweep_stat_opts *o,
                          struct mp_sweep_point *p);
 
-/* Fills p->engine from the runs' result JSONs (magpie.engine_metrics), the
- * runs relative to dir; have stays false when no run scraped. */
-int mp_sweep_point_engine(const char *dir, struct mp_sweep_point *p, struct mp_diag *d);
-
 /* The saturation rule between two consecutive points of a climb: still
  * climbing when output throughput grew by more than min_gain_pct
  * (bench_compare's bootstrap p-value of |change| <= the floor below alpha:
@@ -206,9 +202,12 @@ void mp_sweep_point_name(const struct mp_sweep_point *p, char *out, size_t len);
 int mp_sweep_sorted(const struct mp_sweep *s, size_t **order);
 
 /* The side (bench_compare) of point i: its runs loaded from the sweep
- * directory dir. */
+ * directory dir; with engine (may be NULL), in the same reading of the
+ * result JSONs, the runs' scrapes of the engine's /metrics
+ * (magpie.engine_metrics; have stays false when no run scraped). */
 int mp_sweep_point_side(const struct mp_sweep *s, const char *dir, size_t i,
-                        struct mp_bcmp_side **out, struct mp_diag *d);
+                        struct mp_bcmp_side **out, struct mp_sweep_engine *engine,
+                        struct mp_diag *d);
 
 /* Documents. */
 int mp_sweep_json(const struct mp_sweep *s, struct mp_buf *out);

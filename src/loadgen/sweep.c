@@ -228,10 +228,7 @@ int mp_sweep_point_stats(const struct mp_bcmp_side *s, const struct mp_sweep_sta
         p->completed += s->runs[r].n_req;
         p->failed += s->runs[r].failed;
     }
-    size_t n_req = 0;
-    for (size_t r = 0; r < s->n_runs; r++)
-        n_req += s->runs[r].n_req;
-    if (!s->n_runs || !n_req)
+    if (!p->completed)
         return 0;
     int nb = o->nboot > 0 ? o->nboot : 0;
     double point[MP_BCMP_N_METRICS];
@@ -472,8 +469,58 @@ int mp_sweep_sorted(const struct mp_sweep *s, size_t **order)
     return 0;
 }
 
-/* completed and failed of a run's result JSON (the vLLM keys). */
-static int run_counts(const char *path, size_t *completed, size_t *failed, struct mp_diag *d)
+/* ---- the engine's view (magpie.engine_metrics of each run) ---- */
+
+static double jnumber(const json_t *v)
+{
+    return json_is_number(v) ? json_number_value(v) : NAN;
+}
+
+/* What the runs' scrapes add up to, while the runs are read. */
+struct engine_acc {
+    struct mp_sweep_engine *e;
+    double hit_sum, wait_sum;
+    size_t hit_n, wait_n;
+};
+
+static void engine_run(const json_t *em, struct engine_acc *a)
+{
+    struct mp_sweep_engine *e = a->e;
+    const json_t *series = json_object_get(em, "series"), *delta = json_object_get(em, "delta");
+    if (!json_array_size(series))
+        return;
+    e->have = true;
+    for (size_t k = 0; k < json_array_size(series); k++) {
+        const json_t *s = json_array_get(series, k);
+        double run = jnumber(json_object_get(s, "num_requests_running")),
+               wait = jnumber(json_object_get(s, "num_requests_waiting")),
+               kv = jnumber(json_object_get(s, "kv_cache_usage"));
+        if (!isnan(run))
+            e->running_peak = isnan(e->running_peak) ? run : fmax(e->running_peak, run);
+        if (!isnan(wait)) {
+            e->waiting_peak = isnan(e->waiting_peak) ? wait : fmax(e->waiting_peak, wait);
+            a->wait_sum += wait;
+            a->wait_n++;
+        }
+        if (!isnan(kv))
+            e->kv_peak = isnan(e->kv_peak) ? kv : fmax(e->kv_peak, kv);
+    }
+    double hr = jnumber(json_object_get(delta, "prefix_cache_hit_rate"));
+    if (isnan(hr))
+        hr = jnumber(json_object_get(em, "prefix_cache_hit_rate"));
+    if (!isnan(hr)) {
+        a->hit_sum += hr;
+        a->hit_n++;
+    }
+    double pre = jnumber(json_object_get(delta, "num_preemptions"));
+    if (!isnan(pre))
+        e->preemptions = isnan(e->preemptions) ? pre : e->preemptions + pre;
+}
+
+/* completed and failed of a run's result JSON (the vLLM keys), and its
+ * engine scrapes into acc (may be NULL). */
+static int run_counts(const char *path, size_t *completed, size_t *failed, struct engine_acc *acc,
+                      struct mp_diag *d)
 {
     json_error_t je;
     json_t *j = json_load_file(path, 0, &je);
@@ -485,6 +532,8 @@ static int run_counts(const char *path, size_t *completed, size_t *failed, struc
     }
     json_int_t c = json_integer_value(json_object_get(j, "completed")),
                f = json_integer_value(json_object_get(j, "failed"));
+    if (acc)
+        engine_run(json_object_get(json_object_get(j, "magpie"), "engine_metrics"), acc);
     json_decref(j);
     *completed = c > 0 ? (size_t)c : 0;
     *failed = f > 0 ? (size_t)f : 0;
@@ -507,10 +556,14 @@ static int empty_side(const char *name, size_t failed, struct mp_bcmp_side **out
 }
 
 int mp_sweep_point_side(const struct mp_sweep *s, const char *dir, size_t i,
-                        struct mp_bcmp_side **out, struct mp_diag *d)
+                        struct mp_bcmp_side **out, struct mp_sweep_engine *engine,
+                        struct mp_diag *d)
 {
     *out = NULL;
     const struct mp_sweep_point *p = &s->pts[i];
+    struct engine_acc acc = {engine, 0, 0, 0, 0};
+    if (engine)
+        *engine = (struct mp_sweep_engine){false, NAN, NAN, NAN, NAN, NAN, NAN};
     if (!p->n_runs)
         return mp_diag_set(d, MP_ENOTFOUND, "point %zu of the sweep has no run", i);
     struct mp_buf list, path;
@@ -524,7 +577,7 @@ int mp_sweep_point_side(const struct mp_sweep *s, const char *dir, size_t i,
         if (mp_buf_printf(&path, "%s/%s", dir, p->runs[r]))
             rc = mp_diag_set(d, MP_ENOMEM, "out of memory");
         else
-            rc = run_counts(mp_buf_cstr(&path), &done, &failed, d);
+            rc = run_counts(mp_buf_cstr(&path), &done, &failed, engine ? &acc : NULL, d);
         if (!rc && !done) { /* nothing to load: every request of the run failed */
             lost += failed;
             continue;
@@ -540,74 +593,11 @@ int mp_sweep_point_side(const struct mp_sweep *s, const char *dir, size_t i,
         rc = empty_side(name, lost, out, d);
     if (!rc && kept) /* the failures of the runs without a success still count */
         (*out)->runs[0].failed += lost;
+    if (engine) {
+        engine->hit_rate = acc.hit_n ? acc.hit_sum / (double)acc.hit_n : NAN;
+        engine->waiting_mean = acc.wait_n ? acc.wait_sum / (double)acc.wait_n : NAN;
+    }
     mp_buf_fini(&list);
     mp_buf_fini(&path);
     return rc;
-}
-
-/* ---- the engine's view (magpie.engine_metrics of each run) ---- */
-
-static double jnumber(const json_t *v)
-{
-    return json_is_number(v) ? json_number_value(v) : NAN;
-}
-
-static void engine_run(const json_t *em, struct mp_sweep_engine *e, double *hit_sum, size_t *hit_n,
-                       double *wait_sum, size_t *wait_n)
-{
-    const json_t *series = json_object_get(em, "series"), *delta = json_object_get(em, "delta");
-    if (!json_array_size(series))
-        return;
-    e->have = true;
-    for (size_t k = 0; k < json_array_size(series); k++) {
-        const json_t *s = json_array_get(series, k);
-        double run = jnumber(json_object_get(s, "num_requests_running")),
-               wait = jnumber(json_object_get(s, "num_requests_waiting")),
-               kv = jnumber(json_object_get(s, "kv_cache_usage"));
-        if (!isnan(run))
-            e->running_peak = isnan(e->running_peak) ? run : fmax(e->running_peak, run);
-        if (!isnan(wait)) {
-            e->waiting_peak = isnan(e->waiting_peak) ? wait : fmax(e->waiting_peak, wait);
-            *wait_sum += wait;
-            (*wait_n)++;
-        }
-        if (!isnan(kv))
-            e->kv_peak = isnan(e->kv_peak) ? kv : fmax(e->kv_peak, kv);
-    }
-    double hr = jnumber(json_object_get(delta, "prefix_cache_hit_rate"));
-    if (isnan(hr))
-        hr = jnumber(json_object_get(em, "prefix_cache_hit_rate"));
-    if (!isnan(hr)) {
-        *hit_sum += hr;
-        (*hit_n)++;
-    }
-    double pre = jnumber(json_object_get(delta, "num_preemptions"));
-    if (!isnan(pre))
-        e->preemptions = isnan(e->preemptions) ? pre : e->preemptions + pre;
-}
-
-int mp_sweep_point_engine(const char *dir, struct mp_sweep_point *p, struct mp_diag *d)
-{
-    struct mp_sweep_engine *e = &p->engine;
-    *e = (struct mp_sweep_engine){false, NAN, NAN, NAN, NAN, NAN, NAN};
-    double hit_sum = 0, wait_sum = 0;
-    size_t hit_n = 0, wait_n = 0;
-    char path[4608];
-    for (size_t r = 0; r < p->n_runs; r++) {
-        if (snprintf(path, sizeof(path), "%s/%s", dir, p->runs[r]) >= (int)sizeof(path))
-            return mp_diag_set(d, MP_EINVAL, "path too long: %s/%s", dir, p->runs[r]);
-        json_error_t je;
-        json_t *j = json_load_file(path, 0, &je);
-        if (!j) {
-            mp_diag_set(d, MP_EPARSE, "not a readable result JSON: %s", je.text);
-            mp_diag_set_file(d, path);
-            return MP_EPARSE;
-        }
-        engine_run(json_object_get(json_object_get(j, "magpie"), "engine_metrics"), e, &hit_sum,
-                   &hit_n, &wait_sum, &wait_n);
-        json_decref(j);
-    }
-    e->hit_rate = hit_n ? hit_sum / (double)hit_n : NAN;
-    e->waiting_mean = wait_n ? wait_sum / (double)wait_n : NAN;
-    return 0;
 }

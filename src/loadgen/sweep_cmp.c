@@ -32,9 +32,9 @@ static int compare_point(const struct mp_sweep *a, const struct mp_sweep *b, siz
 {
     cp->a = i;
     cp->b = j;
-    int rc = mp_sweep_point_side(a, a->dir ? a->dir : ".", i, &cp->sa, d);
+    int rc = mp_sweep_point_side(a, a->dir ? a->dir : ".", i, &cp->sa, NULL, d);
     if (!rc)
-        rc = mp_sweep_point_side(b, b->dir ? b->dir : ".", j, &cp->sb, d);
+        rc = mp_sweep_point_side(b, b->dir ? b->dir : ".", j, &cp->sb, NULL, d);
     if (rc)
         return rc;
     free(cp->sa->label);

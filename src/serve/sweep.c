@@ -183,11 +183,9 @@ static int run_one(struct ctx *c, struct side *sd, size_t i)
 static int restat(struct ctx *c, struct side *sd, size_t i, struct mp_bcmp_side **keep)
 {
     struct mp_bcmp_side *bs = NULL;
-    int rc = mp_sweep_point_side(sd->s, sd->dir, i, &bs, c->d);
+    int rc = mp_sweep_point_side(sd->s, sd->dir, i, &bs, &sd->s->pts[i].engine, c->d);
     if (!rc && (rc = mp_sweep_point_stats(bs, &c->stat, &sd->s->pts[i])))
         mp_diag_set(c->d, rc, "out of memory");
-    if (!rc)
-        rc = mp_sweep_point_engine(sd->dir, &sd->s->pts[i], c->d);
     if (!rc) {
         struct mp_sweep_point *p = &sd->s->pts[i];
         p->sla = mp_sweep_sla_judge(sd->s->sla, sd->s->n_sla, p);
@@ -422,18 +420,24 @@ static int run_search(struct ctx *c)
 
 /* ---- documents ---- */
 
+/* Writes DIR/NAME from b, which a writer filled (rc: what it returned). */
+static int put(struct ctx *c, const char *dir, const char *name, int rc, struct mp_buf *b)
+{
+    char *path = mp_fs_join(dir, name);
+    if (rc || !path)
+        rc = mp_diag_set(c->d, MP_ENOMEM, "out of memory");
+    else
+        rc = mp_fs_write_atomic(path, mp_buf_cstr(b), strlen(mp_buf_cstr(b)), c->d);
+    free(path);
+    return rc;
+}
+
 static int write_doc(struct ctx *c, const char *dir, const char *name,
                      int (*fn)(const struct mp_sweep *, struct mp_buf *), const struct mp_sweep *s)
 {
     struct mp_buf b;
     mp_buf_init(&b, 0);
-    char *path = mp_fs_join(dir, name);
-    int rc = path ? fn(s, &b) : MP_ENOMEM;
-    if (!rc)
-        rc = mp_fs_write_atomic(path, mp_buf_cstr(&b), strlen(mp_buf_cstr(&b)), c->d);
-    else
-        mp_diag_set(c->d, rc, "out of memory");
-    free(path);
+    int rc = put(c, dir, name, fn(s, &b), &b);
     mp_buf_fini(&b);
     return rc;
 }
@@ -458,13 +462,9 @@ static int write_compare(struct ctx *c)
     for (int k = 0; k < 3 && !rc; k++) {
         struct mp_buf b;
         mp_buf_init(&b, 0);
-        char *path = mp_fs_join(c->o->out_dir, names[k]);
-        rc = path ? fns[k](cmp, &b) : MP_ENOMEM;
-        if (!rc)
-            rc = mp_fs_write_atomic(path, mp_buf_cstr(&b), strlen(mp_buf_cstr(&b)), c->d);
+        rc = put(c, c->o->out_dir, names[k], fns[k](cmp, &b), &b);
         if (!rc && k == 0 && c->o->on_line)
             c->o->on_line(mp_buf_cstr(&b), c->o->user);
-        free(path);
         mp_buf_fini(&b);
     }
     mp_sweep_cmp_free(cmp);
