@@ -384,11 +384,14 @@ static int load_point(const json_t *jp, size_t idx, const char *path, struct mp_
                  *conc = json_object_get(jp, "max_concurrency");
     double rate = jdouble(json_object_get(jp, "request_rate"));
     if (!json_is_object(jp) || !json_is_array(runs) || !json_array_size(runs) ||
-        json_array_size(runs) > 100000 || (conc && !json_is_null(conc) && !json_is_integer(conc)) ||
+        json_array_size(runs) > 100000 ||
+        (conc && !json_is_null(conc) &&
+         (!json_is_integer(conc) || json_integer_value(conc) < 0 ||
+          json_integer_value(conc) > 1000000)) ||
         isnan(rate) || !(rate > 0))
         return bad(d, path, field,
                    "want an object with runs (a non-empty list of files), max_concurrency (an "
-                   "integer or null) and request_rate (a number > 0 or \"inf\")");
+                   "integer 0..1000000 or null) and request_rate (a number > 0 or \"inf\")");
     struct mp_sweep_point p;
     memset(&p, 0, sizeof(p));
     p.max_concurrency = json_is_integer(conc) ? (int)json_integer_value(conc) : 0;
@@ -408,8 +411,15 @@ static int load_point(const json_t *jp, size_t idx, const char *path, struct mp_
     }
     const json_t *dir = json_object_get(jp, "dir");
     p.dir = json_is_string(dir) ? (char *)json_string_value(dir) : NULL;
-    p.completed = (size_t)json_integer_value(json_object_get(jp, "completed"));
-    p.failed = (size_t)json_integer_value(json_object_get(jp, "failed"));
+    json_int_t done = json_integer_value(json_object_get(jp, "completed")),
+               failed = json_integer_value(json_object_get(jp, "failed"));
+    if (done < 0 || failed < 0) {
+        free(p.runs);
+        snprintf(field, sizeof(field), "points[%zu].%s", idx, done < 0 ? "completed" : "failed");
+        return bad(d, path, field, "want a request count >= 0");
+    }
+    p.completed = (size_t)done;
+    p.failed = (size_t)failed;
     p.searched = json_is_true(json_object_get(jp, "searched"));
     p.sla = sla_state(json_object_get(jp, "sla"));
     load_metrics(json_object_get(jp, "metrics"), &p);
