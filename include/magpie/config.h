@@ -181,6 +181,7 @@ struct mp_compare_cfg {
     double alpha;                      /* 0.05 */
     double threshold;                  /* practical difference, 0.01 = 1 % */
     int rounds;                        /* interleaved rounds, 0 = until stable */
+    char timing[16];                   /* "sequential" (default: stop on a decision) or "fixed" */
 };
 
 struct mp_scheduler_cfg {

@@ -68,6 +68,7 @@ void mp_kernel_config_init(struct mp_kernel_config *c)
     strcpy(k->winner_strategy, "statistical");
     k->alpha = 0.05;
     k->threshold = 0.01;
+    strcpy(k->timing, "sequential");
     /* Magpie's shipped defaults (config.yaml) */
     static const char *const ncu[] = {"sm__throughput.avg.pct_of_peak_sustained_elapsed",
                                       "l1tex__throughput.avg.pct_of_peak_sustained_active",
@@ -371,6 +372,7 @@ int cfg_load_compare(struct mp_kernel_config *c, const struct mp_yaml_node *n, s
                                        "alpha",
                                        "threshold",
                                        "rounds",
+                                       "timing",
                                        NULL};
     c->nwarnings += cfg_check_keys(n, keys, "compare");
     struct mp_compare_cfg *k = &c->compare;
@@ -394,6 +396,12 @@ int cfg_load_compare(struct mp_kernel_config *c, const struct mp_yaml_node *n, s
         rc = cfg_double(mp_yaml_get(n, "threshold"), "compare.threshold", 0, &k->threshold, d);
     if (!rc)
         rc = cfg_int(mp_yaml_get(n, "rounds"), "compare.rounds", 0, 1000000, &k->rounds, d);
+    if (!rc)
+        rc = cfg_strbuf(mp_yaml_get(n, "timing"), "compare.timing", k->timing, sizeof(k->timing),
+                        d);
+    if (!rc && strcmp(k->timing, "sequential") != 0 && strcmp(k->timing, "fixed") != 0)
+        rc = mp_yaml_error(mp_yaml_get(n, "timing"), "compare.timing", d, MP_EINVAL,
+                           "must be sequential or fixed, not '%s'", k->timing);
     return rc;
 }
 
