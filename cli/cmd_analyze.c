@@ -46,6 +46,8 @@ enum {
     OPT_NOISE,
     OPT_MAXT,
     OPT_HARNESS,
+    OPT_TIMING,
+    OPT_MINEFF,
 };
 
 /* One table for analyze and compare; --compile-cmd is analyze's only,
@@ -73,6 +75,12 @@ static const struct cli_opt kernel_opts[] = {
     {"max-noise", 0, CLI_ARG, OPT_NOISE, "PCT", "relative-noise target in percent (default 0.5)",
      0},
     {"max-time", 0, CLI_ARG, OPT_MAXT, "S", "timing limit per kernel in seconds (default 15)", 0},
+    {"timing", 0, CLI_ARG, OPT_TIMING, "MODE",
+     "sequential (stop each candidate once its speedup interval decides; default) | fixed "
+     "(time every kernel to its noise target, then decide)",
+     M_COMPARE},
+    {"min-effect", 0, CLI_ARG, OPT_MINEFF, "PCT",
+     "decision band: a speedup within +-PCT % is SAME (default 1; compare.threshold)", M_COMPARE},
     {"output-dir", 'o', CLI_ARG, 'o', "DIR", "workspace root (default ./results)", 0},
     {"json", 0, CLI_NOARG, OPT_JSON, NULL, "print the report JSON instead of the summary", 0},
     {"quiet", 'q', CLI_NOARG, 'q', NULL, "no progress lines", 0},
@@ -158,7 +166,8 @@ struct kopts {
     const char *kernel_config, *testcase, *type, *compile_cmd, *reference, *kname, *out_dir;
     const char *latency_method;
     long long size;
-    double max_noise, max_time;
+    double max_noise, max_time, min_effect;
+    const char *timing;
     bool no_perf, no_latency, json, quiet;
     int baseline;
 };
@@ -289,6 +298,21 @@ static int parse_kopts(int argc, char **argv, bool compare, struct kopts *ko)
                 return EXIT_USAGE;
             }
             break;
+        case OPT_TIMING:
+            if (strcmp(optarg, "sequential") != 0 && strcmp(optarg, "fixed") != 0) {
+                fprintf(stderr, "magpie: error: --timing expects sequential or fixed, not '%s'\n",
+                        optarg);
+                return EXIT_USAGE;
+            }
+            ko->timing = optarg;
+            break;
+        case OPT_MINEFF:
+            ko->min_effect = strtod(optarg, &end) / 100;
+            if (*end || !(ko->min_effect >= 0) || ko->min_effect >= 1) {
+                fprintf(stderr, "magpie: error: --min-effect expects a percentage in [0, 100)\n");
+                return EXIT_USAGE;
+            }
+            break;
         case 'q':
             ko->quiet = true;
             break;
@@ -376,6 +400,10 @@ static void apply_overrides(struct mp_kernel_config *cfg, const struct kopts *ko
         cfg->latency.max_noise = ko->max_noise;
     if (ko->max_time > 0)
         cfg->latency.max_time_s = ko->max_time;
+    if (ko->timing)
+        snprintf(cfg->compare.timing, sizeof(cfg->compare.timing), "%s", ko->timing);
+    if (ko->min_effect >= 0)
+        cfg->compare.threshold = ko->min_effect;
 }
 
 /* Emit step: the report JSON or the summary; returns the exit code. */
@@ -408,7 +436,7 @@ int cli_kernel_main(int argc, char **argv, const struct cli_global *g, bool comp
     if (!compare && argc == 3 && strcmp(argv[1], "--harness-child") == 0)
         return mp_kernel_harness_main(argv[2]);
 
-    struct kopts ko = {.max_noise = -1, .max_time = -1};
+    struct kopts ko = {.max_noise = -1, .max_time = -1, .min_effect = -1};
     int ec = parse_kopts(argc, argv, compare, &ko);
     if (ec >= 0)
         return ec;

@@ -33,19 +33,133 @@ machine without a GPU the same loop runs with time.perf_counter_ns.
 The result is strict JSON: a non-finite number is written as null, with
 its value under "nonfinite" beside it (magpie_check.dump_strict).
 """
-import importlib.util
+import time
+
+T_START = time.time()  # the process's start as this script sees it (breakdown)
+
+import importlib.util  # noqa: E402
 import json
 import math
 import os
-import sys
-import time
-import traceback
+import sys  # noqa: E402
+import traceback  # noqa: E402
 
 import magpie_check as mc  # beside this file (the script's directory is on sys.path)
 
 # max_time_s stops sampling only once min_samples are in; sampling may run
 # this many times max_time_s to get them (K_MIN_SAMPLES_GRACE in the C harness)
 MIN_SAMPLES_GRACE = 4
+
+# compare's sequential decision: the same as src/kernel/seqtest.c (see there
+# and bench/kernel_timing.md, "Sequential decision")
+SEQ_FIRST_LOOK = 16
+
+
+def seq_first(min_s):
+    return max(min_s, SEQ_FIRST_LOOK)
+
+
+def seq_nlooks(min_s, max_s):
+    n, at = 0, seq_first(min_s)
+    while at < max_s:
+        n += 1
+        at *= 2
+    return n + 1  # max_samples itself
+
+
+def seq_is_look(n, min_s, max_s):
+    if n == max_s:
+        return True
+    at = seq_first(min_s)
+    while at < max_s and at <= n:
+        if at == n:
+            return True
+        at *= 2
+    return False
+
+
+def median_ci_rank(n, a):
+    """The largest rank l (1-based) with P(Binomial(n, 1/2) <= l - 1) <= a/2:
+    [x_(l), x_(n+1-l)] covers the median with probability >= 1 - a."""
+    if n < 1 or not a > 0:
+        return 0
+    lgn, cdf, l = math.lgamma(n + 1.0), 0.0, 0
+    for k in range((n + 1) // 2):
+        cdf += math.exp(lgn - math.lgamma(k + 1.0) - math.lgamma(n - k + 1.0) - n * math.log(2.0))
+        if cdf > a / 2:
+            break
+        l = k + 1
+    return l
+
+
+def seq_look(base, cand, alpha_look, thr):
+    """(decision, ratio_lo, ratio_hi) of the time ratio cand/base."""
+    lb, lc = median_ci_rank(len(base), alpha_look / 2), median_ci_rank(len(cand), alpha_look / 2)
+    if lb < 1 or lc < 1:
+        return "UNDECIDED", None, None
+    b, c = sorted(base), sorted(cand)
+    bl, bh, cl, ch = b[lb - 1], b[len(b) - lb], c[lc - 1], c[len(c) - lc]
+    if not (bl > 0 and bh > 0):
+        return "UNDECIDED", None, None
+    lo, hi = cl / bh, ch / bl
+    if hi < 1 - thr:
+        return "FASTER", lo, hi
+    if lo > 1 + thr:
+        return "SLOWER", lo, hi
+    if lo >= 1 - thr and hi <= 1 + thr:
+        return "SAME", lo, hi
+    return "UNDECIDED", lo, hi
+
+
+class Seq:
+    """compare's sequential decision over the timed kernels of the job."""
+
+    def __init__(self, job, tcfg, ids):
+        sj = job.get("sequential") or {}
+        self.base = None
+        if sj.get("baseline") in ids and len(ids) >= 2:
+            self.base = ids.index(sj["baseline"])
+        self.alpha = sj.get("alpha", 0.05)
+        self.thr = sj.get("threshold", 0.01)
+        self.min_s = tcfg.get("min_samples", 10)
+        self.max_s = tcfg.get("max_samples", 10000)
+        self.nlooks = seq_nlooks(self.min_s, self.max_s)
+        self.alpha_look = self.alpha / (max(1, len(ids) - 1) * self.nlooks)
+
+    @property
+    def on(self):
+        return self.base is not None
+
+    def check(self, base, smp, elapsed):
+        """After a sample of candidate smp: the stop rule's reason is kept and
+        acted on only at a look, except the time limit; at a look the
+        interval of the ratio decides."""
+        if smp.check(elapsed) and not smp.rule:
+            smp.rule = smp.reason
+        smp.reason = ""
+        n = len(smp.samples)
+        if seq_is_look(n, self.min_s, self.max_s):
+            d, lo, hi = seq_look(base.samples, smp.samples, self.alpha_look, self.thr)
+            smp.looks += 1
+            smp.seq = {"decision": d, "look": smp.looks, "looks_max": self.nlooks, "n": n,
+                       "n_baseline": len(base.samples), "alpha": self.alpha,
+                       "alpha_look": self.alpha_look, "threshold": self.thr}
+            if lo is not None:
+                smp.seq.update(ratio_lo=lo, ratio_hi=hi)
+            if d != "UNDECIDED":
+                smp.reason = "decided %s at look %d (%d samples, baseline %d)" % (
+                    d, smp.looks, n, len(base.samples))
+                return
+            if smp.rule:
+                smp.reason = smp.rule
+                return
+        if smp.rule and elapsed >= smp.cfg.get("max_time_s", 15):
+            smp.reason = smp.rule
+
+    def info(self, smp):
+        return smp.seq or {"decision": "UNDECIDED", "look": 0, "looks_max": self.nlooks,
+                           "n": len(smp.samples), "n_baseline": 0, "alpha": self.alpha,
+                           "alpha_look": self.alpha_look, "threshold": self.thr}
 
 
 def load_module(path, name):
@@ -292,6 +406,10 @@ class Sampler:
         self.graph_note = ""
         self.nhist = []  # last noise estimates, for NVBench's plateau test
         self.clocks = []  # SM clock before each kept sample (power guard)
+        self.rule = ""  # sequential compare: the stop rule's reason, deferred to a look
+        self.looks = 0
+        self.seq = None  # the last look
+        self.warmup_s = 0.0
 
     def warmup(self):
         t0, best, it = time.monotonic(), math.inf, 0
@@ -453,199 +571,280 @@ def check(torch, rule, out, ref_out, ref_hi, figures):
     return cr
 
 
+def sync(torch, dev):
+    if dev.type == "cuda":
+        torch.cuda.synchronize()
+
+
+def correctness_seeds(torch, dev, e, cls, ref_mod, gi, gii, rule, c, ph):
+    """Candidate cls against ref_mod on the job's seeds (fresh seeded inputs
+    for each, the allocator poisoned before the candidate's call). Fills c;
+    returns (ok, model, ref_model). Times go into ph["seeds"]."""
+    ok, msg, mx_a, mx_r, mism, checks, mutated = True, "", 0.0, 0.0, 0, 0, False
+    figures = {}
+    seeds = e.get("seeds", 3) if ref_mod else 1
+    model = ref_model = None
+    ph["seeds"] = []
+    for s in range(seeds):
+        seed = 42 + s
+        t0 = time.perf_counter()
+        seed_all(torch, seed)
+        init = to_list(gii()) if gii else []
+        seed_all(torch, seed)
+        model = cls(*init)
+        if hasattr(model, "to"):
+            model = model.to(dev).eval()
+        if ref_mod:
+            seed_all(torch, seed)
+            ref_model = ref_mod.Model(*init)
+            if hasattr(ref_model, "to"):
+                ref_model = ref_model.to(dev).eval()
+        seed_all(torch, seed)
+        inputs = move(torch, to_list(gi()), dev)
+        sync(torch, dev)
+        t1 = time.perf_counter()
+        with torch.no_grad():
+            ref_out = ref_model(*clone(torch, inputs)) if ref_mod else None
+            ref_hi = high_precision(torch, rule, ref_model, ref_out, inputs, seed,
+                                    figures) if ref_mod else None
+            sync(torch, dev)
+            t2 = time.perf_counter()
+            mine = clone(torch, inputs)
+            if dev.type == "cuda":  # poison what the allocator hands out next
+                p = torch.empty(64 << 20, dtype=torch.float32, device=dev)
+                p.fill_(float("nan"))
+                del p
+            out = model(*mine)
+            sync(torch, dev)
+        t3 = time.perf_counter()
+        for a, b in zip(mine, inputs):
+            if isinstance(a, torch.Tensor) and not torch.equal(a, b):
+                mutated = True
+        if mutated:
+            ok, msg = False, "the kernel modified its inputs"
+        else:
+            checks += 1
+            if ref_mod:
+                cr = check(torch, rule, out, ref_out, ref_hi, figures)
+                ok, msg, mism = cr["ok"], cr["message"], cr["mismatches"]
+                mx_a, mx_r = max(mx_a, cr["max_abs_err"]), max(mx_r, cr["max_rel_err"])
+            else:
+                for t in to_list(out):
+                    if isinstance(t, torch.Tensor) and not torch.isfinite(
+                            t.detach().double()).all():
+                        ok, msg = False, "output contains NaN/Inf"
+        ph["seeds"].append({"seed": s, "inputs_s": t1 - t0, "reference_s": t2 - t1,
+                            "candidate_s": t3 - t2, "check_s": time.perf_counter() - t3})
+        if mutated:
+            break
+        if not ok:
+            msg = "seed %d: %s" % (seed, msg)
+            break
+    c.update(ran=True, ok=ok, verified=bool(ok and ref_mod), checks=checks,
+             mode="reference" if ref_mod else "finite_check", max_abs_err=mx_a,
+             max_rel_err=mx_r, mismatches=mism, input_mutated=mutated, **figures)
+    if not ok:
+        c["message"] = msg
+    elif not ref_mod:
+        c["message"] = "unverified: no reference implementation to compare with"
+    return ok, model, ref_model
+
+
+def prepare(torch, dev, tcfg, i, e, mods, outs, timer, timed, load_s):
+    """Correctness of entry i, then (timing on) its Sampler into timed."""
+    o, c = outs[i], outs[i]["correctness"]
+    ph = o.setdefault("phases", {})
+    ref_i = e.get("ref", -1)
+    ph["load_s"] = load_s.get(i, 0.0) + load_s.get(ref_i, 0.0)
+    cand_mod = mods[i]
+    ref_mod = mods.get(ref_i) if ref_i >= 0 else None
+    if (ref_i < 0 and hasattr(cand_mod, "ModelNew") and hasattr(cand_mod, "Model")
+            and hasattr(cand_mod, "get_inputs")):
+        ref_mod = cand_mod  # KernelBench files that carry their own reference Model
+    if ref_i >= 0 and ref_mod is None:
+        c.update(ran=True, ok=False, message="the reference did not load")
+        return
+    cls = getattr(cand_mod, "ModelNew", None) or getattr(cand_mod, "Model", None)
+    src_mod = ref_mod or cand_mod
+    gi = getattr(cand_mod, e.get("get_inputs", "get_inputs"), None) or getattr(
+        src_mod, e.get("get_inputs", "get_inputs"), None)
+    gii = getattr(cand_mod, e.get("get_init_inputs", "get_init_inputs"), None) or getattr(
+        src_mod, e.get("get_init_inputs", "get_init_inputs"), None)
+    if cls is None or gi is None:
+        c.update(ran=True, ok=False,
+                 message="the kernel file needs ModelNew (or Model) and get_inputs")
+        return
+    try:
+        rule = {"declared": e.get("dtype"), "atol": e.get("atol"), "rtol": e.get("rtol"),
+                "factor": e.get("hp_factor") or mc.HP_FACTOR,
+                "rms_factor": e.get("rms_factor") or mc.RMS_FACTOR,
+                "hp": e.get("hp_reference", True)}
+        ok, model, ref_model = correctness_seeds(torch, dev, e, cls, ref_mod, gi, gii, rule, c,
+                                                 ph)
+        if not ok or not tcfg.get("enabled"):
+            return
+        t0 = time.perf_counter()
+        seed_all(torch, 7)
+        t_inputs = move(torch, to_list(gi()), dev)
+        t_ref = None
+        if ref_mod:
+            with torch.no_grad():
+                t_ref = ref_model(*clone(torch, t_inputs))
+                t_ref = (t_ref, high_precision(torch, rule, ref_model, t_ref, t_inputs, 7, {}))
+        sync(torch, dev)
+        ph["timing_inputs_s"] = time.perf_counter() - t0
+        holder = {}
+
+        def call(m=model, x=t_inputs, h=holder):
+            with torch.no_grad():
+                h["out"] = m(*x)
+        timed.append((i, Sampler(timer, call, tcfg), holder, t_ref, rule))
+    except Exception:
+        c.update(ran=True, ok=False, message="raised: " + traceback.format_exc(limit=6))
+
+
+def sample_loop(job, tcfg, live, entries):
+    """Samples the live kernels: round-robin in compare (sequentially
+    decided when the job asks and the baseline is among them), else one
+    after the other."""
+    t0 = time.monotonic()
+    if not job.get("interleave"):
+        for t in live:
+            t1 = time.monotonic()
+            while True:
+                t[1].take()
+                if t[1].check(time.monotonic() - t1):
+                    break
+        return None
+    seq = Seq(job, tcfg, [entries[t[0]]["id"] for t in live])
+    base = live[seq.base][1] if seq.on else None
+    rnd = 0
+    while live:
+        el = time.monotonic() - t0
+        # fixed: every kernel keeps sampling until all stopped, so the rounds
+        # stay interleaved; sequential: a decided candidate stops
+        act = [t for t in live if not (seq.on and t[1].reason)]
+        for j in range(len(act)):
+            act[(j + rnd) % len(act)][1].take()
+        for k, t in enumerate(live):
+            if t[1].reason:
+                continue
+            if not seq.on:
+                t[1].check(el / len(live))
+            elif k != seq.base:
+                seq.check(base, t[1], el / len(live))
+        if seq.on and all(t[1].reason for k, t in enumerate(live) if k != seq.base):
+            if not base.reason:
+                base.reason = "the candidates were decided (%d samples)" % len(base.samples)
+            break
+        if all(t[1].reason for t in live) or el > tcfg.get(
+                "max_time_s", 15) * MIN_SAMPLES_GRACE * len(live) + 1:
+            break
+        rnd += 1
+    return seq if seq.on else None
+
+
+def finish_timing(torch, tcfg, timer, live, outs, entries, result, seq, loop_s):
+    """Each timed kernel's timing object, then the re-check of its timed output."""
+    for k, (i, smp, holder, t_ref, rule) in enumerate(live):
+        tj = {"ran": True, "ok": True, "samples_ms": smp.samples, "batch": smp.batch,
+              "cuda_graph": smp.graph is not None, "launch_hold_us": timer.hold_us(),
+              "stop_reason": (smp.reason or smp.rule or "stopped with the other candidates") + (
+                  "; " + smp.graph_note if smp.graph_note else ""),
+              "l2_flush_bytes": timer.flush_bytes, "device": result["device"],
+              "min_samples_met": len(smp.samples) >= tcfg.get("min_samples", 10)}
+        if seq is not None and k != seq.base:
+            tj["sequential"] = seq.info(smp)
+        if timer.guard:
+            g = timer.guard_info()
+            if smp.clocks:
+                g["sample_clock_mhz_median"] = sorted(smp.clocks)[len(smp.clocks) // 2]
+            tj["power_guard"] = g
+            tj["sample_clock_mhz"] = smp.clocks
+        outs[i]["timing"] = tj
+        ph = outs[i].setdefault("phases", {})
+        ph.update(warmup_s=smp.warmup_s, timing_loop_s=loop_s, timed_device_s=smp.sum_ms / 1000)
+        t0 = time.perf_counter()
+        if t_ref is not None:
+            cr = check(torch, rule, holder.get("out"), t_ref[0], t_ref[1], {})
+            ok, msg = cr["ok"], cr["message"]
+            c = outs[i]["correctness"]
+            c["recheck_done"] = True
+            c["recheck_ok"] = ok
+            if not ok:
+                c["ok"] = False
+                c["message"] = "output of the timed calls is wrong: " + msg
+        ph["recheck_s"] = time.perf_counter() - t0
+        print("MAGPIE_LATENCY_JSON: " + json.dumps(mc.strict_json({
+            "mode": "magpie_runner", "kernel": entries[i]["id"], "samples_ms": smp.samples,
+            "batch": smp.batch, "stop_reason": tj["stop_reason"]}), allow_nan=False))
+
+
+def run_timing(torch, job, tcfg, timer, timed, outs, entries, result):
+    timer.setup_flush(tcfg.get("l2_flush", True))
+    timer.setup_hold(tcfg.get("hold_cycles", 0), tcfg.get("power_guard", True),
+                     tcfg.get("cool_ratio"))
+    for t in timed:
+        t0 = time.perf_counter()
+        try:
+            t[1].warmup()
+        except Exception:
+            outs[t[0]]["timing"] = {"ran": True, "ok": False,
+                                    "message": traceback.format_exc(limit=4)}
+        t[1].warmup_s = time.perf_counter() - t0
+    live = [t for t in timed if not outs[t[0]]["timing"]]
+    t0 = time.perf_counter()
+    seq = sample_loop(job, tcfg, live, entries)
+    finish_timing(torch, tcfg, timer, live, outs, entries, result, seq,
+                  time.perf_counter() - t0)
+
+
+def write_result(result, out_path):
+    tmp = out_path + ".tmp"
+    with open(tmp, "w") as f:
+        mc.dump_strict(result, f)
+    os.replace(tmp, out_path)
+
+
 def main():
     job = json.load(open(sys.argv[1]))
     out_path = job["output"]
     result = {"kernels": []}
+    proc = result["process"] = {}
+    if job.get("spawned_at"):
+        proc["start_s"] = max(0.0, T_START - job["spawned_at"])
+    t0 = time.perf_counter()
     try:
         import torch
     except ImportError:
         result["device_error"] = "PyTorch is not installed for %s" % sys.executable
-        with open(out_path, "w") as f:
-            mc.dump_strict(result, f)
+        write_result(result, out_path)
         return 0
     dev = torch.device("cuda" if torch.cuda.is_available() else "cpu")
     result["device"] = torch.cuda.get_device_name(dev) if dev.type == "cuda" else "cpu"
+    proc["imports_s"] = time.perf_counter() - t0
     tcfg = job.get("timing", {})
     entries = job["kernels"]
-    mods = {}
-    outs = []
+    mods, outs, load_s = {}, [], {}
     for i, e in enumerate(entries):
         o = {"id": e["id"], "build": {"ok": True, "log": ""}, "correctness": {}, "timing": {}}
         outs.append(o)
         result["kernels"].append(o)
+        t0 = time.perf_counter()
         try:
             mods[i] = load_module(e["source"], "magpie_k%d" % i)
         except Exception:
             o["build"] = {"ok": False, "log": traceback.format_exc(limit=4)}
+        load_s[i] = time.perf_counter() - t0
     timer = Timer(torch, dev)
     timed = []
     for i, e in enumerate(entries):
         if e.get("is_reference") or i not in mods:
             continue
-        o, c = outs[i], outs[i]["correctness"]
-        ref_i = e.get("ref", -1)
-        cand_mod = mods[i]
-        ref_mod = mods.get(ref_i) if ref_i >= 0 else None
-        if (ref_i < 0 and hasattr(cand_mod, "ModelNew") and hasattr(cand_mod, "Model")
-                and hasattr(cand_mod, "get_inputs")):
-            ref_mod = cand_mod  # KernelBench files that carry their own reference Model
-        if ref_i >= 0 and ref_mod is None:
-            c.update(ran=True, ok=False, message="the reference did not load")
-            continue
-        cls = getattr(cand_mod, "ModelNew", None) or getattr(cand_mod, "Model", None)
-        src_mod = ref_mod or cand_mod
-        gi = getattr(cand_mod, e.get("get_inputs", "get_inputs"), None) or getattr(
-            src_mod, e.get("get_inputs", "get_inputs"), None)
-        gii = getattr(cand_mod, e.get("get_init_inputs", "get_init_inputs"), None) or getattr(
-            src_mod, e.get("get_init_inputs", "get_init_inputs"), None)
-        if cls is None or gi is None:
-            c.update(ran=True, ok=False,
-                     message="the kernel file needs ModelNew (or Model) and get_inputs")
-            continue
-        try:
-            rule = {"declared": e.get("dtype"), "atol": e.get("atol"), "rtol": e.get("rtol"),
-                    "factor": e.get("hp_factor") or mc.HP_FACTOR,
-                    "rms_factor": e.get("rms_factor") or mc.RMS_FACTOR,
-                    "hp": e.get("hp_reference", True)}
-            ok, msg, mx_a, mx_r, mism, checks, mutated = True, "", 0.0, 0.0, 0, 0, False
-            figures = {}
-            seeds = e.get("seeds", 3) if ref_mod else 1
-            model = ref_model = None
-            for s in range(seeds):
-                seed = 42 + s
-                seed_all(torch, seed)
-                init = to_list(gii()) if gii else []
-                seed_all(torch, seed)
-                model = cls(*init)
-                if hasattr(model, "to"):
-                    model = model.to(dev).eval()
-                if ref_mod:
-                    seed_all(torch, seed)
-                    ref_model = ref_mod.Model(*init)
-                    if hasattr(ref_model, "to"):
-                        ref_model = ref_model.to(dev).eval()
-                seed_all(torch, seed)
-                inputs = move(torch, to_list(gi()), dev)
-                with torch.no_grad():
-                    ref_out = ref_model(*clone(torch, inputs)) if ref_mod else None
-                    ref_hi = high_precision(torch, rule, ref_model, ref_out, inputs, seed,
-                                            figures) if ref_mod else None
-                    mine = clone(torch, inputs)
-                    if dev.type == "cuda":  # poison what the allocator hands out next
-                        p = torch.empty(64 << 20, dtype=torch.float32, device=dev)
-                        p.fill_(float("nan"))
-                        del p
-                    out = model(*mine)
-                    if dev.type == "cuda":
-                        torch.cuda.synchronize()
-                for a, b in zip(mine, inputs):
-                    if isinstance(a, torch.Tensor) and not torch.equal(a, b):
-                        mutated = True
-                if mutated:
-                    ok, msg = False, "the kernel modified its inputs"
-                    break
-                checks += 1
-                if ref_mod:
-                    cr = check(torch, rule, out, ref_out, ref_hi, figures)
-                    ok, msg, mism = cr["ok"], cr["message"], cr["mismatches"]
-                    mx_a, mx_r = max(mx_a, cr["max_abs_err"]), max(mx_r, cr["max_rel_err"])
-                else:
-                    for t in to_list(out):
-                        if isinstance(t, torch.Tensor) and not torch.isfinite(
-                                t.detach().double()).all():
-                            ok, msg = False, "output contains NaN/Inf"
-                if not ok:
-                    msg = "seed %d: %s" % (seed, msg)
-                    break
-            c.update(ran=True, ok=ok, verified=bool(ok and ref_mod), checks=checks,
-                     mode="reference" if ref_mod else "finite_check", max_abs_err=mx_a,
-                     max_rel_err=mx_r, mismatches=mism, input_mutated=mutated, **figures)
-            if not ok:
-                c["message"] = msg
-                continue
-            if not ref_mod:
-                c["message"] = "unverified: no reference implementation to compare with"
-            if tcfg.get("enabled"):
-                seed_all(torch, 7)
-                t_inputs = move(torch, to_list(gi()), dev)
-                t_ref = None
-                if ref_mod:
-                    with torch.no_grad():
-                        t_ref = ref_model(*clone(torch, t_inputs))
-                        t_ref = (t_ref, high_precision(torch, rule, ref_model, t_ref, t_inputs,
-                                                       7, {}))
-                holder = {}
-
-                def call(m=model, x=t_inputs, h=holder):
-                    with torch.no_grad():
-                        h["out"] = m(*x)
-                timed.append((i, Sampler(timer, call, tcfg), holder, t_ref, rule))
-        except Exception:
-            c.update(ran=True, ok=False, message="raised: " + traceback.format_exc(limit=6))
+        prepare(torch, dev, tcfg, i, e, mods, outs, timer, timed, load_s)
     if timed:
-        timer.setup_flush(tcfg.get("l2_flush", True))
-        timer.setup_hold(tcfg.get("hold_cycles", 0), tcfg.get("power_guard", True),
-                         tcfg.get("cool_ratio"))
-        for t in timed:
-            try:
-                t[1].warmup()
-            except Exception:
-                outs[t[0]]["timing"] = {"ran": True, "ok": False,
-                                        "message": traceback.format_exc(limit=4)}
-        live = [t for t in timed if not outs[t[0]]["timing"]]
-        t0 = time.monotonic()
-        if job.get("interleave"):
-            rnd = 0
-            while live:
-                el = time.monotonic() - t0
-                for j in range(len(live)):
-                    live[(j + rnd) % len(live)][1].take()
-                for t in live:
-                    if not t[1].reason:
-                        t[1].check(el / len(live))
-                if all(t[1].reason for t in live) or el > tcfg.get(
-                        "max_time_s", 15) * MIN_SAMPLES_GRACE * len(
-                        live) + 1:
-                    break
-                rnd += 1
-        else:
-            for t in live:
-                t1 = time.monotonic()
-                while True:
-                    t[1].take()
-                    if t[1].check(time.monotonic() - t1):
-                        break
-        for i, smp, holder, t_ref, rule in live:
-            tj = {"ran": True, "ok": True, "samples_ms": smp.samples, "batch": smp.batch,
-                  "cuda_graph": smp.graph is not None, "launch_hold_us": timer.hold_us(),
-                  "stop_reason": (smp.reason or "stopped with the other candidates") + (
-                      "; " + smp.graph_note if smp.graph_note else ""),
-                  "l2_flush_bytes": timer.flush_bytes, "device": result["device"],
-                  "min_samples_met": len(smp.samples) >= tcfg.get("min_samples", 10)}
-            if timer.guard:
-                g = timer.guard_info()
-                if smp.clocks:
-                    g["sample_clock_mhz_median"] = sorted(smp.clocks)[len(smp.clocks) // 2]
-                tj["power_guard"] = g
-                tj["sample_clock_mhz"] = smp.clocks
-            outs[i]["timing"] = tj
-            if t_ref is not None:
-                cr = check(torch, rule, holder.get("out"), t_ref[0], t_ref[1], {})
-                ok, msg = cr["ok"], cr["message"]
-                c = outs[i]["correctness"]
-                c["recheck_done"] = True
-                c["recheck_ok"] = ok
-                if not ok:
-                    c["ok"] = False
-                    c["message"] = "output of the timed calls is wrong: " + msg
-            print("MAGPIE_LATENCY_JSON: " + json.dumps(mc.strict_json({
-                "mode": "magpie_runner", "kernel": entries[i]["id"], "samples_ms": smp.samples,
-                "batch": smp.batch, "stop_reason": tj["stop_reason"]}), allow_nan=False))
-    tmp = out_path + ".tmp"
-    with open(tmp, "w") as f:
-        mc.dump_strict(result, f)
-    os.replace(tmp, out_path)
+        run_timing(torch, job, tcfg, timer, timed, outs, entries, result)
+    write_result(result, out_path)
     return 0
 
 

@@ -104,6 +104,17 @@ struct mp_kernel_guard {
     bool sustained;    /* capped even at the largest ratio: samples kept */
 };
 
+/* compare's sequential decision for a candidate (--timing sequential): the
+ * last look's interval of the time ratio candidate/baseline, at level
+ * 1 - alpha_look per look (bench/kernel_timing.md, "Sequential decision") */
+struct mp_kernel_seq {
+    bool present;
+    char decision[16]; /* FASTER, SLOWER, SAME, UNDECIDED */
+    int look, looks_max, n, n_baseline;
+    double ratio_lo, ratio_hi; /* NaN: no look had enough samples */
+    double alpha, alpha_look, threshold;
+};
+
 struct mp_kernel_timing {
     bool success;
     char method[32]; /* harness_events, python_runner, testcase_marker */
@@ -121,6 +132,7 @@ struct mp_kernel_timing {
     struct mp_kernel_clocks during; /* sampled during the timed run */
     struct mp_kernel_guard guard;
     bool throttled;
+    struct mp_kernel_seq seq;
 };
 
 struct mp_kernel_result {
@@ -140,6 +152,13 @@ struct mp_kernel_result {
     int nerrors;
     char **errors;
     char *workdir; /* this kernel's directory in the workspace */
+    /* where the evaluation's wall time went, compact JSON (NULL: none):
+     * compile_s, then per child process ("correctness_process",
+     * "timed_process", "build_process") its wall_s, start_s, imports_s or
+     * device_open_s, and this kernel's phases (build_s / load_s, seeds[]
+     * with inputs_s, reference_s, candidate_s, check_s, timing_inputs_s,
+     * warmup_s, timing_loop_s, timed_device_s, recheck_s) */
+    char *breakdown;
 };
 
 enum mp_verdict {
@@ -156,7 +175,7 @@ const char *mp_verdict_name(enum mp_verdict v);
 struct mp_kernel_vs {
     enum mp_verdict verdict;
     double speedup;    /* baseline median / candidate median (> 1 = faster) */
-    double speedup_lo; /* 95 % bootstrap CI */
+    double speedup_lo; /* 95 % bootstrap CI (sequential: the last look's interval) */
     double speedup_hi;
     double p_value; /* Mann-Whitney U, two-sided */
     double p_holm;  /* Holm-adjusted over the candidates */
@@ -184,7 +203,10 @@ struct mp_kernel_opts {
     const char *output_dir; /* workspace root, default ./results */
     bool no_perf;
     bool no_latency;
-    int baseline;            /* compare */
+    int baseline; /* compare */
+    /* compare: 0 the config's compare.timing, 1 fixed (time every kernel to
+     * its noise target, then decide), 2 sequential (stop on a decision) */
+    int timing;
     const char *self_exe;    /* magpie executable for harness children (default /proc/self/exe) */
     const char *runtime_dir; /* runtime/ (magpie_runner.py), default: mp_kernel_runtime_find */
     /* progress lines for a terminal ("compiling vadd ..."); may be NULL */

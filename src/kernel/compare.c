@@ -5,6 +5,11 @@
  *   SLOWER  CI entirely above 1 + threshold and p_holm < alpha
  *   SAME    CI inside [1 - threshold, 1 + threshold]
  *   INCONCLUSIVE otherwise (or fewer than 9 samples on a side).
+ * With sequential timing (the default; the candidate's timing then carries
+ * the runner's or harness's last look, seqtest.c) the verdict is that
+ * look's decision and the interval shown is the look's, valid under the
+ * optional stopping the looks did; the bootstrap CI and the U test are not
+ * (they assume a fixed sample size), and p is reported for information.
  * Only candidates whose correctness was proven are compared. The winner is
  * the fastest FASTER candidate, else the baseline. Magpie's weighted
  * profiler score is computed into perf_scores as Magpie does. */
@@ -86,6 +91,23 @@ static void perf_scores(struct mp_kernel_run *run, const struct mp_kernel_config
     }
 }
 
+/* the verdict of a candidate timed sequentially: its last look's decision */
+static void seq_verdict(struct mp_kernel_vs *v, const struct mp_kernel_seq *q)
+{
+    if (isfinite(q->ratio_lo) && isfinite(q->ratio_hi) && q->ratio_lo > 0) {
+        v->speedup_lo = 1 / q->ratio_hi;
+        v->speedup_hi = 1 / q->ratio_lo;
+    } else {
+        v->speedup_lo = v->speedup_hi = NAN;
+    }
+    if (!strcmp(q->decision, "FASTER"))
+        v->verdict = MP_VERDICT_FASTER;
+    else if (!strcmp(q->decision, "SLOWER"))
+        v->verdict = MP_VERDICT_SLOWER;
+    else if (!strcmp(q->decision, "SAME"))
+        v->verdict = MP_VERDICT_SAME;
+}
+
 void k_compare_rank(struct mp_kernel_run *run, const struct mp_kernel_config *cfg)
 {
     run->vs = mp_calloc((size_t)run->n, sizeof(*run->vs));
@@ -154,6 +176,11 @@ void k_compare_rank(struct mp_kernel_run *run, const struct mp_kernel_config *cf
         const struct mp_kernel_timing *t = &run->results[i].timing;
         if (t->nsamples < MIN_SAMPLES_FOR_VERDICT || bt->nsamples < MIN_SAMPLES_FOR_VERDICT)
             continue;
+        const struct mp_kernel_seq *q = &t->seq;
+        if (q->present) {
+            seq_verdict(v, q);
+            continue;
+        }
         /* in time-ratio terms: R = 1 / speedup */
         double r_lo = 1 / v->speedup_hi, r_hi = 1 / v->speedup_lo;
         if (r_hi < 1 - thr && v->p_holm < alpha)

@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <magpie/stats.h>
 
@@ -560,6 +561,36 @@ static void set_result(json_t *o, const char *key, json_t *v)
     json_object_set_new(o, key, v);
 }
 
+static double secs_since(uint64_t t0)
+{
+    return (double)(mp_time_ns() - t0) / 1e9;
+}
+
+/* e's "phases" object in its result (where the child's time went) */
+static json_t *phases_of(const struct hentry *e)
+{
+    json_t *ph = json_object_get(e->out, "phases");
+    if (!ph) {
+        ph = json_object();
+        json_object_set_new(e->out, "phases", ph);
+    }
+    return ph;
+}
+
+/* one seed's times: inputs, reference launch, candidate launch, check */
+static void seed_phase(const struct hentry *e, int sd, const double *tm)
+{
+    json_t *ph = phases_of(e);
+    json_t *arr = json_object_get(ph, "seeds");
+    if (!arr) {
+        arr = json_array();
+        json_object_set_new(ph, "seeds", arr);
+    }
+    json_array_append_new(arr,
+                          json_pack("{s:i,s:f,s:f,s:f,s:f}", "seed", sd, "inputs_s", tm[0],
+                                    "reference_s", tm[1], "candidate_s", tm[2], "check_s", tm[3]));
+}
+
 /* Runs e (and its reference) on seeds x sizes. */
 static bool correctness(struct hdev *dv, struct hentry *ents, struct hentry *e, json_t *cj)
 {
@@ -593,15 +624,23 @@ static bool correctness(struct hdev *dv, struct hentry *ents, struct hentry *e, 
         struct hset cs, rs;
         unsigned char *got[H_MAX_ARGS] = {0}, *want[H_MAX_ARGS] = {0};
         char err[512] = "";
+        double tm[4] = {0, 0, 0, 0}; /* inputs, reference, candidate, check */
+        uint64_t t0 = mp_time_ns();
         int rc = set_make(dv, e, n, seed, &cs, err, sizeof(err));
         if (!rc && ref)
             rc = set_make(dv, ref, n, seed, &rs, err, sizeof(err));
         else
             memset(&rs, 0, sizeof(rs));
+        tm[0] = secs_since(t0);
+        t0 = mp_time_ns();
         if (!rc && ref && (rc = dv->ops->launch(dv, ref->k, &ref->sig, rs.v, &rg, 1, NULL)))
             snprintf(err, sizeof(err), "reference: %.400s", dv->err);
+        tm[1] = secs_since(t0);
+        t0 = mp_time_ns();
         if (!rc && (rc = dv->ops->launch(dv, e->k, &e->sig, cs.v, &g, 1, NULL)))
             snprintf(err, sizeof(err), "%s", dv->err);
+        tm[2] = secs_since(t0);
+        t0 = mp_time_ns();
         if (!rc && ref)
             rc = read_outputs(dv, ref, &rs, want);
         if (!rc)
@@ -622,6 +661,8 @@ static bool correctness(struct hdev *dv, struct hentry *ents, struct hentry *e, 
                 total.max_rel = st.max_rel;
             checks++;
         }
+        tm[3] = secs_since(t0);
+        seed_phase(e, sd, tm);
         free_imgs(got, cs.nargs);
         free_imgs(want, rs.nargs);
         set_free(dv, &cs);
@@ -663,6 +704,20 @@ struct tstate {
     char err[512];
     double nhist[512]; /* the last noise estimates, for the plateau test */
     int nh;
+    /* sequential compare: the stop rule's reason, deferred to the next look */
+    char rule[160];
+    int looks, seq_look, seq_n, seq_nb;
+    enum k_seq_decision dec;
+    double seq_lo, seq_hi;
+    double inputs_s, warmup_s, recheck_s; /* phases */
+};
+
+/* compare's sequential decision in the harness (seqtest.c) */
+struct seqcfg {
+    bool on;
+    int base; /* index of the baseline among the timed */
+    int nlooks;
+    double alpha, alpha_look, thr;
 };
 
 /* NVBench's plateau test: once more than 64 noise estimates are kept,
@@ -869,6 +924,20 @@ static void timing_json(struct hdev *dv, const struct tcfg *tc, struct tstate *t
         set_result(tj, "message", json_string(t->err));
 }
 
+/* the last look of a candidate of a sequential compare */
+static json_t *seq_json(const struct seqcfg *sq, const struct tstate *t)
+{
+    json_t *o = json_pack("{s:s,s:i,s:i,s:i,s:i,s:f,s:f,s:f}", "decision",
+                          k_seq_decision_name(t->dec), "look", t->seq_look, "looks_max", sq->nlooks,
+                          "n", t->seq_n, "n_baseline", t->seq_nb, "alpha", sq->alpha, "alpha_look",
+                          sq->alpha_look, "threshold", sq->thr);
+    if (isfinite(t->seq_lo) && isfinite(t->seq_hi)) {
+        set_result(o, "ratio_lo", json_real(t->seq_lo));
+        set_result(o, "ratio_hi", json_real(t->seq_hi));
+    }
+    return o;
+}
+
 /* Checks the output of the timed launches against a fresh reference run on
  * the same inputs. */
 static void recheck(struct hdev *dv, struct hentry *ents, struct tstate *t, json_t *cj)
@@ -906,8 +975,101 @@ static void recheck(struct hdev *dv, struct hentry *ents, struct tstate *t, json
     }
 }
 
+/* A candidate of a sequential compare after a sample: the stop rule's
+ * reason is kept but acted on only at a look (a stop between looks would
+ * make the verdict's look data-dependent), except the time limit; at a look
+ * the interval of the ratio decides. */
+static void seq_check(const struct tcfg *tc, const struct seqcfg *sq, const struct tstate *b,
+                      struct tstate *t, double el)
+{
+    if (stop_check(tc, t, el) && !t->rule[0])
+        snprintf(t->rule, sizeof(t->rule), "%s", t->reason);
+    t->reason[0] = 0;
+    if (k_seq_is_look(t->n, tc->stop.min_samples, tc->stop.max_samples)) {
+        double lo, hi;
+        enum k_seq_decision d =
+            k_seq_look(b->samples, b->n, t->samples, t->n, sq->alpha_look, sq->thr, &lo, &hi);
+        t->looks++;
+        t->seq_look = t->looks;
+        t->seq_n = t->n;
+        t->seq_nb = b->n;
+        t->seq_lo = lo;
+        t->seq_hi = hi;
+        t->dec = d;
+        if (d != K_SEQ_UNDECIDED) {
+            snprintf(t->reason, sizeof(t->reason),
+                     "decided %s at look %d (%d samples, baseline %d)", k_seq_decision_name(d),
+                     t->looks, t->n, b->n);
+            return;
+        }
+        if (t->rule[0]) {
+            snprintf(t->reason, sizeof(t->reason), "%s", t->rule);
+            return;
+        }
+    }
+    if (t->rule[0] && el >= tc->stop.max_time_s)
+        snprintf(t->reason, sizeof(t->reason), "%s", t->rule);
+}
+
+/* after a round: the stop rules; true when every kernel is done */
+static bool round_check(const struct tcfg *tc, const struct seqcfg *sq, struct tstate *ts, int nidx,
+                        double el)
+{
+    bool all = true;
+    for (int j = 0; j < nidx; j++) {
+        struct tstate *t = &ts[j];
+        if (t->done || t->reason[0])
+            continue;
+        if (!sq->on)
+            stop_check(tc, t, el / (nidx ? nidx : 1));
+        else if (j != sq->base)
+            seq_check(tc, sq, &ts[sq->base], t, el / (nidx ? nidx : 1));
+        all = all && (t->done || t->reason[0]);
+    }
+    if (!sq->on)
+        return all;
+    /* the baseline runs while a candidate does */
+    all = true;
+    for (int j = 0; j < nidx; j++)
+        all = all && (j == sq->base || ts[j].done || ts[j].reason[0]);
+    struct tstate *b = &ts[sq->base];
+    if (all && !b->done && !b->reason[0])
+        snprintf(b->reason, sizeof(b->reason), "the candidates were decided (%d samples)", b->n);
+    return all;
+}
+
+/* round-robin over the kernels with a rotating start, until every kernel
+ * stopped or the time limit */
+static void time_interleaved(struct hdev *dv, const struct tcfg *tc, const struct seqcfg *sq,
+                             struct tstate *ts, int nidx, struct hbuf *flush, size_t flush_bytes,
+                             struct k_pguard *pg)
+{
+    unsigned char fb = 0;
+    uint64_t t0 = mp_time_ns();
+    for (int round = 0;; round++) {
+        bool any = false;
+        double el = secs_since(t0);
+        for (int j = 0; j < nidx; j++) {
+            struct tstate *t = &ts[(j + round) % nidx];
+            /* fixed: a kernel keeps sampling after its rule said stop, so
+             * the rounds stay interleaved; sequential: a decided candidate
+             * stops, that is the point */
+            if (t->done || (sq->on && t->reason[0]))
+                continue;
+            if (take_sample(dv, flush, flush_bytes, t, fb++, pg)) {
+                t->done = true;
+                continue;
+            }
+            any = true;
+        }
+        bool all = round_check(tc, sq, ts, nidx, el);
+        if (!any || all || el > tc->stop.max_time_s * K_MIN_SAMPLES_GRACE * nidx + 1)
+            break;
+    }
+}
+
 static void time_all(struct hdev *dv, const struct tcfg *tc, struct hentry *ents, const int *idx,
-                     int nidx, bool interleave)
+                     int nidx, bool interleave, const struct seqcfg *sq)
 {
     struct tstate *ts = mp_calloc((size_t)(nidx ? nidx : 1), sizeof(*ts));
     if (!ts)
@@ -925,61 +1087,54 @@ static void time_all(struct hdev *dv, const struct tcfg *tc, struct hentry *ents
     for (int i = 0; i < nidx; i++) {
         struct tstate *t = &ts[i];
         t->e = &ents[idx[i]];
+        t->seq_lo = t->seq_hi = NAN;
         geom_for(t->e, (size_t)t->e->size, &t->g);
-        if (set_make(dv, t->e, (size_t)t->e->size, 0x74696d6500ULL, &t->set, t->err,
-                     sizeof(t->err)) == 0)
+        uint64_t p0 = mp_time_ns();
+        int mk = set_make(dv, t->e, (size_t)t->e->size, 0x74696d6500ULL, &t->set, t->err,
+                          sizeof(t->err));
+        t->inputs_s = secs_since(p0);
+        p0 = mp_time_ns();
+        if (mk == 0)
             warmup(dv, tc, t);
+        t->warmup_s = secs_since(p0);
         if (t->err[0])
             t->done = true;
     }
-    unsigned char fb = 0;
+    uint64_t l0 = mp_time_ns();
     if (interleave) {
-        uint64_t t0 = mp_time_ns();
-        for (int round = 0;; round++) {
-            bool any = false;
-            double el = (double)(mp_time_ns() - t0) / 1e9;
-            for (int j = 0; j < nidx; j++) {
-                struct tstate *t = &ts[(j + round) % nidx];
-                if (t->done)
-                    continue;
-                if (take_sample(dv, flush, flush_bytes, t, fb++, &pg)) {
-                    t->done = true;
-                    continue;
-                }
-                any = true;
-            }
-            /* every candidate keeps sampling until all are done, so the
-             * rounds stay interleaved; the rule is applied to each */
-            bool all = true;
-            for (int j = 0; j < nidx; j++) {
-                struct tstate *t = &ts[j];
-                if (!t->done && !t->reason[0])
-                    stop_check(tc, t, el / (nidx ? nidx : 1));
-                all = all && (t->done || t->reason[0]);
-            }
-            if (!any || all || el > tc->stop.max_time_s * K_MIN_SAMPLES_GRACE * nidx + 1)
-                break;
-        }
+        time_interleaved(dv, tc, sq, ts, nidx, flush, flush_bytes, &pg);
     } else {
+        unsigned char fb = 0;
         for (int i = 0; i < nidx; i++) {
             struct tstate *t = &ts[i];
             uint64_t t0 = mp_time_ns();
             while (!t->done) {
                 if (take_sample(dv, flush, flush_bytes, t, fb++, &pg))
                     break;
-                if (stop_check(tc, t, (double)(mp_time_ns() - t0) / 1e9))
+                if (stop_check(tc, t, secs_since(t0)))
                     break;
             }
         }
     }
+    double loop_s = secs_since(l0);
     for (int i = 0; i < nidx; i++) {
         struct tstate *t = &ts[i];
         if (!t->reason[0] && !t->err[0])
-            snprintf(t->reason, sizeof(t->reason), "stopped with the other candidates");
+            snprintf(t->reason, sizeof(t->reason), "%s",
+                     t->rule[0] ? t->rule : "stopped with the other candidates");
         json_t *tj = json_object_get(t->e->out, "timing");
         timing_json(dv, tc, t, flush ? flush_bytes : 0, &pg, tj);
+        if (sq->on && i != sq->base)
+            set_result(tj, "sequential", seq_json(sq, t));
+        uint64_t r0 = mp_time_ns();
         if (!t->err[0])
             recheck(dv, ents, t, json_object_get(t->e->out, "correctness"));
+        json_t *ph = phases_of(t->e);
+        set_result(ph, "timing_inputs_s", json_real(t->inputs_s));
+        set_result(ph, "warmup_s", json_real(t->warmup_s));
+        set_result(ph, "timing_loop_s", json_real(loop_s));
+        set_result(ph, "timed_device_s", json_real(t->sum_ms / 1000));
+        set_result(ph, "recheck_s", json_real(secs_since(r0)));
         set_free(dv, &t->set);
         free(t->samples);
         free(t->clocks);
@@ -987,6 +1142,30 @@ static void time_all(struct hdev *dv, const struct tcfg *tc, struct hentry *ents
     if (flush)
         dv->ops->bfree(flush);
     free(ts);
+}
+
+/* The job's "sequential" object: {baseline: id, alpha, threshold} when
+ * compare decides sequentially and the baseline is among the timed. */
+static void seq_setup(json_t *job, const struct tcfg *tc, struct hentry *ents, const int *timed,
+                      int ntimed, struct seqcfg *sq)
+{
+    memset(sq, 0, sizeof(*sq));
+    json_t *sj = json_object_get(job, "sequential");
+    const char *bid = json_string_value(json_object_get(sj, "baseline"));
+    if (!bid || ntimed < 2)
+        return;
+    sq->base = -1;
+    for (int i = 0; i < ntimed; i++)
+        if (ents[timed[i]].id && !strcmp(ents[timed[i]].id, bid))
+            sq->base = i;
+    if (sq->base < 0)
+        return;
+    json_t *a = json_object_get(sj, "alpha"), *th = json_object_get(sj, "threshold");
+    sq->alpha = json_is_number(a) ? json_number_value(a) : 0.05;
+    sq->thr = json_is_number(th) ? json_number_value(th) : 0.01;
+    sq->nlooks = k_seq_nlooks(tc->stop.min_samples, tc->stop.max_samples);
+    sq->alpha_look = sq->alpha / ((ntimed - 1) * sq->nlooks);
+    sq->on = true;
 }
 
 /* ---- the job ---- */
@@ -1012,8 +1191,17 @@ static int write_result(json_t *res, const char *path)
     return rename(tmp, path) == 0 ? 0 : 1;
 }
 
+/* seconds since the epoch (CLOCK_REALTIME: comparable across processes) */
+static double epoch_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
 int h_run_job(const char *job_path)
 {
+    double started = epoch_s();
     json_error_t je;
     json_t *job = json_load_file(job_path, 0, &je);
     if (!job) {
@@ -1037,7 +1225,14 @@ int h_run_job(const char *job_path)
     json_t *karr = json_object_get(job, "kernels");
     size_t nk = json_array_size(karr);
     struct hentry *ents = mp_calloc(nk ? nk : 1, sizeof(*ents));
+    json_t *proc = json_object();
+    json_object_set_new(res, "process", proc);
+    double spawned = jnum(job, "spawned_at", 0);
+    if (spawned > 0)
+        json_object_set_new(proc, "start_s", json_real(fmax(0, started - spawned)));
+    uint64_t o0 = mp_time_ns();
     int rc = dv.ops->open(&dv, err, sizeof(err));
+    json_object_set_new(proc, "device_open_s", json_real(secs_since(o0)));
     if (rc) {
         json_object_set_new(res, "device_error", json_string(err));
         goto out;
@@ -1077,6 +1272,7 @@ int h_run_job(const char *job_path)
         json_object_set_new(e->out, "timing", json_object());
         json_array_append_new(kout, e->out);
         char log[8192] = "";
+        uint64_t b0 = mp_time_ns();
         char *src = e->source ? k_read_file(e->source, NULL) : NULL;
         if (e->source && !src)
             snprintf(log, sizeof(log), "cannot read %s", e->source);
@@ -1093,6 +1289,7 @@ int h_run_job(const char *job_path)
         json_object_set_new(bj, "log", json_string(log));
         json_object_set_new(bj, "kernel_name", json_string(e->sig.name));
         json_object_set_new(e->out, "build", bj);
+        json_object_set_new(phases_of(e), "build_s", json_real(secs_since(b0)));
     }
     if (strcmp(mode, "build") == 0)
         goto out;
@@ -1137,8 +1334,11 @@ int h_run_job(const char *job_path)
         if (ok && tc.enabled && timed)
             timed[ntimed++] = (int)i;
     }
+    struct seqcfg sq;
+    seq_setup(job, &tc, ents, timed, ntimed, &sq);
     if (ntimed)
-        time_all(&dv, &tc, ents, timed, ntimed, json_is_true(json_object_get(job, "interleave")));
+        time_all(&dv, &tc, ents, timed, ntimed, json_is_true(json_object_get(job, "interleave")),
+                 &sq);
     free(timed);
 out:
     for (size_t i = 0; i < nk; i++)

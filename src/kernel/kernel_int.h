@@ -201,6 +201,31 @@ void k_compare_rank(struct mp_kernel_run *run, const struct mp_kernel_config *cf
 int k_write_reports(struct mp_kernel_run *run, const struct mp_kernel_config *cfg,
                     struct mp_diag *d);
 
+/* ---- compare's sequential decision (seqtest.c) ---- */
+
+/* the first look of the schedule: 16 samples (or min_samples if more) */
+#define K_SEQ_FIRST_LOOK 16
+
+enum k_seq_decision { K_SEQ_UNDECIDED = 0, K_SEQ_FASTER, K_SEQ_SLOWER, K_SEQ_SAME };
+
+const char *k_seq_decision_name(enum k_seq_decision d);
+int k_seq_first_look(int min_samples);
+/* L: the looks at first, 2 first, 4 first, ... below max_samples, and
+ * max_samples itself */
+int k_seq_nlooks(int min_samples, int max_samples);
+/* whether a candidate with n samples is at a look */
+bool k_seq_is_look(int n, int min_samples, int max_samples);
+/* the largest rank l (1-based) with P(Binomial(n, 1/2) <= l - 1) <= a/2:
+ * [x_(l), x_(n+1-l)] covers the median with probability >= 1 - a; 0 when
+ * n is too small for level a */
+int k_median_ci_rank(int n, double a);
+/* One look: the interval of the time ratio median(cand)/median(base) at
+ * level 1 - alpha_look (each median's at alpha_look/2) into ratio_lo/hi
+ * (NaN when too few samples), and the decision against the band
+ * [1 - thr, 1 + thr]. */
+enum k_seq_decision k_seq_look(const double *base, int nb, const double *cand, int nc,
+                               double alpha_look, double thr, double *ratio_lo, double *ratio_hi);
+
 /* ---- GPU clock monitor (clockmon.c) ---- */
 
 /* nvidia-smi sampling the SM clock and the clock-event reasons every 50 ms

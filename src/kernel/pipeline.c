@@ -93,7 +93,52 @@ struct ctx {
     bool *runner;  /* pytorch / triton without testcase */
     char **module; /* compiled cubin (cuda harness) */
     char **ref_module;
+    json_t **bd; /* per kernel: the time breakdown (mp_kernel_result.breakdown) */
 };
+
+static double epoch_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* whether compare decides sequentially (the option, else compare.timing) */
+static bool seq_timing(const struct ctx *c)
+{
+    if (!c->compare || c->o->timing == 1)
+        return false;
+    return c->o->timing == 2 || strcmp(c->cfg->compare.timing, "fixed") != 0;
+}
+
+/* Files a child's time into the breakdown of each kernel it ran: under
+ * `what` its wall time, the child's process figures and the kernel's
+ * phases. */
+static void bd_child(struct ctx *c, const int *idx, int n, const char *what, double wall,
+                     json_t *res)
+{
+    for (int j = 0; j < n && c->bd; j++) {
+        int i = idx[j];
+        if (!c->bd[i])
+            c->bd[i] = json_object();
+        json_t *o = json_object();
+        json_object_set_new(o, "wall_s", json_real(wall));
+        json_t *pr = json_object_get(res, "process");
+        if (json_is_object(pr))
+            json_object_update(o, pr);
+        char key[300];
+        snprintf(key, sizeof(key), "%d_%s", i, c->cfg->kernels[i].id);
+        json_t *arr = json_object_get(res, "kernels");
+        for (size_t e = 0; e < json_array_size(arr); e++) {
+            json_t *ke = json_array_get(arr, e);
+            const char *eid = json_string_value(json_object_get(ke, "id"));
+            json_t *ph = json_object_get(ke, "phases");
+            if (eid && !strcmp(eid, key) && json_is_object(ph))
+                json_object_set(o, "phases", ph);
+        }
+        json_object_set_new(c->bd[i], what, o);
+    }
+}
 
 static void detect_gpu(struct ctx *c)
 {
@@ -334,6 +379,29 @@ static void stage_testcase(struct ctx *c, int i)
 
 /* ---- latency from a testcase marker ---- */
 
+static void seq_from_json(struct mp_kernel_seq *q, json_t *sj)
+{
+    memset(q, 0, sizeof(*q));
+    q->ratio_lo = q->ratio_hi = NAN;
+    if (!json_is_object(sj))
+        return;
+    q->present = true;
+    const char *d = json_string_value(json_object_get(sj, "decision"));
+    snprintf(q->decision, sizeof(q->decision), "%s", d ? d : "UNDECIDED");
+    q->look = (int)json_integer_value(json_object_get(sj, "look"));
+    q->looks_max = (int)json_integer_value(json_object_get(sj, "looks_max"));
+    q->n = (int)json_integer_value(json_object_get(sj, "n"));
+    q->n_baseline = (int)json_integer_value(json_object_get(sj, "n_baseline"));
+    json_t *lo = json_object_get(sj, "ratio_lo"), *hi = json_object_get(sj, "ratio_hi");
+    if (json_is_number(lo) && json_is_number(hi)) {
+        q->ratio_lo = json_number_value(lo);
+        q->ratio_hi = json_number_value(hi);
+    }
+    q->alpha = json_number_value(json_object_get(sj, "alpha"));
+    q->alpha_look = json_number_value(json_object_get(sj, "alpha_look"));
+    q->threshold = json_number_value(json_object_get(sj, "threshold"));
+}
+
 void k_timing_from_json(struct mp_kernel_timing *t, json_t *tj)
 {
     json_t *arr = json_object_get(tj, "samples_ms");
@@ -374,6 +442,7 @@ void k_timing_from_json(struct mp_kernel_timing *t, json_t *tj)
         t->guard.discarded = (int)json_integer_value(json_object_get(g, "discarded_throttled"));
         t->guard.sustained = json_is_true(json_object_get(g, "sustained_cap"));
     }
+    seq_from_json(&t->seq, json_object_get(tj, "sequential"));
     if (t->nsamples > 0)
         mp_stats_summarize(t->samples_ms, (size_t)t->nsamples, 0.95, 2000, 0x5eed, &t->st);
 }
@@ -634,6 +703,16 @@ static json_t *run_job(struct ctx *c, const int *idx, int n, const char *mode, b
                   strcmp(cfg->latency.method, "none") != 0 && !check_only;
     json_object_set_new(job, "timing", timing_cfg_json(cfg, timing));
     int base = c->run->baseline;
+    bool base_in = false;
+    for (int j = 0; j < n; j++)
+        base_in = base_in || idx[j] == base;
+    if (timing && n > 1 && base_in && seq_timing(c)) {
+        char bkey[300];
+        snprintf(bkey, sizeof(bkey), "%d_%s", base, cfg->kernels[base].id);
+        json_object_set_new(job, "sequential",
+                            json_pack("{s:s,s:f,s:f}", "baseline", bkey, "alpha",
+                                      cfg->compare.alpha, "threshold", cfg->compare.threshold));
+    }
     /* references: a kernel's own, else (compare) the baseline's source */
     for (int j = 0; j < n; j++) {
         int i = idx[j];
@@ -670,6 +749,8 @@ static json_t *run_job(struct ctx *c, const int *idx, int n, const char *mode, b
             arr, entry_json(k, key, k->nsources ? k->sources[0] : NULL, c->module[i], false, ref));
     }
     json_object_set_new(job, "kernels", arr);
+    double spawned = epoch_now();
+    json_object_set_new(job, "spawned_at", json_real(spawned));
     json_dump_file(job, jobp, JSON_INDENT(1));
     json_decref(job);
     unlink(out);
@@ -711,6 +792,11 @@ static json_t *run_job(struct ctx *c, const int *idx, int n, const char *mode, b
     bool present = false;
     char perr[PATH_MAX + 256];
     json_t *r = k_load_result(out, &present, perr, sizeof(perr));
+    bd_child(c, idx, n,
+             !strcmp(mode, "build") ? "build_process"
+             : check_only           ? "correctness_process"
+                                    : (!strcmp(mode, "run") ? "timed_process" : "profile_process"),
+             epoch_now() - spawned, r);
     if (!r) {
         for (int j = 0; j < n; j++) {
             struct mp_kernel_result *kr = &c->run->results[idx[j]];
@@ -876,6 +962,7 @@ void mp_kernel_run_fini(struct mp_kernel_run *run)
             free(r->errors[j]);
         free((void *)r->errors);
         free(r->workdir);
+        free(r->breakdown);
     }
     free(run->results);
     free(run->workspace);
@@ -991,7 +1078,12 @@ static void run_compile(struct ctx *c)
     for (int i = 0; i < run->n; i++) {
         progress(c->o, "[%d/%d] %s (%s): compiling", i + 1, run->n, run->results[i].id,
                  mp_kernel_type_name(cfg->kernels[i].type));
+        double t0 = epoch_now();
         stage_compile(c, i);
+        if (c->bd && !c->bd[i])
+            c->bd[i] = json_object();
+        if (c->bd && c->bd[i])
+            json_object_set_new(c->bd[i], "compile_s", json_real(epoch_now() - t0));
     }
     /* OpenCL: build check through the harness (fills the compile stage) */
     for (int i = 0; i < run->n; i++) {
@@ -1195,6 +1287,13 @@ static void ctx_fini(struct ctx *c)
     free((void *)c->ref_module);
     free(c->harness);
     free(c->runner);
+    for (int i = 0; c->bd && i < c->run->n; i++) {
+        if (c->bd[i] && !c->run->results[i].breakdown)
+            c->run->results[i].breakdown =
+                json_dumps(c->bd[i], JSON_COMPACT | JSON_REAL_PRECISION(6));
+        json_decref(c->bd[i]);
+    }
+    free((void *)c->bd);
     mp_gpu_info_fini(&c->gpu);
 }
 
@@ -1241,6 +1340,7 @@ static int run_all(const struct mp_kernel_config *cfg, const struct mp_kernel_op
     c.runner = mp_calloc((size_t)run->n, sizeof(bool));
     c.module = mp_calloc((size_t)run->n, sizeof(char *));
     c.ref_module = mp_calloc((size_t)run->n, sizeof(char *));
+    c.bd = mp_calloc((size_t)run->n, sizeof(json_t *));
     if (!run->results || !c.harness || !c.runner || !c.module || !c.ref_module || !run->workspace) {
         rc = mp_diag_set(d, MP_ENOMEM, "out of memory");
         goto out;
@@ -1262,6 +1362,9 @@ static int run_all(const struct mp_kernel_config *cfg, const struct mp_kernel_op
         struct mp_kernel_result *r = &run->results[i];
         score(r);
     }
+    for (int i = 0; c.bd && i < run->n; i++)
+        if (c.bd[i])
+            run->results[i].breakdown = json_dumps(c.bd[i], JSON_COMPACT | JSON_REAL_PRECISION(6));
     if (compare)
         k_compare_rank(run, cfg);
     rc = k_write_reports(run, cfg, d);

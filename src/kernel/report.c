@@ -170,6 +170,21 @@ static json_t *latency_json(const struct mp_kernel_result *r, const struct mp_ke
     }
     json_object_set_new(g, "throttled", json_boolean(t->throttled));
     json_object_set_new(o, "gpu_state", g);
+    if (t->seq.present) {
+        const struct mp_kernel_seq *q = &t->seq;
+        json_t *sq = json_object();
+        json_object_set_new(sq, "decision", json_string(q->decision));
+        json_object_set_new(sq, "look", json_integer(q->look));
+        json_object_set_new(sq, "looks_max", json_integer(q->looks_max));
+        json_object_set_new(sq, "samples", json_integer(q->n));
+        json_object_set_new(sq, "baseline_samples", json_integer(q->n_baseline));
+        json_object_set_new(sq, "time_ratio_lo", jnum(q->ratio_lo));
+        json_object_set_new(sq, "time_ratio_hi", jnum(q->ratio_hi));
+        json_object_set_new(sq, "alpha", jnum(q->alpha));
+        json_object_set_new(sq, "alpha_per_look", jnum(q->alpha_look));
+        json_object_set_new(sq, "threshold", jnum(q->threshold));
+        json_object_set_new(o, "sequential", sq);
+    }
     return o;
 }
 
@@ -227,6 +242,8 @@ static json_t *result_json(const struct mp_kernel_result *r, const struct mp_ker
     }
     json_object_set_new(o, "performance_result", r->has_perf ? perf_json(&r->perf) : json_null());
     json_object_set_new(o, "latency_result", r->has_timing ? latency_json(r, cfg) : json_null());
+    json_t *bd = r->breakdown ? json_loads(r->breakdown, 0, NULL) : NULL;
+    json_object_set_new(o, "time_breakdown", bd ? bd : json_null());
     json_t *x = json_object();
     json_object_set_new(x, "kernel_id", json_string(r->id));
     json_object_set_new(x, "kernel_type", json_string(mp_kernel_type_name(r->type)));
@@ -552,6 +569,8 @@ int k_write_reports(struct mp_kernel_run *run, const struct mp_kernel_config *cf
             json_array_append_new(ci, jnum(v->speedup_lo));
             json_array_append_new(ci, jnum(v->speedup_hi));
             json_object_set_new(so, "ci95", ci);
+            bool sq = run->results[i].timing.seq.present && i != run->baseline;
+            json_object_set_new(so, "ci_kind", json_string(sq ? "sequential" : "bootstrap"));
             json_object_set_new(so, "p_value", jnum(v->p_value));
             json_object_set_new(so, "p_holm", jnum(v->p_holm));
             json_array_append_new(sp, so);
@@ -564,6 +583,7 @@ int k_write_reports(struct mp_kernel_run *run, const struct mp_kernel_config *cf
         json_object_set_new(cm, "verdicts", ver);
         json_object_set_new(cm, "alpha", json_real(cfg->compare.alpha));
         json_object_set_new(cm, "threshold", json_real(cfg->compare.threshold));
+        json_object_set_new(cm, "timing", json_string(cfg->compare.timing));
         json_object_set_new(res, "comparison_metrics", cm);
         json_object_set_new(res, "baseline", json_integer(run->baseline));
         json_object_set_new(res, "winner",
@@ -610,6 +630,68 @@ int k_write_reports(struct mp_kernel_run *run, const struct mp_kernel_config *cf
     if (!rc)
         rc = write_html(run, d);
     return rc;
+}
+
+static double bd_num(const json_t *o, const char *k)
+{
+    json_t *v = json_object_get(o, k);
+    return json_is_number(v) ? json_number_value(v) : NAN;
+}
+
+/* " name 1.23 s" when o[k] is a number */
+static void bd_item(struct mp_buf *b, const json_t *o, const char *k, const char *name)
+{
+    double v = bd_num(o, k);
+    if (isfinite(v))
+        mp_buf_printf(b, ", %s %.2f s", name, v);
+}
+
+/* one child process of the breakdown: wall, start, imports, phases */
+static void bd_process(struct mp_buf *b, const json_t *p, const char *name)
+{
+    if (!json_is_object(p))
+        return;
+    mp_buf_printf(b, "  %s: %.2f s", name, bd_num(p, "wall_s"));
+    bd_item(b, p, "start_s", "start");
+    bd_item(b, p, "imports_s", "imports");
+    bd_item(b, p, "device_open_s", "device open");
+    const json_t *ph = json_object_get(p, "phases");
+    bd_item(b, ph, "build_s", "build");
+    bd_item(b, ph, "load_s", "load");
+    bd_item(b, ph, "reference_cache_s", "reference cache");
+    json_t *seeds = json_object_get(ph, "seeds");
+    for (size_t i = 0; i < json_array_size(seeds); i++) {
+        json_t *sd = json_array_get(seeds, i);
+        mp_buf_printf(b, "%s%.2f (inputs %.2f, ref %.2f, kernel %.2f, check %.2f)",
+                      i ? " + " : ", seeds ",
+                      bd_num(sd, "inputs_s") + bd_num(sd, "reference_s") +
+                          bd_num(sd, "candidate_s") + bd_num(sd, "check_s"),
+                      bd_num(sd, "inputs_s"), bd_num(sd, "reference_s"), bd_num(sd, "candidate_s"),
+                      bd_num(sd, "check_s"));
+    }
+    bd_item(b, ph, "timing_inputs_s", "timing inputs");
+    bd_item(b, ph, "warmup_s", "warm-up");
+    bd_item(b, ph, "timing_loop_s", "timing loop (shared)");
+    bd_item(b, ph, "timed_device_s", "timed samples");
+    bd_item(b, ph, "recheck_s", "re-check");
+    mp_buf_puts(b, "\n");
+}
+
+/* the terminal's view of a kernel's time breakdown */
+static void breakdown_lines(struct mp_buf *b, const char *bdjson)
+{
+    json_t *bd = bdjson ? json_loads(bdjson, 0, NULL) : NULL;
+    if (!bd)
+        return;
+    mp_buf_puts(b, "Time:");
+    double cs = bd_num(bd, "compile_s");
+    if (isfinite(cs))
+        mp_buf_printf(b, " compile %.2f s", cs);
+    mp_buf_puts(b, "\n");
+    bd_process(b, json_object_get(bd, "build_process"), "build process");
+    bd_process(b, json_object_get(bd, "correctness_process"), "correctness process");
+    bd_process(b, json_object_get(bd, "timed_process"), "timed process");
+    json_decref(bd);
 }
 
 int mp_kernel_run_summary(const struct mp_kernel_run *run, struct mp_buf *b)
@@ -678,13 +760,21 @@ int mp_kernel_run_summary(const struct mp_kernel_run *run, struct mp_buf *b)
         if (run->vs && i != run->baseline) {
             const struct mp_kernel_vs *v = &run->vs[i];
             mp_buf_printf(b, "Verdict: %s", mp_verdict_name(v->verdict));
-            if (isfinite(v->speedup))
+            const struct mp_kernel_seq *q = &r->timing.seq;
+            if (q->present && isfinite(v->speedup))
+                mp_buf_printf(b,
+                              " (speedup %.4fx, sequential CI [%.4f, %.4f] at look %d of %d, "
+                              "%d vs %d samples, alpha %.2g per look; p=%.3g)",
+                              v->speedup, v->speedup_lo, v->speedup_hi, q->look, q->looks_max, q->n,
+                              q->n_baseline, q->alpha_look, v->p_value);
+            else if (isfinite(v->speedup))
                 mp_buf_printf(b, " (speedup %.4fx, 95%% CI [%.4f, %.4f], p=%.3g, Holm p=%.3g)",
                               v->speedup, v->speedup_lo, v->speedup_hi, v->p_value, v->p_holm);
             mp_buf_puts(b, "\n");
         } else if (run->vs) {
             mp_buf_puts(b, "Verdict: BASELINE\n");
         }
+        breakdown_lines(b, r->breakdown);
         mp_buf_printf(b, "Score: %.2f\n", r->score);
         if (r->nerrors) {
             mp_buf_puts(b, "Errors:\n");
