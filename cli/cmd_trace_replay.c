@@ -14,7 +14,20 @@
 #include "cli.h"
 #include "opts.h"
 
-enum { P_OP = 1000, P_ROW, P_TOP, P_CAT, P_RUN, P_JSON, P_ARCH, P_ARCHJ, P_PY, P_WARM };
+enum {
+    P_OP = 1000,
+    P_ROW,
+    P_TOP,
+    P_CAT,
+    P_RUN,
+    P_JSON,
+    P_ARCH,
+    P_ARCHJ,
+    P_PY,
+    P_WARM,
+    P_L2,
+    P_MAXT
+};
 
 static const struct cli_opt replay_opts[] = {
     {"output-dir", 'o', CLI_ARG, 'o', "DIR", "where the files go (required)", 0},
@@ -29,10 +42,13 @@ static const struct cli_opt replay_opts[] = {
      "time the references on this machine's GPU (analyze's runner) and fill the replay "
      "columns; without a GPU the files are written and the note says so",
      0},
-    {"warm-l2", 0, CLI_NOARG, P_WARM, NULL,
-     "--run: no L2 flush between samples (analyze flushes; the traced op often found its "
-     "inputs in L2)",
+    {"l2", 0, CLI_ARG, P_L2, "auto|flushed|warm",
+     "--run: L2 state of the replay figure (default auto: flushed for GEMM/attention/conv, "
+     "which read weights or caches, warm for the rest); both states are measured",
      0},
+    {"warm-l2", 0, CLI_NOARG, P_WARM, NULL, "--run: the same as --l2 warm", 0},
+    {"max-time", 0, CLI_ARG, P_MAXT, "S",
+     "--run: seconds of sampling per op for the CUDA-graph figure (default 5)", 0},
     {"json", 0, CLI_NOARG, P_JSON, NULL, "print replay_summary.json instead of the table", 0},
     {"gpu-arch", 0, CLI_ARG, P_ARCH, "NAME|auto",
      "roofline figures for a built-in arch (default auto: from the trace's deviceProperties)", 0},
@@ -113,6 +129,27 @@ static int replay_parse(int argc, char **argv, struct replay_args *a)
         case P_WARM:
             a->o.warm_l2 = true;
             break;
+        case P_L2:
+            if (strcmp(optarg, "auto") != 0 && strcmp(optarg, "flushed") != 0 &&
+                strcmp(optarg, "warm") != 0) {
+                fprintf(stderr, "magpie: error: --l2 expects auto, flushed or warm, got '%s'\n",
+                        optarg);
+                return EXIT_USAGE;
+            }
+            a->o.l2 = optarg;
+            break;
+        case P_MAXT: {
+            char *end;
+            a->o.max_time_s = strtod(optarg, &end);
+            if (end == optarg || *end || !(a->o.max_time_s > 0 && a->o.max_time_s <= 3600)) {
+                fprintf(stderr,
+                        "magpie: error: --max-time expects seconds in (0, 3600], got "
+                        "'%s'\n",
+                        optarg);
+                return EXIT_USAGE;
+            }
+            break;
+        }
         case P_ARCH:
             a->arch_name = optarg;
             break;

@@ -1,31 +1,47 @@
 """Times the references `magpie trace replay --run` wrote (docs/replay.md).
 
-Usage: magpie_replay.py JOB.json. The job names the ref_<n>.py files and
-the output path; the result is one JSON object:
-  {"device": ..., "device_error": ..., "ops": [{"n", "ok", "error",
-   "samples_ms", "batch", "cuda_graph", "stop_reason", "profiler_us",
-   "kernels"}]}
+Usage: magpie_replay.py JOB.json. The job names the ref_<n>.py files (each
+with the L2 state to replay it in: "flushed" or "warm") and the output
+path; the result is one JSON object:
+  {"device", "device_error", "clocks", "ops": [{"n", "ok", "error",
+   "samples_ms", "l2", "l2_flushed_us", "l2_warm_us", "calls_profiled",
+   "kernels", "kernels_per_call", "graph_samples_ms", "batch", "cuda_graph",
+   "stop_reason", "sm_clock_mhz", "clocks_before", "clocks_after",
+   "prof_note"}]}
 
-Timing is the analyze runner's own (magpie_runner.Timer and Sampler beside
-this file): CUDA events around a batch of calls, captured in a CUDA graph
-when a call is short, so what is timed is the kernels and not Python's
-launch path; L2 flushed between samples unless the job turns it off. A
-second measurement reads the kernels of 20 calls from the profiler's kernel
-records (names and device time per call), which is how the trace itself
-timed them.
+What is timed is the kernels, as the trace timed them: the op is called
+many times under torch.profiler (CUPTI kernel records, the same records a
+Kineto trace holds) and each call's kernel durations are summed, giving
+one sample per call ("samples_ms"; the trace's "kernel time per call" is
+the same sum). Two L2 states are profiled: "flushed" (a buffer twice the
+L2 size rewritten before every call, so the op reads its inputs from HBM,
+as an op reading weights or a KV cache does in a serving step) and "warm"
+(calls back to back, so inputs that fit in L2 are there, as an op reading
+what the op before it just wrote finds them); the job says which one is
+the op's figure, both are returned. The records' names give the kernels
+that ran. A third figure is the analyze runner's (magpie_runner.Timer and
+Sampler beside this file): CUDA events around a CUDA graph of many calls
+("graph_samples_ms"), which includes the gaps between kernels in a graph.
+Clocks: the SM clock the runner's spin probe measures, and nvidia-smi's
+clocks, power and throttle reasons before and after each op.
 
 Without a CUDA device nothing is timed ("device_error"), unless the job
-sets allow_cpu (plumbing tests): then the calls run on the CPU and the
-figures mean nothing for the GPU.
+sets allow_cpu (plumbing tests): then the calls run on the CPU, timed by
+the Sampler alone, and the figures mean nothing for the GPU.
 """
 import importlib.util
 import json
 import os
+import statistics
+import subprocess
 import sys
+import tempfile
 import time
 import traceback
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+GPU_CATS = ("kernel", "gpu_memset", "gpu_memcpy")
 
 
 def load(path, name):
@@ -36,59 +52,169 @@ def load(path, name):
     return mod
 
 
-def profile_kernels(torch, fn, calls=20):
-    """Kernel names (in launch order of one call) and device microseconds
-    per call, from the profiler's kernel records."""
+def smi_clocks(torch, dev):
+    """nvidia-smi's view of the device: SM/memory clocks, max SM clock,
+    power, temperature, active throttle reasons ("" when absent)."""
+    q = "clocks.sm,clocks.mem,clocks.max.sm,power.draw,temperature.gpu," \
+        "clocks_throttle_reasons.active"
+    cmd = ["nvidia-smi", "--query-gpu=" + q, "--format=csv,noheader,nounits"]
+    try:
+        uuid = getattr(torch.cuda.get_device_properties(dev), "uuid", None)
+        if uuid is not None:
+            cmd += ["-i", "GPU-" + str(uuid)]
+        out = subprocess.run(cmd, capture_output=True, text=True, timeout=15)
+    except Exception:
+        return ""
+    if out.returncode != 0 or not out.stdout.strip():
+        return ""
+    v = [x.strip() for x in out.stdout.strip().splitlines()[0].split(",")]
+    if len(v) < 6:
+        return ""
+    return "sm %s MHz (max %s), mem %s MHz, %s W, %s C, throttle %s" % (
+        v[0], v[2], v[1], v[3], v[4], v[5])
+
+
+def gpu_records(torch, run):
+    """The GPU activity records (start us, duration us, name) of run(), in
+    device order, from the profiler's Kineto trace: the records, names and
+    categories a torch-profiler trace holds."""
     from torch.profiler import ProfilerActivity, profile
-    fn()
-    torch.cuda.synchronize()
-    with profile(activities=[ProfilerActivity.CUDA]) as prof:
-        for _ in range(calls):
-            fn()
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+        run()
         torch.cuda.synchronize()
-    names, total = [], 0.0
-    for ev in prof.events():
-        dev = getattr(ev, "device_type", None)
-        if dev is None or "CUDA" not in str(dev):
-            continue
-        total += ev.time_range.elapsed_us()
-        if ev.name not in names:
-            names.append(ev.name)
-    return names, total / calls
+    fd, path = tempfile.mkstemp(suffix=".json")
+    os.close(fd)
+    try:
+        prof.export_chrome_trace(path)
+        with open(path) as f:
+            evs = json.load(f)
+    finally:
+        os.unlink(path)
+    if isinstance(evs, dict):
+        evs = evs.get("traceEvents", [])
+    recs = [(float(e["ts"]), float(e.get("dur", 0)), e.get("name", ""))
+            for e in evs if e.get("ph") == "X" and e.get("cat") in GPU_CATS]
+    recs.sort(key=lambda r: r[0])
+    return recs
 
 
-def run_one(torch, mr, dev, op, tcfg):
+def per_call(recs, calls, skip):
+    """Splits the records into `calls` equal chunks (each call launches the
+    same kernels; `skip` leading records of each chunk are the L2 flush)
+    and returns (per-call kernel us, the names of one call), or None when
+    the records do not split evenly."""
+    if calls <= 0 or len(recs) % calls:
+        return None
+    k = len(recs) // calls - skip
+    if k <= 0:
+        return None
+    names = [r[2] for r in recs[skip:skip + k]]
+    us = []
+    for c in range(calls):
+        chunk = recs[c * (k + skip):(c + 1) * (k + skip)]
+        if [r[2] for r in chunk[skip:]] != names:
+            return None
+        us.append(sum(r[1] for r in chunk[skip:]))
+    return us, names
+
+
+def profile_op(torch, call, flush, calls):
+    """Per-call kernel time (us) in the two L2 states, with the kernel names.
+    Returns a dict; "note" says what could not be split per call."""
+    out = {"calls_profiled": calls, "note": ""}
+    warm = gpu_records(torch, lambda: [call() for _ in range(calls)])
+    w = per_call(warm, calls, 0)
+    if w is None:  # kernels differ between calls (a one-off workspace memset, ...)
+        names = []
+        for r in warm:
+            if r[2] not in names:
+                names.append(r[2])
+        out["warm"] = [sum(r[1] for r in warm) / calls]
+        out["names"] = names
+        out["note"] = "%d kernel records over %d calls do not split per call: mean only" % (
+            len(warm), calls)
+    else:
+        out["warm"], out["names"] = w
+    if flush is None:
+        return out
+
+    def cold():
+        for i in range(calls):
+            flush.fill_(i % 127 + 1)
+            call()
+    recs = gpu_records(torch, cold)
+    nf = len(gpu_records(torch, lambda: flush.fill_(3)))
+    c = per_call(recs, calls, nf)
+    if c is None:
+        fl = set(r[2] for r in gpu_records(torch, lambda: flush.fill_(5)))
+        op = [r for r in recs if r[2] not in fl] if not (fl & set(out["names"])) else recs
+        out["flushed"] = [sum(r[1] for r in op) / calls]
+        out["note"] += ("; " if out["note"] else "") + "flushed: mean only"
+    else:
+        out["flushed"] = c[0]
+    return out
+
+
+def make_model(torch, dev, op):
+    mod = load(op["ref"], "magpie_replay_ref_%d" % op["n"])
+    torch.manual_seed(42)
+    model = mod.Model(*mod.get_init_inputs())
+    if hasattr(model, "to"):
+        model = model.to(dev).eval()
+    if hasattr(model, "restore"):
+        model.restore = False  # time the op alone, not the restoring copy
+    inputs = [x.to(dev) if isinstance(x, torch.Tensor) else x for x in mod.get_inputs()]
+    return model, inputs
+
+
+def graph_sample(torch, mr, dev, call, tcfg):
+    """The analyze runner's figure: events around CUDA-graph batches."""
+    timer = mr.Timer(torch, dev)
+    timer.setup_flush(tcfg.get("l2_flush", True))
+    timer.setup_hold(0, tcfg.get("power_guard", True), None)
+    smp = mr.Sampler(timer, call, tcfg)
+    smp.warmup()
+    t0 = time.monotonic()
+    while True:
+        smp.take()
+        if smp.check(time.monotonic() - t0):
+            break
+    return timer, smp
+
+
+def run_one(torch, mr, dev, op, tcfg, flush):
     out = {"n": op["n"], "ok": False}
     try:
-        mod = load(op["ref"], "magpie_replay_ref_%d" % op["n"])
-        torch.manual_seed(42)
-        model = mod.Model(*mod.get_init_inputs())
-        if hasattr(model, "to"):
-            model = model.to(dev).eval()
-        if hasattr(model, "restore"):
-            model.restore = False  # time the op alone, not the restoring copy
-        inputs = [x.to(dev) if isinstance(x, torch.Tensor) else x for x in mod.get_inputs()]
+        model, inputs = make_model(torch, dev, op)
 
         def call():
             with torch.no_grad():
                 model(*inputs)
 
         call()
-        timer = mr.Timer(torch, dev)
-        timer.setup_flush(tcfg.get("l2_flush", True))
-        timer.setup_hold(0, tcfg.get("power_guard", True), None)
-        smp = mr.Sampler(timer, call, tcfg)
-        smp.warmup()
-        t0 = time.monotonic()
-        while True:
-            smp.take()
-            if smp.check(time.monotonic() - t0):
-                break
-        out.update(samples_ms=smp.samples, batch=smp.batch, cuda_graph=smp.graph is not None,
-                   stop_reason=smp.reason + ("; " + smp.graph_note if smp.graph_note else ""))
-        if dev.type == "cuda":
-            names, us = profile_kernels(torch, call)
-            out.update(kernels=names, profiler_us=us)
+        cuda = dev.type == "cuda"
+        if cuda:
+            out["clocks_before"] = smi_clocks(torch, dev)
+        timer, smp = graph_sample(torch, mr, dev, call, tcfg)
+        out.update(graph_samples_ms=smp.samples, batch=smp.batch,
+                   cuda_graph=smp.graph is not None,
+                   stop_reason=smp.reason + ("; " + smp.graph_note if smp.graph_note else ""),
+                   sm_clock_mhz=round(timer.ref_mhz, 1))
+        if not cuda:
+            out.update(samples_ms=smp.samples, l2="none")
+        else:
+            per = statistics.median(smp.samples) * 1000 if smp.samples else 10.0
+            calls = int(min(max(tcfg.get("profile_calls", 200) * 10.0 / max(per, 10.0), 20),
+                            tcfg.get("profile_calls", 200)))
+            p = profile_op(torch, call, flush, calls)
+            l2 = op.get("l2", "flushed") if flush is not None else "warm"
+            out.update(samples_ms=[u / 1000 for u in p[l2]], l2=l2,
+                       l2_warm_us=statistics.median(p["warm"]),
+                       kernels=p["names"], kernels_per_call=len(p["names"]),
+                       calls_profiled=p["calls_profiled"], prof_note=p["note"])
+            if "flushed" in p:
+                out["l2_flushed_us"] = statistics.median(p["flushed"])
+            out["clocks_after"] = smi_clocks(torch, dev)
         out["ok"] = True
     except Exception as e:
         out["error"] = "%s: %s" % (type(e).__name__, str(e)[:600])
@@ -115,8 +241,15 @@ def main():
         res["device_error"] = "no CUDA device visible to torch %s" % torch.__version__
         return finish(job, res)
     tcfg = dict(job.get("timing", {}))
+    flush = None
+    if dev.type == "cuda":
+        l2 = getattr(torch.cuda.get_device_properties(dev), "L2_cache_size", 0) or (64 << 20)
+        res["l2_bytes"] = l2
+        flush = torch.empty(2 * l2, dtype=torch.int8, device=dev)
+        res["clocks"] = smi_clocks(torch, dev)
+        res["torch"] = torch.__version__
     for op in job["ops"]:
-        res["ops"].append(run_one(torch, mr, dev, op, tcfg))
+        res["ops"].append(run_one(torch, mr, dev, op, tcfg, flush))
     return finish(job, res)
 
 

@@ -32,7 +32,9 @@ struct mp_replay_opts {
     const struct mp_roofline_arch *arch; /* roofline figures; NULL with arch_auto: from the trace */
     bool arch_auto;
     bool run;                /* time the references on this machine's GPU */
-    bool warm_l2;            /* run: no L2 flush between samples (analyze flushes) */
+    bool warm_l2;            /* run: the same as l2 "warm" */
+    const char *l2;          /* run: L2 state of the figure: "flushed", "warm", NULL/"auto" by op */
+    double max_time_s;       /* run: sampling time per op of the CUDA-graph figure (<= 0: 5) */
     const char *runtime_dir; /* runtime/ (NULL: mp_kernel_runtime_find) */
     const char *python;      /* interpreter for run (NULL: $MAGPIE_PYTHON or python3) */
     double run_timeout_s;    /* per run of the helper (<= 0: 1800) */
@@ -63,11 +65,17 @@ struct mp_replay_op {
     char *note;   /* remarks on the rebuild (values invented, device) */
     /* replay (run) */
     bool replayed;
-    double replay_median_us, replay_ci_lo_us, replay_ci_hi_us, replay_prof_us, ratio;
+    /* per-call kernel time from the profiler's kernel records in the L2
+     * state replay_l2, its CI; both states' medians; the CUDA-graph figure */
+    double replay_median_us, replay_ci_lo_us, replay_ci_hi_us, ratio;
+    double replay_flushed_us, replay_warm_us, replay_graph_us; /* 0: not measured */
+    double replay_sm_mhz;                                      /* runner's spin probe, 0 unknown */
+    char replay_l2[12];                                        /* "flushed", "warm", "none" */
     long replay_samples;
     char *replay_kernels;
     int kernels_match; /* 1 same names, 0 differ, -1 unknown */
     char *replay_note;
+    char *replay_clocks; /* nvidia-smi before/after */
 };
 
 struct mp_replay_result {

@@ -24,7 +24,8 @@ static void op_fini(struct mp_replay_op *op)
                   &op->types,          &op->strides,     &op->concrete,       &op->trace_kernels,
                   &op->gflops,         &op->data_mb,     &op->flops_per_byte, &op->compute_spec,
                   &op->roofline_bound, &op->roofline_us, &op->pct_roofline,   &op->schema,
-                  &op->reason,         &op->note,        &op->replay_kernels, &op->replay_note};
+                  &op->reason,         &op->note,        &op->replay_kernels, &op->replay_note,
+                  &op->replay_clocks};
     for (size_t i = 0; i < sizeof(s) / sizeof(s[0]); i++) {
         free(*s[i]);
         *s[i] = NULL;

@@ -23,7 +23,10 @@ static const char *const cols[] = {
     "replay_kernel_us_median",
     "replay_kernel_us_ci_lo",
     "replay_kernel_us_ci_hi",
-    "replay_profiler_kernel_us",
+    "replay_l2",
+    "replay_kernel_us_l2_flushed",
+    "replay_kernel_us_l2_warm",
+    "replay_graph_us",
     "replay_samples",
     "ratio",
     "kernels_match",
@@ -42,6 +45,8 @@ static const char *const cols[] = {
     "note",
     "replay_note",
     "schema",
+    "replay_sm_clock_mhz",
+    "replay_clocks",
 };
 
 static int num(struct mp_csv *c, double v, bool have)
@@ -68,7 +73,10 @@ static int row(struct mp_csv *c, const struct mp_replay_op *op)
     rc = rc ? rc : num(c, op->replay_median_us, rp);
     rc = rc ? rc : num(c, op->replay_ci_lo_us, rp);
     rc = rc ? rc : num(c, op->replay_ci_hi_us, rp);
-    rc = rc ? rc : num(c, op->replay_prof_us, rp && op->replay_prof_us > 0);
+    rc = rc ? rc : mp_csv_str(c, rp ? op->replay_l2 : "");
+    rc = rc ? rc : num(c, op->replay_flushed_us, rp && op->replay_flushed_us > 0);
+    rc = rc ? rc : num(c, op->replay_warm_us, rp && op->replay_warm_us > 0);
+    rc = rc ? rc : num(c, op->replay_graph_us, rp && op->replay_graph_us > 0);
     rc = rc ? rc : (rp ? mp_csv_fmt(c, "%ld", op->replay_samples) : mp_csv_str(c, ""));
     rc = rc ? rc : num(c, op->ratio, rp);
     rc = rc ? rc : mp_csv_str(c, op->kernels_match < 0 ? "" : op->kernels_match ? "True" : "False");
@@ -84,6 +92,8 @@ static int row(struct mp_csv *c, const struct mp_replay_op *op)
     rc = rc ? rc : mp_csv_str(c, op->note ? op->note : "");
     rc = rc ? rc : mp_csv_str(c, op->replay_note ? op->replay_note : "");
     rc = rc ? rc : mp_csv_str(c, op->schema ? op->schema : "");
+    rc = rc ? rc : num(c, op->replay_sm_mhz, rp && op->replay_sm_mhz > 0);
+    rc = rc ? rc : mp_csv_str(c, op->replay_clocks ? op->replay_clocks : "");
     return rc ? rc : mp_csv_end_row(c);
 }
 
@@ -129,9 +139,16 @@ static int op_json(struct mp_buf *b, const struct mp_replay_op *op)
     rc = rc ? rc : jkey_num(b, "replay_kernel_us_median", op->replay_median_us, rp);
     rc = rc ? rc : jkey_num(b, "replay_kernel_us_ci_lo", op->replay_ci_lo_us, rp);
     rc = rc ? rc : jkey_num(b, "replay_kernel_us_ci_hi", op->replay_ci_hi_us, rp);
+    rc = rc ? rc : jkey_str(b, "replay_l2", rp ? op->replay_l2 : "");
     rc = rc ? rc
-            : jkey_num(b, "replay_profiler_kernel_us", op->replay_prof_us,
-                       rp && op->replay_prof_us > 0);
+            : jkey_num(b, "replay_kernel_us_l2_flushed", op->replay_flushed_us,
+                       rp && op->replay_flushed_us > 0);
+    rc = rc ? rc
+            : jkey_num(b, "replay_kernel_us_l2_warm", op->replay_warm_us,
+                       rp && op->replay_warm_us > 0);
+    rc = rc ? rc
+            : jkey_num(b, "replay_graph_us", op->replay_graph_us, rp && op->replay_graph_us > 0);
+    rc = rc ? rc : mp_buf_printf(b, ", \"replay_samples\": %ld", rp ? op->replay_samples : 0L);
     rc = rc ? rc : jkey_num(b, "ratio", op->ratio, rp);
     rc = rc ? rc
             : mp_buf_printf(b, ", \"kernels_match\": %s",
@@ -154,6 +171,9 @@ static int op_json(struct mp_buf *b, const struct mp_replay_op *op)
     rc = rc ? rc : jkey_str(b, "note", op->note);
     rc = rc ? rc : jkey_str(b, "replay_note", op->replay_note);
     rc = rc ? rc : jkey_str(b, "schema", op->schema);
+    rc = rc ? rc
+            : jkey_num(b, "replay_sm_clock_mhz", op->replay_sm_mhz, rp && op->replay_sm_mhz > 0);
+    rc = rc ? rc : jkey_str(b, "replay_clocks", op->replay_clocks);
     if (!rc && op->rebuilt)
         rc =
             mp_buf_printf(b,

@@ -26,6 +26,7 @@ int mcp_replay_run(json_t *args, long row, json_t **summary, json_t **result)
     o.top = row > 0 ? 1 : (long)mcp_int(args, "top");
     o.run = mcp_bool(args, "run");
     o.warm_l2 = mcp_bool(args, "warm_l2");
+    o.l2 = mcp_str(args, "l2");
     o.quiet = true;
     const char *arch_name = mcp_str(args, "gpu_arch");
     struct mp_roofline_arch arch;
@@ -80,8 +81,10 @@ static const struct mcp_param params[] = {
      "time the references on this machine's GPU (without one: files only, run_note says so)"},
     {"gpu_arch", MT_STR, false, NULL, NULL, 0, 0,
      "roofline figures for a built-in GPU (e.g. H200) or \"auto\" (default: from the trace)"},
-    {"warm_l2", MT_BOOL, false, "false", NULL, 0, 0,
-     "run: no L2 flush between samples (analyze flushes)"},
+    {"warm_l2", MT_BOOL, false, "false", NULL, 0, 0, "run: the same as l2 \"warm\""},
+    {"l2", MT_STR, false, "\"auto\"", "auto|flushed|warm", 0, 0,
+     "run: L2 state of each op's figure (auto: flushed for GEMM/attention/conv, warm for the "
+     "rest; both are measured)"},
     {NULL, 0, false, NULL, NULL, 0, 0, NULL},
 };
 
@@ -95,9 +98,12 @@ const struct mcp_tool mcp_tool_replay_ops = {
     .params = params,
     .run = run,
     .flags = MCP_LONG | MCP_EXTRA,
-    .result_desc = "replay_summary.json: `{rows_in_ranking, selected, rebuilt, in_ir, ran, "
-                   "run_note, arch, ops[{n, rank, op, shape_key, calls, trace_kernel_us_mean, "
-                   "trace_kernel_us_median, replay_kernel_us_median, ratio, kernels_match, "
-                   "roofline figures, rebuilt, in_ir, reason, ref, candidate, compare, "
-                   "command}]}` plus `output_dir`, `ir`, `summary_csv`.",
+    .result_desc =
+        "replay_summary.json: `{rows_in_ranking, selected, rebuilt, in_ir, ran, "
+        "run_note, arch, ops[{n, rank, op, shape_key, calls, trace_kernel_us_mean, "
+        "trace_kernel_us_median, replay_kernel_us_median (profiler kernel records per call), "
+        "replay_l2, replay_kernel_us_l2_flushed/_warm, replay_graph_us, ratio, "
+        "kernels_match, replay_note (why a replay is off), replay_clocks, "
+        "roofline figures, rebuilt, in_ir, reason, ref, candidate, compare, "
+        "command}]}` plus `output_dir`, `ir`, `summary_csv`.",
 };

@@ -1,0 +1,135 @@
+#!/usr/bin/env bash
+# `magpie trace replay --run`'s fidelity plumbing without a GPU:
+#  - the job: each op's L2 state (auto: flushed for GEMMs; --l2 warm), the
+#    sampling time (--max-time);
+#  - the result read back from a stand-in for the GPU helper (it models
+#    runtime/magpie_replay.py on a GPU: writes the result JSON a GPU run
+#    writes, with fixed per-call kernel samples, both L2 states, kernel names
+#    and clocks), so the summary's replay columns, the ratio, kernels_match
+#    and the hints on why a replay is off (other kernels; the other L2 state
+#    matches) are checked exactly;
+#  - runtime/magpie_replay.py's splitting of kernel records into calls
+#    (per_call: equal chunks, the flush's records skipped, a call with other
+#    kernels refused), which needs no torch;
+#  - a CPU-only machine: no torch / no CUDA writes the files, exit 0, a note.
+#
+# Env: MAGPIE, MP_SHARED, MP_SRC.
+set -u
+: "${MAGPIE:?MAGPIE must point to the magpie binary}"
+: "${MP_SHARED:?MP_SHARED must point to the shared data}"
+: "${MP_SRC:?MP_SRC must point to the repository}"
+TRACE="$MP_SHARED/data/traces/h200/mixtral_shape_l8_bs16_p256_d12.json.gz"
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/replayf.XXXXXX")
+trap 'rm -rf "$TMP"' EXIT
+fails=0
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+export MAGPIE_RUNTIME_DIR="$MP_SRC/runtime"
+
+# the stand-in helper: argv = (helper, job); copies the job beside the result
+cat >"$TMP/gpu_py" <<'EOF'
+#!/usr/bin/env python3
+import json, shutil, sys
+job = json.load(open(sys.argv[2]))
+shutil.copy(sys.argv[2], job["output"] + ".job")
+K1 = "nvjet_sm90_tst_64x8_64x16_4x2_h_bz_TNT"
+fig = {  # n: (flushed samples us, warm us, kernels)
+    1: ([5.7, 5.8, 5.9, 5.75, 5.85], 4.1, [K1]),
+    2: ([7.0, 7.1, 6.9, 7.05, 6.95], 5.4, [K1]),
+    3: ([60.0, 61.0, 59.0, 60.5, 59.5], 58.0, ["nvjet_sm90_tst_128x256_64x4_2x1_v_bz_TNT"]),
+}
+ops = []
+for op in job["ops"]:
+    s, w, k = fig[op["n"]]
+    ops.append({"n": op["n"], "ok": True, "l2": op["l2"],
+                "samples_ms": [u / 1000 for u in (s if op["l2"] == "flushed" else [w] * 5)],
+                "l2_flushed_us": sorted(s)[2], "l2_warm_us": w, "kernels": k,
+                "kernels_per_call": len(k), "calls_profiled": 200, "prof_note": "",
+                "graph_samples_ms": [x * 1.2 / 1000 for x in s], "batch": 50,
+                "cuda_graph": True, "stop_reason": "noise 0.3% <= 0.5% after 12 samples",
+                "sm_clock_mhz": 1980.0, "clocks_before": "sm 1980 MHz (max 1980)",
+                "clocks_after": "sm 1965 MHz (max 1980)"})
+json.dump({"device": "NVIDIA H200 (stand-in)", "torch": "2.11", "l2_bytes": 52428800,
+           "clocks": "sm 1980 MHz (max 1980)", "ops": ops}, open(job["output"], "w"))
+EOF
+chmod +x "$TMP/gpu_py"
+
+MAGPIE_PYTHON="$TMP/gpu_py" "$MAGPIE" trace replay "$TRACE" --category GEMM --top 3 --run \
+    --max-time 0.5 -q -o "$TMP/r" >"$TMP/out" 2>&1 || fail "--run exited $?: $(tail -3 "$TMP/out")"
+python3 - "$TMP/r" <<'PY' || fails=$((fails + 1))
+import csv, json, os, sys
+d = sys.argv[1]
+job = json.load(open(os.path.join(d, "replay_run.json.job")))
+assert job["timing"]["max_time_s"] == 0.5 and job["timing"]["l2_flush"] is True, job["timing"]
+assert [o["l2"] for o in job["ops"]] == ["flushed"] * 3, job["ops"]
+s = json.load(open(os.path.join(d, "replay_summary.json")))
+assert s["ran"] is True, s
+assert s["run_note"].startswith("replayed on NVIDIA H200 (stand-in) (torch 2.11, L2 50 MiB)"), s
+o1, o2, o3 = s["ops"]
+assert [o["op"] for o in s["ops"]] == ["aten::mm"] * 3
+assert o1["replay_kernel_us_median"] == 5.8 and o1["replay_l2"] == "flushed", o1
+assert abs(o1["ratio"] - 5.8 / o1["trace_kernel_us_median"]) < 1e-12, o1
+assert o1["replay_kernel_us_ci_lo"] <= 5.8 <= o1["replay_kernel_us_ci_hi"], o1
+assert o1["replay_kernel_us_l2_flushed"] == 5.8 and o1["replay_kernel_us_l2_warm"] == 4.1
+assert abs(o1["replay_graph_us"] - 5.8 * 1.2) < 1e-9, o1
+assert o1["replay_samples"] == 5 and o1["replay_sm_clock_mhz"] == 1980.0, o1
+assert o1["kernels_match"] is True and o1["replay_kernels"] == o1["trace_kernels"], o1
+assert o1["replay_note"].startswith("kernel records of 200 calls, L2 flushed"), o1
+assert o1["replay_clocks"] == "before: sm 1980 MHz (max 1980); after: sm 1965 MHz (max 1980)"
+# 7.0 us flushed vs a 5.31 us trace; the warm replay (5.4) is within 10 %: L2
+assert o2["ratio"] > 1.1 and o2["kernels_match"] is True, o2
+assert "the L2-warm replay is within 10 % (1.02x)" in o2["replay_note"], o2["replay_note"]
+# another kernel ran
+assert o3["kernels_match"] is False, o3
+assert "other kernels ran than in the trace" in o3["replay_note"], o3["replay_note"]
+rows = list(csv.DictReader(open(os.path.join(d, "replay_summary.csv"))))
+assert rows[0]["replay_l2"] == "flushed" and rows[0]["kernels_match"] == "True", rows[0]
+assert rows[2]["kernels_match"] == "False" and rows[0]["replay_kernel_us_median"] == "5.8"
+assert list(rows[0])[-2:] == ["replay_sm_clock_mhz", "replay_clocks"], list(rows[0])
+PY
+
+# --l2 warm: the job asks for warm figures and the graph figure unflushed
+MAGPIE_PYTHON="$TMP/gpu_py" "$MAGPIE" trace replay "$TRACE" --category GEMM --top 2 --run \
+    --l2 warm -q -o "$TMP/w" >"$TMP/out" 2>&1 || fail "--l2 warm exited $?"
+python3 - "$TMP/w" <<'PY' || fails=$((fails + 1))
+import json, os, sys
+d = sys.argv[1]
+job = json.load(open(os.path.join(d, "replay_run.json.job")))
+assert [o["l2"] for o in job["ops"]] == ["warm"] * 2 and job["timing"]["l2_flush"] is False, job
+assert job["timing"]["max_time_s"] == 5, job["timing"]
+s = json.load(open(os.path.join(d, "replay_summary.json")))
+assert s["ops"][0]["replay_l2"] == "warm" and s["ops"][0]["replay_kernel_us_median"] == 4.1, s
+PY
+"$MAGPIE" trace replay "$TRACE" --top 1 --l2 hot -o "$TMP/x" >"$TMP/out" 2>&1
+[ $? = 2 ] && grep -q "expects auto, flushed or warm" "$TMP/out" || fail "--l2 hot: $(cat "$TMP/out")"
+
+# the splitting of kernel records into calls (no torch needed)
+python3 - "$MP_SRC/runtime" <<'PY' || fails=$((fails + 1))
+import sys
+sys.path.insert(0, sys.argv[1])
+import magpie_replay as m
+r = lambda t, d, n: (float(t), float(d), n)
+# 3 calls of [fill, a, b]: the fill skipped, per call a+b
+recs = [r(10 * i + j, 1 + j, n) for i in range(3) for j, n in enumerate(["fill", "a", "b"])]
+assert m.per_call(recs, 3, 1) == ([5.0, 5.0, 5.0], ["a", "b"]), m.per_call(recs, 3, 1)
+assert m.per_call(recs, 3, 0) == ([6.0, 6.0, 6.0], ["fill", "a", "b"])
+assert m.per_call(recs, 2, 0) is None            # 9 records do not split in 2 calls
+recs[4] = r(11, 2, "c")                         # call 2 ran another kernel
+assert m.per_call(recs, 3, 1) is None
+assert m.per_call([], 0, 0) is None and m.per_call(recs[:3], 1, 3) is None
+print("per_call ok")
+PY
+
+# a CPU-only machine: an interpreter without torch writes the files, exit 0
+cat >"$TMP/no_torch_py" <<'EOF'
+#!/bin/sh
+exec python3 -c 'import runpy, sys; sys.modules["torch"] = None; sys.argv = sys.argv[1:]; runpy.run_path(sys.argv[0], run_name="__main__")' "$@"
+EOF
+chmod +x "$TMP/no_torch_py"
+MAGPIE_PYTHON="$TMP/no_torch_py" "$MAGPIE" trace replay "$TRACE" --category GEMM --top 1 --run \
+    -q -o "$TMP/c" >"$TMP/out" 2>"$TMP/err" || fail "no torch: exit $?: $(cat "$TMP/err")"
+grep -q "no GPU here: the files are written, nothing was replayed (PyTorch is not importable" \
+    "$TMP/err" || fail "no torch note: $(cat "$TMP/err")"
+[ -f "$TMP/c/ref_1.py" ] && [ -f "$TMP/c/replay_summary.csv" ] || fail "no torch: files missing"
+
+[ $fails = 0 ] && echo ok
+exit $fails
