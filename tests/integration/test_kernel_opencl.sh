@@ -109,12 +109,70 @@ for kid, want, other in (("vadd", "FASTER", "SLOWER"), ("vadd_chain32", "SLOWER"
 if v["vadd"] == "FASTER":
     assert d["winner"] == ids.index("vadd"), d["winner"]
     sp = cm["speedup_vs_baseline"][ids.index("vadd")]
-    assert sp["ci95"][0] > 1.0 and sp["p_holm"] < 0.05, sp
+    # sequential (the default): the look's interval decides, p is for information
+    assert sp["ci95"][0] > 1.0 and (sp["ci_kind"] == "sequential" or sp["p_holm"] < 0.05), sp
     assert "Winner: Kernel 1 (vadd)" in d["summary"], d["summary"]
 else:
     assert d["winner"] == ids.index("vadd_slow"), d["winner"]
 assert len(cm["perf_scores"]) == 6
+# the sequential decision (the default) and the time breakdown
+assert cm["timing"] == "sequential", cm
+for i, k in enumerate(d["kernel_results"]):
+    bd = k["time_breakdown"]
+    assert "compile_s" in bd and "build_process" in bd and "correctness_process" in bd, bd
+    cp = bd["correctness_process"]
+    assert cp["wall_s"] > 0 and "device_open_s" in cp and "start_s" in cp, cp
+    assert len(cp["phases"]["seeds"]) >= 1, cp
+    for sd in cp["phases"]["seeds"]:
+        assert set(sd) >= {"seed", "inputs_s", "reference_s", "candidate_s", "check_s"}, sd
+    lr = k["latency_result"]
+    if not cm["correctness"][i]:
+        assert "timed_process" not in bd, bd
+        continue
+    ph = bd["timed_process"]["phases"]
+    assert set(ph) >= {"build_s", "seeds", "timing_inputs_s", "warmup_s", "timing_loop_s",
+                       "timed_device_s", "recheck_s"}, ph
+    assert len(cp["phases"]["seeds"]) == 3, cp
+    if i == d["baseline"]:
+        assert "sequential" not in lr, lr
+        continue
+    sq = lr["sequential"]
+    sp = cm["speedup_vs_baseline"][i]
+    assert sp["ci_kind"] == "sequential", sp
+    assert 1 <= sq["look"] <= sq["looks_max"] and sq["samples"] >= 16, sq
+    assert abs(sq["alpha_per_look"] - sq["alpha"] / (2 * sq["looks_max"])) < 1e-12, sq
+    if cm["verdicts"][i] in ("FASTER", "SLOWER", "SAME"):
+        assert sq["decision"] == cm["verdicts"][i], (sq, cm["verdicts"][i])
+        # the interval shown is the look's
+        assert abs(sp["ci95"][0] * sq["time_ratio_hi"] - 1) < 1e-9, (sp, sq)
+        assert lr["stop_reason"].startswith("decided " + sq["decision"]), lr["stop_reason"]
 PY
+grep -q 'sequential CI \[' "$TMP/out" || fail "no sequential CI in the summary: $(cat "$TMP/out")"
+grep -q '  timed process: ' "$TMP/out" || fail "no time breakdown in the summary: $(cat "$TMP/out")"
+
+# --timing fixed: today's rule (every kernel to its noise target or limit,
+# bootstrap CI, U test), the same verdicts
+"$MAGPIE" compare -q --timing fixed -k examples/kernels/opencl/compare.yaml -o "$TMP/f" \
+    >"$TMP/out" 2>"$TMP/err" || fail "compare --timing fixed: $(tail -5 "$TMP/err")"
+rep=$(ls "$TMP"/f/compare_*/compare_report.json | head -1)
+python3 - "$rep" <<'PY' || { fail "compare --timing fixed report"; cat "$TMP/out"; }
+import json, sys
+d = json.load(open(sys.argv[1]))["results"]
+cm = d["comparison_metrics"]
+ids = [k["extra"]["kernel_id"] for k in d["kernel_results"]]
+v = dict(zip(ids, cm["verdicts"]))
+assert cm["timing"] == "fixed", cm
+assert cm["correctness"] == [True, True, True, False, False, False], cm["correctness"]
+assert v["vadd"] in ("FASTER", "INCONCLUSIVE") and v["vadd_chain32"] in ("SLOWER", "INCONCLUSIVE"), v
+for i, k in enumerate(d["kernel_results"]):
+    if k["latency_result"]:
+        assert "sequential" not in k["latency_result"], k["latency_result"]
+        assert not k["latency_result"]["stop_reason"].startswith("decided"), k["latency_result"]
+    assert cm["speedup_vs_baseline"][i]["ci_kind"] == "bootstrap"
+PY
+"$MAGPIE" compare -q --timing sometimes -k examples/kernels/opencl/compare.yaml -o "$TMP/g" \
+    >"$TMP/out" 2>&1
+[ $? = 2 ] || fail "--timing sometimes: expected exit 2"
 # report.html: a row per kernel, the speedup and its CI per correct candidate
 # as in the JSON, one latency distribution per timed kernel, self-contained,
 # and it loads in headless Chromium without console messages
