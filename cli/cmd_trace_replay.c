@@ -26,12 +26,17 @@ enum {
     P_PY,
     P_WARM,
     P_L2,
-    P_MAXT
+    P_MAXT,
+    P_KERN
 };
 
 static const struct cli_opt replay_opts[] = {
     {"output-dir", 'o', CLI_ARG, 'o', "DIR", "where the files go (required)", 0},
     {"op", 0, CLI_ARG, P_OP, "NAME", "only rows of this op (e.g. aten::mm)", 0},
+    {"kernel", 0, CLI_ARG, P_KERN, "NAME",
+     "only rows of ops that launched this kernel (its exact name, as gap analysis and trace "
+     "sources print it)",
+     0},
     {"row", 0, CLI_ARG, P_ROW, "N",
      "only row N (1-based) of the ranking by kernel time (unified_perf_summary)", 0},
     {"top", 0, CLI_ARG, P_TOP, "K", "rows kept after the filters (default 20; 0 = all)", 0},
@@ -113,6 +118,9 @@ static int replay_parse(int argc, char **argv, struct replay_args *a)
             break;
         case P_CAT:
             a->o.category = optarg;
+            break;
+        case P_KERN:
+            a->o.kernel = optarg;
             break;
         case P_ROW:
             rc = parse_long("--row", optarg, 1, &a->o.row);

@@ -75,6 +75,57 @@ static int read_stdin_names(struct mp_src_trace_kernels *l)
     return rc;
 }
 
+/* `magpie trace replay` for the op behind kernel row i of TRACE (the ops
+ * that launched this exact kernel name, the top one by kernel time;
+ * docs/replay.md), single-quoted for a POSIX shell. */
+static int replay_command(struct mp_buf *b, const char *trace, const char *kernel, size_t i)
+{
+    const char *parts[] = {trace, kernel};
+    int rc = mp_buf_puts(b, "magpie trace replay ");
+    for (size_t p = 0; p < 2 && !rc; p++) {
+        rc = mp_buf_puts(b, p ? " --kernel '" : "'");
+        for (const char *c = parts[p]; *c && !rc; c++)
+            rc = *c == '\'' ? mp_buf_puts(b, "'\\''") : mp_buf_putc(b, *c);
+        rc = rc ? rc : mp_buf_putc(b, '\'');
+    }
+    return rc ? rc : mp_buf_printf(b, " --top 1 -o replay_%zu", i + 1);
+}
+
+/* One row: TSV (resolution, confidence, kind, source, name[, replay]) or a
+ * JSON object (with "replay_command" when there is a TRACE). */
+static int emit_row(struct mp_buf *b, bool json, const char *trace, size_t i,
+                    const struct mp_src_trace_kernel *k, const struct mp_src_result *r)
+{
+    int rc = 0;
+    if (json) {
+        rc = i ? mp_buf_puts(b, ", ") : 0;
+        size_t at = b->len;
+        rc = rc ? rc : mp_src_kernel_json(b, k, r);
+        if (rc || !trace || b->len <= at || b->data[b->len - 1] != '}')
+            return rc;
+        b->len--; /* reopen the object for one key more */
+        struct mp_buf cmd;
+        mp_buf_init(&cmd, 0);
+        rc = replay_command(&cmd, trace, k->name, i);
+        rc = rc ? rc : mp_buf_puts(b, ", \"replay_command\": ");
+        rc = rc ? rc : mp_json_str(b, mp_buf_cstr(&cmd), cmd.len);
+        mp_buf_fini(&cmd);
+        return rc ? rc : mp_buf_putc(b, '}');
+    }
+    char src[1024];
+    if (r->source_file)
+        snprintf(src, sizeof(src), "%s/%s:%ld", r->source_repo, r->source_file, r->source_line);
+    else
+        snprintf(src, sizeof(src), "-- %s", r->error ? r->error : "");
+    rc = mp_buf_printf(b, "%s\t%.3f\t%s\t%s\t%.120s", r->resolution, r->confidence, r->kind, src,
+                       k->name);
+    if (!rc && trace) {
+        rc = mp_buf_putc(b, '\t');
+        rc = rc ? rc : replay_command(b, trace, k->name, i);
+    }
+    return rc ? rc : mp_buf_putc(b, '\n');
+}
+
 int cli_trace_sources(int argc, char **argv)
 {
     const char *trace = NULL, *cache_dir = NULL;
@@ -142,7 +193,8 @@ int cli_trace_sources(int argc, char **argv)
             fprintf(stderr, "magpie: indexed %s: %zu files, %zu definitions, %.2f s%s\n", ri->root,
                     ri->n_files, ri->n_defs, ri->seconds, ri->from_cache ? " (cache)" : "");
         }
-        rc = mp_buf_puts(&b, "resolution\tconfidence\tkind\tsource\tname\n");
+        rc = mp_buf_puts(&b, trace ? "resolution\tconfidence\tkind\tsource\tname\treplay\n"
+                                   : "resolution\tconfidence\tkind\tsource\tname\n");
     }
     for (size_t i = 0; i < ks.n && !rc; i++) {
         const struct mp_src_trace_kernel *k = &ks.k[i];
@@ -152,20 +204,7 @@ int cli_trace_sources(int argc, char **argv)
         rc = mp_src_resolve_ctx(ix, k->name, &ev, &ctx, &r);
         if (rc)
             break;
-        if (json) {
-            if (i)
-                rc = mp_buf_puts(&b, ", ");
-            rc = rc ? rc : mp_src_kernel_json(&b, k, &r);
-        } else {
-            char src[1024];
-            if (r.source_file)
-                snprintf(src, sizeof(src), "%s/%s:%ld", r.source_repo, r.source_file,
-                         r.source_line);
-            else
-                snprintf(src, sizeof(src), "-- %s", r.error ? r.error : "");
-            rc = mp_buf_printf(&b, "%s\t%.3f\t%s\t%s\t%.120s\n", r.resolution, r.confidence, r.kind,
-                               src, k->name);
-        }
+        rc = emit_row(&b, json, trace, i, k, &r);
         mp_src_result_fini(&r);
     }
     if (json && !rc)

@@ -23,12 +23,13 @@
 #include <magpie/roofline.h>
 
 struct mp_replay_opts {
-    const char *trace;                   /* trace file (required) */
-    const char *out_dir;                 /* output directory (required) */
-    const char *op;                      /* keep rows of this op name only (NULL: all) */
-    const char *category;                /* keep rows whose op category is this (NULL: all) */
-    long row;                            /* 1-based row of the ranking to keep alone (0: off) */
-    long top;                            /* rows kept after the filters (default 20; 0 = all) */
+    const char *trace;    /* trace file (required) */
+    const char *out_dir;  /* output directory (required) */
+    const char *op;       /* keep rows of this op name only (NULL: all) */
+    const char *category; /* keep rows whose op category is this (NULL: all) */
+    const char *kernel;   /* keep rows of ops that launched this exact kernel name (NULL: all) */
+    long row;             /* 1-based row of the ranking to keep alone (0: off) */
+    long top;             /* rows kept after the filters (default 20; 0 = all) */
     const struct mp_roofline_arch *arch; /* roofline figures; NULL with arch_auto: from the trace */
     bool arch_auto;
     bool run;                /* time the references on this machine's GPU */

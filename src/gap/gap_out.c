@@ -358,7 +358,7 @@ static int csv_header_comments(const struct mp_gap_sources *s, struct mp_buf *ou
         rc = mp_buf_printf(out, "# %s=%s\r\n", var, ri->root);
     }
     if (!rc)
-        rc = mp_buf_puts(out, "#\r\n# Warning: columns 7-25 from find_kernel_sources are "
+        rc = mp_buf_puts(out, "#\r\n# Warning: columns 7-26 from find_kernel_sources are "
                               "experimental.\r\n");
     return rc;
 }
@@ -381,7 +381,48 @@ static const char *const src_cols[] = {"kind",
                                        "source_line",
                                        "source_symbol",
                                        "source_confidence",
-                                       "source_candidates"};
+                                       "source_candidates",
+                                       "replay_command"};
+
+/* `magpie trace replay` for the op behind a kernel row: the ops of the
+ * first analysed rank's trace that launched this kernel (its exact name; a
+ * grouped row's first variant), the top one by kernel time, into
+ * replay_<row> (docs/replay.md). Arguments are single-quoted for a POSIX
+ * shell. "" when no rank's trace is known. */
+static int sh_quote(struct mp_buf *b, const char *s)
+{
+    int rc = mp_buf_putc(b, '\'');
+    for (; *s && !rc; s++)
+        rc = *s == '\'' ? mp_buf_puts(b, "'\\''") : mp_buf_putc(b, *s);
+    return rc ? rc : mp_buf_putc(b, '\'');
+}
+
+static int replay_command(const struct mp_gap_result *r, const struct mp_gap_kernel *k, size_t i,
+                          struct mp_buf *b)
+{
+    const char *trace = NULL;
+    for (size_t q = 0; q < r->n_ranks && !trace; q++)
+        if (!r->ranks[q].error && r->ranks[q].trace_file)
+            trace = r->ranks[q].trace_file;
+    if (!trace)
+        return 0;
+    const char *name = k->name;
+    char *first = NULL;
+    if (k->n_variants > 0 && k->variants && *k->variants) {
+        const char *e = strstr(k->variants, " | ");
+        first = e ? mp_strndup(k->variants, (size_t)(e - k->variants)) : mp_strdup(k->variants);
+        if (!first)
+            return MP_ENOMEM;
+        name = first;
+    }
+    int rc = mp_buf_puts(b, "magpie trace replay ");
+    rc = rc ? rc : sh_quote(b, trace);
+    rc = rc ? rc : mp_buf_puts(b, " --kernel ");
+    rc = rc ? rc : sh_quote(b, name);
+    rc = rc ? rc : mp_buf_printf(b, " --top 1 -o replay_%zu", i + 1);
+    free(first);
+    return rc;
+}
 
 static int csv_source_cells(struct mp_csv *c, const struct mp_src_result *x)
 {
@@ -527,6 +568,13 @@ int mp_gap_csv(const struct mp_gap_result *r, const struct mp_gap_config *cfg, i
         }
         if (src && i < src->n && !rc)
             rc = csv_source_cells(&c, &src->rows[i]);
+        if (src && i < src->n && !rc) {
+            struct mp_buf cmd;
+            mp_buf_init(&cmd, 0);
+            rc = replay_command(r, k, i, &cmd);
+            rc = rc ? rc : mp_csv_str(&c, mp_buf_cstr(&cmd));
+            mp_buf_fini(&cmd);
+        }
         if (!rc)
             rc = mp_csv_end_row(&c);
     }
@@ -594,8 +642,9 @@ static int json_list(struct mp_buf *b, const char *const *v, int n, bool null_wh
     return rc ? rc : mp_buf_putc(b, ']');
 }
 
-static int json_kernels(struct mp_buf *b, const struct mp_gap_kernel *ks, size_t n, double total,
-                        bool grouped, const struct mp_gap_sources *src)
+static int json_kernels(const struct mp_gap_result *r, struct mp_buf *b,
+                        const struct mp_gap_kernel *ks, size_t n, double total, bool grouped,
+                        const struct mp_gap_sources *src)
 {
     int rc = mp_buf_putc(b, '[');
     for (size_t i = 0; i < n && !rc; i++) {
@@ -622,6 +671,14 @@ static int json_kernels(struct mp_buf *b, const struct mp_gap_kernel *ks, size_t
         }
         if (src && i < src->n && !rc)
             rc = json_source_fields(b, &src->rows[i]);
+        if (src && i < src->n && !rc) {
+            struct mp_buf cmd;
+            mp_buf_init(&cmd, 0);
+            rc = replay_command(r, k, i, &cmd);
+            rc = rc ? rc : mp_buf_puts(b, ", \"replay_command\": ");
+            rc = rc ? rc : json_str_or_null(b, cmd.len ? mp_buf_cstr(&cmd) : NULL);
+            mp_buf_fini(&cmd);
+        }
         rc = rc ? rc : mp_buf_putc(b, '}');
     }
     return rc ? rc : mp_buf_putc(b, ']');
@@ -657,7 +714,7 @@ int mp_gap_json(const struct mp_gap_result *r, const struct mp_gap_config *cfg,
     rc = rc ? rc : mp_json_double(b, r->total_us);
     rc = rc ? rc : mp_buf_printf(b, ", \"num_ranks\": %zu, \"top_kernels\": ", r->n_ranks);
     rc = rc ? rc
-            : json_kernels(b, r->merged, r->n_merged, r->total_us, cfg->group_normalized,
+            : json_kernels(r, b, r->merged, r->n_merged, r->total_us, cfg->group_normalized,
                            cfg->sources);
     rc = rc ? rc : mp_buf_puts(b, ", \"clamped_trace_paths\": [], \"errors\": [");
     bool first = true;
@@ -688,8 +745,8 @@ int mp_gap_json(const struct mp_gap_result *r, const struct mp_gap_config *cfg,
                                 rk->n_kernels_all, (unsigned long long)rk->events,
                                 (unsigned long long)rk->bytes, rk->two_pass ? "true" : "false");
         rc = rc ? rc
-                : json_kernels(b, rk->kernels, rk->n_kernels, rk->total_us, cfg->group_normalized,
-                               NULL);
+                : json_kernels(r, b, rk->kernels, rk->n_kernels, rk->total_us,
+                               cfg->group_normalized, NULL);
         rc = rc ? rc : mp_buf_puts(b, ", \"error\": ");
         rc = rc ? rc : json_str_or_null(b, rk->error);
         rc = rc ? rc : mp_buf_putc(b, '}');

@@ -127,11 +127,33 @@ static int fill_op(const struct mp_csv_rec *rec, const int *ix, long rank, struc
     return rc;
 }
 
+/* The row's kernels (kernel_details_summary) include o->kernel exactly. */
+static bool has_kernel(const struct mp_replay_opts *o, const struct mp_csv_rec *rec, const int *ix)
+{
+    if (ix[C_KDET] < 0 || (size_t)ix[C_KDET] >= rec->n)
+        return false;
+    char *names = NULL;
+    if (kernel_names(mp_csv_rec_field(rec, (size_t)ix[C_KDET]), &names))
+        return false;
+    size_t kl = strlen(o->kernel);
+    bool found = false;
+    for (const char *p = names; p && *p && !found;) {
+        const char *e = strstr(p, " | ");
+        size_t l = e ? (size_t)(e - p) : strlen(p);
+        found = l == kl && strncmp(p, o->kernel, kl) == 0;
+        p = e ? e + 3 : NULL;
+    }
+    free(names);
+    return found;
+}
+
 static bool keep_row(const struct mp_replay_opts *o, const struct mp_csv_rec *rec, const int *ix,
                      long rank)
 {
     if (o->row > 0)
         return rank == o->row;
+    if (o->kernel && !has_kernel(o, rec, ix))
+        return false;
     if (o->op && strcmp(mp_csv_rec_field(rec, (size_t)ix[C_NAME]), o->op) != 0)
         return false;
     if (o->category && ix[C_CAT] >= 0 &&
@@ -214,10 +236,10 @@ int rp_select(const struct mp_replay_opts *o, struct mp_replay_result *r, struct
             rc =
                 mp_diag_set(d, MP_EINVAL, "--row %ld: the ranking has %zu rows", o->row, r->n_rows);
         else
-            rc = mp_diag_set(d, MP_EINVAL, "no op row matches%s%s%s%s (of %zu rows)",
+            rc = mp_diag_set(d, MP_EINVAL, "no op row matches%s%s%s%s%s%s (of %zu rows)",
                              o->op ? " --op " : "", o->op ? o->op : "",
                              o->category ? " --category " : "", o->category ? o->category : "",
-                             r->n_rows);
+                             o->kernel ? " --kernel " : "", o->kernel ? o->kernel : "", r->n_rows);
     }
     return rc;
 }

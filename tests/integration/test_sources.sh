@@ -62,8 +62,13 @@ magpie15 = ["kind", "category", "source_repo", "source_file", "upstream_url", "t
             "test_cmd", "baseline_ref_file", "baseline_ref_symbol", "baseline_ref_kind",
             "triton_ref_file", "triton_ref_symbol", "notes", "source_resolution", "source_error"]
 assert h[6:21] == magpie15, h
-assert h[21:] == ["source_line", "source_symbol", "source_confidence", "source_candidates"], h
-assert len(rows) == 7 and all(len(r) == 25 for r in rows[1:])
+assert h[21:] == ["source_line", "source_symbol", "source_confidence", "source_candidates",
+                  "replay_command"], h
+assert len(rows) == 7 and all(len(r) == 26 for r in rows[1:])
+# the replay command for the op behind each kernel (docs/replay.md)
+for r in rows[1:]:
+    assert r[25].startswith("magpie trace replay '") and r[25].endswith(" --top 1 -o replay_%d" % rows.index(r)), r[25]
+    assert " --kernel '" + r[0].replace("'", "'\\''") + "'" in r[25], r[25]
 tens = [r for r in rows[1:] if r[0].startswith("Cijk_")]
 assert tens and all(r[19] == "closed" and r[9] == "" and r[23] == "0.000" for r in tens)
 PY
@@ -74,7 +79,8 @@ python3 -c 'import json,sys
 d=json.load(open(sys.argv[1]))
 assert d["config"]["find_kernel_sources"] is True
 k=d["top_kernels"][0]
-assert "source_confidence" in k and "source_candidates" in k and "kind" in k, k' "$T/gap2.json" \
+assert "source_confidence" in k and "source_candidates" in k and "kind" in k, k
+assert k["replay_command"].startswith("magpie trace replay "), k' "$T/gap2.json" \
     || fail "gap JSON source fields"
 
 # the gap-analysis path uses the run's own evidence: the packages its trace

@@ -131,5 +131,28 @@ grep -q "no GPU here: the files are written, nothing was replayed (PyTorch is no
     "$TMP/err" || fail "no torch note: $(cat "$TMP/err")"
 [ -f "$TMP/c/ref_1.py" ] && [ -f "$TMP/c/replay_summary.csv" ] || fail "no torch: files missing"
 
+# the hook from `trace sources` (and gap analysis, test_sources.sh): each row's
+# replay command selects the op that launched the kernel
+"$MAGPIE" trace sources "$TRACE" --json >"$TMP/src.json" 2>/dev/null || fail "trace sources"
+python3 - "$TMP/src.json" >"$TMP/cmd" <<'PY' || fails=$((fails + 1))
+import json, sys
+ks = json.load(open(sys.argv[1]))["kernels"]
+k = [k for k in ks if k["name"] == "nvjet_sm90_tst_64x8_64x16_4x2_h_bz_TNT"][0]
+assert k["replay_command"].startswith("magpie trace replay '") and " --top 1 -o replay_" in \
+    k["replay_command"], k["replay_command"]
+print(k["replay_command"].split(" ", 1)[1])
+PY
+(cd "$TMP" && eval "\"\$MAGPIE\" $(cat "$TMP/cmd") --json" >"$TMP/k.json" 2>"$TMP/err") ||
+    fail "the sources row's replay command: $(cat "$TMP/err")"
+python3 - "$TMP/k.json" <<'PY' || fails=$((fails + 1))
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["selected"] == 1 and d["ops"][0]["op"] == "aten::mm" and d["ops"][0]["rank"] == 7, d
+assert "nvjet_sm90_tst_64x8_64x16_4x2_h_bz_TNT" in d["ops"][0]["trace_kernels"].split(" | ")
+PY
+"$MAGPIE" trace replay "$TRACE" --kernel no_such_kernel -o "$TMP/nk" >"$TMP/out" 2>&1
+[ $? = 2 ] && grep -q "no op row matches --kernel no_such_kernel" "$TMP/out" ||
+    fail "--kernel no_such_kernel: $(cat "$TMP/out")"
+
 [ $fails = 0 ] && echo ok
 exit $fails
