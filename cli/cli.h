@@ -41,6 +41,8 @@ int cli_ray_kernel(int argc, char **argv, const struct cli_global *g, bool compa
 int cmd_discover(int argc, char **argv, const struct cli_global *g);
 int cmd_suggest(int argc, char **argv, const struct cli_global *g);
 int cmd_gpu(int argc, char **argv, const struct cli_global *g);
+/* `gpu calibrate` (cmd_gpu_calibrate.c); argv[0] is "calibrate". */
+int cmd_gpu_calibrate(int argc, char **argv);
 
 /* `benchmark --base-url URL ...`: the load generator against a running
  * OpenAI-compatible server (cmd_bench_client.c). */

@@ -39,7 +39,8 @@ const struct cli_cmd cli_cmd_gpu = {
              "       magpie gpu set [-i IDS] [--power-limit W] [--gpu-clock MIN,MAX]\n"
              "                      [--mem-clock MIN,MAX] [--gpu-level N] [--mem-level N] "
              "[--dry-run]\n"
-             "       magpie gpu reset [-i IDS] [--dry-run]\n",
+             "       magpie gpu reset [-i IDS] [--dry-run]\n"
+             "       magpie gpu calibrate [--quick] [--dtypes LIST] [-o FILE] (see its --help)\n",
     .summary = "GPU hardware control: show, set, reset (power limit, locked clocks)",
     .intro = "GPU hardware control: NVIDIA through NVML, AMD through amd-smi (or rocm-smi).\n"
              "Changing settings needs root. The settings stay until `magpie gpu reset`, a\n"
@@ -52,7 +53,7 @@ const struct cli_cmd cli_cmd_gpu = {
              "  magpie gpu show\n"
              "  magpie gpu set -i 0 --power-limit 500 --gpu-clock 1500,1500 --dry-run\n"
              "  sudo magpie gpu reset\n",
-    .words = "show set reset",
+    .words = "show set reset calibrate",
     .flags = CLI_STOP_AT_ARG | CLI_NO_SYNOPSIS,
 };
 
@@ -316,8 +317,11 @@ int cmd_gpu(int argc, char **argv, const struct cli_global *g)
         return argc < 2 ? EXIT_USAGE : EXIT_OK;
     }
     const char *verb = argv[1];
+    if (strcmp(verb, "calibrate") == 0)
+        return cmd_gpu_calibrate(argc - 1, argv + 1);
     if (strcmp(verb, "show") != 0 && strcmp(verb, "set") != 0 && strcmp(verb, "reset") != 0) {
-        fprintf(stderr, "magpie: error: unknown gpu command '%s' (show, set or reset)\n", verb);
+        fprintf(stderr, "magpie: error: unknown gpu command '%s' (show, set, reset or calibrate)\n",
+                verb);
         return EXIT_USAGE;
     }
     struct gpu_args a = {0};

@@ -27,5 +27,6 @@ const struct cli_cmd *const cli_commands[] = {
     &cli_cmd_discover,
     &cli_cmd_suggest,
     &cli_cmd_gpu,
+    &cli_cmd_gpu_calibrate,
     NULL,
 };

@@ -152,6 +152,10 @@ struct mp_roofline_arch {
     struct mp_roofline_arch_spec specs[MP_ROOFLINE_ARCH_MAX_SPECS];
     int n_specs;
     const char *source; /* static citation of a built-in's figures, NULL for files */
+    /* A file written by `magpie gpu calibrate` (it has magpie.calibration):
+     * measured ceilings; origin says by what, on which GPU, when. */
+    bool calibrated;
+    char origin[192];
 };
 
 /* Built-in specs by name (case-insensitive; "-", "_" and spaces ignored):
@@ -169,6 +173,16 @@ int mp_roofline_arch_parse_json(const char *text, size_t len, const char *label,
 /* Picks a built-in from a trace's deviceProperties "name" ("NVIDIA H200",
  * "NVIDIA H100 80GB HBM3", "AMD Instinct MI300X", ...). 0 or MP_ENOTFOUND. */
 int mp_roofline_arch_from_device_name(const char *device_name, struct mp_roofline_arch *out);
+/* The calibration cache folder: $MAGPIE_CALIBRATION_DIR, else
+ * $XDG_CACHE_HOME/magpie/calibration, else $HOME/.cache/magpie/calibration.
+ * 0 or MP_ENOTFOUND (no HOME). */
+int mp_roofline_calibration_dir(char *out, size_t len);
+/* The newest calibration in the cache whose GPU name is device_name (names
+ * compared as mp_roofline_arch_builtin does); path gets its file (may be
+ * NULL). 0, or MP_ENOTFOUND when none matches. Files that do not parse are
+ * passed over. MAGPIE_NO_CALIBRATION=1 turns the lookup off. */
+int mp_roofline_arch_calibrated(const char *device_name, struct mp_roofline_arch *out, char *path,
+                                size_t path_len);
 /* TFLOP/s of a compute spec; false when the arch has none for it. */
 bool mp_roofline_arch_tflops(const struct mp_roofline_arch *a, const char *compute_spec,
                              double *tflops);

@@ -177,7 +177,7 @@ static void from_builtin(const struct builtin *b, struct mp_roofline_arch *out)
 }
 
 /* name compared without case, '-', '_' or spaces ("mi-300x" == "MI300X") */
-static bool same_name(const char *a, const char *b)
+bool roof_same_name(const char *a, const char *b)
 {
     for (;;) {
         while (*a == '-' || *a == '_' || *a == ' ')
@@ -207,10 +207,10 @@ int mp_roofline_arch_builtin(const char *name, struct mp_roofline_arch *out)
                    {"H200SXM", "H200"}};
 
     for (size_t i = 0; i < sizeof(aliases) / sizeof(aliases[0]); i++)
-        if (same_name(name, aliases[i].alias))
+        if (roof_same_name(name, aliases[i].alias))
             name = aliases[i].name;
     for (size_t i = 0; i < N_BUILTINS; i++) {
-        if (same_name(name, builtins[i].name)) {
+        if (roof_same_name(name, builtins[i].name)) {
             from_builtin(&builtins[i], out);
             return 0;
         }
@@ -333,6 +333,21 @@ static bool get_number(json_t *v, double *out)
     return false;
 }
 
+/* magpie gpu calibrate's own fields, when the file has them */
+static void calibration_origin(json_t *root, struct mp_roofline_arch *out)
+{
+    json_t *mg = json_object_get(root, "magpie");
+    if (!json_is_integer(json_object_get(mg, "calibration")))
+        return;
+    json_t *g = json_object_get(mg, "gpu"), *date = json_object_get(mg, "date");
+    json_t *uuid = json_object_get(g, "uuid");
+    out->calibrated = true;
+    snprintf(out->origin, sizeof(out->origin), "measured by magpie gpu calibrate, %s, %s",
+             json_is_string(date) ? json_string_value(date) : "undated",
+             json_is_string(uuid) && *json_string_value(uuid) ? json_string_value(uuid)
+                                                              : "GPU unknown");
+}
+
 int mp_roofline_arch_parse_json(const char *text, size_t len, const char *label,
                                 struct mp_roofline_arch *out, struct mp_diag *d)
 {
@@ -409,6 +424,7 @@ int mp_roofline_arch_parse_json(const char *text, size_t len, const char *label,
             out->specs[out->n_specs++].tflops = t;
         }
     }
+    calibration_origin(root, out);
 out:
     json_decref(root);
     return rc;

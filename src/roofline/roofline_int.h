@@ -356,4 +356,7 @@ enum pm_iattn_kind {
 void pm_iattn(struct pm_ctx *c);
 void pm_conv_bwd(struct pm_ctx *c);
 
+/* GPU names equal but for case, '-', '_' and spaces (arch.c) */
+bool roof_same_name(const char *a, const char *b);
+
 #endif
