@@ -42,6 +42,7 @@ import traceback
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 GPU_CATS = ("kernel", "gpu_memset", "gpu_memcpy")
+FLUSH_RECS = []
 
 
 def load(path, name):
@@ -58,11 +59,18 @@ def smi_clocks(torch, dev):
     q = "clocks.sm,clocks.mem,clocks.max.sm,power.draw,temperature.gpu," \
         "clocks_throttle_reasons.active"
     cmd = ["nvidia-smi", "--query-gpu=" + q, "--format=csv,noheader,nounits"]
+    out = None
     try:
         uuid = getattr(torch.cuda.get_device_properties(dev), "uuid", None)
         if uuid is not None:
-            cmd += ["-i", "GPU-" + str(uuid)]
-        out = subprocess.run(cmd, capture_output=True, text=True, timeout=15)
+            u = str(uuid)
+            out = subprocess.run(cmd + ["-i", u if u.startswith(("GPU-", "MIG-")) else "GPU-" + u],
+                                 capture_output=True, text=True, timeout=15)
+        if out is None or out.returncode != 0 or not out.stdout.strip():
+            # the first visible device (nvidia-smi numbers ignore CUDA_VISIBLE_DEVICES)
+            vis = os.environ.get("CUDA_VISIBLE_DEVICES", "").split(",")[0].strip()
+            out = subprocess.run(cmd + (["-i", vis] if vis else []), capture_output=True,
+                                 text=True, timeout=15)
     except Exception:
         return ""
     if out.returncode != 0 or not out.stdout.strip():
@@ -79,7 +87,7 @@ def gpu_records(torch, run):
     device order, from the profiler's Kineto trace: the records, names and
     categories a torch-profiler trace holds."""
     from torch.profiler import ProfilerActivity, profile
-    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
         run()
         torch.cuda.synchronize()
     fd, path = tempfile.mkstemp(suffix=".json")
@@ -143,10 +151,12 @@ def profile_op(torch, call, flush, calls):
             flush.fill_(i % 127 + 1)
             call()
     recs = gpu_records(torch, cold)
-    nf = len(gpu_records(torch, lambda: flush.fill_(3)))
-    c = per_call(recs, calls, nf)
+    if not FLUSH_RECS:  # the flush's own records (one fill kernel), once per process
+        FLUSH_RECS.extend(gpu_records(torch, lambda: flush.fill_(3)))
+    nf = len(FLUSH_RECS)
+    c = per_call(recs, calls, nf) if nf == 1 else None
     if c is None:
-        fl = set(r[2] for r in gpu_records(torch, lambda: flush.fill_(5)))
+        fl = set(r[2] for r in FLUSH_RECS)
         op = [r for r in recs if r[2] not in fl] if not (fl & set(out["names"])) else recs
         out["flushed"] = [sum(r[1] for r in op) / calls]
         out["note"] += ("; " if out["note"] else "") + "flushed: mean only"
