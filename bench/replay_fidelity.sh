@@ -85,7 +85,8 @@ for name in names:
             "%.3f" % (r / t) if r else "-", o.get("replay_l2") or "-", f(fl), f(wm),
             "%.2f" % (gr / t) if gr else "-", {True: "yes", False: "NO", None: "-"}[km]))
         if not r:
-            print("         not replayed: %s" % (o.get("replay_note") or o.get("reason"))[:200])
+            print("         not replayed: %s" % (o.get("replay_note") or o.get("reason") or
+                                              d.get("run_note", ""))[:200])
             continue
         tot += 1
         if 0.9 <= r / t <= 1.1:

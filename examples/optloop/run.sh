@@ -6,7 +6,10 @@
 #   1. baseline benchmark, unprofiled, repeated (the numbers to beat)
 #   2. profiled benchmark: torch-profiler trace, gap analysis, TraceLens
 #      inference stages (the stand-in writes a recorded H200 vLLM trace)
-#   3. the stages and the gap analysis: which kernels to work on
+#   3. the stages and the gap analysis: which kernels to work on; the op
+#      behind the top kernel rebuilt as a runnable experiment (the gap row's
+#      replay_command: `magpie trace replay`) and, where torch is importable,
+#      the top GEMM replayed and checked and timed by `magpie compare`
 #   4. kernel variants compared on OpenCL (PoCL): the candidate to ship
 #   5. re-benchmark with the candidate, same workload, unprofiled
 #   6. `magpie benchmark compare`: is the end-to-end change real, or within
@@ -83,8 +86,33 @@ echo "workspace: $PROF"
 step "3a. inference stages (TraceLens per-stage reports)"
 ls "$PROF"/tracelens/*_kernel_roofline_simple.csv 2>/dev/null | sed 's|.*/|  |' ||
     die "no stage reports"
-step "3b. gap analysis: top kernels of the profiled run"
-"$MAGPIE" benchmark --trace-dir "$PROF/torch_trace" --top-k 5 -o "$OUT/gap" -q 2>&1 | sed -n '1,16p'
+step "3b. gap analysis: top kernels of the profiled run, each with its replay command"
+# an empty source tree: rows are classified without cloning anything
+mkdir -p "$OUT/no-src"
+"$MAGPIE" benchmark --trace-dir "$PROF/torch_trace" --top-k 5 --find-kernel-sources \
+    --kernel-source-repos "$OUT/no-src" -o "$OUT/gap" -q 2>&1 | sed -n '1,16p'
+
+step "3c. the op behind the top kernel, rebuilt at the trace's shapes (trace replay)"
+CMD=$(python3 -c 'import csv, sys
+rows = list(csv.reader(l for l in open(sys.argv[1], newline="") if not l.startswith("#")))
+print(rows[1][rows[0].index("replay_command")])' "$OUT/gap/gap_analysis/gap_analysis.csv")
+[ -n "$CMD" ] || die "the gap row has no replay_command"
+echo "  ${CMD:0:150}..."
+(cd "$OUT" && eval "\"\$MAGPIE\" ${CMD#magpie }" -q) >"$OUT/replay_top.log" 2>&1 ||
+    die "the gap row's replay command failed (see $OUT/replay_top.log)"
+sed -n '1,3p' "$OUT/replay_top.log"
+
+step "3d. the top GEMM as an experiment: replay --run, then compare (op vs candidate template)"
+"$MAGPIE" trace replay "$PROF"/torch_trace/*.json* --category GEMM --top 1 --run --max-time 1 \
+    -q -o "$OUT/replay_gemm" >"$OUT/replay_gemm.log" 2>&1 || die "trace replay --run failed"
+sed -n '/^n /,/^run:/p' "$OUT/replay_gemm.log"
+if "${MAGPIE_PYTHON:-python3}" -c 'import torch' >/dev/null 2>&1; then
+    (cd "$OUT/replay_gemm" && "$MAGPIE" compare -k compare_1.yaml --max-time 1 -o cmp) \
+        >"$OUT/replay_compare.log" 2>&1 || echo "  (compare failed: see $OUT/replay_compare.log)"
+    grep -iE "correctness|winner|FASTER|SLOWER|WITHIN" "$OUT/replay_compare.log" | head -6
+else
+    echo "  (torch is not importable: cd $OUT/replay_gemm && magpie compare -k compare_1.yaml)"
+fi
 
 if [ "${SKIP_OPENCL:-0}" != 1 ]; then
     step "4. kernel variants on OpenCL (PoCL): which candidate wins"

@@ -33,6 +33,11 @@ P=$(ls -d "$O"/profiled/benchmark_vllm_* 2>/dev/null | tail -1)
 ls "$P"/tracelens/decode_only_*_kernel_roofline_simple.csv >/dev/null 2>&1 || fail "no decode stage report"
 [ -s "$P/gap_analysis/gap_analysis.csv" ] || fail "no gap_analysis.csv in the profiled workspace"
 grep -q "^Name .*Calls" "$t/log" || fail "gap analysis table not printed"
+# the hook into op replay: the top gap row's replay_command ran, the top GEMM was rebuilt
+[ -s "$O/replay_1/ref_1.py" ] && [ -s "$O/replay_1/replay_summary.csv" ] ||
+    fail "the gap row's replay command wrote no replay_1/"
+[ -s "$O/replay_gemm/compare_1.yaml" ] && grep -q "^run: " "$O/replay_gemm.log" ||
+    fail "trace replay --run of the top GEMM: $(tail -3 "$O/replay_gemm.log" 2>/dev/null)"
 if grep -q "kernel compare did not run" "$t/log"; then
     echo "note: no OpenCL device, step 4 skipped by the example"
 else
