@@ -220,7 +220,8 @@ def run_one(torch, mr, dev, op, tcfg, flush):
             l2 = op.get("l2", "flushed") if flush is not None else "warm"
             out.update(samples_ms=[u / 1000 for u in p[l2]], l2=l2,
                        l2_warm_us=statistics.median(p["warm"]),
-                       kernels=p["names"], kernels_per_call=len(p["names"]),
+                       kernels=list(dict.fromkeys(p["names"])),  # distinct, launch order
+                       kernels_per_call=len(p["names"]),
                        calls_profiled=p["calls_profiled"], prof_note=p["note"])
             if "flushed" in p:
                 out["l2_flushed_us"] = statistics.median(p["flushed"])

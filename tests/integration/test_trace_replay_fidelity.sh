@@ -119,6 +119,31 @@ assert m.per_call([], 0, 0) is None and m.per_call(recs[:3], 1, 3) is None
 print("per_call ok")
 PY
 
+# profile_op on real Kineto output where torch is importable ($MAGPIE_PYTHON):
+# CPU op records stand in for the GPU's kernel records (no GPU here)
+PY=${MAGPIE_PYTHON:-python3}
+if "$PY" -c 'import torch' >/dev/null 2>&1; then
+    "$PY" - "$MP_SRC/runtime" <<'PY' 2>"$TMP/perr" || { fails=$((fails + 1)); tail -5 "$TMP/perr"; }
+import sys
+sys.path.insert(0, sys.argv[1])
+import torch, torch.profiler as tp
+import magpie_replay as m
+m.GPU_CATS = ("cpu_op",)  # stand-in: the CPU ops' records for the kernels'
+tp.ProfilerActivity.CUDA = tp.ProfilerActivity.CPU
+torch.cuda.synchronize = lambda: None
+a, b = torch.randn(64, 64), torch.randn(64, 64)
+flush = torch.empty(1 << 16, dtype=torch.int8)
+p = m.profile_op(torch, lambda: torch.relu(torch.mm(a, b)), flush, 30)
+assert len(p["warm"]) == 30 and len(p["flushed"]) == 30, p
+assert p["names"][:1] == ["aten::mm"] and "aten::relu" in p["names"], p["names"]
+assert [r[2] for r in m.FLUSH_RECS] == ["aten::fill_"], m.FLUSH_RECS
+assert all(x > 0 for x in p["warm"] + p["flushed"]) and p["note"] == "", p
+print("profile_op ok")
+PY
+else
+    echo "note: torch not importable by $PY: profile_op on Kineto output not checked"
+fi
+
 # a CPU-only machine: an interpreter without torch writes the files, exit 0
 cat >"$TMP/no_torch_py" <<'EOF'
 #!/bin/sh
