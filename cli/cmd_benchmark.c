@@ -1,5 +1,5 @@
 /* `magpie benchmark`: three modes behind one subcommand, as in Magpie.
- *   magpie benchmark vllm|sglang|atom --model M ...  or  -b bench.yaml
+ *   magpie benchmark vllm|sglang|atom|trtllm|lmdeploy --model M ...  or  -b bench.yaml
  *       a serving benchmark: launch the engine, load it, report (serve module);
  *   magpie benchmark --trace-dir DIR ...   gap analysis on existing traces;
  *   magpie benchmark --base-url URL ...    the load generator only
@@ -422,7 +422,7 @@ static const struct cli_opt serve_opts[] = {
 
 const struct cli_cmd cli_cmd_benchmark = {
     .name = "benchmark",
-    .args = "vllm|sglang|atom --model M",
+    .args = "vllm|sglang|atom|trtllm|lmdeploy --model M",
     .usage = "       magpie benchmark -b bench.yaml [options]\n"
              "       magpie benchmark --trace-dir DIR ...   (gap analysis: --trace-dir x --help)\n"
              "       magpie benchmark --base-url URL ...    (load generator only: --base-url x "
@@ -453,7 +453,7 @@ const struct cli_cmd cli_cmd_benchmark = {
         "      --env MAX_MODEL_LEN=1024 --env EXTRA_VLLM_ARGS='--dtype bfloat16' -o results\n"
         "  magpie benchmark -b examples/benchmark/vllm_local.yaml\n"
         "  magpie benchmark sglang -m Qwen/Qwen3-8B --docker-image lmsysorg/sglang:latest\n",
-    .words = "vllm sglang atom",
+    .words = "vllm sglang atom trtllm lmdeploy",
 };
 
 static void serve_usage(FILE *f)
@@ -722,8 +722,8 @@ static int serve_apply_flags(struct mp_serve_config *cfg, const struct serve_arg
 {
     int ec;
     if (a->fw_word && mp_serve_framework_parse(a->fw_word, &cfg->framework)) {
-        fprintf(stderr, "magpie: error: unknown framework '%s' (expected vllm, sglang or atom)\n",
-                a->fw_word);
+        fprintf(stderr, "magpie: error: unknown framework '%s' (expected %s)\n", a->fw_word,
+                mp_serve_engine_names());
         return EXIT_USAGE;
     }
     if (a->model)

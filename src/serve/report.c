@@ -117,7 +117,7 @@ int serve_report_json(const struct serve_report *r, struct mp_buf *out)
     json_t *kern = parse_or_null(r->kernels_json);
     enum mp_serve_run_kind kind = mp_serve_config_run_kind(c);
     json_object_set_new(o, "success", json_boolean(r->success));
-    json_object_set_new(o, "framework", json_string(mp_serve_framework_name(c->framework)));
+    json_object_set_new(o, "framework", json_string(mp_serve_config_engine(c)->name));
     json_object_set_new(o, "model", json_string(c->model));
     json_t *tp = json_object_get(metrics, "throughput");
     json_t *lat = json_object_get(metrics, "latency");
@@ -319,7 +319,7 @@ int serve_summary_text(const struct serve_report *r, const char *report_json, st
     if (!rep)
         return MP_EINVAL;
     char fw[16];
-    snprintf(fw, sizeof(fw), "%s", mp_serve_framework_name(c->framework));
+    snprintf(fw, sizeof(fw), "%s", mp_serve_config_engine(c)->name);
     for (char *p = fw; *p; p++)
         *p = (char)(*p >= 'a' && *p <= 'z' ? *p - 32 : *p);
     enum mp_serve_run_kind kind = mp_serve_config_run_kind(c);
@@ -383,11 +383,57 @@ static int ybool(struct mp_buf *b, const char *key, bool v, int indent)
     return mp_buf_printf(b, "%*s%s: %s\n", indent, "", key, v ? "true" : "false");
 }
 
+/* A YAML-declared engine's section (its env is in envs already). */
+static int yaml_engine(const struct mp_serve_engine *e, struct mp_buf *b)
+{
+    const char *kv[][2] = {{"name", e->name},
+                           {"label", e->label},
+                           {"command", e->command},
+                           {"health_path", e->health_path},
+                           {"models_path", e->models_path},
+                           {"version_command", e->version_command},
+                           {"extra_args_env", e->extra_args_env},
+                           {"trace_layout", e->trace_layout}};
+    int rc = mp_buf_puts(b, "  engine:\n");
+    for (size_t i = 0; i < sizeof(kv) / sizeof(kv[0]); i++) {
+        if (!kv[i][1] && strcmp(kv[i][0], "models_path") != 0)
+            continue;
+        rc |= mp_buf_printf(b, "    %s: ", kv[i][0]);
+        rc |= yq(b, kv[i][1]);
+        rc |= mp_buf_putc(b, '\n');
+    }
+    if (e->stop_signal)
+        rc |= mp_buf_printf(b, "    stop_signal: %s\n", sigabbrev_np(e->stop_signal));
+    if (e->profile_start || e->profiler_args || e->profiler_dir_env) {
+        const char *pk[][2] = {{"start", e->profile_start},
+                               {"stop", e->profile_stop},
+                               {"args", e->profiler_args},
+                               {"dir_env", e->profiler_dir_env}};
+        rc |= mp_buf_puts(b, "    profiler:\n");
+        for (size_t i = 0; i < sizeof(pk) / sizeof(pk[0]); i++)
+            if (pk[i][1]) {
+                rc |= mp_buf_printf(b, "      %s: ", pk[i][0]);
+                rc |= yq(b, pk[i][1]);
+                rc |= mp_buf_putc(b, '\n');
+            }
+    }
+    if (e->images[0].arch)
+        rc |= mp_buf_puts(b, "    images:\n");
+    for (size_t i = 0; i < MP_SERVE_MAX_IMAGES && e->images[i].arch; i++) {
+        rc |= mp_buf_puts(b, "      ");
+        rc |= ykey(b, e->images[i].arch, strlen(e->images[i].arch));
+        rc |= mp_buf_puts(b, ": ");
+        rc |= yq(b, e->images[i].image);
+        rc |= mp_buf_putc(b, '\n');
+    }
+    return rc;
+}
+
 int mp_serve_config_yaml(const struct mp_serve_config *c, struct mp_buf *b)
 {
     int rc = 0;
     rc |= mp_buf_puts(b, "# effective benchmark config written by magpie\nbenchmark:\n");
-    rc |= mp_buf_printf(b, "  framework: %s\n  model: ", mp_serve_framework_name(c->framework));
+    rc |= mp_buf_printf(b, "  framework: %s\n  model: ", mp_serve_config_engine(c)->name);
     rc |= yq(b, c->model);
     rc |= mp_buf_puts(b, "\n  precision: ");
     rc |= yq(b, c->precision);
@@ -401,6 +447,8 @@ int mp_serve_config_yaml(const struct mp_serve_config *c, struct mp_buf *b)
         rc |= yq(b, eq + 1);
         rc |= mp_buf_putc(b, '\n');
     }
+    if (c->engine)
+        rc |= yaml_engine(c->engine, b);
     rc |= mp_buf_puts(b, "  profiler:\n    torch_profiler:\n");
     rc |= ybool(b, "enabled", c->torch_profiler, 6);
     rc |= mp_buf_puts(b, "    system_profiler:\n");

@@ -32,7 +32,7 @@ void serve_reuse_paths(const struct mp_serve_config *c, int port, char *pid_path
         snprintf(dir, sizeof(dir), "%s", c->reuse_pid_dir);
     else
         snprintf(dir, sizeof(dir), "%s/.cache/magpie/server", home ? home : "/tmp");
-    const char *fw = mp_serve_framework_name(c->framework);
+    const char *fw = mp_serve_config_engine(c)->name;
     snprintf(pid_path, len, "%s/%s_%d.pid", dir, fw, port);
     snprintf(meta_path, len, "%s/%s_%d.json", dir, fw, port);
 }
@@ -48,8 +48,8 @@ static json_t *identity(const struct mp_serve_config *c, int port)
 {
     return json_pack(
         "{s:s, s:s, s:s, s:i, s:s, s:s, s:s, s:s, s:s}", "framework",
-        mp_serve_framework_name(c->framework), "model", c->model, "tp", env_or_empty(c, "TP"),
-        "port", port, "extra_vllm_args", env_or_empty(c, "EXTRA_VLLM_ARGS"), "extra_sglang_args",
+        mp_serve_config_engine(c)->name, "model", c->model, "tp", env_or_empty(c, "TP"), "port",
+        port, "extra_vllm_args", env_or_empty(c, "EXTRA_VLLM_ARGS"), "extra_sglang_args",
         env_or_empty(c, "EXTRA_SGLANG_ARGS"), "extra_atom_args", env_or_empty(c, "EXTRA_ATOM_ARGS"),
         "max_model_len", env_or_empty(c, "MAX_MODEL_LEN"), "model_revision",
         env_or_empty(c, "MODEL_REVISION"));

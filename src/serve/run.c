@@ -173,7 +173,7 @@ static int make_workspace(struct run *r, struct mp_diag *d)
     struct tm tmv;
     localtime_r(&t, &tmv);
     strftime(ts, sizeof(ts), "%Y%m%d_%H%M%S", &tmv);
-    const char *fw = mp_serve_framework_name(r->c->framework);
+    const char *fw = mp_serve_config_engine(r->c)->name;
     for (int i = 1; i < 1000; i++) {
         if (i == 1)
             snprintf(r->ws, sizeof(r->ws), "%s/benchmark_%s_%s", root, fw, ts);
@@ -472,6 +472,7 @@ static int start_engine(struct run *r, const struct mp_gpu_info *info)
 /* Polls /health, then /v1/models, while watching the engine process. */
 static int wait_ready(struct run *r)
 {
+    const struct mp_serve_engine *e = mp_serve_config_engine(r->c);
     double limit = r->c->server_ready_timeout_s;
     if (r->client_only && limit > 60)
         limit = 60; /* a server someone else runs is up, or it is not ours to wait for */
@@ -507,12 +508,15 @@ static int wait_ready(struct run *r)
         }
         long st = 0;
         mp_buf_reset(&b);
-        snprintf(url, sizeof(url), "%s/health", r->base_url);
+        snprintf(url, sizeof(url), "%s%s", r->base_url, e->health_path);
         if (serve_http("GET", url, 3, &st, &b, err, sizeof(err)) == 0 && st >= 200 && st < 400) {
             mp_buf_reset(&b);
-            snprintf(url, sizeof(url), "%s/v1/models", r->base_url);
-            if (serve_http("GET", url, 10, &st, &b, err, sizeof(err)) == 0 && st == 200 &&
-                serve_first_model(mp_buf_cstr(&b), r->served, sizeof(r->served)) == 0) {
+            snprintf(url, sizeof(url), "%s%s", r->base_url, e->models_path);
+            if (!e->models_path ||
+                (serve_http("GET", url, 10, &st, &b, err, sizeof(err)) == 0 && st == 200 &&
+                 serve_first_model(mp_buf_cstr(&b), r->served, sizeof(r->served)) == 0)) {
+                if (!e->models_path) /* no model list: the configured name */
+                    snprintf(r->served, sizeof(r->served), "%s", r->c->model);
                 rc = 0;
                 break;
             }
@@ -563,6 +567,7 @@ static void stop_detached(struct run *r, pid_t pid, pid_t pgid)
     r->det_pgid = pgid;
     r->stop.drain_s = r->c->stop_drain_s;
     r->stop.grace_s = r->c->stop_grace_s;
+    r->stop.signal = mp_serve_config_engine(r->c)->stop_signal;
     r->stop.main_running = detached_running;
     r->stop.user = r;
     mp_serve_stop_engine(pid, pgid, &r->stop);
@@ -589,6 +594,7 @@ static void stop_engine(struct run *r)
     pid_t pgid = mp_proc_pid(r->srv);
     r->stop.drain_s = r->c->stop_drain_s;
     r->stop.grace_s = r->c->stop_grace_s;
+    r->stop.signal = mp_serve_config_engine(r->c)->stop_signal;
     r->stop.main_running = proc_running;
     r->stop.user = r->srv;
     mp_serve_stop_engine(pgid, pgid, &r->stop); /* main process, then group, then SIGKILL */
@@ -636,7 +642,7 @@ static void reuse_attach_or_clear(struct run *r)
         if (alive) {
             snprintf(msg, sizeof(msg),
                      "server_lifecycle: stopped the recorded %s server (pid %d): %s",
-                     mp_serve_framework_name(c->framework), (int)st.pid,
+                     mp_serve_config_engine(c)->name, (int)st.pid,
                      match ? "not answering /health" : why);
             add_warning(r, msg);
             stop_detached(r, st.pid, st.pgid);
@@ -693,11 +699,15 @@ static int profile_call(struct run *r, const char *what, double timeout_s)
     long st = 0;
     struct mp_buf b;
     mp_buf_init(&b, 0);
-    snprintf(url, sizeof(url), "%s/%s", r->base_url, what);
+    if (!what) {
+        error_with_log(r, "the engine has no profiler endpoints");
+        return MP_EUNSUP;
+    }
+    snprintf(url, sizeof(url), "%s%s", r->base_url, what);
     int rc = serve_http("POST", url, timeout_s, &st, &b, err, sizeof(err));
     if (rc || st < 200 || st >= 300) {
         char msg[1024];
-        snprintf(msg, sizeof(msg), "POST /%s failed: %s", what,
+        snprintf(msg, sizeof(msg), "POST %s failed: %s", what,
                  rc ? err : (snprintf(err, sizeof(err), "HTTP %ld", st), err));
         error_with_log(r, msg);
         rc = rc ? rc : MP_EIO;
@@ -1021,7 +1031,7 @@ static void load_stop_profiler(struct run *r)
     double lim = r->c->stop_profile_timeout_s;
     if (lim > remaining_s(r) + 60)
         lim = remaining_s(r) + 60; /* a trace flush may overrun the deadline a little */
-    if (profile_call(r, "stop_profile", lim) == 0) {
+    if (profile_call(r, mp_serve_config_engine(r->c)->profile_stop, lim) == 0) {
         progress(r, "collecting traces", 0, 0, 0);
         if (wait_traces(r->trace_dir, 120) == 0)
             add_error(r, "no torch traces appeared in torch_trace/ after /stop_profile");
@@ -1050,7 +1060,7 @@ static int run_load(struct run *r, struct load_out *lo)
     }
     if (r->profiling && !r->client_only) {
         progress(r, "starting profiler", 0, 0, 0);
-        if ((rc = profile_call(r, "start_profile", 300)))
+        if ((rc = profile_call(r, mp_serve_config_engine(r->c)->profile_start, 300)))
             goto out;
     }
     struct mp_loadgen_metrics_opts mo;
@@ -1161,7 +1171,7 @@ static void run_tracelens(struct run *r, struct mp_buf *json)
     struct mp_stages_opts so = {
         .trace_dir = r->trace_dir,
         .output_dir = r->ws,
-        .framework = mp_serve_framework_name(c->framework),
+        .framework = mp_serve_config_engine(c)->trace_layout,
         .stages = c->tracelens_stages,
         .num_steps = c->tracelens_num_steps,
         .isl = mp_serve_config_getenv(c, "ISL"),
@@ -1201,9 +1211,9 @@ static void scrape_version(struct run *r)
         return;
     r->probed = true;
     char ev[128];
-    mp_serve_probe_versions(r->c->framework, &r->cmd,
-                            r->docker && r->container[0] ? r->container : NULL, ev, sizeof(ev),
-                            r->torch_version, sizeof(r->torch_version));
+    mp_serve_probe_engine_versions(mp_serve_config_engine(r->c), &r->cmd,
+                                   r->docker && r->container[0] ? r->container : NULL, ev,
+                                   sizeof(ev), r->torch_version, sizeof(r->torch_version));
     if (!r->engine_version[0])
         snprintf(r->engine_version, sizeof(r->engine_version), "%s", ev);
 }
@@ -1272,7 +1282,7 @@ static void magpie_object(struct run *r, const struct load_out *lo, struct mp_bu
     mp_buf_printf(b, ", \"run_mode\": \"%s\", \"client_only\": %s, \"engine\": {",
                   mp_serve_mode_name(c->run_mode), r->client_only ? "true" : "false");
     mp_buf_puts(b, "\"framework\": ");
-    JS(mp_serve_framework_name(c->framework));
+    JS(mp_serve_config_engine(c)->name);
     mp_buf_printf(b,
                   ", \"pid\": %d, \"ready\": %s, \"reused\": %s, \"persistent\": %s, "
                   "\"ready_after_s\": ",

@@ -23,6 +23,12 @@ int serve_first_model(const char *body, char *out, size_t len);
 /* "version" of GET {base}/version (vLLM), MP_ENOTFOUND when the engine has none. */
 int serve_version(const char *base_url, char *out, size_t len);
 
+struct mp_yaml_node;
+/* The benchmark YAML's `engine:` section (config_engine.c) into c->engine
+ * (framework MP_SERVE_USER); nothing when m is absent or null. */
+int serve_config_load_engine(struct mp_serve_config *c, const struct mp_yaml_node *m,
+                             struct mp_diag *d);
+
 /* GPU monitor thread (monitor.c): samples nvidia-smi every interval_s. */
 struct serve_monitor;
 int serve_monitor_start(int device, double interval_s, struct serve_monitor **out);

@@ -139,8 +139,8 @@ static int run(struct mcp_wctx *w, json_t *args, json_t **result)
     if (mp_serve_framework_parse(mcp_str(args, "framework"), &cfg.framework) ||
         mp_serve_mode_parse(mcp_str(args, "run_mode"), &cfg.run_mode)) {
         mp_serve_config_fini(&cfg);
-        return mcp_fail(result, "framework must be vllm, sglang or atom and run_mode local or "
-                                "docker");
+        return mcp_fail(result, "framework must be vllm, sglang, atom, trtllm or lmdeploy and "
+                                "run_mode local or docker");
     }
     cfg.model = mp_serve_config_strdup(&cfg, mcp_str(args, "model"));
     cfg.precision = mp_serve_config_strdup(&cfg, mcp_str(args, "precision"));
@@ -226,7 +226,7 @@ static int run(struct mcp_wctx *w, json_t *args, json_t **result)
 }
 
 static const struct mcp_param params[] = {
-    {"framework", MT_STR, true, NULL, "vllm|sglang|atom", 0, 0, "serving engine"},
+    {"framework", MT_STR, true, NULL, "vllm|sglang|atom|trtllm|lmdeploy", 0, 0, "serving engine"},
     {"model", MT_STR, true, NULL, NULL, 0, 0, "model name or path"},
     {"precision", MT_STR, false, "\"fp8\"", NULL, 0, 0, "precision label"},
     {"run_mode", MT_STR, false, "\"docker\"", "docker|local", 0, 0,

@@ -1,5 +1,5 @@
 /* MCP tool list_benchmark_images: the docker image table of `magpie
- * benchmark --run-mode docker` (src/serve images.def) per framework and GPU
+ * benchmark --run-mode docker` (the engine table, src/serve/engines.c) per framework and GPU
  * architecture, with the InferenceX runner type of each architecture. */
 #include <string.h>
 
@@ -42,7 +42,8 @@ static int run(struct mcp_wctx *w, json_t *args, json_t **result)
 }
 
 static const struct mcp_param params[] = {
-    {"framework", MT_STR, false, NULL, "vllm|sglang|atom", 0, 0, "one framework; null = all"},
+    {"framework", MT_STR, false, NULL, "vllm|sglang|atom|trtllm|lmdeploy", 0, 0,
+     "one framework; null = all"},
     {NULL, 0, false, NULL, NULL, 0, 0, NULL},
 };
 
