@@ -1,0 +1,111 @@
+#!/bin/bash
+# Issue 33: how long a compare takes, before (--timing fixed: a process per
+# kernel for correctness, then every kernel timed to its noise target) and
+# after (the default, --timing sequential: one warm process, the reference
+# per seed computed once, each candidate stopped at a decision), with the
+# verdicts of both; then the sequential decision's error rates.
+#
+#   OUT=DIR MAGPIE=$PWD/.klibs/magpie bench/kernel_eval_speed.sh [PART]
+#
+# from the repository root on a GPU machine (Triton). PART: suites (the three
+# suites below, each fixed then sequential), seqerr (the error check), or
+# all (default). N (default 10): trials of each error check. Writes
+# $OUT/summary.txt, per run the terminal summary ($OUT/NAME.MODE.txt) and
+# the report ($OUT/NAME.MODE.json), and $OUT/seqerr.txt.
+#
+# Suites: bench/kernel_suites/softmax7.yaml (row softmax 4096 x 8192 fp32,
+# 7 candidates), bench/kernel_suites/silu3.yaml (SiLU-and-mul, 50M bf16, 3
+# candidates), examples/kernels/pytorch/compare_2pct.yaml (Triton add, its
+# copy, a ~2.7 % slower variant). Error check: speedup1pct.yaml (a ~1 %
+# faster candidate; --min-effect 0.5, as a 1 % band cannot call a 1 %
+# effect) N times: how often FASTER, and the timed GPU seconds of each
+# compare (bar: <= 1 s); twin.yaml (a kernel against its copy, default
+# band) N times: FASTER/SLOWER calls (bar: 0). One fixed-mode run of
+# speedup1pct.yaml first measures the true ratio.
+set -u
+OUT=${OUT:-/tmp/kernel_eval_speed}
+M=${MAGPIE:-build/rel-k/magpie}
+N=${N:-10}
+PART=${1:-all}
+export PATH=$PATH:/usr/local/cuda/bin
+mkdir -p "$OUT"
+W=$(mktemp -d)
+trap 'rm -rf "$W"' EXIT
+summary=$OUT/summary.txt
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,temperature.gpu,power.draw \
+    --format=csv,noheader >>"$summary" 2>&1
+
+# report JSON -> "id=VERDICT(speedup) ... timed=GPU s"
+verdicts() {
+    python3 - "$1" <<'PY'
+import json, sys
+try:
+    d = json.load(open(sys.argv[1]))["results"]
+except Exception as e:
+    print("no report (%s)" % e)
+    sys.exit(0)
+cm = d["comparison_metrics"]
+out, timed = [], 0.0
+for i, k in enumerate(d["kernel_results"]):
+    v, sp = cm["verdicts"][i], cm["speedup_vs_baseline"][i]
+    s = k["extra"]["kernel_id"] + "=" + v
+    if sp.get("speedup") is not None and v not in ("BASELINE", "INCORRECT"):
+        s += "(%.4fx [%s, %s] %s)" % (sp["speedup"], sp["ci95"][0], sp["ci95"][1], sp["ci_kind"])
+    out.append(s)
+    ph = ((k.get("time_breakdown") or {}).get("timed_process") or {}).get("phases") or {}
+    timed += ph.get("timed_device_s") or 0.0
+print(" ".join(out), "timed_gpu=%.3fs" % timed)
+PY
+}
+
+# run NAME MODE YAML [magpie flags]: one compare, its wall time and verdicts
+run() {
+    local name=$1 mode=$2 yaml=$3
+    shift 3
+    local dir=$W/$name.$mode.$RANDOM
+    local t0
+    t0=$(date +%s.%N)
+    timeout 500 "$M" compare --no-perf --timing "$mode" "$@" -o "$dir" -k "$yaml" \
+        >"$OUT/$name.$mode.txt" 2>&1
+    local rc=$?
+    local wall
+    wall=$(awk "BEGIN{printf \"%.1f\", $(date +%s.%N) - $t0}")
+    local rep
+    rep=$(ls "$dir"/compare_*/compare_report.json 2>/dev/null | head -1)
+    [ -n "$rep" ] && cp "$rep" "$OUT/$name.$mode.json"
+    LAST="$name $mode rc=$rc wall=${wall}s $(verdicts "${rep:-/nonexistent}")"
+    echo "$LAST"
+}
+
+if [ "$PART" = all ] || [ "$PART" = suites ]; then
+    for s in bench/kernel_suites/softmax7.yaml bench/kernel_suites/silu3.yaml \
+        examples/kernels/pytorch/compare_2pct.yaml; do
+        name=$(basename "$s" .yaml)
+        for mode in fixed sequential; do
+            run "$name" "$mode" "$s" | tee -a "$summary"
+        done
+    done
+fi
+
+if [ "$PART" = all ] || [ "$PART" = seqerr ]; then
+    err=$OUT/seqerr.txt
+    run speedup1pct fixed bench/kernel_suites/speedup1pct.yaml --min-effect 0.5 | tee -a "$err"
+    faster=0 cheap=0
+    for t in $(seq 1 "$N"); do
+        line=$(run speedup1pct sequential bench/kernel_suites/speedup1pct.yaml --min-effect 0.5)
+        echo "trial $t: $line" >>"$err"
+        case $line in *"add_plain=FASTER"*) faster=$((faster + 1)) ;; esac
+        g=$(echo "$line" | sed -n 's/.*timed_gpu=\([0-9.]*\)s.*/\1/p')
+        awk "BEGIN{exit !(${g:-99} <= 1.0)}" && cheap=$((cheap + 1))
+    done
+    echo "1 % speedup, --min-effect 0.5: FASTER in $faster of $N; timed GPU <= 1 s in $cheap of $N" |
+        tee -a "$err" "$summary"
+    calls=0
+    for t in $(seq 1 "$N"); do
+        line=$(run twin sequential bench/kernel_suites/twin.yaml)
+        echo "trial $t: $line" >>"$err"
+        case $line in *"add_plain_copy=FASTER"* | *"add_plain_copy=SLOWER"*) calls=$((calls + 1)) ;; esac
+    done
+    echo "identical copy, default band: FASTER/SLOWER in $calls of $N" | tee -a "$err" "$summary"
+fi
+echo "results in $OUT" >&2
