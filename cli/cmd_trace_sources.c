@@ -75,22 +75,6 @@ static int read_stdin_names(struct mp_src_trace_kernels *l)
     return rc;
 }
 
-/* `magpie trace replay` for the op behind kernel row i of TRACE (the ops
- * that launched this exact kernel name, the top one by kernel time;
- * docs/replay.md), single-quoted for a POSIX shell. */
-static int replay_command(struct mp_buf *b, const char *trace, const char *kernel, size_t i)
-{
-    const char *parts[] = {trace, kernel};
-    int rc = mp_buf_puts(b, "magpie trace replay ");
-    for (size_t p = 0; p < 2 && !rc; p++) {
-        rc = mp_buf_puts(b, p ? " --kernel '" : "'");
-        for (const char *c = parts[p]; *c && !rc; c++)
-            rc = *c == '\'' ? mp_buf_puts(b, "'\\''") : mp_buf_putc(b, *c);
-        rc = rc ? rc : mp_buf_putc(b, '\'');
-    }
-    return rc ? rc : mp_buf_printf(b, " --top 1 -o replay_%zu", i + 1);
-}
-
 /* One row: TSV (resolution, confidence, kind, source, name[, replay]) or a
  * JSON object (with "replay_command" when there is a TRACE). */
 static int emit_row(struct mp_buf *b, bool json, const char *trace, size_t i,
@@ -106,7 +90,7 @@ static int emit_row(struct mp_buf *b, bool json, const char *trace, size_t i,
         b->len--; /* reopen the object for one key more */
         struct mp_buf cmd;
         mp_buf_init(&cmd, 0);
-        rc = replay_command(&cmd, trace, k->name, i);
+        rc = mp_src_replay_command(&cmd, trace, k->name, i + 1);
         rc = rc ? rc : mp_buf_puts(b, ", \"replay_command\": ");
         rc = rc ? rc : mp_json_str(b, mp_buf_cstr(&cmd), cmd.len);
         mp_buf_fini(&cmd);
@@ -121,7 +105,7 @@ static int emit_row(struct mp_buf *b, bool json, const char *trace, size_t i,
                        k->name);
     if (!rc && trace) {
         rc = mp_buf_putc(b, '\t');
-        rc = rc ? rc : replay_command(b, trace, k->name, i);
+        rc = rc ? rc : mp_src_replay_command(b, trace, k->name, i + 1);
     }
     return rc ? rc : mp_buf_putc(b, '\n');
 }

@@ -190,4 +190,9 @@ int mp_src_repos_for_kind(const char *kind, const char *name, const char **out, 
  * MP_ETIMEOUT, MP_EIO (git failed, e.g. no network), MP_ENOTFOUND (no git). */
 int mp_src_clone(const char *url, const char *dest, double timeout_s, struct mp_diag *d);
 
+/* The op-replay hook of a kernel row (replay_cmd.c, docs/replay.md): appends
+ * `magpie trace replay 'TRACE' --kernel 'KERNEL' --top 1 -o replay_<row>`
+ * to b, the arguments single-quoted for a POSIX shell. */
+int mp_src_replay_command(struct mp_buf *b, const char *trace, const char *kernel, size_t row);
+
 #endif

@@ -387,16 +387,8 @@ static const char *const src_cols[] = {"kind",
 /* `magpie trace replay` for the op behind a kernel row: the ops of the
  * first analysed rank's trace that launched this kernel (its exact name; a
  * grouped row's first variant), the top one by kernel time, into
- * replay_<row> (docs/replay.md). Arguments are single-quoted for a POSIX
- * shell. "" when no rank's trace is known. */
-static int sh_quote(struct mp_buf *b, const char *s)
-{
-    int rc = mp_buf_putc(b, '\'');
-    for (; *s && !rc; s++)
-        rc = *s == '\'' ? mp_buf_puts(b, "'\\''") : mp_buf_putc(b, *s);
-    return rc ? rc : mp_buf_putc(b, '\'');
-}
-
+ * replay_<row> (docs/replay.md; mp_src_replay_command). "" when no rank's
+ * trace is known. */
 static int replay_command(const struct mp_gap_result *r, const struct mp_gap_kernel *k, size_t i,
                           struct mp_buf *b)
 {
@@ -415,11 +407,7 @@ static int replay_command(const struct mp_gap_result *r, const struct mp_gap_ker
             return MP_ENOMEM;
         name = first;
     }
-    int rc = mp_buf_puts(b, "magpie trace replay ");
-    rc = rc ? rc : sh_quote(b, trace);
-    rc = rc ? rc : mp_buf_puts(b, " --kernel ");
-    rc = rc ? rc : sh_quote(b, name);
-    rc = rc ? rc : mp_buf_printf(b, " --top 1 -o replay_%zu", i + 1);
+    int rc = mp_src_replay_command(b, trace, name, i + 1);
     free(first);
     return rc;
 }

@@ -175,6 +175,40 @@ d = json.load(open(sys.argv[1]))
 assert d["selected"] == 1 and d["ops"][0]["op"] == "aten::mm" and d["ops"][0]["rank"] == 7, d
 assert "nvjet_sm90_tst_64x8_64x16_4x2_h_bz_TNT" in d["ops"][0]["trace_kernels"].split(" | ")
 PY
+# the same hooks through MCP: find_kernel_sources rows carry replay_command,
+# create_testcase takes a kernel instead of a row (the server's stdin stays
+# open until the replies to ids 2 and 3 are out, bounded: a closed stdin
+# cancels a call)
+K=nvjet_sm90_tst_64x8_64x16_4x2_h_bz_TNT
+rm -f "$TMP/mcp.out"
+(
+    printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18"}}' \
+        "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"find_kernel_sources\",\"arguments\":{\"trace_path\":\"$TRACE\",\"no_cache\":true}}}" \
+        "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\",\"params\":{\"name\":\"create_testcase\",\"arguments\":{\"trace_path\":\"$TRACE\",\"kernel\":\"$K\",\"output_dir\":\"$TMP/tc\"}}}"
+    end=$((SECONDS + 200))
+    until { grep -q '"id":2[,}]' "$TMP/mcp.out" && grep -q '"id":3[,}]' "$TMP/mcp.out"; } 2>/dev/null ||
+        [ "$SECONDS" -ge "$end" ]; do sleep 0.1; done
+) | timeout 240 "$MAGPIE" mcp >"$TMP/mcp.out" 2>"$TMP/mcp.err"
+python3 - "$TMP/mcp.out" "$K" <<'PY' || fails=$((fails + 1))
+import json, sys
+rep = {}
+for line in open(sys.argv[1]):
+    m = json.loads(line)
+    rep[m.get("id")] = m
+def result(i):
+    r = rep[i]["result"]
+    assert not r.get("isError"), r
+    return json.loads(r["content"][0]["text"])
+ks = result(2)["kernels"]
+k = [k for k in ks if k["name"] == sys.argv[2]][0]
+assert k["replay_command"].startswith("magpie trace replay '") and "--kernel '%s'" % sys.argv[2] \
+    in k["replay_command"], k
+tc = result(3)
+assert tc["op"] == "aten::mm" and tc["rank"] == 7 and tc["rebuilt"] is True, tc
+assert tc["command"].endswith("magpie compare -k compare_1.yaml"), tc
+PY
+[ -f "$TMP/tc/ref_1.py" ] || fail "create_testcase by kernel wrote no ref_1.py"
+
 "$MAGPIE" trace replay "$TRACE" --kernel no_such_kernel -o "$TMP/nk" >"$TMP/out" 2>&1
 [ $? = 2 ] && grep -q "no op row matches --kernel no_such_kernel" "$TMP/out" ||
     fail "--kernel no_such_kernel: $(cat "$TMP/out")"

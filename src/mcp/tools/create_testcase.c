@@ -13,7 +13,10 @@ static int run(struct mcp_wctx *w, json_t *args, json_t **result)
 {
     (void)w;
     json_t *s = NULL;
-    if (mcp_replay_run(args, (long)mcp_int(args, "row"), &s, result))
+    long row = (long)mcp_int(args, "row");
+    if (row <= 0 && !mcp_str(args, "kernel"))
+        return mcp_fail(result, "give row (1-based) or kernel (a kernel name)");
+    if (mcp_replay_run(args, row > 0 ? row : -1, &s, result))
         return 1;
     json_t *op = json_array_get(json_object_get(s, "ops"), 0);
     if (!op) {
@@ -39,8 +42,11 @@ static int run(struct mcp_wctx *w, json_t *args, json_t **result)
 
 static const struct mcp_param params[] = {
     {"trace_path", MT_STR, true, NULL, NULL, 0, 0, "torch-profiler trace (.json or .json.gz)"},
-    {"row", MT_INT, true, NULL, NULL, 0, 0,
+    {"row", MT_INT, false, "0", NULL, 0, 0,
      "1-based row of the ranking by kernel time (unified_perf_summary; replay_ops' rank)"},
+    {"kernel", MT_STR, false, NULL, NULL, 0, 0,
+     "instead of row: the op that launched this kernel (exact name, as gap analysis and "
+     "find_kernel_sources give it; the top such row)"},
     {"output_dir", MT_STR, true, NULL, NULL, 0, 0,
      "directory for ref_1.py, cand_1.py, compare_1.yaml (+ the IR and summary)"},
     {"run", MT_BOOL, false, "false", NULL, 0, 0, "also time the op on this machine's GPU"},
@@ -52,7 +58,8 @@ static const struct mcp_param params[] = {
 const struct mcp_tool mcp_tool_create_testcase = {
     .name = "create_testcase",
     .title = "Testcase from a trace row",
-    .desc = "Turns one row of a trace's ranking by kernel time into a runnable experiment: a "
+    .desc = "Turns one row of a trace's ranking by kernel time (or the op behind a kernel) into "
+            "a runnable experiment: a "
             "PyTorch reference of the op at the trace's shapes, dtypes and strides (the form "
             "analyze --reference takes), a candidate template and a compare config with the op "
             "as baseline (docs/replay.md).",

@@ -27,6 +27,26 @@ static int names_from_args(json_t *a, struct mp_src_trace_kernels *ks)
     return 0;
 }
 
+/* Each kernel's replay command: the op behind it rebuilt by `magpie trace
+ * replay` (docs/replay.md). */
+static int add_replay_commands(json_t *j, const char *trace)
+{
+    json_t *ks = json_object_get(j, "kernels"), *k;
+    size_t i;
+    int rc = 0;
+    json_array_foreach(ks, i, k)
+    {
+        const char *name = json_string_value(json_object_get(k, "name"));
+        struct mp_buf cmd;
+        mp_buf_init(&cmd, 0);
+        rc = rc ? rc : mp_src_replay_command(&cmd, trace, name ? name : "", i + 1);
+        if (!rc && json_object_set_new(k, "replay_command", json_string(mp_buf_cstr(&cmd))))
+            rc = MP_ENOMEM;
+        mp_buf_fini(&cmd);
+    }
+    return rc;
+}
+
 static int run(struct mcp_wctx *w, json_t *args, json_t **result)
 {
     (void)w;
@@ -93,6 +113,10 @@ static int run(struct mcp_wctx *w, json_t *args, json_t **result)
     mp_src_trace_kernels_fini(&ks);
     json_t *j = rc ? NULL : mcp_parse_buf(&b);
     mp_buf_fini(&b);
+    if (j && trace && add_replay_commands(j, trace)) {
+        json_decref(j);
+        j = NULL;
+    }
     if (!j)
         return mcp_fail(result, "find_kernel_sources: cannot format the result");
     *result = j;
@@ -124,9 +148,11 @@ const struct mcp_tool mcp_tool_find_kernel_sources = {
     .params = params,
     .run = run,
     .flags = MCP_LONG | MCP_EXTRA, /* writes the index cache */
-    .result_desc = "`{repos[{root, commit, files, definitions, from_cache, seconds}], "
-                   "kernels[{name, demangled, kind, category, source_resolution, source_repo, "
-                   "source_root, source_file, source_line, source_confidence, source_symbol, "
-                   "source_error, library, notes, upstream_url, source_candidates[{repo, file, "
-                   "symbol, line, score}], calls, python_frames}], total, resolved, closed}`.",
+    .result_desc =
+        "`{repos[{root, commit, files, definitions, from_cache, seconds}], "
+        "kernels[{name, demangled, kind, category, source_resolution, source_repo, "
+        "source_root, source_file, source_line, source_confidence, source_symbol, "
+        "source_error, library, notes, upstream_url, source_candidates[{repo, file, "
+        "symbol, line, score}], calls, python_frames, replay_command (with trace_path: the "
+        "`magpie trace replay` of the op behind it)}], total, resolved, closed}`.",
 };

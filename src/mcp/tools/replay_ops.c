@@ -12,7 +12,8 @@
 
 int mcp_replay_run(json_t *args, long row, json_t **summary, json_t **result);
 
-/* Shared with create_testcase: runs mp_replay with the tool's arguments;
+/* Shared with create_testcase: runs mp_replay with the tool's arguments
+ * (row > 0: that row; row < 0: the first row the filters keep; 0: top);
  * *summary is replay_summary.json as an object. 0, or 1 with *result set. */
 int mcp_replay_run(json_t *args, long row, json_t **summary, json_t **result)
 {
@@ -22,8 +23,9 @@ int mcp_replay_run(json_t *args, long row, json_t **summary, json_t **result)
     o.out_dir = mcp_str(args, "output_dir");
     o.op = mcp_str(args, "op");
     o.category = mcp_str(args, "category");
-    o.row = row;
-    o.top = row > 0 ? 1 : (long)mcp_int(args, "top");
+    o.kernel = mcp_str(args, "kernel");
+    o.row = row > 0 ? row : 0;
+    o.top = row != 0 ? 1 : (long)mcp_int(args, "top"); /* row < 0: the top row alone */
     o.run = mcp_bool(args, "run");
     o.warm_l2 = mcp_bool(args, "warm_l2");
     o.l2 = mcp_str(args, "l2");
@@ -73,6 +75,9 @@ static const struct mcp_param params[] = {
      "directory for event_replay_ir.json, ref_<n>.py, cand_<n>.py, compare_<n>.yaml and "
      "replay_summary.csv/json"},
     {"op", MT_STR, false, NULL, NULL, 0, 0, "only rows of this op name (e.g. aten::mm)"},
+    {"kernel", MT_STR, false, NULL, NULL, 0, 0,
+     "only rows of ops that launched this kernel (its exact name, as gap analysis and "
+     "find_kernel_sources give it)"},
     {"category", MT_STR, false, NULL, NULL, 0, 0,
      "only rows of this op category (GEMM, SDPA_fwd, elementwise, reduce, other, ...)"},
     {"row", MT_INT, false, "0", NULL, 0, 0, "only this 1-based row of the ranking (0: off)"},
