@@ -64,7 +64,7 @@ def seq_nlooks(min_s, max_s):
     while at < max_s:
         n += 1
         at *= 2
-    return n + 1  # max_samples itself
+    return n + 2  # max_samples itself, and a look at the time limit
 
 
 def seq_is_look(n, min_s, max_s):
@@ -132,13 +132,15 @@ class Seq:
 
     def check(self, base, smp, elapsed):
         """After a sample of candidate smp: the stop rule's reason is kept and
-        acted on only at a look, except the time limit; at a look the
-        interval of the ratio decides."""
+        acted on only at a look, except the time limit, which takes one last
+        look of its own; at a look the interval of the ratio decides."""
         if smp.check(elapsed) and not smp.rule:
             smp.rule = smp.reason
         smp.reason = ""
         n = len(smp.samples)
-        if seq_is_look(n, self.min_s, self.max_s):
+        timeout = bool(smp.rule) and elapsed >= smp.cfg.get("max_time_s", 15)
+        last_n = smp.seq["n"] if smp.seq else 0
+        if seq_is_look(n, self.min_s, self.max_s) or (timeout and n > last_n):
             d, lo, hi = seq_look(base.samples, smp.samples, self.alpha_look, self.thr)
             smp.looks += 1
             smp.seq = {"decision": d, "look": smp.looks, "looks_max": self.nlooks, "n": n,
@@ -153,7 +155,7 @@ class Seq:
             if smp.rule:
                 smp.reason = smp.rule
                 return
-        if smp.rule and elapsed >= smp.cfg.get("max_time_s", 15):
+        if timeout:
             smp.reason = smp.rule
 
     def info(self, smp):
@@ -576,7 +578,33 @@ def sync(torch, dev):
         torch.cuda.synchronize()
 
 
-def correctness_seeds(torch, dev, e, cls, ref_mod, gi, gii, rule, c, ph):
+# The reference's inputs and outputs per seed, computed once per process for
+# all the candidates of a compare that share a reference: key (reference
+# file, input functions, seed, tolerance rule), value (inputs, ref_out,
+# ref_hi, hp note). Same seed, same inputs, same outputs (the reference runs
+# under the same seeding); each candidate gets its own clone of the inputs.
+REF_CACHE = {}
+
+
+def ref_key(e, ref_src, seed, rule):
+    return (ref_src, e.get("get_inputs"), e.get("get_init_inputs"), seed, rule["hp"],
+            str(rule["declared"]))
+
+
+def ref_run(torch, dev, key, ref_model, inputs, seed, rule, figures):
+    """(ref_out, ref_hi) of ref_model on inputs, cached under key."""
+    with torch.no_grad():
+        ref_out = ref_model(*clone(torch, inputs))
+        hf = {}
+        ref_hi = high_precision(torch, rule, ref_model, ref_out, inputs, seed, hf)
+    sync(torch, dev)
+    figures.update(hf)
+    if key is not None:
+        REF_CACHE[key] = (inputs, ref_out, ref_hi, hf)
+    return ref_out, ref_hi
+
+
+def correctness_seeds(torch, dev, e, cls, ref_mod, gi, gii, rule, c, ph, ref_src=None):
     """Candidate cls against ref_mod on the job's seeds (fresh seeded inputs
     for each, the allocator poisoned before the candidate's call). Fills c;
     returns (ok, model, ref_model). Times go into ph["seeds"]."""
@@ -588,6 +616,8 @@ def correctness_seeds(torch, dev, e, cls, ref_mod, gi, gii, rule, c, ph):
     for s in range(seeds):
         seed = 42 + s
         t0 = time.perf_counter()
+        key = ref_key(e, ref_src, seed, rule) if ref_mod and ref_src else None
+        hit = REF_CACHE.get(key) if key is not None else None
         seed_all(torch, seed)
         init = to_list(gii()) if gii else []
         seed_all(torch, seed)
@@ -599,15 +629,20 @@ def correctness_seeds(torch, dev, e, cls, ref_mod, gi, gii, rule, c, ph):
             ref_model = ref_mod.Model(*init)
             if hasattr(ref_model, "to"):
                 ref_model = ref_model.to(dev).eval()
-        seed_all(torch, seed)
-        inputs = move(torch, to_list(gi()), dev)
+        if hit:
+            inputs = hit[0]
+        else:
+            seed_all(torch, seed)
+            inputs = move(torch, to_list(gi()), dev)
         sync(torch, dev)
         t1 = time.perf_counter()
         with torch.no_grad():
-            ref_out = ref_model(*clone(torch, inputs)) if ref_mod else None
-            ref_hi = high_precision(torch, rule, ref_model, ref_out, inputs, seed,
-                                    figures) if ref_mod else None
-            sync(torch, dev)
+            ref_out = ref_hi = None
+            if hit:
+                ref_out, ref_hi = hit[1], hit[2]
+                figures.update(hit[3])
+            elif ref_mod:
+                ref_out, ref_hi = ref_run(torch, dev, key, ref_model, inputs, seed, rule, figures)
             t2 = time.perf_counter()
             mine = clone(torch, inputs)
             if dev.type == "cuda":  # poison what the allocator hands out next
@@ -634,7 +669,8 @@ def correctness_seeds(torch, dev, e, cls, ref_mod, gi, gii, rule, c, ph):
                             t.detach().double()).all():
                         ok, msg = False, "output contains NaN/Inf"
         ph["seeds"].append({"seed": s, "inputs_s": t1 - t0, "reference_s": t2 - t1,
-                            "candidate_s": t3 - t2, "check_s": time.perf_counter() - t3})
+                            "candidate_s": t3 - t2, "check_s": time.perf_counter() - t3,
+                            "reference_cached": bool(hit)})
         if mutated:
             break
         if not ok:
@@ -650,8 +686,9 @@ def correctness_seeds(torch, dev, e, cls, ref_mod, gi, gii, rule, c, ph):
     return ok, model, ref_model
 
 
-def prepare(torch, dev, tcfg, i, e, mods, outs, timer, timed, load_s):
+def prepare(torch, dev, tcfg, i, entries, mods, outs, timer, timed, load_s):
     """Correctness of entry i, then (timing on) its Sampler into timed."""
+    e = entries[i]
     o, c = outs[i], outs[i]["correctness"]
     ph = o.setdefault("phases", {})
     ref_i = e.get("ref", -1)
@@ -679,18 +716,24 @@ def prepare(torch, dev, tcfg, i, e, mods, outs, timer, timed, load_s):
                 "factor": e.get("hp_factor") or mc.HP_FACTOR,
                 "rms_factor": e.get("rms_factor") or mc.RMS_FACTOR,
                 "hp": e.get("hp_reference", True)}
+        ref_src = (entries[ref_i]["source"] if ref_i >= 0 else
+                   e["source"] if ref_mod is cand_mod else None)
         ok, model, ref_model = correctness_seeds(torch, dev, e, cls, ref_mod, gi, gii, rule, c,
-                                                 ph)
+                                                 ph, ref_src)
         if not ok or not tcfg.get("enabled"):
             return
         t0 = time.perf_counter()
-        seed_all(torch, 7)
-        t_inputs = move(torch, to_list(gi()), dev)
-        t_ref = None
-        if ref_mod:
-            with torch.no_grad():
-                t_ref = ref_model(*clone(torch, t_inputs))
-                t_ref = (t_ref, high_precision(torch, rule, ref_model, t_ref, t_inputs, 7, {}))
+        key = ref_key(e, ref_src, 7, rule) if ref_mod and ref_src else None
+        hit = REF_CACHE.get(key) if key is not None else None
+        if hit:  # the inputs of another candidate's timing: a clone of its own
+            t_inputs = clone(torch, hit[0])
+            t_ref = (hit[1], hit[2])
+        else:
+            seed_all(torch, 7)
+            t_inputs = move(torch, to_list(gi()), dev)
+            t_ref = None
+            if ref_mod:
+                t_ref = ref_run(torch, dev, key, ref_model, clone(torch, t_inputs), 7, rule, {})
         sync(torch, dev)
         ph["timing_inputs_s"] = time.perf_counter() - t0
         holder = {}
@@ -841,7 +884,7 @@ def main():
     for i, e in enumerate(entries):
         if e.get("is_reference") or i not in mods:
             continue
-        prepare(torch, dev, tcfg, i, e, mods, outs, timer, timed, load_s)
+        prepare(torch, dev, tcfg, i, entries, mods, outs, timer, timed, load_s)
     if timed:
         run_timing(torch, job, tcfg, timer, timed, outs, entries, result)
     write_result(result, out_path)

@@ -977,15 +977,18 @@ static void recheck(struct hdev *dv, struct hentry *ents, struct tstate *t, json
 
 /* A candidate of a sequential compare after a sample: the stop rule's
  * reason is kept but acted on only at a look (a stop between looks would
- * make the verdict's look data-dependent), except the time limit; at a look
- * the interval of the ratio decides. */
+ * make the verdict's look data-dependent), except the time limit, which
+ * takes one last look of its own; at a look the interval of the ratio
+ * decides. */
 static void seq_check(const struct tcfg *tc, const struct seqcfg *sq, const struct tstate *b,
                       struct tstate *t, double el)
 {
     if (stop_check(tc, t, el) && !t->rule[0])
         snprintf(t->rule, sizeof(t->rule), "%s", t->reason);
     t->reason[0] = 0;
-    if (k_seq_is_look(t->n, tc->stop.min_samples, tc->stop.max_samples)) {
+    bool timeout = t->rule[0] && el >= tc->stop.max_time_s;
+    if (k_seq_is_look(t->n, tc->stop.min_samples, tc->stop.max_samples) ||
+        (timeout && t->n > t->seq_n)) {
         double lo, hi;
         enum k_seq_decision d =
             k_seq_look(b->samples, b->n, t->samples, t->n, sq->alpha_look, sq->thr, &lo, &hi);
@@ -1007,7 +1010,7 @@ static void seq_check(const struct tcfg *tc, const struct seqcfg *sq, const stru
             return;
         }
     }
-    if (t->rule[0] && el >= tc->stop.max_time_s)
+    if (timeout)
         snprintf(t->reason, sizeof(t->reason), "%s", t->rule);
 }
 
@@ -1199,6 +1202,21 @@ static double epoch_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/* opens the device; the process's start and open times into res.process */
+static int open_device(struct hdev *dv, json_t *job, json_t *res, double started, char *err,
+                       size_t len)
+{
+    json_t *proc = json_object();
+    json_object_set_new(res, "process", proc);
+    double spawned = jnum(job, "spawned_at", 0);
+    if (spawned > 0)
+        json_object_set_new(proc, "start_s", json_real(fmax(0, started - spawned)));
+    uint64_t o0 = mp_time_ns();
+    int rc = dv->ops->open(dv, err, len);
+    json_object_set_new(proc, "device_open_s", json_real(secs_since(o0)));
+    return rc;
+}
+
 int h_run_job(const char *job_path)
 {
     double started = epoch_s();
@@ -1225,14 +1243,7 @@ int h_run_job(const char *job_path)
     json_t *karr = json_object_get(job, "kernels");
     size_t nk = json_array_size(karr);
     struct hentry *ents = mp_calloc(nk ? nk : 1, sizeof(*ents));
-    json_t *proc = json_object();
-    json_object_set_new(res, "process", proc);
-    double spawned = jnum(job, "spawned_at", 0);
-    if (spawned > 0)
-        json_object_set_new(proc, "start_s", json_real(fmax(0, started - spawned)));
-    uint64_t o0 = mp_time_ns();
-    int rc = dv.ops->open(&dv, err, sizeof(err));
-    json_object_set_new(proc, "device_open_s", json_real(secs_since(o0)));
+    int rc = open_device(&dv, job, res, started, err, sizeof(err));
     if (rc) {
         json_object_set_new(res, "device_error", json_string(err));
         goto out;

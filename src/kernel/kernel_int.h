@@ -210,8 +210,9 @@ enum k_seq_decision { K_SEQ_UNDECIDED = 0, K_SEQ_FASTER, K_SEQ_SLOWER, K_SEQ_SAM
 
 const char *k_seq_decision_name(enum k_seq_decision d);
 int k_seq_first_look(int min_samples);
-/* L: the looks at first, 2 first, 4 first, ... below max_samples, and
- * max_samples itself */
+/* L: the looks at first, 2 first, 4 first, ... below max_samples,
+ * max_samples itself, and one at the time limit (taken when the time limit
+ * stops a candidate between looks) */
 int k_seq_nlooks(int min_samples, int max_samples);
 /* whether a candidate with n samples is at a look */
 bool k_seq_is_look(int n, int min_samples, int max_samples);

@@ -1137,9 +1137,44 @@ static int group_correctness(struct ctx *c, int *grp, int ng, bool python)
     return keep;
 }
 
+/* Whether a job over several kernels can be taken as it is: a result for
+ * every kernel, and no kernel that failed by an exception or a failed
+ * launch (a dead CUDA context fails every kernel after it in the process). */
+static bool shared_trusted(struct ctx *c, json_t *res, const int *grp, int ng)
+{
+    if (!res || json_object_get(res, "device_error"))
+        return false;
+    for (int j = 0; j < ng; j++) {
+        char key[300];
+        snprintf(key, sizeof(key), "%d_%s", grp[j], c->cfg->kernels[grp[j]].id);
+        json_t *e = find_kernel(res, key);
+        if (!e)
+            return false;
+        json_t *cj = json_object_get(e, "correctness");
+        const char *msg = json_string_value(json_object_get(cj, "message"));
+        if (!json_is_true(json_object_get(cj, "ran")) ||
+            (msg && (!strncmp(msg, "raised:", 7) || strstr(msg, "launch failed") ||
+                     strstr(msg, "re-check could not run"))))
+            return false;
+    }
+    return true;
+}
+
+/* drops the errors run_job added to the group's results after `before` */
+static void drop_errors(struct ctx *c, const int *grp, int ng, const int *before)
+{
+    for (int j = 0; j < ng; j++) {
+        struct mp_kernel_result *r = &c->run->results[grp[j]];
+        while (r->nerrors > before[j])
+            free(r->errors[--r->nerrors]);
+    }
+}
+
 /* one timed job over the group (interleaved when more than one), with GPU
- * clocks and temperatures before, during and after */
-static void group_timed(struct ctx *c, const int *grp, int ng, bool python)
+ * clocks and temperatures before, during and after. shared: the group has
+ * not been checked in processes of its own, and the job's result is taken
+ * only when shared_trusted; false then, with nothing applied. */
+static bool group_timed(struct ctx *c, const int *grp, int ng, bool python, bool shared)
 {
     struct mp_kernel_run *run = c->run;
     double cb, tb, ca, ta;
@@ -1147,10 +1182,31 @@ static void group_timed(struct ctx *c, const int *grp, int ng, bool python)
     const char *jdir = ng == 1 ? run->results[grp[0]].workdir : run->workspace;
     struct k_clockmon mon;
     struct mp_kernel_clocks during = {0};
+    int *before = mp_calloc((size_t)ng, sizeof(int));
+    for (int j = 0; j < ng && before; j++)
+        before[j] = run->results[grp[j]].nerrors;
     clockmon_start(c, &mon, jdir);
     json_t *res = run_job(c, grp, ng, "run", python, jdir, false);
     k_clockmon_stop(&mon, &during);
     gpu_clock(c, &ca, &ta);
+    if (shared && (!before || !shared_trusted(c, res, grp, ng))) {
+        if (before)
+            drop_errors(c, grp, ng, before);
+        for (int j = 0; j < ng && c->bd; j++) { /* kept in the breakdown as a wasted try */
+            json_t *b = c->bd[grp[j]];
+            json_t *tp = b ? json_object_get(b, "timed_process") : NULL;
+            if (tp) {
+                json_object_set(b, "shared_process_discarded", tp);
+                json_object_del(b, "timed_process");
+            }
+        }
+        mp_log(MP_LOG_INFO, "the shared process of %d kernels is not trusted: checking each alone",
+               ng);
+        json_decref(res);
+        free(before);
+        return false;
+    }
+    free(before);
     for (int j = 0; j < ng; j++) {
         struct mp_kernel_result *r = &run->results[grp[j]];
         apply_job_result(c, grp[j], res, python);
@@ -1162,6 +1218,7 @@ static void group_timed(struct ctx *c, const int *grp, int ng, bool python)
         throttle_check(c, &r->timing);
     }
     json_decref(res);
+    return true;
 }
 
 /* correctness (+ latency for harness / runner kernels); compare runs all
@@ -1182,12 +1239,18 @@ static void run_harness_groups(struct ctx *c)
             progress(c->o, "[%d/%d] %s: correctness and timing", first + 1, run->n, r0->id);
         else
             progress(c->o, "comparing %d kernels: correctness, then interleaved timing", ng);
+        /* sequential compare: one warm process checks every kernel and
+         * times those that pass; a crash, a hang or a dead context in it
+         * falls back to a process per kernel for correctness, then the
+         * timed job (--timing fixed: that path always) */
+        if (ng > 1 && seq_timing(c) && group_timed(c, grp, ng, python, true))
+            continue;
         if (ng > 1) {
             ng = group_correctness(c, grp, ng, python);
             if (ng == 0)
                 continue;
         }
-        group_timed(c, grp, ng, python);
+        group_timed(c, grp, ng, python, false);
     }
     free(grp);
     free(done);

@@ -1,7 +1,8 @@
 /* compare's sequential decision (`--timing sequential`, the default): the
  * candidates and the baseline are sampled round-robin in one process, and at
  * a fixed schedule of looks (16, 32, 64, ... samples of the candidate, and
- * max_samples) the time ratio candidate/baseline gets a distribution-free
+ * max_samples; and one more when the time limit stops a candidate between
+ * looks) the time ratio candidate/baseline gets a distribution-free
  * interval: the order-statistic interval of each median at level alpha_look/2
  * (exact binomial ranks), divided crosswise. alpha_look = alpha / (m * L)
  * for m candidates and L looks at most (Bonferroni over looks and
@@ -26,7 +27,7 @@ int k_seq_nlooks(int min_samples, int max_samples)
     int n = 0, at = k_seq_first_look(min_samples);
     for (; at < max_samples; at *= 2)
         n++;
-    return n + 1; /* max_samples itself */
+    return n + 2; /* max_samples itself, and a look at the time limit */
 }
 
 bool k_seq_is_look(int n, int min_samples, int max_samples)
