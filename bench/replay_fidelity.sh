@@ -59,7 +59,7 @@ for t in "$@"; do
     cp "$WORK/$name/replay_summary.json" "$OUT/${name}_summary.json" 2>/dev/null
     cp "$WORK/$name/replay_run.json" "$OUT/${name}_run.json" 2>/dev/null
 done
-"$PY" - "$OUT" "${names[@]}" <<'PY' | tee "$OUT/fidelity.txt"
+python3 - "$OUT" "${names[@]}" <<'PY' | tee "$OUT/fidelity.txt"
 import json, os, sys
 out, names = sys.argv[1], sys.argv[2:]
 tot = within = same = known = either = graph_in = 0
@@ -85,8 +85,9 @@ for name in names:
             "%.3f" % (r / t) if r else "-", o.get("replay_l2") or "-", f(fl), f(wm),
             "%.2f" % (gr / t) if gr else "-", {True: "yes", False: "NO", None: "-"}[km]))
         if not r:
-            print("         not replayed: %s" % (o.get("replay_note") or o.get("reason") or
-                                              d.get("run_note", ""))[:200])
+            why = o.get("replay_note") or (not o["rebuilt"] and o.get("reason")) or \
+                d.get("run_note", "")
+            print("         not replayed: %s" % why[:200])
             continue
         tot += 1
         if 0.9 <= r / t <= 1.1:
@@ -100,6 +101,9 @@ for name in names:
         if km is not None:
             known += 1
             same += bool(km)
+        if km is False:
+            print("         trace kernels: %s" % o["trace_kernels"][:200])
+            print("         replay kernels: %s" % (o.get("replay_kernels") or "")[:200])
 print("replayed ops: %d; within 10 %% of the trace: %d (%.0f %%); in either L2 state: %d; "
       "CUDA-graph figure within 10 %%: %d; same kernels: %d of %d (%.0f %%)" % (
           tot, within, 100.0 * within / max(tot, 1), either, graph_in, same, known,
