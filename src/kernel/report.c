@@ -691,6 +691,8 @@ static void breakdown_lines(struct mp_buf *b, const char *bdjson)
     bd_process(b, json_object_get(bd, "build_process"), "build process");
     bd_process(b, json_object_get(bd, "correctness_process"), "correctness process");
     bd_process(b, json_object_get(bd, "timed_process"), "timed process");
+    bd_process(b, json_object_get(bd, "shared_process_discarded"),
+               "shared process (discarded: a kernel in it raised or it failed)");
     json_decref(bd);
 }
 
