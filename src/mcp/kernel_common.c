@@ -70,6 +70,12 @@ int mcp_kernel_run(struct mcp_wctx *w, json_t *args, const char *yaml, bool comp
         free(cfg.scheduler.docker_image);
         cfg.scheduler.docker_image = mp_strdup(image);
     }
+    const char *timing = compare ? mcp_str(args, "timing") : NULL;
+    if (timing && *timing)
+        snprintf(cfg.compare.timing, sizeof(cfg.compare.timing), "%s", timing);
+    json_t *me = compare ? json_object_get(args, "min_effect_pct") : NULL;
+    if (json_is_number(me)) /* checked by the tool */
+        cfg.compare.threshold = json_number_value(me) / 100;
     struct mp_kernel_opts o = {
         .output_dir = mcp_str(args, "output_dir"),
         .no_perf = !mcp_bool(args, "check_performance"),

@@ -27,6 +27,10 @@ static int run(struct mcp_wctx *w, json_t *args, json_t **result)
                                   result))
             return 1;
     }
+    json_t *me = json_object_get(args, "min_effect_pct");
+    if (json_is_number(me) && !(json_number_value(me) >= 0 && json_number_value(me) < 100))
+        return mcp_fail(result, "min_effect_pct must be in [0, 100), got %g",
+                        json_number_value(me));
     const char *wd = mcp_str(args, "working_dir");
     if (wd && *wd && mcp_kernel_check_path("working_dir", wd, true, result))
         return 1;
@@ -83,6 +87,12 @@ static const struct mcp_param params[] = {
      "instead)"},
     {"baseline_index", MT_INT, false, "0", NULL, 0, 0, "index of the baseline kernel"},
     {"working_dir", MT_STR, false, "\"\"", NULL, 0, 0, "\"\" = each kernel's directory"},
+    {"timing", MT_STR, false, "\"sequential\"", "sequential|fixed", 0, 0,
+     "sequential: one warm process, each candidate timed until its speedup interval decides; "
+     "fixed: a process per kernel for correctness, every kernel timed to its noise target"},
+    {"min_effect_pct", MT_NUM, false, NULL, NULL, 0, 0,
+     "decision band in percent: a speedup within +-this is SAME (default 1, "
+     "compare.threshold)"},
     MCP_KERNEL_SHARED_PARAMS,
     {NULL, 0, false, NULL, NULL, 0, 0, NULL},
 };
