@@ -69,6 +69,9 @@ enum mp_step_format mp_step_parse(const struct mp_step_patterns *p, const char *
 /* Root tier of a user_annotation name: 1 = a detailed (primary) pattern,
  * 2 = a native (backup) pattern, 0 = not a step annotation. */
 int mp_step_tier(const struct mp_step_patterns *p, const char *name);
+/* The engine whose annotation a format is ("vllm", "sglang", "atom",
+ * "xdit"), NULL for MP_STEP_UNMATCHED. */
+const char *mp_step_format_engine(enum mp_step_format f);
 /* capture_<bs>_<mode>: returns true and fills *bs and mode (NUL-terminated,
  * truncated to mode_len). */
 bool mp_step_parse_capture(const struct mp_step_patterns *p, const char *name, int64_t *bs,

@@ -319,50 +319,87 @@ static bool fill_atom(const struct mp_step_patterns *p, struct mp_step *s, const
     return true;
 }
 
+/* fillers of the formats whose pattern match always parses */
+static bool row_vllm_detailed(const struct mp_step_patterns *p, struct mp_step *s, const char *name)
+{
+    (void)p;
+    fill_vllm_detailed(s, name, strlen(name));
+    return true;
+}
+
+static bool row_vllm_native(const struct mp_step_patterns *p, struct mp_step *s, const char *name)
+{
+    (void)p;
+    fill_vllm_native(s, name, strlen(name));
+    return true;
+}
+
+static bool row_sglang_detailed(const struct mp_step_patterns *p, struct mp_step *s,
+                                const char *name)
+{
+    (void)p;
+    fill_sglang_detailed(s, name);
+    return true;
+}
+
+static bool row_diffusion(const struct mp_step_patterns *p, struct mp_step *s, const char *name)
+{
+    regmatch_t m[3];
+    if (!rx_match(p, RX_DIFFUSION, name, m, 3))
+        return false;
+    s->batch_size = safe_int(name + m[1].rm_so, (size_t)(m[1].rm_eo - m[1].rm_so));
+    return true;
+}
+
+/* The step annotation formats in TraceLens's matching priority: the first
+ * row whose pattern matches and whose filler parses the name decides. A
+ * filler that fails leaves the step as it found it, so later rows start
+ * clean. tier: 1 = a detailed (primary) pattern, 2 = a native (backup)
+ * one (mp_step_tier). A new engine's annotation is one row here, its
+ * pattern in rx_src and its enum value in steps.h. */
+static const struct step_format {
+    enum mp_step_format format;
+    const char *engine; /* whose annotation it is */
+    int rx, tier;
+    bool (*fill)(const struct mp_step_patterns *p, struct mp_step *s, const char *name);
+} FORMATS[] = {
+    {MP_STEP_VLLM_DETAILED, "vllm", RX_VLLM_DETAILED, 1, row_vllm_detailed},
+    {MP_STEP_VLLM_NATIVE, "vllm", RX_VLLM_NATIVE, 2, row_vllm_native},
+    {MP_STEP_SGLANG_DETAILED, "sglang", RX_SGLANG_DETAILED, 1, row_sglang_detailed},
+    {MP_STEP_SGLANG_NATIVE, "sglang", RX_SGLANG_NATIVE, 2, fill_sglang_native},
+    {MP_STEP_ATOM_DETAILED, "atom", RX_ATOM_DETAILED, 1, fill_atom},
+    {MP_STEP_ATOM_NATIVE, "atom", RX_ATOM_NATIVE, 2, fill_atom},
+    {MP_STEP_DIFFUSION, "xdit", RX_DIFFUSION, 2, row_diffusion},
+};
+
 enum mp_step_format mp_step_parse(const struct mp_step_patterns *p, const char *name,
                                   struct mp_step *out)
 {
     memset(out, 0, sizeof(*out));
     out->batch_size = 1;
-    size_t n = strlen(name);
-    regmatch_t m[3];
-    if (rx_match(p, RX_VLLM_DETAILED, name, NULL, 0)) {
-        fill_vllm_detailed(out, name, n);
-        out->format = MP_STEP_VLLM_DETAILED;
-    } else if (rx_match(p, RX_VLLM_NATIVE, name, NULL, 0)) {
-        fill_vllm_native(out, name, n);
-        out->format = MP_STEP_VLLM_NATIVE;
-    } else if (rx_match(p, RX_SGLANG_DETAILED, name, NULL, 0)) {
-        fill_sglang_detailed(out, name);
-        out->format = MP_STEP_SGLANG_DETAILED;
-    } else if (rx_match(p, RX_SGLANG_NATIVE, name, NULL, 0) && fill_sglang_native(p, out, name)) {
-        out->format = MP_STEP_SGLANG_NATIVE;
-    } else {
-        /* a failed SGLang native parse leaves its fields untouched (it
-         * returns before writing), so the next formats start clean */
-        if (rx_match(p, RX_ATOM_DETAILED, name, NULL, 0) && fill_atom(p, out, name)) {
-            out->format = MP_STEP_ATOM_DETAILED;
-        } else if (rx_match(p, RX_ATOM_NATIVE, name, NULL, 0) && fill_atom(p, out, name)) {
-            out->format = MP_STEP_ATOM_NATIVE;
-        } else if (rx_match(p, RX_DIFFUSION, name, m, 3)) {
-            out->batch_size = safe_int(name + m[1].rm_so, (size_t)(m[1].rm_eo - m[1].rm_so));
-            out->format = MP_STEP_DIFFUSION;
+    for (size_t i = 0; i < sizeof(FORMATS) / sizeof(*FORMATS); i++)
+        if (rx_match(p, FORMATS[i].rx, name, NULL, 0) && FORMATS[i].fill(p, out, name)) {
+            out->format = FORMATS[i].format;
+            break;
         }
-    }
     return out->format;
 }
 
 int mp_step_tier(const struct mp_step_patterns *p, const char *name)
 {
-    if (rx_match(p, RX_VLLM_DETAILED, name, NULL, 0) ||
-        rx_match(p, RX_ATOM_DETAILED, name, NULL, 0) ||
-        rx_match(p, RX_SGLANG_DETAILED, name, NULL, 0))
-        return 1;
-    if (rx_match(p, RX_VLLM_NATIVE, name, NULL, 0) ||
-        rx_match(p, RX_SGLANG_NATIVE, name, NULL, 0) ||
-        rx_match(p, RX_ATOM_NATIVE, name, NULL, 0) || rx_match(p, RX_DIFFUSION, name, NULL, 0))
-        return 2;
-    return 0;
+    int tier = 0;
+    for (size_t i = 0; i < sizeof(FORMATS) / sizeof(*FORMATS); i++)
+        if ((tier == 0 || FORMATS[i].tier < tier) && rx_match(p, FORMATS[i].rx, name, NULL, 0))
+            tier = FORMATS[i].tier;
+    return tier;
+}
+
+const char *mp_step_format_engine(enum mp_step_format f)
+{
+    for (size_t i = 0; i < sizeof(FORMATS) / sizeof(*FORMATS); i++)
+        if (FORMATS[i].format == f)
+            return FORMATS[i].engine;
+    return NULL;
 }
 
 bool mp_step_parse_capture(const struct mp_step_patterns *p, const char *name, int64_t *bs,

@@ -11,7 +11,8 @@
  * sheets on a second thread (its own report, shape-key cache and perf-model
  * memo), unified_perf_summary, kernel_summary, the short-kernel sheets and
  * coll_analysis on the calling thread; the sheets are then put in
- * TraceLens's order, so the output does not depend on the threads
+ * TraceLens's order, the order of the sheet table (SHEETS: name, enabling
+ * option, thread side, builder), so the output does not depend on the threads
  * (MAGPIE_THREADS=1 or opts.serial: all on the calling thread). */
 #include <math.h>
 #include <pthread.h>
@@ -295,7 +296,7 @@ static int kgroup_fold(struct kgroup *g, size_t *n, double *dur, bool ids_sorted
     struct mp_intern *keys = mp_intern_new();
     int32_t *gid = malloc((nr ? nr : 1) * sizeof(int32_t));
     size_t *first = malloc((nr ? nr : 1) * sizeof(size_t)), *at = calloc(nr + 1, sizeof(size_t));
-    size_t *rows = malloc((nr ? nr : 1) * sizeof(size_t));
+    size_t *rows = calloc(nr ? nr : 1, sizeof(size_t)); /* all written before read */
     struct kgroup *rep = malloc((nr ? nr : 1) * sizeof(*rep));
     int rc = keys && gid && first && at && rows && rep ? 0 : MP_ENOMEM;
     size_t ng = 0;
@@ -947,83 +948,176 @@ static int normalize_sglang_names(struct mp_trace_store *s)
     return 0;
 }
 
-/* ---- the sheets of the side thread ---- */
-enum { SIDE_OPS = 1, SIDE_PERF = 2 };
+/* ---- the sheet table ---- */
 
-/* The ops sheets and the per-category perf sheets: a second thread makes
- * them while the calling thread makes unified_perf_summary and the kernel
- * sheets (the two halves cost about the same). */
-struct side {
-    struct ctx c; /* a copy of the report's with its own report, caches and memo */
+/* What the builders of one report share: the perf-model inputs, the kernel
+ * rows (made once for kernel_summary and the short-kernel sheets) and, per
+ * row of the table, the range of its report's sheets it added. */
+struct sheet_run {
     const struct mp_roofline_arch *arch;
     const char *const *annot;
     struct tl_overlap *ov; /* NULL whenever the side runs on its own thread */
-    struct mp_report out;  /* the side's sheets, category totals and points */
-    size_t n_ops;          /* out's first n_ops sheets are the ops sheets */
+    struct krow *krows;
+    size_t n_krows;
+    bool any_cpu_op, krows_done;
+    size_t lo[8], hi[8]; /* sheets [lo, hi) of the row's report */
+};
+
+/* Which thread builds a row: the calling thread, or the side (its own
+ * report, caches and perf-model memo over the same read-only tree; a second
+ * thread unless serial or with overlap info, when the side's rows run on
+ * the calling thread in table order). */
+enum sheet_thread { ON_CALLER, ON_SIDE };
+
+static bool on_always(const struct ctx *c)
+{
+    (void)c;
+    return true;
+}
+
+static bool on_cpu_ops(const struct ctx *c)
+{
+    return c->t->has_cpu_ops;
+}
+
+static bool on_kernel_summary(const struct ctx *c)
+{
+    return c->o->kernel_summary;
+}
+
+static bool on_short_kernels(const struct ctx *c)
+{
+    return c->o->short_kernel_study;
+}
+
+static bool on_coll(const struct ctx *c)
+{
+    return c->t->has_cpu_ops && !c->o->disable_coll_analysis && !c->o->inference;
+}
+
+/* the whole-trace GPU timeline (the side's sheets do not read it) */
+static int build_timeline(struct ctx *c, struct sheet_run *sr)
+{
+    (void)sr;
+    size_t n_timeline;
+    int rc = mp_report_gpu_timeline_sel(c->t, c->o->include_unlinked, -1,
+                                        c->o->micro_idle_thresh_us, &c->r->timeline, &n_timeline);
+    c->total_time_ms = c->r->timeline.total / 1e3;
+    return rc ? rc : sheet_timeline(c);
+}
+
+static int build_ops(struct ctx *c, struct sheet_run *sr)
+{
+    return tl_sheets_ops(c->r, c->t, &c->ak, c->o, sr->ov, tl_new_sheet);
+}
+
+static int build_unified(struct ctx *c, struct sheet_run *sr)
+{
+    return tl_sheet_unified(c->r, c->t, c->first_kernel, sr->arch, &c->ak, c->o, sr->annot, sr->ov,
+                            c->memo, tl_new_sheet);
+}
+
+static int build_perf(struct ctx *c, struct sheet_run *sr)
+{
+    return tl_sheets_perf(c->r, c->t, sr->arch, c->o, sr->annot, sr->ov, c->memo, tl_new_sheet);
+}
+
+static int krows_once(struct ctx *c, struct sheet_run *sr)
+{
+    if (sr->krows_done)
+        return 0;
+    sr->krows_done = true;
+    return kernel_rows(c, &sr->krows, &sr->n_krows, &sr->any_cpu_op);
+}
+
+static int build_kernel_summary(struct ctx *c, struct sheet_run *sr)
+{
+    int rc = krows_once(c, sr);
+    return rc ? rc : sheet_kernel_summary(c, sr->krows, sr->n_krows, sr->any_cpu_op);
+}
+
+static int build_short_kernels(struct ctx *c, struct sheet_run *sr)
+{
+    int rc = krows_once(c, sr);
+    return rc ? rc : sheet_short_kernels(c, sr->krows, sr->n_krows);
+}
+
+static int build_coll(struct ctx *c, struct sheet_run *sr)
+{
+    (void)sr;
+    return tl_sheet_coll(c->r, c->t);
+}
+
+/* The report's sheets in TraceLens's order: a row's position is its
+ * sheets' position in the report, whichever thread builds them. A new
+ * sheet is one row here (docs/ARCHITECTURE.md, "Adding a report sheet"). */
+static const struct sheet_row {
+    const char *name; /* the sheet or sheets it adds */
+    const char *flag; /* the option that enables it, "" = none */
+    enum sheet_thread thread;
+    bool (*enabled)(const struct ctx *c);
+    int (*build)(struct ctx *c, struct sheet_run *sr);
+} SHEETS[] = {
+    {"gpu_timeline", "", ON_CALLER, on_always, build_timeline},
+    {"ops_summary, ops_summary_by_category, ops_unique_args", "", ON_SIDE, on_cpu_ops, build_ops},
+    {"unified_perf_summary", "", ON_CALLER, on_cpu_ops, build_unified},
+    {"GEMM, SDPA_fwd, ... (per category)", "", ON_SIDE, on_cpu_ops, build_perf},
+    {"kernel_summary", "--enable_kernel_summary", ON_CALLER, on_kernel_summary,
+     build_kernel_summary},
+    {"short_kernel_histogram, short_kernels_summary", "--short_kernel_study", ON_CALLER,
+     on_short_kernels, build_short_kernels},
+    {"coll_analysis", "not --disable_coll_analysis, not inference", ON_CALLER, on_coll, build_coll},
+};
+
+#define N_SHEET_ROWS (sizeof(SHEETS) / sizeof(SHEETS[0]))
+_Static_assert(N_SHEET_ROWS <= sizeof(((struct sheet_run *)0)->lo) / sizeof(size_t),
+               "sheet_run.lo holds a range per row");
+
+/* Runs row i on c (the side's or the caller's context); *rc: that
+ * thread's first failure, after which its rows only record empty ranges. */
+static void run_row(size_t i, struct ctx *c, struct sheet_run *sr, int *rc)
+{
+    sr->lo[i] = c->r->n;
+    if (!*rc && SHEETS[i].enabled(c))
+        *rc = SHEETS[i].build(c, sr);
+    sr->hi[i] = c->r->n;
+}
+
+/* The side: the ops sheets and the per-category perf sheets. */
+struct side {
+    struct ctx c; /* a copy of the report's with its own report, caches and memo */
+    struct sheet_run *sr;
+    struct mp_report out; /* the side's sheets, category totals and points */
     int rc;
 };
 
-static void side_run(struct side *sd, int what)
-{
-    struct ctx *c = &sd->c;
-    int rc = sd->rc;
-    if (!rc && (what & SIDE_OPS) && c->t->has_cpu_ops)
-        rc = tl_sheets_ops(c->r, c->t, &c->ak, c->o, sd->ov, tl_new_sheet);
-    if (what & SIDE_OPS)
-        sd->n_ops = c->r->n;
-    if (!rc && (what & SIDE_PERF) && c->t->has_cpu_ops)
-        rc = tl_sheets_perf(c->r, c->t, sd->arch, c->o, sd->annot, sd->ov, c->memo, tl_new_sheet);
-    if (!rc && (what & SIDE_PERF))
-        tl_sheets_final(c->r);
-    sd->rc = rc;
-}
-
+/* the side's rows in table order; its last sheet handed on at the end */
 static void *side_main(void *arg)
 {
-    side_run(arg, SIDE_OPS | SIDE_PERF);
+    struct side *sd = arg;
+    for (size_t i = 0; i < N_SHEET_ROWS; i++)
+        if (SHEETS[i].thread == ON_SIDE)
+            run_row(i, &sd->c, sd->sr, &sd->rc);
+    if (!sd->rc)
+        tl_sheets_final(sd->c.r);
     return NULL;
 }
 
-/* kernel_summary, the short-kernel sheets and coll_analysis */
-static int sheets_tail(struct ctx *c)
-{
-    const struct mp_report_opts *o = c->o;
-    struct krow *rows = NULL;
-    size_t nrows = 0;
-    bool any_cpu_op = false;
-    int rc = 0;
-    if (o->kernel_summary || o->short_kernel_study)
-        rc = kernel_rows(c, &rows, &nrows, &any_cpu_op);
-    if (!rc && o->kernel_summary)
-        rc = sheet_kernel_summary(c, rows, nrows, any_cpu_op);
-    if (!rc && o->short_kernel_study)
-        rc = sheet_short_kernels(c, rows, nrows);
-    if (!rc && c->t->has_cpu_ops && !o->disable_coll_analysis && !o->inference)
-        rc = tl_sheet_coll(c->r, c->t);
-    free(rows);
-    return rc;
-}
-
-/* Puts the side's sheets into r in TraceLens's order: gpu_timeline, the ops
- * sheets, unified_perf_summary (r's sheets before n_mid), the perf sheets,
- * then r's kernel sheets; and moves the category totals and points over. */
-static int side_merge(struct mp_report *r, size_t n_mid, struct side *sd)
+/* Puts the sheets of r and of the side in the table's order, and moves the
+ * side's category totals and points over. */
+static int side_merge(struct mp_report *r, const struct sheet_run *sr, struct side *sd)
 {
     struct mp_report *x = &sd->out;
     struct mp_report_sheet *ns = malloc((r->n + x->n + 1) * sizeof(*ns));
     if (!ns)
         return MP_ENOMEM;
-    size_t head = r->n ? 1 : 0, k = 0;
-    for (size_t i = 0; i < head; i++)
-        ns[k++] = r->sheets[i];
-    for (size_t i = 0; i < sd->n_ops; i++)
-        ns[k++] = x->sheets[i];
-    for (size_t i = head; i < n_mid; i++)
-        ns[k++] = r->sheets[i];
-    for (size_t i = sd->n_ops; i < x->n; i++)
-        ns[k++] = x->sheets[i];
-    for (size_t i = n_mid; i < r->n; i++)
-        ns[k++] = r->sheets[i];
+    size_t k = 0;
+    for (size_t i = 0; i < N_SHEET_ROWS; i++) {
+        const struct mp_report *from = SHEETS[i].thread == ON_SIDE ? x : r;
+        for (size_t j = sr->lo[i]; j < sr->hi[i]; j++)
+            ns[k++] = from->sheets[j];
+    }
+    MP_ASSERT(k == r->n + x->n); /* every sheet was added by exactly one row */
     free(r->sheets);
     r->sheets = ns;
     r->n = k;
@@ -1130,14 +1224,15 @@ report_arch(const struct ctx *c, const struct mp_report_opts *o, struct mp_roofl
     return mp_roofline_arch_from_device_name(name, detected) == 0 ? detected : NULL;
 }
 
-/* The sheets after gpu_timeline: the side (its own report and caches over
- * the same read-only tree) on a second thread unless serial; with overlap
- * info everything stays on this thread (the overlap index is shared by the
- * ops and unified sheets). rc: an earlier failure, passed through. */
+/* The sheets of the table: the side's rows on a second thread unless
+ * serial; with overlap info everything stays on this thread (the overlap
+ * index is shared by the ops and unified sheets), and the rows then run in
+ * table order. rc: an earlier failure, passed through. */
 static int report_sheets(struct ctx *c, const struct mp_roofline_arch *arch, const char **annot,
                          struct tl_overlap *ov, int rc)
 {
-    struct side sd = {.c = *c, .arch = arch, .annot = annot, .ov = ov};
+    struct sheet_run sr = {.arch = arch, .annot = annot, .ov = ov};
+    struct side sd = {.c = *c, .sr = &sr};
     sd.c.r = &sd.out;
     sd.c.ak = (struct tl_argkeys){0};
     sd.c.category = (struct mp_i64map){0};
@@ -1155,33 +1250,30 @@ static int report_sheets(struct ctx *c, const struct mp_roofline_arch *arch, con
             sd.c.memo = c->memo;
         }
     }
-    /* the whole-trace GPU timeline (the side's sheets do not read it) */
-    size_t n_timeline;
-    if (!rc)
-        rc = mp_report_gpu_timeline_sel(c->t, c->o->include_unlinked, -1,
-                                        c->o->micro_idle_thresh_us, &c->r->timeline, &n_timeline);
-    c->total_time_ms = c->r->timeline.total / 1e3;
-    rc = rc ? rc : sheet_timeline(c);
-    if (!rc && !side)
-        side_run(&sd, SIDE_OPS);
-    if (!rc && c->t->has_cpu_ops)
-        rc = tl_sheet_unified(c->r, c->t, c->first_kernel, arch, &c->ak, c->o, annot, ov, c->memo,
-                              tl_new_sheet);
-    size_t n_mid = c->r->n; /* gpu_timeline, unified_perf_summary */
-    if (!rc && !side)
-        side_run(&sd, SIDE_PERF);
-    if (!rc)
-        rc = sheets_tail(c);
+    size_t last_side = 0;
+    for (size_t i = 0; i < N_SHEET_ROWS; i++)
+        if (SHEETS[i].thread == ON_SIDE)
+            last_side = i;
+    for (size_t i = 0; i < N_SHEET_ROWS; i++) {
+        if (SHEETS[i].thread == ON_CALLER) {
+            run_row(i, c, &sr, &rc);
+        } else if (!side && !rc) {
+            run_row(i, &sd.c, &sr, &sd.rc);
+            if (i == last_side && !sd.rc)
+                tl_sheets_final(sd.c.r);
+        }
+    }
     if (!rc)
         tl_sheets_final(c->r);
     if (side)
         pthread_join(side_th, NULL);
     if (!rc && !sd.rc)
-        rc = side_merge(c->r, n_mid, &sd);
+        rc = side_merge(c->r, &sr, &sd);
     if (!rc)
         rc = sd.rc;
     if (sd.c.memo != c->memo)
         mp_roofline_memo_free(sd.c.memo);
+    free(sr.krows);
     side_fini(&sd);
     return rc;
 }

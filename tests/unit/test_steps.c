@@ -206,6 +206,12 @@ static void test_annotations(void **state)
     assert_int_equal(bs, 256);
     assert_string_equal(mode, "mixed_prefill");
     assert_false(mp_step_parse_capture(p, "execute_context_0(0)_generation_1(1)", &bs, NULL, 0));
+    /* the format table names each format's engine */
+    assert_string_equal(mp_step_format_engine(MP_STEP_VLLM_NATIVE), "vllm");
+    assert_string_equal(mp_step_format_engine(MP_STEP_SGLANG_DETAILED), "sglang");
+    assert_string_equal(mp_step_format_engine(MP_STEP_ATOM_NATIVE), "atom");
+    assert_string_equal(mp_step_format_engine(MP_STEP_DIFFUSION), "xdit");
+    assert_null(mp_step_format_engine(MP_STEP_UNMATCHED));
     mp_step_patterns_free(p);
 }
 
