@@ -586,9 +586,20 @@ def sync(torch, dev):
 REF_CACHE = {}
 
 
-def ref_key(e, ref_src, seed, rule):
-    return (ref_src, e.get("get_inputs"), e.get("get_init_inputs"), seed, rule["hp"],
-            str(rule["declared"]))
+def fn_origin(f):
+    """Where an input function is defined: a candidate may bring its own
+    get_inputs, and then its inputs are its own, not the reference's."""
+    if f is None:
+        return None
+    code = getattr(f, "__code__", None)
+    # the file and line, not the module: every candidate loads the reference
+    # file as a module of its own
+    return (getattr(f, "__qualname__", None), code.co_filename if code else id(f),
+            code.co_firstlineno if code else None)
+
+
+def ref_key(ref_src, gi, gii, seed, rule):
+    return (ref_src, fn_origin(gi), fn_origin(gii), seed, rule["hp"], str(rule["declared"]))
 
 
 def ref_run(torch, dev, key, ref_model, inputs, seed, rule, figures):
@@ -616,7 +627,7 @@ def correctness_seeds(torch, dev, e, cls, ref_mod, gi, gii, rule, c, ph, ref_src
     for s in range(seeds):
         seed = 42 + s
         t0 = time.perf_counter()
-        key = ref_key(e, ref_src, seed, rule) if ref_mod and ref_src else None
+        key = ref_key(ref_src, gi, gii, seed, rule) if ref_mod and ref_src else None
         hit = REF_CACHE.get(key) if key is not None else None
         seed_all(torch, seed)
         init = to_list(gii()) if gii else []
@@ -723,7 +734,7 @@ def prepare(torch, dev, tcfg, i, entries, mods, outs, timer, timed, load_s):
         if not ok or not tcfg.get("enabled"):
             return
         t0 = time.perf_counter()
-        key = ref_key(e, ref_src, 7, rule) if ref_mod and ref_src else None
+        key = ref_key(ref_src, gi, gii, 7, rule) if ref_mod and ref_src else None
         hit = REF_CACHE.get(key) if key is not None else None
         if hit:  # the inputs of another candidate's timing: a clone of its own
             t_inputs = clone(torch, hit[0])

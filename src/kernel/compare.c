@@ -91,9 +91,37 @@ static void perf_scores(struct mp_kernel_run *run, const struct mp_kernel_config
     }
 }
 
-/* the verdict of a candidate timed sequentially: its last look's decision */
-static void seq_verdict(struct mp_kernel_vs *v, const struct mp_kernel_seq *q)
+static int cmp_dbl(const void *a, const void *b)
 {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* the median of x[0..n), NaN when n < 1 */
+static double prefix_median(const double *x, int n)
+{
+    double *s = n > 0 ? mp_calloc((size_t)n, sizeof(double)) : NULL;
+    if (!s)
+        return NAN;
+    memcpy(s, x, (size_t)n * sizeof(double));
+    qsort(s, (size_t)n, sizeof(double), cmp_dbl);
+    double m = n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
+    free(s);
+    return m;
+}
+
+/* The verdict of a candidate timed sequentially: its last look's decision,
+ * interval, and the speedup of the samples that look saw (the baseline may
+ * have gone on for other candidates). */
+static void seq_verdict(struct mp_kernel_vs *v, const struct mp_kernel_seq *q,
+                        const struct mp_kernel_timing *bt, const struct mp_kernel_timing *t)
+{
+    if (q->n >= 1 && q->n <= t->nsamples && q->n_baseline >= 1 && q->n_baseline <= bt->nsamples) {
+        double mc = prefix_median(t->samples_ms, q->n);
+        double mb = prefix_median(bt->samples_ms, q->n_baseline);
+        if (mc > 0 && isfinite(mb))
+            v->speedup = mb / mc;
+    }
     if (isfinite(q->ratio_lo) && isfinite(q->ratio_hi) && q->ratio_lo > 0) {
         v->speedup_lo = 1 / q->ratio_hi;
         v->speedup_hi = 1 / q->ratio_lo;
@@ -178,7 +206,7 @@ void k_compare_rank(struct mp_kernel_run *run, const struct mp_kernel_config *cf
             continue;
         const struct mp_kernel_seq *q = &t->seq;
         if (q->present) {
-            seq_verdict(v, q);
+            seq_verdict(v, q, bt, t);
             continue;
         }
         /* in time-ratio terms: R = 1 / speedup */
