@@ -37,6 +37,7 @@ import time
 
 T_START = time.time()  # the process's start as this script sees it (breakdown)
 
+import hashlib  # noqa: E402
 import importlib.util  # noqa: E402
 import json
 import math
@@ -602,6 +603,89 @@ def ref_key(ref_src, gi, gii, seed, rule):
     return (ref_src, fn_origin(gi), fn_origin(gii), seed, rule["hp"], str(rule["declared"]))
 
 
+class DiskCache:
+    """The reference's inputs and outputs per seed on disk, across runs (an
+    analyze, then a compare of the same problem): job key ref_cache_dir
+    (magpie passes OUTPUT_ROOT/.magpie_ref_cache). The file name is a hash of
+    the reference file's and the input functions' files' bytes, the
+    functions' names, the seed, the tolerance rule, torch's version and the
+    device type. An entry over MAGPIE_REF_CACHE_ENTRY_MB (default 2048) is
+    not stored; past MAGPIE_REF_CACHE_MB in all (default 8192) the oldest
+    entries go. Any failure just means no cache."""
+
+    def __init__(self, torch, dev, d):
+        self.torch, self.dev, self.dir = torch, dev, d
+        self.entry_max = float(os.environ.get("MAGPIE_REF_CACHE_ENTRY_MB", 2048)) * (1 << 20)
+        self.total_max = float(os.environ.get("MAGPIE_REF_CACHE_MB", 8192)) * (1 << 20)
+
+    def path(self, key):
+        h = hashlib.sha256()
+        for f in sorted({key[0]} | {o[1] for o in key[1:3] if o and isinstance(o[1], str)}):
+            with open(f, "rb") as fh:
+                h.update(fh.read())
+        h.update(repr((key, self.torch.__version__, self.dev.type)).encode())
+        return os.path.join(self.dir, h.hexdigest() + ".pt")
+
+    def get(self, key):
+        if not self.dir or key is None:
+            return None
+        try:
+            p = self.path(key)
+            if not os.path.exists(p):
+                return None
+            try:
+                v = self.torch.load(p, map_location=self.dev, weights_only=True)
+            except TypeError:  # a torch without weights_only
+                v = self.torch.load(p, map_location=self.dev)
+            os.utime(p)
+            return (v["inputs"], v["ref_out"], v["ref_hi"], v["hf"])
+        except Exception:
+            return None
+
+    def nbytes(self, x):
+        if isinstance(x, self.torch.Tensor):
+            return x.numel() * x.element_size()
+        if isinstance(x, (list, tuple)):
+            return sum(self.nbytes(y) for y in x)
+        return 0
+
+    def put(self, key, v):
+        if not self.dir or key is None or self.nbytes(v[:3]) > self.entry_max:
+            return
+        try:
+            os.makedirs(self.dir, exist_ok=True)
+            p = self.path(key)
+            tmp = "%s.%d.tmp" % (p, os.getpid())
+            self.torch.save({"inputs": v[0], "ref_out": v[1], "ref_hi": v[2], "hf": v[3]}, tmp)
+            os.replace(tmp, p)
+            ents = [os.path.join(self.dir, f) for f in os.listdir(self.dir) if f.endswith(".pt")]
+            ents.sort(key=os.path.getmtime)
+            total = sum(os.path.getsize(f) for f in ents)
+            for f in ents[:-1]:
+                if total <= self.total_max:
+                    break
+                total -= os.path.getsize(f)
+                os.unlink(f)
+        except Exception:
+            pass
+
+
+DISK = None  # the DiskCache of this job (main)
+
+
+def ref_lookup(key):
+    """(entry, where): the memory cache, else the disk cache, else None."""
+    if key is None:
+        return None, None
+    if key in REF_CACHE:
+        return REF_CACHE[key], "memory"
+    v = DISK.get(key) if DISK is not None else None
+    if v is not None:
+        REF_CACHE[key] = v
+        return v, "disk"
+    return None, None
+
+
 def ref_run(torch, dev, key, ref_model, inputs, seed, rule, figures):
     """(ref_out, ref_hi) of ref_model on inputs, cached under key."""
     with torch.no_grad():
@@ -612,6 +696,8 @@ def ref_run(torch, dev, key, ref_model, inputs, seed, rule, figures):
     figures.update(hf)
     if key is not None:
         REF_CACHE[key] = (inputs, ref_out, ref_hi, hf)
+        if DISK is not None:
+            DISK.put(key, REF_CACHE[key])
     return ref_out, ref_hi
 
 
@@ -628,7 +714,7 @@ def correctness_seeds(torch, dev, e, cls, ref_mod, gi, gii, rule, c, ph, ref_src
         seed = 42 + s
         t0 = time.perf_counter()
         key = ref_key(ref_src, gi, gii, seed, rule) if ref_mod and ref_src else None
-        hit = REF_CACHE.get(key) if key is not None else None
+        hit, where = ref_lookup(key)
         seed_all(torch, seed)
         init = to_list(gii()) if gii else []
         seed_all(torch, seed)
@@ -681,7 +767,7 @@ def correctness_seeds(torch, dev, e, cls, ref_mod, gi, gii, rule, c, ph, ref_src
                         ok, msg = False, "output contains NaN/Inf"
         ph["seeds"].append({"seed": s, "inputs_s": t1 - t0, "reference_s": t2 - t1,
                             "candidate_s": t3 - t2, "check_s": time.perf_counter() - t3,
-                            "reference_cached": bool(hit)})
+                            "reference_cached": bool(hit), "reference_from": where or "run"})
         if mutated:
             break
         if not ok:
@@ -735,7 +821,7 @@ def prepare(torch, dev, tcfg, i, entries, mods, outs, timer, timed, load_s):
             return
         t0 = time.perf_counter()
         key = ref_key(ref_src, gi, gii, 7, rule) if ref_mod and ref_src else None
-        hit = REF_CACHE.get(key) if key is not None else None
+        hit, _ = ref_lookup(key)
         if hit:  # the inputs of another candidate's timing: a clone of its own
             t_inputs = clone(torch, hit[0])
             t_ref = (hit[1], hit[2])
@@ -879,6 +965,8 @@ def main():
     proc["imports_s"] = time.perf_counter() - t0
     tcfg = job.get("timing", {})
     entries = job["kernels"]
+    global DISK
+    DISK = DiskCache(torch, dev, job.get("ref_cache_dir"))
     mods, outs, load_s = {}, [], {}
     for i, e in enumerate(entries):
         o = {"id": e["id"], "build": {"ok": True, "log": ""}, "correctness": {}, "timing": {}}

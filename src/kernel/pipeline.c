@@ -749,6 +749,15 @@ static json_t *run_job(struct ctx *c, const int *idx, int n, const char *mode, b
             arr, entry_json(k, key, k->nsources ? k->sources[0] : NULL, c->module[i], false, ref));
     }
     json_object_set_new(job, "kernels", arr);
+    if (python && c->run->workspace) { /* the output root: shared by the runs under it */
+        char rc[PATH_MAX + 32];
+        snprintf(rc, sizeof(rc), "%s", c->run->workspace);
+        char *sl = strrchr(rc, '/');
+        if (sl && sl != rc) {
+            snprintf(sl, sizeof(rc) - (size_t)(sl - rc), "/.magpie_ref_cache");
+            json_object_set_new(job, "ref_cache_dir", json_string(rc));
+        }
+    }
     double spawned = epoch_now();
     json_object_set_new(job, "spawned_at", json_real(spawned));
     json_dump_file(job, jobp, JSON_INDENT(1));

@@ -42,10 +42,62 @@ for k in ks:
     assert ("correctness_process" in bd) == raised, (raised, list(bd))
     assert bd["timed_process"]["imports_s"] > 0 if "timed_process" in bd else True, bd
 fused = ks[ids.index("softmax_fused")]["time_breakdown"]["timed_process"]["phases"]
-assert [s["reference_cached"] for s in fused["seeds"]] == [True, True, True], fused
+assert [s["reference_from"] for s in fused["seeds"]] == ["memory"] * 3, fused
+# the baseline runs the reference first (or finds it on disk, written by an
+# earlier process of this compare)
 naive = ks[ids.index("softmax_naive")]["time_breakdown"]["timed_process"]["phases"]
-assert [s["reference_cached"] for s in naive["seeds"]] == [False, False, False], naive
+assert all(s["reference_from"] in ("run", "disk") for s in naive["seeds"]), naive
 assert d["comparison_metrics"]["timing"] == "sequential"
+PY
+# the reference cache: in memory for the candidates of one process that share
+# the reference and its input functions (not for a candidate that brings its
+# own get_inputs), on disk under the output root for the next run
+mkdir -p "$TMP/rc"
+cat >"$TMP/rc/ref.py" <<'REF'
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def forward(self, x):
+        return x * 2
+
+
+def get_inputs():
+    return [torch.randn(1000)]
+
+
+def get_init_inputs():
+    return []
+REF
+printf 'import torch.nn as nn\n\n\nclass ModelNew(nn.Module):\n    def forward(self, x):\n        return x + x\n' >"$TMP/rc/a.py"
+cp "$TMP/rc/a.py" "$TMP/rc/b.py"
+printf '\n\ndef get_inputs():\n    import torch\n    return [torch.randn(500)]\n' >>"$TMP/rc/b.py"
+cat >"$TMP/rc/k.yaml" <<YAML
+kernels:
+  - {id: a, type: pytorch, source_files: [$TMP/rc/a.py], reference: $TMP/rc/ref.py}
+  - {id: a2, type: pytorch, source_files: [$TMP/rc/a.py], reference: $TMP/rc/ref.py}
+  - {id: b, type: pytorch, source_files: [$TMP/rc/b.py], reference: $TMP/rc/ref.py}
+latency: {max_time_s: 1}
+YAML
+for i in 1 2; do
+    "$MAGPIE" compare -q --no-perf -k "$TMP/rc/k.yaml" -o "$TMP/rc/o" >"$TMP/out" 2>"$TMP/err" ||
+        { echo "FAIL: cache compare $i: $(tail -5 "$TMP/err")"; fails=1; }
+    sleep 1 # a workspace of its own (the timestamp)
+done
+python3 - "$TMP/rc/o" <<'PY' || fails=1
+import glob, json, os, sys
+reps = sorted(glob.glob(os.path.join(sys.argv[1], "compare_*", "compare_report.json")))
+assert len(reps) == 2, reps
+want = [{"a": "run", "a2": "memory", "b": "run"}, {"a": "disk", "a2": "memory", "b": "disk"}]
+for rep, w in zip(reps, want):
+    d = json.load(open(rep))["results"]
+    assert d["comparison_metrics"]["correctness"] == [True, True, True], d["comparison_metrics"]
+    for k in d["kernel_results"]:
+        seeds = k["time_breakdown"]["timed_process"]["phases"]["seeds"]
+        got = {s["reference_from"] for s in seeds}
+        assert got == {w[k["extra"]["kernel_id"]]}, (rep, k["extra"]["kernel_id"], got)
+assert len(glob.glob(os.path.join(sys.argv[1], ".magpie_ref_cache", "*.pt"))) == 8
 PY
 [ $fails = 0 ] && echo ok
 exit $fails
