@@ -27,7 +27,8 @@ enum {
     P_WARM,
     P_L2,
     P_MAXT,
-    P_KERN
+    P_KERN,
+    P_RUNT
 };
 
 static const struct cli_opt replay_opts[] = {
@@ -52,6 +53,10 @@ static const struct cli_opt replay_opts[] = {
      "which read weights or caches, warm for the rest); both states are measured",
      0},
     {"warm-l2", 0, CLI_NOARG, P_WARM, NULL, "--run: the same as --l2 warm", 0},
+    {"run-timeout", 0, CLI_ARG, P_RUNT, "S",
+     "--run: stop the helper after S seconds (default 1800); the ops timed so far are kept, "
+     "exit 1",
+     0},
     {"max-time", 0, CLI_ARG, P_MAXT, "S",
      "--run: seconds of sampling per op for the CUDA-graph figure (default 5)", 0},
     {"json", 0, CLI_NOARG, P_JSON, NULL, "print replay_summary.json instead of the table", 0},
@@ -146,6 +151,16 @@ static int replay_parse(int argc, char **argv, struct replay_args *a)
             }
             a->o.l2 = optarg;
             break;
+        case P_RUNT: {
+            char *end;
+            a->o.run_timeout_s = strtod(optarg, &end);
+            if (end == optarg || *end || !(a->o.run_timeout_s > 0)) {
+                fprintf(stderr, "magpie: error: --run-timeout expects seconds > 0, got '%s'\n",
+                        optarg);
+                return EXIT_USAGE;
+            }
+            break;
+        }
         case P_MAXT: {
             char *end;
             a->o.max_time_s = strtod(optarg, &end);
@@ -274,12 +289,13 @@ int cli_trace_replay(int argc, char **argv)
     } else {
         replay_table(r, a.o.out_dir);
     }
-    if (a.o.run && !r->ran)
-        fprintf(stderr, "magpie: note: %s\n", r->run_note);
+    if (a.o.run && (!r->ran || r->run_failed))
+        fprintf(stderr, "magpie: %s: %s\n", r->run_failed ? "error" : "note", r->run_note);
+    bool failed = r->run_failed;
     mp_replay_result_free(r);
     if (rc) {
         mp_diag_set(&d, rc, "out of memory");
         return cli_report_error(&d, rc);
     }
-    return EXIT_OK;
+    return failed ? EXIT_FAIL : EXIT_OK;
 }

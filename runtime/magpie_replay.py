@@ -173,6 +173,8 @@ def make_model(torch, dev, op):
         model = model.to(dev).eval()
     if hasattr(model, "restore"):
         model.restore = False  # time the op alone, not the restoring copy
+    if hasattr(model, "clone_out"):
+        model.clone_out = False  # nor the copy of its output
     inputs = [x.to(dev) if isinstance(x, torch.Tensor) else x for x in mod.get_inputs()]
     return model, inputs
 
@@ -254,13 +256,19 @@ def main():
     tcfg = dict(job.get("timing", {}))
     flush = None
     if dev.type == "cuda":
-        l2 = getattr(torch.cuda.get_device_properties(dev), "L2_cache_size", 0) or (64 << 20)
-        res["l2_bytes"] = l2
-        flush = torch.empty(2 * l2, dtype=torch.int8, device=dev)
-        res["clocks"] = smi_clocks(torch, dev)
-        res["torch"] = torch.__version__
+        try:
+            l2 = getattr(torch.cuda.get_device_properties(dev), "L2_cache_size", 0) or (64 << 20)
+            res["l2_bytes"] = l2
+            flush = torch.empty(2 * l2, dtype=torch.int8, device=dev)
+            res["clocks"] = smi_clocks(torch, dev)
+            res["torch"] = torch.__version__
+        except Exception as e:  # a broken driver, no memory: say so, keep the files
+            res["setup_error"] = "CUDA setup failed on %s: %s: %s" % (
+                res["device"], type(e).__name__, str(e)[:400])
+            return finish(job, res)
     for op in job["ops"]:
         res["ops"].append(run_one(torch, mr, dev, op, tcfg, flush))
+        finish(job, res)  # after every op: a helper stopped later leaves these
     return finish(job, res)
 
 

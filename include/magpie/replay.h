@@ -38,7 +38,8 @@ struct mp_replay_opts {
     double max_time_s;       /* run: sampling time per op of the CUDA-graph figure (<= 0: 5) */
     const char *runtime_dir; /* runtime/ (NULL: mp_kernel_runtime_find) */
     const char *python;      /* interpreter for run (NULL: $MAGPIE_PYTHON or python3) */
-    double run_timeout_s;    /* per run of the helper (<= 0: 1800) */
+    double run_timeout_s;    /* per run of the helper (<= 0: 1800); past it the ops timed so far
+                                are kept and run_failed is set */
     bool serial;             /* report on one thread */
     bool quiet;
 };
@@ -85,6 +86,7 @@ struct mp_replay_result {
     size_t n_rows; /* rows in the ranking before selection */
     size_t n_rebuilt, n_in_ir;
     bool ran;           /* the replay ran on a GPU */
+    bool run_failed;    /* the helper crashed or ran out of time (ops done before are kept) */
     char run_note[512]; /* why it did not run, or on what device it ran */
     char arch_name[64];
 };

@@ -325,7 +325,8 @@ static int py_forward(struct mp_buf *b, const struct rp_call *c, const char *ret
     rc = rc ? rc : mp_buf_puts(b, "        out = ");
     rc = rc ? rc : py_call(b, c);
     if (!rc && ret)
-        rc = mp_buf_printf(b, "\n        return self.m_%s\n", ret);
+        rc = mp_buf_printf(
+            b, "\n        return self.m_%s.clone() if self.clone_out else self.m_%s\n", ret, ret);
     else if (!rc)
         rc = mp_buf_puts(b, "\n        return _first(out)\n");
     return rc;
@@ -336,7 +337,16 @@ static int py_model(struct mp_buf *b, const struct rp_call *c)
     bool restore = false;
     for (size_t i = 0; i < c->n; i++)
         restore = restore || needs_restore(c, &c->args[i]);
+    bool writes = false;
+    for (size_t i = 0; i < c->n; i++)
+        writes = writes || (c->args[i].k == RA_TENSOR && c->args[i].mutated);
     int rc = mp_buf_puts(b, "\n\nclass Model(nn.Module):\n");
+    if (!rc && writes)
+        rc = mp_buf_puts(
+            b, "    # forward returns a copy of the tensor the op writes: the module's own\n"
+               "    # tensor, which the next call overwrites (a caller keeping the output\n"
+               "    # would see it change); magpie's --run returns it as is\n"
+               "    clone_out = True\n");
     if (!rc && restore)
         rc = mp_buf_puts(b, "    # the op accumulates into the tensor it writes: each call first "
                             "restores it (one\n    # copy), so every call computes the same "

@@ -253,11 +253,15 @@ static int read_result(const char *path, struct mp_replay_result *r, struct mp_d
         return mp_diag_set(d, MP_EPARSE, "replay result: %s", je.text);
     }
     const char *err = json_string_value(json_object_get(root, "device_error"));
+    const char *serr = json_string_value(json_object_get(root, "setup_error"));
     const char *dev = json_string_value(json_object_get(root, "device"));
     int rc = 0;
     if (err) {
         snprintf(r->run_note, sizeof(r->run_note),
                  "no GPU here: the files are written, nothing was replayed (%s)", err);
+    } else if (serr) {
+        snprintf(r->run_note, sizeof(r->run_note),
+                 "the files are written, nothing was replayed: %s", serr);
     } else {
         r->ran = dev && strcmp(dev, "cpu") != 0;
         const char *tv = json_string_value(json_object_get(root, "torch"));
@@ -325,7 +329,23 @@ int rp_run(const struct mp_replay_opts *o, struct mp_replay_result *r, struct mp
     mp_proc_result_fini(&pr);
     if (rc)
         return rc;
-    if (!ok)
-        return mp_diag_set(d, MP_ECHILD, "%s %s %s", argv[0], helper, how);
-    return read_result(res, r, d);
+    if (ok)
+        return read_result(res, r, d);
+    /* crashed or out of time: the ops it finished are in its result (written
+     * after each op); the summary is still written, the exit code says it */
+    r->run_failed = true;
+    FILE *f = fopen(res, "r");
+    if (!f) {
+        snprintf(
+            r->run_note, sizeof(r->run_note),
+            "the replay helper (%.100s %.200s) %.120s before timing any op: the files are written",
+            argv[0], helper, how);
+        return 0;
+    }
+    fclose(f);
+    rc = read_result(res, r, d);
+    size_t len = strlen(r->run_note);
+    snprintf(r->run_note + len, sizeof(r->run_note) - len,
+             "; the helper then %s: later ops not timed", how);
+    return rc;
 }
