@@ -17,7 +17,7 @@
 # <name>_summary.json (replay_summary.json) and <name>_run.json (the helper's
 # raw result with every sample) per trace. Budget: about 2 min per trace of
 # 20 ops (1 s of graph sampling per op plus three profiler runs); each trace
-# is stopped after $PER_TRACE_S (default 130) seconds.
+# is stopped after $PER_TRACE_S (default 120) seconds, keeping the ops timed by then.
 set -u
 if [ "${1:-}" = "--stage" ]; then
     S=${2:-../shared}
@@ -53,8 +53,10 @@ for t in "$@"; do
     names+=("$name")
     echo "== $name: $t" >>"$OUT/fidelity.log"
     s0=$(date +%s)
-    timeout "${PER_TRACE_S:-130}" "$MAGPIE" trace replay "$t" --top 20 --run --max-time 1 \
-        -o "$WORK/$name" >>"$OUT/fidelity.log" 2>&1
+    # the helper is stopped at PER_TRACE_S (the ops timed by then are kept);
+    # magpie itself 20 s later at the latest
+    timeout $((${PER_TRACE_S:-120} + 20)) "$MAGPIE" trace replay "$t" --top 20 --run --max-time 1 \
+        --run-timeout "${PER_TRACE_S:-120}" -o "$WORK/$name" >>"$OUT/fidelity.log" 2>&1
     echo "== $name: exit $? after $(($(date +%s) - s0)) s" >>"$OUT/fidelity.log"
     cp "$WORK/$name/replay_summary.json" "$OUT/${name}_summary.json" 2>/dev/null
     cp "$WORK/$name/replay_run.json" "$OUT/${name}_run.json" 2>/dev/null

@@ -102,6 +102,35 @@ PY
 "$MAGPIE" trace replay "$TRACE" --top 1 --l2 hot -o "$TMP/x" >"$TMP/out" 2>&1
 [ $? = 2 ] && grep -q "expects auto, flushed or warm" "$TMP/out" || fail "--l2 hot: $(cat "$TMP/out")"
 
+# a helper that stops after the first op (crash): that op is kept, the summary
+# written, exit 1 with the note; one that stops before any: the files, exit 1
+cat >"$TMP/crash_py" <<'EOF'
+#!/usr/bin/env python3
+import json, os, subprocess, sys
+job = json.load(open(sys.argv[2]))
+if os.environ.get("CRASH_AT_ONCE"):
+    sys.exit(3)
+job["ops"] = job["ops"][:1]
+open(sys.argv[2], "w").write(json.dumps(job))
+subprocess.run([os.environ["GPU_PY"]] + sys.argv[1:], check=True)
+sys.exit(3)
+EOF
+chmod +x "$TMP/crash_py"
+GPU_PY="$TMP/gpu_py" MAGPIE_PYTHON="$TMP/crash_py" "$MAGPIE" trace replay "$TRACE" --category GEMM \
+    --top 3 --run -q -o "$TMP/k" >"$TMP/out" 2>"$TMP/err"
+[ $? = 1 ] || fail "a crashed helper: exit code not 1"
+grep -q "the helper then exited with status 3: later ops not timed" "$TMP/err" ||
+    fail "a crashed helper: $(cat "$TMP/err")"
+python3 - "$TMP/k/replay_summary.json" <<'PY' || fails=$((fails + 1))
+import json, sys
+s = json.load(open(sys.argv[1]))
+assert [o["replay_kernel_us_median"] is not None for o in s["ops"]] == [True, False, False], s
+PY
+CRASH_AT_ONCE=1 MAGPIE_PYTHON="$TMP/crash_py" "$MAGPIE" trace replay "$TRACE" --category GEMM \
+    --top 1 --run -q -o "$TMP/k0" >"$TMP/out" 2>"$TMP/err"
+[ $? = 1 ] && grep -q "before timing any op: the files are written" "$TMP/err" &&
+    [ -f "$TMP/k0/replay_summary.csv" ] || fail "a helper crashing at once: $(cat "$TMP/err")"
+
 # the splitting of kernel records into calls (no torch needed)
 python3 - "$MP_SRC/runtime" <<'PY' || fails=$((fails + 1))
 import sys
