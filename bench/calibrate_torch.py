@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The peer of `magpie gpu calibrate`: PyTorch's matmul and copy, timed the
-way calibrate times (CUDA events around a batch of about 20 ms, a pause as
-long as the batch after each, the median of 5 batches), at the shape magpie
+way calibrate times (CUDA events around a batch of about 10 ms, a pause
+twice as long after each, the median of 7 batches), at the shape magpie
 picked for each dtype and at six square-ish shapes. Prints one line per
 figure and writes JSON.
 
@@ -20,8 +20,9 @@ SLOW = [(2048, 2048, 2048), (4096, 4096, 4096), (8192, 8192, 8192),
         (6144, 6144, 6144), (4096, 4096, 8192), (8192, 8192, 4096)]
 
 
-def timed(fn, batch_ms=20.0, repeats=5):
-    """median ms per call, as calib's cal_time: warm, size, time, pause"""
+def timed(fn, batch_ms=10.0, repeats=7):
+    """median ms per call, as calib's cal_time: warm, size, time, pause twice
+    as long as the batch ran"""
     fn()
     torch.cuda.synchronize()
     e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
@@ -45,7 +46,7 @@ def timed(fn, batch_ms=20.0, repeats=5):
         e1.record()
         e1.synchronize()
         out.append(e0.elapsed_time(e1) / n)
-        time.sleep(time.perf_counter() - t0)
+        time.sleep(2 * (time.perf_counter() - t0))
     return statistics.median(out), out
 
 

@@ -9,6 +9,7 @@
 
 #include <magpie/fmt.h>
 #include <magpie/gpuctl.h>
+#include <magpie/roofline.h>
 
 #include "cli.h"
 #include "opts.h"
@@ -127,6 +128,33 @@ static void json_num(struct mp_buf *b, const char *key, double v, bool comma)
         mp_buf_puts(b, ", ");
 }
 
+/* The measured ceilings of this GPU model (magpie gpu calibrate), if any */
+static void show_calibration(struct mp_buf *b, const char *name, bool json)
+{
+    struct mp_roofline_arch a;
+    char path[1400];
+    double bf16 = 0, fp8 = 0;
+    if (mp_roofline_arch_calibrated(name, &a, path, sizeof(path)) != 0)
+        return;
+    bool has_bf16 = mp_roofline_arch_tflops(&a, "matrix_bf16", &bf16);
+    bool has_fp8 = mp_roofline_arch_tflops(&a, "matrix_fp8", &fp8);
+    if (json) {
+        mp_buf_puts(b, ", \"calibration\": {\"file\": ");
+        mp_json_str(b, path, strlen(path));
+        mp_buf_puts(b, ", \"origin\": ");
+        mp_json_str(b, a.origin, strlen(a.origin));
+        mp_buf_puts(b, ", ");
+        json_num(b, "mem_bw_gbps", a.has_mem_bw ? a.mem_bw_gbps : -1, true);
+        json_num(b, "matrix_bf16", has_bf16 ? bf16 : -1, true);
+        json_num(b, "matrix_fp8", has_fp8 ? fp8 : -1, false);
+        mp_buf_puts(b, "}");
+        return;
+    }
+    mp_buf_printf(
+        b, "  calibrated   %s\n              bf16 %.0f, fp8 %.0f TFLOP/s, HBM %.0f GB/s (%s)\n",
+        a.origin, bf16, fp8, a.mem_bw_gbps, path);
+}
+
 static int show(struct mp_gpuctl *c, const int *ids, int n, bool json)
 {
     struct mp_buf b;
@@ -155,6 +183,7 @@ static int show(struct mp_gpuctl *c, const int *ids, int n, bool json)
             json_num(&b, "gpu_clock_max_mhz", st.sm_clock_max_mhz, true);
             json_num(&b, "mem_clock_mhz", st.mem_clock_mhz, true);
             json_num(&b, "mem_clock_max_mhz", st.mem_clock_max_mhz, false);
+            show_calibration(&b, st.name, true);
             mp_buf_puts(&b, "}");
             continue;
         }
@@ -170,6 +199,7 @@ static int show(struct mp_gpuctl *c, const int *ids, int n, bool json)
                           st.mem_clock_max_mhz);
         if (st.power_limit_w < 0 && st.sm_clock_mhz < 0)
             mp_buf_puts(&b, "  (current settings are not read on this backend)\n");
+        show_calibration(&b, st.name, false);
     }
     if (json)
         mp_buf_puts(&b, "]}\n");

@@ -223,7 +223,7 @@ int cmd_gpu_calibrate(int argc, char **argv)
     }
     if (!a.json) {
         struct mp_roofline_arch peak;
-        bool have = mp_roofline_arch_from_device_name(r->device_name, &peak) == 0;
+        bool have = mp_roofline_arch_datasheet(r->device_name, &peak) == 0;
         struct mp_buf b;
         mp_buf_init(&b, 0);
         mp_calib_text(r, have ? sheet : NULL, have ? &peak : NULL, &b);

@@ -2,10 +2,43 @@
  * print its text or JSON view. Always exits 0, as Magpie does: "no GPU" is
  * an answer, not a failure. */
 #include <stdio.h>
+#include <string.h>
 
+#include <magpie/calib.h>
 #include <magpie/gpu.h>
 
 #include "cli.h"
+
+/* The calibration cache (`magpie gpu calibrate`): a "calibrations" array
+ * at the end of the JSON object, or a line per file in the text. */
+static int add_calibrations(struct mp_buf *out, bool json)
+{
+    struct mp_buf c;
+    mp_buf_init(&c, 0);
+    int rc = mp_calib_cache_json(NULL, &c);
+    if (!rc && json) {
+        size_t end = out->len;
+        while (end > 0 && out->data[end - 1] != '}')
+            end--;
+        if (end > 0) {
+            char tail[8];
+            snprintf(tail, sizeof(tail), "%s", out->data + end);
+            out->len = end - 1;
+            rc = mp_buf_printf(out, ", \"calibrations\": %s}%s", mp_buf_cstr(&c), tail);
+        }
+    } else if (!rc && c.len > 2) {
+        rc = mp_buf_puts(out, "calibrations (magpie gpu calibrate):\n");
+        const char *p = mp_buf_cstr(&c);
+        while (!rc && (p = strstr(p, "\"file\":\"")) != NULL) {
+            p += 8;
+            const char *e = strchr(p, '"');
+            rc = mp_buf_printf(out, "  %.*s\n", e ? (int)(e - p) : 0, p);
+            p = e ? e : p;
+        }
+    }
+    mp_buf_fini(&c);
+    return rc;
+}
 
 int cli_gpu_info(bool json)
 {
@@ -21,6 +54,8 @@ int cli_gpu_info(bool json)
         mp_gpu_info_init(&info);
     }
     rc = json ? mp_gpu_info_json(&info, &out) : mp_gpu_info_text(&info, &out);
+    if (rc == 0)
+        rc = add_calibrations(&out, json);
     if (rc == 0)
         fwrite(out.data, 1, out.len, stdout);
     mp_buf_fini(&out);

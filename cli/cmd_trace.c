@@ -709,6 +709,12 @@ static int report_emit(const struct mp_report *r, const struct report_args *a, c
                cs->failed              ? " (failed: nothing merged)"
                : cs->details_generated ? " (execution_details.json inferred)"
                                        : "");
+    if (r->has_arch)
+        printf("roofline ceiling: %s (%s%s)\n", r->arch.name,
+               r->arch.calibrated ? "measured by " : "",
+               r->arch.calibrated ? r->arch.origin
+               : r->arch.source   ? r->arch.source
+                                  : "arch file");
     printf("wrote %zu sheet(s) to %s\n", r->n, a->out_dir);
     printf("wrote %s\n", html);
     if (a->xlsx)

@@ -120,4 +120,10 @@ int mp_calib_cache_name(const struct mp_calib_result *r, char *out, size_t len);
 int mp_calib_cache_save(const struct mp_calib_result *r, char *path_out, size_t len,
                         struct mp_diag *d);
 
+/* The calibration cache as a JSON array, one short object per file (file,
+ * name, uuid, driver, power_limit_w, date, mem_bw_gbps,
+ * max_achievable_tflops), ordered by file name; only uuid's when uuid is
+ * not NULL. "[]" when the cache is empty or absent. */
+int mp_calib_cache_json(const char *uuid, struct mp_buf *b);
+
 #endif

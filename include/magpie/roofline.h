@@ -170,9 +170,23 @@ int mp_roofline_arch_load_json(const char *path, struct mp_roofline_arch *out, s
 /* Same from JSON text in memory; label names it in diagnostics (may be NULL). */
 int mp_roofline_arch_parse_json(const char *text, size_t len, const char *label,
                                 struct mp_roofline_arch *out, struct mp_diag *d);
-/* Picks a built-in from a trace's deviceProperties "name" ("NVIDIA H200",
- * "NVIDIA H100 80GB HBM3", "AMD Instinct MI300X", ...). 0 or MP_ENOTFOUND. */
+/* The arch for a trace's deviceProperties "name" ("NVIDIA H200", "NVIDIA
+ * H100 80GB HBM3", "AMD Instinct MI300X", ...): a calibration of that GPU
+ * model from the cache (mp_roofline_arch_calibrated) when there is one,
+ * else the built-in data sheet (mp_roofline_arch_datasheet). 0 or
+ * MP_ENOTFOUND. */
 int mp_roofline_arch_from_device_name(const char *device_name, struct mp_roofline_arch *out);
+/* The built-in data sheet alone for a device name. 0 or MP_ENOTFOUND. */
+int mp_roofline_arch_datasheet(const char *device_name, struct mp_roofline_arch *out);
+/* How much longer the roofline time is under ceiling than under peak, for
+ * an op of compute spec and arithmetic intensity flops_per_byte: percent
+ * of roofline under ceiling times this is the percent of peak. A
+ * calibrated ceiling's matrix_fp32 (a plain FP32 GEMM) is compared with the
+ * data sheet's vector_fp32, its matrix_tf32 with the sheet's matrix_fp32.
+ * NAN when either lacks the spec or a bandwidth. */
+double mp_roofline_peak_ratio(const struct mp_roofline_arch *ceiling,
+                              const struct mp_roofline_arch *peak, const char *compute_spec,
+                              double flops_per_byte);
 /* The calibration cache folder: $MAGPIE_CALIBRATION_DIR, else
  * $XDG_CACHE_HOME/magpie/calibration, else $HOME/.cache/magpie/calibration.
  * 0 or MP_ENOTFOUND (no HOME). */

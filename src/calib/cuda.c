@@ -364,8 +364,8 @@ int cal_time(struct cal_dev *dv, cal_work_fn fn, void *arg, double batch_ms, int
     for (int i = 0; !r && i < repeats; i++) {
         double t0 = now_ms();
         r = time_n(dv, fn, arg, n, &samples[i]);
-        if (batch_ms >= 10) /* figures meant to hold: rest as long as the batch ran */
-            pause_ms(now_ms() - t0);
+        if (batch_ms >= 10) /* figures meant to hold: rest twice as long as the batch ran */
+            pause_ms(2 * (now_ms() - t0));
     }
     if (r)
         snprintf(err, errlen, "CUDA: %s", cal_err(dv, r));

@@ -1,6 +1,7 @@
 /* The calibration as a TraceLens arch JSON (what --gpu_arch_json_path
  * reads) with magpie's fields under "magpie", as a terminal table, read
  * back, and kept in the per-GPU cache the roofline looks in. */
+#include <dirent.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -349,5 +350,69 @@ int mp_calib_cache_save(const struct mp_calib_result *r, char *path_out, size_t 
     if (!rc)
         rc = mp_fs_write_atomic(path_out, b.data, b.len, d);
     mp_buf_fini(&b);
+    return rc;
+}
+
+/* one cached calibration, short: where, which GPU, when, the ceilings */
+static json_t *cache_entry(const char *path)
+{
+    json_error_t je;
+    json_t *root = json_load_file(path, 0, &je);
+    json_t *mg = json_object_get(root, "magpie"), *g = json_object_get(mg, "gpu");
+    json_t *e = NULL;
+    if (json_is_integer(json_object_get(mg, "calibration")) && json_is_object(g)) {
+        e = json_object();
+        json_object_set_new(e, "file", json_string(path));
+        json_object_set(e, "name", json_object_get(g, "name"));
+        json_object_set(e, "uuid", json_object_get(g, "uuid"));
+        json_object_set(e, "driver", json_object_get(g, "driver"));
+        json_object_set(e, "power_limit_w", json_object_get(g, "power_limit_w"));
+        json_object_set(e, "date", json_object_get(mg, "date"));
+        json_object_set(e, "mem_bw_gbps", json_object_get(root, "mem_bw_gbps"));
+        json_object_set(e, "max_achievable_tflops", json_object_get(root, "max_achievable_tflops"));
+    }
+    json_decref(root);
+    return e;
+}
+
+static int cmp_entry(const void *a, const void *b)
+{
+    json_t *const *x = a, *const *y = b;
+    return strcmp(json_string_value(json_object_get(*x, "file")),
+                  json_string_value(json_object_get(*y, "file")));
+}
+
+int mp_calib_cache_json(const char *uuid, struct mp_buf *b)
+{
+    char dir[1024];
+    json_t *arr = json_array();
+    DIR *dh = mp_roofline_calibration_dir(dir, sizeof(dir)) == 0 ? opendir(dir) : NULL;
+    struct dirent *de;
+    json_t *found[256];
+    size_t n = 0;
+    while (dh && (de = readdir(dh)) != NULL && n < 256) {
+        size_t l = strlen(de->d_name);
+        if (l < 6 || strcmp(de->d_name + l - 5, ".json") != 0)
+            continue;
+        char p[1300];
+        snprintf(p, sizeof(p), "%s/%s", dir, de->d_name);
+        json_t *e = cache_entry(p);
+        const char *u = e ? json_string_value(json_object_get(e, "uuid")) : NULL;
+        if (e && uuid && (!u || strcmp(u, uuid) != 0)) {
+            json_decref(e);
+            e = NULL;
+        }
+        if (e)
+            found[n++] = e;
+    }
+    if (dh)
+        closedir(dh);
+    qsort(found, n, sizeof(found[0]), cmp_entry);
+    for (size_t i = 0; i < n; i++)
+        json_array_append_new(arr, found[i]);
+    char *s = json_dumps(arr, JSON_COMPACT | JSON_PRESERVE_ORDER);
+    json_decref(arr);
+    int rc = s ? mp_buf_puts(b, s) : MP_ENOMEM;
+    free(s);
     return rc;
 }

@@ -18,6 +18,7 @@ extern const struct mcp_tool mcp_tool_ray_task_status, mcp_tool_ray_task_result,
     mcp_tool_ray_task_cancel, mcp_tool_ray_task_list, mcp_tool_benchmark_batch;
 extern const struct mcp_tool mcp_tool_replay_ops, mcp_tool_create_testcase;
 extern const struct mcp_tool mcp_tool_benchmark_sweep, mcp_tool_compare_sweeps;
+extern const struct mcp_tool mcp_tool_calibrate_gpu;
 
 /* Magpie's order first, then magpie's own tools. A tool is listed here only
  * once it is built: tools/list never offers a stub. */
@@ -49,6 +50,7 @@ const struct mcp_tool *const mcp_tools[] = {
     &mcp_tool_create_testcase,
     &mcp_tool_benchmark_sweep,
     &mcp_tool_compare_sweeps,
+    &mcp_tool_calibrate_gpu,
 };
 const size_t mcp_ntools = sizeof(mcp_tools) / sizeof(mcp_tools[0]);
 

@@ -18,6 +18,7 @@
 #include <magpie/fmt.h>
 #include <magpie/pipeline.h>
 #include <magpie/report.h>
+#include <magpie/roofline.h>
 #include <magpie/steps.h>
 
 enum { ST_PD, ST_DECODE, ST_PREFILL, ST_N };
@@ -492,7 +493,34 @@ static const char *const simple_src[] = {"op category",
                                          "Input Dims",
                                          "Input type"};
 
-enum { SC_PARAMSIG = 2, SC_NK = 4, SC_KTMS = 5, SC_ARCH0 = 14, SC_ARCH1 = 16, SC_PJSON = 18 };
+enum {
+    SC_PARAMSIG = 2,
+    SC_NK = 4,
+    SC_KTMS = 5,
+    SC_AI = 10,
+    SC_SPEC = 13,
+    SC_ARCH0 = 14,
+    SC_PCT = 15,
+    SC_ARCH1 = 16,
+    SC_PJSON = 18
+};
+
+/* pct_peak_mean: the row's percent of the measured roofline times the ratio
+ * of the two rooflines (mp_roofline_peak_ratio); empty when not known */
+static int peak_cell(struct mp_csv *csv, const struct mp_roofline_arch *ceiling,
+                     const struct mp_roofline_arch *peak, const char *spec, const char *ai,
+                     const char *pct)
+{
+    char *e1, *e2;
+    double a = strtod(ai, &e1), p = strtod(pct, &e2);
+    double ratio = *ai && !*e1 && *pct && !*e2 ? mp_roofline_peak_ratio(ceiling, peak, spec, a)
+                                                : NAN;
+    if (!isfinite(ratio) || !isfinite(p))
+        return mp_csv_field(csv, "", 0);
+    char v[40];
+    snprintf(v, sizeof(v), "%.6g", p * ratio);
+    return mp_csv_str(csv, v);
+}
 
 int mp_report_roofline_simple(const struct mp_report *r, struct mp_buf *out)
 {
@@ -526,6 +554,12 @@ int mp_report_roofline_simple(const struct mp_report *r, struct mp_buf *out)
             continue; /* roofline columns only when the report has them */
         rc = mp_csv_str(&csv, simple_cols[c]);
     }
+    /* a measured ceiling: percent of the data sheet's peak beside it */
+    struct mp_roofline_arch peak;
+    bool with_peak = r->has_arch && r->arch.calibrated && col[SC_PCT] >= 0 &&
+                     mp_roofline_arch_datasheet(r->arch.name, &peak) == 0;
+    if (with_peak && !rc)
+        rc = mp_csv_str(&csv, "pct_peak_mean");
     rc = rc ? rc : mp_csv_end_row(&csv);
     struct mp_buf cat, cell;
     mp_buf_init(&cat, 0);
@@ -558,6 +592,8 @@ int mp_report_roofline_simple(const struct mp_report *r, struct mp_buf *out)
             }
             rc = rc ? rc : mp_csv_field(&csv, cell.data ? cell.data : "", cell.len);
         }
+        if (with_peak && !rc)
+            rc = peak_cell(&csv, &r->arch, &peak, FIELD(SC_SPEC), FIELD(SC_AI), FIELD(SC_PCT));
         rc = rc ? rc : mp_csv_end_row(&csv);
 #undef FIELD
     }

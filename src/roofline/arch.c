@@ -227,7 +227,7 @@ static bool has_token(const char *s, const char *tok)
     return false;
 }
 
-int mp_roofline_arch_from_device_name(const char *dev, struct mp_roofline_arch *out)
+int mp_roofline_arch_datasheet(const char *dev, struct mp_roofline_arch *out)
 {
     if (!dev || !out)
         return MP_EINVAL;
@@ -252,6 +252,41 @@ int mp_roofline_arch_from_device_name(const char *dev, struct mp_roofline_arch *
     if (!pick)
         return MP_ENOTFOUND;
     return mp_roofline_arch_builtin(pick, out);
+}
+
+int mp_roofline_arch_from_device_name(const char *dev, struct mp_roofline_arch *out)
+{
+    if (!dev || !out)
+        return MP_EINVAL;
+    if (mp_roofline_arch_calibrated(dev, out, NULL, 0) == 0)
+        return 0;
+    return mp_roofline_arch_datasheet(dev, out);
+}
+
+/* the data sheet's key for a calibrated one: calibrate's matrix_fp32 is a
+ * plain FP32 GEMM (the built-ins keep the TF32 rate there) */
+static const char *sheet_key(const char *spec)
+{
+    if (!strcmp(spec, "matrix_fp32"))
+        return "vector_fp32";
+    if (!strcmp(spec, "matrix_tf32"))
+        return "matrix_fp32";
+    return spec;
+}
+
+double mp_roofline_peak_ratio(const struct mp_roofline_arch *ceiling,
+                              const struct mp_roofline_arch *peak, const char *spec,
+                              double flops_per_byte)
+{
+    double tc, tp;
+    if (!ceiling || !peak || !spec || !ceiling->has_mem_bw || !peak->has_mem_bw ||
+        !(flops_per_byte >= 0) || !mp_roofline_arch_tflops(ceiling, spec, &tc) ||
+        !mp_roofline_arch_tflops(peak, ceiling->calibrated ? sheet_key(spec) : spec, &tp))
+        return NAN;
+    /* roofline time per byte moved under each arch */
+    double c = fmax(flops_per_byte / (tc * 1e12), 1 / (ceiling->mem_bw_gbps * 1e9));
+    double p = fmax(flops_per_byte / (tp * 1e12), 1 / (peak->mem_bw_gbps * 1e9));
+    return p / c;
 }
 
 bool mp_roofline_arch_tflops(const struct mp_roofline_arch *a, const char *spec, double *tflops)
@@ -342,7 +377,7 @@ static void calibration_origin(json_t *root, struct mp_roofline_arch *out)
     json_t *g = json_object_get(mg, "gpu"), *date = json_object_get(mg, "date");
     json_t *uuid = json_object_get(g, "uuid");
     out->calibrated = true;
-    snprintf(out->origin, sizeof(out->origin), "measured by magpie gpu calibrate, %s, %s",
+    snprintf(out->origin, sizeof(out->origin), "magpie gpu calibrate, %s, %s",
              json_is_string(date) ? json_string_value(date) : "undated",
              json_is_string(uuid) && *json_string_value(uuid) ? json_string_value(uuid)
                                                               : "GPU unknown");

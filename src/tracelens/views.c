@@ -268,6 +268,26 @@ static const char *point_bound(const struct mp_report *r, const struct mp_report
     return p->flops_per_byte >= tf / bw ? "compute" : "memory";
 }
 
+/* Percent of the data sheet's peak of a point when the report's ceiling
+ * was measured (magpie gpu calibrate); NAN otherwise. */
+static double point_pct_peak(const struct mp_report *r, const struct mp_report_point *p)
+{
+    struct mp_roofline_arch peak;
+    if (!r->has_arch || !r->arch.calibrated || !p->has_roofline || !p->has_ai ||
+        mp_roofline_arch_datasheet(r->arch.name, &peak) != 0)
+        return NAN;
+    return p->pct_roofline * mp_roofline_peak_ratio(&r->arch, &peak, p->spec, p->flops_per_byte);
+}
+
+/* " (measured ceiling: ...)" after the arch name of a calibrated report */
+static int put_origin(struct mp_buf *b, const struct mp_report *r, bool html)
+{
+    if (!r->has_arch || !r->arch.calibrated)
+        return 0;
+    int rc = mp_buf_puts(b, html ? " &mdash; measured ceiling, " : ", measured ceiling: ");
+    return rc ? rc : html ? put_esc(b, r->arch.origin) : mp_buf_puts(b, r->arch.origin);
+}
+
 static bool point_plottable(const struct mp_report_point *p)
 {
     return p->has_ai && isfinite(p->flops_per_byte) && p->flops_per_byte > 0 &&
@@ -400,6 +420,7 @@ static int summary_ops(const struct mp_report *r, size_t top_n, struct mp_buf *b
             fmt_fixed(bw, 2, s, sizeof(s));
             rc = mp_buf_printf(b, ", %s TB/s", s);
         }
+        rc = rc ? rc : put_origin(b, r, false);
         rc = rc ? rc : mp_buf_putc(b, ')');
     }
     rc = rc ? rc : mp_buf_puts(b, "\n  #  ");
@@ -710,6 +731,12 @@ static int svg_point(struct mp_buf *b, const struct mp_report *r, const struct m
         const char *bound = point_bound(r, p);
         fmt_fixed(p->has_roofline ? p->pct_roofline : NAN, 1, pr, sizeof(pr));
         rc = mp_buf_printf(b, "\n%s%% of roofline, %s bound", pr, bound ? bound : "unknown");
+        double pk = point_pct_peak(r, p);
+        if (isfinite(pk) && !rc) {
+            char ps[32];
+            fmt_fixed(pk, 1, ps, sizeof(ps));
+            rc = mp_buf_printf(b, " (%s%% of the data sheet's peak)", ps);
+        }
         if (p->spec[0] && !rc) {
             rc = mp_buf_puts(b, " (");
             rc = rc ? rc : put_esc(b, p->spec);
@@ -1110,6 +1137,7 @@ static int html_page(struct mp_buf *b, const struct mp_report *r, const char *ti
             fmt_short(bw, s, sizeof(s));
             rc = mp_buf_printf(b, " (%s TB/s)", s);
         }
+        rc = rc ? rc : put_origin(b, r, true);
     }
     rc = rc ? rc : mp_buf_puts(b, "</p>\n");
     rc = rc ? rc : html_timeline(b, r);

@@ -3,6 +3,7 @@
  * detection details (vendor, architecture, compiler, profiler, tools). */
 #include <stdio.h>
 
+#include <magpie/calib.h>
 #include <magpie/gpu.h>
 
 #include "../mcp_int.h"
@@ -54,6 +55,11 @@ static int run(struct mcp_wctx *w, json_t *args, json_t **result)
     }
     json_object_del(det, "gpus");
     json_object_set_new(r, "detection", det);
+    /* the measured ceilings of `magpie gpu calibrate` / calibrate_gpu */
+    mp_buf_init(&b, 0);
+    json_t *cal = mp_calib_cache_json(NULL, &b) == 0 ? mcp_parse_buf(&b) : NULL;
+    mp_buf_fini(&b);
+    json_object_set_new(r, "calibrations", cal ? cal : json_array());
     *result = r;
     return 0;
 }
@@ -74,6 +80,8 @@ const struct mcp_tool mcp_tool_hardware_spec = {
     .run = run,
     .flags = MCP_READONLY,
     .result_desc = "`{gpu_count, gpu{index, name, arch, family, memory_total_mib, driver, ...}, "
-                   "detection{vendor, architecture, compiler, profiler, source, tools, notes}}`; "
-                   "with include_all `gpus{\"<id>\": {...}}` instead of `gpu`.",
+                   "detection{vendor, architecture, compiler, profiler, source, tools, notes}, "
+                   "calibrations[{file, name, uuid, driver, power_limit_w, date, mem_bw_gbps, "
+                   "max_achievable_tflops}]}`; with include_all `gpus{\"<id>\": {...}}` instead "
+                   "of `gpu`. calibrations: the cache of measured ceilings (calibrate_gpu).",
 };
