@@ -613,10 +613,14 @@ class DiskCache:
     not stored; past MAGPIE_REF_CACHE_MB in all (default 8192) the oldest
     entries go. Any failure just means no cache."""
 
+    WRITE_BPS = 2e9  # a guess at the disk's write speed: entries cheaper to make are not kept
+
     def __init__(self, torch, dev, d):
         self.torch, self.dev, self.dir = torch, dev, d
         self.entry_max = float(os.environ.get("MAGPIE_REF_CACHE_ENTRY_MB", 2048)) * (1 << 20)
         self.total_max = float(os.environ.get("MAGPIE_REF_CACHE_MB", 8192)) * (1 << 20)
+        if self.total_max <= 0:
+            self.dir = None
 
     def path(self, key):
         h = hashlib.sha256()
@@ -649,8 +653,11 @@ class DiskCache:
             return sum(self.nbytes(y) for y in x)
         return 0
 
-    def put(self, key, v):
-        if not self.dir or key is None or self.nbytes(v[:3]) > self.entry_max:
+    def put(self, key, v, made_s):
+        """Stores v unless it is too large, or it took less time to make
+        (made_s: inputs and reference) than it would take to write."""
+        n = self.nbytes(v[:3])
+        if not self.dir or key is None or n > self.entry_max or made_s < n / self.WRITE_BPS:
             return
         try:
             os.makedirs(self.dir, exist_ok=True)
@@ -686,8 +693,9 @@ def ref_lookup(key):
     return None, None
 
 
-def ref_run(torch, dev, key, ref_model, inputs, seed, rule, figures):
-    """(ref_out, ref_hi) of ref_model on inputs, cached under key."""
+def ref_run(torch, dev, key, ref_model, inputs, seed, rule, figures, t_made):
+    """(ref_out, ref_hi) of ref_model on inputs, cached under key; t_made:
+    when making the inputs began (perf_counter)."""
     with torch.no_grad():
         ref_out = ref_model(*clone(torch, inputs))
         hf = {}
@@ -697,7 +705,7 @@ def ref_run(torch, dev, key, ref_model, inputs, seed, rule, figures):
     if key is not None:
         REF_CACHE[key] = (inputs, ref_out, ref_hi, hf)
         if DISK is not None:
-            DISK.put(key, REF_CACHE[key])
+            DISK.put(key, REF_CACHE[key], time.perf_counter() - t_made)
     return ref_out, ref_hi
 
 
@@ -739,7 +747,8 @@ def correctness_seeds(torch, dev, e, cls, ref_mod, gi, gii, rule, c, ph, ref_src
                 ref_out, ref_hi = hit[1], hit[2]
                 figures.update(hit[3])
             elif ref_mod:
-                ref_out, ref_hi = ref_run(torch, dev, key, ref_model, inputs, seed, rule, figures)
+                ref_out, ref_hi = ref_run(torch, dev, key, ref_model, inputs, seed, rule, figures,
+                                          t0)
             t2 = time.perf_counter()
             mine = clone(torch, inputs)
             if dev.type == "cuda":  # poison what the allocator hands out next
@@ -830,7 +839,8 @@ def prepare(torch, dev, tcfg, i, entries, mods, outs, timer, timed, load_s):
             t_inputs = move(torch, to_list(gi()), dev)
             t_ref = None
             if ref_mod:
-                t_ref = ref_run(torch, dev, key, ref_model, clone(torch, t_inputs), 7, rule, {})
+                t_ref = ref_run(torch, dev, key, ref_model, clone(torch, t_inputs), 7, rule, {},
+                                t0)
         sync(torch, dev)
         ph["timing_inputs_s"] = time.perf_counter() - t0
         holder = {}
