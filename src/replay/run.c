@@ -29,8 +29,8 @@ static const char *l2_state(const struct mp_replay_opts *o, const struct mp_repl
         return "warm";
     if (o->l2 && strcmp(o->l2, "auto") != 0)
         return o->l2;
-    static const char *const heavy[] = {"mm",   "matmul", "linear", "attention", "sdpa",
-                                        "conv", "flash",  "einsum", NULL};
+    static const char *const heavy[] = {"matmul", "linear", "attention", "sdpa",
+                                        "conv",   "flash",  "einsum",    NULL};
     const char *cat = op->category ? op->category : "";
     if (strncmp(cat, "GEMM", 4) == 0 || strncmp(cat, "SDPA", 4) == 0 ||
         strncmp(cat, "CONV", 4) == 0 || strstr(cat, "attn"))
@@ -38,6 +38,9 @@ static const char *l2_state(const struct mp_replay_opts *o, const struct mp_repl
     const char *nm = op->name ? op->name : "";
     const char *c = strstr(nm, "::");
     nm = c ? c + 2 : nm;
+    size_t l = strlen(nm);
+    if (l >= 2 && strcmp(nm + l - 2, "mm") == 0) /* mm, bmm, addmm, _scaled_mm, _grouped_mm */
+        return "flushed";
     for (size_t i = 0; heavy[i]; i++)
         if (strstr(nm, heavy[i]))
             return "flushed";
