@@ -22,6 +22,11 @@
 # compare (bar: <= 1 s); twin.yaml (a kernel against its copy, default
 # band) N times: FASTER/SLOWER calls (bar: 0). One fixed-mode run of
 # speedup1pct.yaml first measures the true ratio.
+#
+# --timing fixed keeps the old process structure and stop rule but has the
+# runner's in-process reference cache; for the evaluation exactly as it
+# was, build the commit before issue 33 (7135268) and give its binary as
+# MAGPIE_BEFORE: each suite then also runs with it (mode "before").
 set -u
 OUT=${OUT:-/tmp/kernel_eval_speed}
 M=${MAGPIE:-build/rel-k/magpie}
@@ -63,9 +68,14 @@ run() {
     local name=$1 mode=$2 yaml=$3
     shift 3
     local dir=$W/$name.$mode.$RANDOM
-    local t0
+    local t0 bin=$M
+    local flags=(--timing "$mode")
+    if [ "$mode" = before ]; then
+        bin=$MAGPIE_BEFORE
+        flags=()
+    fi
     t0=$(date +%s.%N)
-    timeout 500 "$M" compare --no-perf --timing "$mode" "$@" -o "$dir" -k "$yaml" \
+    timeout 500 "$bin" compare --no-perf "${flags[@]}" "$@" -o "$dir" -k "$yaml" \
         >"$OUT/$name.$mode.txt" 2>&1
     local rc=$?
     local wall
@@ -81,7 +91,9 @@ if [ "$PART" = all ] || [ "$PART" = suites ]; then
     for s in bench/kernel_suites/softmax7.yaml bench/kernel_suites/silu3.yaml \
         examples/kernels/pytorch/compare_2pct.yaml; do
         name=$(basename "$s" .yaml)
-        for mode in fixed sequential; do
+        modes="fixed sequential"
+        [ -n "${MAGPIE_BEFORE:-}" ] && modes="before $modes"
+        for mode in $modes; do
             run "$name" "$mode" "$s" | tee -a "$summary"
         done
     done
