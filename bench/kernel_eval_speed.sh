@@ -108,6 +108,7 @@ if [ "$PART" = all ] || [ "$PART" = seqerr ]; then
         echo "trial $t: $line" >>"$err"
         case $line in *"add_plain=FASTER"*) faster=$((faster + 1)) ;; esac
         g=$(echo "$line" | sed -n 's/.*timed_gpu=\([0-9.]*\)s.*/\1/p')
+        case $line in *"add_plain=INCORRECT"*) continue ;; esac # nothing timed
         awk "BEGIN{exit !(${g:-99} <= 1.0)}" && cheap=$((cheap + 1))
     done
     echo "1 % speedup, --min-effect 0.5: FASTER in $faster of $N; timed GPU <= 1 s in $cheap of $N" |
