@@ -41,6 +41,9 @@ int cli_ray_kernel(int argc, char **argv, const struct cli_global *g, bool compa
 int cmd_discover(int argc, char **argv, const struct cli_global *g);
 int cmd_suggest(int argc, char **argv, const struct cli_global *g);
 int cmd_gpu(int argc, char **argv, const struct cli_global *g);
+/* MIN,MAX (or N for N,N) in MHz for a clock-lock option (cmd_gpu.c); prints
+ * the error and returns EXIT_USAGE when it is not one. */
+int cli_parse_mhz_range(const char *opt, const char *s, int out[2]);
 /* `gpu calibrate` (cmd_gpu_calibrate.c); argv[0] is "calibrate". */
 int cmd_gpu_calibrate(int argc, char **argv);
 

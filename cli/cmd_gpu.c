@@ -85,7 +85,7 @@ static int parse_ids(const char *s, int *ids, int *n)
     return 0;
 }
 
-static int parse_range(const char *opt, const char *s, int out[2])
+int cli_parse_mhz_range(const char *opt, const char *s, int out[2])
 {
     char *end;
     long a = strtol(s, &end, 10), b = a;
@@ -242,10 +242,10 @@ static int parse_gpu_args(int argc, char **argv, const char *verb, struct gpu_ar
             break;
         }
         case O_GCLK:
-            rc = parse_range("--gpu-clock", optarg, a->s.gpu_clock_mhz);
+            rc = cli_parse_mhz_range("--gpu-clock", optarg, a->s.gpu_clock_mhz);
             break;
         case O_MCLK:
-            rc = parse_range("--mem-clock", optarg, a->s.mem_clock_mhz);
+            rc = cli_parse_mhz_range("--mem-clock", optarg, a->s.mem_clock_mhz);
             break;
         case O_GLVL:
             rc = parse_level("--gpu-level", optarg, &a->s.gpu_clock_level);

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include <magpie/calib.h>
+#include <magpie/gpuctl.h>
 #include <magpie/roofline.h>
 
 #include "cli.h"
@@ -23,7 +24,10 @@ enum {
     C_BUSY,
     C_NOCACHE,
     C_REPEATS,
-    C_NOMEM
+    C_NOMEM,
+    C_POWER,
+    C_GCLK,
+    C_MCLK
 };
 
 static const struct cli_opt cal_opts[] = {
@@ -42,6 +46,14 @@ static const struct cli_opt cal_opts[] = {
     {"no-cache", 0, CLI_NOARG, C_NOCACHE, NULL,
      "do not keep it in the calibration cache (reports would not pick it up)", 0},
     {"allow-busy", 0, CLI_NOARG, C_BUSY, NULL, "measure even when the GPU looks busy", 0},
+    {"power-limit", 0, CLI_ARG, C_POWER, "W",
+     "calibrate under this power limit (set for the run, put back after; root)", 0},
+    {"gpu-clock", 0, CLI_ARG, C_GCLK, "MIN,MAX",
+     "calibrate with SM clocks locked to [MIN, MAX] MHz", 0},
+    {"mem-clock", 0, CLI_ARG, C_MCLK, "MIN,MAX",
+     "calibrate with memory clocks locked to [MIN, MAX] MHz", 0},
+    {"dry-run", 'n', CLI_NOARG, 'n', NULL,
+     "with settings: print the changes that would be made and measure nothing", 0},
     {"help", 'h', CLI_NOARG, 'h', NULL, "this help", 0},
     {0},
 };
@@ -68,8 +80,9 @@ const struct cli_cmd cli_cmd_gpu_calibrate = {
 
 struct cal_args {
     struct mp_calib_opts o;
+    struct mp_gpu_setting set;
     const char *out;
-    bool json, no_cache;
+    bool json, no_cache, dry;
 };
 
 static int parse_int(const char *opt, const char *s, int lo, int hi, int *out)
@@ -128,6 +141,23 @@ static int parse_cal(int argc, char **argv, struct cal_args *a)
         case C_BUSY:
             a->o.allow_busy = true;
             break;
+        case C_POWER:
+            rc = cli_parse_double("--power-limit", optarg, &a->set.power_limit_w);
+            if (!rc && !(a->set.power_limit_w > 0 && a->set.power_limit_w < 100000)) {
+                fprintf(stderr, "magpie: error: --power-limit expects watts > 0, not '%s'\n",
+                        optarg);
+                rc = EXIT_USAGE;
+            }
+            break;
+        case C_GCLK:
+            rc = cli_parse_mhz_range("--gpu-clock", optarg, a->set.gpu_clock_mhz);
+            break;
+        case C_MCLK:
+            rc = cli_parse_mhz_range("--mem-clock", optarg, a->set.mem_clock_mhz);
+            break;
+        case 'n':
+            a->dry = true;
+            break;
         case 'h':
             cli_help(stdout, &cli_cmd_gpu_calibrate);
             return EXIT_OK;
@@ -140,6 +170,11 @@ static int parse_cal(int argc, char **argv, struct cal_args *a)
         return rc;
     if (optind < argc) {
         fprintf(stderr, "magpie: error: gpu calibrate takes no argument ('%s')\n", argv[optind]);
+        return EXIT_USAGE;
+    }
+    if (a->dry && mp_gpu_setting_empty(&a->set)) {
+        fprintf(stderr, "magpie: error: --dry-run goes with --power-limit, --gpu-clock or "
+                        "--mem-clock\n");
         return EXIT_USAGE;
     }
     if (a->o.quick && a->o.thorough) {
@@ -198,12 +233,84 @@ static int write_out(const struct cal_args *a, const struct mp_calib_result *r)
     return EXIT_OK;
 }
 
+/* "power limit 500 W, SM clock 1500-1500 MHz" */
+static void settings_text(const struct mp_gpu_setting *s, char *out, size_t len)
+{
+    int n = 0;
+    out[0] = '\0';
+    if (s->power_limit_w > 0)
+        n += snprintf(out + n, len - (size_t)n, "power limit %.0f W", s->power_limit_w);
+    if (s->gpu_clock_mhz[1] > 0 && (size_t)n < len)
+        n += snprintf(out + n, len - (size_t)n, "%sSM clock %d-%d MHz", n ? ", " : "",
+                      s->gpu_clock_mhz[0], s->gpu_clock_mhz[1]);
+    if (s->mem_clock_mhz[1] > 0 && (size_t)n < len)
+        snprintf(out + n, len - (size_t)n, "%smemory clock %d-%d MHz", n ? ", " : "",
+                 s->mem_clock_mhz[0], s->mem_clock_mhz[1]);
+}
+
+/* The settings to calibrate under, as a one-GPU gpu.hardware config: the
+ * GPU of --device by its NVML index. dry: print the plan only. Returns -1
+ * to go on (session in *ses, NULL without settings), else the exit code. */
+static int apply_settings(const struct cal_args *a, struct mp_gpuctl_session **ses)
+{
+    *ses = NULL;
+    if (mp_gpu_setting_empty(&a->set))
+        return -1;
+    struct mp_gpu_hw_config cfg;
+    mp_gpu_hw_config_init(&cfg);
+    cfg.present = cfg.enabled = cfg.reset_after = true;
+    cfg.device_ids[0] = a->o.device;
+    cfg.n_device_ids = 1;
+    cfg.def = a->set;
+    struct mp_diag d;
+    mp_diag_clear(&d);
+    struct mp_buf log;
+    mp_buf_init(&log, 0);
+    int rc;
+    if (a->dry) {
+        struct mp_gpuctl *ctl = NULL;
+        rc = mp_gpuctl_open(&ctl, NULL, &d);
+        rc = rc ? rc : mp_gpuctl_plan(ctl, a->o.device, &a->set, &log, &d);
+        mp_gpuctl_close(ctl);
+        if (rc >= 0)
+            printf("dry run: nothing is changed or measured; calibrating would first make these "
+                   "changes, and put them back after:\n%s",
+                   mp_buf_cstr(&log));
+    } else {
+        rc = mp_gpuctl_session_apply(&cfg, NULL, &log, ses, &d);
+        fputs(mp_buf_cstr(&log), stderr);
+    }
+    mp_buf_fini(&log);
+    if (rc < 0)
+        return cli_report_error(&d, rc) == EXIT_USAGE ? EXIT_USAGE : EXIT_FAIL;
+    return a->dry ? EXIT_OK : -1;
+}
+
+static void restore_settings(struct mp_gpuctl_session *ses)
+{
+    if (!ses)
+        return;
+    struct mp_diag d;
+    mp_diag_clear(&d);
+    struct mp_buf log;
+    mp_buf_init(&log, 0);
+    if (mp_gpuctl_session_restore(ses, &log, &d) != 0)
+        fprintf(stderr, "magpie: warning: putting the GPU settings back failed: %s\n", d.msg);
+    fputs(mp_buf_cstr(&log), stderr);
+    mp_buf_fini(&log);
+    mp_gpuctl_session_free(ses);
+}
+
 int cmd_gpu_calibrate(int argc, char **argv)
 {
     struct cal_args a;
     memset(&a, 0, sizeof(a));
+    mp_gpu_setting_init(&a.set);
     int rc = parse_cal(argc, argv, &a);
     if (rc >= 0)
+        return rc;
+    struct mp_gpuctl_session *ses = NULL;
+    if ((rc = apply_settings(&a, &ses)) >= 0)
         return rc;
     bool tty = true;
     a.o.progress = progress;
@@ -216,11 +323,13 @@ int cmd_gpu_calibrate(int argc, char **argv)
     struct mp_diag d;
     mp_diag_clear(&d);
     rc = mp_calib_run(&a.o, r, &d);
+    restore_settings(ses);
     if (rc) {
         free(r);
         cli_report_error(&d, rc);
         return EXIT_FAIL;
     }
+    settings_text(&a.set, r->settings, sizeof(r->settings));
     if (!a.json) {
         struct mp_roofline_arch peak;
         bool have = mp_roofline_arch_datasheet(r->device_name, &peak) == 0;

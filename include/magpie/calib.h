@@ -68,11 +68,13 @@ struct mp_calib_result {
     double l2_mb;                                              /* MiB */
     double power_limit_w, sm_clock_max_mhz, mem_clock_max_mhz; /* NAN unknown */
     double temp_start_c, temp_end_c;
-    char blas[96];  /* "cuBLASLt 130001 (libcublasLt.so.13)" */
-    char rtc[96];   /* "NVRTC 13.0" */
-    char date[32];  /* ISO 8601 UTC, start */
-    char quick;     /* ran with quick */
-    double seconds; /* wall time of the whole calibration */
+    char blas[96];      /* "cuBLASLt 130001 (libcublasLt.so.13)" */
+    char rtc[96];       /* "NVRTC 13.0" */
+    char date[32];      /* ISO 8601 UTC, start */
+    char settings[160]; /* GPU settings applied for the calibration by the caller
+                           ("power limit 500 W, SM clock 1500-1500 MHz"), "" none */
+    char quick;         /* ran with quick */
+    double seconds;     /* wall time of the whole calibration */
     struct mp_calib_item items[MP_CALIB_MAX_ITEMS];
     int n_items;
 };

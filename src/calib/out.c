@@ -139,6 +139,7 @@ int mp_calib_json(const struct mp_calib_result *r, struct mp_buf *b)
     json_object_set_new(mg, "seconds", num(r->seconds));
     json_object_set_new(mg, "quick", json_boolean(r->quick));
     json_object_set_new(mg, "gpu", gpu_json(r));
+    json_object_set_new(mg, "settings", json_string(r->settings));
     json_object_set_new(mg, "blas", json_string(r->blas));
     json_object_set_new(mg, "rtc", json_string(r->rtc));
     json_object_set_new(mg, "mem_bw_from", json_string(bw ? bw->key : ""));
@@ -235,6 +236,7 @@ int mp_calib_load(const char *path, struct mp_calib_result *r, struct mp_diag *d
     r->temp_start_c = dnum(g, "temp_start_c");
     r->temp_end_c = dnum(g, "temp_end_c");
     sget(mg, "date", r->date, sizeof(r->date));
+    sget(mg, "settings", r->settings, sizeof(r->settings));
     sget(mg, "blas", r->blas, sizeof(r->blas));
     sget(mg, "rtc", r->rtc, sizeof(r->rtc));
     r->seconds = dnum(mg, "seconds");
@@ -322,11 +324,12 @@ static void clean(const char *s, char *out, size_t len)
 
 int mp_calib_cache_name(const struct mp_calib_result *r, char *out, size_t len)
 {
-    char u[96], dr[64];
+    char u[96], dr[64], st[160];
     clean(r->uuid[0] ? r->uuid : r->device_name, u, sizeof(u));
     clean(r->driver[0] ? r->driver : "unknown", dr, sizeof(dr));
-    int n = snprintf(out, len, "%s_drv%s_%.0fW.json", u, dr,
-                     isfinite(r->power_limit_w) ? r->power_limit_w : 0.0);
+    clean(r->settings, st, sizeof(st));
+    int n = snprintf(out, len, "%s_drv%s_%.0fW%s%s.json", u, dr,
+                     isfinite(r->power_limit_w) ? r->power_limit_w : 0.0, st[0] ? "_" : "", st);
     return n < 0 || (size_t)n >= len ? MP_ENOMEM : 0;
 }
 
@@ -407,7 +410,7 @@ int mp_calib_cache_json(const char *uuid, struct mp_buf *b)
     }
     if (dh)
         closedir(dh);
-    qsort(found, n, sizeof(found[0]), cmp_entry);
+    qsort(found, n, sizeof(json_t *), cmp_entry);
     for (size_t i = 0; i < n; i++)
         json_array_append_new(arr, found[i]);
     char *s = json_dumps(arr, JSON_COMPACT | JSON_PRESERVE_ORDER);

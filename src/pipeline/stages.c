@@ -539,6 +539,8 @@ int mp_report_roofline_simple(const struct mp_report *r, struct mp_buf *out)
     const char *p = u->csv.data, *end = p + u->csv.len;
     long col[sizeof(simple_cols) / sizeof(simple_cols[0])];
     const size_t ncols = sizeof(simple_cols) / sizeof(simple_cols[0]);
+    for (size_t c = 0; c < ncols; c++)
+        col[c] = -1;
     if (!rc && mp_csv_next(&p, end, &hdr, 1u << 16) != 1)
         rc = MP_EPARSE;
     for (size_t c = 0; c < ncols && !rc; c++) {

@@ -37,6 +37,29 @@ if ! ldconfig -p 2>/dev/null | grep -q 'libcuda\.so\.1 '; then
     [ ! -e "$t/none.json" ] || fail "no GPU, yet -o was written"
 fi
 "$MAGPIE" gpu calibrate --help | grep -q "max_achievable_tflops" || fail "--help"
+"$MAGPIE" gpu calibrate --dry-run >"$t/o" 2>&1
+[ $? -eq 2 ] || fail "--dry-run without settings accepted"
+
+# --- calibrating under settings (gpu.hardware's power/clocks), through the
+# stub NVML (tests/tools/stub_nvml.c): planned, applied, and put back even
+# when the calibration itself fails (no CUDA driver here) ---
+STUB=${MP_BIN:-}/libstub_nvml.so
+if [ -f "$STUB" ] && ! ldconfig -p 2>/dev/null | grep -q 'libcuda\.so\.1 '; then
+    export STUB_NVML_STATE=$t/nvml.state STUB_NVML_LOG=$t/nvml.log
+    MAGPIE_NVML_LIB=$STUB "$MAGPIE" gpu calibrate --power-limit 500 --gpu-clock 1500,1500 \
+        --dry-run >"$t/dry" 2>&1 || fail "settings --dry-run: $(cat "$t/dry")"
+    grep -q "power limit 700 W -> 500 W" "$t/dry" && grep -q "locked to 1500-1500 MHz" "$t/dry" ||
+        fail "the plan: $(cat "$t/dry")"
+    [ ! -s "$STUB_NVML_LOG" ] || fail "--dry-run changed something: $(cat "$STUB_NVML_LOG")"
+    MAGPIE_NVML_LIB=$STUB "$MAGPIE" gpu calibrate --power-limit 500 --gpu-clock 1500,1500 \
+        --quick >"$t/set" 2>&1
+    [ $? -eq 1 ] || fail "settings without CUDA: not exit 1"
+    printf '%s\n' "nvmlDeviceSetPowerManagementLimit 0 500000" "nvmlDeviceSetGpuLockedClocks 0 1500 1500" \
+        "nvmlDeviceResetGpuLockedClocks 0" "nvmlDeviceSetPowerManagementLimit 0 700000" |
+        diff - "$STUB_NVML_LOG" >"$t/d" || fail "applied and put back: $(cat "$t/d")"
+    grep -q "^0 700000 0 0 0 0$" "$STUB_NVML_STATE" || fail "GPU 0 not as found: $(cat "$STUB_NVML_STATE")"
+    unset STUB_NVML_STATE STUB_NVML_LOG
+fi
 
 # --- the reports with the H200's calibration ---
 if [ -f "$TRACE" ]; then
