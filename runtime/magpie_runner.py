@@ -693,6 +693,19 @@ def ref_lookup(key):
     return None, None
 
 
+def own_copy(torch, x):
+    """x with every tensor in it cloned: a reference may return a buffer of
+    its module that its next call (another seed's, the timing's) rewrites,
+    and a cached output must not change under the cache."""
+    if isinstance(x, torch.Tensor):
+        return x.detach().clone()
+    if isinstance(x, (list, tuple)):
+        return type(x)(own_copy(torch, y) for y in x)
+    if isinstance(x, dict):
+        return {k: own_copy(torch, v) for k, v in x.items()}
+    return x
+
+
 def ref_run(torch, dev, key, ref_model, inputs, seed, rule, figures, t_made):
     """(ref_out, ref_hi) of ref_model on inputs, cached under key; t_made:
     when making the inputs began (perf_counter)."""
@@ -703,6 +716,7 @@ def ref_run(torch, dev, key, ref_model, inputs, seed, rule, figures, t_made):
     sync(torch, dev)
     figures.update(hf)
     if key is not None:
+        ref_out, ref_hi = own_copy(torch, ref_out), own_copy(torch, ref_hi)
         REF_CACHE[key] = (inputs, ref_out, ref_hi, hf)
         if DISK is not None:
             DISK.put(key, REF_CACHE[key], time.perf_counter() - t_made)

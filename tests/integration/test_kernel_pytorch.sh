@@ -99,5 +99,33 @@ for rep, w in zip(reps, want):
         assert got == {w[k["extra"]["kernel_id"]]}, (rep, k["extra"]["kernel_id"], got)
 assert len(glob.glob(os.path.join(sys.argv[1], ".magpie_ref_cache", "*.pt"))) == 8
 PY
+# a reference that returns a buffer of its module, rewritten by its next
+# call: the cache keeps a copy (without one, a2 and a3 were INCORRECT)
+cat >"$TMP/rc/refbuf.py" <<'REF'
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("out", torch.zeros(1000))
+
+    def forward(self, x):
+        self.out.copy_(x * 2)
+        return self.out
+
+
+def get_inputs():
+    return [torch.randn(1000)]
+
+
+def get_init_inputs():
+    return []
+REF
+sed "s#ref.py#refbuf.py#; s#rc/b.py#rc/a.py#; s#id: b,#id: a3,#" "$TMP/rc/k.yaml" >"$TMP/rc/kb.yaml"
+"$MAGPIE" compare -q --no-perf -k "$TMP/rc/kb.yaml" -o "$TMP/rc/ob" >"$TMP/out" 2>"$TMP/err" ||
+    { echo "FAIL: aliased reference: $(tail -5 "$TMP/err")"; fails=1; }
+grep -q 'Correctness: 3/3 passed' "$TMP/out" || { echo "FAIL: aliased reference: $(grep Kernel "$TMP/out")"; fails=1; }
 [ $fails = 0 ] && echo ok
 exit $fails
