@@ -46,13 +46,22 @@ static const char *env_or_empty(const struct mp_serve_config *c, const char *k)
 /* The fields that decide whether a running server serves this config. */
 static json_t *identity(const struct mp_serve_config *c, int port)
 {
-    return json_pack(
+    json_t *id = json_pack(
         "{s:s, s:s, s:s, s:i, s:s, s:s, s:s, s:s, s:s}", "framework",
         mp_serve_config_engine(c)->name, "model", c->model, "tp", env_or_empty(c, "TP"), "port",
         port, "extra_vllm_args", env_or_empty(c, "EXTRA_VLLM_ARGS"), "extra_sglang_args",
         env_or_empty(c, "EXTRA_SGLANG_ARGS"), "extra_atom_args", env_or_empty(c, "EXTRA_ATOM_ARGS"),
         "max_model_len", env_or_empty(c, "MAX_MODEL_LEN"), "model_revision",
         env_or_empty(c, "MODEL_REVISION"));
+    /* engines other than Magpie's three: their own EXTRA_*_ARGS, and a
+     * YAML-declared engine's command template */
+    const struct mp_serve_engine *e = mp_serve_config_engine(c);
+    bool magpies = c->framework < MP_SERVE_TRTLLM && !c->engine;
+    if (id && !magpies && e->extra_args_env)
+        json_object_set_new(id, "extra_args", json_string(env_or_empty(c, e->extra_args_env)));
+    if (id && c->engine)
+        json_object_set_new(id, "command", json_string(e->command));
+    return id;
 }
 
 int serve_reuse_read(const char *meta_path, struct serve_reuse_state *st)

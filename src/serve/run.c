@@ -322,13 +322,13 @@ static void start_monitor(struct run *r, struct serve_monitor **mon)
 
 /* ---- engine ---- */
 
-static bool answering(const char *base, double timeout_s)
+static bool answering(const char *base, const char *path, double timeout_s)
 {
     char url[800], err[256];
     long st = 0;
     struct mp_buf b;
     mp_buf_init(&b, 0);
-    snprintf(url, sizeof(url), "%s/health", base);
+    snprintf(url, sizeof(url), "%s%s", base, path);
     int rc = serve_http("GET", url, timeout_s, &st, &b, err, sizeof(err));
     mp_buf_fini(&b);
     return rc == 0 && st >= 200 && st < 400;
@@ -378,12 +378,13 @@ static int start_engine(struct run *r, const struct mp_gpu_info *info)
     struct mp_diag d;
     mp_diag_clear(&d);
     long port = r->port;
-    if (answering(r->base_url, 2)) {
+    const char *health = mp_serve_config_engine(c)->health_path;
+    if (answering(r->base_url, health, 2)) {
         add_error(r,
-                  "port %ld already has a server answering /health; stop it or set envs.PORT "
+                  "port %ld already has a server answering %s; stop it or set envs.PORT "
                   "(magpie never benchmarks a server it did not start unless "
                   "BENCHMARK_BASE_URL says so)",
-                  port);
+                  port, health);
         return MP_EINVAL;
     }
     struct mp_serve_plan p = {.vendor = r->vendor, .port = (int)port};
@@ -628,7 +629,7 @@ static void reuse_attach_or_clear(struct run *r)
     char why[160] = "not answering /health", msg[512];
     bool alive = serve_group_alive(st.pid, st.pgid);
     bool match = c->reuse_force || serve_reuse_matches(c, r->port, &st, why, sizeof(why));
-    if (alive && match && answering(r->base_url, 3)) {
+    if (alive && match && answering(r->base_url, mp_serve_config_engine(c)->health_path, 3)) {
         r->attached = r->detached = true;
         r->det_pid = r->srv_pid = st.pid;
         r->det_pgid = st.pgid;

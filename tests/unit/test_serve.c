@@ -762,7 +762,7 @@ static void test_examples(void **state)
 {
     (void)state;
     static const char *const names[] = {"vllm_local.yaml", "vllm_profiled.yaml",
-                                        "sglang_docker.yaml"};
+                                        "sglang_docker.yaml", "declared_engine.yaml"};
     const char *src = getenv("MP_SRC");
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
         char path[2048];

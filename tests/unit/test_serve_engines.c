@@ -255,6 +255,35 @@ static void test_user_engine_errors(void **state)
     mp_serve_config_fini(&c);
 }
 
+/* examples/benchmark/declared_engine.yaml declares vLLM by hand: its argv
+ * is the built-in row's */
+static void test_declared_vllm(void **state)
+{
+    (void)state;
+    const char *src = getenv("MP_SRC");
+    char path[2048];
+    snprintf(path, sizeof(path), "%s/examples/benchmark/declared_engine.yaml", src ? src : ".");
+    struct mp_serve_config u, b;
+    struct mp_diag d;
+    mp_serve_config_init(&u);
+    mp_diag_clear(&d);
+    if (mp_serve_config_load(&u, path, &d))
+        fail_msg("%s: %s", path, d.msg);
+    assert_string_equal(mp_serve_config_engine(&u)->name, "my-vllm");
+    mp_serve_config_init(&b);
+    b.framework = MP_SERVE_VLLM;
+    b.model = u.model;
+    mp_serve_config_setenv(&b, "MAX_MODEL_LEN", "4096");
+    mp_serve_config_setenv(&b, "EXTRA_VLLM_ARGS", "--dtype bfloat16");
+    struct mp_serve_plan p = {.vendor = MP_GPU_VENDOR_NVIDIA, .port = 8888};
+    char au[2048], ab[2048], eu[2048], eb[2048];
+    argv_env(&u, &p, au, eu, sizeof(au));
+    argv_env(&b, &p, ab, eb, sizeof(ab));
+    assert_string_equal(au, ab);
+    mp_serve_config_fini(&u);
+    mp_serve_config_fini(&b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -263,6 +292,7 @@ int main(void)
         cmocka_unit_test(test_names_placement),
         cmocka_unit_test(test_user_engine),
         cmocka_unit_test(test_user_engine_errors),
+        cmocka_unit_test(test_declared_vllm),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
