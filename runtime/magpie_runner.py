@@ -963,6 +963,25 @@ def run_timing(torch, job, tcfg, timer, timed, outs, entries, result):
                   time.perf_counter() - t0)
 
 
+def watchdog(limit_s, what, result, out_path):
+    """A timer that, if not cancelled within limit_s, writes the result so far
+    with a device_error saying what hung and ends the process: magpie then
+    discards this process's result and checks each kernel in a process of
+    its own (a hung GPU kernel cannot be interrupted from Python)."""
+    import threading
+
+    def fire():
+        result["device_error"] = "%s did not finish in %.0f s (hung?)" % (what, limit_s)
+        try:
+            write_result(result, out_path)
+        finally:
+            os._exit(3)
+    t = threading.Timer(limit_s, fire)
+    t.daemon = True
+    t.start()
+    return t
+
+
 def write_result(result, out_path):
     tmp = out_path + ".tmp"
     with open(tmp, "w") as f:
@@ -1007,7 +1026,11 @@ def main():
     for i, e in enumerate(entries):
         if e.get("is_reference") or i not in mods:
             continue
+        wd = watchdog(job["correctness_timeout_s"], "the correctness checks of " + e["id"],
+                      result, out_path) if job.get("correctness_timeout_s") else None
         prepare(torch, dev, tcfg, i, entries, mods, outs, timer, timed, load_s)
+        if wd is not None:
+            wd.cancel()
     if timed:
         run_timing(torch, job, tcfg, timer, timed, outs, entries, result)
     write_result(result, out_path)

@@ -127,5 +127,22 @@ sed "s#ref.py#refbuf.py#; s#rc/b.py#rc/a.py#; s#id: b,#id: a3,#" "$TMP/rc/k.yaml
 "$MAGPIE" compare -q --no-perf -k "$TMP/rc/kb.yaml" -o "$TMP/rc/ob" >"$TMP/out" 2>"$TMP/err" ||
     { echo "FAIL: aliased reference: $(tail -5 "$TMP/err")"; fails=1; }
 grep -q 'Correctness: 3/3 passed' "$TMP/out" || { echo "FAIL: aliased reference: $(grep Kernel "$TMP/out")"; fails=1; }
+# a candidate that hangs: the shared process's watchdog ends it after
+# correctness.timeout_seconds, and each kernel is checked alone (the hung
+# one is stopped by its own process's limit)
+printf 'import time\nimport torch.nn as nn\n\n\nclass ModelNew(nn.Module):\n    def forward(self, x):\n        time.sleep(600)\n        return x + x\n' >"$TMP/rc/hang.py"
+sed "s#rc/b.py#rc/hang.py#; s#id: b,#id: hang,#" "$TMP/rc/k.yaml" >"$TMP/rc/kh.yaml"
+printf 'correctness: {timeout_seconds: 8}\n' >>"$TMP/rc/kh.yaml"
+"$MAGPIE" compare -q --no-perf -k "$TMP/rc/kh.yaml" -o "$TMP/rc/oh" >"$TMP/out" 2>"$TMP/err" ||
+    { echo "FAIL: hanging candidate: $(tail -5 "$TMP/err")"; fails=1; }
+python3 - "$TMP/rc/oh" <<'PY' || fails=1
+import glob, json, os, sys
+d = json.load(open(glob.glob(os.path.join(sys.argv[1], "compare_*", "compare_report.json"))[0]))
+d = d["results"]
+assert d["comparison_metrics"]["correctness"] == [True, True, False], d["comparison_metrics"]
+for k in d["kernel_results"]:
+    assert "shared_process_discarded" in k["time_breakdown"], k["time_breakdown"]
+    assert "correctness_process" in k["time_breakdown"], k["time_breakdown"]
+PY
 [ $fails = 0 ] && echo ok
 exit $fails
