@@ -64,6 +64,20 @@ struct mp_bcmp_kernel {
     unsigned long long calls;
 };
 
+/* The engine's own view over a side's runs (or a sweep point's), from
+ * their scrapes of its Prometheus /metrics (`benchmark
+ * --engine-metrics-interval S`, docs/workloads.md; magpie.engine_metrics of
+ * each result JSON). NaN where nothing was published. */
+struct mp_bcmp_engine {
+    bool have;           /* some run scraped the engine */
+    double running_peak; /* requests the engine ran at once, the most seen */
+    double waiting_peak; /* requests queued in the engine, the most seen */
+    double waiting_mean; /* ... averaged over the scrapes of the runs */
+    double kv_peak;      /* KV-cache usage 0..1, the most seen */
+    double hit_rate;     /* prefix-cache hits / queries, mean over runs */
+    double preemptions;  /* summed over the runs */
+};
+
 /* One side of a comparison: one run or several repeats of one setting. */
 struct mp_bcmp_side {
     char *label;  /* given or the path */
@@ -76,6 +90,7 @@ struct mp_bcmp_side {
     size_t n_notes;
     struct mp_bcmp_kernel *kernels; /* gap_analysis.top_kernels of a profiled workspace */
     size_t n_kernels;
+    struct mp_bcmp_engine engine; /* the engine's /metrics over the runs */
 };
 
 /* Loads PATH: a workspace directory (benchmark_report.json,

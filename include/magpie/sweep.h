@@ -62,18 +62,6 @@ enum mp_sweep_sla_state {
 
 const char *mp_sweep_sla_state_name(enum mp_sweep_sla_state s); /* "pass", "fail", ... */
 
-/* The engine's own view of a point, from the runs' scrapes of its /metrics
- * (`benchmark --engine-metrics-interval S`, docs/workloads.md). */
-struct mp_sweep_engine {
-    bool have;           /* some run of the point scraped the engine */
-    double running_peak; /* requests the engine ran at once, the most seen */
-    double waiting_peak; /* requests queued in the engine, the most seen */
-    double waiting_mean; /* ... averaged over the scrapes of the runs */
-    double kv_peak;      /* KV-cache usage 0..1, the most seen */
-    double hit_rate;     /* prefix-cache hits / queries, mean over runs (NaN: none) */
-    double preemptions;  /* summed over the runs (NaN: not published) */
-};
-
 struct mp_sweep_point {
     int max_concurrency; /* 0: no cap */
     double request_rate; /* INFINITY: all at once */
@@ -84,7 +72,7 @@ struct mp_sweep_point {
     struct mp_sweep_est m[MP_SWEEP_N_METRICS];
     enum mp_sweep_sla_state sla;
     bool searched; /* a point of the SLA search rather than of the grid */
-    struct mp_sweep_engine engine;
+    struct mp_bcmp_engine engine;
 };
 
 /* "p99_ttft_ms<=150", "output_throughput>=1000" ('<' and '>' too). */
@@ -206,7 +194,7 @@ int mp_sweep_sorted(const struct mp_sweep *s, size_t **order);
  * result JSONs, the runs' scrapes of the engine's /metrics
  * (magpie.engine_metrics; have stays false when no run scraped). */
 int mp_sweep_point_side(const struct mp_sweep *s, const char *dir, size_t i,
-                        struct mp_bcmp_side **out, struct mp_sweep_engine *engine,
+                        struct mp_bcmp_side **out, struct mp_bcmp_engine *engine,
                         struct mp_diag *d);
 
 /* Documents. */

@@ -19,6 +19,8 @@
 #include <magpie/bench_compare.h>
 #include <magpie/yaml.h>
 
+#include "loadgen_int.h"
+
 #define MAX_FILE ((size_t)4 << 30)
 
 /* ---- sides ---- */
@@ -495,7 +497,7 @@ static bool ends_with(const char *s, const char *suf)
 /* A result JSON and its run: the sibling NAME.requests.jsonl when there is
  * one (exact event times), else the arrays in the JSON. */
 static int load_result_file(const char *path, struct mp_bcmp_side *s, struct mp_bcmp_run *run,
-                            bool fields, struct mp_diag *d)
+                            bool fields, struct loadgen_engine_acc *acc, struct mp_diag *d)
 {
     json_t *res = NULL;
     int rc = load_json(path, &res, d);
@@ -511,6 +513,7 @@ static int load_result_file(const char *path, struct mp_bcmp_side *s, struct mp_
         json_decref(res);
         return mp_diag_set(d, rc, "out of memory");
     }
+    loadgen_engine_add(acc, json_object_get(json_object_get(res, "magpie"), "engine_metrics"));
     size_t n = strlen(path);
     char *side = malloc(n + 32);
     if (!side) {
@@ -680,12 +683,12 @@ static bool is_file(const char *p)
 
 /* One run directory: inferencex_result.json (+ .requests.jsonl). */
 static int load_run_dir(const char *dir, struct mp_bcmp_side *s, struct mp_bcmp_run *run,
-                        bool fields, struct mp_diag *d)
+                        bool fields, struct loadgen_engine_acc *acc, struct mp_diag *d)
 {
     char path[4200];
     snprintf(path, sizeof(path), "%s/inferencex_result.json", dir);
     if (is_file(path))
-        return load_result_file(path, s, run, fields, d);
+        return load_result_file(path, s, run, fields, acc, d);
     snprintf(path, sizeof(path), "%s/inferencex_result.requests.jsonl", dir);
     if (is_file(path))
         return load_jsonl(path, 0, run, d);
@@ -708,7 +711,8 @@ static int push_run(struct mp_bcmp_side *s, struct mp_bcmp_run **slot)
 }
 
 /* One element of a path list: adds its runs (and, for the first, fields). */
-static int load_one(const char *path, struct mp_bcmp_side *s, bool fields, struct mp_diag *d)
+static int load_one(const char *path, struct mp_bcmp_side *s, bool fields,
+                    struct loadgen_engine_acc *acc, struct mp_diag *d)
 {
     struct mp_bcmp_run *run;
     int rc;
@@ -720,7 +724,7 @@ static int load_one(const char *path, struct mp_bcmp_side *s, bool fields, struc
         }
         if ((rc = push_run(s, &run)))
             return mp_diag_set(d, rc, "out of memory");
-        rc = load_result_file(path, s, run, fields, d);
+        rc = load_result_file(path, s, run, fields, acc, d);
         if (!rc)
             s->n_runs++;
         return rc;
@@ -745,7 +749,7 @@ static int load_one(const char *path, struct mp_bcmp_side *s, bool fields, struc
             break;
         if ((rc = push_run(s, &run)))
             return mp_diag_set(d, rc, "out of memory");
-        if ((rc = load_run_dir(p, s, run, fields && k == 1, d)))
+        if ((rc = load_run_dir(p, s, run, fields && k == 1, acc, d)))
             return rc;
         s->n_runs++;
     }
@@ -753,7 +757,7 @@ static int load_one(const char *path, struct mp_bcmp_side *s, bool fields, struc
         return 0;
     if ((rc = push_run(s, &run)))
         return mp_diag_set(d, rc, "out of memory");
-    if ((rc = load_run_dir(path, s, run, fields, d)))
+    if ((rc = load_run_dir(path, s, run, fields, acc, d)))
         return rc;
     s->n_runs++;
     return 0;
@@ -771,12 +775,15 @@ int mp_bcmp_load(const char *path, const char *label, struct mp_bcmp_side **out,
     int rc = list ? 0 : mp_diag_set(d, MP_ENOMEM, "out of memory");
     char *save = NULL;
     bool first = true;
+    struct loadgen_engine_acc acc;
+    loadgen_engine_init(&acc, &s->engine);
     for (char *t = list ? strtok_r(list, ",", &save) : NULL; t && !rc;
          t = strtok_r(NULL, ",", &save)) {
-        rc = load_one(t, s, first, d);
+        rc = load_one(t, s, first, &acc, d);
         first = false;
     }
     free(list);
+    loadgen_engine_end(&acc);
     if (!rc && s->n_runs == 0)
         rc = mp_diag_set(d, MP_EINVAL, "no runs in '%s'", path);
     for (size_t i = 0; !rc && i < s->n_runs; i++)

@@ -2,6 +2,7 @@
  * a self-contained HTML page (inline CSS and SVG, nothing fetched) with the
  * tables and the CDFs of TTFT, ITL and E2EL of every run. */
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -76,6 +77,79 @@ static int kernels_text(struct mp_buf *b, const struct mp_bcmp_pair *p)
                             calls, share, kernel_status(k));
     }
     return rc;
+}
+
+/* The engine's own /metrics over each side's runs, side by side:
+ * descriptive (no verdict: a scrape every few seconds is no sample of
+ * requests). */
+static const struct {
+    const char *key, *label;
+    size_t off;
+    double scale;
+} ENGINE_ROWS[] = {
+    {"running_peak", "running (peak)", offsetof(struct mp_bcmp_engine, running_peak), 1},
+    {"waiting_peak", "waiting (peak)", offsetof(struct mp_bcmp_engine, waiting_peak), 1},
+    {"waiting_mean", "waiting (mean)", offsetof(struct mp_bcmp_engine, waiting_mean), 1},
+    {"kv_cache_peak_pct", "KV cache % (peak)", offsetof(struct mp_bcmp_engine, kv_peak), 100},
+    {"prefix_hit_rate_pct", "prefix hits %", offsetof(struct mp_bcmp_engine, hit_rate), 100},
+    {"preemptions", "preemptions", offsetof(struct mp_bcmp_engine, preemptions), 1},
+};
+
+#define N_ENGINE_ROWS (sizeof(ENGINE_ROWS) / sizeof(ENGINE_ROWS[0]))
+
+static double engine_value(const struct mp_bcmp_engine *e, size_t row)
+{
+    if (!e->have)
+        return NAN;
+    double v;
+    memcpy(&v, (const char *)e + ENGINE_ROWS[row].off, sizeof(v));
+    return v * ENGINE_ROWS[row].scale;
+}
+
+static int engine_text(struct mp_buf *b, const struct mp_bcmp_side *base,
+                       const struct mp_bcmp_side *cand)
+{
+    if (!base->engine.have && !cand->engine.have)
+        return 0;
+    int rc = mp_buf_printf(b,
+                           "  engine (its /metrics, scraped during the runs; not judged):\n"
+                           "    %-18s %11s %11s\n",
+                           "", "baseline", "candidate");
+    for (size_t i = 0; i < N_ENGINE_ROWS; i++) {
+        char bv[32], cv[32];
+        fmt_val(engine_value(&base->engine, i), bv, sizeof(bv));
+        fmt_val(engine_value(&cand->engine, i), cv, sizeof(cv));
+        rc |= mp_buf_printf(b, "    %-18s %11s %11s\n", ENGINE_ROWS[i].label, bv, cv);
+    }
+    return rc;
+}
+
+static int engine_json_side(struct mp_buf *b, const char *key, const struct mp_bcmp_engine *e)
+{
+    int rc = mp_buf_printf(b, ", \"%s\": ", key);
+    if (!e->have)
+        return rc | mp_buf_puts(b, "null");
+    rc |= mp_buf_putc(b, '{');
+    for (size_t i = 0; i < N_ENGINE_ROWS; i++)
+        rc |= loadgen_jnum(b, ENGINE_ROWS[i].key, engine_value(e, i), i > 0);
+    return rc | mp_buf_putc(b, '}');
+}
+
+static int engine_html(struct mp_buf *b, const struct mp_bcmp_side *base,
+                       const struct mp_bcmp_side *cand)
+{
+    if (!base->engine.have && !cand->engine.have)
+        return 0;
+    int rc = mp_buf_puts(b, "<h3>Engine (its /metrics during the runs; not judged)</h3><table>"
+                            "<tr><th></th><th>baseline</th><th>candidate</th></tr>");
+    for (size_t i = 0; i < N_ENGINE_ROWS; i++) {
+        char bv[32], cv[32];
+        fmt_val(engine_value(&base->engine, i), bv, sizeof(bv));
+        fmt_val(engine_value(&cand->engine, i), cv, sizeof(cv));
+        rc |= mp_buf_printf(b, "<tr><td>%s</td><td>%s</td><td>%s</td></tr>", ENGINE_ROWS[i].label,
+                            bv, cv);
+    }
+    return rc | mp_buf_puts(b, "</table>\n");
 }
 
 /* Where the intervals' noise came from, and what that means for a verdict. */
@@ -161,6 +235,7 @@ int mp_bcmp_text(const struct mp_bcmp_result *r, struct mp_buf *out)
             }
         }
         rc |= kernels_text(b, p);
+        rc |= engine_text(b, r->base, p->cand);
         rc |= noise_text(b, p);
         size_t noise = MP_BCMP_N_METRICS - p->n_faster - p->n_slower;
         rc |= mp_buf_printf(b, "  %zu FASTER, %zu SLOWER, %zu within noise or n/a\n", p->n_faster,
@@ -304,7 +379,10 @@ int mp_bcmp_json(const struct mp_bcmp_result *r, struct mp_buf *out)
                                true);
             rc |= mp_buf_putc(b, '}');
         }
-        rc |= mp_buf_printf(b, "], \"faster\": %zu, \"slower\": %zu", p->n_faster, p->n_slower);
+        rc |= mp_buf_putc(b, ']');
+        rc |= engine_json_side(b, "engine_baseline", &r->base->engine);
+        rc |= engine_json_side(b, "engine_candidate", &p->cand->engine);
+        rc |= mp_buf_printf(b, ", \"faster\": %zu, \"slower\": %zu", p->n_faster, p->n_slower);
         rc |= loadgen_jstr(b, "noise", mp_bcmp_noise_name(p->noise), true);
         rc |= loadgen_jstr(b, "run_to_run_noise",
                            p->noise == MP_BCMP_NOISE_WITHIN_RUN ? "unmeasured" : "measured", true);
@@ -459,6 +537,7 @@ int mp_bcmp_html(const struct mp_bcmp_result *r, struct mp_buf *out)
                                 isnan(x->p_holm) ? 1.0 : x->p_holm, v);
         }
         rc |= mp_buf_puts(b, "</table>\n");
+        rc |= engine_html(b, r->base, p->cand);
         if (p->n_kernels) {
             rc |= mp_buf_puts(b, "<h3>Kernels (gap analysis top k)</h3><table><tr><th>kernel</th>"
                                  "<th>baseline ms</th><th>candidate ms</th><th>change</th>"

@@ -6,6 +6,9 @@
 
 #include <stdint.h>
 
+#include <jansson.h>
+
+#include <magpie/bench_compare.h>
 #include <magpie/loadgen.h>
 
 struct loadgen_mt {
@@ -158,5 +161,19 @@ void loadgen_event_buckets(const struct mp_loadgen_result *r, uint64_t origin_ns
                            size_t nb, bool tokens);
 /* v rounded up to 1, 2 or 5 times a power of ten (1 when v is not > 0). */
 double loadgen_nice_max(double v);
+
+/* ---- the engine's view over runs (engine_view.c) ---- */
+struct loadgen_engine_acc {
+    struct mp_bcmp_engine *e; /* NULL: nothing is gathered */
+    double hit_sum, wait_sum;
+    size_t hit_n, wait_n;
+};
+
+/* e (may be NULL) to "nothing seen" */
+void loadgen_engine_init(struct loadgen_engine_acc *a, struct mp_bcmp_engine *e);
+/* one run's magpie.engine_metrics (NULL or absent: nothing) */
+void loadgen_engine_add(struct loadgen_engine_acc *a, const json_t *engine_metrics);
+/* the means */
+void loadgen_engine_end(struct loadgen_engine_acc *a);
 
 #endif

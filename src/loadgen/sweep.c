@@ -17,6 +17,8 @@
 #include <magpie/stats.h>
 #include <magpie/sweep.h>
 
+#include "loadgen_int.h"
+
 static const char *const EXTRA_NAMES[] = {"tokens_per_s_per_user", "tokens_per_s_per_gpu",
                                           "mean_concurrency", "request_goodput"};
 
@@ -469,58 +471,10 @@ int mp_sweep_sorted(const struct mp_sweep *s, size_t **order)
     return 0;
 }
 
-/* ---- the engine's view (magpie.engine_metrics of each run) ---- */
-
-static double jnumber(const json_t *v)
-{
-    return json_is_number(v) ? json_number_value(v) : NAN;
-}
-
-/* What the runs' scrapes add up to, while the runs are read. */
-struct engine_acc {
-    struct mp_sweep_engine *e;
-    double hit_sum, wait_sum;
-    size_t hit_n, wait_n;
-};
-
-static void engine_run(const json_t *em, struct engine_acc *a)
-{
-    struct mp_sweep_engine *e = a->e;
-    const json_t *series = json_object_get(em, "series"), *delta = json_object_get(em, "delta");
-    if (!json_array_size(series))
-        return;
-    e->have = true;
-    for (size_t k = 0; k < json_array_size(series); k++) {
-        const json_t *s = json_array_get(series, k);
-        double run = jnumber(json_object_get(s, "num_requests_running")),
-               wait = jnumber(json_object_get(s, "num_requests_waiting")),
-               kv = jnumber(json_object_get(s, "kv_cache_usage"));
-        if (!isnan(run))
-            e->running_peak = isnan(e->running_peak) ? run : fmax(e->running_peak, run);
-        if (!isnan(wait)) {
-            e->waiting_peak = isnan(e->waiting_peak) ? wait : fmax(e->waiting_peak, wait);
-            a->wait_sum += wait;
-            a->wait_n++;
-        }
-        if (!isnan(kv))
-            e->kv_peak = isnan(e->kv_peak) ? kv : fmax(e->kv_peak, kv);
-    }
-    double hr = jnumber(json_object_get(delta, "prefix_cache_hit_rate"));
-    if (isnan(hr))
-        hr = jnumber(json_object_get(em, "prefix_cache_hit_rate"));
-    if (!isnan(hr)) {
-        a->hit_sum += hr;
-        a->hit_n++;
-    }
-    double pre = jnumber(json_object_get(delta, "num_preemptions"));
-    if (!isnan(pre))
-        e->preemptions = isnan(e->preemptions) ? pre : e->preemptions + pre;
-}
-
 /* completed and failed of a run's result JSON (the vLLM keys), and its
  * engine scrapes into acc (may be NULL). */
-static int run_counts(const char *path, size_t *completed, size_t *failed, struct engine_acc *acc,
-                      struct mp_diag *d)
+static int run_counts(const char *path, size_t *completed, size_t *failed,
+                      struct loadgen_engine_acc *acc, struct mp_diag *d)
 {
     json_error_t je;
     json_t *j = json_load_file(path, 0, &je);
@@ -533,7 +487,7 @@ static int run_counts(const char *path, size_t *completed, size_t *failed, struc
     json_int_t c = json_integer_value(json_object_get(j, "completed")),
                f = json_integer_value(json_object_get(j, "failed"));
     if (acc)
-        engine_run(json_object_get(json_object_get(j, "magpie"), "engine_metrics"), acc);
+        loadgen_engine_add(acc, json_object_get(json_object_get(j, "magpie"), "engine_metrics"));
     json_decref(j);
     *completed = c > 0 ? (size_t)c : 0;
     *failed = f > 0 ? (size_t)f : 0;
@@ -556,14 +510,12 @@ static int empty_side(const char *name, size_t failed, struct mp_bcmp_side **out
 }
 
 int mp_sweep_point_side(const struct mp_sweep *s, const char *dir, size_t i,
-                        struct mp_bcmp_side **out, struct mp_sweep_engine *engine,
-                        struct mp_diag *d)
+                        struct mp_bcmp_side **out, struct mp_bcmp_engine *engine, struct mp_diag *d)
 {
     *out = NULL;
     const struct mp_sweep_point *p = &s->pts[i];
-    struct engine_acc acc = {engine, 0, 0, 0, 0};
-    if (engine)
-        *engine = (struct mp_sweep_engine){false, NAN, NAN, NAN, NAN, NAN, NAN};
+    struct loadgen_engine_acc acc;
+    loadgen_engine_init(&acc, engine);
     if (!p->n_runs)
         return mp_diag_set(d, MP_ENOTFOUND, "point %zu of the sweep has no run", i);
     struct mp_buf list, path;
@@ -593,10 +545,7 @@ int mp_sweep_point_side(const struct mp_sweep *s, const char *dir, size_t i,
         rc = empty_side(name, lost, out, d);
     if (!rc && kept) /* the failures of the runs without a success still count */
         (*out)->runs[0].failed += lost;
-    if (engine) {
-        engine->hit_rate = acc.hit_n ? acc.hit_sum / (double)acc.hit_n : NAN;
-        engine->waiting_mean = acc.wait_n ? acc.wait_sum / (double)acc.wait_n : NAN;
-    }
+    loadgen_engine_end(&acc);
     mp_buf_fini(&list);
     mp_buf_fini(&path);
     return rc;

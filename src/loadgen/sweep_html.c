@@ -193,7 +193,7 @@ static int table(struct mp_buf *b, const struct mp_sweep *s, const char *color)
                                     e->hi);
         }
         if (eng) {
-            const struct mp_sweep_engine *e = &p->engine;
+            const struct mp_bcmp_engine *e = &p->engine;
             const double ev[] = {e->waiting_peak, e->kv_peak, e->hit_rate};
             for (int k = 0; k < 3; k++)
                 rc |= e->have && !isnan(ev[k]) ? mp_buf_printf(b, "<td>%.4g</td>", ev[k])

@@ -41,7 +41,7 @@ static int point_json(struct mp_buf *b, const struct mp_sweep_point *p)
     rc |= mp_buf_printf(b, "], \"completed\": %zu, \"failed\": %zu, \"searched\": %s", p->completed,
                         p->failed, p->searched ? "true" : "false");
     rc |= loadgen_jstr(b, "sla", p->sla ? mp_sweep_sla_state_name(p->sla) : NULL, true);
-    const struct mp_sweep_engine *e = &p->engine;
+    const struct mp_bcmp_engine *e = &p->engine;
     if (e->have) {
         rc |= mp_buf_puts(b, ", \"engine_metrics\": {");
         rc |= loadgen_jnum(b, "running_peak", e->running_peak, false);
@@ -204,7 +204,7 @@ int mp_sweep_csv(const struct mp_sweep *s, struct mp_buf *out)
                 rc |= mp_csv_str(&c, num);
             }
         }
-        const struct mp_sweep_engine *e = &p->engine;
+        const struct mp_bcmp_engine *e = &p->engine;
         const double ev[] = {e->running_peak, e->waiting_peak, e->waiting_mean,
                              e->kv_peak,      e->hit_rate,     e->preemptions};
         for (size_t k = 0; k < sizeof(ev) / sizeof(ev[0]); k++) {
@@ -425,7 +425,7 @@ static int load_point(const json_t *jp, size_t idx, const char *path, struct mp_
     load_metrics(json_object_get(jp, "metrics"), &p);
     const json_t *em = json_object_get(jp, "engine_metrics");
     if (json_is_object(em))
-        p.engine = (struct mp_sweep_engine){true,
+        p.engine = (struct mp_bcmp_engine){true,
                                             jdouble(json_object_get(em, "running_peak")),
                                             jdouble(json_object_get(em, "waiting_peak")),
                                             jdouble(json_object_get(em, "waiting_mean")),

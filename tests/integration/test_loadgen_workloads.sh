@@ -112,6 +112,20 @@ open(f"{W}/{L}.ttft", "w").write(f"{mean:.2f}")
 print("ok" if nom == want and not early and abs(rate - (360 / 576 if L == "shared" else 0)) < 1e-12
       else f"nominal {nom} early {early} rate {rate}")' "prefill charged on uncached tokens only; hit rate"
 done
+# benchmark compare shows the engine's view of each side beside latency
+"$MAGPIE" benchmark compare "$W/unique.json" "$W/shared.json" --allow-different \
+    --json >"$W/cmp.json" 2>"$W/cmp.err"
+"$MAGPIE" benchmark compare "$W/unique.json" "$W/shared.json" --allow-different \
+    >"$W/cmp.out" 2>>"$W/cmp.err"
+python3 - "$W/cmp.json" "$W/cmp.out" <<'PY' && ok "compare: the engine's prefix hits side by side" || ko "compare: engine view $(cat "$W/cmp.err")"
+import json, sys
+p = json.load(open(sys.argv[1]))["candidates"][0]
+b, c = p["engine_baseline"], p["engine_candidate"]
+assert b["prefix_hit_rate_pct"] == 0 and abs(c["prefix_hit_rate_pct"] - 100 * 360 / 576) < 1e-9, (b, c)
+assert b["running_peak"] == 1 and c["running_peak"] == 1, (b, c)
+t = open(sys.argv[2]).read()
+assert "engine (its /metrics" in t and "prefix hits %" in t, t
+PY
 echo "     (mean TTFT, not asserted: shared prefixes $(cat "$W/shared.ttft") ms," \
     "unique $(cat "$W/unique.ttft") ms)"
 
