@@ -171,8 +171,8 @@ struct loadgen_engine_acc {
 
 /* e (may be NULL) to "nothing seen" */
 void loadgen_engine_init(struct loadgen_engine_acc *a, struct mp_bcmp_engine *e);
-/* one run's magpie.engine_metrics (NULL or absent: nothing) */
-void loadgen_engine_add(struct loadgen_engine_acc *a, const json_t *engine_metrics);
+/* one run's magpie.engine_metrics, em (NULL or absent: nothing) */
+void loadgen_engine_add(struct loadgen_engine_acc *a, const json_t *em);
 /* the means */
 void loadgen_engine_end(struct loadgen_engine_acc *a);
 
