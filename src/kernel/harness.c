@@ -17,10 +17,12 @@
  * candidates are sampled round-robin with a rotating start. */
 #include <ctype.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <magpie/stats.h>
 
@@ -1194,6 +1196,28 @@ static int write_result(json_t *res, const char *path)
     return rename(tmp, path) == 0 ? 0 : 1;
 }
 
+static void on_watchdog(int sig)
+{
+    (void)sig;
+    _exit(3);
+}
+
+/* In a job of several kernels (compare's shared process) one kernel's checks
+ * must not hang it past correctness_timeout_s: SIGALRM ends the process
+ * without a result, and magpie checks each kernel in a process of its own.
+ * Returns the seconds to arm per kernel, 0 for none. */
+static unsigned watchdog_setup(json_t *job)
+{
+    double t = jnum(job, "correctness_timeout_s", 0);
+    if (!(t >= 1) || t > 1e6)
+        return 0;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = on_watchdog;
+    sigaction(SIGALRM, &sa, NULL);
+    return (unsigned)ceil(t);
+}
+
 /* seconds since the epoch (CLOCK_REALTIME: comparable across processes) */
 static double epoch_s(void)
 {
@@ -1337,11 +1361,15 @@ int h_run_job(const char *job_path)
     };
     int *timed = mp_calloc(nk ? nk : 1, sizeof(int));
     int ntimed = 0;
+    unsigned watch = watchdog_setup(job);
     for (size_t i = 0; i < nk; i++) {
         struct hentry *e = &ents[i];
         if (!e->built || e->is_reference)
             continue;
+        if (watch > 0)
+            alarm(watch);
         bool ok = correctness(&dv, ents, e, json_object_get(e->out, "correctness"));
+        alarm(0);
         if (ok && tc.enabled && timed)
             timed[ntimed++] = (int)i;
     }

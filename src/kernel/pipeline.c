@@ -758,7 +758,7 @@ static json_t *run_job(struct ctx *c, const int *idx, int n, const char *mode, b
             json_object_set_new(job, "ref_cache_dir", json_string(rc));
         }
     }
-    if (python && n > 1) /* one kernel's checks may hang the shared process */
+    if (n > 1) /* one kernel's checks may hang the shared process */
         json_object_set_new(job, "correctness_timeout_s", json_real(cfg->correctness.timeout_s));
     double spawned = epoch_now();
     json_object_set_new(job, "spawned_at", json_real(spawned));

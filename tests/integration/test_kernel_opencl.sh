@@ -218,6 +218,43 @@ PY
     esac
 fi
 
+# a candidate that never returns: the shared process's watchdog (SIGALRM
+# after correctness.timeout_seconds) ends it, each kernel is then checked in
+# a process of its own (the hung one stopped by that process's limit), and
+# the others are still compared
+cat >"$TMP/hang.cl" <<'CL'
+__kernel void vadd(__global const float *a, __global const float *b, __global float *c, int n)
+{
+    volatile int spin = 1;
+    while (spin)
+        ;
+}
+CL
+cat >"$TMP/hang.yaml" <<YAML
+kernels:
+  - {id: slow, type: opencl, source_files: [$MP_SRC/examples/kernels/opencl/vadd_slow.cl],
+     size: 100000, reference: $MP_SRC/examples/kernels/opencl/vadd_ref.cl}
+  - {id: hang, type: opencl, source_files: [$TMP/hang.cl], size: 100000,
+     reference: $MP_SRC/examples/kernels/opencl/vadd_ref.cl}
+  - {id: vadd, type: opencl, source_files: [$MP_SRC/examples/kernels/opencl/vadd.cl],
+     size: 100000, reference: $MP_SRC/examples/kernels/opencl/vadd_ref.cl}
+correctness: {timeout_seconds: 4}
+latency: {max_time_s: 2, min_time_s: 0.05, max_noise: 0.05}
+YAML
+"$MAGPIE" compare -q -k "$TMP/hang.yaml" -o "$TMP/h" >"$TMP/out" 2>"$TMP/err" ||
+    fail "compare with a hanging kernel: $(tail -5 "$TMP/err")"
+rep=$(ls "$TMP"/h/compare_*/compare_report.json | head -1)
+python3 - "$rep" <<'PY' || { fail "compare with a hanging kernel: report"; cat "$TMP/out"; }
+import json, sys
+d = json.load(open(sys.argv[1]))["results"]
+cm = d["comparison_metrics"]
+assert cm["correctness"] == [True, False, True], cm["correctness"]
+assert cm["verdicts"][1] == "INCORRECT" and cm["verdicts"][2] != "INCORRECT", cm["verdicts"]
+for k in d["kernel_results"]:
+    bd = k["time_breakdown"]
+    assert "shared_process_discarded" in bd and "correctness_process" in bd, bd
+PY
+
 # 2-D launches (matmul): correctness verdicts only; on a CPU the tiled kernel's
 # speed relative to the naive one depends on the OpenCL implementation
 "$MAGPIE" compare -q -k examples/kernels/opencl/compare_matmul.yaml -o "$TMP/m" >"$TMP/out" 2>"$TMP/err"
