@@ -113,8 +113,12 @@ const struct cli_cmd cli_cmd_compare = {
     .args = "[KERNEL ...]",
     .summary = "rank two or more kernel implementations against a baseline",
     .intro = "Rank two or more kernel implementations against a baseline: correctness\n"
-             "gate first, then interleaved timing rounds, speedup with a 95% CI and a\n"
-             "FASTER / SLOWER / SAME / INCONCLUSIVE verdict per candidate.\n",
+             "gate first, then interleaved timing rounds, speedup with a CI and a\n"
+             "FASTER / SLOWER / SAME / INCONCLUSIVE verdict per candidate. By default\n"
+             "(--timing sequential) one process checks and times all the kernels and\n"
+             "each candidate stops once its speedup interval, spent over a fixed\n"
+             "schedule of looks, clears or sits inside the +-min-effect band\n"
+             "(docs/kernel-timing.md).\n",
     .opts = kernel_opts,
     .mode = M_COMPARE,
     .outro = "exit status: 0 ok, 1 a kernel failed to compile or to prove correct (compare: or\n"
