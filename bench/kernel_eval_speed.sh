@@ -7,9 +7,15 @@
 #
 #   OUT=DIR MAGPIE=$PWD/.klibs/magpie bench/kernel_eval_speed.sh [PART]
 #
+# Per suite: fixed, sequential (a fresh output root: the reference computed
+# and written to its disk cache), and sequential-warm (a second compare in
+# one output root: the reference's outputs read back, as an agent's next
+# compare of the same problem would).
+#
 # from the repository root on a GPU machine (Triton). PART: suites (the three
 # suites below, each fixed then sequential), seqerr (the error check), or
-# all (default). N (default 10): trials of each error check. Writes
+# all (default). N (default 10): trials of each error check. SUITES: the
+# suite YAMLs to run (default the three below). Writes
 # $OUT/summary.txt, per run the terminal summary ($OUT/NAME.MODE.txt) and
 # the report ($OUT/NAME.MODE.json), and $OUT/seqerr.txt.
 #
@@ -63,11 +69,14 @@ print(" ".join(out), "timed_gpu=%.3fs" % timed)
 PY
 }
 
-# run NAME MODE YAML [magpie flags]: one compare, its wall time and verdicts
+# run NAME MODE YAML [magpie flags]: one compare, its wall time and verdicts.
+# ROOT (env): the output root (default a fresh one: no reference cache from
+# an earlier run); LABEL (env): the mode's name in the output.
 run() {
     local name=$1 mode=$2 yaml=$3
     shift 3
-    local dir=$W/$name.$mode.$RANDOM
+    local dir=${ROOT:-$W/$name.$mode.$RANDOM}
+    local label=${LABEL:-$mode}
     local t0 bin=$M
     local flags=(--timing "$mode")
     if [ "$mode" = before ]; then
@@ -76,26 +85,30 @@ run() {
     fi
     t0=$(date +%s.%N)
     timeout 500 "$bin" compare --no-perf "${flags[@]}" "$@" -o "$dir" -k "$yaml" \
-        >"$OUT/$name.$mode.txt" 2>&1
+        >"$OUT/$name.$label.txt" 2>&1
     local rc=$?
     local wall
     wall=$(awk "BEGIN{printf \"%.1f\", $(date +%s.%N) - $t0}")
     local rep
-    rep=$(ls "$dir"/compare_*/compare_report.json 2>/dev/null | head -1)
-    [ -n "$rep" ] && cp "$rep" "$OUT/$name.$mode.json"
-    LAST="$name $mode rc=$rc wall=${wall}s $(verdicts "${rep:-/nonexistent}")"
-    echo "$LAST"
+    rep=$(ls -t "$dir"/compare_*/compare_report.json 2>/dev/null | head -1)
+    [ -n "$rep" ] && cp "$rep" "$OUT/$name.$label.json"
+    echo "$name $label rc=$rc wall=${wall}s $(verdicts "${rep:-/nonexistent}")"
 }
 
 if [ "$PART" = all ] || [ "$PART" = suites ]; then
-    for s in bench/kernel_suites/softmax7.yaml bench/kernel_suites/silu3.yaml \
-        examples/kernels/pytorch/compare_2pct.yaml; do
+    for s in ${SUITES:-bench/kernel_suites/softmax7.yaml bench/kernel_suites/silu3.yaml \
+        examples/kernels/pytorch/compare_2pct.yaml}; do
         name=$(basename "$s" .yaml)
         modes="fixed sequential"
         [ -n "${MAGPIE_BEFORE:-}" ] && modes="before $modes"
         for mode in $modes; do
             run "$name" "$mode" "$s" | tee -a "$summary"
         done
+        # the agent's next compare of the same problem: the reference's
+        # outputs on disk from the first (the default mode, one output root)
+        ROOT=$W/$name.root run "$name" sequential "$s" >/dev/null
+        sleep 1 # a workspace of its own
+        ROOT=$W/$name.root LABEL=sequential-warm run "$name" sequential "$s" | tee -a "$summary"
     done
 fi
 
