@@ -142,19 +142,35 @@ static void sonames(const char *stem, int major, char buf[][40], const char **na
     names[n + 1] = NULL;
 }
 
-bool cal_nvrtc_open(struct cal_nvrtc *r, int major, char *err, size_t errlen)
+/* A toolkit library of stem (libnvrtc, libcublasLt) with every symbol of
+ * s, or NULL and why in err; which file in used. */
+static void *open_api(const char *stem, const char *env, const char *what, int major,
+                      const struct sym *s, size_t n, char *used, size_t ulen, char *err,
+                      size_t errlen)
 {
-    char buf[8][40], used[1024];
+    char buf[8][40];
     const char *names[9];
-    sonames("libnvrtc", major, buf, names, 8);
-    memset(r, 0, sizeof(*r));
-    void *h = open_lib("MAGPIE_NVRTC_LIB", names, used, sizeof(used));
+    sonames(stem, major, buf, names, 8);
+    void *h = open_lib(env, names, used, ulen);
     if (!h) {
         snprintf(err, errlen,
-                 "NVRTC not found (libnvrtc.so, CUDA toolkit or the nvidia-cuda-nvrtc wheel; "
-                 "MAGPIE_NVRTC_LIB=FILE names one)");
-        return false;
+                 "%s not found (%s.so: the CUDA toolkit or %s's wheel; %s=FILE names "
+                 "one)",
+                 what, stem, what, env);
+        return NULL;
     }
+    char why[128];
+    if (!resolve(h, s, n, why, sizeof(why))) {
+        snprintf(err, errlen, "%.100s %.100s", used, why);
+        dlclose(h);
+        return NULL;
+    }
+    return h;
+}
+
+bool cal_nvrtc_open(struct cal_nvrtc *r, int major, char *err, size_t errlen)
+{
+    memset(r, 0, sizeof(*r));
     const struct sym s[] = {
         SYM(r, Version, "nvrtcVersion"),
         SYM(r, CreateProgram, "nvrtcCreateProgram"),
@@ -168,30 +184,15 @@ bool cal_nvrtc_open(struct cal_nvrtc *r, int major, char *err, size_t errlen)
         SYM(r, DestroyProgram, "nvrtcDestroyProgram"),
         SYM(r, GetErrorString, "nvrtcGetErrorString"),
     };
-    char why[128];
-    if (!resolve(h, s, sizeof(s) / sizeof(s[0]), why, sizeof(why))) {
-        snprintf(err, errlen, "%.100s %.100s", used, why);
-        dlclose(h);
-        return false;
-    }
-    r->lib = h;
-    return true;
+    char used[1024];
+    r->lib = open_api("libnvrtc", "MAGPIE_NVRTC_LIB", "NVRTC", major, s, sizeof(s) / sizeof(s[0]),
+                      used, sizeof(used), err, errlen);
+    return r->lib != NULL;
 }
 
 static void open_blaslt(struct cal_dev *dv, int major)
 {
-    char buf[8][40];
-    const char *names[9];
-    sonames("libcublasLt", major, buf, names, 8);
     struct cal_blaslt *l = &dv->lt;
-    char used[1024];
-    void *h = open_lib("MAGPIE_CUBLASLT_LIB", names, used, sizeof(used));
-    if (!h) {
-        snprintf(dv->lt_err, sizeof(dv->lt_err),
-                 "cuBLASLt not found (libcublasLt.so, CUDA toolkit or the nvidia-cublas wheel; "
-                 "MAGPIE_CUBLASLT_LIB=FILE names one)");
-        return;
-    }
     const struct sym s[] = {
         SYM(l, Create, "cublasLtCreate"),
         SYM(l, Destroy, "cublasLtDestroy"),
@@ -209,15 +210,13 @@ static void open_blaslt(struct cal_dev *dv, int major)
         SYM(l, AlgoConfigGetAttribute, "cublasLtMatmulAlgoConfigGetAttribute"),
         SYM(l, Matmul, "cublasLtMatmul"),
     };
-    char why[128];
-    if (!resolve(h, s, sizeof(s) / sizeof(s[0]), why, sizeof(why))) {
-        snprintf(dv->lt_err, sizeof(dv->lt_err), "%.100s %.100s", used, why);
-        dlclose(h);
-        return;
+    char used[1024];
+    l->lib = open_api("libcublasLt", "MAGPIE_CUBLASLT_LIB", "cuBLASLt", major, s,
+                      sizeof(s) / sizeof(s[0]), used, sizeof(used), dv->lt_err, sizeof(dv->lt_err));
+    if (l->lib) {
+        const char *base = strrchr(used, '/');
+        snprintf(l->soname, sizeof(l->soname), "%.60s", base ? base + 1 : used);
     }
-    const char *base = strrchr(used, '/');
-    snprintf(l->soname, sizeof(l->soname), "%.60s", base ? base + 1 : used);
-    l->lib = h;
 }
 
 const char *cal_err(const struct cal_dev *dv, cal_res r)
