@@ -428,6 +428,19 @@ static int parse_kind(const char *s, void *out)
     return mp_serve_run_kind_parse(s, out);
 }
 
+/* Magpie's default, the torch profiler on when the YAML does not say,
+ * applies to engines that have profiler endpoints; an engine without them
+ * (trtllm, lmdeploy, a declared engine without profiler:) runs unprofiled */
+static void profiler_default(struct mp_serve_config *c, const struct mp_yaml_node *b)
+{
+    const struct mp_yaml_node *p = mp_yaml_get(b, "profiler");
+    const struct mp_yaml_node *tp = mp_yaml_is_null(p) ? NULL : mp_yaml_get(p, "torch_profiler");
+    const struct mp_yaml_node *en = mp_yaml_is_null(tp) ? NULL : mp_yaml_get(tp, "enabled");
+    if (mp_yaml_is_null(en) && !mp_serve_config_engine(c)->profile_start &&
+        !mp_serve_tracelens_inference(c))
+        c->torch_profiler = false;
+}
+
 /* engine: (after envs, so that engine.env adds to them); framework, when
  * given, must be the engine's name */
 static int load_user_engine(struct mp_serve_config *c, const struct mp_yaml_node *b,
@@ -546,7 +559,10 @@ static int load_root(struct mp_serve_config *c, const struct mp_yaml_doc *doc, s
         mp_serve_config_setenv(c, "OSL", "512");
         mp_serve_config_setenv(c, "RANDOM_RANGE_RATIO", "0.5");
     }
-    return user ? load_user_engine(c, b, eng, d) : 0;
+    if (user && (rc = load_user_engine(c, b, eng, d)))
+        return rc;
+    profiler_default(c, b);
+    return 0;
 }
 
 /* The YAML file path, or text[0..len) named name when text is not NULL */

@@ -255,6 +255,29 @@ static void test_user_engine_errors(void **state)
     mp_serve_config_fini(&c);
 }
 
+/* Magpie's default (torch profiler on when the YAML does not say) only for
+ * engines with profiler endpoints; said explicitly, it is an error there */
+static void test_profiler_default(void **state)
+{
+    (void)state;
+    static const char *const yaml[] = {
+        "benchmark: {framework: trtllm, model: m, run_mode: local}\n",
+        "benchmark: {framework: vllm, model: m, run_mode: local}\n",
+        "benchmark: {model: m, run_mode: local, engine: {name: x, command: srv}}\n",
+        "benchmark: {framework: lmdeploy, model: m, run_mode: local,\n"
+        "            profiler: {torch_profiler: {enabled: true}}}\n"};
+    const bool want[] = {false, true, false, true};
+    for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+        struct mp_serve_config c;
+        struct mp_diag d;
+        load_text(&c, yaml[i], 0, &d);
+        assert_int_equal(c.torch_profiler, want[i]);
+        mp_diag_clear(&d);
+        assert_int_equal(mp_serve_config_validate(&c, &d), i == 3 ? MP_EINVAL : 0);
+        mp_serve_config_fini(&c);
+    }
+}
+
 /* examples/benchmark/declared_engine.yaml declares vLLM by hand: its argv
  * is the built-in row's */
 static void test_declared_vllm(void **state)
@@ -293,6 +316,7 @@ int main(void)
         cmocka_unit_test(test_user_engine),
         cmocka_unit_test(test_user_engine_errors),
         cmocka_unit_test(test_declared_vllm),
+        cmocka_unit_test(test_profiler_default),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -170,7 +170,9 @@ static int run(struct mcp_wctx *w, json_t *args, json_t **result)
             mp_serve_config_setenv(&cfg, key, s);
     }
     json_t *tp = json_object_get(args, "torch_profiler");
-    cfg.torch_profiler = json_is_boolean(tp) ? json_is_true(tp) : true;
+    /* null: on for engines with profiler endpoints (Magpie's default) */
+    cfg.torch_profiler = json_is_boolean(tp) ? json_is_true(tp)
+                                             : mp_serve_config_engine(&cfg)->profile_start != NULL;
     cfg.system_profiler = mcp_bool(args, "system_profiler");
     cfg.tracelens = mcp_bool(args, "tracelens");
     cfg.tracelens_excel = strcmp(mcp_str(args, "tracelens_export_format"), "excel") == 0;
@@ -237,7 +239,8 @@ static const struct mcp_param params[] = {
     {"output_len", MT_INT, false, NULL, NULL, 0, 0, "output tokens (null = 512)"},
     {"num_prompts", MT_INT, false, NULL, NULL, 0, 0,
      "magpie: requests measured (null = Magpie's rule from concurrency)"},
-    {"torch_profiler", MT_BOOL, false, NULL, NULL, 0, 0, "torch profiler traces (null = true)"},
+    {"torch_profiler", MT_BOOL, false, NULL, NULL, 0, 0,
+     "torch profiler traces (null = true where the engine has profiler endpoints)"},
     {"system_profiler", MT_BOOL, false, "false", NULL, 0, 0, "system profiler"},
     {"tracelens", MT_BOOL, false, "false", NULL, 0, 0, "TraceLens reports after the run"},
     {"tracelens_export_format", MT_STR, false, "\"csv\"", "csv|excel", 0, 0,
