@@ -441,7 +441,8 @@ const struct cli_cmd cli_cmd_benchmark = {
     .outro =
         "envs read from the environment when the config does not set them: NUM_PROMPTS,\n"
         "NUM_WARMUPS, MAX_MODEL_LEN, GPU_MEMORY_UTILIZATION, PORT (8888), EXTRA_VLLM_ARGS,\n"
-        "EXTRA_SGLANG_ARGS, EXTRA_ATOM_ARGS, RANDOM_RANGE_RATIO, REQUEST_RATE,\n"
+        "EXTRA_SGLANG_ARGS, EXTRA_ATOM_ARGS (and the engine's own EXTRA_*_ARGS),\n"
+        "RANDOM_RANGE_RATIO, REQUEST_RATE,\n"
         "BENCHMARK_BASE_URL (benchmark a server magpie did not start), MODEL_REVISION,\n"
         "CUDA_VISIBLE_DEVICES / HIP_VISIBLE_DEVICES / ROCR_VISIBLE_DEVICES (pinning).\n\n"
         "exit status: 0 benchmark succeeded, 1 it failed (the report says why), 2 usage or\n"
@@ -452,6 +453,8 @@ const struct cli_cmd cli_cmd_benchmark = {
         "  magpie benchmark vllm -m ./tiny-llama --run-mode local --torch-profiler \\\n"
         "      --env MAX_MODEL_LEN=1024 --env EXTRA_VLLM_ARGS='--dtype bfloat16' -o results\n"
         "  magpie benchmark -b examples/benchmark/vllm_local.yaml\n"
+        "  magpie benchmark -b examples/benchmark/declared_engine.yaml   (an engine magpie\n"
+        "      has no row for, declared in the YAML's engine: section)\n"
         "  magpie benchmark sglang -m Qwen/Qwen3-8B --docker-image lmsysorg/sglang:latest\n",
     .words = "vllm sglang atom trtllm lmdeploy",
 };
@@ -535,6 +538,11 @@ static void env_contract(struct mp_serve_config *c)
         if (v && *v && !mp_serve_config_getenv(c, *k))
             mp_serve_config_setenv(c, *k, v);
     }
+    /* and the engine's own EXTRA_*_ARGS (EXTRA_TRTLLM_ARGS, a declared one) */
+    const char *ek = mp_serve_config_engine(c)->extra_args_env;
+    const char *ev = ek ? getenv(ek) : NULL;
+    if (ev && *ev && !mp_serve_config_getenv(c, ek))
+        mp_serve_config_setenv(c, ek, ev);
 }
 
 /* The flags of a serving run; they are applied over the YAML, so they are
@@ -721,6 +729,13 @@ static int serve_base_config(struct mp_serve_config *cfg, const struct serve_arg
 static int serve_apply_flags(struct mp_serve_config *cfg, const struct serve_args *a)
 {
     int ec;
+    if (a->fw_word && cfg->engine) {
+        fprintf(stderr,
+                "magpie: error: the benchmark config declares the engine '%s' (engine:); leave "
+                "out the framework word '%s'\n",
+                cfg->engine->name, a->fw_word);
+        return EXIT_USAGE;
+    }
     if (a->fw_word && mp_serve_framework_parse(a->fw_word, &cfg->framework)) {
         fprintf(stderr, "magpie: error: unknown framework '%s' (expected %s)\n", a->fw_word,
                 mp_serve_engine_names());

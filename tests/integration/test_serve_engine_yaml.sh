@@ -61,6 +61,7 @@ benchmark:
     models_path: /v1/models
     version_command: "echo 9.9.9-yaml"
     stop_signal: SIGTERM
+    extra_args_env: EXTRA_FAKE_ARGS
     env:
       FAKE_ENGINE_TTFT_MS: 2
     profiler:
@@ -90,6 +91,17 @@ check "plain: config.yaml keeps the engine" 'grep -q "^  engine:" "$WS/config.ya
 # the workspace's config.yaml runs the same engine again
 run again "$WS/config.yaml"
 check "config.yaml: runs again, exit 0" '[ "$RC" = 0 ] && [ -n "$WS" ]'
+
+# the engine's own EXTRA_*_ARGS from the environment end its argv
+EXTRA_FAKE_ARGS="--dtype bfloat16" run extra "$W/plain.yaml"
+check "EXTRA_FAKE_ARGS from the environment: exit 0, ends the argv" \
+    '[ "$RC" = 0 ] && jq_ "$WS/benchmark_report.json" "r[\"magpie\"][\"engine\"][\"command\"]" | grep -q -- "--port [0-9]* --dtype bfloat16$"'
+# a framework word beside a declared engine is a usage error
+PORT=$(free_port) timeout 60 "$MAGPIE" benchmark vllm -b "$W/plain.yaml" -o "$W/word" -q \
+    >"$W/word.out" 2>"$W/word.err"
+RC=$?
+check "framework word with a declared engine: exit 2" \
+    '[ "$RC" = 2 ] && grep -q "leave out the framework word" "$W/word.err"'
 
 # --- profiled through the declared endpoints and args ---
 yaml true >"$W/prof.yaml"
