@@ -190,9 +190,27 @@ void k_add_error(struct mp_kernel_result *r, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
 /* Stages and reports (pipeline.c calls these). */
+
+/* The runner's profile job: its candidate's calls inside this NVTX push/pop
+ * range (ncu --nvtx --nvtx-include RANGE/), this many of them */
+#define K_PROFILE_NVTX_RANGE "magpie_profile"
+#define K_PROFILE_CALLS 3
+
+/* What the performance stage profiles when magpie runs the kernel itself:
+ * argv of the child (the harness or the Python runner with a job in mode
+ * "profile"), and the NVTX range ncu is filtered to (NULL: every kernel of
+ * the child; the harness launches only the candidate in that mode). */
+struct k_perf_target {
+    const char *const *argv;
+    const char *nvtx_range;
+};
+
+/* child NULL: the kernel's testcase commands */
 int k_stage_performance(const struct mp_kernel_config *cfg, const struct mp_kernel_spec *k,
-                        struct mp_kernel_result *r, bool harness, const char *self_exe,
-                        const char *harness_job);
+                        struct mp_kernel_result *r, const struct k_perf_target *child);
+/* After the runner's profiled run: a failure it reported (its result res,
+ * NULL when it wrote none) fails the stage or is added to ncu's failure. */
+void k_perf_child_result(struct mp_kernel_result *r, json_t *res, bool runner);
 int k_accordo_run(const struct mp_kernel_config *cfg, const struct mp_kernel_spec *k,
                   struct mp_kernel_result *r);
 /* Reads Accordo's last JSON line from its stdout into c. */

@@ -680,18 +680,25 @@ static bool find_runtime(struct ctx *c, struct mp_diag *d)
     return true;
 }
 
-/* Runs one job (harness child or Python runner) over kernels idx[0..n).
- * mode: "build" or "run". Fills results; returns the parsed result or NULL
- * with every kernel failed with the reason. */
-static json_t *run_job(struct ctx *c, const int *idx, int n, const char *mode, bool python,
-                       const char *dir, bool check_only)
+/* The paths of a job's files in dir: the job, its result (PATH_MAX + 64
+ * each) */
+struct job_paths {
+    char job[PATH_MAX + 64], out[PATH_MAX + 64];
+};
+
+/* Writes the job file of one job (harness child or Python runner) over
+ * kernels idx[0..n) (mode: "build", "run" or "profile") into dir and removes
+ * an old result; *timing: whether it times; returns its spawned_at time. */
+static double job_write(struct ctx *c, const int *idx, int n, const char *mode, bool python,
+                        const char *dir, bool check_only, struct job_paths *jp, bool *timing_out)
 {
     const struct mp_kernel_config *cfg = c->cfg;
     json_t *job = json_object();
     json_t *arr = json_array();
-    char out[PATH_MAX + 64], jobp[PATH_MAX + 64];
-    snprintf(out, sizeof(out), "%s/%s_%s_result.json", dir, python ? "runner" : "harness", mode);
-    snprintf(jobp, sizeof(jobp), "%s/%s_%s_job.json", dir, python ? "runner" : "harness", mode);
+    char *out = jp->out, *jobp = jp->job;
+    snprintf(out, sizeof(jp->out), "%s/%s_%s_result.json", dir, python ? "runner" : "harness",
+             mode);
+    snprintf(jobp, sizeof(jp->job), "%s/%s_%s_job.json", dir, python ? "runner" : "harness", mode);
     const struct mp_kernel_spec *k0 = &cfg->kernels[idx[0]];
     const char *backend = python ? (k0->type == MP_KERNEL_TRITON ? "triton" : "pytorch")
                                  : (k0->type == MP_KERNEL_CUDA ? "cuda" : "opencl");
@@ -760,22 +767,29 @@ static json_t *run_job(struct ctx *c, const int *idx, int n, const char *mode, b
     }
     if (n > 1) /* one kernel's checks may hang the shared process */
         json_object_set_new(job, "correctness_timeout_s", json_real(cfg->correctness.timeout_s));
+    if (!strcmp(mode, "profile")) /* the runner's calls for ncu's NVTX filter (profile.c) */
+        json_object_set_new(
+            job, "profile",
+            json_pack("{s:s,s:i}", "nvtx_range", K_PROFILE_NVTX_RANGE, "calls", K_PROFILE_CALLS));
     double spawned = epoch_now();
     json_object_set_new(job, "spawned_at", json_real(spawned));
     json_dump_file(job, jobp, JSON_INDENT(1));
     json_decref(job);
     unlink(out);
+    *timing_out = timing;
+    return spawned;
+}
 
-    char runner[PATH_MAX + 32];
-    const char *argv[8];
+/* The command of a job's child: the Python runner (runner: a buffer of
+ * PATH_MAX + 32) or magpie's harness child; false (the reason in d) when
+ * the runtime directory is not found. */
+static bool child_argv(struct ctx *c, bool python, const char *jobp, const char **argv,
+                       char *runner, size_t rlen, struct mp_diag *d)
+{
     if (python) {
-        struct mp_diag rd = {0};
-        if (!find_runtime(c, &rd)) {
-            for (int j = 0; j < n; j++)
-                k_add_error(&c->run->results[idx[j]], "%s", rd.msg);
-            return NULL;
-        }
-        snprintf(runner, sizeof(runner), "%s/magpie_runner.py", c->runtime_dir);
+        if (!find_runtime(c, d))
+            return false;
+        snprintf(runner, rlen, "%s/magpie_runner.py", c->runtime_dir);
         /* in a container: the image's python3 (MAGPIE_PYTHON names one here) */
         const char *py = getenv(g_ct ? "MAGPIE_CONTAINER_PYTHON" : "MAGPIE_PYTHON");
         argv[0] = py && *py ? py : "python3";
@@ -788,6 +802,28 @@ static json_t *run_job(struct ctx *c, const int *idx, int n, const char *mode, b
         argv[2] = "--harness-child";
         argv[3] = jobp;
         argv[4] = NULL;
+    }
+    return true;
+}
+
+/* Runs one job (harness child or Python runner) over kernels idx[0..n).
+ * mode: "build", "run" or "profile". Fills results; returns the parsed
+ * result or NULL with every kernel failed with the reason. */
+static json_t *run_job(struct ctx *c, const int *idx, int n, const char *mode, bool python,
+                       const char *dir, bool check_only)
+{
+    const struct mp_kernel_config *cfg = c->cfg;
+    struct job_paths jp;
+    bool timing = false;
+    double spawned = job_write(c, idx, n, mode, python, dir, check_only, &jp, &timing);
+    const char *out = jp.out;
+    char runner[PATH_MAX + 32];
+    const char *argv[8];
+    struct mp_diag rd = {0};
+    if (!child_argv(c, python, jp.job, argv, runner, sizeof(runner), &rd)) {
+        for (int j = 0; j < n; j++)
+            k_add_error(&c->run->results[idx[j]], "%s", rd.msg);
+        return NULL;
     }
     char log[PATH_MAX + 64];
     snprintf(log, sizeof(log), "%s/%s_%s.log", dir, python ? "runner" : "harness", mode);
@@ -1294,6 +1330,68 @@ static void run_testcase_correctness(struct ctx *c)
     }
 }
 
+/* Whether a runner (PyTorch/Triton) kernel is profiled: performance.backend
+ * ncu; or auto in analyze on an NVIDIA GPU with ncu found (compare profiles
+ * runner kernels only when asked: a process under ncu per candidate) */
+static bool runner_profiled(struct ctx *c)
+{
+    const char *be = c->cfg->performance.backend;
+    if (!strcmp(be, "ncu"))
+        return true;
+    if ((be[0] && strcmp(be, "auto") != 0) || c->compare)
+        return false;
+    char tool[1024];
+    detect_gpu(c);
+    return c->gpu.vendor == MP_GPU_VENDOR_NVIDIA &&
+           mp_gpu_find_tool("ncu", tool, sizeof(tool)) == 0;
+}
+
+/* The performance stage of kernel i, timed into the breakdown (profile_s;
+ * profile_process: the profiled child's own figures). Harness and runner
+ * kernels are profiled through a job of their own in mode "profile" (the
+ * runner's calls inside the NVTX range ncu filters on), testcase kernels
+ * through their commands. */
+static void perf_one(struct ctx *c, int i)
+{
+    struct mp_kernel_result *r = &c->run->results[i];
+    const struct mp_kernel_spec *k = &c->cfg->kernels[i];
+    bool own = c->harness[i] || c->runner[i];
+    if (c->runner[i] && !runner_profiled(c)) {
+        r->performance = MP_STAGE_SKIPPED;
+        return;
+    }
+    progress(c->o, "[%d/%d] %s: performance", i + 1, c->run->n, r->id);
+    double t0 = epoch_now(), spawned = 0;
+    struct job_paths jp;
+    char runner[PATH_MAX + 32];
+    const char *argv[8];
+    struct k_perf_target t = {argv, c->runner[i] ? K_PROFILE_NVTX_RANGE : NULL};
+    if (own) {
+        bool timing = false;
+        struct mp_diag d = {0};
+        spawned = job_write(c, &i, 1, "profile", c->runner[i], r->workdir, false, &jp, &timing);
+        if (!child_argv(c, c->runner[i], jp.job, argv, runner, sizeof(runner), &d)) {
+            k_add_error(r, "%s", d.msg);
+            r->performance = MP_STAGE_FAILED;
+            return;
+        }
+    }
+    k_stage_performance(c->cfg, k, r, own ? &t : NULL);
+    if (c->bd && !c->bd[i])
+        c->bd[i] = json_object();
+    if (c->bd && c->bd[i])
+        json_object_set_new(c->bd[i], "profile_s", json_real(epoch_now() - t0));
+    if (own) {
+        bool present = false;
+        char why[PATH_MAX + 256];
+        json_t *res = k_load_result(jp.out, &present, why, sizeof(why));
+        if (res)
+            bd_child(c, &i, 1, "profile_process", epoch_now() - spawned, res);
+        k_perf_child_result(r, res, c->runner[i]);
+        json_decref(res);
+    }
+}
+
 /* performance of the correct kernels; latency skipped where it is off */
 static void run_performance(struct ctx *c)
 {
@@ -1302,22 +1400,13 @@ static void run_performance(struct ctx *c)
     struct mp_kernel_run *run = c->run;
     for (int i = 0; i < run->n; i++) {
         struct mp_kernel_result *r = &run->results[i];
-        const struct mp_kernel_spec *k = &cfg->kernels[i];
         bool ok = r->compiling != MP_STAGE_FAILED &&
                   (r->correctness == MP_STAGE_SUCCESS || r->correctness == MP_STAGE_SKIPPED);
         if (ok) {
-            if (o->no_perf || g_ct) { /* profilers do not run in containers yet */
+            if (o->no_perf || g_ct) /* profilers do not run in containers yet */
                 r->performance = MP_STAGE_SKIPPED;
-            } else {
-                progress(o, "[%d/%d] %s: performance", i + 1, run->n, r->id);
-                char job[PATH_MAX + 64];
-                snprintf(job, sizeof(job), "%s/harness_profile_job.json", r->workdir);
-                if (c->harness[i]) { /* a job that only launches the kernel, for profilers */
-                    json_t *res = run_job(c, &i, 1, "profile", false, r->workdir, false);
-                    json_decref(res);
-                }
-                k_stage_performance(cfg, k, r, c->harness[i], c->self_exe, job);
-            }
+            else
+                perf_one(c, i);
             if (!c->harness[i] && !c->runner[i] &&
                 (o->no_latency || !cfg->latency.enabled ||
                  strcmp(cfg->latency.method, "none") == 0))

@@ -767,18 +767,21 @@ static void perf_amd(const struct mp_kernel_config *cfg, const struct mp_kernel_
         rocprof_run(cfg, k, r, tool, !strcmp(be, "rocprofv3"), po);
 }
 
-/* ncu --csv --print-units base --metrics m,... <ncu.args> -- target; the
- * array and prog (a target relative to the kernel's working_dir) are the
- * caller's; NULL when out of memory */
+/* ncu --csv --print-units base --metrics m,... [--clock-control none]
+ * [--nvtx --nvtx-include RANGE/] <ncu.args> [--launch-count 20] target; the
+ * array and prog (a target relative to the kernel's working_dir) and nvtx
+ * (the include expression, 300 bytes) are the caller's; NULL when out of
+ * memory. GPU clocks are never changed (ncu's default locks them to base):
+ * --clock-control none unless ncu.args sets it. */
 static const char **ncu_argv(const struct mp_kernel_config *cfg, const struct mp_kernel_spec *k,
                              const char *tool, const char *metrics, const char *const *target,
-                             char *prog, size_t prog_len)
+                             const char *nvtx_range, char *nvtx, char *prog, size_t prog_len)
 {
     int nt = 0;
     while (target[nt])
         nt++;
     int na = cfg->performance.ncu_args.n;
-    const char **argv = mp_calloc((size_t)nt + (size_t)na + 10, sizeof(char *));
+    const char **argv = mp_calloc((size_t)nt + (size_t)na + 16, sizeof(char *));
     if (!argv)
         return NULL;
     int a = 0;
@@ -788,12 +791,24 @@ static const char **ncu_argv(const struct mp_kernel_config *cfg, const struct mp
     argv[a++] = "base";
     argv[a++] = "--metrics";
     argv[a++] = metrics;
-    bool has_count = false;
+    bool has_count = false, has_clock = false;
     for (int i = 0; i < na; i++) {
         const char *x = cfg->performance.ncu_args.v[i];
         has_count = has_count || !strcmp(x, "-c") || !strcmp(x, "--launch-count");
-        argv[a++] = x;
+        has_clock = has_clock || !strncmp(x, "--clock-control", 15);
     }
+    if (!has_clock) {
+        argv[a++] = "--clock-control";
+        argv[a++] = "none";
+    }
+    if (nvtx_range) { /* push/pop range (the trailing slash), default domain */
+        snprintf(nvtx, 300, "%s/", nvtx_range);
+        argv[a++] = "--nvtx";
+        argv[a++] = "--nvtx-include";
+        argv[a++] = nvtx;
+    }
+    for (int i = 0; i < na; i++)
+        argv[a++] = cfg->performance.ncu_args.v[i];
     if (!has_count) { /* profilers explain; a testcase's timing loop needs no profile */
         argv[a++] = "--launch-count";
         argv[a++] = "20";
@@ -810,19 +825,20 @@ static const char **ncu_argv(const struct mp_kernel_config *cfg, const struct mp
     return argv;
 }
 
-/* ncu on each target (the harness, or every testcase command), its CSV
+/* ncu on each target (magpie's child, or every testcase command), its CSV
  * output gathered in all; false when the stage failed */
 static bool ncu_targets(const struct mp_kernel_config *cfg, const struct mp_kernel_spec *k,
                         struct mp_kernel_result *r, const char *tool, const char *metrics,
-                        const char *const *hargv, const struct mp_proc_opts *po, struct mp_buf *cmd,
-                        struct mp_buf *all)
+                        const struct k_perf_target *child, const struct mp_proc_opts *po,
+                        struct mp_buf *cmd, struct mp_buf *all)
 {
     struct mp_diag d;
-    int ntargets = hargv ? 1 : k->testcase.n;
+    int ntargets = child ? 1 : k->testcase.n;
     for (int t = 0; t < ntargets; t++) {
-        const char *const *target = hargv ? hargv : (const char *const *)k->testcase.argv[t];
-        char prog[8192];
-        const char **argv = ncu_argv(cfg, k, tool, metrics, target, prog, sizeof(prog));
+        const char *const *target = child ? child->argv : (const char *const *)k->testcase.argv[t];
+        char prog[8192], nvtx[300];
+        const char **argv = ncu_argv(cfg, k, tool, metrics, target,
+                                     child ? child->nvtx_range : NULL, nvtx, prog, sizeof(prog));
         if (!argv)
             break;
         if (t == 0)
@@ -850,7 +866,7 @@ static bool ncu_targets(const struct mp_kernel_config *cfg, const struct mp_kern
 
 /* Nsight Compute: the metrics of each target, kept as ncu.csv and parsed */
 static void perf_ncu(const struct mp_kernel_config *cfg, const struct mp_kernel_spec *k,
-                     struct mp_kernel_result *r, const char *const *hargv,
+                     struct mp_kernel_result *r, const struct k_perf_target *child,
                      const struct mp_proc_opts *po)
 {
     char tool[1024];
@@ -877,15 +893,22 @@ static void perf_ncu(const struct mp_kernel_config *cfg, const struct mp_kernel_
     r->perf.workload_dir = mp_strdup(r->workdir);
     struct mp_buf all;
     mp_buf_init(&all, (size_t)64 << 20);
-    ncu_targets(cfg, k, r, tool, mp_buf_cstr(&metrics), hargv, po, &cmd, &all);
+    ncu_targets(cfg, k, r, tool, mp_buf_cstr(&metrics), child, po, &cmd, &all);
     mp_fs_write_atomic(csvp, all.data ? all.data : "", all.len, NULL);
     r->perf.command = mp_strdup(mp_buf_cstr(&cmd));
     if (r->performance != MP_STAGE_FAILED) {
         mp_diag_clear(&d);
         if (mp_kernel_parse_ncu_csv(all.data ? all.data : "", all.len, &r->perf, &d)) {
-            char msg[700];
-            snprintf(msg, sizeof(msg), "could not parse the ncu output (%.150s): %.500s", csvp,
-                     d.msg);
+            char msg[900];
+            if (child && child->nvtx_range && all.data &&
+                strstr(mp_buf_cstr(&all), "No kernels were profiled"))
+                snprintf(msg, sizeof(msg),
+                         "ncu profiled no kernel inside the NVTX range %s (the candidate's "
+                         "profiled calls launched no GPU kernel, or they did not run: %.150s)",
+                         child->nvtx_range, csvp);
+            else
+                snprintf(msg, sizeof(msg), "could not parse the ncu output (%.150s): %.500s", csvp,
+                         d.msg);
             perf_fail(r, msg);
         } else {
             r->perf.success = true;
@@ -897,9 +920,32 @@ static void perf_ncu(const struct mp_kernel_config *cfg, const struct mp_kernel_
     mp_buf_fini(&cmd);
 }
 
+void k_perf_child_result(struct mp_kernel_result *r, json_t *res, bool runner)
+{
+    if (!runner || r->performance == MP_STAGE_SKIPPED)
+        return;
+    json_t *ks = json_object_get(res, "kernels"), *pr = NULL;
+    for (size_t i = 0; i < json_array_size(ks) && !pr; i++)
+        pr = json_object_get(json_array_get(ks, i), "profile");
+    const char *derr = json_string_value(json_object_get(res, "device_error"));
+    const char *msg = derr ? derr : json_string_value(json_object_get(pr, "message"));
+    bool ok = res && !derr && json_is_true(json_object_get(pr, "ok"));
+    if (ok)
+        return;
+    char m[1200];
+    snprintf(m, sizeof(m), "the runner's profiled calls under ncu failed: %.1000s",
+             msg   ? msg
+             : res ? "no profile in its result"
+                   : "it wrote no result");
+    if (r->performance == MP_STAGE_FAILED) { /* say why beside ncu's own failure */
+        k_add_error(r, "Performance: %s", m);
+        return;
+    }
+    perf_fail(r, m); /* metrics of a run that did not finish are not the kernel's */
+}
+
 int k_stage_performance(const struct mp_kernel_config *cfg, const struct mp_kernel_spec *k,
-                        struct mp_kernel_result *r, bool harness, const char *self_exe,
-                        const char *harness_job)
+                        struct mp_kernel_result *r, const struct k_perf_target *child)
 {
     struct mp_proc_opts po = {
         .cwd = k->working_dir,
@@ -911,15 +957,17 @@ int k_stage_performance(const struct mp_kernel_config *cfg, const struct mp_kern
         perf_custom(k, r, &po);
         return 0;
     }
+    bool runner = child && child->nvtx_range; /* pytorch / triton through the runner */
     const char *be = cfg->performance.backend;
-    bool nvidia_kernel = k->type == MP_KERNEL_CUDA || k->type == MP_KERNEL_TRITON;
+    bool nvidia_kernel = k->type == MP_KERNEL_CUDA || k->type == MP_KERNEL_TRITON || runner;
     if (!be[0] || !strcmp(be, "auto"))
         be = k->type == MP_KERNEL_HIP ? "rocprof_compute" : nvidia_kernel ? "ncu" : "none";
-    if (!strcmp(be, "none") || k->type == MP_KERNEL_OPENCL || k->type == MP_KERNEL_PYTORCH) {
+    if (!strcmp(be, "none") || k->type == MP_KERNEL_OPENCL ||
+        (k->type == MP_KERNEL_PYTORCH && !runner)) {
         r->performance = MP_STAGE_SKIPPED;
         return 0;
     }
-    if (!harness && k->testcase.n == 0) {
+    if (!child && k->testcase.n == 0) {
         r->performance = MP_STAGE_SKIPPED;
         return 0;
     }
@@ -927,7 +975,6 @@ int k_stage_performance(const struct mp_kernel_config *cfg, const struct mp_kern
         perf_amd(cfg, k, r, be, &po);
         return 0;
     }
-    const char *hargv[] = {self_exe, "analyze", "--harness-child", harness_job, NULL};
-    perf_ncu(cfg, k, r, harness ? hargv : NULL, &po);
+    perf_ncu(cfg, k, r, child, &po);
     return 0;
 }

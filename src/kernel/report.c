@@ -674,6 +674,7 @@ static void bd_process(struct mp_buf *b, const json_t *p, const char *name)
     bd_item(b, ph, "timing_loop_s", "timing loop (shared)");
     bd_item(b, ph, "timed_device_s", "timed samples");
     bd_item(b, ph, "recheck_s", "re-check");
+    bd_item(b, ph, "profiled_s", "profiled calls");
     mp_buf_puts(b, "\n");
 }
 
@@ -687,12 +688,16 @@ static void breakdown_lines(struct mp_buf *b, const char *bdjson)
     double cs = bd_num(bd, "compile_s");
     if (isfinite(cs))
         mp_buf_printf(b, " compile %.2f s", cs);
+    double ps = bd_num(bd, "profile_s");
+    if (isfinite(ps))
+        mp_buf_printf(b, "%s profile %.2f s (after the verdict)", isfinite(cs) ? "," : "", ps);
     mp_buf_puts(b, "\n");
     bd_process(b, json_object_get(bd, "build_process"), "build process");
     bd_process(b, json_object_get(bd, "correctness_process"), "correctness process");
     bd_process(b, json_object_get(bd, "timed_process"), "timed process");
     bd_process(b, json_object_get(bd, "shared_process_discarded"),
                "shared process (discarded: a kernel in it raised or it failed)");
+    bd_process(b, json_object_get(bd, "profile_process"), "profiled process (under the profiler)");
     json_decref(bd);
 }
 

@@ -375,6 +375,18 @@ static const char *vendor_of(json_t *summary, json_t *perf)
     return "unknown";
 }
 
+/* The kernel's id: kernel_id (Magpie's analyze result), else where
+ * magpie's analyze answer and report keep it (extra, kernel_config) */
+static json_t *kernel_id_of(json_t *data)
+{
+    json_t *kid = json_object_get(data, "kernel_id");
+    if (!json_is_string(kid))
+        kid = json_object_get(json_object_get(data, "extra"), "kernel_id");
+    if (!json_is_string(kid))
+        kid = json_object_get(json_object_get(data, "kernel_config"), "kernel_id");
+    return json_is_string(kid) ? json_copy(kid) : json_string("unknown");
+}
+
 static int one(json_t *data, json_t **out, struct mp_diag *d)
 {
     const char *state = json_string_value(json_object_get(data, "performance_state"));
@@ -415,9 +427,7 @@ static int one(json_t *data, json_t **out, struct mp_diag *d)
     for (size_t i = 0; i < n; i++)
         high += impact_rank(json_array_get(sorted, i)) == 0;
     json_t *o = json_object();
-    json_t *kid = json_object_get(data, "kernel_id");
-    json_object_set_new(o, "kernel_id",
-                        json_is_string(kid) ? json_copy(kid) : json_string("unknown"));
+    json_object_set_new(o, "kernel_id", kernel_id_of(data));
     json_t *score = json_object_get(data, "score");
     json_object_set_new(o, "overall_score",
                         json_is_number(score) ? json_copy(score) : json_integer(0));
@@ -473,9 +483,7 @@ int mp_suggest_json(json_t *analysis, json_t **out, struct mp_diag *d)
                 json_array_append_new(list, one_out);
             } else {
                 json_t *err = json_object();
-                json_t *kid = json_object_get(k, "kernel_id");
-                json_object_set_new(err, "kernel_id",
-                                    json_is_string(kid) ? json_copy(kid) : json_string("unknown"));
+                json_object_set_new(err, "kernel_id", kernel_id_of(k));
                 json_object_set_new(err, "error", json_string(e.msg));
                 json_array_append_new(list, err);
             }
