@@ -825,12 +825,25 @@ static const char **ncu_argv(const struct mp_kernel_config *cfg, const struct mp
     return argv;
 }
 
+/* The first `==ERROR==` line of ncu's text into out (kept when out holds
+ * one already): why a run that exited 0 printed no metrics (e.g.
+ * ERR_NVGPUCTRPERM, no permission for the performance counters) */
+static void ncu_error_line(const char *text, char *out, size_t n)
+{
+    const char *e = text ? strstr(text, "==ERROR==") : NULL;
+    if (!e || out[0])
+        return;
+    size_t len = strcspn(e, "\r\n");
+    snprintf(out, n, "%.*s", (int)(len < n ? len : n - 1), e);
+}
+
 /* ncu on each target (magpie's child, or every testcase command), its CSV
- * output gathered in all; false when the stage failed */
+ * output gathered in all, its first error line in ncu_err (512 bytes);
+ * false when the stage failed */
 static bool ncu_targets(const struct mp_kernel_config *cfg, const struct mp_kernel_spec *k,
                         struct mp_kernel_result *r, const char *tool, const char *metrics,
                         const struct k_perf_target *child, const struct mp_proc_opts *po,
-                        struct mp_buf *cmd, struct mp_buf *all)
+                        struct mp_buf *cmd, struct mp_buf *all, char *ncu_err)
 {
     struct mp_diag d;
     int ntargets = child ? 1 : k->testcase.n;
@@ -853,6 +866,8 @@ static bool ncu_targets(const struct mp_kernel_config *cfg, const struct mp_kern
         mp_proc_describe(&res, po->timeout_s, desc, sizeof(desc));
         char errtail[1024];
         snprintf(errtail, sizeof(errtail), "%s", mp_buf_cstr(&res.err));
+        ncu_error_line(mp_buf_cstr(&res.out), ncu_err, 512);
+        ncu_error_line(errtail, ncu_err, 512);
         mp_proc_result_fini(&res);
         if (!ok) {
             char msg[1600];
@@ -893,15 +908,18 @@ static void perf_ncu(const struct mp_kernel_config *cfg, const struct mp_kernel_
     r->perf.workload_dir = mp_strdup(r->workdir);
     struct mp_buf all;
     mp_buf_init(&all, (size_t)64 << 20);
-    ncu_targets(cfg, k, r, tool, mp_buf_cstr(&metrics), child, po, &cmd, &all);
+    char ncu_err[512] = "";
+    ncu_targets(cfg, k, r, tool, mp_buf_cstr(&metrics), child, po, &cmd, &all, ncu_err);
     mp_fs_write_atomic(csvp, all.data ? all.data : "", all.len, NULL);
     r->perf.command = mp_strdup(mp_buf_cstr(&cmd));
     if (r->performance != MP_STAGE_FAILED) {
         mp_diag_clear(&d);
         if (mp_kernel_parse_ncu_csv(all.data ? all.data : "", all.len, &r->perf, &d)) {
-            char msg[900];
-            if (child && child->nvtx_range && all.data &&
-                strstr(mp_buf_cstr(&all), "No kernels were profiled"))
+            char msg[1500];
+            if (ncu_err[0])
+                snprintf(msg, sizeof(msg), "ncu printed no metrics (%.150s): %s", csvp, ncu_err);
+            else if (child && child->nvtx_range && all.data &&
+                     strstr(mp_buf_cstr(&all), "No kernels were profiled"))
                 snprintf(msg, sizeof(msg),
                          "ncu profiled no kernel inside the NVTX range %s (the candidate's "
                          "profiled calls launched no GPU kernel, or they did not run: %.150s)",

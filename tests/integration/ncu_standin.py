@@ -23,6 +23,9 @@ output recorded on the H200 for the rest:
   order under the recorded header, after ncu's `==PROF==` lines (and the
   unmodified-clocks warning ncu prints with --clock-control none). No
   profiled launch: ncu's `==WARNING== No kernels were profiled.`
+With NCU_STANDIN_NO_PERMISSION set it models a machine where the user may
+not read the performance counters: the target runs, nothing is profiled and
+ncu's ERR_NVGPUCTRPERM error line is printed.
 The printed text also goes to NCU_STANDIN_OUT when set.
 """
 import csv
@@ -135,6 +138,12 @@ def main():
             f.write(json.dumps({"argv": sys.argv[1:], "events": events, "profiled": launches,
                                 "unbalanced": left, "target_rc": rc}) + "\n")
     text = ["==PROF== Disconnected from process %d" % pid]
+    if os.environ.get("NCU_STANDIN_NO_PERMISSION"):
+        text.insert(0, "==ERROR== ERR_NVGPUCTRPERM - The user does not have permission to access "
+                    "NVIDIA GPU Performance Counters on the target device 0. For instructions on "
+                    "enabling permissions and to get more information see "
+                    "https://developer.nvidia.com/ERR_NVGPUCTRPERM")
+        launches = []
     if not launches:
         text.append("==WARNING== No kernels were profiled.")
     else:

@@ -161,6 +161,16 @@ assert r["performance_state"] == "FAILED", r["performance_state"]
 assert "inside the NVTX range magpie_profile" in r["performance_result"]["errors"], r["performance_result"]
 PY
 
+# ... and one where the counters may not be read: ncu's error line, not a parse error
+NCU_STANDIN_NO_PERMISSION=1 PATH="$TMP/bin:$PATH" "$MAGPIE" analyze -q -k "$TMP/pytorch.yaml" -o "$TMP/o_perm" >"$TMP/out" 2>&1
+python3 - "$(report "$TMP/o_perm")" <<'PY' || fail "no permission for the counters"
+import json, sys
+r = json.load(open(sys.argv[1]))["results"][0]
+assert r["performance_state"] == "FAILED", r["performance_state"]
+assert "ncu printed no metrics" in r["performance_result"]["errors"], r["performance_result"]
+assert "ERR_NVGPUCTRPERM" in r["performance_result"]["errors"], r["performance_result"]
+PY
+
 # 3. off: --no-perf, and auto where no NVIDIA GPU is found: no ncu run
 : >"$NCU_STANDIN_LOG"
 PATH="$TMP/bin:$PATH" "$MAGPIE" analyze -q --no-perf -k "$TMP/pytorch.yaml" -o "$TMP/o_np" >/dev/null 2>&1 || fail "--no-perf analyze"
