@@ -87,6 +87,19 @@ YAML
         "$M" suggest --json "$rep" >"$OUT/${kind}_suggest.json" 2>>"$log"
         echo "suggest rc=$? wall=$(el "$t0") s" >>"$log"
     fi
+    # a failed stage: what ncu sees of the same profile job without the NVTX
+    # filter and with the start/end form of the range (no slash), to tell a
+    # wrong filter from a candidate that launched nothing
+    cmdl=$(python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["results"][0]; p=r.get("performance_result") or {}; print(p.get("command") or "" if r["performance_state"] == "FAILED" else "")' "$OUT/${kind}_report.json" 2>/dev/null)
+    if [ -n "$cmdl" ]; then
+        tgt=$(echo "$cmdl" | awk '{print $(NF-2), $(NF-1), $NF}')
+        for flt in "" "--nvtx --nvtx-include magpie_profile"; do
+            echo "--- diagnosis: ncu --clock-control none $flt --launch-count 12 (kernel names) $tgt" >>"$log"
+            timeout 100 ncu --csv --clock-control none $flt --launch-count 12 \
+                --metrics gpu__time_duration.sum $tgt 2>&1 | cut -c1-220 | grep -v '^"ID"' |
+                awk -F'","' '/^"/{print "kernel:", $5; next} {print}' | head -30 >>"$log"
+        done
+    fi
     echo "clocks after (sm, max sm, applications, mem): $(clocks)" >>"$log"
 done
 # the agent's path: analyze through MCP, then suggest_optimizations on its text
