@@ -171,6 +171,54 @@ assert "ncu printed no metrics" in r["performance_result"]["errors"], r["perform
 assert "ERR_NVGPUCTRPERM" in r["performance_result"]["errors"], r["performance_result"]
 PY
 
+# ... and one whose calls raise in the profiled process (here: only under
+# the profiler): the runner's own message, not ncu's empty output
+cat >"$TMP/k/flaky.py" <<'PY'
+import os
+import torch.nn as nn
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        if os.environ.get("NCU_STANDIN_EVENTS"):
+            raise RuntimeError("flaky under the profiler")
+        return x + x
+PY
+yaml flaky pytorch flaky.py ncu >"$TMP/flaky.yaml"
+PATH="$TMP/bin:$PATH" "$MAGPIE" analyze -q -k "$TMP/flaky.yaml" -o "$TMP/o_flaky" >"$TMP/out" 2>&1
+python3 - "$(report "$TMP/o_flaky")" <<'PY' || fail "candidate raising in the profiled process"
+import json, sys
+r = json.load(open(sys.argv[1]))["results"][0]
+assert r["correctness_state"] == "SUCCESS" and r["performance_state"] == "FAILED", r
+assert any("profiled calls under ncu failed" in e and "flaky under the profiler" in e
+           for e in r["errors"]), r["errors"]
+PY
+
+# compare: runner kernels are profiled only when asked (backend ncu), each
+# in a process of its own, after the verdicts
+printf 'kernels:
+  - {id: c1, type: pytorch, source_files: [%s], reference: %s}
+  - {id: c2, type: pytorch, source_files: [%s], reference: %s}
+latency: {max_time_s: 0.5}
+' \
+    "$TMP/k/cand.py" "$TMP/k/ref.py" "$TMP/k/cand.py" "$TMP/k/ref.py" >"$TMP/cmp.yaml"
+: >"$NCU_STANDIN_LOG"
+PATH="$TMP/bin:$MP_SRC/tests/fixtures/gpu/bin:$PATH" MAGPIE_NO_NVML=1 "$MAGPIE" compare -q \
+    -k "$TMP/cmp.yaml" -o "$TMP/o_cmp" >/dev/null 2>&1
+[ -s "$NCU_STANDIN_LOG" ] && fail "compare with backend auto ran ncu"
+printf 'performance: {backend: ncu}
+' >>"$TMP/cmp.yaml"
+PATH="$TMP/bin:$PATH" "$MAGPIE" compare -q -k "$TMP/cmp.yaml" -o "$TMP/o_cmp2" >/dev/null 2>&1
+python3 - "$(ls "$TMP"/o_cmp2/compare_*/compare_report.json | head -1)" "$NCU_STANDIN_LOG" <<'PY' || fail "compare with backend ncu"
+import json, sys
+d = json.load(open(sys.argv[1]))["results"]
+assert len([l for l in open(sys.argv[2]) if l.strip()]) == 2
+for k in d["kernel_results"]:
+    assert k["performance_state"] == "SUCCESS", (k["extra"]["kernel_id"], k["errors"])
+    assert len(k["performance_result"]["kernels"]) == 2, k["performance_result"]
+    assert k["time_breakdown"]["profile_s"] > 0 and "timed_process" in k["time_breakdown"]
+PY
+
 # 3. off: --no-perf, and auto where no NVIDIA GPU is found: no ncu run
 : >"$NCU_STANDIN_LOG"
 PATH="$TMP/bin:$PATH" "$MAGPIE" analyze -q --no-perf -k "$TMP/pytorch.yaml" -o "$TMP/o_np" >/dev/null 2>&1 || fail "--no-perf analyze"
