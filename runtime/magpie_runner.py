@@ -30,6 +30,10 @@ NVBench's stopping rule (min samples, min device time, relative noise
 target, timeout); in compare mode candidates are sampled round-robin. On a
 machine without a GPU the same loop runs with time.perf_counter_ns.
 
+Mode "profile" (job["mode"]; magpie runs it under ncu after the verdict):
+no checks and no timing; each candidate's calls inside the NVTX range
+ncu is filtered to (profile_one; docs/kernel-timing.md, "Profiler metrics").
+
 The result is strict JSON: a non-finite number is written as null, with
 its value under "nonfinite" beside it (magpie_check.dump_strict).
 """
