@@ -235,8 +235,9 @@ done
 : >"$NCU_STANDIN_LOG"
 PATH="$TMP/bin:$MP_SRC/tests/fixtures/gpu/bin:$PATH" MAGPIE_NO_NVML=1 \
     python3 - "$MAGPIE" "$TMP/k/cand.py" "$TMP/k/ref.py" "$TMP/o_mcp" <<'PY' || fail "MCP analyze -> suggest_optimizations"
-import json, subprocess, sys
+import json, signal, subprocess, sys
 magpie, cand, ref, out = sys.argv[1:]
+signal.alarm(900)  # a bound on the whole exchange (an ASan build under load is slow)
 p = subprocess.Popen([magpie, "mcp"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                      stderr=subprocess.DEVNULL, text=True)
 
