@@ -66,6 +66,36 @@ enum mp_serve_run_kind {
 #define MP_SERVE_MAX_ENVS 128
 #define MP_SERVE_MAX_GPUS 64
 
+/* profiler.torch_profiler's capture schedule (Magpie's AgentX profiling
+ * keys; its MCP benchmark tool's torch_profiler_steps / _count /
+ * _interval_seconds / _start_seconds / _detailed_annotations): instead of
+ * one window around the whole measured load, num_profiles captures during
+ * it, each in its own torch_trace/profile_NNN/ with its own reports
+ * (docs/workloads.md, "Agentic workloads and profiler captures"). */
+struct mp_serve_captures {
+    bool set;                  /* a schedule key was given (or agentx is on) */
+    int num_steps;             /* engine steps per capture (20) */
+    int num_profiles;          /* captures (1) */
+    double start_s;            /* from the measured load's start to the first capture (0) */
+    double interval_s;         /* from a capture's traces flushed to the next start (200) */
+    bool detailed_annotations; /* the engine's detailed step annotations (false) */
+    double duration_s;         /* magpie: a capture is stopped after this long (30) */
+    double capture_timeout_s;  /* start/stop requests (300) */
+    double flush_timeout_s;    /* traces to appear after a stop (1800) */
+};
+
+/* agentx: Magpie's agentic trace replay. magpie replays trace_file (a
+ * mooncake / AIPerf trace with sessions) instead of an InferenceX recipe. */
+struct mp_serve_agentx {
+    bool enabled;
+    bool fast;              /* mode: fast (validation only: never reward-eligible) */
+    const char *trace_file; /* magpie: the trace replayed (required when enabled) */
+    bool fixed_schedule;    /* magpie: keep the recorded arrival times (true) */
+    double slowdown;        /* magpie: stretch the recorded times (1) */
+    int block_size;         /* magpie: tokens per hash id (512) */
+    int concurrency;        /* 0 = envs.CONC */
+};
+
 /* The `benchmark:` section of a Magpie benchmark YAML, plus the ad-hoc
  * flags folded into it. Defaults are Magpie's (mp_serve_config_init). */
 struct mp_serve_config {
@@ -138,6 +168,8 @@ struct mp_serve_config {
     /* the YAML's top-level gpu: section (Magpie's gpu.hardware): set on the
      * GPUs before the engine starts and put back after the run */
     struct mp_gpu_hw_config hw;
+    struct mp_serve_captures capture;
+    struct mp_serve_agentx agentx;
 };
 
 void mp_serve_config_init(struct mp_serve_config *c);
@@ -182,6 +214,10 @@ void mp_serve_tracelens_window(const struct mp_serve_config *c, long *max_iters,
 /* TraceLens on in inference mode: Magpie's preprocessing (step annotations,
  * steady-state window, the whole load profiled) applies. */
 bool mp_serve_tracelens_inference(const struct mp_serve_config *c);
+
+/* Scheduled captures (several, or timed) instead of one profiler window:
+ * the torch profiler on and a schedule key given or agentx on. */
+bool mp_serve_captures_on(const struct mp_serve_config *c);
 
 /* ---- command lines ---- */
 

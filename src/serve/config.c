@@ -5,8 +5,10 @@
  * runs otherwise. The config lives with serve rather than in src/config
  * because it embeds the gap-analysis settings (gap module).
  */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <magpie/pipeline.h>
 #include <magpie/proc.h>
@@ -236,6 +238,86 @@ static int load_tracelens(struct mp_serve_config *c, const struct mp_yaml_node *
     return 0;
 }
 
+/* A capture-schedule key from profiler.torch_profiler (Magpie's YAML) or its
+ * flat name at the benchmark level (the MCP tool's); both is an error. */
+static int pick_key(const struct mp_yaml_node *tp, const char *key, const struct mp_yaml_node *b,
+                    const char *flat, const struct mp_yaml_node **map, const char **field,
+                    struct mp_diag *d)
+{
+    const struct mp_yaml_node *a = mp_yaml_is_null(tp) ? NULL : mp_yaml_get(tp, key);
+    const struct mp_yaml_node *f = flat ? mp_yaml_get(b, flat) : NULL;
+    *map = NULL;
+    *field = key;
+    if (!mp_yaml_is_null(a) && !mp_yaml_is_null(f))
+        return mp_yaml_error(f, flat, d, MP_EINVAL,
+                             "given twice: as profiler.torch_profiler.%s and as %s (keep one)", key,
+                             flat);
+    if (!mp_yaml_is_null(a))
+        *map = tp;
+    else if (!mp_yaml_is_null(f)) {
+        *map = b;
+        *field = flat;
+    }
+    return 0;
+}
+
+/* a finite number > 0 (gt0) or >= 0 */
+static int get_secs(const struct mp_yaml_node *map, const char *key, bool gt0, double *out,
+                    struct mp_diag *d)
+{
+    const struct mp_yaml_node *n = mp_yaml_get(map, key);
+    double v;
+    int rc = mp_yaml_double(n, key, &v, d);
+    if (rc)
+        return rc;
+    if (!isfinite(v) || v < 0 || (gt0 && v <= 0))
+        return mp_yaml_error(n, key, d, MP_EINVAL, "must be a finite number of seconds %s 0",
+                             gt0 ? ">" : ">=");
+    *out = v;
+    return 0;
+}
+
+/* profiler.torch_profiler's capture schedule (Magpie's AgentX keys) */
+static int load_captures(struct mp_serve_config *c, const struct mp_yaml_node *tp,
+                         const struct mp_yaml_node *b, struct mp_diag *d)
+{
+    static const char *const secs[][3] = {
+        {"interval_seconds", "torch_profiler_interval_seconds", "0"},
+        {"start_seconds", "torch_profiler_start_seconds", "0"},
+        {"duration_seconds", NULL, "1"},
+        {"capture_timeout_seconds", NULL, "1"},
+        {"flush_timeout_seconds", NULL, "1"}};
+    double *const dst[] = {&c->capture.interval_s, &c->capture.start_s, &c->capture.duration_s,
+                           &c->capture.capture_timeout_s, &c->capture.flush_timeout_s};
+    const struct mp_yaml_node *m;
+    const char *f;
+    int rc;
+    for (size_t i = 0; i < sizeof(dst) / sizeof(dst[0]); i++) {
+        if ((rc = pick_key(tp, secs[i][0], b, secs[i][1], &m, &f, d)))
+            return rc;
+        if (m && (rc = get_secs(m, f, secs[i][2][0] == '1', dst[i], d)))
+            return rc;
+        c->capture.set |= m && i < 3;
+    }
+    static const char *const ints[][2] = {{"num_steps", "torch_profiler_steps"},
+                                          {"num_profiles", "torch_profiler_count"}};
+    int *const idst[] = {&c->capture.num_steps, &c->capture.num_profiles};
+    for (size_t i = 0; i < 2; i++) {
+        if ((rc = pick_key(tp, ints[i][0], b, ints[i][1], &m, &f, d)))
+            return rc;
+        if (m && (rc = get_int(m, f, 1, idst[i], d)))
+            return rc;
+        if (m && i == 1 && *idst[i] > 1000)
+            return mp_yaml_error(mp_yaml_get(m, f), f, d, MP_EINVAL,
+                                 "at most 1000 captures, not %d", *idst[i]);
+        c->capture.set |= m != NULL;
+    }
+    if ((rc = pick_key(tp, "detailed_annotations", b, "torch_profiler_detailed_annotations", &m, &f,
+                       d)))
+        return rc;
+    return m ? get_bool(m, f, &c->capture.detailed_annotations, d) : 0;
+}
+
 static int load_profiler(struct mp_serve_config *c, const struct mp_yaml_node *p, struct mp_diag *d)
 {
     static const char *const known[] = {"torch_profiler", "system_profiler", "tracelens",
@@ -255,6 +337,17 @@ static int load_profiler(struct mp_serve_config *c, const struct mp_yaml_node *p
         (rc = want_map(gm, "profiler.gpu_monitor", d)) ||
         (rc = want_map(tt, "profiler.targeted_trace", d)))
         return rc;
+    static const char *const tp_known[] = {"enabled",
+                                           "num_steps",
+                                           "num_profiles",
+                                           "interval_seconds",
+                                           "start_seconds",
+                                           "detailed_annotations",
+                                           "duration_seconds",
+                                           "capture_timeout_seconds",
+                                           "flush_timeout_seconds",
+                                           NULL};
+    check_keys(tp, tp_known, "benchmark.profiler.torch_profiler");
     if ((rc = get_bool(tp, "enabled", &c->torch_profiler, d)) ||
         (rc = get_bool(sp, "enabled", &c->system_profiler, d)) ||
         (rc = get_bool(tl, "enabled", &c->tracelens, d)) ||
@@ -428,6 +521,63 @@ static int parse_kind(const char *s, void *out)
     return mp_serve_run_kind_parse(s, out);
 }
 
+/* agentx: Magpie's {enabled, mode, recipe, config_file, concurrency}, or
+ * the MCP tool's `agentx: true` / `agentx_mode`; magpie replays trace_file */
+static int load_agentx(struct mp_serve_config *c, const struct mp_yaml_node *b, struct mp_diag *d)
+{
+    static const char *const known[] = {
+        "enabled",    "mode",           "recipe",          "config_file", "concurrency",
+        "trace_file", "fixed_schedule", "slowdown_factor", "block_size",  NULL};
+    const struct mp_yaml_node *a = mp_yaml_get(b, "agentx");
+    struct mp_serve_agentx *x = &c->agentx;
+    int rc;
+    if (!mp_yaml_is_null(a) && a->kind == MP_YAML_SCALAR) {
+        if ((rc = mp_yaml_bool(a, "agentx", &x->enabled, d)))
+            return rc;
+        a = NULL;
+    } else if ((rc = want_map(a, "agentx", d))) {
+        return rc;
+    }
+    check_keys(a, known, "benchmark.agentx");
+    const struct mp_yaml_node *mn, *fm = mp_yaml_get(b, "agentx_mode");
+    const char *mode, *recipe = NULL, *cfgf = NULL;
+    if ((rc = read_str(a, "mode", &mode, &mn, d)))
+        return rc;
+    if (!mode && !mp_yaml_is_null(fm) && (rc = read_str(b, "agentx_mode", &mode, &mn, d)))
+        return rc;
+    if (mode && strcmp(mode, "canonical") != 0 && strcmp(mode, "fast") != 0)
+        return mp_yaml_error(mn, "agentx.mode", d, MP_EINVAL,
+                             "unknown mode '%s' (canonical or fast)", mode);
+    x->fast = mode && strcmp(mode, "fast") == 0;
+    if ((rc = get_bool(a, "enabled", &x->enabled, d)) ||
+        (rc = get_str(c, a, "trace_file", &x->trace_file, d)) ||
+        (rc = get_bool(a, "fixed_schedule", &x->fixed_schedule, d)) ||
+        (rc = get_int(a, "concurrency", 1, &x->concurrency, d)) ||
+        (rc = get_int(a, "block_size", 1, &x->block_size, d)) ||
+        (rc = get_str(c, a, "recipe", &recipe, d)) || (rc = get_str(c, a, "config_file", &cfgf, d)))
+        return rc;
+    if (!mp_yaml_is_null(mp_yaml_get(a, "slowdown_factor")) &&
+        (rc = get_secs(a, "slowdown_factor", true, &x->slowdown, d)))
+        return rc;
+    const struct mp_yaml_node *tf = mp_yaml_get(a, "trace_file");
+    if (x->trace_file && access(x->trace_file, R_OK) != 0)
+        return mp_yaml_error(tf, "agentx.trace_file", d, MP_ENOTFOUND, "cannot read '%s'",
+                             x->trace_file);
+    if (x->enabled && !x->trace_file)
+        return mp_yaml_error(a ? a : mp_yaml_get(b, "agentx"), "agentx.trace_file", d, MP_EINVAL,
+                             "agentx needs trace_file: the agentic trace to replay (mooncake / "
+                             "AIPerf JSONL); magpie does not resolve InferenceX recipes");
+    if (x->enabled && (recipe || cfgf))
+        mp_log(MP_LOG_WARN, "%s:%ld:%ld: agentx.%s ignored: magpie replays agentx.trace_file",
+               a->file, a->line, a->col, recipe ? "recipe" : "config_file");
+    if (x->enabled && x->concurrency > 0) {
+        char v[32];
+        snprintf(v, sizeof(v), "%d", x->concurrency);
+        mp_serve_config_setenv(c, "CONC", v);
+    }
+    return 0;
+}
+
 /* Magpie's default, the torch profiler on when the YAML does not say,
  * applies to engines that have profiler endpoints; an engine without them
  * (trtllm, lmdeploy, a declared engine without profiler:) runs unprofiled */
@@ -436,7 +586,8 @@ static void profiler_default(struct mp_serve_config *c, const struct mp_yaml_nod
     const struct mp_yaml_node *p = mp_yaml_get(b, "profiler");
     const struct mp_yaml_node *tp = mp_yaml_is_null(p) ? NULL : mp_yaml_get(p, "torch_profiler");
     const struct mp_yaml_node *en = mp_yaml_is_null(tp) ? NULL : mp_yaml_get(tp, "enabled");
-    if (mp_yaml_is_null(en) && !mp_serve_config_engine(c)->profile_start &&
+    /* AgentX runs unprofiled unless asked, as Magpie's */
+    if (mp_yaml_is_null(en) && (!mp_serve_config_engine(c)->profile_start || c->agentx.enabled) &&
         !mp_serve_tracelens_inference(c))
         c->torch_profiler = false;
 }
@@ -493,6 +644,12 @@ static int load_root(struct mp_serve_config *c, const struct mp_yaml_doc *doc, s
                                         "engine_stop_drain_seconds",
                                         "engine_stop_grace_seconds",
                                         "engine",
+                                        "agentx_mode",
+                                        "torch_profiler_steps",
+                                        "torch_profiler_count",
+                                        "torch_profiler_interval_seconds",
+                                        "torch_profiler_start_seconds",
+                                        "torch_profiler_detailed_annotations",
                                         NULL};
     const struct mp_yaml_node *root = mp_yaml_root(doc);
     const struct mp_yaml_node *b = mp_yaml_get(root, "benchmark");
@@ -542,7 +699,7 @@ static int load_root(struct mp_serve_config *c, const struct mp_yaml_doc *doc, s
     mp_gpu_hw_config_init(&c->hw);
     if ((rc = mp_gpu_hw_config_load(&c->hw, mp_yaml_get(root, "gpu"), d)))
         return rc;
-    static const char *const unsup[] = {"run_cmd", "agentx", "lm_eval_runtime", NULL};
+    static const char *const unsup[] = {"run_cmd", "lm_eval_runtime", NULL};
     for (const char *const *k = unsup; *k; k++) {
         const struct mp_yaml_node *n = mp_yaml_get(b, *k);
         if (!mp_yaml_is_null(n))
@@ -561,7 +718,13 @@ static int load_root(struct mp_serve_config *c, const struct mp_yaml_doc *doc, s
     }
     if (user && (rc = load_user_engine(c, b, eng, d)))
         return rc;
+    if ((rc = load_agentx(c, b, d)))
+        return rc;
     profiler_default(c, b);
+    const struct mp_yaml_node *pr = mp_yaml_get(b, "profiler");
+    if ((rc = load_captures(c, mp_yaml_is_null(pr) ? NULL : mp_yaml_get(pr, "torch_profiler"), b,
+                            d)))
+        return rc;
     return 0;
 }
 

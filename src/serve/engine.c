@@ -91,6 +91,21 @@ void mp_serve_config_init(struct mp_serve_config *c)
     c->stop_profile_timeout_s = 1800;
     c->stop_drain_s = 30;
     c->stop_grace_s = 20;
+    /* Magpie's AgentX profiler defaults; duration_s is magpie's */
+    c->capture.num_steps = 20;
+    c->capture.num_profiles = 1;
+    c->capture.interval_s = 200;
+    c->capture.duration_s = 30;
+    c->capture.capture_timeout_s = 300;
+    c->capture.flush_timeout_s = 1800;
+    c->agentx.fixed_schedule = true;
+    c->agentx.slowdown = 1;
+    c->agentx.block_size = 512;
+}
+
+bool mp_serve_captures_on(const struct mp_serve_config *c)
+{
+    return c->torch_profiler && (c->capture.set || c->agentx.enabled);
 }
 
 void mp_serve_config_fini(struct mp_serve_config *c)
@@ -178,7 +193,10 @@ enum mp_serve_run_kind mp_serve_config_run_kind(const struct mp_serve_config *c)
 {
     if (c->run_kind != MP_SERVE_KIND_AUTO)
         return c->run_kind;
-    return mp_serve_config_heavy(c) ? MP_SERVE_KIND_DIAGNOSTIC : MP_SERVE_KIND_MEASUREMENT;
+    /* AgentX fast mode is validation only, never a publishable measurement */
+    return mp_serve_config_heavy(c) || (c->agentx.enabled && c->agentx.fast)
+               ? MP_SERVE_KIND_DIAGNOSTIC
+               : MP_SERVE_KIND_MEASUREMENT;
 }
 
 int mp_serve_config_validate(const struct mp_serve_config *c, struct mp_diag *d)
@@ -204,6 +222,19 @@ int mp_serve_config_validate(const struct mp_serve_config *c, struct mp_diag *d)
         return mp_diag_set(d, MP_EINVAL,
                            "run_kind 'measurement' cannot be combined with the torch profiler, "
                            "system profiler, TraceLens or gap analysis (use diagnostic or auto)");
+    }
+    if (c->agentx.enabled && (!c->agentx.trace_file || !*c->agentx.trace_file)) {
+        mp_diag_set_field(d, "agentx.trace_file");
+        return mp_diag_set(
+            d, MP_EINVAL,
+            "agentx needs agentx.trace_file: the agentic trace to replay (mooncake / "
+            "AIPerf JSONL); magpie does not resolve InferenceX recipes");
+    }
+    if (c->run_kind == MP_SERVE_KIND_MEASUREMENT && c->agentx.enabled && c->agentx.fast) {
+        mp_diag_set_field(d, "agentx.mode");
+        return mp_diag_set(d, MP_EINVAL,
+                           "agentx mode 'fast' is validation only: it cannot be run_kind "
+                           "'measurement' (use canonical)");
     }
     const struct mp_serve_engine *e = mp_serve_config_engine(c);
     if (e->only_vendor && strcmp(e->only_vendor, "amd") == 0 && c->run_mode == MP_SERVE_DOCKER &&

@@ -52,7 +52,32 @@ static int tracelens_vllm_args(const struct mp_serve_config *c, const char *extr
                            {"--profiler-config.ignore_frontend", "True"}};
     int rc = 0;
     for (size_t i = 0; i < sizeof(kv) / sizeof(kv[0]); i++) {
-        if (has_flag(extra, kv[i][0]))
+        /* scheduled captures: the schedule places them, num_steps bounds them */
+        if (has_flag(extra, kv[i][0]) || (mp_serve_captures_on(c) && (i == 1 || i == 2)))
+            continue;
+        rc |= mp_serve_cmd_arg(out, kv[i][0]);
+        rc |= mp_serve_cmd_arg(out, kv[i][1]);
+    }
+    return rc;
+}
+
+/* Scheduled captures (Magpie's AgentX profiling): vLLM ends each capture
+ * by itself after num_steps engine steps (max_iterations, as Magpie sets
+ * it), the front end not profiled; detailed step annotations when asked.
+ * Flags already in EXTRA_VLLM_ARGS win. */
+static int capture_vllm_args(const struct mp_serve_config *c, const char *extra,
+                             struct mp_serve_cmd *out)
+{
+    char steps[32];
+    snprintf(steps, sizeof(steps), "%d", c->capture.num_steps);
+    bool tl = mp_serve_tracelens_inference(c); /* it adds the other two itself */
+    const char *kv[][2] = {{"--profiler-config.max_iterations", steps},
+                           {"--profiler-config.ignore_frontend", tl ? NULL : "True"},
+                           {"--profiler-config.detailed_trace_annotation",
+                            c->capture.detailed_annotations && !tl ? "True" : NULL}};
+    int rc = 0;
+    for (size_t i = 0; i < sizeof(kv) / sizeof(kv[0]); i++) {
+        if (!kv[i][1] || has_flag(extra, kv[i][0]))
             continue;
         rc |= mp_serve_cmd_arg(out, kv[i][0]);
         rc |= mp_serve_cmd_arg(out, kv[i][1]);
@@ -96,6 +121,8 @@ static int argv_vllm(const struct mp_serve_config *c, const struct mp_serve_plan
         }
         if (mp_serve_tracelens_inference(c))
             rc |= tracelens_vllm_args(c, a->extra, out);
+        if (mp_serve_captures_on(c))
+            rc |= capture_vllm_args(c, a->extra, out);
     }
     return rc;
 }

@@ -311,6 +311,32 @@ static int sum_failures(struct mp_buf *b, json_t *rep)
     return rc;
 }
 
+/* the scheduled profiler captures, one line each */
+static int sum_captures(struct mp_buf *b, json_t *rep)
+{
+    json_t *cap = json_object_get(json_object_get(rep, "magpie"), "captures");
+    if (!json_is_object(cap))
+        return 0;
+    int rc = mp_buf_printf(b, "\nProfiler captures: %.0f of %.0f\n", num(cap, "taken"),
+                           num(cap, "planned"));
+    json_t *p;
+    size_t i;
+    json_array_foreach(json_object_get(cap, "profiles"), i, p)
+    {
+        json_t *tb = json_object_get(json_object_get(p, "kernel_summary"), "top_bottlenecks");
+        json_t *top = json_array_get(tb, 0);
+        rc |= mp_buf_printf(
+            b, "  %zu: %.2f s - %.2f s, %.0f file(s) in torch_trace/profile_%03zu%s%s\n", i + 1,
+            num(p, "start_s"), num(p, "stop_s"), num(p, "files"), i + 1,
+            json_is_string(top) ? ", top kernel " : "",
+            json_is_string(top) ? json_string_value(top) : "");
+    }
+    json_t *why = json_object_get(cap, "stop_reason");
+    if (json_is_string(why))
+        rc |= mp_buf_printf(b, "  stopped: %s\n", json_string_value(why));
+    return rc;
+}
+
 int serve_summary_text(const struct serve_report *r, const char *report_json, struct mp_buf *b)
 {
     const struct mp_serve_config *c = r->cfg;
@@ -335,6 +361,7 @@ int serve_summary_text(const struct serve_report *r, const char *report_json, st
         mp_buf_printf(b, "Reward eligible: %s\n", kind == MP_SERVE_KIND_MEASUREMENT ? "yes" : "no");
     rc |= sum_metrics(b, rep);
     rc |= sum_traces(b, rep);
+    rc |= sum_captures(b, rep);
     rc |= sum_gpu_repeats(b, rep);
     rc |= sum_failures(b, rep);
     if (r->n_errors) {
@@ -429,6 +456,38 @@ static int yaml_engine(const struct mp_serve_engine *e, struct mp_buf *b)
     return rc;
 }
 
+/* the capture schedule under torch_profiler, and agentx, when in use */
+static int yaml_captures(const struct mp_serve_config *c, struct mp_buf *b)
+{
+    const struct mp_serve_captures *k = &c->capture;
+    int rc = 0;
+    if (k->set || c->agentx.enabled)
+        rc |= mp_buf_printf(b,
+                            "      num_steps: %d\n      num_profiles: %d\n      start_seconds: %g\n"
+                            "      interval_seconds: %g\n      duration_seconds: %g\n"
+                            "      capture_timeout_seconds: %g\n      flush_timeout_seconds: %g\n",
+                            k->num_steps, k->num_profiles, k->start_s, k->interval_s, k->duration_s,
+                            k->capture_timeout_s, k->flush_timeout_s);
+    if (k->set || c->agentx.enabled)
+        rc |= ybool(b, "detailed_annotations", k->detailed_annotations, 6);
+    return rc;
+}
+
+static int yaml_agentx(const struct mp_serve_config *c, struct mp_buf *b)
+{
+    const struct mp_serve_agentx *x = &c->agentx;
+    if (!x->enabled)
+        return 0;
+    int rc = mp_buf_printf(b, "  agentx:\n    enabled: true\n    mode: %s\n    trace_file: ",
+                           x->fast ? "fast" : "canonical");
+    rc |= yq(b, x->trace_file);
+    rc |= mp_buf_putc(b, '\n');
+    rc |= ybool(b, "fixed_schedule", x->fixed_schedule, 4);
+    rc |= mp_buf_printf(b, "    slowdown_factor: %g\n    block_size: %d\n", x->slowdown,
+                        x->block_size);
+    return rc;
+}
+
 int mp_serve_config_yaml(const struct mp_serve_config *c, struct mp_buf *b)
 {
     int rc = 0;
@@ -451,6 +510,7 @@ int mp_serve_config_yaml(const struct mp_serve_config *c, struct mp_buf *b)
         rc |= yaml_engine(c->engine, b);
     rc |= mp_buf_puts(b, "  profiler:\n    torch_profiler:\n");
     rc |= ybool(b, "enabled", c->torch_profiler, 6);
+    rc |= yaml_captures(c, b);
     rc |= mp_buf_puts(b, "    system_profiler:\n");
     rc |= ybool(b, "enabled", c->system_profiler, 6);
     rc |= mp_buf_puts(b, "    tracelens:\n");
@@ -532,5 +592,6 @@ int mp_serve_config_yaml(const struct mp_serve_config *c, struct mp_buf *b)
     rc |= mp_buf_printf(b, "  max_failed_requests: \"%s\"\n", lim);
     if (c->repeat > 1)
         rc |= mp_buf_printf(b, "  repeat: %d\n", c->repeat);
+    rc |= yaml_agentx(c, b);
     return rc ? MP_ENOMEM : 0;
 }

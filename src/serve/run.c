@@ -343,14 +343,15 @@ static void post_process(struct serve_run *r, struct mp_buf *kernels, struct mp_
 }
 
 /* Magpie's TraceLens inference post-processing (docs/magpie-compat.md), natively:
- * split, one step per stage, a report per stage under tracelens/. */
-static void run_tracelens(struct serve_run *r, struct mp_buf *json)
+ * split, one step per stage, a report per stage under out_dir/tracelens/. */
+void serve_run_tracelens_stages(struct serve_run *r, const char *trace_dir, const char *out_dir,
+                                struct mp_buf *json)
 {
     const struct mp_serve_config *c = r->c;
     serve_run_progress(r, "TraceLens stages", 0, 0, 0);
     struct mp_stages_opts so = {
-        .trace_dir = r->trace_dir,
-        .output_dir = r->ws,
+        .trace_dir = trace_dir,
+        .output_dir = out_dir,
         .framework = mp_serve_config_engine(c)->trace_layout,
         .stages = c->tracelens_stages,
         .num_steps = c->tracelens_num_steps,
@@ -509,6 +510,10 @@ static void magpie_object(struct serve_run *r, const struct serve_load_out *lo, 
                    "\"inferencex_result.requests.jsonl\"}");
     if (lo->n_rep > 1)
         serve_run_repeats_json(lo, b);
+    if (r->cap) {
+        mp_buf_puts(b, ", \"captures\": ");
+        serve_captures_json(r, b);
+    }
     mp_buf_printf(b, ", \"warnings\": [%s]}", r->warn.len ? mp_buf_cstr(&r->warn) : "");
 #undef JS
 #undef JSN
@@ -671,6 +676,8 @@ static bool run_judge(struct serve_run *r, const struct serve_load_out *lo)
                  lo->first_error);
         serve_run_warning(r, msg);
     }
+    if (r->cap && serve_captures_taken(r) == 0)
+        ok = false; /* a profiled run without a single capture (the error says why) */
     if (ok && lo->m.request_throughput <= 0 && lo->m.output_throughput <= 0) {
         serve_run_error(r, "Benchmark produced no valid throughput/latency metrics");
         ok = false;
@@ -678,16 +685,41 @@ static bool run_judge(struct serve_run *r, const struct serve_load_out *lo)
     return ok;
 }
 
+/* scheduled captures: the report's kernel summary and gap analysis are the
+ * first capture's, and every capture gets its own reports */
+static void run_capture_traces(struct serve_run *r, bool ok, struct run_bufs *ob)
+{
+    char first[4400], whole[4400];
+    if (!ok) {
+        serve_run_warning(r, "trace post-processing skipped: the benchmark did not succeed");
+        return;
+    }
+    if (!serve_captures_first_dir(r, first, sizeof(first)))
+        return;
+    snprintf(whole, sizeof(whole), "%s", r->trace_dir);
+    snprintf(r->trace_dir, sizeof(r->trace_dir), "%s", first);
+    post_process(r, &ob->kernels, &ob->gap);
+    snprintf(r->trace_dir, sizeof(r->trace_dir), "%s", whole);
+    serve_captures_reports(r);
+    const char *tl = serve_captures_tracelens(r);
+    if (tl)
+        mp_buf_puts(&ob->tracelens, tl);
+}
+
 /* trace post-processing and the TraceLens reports, after a good run */
 static void run_traces(struct serve_run *r, bool ok, struct run_bufs *ob)
 {
     const struct mp_serve_config *c = r->c;
+    if (r->cap) {
+        run_capture_traces(r, ok, ob);
+        return;
+    }
     if (ok && r->profiling)
         post_process(r, &ob->kernels, &ob->gap);
     else if (r->profiling && !ok)
         serve_run_warning(r, "trace post-processing skipped: the benchmark did not succeed");
     if (ok && r->profiling && mp_serve_tracelens_inference(c)) {
-        run_tracelens(r, &ob->tracelens);
+        serve_run_tracelens_stages(r, r->trace_dir, r->ws, &ob->tracelens);
     } else if (ok && r->profiling && c->tracelens) {
         serve_run_progress(r, "TraceLens reports", 0, 0, 0);
         char first[1200] = "";
@@ -812,6 +844,7 @@ int mp_serve_run(const struct mp_serve_config *c, const struct mp_serve_run_opts
         res = NULL;
     }
 done:
+    serve_captures_free(&r);
     if (r.srv)
         serve_run_stop_engine(&r);
     restore_hw(&r);

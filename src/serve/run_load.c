@@ -194,8 +194,39 @@ void serve_run_repeats_json(const struct serve_load_out *lo, struct mp_buf *b)
     mp_buf_puts(b, "}}");
 }
 
+/* agentx: the user's agentic trace (mooncake / AIPerf JSONL with sessions),
+ * NUM_PROMPTS records of it when set, else all (docs/workloads.md) */
+static int build_agentx(struct serve_run *r, struct mp_loadgen_dataset **ds, bool chat)
+{
+    const struct mp_serve_config *c = r->c;
+    struct mp_loadgen_trace_opts to;
+    mp_loadgen_trace_opts_default(&to);
+    long np = 0, nw, conc;
+    mp_serve_config_intenv(c, "NUM_PROMPTS", 0, &np, NULL);
+    mp_serve_config_intenv(c, "CONC", 32, &conc, NULL);
+    mp_serve_config_intenv(c, "NUM_WARMUPS", 2 * conc, &nw, NULL);
+    to.path = c->agentx.trace_file;
+    to.max_prompts = np > 0 ? (size_t)np : 0;
+    to.block_size = c->agentx.block_size;
+    to.slowdown = c->agentx.slowdown;
+    to.text = chat;
+    struct mp_diag d;
+    mp_diag_clear(&d);
+    int rc = mp_loadgen_dataset_mooncake(&to, ds, &d);
+    if (rc) {
+        serve_run_error(r, "cannot read agentx.trace_file: %s", d.msg);
+        return rc;
+    }
+    r->dataset = "mooncake";
+    r->num_prompts = (*ds)->n;
+    r->warmups = (size_t)(nw > 0 ? nw : 0);
+    return 0;
+}
+
 static int build_dataset(struct serve_run *r, struct mp_loadgen_dataset **ds, bool chat)
 {
+    if (r->c->agentx.enabled)
+        return build_agentx(r, ds, chat);
     const struct mp_serve_config *c = r->c;
     struct mp_diag d;
     mp_diag_clear(&d);
@@ -219,6 +250,7 @@ static int build_dataset(struct serve_run *r, struct mp_loadgen_dataset **ds, bo
     ro.text = chat;
     r->num_prompts = (size_t)(np > 0 ? np : 1);
     r->warmups = (size_t)(nw > 0 ? nw : 0);
+    r->dataset = "random";
     int rc = mp_loadgen_dataset_random(&ro, r->num_prompts, ds, &d);
     if (rc)
         serve_run_error(r, "cannot build the random dataset: %s", d.msg);
@@ -260,6 +292,7 @@ static void load_config(struct serve_run *r, struct mp_loadgen_config *lc, const
     const char *rate = mp_serve_config_getenv(c, "REQUEST_RATE");
     if (rate && strcmp(rate, "inf") != 0)
         lc->request_rate = strtod(rate, NULL);
+    lc->fixed_schedule = c->agentx.enabled && c->agentx.fixed_schedule;
 }
 
 /* warm-up: copies of the first prompt, as vLLM's --num-warmups */
@@ -279,11 +312,19 @@ static int load_warmup(struct serve_run *r, struct mp_loadgen_config *lc,
     struct mp_loadgen_dataset wds = *ds;
     wds.prompts = warm;
     wds.n = r->warmups;
+    /* the copies are independent requests: no recorded times or sessions */
+    wds.arrival_s = wds.think_s = NULL;
+    wds.prev = wds.session = NULL;
+    wds.exact = NULL;
+    wds.history = false;
+    bool fixed = lc->fixed_schedule;
+    lc->fixed_schedule = false;
     struct mp_loadgen_result *wres = NULL;
     lc->request_timeout_s = serve_run_remaining_s(r) > 1 ? serve_run_remaining_s(r) : 1;
     lc->request_id_prefix = "magpie-warmup-";
     rc = mp_loadgen_run(lc, &wds, &wres, &d);
     lc->request_id_prefix = "magpie-bench-";
+    lc->fixed_schedule = fixed;
     if (rc) {
         serve_run_error(r, "warm-up could not run: %s", d.msg);
         goto out;
@@ -332,7 +373,7 @@ static int load_repeats(struct serve_run *r, const struct mp_loadgen_config *lc,
         struct mp_loadgen_report_info ri = {.date = "",
                                             .backend = chat ? "openai-chat" : "vllm",
                                             .model_id = c->model,
-                                            .dataset = "random",
+                                            .dataset = r->dataset,
                                             .num_prompts = r->num_prompts,
                                             .fail_limit = &c->max_failed};
         if (mp_loadgen_metrics_compute(rr, mo, &rm) == 0)
@@ -357,7 +398,7 @@ static void load_write_results(struct serve_run *r, struct serve_load_out *lo, b
     struct mp_loadgen_report_info info = {.date = date,
                                           .backend = chat ? "openai-chat" : "vllm",
                                           .model_id = c->model,
-                                          .dataset = "random",
+                                          .dataset = r->dataset,
                                           .num_prompts = r->num_prompts,
                                           .fail_limit = &c->max_failed};
     if (lo->have && mp_loadgen_result_json(lo->res, &lo->m, &info, &b) == 0)
@@ -406,7 +447,8 @@ static int run_load(struct serve_run *r, struct serve_load_out *lo)
         rc = MP_ECHILD;
         goto out;
     }
-    if (r->profiling && !r->client_only) {
+    bool sched = r->profiling && !r->client_only && mp_serve_captures_on(r->c);
+    if (r->profiling && !r->client_only && !sched) {
         serve_run_progress(r, "starting profiler", 0, 0, 0);
         if ((rc = profile_call(r, mp_serve_config_engine(r->c)->profile_start, 300)))
             goto out;
@@ -418,7 +460,10 @@ static int run_load(struct serve_run *r, struct serve_load_out *lo)
     if ((rc = load_repeats(r, &lc, ds, &mo, chat, lo)))
         goto out;
     lc.request_timeout_s = serve_run_remaining_s(r) > 1 ? serve_run_remaining_s(r) : 1;
+    if (sched && (rc = serve_captures_start(r)))
+        goto out;
     rc = mp_loadgen_run(&lc, ds, &lo->res, &d);
+    serve_captures_finish(r); /* the capture in progress ends with the load */
     if (rc) {
         serve_run_error(r, "benchmark could not run: %s", d.msg);
         goto out;
@@ -429,7 +474,7 @@ static int run_load(struct serve_run *r, struct serve_load_out *lo)
     mp_loadgen_failures(lo->res, &lo->fails);
     first_failure(lo->res, lo->first_error, sizeof(lo->first_error));
     load_write_results(r, lo, chat);
-    if (r->profiling && !r->client_only && !r->died && !r->deadline_hit)
+    if (r->profiling && !r->client_only && !sched && !r->died && !r->deadline_hit)
         load_stop_profiler(r);
 out:
     mp_loadgen_dataset_free(ds);

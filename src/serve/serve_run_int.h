@@ -25,6 +25,8 @@
  * signal handler); 0 otherwise (run.c). */
 extern volatile sig_atomic_t serve_engine_pgid;
 
+struct serve_captures;
+
 struct serve_run {
     const struct mp_serve_config *c;
     const struct mp_serve_run_opts *o;
@@ -55,7 +57,10 @@ struct serve_run {
     /* gpu.hardware as applied (to put back), and gpu_hardware.log */
     struct mp_gpuctl_session *hw;
     struct mp_buf hw_log;
+    /* scheduled profiler captures (run_capture.c), NULL without */
+    struct serve_captures *cap;
     /* load */
+    const char *dataset; /* the dataset's name for the client result ("random") */
     size_t num_prompts, warmups;
     struct mp_loadgen_progress last;
     const char *stage;
@@ -97,6 +102,22 @@ int serve_run_wait_ready(struct serve_run *r);
 void serve_run_stop_engine(struct serve_run *r);
 void serve_run_reuse_attach(struct serve_run *r);
 void serve_run_finish_detached(struct serve_run *r);
+
+/* TraceLens inference stages of the traces in trace_dir, reports under
+ * out_dir/tracelens/ (run.c) */
+void serve_run_tracelens_stages(struct serve_run *r, const char *trace_dir, const char *out_dir,
+                                struct mp_buf *json);
+
+/* run_capture.c: the captures' thread around the measured load, then each
+ * capture's reports and the report's magpie.captures */
+int serve_captures_start(struct serve_run *r);
+void serve_captures_finish(struct serve_run *r);
+void serve_captures_reports(struct serve_run *r);
+int serve_captures_taken(const struct serve_run *r);
+const char *serve_captures_first_dir(struct serve_run *r, char *buf, size_t len);
+const char *serve_captures_tracelens(struct serve_run *r);
+void serve_captures_json(struct serve_run *r, struct mp_buf *b);
+void serve_captures_free(struct serve_run *r);
 
 /* run_load.c */
 void serve_run_measure(struct serve_run *r, struct serve_load_out *lo);

@@ -34,6 +34,12 @@ Behaviour knobs (environment):
   FAKE_ENGINE_TRACE           a recorded .json.gz trace written on /stop_profile
                               instead of the small synthetic one; several paths
                               joined by ':' are written as ranks 0, 1, ...
+  FAKE_ENGINE_PROFLOG         file one line is appended to per profiler call, in
+                              order: "start", "stop" (wrote a trace) or "stop-idle"
+                              (the capture had already ended itself)
+  FAKE_ENGINE_STEP_MS         with --profiler-config.max_iterations N, as vLLM a
+                              capture ends by itself (trace written) N steps of
+                              this many ms after /start_profile (unset: it never does)
 """
 import gzip
 import json
@@ -58,7 +64,9 @@ STOP = ENV.get("FAKE_ENGINE_STOP", "stop_child")
 SIGLOG = ENV.get("FAKE_ENGINE_SIGLOG", "")
 T0 = time.monotonic()
 LOCK = threading.Lock()
-STATE = {"served": 0, "profiling": False, "prof_t0": 0.0}
+STATE = {"served": 0, "profiling": False, "prof_t0": 0.0, "capture": 0}
+PROFLOG = ENV.get("FAKE_ENGINE_PROFLOG", "")
+STEP_S = float(ENV.get("FAKE_ENGINE_STEP_MS", "0")) / 1000
 
 
 def parse_args(argv):
@@ -83,6 +91,8 @@ def parse_args(argv):
             a["model"] = val
         elif w in ("--profiler-config.torch_profiler_dir", "--torch-profiler-dir"):
             a["trace_dir"] = val
+        elif w == "--profiler-config.max_iterations":
+            a["max_iterations"] = int(val)
         i += 1
     return a
 
@@ -116,6 +126,21 @@ def write_trace(d):
     with gzip.open(tmp, "wt") as f:
         json.dump({"traceEvents": ev}, f)
     os.rename(tmp, path)
+
+
+def prof_log(line):
+    if PROFLOG:
+        with open(PROFLOG, "a") as f:
+            f.write(line + "\n")
+
+
+def end_capture(n):
+    """vLLM's max_iterations: the capture ends itself and its trace is written."""
+    with LOCK:
+        if STATE["profiling"] and STATE["capture"] == n:
+            STATE["profiling"] = False
+            if ARGS["trace_dir"]:
+                write_trace(ARGS["trace_dir"])
 
 
 class H(BaseHTTPRequestHandler):
@@ -153,12 +178,21 @@ class H(BaseHTTPRequestHandler):
         n = int(self.headers.get("Content-Length", "0"))
         raw = self.rfile.read(n) if n else b""
         if self.path == "/start_profile":
-            STATE["profiling"] = True
+            with LOCK:
+                STATE["profiling"] = True
+                STATE["capture"] += 1
+                prof_log("start")
+                if ARGS.get("max_iterations") and STEP_S > 0:
+                    threading.Timer(ARGS["max_iterations"] * STEP_S, end_capture,
+                                    (STATE["capture"],)).start()
             return self.reply(200, {})
         if self.path == "/stop_profile":
-            STATE["profiling"] = False
-            if ARGS["trace_dir"]:
-                write_trace(ARGS["trace_dir"])
+            with LOCK:
+                was = STATE["profiling"]
+                STATE["profiling"] = False
+                prof_log("stop" if was else "stop-idle")
+                if was and ARGS["trace_dir"]:
+                    write_trace(ARGS["trace_dir"])
             return self.reply(200, {})
         if self.path not in ("/v1/completions", "/v1/chat/completions"):
             return self.reply(404, {"error": "not found"})

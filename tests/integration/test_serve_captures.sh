@@ -1,0 +1,154 @@
+#!/bin/bash
+# Magpie's AgentX keys and scheduled profiler captures (docs/workloads.md,
+# "Agentic workloads and profiler captures"), against the stand-in engine
+# (tests/tools/fake_engine.py as `vllm`, a real streaming server on
+# loopback that writes a small torch trace when a capture ends): an agentic
+# trace (mooncake JSONL with sessions) replayed on its recorded schedule
+# while three captures are taken through /start_profile and /stop_profile,
+# each ended by the engine's own step bound (vLLM's max_iterations, which
+# the stand-in honours) or the capture duration; each capture's traces in
+# torch_trace/profile_NNN/, its kernel summary and TraceLens reports in the
+# report and under captures/profile_NNN/. Asserted: counts and order
+# (start/stop calls, capture indices, each capture after start_seconds and
+# after the previous one's flush plus interval_seconds), never durations.
+# Bad keys exit 2 naming file:line:col and the field.
+set -u
+MAGPIE=${MAGPIE:?} MP_SRC=${MP_SRC:?}
+W=$(mktemp -d /tmp/mp_captures.XXXXXX)
+TAG="cap$$"
+pass=0 fail=0
+cleanup() { [ -n "${KEEP:-}" ] || rm -rf "$W"; }
+trap cleanup EXIT
+
+ok() { pass=$((pass + 1)); echo "ok   $1"; }
+ko() { fail=$((fail + 1)); echo "FAIL $1"; }
+check() { if eval "$2"; then ok "$1"; else ko "$1"; fi; }
+
+if ! command -v python3 >/dev/null; then
+    echo "SKIPPED: python3 not found (the stand-in engine needs it)"
+    echo "0 passed, 0 failed"
+    exit 0
+fi
+mkdir -p "$W/bin"
+printf '#!/bin/sh\nexec python3 %s "$@"\n' "$MP_SRC/tests/tools/fake_engine.py" >"$W/bin/vllm"
+chmod +x "$W/bin/vllm"
+export PATH="$W/bin:$PATH" FAKE_ENGINE_TAG="$TAG" FAKE_ENGINE_MAX_S=150
+free_port() { python3 "$MP_SRC/tests/tools/free_port.py"; }
+orphans() { pgrep -f "fake-engine-core-$TAG" | wc -l; }
+jq_() { python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print($2)" "$1"; }
+# capq EXPR: EXPR over c, the report's magpie.captures
+capq() { python3 -c "import json,sys; c=json.load(open(sys.argv[1]))['magpie']['captures']; print($1)" "$R"; }
+
+# run LABEL YAML: leaves RC, WS (workspace)
+run() {
+    PORT=$(free_port) timeout 200 "$MAGPIE" benchmark -b "$2" -o "$W/$1" -q \
+        >"$W/$1.out" 2>"$W/$1.err"
+    RC=$?
+    WS=$(ls -d "$W/$1"/benchmark_vllm_* 2>/dev/null | tail -1)
+}
+
+# the agentic trace: 80 requests 250 ms apart (20 s), every 4 consecutive
+# ones a session of 4 turns sharing their first block
+python3 - "$W/agent.jsonl" <<'EOF'
+import json, sys
+with open(sys.argv[1], "w") as f:
+    for i in range(80):
+        s = i // 4
+        f.write(json.dumps({"timestamp": 250 * i, "input_length": 96, "output_length": 8,
+                            "hash_ids": [1000 + s, 5000 + i], "session_id": "s%d" % s}) + "\n")
+EOF
+
+cat >"$W/agentx.yaml" <<EOF
+benchmark:
+  framework: vllm
+  model: fake-model
+  run_mode: local
+  envs: {CONC: 4, NUM_WARMUPS: 1}
+  agentx:
+    enabled: true
+    mode: fast
+    trace_file: $W/agent.jsonl
+  profiler:
+    torch_profiler:
+      enabled: true
+      num_steps: 5
+      num_profiles: 3
+      start_seconds: 0.5
+      interval_seconds: 0.2
+      duration_seconds: 3
+    tracelens: {enabled: true, analysis_mode: pytorch}
+EOF
+FAKE_ENGINE_PROFLOG=$W/prof.log FAKE_ENGINE_STEP_MS=100 run agentx "$W/agentx.yaml"
+R=$WS/benchmark_report.json
+check "agentx: exit 0" '[ "$RC" = 0 ]'
+check "agentx: success" '[ "$(jq_ "$R" "r[\"success\"]")" = True ]'
+check "agentx: every trace request completed" \
+    '[ "$(jq_ "$R" "r[\"throughput\"][\"completed_requests\"]")" = 80 ]'
+check "agentx: replayed on the recorded schedule" \
+    '[ "$(jq_ "$WS/inferencex_result.json" "r[\"magpie\"][\"fixed_schedule\"]")" = True ]'
+check "agentx: fast mode is diagnostic" \
+    '[ "$(jq_ "$R" "r[\"run_kind\"], r[\"reward_eligible\"]")" = "diagnostic False" ]'
+check "agentx: the engine bounds a capture to num_steps" \
+    'jq_ "$R" "r[\"magpie\"][\"engine\"][\"command\"]" | grep -q -- "--profiler-config.max_iterations 5"'
+check "captures: 3 planned, 3 taken" '[ "$(capq "c[\"planned\"], c[\"taken\"]")" = "3 3" ]'
+check "captures: indices in order" '[ "$(capq "[p[\"index\"] for p in c[\"profiles\"]]")" = "[1, 2, 3]" ]'
+check "captures: 3 profiler starts and 3 stops, no other call" '[ "$(wc -l <"$W/prof.log")" = 6 ]'
+check "captures: start and stop strictly alternate (stop-idle: the engine ended it first)" \
+    '[ "$(grep -o "^st[a-z]*" "$W/prof.log" | tr "\n" " ")" = "start stop start stop start stop " ]'
+check "captures: the first after start_seconds" '[ "$(capq "c[\"profiles\"][0][\"start_s\"] >= 0.5")" = True ]'
+check "captures: each after the previous flush plus interval_seconds" \
+    '[ "$(capq "all(b[\"start_s\"] >= a[\"stop_s\"] + 0.2 and b[\"stop_s\"] > b[\"start_s\"] for a, b in zip(c[\"profiles\"], c[\"profiles\"][1:]))")" = True ]'
+for k in 1 2 3; do
+    d=$(printf 'profile_%03d' $k)
+    check "capture $k: traces in torch_trace/$d" 'ls "$WS/torch_trace/$d"/*.pt.trace.json.gz >/dev/null 2>&1'
+    check "capture $k: its kernel summary" \
+        '[ "$(capq "c[\"profiles\"][$k - 1][\"kernel_summary\"][\"top_bottlenecks\"][0]")" = ampere_bf16_gemm_128x64 ]'
+    check "capture $k: its TraceLens report" 'ls "$WS/captures/$d/tracelens_rank0_csvs/"*.csv >/dev/null 2>&1'
+    check "capture $k: its tracelens_analysis" \
+        '[ "$(capq "c[\"profiles\"][$k - 1][\"tracelens_analysis\"][\"enabled\"]")" = True ]'
+done
+check "captures: no trace left outside the captures" '! ls "$WS"/torch_trace/*.json.gz >/dev/null 2>&1'
+check "captures: top-level analyses from capture 1" \
+    '[ "$(jq_ "$R" "r[\"top_bottlenecks\"][0], r[\"gap_analysis\"][\"top_kernels\"][0][\"calls\"]")" = "ampere_bf16_gemm_128x64 20" ]'
+check "captures: no errors" '[ "$(jq_ "$R" "r[\"errors\"]")" = "[]" ]'
+check "captures: config.yaml keeps the schedule and agentx" \
+    'grep -q "num_profiles: 3" "$WS/config.yaml" && grep -q "trace_file: " "$WS/config.yaml"'
+check "captures: summary lists them" 'grep -q "Profiler captures: 3 of 3" "$WS/summary.txt"'
+check "captures: no engine process left" '[ "$(orphans)" = 0 ]'
+
+# a first capture due after the load has ended: none taken, the run fails
+sed -e 's/start_seconds: 0.5/start_seconds: 600/' -e 's/num_profiles: 3/num_profiles: 2/' \
+    -e "s|agent.jsonl|short.jsonl|" "$W/agentx.yaml" >"$W/late.yaml"
+head -4 "$W/agent.jsonl" >"$W/short.jsonl"
+FAKE_ENGINE_PROFLOG=$W/late.log run late "$W/late.yaml"
+R=$WS/benchmark_report.json
+check "late: exit 1" '[ "$RC" = 1 ]'
+check "late: 0 of 2 taken, said so" 'jq_ "$R" "r[\"errors\"]" | grep -q "0 of 2 taken"'
+check "late: the profiler never started" '[ ! -s "$W/late.log" ]'
+check "late: the load itself measured" '[ "$(jq_ "$R" "r[\"throughput\"][\"completed_requests\"]")" = 4 ]'
+
+# bad keys: exit 2, file:line:col and the field
+bad() { # LABEL FIELD YAML-LINES...
+    local label=$1 field=$2
+    shift 2
+    printf 'benchmark:\n  framework: vllm\n  model: fake-model\n  run_mode: local\n' >"$W/$label.yaml"
+    printf '%s\n' "$@" >>"$W/$label.yaml"
+    "$MAGPIE" benchmark -b "$W/$label.yaml" -o "$W/bad" -q >/dev/null 2>"$W/$label.err"
+    local rc=$?
+    check "bad $label: exit 2" '[ "$rc" = 2 ]'
+    check "bad $label: names $field at file:line:col" \
+        'grep -q "$label.yaml:[0-9]*:[0-9]*" "$W/$label.err" && grep -q -- "$field" "$W/$label.err"'
+}
+bad profiles num_profiles '  profiler:' '    torch_profiler: {enabled: true, num_profiles: 0}'
+bad interval interval_seconds '  profiler:' '    torch_profiler: {interval_seconds: -1}'
+bad steps torch_profiler_steps '  torch_profiler_steps: many'
+bad twice torch_profiler_count '  torch_profiler_count: 2' '  profiler:' \
+    '    torch_profiler: {num_profiles: 3}'
+bad mode agentx.mode '  agentx: {enabled: true, mode: slow, trace_file: /dev/null}'
+bad notrace agentx.trace_file '  agentx: {enabled: true}'
+bad nofile agentx.trace_file "  agentx: {enabled: true, trace_file: $W/missing.jsonl}"
+bad duration duration_seconds '  profiler:' '    torch_profiler: {duration_seconds: 0}'
+check "bad: nothing was run" '[ ! -d "$W/bad" ] || [ -z "$(ls "$W/bad")" ]'
+
+echo "$pass passed, $fail failed"
+[ "$fail" = 0 ]
