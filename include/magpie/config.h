@@ -49,17 +49,119 @@ char *mp_config_expand_vars(const char *s);
 
 /* ---- kernels ---- */
 
+/* A kernel's language: the index of its row in the kernel language table
+ * (below). The five built-in rows keep Magpie's values; rows registered at
+ * run time follow them, up to MP_KERNEL_TYPE_MAX. */
 enum mp_kernel_type {
     MP_KERNEL_HIP = 0,
     MP_KERNEL_CUDA,
     MP_KERNEL_PYTORCH,
     MP_KERNEL_TRITON,
     MP_KERNEL_OPENCL,
+    MP_KERNEL_N_BUILTIN,
+    MP_KERNEL_TYPE_MAX = 31,
 };
 
-/* "HIP", "CUDA", "PYTORCH", "TRITON", "OPENCL" (Magpie's enum names). */
+/* How magpie runs a kernel of the language when it runs it itself. */
+enum mp_klang_run {
+    MP_KLANG_RUN_TESTCASE = 0, /* never: only through its testcase commands (HIP) */
+    MP_KLANG_RUN_HARNESS,      /* the C harness on the device back-end `backend` */
+    MP_KLANG_RUN_RUNNER,       /* runtime/magpie_runner.py, told `backend` */
+};
+
+/* What stops magpie from running it itself (mp_klang_run): bits. */
+enum {
+    MP_KLANG_UNLESS_TESTCASE = 1, /* a testcase_command is given */
+    MP_KLANG_UNLESS_PROF = 2,     /* a prof_command is given */
+};
+
+/* The compile stage of a kernel without compile commands. */
+enum mp_klang_compile {
+    MP_KLANG_COMPILE_TOOL = 0, /* `compiler` -O3 <arch> -o a.out SOURCE when default
+                                  compile is on (else pre-built binaries are assumed); a
+                                  harness kernel of a module device gets a module
+                                  (compiler -cubin) of its own after compile commands */
+    MP_KLANG_COMPILE_JIT,      /* nothing to compile: the stage is skipped */
+    MP_KLANG_COMPILE_HARNESS,  /* the harness builds the source (a job of mode build) */
+};
+
+/* How `magpie discover` finds its kernels in a source of one of its
+ * extensions. */
+enum mp_klang_scan {
+    MP_KLANG_SCAN_NONE = 0, /* not discovered */
+    MP_KLANG_SCAN_C,        /* C-like text (comments and literals blanked): functions
+                               with a body after one of `keywords` */
+    MP_KLANG_SCAN_PY,       /* Python functions under an @<py_module>.<py_decorator>
+                               decorator stack (@<py_decorator> when the file does
+                               `from <py_module> import` it); scripts run by python3 */
+};
+
+/* One row of the kernel language table (`src/config/klang.c`; docs/
+ * ARCHITECTURE.md, "Adding a kernel language"). Every string is static or
+ * outlives the program's use of the table. */
+struct mp_kernel_lang {
+    const char *name;           /* "cuda": configs, discovery's kernel_type, error lists */
+    const char *enum_name;      /* "CUDA": Magpie's enum name, in reports */
+    const char *const *aliases; /* other spellings in configs (NULL-terminated; NULL) */
+    /* discovery (disc_bit, scan below) */
+    const char *const *exts;              /* extensions of its sources, without the dot */
+    const char *const *keywords;          /* MP_KLANG_SCAN_C: words before a kernel */
+    const char *py_module, *py_decorator; /* MP_KLANG_SCAN_PY */
+    /* compile step (compile below) */
+    const char *compiler;     /* default compiler ("nvcc"), found on PATH; NULL: none */
+    const char *compiler_pkg; /* what to install when it is missing ("CUDA toolkit") */
+    const char *arch_flag;    /* its target flag, before the target ("-arch=") */
+    const char *arch_prefix;  /* a detected architecture is used when it starts so */
+    const char *arch_default; /* the target otherwise ("sm_90") */
+    /* running (run, run_unless, harness_module below) */
+    const char *backend; /* the job's back-end word: the harness's device ("cuda",
+                            "opencl") or the runner's ("triton") */
+    /* correctness and profiling */
+    double atol, rtol;    /* default tolerance; < 0: the dtype's (docs/correctness.md) */
+    const char *profiler; /* performance backend of "auto" (ncu, rocprof_compute);
+                             NULL: never profiled */
+    /* kinds and flags of the groups above */
+    enum mp_kernel_type type; /* its index (set by the table and by registration) */
+    unsigned disc_bit;        /* MP_DISC_* bit (discover.h); 0: not discovered */
+    enum mp_klang_scan scan;
+    enum mp_klang_compile compile;
+    enum mp_klang_run run;
+    unsigned run_unless;   /* MP_KLANG_UNLESS_* bits */
+    bool harness_module;   /* the harness device loads a module compiled by
+                              `compiler` (-cubin) rather than the source */
+    bool profile_own_only; /* profiled only when magpie runs it itself */
+};
+
+/* The row of type t, or NULL when there is none. */
+const struct mp_kernel_lang *mp_kernel_lang_get(enum mp_kernel_type t);
+/* Rows in the table (built-in and registered); types are 0 .. count-1. */
+int mp_kernel_lang_count(void);
+/* The row whose name or alias is s (case-insensitive), or NULL. */
+const struct mp_kernel_lang *mp_kernel_lang_find(const char *s);
+/* The first discovered row (scan != NONE) of extension ext, or NULL. */
+const struct mp_kernel_lang *mp_kernel_lang_by_ext(const char *ext);
+/* Adds a row at run time (before any other thread uses the table); its
+ * type is the next free value, returned in *out (may be NULL). The row is
+ * copied; its strings are not. MP_EINVAL: no name or enum_name, a name or
+ * alias already taken, a disc_bit already used; MP_ENOMEM: the table is
+ * full (MP_KERNEL_TYPE_MAX). */
+int mp_kernel_lang_register(const struct mp_kernel_lang *l, enum mp_kernel_type *out,
+                            struct mp_diag *d);
+/* The rows' names in table order, "a, b or c" (discovered rows only when
+ * disc; then "a, b, c or TAIL" when tail is not NULL) into buf. */
+void mp_kernel_lang_list(char *buf, size_t len, bool disc, const char *tail);
+/* The profiler a kernel of row l runs under: configured (the performance
+ * backend; "" or "auto": the row's), NULL when it is not profiled ("none",
+ * no profiler, or profile_own_only and own false). own: magpie runs it
+ * itself (harness or runner). */
+const char *mp_kernel_lang_profiler(const struct mp_kernel_lang *l, const char *configured,
+                                    bool own);
+
+/* The row's enum_name ("HIP", "CUDA", "PYTORCH", "TRITON", "OPENCL":
+ * Magpie's enum names), "UNKNOWN" without a row. */
 const char *mp_kernel_type_name(enum mp_kernel_type t);
-/* hip, cuda, pytorch (torch, py), triton, opencl (cl); case-insensitive. */
+/* A row's name or alias: hip, cuda, pytorch (torch, py), triton, opencl
+ * (cl), ...; case-insensitive. */
 int mp_kernel_type_parse(const char *s, enum mp_kernel_type *out);
 /* The canonical torch name of a kernel dtype ("bf16" -> "bfloat16",
  * "torch.half" -> "float16"), or NULL when unknown. */
@@ -103,6 +205,11 @@ struct mp_kernel_spec {
     bool hp_off;
     double hp_factor, rms_factor;
 };
+
+/* How magpie runs kernel k itself: its row's run, unless a command it has
+ * stops that (run_unless); MP_KLANG_RUN_TESTCASE when only its commands
+ * run it. */
+enum mp_klang_run mp_kernel_spec_runs(const struct mp_kernel_spec *k);
 
 /* ---- sections ---- */
 

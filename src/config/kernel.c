@@ -8,32 +8,6 @@
 
 #include "config_int.h"
 
-static const char *const type_names[] = {"HIP", "CUDA", "PYTORCH", "TRITON", "OPENCL"};
-
-const char *mp_kernel_type_name(enum mp_kernel_type t)
-{
-    return (unsigned)t < sizeof(type_names) / sizeof(type_names[0]) ? type_names[t] : "UNKNOWN";
-}
-
-int mp_kernel_type_parse(const char *s, enum mp_kernel_type *out)
-{
-    static const struct {
-        const char *name;
-        enum mp_kernel_type t;
-    } tab[] = {{"hip", MP_KERNEL_HIP},         {"cuda", MP_KERNEL_CUDA},
-               {"pytorch", MP_KERNEL_PYTORCH}, {"torch", MP_KERNEL_PYTORCH},
-               {"py", MP_KERNEL_PYTORCH},      {"triton", MP_KERNEL_TRITON},
-               {"opencl", MP_KERNEL_OPENCL},   {"cl", MP_KERNEL_OPENCL}};
-
-    for (size_t i = 0; i < sizeof(tab) / sizeof(tab[0]); i++) {
-        if (strcasecmp(s, tab[i].name) == 0) {
-            *out = tab[i].t;
-            return 0;
-        }
-    }
-    return MP_EINVAL;
-}
-
 const char *mp_kernel_dtype_canonical(const char *name)
 {
     static const struct {
@@ -213,11 +187,12 @@ static int load_entry(struct mp_kernel_config *c, const struct mp_yaml_node *n, 
     int rc = cfg_str(mp_yaml_get(n, "id"), "id", false, &k.id, d);
     const struct mp_yaml_node *tn = mp_yaml_get(n, "type");
     const char *ts = NULL;
-    if (!rc && tn && !(rc = mp_yaml_str(tn, "type", &ts, d)) && mp_kernel_type_parse(ts, &k.type))
-        rc = mp_yaml_error(tn, "type", d, MP_EINVAL,
-                           "Unsupported kernel type '%s' (expected hip, cuda, pytorch, triton "
-                           "or opencl)",
-                           ts);
+    if (!rc && tn && !(rc = mp_yaml_str(tn, "type", &ts, d)) && mp_kernel_type_parse(ts, &k.type)) {
+        char names[512];
+        mp_kernel_lang_list(names, sizeof(names), false, NULL);
+        rc = mp_yaml_error(tn, "type", d, MP_EINVAL, "Unsupported kernel type '%s' (expected %s)",
+                           ts, names);
+    }
     struct mp_strlist src = {0, NULL};
     if (!rc)
         rc = cfg_strlist(mp_yaml_get(n, "source_files"), "source_files", true, &src, d);
@@ -291,6 +266,11 @@ static int load_entry(struct mp_kernel_config *c, const struct mp_yaml_node *n, 
         rc = cfg_double(mp_yaml_get(n, "atol"), "atol", 0, &k.atol, d);
     if (!rc)
         rc = cfg_double(mp_yaml_get(n, "rtol"), "rtol", 0, &k.rtol, d);
+    const struct mp_kernel_lang *lang = mp_kernel_lang_get(k.type);
+    if (k.atol < 0) /* the language's default, else the dtype's (atol/rtol < 0) */
+        k.atol = lang->atol;
+    if (k.rtol < 0)
+        k.rtol = lang->rtol;
     if (!rc)
         rc = cfg_int(mp_yaml_get(n, "seeds"), "seeds", 1, 1000, &k.seeds, d);
     bool hp = true;
