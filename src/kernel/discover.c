@@ -12,7 +12,10 @@
  * `@triton.jit` / `@triton.autotune` / `@triton.heuristics` decorator stack
  * (or `@jit` when the file imports jit from triton). A file is HIP when its
  * extension is .hip or it includes a hip/ header, CUDA for .cu/.cuh or
- * cuda headers. */
+ * cuda headers. Which languages, extensions, keywords and decorators is the
+ * kernel language table's (mp_kernel_lang: exts, scan, keywords,
+ * py_module, py_decorator); the HIP/CUDA choice by headers is the one rule
+ * here that names languages (hipified sources are both). */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -22,6 +25,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <magpie/config.h>
 #include <magpie/discover.h>
 #include <magpie/fmt.h>
 
@@ -31,19 +35,14 @@
 
 unsigned mp_disc_type_mask(const char *name)
 {
-    if (!name)
-        return 0;
-    if (!strcmp(name, "hip"))
-        return MP_DISC_HIP;
-    if (!strcmp(name, "cuda"))
-        return MP_DISC_CUDA;
-    if (!strcmp(name, "triton"))
-        return MP_DISC_TRITON;
-    if (!strcmp(name, "opencl"))
-        return MP_DISC_OPENCL;
-    if (!strcmp(name, "all"))
-        return MP_DISC_ALL;
-    return 0;
+    unsigned all = 0;
+    for (int i = 0; name && i < mp_kernel_lang_count(); i++) {
+        const struct mp_kernel_lang *l = mp_kernel_lang_get((enum mp_kernel_type)i);
+        if (!strcmp(name, l->name))
+            return l->disc_bit;
+        all |= l->disc_bit;
+    }
+    return name && !strcmp(name, "all") ? all : 0;
 }
 
 struct strv {
@@ -99,13 +98,6 @@ static const char *ext_of(const char *name)
 {
     const char *dot = strrchr(name, '.');
     return dot ? dot + 1 : "";
-}
-
-static bool is_c_ext(const char *e)
-{
-    static const char *const exts[] = {"cu", "cuh", "hip", "cpp", "cc",  "cxx",
-                                       "c",  "h",   "hpp", "hh",  "inl", NULL};
-    return name_in(e, exts);
 }
 
 static bool is_elf_exec(const char *path, const struct stat *st)
@@ -172,10 +164,11 @@ static int walk_dir(struct walk *w, const char *abs, const char *rel, int depth)
             } else if (S_ISREG(st.st_mode)) {
                 w->seen++;
                 const char *e = ext_of(n);
-                if (is_c_ext(e) || !strcmp(e, "cl"))
-                    rc = strv_push(&w->sources, r);
-                else if (!strcmp(e, "py"))
+                const struct mp_kernel_lang *l = mp_kernel_lang_by_ext(e);
+                if (l && l->scan == MP_KLANG_SCAN_PY) /* test scripts and kernels */
                     rc = strv_push(&w->scripts, r);
+                else if (l)
+                    rc = strv_push(&w->sources, r);
                 else if (!strcmp(e, "yaml") || !strcmp(e, "yml"))
                     rc = strv_push(&w->yamls, r);
                 else if (is_elf_exec(a, &st))
@@ -349,11 +342,17 @@ static bool kw_at(const char *s, size_t n, size_t i, const char *kw)
            (i + kl == n || !is_id(s[i + kl]));
 }
 
-static int scan_c(const char *text, char *s, size_t n, bool opencl, struct fns *out, bool *has_main)
+/* The kernels of C-like text s (blanked) of row l: functions after one of
+ * its keywords; main() sets has_main. */
+static int scan_c(const char *text, char *s, size_t n, const struct mp_kernel_lang *l,
+                  struct fns *out, bool *has_main)
 {
+    bool first[256] = {['m'] = true}; /* a keyword or main may start here */
+    for (const char *const *kw = l->keywords; kw && *kw; kw++)
+        first[(unsigned char)**kw] = true;
     int rc = 0;
     for (size_t i = 0; i < n && !rc; i++) {
-        if (s[i] != '_' && s[i] != 'k' && s[i] != 'm')
+        if (!first[(unsigned char)s[i]])
             continue;
         if (kw_at(s, n, i, "main")) {
             size_t j = i + 4;
@@ -369,12 +368,9 @@ static int scan_c(const char *text, char *s, size_t n, bool opencl, struct fns *
             continue;
         }
         size_t kl = 0;
-        if (!opencl && kw_at(s, n, i, "__global__"))
-            kl = 10;
-        else if (opencl && kw_at(s, n, i, "__kernel"))
-            kl = 8;
-        else if (opencl && kw_at(s, n, i, "kernel"))
-            kl = 6;
+        for (const char *const *kw = l->keywords; kw && *kw && !kl; kw++)
+            if (kw_at(s, n, i, *kw))
+                kl = strlen(*kw);
         if (!kl)
             continue;
         /* a macro body is not a definition */
@@ -396,9 +392,27 @@ static bool line_starts(const char *p, const char *end, const char *word)
     return (size_t)(end - p) >= wl && !memcmp(p, word, wl);
 }
 
-static int scan_triton(const char *s, size_t n, struct fns *out, bool *has_main)
+/* Whether the line q..le starts with word w followed by a non-identifier
+ * character or its end. */
+static bool word_starts(const char *q, const char *le, const char *w)
 {
-    bool jit_imported = strstr(s, "from triton import") != NULL && strstr(s, "jit") != NULL;
+    size_t wl = strlen(w);
+    return line_starts(q, le, w) && (q + wl >= le || !is_id(q[wl]));
+}
+
+/* The kernels of Python text s of row l: functions under a decorator stack
+ * holding @<py_module>.<py_decorator> (or @<py_decorator> when the file
+ * imports it from py_module); other @<py_module>. decorators only wrap one
+ * (Triton's autotune and heuristics). */
+static int scan_py(const char *s, size_t n, const struct mp_kernel_lang *l, struct fns *out,
+                   bool *has_main)
+{
+    char from[128], deco[128], bare[64], stack[64];
+    snprintf(from, sizeof(from), "from %s import", l->py_module);
+    snprintf(deco, sizeof(deco), "@%s.%s", l->py_module, l->py_decorator);
+    snprintf(bare, sizeof(bare), "@%s", l->py_decorator);
+    snprintf(stack, sizeof(stack), "@%s.", l->py_module);
+    bool jit_imported = strstr(s, from) != NULL && strstr(s, l->py_decorator) != NULL;
     bool in_deco = false, jit = false;
     long line = 0;
     const char *p = s, *end = s + n;
@@ -415,9 +429,8 @@ static int scan_triton(const char *s, size_t n, struct fns *out, bool *has_main)
         if (*q == '@') {
             /* a decorator stack is a kernel when it holds triton.jit (autotune
              * and heuristics alone only wrap one) */
-            bool j = (line_starts(q, le, "@triton.jit") && (q + 11 >= le || !is_id(q[11]))) ||
-                     (jit_imported && line_starts(q, le, "@jit") && (q + 4 >= le || !is_id(q[4])));
-            if (j || line_starts(q, le, "@triton."))
+            bool j = word_starts(q, le, deco) || (jit_imported && word_starts(q, le, bare));
+            if (j || line_starts(q, le, stack))
                 in_deco = true;
             jit |= j;
         } else if (line_starts(q, le, "def ") || line_starts(q, le, "async def ")) {
@@ -481,10 +494,16 @@ static bool unguarded_hip_include(const char *text)
     return false;
 }
 
-static const char *classify_c(const char *ext, const char *text)
+/* The row of a C-like source: its extension's (by_ext), except that a
+ * source of CUDA's extensions (or of none: a file given alone) is HIP or
+ * CUDA by its headers, since hipified sources are both */
+static const struct mp_kernel_lang *classify_c(const struct mp_kernel_lang *by_ext,
+                                               const char *text)
 {
-    if (!strcmp(ext, "hip"))
-        return "hip";
+    const struct mp_kernel_lang *hipl = mp_kernel_lang_get(MP_KERNEL_HIP);
+    const struct mp_kernel_lang *cudal = mp_kernel_lang_get(MP_KERNEL_CUDA);
+    if (by_ext && by_ext != cudal)
+        return by_ext;
     /* HIP when it includes HIP headers unconditionally and no CUDA toolkit
      * header (torch's ATen/cuda headers are hipified on ROCm, so they decide
      * nothing); otherwise CUDA, the language of most __global__ code */
@@ -495,13 +514,8 @@ static const char *classify_c(const char *ext, const char *text)
     /* AMD GPU builtins outside a USE_ROCM build switch: a ROCm-only source
      * even when it includes hipified CUDA headers */
     if (strstr(text, "__builtin_amdgcn") && !strstr(text, "USE_ROCM"))
-        return "hip";
-    return hip && !cuda ? "hip" : "cuda";
-}
-
-static unsigned type_bit(const char *t)
-{
-    return mp_disc_type_mask(t);
+        return hipl;
+    return hip && !cuda ? hipl : cudal;
 }
 
 static void stem_of(const char *rel, char *out, size_t cap)
@@ -603,23 +617,38 @@ static char *find_reference(const char *root, const char *rel)
     }
 }
 
-/* the kernels a source file defines, its type and whether it has a main;
- * an unreadable or too large file has none */
-static int scan_file(const char *abs, const char *rel, struct fns *k, bool *has_main,
-                     const char **type)
+/* A Python file's kernels: those of the first Python row of the types
+ * asked for (its extension, its module named in the file) that has some */
+static int scan_py_rows(const char *text, size_t len, const char *ext, unsigned types,
+                        struct fns *k, bool *has_main, const struct mp_kernel_lang **type)
+{
+    int rc = 0;
+    for (int i = 0; i < mp_kernel_lang_count() && k->n == 0 && !rc; i++) {
+        const struct mp_kernel_lang *l = mp_kernel_lang_get((enum mp_kernel_type)i);
+        if (l->scan != MP_KLANG_SCAN_PY || !(l->disc_bit & types) || !name_in(ext, l->exts))
+            continue;
+        *type = l;
+        if (strstr(text, l->py_module))
+            rc = scan_py(text, len, l, k, has_main);
+    }
+    return rc;
+}
+
+/* the kernels a source file defines, its language and whether it has a
+ * main; an unreadable or too large file has none */
+static int scan_file(const char *abs, const char *rel, unsigned types, struct fns *k,
+                     bool *has_main, const struct mp_kernel_lang **type)
 {
     size_t len = 0;
     char *text = read_text(abs, &len);
     if (!text)
         return 0; /* unreadable or too large: skipped */
     const char *ext = ext_of(base_of(rel));
+    const struct mp_kernel_lang *l = mp_kernel_lang_by_ext(ext);
     int rc = 0;
-    if (!strcmp(ext, "py")) {
-        *type = "triton";
-        if (strstr(text, "triton"))
-            rc = scan_triton(text, len, k, has_main);
+    if (l && l->scan == MP_KLANG_SCAN_PY) {
+        rc = scan_py_rows(text, len, ext, types, k, has_main, type);
     } else {
-        bool opencl = !strcmp(ext, "cl");
         char *s = malloc(len + 1);
         if (!s) {
             free(text);
@@ -627,27 +656,26 @@ static int scan_file(const char *abs, const char *rel, struct fns *k, bool *has_
         }
         memcpy(s, text, len + 1);
         blank_c(s, len);
-        *type = opencl ? "opencl" : classify_c(ext, text);
-        rc = scan_c(text, s, len, opencl, k, has_main);
+        *type = classify_c(l, text);
+        rc = scan_c(text, s, len, *type, k, has_main);
         free(s);
     }
     free(text);
     return rc;
 }
 
-/* runners: executables for compiled kernels, scripts for Triton, best
- * match first */
+/* runners: executables for compiled kernels, scripts for Python ones
+ * (Triton), best match first */
 static int entry_binaries(struct walk *w, const char *root, bool root_is_file, const char *rel,
-                          const char *stem, const struct fns *k, bool triton,
-                          struct mp_disc_entry *e)
+                          const char *stem, const struct fns *k, bool py, struct mp_disc_entry *e)
 {
-    const struct strv *pool = triton ? &w->scripts : &w->execs;
+    const struct strv *pool = py ? &w->scripts : &w->execs;
     struct cand *cs = calloc(pool->n ? pool->n : 1, sizeof(*cs));
     if (!cs)
         return MP_ENOMEM;
     size_t nc = 0;
     for (size_t i = 0; i < pool->n; i++) {
-        int sc = match_score(pool->v[i], rel, stem, k, triton);
+        int sc = match_score(pool->v[i], rel, stem, k, py);
         if (sc > 0)
             cs[nc++] = (struct cand){pool->v[i], sc};
     }
@@ -709,30 +737,30 @@ static int entry_configs(struct walk *w, const char *root, const char *rel, stru
     return 0;
 }
 
-/* the suggested analyze configuration: testcase and compile commands */
-static int entry_commands(struct mp_disc_entry *e, bool has_main, const char *stem, const char *bn)
+/* the suggested analyze configuration of a source of row l: testcase and
+ * compile commands */
+static int entry_commands(struct mp_disc_entry *e, const struct mp_kernel_lang *l, bool has_main,
+                          const char *stem, const char *bn)
 {
     int rc = 0;
-    const char *type = e->type;
     struct mp_buf t, c;
     mp_buf_init(&t, 0);
     mp_buf_init(&c, 0);
     const char *first_bin = e->n_binaries ? e->binaries[0] : NULL;
-    if (!strcmp(type, "triton")) {
+    if (l->scan == MP_KLANG_SCAN_PY) {
         if (first_bin)
             rc = mp_buf_printf(&t, "python3 %s", first_bin);
         else if (has_main)
             rc = mp_buf_printf(&t, "python3 %s", e->source_file);
     } else if (first_bin) {
         rc = mp_buf_puts(&t, first_bin);
-    } else if (has_main && strcmp(type, "opencl") != 0) {
+    } else if (has_main && l->compiler) {
         /* a self-contained program: compile it (its directory's Makefile
          * when there is one), then run it */
         char mk[1200];
         snprintf(mk, sizeof(mk), "%s/Makefile", e->working_dir);
-        const char *cc = !strcmp(type, "hip") ? "hipcc" : "nvcc";
         rc = mp_fs_exists(mk) ? mp_buf_puts(&c, "make")
-                              : mp_buf_printf(&c, "%s -O3 -o %s %s", cc, stem, bn);
+                              : mp_buf_printf(&c, "%s -O3 -o %s %s", l->compiler, stem, bn);
         rc = rc ? rc : mp_buf_printf(&t, "./%s", stem);
     }
     e->testcase_command = t.len ? t.data : mp_strdup("");
@@ -752,11 +780,11 @@ static int build_entry(struct walk *w, const char *root, bool root_is_file, cons
     char *abs = root_is_file ? mp_strdup(root) : mp_fs_join(root, rel);
     if (!abs)
         return MP_ENOMEM;
-    const char *type = NULL;
+    const struct mp_kernel_lang *l = NULL;
     struct fns k = {0};
     bool has_main = false;
-    int rc = scan_file(abs, rel, &k, &has_main, &type);
-    if (rc || k.n == 0 || !(type_bit(type) & w->o->types)) {
+    int rc = scan_file(abs, rel, w->o->types, &k, &has_main, &l);
+    if (rc || k.n == 0 || !(l->disc_bit & w->o->types)) {
         for (size_t i = 0; i < k.n; i++)
             free(k.v[i].name);
         free(k.v);
@@ -776,7 +804,7 @@ static int build_entry(struct walk *w, const char *root, bool root_is_file, cons
     memset(e, 0, sizeof(*e));
     e->source_file = abs;
     e->rel = mp_strdup(rel);
-    e->type = type;
+    e->type = l->name;
     e->kernels = k.v;
     e->n_kernels = k.n;
     e->has_main = has_main;
@@ -786,21 +814,35 @@ static int build_entry(struct walk *w, const char *root, bool root_is_file, cons
     e->working_dir = mp_strdup(sdir[0] ? sdir : ".");
     if (!e->rel || !e->working_dir)
         return MP_ENOMEM;
-    rc = entry_binaries(w, root, root_is_file, rel, stem, &k, !strcmp(type, "triton"), e);
+    rc = entry_binaries(w, root, root_is_file, rel, stem, &k, l->scan == MP_KLANG_SCAN_PY, e);
     if (rc)
         return rc;
     e->reference = root_is_file ? NULL : find_reference(root, rel);
     if ((rc = entry_configs(w, root, rel, e)))
         return rc;
-    return entry_commands(e, has_main, stem, base_of(rel));
+    return entry_commands(e, l, has_main, stem, base_of(rel));
+}
+
+/* the discovery bits of the Python rows */
+static unsigned py_bits(void)
+{
+    unsigned b = 0;
+    for (int i = 0; i < mp_kernel_lang_count(); i++) {
+        const struct mp_kernel_lang *l = mp_kernel_lang_get((enum mp_kernel_type)i);
+        b |= l->scan == MP_KLANG_SCAN_PY ? l->disc_bit : 0;
+    }
+    return b;
 }
 
 int mp_discover_kernels(const char *root, const struct mp_disc_opts *o, struct mp_disc_result *out,
                         struct mp_diag *d)
 {
     memset(out, 0, sizeof(*out));
-    if (!o->types)
-        return mp_diag_set(d, MP_EINVAL, "kernel_type must be hip, cuda, triton, opencl or all");
+    if (!o->types) {
+        char names[512];
+        mp_kernel_lang_list(names, sizeof(names), true, "all");
+        return mp_diag_set(d, MP_EINVAL, "kernel_type must be %s", names);
+    }
     struct stat st;
     if (!root || stat(root, &st) != 0) {
         mp_diag_set(d, MP_ENOTFOUND, "project path not found: %s", root ? root : "(null)");
@@ -818,8 +860,8 @@ int mp_discover_kernels(const char *root, const struct mp_disc_opts *o, struct m
     }
     for (size_t i = 0; i < w.sources.n && !rc; i++)
         rc = build_entry(&w, root, is_file, w.sources.v[i], out);
-    /* Triton kernels live in .py files, collected as scripts */
-    if (o->types & MP_DISC_TRITON)
+    /* Python kernels (Triton) live in .py files, collected as scripts */
+    if (o->types & py_bits())
         for (size_t i = 0; i < w.scripts.n && !rc; i++)
             rc = build_entry(&w, root, is_file, w.scripts.v[i], out);
     out->files_scanned = w.seen;
