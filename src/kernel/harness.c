@@ -1241,6 +1241,25 @@ static int open_device(struct hdev *dv, json_t *job, json_t *res, double started
     return rc;
 }
 
+/* The harness's device back-ends, found by the job's back-end word (a
+ * kernel language row's backend: mp_kernel_lang); module: build takes the
+ * path of a module compiled before the job rather than the source text. */
+static const struct {
+    const struct hdev_ops *ops;
+    bool module;
+} DEVICES[] = {
+    {&h_opencl_ops, false}, /* the first: the one of an unknown word */
+    {&h_cuda_ops, true},
+};
+
+static int device_of(const char *backend)
+{
+    for (int i = 0; i < (int)(sizeof(DEVICES) / sizeof(DEVICES[0])); i++)
+        if (strcmp(backend, DEVICES[i].ops->name) == 0)
+            return i;
+    return 0;
+}
+
 int h_run_job(const char *job_path)
 {
     double started = epoch_s();
@@ -1260,9 +1279,8 @@ int h_run_job(const char *job_path)
     json_t *res = json_object();
     json_t *kout = json_array();
     json_object_set_new(res, "kernels", kout);
-    struct hdev dv;
-    memset(&dv, 0, sizeof(dv));
-    dv.ops = strcmp(backend, "cuda") == 0 ? &h_cuda_ops : &h_opencl_ops;
+    int dev = device_of(backend);
+    struct hdev dv = {.ops = DEVICES[dev].ops};
     char err[1024] = "";
     json_t *karr = json_object_get(job, "kernels");
     size_t nk = json_array_size(karr);
@@ -1312,7 +1330,7 @@ int h_run_job(const char *job_path)
         if (e->source && !src)
             snprintf(log, sizeof(log), "cannot read %s", e->source);
         if (src && h_parse_signature(src, e->kname, &e->sig, log, sizeof(log)) == 0) {
-            const char *what = dv.ops == &h_cuda_ops ? e->module : src;
+            const char *what = DEVICES[dev].module ? e->module : src;
             if (what && dv.ops->build(&dv, what, e->sig.name, &e->k, log, sizeof(log)) == 0)
                 e->built = true;
             else if (!what)

@@ -246,6 +246,7 @@ static int nvcc_cubin(struct ctx *c, const struct mp_kernel_spec *k, const char 
 static void stage_compile(struct ctx *c, int i)
 {
     const struct mp_kernel_spec *k = &c->cfg->kernels[i];
+    const struct mp_kernel_lang *lang = mp_kernel_lang_get(k->type);
     struct mp_kernel_result *r = &c->run->results[i];
     char log[PATH_MAX];
     snprintf(log, sizeof(log), "%s/compile.log", r->workdir);
@@ -269,17 +270,17 @@ static void stage_compile(struct ctx *c, int i)
             }
         }
         /* a harness CUDA kernel still needs its own cubin below */
-        if (!(k->type == MP_KERNEL_CUDA && c->harness[i])) {
+        if (!(lang->harness_module && c->harness[i])) {
             r->compiling = MP_STAGE_SUCCESS;
             r->has_compile = r->compile_success = true;
             return;
         }
     }
-    if (k->type == MP_KERNEL_PYTORCH || k->type == MP_KERNEL_TRITON) {
+    if (lang->compile == MP_KLANG_COMPILE_JIT) {
         r->compiling = MP_STAGE_SKIPPED; /* JIT */
         return;
     }
-    if (c->harness[i] && k->type == MP_KERNEL_CUDA) {
+    if (c->harness[i] && lang->harness_module) {
         char out[PATH_MAX + 32];
         snprintf(out, sizeof(out), "%s/kernel.cubin", r->workdir);
         int rc = k->nsources ? nvcc_cubin(c, k, k->sources[0], out, log, why, sizeof(why))
@@ -305,16 +306,16 @@ static void stage_compile(struct ctx *c, int i)
                  c->gpu_arch[0] ? c->gpu_arch : "sm_90", (double)(mp_time_ns() - t0) / 1e9);
         return;
     }
-    if (k->type == MP_KERNEL_OPENCL)
+    if (lang->compile == MP_KLANG_COMPILE_HARNESS)
         return; /* built by the harness job below (compile stage filled there) */
-    if (c->cfg->enable_default_compile && k->nsources > 0) {
-        const char *tool = k->type == MP_KERNEL_HIP ? "hipcc" : "nvcc";
+    if (c->cfg->enable_default_compile && k->nsources > 0 && lang->compiler) {
+        const char *tool = lang->compiler;
         char path[PATH_MAX];
         r->has_compile = true;
         if (mp_gpu_find_tool(tool, path, sizeof(path))) {
             r->compiling = MP_STAGE_FAILED;
             snprintf(why, sizeof(why), "%s not found. Please install %s.", tool,
-                     k->type == MP_KERNEL_HIP ? "ROCm HIP compiler" : "CUDA toolkit");
+                     lang->compiler_pkg);
             r->compile_errors = mp_strdup(why);
             k_add_error(r, "%s", why);
             return;
@@ -322,12 +323,10 @@ static void stage_compile(struct ctx *c, int i)
         detect_gpu(c);
         char arch[64] = "", outp[PATH_MAX + 16];
         snprintf(outp, sizeof(outp), "%s/a.out", r->workdir);
-        if (k->type == MP_KERNEL_HIP)
-            snprintf(arch, sizeof(arch), "--offload-arch=%s",
-                     strncmp(c->gpu_arch, "gfx", 3) == 0 ? c->gpu_arch : "gfx942");
-        else
-            snprintf(arch, sizeof(arch), "-arch=%s",
-                     strncmp(c->gpu_arch, "sm_", 3) == 0 ? c->gpu_arch : "sm_90");
+        size_t pl = strlen(lang->arch_prefix);
+        snprintf(arch, sizeof(arch), "%s%s", lang->arch_flag,
+                 strncmp(c->gpu_arch, lang->arch_prefix, pl) == 0 ? c->gpu_arch
+                                                                  : lang->arch_default);
         const char *argv[] = {path, "-O3", arch, "-o", outp, k->sources[0], NULL};
         struct mp_proc_result res;
         int rc = run_cmd(k, argv, 1800, log, &res, why, sizeof(why));
@@ -700,8 +699,7 @@ static double job_write(struct ctx *c, const int *idx, int n, const char *mode, 
              mode);
     snprintf(jobp, sizeof(jp->job), "%s/%s_%s_job.json", dir, python ? "runner" : "harness", mode);
     const struct mp_kernel_spec *k0 = &cfg->kernels[idx[0]];
-    const char *backend = python ? (k0->type == MP_KERNEL_TRITON ? "triton" : "pytorch")
-                                 : (k0->type == MP_KERNEL_CUDA ? "cuda" : "opencl");
+    const char *backend = mp_kernel_lang_get(k0->type)->backend;
     json_object_set_new(job, "backend", json_string(backend));
     json_object_set_new(job, "mode", json_string(mode));
     json_object_set_new(job, "output", json_string(out));
@@ -1080,10 +1078,9 @@ static void run_setup_kernels(struct ctx *c)
         snprintf(sub, sizeof(sub), "%s/%d_%s", run->workspace, i, lab);
         r->workdir = mp_strdup(sub);
         mp_fs_mkdirs(sub, NULL);
-        c->harness[i] = k->type == MP_KERNEL_OPENCL ||
-                        (k->type == MP_KERNEL_CUDA && k->testcase.n == 0 && k->prof.n == 0);
-        c->runner[i] =
-            (k->type == MP_KERNEL_PYTORCH || k->type == MP_KERNEL_TRITON) && k->testcase.n == 0;
+        enum mp_klang_run how = mp_kernel_spec_runs(k); /* the language's row */
+        c->harness[i] = how == MP_KLANG_RUN_HARNESS;
+        c->runner[i] = how == MP_KLANG_RUN_RUNNER;
         if (!c->harness[i] && !c->runner[i] && k->testcase.n == 0 &&
             strcmp(cfg->correctness.backend, "accordo") != 0 && !c->compare) {
             /* Magpie: analyze requires a testcase */
@@ -1134,7 +1131,7 @@ static void run_compile(struct ctx *c)
     }
     /* OpenCL: build check through the harness (fills the compile stage) */
     for (int i = 0; i < run->n; i++) {
-        if (cfg->kernels[i].type != MP_KERNEL_OPENCL ||
+        if (mp_kernel_lang_get(cfg->kernels[i].type)->compile != MP_KLANG_COMPILE_HARNESS ||
             run->results[i].compiling != MP_STAGE_NOT_RUN)
             continue;
         json_t *res = run_job(c, &i, 1, "build", false, run->results[i].workdir, false);
