@@ -1,9 +1,9 @@
 /* Unit tests for the serve module: engine and docker command lines as argv
  * goldens (vLLM, SGLang, ATOM; NVIDIA and AMD; with and without the
  * profiler), the image and runner tables, idle-GPU picking, the benchmark
- * YAML (values, defaults, errors with file:line:col), config.yaml round
- * trip, server.log tails, and the workspace of a run whose server never
- * answers (partial report, unique names). */
+ * YAML (values, defaults, errors with file:line:col; Magpie's AgentX keys
+ * and the capture schedule), config.yaml round trip, server.log tails, and the workspace of a run
+ * whose server never answers (partial report, unique names). */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -780,6 +780,112 @@ static void test_examples(void **state)
     }
 }
 
+/* Magpie's AgentX keys and the capture schedule: defaults, both spellings,
+ * the vLLM step bound, config.yaml round trip, errors with line:col */
+static void load_yaml(struct mp_serve_config *c, const char *y, int want, struct mp_diag *d)
+{
+    mp_serve_config_init(c);
+    mp_diag_clear(d);
+    int rc = mp_serve_config_load_string(c, y, strlen(y), "a.yaml", d);
+    if (rc != want)
+        print_message("%s:%ld:%ld: %s: %s\n", d->file, d->line, d->col, d->field, d->msg);
+    assert_int_equal(rc, want);
+}
+
+static void test_config_captures(void **state)
+{
+    (void)state;
+    struct mp_serve_config c;
+    struct mp_diag d;
+    /* no schedule key: one window, Magpie's AgentX defaults kept */
+    load_yaml(&c, "benchmark:\n  framework: vllm\n  model: m\n", 0, &d);
+    assert_false(mp_serve_captures_on(&c));
+    assert_int_equal(c.capture.num_steps, 20);
+    assert_int_equal(c.capture.num_profiles, 1);
+    assert_true(c.capture.interval_s == 200 && c.capture.start_s == 0);
+    mp_serve_config_fini(&c);
+    /* agentx on: the profiler off unless asked (Magpie); the flat MCP names */
+    const char *ax =
+        "benchmark:\n  framework: vllm\n  model: m\n"
+        "  agentx: {enabled: true, mode: fast, trace_file: /dev/null, concurrency: 6}\n"
+        "  torch_profiler_count: 4\n  torch_profiler_start_seconds: 1.5\n";
+    load_yaml(&c, ax, 0, &d);
+    assert_true(c.agentx.enabled && c.agentx.fast && c.agentx.fixed_schedule);
+    assert_false(c.torch_profiler);
+    assert_false(mp_serve_captures_on(&c));
+    assert_string_equal(mp_serve_config_getenv(&c, "CONC"), "6");
+    assert_int_equal(c.capture.num_profiles, 4);
+    assert_true(c.capture.start_s == 1.5);
+    assert_int_equal(mp_serve_config_run_kind(&c), MP_SERVE_KIND_DIAGNOSTIC);
+    c.run_kind = MP_SERVE_KIND_MEASUREMENT;
+    assert_int_equal(mp_serve_config_validate(&c, &d), MP_EINVAL);
+    assert_string_equal(d.field, "agentx.mode");
+    mp_serve_config_fini(&c);
+    /* nested keys, the vLLM launch bounded to num_steps, TraceLens window
+     * flags left out, config.yaml reads back */
+    const char *tp = "benchmark:\n  framework: vllm\n  model: m\n"
+                     "  agentx: {enabled: true, trace_file: /dev/null}\n"
+                     "  agentx_mode: canonical\n  profiler:\n    tracelens: {enabled: true}\n"
+                     "    torch_profiler:\n      enabled: true\n      num_steps: 7\n"
+                     "      num_profiles: 2\n      interval_seconds: 0\n"
+                     "      detailed_annotations: true\n";
+    load_yaml(&c, tp, 0, &d);
+    assert_true(mp_serve_captures_on(&c));
+    struct mp_serve_plan p = {.vendor = MP_GPU_VENDOR_NVIDIA, .port = 8000, .trace_dir = "/t"};
+    struct mp_serve_cmd cmd;
+    struct mp_buf a, e;
+    mp_buf_init(&a, 0);
+    mp_buf_init(&e, 0);
+    assert_int_equal(mp_serve_engine_cmd(&c, &p, &cmd, NULL), 0);
+    joined(&cmd, &a, &e);
+    assert_non_null(strstr(mp_buf_cstr(&a), "--profiler-config.detailed_trace_annotation True "
+                                            "--profiler-config.ignore_frontend True "
+                                            "--profiler-config.max_iterations 7"));
+    assert_null(strstr(mp_buf_cstr(&a), "delay_iterations"));
+    mp_serve_cmd_fini(&cmd);
+    mp_buf_reset(&a);
+    assert_int_equal(mp_serve_config_yaml(&c, &a), 0);
+    struct mp_serve_config c2;
+    mp_serve_config_init(&c2);
+    assert_int_equal(mp_serve_config_load_string(&c2, a.data, a.len, "config.yaml", &d), 0);
+    assert_true(mp_serve_captures_on(&c2));
+    assert_int_equal(c2.capture.num_steps, 7);
+    assert_int_equal(c2.capture.num_profiles, 2);
+    assert_true(c2.capture.interval_s == 0 && c2.capture.detailed_annotations);
+    assert_true(c2.agentx.enabled && !c2.agentx.fast);
+    mp_serve_config_fini(&c2);
+    mp_buf_fini(&a);
+    mp_buf_fini(&e);
+    mp_serve_config_fini(&c);
+
+    /* errors: file:line:col and the field */
+    static const struct {
+        const char *yaml, *field;
+        long line, col;
+    } bad[] = {
+        {"benchmark:\n  model: m\n  profiler:\n    torch_profiler: {num_profiles: 0}\n",
+         "num_profiles", 4, 36},
+        {"benchmark:\n  model: m\n  torch_profiler_interval_seconds: -2\n",
+         "torch_profiler_interval_seconds", 3, 36},
+        {"benchmark:\n  model: m\n  torch_profiler_steps: 3\n  profiler:\n"
+         "    torch_profiler: {num_steps: 4}\n",
+         "torch_profiler_steps", 3, 25},
+        {"benchmark:\n  model: m\n  agentx: {enabled: true, mode: quick, trace_file: /dev/null}\n",
+         "agentx.mode", 3, 33},
+        {"benchmark:\n  model: m\n  agentx: {enabled: true}\n", "agentx.trace_file", 3, 11},
+        {"benchmark:\n  model: m\n  agentx: [1]\n", "agentx", 3, 11},
+        {"benchmark:\n  model: m\n  agentx: true\n", "agentx.trace_file", 3, 11},
+    };
+
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        load_yaml(&c, bad[i].yaml, MP_EINVAL, &d);
+        assert_string_equal(d.field, bad[i].field);
+        assert_int_equal(d.line, bad[i].line);
+        assert_int_equal(d.col, bad[i].col);
+        mp_serve_config_fini(&c);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -801,6 +907,7 @@ int main(void)
         cmocka_unit_test(test_config_tracelens),
         cmocka_unit_test(test_vllm_tracelens_pytorch),
         cmocka_unit_test(test_config_max_failed),
+        cmocka_unit_test(test_config_captures),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
