@@ -165,6 +165,16 @@ static void run_kernels(struct cal_dev *dv, const struct mp_calib_opts *o,
     }
 }
 
+/* AMD GPUs and no CUDA driver: say what is missing rather than "no GPU" */
+static bool amd_here(void)
+{
+    struct mp_gpu_info info;
+    struct mp_gpu_detect_opts o = {.no_tools = true};
+    bool amd = mp_gpu_detect(&info, &o, NULL) == 0 && info.vendor == MP_GPU_VENDOR_AMD;
+    mp_gpu_info_fini(&info);
+    return amd;
+}
+
 int mp_calib_run(const struct mp_calib_opts *o, struct mp_calib_result *r, struct mp_diag *d)
 {
     memset(r, 0, sizeof(*r));
@@ -179,6 +189,12 @@ int mp_calib_run(const struct mp_calib_opts *o, struct mp_calib_result *r, struc
     r->quick = o->quick;
     struct cal_dev dv;
     rc = cal_open(&dv, o->device, d);
+    if (rc == MP_ENOTFOUND && amd_here()) {
+        mp_diag_clear(d);
+        rc = mp_diag_set(d, MP_EUNSUP,
+                         "this machine has AMD GPUs: calibrating them (hipBLASLt, hipRTC) is not "
+                         "implemented yet; give an arch file with --gpu-arch-json meanwhile");
+    }
     if (!rc)
         rc = identify(&dv, o, r, d);
     if (rc) {
