@@ -305,6 +305,10 @@ struct mp_serve_engine {
     /* torch profiler: POST start/stop (NULL: the engine has no profiler
      * endpoints and the torch profiler cannot be asked for) */
     const char *profile_start, *profile_stop;
+    /* scheduled captures: the JSON body of the start request, "{num_steps}"
+     * replaced by the capture's step count (SGLang ends the capture itself
+     * after them); NULL = an empty body, the capture lasts until the stop */
+    const char *profile_start_body;
     int stop_signal; /* to the main process first (0 = SIGTERM), see mp_serve_stop_engine */
     /* the trace layout, passed to the stage splitter as its framework:
      * "vllm" picks vLLM's rank-0 file patterns, any other name SGLang's

@@ -92,11 +92,11 @@ static int parse_signal(const struct mp_yaml_node *n, const char *s, int *out, s
                          s);
 }
 
-/* engine.profiler: start, stop, args, dir_env */
+/* engine.profiler: start, stop, args, dir_env, start_body */
 static int load_profiler(struct mp_serve_config *c, const struct mp_yaml_node *p,
                          struct mp_serve_engine *e, struct mp_diag *d)
 {
-    static const char *const known[] = {"start", "stop", "args", "dir_env", NULL};
+    static const char *const known[] = {"start", "stop", "args", "dir_env", "start_body", NULL};
     if (mp_yaml_is_null(p))
         return 0;
     if (p->kind != MP_YAML_MAP)
@@ -109,6 +109,7 @@ static int load_profiler(struct mp_serve_config *c, const struct mp_yaml_node *p
         (rc = str_field(c, p, "stop", &e->profile_stop, &nt, d)) ||
         (rc = str_field(c, p, "args", &e->profiler_args, &na, d)) ||
         (rc = str_field(c, p, "dir_env", &e->profiler_dir_env, NULL, d)) ||
+        (rc = str_field(c, p, "start_body", &e->profile_start_body, NULL, d)) ||
         (rc = check_path(ns, "engine.profiler.start", e->profile_start, d)) ||
         (rc = check_path(nt, "engine.profiler.stop", e->profile_stop, d)) ||
         (rc = check_template(na, "engine.profiler.args", e->profiler_args, d)))

@@ -225,6 +225,8 @@ static const struct mp_serve_engine ENGINES[MP_SERVE_N_FW] =
                 .version_dists = "'sglang'",
                 .profile_start = "/start_profile",
                 .profile_stop = "/stop_profile",
+                .profile_start_body =
+                    "{\"num_steps\": {num_steps}, \"activities\": [\"CPU\", \"GPU\"]}",
                 .trace_layout = "sglang",
                 .ray_span = {"--use-ray", "--nnodes %d"},
                 .images = {{"gfx942", "lmsysorg/sglang:v0.5.12-rocm720-mi30x"},

@@ -40,6 +40,12 @@ int serve_http_init(struct mp_diag *d)
 int serve_http(const char *method, const char *url, double timeout_s, long *status,
                struct mp_buf *body, char *err, size_t err_len)
 {
+    return serve_http_json(method, url, NULL, timeout_s, status, body, err, err_len);
+}
+
+int serve_http_json(const char *method, const char *url, const char *json, double timeout_s,
+                    long *status, struct mp_buf *body, char *err, size_t err_len)
+{
     if (serve_http_init(NULL) != 0) {
         snprintf(err, err_len, "libcurl could not be loaded");
         return MP_EIO;
@@ -61,12 +67,16 @@ int serve_http(const char *method, const char *url, double timeout_s, long *stat
     curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
     curl_easy_setopt(h, CURLOPT_WRITEDATA, body);
     curl_easy_setopt(h, CURLOPT_NOPROXY, "*");
+    struct curl_slist *hdr = NULL;
     if (strcmp(method, "POST") == 0) {
         curl_easy_setopt(h, CURLOPT_POST, 1L);
-        curl_easy_setopt(h, CURLOPT_POSTFIELDS, "");
-        curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE, 0L);
+        curl_easy_setopt(h, CURLOPT_POSTFIELDS, json ? json : "");
+        curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE, json ? (long)strlen(json) : 0L);
+        if (json && (hdr = curl_slist_append(NULL, "Content-Type: application/json")))
+            curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdr);
     }
     CURLcode cc = curl_easy_perform(h);
+    curl_slist_free_all(hdr);
     if (cc == CURLE_OK)
         curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, status);
     else

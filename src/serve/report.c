@@ -435,7 +435,8 @@ static int yaml_engine(const struct mp_serve_engine *e, struct mp_buf *b)
         const char *pk[][2] = {{"start", e->profile_start},
                                {"stop", e->profile_stop},
                                {"args", e->profiler_args},
-                               {"dir_env", e->profiler_dir_env}};
+                               {"dir_env", e->profiler_dir_env},
+                               {"start_body", e->profile_start_body}};
         rc |= mp_buf_puts(b, "    profiler:\n");
         for (size_t i = 0; i < sizeof(pk) / sizeof(pk[0]); i++)
             if (pk[i][1]) {

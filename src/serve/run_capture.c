@@ -191,15 +191,25 @@ static bool wait_until(struct serve_captures *cs, double t)
     return nap(cs, t, 0, true);
 }
 
-static int profiler_post(struct serve_captures *cs, const char *what, double timeout_s, char *err,
-                         size_t len)
+/* the start request's body: the row's template with {num_steps} */
+static void start_body(const struct mp_serve_config *c, const char *tmpl, char *out, size_t len)
+{
+    const char *p = strstr(tmpl, "{num_steps}");
+    if (!p)
+        snprintf(out, len, "%s", tmpl);
+    else
+        snprintf(out, len, "%.*s%d%s", (int)(p - tmpl), tmpl, c->capture.num_steps, p + 11);
+}
+
+static int profiler_post(struct serve_captures *cs, const char *what, const char *json,
+                         double timeout_s, char *err, size_t len)
 {
     char url[1200], e[256];
     long st = 0;
     struct mp_buf b;
     mp_buf_init(&b, 0);
     snprintf(url, sizeof(url), "%s%s", cs->r->base_url, what);
-    int rc = serve_http("POST", url, timeout_s, &st, &b, e, sizeof(e));
+    int rc = serve_http_json("POST", url, json, timeout_s, &st, &b, e, sizeof(e));
     mp_buf_fini(&b);
     if (rc)
         snprintf(err, len, "POST %s failed: %s", what, e);
@@ -238,8 +248,11 @@ static int take_capture(struct serve_captures *cs, int k)
     mp_buf_reset(&cs->snap);
     walk(r->trace_dir, "", 0, snap_add, &cs->snap);
     cap->start_s = now_s(cs);
-    int rc = profiler_post(cs, e->profile_start, c->capture.capture_timeout_s, cap->error,
-                           sizeof(cap->error));
+    char body[1024] = "";
+    if (e->profile_start_body)
+        start_body(c, e->profile_start_body, body, sizeof(body));
+    int rc = profiler_post(cs, e->profile_start, body[0] ? body : NULL,
+                           c->capture.capture_timeout_s, cap->error, sizeof(cap->error));
     if (rc)
         return rc;
     /* the engine's own step bound, else duration_seconds, else the load's end */
@@ -249,7 +262,7 @@ static int take_capture(struct serve_captures *cs, int k)
             break;
         cap->by_engine = count_new(cs, NULL).n > 0;
     }
-    rc = profiler_post(cs, e->profile_stop, c->capture.flush_timeout_s, cap->error,
+    rc = profiler_post(cs, e->profile_stop, NULL, c->capture.flush_timeout_s, cap->error,
                        sizeof(cap->error));
     if (rc && !cap->by_engine)
         return rc;

@@ -18,6 +18,9 @@ int serve_http_init(struct mp_diag *d);
  * response arrived (*status set), MP_ETIMEOUT, or MP_EIO with the reason in err. */
 int serve_http(const char *method, const char *url, double timeout_s, long *status,
                struct mp_buf *body, char *err, size_t err_len);
+/* The same with a JSON request body (NULL: empty). */
+int serve_http_json(const char *method, const char *url, const char *json, double timeout_s,
+                    long *status, struct mp_buf *body, char *err, size_t err_len);
 /* data[0].id of a /v1/models body. */
 int serve_first_model(const char *body, char *out, size_t len);
 /* "version" of GET {base}/version (vLLM), MP_ENOTFOUND when the engine has none. */

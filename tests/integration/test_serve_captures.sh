@@ -116,6 +116,39 @@ check "captures: config.yaml keeps the schedule and agentx" \
 check "captures: summary lists them" 'grep -q "Profiler captures: 3 of 3" "$WS/summary.txt"'
 check "captures: no engine process left" '[ "$(orphans)" = 0 ]'
 
+# a declared engine whose profiler start takes SGLang's JSON body: the
+# capture asks for num_steps and the engine ends it by itself
+head -40 "$W/agent.jsonl" >"$W/agent40.jsonl"
+cat >"$W/body.yaml" <<EOF
+benchmark:
+  model: fake-model
+  run_mode: local
+  envs: {CONC: 4, NUM_WARMUPS: 0}
+  agentx: {enabled: true, trace_file: $W/agent40.jsonl}
+  profiler:
+    torch_profiler: {enabled: true, num_steps: 3, num_profiles: 2, start_seconds: 0.2,
+                     interval_seconds: 0, duration_seconds: 60}
+  engine:
+    name: fakesrv
+    command: "python3 $MP_SRC/tests/tools/fake_engine.py serve {model} --host {host} --port {port}"
+    health_path: /health
+    profiler:
+      start: /start_profile
+      stop: /stop_profile
+      args: "--profiler-config.torch_profiler_dir {trace_dir}"
+      start_body: '{"num_steps": {num_steps}, "activities": ["CPU", "GPU"]}'
+EOF
+PORT=$(free_port) FAKE_ENGINE_PROFLOG=$W/body.log FAKE_ENGINE_STEP_MS=100 timeout 200 \
+    "$MAGPIE" benchmark -b "$W/body.yaml" -o "$W/body" -q >"$W/body.out" 2>"$W/body.err"
+RC=$?
+R=$(ls -d "$W/body"/benchmark_fakesrv_*/benchmark_report.json 2>/dev/null | tail -1)
+check "body: exit 0" '[ "$RC" = 0 ]'
+check "body: the start requests carried num_steps" \
+    '[ "$(grep -c "^start steps=3$" "$W/body.log")" = 2 ]'
+check "body: 2 of 2 taken, both ended by the engine" \
+    '[ "$(capq "c[\"taken\"], [p[\"ended_by_engine\"] for p in c[\"profiles\"]]")" = "2 [True, True]" ]'
+check "body: config.yaml keeps start_body" 'grep -q "start_body: " "$(dirname "$R")/config.yaml"'
+
 # a first capture due after the load has ended: none taken, the run fails
 sed -e 's/start_seconds: 0.5/start_seconds: 600/' -e 's/num_profiles: 3/num_profiles: 2/' \
     -e "s|agent.jsonl|short.jsonl|" "$W/agentx.yaml" >"$W/late.yaml"

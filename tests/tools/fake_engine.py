@@ -35,11 +35,13 @@ Behaviour knobs (environment):
                               instead of the small synthetic one; several paths
                               joined by ':' are written as ranks 0, 1, ...
   FAKE_ENGINE_PROFLOG         file one line is appended to per profiler call, in
-                              order: "start", "stop" (wrote a trace) or "stop-idle"
-                              (the capture had already ended itself)
-  FAKE_ENGINE_STEP_MS         with --profiler-config.max_iterations N, as vLLM a
-                              capture ends by itself (trace written) N steps of
-                              this many ms after /start_profile (unset: it never does)
+                              order: "start" (" steps=N" when the request body
+                              asked for N steps, as SGLang's), "stop" (wrote a
+                              trace) or "stop-idle" (the capture had ended itself)
+  FAKE_ENGINE_STEP_MS         with --profiler-config.max_iterations N (vLLM) or a
+                              start body {"num_steps": N} (SGLang), a capture ends
+                              by itself (trace written) N steps of this many ms
+                              after /start_profile (unset: it never does)
 """
 import gzip
 import json
@@ -178,13 +180,14 @@ class H(BaseHTTPRequestHandler):
         n = int(self.headers.get("Content-Length", "0"))
         raw = self.rfile.read(n) if n else b""
         if self.path == "/start_profile":
+            body = json.loads(raw) if raw.strip() else {}
+            steps = body.get("num_steps") or ARGS.get("max_iterations")
             with LOCK:
                 STATE["profiling"] = True
                 STATE["capture"] += 1
-                prof_log("start")
-                if ARGS.get("max_iterations") and STEP_S > 0:
-                    threading.Timer(ARGS["max_iterations"] * STEP_S, end_capture,
-                                    (STATE["capture"],)).start()
+                prof_log("start" + (" steps=%d" % body["num_steps"] if "num_steps" in body else ""))
+                if steps and STEP_S > 0:
+                    threading.Timer(steps * STEP_S, end_capture, (STATE["capture"],)).start()
             return self.reply(200, {})
         if self.path == "/stop_profile":
             with LOCK:
