@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <magpie/config.h>
 #include <magpie/discover.h>
 
 #include "cli.h"
@@ -79,9 +80,9 @@ int cmd_discover(int argc, char **argv, const struct cli_global *g)
     }
     o.types = mp_disc_type_mask(type);
     if (!o.types) {
-        fprintf(stderr,
-                "magpie: error: discover: --kernel-type must be hip, cuda, triton, opencl or all "
-                "(got '%s')\n",
+        char names[512]; /* the kernel language table's discovered rows */
+        mp_kernel_lang_list(names, sizeof(names), true, "all");
+        fprintf(stderr, "magpie: error: discover: --kernel-type must be %s (got '%s')\n", names,
                 type);
         return EXIT_USAGE;
     }
