@@ -4,7 +4,9 @@
  * profiler), and stand-in languages registered through the table alone
  * (mp_kernel_lang_register, no other code) are picked up by config parsing,
  * discovery (src/kernel/discover.c) and dispatch (mp_kernel_spec_runs, the
- * job's back-end word). */
+ * job's back-end word), and analyze runs the C-like stand-in end to end on
+ * the harness's OpenCL device (PoCL) by its row alone. */
+#include <ftw.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -18,6 +20,7 @@
 
 #include <magpie/config.h>
 #include <magpie/discover.h>
+#include <magpie/kernel.h>
 
 static char g_tmp[256];
 static char g_run[] = "./run", g_prof[] = "./prof";
@@ -340,6 +343,72 @@ static void test_standin_dispatch(void **state)
     assert_string_equal(mp_kernel_lang_profiler(mp_kernel_lang_get(g_py), "", false), "ncu");
 }
 
+/* The magpie built beside this test (build/<preset>/magpie), for the
+ * harness child; false when it is not there. */
+static bool magpie_exe(char *out, size_t len)
+{
+    char self[1024];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+    if (n <= 0)
+        return false;
+    self[n] = 0;
+    char *sl = strrchr(self, '/');
+    if (!sl)
+        return false;
+    *sl = 0;
+    snprintf(out, len, "%s/../magpie", self);
+    return access(out, X_OK) == 0;
+}
+
+/* analyze of a kernel of the C-like stand-in: its row sends it to the
+ * harness's build job and then its OpenCL device, reference mode */
+static void test_standin_analyze(void **state)
+{
+    (void)state;
+    char exe[1200];
+    if (access("/etc/OpenCL/vendors", R_OK) != 0 || !magpie_exe(exe, sizeof(exe))) {
+        fprintf(stderr, "SKIP: no OpenCL ICD or no magpie beside the test\n");
+        return;
+    }
+    char dir[400], y[2000];
+    snprintf(dir, sizeof(dir), "%s/run", g_tmp);
+    assert_int_equal(mkdir(dir, 0700), 0);
+    const char *k = "__kernel void twice(__global const float *a, __global float *c, int n)"
+                    " { int i = get_global_id(0); if (i < n) c[i] = %s; }\n";
+    char src[300];
+    snprintf(src, sizeof(src), k, "2.0f * a[i]");
+    write_file(dir, "twice.stc", src);
+    snprintf(src, sizeof(src), k, "a[i] + a[i]");
+    write_file(dir, "twice_ref.stc", src);
+    /* (its keyword is discovery's alone: the device compiles OpenCL C) */
+    snprintf(y, sizeof(y),
+             "kernel:\n  id: twice\n  type: cstub\n  source_files: [%s/twice.stc]\n"
+             "  reference: %s/twice_ref.stc\n  size: 4096\n  seeds: 1\n",
+             dir, dir);
+    struct mp_kernel_config c;
+    mp_kernel_config_init(&c);
+    struct mp_diag d;
+    mp_diag_clear(&d);
+    assert_int_equal(mp_config_load_kernel_string(&c, y, "k.yaml", &d), 0);
+    char ws[500];
+    snprintf(ws, sizeof(ws), "%s/results", dir);
+    struct mp_kernel_opts o = {
+        .output_dir = ws, .no_perf = true, .no_latency = true, .self_exe = exe};
+    struct mp_kernel_run run;
+    mp_kernel_run_init(&run);
+    int rc = mp_kernel_analyze(&c, &o, &run, &d);
+    assert_int_equal(rc, 0);
+    assert_int_equal(run.n, 1);
+    const struct mp_kernel_result *r = &run.results[0];
+    for (int i = 0; i < r->nerrors; i++)
+        fprintf(stderr, "error: %s\n", r->errors[i]);
+    assert_int_equal(r->type, g_c);
+    assert_int_equal(r->compiling, MP_STAGE_SUCCESS); /* the harness's build job */
+    assert_int_equal(r->correctness, MP_STAGE_SUCCESS);
+    mp_kernel_run_fini(&run);
+    mp_kernel_config_fini(&c);
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -347,19 +416,18 @@ static int setup(void **state)
     return mkdtemp(g_tmp) ? 0 : -1;
 }
 
+static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st;
+    (void)flag;
+    (void)ftw;
+    return remove(path);
+}
+
 static int teardown(void **state)
 {
     (void)state;
-    static const char *const files[] = {"add.py",    "bare.py",     "tri.py",
-                                        "scale.stc", "test_add.py", NULL};
-    char p[400];
-    for (const char *const *f = files; *f; f++) {
-        snprintf(p, sizeof(p), "%s/proj/%s", g_tmp, *f);
-        unlink(p);
-    }
-    snprintf(p, sizeof(p), "%s/proj", g_tmp);
-    rmdir(p);
-    return rmdir(g_tmp);
+    return nftw(g_tmp, rm_one, 16, FTW_DEPTH | FTW_PHYS);
 }
 
 int main(void)
@@ -369,7 +437,7 @@ int main(void)
         cmocka_unit_test(test_builtin_names),    cmocka_unit_test(test_builtin_dispatch),
         cmocka_unit_test(test_builtin_profiler), cmocka_unit_test(test_register),
         cmocka_unit_test(test_standin_config),   cmocka_unit_test(test_standin_discover),
-        cmocka_unit_test(test_standin_dispatch),
+        cmocka_unit_test(test_standin_dispatch), cmocka_unit_test(test_standin_analyze),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
