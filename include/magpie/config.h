@@ -315,7 +315,8 @@ void mp_kernel_config_init(struct mp_kernel_config *c); /* defaults */
 void mp_kernel_config_fini(struct mp_kernel_config *c);
 void mp_kernel_spec_init(struct mp_kernel_spec *k);
 void mp_kernel_spec_fini(struct mp_kernel_spec *k);
-/* Appends a copy-free entry: *k is moved into c (k is zeroed). */
+/* Appends a copy-free entry: *k is moved into c (k is zeroed); an atol or
+ * rtol < 0 takes its language's default (mp_kernel_lang). */
 int mp_kernel_config_add(struct mp_kernel_config *c, struct mp_kernel_spec *k);
 
 /* Framework config (-c). A missing file is not an error (Magpie: empty

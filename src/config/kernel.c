@@ -92,6 +92,11 @@ int mp_kernel_config_add(struct mp_kernel_config *c, struct mp_kernel_spec *k)
     if (!nv)
         return MP_ENOMEM;
     c->kernels = nv;
+    const struct mp_kernel_lang *lang = mp_kernel_lang_get(k->type);
+    if (lang && k->atol < 0) /* the language's default, else the dtype's (< 0) */
+        k->atol = lang->atol;
+    if (lang && k->rtol < 0)
+        k->rtol = lang->rtol;
     c->kernels[c->nkernels++] = *k;
     memset(k, 0, sizeof(*k));
     return 0;
@@ -266,11 +271,6 @@ static int load_entry(struct mp_kernel_config *c, const struct mp_yaml_node *n, 
         rc = cfg_double(mp_yaml_get(n, "atol"), "atol", 0, &k.atol, d);
     if (!rc)
         rc = cfg_double(mp_yaml_get(n, "rtol"), "rtol", 0, &k.rtol, d);
-    const struct mp_kernel_lang *lang = mp_kernel_lang_get(k.type);
-    if (k.atol < 0) /* the language's default, else the dtype's (atol/rtol < 0) */
-        k.atol = lang->atol;
-    if (k.rtol < 0)
-        k.rtol = lang->rtol;
     if (!rc)
         rc = cfg_int(mp_yaml_get(n, "seeds"), "seeds", 1, 1000, &k.seeds, d);
     bool hp = true;

@@ -227,6 +227,12 @@ static void test_standin_config(void **state)
     assert_true(c.kernels[1].atol == 0.5 && c.kernels[1].rtol == 0.01); /* the entry's first */
     assert_int_equal(c.kernels[2].type, g_c);
     assert_true(c.kernels[2].atol < 0 && c.kernels[2].rtol == 1e-3);
+    /* an entry made in code (analyze's command line) gets them too */
+    struct mp_kernel_spec k;
+    mp_kernel_spec_init(&k);
+    k.type = g_py;
+    assert_int_equal(mp_kernel_config_add(&c, &k), 0);
+    assert_true(c.kernels[3].atol == 0.02 && c.kernels[3].rtol == 0.01);
     mp_kernel_config_fini(&c);
     /* an unknown type lists the registered ones */
     mp_kernel_config_init(&c);
