@@ -292,9 +292,9 @@ static void *capture_thread(void *arg)
     double next = sc->start_s;
     for (int k = 0; k < cs->n; k++) {
         if (wait_until(cs, next)) {
-            snprintf(cs->stop_reason, sizeof(cs->stop_reason),
-                     "the measured load ended (or the run's deadline passed) before capture %d "
-                     "was due",
+            snprintf(cs->stop_reason, sizeof(cs->stop_reason), "%s before capture %d was due",
+                     serve_run_remaining_s(cs->r) <= 0 ? "the run's deadline passed"
+                                                       : "the measured load ended",
                      k + 1);
             break;
         }
