@@ -8,7 +8,10 @@
 # each ended by the engine's own step bound (vLLM's max_iterations, which
 # the stand-in honours) or the capture duration; each capture's traces in
 # torch_trace/profile_NNN/, its kernel summary and TraceLens reports in the
-# report and under captures/profile_NNN/. Asserted: counts and order
+# report and under captures/profile_NNN/ (pytorch mode, and inference mode:
+# the stand-in's trace then carries vLLM's step annotations, so every
+# capture gets its own stage split and three stage reports); SGLang's start
+# body through a declared engine. Asserted: counts and order
 # (start/stop calls, capture indices, each capture after start_seconds and
 # after the previous one's flush plus interval_seconds), never durations.
 # Bad keys exit 2 naming file:line:col and the field.
@@ -148,6 +151,40 @@ check "body: the start requests carried num_steps" \
 check "body: 2 of 2 taken, both ended by the engine" \
     '[ "$(capq "c[\"taken\"], [p[\"ended_by_engine\"] for p in c[\"profiles\"]]")" = "2 [True, True]" ]'
 check "body: config.yaml keeps start_body" 'grep -q "start_body: " "$(dirname "$R")/config.yaml"'
+
+# TraceLens inference mode: every capture gets its own stage split and
+# per-stage reports (the stand-in's trace carries vLLM's step annotations)
+cat >"$W/stages.yaml" <<EOF
+benchmark:
+  framework: vllm
+  model: fake-model
+  run_mode: local
+  envs: {CONC: 4, OSL: 8, NUM_WARMUPS: 0}
+  agentx: {enabled: true, trace_file: $W/agent40.jsonl}
+  profiler:
+    torch_profiler: {enabled: true, num_steps: 5, num_profiles: 2, start_seconds: 0.2,
+                     interval_seconds: 0}
+    tracelens: {enabled: true, num_steps: 4}
+EOF
+FAKE_ENGINE_STEPPED=1 FAKE_ENGINE_STEP_MS=100 run stages "$W/stages.yaml"
+R=$WS/benchmark_report.json
+check "stages: exit 0" '[ "$RC" = 0 ]'
+check "stages: 2 of 2 taken" '[ "$(capq "c[\"taken\"]")" = 2 ]'
+check "stages: no TraceLens window flags beside the capture bound" \
+    '! jq_ "$R" "r[\"magpie\"][\"engine\"][\"command\"]" | grep -q delay_iterations'
+for k in 1 2; do
+    d=$(printf 'profile_%03d' $k)
+    check "stages capture $k: three stages picked" \
+        '[ "$(capq "\",\".join(sorted(c[\"profiles\"][$k - 1][\"tracelens_analysis\"][\"stage_results\"]))")" = \
+           decode,prefill,prefilldecode ]'
+    for s in prefilldecode decode_only prefill_only; do
+        check "stages capture $k: $s report" '[ -d "$WS/captures/$d/tracelens/$s" ]'
+    done
+    check "stages capture $k: its own split" '[ -d "$WS/torch_trace/$d/trace_split" ]'
+done
+check "stages: the top-level tracelens_analysis is capture 1's" \
+    '[ "$(jq_ "$R" "len(r[\"tracelens_analysis\"][\"stage_results\"])")" = 3 ]'
+check "stages: no errors" '[ "$(jq_ "$R" "r[\"errors\"]")" = "[]" ]'
 
 # a first capture due after the load has ended: none taken, the run fails
 sed -e 's/start_seconds: 0.5/start_seconds: 600/' -e 's/num_profiles: 3/num_profiles: 2/' \

@@ -34,6 +34,10 @@ Behaviour knobs (environment):
   FAKE_ENGINE_TRACE           a recorded .json.gz trace written on /stop_profile
                               instead of the small synthetic one; several paths
                               joined by ':' are written as ranks 0, 1, ...
+  FAKE_ENGINE_STEPPED         1: the synthetic trace has vLLM's native step
+                              annotations (execute_context_N(T)_generation_M(K) on
+                              the CPU and GPU timelines: 4 prefill, 17 decode, 3
+                              mixed steps), so the stage split finds every stage
   FAKE_ENGINE_PROFLOG         file one line is appended to per profiler call, in
                               order: "start" (" steps=N" when the request body
                               asked for N steps, as SGLang's), "stop" (wrote a
@@ -102,6 +106,40 @@ def parse_args(argv):
 ARGS = parse_args(sys.argv[1:])
 
 
+def stepped_events():
+    """Steps as vLLM annotates them without detailed annotations: a CPU
+    user_annotation and a GPU gpu_user_annotation per step around its
+    launches (cpu_op, cudaLaunchKernel) and kernels, linked by correlation."""
+    ev, ts, corr = [], 1000.0, 1
+    for step in range(24):
+        if step < 4:
+            name = "execute_context_4(128)_generation_0(0)"
+        elif step % 6 == 0:
+            name = "execute_context_1(32)_generation_3(3)"
+        else:
+            name = "execute_context_0(0)_generation_4(4)"
+        t0, first = ts, None
+        for kn, dur in (("ampere_bf16_gemm_128x64", 40.0), ("flash_attn_fwd", 25.0),
+                        ("rms_norm_kernel", 5.0)):
+            ids = {"correlation": corr, "External id": corr}
+            ev.append({"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1,
+                       "ts": ts, "dur": 8, "args": {"External id": corr}})
+            ev.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1,
+                       "tid": 1, "ts": ts + 1, "dur": 5, "args": ids})
+            ev.append({"ph": "X", "cat": "kernel", "name": kn, "pid": 0, "tid": 7, "ts": ts + 10,
+                       "dur": dur, "args": ids})
+            first = ts + 10 if first is None else first
+            last = ts + 10 + dur
+            ts += dur + 12
+            corr += 1
+        ev.append({"ph": "X", "cat": "user_annotation", "name": name, "pid": 1, "tid": 1,
+                   "ts": t0 - 1, "dur": ts - t0 + 1})
+        ev.append({"ph": "X", "cat": "gpu_user_annotation", "name": name, "pid": 0, "tid": 7,
+                   "ts": first - 0.5, "dur": last - first + 1})
+        ts += 20
+    return ev
+
+
 def write_trace(d):
     os.makedirs(d, exist_ok=True)
     rec = ENV.get("FAKE_ENGINE_TRACE")
@@ -112,9 +150,9 @@ def write_trace(d):
             shutil.copyfile(src, path + ".tmp")
             os.rename(path + ".tmp", path)
         return
-    ev = []
+    ev = stepped_events() if ENV.get("FAKE_ENGINE_STEPPED") == "1" else []
     ts = 1000.0
-    for step in range(20):
+    for step in range(0 if ev else 20):
         for name, dur, ext in (("ampere_bf16_gemm_128x64", 40.0, 1), ("flash_attn_fwd", 25.0, 2),
                                ("rms_norm_kernel", 5.0, 3)):
             ev.append({"ph": "X", "cat": "cpu_op", "name": "aten::op%d" % ext, "pid": 1, "tid": 1,
@@ -126,7 +164,7 @@ def write_trace(d):
     path = os.path.join(d, "fake-host_%d-rank-0.%d.pt.trace.json.gz" % (os.getpid(), int(time.time())))
     tmp = path + ".tmp"
     with gzip.open(tmp, "wt") as f:
-        json.dump({"traceEvents": ev}, f)
+        json.dump({"schemaVersion": 1, "traceEvents": ev}, f)
     os.rename(tmp, path)
 
 
