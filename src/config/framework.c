@@ -397,8 +397,8 @@ int cfg_load_compare(struct mp_kernel_config *c, const struct mp_yaml_node *n, s
     if (!rc)
         rc = cfg_int(mp_yaml_get(n, "rounds"), "compare.rounds", 0, 1000000, &k->rounds, d);
     if (!rc)
-        rc = cfg_strbuf(mp_yaml_get(n, "timing"), "compare.timing", k->timing, sizeof(k->timing),
-                        d);
+        rc =
+            cfg_strbuf(mp_yaml_get(n, "timing"), "compare.timing", k->timing, sizeof(k->timing), d);
     if (!rc && strcmp(k->timing, "sequential") != 0 && strcmp(k->timing, "fixed") != 0)
         rc = mp_yaml_error(mp_yaml_get(n, "timing"), "compare.timing", d, MP_EINVAL,
                            "must be sequential or fixed, not '%s'", k->timing);

@@ -426,12 +426,12 @@ static int load_point(const json_t *jp, size_t idx, const char *path, struct mp_
     const json_t *em = json_object_get(jp, "engine_metrics");
     if (json_is_object(em))
         p.engine = (struct mp_bcmp_engine){true,
-                                            jdouble(json_object_get(em, "running_peak")),
-                                            jdouble(json_object_get(em, "waiting_peak")),
-                                            jdouble(json_object_get(em, "waiting_mean")),
-                                            jdouble(json_object_get(em, "kv_cache_usage_peak")),
-                                            jdouble(json_object_get(em, "prefix_cache_hit_rate")),
-                                            jdouble(json_object_get(em, "num_preemptions"))};
+                                           jdouble(json_object_get(em, "running_peak")),
+                                           jdouble(json_object_get(em, "waiting_peak")),
+                                           jdouble(json_object_get(em, "waiting_mean")),
+                                           jdouble(json_object_get(em, "kv_cache_usage_peak")),
+                                           jdouble(json_object_get(em, "prefix_cache_hit_rate")),
+                                           jdouble(json_object_get(em, "num_preemptions"))};
     int rc = mp_sweep_add_point(s, &p);
     free(p.runs);
     return rc;

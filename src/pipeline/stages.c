@@ -513,8 +513,8 @@ static int peak_cell(struct mp_csv *csv, const struct mp_roofline_arch *ceiling,
 {
     char *e1, *e2;
     double a = strtod(ai, &e1), p = strtod(pct, &e2);
-    double ratio = *ai && !*e1 && *pct && !*e2 ? mp_roofline_peak_ratio(ceiling, peak, spec, a)
-                                                : NAN;
+    double ratio =
+        *ai && !*e1 && *pct && !*e2 ? mp_roofline_peak_ratio(ceiling, peak, spec, a) : NAN;
     if (!isfinite(ratio) || !isfinite(p))
         return mp_csv_field(csv, "", 0);
     char v[40];
