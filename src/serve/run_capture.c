@@ -218,6 +218,22 @@ static int profiler_post(struct serve_captures *cs, const char *what, const char
     return rc ? rc : (st < 200 || st >= 300 ? MP_EIO : 0);
 }
 
+/* the load ended because the engine died: no trace is coming */
+static bool engine_gone(struct serve_captures *cs)
+{
+    pthread_mutex_lock(&cs->mu);
+    bool gone = cs->done && cs->r->died; /* died is written before done */
+    pthread_mutex_unlock(&cs->mu);
+    return gone;
+}
+
+/* a flush may overrun the run's deadline a little, as the single window's */
+static double flush_limit(struct serve_captures *cs)
+{
+    double lim = cs->r->c->capture.flush_timeout_s, rem = serve_run_remaining_s(cs->r) + 60;
+    return lim < rem ? lim : rem;
+}
+
 /* new trace files present and their sizes still for 2 s, within limit_s */
 static size_t wait_flushed(struct serve_captures *cs, double limit_s)
 {
@@ -232,6 +248,8 @@ static size_t wait_flushed(struct serve_captures *cs, double limit_s)
         if (stable >= 4)
             break;
         last = nf.bytes;
+        if (engine_gone(cs))
+            break;
         nap(cs, until, 0.5, false);
     }
     return n;
@@ -262,12 +280,11 @@ static int take_capture(struct serve_captures *cs, int k)
             break;
         cap->by_engine = count_new(cs, NULL).n > 0;
     }
-    rc = profiler_post(cs, e->profile_stop, NULL, c->capture.flush_timeout_s, cap->error,
-                       sizeof(cap->error));
+    rc = profiler_post(cs, e->profile_stop, NULL, flush_limit(cs), cap->error, sizeof(cap->error));
     if (rc && !cap->by_engine)
         return rc;
     cap->error[0] = 0; /* a stop after the engine stopped by itself may be refused */
-    if (wait_flushed(cs, c->capture.flush_timeout_s) == 0) {
+    if (wait_flushed(cs, flush_limit(cs)) == 0) {
         snprintf(cap->error, sizeof(cap->error),
                  "capture %d: no torch traces appeared in torch_trace/ within %g s of the "
                  "profiler stop",

@@ -186,6 +186,26 @@ check "stages: the top-level tracelens_analysis is capture 1's" \
     '[ "$(jq_ "$R" "len(r[\"tracelens_analysis\"][\"stage_results\"])")" = 3 ]'
 check "stages: no errors" '[ "$(jq_ "$R" "r[\"errors\"]")" = "[]" ]'
 
+# the engine exits in the middle of a capture: the run ends (exit 1) with
+# the capture's error, instead of waiting out the flush timeout
+cat >"$W/die.yaml" <<EOF
+benchmark:
+  framework: vllm
+  model: fake-model
+  run_mode: local
+  envs: {CONC: 4, NUM_WARMUPS: 0}
+  agentx: {enabled: true, trace_file: $W/agent.jsonl}
+  profiler:
+    torch_profiler: {enabled: true, num_profiles: 2, start_seconds: 0.2, duration_seconds: 600}
+EOF
+FAKE_ENGINE_MAX_S=6 run die "$W/die.yaml"
+R=$WS/benchmark_report.json
+check "die: exit 1 (not the 200 s guard)" '[ "$RC" = 1 ]'
+check "die: the engine's exit reported" 'jq_ "$R" "r[\"errors\"]" | grep -q "engine exited"'
+check "die: the capture's stop failed, said so" 'jq_ "$R" "r[\"errors\"]" | grep -q "POST /stop_profile failed"'
+check "die: 1 of 2 taken" '[ "$(capq "c[\"taken\"]")" = 1 ]'
+check "die: no engine process left" '[ "$(orphans)" = 0 ]'
+
 # a first capture due after the load has ended: none taken, the run fails
 sed -e 's/start_seconds: 0.5/start_seconds: 600/' -e 's/num_profiles: 3/num_profiles: 2/' \
     -e "s|agent.jsonl|short.jsonl|" "$W/agentx.yaml" >"$W/late.yaml"
