@@ -80,6 +80,8 @@ char *mp_strdup(const char *s);
 char *mp_strndup(const char *s, size_t n);
 /* True when needle occurs in s, ASCII letters compared without case. */
 bool mp_str_contains_ci(const char *s, const char *needle);
+/* True when s ends with suffix (byte for byte; "" ends every string). */
+bool mp_str_ends_with(const char *s, const char *suffix);
 /* Length (1..4) of the well-formed UTF-8 sequence at p, of at most avail
  * bytes, or 0 when it is not one (overlong forms, surrogates, code points
  * above U+10FFFF, a cut sequence). No byte after the first one that fails is
@@ -110,6 +112,15 @@ void *mp_reallocarray(void *p, size_t n, size_t size);
 int mp_grow(void *pp, size_t *cap, size_t need, size_t elem, size_t min_cap);
 #define MP_GROW(ptr, cap, need, min_cap)                                                           \
     ((size_t)(need) <= (cap) ? 0 : mp_grow(&(ptr), &(cap), (need), sizeof(*(ptr)), (min_cap)))
+/* MP_GROW2(a, b, cap, need, min_cap) grows two parallel arrays that share
+ * one capacity (a struct of arrays) to the same new cap. On MP_ENOMEM cap is
+ * untouched and both blocks stay valid (a may already be the larger one). */
+int mp_grow2(void *pa, size_t elem_a, void *pb, size_t elem_b, size_t *cap, size_t need,
+             size_t min_cap);
+#define MP_GROW2(a, b, cap, need, min_cap)                                                         \
+    ((size_t)(need) <= (cap)                                                                       \
+         ? 0                                                                                       \
+         : mp_grow2(&(a), sizeof(*(a)), &(b), sizeof(*(b)), &(cap), (need), (min_cap)))
 
 /* ---- arena: bump allocator freed in one call ---- */
 struct mp_arena;

@@ -132,6 +132,16 @@ int mp_trace_json_int(struct mp_strview raw, int64_t *out);
 /* Decodes a raw JSON string (with quotes) into buf (NUL-terminated). */
 int mp_trace_json_string(struct mp_strview raw, struct mp_buf *buf);
 
+/* Appends Python's repr() of a str of n bytes (its quote choice, \\, \n,
+ * \r, \t and \xNN escapes; other bytes as they are). */
+int mp_trace_pystr_repr(struct mp_buf *b, const char *s, size_t n);
+
+/* Appends Python's repr() of json.loads of the raw JSON value [p, e): lists
+ * as tuples when tuples (TraceLens's list_to_tuple, with "(x,)" for one
+ * item), else as lists; NaN / Infinity / -Infinity as nan / inf / -inf;
+ * "None" for an empty value. */
+int mp_trace_json_pyrepr(struct mp_buf *b, const char *p, const char *e, bool tuples);
+
 /* ---- event store: the whole trace in compact arrays ---- */
 
 struct mp_trace_store {

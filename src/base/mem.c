@@ -64,6 +64,17 @@ int mp_grow(void *pp, size_t *cap, size_t need, size_t elem, size_t min_cap)
     return 0;
 }
 
+int mp_grow2(void *pa, size_t elem_a, void *pb, size_t elem_b, size_t *cap, size_t need,
+             size_t min_cap)
+{
+    size_t ca = *cap, cb = *cap; /* the same doubling from the same start */
+    if (mp_grow(pa, &ca, need, elem_a, min_cap) || mp_grow(pb, &cb, need, elem_b, min_cap))
+        return MP_ENOMEM;
+    MP_ASSERT(ca == cb);
+    *cap = ca;
+    return 0;
+}
+
 char *mp_strndup(const char *s, size_t n)
 {
     char *r = malloc(n + 1);
@@ -72,6 +83,12 @@ char *mp_strndup(const char *s, size_t n)
     memcpy(r, s, n);
     r[n] = '\0';
     return r;
+}
+
+bool mp_str_ends_with(const char *s, const char *suffix)
+{
+    size_t a = strlen(s), b = strlen(suffix);
+    return a >= b && memcmp(s + a - b, suffix, b) == 0;
 }
 
 bool mp_str_contains_ci(const char *s, const char *needle)

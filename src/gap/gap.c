@@ -225,11 +225,27 @@ static int cat_flags(struct ctx *c, struct mp_strview cat)
 
 /* ---- Input Dims -> "[a,b]x[c,d]" (Python str() of the elements) ---- */
 
-static int py_str_value(struct mp_buf *b, const char *p, const char *e, bool repr);
-
-static int py_list(struct mp_buf *b, const char *p, const char *e, const char *sep, bool repr_items)
+/* Python str() of one JSON value: a string as it is, anything else as its
+ * repr() (mp_trace_json_pyrepr, lists as lists). */
+static int py_str_value(struct mp_buf *b, const char *p, const char *e)
 {
-    /* p at '[' */
+    if (p >= e)
+        return 0;
+    if (*p != '"')
+        return mp_trace_json_pyrepr(b, p, e, false);
+    struct mp_buf s;
+    mp_buf_init(&s, 0);
+    struct mp_strview raw = {p, (size_t)(e - p)};
+    int rc = mp_trace_json_string(raw, &s);
+    if (!rc)
+        rc = mp_buf_append(b, s.data ? s.data : "", s.len);
+    mp_buf_fini(&s);
+    return rc;
+}
+
+/* "[" str() of each item joined by sep "]" (p at '[') */
+static int py_list(struct mp_buf *b, const char *p, const char *e, const char *sep)
+{
     int rc = mp_buf_putc(b, '[');
     p = mp_json_skip_ws(p + 1, e);
     bool first = true;
@@ -238,72 +254,13 @@ static int py_list(struct mp_buf *b, const char *p, const char *e, const char *s
         if (!first)
             rc = mp_buf_puts(b, sep);
         if (!rc)
-            rc = py_str_value(b, p, ve, repr_items);
+            rc = py_str_value(b, p, ve);
         first = false;
         p = mp_json_next_item(ve, e);
     }
     if (!rc)
         rc = mp_buf_putc(b, ']');
     return rc;
-}
-
-/* Python str() (or repr() inside containers) of one JSON value. */
-static int py_str_value(struct mp_buf *b, const char *p, const char *e, bool repr)
-{
-    if (p >= e)
-        return 0;
-    switch (*p) {
-    case '[':
-        return py_list(b, p, e, ", ", true);
-    case '"': {
-        struct mp_buf s;
-        mp_buf_init(&s, 0);
-        struct mp_strview raw = {p, (size_t)(e - p)};
-        int rc = mp_trace_json_string(raw, &s);
-        if (!rc) {
-            if (repr) {
-                bool has_sq = memchr(mp_buf_cstr(&s), '\'', s.len) != NULL;
-                bool has_dq = memchr(mp_buf_cstr(&s), '"', s.len) != NULL;
-                char q = has_sq && !has_dq ? '"' : '\'';
-                rc = mp_buf_putc(b, q);
-                for (size_t i = 0; !rc && i < s.len; i++) {
-                    char ch = s.data[i];
-                    if (ch == q || ch == '\\')
-                        rc = mp_buf_putc(b, '\\');
-                    if (!rc)
-                        rc = mp_buf_putc(b, ch);
-                }
-                if (!rc)
-                    rc = mp_buf_putc(b, q);
-            } else {
-                rc = mp_buf_append(b, s.data ? s.data : "", s.len);
-            }
-        }
-        mp_buf_fini(&s);
-        return rc;
-    }
-    case 't':
-        return mp_buf_puts(b, "True");
-    case 'f':
-        return mp_buf_puts(b, "False");
-    case 'n':
-        return mp_buf_puts(b, "None");
-    default: {
-        bool is_float = false;
-        for (const char *q = p; q < e; q++)
-            if (*q == '.' || *q == 'e' || *q == 'E' || *q == 'N' || *q == 'I')
-                is_float = true;
-        if (!is_float)
-            return mp_buf_append(b, p, (size_t)(e - p));
-        char tmp[128];
-        size_t n = (size_t)(e - p) < sizeof(tmp) - 1 ? (size_t)(e - p) : sizeof(tmp) - 1;
-        memcpy(tmp, p, n);
-        tmp[n] = '\0';
-        char out[64];
-        mp_fmt_pyfloat(strtod(tmp, NULL), out, sizeof(out));
-        return mp_buf_puts(b, out);
-    }
-    }
 }
 
 /* Magpie's _format_input_dims over the raw JSON text; result in c->tmp. */
@@ -324,7 +281,7 @@ static int format_dims(struct ctx *c, struct mp_strview raw)
                 if (any)
                     rc = mp_buf_putc(&c->tmp, 'x');
                 if (!rc)
-                    rc = py_list(&c->tmp, p, ve, ",", false);
+                    rc = py_list(&c->tmp, p, ve, ",");
                 any = true;
             }
         }

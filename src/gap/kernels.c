@@ -22,20 +22,11 @@ static int kacc_add(struct kacc *k, const char *name, size_t n, double us, uint6
     if (id < 0)
         return id;
     if ((size_t)id >= k->cap) {
-        size_t nc = k->cap ? k->cap * 2 : 256;
-        while (nc <= (size_t)id)
-            nc *= 2;
-        double *u = mp_reallocarray(k->us, nc, sizeof(*u));
-        if (u)
-            k->us = u;
-        uint64_t *c = mp_reallocarray(k->calls, nc, sizeof(*c));
-        if (c)
-            k->calls = c;
-        if (!u || !c)
+        size_t old = k->cap;
+        if (MP_GROW2(k->us, k->calls, k->cap, (size_t)id + 1, 256))
             return MP_ENOMEM;
-        memset(k->us + k->cap, 0, (nc - k->cap) * sizeof(*u));
-        memset(k->calls + k->cap, 0, (nc - k->cap) * sizeof(*c));
-        k->cap = nc;
+        memset(k->us + old, 0, (k->cap - old) * sizeof(*k->us));
+        memset(k->calls + old, 0, (k->cap - old) * sizeof(*k->calls));
     }
     k->us[id] += us;
     k->calls[id] += calls;

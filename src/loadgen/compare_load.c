@@ -488,12 +488,6 @@ static int result_fields(struct mp_bcmp_side *s, const json_t *res)
     return rc ? MP_ENOMEM : 0;
 }
 
-static bool ends_with(const char *s, const char *suf)
-{
-    size_t n = strlen(s), m = strlen(suf);
-    return n >= m && !strcmp(s + n - m, suf);
-}
-
 /* A result JSON and its run: the sibling NAME.requests.jsonl when there is
  * one (exact event times), else the arrays in the JSON. */
 static int load_result_file(const char *path, struct mp_bcmp_side *s, struct mp_bcmp_run *run,
@@ -520,8 +514,8 @@ static int load_result_file(const char *path, struct mp_bcmp_side *s, struct mp_
         json_decref(res);
         return mp_diag_set(d, MP_ENOMEM, "out of memory");
     }
-    snprintf(side, n + 32, "%.*s.requests.jsonl", (int)(ends_with(path, ".json") ? n - 5 : n),
-             path);
+    snprintf(side, n + 32, "%.*s.requests.jsonl",
+             (int)(mp_str_ends_with(path, ".json") ? n - 5 : n), path);
     FILE *f = fopen(side, "r");
     if (f) {
         fclose(f);

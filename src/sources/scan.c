@@ -10,26 +10,20 @@
 
 #include "src_int.h"
 
-static bool ends_with(const char *s, const char *suf)
-{
-    size_t a = strlen(s), b = strlen(suf);
-    return a >= b && strcmp(s + a - b, suf) == 0;
-}
-
 static bool is_c_ext(const char *n)
 {
     static const char *const ext[] = {".cu", ".cuh", ".hip", ".cpp", ".cc", ".cxx",   ".c",
                                       ".h",  ".hpp", ".hh",  ".inl", ".cl", ".cpp.in"};
     for (size_t i = 0; i < sizeof(ext) / sizeof(ext[0]); i++)
-        if (ends_with(n, ext[i]))
+        if (mp_str_ends_with(n, ext[i]))
             return true;
     return false;
 }
 
 bool src_scan_wants(const char *name)
 {
-    return is_c_ext(name) || ends_with(name, ".py") || ends_with(name, ".s") ||
-           ends_with(name, ".S");
+    return is_c_ext(name) || mp_str_ends_with(name, ".py") || mp_str_ends_with(name, ".s") ||
+           mp_str_ends_with(name, ".S");
 }
 
 static bool ident_start(int c)
@@ -674,11 +668,11 @@ static int scan_asm(struct mp_src_index *ix, int32_t file, const char *t, size_t
 int src_scan_file(struct mp_src_index *ix, int32_t file, const char *path, const char *text,
                   size_t len)
 {
-    if (ends_with(path, ".py"))
+    if (mp_str_ends_with(path, ".py"))
         return memmem(text, len, "jit", 3) || memmem(text, len, "autotune", 8)
                    ? scan_py(ix, file, text, len)
                    : 0;
-    if (ends_with(path, ".s") || ends_with(path, ".S"))
+    if (mp_str_ends_with(path, ".s") || mp_str_ends_with(path, ".S"))
         return scan_asm(ix, file, text, len);
     return scan_c(ix, file, text, len);
 }

@@ -25,12 +25,6 @@ struct walk {
     size_t n, cap;
 };
 
-static bool ends_with(const char *s, const char *suffix)
-{
-    size_t a = strlen(s), b = strlen(suffix);
-    return a >= b && strcmp(s + a - b, suffix) == 0;
-}
-
 static int walk_dir(struct walk *w, const char *dir, int depth, bool capture)
 {
     if (depth > MAX_DEPTH)
@@ -55,7 +49,7 @@ static int walk_dir(struct walk *w, const char *dir, int depth, bool capture)
             continue;
         }
         if (!S_ISREG(st.st_mode) ||
-            !(ends_with(e->d_name, ".json") || ends_with(e->d_name, ".json.gz")))
+            !(mp_str_ends_with(e->d_name, ".json") || mp_str_ends_with(e->d_name, ".json.gz")))
             continue;
         if (w->n == w->cap) {
             size_t nc = w->cap ? w->cap * 2 : 64;
@@ -164,7 +158,7 @@ static size_t take(struct walk *w, struct mp_trace_rank_list *out, bool capture,
     size_t k = 0;
     for (size_t i = 0; i < w->n; i++) {
         struct found *f = &w->v[i];
-        if (!f->path || f->capture != capture || (suffix && !ends_with(f->path, suffix)))
+        if (!f->path || f->capture != capture || (suffix && !mp_str_ends_with(f->path, suffix)))
             continue;
         int rank = extract_rank(f->path + root_len);
         if (need_rank && rank < 0)

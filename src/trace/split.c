@@ -471,28 +471,16 @@ static int sel_push(struct selection *x, size_t k, uint32_t tag)
     if (x->stamp[k] == tag)
         return 0;
     x->stamp[k] = tag;
-    if (x->n == x->cap) {
-        size_t nc = x->cap ? x->cap * 2 : 1024;
-        size_t *ne = mp_reallocarray(x->ev, nc, sizeof(size_t));
-        if (!ne)
-            return MP_ENOMEM;
-        x->ev = ne;
-        x->cap = nc;
-    }
+    if (MP_GROW(x->ev, x->cap, x->n + 1, 1024))
+        return MP_ENOMEM;
     x->ev[x->n++] = k;
     return 0;
 }
 
 static int corr_push(struct selection *x, int64_t c)
 {
-    if (x->ncorr == x->capcorr) {
-        size_t nc = x->capcorr ? x->capcorr * 2 : 256;
-        int64_t *nn = mp_reallocarray(x->corr, nc, sizeof(int64_t));
-        if (!nn)
-            return MP_ENOMEM;
-        x->corr = nn;
-        x->capcorr = nc;
-    }
+    if (MP_GROW(x->corr, x->capcorr, x->ncorr + 1, 256))
+        return MP_ENOMEM;
     x->corr[x->ncorr++] = c;
     return 0;
 }

@@ -662,20 +662,8 @@ static int merge_pairs(const struct tc_sortctx *sc, const struct tc_ent *ents, s
         for (size_t i = g; i < e; i++)
             *(ents[i].side ? &nr : &nl) += 1;
         size_t need = (nl && nr) ? nl * nr : nl + nr;
-        if (*nout + need > cap) {
-            size_t nc = cap ? cap * 2 : 64;
-            while (nc < *nout + need)
-                nc *= 2;
-            size_t *a = mp_reallocarray(*lrow, nc, sizeof(*a));
-            if (a)
-                *lrow = a;
-            size_t *b = mp_reallocarray(*rrow, nc, sizeof(*b));
-            if (b)
-                *rrow = b;
-            if (!a || !b)
-                return MP_ENOMEM;
-            cap = nc;
-        }
+        if (MP_GROW2(*lrow, *rrow, cap, *nout + need, 64))
+            return MP_ENOMEM;
         for (size_t i = g; i < e; i++) {
             if (ents[i].side)
                 continue;

@@ -1380,6 +1380,43 @@ static void test_json_int_string(void **state)
     mp_buf_fini(&b);
 }
 
+/* mp_trace_json_pyrepr prints what Python prints for repr(json.loads(text))
+ * (lists as lists) and for TraceLens's list_to_tuple of it: the expected
+ * texts are Python 3's output, NaN / Infinity / -Infinity as nan / inf / -inf. */
+static void test_json_pyrepr(void **state)
+{
+    (void)state;
+    static const char text[] = "[1, 2.50, 1e300, NaN, Infinity, -Infinity, \"it's\", \"a\\nb\", "
+                               "true, null, {\"k\": [1]}, [3]]";
+
+    static const struct {
+        bool tuples;
+        const char *want;
+    } cases[] = {
+        {false, "[1, 2.5, 1e+300, nan, inf, -inf, \"it's\", 'a\\nb', True, None, {'k': [1]}, [3]]"},
+        {true,
+         "(1, 2.5, 1e+300, nan, inf, -inf, \"it's\", 'a\\nb', True, None, {'k': (1,)}, (3,))"},
+    };
+    struct mp_buf b;
+    mp_buf_init(&b, 0);
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        mp_buf_reset(&b);
+        assert_int_equal(mp_trace_json_pyrepr(&b, text, text + strlen(text), cases[i].tuples), 0);
+        assert_string_equal(mp_buf_cstr(&b), cases[i].want);
+    }
+    static const char *const scalars[][2] = {
+        {"NaN", "nan"},   {"-Infinity", "-inf"},      {"Infinity", "inf"}, {"-0.0", "-0.0"},
+        {"1E2", "100.0"}, {"\"\\u0001\"", "'\\x01'"}, {"", "None"},
+    };
+    for (size_t i = 0; i < sizeof(scalars) / sizeof(scalars[0]); i++) {
+        mp_buf_reset(&b);
+        const char *t = scalars[i][0];
+        assert_int_equal(mp_trace_json_pyrepr(&b, t, t + strlen(t), true), 0);
+        assert_string_equal(mp_buf_cstr(&b), scalars[i][1]);
+    }
+    mp_buf_fini(&b);
+}
+
 /* ------------------------------------------------------------------ */
 /* rank discovery                                                      */
 /* ------------------------------------------------------------------ */
@@ -2197,6 +2234,7 @@ int main(void)
         cmocka_unit_test(test_gzip_damage),
         cmocka_unit_test(test_json_find),
         cmocka_unit_test(test_json_int_string),
+        cmocka_unit_test(test_json_pyrepr),
         cmocka_unit_test(test_find_ranks),
         cmocka_unit_test(test_store),
         cmocka_unit_test(test_fwd_bwd_link),
