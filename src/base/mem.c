@@ -255,7 +255,8 @@ int mp_buf_append(struct mp_buf *b, const void *p, size_t n)
     /* room already there (cap never exceeds max): the common case of the
      * report writers, without the checks of mp_buf_reserve */
     if (n < b->cap - b->len && b->data) {
-        memcpy(b->data + b->len, p, n);
+        if (n) /* p may be NULL when n is 0 (an empty mp_buf's data) */
+            memcpy(b->data + b->len, p, n);
         b->len += n;
         b->data[b->len] = '\0';
         return 0;
