@@ -751,6 +751,7 @@ static int refill(struct parser *ps, size_t from, bool *more)
 {
     if (ps->sp)
         return spl_refill(ps, from, more);
+    MP_ASSERT(from <= ps->len && ps->len <= ps->cap); /* the unit kept lies in the window */
     *more = false;
     if (from > 0) {
         memmove(ps->buf, ps->buf + from, ps->len - from);
@@ -794,6 +795,7 @@ static int refill(struct parser *ps, size_t from, bool *more)
         return 0;
     }
     ps->len += got;
+    MP_ASSERT(ps->len <= ps->cap); /* buf holds cap + 1 bytes: room for the NUL */
     *more = true;
     if (ps->o && ps->o->on_progress)
         ps->o->on_progress(ps->base + ps->len, mp_io_raw_pos(ps->r), mp_io_raw_size(ps->r),
@@ -1238,6 +1240,7 @@ static int spl_refill(struct parser *ps, size_t from, bool *more)
 {
     struct spl *sp = ps->sp;
     *more = false;
+    MP_ASSERT(from <= ps->len); /* the unit kept lies in the window */
     size_t n = ps->len - from, cap = ps->cap;
     if (n == cap && !ps->eof) {
         if (cap >= ps->max_unit + ps->chunk) {

@@ -102,6 +102,7 @@ static int add_output(struct split *sp, struct output **o)
 
 static int output_roots(struct split *sp, struct output *o, size_t from, size_t to)
 {
+    MP_ASSERT(from <= to && to <= sp->nroots);
     o->nroots = to - from;
     o->roots = malloc(sizeof(size_t) * (o->nroots ? o->nroots : 1));
     if (!o->roots)
@@ -962,7 +963,7 @@ bad:
 static int plan_window(struct split *sp, const size_t *working, size_t nworking, size_t ws,
                        size_t we, const char *label, const char *subdir)
 {
-    (void)nworking;
+    MP_ASSERT(we <= nworking); /* a window lies in the working steps */
     if (we <= ws)
         return 0;
     struct output *o = NULL;

@@ -422,8 +422,12 @@ static int build_children(struct mp_trace_tree *t, const struct edges *e)
     t->child = malloc((e->n ? e->n : 1) * sizeof(int32_t));
     if (!t->child_off || !t->child)
         return MP_ENOMEM;
-    for (size_t k = 0; k < e->n; k++)
+    for (size_t k = 0; k < e->n; k++) {
+        /* every edge joins two events of this tree (the CSR below indexes by them) */
+        MP_ASSERT(e->v[k].parent >= 0 && (size_t)e->v[k].parent < t->n);
+        MP_ASSERT(e->v[k].child >= 0 && (size_t)e->v[k].child < t->n);
         t->child_off[e->v[k].parent + 1]++;
+    }
     for (size_t i = 0; i < t->n; i++)
         t->child_off[i + 1] += t->child_off[i];
     int32_t *fill = malloc((t->n ? t->n : 1) * sizeof(int32_t));
@@ -435,6 +439,8 @@ static int build_children(struct mp_trace_tree *t, const struct edges *e)
         const struct edge *ed = &e->v[k];
         t->child[fill[ed->parent]++] = ed->child;
     }
+    MP_ASSERT(t->n == 0 || fill[t->n - 1] == t->child_off[t->n]); /* every slot filled once */
+    MP_ASSERT((size_t)t->child_off[t->n] == e->n);
     free(fill);
     return 0;
 }
