@@ -50,6 +50,15 @@ static void test_buf_limits(void **state)
     assert_int_equal(b.len, 15);
     mp_buf_reset(&b);
     assert_int_equal(b.len, 0);
+    /* 0 bytes from NULL (an empty buffer's data), with and without room:
+     * no copy (UBSan would abort on memcpy from NULL) */
+    struct mp_buf empty;
+    mp_buf_init(&empty, 0);
+    assert_int_equal(mp_buf_append(&b, empty.data, empty.len), 0);
+    assert_int_equal(mp_buf_append(&empty, NULL, 0), 0);
+    assert_int_equal(b.len, 0);
+    assert_string_equal(mp_buf_cstr(&empty), "");
+    mp_buf_fini(&empty);
     mp_buf_fini(&b);
 }
 
