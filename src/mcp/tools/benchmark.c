@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <magpie/ray.h>
 #include <magpie/serve.h>
@@ -127,10 +128,41 @@ static int run_on_ray(struct mcp_wctx *w, json_t *args, const char *addr, json_t
     return 0;
 }
 
+/* agentx / agentx_mode / agentx_trace_file and the torch_profiler_* capture
+ * schedule (Magpie's MCP names; docs/workloads.md). 0, or 1 with *result. */
+static int agentx_args(struct mp_serve_config *cfg, json_t *args, json_t **result)
+{
+    struct mp_serve_captures *cp = &cfg->capture;
+    cp->num_steps = (int)mcp_int(args, "torch_profiler_steps");
+    cp->num_profiles = (int)mcp_int(args, "torch_profiler_count");
+    cp->interval_s = (double)mcp_int(args, "torch_profiler_interval_seconds");
+    cp->start_s = (double)mcp_int(args, "torch_profiler_start_seconds");
+    cp->detailed_annotations = mcp_bool(args, "torch_profiler_detailed_annotations");
+    if (cp->num_steps < 1 || cp->num_profiles < 1 || cp->interval_s < 0 || cp->start_s < 0)
+        return mcp_fail(result, "torch_profiler_steps and torch_profiler_count must be >= 1, "
+                                "the _seconds >= 0");
+    /* more than Magpie's one capture from the start asks for a schedule
+     * (AgentX runs always have one) */
+    cp->set = cp->num_profiles > 1 || cp->start_s > 0;
+    if (!mcp_bool(args, "agentx"))
+        return 0;
+    const char *mode = mcp_str(args, "agentx_mode");
+    if (strcmp(mode, "canonical") != 0 && strcmp(mode, "fast") != 0)
+        return mcp_fail(result, "agentx_mode must be canonical or fast, not '%s'", mode);
+    const char *tf = mcp_str(args, "agentx_trace_file");
+    if (!tf || !*tf)
+        return mcp_fail(result, "agentx needs agentx_trace_file: the agentic trace to replay "
+                                "(mooncake / AIPerf JSONL with session ids)");
+    if (access(tf, R_OK) != 0)
+        return mcp_fail(result, "agentx_trace_file: cannot read '%s'", tf);
+    cfg->agentx.enabled = true;
+    cfg->agentx.fast = strcmp(mode, "fast") == 0;
+    cfg->agentx.trace_file = mp_serve_config_strdup(cfg, tf);
+    return 0;
+}
+
 static int run(struct mcp_wctx *w, json_t *args, json_t **result)
 {
-    if (mcp_bool(args, "agentx"))
-        return mcp_fail(result, "agentx runs are not supported by magpie");
     const char *ray = mcp_str(args, "ray_cluster_address");
     if (ray && *ray)
         return run_on_ray(w, args, ray, result);
@@ -169,10 +201,17 @@ static int run(struct mcp_wctx *w, json_t *args, json_t **result)
         if (s)
             mp_serve_config_setenv(&cfg, key, s);
     }
+    if (agentx_args(&cfg, args, result)) {
+        mp_serve_config_fini(&cfg);
+        return 1;
+    }
     json_t *tp = json_object_get(args, "torch_profiler");
-    /* null: on for engines with profiler endpoints (Magpie's default) */
-    cfg.torch_profiler = json_is_boolean(tp) ? json_is_true(tp)
-                                             : mp_serve_config_engine(&cfg)->profile_start != NULL;
+    /* null: on for engines with profiler endpoints (Magpie's default), off
+     * for AgentX runs (Magpie's too) */
+    cfg.torch_profiler =
+        json_is_boolean(tp)
+            ? json_is_true(tp)
+            : mp_serve_config_engine(&cfg)->profile_start != NULL && !cfg.agentx.enabled;
     cfg.system_profiler = mcp_bool(args, "system_profiler");
     cfg.tracelens = mcp_bool(args, "tracelens");
     cfg.tracelens_excel = strcmp(mcp_str(args, "tracelens_export_format"), "excel") == 0;
@@ -274,15 +313,24 @@ static const struct mcp_param params[] = {
     {"ray_total_num_gpus", MT_INT, false, "8", NULL, 0, 0, "Ray total GPUs"},
     {"ray_num_nodes", MT_INT, false, "1", NULL, 0, 0, "Ray nodes"},
     {"agentx", MT_BOOL, false, "false", NULL, 0, 0,
-     "AgentX workload (not supported: true is an error)"},
-    {"agentx_mode", MT_STR, false, "\"canonical\"", NULL, 0, 0, "AgentX mode"},
-    {"torch_profiler_steps", MT_INT, false, "20", NULL, 0, 0, "accepted (AgentX profiling)"},
-    {"torch_profiler_count", MT_INT, false, "1", NULL, 0, 0, "accepted (AgentX profiling)"},
+     "AgentX workload: replay agentx_trace_file (multi-turn sessions, recorded times); the torch "
+     "profiler is off unless torch_profiler is true"},
+    {"agentx_mode", MT_STR, false, "\"canonical\"", "canonical|fast", 0, 0,
+     "AgentX mode (fast: validation only)"},
+    {"agentx_trace_file", MT_STR, false, NULL, NULL, 0, 0,
+     "magpie's: the agentic trace replayed (mooncake / AIPerf JSONL with session ids); required "
+     "with agentx"},
+    {"torch_profiler_steps", MT_INT, false, "20", NULL, 0, 0,
+     "engine steps per profiler capture (given: scheduled captures)"},
+    {"torch_profiler_count", MT_INT, false, "1", NULL, 0, 0,
+     "profiler captures during the measured load (> 1: scheduled captures, each with its own "
+     "reports)"},
     {"torch_profiler_interval_seconds", MT_INT, false, "200", NULL, 0, 0,
-     "accepted (AgentX profiling)"},
-    {"torch_profiler_start_seconds", MT_INT, false, "0", NULL, 0, 0, "accepted (AgentX profiling)"},
+     "wait after a capture's traces are written before the next capture"},
+    {"torch_profiler_start_seconds", MT_INT, false, "0", NULL, 0, 0,
+     "from the measured load's start to the first capture"},
     {"torch_profiler_detailed_annotations", MT_BOOL, false, "false", NULL, 0, 0,
-     "accepted (AgentX profiling)"},
+     "the engine's detailed step annotations"},
     {NULL, 0, false, NULL, NULL, 0, 0, NULL},
 };
 
