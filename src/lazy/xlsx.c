@@ -1,5 +1,5 @@
 /* libxlsxwriter, opened at first use (lazy_int.h): the functions of the
- * .xlsx writer (tracelens/views.c), each forwarding to libxlsxwriter.so.4's
+ * .xlsx writer (tracelens/views_xlsx.c), each forwarding to libxlsxwriter.so.4's
  * own. When the library cannot be opened, the first call prints why (lazy.c)
  * and workbook_new_opt returns NULL, which the writer reports as an error;
  * the other functions are only reached with a workbook that a loaded library

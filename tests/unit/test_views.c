@@ -1,4 +1,4 @@
-/* Unit tests for the human views of a report (src/tracelens/views.c): the
+/* Unit tests for the human views of a report (src/tracelens/views*.c): the
  * terminal summary, report.html (well-formed markup, one circle per plotted
  * op shape, roofs only with an arch, escaping, no NaN/inf text, same bytes
  * for the same report) and the xlsx workbook (a zip with the sheets under
