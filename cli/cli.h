@@ -59,6 +59,11 @@ int cli_bench_compare(int argc, char **argv, const struct cli_global *g);
  * argv[0] = "sweep". */
 int cli_bench_sweep(int argc, char **argv, const struct cli_global *g);
 
+/* `trace kernels`, `trace report` and `trace collective` (cmd_trace_kernels.c,
+ * cmd_trace_report.c, cmd_trace_collective.c); argv[0] is the subcommand. */
+int cli_trace_kernels(int argc, char **argv);
+int cli_trace_report(int argc, char **argv);
+int cli_trace_collective(int argc, char **argv);
 /* `trace split` (cmd_trace_split.c) and `trace stages` (cmd_trace_stages.c). */
 int cli_trace_split(int argc, char **argv);
 int cli_trace_stages(int argc, char **argv);
