@@ -144,6 +144,47 @@ static void test_grow(void **state)
     free(v);
 }
 
+/* MP_GROW2: two arrays of different element sizes grow to one capacity by
+ * MP_GROW's doubling; on overflow cap and both blocks stay as they were. */
+static void test_grow2(void **state)
+{
+    (void)state;
+    double *a = NULL;
+    uint8_t *b = NULL;
+    size_t cap = 0;
+    assert_int_equal(mp_grow2(&a, sizeof(*a), &b, sizeof(*b), &cap, 0, 8), 0);
+    assert_true(a == NULL && b == NULL && cap == 0);
+    assert_int_equal(MP_GROW2(a, b, cap, 5, 8), 0);
+    assert_true(a != NULL && b != NULL && cap == 8);
+    for (int i = 0; i < 8; i++) {
+        a[i] = i * 0.5;
+        b[i] = (uint8_t)i;
+    }
+    assert_int_equal(MP_GROW2(a, b, cap, 8, 8), 0);
+    assert_true(cap == 8);
+    assert_int_equal(MP_GROW2(a, b, cap, 33, 8), 0);
+    assert_true(cap == 64);
+    for (int i = 0; i < 8; i++)
+        assert_true(a[i] == i * 0.5 && b[i] == (uint8_t)i);
+    assert_int_equal(MP_GROW2(a, b, cap, SIZE_MAX / sizeof(*a) + 1, 8), MP_ENOMEM);
+    assert_true(cap == 64 && a[7] == 3.5 && b[7] == 7);
+    free(a);
+    free(b);
+}
+
+static void test_str_ends_with(void **state)
+{
+    (void)state;
+    assert_true(mp_str_ends_with("trace.json.gz", ".json.gz"));
+    assert_true(mp_str_ends_with("trace.json", ".json"));
+    assert_false(mp_str_ends_with("trace.json.gz", ".json"));
+    assert_false(mp_str_ends_with("json", ".json"));
+    assert_true(mp_str_ends_with(".json", ".json"));
+    assert_true(mp_str_ends_with("x", ""));
+    assert_true(mp_str_ends_with("", ""));
+    assert_false(mp_str_ends_with("", "x"));
+}
+
 static void test_arena_and_intern(void **state)
 {
     (void)state;
@@ -569,6 +610,8 @@ int main(void)
         cmocka_unit_test(test_buf_limits),
         cmocka_unit_test(test_size_mul),
         cmocka_unit_test(test_grow),
+        cmocka_unit_test(test_grow2),
+        cmocka_unit_test(test_str_ends_with),
         cmocka_unit_test(test_arena_and_intern),
         cmocka_unit_test(test_atomic_write),
         cmocka_unit_test(test_fs_stage),
