@@ -56,12 +56,6 @@ static int paths_add(struct paths *p, const char *s)
     return 0;
 }
 
-static bool ends_with(const char *s, const char *suffix)
-{
-    size_t a = strlen(s), b = strlen(suffix);
-    return a >= b && strcmp(s + a - b, suffix) == 0;
-}
-
 /* Path.rglob("*.json.gz") + rglob("*.json") */
 static int walk(struct paths *out, const char *dir, int depth)
 {
@@ -83,7 +77,7 @@ static int walk(struct paths *out, const char *dir, int depth)
         if (S_ISDIR(st.st_mode))
             rc = walk(out, path, depth + 1);
         else if (S_ISREG(st.st_mode) &&
-                 (ends_with(e->d_name, ".json.gz") || ends_with(e->d_name, ".json")))
+                 (mp_str_ends_with(e->d_name, ".json.gz") || mp_str_ends_with(e->d_name, ".json")))
             rc = out->n < MAX_TRACE_FILES ? paths_add(out, path) : 0;
     }
     closedir(d);
