@@ -195,13 +195,9 @@ static double sheet(const char *key, void *u)
 {
     const struct mp_roofline_arch *a = u;
     double t;
-    if (!strcmp(key, "matrix_tf32")) /* the built-ins keep TF32 under matrix_fp32 */
-        key = "matrix_fp32";
-    else if (!strcmp(key, "matrix_fp32") || !strcmp(key, "matrix_fp8_e5m2"))
-        key = !strcmp(key, "matrix_fp32") ? "vector_fp32" : "matrix_fp8";
-    else if (!strcmp(key, "hbm_read") || !strcmp(key, "hbm_write") || !strcmp(key, "hbm_copy"))
+    if (!strncmp(key, "hbm_", 4))
         return a->has_mem_bw ? a->mem_bw_gbps : NAN;
-    return mp_roofline_arch_tflops(a, key, &t) ? t : NAN;
+    return mp_roofline_arch_tflops(a, mp_roofline_datasheet_key(key), &t) ? t : NAN;
 }
 
 static int write_out(const struct cal_args *a, const struct mp_calib_result *r)

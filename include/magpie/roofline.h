@@ -178,6 +178,11 @@ int mp_roofline_arch_parse_json(const char *text, size_t len, const char *label,
 int mp_roofline_arch_from_device_name(const char *device_name, struct mp_roofline_arch *out);
 /* The built-in data sheet alone for a device name. 0 or MP_ENOTFOUND. */
 int mp_roofline_arch_datasheet(const char *device_name, struct mp_roofline_arch *out);
+/* The built-in data sheets' key for a calibrated compute spec: calibrate's
+ * matrix_fp32 is a plain FP32 GEMM (the sheets' vector_fp32; they keep the
+ * TF32 rate under matrix_fp32), matrix_tf32 is the sheets' matrix_fp32,
+ * matrix_fp8_e5m2 their matrix_fp8; any other key is its own. */
+const char *mp_roofline_datasheet_key(const char *calibrated_spec);
 /* How much longer the roofline time is under ceiling than under peak, for
  * an op of compute spec and arithmetic intensity flops_per_byte: percent
  * of roofline under ceiling times this is the percent of peak. A

@@ -263,14 +263,14 @@ int mp_roofline_arch_from_device_name(const char *dev, struct mp_roofline_arch *
     return mp_roofline_arch_datasheet(dev, out);
 }
 
-/* the data sheet's key for a calibrated one: calibrate's matrix_fp32 is a
- * plain FP32 GEMM (the built-ins keep the TF32 rate there) */
-static const char *sheet_key(const char *spec)
+const char *mp_roofline_datasheet_key(const char *spec)
 {
     if (!strcmp(spec, "matrix_fp32"))
         return "vector_fp32";
     if (!strcmp(spec, "matrix_tf32"))
         return "matrix_fp32";
+    if (!strcmp(spec, "matrix_fp8_e5m2"))
+        return "matrix_fp8";
     return spec;
 }
 
@@ -281,7 +281,8 @@ double mp_roofline_peak_ratio(const struct mp_roofline_arch *ceiling,
     double tc, tp;
     if (!ceiling || !peak || !spec || !ceiling->has_mem_bw || !peak->has_mem_bw ||
         !(flops_per_byte >= 0) || !mp_roofline_arch_tflops(ceiling, spec, &tc) ||
-        !mp_roofline_arch_tflops(peak, ceiling->calibrated ? sheet_key(spec) : spec, &tp))
+        !mp_roofline_arch_tflops(peak, ceiling->calibrated ? mp_roofline_datasheet_key(spec) : spec,
+                                 &tp))
         return NAN;
     /* roofline time per byte moved under each arch */
     double c = fmax(flops_per_byte / (tc * 1e12), 1 / (ceiling->mem_bw_gbps * 1e9));
