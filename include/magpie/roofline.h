@@ -196,6 +196,9 @@ double mp_roofline_peak_ratio(const struct mp_roofline_arch *ceiling,
  * $XDG_CACHE_HOME/magpie/calibration, else $HOME/.cache/magpie/calibration.
  * 0 or MP_ENOTFOUND (no HOME). */
 int mp_roofline_calibration_dir(char *out, size_t len);
+/* Calls fn with the path of every *.json file in the calibration cache
+ * folder (in readdir order). 0, or MP_ENOTFOUND when there is no folder. */
+int mp_roofline_calibration_each(void (*fn)(const char *path, void *user), void *user);
 /* The newest calibration in the cache whose GPU name is device_name (names
  * compared as mp_roofline_arch_builtin does); path gets its file (may be
  * NULL). 0, or MP_ENOTFOUND when none matches. Files that do not parse are

@@ -1,7 +1,6 @@
 /* The calibration as a TraceLens arch JSON (what --gpu_arch_json_path
  * reads) with magpie's fields under "magpie", as a terminal table, read
  * back, and kept in the per-GPU cache the roofline looks in. */
-#include <dirent.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -385,31 +384,34 @@ static int cmp_entry(const void *a, const void *b)
                   json_string_value(json_object_get(*y, "file")));
 }
 
+struct listing {
+    const char *uuid;
+    json_t *found[256];
+    size_t n;
+};
+
+static void list_one(const char *path, void *user)
+{
+    struct listing *l = user;
+    if (l->n >= sizeof(l->found) / sizeof(l->found[0]))
+        return;
+    json_t *e = cache_entry(path);
+    const char *u = e ? json_string_value(json_object_get(e, "uuid")) : NULL;
+    if (e && l->uuid && (!u || strcmp(u, l->uuid) != 0)) {
+        json_decref(e);
+        e = NULL;
+    }
+    if (e)
+        l->found[l->n++] = e;
+}
+
 int mp_calib_cache_json(const char *uuid, struct mp_buf *b)
 {
-    char dir[1024];
     json_t *arr = json_array();
-    DIR *dh = mp_roofline_calibration_dir(dir, sizeof(dir)) == 0 ? opendir(dir) : NULL;
-    struct dirent *de;
-    json_t *found[256];
-    size_t n = 0;
-    while (dh && (de = readdir(dh)) != NULL && n < 256) {
-        size_t l = strlen(de->d_name);
-        if (l < 6 || strcmp(de->d_name + l - 5, ".json") != 0)
-            continue;
-        char p[1300];
-        snprintf(p, sizeof(p), "%s/%s", dir, de->d_name);
-        json_t *e = cache_entry(p);
-        const char *u = e ? json_string_value(json_object_get(e, "uuid")) : NULL;
-        if (e && uuid && (!u || strcmp(u, uuid) != 0)) {
-            json_decref(e);
-            e = NULL;
-        }
-        if (e)
-            found[n++] = e;
-    }
-    if (dh)
-        closedir(dh);
+    struct listing l = {.uuid = uuid};
+    mp_roofline_calibration_each(list_one, &l);
+    json_t **found = l.found;
+    size_t n = l.n;
     qsort(found, n, sizeof(json_t *), cmp_entry);
     for (size_t i = 0; i < n; i++)
         json_array_append_new(arr, found[i]);

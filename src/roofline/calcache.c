@@ -43,35 +43,52 @@ static bool peek(const char *path, char *name, size_t nlen, char *date, size_t d
     return ok;
 }
 
+int mp_roofline_calibration_each(void (*fn)(const char *path, void *user), void *user)
+{
+    char dir[1024];
+    DIR *dh = mp_roofline_calibration_dir(dir, sizeof(dir)) == 0 ? opendir(dir) : NULL;
+    if (!dh)
+        return MP_ENOTFOUND;
+    struct dirent *e;
+    while ((e = readdir(dh)) != NULL) {
+        if (strlen(e->d_name) < 6 || !mp_str_ends_with(e->d_name, ".json"))
+            continue;
+        char p[1300];
+        snprintf(p, sizeof(p), "%s/%s", dir, e->d_name);
+        fn(p, user);
+    }
+    closedir(dh);
+    return 0;
+}
+
+struct newest {
+    const char *device_name;
+    char best[1300], best_date[40];
+};
+
+static void consider(const char *p, void *user)
+{
+    struct newest *n = user;
+    char name[128], date[40];
+    if (!peek(p, name, sizeof(name), date, sizeof(date)) || !roof_same_name(name, n->device_name))
+        return;
+    /* ISO 8601 dates order as text; ties go to the file name */
+    int c = strcmp(date, n->best_date);
+    if (!n->best[0] || c > 0 || (c == 0 && strcmp(p, n->best) > 0)) {
+        snprintf(n->best, sizeof(n->best), "%s", p);
+        snprintf(n->best_date, sizeof(n->best_date), "%s", date);
+    }
+}
+
 int mp_roofline_arch_calibrated(const char *device_name, struct mp_roofline_arch *out, char *path,
                                 size_t path_len)
 {
     const char *off = getenv("MAGPIE_NO_CALIBRATION");
-    char dir[1024];
-    if (!device_name || !out || (off && *off && strcmp(off, "0") != 0) ||
-        mp_roofline_calibration_dir(dir, sizeof(dir)) != 0)
+    if (!device_name || !out || (off && *off && strcmp(off, "0") != 0))
         return MP_ENOTFOUND;
-    DIR *dh = opendir(dir);
-    if (!dh)
-        return MP_ENOTFOUND;
-    char best[1300] = "", best_date[40] = "";
-    struct dirent *e;
-    while ((e = readdir(dh)) != NULL) {
-        size_t l = strlen(e->d_name);
-        if (l < 6 || strcmp(e->d_name + l - 5, ".json") != 0)
-            continue;
-        char p[1300], name[128], date[40];
-        snprintf(p, sizeof(p), "%s/%s", dir, e->d_name);
-        if (!peek(p, name, sizeof(name), date, sizeof(date)) || !roof_same_name(name, device_name))
-            continue;
-        /* ISO 8601 dates order as text; ties go to the file name */
-        int c = strcmp(date, best_date);
-        if (!best[0] || c > 0 || (c == 0 && strcmp(p, best) > 0)) {
-            snprintf(best, sizeof(best), "%s", p);
-            snprintf(best_date, sizeof(best_date), "%s", date);
-        }
-    }
-    closedir(dh);
+    struct newest n = {.device_name = device_name};
+    mp_roofline_calibration_each(consider, &n);
+    const char *best = n.best;
     if (!best[0])
         return MP_ENOTFOUND;
     struct mp_diag d;
