@@ -120,6 +120,20 @@ const char *mp_gpu_source_name(enum mp_gpu_source s);
 const char *mp_gpu_compiler(const struct mp_gpu_info *info);
 const char *mp_gpu_profiler(const struct mp_gpu_info *info);
 
+/* ---- sampling one GPU's conditions (NVML kept open) ---- */
+struct mp_gpu_sample {
+    double sm_clock_mhz, power_w, temp_c, utilization_pct; /* NAN when unknown */
+};
+struct mp_gpu_sampler;
+/* Opens NVML once and finds the GPU with this UUID (the first GPU when uuid
+ * is NULL or ""); NULL when NVML is missing, off (MAGPIE_NO_NVML) or does not
+ * list it. */
+struct mp_gpu_sampler *mp_gpu_sampler_open(const char *uuid);
+/* Now's SM clock, power draw, temperature and utilisation; all NAN when s is
+ * NULL. */
+void mp_gpu_sampler_read(struct mp_gpu_sampler *s, struct mp_gpu_sample *out);
+void mp_gpu_sampler_close(struct mp_gpu_sampler *s);
+
 /* ---- architecture names ---- */
 /* "sm_90" from 9.0, "sm_120" from 12.0. */
 void mp_gpu_nvidia_arch(int major, int minor, char *out, size_t len);

@@ -218,7 +218,7 @@ int mp_calib_run(const struct mp_calib_opts *o, struct mp_calib_result *r, struc
     if (!o->no_memory)
         run_kernels(&dv, o, r, kerr);
     struct mp_calib_item end;
-    cal_conditions(dv.uuid, &end);
+    cal_conditions(&dv, &end);
     r->temp_end_c = end.temp_c;
     cal_close(&dv);
     r->seconds = (double)(mp_time_ns() - t0) / 1e9;

@@ -11,6 +11,8 @@
 
 #include <magpie/calib.h>
 
+struct mp_gpu_sampler;
+
 typedef int cal_res;
 typedef unsigned long long cal_dptr;
 typedef void *cal_obj;
@@ -113,6 +115,8 @@ struct cal_dev {
     cal_obj mod;   /* the NVRTC module of kern.c */
     char uuid[64]; /* "GPU-xxxxxxxx-...", as NVML writes it; "" unknown */
     char name[128];
+    struct mp_gpu_sampler *smp; /* NVML kept open for cal_conditions; NULL: none */
+    bool smp_tried;
     char rtc_err[240], lt_err[240];
 };
 
@@ -138,9 +142,9 @@ int cal_time(struct cal_dev *dv, cal_work_fn fn, void *arg, double batch_ms, int
 
 /* Median / min / max / CoV (%) of n values into item. */
 void cal_summarise(const double *v, int n, struct mp_calib_item *it);
-/* Reads SM clock, power and temperature now (NVML) into item; NAN when
- * unknown. */
-void cal_conditions(const char *uuid, struct mp_calib_item *it);
+/* Reads SM clock, power and temperature now (NVML, opened on the first call
+ * and kept until cal_close) into item; NAN when unknown. */
+void cal_conditions(struct cal_dev *dv, struct mp_calib_item *it);
 struct mp_gpu_device;
 /* NVML's view of the GPU with this UUID (any GPU when uuid is ""); false
  * when NVML is missing or does not list it. */

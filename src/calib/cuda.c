@@ -292,6 +292,8 @@ void cal_close(struct cal_dev *dv)
     /* the primary context and stream go with the process; the libraries stay
      * loaded (cuBLASLt keeps threads and state of its own) */
     dv->mod = NULL;
+    mp_gpu_sampler_close(dv->smp);
+    dv->smp = NULL;
 }
 
 cal_dptr cal_alloc(struct cal_dev *dv, size_t n)
@@ -398,11 +400,6 @@ void cal_summarise(const double *v, int n, struct mp_calib_item *it)
     it->cov_pct = m > 1 && mean != 0 ? sqrt(var / (m - 1)) / fabs(mean) * 100 : 0;
 }
 
-static double known(double v)
-{
-    return v >= 0 ? v : NAN;
-}
-
 bool cal_nvml_device(const char *uuid, struct mp_gpu_device *out)
 {
     struct mp_gpu_info info;
@@ -420,13 +417,15 @@ bool cal_nvml_device(const char *uuid, struct mp_gpu_device *out)
     return found;
 }
 
-void cal_conditions(const char *uuid, struct mp_calib_item *it)
+void cal_conditions(struct cal_dev *dv, struct mp_calib_item *it)
 {
-    it->sm_clock_mhz = it->power_w = it->temp_c = NAN;
-    struct mp_gpu_device g;
-    if (!uuid || !*uuid || !cal_nvml_device(uuid, &g))
-        return;
-    it->sm_clock_mhz = known(g.sm_clock_mhz);
-    it->power_w = known(g.power_draw_w);
-    it->temp_c = known(g.temperature_c);
+    if (!dv->smp_tried && dv->uuid[0]) {
+        dv->smp = mp_gpu_sampler_open(dv->uuid);
+        dv->smp_tried = true;
+    }
+    struct mp_gpu_sample g;
+    mp_gpu_sampler_read(dv->smp, &g);
+    it->sm_clock_mhz = g.sm_clock_mhz;
+    it->power_w = g.power_w;
+    it->temp_c = g.temp_c;
 }

@@ -455,7 +455,7 @@ static bool gemm_time(struct gemm *g, const struct cand *c, const struct mp_cali
     for (int i = 0; i < reps; i++)
         ms[i] = flop / (ms[i] * 1e-3) / 1e12;
     cal_summarise(ms, reps, it);
-    cal_conditions(g->dv->uuid, it);
+    cal_conditions(g->dv, it);
     return true;
 }
 

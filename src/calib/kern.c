@@ -271,7 +271,7 @@ static void time_launch(struct cal_dev *dv, struct launch *l, double per_launch,
     cal_summarise(ms, reps, it);
     it->bytes = per_launch;
     it->status = MP_CALIB_OK;
-    cal_conditions(dv->uuid, it);
+    cal_conditions(dv, it);
 }
 
 void cal_vector(struct cal_dev *dv, const char *dtype, const struct mp_calib_opts *o,

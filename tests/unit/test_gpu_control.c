@@ -2,6 +2,8 @@
  * section, and NVML control through the stub library tests/tools/stub_nvml.c
  * (STUB_NVML_LIB, set by CMake): plans, applies, resets, sessions that put
  * back what they changed, refusals. Nothing here touches a real GPU. */
+#include <math.h>
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -12,6 +14,7 @@
 
 #include <cmocka.h>
 
+#include <magpie/gpu.h>
 #include <magpie/gpuctl.h>
 #include <magpie/yaml.h>
 
@@ -142,6 +145,44 @@ static int teardown_stub(void **state)
     wipe("log");
     rmdir(g_dir);
     return 0;
+}
+
+/* The kept-open sampler: finds a GPU by UUID, reads its SM clock (the stub's
+ * locked clock from the state file), NAN for what the library lacks, NULL for
+ * a UUID NVML does not list. */
+static void test_nvml_sampler(void **state)
+{
+    (void)state;
+    if (!getenv("STUB_NVML_LIB"))
+        skip();
+    wipe("state");
+    char p[512];
+    snprintf(p, sizeof(p), "%s/state", g_dir);
+    FILE *f = fopen(p, "w");
+    assert_non_null(f);
+    fprintf(f, "0 700000 0 0 0 0\n1 700000 1500 1500 0 0\n");
+    fclose(f);
+    assert_null(mp_gpu_sampler_open("GPU-not-there"));
+    struct mp_gpu_sampler *s = mp_gpu_sampler_open("GPU-stub-1");
+    assert_non_null(s);
+    struct mp_gpu_sample g;
+    for (int i = 0; i < 3; i++) {
+        mp_gpu_sampler_read(s, &g);
+        assert_true(g.sm_clock_mhz == 1500);
+        assert_true(isnan(g.power_w) && isnan(g.temp_c) && isnan(g.utilization_pct));
+    }
+    mp_gpu_sampler_close(s);
+    s = mp_gpu_sampler_open(NULL);
+    assert_non_null(s);
+    mp_gpu_sampler_read(s, &g);
+    assert_true(g.sm_clock_mhz == 345);
+    mp_gpu_sampler_close(s);
+    mp_gpu_sampler_read(NULL, &g);
+    assert_true(isnan(g.sm_clock_mhz));
+    setenv("MAGPIE_NO_NVML", "1", 1);
+    assert_null(mp_gpu_sampler_open("GPU-stub-1"));
+    unsetenv("MAGPIE_NO_NVML");
+    wipe("state");
 }
 
 static void test_nvml_plan_apply_reset(void **state)
@@ -311,6 +352,7 @@ int main(void)
         cmocka_unit_test(test_yaml),
         cmocka_unit_test(test_nvml_plan_apply_reset),
         cmocka_unit_test(test_nvml_session),
+        cmocka_unit_test(test_nvml_sampler),
     };
     return cmocka_run_group_tests(tests, setup_stub, teardown_stub);
 }
