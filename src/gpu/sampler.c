@@ -97,7 +97,7 @@ void mp_gpu_sampler_close(struct mp_gpu_sampler *s)
 {
     if (!s)
         return;
-    if (s->inited)
+    if (s->inited && s->core.shutdown)
         s->core.shutdown();
     if (s->core.lib)
         dlclose(s->core.lib);
