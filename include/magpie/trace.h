@@ -221,4 +221,16 @@ struct mp_trace_rank_list {
 int mp_trace_find_ranks(const char *dir, struct mp_trace_rank_list *out, struct mp_diag *d);
 void mp_trace_rank_list_fini(struct mp_trace_rank_list *l);
 
+/* The walk behind it, for callers with their own selection (the serve
+ * module's TraceLens step): fn is called for each regular file named
+ * *.json or *.json.gz under dir, recursively (at most 16 folders deep,
+ * links followed), in readdir order, with the path "dir/.../name" and
+ * whether a folder below dir on the way is named capture_traces. Names
+ * beginning with '.' are skipped unless with_hidden (pathlib's rglob takes
+ * them). A nonzero return from fn stops the walk and is returned; dir that
+ * cannot be opened gives MP_ENOTFOUND (an unreadable folder below it is
+ * passed over). */
+typedef int (*mp_trace_file_fn)(const char *path, bool under_capture, void *user);
+int mp_trace_files_each(const char *dir, bool with_hidden, mp_trace_file_fn fn, void *user);
+
 #endif

@@ -16,22 +16,20 @@
  * modes/benchmark/tracelens.py); docs/compatibility.md says what differs.
  */
 #include <ctype.h>
-#include <dirent.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include <magpie/fmt.h>
 #include <magpie/report.h>
 #include <magpie/roofline.h>
 #include <magpie/serve.h>
+#include <magpie/trace.h>
 
 #include "serve_int.h"
 
 #define MAX_TRACE_FILES 4096
-#define MAX_DEPTH 16
 
 struct paths {
     char **v;
@@ -56,32 +54,13 @@ static int paths_add(struct paths *p, const char *s)
     return 0;
 }
 
-/* Path.rglob("*.json.gz") + rglob("*.json") */
-static int walk(struct paths *out, const char *dir, int depth)
+/* Path.rglob("*.json.gz") + rglob("*.json"): the trace module's walk,
+ * hidden names included as pathlib's glob takes them */
+static int add_trace(const char *path, bool under_capture, void *user)
 {
-    if (depth > MAX_DEPTH)
-        return 0;
-    DIR *d = opendir(dir);
-    if (!d)
-        return depth == 0 ? MP_ENOTFOUND : 0;
-    struct dirent *e;
-    int rc = 0;
-    while (!rc && (e = readdir(d)) != NULL) {
-        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-            continue;
-        char path[4096];
-        int n = snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
-        struct stat st;
-        if (n < 0 || (size_t)n >= sizeof(path) || stat(path, &st) != 0)
-            continue;
-        if (S_ISDIR(st.st_mode))
-            rc = walk(out, path, depth + 1);
-        else if (S_ISREG(st.st_mode) &&
-                 (mp_str_ends_with(e->d_name, ".json.gz") || mp_str_ends_with(e->d_name, ".json")))
-            rc = out->n < MAX_TRACE_FILES ? paths_add(out, path) : 0;
-    }
-    closedir(d);
-    return rc;
+    (void)under_capture;
+    struct paths *out = user;
+    return out->n < MAX_TRACE_FILES ? paths_add(out, path) : 0;
 }
 
 /* pathlib's order: component by component, each compared as a string */
@@ -119,7 +98,7 @@ static bool is_async_llm(const char *path)
 static int find_traces(const char *trace_dir, struct paths *out)
 {
     struct paths all = {0};
-    int rc = walk(&all, trace_dir, 0);
+    int rc = mp_trace_files_each(trace_dir, true, add_trace, &all);
     if (rc && rc != MP_ENOTFOUND) {
         paths_fini(&all);
         return rc;

@@ -12,8 +12,44 @@
 
 #include <magpie/trace.h>
 
-#define MAX_FILES 100000
+/* mp_grow doubles from 64: the 65537th file would need more than the
+ * 100000 entries allowed before, so 65536 is the most */
+#define MAX_FILES 65536
 #define MAX_DEPTH 16
+
+static int each_file(const char *dir, int depth, bool capture, bool hidden, mp_trace_file_fn fn,
+                     void *user)
+{
+    if (depth > MAX_DEPTH)
+        return 0;
+    DIR *d = opendir(dir);
+    if (!d)
+        return depth == 0 ? MP_ENOTFOUND : 0;
+    struct dirent *e;
+    int rc = 0;
+    while (!rc && (e = readdir(d)) != NULL) {
+        if (hidden ? !strcmp(e->d_name, ".") || !strcmp(e->d_name, "..") : e->d_name[0] == '.')
+            continue;
+        char path[4096];
+        int n = snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+        struct stat st;
+        if (n < 0 || (size_t)n >= sizeof(path) || stat(path, &st) != 0)
+            continue;
+        if (S_ISDIR(st.st_mode))
+            rc = each_file(path, depth + 1, capture || strcmp(e->d_name, "capture_traces") == 0,
+                           hidden, fn, user);
+        else if (S_ISREG(st.st_mode) &&
+                 (mp_str_ends_with(e->d_name, ".json") || mp_str_ends_with(e->d_name, ".json.gz")))
+            rc = fn(path, capture, user);
+    }
+    closedir(d);
+    return rc;
+}
+
+int mp_trace_files_each(const char *dir, bool with_hidden, mp_trace_file_fn fn, void *user)
+{
+    return each_file(dir, 0, false, with_hidden, fn, user);
+}
 
 struct found {
     char *path;
@@ -25,56 +61,15 @@ struct walk {
     size_t n, cap;
 };
 
-static int walk_dir(struct walk *w, const char *dir, int depth, bool capture)
+static int add_found(const char *path, bool capture, void *user)
 {
-    if (depth > MAX_DEPTH)
-        return 0;
-    DIR *d = opendir(dir);
-    if (!d)
-        return depth == 0 ? MP_ENOTFOUND : 0;
-    struct dirent *e;
-    int rc = 0;
-    while ((e = readdir(d)) != NULL && !rc) {
-        if (e->d_name[0] == '.')
-            continue;
-        char path[4096];
-        int n = snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
-        if (n < 0 || (size_t)n >= sizeof(path))
-            continue;
-        struct stat st;
-        if (stat(path, &st) != 0)
-            continue;
-        if (S_ISDIR(st.st_mode)) {
-            rc = walk_dir(w, path, depth + 1, capture || strcmp(e->d_name, "capture_traces") == 0);
-            continue;
-        }
-        if (!S_ISREG(st.st_mode) ||
-            !(mp_str_ends_with(e->d_name, ".json") || mp_str_ends_with(e->d_name, ".json.gz")))
-            continue;
-        if (w->n == w->cap) {
-            size_t nc = w->cap ? w->cap * 2 : 64;
-            if (nc > MAX_FILES) {
-                rc = MP_ENOMEM;
-                break;
-            }
-            struct found *nv = mp_reallocarray(w->v, nc, sizeof(*nv));
-            if (!nv) {
-                rc = MP_ENOMEM;
-                break;
-            }
-            w->v = nv;
-            w->cap = nc;
-        }
-        w->v[w->n].path = mp_strdup(path);
-        w->v[w->n].capture = capture;
-        if (!w->v[w->n].path) {
-            rc = MP_ENOMEM;
-            break;
-        }
-        w->n++;
-    }
-    closedir(d);
-    return rc;
+    struct walk *w = user;
+    if (w->n >= MAX_FILES || MP_GROW(w->v, w->cap, w->n + 1, 64))
+        return MP_ENOMEM;
+    if (!(w->v[w->n].path = mp_strdup(path)))
+        return MP_ENOMEM;
+    w->v[w->n++].capture = capture;
+    return 0;
 }
 
 /* Parses digits at s; returns -1 when there are none. */
@@ -189,7 +184,7 @@ int mp_trace_find_ranks(const char *dir, struct mp_trace_rank_list *out, struct 
     snprintf(sub, sizeof(sub), "%s/torch_trace", base);
     const char *root = mp_fs_is_dir(sub) ? sub : base;
     struct walk w = {0};
-    int rc = walk_dir(&w, root, 0, false);
+    int rc = mp_trace_files_each(root, false, add_found, &w);
     if (rc) {
         rc = mp_diag_set(d, rc, "cannot list trace directory '%s'", root);
         goto out;

@@ -1608,6 +1608,70 @@ static void test_find_ranks(void **state)
     }
 }
 
+struct seen {
+    char got[1024];
+};
+
+static int note_file(const char *path, bool under_capture, void *user)
+{
+    struct seen *s = user;
+    const char *rel = strstr(path, "/fw/") + 4;
+    size_t k = strlen(s->got);
+    snprintf(s->got + k, sizeof(s->got) - k, "%s%s%s", k ? " " : "", rel,
+             under_capture ? "(c)" : "");
+    return strcmp(rel, "stop.json") == 0 ? MP_ECANCEL : 0;
+}
+
+static int cmp_word(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* the walk's files, sorted (readdir order is the file system's) */
+static void expect_walk(bool hidden, const char *want)
+{
+    char path[4200];
+    snprintf(path, sizeof(path), "%s/fw", tmp_root);
+    struct seen s = {{0}};
+    assert_int_equal(mp_trace_files_each(path, hidden, note_file, &s), 0);
+    char *w[16];
+    size_t n = 0;
+    for (char *t = strtok(s.got, " "); t && n < 16; t = strtok(NULL, " "))
+        w[n++] = t;
+    qsort(w, n, sizeof(*w), cmp_word);
+    char got[1024] = "";
+    for (size_t i = 0; i < n; i++) {
+        size_t k = strlen(got);
+        snprintf(got + k, sizeof(got) - k, "%s%s", i ? " " : "", w[i]);
+    }
+    assert_string_equal(got, want);
+}
+
+static void test_files_each(void **state)
+{
+    (void)state;
+    touch("fw/a.json");
+    touch("fw/b.json.gz");
+    touch("fw/c.txt");
+    touch("fw/.h.json");
+    touch("fw/.hd/x.json");
+    touch("fw/d/e/f.json");
+    touch("fw/d/capture_traces/g.json.gz");
+    touch("fw/d/capture_traces/sub/h.json");
+    expect_walk(false, "a.json b.json.gz d/capture_traces/g.json.gz(c) "
+                       "d/capture_traces/sub/h.json(c) d/e/f.json");
+    expect_walk(true, ".h.json .hd/x.json a.json b.json.gz d/capture_traces/g.json.gz(c) "
+                      "d/capture_traces/sub/h.json(c) d/e/f.json");
+    /* fn's nonzero return stops the walk and is returned */
+    touch("fw/stop.json");
+    char path[4200];
+    snprintf(path, sizeof(path), "%s/fw", tmp_root);
+    struct seen s = {{0}};
+    assert_int_equal(mp_trace_files_each(path, false, note_file, &s), MP_ECANCEL);
+    snprintf(path, sizeof(path), "%s/fw/none", tmp_root);
+    assert_int_equal(mp_trace_files_each(path, false, note_file, &s), MP_ENOTFOUND);
+}
+
 /* ------------------------------------------------------------------ */
 /* event store                                                         */
 /* ------------------------------------------------------------------ */
@@ -2236,6 +2300,7 @@ int main(void)
         cmocka_unit_test(test_json_int_string),
         cmocka_unit_test(test_json_pyrepr),
         cmocka_unit_test(test_find_ranks),
+        cmocka_unit_test(test_files_each),
         cmocka_unit_test(test_store),
         cmocka_unit_test(test_fwd_bwd_link),
         cmocka_unit_test(test_capture_merge),
