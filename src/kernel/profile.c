@@ -975,13 +975,11 @@ int k_stage_performance(const struct mp_kernel_config *cfg, const struct mp_kern
         perf_custom(k, r, &po);
         return 0;
     }
-    bool runner = child && child->nvtx_range; /* pytorch / triton through the runner */
-    const char *be = cfg->performance.backend;
-    bool nvidia_kernel = k->type == MP_KERNEL_CUDA || k->type == MP_KERNEL_TRITON || runner;
-    if (!be[0] || !strcmp(be, "auto"))
-        be = k->type == MP_KERNEL_HIP ? "rocprof_compute" : nvidia_kernel ? "ncu" : "none";
-    if (!strcmp(be, "none") || k->type == MP_KERNEL_OPENCL ||
-        (k->type == MP_KERNEL_PYTORCH && !runner)) {
+    /* the language's row decides: its profiler for "auto", none at all
+     * (OpenCL), or only when magpie runs the kernel itself (PyTorch) */
+    const char *be = mp_kernel_lang_profiler(mp_kernel_lang_get(k->type), cfg->performance.backend,
+                                             child != NULL);
+    if (!be) {
         r->performance = MP_STAGE_SKIPPED;
         return 0;
     }
