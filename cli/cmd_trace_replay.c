@@ -13,6 +13,7 @@
 
 #include "cli.h"
 #include "opts.h"
+#include "trace_arch.h"
 
 enum {
     P_OP = 1000,
@@ -48,9 +49,11 @@ static const struct cli_opt replay_opts[] = {
      "time the references on this machine's GPU (analyze's runner) and fill the replay "
      "columns; without a GPU the files are written and the note says so",
      0},
-    {"l2", 0, CLI_ARG, P_L2, "auto|flushed|warm",
-     "--run: L2 state of the replay figure (default auto: flushed for GEMM/attention/conv, "
-     "which read weights or caches, warm for the rest); both states are measured",
+    {"l2", 0, CLI_ARG, P_L2, "auto|flushed|warm|idle",
+     "--run: state of the replay figure (default auto: flushed for GEMM/attention/conv, "
+     "which read weights or caches; idle, the GPU drained before each call as in a "
+     "launch-bound step, for other ops under 10 us per call in the trace; warm, back to "
+     "back, for the rest); all three are measured",
      0},
     {"warm-l2", 0, CLI_NOARG, P_WARM, NULL, "--run: the same as --l2 warm", 0},
     {"run-timeout", 0, CLI_ARG, P_RUNT, "S",
@@ -144,8 +147,9 @@ static int replay_parse(int argc, char **argv, struct replay_args *a)
             break;
         case P_L2:
             if (strcmp(optarg, "auto") != 0 && strcmp(optarg, "flushed") != 0 &&
-                strcmp(optarg, "warm") != 0) {
-                fprintf(stderr, "magpie: error: --l2 expects auto, flushed or warm, got '%s'\n",
+                strcmp(optarg, "warm") != 0 && strcmp(optarg, "idle") != 0) {
+                fprintf(stderr,
+                        "magpie: error: --l2 expects auto, flushed, warm or idle, got '%s'\n",
                         optarg);
                 return EXIT_USAGE;
             }
@@ -210,27 +214,12 @@ static int replay_parse(int argc, char **argv, struct replay_args *a)
     return -1;
 }
 
-/* Validate step: the roofline arch. */
+/* Validate step: the roofline arch (cli/trace_arch.c); without one, or
+ * with auto, the trace's deviceProperties decide. */
 static int replay_arch(struct replay_args *a, struct mp_roofline_arch *arch)
 {
-    struct mp_diag d;
-    mp_diag_clear(&d);
-    if (a->arch_json) {
-        int rc = mp_roofline_arch_load_json(a->arch_json, arch, &d);
-        if (rc)
-            return cli_report_error(&d, rc);
-        a->o.arch = arch;
-    } else if (a->arch_name && strcmp(a->arch_name, "auto") != 0) {
-        if (mp_roofline_arch_builtin(a->arch_name, arch) != 0) {
-            fprintf(stderr, "magpie: error: unknown --gpu-arch '%s'; built-in:", a->arch_name);
-            for (const char *const *n = mp_roofline_arch_builtin_names(); *n; n++)
-                fprintf(stderr, " %s", *n);
-            fprintf(stderr, "\n");
-            return EXIT_USAGE;
-        }
-        a->o.arch = arch;
-    }
-    return -1;
+    bool is_auto;
+    return cli_trace_arch(a->arch_name, a->arch_json, arch, &a->o.arch, &is_auto);
 }
 
 /* Emit step: the terminal table. */

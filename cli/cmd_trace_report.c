@@ -13,6 +13,7 @@
 
 #include "cli.h"
 #include "opts.h"
+#include "trace_arch.h"
 
 enum {
     R_NOKS = 1000,
@@ -416,29 +417,11 @@ static int report_parse(int argc, char **argv, struct report_args *a)
     return -1;
 }
 
-/* Validate step: --gpu-arch-json or --gpu-arch NAME|auto into arch;
- * returns -1 to go on, else the exit code. */
+/* Validate step: --gpu-arch-json or --gpu-arch NAME|auto into arch
+ * (cli/trace_arch.c); returns -1 to go on, else the exit code. */
 static int report_arch(struct report_args *a, struct mp_roofline_arch *arch)
 {
-    struct mp_diag d;
-    mp_diag_clear(&d);
-    if (a->arch_json) {
-        int arc = mp_roofline_arch_load_json(a->arch_json, arch, &d);
-        if (arc)
-            return cli_report_error(&d, arc);
-        a->o.arch = arch;
-    } else if (a->arch_name && strcmp(a->arch_name, "auto") != 0) {
-        if (mp_roofline_arch_builtin(a->arch_name, arch) != 0) {
-            fprintf(stderr, "magpie: error: unknown --gpu-arch '%s'; built-in:", a->arch_name);
-            for (const char *const *n = mp_roofline_arch_builtin_names(); *n; n++)
-                fprintf(stderr, " %s", *n);
-            fprintf(stderr, " (or --gpu-arch-json FILE)\n");
-            return EXIT_USAGE;
-        }
-        a->o.arch = arch;
-    }
-    a->o.arch_auto = a->arch_name && strcmp(a->arch_name, "auto") == 0;
-    return -1;
+    return cli_trace_arch(a->arch_name, a->arch_json, arch, &a->o.arch, &a->o.arch_auto);
 }
 
 /* Write step: the CSVs, report.html (path in html), --xlsx, --roofline-simple. */

@@ -13,6 +13,7 @@
 
 #include "cli.h"
 #include "opts.h"
+#include "trace_arch.h"
 
 enum { T_FW = 1000, T_ST, T_NS, T_ISL, T_OSL, T_CONC, T_RR, T_ARCH, T_ARCHJ, T_JSON };
 
@@ -201,21 +202,11 @@ int cli_trace_stages(int argc, char **argv)
     if (rc)
         return cli_report_error(&d, rc);
     struct mp_roofline_arch arch;
-    if (arch_json) {
-        rc = mp_roofline_arch_load_json(arch_json, &arch, &d);
-        if (rc)
-            return cli_report_error(&d, rc);
-        o.arch = &arch;
-        o.gpu_arch_platform = arch.name;
-    } else if (arch_name && strcmp(arch_name, "auto") != 0) {
-        if (mp_roofline_arch_builtin(arch_name, &arch) != 0) {
-            fprintf(stderr, "magpie: error: unknown --gpu-arch '%s'\n", arch_name);
-            return EXIT_USAGE;
-        }
-        o.arch = &arch;
-        o.gpu_arch_platform = arch.name;
-    }
-    o.arch_auto = arch_name && strcmp(arch_name, "auto") == 0;
+    rc = cli_trace_arch(arch_name, arch_json, &arch, &o.arch, &o.arch_auto);
+    if (rc >= 0)
+        return rc;
+    if (o.arch)
+        o.gpu_arch_platform = o.arch->name;
     struct cli_progress *p = cli_progress_new("reading trace", !quiet && !json);
     o.on_progress = cli_progress_bytes;
     o.progress_user = p;
