@@ -1,10 +1,10 @@
 """Times the references `magpie trace replay --run` wrote (docs/replay.md).
 
 Usage: magpie_replay.py JOB.json. The job names the ref_<n>.py files (each
-with the L2 state to replay it in: "flushed" or "warm") and the output
+with the state to replay it in: "flushed", "warm" or "idle") and the output
 path; the result is one JSON object:
   {"device", "device_error", "clocks", "ops": [{"n", "ok", "error",
-   "samples_ms", "l2", "l2_flushed_us", "l2_warm_us", "calls_profiled",
+   "samples_ms", "l2", "l2_flushed_us", "l2_warm_us", "idle_us", "calls_profiled",
    "kernels", "kernels_per_call", "graph_samples_ms", "batch", "cuda_graph",
    "stop_reason", "sm_clock_mhz", "clocks_before", "clocks_after",
    "prof_note"}]}
@@ -17,8 +17,11 @@ the same sum). Two L2 states are profiled: "flushed" (a buffer twice the
 L2 size rewritten before every call, so the op reads its inputs from HBM,
 as an op reading weights or a KV cache does in a serving step) and "warm"
 (calls back to back, so inputs that fit in L2 are there, as an op reading
-what the op before it just wrote finds them); the job says which one is
-the op's figure, both are returned. The records' names give the kernels
+what the op before it just wrote finds them). A third state, "idle", drains
+the GPU before each call (L2 as the previous call left it): in a launch-bound
+workload (the host launching slower than the GPU runs, as in eager decode
+steps) each short kernel starts on an idle GPU instead of queued behind the
+one before it. The job says which one is the op's figure; all are returned. The records' names give the kernels
 that ran. A third figure is the analyze runner's (magpie_runner.Timer and
 Sampler beside this file): CUDA events around a CUDA graph of many calls
 ("graph_samples_ms"), which includes the gaps between kernels in a graph.
@@ -127,9 +130,22 @@ def per_call(recs, calls, skip):
 
 
 def profile_op(torch, call, flush, calls):
-    """Per-call kernel time (us) in the two L2 states, with the kernel names.
-    Returns a dict; "note" says what could not be split per call."""
+    """Per-call kernel time (us) in the three states, with the kernel names.
+    Returns a dict; "note" says what could not be split per call.
+    "warm": calls back to back (queued, L2 as the previous call left it);
+    "idle": the GPU drained before each call (a synchronize between calls),
+    L2 as the previous call left it: a launch-bound workload, where the host
+    launches slower than the GPU runs and each short kernel starts on an idle
+    GPU; "flushed": a buffer twice the L2 size rewritten before each call."""
     out = {"calls_profiled": calls, "note": ""}
+
+    def drained():
+        for _ in range(calls):
+            torch.cuda.synchronize()
+            call()
+    idle = per_call(gpu_records(torch, drained), calls, 0)
+    if idle is not None:
+        out["idle"] = idle[0]
     warm = gpu_records(torch, lambda: [call() for _ in range(calls)])
     w = per_call(warm, calls, 0)
     if w is None:  # kernels differ between calls (a one-off workspace memset, ...)
@@ -225,7 +241,10 @@ def run_one(torch, mr, dev, op, tcfg, flush):
             calls = int(min(max(tcfg.get("profile_calls", 200) * 10.0 / max(per, 10.0), 20),
                             tcfg.get("profile_calls", 200)))
             p = profile_op(torch, call, flush, calls)
-            l2 = op.get("l2", "flushed") if flush is not None else "warm"
+            l2 = op.get("l2", "flushed")
+            if l2 not in p:  # no flush buffer, or idle records that did not split
+                p["note"] += ("; " if p["note"] else "") + "no %s figure: warm used" % l2
+                l2 = "warm"
             out.update(samples_ms=[u / 1000 for u in p[l2]], l2=l2,
                        l2_warm_us=statistics.median(p["warm"]),
                        kernels=list(dict.fromkeys(p["names"])),  # distinct, launch order
@@ -233,6 +252,8 @@ def run_one(torch, mr, dev, op, tcfg, flush):
                        calls_profiled=p["calls_profiled"], prof_note=p["note"])
             if "flushed" in p:
                 out["l2_flushed_us"] = statistics.median(p["flushed"])
+            if "idle" in p:
+                out["idle_us"] = statistics.median(p["idle"])
             out["clocks_after"] = smi_clocks(torch, dev)
         out["ok"] = True
     except Exception as e:

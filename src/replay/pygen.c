@@ -67,18 +67,9 @@ static long long idx_high(const struct rp_call *c, const struct rp_arg *a)
     return t->shape[dim] > 0 ? t->shape[dim] : 1;
 }
 
-/* Rows split into groups for grouped-GEMM offsets: the rows of a 2-D self
- * against a 3-D mat2, else its last dim (2-D x 2-D groups split K). */
-static long long offs_rows(const struct rp_call *c, const struct rp_arg *a)
-{
-    if (a->of < 0 || c->args[a->of].k != RA_TENSOR || c->args[a->of].t.nd == 0)
-        return 1;
-    const struct rp_tensor *s = &c->args[a->of].t;
-    bool mat2_3d = c->n > 1 && c->args[1].k == RA_TENSOR && c->args[1].t.nd == 3;
-    return s->nd == 2 && mat2_3d ? s->shape[0] : s->shape[s->nd - 1];
-}
-
-static int py_tensor(struct mp_buf *b, const struct rp_tensor *t, const char *kind, long long high)
+/* _tensor(shape, strides, dtype[, kind, high][, values=[...]]) */
+static int py_tensor_v(struct mp_buf *b, const struct rp_tensor *t, const char *kind,
+                       long long high, const long long *vals, size_t nvals)
 {
     const char *dt = rp_torch_dtype(t->dtype);
     int rc = mp_buf_puts(b, "_tensor(");
@@ -88,16 +79,27 @@ static int py_tensor(struct mp_buf *b, const struct rp_tensor *t, const char *ki
     rc = rc ? rc : mp_buf_printf(b, ", %s", dt ? dt : "torch.float32");
     if (!rc && kind)
         rc = mp_buf_printf(b, ", %s, %lld", kind, high);
+    if (!rc && vals) {
+        rc = mp_buf_puts(b, ", values=[");
+        for (size_t i = 0; !rc && i < nvals; i++)
+            rc = mp_buf_printf(b, "%s%lld", i ? ", " : "", vals[i]);
+        rc = rc ? rc : mp_buf_putc(b, ']');
+    }
     return rc ? rc : mp_buf_putc(b, ')');
+}
+
+static int py_tensor(struct mp_buf *b, const struct rp_tensor *t, const char *kind, long long high)
+{
+    return py_tensor_v(b, t, kind, high, NULL, 0);
 }
 
 static int py_arg_tensor(struct mp_buf *b, const struct rp_call *c, const struct rp_arg *a)
 {
     if (a->role == RI_INDEX)
-        return py_tensor(b, &a->t, "'index'", idx_high(c, a));
+        return py_tensor_v(b, &a->t, "'index'", idx_high(c, a), a->vals, a->nvals);
     if (a->role == RI_OFFS)
-        return py_tensor(b, &a->t, "'offsets'", offs_rows(c, a));
-    return py_tensor(b, &a->t, NULL, 0);
+        return py_tensor_v(b, &a->t, "'offsets'", rp_offs_rows(c, a), a->vals, a->nvals);
+    return py_tensor_v(b, &a->t, NULL, 0, a->vals, a->nvals);
 }
 
 static const char *mem_format(long long v)
@@ -158,15 +160,28 @@ static const char helpers[] =
     "else \"cpu\")\n"
     "\n"
     "\n"
-    "def _tensor(shape, strides, dtype, kind=None, high=1):\n"
+    "def _tensor(shape, strides, dtype, kind=None, high=1, values=None):\n"
     "    \"\"\"A tensor with the recorded shape, strides and dtype: as_strided over exactly\n"
     "    the storage they span, values from the global (caller-seeded) generator.\n"
-    "    kind 'index': values in [0, high); 'offsets': group ends splitting high rows\n"
-    "    evenly (the trace does not record the real values).\"\"\"\n"
+    "    values: the recorded (or derived) values, row-major over shape.\n"
+    "    kind 'index': values in [0, high); 'offsets': group ends over high rows,\n"
+    "    each row routed to a uniformly random group by a fixed CPU generator (the\n"
+    "    same ends on every device; MAGPIE_REPLAY_OFFS=even splits the rows evenly,\n"
+    "    the best case of tile alignment).\"\"\"\n"
     "    span = 1 + sum((n - 1) * s for n, s in zip(shape, strides)) if all(shape) else 0\n"
+    "    if values is not None:\n"
+    "        base = torch.zeros(span, dtype=dtype, device=DEVICE)\n"
+    "        base.as_strided(shape, strides).copy_(torch.tensor(values, "
+    "dtype=dtype).reshape(shape))\n"
+    "        return base.as_strided(shape, strides)\n"
     "    if kind == \"offsets\":\n"
     "        g = shape[0] if shape else 1\n"
-    "        ends = [(i + 1) * high // g for i in range(g)]\n"
+    "        if os.environ.get(\"MAGPIE_REPLAY_OFFS\") == \"even\":\n"
+    "            ends = [(i + 1) * high // g for i in range(g)]\n"
+    "        else:\n"
+    "            gen = torch.Generator().manual_seed(0)\n"
+    "            rows = torch.randint(0, g, (high,), generator=gen)\n"
+    "            ends = torch.cumsum(torch.bincount(rows, minlength=g), 0).tolist()\n"
     "        base = torch.tensor(ends + [high] * (span - g), dtype=dtype, device=DEVICE)\n"
     "    elif dtype.is_floating_point or dtype.is_complex:\n"
     "        base = torch.randn(span, device=DEVICE).to(dtype)\n"
@@ -218,6 +233,12 @@ static int py_header(struct mp_buf *b, const struct mp_replay_op *op, const char
                             "seeds 0), on CUDA when torch sees one, else on the CPU "
                             "(MAGPIE_REPLAY_DEVICE\nchooses).\n",
                             op->n, op->n, op->n, op->n);
+    if (!rc && op->values_from[0])
+        rc = mp_buf_printf(b,
+                           "values_from: %s (the values of the tensors whose values matter: "
+                           "recorded in the trace, derived from what it recorded, or magpie's "
+                           "default)\n",
+                           op->values_from);
     if (!rc && op->note && *op->note) {
         rc = mp_buf_puts(b, "Note: ");
         rc = rc ? rc : py_comment_text(b, op->note, 600);

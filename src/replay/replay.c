@@ -88,6 +88,24 @@ static void ir_reason(const struct rp_call *c, char *why, size_t n)
     }
 }
 
+/* A collective: c10d / functional-collective ops, the profiler's
+ * record_param_comms and nccl:* annotations, or an op whose kernels are
+ * NCCL/RCCL ones (vLLM's custom all-reduce included). */
+static bool is_collective(const struct mp_replay_op *op)
+{
+    static const char *const names[] = {
+        "c10d::", "_c10d_functional::", "c10d_functional::", "record_param_comms", "nccl:", "rccl:",
+        NULL};
+    static const char *const kernels[] = {"nccl", "rccl", "cross_device_reduce", NULL};
+    for (size_t i = 0; names[i]; i++)
+        if (strncmp(op->name, names[i], strlen(names[i])) == 0)
+            return true;
+    for (size_t i = 0; op->trace_kernels && kernels[i]; i++)
+        if (strstr(op->trace_kernels, kernels[i]))
+            return true;
+    return false;
+}
+
 static bool is_custom(const char *name)
 {
     return strstr(name, "::") && strncmp(name, "aten::", 6) != 0 && !strstr(name, "->");
@@ -101,13 +119,23 @@ static int op_note(struct mp_replay_op *op, const struct rp_call *c)
     int rc = 0;
     for (size_t i = 0; !rc && i < c->n; i++) {
         const struct rp_arg *a = &c->args[i];
-        if (a->k == RA_TENSOR && a->role == RI_OFFS)
+        if (a->k == RA_TENSOR && a->role == RI_OFFS && a->vfrom == RF_DEFAULT)
             rc = mp_buf_printf(&b,
-                               "%s'%s': group offsets split the rows evenly (the routing is "
-                               "not recorded). ",
-                               "", a->name);
+                               "'%s': values_from default: the group offsets are not recorded, "
+                               "each row is routed to a uniformly random group (seeded; "
+                               "MAGPIE_REPLAY_OFFS=even for an even split). ",
+                               a->name);
+        else if (a->k == RA_TENSOR && a->role == RI_OFFS && a->vfrom == RF_DERIVED)
+            rc = mp_buf_printf(&b, "'%s': values_from derived: one group, ending at row %lld. ",
+                               a->name, a->nvals ? a->vals[0] : 0LL);
+        else if (a->k == RA_TENSOR && a->vfrom == RF_TRACE)
+            rc = mp_buf_printf(&b, "'%s': values_from trace (%zu recorded values). ", a->name,
+                               a->nvals);
         else if (a->k == RA_TENSOR && a->role == RI_INDEX)
-            rc = mp_buf_printf(&b, "'%s': random in-range indices. ", a->name);
+            rc = mp_buf_printf(&b,
+                               "'%s': values_from default: random in-range indices (not "
+                               "recorded). ",
+                               a->name);
         else if (a->k == RA_TLIST)
             rc = mp_buf_printf(&b,
                                "'%s': list tensors take the dtype of the op's first tensor "
@@ -116,6 +144,7 @@ static int op_note(struct mp_replay_op *op, const struct rp_call *c)
     }
     rc = rc ? rc : set_str(&op->note, mp_buf_cstr(&b));
     mp_buf_fini(&b);
+    snprintf(op->values_from, sizeof(op->values_from), "%s", rp_vfrom_name(rp_call_vfrom(c)));
     return rc;
 }
 
@@ -141,6 +170,12 @@ static int rebuild_one(const struct mp_replay_opts *o, struct mp_replay_op *op, 
                      "synthetic op: a kernel under %.*s with no CPU op above it (a graph "
                      "replay), so no arguments were recorded",
                      pl, op->name);
+    } else if (is_collective(op)) {
+        snprintf(why, sizeof(why),
+                 "a collective (%s): not replayable alone; it needs its peer ranks in a "
+                 "process group, and its kernel time includes waiting for them (see `magpie "
+                 "trace collective` over all ranks' traces)",
+                 op->trace_kernels && *op->trace_kernels ? op->trace_kernels : op->name);
     } else if (strncmp(op->name, "triton_", 7) == 0) {
         snprintf(why, sizeof(why),
                  "a torch.compile (Inductor) Triton kernel, not an ATen op: "

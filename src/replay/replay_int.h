@@ -50,6 +50,15 @@ enum rp_irole {
     RI_OFFS,  /* cumulative group ends over arg `of`'s rows (grouped GEMM) */
 };
 
+/* Where the values of a tensor whose values matter came from (docs/replay.md,
+ * "values_from"): the trace recorded them (Concrete Inputs), they follow from
+ * what it recorded (one group's offsets are its row count), or a documented
+ * default (random in-range indices, random routing of rows to groups). */
+enum rp_vfrom { RF_NONE, RF_TRACE, RF_DERIVED, RF_DEFAULT };
+
+/* "trace", "derived", "default" ("" for RF_NONE). */
+const char *rp_vfrom_name(enum rp_vfrom f);
+
 /* Largest storage (elements) a rebuilt tensor may span: 2^40. */
 #define RP_MAX_SPAN (1LL << 40)
 
@@ -76,6 +85,9 @@ struct rp_arg {
     bool mutated;         /* Tensor(a!) */
     enum rp_irole role;
     int of, dim, dim_arg;
+    enum rp_vfrom vfrom; /* integer tensors whose values matter */
+    long long *vals;     /* their values (RF_TRACE, RF_DERIVED), row-major over the shape */
+    size_t nvals;
 };
 
 /* The matched call of one op. */
@@ -87,11 +99,19 @@ struct rp_call {
     bool values_matter; /* integer tensors carry indices/offsets */
 };
 
+/* The weakest values_from of the call's tensors whose values matter (default
+ * before derived before trace), RF_NONE when it has none. */
+enum rp_vfrom rp_call_vfrom(const struct rp_call *c);
+
 /* Matches the recorded cells against the schema table. Returns 0 with c
  * filled, or MP_ENOTFOUND / MP_EUNSUP with a reason in why[0..nwhy). */
 int rp_match(const char *op, const char *dims_s, const char *types_s, const char *strides_s,
              const char *conc_s, struct rp_call *c, char *why, size_t nwhy, struct mp_diag *d);
 void rp_call_fini(struct rp_call *c);
+
+/* Rows a grouped GEMM's offsets (arg a, RI_OFFS) split: the rows of a 2-D
+ * self against a 3-D mat2, else self's last dim (2-D x 2-D groups split K). */
+long long rp_offs_rows(const struct rp_call *c, const struct rp_arg *a);
 
 /* Torch dtype of a recorded tensor type ("torch.bfloat16"), NULL unknown. */
 const char *rp_torch_dtype(const char *recorded);

@@ -18,11 +18,16 @@
 
 #include "replay_int.h"
 
-/* The L2 state an op's figure is replayed in. "flushed" for ops that read
+/* Ops shorter than this per call in the trace are timed "idle" by default. */
+#define RP_SHORT_US 10.0
+
+/* The state an op's figure is replayed in. "flushed" for ops that read
  * weights or a KV cache (GEMMs, attention, convolution): in a serving step
  * those are read once per forward pass, far more than L2 holds between two
- * uses; "warm" for the rest, which read what the op before them just
- * wrote (docs/replay.md, "Timing"). */
+ * uses; "idle" for the other ops of less than RP_SHORT_US per call, which
+ * in a launch-bound step start on a drained GPU, not queued behind the
+ * previous call; "warm" for the rest, which read what the op before them
+ * just wrote (docs/replay.md, "Timing"). */
 static const char *l2_state(const struct mp_replay_opts *o, const struct mp_replay_op *op)
 {
     if (o->warm_l2)
@@ -44,7 +49,7 @@ static const char *l2_state(const struct mp_replay_opts *o, const struct mp_repl
     for (size_t i = 0; heavy[i]; i++)
         if (strstr(nm, heavy[i]))
             return "flushed";
-    return "warm";
+    return op->trace_median_us > 0 && op->trace_median_us < RP_SHORT_US ? "idle" : "warm";
 }
 
 static int job_json(const struct mp_replay_opts *o, const struct mp_replay_result *r,
@@ -59,7 +64,10 @@ static int job_json(const struct mp_replay_opts *o, const struct mp_replay_resul
                             "\"profile_calls\": 200}, \"ops\": [",
                             getenv("MAGPIE_REPLAY_ALLOW_CPU") ? "true" : "false",
                             o->max_time_s > 0 ? o->max_time_s : 5.0,
-                            o->warm_l2 || (o->l2 && strcmp(o->l2, "warm") == 0) ? "false" : "true");
+                            o->warm_l2 || (o->l2 && (strcmp(o->l2, "warm") == 0 ||
+                                                     strcmp(o->l2, "idle") == 0))
+                                ? "false"
+                                : "true");
     bool first = true;
     for (size_t i = 0; !rc && i < r->n; i++) {
         if (!r->ops[i].rebuilt)
@@ -119,11 +127,26 @@ static void off_hint(const struct mp_replay_op *op, char *h, size_t n)
         return;
     bool flushed = strcmp(op->replay_l2, "flushed") == 0;
     double other = flushed ? op->replay_warm_us : op->replay_flushed_us;
+    bool idle = strcmp(op->replay_l2, "idle") == 0;
+    if (idle)
+        other = op->replay_warm_us;
     if (op->kernels_match == 0)
         snprintf(h, n,
                  "off the trace by more than 10 %%: other kernels ran than in the trace (another "
                  "algorithm pick for this shape, or another library version?); ");
-    else if (within10(other, t))
+    else if (idle && within10(other, t))
+        snprintf(h, n,
+                 "off the trace by more than 10 %%, but the back-to-back (warm) replay is "
+                 "within 10 %% (%.2fx): in the workload this op was queued behind other "
+                 "kernels, not launched on an idle GPU; ",
+                 other / t);
+    else if (!idle && within10(op->replay_idle_us, t))
+        snprintf(h, n,
+                 "off the trace by more than 10 %%, but the idle-GPU replay is within 10 %% "
+                 "(%.2fx): in the workload this op started on a drained GPU (a launch-bound "
+                 "step); ",
+                 op->replay_idle_us / t);
+    else if (!idle && within10(other, t))
         snprintf(h, n,
                  "off the trace by more than 10 %%, but the L2-%s replay is within 10 %% "
                  "(%.2fx): L2 state, in the workload this op's inputs were %s; ",
@@ -240,6 +263,7 @@ static int fill_op(struct mp_replay_op *op, json_t *jo)
     }
     op->replay_flushed_us = json_number_value(json_object_get(jo, "l2_flushed_us"));
     op->replay_warm_us = json_number_value(json_object_get(jo, "l2_warm_us"));
+    op->replay_idle_us = json_number_value(json_object_get(jo, "idle_us"));
     op->replay_graph_us = median_us(json_object_get(jo, "graph_samples_ms"), 1000.0);
     op->replay_sm_mhz = json_number_value(json_object_get(jo, "sm_clock_mhz"));
     rc = fill_kernels(op, json_object_get(jo, "kernels"));

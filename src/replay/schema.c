@@ -611,6 +611,7 @@ static void arg_fini(struct rp_arg *a)
     free(a->text);
     free(a->ints);
     free(a->bools);
+    free(a->vals);
     tensor_fini(&a->t);
     for (size_t i = 0; a->tl && i < a->n; i++)
         tensor_fini(&a->tl[i]);
@@ -631,6 +632,79 @@ static const char *seq_str(const struct rp_val *v, size_t i)
     if (v->k != RV_SEQ || i >= v->n)
         return NULL;
     return v->items[i].k == RV_STR ? v->items[i].s : NULL;
+}
+
+/* An integer tensor whose values the trace recorded (its Concrete Inputs
+ * cell a list of as many ints as the tensor has elements): kept in a->vals.
+ * MP_ENOMEM or 0. */
+static int record_values(const char *cv, struct rp_arg *a)
+{
+    const char *dt = rp_torch_dtype(a->t.dtype);
+    if (!cv || cv[0] != '[' || !dt || !strstr(dt, "int"))
+        return 0;
+    long long numel = 1;
+    for (size_t i = 0; i < a->t.nd; i++)
+        if (__builtin_mul_overflow(numel, a->t.shape[i], &numel) || numel > 1 << 20)
+            return 0;
+    long long *v = NULL;
+    size_t n = 0;
+    if (!parse_int_list(cv, &v, &n))
+        return 0;
+    if ((long long)n != numel) {
+        free(v);
+        return 0;
+    }
+    a->vals = v;
+    a->nvals = n;
+    return 0;
+}
+
+long long rp_offs_rows(const struct rp_call *c, const struct rp_arg *a)
+{
+    if (a->of < 0 || (size_t)a->of >= c->n || c->args[a->of].k != RA_TENSOR ||
+        c->args[a->of].t.nd == 0)
+        return 1;
+    const struct rp_tensor *s = &c->args[a->of].t;
+    bool mat2_3d = c->n > 1 && c->args[1].k == RA_TENSOR && c->args[1].t.nd == 3;
+    return s->nd == 2 && mat2_3d ? s->shape[0] : s->shape[s->nd - 1];
+}
+
+const char *rp_vfrom_name(enum rp_vfrom f)
+{
+    static const char *const n[] = {"", "trace", "derived", "default"};
+    return f <= RF_DEFAULT ? n[f] : "";
+}
+
+enum rp_vfrom rp_call_vfrom(const struct rp_call *c)
+{
+    enum rp_vfrom w = RF_NONE;
+    for (size_t i = 0; i < c->n; i++) {
+        enum rp_vfrom f = c->args[i].k == RA_TENSOR ? c->args[i].vfrom : RF_NONE;
+        if (f == RF_DEFAULT || (f == RF_DERIVED && w != RF_DEFAULT) ||
+            (f == RF_TRACE && w == RF_NONE))
+            w = f;
+    }
+    return w;
+}
+
+/* Where the values of a come from: recorded, else derived (the offsets of
+ * one group end at the row count), else the default. */
+static int set_vfrom(const struct rp_call *c, struct rp_arg *a)
+{
+    if (a->vals) {
+        a->vfrom = RF_TRACE;
+        return 0;
+    }
+    if (a->role == RI_OFFS && a->t.nd == 1 && a->t.shape[0] == 1) {
+        if (!(a->vals = calloc(1, sizeof(*a->vals))))
+            return MP_ENOMEM;
+        a->vals[0] = rp_offs_rows(c, a);
+        a->nvals = 1;
+        a->vfrom = RF_DERIVED;
+        return 0;
+    }
+    a->vfrom = a->role != RI_ANY ? RF_DEFAULT : RF_NONE;
+    return 0;
 }
 
 /* One recorded argument as schema type `st`; 1 matched (a filled), 0 not,
@@ -677,7 +751,9 @@ static int match_arg(const char *st0, const char *rt, const char *cv, const stru
         a->k = RA_TENSOR;
         a->mutated = strstr(st, "!") != NULL;
         int rc = tensor_from(dim, str, rt, &a->t);
-        return rc == MP_EUNSUP ? 0 : rc ? rc : 1;
+        if (rc)
+            return rc == MP_EUNSUP ? 0 : rc;
+        return record_values(cv, a) ? MP_ENOMEM : 1;
     }
     if (strcmp(st, "bool") == 0) {
         a->k = RA_BOOL;
@@ -730,7 +806,7 @@ static int match_arg(const char *st0, const char *rt, const char *cv, const stru
 static int apply_roles(const char *roles, struct rp_call *c)
 {
     if (!roles)
-        return 0;
+        roles = "";
     char buf[128];
     snprintf(buf, sizeof(buf), "%s", roles);
     char *save = NULL;
@@ -764,6 +840,10 @@ static int apply_roles(const char *roles, struct rp_call *c)
         a->dim = at && id < 0 ? atoi(at + 1) : 0;
         c->values_matter = true;
     }
+    for (size_t i = 0; i < c->n; i++)
+        if (c->args[i].k == RA_TENSOR && (c->args[i].role != RI_ANY || c->args[i].vals) &&
+            set_vfrom(c, &c->args[i]))
+            return MP_ENOMEM;
     return 0;
 }
 

@@ -208,6 +208,78 @@ static int select_rows(const struct mp_replay_opts *o, const struct mp_buf *csv,
     return 0;
 }
 
+/* The collectives of the report's coll_analysis sheet (TraceLens leaves
+ * them out of unified_perf_summary): appended after the selected rows as
+ * ops that are not replayable alone, so the summary lists them with the
+ * reason (replay.c) instead of dropping them. Only for a selection without
+ * --op/--kernel/--category/--row. */
+static int add_collectives(const struct mp_replay_opts *o, const struct mp_buf *csv,
+                           struct mp_replay_result *r)
+{
+    if (o->row > 0 || o->op || o->kernel || o->category)
+        return 0;
+    const char *p = csv->data ? csv->data : "", *end = p + csv->len;
+    struct mp_csv_rec rec = {0};
+    static const char *const want[] = {"Collective name",     "dtype",   "In msg nelems",
+                                       "Process Group Ranks", "dur_sum", "dur_mean",
+                                       "operation_count"};
+    int ix[7];
+    int rc = mp_csv_next(&p, end, &rec, 4096);
+    if (rc != 1) {
+        mp_csv_rec_fini(&rec);
+        return rc < 0 ? rc : 0;
+    }
+    for (int c = 0; c < 7; c++) {
+        ix[c] = -1;
+        for (size_t i = 0; i < rec.n; i++)
+            if (strcmp(mp_csv_rec_field(&rec, i), want[c]) == 0)
+                ix[c] = (int)i;
+        if (ix[c] < 0) {
+            mp_csv_rec_fini(&rec);
+            return 0;
+        }
+    }
+    size_t cap = r->n;
+    rc = 0;
+    while (!rc && (rc = mp_csv_next(&p, end, &rec, 4096)) == 1) {
+        rc = 0;
+        if (rec.n < 7)
+            continue;
+        const char *f[7];
+        for (int c = 0; c < 7; c++)
+            f[c] = (size_t)ix[c] < rec.n ? mp_csv_rec_field(&rec, (size_t)ix[c]) : "";
+        if (MP_GROW(r->ops, cap, r->n + 1, 4)) {
+            rc = MP_ENOMEM;
+            break;
+        }
+        struct mp_replay_op *op = &r->ops[r->n];
+        memset(op, 0, sizeof(*op));
+        op->n = (int)r->n + 1;
+        op->kernels_match = -1;
+        char name[160], key[512];
+        snprintf(name, sizeof(name), "nccl:%s", f[0]);
+        snprintf(key, sizeof(key), "%s elements of %s over ranks %s", f[2], f[1], f[3]);
+        op->calls = strtol(f[6], NULL, 10);
+        op->trace_sum_us = strtod(f[4], NULL);
+        op->trace_mean_us = strtod(f[5], NULL);
+        char **cells[] = {&op->category,       &op->dims,           &op->types,
+                          &op->strides,        &op->concrete,       &op->gflops,
+                          &op->data_mb,        &op->flops_per_byte, &op->compute_spec,
+                          &op->roofline_bound, &op->roofline_us,    &op->pct_roofline,
+                          &op->trace_kernels};
+        op->name = mp_strdup(name);
+        op->shape_key = mp_strdup(key);
+        bool ok = op->name && op->shape_key;
+        for (size_t i = 0; i < sizeof(cells) / sizeof(cells[0]); i++)
+            ok = ok && (*cells[i] = mp_strdup(i == 0 ? "collective" : ""));
+        r->n++;
+        if (!ok)
+            rc = MP_ENOMEM;
+    }
+    mp_csv_rec_fini(&rec);
+    return rc < 0 ? rc : 0;
+}
+
 int rp_select(const struct mp_replay_opts *o, struct mp_replay_result *r, struct mp_diag *d)
 {
     struct mp_report_opts ro;
@@ -221,14 +293,19 @@ int rp_select(const struct mp_replay_opts *o, struct mp_replay_result *r, struct
         return rc;
     if (rep->has_arch)
         snprintf(r->arch_name, sizeof(r->arch_name), "%s", rep->arch_name);
-    const struct mp_report_sheet *us = NULL;
-    for (size_t i = 0; i < rep->n; i++)
+    const struct mp_report_sheet *us = NULL, *coll = NULL;
+    for (size_t i = 0; i < rep->n; i++) {
         if (strcmp(rep->sheets[i].name, "unified_perf_summary") == 0)
             us = &rep->sheets[i];
+        if (strcmp(rep->sheets[i].name, "coll_analysis") == 0)
+            coll = &rep->sheets[i];
+    }
     if (!us)
         rc = mp_diag_set(d, MP_ENOTFOUND, "the report of %s has no unified_perf_summary", o->trace);
     else
         rc = select_rows(o, &us->csv, r, d);
+    if (!rc && coll && r->n && add_collectives(o, &coll->csv, r) == MP_ENOMEM)
+        rc = mp_diag_set(d, MP_ENOMEM, "out of memory");
     mp_report_free(rep);
     if (!rc && r->n == 0) {
         mp_diag_set_file(d, o->trace);

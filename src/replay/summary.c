@@ -26,6 +26,7 @@ static const char *const cols[] = {
     "replay_l2",
     "replay_kernel_us_l2_flushed",
     "replay_kernel_us_l2_warm",
+    "replay_kernel_us_idle",
     "replay_graph_us",
     "replay_samples",
     "ratio",
@@ -43,6 +44,7 @@ static const char *const cols[] = {
     "in_ir",
     "reason",
     "note",
+    "values_from",
     "replay_note",
     "schema",
     "replay_sm_clock_mhz",
@@ -76,6 +78,7 @@ static int row(struct mp_csv *c, const struct mp_replay_op *op)
     rc = rc ? rc : mp_csv_str(c, rp ? op->replay_l2 : "");
     rc = rc ? rc : num(c, op->replay_flushed_us, rp && op->replay_flushed_us > 0);
     rc = rc ? rc : num(c, op->replay_warm_us, rp && op->replay_warm_us > 0);
+    rc = rc ? rc : num(c, op->replay_idle_us, rp && op->replay_idle_us > 0);
     rc = rc ? rc : num(c, op->replay_graph_us, rp && op->replay_graph_us > 0);
     rc = rc ? rc : (rp ? mp_csv_fmt(c, "%ld", op->replay_samples) : mp_csv_str(c, ""));
     rc = rc ? rc : num(c, op->ratio, rp);
@@ -90,6 +93,7 @@ static int row(struct mp_csv *c, const struct mp_replay_op *op)
     rc = rc ? rc : mp_csv_str(c, op->in_ir ? "True" : "False");
     rc = rc ? rc : mp_csv_str(c, op->reason ? op->reason : "");
     rc = rc ? rc : mp_csv_str(c, op->note ? op->note : "");
+    rc = rc ? rc : mp_csv_str(c, op->values_from);
     rc = rc ? rc : mp_csv_str(c, op->replay_note ? op->replay_note : "");
     rc = rc ? rc : mp_csv_str(c, op->schema ? op->schema : "");
     rc = rc ? rc : num(c, op->replay_sm_mhz, rp && op->replay_sm_mhz > 0);
@@ -146,6 +150,9 @@ static int op_json(struct mp_buf *b, const struct mp_replay_op *op)
     rc = rc ? rc
             : jkey_num(b, "replay_kernel_us_l2_warm", op->replay_warm_us,
                        rp && op->replay_warm_us > 0);
+    rc =
+        rc ? rc
+           : jkey_num(b, "replay_kernel_us_idle", op->replay_idle_us, rp && op->replay_idle_us > 0);
     rc = rc ? rc
             : jkey_num(b, "replay_graph_us", op->replay_graph_us, rp && op->replay_graph_us > 0);
     rc = rc ? rc : mp_buf_printf(b, ", \"replay_samples\": %ld", rp ? op->replay_samples : 0L);
@@ -169,6 +176,7 @@ static int op_json(struct mp_buf *b, const struct mp_replay_op *op)
                             op->in_ir ? "true" : "false");
     rc = rc ? rc : jkey_str(b, "reason", op->reason);
     rc = rc ? rc : jkey_str(b, "note", op->note);
+    rc = rc ? rc : jkey_str(b, "values_from", op->values_from);
     rc = rc ? rc : jkey_str(b, "replay_note", op->replay_note);
     rc = rc ? rc : jkey_str(b, "schema", op->schema);
     rc = rc ? rc

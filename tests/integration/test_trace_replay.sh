@@ -95,18 +95,41 @@ assert len(rows) == 20
 for r in rows:
     assert r["trace_kernel_us_median"] and r["trace_kernels"], r
     assert r["replay_kernel_us_median"] == "" and r["ratio"] == "", r
+# values_from: the grouped GEMMs' offs are not recorded (default: random routing)
+for r in rows:
+    assert r["values_from"] == ("default" if r["op"] == "aten::_grouped_mm" else ""), r
+    if r["op"] == "aten::_grouped_mm":
+        assert "values_from default" in r["note"], r["note"]
+        assert "values_from: default" in open(os.path.join(d, "ref_%s.py" % r["n"])).read()
 mm = [r for r in rows if r["op"] == "aten::mm"][0]
 assert mm["gflops"] and mm["compute_spec"] == "matrix_bf16" and mm["roofline_bound"], mm
 print("ok: IR, refs and summary")
 PY
 
-# the TP2 H200 trace (rank 0): its top 20 are all rebuilt and all IR entries
-TP2="$MP_SHARED/data/traces/h200-tp2/torch_trace/tp2-rank-0.1796011317.pt.trace.json.gz"
-if [ -f "$TP2" ]; then
-    "$MAGPIE" trace replay "$TP2" -o "$TMP/tp2" >"$TMP/out" 2>&1 || fail "TP2 trace: exit $?"
-    grep -q "20 of 66 rows selected: 20 rebuilt as PyTorch references, 20 in event_replay_ir.json" \
-        "$TMP/out" || fail "TP2 trace: $(grep 'rows selected' "$TMP/out")"
-fi
+# the TP2 H200 traces (two ranks, NCCL all-reduces): the top 20 of each are
+# all rebuilt and all IR entries; the all-reduces (not in unified_perf_summary,
+# from coll_analysis) are listed after them as not replayable alone
+for r in 0 1; do
+    TP2="$MP_SHARED/data/traces/h200-tp2/torch_trace/tp2-rank-$r.1796011317.pt.trace.json.gz"
+    [ -f "$TP2" ] || continue
+    "$MAGPIE" trace replay "$TP2" -o "$TMP/tp2_$r" >"$TMP/out" 2>&1 || fail "TP2 rank $r: exit $?"
+    grep -q "22 of 66 rows selected: 20 rebuilt as PyTorch references, 20 in event_replay_ir.json" \
+        "$TMP/out" || fail "TP2 rank $r: $(grep 'rows selected' "$TMP/out")"
+    python3 - "$TMP/tp2_$r" <<'PY' || fails=$((fails + 1))
+import json, os, sys
+d = sys.argv[1]
+ops = json.load(open(os.path.join(d, "replay_summary.json")))["ops"]
+top, coll = ops[:20], ops[20:]
+assert all(o["rebuilt"] and o["in_ir"] for o in top), [(o["n"], o["reason"]) for o in top]
+assert [o["op"] for o in coll] == ["nccl:allreduce"] * 2, [o["op"] for o in coll]
+for o in coll:
+    assert not o["rebuilt"] and o["rank"] == 0 and o["op_category"] == "collective", o
+    assert "not replayable alone" in o["reason"] and "peer ranks" in o["reason"], o
+    assert o["calls"] > 0 and o["trace_kernel_us_sum"] > 0 and "over ranks [0, 1]" in o["shape_key"]
+sk = json.load(open(os.path.join(d, "event_replay_skipped.json")))
+assert [s["n"] for s in sk] == [21, 22] and all("collective" in s["reason"] for s in sk), sk
+PY
+done
 
 # one op of each kind the issue lists first (tests/fixtures/replay/ops_synth.py)
 "$MAGPIE" trace replay "$MP_FIXTURES/replay/ops_synth.json.gz" --top 0 -o "$TMP/s" >"$TMP/out" 2>&1 ||

@@ -171,6 +171,70 @@ static void test_match_refused(void **state)
                      MP_ENOTFOUND);
 }
 
+/* values_from on the real H200 Mixtral rows: the trace records the shapes
+ * of _grouped_mm's offs, never its values (histc + cumsum on the GPU), so
+ * the offsets are magpie's default; values recorded in Concrete Inputs are
+ * taken as they are; one group's offsets follow from the shapes. */
+static void test_values_from(void **state)
+{
+    (void)state;
+    struct rp_call c;
+    char why[512];
+    static const char *const rows[][2] = {
+        {"((32, 2048), (8, 2048, 8192), (8,), (), ())",
+         "((2048, 1), (16777216, 1, 2048), (1,), (), ())"},
+        {"((8192, 4096), (8, 4096, 2048), (8,), (), ())",
+         "((4096, 1), (8388608, 1, 4096), (1,), (), ())"},
+    };
+    for (size_t i = 0; i < 2; i++) {
+        assert_int_equal(match("aten::_grouped_mm", rows[i][0],
+                               "('c10::BFloat16', 'c10::BFloat16', 'int', '', '')", rows[i][1],
+                               "('', '', '', '', '')", &c, why),
+                         0);
+        assert_int_equal(c.args[2].role, RI_OFFS);
+        assert_int_equal(c.args[2].vfrom, RF_DEFAULT);
+        assert_null(c.args[2].vals);
+        assert_int_equal(rp_call_vfrom(&c), RF_DEFAULT);
+        assert_int_equal(rp_offs_rows(&c, &c.args[2]), i ? 8192 : 32);
+        rp_call_fini(&c);
+    }
+    /* the same row with the offsets recorded */
+    assert_int_equal(match("aten::_grouped_mm", rows[0][0],
+                           "('c10::BFloat16', 'c10::BFloat16', 'int', '', '')", rows[0][1],
+                           "('', '', '[3, 9, 9, 12, 20, 25, 30, 32]', '', '')", &c, why),
+                     0);
+    assert_int_equal(c.args[2].vfrom, RF_TRACE);
+    assert_int_equal(c.args[2].nvals, 8);
+    assert_int_equal(c.args[2].vals[3], 12);
+    assert_string_equal(rp_vfrom_name(rp_call_vfrom(&c)), "trace");
+    rp_call_fini(&c);
+    /* a list of the wrong length is not the tensor's values */
+    assert_int_equal(match("aten::_grouped_mm", rows[0][0],
+                           "('c10::BFloat16', 'c10::BFloat16', 'int', '', '')", rows[0][1],
+                           "('', '', '[3, 9]', '', '')", &c, why),
+                     0);
+    assert_int_equal(c.args[2].vfrom, RF_DEFAULT);
+    rp_call_fini(&c);
+    /* one group: its end is the row count */
+    assert_int_equal(match("aten::_grouped_mm", "((32, 2048), (1, 2048, 8192), (1,), (), ())",
+                           "('c10::BFloat16', 'c10::BFloat16', 'int', '', '')",
+                           "((2048, 1), (16777216, 1, 2048), (1,), (), ())", "('', '', '', '', '')",
+                           &c, why),
+                     0);
+    assert_int_equal(c.args[2].vfrom, RF_DERIVED);
+    assert_int_equal(c.args[2].vals[0], 32);
+    assert_string_equal(rp_vfrom_name(rp_call_vfrom(&c)), "derived");
+    rp_call_fini(&c);
+    /* no tensor whose values matter: none */
+    assert_int_equal(match("aten::mm", "((16, 2048), (2048, 512))",
+                           "('c10::BFloat16', 'c10::BFloat16')", "((2048, 1), (1, 2048))",
+                           "('', '')", &c, why),
+                     0);
+    assert_int_equal(rp_call_vfrom(&c), RF_NONE);
+    assert_string_equal(rp_vfrom_name(RF_NONE), "");
+    rp_call_fini(&c);
+}
+
 static void test_dtypes(void **state)
 {
     (void)state;
@@ -190,7 +254,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_pyval),         cmocka_unit_test(test_match_basic),
         cmocka_unit_test(test_match_special), cmocka_unit_test(test_match_refused),
-        cmocka_unit_test(test_dtypes),
+        cmocka_unit_test(test_dtypes),        cmocka_unit_test(test_values_from),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
