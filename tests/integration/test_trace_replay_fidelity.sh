@@ -100,7 +100,7 @@ s = json.load(open(os.path.join(d, "replay_summary.json")))
 assert s["ops"][0]["replay_l2"] == "warm" and s["ops"][0]["replay_kernel_us_median"] == 4.1, s
 PY
 "$MAGPIE" trace replay "$TRACE" --top 1 --l2 hot -o "$TMP/x" >"$TMP/out" 2>&1
-[ $? = 2 ] && grep -q "expects auto, flushed or warm" "$TMP/out" || fail "--l2 hot: $(cat "$TMP/out")"
+[ $? = 2 ] && grep -q "expects auto, flushed, warm or idle" "$TMP/out" || fail "--l2 hot: $(cat "$TMP/out")"
 
 # a helper that stops after the first op (crash): that op is kept, the summary
 # written, exit 1 with the note; one that stops before any: the files, exit 1
@@ -163,10 +163,10 @@ torch.cuda.synchronize = lambda: None
 a, b = torch.randn(64, 64), torch.randn(64, 64)
 flush = torch.empty(1 << 16, dtype=torch.int8)
 p = m.profile_op(torch, lambda: torch.relu(torch.mm(a, b)), flush, 30)
-assert len(p["warm"]) == 30 and len(p["flushed"]) == 30, p
+assert len(p["warm"]) == 30 and len(p["flushed"]) == 30 and len(p["idle"]) == 30, p
 assert p["names"][:1] == ["aten::mm"] and "aten::relu" in p["names"], p["names"]
 assert [r[2] for r in m.FLUSH_RECS] == ["aten::fill_"], m.FLUSH_RECS
-assert all(x > 0 for x in p["warm"] + p["flushed"]) and p["note"] == "", p
+assert all(x > 0 for x in p["warm"] + p["flushed"] + p["idle"]) and p["note"] == "", p
 print("profile_op ok")
 PY
 else
