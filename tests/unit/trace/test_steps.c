@@ -4,18 +4,15 @@
  * regions and windows against TraceLens's steady_state_window.py on
  * generated step sequences. The splitter itself is tested end to end on a
  * real trace in tests/integration/test_trace_split.sh. */
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include <cmocka.h>
-
 #include <magpie/steps.h>
 
-struct ann_case {
+#include "area.h"
+
+struct ann_case { // NOLINT(clang-analyzer-optin.performance.Padding): table order
     const char *name;
     int tier;
     const char *kind;
@@ -173,7 +170,7 @@ static const char *kind_name(enum mp_step_format f)
     }
 }
 
-static void test_annotations(void **state)
+void test_annotations(void **state)
 {
     (void)state;
     struct mp_step_patterns *p;
@@ -215,7 +212,7 @@ static void test_annotations(void **state)
     mp_step_patterns_free(p);
 }
 
-static void test_phases(void **state)
+void test_phases(void **state)
 {
     (void)state;
     struct mp_step_details d[4] = {
@@ -238,7 +235,7 @@ static void test_phases(void **state)
     assert_int_equal(w.avg_conc, 3); /* int(13 / 4) */
 }
 
-struct ss_case {
+struct ss_case { // NOLINT(clang-analyzer-optin.performance.Padding): table order
     const char *const *names;
     size_t n;
     int num_steps;
@@ -252,7 +249,7 @@ struct ss_case {
 
 #include "steps_cases.h"
 
-static void test_steady_state(void **state)
+void test_steady_state(void **state)
 {
     (void)state;
     struct mp_step_patterns *p;
@@ -293,14 +290,4 @@ static void test_steady_state(void **state)
         free(d);
     }
     mp_step_patterns_free(p);
-}
-
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_annotations),
-        cmocka_unit_test(test_phases),
-        cmocka_unit_test(test_steady_state),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
 }
