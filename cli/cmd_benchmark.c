@@ -375,6 +375,9 @@ enum {
     O_IXP,
     O_SCRIPT,
     O_JSON,
+    O_AGENTX,
+    O_AGENTX_MODE,
+    O_AGENTX_TRACE,
 };
 
 static const struct cli_opt serve_opts[] = {
@@ -411,6 +414,15 @@ static const struct cli_opt serve_opts[] = {
      "N measured runs against one engine start after one warm-up, kept as run_1..N with "
      "their spread (YAML repeat; unprofiled); compare: benchmark compare",
      0},
+    {"agentx", 0, CLI_NOARG, O_AGENTX, NULL,
+     "agentx: an agentic workload, the replay of --agentx-trace-file (multi-turn sessions, "
+     "recorded times; YAML agentx.enabled / `agentx: true`); the torch profiler stays off "
+     "unless asked",
+     0},
+    {"agentx-mode", 0, CLI_ARG, O_AGENTX_MODE, "canonical|fast",
+     "agentx.mode (canonical); fast is validation only, never a measurement", 0},
+    {"agentx-trace-file", 0, CLI_ARG, O_AGENTX_TRACE, "F",
+     "agentx.trace_file: the mooncake / AIPerf JSONL trace replayed (required with --agentx)", 0},
     {"inferencex-path", 0, CLI_ARG, O_IXP, "P", "accepted for compatibility", 0},
     {"benchmark-script", 0, CLI_ARG, O_SCRIPT, "S", "accepted for compatibility", 0},
     {"output-dir", 'o', CLI_ARG, 'o', "DIR", "workspace root (./results)", 0},
@@ -550,6 +562,8 @@ static void env_contract(struct mp_serve_config *c)
 struct serve_args {
     const char *yaml, *model, *precision, *mode, *kind, *image, *out_root, *envs[64], *fw_word;
     const char *ixp, *script, *max_failed;
+    const char *agentx_mode, *agentx_trace;
+    bool agentx;
     const char *tp, *conc, *isl, *osl, *np;
     int n_envs, torch;
     bool sysprof, priv, json, quiet;
@@ -641,6 +655,15 @@ static int serve_parse(int argc, char **argv, struct serve_args *a)
         case O_SCRIPT:
             str = &a->script;
             break;
+        case O_AGENTX:
+            a->agentx = true;
+            break;
+        case O_AGENTX_MODE:
+            str = &a->agentx_mode;
+            break;
+        case O_AGENTX_TRACE:
+            str = &a->agentx_trace;
+            break;
         case 'o':
             str = &a->out_root;
             break;
@@ -698,6 +721,13 @@ static int serve_base_config(struct mp_serve_config *cfg, const struct serve_arg
     if (a->yaml) {
         struct mp_diag d;
         mp_diag_clear(&d);
+        /* --agentx before the YAML is read, so that Magpie's default (an
+         * AgentX run is unprofiled unless the YAML or a flag asks) applies */
+        if (a->agentx) {
+            cfg->agentx.enabled = true;
+            if (a->agentx_trace)
+                cfg->agentx.trace_file = mp_serve_config_strdup(cfg, a->agentx_trace);
+        }
         int rc = mp_serve_config_load(cfg, a->yaml, &d);
         return rc ? cli_report_error(&d, rc) : 0;
     }
@@ -722,6 +752,37 @@ static int serve_base_config(struct mp_serve_config *cfg, const struct serve_arg
         if (v && *v)
             mp_serve_config_setenv(cfg, base[i], v);
     }
+    return 0;
+}
+
+/* --agentx, --agentx-mode, --agentx-trace-file over the YAML's agentx keys
+ * (the library checks that an agentx run has its trace file); returns 0 or
+ * the exit code. */
+static int serve_apply_agentx(struct mp_serve_config *cfg, const struct serve_args *a)
+{
+    if (a->agentx_mode && strcmp(a->agentx_mode, "canonical") != 0 &&
+        strcmp(a->agentx_mode, "fast") != 0) {
+        fprintf(stderr, "magpie: error: --agentx-mode must be canonical or fast, not '%s'\n",
+                a->agentx_mode);
+        return EXIT_USAGE;
+    }
+    if (a->agentx_trace && access(a->agentx_trace, R_OK) != 0) {
+        fprintf(stderr, "magpie: error: --agentx-trace-file: cannot read '%s'\n", a->agentx_trace);
+        return EXIT_USAGE;
+    }
+    if ((a->agentx_mode || a->agentx_trace) && !a->agentx && !cfg->agentx.enabled) {
+        fprintf(stderr,
+                "magpie: error: --agentx-%s applies to agentx runs: add --agentx (or "
+                "agentx.enabled in the YAML)\n",
+                a->agentx_mode ? "mode" : "trace-file");
+        return EXIT_USAGE;
+    }
+    if (a->agentx)
+        cfg->agentx.enabled = true;
+    if (a->agentx_mode)
+        cfg->agentx.fast = strcmp(a->agentx_mode, "fast") == 0;
+    if (a->agentx_trace)
+        cfg->agentx.trace_file = mp_serve_config_strdup(cfg, a->agentx_trace);
     return 0;
 }
 
@@ -790,7 +851,7 @@ static int serve_apply_flags(struct mp_serve_config *cfg, const struct serve_arg
         (void)mp_loadgen_fail_limit_parse(a->max_failed, &cfg->max_failed, NULL);
     if (a->repeat >= 1)
         cfg->repeat = a->repeat > 1000 ? 1001 : (int)a->repeat; /* validated in the library */
-    return 0;
+    return serve_apply_agentx(cfg, a);
 }
 
 /* Run and emit steps: the run under SIGINT/SIGTERM handling, then the

@@ -31,12 +31,14 @@
 #include <magpie/gap.h>
 #include <magpie/pipeline.h>
 #include <magpie/serve.h>
+#include <magpie/trace.h>
 
 #include "serve_int.h"
 #include "serve_run_int.h"
 
 struct serve_capture {
     double start_s, stop_s; /* from the measured load's start */
+    double start_unix;      /* wall clock at the profiler start (capture.json) */
     bool by_engine;         /* the engine ended it (its step bound) before duration_seconds */
     size_t n_files;
     char error[600];
@@ -266,6 +268,9 @@ static int take_capture(struct serve_captures *cs, int k)
     mp_buf_reset(&cs->snap);
     walk(r->trace_dir, "", 0, snap_add, &cs->snap);
     cap->start_s = now_s(cs);
+    struct timespec wall;
+    clock_gettime(CLOCK_REALTIME, &wall);
+    cap->start_unix = (double)wall.tv_sec + (double)wall.tv_nsec * 1e-9;
     char body[1024] = "";
     if (e->profile_start_body)
         start_body(c, e->profile_start_body, body, sizeof(body));
@@ -433,10 +438,139 @@ static void capture_reports(struct serve_run *r, int k, struct serve_capture *ca
                         first);
 }
 
+/* ---- captures/profile_NNN/capture.json ---- */
+
+/* what a trace file holds: device kernels ("kernel"), copies and sets on the
+ * device ("gpu_memcpy", "gpu_memset"), host operators ("cpu_op") */
+struct trace_kinds {
+    uint64_t events, gpu_kernels, gpu_mem, cpu_ops;
+};
+
+static bool cat_is(struct mp_strview v, const char *s)
+{
+    return v.n == strlen(s) && memcmp(v.p, s, v.n) == 0;
+}
+
+static int count_kind(const struct mp_trace_event *ev, void *user)
+{
+    struct trace_kinds *tk = user;
+    tk->events++;
+    if (cat_is(ev->cat, "kernel"))
+        tk->gpu_kernels++;
+    else if (cat_is(ev->cat, "gpu_memcpy") || cat_is(ev->cat, "gpu_memset"))
+        tk->gpu_mem++;
+    else if (cat_is(ev->cat, "cpu_op"))
+        tk->cpu_ops++;
+    return 0;
+}
+
+struct manifest_walk {
+    struct serve_run *r;
+    const char *dir;
+    struct mp_buf *b;
+    int k, n, n_traces, n_no_gpu;
+    long long bytes;
+};
+
+static bool is_trace_name(const char *rel)
+{
+    size_t n = strlen(rel);
+    return (n > 5 && strcmp(rel + n - 5, ".json") == 0) ||
+           (n > 8 && strcmp(rel + n - 8, ".json.gz") == 0);
+}
+
+static void manifest_file(const char *rel, off_t size, void *user)
+{
+    struct manifest_walk *mw = user;
+    struct mp_buf *b = mw->b;
+    mp_buf_puts(b, mw->n++ ? ",\n    " : "\n    ");
+    mp_buf_puts(b, "{\"path\": ");
+    mp_json_str(b, rel, strlen(rel));
+    mp_buf_printf(b, ", \"bytes\": %lld", (long long)size);
+    mw->bytes += size;
+    if (!is_trace_name(rel)) {
+        mp_buf_puts(b, ", \"trace\": false}");
+        return;
+    }
+    mw->n_traces++;
+    char path[8192];
+    snprintf(path, sizeof(path), "%s/%s", mw->dir, rel);
+    struct trace_kinds tk = {0};
+    struct mp_trace_parse_opts po = {.on_event = count_kind, .user = &tk};
+    struct mp_diag d;
+    mp_diag_clear(&d);
+    if (mp_trace_parse_file(path, &po, NULL, &d) != 0) {
+        mp_buf_puts(b, ", \"trace\": true, \"error\": ");
+        mp_json_str(b, d.msg, strlen(d.msg));
+        mp_buf_putc(b, '}');
+        mw->n_no_gpu++;
+        return;
+    }
+    mp_buf_printf(b,
+                  ", \"trace\": true, \"events\": %llu, \"gpu_kernels\": %llu, "
+                  "\"gpu_memcpy_memset\": %llu, \"cpu_ops\": %llu, \"holds_gpu_kernels\": %s, "
+                  "\"holds_cpu_ops\": %s}",
+                  (unsigned long long)tk.events, (unsigned long long)tk.gpu_kernels,
+                  (unsigned long long)tk.gpu_mem, (unsigned long long)tk.cpu_ops,
+                  tk.gpu_kernels ? "true" : "false", tk.cpu_ops ? "true" : "false");
+    if (!tk.gpu_kernels) {
+        mw->n_no_gpu++;
+        char w[600];
+        snprintf(w, sizeof(w),
+                 "capture %d: %s holds no GPU kernels (%llu CPU ops): a CPU engine, or the "
+                 "profiler did not record the device",
+                 mw->k + 1, rel, (unsigned long long)tk.cpu_ops);
+        serve_run_warning(mw->r, w);
+    }
+}
+
+/* Writes captures/profile_NNN/capture.json: what capture k took (its
+ * schedule, times, steps, and every file moved into its trace dir with its
+ * size and, for a trace, how many GPU kernels and CPU ops it holds). */
+static void capture_manifest(struct serve_run *r, int k, const struct serve_capture *cap)
+{
+    const struct mp_serve_config *c = r->c;
+    char tdir[4600], out[4700], path[4800];
+    snprintf(tdir, sizeof(tdir), "%s/profile_%03d", r->trace_dir, k + 1);
+    snprintf(out, sizeof(out), "%s/captures/profile_%03d", r->ws, k + 1);
+    snprintf(path, sizeof(path), "%s/capture.json", out);
+    struct mp_buf b;
+    mp_buf_init(&b, 0);
+    mp_buf_printf(&b,
+                  "{\n  \"index\": %d,\n  \"framework\": \"%s\",\n  \"trace_dir\": "
+                  "\"torch_trace/profile_%03d\",\n  \"start_unix\": ",
+                  k + 1, mp_serve_config_engine(c)->name, k + 1);
+    mp_json_double(&b, cap->start_unix);
+    mp_buf_puts(&b, ",\n  \"start_s\": ");
+    mp_json_double(&b, cap->start_s);
+    mp_buf_puts(&b, ",\n  \"stop_s\": ");
+    mp_json_double(&b, cap->stop_s > 0 ? cap->stop_s : NAN);
+    mp_buf_printf(&b, ",\n  \"num_steps\": %d,\n  \"ended_by_engine\": %s,\n  \"error\": ",
+                  c->capture.num_steps, cap->by_engine ? "true" : "false");
+    if (cap->error[0])
+        mp_json_str(&b, cap->error, strlen(cap->error));
+    else
+        mp_buf_puts(&b, "null");
+    mp_buf_puts(&b, ",\n  \"files\": [");
+    struct manifest_walk mw = {.r = r, .dir = tdir, .b = &b, .k = k};
+    walk(tdir, "", 0, manifest_file, &mw);
+    mp_buf_printf(&b,
+                  "%s],\n  \"n_files\": %d,\n  \"bytes\": %lld,\n  \"traces\": %d,\n  "
+                  "\"all_traces_hold_gpu_kernels\": %s\n}\n",
+                  mw.n ? "\n  " : "", mw.n, mw.bytes, mw.n_traces,
+                  mw.n_traces && !mw.n_no_gpu ? "true" : "false");
+    struct mp_diag d;
+    mp_diag_clear(&d);
+    if (mp_fs_mkdirs(out, &d) || mp_fs_write_atomic(path, b.data, b.len, &d))
+        serve_run_error(r, "capture %d: cannot write capture.json: %s", k + 1, d.msg);
+    mp_buf_fini(&b);
+}
+
 void serve_captures_reports(struct serve_run *r)
 {
     struct serve_captures *cs = r->cap;
     for (int k = 0; cs && k < cs->taken; k++) {
+        capture_manifest(r, k, &cs->caps[k]);
         if (!cs->caps[k].n_files)
             continue;
         char stage[64];
@@ -485,6 +619,7 @@ void serve_captures_json(struct serve_run *r, struct mp_buf *b)
             mp_buf_printf(b, "\"captures/profile_%03d\"", k + 1);
         else
             mp_buf_puts(b, "null");
+        mp_buf_printf(b, ", \"manifest\": \"captures/profile_%03d/capture.json\"", k + 1);
         mp_buf_puts(b, ", \"start_s\": ");
         mp_json_double(b, cap->start_s);
         mp_buf_puts(b, ", \"stop_s\": ");

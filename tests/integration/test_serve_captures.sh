@@ -109,6 +109,27 @@ for k in 1 2 3; do
     check "capture $k: its TraceLens report" 'ls "$WS/captures/$d/tracelens_rank0_csvs/"*.csv >/dev/null 2>&1'
     check "capture $k: its tracelens_analysis" \
         '[ "$(capq "c[\"profiles\"][$k - 1][\"tracelens_analysis\"][\"enabled\"]")" = True ]'
+    # its manifest: what it took, each file's size as on disk, and what each
+    # trace holds (the stand-in's trace: 20 steps of 3 kernels and 3 CPU ops)
+    check "capture $k: capture.json names it, its times and steps, and its trace" "python3 - '$WS' $k <<'PY'
+import json, os, sys
+ws, k = sys.argv[1], int(sys.argv[2])
+d = 'profile_%03d' % k
+m = json.load(open(os.path.join(ws, 'captures', d, 'capture.json')))
+p = json.load(open(os.path.join(ws, 'benchmark_report.json')))['magpie']['captures']['profiles'][k - 1]
+assert p['manifest'] == 'captures/%s/capture.json' % d, p['manifest']
+assert (m['index'], m['trace_dir'], m['num_steps'], m['framework']) == (k, 'torch_trace/' + d, 5, 'vllm'), m
+assert m['start_s'] == p['start_s'] and m['stop_s'] == p['stop_s'] and m['start_unix'] > 1.7e9, m
+on_disk = sorted(os.listdir(os.path.join(ws, 'torch_trace', d)))
+assert sorted(f['path'] for f in m['files']) == on_disk and m['n_files'] == len(on_disk), (m, on_disk)
+for f in m['files']:
+    assert f['bytes'] == os.path.getsize(os.path.join(ws, 'torch_trace', d, f['path'])), f
+tr = [f for f in m['files'] if f['trace']]
+assert len(tr) == 1 == m['traces'], m
+t = tr[0]
+assert (t['gpu_kernels'], t['cpu_ops'], t['holds_gpu_kernels'], t['holds_cpu_ops']) == (60, 60, True, True), t
+assert m['all_traces_hold_gpu_kernels'] is True and m['error'] is None, m
+PY"
 done
 check "captures: no trace left outside the captures" '! ls "$WS"/torch_trace/*.json.gz >/dev/null 2>&1'
 check "captures: top-level analyses from capture 1" \
@@ -216,6 +237,47 @@ check "late: exit 1" '[ "$RC" = 1 ]'
 check "late: 0 of 2 taken, said so" 'jq_ "$R" "r[\"errors\"]" | grep -q "0 of 2 taken"'
 check "late: the profiler never started" '[ ! -s "$W/late.log" ]'
 check "late: the load itself measured" '[ "$(jq_ "$R" "r[\"throughput\"][\"completed_requests\"]")" = 4 ]'
+
+# the CLI flags --agentx, --agentx-mode, --agentx-trace-file (the YAML's
+# agentx keys): an ad-hoc run replays the trace on its schedule, unprofiled
+# (Magpie's AgentX default), fast mode diagnostic
+head -8 "$W/agent.jsonl" >"$W/cli.jsonl"
+FAKE_ENGINE_PROFLOG=$W/cli.log PORT=$(free_port) timeout 200 "$MAGPIE" benchmark vllm \
+    --model fake-model --run-mode local --agentx --agentx-mode fast \
+    --agentx-trace-file "$W/cli.jsonl" --concurrency 2 --env NUM_WARMUPS=0 -o "$W/cli" -q \
+    >"$W/cli.out" 2>"$W/cli.err"
+RC=$?
+WS=$(ls -d "$W/cli"/benchmark_vllm_* 2>/dev/null | tail -1)
+R=$WS/benchmark_report.json
+check "cli --agentx: exit 0" '[ "$RC" = 0 ]'
+check "cli --agentx: the trace's 8 requests, on its schedule, as mooncake" \
+    '[ "$(jq_ "$WS/inferencex_result.json" "r[\"completed\"], r[\"magpie\"][\"fixed_schedule\"], r[\"magpie\"][\"dataset\"]")" = "8 True mooncake" ]'
+check "cli --agentx-mode fast: diagnostic" '[ "$(jq_ "$R" "r[\"run_kind\"]")" = diagnostic ]'
+check "cli --agentx: unprofiled (no profiler call)" '[ ! -s "$W/cli.log" ]'
+check "cli --agentx: config.yaml records agentx" 'grep -q "trace_file: " "$WS/config.yaml"'
+# over a YAML that says nothing of the profiler (vLLM's default: on): the
+# flag makes it an AgentX run, so unprofiled as Magpie's
+printf 'benchmark:\n  framework: vllm\n  model: fake-model\n  run_mode: local\n  envs: {CONC: 2, NUM_WARMUPS: 0}\n' \
+    >"$W/plain.yaml"
+FAKE_ENGINE_PROFLOG=$W/cli2.log PORT=$(free_port) timeout 200 "$MAGPIE" benchmark -b "$W/plain.yaml" \
+    --agentx --agentx-trace-file "$W/cli.jsonl" -o "$W/cli2" -q >"$W/cli2.out" 2>"$W/cli2.err"
+RC=$?
+WS=$(ls -d "$W/cli2"/benchmark_vllm_* 2>/dev/null | tail -1)
+check "cli -b + --agentx: exit 0, 8 completed, as mooncake" \
+    '[ "$RC" = 0 ] && [ "$(jq_ "$WS/inferencex_result.json" "r[\"completed\"], r[\"magpie\"][\"dataset\"]")" = "8 mooncake" ]'
+check "cli -b + --agentx: the YAML's profiler default gives way (no profiler call)" '[ ! -s "$W/cli2.log" ]'
+badflag() { # LABEL FIELD ARGS...
+    local label=$1 field=$2
+    shift 2
+    "$MAGPIE" benchmark vllm --model fake-model --run-mode local "$@" -o "$W/bad" -q \
+        >/dev/null 2>"$W/flag_$label.err"
+    local rc=$?
+    check "bad flag $label: exit 2, names $field" '[ "$rc" = 2 ] && grep -q -- "$field" "$W/flag_$label.err"'
+}
+badflag mode agentx-mode --agentx --agentx-mode slow --agentx-trace-file "$W/cli.jsonl"
+badflag missing agentx-trace-file --agentx --agentx-trace-file "$W/missing.jsonl"
+badflag notrace agentx.trace_file --agentx
+badflag without "add --agentx" --agentx-mode fast
 
 # bad keys: exit 2, file:line:col and the field
 bad() { # LABEL FIELD YAML-LINES...
