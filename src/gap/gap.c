@@ -150,35 +150,27 @@ struct ctx {
 };
 
 /* fill is a byte: new elements become -1 (0xff bytes) or 0 */
+// NOLINTNEXTLINE(readability-non-const-parameter): MP_GROW writes *cap
 static int grow_i32(int32_t **arr, size_t *cap, size_t need, int fill)
 {
-    if (need <= *cap)
+    size_t old = *cap;
+    if (need <= old)
         return 0;
-    size_t nc = *cap ? *cap : 256;
-    while (nc < need)
-        nc *= 2;
-    int32_t *n = mp_reallocarray(*arr, nc, sizeof(int32_t));
-    if (!n)
+    if (MP_GROW(*arr, *cap, need, 256))
         return MP_ENOMEM;
-    memset(n + *cap, fill, (nc - *cap) * sizeof(int32_t));
-    *arr = n;
-    *cap = nc;
+    memset(*arr + old, fill, (*cap - old) * sizeof(int32_t));
     return 0;
 }
 
+// NOLINTNEXTLINE(readability-non-const-parameter): MP_GROW writes *cap
 static int grow_u8(uint8_t **arr, size_t *cap, size_t need)
 {
-    if (need <= *cap)
+    size_t old = *cap;
+    if (need <= old)
         return 0;
-    size_t nc = *cap ? *cap : 256;
-    while (nc < need)
-        nc *= 2;
-    uint8_t *n = realloc(*arr, nc);
-    if (!n)
+    if (MP_GROW(*arr, *cap, need, 256))
         return MP_ENOMEM;
-    memset(n + *cap, 0, nc - *cap);
-    *arr = n;
-    *cap = nc;
+    memset(*arr + old, 0, *cap - old);
     return 0;
 }
 

@@ -76,14 +76,10 @@ int mp_ray_engine_placement(const struct mp_serve_engine *e, int tp, int local_g
 
 static int push(const char ***v, int *n, int *cap, const char *s)
 {
-    if (*n + 2 > *cap) {
-        int nc = *cap ? *cap * 2 : 32;
-        const char **nv = mp_reallocarray((void *)*v, (size_t)nc, sizeof(*nv));
-        if (!nv)
-            return MP_ENOMEM;
-        *v = nv;
-        *cap = nc;
-    }
+    size_t c = (size_t)*cap; /* room for s and the NULL after it */
+    if (MP_GROW(*v, c, (size_t)*n + 2, 32))
+        return MP_ENOMEM;
+    *cap = (int)c;
     (*v)[(*n)++] = s;
     (*v)[*n] = NULL;
     return 0;

@@ -475,18 +475,10 @@ static bool pbuf_reserve(struct pm_ctx *c, size_t extra)
 {
     if (c->oom)
         return false;
-    if (c->plen + extra <= c->pcap)
-        return true;
-    size_t cap = c->pcap ? c->pcap : 256;
-    while (cap < c->plen + extra)
-        cap *= 2;
-    char *p = realloc(c->pbuf, cap);
-    if (!p) {
+    if (MP_GROW(c->pbuf, c->pcap, c->plen + extra, 256)) {
         c->oom = true;
         return false;
     }
-    c->pbuf = p;
-    c->pcap = cap;
     return true;
 }
 

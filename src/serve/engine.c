@@ -299,14 +299,10 @@ int mp_serve_config_validate(const struct mp_serve_config *c, struct mp_diag *d)
 
 static int vec_push(char ***v, int *n, int *cap, const char *s)
 {
-    if (*n + 2 > *cap) {
-        int nc = *cap ? *cap * 2 : 32;
-        char **nv = mp_reallocarray(*v, (size_t)nc, sizeof(char *));
-        if (!nv)
-            return MP_ENOMEM;
-        *v = nv;
-        *cap = nc;
-    }
+    size_t c = (size_t)*cap; /* room for s and the NULL after it */
+    if (MP_GROW(*v, c, (size_t)*n + 2, 32))
+        return MP_ENOMEM;
+    *cap = (int)c;
     char *dup = strdup(s);
     if (!dup)
         return MP_ENOMEM;

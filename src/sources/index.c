@@ -30,18 +30,11 @@ int src_add_def(struct mp_src_index *ix, int32_t file, const char *name, size_t 
         return MP_ENOMEM;
     if (MP_GROW(ix->defs, ix->cap_defs, ix->n_defs + 1, 4096))
         return MP_ENOMEM;
-    if ((size_t)nid >= ix->n_heads) {
-        size_t nh = ix->n_heads ? ix->n_heads : 4096;
-        while (nh <= (size_t)nid)
-            nh *= 2;
-        int32_t *h = mp_reallocarray(ix->heads, nh, sizeof(*h));
-        if (!h)
-            return MP_ENOMEM;
-        for (size_t i = ix->n_heads; i < nh; i++)
-            h[i] = -1;
-        ix->heads = h;
-        ix->n_heads = nh;
-    }
+    size_t old = ix->n_heads;
+    if (MP_GROW(ix->heads, ix->n_heads, (size_t)nid + 1, 4096))
+        return MP_ENOMEM;
+    for (size_t i = old; i < ix->n_heads; i++)
+        ix->heads[i] = -1;
     struct src_def *d = &ix->defs[ix->n_defs];
     d->name = nid;
     d->ns = sid;

@@ -640,16 +640,11 @@ static int plan_push_ev(struct plan *p, struct plan_ev e, int32_t parent, uint8_
     return 0;
 }
 
+// NOLINTNEXTLINE(readability-non-const-parameter): MP_GROW writes *cap
 static int push_pair(int32_t (**v)[2], size_t *n, size_t *cap, int32_t a, int32_t b)
 {
-    if (*n == *cap) {
-        size_t nc = *cap ? *cap * 2 : 1024;
-        int32_t(*nv)[2] = mp_reallocarray(*v, nc, sizeof(**v));
-        if (!nv)
-            return MP_ENOMEM;
-        *v = nv;
-        *cap = nc;
-    }
+    if (MP_GROW(*v, *cap, *n + 1, 1024))
+        return MP_ENOMEM;
     (*v)[*n][0] = a;
     (*v)[*n][1] = b;
     (*n)++;

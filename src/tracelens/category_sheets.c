@@ -105,17 +105,7 @@ static bool single_table(const char *family, bool inference)
 /* Room for n more cells. */
 static int reserve_cells(struct psheet *sh, size_t n)
 {
-    if (sh->ncells + n <= sh->capcells)
-        return 0;
-    size_t nc = sh->capcells ? sh->capcells * 2 : 1024;
-    while (nc < sh->ncells + n)
-        nc *= 2;
-    struct pcell *ncl = mp_reallocarray(sh->cells, nc, sizeof(*ncl));
-    if (!ncl)
-        return MP_ENOMEM;
-    sh->cells = ncl;
-    sh->capcells = nc;
-    return 0;
+    return MP_GROW(sh->cells, sh->capcells, sh->ncells + n, 1024) ? MP_ENOMEM : 0;
 }
 
 /* Row r's compute spec and param cells from the model result: the param
@@ -934,15 +924,9 @@ int tl_sheets_perf(struct mp_report *r, const struct mp_trace_tree *t,
         }
         if (name_in(name, moved_to_bwd)) {
             sheets[k].hidden_rows = true; /* grouped with _fwd's rows, then moved */
-            if (nmoved + 2 > cap_moved) {
-                size_t nc = cap_moved ? cap_moved * 2 : 64;
-                int32_t *nm = mp_reallocarray(moved, nc, sizeof(int32_t));
-                if (!nm) {
-                    rc = MP_ENOMEM;
-                    break;
-                }
-                moved = nm;
-                cap_moved = nc;
+            if (MP_GROW(moved, cap_moved, nmoved + 2, 64)) {
+                rc = MP_ENOMEM;
+                break;
             }
             moved[nmoved++] = k;
             moved[nmoved++] = (int32_t)i;

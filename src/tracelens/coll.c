@@ -106,16 +106,10 @@ static int coll_rows(const struct mp_trace_tree *t, struct crow **rows, size_t *
         struct crow r;
         if (!coll_row(t, i, &r))
             continue;
-        if (*n == cap) {
-            size_t nc = cap ? cap * 2 : 64;
-            struct crow *nr = mp_reallocarray(*rows, nc, sizeof(*nr));
-            if (!nr) {
-                for (int f = 0; f < TL_CF_N; f++)
-                    free(r.cell[f]);
-                return MP_ENOMEM;
-            }
-            *rows = nr;
-            cap = nc;
+        if (MP_GROW(*rows, cap, *n + 1, 64)) {
+            for (int f = 0; f < TL_CF_N; f++)
+                free(r.cell[f]);
+            return MP_ENOMEM;
         }
         (*rows)[(*n)++] = r;
     }

@@ -443,19 +443,12 @@ int tl_meta_build(const struct mp_trace_store *s, struct tl_meta *m)
             rc = MP_ENOMEM;
             break;
         }
-        if ((size_t)id >= m->cap) {
-            size_t nc = m->cap ? m->cap * 2 : 64;
-            while (nc <= (size_t)id)
-                nc *= 2;
-            char **nv = mp_reallocarray(m->vals, nc, sizeof(char *));
-            if (!nv) {
-                rc = MP_ENOMEM;
-                break;
-            }
-            memset(nv + m->cap, 0, (nc - m->cap) * sizeof(char *));
-            m->vals = nv;
-            m->cap = nc;
+        size_t old = m->cap;
+        if (MP_GROW(m->vals, m->cap, (size_t)id + 1, 64)) {
+            rc = MP_ENOMEM;
+            break;
         }
+        memset(m->vals + old, 0, (m->cap - old) * sizeof(char *));
         free(m->vals[id]);
         m->vals[id] = mp_strdup(v.data ? v.data : "");
     }
@@ -888,20 +881,14 @@ int tl_cmp_cells(char *const *ca, const bool *na, const double *va, char *const 
     return 0;
 }
 
+// NOLINTNEXTLINE(readability-non-const-parameter): MP_GROW writes *cap
 int tl_gid_reserve(int32_t **gid, size_t *cap, int32_t id)
 {
-    if ((size_t)id < *cap)
-        return 0;
-    size_t nc = *cap ? *cap * 2 : 256;
-    while (nc <= (size_t)id)
-        nc *= 2;
-    int32_t *n = mp_reallocarray(*gid, nc, sizeof(int32_t));
-    if (!n)
+    size_t old = *cap;
+    if (MP_GROW(*gid, *cap, (size_t)id + 1, 256))
         return MP_ENOMEM;
-    for (size_t q = *cap; q < nc; q++)
-        n[q] = -1;
-    *gid = n;
-    *cap = nc;
+    for (size_t q = old; q < *cap; q++)
+        (*gid)[q] = -1;
     return 0;
 }
 

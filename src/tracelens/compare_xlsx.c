@@ -367,20 +367,10 @@ int tl_xlsx_open(const char *path, struct tl_xlsx **out, struct mp_diag *d)
             rc = bad(d, path, "a sheet without its part");
             break;
         }
-        if (x->nsheet == cap) {
-            size_t nc = cap ? cap * 2 : 16;
-            char **nn = mp_reallocarray(x->sheet_name, nc, sizeof(*nn));
-            if (nn)
-                x->sheet_name = nn;
-            char **np = mp_reallocarray(x->sheet_path, nc, sizeof(*np));
-            if (np)
-                x->sheet_path = np;
-            if (!nn || !np) {
-                free(target);
-                rc = MP_ENOMEM;
-                break;
-            }
-            cap = nc;
+        if (MP_GROW2(x->sheet_name, x->sheet_path, cap, x->nsheet + 1, 16)) {
+            free(target);
+            rc = MP_ENOMEM;
+            break;
         }
         x->sheet_name[x->nsheet] = mp_strdup(a.data);
         x->sheet_path[x->nsheet++] = target;
@@ -531,15 +521,9 @@ static struct tl_xlsx_cell cell_value(const struct tl_xlsx *x, const char *te, c
 
 static int cells_push(struct rc_cells *cs, long r, long col, struct tl_xlsx_cell cv)
 {
-    if (cs->n == cs->cap) {
-        size_t nc = cs->cap ? cs->cap * 2 : 1024;
-        struct rc_cell *ncl = mp_reallocarray(cs->v, nc, sizeof(*ncl));
-        if (!ncl) {
-            free(cv.s);
-            return MP_ENOMEM;
-        }
-        cs->v = ncl;
-        cs->cap = nc;
+    if (MP_GROW(cs->v, cs->cap, cs->n + 1, 1024)) {
+        free(cv.s);
+        return MP_ENOMEM;
     }
     cs->v[cs->n++] = (struct rc_cell){r, col, cv};
     if (r > cs->maxr)

@@ -831,16 +831,8 @@ static int ua_add(const struct mp_trace_tree *t, struct ugroups *gs, const struc
     gs->last_gid = (int32_t)(G - gs->g);
     rc = rc ? rc : ug_push(&G->direct, &G->n, &G->capd, L->direct);
     rc = rc ? rc : ug_push(&G->sub, &G->nsub, &G->caps, L->subtree);
-    if (ov && !rc && G->nmem == G->capm) {
-        size_t nc = G->capm ? G->capm * 2 : 4;
-        int32_t *nm = mp_reallocarray(G->mem, nc, sizeof(int32_t));
-        if (!nm)
-            rc = MP_ENOMEM;
-        else {
-            G->mem = nm;
-            G->capm = nc;
-        }
-    }
+    if (ov && !rc && MP_GROW(G->mem, G->capm, G->nmem + 1, 4))
+        rc = MP_ENOMEM;
     if (ov && !rc)
         G->mem[G->nmem++] = u;
     if (s->ts[u] < G->ts_min)

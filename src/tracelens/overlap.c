@@ -194,15 +194,9 @@ static int set_make(struct tl_overlap *ov, int32_t i)
 /* a new zeroed info; its index in *idx */
 static struct tl_ovinfo *new_info(struct tl_overlap *ov, int32_t *idx)
 {
-    if (ov->ninfos == ov->capinfos) {
-        size_t nc = ov->capinfos ? ov->capinfos * 2 : 256;
-        struct tl_ovinfo **ni =
-            mp_reallocarray(ov->infos, nc, sizeof(*ni)); // NOLINT(bugprone-sizeof-expression)
-        if (!ni)
-            return NULL;
-        ov->infos = ni;
-        ov->capinfos = nc;
-    }
+    // NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers
+    if (MP_GROW(ov->infos, ov->capinfos, ov->ninfos + 1, 256))
+        return NULL;
     struct tl_ovinfo *in = calloc(1, sizeof(*in));
     if (!in)
         return NULL;

@@ -1563,14 +1563,8 @@ static int collected_rows(struct uctx *u, struct urows *R)
 
 static int push_synthetic(struct urows *R, int32_t uid, int32_t kernel)
 {
-    if (R->n == R->cap) {
-        size_t nc = R->cap * 2;
-        struct urow *nv = mp_reallocarray(R->v, nc, sizeof(*nv));
-        if (!nv)
-            return MP_ENOMEM;
-        R->v = nv;
-        R->cap = nc;
-    }
+    if (MP_GROW(R->v, R->cap, R->n + 1, 64))
+        return MP_ENOMEM;
     memset(&R->v[R->n], 0, sizeof(R->v[0]));
     R->v[R->n].uid = uid;
     R->v[R->n].kernel = kernel;
