@@ -1196,14 +1196,8 @@ struct spl {
 
 static struct pipe_rec *rec_add(struct rec_list *l)
 {
-    if (l->n == l->cap) {
-        size_t nc = l->cap ? l->cap * 2 : 1024;
-        struct pipe_rec *nr = realloc(l->r, nc * sizeof(*nr));
-        if (!nr)
-            return NULL;
-        l->r = nr;
-        l->cap = nc;
-    }
+    if (MP_GROW(l->r, l->cap, l->n + 1, 1024))
+        return NULL;
     return &l->r[l->n++];
 }
 
@@ -1274,6 +1268,7 @@ static int spl_refill(struct parser *ps, size_t from, bool *more)
             return mp_diag_set(ps->d, MP_ENOMEM, "out of memory growing the read window");
         c->bufsz = cap;
     }
+    MP_ASSERT(n <= cap && cap <= c->bufsz); /* the kept unit fits the chunk */
     if (n)
         memcpy(c->buf, ps->buf + from, n);
     c->base = ps->base + from;
@@ -1307,6 +1302,7 @@ static int spl_refill(struct parser *ps, size_t from, bool *more)
             ps->eof = true;
         } else {
             ps->len += got;
+            MP_ASSERT(ps->len <= ps->cap); /* the chunk holds cap + 1 bytes */
             c->len = ps->len;
             *more = true;
             if (ps->o && ps->o->on_progress)

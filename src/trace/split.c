@@ -83,16 +83,11 @@ struct split {
 
 static int add_output(struct split *sp, struct output **o)
 {
-    if (sp->nout == sp->capout) {
-        size_t nc = sp->capout ? sp->capout * 2 : 64;
-        if (nc > SPLIT_MAX_OUTPUTS)
-            return mp_diag_set(sp->d, MP_ENOMEM, "too many sub-traces (> %d)", SPLIT_MAX_OUTPUTS);
-        struct output *no = mp_reallocarray(sp->out, nc, sizeof(*no));
-        if (!no)
-            return mp_diag_set(sp->d, MP_ENOMEM, "out of memory");
-        sp->out = no;
-        sp->capout = nc;
-    }
+    /* the capacity doubles from 64 and never passes the limit */
+    if (sp->nout == sp->capout && sp->capout * 2 > SPLIT_MAX_OUTPUTS)
+        return mp_diag_set(sp->d, MP_ENOMEM, "too many sub-traces (> %d)", SPLIT_MAX_OUTPUTS);
+    if (MP_GROW(sp->out, sp->capout, sp->nout + 1, 64))
+        return mp_diag_set(sp->d, MP_ENOMEM, "out of memory");
     *o = &sp->out[sp->nout++];
     memset(*o, 0, sizeof(**o));
     mp_buf_init(&(*o)->text, 0);
@@ -1185,8 +1180,11 @@ static int split_copy_text(struct split *sp, const char *path)
     if (!sp->selected || !sp->raw_off || !sp->raw_len)
         return mp_diag_set(sp->d, MP_ENOMEM, "out of memory");
     for (size_t i = 0; i < sp->nout; i++)
-        for (size_t j = 0; j < sp->out[i].nevents; j++)
+        for (size_t j = 0; j < sp->out[i].nevents; j++) {
+            /* the first pass selected events of its store */
+            MP_ASSERT(sp->out[i].events[j] < sp->s->n);
             sp->selected[sp->out[i].events[j]] = 1;
+        }
     struct mp_trace_parse_opts po = {.on_event = copy_event, .on_meta = copy_meta, .user = sp};
     return mp_trace_parse_file(path, &po, NULL, sp->d);
 }

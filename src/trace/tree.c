@@ -911,6 +911,8 @@ static int graft_children(const struct mp_trace_tree *t, const struct mp_trace_t
         a->child_off[g->edges[k][0] + 1]++;
     for (size_t u = 0; u < n1; u++)
         a->child_off[u + 1] += a->child_off[u];
+    /* the lists fit the block: old children still attached, then the grafts */
+    MP_ASSERT((size_t)a->child_off[n1] <= (size_t)t->child_off[n0] + g->n_edges);
     int32_t *fill = calloc(n1 + 1, sizeof(int32_t));
     if (!fill)
         return MP_ENOMEM;
@@ -921,6 +923,8 @@ static int graft_children(const struct mp_trace_tree *t, const struct mp_trace_t
                 a->child[fill[u]++] = t->child[k];
     for (size_t k = 0; k < g->n_edges; k++)
         a->child[fill[g->edges[k][0]]++] = g->edges[k][1];
+    for (size_t u = 0; u < n1; u++) /* every slot filled once */
+        MP_ASSERT(fill[u] == a->child_off[u + 1]);
     free(fill);
     return 0;
 }
@@ -993,6 +997,8 @@ static int pseudo_children(const struct mp_trace_tree *t, const int32_t *wrap, s
     }
     for (size_t u = 0; u < n1; u++)
         a->child_off[u + 1] += a->child_off[u];
+    /* the lists fit the block: each pseudo op adds itself and its one child */
+    MP_ASSERT((size_t)a->child_off[n1] <= (size_t)t->child_off[n0] + 2 * n_new);
     int32_t *fill = malloc((n1 + 1) * sizeof(int32_t));
     if (!fill)
         return MP_ENOMEM;
@@ -1007,6 +1013,8 @@ static int pseudo_children(const struct mp_trace_tree *t, const int32_t *wrap, s
         a->child[fill[a->parent[n0 + k]]++] = (int32_t)(n0 + k);
         a->child[fill[n0 + k]++] = wrap[k];
     }
+    for (size_t u = 0; u < n1; u++) /* every slot filled once */
+        MP_ASSERT(fill[u] == a->child_off[u + 1]);
     free(fill);
     return 0;
 }
@@ -1123,6 +1131,9 @@ int mp_trace_tree_wrap_children(struct mp_trace_tree *t, const int32_t *wrap, si
                 a.child_off[n0 + k + 1]++;
     for (size_t u = 0; u < n1; u++)
         a.child_off[u + 1] += a.child_off[u];
+    /* the lists fit the block: a wrapped event's becomes its pseudo op, the
+     * pseudo op's holds some of the wrapped event's children */
+    MP_ASSERT((size_t)a.child_off[n1] <= (size_t)t->child_off[n0] + n_new);
     for (size_t u = 0; u < n0; u++) {
         int32_t o = a.child_off[u];
         if (new_of[u] >= 0) {
@@ -1141,6 +1152,7 @@ int mp_trace_tree_wrap_children(struct mp_trace_tree *t, const int32_t *wrap, si
             a.child[o++] = c;
             a.parent[c] = (int32_t)(n0 + k);
         }
+        MP_ASSERT(o == a.child_off[n0 + k + 1]); /* the adopted children, as counted */
     }
     /* the roots below a pseudo op are roots no more */
     for (size_t k = 0; k < n_new; k++) {
@@ -1221,6 +1233,8 @@ int mp_trace_tree_insert_above(struct mp_trace_tree *t, const int32_t *target, s
         a.child[o++] = target[k];
     }
     a.child_off[n1] = o;
+    /* every old slot once and one per pseudo op: the block's size */
+    MP_ASSERT((size_t)o == (size_t)t->child_off[n0] + n_new);
     free(new_of);
     pseudo_install(t, &a, pseudo, n1);
     t->n_gpu = t->n_gpu_linked = 0;
@@ -1333,11 +1347,8 @@ int mp_trace_tree_mark_recompute(struct mp_trace_tree *t)
             continue;
         t->n_recompute_regions++;
         size_t sn = 0;
-        if (cap == 0) {
-            cap = 256;
-            if (!(stack = malloc(cap * sizeof(int32_t))))
-                return MP_ENOMEM;
-        }
+        if (MP_GROW(stack, cap, 1, 256))
+            return MP_ENOMEM;
         stack[sn++] = (int32_t)i;
         while (sn > 0) {
             int32_t u = stack[--sn];
@@ -1345,14 +1356,9 @@ int mp_trace_tree_mark_recompute(struct mp_trace_tree *t)
             for (int32_t k = t->child_off[u]; k < t->child_off[u + 1]; k++) {
                 if (!mp_trace_tree_is_child(t, u, t->child[k]))
                     continue;
-                if (sn == cap) {
-                    int32_t *ns = mp_reallocarray(stack, cap * 2, sizeof(int32_t));
-                    if (!ns) {
-                        free(stack);
-                        return MP_ENOMEM;
-                    }
-                    stack = ns;
-                    cap *= 2;
+                if (MP_GROW(stack, cap, sn + 1, 256)) {
+                    free(stack);
+                    return MP_ENOMEM;
                 }
                 stack[sn++] = t->child[k];
             }
