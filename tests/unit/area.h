@@ -1,5 +1,5 @@
 /* Included first by every file of a unit-test area (tests/unit/<area>/, see
- * docs/ARCHITECTURE.md, "How to add a unit test"): cmocka, and a prototype
+ * docs/ARCHITECTURE.md, "Adding a unit test"): cmocka, and a prototype
  * for each case and group fixture the area's test_list.h names, so a case
  * is an ordinary external function of whichever file of the area holds it. */
 #ifndef MP_TEST_AREA_H
