@@ -42,6 +42,7 @@ import time
 T_START = time.time()  # the process's start as this script sees it (breakdown)
 
 import hashlib  # noqa: E402
+import importlib  # noqa: E402
 import importlib.util  # noqa: E402
 import json
 import math
@@ -175,6 +176,35 @@ def load_module(path, name):
     sys.path.insert(0, os.path.dirname(os.path.abspath(path)))
     spec.loader.exec_module(mod)
     return mod
+
+
+def load_kernelbench(e, name):
+    """The KernelBench entry: the file is a module defining ModelNew (or
+    Model) and, unless its reference brings them, get_inputs and
+    get_init_inputs; a Python DSL's kernels are called from its ModelNew."""
+    return load_module(e["source"], name)
+
+
+# A kernel language's entry in the runner, by the word its row in magpie's
+# kernel language table gives (runner_entry, passed as the job entry's
+# "entry"; src/config/klang.c): a name here, or "module:function" for a
+# module on sys.path (this directory is on it) whose function(entry, name)
+# returns a module-like object with the KernelBench names. A Python
+# language run as KernelBench is one row in the table and nothing here.
+LANG_ENTRIES = {"kernelbench": load_kernelbench}
+
+
+def lang_load(e, name):
+    word = e.get("entry") or "kernelbench"
+    fn = LANG_ENTRIES.get(word)
+    if fn is None and ":" in word:
+        mod, func = word.split(":", 1)
+        fn = getattr(importlib.import_module(mod), func)
+    if fn is None:
+        raise ValueError("unknown runner entry %r for kernel type %s (its row's runner_entry in "
+                         "the kernel language table); known: %s, or module:function"
+                         % (word, e.get("type"), ", ".join(sorted(LANG_ENTRIES))))
+    return fn(e, name)
 
 
 def seed_all(torch, seed):
@@ -603,8 +633,31 @@ def fn_origin(f):
             code.co_firstlineno if code else None)
 
 
+# the loop mode (serve): files' digests per job, and the REF_CACHE keys a
+# job used (the others are dropped after it)
+FILE_DIGEST = {}
+REF_USED = set()
+
+
+def file_digest(path):
+    """SHA-256 of a file's bytes, once per job (the memory cache of a warm
+    process must not serve the outputs of a reference edited since)."""
+    if path not in FILE_DIGEST:
+        try:
+            with open(path, "rb") as f:
+                FILE_DIGEST[path] = hashlib.sha256(f.read()).hexdigest()
+        except OSError:
+            FILE_DIGEST[path] = None
+    return FILE_DIGEST[path]
+
+
 def ref_key(ref_src, gi, gii, seed, rule):
-    return (ref_src, fn_origin(gi), fn_origin(gii), seed, rule["hp"], str(rule["declared"]))
+    files = sorted({ref_src} | {o[1] for o in (fn_origin(gi), fn_origin(gii))
+                                if o and isinstance(o[1], str)})
+    key = (ref_src, fn_origin(gi), fn_origin(gii), seed, rule["hp"], str(rule["declared"]),
+           tuple(file_digest(f) for f in files))
+    REF_USED.add(key)
+    return key
 
 
 class DiskCache:
@@ -1054,23 +1107,22 @@ def write_result(result, out_path):
     os.replace(tmp, out_path)
 
 
-def main():
-    job = json.load(open(sys.argv[1]))
+def job_process(job, proc, warm):
+    """The process figures of a job: cold, the process's start; warm (the
+    loop mode's later jobs), how long the job waited to be picked up."""
+    if warm is None:
+        if job.get("spawned_at"):
+            proc["start_s"] = max(0.0, T_START - job["spawned_at"])
+    else:
+        proc.update(warm=True, jobs_before=warm)
+        if job.get("spawned_at"):
+            proc["dispatch_s"] = max(0.0, time.time() - job["spawned_at"])
+
+
+def run_job(job, torch, dev, result):
+    """One job, torch imported and the device known; fills result."""
     out_path = job["output"]
-    result = {"kernels": []}
-    proc = result["process"] = {}
-    if job.get("spawned_at"):
-        proc["start_s"] = max(0.0, T_START - job["spawned_at"])
-    t0 = time.perf_counter()
-    try:
-        import torch
-    except ImportError:
-        result["device_error"] = "PyTorch is not installed for %s" % sys.executable
-        write_result(result, out_path)
-        return 0
-    dev = torch.device("cuda" if torch.cuda.is_available() else "cpu")
     result["device"] = torch.cuda.get_device_name(dev) if dev.type == "cuda" else "cpu"
-    proc["imports_s"] = time.perf_counter() - t0
     tcfg = job.get("timing", {})
     entries = job["kernels"]
     global DISK
@@ -1082,7 +1134,7 @@ def main():
         result["kernels"].append(o)
         t0 = time.perf_counter()
         try:
-            mods[i] = load_module(e["source"], "magpie_k%d" % i)
+            mods[i] = lang_load(e, "magpie_k%d" % i)
         except Exception:
             o["build"] = {"ok": False, "log": traceback.format_exc(limit=4)}
         load_s[i] = time.perf_counter() - t0
@@ -1090,8 +1142,7 @@ def main():
         for i, e in enumerate(entries):
             if not e.get("is_reference") and i in mods:
                 profile_one(torch, dev, job, i, entries, mods, outs, load_s)
-        write_result(result, out_path)
-        return 0
+        return
     timer = Timer(torch, dev)
     timed = []
     for i, e in enumerate(entries):
@@ -1104,7 +1155,122 @@ def main():
             wd.cancel()
     if timed:
         run_timing(torch, job, tcfg, timer, timed, outs, entries, result)
-    write_result(result, out_path)
+
+
+def import_torch(result, proc):
+    """(torch, device), or (None, None) with the result's device_error."""
+    t0 = time.perf_counter()
+    try:
+        import torch
+    except ImportError:
+        result["device_error"] = "PyTorch is not installed for %s" % sys.executable
+        return None, None
+    dev = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    if dev.type == "cuda":
+        torch.cuda.init()
+    proc["imports_s"] = time.perf_counter() - t0
+    return torch, dev
+
+
+def main():
+    if sys.argv[1:] == ["-"]:
+        return serve()
+    job = json.load(open(sys.argv[1]))
+    result = {"kernels": []}
+    proc = result["process"] = {}
+    job_process(job, proc, None)
+    torch, dev = import_torch(result, proc)
+    if torch is not None:
+        run_job(job, torch, dev, result)
+    write_result(result, job["output"])
+    return 0
+
+
+def trusted(result):
+    """Whether the process may run the next job (the loop mode): no device
+    error, every kernel loaded (a kernel file's import runs its code), and
+    every check that ran passed. A kernel that failed may have left the
+    process in any state (a dead CUDA context, patched modules, a broken
+    allocator); a fresh process is cheap next to a wrong verdict."""
+    if result.get("device_error"):
+        return False
+    for o in result.get("kernels", []):
+        c = o.get("correctness", {})
+        if not o.get("build", {}).get("ok", False) or (c.get("ran") and not c.get("ok")):
+            return False
+        if o.get("timing", {}).get("ran") and not o["timing"].get("ok", True):
+            return False
+    return True
+
+
+def user_modules(dirs):
+    """Modules loaded from files under dirs (a kernel's own helpers)."""
+    out = []
+    for name, m in list(sys.modules.items()):
+        f = getattr(m, "__file__", None)
+        if f and any(os.path.abspath(f).startswith(d + os.sep) for d in dirs):
+            out.append(name)
+    return out
+
+
+def serve():
+    """The loop mode (`magpie_runner.py -`, a warm runner of magpie's pool,
+    src/kernel/warm.c): jobs as lines of JSON {seq, job, log, cwd} on stdin;
+    "start SEQ" and "done SEQ keep|retire" on fd 3. torch stays imported and
+    the reference's outputs stay in REF_CACHE between jobs (keyed by the
+    files' contents, so an edited reference is run again); each job loads
+    its kernel files afresh (a candidate edited in place is the new one),
+    and the modules its kernels imported from their own directories are
+    dropped after it. After a job that is not trusted() the process ends."""
+    rep = os.fdopen(os.dup(3), "w", buffering=1)
+    os.close(3)
+    first = {}
+    torch = dev = None
+    served = 0
+    path0 = list(sys.path)
+    for line in sys.stdin:
+        req = json.loads(line)
+        rep.write("start %s\n" % req["seq"])
+        sys.stdout.flush()
+        sys.stderr.flush()
+        fd = os.open(req["log"], os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        os.dup2(fd, 1)
+        os.dup2(fd, 2)
+        os.close(fd)
+        result = {"kernels": []}
+        proc = result["process"] = {}
+        job = None
+        try:
+            os.chdir(req["cwd"])
+            job = json.load(open(req["job"]))
+            job_process(job, proc, served if torch is not None else None)
+            if torch is None:
+                torch, dev = import_torch(result, first)
+                proc.update(first)
+            if torch is not None:
+                FILE_DIGEST.clear()
+                REF_USED.clear()
+                before = set(sys.modules)
+                run_job(job, torch, dev, result)
+                dirs = {os.path.dirname(os.path.abspath(e["source"]))
+                        for e in job["kernels"] if e.get("source")}
+                for name in user_modules(dirs):
+                    if name not in before:
+                        del sys.modules[name]
+                for k in [k for k in REF_CACHE if k not in REF_USED]:
+                    del REF_CACHE[k]  # another problem's, or an edited file's
+                sys.path[:] = path0
+        except Exception:
+            result["device_error"] = "the runner failed: " + traceback.format_exc(limit=4)
+        if job is not None and "output" in job:
+            write_result(result, job["output"])
+        sys.stdout.flush()
+        sys.stderr.flush()
+        keep = trusted(result)
+        rep.write("done %s %s\n" % (req["seq"], "keep" if keep else "retire"))
+        served += 1
+        if not keep:
+            return 0
     return 0
 
 

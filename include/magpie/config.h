@@ -114,8 +114,12 @@ struct mp_kernel_lang {
     const char *arch_prefix;  /* a detected architecture is used when it starts so */
     const char *arch_default; /* the target otherwise ("sm_90") */
     /* running (run, run_unless, harness_module below) */
-    const char *backend; /* the job's back-end word: the harness's device ("cuda",
-                            "opencl") or the runner's ("triton") */
+    const char *backend;      /* the job's back-end word: the harness's device ("cuda",
+                                 "opencl") or the runner's ("triton") */
+    const char *runner_entry; /* MP_KLANG_RUN_RUNNER: how runtime/magpie_runner.py loads
+                                 its files, the job entry's "entry": a word of the
+                                 runner's LANG_ENTRIES or "module:function"; NULL:
+                                 "kernelbench" (a ModelNew/Model file) */
     /* correctness and profiling */
     double atol, rtol;    /* default tolerance; < 0: the dtype's (docs/correctness.md) */
     const char *profiler; /* performance backend of "auto" (ncu, rocprof_compute);

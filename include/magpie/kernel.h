@@ -209,6 +209,10 @@ struct mp_kernel_opts {
     int timing;
     const char *self_exe;    /* magpie executable for harness children (default /proc/self/exe) */
     const char *runtime_dir; /* runtime/ (magpie_runner.py), default: mp_kernel_runtime_find */
+    /* a warm runner pool's socket (mp_kernel_warm_pool_main; the MCP server
+     * passes its own): Python runner and harness jobs go to a warm child of
+     * the same problem there, cold when the pool has none; NULL: cold */
+    const char *warm_socket;
     /* progress lines for a terminal ("compiling vadd ..."); may be NULL */
     void (*progress)(const char *line, void *user);
     void *user;
@@ -268,5 +272,9 @@ int mp_kernel_parse_rocprof_json(const char *text, size_t len, struct mp_kernel_
 void mp_kernel_perf_fini(struct mp_kernel_perf *p);
 /* The body of the hidden `magpie analyze --harness-child JOB` command. */
 int mp_kernel_harness_main(const char *job_path);
+/* The warm runner pool (src/kernel/warm.c; docs/kernel-timing.md, "Warm
+ * runners"): serves jobs on listen_fd (a listening AF_UNIX socket) until
+ * ctl_fd reads end of file, then kills every runner. Single-threaded. */
+int mp_kernel_warm_pool_main(int ctl_fd, int listen_fd);
 
 #endif

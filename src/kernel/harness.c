@@ -16,6 +16,7 @@
  * time, relative noise target, wall-clock timeout). In compare mode the
  * candidates are sampled round-robin with a rotating start. */
 #include <ctype.h>
+#include <fcntl.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
@@ -1260,9 +1261,15 @@ static int device_of(const char *backend)
     return 0;
 }
 
-int h_run_job(const char *job_path)
+/* One job. held: the loop mode's device kept between jobs (NULL: open and
+ * close one here), held_dev its DEVICES index, -1 when none is open;
+ * *trusted: no device error and every kernel that ran passed (the loop
+ * mode keeps the process only then: a failed kernel on a CPU device such
+ * as PoCL runs in this process and may have written anywhere; a kernel
+ * that did not build ran nothing). */
+static int run_job_in(const char *job_path, double started, struct hdev *held, int *held_dev,
+                      bool *trusted)
 {
-    double started = epoch_s();
     json_error_t je;
     json_t *job = json_load_file(job_path, 0, &je);
     if (!job) {
@@ -1280,12 +1287,32 @@ int h_run_job(const char *job_path)
     json_t *kout = json_array();
     json_object_set_new(res, "kernels", kout);
     int dev = device_of(backend);
-    struct hdev dv = {.ops = DEVICES[dev].ops};
+    struct hdev own = {.ops = DEVICES[dev].ops};
+    struct hdev *dvp = held ? held : &own;
     char err[1024] = "";
     json_t *karr = json_object_get(job, "kernels");
     size_t nk = json_array_size(karr);
     struct hentry *ents = mp_calloc(nk ? nk : 1, sizeof(*ents));
-    int rc = open_device(&dv, job, res, started, err, sizeof(err));
+    int rc = 0;
+    if (held && *held_dev == dev) { /* warm: the device stays open */
+        json_t *proc = json_object();
+        json_object_set_new(proc, "warm", json_true());
+        double spawned = jnum(job, "spawned_at", 0);
+        if (spawned > 0)
+            json_object_set_new(proc, "dispatch_s", json_real(fmax(0, started - spawned)));
+        json_object_set_new(res, "process", proc);
+    } else {
+        if (held && *held_dev >= 0) {
+            held->ops->close(held);
+            *held_dev = -1;
+        }
+        memset(dvp, 0, sizeof(*dvp));
+        dvp->ops = DEVICES[dev].ops;
+        rc = open_device(dvp, job, res, started, err, sizeof(err));
+        if (held && rc == 0)
+            *held_dev = dev;
+    }
+    struct hdev dv = *dvp;
     if (rc) {
         json_object_set_new(res, "device_error", json_string(err));
         goto out;
@@ -1401,8 +1428,17 @@ out:
     for (size_t i = 0; i < nk; i++)
         if (ents[i].k)
             dv.ops->kfree(ents[i].k);
+    *trusted = !json_object_get(res, "device_error");
+    for (size_t i = 0; i < nk && *trusted; i++) {
+        json_t *o = ents[i].out;
+        json_t *cj = json_object_get(o, "correctness");
+        *trusted =
+            !json_is_true(json_object_get(cj, "ran")) || json_is_true(json_object_get(cj, "ok"));
+    }
     free(ents);
-    if (dv.impl)
+    if (held)
+        *held = dv; /* what the device's calls updated */
+    else if (dv.impl)
         dv.ops->close(&dv);
     int wr = write_result(res, output);
     json_decref(res);
@@ -1410,7 +1446,70 @@ out:
     return wr ? 1 : 0;
 }
 
+int h_run_job(const char *job_path)
+{
+    bool trusted;
+    return run_job_in(job_path, epoch_s(), NULL, NULL, &trusted);
+}
+
+/* The loop mode (`--harness-child -`, a warm child of the pool in warm.c):
+ * jobs as lines of JSON {seq, job, log, cwd} on stdin; "start SEQ" and
+ * "done SEQ keep|retire" on fd 3; the device stays open between jobs. */
+static int serve(void)
+{
+    int rep = fcntl(3, F_DUPFD_CLOEXEC, 10);
+    if (rep < 0)
+        return 2;
+    close(3);
+    FILE *rf = fdopen(rep, "w");
+    if (!rf)
+        return 2;
+    struct hdev held = {0};
+    int held_dev = -1;
+    char *line = NULL;
+    size_t cap = 0;
+    int rc = 0;
+    while (getline(&line, &cap, stdin) > 0) {
+        double started = epoch_s();
+        json_t *req = json_loads(line, JSON_DISABLE_EOF_CHECK, NULL);
+        const char *seq = jstr(req, "seq"), *job = jstr(req, "job"), *log = jstr(req, "log"),
+                   *cwd = jstr(req, "cwd");
+        if (!seq || !job || !log || !cwd) {
+            json_decref(req);
+            rc = 2;
+            break;
+        }
+        fprintf(rf, "start %s\n", seq);
+        fflush(rf);
+        fflush(stdout);
+        fflush(stderr);
+        int lf = open(log, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+        if (lf >= 0) {
+            dup2(lf, 1);
+            dup2(lf, 2);
+            close(lf);
+        }
+        bool trusted = false;
+        if (chdir(cwd) == 0)
+            run_job_in(job, started, &held, &held_dev, &trusted);
+        fflush(stdout);
+        fflush(stderr);
+        fprintf(rf, "done %s %s\n", seq, trusted ? "keep" : "retire");
+        fflush(rf);
+        json_decref(req);
+        if (!trusted)
+            break;
+    }
+    free(line);
+    if (held_dev >= 0)
+        held.ops->close(&held);
+    fclose(rf);
+    return rc;
+}
+
 int mp_kernel_harness_main(const char *job_path)
 {
+    if (strcmp(job_path, "-") == 0)
+        return serve();
     return h_run_job(job_path);
 }

@@ -265,4 +265,14 @@ void k_clockmon_stop(struct k_clockmon *m, struct mp_kernel_clocks *c);
  * nounits) into c. Returns the number of busy samples. */
 int k_clockmon_parse(const char *text, size_t len, struct mp_kernel_clocks *c);
 
+/* Runs the job file `job` (its child's argv, with "-" for the job) in a
+ * warm child of the pool at sock (warm.c), keyed by key; the child's
+ * output goes to log. 0: the child finished the job (its result file is
+ * there, or not: read it as after a cold run); 1: it failed (why);
+ * -1: no warm child could be had: run it cold. *warm: the child had run a
+ * job before. */
+int k_warm_run(const char *sock, const char *key, const char *const *argv, const char *cwd,
+               const char *job, const char *log, double limit_s, bool *warm, char *why,
+               size_t whylen);
+
 #endif

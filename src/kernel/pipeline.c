@@ -626,6 +626,12 @@ static json_t *entry_json(const struct mp_kernel_spec *k, const char *id, const 
     if (k->kernel_name)
         json_object_set_new(e, "kernel_name", json_string(k->kernel_name));
     json_object_set_new(e, "is_reference", json_boolean(is_ref));
+    /* the runner's loader of the language's files (a reference is a
+     * KernelBench file whatever the kernel's language) */
+    const struct mp_kernel_lang *lang = mp_kernel_lang_get(k->type);
+    json_object_set_new(
+        e, "entry",
+        json_string(!is_ref && lang && lang->runner_entry ? lang->runner_entry : "kernelbench"));
     json_object_set_new(e, "ref", json_integer(ref));
     json_object_set_new(e, "size", json_integer(k->size));
     json_object_set_new(e, "ndim", json_integer(k->ndim));
@@ -804,6 +810,64 @@ static bool child_argv(struct ctx *c, bool python, const char *jobp, const char 
     return true;
 }
 
+/* The problem a warm child is kept for: its command, the back-end and,
+ * for the runner (whose memory holds the reference's outputs), the job's
+ * reference files (the kernels' own where none has one). */
+static void warm_key(struct ctx *c, const int *idx, int n, bool python, const char *const *argv,
+                     struct mp_buf *key)
+{
+    const struct mp_kernel_config *cfg = c->cfg;
+    for (int i = 0; argv[i] && argv[i + 1]; i++) /* all but the job's path */
+        mp_buf_printf(key, "%s\x1f", argv[i]);
+    mp_buf_printf(key, "%s", mp_kernel_lang_get(cfg->kernels[idx[0]].type)->backend);
+    for (int j = 0; python && j < n; j++) {
+        const struct mp_kernel_spec *k = &cfg->kernels[idx[j]];
+        const char *ref = k->reference ? k->reference : k->nsources ? k->sources[0] : "";
+        char abs[PATH_MAX];
+        mp_buf_printf(key, "\x1f%s", realpath(ref, abs) ? abs : ref);
+    }
+}
+
+/* Runs the job in a warm child (o->warm_socket: the MCP server's pool;
+ * docs/kernel-timing.md, "Warm runners"): 0 done, 1 failed (why), -1 not
+ * run (no pool here, a container, a kernel with an env of its own, or the
+ * pool has no child free): run it cold. */
+static int run_warm(struct ctx *c, const int *idx, int n, bool python, const char **argv,
+                    const struct mp_kernel_spec *env_of, const char *jobp, const char *log,
+                    double limit, char *why, size_t whylen)
+{
+    const char *sock = c->o->warm_socket;
+    if (!sock || !*sock || g_ct || (env_of->env && env_of->env[0]))
+        return -1;
+    const char *wargv[8];
+    int na = 0;
+    for (; argv[na] && na < 7; na++)
+        wargv[na] = argv[na] == jobp ? "-" : argv[na];
+    wargv[na] = NULL;
+    struct mp_buf key;
+    mp_buf_init(&key, 1 << 14);
+    warm_key(c, idx, n, python, argv, &key);
+    FILE *f = fopen(log, "a");
+    if (f) {
+        struct mp_buf line;
+        mp_buf_init(&line, 1 << 16);
+        mp_proc_join(argv, &line);
+        fprintf(f, "$ %s (in a warm child)\n", mp_buf_cstr(&line));
+        mp_buf_fini(&line);
+        fclose(f);
+    }
+    bool warm = false;
+    int rc = k_warm_run(sock, mp_buf_cstr(&key), wargv, env_of->working_dir, jobp, log, limit,
+                        &warm, why, whylen);
+    mp_buf_fini(&key);
+    mp_log(MP_LOG_DEBUG, "warm child: %s (%s)",
+           rc < 0 ? "none, cold"
+           : rc   ? why
+                  : "done",
+           warm ? "warm" : "fresh");
+    return rc;
+}
+
 /* Runs one job (harness child or Python runner) over kernels idx[0..n).
  * mode: "build", "run" or "profile". Fills results; returns the parsed
  * result or NULL with every kernel failed with the reason. */
@@ -830,10 +894,12 @@ static json_t *run_job(struct ctx *c, const int *idx, int n, const char *mode, b
                    (timing ? cfg->latency.max_time_s * n * (K_MIN_SAMPLES_GRACE + 1) + 60 : 0);
     struct mp_kernel_spec env_of = cfg->kernels[idx[0]]; /* cwd + env of the first kernel */
     env_of.working_dir = python ? env_of.working_dir : NULL;
-    struct mp_proc_result res;
     char why[2048] = "";
-    run_cmd(&env_of, argv, limit, log, &res, why, sizeof(why));
-    mp_proc_result_fini(&res);
+    if (run_warm(c, idx, n, python, argv, &env_of, jp.job, log, limit, why, sizeof(why)) < 0) {
+        struct mp_proc_result res;
+        run_cmd(&env_of, argv, limit, log, &res, why, sizeof(why));
+        mp_proc_result_fini(&res);
+    }
     bool present = false;
     char perr[PATH_MAX + 256];
     json_t *r = k_load_result(out, &present, perr, sizeof(perr));

@@ -12,12 +12,15 @@
  * are re-parented to this process when the worker exits. */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -288,6 +291,94 @@ void mcp_reaper_start(struct mcp_server *srv)
     srv->reaper_started = pthread_create(&srv->reaper, NULL, reaper_main, srv) == 0;
 }
 
+/* ---- the warm runner pool ---- */
+
+/* Starts the pool (`magpie mcp --worker @warm-pool SOCKET`, src/kernel/warm.c)
+ * once per server: this process makes the listening socket (in the private
+ * temporary directory, so a connection never races the pool's start) and
+ * a control pipe whose end here, closed at shutdown or by this process's
+ * exit, ends the pool and its runners. MAGPIE_WARM_RUNNERS=0: no pool. */
+static void pool_start(struct mcp_server *srv)
+{
+    pthread_mutex_lock(&srv->mu);
+    if (srv->pool_tried || srv->dry) {
+        pthread_mutex_unlock(&srv->mu);
+        return;
+    }
+    srv->pool_tried = true;
+    srv->pool_ctl = -1;
+    const char *n = getenv("MAGPIE_WARM_RUNNERS");
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    char path[PATH_MAX + 16];
+    snprintf(path, sizeof(path), "%s/warm.sock", srv->tmpdir);
+    int ls = -1, ctl[2] = {-1, -1};
+    if ((n && *n && atoi(n) <= 0) || strlen(path) >= sizeof(sa.sun_path))
+        goto out;
+    memcpy(sa.sun_path, path, strlen(path) + 1);
+    ls = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (ls < 0 || bind(ls, (struct sockaddr *)&sa, sizeof(sa)) != 0 || chmod(path, 0600) != 0 ||
+        listen(ls, 64) != 0 || pipe2(ctl, O_CLOEXEC) != 0)
+        goto fail;
+    const char *argv[] = {srv->self_exe, "mcp", "--worker", "@warm-pool", path, NULL};
+    pid_t pid = fork();
+    if (pid == 0) { /* async-signal-safe calls only until exec */
+        int dn = open("/dev/null", O_RDWR);
+        if (dn >= 0) {
+            dup2(dn, 0);
+            dup2(dn, 1);
+        }
+        int a = fcntl(ctl[0], F_DUPFD, 10), b = fcntl(ls, F_DUPFD, 10); /* either may be 3 or 4 */
+        dup2(a, 3);
+        dup2(b, 4);
+        for (int fd = 5; fd < 1024; fd++)
+            close(fd);
+        setpgid(0, 0);
+        execv(argv[0], (char *const *)argv);
+        _exit(127);
+    }
+    if (pid < 0)
+        goto fail;
+    close(ctl[0]);
+    close(ls);
+    srv->pool_pid = pid;
+    srv->pool_ctl = ctl[1];
+    snprintf(srv->pool_sock, sizeof(srv->pool_sock), "%s", path);
+    goto out;
+fail:
+    if (ls >= 0)
+        close(ls);
+    if (ctl[0] >= 0) {
+        close(ctl[0]);
+        close(ctl[1]);
+    }
+    unlink(path);
+out:
+    pthread_mutex_unlock(&srv->mu);
+}
+
+void mcp_pool_stop(struct mcp_server *srv)
+{
+    if (srv->pool_pid <= 0)
+        return;
+    close(srv->pool_ctl); /* the pool kills its runners and exits */
+    srv->pool_ctl = -1;
+    bool gone = false;
+    for (int i = 0; i < 500 && !gone; i++) {
+        pid_t w = waitpid(srv->pool_pid, NULL, WNOHANG);
+        gone = w == srv->pool_pid || (w < 0 && errno == ECHILD); /* or the reaper had it */
+        if (!gone) {
+            struct timespec ts = {0, 10000000L};
+            nanosleep(&ts, NULL);
+        }
+    }
+    if (!gone) {
+        kill(srv->pool_pid, SIGKILL);
+        waitpid(srv->pool_pid, NULL, 0);
+    }
+    srv->pool_pid = 0;
+    unlink(srv->pool_sock);
+}
+
 /* The tool's JSON from a worker's exit: its stdout when it exited 0 or 1
  * with JSON there, else an error saying how it ended, with its stderr's
  * tail. */
@@ -351,8 +442,13 @@ static void run_call(struct mcp_call *c)
     }
     FILE *pf = fopen(prog_path, "w+");
     const char *argv[] = {srv->self_exe, "mcp", "--worker", c->tool->name, args_path, NULL};
+    if ((c->tool->flags & MCP_WARM) && !srv->fake_worker)
+        pool_start(srv);
+    char env_warm[PATH_MAX + 32] = "MAGPIE_WARM_SOCKET";
+    if ((c->tool->flags & MCP_WARM) && srv->pool_pid > 0)
+        snprintf(env_warm, sizeof(env_warm), "MAGPIE_WARM_SOCKET=%s", srv->pool_sock);
     /* a tool never sees the server's token */
-    const char *env[] = {env_prog, "MAGPIE_MCP_TOKEN", NULL};
+    const char *env[] = {env_prog, "MAGPIE_MCP_TOKEN", env_warm, NULL};
     struct mp_proc_opts po = {
         .env = env,
         .out_mode = MP_PROC_CAPTURE,

@@ -80,6 +80,8 @@ int mcp_kernel_run(struct mcp_wctx *w, json_t *args, const char *yaml, bool comp
         .output_dir = mcp_str(args, "output_dir"),
         .no_perf = !mcp_bool(args, "check_performance"),
         .baseline = compare ? (int)mcp_int(args, "baseline_index") : 0,
+        /* the server's warm runner pool (call.c): warm children between calls */
+        .warm_socket = getenv("MAGPIE_WARM_SOCKET"),
         .progress = mcp_line_progress,
         .user = w,
     };

@@ -50,6 +50,7 @@ enum {
     MCP_READONLY = 2, /* writes nothing */
     MCP_GRACEFUL = 4, /* cancel: SIGTERM to the worker first, then the sweep */
     MCP_EXTRA = 8,    /* magpie's own (not in Magpie's server) */
+    MCP_WARM = 16,    /* evaluates kernels: its worker gets the warm runner pool */
 };
 
 struct mcp_tool {
@@ -152,6 +153,13 @@ struct mcp_server {
     bool reaper_started;
     bool reap_now;
     pthread_t reaper;
+    /* The warm runner pool (src/kernel/warm.c), started by the first call of
+     * an MCP_WARM tool (srv->mu): its pid, the write end of its control
+     * pipe (closing it ends the pool) and its socket's path. */
+    bool pool_tried;
+    pid_t pool_pid;
+    int pool_ctl;
+    char pool_sock[PATH_MAX];
     /* Fuzzing only: stands in for the worker process. Given the tool, the
      * arguments file and the progress file, it writes progress lines and
      * fills res as a worker's exit would. */
@@ -232,6 +240,8 @@ int mcp_call_start(struct mcp_call *c, char *why, size_t whylen);
 void mcp_call_cancel(struct mcp_call *c);
 /* Starts the reaper thread (transports call it once serving starts). */
 void mcp_reaper_start(struct mcp_server *srv);
+/* Ends the warm runner pool, if one was started (server shutdown). */
+void mcp_pool_stop(struct mcp_server *srv);
 
 /* ---- text ---- */
 

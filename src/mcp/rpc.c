@@ -263,6 +263,7 @@ void mcp_server_fini(struct mcp_server *srv)
         pthread_join(srv->reaper, NULL);
         srv->reaper_started = false;
     }
+    mcp_pool_stop(srv);
     if (srv->tmpdir[0])
         rmdir(srv->tmpdir);
     free(srv->workers);

@@ -13,6 +13,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <magpie/kernel.h>
+
 #include "mcp_int.h"
 
 struct mcp_wctx {
@@ -130,6 +132,10 @@ const char *mcp_self_exe(void)
 
 int mp_mcp_worker_main(const char *tool, const char *args_path)
 {
+    /* the server's warm runner pool (call.c pool_start): its control pipe
+     * on fd 3, its listening socket on fd 4; args_path is the socket's path */
+    if (strcmp(tool, "@warm-pool") == 0)
+        return mp_kernel_warm_pool_main(3, 4);
     const struct mcp_tool *t = mcp_tool_find(tool);
     if (!t) {
         fprintf(stderr, "magpie: error: unknown MCP tool '%s'\n", tool);

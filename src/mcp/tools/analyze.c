@@ -75,7 +75,7 @@ const struct mcp_tool mcp_tool_analyze = {
             "analyze_report.json and report.html in a workspace under output_dir.",
     .params = params,
     .run = run,
-    .flags = MCP_LONG,
+    .flags = MCP_LONG | MCP_WARM,
     .result_desc = "`{kernel_id, kernel_type, compiling_state, correctness_state, "
                    "performance_state, latency_state, score, errors, compiling_result, "
                    "correctness_result, performance_result, latency_result, kernel_config{"

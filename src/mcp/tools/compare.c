@@ -105,7 +105,7 @@ const struct mcp_tool mcp_tool_compare = {
             "INCONCLUSIVE verdict per candidate. Writes compare_report.json.",
     .params = params,
     .run = run,
-    .flags = MCP_LONG,
+    .flags = MCP_LONG | MCP_WARM,
     .result_desc = "`{kernel_results[...], comparison_metrics{correctness, all_correct, "
                    "perf_scores, speedup_vs_baseline, verdicts, alpha, threshold}, baseline, "
                    "winner, rankings, summary, kernel_configs[{kernel_id, kernel_type, "
