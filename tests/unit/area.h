@@ -1,4 +1,4 @@
-/* Included first by every file of a unit-test area (tests/unit/<area>/, see
+/* Included by every file of a unit-test area (tests/unit/<area>/, see
  * docs/ARCHITECTURE.md, "Adding a unit test"): cmocka, and a prototype
  * for each case and group fixture the area's test_list.h names, so a case
  * is an ordinary external function of whichever file of the area holds it. */
