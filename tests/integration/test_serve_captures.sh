@@ -266,6 +266,42 @@ WS=$(ls -d "$W/cli2"/benchmark_vllm_* 2>/dev/null | tail -1)
 check "cli -b + --agentx: exit 0, 8 completed, as mooncake" \
     '[ "$RC" = 0 ] && [ "$(jq_ "$WS/inferencex_result.json" "r[\"completed\"], r[\"magpie\"][\"dataset\"]")" = "8 mooncake" ]'
 check "cli -b + --agentx: the YAML's profiler default gives way (no profiler call)" '[ ! -s "$W/cli2.log" ]'
+# the MCP benchmark tool: agentx: true with its mode and trace, and the flat
+# torch_profiler_* schedule (Magpie's tool arguments)
+FAKE_ENGINE_PROFLOG=$W/mcp.log timeout 200 python3 - "$MAGPIE" "$W" "$(free_port)" <<'PY' >"$W/mcp.out" 2>&1
+import json, subprocess, sys
+magpie, w, port = sys.argv[1:4]
+p = subprocess.Popen([magpie, "mcp"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+def send(m):
+    p.stdin.write(json.dumps(m) + "\n")
+    p.stdin.flush()
+send({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "2025-06-18",
+      "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}})
+p.stdout.readline()
+send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+send({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "benchmark", "arguments": {
+    "framework": "vllm", "model": "fake-model", "run_mode": "local", "concurrency": 2,
+    "agentx": True, "agentx_mode": "fast", "agentx_trace_file": w + "/cli.jsonl",
+    "torch_profiler": True, "torch_profiler_count": 1, "torch_profiler_steps": 5,
+    "torch_profiler_start_seconds": 0, "output_dir": w + "/mcp",
+    "extra_envs": {"NUM_WARMUPS": 0, "PORT": int(port)}}}})
+while True:
+    m = json.loads(p.stdout.readline())
+    if m.get("id") == 1:
+        break
+p.stdin.close()
+p.wait(timeout=60)
+r = m["result"]
+r = r.get("structuredContent") or json.loads(r["content"][0]["text"])
+print(json.dumps({"success": r.get("success"), "workspace_dir": r.get("workspace_dir"), "errors": r.get("errors")}))
+PY
+MWS=$(python3 -c "import json,sys; print(json.loads(open(sys.argv[1]).read().splitlines()[-1])['workspace_dir'])" "$W/mcp.out" 2>/dev/null)
+check "mcp agentx: true: success" 'grep -q "\"success\": true" "$W/mcp.out"'
+check "mcp agentx: the trace replayed (8 requests, mooncake, on its schedule)" \
+    '[ "$(jq_ "$MWS/inferencex_result.json" "r[\"completed\"], r[\"magpie\"][\"dataset\"], r[\"magpie\"][\"fixed_schedule\"]")" = "8 mooncake True" ]'
+check "mcp agentx_mode fast: diagnostic" '[ "$(jq_ "$MWS/benchmark_report.json" "r[\"run_kind\"]")" = diagnostic ]'
+check "mcp torch_profiler_count 1: 1 capture taken, its capture.json" \
+    '[ "$(jq_ "$MWS/benchmark_report.json" "r[\"magpie\"][\"captures\"][\"taken\"]")" = 1 ] && [ -s "$MWS/captures/profile_001/capture.json" ]'
 badflag() { # LABEL FIELD ARGS...
     local label=$1 field=$2
     shift 2
