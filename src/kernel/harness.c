@@ -1261,12 +1261,52 @@ static int device_of(const char *backend)
     return 0;
 }
 
+/* Opens the job's device into dv, or (the loop mode: held_dev not NULL)
+ * keeps the one open from the job before when it is the same device. */
+static int job_device(struct hdev *dv, int dev, json_t *job, json_t *res, double started,
+                      int *held_dev, char *err, size_t len)
+{
+    if (held_dev && *held_dev == dev) { /* warm: the device stays open */
+        json_t *proc = json_object();
+        json_object_set_new(proc, "warm", json_true());
+        double spawned = jnum(job, "spawned_at", 0);
+        if (spawned > 0)
+            json_object_set_new(proc, "dispatch_s", json_real(fmax(0, started - spawned)));
+        json_object_set_new(res, "process", proc);
+        return 0;
+    }
+    if (held_dev && *held_dev >= 0) {
+        dv->ops->close(dv);
+        *held_dev = -1;
+    }
+    memset(dv, 0, sizeof(*dv));
+    dv->ops = DEVICES[dev].ops;
+    int rc = open_device(dv, job, res, started, err, len);
+    if (held_dev && rc == 0)
+        *held_dev = dev;
+    return rc;
+}
+
+/* Whether the loop mode may run another job after this result: no device
+ * error and every kernel that ran passed (a failed kernel on a CPU device
+ * such as PoCL runs in this process and may have written anywhere; a
+ * kernel that did not build ran nothing). */
+static bool job_trusted(json_t *res)
+{
+    if (json_object_get(res, "device_error"))
+        return false;
+    json_t *ks = json_object_get(res, "kernels");
+    for (size_t i = 0; i < json_array_size(ks); i++) {
+        json_t *cj = json_object_get(json_array_get(ks, i), "correctness");
+        if (json_is_true(json_object_get(cj, "ran")) && !json_is_true(json_object_get(cj, "ok")))
+            return false;
+    }
+    return true;
+}
+
 /* One job. held: the loop mode's device kept between jobs (NULL: open and
  * close one here), held_dev its DEVICES index, -1 when none is open;
- * *trusted: no device error and every kernel that ran passed (the loop
- * mode keeps the process only then: a failed kernel on a CPU device such
- * as PoCL runs in this process and may have written anywhere; a kernel
- * that did not build ran nothing). */
+ * *trusted: job_trusted (the loop mode keeps the process only then). */
 static int run_job_in(const char *job_path, double started, struct hdev *held, int *held_dev,
                       bool *trusted)
 {
@@ -1283,35 +1323,15 @@ static int run_job_in(const char *job_path, double started, struct hdev *held, i
         json_decref(job);
         return 2;
     }
-    json_t *res = json_object();
-    json_t *kout = json_array();
+    json_t *res = json_object(), *kout = json_array();
     json_object_set_new(res, "kernels", kout);
     int dev = device_of(backend);
-    struct hdev own = {.ops = DEVICES[dev].ops};
-    struct hdev *dvp = held ? held : &own;
+    struct hdev own = {.ops = DEVICES[dev].ops}, *dvp = held ? held : &own;
     char err[1024] = "";
     json_t *karr = json_object_get(job, "kernels");
     size_t nk = json_array_size(karr);
     struct hentry *ents = mp_calloc(nk ? nk : 1, sizeof(*ents));
-    int rc = 0;
-    if (held && *held_dev == dev) { /* warm: the device stays open */
-        json_t *proc = json_object();
-        json_object_set_new(proc, "warm", json_true());
-        double spawned = jnum(job, "spawned_at", 0);
-        if (spawned > 0)
-            json_object_set_new(proc, "dispatch_s", json_real(fmax(0, started - spawned)));
-        json_object_set_new(res, "process", proc);
-    } else {
-        if (held && *held_dev >= 0) {
-            held->ops->close(held);
-            *held_dev = -1;
-        }
-        memset(dvp, 0, sizeof(*dvp));
-        dvp->ops = DEVICES[dev].ops;
-        rc = open_device(dvp, job, res, started, err, sizeof(err));
-        if (held && rc == 0)
-            *held_dev = dev;
-    }
+    int rc = job_device(dvp, dev, job, res, started, held ? held_dev : NULL, err, sizeof(err));
     struct hdev dv = *dvp;
     if (rc) {
         json_object_set_new(res, "device_error", json_string(err));
@@ -1428,13 +1448,7 @@ out:
     for (size_t i = 0; i < nk; i++)
         if (ents[i].k)
             dv.ops->kfree(ents[i].k);
-    *trusted = !json_object_get(res, "device_error");
-    for (size_t i = 0; i < nk && *trusted; i++) {
-        json_t *o = ents[i].out;
-        json_t *cj = json_object_get(o, "correctness");
-        *trusted =
-            !json_is_true(json_object_get(cj, "ran")) || json_is_true(json_object_get(cj, "ok"));
-    }
+    *trusted = job_trusted(res);
     free(ents);
     if (held)
         *held = dv; /* what the device's calls updated */

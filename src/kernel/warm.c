@@ -46,7 +46,7 @@
 
 #define W_MAX_CLIENTS 64
 #define W_MAX_RUNNERS 16
-#define W_LINE_MAX (64 * 1024)
+#define W_LINE_MAX ((size_t)64 << 10)
 
 static double mono_s(void)
 {
@@ -163,6 +163,7 @@ struct wrunner {
     int served;
     int client; /* index of the client whose job runs, -1 idle */
     bool started, reaped;
+    int status; /* its wait status once reaped */
     unsigned long long seq;
     double deadline;
     char buf[512];
@@ -467,10 +468,21 @@ static void runner_read(struct wpool *p, int ri)
     if (n < 0 && (errno == EINTR || errno == EAGAIN))
         return;
     if (n <= 0) {
-        int st = 0;
+        int st = r->status;
         char why[160] = "the warm runner exited";
-        if (!r->reaped && waitpid(r->pid, &st, WNOHANG) == r->pid) {
-            r->reaped = true;
+        /* its pipe closes a moment before its status is there */
+        for (int i = 0; i < 100 && !r->reaped; i++) {
+            pid_t w = waitpid(r->pid, &st, WNOHANG);
+            if (w == r->pid)
+                r->reaped = true;
+            else if (w < 0)
+                break;
+            else {
+                struct timespec ts = {0, 2000000L};
+                nanosleep(&ts, NULL);
+            }
+        }
+        if (r->reaped) {
             if (WIFSIGNALED(st))
                 snprintf(why, sizeof(why), "the warm runner was killed by signal %d", WTERMSIG(st));
             else if (WIFEXITED(st))
@@ -547,8 +559,10 @@ static void reap_all(struct wpool *p)
     pid_t w;
     while ((w = waitpid(-1, &st, WNOHANG)) > 0)
         for (int i = 0; i < p->nr; i++)
-            if (p->r[i].pid == w)
+            if (p->r[i].pid == w) {
                 p->r[i].reaped = true;
+                p->r[i].status = st;
+            }
 }
 
 static double env_num(const char *name, double def)
