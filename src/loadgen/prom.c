@@ -247,6 +247,12 @@ static const struct {
     {"vllm:gpu_prefix_cache_queries_total", MP_LOADGEN_EM_PREFIX_QUERIES},
     {"vllm:prefix_cache_hits_total", MP_LOADGEN_EM_PREFIX_HITS},
     {"vllm:gpu_prefix_cache_hits_total", MP_LOADGEN_EM_PREFIX_HITS},
+    /* SGLang counts cached prompt tokens per cache_source label (device,
+     * host, storage) as requests finish, against its prompt_tokens_total:
+     * the same hits / queries as vLLM's counters (its cache_hit_rate gauge
+     * is the last logged prefill batch's) */
+    {"sglang:cached_tokens_total", MP_LOADGEN_EM_PREFIX_HITS},
+    {"sglang:prompt_tokens_total", MP_LOADGEN_EM_PREFIX_QUERIES},
     {"sglang:cache_hit_rate", MP_LOADGEN_EM_PREFIX_HIT_RATE},
     {"vllm:num_preemptions_total", MP_LOADGEN_EM_PREEMPTIONS},
     {"vllm:spec_decode_num_drafts_total", MP_LOADGEN_EM_SPEC_DRAFTS},
@@ -283,7 +289,7 @@ static int fold_one(const char *name, size_t n, double v, void *user)
             f->count[k]++;
             f->s->have |= 1u << k;
         }
-        break;
+        /* a name may stand for two keys (sglang:prompt_tokens_total) */
     }
     return 0;
 }

@@ -189,10 +189,13 @@ void loadgen_scrape_delta(const struct mp_loadgen_result *r, struct loadgen_em_d
         return;
     const struct mp_loadgen_scrape *a = &r->scrapes[0], *b = &r->scrapes[r->n_scrapes - 1];
     for (int k = 0; k < MP_LOADGEN_N_EM; k++) {
-        if (!counter(k) || !(a->have & b->have & (1u << k)))
+        /* a labelled counter has no sample before its first increment
+         * (SGLang's cached_tokens_total before the first hit): absent in
+         * the first scrape and present in the last, it started at 0 */
+        if (!counter(k) || !(b->have & (1u << k)))
             continue;
         dl->have |= 1u << k;
-        dl->v[k] = b->v[k] - a->v[k];
+        dl->v[k] = b->v[k] - ((a->have & (1u << k)) ? a->v[k] : 0);
         /* a counter that went down: the engine restarted; no delta */
         if (dl->v[k] < 0)
             dl->have &= ~(1u << k);

@@ -446,6 +446,57 @@ static void test_sched(void **state)
     assert_int_equal(loadgen_sched_init(&s, &ds, arr, NULL, &d), MP_EINVAL);
 }
 
+/* SGLang's prefix-cache counters, as its /metrics page gives them (text
+ * taken from SGLang 0.5.23 on CPU, labels shortened): cached_tokens_total
+ * per cache_source, absent before the first hit; prompt_tokens_total per
+ * is_streaming. The delta over the run is hits / queries like vLLM's. */
+static void test_sglang_prefix_counters(void **state)
+{
+    (void)state;
+    static const char first[] =
+        "# HELP sglang:prompt_tokens_total Number of prefill tokens processed.\n"
+        "# TYPE sglang:prompt_tokens_total counter\n"
+        "sglang:prompt_tokens_total{model_name=\"m\",is_streaming=\"true\"} 100.0\n"
+        "# HELP sglang:cached_tokens_total Number of cached prompt tokens by source.\n"
+        "# TYPE sglang:cached_tokens_total counter\n"
+        "# TYPE sglang:cache_hit_rate gauge\n"
+        "sglang:cache_hit_rate{model_name=\"m\"} 0.0\n";
+    static const char last[] =
+        "# TYPE sglang:prompt_tokens_total counter\n"
+        "sglang:prompt_tokens_total{model_name=\"m\",is_streaming=\"true\"} 1000.0\n"
+        "sglang:prompt_tokens_total{model_name=\"m\",is_streaming=\"false\"} 600.0\n"
+        "# TYPE sglang:cached_tokens_total counter\n"
+        "sglang:cached_tokens_total{model_name=\"m\",cache_source=\"device\"} 1100.0\n"
+        "sglang:cached_tokens_total{model_name=\"m\",cache_source=\"host\"} 100.0\n"
+        "sglang:cache_hit_rate{model_name=\"m\"} 0.97\n";
+    struct mp_loadgen_scrape sc[2];
+    memset(sc, 0, sizeof(sc));
+    struct mp_diag d;
+    mp_diag_clear(&d);
+    assert_int_equal(mp_loadgen_prom_sample(first, sizeof(first) - 1, &sc[0], &d), 0);
+    assert_int_equal(mp_loadgen_prom_sample(last, sizeof(last) - 1, &sc[1], &d), 0);
+    assert_true(sc[0].have & (1u << MP_LOADGEN_EM_PREFIX_QUERIES));
+    assert_false(sc[0].have & (1u << MP_LOADGEN_EM_PREFIX_HITS));
+    assert_true(sc[1].v[MP_LOADGEN_EM_PREFIX_HITS] == 1200);
+    assert_true(sc[1].v[MP_LOADGEN_EM_PREFIX_QUERIES] == 1600);
+    assert_true(sc[1].v[MP_LOADGEN_EM_PROMPT_TOKENS] == 1600);
+    struct mp_loadgen_result r;
+    memset(&r, 0, sizeof(r));
+    r.scrapes = sc;
+    r.n_scrapes = 2;
+    struct loadgen_em_delta dl;
+    loadgen_scrape_delta(&r, &dl);
+    /* the hits counter had no sample at first: it started at 0 */
+    assert_true(dl.v[MP_LOADGEN_EM_PREFIX_HITS] == 1200);
+    assert_true(dl.v[MP_LOADGEN_EM_PREFIX_QUERIES] == 1500);
+    assert_true(fabs(dl.hit_rate - 0.8) < 1e-12);
+    /* a counter gone from the last scrape (an engine restart): no delta */
+    r.scrapes = (struct mp_loadgen_scrape[]){sc[1], sc[0]};
+    loadgen_scrape_delta(&r, &dl);
+    assert_false(dl.have & (1u << MP_LOADGEN_EM_PREFIX_HITS));
+    assert_true(isnan(dl.hit_rate));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -457,6 +508,7 @@ int main(void)
         cmocka_unit_test(test_multi_turn),
         cmocka_unit_test(test_sched),
         cmocka_unit_test(test_sharegpt_sessions),
+        cmocka_unit_test(test_sglang_prefix_counters),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
