@@ -246,6 +246,9 @@ static json_t *check_value(const struct mcp_param *p, json_t *v, char *err, size
             if (p->min_items == p->max_items)
                 snprintf(err, errlen, "argument '%s' must have exactly %d items, not %zu", p->name,
                          p->min_items, n);
+            else if (p->max_items > 0 && n > (size_t)p->max_items)
+                snprintf(err, errlen, "argument '%s' must have at most %d items, not %zu", p->name,
+                         p->max_items, n);
             else
                 snprintf(err, errlen, "argument '%s' must have at least %d items, not %zu", p->name,
                          p->min_items, n);

@@ -337,7 +337,10 @@ static void test_args_bounds(void **state)
     assert_non_null(args);
     char err[1400] = "";
     assert_null(mcp_args_decode(t, args, err, sizeof(err)));
-    assert_non_null(strstr(err, "argument 'max_concurrency'"));
+    char want[120];
+    snprintf(want, sizeof(want), "argument 'max_concurrency' must have at most %d items, not %d",
+             p->max_items, p->max_items + 1);
+    assert_string_equal(err, want);
     /* exactly max_items pass */
     json_array_remove(json_object_get(args, "max_concurrency"), 0);
     json_t *ok = mcp_args_decode(t, args, err, sizeof(err));
