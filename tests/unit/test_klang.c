@@ -5,7 +5,9 @@
  * (mp_kernel_lang_register, no other code) are picked up by config parsing,
  * discovery (src/kernel/discover.c) and dispatch (mp_kernel_spec_runs, the
  * job's back-end word), and analyze runs the C-like stand-in end to end on
- * the harness's OpenCL device (PoCL) by its row alone. */
+ * the harness's OpenCL device (PoCL) by its row alone, and Python ones in
+ * the runner (CPU torch) as KernelBench or through their row's
+ * runner_entry. */
 #include <ftw.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -415,6 +417,112 @@ static void test_standin_analyze(void **state)
     mp_kernel_config_fini(&c);
 }
 
+/* A Python interpreter with torch for the runner: $MAGPIE_PYTHON, else the
+ * CPU venv of ~/.cache/magpie; NULL: none. */
+static const char *torch_python(void)
+{
+    static char py[600];
+    const char *e = getenv("MAGPIE_PYTHON"), *home = getenv("HOME");
+    if (e && *e)
+        snprintf(py, sizeof(py), "%s", e);
+    else
+        snprintf(py, sizeof(py), "%s/.cache/magpie/torch-venv/bin/python", home ? home : "");
+    char cmd[700];
+    snprintf(cmd, sizeof(cmd), "'%s' -c 'import torch' >/dev/null 2>&1", py);
+    return access(py, X_OK) == 0 && system(cmd) == 0 ? py : NULL;
+}
+
+/* analyze of one runner kernel of type `type` (reference ref.py); the
+ * correctness stage, the first error into err */
+static enum mp_stage_state runner_analyze(const char *dir, const char *type, const char *file,
+                                          char *err, size_t errlen)
+{
+    char y[2000], ws[500], rt[500];
+    snprintf(y, sizeof(y),
+             "kernel:\n  id: k\n  type: %s\n  source_files: [%s/%s]\n"
+             "  reference: %s/ref.py\n  seeds: 1\n",
+             type, dir, file, dir);
+    snprintf(ws, sizeof(ws), "%s/results", dir);
+    snprintf(rt, sizeof(rt), "%s/runtime", getenv("MP_SRC") ? getenv("MP_SRC") : ".");
+    struct mp_kernel_config c;
+    mp_kernel_config_init(&c);
+    struct mp_diag d;
+    mp_diag_clear(&d);
+    assert_int_equal(mp_config_load_kernel_string(&c, y, "k.yaml", &d), 0);
+    struct mp_kernel_opts o = {
+        .output_dir = ws, .no_perf = true, .no_latency = true, .runtime_dir = rt};
+    struct mp_kernel_run run;
+    mp_kernel_run_init(&run);
+    assert_int_equal(mp_kernel_analyze(&c, &o, &run, &d), 0);
+    assert_int_equal(run.n, 1);
+    const struct mp_kernel_result *r = &run.results[0];
+    snprintf(err, errlen, "%s", r->nerrors ? r->errors[0] : "");
+    enum mp_stage_state st = r->correctness;
+    mp_kernel_run_fini(&run);
+    mp_kernel_config_fini(&c);
+    return st;
+}
+
+/* A Python language in the runner is its row: without runner_entry its
+ * files run as KernelBench; with one, the runner loads them through the
+ * entry the table names (here a module on PYTHONPATH that wraps a bare
+ * function into a ModelNew); an entry the runner does not know fails the
+ * kernel with a message naming it. Needs torch (the CPU venv). */
+static void test_standin_runner_entry(void **state)
+{
+    (void)state;
+    const char *py = torch_python();
+    if (!py) {
+        fprintf(stderr, "SKIP: no Python with torch for the runner\n");
+        return;
+    }
+    setenv("MAGPIE_PYTHON", py, 1);
+    char dir[400], err[2000];
+    snprintf(dir, sizeof(dir), "%s/py", g_tmp);
+    assert_int_equal(mkdir(dir, 0700), 0);
+    write_file(dir, "ref.py",
+               "import torch\nimport torch.nn as nn\n\n\nclass Model(nn.Module):\n"
+               "    def forward(self, a):\n        return a * 2\n\n\n"
+               "def get_inputs():\n    return [torch.randn(4096)]\n\n\n"
+               "def get_init_inputs():\n    return []\n");
+    write_file(dir, "kb.py",
+               "import torch.nn as nn\n\n\nclass ModelNew(nn.Module):\n"
+               "    def forward(self, a):\n        return a + a\n");
+    write_file(dir, "bare.py", "def twice(a):\n    return a + a\n");
+    write_file(dir, "tilestub_entry.py",
+               "import importlib.util\nimport torch.nn as nn\n\n\n"
+               "def load(e, name):\n"
+               "    spec = importlib.util.spec_from_file_location(name, e['source'])\n"
+               "    mod = importlib.util.module_from_spec(spec)\n"
+               "    spec.loader.exec_module(mod)\n\n"
+               "    class ModelNew(nn.Module):\n"
+               "        def forward(self, a):\n            return mod.twice(a)\n"
+               "    mod.ModelNew = ModelNew\n    return mod\n");
+    setenv("PYTHONPATH", dir, 1);
+    assert_int_equal(runner_analyze(dir, "tilestub", "kb.py", err, sizeof(err)), MP_STAGE_SUCCESS);
+    struct mp_diag d;
+    mp_diag_clear(&d);
+    struct mp_kernel_lang row = STUB_PY;
+    row.name = "tileentry";
+    row.enum_name = "TILEENTRY";
+    row.aliases = NULL;
+    row.disc_bit = 0;
+    row.runner_entry = "tilestub_entry:load";
+    assert_int_equal(mp_kernel_lang_register(&row, NULL, &d), 0);
+    assert_int_equal(runner_analyze(dir, "tileentry", "bare.py", err, sizeof(err)),
+                     MP_STAGE_SUCCESS);
+    /* as KernelBench, the same file has no ModelNew */
+    assert_int_equal(runner_analyze(dir, "tilestub", "bare.py", err, sizeof(err)), MP_STAGE_FAILED);
+    assert_non_null(strstr(err, "ModelNew"));
+    row.name = "tilenone";
+    row.enum_name = "TILENONE";
+    row.runner_entry = "nosuch";
+    assert_int_equal(mp_kernel_lang_register(&row, NULL, &d), 0);
+    assert_int_equal(runner_analyze(dir, "tilenone", "kb.py", err, sizeof(err)), MP_STAGE_FAILED);
+    assert_non_null(strstr(err, "unknown runner entry 'nosuch'"));
+    unsetenv("PYTHONPATH");
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -440,10 +548,11 @@ int main(void)
 {
     /* in order: the built-in rows are checked before any is registered */
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_builtin_names),    cmocka_unit_test(test_builtin_dispatch),
-        cmocka_unit_test(test_builtin_profiler), cmocka_unit_test(test_register),
-        cmocka_unit_test(test_standin_config),   cmocka_unit_test(test_standin_discover),
-        cmocka_unit_test(test_standin_dispatch), cmocka_unit_test(test_standin_analyze),
+        cmocka_unit_test(test_builtin_names),        cmocka_unit_test(test_builtin_dispatch),
+        cmocka_unit_test(test_builtin_profiler),     cmocka_unit_test(test_register),
+        cmocka_unit_test(test_standin_config),       cmocka_unit_test(test_standin_discover),
+        cmocka_unit_test(test_standin_dispatch),     cmocka_unit_test(test_standin_analyze),
+        cmocka_unit_test(test_standin_runner_entry),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
