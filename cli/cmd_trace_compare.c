@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <magpie/tl_compare.h>
+#include <magpie/tracelens_compare.h>
 
 #include "cli.h"
 #include "opts.h"

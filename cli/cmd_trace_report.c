@@ -7,9 +7,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <magpie/capture.h>
 #include <magpie/gap.h>
-#include <magpie/report.h>
+#include <magpie/trace_capture.h>
+#include <magpie/tracelens.h>
 
 #include "cli.h"
 #include "opts.h"

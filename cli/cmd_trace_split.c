@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <magpie/steps.h>
+#include <magpie/trace_steps.h>
 
 #include "cli.h"
 #include "opts.h"

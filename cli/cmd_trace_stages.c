@@ -9,7 +9,7 @@
 #include <jansson.h>
 
 #include <magpie/pipeline.h>
-#include <magpie/report.h>
+#include <magpie/tracelens.h>
 
 #include "cli.h"
 #include "opts.h"

@@ -8,9 +8,9 @@
 #include <stdbool.h>
 
 #include <magpie/base.h>
-#include <magpie/report.h>
 #include <magpie/roofline.h>
 #include <magpie/trace.h>
+#include <magpie/tracelens.h>
 
 /* Magpie's inference post-processing (docs/magpie-compat.md) done natively:
  * rank-0 trace in trace_dir (Magpie's patterns for the framework), split

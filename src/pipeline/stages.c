@@ -17,9 +17,9 @@
 
 #include <magpie/fmt.h>
 #include <magpie/pipeline.h>
-#include <magpie/report.h>
 #include <magpie/roofline.h>
-#include <magpie/steps.h>
+#include <magpie/trace_steps.h>
+#include <magpie/tracelens.h>
 
 enum { ST_PD, ST_DECODE, ST_PREFILL, ST_N };
 

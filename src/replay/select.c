@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include <magpie/fmt.h>
-#include <magpie/report.h>
+#include <magpie/tracelens.h>
 
 #include "replay_int.h"
 

@@ -12,8 +12,8 @@
 
 #include <magpie/pipeline.h>
 #include <magpie/proc.h>
-#include <magpie/report.h>
 #include <magpie/serve.h>
+#include <magpie/tracelens.h>
 #include <magpie/yaml.h>
 
 #include "serve_int.h"

@@ -24,8 +24,8 @@
 #include <magpie/loadgen.h>
 #include <magpie/pipeline.h>
 #include <magpie/proc.h>
-#include <magpie/report.h>
 #include <magpie/serve.h>
+#include <magpie/tracelens.h>
 
 #include "serve_int.h"
 #include "serve_run_int.h"

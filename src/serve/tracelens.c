@@ -22,10 +22,10 @@
 #include <string.h>
 
 #include <magpie/fmt.h>
-#include <magpie/report.h>
 #include <magpie/roofline.h>
 #include <magpie/serve.h>
 #include <magpie/trace.h>
+#include <magpie/tracelens.h>
 
 #include "serve_int.h"
 

@@ -26,8 +26,8 @@
 
 #include <jansson.h>
 
-#include <magpie/capture.h>
-#include <magpie/steps.h>
+#include <magpie/trace_capture.h>
+#include <magpie/trace_steps.h>
 
 #define CAP_MAX_FILES 256
 

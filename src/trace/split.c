@@ -22,8 +22,8 @@
 
 #include <magpie/fmt.h>
 #include <magpie/io.h>
-#include <magpie/steps.h>
-#include <magpie/tree.h>
+#include <magpie/trace_steps.h>
+#include <magpie/trace_tree.h>
 
 #define SPLIT_MAX_OUTPUTS 1000000
 

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <magpie/steps.h>
+#include <magpie/trace_steps.h>
 
 enum {
     RX_VLLM_DETAILED,

@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <magpie/tree.h>
+#include <magpie/trace_tree.h>
 
 #if defined(__SSE2__)
 #include <emmintrin.h>

@@ -14,8 +14,8 @@
 #include <string.h>
 
 #include <magpie/fmt.h>
-#include <magpie/report.h>
 #include <magpie/roofline.h>
+#include <magpie/tracelens.h>
 
 #include "tracelens_int.h"
 

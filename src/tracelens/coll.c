@@ -9,8 +9,8 @@
 #include <string.h>
 
 #include <magpie/fmt.h>
-#include <magpie/report.h>
 #include <magpie/stats.h>
+#include <magpie/tracelens.h>
 
 #include "tracelens_int.h"
 

@@ -22,7 +22,7 @@
 #include <strings.h>
 
 #include <magpie/fmt.h>
-#include <magpie/tl_compare.h>
+#include <magpie/tracelens_compare.h>
 
 #include "tracelens_int.h"
 

@@ -14,7 +14,7 @@
 #include <zlib.h>
 
 #include <magpie/fmt.h>
-#include <magpie/report.h>
+#include <magpie/tracelens.h>
 
 #include "tracelens_int.h"
 

@@ -12,8 +12,8 @@
 #include <sys/stat.h>
 
 #include <magpie/fmt.h>
-#include <magpie/report.h>
 #include <magpie/trace.h>
+#include <magpie/tracelens.h>
 
 #include "tracelens_int.h"
 

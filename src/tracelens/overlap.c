@@ -22,7 +22,7 @@
 #include <string.h>
 
 #include <magpie/fmt.h>
-#include <magpie/report.h>
+#include <magpie/tracelens.h>
 
 #include "tracelens_int.h"
 

@@ -48,7 +48,7 @@
 
 #include <magpie/base.h>
 #include <magpie/trace.h>
-#include <magpie/tree.h>
+#include <magpie/trace_tree.h>
 
 #include "tracelens_int.h"
 

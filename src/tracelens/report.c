@@ -20,11 +20,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <magpie/capture.h>
 #include <magpie/fmt.h>
-#include <magpie/report.h>
 #include <magpie/roofline.h>
 #include <magpie/stats.h>
+#include <magpie/trace_capture.h>
+#include <magpie/tracelens.h>
 
 #include "tracelens_int.h"
 

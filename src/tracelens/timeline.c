@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <magpie/report.h>
+#include <magpie/tracelens.h>
 
 #include "tracelens_int.h"
 

@@ -42,7 +42,7 @@ int tl_args_pyrepr(struct mp_buf *b, const char *args, size_t args_len, const ch
 #include <stdint.h>
 
 #include <magpie/fmt.h>
-#include <magpie/tree.h>
+#include <magpie/trace_tree.h>
 
 struct mp_report;
 

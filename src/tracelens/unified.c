@@ -16,9 +16,9 @@
 #include <string.h>
 
 #include <magpie/fmt.h>
-#include <magpie/report.h>
 #include <magpie/roofline.h>
 #include <magpie/stats.h>
+#include <magpie/tracelens.h>
 
 #include "tracelens_int.h"
 

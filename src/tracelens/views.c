@@ -18,7 +18,7 @@
 #include <strings.h>
 #include <unistd.h>
 
-#include <magpie/report.h>
+#include <magpie/tracelens.h>
 
 #include "tracelens_int.h"
 #include "views_int.h"

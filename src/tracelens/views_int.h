@@ -9,7 +9,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include <magpie/report.h>
+#include <magpie/tracelens.h>
 
 struct tl_view_ord {
     double key;

@@ -13,7 +13,7 @@
 
 #include <xlsxwriter.h>
 
-#include <magpie/report.h>
+#include <magpie/tracelens.h>
 
 #include "tracelens_int.h"
 #include "views_int.h"

@@ -22,7 +22,7 @@
 #include <magpie/loadgen.h>
 #include <magpie/mcp.h>
 #include <magpie/ray.h>
-#include <magpie/report.h>
+#include <magpie/tracelens.h>
 
 #include "lazy/lazy_int.h"
 

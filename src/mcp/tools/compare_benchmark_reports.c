@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <magpie/tl_compare.h>
+#include <magpie/tracelens_compare.h>
 
 #include "../bench_ws_int.h"
 

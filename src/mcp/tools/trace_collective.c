@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include <magpie/report.h>
+#include <magpie/tracelens.h>
 
 #include "../mcp_int.h"
 

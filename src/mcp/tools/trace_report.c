@@ -5,8 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include <magpie/report.h>
 #include <magpie/roofline.h>
+#include <magpie/tracelens.h>
 
 #include "../mcp_int.h"
 

@@ -3,7 +3,7 @@
  * windows, single steps), with execution_details.json/.csv in output_dir. */
 #include <stdio.h>
 
-#include <magpie/steps.h>
+#include <magpie/trace_steps.h>
 
 #include "../mcp_int.h"
 

@@ -12,10 +12,10 @@
 #include <zlib.h>
 
 #include <magpie/base.h>
-#include <magpie/capture.h>
 #include <magpie/io.h>
 #include <magpie/trace.h>
-#include <magpie/tree.h>
+#include <magpie/trace_capture.h>
+#include <magpie/trace_tree.h>
 
 #include "area.h"
 #include "helpers.h"

@@ -1,5 +1,5 @@
 /* Unit tests of inference step annotations and steady-state windows
- * (include/magpie/steps.h): every annotation format against the values
+ * (include/magpie/trace_steps.h): every annotation format against the values
  * TraceLens's annotation_utils.py gives for the same names, and steady-state
  * regions and windows against TraceLens's steady_state_window.py on
  * generated step sequences. The splitter itself is tested end to end on a
@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <magpie/steps.h>
+#include <magpie/trace_steps.h>
 
 #include "area.h"
 

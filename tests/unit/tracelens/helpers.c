@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include <magpie/base.h>
-#include <magpie/report.h>
+#include <magpie/tracelens.h>
 
 #include "area.h"
 #include "tracelens/tracelens_int.h"

@@ -5,7 +5,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include <magpie/report.h>
+#include <magpie/tracelens.h>
 
 /* A fresh directory per run (the group fixtures), removed afterwards. */
 extern char tmpdir[64];

@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include <magpie/gap.h>
-#include <magpie/report.h>
+#include <magpie/tracelens.h>
 
 #include "area.h"
 #include "helpers.h"

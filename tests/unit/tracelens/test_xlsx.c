@@ -9,7 +9,7 @@
 #include <strings.h>
 #include <unistd.h>
 
-#include <magpie/report.h>
+#include <magpie/tracelens.h>
 
 #include "area.h"
 #include "helpers.h"

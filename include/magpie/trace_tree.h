@@ -9,8 +9,8 @@
  * tolerance, launches without flows left unlinked, `execute` never a
  * launcher).
  */
-#ifndef MAGPIE_TREE_H
-#define MAGPIE_TREE_H
+#ifndef MAGPIE_TRACE_TREE_H
+#define MAGPIE_TRACE_TREE_H
 
 #include <stdbool.h>
 #include <stdint.h>

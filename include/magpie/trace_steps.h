@@ -5,8 +5,8 @@
  * per-step and per-window sub-traces with execution_details.json / .csv
  * (docs/tracelens-compat.md; `TraceLens_split_inference_trace`).
  */
-#ifndef MAGPIE_STEPS_H
-#define MAGPIE_STEPS_H
+#ifndef MAGPIE_TRACE_STEPS_H
+#define MAGPIE_TRACE_STEPS_H
 
 #include <stdbool.h>
 #include <stdint.h>

@@ -5,13 +5,13 @@
  * sheets, columns, row order and cell text of TraceLens's
  * TraceLens_compare_perf_reports_pytorch (src/tracelens/compare.c;
  * docs/trace-compare.md). */
-#ifndef MAGPIE_TL_COMPARE_H
-#define MAGPIE_TL_COMPARE_H
+#ifndef MAGPIE_TRACELENS_COMPARE_H
+#define MAGPIE_TRACELENS_COMPARE_H
 
 #include <stddef.h>
 
 #include <magpie/base.h>
-#include <magpie/report.h>
+#include <magpie/tracelens.h>
 
 /* Sheet groups (TraceLens's --sheets choices). */
 enum {

@@ -6,15 +6,15 @@
  * each replayed kernel to the captured launch it aligns with, so the report
  * sees ops, shapes and kernel launchers as in an eager trace.
  */
-#ifndef MAGPIE_CAPTURE_H
-#define MAGPIE_CAPTURE_H
+#ifndef MAGPIE_TRACE_CAPTURE_H
+#define MAGPIE_TRACE_CAPTURE_H
 
 #include <stdbool.h>
 #include <stddef.h>
 
 #include <magpie/base.h>
 #include <magpie/trace.h>
-#include <magpie/tree.h>
+#include <magpie/trace_tree.h>
 
 struct mp_capture_opts {
     const char *folder; /* holds execution_details.json and the capture traces */

@@ -6,14 +6,14 @@
  * short_kernel_histogram, short_kernels_summary (see docs/compatibility.md for
  * the full list and status).
  */
-#ifndef MAGPIE_REPORT_H
-#define MAGPIE_REPORT_H
+#ifndef MAGPIE_TRACELENS_H
+#define MAGPIE_TRACELENS_H
 
 #include <stdbool.h>
 
 #include <magpie/base.h>
 #include <magpie/roofline.h>
-#include <magpie/tree.h>
+#include <magpie/trace_tree.h>
 
 struct mp_capture_stats;
 
