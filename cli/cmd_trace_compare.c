@@ -1,7 +1,7 @@
 /* `magpie trace compare`: compares two or more TraceLens-compatible report
  * directories sheet by sheet, with the options and outputs of TraceLens's
  * TraceLens_compare_perf_reports_pytorch (the comparison is in
- * src/tracelens/compare.c). */
+ * src/tracelens/report_compare.c). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -3,7 +3,7 @@
  * files or .xlsx workbooks, as `magpie trace report` and TraceLens write
  * them), with the
  * sheets, columns, row order and cell text of TraceLens's
- * TraceLens_compare_perf_reports_pytorch (src/tracelens/compare.c;
+ * TraceLens_compare_perf_reports_pytorch (src/tracelens/report_compare.c;
  * docs/trace-compare.md). */
 #ifndef MAGPIE_TRACELENS_COMPARE_H
 #define MAGPIE_TRACELENS_COMPARE_H

@@ -1,5 +1,5 @@
 /* MCP tool compare_benchmark_reports: the TraceLens report comparison
- * (`magpie trace compare`, src/tracelens/compare.c) of the rank-0 reports
+ * (`magpie trace compare`, src/tracelens/report_compare.c) of the rank-0 reports
  * of two or more benchmark workspaces (their tracelens_rank0_csvs/, else
  * tracelens_rank0_report.xlsx), the
  * first being the baseline, written as CSV files or one workbook, with each
