@@ -6,7 +6,7 @@
  * per-category sheets. These helpers reproduce that: every accessor records
  * the first "exception" of the current phase in the context and returns a
  * harmless default, so model code reads like the Python it mirrors and checks
- * pm_ok() where it matters. Parameter values are printed as Python's str(). */
+ * roof_ok() where it matters. Parameter values are printed as Python's str(). */
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
@@ -20,7 +20,7 @@
 
 #include "roofline_int.h"
 
-void pm_raise(struct pm_ctx *c, int kind, const char *fmt, ...)
+void roof_raise(struct roof_ctx *c, int kind, const char *fmt, ...)
 {
     if (c->st[c->phase] != MP_ROOFLINE_OK)
         return;
@@ -30,7 +30,7 @@ void pm_raise(struct pm_ctx *c, int kind, const char *fmt, ...)
         return; /* keep the first message (the forward one) */
     size_t sz = sizeof(c->out->error);
     int n = 0;
-    if (c->phase == PM_BWD)
+    if (c->phase == ROOF_BWD)
         n = snprintf(e, sz, "bwd: ");
     va_list ap;
     va_start(ap, fmt);
@@ -40,135 +40,135 @@ void pm_raise(struct pm_ctx *c, int kind, const char *fmt, ...)
 
 /* ---- args access ---- */
 
-struct pv *pm_arg_opt(struct pm_ctx *c, const char *key)
+struct pv *roof_arg_opt(struct roof_ctx *c, const char *key)
 {
-    return c->args ? pv_object_get(c->args, key) : NULL;
+    return c->args ? roof_pv_object_get(c->args, key) : NULL;
 }
 
-struct pv *pm_arg(struct pm_ctx *c, const char *key)
+struct pv *roof_arg(struct roof_ctx *c, const char *key)
 {
-    if (!pm_ok(c))
+    if (!roof_ok(c))
         return NULL;
-    struct pv *v = pm_arg_opt(c, key);
+    struct pv *v = roof_arg_opt(c, key);
     if (!v)
-        pm_fail(c, "KeyError: '%s'", key);
+        roof_fail(c, "KeyError: '%s'", key);
     return v;
 }
 
-size_t pm_len(struct pm_ctx *c, struct pv *seq)
+size_t roof_len(struct roof_ctx *c, struct pv *seq)
 {
-    if (!pm_ok(c))
+    if (!roof_ok(c))
         return 0;
-    if (pv_is_array(seq))
-        return pv_array_size(seq);
-    if (pv_is_string(seq))
-        return pv_string_length(seq);
-    if (pv_is_object(seq))
-        return pv_object_size(seq);
-    pm_fail(c, "TypeError: object has no len()");
+    if (roof_pv_is_array(seq))
+        return roof_pv_array_size(seq);
+    if (roof_pv_is_string(seq))
+        return roof_pv_string_length(seq);
+    if (roof_pv_is_object(seq))
+        return roof_pv_object_size(seq);
+    roof_fail(c, "TypeError: object has no len()");
     return 0;
 }
 
-struct pv *pm_at(struct pm_ctx *c, struct pv *seq, long i)
+struct pv *roof_at(struct roof_ctx *c, struct pv *seq, long i)
 {
-    if (!pm_ok(c))
+    if (!roof_ok(c))
         return NULL;
-    if (!pv_is_array(seq)) {
-        pm_fail(c, "TypeError: %s is not subscriptable", seq ? "value" : "None");
+    if (!roof_pv_is_array(seq)) {
+        roof_fail(c, "TypeError: %s is not subscriptable", seq ? "value" : "None");
         return NULL;
     }
-    long n = (long)pv_array_size(seq);
+    long n = (long)roof_pv_array_size(seq);
     long j = i < 0 ? n + i : i;
     if (j < 0 || j >= n) {
-        pm_fail(c, "IndexError: list index %ld out of range (len %ld)", i, n);
+        roof_fail(c, "IndexError: list index %ld out of range (len %ld)", i, n);
         return NULL;
     }
-    return pv_array_get(seq, (size_t)j);
+    return roof_pv_array_get(seq, (size_t)j);
 }
 
-struct pv *pm_argi(struct pm_ctx *c, const char *key, long i)
+struct pv *roof_argi(struct roof_ctx *c, const char *key, long i)
 {
-    return pm_at(c, pm_arg(c, key), i);
+    return roof_at(c, roof_arg(c, key), i);
 }
 
-int64_t pm_int(struct pm_ctx *c, struct pv *v)
+int64_t roof_int(struct roof_ctx *c, struct pv *v)
 {
-    if (!pm_ok(c))
+    if (!roof_ok(c))
         return 0;
-    if (pv_is_integer(v))
-        return (int64_t)pv_integer_value(v);
-    if (pv_is_boolean(v))
-        return pv_is_true(v) ? 1 : 0;
-    pm_fail(c, "TypeError: expected an integer");
+    if (roof_pv_is_integer(v))
+        return (int64_t)roof_pv_integer_value(v);
+    if (roof_pv_is_boolean(v))
+        return roof_pv_is_true(v) ? 1 : 0;
+    roof_fail(c, "TypeError: expected an integer");
     return 0;
 }
 
-bool pm_shape(struct pm_ctx *c, struct pv *v, struct pm_shape *s)
+bool roof_shape(struct roof_ctx *c, struct pv *v, struct roof_shape *s)
 {
     s->n = 0;
-    if (!pm_ok(c))
+    if (!roof_ok(c))
         return false;
-    if (pv_is_object(v) && pv_object_size(v) == 0)
+    if (roof_pv_is_object(v) && roof_pv_object_size(v) == 0)
         return true; /* tuple({}) == () */
-    if (!pv_is_array(v)) {
-        pm_fail(c, "TypeError: shape is not a list");
+    if (!roof_pv_is_array(v)) {
+        roof_fail(c, "TypeError: shape is not a list");
         return false;
     }
-    size_t n = pv_array_size(v);
-    if (n > PM_MAX_DIMS) {
-        pm_fail(c, "shape with %zu dims is not supported", n);
+    size_t n = roof_pv_array_size(v);
+    if (n > ROOF_MAX_DIMS) {
+        roof_fail(c, "shape with %zu dims is not supported", n);
         return false;
     }
     for (size_t i = 0; i < n; i++) {
-        struct pv *e = pv_array_get(v, i);
-        if (!pv_is_integer(e)) {
-            pm_fail(c, "TypeError: shape element is not an int");
+        struct pv *e = roof_pv_array_get(v, i);
+        if (!roof_pv_is_integer(e)) {
+            roof_fail(c, "TypeError: shape element is not an int");
             return false;
         }
-        s->d[i] = (int64_t)pv_integer_value(e);
+        s->d[i] = (int64_t)roof_pv_integer_value(e);
     }
     s->n = (int)n;
     return true;
 }
 
-bool pm_shape_argi(struct pm_ctx *c, const char *key, long i, struct pm_shape *s)
+bool roof_shape_argi(struct roof_ctx *c, const char *key, long i, struct roof_shape *s)
 {
-    return pm_shape(c, pm_argi(c, key, i), s);
+    return roof_shape(c, roof_argi(c, key, i), s);
 }
 
-const char *pm_str(struct pm_ctx *c, struct pv *v)
+const char *roof_str(struct roof_ctx *c, struct pv *v)
 {
-    if (!pm_ok(c))
+    if (!roof_ok(c))
         return NULL;
-    if (pv_is_string(v))
-        return pv_string_value(v);
-    if (pv_is_null(v))
+    if (roof_pv_is_string(v))
+        return roof_pv_string_value(v);
+    if (roof_pv_is_null(v))
         return NULL;
-    pm_fail(c, "TypeError: expected a str");
+    roof_fail(c, "TypeError: expected a str");
     return NULL;
 }
 
-const char *pm_str_argi(struct pm_ctx *c, const char *key, long i)
+const char *roof_str_argi(struct roof_ctx *c, const char *key, long i)
 {
-    return pm_str(c, pm_argi(c, key, i));
+    return roof_str(c, roof_argi(c, key, i));
 }
 
-bool pm_truthy(struct pv *v)
+bool roof_truthy(struct pv *v)
 {
-    if (!v || pv_is_null(v) || pv_is_false(v))
+    if (!v || roof_pv_is_null(v) || roof_pv_is_false(v))
         return false;
-    if (pv_is_true(v))
+    if (roof_pv_is_true(v))
         return true;
-    if (pv_is_integer(v))
-        return pv_integer_value(v) != 0;
-    if (pv_is_real(v))
-        return pv_real_value(v) != 0;
-    if (pv_is_string(v))
-        return pv_string_length(v) > 0;
-    if (pv_is_array(v))
-        return pv_array_size(v) > 0;
-    if (pv_is_object(v))
-        return pv_object_size(v) > 0;
+    if (roof_pv_is_integer(v))
+        return roof_pv_integer_value(v) != 0;
+    if (roof_pv_is_real(v))
+        return roof_pv_real_value(v) != 0;
+    if (roof_pv_is_string(v))
+        return roof_pv_string_length(v) > 0;
+    if (roof_pv_is_array(v))
+        return roof_pv_array_size(v) > 0;
+    if (roof_pv_is_object(v))
+        return roof_pv_object_size(v) > 0;
     return true;
 }
 
@@ -218,7 +218,7 @@ static bool parse_int_token(const char *p, const char *e, int64_t *out)
     return true;
 }
 
-bool pm_parse_pyint(const char *s, int64_t *out)
+bool roof_parse_pyint(const char *s, int64_t *out)
 {
     const char *p;
     size_t n = strip_ws(s, &p);
@@ -226,30 +226,30 @@ bool pm_parse_pyint(const char *s, int64_t *out)
 }
 
 /* false when the row failed already, or (failing it) when s is None */
-static bool py_arg(struct pm_ctx *c, const char *s, const char *fn)
+static bool py_arg(struct roof_ctx *c, const char *s, const char *fn)
 {
-    if (!pm_ok(c))
+    if (!roof_ok(c))
         return false;
     if (!s) {
-        pm_fail(c, "TypeError: %s() of None", fn);
+        roof_fail(c, "TypeError: %s() of None", fn);
         return false;
     }
     return true;
 }
 
-int64_t pm_pyint(struct pm_ctx *c, const char *s)
+int64_t roof_pyint(struct roof_ctx *c, const char *s)
 {
     if (!py_arg(c, s, "int"))
         return 0;
     int64_t v;
-    if (!pm_parse_pyint(s, &v)) {
-        pm_fail(c, "ValueError: invalid literal for int(): '%.40s'", s);
+    if (!roof_parse_pyint(s, &v)) {
+        roof_fail(c, "ValueError: invalid literal for int(): '%.40s'", s);
         return 0;
     }
     return v;
 }
 
-bool pm_parse_pyfloat(const char *s, double *out)
+bool roof_parse_pyfloat(const char *s, double *out)
 {
     const char *p;
     size_t n = strip_ws(s, &p);
@@ -272,25 +272,25 @@ bool pm_parse_pyfloat(const char *s, double *out)
     return true;
 }
 
-double pm_pyfloat(struct pm_ctx *c, const char *s)
+double roof_pyfloat(struct roof_ctx *c, const char *s)
 {
     if (!py_arg(c, s, "float"))
         return 0;
     double v;
-    if (!pm_parse_pyfloat(s, &v)) {
-        pm_fail(c, "ValueError: could not convert string to float: '%.40s'", s);
+    if (!roof_parse_pyfloat(s, &v)) {
+        roof_fail(c, "ValueError: could not convert string to float: '%.40s'", s);
         return 0;
     }
     return v;
 }
 
-bool pm_pyeval_bool(struct pm_ctx *c, const char *s, bool *is_none)
+bool roof_pyeval_bool(struct roof_ctx *c, const char *s, bool *is_none)
 {
     *is_none = false;
-    if (!pm_ok(c))
+    if (!roof_ok(c))
         return false;
     if (!s) {
-        pm_fail(c, "TypeError: eval() arg must be a string");
+        roof_fail(c, "TypeError: eval() arg must be a string");
         return false;
     }
     const char *p;
@@ -303,18 +303,18 @@ bool pm_pyeval_bool(struct pm_ctx *c, const char *s, bool *is_none)
         *is_none = true;
         return false;
     }
-    pm_fail(c, "eval of '%.40s' is not supported", s);
+    roof_fail(c, "eval of '%.40s' is not supported", s);
     return false;
 }
 
 /* ast.literal_eval of "[1, 2]" / "(1, 2)" / "(3,)" / "[True, False]". */
-bool pm_literal_ints(struct pm_ctx *c, const char *s, struct pm_shape *out)
+bool roof_literal_ints(struct roof_ctx *c, const char *s, struct roof_shape *out)
 {
     out->n = 0;
-    if (!pm_ok(c))
+    if (!roof_ok(c))
         return false;
     if (!s) {
-        pm_fail(c, "ValueError: malformed node or string: None");
+        roof_fail(c, "ValueError: malformed node or string: None");
         return false;
     }
     const char *p = skip_ws(s);
@@ -340,8 +340,8 @@ bool pm_literal_ints(struct pm_ctx *c, const char *s, struct pm_shape *out)
             v = 0;
         else if (!parse_int_token(t, p, &v))
             goto bad;
-        if (out->n >= PM_MAX_DIMS) {
-            pm_fail(c, "literal list too long");
+        if (out->n >= ROOF_MAX_DIMS) {
+            roof_fail(c, "literal list too long");
             return false;
         }
         out->d[out->n++] = v;
@@ -363,47 +363,47 @@ end:
     return true;
 bad:
     out->n = 0;
-    pm_fail(c, "ValueError: malformed literal '%.40s'", s);
+    roof_fail(c, "ValueError: malformed literal '%.40s'", s);
     return false;
 }
 
 /* ---- integer arithmetic ---- */
 
 /* r, or 0 with the row failed when the operation that gave it overflowed */
-static int64_t checked(struct pm_ctx *c, bool overflow, int64_t r)
+static int64_t checked(struct roof_ctx *c, bool overflow, int64_t r)
 {
     if (overflow) {
-        pm_fail(c, "integer overflow");
+        roof_fail(c, "integer overflow");
         return 0;
     }
     return r;
 }
 
-int64_t pm_mul(struct pm_ctx *c, int64_t a, int64_t b)
+int64_t roof_mul(struct roof_ctx *c, int64_t a, int64_t b)
 {
     int64_t r;
     bool o = __builtin_mul_overflow(a, b, &r);
     return checked(c, o, r);
 }
 
-int64_t pm_add(struct pm_ctx *c, int64_t a, int64_t b)
+int64_t roof_add(struct roof_ctx *c, int64_t a, int64_t b)
 {
     int64_t r;
     bool o = __builtin_add_overflow(a, b, &r);
     return checked(c, o, r);
 }
 
-int64_t pm_prod(struct pm_ctx *c, const struct pm_shape *s, int from, int to)
+int64_t roof_prod(struct roof_ctx *c, const struct roof_shape *s, int from, int to)
 {
     int64_t r = 1;
     for (int i = from < 0 ? 0 : from; i < to && i < s->n; i++)
-        r = pm_mul(c, r, s->d[i]);
+        r = roof_mul(c, r, s->d[i]);
     return r;
 }
 
 /* ---- data types ---- */
 
-int pm_bpe(const char *dtype)
+int roof_bpe(const char *dtype)
 {
     static const struct {
         const char *name;
@@ -436,7 +436,7 @@ int pm_bpe(const char *dtype)
     return 0;
 }
 
-const char *pm_precision(const char *dtype)
+const char *roof_precision(const char *dtype)
 {
     static const struct {
         const char *name;
@@ -463,15 +463,15 @@ const char *pm_precision(const char *dtype)
     return NULL;
 }
 
-void pm_set_spec(struct pm_ctx *c, const char *maf, const char *dtype)
+void roof_set_spec(struct roof_ctx *c, const char *maf, const char *dtype)
 {
     c->maf = maf;
-    c->precision = pm_precision(dtype);
+    c->precision = roof_precision(dtype);
 }
 
 /* ---- parameter text ---- */
 
-static bool pbuf_reserve(struct pm_ctx *c, size_t extra)
+static bool pbuf_reserve(struct roof_ctx *c, size_t extra)
 {
     if (c->oom)
         return false;
@@ -482,7 +482,7 @@ static bool pbuf_reserve(struct pm_ctx *c, size_t extra)
     return true;
 }
 
-static void put(struct pm_ctx *c, const char *s, size_t n)
+static void put(struct roof_ctx *c, const char *s, size_t n)
 {
     if (!pbuf_reserve(c, n + 1))
         return;
@@ -490,12 +490,12 @@ static void put(struct pm_ctx *c, const char *s, size_t n)
     c->plen += n;
 }
 
-static void puts_(struct pm_ctx *c, const char *s)
+static void puts_(struct roof_ctx *c, const char *s)
 {
     put(c, s, strlen(s));
 }
 
-static void put_int(struct pm_ctx *c, int64_t v)
+static void put_int(struct roof_ctx *c, int64_t v)
 {
     /* by hand: printf is a measurable part of a call, and ints are most params */
     char t[24], *e = t + sizeof(t), *p = e;
@@ -509,7 +509,7 @@ static void put_int(struct pm_ctx *c, int64_t v)
     put(c, p, (size_t)(e - p));
 }
 
-static void put_float(struct pm_ctx *c, double v)
+static void put_float(struct roof_ctx *c, double v)
 {
     char t[64];
     mp_fmt_pyfloat(v, t, sizeof(t));
@@ -517,7 +517,7 @@ static void put_float(struct pm_ctx *c, double v)
 }
 
 /* repr() of a Python str */
-static void put_str_repr(struct pm_ctx *c, const char *s, size_t n)
+static void put_str_repr(struct roof_ctx *c, const char *s, size_t n)
 {
     bool sq = memchr(s, '\'', n) != NULL, dq = memchr(s, '"', n) != NULL;
     char q = sq && !dq ? '"' : '\'';
@@ -545,7 +545,7 @@ static void put_str_repr(struct pm_ctx *c, const char *s, size_t n)
     put(c, &q, 1);
 }
 
-static void put_repr(struct pm_ctx *c, struct pv *v, int depth)
+static void put_repr(struct roof_ctx *c, struct pv *v, int depth)
 {
     if (!v) {
         puts_(c, "None");
@@ -556,41 +556,41 @@ static void put_repr(struct pm_ctx *c, struct pv *v, int depth)
         return;
     }
     switch (v->type) {
-    case PV_INT:
-        put_int(c, (int64_t)pv_integer_value(v));
+    case ROOF_PV_INT:
+        put_int(c, (int64_t)roof_pv_integer_value(v));
         break;
-    case PV_REAL:
-        put_float(c, pv_real_value(v));
+    case ROOF_PV_REAL:
+        put_float(c, roof_pv_real_value(v));
         break;
-    case PV_STR:
-        put_str_repr(c, pv_string_value(v), pv_string_length(v));
+    case ROOF_PV_STR:
+        put_str_repr(c, roof_pv_string_value(v), roof_pv_string_length(v));
         break;
-    case PV_TRUE:
+    case ROOF_PV_TRUE:
         puts_(c, "True");
         break;
-    case PV_FALSE:
+    case ROOF_PV_FALSE:
         puts_(c, "False");
         break;
-    case PV_NULL:
+    case ROOF_PV_NULL:
         puts_(c, "None");
         break;
-    case PV_ARR: {
+    case ROOF_PV_ARR: {
         puts_(c, "[");
-        for (size_t i = 0; i < pv_array_size(v); i++) {
+        for (size_t i = 0; i < roof_pv_array_size(v); i++) {
             if (i)
                 puts_(c, ", ");
-            put_repr(c, pv_array_get(v, i), depth + 1);
+            put_repr(c, roof_pv_array_get(v, i), depth + 1);
         }
         puts_(c, "]");
         break;
     }
-    case PV_OBJ: {
+    case ROOF_PV_OBJ: {
         puts_(c, "{");
-        struct pv *e = pv_child(v, 0);
-        for (uint32_t i = 0; i < v->n; i++, e = pv_next(e)) {
+        struct pv *e = roof_pv_child(v, 0);
+        for (uint32_t i = 0; i < v->n; i++, e = roof_pv_next(e)) {
             if (i)
                 puts_(c, ", ");
-            const char *k = pv_key(e);
+            const char *k = roof_pv_key(e);
             put_str_repr(c, k, strlen(k));
             puts_(c, ": ");
             put_repr(c, e, depth + 1);
@@ -601,7 +601,7 @@ static void put_repr(struct pm_ctx *c, struct pv *v, int depth)
     }
 }
 
-int pm_p_find(struct pm_ctx *c, const char *key)
+int roof_p_find(struct roof_ctx *c, const char *key)
 {
     for (int i = 0; i < c->out->n_params; i++) {
         const char *k = c->out->params[i].key;
@@ -613,13 +613,13 @@ int pm_p_find(struct pm_ctx *c, const char *key)
 
 /* Starts the text of param key (a dict assignment: an existing key keeps its
  * place and gets the new value). Returns false when there is no room. */
-static bool pbegin(struct pm_ctx *c, const char *key, bool none)
+static bool pbegin(struct roof_ctx *c, const char *key, bool none)
 {
     struct mp_roofline_result *r = c->out;
-    int i = pm_p_find(c, key);
+    int i = roof_p_find(c, key);
     if (i < 0) {
         if (r->n_params >= MP_ROOFLINE_MAX_PARAMS) {
-            pm_fail(c, "more than %d parameters", MP_ROOFLINE_MAX_PARAMS);
+            roof_fail(c, "more than %d parameters", MP_ROOFLINE_MAX_PARAMS);
             return false;
         }
         i = r->n_params++;
@@ -630,13 +630,13 @@ static bool pbegin(struct pm_ctx *c, const char *key, bool none)
     return true;
 }
 
-static void pend(struct pm_ctx *c)
+static void pend(struct roof_ctx *c)
 {
     if (pbuf_reserve(c, 1))
         c->pbuf[c->plen++] = '\0';
 }
 
-void pm_p_int(struct pm_ctx *c, const char *key, int64_t v)
+void roof_p_int(struct roof_ctx *c, const char *key, int64_t v)
 {
     if (!pbegin(c, key, false))
         return;
@@ -644,7 +644,7 @@ void pm_p_int(struct pm_ctx *c, const char *key, int64_t v)
     pend(c);
 }
 
-void pm_p_float(struct pm_ctx *c, const char *key, double v)
+void roof_p_float(struct roof_ctx *c, const char *key, double v)
 {
     if (!pbegin(c, key, false))
         return;
@@ -652,7 +652,7 @@ void pm_p_float(struct pm_ctx *c, const char *key, double v)
     pend(c);
 }
 
-void pm_p_bool(struct pm_ctx *c, const char *key, bool v)
+void roof_p_bool(struct roof_ctx *c, const char *key, bool v)
 {
     if (!pbegin(c, key, false))
         return;
@@ -660,17 +660,17 @@ void pm_p_bool(struct pm_ctx *c, const char *key, bool v)
     pend(c);
 }
 
-void pm_p_none(struct pm_ctx *c, const char *key)
+void roof_p_none(struct roof_ctx *c, const char *key)
 {
     if (!pbegin(c, key, true))
         return;
     pend(c);
 }
 
-void pm_p_str(struct pm_ctx *c, const char *key, const char *s)
+void roof_p_str(struct roof_ctx *c, const char *key, const char *s)
 {
     if (!s) {
-        pm_p_none(c, key);
+        roof_p_none(c, key);
         return;
     }
     if (!pbegin(c, key, false))
@@ -679,29 +679,29 @@ void pm_p_str(struct pm_ctx *c, const char *key, const char *s)
     pend(c);
 }
 
-void pm_p_tuple(struct pm_ctx *c, const char *key, struct pv *list)
+void roof_p_tuple(struct roof_ctx *c, const char *key, struct pv *list)
 {
-    if (!pm_ok(c))
+    if (!roof_ok(c))
         return;
     /* tuple() of a str or a dict iterates its characters or keys */
-    if (pv_is_string(list) || pv_is_object(list)) {
+    if (roof_pv_is_string(list) || roof_pv_is_object(list)) {
         if (!pbegin(c, key, false))
             return;
         size_t n = 0;
         puts_(c, "(");
-        if (pv_is_string(list)) {
-            const char *t = pv_string_value(list);
-            for (size_t i = 0; i < pv_string_length(list); i++, n++) {
+        if (roof_pv_is_string(list)) {
+            const char *t = roof_pv_string_value(list);
+            for (size_t i = 0; i < roof_pv_string_length(list); i++, n++) {
                 if (i)
                     puts_(c, ", ");
                 put_str_repr(c, t + i, 1);
             }
         } else {
-            struct pv *e = pv_child(list, 0);
-            for (uint32_t i = 0; i < list->n; i++, e = pv_next(e)) {
+            struct pv *e = roof_pv_child(list, 0);
+            for (uint32_t i = 0; i < list->n; i++, e = roof_pv_next(e)) {
                 if (n++)
                     puts_(c, ", ");
-                const char *k = pv_key(e);
+                const char *k = roof_pv_key(e);
                 put_str_repr(c, k, strlen(k));
             }
         }
@@ -709,32 +709,32 @@ void pm_p_tuple(struct pm_ctx *c, const char *key, struct pv *list)
         pend(c);
         return;
     }
-    if (!pv_is_array(list)) {
-        pm_fail(c, "TypeError: object is not iterable");
+    if (!roof_pv_is_array(list)) {
+        roof_fail(c, "TypeError: object is not iterable");
         return;
     }
     if (!pbegin(c, key, false))
         return;
-    size_t n = pv_array_size(list);
+    size_t n = roof_pv_array_size(list);
     puts_(c, "(");
     for (size_t i = 0; i < n; i++) {
         if (i)
             puts_(c, ", ");
-        put_repr(c, pv_array_get(list, i), 1);
+        put_repr(c, roof_pv_array_get(list, i), 1);
     }
     puts_(c, n == 1 ? ",)" : ")");
     pend(c);
 }
 
-void pm_p_tuple_slice(struct pm_ctx *c, const char *key, struct pv *list, long from, long to)
+void roof_p_tuple_slice(struct roof_ctx *c, const char *key, struct pv *list, long from, long to)
 {
-    if (!pm_ok(c))
+    if (!roof_ok(c))
         return;
-    if (!pv_is_array(list)) {
-        pm_fail(c, "TypeError: value is not subscriptable");
+    if (!roof_pv_is_array(list)) {
+        roof_fail(c, "TypeError: value is not subscriptable");
         return;
     }
-    long n = (long)pv_array_size(list);
+    long n = (long)roof_pv_array_size(list);
     if (to < 0 || to > n)
         to = n;
     if (from > to)
@@ -745,28 +745,28 @@ void pm_p_tuple_slice(struct pm_ctx *c, const char *key, struct pv *list, long f
     for (long i = from; i < to; i++) {
         if (i > from)
             puts_(c, ", ");
-        put_repr(c, pv_array_get(list, (size_t)i), 1);
+        put_repr(c, roof_pv_array_get(list, (size_t)i), 1);
     }
     puts_(c, to - from == 1 ? ",)" : ")");
     pend(c);
 }
 
-void pm_p_repr(struct pm_ctx *c, const char *key, struct pv *v)
+void roof_p_repr(struct roof_ctx *c, const char *key, struct pv *v)
 {
-    if (!v || pv_is_null(v)) {
-        pm_p_none(c, key);
+    if (!v || roof_pv_is_null(v)) {
+        roof_p_none(c, key);
         return;
     }
     if (!pbegin(c, key, false))
         return;
-    if (pv_is_string(v))
-        puts_(c, pv_string_value(v)); /* str() of a str is the text itself */
+    if (roof_pv_is_string(v))
+        puts_(c, roof_pv_string_value(v)); /* str() of a str is the text itself */
     else
         put_repr(c, v, 0);
     pend(c);
 }
 
-void pm_p_shape(struct pm_ctx *c, const char *key, const struct pm_shape *s, bool as_list)
+void roof_p_shape(struct roof_ctx *c, const char *key, const struct roof_shape *s, bool as_list)
 {
     if (!pbegin(c, key, false))
         return;
@@ -780,7 +780,7 @@ void pm_p_shape(struct pm_ctx *c, const char *key, const struct pm_shape *s, boo
     pend(c);
 }
 
-void pm_p_strs(struct pm_ctx *c, const char *key, int n, const char *const *s, bool as_list)
+void roof_p_strs(struct roof_ctx *c, const char *key, int n, const char *const *s, bool as_list)
 {
     if (!pbegin(c, key, false))
         return;
@@ -797,7 +797,7 @@ void pm_p_strs(struct pm_ctx *c, const char *key, int n, const char *const *s, b
     pend(c);
 }
 
-void pm_p_bools(struct pm_ctx *c, const char *key, int n, const bool *v, bool as_list)
+void roof_p_bools(struct roof_ctx *c, const char *key, int n, const bool *v, bool as_list)
 {
     if (!pbegin(c, key, false))
         return;
@@ -811,23 +811,23 @@ void pm_p_bools(struct pm_ctx *c, const char *key, int n, const bool *v, bool as
     pend(c);
 }
 
-void pm_p_int_or_none(struct pm_ctx *c, const char *key, bool has, int64_t v)
+void roof_p_int_or_none(struct roof_ctx *c, const char *key, bool has, int64_t v)
 {
     if (has)
-        pm_p_int(c, key, v);
+        roof_p_int(c, key, v);
     else
-        pm_p_none(c, key);
+        roof_p_none(c, key);
 }
 
-void pm_p_unary_io(struct pm_ctx *c, const struct pm_shape *shape, const char *din,
-                   const char *dout, struct pv *sin, struct pv *sout)
+void roof_p_unary_io(struct roof_ctx *c, const struct roof_shape *shape, const char *din,
+                     const char *dout, struct pv *sin, struct pv *sout)
 {
-    pm_p_shape(c, "op_shape", shape, false);
+    roof_p_shape(c, "op_shape", shape, false);
     const char *dio[2] = {din, dout};
-    pm_p_strs(c, "dtype_in_out", 2, dio, false);
-    pm_p_tuple(c, "stride_input", sin);
+    roof_p_strs(c, "dtype_in_out", 2, dio, false);
+    roof_p_tuple(c, "stride_input", sin);
     if (sout)
-        pm_p_tuple(c, "stride_output", sout);
+        roof_p_tuple(c, "stride_output", sout);
     else
-        pm_p_none(c, "stride_output");
+        roof_p_none(c, "stride_output");
 }

@@ -179,7 +179,7 @@ static int64_t atom_value(const char *b, const char *e, const char *key, bool *f
                 size_t n = (size_t)(ve - v) < sizeof(t) - 1 ? (size_t)(ve - v) : sizeof(t) - 1;
                 memcpy(t, v, n);
                 t[n] = '\0';
-                if (!pm_parse_pyint(t, &val))
+                if (!roof_parse_pyint(t, &val))
                     val = 0;
                 *found = true;
             }
@@ -255,33 +255,33 @@ struct iattn {
     bool has_window;
 };
 
-static void p_common(struct pm_ctx *c, const struct iattn *m)
+static void p_common(struct roof_ctx *c, const struct iattn *m)
 {
-    pm_p_int(c, "B", 1);
-    pm_p_int(c, "N_Q", m->NQ);
-    pm_p_int(c, "H_Q", m->HQ);
-    pm_p_int(c, "H_V", m->HKV);
-    pm_p_int(c, "H_K", m->HKV);
-    pm_p_int(c, "N_KV", m->NKV);
-    pm_p_int(c, "H_KV", m->HKV);
-    pm_p_int(c, "d_h_qk", m->dqk);
-    pm_p_int(c, "d_h_v", m->dv);
-    pm_p_float(c, "dropout", 0.0);
-    pm_p_bool(c, "causal", false);
-    pm_p_bool(c, "flash_impl", true);
-    pm_p_int(c, "c_sq", m->st.c_sq);
-    pm_p_int(c, "c_sk", m->st.c_sk);
-    pm_p_int(c, "c_sqsq", m->st.c_sqsq);
-    pm_p_int(c, "c_sqsk", m->st.c_sqsk);
-    pm_p_int(c, "g_sq", m->st.g_sq);
-    pm_p_int(c, "g_sk", m->st.g_sk);
-    pm_p_int(c, "g_sqsq", m->st.g_sqsq);
-    pm_p_int(c, "g_sqsk", m->st.g_sqsk);
-    pm_p_str(c, "dtype_Q", m->dtype_q);
+    roof_p_int(c, "B", 1);
+    roof_p_int(c, "N_Q", m->NQ);
+    roof_p_int(c, "H_Q", m->HQ);
+    roof_p_int(c, "H_V", m->HKV);
+    roof_p_int(c, "H_K", m->HKV);
+    roof_p_int(c, "N_KV", m->NKV);
+    roof_p_int(c, "H_KV", m->HKV);
+    roof_p_int(c, "d_h_qk", m->dqk);
+    roof_p_int(c, "d_h_v", m->dv);
+    roof_p_float(c, "dropout", 0.0);
+    roof_p_bool(c, "causal", false);
+    roof_p_bool(c, "flash_impl", true);
+    roof_p_int(c, "c_sq", m->st.c_sq);
+    roof_p_int(c, "c_sk", m->st.c_sk);
+    roof_p_int(c, "c_sqsq", m->st.c_sqsq);
+    roof_p_int(c, "c_sqsk", m->st.c_sqsk);
+    roof_p_int(c, "g_sq", m->st.g_sq);
+    roof_p_int(c, "g_sk", m->st.g_sk);
+    roof_p_int(c, "g_sqsq", m->st.g_sqsq);
+    roof_p_int(c, "g_sqsk", m->st.g_sqsk);
+    roof_p_str(c, "dtype_Q", m->dtype_q);
     if (m->has_kv)
-        pm_p_str(c, "dtype_KV", m->dtype_kv);
+        roof_p_str(c, "dtype_KV", m->dtype_kv);
     if (m->has_window)
-        pm_p_int(c, "sliding_window", m->window);
+        roof_p_int(c, "sliding_window", m->window);
 }
 
 /* generation KV capped at g_sq * W for sliding-window layers */
@@ -294,12 +294,12 @@ static int64_t cap_gen(const struct iattn *m, int64_t v)
     return v;
 }
 
-static void iattn_run(struct pm_ctx *c, const struct iattn *m)
+static void iattn_run(struct roof_ctx *c, const struct iattn *m)
 {
-    if (pm_begin(c, PM_FWD)) {
+    if (roof_begin(c, ROOF_FWD)) {
         if (m->st.c_sq == 0 && m->st.g_sq == 0) {
-            pm_notimpl(c, "NotImplementedError: attention step without context or generation "
-                          "tokens");
+            roof_notimpl(c, "NotImplementedError: attention step without context or generation "
+                            "tokens");
         } else {
             double H = (double)m->HQ, dq = (double)m->dqk, dv = (double)m->dv;
             double csk = (double)m->st.c_sqsk, csq = (double)m->st.c_sqsq;
@@ -307,11 +307,11 @@ static void iattn_run(struct pm_ctx *c, const struct iattn *m)
             double f = H * (2 * csk * dq) - H * (1 * csq * dq);
             f += H * (2 * csk * dv) - H * (1 * csq * dv);
             f += H * (2 * gsk * dq) + H * (2 * gsk * dv);
-            pm_set_flops(c, f);
-            int bq = pm_bpe(m->dtype_q);
+            roof_set_flops(c, f);
+            int bq = roof_bpe(m->dtype_q);
             if (!bq)
                 bq = 2;
-            int bkv = m->dtype_kv && m->dtype_kv[0] ? pm_bpe(m->dtype_kv) : 0;
+            int bkv = m->dtype_kv && m->dtype_kv[0] ? roof_bpe(m->dtype_kv) : 0;
             if (!bkv)
                 bkv = bq;
             double Hk = (double)m->HKV;
@@ -321,117 +321,117 @@ static void iattn_run(struct pm_ctx *c, const struct iattn *m)
             double per_kv = Hk * dq + Hk * dv;
             double q_el = cq * per_q + gq * per_q;
             double kv_el = (ck - cq) * per_kv + (gk - gq) * per_kv;
-            pm_set_bytes(c, true, q_el * bq + kv_el * bkv);
+            roof_set_bytes(c, true, q_el * bq + kv_el * bkv);
         }
-        pm_set_spec(c, "matrix", m->dtype_q);
+        roof_set_spec(c, "matrix", m->dtype_q);
     }
-    pm_no_bwd(c, MP_ROOFLINE_SKIP);
+    roof_no_bwd(c, MP_ROOFLINE_SKIP);
 }
 
 /* TraceLens's placeholder params: the constructor succeeds, flops() returns
  * None (and None / 1e9 raises), flops_bwd() is not implemented */
-static void no_perf(struct pm_ctx *c)
+static void no_perf(struct roof_ctx *c)
 {
-    if (pm_begin(c, PM_FWD))
-        pm_fail(c, "TypeError: attention without a detailed (sq/sk) step annotation or with "
-                   "unexpected inputs has no flops");
-    pm_no_bwd(c, MP_ROOFLINE_SKIP);
+    if (roof_begin(c, ROOF_FWD))
+        roof_fail(c, "TypeError: attention without a detailed (sq/sk) step annotation or with "
+                     "unexpected inputs has no flops");
+    roof_no_bwd(c, MP_ROOFLINE_SKIP);
 }
 
 /* q is (N_Q, H_Q, d_qk) */
-static void iattn_q(struct iattn *m, const struct pm_shape *q)
+static void iattn_q(struct iattn *m, const struct roof_shape *q)
 {
     m->NQ = q->d[0];
     m->HQ = q->d[1];
     m->dqk = q->d[2];
 }
 
-void pm_iattn(struct pm_ctx *c)
+void roof_iattn(struct roof_ctx *c)
 {
-    enum pm_iattn_kind kind = (enum pm_iattn_kind)c->cls->variant;
+    enum roof_iattn_kind kind = (enum roof_iattn_kind)c->cls->variant;
     struct iattn m = {0};
     if (!chunk_stats(c->op->annotation, &m.st)) {
         no_perf(c);
         return;
     }
-    struct pv *dims = pm_arg_opt(c, "Input Dims");
-    struct pv *types = pm_arg_opt(c, "Input type");
-    struct pm_shape q, k, v;
+    struct pv *dims = roof_arg_opt(c, "Input Dims");
+    struct pv *types = roof_arg_opt(c, "Input type");
+    struct roof_shape q, k, v;
     /* any lookup failure here is caught by TraceLens and becomes "no perf" */
     int st0 = c->st[c->phase];
-    if (kind == PM_IA_RAGGED) {
-        pm_shape(c, pm_at(c, dims, 2), &q);
-        pm_shape(c, pm_at(c, dims, 3), &k);
-        pm_shape(c, pm_at(c, dims, 4), &v);
-        if (pm_ok(c) && (q.n != 3 || k.n < 2 || v.n < 1))
-            pm_fail(c, "shape");
-        if (pm_ok(c)) {
+    if (kind == ROOF_IA_RAGGED) {
+        roof_shape(c, roof_at(c, dims, 2), &q);
+        roof_shape(c, roof_at(c, dims, 3), &k);
+        roof_shape(c, roof_at(c, dims, 4), &v);
+        if (roof_ok(c) && (q.n != 3 || k.n < 2 || v.n < 1))
+            roof_fail(c, "shape");
+        if (roof_ok(c)) {
             iattn_q(&m, &q);
             m.HKV = k.d[k.n - 2];
             m.dv = v.d[v.n - 1];
             m.NKV = m.st.c_sk + m.st.g_sk;
-            m.dtype_q = pm_str(c, pm_at(c, types, 2));
+            m.dtype_q = roof_str(c, roof_at(c, types, 2));
         }
-    } else if (kind == PM_IA_GLUON) {
-        pm_shape(c, pm_at(c, dims, 0), &q);
-        pm_shape(c, pm_at(c, dims, 2), &k);
-        if (pm_ok(c) && (q.n < 3 || k.n < 2))
-            pm_fail(c, "shape");
-        if (pm_ok(c)) {
+    } else if (kind == ROOF_IA_GLUON) {
+        roof_shape(c, roof_at(c, dims, 0), &q);
+        roof_shape(c, roof_at(c, dims, 2), &k);
+        if (roof_ok(c) && (q.n < 3 || k.n < 2))
+            roof_fail(c, "shape");
+        if (roof_ok(c)) {
             iattn_q(&m, &q);
             m.HKV = k.d[1];
             m.dv = m.dqk;
             m.st.c_sq = m.st.c_sk = m.st.c_sqsq = m.st.c_sqsk = 0;
             m.NKV = m.st.g_sk;
-            m.dtype_q = pm_str(c, pm_at(c, types, 0));
-            size_t nt = pm_len(c, types);
-            m.dtype_kv = pm_str(c, pm_at(c, types, nt > 2 ? 2 : 0));
+            m.dtype_q = roof_str(c, roof_at(c, types, 0));
+            size_t nt = roof_len(c, types);
+            m.dtype_kv = roof_str(c, roof_at(c, types, nt > 2 ? 2 : 0));
             m.has_kv = true;
-            struct pv *conc = pm_arg_opt(c, "Concrete Inputs");
-            struct pv *w = pv_is_array(conc) ? pv_array_get(conc, 19) : NULL;
+            struct pv *conc = roof_arg_opt(c, "Concrete Inputs");
+            struct pv *w = roof_pv_is_array(conc) ? roof_pv_array_get(conc, 19) : NULL;
             int64_t wv = 0;
-            if (pv_is_string(w) && !pm_parse_pyint(pv_string_value(w), &wv))
+            if (roof_pv_is_string(w) && !roof_parse_pyint(roof_pv_string_value(w), &wv))
                 wv = 0;
-            else if (pv_is_integer(w))
-                wv = (int64_t)pv_integer_value(w);
+            else if (roof_pv_is_integer(w))
+                wv = (int64_t)roof_pv_integer_value(w);
             m.window = wv;
             m.has_window = true;
         }
     } else {
-        pm_shape(c, pm_at(c, dims, 0), &q);
-        pm_shape(c, pm_at(c, dims, 1), &k);
-        if (pm_ok(c) && (q.n != 3 || k.n < 3))
-            pm_fail(c, "shape");
-        if (pm_ok(c)) {
+        roof_shape(c, roof_at(c, dims, 0), &q);
+        roof_shape(c, roof_at(c, dims, 1), &k);
+        if (roof_ok(c) && (q.n != 3 || k.n < 3))
+            roof_fail(c, "shape");
+        if (roof_ok(c)) {
             iattn_q(&m, &q);
             m.NKV = k.d[k.n - 3];
             m.HKV = k.d[k.n - 2];
             m.dv = k.d[k.n - 1];
-            m.dtype_q = pm_str(c, pm_at(c, types, 0));
+            m.dtype_q = roof_str(c, roof_at(c, types, 0));
             const char *kvd = c->op->kv_cache_dtype;
             if (kvd && kvd[0])
                 m.dtype_kv = kvd;
             else
-                m.dtype_kv = pm_len(c, types) > 1 ? pm_str(c, pm_at(c, types, 1)) : m.dtype_q;
+                m.dtype_kv = roof_len(c, types) > 1 ? roof_str(c, roof_at(c, types, 1)) : m.dtype_q;
             m.has_kv = true;
         }
     }
-    if (!pm_ok(c)) {
+    if (!roof_ok(c)) {
         /* the parse failure is TraceLens's no-perf placeholder */
         c->st[c->phase] = st0;
         c->out->error[0] = '\0';
         no_perf(c);
         return;
     }
-    if (kind == PM_IA_DV_DIM2) {
+    if (kind == ROOF_IA_DV_DIM2) {
         /* args.get("Input Dims") or []; len(dims[2]) >= 1 */
-        struct pv *d2 = pv_is_array(dims) ? pv_array_get(dims, 2) : NULL;
-        if (pv_is_array(d2) && pv_array_size(d2) >= 1)
-            m.dv = pm_int(c, pv_array_get(d2, pv_array_size(d2) - 1));
-    } else if (kind == PM_IA_TILELANG) {
+        struct pv *d2 = roof_pv_is_array(dims) ? roof_pv_array_get(dims, 2) : NULL;
+        if (roof_pv_is_array(d2) && roof_pv_array_size(d2) >= 1)
+            m.dv = roof_int(c, roof_pv_array_get(d2, roof_pv_array_size(d2) - 1));
+    } else if (kind == ROOF_IA_TILELANG) {
         m.dv = 512; /* TraceLens reads Concrete Inputs from the event, not its args */
     }
-    if (!pm_ok(c))
+    if (!roof_ok(c))
         return;
     p_common(c, &m);
     iattn_run(c, &m);

@@ -15,75 +15,75 @@
 #include "roofline_int.h"
 
 /* UnaryElementwise.flops/bytes with the sizes of __init__ */
-static void unary_fwd(struct pm_ctx *c, int64_t n, const char *din, const char *dout)
+static void unary_fwd(struct roof_ctx *c, int64_t n, const char *din, const char *dout)
 {
-    if (!pm_begin(c, PM_FWD))
+    if (!roof_begin(c, ROOF_FWD))
         return;
-    pm_set_flops(c, (double)n);
-    int bi = pm_bpe(din), bo = dout ? pm_bpe(dout) : bi;
+    roof_set_flops(c, (double)n);
+    int bi = roof_bpe(din), bo = dout ? roof_bpe(dout) : bi;
     if (bi && bo)
-        pm_set_bytes(c, true, (double)pm_add(c, pm_mul(c, n, bi), pm_mul(c, n, bo)));
-    pm_set_spec(c, "vector", din);
+        roof_set_bytes(c, true, (double)roof_add(c, roof_mul(c, n, bi), roof_mul(c, n, bo)));
+    roof_set_spec(c, "vector", din);
 }
 
 /* The output tensor at argument i when the trace records one (a non-empty
  * Input Dims[i]): its dtype and strides, else NULL for both. */
-static void opt_output(struct pm_ctx *c, struct pv *dims, long i, const char **dt, struct pv **st)
+static void opt_output(struct roof_ctx *c, struct pv *dims, long i, const char **dt, struct pv **st)
 {
     *dt = NULL;
     *st = NULL;
-    if (pm_len(c, dims) > (size_t)i && pm_truthy(pm_at(c, dims, i))) {
-        *dt = pm_str_argi(c, "Input type", i);
-        *st = pm_argi(c, "Input Strides", i);
+    if (roof_len(c, dims) > (size_t)i && roof_truthy(roof_at(c, dims, i))) {
+        *dt = roof_str_argi(c, "Input type", i);
+        *st = roof_argi(c, "Input Strides", i);
     }
 }
 
-void pm_unary(struct pm_ctx *c)
+void roof_unary(struct roof_ctx *c)
 {
-    struct pv *dims = pm_arg(c, "Input Dims");
-    struct pm_shape shape;
-    pm_shape(c, pm_at(c, dims, 0), &shape);
-    const char *din = pm_str_argi(c, "Input type", 0);
-    struct pv *sin = pm_argi(c, "Input Strides", 0);
+    struct pv *dims = roof_arg(c, "Input Dims");
+    struct roof_shape shape;
+    roof_shape(c, roof_at(c, dims, 0), &shape);
+    const char *din = roof_str_argi(c, "Input type", 0);
+    struct pv *sin = roof_argi(c, "Input Strides", 0);
     const char *dout;
     struct pv *sout;
     opt_output(c, dims, 1, &dout, &sout);
-    int64_t n = pm_prod(c, &shape, 0, shape.n);
-    if (!pm_ok(c))
+    int64_t n = roof_prod(c, &shape, 0, shape.n);
+    if (!roof_ok(c))
         return;
-    pm_p_unary_io(c, &shape, din, dout, sin, sout);
+    roof_p_unary_io(c, &shape, din, dout, sin, sout);
     unary_fwd(c, n, din, dout);
 }
 
 /* padding/upsample: bytes() reads the input and writes the output, without
  * checking for unknown sizes (None * int raises) */
-static void resize_fwd(struct pm_ctx *c, int64_t nin, int64_t nout, const char *dt)
+static void resize_fwd(struct roof_ctx *c, int64_t nin, int64_t nout, const char *dt)
 {
-    if (!pm_begin(c, PM_FWD))
+    if (!roof_begin(c, ROOF_FWD))
         return;
-    pm_set_flops(c, (double)nout);
-    int b = pm_bpe(dt);
+    roof_set_flops(c, (double)nout);
+    int b = roof_bpe(dt);
     if (!b) {
-        pm_fail(c, "TypeError: unknown bytes per element for '%s'", dt ? dt : "None");
+        roof_fail(c, "TypeError: unknown bytes per element for '%s'", dt ? dt : "None");
         return;
     }
-    pm_set_bytes(c, true, (double)pm_add(c, pm_mul(c, nin, b), pm_mul(c, nout, b)));
-    pm_set_spec(c, "vector", dt);
+    roof_set_bytes(c, true, (double)roof_add(c, roof_mul(c, nin, b), roof_mul(c, nout, b)));
+    roof_set_spec(c, "vector", dt);
 }
 
 /* aten::replication_pad{1,2,3}d: Concrete Inputs[1] is the padding list,
  * innermost dimension first, two entries per padded dimension. */
-void pm_replication_pad(struct pm_ctx *c)
+void roof_replication_pad(struct roof_ctx *c)
 {
-    struct pm_shape in, pad = {0};
-    pm_shape_argi(c, "Input Dims", 0, &in);
-    const char *dt = pm_str_argi(c, "Input type", 0);
-    struct pv *sin = pm_argi(c, "Input Strides", 0);
-    const char *ps = pm_str(c, pm_argi(c, "Concrete Inputs", 1));
-    if (!pm_ok(c))
+    struct roof_shape in, pad = {0};
+    roof_shape_argi(c, "Input Dims", 0, &in);
+    const char *dt = roof_str_argi(c, "Input type", 0);
+    struct pv *sin = roof_argi(c, "Input Strides", 0);
+    const char *ps = roof_str(c, roof_argi(c, "Concrete Inputs", 1));
+    if (!roof_ok(c))
         return;
     if (!ps) {
-        pm_fail(c, "AttributeError: padding is None");
+        roof_fail(c, "AttributeError: padding is None");
         return;
     }
     /* pad_str.strip("[]").replace(" ", "").split(",") then int() */
@@ -103,102 +103,103 @@ void pm_replication_pad(struct pm_ctx *c)
         char *comma = strchr(tok, ',');
         if (comma)
             *comma = '\0';
-        if (pad.n >= PM_MAX_DIMS) {
-            pm_fail(c, "padding list too long");
+        if (pad.n >= ROOF_MAX_DIMS) {
+            roof_fail(c, "padding list too long");
             return;
         }
-        pad.d[pad.n++] = pm_pyint(c, tok);
+        pad.d[pad.n++] = roof_pyint(c, tok);
         if (!comma)
             break;
         tok = comma + 1;
     }
-    if (!pm_ok(c))
+    if (!roof_ok(c))
         return;
-    struct pm_shape out = in;
+    struct roof_shape out = in;
     for (int i = 0; i < pad.n / 2; i++) {
         int di = in.n - 1 - i;
         if (di < 0)
             di += in.n; /* Python wraps negative indexes */
         if (di < 0 || di >= in.n) {
-            pm_fail(c, "IndexError: padding for a missing dimension");
+            roof_fail(c, "IndexError: padding for a missing dimension");
             return;
         }
         size_t j = 2 * (size_t)i; /* pad holds (before, after) pairs */
-        out.d[di] = pm_add(c, out.d[di], pm_add(c, pad.d[j], pad.d[j + 1]));
+        out.d[di] = roof_add(c, out.d[di], roof_add(c, pad.d[j], pad.d[j + 1]));
     }
-    int64_t nin = pm_prod(c, &in, 0, in.n), nout = pm_prod(c, &out, 0, out.n);
-    if (!pm_ok(c))
+    int64_t nin = roof_prod(c, &in, 0, in.n), nout = roof_prod(c, &out, 0, out.n);
+    if (!roof_ok(c))
         return;
-    pm_p_shape(c, "input_shape", &in, false);
-    pm_p_shape(c, "output_shape", &out, false);
-    pm_p_shape(c, "padding", &pad, true);
-    pm_p_unary_io(c, &out, dt, dt, sin, NULL);
+    roof_p_shape(c, "input_shape", &in, false);
+    roof_p_shape(c, "output_shape", &out, false);
+    roof_p_shape(c, "padding", &pad, true);
+    roof_p_unary_io(c, &out, dt, dt, sin, NULL);
     resize_fwd(c, nin, nout, dt);
 }
 
 /* aten::upsample_nearest{1,2,3}d: Concrete Inputs[1] is the output spatial
  * size; the output keeps the input's (N, C). */
-void pm_upsample_nearest(struct pm_ctx *c)
+void roof_upsample_nearest(struct roof_ctx *c)
 {
-    struct pm_shape in, sp;
-    pm_shape_argi(c, "Input Dims", 0, &in);
-    const char *dt = pm_str_argi(c, "Input type", 0);
-    struct pv *sin = pm_argi(c, "Input Strides", 0);
-    pm_literal_ints(c, pm_str(c, pm_argi(c, "Concrete Inputs", 1)), &sp);
-    if (!pm_ok(c))
+    struct roof_shape in, sp;
+    roof_shape_argi(c, "Input Dims", 0, &in);
+    const char *dt = roof_str_argi(c, "Input type", 0);
+    struct pv *sin = roof_argi(c, "Input Strides", 0);
+    roof_literal_ints(c, roof_str(c, roof_argi(c, "Concrete Inputs", 1)), &sp);
+    if (!roof_ok(c))
         return;
-    struct pm_shape out = {0};
+    struct roof_shape out = {0};
     for (int i = 0; i < in.n && i < 2; i++)
         out.d[out.n++] = in.d[i];
     for (int i = 0; i < sp.n; i++) {
-        if (out.n >= PM_MAX_DIMS) {
-            pm_fail(c, "output shape too long");
+        if (out.n >= ROOF_MAX_DIMS) {
+            roof_fail(c, "output shape too long");
             return;
         }
         out.d[out.n++] = sp.d[i];
     }
-    int64_t nin = pm_prod(c, &in, 0, in.n), nout = pm_prod(c, &out, 0, out.n);
-    if (!pm_ok(c))
+    int64_t nin = roof_prod(c, &in, 0, in.n), nout = roof_prod(c, &out, 0, out.n);
+    if (!roof_ok(c))
         return;
-    pm_p_shape(c, "input_shape", &in, false);
-    pm_p_shape(c, "output_shape", &out, false);
-    pm_p_unary_io(c, &out, dt, dt, sin, NULL);
+    roof_p_shape(c, "input_shape", &in, false);
+    roof_p_shape(c, "output_shape", &out, false);
+    roof_p_unary_io(c, &out, dt, dt, sin, NULL);
     resize_fwd(c, nin, nout, dt);
 }
 
 /* aiter/vLLM/SGLang gated activations (out, input): out is [..., d], input
  * [..., 2d]; the input is read twice as wide as the output. */
-void pm_gated_act(struct pm_ctx *c)
+void roof_gated_act(struct roof_ctx *c)
 {
     int64_t per_elem = c->cls->variant;
-    struct pm_shape shape;
-    pm_shape_argi(c, "Input Dims", 0, &shape);
-    const char *din = pm_str_argi(c, "Input type", 1);
-    const char *dout = pm_str_argi(c, "Input type", 0);
-    struct pv *sin = pm_argi(c, "Input Strides", 1);
-    struct pv *sout = pm_argi(c, "Input Strides", 0);
-    int64_t n = pm_prod(c, &shape, 0, shape.n);
-    if (!pm_ok(c))
+    struct roof_shape shape;
+    roof_shape_argi(c, "Input Dims", 0, &shape);
+    const char *din = roof_str_argi(c, "Input type", 1);
+    const char *dout = roof_str_argi(c, "Input type", 0);
+    struct pv *sin = roof_argi(c, "Input Strides", 1);
+    struct pv *sout = roof_argi(c, "Input Strides", 0);
+    int64_t n = roof_prod(c, &shape, 0, shape.n);
+    if (!roof_ok(c))
         return;
-    pm_p_unary_io(c, &shape, din, dout, sin, sout);
-    if (!pm_begin(c, PM_FWD))
+    roof_p_unary_io(c, &shape, din, dout, sin, sout);
+    if (!roof_begin(c, ROOF_FWD))
         return;
-    pm_set_flops(c, (double)pm_mul(c, per_elem, n));
-    int bi = pm_bpe(din), bo = dout ? pm_bpe(dout) : bi;
+    roof_set_flops(c, (double)roof_mul(c, per_elem, n));
+    int bi = roof_bpe(din), bo = dout ? roof_bpe(dout) : bi;
     if (!bi || !bo) {
-        pm_fail(c, "TypeError: unknown bytes per element");
+        roof_fail(c, "TypeError: unknown bytes per element");
         return;
     }
-    pm_set_bytes(c, true, (double)pm_add(c, pm_mul(c, pm_mul(c, 2, n), bi), pm_mul(c, n, bo)));
-    pm_set_spec(c, "vector", din);
+    roof_set_bytes(c, true,
+                   (double)roof_add(c, roof_mul(c, roof_mul(c, 2, n), bi), roof_mul(c, n, bo)));
+    roof_set_spec(c, "vector", din);
 }
 
 /* ---- binary ---- */
 
 /* BinaryElementwise.get_broadcast_shape: right-aligned, 1s broadcast;
  * TraceLens takes max(d1, d2), so a 0-size dim against 1 gives 1. */
-static bool broadcast(struct pm_ctx *c, const struct pm_shape *a, const struct pm_shape *b,
-                      struct pm_shape *out)
+static bool broadcast(struct roof_ctx *c, const struct roof_shape *a, const struct roof_shape *b,
+                      struct roof_shape *out)
 {
     int n = a->n > b->n ? a->n : b->n;
     out->n = n;
@@ -206,7 +207,7 @@ static bool broadcast(struct pm_ctx *c, const struct pm_shape *a, const struct p
         int ia = i - (n - a->n), ib = i - (n - b->n);
         int64_t x = ia >= 0 ? a->d[ia] : 1, y = ib >= 0 ? b->d[ib] : 1;
         if (x != y && x != 1 && y != 1) {
-            pm_fail(c, "ValueError: shapes not broadcastable");
+            roof_fail(c, "ValueError: shapes not broadcastable");
             return false;
         }
         out->d[i] = x > y ? x : y;
@@ -214,65 +215,67 @@ static bool broadcast(struct pm_ctx *c, const struct pm_shape *a, const struct p
     return true;
 }
 
-static void binary_common(struct pm_ctx *c, const struct pm_shape *s1, const struct pm_shape *s2,
-                          const char *d1, const char *d2, const char *dout)
+static void binary_common(struct roof_ctx *c, const struct roof_shape *s1,
+                          const struct roof_shape *s2, const char *d1, const char *d2,
+                          const char *dout)
 {
-    struct pm_shape bs;
+    struct roof_shape bs;
     if (!broadcast(c, s1, s2, &bs))
         return;
-    int64_t n1 = pm_prod(c, s1, 0, s1->n), n2 = pm_prod(c, s2, 0, s2->n);
-    int64_t no = pm_prod(c, &bs, 0, bs.n);
-    int b1 = pm_bpe(d1), b2 = pm_bpe(d2), bo;
+    int64_t n1 = roof_prod(c, s1, 0, s1->n), n2 = roof_prod(c, s2, 0, s2->n);
+    int64_t no = roof_prod(c, &bs, 0, bs.n);
+    int b1 = roof_bpe(d1), b2 = roof_bpe(d2), bo;
     if (dout)
-        bo = pm_bpe(dout);
+        bo = roof_bpe(dout);
     else if (b1 && b2)
         /* two tensors: the wider type wins; a scalar takes the tensor's */
         bo = s1->n > 0 && s2->n > 0 ? (b1 > b2 ? b1 : b2) : b1;
     else
         bo = 0;
-    if (!pm_begin(c, PM_FWD))
+    if (!roof_begin(c, ROOF_FWD))
         return;
-    pm_set_flops(c, (double)no);
+    roof_set_flops(c, (double)no);
     if (b1 && b2 && bo) {
-        int64_t by = pm_add(c, pm_add(c, pm_mul(c, n1, b1), pm_mul(c, n2, b2)), pm_mul(c, no, bo));
-        pm_set_bytes(c, true, (double)by);
+        int64_t by =
+            roof_add(c, roof_add(c, roof_mul(c, n1, b1), roof_mul(c, n2, b2)), roof_mul(c, no, bo));
+        roof_set_bytes(c, true, (double)by);
     }
-    pm_set_spec(c, "vector", d1);
+    roof_set_spec(c, "vector", d1);
 }
 
 /* shape_in1, shape_in2, shape_out (when so), dtype_in1_in2_out and the
  * three strides (stride_output None when sto is NULL) */
-static void binary_params(struct pm_ctx *c, const struct pm_shape *s1, const struct pm_shape *s2,
-                          const struct pm_shape *so, const char *const dts[3], struct pv *st1,
-                          struct pv *st2, struct pv *sto)
+static void binary_params(struct roof_ctx *c, const struct roof_shape *s1,
+                          const struct roof_shape *s2, const struct roof_shape *so,
+                          const char *const dts[3], struct pv *st1, struct pv *st2, struct pv *sto)
 {
-    pm_p_shape(c, "shape_in1", s1, false);
-    pm_p_shape(c, "shape_in2", s2, false);
+    roof_p_shape(c, "shape_in1", s1, false);
+    roof_p_shape(c, "shape_in2", s2, false);
     if (so)
-        pm_p_shape(c, "shape_out", so, false);
-    pm_p_strs(c, "dtype_in1_in2_out", 3, dts, false);
-    pm_p_tuple(c, "stride_input1", st1);
-    pm_p_tuple(c, "stride_input2", st2);
+        roof_p_shape(c, "shape_out", so, false);
+    roof_p_strs(c, "dtype_in1_in2_out", 3, dts, false);
+    roof_p_tuple(c, "stride_input1", st1);
+    roof_p_tuple(c, "stride_input2", st2);
     if (sto)
-        pm_p_tuple(c, "stride_output", sto);
+        roof_p_tuple(c, "stride_output", sto);
     else
-        pm_p_none(c, "stride_output");
+        roof_p_none(c, "stride_output");
 }
 
-void pm_binary(struct pm_ctx *c)
+void roof_binary(struct roof_ctx *c)
 {
-    struct pv *dims = pm_arg(c, "Input Dims");
-    struct pm_shape s1, s2;
-    pm_shape(c, pm_at(c, dims, 0), &s1);
-    pm_shape(c, pm_at(c, dims, 1), &s2);
-    const char *d1 = pm_str_argi(c, "Input type", 0);
-    const char *d2 = pm_str_argi(c, "Input type", 1);
-    struct pv *st1 = pm_argi(c, "Input Strides", 0);
-    struct pv *st2 = pm_argi(c, "Input Strides", 1);
+    struct pv *dims = roof_arg(c, "Input Dims");
+    struct roof_shape s1, s2;
+    roof_shape(c, roof_at(c, dims, 0), &s1);
+    roof_shape(c, roof_at(c, dims, 1), &s2);
+    const char *d1 = roof_str_argi(c, "Input type", 0);
+    const char *d2 = roof_str_argi(c, "Input type", 1);
+    struct pv *st1 = roof_argi(c, "Input Strides", 0);
+    struct pv *st2 = roof_argi(c, "Input Strides", 1);
     const char *dout;
     struct pv *sto;
     opt_output(c, dims, 2, &dout, &sto);
-    if (!pm_ok(c))
+    if (!roof_ok(c))
         return;
     const char *dts[3] = {d1, d2, dout};
     binary_params(c, &s1, &s2, NULL, dts, st1, st2, sto);
@@ -280,16 +283,16 @@ void pm_binary(struct pm_ctx *c)
 }
 
 /* LigerSiLUMulFunction(a, b) = silu(a) * b */
-void pm_liger_silu_mul(struct pm_ctx *c)
+void roof_liger_silu_mul(struct roof_ctx *c)
 {
-    struct pm_shape s1, s2;
-    pm_shape_argi(c, "Input Dims", 0, &s1);
-    pm_shape_argi(c, "Input Dims", 1, &s2);
-    const char *d1 = pm_str_argi(c, "Input type", 0);
-    const char *d2 = pm_str_argi(c, "Input type", 1);
-    struct pv *st1 = pm_argi(c, "Input Strides", 0);
-    struct pv *st2 = pm_argi(c, "Input Strides", 1);
-    if (!pm_ok(c))
+    struct roof_shape s1, s2;
+    roof_shape_argi(c, "Input Dims", 0, &s1);
+    roof_shape_argi(c, "Input Dims", 1, &s2);
+    const char *d1 = roof_str_argi(c, "Input type", 0);
+    const char *d2 = roof_str_argi(c, "Input type", 1);
+    struct pv *st1 = roof_argi(c, "Input Strides", 0);
+    struct pv *st2 = roof_argi(c, "Input Strides", 1);
+    if (!roof_ok(c))
         return;
     const char *dts[3] = {d1, d2, NULL};
     binary_params(c, &s1, &s2, NULL, dts, st1, st2, NULL);
@@ -302,42 +305,42 @@ void pm_liger_silu_mul(struct pm_ctx *c)
  * bool is keepdim, the last int or int list before it is dim. Trace Concrete
  * Inputs are strings, which the scan skips, so real traces always reduce to
  * one element (a TraceLens quirk kept on purpose). */
-static int64_t reduce_out(struct pm_ctx *c, const struct pm_shape *in, struct pv *conc)
+static int64_t reduce_out(struct roof_ctx *c, const struct roof_shape *in, struct pv *conc)
 {
-    size_t n = pv_is_array(conc) ? pv_array_size(conc) : 0;
+    size_t n = roof_pv_is_array(conc) ? roof_pv_array_size(conc) : 0;
     if (n < 2)
         return 1;
     long kd_idx = -1;
     bool keepdim = false;
     for (long i = (long)n - 1; i >= 1; i--) {
-        struct pv *v = pv_array_get(conc, (size_t)i);
-        if (pv_is_boolean(v)) {
-            keepdim = pv_is_true(v);
+        struct pv *v = roof_pv_array_get(conc, (size_t)i);
+        if (roof_pv_is_boolean(v)) {
+            keepdim = roof_pv_is_true(v);
             kd_idx = i;
             break;
         }
     }
-    struct pm_shape dim = {0};
+    struct roof_shape dim = {0};
     bool have_dim = false;
     for (long i = (long)n - 1; i >= 1 && !have_dim; i--) {
         if (i == kd_idx)
             continue;
-        struct pv *v = pv_array_get(conc, (size_t)i);
-        if (pv_is_null(v) || pv_is_string(v))
+        struct pv *v = roof_pv_array_get(conc, (size_t)i);
+        if (roof_pv_is_null(v) || roof_pv_is_string(v))
             continue;
-        if (pv_is_array(v)) {
-            struct pm_shape d = {0};
-            bool ok = pv_array_size(v) <= PM_MAX_DIMS;
-            for (size_t j = 0; ok && j < pv_array_size(v); j++) {
-                struct pv *e = pv_array_get(v, j);
+        if (roof_pv_is_array(v)) {
+            struct roof_shape d = {0};
+            bool ok = roof_pv_array_size(v) <= ROOF_MAX_DIMS;
+            for (size_t j = 0; ok && j < roof_pv_array_size(v); j++) {
+                struct pv *e = roof_pv_array_get(v, j);
                 int64_t x;
-                if (pv_is_integer(e))
-                    d.d[d.n++] = (int64_t)pv_integer_value(e);
-                else if (pv_is_boolean(e))
-                    d.d[d.n++] = pv_is_true(e);
-                else if (pv_is_real(e))
-                    d.d[d.n++] = (int64_t)pv_real_value(e);
-                else if (pv_is_string(e) && pm_parse_pyint(pv_string_value(e), &x))
+                if (roof_pv_is_integer(e))
+                    d.d[d.n++] = (int64_t)roof_pv_integer_value(e);
+                else if (roof_pv_is_boolean(e))
+                    d.d[d.n++] = roof_pv_is_true(e);
+                else if (roof_pv_is_real(e))
+                    d.d[d.n++] = (int64_t)roof_pv_real_value(e);
+                else if (roof_pv_is_string(e) && roof_parse_pyint(roof_pv_string_value(e), &x))
                     d.d[d.n++] = x;
                 else
                     ok = false;
@@ -346,8 +349,8 @@ static int64_t reduce_out(struct pm_ctx *c, const struct pm_shape *in, struct pv
                 dim = d;
                 have_dim = true;
             }
-        } else if (pv_is_integer(v)) {
-            dim.d[0] = (int64_t)pv_integer_value(v);
+        } else if (roof_pv_is_integer(v)) {
+            dim.d[0] = (int64_t)roof_pv_integer_value(v);
             dim.n = 1;
             have_dim = true;
         }
@@ -355,7 +358,7 @@ static int64_t reduce_out(struct pm_ctx *c, const struct pm_shape *in, struct pv
     if (!have_dim || dim.n == 0)
         return 1;
     /* drop (or keep as 1) the reduced dims, highest index first */
-    struct pm_shape out = *in;
+    struct roof_shape out = *in;
     for (int i = 0; i < dim.n; i++)
         if (dim.d[i] < 0)
             dim.d[i] += in->n;
@@ -375,68 +378,70 @@ static int64_t reduce_out(struct pm_ctx *c, const struct pm_shape *in, struct pv
             out.n--;
         }
     }
-    return out.n ? pm_prod(c, &out, 0, out.n) : 1;
+    return out.n ? roof_prod(c, &out, 0, out.n) : 1;
 }
 
-void pm_reduce(struct pm_ctx *c)
+void roof_reduce(struct roof_ctx *c)
 {
     const char *name = c->op->name;
-    struct pv *dims = pm_arg_opt(c, "Input Dims");
+    struct pv *dims = roof_arg_opt(c, "Input Dims");
     int64_t nin = 0, nout = 0;
     const char *din = NULL, *dout = NULL;
-    if (pm_truthy(dims) && !pv_is_array(dims)) {
-        pm_fail(c, "TypeError: Input Dims is not a list");
+    if (roof_truthy(dims) && !roof_pv_is_array(dims)) {
+        roof_fail(c, "TypeError: Input Dims is not a list");
         return;
     }
-    bool empty = !pm_truthy(dims) || pv_is_null(pv_array_get(dims, 0));
+    bool empty = !roof_truthy(dims) || roof_pv_is_null(roof_pv_array_get(dims, 0));
     if (empty) {
         const char *none[2] = {NULL, NULL};
-        pm_p_int(c, "num_input_elems", 0);
-        pm_p_int(c, "num_output_elems", 0);
-        pm_p_strs(c, "dtype_in_out", 2, none, false);
+        roof_p_int(c, "num_input_elems", 0);
+        roof_p_int(c, "num_output_elems", 0);
+        roof_p_strs(c, "dtype_in_out", 2, none, false);
     } else {
-        struct pm_shape in;
-        pm_shape(c, pv_array_get(dims, 0), &in);
-        nin = pm_prod(c, &in, 0, in.n);
-        struct pv *types = pm_arg_opt(c, "Input type");
-        if (pm_truthy(types))
-            din = pm_str(c, pm_at(c, types, 0));
-        struct pv *ot = pm_arg_opt(c, "Output type");
-        if (pv_is_array(ot) && pv_array_size(ot) > 0)
-            dout = pm_str(c, pv_array_get(ot, 0));
-        if (!pm_ok(c))
+        struct roof_shape in;
+        roof_shape(c, roof_pv_array_get(dims, 0), &in);
+        nin = roof_prod(c, &in, 0, in.n);
+        struct pv *types = roof_arg_opt(c, "Input type");
+        if (roof_truthy(types))
+            din = roof_str(c, roof_at(c, types, 0));
+        struct pv *ot = roof_arg_opt(c, "Output type");
+        if (roof_pv_is_array(ot) && roof_pv_array_size(ot) > 0)
+            dout = roof_str(c, roof_pv_array_get(ot, 0));
+        if (!roof_ok(c))
             return;
         if (strstr(name, "cumsum") || strstr(name, "cumprod"))
             nout = nin;
         else
-            nout = reduce_out(c, &in, pm_arg_opt(c, "Concrete Inputs"));
+            nout = reduce_out(c, &in, roof_arg_opt(c, "Concrete Inputs"));
         const char *rt = strstr(name, "mean")   ? "mean"
                          : strstr(name, "max")  ? "max"
                          : strstr(name, "min")  ? "min"
                          : strstr(name, "norm") ? "norm"
                                                 : "sum";
-        pm_p_int(c, "num_input_elems", nin);
-        pm_p_int(c, "num_output_elems", nout);
+        roof_p_int(c, "num_input_elems", nin);
+        roof_p_int(c, "num_output_elems", nout);
         const char *dio[2] = {din, dout};
-        pm_p_strs(c, "dtype_in_out", 2, dio, false);
-        pm_p_str(c, "reduce_type", rt);
+        roof_p_strs(c, "dtype_in_out", 2, dio, false);
+        roof_p_str(c, "reduce_type", rt);
     }
-    if (!pm_ok(c))
+    if (!roof_ok(c))
         return;
     /* an empty dtype string counts as unknown; no output dtype means the
      * input's */
-    int bi = din && din[0] ? pm_bpe(din) : 0;
-    int bo = dout ? (dout[0] ? pm_bpe(dout) : 0) : bi;
-    if (pm_begin(c, PM_FWD)) {
-        pm_set_flops(c, (double)nin);
+    int bi = din && din[0] ? roof_bpe(din) : 0;
+    int bo = dout ? (dout[0] ? roof_bpe(dout) : 0) : bi;
+    if (roof_begin(c, ROOF_FWD)) {
+        roof_set_flops(c, (double)nin);
         if (bi && bo)
-            pm_set_bytes(c, true, (double)pm_add(c, pm_mul(c, nin, bi), pm_mul(c, nout, bo)));
-        pm_set_spec(c, "vector", din);
+            roof_set_bytes(c, true,
+                           (double)roof_add(c, roof_mul(c, nin, bi), roof_mul(c, nout, bo)));
+        roof_set_spec(c, "vector", din);
     }
-    if (pm_begin(c, PM_BWD)) {
-        pm_set_flops(c, (double)nin);
+    if (roof_begin(c, ROOF_BWD)) {
+        roof_set_flops(c, (double)nin);
         if (bi && bo)
-            pm_set_bytes(c, true, (double)pm_add(c, pm_mul(c, nout, bo), pm_mul(c, nin, bi)));
+            roof_set_bytes(c, true,
+                           (double)roof_add(c, roof_mul(c, nout, bo), roof_mul(c, nin, bi)));
     }
 }
 
@@ -451,46 +456,46 @@ static int64_t floor_div(int64_t a, int64_t b)
 /* aiter::dynamic_per_token/group/tensor_scaled_quant(out, input, scales, ...):
  * flops = 2.59375 per output element (TraceLens's rocprof-derived figure),
  * bytes = out + input + scales. */
-void pm_group_quant(struct pm_ctx *c)
+void roof_group_quant(struct roof_ctx *c)
 {
-    struct pv *dims = pm_arg(c, "Input Dims");
-    struct pm_shape in1, in2, out;
-    pm_shape(c, pm_at(c, dims, 1), &in1);
-    pm_shape(c, pm_at(c, dims, 2), &in2);
-    pm_shape(c, pm_at(c, dims, 0), &out);
-    const char *d1 = pm_str_argi(c, "Input type", 1);
-    const char *d2 = pm_str_argi(c, "Input type", 2);
-    const char *dout = pm_str_argi(c, "Input type", 0);
-    struct pv *so = pm_argi(c, "Input Strides", 0);
-    struct pv *s1 = pm_argi(c, "Input Strides", 1);
-    struct pv *s2 = pm_argi(c, "Input Strides", 2);
-    if (!pm_ok(c))
+    struct pv *dims = roof_arg(c, "Input Dims");
+    struct roof_shape in1, in2, out;
+    roof_shape(c, roof_at(c, dims, 1), &in1);
+    roof_shape(c, roof_at(c, dims, 2), &in2);
+    roof_shape(c, roof_at(c, dims, 0), &out);
+    const char *d1 = roof_str_argi(c, "Input type", 1);
+    const char *d2 = roof_str_argi(c, "Input type", 2);
+    const char *dout = roof_str_argi(c, "Input type", 0);
+    struct pv *so = roof_argi(c, "Input Strides", 0);
+    struct pv *s1 = roof_argi(c, "Input Strides", 1);
+    struct pv *s2 = roof_argi(c, "Input Strides", 2);
+    if (!roof_ok(c))
         return;
     const char *dts[3] = {d1, d2, dout};
     binary_params(c, &in1, &in2, &out, dts, s1, s2, so);
-    int64_t n1 = pm_prod(c, &in1, 0, in1.n), n2 = pm_prod(c, &in2, 0, in2.n);
-    int64_t no = pm_prod(c, &out, 0, out.n);
-    if (!pm_ok(c) || !pm_begin(c, PM_FWD))
+    int64_t n1 = roof_prod(c, &in1, 0, in1.n), n2 = roof_prod(c, &in2, 0, in2.n);
+    int64_t no = roof_prod(c, &out, 0, out.n);
+    if (!roof_ok(c) || !roof_begin(c, ROOF_FWD))
         return;
-    pm_set_flops(c, (double)no * 2.59375);
-    int bo = pm_bpe(dout), b1 = pm_bpe(d1), b2 = pm_bpe(d2);
+    roof_set_flops(c, (double)no * 2.59375);
+    int bo = roof_bpe(dout), b1 = roof_bpe(d1), b2 = roof_bpe(d2);
     if (!bo || !b1 || !b2) {
-        pm_fail(c, "TypeError: unknown bytes per element");
+        roof_fail(c, "TypeError: unknown bytes per element");
     } else {
-        double by = (double)pm_mul(c, no, bo) + (double)pm_mul(c, n1, b1);
-        pm_set_bytes(c, true, by + (double)pm_mul(c, n2, b2));
+        double by = (double)roof_mul(c, no, bo) + (double)roof_mul(c, n1, b1);
+        roof_set_bytes(c, true, by + (double)roof_mul(c, n2, b2));
     }
-    pm_set_spec(c, "vector", d1);
+    roof_set_spec(c, "vector", d1);
 }
 
 /* vllm::triton_per_token_group_quant_fp8(x, group_size): x [M, N] read,
  * written as FP8, plus FP32 scales per group; 6 flops per element. */
-void pm_vllm_group_quant_fp8(struct pm_ctx *c)
+void roof_vllm_group_quant_fp8(struct roof_ctx *c)
 {
-    struct pv *dims = pm_arg_opt(c, "Input Dims");
-    struct pm_shape x = {0};
-    if (pm_truthy(dims) && pm_len(c, dims) > 0)
-        pm_shape(c, pm_at(c, dims, 0), &x);
+    struct pv *dims = roof_arg_opt(c, "Input Dims");
+    struct roof_shape x = {0};
+    if (roof_truthy(dims) && roof_len(c, dims) > 0)
+        roof_shape(c, roof_at(c, dims, 0), &x);
     int64_t M = 1, N = 1;
     if (x.n >= 2) {
         M = x.d[0];
@@ -498,57 +503,57 @@ void pm_vllm_group_quant_fp8(struct pm_ctx *c)
     } else if (x.n == 1) {
         N = x.d[0];
     }
-    struct pv *conc = pm_arg_opt(c, "Concrete Inputs");
+    struct pv *conc = roof_arg_opt(c, "Concrete Inputs");
     int64_t gs = 128;
-    if (pm_truthy(conc) && pm_len(c, conc) > 1) {
-        struct pv *g = pm_at(c, conc, 1);
+    if (roof_truthy(conc) && roof_len(c, conc) > 1) {
+        struct pv *g = roof_at(c, conc, 1);
         int64_t v;
-        if (pv_is_string(g)) {
-            const char *t = pv_string_value(g);
-            if (strcasecmp(t, "none") != 0 && pm_parse_pyint(t, &v))
+        if (roof_pv_is_string(g)) {
+            const char *t = roof_pv_string_value(g);
+            if (strcasecmp(t, "none") != 0 && roof_parse_pyint(t, &v))
                 gs = v;
-        } else if (pv_is_integer(g)) {
-            gs = pv_integer_value(g);
-        } else if (pv_is_boolean(g)) {
-            gs = pv_is_true(g);
+        } else if (roof_pv_is_integer(g)) {
+            gs = roof_pv_integer_value(g);
+        } else if (roof_pv_is_boolean(g)) {
+            gs = roof_pv_is_true(g);
         }
     }
-    struct pv *types = pm_arg_opt(c, "Input type");
-    const char *dx = pm_truthy(types) ? pm_str(c, pm_at(c, types, 0)) : "";
-    if (!pm_ok(c))
+    struct pv *types = roof_arg_opt(c, "Input type");
+    const char *dx = roof_truthy(types) ? roof_str(c, roof_at(c, types, 0)) : "";
+    if (!roof_ok(c))
         return;
     if (gs == 0) {
-        pm_fail(c, "ZeroDivisionError: group_size 0");
+        roof_fail(c, "ZeroDivisionError: group_size 0");
         return;
     }
     int64_t ng = floor_div(N + gs - 1, gs);
     if (ng < 1)
         ng = 1;
-    pm_p_int(c, "M", M);
-    pm_p_int(c, "N", N);
-    pm_p_int(c, "group_size", gs);
-    pm_p_int(c, "num_groups", ng);
-    pm_p_shape(c, "shape_x", &x, false);
-    pm_p_str(c, "dtype_x", dx);
-    pm_p_shape(c, "shape_in1", &x, false);
-    struct pm_shape empty = {0};
-    pm_p_shape(c, "shape_in2", &empty, false);
-    pm_p_shape(c, "shape_out", &x, false);
+    roof_p_int(c, "M", M);
+    roof_p_int(c, "N", N);
+    roof_p_int(c, "group_size", gs);
+    roof_p_int(c, "num_groups", ng);
+    roof_p_shape(c, "shape_x", &x, false);
+    roof_p_str(c, "dtype_x", dx);
+    roof_p_shape(c, "shape_in1", &x, false);
+    struct roof_shape empty = {0};
+    roof_p_shape(c, "shape_in2", &empty, false);
+    roof_p_shape(c, "shape_out", &x, false);
     const char *dts[3] = {dx, NULL, "c10::float8_e4m3fn"};
-    pm_p_strs(c, "dtype_in1_in2_out", 3, dts, false);
-    pm_p_none(c, "stride_input1");
-    pm_p_none(c, "stride_input2");
-    pm_p_none(c, "stride_output");
-    (void)pm_prod(c, &x, 0, x.n);
-    if (!pm_begin(c, PM_FWD))
+    roof_p_strs(c, "dtype_in1_in2_out", 3, dts, false);
+    roof_p_none(c, "stride_input1");
+    roof_p_none(c, "stride_input2");
+    roof_p_none(c, "stride_output");
+    (void)roof_prod(c, &x, 0, x.n);
+    if (!roof_begin(c, ROOF_FWD))
         return;
-    pm_set_flops(c, (double)pm_mul(c, 6, pm_mul(c, M, N)));
-    int bi = pm_bpe(dx);
+    roof_set_flops(c, (double)roof_mul(c, 6, roof_mul(c, M, N)));
+    int bi = roof_bpe(dx);
     if (bi) {
-        int64_t mn = pm_mul(c, M, N);
-        pm_set_bytes(
-            c, true,
-            (double)pm_add(c, pm_add(c, pm_mul(c, mn, bi), mn), pm_mul(c, pm_mul(c, M, ng), 4)));
+        int64_t mn = roof_mul(c, M, N);
+        roof_set_bytes(c, true,
+                       (double)roof_add(c, roof_add(c, roof_mul(c, mn, bi), mn),
+                                        roof_mul(c, roof_mul(c, M, ng), 4)));
     }
-    pm_set_spec(c, "vector", dx);
+    roof_set_spec(c, "vector", dx);
 }

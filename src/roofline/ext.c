@@ -52,65 +52,65 @@ static int64_t floordiv64(int64_t a, int64_t b)
     return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
 }
 
-void pm_rmsnorm_ext(struct pm_ctx *c)
+void roof_rmsnorm_ext(struct roof_ctx *c)
 {
     const struct rms_variant *v = NULL;
     for (size_t i = 0; i < sizeof(rms_variants) / sizeof(rms_variants[0]); i++)
         if (!strcmp(c->op->name, rms_variants[i].name))
             v = &rms_variants[i];
     if (!v) {
-        pm_fail(c, "no RMSNorm variant for %s", c->op->name);
+        roof_fail(c, "no RMSNorm variant for %s", c->op->name);
         return;
     }
     /* the pad variant reads its pad before anything else */
     int64_t pad = 0;
     if (v->kind == RMS_ADD_PAD)
-        pad = pm_pyint(c, pm_str(c, pm_argi(c, "Concrete Inputs", v->gsi)));
-    struct pm_shape shape;
-    pm_shape_argi(c, "Input Dims", v->in, &shape);
-    const char *din = pm_str_argi(c, "Input type", v->in);
-    struct pv *sin = pm_argi(c, "Input Strides", v->in);
-    int64_t C = pm_int(c, pm_at(c, pm_argi(c, "Input Dims", v->w), 0));
-    if (!pm_ok(c))
+        pad = roof_pyint(c, roof_str(c, roof_argi(c, "Concrete Inputs", v->gsi)));
+    struct roof_shape shape;
+    roof_shape_argi(c, "Input Dims", v->in, &shape);
+    const char *din = roof_str_argi(c, "Input type", v->in);
+    struct pv *sin = roof_argi(c, "Input Strides", v->in);
+    int64_t C = roof_int(c, roof_at(c, roof_argi(c, "Input Dims", v->w), 0));
+    if (!roof_ok(c))
         return;
-    int64_t N = pm_prod(c, &shape, 0, shape.n);
-    pm_p_unary_io(c, &shape, din, NULL, sin, NULL);
-    pm_p_int(c, "num_channels", C);
-    pm_p_bool(c, "has_bias", false);
-    pm_p_bool(c, "is_affine", true);
-    pm_p_bool(c, "is_training", false);
+    int64_t N = roof_prod(c, &shape, 0, shape.n);
+    roof_p_unary_io(c, &shape, din, NULL, sin, NULL);
+    roof_p_int(c, "num_channels", C);
+    roof_p_bool(c, "has_bias", false);
+    roof_p_bool(c, "is_affine", true);
+    roof_p_bool(c, "is_training", false);
     /* constructor extras, after the parameters */
     int64_t gs = 0;
     bool has_x2 = false, has_res1 = false;
     int64_t n2 = 0;
     if (v->kind == RMS_QUANT) {
         /* int(Concrete[5]) with every failure mapped to 0 */
-        struct pv *conc = pm_arg_opt(c, "Concrete Inputs");
-        struct pv *g = pv_is_array(conc) ? pv_array_get(conc, (size_t)v->gsi) : NULL;
-        if (!pv_is_string(g) || !pm_parse_pyint(pv_string_value(g), &gs))
-            gs = pv_is_integer(g) ? (int64_t)pv_integer_value(g) : 0;
+        struct pv *conc = roof_arg_opt(c, "Concrete Inputs");
+        struct pv *g = roof_pv_is_array(conc) ? roof_pv_array_get(conc, (size_t)v->gsi) : NULL;
+        if (!roof_pv_is_string(g) || !roof_parse_pyint(roof_pv_string_value(g), &gs))
+            gs = roof_pv_is_integer(g) ? (int64_t)roof_pv_integer_value(g) : 0;
     } else if (v->kind == RMS_FP8_GROUP || v->kind == RMS_ADD_FP8_GROUP) {
-        gs = pm_pyint(c, pm_str(c, pm_argi(c, "Concrete Inputs", v->gsi)));
+        gs = roof_pyint(c, roof_str(c, roof_argi(c, "Concrete Inputs", v->gsi)));
     } else if (v->kind == RMS_MXFP4) {
-        struct pv *dims = pm_arg(c, "Input Dims");
-        size_t nd = pm_len(c, dims);
-        if (nd > 3 && pm_len(c, pm_at(c, dims, 3)) == 2) {
+        struct pv *dims = roof_arg(c, "Input Dims");
+        size_t nd = roof_len(c, dims);
+        if (nd > 3 && roof_len(c, roof_at(c, dims, 3)) == 2) {
             has_x2 = true;
-            n2 = pm_int(c, pm_at(c, pm_at(c, dims, 3), 1));
+            n2 = roof_int(c, roof_at(c, roof_at(c, dims, 3), 1));
         }
-        if (nd > 6 && pm_len(c, pm_at(c, dims, 6)) == 2)
+        if (nd > 6 && roof_len(c, roof_at(c, dims, 6)) == 2)
             has_res1 = true;
     }
-    if (!pm_ok(c))
+    if (!roof_ok(c))
         return;
-    if (!pm_begin(c, PM_FWD)) {
-        pm_no_bwd(c, MP_ROOFLINE_SKIP);
+    if (!roof_begin(c, ROOF_FWD)) {
+        roof_no_bwd(c, MP_ROOFLINE_SKIP);
         return;
     }
-    int bpe = pm_bpe(din);
+    int bpe = roof_bpe(din);
     double Nd = (double)N, Cd = (double)C;
     if (C == 0) {
-        pm_fail(c, "ZeroDivisionError: num_channels is 0");
+        roof_fail(c, "ZeroDivisionError: num_channels is 0");
     } else {
         double rms = Nd / Cd * (2 * Cd + 2) + Nd * 2; /* RMSNorm.flops, affine */
         int64_t M = floordiv64(N, C);
@@ -127,7 +127,7 @@ void pm_rmsnorm_ext(struct pm_ctx *c)
         case RMS_FP8_GROUP: {
             int64_t g = v->kind == RMS_QUANT ? (gs > 0 ? gs : C) : gs;
             if (g == 0) {
-                pm_fail(c, "ZeroDivisionError: group size 0");
+                roof_fail(c, "ZeroDivisionError: group size 0");
                 break;
             }
             int64_t ng = floordiv64(C + g - 1, g);
@@ -141,7 +141,7 @@ void pm_rmsnorm_ext(struct pm_ctx *c)
             break;
         case RMS_ADD_FP8_GROUP: {
             if (gs == 0) {
-                pm_fail(c, "ZeroDivisionError: group size 0");
+                roof_fail(c, "ZeroDivisionError: group size 0");
                 break;
             }
             int64_t ng = floordiv64(C + gs - 1, gs);
@@ -174,247 +174,250 @@ void pm_rmsnorm_ext(struct pm_ctx *c)
             break;
         }
         }
-        pm_set_flops(c, f);
+        roof_set_flops(c, f);
         /* None * int raises in these bytes() */
-        if (pm_ok(c) && !bpe)
-            pm_fail(c, "TypeError: unknown bytes per element for '%s'", din ? din : "None");
+        if (roof_ok(c) && !bpe)
+            roof_fail(c, "TypeError: unknown bytes per element for '%s'", din ? din : "None");
         else
-            pm_set_bytes(c, true, b);
+            roof_set_bytes(c, true, b);
     }
-    pm_set_spec(c, "vector", din);
-    pm_no_bwd(c, MP_ROOFLINE_SKIP);
+    roof_set_spec(c, "vector", din);
+    roof_no_bwd(c, MP_ROOFLINE_SKIP);
 }
 
 /* ---- rotary embeddings ---- */
 
 /* FusedRoPE.__init__: bytes per element of Input type[0] (2 when absent or
  * unknown) */
-static int rope_bpe(struct pm_ctx *c)
+static int rope_bpe(struct roof_ctx *c)
 {
-    struct pv *t = pm_arg_opt(c, "Input type");
+    struct pv *t = roof_arg_opt(c, "Input type");
     const char *dt = "c10::BFloat16";
-    if (pm_truthy(t))
-        dt = pm_str(c, pm_at(c, t, 0));
-    int b = dt && dt[0] ? pm_bpe(dt) : 0;
+    if (roof_truthy(t))
+        dt = roof_str(c, roof_at(c, t, 0));
+    int b = dt && dt[0] ? roof_bpe(dt) : 0;
     return b ? b : 2;
 }
 
-static const char *rope_dtype0(struct pm_ctx *c)
+static const char *rope_dtype0(struct roof_ctx *c)
 {
-    struct pv *t = pm_arg_opt(c, "Input type");
-    if (!pm_truthy(t) || !pv_is_array(t))
+    struct pv *t = roof_arg_opt(c, "Input type");
+    if (!roof_truthy(t) || !roof_pv_is_array(t))
         return NULL;
-    struct pv *e = pv_array_get(t, 0);
-    return pv_is_string(e) ? pv_string_value(e) : NULL;
+    struct pv *e = roof_pv_array_get(t, 0);
+    return roof_pv_is_string(e) ? roof_pv_string_value(e) : NULL;
 }
 
-static void rope_run(struct pm_ctx *c, int64_t n, int bpe, const char *prec_dtype)
+static void rope_run(struct roof_ctx *c, int64_t n, int bpe, const char *prec_dtype)
 {
-    if (pm_begin(c, PM_FWD)) {
-        pm_set_flops(c, (double)pm_mul(c, 3, n));
-        pm_set_bytes(c, true, (double)pm_mul(c, pm_mul(c, 2, n), bpe));
-        pm_set_spec(c, "vector", prec_dtype);
+    if (roof_begin(c, ROOF_FWD)) {
+        roof_set_flops(c, (double)roof_mul(c, 3, n));
+        roof_set_bytes(c, true, (double)roof_mul(c, roof_mul(c, 2, n), bpe));
+        roof_set_spec(c, "vector", prec_dtype);
     }
     /* FusedRoPE has no flops_bwd: the default backward status (failed) */
 }
 
 /* TransformerEngine FusedRoPEFunc: input (seq, batch, heads, head_dim) */
-void pm_rope_fused(struct pm_ctx *c)
+void roof_rope_fused(struct roof_ctx *c)
 {
-    struct pm_shape t;
-    pm_shape_argi(c, "Input Dims", 0, &t);
-    if (pm_ok(c) && t.n < 4)
-        pm_fail(c, "IndexError: RoPE input with fewer than 4 dims");
-    if (!pm_ok(c))
+    struct roof_shape t;
+    roof_shape_argi(c, "Input Dims", 0, &t);
+    if (roof_ok(c) && t.n < 4)
+        roof_fail(c, "IndexError: RoPE input with fewer than 4 dims");
+    if (!roof_ok(c))
         return;
-    int64_t n = pm_prod(c, &t, 0, t.n);
-    pm_p_int(c, "seq_len", t.d[0]);
-    pm_p_int(c, "batch", t.d[1]);
-    pm_p_int(c, "heads", t.d[2]);
-    pm_p_int(c, "head_dim", t.d[3]);
-    pm_p_int(c, "num_elements", n);
+    int64_t n = roof_prod(c, &t, 0, t.n);
+    roof_p_int(c, "seq_len", t.d[0]);
+    roof_p_int(c, "batch", t.d[1]);
+    roof_p_int(c, "heads", t.d[2]);
+    roof_p_int(c, "head_dim", t.d[3]);
+    roof_p_int(c, "num_elements", n);
     int bpe = rope_bpe(c);
-    if (pm_ok(c))
+    if (roof_ok(c))
         rope_run(c, n, bpe, rope_dtype0(c));
 }
 
 /* aiter::rope_cached_positions_2c_fwd_impl: input_x, input_y at [2], [3] */
-void pm_rope_aiter_2c(struct pm_ctx *c)
+void roof_rope_aiter_2c(struct roof_ctx *c)
 {
-    struct pm_shape x, y;
-    pm_shape_argi(c, "Input Dims", 2, &x);
-    pm_shape_argi(c, "Input Dims", 3, &y);
-    if (!pm_ok(c))
+    struct roof_shape x, y;
+    roof_shape_argi(c, "Input Dims", 2, &x);
+    roof_shape_argi(c, "Input Dims", 3, &y);
+    if (!roof_ok(c))
         return;
-    int64_t n = pm_add(c, pm_prod(c, &x, 0, x.n), pm_prod(c, &y, 0, y.n));
-    pm_p_shape(c, "x_shape", &x, false);
-    pm_p_shape(c, "y_shape", &y, false);
-    pm_p_int(c, "num_elements", n);
+    int64_t n = roof_add(c, roof_prod(c, &x, 0, x.n), roof_prod(c, &y, 0, y.n));
+    roof_p_shape(c, "x_shape", &x, false);
+    roof_p_shape(c, "y_shape", &y, false);
+    roof_p_int(c, "num_elements", n);
     int bpe = rope_bpe(c);
-    if (pm_ok(c))
+    if (roof_ok(c))
         rope_run(c, n, bpe, rope_dtype0(c));
 }
 
 /* sgl_kernel::rotary_embedding(positions, query, key, head_size,
  * cos_sin_cache, ...): only the rot_dim slice of each q/k head rotates. */
-void pm_rope_sgl(struct pm_ctx *c)
+void roof_rope_sgl(struct roof_ctx *c)
 {
-    struct pv *dims = pm_arg(c, "Input Dims");
-    struct pv *conc = pm_arg_opt(c, "Concrete Inputs");
-    struct pm_shape q, k;
-    pm_shape(c, pm_at(c, dims, 1), &q);
-    pm_shape(c, pm_at(c, dims, 2), &k);
-    if (pm_ok(c) && (q.n < 2 || k.n < 2))
-        pm_fail(c, "IndexError: q/k with fewer than 2 dims");
-    if (!pm_ok(c))
+    struct pv *dims = roof_arg(c, "Input Dims");
+    struct pv *conc = roof_arg_opt(c, "Concrete Inputs");
+    struct roof_shape q, k;
+    roof_shape(c, roof_at(c, dims, 1), &q);
+    roof_shape(c, roof_at(c, dims, 2), &k);
+    if (roof_ok(c) && (q.n < 2 || k.n < 2))
+        roof_fail(c, "IndexError: q/k with fewer than 2 dims");
+    if (!roof_ok(c))
         return;
     int64_t head = q.d[q.n - 1];
-    struct pv *hs = pv_is_array(conc) && pv_array_size(conc) > 3 ? pv_array_get(conc, 3) : NULL;
+    struct pv *hs =
+        roof_pv_is_array(conc) && roof_pv_array_size(conc) > 3 ? roof_pv_array_get(conc, 3) : NULL;
     if (hs) {
         /* str(x).strip() non-empty -> int(x) */
-        if (pv_is_string(hs)) {
-            const char *s = pv_string_value(hs);
+        if (roof_pv_is_string(hs)) {
+            const char *s = roof_pv_string_value(hs);
             const char *p = s;
             while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')
                 p++;
             if (*p)
-                head = pm_pyint(c, s);
-        } else if (pv_is_integer(hs)) {
-            head = (int64_t)pv_integer_value(hs);
-        } else if (!pv_is_null(hs)) {
-            pm_fail(c, "ValueError: head_size is not an int");
+                head = roof_pyint(c, s);
+        } else if (roof_pv_is_integer(hs)) {
+            head = (int64_t)roof_pv_integer_value(hs);
+        } else if (!roof_pv_is_null(hs)) {
+            roof_fail(c, "ValueError: head_size is not an int");
         }
     }
     int64_t rot = head;
-    if (pm_len(c, dims) > 4 && pm_len(c, pm_at(c, dims, 4)) > 1)
-        rot = pm_int(c, pm_at(c, pm_at(c, dims, 4), 1));
-    if (!pm_ok(c))
+    if (roof_len(c, dims) > 4 && roof_len(c, roof_at(c, dims, 4)) > 1)
+        rot = roof_int(c, roof_at(c, roof_at(c, dims, 4), 1));
+    if (!roof_ok(c))
         return;
     if (head == 0) {
-        pm_fail(c, "ZeroDivisionError: head_size 0");
+        roof_fail(c, "ZeroDivisionError: head_size 0");
         return;
     }
     int64_t nq = floordiv64(q.d[1], head), nk = floordiv64(k.d[1], head);
-    int64_t n = pm_mul(c, pm_mul(c, q.d[0], pm_add(c, nq, nk)), rot);
-    pm_p_int(c, "num_elements", n);
+    int64_t n = roof_mul(c, roof_mul(c, q.d[0], roof_add(c, nq, nk)), rot);
+    roof_p_int(c, "num_elements", n);
     (void)rope_bpe(c);
-    const char *qd = pm_str_argi(c, "Input type", 1);
-    if (!pm_ok(c))
+    const char *qd = roof_str_argi(c, "Input type", 1);
+    if (!roof_ok(c))
         return;
-    int qb = pm_bpe(qd);
+    int qb = roof_bpe(qd);
     rope_run(c, n, qb ? qb : 2, qd);
 }
 
 /* sglang::store_cache(k, v, k_cache, v_cache, indices): reads k and v, writes
  * the touched cache rows; no arithmetic. */
-void pm_store_cache(struct pm_ctx *c)
+void roof_store_cache(struct roof_ctx *c)
 {
-    struct pm_shape k;
-    pm_shape_argi(c, "Input Dims", 0, &k);
-    const char *dt = pm_str_argi(c, "Input type", 0);
-    if (!pm_ok(c))
+    struct roof_shape k;
+    roof_shape_argi(c, "Input Dims", 0, &k);
+    const char *dt = roof_str_argi(c, "Input type", 0);
+    if (!roof_ok(c))
         return;
-    int64_t n = pm_prod(c, &k, 0, k.n);
-    pm_p_shape(c, "op_shape", &k, false);
-    pm_p_int(c, "nelems", n);
-    pm_p_str(c, "dtype", dt);
-    int bpe = dt && dt[0] ? pm_bpe(dt) : 0;
+    int64_t n = roof_prod(c, &k, 0, k.n);
+    roof_p_shape(c, "op_shape", &k, false);
+    roof_p_int(c, "nelems", n);
+    roof_p_str(c, "dtype", dt);
+    int bpe = dt && dt[0] ? roof_bpe(dt) : 0;
     if (!bpe)
         bpe = 2;
-    if (pm_begin(c, PM_FWD)) {
-        pm_set_flops(c, 0);
-        pm_set_bytes(c, true, (double)pm_mul(c, pm_mul(c, 4, n), bpe));
-        pm_set_spec(c, "vector", dt);
+    if (roof_begin(c, ROOF_FWD)) {
+        roof_set_flops(c, 0);
+        roof_set_bytes(c, true, (double)roof_mul(c, roof_mul(c, 4, n), bpe));
+        roof_set_spec(c, "vector", dt);
     }
 }
 
 /* ---- training extras: MoE token routing, causal conv1d, cross entropy ---- */
 
 /* Input type[0] size when recorded, else 2 (FusedRoPE-style default) */
-static int bpe_default2(struct pm_ctx *c)
+static int bpe_default2(struct roof_ctx *c)
 {
     return rope_bpe(c);
 }
 
 /* MoEDispatch / MoECombine: no flops; bytes = tokens x hidden x bpe, also
  * for the backward. No compute spec (no roofline). */
-void pm_moe_comm(struct pm_ctx *c)
+void roof_moe_comm(struct roof_ctx *c)
 {
-    struct pv *dims = pm_arg_opt(c, "Input Dims");
-    struct pv *types = pm_arg_opt(c, "Input type");
-    struct pv *tok = pm_truthy(dims) ? pm_at(c, dims, 0) : NULL;
-    size_t nt = tok ? pm_len(c, tok) : 0;
-    struct pv *ntok = nt >= 1 ? pm_at(c, tok, 0) : NULL;
-    struct pv *hid = nt >= 2 ? pm_at(c, tok, 1) : NULL;
-    const char *dt = pm_truthy(types) ? pm_str(c, pm_at(c, types, 0)) : "";
-    int bpe = dt && dt[0] ? pm_bpe(dt) : 0;
-    if (!pm_ok(c))
+    struct pv *dims = roof_arg_opt(c, "Input Dims");
+    struct pv *types = roof_arg_opt(c, "Input type");
+    struct pv *tok = roof_truthy(dims) ? roof_at(c, dims, 0) : NULL;
+    size_t nt = tok ? roof_len(c, tok) : 0;
+    struct pv *ntok = nt >= 1 ? roof_at(c, tok, 0) : NULL;
+    struct pv *hid = nt >= 2 ? roof_at(c, tok, 1) : NULL;
+    const char *dt = roof_truthy(types) ? roof_str(c, roof_at(c, types, 0)) : "";
+    int bpe = dt && dt[0] ? roof_bpe(dt) : 0;
+    if (!roof_ok(c))
         return;
-    pm_p_repr(c, "num_tokens", ntok);
-    pm_p_repr(c, "hidden_dim", hid);
-    pm_p_int_or_none(c, "bpe", bpe != 0, bpe);
-    for (int ph = PM_FWD; ph <= PM_BWD; ph++) {
-        if (!pm_begin(c, (enum pm_phase)ph))
+    roof_p_repr(c, "num_tokens", ntok);
+    roof_p_repr(c, "hidden_dim", hid);
+    roof_p_int_or_none(c, "bpe", bpe != 0, bpe);
+    for (int ph = ROOF_FWD; ph <= ROOF_BWD; ph++) {
+        if (!roof_begin(c, (enum roof_phase)ph))
             continue;
-        pm_set_flops(c, 0);
+        roof_set_flops(c, 0);
         if (ntok && hid && bpe)
-            pm_set_bytes(c, true,
-                         (double)pm_mul(c, pm_mul(c, pm_int(c, ntok), pm_int(c, hid)), bpe));
+            roof_set_bytes(
+                c, true,
+                (double)roof_mul(c, roof_mul(c, roof_int(c, ntok), roof_int(c, hid)), bpe));
     }
 }
 
 /* DaoAILab causal_conv1d forward: x (batch, channels, seq), w (channels,
  * kernel); depthwise, flops = 2*b*c*l*k. */
-void pm_causal_conv1d(struct pm_ctx *c)
+void roof_causal_conv1d(struct roof_ctx *c)
 {
-    struct pv *dims = pm_arg(c, "Input Dims");
-    struct pv *x = pm_at(c, dims, 0), *w = pm_at(c, dims, 1);
-    int64_t b = pm_int(c, pm_at(c, x, 0)), ch = pm_int(c, pm_at(c, x, 1));
-    int64_t l = pm_int(c, pm_at(c, x, 2)), k = pm_int(c, pm_at(c, w, 1));
-    bool bias = pm_len(c, dims) > 2 && pv_is_array(pm_at(c, dims, 2)) &&
-                pv_array_size(pm_at(c, dims, 2)) > 0;
-    if (!pm_ok(c))
+    struct pv *dims = roof_arg(c, "Input Dims");
+    struct pv *x = roof_at(c, dims, 0), *w = roof_at(c, dims, 1);
+    int64_t b = roof_int(c, roof_at(c, x, 0)), ch = roof_int(c, roof_at(c, x, 1));
+    int64_t l = roof_int(c, roof_at(c, x, 2)), k = roof_int(c, roof_at(c, w, 1));
+    bool bias = roof_len(c, dims) > 2 && roof_pv_is_array(roof_at(c, dims, 2)) &&
+                roof_pv_array_size(roof_at(c, dims, 2)) > 0;
+    if (!roof_ok(c))
         return;
-    pm_p_int(c, "batch", b);
-    pm_p_int(c, "channels", ch);
-    pm_p_int(c, "seq_len", l);
-    pm_p_int(c, "kernel_size", k);
-    pm_p_bool(c, "has_bias", bias);
+    roof_p_int(c, "batch", b);
+    roof_p_int(c, "channels", ch);
+    roof_p_int(c, "seq_len", l);
+    roof_p_int(c, "kernel_size", k);
+    roof_p_bool(c, "has_bias", bias);
     int bpe = bpe_default2(c);
-    if (!pm_ok(c) || !pm_begin(c, PM_FWD))
+    if (!roof_ok(c) || !roof_begin(c, ROOF_FWD))
         return;
-    int64_t bcl = pm_mul(c, pm_mul(c, b, ch), l);
-    pm_set_flops(c, (double)pm_mul(c, pm_mul(c, 2, bcl), k));
-    int64_t by = pm_add(c, pm_mul(c, bcl, bpe), pm_mul(c, pm_mul(c, ch, k), bpe));
-    by = pm_add(c, pm_add(c, by, pm_mul(c, bcl, bpe)), bias ? pm_mul(c, ch, bpe) : 0);
-    pm_set_bytes(c, true, (double)by);
+    int64_t bcl = roof_mul(c, roof_mul(c, b, ch), l);
+    roof_set_flops(c, (double)roof_mul(c, roof_mul(c, 2, bcl), k));
+    int64_t by = roof_add(c, roof_mul(c, bcl, bpe), roof_mul(c, roof_mul(c, ch, k), bpe));
+    by = roof_add(c, roof_add(c, by, roof_mul(c, bcl, bpe)), bias ? roof_mul(c, ch, bpe) : 0);
+    roof_set_bytes(c, true, (double)by);
     /* get_compute_precision indexes Input type[0] even when the list is empty */
-    struct pv *t = pm_arg_opt(c, "Input type");
-    if (pv_is_array(t) && t->n == 0)
-        pm_fail(c, "IndexError: list index out of range");
+    struct pv *t = roof_arg_opt(c, "Input type");
+    if (roof_pv_is_array(t) && t->n == 0)
+        roof_fail(c, "IndexError: list index out of range");
     else
-        pm_set_spec(c, "matrix", pv_is_array(t) ? pv_string_value(pv_array_get(t, 0)) : NULL);
+        roof_set_spec(c, "matrix",
+                      roof_pv_is_array(t) ? roof_pv_string_value(roof_pv_array_get(t, 0)) : NULL);
 }
 
 /* TransformerEngine-style fused CrossEntropyFunction: logits (batch, ...,
  * vocab); flops = 5 per logit, bytes = logits + int64 targets + fp32 loss. */
-void pm_cross_entropy(struct pm_ctx *c)
+void roof_cross_entropy(struct roof_ctx *c)
 {
-    struct pv *logits = pm_argi(c, "Input Dims", 0);
-    int64_t batch = pm_int(c, pm_at(c, logits, 0));
-    int64_t vocab = pm_int(c, pm_at(c, logits, -1));
-    struct pm_shape ls;
-    pm_shape(c, logits, &ls);
-    if (!pm_ok(c))
+    struct pv *logits = roof_argi(c, "Input Dims", 0);
+    int64_t batch = roof_int(c, roof_at(c, logits, 0));
+    int64_t vocab = roof_int(c, roof_at(c, logits, -1));
+    struct roof_shape ls;
+    roof_shape(c, logits, &ls);
+    if (!roof_ok(c))
         return;
-    pm_p_int(c, "batch", batch);
-    pm_p_int(c, "vocab_size", vocab);
-    pm_p_shape(c, "logits_shape", &ls, true);
+    roof_p_int(c, "batch", batch);
+    roof_p_int(c, "vocab_size", vocab);
+    roof_p_shape(c, "logits_shape", &ls, true);
     int bpe = bpe_default2(c);
-    if (!pm_ok(c) || !pm_begin(c, PM_FWD))
+    if (!roof_ok(c) || !roof_begin(c, ROOF_FWD))
         return;
-    pm_set_flops(c, (double)pm_mul(c, pm_mul(c, 5, batch), vocab));
-    int64_t by = pm_add(c, pm_mul(c, pm_prod(c, &ls, 0, ls.n), bpe), pm_mul(c, batch, 12));
-    pm_set_bytes(c, true, (double)by);
-    pm_set_spec(c, "vector", rope_dtype0(c));
+    roof_set_flops(c, (double)roof_mul(c, roof_mul(c, 5, batch), vocab));
+    int64_t by = roof_add(c, roof_mul(c, roof_prod(c, &ls, 0, ls.n), bpe), roof_mul(c, batch, 12));
+    roof_set_bytes(c, true, (double)by);
+    roof_set_spec(c, "vector", rope_dtype0(c));
 }

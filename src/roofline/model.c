@@ -5,7 +5,7 @@
  * and reads the compute spec and param_details; the backward tables call
  * flops_bwd() and bytes_bwd() on a second instance. A NotImplementedError
  * anywhere drops the row silently, any other exception counts it as failed.
- * The model functions follow the same order through pm_begin phases, so the
+ * The model functions follow the same order through roof_begin phases, so the
  * first "exception" of each phase decides its status. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,39 +14,39 @@
 #include "roofline_int.h"
 
 /* Stores the results of the phase that just ended into the result. */
-static void close_phase(struct pm_ctx *c)
+static void close_phase(struct roof_ctx *c)
 {
     struct mp_roofline_result *r = c->out;
-    if (c->phase == PM_FWD && c->st[PM_FWD] == MP_ROOFLINE_OK) {
+    if (c->phase == ROOF_FWD && c->st[ROOF_FWD] == MP_ROOFLINE_OK) {
         r->gflops = c->flops / 1e9;
         r->has_bytes = c->has_bytes;
         r->bytes = c->has_bytes ? c->bytes : 0;
-    } else if (c->phase == PM_BWD && c->st[PM_BWD] == MP_ROOFLINE_OK) {
+    } else if (c->phase == ROOF_BWD && c->st[ROOF_BWD] == MP_ROOFLINE_OK) {
         r->gflops_bwd = c->flops / 1e9;
         r->has_bytes_bwd = c->has_bytes;
         r->bytes_bwd = c->has_bytes ? c->bytes : 0;
     }
 }
 
-bool pm_begin(struct pm_ctx *c, enum pm_phase p)
+bool roof_begin(struct roof_ctx *c, enum roof_phase p)
 {
     close_phase(c);
     c->phase = p;
     c->flops = 0;
     c->has_bytes = false;
     c->bytes = 0;
-    if (c->st[PM_INIT] != MP_ROOFLINE_OK) {
-        c->st[p] = c->st[PM_INIT];
+    if (c->st[ROOF_INIT] != MP_ROOFLINE_OK) {
+        c->st[p] = c->st[ROOF_INIT];
         return false;
     }
     c->st[p] = MP_ROOFLINE_OK;
     return true;
 }
 
-void pm_no_bwd(struct pm_ctx *c, int kind)
+void roof_no_bwd(struct roof_ctx *c, int kind)
 {
-    if (pm_begin(c, PM_BWD))
-        pm_raise(c, kind, "backward pass is not defined for this op");
+    if (roof_begin(c, ROOF_BWD))
+        roof_raise(c, kind, "backward pass is not defined for this op");
 }
 
 int mp_roofline_model(const struct mp_roofline_op *op, struct mp_roofline_result *out)
@@ -60,9 +60,9 @@ int mp_roofline_model(const struct mp_roofline_op *op, struct mp_roofline_result
         return MP_EINVAL;
 
     const char *first_kernel = op->n_kernels > 0 && op->kernel_names ? op->kernel_names[0] : NULL;
-    const struct pm_entry *e = pm_lookup(op->name);
+    const struct roof_entry *e = roof_lookup(op->name);
     out->category = e ? e->category : mp_roofline_category(op->name, first_kernel);
-    const struct pm_class *cls = e ? e->cls : pm_prefix_class(op->name);
+    const struct roof_class *cls = e ? e->cls : roof_prefix_class(op->name);
     if (!cls) {
         out->status = MP_ROOFLINE_NONE;
         out->status_bwd = MP_ROOFLINE_NONE;
@@ -78,44 +78,44 @@ int mp_roofline_model(const struct mp_roofline_op *op, struct mp_roofline_result
         return 0;
     }
 
-    struct pm_ctx c;
+    struct roof_ctx c;
     memset(&c, 0, sizeof(c));
     c.op = op;
     c.cls = cls;
     c.out = out;
-    c.phase = PM_INIT;
-    c.st[PM_INIT] = c.st[PM_FWD] = MP_ROOFLINE_OK;
+    c.phase = ROOF_INIT;
+    c.st[ROOF_INIT] = c.st[ROOF_FWD] = MP_ROOFLINE_OK;
     /* a class whose code never reaches a backward phase has no flops_bwd */
-    c.st[PM_BWD] = MP_ROOFLINE_FAILED;
-    /* not zeroed: pv_parse sets what it uses */
-    struct pv_doc doc;
+    c.st[ROOF_BWD] = MP_ROOFLINE_FAILED;
+    /* not zeroed: roof_pv_parse sets what it uses */
+    struct roof_pv_doc doc;
     doc.nodes = NULL;
     doc.text = NULL;
     if (op->args && op->args_len > 0) {
-        int rc = pv_parse(op->args, op->args_len, &doc);
+        int rc = roof_pv_parse(op->args, op->args_len, &doc);
         if (rc == MP_ENOMEM) {
             c.oom = true;
-            pm_fail(&c, "args too large");
+            roof_fail(&c, "args too large");
         } else if (rc) {
-            pm_fail(&c, "args are not valid JSON");
-        } else if (!pv_is_object(pv_root(&doc))) {
-            pm_fail(&c, "args is not a JSON object");
+            roof_fail(&c, "args are not valid JSON");
+        } else if (!roof_pv_is_object(roof_pv_root(&doc))) {
+            roof_fail(&c, "args is not a JSON object");
         } else {
-            c.args = pv_root(&doc);
+            c.args = roof_pv_root(&doc);
         }
     }
-    if (pm_ok(&c))
+    if (roof_ok(&c))
         cls->fn(&c);
-    if (c.phase == PM_INIT) /* the model failed before computing anything */
-        pm_begin(&c, PM_FWD);
+    if (c.phase == ROOF_INIT) /* the model failed before computing anything */
+        roof_begin(&c, ROOF_FWD);
     close_phase(&c);
-    pv_free(&doc);
+    roof_pv_free(&doc);
 
-    out->status = c.st[PM_INIT] != MP_ROOFLINE_OK ? c.st[PM_INIT] : c.st[PM_FWD];
-    out->status_bwd = c.st[PM_INIT] != MP_ROOFLINE_OK ? c.st[PM_INIT] : c.st[PM_BWD];
+    out->status = c.st[ROOF_INIT] != MP_ROOFLINE_OK ? c.st[ROOF_INIT] : c.st[ROOF_FWD];
+    out->status_bwd = c.st[ROOF_INIT] != MP_ROOFLINE_OK ? c.st[ROOF_INIT] : c.st[ROOF_BWD];
     /* "<maf>_<precision>", e.g. matrix_bf16, kept with the param texts */
     size_t spec_off = 0;
-    bool has_spec = c.st[PM_INIT] == MP_ROOFLINE_OK && c.maf && c.precision;
+    bool has_spec = c.st[ROOF_INIT] == MP_ROOFLINE_OK && c.maf && c.precision;
     if (has_spec) {
         size_t n = strlen(c.maf) + strlen(c.precision) + 2;
         char *p = realloc(c.pbuf, c.plen + n);

@@ -53,29 +53,29 @@ static double moe_gemm_bytes(bool up, double M, double K, double N, double ea, d
 }
 
 /* The parameters every MoE model lists first. */
-static void moe_params(struct pm_ctx *c, int64_t M, int64_t K, int64_t N, int64_t E,
+static void moe_params(struct roof_ctx *c, int64_t M, int64_t K, int64_t N, int64_t E,
                        struct pv *topk_v)
 {
-    pm_p_int(c, "num_tokens", M);
-    pm_p_int(c, "hidden_dim", K);
-    pm_p_int(c, "inter_dim", N);
-    pm_p_int(c, "num_experts", E);
-    pm_p_repr(c, "topk", topk_v);
+    roof_p_int(c, "num_tokens", M);
+    roof_p_int(c, "hidden_dim", K);
+    roof_p_int(c, "inter_dim", N);
+    roof_p_int(c, "num_experts", E);
+    roof_p_repr(c, "topk", topk_v);
 }
 
 /* 2 M K N topk gf: the FLOPs of one MoE GEMM over the routed tokens */
-static int64_t moe_gemm_flops(struct pm_ctx *c, int64_t M, int64_t K, int64_t N, int64_t topk,
+static int64_t moe_gemm_flops(struct roof_ctx *c, int64_t M, int64_t K, int64_t N, int64_t topk,
                               int gf)
 {
-    return pm_mul(c, pm_mul(c, pm_mul(c, pm_mul(c, 2, M), K), N), pm_mul(c, topk, gf));
+    return roof_mul(c, roof_mul(c, roof_mul(c, roof_mul(c, 2, M), K), N), roof_mul(c, topk, gf));
 }
 
 /* *ea = the experts a batch touches; false (ZeroDivisionError, as TraceLens
  * raises) when there are none. */
-static bool moe_experts(struct pm_ctx *c, int64_t E, int64_t topk, int64_t M, double *ea)
+static bool moe_experts(struct roof_ctx *c, int64_t E, int64_t topk, int64_t M, double *ea)
 {
     if (E == 0) {
-        pm_fail(c, "ZeroDivisionError: no experts");
+        roof_fail(c, "ZeroDivisionError: no experts");
         return false;
     }
     *ea = moe_active_experts((double)E, (double)topk, (double)M);
@@ -117,34 +117,34 @@ static double moe_bpe(const char *dt)
 }
 
 /* The bytes of one unfused MoE GEMM, over the experts the tokens reach */
-static void moe_unfused_bytes(struct pm_ctx *c, bool up, int64_t M, int64_t K, int64_t N, int64_t E,
-                              int64_t topk, int gf, double ib, double wb)
+static void moe_unfused_bytes(struct roof_ctx *c, bool up, int64_t M, int64_t K, int64_t N,
+                              int64_t E, int64_t topk, int gf, double ib, double wb)
 {
     double ea = 0;
     if (moe_experts(c, E, topk, M, &ea))
-        pm_set_bytes(
+        roof_set_bytes(
             c, true,
             moe_gemm_bytes(up, (double)M, (double)K, (double)N, ea, (double)topk, gf, ib, wb));
 }
 
-void pm_moe_triton(struct pm_ctx *c)
+void roof_moe_triton(struct roof_ctx *c)
 {
     bool up = c->cls->variant == 1;
-    struct pv *dims = pm_arg(c, "Input Dims");
-    if (pm_ok(c) && pm_len(c, dims) < 2)
-        pm_fail(c, "ValueError: expected at least 2 Input Dims for unfused MoE");
-    struct pv *in = pm_at(c, dims, 0), *router = pm_at(c, dims, 1);
-    int64_t M = pm_int(c, pm_at(c, in, 0));
-    int64_t K = pm_int(c, pm_at(c, in, 1));
-    int64_t E = pm_int(c, pm_at(c, router, 1));
-    struct pv *topk_v = pm_arg(c, "MoE topk");
-    struct pv *gated_v = pm_arg(c, "MoE GEMM gated");
-    int64_t topk = pm_int(c, topk_v);
-    if (!pm_ok(c))
+    struct pv *dims = roof_arg(c, "Input Dims");
+    if (roof_ok(c) && roof_len(c, dims) < 2)
+        roof_fail(c, "ValueError: expected at least 2 Input Dims for unfused MoE");
+    struct pv *in = roof_at(c, dims, 0), *router = roof_at(c, dims, 1);
+    int64_t M = roof_int(c, roof_at(c, in, 0));
+    int64_t K = roof_int(c, roof_at(c, in, 1));
+    int64_t E = roof_int(c, roof_at(c, router, 1));
+    struct pv *topk_v = roof_arg(c, "MoE topk");
+    struct pv *gated_v = roof_arg(c, "MoE GEMM gated");
+    int64_t topk = roof_int(c, topk_v);
+    if (!roof_ok(c))
         return;
     const char *wdt = NULL;
     if (c->op->n_kernels == 0 || !c->op->kernel_names || !c->op->kernel_names[0]) {
-        pm_fail(c, "ValueError: kernel details not found in event");
+        roof_fail(c, "ValueError: kernel details not found in event");
         return;
     }
     const char *k0 = c->op->kernel_names[0];
@@ -152,119 +152,119 @@ void pm_moe_triton(struct pm_ctx *c)
         wdt = "FP4";
     else if (mp_str_contains_ci(k0, "fp8") || mp_str_contains_ci(k0, "e4m3"))
         wdt = "FP8";
-    struct pv *types = pm_arg_opt(c, "Input type");
-    if (!pv_is_array(types) || pv_array_size(types) < 2) {
-        pm_fail(c, "ValueError: expected at least 2 Input types");
+    struct pv *types = roof_arg_opt(c, "Input type");
+    if (!roof_pv_is_array(types) || roof_pv_array_size(types) < 2) {
+        roof_fail(c, "ValueError: expected at least 2 Input types");
         return;
     }
-    const char *idt = pm_str(c, pv_array_get(types, 0));
-    bool gated = pm_truthy(gated_v);
-    if (!pm_ok(c))
+    const char *idt = roof_str(c, roof_pv_array_get(types, 0));
+    bool gated = roof_truthy(gated_v);
+    if (!roof_ok(c))
         return;
     moe_params(c, M, K, K, E, topk_v);
-    pm_p_repr(c, "gated", gated_v);
-    pm_p_str(c, "input_dtype", idt);
-    pm_p_str(c, "weight_dtype", wdt);
-    if (pm_begin(c, PM_FWD)) {
+    roof_p_repr(c, "gated", gated_v);
+    roof_p_str(c, "input_dtype", idt);
+    roof_p_str(c, "weight_dtype", wdt);
+    if (roof_begin(c, ROOF_FWD)) {
         int gf = up && gated ? 2 : 1;
-        pm_set_flops(c, (double)moe_gemm_flops(c, M, K, K, topk, gf));
+        roof_set_flops(c, (double)moe_gemm_flops(c, M, K, K, topk, gf));
         double ib = moe_bpe(idt), wb = moe_bpe(wdt);
         if (!ib || !wb)
-            pm_fail(c, "ValueError: unknown %s dtype '%s'", !ib ? "input" : "weight",
-                    !ib ? (idt ? idt : "None") : (wdt ? wdt : "None"));
+            roof_fail(c, "ValueError: unknown %s dtype '%s'", !ib ? "input" : "weight",
+                      !ib ? (idt ? idt : "None") : (wdt ? wdt : "None"));
         else
             moe_unfused_bytes(c, up, M, K, K, E, topk, gf, ib, wb);
-        pm_set_spec(c, "matrix", wdt);
+        roof_set_spec(c, "matrix", wdt);
     }
-    pm_no_bwd(c, MP_ROOFLINE_SKIP);
+    roof_no_bwd(c, MP_ROOFLINE_SKIP);
 }
 
 /* TraceLens's moe_gptq_awq_up / moe_gptq_awq_down */
-void pm_moe_gptq_awq(struct pm_ctx *c)
+void roof_moe_gptq_awq(struct roof_ctx *c)
 {
     bool up = c->cls->variant == 1;
-    struct pv *dims = pm_arg(c, "Input Dims");
-    struct pv *in = pm_at(c, dims, 0);
-    int64_t M = pm_int(c, pm_at(c, in, 0));
-    int64_t K = pm_int(c, pm_at(c, in, 1));
-    struct pv *w = pm_at(c, dims, up ? 1 : 2);
-    int64_t E = pm_int(c, pm_at(c, w, 0));
-    int64_t n = pm_int(c, pm_at(c, w, up ? 1 : 2));
-    struct pv *topk_v = pm_arg(c, "MoE topk");
-    struct pv *gated_v = up ? pm_arg_opt(c, "MoE GEMM gated") : NULL;
-    bool gated = up && (!gated_v || pm_truthy(gated_v)); /* .get(..., True) */
-    int64_t N = up ? (gated ? (n >= 0 ? n / 2 : -((-n + 1) / 2)) : n) : pm_mul(c, n, 2);
-    struct pv *types = pm_arg_opt(c, "Input type");
-    const char *idt = types ? pm_str(c, pm_at(c, types, 0)) : "BFloat16";
-    int64_t topk = pm_int(c, topk_v);
-    if (!pm_ok(c))
+    struct pv *dims = roof_arg(c, "Input Dims");
+    struct pv *in = roof_at(c, dims, 0);
+    int64_t M = roof_int(c, roof_at(c, in, 0));
+    int64_t K = roof_int(c, roof_at(c, in, 1));
+    struct pv *w = roof_at(c, dims, up ? 1 : 2);
+    int64_t E = roof_int(c, roof_at(c, w, 0));
+    int64_t n = roof_int(c, roof_at(c, w, up ? 1 : 2));
+    struct pv *topk_v = roof_arg(c, "MoE topk");
+    struct pv *gated_v = up ? roof_arg_opt(c, "MoE GEMM gated") : NULL;
+    bool gated = up && (!gated_v || roof_truthy(gated_v)); /* .get(..., True) */
+    int64_t N = up ? (gated ? (n >= 0 ? n / 2 : -((-n + 1) / 2)) : n) : roof_mul(c, n, 2);
+    struct pv *types = roof_arg_opt(c, "Input type");
+    const char *idt = types ? roof_str(c, roof_at(c, types, 0)) : "BFloat16";
+    int64_t topk = roof_int(c, topk_v);
+    if (!roof_ok(c))
         return;
     moe_params(c, M, K, N, E, topk_v);
     if (up) {
         if (gated_v)
-            pm_p_repr(c, "gated", gated_v);
+            roof_p_repr(c, "gated", gated_v);
         else
-            pm_p_bool(c, "gated", true);
+            roof_p_bool(c, "gated", true);
     }
-    pm_p_str(c, "input_dtype", idt);
-    if (pm_begin(c, PM_FWD)) {
+    roof_p_str(c, "input_dtype", idt);
+    if (roof_begin(c, ROOF_FWD)) {
         int gf = gated ? 2 : 1;
-        pm_set_flops(c, (double)moe_gemm_flops(c, M, K, N, topk, gf));
+        roof_set_flops(c, (double)moe_gemm_flops(c, M, K, N, topk, gf));
         double ib = moe_bpe(idt);
         if (!ib)
             ib = 2; /* DTYPE_TO_BYTES.get(dtype, 2) */
         moe_unfused_bytes(c, up, M, K, N, E, topk, gf, ib, 0.5);
-        pm_set_spec(c, "matrix", idt);
+        roof_set_spec(c, "matrix", idt);
     }
-    pm_no_bwd(c, MP_ROOFLINE_SKIP);
+    roof_no_bwd(c, MP_ROOFLINE_SKIP);
 }
 
 /* TraceLens's moe_flydsl_stage1 / moe_flydsl_stage2 */
 /* stage: 1 or 2 (flydsl), 0 the fused AITER 1-stage op */
-void pm_moe_flydsl(struct pm_ctx *c)
+void roof_moe_flydsl(struct roof_ctx *c)
 {
     int stage = c->cls->variant;
     bool up = stage == 1;
-    struct pv *dims = pm_arg(c, "Input Dims");
-    struct pv *in = pm_at(c, dims, 0), *w1 = pm_at(c, dims, 1), *w2 = pm_at(c, dims, 2);
-    struct pv *tw = pm_at(c, dims, 3);
-    int64_t M = pm_int(c, pm_at(c, in, 0));
-    if (pm_ok(c) && (pm_len(c, w1) != 3 || pm_len(c, w2) != 3))
-        pm_fail(c, "ValueError: expected 3 dims for w1 and w2");
-    int64_t x1 = pm_int(c, pm_at(c, w1, 1)), kp = pm_int(c, pm_at(c, w1, 2));
-    int64_t K = pm_int(c, pm_at(c, w2, 1)), I = pm_int(c, pm_at(c, w2, 2));
-    int64_t E = pm_int(c, pm_at(c, w1, 0));
-    struct pv *topk_v = pm_at(c, tw, 1);
-    int64_t topk = pm_int(c, topk_v);
-    struct pv *types = pm_arg(c, "Input type");
-    const char *idt = pm_str(c, pm_at(c, types, 0));
-    const char *wdt = pm_str(c, pm_at(c, types, 1));
-    if (!pm_ok(c))
+    struct pv *dims = roof_arg(c, "Input Dims");
+    struct pv *in = roof_at(c, dims, 0), *w1 = roof_at(c, dims, 1), *w2 = roof_at(c, dims, 2);
+    struct pv *tw = roof_at(c, dims, 3);
+    int64_t M = roof_int(c, roof_at(c, in, 0));
+    if (roof_ok(c) && (roof_len(c, w1) != 3 || roof_len(c, w2) != 3))
+        roof_fail(c, "ValueError: expected 3 dims for w1 and w2");
+    int64_t x1 = roof_int(c, roof_at(c, w1, 1)), kp = roof_int(c, roof_at(c, w1, 2));
+    int64_t K = roof_int(c, roof_at(c, w2, 1)), I = roof_int(c, roof_at(c, w2, 2));
+    int64_t E = roof_int(c, roof_at(c, w1, 0));
+    struct pv *topk_v = roof_at(c, tw, 1);
+    int64_t topk = roof_int(c, topk_v);
+    struct pv *types = roof_arg(c, "Input type");
+    const char *idt = roof_str(c, roof_at(c, types, 0));
+    const char *wdt = roof_str(c, roof_at(c, types, 1));
+    if (!roof_ok(c))
         return;
     if (kp == 0 || (kp == -1 && K == INT64_MIN)) {
-        pm_fail(c, kp ? "OverflowError: hidden size"
-                      : "ZeroDivisionError: integer division or "
-                        "modulo by zero");
+        roof_fail(c, kp ? "OverflowError: hidden size"
+                        : "ZeroDivisionError: integer division or "
+                          "modulo by zero");
         return;
     }
     /* Python floor division */
     int64_t war = K / kp - ((K % kp != 0) && ((K < 0) != (kp < 0)) ? 1 : 0);
-    int64_t N = pm_mul(c, I, war);
-    bool gated = x1 == pm_mul(c, 2, N);
+    int64_t N = roof_mul(c, I, war);
+    bool gated = x1 == roof_mul(c, 2, N);
     moe_params(c, M, K, N, E, topk_v);
-    pm_p_bool(c, "gated", gated);
-    pm_p_str(c, "input_dtype", idt);
-    pm_p_str(c, "weight_dtype", wdt);
-    if (pm_begin(c, PM_FWD)) {
+    roof_p_bool(c, "gated", gated);
+    roof_p_str(c, "input_dtype", idt);
+    roof_p_str(c, "weight_dtype", wdt);
+    if (roof_begin(c, ROOF_FWD)) {
         double Md = (double)M, Kd = (double)K, Nd = (double)N;
         int gf = (up || stage == 0) && gated ? 2 : 1;
         int64_t f1 = moe_gemm_flops(c, M, K, N, topk, gf);
         if (stage == 0) { /* fc1 + fc2 + the top-k aggregation */
-            int64_t f2 = pm_mul(c, pm_mul(c, pm_mul(c, pm_mul(c, 2, M), K), N), topk);
-            int64_t agg = pm_mul(c, pm_mul(c, M, K), pm_add(c, pm_mul(c, 2, topk), -1));
-            pm_set_flops(c, (double)pm_add(c, pm_add(c, f1, f2), agg));
+            int64_t f2 = roof_mul(c, roof_mul(c, roof_mul(c, roof_mul(c, 2, M), K), N), topk);
+            int64_t agg = roof_mul(c, roof_mul(c, M, K), roof_add(c, roof_mul(c, 2, topk), -1));
+            roof_set_flops(c, (double)roof_add(c, roof_add(c, f1, f2), agg));
         } else {
-            pm_set_flops(c, (double)f1);
+            roof_set_flops(c, (double)f1);
         }
         double ib = moe_bpe(idt), wb = moe_bpe(wdt), ea = 0;
         if (!ib)
@@ -272,11 +272,12 @@ void pm_moe_flydsl(struct pm_ctx *c)
         if (!wb)
             wb = 1; /* DTYPE_TO_BYTES.get(dtype, 1) */
         if (moe_experts(c, E, topk, M, &ea))
-            pm_set_bytes(c, true,
-                         stage == 0 ? Md * Kd * ib + ea * Nd * Kd * wb * gf + ea * Nd * Kd * wb +
-                                          Md * Kd * ib
-                                    : moe_gemm_bytes(up, Md, Kd, Nd, ea, (double)topk, gf, ib, wb));
-        pm_set_spec(c, "matrix", stage == 0 ? idt : wdt);
+            roof_set_bytes(c, true,
+                           stage == 0
+                               ? Md * Kd * ib + ea * Nd * Kd * wb * gf + ea * Nd * Kd * wb +
+                                     Md * Kd * ib
+                               : moe_gemm_bytes(up, Md, Kd, Nd, ea, (double)topk, gf, ib, wb));
+        roof_set_spec(c, "matrix", stage == 0 ? idt : wdt);
     }
-    pm_no_bwd(c, MP_ROOFLINE_SKIP);
+    roof_no_bwd(c, MP_ROOFLINE_SKIP);
 }

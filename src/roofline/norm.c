@@ -15,38 +15,38 @@
 #include "roofline_int.h"
 
 struct norm {
-    struct pm_shape shape;
+    struct roof_shape shape;
     double N, C;
     bool c_is_float; /* num_channels is a Python float (GroupNormBwd) */
     const char *din;
     struct pv *sin; /* Input Strides of the input */
     bool bias, affine, training;
     bool has_mask;
-    struct pm_shape mask; /* output_mask as 0/1 */
+    struct roof_shape mask; /* output_mask as 0/1 */
 };
 
 /* `args["Input Dims"][i] is not None` */
-static bool dims_not_none(struct pm_ctx *c, long i)
+static bool dims_not_none(struct roof_ctx *c, long i)
 {
-    struct pv *v = pm_argi(c, "Input Dims", i);
-    return v && !pv_is_null(v);
+    struct pv *v = roof_argi(c, "Input Dims", i);
+    return v && !roof_pv_is_null(v);
 }
 
-static void norm_params(struct pm_ctx *c, const struct norm *n)
+static void norm_params(struct roof_ctx *c, const struct norm *n)
 {
-    pm_p_unary_io(c, &n->shape, n->din, NULL, n->sin, NULL);
+    roof_p_unary_io(c, &n->shape, n->din, NULL, n->sin, NULL);
     if (n->c_is_float)
-        pm_p_float(c, "num_channels", n->C);
+        roof_p_float(c, "num_channels", n->C);
     else
-        pm_p_int(c, "num_channels", (int64_t)n->C);
-    pm_p_bool(c, "has_bias", n->bias);
-    pm_p_bool(c, "is_affine", n->affine);
-    pm_p_bool(c, "is_training", n->training);
+        roof_p_int(c, "num_channels", (int64_t)n->C);
+    roof_p_bool(c, "has_bias", n->bias);
+    roof_p_bool(c, "is_affine", n->affine);
+    roof_p_bool(c, "is_training", n->training);
     if (n->has_mask) {
-        bool m[PM_MAX_DIMS];
+        bool m[ROOF_MAX_DIMS];
         for (int i = 0; i < n->mask.n; i++)
             m[i] = n->mask.d[i] != 0;
-        pm_p_bools(c, "output_mask", n->mask.n, m, true);
+        roof_p_bools(c, "output_mask", n->mask.n, m, true);
     }
 }
 
@@ -108,11 +108,11 @@ static double norm_bytes_bwd(const struct norm *n, double bpe)
 
 /* bpe of the input dtype; an unknown size is None in TraceLens, and
  * None * int raises */
-static bool norm_bpe(struct pm_ctx *c, const struct norm *n, double *bpe)
+static bool norm_bpe(struct roof_ctx *c, const struct norm *n, double *bpe)
 {
-    int b = pm_bpe(n->din);
+    int b = roof_bpe(n->din);
     if (!b) {
-        pm_fail(c, "TypeError: unknown bytes per element for '%s'", n->din ? n->din : "None");
+        roof_fail(c, "TypeError: unknown bytes per element for '%s'", n->din ? n->din : "None");
         return false;
     }
     *bpe = b;
@@ -123,48 +123,48 @@ static bool norm_bpe(struct pm_ctx *c, const struct norm *n, double *bpe)
  * backward class (both phases use the backward formulas) */
 enum { NORM_FWD, NORM_BWD_CLASS };
 
-static void norm_run(struct pm_ctx *c, const struct norm *n, int kind)
+static void norm_run(struct roof_ctx *c, const struct norm *n, int kind)
 {
     double bpe;
-    if (pm_begin(c, PM_FWD)) {
+    if (roof_begin(c, ROOF_FWD)) {
         if (n->C == 0 && kind == NORM_BWD_CLASS) {
-            pm_fail(c, "ZeroDivisionError: num_channels is 0");
+            roof_fail(c, "ZeroDivisionError: num_channels is 0");
         } else {
-            pm_set_flops(c, kind == NORM_FWD ? norm_flops(n) : norm_flops_bwd(n));
+            roof_set_flops(c, kind == NORM_FWD ? norm_flops(n) : norm_flops_bwd(n));
             if (norm_bpe(c, n, &bpe))
-                pm_set_bytes(c, true,
-                             kind == NORM_FWD ? norm_bytes(n, bpe) : norm_bytes_bwd(n, bpe));
+                roof_set_bytes(c, true,
+                               kind == NORM_FWD ? norm_bytes(n, bpe) : norm_bytes_bwd(n, bpe));
         }
-        pm_set_spec(c, "vector", n->din);
+        roof_set_spec(c, "vector", n->din);
     }
     if (kind == NORM_FWD) {
-        pm_no_bwd(c, MP_ROOFLINE_SKIP);
-    } else if (pm_begin(c, PM_BWD)) {
+        roof_no_bwd(c, MP_ROOFLINE_SKIP);
+    } else if (roof_begin(c, ROOF_BWD)) {
         if (n->C == 0) {
-            pm_fail(c, "ZeroDivisionError: num_channels is 0");
+            roof_fail(c, "ZeroDivisionError: num_channels is 0");
             return;
         }
-        pm_set_flops(c, norm_flops_bwd(n));
+        roof_set_flops(c, norm_flops_bwd(n));
         if (norm_bpe(c, n, &bpe))
-            pm_set_bytes(c, true, norm_bytes_bwd(n, bpe));
+            roof_set_bytes(c, true, norm_bytes_bwd(n, bpe));
     }
 }
 
-static void norm_shape(struct pm_ctx *c, struct norm *n, long i)
+static void norm_shape(struct roof_ctx *c, struct norm *n, long i)
 {
-    pm_shape_argi(c, "Input Dims", i, &n->shape);
-    n->N = (double)pm_prod(c, &n->shape, 0, n->shape.n);
+    roof_shape_argi(c, "Input Dims", i, &n->shape);
+    n->N = (double)roof_prod(c, &n->shape, 0, n->shape.n);
 }
 
 /* dtype and strides of the input, Input type[i] and Input Strides[i] */
-static void norm_din_sin(struct pm_ctx *c, struct norm *n, long i)
+static void norm_din_sin(struct roof_ctx *c, struct norm *n, long i)
 {
-    n->din = pm_str_argi(c, "Input type", i);
-    n->sin = pm_argi(c, "Input Strides", i);
+    n->din = roof_str_argi(c, "Input type", i);
+    n->sin = roof_argi(c, "Input Strides", i);
 }
 
 /* shape, dtype and strides of the input, argument i */
-static void norm_io(struct pm_ctx *c, struct norm *n, long i)
+static void norm_io(struct roof_ctx *c, struct norm *n, long i)
 {
     norm_shape(c, n, i);
     norm_din_sin(c, n, i);
@@ -172,42 +172,42 @@ static void norm_io(struct pm_ctx *c, struct norm *n, long i)
 
 /* The parameters and metrics of a class that reads nothing more; kind as
  * norm_run. */
-static void norm_finish(struct pm_ctx *c, const struct norm *n, int kind)
+static void norm_finish(struct roof_ctx *c, const struct norm *n, int kind)
 {
-    if (!pm_ok(c))
+    if (!roof_ok(c))
         return;
     norm_params(c, n);
     norm_run(c, n, kind);
 }
 
 /* prod(normalized_shape), the shape given as a literal string in v */
-static double literal_prod(struct pm_ctx *c, struct pv *v)
+static double literal_prod(struct roof_ctx *c, struct pv *v)
 {
-    struct pm_shape ns;
-    pm_literal_ints(c, pm_str(c, v), &ns);
-    return (double)pm_prod(c, &ns, 0, ns.n);
+    struct roof_shape ns;
+    roof_literal_ints(c, roof_str(c, v), &ns);
+    return (double)roof_prod(c, &ns, 0, ns.n);
 }
 
 /* shape[1] as the channel count */
-static double channels_dim1(struct pm_ctx *c, const struct pm_shape *s)
+static double channels_dim1(struct roof_ctx *c, const struct roof_shape *s)
 {
-    if (pm_ok(c) && s->n < 2)
-        pm_fail(c, "IndexError: tuple index out of range");
-    return pm_ok(c) ? (double)s->d[1] : 0;
+    if (roof_ok(c) && s->n < 2)
+        roof_fail(c, "IndexError: tuple index out of range");
+    return roof_ok(c) ? (double)s->d[1] : 0;
 }
 
-void pm_norm_batch(struct pm_ctx *c)
+void roof_norm_batch(struct roof_ctx *c)
 {
     struct norm n = {0};
     norm_io(c, &n, 0);
     n.affine = dims_not_none(c, 2);
-    n.training = pm_truthy(pm_argi(c, "Concrete Inputs", 5));
+    n.training = roof_truthy(roof_argi(c, "Concrete Inputs", 5));
     n.C = channels_dim1(c, &n.shape);
     n.bias = true;
     norm_finish(c, &n, NORM_FWD);
 }
 
-void pm_norm_batch_bwd(struct pm_ctx *c)
+void roof_norm_batch_bwd(struct roof_ctx *c)
 {
     const char *name = c->op->name;
     long in = 1;
@@ -217,7 +217,7 @@ void pm_norm_batch_bwd(struct pm_ctx *c)
         in = 0;
     }
     struct norm n = {0};
-    n.training = in == 0 ? false : pm_truthy(pm_argi(c, "Concrete Inputs", 7));
+    n.training = in == 0 ? false : roof_truthy(roof_argi(c, "Concrete Inputs", 7));
     norm_shape(c, &n, in);
     n.C = channels_dim1(c, &n.shape);
     norm_din_sin(c, &n, in);
@@ -231,13 +231,13 @@ void pm_norm_batch_bwd(struct pm_ctx *c)
 
 /* LayerNorm's input i and C = prod(normalized_shape), the literal in
  * Concrete Inputs[i + 1] */
-static void layer_shape(struct pm_ctx *c, struct norm *n, long i)
+static void layer_shape(struct roof_ctx *c, struct norm *n, long i)
 {
     norm_shape(c, n, i);
-    n->C = literal_prod(c, pm_argi(c, "Concrete Inputs", i + 1));
+    n->C = literal_prod(c, roof_argi(c, "Concrete Inputs", i + 1));
 }
 
-void pm_norm_layer(struct pm_ctx *c)
+void roof_norm_layer(struct roof_ctx *c)
 {
     struct norm n = {0};
     layer_shape(c, &n, 0);
@@ -248,14 +248,14 @@ void pm_norm_layer(struct pm_ctx *c)
     norm_finish(c, &n, NORM_FWD);
 }
 
-void pm_norm_layer_bwd(struct pm_ctx *c)
+void roof_norm_layer_bwd(struct roof_ctx *c)
 {
     struct norm n = {0};
     layer_shape(c, &n, 1);
     norm_din_sin(c, &n, 1);
-    pm_literal_ints(c, pm_str(c, pm_argi(c, "Concrete Inputs", 7)), &n.mask);
-    if (pm_ok(c) && n.mask.n < 3)
-        pm_fail(c, "IndexError: output_mask too short");
+    roof_literal_ints(c, roof_str(c, roof_argi(c, "Concrete Inputs", 7)), &n.mask);
+    if (roof_ok(c) && n.mask.n < 3)
+        roof_fail(c, "IndexError: output_mask too short");
     /* the mask is zeroed above, so reading it is safe on a failed row too,
      * which norm_finish then drops */
     n.has_mask = true;
@@ -265,7 +265,7 @@ void pm_norm_layer_bwd(struct pm_ctx *c)
     norm_finish(c, &n, NORM_BWD_CLASS);
 }
 
-void pm_norm_group(struct pm_ctx *c)
+void roof_norm_group(struct roof_ctx *c)
 {
     struct norm n = {0};
     norm_io(c, &n, 0);
@@ -277,19 +277,19 @@ void pm_norm_group(struct pm_ctx *c)
 }
 
 /* native_group_norm_backward: C = shape[1] / groups, a float in Python */
-void pm_norm_group_bwd(struct pm_ctx *c)
+void roof_norm_group_bwd(struct roof_ctx *c)
 {
     struct norm n = {0};
-    struct pv *conc = pm_arg(c, "Concrete Inputs");
+    struct pv *conc = roof_arg(c, "Concrete Inputs");
     norm_io(c, &n, 1);
     n.affine = dims_not_none(c, 5);
     n.training = true;
-    pm_literal_ints(c, pm_str(c, pm_at(c, conc, 9)), &n.mask);
+    roof_literal_ints(c, roof_str(c, roof_at(c, conc, 9)), &n.mask);
     double ch = channels_dim1(c, &n.shape);
-    int64_t groups = pm_pyint(c, pm_str(c, pm_at(c, conc, 8)));
-    if (pm_ok(c) && groups == 0)
-        pm_fail(c, "ZeroDivisionError: groups is 0");
-    if (!pm_ok(c))
+    int64_t groups = roof_pyint(c, roof_str(c, roof_at(c, conc, 8)));
+    if (roof_ok(c) && groups == 0)
+        roof_fail(c, "ZeroDivisionError: groups is 0");
+    if (!roof_ok(c))
         return;
     n.C = ch / (double)groups;
     n.c_is_float = true;
@@ -299,49 +299,49 @@ void pm_norm_group_bwd(struct pm_ctx *c)
     norm_run(c, &n, NORM_BWD_CLASS);
 }
 
-void pm_norm_instance(struct pm_ctx *c)
+void roof_norm_instance(struct roof_ctx *c)
 {
     struct norm n = {0};
-    struct pv *conc = pm_arg(c, "Concrete Inputs");
+    struct pv *conc = roof_arg(c, "Concrete Inputs");
     norm_io(c, &n, 0);
     n.affine = dims_not_none(c, 2);
-    n.training = pm_truthy(pm_at(c, conc, 5));
+    n.training = roof_truthy(roof_at(c, conc, 5));
     n.C = channels_dim1(c, &n.shape);
     n.bias = true;
     norm_finish(c, &n, NORM_FWD);
 }
 
-void pm_norm_instance_bwd(struct pm_ctx *c)
+void roof_norm_instance_bwd(struct roof_ctx *c)
 {
-    pm_notimpl(c, "NotImplementedError: backward pass for InstanceNorm is not defined");
+    roof_notimpl(c, "NotImplementedError: backward pass for InstanceNorm is not defined");
 }
 
 /* aten::_fused_rms_norm: C = prod(normalized_shape), no bias, never
  * training; flops = (N/C)*(2C+2) + N*(2 if affine else 1). */
-void pm_norm_rms(struct pm_ctx *c)
+void roof_norm_rms(struct roof_ctx *c)
 {
     struct norm n = {0};
-    struct pv *conc = pm_arg(c, "Concrete Inputs");
+    struct pv *conc = roof_arg(c, "Concrete Inputs");
     norm_io(c, &n, 0);
     n.affine = dims_not_none(c, 2);
-    n.C = literal_prod(c, pm_at(c, conc, 1));
-    if (!pm_ok(c))
+    n.C = literal_prod(c, roof_at(c, conc, 1));
+    if (!roof_ok(c))
         return;
     norm_params(c, &n);
-    if (pm_begin(c, PM_FWD)) {
+    if (roof_begin(c, ROOF_FWD)) {
         if (n.C == 0) {
-            pm_fail(c, "ZeroDivisionError: num_channels is 0");
+            roof_fail(c, "ZeroDivisionError: num_channels is 0");
         } else {
             double f = n.N / n.C * (2 * n.C + 2);
             f += n.N * (n.affine ? 2 : 1);
-            pm_set_flops(c, f);
+            roof_set_flops(c, f);
             double bpe;
             if (norm_bpe(c, &n, &bpe))
-                pm_set_bytes(c, true, n.N * bpe + n.N * bpe + (n.affine ? n.C * bpe : 0));
+                roof_set_bytes(c, true, n.N * bpe + n.N * bpe + (n.affine ? n.C * bpe : 0));
         }
-        pm_set_spec(c, "vector", n.din);
+        roof_set_spec(c, "vector", n.din);
     }
-    pm_no_bwd(c, MP_ROOFLINE_SKIP);
+    roof_no_bwd(c, MP_ROOFLINE_SKIP);
 }
 
 static double rms_bwd_flops(const struct norm *n)
@@ -361,34 +361,34 @@ static double rms_bwd_flops(const struct norm *n)
     return f;
 }
 
-void pm_norm_rms_bwd(struct pm_ctx *c)
+void roof_norm_rms_bwd(struct roof_ctx *c)
 {
     struct norm n = {0};
-    struct pv *conc = pm_arg(c, "Concrete Inputs");
+    struct pv *conc = roof_arg(c, "Concrete Inputs");
     norm_io(c, &n, 1);
     n.affine = dims_not_none(c, 4);
-    n.C = literal_prod(c, pm_at(c, conc, 2));
-    pm_literal_ints(c, pm_str(c, pm_at(c, conc, 5)), &n.mask);
-    if (!pm_ok(c))
+    n.C = literal_prod(c, roof_at(c, conc, 2));
+    roof_literal_ints(c, roof_str(c, roof_at(c, conc, 5)), &n.mask);
+    if (!roof_ok(c))
         return;
     n.has_mask = true;
     norm_params(c, &n);
-    for (int ph = PM_FWD; ph <= PM_BWD; ph++) {
-        if (!pm_begin(c, (enum pm_phase)ph))
+    for (int ph = ROOF_FWD; ph <= ROOF_BWD; ph++) {
+        if (!roof_begin(c, (enum roof_phase)ph))
             continue;
         if (n.C == 0) {
-            pm_fail(c, "ZeroDivisionError: num_channels is 0");
+            roof_fail(c, "ZeroDivisionError: num_channels is 0");
             continue;
         }
         if (n.mask.n < 2) { /* output_mask[0] and [1] are both read */
-            pm_fail(c, "IndexError: output_mask too short");
+            roof_fail(c, "IndexError: output_mask too short");
             continue;
         }
-        pm_set_flops(c, rms_bwd_flops(&n));
+        roof_set_flops(c, rms_bwd_flops(&n));
         double bpe;
         if (norm_bpe(c, &n, &bpe))
-            pm_set_bytes(c, true, n.N * bpe + n.N * bpe * 2 + (n.affine ? n.C * bpe * 2 : 0));
-        if (ph == PM_FWD)
-            pm_set_spec(c, "vector", n.din);
+            roof_set_bytes(c, true, n.N * bpe + n.N * bpe * 2 + (n.affine ? n.C * bpe * 2 : 0));
+        if (ph == ROOF_FWD)
+            roof_set_spec(c, "vector", n.din);
     }
 }

@@ -16,14 +16,14 @@
 
 #include "roofline_int.h"
 
-#define PV_MAX_DEPTH 64
+#define ROOF_PV_MAX_DEPTH 64
 /* hard bounds: args beyond these are not ops TraceLens can model anyway */
-#define PV_MAX_NODES (1u << 20)
-#define PV_MAX_TEXT ((size_t)64 << 20)
+#define ROOF_PV_MAX_NODES (1u << 20)
+#define ROOF_PV_MAX_TEXT ((size_t)64 << 20)
 
 struct parser {
     const char *p, *e;
-    struct pv_doc *d;
+    struct roof_pv_doc *d;
     bool oom;
 };
 
@@ -34,9 +34,9 @@ static void ws(struct parser *ps)
 
 static struct pv *new_node(struct parser *ps, uint32_t *idx)
 {
-    struct pv_doc *d = ps->d;
+    struct roof_pv_doc *d = ps->d;
     if (d->n == d->cap) {
-        if (d->cap >= PV_MAX_NODES) {
+        if (d->cap >= ROOF_PV_MAX_NODES) {
             ps->oom = true;
             return NULL;
         }
@@ -61,12 +61,12 @@ static struct pv *new_node(struct parser *ps, uint32_t *idx)
 /* Reserves n bytes of string storage; returns the offset or SIZE_MAX. */
 static size_t text_reserve(struct parser *ps, size_t n)
 {
-    struct pv_doc *d = ps->d;
+    struct roof_pv_doc *d = ps->d;
     if (d->tlen + n > d->tcap) {
         size_t cap = d->tcap;
         while (cap < d->tlen + n)
             cap *= 2;
-        if (cap > PV_MAX_TEXT) {
+        if (cap > ROOF_PV_MAX_TEXT) {
             ps->oom = true;
             return SIZE_MAX;
         }
@@ -136,7 +136,7 @@ static bool number(struct parser *ps, struct pv *v)
     if (q < ps->e && *q == '-')
         q++;
     if (ps->e - q >= 8 && !strncmp(q, "Infinity", 8)) {
-        v->type = PV_REAL;
+        v->type = ROOF_PV_REAL;
         v->d = *s == '-' ? -INFINITY : INFINITY;
         ps->p = q + 8;
         return true;
@@ -164,7 +164,7 @@ static bool number(struct parser *ps, struct pv *v)
                 x = x * 10 + (uint64_t)(*r - '0');
         }
         if (ok && x <= (uint64_t)INT64_MAX) {
-            v->type = PV_INT;
+            v->type = ROOF_PV_INT;
             v->i = neg ? -(int64_t)x : (int64_t)x;
             ps->p = q;
             return true;
@@ -180,7 +180,7 @@ static bool number(struct parser *ps, struct pv *v)
     double d = strtod(tmp, &end);
     if (*end != '\0')
         return false;
-    v->type = PV_REAL;
+    v->type = ROOF_PV_REAL;
     v->d = d;
     ps->p = q;
     return true;
@@ -201,7 +201,7 @@ static bool lit(struct parser *ps, const char *w)
  * whose key starts at key_off in the text buffer. */
 static bool value(struct parser *ps, int depth, size_t key_off, bool has_key)
 {
-    if (depth > PV_MAX_DEPTH)
+    if (depth > ROOF_PV_MAX_DEPTH)
         return false;
     ws(ps);
     if (ps->p >= ps->e)
@@ -216,7 +216,7 @@ static bool value(struct parser *ps, int depth, size_t key_off, bool has_key)
     bool ok = true;
     if (c == '{' || c == '[') {
         bool obj = c == '{';
-        V->type = obj ? PV_OBJ : PV_ARR;
+        V->type = obj ? ROOF_PV_OBJ : ROOF_PV_ARR;
         ps->p++;
         ws(ps);
         uint32_t count = 0;
@@ -255,17 +255,17 @@ static bool value(struct parser *ps, int depth, size_t key_off, bool has_key)
         size_t off = 0;
         uint32_t len = 0;
         ok = string(ps, &off, &len);
-        V->type = PV_STR;
+        V->type = ROOF_PV_STR;
         V->str_off = (uint32_t)off;
         V->n = len;
     } else if (lit(ps, "true")) {
-        V->type = PV_TRUE;
+        V->type = ROOF_PV_TRUE;
     } else if (lit(ps, "false")) {
-        V->type = PV_FALSE;
+        V->type = ROOF_PV_FALSE;
     } else if (lit(ps, "null")) {
-        V->type = PV_NULL;
+        V->type = ROOF_PV_NULL;
     } else if (lit(ps, "NaN")) {
-        V->type = PV_REAL;
+        V->type = ROOF_PV_REAL;
         V->d = NAN;
     } else {
         ok = number(ps, V);
@@ -276,16 +276,16 @@ static bool value(struct parser *ps, int depth, size_t key_off, bool has_key)
     return ok;
 }
 
-int pv_parse(const char *text, size_t len, struct pv_doc *d)
+int roof_pv_parse(const char *text, size_t len, struct roof_pv_doc *d)
 {
     d->nodes = d->inline_nodes;
-    d->cap = PV_INLINE_NODES;
+    d->cap = ROOF_PV_INLINE_NODES;
     d->n = 0;
     d->text = d->inline_text;
-    d->tcap = PV_INLINE_TEXT;
+    d->tcap = ROOF_PV_INLINE_TEXT;
     d->tlen = 0;
     struct parser ps = {text, text + len, d, false};
-    if (len > PV_MAX_TEXT)
+    if (len > ROOF_PV_MAX_TEXT)
         return MP_ENOMEM;
     bool ok = value(&ps, 0, 0, false);
     ws(&ps);
@@ -299,7 +299,7 @@ int pv_parse(const char *text, size_t len, struct pv_doc *d)
     return 0;
 }
 
-void pv_free(struct pv_doc *d)
+void roof_pv_free(struct roof_pv_doc *d)
 {
     if (d->nodes && d->nodes != d->inline_nodes)
         free(d->nodes);
@@ -310,16 +310,16 @@ void pv_free(struct pv_doc *d)
     d->n = 0;
 }
 
-struct pv *pv_root(struct pv_doc *d)
+struct pv *roof_pv_root(struct roof_pv_doc *d)
 {
     return d->n ? &d->nodes[0] : NULL;
 }
 
 /* ---- access ---- */
 
-struct pv *pv_child(const struct pv *v, size_t i)
+struct pv *roof_pv_child(const struct pv *v, size_t i)
 {
-    if (!v || (v->type != PV_ARR && v->type != PV_OBJ) || i >= v->n)
+    if (!v || (v->type != ROOF_PV_ARR && v->type != ROOF_PV_OBJ) || i >= v->n)
         return NULL;
     struct pv *c = (struct pv *)v + 1;
     while (i--)
@@ -327,9 +327,9 @@ struct pv *pv_child(const struct pv *v, size_t i)
     return c;
 }
 
-struct pv *pv_array_get(const struct pv *v, size_t i)
+struct pv *roof_pv_array_get(const struct pv *v, size_t i)
 {
-    if (!v || v->type != PV_ARR || i >= v->n)
+    if (!v || v->type != ROOF_PV_ARR || i >= v->n)
         return NULL;
     struct pv *c = (struct pv *)v + 1;
     while (i--)
@@ -337,30 +337,30 @@ struct pv *pv_array_get(const struct pv *v, size_t i)
     return c;
 }
 
-struct pv *pv_object_get(const struct pv *v, const char *key)
+struct pv *roof_pv_object_get(const struct pv *v, const char *key)
 {
-    if (!v || v->type != PV_OBJ)
+    if (!v || v->type != ROOF_PV_OBJ)
         return NULL;
     struct pv *c = (struct pv *)v + 1, *found = NULL;
     for (uint32_t i = 0; i < v->n; i++, c += c->size) {
-        const char *k = pv_key(c);
+        const char *k = roof_pv_key(c);
         if (k[0] == key[0] && !strcmp(k, key))
             found = c; /* the last of duplicate keys wins, as in Python */
     }
     return found;
 }
 
-struct pv *pv_next(const struct pv *child)
+struct pv *roof_pv_next(const struct pv *child)
 {
     return (struct pv *)child + child->size;
 }
 
-const char *pv_key(const struct pv *member)
+const char *roof_pv_key(const struct pv *member)
 {
     return member && member->key_off ? member->doc->text + member->key_off - 1 : "";
 }
 
-const char *pv_string_value(const struct pv *v)
+const char *roof_pv_string_value(const struct pv *v)
 {
-    return v && v->type == PV_STR ? v->doc->text + v->str_off : NULL;
+    return v && v->type == ROOF_PV_STR ? v->doc->text + v->str_off : NULL;
 }

@@ -14,290 +14,297 @@
 #include "roofline_int.h"
 
 /* TraceLens perf model classes: sheet, bwd_category, magpie model */
-static const struct pm_class K_perf_model_aten_mm = {"aten_mm", "GEMM", NULL, pm_gemm_mm, 0};
-static const struct pm_class K_perf_model_aten_addmm = {"aten_addmm", "GEMM", NULL, pm_gemm_addmm,
-                                                        0};
-static const struct pm_class K_perf_model_aten_scaled_mm = {"aten_scaled_mm", "GEMM", NULL,
-                                                            pm_gemm_scaled_mm, 0};
-static const struct pm_class K_perf_model_aten_bmm = {"aten_bmm", "GEMM", NULL, pm_gemm_bmm, 0};
-static const struct pm_class K_perf_model_tex_ts_te_gemm_ts = {"tex_ts_te_gemm_ts", "GEMM", NULL,
-                                                               pm_gemm_te_gemm_ts, 0};
-static const struct pm_class K_perf_model_aten_baddbmm = {"aten_baddbmm", "GEMM", NULL,
-                                                          pm_gemm_baddbmm, 0};
-static const struct pm_class K_perf_model_vllm_gemm_with_dynamic_quant = {
-    "vllm_gemm_with_dynamic_quant", "GEMM", NULL, pm_gemm_dynamic_quant, 0};
-static const struct pm_class K_perf_model_flash_attention = {"flash_attention", "SDPA", "SDPA_bwd",
-                                                             pm_sdpa_flash, 0};
-static const struct pm_class K_perf_model_flash_attention_backward = {
-    "flash_attention_backward", "SDPA", "SDPA_bwd", pm_sdpa_flash_bwd, 0};
-static const struct pm_class K_perf_model_flash_attention_varlen_forward = {
-    "flash_attention_varlen_forward", "SDPA", "SDPA_bwd", pm_sdpa_varlen, 0};
-static const struct pm_class K_perf_model_flash_attention_varlen_backward = {
-    "flash_attention_varlen_backward", "SDPA", "SDPA_bwd", pm_sdpa_varlen, 1};
-static const struct pm_class K_perf_model_aten__scaled_dot_product_cudnn_attention = {
-    "aten__scaled_dot_product_cudnn_attention", "SDPA", "SDPA_bwd", pm_sdpa_aten_cudnn, 0};
-static const struct pm_class K_perf_model_aten__scaled_dot_product_efficient_attention = {
-    "aten__scaled_dot_product_efficient_attention", "SDPA", "SDPA_bwd", pm_sdpa_aten_efficient, 0};
-static const struct pm_class K_perf_model_aten__scaled_dot_product_flash_attention = {
-    "aten__scaled_dot_product_flash_attention", "SDPA", "SDPA_bwd", pm_sdpa_aten_flash, 0};
-static const struct pm_class K_perf_model_aten_conv = {"aten_conv", "CONV", "CONV_bwd", pm_conv, 0};
-static const struct pm_class K_perf_model_aten_conv_bwd = {"aten_conv_bwd", "CONV", "CONV_bwd",
-                                                           pm_conv_bwd, 0};
-static const struct pm_class K_perf_model_ConvBias_ = {"ConvBias_", "CONV", "CONV_bwd", NULL, 0};
-static const struct pm_class K_perf_model_ConvBiasReLU_ = {"ConvBiasReLU_", "CONV", "CONV_bwd",
-                                                           NULL, 0};
-static const struct pm_class K_perf_model_ConvBias_Backward = {"ConvBias_Backward", "CONV",
-                                                               "CONV_bwd", NULL, 0};
-static const struct pm_class K_perf_model_ConvBiasReLU_Backward = {"ConvBiasReLU_Backward", "CONV",
-                                                                   "CONV_bwd", NULL, 0};
-static const struct pm_class K_perf_model_aiter__flash_attn_forward = {
-    "aiter__flash_attn_forward", "SDPA", "SDPA_bwd", pm_sdpa_aiter_flash_fwd, 0};
-static const struct pm_class K_perf_model_aiter__flash_attn_backward = {
-    "aiter__flash_attn_backward", "SDPA", "SDPA_bwd", pm_sdpa_aiter_flash_bwd, 0};
-static const struct pm_class K_perf_model_aiter__fmha_v3_forward = {
-    "aiter__fmha_v3_forward", "SDPA", "SDPA_bwd", pm_sdpa_aiter_fmha_v3_fwd_wrapper, 0};
-static const struct pm_class K_perf_model_aiter__fmha_v3_backward = {
-    "aiter__fmha_v3_backward", "SDPA", "SDPA_bwd", pm_sdpa_aiter_fmha_v3_bwd_wrapper, 0};
-static const struct pm_class K_perf_model_aiter__mha_fwd = {"aiter__mha_fwd", "SDPA", "SDPA_bwd",
-                                                            pm_sdpa_aiter_mha_fwd, 0};
-static const struct pm_class K_perf_model_aiter__fmha_v3_fwd = {
-    "aiter__fmha_v3_fwd", "SDPA", "SDPA_bwd", pm_sdpa_aiter_mha_fwd, 0};
-static const struct pm_class K_perf_model_aiter__mha_bwd = {"aiter__mha_bwd", "SDPA", "SDPA_bwd",
-                                                            pm_sdpa_aiter_mha_bwd, 0};
-static const struct pm_class K_perf_model_flash_attn_v3_forward = {"flash_attn_v3_forward", "SDPA",
-                                                                   "SDPA_bwd", pm_sdpa_flash_v3, 0};
-static const struct pm_class K_attention_perf_model_extensions_vllm_unified_attention_with_output =
-    {"vllm_unified_attention_with_output", "InferenceAttention", NULL, pm_iattn, PM_IA_BASE};
-static const struct pm_class K_perf_model_evoformer_attention = {"evoformer_attention", "SDPA",
-                                                                 "SDPA_bwd", pm_sdpa_evoformer, 0};
-static const struct pm_class K_perf_model_liger_silu_mul_function = {
-    "liger_silu_mul_function", "BinaryElementwise", NULL, pm_liger_silu_mul, 0};
-static const struct pm_class K_perf_model_primus_turbo_grouped_gemm = {
-    "primus_turbo_grouped_gemm", "GroupedGEMM", "GroupedGEMM_bwd", pm_grouped_gemm, 0};
-static const struct pm_class K_perf_model_primus_turbo_grouped_gemm_variable_k = {
-    "primus_turbo_grouped_gemm_variable_k", "GroupedGEMM", "GroupedGEMM_bwd", pm_grouped_gemm_var_k,
+static const struct roof_class K_perf_model_aten_mm = {"aten_mm", "GEMM", NULL, roof_gemm_mm, 0};
+static const struct roof_class K_perf_model_aten_addmm = {"aten_addmm", "GEMM", NULL,
+                                                          roof_gemm_addmm, 0};
+static const struct roof_class K_perf_model_aten_scaled_mm = {"aten_scaled_mm", "GEMM", NULL,
+                                                              roof_gemm_scaled_mm, 0};
+static const struct roof_class K_perf_model_aten_bmm = {"aten_bmm", "GEMM", NULL, roof_gemm_bmm, 0};
+static const struct roof_class K_perf_model_tex_ts_te_gemm_ts = {"tex_ts_te_gemm_ts", "GEMM", NULL,
+                                                                 roof_gemm_te_gemm_ts, 0};
+static const struct roof_class K_perf_model_aten_baddbmm = {"aten_baddbmm", "GEMM", NULL,
+                                                            roof_gemm_baddbmm, 0};
+static const struct roof_class K_perf_model_vllm_gemm_with_dynamic_quant = {
+    "vllm_gemm_with_dynamic_quant", "GEMM", NULL, roof_gemm_dynamic_quant, 0};
+static const struct roof_class K_perf_model_flash_attention = {"flash_attention", "SDPA",
+                                                               "SDPA_bwd", roof_sdpa_flash, 0};
+static const struct roof_class K_perf_model_flash_attention_backward = {
+    "flash_attention_backward", "SDPA", "SDPA_bwd", roof_sdpa_flash_bwd, 0};
+static const struct roof_class K_perf_model_flash_attention_varlen_forward = {
+    "flash_attention_varlen_forward", "SDPA", "SDPA_bwd", roof_sdpa_varlen, 0};
+static const struct roof_class K_perf_model_flash_attention_varlen_backward = {
+    "flash_attention_varlen_backward", "SDPA", "SDPA_bwd", roof_sdpa_varlen, 1};
+static const struct roof_class K_perf_model_aten__scaled_dot_product_cudnn_attention = {
+    "aten__scaled_dot_product_cudnn_attention", "SDPA", "SDPA_bwd", roof_sdpa_aten_cudnn, 0};
+static const struct roof_class K_perf_model_aten__scaled_dot_product_efficient_attention = {
+    "aten__scaled_dot_product_efficient_attention", "SDPA", "SDPA_bwd", roof_sdpa_aten_efficient,
     0};
-static const struct pm_class K_perf_model_tev2_pseudo_gemm = {"tev2_pseudo_gemm", "GEMM", NULL,
-                                                              pm_gemm_tev2, 0};
-static const struct pm_class K_perf_model_moe_dispatch = {"moe_dispatch", "MoE_comm",
-                                                          "MoE_comm_bwd", pm_moe_comm, 0};
-static const struct pm_class K_perf_model_moe_combine = {"moe_combine", "MoE_comm", "MoE_comm_bwd",
-                                                         pm_moe_comm, 0};
-static const struct pm_class K_perf_model_causal_conv1d_fwd = {"causal_conv1d_fwd", "SSM", NULL,
-                                                               pm_causal_conv1d, 0};
-static const struct pm_class K_perf_model_fused_rope_fwd = {"fused_rope_fwd", "RoPE", NULL,
-                                                            pm_rope_fused, 0};
-static const struct pm_class K_perf_model_cross_entropy_fwd = {"cross_entropy_fwd", "CrossEntropy",
-                                                               NULL, pm_cross_entropy, 0};
-static const struct pm_class K_perf_model_mamba_ssd_fwd = {"mamba_ssd_fwd", "SSM", "SSM_bwd", NULL,
-                                                           0};
-static const struct pm_class K_perf_model_hipblaslt_gemm_fp8 = {"hipblaslt_gemm_fp8", "GEMM", NULL,
-                                                                NULL, 0};
-static const struct pm_class K_perf_model_primus_turbo_quantize_fp8 = {
-    "primus_turbo_quantize_fp8", "UnaryElementwise", NULL, NULL, 0};
-static const struct pm_class K_perf_model_hipblaslt_gemm_fp4 = {"hipblaslt_gemm_fp4", "GEMM", NULL,
-                                                                NULL, 0};
-static const struct pm_class K_perf_model_primus_turbo_quantize_mxfp4_dual = {
-    "primus_turbo_quantize_mxfp4_dual", "UnaryElementwise", NULL, NULL, 0};
-static const struct pm_class K_perf_model_aiter_gemm_a4w4 = {"aiter_gemm_a4w4", "GEMM", NULL, NULL,
-                                                             0};
-static const struct pm_class K_moe_perf_model_extensions_moe_aiter_fused_1stage = {
-    "moe_aiter_fused_1stage", "MoE_fused", NULL, pm_moe_flydsl, 0};
-static const struct pm_class K_moe_perf_model_extensions_moe_aiter_unfused_up = {
-    "moe_aiter_unfused_up", "MoE_unfused", NULL, NULL, 0};
-static const struct pm_class K_moe_perf_model_extensions_moe_aiter_unfused_down = {
-    "moe_aiter_unfused_down", "MoE_unfused", NULL, NULL, 0};
-static const struct pm_class K_moe_perf_model_extensions_moe_aiter_ck_stage1 = {
-    "moe_aiter_ck_stage1", "MoE_unfused", NULL, NULL, 0};
-static const struct pm_class K_moe_perf_model_extensions_moe_aiter_ck_stage2 = {
-    "moe_aiter_ck_stage2", "MoE_unfused", NULL, NULL, 0};
-static const struct pm_class K_moe_perf_model_extensions_moe_aiter_fused_blockscale = {
-    "moe_aiter_fused_blockscale", "MoE_fused", NULL, NULL, 0};
-static const struct pm_class K_moe_perf_model_extensions_moe_triton_unfused_up = {
-    "moe_triton_unfused_up", "MoE_unfused", NULL, pm_moe_triton, 1};
-static const struct pm_class K_moe_perf_model_extensions_moe_triton_unfused_down = {
-    "moe_triton_unfused_down", "MoE_unfused", NULL, pm_moe_triton, 0};
-static const struct pm_class K_moe_perf_model_extensions_moe_gptq_awq_up = {
-    "moe_gptq_awq_up", "MoE_unfused", NULL, pm_moe_gptq_awq, 1};
-static const struct pm_class K_moe_perf_model_extensions_moe_gptq_awq_down = {
-    "moe_gptq_awq_down", "MoE_unfused", NULL, pm_moe_gptq_awq, 0};
-static const struct pm_class K_moe_perf_model_extensions_moe_flydsl_stage1 = {
-    "moe_flydsl_stage1", "MoE_unfused", NULL, pm_moe_flydsl, 1};
-static const struct pm_class K_moe_perf_model_extensions_moe_flydsl_stage2 = {
-    "moe_flydsl_stage2", "MoE_unfused", NULL, pm_moe_flydsl, 2};
-static const struct pm_class K_moe_perf_model_extensions_moe_triton_invoke_grouped_gemm = {
-    "moe_triton_invoke_grouped_gemm", "MoE_unfused", NULL, NULL, 0};
-static const struct pm_class K_moe_perf_model_extensions_BiasedGroupedTopk = {
-    "BiasedGroupedTopk", "MoE_aux", NULL, NULL, 0};
-static const struct pm_class K_moe_perf_model_extensions_MoeSortScatterGather = {
-    "MoeSortScatterGather", "MoE_aux", NULL, NULL, 0};
-static const struct pm_class K_attention_perf_model_extensions_mha_varlen_fwd = {
-    "mha_varlen_fwd", "InferenceAttention", NULL, pm_iattn, PM_IA_BASE};
-static const struct pm_class K_attention_perf_model_extensions_aiter_fmha_v3_varlen_fwd = {
-    "aiter_fmha_v3_varlen_fwd", "InferenceAttention", NULL, pm_iattn, PM_IA_DV_DIM2};
-static const struct pm_class K_attention_perf_model_extensions_aiter_mha_batch_prefill = {
-    "aiter_mha_batch_prefill", "InferenceAttention", NULL, pm_iattn, PM_IA_DV_DIM2};
-static const struct pm_class K_attention_perf_model_extensions_aiter_paged_attention_ragged = {
-    "aiter_paged_attention_ragged", "InferenceAttention", NULL, pm_iattn, PM_IA_RAGGED};
-static const struct pm_class K_attention_perf_model_extensions_mla_decode_fwd = {
-    "mla_decode_fwd", "InferenceAttention", NULL, pm_iattn, PM_IA_BASE};
-static const struct pm_class K_attention_perf_model_extensions_pseudo_mla_prefill_fwd = {
-    "pseudo_mla_prefill_fwd", "InferenceAttention", NULL, pm_iattn, PM_IA_DV_DIM2};
-static const struct pm_class K_attention_perf_model_extensions_pa_decode_gluon = {
-    "pa_decode_gluon", "InferenceAttention", NULL, pm_iattn, PM_IA_GLUON};
-static const struct pm_class K_attention_perf_model_extensions_pseudo_v4_paged_decode_swa = {
-    "pseudo_v4_paged_decode_swa", "InferenceAttention", NULL, NULL, 0};
-static const struct pm_class K_attention_perf_model_extensions_pseudo_v4_paged_decode_csa = {
-    "pseudo_v4_paged_decode_csa", "InferenceAttention", NULL, NULL, 0};
-static const struct pm_class K_attention_perf_model_extensions_pseudo_v4_paged_decode_hca = {
-    "pseudo_v4_paged_decode_hca", "InferenceAttention", NULL, NULL, 0};
-static const struct pm_class K_attention_perf_model_extensions_pa_sparse_prefill_opus_fwd = {
-    "pa_sparse_prefill_opus_fwd", "InferenceAttention", NULL, NULL, 0};
-static const struct pm_class K_attention_perf_model_extensions_mla_tilelang_sparse_fwd = {
-    "mla_tilelang_sparse_fwd", "InferenceAttention", NULL, pm_iattn, PM_IA_TILELANG};
-static const struct pm_class K_perf_model_extensions_batched_gemm_a16wfp4 = {"batched_gemm_a16wfp4",
-                                                                             "GEMM", NULL, NULL, 0};
-static const struct pm_class K_perf_model_extensions_per_group_quant = {
-    "per_group_quant", "BinaryElementwise", NULL, pm_group_quant, 0};
-static const struct pm_class
-    K_rmsnorm_perf_model_extensions_vllm_rocm_aiter_triton_add_rmsnorm_pad = {
-        "vllm_rocm_aiter_triton_add_rmsnorm_pad", "RMSNorm", NULL, pm_rmsnorm_ext, 0};
-static const struct pm_class K_perf_model_extensions_mixed_sample_outer_exponential = {
-    "mixed_sample_outer_exponential", "elementwise", NULL, NULL, 0};
-static const struct pm_class K_perf_model_extensions_gemm_a8w8_blockscale = {
-    "gemm_a8w8_blockscale", "GEMM", NULL, pm_gemm_a8w8_blockscale, 0};
-static const struct pm_class K_perf_model_extensions_vllm_rocm_unquantized_gemm = {
-    "vllm_rocm_unquantized_gemm", "GEMM", NULL, pm_gemm_rocm_unquantized, 0};
-static const struct pm_class K_perf_model_extensions_gemm_a16w16 = {"gemm_a16w16", "GEMM", NULL,
-                                                                    pm_gemm_a16w16, 0};
-static const struct pm_class K_perf_model_extensions_fused_dynamic_mx_quant_moe_sort_hip = {
-    "fused_dynamic_mx_quant_moe_sort_hip", "GroupQuant", NULL, NULL, 0};
-static const struct pm_class K_perf_model_extensions_fused_qk_rope_concat_and_cache_mla = {
-    "fused_qk_rope_concat_and_cache_mla", "FusedRoPE", NULL, NULL, 0};
-static const struct pm_class K_perf_model_extensions_gemm_a16w16_atomic_ = {
-    "gemm_a16w16_atomic_", "GEMM", NULL, pm_gemm_a16w16_atomic, 0};
-static const struct pm_class K_perf_model_extensions_gemm_a16w16_asm = {
-    "gemm_a16w16_asm", "GEMM", NULL, pm_gemm_a16w16_asm, 0};
-static const struct pm_class K_perf_model_extensions_gemm_afp4wfp4 = {"gemm_afp4wfp4", "GEMM", NULL,
-                                                                      NULL, 0};
-static const struct pm_class K_perf_model_extensions_batched_gemm_a8w8 = {"batched_gemm_a8w8",
-                                                                          "GEMM", NULL, NULL, 0};
-static const struct pm_class K_perf_model_extensions_vllm_triton_per_token_group_quant_fp8 = {
-    "vllm_triton_per_token_group_quant_fp8", "BinaryElementwise", NULL, pm_vllm_group_quant_fp8, 0};
-static const struct pm_class K_perf_model_extensions_fused_flatten_mxfp4_quant = {
-    "fused_flatten_mxfp4_quant", "GroupQuant", NULL, NULL, 0};
-static const struct pm_class K_perf_model_extensions_aiter_rope_cached_positions_2c_fwd_impl = {
-    "aiter_rope_cached_positions_2c_fwd_impl", "RoPE", NULL, pm_rope_aiter_2c, 0};
-static const struct pm_class K_perf_model_extensions_sgl_kernel_rotary_embedding = {
-    "sgl_kernel_rotary_embedding", "RoPE", NULL, pm_rope_sgl, 0};
-static const struct pm_class K_perf_model_extensions_aiter_silu_and_mul = {
-    "aiter_silu_and_mul", "UnaryElementwise", NULL, pm_gated_act, 5};
-static const struct pm_class K_perf_model_extensions_sgl_kernel_silu_and_mul = {
-    "sgl_kernel_silu_and_mul", "UnaryElementwise", NULL, pm_gated_act, 5};
-static const struct pm_class K_perf_model_extensions_aiter_gelu_and_mul = {
-    "aiter_gelu_and_mul", "UnaryElementwise", NULL, pm_gated_act, 8};
-static const struct pm_class K_perf_model_extensions_aiter_gelu_tanh_and_mul = {
-    "aiter_gelu_tanh_and_mul", "UnaryElementwise", NULL, pm_gated_act, 10};
-static const struct pm_class K_rmsnorm_perf_model_extensions_aiter_rms_norm = {
-    "aiter_rms_norm", "RMSNorm", NULL, pm_rmsnorm_ext, 0};
-static const struct pm_class K_rmsnorm_perf_model_extensions_aiter_rmsnorm = {
-    "aiter_rmsnorm", "RMSNorm", NULL, pm_rmsnorm_ext, 0};
-static const struct pm_class K_rmsnorm_perf_model_extensions_aiter_rmsnorm2d_fwd_with_add_ck = {
-    "aiter_rmsnorm2d_fwd_with_add_ck", "RMSNorm", NULL, pm_rmsnorm_ext, 0};
-static const struct pm_class
-    K_rmsnorm_perf_model_extensions_aiter_rmsnorm2d_fwd_with_dynamicquant_ck = {
-        "aiter_rmsnorm2d_fwd_with_dynamicquant_ck", "RMSNorm", NULL, pm_rmsnorm_ext, 0};
-static const struct pm_class
-    K_rmsnorm_perf_model_extensions_vllm_rocm_aiter_rmsnorm_fp8_group_quant = {
-        "vllm_rocm_aiter_rmsnorm_fp8_group_quant", "RMSNorm", NULL, pm_rmsnorm_ext, 0};
-static const struct pm_class
-    K_rmsnorm_perf_model_extensions_vllm_rocm_aiter_rmsnorm_with_add_fp8_group_quant = {
-        "vllm_rocm_aiter_rmsnorm_with_add_fp8_group_quant", "RMSNorm", NULL, pm_rmsnorm_ext, 0};
-static const struct pm_class K_rmsnorm_perf_model_extensions_fused_rms_mxfp4_quant = {
-    "fused_rms_mxfp4_quant", "RMSNorm", NULL, pm_rmsnorm_ext, 0};
-static const struct pm_class
-    K_custom_collectives_perf_model_extensions_aiter_fused_allreduce_rmsnorm = {
-        "aiter_fused_allreduce_rmsnorm", "CustomCollective", NULL, pm_collective, 0};
-static const struct pm_class
-    K_custom_collectives_perf_model_extensions_aiter_fused_allreduce_rmsnorm_ = {
-        "aiter_fused_allreduce_rmsnorm_", "CustomCollective", NULL, pm_collective, 0};
-static const struct pm_class K_custom_collectives_perf_model_extensions_custom_ar_all_reduce = {
-    "custom_ar_all_reduce", "CustomCollective", NULL, pm_collective, 0};
-static const struct pm_class K_custom_collectives_perf_model_extensions_aiter_reduce_scatter = {
-    "aiter_reduce_scatter", "CustomCollective", NULL, pm_collective, 0};
-static const struct pm_class K_custom_collectives_perf_model_extensions_aiter_all_gather_reg = {
-    "aiter_all_gather_reg", "CustomCollective", NULL, pm_collective, 0};
-static const struct pm_class K_custom_collectives_perf_model_extensions_sgl_kernel_all_reduce_reg =
-    {"sgl_kernel_all_reduce_reg", "CustomCollective", NULL, pm_collective, 0};
-static const struct pm_class K_custom_collectives_perf_model_extensions_sgl_kernel_qr_all_reduce = {
-    "sgl_kernel_qr_all_reduce", "CustomCollective", NULL, pm_collective, 0};
-static const struct pm_class
-    K_custom_collectives_perf_model_extensions_sgl_kernel_reg_all_gather_into_tensor = {
-        "sgl_kernel_reg_all_gather_into_tensor", "CustomCollective", NULL, pm_collective, 0};
-static const struct pm_class K_custom_collectives_perf_model_extensions_custom_ar_qr_all_reduce = {
-    "custom_ar_qr_all_reduce", "CustomCollective", NULL, pm_collective, 0};
-static const struct pm_class K_attention_perf_model_extensions_gdn_attention_core = {
-    "gdn_attention_core", "InferenceAttention", NULL, NULL, 0};
-static const struct pm_class K_perf_model_extensions_sglang_store_cache = {
-    "sglang_store_cache", "InferenceAttention", NULL, pm_store_cache, 0};
-static const struct pm_class K_perf_model_extensions_aiter_fused_qk_rope_cat_and_cache_mla = {
-    "aiter_fused_qk_rope_cat_and_cache_mla", "FusedRoPE", NULL, NULL, 0};
-static const struct pm_class K_moe_perf_model_extensions_sglang_fused_append_shared_experts = {
-    "sglang_fused_append_shared_experts", "MoE_aux", NULL, NULL, 0};
-static const struct pm_class K_perf_model_extensions_sglang_quant_dynamic_mxfp4_quant = {
-    "sglang_quant_dynamic_mxfp4_quant", "GroupQuant", NULL, NULL, 0};
-static const struct pm_class K_perf_model_extensions_aiter_fused_dynamic_mxfp4_quant_moe_sort_hip =
-    {"aiter_fused_dynamic_mxfp4_quant_moe_sort_hip", "GroupQuant", NULL, NULL, 0};
-static const struct pm_class K_perf_model_extensions_aiter_dynamic_per_group_scaled_quant_fp4 = {
-    "aiter_dynamic_per_group_scaled_quant_fp4", "GroupQuant", NULL, NULL, 0};
-static const struct pm_class K_perf_model_extensions_mhc_post = {"mhc_post", "mHC", NULL, NULL, 0};
-static const struct pm_class K_perf_model_extensions_mhc_pre_gemm_sqrsum = {"mhc_pre_gemm_sqrsum",
-                                                                            "mHC", NULL, NULL, 0};
-static const struct pm_class K_perf_model_extensions_mhc_pre_big_fuse_rmsnorm = {
-    "mhc_pre_big_fuse_rmsnorm", "mHC", NULL, NULL, 0};
-static const struct pm_class K_perf_model_extensions_mhc_fused_post_pre_gemm_sqrsum = {
-    "mhc_fused_post_pre_gemm_sqrsum", "mHC", NULL, NULL, 0};
-static const struct pm_class K_perf_model_extensions_topk_softplus = {"topk_softplus", "MoE_aux",
-                                                                      NULL, NULL, 0};
-static const struct pm_class K_rmsnorm_perf_model_extensions_aiter_rmsnorm_quant = {
-    "aiter_rmsnorm_quant", "RMSNorm", NULL, pm_rmsnorm_ext, 0};
-static const struct pm_class K_perf_model_GroupNorm = {"GroupNorm", "Normalization", "NORM_bwd",
-                                                       pm_norm_group, 0};
-static const struct pm_class K_perf_model_aten_unary_elementwise = {
-    "aten_unary_elementwise", "UnaryElementwise", NULL, pm_unary, 0};
-static const struct pm_class K_perf_model_aten_binary_elementwise = {
-    "aten_binary_elementwise", "BinaryElementwise", NULL, pm_binary, 0};
-static const struct pm_class K_perf_model_BatchNorm = {"BatchNorm", "Normalization", "NORM_bwd",
-                                                       pm_norm_batch, 0};
-static const struct pm_class K_perf_model_LayerNorm = {"LayerNorm", "Normalization", "NORM_bwd",
-                                                       pm_norm_layer, 0};
-static const struct pm_class K_perf_model_InstanceNorm = {"InstanceNorm", "Normalization",
-                                                          "NORM_bwd", pm_norm_instance, 0};
-static const struct pm_class K_perf_model_RMSNorm = {"RMSNorm", "Normalization", "NORM_bwd",
-                                                     pm_norm_rms, 0};
-static const struct pm_class K_perf_model_BatchNormBwd = {"BatchNormBwd", "Normalization",
-                                                          "NORM_bwd", pm_norm_batch_bwd, 0};
-static const struct pm_class K_perf_model_LayerNormBwd = {"LayerNormBwd", "Normalization",
-                                                          "NORM_bwd", pm_norm_layer_bwd, 0};
-static const struct pm_class K_perf_model_GroupNormBwd = {"GroupNormBwd", "Normalization",
-                                                          "NORM_bwd", pm_norm_group_bwd, 0};
-static const struct pm_class K_perf_model_InstanceNormBwd = {"InstanceNormBwd", "Normalization",
-                                                             "NORM_bwd", pm_norm_instance_bwd, 0};
-static const struct pm_class K_perf_model_RMSNormBwd = {"RMSNormBwd", "Normalization", "NORM_bwd",
-                                                        pm_norm_rms_bwd, 0};
-static const struct pm_class K_perf_model_FusedLnModulate = {"FusedLnModulate", "Normalization",
-                                                             "NORM_bwd", NULL, 0};
-static const struct pm_class K_perf_model_FusedLnModulateBackward = {
-    "FusedLnModulateBackward", "Normalization", "NORM_bwd", NULL, 0};
-static const struct pm_class K_perf_model_aten_reduce = {"aten_reduce", "Reduce", NULL, pm_reduce,
+static const struct roof_class K_perf_model_aten__scaled_dot_product_flash_attention = {
+    "aten__scaled_dot_product_flash_attention", "SDPA", "SDPA_bwd", roof_sdpa_aten_flash, 0};
+static const struct roof_class K_perf_model_aten_conv = {"aten_conv", "CONV", "CONV_bwd", roof_conv,
                                                          0};
-static const struct pm_class K_perf_model_aten_replication_pad = {
-    "aten_replication_pad", "UnaryElementwise", NULL, pm_replication_pad, 0};
-static const struct pm_class K_perf_model_aten_upsample_nearest = {
-    "aten_upsample_nearest", "UnaryElementwise", NULL, pm_upsample_nearest, 0};
+static const struct roof_class K_perf_model_aten_conv_bwd = {"aten_conv_bwd", "CONV", "CONV_bwd",
+                                                             roof_conv_bwd, 0};
+static const struct roof_class K_perf_model_ConvBias_ = {"ConvBias_", "CONV", "CONV_bwd", NULL, 0};
+static const struct roof_class K_perf_model_ConvBiasReLU_ = {"ConvBiasReLU_", "CONV", "CONV_bwd",
+                                                             NULL, 0};
+static const struct roof_class K_perf_model_ConvBias_Backward = {"ConvBias_Backward", "CONV",
+                                                                 "CONV_bwd", NULL, 0};
+static const struct roof_class K_perf_model_ConvBiasReLU_Backward = {"ConvBiasReLU_Backward",
+                                                                     "CONV", "CONV_bwd", NULL, 0};
+static const struct roof_class K_perf_model_aiter__flash_attn_forward = {
+    "aiter__flash_attn_forward", "SDPA", "SDPA_bwd", roof_sdpa_aiter_flash_fwd, 0};
+static const struct roof_class K_perf_model_aiter__flash_attn_backward = {
+    "aiter__flash_attn_backward", "SDPA", "SDPA_bwd", roof_sdpa_aiter_flash_bwd, 0};
+static const struct roof_class K_perf_model_aiter__fmha_v3_forward = {
+    "aiter__fmha_v3_forward", "SDPA", "SDPA_bwd", roof_sdpa_aiter_fmha_v3_fwd_wrapper, 0};
+static const struct roof_class K_perf_model_aiter__fmha_v3_backward = {
+    "aiter__fmha_v3_backward", "SDPA", "SDPA_bwd", roof_sdpa_aiter_fmha_v3_bwd_wrapper, 0};
+static const struct roof_class K_perf_model_aiter__mha_fwd = {"aiter__mha_fwd", "SDPA", "SDPA_bwd",
+                                                              roof_sdpa_aiter_mha_fwd, 0};
+static const struct roof_class K_perf_model_aiter__fmha_v3_fwd = {
+    "aiter__fmha_v3_fwd", "SDPA", "SDPA_bwd", roof_sdpa_aiter_mha_fwd, 0};
+static const struct roof_class K_perf_model_aiter__mha_bwd = {"aiter__mha_bwd", "SDPA", "SDPA_bwd",
+                                                              roof_sdpa_aiter_mha_bwd, 0};
+static const struct roof_class K_perf_model_flash_attn_v3_forward = {
+    "flash_attn_v3_forward", "SDPA", "SDPA_bwd", roof_sdpa_flash_v3, 0};
+static const struct roof_class
+    K_attention_perf_model_extensions_vllm_unified_attention_with_output = {
+        "vllm_unified_attention_with_output", "InferenceAttention", NULL, roof_iattn, ROOF_IA_BASE};
+static const struct roof_class K_perf_model_evoformer_attention = {
+    "evoformer_attention", "SDPA", "SDPA_bwd", roof_sdpa_evoformer, 0};
+static const struct roof_class K_perf_model_liger_silu_mul_function = {
+    "liger_silu_mul_function", "BinaryElementwise", NULL, roof_liger_silu_mul, 0};
+static const struct roof_class K_perf_model_primus_turbo_grouped_gemm = {
+    "primus_turbo_grouped_gemm", "GroupedGEMM", "GroupedGEMM_bwd", roof_grouped_gemm, 0};
+static const struct roof_class K_perf_model_primus_turbo_grouped_gemm_variable_k = {
+    "primus_turbo_grouped_gemm_variable_k", "GroupedGEMM", "GroupedGEMM_bwd",
+    roof_grouped_gemm_var_k, 0};
+static const struct roof_class K_perf_model_tev2_pseudo_gemm = {"tev2_pseudo_gemm", "GEMM", NULL,
+                                                                roof_gemm_tev2, 0};
+static const struct roof_class K_perf_model_moe_dispatch = {"moe_dispatch", "MoE_comm",
+                                                            "MoE_comm_bwd", roof_moe_comm, 0};
+static const struct roof_class K_perf_model_moe_combine = {"moe_combine", "MoE_comm",
+                                                           "MoE_comm_bwd", roof_moe_comm, 0};
+static const struct roof_class K_perf_model_causal_conv1d_fwd = {"causal_conv1d_fwd", "SSM", NULL,
+                                                                 roof_causal_conv1d, 0};
+static const struct roof_class K_perf_model_fused_rope_fwd = {"fused_rope_fwd", "RoPE", NULL,
+                                                              roof_rope_fused, 0};
+static const struct roof_class K_perf_model_cross_entropy_fwd = {
+    "cross_entropy_fwd", "CrossEntropy", NULL, roof_cross_entropy, 0};
+static const struct roof_class K_perf_model_mamba_ssd_fwd = {"mamba_ssd_fwd", "SSM", "SSM_bwd",
+                                                             NULL, 0};
+static const struct roof_class K_perf_model_hipblaslt_gemm_fp8 = {"hipblaslt_gemm_fp8", "GEMM",
+                                                                  NULL, NULL, 0};
+static const struct roof_class K_perf_model_primus_turbo_quantize_fp8 = {
+    "primus_turbo_quantize_fp8", "UnaryElementwise", NULL, NULL, 0};
+static const struct roof_class K_perf_model_hipblaslt_gemm_fp4 = {"hipblaslt_gemm_fp4", "GEMM",
+                                                                  NULL, NULL, 0};
+static const struct roof_class K_perf_model_primus_turbo_quantize_mxfp4_dual = {
+    "primus_turbo_quantize_mxfp4_dual", "UnaryElementwise", NULL, NULL, 0};
+static const struct roof_class K_perf_model_aiter_gemm_a4w4 = {"aiter_gemm_a4w4", "GEMM", NULL,
+                                                               NULL, 0};
+static const struct roof_class K_moe_perf_model_extensions_moe_aiter_fused_1stage = {
+    "moe_aiter_fused_1stage", "MoE_fused", NULL, roof_moe_flydsl, 0};
+static const struct roof_class K_moe_perf_model_extensions_moe_aiter_unfused_up = {
+    "moe_aiter_unfused_up", "MoE_unfused", NULL, NULL, 0};
+static const struct roof_class K_moe_perf_model_extensions_moe_aiter_unfused_down = {
+    "moe_aiter_unfused_down", "MoE_unfused", NULL, NULL, 0};
+static const struct roof_class K_moe_perf_model_extensions_moe_aiter_ck_stage1 = {
+    "moe_aiter_ck_stage1", "MoE_unfused", NULL, NULL, 0};
+static const struct roof_class K_moe_perf_model_extensions_moe_aiter_ck_stage2 = {
+    "moe_aiter_ck_stage2", "MoE_unfused", NULL, NULL, 0};
+static const struct roof_class K_moe_perf_model_extensions_moe_aiter_fused_blockscale = {
+    "moe_aiter_fused_blockscale", "MoE_fused", NULL, NULL, 0};
+static const struct roof_class K_moe_perf_model_extensions_moe_triton_unfused_up = {
+    "moe_triton_unfused_up", "MoE_unfused", NULL, roof_moe_triton, 1};
+static const struct roof_class K_moe_perf_model_extensions_moe_triton_unfused_down = {
+    "moe_triton_unfused_down", "MoE_unfused", NULL, roof_moe_triton, 0};
+static const struct roof_class K_moe_perf_model_extensions_moe_gptq_awq_up = {
+    "moe_gptq_awq_up", "MoE_unfused", NULL, roof_moe_gptq_awq, 1};
+static const struct roof_class K_moe_perf_model_extensions_moe_gptq_awq_down = {
+    "moe_gptq_awq_down", "MoE_unfused", NULL, roof_moe_gptq_awq, 0};
+static const struct roof_class K_moe_perf_model_extensions_moe_flydsl_stage1 = {
+    "moe_flydsl_stage1", "MoE_unfused", NULL, roof_moe_flydsl, 1};
+static const struct roof_class K_moe_perf_model_extensions_moe_flydsl_stage2 = {
+    "moe_flydsl_stage2", "MoE_unfused", NULL, roof_moe_flydsl, 2};
+static const struct roof_class K_moe_perf_model_extensions_moe_triton_invoke_grouped_gemm = {
+    "moe_triton_invoke_grouped_gemm", "MoE_unfused", NULL, NULL, 0};
+static const struct roof_class K_moe_perf_model_extensions_BiasedGroupedTopk = {
+    "BiasedGroupedTopk", "MoE_aux", NULL, NULL, 0};
+static const struct roof_class K_moe_perf_model_extensions_MoeSortScatterGather = {
+    "MoeSortScatterGather", "MoE_aux", NULL, NULL, 0};
+static const struct roof_class K_attention_perf_model_extensions_mha_varlen_fwd = {
+    "mha_varlen_fwd", "InferenceAttention", NULL, roof_iattn, ROOF_IA_BASE};
+static const struct roof_class K_attention_perf_model_extensions_aiter_fmha_v3_varlen_fwd = {
+    "aiter_fmha_v3_varlen_fwd", "InferenceAttention", NULL, roof_iattn, ROOF_IA_DV_DIM2};
+static const struct roof_class K_attention_perf_model_extensions_aiter_mha_batch_prefill = {
+    "aiter_mha_batch_prefill", "InferenceAttention", NULL, roof_iattn, ROOF_IA_DV_DIM2};
+static const struct roof_class K_attention_perf_model_extensions_aiter_paged_attention_ragged = {
+    "aiter_paged_attention_ragged", "InferenceAttention", NULL, roof_iattn, ROOF_IA_RAGGED};
+static const struct roof_class K_attention_perf_model_extensions_mla_decode_fwd = {
+    "mla_decode_fwd", "InferenceAttention", NULL, roof_iattn, ROOF_IA_BASE};
+static const struct roof_class K_attention_perf_model_extensions_pseudo_mla_prefill_fwd = {
+    "pseudo_mla_prefill_fwd", "InferenceAttention", NULL, roof_iattn, ROOF_IA_DV_DIM2};
+static const struct roof_class K_attention_perf_model_extensions_pa_decode_gluon = {
+    "pa_decode_gluon", "InferenceAttention", NULL, roof_iattn, ROOF_IA_GLUON};
+static const struct roof_class K_attention_perf_model_extensions_pseudo_v4_paged_decode_swa = {
+    "pseudo_v4_paged_decode_swa", "InferenceAttention", NULL, NULL, 0};
+static const struct roof_class K_attention_perf_model_extensions_pseudo_v4_paged_decode_csa = {
+    "pseudo_v4_paged_decode_csa", "InferenceAttention", NULL, NULL, 0};
+static const struct roof_class K_attention_perf_model_extensions_pseudo_v4_paged_decode_hca = {
+    "pseudo_v4_paged_decode_hca", "InferenceAttention", NULL, NULL, 0};
+static const struct roof_class K_attention_perf_model_extensions_pa_sparse_prefill_opus_fwd = {
+    "pa_sparse_prefill_opus_fwd", "InferenceAttention", NULL, NULL, 0};
+static const struct roof_class K_attention_perf_model_extensions_mla_tilelang_sparse_fwd = {
+    "mla_tilelang_sparse_fwd", "InferenceAttention", NULL, roof_iattn, ROOF_IA_TILELANG};
+static const struct roof_class K_perf_model_extensions_batched_gemm_a16wfp4 = {
+    "batched_gemm_a16wfp4", "GEMM", NULL, NULL, 0};
+static const struct roof_class K_perf_model_extensions_per_group_quant = {
+    "per_group_quant", "BinaryElementwise", NULL, roof_group_quant, 0};
+static const struct roof_class
+    K_rmsnorm_perf_model_extensions_vllm_rocm_aiter_triton_add_rmsnorm_pad = {
+        "vllm_rocm_aiter_triton_add_rmsnorm_pad", "RMSNorm", NULL, roof_rmsnorm_ext, 0};
+static const struct roof_class K_perf_model_extensions_mixed_sample_outer_exponential = {
+    "mixed_sample_outer_exponential", "elementwise", NULL, NULL, 0};
+static const struct roof_class K_perf_model_extensions_gemm_a8w8_blockscale = {
+    "gemm_a8w8_blockscale", "GEMM", NULL, roof_gemm_a8w8_blockscale, 0};
+static const struct roof_class K_perf_model_extensions_vllm_rocm_unquantized_gemm = {
+    "vllm_rocm_unquantized_gemm", "GEMM", NULL, roof_gemm_rocm_unquantized, 0};
+static const struct roof_class K_perf_model_extensions_gemm_a16w16 = {"gemm_a16w16", "GEMM", NULL,
+                                                                      roof_gemm_a16w16, 0};
+static const struct roof_class K_perf_model_extensions_fused_dynamic_mx_quant_moe_sort_hip = {
+    "fused_dynamic_mx_quant_moe_sort_hip", "GroupQuant", NULL, NULL, 0};
+static const struct roof_class K_perf_model_extensions_fused_qk_rope_concat_and_cache_mla = {
+    "fused_qk_rope_concat_and_cache_mla", "FusedRoPE", NULL, NULL, 0};
+static const struct roof_class K_perf_model_extensions_gemm_a16w16_atomic_ = {
+    "gemm_a16w16_atomic_", "GEMM", NULL, roof_gemm_a16w16_atomic, 0};
+static const struct roof_class K_perf_model_extensions_gemm_a16w16_asm = {
+    "gemm_a16w16_asm", "GEMM", NULL, roof_gemm_a16w16_asm, 0};
+static const struct roof_class K_perf_model_extensions_gemm_afp4wfp4 = {"gemm_afp4wfp4", "GEMM",
+                                                                        NULL, NULL, 0};
+static const struct roof_class K_perf_model_extensions_batched_gemm_a8w8 = {"batched_gemm_a8w8",
+                                                                            "GEMM", NULL, NULL, 0};
+static const struct roof_class K_perf_model_extensions_vllm_triton_per_token_group_quant_fp8 = {
+    "vllm_triton_per_token_group_quant_fp8", "BinaryElementwise", NULL, roof_vllm_group_quant_fp8,
+    0};
+static const struct roof_class K_perf_model_extensions_fused_flatten_mxfp4_quant = {
+    "fused_flatten_mxfp4_quant", "GroupQuant", NULL, NULL, 0};
+static const struct roof_class K_perf_model_extensions_aiter_rope_cached_positions_2c_fwd_impl = {
+    "aiter_rope_cached_positions_2c_fwd_impl", "RoPE", NULL, roof_rope_aiter_2c, 0};
+static const struct roof_class K_perf_model_extensions_sgl_kernel_rotary_embedding = {
+    "sgl_kernel_rotary_embedding", "RoPE", NULL, roof_rope_sgl, 0};
+static const struct roof_class K_perf_model_extensions_aiter_silu_and_mul = {
+    "aiter_silu_and_mul", "UnaryElementwise", NULL, roof_gated_act, 5};
+static const struct roof_class K_perf_model_extensions_sgl_kernel_silu_and_mul = {
+    "sgl_kernel_silu_and_mul", "UnaryElementwise", NULL, roof_gated_act, 5};
+static const struct roof_class K_perf_model_extensions_aiter_gelu_and_mul = {
+    "aiter_gelu_and_mul", "UnaryElementwise", NULL, roof_gated_act, 8};
+static const struct roof_class K_perf_model_extensions_aiter_gelu_tanh_and_mul = {
+    "aiter_gelu_tanh_and_mul", "UnaryElementwise", NULL, roof_gated_act, 10};
+static const struct roof_class K_rmsnorm_perf_model_extensions_aiter_rms_norm = {
+    "aiter_rms_norm", "RMSNorm", NULL, roof_rmsnorm_ext, 0};
+static const struct roof_class K_rmsnorm_perf_model_extensions_aiter_rmsnorm = {
+    "aiter_rmsnorm", "RMSNorm", NULL, roof_rmsnorm_ext, 0};
+static const struct roof_class K_rmsnorm_perf_model_extensions_aiter_rmsnorm2d_fwd_with_add_ck = {
+    "aiter_rmsnorm2d_fwd_with_add_ck", "RMSNorm", NULL, roof_rmsnorm_ext, 0};
+static const struct roof_class
+    K_rmsnorm_perf_model_extensions_aiter_rmsnorm2d_fwd_with_dynamicquant_ck = {
+        "aiter_rmsnorm2d_fwd_with_dynamicquant_ck", "RMSNorm", NULL, roof_rmsnorm_ext, 0};
+static const struct roof_class
+    K_rmsnorm_perf_model_extensions_vllm_rocm_aiter_rmsnorm_fp8_group_quant = {
+        "vllm_rocm_aiter_rmsnorm_fp8_group_quant", "RMSNorm", NULL, roof_rmsnorm_ext, 0};
+static const struct roof_class
+    K_rmsnorm_perf_model_extensions_vllm_rocm_aiter_rmsnorm_with_add_fp8_group_quant = {
+        "vllm_rocm_aiter_rmsnorm_with_add_fp8_group_quant", "RMSNorm", NULL, roof_rmsnorm_ext, 0};
+static const struct roof_class K_rmsnorm_perf_model_extensions_fused_rms_mxfp4_quant = {
+    "fused_rms_mxfp4_quant", "RMSNorm", NULL, roof_rmsnorm_ext, 0};
+static const struct roof_class
+    K_custom_collectives_perf_model_extensions_aiter_fused_allreduce_rmsnorm = {
+        "aiter_fused_allreduce_rmsnorm", "CustomCollective", NULL, roof_collective, 0};
+static const struct roof_class
+    K_custom_collectives_perf_model_extensions_aiter_fused_allreduce_rmsnorm_ = {
+        "aiter_fused_allreduce_rmsnorm_", "CustomCollective", NULL, roof_collective, 0};
+static const struct roof_class K_custom_collectives_perf_model_extensions_custom_ar_all_reduce = {
+    "custom_ar_all_reduce", "CustomCollective", NULL, roof_collective, 0};
+static const struct roof_class K_custom_collectives_perf_model_extensions_aiter_reduce_scatter = {
+    "aiter_reduce_scatter", "CustomCollective", NULL, roof_collective, 0};
+static const struct roof_class K_custom_collectives_perf_model_extensions_aiter_all_gather_reg = {
+    "aiter_all_gather_reg", "CustomCollective", NULL, roof_collective, 0};
+static const struct roof_class
+    K_custom_collectives_perf_model_extensions_sgl_kernel_all_reduce_reg = {
+        "sgl_kernel_all_reduce_reg", "CustomCollective", NULL, roof_collective, 0};
+static const struct roof_class K_custom_collectives_perf_model_extensions_sgl_kernel_qr_all_reduce =
+    {"sgl_kernel_qr_all_reduce", "CustomCollective", NULL, roof_collective, 0};
+static const struct roof_class
+    K_custom_collectives_perf_model_extensions_sgl_kernel_reg_all_gather_into_tensor = {
+        "sgl_kernel_reg_all_gather_into_tensor", "CustomCollective", NULL, roof_collective, 0};
+static const struct roof_class K_custom_collectives_perf_model_extensions_custom_ar_qr_all_reduce =
+    {"custom_ar_qr_all_reduce", "CustomCollective", NULL, roof_collective, 0};
+static const struct roof_class K_attention_perf_model_extensions_gdn_attention_core = {
+    "gdn_attention_core", "InferenceAttention", NULL, NULL, 0};
+static const struct roof_class K_perf_model_extensions_sglang_store_cache = {
+    "sglang_store_cache", "InferenceAttention", NULL, roof_store_cache, 0};
+static const struct roof_class K_perf_model_extensions_aiter_fused_qk_rope_cat_and_cache_mla = {
+    "aiter_fused_qk_rope_cat_and_cache_mla", "FusedRoPE", NULL, NULL, 0};
+static const struct roof_class K_moe_perf_model_extensions_sglang_fused_append_shared_experts = {
+    "sglang_fused_append_shared_experts", "MoE_aux", NULL, NULL, 0};
+static const struct roof_class K_perf_model_extensions_sglang_quant_dynamic_mxfp4_quant = {
+    "sglang_quant_dynamic_mxfp4_quant", "GroupQuant", NULL, NULL, 0};
+static const struct roof_class
+    K_perf_model_extensions_aiter_fused_dynamic_mxfp4_quant_moe_sort_hip = {
+        "aiter_fused_dynamic_mxfp4_quant_moe_sort_hip", "GroupQuant", NULL, NULL, 0};
+static const struct roof_class K_perf_model_extensions_aiter_dynamic_per_group_scaled_quant_fp4 = {
+    "aiter_dynamic_per_group_scaled_quant_fp4", "GroupQuant", NULL, NULL, 0};
+static const struct roof_class K_perf_model_extensions_mhc_post = {"mhc_post", "mHC", NULL, NULL,
+                                                                   0};
+static const struct roof_class K_perf_model_extensions_mhc_pre_gemm_sqrsum = {"mhc_pre_gemm_sqrsum",
+                                                                              "mHC", NULL, NULL, 0};
+static const struct roof_class K_perf_model_extensions_mhc_pre_big_fuse_rmsnorm = {
+    "mhc_pre_big_fuse_rmsnorm", "mHC", NULL, NULL, 0};
+static const struct roof_class K_perf_model_extensions_mhc_fused_post_pre_gemm_sqrsum = {
+    "mhc_fused_post_pre_gemm_sqrsum", "mHC", NULL, NULL, 0};
+static const struct roof_class K_perf_model_extensions_topk_softplus = {"topk_softplus", "MoE_aux",
+                                                                        NULL, NULL, 0};
+static const struct roof_class K_rmsnorm_perf_model_extensions_aiter_rmsnorm_quant = {
+    "aiter_rmsnorm_quant", "RMSNorm", NULL, roof_rmsnorm_ext, 0};
+static const struct roof_class K_perf_model_GroupNorm = {"GroupNorm", "Normalization", "NORM_bwd",
+                                                         roof_norm_group, 0};
+static const struct roof_class K_perf_model_aten_unary_elementwise = {
+    "aten_unary_elementwise", "UnaryElementwise", NULL, roof_unary, 0};
+static const struct roof_class K_perf_model_aten_binary_elementwise = {
+    "aten_binary_elementwise", "BinaryElementwise", NULL, roof_binary, 0};
+static const struct roof_class K_perf_model_BatchNorm = {"BatchNorm", "Normalization", "NORM_bwd",
+                                                         roof_norm_batch, 0};
+static const struct roof_class K_perf_model_LayerNorm = {"LayerNorm", "Normalization", "NORM_bwd",
+                                                         roof_norm_layer, 0};
+static const struct roof_class K_perf_model_InstanceNorm = {"InstanceNorm", "Normalization",
+                                                            "NORM_bwd", roof_norm_instance, 0};
+static const struct roof_class K_perf_model_RMSNorm = {"RMSNorm", "Normalization", "NORM_bwd",
+                                                       roof_norm_rms, 0};
+static const struct roof_class K_perf_model_BatchNormBwd = {"BatchNormBwd", "Normalization",
+                                                            "NORM_bwd", roof_norm_batch_bwd, 0};
+static const struct roof_class K_perf_model_LayerNormBwd = {"LayerNormBwd", "Normalization",
+                                                            "NORM_bwd", roof_norm_layer_bwd, 0};
+static const struct roof_class K_perf_model_GroupNormBwd = {"GroupNormBwd", "Normalization",
+                                                            "NORM_bwd", roof_norm_group_bwd, 0};
+static const struct roof_class K_perf_model_InstanceNormBwd = {
+    "InstanceNormBwd", "Normalization", "NORM_bwd", roof_norm_instance_bwd, 0};
+static const struct roof_class K_perf_model_RMSNormBwd = {"RMSNormBwd", "Normalization", "NORM_bwd",
+                                                          roof_norm_rms_bwd, 0};
+static const struct roof_class K_perf_model_FusedLnModulate = {"FusedLnModulate", "Normalization",
+                                                               "NORM_bwd", NULL, 0};
+static const struct roof_class K_perf_model_FusedLnModulateBackward = {
+    "FusedLnModulateBackward", "Normalization", "NORM_bwd", NULL, 0};
+static const struct roof_class K_perf_model_aten_reduce = {"aten_reduce", "Reduce", NULL,
+                                                           roof_reduce, 0};
+static const struct roof_class K_perf_model_aten_replication_pad = {
+    "aten_replication_pad", "UnaryElementwise", NULL, roof_replication_pad, 0};
+static const struct roof_class K_perf_model_aten_upsample_nearest = {
+    "aten_upsample_nearest", "UnaryElementwise", NULL, roof_upsample_nearest, 0};
 
 /* Sorted by strcmp. Category-only names have no class. */
-static const struct pm_entry table[] = {
+static const struct roof_entry table[] = {
     {"ConvBiasReLU_", &K_perf_model_ConvBiasReLU_, "CONV_fwd"},
     {"ConvBiasReLU_Backward", &K_perf_model_ConvBiasReLU_Backward, "CONV_bwd"},
     {"ConvBias_", &K_perf_model_ConvBias_, "CONV_fwd"},
@@ -700,27 +707,27 @@ static const struct pm_entry table[] = {
 /* torch.compile Triton kernels (triton_poi_*, triton_red_*, triton_per_*):
  * TritonCompiledPerfModel has no category attribute, so these ops are in no
  * per-category sheet; "triton" comes from the ^triton name pattern. */
-static const struct pm_class K_triton = {"TritonCompiledPerfModel", NULL, NULL, pm_triton, 0};
+static const struct roof_class K_triton = {"TritonCompiledPerfModel", NULL, NULL, roof_triton, 0};
 
 static int cmp_entry(const void *key, const void *e)
 {
-    return strcmp((const char *)key, ((const struct pm_entry *)e)->name);
+    return strcmp((const char *)key, ((const struct roof_entry *)e)->name);
 }
 
-const struct pm_entry *pm_lookup(const char *name)
+const struct roof_entry *roof_lookup(const char *name)
 {
     if (!name)
         return NULL;
     return bsearch(name, table, sizeof(table) / sizeof(table[0]), sizeof(table[0]), cmp_entry);
 }
 
-const struct pm_entry *pm_table(size_t *n)
+const struct roof_entry *roof_table(size_t *n)
 {
     *n = sizeof(table) / sizeof(table[0]);
     return table;
 }
 
-const struct pm_class *pm_prefix_class(const char *name)
+const struct roof_class *roof_prefix_class(const char *name)
 {
     if (!name)
         return NULL;
@@ -732,7 +739,7 @@ const struct pm_class *pm_prefix_class(const char *name)
 
 const char *mp_roofline_category(const char *name, const char *first_kernel_name)
 {
-    const struct pm_entry *e = pm_lookup(name);
+    const struct roof_entry *e = roof_lookup(name);
     if (e)
         return e->category;
     if (name && !strncmp(name, "triton", 6))
@@ -755,15 +762,15 @@ const char *mp_roofline_category(const char *name, const char *first_kernel_name
 
 bool mp_roofline_has_model(const char *name)
 {
-    const struct pm_entry *e = pm_lookup(name);
+    const struct roof_entry *e = roof_lookup(name);
     if (e)
         return e->cls != NULL;
-    return pm_prefix_class(name) != NULL;
+    return roof_prefix_class(name) != NULL;
 }
 
 const char *mp_roofline_sheet(const char *name)
 {
-    const struct pm_entry *e = pm_lookup(name);
+    const struct roof_entry *e = roof_lookup(name);
     if (e && e->cls)
         return e->cls->sheet;
     return NULL;

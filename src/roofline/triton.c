@@ -1120,18 +1120,18 @@ static int parse_fused(const char *name, char *buf, size_t bufn, const char **op
     return nops;
 }
 
-void pm_triton(struct pm_ctx *c)
+void roof_triton(struct roof_ctx *c)
 {
     const char *name = c->op->name;
-    struct pv *conc = pm_arg_opt(c, "Concrete Inputs");
-    struct pv *dims = pm_arg_opt(c, "Input Dims");
-    struct pv *types = pm_arg_opt(c, "Input type");
-    if (!pm_truthy(conc) || !pm_truthy(dims) || !pm_truthy(types)) {
-        pm_notimpl(c, "NotImplementedError: no Inductor metadata in the trace args of %s", name);
+    struct pv *conc = roof_arg_opt(c, "Concrete Inputs");
+    struct pv *dims = roof_arg_opt(c, "Input Dims");
+    struct pv *types = roof_arg_opt(c, "Input type");
+    if (!roof_truthy(conc) || !roof_truthy(dims) || !roof_truthy(types)) {
+        roof_notimpl(c, "NotImplementedError: no Inductor metadata in the trace args of %s", name);
         return;
     }
-    if (!pv_is_array(conc) || !pv_is_array(dims) || !pv_is_array(types)) {
-        pm_fail(c, "TypeError: Inductor args are not lists");
+    if (!roof_pv_is_array(conc) || !roof_pv_is_array(dims) || !roof_pv_is_array(types)) {
+        roof_fail(c, "TypeError: Inductor args are not lists");
         return;
     }
     bool reduction = !strncmp(name, "triton_red_", 11) || !strncmp(name, "triton_per_", 11);
@@ -1139,18 +1139,18 @@ void pm_triton(struct pm_ctx *c)
     /* the integer Concrete Inputs, in order */
     int64_t last2[2] = {0, 0};
     size_t nsc = 0;
-    for (size_t i = 0; i < pv_array_size(conc); i++) {
-        struct pv *v = pv_array_get(conc, i);
+    for (size_t i = 0; i < roof_pv_array_size(conc); i++) {
+        struct pv *v = roof_pv_array_get(conc, i);
         int64_t x;
-        if (pv_is_string(v)) {
-            if (!pv_string_length(v) || !pm_parse_pyint(pv_string_value(v), &x))
+        if (roof_pv_is_string(v)) {
+            if (!roof_pv_string_length(v) || !roof_parse_pyint(roof_pv_string_value(v), &x))
                 continue;
-        } else if (pv_is_integer(v)) {
-            x = (int64_t)pv_integer_value(v);
-        } else if (pv_is_real(v)) {
-            x = (int64_t)pv_real_value(v);
-        } else if (pv_is_boolean(v)) {
-            x = pv_is_true(v);
+        } else if (roof_pv_is_integer(v)) {
+            x = (int64_t)roof_pv_integer_value(v);
+        } else if (roof_pv_is_real(v)) {
+            x = (int64_t)roof_pv_real_value(v);
+        } else if (roof_pv_is_boolean(v)) {
+            x = roof_pv_is_true(v);
         } else {
             continue;
         }
@@ -1166,7 +1166,7 @@ void pm_triton(struct pm_ctx *c)
         xn = last2[1];
         rn = 1;
     } else {
-        pm_notimpl(c, "NotImplementedError: no element counts in the trace args of %s", name);
+        roof_notimpl(c, "NotImplementedError: no element counts in the trace args of %s", name);
         return;
     }
     char buf[512];
@@ -1176,26 +1176,26 @@ void pm_triton(struct pm_ctx *c)
     double total = 0;
     int first_bpe = -1;
     const char *prec = NULL;
-    size_t n =
-        pv_array_size(dims) < pv_array_size(types) ? pv_array_size(dims) : pv_array_size(types);
+    size_t n = roof_pv_array_size(dims) < roof_pv_array_size(types) ? roof_pv_array_size(dims)
+                                                                    : roof_pv_array_size(types);
     for (size_t i = 0; i < n; i++) {
-        struct pv *d = pv_array_get(dims, i), *t = pv_array_get(types, i);
-        if ((pv_is_string(t) && !strcmp(pv_string_value(t), "Scalar")) || !pm_truthy(d))
+        struct pv *d = roof_pv_array_get(dims, i), *t = roof_pv_array_get(types, i);
+        if ((roof_pv_is_string(t) && !strcmp(roof_pv_string_value(t), "Scalar")) || !roof_truthy(d))
             continue;
         const char *pr = NULL;
-        int b = pv_is_string(t) ? c10_bytes(pv_string_value(t), &pr) : 0;
+        int b = roof_pv_is_string(t) ? c10_bytes(roof_pv_string_value(t), &pr) : 0;
         if (first_bpe < 0)
             first_bpe = b;
         if (!prec && b > 0)
             prec = pr;
-        struct pm_shape s;
-        if (!pm_shape(c, d, &s))
+        struct roof_shape s;
+        if (!roof_shape(c, d, &s))
             return;
-        total += (double)pm_mul(c, pm_prod(c, &s, 0, s.n), b);
+        total += (double)roof_mul(c, roof_prod(c, &s, 0, s.n), b);
     }
     if (pointwise && first_bpe >= 0)
-        total += (double)pm_mul(c, first_bpe, xn);
-    if (!pm_ok(c))
+        total += (double)roof_mul(c, first_bpe, xn);
+    if (!roof_ok(c))
         return;
     /* ", ".join("aten.<op>") */
     char fused[1024];
@@ -1208,14 +1208,14 @@ void pm_triton(struct pm_ctx *c)
             fl += (size_t)w;
         fpe += flops_per_elem(ops[i]);
     }
-    pm_p_str(c, "fused_ops", fused);
-    pm_p_int(c, "xnumel", xn);
-    pm_p_int(c, "rnumel", rn);
-    if (pm_begin(c, PM_FWD)) {
-        pm_set_flops(c, (double)pm_mul(c, fpe, pm_mul(c, xn, rn)));
-        pm_set_bytes(c, true, total);
+    roof_p_str(c, "fused_ops", fused);
+    roof_p_int(c, "xnumel", xn);
+    roof_p_int(c, "rnumel", rn);
+    if (roof_begin(c, ROOF_FWD)) {
+        roof_set_flops(c, (double)roof_mul(c, fpe, roof_mul(c, xn, rn)));
+        roof_set_bytes(c, true, total);
         c->maf = "vector";
         c->precision = prec;
     }
-    pm_no_bwd(c, MP_ROOFLINE_SKIP);
+    roof_no_bwd(c, MP_ROOFLINE_SKIP);
 }

@@ -18,7 +18,7 @@ void test_registry_sorted(void **state)
 {
     (void)state;
     size_t n;
-    const struct pm_entry *t = pm_table(&n);
+    const struct roof_entry *t = roof_table(&n);
     assert_true(n > 250);
     for (size_t i = 1; i < n; i++) {
         if (strcmp(t[i - 1].name, t[i].name) >= 0)
