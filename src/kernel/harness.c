@@ -227,6 +227,7 @@ struct hentry {
     /* state */
     bool built;
     char *log;
+    char *text; /* the source text built (the reference cache's key) */
     struct hsig sig;
     struct hkern *k;
     json_t *out;
@@ -580,8 +581,9 @@ static json_t *phases_of(const struct hentry *e)
     return ph;
 }
 
-/* one seed's times: inputs, reference launch, candidate launch, check */
-static void seed_phase(const struct hentry *e, int sd, const double *tm)
+/* one seed's times: inputs, reference launch, candidate launch, check;
+ * from: where the reference's outputs came from (NULL: no reference) */
+static void seed_phase(const struct hentry *e, int sd, const double *tm, const char *from)
 {
     json_t *ph = phases_of(e);
     json_t *arr = json_object_get(ph, "seeds");
@@ -589,9 +591,135 @@ static void seed_phase(const struct hentry *e, int sd, const double *tm)
         arr = json_array();
         json_object_set_new(ph, "seeds", arr);
     }
-    json_array_append_new(arr,
-                          json_pack("{s:i,s:f,s:f,s:f,s:f}", "seed", sd, "inputs_s", tm[0],
-                                    "reference_s", tm[1], "candidate_s", tm[2], "check_s", tm[3]));
+    json_t *o = json_pack("{s:i,s:f,s:f,s:f,s:f}", "seed", sd, "inputs_s", tm[0], "reference_s",
+                          tm[1], "candidate_s", tm[2], "check_s", tm[3]);
+    if (from) {
+        json_object_set_new(o, "reference_cached", json_boolean(strcmp(from, "run") != 0));
+        json_object_set_new(o, "reference_from", json_string(from));
+    }
+    json_array_append_new(arr, o);
+}
+
+/* The reference's output images per (reference source text, kernel, size,
+ * seed, launch geometry), kept in this process: the candidates of a
+ * compare's shared process and the jobs of a warm child (warm.c) run the
+ * reference once per seed. The inputs of a seed are the candidate's own
+ * (set_make is deterministic), so only the reference's set, launch and
+ * read-back are saved. Least recently used entries go past
+ * MAGPIE_HARNESS_REF_CACHE_MB (default 1024; 0: off). */
+struct refc {
+    char *text, *kname;
+    size_t n;
+    size_t bytes;
+    uint64_t used;
+    struct hgeom g;
+    unsigned char *img[H_MAX_ARGS];
+    size_t abytes[H_MAX_ARGS]; /* each image's, guard included */
+    int sd;
+    int nargs;
+};
+
+#define REFC_MAX 64
+static struct refc g_refc[REFC_MAX];
+static int g_nrefc;
+static uint64_t g_refc_tick;
+
+static double refc_limit(void)
+{
+    const char *v = getenv("MAGPIE_HARNESS_REF_CACHE_MB");
+    char *end;
+    double mb = v && *v ? strtod(v, &end) : 1024;
+    return (v && *v && (*end || !(mb >= 0)) ? 1024 : mb) * 1048576.0;
+}
+
+static bool refc_same(const struct refc *c, const struct hentry *ref, size_t n, int sd,
+                      const struct hgeom *g)
+{
+    if (c->n != n || c->sd != sd || c->g.ndim != g->ndim || strcmp(c->text, ref->text) != 0 ||
+        strcmp(c->kname, ref->sig.name) != 0)
+        return false;
+    for (int d = 0; d < 3; d++)
+        if (c->g.global[d] != g->global[d] || c->g.local[d] != g->local[d])
+            return false;
+    return true;
+}
+
+/* copies of the cached images into imgs; false when not cached */
+static bool refc_get(const struct hentry *ref, size_t n, int sd, const struct hgeom *g, int nargs,
+                     unsigned char **imgs)
+{
+    for (int i = 0; ref->text && i < g_nrefc; i++) {
+        struct refc *c = &g_refc[i];
+        if (!refc_same(c, ref, n, sd, g) || c->nargs != nargs)
+            continue;
+        for (int a = 0; a < c->nargs; a++) {
+            imgs[a] = NULL;
+            if (!c->img[a])
+                continue;
+            imgs[a] = mp_malloc(c->abytes[a]);
+            if (!imgs[a]) {
+                free_imgs(imgs, a);
+                return false;
+            }
+            memcpy(imgs[a], c->img[a], c->abytes[a]);
+        }
+        c->used = ++g_refc_tick;
+        return true;
+    }
+    return false;
+}
+
+static void refc_drop(int i)
+{
+    struct refc *c = &g_refc[i];
+    free(c->text);
+    free(c->kname);
+    free_imgs(c->img, c->nargs);
+    g_refc[i] = g_refc[--g_nrefc];
+}
+
+static void refc_put(const struct hentry *ref, size_t n, int sd, const struct hgeom *g,
+                     const struct hset *rs, unsigned char **imgs)
+{
+    double limit = refc_limit();
+    size_t bytes = 0;
+    for (int a = 0; a < rs->nargs; a++)
+        bytes += imgs[a] ? rs->bytes[a] + GUARD_BYTES : 0;
+    if (!ref->text || (double)bytes > limit)
+        return;
+    double total = (double)bytes;
+    for (int i = 0; i < g_nrefc; i++)
+        total += (double)g_refc[i].bytes;
+    while (g_nrefc > 0 && (total > limit || g_nrefc == REFC_MAX)) {
+        int lru = 0;
+        for (int i = 1; i < g_nrefc; i++)
+            if (g_refc[i].used < g_refc[lru].used)
+                lru = i;
+        total -= (double)g_refc[lru].bytes;
+        refc_drop(lru);
+    }
+    struct refc *c = &g_refc[g_nrefc];
+    memset(c, 0, sizeof(*c));
+    c->text = mp_strdup(ref->text);
+    c->kname = mp_strdup(ref->sig.name);
+    c->n = n;
+    c->sd = sd;
+    c->g = *g;
+    c->nargs = rs->nargs;
+    c->bytes = bytes;
+    c->used = ++g_refc_tick;
+    bool ok = c->text && c->kname;
+    for (int a = 0; a < rs->nargs && ok; a++)
+        if (imgs[a]) {
+            c->abytes[a] = rs->bytes[a] + GUARD_BYTES;
+            c->img[a] = mp_malloc(c->abytes[a]);
+            ok = c->img[a] != NULL;
+            if (ok)
+                memcpy(c->img[a], imgs[a], c->abytes[a]);
+        }
+    g_nrefc++;
+    if (!ok)
+        refc_drop(g_nrefc - 1);
 }
 
 /* Runs e (and its reference) on seeds x sizes. */
@@ -630,13 +758,13 @@ static bool correctness(struct hdev *dv, struct hentry *ents, struct hentry *e, 
         double tm[4] = {0, 0, 0, 0}; /* inputs, reference, candidate, check */
         uint64_t t0 = mp_time_ns();
         int rc = set_make(dv, e, n, seed, &cs, err, sizeof(err));
-        if (!rc && ref)
+        bool hit = !rc && ref && refc_limit() > 0 && refc_get(ref, n, sd, &rg, cs.nargs, want);
+        memset(&rs, 0, sizeof(rs));
+        if (!rc && ref && !hit)
             rc = set_make(dv, ref, n, seed, &rs, err, sizeof(err));
-        else
-            memset(&rs, 0, sizeof(rs));
         tm[0] = secs_since(t0);
         t0 = mp_time_ns();
-        if (!rc && ref && (rc = dv->ops->launch(dv, ref->k, &ref->sig, rs.v, &rg, 1, NULL)))
+        if (!rc && ref && !hit && (rc = dv->ops->launch(dv, ref->k, &ref->sig, rs.v, &rg, 1, NULL)))
             snprintf(err, sizeof(err), "reference: %.400s", dv->err);
         tm[1] = secs_since(t0);
         t0 = mp_time_ns();
@@ -644,8 +772,11 @@ static bool correctness(struct hdev *dv, struct hentry *ents, struct hentry *e, 
             snprintf(err, sizeof(err), "%s", dv->err);
         tm[2] = secs_since(t0);
         t0 = mp_time_ns();
-        if (!rc && ref)
+        if (!rc && ref && !hit) {
             rc = read_outputs(dv, ref, &rs, want);
+            if (!rc && refc_limit() > 0)
+                refc_put(ref, n, sd, &rg, &rs, want);
+        }
         if (!rc)
             rc = read_outputs(dv, e, &cs, got);
         if (rc) {
@@ -665,9 +796,9 @@ static bool correctness(struct hdev *dv, struct hentry *ents, struct hentry *e, 
             checks++;
         }
         tm[3] = secs_since(t0);
-        seed_phase(e, sd, tm);
+        seed_phase(e, sd, tm, ref ? (hit ? "memory" : "run") : NULL);
         free_imgs(got, cs.nargs);
-        free_imgs(want, rs.nargs);
+        free_imgs(want, cs.nargs);
         set_free(dv, &cs);
         if (ref)
             set_free(dv, &rs);
@@ -1304,6 +1435,32 @@ static bool job_trusted(json_t *res)
     return true;
 }
 
+/* Builds entry e on dv (module: the device loads a compiled module rather
+ * than the source) into its result's "build". */
+static void entry_build(struct hdev *dv, bool module, struct hentry *e)
+{
+    char log[8192] = "";
+    uint64_t b0 = mp_time_ns();
+    char *src = e->source ? k_read_file(e->source, NULL) : NULL;
+    if (e->source && !src)
+        snprintf(log, sizeof(log), "cannot read %s", e->source);
+    if (src && h_parse_signature(src, e->kname, &e->sig, log, sizeof(log)) == 0) {
+        const char *what = module ? e->module : src;
+        if (what && dv->ops->build(dv, what, e->sig.name, &e->k, log, sizeof(log)) == 0) {
+            e->built = true;
+            e->text = mp_strdup(src);
+        } else if (!what)
+            snprintf(log, sizeof(log), "no compiled module");
+    }
+    free(src);
+    json_t *bj = json_object();
+    json_object_set_new(bj, "ok", json_boolean(e->built));
+    json_object_set_new(bj, "log", json_string(log));
+    json_object_set_new(bj, "kernel_name", json_string(e->sig.name));
+    json_object_set_new(e->out, "build", bj);
+    json_object_set_new(phases_of(e), "build_s", json_real(secs_since(b0)));
+}
+
 /* One job. held: the loop mode's device kept between jobs (NULL: open and
  * close one here), held_dev its DEVICES index, -1 when none is open;
  * *trusted: job_trusted (the loop mode keeps the process only then). */
@@ -1371,25 +1528,7 @@ static int run_job_in(const char *job_path, double started, struct hdev *held, i
         json_object_set_new(e->out, "correctness", json_object());
         json_object_set_new(e->out, "timing", json_object());
         json_array_append_new(kout, e->out);
-        char log[8192] = "";
-        uint64_t b0 = mp_time_ns();
-        char *src = e->source ? k_read_file(e->source, NULL) : NULL;
-        if (e->source && !src)
-            snprintf(log, sizeof(log), "cannot read %s", e->source);
-        if (src && h_parse_signature(src, e->kname, &e->sig, log, sizeof(log)) == 0) {
-            const char *what = DEVICES[dev].module ? e->module : src;
-            if (what && dv.ops->build(&dv, what, e->sig.name, &e->k, log, sizeof(log)) == 0)
-                e->built = true;
-            else if (!what)
-                snprintf(log, sizeof(log), "no compiled module");
-        }
-        free(src);
-        json_t *bj = json_object();
-        json_object_set_new(bj, "ok", json_boolean(e->built));
-        json_object_set_new(bj, "log", json_string(log));
-        json_object_set_new(bj, "kernel_name", json_string(e->sig.name));
-        json_object_set_new(e->out, "build", bj);
-        json_object_set_new(phases_of(e), "build_s", json_real(secs_since(b0)));
+        entry_build(&dv, DEVICES[dev].module, e);
     }
     if (strcmp(mode, "build") == 0)
         goto out;
@@ -1445,9 +1584,11 @@ static int run_job_in(const char *job_path, double started, struct hdev *held, i
                  &sq);
     free(timed);
 out:
-    for (size_t i = 0; i < nk; i++)
+    for (size_t i = 0; i < nk; i++) {
         if (ents[i].k)
             dv.ops->kfree(ents[i].k);
+        free(ents[i].text);
+    }
     *trusted = job_trusted(res);
     free(ents);
     if (held)

@@ -8,6 +8,7 @@
  * the harness's OpenCL device (PoCL) by its row alone, and Python ones in
  * the runner (CPU torch) as KernelBench or through their row's
  * runner_entry. */
+#include <fcntl.h>
 #include <ftw.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -16,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -427,9 +429,19 @@ static const char *torch_python(void)
         snprintf(py, sizeof(py), "%s", e);
     else
         snprintf(py, sizeof(py), "%s/.cache/magpie/torch-venv/bin/python", home ? home : "");
-    char cmd[700];
-    snprintf(cmd, sizeof(cmd), "'%s' -c 'import torch' >/dev/null 2>&1", py);
-    return access(py, X_OK) == 0 && system(cmd) == 0 ? py : NULL;
+    if (access(py, X_OK) != 0)
+        return NULL;
+    pid_t pid = fork();
+    if (pid == 0) {
+        int dn = open("/dev/null", O_WRONLY);
+        dup2(dn, 1);
+        dup2(dn, 2);
+        execl(py, py, "-c", "import torch", (char *)NULL);
+        _exit(127);
+    }
+    int st = 0;
+    return pid > 0 && waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0 ? py
+                                                                                           : NULL;
 }
 
 /* analyze of one runner kernel of type `type` (reference ref.py); the
