@@ -297,13 +297,15 @@ void mcp_reaper_start(struct mcp_server *srv)
  * once per server: this process makes the listening socket (in the private
  * temporary directory, so a connection never races the pool's start) and
  * a control pipe whose end here, closed at shutdown or by this process's
- * exit, ends the pool and its runners. MAGPIE_WARM_RUNNERS=0: no pool. */
-static void pool_start(struct mcp_server *srv)
+ * exit, ends the pool and its runners. MAGPIE_WARM_RUNNERS=0: no pool.
+ * Returns whether the pool runs. */
+static bool pool_start(struct mcp_server *srv)
 {
     pthread_mutex_lock(&srv->mu);
     if (srv->pool_tried || srv->dry) {
+        bool up = srv->pool_pid > 0;
         pthread_mutex_unlock(&srv->mu);
-        return;
+        return up;
     }
     srv->pool_tried = true;
     srv->pool_ctl = -1;
@@ -352,8 +354,10 @@ fail:
         close(ctl[1]);
     }
     unlink(path);
-out:
+out:;
+    bool up = srv->pool_pid > 0;
     pthread_mutex_unlock(&srv->mu);
+    return up;
 }
 
 void mcp_pool_stop(struct mcp_server *srv)
@@ -442,10 +446,8 @@ static void run_call(struct mcp_call *c)
     }
     FILE *pf = fopen(prog_path, "w+");
     const char *argv[] = {srv->self_exe, "mcp", "--worker", c->tool->name, args_path, NULL};
-    if ((c->tool->flags & MCP_WARM) && !srv->fake_worker)
-        pool_start(srv);
     char env_warm[PATH_MAX + 32] = "MAGPIE_WARM_SOCKET";
-    if ((c->tool->flags & MCP_WARM) && srv->pool_pid > 0)
+    if ((c->tool->flags & MCP_WARM) && !srv->fake_worker && pool_start(srv))
         snprintf(env_warm, sizeof(env_warm), "MAGPIE_WARM_SOCKET=%s", srv->pool_sock);
     /* a tool never sees the server's token */
     const char *env[] = {env_prog, "MAGPIE_MCP_TOKEN", env_warm, NULL};
