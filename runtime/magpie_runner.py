@@ -1251,15 +1251,17 @@ def serve():
                 FILE_DIGEST.clear()
                 REF_USED.clear()
                 before = set(sys.modules)
-                run_job(job, torch, dev, result)
-                dirs = {os.path.dirname(os.path.abspath(e["source"]))
-                        for e in job["kernels"] if e.get("source")}
-                for name in user_modules(dirs):
-                    if name not in before:
-                        del sys.modules[name]
-                for k in [k for k in REF_CACHE if k not in REF_USED]:
-                    del REF_CACHE[k]  # another problem's, or an edited file's
-                sys.path[:] = path0
+                try:
+                    run_job(job, torch, dev, result)
+                finally:
+                    dirs = {os.path.dirname(os.path.abspath(e["source"]))
+                            for e in job["kernels"] if e.get("source")}
+                    for name in user_modules(dirs):
+                        if name not in before:
+                            del sys.modules[name]
+                    for k in [k for k in REF_CACHE if k not in REF_USED]:
+                        del REF_CACHE[k]  # another problem's, or an edited file's
+                    sys.path[:] = path0
         except Exception:
             result["device_error"] = "the runner failed: " + traceback.format_exc(limit=4)
         if job is not None and "output" in job:

@@ -105,6 +105,14 @@ def cmdline(pid):
         return []
 
 
+def out_of(pid):
+    """where pid's stdout goes"""
+    try:
+        return os.readlink("/proc/%d/fd/1" % pid)
+    except OSError:
+        return ""
+
+
 def warm_children(server):
     """the pool's runners: children started with '-' for the job"""
     return [p for p in descendants(server) if cmdline(p)[-2:] == [b"-", b""]]
@@ -239,14 +247,38 @@ def torch_part():
         r = s.call("analyze", args(bad))
         ok(r["correctness_state"] == "FAILED", "%s: verdict %s" % (bad, r["correctness_state"]))
         good(False, "after " + bad)
+    # files edited in place between calls: a candidate made wrong is
+    # judged as it now is; a reference edited under the same path is run
+    # again (its outputs in memory are keyed by the file's bytes)
+    with open(os.path.join(kd, "edit.py"), "w") as f:
+        f.write(KERNELS["good.py"])
+    r = s.call("analyze", args("edit.py"))
+    ok(r["correctness_state"] == "SUCCESS" and is_warm(proc_of(r)), "edit.py as written")
+    with open(os.path.join(kd, "edit.py"), "w") as f:
+        f.write(KERNELS["wrong.py"])
+    r = s.call("analyze", args("edit.py"))
+    ok(r["correctness_state"] == "FAILED", "edit.py made wrong: %s" % r["correctness_state"])
+    with open(os.path.join(kd, "ref2.py"), "w") as f:
+        f.write(KERNELS["ref.py"])
+    a2 = dict(args("good.py"), reference=os.path.join(kd, "ref2.py"))
+    for _ in range(2):
+        r = s.call("analyze", a2)
+        ok(r["correctness_state"] == "SUCCESS", "good against ref2.py")
+    with open(os.path.join(kd, "ref2.py"), "w") as f:
+        f.write(KERNELS["ref.py"].replace("return a + b", "return a - b"))
+    r = s.call("analyze", a2)
+    seeds = proc_of(r).get("phases", {}).get("seeds", [])
+    ok(r["correctness_state"] == "FAILED" and is_warm(proc_of(r)) and seeds and
+       seeds[0]["reference_from"] == "run",
+       "ref2.py edited: the warm runner runs it again: %s %s" % (r["correctness_state"], seeds))
+    good(False, "after the edits")
     # a hang: the call is cancelled; its runner goes with it
     rid = s.start("analyze", args("hang.py"))
     end = time.time() + 120
     hung = []
-    while time.time() < end and not hung:
+    while time.time() < end and not hung:  # the runner writing the hang's log
         time.sleep(0.5)
-        hung = [k for k in warm_children(s.p.pid) if k not in kids]
-        kids = kids if hung else warm_children(s.p.pid)
+        hung = [k for k in warm_children(s.p.pid) if "analyze_hang" in out_of(k)]
     time.sleep(2)
     s.send({"jsonrpc": "2.0", "method": "notifications/cancelled",
             "params": {"requestId": rid, "reason": "test"}})
