@@ -306,6 +306,7 @@ def http_part():
     p = subprocess.Popen([MAGPIE, "mcp", "--transport", "streamable-http", "--port", "0",
                           "--port-file", pf], stdout=subprocess.DEVNULL,
                          stderr=open(os.path.join(TMP, "http.err"), "w"), cwd=TMP)
+    HTTP.append(p)
     end = time.time() + 120
     while time.time() < end and not (os.path.exists(pf) and os.path.getsize(pf)):
         time.sleep(0.1)
@@ -347,6 +348,21 @@ def http_part():
     ok(not warm_children(p.pid), "no warm child left")
 
 
-{"opencl": opencl, "torch": torch_part, "http": http_part}[PART]()
+HTTP = []
+
+
+def http_part_guarded():
+    """http_part, with its server stopped whatever happens (a stdio server
+    ends with this script's end of its stdin; an HTTP one would not)"""
+    try:
+        http_part()
+    finally:
+        for p in HTTP:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+
+
+{"opencl": opencl, "torch": torch_part, "http": http_part_guarded}[PART]()
 print("%s: %s" % (PART, "%d failed" % len(FAILS) if FAILS else "ok"))
 sys.exit(1 if FAILS else 0)
