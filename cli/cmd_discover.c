@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include <magpie/config.h>
-#include <magpie/discover.h>
+#include <magpie/kernel_discover.h>
 
 #include "cli.h"
 #include "opts.h"

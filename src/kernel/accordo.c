@@ -14,7 +14,7 @@
 #include "kernel_int.h"
 
 /* The last line of out that parses as a JSON object. */
-int k_accordo_parse(const char *out, struct mp_kernel_correct *c)
+int kern_accordo_parse(const char *out, struct mp_kernel_correct *c)
 {
     json_t *last = NULL;
     const char *p = out;
@@ -62,8 +62,8 @@ int k_accordo_parse(const char *out, struct mp_kernel_correct *c)
     return 0;
 }
 
-int k_accordo_run(const struct mp_kernel_config *cfg, const struct mp_kernel_spec *k,
-                  struct mp_kernel_result *r)
+int kern_accordo_run(const struct mp_kernel_config *cfg, const struct mp_kernel_spec *k,
+                     struct mp_kernel_result *r)
 {
     const struct mp_correctness_cfg *a = &cfg->correctness;
     struct mp_kernel_correct *c = &r->correct;
@@ -78,7 +78,7 @@ int k_accordo_run(const struct mp_kernel_config *cfg, const struct mp_kernel_spe
         snprintf(msg, sizeof(msg), "Accordo requires correctness.accordo.%s", missing);
         c->errors = mp_strdup(msg);
         r->correctness = MP_STAGE_FAILED;
-        k_add_error(r, "%s", msg);
+        kern_add_error(r, "%s", msg);
         return 0;
     }
     char atol[32], rtol[32];
@@ -122,11 +122,11 @@ int k_accordo_run(const struct mp_kernel_config *cfg, const struct mp_kernel_spe
     } else if (res.timed_out) {
         c->errors = mp_strdup("Accordo timed out");
     } else {
-        k_accordo_parse(mp_buf_cstr(&res.out), c);
+        kern_accordo_parse(mp_buf_cstr(&res.out), c);
     }
     mp_proc_result_fini(&res);
     r->correctness = c->success ? MP_STAGE_SUCCESS : MP_STAGE_FAILED;
     if (!c->success)
-        k_add_error(r, "%s", c->errors ? c->errors : "Accordo failed");
+        kern_add_error(r, "%s", c->errors ? c->errors : "Accordo failed");
     return 0;
 }

@@ -24,7 +24,7 @@
     (0x4ULL /* SW power cap */ | 0x8ULL /* HW slowdown */ | 0x20ULL /* SW thermal */ |             \
      0x40ULL /* HW thermal */ | 0x80ULL /* HW power brake */)
 
-int k_clockmon_start(struct k_clockmon *m, const char *dir, int index)
+int kern_clockmon_start(struct kern_clockmon *m, const char *dir, int index)
 {
     m->proc = NULL;
     m->path[0] = 0;
@@ -54,7 +54,7 @@ int k_clockmon_start(struct k_clockmon *m, const char *dir, int index)
     return rc;
 }
 
-int k_clockmon_parse(const char *text, size_t len, struct mp_kernel_clocks *c)
+int kern_clockmon_parse(const char *text, size_t len, struct mp_kernel_clocks *c)
 {
     int busy = 0, capped = 0;
     double sum = 0, min = 0;
@@ -94,7 +94,7 @@ int k_clockmon_parse(const char *text, size_t len, struct mp_kernel_clocks *c)
     return busy;
 }
 
-void k_clockmon_stop(struct k_clockmon *m, struct mp_kernel_clocks *c)
+void kern_clockmon_stop(struct kern_clockmon *m, struct mp_kernel_clocks *c)
 {
     if (!m->proc)
         return;
@@ -106,8 +106,8 @@ void k_clockmon_stop(struct k_clockmon *m, struct mp_kernel_clocks *c)
     mp_proc_free(m->proc);
     m->proc = NULL;
     size_t len = 0;
-    char *text = k_read_file(m->path, &len);
+    char *text = kern_read_file(m->path, &len);
     if (text)
-        k_clockmon_parse(text, len, c);
+        kern_clockmon_parse(text, len, c);
     free(text);
 }

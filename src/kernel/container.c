@@ -32,13 +32,13 @@ void mp_kernel_interrupt(void)
         kill(-pg, SIGTERM);
 }
 
-bool k_container_interrupted(void)
+bool kern_container_interrupted(void)
 {
     return g_interrupted != 0;
 }
 
-int k_container_init(struct k_container *ct, const char *image, enum mp_gpu_vendor vendor,
-                     struct mp_diag *d)
+int kern_container_init(struct kern_container *ct, const char *image, enum mp_gpu_vendor vendor,
+                        struct mp_diag *d)
 {
     memset(ct, 0, sizeof(*ct));
     if (!image || !*image)
@@ -72,7 +72,7 @@ static bool under(const char *path, const char *dir)
     return strncmp(path, dir, n) == 0 && (path[n] == '/' || path[n] == 0 || n == 1);
 }
 
-int k_container_mount(struct k_container *ct, const char *dir, bool ro, struct mp_diag *d)
+int kern_container_mount(struct kern_container *ct, const char *dir, bool ro, struct mp_diag *d)
 {
     char abs[PATH_MAX];
     if (!realpath(dir ? dir : ".", abs))
@@ -144,8 +144,8 @@ static void add2(struct av *a, const char *opt, const char *val)
 static const char *const forwarded[] = {"CUDA_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES",
                                         "ROCR_VISIBLE_DEVICES", "MAGPIE_GPU_ARCH", NULL};
 
-int k_container_argv(const struct k_container *ct, const char *name, const char *cwd,
-                     const char *const *env, const char *const *argv, char ***out)
+int kern_container_argv(const struct kern_container *ct, const char *name, const char *cwd,
+                        const char *const *env, const char *const *argv, char ***out)
 {
     *out = NULL;
     struct av a = {0};
@@ -197,7 +197,7 @@ int k_container_argv(const struct k_container *ct, const char *name, const char 
     return 0;
 }
 
-static void remove_container(const struct k_container *ct, const char *name)
+static void remove_container(const struct kern_container *ct, const char *name)
 {
     const char *argv[] = {ct->runtime, "rm", "-f", name, NULL};
     struct mp_proc_opts po = {
@@ -207,9 +207,9 @@ static void remove_container(const struct k_container *ct, const char *name)
     mp_proc_result_fini(&res);
 }
 
-int k_container_run(struct k_container *ct, const char *cwd, const char *const *env,
-                    const char *const *argv, const struct mp_proc_opts *po,
-                    struct mp_proc_result *res, struct mp_buf *cmdline, struct mp_diag *d)
+int kern_container_run(struct kern_container *ct, const char *cwd, const char *const *env,
+                       const char *const *argv, const struct mp_proc_opts *po,
+                       struct mp_proc_result *res, struct mp_buf *cmdline, struct mp_diag *d)
 {
     mp_proc_result_init(res);
     if (g_interrupted)
@@ -217,7 +217,7 @@ int k_container_run(struct k_container *ct, const char *cwd, const char *const *
     char name[96];
     snprintf(name, sizeof(name), "magpie-kernel-%ld-%u", (long)getpid(), ++ct->seq);
     char **full = NULL;
-    if (k_container_argv(ct, name, cwd, env, argv, &full))
+    if (kern_container_argv(ct, name, cwd, env, argv, &full))
         return mp_diag_set(d, MP_ENOMEM, "out of memory");
     if (cmdline)
         mp_proc_join((const char *const *)full, cmdline);

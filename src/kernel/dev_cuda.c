@@ -207,7 +207,7 @@ static void cu_close(struct hdev *dv)
 static bool find_mangled(const char *path, const char *kname, char *out, size_t len)
 {
     size_t blen = 0;
-    char *data = k_read_file(path, &blen);
+    char *data = kern_read_file(path, &blen);
     if (!data)
         return false;
     char prefix[300];
@@ -456,7 +456,7 @@ static int cu_spin_ms(struct hdev *dv, double *ms)
     return cu_check(dv, r, "spin time");
 }
 
-const struct hdev_ops h_cuda_ops = {
+const struct hdev_ops kern_harness_cuda_ops = {
     .name = "cuda",
     .open = cu_open,
     .close = cu_close,

@@ -368,7 +368,7 @@ static int ocl_launch(struct hdev *dv, struct hkern *k, const struct hsig *sig,
     return e == CL_SUCCESS_ ? 0 : MP_EIO;
 }
 
-const struct hdev_ops h_opencl_ops = {
+const struct hdev_ops kern_harness_opencl_ops = {
     .name = "opencl",
     .open = ocl_open,
     .close = ocl_close,

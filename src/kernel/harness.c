@@ -35,13 +35,13 @@
 
 /* ---- signatures ---- */
 
-size_t h_elem_size(enum harg_elem e)
+size_t kern_harness_elem_size(enum harg_elem e)
 {
     static const size_t sz[] = {4, 8, 2, 4, 4, 8, 8, 1};
     return sz[e];
 }
 
-const char *h_elem_name(enum harg_elem e)
+const char *kern_harness_elem_name(enum harg_elem e)
 {
     static const char *const nm[] = {"float", "double", "half",  "int",
                                      "uint",  "long",   "ulong", "char"};
@@ -130,7 +130,8 @@ static int parse_param(const char *p, size_t n, struct harg *a, char *err, size_
     return 0;
 }
 
-int h_parse_signature(const char *src, const char *name, struct hsig *sig, char *err, size_t errlen)
+int kern_harness_parse_signature(const char *src, const char *name, struct hsig *sig, char *err,
+                                 size_t errlen)
 {
     memset(sig, 0, sizeof(*sig));
     for (const char *p = src; (p = strstr(p, "void")) != NULL; p += 4) {
@@ -205,7 +206,7 @@ int h_parse_signature(const char *src, const char *name, struct hsig *sig, char 
 
 struct tcfg {
     bool enabled;
-    struct k_stop_rule stop;
+    struct kern_stop_rule stop;
     double warmup_s;
     bool l2_flush;
     bool power_guard;  /* CUDA: clock probe, throttled samples discarded */
@@ -296,7 +297,7 @@ static int set_make(struct hdev *dv, const struct hentry *e, size_t n, uint64_t 
             }
             continue;
         }
-        size_t es = h_elem_size(a->elem);
+        size_t es = kern_harness_elem_size(a->elem);
         size_t bytes = n * es;
         s->bytes[i] = bytes;
         unsigned char *img = mp_malloc(bytes + GUARD_BYTES);
@@ -454,7 +455,7 @@ static bool check_outputs(const struct hentry *e, const struct hset *s, unsigned
         if (rtol < 0)
             rtol = a->elem == HE_FLOAT ? 1e-4 : a->elem == HE_DOUBLE ? 1e-9 : 0;
         bool flt = a->elem == HE_FLOAT || a->elem == HE_DOUBLE;
-        size_t es = h_elem_size(a->elem);
+        size_t es = kern_harness_elem_size(a->elem);
         size_t ref_nonfinite = 0;
         for (size_t j = 0; j < s->n; j++) {
             bool poison = true;
@@ -542,7 +543,7 @@ static void geom_for(const struct hentry *e, size_t n, struct hgeom *g)
     g->global[0] = (want + g->local[0] - 1) / g->local[0] * g->local[0];
 }
 
-char *k_read_file(const char *path, size_t *len)
+char *kern_read_file(const char *path, size_t *len)
 {
     FILE *f = fopen(path, "rb");
     if (!f)
@@ -841,7 +842,7 @@ struct tstate {
     /* sequential compare: the stop rule's reason, deferred to the next look */
     char rule[160];
     int looks, seq_look, seq_n, seq_nb;
-    enum k_seq_decision dec;
+    enum kern_seq_decision dec;
     double seq_lo, seq_hi;
     double inputs_s, warmup_s, recheck_s; /* phases */
 };
@@ -899,10 +900,10 @@ static void drop_last(struct tstate *t)
 }
 
 static int take_sample(struct hdev *dv, struct hbuf *flush, size_t flush_bytes, struct tstate *t,
-                       unsigned char fb, struct k_pguard *pg)
+                       unsigned char fb, struct kern_pguard *pg)
 {
     /* the power guard's hold and clock probe go first (nothing when off) */
-    if (k_pguard_pre(dv, pg, t->mean * t->batch * 1000)) {
+    if (kern_pguard_pre(dv, pg, t->mean * t->batch * 1000)) {
         snprintf(t->err, sizeof(t->err), "power guard: %.400s", dv->err);
         return MP_EIO;
     }
@@ -933,11 +934,11 @@ static int take_sample(struct hdev *dv, struct hbuf *flush, size_t flush_bytes, 
         return MP_EIO;
     }
     t->graph = dv->used_graph;
-    if (k_pguard_post(dv, pg)) {
+    if (kern_pguard_post(dv, pg)) {
         snprintf(t->err, sizeof(t->err), "power guard: %.400s", dv->err);
         return MP_EIO;
     }
-    bool keep = k_pguard_judge(pg);
+    bool keep = kern_pguard_judge(pg);
     if (pg->drop_prev) {
         drop_last(pg->pending);
         pg->pending = NULL;
@@ -967,8 +968,8 @@ static int take_sample(struct hdev *dv, struct hbuf *flush, size_t flush_bytes, 
     return 0;
 }
 
-bool k_timing_stop(const struct k_stop_rule *r, int n, double sum_ms, double nz, bool plateau,
-                   double elapsed_s, char *reason, size_t len)
+bool kern_timing_stop(const struct kern_stop_rule *r, int n, double sum_ms, double nz, bool plateau,
+                      double elapsed_s, char *reason, size_t len)
 {
     bool enough = n >= r->min_samples && sum_ms >= r->min_time_ms;
     if (enough && nz <= r->max_noise) {
@@ -1004,8 +1005,8 @@ static bool stop_check(const struct tcfg *tc, struct tstate *t, double elapsed_s
     double nz = noise(t);
     /* the plateau test keeps a history of noise estimates: fed every sample */
     bool plateau = noise_plateau(t, nz);
-    return k_timing_stop(&tc->stop, t->n, t->sum_ms, nz, plateau, elapsed_s, t->reason,
-                         sizeof(t->reason));
+    return kern_timing_stop(&tc->stop, t->n, t->sum_ms, nz, plateau, elapsed_s, t->reason,
+                            sizeof(t->reason));
 }
 
 /* Warm-up by time, then the batch size that makes a sample >= 20 us. */
@@ -1033,7 +1034,7 @@ static int warmup(struct hdev *dv, const struct tcfg *tc, struct tstate *t)
 }
 
 static void timing_json(struct hdev *dv, const struct tcfg *tc, struct tstate *t,
-                        size_t flush_bytes, const struct k_pguard *pg, json_t *tj)
+                        size_t flush_bytes, const struct kern_pguard *pg, json_t *tj)
 {
     set_result(tj, "ran", json_true());
     set_result(tj, "ok", json_boolean(!t->err[0] && t->n > 0));
@@ -1048,7 +1049,7 @@ static void timing_json(struct hdev *dv, const struct tcfg *tc, struct tstate *t
     set_result(tj, "device", json_string(dv->device_name));
     set_result(tj, "cuda_graph", json_boolean(t->graph));
     if (pg->on) {
-        set_result(tj, "power_guard", k_pguard_json(pg, t->clocks, t->n));
+        set_result(tj, "power_guard", kern_pguard_json(pg, t->clocks, t->n));
         json_t *ca = json_array();
         for (int i = 0; i < t->n; i++)
             json_array_append_new(ca, json_real(round(t->clocks[i] * 10) / 10));
@@ -1062,9 +1063,9 @@ static void timing_json(struct hdev *dv, const struct tcfg *tc, struct tstate *t
 static json_t *seq_json(const struct seqcfg *sq, const struct tstate *t)
 {
     json_t *o = json_pack("{s:s,s:i,s:i,s:i,s:i,s:f,s:f,s:f}", "decision",
-                          k_seq_decision_name(t->dec), "look", t->seq_look, "looks_max", sq->nlooks,
-                          "n", t->seq_n, "n_baseline", t->seq_nb, "alpha", sq->alpha, "alpha_look",
-                          sq->alpha_look, "threshold", sq->thr);
+                          kern_seq_decision_name(t->dec), "look", t->seq_look, "looks_max",
+                          sq->nlooks, "n", t->seq_n, "n_baseline", t->seq_nb, "alpha", sq->alpha,
+                          "alpha_look", sq->alpha_look, "threshold", sq->thr);
     if (isfinite(t->seq_lo) && isfinite(t->seq_hi)) {
         set_result(o, "ratio_lo", json_real(t->seq_lo));
         set_result(o, "ratio_hi", json_real(t->seq_hi));
@@ -1121,11 +1122,11 @@ static void seq_check(const struct tcfg *tc, const struct seqcfg *sq, const stru
         snprintf(t->rule, sizeof(t->rule), "%s", t->reason);
     t->reason[0] = 0;
     bool timeout = t->rule[0] && el >= tc->stop.max_time_s;
-    if (k_seq_is_look(t->n, tc->stop.min_samples, tc->stop.max_samples) ||
+    if (kern_seq_is_look(t->n, tc->stop.min_samples, tc->stop.max_samples) ||
         (timeout && t->n > t->seq_n)) {
         double lo, hi;
-        enum k_seq_decision d =
-            k_seq_look(b->samples, b->n, t->samples, t->n, sq->alpha_look, sq->thr, &lo, &hi);
+        enum kern_seq_decision d =
+            kern_seq_look(b->samples, b->n, t->samples, t->n, sq->alpha_look, sq->thr, &lo, &hi);
         t->looks++;
         t->seq_look = t->looks;
         t->seq_n = t->n;
@@ -1135,7 +1136,7 @@ static void seq_check(const struct tcfg *tc, const struct seqcfg *sq, const stru
         t->dec = d;
         if (d != K_SEQ_UNDECIDED) {
             snprintf(t->reason, sizeof(t->reason),
-                     "decided %s at look %d (%d samples, baseline %d)", k_seq_decision_name(d),
+                     "decided %s at look %d (%d samples, baseline %d)", kern_seq_decision_name(d),
                      t->looks, t->n, b->n);
             return;
         }
@@ -1179,7 +1180,7 @@ static bool round_check(const struct tcfg *tc, const struct seqcfg *sq, struct t
  * stopped or the time limit */
 static void time_interleaved(struct hdev *dv, const struct tcfg *tc, const struct seqcfg *sq,
                              struct tstate *ts, int nidx, struct hbuf *flush, size_t flush_bytes,
-                             struct k_pguard *pg)
+                             struct kern_pguard *pg)
 {
     unsigned char fb = 0;
     uint64_t t0 = mp_time_ns();
@@ -1211,8 +1212,8 @@ static void time_all(struct hdev *dv, const struct tcfg *tc, struct hentry *ents
     struct tstate *ts = mp_calloc((size_t)(nidx ? nidx : 1), sizeof(*ts));
     if (!ts)
         return;
-    struct k_pguard pg;
-    if (k_pguard_setup(dv, &pg, tc->power_guard, tc->cool_ratio))
+    struct kern_pguard pg;
+    if (kern_pguard_setup(dv, &pg, tc->power_guard, tc->cool_ratio))
         memset(&pg, 0, sizeof(pg)); /* the probe would not run: time without it */
     size_t flush_bytes = 0;
     struct hbuf *flush = NULL;
@@ -1300,7 +1301,7 @@ static void seq_setup(json_t *job, const struct tcfg *tc, struct hentry *ents, c
     json_t *a = json_object_get(sj, "alpha"), *th = json_object_get(sj, "threshold");
     sq->alpha = json_is_number(a) ? json_number_value(a) : 0.05;
     sq->thr = json_is_number(th) ? json_number_value(th) : 0.01;
-    sq->nlooks = k_seq_nlooks(tc->stop.min_samples, tc->stop.max_samples);
+    sq->nlooks = kern_seq_nlooks(tc->stop.min_samples, tc->stop.max_samples);
     sq->alpha_look = sq->alpha / ((ntimed - 1) * sq->nlooks);
     sq->on = true;
 }
@@ -1380,8 +1381,8 @@ static const struct {
     const struct hdev_ops *ops;
     bool module;
 } DEVICES[] = {
-    {&h_opencl_ops, false}, /* the first: the one of an unknown word */
-    {&h_cuda_ops, true},
+    {&kern_harness_opencl_ops, false}, /* the first: the one of an unknown word */
+    {&kern_harness_cuda_ops, true},
 };
 
 static int device_of(const char *backend)
@@ -1441,10 +1442,10 @@ static void entry_build(struct hdev *dv, bool module, struct hentry *e)
 {
     char log[8192] = "";
     uint64_t b0 = mp_time_ns();
-    char *src = e->source ? k_read_file(e->source, NULL) : NULL;
+    char *src = e->source ? kern_read_file(e->source, NULL) : NULL;
     if (e->source && !src)
         snprintf(log, sizeof(log), "cannot read %s", e->source);
-    if (src && h_parse_signature(src, e->kname, &e->sig, log, sizeof(log)) == 0) {
+    if (src && kern_harness_parse_signature(src, e->kname, &e->sig, log, sizeof(log)) == 0) {
         const char *what = module ? e->module : src;
         if (what && dv->ops->build(dv, what, e->sig.name, &e->k, log, sizeof(log)) == 0) {
             e->built = true;
@@ -1601,7 +1602,7 @@ out:
     return wr ? 1 : 0;
 }
 
-int h_run_job(const char *job_path)
+int kern_harness_run_job(const char *job_path)
 {
     bool trusted;
     return run_job_in(job_path, epoch_s(), NULL, NULL, &trusted);
@@ -1666,5 +1667,5 @@ int mp_kernel_harness_main(const char *job_path)
 {
     if (strcmp(job_path, "-") == 0)
         return serve();
-    return h_run_job(job_path);
+    return kern_harness_run_job(job_path);
 }

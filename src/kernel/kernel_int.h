@@ -36,10 +36,10 @@ struct hsig {
 /* Finds kernel `name` (or the first kernel when name is NULL) in source text
  * (OpenCL `__kernel void`, CUDA `__global__ void`) and parses its
  * parameters. 0, MP_ENOTFOUND or MP_EPARSE with a message in err. */
-int h_parse_signature(const char *src, const char *name, struct hsig *sig, char *err,
-                      size_t errlen);
-size_t h_elem_size(enum harg_elem e);
-const char *h_elem_name(enum harg_elem e);
+int kern_harness_parse_signature(const char *src, const char *name, struct hsig *sig, char *err,
+                                 size_t errlen);
+size_t kern_harness_elem_size(enum harg_elem e);
+const char *kern_harness_elem_name(enum harg_elem e);
 
 /* ---- devices ---- */
 
@@ -83,15 +83,15 @@ struct hval {
  * rule): noise <= max_noise or a noise plateau once min_samples and
  * min_time_ms are in, max_samples, the time limit once min_samples are in,
  * or K_MIN_SAMPLES_GRACE x the time limit. */
-struct k_stop_rule {
+struct kern_stop_rule {
     int min_samples, max_samples;
     double min_time_ms, max_noise, max_time_s;
 };
 
 /* true when sampling stops after n samples (sum_ms in all, relative noise
  * nz, plateau from the plateau test) at elapsed_s; reason says why. */
-bool k_timing_stop(const struct k_stop_rule *r, int n, double sum_ms, double nz, bool plateau,
-                   double elapsed_s, char *reason, size_t len);
+bool kern_timing_stop(const struct kern_stop_rule *r, int n, double sum_ms, double nz, bool plateau,
+                      double elapsed_s, char *reason, size_t len);
 
 struct hdev_ops {
     const char *name; /* "opencl", "cuda" */
@@ -134,7 +134,7 @@ struct hdev {
 /* The power guard of the harness's timing (pguard.c; the runner has the
  * same in Python): a clock probe before each sample, throttled samples
  * discarded, a cool-down grown until the samples run at the full clock. */
-struct k_pguard {
+struct kern_pguard {
     bool on;
     double cyc_per_us, overhead_us, ref_mhz; /* calibration; reference clock */
     double ratio;                            /* cool-down, x the kernel's time */
@@ -153,40 +153,40 @@ struct k_pguard {
 };
 
 /* Calibrates on dv when enabled and dv has a spin op; fixed_ratio < 0: adapt. */
-int k_pguard_setup(struct hdev *dv, struct k_pguard *g, bool enabled, double fixed_ratio);
+int kern_pguard_setup(struct hdev *dv, struct kern_pguard *g, bool enabled, double fixed_ratio);
 /* Queues the hold and the timed probe ahead of a sample of ~busy_us. */
-int k_pguard_pre(struct hdev *dv, struct k_pguard *g, double busy_us);
+int kern_pguard_pre(struct hdev *dv, struct kern_pguard *g, double busy_us);
 /* After the sample: reads the probe into last_mhz. */
-int k_pguard_post(struct hdev *dv, struct k_pguard *g);
+int kern_pguard_post(struct hdev *dv, struct kern_pguard *g);
 /* false: the sample started capped, discard it (and the cool-down grows);
  * with drop_prev set, the sample kept before it (pending's) goes too. */
-bool k_pguard_judge(struct k_pguard *g);
-json_t *k_pguard_json(const struct k_pguard *g, const double *clocks, int n);
+bool kern_pguard_judge(struct kern_pguard *g);
+json_t *kern_pguard_json(const struct kern_pguard *g, const double *clocks, int n);
 
-extern const struct hdev_ops h_opencl_ops;
-extern const struct hdev_ops h_cuda_ops;
+extern const struct hdev_ops kern_harness_opencl_ops;
+extern const struct hdev_ops kern_harness_cuda_ops;
 
 /* ---- the harness child ---- */
 
 /* Runs a harness job (JSON file written by the pipeline) and writes the
  * result JSON. Returns a process exit status. */
-int h_run_job(const char *job_path);
+int kern_harness_run_job(const char *job_path);
 
 /* ---- pipeline helpers ---- */
 
 /* Sets the latency fields of r from a runner/harness result object. */
-void k_timing_from_json(struct mp_kernel_timing *t, json_t *tj);
+void kern_timing_from_json(struct mp_kernel_timing *t, json_t *tj);
 /* Whether a timed run counts as throttled: the clock after it well under
  * max_mhz, a hot GPU, a cap in >= 10 % of the monitor's busy samples (unless
  * the power guard dropped the capped samples), or a cap the guard could not
  * get under. */
-bool k_timing_throttled(const struct mp_kernel_timing *t, double max_mhz);
-char *k_strdup_or_null(const char *s);
+bool kern_timing_throttled(const struct mp_kernel_timing *t, double max_mhz);
+char *kern_strdup_or_null(const char *s);
 /* The whole file (NUL-terminated, up to 1 GiB), its length in *len (may be
  * NULL); NULL when it cannot be read. */
-char *k_read_file(const char *path, size_t *len);
+char *kern_read_file(const char *path, size_t *len);
 /* Appends s to the result's error list. */
-void k_add_error(struct mp_kernel_result *r, const char *fmt, ...)
+void kern_add_error(struct mp_kernel_result *r, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
 /* Stages and reports (pipeline.c calls these). */
@@ -200,56 +200,57 @@ void k_add_error(struct mp_kernel_result *r, const char *fmt, ...)
  * argv of the child (the harness or the Python runner with a job in mode
  * "profile"), and the NVTX range ncu is filtered to (NULL: every kernel of
  * the child; the harness launches only the candidate in that mode). */
-struct k_perf_target {
+struct kern_perf_target {
     const char *const *argv;
     const char *nvtx_range;
 };
 
 /* child NULL: the kernel's testcase commands */
-int k_stage_performance(const struct mp_kernel_config *cfg, const struct mp_kernel_spec *k,
-                        struct mp_kernel_result *r, const struct k_perf_target *child);
+int kern_stage_performance(const struct mp_kernel_config *cfg, const struct mp_kernel_spec *k,
+                           struct mp_kernel_result *r, const struct kern_perf_target *child);
 /* After the runner's profiled run: a failure it reported (its result res,
  * NULL when it wrote none) fails the stage or is added to ncu's failure. */
-void k_perf_child_result(struct mp_kernel_result *r, json_t *res, bool runner);
-int k_accordo_run(const struct mp_kernel_config *cfg, const struct mp_kernel_spec *k,
-                  struct mp_kernel_result *r);
+void kern_perf_child_result(struct mp_kernel_result *r, json_t *res, bool runner);
+int kern_accordo_run(const struct mp_kernel_config *cfg, const struct mp_kernel_spec *k,
+                     struct mp_kernel_result *r);
 /* Reads Accordo's last JSON line from its stdout into c. */
-int k_accordo_parse(const char *out, struct mp_kernel_correct *c);
-void k_compare_rank(struct mp_kernel_run *run, const struct mp_kernel_config *cfg);
-int k_write_reports(struct mp_kernel_run *run, const struct mp_kernel_config *cfg,
-                    struct mp_diag *d);
+int kern_accordo_parse(const char *out, struct mp_kernel_correct *c);
+void kern_compare_rank(struct mp_kernel_run *run, const struct mp_kernel_config *cfg);
+int kern_write_reports(struct mp_kernel_run *run, const struct mp_kernel_config *cfg,
+                       struct mp_diag *d);
 
 /* ---- compare's sequential decision (seqtest.c) ---- */
 
 /* the first look of the schedule: 16 samples (or min_samples if more) */
 #define K_SEQ_FIRST_LOOK 16
 
-enum k_seq_decision { K_SEQ_UNDECIDED = 0, K_SEQ_FASTER, K_SEQ_SLOWER, K_SEQ_SAME };
+enum kern_seq_decision { K_SEQ_UNDECIDED = 0, K_SEQ_FASTER, K_SEQ_SLOWER, K_SEQ_SAME };
 
-const char *k_seq_decision_name(enum k_seq_decision d);
-int k_seq_first_look(int min_samples);
+const char *kern_seq_decision_name(enum kern_seq_decision d);
+int kern_seq_first_look(int min_samples);
 /* L: the looks at first, 2 first, 4 first, ... below max_samples,
  * max_samples itself, and one at the time limit (taken when the time limit
  * stops a candidate between looks) */
-int k_seq_nlooks(int min_samples, int max_samples);
+int kern_seq_nlooks(int min_samples, int max_samples);
 /* whether a candidate with n samples is at a look */
-bool k_seq_is_look(int n, int min_samples, int max_samples);
+bool kern_seq_is_look(int n, int min_samples, int max_samples);
 /* the largest rank l (1-based) with P(Binomial(n, 1/2) <= l - 1) <= a/2:
  * [x_(l), x_(n+1-l)] covers the median with probability >= 1 - a; 0 when
  * n is too small for level a */
-int k_median_ci_rank(int n, double a);
+int kern_median_ci_rank(int n, double a);
 /* One look: the interval of the time ratio median(cand)/median(base) at
  * level 1 - alpha_look (each median's at alpha_look/2) into ratio_lo/hi
  * (NaN when too few samples), and the decision against the band
  * [1 - thr, 1 + thr]. */
-enum k_seq_decision k_seq_look(const double *base, int nb, const double *cand, int nc,
-                               double alpha_look, double thr, double *ratio_lo, double *ratio_hi);
+enum kern_seq_decision kern_seq_look(const double *base, int nb, const double *cand, int nc,
+                                     double alpha_look, double thr, double *ratio_lo,
+                                     double *ratio_hi);
 
 /* ---- GPU clock monitor (clockmon.c) ---- */
 
 /* nvidia-smi sampling the SM clock and the clock-event reasons every 50 ms
  * into DIR/gpu_clocks.csv while a timed child runs. */
-struct k_clockmon {
+struct kern_clockmon {
     struct mp_proc *proc; /* NULL: not running */
     char path[4096];
 };
@@ -257,13 +258,13 @@ struct k_clockmon {
 /* Starts the monitor for GPU `index` when nvidia-smi is on PATH and
  * MAGPIE_NO_CLOCK_MONITOR is unset; a monitor that cannot start is left off
  * (returns non-zero, m->proc NULL). */
-int k_clockmon_start(struct k_clockmon *m, const char *dir, int index);
+int kern_clockmon_start(struct kern_clockmon *m, const char *dir, int index);
 /* Stops it and summarises its samples into c (c->samples stays 0 when
  * there were none). No-op when it was not started. */
-void k_clockmon_stop(struct k_clockmon *m, struct mp_kernel_clocks *c);
+void kern_clockmon_stop(struct kern_clockmon *m, struct mp_kernel_clocks *c);
 /* Parses `clocks.sm, clocks_event_reasons.active` lines (csv, noheader,
  * nounits) into c. Returns the number of busy samples. */
-int k_clockmon_parse(const char *text, size_t len, struct mp_kernel_clocks *c);
+int kern_clockmon_parse(const char *text, size_t len, struct mp_kernel_clocks *c);
 
 /* Runs the job file `job` (its child's argv, with "-" for the job) in a
  * warm child of the pool at sock (warm.c), keyed by key; the child's
@@ -271,8 +272,8 @@ int k_clockmon_parse(const char *text, size_t len, struct mp_kernel_clocks *c);
  * there, or not: read it as after a cold run); 1: it failed (why);
  * -1: no warm child could be had: run it cold. *warm: the child had run a
  * job before. */
-int k_warm_run(const char *sock, const char *key, const char *const *argv, const char *cwd,
-               const char *job, const char *log, double limit_s, bool *warm, char *why,
-               size_t whylen);
+int kern_warm_run(const char *sock, const char *key, const char *const *argv, const char *cwd,
+                  const char *job, const char *log, double limit_s, bool *warm, char *why,
+                  size_t whylen);
 
 #endif

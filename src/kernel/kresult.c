@@ -11,7 +11,7 @@
 
 #include "kresult_int.h"
 
-json_t *k_load_result(const char *path, bool *present, char *why, size_t len)
+json_t *kern_load_result(const char *path, bool *present, char *why, size_t len)
 {
     struct stat st;
     bool there = stat(path, &st) == 0 && st.st_size > 0;
@@ -36,7 +36,7 @@ json_t *k_load_result(const char *path, bool *present, char *why, size_t len)
     return r;
 }
 
-char *k_tolerance_json(const json_t *correctness)
+char *kern_tolerance_json(const json_t *correctness)
 {
     static const char *const keys[] = {"hp_reference", "hp_ratio",   "hp_factor",
                                        "rms_ratio",    "rms_factor", "ref_ratio"};
@@ -54,7 +54,7 @@ char *k_tolerance_json(const json_t *correctness)
     return s;
 }
 
-double k_json_real(const json_t *obj, const char *key)
+double kern_json_real(const json_t *obj, const char *key)
 {
     const json_t *v = json_object_get(obj, key);
     if (json_is_number(v))

@@ -15,16 +15,16 @@
  * or NULL with why set to "no output" (the file is missing or empty) or
  * "could not parse result PATH at byte N: TEXT". *present (may be NULL)
  * tells whether the file existed with content. */
-json_t *k_load_result(const char *path, bool *present, char *why, size_t len);
+json_t *kern_load_result(const char *path, bool *present, char *why, size_t len);
 
 /* obj[key] as a double: a number as it is, null with obj.nonfinite[key]
  * "inf", "-inf" or "nan" as that value, anything else 0. */
-double k_json_real(const json_t *obj, const char *key);
+double kern_json_real(const json_t *obj, const char *key);
 
 /* The tolerance figures of a runner's correctness object (its "tolerance"
  * object plus hp_reference, hp_ratio, hp_factor, rms_ratio, rms_factor,
  * ref_ratio) as compact JSON text (the caller frees it), or NULL when it
  * has none. */
-char *k_tolerance_json(const json_t *correctness);
+char *kern_tolerance_json(const json_t *correctness);
 
 #endif

@@ -38,7 +38,7 @@ static int spin_timed_us(struct hdev *dv, uint64_t cycles, double *us)
     return 0;
 }
 
-int k_pguard_setup(struct hdev *dv, struct k_pguard *g, bool enabled, double fixed_ratio)
+int kern_pguard_setup(struct hdev *dv, struct kern_pguard *g, bool enabled, double fixed_ratio)
 {
     memset(g, 0, sizeof(*g));
     if (!enabled || !dv->ops->spin || !dv->ops->spin_ms || getenv("MAGPIE_NO_POWER_GUARD"))
@@ -74,7 +74,7 @@ int k_pguard_setup(struct hdev *dv, struct k_pguard *g, bool enabled, double fix
     return 0;
 }
 
-int k_pguard_pre(struct hdev *dv, struct k_pguard *g, double busy_us)
+int kern_pguard_pre(struct hdev *dv, struct kern_pguard *g, double busy_us)
 {
     if (!g->on)
         return 0;
@@ -93,7 +93,7 @@ int k_pguard_pre(struct hdev *dv, struct k_pguard *g, double busy_us)
     return 0;
 }
 
-int k_pguard_post(struct hdev *dv, struct k_pguard *g)
+int kern_pguard_post(struct hdev *dv, struct kern_pguard *g)
 {
     g->last_mhz = 0;
     if (!g->on)
@@ -110,7 +110,7 @@ int k_pguard_post(struct hdev *dv, struct k_pguard *g)
  * probe started: seen on the H200 about once in 4000 samples with the clock
  * at 1980 MHz throughout) and its sample kept; a second in a row confirms
  * the cap and the first one's sample is dropped too (drop_prev). */
-bool k_pguard_judge(struct k_pguard *g)
+bool kern_pguard_judge(struct kern_pguard *g)
 {
     g->drop_prev = false;
     if (!g->on || g->last_mhz <= 0)
@@ -162,7 +162,7 @@ bool k_pguard_judge(struct k_pguard *g)
     return false;
 }
 
-json_t *k_pguard_json(const struct k_pguard *g, const double *clocks, int n)
+json_t *kern_pguard_json(const struct kern_pguard *g, const double *clocks, int n)
 {
     json_t *o = json_object();
     json_object_set_new(o, "enabled", json_boolean(g->on));

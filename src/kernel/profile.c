@@ -486,7 +486,7 @@ static void perf_fail(struct mp_kernel_result *r, const char *msg)
     free(r->perf.errors);
     r->perf.errors = mp_strdup(msg);
     r->performance = MP_STAGE_FAILED;
-    k_add_error(r, "Performance: %s", msg);
+    kern_add_error(r, "Performance: %s", msg);
 }
 
 /* First file under dir (depth <= 4) whose name ends with suffix. */
@@ -534,7 +534,7 @@ static void rocprof_analysis(const char *dir, struct mp_kernel_perf *p)
         if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, e->d_name) >= sizeof(path))
             continue;
         size_t len = 0;
-        char *text = k_read_file(path, &len);
+        char *text = kern_read_file(path, &len);
         if (!text)
             continue;
         size_t pos = 0;
@@ -663,7 +663,7 @@ static void rocprof_run(const struct mp_kernel_config *cfg, const struct mp_kern
             break;
         }
         size_t len = 0;
-        char *text = k_read_file(csv, &len);
+        char *text = kern_read_file(csv, &len);
         mp_diag_clear(&d);
         if (!text || (json ? mp_kernel_parse_rocprof_json(text, len, &r->perf, &d)
                            : mp_kernel_parse_rocprof_kernel_trace(text, len, &r->perf, &d))) {
@@ -842,7 +842,7 @@ static void ncu_error_line(const char *text, char *out, size_t n)
  * false when the stage failed */
 static bool ncu_targets(const struct mp_kernel_config *cfg, const struct mp_kernel_spec *k,
                         struct mp_kernel_result *r, const char *tool, const char *metrics,
-                        const struct k_perf_target *child, const struct mp_proc_opts *po,
+                        const struct kern_perf_target *child, const struct mp_proc_opts *po,
                         struct mp_buf *cmd, struct mp_buf *all, char *ncu_err)
 {
     struct mp_diag d;
@@ -881,7 +881,7 @@ static bool ncu_targets(const struct mp_kernel_config *cfg, const struct mp_kern
 
 /* Nsight Compute: the metrics of each target, kept as ncu.csv and parsed */
 static void perf_ncu(const struct mp_kernel_config *cfg, const struct mp_kernel_spec *k,
-                     struct mp_kernel_result *r, const struct k_perf_target *child,
+                     struct mp_kernel_result *r, const struct kern_perf_target *child,
                      const struct mp_proc_opts *po)
 {
     char tool[1024];
@@ -938,7 +938,7 @@ static void perf_ncu(const struct mp_kernel_config *cfg, const struct mp_kernel_
     mp_buf_fini(&cmd);
 }
 
-void k_perf_child_result(struct mp_kernel_result *r, json_t *res, bool runner)
+void kern_perf_child_result(struct mp_kernel_result *r, json_t *res, bool runner)
 {
     if (!runner || r->performance == MP_STAGE_SKIPPED)
         return;
@@ -956,14 +956,14 @@ void k_perf_child_result(struct mp_kernel_result *r, json_t *res, bool runner)
              : res ? "no profile in its result"
                    : "it wrote no result");
     if (r->performance == MP_STAGE_FAILED) { /* say why beside ncu's own failure */
-        k_add_error(r, "Performance: %s", m);
+        kern_add_error(r, "Performance: %s", m);
         return;
     }
     perf_fail(r, m); /* metrics of a run that did not finish are not the kernel's */
 }
 
-int k_stage_performance(const struct mp_kernel_config *cfg, const struct mp_kernel_spec *k,
-                        struct mp_kernel_result *r, const struct k_perf_target *child)
+int kern_stage_performance(const struct mp_kernel_config *cfg, const struct mp_kernel_spec *k,
+                           struct mp_kernel_result *r, const struct kern_perf_target *child)
 {
     struct mp_proc_opts po = {
         .cwd = k->working_dir,

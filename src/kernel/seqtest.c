@@ -17,30 +17,30 @@
 
 #include "kernel_int.h"
 
-int k_seq_first_look(int min_samples)
+int kern_seq_first_look(int min_samples)
 {
     return min_samples > K_SEQ_FIRST_LOOK ? min_samples : K_SEQ_FIRST_LOOK;
 }
 
-int k_seq_nlooks(int min_samples, int max_samples)
+int kern_seq_nlooks(int min_samples, int max_samples)
 {
-    int n = 0, at = k_seq_first_look(min_samples);
+    int n = 0, at = kern_seq_first_look(min_samples);
     for (; at < max_samples; at *= 2)
         n++;
     return n + 2; /* max_samples itself, and a look at the time limit */
 }
 
-bool k_seq_is_look(int n, int min_samples, int max_samples)
+bool kern_seq_is_look(int n, int min_samples, int max_samples)
 {
     if (n == max_samples)
         return true;
-    for (int at = k_seq_first_look(min_samples); at < max_samples && at <= n; at *= 2)
+    for (int at = kern_seq_first_look(min_samples); at < max_samples && at <= n; at *= 2)
         if (at == n)
             return true;
     return false;
 }
 
-int k_median_ci_rank(int n, double a)
+int kern_median_ci_rank(int n, double a)
 {
     if (n < 1 || !(a > 0))
         return 0;
@@ -64,7 +64,7 @@ static int cmp_dbl(const void *a, const void *b)
 /* the interval [lo, hi] of the median of x[0..n) at level 1 - a */
 static bool median_ci(const double *x, int n, double a, double *lo, double *hi)
 {
-    int l = k_median_ci_rank(n, a);
+    int l = kern_median_ci_rank(n, a);
     if (l < 1)
         return false;
     double *s = mp_calloc((size_t)n, sizeof(double));
@@ -78,14 +78,15 @@ static bool median_ci(const double *x, int n, double a, double *lo, double *hi)
     return true;
 }
 
-const char *k_seq_decision_name(enum k_seq_decision d)
+const char *kern_seq_decision_name(enum kern_seq_decision d)
 {
     static const char *const nm[] = {"UNDECIDED", "FASTER", "SLOWER", "SAME"};
     return nm[d];
 }
 
-enum k_seq_decision k_seq_look(const double *base, int nb, const double *cand, int nc,
-                               double alpha_look, double thr, double *ratio_lo, double *ratio_hi)
+enum kern_seq_decision kern_seq_look(const double *base, int nb, const double *cand, int nc,
+                                     double alpha_look, double thr, double *ratio_lo,
+                                     double *ratio_hi)
 {
     double bl, bh, cl, ch;
     *ratio_lo = *ratio_hi = NAN;

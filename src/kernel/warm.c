@@ -69,9 +69,9 @@ static int write_all(int fd, const char *p, size_t n)
     return 0;
 }
 
-int k_warm_run(const char *sock, const char *key, const char *const *argv, const char *cwd,
-               const char *job, const char *log, double limit_s, bool *warm, char *why,
-               size_t whylen)
+int kern_warm_run(const char *sock, const char *key, const char *const *argv, const char *cwd,
+                  const char *job, const char *log, double limit_s, bool *warm, char *why,
+                  size_t whylen)
 {
     *warm = false;
     struct sockaddr_un sa = {.sun_family = AF_UNIX};

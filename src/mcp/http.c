@@ -847,7 +847,7 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
 static void load_local_addrs(void);
 
 /* The transport's state for a server about to serve on host. */
-static void h_init(struct mcp_server *srv, const char *host)
+static void http_srv_init(struct mcp_server *srv, const char *host)
 {
     memset(&H, 0, sizeof(H));
     H.srv = srv;
@@ -871,7 +871,7 @@ int mcp_http_fuzz_init(const struct mp_mcp_opts *o)
     if (fuzz_dmn)
         return 0;
     mcp_server_init(&fuzz_srv, o, true, NULL);
-    h_init(&fuzz_srv, o && o->host ? o->host : "127.0.0.1");
+    http_srv_init(&fuzz_srv, o && o->host ? o->host : "127.0.0.1");
     signal(SIGPIPE, SIG_IGN);
     fuzz_dmn = MHD_start_daemon(MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD |
                                     MHD_USE_NO_LISTEN_SOCKET | MHD_USE_ITC,
@@ -987,7 +987,7 @@ int mp_mcp_serve_http(const struct mp_mcp_opts *o, struct mp_diag *d)
     int rc = mcp_server_init(&srv, o, false, d);
     if (rc)
         return rc;
-    h_init(&srv, host);
+    http_srv_init(&srv, host);
     if (!loopback)
         fprintf(stderr,
                 "magpie: warning: MCP server bound to %s, not loopback: whoever has the token "

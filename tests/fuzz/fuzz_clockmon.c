@@ -17,7 +17,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     char *text = fuzz_dup(data, size);
     struct mp_kernel_clocks c;
     memset(&c, 0, sizeof(c));
-    int n = k_clockmon_parse(text, size, &c);
+    int n = kern_clockmon_parse(text, size, &c);
     CHECK(n >= 0 && n == c.samples);
     if (n) {
         CHECK(isfinite(c.mean_mhz) && isfinite(c.min_mhz));

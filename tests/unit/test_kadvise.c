@@ -1,5 +1,5 @@
 /* Unit tests for the agent-facing kernel helpers: kernel discovery
- * (src/kernel/discover.c) on examples/kernels and on small trees written
+ * (src/kernel/find_kernels.c) on examples/kernels and on small trees written
  * here (templates, __launch_bounds__, declarations, macros, comments,
  * Triton decorator stacks, executables), optimisation suggestions
  * (src/kernel/suggest.c) on the real ncu recordings in tests/fixtures/kernel
@@ -18,9 +18,9 @@
 
 #include <cmocka.h>
 
-#include <magpie/discover.h>
 #include <magpie/gap.h>
 #include <magpie/io.h>
+#include <magpie/kernel_discover.h>
 #include <magpie/sources.h>
 #include <magpie/suggest.h>
 

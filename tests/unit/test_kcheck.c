@@ -37,13 +37,13 @@ static void test_missing(void **state)
     char why[512];
     bool present = true;
     json_t *r =
-        k_load_result("/nonexistent/dir/runner_run_result.json", &present, why, sizeof(why));
+        kern_load_result("/nonexistent/dir/runner_run_result.json", &present, why, sizeof(why));
     assert_null(r);
     assert_false(present);
     assert_string_equal(why, "no output");
     char path[256];
     write_file(path, sizeof(path), "");
-    r = k_load_result(path, &present, why, sizeof(why));
+    r = kern_load_result(path, &present, why, sizeof(why));
     assert_null(r);
     assert_false(present);
     unlink(path);
@@ -56,7 +56,7 @@ static void expect_parse_error(const char *text, const char *token)
     char path[256], why[1024];
     write_file(path, sizeof(path), text);
     bool present = false;
-    json_t *r = k_load_result(path, &present, why, sizeof(why));
+    json_t *r = kern_load_result(path, &present, why, sizeof(why));
     assert_null(r);
     assert_true(present);
     char want[300];
@@ -79,7 +79,7 @@ static void test_not_strict(void **state)
     char path[256], why[1024];
     write_file(path, sizeof(path), "[1, 2]");
     bool present = false;
-    assert_null(k_load_result(path, &present, why, sizeof(why)));
+    assert_null(kern_load_result(path, &present, why, sizeof(why)));
     assert_true(present);
     assert_non_null(strstr(why, "expected a JSON object"));
     unlink(path);
@@ -94,14 +94,14 @@ static void test_nonfinite(void **state)
                "\"x\": 2.5, \"y\": null, \"nonfinite\": {\"max_abs_err\": \"inf\", "
                "\"max_rel_err\": \"nan\", \"z\": \"-inf\"}}}], \"nonfinite_fields\": "
                "[\"kernels[0].correctness.max_abs_err: inf\"]}");
-    json_t *r = k_load_result(path, NULL, why, sizeof(why));
+    json_t *r = kern_load_result(path, NULL, why, sizeof(why));
     assert_non_null(r);
     json_t *c = json_object_get(json_array_get(json_object_get(r, "kernels"), 0), "correctness");
-    assert_true(isinf(k_json_real(c, "max_abs_err")) && k_json_real(c, "max_abs_err") > 0);
-    assert_true(isnan(k_json_real(c, "max_rel_err")));
-    assert_true(k_json_real(c, "x") == 2.5);
-    assert_true(k_json_real(c, "y") == 0);       /* null without a note */
-    assert_true(k_json_real(c, "missing") == 0); /* absent */
+    assert_true(isinf(kern_json_real(c, "max_abs_err")) && kern_json_real(c, "max_abs_err") > 0);
+    assert_true(isnan(kern_json_real(c, "max_rel_err")));
+    assert_true(kern_json_real(c, "x") == 2.5);
+    assert_true(kern_json_real(c, "y") == 0);       /* null without a note */
+    assert_true(kern_json_real(c, "missing") == 0); /* absent */
     json_decref(r);
     unlink(path);
 }

@@ -52,7 +52,7 @@ static void test_signature(void **state)
                      "__kernel void vadd(__global const float *restrict a, __global const float *b,"
                      " __global float *c, const int n, float alpha, unsigned int u, ulong big) {}\n"
                      "kernel void other(global double *x) {}\n";
-    assert_int_equal(h_parse_signature(cl, NULL, &s, err, sizeof(err)), 0);
+    assert_int_equal(kern_harness_parse_signature(cl, NULL, &s, err, sizeof(err)), 0);
     assert_string_equal(s.name, "vadd");
     assert_int_equal(s.nargs, 7);
     assert_true(s.args[0].pointer && s.args[0].is_const && s.args[0].elem == HE_FLOAT);
@@ -63,26 +63,29 @@ static void test_signature(void **state)
     assert_true(s.args[4].elem == HE_FLOAT && !s.args[4].pointer);
     assert_true(s.args[5].elem == HE_UINT);
     assert_true(s.args[6].elem == HE_ULONG);
-    assert_int_equal(h_parse_signature(cl, "other", &s, err, sizeof(err)), 0);
+    assert_int_equal(kern_harness_parse_signature(cl, "other", &s, err, sizeof(err)), 0);
     assert_true(s.args[0].elem == HE_DOUBLE && s.args[0].pointer && !s.args[0].is_const);
     const char *cu = "extern \"C\" __global__ void k(const float* __restrict__ x, float *y, "
                      "long long n) {}";
-    assert_int_equal(h_parse_signature(cu, NULL, &s, err, sizeof(err)), 0);
+    assert_int_equal(kern_harness_parse_signature(cu, NULL, &s, err, sizeof(err)), 0);
     assert_string_equal(s.name, "k");
     assert_int_equal(s.nargs, 3);
     assert_true(s.args[2].elem == HE_LONG);
-    assert_int_equal(h_parse_signature(cu, "missing", &s, err, sizeof(err)), MP_ENOTFOUND);
-    assert_non_null(strstr(err, "missing"));
-    assert_int_equal(h_parse_signature("int main(void) { return 0; }", NULL, &s, err, sizeof(err)),
+    assert_int_equal(kern_harness_parse_signature(cu, "missing", &s, err, sizeof(err)),
                      MP_ENOTFOUND);
+    assert_non_null(strstr(err, "missing"));
     assert_int_equal(
-        h_parse_signature("__kernel void k2(__constant float *w, __global float *o) {}", NULL, &s,
-                          err, sizeof(err)),
+        kern_harness_parse_signature("int main(void) { return 0; }", NULL, &s, err, sizeof(err)),
+        MP_ENOTFOUND);
+    assert_int_equal(
+        kern_harness_parse_signature("__kernel void k2(__constant float *w, __global float *o) {}",
+                                     NULL, &s, err, sizeof(err)),
         0);
     assert_true(s.args[0].is_const && !s.args[1].is_const);
     const char *half = "__kernel void h(__global half *x) {}";
-    assert_int_equal(h_parse_signature(half, NULL, &s, err, sizeof(err)), MP_EUNSUP);
-    assert_int_equal(h_parse_signature("__kernel void e(void) {}", NULL, &s, err, sizeof(err)), 0);
+    assert_int_equal(kern_harness_parse_signature(half, NULL, &s, err, sizeof(err)), MP_EUNSUP);
+    assert_int_equal(
+        kern_harness_parse_signature("__kernel void e(void) {}", NULL, &s, err, sizeof(err)), 0);
     assert_int_equal(s.nargs, 0);
 }
 
@@ -215,19 +218,19 @@ static void test_accordo_parse(void **state)
     memset(&c, 0, sizeof(c));
     const char *ok = "log line\n{\"is_valid\": true, \"num_arrays_validated\": 3, "
                      "\"num_mismatches\": 0}\n";
-    assert_int_equal(k_accordo_parse(ok, &c), 0);
+    assert_int_equal(kern_accordo_parse(ok, &c), 0);
     assert_true(c.success && c.verified && c.checks == 3);
     free(c.errors);
     memset(&c, 0, sizeof(c));
     const char *bad = "{\"is_valid\": false, \"num_mismatches\": 1, \"error_message\": \"\", "
                       "\"mismatches\": [{\"arg_name\": \"out\", \"dispatch_index\": 0, "
                       "\"max_difference\": 0.5}]}\n";
-    assert_int_equal(k_accordo_parse(bad, &c), 0);
+    assert_int_equal(kern_accordo_parse(bad, &c), 0);
     assert_false(c.success);
     assert_non_null(strstr(c.errors, "out (dispatch 0): max difference 0.5"));
     free(c.errors);
     memset(&c, 0, sizeof(c));
-    assert_int_equal(k_accordo_parse("not json\n", &c), MP_EPARSE);
+    assert_int_equal(kern_accordo_parse("not json\n", &c), MP_EPARSE);
     free(c.errors);
 }
 
@@ -264,7 +267,7 @@ static void test_compare_verdicts(void **state)
     fill_timing(&run.results[4], 0.50, 0.01, 400, 5);
     run.results[4].correctness = MP_STAGE_FAILED;
     fill_timing(&run.results[5], 0.50, 0.01, 5, 6); /* too few samples */
-    k_compare_rank(&run, &cfg);
+    kern_compare_rank(&run, &cfg);
     assert_int_equal(run.vs[0].verdict, MP_VERDICT_BASELINE);
     assert_int_equal(run.vs[1].verdict, MP_VERDICT_FASTER);
     assert_true(run.vs[1].speedup > 1.015 && run.vs[1].speedup < 1.025);
@@ -293,32 +296,32 @@ static bool have_opencl(void)
 static void test_timing_stop_rule(void **state)
 {
     (void)state;
-    struct k_stop_rule r = {.min_samples = 10,
-                            .max_samples = 100,
-                            .min_time_ms = 1,
-                            .max_noise = 0.005,
-                            .max_time_s = 1.0};
+    struct kern_stop_rule r = {.min_samples = 10,
+                               .max_samples = 100,
+                               .min_time_ms = 1,
+                               .max_noise = 0.005,
+                               .max_time_s = 1.0};
     char why[200] = "";
     /* noisy, past the time limit, short of min_samples: keep sampling */
-    assert_false(k_timing_stop(&r, 8, 50, 0.05, false, 1.5, why, sizeof(why)));
+    assert_false(kern_timing_stop(&r, 8, 50, 0.05, false, 1.5, why, sizeof(why)));
     assert_false(
-        k_timing_stop(&r, 9, 50, 0.05, false, K_MIN_SAMPLES_GRACE - 0.01, why, sizeof(why)));
+        kern_timing_stop(&r, 9, 50, 0.05, false, K_MIN_SAMPLES_GRACE - 0.01, why, sizeof(why)));
     /* min_samples in: the time limit stops it */
-    assert_true(k_timing_stop(&r, 10, 50, 0.05, false, 1.0, why, sizeof(why)));
+    assert_true(kern_timing_stop(&r, 10, 50, 0.05, false, 1.0, why, sizeof(why)));
     assert_non_null(strstr(why, "timeout 1.0 s reached"));
     /* the grace is used up: stop, and say min_samples was not reached */
-    assert_true(k_timing_stop(&r, 8, 50, 0.05, false, K_MIN_SAMPLES_GRACE, why, sizeof(why)));
+    assert_true(kern_timing_stop(&r, 8, 50, 0.05, false, K_MIN_SAMPLES_GRACE, why, sizeof(why)));
     assert_non_null(strstr(why, "min_samples 10 not reached: 8 samples"));
     /* quiet enough, but only once min_samples and min_time are in */
-    assert_false(k_timing_stop(&r, 9, 50, 0.001, false, 0.1, why, sizeof(why)));
-    assert_false(k_timing_stop(&r, 10, 0.5, 0.001, false, 0.1, why, sizeof(why)));
-    assert_true(k_timing_stop(&r, 10, 50, 0.001, false, 0.1, why, sizeof(why)));
+    assert_false(kern_timing_stop(&r, 9, 50, 0.001, false, 0.1, why, sizeof(why)));
+    assert_false(kern_timing_stop(&r, 10, 0.5, 0.001, false, 0.1, why, sizeof(why)));
+    assert_true(kern_timing_stop(&r, 10, 50, 0.001, false, 0.1, why, sizeof(why)));
     assert_non_null(strstr(why, "noise 0.100% <= 0.500% after 10 samples"));
     /* plateau and max_samples */
-    assert_false(k_timing_stop(&r, 9, 50, 0.05, true, 0.1, why, sizeof(why)));
-    assert_true(k_timing_stop(&r, 10, 50, 0.05, true, 0.1, why, sizeof(why)));
+    assert_false(kern_timing_stop(&r, 9, 50, 0.05, true, 0.1, why, sizeof(why)));
+    assert_true(kern_timing_stop(&r, 10, 50, 0.05, true, 0.1, why, sizeof(why)));
     assert_non_null(strstr(why, "plateaued"));
-    assert_true(k_timing_stop(&r, 100, 50, 0.05, false, 0.1, why, sizeof(why)));
+    assert_true(kern_timing_stop(&r, 100, 50, 0.05, false, 0.1, why, sizeof(why)));
     assert_non_null(strstr(why, "max_samples 100 reached"));
 }
 
@@ -359,7 +362,7 @@ static void test_harness_opencl(void **state)
     fclose(f);
     /* the sample count is decided by max_samples (or the noise rule once
      * min_samples are in), never by how busy the machine is: the time limit
-     * cannot stop sampling before min_samples (k_timing_stop) */
+     * cannot stop sampling before min_samples (kern_timing_stop) */
     json_t *j = json_pack("{s:s, s:s, s:s, s:b, s:{s:b, s:i, s:i, s:f, s:f, s:f}}", "backend",
                           "opencl", "mode", "run", "output", out, "interleave", 0, "timing",
                           "enabled", 1, "min_samples", 10, "max_samples", 12, "min_time_s", 0.01,
@@ -439,7 +442,7 @@ static void test_clockmon_parse(void **state)
     assert_non_null(text);
     struct mp_kernel_clocks t;
     memset(&t, 0, sizeof(t));
-    assert_int_equal(k_clockmon_parse(text, len, &t), 162);
+    assert_int_equal(kern_clockmon_parse(text, len, &t), 162);
     assert_int_equal(t.samples, 162);
     assert_true(fabs(t.mean_mhz - 1980) < 1e-9 && fabs(t.min_mhz - 1980) < 1e-9);
     assert_true(t.capped_share == 0);
@@ -447,7 +450,7 @@ static void test_clockmon_parse(void **state)
     text = slurp(kfixture(path, sizeof(path), "nvidia_smi_clocks_h200_matmul8192.csv"), &len);
     assert_non_null(text);
     memset(&t, 0, sizeof(t));
-    assert_int_equal(k_clockmon_parse(text, len, &t), 389);
+    assert_int_equal(kern_clockmon_parse(text, len, &t), 389);
     assert_true(fabs(t.capped_share - 114.0 / 389) < 1e-12);
     assert_true(fabs(t.min_mhz - 1530) < 1e-9);
     assert_true(fabs(t.mean_mhz - 1885.1028277634962) < 1e-6);
@@ -455,9 +458,9 @@ static void test_clockmon_parse(void **state)
     /* junk, idle-only and partial lines count nothing */
     const char *junk = "N/A, N/A\n1980, 0x0000000000000001\n\n1755\n, 0x4\n1410, zz\n";
     memset(&t, 0, sizeof(t));
-    assert_int_equal(k_clockmon_parse(junk, strlen(junk), &t), 0);
+    assert_int_equal(kern_clockmon_parse(junk, strlen(junk), &t), 0);
     const char *one = "1410, 0x0000000000000004";
-    assert_int_equal(k_clockmon_parse(one, strlen(one), &t), 1);
+    assert_int_equal(kern_clockmon_parse(one, strlen(one), &t), 1);
     assert_true(t.capped_share == 1 && fabs(t.mean_mhz - 1410) < 1e-9);
 }
 
@@ -474,7 +477,7 @@ static void test_runner_guard_result(void **state)
     json_t *k = json_array_get(json_object_get(root, "kernels"), 1);
     struct mp_kernel_timing t;
     memset(&t, 0, sizeof(t));
-    k_timing_from_json(&t, json_object_get(k, "timing"));
+    kern_timing_from_json(&t, json_object_get(k, "timing"));
     assert_true(t.success);
     assert_int_equal(t.nsamples, 365);
     assert_true(t.st.median > 1.36 && t.st.median < 1.38); /* ms */
@@ -490,22 +493,22 @@ static void test_runner_guard_result(void **state)
     t.temp_after_c = 48;
     t.during = (struct mp_kernel_clocks){
         .samples = 150, .mean_mhz = 1960, .min_mhz = 1700, .capped_share = 0.2};
-    assert_false(k_timing_throttled(&t, 1980));
+    assert_false(kern_timing_throttled(&t, 1980));
     t.guard.sustained = true;
-    assert_true(k_timing_throttled(&t, 1980));
+    assert_true(kern_timing_throttled(&t, 1980));
     t.guard.present = false;
     t.guard.sustained = false;
-    assert_true(k_timing_throttled(&t, 1980));
+    assert_true(kern_timing_throttled(&t, 1980));
     t.during.capped_share = 0.05;
-    assert_false(k_timing_throttled(&t, 1980));
+    assert_false(kern_timing_throttled(&t, 1980));
     t.clock_after_mhz = 1500;
-    assert_true(k_timing_throttled(&t, 1980));
+    assert_true(kern_timing_throttled(&t, 1980));
     free(t.samples_ms);
     free(t.errors);
     /* a result without the guard (CPU, ROCm, or the guard off) says so */
     json_t *plain = json_pack("{s:[f,f,f], s:i}", "samples_ms", 1.0, 1.1, 1.2, "batch", 1);
     memset(&t, 0, sizeof(t));
-    k_timing_from_json(&t, plain);
+    kern_timing_from_json(&t, plain);
     assert_false(t.guard.present);
     assert_int_equal(t.nsamples, 3);
     free(t.samples_ms);
@@ -516,9 +519,9 @@ static void test_runner_guard_result(void **state)
 
 /* The harness's power guard decisions on sequences of probe clocks (the
  * same cases as tests/integration/test_runner_guard.sh for the runner). */
-static struct k_pguard pg_new(double ref, double fixed)
+static struct kern_pguard pg_new(double ref, double fixed)
 {
-    struct k_pguard g;
+    struct kern_pguard g;
     memset(&g, 0, sizeof(g));
     g.on = true;
     g.ref_mhz = ref;
@@ -531,13 +534,13 @@ static struct k_pguard pg_new(double ref, double fixed)
 
 /* Feeds n probes of mhz; returns the samples kept, counting the ones the
  * guard took back afterwards (drop_prev) as not kept. */
-static int pg_feed(struct k_pguard *g, double mhz, int n)
+static int pg_feed(struct kern_pguard *g, double mhz, int n)
 {
     static int owner;
     int kept = 0;
     for (int i = 0; i < n; i++) {
         g->last_mhz = mhz;
-        bool k = k_pguard_judge(g);
+        bool k = kern_pguard_judge(g);
         kept += k - g->drop_prev;
         g->pending = k ? &owner : g->pending;
     }
@@ -548,7 +551,7 @@ static void test_pguard_judge(void **state)
 {
     (void)state;
     /* unthrottled, +-2 % probe jitter: nothing dropped, reference unmoved */
-    struct k_pguard g = pg_new(1980, -1);
+    struct kern_pguard g = pg_new(1980, -1);
     unsigned x = 12345;
     int kept = 0;
     for (int i = 0; i < 20000; i++) {
@@ -596,8 +599,8 @@ static void test_pguard_judge(void **state)
     g = pg_new(1980, -1);
     g.on = false;
     assert_int_equal(pg_feed(&g, 1000, 50), 50);
-    json_t *j = k_pguard_json(&(struct k_pguard){.on = true, .ref_mhz = 1984.46, .ratio = 2},
-                              (const double[]){1970, 1960, 1980}, 3);
+    json_t *j = kern_pguard_json(&(struct kern_pguard){.on = true, .ref_mhz = 1984.46, .ratio = 2},
+                                 (const double[]){1970, 1960, 1980}, 3);
     assert_true(json_real_value(json_object_get(j, "reference_clock_mhz")) == 1984.5);
     assert_true(json_real_value(json_object_get(j, "sample_clock_mhz_median")) == 1970);
     json_decref(j);

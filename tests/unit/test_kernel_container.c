@@ -47,10 +47,10 @@ static int teardown(void **state)
     return 0;
 }
 
-static void init_ct(struct k_container *ct, enum mp_gpu_vendor v, const char *runtime)
+static void init_ct(struct kern_container *ct, enum mp_gpu_vendor v, const char *runtime)
 {
     setenv("MAGPIE_CONTAINER_RUNTIME", "sh", 1); /* any program on PATH */
-    assert_int_equal(k_container_init(ct, "img:1", v, NULL), 0);
+    assert_int_equal(kern_container_init(ct, "img:1", v, NULL), 0);
     snprintf(ct->runtime, sizeof(ct->runtime), "%s", runtime);
     ct->podman = strstr(runtime, "podman") != NULL;
     ct->uid = 1000;
@@ -72,17 +72,17 @@ static char *joined(char **argv)
 static void test_mounts(void **state)
 {
     (void)state;
-    struct k_container ct;
+    struct kern_container ct;
     init_ct(&ct, MP_GPU_VENDOR_NONE, "docker");
     char p[256];
     snprintf(p, sizeof(p), "%s/a/b", g_dir);
-    assert_int_equal(k_container_mount(&ct, p, true, NULL), 0);
+    assert_int_equal(kern_container_mount(&ct, p, true, NULL), 0);
     snprintf(p, sizeof(p), "%s/c", g_dir);
-    assert_int_equal(k_container_mount(&ct, p, true, NULL), 0);
+    assert_int_equal(kern_container_mount(&ct, p, true, NULL), 0);
     snprintf(p, sizeof(p), "%s/a", g_dir); /* takes a/b in, writable wins */
-    assert_int_equal(k_container_mount(&ct, p, false, NULL), 0);
+    assert_int_equal(kern_container_mount(&ct, p, false, NULL), 0);
     snprintf(p, sizeof(p), "%s/a/b", g_dir); /* already inside a */
-    assert_int_equal(k_container_mount(&ct, p, true, NULL), 0);
+    assert_int_equal(kern_container_mount(&ct, p, true, NULL), 0);
     assert_int_equal(ct.nmounts, 2);
     char want[256];
     snprintf(want, sizeof(want), "%s/c", g_dir);
@@ -94,7 +94,7 @@ static void test_mounts(void **state)
     snprintf(p, sizeof(p), "%s/missing", g_dir);
     struct mp_diag d;
     mp_diag_clear(&d);
-    assert_int_equal(k_container_mount(&ct, p, false, &d), MP_EIO);
+    assert_int_equal(kern_container_mount(&ct, p, false, &d), MP_EIO);
 }
 
 static void test_argv(void **state)
@@ -104,7 +104,7 @@ static void test_argv(void **state)
     unsetenv("HIP_VISIBLE_DEVICES");
     unsetenv("ROCR_VISIBLE_DEVICES");
     unsetenv("MAGPIE_GPU_ARCH");
-    struct k_container ct;
+    struct kern_container ct;
     char a[256], want[2048];
     snprintf(a, sizeof(a), "%s/a", g_dir);
     const char *const env[] = {"X=1", "DROPPED", "Y=a b", NULL};
@@ -112,9 +112,9 @@ static void test_argv(void **state)
     char **out = NULL;
 
     init_ct(&ct, MP_GPU_VENDOR_NVIDIA, "/usr/bin/docker");
-    assert_int_equal(k_container_mount(&ct, a, false, NULL), 0);
+    assert_int_equal(kern_container_mount(&ct, a, false, NULL), 0);
     setenv("CUDA_VISIBLE_DEVICES", "1", 1);
-    assert_int_equal(k_container_argv(&ct, "n1", a, env, cmd, &out), 0);
+    assert_int_equal(kern_container_argv(&ct, "n1", a, env, cmd, &out), 0);
     unsetenv("CUDA_VISIBLE_DEVICES");
     snprintf(want, sizeof(want),
              "/usr/bin/docker run --rm --name n1 --user 1000:100 --gpus all -v %s:%s -w %s -e "
@@ -124,7 +124,7 @@ static void test_argv(void **state)
     mp_proc_argv_free(out);
 
     init_ct(&ct, MP_GPU_VENDOR_NVIDIA, "/usr/bin/podman");
-    assert_int_equal(k_container_argv(&ct, "n2", a, NULL, cmd, &out), 0);
+    assert_int_equal(kern_container_argv(&ct, "n2", a, NULL, cmd, &out), 0);
     snprintf(want, sizeof(want),
              "/usr/bin/podman run --rm --name n2 --user 1000:100 --device nvidia.com/gpu=all -w "
              "%s -e HOME=/tmp img:1 ./t --n 3",
@@ -133,8 +133,8 @@ static void test_argv(void **state)
     mp_proc_argv_free(out);
 
     init_ct(&ct, MP_GPU_VENDOR_AMD, "podman");
-    assert_int_equal(k_container_mount(&ct, a, true, NULL), 0);
-    assert_int_equal(k_container_argv(&ct, "n3", a, NULL, cmd, &out), 0);
+    assert_int_equal(kern_container_mount(&ct, a, true, NULL), 0);
+    assert_int_equal(kern_container_argv(&ct, "n3", a, NULL, cmd, &out), 0);
     snprintf(want, sizeof(want),
              "podman run --rm --name n3 --user 1000:100 --device /dev/kfd --device /dev/dri "
              "--group-add video -v %s:%s:ro -w %s -e HOME=/tmp img:1 ./t --n 3",
@@ -146,14 +146,14 @@ static void test_argv(void **state)
 static void test_init_errors(void **state)
 {
     (void)state;
-    struct k_container ct;
+    struct kern_container ct;
     struct mp_diag d;
     mp_diag_clear(&d);
-    assert_int_equal(k_container_init(&ct, NULL, MP_GPU_VENDOR_NONE, &d), MP_EINVAL);
+    assert_int_equal(kern_container_init(&ct, NULL, MP_GPU_VENDOR_NONE, &d), MP_EINVAL);
     assert_non_null(strstr(d.msg, "--docker-image"));
     mp_diag_clear(&d);
     setenv("MAGPIE_CONTAINER_RUNTIME", "no-such-runtime-here", 1);
-    assert_int_equal(k_container_init(&ct, "img", MP_GPU_VENDOR_NONE, &d), MP_ENOTFOUND);
+    assert_int_equal(kern_container_init(&ct, "img", MP_GPU_VENDOR_NONE, &d), MP_ENOTFOUND);
     unsetenv("MAGPIE_CONTAINER_RUNTIME");
 }
 

@@ -19,15 +19,15 @@ static void test_median_rank(void **state)
 {
     (void)state;
     /* n = 16: P(B <= 3) = 697/65536 = 0.0106 <= 0.025 < P(B <= 4) = 0.0384 */
-    assert_int_equal(k_median_ci_rank(16, 0.05), 4);
+    assert_int_equal(kern_median_ci_rank(16, 0.05), 4);
     /* n = 5: P(B = 0) = 1/32 > 0.025: no 95 % interval */
-    assert_int_equal(k_median_ci_rank(5, 0.05), 0);
-    assert_int_equal(k_median_ci_rank(6, 0.05), 1); /* 1/64 <= 0.025 */
-    assert_int_equal(k_median_ci_rank(0, 0.05), 0);
+    assert_int_equal(kern_median_ci_rank(5, 0.05), 0);
+    assert_int_equal(kern_median_ci_rank(6, 0.05), 1); /* 1/64 <= 0.025 */
+    assert_int_equal(kern_median_ci_rank(0, 0.05), 0);
     /* a smaller level widens the interval */
-    assert_true(k_median_ci_rank(1000, 0.001) < k_median_ci_rank(1000, 0.05));
+    assert_true(kern_median_ci_rank(1000, 0.001) < kern_median_ci_rank(1000, 0.05));
     /* normal approximation for large n: l ~ n/2 - z sqrt(n)/2 */
-    int l = k_median_ci_rank(10000, 0.05);
+    int l = kern_median_ci_rank(10000, 0.05);
     assert_true(abs(l - (5000 - (int)(1.96 * 50))) <= 2);
 }
 
@@ -48,7 +48,7 @@ static void test_median_rank_exact(void **state)
                 want = k + 1;
                 pmf = pmf * (n - k) / (k + 1);
             }
-            assert_int_equal(k_median_ci_rank(n, a), want);
+            assert_int_equal(kern_median_ci_rank(n, a), want);
         }
     }
 }
@@ -56,17 +56,17 @@ static void test_median_rank_exact(void **state)
 static void test_schedule(void **state)
 {
     (void)state;
-    assert_int_equal(k_seq_first_look(10), 16);
-    assert_int_equal(k_seq_first_look(40), 40);
+    assert_int_equal(kern_seq_first_look(10), 16);
+    assert_int_equal(kern_seq_first_look(40), 40);
     /* 16 32 ... 8192, 10000, and the time limit's */
-    assert_int_equal(k_seq_nlooks(10, 10000), 12);
-    assert_true(k_seq_is_look(16, 10, 10000));
-    assert_true(k_seq_is_look(8192, 10, 10000));
-    assert_true(k_seq_is_look(10000, 10, 10000));
-    assert_false(k_seq_is_look(17, 10, 10000));
-    assert_false(k_seq_is_look(48, 10, 10000));
-    assert_false(k_seq_is_look(16384, 10, 10000));
-    assert_int_equal(k_seq_nlooks(10, 16), 2);
+    assert_int_equal(kern_seq_nlooks(10, 10000), 12);
+    assert_true(kern_seq_is_look(16, 10, 10000));
+    assert_true(kern_seq_is_look(8192, 10, 10000));
+    assert_true(kern_seq_is_look(10000, 10, 10000));
+    assert_false(kern_seq_is_look(17, 10, 10000));
+    assert_false(kern_seq_is_look(48, 10, 10000));
+    assert_false(kern_seq_is_look(16384, 10, 10000));
+    assert_int_equal(kern_seq_nlooks(10, 16), 2);
 }
 
 /* a deterministic PRNG (splitmix64) and a normal deviate */
@@ -99,19 +99,19 @@ static void test_decisions(void **state)
     g_rng = 1;
     fill(b, 64, 1.0, 0.002);
     fill(c, 64, 0.5, 0.002);
-    assert_int_equal(k_seq_look(b, 64, c, 64, 0.001, 0.01, &lo, &hi), K_SEQ_FASTER);
+    assert_int_equal(kern_seq_look(b, 64, c, 64, 0.001, 0.01, &lo, &hi), K_SEQ_FASTER);
     assert_true(lo < 0.5 * 1.01 && hi > 0.5 * 0.99 && hi < 0.99);
     fill(c, 64, 2.0, 0.002);
-    assert_int_equal(k_seq_look(b, 64, c, 64, 0.001, 0.01, &lo, &hi), K_SEQ_SLOWER);
+    assert_int_equal(kern_seq_look(b, 64, c, 64, 0.001, 0.01, &lo, &hi), K_SEQ_SLOWER);
     fill(c, 64, 1.0, 0.002);
-    assert_int_equal(k_seq_look(b, 64, c, 64, 0.001, 0.01, &lo, &hi), K_SEQ_SAME);
+    assert_int_equal(kern_seq_look(b, 64, c, 64, 0.001, 0.01, &lo, &hi), K_SEQ_SAME);
     assert_true(lo >= 0.99 && hi <= 1.01);
     /* 20 % noise on 16 samples cannot place a 1 % band */
     fill(b, 16, 1.0, 0.2);
     fill(c, 16, 1.0, 0.2);
-    assert_int_equal(k_seq_look(b, 16, c, 16, 0.001, 0.01, &lo, &hi), K_SEQ_UNDECIDED);
+    assert_int_equal(kern_seq_look(b, 16, c, 16, 0.001, 0.01, &lo, &hi), K_SEQ_UNDECIDED);
     /* too few samples for the level: no interval */
-    assert_int_equal(k_seq_look(b, 5, c, 5, 0.001, 0.01, &lo, &hi), K_SEQ_UNDECIDED);
+    assert_int_equal(kern_seq_look(b, 5, c, 5, 0.001, 0.01, &lo, &hi), K_SEQ_UNDECIDED);
     assert_true(isnan(lo) && isnan(hi));
 }
 
@@ -125,7 +125,7 @@ static bool twin_error(double a, double *b, double *c)
     fill(c, max, 1.0, 0.01);
     for (int n = 16; n <= max; n *= 2) {
         double lo, hi;
-        enum k_seq_decision d = k_seq_look(b, n, c, n, a, 0, &lo, &hi);
+        enum kern_seq_decision d = kern_seq_look(b, n, c, n, a, 0, &lo, &hi);
         if (d == K_SEQ_FASTER || d == K_SEQ_SLOWER)
             return true;
     }
@@ -140,7 +140,7 @@ static void test_twin_error_rate(void **state)
     assert_non_null(c);
     const int trials = 1000;
     const double alpha = 0.05;
-    int looks = k_seq_nlooks(10, 1024); /* 16 .. 1024 and the time limit's: 8 looks */
+    int looks = kern_seq_nlooks(10, 1024); /* 16 .. 1024 and the time limit's: 8 looks */
     assert_int_equal(looks, 8);
     int spent = 0, naive = 0;
     g_rng = 42;
@@ -172,7 +172,7 @@ static void test_power(void **state)
         fill(c, 1024, 0.95, 0.01);
         for (int n = 16; n <= 1024; n *= 2) {
             double lo, hi;
-            enum k_seq_decision d = k_seq_look(b, n, c, n, 0.05 / 8, 0.01, &lo, &hi);
+            enum kern_seq_decision d = kern_seq_look(b, n, c, n, 0.05 / 8, 0.01, &lo, &hi);
             assert_int_not_equal(d, K_SEQ_SLOWER);
             assert_int_not_equal(d, K_SEQ_SAME);
             if (d == K_SEQ_FASTER) {

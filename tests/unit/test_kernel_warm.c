@@ -85,13 +85,13 @@ static void pool_down(void)
     rmdir(dir);
 }
 
-/* runs job `name` under key; returns k_warm_run's code; *pid: the runner's */
+/* runs job `name` under key; returns kern_warm_run's code; *pid: the runner's */
 static int job(const char *key, const char *name, double limit, bool *warm, pid_t *pid, char *why,
                size_t wl)
 {
     const char *argv[] = {"sh", "-c", STANDIN, NULL};
     unlink(logp);
-    int rc = k_warm_run(sock, key, argv, "/", name, logp, limit, warm, why, wl);
+    int rc = kern_warm_run(sock, key, argv, "/", name, logp, limit, warm, why, wl);
     FILE *f = fopen(logp, "r");
     int p = 0;
     if (f) {

@@ -3,7 +3,7 @@
  * error lists, discovery bits, dispatch, back-end words, the auto
  * profiler), and stand-in languages registered through the table alone
  * (mp_kernel_lang_register, no other code) are picked up by config parsing,
- * discovery (src/kernel/discover.c) and dispatch (mp_kernel_spec_runs, the
+ * discovery (src/kernel/find_kernels.c) and dispatch (mp_kernel_spec_runs, the
  * job's back-end word), and analyze runs the C-like stand-in end to end on
  * the harness's OpenCL device (PoCL) by its row alone, and Python ones in
  * the runner (CPU torch) as KernelBench or through their row's
@@ -23,8 +23,8 @@
 #include <cmocka.h>
 
 #include <magpie/config.h>
-#include <magpie/discover.h>
 #include <magpie/kernel.h>
+#include <magpie/kernel_discover.h>
 
 static char g_tmp[256];
 static char g_run[] = "./run", g_prof[] = "./prof";

@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include <magpie/discover.h>
+#include <magpie/kernel_discover.h>
 
 #include "../mcp_int.h"
 

@@ -26,8 +26,8 @@
 #include <unistd.h>
 
 #include <magpie/config.h>
-#include <magpie/discover.h>
 #include <magpie/fmt.h>
+#include <magpie/kernel_discover.h>
 
 #define DISC_MAX_FILE ((size_t)8 << 20) /* larger sources are not read */
 #define DISC_MAX_BINARIES 10

@@ -2,8 +2,8 @@
  * CUDA, Triton, OpenCL), the executables and test scripts that may run
  * them, and a suggested analyze configuration for each source file
  * (Magpie's discover_kernels, `magpie discover`). */
-#ifndef MAGPIE_DISCOVER_H
-#define MAGPIE_DISCOVER_H
+#ifndef MAGPIE_KERNEL_DISCOVER_H
+#define MAGPIE_KERNEL_DISCOVER_H
 #include <stdbool.h>
 #include <stddef.h>
 

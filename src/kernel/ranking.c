@@ -136,7 +136,7 @@ static void seq_verdict(struct mp_kernel_vs *v, const struct mp_kernel_seq *q,
         v->verdict = MP_VERDICT_SAME;
 }
 
-void k_compare_rank(struct mp_kernel_run *run, const struct mp_kernel_config *cfg)
+void kern_compare_rank(struct mp_kernel_run *run, const struct mp_kernel_config *cfg)
 {
     run->vs = mp_calloc((size_t)run->n, sizeof(*run->vs));
     if (!run->vs)

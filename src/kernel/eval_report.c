@@ -540,8 +540,8 @@ static int write_html(struct mp_kernel_run *run, struct mp_diag *d)
     return rc;
 }
 
-int k_write_reports(struct mp_kernel_run *run, const struct mp_kernel_config *cfg,
-                    struct mp_diag *d)
+int kern_write_reports(struct mp_kernel_run *run, const struct mp_kernel_config *cfg,
+                       struct mp_diag *d)
 {
     json_t *root = json_object();
     json_object_set_new(root, "mode", json_string(run->mode));

@@ -23,12 +23,12 @@
 #include "kernel_int.h"
 #include "kresult_int.h"
 
-char *k_strdup_or_null(const char *s)
+char *kern_strdup_or_null(const char *s)
 {
     return s ? mp_strdup(s) : NULL;
 }
 
-void k_add_error(struct mp_kernel_result *r, const char *fmt, ...)
+void kern_add_error(struct mp_kernel_result *r, const char *fmt, ...)
 {
     char buf[2048];
     va_list ap;
@@ -153,7 +153,7 @@ static void detect_gpu(struct ctx *c)
 
 /* The container of the run in progress (environment: container), NULL when
  * commands run here. One run at a time: analyze / compare are synchronous. */
-static struct k_container *g_ct;
+static struct kern_container *g_ct;
 
 /* Runs argv with the kernel's cwd and env (in the container when there is
  * one); output into log_path (appended). Returns 0 when it exited 0;
@@ -189,9 +189,9 @@ static int run_cmd(const struct mp_kernel_spec *k, const char *const *argv, doub
     }
     struct mp_buf ctline;
     mp_buf_init(&ctline, 1 << 16);
-    int rc =
-        g_ct ? k_container_run(g_ct, k->working_dir, po.env, av ? av : argv, &po, res, &ctline, &d)
-             : mp_proc_run(av ? av : argv, &po, res, &d);
+    int rc = g_ct ? kern_container_run(g_ct, k->working_dir, po.env, av ? av : argv, &po, res,
+                                       &ctline, &d)
+                  : mp_proc_run(av ? av : argv, &po, res, &d);
     free((void *)av);
     if (log_path) {
         FILE *f = fopen(log_path, "a");
@@ -265,7 +265,7 @@ static void stage_compile(struct ctx *c, int i)
                 snprintf(msg, sizeof(msg), "Compile command %d/%d failed: %s", j + 1, k->compile.n,
                          why);
                 r->compile_errors = mp_strdup(msg);
-                k_add_error(r, "%s", msg);
+                kern_add_error(r, "%s", msg);
                 return;
             }
         }
@@ -296,7 +296,7 @@ static void stage_compile(struct ctx *c, int i)
         if (rc) {
             r->compiling = MP_STAGE_FAILED;
             r->compile_errors = mp_strdup(why);
-            k_add_error(r, "Compile failed: %s", why);
+            kern_add_error(r, "Compile failed: %s", why);
             return;
         }
         c->module[i] = mp_strdup(out);
@@ -317,7 +317,7 @@ static void stage_compile(struct ctx *c, int i)
             snprintf(why, sizeof(why), "%s not found. Please install %s.", tool,
                      lang->compiler_pkg);
             r->compile_errors = mp_strdup(why);
-            k_add_error(r, "%s", why);
+            kern_add_error(r, "%s", why);
             return;
         }
         detect_gpu(c);
@@ -335,7 +335,7 @@ static void stage_compile(struct ctx *c, int i)
         r->compile_success = !rc;
         if (rc) {
             r->compile_errors = mp_strdup(why);
-            k_add_error(r, "Compile failed: %s", why);
+            kern_add_error(r, "Compile failed: %s", why);
         }
         return;
     }
@@ -367,7 +367,7 @@ static void stage_testcase(struct ctx *c, int i)
                          j + 1, k->testcase.n, it + 1, why);
                 r->correct.errors = mp_strdup(msg);
                 r->correctness = MP_STAGE_FAILED;
-                k_add_error(r, "%s", msg);
+                kern_add_error(r, "%s", msg);
                 return;
             }
         }
@@ -401,7 +401,7 @@ static void seq_from_json(struct mp_kernel_seq *q, json_t *sj)
     q->threshold = json_number_value(json_object_get(sj, "threshold"));
 }
 
-void k_timing_from_json(struct mp_kernel_timing *t, json_t *tj)
+void kern_timing_from_json(struct mp_kernel_timing *t, json_t *tj)
 {
     json_t *arr = json_object_get(tj, "samples_ms");
     if (!json_is_array(arr)) {
@@ -429,7 +429,7 @@ void k_timing_from_json(struct mp_kernel_timing *t, json_t *tj)
     if (!msg)
         msg = json_string_value(json_object_get(tj, "error"));
     free(t->errors);
-    t->errors = k_strdup_or_null(msg);
+    t->errors = kern_strdup_or_null(msg);
     t->success = t->nsamples > 0 && !msg;
     json_t *g = json_object_get(tj, "power_guard");
     t->guard.present = json_is_object(g);
@@ -462,7 +462,7 @@ static void gpu_clock(struct ctx *c, double *clock, double *temp)
     mp_gpu_info_fini(&gi);
 }
 
-bool k_timing_throttled(const struct mp_kernel_timing *t, double max_mhz)
+bool kern_timing_throttled(const struct mp_kernel_timing *t, double max_mhz)
 {
     bool thr = isfinite(t->clock_after_mhz) && isfinite(max_mhz) && max_mhz > 0 &&
                t->clock_after_mhz < 0.85 * max_mhz && t->clock_after_mhz > 0;
@@ -483,12 +483,13 @@ bool k_timing_throttled(const struct mp_kernel_timing *t, double max_mhz)
 static void throttle_check(struct ctx *c, struct mp_kernel_timing *t)
 {
     detect_gpu(c);
-    t->throttled = k_timing_throttled(t, c->gpu.count > 0 ? c->gpu.gpus[0].sm_clock_max_mhz : NAN);
+    t->throttled =
+        kern_timing_throttled(t, c->gpu.count > 0 ? c->gpu.gpus[0].sm_clock_max_mhz : NAN);
 }
 
 /* Clock monitor around a timed child: NVIDIA GPUs only; the device the
  * child sees first (CUDA_VISIBLE_DEVICES' first entry when it is a number). */
-static void clockmon_start(struct ctx *c, struct k_clockmon *m, const char *dir)
+static void clockmon_start(struct ctx *c, struct kern_clockmon *m, const char *dir)
 {
     m->proc = NULL;
     detect_gpu(c);
@@ -499,7 +500,7 @@ static void clockmon_start(struct ctx *c, struct k_clockmon *m, const char *dir)
     long idx = vis && *vis ? strtol(vis, &end, 10) : 0;
     if (vis && *vis && (end == vis || (*end && *end != ',') || idx < 0 || idx > 255))
         idx = 0;
-    k_clockmon_start(m, dir, (int)idx);
+    kern_clockmon_start(m, dir, (int)idx);
 }
 
 /* One run of the last testcase command for its MAGPIE_LATENCY_JSON line.
@@ -527,18 +528,19 @@ static void stage_latency_marker(struct ctx *c, int i, int round)
         mp_buf_fini(&cmd);
         gpu_clock(c, &t->clock_before_mhz, &t->temp_before_c);
     }
-    struct k_clockmon mon;
+    struct kern_clockmon mon;
     clockmon_start(c, &mon, r->workdir);
     int rc = run_cmd(k, (const char *const *)k->testcase.argv[k->testcase.n - 1],
                      c->cfg->latency.timeout_s, log, &res, why, sizeof(why));
-    k_clockmon_stop(&mon, &t->during);
+    kern_clockmon_stop(&mon, &t->during);
     gpu_clock(c, &t->clock_after_mhz, &t->temp_after_c);
     const char *out = mp_buf_cstr(&res.out);
     const char *last = NULL;
     for (const char *p = out; (p = strstr(p, "MAGPIE_LATENCY_JSON:")) != NULL; p++)
         last = p;
     if ((rc || !last) && round > 0) { /* keep the rounds that worked */
-        k_add_error(r, "Latency round %d: %s", round + 1, rc ? why : "no MAGPIE_LATENCY_JSON line");
+        kern_add_error(r, "Latency round %d: %s", round + 1,
+                       rc ? why : "no MAGPIE_LATENCY_JSON line");
         mp_proc_result_fini(&res);
         return;
     }
@@ -552,7 +554,7 @@ static void stage_latency_marker(struct ctx *c, int i, int round)
         } else {
             r->latency = MP_STAGE_FAILED;
             t->errors = mp_strdup(why);
-            k_add_error(r, "Latency: %s", why);
+            kern_add_error(r, "Latency: %s", why);
         }
         mp_proc_result_fini(&res);
         return;
@@ -565,13 +567,13 @@ static void stage_latency_marker(struct ctx *c, int i, int round)
     if (!j) {
         r->latency = MP_STAGE_FAILED;
         t->errors = mp_strdup("MAGPIE_LATENCY_JSON line is not valid JSON");
-        k_add_error(r, "Latency: %s", t->errors);
+        kern_add_error(r, "Latency: %s", t->errors);
         return;
     }
     double *prev = t->samples_ms;
     int nprev = t->nsamples;
     t->samples_ms = NULL;
-    k_timing_from_json(t, j);
+    kern_timing_from_json(t, j);
     json_decref(j);
     if (round > 0 && nprev > 0 && t->nsamples > 0) { /* rounds accumulate */
         double *all = mp_reallocarray(prev, (size_t)nprev + (size_t)t->nsamples, sizeof(double));
@@ -588,7 +590,7 @@ static void stage_latency_marker(struct ctx *c, int i, int round)
     throttle_check(c, t);
     r->latency = t->success ? MP_STAGE_SUCCESS : MP_STAGE_FAILED;
     if (!t->success)
-        k_add_error(r, "Latency: %s", t->errors ? t->errors : "no samples");
+        kern_add_error(r, "Latency: %s", t->errors ? t->errors : "no samples");
 }
 
 /* ---- harness and Python runner jobs ---- */
@@ -857,8 +859,8 @@ static int run_warm(struct ctx *c, const int *idx, int n, bool python, const cha
         fclose(f);
     }
     bool warm = false;
-    int rc = k_warm_run(sock, mp_buf_cstr(&key), wargv, env_of->working_dir, jobp, log, limit,
-                        &warm, why, whylen);
+    int rc = kern_warm_run(sock, mp_buf_cstr(&key), wargv, env_of->working_dir, jobp, log, limit,
+                           &warm, why, whylen);
     mp_buf_fini(&key);
     mp_log(MP_LOG_DEBUG, "warm child: %s (%s)",
            rc < 0 ? "none, cold"
@@ -884,7 +886,7 @@ static json_t *run_job(struct ctx *c, const int *idx, int n, const char *mode, b
     struct mp_diag rd = {0};
     if (!child_argv(c, python, jp.job, argv, runner, sizeof(runner), &rd)) {
         for (int j = 0; j < n; j++)
-            k_add_error(&c->run->results[idx[j]], "%s", rd.msg);
+            kern_add_error(&c->run->results[idx[j]], "%s", rd.msg);
         return NULL;
     }
     char log[PATH_MAX + 64];
@@ -902,7 +904,7 @@ static json_t *run_job(struct ctx *c, const int *idx, int n, const char *mode, b
     }
     bool present = false;
     char perr[PATH_MAX + 256];
-    json_t *r = k_load_result(out, &present, perr, sizeof(perr));
+    json_t *r = kern_load_result(out, &present, perr, sizeof(perr));
     bd_child(c, idx, n,
              !strcmp(mode, "build") ? "build_process"
              : check_only           ? "correctness_process"
@@ -912,10 +914,10 @@ static json_t *run_job(struct ctx *c, const int *idx, int n, const char *mode, b
         for (int j = 0; j < n; j++) {
             struct mp_kernel_result *kr = &c->run->results[idx[j]];
             if (present) /* it wrote something: say what is wrong with it */
-                k_add_error(kr, "%s%s%s", perr, why[0] ? "; the child: " : "", why);
+                kern_add_error(kr, "%s%s%s", perr, why[0] ? "; the child: " : "", why);
             else
-                k_add_error(kr, "%s did not produce a result: %s", python ? "runner" : "harness",
-                            why[0] ? why : "no output");
+                kern_add_error(kr, "%s did not produce a result: %s", python ? "runner" : "harness",
+                               why[0] ? why : "no output");
         }
     }
     return r;
@@ -944,7 +946,7 @@ static void apply_job_result(struct ctx *c, int i, json_t *res, bool python)
     snprintf(key, sizeof(key), "%d_%s", i, k->id);
     json_t *e = find_kernel(res, key);
     if (derr || !e) {
-        k_add_error(r, "%s", derr ? derr : "kernel missing from the harness result");
+        kern_add_error(r, "%s", derr ? derr : "kernel missing from the harness result");
         goto failed;
     }
     json_t *b = json_object_get(e, "build");
@@ -955,7 +957,7 @@ static void apply_job_result(struct ctx *c, int i, json_t *res, bool python)
         if (!r->compile_success) {
             const char *log = json_string_value(json_object_get(b, "log"));
             r->compile_errors = mp_strdup(log && *log ? log : "build failed");
-            k_add_error(r, "Compile failed: %s", tail(r->compile_errors, 1500));
+            kern_add_error(r, "Compile failed: %s", tail(r->compile_errors, 1500));
             return;
         }
     } else if (b && !json_is_true(json_object_get(b, "ok"))) {
@@ -963,7 +965,7 @@ static void apply_job_result(struct ctx *c, int i, json_t *res, bool python)
         r->has_correct = true;
         r->correctness = MP_STAGE_FAILED;
         r->correct.errors = mp_strdup(log && *log ? log : "could not load the kernel");
-        k_add_error(r, "Correctness: %s", r->correct.errors);
+        kern_add_error(r, "Correctness: %s", r->correct.errors);
         return;
     }
     json_t *cj = json_object_get(e, "correctness");
@@ -976,40 +978,40 @@ static void apply_job_result(struct ctx *c, int i, json_t *res, bool python)
     co->success = json_is_true(json_object_get(cj, "ok"));
     co->verified = co->success && json_is_true(json_object_get(cj, "verified"));
     co->checks = (int)json_integer_value(json_object_get(cj, "checks"));
-    co->max_abs_err = k_json_real(cj, "max_abs_err");
-    co->max_rel_err = k_json_real(cj, "max_rel_err");
+    co->max_abs_err = kern_json_real(cj, "max_abs_err");
+    co->max_rel_err = kern_json_real(cj, "max_rel_err");
     co->mismatches = json_integer_value(json_object_get(cj, "mismatches"));
     co->input_mutated = json_is_true(json_object_get(cj, "input_mutated"));
     co->recheck_done = json_is_true(json_object_get(cj, "recheck_done"));
     co->recheck_ok = json_is_true(json_object_get(cj, "recheck_ok"));
     const char *msg = json_string_value(json_object_get(cj, "message"));
     free(co->errors);
-    co->errors = k_strdup_or_null(msg);
+    co->errors = kern_strdup_or_null(msg);
     free(co->tolerance);
-    co->tolerance = k_tolerance_json(cj);
+    co->tolerance = kern_tolerance_json(cj);
     if (!co->success) {
         r->correctness = MP_STAGE_FAILED;
-        k_add_error(r, "Correctness: %s", msg ? msg : "failed");
+        kern_add_error(r, "Correctness: %s", msg ? msg : "failed");
         return;
     }
     /* proven, or unverified (ran fine, nothing to compare with) */
     r->correctness = co->verified ? MP_STAGE_SUCCESS : MP_STAGE_SKIPPED;
     if (!co->verified)
-        k_add_error(r, "Correctness %s", msg ? msg : "unverified: no reference");
+        kern_add_error(r, "Correctness %s", msg ? msg : "unverified: no reference");
     json_t *tj = json_object_get(e, "timing");
     if (!json_is_true(json_object_get(tj, "ran"))) {
         r->latency = MP_STAGE_SKIPPED;
         return;
     }
     r->has_timing = true;
-    k_timing_from_json(&r->timing, tj);
+    kern_timing_from_json(&r->timing, tj);
     bool graph = json_is_true(json_object_get(tj, "cuda_graph"));
     const char *method = python ? (graph ? "python_runner_cuda_graph" : "python_runner")
                                 : (graph ? "harness_cuda_graph" : "harness_events");
     snprintf(r->timing.method, sizeof(r->timing.method), "%s", method);
     r->latency = r->timing.success ? MP_STAGE_SUCCESS : MP_STAGE_FAILED;
     if (!r->timing.success)
-        k_add_error(r, "Latency: %s", r->timing.errors ? r->timing.errors : "no samples");
+        kern_add_error(r, "Latency: %s", r->timing.errors ? r->timing.errors : "no samples");
     return;
 failed:
     if (r->compiling == MP_STAGE_NOT_RUN && !python) {
@@ -1150,34 +1152,34 @@ static void run_setup_kernels(struct ctx *c)
         if (!c->harness[i] && !c->runner[i] && k->testcase.n == 0 &&
             strcmp(cfg->correctness.backend, "accordo") != 0 && !c->compare) {
             /* Magpie: analyze requires a testcase */
-            k_add_error(r, "Kernel %s requires testcase", r->id);
+            kern_add_error(r, "Kernel %s requires testcase", r->id);
         }
     }
 }
 
 /* the work directories at their own paths, so that every path in commands
  * and job files means the same inside */
-static int run_container_mounts(struct ctx *c, struct k_container *ct, struct mp_diag *d)
+static int run_container_mounts(struct ctx *c, struct kern_container *ct, struct mp_diag *d)
 {
     struct mp_kernel_run *run = c->run;
     bool runner = false;
-    int rc = k_container_mount(ct, ".", false, d);
+    int rc = kern_container_mount(ct, ".", false, d);
     if (!rc)
-        rc = k_container_mount(ct, run->workspace, false, d);
+        rc = kern_container_mount(ct, run->workspace, false, d);
     for (int i = 0; i < run->n && !rc; i++) {
         runner |= c->runner[i];
         if (c->cfg->kernels[i].working_dir)
-            rc = k_container_mount(ct, c->cfg->kernels[i].working_dir, false, d);
+            rc = kern_container_mount(ct, c->cfg->kernels[i].working_dir, false, d);
     }
     char exedir[PATH_MAX];
     snprintf(exedir, sizeof(exedir), "%s", c->self_exe);
     char *sl = strrchr(exedir, '/');
     if (sl && sl != exedir && !rc) {
         *sl = 0;
-        rc = k_container_mount(ct, exedir, true, d);
+        rc = kern_container_mount(ct, exedir, true, d);
     }
     if (!rc && runner && find_runtime(c, NULL))
-        rc = k_container_mount(ct, c->runtime_dir, true, d);
+        rc = kern_container_mount(ct, c->runtime_dir, true, d);
     return rc;
 }
 
@@ -1290,14 +1292,14 @@ static bool group_timed(struct ctx *c, const int *grp, int ng, bool python, bool
     double cb, tb, ca, ta;
     gpu_clock(c, &cb, &tb);
     const char *jdir = ng == 1 ? run->results[grp[0]].workdir : run->workspace;
-    struct k_clockmon mon;
+    struct kern_clockmon mon;
     struct mp_kernel_clocks during = {0};
     int *before = mp_calloc((size_t)ng, sizeof(int));
     for (int j = 0; j < ng && before; j++)
         before[j] = run->results[grp[j]].nerrors;
     clockmon_start(c, &mon, jdir);
     json_t *res = run_job(c, grp, ng, "run", python, jdir, false);
-    k_clockmon_stop(&mon, &during);
+    kern_clockmon_stop(&mon, &during);
     gpu_clock(c, &ca, &ta);
     if (shared && (!before || !shared_trusted(c, res, grp, ng))) {
         if (before)
@@ -1378,7 +1380,7 @@ static void run_testcase_correctness(struct ctx *c)
             continue;
         if (!strcmp(cfg->correctness.backend, "accordo")) {
             progress(c->o, "[%d/%d] %s: correctness (accordo)", i + 1, run->n, r->id);
-            k_accordo_run(cfg, k, r);
+            kern_accordo_run(cfg, k, r);
             continue;
         }
         if (k->testcase.n == 0) {
@@ -1428,18 +1430,18 @@ static void perf_one(struct ctx *c, int i)
     struct job_paths jp;
     char runner[PATH_MAX + 32];
     const char *argv[8];
-    struct k_perf_target t = {argv, c->runner[i] ? K_PROFILE_NVTX_RANGE : NULL};
+    struct kern_perf_target t = {argv, c->runner[i] ? K_PROFILE_NVTX_RANGE : NULL};
     if (own) {
         bool timing = false;
         struct mp_diag d = {0};
         spawned = job_write(c, &i, 1, "profile", c->runner[i], r->workdir, false, &jp, &timing);
         if (!child_argv(c, c->runner[i], jp.job, argv, runner, sizeof(runner), &d)) {
-            k_add_error(r, "%s", d.msg);
+            kern_add_error(r, "%s", d.msg);
             r->performance = MP_STAGE_FAILED;
             return;
         }
     }
-    k_stage_performance(c->cfg, k, r, own ? &t : NULL);
+    kern_stage_performance(c->cfg, k, r, own ? &t : NULL);
     if (r->performance == MP_STAGE_SKIPPED) /* no profiler for it (OpenCL, backend none) */
         return;
     if (c->bd && !c->bd[i])
@@ -1449,10 +1451,10 @@ static void perf_one(struct ctx *c, int i)
     if (own) {
         bool present = false;
         char why[PATH_MAX + 256];
-        json_t *res = k_load_result(jp.out, &present, why, sizeof(why));
+        json_t *res = kern_load_result(jp.out, &present, why, sizeof(why));
         if (res)
             bd_child(c, &i, 1, "profile_process", epoch_now() - spawned, res);
-        k_perf_child_result(r, res, c->runner[i]);
+        kern_perf_child_result(r, res, c->runner[i]);
         json_decref(res);
     }
 }
@@ -1549,11 +1551,11 @@ static int run_all(const struct mp_kernel_config *cfg, const struct mp_kernel_op
     else if (!realpath("/proc/self/exe", c.self_exe))
         snprintf(c.self_exe, sizeof(c.self_exe), "magpie");
     snprintf(run->mode, sizeof(run->mode), "%s", compare ? "compare" : "analyze");
-    struct k_container ct;
+    struct kern_container ct;
     bool in_ct = strcmp(cfg->scheduler.environment, "container") == 0;
     if (in_ct) { /* checked before anything is created */
         detect_gpu(&c);
-        int crc = k_container_init(&ct, cfg->scheduler.docker_image, c.gpu.vendor, d);
+        int crc = kern_container_init(&ct, cfg->scheduler.docker_image, c.gpu.vendor, d);
         if (crc) {
             mp_gpu_info_fini(&c.gpu);
             return crc;
@@ -1594,8 +1596,8 @@ static int run_all(const struct mp_kernel_config *cfg, const struct mp_kernel_op
         if (c.bd[i])
             run->results[i].breakdown = json_dumps(c.bd[i], JSON_COMPACT | JSON_REAL_PRECISION(6));
     if (compare)
-        k_compare_rank(run, cfg);
-    rc = k_write_reports(run, cfg, d);
+        kern_compare_rank(run, cfg);
+    rc = kern_write_reports(run, cfg, d);
 out:
     g_ct = NULL;
     ctx_fini(&c);
