@@ -24,15 +24,22 @@
 #      each later turn's is the previous turn's plus its answer and its own
 #      prompt with the template's tokens around them (the history was sent
 #      whole, as the engine tokenizes it);
-#   4. SGLang only: --engine-metrics-interval parsed sglang:* metrics, and an
-#      agentx run magpie starts with scheduled captures (SGLang's profiler
-#      start body {num_steps, activities}): each capture ended by the engine,
-#      its traces and capture.json manifest.
+#   4. timed replay: a mooncake trace (20 requests 100 ms apart) with
+#      --fixed-schedule: every request's arrival is the trace's offset to
+#      the nanosecond, none leaves before it; the dispatch lateness (start -
+#      arrival) printed, its median under 1 ms (no concurrency cap: a
+#      request that waits for a free slot is late by design);
+#   5. SGLang only: --engine-metrics-interval parsed sglang:* metrics;
+#   6. an agentx run magpie starts with 2 scheduled captures of 3 steps
+#      (vLLM: --profiler-config.max_iterations; SGLang: its profiler start
+#      body {num_steps, activities}): each capture ended by the engine, its
+#      traces and capture.json manifest.
 # Not part of `make check` (the venvs are 6-8 GB; check_engines.sh installs
 # them). Every engine started here is stopped (its group) and checked gone.
 #
 # env: MAGPIE (build/release/magpie), ENGINES ("vllm sglang"), ROUNDS (5),
 #      NUM_PROMPTS (16), PREFIX_LEN (1536), SUFFIX_LEN (32), OUT_LEN (8),
+#      PARTS ("prefix tokenize multiturn schedule sglang captures"),
 #      VLLM_VENV (~/.cache/magpie/vllm-cpu), SGLANG_VENV
 #      (~/.cache/magpie/sglang-cpu), KEEP=1 keeps the work dir.
 set -u
@@ -44,6 +51,7 @@ ENGINES=${ENGINES:-vllm sglang}
 VENV=${VLLM_VENV:-$HOME/.cache/magpie/vllm-cpu}
 SG_VENV=${SGLANG_VENV:-$HOME/.cache/magpie/sglang-cpu}
 ROUNDS=${ROUNDS:-5} NP=${NUM_PROMPTS:-16}
+PARTS=${PARTS:-prefix tokenize multiturn schedule sglang captures}
 PL=${PREFIX_LEN:-1536} SL=${SUFFIX_LEN:-32} OL=${OUT_LEN:-8}
 W=$(mktemp -d /tmp/mp_workloads.XXXXXX)
 SRV=
@@ -92,6 +100,10 @@ bench() {
 # --- 1. shared prefix against unique prefixes, interleaved ---
 prefix_part() {
     local e=$1 i order mode
+    # a fresh engine's first requests are slow (seen: SGLang's first shared
+    # run at twice its later medians): a throwaway run first
+    bench warm --dataset-name random --random-input-len 512 --random-output-len 4 \
+        --num-prompts 4 --max-concurrency 1 --seed 7
     for i in $(seq "$ROUNDS"); do
         order="shared unique"
         [ $((i % 2)) = 0 ] && order="unique shared"
@@ -228,15 +240,55 @@ assert not bad, bad
 PY"
 }
 
-# --- 4. SGLang: its metrics, and scheduled captures through its profiler ---
+# --- 4. timed replay on the recorded schedule ---
+schedule_part() {
+    local e=$1
+    python3 - "$D/sched.jsonl" <<'PY'
+import json, sys
+with open(sys.argv[1], "w") as f:
+    for i in range(20):
+        f.write(json.dumps({"timestamp": 5000 + 100 * i + (7 if i % 3 else 0), "input_length": 64,
+                            "output_length": 4, "hash_ids": [i]}) + "\n")
+PY
+    bench sched --dataset-name mooncake --dataset-path "$D/sched.jsonl" --fixed-schedule \
+        --trace-block-size 64
+    local rc=$?
+    check "$e fixed schedule: exit 0" '[ "$rc" = 0 ]'
+    check "$e fixed schedule: each arrival the trace's offset exactly, no request before it, lateness median < 1 ms" "python3 - '$D/sched.jsonl' '$D/sched.requests.jsonl' <<'PY'
+import json, statistics as st, sys
+ts = [json.loads(l)['timestamp'] for l in open(sys.argv[1])]
+rs = sorted((json.loads(l) for l in open(sys.argv[2])), key=lambda r: r['index'])
+assert len(rs) == 20 and all(r['success'] for r in rs), len(rs)
+assert [r['arrival_ns'] for r in rs] == [(t - ts[0]) * 1000000 for t in ts], [r['arrival_ns'] for r in rs]
+late = [(r['start_ns'] - r['arrival_ns']) / 1e6 for r in rs]
+assert min(late) >= 0, late
+print('   dispatch lateness ms: median %.3f, max %.3f' % (st.median(late), max(late)))
+assert st.median(late) < 1, late
+PY"
+}
+
+# --- 5. SGLang: its metrics, and scheduled captures through its profiler ---
 sglang_extra() {
-    # (a fresh SGLang has no sglang:* sample before its first request, its
-    # own start-up warm-up included: the run's first scrape may be empty)
-    check "sglang metrics: sglang:* parsed in every scrape after the first (running, queue, token usage, prompt and cached tokens)" \
-        '[ "$(jq_ "$D/pfx_shared_1.json" "all(all(k in s for k in (\"num_requests_running\", \"num_requests_waiting\", \"kv_cache_usage\", \"prompt_tokens\", \"prefix_cache_queries\")) for s in r[\"magpie\"][\"engine_metrics\"][\"series\"][1:]) and r[\"magpie\"][\"engine_metrics\"][\"scrapes\"] >= 2 and r[\"magpie\"][\"engine_metrics\"][\"error\"] is None")" = True ]'
+    # a fresh SGLang has no sglang:* sample before its first request (its
+    # own start-up warm-up included), and its counters none before its
+    # first request finished: the gauges in every scrape after the first,
+    # the counters in the last
+    [ -f "$D/pfx_shared_1.json" ] &&
+        check "sglang metrics: sglang:* parsed (gauges running, queue, token usage in every scrape after the first; prompt and cached tokens in the last)" \
+            '[ "$(jq_ "$D/pfx_shared_1.json" "(lambda e: e[\"error\"] is None and e[\"scrapes\"] >= 2 and all(all(k in s for k in (\"num_requests_running\", \"num_requests_waiting\", \"kv_cache_usage\")) for s in e[\"series\"][1:]) and all(k in e[\"series\"][-1] for k in (\"prompt_tokens\", \"prefix_cache_queries\", \"prefix_cache_hits\")))(r[\"magpie\"][\"engine_metrics\"])")" = True ]'
+    [ -f "$D/pfx_unique_1.json" ] &&
     check "sglang metrics: prompt-token delta = the prompts sent" \
         '[ "$(jq_ "$D/pfx_unique_1.json" "int(r[\"magpie\"][\"engine_metrics\"][\"delta\"][\"prompt_tokens\"]) == r[\"total_input_tokens\"]")" = True ]'
+}
+
+# --- 6. an agentx run magpie starts, with scheduled captures ---
+captures_part() {
+    local e=$1 envs
     stop_server
+    case "$e" in
+    vllm) envs="MAX_MODEL_LEN: 1024, GPU_MEMORY_UTILIZATION: 0.1, EXTRA_VLLM_ARGS: \"--dtype bfloat16\"" ;;
+    sglang) envs="EXTRA_SGLANG_ARGS: \"$SG_ARGS\"" ;;
+    esac
     # an agentic trace: 24 requests 0.5 s apart, sessions of 3 turns sharing
     # their first block; 2 captures of 3 steps each
     python3 - "$D/agent.jsonl" <<'PY'
@@ -248,10 +300,10 @@ with open(sys.argv[1], "w") as f:
 PY
     cat >"$D/agentx.yaml" <<EOF
 benchmark:
-  framework: sglang
+  framework: $e
   model: $M
   run_mode: local
-  envs: {CONC: 2, NUM_WARMUPS: 1, PORT: $(port), EXTRA_SGLANG_ARGS: "$SG_ARGS"}
+  envs: {CONC: 2, NUM_WARMUPS: 1, PORT: $(port), $envs}
   agentx: {enabled: true, mode: fast, trace_file: $D/agent.jsonl, block_size: 64}
   profiler:
     torch_profiler: {enabled: true, num_steps: 3, num_profiles: 2, start_seconds: 2,
@@ -259,13 +311,16 @@ benchmark:
 EOF
     local t0 rc
     t0=$(date +%s)
-    timeout 1500 "$MAGPIE" benchmark -b "$D/agentx.yaml" -o "$D/agentx" -q >"$D/agentx.out" 2>&1
+    local pre=
+    [ "$e" = vllm ] && pre=$VENV/bin: # vLLM's venv first (SGLang's is in PATH already)
+    PATH="$pre$PATH" VLLM_CPU_KVCACHE_SPACE=1 timeout 1500 "$MAGPIE" benchmark -b "$D/agentx.yaml" \
+        -o "$D/agentx" -q >"$D/agentx.out" 2>&1
     rc=$?
     local WS R
-    WS=$(ls -d "$D"/agentx/benchmark_sglang_* 2>/dev/null | tail -1)
+    WS=$(ls -d "$D/agentx/benchmark_${e}_"* 2>/dev/null | tail -1)
     R=$WS/benchmark_report.json
-    check "sglang agentx captures: exit 0 ($(($(date +%s) - t0)) s)" '[ "$rc" = 0 ]'
-    check "sglang agentx captures: 24 of 24 completed" '[ "$(jq_ "$R" "r[\"throughput\"][\"completed_requests\"]")" = 24 ]'
+    check "$e agentx captures: exit 0 ($(($(date +%s) - t0)) s)" '[ "$rc" = 0 ]'
+    check "$e agentx captures: 24 of 24 completed" '[ "$(jq_ "$R" "r[\"throughput\"][\"completed_requests\"]")" = 24 ]'
     python3 - "$R" <<'PY'
 import json, sys
 c = json.load(open(sys.argv[1]))["magpie"]["captures"]
@@ -274,16 +329,16 @@ for p in c["profiles"]:
     print("   capture %d: %.1f-%.1f s, ended by engine %s, %d file(s), error %s" % (
         p["index"], p["start_s"], p["stop_s"] or -1, p["ended_by_engine"], p["files"], p["error"]))
 PY
-    check "sglang agentx captures: at least 1 taken, each ended by SGLang's num_steps" \
+    check "$e agentx captures: at least 1 taken, each ended by the engine's own step bound" \
         '[ "$(jq_ "$R" "r[\"magpie\"][\"captures\"][\"taken\"] >= 1 and all(p[\"ended_by_engine\"] and p[\"files\"] >= 1 for p in r[\"magpie\"][\"captures\"][\"profiles\"])")" = True ]'
-    check "sglang agentx captures: each capture.json lists its traces (CPU ops, no GPU kernels on a CPU)" \
+    check "$e agentx captures: each capture.json lists its traces (CPU ops, no GPU kernels on a CPU)" \
         '[ "$(jq_ "$R" "all((lambda m: m[\"traces\"] >= 1 and all(f[\"holds_cpu_ops\"] and not f[\"holds_gpu_kernels\"] for f in m[\"files\"] if f[\"trace\"]))(json.load(open(sys.argv[1].rsplit(\"/\", 1)[0] + \"/\" + p[\"manifest\"]))) for p in r[\"magpie\"][\"captures\"][\"profiles\"])")" = True ]'
     # SGLang logs "Stop profiling..." itself when num_steps are done, before
     # magpie's /stop_profile (which it then refuses: the capture is over)
-    check "sglang agentx captures: SGLang stopped each capture itself (its log)" \
+    [ "$e" = sglang ] && check "$e agentx captures: SGLang stopped each capture itself (its log)" \
         '[ "$(grep -c "Stop profiling" "$WS/server.log")" -ge "$(jq_ "$R" "r[\"magpie\"][\"captures\"][\"taken\"]")" ]'
-    check "sglang agentx captures: no SGLang process left" \
-        '! pgrep -f "sglang.launch_server --model-path $M" >/dev/null && ! pgrep -f "^sglang::" >/dev/null'
+    check "$e agentx captures: stopped main process first, no SIGKILL" \
+        '[ "$(jq_ "$R" "r[\"magpie\"][\"engine\"][\"stop\"][\"main_signalled\"], r[\"magpie\"][\"engine\"][\"stop\"][\"killed\"]")" = "True False" ]'
 }
 
 engine_part() {
@@ -297,15 +352,20 @@ engine_part() {
     mkdir -p "$D"
     "$PY" "$HERE/make_tiny_llama.py" "$D/tinyllama" >/dev/null 2>&1 || { echo "cannot build the tiny model"; return 1; }
     M=$D/tinyllama
-    local P
+    local P srv=1
     P=$(port)
     U=http://127.0.0.1:$P
+    # the agentx captures start their own engine: no server for them alone
+    [ -z "$(echo " $PARTS " | grep -E ' (prefix|tokenize|multiturn|schedule|sglang) ')" ] && srv=0
     case "$e" in
     vllm)
         echo "vLLM $("$PY" -c "import vllm; print(vllm.__version__)" 2>/dev/null) from $VENV"
-        PATH="$VENV/bin:$PATH" VLLM_CPU_KVCACHE_SPACE=1 setsid vllm serve "$M" --host 127.0.0.1 \
-            --port "$P" --max-model-len 2048 --dtype bfloat16 --gpu-memory-utilization 0.1 \
-            >"$D/server.log" 2>&1 &
+        if [ "$srv" = 1 ]; then
+            PATH="$VENV/bin:$PATH" VLLM_CPU_KVCACHE_SPACE=1 setsid vllm serve "$M" --host 127.0.0.1 \
+                --port "$P" --max-model-len 2048 --dtype bfloat16 --gpu-memory-utilization 0.1 \
+                >"$D/server.log" 2>&1 &
+            SRV=$!
+        fi
         ;;
     sglang)
         echo "SGLang $("$PY" -c "import importlib.metadata as m; print(m.version('sglang'))") from $SG_VENV"
@@ -313,20 +373,26 @@ engine_part() {
 --disable-overlap-schedule --max-total-tokens 8192 --dtype bfloat16"
         export PATH="$SG_VENV/bin:$PATH" LD_LIBRARY_PATH="$SG_VENV/stub${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
             SGLANG_USE_CPU_ENGINE=1 EXTRA_SGLANG_ARGS="$SG_ARGS"
-        # shellcheck disable=SC2086
-        setsid python3 -m sglang.launch_server --model-path "$M" --host 127.0.0.1 --port "$P" \
-            --enable-metrics $SG_ARGS >"$D/server.log" 2>&1 &
+        if [ "$srv" = 1 ]; then
+            # shellcheck disable=SC2086
+            setsid python3 -m sglang.launch_server --model-path "$M" --host 127.0.0.1 --port "$P" \
+                --enable-metrics $SG_ARGS >"$D/server.log" 2>&1 &
+            SRV=$!
+        fi
         ;;
     esac
-    SRV=$!
     local t0
-    t0=$(date +%s)
-    wait_ready "$U" "$D/server.log" || { ko "$e: server not ready"; return 1; }
-    echo "$e ready after $(($(date +%s) - t0)) s"
-    prefix_part "$e"
-    tokenize_part "$e"
-    multiturn_part "$e"
-    [ "$e" = sglang ] && sglang_extra
+    if [ "$srv" = 1 ]; then
+        t0=$(date +%s)
+        wait_ready "$U" "$D/server.log" || { ko "$e: server not ready"; return 1; }
+        echo "$e ready after $(($(date +%s) - t0)) s"
+    fi
+    case " $PARTS " in *" prefix "*) prefix_part "$e" ;; esac
+    case " $PARTS " in *" tokenize "*) tokenize_part "$e" ;; esac
+    case " $PARTS " in *" multiturn "*) multiturn_part "$e" ;; esac
+    case " $PARTS " in *" schedule "*) schedule_part "$e" ;; esac
+    case " $PARTS " in *" sglang "*) [ "$e" = sglang ] && sglang_extra ;; esac
+    case " $PARTS " in *" captures "*) captures_part "$e" ;; esac
     stop_server
     case "$e" in
     vllm) check "vllm: no vLLM process left" '! pgrep -f "vllm serve $M" >/dev/null' ;;
