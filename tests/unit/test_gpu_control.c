@@ -3,7 +3,6 @@
  * (STUB_NVML_LIB, set by CMake): plans, applies, resets, sessions that put
  * back what they changed, refusals. Nothing here touches a real GPU. */
 #include <math.h>
-#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
