@@ -365,6 +365,7 @@ enum {
     O_SYSPROF,
     O_MODE,
     O_KIND,
+    O_PREFIX,
     O_IMAGE,
     O_PRIV,
     O_TIMEOUT,
@@ -400,6 +401,10 @@ static const struct cli_opt serve_opts[] = {
      "profiler.system_profiler.enabled (recorded only)", 0},
     {"run-mode", 0, CLI_ARG, O_MODE, "local|docker", "default docker, as Magpie", 0},
     {"run-kind", 0, CLI_ARG, O_KIND, "auto|measurement|diagnostic", "the kind of run", 0},
+    {"prefix-cache", 0, CLI_ARG, O_PREFIX, "default|on|off",
+     "the engine's prefix cache (YAML prefix_cache): default keeps Magpie's argv (SGLang "
+     "--disable-radix-cache, vLLM's own default: on); on/off for vLLM and SGLang only",
+     0},
     {"docker-image", 0, CLI_ARG, O_IMAGE, "IMG", "image instead of the table's", 0},
     {"privileged", 0, CLI_NOARG, O_PRIV, NULL, "docker: add --privileged (never by default)", 0},
     {"timeout", 0, CLI_ARG, O_TIMEOUT, "S", "timeout_seconds for the whole run (3600)", 0},
@@ -561,7 +566,7 @@ static void env_contract(struct mp_serve_config *c)
  * collected first. */
 struct serve_args {
     const char *yaml, *model, *precision, *mode, *kind, *image, *out_root, *envs[64], *fw_word;
-    const char *ixp, *script, *max_failed;
+    const char *ixp, *script, *max_failed, *prefix;
     const char *agentx_mode, *agentx_trace;
     bool agentx;
     const char *tp, *conc, *isl, *osl, *np;
@@ -645,6 +650,9 @@ static int serve_parse(int argc, char **argv, struct serve_args *a)
             break;
         case O_KIND:
             str = &a->kind;
+            break;
+        case O_PREFIX:
+            str = &a->prefix;
             break;
         case O_IMAGE:
             str = &a->image;
@@ -832,6 +840,11 @@ static int serve_apply_flags(struct mp_serve_config *cfg, const struct serve_arg
         fprintf(stderr,
                 "magpie: error: --run-kind must be auto, measurement or diagnostic, not '%s'\n",
                 a->kind);
+        return EXIT_USAGE;
+    }
+    if (a->prefix && mp_serve_prefix_cache_parse(a->prefix, &cfg->prefix_cache)) {
+        fprintf(stderr, "magpie: error: --prefix-cache must be default, on or off, not '%s'\n",
+                a->prefix);
         return EXIT_USAGE;
     }
     if (a->image)

@@ -63,6 +63,13 @@ enum mp_serve_run_kind {
     MP_SERVE_KIND_DIAGNOSTIC
 };
 
+/* benchmark.prefix_cache / --prefix-cache: the engine's prefix cache */
+enum mp_serve_prefix_cache {
+    MP_SERVE_PC_DEFAULT = 0, /* Magpie's argv: SGLang --disable-radix-cache, vLLM its own (on) */
+    MP_SERVE_PC_ON,          /* SGLang without --disable-radix-cache; vLLM as its default */
+    MP_SERVE_PC_OFF,         /* SGLang as the default; vLLM --no-enable-prefix-caching */
+};
+
 #define MP_SERVE_MAX_ENVS 128
 #define MP_SERVE_MAX_GPUS 64
 
@@ -109,7 +116,8 @@ struct mp_serve_config {
     const char *precision; /* "fp8" */
     enum mp_serve_mode run_mode;
     enum mp_serve_run_kind run_kind;
-    const char *envs[MP_SERVE_MAX_ENVS]; /* "KEY=VALUE", KEY upper-cased, in order */
+    enum mp_serve_prefix_cache prefix_cache; /* prefix_cache (default) */
+    const char *envs[MP_SERVE_MAX_ENVS];     /* "KEY=VALUE", KEY upper-cased, in order */
     int n_envs;
     bool torch_profiler; /* profiler.torch_profiler.enabled (YAML default true) */
     bool system_profiler;
@@ -206,6 +214,13 @@ const char *mp_serve_mode_name(enum mp_serve_mode m); /* "local" */
 int mp_serve_mode_parse(const char *s, enum mp_serve_mode *out);
 const char *mp_serve_run_kind_name(enum mp_serve_run_kind k); /* "auto" */
 int mp_serve_run_kind_parse(const char *s, enum mp_serve_run_kind *out);
+const char *mp_serve_prefix_cache_name(enum mp_serve_prefix_cache v); /* "default" */
+int mp_serve_prefix_cache_parse(const char *s, enum mp_serve_prefix_cache *out);
+/* prefix_cache against the engine: on/off only for engines with a known
+ * flag (vLLM, SGLang); on contradicted by the engine's EXTRA_*_ARGS
+ * (SGLang's --disable-radix-cache, vLLM's --no-enable-prefix-caching).
+ * MP_EINVAL with the field set. */
+int mp_serve_prefix_cache_check(const struct mp_serve_config *c, struct mp_diag *d);
 
 /* Magpie's TraceLens steady-state window (docs/magpie-compat.md): max_iters =
  * min(1024, max(256, OSL*16/CONC)), delay = max(0, OSL*(R+1)*3 - max_iters/2)

@@ -497,8 +497,11 @@ int mp_serve_config_yaml(const struct mp_serve_config *c, struct mp_buf *b)
     rc |= yq(b, c->model);
     rc |= mp_buf_puts(b, "\n  precision: ");
     rc |= yq(b, c->precision);
-    rc |= mp_buf_printf(b, "\n  run_mode: %s\n  run_kind: %s\n  envs:\n",
-                        mp_serve_mode_name(c->run_mode), mp_serve_run_kind_name(c->run_kind));
+    rc |= mp_buf_printf(b, "\n  run_mode: %s\n  run_kind: %s\n", mp_serve_mode_name(c->run_mode),
+                        mp_serve_run_kind_name(c->run_kind));
+    if (c->prefix_cache != MP_SERVE_PC_DEFAULT) /* default: config.yaml as before */
+        rc |= mp_buf_printf(b, "  prefix_cache: %s\n", mp_serve_prefix_cache_name(c->prefix_cache));
+    rc |= mp_buf_puts(b, "  envs:\n");
     for (int i = 0; i < c->n_envs; i++) {
         const char *eq = strchr(c->envs[i], '=');
         rc |= mp_buf_puts(b, "    ");

@@ -521,6 +521,11 @@ static int parse_kind(const char *s, void *out)
     return mp_serve_run_kind_parse(s, out);
 }
 
+static int parse_pc(const char *s, void *out)
+{
+    return mp_serve_prefix_cache_parse(s, out);
+}
+
 /* agentx: Magpie's {enabled, mode, recipe, config_file, concurrency}, or
  * the MCP tool's `agentx: true` / `agentx_mode`; magpie replays trace_file */
 static int load_agentx(struct mp_serve_config *c, const struct mp_yaml_node *b, struct mp_diag *d)
@@ -619,6 +624,7 @@ static int load_root(struct mp_serve_config *c, const struct mp_yaml_doc *doc, s
                                         "precision",
                                         "run_mode",
                                         "run_kind",
+                                        "prefix_cache",
                                         "envs",
                                         "profiler",
                                         "gap_analysis",
@@ -673,6 +679,7 @@ static int load_root(struct mp_serve_config *c, const struct mp_yaml_doc *doc, s
         (rc = enum_field(b, "run_mode", "local, docker or ray", parse_mode, &c->run_mode, d)) ||
         (rc = enum_field(b, "run_kind", "auto, measurement or diagnostic", parse_kind, &c->run_kind,
                          d)) ||
+        (rc = enum_field(b, "prefix_cache", "default, on or off", parse_pc, &c->prefix_cache, d)) ||
         (rc = get_str(c, b, "model", &c->model, d)) ||
         (rc = get_str(c, b, "precision", &c->precision, d)) ||
         (rc = load_envs(c, mp_yaml_get(b, "envs"), d)) ||

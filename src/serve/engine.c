@@ -236,6 +236,9 @@ int mp_serve_config_validate(const struct mp_serve_config *c, struct mp_diag *d)
                            "agentx mode 'fast' is validation only: it cannot be run_kind "
                            "'measurement' (use canonical)");
     }
+    int prc = mp_serve_prefix_cache_check(c, d);
+    if (prc)
+        return prc;
     const struct mp_serve_engine *e = mp_serve_config_engine(c);
     if (e->only_vendor && strcmp(e->only_vendor, "amd") == 0 && c->run_mode == MP_SERVE_DOCKER &&
         c->gpu_arch && strncmp(c->gpu_arch, "sm_", 3) == 0) {

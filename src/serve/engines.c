@@ -104,6 +104,9 @@ static int argv_vllm(const struct mp_serve_config *c, const struct mp_serve_plan
     rc |= mp_serve_cmd_arg(out, "--max-model-len");
     rc |= mp_serve_cmd_arg(out, a->mml);
     rc |= mp_serve_cmd_arg(out, "--trust-remote-code");
+    /* prefix caching is vLLM's default: on adds nothing */
+    if (c->prefix_cache == MP_SERVE_PC_OFF && !has_flag(a->extra, "prefix-caching"))
+        rc |= mp_serve_cmd_arg(out, "--no-enable-prefix-caching");
     if (p->trace_dir) {
         static const char *const kv[][2] = {
             {"--profiler-config.profiler", "torch"},
@@ -145,8 +148,15 @@ static int argv_sglang(const struct mp_serve_config *c, const struct mp_serve_pl
     rc |= argf(out, "--tensor-parallel-size=%s", a->tp);
     if (!has_flag(a->extra, "--mem-fraction-static"))
         rc |= mp_serve_cmd_arg(out, "--mem-fraction-static=0.8");
-    if (!has_flag(a->extra, "--disable-radix-cache"))
+    /* prefix_cache on: SGLang's radix cache (its default) stays on; the
+     * contradiction with EXTRA_SGLANG_ARGS is refused in validation */
+    if (c->prefix_cache != MP_SERVE_PC_ON && !has_flag(a->extra, "--disable-radix-cache"))
         rc |= mp_serve_cmd_arg(out, "--disable-radix-cache");
+    if (c->prefix_cache != MP_SERVE_PC_ON && c->agentx.enabled)
+        mp_log(MP_LOG_WARN,
+               "agentx replays multi-turn sessions that share prefixes, but SGLang runs with "
+               "--disable-radix-cache (no prefix cache): --prefix-cache on (YAML "
+               "prefix_cache: on) turns it on");
     return rc;
 }
 
@@ -308,6 +318,52 @@ const struct mp_serve_engine *mp_serve_config_engine(const struct mp_serve_confi
 const char *mp_serve_framework_name(enum mp_serve_framework f)
 {
     return (unsigned)f < MP_SERVE_N_FW ? ENGINES[f].name : f == MP_SERVE_USER ? "user" : "unknown";
+}
+
+static const char *const PC_NAMES[] = {"default", "on", "off"};
+
+const char *mp_serve_prefix_cache_name(enum mp_serve_prefix_cache v)
+{
+    return (unsigned)v < 3 ? PC_NAMES[v] : "unknown";
+}
+
+int mp_serve_prefix_cache_parse(const char *s, enum mp_serve_prefix_cache *out)
+{
+    for (int i = 0; s && i < 3; i++)
+        if (strcmp(s, PC_NAMES[i]) == 0) {
+            *out = (enum mp_serve_prefix_cache)i;
+            return 0;
+        }
+    return MP_EINVAL;
+}
+
+int mp_serve_prefix_cache_check(const struct mp_serve_config *c, struct mp_diag *d)
+{
+    if (c->prefix_cache == MP_SERVE_PC_DEFAULT)
+        return 0;
+    const struct mp_serve_engine *e = mp_serve_config_engine(c);
+    const char *extra = e->extra_args_env ? mp_serve_config_getenv(c, e->extra_args_env) : NULL;
+    const char *flag = NULL; /* the contradicting flag of EXTRA_*_ARGS */
+    if (e->build_argv == argv_sglang)
+        flag = "--disable-radix-cache";
+    else if (e->build_argv == argv_vllm)
+        flag = "--no-enable-prefix-caching";
+    if (!flag) {
+        mp_diag_set_field(d, "prefix_cache");
+        return mp_diag_set(d, MP_EINVAL,
+                           "prefix_cache '%s': magpie knows no prefix-cache flag of %s (only "
+                           "vLLM's and SGLang's); leave it at default and set the engine's own "
+                           "flag in %s",
+                           mp_serve_prefix_cache_name(c->prefix_cache), e->label,
+                           e->extra_args_env ? e->extra_args_env : "its command");
+    }
+    if (c->prefix_cache == MP_SERVE_PC_ON && has_flag(extra, flag)) {
+        mp_diag_set_field(d, "prefix_cache");
+        return mp_diag_set(d, MP_EINVAL,
+                           "prefix_cache 'on' contradicts %s in %s (drop one of them)", flag,
+                           e->extra_args_env);
+    }
+    return 0;
 }
 
 /* s is one of the space-separated words of list */

@@ -464,6 +464,7 @@ static void magpie_object(struct serve_run *r, const struct serve_load_out *lo, 
                   mp_serve_mode_name(c->run_mode), r->client_only ? "true" : "false");
     mp_buf_puts(b, "\"framework\": ");
     JS(mp_serve_config_engine(c)->name);
+    mp_buf_printf(b, ", \"prefix_cache\": \"%s\"", mp_serve_prefix_cache_name(c->prefix_cache));
     mp_buf_printf(b,
                   ", \"pid\": %d, \"ready\": %s, \"reused\": %s, \"persistent\": %s, "
                   "\"ready_after_s\": ",

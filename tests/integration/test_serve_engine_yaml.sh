@@ -128,5 +128,27 @@ yaml false | sed 's/^    name: fakesrv/    name: vllm/' >"$W/builtin.yaml"
 run builtin "$W/builtin.yaml"
 check "built-in name: exit 2" '[ "$RC" = 2 ] && grep -q "built-in" "$W/builtin.err"'
 
+# --- prefix_cache / --prefix-cache (argv goldens: tests/unit/serve/test_argv.c) ---
+check "prefix_cache recorded: default" \
+    '[ "$(jq_ "$W"/extra/benchmark_fakesrv_*/benchmark_report.json "r[\"magpie\"][\"engine\"][\"prefix_cache\"]")" = default ]'
+pc() { # pc LABEL ARGS...: magpie benchmark ARGS, leaves RC
+    local l=$1
+    shift
+    PORT=$(free_port) timeout 60 "$MAGPIE" benchmark "$@" -o "$W/$l" -q >"$W/$l.out" 2>"$W/$l.err"
+    RC=$?
+}
+pc pcdecl -b "$W/plain.yaml" --prefix-cache on
+check "prefix-cache on, declared engine: exit 2, no known flag" \
+    '[ "$RC" = 2 ] && grep -q "no prefix-cache flag of Fake server" "$W/pcdecl.err" && [ ! -d "$W/pcdecl" ]'
+pc pcsgl sglang -m m --run-mode local --prefix-cache on --env EXTRA_SGLANG_ARGS=--disable-radix-cache
+check "prefix-cache on with EXTRA_SGLANG_ARGS --disable-radix-cache: exit 2" \
+    '[ "$RC" = 2 ] && grep -q "contradicts --disable-radix-cache" "$W/pcsgl.err" && [ ! -d "$W/pcsgl" ]'
+pc pcbad sglang -m m --run-mode local --prefix-cache maybe
+check "--prefix-cache maybe: exit 2" '[ "$RC" = 2 ] && grep -q "default, on or off" "$W/pcbad.err"'
+printf 'benchmark:\n  framework: sglang\n  model: m\n  run_mode: local\n  prefix_cache: maybe\n' >"$W/pc.yaml"
+pc pcyaml -b "$W/pc.yaml"
+check "prefix_cache: maybe: exit 2 at file:line:col" \
+    '[ "$RC" = 2 ] && grep -q "pc.yaml:5:17" "$W/pcyaml.err" && grep -q "prefix_cache" "$W/pcyaml.err"'
+
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]

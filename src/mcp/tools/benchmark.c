@@ -164,6 +164,13 @@ static int agentx_args(struct mp_serve_config *cfg, json_t *args, json_t **resul
 static int run(struct mcp_wctx *w, json_t *args, json_t **result)
 {
     const char *ray = mcp_str(args, "ray_cluster_address");
+    const char *pc = mcp_str(args, "prefix_cache");
+    enum mp_serve_prefix_cache pcv;
+    if (mp_serve_prefix_cache_parse(pc, &pcv))
+        return mcp_fail(result, "prefix_cache must be default, on or off, not '%s'", pc);
+    if (ray && *ray && pcv != MP_SERVE_PC_DEFAULT)
+        return mcp_fail(result, "prefix_cache '%s' is not passed to Ray jobs (leave it default)",
+                        pc);
     if (ray && *ray)
         return run_on_ray(w, args, ray, result);
     struct mp_serve_config cfg;
@@ -174,6 +181,7 @@ static int run(struct mcp_wctx *w, json_t *args, json_t **result)
         return mcp_fail(result, "framework must be vllm, sglang, atom, trtllm or lmdeploy and "
                                 "run_mode local or docker");
     }
+    cfg.prefix_cache = pcv;
     cfg.model = mp_serve_config_strdup(&cfg, mcp_str(args, "model"));
     cfg.precision = mp_serve_config_strdup(&cfg, mcp_str(args, "precision"));
     /* Magpie's MCP defaults: ISL 1024, OSL 512, RANDOM_RANGE_RATIO 0.5 */
@@ -272,6 +280,9 @@ static const struct mcp_param params[] = {
     {"precision", MT_STR, false, "\"fp8\"", NULL, 0, 0, "precision label"},
     {"run_mode", MT_STR, false, "\"docker\"", "docker|local", 0, 0,
      "engine in a container or a local process"},
+    {"prefix_cache", MT_STR, false, "\"default\"", "default|on|off", 0, 0,
+     "magpie's: the engine's prefix cache (default: Magpie's argv, SGLang with "
+     "--disable-radix-cache, vLLM's own default on; on/off: vLLM and SGLang only)"},
     {"tp", MT_INT, false, "1", NULL, 0, 0, "tensor parallel size"},
     {"concurrency", MT_INT, false, "32", NULL, 0, 0, "requests in flight"},
     {"input_len", MT_INT, false, NULL, NULL, 0, 0, "prompt tokens (null = 1024)"},

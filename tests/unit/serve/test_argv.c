@@ -215,3 +215,97 @@ void test_atom(void **state)
     mp_buf_fini(&e);
     mp_serve_config_fini(&c);
 }
+
+/* prefix_cache: default keeps Magpie's argv; on drops SGLang's
+ * --disable-radix-cache (vLLM: its default, nothing added); off adds vLLM's
+ * --no-enable-prefix-caching unless EXTRA_VLLM_ARGS has a prefix-caching
+ * flag. Contradictions and engines without a known flag are refused. */
+static const char *pc_argv(struct mp_serve_config *c, struct mp_buf *a)
+{
+    struct mp_serve_plan p = {.vendor = MP_GPU_VENDOR_NVIDIA, .port = 30000};
+    struct mp_serve_cmd cmd;
+    struct mp_buf e;
+    mp_buf_init(&e, 0);
+    assert_int_equal(mp_serve_config_validate(c, NULL), 0);
+    assert_int_equal(mp_serve_engine_cmd(c, &p, &cmd, NULL), 0);
+    joined(&cmd, a, &e);
+    mp_serve_cmd_fini(&cmd);
+    mp_buf_fini(&e);
+    return mp_buf_cstr(a);
+}
+
+void test_prefix_cache(void **state)
+{
+    (void)state;
+    static const char sgl[] = "python3 -m sglang.launch_server --model-path org/model-7b "
+                              "--host=127.0.0.1 --port 30000 --trust-remote-code "
+                              "--tensor-parallel-size=2 --mem-fraction-static=0.8";
+    static const char vll[] = "vllm serve org/model-7b --host 127.0.0.1 --port 30000 "
+                              "--tensor-parallel-size=2 --gpu-memory-utilization 0.95 "
+                              "--max-model-len 4096 --trust-remote-code";
+    struct mp_serve_config c;
+    struct mp_buf a;
+    struct mp_diag d;
+    mp_buf_init(&a, 0);
+    char want[512];
+    /* SGLang */
+    base_cfg(&c, MP_SERVE_SGLANG);
+    snprintf(want, sizeof(want), "%s --disable-radix-cache", sgl);
+    assert_string_equal(pc_argv(&c, &a), want); /* default */
+    c.prefix_cache = MP_SERVE_PC_OFF;
+    assert_string_equal(pc_argv(&c, &a), want);
+    c.prefix_cache = MP_SERVE_PC_ON;
+    assert_string_equal(pc_argv(&c, &a), sgl);
+    mp_serve_config_setenv(&c, "EXTRA_SGLANG_ARGS", "--chunked-prefill-size 512");
+    snprintf(want, sizeof(want), "%s --chunked-prefill-size 512", sgl);
+    assert_string_equal(pc_argv(&c, &a), want);
+    /* on with --disable-radix-cache in EXTRA_SGLANG_ARGS: a contradiction */
+    mp_serve_config_setenv(&c, "EXTRA_SGLANG_ARGS", "--disable-radix-cache");
+    mp_diag_clear(&d);
+    assert_int_equal(mp_serve_config_validate(&c, &d), MP_EINVAL);
+    assert_string_equal(d.field, "prefix_cache");
+    assert_non_null(strstr(d.msg, "EXTRA_SGLANG_ARGS"));
+    c.prefix_cache = MP_SERVE_PC_OFF; /* off / default: the user's flag, once */
+    snprintf(want, sizeof(want), "%s --disable-radix-cache", sgl);
+    assert_string_equal(pc_argv(&c, &a), want);
+    mp_serve_config_fini(&c);
+    /* vLLM */
+    base_cfg(&c, MP_SERVE_VLLM);
+    assert_string_equal(pc_argv(&c, &a), vll); /* default */
+    c.prefix_cache = MP_SERVE_PC_ON;
+    assert_string_equal(pc_argv(&c, &a), vll);
+    c.prefix_cache = MP_SERVE_PC_OFF;
+    snprintf(want, sizeof(want), "%s --no-enable-prefix-caching", vll);
+    assert_string_equal(pc_argv(&c, &a), want);
+    mp_serve_config_setenv(&c, "EXTRA_VLLM_ARGS", "--enable-prefix-caching");
+    snprintf(want, sizeof(want), "%s --enable-prefix-caching", vll);
+    assert_string_equal(pc_argv(&c, &a), want);
+    mp_serve_config_setenv(&c, "EXTRA_VLLM_ARGS", "--no-enable-prefix-caching");
+    snprintf(want, sizeof(want), "%s --no-enable-prefix-caching", vll);
+    assert_string_equal(pc_argv(&c, &a), want);
+    c.prefix_cache = MP_SERVE_PC_ON;
+    mp_diag_clear(&d);
+    assert_int_equal(mp_serve_config_validate(&c, &d), MP_EINVAL);
+    assert_string_equal(d.field, "prefix_cache");
+    mp_serve_config_fini(&c);
+
+    /* engines without a known prefix-cache flag: default only */
+    static const enum mp_serve_framework others[] = {MP_SERVE_ATOM, MP_SERVE_TRTLLM,
+                                                     MP_SERVE_LMDEPLOY};
+
+    for (size_t i = 0; i < sizeof(others) / sizeof(others[0]); i++) {
+        base_cfg(&c, others[i]);
+        c.gpu_arch = "gfx942";
+        c.torch_profiler = false; /* trtllm / lmdeploy have no profiler endpoints */
+        assert_int_equal(mp_serve_config_validate(&c, NULL), 0);
+        for (int v = MP_SERVE_PC_ON; v <= MP_SERVE_PC_OFF; v++) {
+            c.prefix_cache = (enum mp_serve_prefix_cache)v;
+            mp_diag_clear(&d);
+            assert_int_equal(mp_serve_config_validate(&c, &d), MP_EINVAL);
+            assert_string_equal(d.field, "prefix_cache");
+            assert_non_null(strstr(d.msg, "no prefix-cache flag"));
+        }
+        mp_serve_config_fini(&c);
+    }
+    mp_buf_fini(&a);
+}

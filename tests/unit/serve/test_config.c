@@ -376,3 +376,39 @@ void test_config_captures(void **state)
         mp_serve_config_fini(&c);
     }
 }
+
+/* prefix_cache: default, on, off; another value is refused at the value
+ * with file:line:col; config.yaml keeps it when not default */
+void test_config_prefix_cache(void **state)
+{
+    (void)state;
+    static const char *const vals[] = {"default", "on", "off"};
+    struct mp_serve_config c;
+    struct mp_diag d;
+    char y[256];
+    for (int i = 0; i < 3; i++) {
+        snprintf(y, sizeof(y), "benchmark:\n  framework: sglang\n  model: m\n  prefix_cache: %s\n",
+                 vals[i]);
+        load_yaml(&c, y, 0, &d);
+        assert_int_equal(c.prefix_cache, (enum mp_serve_prefix_cache)i);
+        assert_string_equal(mp_serve_prefix_cache_name(c.prefix_cache), vals[i]);
+        struct mp_buf b;
+        mp_buf_init(&b, 0);
+        assert_int_equal(mp_serve_config_yaml(&c, &b), 0);
+        snprintf(y, sizeof(y), "\n  prefix_cache: %s\n", vals[i]);
+        assert_true((strstr(mp_buf_cstr(&b), y) != NULL) == (i != 0));
+        mp_buf_fini(&b);
+        mp_serve_config_fini(&c);
+    }
+    load_yaml(&c, "benchmark:\n  framework: sglang\n  model: m\n", 0, &d);
+    assert_int_equal(c.prefix_cache, MP_SERVE_PC_DEFAULT);
+    mp_serve_config_fini(&c);
+    load_yaml(&c, "benchmark:\n  framework: sglang\n  model: m\n  prefix_cache: yes\n", MP_EINVAL,
+              &d);
+    assert_string_equal(d.file, "a.yaml");
+    assert_int_equal(d.line, 4);
+    assert_int_equal(d.col, 17);
+    assert_string_equal(d.field, "prefix_cache");
+    assert_non_null(strstr(d.msg, "default, on or off"));
+    mp_serve_config_fini(&c);
+}
