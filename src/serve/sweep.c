@@ -681,6 +681,41 @@ static int engines_json(const char *out_dir, const char *const *labels, size_t n
     return rc;
 }
 
+/* the client's --dataset-name when it names a workload whose prompts share
+ * prefixes, else NULL */
+static const char *prefix_workload(const struct mp_serve_sweep_opts *o)
+{
+    static const char *const shared[] = {
+        "prefix_repetition", "generated-shared-prefix", "gsp", "multi_turn",
+        "mooncake",          "mooncake_trace"};
+    for (size_t i = 0; i < o->n_client_args; i++) {
+        const char *a = o->client_args[i], *v = NULL;
+        if (!strcmp(a, "--dataset-name") && i + 1 < o->n_client_args)
+            v = o->client_args[i + 1];
+        else if (!strncmp(a, "--dataset-name=", 15))
+            v = a + 15;
+        for (size_t k = 0; v && k < sizeof(shared) / sizeof(shared[0]); k++)
+            if (!strcmp(v, shared[k]))
+                return v;
+    }
+    return NULL;
+}
+
+/* a shared-prefix workload against an SGLang magpie starts with Magpie's
+ * --disable-radix-cache measures an engine without its prefix cache: say so */
+static void warn_prefix_cache(struct mp_serve_config *const *cfgs, const char *const *labels,
+                              size_t n, const struct mp_serve_sweep_opts *o)
+{
+    const char *w = prefix_workload(o);
+    for (size_t i = 0; w && i < n; i++)
+        if (cfgs[i]->framework == MP_SERVE_SGLANG && cfgs[i]->prefix_cache != MP_SERVE_PC_ON)
+            mp_log(MP_LOG_WARN,
+                   "server set %s: --dataset-name %s shares prefixes, but SGLang runs with "
+                   "--disable-radix-cache (no prefix cache): prefix_cache: on in its YAML turns "
+                   "it on",
+                   labels[i], w);
+}
+
 int mp_serve_sweep_engines(struct mp_serve_config *const *cfgs, const char *const *labels, size_t n,
                            const struct mp_serve_sweep_opts *o, const struct mp_serve_run_opts *ro,
                            size_t *failed, struct mp_diag *d)
@@ -699,6 +734,7 @@ int mp_serve_sweep_engines(struct mp_serve_config *const *cfgs, const char *cons
     int vrc = check_opts(&pre, d);
     if (vrc)
         return vrc;
+    warn_prefix_cache(cfgs, labels, n, o);
     char *index = mp_fs_join(o->out_dir, "engines.json");
     bool taken = !index || mp_fs_exists(index);
     free(index);

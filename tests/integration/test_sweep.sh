@@ -280,5 +280,26 @@ PATH="$W/bin:$PATH" "$MAGPIE" benchmark sweep -b "$W/small.yaml" -o "$W/eng2" >/
 expect "engines without loads: refused before any start" 2 $?
 [ ! -e "$W/eng2/small" ] || ko "an engine was started for a bad sweep"
 
+# 9. a shared-prefix workload against an SGLang magpie starts with Magpie's
+# --disable-radix-cache is warned about before any engine starts (an
+# engines.json already there then refuses the sweep: nothing is started)
+mkdir -p "$W/pc" && echo '{}' >"$W/pc/engines.json"
+for pc in default on; do
+    cat >"$W/sg_$pc.yaml" <<EOF
+benchmark:
+  framework: sglang
+  model: fake-model
+  run_mode: local
+  prefix_cache: $pc
+EOF
+    "$MAGPIE" benchmark sweep -b "$W/sg_$pc.yaml" -o "$W/pc" --max-concurrency 1 \
+        --dataset-name prefix_repetition >/dev/null 2>"$W/pc_$pc.err"
+    expect "sweep over SGLang, prefix_cache $pc: refused (engines.json there)" 2 $?
+done
+grep -q "dataset-name prefix_repetition shares prefixes, but SGLang runs with --disable-radix-cache" "$W/pc_default.err" &&
+    ok "SGLang without prefix_cache on: the shared-prefix warning" || ko "no warning: $(cat "$W/pc_default.err")"
+! grep -q "disable-radix-cache" "$W/pc_on.err" && ok "SGLang with prefix_cache on: no warning" ||
+    ko "warned with prefix_cache on: $(cat "$W/pc_on.err")"
+
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]
