@@ -690,6 +690,8 @@ static const char *prefix_workload(const struct mp_serve_sweep_opts *o)
         "mooncake",          "mooncake_trace"};
     for (size_t i = 0; i < o->n_client_args; i++) {
         const char *a = o->client_args[i], *v = NULL;
+        if (!a)
+            continue;
         if (!strcmp(a, "--dataset-name") && i + 1 < o->n_client_args)
             v = o->client_args[i + 1];
         else if (!strncmp(a, "--dataset-name=", 15))
