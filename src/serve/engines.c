@@ -35,6 +35,22 @@ static bool has_flag(const char *extra, const char *flag)
     return extra && strstr(extra, flag) != NULL;
 }
 
+/* one of extra's space-separated words is flag, or flag=VALUE
+ * ("--no-enable-prefix-caching" is not "--enable-prefix-caching") */
+static bool has_word(const char *extra, const char *flag)
+{
+    size_t n = strlen(flag);
+    for (const char *p = extra; p && *p;) {
+        while (*p == ' ' || *p == '\t')
+            p++;
+        size_t w = strcspn(p, " \t");
+        if (w >= n && strncmp(p, flag, n) == 0 && (w == n || p[n] == '='))
+            return true;
+        p += w;
+    }
+    return false;
+}
+
 /* Magpie's TraceLens inference preprocessing for vLLM (docs/magpie-compat.md): step
  * annotations, and a steady-state profiling window instead of the whole
  * measured load. Flags already in EXTRA_VLLM_ARGS win. */
@@ -343,11 +359,15 @@ int mp_serve_prefix_cache_check(const struct mp_serve_config *c, struct mp_diag 
         return 0;
     const struct mp_serve_engine *e = mp_serve_config_engine(c);
     const char *extra = e->extra_args_env ? mp_serve_config_getenv(c, e->extra_args_env) : NULL;
-    const char *flag = NULL; /* the contradicting flag of EXTRA_*_ARGS */
-    if (e->build_argv == argv_sglang)
+    /* the flag of EXTRA_*_ARGS that contradicts on, and the one that
+     * contradicts off (NULL: none) */
+    const char *flag = NULL, *off_flag = NULL;
+    if (e->build_argv == argv_sglang) {
         flag = "--disable-radix-cache";
-    else if (e->build_argv == argv_vllm)
+    } else if (e->build_argv == argv_vllm) {
         flag = "--no-enable-prefix-caching";
+        off_flag = "--enable-prefix-caching";
+    }
     if (!flag) {
         mp_diag_set_field(d, "prefix_cache");
         return mp_diag_set(d, MP_EINVAL,
@@ -357,11 +377,12 @@ int mp_serve_prefix_cache_check(const struct mp_serve_config *c, struct mp_diag 
                            mp_serve_prefix_cache_name(c->prefix_cache), e->label,
                            e->extra_args_env ? e->extra_args_env : "its command");
     }
-    if (c->prefix_cache == MP_SERVE_PC_ON && has_flag(extra, flag)) {
+    const char *clash = c->prefix_cache == MP_SERVE_PC_ON ? flag : off_flag;
+    if (clash && has_word(extra, clash)) {
         mp_diag_set_field(d, "prefix_cache");
         return mp_diag_set(d, MP_EINVAL,
-                           "prefix_cache 'on' contradicts %s in %s (drop one of them)", flag,
-                           e->extra_args_env);
+                           "prefix_cache '%s' contradicts %s in %s (drop one of them)",
+                           mp_serve_prefix_cache_name(c->prefix_cache), clash, e->extra_args_env);
     }
     return 0;
 }

@@ -277,9 +277,17 @@ void test_prefix_cache(void **state)
     c.prefix_cache = MP_SERVE_PC_OFF;
     snprintf(want, sizeof(want), "%s --no-enable-prefix-caching", vll);
     assert_string_equal(pc_argv(&c, &a), want);
-    mp_serve_config_setenv(&c, "EXTRA_VLLM_ARGS", "--enable-prefix-caching");
-    snprintf(want, sizeof(want), "%s --enable-prefix-caching", vll);
+    /* off with --enable-prefix-caching in EXTRA_VLLM_ARGS: a contradiction
+     * (--no-enable-prefix-caching, which contains it, is not) */
+    mp_serve_config_setenv(&c, "EXTRA_VLLM_ARGS", "--max-num-seqs 8 --enable-prefix-caching");
+    mp_diag_clear(&d);
+    assert_int_equal(mp_serve_config_validate(&c, &d), MP_EINVAL);
+    assert_string_equal(d.field, "prefix_cache");
+    assert_non_null(strstr(d.msg, "'off' contradicts --enable-prefix-caching in EXTRA_VLLM_ARGS"));
+    c.prefix_cache = MP_SERVE_PC_ON;
+    snprintf(want, sizeof(want), "%s --max-num-seqs 8 --enable-prefix-caching", vll);
     assert_string_equal(pc_argv(&c, &a), want);
+    c.prefix_cache = MP_SERVE_PC_OFF;
     mp_serve_config_setenv(&c, "EXTRA_VLLM_ARGS", "--no-enable-prefix-caching");
     snprintf(want, sizeof(want), "%s --no-enable-prefix-caching", vll);
     assert_string_equal(pc_argv(&c, &a), want);
