@@ -43,31 +43,14 @@ cleanup() {
     [ "${KEEP:-0}" = 1 ] && echo "work dir kept: $W" || rm -rf "$W"
 }
 trap cleanup EXIT
-# results go to a file: each engine's part runs in a subshell of its own
 RES=$W/results
-ok() { echo ok >>"$RES"; echo "ok   $1"; }
-ko() { echo FAIL >>"$RES"; echo "FAIL $1"; }
-check() { if eval "$2"; then ok "$1"; else ko "$1"; fi; }
-jq_() { python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print($2)" "$1"; }
-port() { echo $((20000 + (RANDOM % 20000))); }
+. "$HERE/common.sh"
 # pinning for the agreement part: engine and clients on different CPUs
 PE= PC=
 if command -v taskset >/dev/null && [ "$(nproc)" -ge 2 ]; then
     PE="taskset -c ${PIN_ENGINE:-0}" PC="taskset -c ${PIN_CLIENT:-1}"
 fi
 echo "load before: $(uptime)"
-# stop_server: the way magpie stops an engine - SIGTERM to the main process,
-# up to 30 s, then the group, up to 20 s, then SIGKILL
-stop_server() {
-    [ -n "$SRV" ] || return
-    kill -TERM "$SRV" 2>/dev/null
-    for _ in $(seq 60); do kill -0 "$SRV" 2>/dev/null || break; sleep 0.5; done
-    kill -TERM -- "-$SRV" 2>/dev/null && sleep 1
-    for _ in $(seq 40); do kill -0 -- "-$SRV" 2>/dev/null || break; sleep 0.5; done
-    kill -KILL -- "-$SRV" 2>/dev/null
-    wait "$SRV" 2>/dev/null
-    SRV=
-}
 stopped_cleanly() { # the report's stop: main process signalled, no SIGKILL needed
     [ "$(jq_ "$1" "r[\"magpie\"][\"engine\"][\"stop\"][\"main_signalled\"], r[\"magpie\"][\"engine\"][\"stop\"][\"killed\"]")" = "True False" ]
 }

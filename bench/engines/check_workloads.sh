@@ -56,21 +56,7 @@ PL=${PREFIX_LEN:-1536} SL=${SUFFIX_LEN:-32} OL=${OUT_LEN:-8}
 W=$(mktemp -d /tmp/mp_workloads.XXXXXX)
 SRV=
 RES=$W/results
-ok() { echo ok >>"$RES"; echo "ok   $1"; }
-ko() { echo FAIL >>"$RES"; echo "FAIL $1"; }
-check() { if eval "$2"; then ok "$1"; else ko "$1"; fi; }
-jq_() { python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print($2)" "$1"; }
-port() { echo $((20000 + (RANDOM % 20000))); }
-stop_server() { # SIGTERM to the main process, then its group, then SIGKILL
-    [ -n "$SRV" ] || return
-    kill -TERM "$SRV" 2>/dev/null
-    for _ in $(seq 60); do kill -0 "$SRV" 2>/dev/null || break; sleep 0.5; done
-    kill -TERM -- "-$SRV" 2>/dev/null && sleep 1
-    for _ in $(seq 40); do kill -0 -- "-$SRV" 2>/dev/null || break; sleep 0.5; done
-    kill -KILL -- "-$SRV" 2>/dev/null
-    wait "$SRV" 2>/dev/null
-    SRV=
-}
+. "$HERE/common.sh"
 cleanup() {
     stop_server
     [ "${KEEP:-0}" = 1 ] && echo "work dir kept: $W" || rm -rf "$W"
