@@ -262,8 +262,6 @@ const char *mp_gpuctl_backend_name(enum mp_gpuctl_backend b)
 
 /* ---- NVML ---- */
 
-enum { NVML_CLOCK_SM = 1, NVML_CLOCK_MEM = 2 };
-
 /* what only the settings call, after the common entry points */
 struct nvml_ctl {
     struct gpu_nvml core;
@@ -499,13 +497,13 @@ int mp_gpuctl_query(struct mp_gpuctl *c, int idx, struct mp_gpuctl_state *st, st
         st->power_min_w = v / 1000.0;
         st->power_max_w = w / 1000.0;
     }
-    if (c->nv.core.clock && c->nv.core.clock(dev, NVML_CLOCK_SM, &v) == 0)
+    if (c->nv.core.clock && c->nv.core.clock(dev, GPU_NVML_CLOCK_SM, &v) == 0)
         st->sm_clock_mhz = v;
-    if (c->nv.core.max_clock && c->nv.core.max_clock(dev, NVML_CLOCK_SM, &v) == 0)
+    if (c->nv.core.max_clock && c->nv.core.max_clock(dev, GPU_NVML_CLOCK_SM, &v) == 0)
         st->sm_clock_max_mhz = v;
-    if (c->nv.core.clock && c->nv.core.clock(dev, NVML_CLOCK_MEM, &v) == 0)
+    if (c->nv.core.clock && c->nv.core.clock(dev, GPU_NVML_CLOCK_MEM, &v) == 0)
         st->mem_clock_mhz = v;
-    if (c->nv.core.max_clock && c->nv.core.max_clock(dev, NVML_CLOCK_MEM, &v) == 0)
+    if (c->nv.core.max_clock && c->nv.core.max_clock(dev, GPU_NVML_CLOCK_MEM, &v) == 0)
         st->mem_clock_max_mhz = v;
     return 0;
 }

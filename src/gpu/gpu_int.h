@@ -26,6 +26,12 @@ void gpu_dlsym(void *lib, const char *name, void *fnptr, size_t size);
 /* An nvmlDevice_t */
 struct nvml_dev_st;
 
+struct gpu_nvml_util { /* nvmlUtilization_t */
+    unsigned int gpu, memory;
+};
+
+enum { GPU_NVML_CLOCK_SM = 1, GPU_NVML_CLOCK_MEM = 2, GPU_NVML_TEMPERATURE_GPU = 0 };
+
 /* The NVML entry points that both the device probe (nvml.c) and the
  * settings (control.c) call; NULL when the library lacks one. */
 struct gpu_nvml {
@@ -38,6 +44,11 @@ struct gpu_nvml {
     int (*name)(struct nvml_dev_st *, char *, unsigned int);
     int (*clock)(struct nvml_dev_st *, int, unsigned int *);
     int (*max_clock)(struct nvml_dev_st *, int, unsigned int *);
+    /* what the probe and the sampler (sampler.c) read */
+    int (*uuid)(struct nvml_dev_st *, char *, unsigned int);
+    int (*util)(struct nvml_dev_st *, struct gpu_nvml_util *);
+    int (*temp)(struct nvml_dev_st *, int, unsigned int *);
+    int (*power)(struct nvml_dev_st *, unsigned int *);
 };
 
 /* dlopens gpu_nvml_lib() into n (zeroed first) and looks its entry points

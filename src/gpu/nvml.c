@@ -26,17 +26,11 @@ struct nvml_memory_v2 { /* nvmlMemory_v2_t: "used" as nvidia-smi shows it (r510+
 /* NVML_STRUCT_VERSION(Memory, 2) */
 #define NVML_MEMORY_V2 ((unsigned int)(sizeof(struct nvml_memory_v2) | (2u << 24)))
 
-struct nvml_util { /* nvmlUtilization_t */
-    unsigned int gpu, memory;
-};
-
 struct nvml_pci { /* nvmlPciInfo_t as of nvmlDeviceGetPciInfo_v3 */
     char bus_id_legacy[16];
     unsigned int domain, bus, device, pci_device_id, pci_subsystem_id;
     char bus_id[32];
 };
-
-enum { NVML_CLOCK_SM = 1, NVML_CLOCK_MEM = 2, NVML_TEMPERATURE_GPU = 0 };
 
 /* what only the probe calls, after the common entry points */
 struct nvml_api {
@@ -46,11 +40,7 @@ struct nvml_api {
     int (*memory_v2)(struct nvml_dev_st *, struct nvml_memory_v2 *);
     int (*driver)(char *, unsigned int);
     int (*cuda_version)(int *);
-    int (*uuid)(struct nvml_dev_st *, char *, unsigned int);
     int (*pci)(struct nvml_dev_st *, struct nvml_pci *);
-    int (*util)(struct nvml_dev_st *, struct nvml_util *);
-    int (*temp)(struct nvml_dev_st *, int, unsigned int *);
-    int (*power)(struct nvml_dev_st *, unsigned int *);
     int (*power_limit)(struct nvml_dev_st *, unsigned int *);
 };
 
@@ -79,6 +69,10 @@ bool gpu_nvml_open(struct gpu_nvml *n)
     CORE_SYM(name, "nvmlDeviceGetName");
     CORE_SYM(clock, "nvmlDeviceGetClockInfo");
     CORE_SYM(max_clock, "nvmlDeviceGetMaxClockInfo");
+    CORE_SYM(uuid, "nvmlDeviceGetUUID");
+    CORE_SYM(util, "nvmlDeviceGetUtilizationRates");
+    CORE_SYM(temp, "nvmlDeviceGetTemperature");
+    CORE_SYM(power, "nvmlDeviceGetPowerUsage");
     return true;
 }
 
@@ -113,11 +107,7 @@ int gpu_probe_nvml(struct mp_gpu_info *info)
     SYM(memory_v2, "nvmlDeviceGetMemoryInfo_v2");
     SYM(driver, "nvmlSystemGetDriverVersion");
     SYM(cuda_version, "nvmlSystemGetCudaDriverVersion_v2");
-    SYM(uuid, "nvmlDeviceGetUUID");
     SYM(pci, "nvmlDeviceGetPciInfo_v3");
-    SYM(util, "nvmlDeviceGetUtilizationRates");
-    SYM(temp, "nvmlDeviceGetTemperature");
-    SYM(power, "nvmlDeviceGetPowerUsage");
     SYM(power_limit, "nvmlDeviceGetEnforcedPowerLimit");
     if (!api.core.init || !api.core.shutdown || !api.core.count || !api.core.handle ||
         !api.core.name) {
@@ -180,28 +170,28 @@ int gpu_probe_nvml(struct mp_gpu_info *info)
         }
         gpu_copy(g->driver, sizeof(g->driver), driver, strlen(driver));
         char uuid[96] = "";
-        if (api.uuid && api.uuid(dev, uuid, sizeof(uuid)) == 0)
+        if (api.core.uuid && api.core.uuid(dev, uuid, sizeof(uuid)) == 0)
             gpu_copy(g->uuid, sizeof(g->uuid), uuid, strlen(uuid));
         struct nvml_pci pci;
         memset(&pci, 0, sizeof(pci));
         if (api.pci && api.pci(dev, &pci) == 0)
             gpu_copy(g->pci_bus_id, sizeof(g->pci_bus_id), pci.bus_id,
                      strnlen(pci.bus_id, sizeof(pci.bus_id)));
-        struct nvml_util u;
-        if (api.util && api.util(dev, &u) == 0)
+        struct gpu_nvml_util u;
+        if (api.core.util && api.core.util(dev, &u) == 0)
             g->utilization_pct = u.gpu;
         unsigned int v;
-        if (api.temp && api.temp(dev, NVML_TEMPERATURE_GPU, &v) == 0)
+        if (api.core.temp && api.core.temp(dev, GPU_NVML_TEMPERATURE_GPU, &v) == 0)
             g->temperature_c = v;
-        if (api.power && api.power(dev, &v) == 0)
+        if (api.core.power && api.core.power(dev, &v) == 0)
             g->power_draw_w = v / 1000.0;
         if (api.power_limit && api.power_limit(dev, &v) == 0)
             g->power_limit_w = v / 1000.0;
-        if (api.core.clock && api.core.clock(dev, NVML_CLOCK_SM, &v) == 0)
+        if (api.core.clock && api.core.clock(dev, GPU_NVML_CLOCK_SM, &v) == 0)
             g->sm_clock_mhz = v;
-        if (api.core.max_clock && api.core.max_clock(dev, NVML_CLOCK_SM, &v) == 0)
+        if (api.core.max_clock && api.core.max_clock(dev, GPU_NVML_CLOCK_SM, &v) == 0)
             g->sm_clock_max_mhz = v;
-        if (api.core.clock && api.core.clock(dev, NVML_CLOCK_MEM, &v) == 0)
+        if (api.core.clock && api.core.clock(dev, GPU_NVML_CLOCK_MEM, &v) == 0)
             g->mem_clock_mhz = v;
     }
 out:

@@ -10,23 +10,11 @@
 
 #include "gpu_int.h"
 
-enum { SM_CLOCK = 1, TEMP_GPU = 0 };
-
-struct util_rates { /* nvmlUtilization_t */
-    unsigned int gpu, memory;
-};
-
 struct mp_gpu_sampler {
     struct gpu_nvml core;
     struct nvml_dev_st *dev;
-    int (*temp)(struct nvml_dev_st *, int, unsigned int *);
-    int (*power)(struct nvml_dev_st *, unsigned int *);
-    int (*util)(struct nvml_dev_st *, struct util_rates *);
-    int (*uuid)(struct nvml_dev_st *, char *, unsigned int);
     bool inited;
 };
-
-#define SAMPLER_SYM(field, name) gpu_dlsym(s->core.lib, name, &s->field, sizeof(s->field))
 
 static struct nvml_dev_st *find_device(struct mp_gpu_sampler *s, const char *uuid)
 {
@@ -40,7 +28,7 @@ static struct nvml_dev_st *find_device(struct mp_gpu_sampler *s, const char *uui
         if (!uuid || !*uuid)
             return dev;
         char u[96] = "";
-        if (s->uuid && s->uuid(dev, u, sizeof(u)) == 0 && strcmp(u, uuid) == 0)
+        if (s->core.uuid && s->core.uuid(dev, u, sizeof(u)) == 0 && strcmp(u, uuid) == 0)
             return dev;
     }
     return NULL;
@@ -59,10 +47,6 @@ struct mp_gpu_sampler *mp_gpu_sampler_open(const char *uuid)
         mp_gpu_sampler_close(s);
         return NULL;
     }
-    SAMPLER_SYM(temp, "nvmlDeviceGetTemperature");
-    SAMPLER_SYM(power, "nvmlDeviceGetPowerUsage");
-    SAMPLER_SYM(util, "nvmlDeviceGetUtilizationRates");
-    SAMPLER_SYM(uuid, "nvmlDeviceGetUUID");
     if (s->core.init() != 0) {
         mp_gpu_sampler_close(s);
         return NULL;
@@ -82,14 +66,14 @@ void mp_gpu_sampler_read(struct mp_gpu_sampler *s, struct mp_gpu_sample *out)
     if (!s || !s->dev)
         return;
     unsigned int v = 0;
-    if (s->core.clock && s->core.clock(s->dev, SM_CLOCK, &v) == 0)
+    if (s->core.clock && s->core.clock(s->dev, GPU_NVML_CLOCK_SM, &v) == 0)
         out->sm_clock_mhz = v;
-    if (s->power && s->power(s->dev, &v) == 0)
+    if (s->core.power && s->core.power(s->dev, &v) == 0)
         out->power_w = v / 1000.0;
-    if (s->temp && s->temp(s->dev, TEMP_GPU, &v) == 0)
+    if (s->core.temp && s->core.temp(s->dev, GPU_NVML_TEMPERATURE_GPU, &v) == 0)
         out->temp_c = v;
-    struct util_rates u;
-    if (s->util && s->util(s->dev, &u) == 0)
+    struct gpu_nvml_util u;
+    if (s->core.util && s->core.util(s->dev, &u) == 0)
         out->utilization_pct = u.gpu;
 }
 
