@@ -22,3 +22,12 @@ stop_server() {
     wait "$SRV" 2>/dev/null
     SRV=
 }
+
+# the closing lines: load, counts, and the status (0 when something passed
+# and nothing failed)
+finish() {
+    echo "load after: $(uptime)"
+    pass=$(grep -c '^ok' "$RES" 2>/dev/null) fail=$(grep -c '^FAIL' "$RES" 2>/dev/null)
+    echo "${pass:-0} passed, ${fail:-0} failed"
+    [ "${fail:-0}" = 0 ] && [ "${pass:-0}" != 0 ]
+}
