@@ -168,12 +168,21 @@ static int argv_sglang(const struct mp_serve_config *c, const struct mp_serve_pl
      * contradiction with EXTRA_SGLANG_ARGS is refused in validation */
     if (c->prefix_cache != MP_SERVE_PC_ON && !has_flag(a->extra, "--disable-radix-cache"))
         rc |= mp_serve_cmd_arg(out, "--disable-radix-cache");
-    if (c->prefix_cache != MP_SERVE_PC_ON && c->agentx.enabled)
-        mp_log(MP_LOG_WARN,
-               "agentx replays multi-turn sessions that share prefixes, but SGLang runs with "
-               "--disable-radix-cache (no prefix cache): --prefix-cache on (YAML "
-               "prefix_cache: on) turns it on");
+    if (c->agentx.enabled)
+        serve_warn_no_prefix_cache(c, NULL, "agentx");
     return rc;
+}
+
+bool serve_warn_no_prefix_cache(const struct mp_serve_config *c, const char *label, const char *why)
+{
+    if (c->framework != MP_SERVE_SGLANG || c->prefix_cache == MP_SERVE_PC_ON)
+        return false;
+    mp_log(MP_LOG_WARN,
+           "%s%s%s%s replays prompts that share prefixes, but SGLang runs with "
+           "--disable-radix-cache (no prefix cache): --prefix-cache on (YAML prefix_cache: on) "
+           "turns it on",
+           label ? "server set " : "", label ? label : "", label ? ": " : "", why);
+    return true;
 }
 
 static int argv_atom(const struct mp_serve_config *c, const struct mp_serve_plan *p,

@@ -95,4 +95,12 @@ struct serve_report {
 int serve_report_json(const struct serve_report *r, struct mp_buf *out);
 int serve_summary_text(const struct serve_report *r, const char *report_json, struct mp_buf *b);
 
+/* engines.c: a workload whose prompts share prefixes (why: "agentx", a
+ * dataset name) against an SGLang magpie starts without prefix_cache on,
+ * i.e. with Magpie's --disable-radix-cache: warns (label: the server set,
+ * NULL for none) and returns true; false when the cache is on or the engine
+ * is not SGLang. */
+bool serve_warn_no_prefix_cache(const struct mp_serve_config *c, const char *label,
+                                const char *why);
+
 #endif

@@ -17,6 +17,8 @@
 #include <magpie/serve.h>
 #include <magpie/sweep.h>
 
+#include "serve_int.h"
+
 #define MAX_ARGS 512
 #define MAX_EVALS 64
 
@@ -709,13 +711,10 @@ static void warn_prefix_cache(struct mp_serve_config *const *cfgs, const char *c
                               size_t n, const struct mp_serve_sweep_opts *o)
 {
     const char *w = prefix_workload(o);
+    char why[96];
+    snprintf(why, sizeof(why), "--dataset-name %s", w ? w : "");
     for (size_t i = 0; w && i < n; i++)
-        if (cfgs[i]->framework == MP_SERVE_SGLANG && cfgs[i]->prefix_cache != MP_SERVE_PC_ON)
-            mp_log(MP_LOG_WARN,
-                   "server set %s: --dataset-name %s shares prefixes, but SGLang runs with "
-                   "--disable-radix-cache (no prefix cache): prefix_cache: on in its YAML turns "
-                   "it on",
-                   labels[i], w);
+        serve_warn_no_prefix_cache(cfgs[i], labels[i], why);
 }
 
 int mp_serve_sweep_engines(struct mp_serve_config *const *cfgs, const char *const *labels, size_t n,

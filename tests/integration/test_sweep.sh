@@ -296,7 +296,7 @@ EOF
         --dataset-name prefix_repetition >/dev/null 2>"$W/pc_$pc.err"
     expect "sweep over SGLang, prefix_cache $pc: refused (engines.json there)" 2 $?
 done
-grep -q "dataset-name prefix_repetition shares prefixes, but SGLang runs with --disable-radix-cache" "$W/pc_default.err" &&
+grep -q "server set sg_default: --dataset-name prefix_repetition replays prompts that share prefixes, but SGLang runs with --disable-radix-cache" "$W/pc_default.err" &&
     ok "SGLang without prefix_cache on: the shared-prefix warning" || ko "no warning: $(cat "$W/pc_default.err")"
 ! grep -q "disable-radix-cache" "$W/pc_on.err" && ok "SGLang with prefix_cache on: no warning" ||
     ko "warned with prefix_cache on: $(cat "$W/pc_on.err")"

@@ -220,6 +220,12 @@ void test_atom(void **state)
  * --disable-radix-cache (vLLM: its default, nothing added); off adds vLLM's
  * --no-enable-prefix-caching unless EXTRA_VLLM_ARGS has a prefix-caching
  * flag. Contradictions and engines without a known flag are refused. */
+static void pc_cmd(struct mp_serve_config *c, struct mp_serve_cmd *cmd)
+{
+    struct mp_serve_plan p = {.vendor = MP_GPU_VENDOR_NVIDIA, .port = 30000};
+    assert_int_equal(mp_serve_engine_cmd(c, &p, cmd, NULL), 0);
+}
+
 static const char *pc_argv(struct mp_serve_config *c, struct mp_buf *a)
 {
     struct mp_serve_plan p = {.vendor = MP_GPU_VENDOR_NVIDIA, .port = 30000};
@@ -232,6 +238,13 @@ static const char *pc_argv(struct mp_serve_config *c, struct mp_buf *a)
     mp_serve_cmd_fini(&cmd);
     mp_buf_fini(&e);
     return mp_buf_cstr(a);
+}
+
+static void keep_log(enum mp_log_level lvl, const char *msg, void *user)
+{
+    (void)lvl;
+    mp_buf_puts(user, msg);
+    mp_buf_puts(user, "\n");
 }
 
 void test_prefix_cache(void **state)
@@ -268,6 +281,26 @@ void test_prefix_cache(void **state)
     c.prefix_cache = MP_SERVE_PC_OFF; /* off / default: the user's flag, once */
     snprintf(want, sizeof(want), "%s --disable-radix-cache", sgl);
     assert_string_equal(pc_argv(&c, &a), want);
+    /* agentx without the cache is warned about when the command is built,
+     * with it not */
+    struct mp_buf log;
+    struct mp_serve_cmd cmd;
+    mp_buf_init(&log, 0);
+    mp_log_set(keep_log, &log, MP_LOG_WARN);
+    c.agentx.enabled = true;
+    pc_cmd(&c, &cmd);
+    mp_serve_cmd_fini(&cmd);
+    assert_non_null(strstr(mp_buf_cstr(&log), "agentx replays prompts that share prefixes, but "
+                                              "SGLang runs with --disable-radix-cache"));
+    mp_buf_reset(&log);
+    mp_serve_config_setenv(&c, "EXTRA_SGLANG_ARGS", "");
+    c.prefix_cache = MP_SERVE_PC_ON;
+    pc_cmd(&c, &cmd);
+    mp_serve_cmd_fini(&cmd);
+    assert_int_equal(log.len, 0);
+    mp_log_set(NULL, NULL, MP_LOG_WARN);
+    mp_buf_fini(&log);
+    c.agentx.enabled = false;
     mp_serve_config_fini(&c);
     /* vLLM */
     base_cfg(&c, MP_SERVE_VLLM);
