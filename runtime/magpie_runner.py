@@ -232,6 +232,29 @@ def clone(torch, xs):
     return [x.clone() if isinstance(x, torch.Tensor) else x for x in xs]
 
 
+# where get_inputs() makes its tensors: "device" (the default) runs it with
+# the job's GPU as torch's default device, so a KernelBench-style
+# torch.randn(n) is drawn there instead of on the CPU and copied over (on an
+# H200, 0.3 s a seed for two 16.8 M-float inputs, against milliseconds); a
+# get_inputs that cannot run that way (numpy, a CPU generator, .numpy() on a
+# tensor) raises and is run again on the CPU from the same seed. The values
+# differ from a CPU draw but are the same for every kernel of a job and for
+# every run on the same device. MAGPIE_INPUTS_ON=cpu keeps the CPU draw.
+INPUTS_ON = "cpu" if os.environ.get("MAGPIE_INPUTS_ON", "device") == "cpu" else "device"
+
+
+def make_inputs(torch, gi, dev, seed):
+    """get_inputs()'s tensors on dev, drawn after seeding with seed."""
+    seed_all(torch, seed)
+    if INPUTS_ON == "device" and dev.type != "cpu" and hasattr(torch.device(dev), "__enter__"):
+        try:
+            with torch.device(dev):
+                return move(torch, to_list(gi()), dev)
+        except Exception:
+            seed_all(torch, seed)
+    return move(torch, to_list(gi()), dev)
+
+
 class Timer:
     """CUDA-event timing of one sample:
     [hold] [probe spin, between two events] [L2 flush] start fn*batch end.
@@ -684,7 +707,7 @@ class DiskCache:
         for f in sorted({key[0]} | {o[1] for o in key[1:3] if o and isinstance(o[1], str)}):
             with open(f, "rb") as fh:
                 h.update(fh.read())
-        h.update(repr((key, self.torch.__version__, self.dev.type)).encode())
+        h.update(repr((key, self.torch.__version__, self.dev.type, INPUTS_ON)).encode())
         return os.path.join(self.dir, h.hexdigest() + ".pt")
 
     def get(self, key):
@@ -808,8 +831,7 @@ def correctness_seeds(torch, dev, e, cls, ref_mod, gi, gii, rule, c, ph, ref_src
         if hit:
             inputs = hit[0]
         else:
-            seed_all(torch, seed)
-            inputs = move(torch, to_list(gi()), dev)
+            inputs = make_inputs(torch, gi, dev, seed)
         sync(torch, dev)
         t1 = time.perf_counter()
         with torch.no_grad():
@@ -913,8 +935,7 @@ def profile_one(torch, dev, job, i, entries, mods, outs, load_s):
         model = cls(*init)
         if hasattr(model, "to"):
             model = model.to(dev).eval()
-        seed_all(torch, 42)
-        inputs = move(torch, to_list(gi()), dev)
+        inputs = make_inputs(torch, gi, dev, 42)
         sync(torch, dev)
         t1 = time.perf_counter()
         with torch.no_grad():
@@ -967,8 +988,7 @@ def prepare(torch, dev, tcfg, i, entries, mods, outs, timer, timed, load_s):
             t_inputs = clone(torch, hit[0])
             t_ref = (hit[1], hit[2])
         else:
-            seed_all(torch, 7)
-            t_inputs = move(torch, to_list(gi()), dev)
+            t_inputs = make_inputs(torch, gi, dev, 7)
             t_ref = None
             if ref_mod:
                 t_ref = ref_run(torch, dev, key, ref_model, clone(torch, t_inputs), 7, rule, {},
