@@ -958,6 +958,24 @@ def profile_one(torch, dev, job, i, entries, mods, outs, load_s):
         pr["message"] = "raised: " + traceback.format_exc(limit=6)
 
 
+def device_ok(torch, dev):
+    """Whether the device still runs work correctly after a kernel raised
+    (recorded as device_ok_after): magpie keeps a shared job's results when
+    a kernel failed by an exception only if the device answered this; a
+    sticky CUDA error (an illegal address, a trap) fails it and the job's
+    kernels are checked again each in a process of its own."""
+    if dev.type == "cpu":
+        return True
+    try:
+        torch.cuda.synchronize(dev)
+        x = torch.arange(4096, device=dev, dtype=torch.float32)
+        ok = float((x * 2 + 1).sum().item()) == 4096.0 * 4096.0
+        torch.cuda.synchronize(dev)
+        return ok
+    except Exception:
+        return False
+
+
 def prepare(torch, dev, tcfg, i, entries, mods, outs, timer, timed, load_s):
     """Correctness of entry i, then (timing on) its Sampler into timed."""
     e = entries[i]
@@ -1002,7 +1020,8 @@ def prepare(torch, dev, tcfg, i, entries, mods, outs, timer, timed, load_s):
                 h["out"] = m(*x)
         timed.append((i, Sampler(timer, call, tcfg), holder, t_ref, rule))
     except Exception:
-        c.update(ran=True, ok=False, message="raised: " + traceback.format_exc(limit=6))
+        c.update(ran=True, ok=False, message="raised: " + traceback.format_exc(limit=6),
+                 device_ok_after=device_ok(torch, dev))
 
 
 def sample_loop(job, tcfg, live, entries):
@@ -1156,7 +1175,8 @@ def run_job(job, torch, dev, result):
         try:
             mods[i] = lang_load(e, "magpie_k%d" % i)
         except Exception:
-            o["build"] = {"ok": False, "log": traceback.format_exc(limit=4)}
+            o["build"] = {"ok": False, "log": traceback.format_exc(limit=4),
+                          "device_ok_after": device_ok(torch, dev)}
         load_s[i] = time.perf_counter() - t0
     if job.get("mode") == "profile":
         for i, e in enumerate(entries):

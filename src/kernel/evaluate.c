@@ -1250,8 +1250,12 @@ static int group_correctness(struct ctx *c, int *grp, int ng, bool python)
 }
 
 /* Whether a job over several kernels can be taken as it is: a result for
- * every kernel, and no kernel that failed by an exception or a failed
- * launch (a dead CUDA context fails every kernel after it in the process). */
+ * every kernel, and no kernel that failed by a failed launch, or by an
+ * exception (in its import or its checks) after which the device did not
+ * answer the runner's probe (`device_ok_after`: a dead CUDA context fails
+ * every kernel after it in the process; a Python exception with the device
+ * still answering, an agent's most common failure, leaves the others'
+ * results standing). */
 static bool shared_trusted(struct ctx *c, json_t *res, const int *grp, int ng)
 {
     if (!res || json_object_get(res, "device_error"))
@@ -1262,11 +1266,20 @@ static bool shared_trusted(struct ctx *c, json_t *res, const int *grp, int ng)
         json_t *e = find_kernel(res, key);
         if (!e)
             return false;
+        json_t *bj = json_object_get(e, "build");
+        if (bj && !json_is_true(json_object_get(bj, "ok"))) {
+            if (!json_is_true(json_object_get(bj, "device_ok_after")))
+                return false;
+            continue;
+        }
         json_t *cj = json_object_get(e, "correctness");
         const char *msg = json_string_value(json_object_get(cj, "message"));
-        if (!json_is_true(json_object_get(cj, "ran")) ||
-            (msg && (!strncmp(msg, "raised:", 7) || strstr(msg, "launch failed") ||
-                     strstr(msg, "re-check could not run"))))
+        if (!json_is_true(json_object_get(cj, "ran")))
+            return false;
+        if (msg && (strstr(msg, "launch failed") || strstr(msg, "re-check could not run")))
+            return false;
+        if (msg && !strncmp(msg, "raised:", 7) &&
+            !json_is_true(json_object_get(cj, "device_ok_after")))
             return false;
     }
     return true;
