@@ -127,6 +127,12 @@ int mp_loadgen_dataset_prefix_repetition(const struct mp_loadgen_prefix_opts *o,
 int mp_loadgen_dataset_shared_prefix(const struct mp_loadgen_prefix_opts *o, size_t per_group,
                                      struct mp_loadgen_dataset **out, struct mp_diag *d);
 
+/* Whether the client workload named name (a --dataset-name) sends prompts
+ * that share prefixes, so that a server's prefix cache changes what is
+ * measured: prefix_repetition, generated-shared-prefix (gsp), multi_turn,
+ * mooncake / mooncake_trace. NULL is false. */
+bool mp_loadgen_workload_shares_prefixes(const char *name);
+
 /* Timed traces. mooncake / AIPerf mooncake_trace JSONL: one object per line
  * with "timestamp" (ms), "input_length", "output_length", "hash_ids" (blocks
  * of block_size tokens; equal ids are equal token blocks, so lines that start

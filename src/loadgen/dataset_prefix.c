@@ -195,3 +195,14 @@ int mp_loadgen_dataset_shared_prefix(const struct mp_loadgen_prefix_opts *o, siz
     free(group);
     return rc;
 }
+
+bool mp_loadgen_workload_shares_prefixes(const char *name)
+{
+    static const char *const shared[] = {
+        "prefix_repetition", "generated-shared-prefix", "gsp", "multi_turn",
+        "mooncake",          "mooncake_trace"};
+    for (size_t i = 0; name && i < sizeof(shared) / sizeof(shared[0]); i++)
+        if (!strcmp(name, shared[i]))
+            return true;
+    return false;
+}

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include <magpie/fmt.h>
+#include <magpie/loadgen.h>
 #include <magpie/proc.h>
 #include <magpie/serve.h>
 #include <magpie/sweep.h>
@@ -687,9 +688,6 @@ static int engines_json(const char *out_dir, const char *const *labels, size_t n
  * prefixes, else NULL */
 static const char *prefix_workload(const struct mp_serve_sweep_opts *o)
 {
-    static const char *const shared[] = {
-        "prefix_repetition", "generated-shared-prefix", "gsp", "multi_turn",
-        "mooncake",          "mooncake_trace"};
     for (size_t i = 0; i < o->n_client_args; i++) {
         const char *a = o->client_args[i], *v = NULL;
         if (!a)
@@ -698,9 +696,8 @@ static const char *prefix_workload(const struct mp_serve_sweep_opts *o)
             v = o->client_args[i + 1];
         else if (!strncmp(a, "--dataset-name=", 15))
             v = a + 15;
-        for (size_t k = 0; v && k < sizeof(shared) / sizeof(shared[0]); k++)
-            if (!strcmp(v, shared[k]))
-                return v;
+        if (mp_loadgen_workload_shares_prefixes(v))
+            return v;
     }
     return NULL;
 }

@@ -141,6 +141,21 @@ static const char TRACE[] =
     "{\"timestamp\": 2500, \"input_length\": 20, \"output_length\": 4, \"hash_ids\": [0, 1, 7, "
     "8], \"session_id\": \"s1\", \"delay\": 250}\n";
 
+/* the workloads whose prompts share prefixes (the serve module warns when
+ * they meet an engine without its prefix cache) */
+static void test_shares_prefixes(void **state)
+{
+    (void)state;
+    const char *yes[] = {"prefix_repetition", "generated-shared-prefix", "gsp", "multi_turn",
+                         "mooncake",          "mooncake_trace"};
+    const char *no[] = {"random", "sharegpt", "jsonl", "burstgpt", "", "gsp2", "mooncake_"};
+    for (size_t i = 0; i < sizeof(yes) / sizeof(yes[0]); i++)
+        assert_true(mp_loadgen_workload_shares_prefixes(yes[i]));
+    for (size_t i = 0; i < sizeof(no) / sizeof(no[0]); i++)
+        assert_false(mp_loadgen_workload_shares_prefixes(no[i]));
+    assert_false(mp_loadgen_workload_shares_prefixes(NULL));
+}
+
 static void test_mooncake(void **state)
 {
     (void)state;
@@ -500,15 +515,11 @@ static void test_sglang_prefix_counters(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_prefix_repetition),
-        cmocka_unit_test(test_shared_prefix),
-        cmocka_unit_test(test_mooncake),
-        cmocka_unit_test(test_mooncake_errors),
-        cmocka_unit_test(test_burstgpt),
-        cmocka_unit_test(test_multi_turn),
-        cmocka_unit_test(test_sched),
-        cmocka_unit_test(test_sharegpt_sessions),
-        cmocka_unit_test(test_sglang_prefix_counters),
+        cmocka_unit_test(test_prefix_repetition), cmocka_unit_test(test_shared_prefix),
+        cmocka_unit_test(test_shares_prefixes),   cmocka_unit_test(test_mooncake),
+        cmocka_unit_test(test_mooncake_errors),   cmocka_unit_test(test_burstgpt),
+        cmocka_unit_test(test_multi_turn),        cmocka_unit_test(test_sched),
+        cmocka_unit_test(test_sharegpt_sessions), cmocka_unit_test(test_sglang_prefix_counters),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
