@@ -14,7 +14,8 @@
 #
 # from the repository root on a GPU machine (Triton). PART: suites (the three
 # suites below, each fixed then sequential), seqerr (the error check), or
-# all (default). N (default 10): trials of each error check. SUITES: the
+# all (default). N (default 10): trials of each error check. MODES: the
+# modes each suite runs before the warm pair (default "fixed sequential"). SUITES: the
 # suite YAMLs to run (default the three below). Writes
 # $OUT/summary.txt, per run the terminal summary ($OUT/NAME.MODE.txt) and
 # the report ($OUT/NAME.MODE.json), and $OUT/seqerr.txt.
@@ -99,7 +100,7 @@ if [ "$PART" = all ] || [ "$PART" = suites ]; then
     for s in ${SUITES:-bench/kernel_suites/softmax7.yaml bench/kernel_suites/silu3.yaml \
         examples/kernels/pytorch/compare_2pct.yaml}; do
         name=$(basename "$s" .yaml)
-        modes="fixed sequential"
+        modes=${MODES:-fixed sequential}
         [ -n "${MAGPIE_BEFORE:-}" ] && modes="before $modes"
         for mode in $modes; do
             run "$name" "$mode" "$s" | tee -a "$summary"
