@@ -151,6 +151,41 @@ struct mp_gpu_device;
 bool cal_nvml_device(const char *uuid, struct mp_gpu_device *out);
 
 /* gemm.c: one GEMM figure per dtype name ("bf16") into it. */
+struct cal_shape {
+    long m, n, k;
+};
+
+struct cal_cand {
+    double tflops; /* screened rate */
+    struct cal_shape s;
+    struct cal_lt_algo algo;
+    bool fast;
+    int rank, of;
+};
+
+#define CAL_N_KEEP 2
+#define CAL_N_SHAPES 12
+/* finalists: the CAL_N_KEEP best screened, plus the best of each shape and,
+ * for FP8, of each accumulation mode when they are not among them. The
+ * short screen picks well among one shape's algorithms but misranks the
+ * shapes: on the H200 it put 8192^3 FP8 without fast accumulation above
+ * 16384^3 with it in 4 of 5 runs, on an H100 8192^3 TF32 above 16384^3 in
+ * 1 of 5 (a CoV of 1.8 % over the 5 runs); timed in full, the larger shape
+ * was the faster each time. */
+#define CAL_N_FINAL (CAL_N_KEEP + 2 + CAL_N_SHAPES)
+
+/* the screen's results: the overall best, per accumulation mode the best
+ * of that mode, and per shape (in the search's order) the best at it */
+struct cal_screen {
+    struct cal_cand best[CAL_N_KEEP];
+    struct cal_cand mode[2];
+    struct cal_cand shape[CAL_N_SHAPES];
+};
+
+/* the finalists of a GEMM search (gemm.c): the distinct candidates of sc
+ * to time in full, best screened first; out holds CAL_N_FINAL */
+int cal_gemm_finalists(const struct cal_screen *sc, struct cal_cand *out);
+
 void cal_gemm(struct cal_dev *dv, const char *dtype, const struct mp_calib_opts *o,
               struct mp_calib_item *it);
 /* A cudaDataType_t element i of p as a double (gemm.c; the checks' host

@@ -62,10 +62,6 @@ static const struct gtype gtypes[] = {
 
 #define N_GTYPES (sizeof(gtypes) / sizeof(gtypes[0]))
 
-struct shape {
-    long m, n, k;
-};
-
 struct gemm {
     struct cal_dev *dv;
     const struct gtype *t;
@@ -119,7 +115,7 @@ static void layouts_free(struct gemm *g)
     g->la = g->lb = g->ld = NULL;
 }
 
-static int layouts(struct gemm *g, const struct shape *s)
+static int layouts(struct gemm *g, const struct cal_shape *s)
 {
     struct cal_blaslt *lt = &g->dv->lt;
     layouts_free(g);
@@ -182,7 +178,7 @@ static void algo_text(struct cal_blaslt *lt, const struct cal_lt_algo *a, bool f
              fast ? " fast-accum" : "", rank + 1, of);
 }
 
-static void shapes_for(const struct gtype *t, const struct mp_calib_opts *o, struct shape *s,
+static void shapes_for(const struct gtype *t, const struct mp_calib_opts *o, struct cal_shape *s,
                        int *n)
 {
     static const long quick_fast[] = {8192}, quick_slow[] = {4096};
@@ -203,14 +199,14 @@ static void shapes_for(const struct gtype *t, const struct mp_calib_opts *o, str
     }
     *n = 0;
     for (int i = 0; i < ns; i++)
-        s[(*n)++] = (struct shape){sq[i], sq[i], sq[i]};
+        s[(*n)++] = (struct cal_shape){sq[i], sq[i], sq[i]};
     if (!o->quick && !o->thorough && !t->slow) /* where the big tensor-core rates were seen */
-        s[(*n)++] = (struct shape){16384, 16384, 8192};
+        s[(*n)++] = (struct cal_shape){16384, 16384, 8192};
     if (o->thorough) { /* the shapes of LLM layers: tall-skinny and long-K */
         long big = t->slow ? 8192 : 16384, small = t->slow ? 2048 : 4096;
-        s[(*n)++] = (struct shape){big, big, small};
-        s[(*n)++] = (struct shape){big, small, big};
-        s[(*n)++] = (struct shape){small, big, big};
+        s[(*n)++] = (struct cal_shape){big, big, small};
+        s[(*n)++] = (struct cal_shape){big, small, big};
+        s[(*n)++] = (struct cal_shape){small, big, big};
     }
 }
 
@@ -337,7 +333,7 @@ double cal_decode(int type, const void *p, size_t i)
 
 /* D(i, j) against sum_k A(i, k) B(k, j) at 32 sampled entries; A(i, :) is
  * row i of the K-major A, B(:, j) column j of B */
-static bool gemm_check(struct gemm *g, const struct shape *s, struct mp_calib_item *it)
+static bool gemm_check(struct gemm *g, const struct cal_shape *s, struct mp_calib_item *it)
 {
     const struct gtype *t = g->t;
     size_t rowb = (size_t)s->k * (size_t)t->asz;
@@ -378,23 +374,8 @@ static bool gemm_check(struct gemm *g, const struct shape *s, struct mp_calib_it
 
 /* ---- the search ---- */
 
-struct cand {
-    double tflops; /* screened rate */
-    struct shape s;
-    struct cal_lt_algo algo;
-    bool fast;
-    int rank, of;
-};
-
-#define N_KEEP 2
-/* finalists: the N_KEEP best screened, plus for FP8 the best of each
- * accumulation mode when it is not among them (a short screen of the large
- * shapes misranked 16384^3 with fast accumulation below 8192^3 without in 4
- * of 5 H200 runs; timed in full it was the faster) */
-#define N_FINAL (N_KEEP + 2)
-
 /* keeps the n best candidates, best first */
-static void keep(struct cand *best, int n, const struct cand *c)
+static void keep(struct cal_cand *best, int n, const struct cal_cand *c)
 {
     for (int i = 0; i < n; i++) {
         if (c->tflops > best[i].tflops) {
@@ -405,34 +386,33 @@ static void keep(struct cand *best, int n, const struct cand *c)
     }
 }
 
-static bool same_cand(const struct cand *a, const struct cand *b)
+static bool same_cand(const struct cal_cand *a, const struct cal_cand *b)
 {
     return a->s.m == b->s.m && a->s.n == b->s.n && a->s.k == b->s.k && a->fast == b->fast &&
            memcmp(&a->algo, &b->algo, sizeof(a->algo)) == 0;
 }
 
-/* the screen's results: the overall best and, per accumulation mode, the
- * best of that mode */
-struct screen {
-    struct cand best[N_KEEP];
-    struct cand mode[2];
-};
+/* appends c to out[0..*n) unless it was screened out or is there already */
+static void add_final(struct cal_cand *out, int *n, const struct cal_cand *c)
+{
+    if (!(c->tflops > 0))
+        return;
+    for (int i = 0; i < *n; i++)
+        if (same_cand(&out[i], c))
+            return;
+    out[(*n)++] = *c;
+}
 
 /* the distinct candidates to time in full, best screened first */
-static int finalists(const struct screen *sc, struct cand *out)
+int cal_gemm_finalists(const struct cal_screen *sc, struct cal_cand *out)
 {
     int n = 0;
-    for (int i = 0; i < N_KEEP && sc->best[i].tflops > 0; i++)
-        out[n++] = sc->best[i];
-    for (int m = 0; m < 2; m++) {
-        if (!(sc->mode[m].tflops > 0))
-            continue;
-        bool dup = false;
-        for (int i = 0; i < n && !dup; i++)
-            dup = same_cand(&out[i], &sc->mode[m]);
-        if (!dup)
-            out[n++] = sc->mode[m];
-    }
+    for (int i = 0; i < CAL_N_KEEP; i++)
+        add_final(out, &n, &sc->best[i]);
+    for (int m = 0; m < 2; m++)
+        add_final(out, &n, &sc->mode[m]);
+    for (int i = 0; i < CAL_N_SHAPES; i++)
+        add_final(out, &n, &sc->shape[i]);
     return n;
 }
 
@@ -445,8 +425,9 @@ static double median3(const double *v)
 /* screens the library's candidates at shape s (both accumulation modes for
  * FP8): the median of three short batches each, the larger shapes with
  * the heuristic's first four only */
-static int screen_shape(struct gemm *g, const struct shape *s, const struct mp_calib_opts *o,
-                        struct screen *sc, struct mp_calib_item *it)
+static int screen_shape(struct gemm *g, const struct cal_shape *s, int si,
+                        const struct mp_calib_opts *o, struct cal_screen *sc,
+                        struct mp_calib_item *it)
 {
     if (layouts(g, s))
         return 0;
@@ -466,8 +447,11 @@ static int screen_shape(struct gemm *g, const struct shape *s, const struct mp_c
             if (cal_time(g->dv, do_matmul, g, 3, 3, ms, err, sizeof(err)) != 0)
                 continue;
             tried++;
-            struct cand c = {flop / (median3(ms) * 1e-3) / 1e12, *s, h[i].algo, fast != 0, i, n};
-            keep(sc->best, N_KEEP, &c);
+            struct cal_cand c = {
+                flop / (median3(ms) * 1e-3) / 1e12, *s, h[i].algo, fast != 0, i, n};
+            keep(sc->best, CAL_N_KEEP, &c);
+            if (si < CAL_N_SHAPES)
+                keep(&sc->shape[si], 1, &c);
             if (fp8)
                 keep(&sc->mode[fast], 1, &c);
         }
@@ -477,7 +461,7 @@ static int screen_shape(struct gemm *g, const struct shape *s, const struct mp_c
 }
 
 /* the figure of one candidate: median rate over the repeats into it */
-static bool gemm_time(struct gemm *g, const struct cand *c, const struct mp_calib_opts *o,
+static bool gemm_time(struct gemm *g, const struct cal_cand *c, const struct mp_calib_opts *o,
                       struct mp_calib_item *it)
 {
     int reps = o->repeats > 0 ? o->repeats : o->quick ? 3 : 7;
@@ -499,11 +483,11 @@ static bool gemm_time(struct gemm *g, const struct cand *c, const struct mp_cali
 
 /* the finalists timed in full; the best median is the figure, and its
  * output is checked */
-static void gemm_final(struct gemm *g, const struct screen *sc, const struct mp_calib_opts *o,
+static void gemm_final(struct gemm *g, const struct cal_screen *sc, const struct mp_calib_opts *o,
                        struct mp_calib_item *it)
 {
-    struct cand fin[N_FINAL];
-    int nf = finalists(sc, fin), pick = -1, last = -1;
+    struct cal_cand fin[CAL_N_FINAL];
+    int nf = cal_gemm_finalists(sc, fin), pick = -1, last = -1;
     struct mp_calib_item cur, win;
     for (int i = 0; i < nf; i++) {
         cur = *it;
@@ -519,7 +503,7 @@ static void gemm_final(struct gemm *g, const struct screen *sc, const struct mp_
         snprintf(it->note, sizeof(it->note), "timing the best candidates failed");
         return;
     }
-    const struct cand *b = &fin[pick];
+    const struct cal_cand *b = &fin[pick];
     *it = win;
     it->m = b->s.m;
     it->n = b->s.n;
@@ -591,7 +575,7 @@ void cal_gemm(struct cal_dev *dv, const char *dtype, const struct mp_calib_opts 
     it->unit = "TFLOP/s";
     if (!gemm_supported(dv, dtype, it) || !t)
         return;
-    struct shape s[12];
+    struct cal_shape s[CAL_N_SHAPES];
     int ns = 0;
     shapes_for(t, o, s, &ns);
     long max_dim = 0;
@@ -608,10 +592,10 @@ void cal_gemm(struct cal_dev *dv, const char *dtype, const struct mp_calib_opts 
         gemm_close(&g);
         return;
     }
-    struct screen sc;
+    struct cal_screen sc;
     memset(&sc, 0, sizeof(sc));
     for (int i = 0; i < ns; i++)
-        if (screen_shape(&g, &s[i], o, &sc, it))
+        if (screen_shape(&g, &s[i], i, o, &sc, it))
             it->shapes_tried++;
     if (sc.best[0].tflops > 0) {
         gemm_final(&g, &sc, o, it);

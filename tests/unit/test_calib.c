@@ -229,6 +229,56 @@ static void test_cache(void **state)
 
 /* NVRTC turns the kernels into machine code for sm_90 and sm_80 and PTX
  * for sm_75 (no packed bf16 FMA there) */
+/* the GEMM search's finalists: the two best screened, then the best of each
+ * accumulation mode and of each shape that is not among them, each once
+ * (the short screen misranks shapes; the full timing decides) */
+static struct cal_cand cand(double tf, long m, long k, bool fast, uint64_t id)
+{
+    struct cal_cand c;
+    memset(&c, 0, sizeof(c));
+    c.tflops = tf;
+    c.s = (struct cal_shape){m, m, k};
+    c.fast = fast;
+    memcpy(&c.algo, &id, sizeof(id));
+    return c;
+}
+
+static void test_finalists(void **state)
+{
+    (void)state;
+    struct cal_screen sc;
+    memset(&sc, 0, sizeof(sc));
+    struct cal_cand out[CAL_N_FINAL];
+    assert_int_equal(cal_gemm_finalists(&sc, out), 0); /* nothing screened */
+    /* TF32 on an H100, one run: 8192^3 screened above 16384^3 twice */
+    sc.best[0] = cand(405, 8192, 8192, false, 1);
+    sc.best[1] = cand(404, 8192, 8192, false, 2);
+    sc.shape[0] = sc.best[0];
+    sc.shape[1] = cand(399, 16384, 16384, false, 3);
+    sc.shape[2] = cand(398, 16384, 8192, false, 4);
+    int n = cal_gemm_finalists(&sc, out);
+    assert_int_equal(n, 4);
+    assert_true(out[0].tflops == 405 && out[1].tflops == 404);
+    assert_int_equal(out[2].s.m, 16384);
+    assert_int_equal(out[2].s.k, 16384);
+    assert_int_equal(out[3].s.k, 8192);
+    /* FP8: the best of each accumulation mode, never twice */
+    sc.mode[0] = sc.best[0];
+    sc.mode[1] = cand(390, 16384, 16384, true, 5);
+    n = cal_gemm_finalists(&sc, out);
+    assert_int_equal(n, 5);
+    assert_true(out[2].fast && out[2].s.m == 16384);
+    for (int i = 0; i < n; i++)
+        for (int j = i + 1; j < n; j++)
+            assert_false(out[i].tflops == out[j].tflops);
+    /* the same shape and algorithm, fast accumulation or not: two finalists */
+    memset(&sc, 0, sizeof(sc));
+    sc.best[0] = cand(1400, 16384, 16384, false, 7);
+    sc.best[1] = cand(1390, 16384, 16384, true, 7);
+    sc.shape[0] = sc.best[0];
+    assert_int_equal(cal_gemm_finalists(&sc, out), 2);
+}
+
 static void test_nvrtc(void **state)
 {
     (void)state;
@@ -260,9 +310,10 @@ static void test_nvrtc(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_dtypes), cmocka_unit_test(test_decode), cmocka_unit_test(summary),
-        cmocka_unit_test(test_json),   cmocka_unit_test(test_text),   cmocka_unit_test(test_cache),
-        cmocka_unit_test(test_nvrtc),
+        cmocka_unit_test(test_dtypes), cmocka_unit_test(test_decode),
+        cmocka_unit_test(summary),     cmocka_unit_test(test_json),
+        cmocka_unit_test(test_text),   cmocka_unit_test(test_cache),
+        cmocka_unit_test(test_nvrtc),  cmocka_unit_test(test_finalists),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
