@@ -5,7 +5,8 @@
 # as an arch file, the cache makes --gpu-arch auto take it over the data sheet
 # for a trace of that GPU model, the ceiling is named and % of the data sheet's
 # peak sits beside % of roofline; MAGPIE_NO_CALIBRATION=1 and --gpu-arch H200
-# keep the data sheet; hardware_spec and --gpu-info list the cache.
+# keep the data sheet; with an H100 calibration in the same cache each
+# trace takes its own GPU model's; hardware_spec and --gpu-info list the cache.
 #
 # Env: MAGPIE, MP_FIXTURES, MP_SHARED (../shared, for a real H200 trace).
 set -u
@@ -105,6 +106,20 @@ PY
         fail "the data sheet differs between auto (no cache) and H200"
     cmp -s "$t/r1/unified_perf_summary.csv" "$t/r3/unified_perf_summary.csv" &&
         fail "the measured and the data sheet reports are the same"
+    # two GPU models in one cache (the H100's recorded on an H100 the same
+    # day): each trace takes its own model's calibration
+    H100_TRACE="${MP_SHARED:-}/data/traces/tracelens-tests/h100/Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz"
+    cp "$MP_FIXTURES/calib/h100_calibrate.json" "$t/cache/"
+    if [ -f "$H100_TRACE" ]; then
+        env -u MAGPIE_NO_CALIBRATION MAGPIE_CALIBRATION_DIR="$t/cache" "$MAGPIE" trace report \
+            "$H100_TRACE" -o "$t/r5" --gpu-arch auto >"$t/o5" 2>&1 || fail "auto, H100 trace"
+        grep -q "^roofline ceiling: NVIDIA H100 80GB HBM3 (measured by magpie gpu calibrate, 2026-12-05T11:00:23Z, GPU-ab385d16" "$t/o5" ||
+            fail "the H100 trace did not take the H100's calibration: $(grep ceiling "$t/o5")"
+    fi
+    env -u MAGPIE_NO_CALIBRATION MAGPIE_CALIBRATION_DIR="$t/cache" "$MAGPIE" trace report "$TRACE" \
+        -o "$t/r6" --gpu-arch auto >"$t/o6" 2>&1 || fail "auto with two models cached"
+    grep -q "^roofline ceiling: NVIDIA H200 (measured by" "$t/o6" ||
+        fail "the H200 trace with two models cached: $(grep ceiling "$t/o6")"
 else
     echo "skipped the report checks: no $TRACE"
 fi
