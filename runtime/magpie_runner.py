@@ -966,12 +966,10 @@ def device_ok(torch, dev):
     kernels are checked again each in a process of its own."""
     if dev.type == "cpu":
         return True
-    try:
-        torch.cuda.synchronize(dev)
+    try:  # .item() waits for the sum, and for everything queued before it
+        sync(torch, dev)
         x = torch.arange(4096, device=dev, dtype=torch.float32)
-        ok = float((x * 2 + 1).sum().item()) == 4096.0 * 4096.0
-        torch.cuda.synchronize(dev)
-        return ok
+        return float((x * 2 + 1).sum().item()) == 4096.0 * 4096.0
     except Exception:
         return False
 

@@ -150,7 +150,8 @@ struct mp_gpu_device;
  * when NVML is missing or does not list it. */
 bool cal_nvml_device(const char *uuid, struct mp_gpu_device *out);
 
-/* gemm.c: one GEMM figure per dtype name ("bf16") into it. */
+/* gemm.c: the GEMM search's candidates (exposed for the unit test of
+ * cal_gemm_finalists). */
 struct cal_shape {
     long m, n, k;
 };
@@ -186,6 +187,7 @@ struct cal_screen {
  * to time in full, best screened first; out holds CAL_N_FINAL */
 int cal_gemm_finalists(const struct cal_screen *sc, struct cal_cand *out);
 
+/* gemm.c: one GEMM figure per dtype name ("bf16") into it. */
 void cal_gemm(struct cal_dev *dv, const char *dtype, const struct mp_calib_opts *o,
               struct mp_calib_item *it);
 /* A cudaDataType_t element i of p as a double (gemm.c; the checks' host
