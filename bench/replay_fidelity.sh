@@ -3,7 +3,7 @@
 # 20 ops of each trace given with `magpie trace replay --run` and prints,
 # per op, the trace's kernel time per call against the replay's (kernel
 # records of the profiler, in the L2 state the op's figure uses), the
-# ratio, the three states' figures (flushed, warm, idle: docs/replay.md),
+# ratio, the four states' figures (flushed, warm, idle, cold: docs/replay.md),
 # where the values of offsets/indices came from, whether the same kernels
 # ran, and the totals: ops within 10 % and
 # ops with the same kernels (issue 28's targets: all within 10 %, >= 90 %
@@ -67,9 +67,9 @@ python3 - "$OUT" "${names[@]}" <<'PY' | tee "$OUT/fidelity.txt"
 import json, os, sys
 out, names = sys.argv[1], sys.argv[2:]
 tot = within = same = known = either = graph_in = 0
-print("%-8s %-3s %-20s %-44s %9s %9s %6s %-7s %9s %9s %9s %6s %-5s %-7s" % (
-    "trace", "n", "op", "shape", "trace_us", "replay_us", "ratio", "l2", "flushed", "warm",
-    "idle", "graph", "same", "values"))
+print("%-8s %-3s %-20s %-44s %9s %9s %6s %-7s %9s %9s %9s %9s %6s %-5s %-7s" % (
+    "trace", "n", "op", "shape", "trace_us", "replay_us", "ratio", "state", "flushed", "warm",
+    "idle", "cold", "graph", "same", "values"))
 for name in names:
     p = os.path.join(out, name + "_summary.json")
     if not os.path.exists(p):
@@ -82,12 +82,12 @@ for name in names:
         r = o.get("replay_kernel_us_median")
         fl, wm, gr = (o.get("replay_kernel_us_l2_flushed"), o.get("replay_kernel_us_l2_warm"),
                       o.get("replay_graph_us"))
-        il = o.get("replay_kernel_us_idle")
+        il, cd = o.get("replay_kernel_us_idle"), o.get("replay_kernel_us_cold")
         km = o.get("kernels_match")
         f = lambda v: "%9.2f" % v if v else "%9s" % "-"
-        print("%-8s %-3d %-20.20s %-44.44s %9.2f %s %6s %-7s %s %s %s %6s %-5s %-7s" % (
+        print("%-8s %-3d %-20.20s %-44.44s %9.2f %s %6s %-7s %s %s %s %s %6s %-5s %-7s" % (
             name, o["n"], o["op"], o["shape_key"], t, f(r),
-            "%.3f" % (r / t) if r else "-", o.get("replay_l2") or "-", f(fl), f(wm), f(il),
+            "%.3f" % (r / t) if r else "-", o.get("replay_l2") or "-", f(fl), f(wm), f(il), f(cd),
             "%.2f" % (gr / t) if gr else "-", {True: "yes", False: "NO", None: "-"}[km],
             o.get("values_from") or "-"))
         if not r:
@@ -100,7 +100,7 @@ for name in names:
             within += 1
         elif o.get("replay_note"):
             print("         %s" % o["replay_note"][:240])
-        if any(v and 0.9 <= v / t <= 1.1 for v in (fl, wm, il)):
+        if any(v and 0.9 <= v / t <= 1.1 for v in (fl, wm, il, cd)):
             either += 1
         if gr and 0.9 <= gr / t <= 1.1:
             graph_in += 1
@@ -110,7 +110,7 @@ for name in names:
         if km is False:
             print("         trace kernels: %s" % o["trace_kernels"][:200])
             print("         replay kernels: %s" % (o.get("replay_kernels") or "")[:200])
-print("replayed ops: %d; within 10 %% of the trace: %d (%.0f %%); in any state (flushed, warm, idle): %d; "
+print("replayed ops: %d; within 10 %% of the trace: %d (%.0f %%); in any state (flushed, warm, idle, cold): %d; "
       "CUDA-graph figure within 10 %%: %d; same kernels: %d of %d (%.0f %%)" % (
           tot, within, 100.0 * within / max(tot, 1), either, graph_in, same, known,
           100.0 * same / max(known, 1)))

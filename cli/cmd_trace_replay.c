@@ -49,11 +49,11 @@ static const struct cli_opt replay_opts[] = {
      "time the references on this machine's GPU (analyze's runner) and fill the replay "
      "columns; without a GPU the files are written and the note says so",
      0},
-    {"l2", 0, CLI_ARG, P_L2, "auto|flushed|warm|idle",
-     "--run: state of the replay figure (default auto: flushed for GEMM/attention/conv, "
-     "which read weights or caches; idle, the GPU drained before each call as in a "
-     "launch-bound step, for other ops under 10 us per call in the trace; warm, back to "
-     "back, for the rest); all three are measured",
+    {"l2", 0, CLI_ARG, P_L2, "auto|flushed|warm|idle|cold",
+     "--run: state of the replay figure (default auto: cold, L2 flushed then the op's "
+     "inputs read back and the GPU drained, for ops under 10 us per call in the trace; "
+     "flushed for longer GEMM/attention/conv, which read weights or caches; warm, back to "
+     "back, for the rest; idle, the GPU drained before each call); all four are measured",
      0},
     {"warm-l2", 0, CLI_NOARG, P_WARM, NULL, "--run: the same as --l2 warm", 0},
     {"run-timeout", 0, CLI_ARG, P_RUNT, "S",
@@ -147,9 +147,10 @@ static int replay_parse(int argc, char **argv, struct replay_args *a)
             break;
         case P_L2:
             if (strcmp(optarg, "auto") != 0 && strcmp(optarg, "flushed") != 0 &&
-                strcmp(optarg, "warm") != 0 && strcmp(optarg, "idle") != 0) {
+                strcmp(optarg, "warm") != 0 && strcmp(optarg, "idle") != 0 &&
+                strcmp(optarg, "cold") != 0) {
                 fprintf(stderr,
-                        "magpie: error: --l2 expects auto, flushed, warm or idle, got '%s'\n",
+                        "magpie: error: --l2 expects auto, flushed, warm, idle or cold, got '%s'\n",
                         optarg);
                 return EXIT_USAGE;
             }

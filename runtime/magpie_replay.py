@@ -1,10 +1,10 @@
 """Times the references `magpie trace replay --run` wrote (docs/replay.md).
 
 Usage: magpie_replay.py JOB.json. The job names the ref_<n>.py files (each
-with the state to replay it in: "flushed", "warm" or "idle") and the output
+with the state to replay it in: "flushed", "warm", "idle" or "cold") and the output
 path; the result is one JSON object:
   {"device", "device_error", "clocks", "ops": [{"n", "ok", "error",
-   "samples_ms", "l2", "l2_flushed_us", "l2_warm_us", "idle_us", "calls_profiled",
+   "samples_ms", "l2", "l2_flushed_us", "l2_warm_us", "idle_us", "cold_us", "calls_profiled",
    "kernels", "kernels_per_call", "graph_samples_ms", "batch", "cuda_graph",
    "stop_reason", "sm_clock_mhz", "clocks_before", "clocks_after",
    "prof_note"}]}
@@ -21,8 +21,12 @@ what the op before it just wrote finds them). A third state, "idle", drains
 the GPU before each call (L2 as the previous call left it): in a launch-bound
 workload (the host launching slower than the GPU runs, as in eager decode
 steps) each short kernel starts on an idle GPU instead of queued behind the
-one before it. The job says which one is the op's figure; all are returned. The records' names give the kernels
-that ran. A third figure is the analyze runner's (magpie_runner.Timer and
+one before it. A fourth, "cold", rewrites the flush buffer, reads the op's
+inputs back into L2 and drains the GPU before each call: inputs in L2, the
+op's own kernel code and constants not (a short op in a forward pass, whose
+kernel last ran a layer earlier). The job says which one is the op's
+figure; all are returned. The records' names give the kernels
+that ran. Another figure is the analyze runner's (magpie_runner.Timer and
 Sampler beside this file): CUDA events around a CUDA graph of many calls
 ("graph_samples_ms"), which includes the gaps between kernels in a graph.
 Clocks: the SM clock the runner's spin probe measures, and nvidia-smi's
@@ -129,14 +133,55 @@ def per_call(recs, calls, skip):
     return us, names
 
 
-def profile_op(torch, call, flush, calls):
-    """Per-call kernel time (us) in the three states, with the kernel names.
+def make_touch(torch, tensors):
+    """A function that reads every byte of the given tensors' storages (each
+    storage once, through a uint8 view of it: one small reduction kernel per
+    storage), bringing them into L2 without running any of the op's kernels;
+    None when there is nothing to read."""
+    views, seen = [], set()
+
+    def walk(x):
+        if isinstance(x, torch.Tensor):
+            if x.numel() == 0 or x.device.type == "meta":
+                return
+            st = x.untyped_storage()
+            key = (x.device, st.data_ptr(), st.nbytes())
+            if key in seen or st.nbytes() == 0:
+                return
+            seen.add(key)
+            v = torch.empty(0, dtype=torch.uint8, device=x.device)
+            v.set_(st)
+            views.append(v)
+        elif isinstance(x, (list, tuple)):
+            for y in x:
+                walk(y)
+        elif isinstance(x, dict):
+            for y in x.values():
+                walk(y)
+    walk(tensors)
+    if not views:
+        return None
+
+    def touch():
+        for v in views:
+            torch.amax(v)
+    return touch
+
+
+def profile_op(torch, call, flush, calls, touch=None):
+    """Per-call kernel time (us) in the four states, with the kernel names.
     Returns a dict; "note" says what could not be split per call.
     "warm": calls back to back (queued, L2 as the previous call left it);
     "idle": the GPU drained before each call (a synchronize between calls),
     L2 as the previous call left it: a launch-bound workload, where the host
     launches slower than the GPU runs and each short kernel starts on an idle
-    GPU; "flushed": a buffer twice the L2 size rewritten before each call."""
+    GPU; "flushed": a buffer twice the L2 size rewritten before each call;
+    "cold" (with touch, the reader of the op's inputs): before each call the
+    buffer rewritten, the op's inputs read back into L2 by touch() and the GPU
+    drained, so the inputs are in L2 but the op's own kernel code, constants
+    and outputs are not: a short op of a forward pass, whose inputs the op
+    before it just wrote and whose kernels last ran a layer earlier, with a
+    layer's weights streamed through L2 since."""
     out = {"calls_profiled": calls, "note": ""}
 
     def drained():
@@ -178,6 +223,21 @@ def profile_op(torch, call, flush, calls):
         out["note"] += ("; " if out["note"] else "") + "flushed: mean only"
     else:
         out["flushed"] = c[0]
+    if touch is None:
+        return out
+
+    def cold_start():
+        for i in range(calls):
+            flush.fill_(i % 127 + 1)
+            touch()
+            torch.cuda.synchronize()
+            call()
+    pre = gpu_records(torch, lambda: (flush.fill_(5), touch()))  # the prelude's own records
+    c = per_call(gpu_records(torch, cold_start), calls, len(pre))
+    if c is None:
+        out["note"] += ("; " if out["note"] else "") + "cold: records do not split per call"
+    else:
+        out["cold"] = c[0]
     return out
 
 
@@ -240,7 +300,11 @@ def run_one(torch, mr, dev, op, tcfg, flush):
             per = statistics.median(smp.samples) * 1000 if smp and smp.samples else 10.0
             calls = int(min(max(tcfg.get("profile_calls", 200) * 10.0 / max(per, 10.0), 20),
                             tcfg.get("profile_calls", 200)))
-            p = profile_op(torch, call, flush, calls)
+            state = [inputs]  # what the op reads: its inputs and the module's own tensors
+            if hasattr(model, "named_buffers"):  # (not the m0_ copies that restore them)
+                state += [list(model.parameters()),
+                          [t for k, t in model.named_buffers() if not k.startswith("m0_")]]
+            p = profile_op(torch, call, flush, calls, make_touch(torch, state))
             l2 = op.get("l2", "flushed")
             if l2 not in p:  # no flush buffer, or idle records that did not split
                 p["note"] += ("; " if p["note"] else "") + "no %s figure: warm used" % l2
@@ -254,6 +318,8 @@ def run_one(torch, mr, dev, op, tcfg, flush):
                 out["l2_flushed_us"] = statistics.median(p["flushed"])
             if "idle" in p:
                 out["idle_us"] = statistics.median(p["idle"])
+            if "cold" in p:
+                out["cold_us"] = statistics.median(p["cold"])
             out["clocks_after"] = smi_clocks(torch, dev)
         out["ok"] = True
     except Exception as e:

@@ -32,10 +32,10 @@ struct mp_replay_opts {
     long top;             /* rows kept after the filters (default 20; 0 = all) */
     const struct mp_roofline_arch *arch; /* roofline figures; NULL with arch_auto: from the trace */
     bool arch_auto;
-    bool run;          /* time the references on this machine's GPU */
-    bool warm_l2;      /* run: the same as l2 "warm" */
-    const char *l2;    /* run: state of the figure: "flushed", "warm", "idle", NULL/"auto" by op */
-    double max_time_s; /* run: sampling time per op of the CUDA-graph figure (<= 0: 5) */
+    bool run;       /* time the references on this machine's GPU */
+    bool warm_l2;   /* run: the same as l2 "warm" */
+    const char *l2; /* run: state of the figure: "flushed", "warm", "idle", "cold", NULL/"auto" */
+    double max_time_s;       /* run: sampling time per op of the CUDA-graph figure (<= 0: 5) */
     const char *runtime_dir; /* runtime/ (NULL: mp_kernel_runtime_find) */
     const char *python;      /* interpreter for run (NULL: $MAGPIE_PYTHON or python3) */
     double run_timeout_s;    /* per run of the helper (<= 0: 1800); past it the ops timed so far
@@ -75,8 +75,9 @@ struct mp_replay_op {
     double replay_median_us, replay_ci_lo_us, replay_ci_hi_us, ratio;
     double replay_flushed_us, replay_warm_us, replay_graph_us; /* 0: not measured */
     double replay_idle_us; /* the GPU drained before each call (L2 warm), 0: not measured */
+    double replay_cold_us; /* L2 flushed, inputs read back, GPU drained; 0: not measured */
     double replay_sm_mhz;  /* runner's spin probe, 0 unknown */
-    char replay_l2[12];    /* "flushed", "warm", "idle", "none" */
+    char replay_l2[12];    /* "flushed", "warm", "idle", "cold", "none" */
     long replay_samples;
     char *replay_kernels;
     int kernels_match; /* 1 same names, 0 differ, -1 unknown */

@@ -5,6 +5,7 @@
  * profiler's kernel time per call, the ratio to the trace's median and
  * whether the same kernel names ran. Without a CUDA device (or torch) the
  * files stay written and run_note says why nothing was timed. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,22 +19,27 @@
 
 #include "replay_int.h"
 
-/* Ops shorter than this per call in the trace are timed "idle" by default. */
+/* Ops shorter than this per call in the trace are timed "cold" by default. */
 #define RP_SHORT_US 10.0
 
-/* The state an op's figure is replayed in. "flushed" for ops that read
- * weights or a KV cache (GEMMs, attention, convolution): in a serving step
- * those are read once per forward pass, far more than L2 holds between two
- * uses; "idle" for the other ops of less than RP_SHORT_US per call, which
- * in a launch-bound step start on a drained GPU, not queued behind the
- * previous call; "warm" for the rest, which read what the op before them
- * just wrote (docs/replay.md, "Timing"). */
+/* The state an op's figure is replayed in (docs/replay.md, "Timing"):
+ * "cold" for ops of less than RP_SHORT_US per call in the trace: inputs in
+ * L2 (the op before just wrote them), the op's own kernel code and
+ * constants not (its kernels last ran a layer earlier, with a layer's
+ * weights streamed through L2 since), started on a drained GPU: for a
+ * kernel of a few microseconds those start-up misses are a large part of
+ * its time. "flushed" for longer GEMMs, attention and convolution, which in
+ * a serving step read weights or a KV cache once per forward pass, far more
+ * than L2 holds between two uses; "warm" for the rest, which read what the
+ * op before them just wrote. */
 static const char *l2_state(const struct mp_replay_opts *o, const struct mp_replay_op *op)
 {
     if (o->warm_l2)
         return "warm";
     if (o->l2 && strcmp(o->l2, "auto") != 0)
         return o->l2;
+    if (op->trace_median_us > 0 && op->trace_median_us < RP_SHORT_US)
+        return "cold";
     static const char *const heavy[] = {"matmul", "linear", "attention", "sdpa",
                                         "conv",   "flash",  "einsum",    NULL};
     const char *cat = op->category ? op->category : "";
@@ -49,7 +55,7 @@ static const char *l2_state(const struct mp_replay_opts *o, const struct mp_repl
     for (size_t i = 0; heavy[i]; i++)
         if (strstr(nm, heavy[i]))
             return "flushed";
-    return op->trace_median_us > 0 && op->trace_median_us < RP_SHORT_US ? "idle" : "warm";
+    return "warm";
 }
 
 static int job_json(const struct mp_replay_opts *o, const struct mp_replay_result *r,
@@ -117,48 +123,57 @@ static bool within10(double v, double ref)
 }
 
 /* Why a replay is off the trace by more than 10 %, as far as the row's own
- * figures tell: other kernels ran; the other L2 state matches the trace;
- * the CUDA-graph figure does; else faster or slower with the usual suspects. */
+ * figures tell: other kernels ran; another state's figure matches the trace
+ * (the closest one says what the workload's state was); the CUDA-graph
+ * figure does; else faster or slower in every state, with the usual
+ * suspects. */
 static void off_hint(const struct mp_replay_op *op, char *h, size_t n)
 {
     h[0] = 0;
     double t = op->trace_median_us;
     if (!op->replayed || within10(op->replay_median_us, t) || strcmp(op->replay_l2, "none") == 0)
         return;
-    bool flushed = strcmp(op->replay_l2, "flushed") == 0;
-    double other = flushed ? op->replay_warm_us : op->replay_flushed_us;
-    bool idle = strcmp(op->replay_l2, "idle") == 0;
-    if (idle)
-        other = op->replay_warm_us;
-    if (op->kernels_match == 0)
+    if (op->kernels_match == 0) {
         snprintf(h, n,
                  "off the trace by more than 10 %%: other kernels ran than in the trace (another "
                  "algorithm pick for this shape, or another library version?); ");
-    else if (idle && within10(other, t))
+        return;
+    }
+
+    const struct {
+        const char *name;
+        double us;
+        const char *why;
+    } st[] = {
+        {"flushed", op->replay_flushed_us, "in the workload this op's inputs were not in L2"},
+        {"warm", op->replay_warm_us,
+         "in the workload this op was queued behind other kernels with its inputs and code in "
+         "L2"},
+        {"idle", op->replay_idle_us,
+         "in the workload this op started on a drained GPU (a launch-bound step) with its code "
+         "in L2"},
+        {"cold", op->replay_cold_us,
+         "in the workload its inputs were in L2 but its kernel code was not (its kernels last "
+         "ran a layer earlier)"},
+    };
+
+    int best = -1;
+    for (int i = 0; i < (int)(sizeof(st) / sizeof(st[0])); i++)
+        if (strcmp(st[i].name, op->replay_l2) != 0 && within10(st[i].us, t) &&
+            (best < 0 || fabs(st[i].us / t - 1) < fabs(st[best].us / t - 1)))
+            best = i;
+    if (best >= 0)
         snprintf(h, n,
-                 "off the trace by more than 10 %%, but the back-to-back (warm) replay is "
-                 "within 10 %% (%.2fx): in the workload this op was queued behind other "
-                 "kernels, not launched on an idle GPU; ",
-                 other / t);
-    else if (!idle && within10(op->replay_idle_us, t))
-        snprintf(h, n,
-                 "off the trace by more than 10 %%, but the idle-GPU replay is within 10 %% "
-                 "(%.2fx): in the workload this op started on a drained GPU (a launch-bound "
-                 "step); ",
-                 op->replay_idle_us / t);
-    else if (!idle && within10(other, t))
-        snprintf(h, n,
-                 "off the trace by more than 10 %%, but the L2-%s replay is within 10 %% "
-                 "(%.2fx): L2 state, in the workload this op's inputs were %s; ",
-                 flushed ? "warm" : "flushed", other / t,
-                 flushed ? "in L2 (written just before)" : "not in L2");
+                 "off the trace by more than 10 %%, but the %s replay is within 10 %% (%.2fx): "
+                 "%s; ",
+                 st[best].name, st[best].us / t, st[best].why);
     else if (within10(op->replay_graph_us, t))
         snprintf(h, n,
                  "off the trace by more than 10 %%, but the CUDA-graph figure is within 10 %% "
                  "(%.2fx): the kernel records and the events disagree (gaps between kernels?); ",
                  op->replay_graph_us / t);
     else
-        snprintf(h, n, "%s than the trace by more than 10 %% in both L2 states: %s; ",
+        snprintf(h, n, "%s than the trace by more than 10 %% in every state: %s; ",
                  op->ratio < 1 ? "faster" : "slower",
                  op->ratio < 1
                      ? "higher clocks than in the workload, or easier values "
@@ -215,8 +230,8 @@ static int fill_note(struct mp_replay_op *op, json_t *jo)
                  (long long)json_integer_value(json_object_get(jo, "batch")), why ? why : "");
     else
         snprintf(note, sizeof(note),
-                 "%skernel records of %lld calls, L2 %s%s%s; graph figure: batch %lld%s, %s", hint,
-                 (long long)json_integer_value(json_object_get(jo, "calls_profiled")),
+                 "%skernel records of %lld calls, state %s%s%s; graph figure: batch %lld%s, %s",
+                 hint, (long long)json_integer_value(json_object_get(jo, "calls_profiled")),
                  op->replay_l2, pn && *pn ? "; " : "", pn ? pn : "",
                  (long long)json_integer_value(json_object_get(jo, "batch")),
                  json_is_true(json_object_get(jo, "cuda_graph")) ? " in a CUDA graph" : "",
@@ -264,6 +279,7 @@ static int fill_op(struct mp_replay_op *op, json_t *jo)
     op->replay_flushed_us = json_number_value(json_object_get(jo, "l2_flushed_us"));
     op->replay_warm_us = json_number_value(json_object_get(jo, "l2_warm_us"));
     op->replay_idle_us = json_number_value(json_object_get(jo, "idle_us"));
+    op->replay_cold_us = json_number_value(json_object_get(jo, "cold_us"));
     op->replay_graph_us = median_us(json_object_get(jo, "graph_samples_ms"), 1000.0);
     op->replay_sm_mhz = json_number_value(json_object_get(jo, "sm_clock_mhz"));
     rc = fill_kernels(op, json_object_get(jo, "kernels"));

@@ -27,6 +27,7 @@ static const char *const cols[] = {
     "replay_kernel_us_l2_flushed",
     "replay_kernel_us_l2_warm",
     "replay_kernel_us_idle",
+    "replay_kernel_us_cold",
     "replay_graph_us",
     "replay_samples",
     "ratio",
@@ -79,6 +80,7 @@ static int row(struct mp_csv *c, const struct mp_replay_op *op)
     rc = rc ? rc : num(c, op->replay_flushed_us, rp && op->replay_flushed_us > 0);
     rc = rc ? rc : num(c, op->replay_warm_us, rp && op->replay_warm_us > 0);
     rc = rc ? rc : num(c, op->replay_idle_us, rp && op->replay_idle_us > 0);
+    rc = rc ? rc : num(c, op->replay_cold_us, rp && op->replay_cold_us > 0);
     rc = rc ? rc : num(c, op->replay_graph_us, rp && op->replay_graph_us > 0);
     rc = rc ? rc : (rp ? mp_csv_fmt(c, "%ld", op->replay_samples) : mp_csv_str(c, ""));
     rc = rc ? rc : num(c, op->ratio, rp);
@@ -153,6 +155,9 @@ static int op_json(struct mp_buf *b, const struct mp_replay_op *op)
     rc =
         rc ? rc
            : jkey_num(b, "replay_kernel_us_idle", op->replay_idle_us, rp && op->replay_idle_us > 0);
+    rc =
+        rc ? rc
+           : jkey_num(b, "replay_kernel_us_cold", op->replay_cold_us, rp && op->replay_cold_us > 0);
     rc = rc ? rc
             : jkey_num(b, "replay_graph_us", op->replay_graph_us, rp && op->replay_graph_us > 0);
     rc = rc ? rc : mp_buf_printf(b, ", \"replay_samples\": %ld", rp ? op->replay_samples : 0L);

@@ -32,16 +32,17 @@ import json, shutil, sys
 job = json.load(open(sys.argv[2]))
 shutil.copy(sys.argv[2], job["output"] + ".job")
 K1 = "nvjet_sm90_tst_64x8_64x16_4x2_h_bz_TNT"
-fig = {  # n: (flushed samples us, warm us, kernels)
-    1: ([5.7, 5.8, 5.9, 5.75, 5.85], 4.1, [K1]),
-    2: ([7.0, 7.1, 6.9, 7.05, 6.95], 5.4, [K1]),
-    3: ([60.0, 61.0, 59.0, 60.5, 59.5], 58.0, ["nvjet_sm90_tst_128x256_64x4_2x1_v_bz_TNT"]),
+fig = {  # n: (flushed samples us, warm us, cold us, kernels)
+    1: ([5.7, 5.8, 5.9, 5.75, 5.85], 4.1, 5.5, [K1]),
+    2: ([7.0, 7.1, 6.9, 7.05, 6.95], 5.4, 6.2, [K1]),
+    3: ([60.0, 61.0, 59.0, 60.5, 59.5], 58.0, 57.0, ["nvjet_sm90_tst_128x256_64x4_2x1_v_bz_TNT"]),
 }
 ops = []
 for op in job["ops"]:
-    s, w, k = fig[op["n"]]
+    s, w, c, k = fig[op["n"]]
+    one = {"flushed": s, "warm": [w] * 5, "idle": [w + 0.1] * 5, "cold": [c] * 5}[op["l2"]]
     ops.append({"n": op["n"], "ok": True, "l2": op["l2"],
-                "samples_ms": [u / 1000 for u in (s if op["l2"] == "flushed" else [w] * 5)],
+                "samples_ms": [u / 1000 for u in one], "idle_us": w + 0.1, "cold_us": c,
                 "l2_flushed_us": sorted(s)[2], "l2_warm_us": w, "kernels": k,
                 "kernels_per_call": len(k), "calls_profiled": 200, "prof_note": "",
                 "graph_samples_ms": [x * 1.2 / 1000 for x in s], "batch": 50,
@@ -54,7 +55,8 @@ EOF
 chmod +x "$TMP/gpu_py"
 
 MAGPIE_PYTHON="$TMP/gpu_py" "$MAGPIE" trace replay "$TRACE" --category GEMM --top 3 --run \
-    --max-time 0.5 -q -o "$TMP/r" >"$TMP/out" 2>&1 || fail "--run exited $?: $(tail -3 "$TMP/out")"
+    --l2 flushed --max-time 0.5 -q -o "$TMP/r" >"$TMP/out" 2>&1 ||
+    fail "--run exited $?: $(tail -3 "$TMP/out")"
 python3 - "$TMP/r" <<'PY' || fails=$((fails + 1))
 import csv, json, os, sys
 d = sys.argv[1]
@@ -73,11 +75,12 @@ assert o1["replay_kernel_us_l2_flushed"] == 5.8 and o1["replay_kernel_us_l2_warm
 assert abs(o1["replay_graph_us"] - 5.8 * 1.2) < 1e-9, o1
 assert o1["replay_samples"] == 5 and o1["replay_sm_clock_mhz"] == 1980.0, o1
 assert o1["kernels_match"] is True and o1["replay_kernels"] == o1["trace_kernels"], o1
-assert o1["replay_note"].startswith("kernel records of 200 calls, L2 flushed"), o1
+assert o1["replay_note"].startswith("kernel records of 200 calls, state flushed"), o1
 assert o1["replay_clocks"] == "before: sm 1980 MHz (max 1980); after: sm 1965 MHz (max 1980)"
 # 7.0 us flushed vs a 5.31 us trace; the warm replay (5.4) is within 10 %: L2
 assert o2["ratio"] > 1.1 and o2["kernels_match"] is True, o2
-assert "the L2-warm replay is within 10 % (1.02x)" in o2["replay_note"], o2["replay_note"]
+assert "the warm replay is within 10 % (1.02x): in the workload this op was queued" \
+    in o2["replay_note"], o2["replay_note"]
 # another kernel ran
 assert o3["kernels_match"] is False, o3
 assert "other kernels ran than in the trace" in o3["replay_note"], o3["replay_note"]
@@ -85,6 +88,25 @@ rows = list(csv.DictReader(open(os.path.join(d, "replay_summary.csv"))))
 assert rows[0]["replay_l2"] == "flushed" and rows[0]["kernels_match"] == "True", rows[0]
 assert rows[2]["kernels_match"] == "False" and rows[0]["replay_kernel_us_median"] == "5.8"
 assert list(rows[0])[-2:] == ["replay_sm_clock_mhz", "replay_clocks"], list(rows[0])
+PY
+
+# --l2 auto (the default): the two GEMMs under 10 us per call in the trace
+# are timed cold, the longer one flushed; each state's figure is in the row
+MAGPIE_PYTHON="$TMP/gpu_py" "$MAGPIE" trace replay "$TRACE" --category GEMM --top 3 --run \
+    -q -o "$TMP/a" >"$TMP/out" 2>&1 || fail "--run (auto) exited $?"
+python3 - "$TMP/a" <<'PY' || fails=$((fails + 1))
+import json, os, sys
+d = sys.argv[1]
+job = json.load(open(os.path.join(d, "replay_run.json.job")))
+assert [o["l2"] for o in job["ops"]] == ["cold", "cold", "flushed"], job["ops"]
+assert job["timing"]["l2_flush"] is True, job["timing"]
+o1, o2, o3 = json.load(open(os.path.join(d, "replay_summary.json")))["ops"]
+assert o1["trace_kernel_us_median"] < 10 and o3["trace_kernel_us_median"] >= 10, (o1, o3)
+assert o1["replay_l2"] == "cold" and o1["replay_kernel_us_median"] == 5.5, o1
+assert o1["replay_kernel_us_cold"] == 5.5 and abs(o1["replay_kernel_us_idle"] - 4.2) < 1e-9, o1
+assert o3["replay_l2"] == "flushed" and o3["replay_kernel_us_cold"] == 57.0, o3
+# 6.2 us cold vs a 5.31 us trace: the closest state within 10 % is named
+assert o2["ratio"] > 1.1 and "the warm replay is within 10 % (1.02x)" in o2["replay_note"], o2
 PY
 
 # --l2 warm: the job asks for warm figures and the graph figure unflushed
@@ -100,7 +122,7 @@ s = json.load(open(os.path.join(d, "replay_summary.json")))
 assert s["ops"][0]["replay_l2"] == "warm" and s["ops"][0]["replay_kernel_us_median"] == 4.1, s
 PY
 "$MAGPIE" trace replay "$TRACE" --top 1 --l2 hot -o "$TMP/x" >"$TMP/out" 2>&1
-[ $? = 2 ] && grep -q "expects auto, flushed, warm or idle" "$TMP/out" || fail "--l2 hot: $(cat "$TMP/out")"
+[ $? = 2 ] && grep -q "expects auto, flushed, warm, idle or cold" "$TMP/out" || fail "--l2 hot: $(cat "$TMP/out")"
 
 # a helper that stops after the first op (crash): that op is kept, the summary
 # written, exit 1 with the note; one that stops before any: the files, exit 1
@@ -167,6 +189,19 @@ assert len(p["warm"]) == 30 and len(p["flushed"]) == 30 and len(p["idle"]) == 30
 assert p["names"][:1] == ["aten::mm"] and "aten::relu" in p["names"], p["names"]
 assert [r[2] for r in m.FLUSH_RECS] == ["aten::fill_"], m.FLUSH_RECS
 assert all(x > 0 for x in p["warm"] + p["flushed"] + p["idle"]) and p["note"] == "", p
+assert "cold" not in p  # no reader of the inputs given: no cold state
+# the cold state: flush, the inputs read back (one reduction per storage: a
+# view of a, a's storage again and b's under a dict give two), the call
+seen = []
+real_amax = torch.amax
+torch.amax = lambda v: seen.append(v.numel()) or real_amax(v)
+touch = m.make_touch(torch, [a, {"x": a[1:], "y": [b]}, 3, None])
+touch()
+assert seen == [64 * 64 * 4] * 2, seen
+assert m.make_touch(torch, [1, torch.empty(0)]) is None
+p = m.profile_op(torch, lambda: torch.relu(torch.mm(a, b)), flush, 30, touch)
+assert len(p["cold"]) == 30 and all(x > 0 for x in p["cold"]) and p["note"] == "", p
+torch.amax = real_amax
 print("profile_op ok")
 PY
 else
