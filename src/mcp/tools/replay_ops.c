@@ -87,10 +87,10 @@ static const struct mcp_param params[] = {
     {"gpu_arch", MT_STR, false, NULL, NULL, 0, 0,
      "roofline figures for a built-in GPU (e.g. H200) or \"auto\" (default: from the trace)"},
     {"warm_l2", MT_BOOL, false, "false", NULL, 0, 0, "run: the same as l2 \"warm\""},
-    {"l2", MT_STR, false, "\"auto\"", "auto|flushed|warm|idle", 0, 0,
-     "run: L2 state of each op's figure (auto: flushed for GEMM/attention/conv, idle (GPU "
-     "drained before each call) for other ops under 10 us a call in the trace, warm for the "
-     "rest; all three are measured)"},
+    {"l2", MT_STR, false, "\"auto\"", "auto|flushed|warm|idle|cold", 0, 0,
+     "run: state of each op's figure (auto: cold (L2 flushed, inputs read back, GPU drained) "
+     "for ops under 10 us a call in the trace, flushed for longer GEMM/attention/conv, warm "
+     "for the rest; idle: GPU drained before each call; all four are measured)"},
     {NULL, 0, false, NULL, NULL, 0, 0, NULL},
 };
 
@@ -108,7 +108,8 @@ const struct mcp_tool mcp_tool_replay_ops = {
         "replay_summary.json: `{rows_in_ranking, selected, rebuilt, in_ir, ran, "
         "run_note, arch, ops[{n, rank, op, shape_key, calls, trace_kernel_us_mean, "
         "trace_kernel_us_median, replay_kernel_us_median (profiler kernel records per call), "
-        "replay_l2, replay_kernel_us_l2_flushed/_warm, replay_kernel_us_idle, replay_graph_us, "
+        "replay_l2, replay_kernel_us_l2_flushed/_warm, replay_kernel_us_idle/_cold, "
+        "replay_graph_us, "
         "ratio, values_from (trace|derived|default: where index/offset values came from), "
         "kernels_match, replay_note (why a replay is off), replay_clocks, "
         "roofline figures, rebuilt, in_ir, reason, ref, candidate, compare, "
