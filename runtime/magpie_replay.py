@@ -304,7 +304,8 @@ def run_one(torch, mr, dev, op, tcfg, flush):
             if hasattr(model, "named_buffers"):  # (not the m0_ copies that restore them)
                 state += [list(model.parameters()),
                           [t for k, t in model.named_buffers() if not k.startswith("m0_")]]
-            p = profile_op(torch, call, flush, calls, make_touch(torch, state))
+            # an op with no tensor to read back is still timed cold (flush, drain)
+            p = profile_op(torch, call, flush, calls, make_touch(torch, state) or (lambda: None))
             l2 = op.get("l2", "flushed")
             if l2 not in p:  # no flush buffer, or idle records that did not split
                 p["note"] += ("; " if p["note"] else "") + "no %s figure: warm used" % l2
