@@ -137,7 +137,7 @@ def make_touch(torch, tensors):
     """A function that reads every byte of the given tensors' storages (each
     storage once, through a uint8 view of it: one small reduction kernel per
     storage), bringing them into L2 without running any of the op's kernels;
-    None when there is nothing to read."""
+    its nbytes attribute is the bytes read. None when there is nothing to read."""
     views, seen = [], set()
 
     def walk(x):
@@ -165,6 +165,7 @@ def make_touch(torch, tensors):
     def touch():
         for v in views:
             torch.amax(v)
+    touch.nbytes = sum(v.numel() for v in views)
     return touch
 
 
@@ -241,6 +242,28 @@ def profile_op(torch, call, flush, calls, touch=None):
     return out
 
 
+def pick_state(op, p, in_bytes, l2_bytes):
+    """The state whose figure is the op's: the job's, except that an op the
+    job timed "warm" by its own rule (auto) whose inputs are more than half
+    the L2 is timed "flushed": a working set that size does not stay in L2
+    between the ops of a step, whatever wrote it (the producer's write, the
+    op's own output and the ops between evict it). A state not measured
+    falls back to "warm". Notes go to p["note"]."""
+    l2 = op.get("l2", "flushed")
+
+    def note(t):
+        p["note"] += ("; " if p["note"] else "") + t
+    if op.get("auto") and l2 == "warm" and l2_bytes > 0 and in_bytes > l2_bytes // 2 \
+            and "flushed" in p:
+        note("inputs %.1f MiB, more than half the L2 (%.0f MiB): flushed, not warm" % (
+            in_bytes / 2**20, l2_bytes / 2**20))
+        l2 = "flushed"
+    if l2 not in p:  # no flush buffer, or records that did not split
+        note("no %s figure: warm used" % l2)
+        l2 = "warm"
+    return l2
+
+
 def make_model(torch, dev, op):
     mod = load(op["ref"], "magpie_replay_ref_%d" % op["n"])
     torch.manual_seed(42)
@@ -304,12 +327,11 @@ def run_one(torch, mr, dev, op, tcfg, flush):
             if hasattr(model, "named_buffers"):  # (not the m0_ copies that restore them)
                 state += [list(model.parameters()),
                           [t for k, t in model.named_buffers() if not k.startswith("m0_")]]
+            touch = make_touch(torch, state)
             # an op with no tensor to read back is still timed cold (flush, drain)
-            p = profile_op(torch, call, flush, calls, make_touch(torch, state) or (lambda: None))
-            l2 = op.get("l2", "flushed")
-            if l2 not in p:  # no flush buffer, or idle records that did not split
-                p["note"] += ("; " if p["note"] else "") + "no %s figure: warm used" % l2
-                l2 = "warm"
+            p = profile_op(torch, call, flush, calls, touch or (lambda: None))
+            l2 = pick_state(op, p, touch.nbytes if touch else 0,
+                            flush.numel() // 2 if flush is not None else 0)
             out.update(samples_ms=[u / 1000 for u in p[l2]], l2=l2,
                        l2_warm_us=statistics.median(p["warm"]),
                        kernels=list(dict.fromkeys(p["names"])),  # distinct, launch order

@@ -31,7 +31,8 @@
  * its time. "flushed" for longer GEMMs, attention and convolution, which in
  * a serving step read weights or a KV cache once per forward pass, far more
  * than L2 holds between two uses; "warm" for the rest, which read what the
- * op before them just wrote. */
+ * op before them just wrote (the helper times those flushed when their
+ * inputs are more than half the L2 of its GPU: they cannot stay there). */
 static const char *l2_state(const struct mp_replay_opts *o, const struct mp_replay_op *op)
 {
     if (o->warm_l2)
@@ -75,13 +76,17 @@ static int job_json(const struct mp_replay_opts *o, const struct mp_replay_resul
                                 ? "false"
                                 : "true");
     bool first = true;
+    /* auto: the helper may still time a "warm" op flushed (inputs of more
+     * than half the L2 of the GPU it runs on, which only it knows) */
+    bool auto_l2 = !o->warm_l2 && (!o->l2 || strcmp(o->l2, "auto") == 0);
     for (size_t i = 0; !rc && i < r->n; i++) {
         if (!r->ops[i].rebuilt)
             continue;
         char ref[4200];
         snprintf(ref, sizeof(ref), "%s/ref_%d.py", out_abs, r->ops[i].n);
-        rc = mp_buf_printf(b, "%s{\"n\": %d, \"l2\": \"%s\", \"ref\": ", first ? "" : ", ",
-                           r->ops[i].n, l2_state(o, &r->ops[i]));
+        rc = mp_buf_printf(
+            b, "%s{\"n\": %d, \"l2\": \"%s\", \"auto\": %s, \"ref\": ", first ? "" : ", ",
+            r->ops[i].n, l2_state(o, &r->ops[i]), auto_l2 ? "true" : "false");
         rc = rc ? rc : mp_json_str(b, ref, strlen(ref));
         rc = rc ? rc : mp_buf_putc(b, '}');
         first = false;

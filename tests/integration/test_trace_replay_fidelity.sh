@@ -99,6 +99,7 @@ import json, os, sys
 d = sys.argv[1]
 job = json.load(open(os.path.join(d, "replay_run.json.job")))
 assert [o["l2"] for o in job["ops"]] == ["cold", "cold", "flushed"], job["ops"]
+assert all(o["auto"] is True for o in job["ops"]), job["ops"]
 assert job["timing"]["l2_flush"] is True, job["timing"]
 o1, o2, o3 = json.load(open(os.path.join(d, "replay_summary.json")))["ops"]
 assert o1["trace_kernel_us_median"] < 10 and o3["trace_kernel_us_median"] >= 10, (o1, o3)
@@ -117,6 +118,7 @@ import json, os, sys
 d = sys.argv[1]
 job = json.load(open(os.path.join(d, "replay_run.json.job")))
 assert [o["l2"] for o in job["ops"]] == ["warm"] * 2 and job["timing"]["l2_flush"] is False, job
+assert not any(o["auto"] for o in job["ops"]), job["ops"]
 assert job["timing"]["max_time_s"] == 5, job["timing"]
 s = json.load(open(os.path.join(d, "replay_summary.json")))
 assert s["ops"][0]["replay_l2"] == "warm" and s["ops"][0]["replay_kernel_us_median"] == 4.1, s
@@ -167,6 +169,17 @@ assert m.per_call(recs, 2, 0) is None            # 9 records do not split in 2 c
 recs[4] = r(11, 2, "c")                         # call 2 ran another kernel
 assert m.per_call(recs, 3, 1) is None
 assert m.per_call([], 0, 0) is None and m.per_call(recs[:3], 1, 3) is None
+# pick_state: the job's state; auto "warm" with inputs over half the L2 -> flushed
+M = 1 << 20
+p = {"warm": [1], "flushed": [2], "cold": [3], "note": ""}
+assert m.pick_state({"l2": "warm", "auto": True}, p, 31 * M, 60 * M) == "flushed"
+assert p["note"] == "inputs 31.0 MiB, more than half the L2 (60 MiB): flushed, not warm", p
+p["note"] = ""
+assert m.pick_state({"l2": "warm", "auto": True}, p, 30 * M, 60 * M) == "warm"
+assert m.pick_state({"l2": "warm", "auto": False}, p, 61 * M, 60 * M) == "warm"  # forced
+assert m.pick_state({"l2": "cold", "auto": True}, p, 61 * M, 60 * M) == "cold"
+assert m.pick_state({"l2": "idle", "auto": True}, p, 0, 60 * M) == "warm" and p["note"] == \
+    "no idle figure: warm used", p
 print("per_call ok")
 PY
 
