@@ -114,4 +114,27 @@ print("replayed ops: %d; within 10 %% of the trace: %d (%.0f %%); in any state (
       "CUDA-graph figure within 10 %%: %d; same kernels: %d of %d (%.0f %%)" % (
           tot, within, 100.0 * within / max(tot, 1), either, graph_in, same, known,
           100.0 * same / max(known, 1)))
+# the helper's probe figures (replay_run.json only): the flushed state with
+# L2 emptied by reads (clean lines) and the cold state after 50 us idle
+print("probes: op ratio to the trace: flushed (written), flushed_read, cold, cold_gap")
+cnt = {}
+for name in names:
+    p = os.path.join(out, name + "_run.json")
+    s = os.path.join(out, name + "_summary.json")
+    if not (os.path.exists(p) and os.path.exists(s)):
+        continue
+    tr = {o["n"]: o["trace_kernel_us_median"] for o in json.load(open(s))["ops"]}
+    for o in json.load(open(p)).get("ops", []):
+        t = tr.get(o.get("n"))
+        if not t or not o.get("ok"):
+            continue
+        v = [o.get(k) for k in ("l2_flushed_us", "flushed_read_us", "cold_us", "cold_gap_us")]
+        print("%-8s %-3d " % (name, o["n"]) + " ".join("%6.3f" % (x / t) if x else "%6s" % "-"
+                                                        for x in v))
+        for k, x in zip(("flushed", "flushed_read", "cold", "cold_gap"), v):
+            if x:
+                cnt.setdefault(k, [0, 0])
+                cnt[k][1] += 1
+                cnt[k][0] += 0.9 <= x / t <= 1.1
+print("probes within 10 %: " + ", ".join("%s %d of %d" % (k, a, b) for k, (a, b) in cnt.items()))
 PY

@@ -224,6 +224,14 @@ def profile_op(torch, call, flush, calls, touch=None):
         out["note"] += ("; " if out["note"] else "") + "flushed: mean only"
     else:
         out["flushed"] = c[0]
+    # probe (replay_run.json only): L2 emptied by reading the buffer, so it
+    # holds clean lines and the op pays no write-back of the flush's
+    # dirty ones, as after ops that mostly read (weights, in a decode step)
+    pre = gpu_records(torch, lambda: torch.amax(flush))
+    c = per_call(gpu_records(torch, lambda: [(torch.amax(flush), call()) for _ in range(calls)]),
+                 calls, len(pre))
+    if c is not None:
+        out["flushed_read"] = c[0]
     if touch is None:
         return out
 
@@ -233,12 +241,25 @@ def profile_op(torch, call, flush, calls, touch=None):
             touch()
             torch.cuda.synchronize()
             call()
-    pre = gpu_records(torch, lambda: (flush.fill_(5), touch()))  # the prelude's own records
-    c = per_call(gpu_records(torch, cold_start), calls, len(pre))
+    pre_cold = gpu_records(torch, lambda: (flush.fill_(5), touch()))  # the prelude's records
+    c = per_call(gpu_records(torch, cold_start), calls, len(pre_cold))
     if c is None:
         out["note"] += ("; " if out["note"] else "") + "cold: records do not split per call"
     else:
         out["cold"] = c[0]
+
+    def cold_gap():  # probe (replay_run.json only): cold, then 50 us of an idle GPU
+        for i in range(calls):
+            flush.fill_(i % 127 + 1)
+            touch()
+            torch.cuda.synchronize()
+            t = time.perf_counter() + 50e-6
+            while time.perf_counter() < t:
+                pass
+            call()
+    c = per_call(gpu_records(torch, cold_gap), calls, len(pre_cold))
+    if c is not None:
+        out["cold_gap"] = c[0]
     return out
 
 
@@ -343,6 +364,9 @@ def run_one(torch, mr, dev, op, tcfg, flush):
                 out["idle_us"] = statistics.median(p["idle"])
             if "cold" in p:
                 out["cold_us"] = statistics.median(p["cold"])
+            for k in ("flushed_read", "cold_gap"):  # probes, not in the summary
+                if k in p:
+                    out[k + "_us"] = statistics.median(p[k])
             out["clocks_after"] = smi_clocks(torch, dev)
         out["ok"] = True
     except Exception as e:
