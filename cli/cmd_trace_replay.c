@@ -51,7 +51,8 @@ static const struct cli_opt replay_opts[] = {
      0},
     {"l2", 0, CLI_ARG, P_L2, "auto|flushed|warm|idle|cold",
      "--run: state of the replay figure (default auto: cold, L2 flushed then the op's "
-     "inputs read back and the GPU drained, for ops under 10 us per call in the trace; "
+     "non-parameter inputs read back and the GPU drained, for ops under 10 us per call in "
+     "the trace; "
      "flushed for longer GEMM/attention/conv, which read weights or caches; warm, back to "
      "back, for the rest; idle, the GPU drained before each call); all four are measured",
      0},

@@ -22,9 +22,10 @@ the GPU before each call (L2 as the previous call left it): in a launch-bound
 workload (the host launching slower than the GPU runs, as in eager decode
 steps) each short kernel starts on an idle GPU instead of queued behind the
 one before it. A fourth, "cold", rewrites the flush buffer, reads the op's
-inputs back into L2 and drains the GPU before each call: inputs in L2, the
-op's own kernel code and constants not (a short op in a forward pass, whose
-kernel last ran a layer earlier). The job says which one is the op's
+inputs back into L2 (but those the ref lists in PARAMETER_INPUTS: weights,
+norm weights, which a forward pass reads from HBM) and drains the GPU
+before each call: inputs in L2, the op's own kernel code and constants not
+(a short op in a forward pass, whose kernel last ran a layer earlier). The job says which one is the op's
 figure; all are returned. The records' names give the kernels
 that ran. Another figure is the analyze runner's (magpie_runner.Timer and
 Sampler beside this file): CUDA events around a CUDA graph of many calls
@@ -177,10 +178,10 @@ def profile_op(torch, call, flush, calls, touch=None):
     L2 as the previous call left it: a launch-bound workload, where the host
     launches slower than the GPU runs and each short kernel starts on an idle
     GPU; "flushed": a buffer twice the L2 size rewritten before each call;
-    "cold" (with touch, the reader of the op's inputs): before each call the
-    buffer rewritten, the op's inputs read back into L2 by touch() and the GPU
-    drained, so the inputs are in L2 but the op's own kernel code, constants
-    and outputs are not: a short op of a forward pass, whose inputs the op
+    "cold" (with touch, the reader of the op's inputs but its parameters):
+    before each call the buffer rewritten, those inputs read back into L2 by
+    touch() and the GPU drained, so they are in L2 but the parameters, the
+    op's own kernel code, constants and outputs are not: a short op of a forward pass, whose inputs the op
     before it just wrote and whose kernels last ran a layer earlier, with a
     layer's weights streamed through L2 since."""
     out = {"calls_profiled": calls, "note": ""}
@@ -296,7 +297,7 @@ def make_model(torch, dev, op):
     if hasattr(model, "clone_out"):
         model.clone_out = False  # nor the copy of its output
     inputs = [x.to(dev) if isinstance(x, torch.Tensor) else x for x in mod.get_inputs()]
-    return model, inputs
+    return model, inputs, set(getattr(mod, "PARAMETER_INPUTS", ()))
 
 
 def graph_sample(torch, mr, dev, call, tcfg):
@@ -317,7 +318,7 @@ def graph_sample(torch, mr, dev, call, tcfg):
 def run_one(torch, mr, dev, op, tcfg, flush):
     out = {"n": op["n"], "ok": False}
     try:
-        model, inputs = make_model(torch, dev, op)
+        model, inputs, params = make_model(torch, dev, op)
 
         def call():
             with torch.no_grad():
@@ -344,8 +345,11 @@ def run_one(torch, mr, dev, op, tcfg, flush):
             per = statistics.median(smp.samples) * 1000 if smp and smp.samples else 10.0
             calls = int(min(max(tcfg.get("profile_calls", 200) * 10.0 / max(per, 10.0), 20),
                             tcfg.get("profile_calls", 200)))
-            state = [inputs]  # what the op reads: its inputs and the module's own tensors
-            if hasattr(model, "named_buffers"):  # (not the m0_ copies that restore them)
+            # what the op reads and the op before it wrote: its inputs but the
+            # parameters (weights, per-channel vectors: from HBM at every pass)
+            # and the module's own tensors (not the m0_ copies that restore them)
+            state = [[x for i, x in enumerate(inputs) if i not in params]]
+            if hasattr(model, "named_buffers"):
                 state += [list(model.parameters()),
                           [t for k, t in model.named_buffers() if not k.startswith("m0_")]]
             touch = make_touch(torch, state)

@@ -410,11 +410,71 @@ static int py_model(struct mp_buf *b, const struct rp_call *c)
     return rc ? rc : mp_buf_puts(b, "    ]\n\n\ndef get_init_inputs():\n    return []\n");
 }
 
+/* Whether a tensor argument is, in an LLM's forward pass, a parameter read
+ * from HBM at every pass (not something the op before just wrote): a GEMM's
+ * weight side (mat2 / weight / mat_b / scale_b, the bias: addmm's self,
+ * matmul's other) or a floating-point vector broadcast along the last
+ * dimension of another argument (a norm weight, a bias, a per-channel
+ * scale). The cold replay state leaves these out of L2. */
+static bool param_like(const struct rp_call *c, const struct rp_arg *a)
+{
+    const char *nm = strstr(c->op, "::");
+    nm = nm ? nm + 2 : c->op;
+    size_t l = strlen(nm);
+    bool gemm = (l >= 2 && strcmp(nm + l - 2, "mm") == 0) || strstr(nm, "linear") ||
+                strstr(nm, "matmul") || strstr(nm, "conv");
+    if (gemm) {
+        static const char *const w[] = {"mat2", "weight", "bias", "mat_b", "scale_b", NULL};
+        for (size_t i = 0; w[i]; i++)
+            if (strcmp(a->name, w[i]) == 0)
+                return true;
+        if ((strcmp(a->name, "self") == 0 && strstr(nm, "addmm")) ||
+            (strcmp(a->name, "other") == 0 && strstr(nm, "matmul")))
+            return true;
+    }
+    const char *dt = a->t.dtype ? rp_torch_dtype(a->t.dtype) : NULL;
+    if (a->t.nd != 1 || !a->t.shape || !dt || !strstr(dt, "float"))
+        return false;
+    for (size_t i = 0; i < c->n; i++) {
+        const struct rp_arg *o = &c->args[i];
+        if (o != a && o->k == RA_TENSOR && o->t.nd >= 2 && o->t.shape &&
+            o->t.shape[o->t.nd - 1] == a->t.shape[0])
+            return true;
+    }
+    return false;
+}
+
+/* PARAMETER_INPUTS: the get_inputs() positions of param_like arguments. */
+static int py_params(struct mp_buf *b, const struct rp_call *c)
+{
+    int rc = mp_buf_puts(
+        b, "\n\n# get_inputs() positions that are parameters in the workload (a weight, a\n"
+           "# bias, a per-channel vector: read from HBM at every forward pass);\n"
+           "# magpie's cold replay state leaves them out of L2\n"
+           "PARAMETER_INPUTS = [");
+    size_t pos = 0;
+    bool first = true;
+    for (size_t i = 0; !rc && i < c->n; i++) {
+        const struct rp_arg *a = &c->args[i];
+        if (a->k == RA_TENSOR && !a->mutated) {
+            if (param_like(c, a)) {
+                rc = mp_buf_printf(b, "%s%zu", first ? "" : ", ", pos);
+                first = false;
+            }
+            pos++;
+        } else if (a->k == RA_TLIST) {
+            pos += a->n;
+        }
+    }
+    return rc ? rc : mp_buf_puts(b, "]\n");
+}
+
 int rp_py_ref(const struct mp_replay_op *op, const struct rp_call *c, struct mp_buf *b)
 {
     int rc = py_header(b, op, c->schema);
     rc = rc ? rc : mp_buf_puts(b, helpers);
     rc = rc ? rc : py_model(b, c);
+    rc = rc ? rc : py_params(b, c);
     return rc ? rc : py_main(b);
 }
 

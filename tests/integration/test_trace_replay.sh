@@ -84,6 +84,13 @@ for o in ops:
                   if t and t not in ("Scalar", "ScalarList"))
     assert made == want, (n, made, want)
     assert "torch.ops.aten.%s(" % o["op"].split("::")[1] in src, n
+    # parameters (left out of L2 by the cold state): GEMM weights, norm weights
+    par = [ast.literal_eval(x.value) for x in tree.body if isinstance(x, ast.Assign)
+           and getattr(x.targets[0], "id", "") == "PARAMETER_INPUTS"]
+    want_par = {"aten::mm": [1], "aten::_grouped_mm": [1]}.get(o["op"], [])
+    if o["op"] == "aten::mul" and dims[0] == (2048,):
+        want_par = [0]  # (2048,) * (16, 1, 2048): the RMSNorm weight
+    assert par == [want_par], (n, o["op"], dims, par)
     cand = open(os.path.join(d, "cand_%d.py" % n)).read()
     assert "class ModelNew" in cand and "ref_%d.py" % n in cand
     ast.parse(cand)
