@@ -340,6 +340,11 @@ struct mp_serve_engine {
 
 /* The row of a built-in engine, NULL when f is not one. */
 const struct mp_serve_engine *mp_serve_engine_get(enum mp_serve_framework f);
+
+/* Whether one of args' blank-separated words is flag's first word, alone
+ * or as WORD=VALUE ("--no-enable-prefix-caching" is not
+ * "--enable-prefix-caching"; "--tp 2" is found by "--tp 4"). */
+bool mp_serve_args_have_flag(const char *args, const char *flag);
 /* The config's engine: its `engine:` section or the table's row. */
 const struct mp_serve_engine *mp_serve_config_engine(const struct mp_serve_config *c);
 /* "vllm, sglang, atom, trtllm or lmdeploy" (for messages) and "vllm|sglang|..." */

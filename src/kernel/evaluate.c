@@ -446,7 +446,7 @@ void kern_timing_from_json(struct mp_kernel_timing *t, json_t *tj)
         mp_stats_summarize(t->samples_ms, (size_t)t->nsamples, 0.95, 2000, 0x5eed, &t->st);
 }
 
-static void gpu_clock(struct ctx *c, double *clock, double *temp)
+static void gpu_clock(double *clock, double *temp)
 {
     *clock = NAN;
     *temp = NAN;
@@ -455,9 +455,6 @@ static void gpu_clock(struct ctx *c, double *clock, double *temp)
     if (mp_gpu_detect(&gi, &go, NULL) == 0 && gi.count > 0) {
         *clock = gi.gpus[0].sm_clock_mhz;
         *temp = gi.gpus[0].temperature_c;
-        if (!c->gpu_detected || c->gpu.count == 0) {
-            /* keep the max clock for the throttle check */
-        }
     }
     mp_gpu_info_fini(&gi);
 }
@@ -526,14 +523,14 @@ static void stage_latency_marker(struct ctx *c, int i, int round)
         mp_proc_join((const char *const *)k->testcase.argv[k->testcase.n - 1], &cmd);
         t->command = mp_strdup(mp_buf_cstr(&cmd));
         mp_buf_fini(&cmd);
-        gpu_clock(c, &t->clock_before_mhz, &t->temp_before_c);
+        gpu_clock(&t->clock_before_mhz, &t->temp_before_c);
     }
     struct kern_clockmon mon;
     clockmon_start(c, &mon, r->workdir);
     int rc = run_cmd(k, (const char *const *)k->testcase.argv[k->testcase.n - 1],
                      c->cfg->latency.timeout_s, log, &res, why, sizeof(why));
     kern_clockmon_stop(&mon, &t->during);
-    gpu_clock(c, &t->clock_after_mhz, &t->temp_after_c);
+    gpu_clock(&t->clock_after_mhz, &t->temp_after_c);
     const char *out = mp_buf_cstr(&res.out);
     const char *last = NULL;
     for (const char *p = out; (p = strstr(p, "MAGPIE_LATENCY_JSON:")) != NULL; p++)
@@ -1303,7 +1300,7 @@ static bool group_timed(struct ctx *c, const int *grp, int ng, bool python, bool
 {
     struct mp_kernel_run *run = c->run;
     double cb, tb, ca, ta;
-    gpu_clock(c, &cb, &tb);
+    gpu_clock(&cb, &tb);
     const char *jdir = ng == 1 ? run->results[grp[0]].workdir : run->workspace;
     struct kern_clockmon mon;
     struct mp_kernel_clocks during = {0};
@@ -1313,7 +1310,7 @@ static bool group_timed(struct ctx *c, const int *grp, int ng, bool python, bool
     clockmon_start(c, &mon, jdir);
     json_t *res = run_job(c, grp, ng, "run", python, jdir, false);
     kern_clockmon_stop(&mon, &during);
-    gpu_clock(c, &ca, &ta);
+    gpu_clock(&ca, &ta);
     if (shared && (!before || !shared_trusted(c, res, grp, ng))) {
         if (before)
             drop_errors(c, grp, ng, before);

@@ -11,23 +11,9 @@
 
 #include "ray_int.h"
 
-/* True when the first word of flag occurs as a word in s. */
-static bool has_word(const char *s, const char *flag)
-{
-    size_t fl = strcspn(flag, " ");
-    for (const char *p = s; p && *p;) {
-        p += strspn(p, " \t");
-        size_t wl = strcspn(p, " \t=");
-        if (wl == fl && strncmp(p, flag, fl) == 0)
-            return true;
-        p += strcspn(p, " \t");
-    }
-    return false;
-}
-
 static void add_flag(char *v, size_t n, const char *flag)
 {
-    if (has_word(v, flag))
+    if (mp_serve_args_have_flag(v, flag))
         return;
     size_t l = strlen(v);
     snprintf(v + l, n - l, "%s%s", l ? " " : "", flag);

@@ -35,14 +35,11 @@ static bool has_flag(const char *extra, const char *flag)
     return extra && strstr(extra, flag) != NULL;
 }
 
-/* one of extra's space-separated words is flag, or flag=VALUE
- * ("--no-enable-prefix-caching" is not "--enable-prefix-caching") */
-static bool has_word(const char *extra, const char *flag)
+bool mp_serve_args_have_flag(const char *args, const char *flag)
 {
-    size_t n = strlen(flag);
-    for (const char *p = extra; p && *p;) {
-        while (*p == ' ' || *p == '\t')
-            p++;
+    size_t n = strcspn(flag, " \t");
+    for (const char *p = args; p && *p;) {
+        p += strspn(p, " \t");
         size_t w = strcspn(p, " \t");
         if (w >= n && strncmp(p, flag, n) == 0 && (w == n || p[n] == '='))
             return true;
@@ -387,7 +384,7 @@ int mp_serve_prefix_cache_check(const struct mp_serve_config *c, struct mp_diag 
                            e->extra_args_env ? e->extra_args_env : "its command");
     }
     const char *clash = c->prefix_cache == MP_SERVE_PC_ON ? flag : off_flag;
-    if (clash && has_word(extra, clash)) {
+    if (clash && mp_serve_args_have_flag(extra, clash)) {
         mp_diag_set_field(d, "prefix_cache");
         return mp_diag_set(d, MP_EINVAL,
                            "prefix_cache '%s' contradicts %s in %s (drop one of them)",

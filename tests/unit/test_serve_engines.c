@@ -307,6 +307,22 @@ static void test_declared_vllm(void **state)
     mp_serve_config_fini(&b);
 }
 
+/* the one flag matcher of serve and ray */
+static void test_args_have_flag(void **state)
+{
+    (void)state;
+    const char *a = " --dtype bfloat16\t--enable-prefix-caching --tp=2 ";
+    assert_true(mp_serve_args_have_flag(a, "--dtype"));
+    assert_true(mp_serve_args_have_flag(a, "--enable-prefix-caching"));
+    assert_true(mp_serve_args_have_flag(a, "--tp"));      /* --tp=2 */
+    assert_true(mp_serve_args_have_flag(a, "--tp 4"));    /* the flag's first word */
+    assert_false(mp_serve_args_have_flag(a, "--enable")); /* a prefix is not the word */
+    assert_false(mp_serve_args_have_flag(a, "bfloat"));
+    assert_false(mp_serve_args_have_flag("--no-enable-prefix-caching", "--enable-prefix-caching"));
+    assert_false(mp_serve_args_have_flag(NULL, "--dtype"));
+    assert_false(mp_serve_args_have_flag("", "--dtype"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -317,6 +333,7 @@ int main(void)
         cmocka_unit_test(test_user_engine_errors),
         cmocka_unit_test(test_declared_vllm),
         cmocka_unit_test(test_profiler_default),
+        cmocka_unit_test(test_args_have_flag),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
