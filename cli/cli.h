@@ -39,6 +39,7 @@ int cli_ray_benchmark(const struct mp_serve_config *cfg, const char *yaml, bool 
 int cli_ray_kernel(int argc, char **argv, const struct cli_global *g, bool compare,
                    const struct mp_kernel_config *cfg, const char *kernel_yaml, bool json);
 int cmd_discover(int argc, char **argv, const struct cli_global *g);
+int cmd_warm_pool(int argc, char **argv, const struct cli_global *g);
 int cmd_suggest(int argc, char **argv, const struct cli_global *g);
 int cmd_gpu(int argc, char **argv, const struct cli_global *g);
 /* MIN,MAX (or N for N,N) in MHz for a clock-lock option (cmd_gpu.c); prints

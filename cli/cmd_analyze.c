@@ -478,6 +478,9 @@ int cli_kernel_main(int argc, char **argv, const struct cli_global *g, bool comp
         .baseline = ko.baseline,
         .progress = (!ko.quiet && !g->quiet && isatty(2)) ? progress_line : NULL,
     };
+    /* `magpie warm-pool`'s socket: jobs to a warm runner of the same problem */
+    const char *warm = getenv("MAGPIE_WARM_SOCKET");
+    o.warm_socket = warm && *warm ? warm : NULL;
     struct mp_kernel_run run;
     struct mp_diag d;
     mp_diag_clear(&d);

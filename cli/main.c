@@ -49,9 +49,10 @@ struct subcommand {
 };
 
 static const struct subcommand commands[] = {
-    {"analyze", cmd_analyze},   {"compare", cmd_compare}, {"benchmark", cmd_benchmark},
-    {"trace", cmd_trace},       {"mcp", cmd_mcp},         {"ray", cmd_ray},
-    {"discover", cmd_discover}, {"suggest", cmd_suggest}, {"gpu", cmd_gpu},
+    {"analyze", cmd_analyze},     {"compare", cmd_compare}, {"benchmark", cmd_benchmark},
+    {"trace", cmd_trace},         {"mcp", cmd_mcp},         {"ray", cmd_ray},
+    {"discover", cmd_discover},   {"suggest", cmd_suggest}, {"gpu", cmd_gpu},
+    {"warm-pool", cmd_warm_pool},
 };
 
 enum { OPT_DOCKER = 1000, OPT_GPU, OPT_JSON, OPT_VERSION, OPT_MAN, OPT_BASH, OPT_ZSH };

@@ -78,7 +78,7 @@ extern const struct cli_cmd cli_cmd_root, cli_cmd_analyze, cli_cmd_compare, cli_
     cli_cmd_trace_kernels, cli_cmd_trace_report, cli_cmd_trace_collective, cli_cmd_trace_split,
     cli_cmd_trace_stages, cli_cmd_trace_sources, cli_cmd_trace_compare, cli_cmd_mcp, cli_cmd_ray,
     cli_cmd_discover, cli_cmd_suggest, cli_cmd_gpu, cli_cmd_trace_replay, cli_cmd_benchmark_sweep,
-    cli_cmd_benchmark_sweep_compare, cli_cmd_gpu_calibrate;
+    cli_cmd_benchmark_sweep_compare, cli_cmd_gpu_calibrate, cli_cmd_warm_pool;
 
 #define CLI_MAX_OPTS 160 /* entries per table; cli_parser_init ignores any beyond */
 

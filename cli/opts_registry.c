@@ -28,5 +28,6 @@ const struct cli_cmd *const cli_commands[] = {
     &cli_cmd_suggest,
     &cli_cmd_gpu,
     &cli_cmd_gpu_calibrate,
+    &cli_cmd_warm_pool,
     NULL,
 };

@@ -11,7 +11,9 @@
  * runner), the listening socket (fd 4, made by the server), the clients
  * (a tool call's worker, one job per connection) and the runners' reply
  * pipes. Bounds: at most MAGPIE_WARM_RUNNERS runners (default 2; 0 turns
- * the pool off), each killed after MAGPIE_WARM_IDLE_S idle (default 120)
+ * the pool off), each killed after MAGPIE_WARM_IDLE_S idle (default 120),
+ * the pool itself ended after MAGPIE_WARM_POOL_EXIT_S with no runner and no
+ * client (default 0: only by its control pipe; `magpie warm-pool` sets it)
  * and after a job that leaves it over MAGPIE_WARM_MAX_RSS_MB resident
  * (default 32768); a job not done by its limit kills its runner; a client
  * that goes away mid-job kills its runner; a runner that dies, writes
@@ -582,6 +584,7 @@ int mp_kernel_warm_pool_main(int ctl_fd, int listen_fd)
         p->max_runners = W_MAX_RUNNERS;
     p->idle_s = env_num("MAGPIE_WARM_IDLE_S", 120);
     p->max_rss = env_num("MAGPIE_WARM_MAX_RSS_MB", 32768) * 1048576.0;
+    double exit_s = env_num("MAGPIE_WARM_POOL_EXIT_S", 0), empty_since = mono_s();
     signal(SIGPIPE, SIG_IGN);
     prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
     fcntl(listen_fd, F_SETFL, fcntl(listen_fd, F_GETFL) | O_NONBLOCK);
@@ -650,6 +653,10 @@ int mp_kernel_warm_pool_main(int ctl_fd, int listen_fd)
                 runner_kill(p, i);
             }
         }
+        if (p->nr > 0 || p->nc > 0)
+            empty_since = now;
+        else if (exit_s > 0 && now - empty_since > exit_s)
+            break;
     }
     while (p->nr > 0)
         runner_kill(p, p->nr - 1);
