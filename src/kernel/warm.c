@@ -15,7 +15,8 @@
  * the pool itself ended after MAGPIE_WARM_POOL_EXIT_S with no runner and no
  * client (default 0: only by its control pipe; `magpie warm-pool` sets it)
  * and after a job that leaves it over MAGPIE_WARM_MAX_RSS_MB resident
- * (default 32768); a job not done by its limit kills its runner; a client
+ * (default 32768); a client without a whole request line after
+ * MAGPIE_WARM_REQUEST_S (30) is dropped; a job not done by its limit kills its runner; a client
  * that goes away mid-job kills its runner; a runner that dies, writes
  * anything but the protocol's lines, or says `retire` (a job in which a
  * kernel failed: its state is not trusted) is dropped, and the next job
@@ -179,12 +180,14 @@ struct wclient {
     json_t *req;
     int runner;
     bool retried;
+    double since; /* accepted at (mono_s) */
 };
 
 struct wpool {
     int max_runners;
     double idle_s;
     double max_rss;
+    double request_s; /* a client with no whole request line by then is dropped */
     struct wrunner r[W_MAX_RUNNERS];
     int nr;
     struct wclient c[W_MAX_CLIENTS];
@@ -583,6 +586,7 @@ int mp_kernel_warm_pool_main(int ctl_fd, int listen_fd)
     if (p->max_runners > W_MAX_RUNNERS)
         p->max_runners = W_MAX_RUNNERS;
     p->idle_s = env_num("MAGPIE_WARM_IDLE_S", 120);
+    p->request_s = env_num("MAGPIE_WARM_REQUEST_S", 30);
     p->max_rss = env_num("MAGPIE_WARM_MAX_RSS_MB", 32768) * 1048576.0;
     double exit_s = env_num("MAGPIE_WARM_POOL_EXIT_S", 0), empty_since = mono_s();
     signal(SIGPIPE, SIG_IGN);
@@ -639,7 +643,7 @@ int mp_kernel_warm_pool_main(int ctl_fd, int listen_fd)
         if (pr > 0 && pf[1].revents && p->nc < W_MAX_CLIENTS) {
             int fd = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC);
             if (fd >= 0)
-                p->c[p->nc++] = (struct wclient){.fd = fd, .runner = -1};
+                p->c[p->nc++] = (struct wclient){.fd = fd, .runner = -1, .since = mono_s()};
         }
         now = mono_s();
         for (int i = p->nr - 1; i >= 0; i--) {
@@ -653,6 +657,12 @@ int mp_kernel_warm_pool_main(int ctl_fd, int listen_fd)
                 runner_kill(p, i);
             }
         }
+        /* a client that has not sent its request line in time (silent, or
+         * dribbling bytes) gives its slot back: W_MAX_CLIENTS of them would
+         * otherwise stop the pool accepting anyone */
+        for (int i = p->nc - 1; i >= 0; i--)
+            if (!p->c[i].req && now - p->c[i].since > p->request_s)
+                client_drop(p, i);
         if (p->nr > 0 || p->nc > 0)
             empty_since = now;
         else if (exit_s > 0 && now - empty_since > exit_s)
