@@ -11,13 +11,13 @@
  * runner), the listening socket (fd 4, made by the server), the clients
  * (a tool call's worker, one job per connection) and the runners' reply
  * pipes. Bounds: at most MAGPIE_WARM_RUNNERS runners (default 2; 0 turns
- * the pool off), each killed after MAGPIE_WARM_IDLE_S idle (default 120),
- * the pool itself ended after MAGPIE_WARM_POOL_EXIT_S with no runner and no
- * client (default 0: only by its control pipe; `magpie warm-pool` sets it)
+ * the pool off), each killed after MAGPIE_WARM_IDLE_S idle (default 120)
  * and after a job that leaves it over MAGPIE_WARM_MAX_RSS_MB resident
- * (default 32768); a client without a whole request line after
- * MAGPIE_WARM_REQUEST_S (30) is dropped; a job not done by its limit kills its runner; a client
- * that goes away mid-job kills its runner; a runner that dies, writes
+ * (default 32768); the pool itself ends after MAGPIE_WARM_POOL_EXIT_S with
+ * no runner and no client (default 0: only by its control pipe; `magpie
+ * warm-pool` sets it); a client without a whole request line after
+ * MAGPIE_WARM_REQUEST_S (30) is dropped; a job not done by its limit kills
+ * its runner; a client that goes away mid-job kills its runner; a runner that dies, writes
  * anything but the protocol's lines, or says `retire` (a job in which a
  * kernel failed: its state is not trusted) is dropped, and the next job
  * gets a fresh one. Every runner is in a process group of its own with
