@@ -17,10 +17,10 @@
  * no runner and no client (default 0: only by its control pipe; `magpie
  * warm-pool` sets it); a client without a whole request line after
  * MAGPIE_WARM_REQUEST_S (30) is dropped; a job not done by its limit kills
- * its runner; a client that goes away mid-job kills its runner; a runner that dies, writes
- * anything but the protocol's lines, or says `retire` (a job in which a
- * kernel failed: its state is not trusted) is dropped, and the next job
- * gets a fresh one. Every runner is in a process group of its own with
+ * its runner; a client that goes away mid-job kills its runner; a runner
+ * that dies, writes anything but the protocol's lines, or says `retire` (a
+ * job in which a kernel failed: its state is not trusted) is dropped, and
+ * the next job gets a fresh one. Every runner is in a process group of its own with
  * SIGKILL as its parent-death signal.
  *
  * Protocol. Client -> pool, one line of JSON: {key, argv[], cwd, job, log,
