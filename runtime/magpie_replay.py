@@ -236,29 +236,25 @@ def profile_op(torch, call, flush, calls, touch=None):
     if touch is None:
         return out
 
-    def cold_start():
-        for i in range(calls):
-            flush.fill_(i % 127 + 1)
-            touch()
-            torch.cuda.synchronize()
-            call()
+    def cold_start(gap_s):  # gap_s of an idle GPU before each call (the probe's 50 us)
+        def run():
+            for i in range(calls):
+                flush.fill_(i % 127 + 1)
+                touch()
+                torch.cuda.synchronize()
+                t = time.perf_counter() + gap_s
+                while time.perf_counter() < t:
+                    pass
+                call()
+        return run
     pre_cold = gpu_records(torch, lambda: (flush.fill_(5), touch()))  # the prelude's records
-    c = per_call(gpu_records(torch, cold_start), calls, len(pre_cold))
+    c = per_call(gpu_records(torch, cold_start(0)), calls, len(pre_cold))
     if c is None:
         out["note"] += ("; " if out["note"] else "") + "cold: records do not split per call"
     else:
         out["cold"] = c[0]
-
-    def cold_gap():  # probe (replay_run.json only): cold, then 50 us of an idle GPU
-        for i in range(calls):
-            flush.fill_(i % 127 + 1)
-            touch()
-            torch.cuda.synchronize()
-            t = time.perf_counter() + 50e-6
-            while time.perf_counter() < t:
-                pass
-            call()
-    c = per_call(gpu_records(torch, cold_gap), calls, len(pre_cold))
+    # probe (replay_run.json only): cold, then 50 us of an idle GPU
+    c = per_call(gpu_records(torch, cold_start(50e-6)), calls, len(pre_cold))
     if c is not None:
         out["cold_gap"] = c[0]
     return out

@@ -420,10 +420,7 @@ static bool param_like(const struct rp_call *c, const struct rp_arg *a)
 {
     const char *nm = strstr(c->op, "::");
     nm = nm ? nm + 2 : c->op;
-    size_t l = strlen(nm);
-    bool gemm = (l >= 2 && strcmp(nm + l - 2, "mm") == 0) || strstr(nm, "linear") ||
-                strstr(nm, "matmul") || strstr(nm, "conv");
-    if (gemm) {
+    if (rp_gemm_op(c->op)) {
         static const char *const w[] = {"mat2", "weight", "bias", "mat_b", "scale_b", NULL};
         for (size_t i = 0; w[i]; i++)
             if (strcmp(a->name, w[i]) == 0)

@@ -115,6 +115,11 @@ long long rp_offs_rows(const struct rp_call *c, const struct rp_arg *a);
 
 /* Torch dtype of a recorded tensor type ("torch.bfloat16"), NULL unknown. */
 const char *rp_torch_dtype(const char *recorded);
+
+/* Whether op ("aten::addmm", "_grouped_mm") multiplies by a weight: a name
+ * ending in "mm" (mm, bmm, addmm, _scaled_mm, _grouped_mm) or holding
+ * "linear", "matmul" or "conv" (schema.c). */
+bool rp_gemm_op(const char *op);
 /* TraceLens's build_tensor knows this dtype name (after rp_ir_dtype). */
 const char *rp_ir_dtype(const char *recorded);
 /* torch dtype of a c10::ScalarType number, NULL unknown. */

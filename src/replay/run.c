@@ -41,18 +41,14 @@ static const char *l2_state(const struct mp_replay_opts *o, const struct mp_repl
         return o->l2;
     if (op->trace_median_us > 0 && op->trace_median_us < RP_SHORT_US)
         return "cold";
-    static const char *const heavy[] = {"matmul", "linear", "attention", "sdpa",
-                                        "conv",   "flash",  "einsum",    NULL};
+    static const char *const heavy[] = {"attention", "sdpa", "flash", "einsum", NULL};
     const char *cat = op->category ? op->category : "";
     if (strncmp(cat, "GEMM", 4) == 0 || strncmp(cat, "SDPA", 4) == 0 ||
-        strncmp(cat, "CONV", 4) == 0 || strstr(cat, "attn"))
+        strncmp(cat, "CONV", 4) == 0 || strstr(cat, "attn") || rp_gemm_op(op->name))
         return "flushed";
     const char *nm = op->name ? op->name : "";
     const char *c = strstr(nm, "::");
     nm = c ? c + 2 : nm;
-    size_t l = strlen(nm);
-    if (l >= 2 && strcmp(nm + l - 2, "mm") == 0) /* mm, bmm, addmm, _scaled_mm, _grouped_mm */
-        return "flushed";
     for (size_t i = 0; heavy[i]; i++)
         if (strstr(nm, heavy[i]))
             return "flushed";

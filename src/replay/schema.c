@@ -361,6 +361,15 @@ static const struct {
     {"c10::complex<double>", "torch.complex128", NULL},
 };
 
+bool rp_gemm_op(const char *op)
+{
+    const char *c = op ? strstr(op, "::") : NULL;
+    const char *nm = c ? c + 2 : op ? op : "";
+    size_t l = strlen(nm);
+    return (l >= 2 && strcmp(nm + l - 2, "mm") == 0) || strstr(nm, "linear") ||
+           strstr(nm, "matmul") || strstr(nm, "conv");
+}
+
 const char *rp_torch_dtype(const char *recorded)
 {
     for (size_t i = 0; i < sizeof(dtypes) / sizeof(dtypes[0]); i++)
