@@ -72,6 +72,15 @@ static void on_stop(int sig)
     }
 }
 
+/* the shell assignments `eval "$(magpie warm-pool --daemon)"` runs */
+static void print_exports(const char *path, pid_t pid)
+{
+    printf("MAGPIE_WARM_SOCKET=%s; export MAGPIE_WARM_SOCKET\n"
+           "MAGPIE_WARM_POOL_PID=%ld; export MAGPIE_WARM_POOL_PID\n",
+           path, (long)pid);
+    fflush(stdout);
+}
+
 /* A new 0700 directory for the socket. */
 static int private_dir(char *dir, size_t n)
 {
@@ -161,9 +170,7 @@ int cmd_warm_pool(int argc, char **argv, const struct cli_global *g)
             goto fail;
         }
         if (pid > 0) {
-            printf("MAGPIE_WARM_SOCKET=%s; export MAGPIE_WARM_SOCKET\n"
-                   "MAGPIE_WARM_POOL_PID=%ld; export MAGPIE_WARM_POOL_PID\n",
-                   path, (long)pid);
+            print_exports(path, pid);
             return EXIT_OK;
         }
         setsid();
@@ -176,10 +183,7 @@ int cmd_warm_pool(int argc, char **argv, const struct cli_global *g)
                 close(dn);
         }
     } else {
-        printf("MAGPIE_WARM_SOCKET=%s; export MAGPIE_WARM_SOCKET\n"
-               "MAGPIE_WARM_POOL_PID=%ld; export MAGPIE_WARM_POOL_PID\n",
-               path, (long)getpid());
-        fflush(stdout);
+        print_exports(path, getpid());
     }
     ctl_w = ctl[1];
     struct sigaction act = {.sa_handler = on_stop};
