@@ -114,9 +114,9 @@ print("replayed ops: %d; within 10 %% of the trace: %d (%.0f %%); in any state (
       "CUDA-graph figure within 10 %%: %d; same kernels: %d of %d (%.0f %%)" % (
           tot, within, 100.0 * within / max(tot, 1), either, graph_in, same, known,
           100.0 * same / max(known, 1)))
-# the helper's probe figures (replay_run.json only): the flushed state with
-# L2 emptied by reads (clean lines) and the cold state after 50 us idle
-print("probes: op ratio to the trace: flushed (written), flushed_read, cold, cold_gap")
+# the helper's probe figures (replay_run.json only) beside the two states
+# they vary: L2 left all dirty (flush buffer rewritten) or all clean (read)
+print("probes: op ratio to the trace: flushed, flushed_write, flushed_read, cold, cold_write")
 cnt = {}
 for name in names:
     p = os.path.join(out, name + "_run.json")
@@ -128,10 +128,11 @@ for name in names:
         t = tr.get(o.get("n"))
         if not t or not o.get("ok"):
             continue
-        v = [o.get(k) for k in ("l2_flushed_us", "flushed_read_us", "cold_us", "cold_gap_us")]
+        ks = ("l2_flushed_us", "flushed_write_us", "flushed_read_us", "cold_us", "cold_write_us")
+        v = [o.get(k) for k in ks]
         print("%-8s %-3d " % (name, o["n"]) + " ".join("%6.3f" % (x / t) if x else "%6s" % "-"
                                                         for x in v))
-        for k, x in zip(("flushed", "flushed_read", "cold", "cold_gap"), v):
+        for k, x in zip(("flushed", "flushed_write", "flushed_read", "cold", "cold_write"), v):
             if x:
                 cnt.setdefault(k, [0, 0])
                 cnt[k][1] += 1

@@ -13,16 +13,18 @@ What is timed is the kernels, as the trace timed them: the op is called
 many times under torch.profiler (CUPTI kernel records, the same records a
 Kineto trace holds) and each call's kernel durations are summed, giving
 one sample per call ("samples_ms"; the trace's "kernel time per call" is
-the same sum). Two L2 states are profiled: "flushed" (a buffer twice the
-L2 size rewritten before every call, so the op reads its inputs from HBM,
-as an op reading weights or a KV cache does in a serving step) and "warm"
+the same sum). Two L2 states are profiled: "flushed" (L2 emptied by
+reading a buffer twice its size, then as many bytes as the op's inputs
+written, so the op reads its inputs from HBM and evicts as many dirty lines
+as the kernels that wrote those inputs left: next to nothing after a decode
+step's small activations, all of L2 after a prefill's large ones) and "warm"
 (calls back to back, so inputs that fit in L2 are there, as an op reading
 what the op before it just wrote finds them). A third state, "idle", drains
 the GPU before each call (L2 as the previous call left it): in a launch-bound
 workload (the host launching slower than the GPU runs, as in eager decode
 steps) each short kernel starts on an idle GPU instead of queued behind the
-one before it. A fourth, "cold", rewrites the flush buffer, reads the op's
-inputs back into L2 (but those the ref lists in PARAMETER_INPUTS: weights,
+one before it. A fourth, "cold", empties L2 by reading, reads the op's
+inputs back into it (but those the ref lists in PARAMETER_INPUTS: weights,
 norm weights, which a forward pass reads from HBM) and drains the GPU
 before each call: inputs in L2, the op's own kernel code and constants not
 (a short op in a forward pass, whose kernel last ran a layer earlier). The job says which one is the op's
@@ -50,7 +52,6 @@ import traceback
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 GPU_CATS = ("kernel", "gpu_memset", "gpu_memcpy")
-FLUSH_RECS = []
 
 
 def load(path, name):
@@ -170,20 +171,26 @@ def make_touch(torch, tensors):
     return touch
 
 
-def profile_op(torch, call, flush, calls, touch=None):
+def profile_op(torch, call, flush, calls, touch=None, dirty_bytes=0):
     """Per-call kernel time (us) in the four states, with the kernel names.
     Returns a dict; "note" says what could not be split per call.
     "warm": calls back to back (queued, L2 as the previous call left it);
     "idle": the GPU drained before each call (a synchronize between calls),
     L2 as the previous call left it: a launch-bound workload, where the host
     launches slower than the GPU runs and each short kernel starts on an idle
-    GPU; "flushed": a buffer twice the L2 size rewritten before each call;
+    GPU; "flushed": L2 emptied by reading a buffer twice its size, then
+    dirty_bytes (the op's inputs, at most the L2) of it rewritten;
     "cold" (with touch, the reader of the op's inputs but its parameters):
-    before each call the buffer rewritten, those inputs read back into L2 by
+    before each call L2 emptied by reading, those inputs read back into L2 by
     touch() and the GPU drained, so they are in L2 but the parameters, the
-    op's own kernel code, constants and outputs are not: a short op of a forward pass, whose inputs the op
-    before it just wrote and whose kernels last ran a layer earlier, with a
-    layer's weights streamed through L2 since."""
+    op's own kernel code, constants and outputs are not: a short op of a
+    forward pass, whose inputs the op before it just wrote and whose kernels
+    last ran a layer earlier, with a layer's weights streamed through L2
+    since. Probes: "flushed_write" (all of L2 dirty), "flushed_read" (all
+    clean), "cold_write" (cold after a rewrite). Why reads: a rewrite leaves
+    L2 full of dirty lines, and an op reading weights from HBM then also
+    writes all of them back (decode GEMMs 1.13-1.21x the trace on an H200,
+    0.95-1.0x after a read; docs/replay.md)."""
     out = {"calls_profiled": calls, "note": ""}
 
     def drained():
@@ -208,55 +215,46 @@ def profile_op(torch, call, flush, calls, touch=None):
         out["warm"], out["names"] = w
     if flush is None:
         return out
+    touch = touch or (lambda: None)
+    dirty = min(max(int(dirty_bytes), 0), flush.numel() // 2)
 
-    def cold():
-        for i in range(calls):
-            flush.fill_(i % 127 + 1)
-            call()
-    recs = gpu_records(torch, cold)
-    if not FLUSH_RECS:  # the flush's own records (one fill kernel), once per process
-        FLUSH_RECS.extend(gpu_records(torch, lambda: flush.fill_(3)))
-    nf = len(FLUSH_RECS)
-    c = per_call(recs, calls, nf) if nf == 1 else None
-    if c is None:
-        fl = set(r[2] for r in FLUSH_RECS)
-        op = [r for r in recs if r[2] not in fl] if not (fl & set(out["names"])) else recs
-        out["flushed"] = [sum(r[1] for r in op) / calls]
-        out["note"] += ("; " if out["note"] else "") + "flushed: mean only"
-    else:
-        out["flushed"] = c[0]
-    # probe (replay_run.json only): L2 emptied by reading the buffer, so it
-    # holds clean lines and the op pays no write-back of the flush's
-    # dirty ones, as after ops that mostly read (weights, in a decode step)
-    pre = gpu_records(torch, lambda: torch.amax(flush))
-    c = per_call(gpu_records(torch, lambda: [(torch.amax(flush), call()) for _ in range(calls)]),
-                 calls, len(pre))
-    if c is not None:
-        out["flushed_read"] = c[0]
-    if touch is None:
-        return out
+    def empty_l2(i):  # reads, not writes: L2 left holding clean lines
+        torch.amax(flush)
+    # Each state: what runs before every call (its records are skipped) and
+    # whether the GPU is drained before the call.
+    preludes = {
+        # L2 emptied, then as many bytes as the op's inputs (what the kernels
+        # before it wrote) left dirty: write-backs the op pays as it evicts them
+        "flushed": (lambda i: (empty_l2(i), dirty and flush[:dirty].fill_(i % 127 + 1)),
+                    False),
+        # inputs in L2 (clean), parameters, code and constants not; GPU idle
+        "cold": (lambda i: (empty_l2(i), touch()), True),
+        # probes (replay_run.json): the flush buffer rewritten (all of L2
+        # dirty); read only (all clean); cold after the rewrite
+        "flushed_write": (lambda i: flush.fill_(i % 127 + 1), False),
+        "flushed_read": (empty_l2, False),
+        "cold_write": (lambda i: (flush.fill_(i % 127 + 1), touch()), True),
+    }
+    for state, (pre, drain) in preludes.items():
+        skip = len(gpu_records(torch, lambda: pre(1)))
 
-    def cold_start(gap_s):  # gap_s of an idle GPU before each call (the probe's 50 us)
-        def run():
+        def run(pre=pre, drain=drain):
             for i in range(calls):
-                flush.fill_(i % 127 + 1)
-                touch()
-                torch.cuda.synchronize()
-                t = time.perf_counter() + gap_s
-                while time.perf_counter() < t:
-                    pass
+                pre(i)
+                if drain:
+                    torch.cuda.synchronize()
                 call()
-        return run
-    pre_cold = gpu_records(torch, lambda: (flush.fill_(5), touch()))  # the prelude's records
-    c = per_call(gpu_records(torch, cold_start(0)), calls, len(pre_cold))
-    if c is None:
-        out["note"] += ("; " if out["note"] else "") + "cold: records do not split per call"
-    else:
-        out["cold"] = c[0]
-    # probe (replay_run.json only): cold, then 50 us of an idle GPU
-    c = per_call(gpu_records(torch, cold_start(50e-6)), calls, len(pre_cold))
-    if c is not None:
-        out["cold_gap"] = c[0]
+        recs = gpu_records(torch, run)
+        c = per_call(recs, calls, skip)
+        if c is not None:
+            out[state] = c[0]
+        elif state == "flushed":  # the op's own records by name (the flush's differ)
+            pn = set(r[2] for r in gpu_records(torch, lambda: pre(1)))
+            op = [r for r in recs if r[2] not in pn] if not (pn & set(out["names"])) else recs
+            out[state] = [sum(r[1] for r in op) / calls]
+            out["note"] += ("; " if out["note"] else "") + "flushed: mean only"
+        elif state == "cold":
+            out["note"] += ("; " if out["note"] else "") + "cold: records do not split per call"
     return out
 
 
@@ -350,7 +348,7 @@ def run_one(torch, mr, dev, op, tcfg, flush):
                           [t for k, t in model.named_buffers() if not k.startswith("m0_")]]
             touch = make_touch(torch, state)
             # an op with no tensor to read back is still timed cold (flush, drain)
-            p = profile_op(torch, call, flush, calls, touch or (lambda: None))
+            p = profile_op(torch, call, flush, calls, touch, touch.nbytes if touch else 0)
             l2 = pick_state(op, p, touch.nbytes if touch else 0,
                             flush.numel() // 2 if flush is not None else 0)
             out.update(samples_ms=[u / 1000 for u in p[l2]], l2=l2,
@@ -364,7 +362,7 @@ def run_one(torch, mr, dev, op, tcfg, flush):
                 out["idle_us"] = statistics.median(p["idle"])
             if "cold" in p:
                 out["cold_us"] = statistics.median(p["cold"])
-            for k in ("flushed_read", "cold_gap"):  # probes, not in the summary
+            for k in ("flushed_read", "flushed_write", "cold_write"):  # probes, not in the summary
                 if k in p:
                     out[k + "_us"] = statistics.median(p[k])
             out["clocks_after"] = smi_clocks(torch, dev)
