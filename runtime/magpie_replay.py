@@ -171,7 +171,7 @@ def make_touch(torch, tensors):
     return touch
 
 
-def profile_op(torch, call, flush, calls, touch=None, dirty_bytes=0):
+def profile_op(torch, call, flush, calls, touch=None, dirty_bytes=0, cool_s=0.0):
     """Per-call kernel time (us) in the four states, with the kernel names.
     Returns a dict; "note" says what could not be split per call.
     "warm": calls back to back (queued, L2 as the previous call left it);
@@ -190,8 +190,24 @@ def profile_op(torch, call, flush, calls, touch=None, dirty_bytes=0):
     clean), "cold_write" (cold after a rewrite). Why reads: a rewrite leaves
     L2 full of dirty lines, and an op reading weights from HBM then also
     writes all of them back (decode GEMMs 1.13-1.21x the trace on an H200,
-    0.95-1.0x after a read; docs/replay.md)."""
+    0.95-1.0x after a read; docs/replay.md).
+    cool_s > 0 (ops of a millisecond and more): after every call the GPU is
+    drained and left idle that long, in every state, so that tens of calls
+    of a large GEMM do not hold the GPU at its power cap (an LM-head GEMM's
+    back-to-back calls ran at 1410 MHz under a power cap on an H200, where
+    the workload's single call ran at full clock)."""
     out = {"calls_profiled": calls, "note": ""}
+
+    def timed(call):
+        if cool_s <= 0:
+            return call
+
+        def cooled():
+            call()
+            torch.cuda.synchronize()
+            time.sleep(cool_s)
+        return cooled
+    call = timed(call)
 
     def drained():
         for _ in range(calls):
@@ -348,7 +364,13 @@ def run_one(torch, mr, dev, op, tcfg, flush):
                           [t for k, t in model.named_buffers() if not k.startswith("m0_")]]
             touch = make_touch(torch, state)
             # an op with no tensor to read back is still timed cold (flush, drain)
-            p = profile_op(torch, call, flush, calls, touch, touch.nbytes if touch else 0)
+            # a millisecond op: twice its time idle after each call (a third
+            # of the power); 20 calls of it take a second or more
+            cool = 2 * per / 1e6 if per >= 1000.0 else 0.0  # per: us
+            p = profile_op(torch, call, flush, calls, touch, touch.nbytes if touch else 0, cool)
+            if cool:
+                p["note"] += ("; " if p["note"] else "") + \
+                    "%.0f ms idle after each call (power)" % (cool * 1000)
             l2 = pick_state(op, p, touch.nbytes if touch else 0,
                             flush.numel() // 2 if flush is not None else 0)
             out.update(samples_ms=[u / 1000 for u in p[l2]], l2=l2,

@@ -217,23 +217,52 @@ static int fill_kernels(struct mp_replay_op *op, json_t *names)
     return rc ? rc : op->replay_kernels ? 0 : MP_ENOMEM;
 }
 
+/* "; clocks capped after the replay (...)" when nvidia-smi's throttle
+ * reasons after the op's calls name a power or thermal cap (the replay then
+ * ran slower than a workload that called the op once), else "". */
+static void capped_note(const char *clocks, char *out, size_t n)
+{
+    static const struct {
+        unsigned long bit;
+        const char *what;
+    } caps[] = {{0x4, "software power cap"},   {0x8, "hardware slowdown"},
+                {0x20, "software thermal cap"}, {0x40, "hardware thermal slowdown"},
+                {0x80, "hardware power brake"}};
+    out[0] = 0;
+    const char *t = clocks ? strstr(clocks, "throttle 0x") : NULL;
+    if (!t)
+        return;
+    unsigned long v = strtoul(t + strlen("throttle "), NULL, 16);
+    size_t k = 0;
+    for (size_t i = 0; i < sizeof(caps) / sizeof(caps[0]) && k < n; i++)
+        if (v & caps[i].bit) {
+            int w = snprintf(out + k, n - k, "%s%s", k ? ", " : "; clocks capped after the "
+                                                              "replay (",
+                             caps[i].what);
+            k = w < 0 ? n : k + (size_t)w;
+        }
+    if (k && k < n)
+        snprintf(out + k, n - k, ")");
+}
+
 static int fill_note(struct mp_replay_op *op, json_t *jo)
 {
     const char *why = json_string_value(json_object_get(jo, "stop_reason"));
     const char *pn = json_string_value(json_object_get(jo, "prof_note"));
     const char *cb = json_string_value(json_object_get(jo, "clocks_before"));
     const char *ca = json_string_value(json_object_get(jo, "clocks_after"));
-    char hint[512], note[1600];
+    char hint[512], note[1800], cap[200];
     off_hint(op, hint, sizeof(hint));
+    capped_note(ca, cap, sizeof(cap));
     if (strcmp(op->replay_l2, "none") == 0)
         snprintf(note, sizeof(note),
                  "CPU figure (the runner's Sampler; no kernel records): batch %lld, %s",
                  (long long)json_integer_value(json_object_get(jo, "batch")), why ? why : "");
     else
         snprintf(note, sizeof(note),
-                 "%skernel records of %lld calls, state %s%s%s; graph figure: batch %lld%s, %s",
+                 "%skernel records of %lld calls, state %s%s%s%s; graph figure: batch %lld%s, %s",
                  hint, (long long)json_integer_value(json_object_get(jo, "calls_profiled")),
-                 op->replay_l2, pn && *pn ? "; " : "", pn ? pn : "",
+                 op->replay_l2, pn && *pn ? "; " : "", pn ? pn : "", cap,
                  (long long)json_integer_value(json_object_get(jo, "batch")),
                  json_is_true(json_object_get(jo, "cuda_graph")) ? " in a CUDA graph" : "",
                  why ? why : "");

@@ -48,7 +48,8 @@ for op in job["ops"]:
                 "graph_samples_ms": [x * 1.2 / 1000 for x in s], "batch": 50,
                 "cuda_graph": True, "stop_reason": "noise 0.3% <= 0.5% after 12 samples",
                 "sm_clock_mhz": 1980.0, "clocks_before": "sm 1980 MHz (max 1980)",
-                "clocks_after": "sm 1965 MHz (max 1980)"})
+                "clocks_after": "sm 1965 MHz (max 1980)" if op["n"] != 3 else
+                "sm 1410 MHz (max 1980), 671.24 W, 53 C, throttle 0x0000000000000024"})
 json.dump({"device": "NVIDIA H200 (stand-in)", "torch": "2.11", "l2_bytes": 52428800,
            "clocks": "sm 1980 MHz (max 1980)", "ops": ops}, open(job["output"], "w"))
 EOF
@@ -84,6 +85,10 @@ assert "the warm replay is within 10 % (1.02x): in the workload this op was queu
 # another kernel ran
 assert o3["kernels_match"] is False, o3
 assert "other kernels ran than in the trace" in o3["replay_note"], o3["replay_note"]
+# nvidia-smi's throttle reasons after the calls name the caps
+assert "state flushed; clocks capped after the replay (software power cap, software thermal " \
+    "cap); graph figure" in o3["replay_note"], o3["replay_note"]
+assert "capped" not in o1["replay_note"], o1["replay_note"]
 rows = list(csv.DictReader(open(os.path.join(d, "replay_summary.csv"))))
 assert rows[0]["replay_l2"] == "flushed" and rows[0]["kernels_match"] == "True", rows[0]
 assert rows[2]["kernels_match"] == "False" and rows[0]["replay_kernel_us_median"] == "5.8"
@@ -197,12 +202,32 @@ tp.ProfilerActivity.CUDA = tp.ProfilerActivity.CPU
 torch.cuda.synchronize = lambda: None
 a, b = torch.randn(64, 64), torch.randn(64, 64)
 flush = torch.empty(1 << 16, dtype=torch.int8)
-p = m.profile_op(torch, lambda: torch.relu(torch.mm(a, b)), flush, 30)
-assert len(p["warm"]) == 30 and len(p["flushed"]) == 30 and len(p["idle"]) == 30, p
-assert p["names"][:1] == ["aten::mm"] and "aten::relu" in p["names"], p["names"]
-assert [r[2] for r in m.FLUSH_RECS] == ["aten::fill_"], m.FLUSH_RECS
-assert all(x > 0 for x in p["warm"] + p["flushed"] + p["idle"]) and p["note"] == "", p
-assert "cold" not in p  # no reader of the inputs given: no cold state
+# every state and probe splits per call, the preludes' records skipped
+# (flushed: the read of the buffer, then the rewrite of dirty_bytes of it)
+states = ("warm", "idle", "flushed", "cold", "flushed_write", "flushed_read", "cold_write")
+for dirty in (0, 4096, 1 << 30):
+    p = m.profile_op(torch, lambda: torch.relu(torch.mm(a, b)), flush, 30, None, dirty)
+    assert all(len(p[k]) == 30 and min(p[k]) > 0 for k in states) and p["note"] == "", p
+    assert p["names"][:1] == ["aten::mm"] and "aten::relu" in p["names"], p["names"]
+# the flushed prelude: one read of the whole buffer, a rewrite of dirty bytes
+# only when there are some (at most half the buffer: the L2)
+fills = []
+real_fill = torch.Tensor.fill_
+torch.Tensor.fill_ = lambda t, v: fills.append(t.numel()) or real_fill(t, v)
+for dirty, want in ((0, []), (4096, [4096]), (1 << 30, [1 << 15])):
+    fills.clear()
+    m.profile_op(torch, lambda: torch.mm(a, b), flush, 1, None, dirty)
+    # each prelude runs once alone (its records counted) and once per call:
+    # flushed's rewrite, then the probes' whole-buffer ones (write, cold_write)
+    assert fills == want * 2 + [1 << 16] * 4, (dirty, fills)
+torch.Tensor.fill_ = real_fill
+# a millisecond op: drained and idle cool_s after every call, in every state
+sleeps = []
+real_sleep = m.time.sleep
+m.time.sleep = sleeps.append
+p = m.profile_op(torch, lambda: torch.mm(a, b), flush, 5, None, 0, 0.004)
+m.time.sleep = real_sleep
+assert sleeps == [0.004] * 5 * len(states) and all(len(p[k]) == 5 for k in states), sleeps
 # the cold state: flush, the inputs read back (one reduction per storage: a
 # view of a, a's storage again and b's under a dict give two), the call
 seen = []
