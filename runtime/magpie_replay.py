@@ -27,8 +27,8 @@ one before it. A fourth, "cold", empties L2 by reading, reads the op's
 inputs back into it (but those the ref lists in PARAMETER_INPUTS: weights,
 norm weights, which a forward pass reads from HBM) and drains the GPU
 before each call: inputs in L2, the op's own kernel code and constants not
-(a short op in a forward pass, whose kernel last ran a layer earlier). The job says which one is the op's
-figure; all are returned. The records' names give the kernels
+(a short op in a forward pass, whose kernel last ran a layer earlier). The
+job says which one is the op's figure; all are returned. The records' names give the kernels
 that ran. Another figure is the analyze runner's (magpie_runner.Timer and
 Sampler beside this file): CUDA events around a CUDA graph of many calls
 ("graph_samples_ms"), which includes the gaps between kernels in a graph.
