@@ -84,4 +84,8 @@ K)
     PT=70 FT=85 fid ".gpudata/tp2*.gz" fid2
     ph warmcli; RUNS=3 timeout ${WT:-110} bash bench/warm_pool_cli.sh $MAGPIE >$R/warmcli.out 2>&1; ph "warmcli rc=$?"; cp $R/warmcli.out $OUT/
     ;;
+L)
+    ph capture-llama; mkdir -p /tmp/tl; timeout 60 python3 .gpudata/make_traces.py --out /tmp/tl --which llama >$R/capture.out 2>&1; ph "capture rc=$?"
+    ph fid3; OUT=$R/fid3 PER_TRACE_S=60 timeout 75 bash bench/replay_fidelity.sh /tmp/tl/*.json.gz >$R/fid3.out 2>&1; ph "fid3 rc=$?"; pack fid3
+    ;;
 esac
