@@ -225,9 +225,12 @@ static void capped_note(const char *clocks, char *out, size_t n)
     static const struct {
         unsigned long bit;
         const char *what;
-    } caps[] = {{0x4, "software power cap"},   {0x8, "hardware slowdown"},
-                {0x20, "software thermal cap"}, {0x40, "hardware thermal slowdown"},
+    } caps[] = {{0x4, "software power cap"},
+                {0x8, "hardware slowdown"},
+                {0x20, "software thermal cap"},
+                {0x40, "hardware thermal slowdown"},
                 {0x80, "hardware power brake"}};
+
     out[0] = 0;
     const char *t = clocks ? strstr(clocks, "throttle 0x") : NULL;
     if (!t)
@@ -236,9 +239,8 @@ static void capped_note(const char *clocks, char *out, size_t n)
     size_t k = 0;
     for (size_t i = 0; i < sizeof(caps) / sizeof(caps[0]) && k < n; i++)
         if (v & caps[i].bit) {
-            int w = snprintf(out + k, n - k, "%s%s", k ? ", " : "; clocks capped after the "
-                                                              "replay (",
-                             caps[i].what);
+            const char *sep = k ? ", " : "; clocks capped after the replay (";
+            int w = snprintf(out + k, n - k, "%s%s", sep, caps[i].what);
             k = w < 0 ? n : k + (size_t)w;
         }
     if (k && k < n)
