@@ -76,6 +76,10 @@ struct mp_replay_op {
     double replay_flushed_us, replay_warm_us, replay_graph_us; /* 0: not measured */
     double replay_idle_us; /* the GPU drained before each call (L2 warm), 0: not measured */
     double replay_cold_us; /* L2 flushed, inputs read back, GPU drained; 0: not measured */
+    /* the op's state (flushed or cold) with L2 emptied by reads only (all
+     * clean) and by a rewrite (all dirty): the helper's probes, for the
+     * note; 0: not measured */
+    double replay_l2_clean_us, replay_l2_dirty_us;
     double replay_sm_mhz;  /* runner's spin probe, 0 unknown */
     char replay_l2[12];    /* "flushed", "warm", "idle", "cold", "none" */
     long replay_samples;

@@ -163,11 +163,18 @@ static void off_hint(const struct mp_replay_op *op, char *h, size_t n)
         if (strcmp(st[i].name, op->replay_l2) != 0 && within10(st[i].us, t) &&
             (best < 0 || fabs(st[i].us / t - 1) < fabs(st[best].us / t - 1)))
             best = i;
+    double cl = op->replay_l2_clean_us, dy = op->replay_l2_dirty_us;
     if (best >= 0)
         snprintf(h, n,
                  "off the trace by more than 10 %%, but the %s replay is within 10 %% (%.2fx): "
                  "%s; ",
                  st[best].name, st[best].us / t, st[best].why);
+    else if (cl > 0 && dy > 0 && (within10(cl, t) || within10(dy, t) || (cl - t) * (dy - t) < 0))
+        snprintf(h, n,
+                 "off the trace by more than 10 %%; with L2 all clean %.2fx, all dirty %.2fx "
+                 "(the %s state dirties as many bytes as the op's inputs): in the workload L2 "
+                 "held %s dirty lines than this op's inputs (what ran before it); ",
+                 cl / t, dy / t, op->replay_l2, op->replay_median_us > t ? "fewer" : "more");
     else if (within10(op->replay_graph_us, t))
         snprintf(h, n,
                  "off the trace by more than 10 %%, but the CUDA-graph figure is within 10 %% "
@@ -312,6 +319,13 @@ static int fill_op(struct mp_replay_op *op, json_t *jo)
     op->replay_warm_us = json_number_value(json_object_get(jo, "l2_warm_us"));
     op->replay_idle_us = json_number_value(json_object_get(jo, "idle_us"));
     op->replay_cold_us = json_number_value(json_object_get(jo, "cold_us"));
+    if (strcmp(op->replay_l2, "flushed") == 0 || strcmp(op->replay_l2, "cold") == 0) {
+        bool fl = op->replay_l2[0] == 'f';
+        op->replay_l2_clean_us =
+            fl ? json_number_value(json_object_get(jo, "flushed_read_us")) : op->replay_cold_us;
+        op->replay_l2_dirty_us =
+            json_number_value(json_object_get(jo, fl ? "flushed_write_us" : "cold_write_us"));
+    }
     op->replay_graph_us = median_us(json_object_get(jo, "graph_samples_ms"), 1000.0);
     op->replay_sm_mhz = json_number_value(json_object_get(jo, "sm_clock_mhz"));
     rc = fill_kernels(op, json_object_get(jo, "kernels"));

@@ -28,7 +28,7 @@ export MAGPIE_RUNTIME_DIR="$MP_SRC/runtime"
 # the stand-in helper: argv = (helper, job); copies the job beside the result
 cat >"$TMP/gpu_py" <<'EOF'
 #!/usr/bin/env python3
-import json, shutil, sys
+import json, os, shutil, sys
 job = json.load(open(sys.argv[2]))
 shutil.copy(sys.argv[2], job["output"] + ".job")
 K1 = "nvjet_sm90_tst_64x8_64x16_4x2_h_bz_TNT"
@@ -37,6 +37,8 @@ fig = {  # n: (flushed samples us, warm us, cold us, kernels)
     2: ([7.0, 7.1, 6.9, 7.05, 6.95], 5.4, 6.2, [K1]),
     3: ([60.0, 61.0, 59.0, 60.5, 59.5], 58.0, 57.0, ["nvjet_sm90_tst_128x256_64x4_2x1_v_bz_TNT"]),
 }
+if os.environ.get("BRACKET"):  # op 2 off in every state; the L2 probes bracket the trace
+    fig[2] = ([7.0] * 5, 4.0, 6.2, [K1])
 ops = []
 for op in job["ops"]:
     s, w, c, k = fig[op["n"]]
@@ -50,6 +52,9 @@ for op in job["ops"]:
                 "sm_clock_mhz": 1980.0, "clocks_before": "sm 1980 MHz (max 1980)",
                 "clocks_after": "sm 1965 MHz (max 1980)" if op["n"] != 3 else
                 "sm 1410 MHz (max 1980), 671.24 W, 53 C, throttle 0x0000000000000024"})
+    if os.environ.get("BRACKET"):
+        ops[-1].update(flushed_read_us=5.0 if op["n"] == 2 else s[2],
+                       flushed_write_us=7.5 if op["n"] == 2 else s[2], cold_write_us=c + 1)
 json.dump({"device": "NVIDIA H200 (stand-in)", "torch": "2.11", "l2_bytes": 52428800,
            "clocks": "sm 1980 MHz (max 1980)", "ops": ops}, open(job["output"], "w"))
 EOF
@@ -113,6 +118,20 @@ assert o1["replay_kernel_us_cold"] == 5.5 and abs(o1["replay_kernel_us_idle"] - 
 assert o3["replay_l2"] == "flushed" and o3["replay_kernel_us_cold"] == 57.0, o3
 # 6.2 us cold vs a 5.31 us trace: the closest state within 10 % is named
 assert o2["ratio"] > 1.1 and "the warm replay is within 10 % (1.02x)" in o2["replay_note"], o2
+PY
+
+# the helper's L2 probes (all clean / all dirty) bracket a trace no state matches
+BRACKET=1 MAGPIE_PYTHON="$TMP/gpu_py" "$MAGPIE" trace replay "$TRACE" --category GEMM --top 2 \
+    --run --l2 flushed -q -o "$TMP/b" >"$TMP/out" 2>&1 || fail "--run (probes) exited $?"
+python3 - "$TMP/b" <<'PY' || fails=$((fails + 1))
+import json, os, sys
+o1, o2 = json.load(open(os.path.join(sys.argv[1], "replay_summary.json")))["ops"]
+t = o2["trace_kernel_us_median"]
+want = ("off the trace by more than 10 %%; with L2 all clean %.2fx, all dirty %.2fx (the "
+        "flushed state dirties as many bytes as the op's inputs): in the workload L2 held fewer "
+        "dirty lines than this op's inputs (what ran before it); " % (5.0 / t, 7.5 / t))
+assert o2["replay_note"].startswith(want), (o2["replay_note"], want)
+assert "all clean" not in o1["replay_note"], o1  # within 10 %: no hint
 PY
 
 # --l2 warm: the job asks for warm figures and the graph figure unflushed
