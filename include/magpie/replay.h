@@ -80,8 +80,8 @@ struct mp_replay_op {
      * clean) and by a rewrite (all dirty): the helper's probes, for the
      * note; 0: not measured */
     double replay_l2_clean_us, replay_l2_dirty_us;
-    double replay_sm_mhz;  /* runner's spin probe, 0 unknown */
-    char replay_l2[12];    /* "flushed", "warm", "idle", "cold", "none" */
+    double replay_sm_mhz; /* runner's spin probe, 0 unknown */
+    char replay_l2[12];   /* "flushed", "warm", "idle", "cold", "none" */
     long replay_samples;
     char *replay_kernels;
     int kernels_match; /* 1 same names, 0 differ, -1 unknown */
