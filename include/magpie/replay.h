@@ -68,6 +68,15 @@ struct mp_replay_op {
     /* where the values of the tensors whose values matter (offsets, indices)
      * came from: "trace", "derived", "default", "" when none matter */
     char values_from[8];
+    /* before the op in the trace (producer.c): the CPU op that launched the
+     * GPU activity that ran last on the op's device and stream before the
+     * op's first kernel, the most common over the op's calls (NULL: none
+     * found), with its argument cells; the share of the op's calls it
+     * preceded; the median idle gap on the stream (us; -1: none);
+     * prev_calls: the op's calls with a kernel found in the trace */
+    char *prev_op, *prev_dims, *prev_types, *prev_strides, *prev_concrete;
+    double prev_share, prev_gap_us;
+    long prev_calls;
     /* replay (run) */
     bool replayed;
     /* per-call kernel time from the profiler's kernel records in the L2

@@ -20,12 +20,13 @@ void mp_replay_opts_defaults(struct mp_replay_opts *o)
 
 static void op_fini(struct mp_replay_op *op)
 {
-    char **s[] = {&op->name,           &op->category,    &op->shape_key,      &op->dims,
-                  &op->types,          &op->strides,     &op->concrete,       &op->trace_kernels,
-                  &op->gflops,         &op->data_mb,     &op->flops_per_byte, &op->compute_spec,
-                  &op->roofline_bound, &op->roofline_us, &op->pct_roofline,   &op->schema,
-                  &op->reason,         &op->note,        &op->replay_kernels, &op->replay_note,
-                  &op->replay_clocks};
+    char **s[] = {&op->name,           &op->category,     &op->shape_key,      &op->dims,
+                  &op->types,          &op->strides,      &op->concrete,       &op->trace_kernels,
+                  &op->gflops,         &op->data_mb,      &op->flops_per_byte, &op->compute_spec,
+                  &op->roofline_bound, &op->roofline_us,  &op->pct_roofline,   &op->schema,
+                  &op->reason,         &op->note,         &op->replay_kernels, &op->replay_note,
+                  &op->replay_clocks,  &op->prev_op,      &op->prev_dims,      &op->prev_types,
+                  &op->prev_strides,   &op->prev_concrete};
     for (size_t i = 0; i < sizeof(s) / sizeof(s[0]); i++) {
         free(*s[i]);
         *s[i] = NULL;
@@ -277,6 +278,7 @@ int mp_replay(const struct mp_replay_opts *o, struct mp_replay_result **out, str
     if (!r)
         return MP_ENOMEM;
     int rc = rp_select(o, r, d);
+    rc = rc ? rc : rp_producers(o, r, d);
     rc = rc ? rc : mp_fs_mkdirs(o->out_dir, d);
     struct mp_buf ir;
     mp_buf_init(&ir, 256u << 20);

@@ -139,6 +139,10 @@ int rp_ir_entry(const struct mp_replay_op *op, const struct rp_call *c, struct m
 /* Builds the report of o->trace and selects its rows into r->ops. */
 int rp_select(const struct mp_replay_opts *o, struct mp_replay_result *r, struct mp_diag *d);
 
+/* Fills each selected op's prev_* (what ran before it on its GPU stream in
+ * the trace; producer.c). */
+int rp_producers(const struct mp_replay_opts *o, struct mp_replay_result *r, struct mp_diag *d);
+
 /* replay_summary.csv's text. */
 int rp_summary_csv(const struct mp_replay_result *r, struct mp_buf *b);
 

@@ -46,6 +46,10 @@ static const char *const cols[] = {
     "reason",
     "note",
     "values_from",
+    "trace_prev_op",
+    "trace_prev_shape",
+    "trace_prev_share",
+    "trace_gap_us",
     "replay_note",
     "schema",
     "replay_sm_clock_mhz",
@@ -96,6 +100,10 @@ static int row(struct mp_csv *c, const struct mp_replay_op *op)
     rc = rc ? rc : mp_csv_str(c, op->reason ? op->reason : "");
     rc = rc ? rc : mp_csv_str(c, op->note ? op->note : "");
     rc = rc ? rc : mp_csv_str(c, op->values_from);
+    rc = rc ? rc : mp_csv_str(c, op->prev_op ? op->prev_op : "");
+    rc = rc ? rc : mp_csv_str(c, op->prev_dims ? op->prev_dims : "");
+    rc = rc ? rc : num(c, op->prev_share, op->prev_op != NULL);
+    rc = rc ? rc : num(c, op->prev_gap_us, op->prev_gap_us >= 0 && op->prev_calls > 0);
     rc = rc ? rc : mp_csv_str(c, op->replay_note ? op->replay_note : "");
     rc = rc ? rc : mp_csv_str(c, op->schema ? op->schema : "");
     rc = rc ? rc : num(c, op->replay_sm_mhz, rp && op->replay_sm_mhz > 0);
@@ -182,6 +190,13 @@ static int op_json(struct mp_buf *b, const struct mp_replay_op *op)
     rc = rc ? rc : jkey_str(b, "reason", op->reason);
     rc = rc ? rc : jkey_str(b, "note", op->note);
     rc = rc ? rc : jkey_str(b, "values_from", op->values_from);
+    rc = rc ? rc : jkey_str(b, "trace_prev_op", op->prev_op);
+    rc = rc ? rc : jkey_str(b, "trace_prev_shape", op->prev_dims);
+    rc = rc ? rc : jkey_str(b, "trace_prev_types", op->prev_types);
+    rc = rc ? rc : jkey_num(b, "trace_prev_share", op->prev_share, op->prev_op != NULL);
+    rc = rc ? rc
+            : jkey_num(b, "trace_gap_us", op->prev_gap_us,
+                       op->prev_gap_us >= 0 && op->prev_calls > 0);
     rc = rc ? rc : jkey_str(b, "replay_note", op->replay_note);
     rc = rc ? rc : jkey_str(b, "schema", op->schema);
     rc = rc ? rc

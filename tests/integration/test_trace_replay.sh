@@ -200,5 +200,23 @@ printf '{"traceEvents": [\n{"name": "x", "ph": "X", "ts": 1, "dur": }\n]}\n' >"$
 [ $? = 2 ] || fail "--top -1: not exit 2"
 [ -e "$TMP/bad" ] && fail "a failed replay left $TMP/bad"
 
+# trace_prev_* (what ran before each op on its stream) against an independent
+# reading of the trace's JSON: this trace (decode ops launched 20-150 us
+# apart, a residual add before the fp32 copy) and an MI300 training trace
+# with activation checkpointing (two rows share their cells)
+python3 "$MP_SRC/tests/integration/replay_prev_check.py" "$TRACE" "$TMP/r/replay_summary.json" \
+    >"$TMP/prev.out" 2>&1 || fail "trace_prev (H200 Mixtral): $(tail -3 "$TMP/prev.out")"
+python3 - "$TMP/r/replay_summary.json" <<'PY' || fails=$((fails + 1))
+import json, sys
+ops = {(o["op"], o["shape_key"]): o for o in json.load(open(sys.argv[1]))["ops"]}
+m = ops[("aten::mean", "((16, 1, 2048), (), (), ())")]  # RMSNorm: pow, then mean
+assert m["trace_prev_op"] == "aten::pow" and m["trace_prev_share"] == 1.0, m
+assert m["trace_prev_shape"] == "((16, 1, 2048), ())" and 20 < m["trace_gap_us"] < 60, m
+PY
+R=$MP_SHARED/data/traces/tracelens-tests/mi300/resnet_act_checkpoint.json.gz
+"$MAGPIE" trace replay "$R" -q -o "$TMP/ck" >"$TMP/out" 2>&1 || fail "replay of $R: $(tail -2 "$TMP/out")"
+python3 "$MP_SRC/tests/integration/replay_prev_check.py" "$R" "$TMP/ck/replay_summary.json" \
+    >"$TMP/prev.out" 2>&1 || fail "trace_prev (MI300 resnet): $(tail -3 "$TMP/prev.out")"
+
 [ $fails = 0 ] && echo ok
 exit $((fails > 0))

@@ -1,0 +1,287 @@
+/* What ran just before each selected op in the trace (docs/replay.md,
+ * "Before the op"): for every call of the op (a cpu_op event with the row's
+ * name and argument cells), the GPU activity that ran last on the same
+ * device and stream before the call's first kernel, and the CPU op that
+ * launched it. The most common such producer over the op's calls, the share
+ * of calls it preceded and the median idle gap on the stream are the op's
+ * trace_prev_* figures: what a short op's kernel found in L2 and in the
+ * GPU's pipeline in the workload, which no isolated replay state has. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <magpie/stats.h>
+#include <magpie/trace.h>
+#include <magpie/trace_tree.h>
+
+#include "replay_int.h"
+
+struct pr_key {
+    char *text; /* name \x1f dims \x1f types \x1f strides \x1f concrete */
+    long count;
+};
+
+struct pr_op {
+    struct pr_key *keys;
+    size_t nkeys, capkeys;
+    double *gaps;
+    size_t ngaps, capgaps;
+    long calls;
+};
+
+static const char *const cells[4] = {"Input Dims", "Input type", "Input Strides",
+                                     "Concrete Inputs"};
+
+/* The event's four argument cells as the report writes them, \x1f-joined
+ * after its name, into b. */
+static int event_key(const struct mp_trace_store *s, int32_t i, const char *name, struct mp_buf *b)
+{
+    mp_buf_reset(b);
+    int rc = mp_buf_puts(b, name);
+    struct mp_strview obj = {s->args[i], s->args[i] ? s->args_len[i] : 0}, v;
+    for (int k = 0; k < 4 && !rc; k++) {
+        rc = mp_buf_putc(b, '\x1f');
+        if (!rc && obj.p && mp_trace_json_find(obj, cells[k], &v) == 0)
+            rc = mp_trace_json_pyrepr(b, v.p, v.p + v.n, true);
+    }
+    return rc;
+}
+
+/* The op's own key, from its row's cells. */
+static int row_key(const struct mp_replay_op *op, struct mp_buf *b)
+{
+    const char *v[4] = {op->dims, op->types, op->strides, op->concrete};
+    mp_buf_reset(b);
+    int rc = mp_buf_puts(b, op->name);
+    for (int k = 0; k < 4 && !rc; k++) {
+        rc = mp_buf_putc(b, '\x1f');
+        rc = rc ? rc : mp_buf_puts(b, v[k] ? v[k] : "");
+    }
+    return rc;
+}
+
+static int count_key(struct pr_op *p, const char *text)
+{
+    for (size_t i = 0; i < p->nkeys; i++)
+        if (strcmp(p->keys[i].text, text) == 0) {
+            p->keys[i].count++;
+            return 0;
+        }
+    if (p->nkeys == p->capkeys) {
+        size_t cap = p->capkeys ? 2 * p->capkeys : 8;
+        struct pr_key *k = realloc(p->keys, cap * sizeof(*k));
+        if (!k)
+            return MP_ENOMEM;
+        p->keys = k;
+        p->capkeys = cap;
+    }
+    p->keys[p->nkeys].text = mp_strdup(text);
+    if (!p->keys[p->nkeys].text)
+        return MP_ENOMEM;
+    p->keys[p->nkeys++].count = 1;
+    return 0;
+}
+
+static int add_gap(struct pr_op *p, double g)
+{
+    if (p->ngaps == p->capgaps) {
+        size_t cap = p->capgaps ? 2 * p->capgaps : 16;
+        double *v = realloc(p->gaps, cap * sizeof(*v));
+        if (!v)
+            return MP_ENOMEM;
+        p->gaps = v;
+        p->capgaps = cap;
+    }
+    p->gaps[p->ngaps++] = g;
+    return 0;
+}
+
+static const struct mp_trace_store *sort_store;
+
+/* GPU events by device (pid), stream, start time, then file order. */
+static int by_stream(const void *a, const void *b)
+{
+    const struct mp_trace_store *s = sort_store;
+    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+    int64_t sx = (s->flags[x] & MP_EV_STREAM) ? s->stream[x] : -1;
+    int64_t sy = (s->flags[y] & MP_EV_STREAM) ? s->stream[y] : -1;
+    if (s->pid[x] != s->pid[y])
+        return s->pid[x] < s->pid[y] ? -1 : 1;
+    if (sx != sy)
+        return sx < sy ? -1 : 1;
+    if (s->ts[x] != s->ts[y])
+        return s->ts[x] < s->ts[y] ? -1 : 1;
+    return x < y ? -1 : x > y;
+}
+
+/* prev[i] for GPU event i: the GPU event before it on its device and
+ * stream, -1 when none (and for every other event). */
+static int32_t *stream_prev(const struct mp_trace_tree *t)
+{
+    const struct mp_trace_store *s = t->s;
+    int32_t *prev = malloc((s->n ? s->n : 1) * sizeof(int32_t));
+    int32_t *g = malloc((s->n ? s->n : 1) * sizeof(int32_t));
+    if (!prev || !g) {
+        free(prev);
+        free(g);
+        return NULL;
+    }
+    size_t ng = 0;
+    for (size_t i = 0; i < s->n; i++) {
+        prev[i] = -1;
+        if (mp_kind_is_gpu(t->kind[i]))
+            g[ng++] = (int32_t)i;
+    }
+    sort_store = s; /* qsort has no user pointer; replay runs one at a time */
+    qsort(g, ng, sizeof(int32_t), by_stream);
+    for (size_t k = 1; k < ng; k++) {
+        int32_t a = g[k - 1], b = g[k];
+        bool same =
+            s->pid[a] == s->pid[b] && ((s->flags[a] & MP_EV_STREAM) ? s->stream[a] : -1) ==
+                                          ((s->flags[b] & MP_EV_STREAM) ? s->stream[b] : -1);
+        if (same)
+            prev[b] = a;
+    }
+    free(g);
+    return prev;
+}
+
+/* The CPU op behind GPU event g: its launcher, or the launcher's nearest
+ * cpu_op ancestor (a runtime launch sits under the op that called it). */
+static int32_t launching_op(const struct mp_trace_tree *t, int32_t g)
+{
+    int32_t l = t->launcher[g];
+    while (l >= 0 && t->kind[l] != MP_K_CPU_OP)
+        l = t->parent[l];
+    return l;
+}
+
+/* One call (cpu_op event u) of the op p tracks. */
+static int one_call(const struct mp_trace_tree *t, const int32_t *prev, int32_t u, struct pr_op *p,
+                    int32_t **buf, size_t *cap, struct mp_buf *key)
+{
+    size_t n = 0;
+    long got = mp_trace_tree_gpu_events(t, u, buf, &n, cap);
+    if (got < 0)
+        return (int)got;
+    const struct mp_trace_store *s = t->s;
+    int32_t first = -1;
+    for (size_t k = 0; k < n; k++)
+        if (first < 0 || s->ts[(*buf)[k]] < s->ts[first])
+            first = (*buf)[k];
+    if (first < 0)
+        return 0;
+    p->calls++;
+    int32_t g = prev[first];
+    if (g < 0)
+        return 0;
+    int rc = add_gap(p, s->ts[first] - t->t_end[g]);
+    int32_t l = rc ? -1 : launching_op(t, g);
+    if (l < 0)
+        return rc;
+    const char *name = mp_trace_tree_name(t, l);
+    rc = event_key(s, l, name ? name : "", key);
+    return rc ? rc : count_key(p, mp_buf_cstr(key));
+}
+
+static int set_cell(char **dst, const char *p, size_t n)
+{
+    free(*dst);
+    *dst = malloc(n + 1);
+    if (!*dst)
+        return MP_ENOMEM;
+    memcpy(*dst, p, n);
+    (*dst)[n] = 0;
+    return 0;
+}
+
+/* The op's trace_prev_* from what its calls found. */
+static int fill(struct mp_replay_op *op, const struct pr_op *p)
+{
+    op->prev_calls = p->calls;
+    op->prev_gap_us = p->ngaps ? mp_stats_median(p->gaps, p->ngaps) : -1;
+    size_t best = 0;
+    for (size_t i = 1; i < p->nkeys; i++)
+        if (p->keys[i].count > p->keys[best].count)
+            best = i;
+    if (!p->nkeys)
+        return 0;
+    op->prev_share = p->calls ? (double)p->keys[best].count / (double)p->calls : 0;
+    char **dst[5] = {&op->prev_op, &op->prev_dims, &op->prev_types, &op->prev_strides,
+                     &op->prev_concrete};
+    const char *c = p->keys[best].text;
+    int rc = 0;
+    for (int k = 0; k < 5 && !rc; k++) {
+        const char *e = strchr(c, '\x1f');
+        size_t n = e ? (size_t)(e - c) : strlen(c);
+        rc = set_cell(dst[k], c, n);
+        c = e ? e + 1 : c + n;
+    }
+    return rc;
+}
+
+int rp_producers(const struct mp_replay_opts *o, struct mp_replay_result *r, struct mp_diag *d)
+{
+    if (!r->n)
+        return 0;
+    struct mp_trace_store_opts so = {.keep_args = true, .serial = o->serial};
+    struct mp_trace_store *s = NULL;
+    int rc = mp_trace_store_load(o->trace, &so, &s, d);
+    if (rc)
+        return rc;
+    struct mp_trace_tree_opts to = {.serial = o->serial};
+    struct mp_trace_tree *t = NULL;
+    rc = mp_trace_tree_build(s, &to, &t, d);
+    int32_t *prev = rc ? NULL : stream_prev(t);
+    struct pr_op *p = calloc(r->n, sizeof(*p));
+    char **keys = calloc(r->n, sizeof(char *));
+    if (!rc && (!prev || !p || !keys))
+        rc = MP_ENOMEM;
+    struct mp_buf key, pkey;
+    mp_buf_init(&key, 1u << 20);
+    mp_buf_init(&pkey, 1u << 20);
+    for (size_t i = 0; !rc && i < r->n; i++) {
+        rc = row_key(&r->ops[i], &key);
+        keys[i] = rc ? NULL : mp_strdup(mp_buf_cstr(&key));
+        if (!rc && !keys[i])
+            rc = MP_ENOMEM;
+    }
+    int32_t *buf = NULL;
+    size_t cap = 0;
+    for (size_t u = 0; !rc && u < s->n; u++) {
+        if (t->kind[u] != MP_K_CPU_OP)
+            continue;
+        const char *name = mp_trace_tree_name(t, (int32_t)u);
+        bool named = false;
+        for (size_t i = 0; name && i < r->n && !named; i++)
+            named = strcmp(r->ops[i].name, name) == 0;
+        if (!named)
+            continue;
+        rc = event_key(s, (int32_t)u, name, &key);
+        /* rows that share the cells (an op recomputed under activation
+         * checkpointing is a row of its own) each get all their calls */
+        for (size_t i = 0; !rc && i < r->n; i++)
+            if (strcmp(keys[i], mp_buf_cstr(&key)) == 0)
+                rc = one_call(t, prev, (int32_t)u, &p[i], &buf, &cap, &pkey);
+    }
+    for (size_t i = 0; !rc && i < r->n; i++)
+        rc = fill(&r->ops[i], &p[i]);
+    for (size_t i = 0; p && i < r->n; i++) {
+        for (size_t k = 0; k < p[i].nkeys; k++)
+            free(p[i].keys[k].text);
+        free(p[i].keys);
+        free(p[i].gaps);
+        free(keys ? keys[i] : NULL);
+    }
+    free(p);
+    free(keys);
+    free(buf);
+    free(prev);
+    mp_buf_fini(&key);
+    mp_buf_fini(&pkey);
+    mp_trace_tree_free(t);
+    mp_trace_store_free(s);
+    if (rc == MP_ENOMEM && d && !d->code)
+        mp_diag_set(d, rc, "out of memory");
+    return rc;
+}
