@@ -116,23 +116,34 @@ print("replayed ops: %d; within 10 %% of the trace: %d (%.0f %%); in any state (
           100.0 * same / max(known, 1)))
 # the helper's probe figures (replay_run.json only) beside the two states
 # they vary: L2 left all dirty (flush buffer rewritten) or all clean (read)
-print("probes: op ratio to the trace: flushed, flushed_write, flushed_read, cold, cold_write")
+print("probes: op ratio to the trace: flushed, flushed_write, flushed_read, cold, cold_write, "
+      "after (right after its producer in the trace, trace_prev_op)")
 cnt = {}
 for name in names:
     p = os.path.join(out, name + "_run.json")
     s = os.path.join(out, name + "_summary.json")
     if not (os.path.exists(p) and os.path.exists(s)):
         continue
-    tr = {o["n"]: o["trace_kernel_us_median"] for o in json.load(open(s))["ops"]}
+    sm = {o["n"]: o for o in json.load(open(s))["ops"]}
+    tr = {n: o["trace_kernel_us_median"] for n, o in sm.items()}
     for o in json.load(open(p)).get("ops", []):
         t = tr.get(o.get("n"))
         if not t or not o.get("ok"):
             continue
-        ks = ("l2_flushed_us", "flushed_write_us", "flushed_read_us", "cold_us", "cold_write_us")
+        ks = ("l2_flushed_us", "flushed_write_us", "flushed_read_us", "cold_us", "cold_write_us",
+              "after_us")
         v = [o.get(k) for k in ks]
+        so = sm[o["n"]]
         print("%-8s %-3d " % (name, o["n"]) + " ".join("%6.3f" % (x / t) if x else "%6s" % "-"
-                                                        for x in v))
-        for k, x in zip(("flushed", "flushed_write", "flushed_read", "cold", "cold_write"), v):
+                                                        for x in v) +
+              "  after %s %s (%.0f %% of calls, gap %s us, wired %s)" % (
+                  so.get("trace_prev_op") or "-", (so.get("trace_prev_shape") or "")[:40],
+                  100 * (so.get("trace_prev_share") or 0),
+                  "%.1f" % so["trace_gap_us"] if so.get("trace_gap_us") is not None else "-",
+                  o.get("after_wired", "-") if o.get("after_error") is None else
+                  "error: " + o["after_error"][:80]))
+        for k, x in zip(("flushed", "flushed_write", "flushed_read", "cold", "cold_write",
+                         "after"), v):
             if x:
                 cnt.setdefault(k, [0, 0])
                 cnt[k][1] += 1

@@ -77,6 +77,7 @@ struct mp_replay_op {
     char *prev_op, *prev_dims, *prev_types, *prev_strides, *prev_concrete;
     double prev_share, prev_gap_us;
     long prev_calls;
+    bool prev_rebuilt; /* prev_<n>.py written (an ATen op magpie can rebuild) */
     /* replay (run) */
     bool replayed;
     /* per-call kernel time from the profiler's kernel records in the L2
@@ -89,8 +90,13 @@ struct mp_replay_op {
      * clean) and by a rewrite (all dirty): the helper's probes, for the
      * note; 0: not measured */
     double replay_l2_clean_us, replay_l2_dirty_us;
-    double replay_sm_mhz; /* runner's spin probe, 0 unknown */
-    char replay_l2[12];   /* "flushed", "warm", "idle", "cold", "none" */
+    /* the "after" state: L2 emptied by reads, prev_<n>.py called, then the
+     * op (its input wired to the producer's output when one matches);
+     * 0: not measured */
+    double replay_after_us;
+    int replay_after_wired; /* the op's input fed by the producer, -1: none */
+    double replay_sm_mhz;   /* runner's spin probe, 0 unknown */
+    char replay_l2[12];     /* "flushed", "warm", "idle", "cold", "none" */
     long replay_samples;
     char *replay_kernels;
     int kernels_match; /* 1 same names, 0 differ, -1 unknown */

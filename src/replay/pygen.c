@@ -475,6 +475,44 @@ int rp_py_ref(const struct mp_replay_op *op, const struct rp_call *c, struct mp_
     return rc ? rc : py_main(b);
 }
 
+/* prev_<n>.py: the op that ran before op n in the trace (its producer),
+ * rebuilt at its recorded arguments in the reference's form; `--run` calls it
+ * before each call of op n in the "after" state (docs/replay.md). */
+int rp_py_prev(const struct mp_replay_op *op, const struct rp_call *c, struct mp_buf *b)
+{
+    int rc = mp_buf_printf(b, "\"\"\"magpie trace replay, the op before op %d (", op->n);
+    rc = rc ? rc : py_comment_text(b, op->name, 200);
+    rc = rc ? rc : mp_buf_puts(b, "): ");
+    rc = rc ? rc : py_comment_text(b, op->prev_op, 200);
+    rc = rc ? rc
+            : mp_buf_printf(b,
+                            ", whose GPU work ran last on op %d's stream before its first "
+                            "kernel in %.0f %% of its calls in the trace (median idle gap "
+                            "%.1f us).\n\n",
+                            op->n, 100.0 * op->prev_share, op->prev_gap_us);
+    static const char *const lab[] = {"Input Dims", "Input type", "Input Strides",
+                                      "Concrete Inputs"};
+    const char *val[] = {op->prev_dims, op->prev_types, op->prev_strides, op->prev_concrete};
+    for (int i = 0; !rc && i < 4; i++) {
+        rc = mp_buf_printf(b, "%s: ", lab[i]);
+        rc = rc ? rc : py_comment_text(b, val[i], 400);
+        rc = rc ? rc : mp_buf_putc(b, '\n');
+    }
+    rc = rc ? rc : mp_buf_puts(b, "Schema: ");
+    rc = rc ? rc : py_comment_text(b, c->schema, 600);
+    rc = rc ? rc
+            : mp_buf_printf(b,
+                            "\n\n`magpie trace replay --run` calls it before every call of "
+                            "ref_%d.py in the \"after\" state, its output in place of the op's "
+                            "input of the same size where there is one.\n\"\"\"\nimport os\n\n"
+                            "import torch\nimport torch.nn as nn\n\n",
+                            op->n);
+    rc = rc ? rc : mp_buf_puts(b, helpers);
+    rc = rc ? rc : py_model(b, c);
+    rc = rc ? rc : py_params(b, c);
+    return rc ? rc : py_main(b);
+}
+
 /* Python package that registers a custom-op namespace. */
 static const char *custom_pkg(const char *ns)
 {

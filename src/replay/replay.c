@@ -149,6 +149,36 @@ static int op_note(struct mp_replay_op *op, const struct rp_call *c)
     return rc;
 }
 
+/* prev_<n>.py: the op before op (trace_prev_op) rebuilt, when op was and it
+ * is an ATen op with a known schema; anything else leaves it out (no error:
+ * the "after" state is then not measured). */
+static int rebuild_prev(const struct mp_replay_opts *o, struct mp_replay_op *op, struct mp_diag *d)
+{
+    if (!op->rebuilt || !op->prev_op || !*op->prev_op || strstr(op->prev_op, "->") ||
+        is_custom(op->prev_op))
+        return 0;
+    char why[768];
+    struct rp_call c = {0};
+    struct mp_diag pd;
+    mp_diag_clear(&pd);
+    int rc = rp_match(op->prev_op, op->prev_dims, op->prev_types, op->prev_strides,
+                      op->prev_concrete, &c, why, sizeof(why), &pd);
+    struct mp_buf py;
+    mp_buf_init(&py, 16u << 20);
+    if (rc == 0) {
+        rc = rp_py_prev(op, &c, &py);
+        char name[64];
+        snprintf(name, sizeof(name), "prev_%d.py", op->n);
+        rc = rc ? rc : write_file(o->out_dir, name, &py, d);
+        op->prev_rebuilt = rc == 0;
+    } else if (rc != MP_ENOMEM) {
+        rc = 0; /* not rebuildable: no after state */
+    }
+    rp_call_fini(&c);
+    mp_buf_fini(&py);
+    return rc;
+}
+
 /* Rebuilds op: the ref/cand/compare files and, when it can be one, an IR
  * entry appended to ir (with its separator). */
 static int rebuild_one(const struct mp_replay_opts *o, struct mp_replay_op *op, struct mp_buf *ir,
@@ -243,7 +273,7 @@ static int rebuild_one(const struct mp_replay_opts *o, struct mp_replay_op *op, 
     }
     rp_call_fini(&c);
     mp_buf_fini(&py);
-    return rc;
+    return rc ? rc : rebuild_prev(o, op, d);
 }
 
 static int skipped_json(const struct mp_replay_result *r, struct mp_buf *b)

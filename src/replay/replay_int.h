@@ -129,6 +129,7 @@ const char *rp_scalar_type(long long v);
 int rp_py_ref(const struct mp_replay_op *op, const struct rp_call *c, struct mp_buf *b);
 int rp_py_custom(const struct mp_replay_op *op, struct rp_val *dims, struct rp_val *types,
                  struct rp_val *strides, struct rp_val *conc, struct mp_buf *b);
+int rp_py_prev(const struct mp_replay_op *op, const struct rp_call *c, struct mp_buf *b);
 int rp_py_cand(const struct mp_replay_op *op, const struct rp_call *c, struct mp_buf *b);
 int rp_py_compare(const struct mp_replay_op *op, struct mp_buf *b);
 

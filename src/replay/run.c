@@ -84,6 +84,12 @@ static int job_json(const struct mp_replay_opts *o, const struct mp_replay_resul
             b, "%s{\"n\": %d, \"l2\": \"%s\", \"auto\": %s, \"ref\": ", first ? "" : ", ",
             r->ops[i].n, l2_state(o, &r->ops[i]), auto_l2 ? "true" : "false");
         rc = rc ? rc : mp_json_str(b, ref, strlen(ref));
+        if (!rc && r->ops[i].prev_rebuilt) {
+            snprintf(ref, sizeof(ref), "%s/prev_%d.py", out_abs, r->ops[i].n);
+            rc = mp_buf_puts(b, ", \"prev_ref\": ");
+            rc = rc ? rc : mp_json_str(b, ref, strlen(ref));
+            rc = rc ? rc : mp_buf_printf(b, ", \"gap_us\": %.3f", r->ops[i].prev_gap_us);
+        }
         rc = rc ? rc : mp_buf_putc(b, '}');
         first = false;
     }
@@ -156,6 +162,9 @@ static void off_hint(const struct mp_replay_op *op, char *h, size_t n)
         {"cold", op->replay_cold_us,
          "in the workload its inputs were in L2 but its kernel code was not (its kernels last "
          "ran a layer earlier)"},
+        {"after", op->replay_after_us,
+         "in the workload what matters is what ran just before it (trace_prev_op), which the "
+         "after state runs before each call"},
     };
 
     int best = -1;
@@ -319,6 +328,9 @@ static int fill_op(struct mp_replay_op *op, json_t *jo)
     op->replay_warm_us = json_number_value(json_object_get(jo, "l2_warm_us"));
     op->replay_idle_us = json_number_value(json_object_get(jo, "idle_us"));
     op->replay_cold_us = json_number_value(json_object_get(jo, "cold_us"));
+    op->replay_after_us = json_number_value(json_object_get(jo, "after_us"));
+    json_t *wired = json_object_get(jo, "after_wired");
+    op->replay_after_wired = json_is_integer(wired) ? (int)json_integer_value(wired) : -1;
     if (strcmp(op->replay_l2, "flushed") == 0 || strcmp(op->replay_l2, "cold") == 0) {
         bool fl = op->replay_l2[0] == 'f';
         op->replay_l2_clean_us =

@@ -28,6 +28,7 @@ static const char *const cols[] = {
     "replay_kernel_us_l2_warm",
     "replay_kernel_us_idle",
     "replay_kernel_us_cold",
+    "replay_kernel_us_after",
     "replay_graph_us",
     "replay_samples",
     "ratio",
@@ -85,6 +86,7 @@ static int row(struct mp_csv *c, const struct mp_replay_op *op)
     rc = rc ? rc : num(c, op->replay_warm_us, rp && op->replay_warm_us > 0);
     rc = rc ? rc : num(c, op->replay_idle_us, rp && op->replay_idle_us > 0);
     rc = rc ? rc : num(c, op->replay_cold_us, rp && op->replay_cold_us > 0);
+    rc = rc ? rc : num(c, op->replay_after_us, rp && op->replay_after_us > 0);
     rc = rc ? rc : num(c, op->replay_graph_us, rp && op->replay_graph_us > 0);
     rc = rc ? rc : (rp ? mp_csv_fmt(c, "%ld", op->replay_samples) : mp_csv_str(c, ""));
     rc = rc ? rc : num(c, op->ratio, rp);
@@ -167,6 +169,9 @@ static int op_json(struct mp_buf *b, const struct mp_replay_op *op)
         rc ? rc
            : jkey_num(b, "replay_kernel_us_cold", op->replay_cold_us, rp && op->replay_cold_us > 0);
     rc = rc ? rc
+            : jkey_num(b, "replay_kernel_us_after", op->replay_after_us,
+                       rp && op->replay_after_us > 0);
+    rc = rc ? rc
             : jkey_num(b, "replay_graph_us", op->replay_graph_us, rp && op->replay_graph_us > 0);
     rc = rc ? rc : mp_buf_printf(b, ", \"replay_samples\": %ld", rp ? op->replay_samples : 0L);
     rc = rc ? rc : jkey_num(b, "ratio", op->ratio, rp);
@@ -197,6 +202,9 @@ static int op_json(struct mp_buf *b, const struct mp_replay_op *op)
     rc = rc ? rc
             : jkey_num(b, "trace_gap_us", op->prev_gap_us,
                        op->prev_gap_us >= 0 && op->prev_calls > 0);
+    rc = rc                 ? rc
+         : op->prev_rebuilt ? mp_buf_printf(b, ", \"prev_ref\": \"prev_%d.py\"", op->n)
+                            : mp_buf_puts(b, ", \"prev_ref\": null");
     rc = rc ? rc : jkey_str(b, "replay_note", op->replay_note);
     rc = rc ? rc : jkey_str(b, "schema", op->schema);
     rc = rc ? rc

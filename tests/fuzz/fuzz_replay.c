@@ -56,6 +56,18 @@ static void replay_cells(char *cells[4])
             r2 = rp_ir_entry(&op, &c, &b);
             CHECK(r2 == 0 || r2 == MP_ENOMEM);
             g_touch += fuzz_touch(b.data, b.len);
+            /* the same cells as the op before another op (prev_<n>.py) */
+            op.prev_op = (char *)ops[i];
+            op.prev_dims = cells[0];
+            op.prev_types = cells[1];
+            op.prev_strides = cells[2];
+            op.prev_concrete = cells[3];
+            op.prev_share = 0.5;
+            op.prev_gap_us = 12.5;
+            mp_buf_reset(&b);
+            r2 = rp_py_prev(&op, &c, &b);
+            CHECK(r2 == 0 || r2 == MP_ENOMEM);
+            g_touch += fuzz_touch(b.data, b.len);
             mp_buf_fini(&b);
         }
         rp_call_fini(&c);

@@ -52,6 +52,8 @@ for op in job["ops"]:
                 "sm_clock_mhz": 1980.0, "clocks_before": "sm 1980 MHz (max 1980)",
                 "clocks_after": "sm 1965 MHz (max 1980)" if op["n"] != 3 else
                 "sm 1410 MHz (max 1980), 671.24 W, 53 C, throttle 0x0000000000000024"})
+    if "prev_ref" in op:  # the op before it in the trace, rebuilt: the after state
+        ops[-1].update(after_us=sorted(s)[2] * 0.9, after_wired=0)
     if os.environ.get("BRACKET"):
         ops[-1].update(flushed_read_us=5.0 if op["n"] == 2 else s[2],
                        flushed_write_us=7.5 if op["n"] == 2 else s[2], cold_write_us=c + 1)
@@ -98,6 +100,17 @@ rows = list(csv.DictReader(open(os.path.join(d, "replay_summary.csv"))))
 assert rows[0]["replay_l2"] == "flushed" and rows[0]["kernels_match"] == "True", rows[0]
 assert rows[2]["kernels_match"] == "False" and rows[0]["replay_kernel_us_median"] == "5.8"
 assert list(rows[0])[-2:] == ["replay_sm_clock_mhz", "replay_clocks"], list(rows[0])
+# each rebuilt op's producer in the trace (trace_prev_op) goes to the helper
+# as prev_<n>.py with the trace's median gap; its "after" figure comes back
+for jo, o in zip(job["ops"], s["ops"]):
+    assert jo["prev_ref"] == os.path.join(os.path.realpath(d), "prev_%d.py" % o["n"]), jo
+    assert os.path.exists(jo["prev_ref"]) and o["prev_ref"] == "prev_%d.py" % o["n"], o
+    assert abs(jo["gap_us"] - o["trace_gap_us"]) < 1e-3, (jo, o["trace_gap_us"])
+    assert o["replay_kernel_us_after"] == o["replay_kernel_us_l2_flushed"] * 0.9, o
+assert rows[0]["replay_kernel_us_after"] == repr(5.8 * 0.9), rows[0]
+src = open(job["ops"][0]["prev_ref"]).read()
+assert src.startswith('"""magpie trace replay, the op before op 1 (aten::mm): ' +
+                      s["ops"][0]["trace_prev_op"]), src[:200]
 PY
 
 # --l2 auto (the default): the two GEMMs under 10 us per call in the trace
@@ -261,6 +274,44 @@ assert len(p["cold"]) == 30 and all(x > 0 for x in p["cold"]) and p["note"] == "
 torch.amax = real_amax
 print("profile_op ok")
 PY
+    # the after state on real refs: the decode RMSNorm mean and the pow
+    # before it (prev_1.py), CPU ops standing in for kernels as above
+    "$MAGPIE" trace replay "$TRACE" --op aten::mean --top 1 -q -o "$TMP/pm" >"$TMP/out" 2>&1 ||
+        fail "replay --op aten::mean: $(tail -2 "$TMP/out")"
+    MAGPIE_REPLAY_DEVICE=cpu "$PY" - "$MP_SRC/runtime" "$TMP/pm" <<'PY' 2>"$TMP/perr" ||
+import json, os, sys
+sys.path.insert(0, sys.argv[1])
+import torch, torch.profiler as tp
+import magpie_replay as m
+m.GPU_CATS = ("cpu_op",)
+tp.ProfilerActivity.CUDA = tp.ProfilerActivity.CPU
+torch.cuda.synchronize = lambda: None
+d, dev = sys.argv[2], torch.device("cpu")
+o = json.load(open(os.path.join(d, "replay_summary.json")))["ops"][0]
+assert o["trace_prev_op"] == "aten::pow" and o["prev_ref"] == "prev_1.py", o
+op = {"n": 1, "ref": os.path.join(d, "ref_1.py"), "prev_ref": os.path.join(d, "prev_1.py"),
+      "gap_us": o["trace_gap_us"]}
+model, inputs, params = m.make_model(torch, dev, op)
+orig = list(inputs)
+flush = torch.empty(1 << 16, dtype=torch.int8)
+seen = []
+call = lambda: (seen.append(inputs[0]), model(*inputs))  # which tensor the op read
+a, w = m.profile_after(torch, dev, op, call, inputs, params, flush, 12, 0)
+assert w == 0 and a is not None and len(a) == 12 and min(a) > 0, (w, a)
+# the op read the producer's fresh output each call, never the ref's own input
+assert len(seen) >= 12 and all(t is not orig[0] for t in seen[-12:]), len(seen)
+assert all(t.shape == orig[0].shape and t.dtype == orig[0].dtype for t in seen[-12:])
+assert all(x is y for x, y in zip(inputs, orig)), "inputs not restored"
+# nothing to wire: the output's dtype matches no input
+w2, conv = m.wire(torch, torch.zeros(3, dtype=torch.int64), inputs, params)
+assert (w2, conv) == (None, None)
+# a view: same numel, both contiguous
+w3, conv = m.wire(torch, torch.zeros(16, 2048), [torch.zeros(16, 1, 2048)], set())
+assert w3 == 0 and conv(torch.ones(16, 2048)).shape == (16, 1, 2048)
+assert m.wire(torch, torch.zeros(16, 2048), [torch.zeros(16, 1, 2048)], {0}) == (None, None)
+print("profile_after ok")
+PY
+        { fails=$((fails + 1)); tail -5 "$TMP/perr"; }
 else
     echo "note: torch not importable by $PY: profile_op on Kineto output not checked"
 fi
