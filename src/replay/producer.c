@@ -96,22 +96,23 @@ static int add_gap(struct pr_op *p, double g)
     return 0;
 }
 
-static const struct mp_trace_store *sort_store;
+/* A GPU event's place: device (pid), stream, start time, file order. */
+struct pr_gpu {
+    int32_t pid, idx;
+    int64_t stream;
+    double ts;
+};
 
-/* GPU events by device (pid), stream, start time, then file order. */
 static int by_stream(const void *a, const void *b)
 {
-    const struct mp_trace_store *s = sort_store;
-    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
-    int64_t sx = (s->flags[x] & MP_EV_STREAM) ? s->stream[x] : -1;
-    int64_t sy = (s->flags[y] & MP_EV_STREAM) ? s->stream[y] : -1;
-    if (s->pid[x] != s->pid[y])
-        return s->pid[x] < s->pid[y] ? -1 : 1;
-    if (sx != sy)
-        return sx < sy ? -1 : 1;
-    if (s->ts[x] != s->ts[y])
-        return s->ts[x] < s->ts[y] ? -1 : 1;
-    return x < y ? -1 : x > y;
+    const struct pr_gpu *x = a, *y = b;
+    if (x->pid != y->pid)
+        return x->pid < y->pid ? -1 : 1;
+    if (x->stream != y->stream)
+        return x->stream < y->stream ? -1 : 1;
+    if (x->ts != y->ts)
+        return x->ts < y->ts ? -1 : 1;
+    return x->idx < y->idx ? -1 : x->idx > y->idx;
 }
 
 /* prev[i] for GPU event i: the GPU event before it on its device and
@@ -120,7 +121,7 @@ static int32_t *stream_prev(const struct mp_trace_tree *t)
 {
     const struct mp_trace_store *s = t->s;
     int32_t *prev = malloc((s->n ? s->n : 1) * sizeof(int32_t));
-    int32_t *g = malloc((s->n ? s->n : 1) * sizeof(int32_t));
+    struct pr_gpu *g = malloc((s->n ? s->n : 1) * sizeof(*g));
     if (!prev || !g) {
         free(prev);
         free(g);
@@ -130,18 +131,13 @@ static int32_t *stream_prev(const struct mp_trace_tree *t)
     for (size_t i = 0; i < s->n; i++) {
         prev[i] = -1;
         if (mp_kind_is_gpu(t->kind[i]))
-            g[ng++] = (int32_t)i;
+            g[ng++] = (struct pr_gpu){s->pid[i], (int32_t)i,
+                                      (s->flags[i] & MP_EV_STREAM) ? s->stream[i] : -1, s->ts[i]};
     }
-    sort_store = s; /* qsort has no user pointer; replay runs one at a time */
-    qsort(g, ng, sizeof(int32_t), by_stream);
-    for (size_t k = 1; k < ng; k++) {
-        int32_t a = g[k - 1], b = g[k];
-        bool same =
-            s->pid[a] == s->pid[b] && ((s->flags[a] & MP_EV_STREAM) ? s->stream[a] : -1) ==
-                                          ((s->flags[b] & MP_EV_STREAM) ? s->stream[b] : -1);
-        if (same)
-            prev[b] = a;
-    }
+    qsort(g, ng, sizeof(*g), by_stream);
+    for (size_t k = 1; k < ng; k++)
+        if (g[k - 1].pid == g[k].pid && g[k - 1].stream == g[k].stream)
+            prev[g[k].idx] = g[k - 1].idx;
     free(g);
     return prev;
 }
