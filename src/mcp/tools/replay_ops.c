@@ -72,8 +72,8 @@ static int run(struct mcp_wctx *w, json_t *args, json_t **result)
 static const struct mcp_param params[] = {
     {"trace_path", MT_STR, true, NULL, NULL, 0, 0, "torch-profiler trace (.json or .json.gz)"},
     {"output_dir", MT_STR, true, NULL, NULL, 0, 0,
-     "directory for event_replay_ir.json, ref_<n>.py, cand_<n>.py, compare_<n>.yaml and "
-     "replay_summary.csv/json"},
+     "directory for event_replay_ir.json, ref_<n>.py, cand_<n>.py, compare_<n>.yaml, "
+     "prev_<n>.py (the op that ran before it in the trace) and replay_summary.csv/json"},
     {"op", MT_STR, false, NULL, NULL, 0, 0, "only rows of this op name (e.g. aten::mm)"},
     {"kernel", MT_STR, false, NULL, NULL, 0, 0,
      "only rows of ops that launched this kernel (its exact name, as gap analysis and "
