@@ -39,7 +39,8 @@ clocks, power and throttle reasons before and after each op.
 Where the job gives an op a "prev_ref" (prev_<n>.py: the op that ran just
 before it in the trace) and its "gap_us", a fifth figure, "after_us", is
 the op timed right after that producer (profile_after), with the input the
-producer's output stands for ("after_wired", an index, or null).
+producer's output stands for ("after_wired": an input's index, "buffer
+NAME" for the module's own tensor such as an in-place op's self, or null).
 
 Without a CUDA device nothing is timed ("device_error"), unless the job
 sets allow_cpu (plumbing tests): then the calls run on the CPU, timed by
@@ -291,48 +292,60 @@ def first_tensor(torch, x):
     return None
 
 
-def wire(torch, out, inputs, params):
-    """Which input of the op the producer's output stands in for: the first
-    that is not a parameter, with the output's dtype and device and either
-    its shape and strides or its number of elements with both contiguous (a
-    view, as a reshape between the two ops). Returns (index, the function
-    making the stand-in from an output) or (None, None)."""
+def wire(torch, out, inputs, params, model=None):
+    """Where the producer's output goes in the op: the first of the op's
+    inputs that is not a parameter, then of the module's own tensors (an
+    in-place op's self, which the ref keeps as a buffer; not the m0_ copies
+    that restore it), with the output's dtype and device and either its
+    shape and strides or its number of elements with both contiguous (a
+    view, as a reshape between the two ops). Returns (label: the input's
+    index or "buffer NAME", a function installing an output there) or
+    (None, None)."""
     if out is None:
         return None, None
-    for i, x in enumerate(inputs):
-        if i in params or not isinstance(x, torch.Tensor) or x.dtype != out.dtype \
-                or x.device != out.device:
+    cands = [(i, x, None) for i, x in enumerate(inputs) if i not in params]
+    if model is not None and hasattr(model, "_buffers"):
+        cands += [("buffer " + k, t, k) for k, t in model._buffers.items()
+                  if t is not None and not k.startswith("m0_")]
+    for label, x, buf in cands:
+        if not isinstance(x, torch.Tensor) or x.dtype != out.dtype or x.device != out.device:
             continue
         if x.shape == out.shape and x.stride() == out.stride():
-            return i, lambda o: o
-        if x.numel() == out.numel() and x.is_contiguous() and out.is_contiguous():
-            return i, lambda o, shape=x.shape: o.view(shape)
+            conv = (lambda o: o)
+        elif x.numel() == out.numel() and x.is_contiguous() and out.is_contiguous():
+            conv = (lambda o, shape=x.shape: o.view(shape))
+        else:
+            continue
+        if buf is None:
+            return label, (lambda o, i=label, conv=conv: inputs.__setitem__(i, conv(o)))
+        return label, (lambda o, k=buf, conv=conv: model._buffers.__setitem__(k, conv(o)))
     return None, None
 
 
-def profile_after(torch, dev, op, call, inputs, params, flush, calls, cool_s):
+def profile_after(torch, dev, op, call, inputs, params, flush, calls, cool_s, model=None):
     """The "after" state: before every call L2 is emptied by reading, the
     op's producer in the trace (the ref prev_<n>.py: what ran last on its
     stream before it, trace_prev_op) is called, its output put in place of
-    the op's matching input (wire()), and, when the trace shows the op
-    starting on an idle GPU (median gap over 2 us), the GPU drained; then
-    the op. So the op finds its input where its producer just wrote it,
-    dirty in L2, and its own code as cold as one op back. Returns the
-    per-call kernel us of the op's records and the wired input index."""
+    the op's matching input or own tensor (wire()), and, when the trace
+    shows the op starting on an idle GPU (median gap over 2 us), the GPU
+    drained; then the op. So the op finds its input where its producer just
+    wrote it, dirty in L2, and its own code as cold as one op back. Returns
+    the per-call kernel us of the op's records and where the output went."""
     pm, pin, _ = make_model(torch, dev, {"ref": op["prev_ref"], "n": 100000 + op["n"]})
 
     def produce():
         with torch.no_grad():
             return pm(*pin)
-    w, conv = wire(torch, first_tensor(torch, produce()), inputs, params)
+    w, put = wire(torch, first_tensor(torch, produce()), inputs, params, model)
     drain = float(op.get("gap_us") or 0) > 2.0
     saved = list(inputs)
+    saved_bufs = dict(model._buffers) if model is not None and hasattr(model, "_buffers") else {}
 
     def pre(i):
         torch.amax(flush)
         o = produce()
-        if w is not None:
-            inputs[w] = conv(first_tensor(torch, o))
+        if put is not None:
+            put(first_tensor(torch, o))
 
     def run():
         for i in range(calls):
@@ -348,6 +361,8 @@ def profile_after(torch, dev, op, call, inputs, params, flush, calls, cool_s):
         c = per_call(gpu_records(torch, run), calls, skip)
     finally:
         inputs[:] = saved
+        if saved_bufs:
+            model._buffers.update(saved_bufs)
     return (c[0] if c else None), w
 
 
@@ -466,7 +481,8 @@ def run_one(torch, mr, dev, op, tcfg, flush):
                     out[k + "_us"] = statistics.median(p[k])
             if op.get("prev_ref") and flush is not None:
                 try:
-                    a, w = profile_after(torch, dev, op, call, inputs, params, flush, calls, cool)
+                    a, w = profile_after(torch, dev, op, call, inputs, params, flush, calls,
+                                         cool, model)
                     out["after_wired"] = w
                     if a:
                         out["after_us"] = statistics.median(a)

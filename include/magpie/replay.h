@@ -94,9 +94,8 @@ struct mp_replay_op {
      * op (its input wired to the producer's output when one matches);
      * 0: not measured */
     double replay_after_us;
-    int replay_after_wired; /* the op's input fed by the producer, -1: none */
-    double replay_sm_mhz;   /* runner's spin probe, 0 unknown */
-    char replay_l2[12];     /* "flushed", "warm", "idle", "cold", "none" */
+    double replay_sm_mhz; /* runner's spin probe, 0 unknown */
+    char replay_l2[12];   /* "flushed", "warm", "idle", "cold", "none" */
     long replay_samples;
     char *replay_kernels;
     int kernels_match; /* 1 same names, 0 differ, -1 unknown */

@@ -329,8 +329,6 @@ static int fill_op(struct mp_replay_op *op, json_t *jo)
     op->replay_idle_us = json_number_value(json_object_get(jo, "idle_us"));
     op->replay_cold_us = json_number_value(json_object_get(jo, "cold_us"));
     op->replay_after_us = json_number_value(json_object_get(jo, "after_us"));
-    json_t *wired = json_object_get(jo, "after_wired");
-    op->replay_after_wired = json_is_integer(wired) ? (int)json_integer_value(wired) : -1;
     if (strcmp(op->replay_l2, "flushed") == 0 || strcmp(op->replay_l2, "cold") == 0) {
         bool fl = op->replay_l2[0] == 'f';
         op->replay_l2_clean_us =

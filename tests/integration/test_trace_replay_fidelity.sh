@@ -306,9 +306,18 @@ assert all(x is y for x, y in zip(inputs, orig)), "inputs not restored"
 w2, conv = m.wire(torch, torch.zeros(3, dtype=torch.int64), inputs, params)
 assert (w2, conv) == (None, None)
 # a view: same numel, both contiguous
-w3, conv = m.wire(torch, torch.zeros(16, 2048), [torch.zeros(16, 1, 2048)], set())
-assert w3 == 0 and conv(torch.ones(16, 2048)).shape == (16, 1, 2048)
+lst = [torch.zeros(16, 1, 2048)]
+w3, put = m.wire(torch, torch.zeros(16, 2048), lst, set())
+put(torch.ones(16, 2048))
+assert w3 == 0 and lst[0].shape == (16, 1, 2048) and float(lst[0].sum()) == 16 * 2048, w3
 assert m.wire(torch, torch.zeros(16, 2048), [torch.zeros(16, 1, 2048)], {0}) == (None, None)
+# an in-place op's self is the module's own tensor (not its m0_ copy)
+mod = torch.nn.Module()
+mod.register_buffer("m0_self_", torch.zeros(4, 4))
+mod.register_buffer("self_", torch.zeros(4, 4))
+w4, put = m.wire(torch, torch.ones(4, 4), [torch.zeros(4, 1, dtype=torch.bool)], set(), mod)
+put(torch.full((4, 4), 2.0))
+assert w4 == "buffer self_" and float(mod.self_.sum()) == 32 and float(mod.m0_self_.sum()) == 0
 print("profile_after ok")
 PY
         { fails=$((fails + 1)); tail -5 "$TMP/perr"; }
