@@ -67,14 +67,8 @@ static int count_key(struct pr_op *p, const char *text)
             p->keys[i].count++;
             return 0;
         }
-    if (p->nkeys == p->capkeys) {
-        size_t cap = p->capkeys ? 2 * p->capkeys : 8;
-        struct pr_key *k = realloc(p->keys, cap * sizeof(*k));
-        if (!k)
-            return MP_ENOMEM;
-        p->keys = k;
-        p->capkeys = cap;
-    }
+    if (MP_GROW(p->keys, p->capkeys, p->nkeys + 1, 8))
+        return MP_ENOMEM;
     p->keys[p->nkeys].text = mp_strdup(text);
     if (!p->keys[p->nkeys].text)
         return MP_ENOMEM;
@@ -84,14 +78,8 @@ static int count_key(struct pr_op *p, const char *text)
 
 static int add_gap(struct pr_op *p, double g)
 {
-    if (p->ngaps == p->capgaps) {
-        size_t cap = p->capgaps ? 2 * p->capgaps : 16;
-        double *v = realloc(p->gaps, cap * sizeof(*v));
-        if (!v)
-            return MP_ENOMEM;
-        p->gaps = v;
-        p->capgaps = cap;
-    }
+    if (MP_GROW(p->gaps, p->capgaps, p->ngaps + 1, 16))
+        return MP_ENOMEM;
     p->gaps[p->ngaps++] = g;
     return 0;
 }
@@ -180,17 +168,6 @@ static int one_call(const struct mp_trace_tree *t, const int32_t *prev, int32_t 
     return rc ? rc : count_key(p, mp_buf_cstr(key));
 }
 
-static int set_cell(char **dst, const char *p, size_t n)
-{
-    free(*dst);
-    *dst = malloc(n + 1);
-    if (!*dst)
-        return MP_ENOMEM;
-    memcpy(*dst, p, n);
-    (*dst)[n] = 0;
-    return 0;
-}
-
 /* The op's trace_prev_* from what its calls found. */
 static int fill(struct mp_replay_op *op, const struct pr_op *p)
 {
@@ -210,7 +187,9 @@ static int fill(struct mp_replay_op *op, const struct pr_op *p)
     for (int k = 0; k < 5 && !rc; k++) {
         const char *e = strchr(c, '\x1f');
         size_t n = e ? (size_t)(e - c) : strlen(c);
-        rc = set_cell(dst[k], c, n);
+        free(*dst[k]);
+        *dst[k] = mp_strndup(c, n);
+        rc = *dst[k] ? 0 : MP_ENOMEM;
         c = e ? e + 1 : c + n;
     }
     return rc;
