@@ -197,15 +197,15 @@ static const char helpers[] =
     "def _first(out):\n"
     "    return out[0] if isinstance(out, (tuple, list)) else out\n";
 
-static int py_header(struct mp_buf *b, const struct mp_replay_op *op, const char *schema)
+/* The docstring lines of a call's recorded argument cells and its schema
+ * (none when schema is NULL or ""). */
+static int py_cells(struct mp_buf *b, const char *dims, const char *types, const char *strides,
+                    const char *concrete, const char *schema)
 {
-    int rc = mp_buf_printf(b, "\"\"\"magpie trace replay, op %d: ", op->n);
-    rc = rc ? rc : py_comment_text(b, op->name, 200);
-    rc = rc ? rc
-            : mp_buf_printf(b, " (row %ld of the trace's ranking by kernel time).\n\n", op->rank);
     static const char *const lab[] = {"Input Dims", "Input type", "Input Strides",
                                       "Concrete Inputs"};
-    const char *val[] = {op->dims, op->types, op->strides, op->concrete};
+    const char *val[] = {dims, types, strides, concrete};
+    int rc = 0;
     for (int i = 0; !rc && i < 4; i++) {
         rc = mp_buf_printf(b, "%s: ", lab[i]);
         rc = rc ? rc : py_comment_text(b, val[i], 400);
@@ -216,6 +216,19 @@ static int py_header(struct mp_buf *b, const struct mp_replay_op *op, const char
         rc = rc ? rc : py_comment_text(b, schema, 600);
         rc = rc ? rc : mp_buf_putc(b, '\n');
     }
+    return rc;
+}
+
+/* End of a ref's docstring and its imports. */
+static const char py_imports[] = "\"\"\"\nimport os\n\nimport torch\nimport torch.nn as nn\n\n";
+
+static int py_header(struct mp_buf *b, const struct mp_replay_op *op, const char *schema)
+{
+    int rc = mp_buf_printf(b, "\"\"\"magpie trace replay, op %d: ", op->n);
+    rc = rc ? rc : py_comment_text(b, op->name, 200);
+    rc = rc ? rc
+            : mp_buf_printf(b, " (row %ld of the trace's ranking by kernel time).\n\n", op->rank);
+    rc = rc ? rc : py_cells(b, op->dims, op->types, op->strides, op->concrete, schema);
     rc = rc ? rc
             : mp_buf_printf(b,
                             "Trace: %ld calls, kernel time per call mean %.3f us, median %.3f us\n"
@@ -244,7 +257,7 @@ static int py_header(struct mp_buf *b, const struct mp_replay_op *op, const char
         rc = rc ? rc : py_comment_text(b, op->note, 600);
         rc = rc ? rc : mp_buf_putc(b, '\n');
     }
-    return rc ? rc : mp_buf_puts(b, "\"\"\"\nimport os\n\nimport torch\nimport torch.nn as nn\n\n");
+    return rc ? rc : mp_buf_puts(b, py_imports);
 }
 
 static int py_main(struct mp_buf *b)
@@ -466,13 +479,20 @@ static int py_params(struct mp_buf *b, const struct rp_call *c)
     return rc ? rc : mp_buf_puts(b, "]\n");
 }
 
-int rp_py_ref(const struct mp_replay_op *op, const struct rp_call *c, struct mp_buf *b)
+/* What follows a ref's docstring: the helpers, Model, get_inputs,
+ * PARAMETER_INPUTS and the __main__ block. */
+static int py_body(struct mp_buf *b, const struct rp_call *c)
 {
-    int rc = py_header(b, op, c->schema);
-    rc = rc ? rc : mp_buf_puts(b, helpers);
+    int rc = mp_buf_puts(b, helpers);
     rc = rc ? rc : py_model(b, c);
     rc = rc ? rc : py_params(b, c);
     return rc ? rc : py_main(b);
+}
+
+int rp_py_ref(const struct mp_replay_op *op, const struct rp_call *c, struct mp_buf *b)
+{
+    int rc = py_header(b, op, c->schema);
+    return rc ? rc : py_body(b, c);
 }
 
 /* prev_<n>.py: the op that ran before op n in the trace (its producer),
@@ -490,27 +510,17 @@ int rp_py_prev(const struct mp_replay_op *op, const struct rp_call *c, struct mp
                             "kernel in %.0f %% of its calls in the trace (median idle gap "
                             "%.1f us).\n\n",
                             op->n, 100.0 * op->prev_share, op->prev_gap_us);
-    static const char *const lab[] = {"Input Dims", "Input type", "Input Strides",
-                                      "Concrete Inputs"};
-    const char *val[] = {op->prev_dims, op->prev_types, op->prev_strides, op->prev_concrete};
-    for (int i = 0; !rc && i < 4; i++) {
-        rc = mp_buf_printf(b, "%s: ", lab[i]);
-        rc = rc ? rc : py_comment_text(b, val[i], 400);
-        rc = rc ? rc : mp_buf_putc(b, '\n');
-    }
-    rc = rc ? rc : mp_buf_puts(b, "Schema: ");
-    rc = rc ? rc : py_comment_text(b, c->schema, 600);
+    rc = rc ? rc
+            : py_cells(b, op->prev_dims, op->prev_types, op->prev_strides, op->prev_concrete,
+                       c->schema);
     rc = rc ? rc
             : mp_buf_printf(b,
-                            "\n\n`magpie trace replay --run` calls it before every call of "
+                            "\n`magpie trace replay --run` calls it before every call of "
                             "ref_%d.py in the \"after\" state, its output in place of the op's "
-                            "input of the same size where there is one.\n\"\"\"\nimport os\n\n"
-                            "import torch\nimport torch.nn as nn\n\n",
+                            "input of the same size where there is one.\n",
                             op->n);
-    rc = rc ? rc : mp_buf_puts(b, helpers);
-    rc = rc ? rc : py_model(b, c);
-    rc = rc ? rc : py_params(b, c);
-    return rc ? rc : py_main(b);
+    rc = rc ? rc : mp_buf_puts(b, py_imports);
+    return rc ? rc : py_body(b, c);
 }
 
 /* Python package that registers a custom-op namespace. */
