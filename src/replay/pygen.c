@@ -517,7 +517,7 @@ int rp_py_prev(const struct mp_replay_op *op, const struct rp_call *c, struct mp
             : mp_buf_printf(b,
                             "\n`magpie trace replay --run` calls it before every call of "
                             "ref_%d.py in the \"after\" state, its output in place of the op's "
-                            "input of the same size where there is one.\n",
+                            "input (or in-place self) of the same size where there is one.\n",
                             op->n);
     rc = rc ? rc : mp_buf_puts(b, py_imports);
     return rc ? rc : py_body(b, c);
