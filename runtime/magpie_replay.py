@@ -178,6 +178,34 @@ def make_touch(torch, tensors):
     return touch
 
 
+def cooled(torch, call, cool_s):
+    """call, followed (cool_s > 0) by a drained GPU left idle cool_s seconds."""
+    if cool_s <= 0:
+        return call
+
+    def run():
+        call()
+        torch.cuda.synchronize()
+        time.sleep(cool_s)
+    return run
+
+
+def time_state(torch, call, pre, drain, calls):
+    """One replay state: `calls` calls, each after pre(i) (its own records,
+    counted once alone, are skipped) and, with drain, a drained GPU. Returns
+    the records and their per_call split (None when they do not split)."""
+    skip = len(gpu_records(torch, lambda: pre(1)))
+
+    def run():
+        for i in range(calls):
+            pre(i)
+            if drain:
+                torch.cuda.synchronize()
+            call()
+    recs = gpu_records(torch, run)
+    return recs, per_call(recs, calls, skip)
+
+
 def profile_op(torch, call, flush, calls, touch=None, dirty_bytes=0, cool_s=0.0):
     """Per-call kernel time (us) in the four states, with the kernel names.
     Returns a dict; "note" says what could not be split per call.
@@ -204,17 +232,7 @@ def profile_op(torch, call, flush, calls, touch=None, dirty_bytes=0, cool_s=0.0)
     back-to-back calls ran at 1410 MHz under a power cap on an H200, where
     the workload's single call ran at full clock)."""
     out = {"calls_profiled": calls, "note": ""}
-
-    def timed(call):
-        if cool_s <= 0:
-            return call
-
-        def cooled():
-            call()
-            torch.cuda.synchronize()
-            time.sleep(cool_s)
-        return cooled
-    call = timed(call)
+    call = cooled(torch, call, cool_s)
 
     def drained():
         for _ in range(calls):
@@ -259,16 +277,7 @@ def profile_op(torch, call, flush, calls, touch=None, dirty_bytes=0, cool_s=0.0)
         "cold_write": (lambda i: (flush.fill_(i % 127 + 1), touch()), True),
     }
     for state, (pre, drain) in preludes.items():
-        skip = len(gpu_records(torch, lambda: pre(1)))
-
-        def run(pre=pre, drain=drain):
-            for i in range(calls):
-                pre(i)
-                if drain:
-                    torch.cuda.synchronize()
-                call()
-        recs = gpu_records(torch, run)
-        c = per_call(recs, calls, skip)
+        recs, c = time_state(torch, call, pre, drain, calls)
         if c is not None:
             out[state] = c[0]
         elif state == "flushed":  # the op's own records by name (the flush's differ)
@@ -347,18 +356,8 @@ def profile_after(torch, dev, op, call, inputs, params, flush, calls, cool_s, mo
         if put is not None:
             put(first_tensor(torch, o))
 
-    def run():
-        for i in range(calls):
-            pre(i)
-            if drain:
-                torch.cuda.synchronize()
-            call()
-            if cool_s > 0:
-                torch.cuda.synchronize()
-                time.sleep(cool_s)
     try:
-        skip = len(gpu_records(torch, lambda: pre(1)))
-        c = per_call(gpu_records(torch, run), calls, skip)
+        _, c = time_state(torch, cooled(torch, call, cool_s), pre, drain, calls)
     finally:
         inputs[:] = saved
         if saved_bufs:
