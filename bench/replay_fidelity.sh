@@ -116,8 +116,12 @@ print("replayed ops: %d; within 10 %% of the trace: %d (%.0f %%); in any state (
           100.0 * same / max(known, 1)))
 # the helper's probe figures (replay_run.json only) beside the two states
 # they vary: L2 left all dirty (flush buffer rewritten) or all clean (read)
-print("probes: op ratio to the trace: flushed, flushed_write, flushed_read, cold, cold_write, "
-      "after (right after its producer in the trace, trace_prev_op)")
+print("probes: op ratio to the trace: flushed, flushed_inputs (L2 dirtied as many bytes as the "
+      "op's inputs: the rule before the trace's dirty levels), flushed_write (all dirty), "
+      "flushed_read (all clean), cold, cold_read (cold all clean), cold_write (cold all dirty), "
+      "after (right after its producer in the trace, trace_prev_op), rotate (k copies of the "
+      "inputs, ~2 GiB, one per call), tlb (4 GiB strided read before each call; rotate and tlb "
+      "with MAGPIE_REPLAY_SPREAD=1); then the trace's dirty-L2 levels before the op")
 cnt = {}
 for name in names:
     p = os.path.join(out, name + "_run.json")
@@ -130,8 +134,8 @@ for name in names:
         t = tr.get(o.get("n"))
         if not t or not o.get("ok"):
             continue
-        ks = ("l2_flushed_us", "flushed_write_us", "flushed_read_us", "cold_us", "cold_write_us",
-              "after_us")
+        ks = ("l2_flushed_us", "flushed_inputs_us", "flushed_write_us", "flushed_read_us",
+              "cold_us", "cold_read_us", "cold_write_us", "after_us", "rotate_us", "tlb_us")
         v = [o.get(k) for k in ks]
         so = sm[o["n"]]
         print("%-8s %-3d " % (name, o["n"]) + " ".join("%6.3f" % (x / t) if x else "%6s" % "-"
@@ -141,9 +145,11 @@ for name in names:
                   100 * (so.get("trace_prev_share") or 0),
                   "%.1f" % so["trace_gap_us"] if so.get("trace_gap_us") is not None else "-",
                   o.get("after_wired", "-") if o.get("after_error") is None else
-                  "error: " + o["after_error"][:80]))
-        for k, x in zip(("flushed", "flushed_write", "flushed_read", "cold", "cold_write",
-                         "after"), v):
+                  "error: " + o["after_error"][:80]) +
+              "  dirty %s" % " ".join("%.1fMiB@%.2f" % (b / 2**20, w)
+                                      for b, w in o.get("dirty_levels") or []))
+        for k, x in zip(("flushed", "flushed_inputs", "flushed_write", "flushed_read", "cold",
+                         "cold_read", "cold_write", "after", "rotate", "tlb"), v):
             if x:
                 cnt.setdefault(k, [0, 0])
                 cnt[k][1] += 1

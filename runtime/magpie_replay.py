@@ -206,7 +206,7 @@ def time_state(torch, call, pre, drain, calls):
     return recs, per_call(recs, calls, skip)
 
 
-def profile_op(torch, call, flush, calls, touch=None, dirty_bytes=0, cool_s=0.0):
+def profile_op(torch, call, flush, calls, touch=None, dirty_bytes=0, cool_s=0.0, levels=None):
     """Per-call kernel time (us) in the four states, with the kernel names.
     Returns a dict; "note" says what could not be split per call.
     "warm": calls back to back (queued, L2 as the previous call left it);
@@ -226,6 +226,13 @@ def profile_op(torch, call, flush, calls, touch=None, dirty_bytes=0, cool_s=0.0)
     L2 full of dirty lines, and an op reading weights from HBM then also
     writes all of them back (decode GEMMs 1.13-1.21x the trace on an H200,
     0.95-1.0x after a read; docs/replay.md).
+    levels ([[bytes, share], ...], the trace's dirty L2 before the op's calls,
+    dirty_levels()): "flushed" and "cold" leave that many bytes dirty instead
+    (calls in proportion to the shares, dirty_samples()); the inputs-sized
+    rewrite and the all-clean cold are then probes ("flushed_inputs",
+    "cold_read"). A decode GEMM ran 14 us after an RMSNorm and 17 us after
+    the KV-cache concatenation in one trace: its inputs are the same, what
+    the ops before it left dirty is not (docs/replay.md).
     cool_s > 0 (ops of a millisecond and more): after every call the GPU is
     drained and left idle that long, in every state, so that tens of calls
     of a large GEMM do not hold the GPU at its power cap (an LM-head GEMM's
@@ -276,6 +283,13 @@ def profile_op(torch, call, flush, calls, touch=None, dirty_bytes=0, cool_s=0.0)
         "flushed_read": (empty_l2, False),
         "cold_write": (lambda i: (flush.fill_(i % 127 + 1), touch()), True),
     }
+    if levels:  # the trace's dirty L2 decides; the inputs' rule and all-clean are probes
+        preludes["flushed_inputs"] = preludes.pop("flushed")
+        preludes["cold_read"] = preludes.pop("cold")
+        for state, tch in (("flushed", None), ("cold", touch)):
+            v = dirty_samples(torch, call, flush, calls, levels, tch)
+            if v:
+                out[state] = v
     for state, (pre, drain) in preludes.items():
         recs, c = time_state(torch, call, pre, drain, calls)
         if c is not None:
@@ -287,6 +301,11 @@ def profile_op(torch, call, flush, calls, touch=None, dirty_bytes=0, cool_s=0.0)
             out["note"] += ("; " if out["note"] else "") + "flushed: mean only"
         elif state == "cold":
             out["note"] += ("; " if out["note"] else "") + "cold: records do not split per call"
+    for state, old in (("flushed", "flushed_inputs"), ("cold", "cold_read")):
+        if levels and state not in out and old in out:  # the levels' records did not split
+            out[state] = out[old]
+            out["note"] += ("; " if out["note"] else "") + \
+                "%s: the trace's dirty levels did not split per call, the inputs' rule used" % state
     return out
 
 
@@ -363,6 +382,91 @@ def profile_after(torch, dev, op, call, inputs, params, flush, calls, cool_s, mo
         if saved_bufs:
             model._buffers.update(saved_bufs)
     return (c[0] if c else None), w
+
+
+def dirty_levels(op, l2_bytes):
+    """The trace's dirty-L2 levels before the op ([[bytes, share], ...]) for
+    the grid's largest L2 size not above this GPU's (the smallest when all
+    are above), None when the job has none."""
+    grid = op.get("dirty") or []
+    mib = l2_bytes / 2**20
+    fit = [e for e in grid if e[0] <= mib + 1e-6]
+    pick = max(fit, key=lambda e: e[0]) if fit else (min(grid, key=lambda e: e[0]) if grid else None)
+    return pick[1] if pick and pick[1] else None
+
+
+def dirty_samples(torch, call, flush, calls, levels, touch=None):
+    """Per-call us of `call` with L2 left as dirty as the trace's levels say:
+    for each level (bytes, share), L2 emptied by reading and that many bytes
+    of it rewritten before every call (with touch: the inputs read back
+    after and the GPU drained, the cold state's prelude), calls in
+    proportion to the shares (a level of less than half a call's share is
+    left out). None when a level's records do not split per call."""
+    cap = flush.numel() // 2
+    out = []
+    for b, share in levels:
+        n = int(round(calls * share))
+        if n <= 0:
+            continue
+        d = min(max(int(b), 0), cap)
+
+        def pre(i, d=d):
+            torch.amax(flush)
+            if d:
+                flush[:d].fill_(i % 127 + 1)
+            if touch:
+                touch()
+        _, c = time_state(torch, call, pre, touch is not None, n)
+        if not c:
+            return None
+        out += c[0]
+    return out or None
+
+
+def profile_spread(torch, dev, call, inputs, params, flush, calls, cool_s):
+    """Probes of where a workload's weights live: "rotate" (before each call
+    L2 emptied by reading and the op's tensor inputs swapped for the next of
+    k copies, the copies together about 2 GiB: each call reads its operands
+    at addresses no recent call used, as a model's layers each read their own
+    weights) and "tlb" (the same inputs every call, but before each call one
+    byte of every 64 KiB of a 4 GiB buffer read: address translations the
+    op's operands had are evicted, the data is not). Returns {name: per-call
+    us list}; a probe that does not fit in half the free memory is left out."""
+    out = {}
+    idx = [i for i, x in enumerate(inputs) if isinstance(x, torch.Tensor) and x.numel() > 0]
+    nbytes = sum(inputs[i].untyped_storage().nbytes() for i in idx)
+    free = torch.cuda.mem_get_info(dev)[0]
+    saved = list(inputs)
+    call = cooled(torch, call, cool_s)
+    if nbytes > 0:
+        k = int(min(max((2 << 30) // nbytes, 2), 256))
+        if k * nbytes < free // 2:
+            copies = [[inputs[i].clone() for i in idx] for _ in range(k)]
+
+            def pre(i):
+                torch.amax(flush)
+                for j, t in zip(idx, copies[i % k]):
+                    inputs[j] = t
+            try:
+                _, c = time_state(torch, call, pre, False, calls)
+            finally:
+                inputs[:] = saved
+                del copies
+            if c:
+                out["rotate"] = c[0]
+    big = 4 << 30
+    if big < free // 2:
+        buf = torch.empty(big, dtype=torch.uint8, device=dev)
+        stride = buf[::65536]
+
+        def pre_tlb(i):
+            torch.amax(stride)
+            torch.amax(flush)
+        _, c = time_state(torch, call, pre_tlb, False, calls)
+        del buf, stride
+        if c:
+            out["tlb"] = c[0]
+    return out
 
 
 def pick_state(op, p, in_bytes, l2_bytes):
@@ -458,7 +562,14 @@ def run_one(torch, mr, dev, op, tcfg, flush):
             # a millisecond op: twice its time idle after each call (a third
             # of the power); 20 calls of it take a second or more
             cool = 2 * per / 1e6 if per >= 1000.0 else 0.0  # per: us
-            p = profile_op(torch, call, flush, calls, touch, touch.nbytes if touch else 0, cool)
+            lv = dirty_levels(op, flush.numel() // 2) if flush is not None else None
+            p = profile_op(torch, call, flush, calls, touch, touch.nbytes if touch else 0, cool,
+                           lv)
+            if lv:
+                out["dirty_levels"] = lv
+                p["note"] += ("; " if p["note"] else "") + \
+                    "L2 dirty before the calls as the trace's ops left it: " + ", ".join(
+                        "%.1f MiB (%.0f %%)" % (b / 2**20, 100 * w) for b, w in lv)
             if cool:
                 p["note"] += ("; " if p["note"] else "") + \
                     "%.0f ms idle after each call (power)" % (cool * 1000)
@@ -475,7 +586,8 @@ def run_one(torch, mr, dev, op, tcfg, flush):
                 out["idle_us"] = statistics.median(p["idle"])
             if "cold" in p:
                 out["cold_us"] = statistics.median(p["cold"])
-            for k in ("flushed_read", "flushed_write", "cold_write"):  # probes, not in the summary
+            for k in ("flushed_read", "flushed_write", "cold_write", "flushed_inputs",
+                      "cold_read"):  # probes, not in the summary
                 if k in p:
                     out[k + "_us"] = statistics.median(p[k])
             if op.get("prev_ref") and flush is not None:
@@ -489,6 +601,13 @@ def run_one(torch, mr, dev, op, tcfg, flush):
                         out["after_error"] = "the after state's records do not split per call"
                 except Exception as e:  # the op's own figures stand
                     out["after_error"] = "%s: %s" % (type(e).__name__, str(e)[:300])
+            if flush is not None and os.environ.get("MAGPIE_REPLAY_SPREAD"):
+                try:  # probes (bench/replay_fidelity.sh), not in the summary
+                    for k, v in profile_spread(torch, dev, call, inputs, params, flush,
+                                               calls, cool).items():
+                        out[k + "_us"] = statistics.median(v)
+                except Exception as e:
+                    out["spread_error"] = "%s: %s" % (type(e).__name__, str(e)[:300])
             out["clocks_after"] = smi_clocks(torch, dev)
         out["ok"] = True
     except Exception as e:

@@ -47,6 +47,18 @@ struct mp_replay_opts {
 void mp_replay_opts_defaults(struct mp_replay_opts *o);
 
 /* One selected op row and what became of it. */
+/* The L2 sizes (MiB) dirty bytes are worked out for: the helper takes the
+ * largest not above its GPU's L2 */
+#define MP_REPLAY_NGRID 16
+#define MP_REPLAY_NLEVELS 3
+
+struct mp_replay_dirty {
+    double l2_mib;
+    int n;                           /* levels */
+    double bytes[MP_REPLAY_NLEVELS]; /* dirty bytes of each level, ascending */
+    double share[MP_REPLAY_NLEVELS]; /* share of the op's calls at it */
+};
+
 struct mp_replay_op {
     int n;                                   /* 1-based number in the output (ref_<n>.py) */
     long rank;                               /* 1-based row in the unified_perf_summary ranking */
@@ -78,6 +90,12 @@ struct mp_replay_op {
     double prev_share, prev_gap_us;
     long prev_calls;
     bool prev_rebuilt; /* prev_<n>.py written (an ATen op magpie can rebuild) */
+    /* dirty L2 before the op in the trace (traffic.c): for each L2 size of
+     * the grid, the bytes the ops before each call wrote on its stream
+     * within the last that many bytes of their traffic, as up to
+     * MP_REPLAY_NLEVELS levels with the share of calls at each; NULL: no
+     * call with a kernel found */
+    struct mp_replay_dirty *dirty; /* MP_REPLAY_NGRID entries */
     /* replay (run) */
     bool replayed;
     /* per-call kernel time from the profiler's kernel records in the L2

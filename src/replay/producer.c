@@ -27,6 +27,8 @@ struct pr_op {
     double *gaps;
     size_t ngaps, capgaps;
     long calls;
+    double *dirty; /* MP_REPLAY_NGRID per call with a kernel */
+    size_t ndirty, capdirty;
 };
 
 static const char *const cells[4] = {"Input Dims", "Input type", "Input Strides",
@@ -130,9 +132,8 @@ static int32_t *stream_prev(const struct mp_trace_tree *t)
     return prev;
 }
 
-/* The CPU op behind GPU event g: its launcher, or the launcher's nearest
- * cpu_op ancestor (a runtime launch sits under the op that called it). */
-static int32_t launching_op(const struct mp_trace_tree *t, int32_t g)
+/* (a runtime launch sits under the op that called it) */
+int32_t rp_launching_op(const struct mp_trace_tree *t, int32_t g)
 {
     int32_t l = t->launcher[g];
     while (l >= 0 && t->kind[l] != MP_K_CPU_OP)
@@ -141,9 +142,10 @@ static int32_t launching_op(const struct mp_trace_tree *t, int32_t g)
 }
 
 /* One call (cpu_op event u) of the op p tracks. */
-static int one_call(const struct mp_trace_tree *t, const int32_t *prev, int32_t u, struct pr_op *p,
-                    int32_t **buf, size_t *cap, struct mp_buf *key)
+static int one_call(const struct mp_trace_tree *t, struct rp_traffic *tr, int32_t u,
+                    struct pr_op *p, int32_t **buf, size_t *cap, struct mp_buf *key)
 {
+    const int32_t *prev = tr->prev;
     size_t n = 0;
     long got = mp_trace_tree_gpu_events(t, u, buf, &n, cap);
     if (got < 0)
@@ -156,11 +158,17 @@ static int one_call(const struct mp_trace_tree *t, const int32_t *prev, int32_t 
     if (first < 0)
         return 0;
     p->calls++;
+    if (MP_GROW(p->dirty, p->capdirty, (p->ndirty + 1) * MP_REPLAY_NGRID, 16 * MP_REPLAY_NGRID))
+        return MP_ENOMEM;
+    int rc0 = rp_traffic_dirty(tr, first, p->dirty + p->ndirty * MP_REPLAY_NGRID);
+    if (rc0)
+        return rc0;
+    p->ndirty++;
     int32_t g = prev[first];
     if (g < 0)
         return 0;
     int rc = add_gap(p, s->ts[first] - t->t_end[g]);
-    int32_t l = rc ? -1 : launching_op(t, g);
+    int32_t l = rc ? -1 : rp_launching_op(t, g);
     if (l < 0)
         return rc;
     const char *name = mp_trace_tree_name(t, l);
@@ -173,6 +181,20 @@ static int fill(struct mp_replay_op *op, const struct pr_op *p)
 {
     op->prev_calls = p->calls;
     op->prev_gap_us = p->ngaps ? mp_stats_median(p->gaps, p->ngaps) : -1;
+    if (p->ndirty) {
+        free(op->dirty);
+        op->dirty = calloc(MP_REPLAY_NGRID, sizeof(*op->dirty));
+        double *v = malloc(p->ndirty * sizeof(double));
+        int rc = op->dirty && v ? 0 : MP_ENOMEM;
+        for (int k = 0; !rc && k < MP_REPLAY_NGRID; k++) {
+            for (size_t c = 0; c < p->ndirty; c++)
+                v[c] = p->dirty[c * MP_REPLAY_NGRID + (size_t)k];
+            rc = rp_dirty_levels(v, p->ndirty, rp_l2_grid_mib[k], &op->dirty[k]);
+        }
+        free(v);
+        if (rc)
+            return rc;
+    }
     size_t best = 0;
     for (size_t i = 1; i < p->nkeys; i++)
         if (p->keys[i].count > p->keys[best].count)
@@ -208,6 +230,9 @@ int rp_producers(const struct mp_replay_opts *o, struct mp_replay_result *r, str
     struct mp_trace_tree *t = NULL;
     rc = mp_trace_tree_build(s, &to, &t, d);
     int32_t *prev = rc ? NULL : stream_prev(t);
+    struct rp_traffic tr = {0};
+    if (!rc && prev)
+        rc = rp_traffic_init(&tr, t, prev);
     struct pr_op *p = calloc(r->n, sizeof(*p));
     char **keys = calloc(r->n, sizeof(char *));
     if (!rc && (!prev || !p || !keys))
@@ -237,7 +262,7 @@ int rp_producers(const struct mp_replay_opts *o, struct mp_replay_result *r, str
          * checkpointing is a row of its own) each get all their calls */
         for (size_t i = 0; !rc && i < r->n; i++)
             if (strcmp(keys[i], mp_buf_cstr(&key)) == 0)
-                rc = one_call(t, prev, (int32_t)u, &p[i], &buf, &cap, &pkey);
+                rc = one_call(t, &tr, (int32_t)u, &p[i], &buf, &cap, &pkey);
     }
     for (size_t i = 0; !rc && i < r->n; i++)
         rc = fill(&r->ops[i], &p[i]);
@@ -246,11 +271,13 @@ int rp_producers(const struct mp_replay_opts *o, struct mp_replay_result *r, str
             free(p[i].keys[k].text);
         free(p[i].keys);
         free(p[i].gaps);
+        free(p[i].dirty);
         free(keys ? keys[i] : NULL);
     }
     free(p);
     free(keys);
     free(buf);
+    rp_traffic_fini(&tr);
     free(prev);
     mp_buf_fini(&key);
     mp_buf_fini(&pkey);

@@ -31,6 +31,8 @@ static void op_fini(struct mp_replay_op *op)
         free(*s[i]);
         *s[i] = NULL;
     }
+    free(op->dirty);
+    op->dirty = NULL;
 }
 
 void mp_replay_result_free(struct mp_replay_result *r)

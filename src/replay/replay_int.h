@@ -6,6 +6,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include <magpie/base.h>
 #include <magpie/replay.h>
@@ -143,6 +144,33 @@ int rp_select(const struct mp_replay_opts *o, struct mp_replay_result *r, struct
 /* Fills each selected op's prev_* (what ran before it on its GPU stream in
  * the trace; producer.c). */
 int rp_producers(const struct mp_replay_opts *o, struct mp_replay_result *r, struct mp_diag *d);
+
+struct mp_trace_tree;
+
+/* The CPU op behind GPU event g: its launcher, or the launcher's nearest
+ * cpu_op ancestor; -1 when none (producer.c). */
+int32_t rp_launching_op(const struct mp_trace_tree *t, int32_t g);
+
+/* Dirty-L2 estimates (traffic.c): per-event read/written bytes, computed
+ * once; prev[i] is the GPU event before i on its device and stream. */
+struct rp_traffic {
+    const struct mp_trace_tree *t;
+    const int32_t *prev;
+    double *rd, *wr; /* rd < 0: not computed yet */
+    struct mp_buf tmp;
+    bool ready;
+};
+
+extern const double rp_l2_grid_mib[MP_REPLAY_NGRID];
+
+int rp_traffic_init(struct rp_traffic *tr, const struct mp_trace_tree *t, const int32_t *prev);
+void rp_traffic_fini(struct rp_traffic *tr);
+/* dirty[k]: the bytes written before GPU event `first` on its stream within
+ * the last rp_l2_grid_mib[k] MiB of traffic there */
+int rp_traffic_dirty(struct rp_traffic *tr, int32_t first, double dirty[MP_REPLAY_NGRID]);
+/* v (n per-call dirty bytes, sorted in place) as up to MP_REPLAY_NLEVELS
+ * levels with their shares of the calls */
+int rp_dirty_levels(double *v, size_t n, double l2_mib, struct mp_replay_dirty *out);
 
 /* replay_summary.csv's text. */
 int rp_summary_csv(const struct mp_replay_result *r, struct mp_buf *b);

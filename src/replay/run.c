@@ -90,6 +90,14 @@ static int job_json(const struct mp_replay_opts *o, const struct mp_replay_resul
             rc = rc ? rc : mp_json_str(b, ref, strlen(ref));
             rc = rc ? rc : mp_buf_printf(b, ", \"gap_us\": %.3f", r->ops[i].prev_gap_us);
         }
+        /* the dirty-L2 levels the trace shows before the op, per L2 size */
+        for (int k = 0; !rc && r->ops[i].dirty && k < MP_REPLAY_NGRID; k++) {
+            const struct mp_replay_dirty *dl = &r->ops[i].dirty[k];
+            rc = mp_buf_printf(b, "%s[%g, [", k ? ", " : ", \"dirty\": [", dl->l2_mib);
+            for (int j = 0; !rc && j < dl->n; j++)
+                rc = mp_buf_printf(b, "%s[%.0f, %.4f]", j ? ", " : "", dl->bytes[j], dl->share[j]);
+            rc = rc ? rc : mp_buf_puts(b, k + 1 < MP_REPLAY_NGRID ? "]]" : "]]]");
+        }
         rc = rc ? rc : mp_buf_putc(b, '}');
         first = false;
     }
@@ -181,9 +189,12 @@ static void off_hint(const struct mp_replay_op *op, char *h, size_t n)
     else if (cl > 0 && dy > 0 && (within10(cl, t) || within10(dy, t) || (cl - t) * (dy - t) < 0))
         snprintf(h, n,
                  "off the trace by more than 10 %%; with L2 all clean %.2fx, all dirty %.2fx "
-                 "(the %s state dirties as many bytes as the op's inputs): in the workload L2 "
-                 "held %s dirty lines than this op's inputs (what ran before it); ",
-                 cl / t, dy / t, op->replay_l2, op->replay_median_us > t ? "fewer" : "more");
+                 "(the %s state leaves %s dirty): in the workload L2 held %s dirty lines "
+                 "when the op started; ",
+                 cl / t, dy / t, op->replay_l2,
+                 op->dirty ? "as many bytes as the trace's ops before it wrote (estimated)"
+                           : "as many bytes as the op's inputs",
+                 op->replay_median_us > t ? "fewer" : "more");
     else if (within10(op->replay_graph_us, t))
         snprintf(h, n,
                  "off the trace by more than 10 %%, but the CUDA-graph figure is within 10 %% "
@@ -331,8 +342,10 @@ static int fill_op(struct mp_replay_op *op, json_t *jo)
     op->replay_after_us = json_number_value(json_object_get(jo, "after_us"));
     if (strcmp(op->replay_l2, "flushed") == 0 || strcmp(op->replay_l2, "cold") == 0) {
         bool fl = op->replay_l2[0] == 'f';
-        op->replay_l2_clean_us =
-            fl ? json_number_value(json_object_get(jo, "flushed_read_us")) : op->replay_cold_us;
+        json_t *cr = json_object_get(jo, "cold_read_us"); /* cold all clean, when dirty levels */
+        op->replay_l2_clean_us = fl   ? json_number_value(json_object_get(jo, "flushed_read_us"))
+                                 : cr ? json_number_value(cr)
+                                      : op->replay_cold_us;
         op->replay_l2_dirty_us =
             json_number_value(json_object_get(jo, fl ? "flushed_write_us" : "cold_write_us"));
     }

@@ -124,6 +124,15 @@ job = json.load(open(os.path.join(d, "replay_run.json.job")))
 assert [o["l2"] for o in job["ops"]] == ["cold", "cold", "flushed"], job["ops"]
 assert all(o["auto"] is True for o in job["ops"]), job["ops"]
 assert job["timing"]["l2_flush"] is True, job["timing"]
+# the trace's dirty-L2 levels before each op: every L2 size of the grid, the
+# shares of the calls summing to 1, levels ascending
+for o in job["ops"]:
+    g = o["dirty"]
+    assert [e[0] for e in g] == sorted(e[0] for e in g) and len(g) == 16, g
+    for l2, lv in g:
+        assert 1 <= len(lv) <= 3 and abs(sum(w for _, w in lv) - 1) < 1e-3, (l2, lv)
+        assert [b for b, _ in lv] == sorted(b for b, _ in lv), lv
+        assert all(0 <= b <= l2 * 2**20 + 1 for b, _ in lv), (l2, lv)
 o1, o2, o3 = json.load(open(os.path.join(d, "replay_summary.json")))["ops"]
 assert o1["trace_kernel_us_median"] < 10 and o3["trace_kernel_us_median"] >= 10, (o1, o3)
 assert o1["replay_l2"] == "cold" and o1["replay_kernel_us_median"] == 5.5, o1
@@ -141,8 +150,9 @@ import json, os, sys
 o1, o2 = json.load(open(os.path.join(sys.argv[1], "replay_summary.json")))["ops"]
 t = o2["trace_kernel_us_median"]
 want = ("off the trace by more than 10 %%; with L2 all clean %.2fx, all dirty %.2fx (the "
-        "flushed state dirties as many bytes as the op's inputs): in the workload L2 held fewer "
-        "dirty lines than this op's inputs (what ran before it); " % (5.0 / t, 7.5 / t))
+        "flushed state leaves as many bytes as the trace's ops before it wrote (estimated) "
+        "dirty): in the workload L2 held fewer dirty lines when the op started; "
+        % (5.0 / t, 7.5 / t))
 assert o2["replay_note"].startswith(want), (o2["replay_note"], want)
 assert "all clean" not in o1["replay_note"], o1  # within 10 %: no hint
 PY

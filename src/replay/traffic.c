@@ -1,0 +1,371 @@
+/* How much of L2 the workload had left dirty when each call of an op
+ * started (docs/replay.md, "Dirty L2 before the op"). A kernel that streams
+ * more than L2 holds evicts what is there; evicting a dirty line costs a
+ * write to HBM, a clean one nothing. How many lines were dirty depends on
+ * what ran before the call: the same decode GEMM ran 14 us after an RMSNorm
+ * (tiny writes) and 17 us after the KV-cache concatenation (17 MB written)
+ * in one Llama-8B trace on an H100, and a replay leaving that many bytes
+ * dirty reproduced both.
+ *
+ * The estimate walks back from the call's first kernel over the GPU
+ * activity on its device and stream. Each CPU op met on the way adds the
+ * bytes it wrote (its output, estimated from the recorded argument shapes
+ * and types: a GEMM's M x N, a concatenation's inputs, an in-place op's
+ * self, an elementwise op's broadcast shape, nothing for a reduction), then
+ * the bytes it read (its tensor inputs). The L2 is taken to hold the most
+ * recent traffic, so for an L2 of G bytes the dirty bytes are the writes
+ * among the last G bytes of traffic. Activity with no shapes (a kernel
+ * without a cpu_op, an op recorded without shapes) counts as reads at
+ * 1.5 MB per microsecond of its duration; memcpy/memset as writes of their
+ * "bytes". Reads of lines still in L2 are counted as new traffic (no
+ * addresses are recorded), so the estimate errs towards fewer dirty bytes. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <magpie/trace.h>
+#include <magpie/trace_tree.h>
+
+#include "replay_int.h"
+
+const double rp_l2_grid_mib[MP_REPLAY_NGRID] = {2,  4,  6,  8,  16, 24, 32,  40,
+                                                48, 50, 60, 64, 72, 96, 128, 256};
+
+#define TX_MAXARG 64
+#define TX_MAXSTEPS 20000
+#define TX_BYTES_PER_US 1.5e6 /* activity without shapes: reads at 1.5 TB/s */
+
+static int elt_bytes(const char *t)
+{
+    static const struct {
+        const char *n;
+        int b;
+    } tab[] = {{"float", 4},
+               {"double", 8},
+               {"c10::Half", 2},
+               {"c10::BFloat16", 2},
+               {"long int", 8},
+               {"long", 8},
+               {"int", 4},
+               {"short int", 2},
+               {"short", 2},
+               {"signed char", 1},
+               {"unsigned char", 1},
+               {"bool", 1},
+               {"c10::Float8_e4m3fn", 1},
+               {"c10::Float8_e5m2", 1},
+               {"c10::Float8_e4m3fnuz", 1},
+               {"c10::Float8_e5m2fnuz", 1},
+               {"c10::Float8_e8m0fnu", 1},
+               {"c10::complex<float>", 8},
+               {"c10::complex<double>", 16}};
+
+    for (size_t i = 0; t && i < sizeof(tab) / sizeof(tab[0]); i++)
+        if (strcmp(t, tab[i].n) == 0)
+            return tab[i].b;
+    return 0;
+}
+
+/* Elements of a shape (a sequence of ints), -1 when v is not one. */
+static double numel(const struct rp_val *v)
+{
+    if (v->k != RV_SEQ)
+        return -1;
+    double m = 1;
+    for (size_t i = 0; i < v->n; i++) {
+        if (v->items[i].k != RV_INT || v->items[i].i < 0)
+            return -1;
+        m *= (double)v->items[i].i;
+    }
+    return m;
+}
+
+static double last_dim(const struct rp_val *v, bool first)
+{
+    if (v->k != RV_SEQ || !v->n)
+        return -1;
+    const struct rp_val *x = &v->items[first ? 0 : v->n - 1];
+    return x->k == RV_INT && x->i > 0 ? (double)x->i : -1;
+}
+
+static bool is_reduction(const char *nm)
+{
+    static const char *const r[] = {
+        "sum",          "mean",   "amax",      "amin",     "max",
+        "min",          "argmax", "argmin",    "norm",     "linalg_vector_norm",
+        "var",          "std",    "var_mean",  "std_mean", "prod",
+        "any",          "all",    "logsumexp", "topk",     "nansum",
+        "count_nonzero"};
+    for (size_t i = 0; i < sizeof(r) / sizeof(r[0]); i++)
+        if (strcmp(nm, r[i]) == 0)
+            return true;
+    return false;
+}
+
+/* The output elements of a GEMM-like op: rows of A (all its dims but the
+ * last) times the columns of B (its last dim; a linear weight's first),
+ * A and B the first two tensors after addmm/baddbmm's bias. -1 unknown. */
+static double gemm_out(const char *nm, const struct rp_val *dims)
+{
+    size_t a = strncmp(nm, "add", 3) == 0 || strncmp(nm, "badd", 4) == 0 ? 1 : 0;
+    if (dims->k != RV_SEQ || dims->n < a + 2)
+        return -1;
+    const struct rp_val *A = &dims->items[a], *B = &dims->items[a + 1];
+    double na = numel(A), ka = last_dim(A, false);
+    double nb = last_dim(B, strcmp(nm, "linear") == 0);
+    if (na < 0 || ka <= 0)
+        return -1;
+    if (B->k == RV_SEQ && B->n == 1) /* matrix-vector */
+        return na / ka;
+    return nb > 0 ? na / ka * nb : -1;
+}
+
+/* Bytes an op read and wrote, from its recorded Input Dims and Input type. */
+static void op_bytes(const char *op, const struct rp_val *dims, const struct rp_val *types,
+                     double *rd, double *wr)
+{
+    double b[TX_MAXARG] = {0};
+    size_t n = dims->k == RV_SEQ ? dims->n : 0;
+    n = n > TX_MAXARG ? TX_MAXARG : n;
+    int first = -1, elt0 = 0;
+    double sum = 0, maxne = 0, list = 0;
+    for (size_t i = 0; i < n; i++) {
+        const struct rp_val *d = &dims->items[i];
+        const char *ty = types->k == RV_SEQ && i < types->n && types->items[i].k == RV_STR
+                             ? types->items[i].s
+                             : "";
+        if (d->k != RV_SEQ)
+            continue;
+        if (d->n && d->items[0].k == RV_SEQ) { /* a list of tensors */
+            for (size_t k = 0; k < d->n; k++) {
+                double m = numel(&d->items[k]);
+                list += m > 0 ? m * (elt0 ? elt0 : 2) : 0;
+            }
+            continue;
+        }
+        int e = elt_bytes(ty);
+        double m = numel(d);
+        if (!e || m < 0)
+            continue;
+        b[i] = m * e;
+        sum += b[i];
+        if (first < 0) {
+            first = (int)i;
+            elt0 = e;
+        }
+        maxne = m > maxne ? m : maxne;
+    }
+    const char *c = strstr(op, "::");
+    const char *nm = c ? c + 2 : op;
+    size_t l = strlen(nm);
+    *rd = sum + list;
+    *wr = maxne * elt0; /* elementwise: the broadcast shape, the first input's type */
+    if (list > 0 && (strcmp(nm, "cat") == 0 || strcmp(nm, "_cat") == 0 || strcmp(nm, "stack") == 0))
+        *wr = list;
+    else if (rp_gemm_op(op) && !strstr(nm, "conv")) {
+        double o = gemm_out(nm, dims);
+        *wr = o > 0 ? o * (strstr(nm, "scaled") ? 2 : (elt0 ? elt0 : 2)) : 0;
+    } else if (is_reduction(nm))
+        *wr = 0;
+    else if (strstr(nm, "attention") || strstr(nm, "flash"))
+        *wr = first >= 0 ? b[first] : 0;                /* the output has the query's shape */
+    else if (l > 1 && nm[l - 1] == '_' && first >= 0) { /* in place: self written */
+        *wr = b[first];
+        *rd = sum + list - b[first];
+    }
+}
+
+int rp_traffic_init(struct rp_traffic *tr, const struct mp_trace_tree *t, const int32_t *prev)
+{
+    memset(tr, 0, sizeof(*tr));
+    size_t n = t->s->n ? t->s->n : 1;
+    tr->t = t;
+    tr->prev = prev;
+    tr->rd = malloc(n * sizeof(double));
+    tr->wr = malloc(n * sizeof(double));
+    if (!tr->rd || !tr->wr) {
+        rp_traffic_fini(tr);
+        return MP_ENOMEM;
+    }
+    for (size_t i = 0; i < n; i++)
+        tr->rd[i] = -1;
+    mp_buf_init(&tr->tmp, 1u << 20);
+    tr->ready = true;
+    return 0;
+}
+
+void rp_traffic_fini(struct rp_traffic *tr)
+{
+    free(tr->rd);
+    free(tr->wr);
+    if (tr->ready)
+        mp_buf_fini(&tr->tmp);
+    memset(tr, 0, sizeof(*tr));
+}
+
+/* The recorded cell of event i as a Python literal, parsed into v. */
+static int cell(struct rp_traffic *tr, int32_t i, const char *key, struct rp_val *v)
+{
+    const struct mp_trace_store *s = tr->t->s;
+    struct mp_strview obj = {s->args[i], s->args[i] ? s->args_len[i] : 0}, x;
+    memset(v, 0, sizeof(*v));
+    if (!obj.p || mp_trace_json_find(obj, key, &x) != 0)
+        return 0;
+    mp_buf_reset(&tr->tmp);
+    int rc = mp_trace_json_pyrepr(&tr->tmp, x.p, x.p + x.n, true);
+    if (rc)
+        return rc;
+    struct mp_diag d = {0};
+    rc = rp_val_parse(mp_buf_cstr(&tr->tmp), key, v, &d);
+    if (rc == MP_EPARSE) { /* a cell magpie cannot read: no shapes */
+        rp_val_fini(v);
+        rc = 0;
+    }
+    return rc;
+}
+
+/* rd/wr of CPU op or GPU event i, computed once. */
+static int bytes_of(struct rp_traffic *tr, int32_t i)
+{
+    if (tr->rd[i] >= 0)
+        return 0;
+    const struct mp_trace_tree *t = tr->t;
+    tr->rd[i] = tr->wr[i] = 0;
+    if (t->kind[i] == MP_K_MEMCPY || t->kind[i] == MP_K_MEMSET) {
+        struct rp_val v;
+        int rc = cell(tr, i, "bytes", &v);
+        if (!rc && v.k == RV_INT && v.i > 0)
+            tr->wr[i] = (double)v.i;
+        rp_val_fini(&v);
+        return rc;
+    }
+    if (t->kind[i] != MP_K_CPU_OP)
+        return 0;
+    struct rp_val dims, types;
+    int rc = cell(tr, i, "Input Dims", &dims);
+    rc = rc ? rc : cell(tr, i, "Input type", &types);
+    if (!rc) {
+        const char *name = mp_trace_tree_name(t, i);
+        op_bytes(name ? name : "", &dims, &types, &tr->rd[i], &tr->wr[i]);
+    }
+    rp_val_fini(&dims);
+    rp_val_fini(&types);
+    return rc;
+}
+
+/* Adds `bytes` of traffic walking back (writes dirty), filling the grid
+ * sizes it crosses. */
+static void advance(double *traffic, double *dw, double bytes, bool write, double *dirty, int *gi)
+{
+    while (*gi < MP_REPLAY_NGRID && *traffic + bytes >= rp_l2_grid_mib[*gi] * 1048576.0) {
+        double g = rp_l2_grid_mib[*gi] * 1048576.0;
+        dirty[*gi] = *dw + (write ? g - *traffic : 0);
+        (*gi)++;
+    }
+    *traffic += bytes;
+    if (write)
+        *dw += bytes;
+}
+
+int rp_traffic_dirty(struct rp_traffic *tr, int32_t first, double dirty[MP_REPLAY_NGRID])
+{
+    const struct mp_trace_tree *t = tr->t;
+    double traffic = 0, dw = 0;
+    int gi = 0, steps = 0;
+    int32_t last = -2;
+    for (int32_t g = tr->prev[first]; g >= 0 && gi < MP_REPLAY_NGRID && steps < TX_MAXSTEPS;
+         g = tr->prev[g], steps++) {
+        int32_t l = rp_launching_op(t, g);
+        int32_t k = l >= 0 ? l : g;
+        double rd = 0, wr = 0;
+        int rc = bytes_of(tr, k);
+        if (rc)
+            return rc;
+        if (k != last) { /* an op's kernels come one after another: count it once */
+            rd = tr->rd[k];
+            wr = tr->wr[k];
+        }
+        if (tr->rd[k] + tr->wr[k] <= 0) /* no shapes: by duration */
+            rd = fmax(t->s->dur[g], 0) * TX_BYTES_PER_US;
+        last = k;
+        advance(&traffic, &dw, wr, true, dirty, &gi);
+        advance(&traffic, &dw, rd, false, dirty, &gi);
+    }
+    for (; gi < MP_REPLAY_NGRID; gi++) /* the trace's start, or the walk's bound */
+        dirty[gi] = dw;
+    return 0;
+}
+
+static int by_value(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+int rp_dirty_levels(double *v, size_t n, double l2_mib, struct mp_replay_dirty *out)
+{
+    memset(out, 0, sizeof(*out));
+    out->l2_mib = l2_mib;
+    if (!n)
+        return 0;
+    qsort(v, n, sizeof(double), by_value);
+    /* clusters: sorted values split where they jump by more than an eighth
+     * of the L2 (at least 1 MiB) */
+    double thr = fmax(1048576.0, l2_mib * 1048576.0 / 8);
+    size_t *start = malloc((n + 1) * sizeof(size_t));
+    if (!start)
+        return MP_ENOMEM;
+    size_t nc = 0;
+    start[nc++] = 0;
+    for (size_t i = 1; i < n; i++)
+        if (v[i] - v[i - 1] > thr)
+            start[nc++] = i;
+    start[nc] = n;
+    /* keep the MP_REPLAY_NLEVELS most common; the others' calls go to the
+     * nearest kept level */
+    int keep[MP_REPLAY_NLEVELS];
+    int nk = 0;
+    for (; nk < MP_REPLAY_NLEVELS && (size_t)nk < nc; nk++) {
+        int best = -1;
+        for (size_t c = 0; c < nc; c++) {
+            bool taken = false;
+            for (int j = 0; j < nk; j++)
+                taken = taken || keep[j] == (int)c;
+            if (!taken && (best < 0 ||
+                           start[c + 1] - start[c] > start[(size_t)best + 1] - start[(size_t)best]))
+                best = (int)c;
+        }
+        keep[nk] = best;
+    }
+    double cnt[MP_REPLAY_NLEVELS] = {0}, med[MP_REPLAY_NLEVELS];
+    for (int j = 0; j < nk; j++) {
+        size_t a = start[keep[j]], b = start[keep[j] + 1];
+        med[j] = (v[a + (b - a - 1) / 2] + v[a + (b - a) / 2]) / 2;
+    }
+    for (size_t c = 0; c < nc; c++) {
+        size_t a = start[c], b = start[c + 1];
+        double m = (v[a + (b - a - 1) / 2] + v[a + (b - a) / 2]) / 2;
+        int near = 0;
+        for (int j = 1; j < nk; j++)
+            if (fabs(med[j] - m) < fabs(med[near] - m))
+                near = j;
+        cnt[near] += (double)(b - a);
+    }
+    free(start);
+    /* ascending by bytes */
+    for (int j = 0; j < nk; j++) {
+        int lo = j;
+        for (int k = j + 1; k < nk; k++)
+            if (med[k] < med[lo])
+                lo = k;
+        double tm = med[j], tc = cnt[j];
+        med[j] = med[lo];
+        cnt[j] = cnt[lo];
+        med[lo] = tm;
+        cnt[lo] = tc;
+        out->bytes[j] = med[j];
+        out->share[j] = cnt[j] / (double)n;
+    }
+    out->n = nk;
+    return 0;
+}
