@@ -89,13 +89,13 @@ struct mp_replay_op {
     char *prev_op, *prev_dims, *prev_types, *prev_strides, *prev_concrete;
     double prev_share, prev_gap_us;
     long prev_calls;
-    bool prev_rebuilt; /* prev_<n>.py written (an ATen op magpie can rebuild) */
     /* dirty L2 before the op in the trace (traffic.c): for each L2 size of
      * the grid, the bytes the ops before each call wrote on its stream
      * within the last that many bytes of their traffic, as up to
      * MP_REPLAY_NLEVELS levels with the share of calls at each; NULL: no
      * call with a kernel found */
     struct mp_replay_dirty *dirty; /* MP_REPLAY_NGRID entries */
+    bool prev_rebuilt;             /* prev_<n>.py written (an ATen op magpie can rebuild) */
     /* replay (run) */
     bool replayed;
     /* per-call kernel time from the profiler's kernel records in the L2

@@ -158,7 +158,8 @@ static int one_call(const struct mp_trace_tree *t, struct rp_traffic *tr, int32_
     if (first < 0)
         return 0;
     p->calls++;
-    if (MP_GROW(p->dirty, p->capdirty, (p->ndirty + 1) * MP_REPLAY_NGRID, 16 * MP_REPLAY_NGRID))
+    if (MP_GROW(p->dirty, p->capdirty, (p->ndirty + 1) * MP_REPLAY_NGRID,
+                (size_t)16 * MP_REPLAY_NGRID))
         return MP_ENOMEM;
     int rc0 = rp_traffic_dirty(tr, first, p->dirty + p->ndirty * MP_REPLAY_NGRID);
     if (rc0)

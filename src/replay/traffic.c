@@ -212,11 +212,10 @@ static int cell(struct rp_traffic *tr, int32_t i, const char *key, struct rp_val
     if (!obj.p || mp_trace_json_find(obj, key, &x) != 0)
         return 0;
     mp_buf_reset(&tr->tmp);
-    int rc = mp_trace_json_pyrepr(&tr->tmp, x.p, x.p + x.n, true);
-    if (rc)
-        return rc;
+    if (mp_trace_json_pyrepr(&tr->tmp, x.p, x.p + x.n, true))
+        return 0; /* a cell too big or malformed: no shapes */
     struct mp_diag d = {0};
-    rc = rp_val_parse(mp_buf_cstr(&tr->tmp), key, v, &d);
+    int rc = rp_val_parse(mp_buf_cstr(&tr->tmp), key, v, &d);
     if (rc == MP_EPARSE) { /* a cell magpie cannot read: no shapes */
         rp_val_fini(v);
         rc = 0;

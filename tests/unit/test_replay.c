@@ -4,12 +4,15 @@
  * optional lists, keyword arguments left at their default, out= overloads,
  * tensor lists, dtypes, index roles, and the reasons when nothing matches.
  * End to end on real traces: tests/integration/test_trace_replay.sh. */
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -249,12 +252,127 @@ static void test_dtypes(void **state)
     assert_null(rp_scalar_type(-1));
 }
 
+/* One CPU op launching one kernel on stream 7 (i: its place; ts spaced 100 us). */
+static void put_op(FILE *f, int i, const char *name, const char *dims, const char *types,
+                   int kernel_us)
+{
+    long ts = 1000 + 100L * i, corr = 500 + i;
+    if (name)
+        fprintf(f,
+                "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"%s\", \"pid\": 1, \"tid\": 1, "
+                "\"ts\": %ld, \"dur\": 20, \"args\": {\"External id\": %ld, \"Input Dims\": %s, "
+                "\"Input type\": %s}},\n",
+                name, ts, corr, dims, types);
+    fprintf(f,
+            "{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaLaunchKernel\", \"pid\": "
+            "1, \"tid\": 1, \"ts\": %ld, \"dur\": 5, \"args\": {\"correlation\": %ld}},\n"
+            "{\"ph\": \"s\", \"cat\": \"ac2g\", \"name\": \"ac2g\", \"id\": %ld, \"pid\": 1, "
+            "\"tid\": 1, \"ts\": %ld},\n"
+            "{\"ph\": \"f\", \"cat\": \"ac2g\", \"name\": \"ac2g\", \"id\": %ld, \"pid\": 0, "
+            "\"tid\": 7, \"ts\": %ld, \"bp\": \"e\"},\n"
+            "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k%d\", \"pid\": 0, \"tid\": 7, "
+            "\"ts\": %ld, \"dur\": %d, \"args\": {\"correlation\": %ld, \"stream\": 7, "
+            "\"device\": 0}},\n",
+            name ? ts + 5 : ts + 50, corr, corr, name ? ts + 5 : ts + 50, corr, ts + 30, i, ts + 30,
+            kernel_us, corr);
+}
+
+/* The dirty-L2 estimate (traffic.c) on a hand-made stream, worked out by
+ * hand: walking back from the add, sum reads 128 KiB, a kernel with no
+ * cpu_op reads 1.5 MB/us x 10 us, mul_ writes its self (64 KiB), mm writes
+ * 8 x 4096 bf16 (64 KiB) and reads 32 MiB + 64 KiB, cat writes and reads its
+ * inputs (8,781,824 bytes). */
+static void test_dirty_estimate(void **state)
+{
+    (void)state;
+    char path[] = "/tmp/magpie_dirty_XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    FILE *f = fdopen(fd, "w");
+    assert_non_null(f);
+    fputs("{\"schemaVersion\": 1, \"traceEvents\": [\n", f);
+    put_op(f, 0, "aten::cat", "[[[8, 8, 535, 128], [8, 8, 1, 128]], []]",
+           "[\"TensorList\", \"int\"]", 20);
+    put_op(f, 1, "aten::mm", "[[8, 4096], [4096, 4096]]", "[\"c10::BFloat16\", \"c10::BFloat16\"]",
+           15);
+    put_op(f, 2, "aten::mul_", "[[8, 1, 4096], []]", "[\"c10::BFloat16\", \"Scalar\"]", 2);
+    put_op(f, 3, NULL, NULL, NULL, 10);
+    put_op(f, 4, "aten::sum", "[[8, 4096]]", "[\"float\"]", 3);
+    put_op(f, 5, "aten::add", "[[8, 4096], [8, 4096], []]", "[\"float\", \"float\", \"Scalar\"]",
+           2);
+    fputs("{\"ph\": \"M\", \"name\": \"process_name\", \"pid\": 1, \"args\": {\"name\": "
+          "\"python\"}}\n]}\n",
+          f);
+    assert_int_equal(fclose(f), 0);
+
+    struct mp_replay_opts o;
+    mp_replay_opts_defaults(&o);
+    o.trace = path;
+    o.serial = true;
+    struct mp_replay_result *r = calloc(1, sizeof(*r));
+    assert_non_null(r);
+    r->ops = calloc(1, sizeof(*r->ops));
+    assert_non_null(r->ops);
+    r->n = 1;
+    struct mp_replay_op *op = &r->ops[0];
+    op->name = strdup("aten::add");
+    op->dims = strdup("((8, 4096), (8, 4096), ())");
+    op->types = strdup("('float', 'float', 'Scalar')");
+    struct mp_diag d;
+    mp_diag_clear(&d);
+    assert_int_equal(rp_producers(&o, r, &d), 0);
+    unlink(path);
+    assert_int_equal(op->prev_calls, 1);
+    assert_string_equal(op->prev_op, "aten::sum");
+    assert_non_null(op->dirty);
+    const double want[MP_REPLAY_NGRID] = {
+        /* 2-8 MiB: within the sum's and the bare kernel's reads */
+        0, 0, 0, 0,
+        /* 16-40 MiB: mul_'s and mm's writes, the rest mm's reads */
+        131072, 131072, 131072, 131072,
+        /* 48 and 50 MiB: inside cat's write (traffic before it 48,882,112) */
+        131072 + 50331648.0 - 48882112, 131072 + 52428800.0 - 48882112,
+        /* 60 MiB: in cat's reads; 64 MiB and more: past the stream's start */
+        8912896, 8912896, 8912896, 8912896, 8912896, 8912896};
+    for (int k = 0; k < MP_REPLAY_NGRID; k++) {
+        assert_int_equal(op->dirty[k].n, 1);
+        assert_true(op->dirty[k].share[0] == 1.0);
+        if (op->dirty[k].bytes[0] != want[k])
+            fail_msg("L2 %g MiB: dirty %.0f, want %.0f", op->dirty[k].l2_mib, op->dirty[k].bytes[0],
+                     want[k]);
+    }
+    mp_replay_result_free(r);
+}
+
+/* Per-call dirty bytes as levels: clusters split at jumps of more than an
+ * eighth of the L2, the three most common kept, the rest folded into the
+ * nearest, ascending. */
+static void test_dirty_levels(void **state)
+{
+    (void)state;
+    const double M = 1048576.0;
+    double v[] = {17 * M, 0.5 * M, 0.6 * M, 17.2 * M, 48 * M, 0.55 * M, 17.1 * M, 30 * M, 0.5 * M};
+    struct mp_replay_dirty out;
+    assert_int_equal(rp_dirty_levels(v, 9, 50, &out), 0);
+    assert_int_equal(out.n, 3);
+    assert_true(fabs(out.bytes[0] - 0.525 * M) < 1 && out.bytes[1] == 17.1 * M);
+    /* 30 and 48 MiB are one call each: the tie is broken by order; the other goes to its nearest */
+    assert_true(out.bytes[2] == 30 * M || out.bytes[2] == 48 * M);
+    assert_true(out.share[0] == 4.0 / 9 && out.share[1] == 3.0 / 9 && out.share[2] == 2.0 / 9);
+    double one[] = {5 * M};
+    assert_int_equal(rp_dirty_levels(one, 1, 50, &out), 0);
+    assert_true(out.n == 1 && out.bytes[0] == 5 * M && out.share[0] == 1.0);
+    assert_int_equal(rp_dirty_levels(one, 0, 50, &out), 0);
+    assert_int_equal(out.n, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_pyval),         cmocka_unit_test(test_match_basic),
-        cmocka_unit_test(test_match_special), cmocka_unit_test(test_match_refused),
-        cmocka_unit_test(test_dtypes),        cmocka_unit_test(test_values_from),
+        cmocka_unit_test(test_pyval),          cmocka_unit_test(test_match_basic),
+        cmocka_unit_test(test_match_special),  cmocka_unit_test(test_match_refused),
+        cmocka_unit_test(test_dtypes),         cmocka_unit_test(test_values_from),
+        cmocka_unit_test(test_dirty_estimate), cmocka_unit_test(test_dirty_levels),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
