@@ -163,6 +163,11 @@ struct rp_traffic {
 
 extern const double rp_l2_grid_mib[MP_REPLAY_NGRID];
 
+/* The bytes an op read and wrote, estimated from its parsed Input Dims and
+ * Input type cells (traffic.c); both finite, >= 0 and at most 1e15. */
+void rp_op_bytes(const char *op, const struct rp_val *dims, const struct rp_val *types, double *rd,
+                 double *wr);
+
 int rp_traffic_init(struct rp_traffic *tr, const struct mp_trace_tree *t, const int32_t *prev);
 void rp_traffic_fini(struct rp_traffic *tr);
 /* dirty[k]: the bytes written before GPU event `first` on its stream within

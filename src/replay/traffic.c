@@ -121,8 +121,8 @@ static double gemm_out(const char *nm, const struct rp_val *dims)
 }
 
 /* Bytes an op read and wrote, from its recorded Input Dims and Input type. */
-static void op_bytes(const char *op, const struct rp_val *dims, const struct rp_val *types,
-                     double *rd, double *wr)
+static void op_bytes_raw(const char *op, const struct rp_val *dims, const struct rp_val *types,
+                         double *rd, double *wr)
 {
     double b[TX_MAXARG] = {0};
     size_t n = dims->k == RV_SEQ ? dims->n : 0;
@@ -173,6 +173,21 @@ static void op_bytes(const char *op, const struct rp_val *dims, const struct rp_
         *wr = b[first];
         *rd = sum + list - b[first];
     }
+}
+
+#define TX_MAXBYTES 1e15 /* a recorded shape beyond any GPU's memory: capped */
+
+static double sane(double x)
+{
+    return isfinite(x) && x > 0 ? fmin(x, TX_MAXBYTES) : isinf(x) && x > 0 ? TX_MAXBYTES : 0;
+}
+
+void rp_op_bytes(const char *op, const struct rp_val *dims, const struct rp_val *types, double *rd,
+                 double *wr)
+{
+    op_bytes_raw(op ? op : "", dims, types, rd, wr);
+    *rd = sane(*rd);
+    *wr = sane(*wr);
 }
 
 int rp_traffic_init(struct rp_traffic *tr, const struct mp_trace_tree *t, const int32_t *prev)
@@ -234,7 +249,7 @@ static int bytes_of(struct rp_traffic *tr, int32_t i)
         struct rp_val v;
         int rc = cell(tr, i, "bytes", &v);
         if (!rc && v.k == RV_INT && v.i > 0)
-            tr->wr[i] = (double)v.i;
+            tr->wr[i] = sane((double)v.i);
         rp_val_fini(&v);
         return rc;
     }
@@ -245,7 +260,7 @@ static int bytes_of(struct rp_traffic *tr, int32_t i)
     rc = rc ? rc : cell(tr, i, "Input type", &types);
     if (!rc) {
         const char *name = mp_trace_tree_name(t, i);
-        op_bytes(name ? name : "", &dims, &types, &tr->rd[i], &tr->wr[i]);
+        rp_op_bytes(name, &dims, &types, &tr->rd[i], &tr->wr[i]);
     }
     rp_val_fini(&dims);
     rp_val_fini(&types);
@@ -285,7 +300,7 @@ int rp_traffic_dirty(struct rp_traffic *tr, int32_t first, double dirty[MP_REPLA
             wr = tr->wr[k];
         }
         if (tr->rd[k] + tr->wr[k] <= 0) /* no shapes: by duration */
-            rd = fmax(t->s->dur[g], 0) * TX_BYTES_PER_US;
+            rd = sane(t->s->dur[g] * TX_BYTES_PER_US);
         last = k;
         advance(&traffic, &dw, wr, true, dirty, &gi);
         advance(&traffic, &dw, rd, false, dirty, &gi);

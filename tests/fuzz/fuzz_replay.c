@@ -9,7 +9,9 @@
  * against several ops' schemas. A match must give a reference and an IR
  * entry (0, or MP_ENOMEM); anything else is MP_ENOTFOUND or a parse error
  * of a cell (an args value the report renders as something other than a
- * Python literal of tuples, numbers and strings). */
+ * Python literal of tuples, numbers and strings). The parsed Dims/type
+ * cells also go through the dirty-L2 estimate's byte count (traffic.c). */
+#include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
@@ -29,6 +31,27 @@ static void replay_cells(char *cells[4])
     static const char *const ops[] = {"aten::mm",           "aten::add",         "aten::cat",
                                       "aten::index_select", "aten::_grouped_mm", "aten::sum",
                                       "aten::copy_",        "aten::gather",      "aten::_to_copy"};
+    /* the dirty-L2 estimate's bytes (traffic.c): finite, >= 0, capped */
+    struct rp_val dims = {0}, types = {0};
+    if (rp_val_parse(cells[0], "Input Dims", &dims, NULL) == 0 &&
+        rp_val_parse(cells[1], "Input type", &types, NULL) == 0) {
+        static const char *const more[] = {"aten::addmm",
+                                           "aten::linear",
+                                           "aten::baddbmm",
+                                           "aten::mul_",
+                                           "aten::_scaled_dot_product_flash_attention",
+                                           "aten::stack",
+                                           "aten::_scaled_mm"};
+        for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]) + sizeof(more) / sizeof(more[0]); i++) {
+            double rd = -1, wr = -1;
+            rp_op_bytes(i < sizeof(ops) / sizeof(ops[0]) ? ops[i]
+                                                         : more[i - sizeof(ops) / sizeof(ops[0])],
+                        &dims, &types, &rd, &wr);
+            CHECK(isfinite(rd) && rd >= 0 && rd <= 1e15 && isfinite(wr) && wr >= 0 && wr <= 1e15);
+        }
+    }
+    rp_val_fini(&dims);
+    rp_val_fini(&types);
     for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++) {
         struct rp_call c;
         char why[768];
