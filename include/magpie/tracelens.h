@@ -60,6 +60,10 @@ struct mp_report_opts {
     /* everything on the calling thread: no parse pipeline (trace.h) and no
      * second thread for sheets; the output is the same either way */
     bool serial;
+    /* hand the loaded trace to the caller (mp_report.store and .tree, freed
+     * by mp_report_free), with the args of memcpy/memset events kept as
+     * well: a caller that walks the trace again need not load it twice */
+    bool keep_trace;
     /* Called once with each sheet as soon as its CSV is final, while later
      * sheets are still being built, from the thread that built it (two may
      * call at once); the sheet moves afterwards: copy what is needed. The
@@ -131,6 +135,10 @@ struct mp_report {
     void (*on_sheet)(const struct mp_report_sheet *s, void *user);
     void *on_sheet_user;
     size_t n_final;
+    /* keep_trace: the trace the sheets were built from (its tree final:
+     * pseudo ops applied, link ids dropped); NULL otherwise */
+    struct mp_trace_store *store;
+    struct mp_trace_tree *tree;
 };
 
 /* Builds every enabled sheet for the trace at path. */

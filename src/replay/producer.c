@@ -218,19 +218,26 @@ static int fill(struct mp_replay_op *op, const struct pr_op *p)
     return rc;
 }
 
-int rp_producers(const struct mp_replay_opts *o, struct mp_replay_result *r, struct mp_diag *d)
+int rp_producers(const struct mp_replay_opts *o, struct mp_replay_result *r,
+                 const struct mp_trace_tree *given, struct mp_diag *d)
 {
     if (!r->n)
         return 0;
-    struct mp_trace_store_opts so = {.keep_args = true, .serial = o->serial};
-    struct mp_trace_store *s = NULL;
-    int rc = mp_trace_store_load(o->trace, &so, &s, d);
-    if (rc)
-        return rc;
-    struct mp_trace_tree_opts to = {.serial = o->serial};
-    struct mp_trace_tree *t = NULL;
-    rc = mp_trace_tree_build(s, &to, &t, d);
-    int32_t *prev = rc ? NULL : stream_prev(t);
+    struct mp_trace_store *own_s = NULL;
+    struct mp_trace_tree *own_t = NULL;
+    const struct mp_trace_tree *t = given;
+    int rc = 0;
+    if (!t) { /* no report's tree at hand: load the trace */
+        struct mp_trace_store_opts so = {.keep_args = true, .serial = o->serial};
+        rc = mp_trace_store_load(o->trace, &so, &own_s, d);
+        if (rc)
+            return rc;
+        struct mp_trace_tree_opts to = {.serial = o->serial};
+        rc = mp_trace_tree_build(own_s, &to, &own_t, d);
+        t = own_t;
+    }
+    const struct mp_trace_store *s = t ? t->s : NULL;
+    int32_t *prev = rc || !t ? NULL : stream_prev(t);
     struct rp_traffic tr = {0};
     if (!rc && prev)
         rc = rp_traffic_init(&tr, t, prev);
@@ -282,8 +289,8 @@ int rp_producers(const struct mp_replay_opts *o, struct mp_replay_result *r, str
     free(prev);
     mp_buf_fini(&key);
     mp_buf_fini(&pkey);
-    mp_trace_tree_free(t);
-    mp_trace_store_free(s);
+    mp_trace_tree_free(own_t);
+    mp_trace_store_free(own_s);
     if (rc == MP_ENOMEM && d && !d->code)
         mp_diag_set(d, rc, "out of memory");
     return rc;

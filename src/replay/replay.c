@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include <magpie/fmt.h>
+#include <magpie/tracelens.h>
 
 #include "replay_int.h"
 
@@ -309,8 +310,10 @@ int mp_replay(const struct mp_replay_opts *o, struct mp_replay_result **out, str
     struct mp_replay_result *r = mp_calloc(1, sizeof(*r));
     if (!r)
         return MP_ENOMEM;
-    int rc = rp_select(o, r, d);
-    rc = rc ? rc : rp_producers(o, r, d);
+    struct mp_report *rep = NULL;
+    int rc = rp_select(o, r, &rep, d);
+    rc = rc ? rc : rp_producers(o, r, rep ? rep->tree : NULL, d);
+    mp_report_free(rep);
     rc = rc ? rc : mp_fs_mkdirs(o->out_dir, d);
     struct mp_buf ir;
     mp_buf_init(&ir, 256u << 20);

@@ -139,13 +139,19 @@ int rp_py_compare(const struct mp_replay_op *op, struct mp_buf *b);
 int rp_ir_entry(const struct mp_replay_op *op, const struct rp_call *c, struct mp_buf *b);
 
 /* Builds the report of o->trace and selects its rows into r->ops. */
-int rp_select(const struct mp_replay_opts *o, struct mp_replay_result *r, struct mp_diag *d);
+struct mp_report;
+struct mp_trace_tree;
+/* *keep: the report the rows came from, with its trace (keep_trace), on
+ * success; the caller frees it */
+int rp_select(const struct mp_replay_opts *o, struct mp_replay_result *r, struct mp_report **keep,
+              struct mp_diag *d);
 
 /* Fills each selected op's prev_* (what ran before it on its GPU stream in
  * the trace; producer.c). */
-int rp_producers(const struct mp_replay_opts *o, struct mp_replay_result *r, struct mp_diag *d);
-
-struct mp_trace_tree;
+/* given: the trace's tree when the caller has it loaded (the report's),
+ * else NULL to load o->trace */
+int rp_producers(const struct mp_replay_opts *o, struct mp_replay_result *r,
+                 const struct mp_trace_tree *given, struct mp_diag *d);
 
 /* The CPU op behind GPU event g: its launcher, or the launcher's nearest
  * cpu_op ancestor; -1 when none (producer.c). */

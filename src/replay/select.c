@@ -280,13 +280,16 @@ static int add_collectives(const struct mp_replay_opts *o, const struct mp_buf *
     return rc < 0 ? rc : 0;
 }
 
-int rp_select(const struct mp_replay_opts *o, struct mp_replay_result *r, struct mp_diag *d)
+int rp_select(const struct mp_replay_opts *o, struct mp_replay_result *r, struct mp_report **keep,
+              struct mp_diag *d)
 {
+    *keep = NULL;
     struct mp_report_opts ro;
     mp_report_opts_defaults(&ro);
     ro.arch = o->arch;
     ro.arch_auto = o->arch_auto && !o->arch;
     ro.serial = o->serial;
+    ro.keep_trace = true; /* rp_producers walks it again */
     struct mp_report *rep = NULL;
     int rc = mp_report_build(o->trace, &ro, &rep, d);
     if (rc)
@@ -306,8 +309,13 @@ int rp_select(const struct mp_replay_opts *o, struct mp_replay_result *r, struct
         rc = select_rows(o, &us->csv, r, d);
     if (!rc && coll && r->n && add_collectives(o, &coll->csv, r) == MP_ENOMEM)
         rc = mp_diag_set(d, MP_ENOMEM, "out of memory");
-    mp_report_free(rep);
+    if (rc)
+        mp_report_free(rep);
+    else
+        *keep = rep;
     if (!rc && r->n == 0) {
+        mp_report_free(*keep);
+        *keep = NULL;
         mp_diag_set_file(d, o->trace);
         if (o->row > 0)
             rc =

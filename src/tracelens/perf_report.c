@@ -895,6 +895,16 @@ static bool report_needs_args(const struct mp_trace_event *ev, void *user)
     return false;
 }
 
+/* keep_trace: also memcpy/memset args (their "bytes") */
+static bool report_keeps_args(const struct mp_trace_event *ev, void *user)
+{
+    if (report_needs_args(ev, user))
+        return true;
+    return (ev->flags & MP_EV_CAT) &&
+           ((ev->cat.n == 10 && memcmp(ev->cat.p, "gpu_memcpy", 10) == 0) ||
+            (ev->cat.n == 10 && memcmp(ev->cat.p, "gpu_memset", 10) == 0));
+}
+
 /* TraceLens's pseudo-op pass starts by renaming SGLang's profiler ops:
  * "sglang_profiler::<op>_<n>" loses the volatile "_<n>" when the name's
  * first event is a cpu_op, so the op meets its perf model and its peers. */
@@ -1284,7 +1294,8 @@ int mp_report_build(const char *path, const struct mp_report_opts *o, struct mp_
     *out = NULL;
     struct ctx c = {.o = o};
     struct mp_trace_store_opts so = {.keep_args = true,
-                                     .keep_args_for = report_needs_args,
+                                     .keep_args_for =
+                                         o->keep_trace ? report_keeps_args : report_needs_args,
                                      .on_progress = o->on_progress,
                                      .user = o->progress_user,
                                      .serial = o->serial};
@@ -1335,6 +1346,12 @@ int mp_report_build(const char *path, const struct mp_report_opts *o, struct mp_
     if (rc)
         rc = mp_diag_set(d, rc, "out of memory building the report");
 out:
+    if (!rc && o->keep_trace && c.r) { /* the caller's now */
+        c.r->store = c.s;
+        c.r->tree = c.t;
+        c.s = NULL;
+        c.t = NULL;
+    }
     free(c.first_kernel);
     mp_i64map_fini(&c.category);
     mp_roofline_memo_free(c.memo);
@@ -1405,5 +1422,7 @@ void mp_report_free(struct mp_report *r)
     for (size_t i = 0; i < r->n_cats; i++)
         free(r->cats[i].name);
     free(r->cats);
+    mp_trace_tree_free(r->tree);
+    mp_trace_store_free(r->store);
     free(r);
 }

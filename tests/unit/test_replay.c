@@ -320,7 +320,7 @@ static void test_dirty_estimate(void **state)
     op->types = strdup("('float', 'float', 'Scalar')");
     struct mp_diag d;
     mp_diag_clear(&d);
-    assert_int_equal(rp_producers(&o, r, &d), 0);
+    assert_int_equal(rp_producers(&o, r, NULL, &d), 0);
     unlink(path);
     assert_int_equal(op->prev_calls, 1);
     assert_string_equal(op->prev_op, "aten::sum");
