@@ -218,5 +218,19 @@ R=$MP_SHARED/data/traces/tracelens-tests/mi300/resnet_act_checkpoint.json.gz
 python3 "$MP_SRC/tests/integration/replay_prev_check.py" "$R" "$TMP/ck/replay_summary.json" \
     >"$TMP/prev.out" 2>&1 || fail "trace_prev (MI300 resnet): $(tail -3 "$TMP/prev.out")"
 
+# the dirty-L2 levels sent with the job (src/replay/traffic.c) against an
+# independent reading of the same two traces' JSON; --run with a Python
+# that cannot import torch writes the job and times nothing
+printf '#!/bin/sh\nexec python3 -S "$@"\n' >"$TMP/notorch_py"
+chmod +x "$TMP/notorch_py"
+for t in "$TRACE" "$R"; do
+    rm -rf "$TMP/dj"
+    MAGPIE_PYTHON="$TMP/notorch_py" "$MAGPIE" trace replay "$t" --run -q -o "$TMP/dj" \
+        >"$TMP/out" 2>&1 || fail "--run without torch on $t: $(tail -2 "$TMP/out")"
+    python3 "$MP_SRC/tests/integration/replay_dirty_check.py" "$t" "$TMP/dj/replay_summary.json" \
+        "$TMP/dj/replay_job.json" >"$TMP/dirty.out" 2>&1 ||
+        fail "dirty levels ($t): $(tail -3 "$TMP/dirty.out" | cut -c1-600)"
+done
+
 [ $fails = 0 ] && echo ok
 exit $((fails > 0))
