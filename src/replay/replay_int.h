@@ -162,7 +162,13 @@ int32_t rp_launching_op(const struct mp_trace_tree *t, int32_t g);
 struct rp_traffic {
     const struct mp_trace_tree *t;
     const int32_t *prev;
-    double *rd, *wr; /* rd < 0: not computed yet */
+    double *rd, *wr; /* per event, rd < 0: not computed yet */
+    int32_t *unit;   /* per GPU event: its unit (a run of one op's activity), -1 none */
+    /* per unit: first event, its stream's first unit, the traffic and the
+     * writes of the stream's units before it, its own writes */
+    int32_t *ufirst, *ustream;
+    double *cum, *cumw, *uw;
+    size_t nunits;
     struct mp_buf tmp;
     bool ready;
 };

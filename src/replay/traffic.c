@@ -2,10 +2,11 @@
  * started (docs/replay.md, "Dirty L2 before the op"). A kernel that streams
  * more than L2 holds evicts what is there; evicting a dirty line costs a
  * write to HBM, a clean one nothing. How many lines were dirty depends on
- * what ran before the call: the same decode GEMM ran 14 us after an RMSNorm
- * (tiny writes) and 17 us after the KV-cache concatenation (17 MB written)
- * in one Llama-8B trace on an H100, and a replay leaving that many bytes
- * dirty reproduced both.
+ * what ran before the call: the same decode GEMM ran 16.0 us after an
+ * RMSNorm (tiny writes) and 18.7 us after the KV-cache concatenation (17 MB
+ * written) in one Llama-8B trace on an H100; replayed with L2 as dirty as
+ * those contexts left it, its median came within 3 % of the trace's (0.83x
+ * with the op's own inputs' bytes dirty).
  *
  * The estimate walks back from the call's first kernel over the GPU
  * activity on its device and stream. Each CPU op met on the way adds the
@@ -18,7 +19,10 @@
  * without a cpu_op, an op recorded without shapes) counts as reads at
  * 1.5 MB per microsecond of its duration; memcpy/memset as writes of their
  * "bytes". Reads of lines still in L2 are counted as new traffic (no
- * addresses are recorded), so the estimate errs towards fewer dirty bytes. */
+ * addresses are recorded), so the estimate errs towards fewer dirty bytes.
+ * The walk is done once per stream (build_units: cumulative traffic and
+ * writes per run of one op's activity); each call is then a binary search
+ * per L2 size, so a trace of 60k small ops costs 0.37 s, not 5 s. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,7 +36,6 @@ const double rp_l2_grid_mib[MP_REPLAY_NGRID] = {2,  4,  6,  8,  16, 24, 32,  40,
                                                 48, 50, 60, 64, 72, 96, 128, 256};
 
 #define TX_MAXARG 64
-#define TX_MAXSTEPS 20000
 #define TX_BYTES_PER_US 1.5e6 /* activity without shapes: reads at 1.5 TB/s */
 
 static int elt_bytes(const char *t)
@@ -190,34 +193,6 @@ void rp_op_bytes(const char *op, const struct rp_val *dims, const struct rp_val 
     *wr = sane(*wr);
 }
 
-int rp_traffic_init(struct rp_traffic *tr, const struct mp_trace_tree *t, const int32_t *prev)
-{
-    memset(tr, 0, sizeof(*tr));
-    size_t n = t->s->n ? t->s->n : 1;
-    tr->t = t;
-    tr->prev = prev;
-    tr->rd = malloc(n * sizeof(double));
-    tr->wr = malloc(n * sizeof(double));
-    if (!tr->rd || !tr->wr) {
-        rp_traffic_fini(tr);
-        return MP_ENOMEM;
-    }
-    for (size_t i = 0; i < n; i++)
-        tr->rd[i] = -1;
-    mp_buf_init(&tr->tmp, 1u << 20);
-    tr->ready = true;
-    return 0;
-}
-
-void rp_traffic_fini(struct rp_traffic *tr)
-{
-    free(tr->rd);
-    free(tr->wr);
-    if (tr->ready)
-        mp_buf_fini(&tr->tmp);
-    memset(tr, 0, sizeof(*tr));
-}
-
 /* The recorded cell of event i as a Python literal, parsed into v. */
 static int cell(struct rp_traffic *tr, int32_t i, const char *key, struct rp_val *v)
 {
@@ -255,7 +230,7 @@ static int bytes_of(struct rp_traffic *tr, int32_t i)
     }
     if (t->kind[i] != MP_K_CPU_OP)
         return 0;
-    struct rp_val dims, types;
+    struct rp_val dims = {0}, types = {0};
     int rc = cell(tr, i, "Input Dims", &dims);
     rc = rc ? rc : cell(tr, i, "Input type", &types);
     if (!rc) {
@@ -267,46 +242,155 @@ static int bytes_of(struct rp_traffic *tr, int32_t i)
     return rc;
 }
 
-/* Adds `bytes` of traffic walking back (writes dirty), filling the grid
- * sizes it crosses. */
-static void advance(double *traffic, double *dw, double bytes, bool write, double *dirty, int *gi)
+/* The stream's activity as units: runs of consecutive GPU events with the
+ * same launching op (or the event itself, when none), each with the bytes
+ * it wrote and read: its op's, counted once, or, without shapes, reads at
+ * TX_BYTES_PER_US per microsecond of every event in the run. Units are
+ * laid out stream by stream in time order, with the traffic and writes of
+ * the stream's units before each (cum, cumw), so that the walk back from a
+ * call is a binary search. */
+static int grow_units(struct rp_traffic *tr, size_t *cap)
 {
-    while (*gi < MP_REPLAY_NGRID && *traffic + bytes >= rp_l2_grid_mib[*gi] * 1048576.0) {
-        double g = rp_l2_grid_mib[*gi] * 1048576.0;
-        dirty[*gi] = *dw + (write ? g - *traffic : 0);
-        (*gi)++;
+    size_t c = *cap ? *cap * 2 : 1024;
+    double *a = realloc(tr->cum, c * sizeof(double));
+    tr->cum = a ? a : tr->cum;
+    double *b = a ? realloc(tr->cumw, c * sizeof(double)) : NULL;
+    tr->cumw = b ? b : tr->cumw;
+    double *w = b ? realloc(tr->uw, c * sizeof(double)) : NULL;
+    tr->uw = w ? w : tr->uw;
+    int32_t *f = w ? realloc(tr->ufirst, c * sizeof(int32_t)) : NULL;
+    tr->ufirst = f ? f : tr->ufirst;
+    int32_t *st = f ? realloc(tr->ustream, c * sizeof(int32_t)) : NULL;
+    tr->ustream = st ? st : tr->ustream;
+    if (!st)
+        return MP_ENOMEM;
+    *cap = c;
+    return 0;
+}
+
+static int build_units(struct rp_traffic *tr)
+{
+    const struct mp_trace_tree *t = tr->t;
+    size_t n = t->s->n;
+    int32_t *next = malloc((n ? n : 1) * sizeof(int32_t));
+    if (!next)
+        return MP_ENOMEM;
+    for (size_t i = 0; i < n; i++) {
+        next[i] = -1;
+        tr->unit[i] = -1;
     }
-    *traffic += bytes;
-    if (write)
-        *dw += bytes;
+    for (size_t i = 0; i < n; i++)
+        if (tr->prev[i] >= 0)
+            next[tr->prev[i]] = (int32_t)i;
+    size_t cap = 0;
+    int rc = 0;
+    for (size_t h = 0; !rc && h < n; h++) {
+        if (!mp_kind_is_gpu(t->kind[h]) || tr->prev[h] >= 0)
+            continue; /* not the first activity of a stream */
+        int32_t start = (int32_t)tr->nunits, key = -2;
+        double traffic = 0, writes = 0, r = 0, w = 0;
+        for (int32_t g = (int32_t)h; !rc && g >= 0; g = next[g]) {
+            int32_t l = rp_launching_op(t, g);
+            int32_t k = l >= 0 ? l : g;
+            rc = bytes_of(tr, k);
+            if (rc)
+                break;
+            if (k != key) { /* a new unit: close the one before */
+                if (key != -2) {
+                    tr->uw[tr->nunits - 1] = w;
+                    traffic += w + r;
+                    writes += w;
+                }
+                if (tr->nunits + 1 > cap && (rc = grow_units(tr, &cap)) != 0)
+                    break;
+                size_t u = tr->nunits++;
+                tr->cum[u] = traffic;
+                tr->cumw[u] = writes;
+                tr->ufirst[u] = g;
+                tr->ustream[u] = start;
+                key = k;
+                r = tr->rd[k]; /* shaped: its op's bytes, once */
+                w = tr->wr[k];
+            }
+            if (tr->rd[k] + tr->wr[k] <= 0) /* no shapes: by duration, every event */
+                r += sane(t->s->dur[g] * TX_BYTES_PER_US);
+            tr->unit[g] = (int32_t)tr->nunits - 1;
+        }
+        if (!rc && key != -2) /* the stream's last unit */
+            tr->uw[tr->nunits - 1] = w;
+    }
+    free(next);
+    return rc;
+}
+
+int rp_traffic_init(struct rp_traffic *tr, const struct mp_trace_tree *t, const int32_t *prev)
+{
+    memset(tr, 0, sizeof(*tr));
+    size_t n = t->s->n ? t->s->n : 1;
+    tr->t = t;
+    tr->prev = prev;
+    tr->rd = malloc(n * sizeof(double));
+    tr->wr = malloc(n * sizeof(double));
+    tr->unit = malloc(n * sizeof(int32_t));
+    if (!tr->rd || !tr->wr || !tr->unit) {
+        rp_traffic_fini(tr);
+        return MP_ENOMEM;
+    }
+    for (size_t i = 0; i < n; i++)
+        tr->rd[i] = -1;
+    mp_buf_init(&tr->tmp, 1u << 20);
+    tr->ready = true;
+    int rc = build_units(tr);
+    if (rc)
+        rp_traffic_fini(tr);
+    return rc;
+}
+
+void rp_traffic_fini(struct rp_traffic *tr)
+{
+    free(tr->rd);
+    free(tr->wr);
+    free(tr->unit);
+    free(tr->ufirst);
+    free(tr->ustream);
+    free(tr->cum);
+    free(tr->cumw);
+    free(tr->uw);
+    if (tr->ready)
+        mp_buf_fini(&tr->tmp);
+    memset(tr, 0, sizeof(*tr));
 }
 
 int rp_traffic_dirty(struct rp_traffic *tr, int32_t first, double dirty[MP_REPLAY_NGRID])
 {
-    const struct mp_trace_tree *t = tr->t;
-    double traffic = 0, dw = 0;
-    int gi = 0, steps = 0;
-    int32_t last = -2;
-    for (int32_t g = tr->prev[first]; g >= 0 && gi < MP_REPLAY_NGRID && steps < TX_MAXSTEPS;
-         g = tr->prev[g], steps++) {
-        int32_t l = rp_launching_op(t, g);
-        int32_t k = l >= 0 ? l : g;
-        double rd = 0, wr = 0;
-        int rc = bytes_of(tr, k);
-        if (rc)
-            return rc;
-        if (k != last) { /* an op's kernels come one after another: count it once */
-            rd = tr->rd[k];
-            wr = tr->wr[k];
-        }
-        if (tr->rd[k] + tr->wr[k] <= 0) /* no shapes: by duration */
-            rd = sane(t->s->dur[g] * TX_BYTES_PER_US);
-        last = k;
-        advance(&traffic, &dw, wr, true, dirty, &gi);
-        advance(&traffic, &dw, rd, false, dirty, &gi);
+    int32_t u = tr->unit[first];
+    if (u < 0) {
+        memset(dirty, 0, MP_REPLAY_NGRID * sizeof(double));
+        return 0;
     }
-    for (; gi < MP_REPLAY_NGRID; gi++) /* the trace's start, or the walk's bound */
-        dirty[gi] = dw;
+    /* walking back from the call's unit: the traffic of units j..u-1 is
+     * cum[u] - cum[j]; within unit j the writes come first (the most
+     * recent), then the reads */
+    int32_t s0 = tr->ustream[u];
+    for (int k = 0; k < MP_REPLAY_NGRID; k++) {
+        double g = rp_l2_grid_mib[k] * 1048576.0;
+        /* the largest j in [s0, u) with cum[u] - cum[j] >= g */
+        int32_t lo = s0, hi = u - 1, j = -1;
+        while (lo <= hi) {
+            int32_t mid = lo + (hi - lo) / 2;
+            if (tr->cum[u] - tr->cum[mid] >= g) {
+                j = mid;
+                lo = mid + 1;
+            } else
+                hi = mid - 1;
+        }
+        if (j < 0) { /* fewer bytes than g since the stream began: all its writes */
+            dirty[k] = tr->cumw[u] - tr->cumw[s0];
+            continue;
+        }
+        double base = tr->cum[u] - tr->cum[j + 1], wpre = tr->cumw[u] - tr->cumw[j + 1];
+        dirty[k] = wpre + (base + tr->uw[j] >= g ? g - base : tr->uw[j]);
+    }
     return 0;
 }
 

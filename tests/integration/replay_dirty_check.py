@@ -138,11 +138,12 @@ def launcher(g):
 def dirty(first):
     v = streams[(first["pid"], first["args"].get("stream"))]
     i = pos[id(first)]
-    out, traffic, dw, gi, last, steps = [None] * len(GRID), 0.0, 0.0, 0, None, 0
+    out, traffic, dw, gi = [None] * len(GRID), 0.0, 0.0, 0
+    fo = launcher(first)
+    last = id(fo) if fo else id(first)  # the call's own op's activity is not before it
     for g in reversed(v[:i]):
-        if gi >= len(GRID) or steps >= 20000:
+        if gi >= len(GRID):
             break
-        steps += 1
         o = launcher(g)
         k = id(o) if o else id(g)
         if o:
