@@ -216,10 +216,13 @@ static int rebuild_one(const struct mp_replay_opts *o, struct mp_replay_op *op, 
                  "no arguments recorded; see Inductor's output code");
     } else if (is_custom(op->name)) {
         struct rp_val v[4] = {{0}};
-        rc = rp_val_parse(op->dims, "Input Dims", &v[0], d);
-        rc = rc ? rc : rp_val_parse(op->types, "Input type", &v[1], d);
-        rc = rc ? rc : rp_val_parse(op->strides, "Input Strides", &v[2], d);
-        rc = rc ? rc : rp_val_parse(op->concrete, "Concrete Inputs", &v[3], d);
+        struct mp_diag md;
+        mp_diag_clear(&md);
+        rc = rp_val_parse(op->dims, "Input Dims", &v[0], &md);
+        rc = rc ? rc : rp_val_parse(op->types, "Input type", &v[1], &md);
+        rc = rc ? rc : rp_val_parse(op->strides, "Input Strides", &v[2], &md);
+        rc = rc ? rc : rp_val_parse(op->concrete, "Concrete Inputs", &v[3], &md);
+        bool unreadable = rc == MP_EPARSE;
         rc = rc ? rc
                 : set_str(&op->note, "custom op: called positionally with the recorded "
                                      "arguments when its package is importable");
@@ -227,16 +230,30 @@ static int rebuild_one(const struct mp_replay_opts *o, struct mp_replay_op *op, 
         for (int i = 0; i < 4; i++)
             rp_val_fini(&v[i]);
         op->rebuilt = rc == 0;
-        snprintf(why, sizeof(why),
-                 "custom op: no schema known to magpie; ref_%d.py calls it "
-                 "when its Python package is importable",
-                 op->n);
+        if (unreadable) { /* one unreadable row: not rebuilt, the others are */
+            snprintf(why, sizeof(why), "the recorded arguments are not readable: %s%s%s",
+                     md.field[0] ? md.field : "", md.field[0] ? ": " : "", md.msg);
+            rc = 0;
+        } else
+            snprintf(why, sizeof(why),
+                     "custom op: no schema known to magpie; ref_%d.py calls it "
+                     "when its Python package is importable",
+                     op->n);
+        if (rc && rc != MP_ENOMEM)
+            mp_diag_set(d, rc, "%s", md.msg);
     } else {
+        struct mp_diag md;
+        mp_diag_clear(&md);
         int m = rp_match(op->name, op->dims, op->types, op->strides, op->concrete, &c, why,
-                         sizeof(why), d);
+                         sizeof(why), &md);
         if (m == MP_ENOTFOUND) {
             rc = 0;
+        } else if (m == MP_EPARSE) { /* one unreadable row: not rebuilt, the others are */
+            snprintf(why, sizeof(why), "the recorded arguments are not readable: %s%s%s",
+                     md.field[0] ? md.field : "", md.field[0] ? ": " : "", md.msg);
+            rc = 0;
         } else if (m) {
+            mp_diag_set(d, m, "%s", md.msg);
             rc = m;
         } else {
             op->rebuilt = true;

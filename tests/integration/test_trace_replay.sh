@@ -232,5 +232,55 @@ for t in "$TRACE" "$R"; do
         fail "dirty levels ($t): $(tail -3 "$TMP/dirty.out" | cut -c1-600)"
 done
 
+# a mangled copy of the trace (seeded): kernels lost, streams missing or
+# negative, negative durations, shifted timestamps, absurd or unreadable
+# Input Dims / Input type, memset/memcpy bytes of 1e19 and -4. The replay
+# goes on: unreadable rows are listed with the reason, the others rebuilt,
+# every dirty-L2 level finite
+python3 - "$TRACE" "$TMP/mangled.json" <<'PY'
+import gzip, json, random, sys
+random.seed(7)
+d = json.load(gzip.open(sys.argv[1]))
+out = []
+for e in d["traceEvents"]:
+    r, c = random.random(), e.get("cat")
+    if c == "kernel":
+        if r < 0.03:
+            continue
+        if r < 0.06:
+            e["args"].pop("stream", None)
+        elif r < 0.08:
+            e["args"]["stream"] = -5
+        elif r < 0.10:
+            e["dur"] = -3.0
+        elif r < 0.12:
+            e["ts"] -= 50
+    elif c == "cpu_op" and r < 0.05:
+        e["args"]["Input Dims"] = [[10**18, 10**18], [-1], "x", [[[[1]]]]]
+    elif c == "cpu_op" and r < 0.08:
+        e["args"]["Input type"] = [1, None, {"a": 2}]
+    elif c in ("gpu_memset", "gpu_memcpy"):
+        e["args"]["bytes"] = 10**19 if r < 0.5 else -4
+    out.append(e)
+d["traceEvents"] = out
+json.dump(d, open(sys.argv[2], "w"))
+PY
+rm -rf "$TMP/mg"
+MAGPIE_PYTHON="$TMP/notorch_py" "$MAGPIE" trace replay "$TMP/mangled.json" --top 40 --run -q \
+    -o "$TMP/mg" >"$TMP/out" 2>&1 || fail "mangled trace: exit $?: $(tail -2 "$TMP/out")"
+python3 - "$TMP/mg" <<'PY' || fails=$((fails + 1))
+import json, math, os, sys
+d = sys.argv[1]
+s = json.load(open(os.path.join(d, "replay_summary.json")))["ops"]
+j = json.load(open(os.path.join(d, "replay_job.json")))["ops"]
+assert len(s) == 40 and sum(o["rebuilt"] for o in s) >= 30, [o["reason"] for o in s]
+assert any(o["reason"].startswith("the recorded arguments are not readable: Input type")
+           for o in s), [o["reason"] for o in s]
+assert j and all(o.get("dirty") for o in j), j
+for o in j:
+    for l2, lv in o["dirty"]:
+        assert all(math.isfinite(b) and 0 <= b <= l2 * 2**20 + 1 and 0 < w <= 1 for b, w in lv), lv
+PY
+
 [ $fails = 0 ] && echo ok
 exit $((fails > 0))
