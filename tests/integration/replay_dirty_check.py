@@ -15,7 +15,9 @@ medians; the other groups' calls to the nearest) and compared with the
 job's, for every L2 size of the grid.
 
 Usage: replay_dirty_check.py TRACE(.json[.gz]) replay_summary.json replay_job.json"""
-import bisect, gzip, json, math, sys
+import json, math, os, sys
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from replay_trace_index import TraceIndex  # noqa: E402
 
 GRID = [2, 4, 6, 8, 16, 24, 32, 40, 48, 50, 60, 64, 72, 96, 128, 256]
 ELT = {"float": 4, "double": 8, "c10::Half": 2, "c10::BFloat16": 2, "long int": 8, "long": 8,
@@ -29,43 +31,7 @@ REDUCTIONS = {"sum", "mean", "amax", "amin", "max", "min", "argmax", "argmin", "
 CAP = 1e15
 
 trace, summary, jobf = sys.argv[1], sys.argv[2], sys.argv[3]
-ev = json.load(gzip.open(trace) if trace.endswith(".gz") else open(trace))["traceEvents"]
-X = [e for e in ev if e.get("ph") == "X"]
-gpu = [e for e in X if e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset")]
-by_corr, streams = {}, {}
-for g in gpu:
-    by_corr.setdefault(g["args"].get("correlation"), []).append(g)
-    streams.setdefault((g["pid"], g["args"].get("stream")), []).append(g)
-for v in streams.values():
-    v.sort(key=lambda g: g["ts"])
-pos = {id(g): i for v in streams.values() for i, g in enumerate(v)}
-# a GPU event is linked to its launch through the ac2g flow (its start on the
-# runtime call): without a start no launch, as in the profiler's own links
-flow_start = {e.get("id") for e in ev if e.get("ph") == "s" and e.get("cat") == "ac2g"}
-launches, launch_of = {}, {}
-for e in X:
-    if e.get("cat") in ("cuda_runtime", "cuda_driver") and "correlation" in e.get("args", {}):
-        launches.setdefault((e["pid"], e["tid"]), []).append(e)
-        if e["args"]["correlation"] in flow_start:
-            launch_of[e["args"]["correlation"]] = e
-for v in launches.values():
-    v.sort(key=lambda e: e["ts"])
-lts = {k: [e["ts"] for e in v] for k, v in launches.items()}
-ops = {}
-for e in X:
-    if e.get("cat") == "cpu_op":
-        ops.setdefault((e["pid"], e["tid"]), []).append(e)
-for v in ops.values():
-    v.sort(key=lambda e: (e["ts"], -e["dur"]))
-ots = {k: [e["ts"] for e in v] for k, v in ops.items()}
-
-
-def innermost(pid, tid, t):
-    v = ops.get((pid, tid), [])
-    for e in reversed(v[:bisect.bisect_right(ots.get((pid, tid), []), t)]):
-        if e["ts"] <= t <= e["ts"] + e["dur"]:
-            return e
-    return None
+T = TraceIndex(trace)
 
 
 def sane(x):
@@ -131,13 +97,12 @@ def op_bytes(name, dims, types):
 
 
 def launcher(g):
-    lr = launch_of.get(g["args"].get("correlation"))
-    return innermost(lr["pid"], lr["tid"], lr["ts"]) if lr else None
+    return T.launcher(g, flow=True)
 
 
 def dirty(first):
-    v = streams[(first["pid"], first["args"].get("stream"))]
-    i = pos[id(first)]
+    v = T.streams[(first["pid"], first["args"].get("stream"))]
+    i = T.pos[id(first)]
     out, traffic, dw, gi = [None] * len(GRID), 0.0, 0.0, 0
     fo = launcher(first)
     last = id(fo) if fo else id(first)  # the call's own op's activity is not before it
@@ -203,21 +168,8 @@ def levels(vals, l2_mib):
     return sorted((m, c / len(vals)) for m, c in zip(meds, cnt))
 
 
-def tup(x):
-    return tuple(tup(y) for y in x) if isinstance(x, list) else x
-
-
-def key(e):
-    a = e["args"]
-    return repr(tuple(repr(tup(a.get(k)))
-                      for k in ("Input type", "Input Strides", "Concrete Inputs")))
-
-
 def first_kernel(c):
-    k = (c["pid"], c["tid"])
-    lo = bisect.bisect_left(lts.get(k, []), c["ts"])
-    hi = bisect.bisect_right(lts.get(k, []), c["ts"] + c["dur"])
-    ks = [g for r in launches.get(k, [])[lo:hi] for g in by_corr.get(r["args"]["correlation"], [])]
+    ks = T.call_kernels(c)
     return min(ks, key=lambda g: g["ts"]) if ks else None
 
 
@@ -227,13 +179,8 @@ checked = 0
 for jo in job["ops"]:
     o = s[jo["n"]]
     want = jo.get("dirty")
-    calls = [e for v in ops.values() for e in v if e["name"] == o["op"]
-             and repr(tup(e["args"].get("Input Dims", []))) == o["shape_key"]]
-    groups = {}
-    for c in sorted(calls, key=lambda e: e["ts"]):
-        groups.setdefault(key(c), []).append(c)
     tried = []
-    for g in groups.values():  # rows of the same dims differ in types/strides: one is this op
+    for g in T.row_calls(o["op"], o["shape_key"]):  # one group is this op
         per = [dirty(f) for f in (first_kernel(c) for c in g) if f is not None]
         if not per:
             got = None
