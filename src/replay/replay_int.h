@@ -123,6 +123,8 @@ const char *rp_torch_dtype(const char *recorded);
 bool rp_gemm_op(const char *op);
 /* TraceLens's build_tensor knows this dtype name (after rp_ir_dtype). */
 const char *rp_ir_dtype(const char *recorded);
+/* element size in bytes of a recorded tensor type, 0 when not one */
+int rp_dtype_bytes(const char *recorded);
 /* torch dtype of a c10::ScalarType number, NULL unknown. */
 const char *rp_scalar_type(long long v);
 

@@ -339,26 +339,27 @@ static const struct rp_schema schemas[] = {
 
 static const struct {
     const char *rec, *torch, *ir;
+    int bytes; /* element size */
 } dtypes[] = {
-    {"float", "torch.float32", "float"},
-    {"double", "torch.float64", "double"},
-    {"c10::Half", "torch.float16", "c10::Half"},
-    {"c10::BFloat16", "torch.bfloat16", "c10::BFloat16"},
-    {"long int", "torch.int64", "long"},
-    {"long", "torch.int64", "long"},
-    {"int", "torch.int32", "int"},
-    {"short int", "torch.int16", NULL},
-    {"short", "torch.int16", NULL},
-    {"signed char", "torch.int8", NULL},
-    {"unsigned char", "torch.uint8", NULL},
-    {"bool", "torch.bool", "bool"},
-    {"c10::Float8_e4m3fn", "torch.float8_e4m3fn", NULL},
-    {"c10::Float8_e5m2", "torch.float8_e5m2", NULL},
-    {"c10::Float8_e4m3fnuz", "torch.float8_e4m3fnuz", NULL},
-    {"c10::Float8_e5m2fnuz", "torch.float8_e5m2fnuz", NULL},
-    {"c10::Float8_e8m0fnu", "torch.float8_e8m0fnu", NULL},
-    {"c10::complex<float>", "torch.complex64", NULL},
-    {"c10::complex<double>", "torch.complex128", NULL},
+    {"float", "torch.float32", "float", 4},
+    {"double", "torch.float64", "double", 8},
+    {"c10::Half", "torch.float16", "c10::Half", 2},
+    {"c10::BFloat16", "torch.bfloat16", "c10::BFloat16", 2},
+    {"long int", "torch.int64", "long", 8},
+    {"long", "torch.int64", "long", 8},
+    {"int", "torch.int32", "int", 4},
+    {"short int", "torch.int16", NULL, 2},
+    {"short", "torch.int16", NULL, 2},
+    {"signed char", "torch.int8", NULL, 1},
+    {"unsigned char", "torch.uint8", NULL, 1},
+    {"bool", "torch.bool", "bool", 1},
+    {"c10::Float8_e4m3fn", "torch.float8_e4m3fn", NULL, 1},
+    {"c10::Float8_e5m2", "torch.float8_e5m2", NULL, 1},
+    {"c10::Float8_e4m3fnuz", "torch.float8_e4m3fnuz", NULL, 1},
+    {"c10::Float8_e5m2fnuz", "torch.float8_e5m2fnuz", NULL, 1},
+    {"c10::Float8_e8m0fnu", "torch.float8_e8m0fnu", NULL, 1},
+    {"c10::complex<float>", "torch.complex64", NULL, 8},
+    {"c10::complex<double>", "torch.complex128", NULL, 16},
 };
 
 bool rp_gemm_op(const char *op)
@@ -384,6 +385,14 @@ const char *rp_ir_dtype(const char *recorded)
         if (strcmp(dtypes[i].rec, recorded) == 0)
             return dtypes[i].ir;
     return NULL;
+}
+
+int rp_dtype_bytes(const char *recorded)
+{
+    for (size_t i = 0; recorded && i < sizeof(dtypes) / sizeof(dtypes[0]); i++)
+        if (strcmp(dtypes[i].rec, recorded) == 0)
+            return dtypes[i].bytes;
+    return 0;
 }
 
 const char *rp_scalar_type(long long v)

@@ -38,37 +38,6 @@ const double rp_l2_grid_mib[MP_REPLAY_NGRID] = {2,  4,  6,  8,  16, 24, 32,  40,
 #define TX_MAXARG 64
 #define TX_BYTES_PER_US 1.5e6 /* activity without shapes: reads at 1.5 TB/s */
 
-static int elt_bytes(const char *t)
-{
-    static const struct {
-        const char *n;
-        int b;
-    } tab[] = {{"float", 4},
-               {"double", 8},
-               {"c10::Half", 2},
-               {"c10::BFloat16", 2},
-               {"long int", 8},
-               {"long", 8},
-               {"int", 4},
-               {"short int", 2},
-               {"short", 2},
-               {"signed char", 1},
-               {"unsigned char", 1},
-               {"bool", 1},
-               {"c10::Float8_e4m3fn", 1},
-               {"c10::Float8_e5m2", 1},
-               {"c10::Float8_e4m3fnuz", 1},
-               {"c10::Float8_e5m2fnuz", 1},
-               {"c10::Float8_e8m0fnu", 1},
-               {"c10::complex<float>", 8},
-               {"c10::complex<double>", 16}};
-
-    for (size_t i = 0; t && i < sizeof(tab) / sizeof(tab[0]); i++)
-        if (strcmp(t, tab[i].n) == 0)
-            return tab[i].b;
-    return 0;
-}
-
 /* Elements of a shape (a sequence of ints), -1 when v is not one. */
 static double numel(const struct rp_val *v)
 {
@@ -146,7 +115,7 @@ static void op_bytes_raw(const char *op, const struct rp_val *dims, const struct
             }
             continue;
         }
-        int e = elt_bytes(ty);
+        int e = rp_dtype_bytes(ty);
         double m = numel(d);
         if (!e || m < 0)
             continue;
