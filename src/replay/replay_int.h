@@ -159,6 +159,13 @@ int rp_producers(const struct mp_replay_opts *o, struct mp_replay_result *r,
  * cpu_op ancestor; -1 when none (producer.c). */
 int32_t rp_launching_op(const struct mp_trace_tree *t, int32_t g);
 
+/* A run of one op's activity on a stream: the traffic and the writes of
+ * the stream's units before it, its own writes, its stream's first unit. */
+struct rp_unit {
+    double cum, cumw, w;
+    int32_t stream;
+};
+
 /* Dirty-L2 estimates (traffic.c): per-event read/written bytes, computed
  * once; prev[i] is the GPU event before i on its device and stream. */
 struct rp_traffic {
@@ -166,11 +173,8 @@ struct rp_traffic {
     const int32_t *prev;
     double *rd, *wr; /* per event, rd < 0: not computed yet */
     int32_t *unit;   /* per GPU event: its unit (a run of one op's activity), -1 none */
-    /* per unit: first event, its stream's first unit, the traffic and the
-     * writes of the stream's units before it, its own writes */
-    int32_t *ufirst, *ustream;
-    double *cum, *cumw, *uw;
-    size_t nunits;
+    struct rp_unit *units;
+    size_t nunits, capunits;
     struct mp_buf tmp;
     bool ready;
 };

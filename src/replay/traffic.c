@@ -27,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <magpie/stats.h>
 #include <magpie/trace.h>
 #include <magpie/trace_tree.h>
 
@@ -216,27 +217,8 @@ static int bytes_of(struct rp_traffic *tr, int32_t i)
  * it wrote and read: its op's, counted once, or, without shapes, reads at
  * TX_BYTES_PER_US per microsecond of every event in the run. Units are
  * laid out stream by stream in time order, with the traffic and writes of
- * the stream's units before each (cum, cumw), so that the walk back from a
- * call is a binary search. */
-static int grow_units(struct rp_traffic *tr, size_t *cap)
-{
-    size_t c = *cap ? *cap * 2 : 1024;
-    double *a = realloc(tr->cum, c * sizeof(double));
-    tr->cum = a ? a : tr->cum;
-    double *b = a ? realloc(tr->cumw, c * sizeof(double)) : NULL;
-    tr->cumw = b ? b : tr->cumw;
-    double *w = b ? realloc(tr->uw, c * sizeof(double)) : NULL;
-    tr->uw = w ? w : tr->uw;
-    int32_t *f = w ? realloc(tr->ufirst, c * sizeof(int32_t)) : NULL;
-    tr->ufirst = f ? f : tr->ufirst;
-    int32_t *st = f ? realloc(tr->ustream, c * sizeof(int32_t)) : NULL;
-    tr->ustream = st ? st : tr->ustream;
-    if (!st)
-        return MP_ENOMEM;
-    *cap = c;
-    return 0;
-}
-
+ * the stream's units before each (struct rp_unit), so that the walk back
+ * from a call is a binary search. */
 static int build_units(struct rp_traffic *tr)
 {
     const struct mp_trace_tree *t = tr->t;
@@ -251,7 +233,6 @@ static int build_units(struct rp_traffic *tr)
     for (size_t i = 0; i < n; i++)
         if (tr->prev[i] >= 0)
             next[tr->prev[i]] = (int32_t)i;
-    size_t cap = 0;
     int rc = 0;
     for (size_t h = 0; !rc && h < n; h++) {
         if (!mp_kind_is_gpu(t->kind[h]) || tr->prev[h] >= 0)
@@ -266,17 +247,15 @@ static int build_units(struct rp_traffic *tr)
                 break;
             if (k != key) { /* a new unit: close the one before */
                 if (key != -2) {
-                    tr->uw[tr->nunits - 1] = w;
+                    tr->units[tr->nunits - 1].w = w;
                     traffic += w + r;
                     writes += w;
                 }
-                if (tr->nunits + 1 > cap && (rc = grow_units(tr, &cap)) != 0)
+                if (MP_GROW(tr->units, tr->capunits, tr->nunits + 1, 1024)) {
+                    rc = MP_ENOMEM;
                     break;
-                size_t u = tr->nunits++;
-                tr->cum[u] = traffic;
-                tr->cumw[u] = writes;
-                tr->ufirst[u] = g;
-                tr->ustream[u] = start;
+                }
+                tr->units[tr->nunits++] = (struct rp_unit){traffic, writes, 0, start};
                 key = k;
                 r = tr->rd[k]; /* shaped: its op's bytes, once */
                 w = tr->wr[k];
@@ -286,7 +265,7 @@ static int build_units(struct rp_traffic *tr)
             tr->unit[g] = (int32_t)tr->nunits - 1;
         }
         if (!rc && key != -2) /* the stream's last unit */
-            tr->uw[tr->nunits - 1] = w;
+            tr->units[tr->nunits - 1].w = w;
     }
     free(next);
     return rc;
@@ -320,11 +299,7 @@ void rp_traffic_fini(struct rp_traffic *tr)
     free(tr->rd);
     free(tr->wr);
     free(tr->unit);
-    free(tr->ufirst);
-    free(tr->ustream);
-    free(tr->cum);
-    free(tr->cumw);
-    free(tr->uw);
+    free(tr->units);
     if (tr->ready)
         mp_buf_fini(&tr->tmp);
     memset(tr, 0, sizeof(*tr));
@@ -340,33 +315,28 @@ int rp_traffic_dirty(struct rp_traffic *tr, int32_t first, double dirty[MP_REPLA
     /* walking back from the call's unit: the traffic of units j..u-1 is
      * cum[u] - cum[j]; within unit j the writes come first (the most
      * recent), then the reads */
-    int32_t s0 = tr->ustream[u];
+    const struct rp_unit *un = tr->units;
+    int32_t s0 = un[u].stream;
     for (int k = 0; k < MP_REPLAY_NGRID; k++) {
         double g = rp_l2_grid_mib[k] * 1048576.0;
         /* the largest j in [s0, u) with cum[u] - cum[j] >= g */
         int32_t lo = s0, hi = u - 1, j = -1;
         while (lo <= hi) {
             int32_t mid = lo + (hi - lo) / 2;
-            if (tr->cum[u] - tr->cum[mid] >= g) {
+            if (un[u].cum - un[mid].cum >= g) {
                 j = mid;
                 lo = mid + 1;
             } else
                 hi = mid - 1;
         }
         if (j < 0) { /* fewer bytes than g since the stream began: all its writes */
-            dirty[k] = tr->cumw[u] - tr->cumw[s0];
+            dirty[k] = un[u].cumw - un[s0].cumw;
             continue;
         }
-        double base = tr->cum[u] - tr->cum[j + 1], wpre = tr->cumw[u] - tr->cumw[j + 1];
-        dirty[k] = wpre + (base + tr->uw[j] >= g ? g - base : tr->uw[j]);
+        double base = un[u].cum - un[j + 1].cum, wpre = un[u].cumw - un[j + 1].cumw;
+        dirty[k] = wpre + (base + un[j].w >= g ? g - base : un[j].w);
     }
     return 0;
-}
-
-static int by_value(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
 }
 
 int rp_dirty_levels(double *v, size_t n, double l2_mib, struct mp_replay_dirty *out)
@@ -375,19 +345,27 @@ int rp_dirty_levels(double *v, size_t n, double l2_mib, struct mp_replay_dirty *
     out->l2_mib = l2_mib;
     if (!n)
         return 0;
-    qsort(v, n, sizeof(double), by_value);
+    qsort(v, n, sizeof(double), mp_stats_cmp_double);
     /* clusters: sorted values split where they jump by more than an eighth
      * of the L2 (at least 1 MiB) */
     double thr = fmax(1048576.0, l2_mib * 1048576.0 / 8);
     size_t *start = malloc((n + 1) * sizeof(size_t));
-    if (!start)
+    double *cm = malloc(n * sizeof(double)); /* each cluster's median */
+    if (!start || !cm) {
+        free(start);
+        free(cm);
         return MP_ENOMEM;
+    }
     size_t nc = 0;
     start[nc++] = 0;
     for (size_t i = 1; i < n; i++)
         if (v[i] - v[i - 1] > thr)
             start[nc++] = i;
     start[nc] = n;
+    for (size_t c = 0; c < nc; c++) {
+        size_t a = start[c], b = start[c + 1];
+        cm[c] = (v[a + (b - a - 1) / 2] + v[a + (b - a) / 2]) / 2;
+    }
     /* keep the MP_REPLAY_NLEVELS most common; the others' calls go to the
      * nearest kept level */
     int keep[MP_REPLAY_NLEVELS];
@@ -405,20 +383,17 @@ int rp_dirty_levels(double *v, size_t n, double l2_mib, struct mp_replay_dirty *
         keep[nk] = best;
     }
     double cnt[MP_REPLAY_NLEVELS] = {0}, med[MP_REPLAY_NLEVELS];
-    for (int j = 0; j < nk; j++) {
-        size_t a = start[keep[j]], b = start[keep[j] + 1];
-        med[j] = (v[a + (b - a - 1) / 2] + v[a + (b - a) / 2]) / 2;
-    }
+    for (int j = 0; j < nk; j++)
+        med[j] = cm[keep[j]];
     for (size_t c = 0; c < nc; c++) {
-        size_t a = start[c], b = start[c + 1];
-        double m = (v[a + (b - a - 1) / 2] + v[a + (b - a) / 2]) / 2;
         int near = 0;
         for (int j = 1; j < nk; j++)
-            if (fabs(med[j] - m) < fabs(med[near] - m))
+            if (fabs(med[j] - cm[c]) < fabs(med[near] - cm[c]))
                 near = j;
-        cnt[near] += (double)(b - a);
+        cnt[near] += (double)(start[c + 1] - start[c]);
     }
     free(start);
+    free(cm);
     /* ascending by bytes */
     for (int j = 0; j < nk; j++) {
         int lo = j;
