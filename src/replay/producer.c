@@ -34,17 +34,23 @@ struct pr_op {
 static const char *const cells[4] = {"Input Dims", "Input type", "Input Strides",
                                      "Concrete Inputs"};
 
+int rp_event_cell(const struct mp_trace_store *s, int32_t i, const char *key, struct mp_buf *b)
+{
+    struct mp_strview obj = {s->args[i], s->args[i] ? s->args_len[i] : 0}, v;
+    if (!obj.p || mp_trace_json_find(obj, key, &v) != 0)
+        return 0;
+    return mp_trace_json_pyrepr(b, v.p, v.p + v.n, true);
+}
+
 /* The event's four argument cells as the report writes them, \x1f-joined
  * after its name, into b. */
 static int event_key(const struct mp_trace_store *s, int32_t i, const char *name, struct mp_buf *b)
 {
     mp_buf_reset(b);
     int rc = mp_buf_puts(b, name);
-    struct mp_strview obj = {s->args[i], s->args[i] ? s->args_len[i] : 0}, v;
     for (int k = 0; k < 4 && !rc; k++) {
         rc = mp_buf_putc(b, '\x1f');
-        if (!rc && obj.p && mp_trace_json_find(obj, cells[k], &v) == 0)
-            rc = mp_trace_json_pyrepr(b, v.p, v.p + v.n, true);
+        rc = rc ? rc : rp_event_cell(s, i, cells[k], b);
     }
     return rc;
 }

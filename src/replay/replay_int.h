@@ -155,6 +155,11 @@ int rp_select(const struct mp_replay_opts *o, struct mp_replay_result *r, struct
 int rp_producers(const struct mp_replay_opts *o, struct mp_replay_result *r,
                  const struct mp_trace_tree *given, struct mp_diag *d);
 
+struct mp_trace_store;
+/* Appends event i's recorded args cell `key` to b as the report writes it
+ * (Python's repr); nothing when the event has no such cell (producer.c). */
+int rp_event_cell(const struct mp_trace_store *s, int32_t i, const char *key, struct mp_buf *b);
+
 /* The CPU op behind GPU event g: its launcher, or the launcher's nearest
  * cpu_op ancestor; -1 when none (producer.c). */
 int32_t rp_launching_op(const struct mp_trace_tree *t, int32_t g);

@@ -166,13 +166,9 @@ void rp_op_bytes(const char *op, const struct rp_val *dims, const struct rp_val 
 /* The recorded cell of event i as a Python literal, parsed into v. */
 static int cell(struct rp_traffic *tr, int32_t i, const char *key, struct rp_val *v)
 {
-    const struct mp_trace_store *s = tr->t->s;
-    struct mp_strview obj = {s->args[i], s->args[i] ? s->args_len[i] : 0}, x;
     memset(v, 0, sizeof(*v));
-    if (!obj.p || mp_trace_json_find(obj, key, &x) != 0)
-        return 0;
     mp_buf_reset(&tr->tmp);
-    if (mp_trace_json_pyrepr(&tr->tmp, x.p, x.p + x.n, true))
+    if (rp_event_cell(tr->t->s, i, key, &tr->tmp))
         return 0; /* a cell too big or malformed: no shapes */
     struct mp_diag d = {0};
     int rc = rp_val_parse(mp_buf_cstr(&tr->tmp), key, v, &d);
