@@ -182,6 +182,13 @@ static int rebuild_prev(const struct mp_replay_opts *o, struct mp_replay_op *op,
     return rc;
 }
 
+/* Why a row whose recorded cells could not be parsed (md) is not rebuilt. */
+static void unreadable_reason(const struct mp_diag *md, char *why, size_t n)
+{
+    snprintf(why, n, "the recorded arguments are not readable: %s%s%s",
+             md->field[0] ? md->field : "", md->field[0] ? ": " : "", md->msg);
+}
+
 /* Rebuilds op: the ref/cand/compare files and, when it can be one, an IR
  * entry appended to ir (with its separator). */
 static int rebuild_one(const struct mp_replay_opts *o, struct mp_replay_op *op, struct mp_buf *ir,
@@ -231,8 +238,7 @@ static int rebuild_one(const struct mp_replay_opts *o, struct mp_replay_op *op, 
             rp_val_fini(&v[i]);
         op->rebuilt = rc == 0;
         if (unreadable) { /* one unreadable row: not rebuilt, the others are */
-            snprintf(why, sizeof(why), "the recorded arguments are not readable: %s%s%s",
-                     md.field[0] ? md.field : "", md.field[0] ? ": " : "", md.msg);
+            unreadable_reason(&md, why, sizeof(why));
             rc = 0;
         } else
             snprintf(why, sizeof(why),
@@ -249,8 +255,7 @@ static int rebuild_one(const struct mp_replay_opts *o, struct mp_replay_op *op, 
         if (m == MP_ENOTFOUND) {
             rc = 0;
         } else if (m == MP_EPARSE) { /* one unreadable row: not rebuilt, the others are */
-            snprintf(why, sizeof(why), "the recorded arguments are not readable: %s%s%s",
-                     md.field[0] ? md.field : "", md.field[0] ? ": " : "", md.msg);
+            unreadable_reason(&md, why, sizeof(why));
             rc = 0;
         } else if (m) {
             mp_diag_set(d, m, "%s", md.msg);
