@@ -29,7 +29,8 @@ enum {
     P_L2,
     P_MAXT,
     P_KERN,
-    P_RUNT
+    P_RUNT,
+    P_CAPT
 };
 
 static const struct cli_opt replay_opts[] = {
@@ -39,6 +40,12 @@ static const struct cli_opt replay_opts[] = {
      "only rows of ops that launched this kernel (its exact name, as gap analysis and trace "
      "sources print it)",
      0},
+    {"capture-folder", 0, CLI_ARG, P_CAPT, "DIR",
+     "merge the CUDA/HIP-graph capture traces of DIR into this graph-replay trace first (as "
+     "trace report does), so ops whose kernels ran inside a graph get their recorded "
+     "arguments and are rebuilt instead of listed as graph kernels without a CPU op",
+     0},
+    {"capture_folder", 0, CLI_ARG, P_CAPT, "DIR", "the same as --capture-folder", CLI_HIDDEN},
     {"row", 0, CLI_ARG, P_ROW, "N",
      "only row N (1-based) of the ranking by kernel time (unified_perf_summary)", 0},
     {"top", 0, CLI_ARG, P_TOP, "K", "rows kept after the filters (default 20; 0 = all)", 0},
@@ -130,6 +137,9 @@ static int replay_parse(int argc, char **argv, struct replay_args *a)
             break;
         case P_KERN:
             a->o.kernel = optarg;
+            break;
+        case P_CAPT:
+            a->o.capture_folder = optarg;
             break;
         case P_ROW:
             rc = parse_long("--row", optarg, 1, &a->o.row);

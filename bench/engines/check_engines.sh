@@ -15,7 +15,9 @@
 #      pinned to different CPUs (taskset), the ratio magpie / client with its
 #      95 % interval (agreement.py);
 #   4. SGLang: the faults - the engine killed mid-run, never ready;
-#      vLLM: a 3-point `benchmark sweep -b` (one engine start).
+#      vLLM: a 3-point `benchmark sweep -b` (one engine start);
+#   5. vLLM: `trace replay`'s references of vLLM custom ops run with vLLM
+#      importable (test_trace_replay_torch.sh with this venv's python).
 # Every engine magpie starts is stopped main process first (then its group):
 # the report's magpie.engine.stop says how it went; checked for each run.
 # Not part of `make check`: the venvs are 6-8 GB and take minutes to install
@@ -178,6 +180,17 @@ import os
 assert len([x for x in os.listdir(d + '/vllm/engine') if x.startswith('benchmark_')]) == 1
 PY"
 check "vllm sweep: no vLLM process left" '! pgrep -f "vllm serve $M" >/dev/null'
+
+# --- 5. op replay of vLLM's custom ops with vLLM importable: the refs of
+# _C::rms_norm / _C::rotary_embedding against their definitions, compare
+# against a wrong candidate (tests/integration/test_trace_replay_torch.sh
+# with this venv's python; its custom-op part runs only where vllm._C is) ---
+t0=$(date +%s)
+MAGPIE_PYTHON="$VENV/bin/python" MP_SHARED="$ROOT/../shared" MP_SRC="$ROOT" \
+    bash "$ROOT/tests/integration/test_trace_replay_torch.sh" >"$W/replay.out" 2>&1
+RC=$?
+check "vllm custom ops replayed with vLLM importable ($(($(date +%s) - t0)) s)" \
+    '[ "$RC" = 0 ] && ! grep -q "vllm._C not importable" "$W/replay.out"'
 }
 
 sglang_part() {

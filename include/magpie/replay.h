@@ -29,7 +29,9 @@ struct mp_replay_opts {
     const char *category; /* keep rows whose op category is this (NULL: all) */
     const char *kernel;   /* keep rows of ops that launched this exact kernel name (NULL: all) */
     long row;             /* 1-based row of the ranking to keep alone (0: off) */
-    long top;             /* rows kept after the filters (default 20; 0 = all) */
+    /* CUDA/HIP-graph capture traces merged into the trace first (NULL: none) */
+    const char *capture_folder;
+    long top;                            /* rows kept after the filters (default 20; 0 = all) */
     const struct mp_roofline_arch *arch; /* roofline figures; NULL with arch_auto: from the trace */
     bool arch_auto;
     bool run;       /* time the references on this machine's GPU */

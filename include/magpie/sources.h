@@ -192,7 +192,9 @@ int mp_src_clone(const char *url, const char *dest, double timeout_s, struct mp_
 
 /* The op-replay hook of a kernel row (replay_cmd.c, docs/replay.md): appends
  * `magpie trace replay 'TRACE' --kernel 'KERNEL' --top 1 -o replay_<row>`
- * to b, the arguments single-quoted for a POSIX shell. */
+ * to b, the arguments single-quoted for a POSIX shell, with
+ * `--capture-folder 'DIR'` after TRACE when a capture_traces directory
+ * beside it holds a file (a graph-mode serving run's capture traces). */
 int mp_src_replay_command(struct mp_buf *b, const char *trace, const char *kernel, size_t row);
 
 #endif

@@ -542,17 +542,15 @@ static const char *custom_pkg(const char *ns)
     return ns;
 }
 
-/* One positional argument of a custom op, from the recorded cells. */
+/* One positional argument of a custom op, from the recorded cells: an
+ * _ARGS entry of ref_<n>.py, ("tensor", (shape, strides, dtype)),
+ * ("value", literal) or ("none", None) when nothing usable was recorded
+ * (a None, or a str, which the profiler does not record). */
 static int custom_arg(struct mp_buf *b, const struct rp_val *di, const struct rp_val *st,
                       const char *ty, const char *cv)
 {
-    if (!*ty)
-        return mp_buf_puts(b, "None");
-    if (rp_torch_dtype(ty)) {
-        struct rp_tensor t = {0};
+    if (rp_torch_dtype(ty) && di->k == RV_SEQ && di->n <= 16) {
         long long sh[16], sd[16];
-        if (di->k != RV_SEQ || di->n > 16)
-            return mp_buf_puts(b, "None");
         long long run = 1;
         for (size_t i = di->n; i-- > 0;) {
             sh[i] = di->items[i].k == RV_INT ? di->items[i].i : 1;
@@ -561,19 +559,106 @@ static int custom_arg(struct mp_buf *b, const struct rp_val *di, const struct rp
             if (__builtin_mul_overflow(run, sh[i] > 0 ? sh[i] : 1, &run))
                 run = 1; /* nonsense dims: the call fails in Python, not here */
         }
-        t.shape = sh;
-        t.strides = sd;
-        t.nd = di->n;
-        t.dtype = (char *)ty;
-        return py_tensor(b, &t, NULL, 0);
+        int rc = mp_buf_puts(b, "(\"tensor\", (");
+        rc = rc ? rc : py_tuple(b, sh, di->n);
+        rc = rc ? rc : mp_buf_puts(b, ", ");
+        rc = rc ? rc : py_tuple(b, sd, di->n);
+        return rc ? rc : mp_buf_printf(b, ", %s))", rp_torch_dtype(ty));
     }
-    if (cv && (strcmp(cv, "True") == 0 || strcmp(cv, "False") == 0))
-        return mp_buf_puts(b, cv);
     char *end;
-    if (cv && *cv && (strtod(cv, &end), !*end))
-        return mp_buf_puts(b, cv);
-    return mp_buf_puts(b, "None");
+    if (cv && (strcmp(cv, "True") == 0 || strcmp(cv, "False") == 0))
+        return mp_buf_printf(b, "(\"value\", %s)", cv);
+    if (cv && *cv && strcmp(ty, "ScalarType") == 0) {
+        long long v = strtoll(cv, &end, 10);
+        const char *dt = !*end ? rp_scalar_type(v) : NULL;
+        if (dt)
+            return mp_buf_printf(b, "(\"value\", %s)", dt);
+    }
+    if (cv && *cv && !rp_torch_dtype(ty) && (strtod(cv, &end), !*end))
+        return mp_buf_printf(b, "(\"value\", %s)", cv);
+    return mp_buf_puts(b, "(\"none\", None)");
 }
+
+/* The part of a custom op's ref_<n>.py that reads the schema the package
+ * registered (torch.ops.<ns>.<op>.<overload>._schema) when it is imported:
+ * the tensors the op writes become the module's own (restored before each
+ * call, returned after its outputs), unrecorded arguments take the schema's
+ * default. */
+static const char custom_model[] =
+    "\n\ndef _schema(fn, n):\n"
+    "    \"\"\"The first n arguments of the op's registered schema: its first overload\n"
+    "    that takes n positional arguments (the rest, if any, with defaults).\"\"\"\n"
+    "    for name in fn.overloads():\n"
+    "        pos = [a for a in getattr(fn, name)._schema.arguments if not a.kwarg_only]\n"
+    "        if len(pos) >= n and all(a.has_default_value() for a in pos[n:]):\n"
+    "            return pos[:n]\n"
+    "    return None\n"
+    "\n"
+    "\n"
+    "def _value(i, a):\n"
+    "    kind, v = _ARGS[i]\n"
+    "    if kind != \"none\" or a is None or isinstance(a.type, torch.OptionalType):\n"
+    "        return v\n"
+    "    if a.has_default_value():\n"
+    "        return a.default_value\n"
+    "    raise RuntimeError(\"%s: argument %d '%s' (%s) was not recorded in the trace and has no "
+    "\"\n"
+    "                       \"default: it cannot be rebuilt\" % (_OP, i, a.name, a.type))\n"
+    "\n"
+    "\n"
+    "_POS = _schema(_FN, len(_ARGS))\n"
+    "# the tensors the op writes (Tensor(a!) in its schema)\n"
+    "_WRITES = [i for i, (k, _) in enumerate(_ARGS) if k == \"tensor\" and _POS\n"
+    "           and _POS[i].alias_info is not None and _POS[i].alias_info.is_write]\n"
+    "_VALUES = [_value(i, _POS[i] if _POS else None) for i in range(len(_ARGS))]\n"
+    "\n"
+    "\n"
+    "class Model(nn.Module):\n"
+    "    \"\"\"The recorded arguments, positionally. The tensors the op writes are the\n"
+    "    module's own, so the inputs stay unmodified; forward returns the op's\n"
+    "    tensor outputs, then the tensors it wrote.\"\"\"\n"
+    "\n"
+    "    # forward returns copies of the written tensors (the next call overwrites\n"
+    "    # them); magpie's --run returns them as they are\n"
+    "    clone_out = True\n"
+    "    # the op may read what it writes (an in-place norm or rotary embedding):\n"
+    "    # each call first restores them (one copy each), so every call computes\n"
+    "    # the same output; magpie's --run times the op alone (restore = False)\n"
+    "    restore = True\n"
+    "\n"
+    "    def __init__(self):\n"
+    "        super().__init__()\n"
+    "        for i in _WRITES:\n"
+    "            self.register_buffer(\"m_%d\" % i, _tensor(*_ARGS[i][1]), persistent=False)\n"
+    "            self.register_buffer(\"m0_%d\" % i, getattr(self, \"m_%d\" % i).clone(),\n"
+    "                                 persistent=False)\n"
+    "\n"
+    "    def forward(self, *tensors):\n"
+    "        it = iter(tensors)\n"
+    "        args = []\n"
+    "        for i, (kind, _) in enumerate(_ARGS):\n"
+    "            if i in _WRITES:\n"
+    "                if self.restore:\n"
+    "                    getattr(self, \"m_%d\" % i).copy_(getattr(self, \"m0_%d\" % i))\n"
+    "                args.append(getattr(self, \"m_%d\" % i))\n"
+    "            else:\n"
+    "                args.append(next(it) if kind == \"tensor\" else _VALUES[i])\n"
+    "        out = _FN(*args)\n"
+    "        outs = [t for t in (out if isinstance(out, (tuple, list)) else [out])\n"
+    "                if isinstance(t, torch.Tensor)]\n"
+    "        for i in _WRITES:\n"
+    "            m = getattr(self, \"m_%d\" % i)\n"
+    "            outs.append(m.clone() if self.clone_out else m)\n"
+    "        return outs[0] if len(outs) == 1 else tuple(outs) if outs else None\n"
+    "\n"
+    "\n"
+    "def get_inputs():\n"
+    "    return [_tensor(*v) for i, (k, v) in enumerate(_ARGS) if k == \"tensor\" and "
+    "i not in _WRITES]\n"
+    "\n"
+    "\n"
+    "def get_init_inputs():\n"
+    "    return []\n";
 
 int rp_py_custom(const struct mp_replay_op *op, struct rp_val *dims, struct rp_val *types,
                  struct rp_val *strides, struct rp_val *conc, struct mp_buf *b)
@@ -601,39 +686,24 @@ int rp_py_custom(const struct mp_replay_op *op, struct rp_val *dims, struct rp_v
                             ns, name);
     rc = rc ? rc : mp_buf_puts(b, helpers);
     rc = rc ? rc
-            : mp_buf_puts(b, "\n\nclass Model(nn.Module):\n"
-                             "    \"\"\"The recorded arguments, positionally (no schema is "
-                             "known for custom ops).\"\"\"\n\n"
-                             "    def forward(self, *tensors):\n        it = iter(tensors)\n"
-                             "        args = [next(it) if t else v for t, v in _ARGS]\n"
-                             "        return _first(_FN(*args))\n\n\n_ARGS = [\n");
+            : mp_buf_puts(b, "\n\n# the recorded arguments: (\"tensor\", (shape, strides, "
+                             "dtype)), (\"value\", v), or\n# (\"none\", None) where nothing "
+                             "was recorded (a None, or a str)\n_ARGS = [\n");
     static const struct rp_val empty = {.k = RV_SEQ};
     size_t n = types->k == RV_SEQ ? types->n : 0;
     for (size_t i = 0; !rc && i < n; i++) {
         const char *ty = types->items[i].k == RV_STR ? types->items[i].s : "";
         const char *cv =
             conc->k == RV_SEQ && i < conc->n && conc->items[i].k == RV_STR ? conc->items[i].s : "";
-        bool is_t = rp_torch_dtype(ty) != NULL;
-        rc = mp_buf_printf(b, "    (%s, ", is_t ? "True" : "False");
+        rc = mp_buf_puts(b, "    ");
         rc = rc ? rc
                 : custom_arg(b, dims->k == RV_SEQ && i < dims->n ? &dims->items[i] : &empty,
                              strides->k == RV_SEQ && i < strides->n ? &strides->items[i] : &empty,
-                             is_t ? "" : ty, cv);
-        rc = rc ? rc : mp_buf_puts(b, "),\n");
-    }
-    rc = rc ? rc : mp_buf_puts(b, "]\n\n\ndef get_inputs():\n    return [\n");
-    for (size_t i = 0; !rc && i < n; i++) {
-        const char *ty = types->items[i].k == RV_STR ? types->items[i].s : "";
-        if (!rp_torch_dtype(ty))
-            continue;
-        rc = mp_buf_puts(b, "        ");
-        rc = rc ? rc
-                : custom_arg(b, dims->k == RV_SEQ && i < dims->n ? &dims->items[i] : &empty,
-                             strides->k == RV_SEQ && i < strides->n ? &strides->items[i] : &empty,
-                             ty, "");
+                             ty, cv);
         rc = rc ? rc : mp_buf_puts(b, ",\n");
     }
-    rc = rc ? rc : mp_buf_puts(b, "    ]\n\n\ndef get_init_inputs():\n    return []\n");
+    rc = rc ? rc : mp_buf_puts(b, "]");
+    rc = rc ? rc : mp_buf_puts(b, custom_model);
     return rc ? rc : py_main(b);
 }
 

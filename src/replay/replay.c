@@ -201,16 +201,21 @@ static int rebuild_one(const struct mp_replay_opts *o, struct mp_replay_op *op, 
     int rc = 0;
     if (strstr(op->name, "->")) {
         int pl = (int)(strstr(op->name, "->") - op->name);
-        if (strncmp(op->name, "aten::", 6) == 0)
+        bool graph = strncmp(op->name, "cudaGraphLaunch", 15) == 0 ||
+                     strncmp(op->name, "hipGraphLaunch", 14) == 0;
+        if (!graph)
             snprintf(why, sizeof(why),
                      "synthetic op (one kernel of %.*s split out by TraceLens); replay %.*s "
                      "itself",
                      pl, op->name, pl, op->name);
         else
             snprintf(why, sizeof(why),
-                     "synthetic op: a kernel under %.*s with no CPU op above it (a graph "
-                     "replay), so no arguments were recorded",
-                     pl, op->name);
+                     "synthetic op: a kernel of a graph replay (%.*s), with no CPU op above it, "
+                     "so no arguments were recorded%s",
+                     pl, op->name,
+                     o->capture_folder ? " (not merged from the capture folder)"
+                                       : "; --capture-folder DIR (the graph capture traces) "
+                                         "merges them in");
     } else if (is_collective(op)) {
         snprintf(why, sizeof(why),
                  "a collective (%s): not replayable alone; it needs its peer ranks in a "
@@ -232,7 +237,9 @@ static int rebuild_one(const struct mp_replay_opts *o, struct mp_replay_op *op, 
         bool unreadable = rc == MP_EPARSE;
         rc = rc ? rc
                 : set_str(&op->note, "custom op: called positionally with the recorded "
-                                     "arguments when its package is importable");
+                                     "arguments when its package is importable; the schema the "
+                                     "package registers says which tensors it writes (the "
+                                     "module's own, returned) and fills unrecorded defaults");
         rc = rc ? rc : rp_py_custom(op, &v[0], &v[1], &v[2], &v[3], &py);
         for (int i = 0; i < 4; i++)
             rp_val_fini(&v[i]);
@@ -242,8 +249,8 @@ static int rebuild_one(const struct mp_replay_opts *o, struct mp_replay_op *op, 
             rc = 0;
         } else
             snprintf(why, sizeof(why),
-                     "custom op: no schema known to magpie; ref_%d.py calls it "
-                     "when its Python package is importable",
+                     "custom op: not in magpie's schema table; ref_%d.py calls it "
+                     "when its Python package is importable, by the schema that registers",
                      op->n);
         if (rc && rc != MP_ENOMEM)
             mp_diag_set(d, rc, "%s", md.msg);

@@ -290,6 +290,7 @@ int rp_select(const struct mp_replay_opts *o, struct mp_replay_result *r, struct
     ro.arch_auto = o->arch_auto && !o->arch;
     ro.serial = o->serial;
     ro.keep_trace = true; /* rp_producers walks it again */
+    ro.capture_folder = o->capture_folder;
     struct mp_report *rep = NULL;
     int rc = mp_report_build(o->trace, &ro, &rep, d);
     if (rc)

@@ -170,6 +170,51 @@ assert [(a["arg_name"], a["value"]) for a in kw] == [("dtype", 15), ("non_blocki
 print("ok: synthetic ops")
 PY
 
+# a graph-mode serving trace (vLLM on MI300, ../shared): without its capture
+# traces the graph's kernels have no CPU op and are listed with the hint;
+# with --capture-folder they get their ops, rebuilt (vLLM's custom ops as
+# refs that read the schema the package registers); the replay command of a
+# kernel row (trace sources) carries the capture folder beside the trace
+V="$MP_SHARED/data/traces/tracelens-tests/inference/vllm_decode_full"
+if [ -d "$V/capture_traces" ]; then
+    "$MAGPIE" trace replay "$V/graph_execution.json.gz" --top 0 -o "$TMP/g0" >"$TMP/out" 2>&1 ||
+        fail "graph trace: exit $?"
+    grep -q "30 of 30 rows selected: 9 rebuilt" "$TMP/out" ||
+        fail "graph trace without captures: $(grep 'rows selected' "$TMP/out")"
+    "$MAGPIE" trace replay "$V/graph_execution.json.gz" --capture-folder "$V/capture_traces" \
+        --top 0 -o "$TMP/g1" >"$TMP/out" 2>&1 || fail "graph trace + captures: exit $?"
+    grep -q "27 of 27 rows selected: 18 rebuilt as PyTorch references, 8 in event_replay_ir.json" \
+        "$TMP/out" || fail "graph trace with captures: $(grep 'rows selected' "$TMP/out")"
+    python3 - "$TMP/g0" "$TMP/g1" <<'PY' || fails=$((fails + 1))
+import ast, json, os, sys
+g0, g1 = (json.load(open(os.path.join(d, "replay_summary.json")))["ops"] for d in sys.argv[1:])
+graph = [o for o in g0 if o["op"].startswith("hipGraphLaunch->")]
+assert len(graph) == 20 and all("--capture-folder DIR" in o["reason"] for o in graph), graph[0]
+by = {o["op"]: o for o in g1}
+rot = by["_C::rotary_embedding"]
+assert rot["rebuilt"] and not rot["in_ir"] and rot["calls"] == 24, rot
+src = open(os.path.join(sys.argv[2], rot["ref"])).read()
+ast.parse(src)
+for want in ('("tensor", ((32,), (1,), torch.int64)),',
+             '("tensor", ((32, 4096), (5120, 1), torch.bfloat16)),', '("value", 64),',
+             '("value", True),', "_PACKAGE = 'vllm._C'", "_WRITES = ", "alias_info.is_write"):
+    assert want in src, want
+moe = [o for o in g1 if o["op"].startswith("vllm::moe_forward->")]
+assert moe and all("replay vllm::moe_forward itself" in o["reason"] for o in moe), moe[0]["reason"]
+PY
+    "$MAGPIE" trace sources "$V/graph_execution.json.gz" --json >"$TMP/src.json" 2>/dev/null ||
+        fail "trace sources on the graph trace: exit $?"
+    python3 - "$TMP/src.json" "$V" "$MP_SHARED/data/traces/h200" <<'PY' || fails=$((fails + 1))
+import json, sys
+d = json.load(open(sys.argv[1]))
+ks = d if isinstance(d, list) else d["kernels"]
+cmd = next(k["replay_command"] for k in ks if "rotary_embedding_kernel" in k["name"])
+assert " --capture-folder '%s/capture_traces' --kernel '" % sys.argv[2] in cmd, cmd
+PY
+    "$MAGPIE" trace sources "$TRACE" --json 2>/dev/null | grep -q -- "--capture-folder" &&
+        fail "a capture folder in the replay command of a trace without one"
+fi
+
 # --run on a machine without a GPU (or without torch): the files, a note, exit 0
 if ! python3 -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null; then
     "$MAGPIE" trace replay "$TRACE" --op aten::topk --top 1 --run -o "$TMP/run" \
