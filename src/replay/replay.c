@@ -203,11 +203,20 @@ static int rebuild_one(const struct mp_replay_opts *o, struct mp_replay_op *op, 
         int pl = (int)(strstr(op->name, "->") - op->name);
         bool graph = strncmp(op->name, "cudaGraphLaunch", 15) == 0 ||
                      strncmp(op->name, "hipGraphLaunch", 14) == 0;
-        if (!graph)
+        /* an op ("ns::name") or a runtime call (cudaLaunchKernel, ...) */
+        const char *sep = strstr(op->name, "::");
+        bool is_op = sep && sep < op->name + pl;
+        if (is_op)
             snprintf(why, sizeof(why),
                      "synthetic op (one kernel of %.*s split out by TraceLens); replay %.*s "
                      "itself",
                      pl, op->name, pl, op->name);
+        else if (!graph)
+            snprintf(why, sizeof(why),
+                     "synthetic op: a kernel launched by the runtime call %.*s with no CPU op "
+                     "above it (a library or Python extension calling the runtime directly), "
+                     "so no arguments were recorded",
+                     pl, op->name);
         else
             snprintf(why, sizeof(why),
                      "synthetic op: a kernel of a graph replay (%.*s), with no CPU op above it, "
@@ -222,6 +231,11 @@ static int rebuild_one(const struct mp_replay_opts *o, struct mp_replay_op *op, 
                  "process group, and its kernel time includes waiting for them (see `magpie "
                  "trace collective` over all ranks' traces)",
                  op->trace_kernels && *op->trace_kernels ? op->trace_kernels : op->name);
+    } else if (strncmp(op->name, "sglang_profiler::", 17) == 0) {
+        snprintf(why, sizeof(why),
+                 "an SGLang profiler annotation (the scope of a Python function, recorded with "
+                 "its arguments' shapes), not a registered op: there is nothing to call; its "
+                 "kernels are those of what the function launched");
     } else if (strncmp(op->name, "triton_", 7) == 0) {
         snprintf(why, sizeof(why),
                  "a torch.compile (Inductor) Triton kernel, not an ATen op: "

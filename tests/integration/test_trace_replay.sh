@@ -170,7 +170,7 @@ assert [(a["arg_name"], a["value"]) for a in kw] == [("dtype", 15), ("non_blocki
 print("ok: synthetic ops")
 PY
 
-# a graph-mode serving trace (vLLM on MI300, ../shared): without its capture
+# graph-mode serving traces (vLLM and SGLang on MI300, ../shared): without their capture
 # traces the graph's kernels have no CPU op and are listed with the hint;
 # with --capture-folder they get their ops, rebuilt (vLLM's custom ops as
 # refs that read the schema the package registers); the replay command of a
@@ -213,6 +213,30 @@ assert " --capture-folder '%s/capture_traces' --kernel '" % sys.argv[2] in cmd, 
 PY
     "$MAGPIE" trace sources "$TRACE" --json 2>/dev/null | grep -q -- "--capture-folder" &&
         fail "a capture folder in the replay command of a trace without one"
+fi
+
+S="$MP_SHARED/data/traces/tracelens-tests/inference/sglang_decode"
+if [ -d "$S/capture_traces" ]; then
+    "$MAGPIE" trace replay "$S/sglang_Qwen3-8B_decode.json.gz" --top 0 -o "$TMP/s0" >"$TMP/out" 2>&1 ||
+        fail "sglang graph trace: exit $?"
+    grep -q "28 of 28 rows selected: 6 rebuilt" "$TMP/out" ||
+        fail "sglang without captures: $(grep 'rows selected' "$TMP/out")"
+    "$MAGPIE" trace replay "$S/sglang_Qwen3-8B_decode.json.gz" --capture-folder "$S/capture_traces" \
+        --top 0 -o "$TMP/s1" >"$TMP/out" 2>&1 || fail "sglang graph trace + captures: exit $?"
+    grep -q "29 of 29 rows selected: 22 rebuilt" "$TMP/out" ||
+        fail "sglang with captures: $(grep 'rows selected' "$TMP/out")"
+    python3 - "$TMP/s1" <<'PY' || fails=$((fails + 1))
+import json, os, sys
+ops = json.load(open(os.path.join(sys.argv[1], "replay_summary.json")))["ops"]
+by = {}
+for o in ops:
+    by.setdefault(o["op"].split("->")[0], o)
+assert "SGLang profiler annotation" in by["sglang_profiler::attention_paged_attention_ragged_100"]["reason"]
+assert "runtime call hipLaunchKernel with no CPU op" in by["hipLaunchKernel"]["reason"], by["hipLaunchKernel"]
+for op in ("sgl_kernel::rotary_embedding", "sgl_kernel::silu_and_mul", "aiter::gemm_a16w16"):
+    assert by[op]["rebuilt"] and by[op]["calls"] == 36, by[op]
+    assert "_PACKAGE = 'sgl_kernel'" in open(os.path.join(sys.argv[1], by["sgl_kernel::silu_and_mul"]["ref"])).read()
+PY
 fi
 
 # --run on a machine without a GPU (or without torch): the files, a note, exit 0

@@ -371,13 +371,18 @@ PY
 # open until the replies to ids 2 and 3 are out, bounded: a closed stdin
 # cancels a call)
 K=nvjet_sm90_tst_64x8_64x16_4x2_h_bz_TNT
+# and id 4: create_testcase with capture_folder on the graph-mode vLLM trace
+V="$MP_SHARED/data/traces/tracelens-tests/inference/vllm_decode_full"
+RK="void vllm::rotary_embedding_kernel<c10::BFloat16, true>(long const*, c10::BFloat16*, c10::BFloat16*, c10::BFloat16 const*, int, long, long, long, int, int, int)"
 rm -f "$TMP/mcp.out"
 (
     printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18"}}' \
         "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"find_kernel_sources\",\"arguments\":{\"trace_path\":\"$TRACE\",\"no_cache\":true}}}" \
-        "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\",\"params\":{\"name\":\"create_testcase\",\"arguments\":{\"trace_path\":\"$TRACE\",\"kernel\":\"$K\",\"output_dir\":\"$TMP/tc\"}}}"
+        "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\",\"params\":{\"name\":\"create_testcase\",\"arguments\":{\"trace_path\":\"$TRACE\",\"kernel\":\"$K\",\"output_dir\":\"$TMP/tc\"}}}" \
+        "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"tools/call\",\"params\":{\"name\":\"create_testcase\",\"arguments\":{\"trace_path\":\"$V/graph_execution.json.gz\",\"capture_folder\":\"$V/capture_traces\",\"kernel\":\"$RK\",\"output_dir\":\"$TMP/tcg\"}}}"
     end=$((SECONDS + 200))
-    until { grep -q '"id":2[,}]' "$TMP/mcp.out" && grep -q '"id":3[,}]' "$TMP/mcp.out"; } 2>/dev/null ||
+    until { grep -q '"id":2[,}]' "$TMP/mcp.out" && grep -q '"id":3[,}]' "$TMP/mcp.out" &&
+        grep -q '"id":4[,}]' "$TMP/mcp.out"; } 2>/dev/null ||
         [ "$SECONDS" -ge "$end" ]; do sleep 0.1; done
 ) | timeout 240 "$MAGPIE" mcp >"$TMP/mcp.out" 2>"$TMP/mcp.err"
 python3 - "$TMP/mcp.out" "$K" <<'PY' || fails=$((fails + 1))
@@ -397,6 +402,8 @@ assert k["replay_command"].startswith("magpie trace replay '") and "--kernel '%s
 tc = result(3)
 assert tc["op"] == "aten::mm" and tc["rank"] == 7 and tc["rebuilt"] is True, tc
 assert tc["command"].endswith("magpie compare -k compare_1.yaml"), tc
+tg = result(4)
+assert tg["op"] == "_C::rotary_embedding" and tg["rebuilt"] is True and tg["calls"] == 24, tg
 PY
 [ -f "$TMP/tc/ref_1.py" ] || fail "create_testcase by kernel wrote no ref_1.py"
 

@@ -47,6 +47,8 @@ static const struct mcp_param params[] = {
     {"kernel", MT_STR, false, NULL, NULL, 0, 0,
      "instead of row: the op that launched this kernel (exact name, as gap analysis and "
      "find_kernel_sources give it; the top such row)"},
+    {"capture_folder", MT_STR, false, NULL, NULL, 0, 0,
+     "graph capture traces merged into the trace first (as replay_ops)"},
     {"output_dir", MT_STR, true, NULL, NULL, 0, 0,
      "directory for ref_1.py, cand_1.py, compare_1.yaml (+ the IR and summary)"},
     {"run", MT_BOOL, false, "false", NULL, 0, 0, "also time the op on this machine's GPU"},

@@ -24,6 +24,7 @@ int mcp_replay_run(json_t *args, long row, json_t **summary, json_t **result)
     o.op = mcp_str(args, "op");
     o.category = mcp_str(args, "category");
     o.kernel = mcp_str(args, "kernel");
+    o.capture_folder = mcp_str(args, "capture_folder");
     o.row = row > 0 ? row : 0;
     o.top = row != 0 ? 1 : (long)mcp_int(args, "top"); /* row < 0: the top row alone */
     o.run = mcp_bool(args, "run");
@@ -80,6 +81,9 @@ static const struct mcp_param params[] = {
      "find_kernel_sources give it)"},
     {"category", MT_STR, false, NULL, NULL, 0, 0,
      "only rows of this op category (GEMM, SDPA_fwd, elementwise, reduce, other, ...)"},
+    {"capture_folder", MT_STR, false, NULL, NULL, 0, 0,
+     "CUDA/HIP-graph capture traces merged into this graph-replay trace first (a serving "
+     "run's torch_trace/capture_traces), so kernels that ran inside a graph get their ops"},
     {"row", MT_INT, false, "0", NULL, 0, 0, "only this 1-based row of the ranking (0: off)"},
     {"top", MT_INT, false, "20", NULL, 0, 0, "rows kept after the filters (0 = all)"},
     {"run", MT_BOOL, false, "false", NULL, 0, 0,
