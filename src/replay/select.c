@@ -315,10 +315,16 @@ int rp_select(const struct mp_replay_opts *o, struct mp_replay_result *r, struct
     else
         *keep = rep;
     if (!rc && r->n == 0) {
+        size_t gpu = *keep ? (*keep)->gpu_events : 0;
         mp_report_free(*keep);
         *keep = NULL;
         mp_diag_set_file(d, o->trace);
-        if (o->row > 0)
+        if (r->n_rows == 0 && gpu == 0)
+            rc = mp_diag_set(d, MP_EINVAL,
+                             "the trace holds no GPU kernels (a CPU-only run, or the profiler "
+                             "did not see the device): op replay ranks ops by the kernel time "
+                             "they launched");
+        else if (o->row > 0)
             rc =
                 mp_diag_set(d, MP_EINVAL, "--row %ld: the ranking has %zu rows", o->row, r->n_rows);
         else

@@ -263,6 +263,12 @@ python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert [o["op"] for
 printf '{"traceEvents": [\n{"name": "x", "ph": "X", "ts": 1, "dur": }\n]}\n' >"$TMP/broken.json"
 "$MAGPIE" trace replay "$TMP/broken.json" -o "$TMP/bad" >"$TMP/out" 2>&1
 [ $? = 2 ] && grep -q "broken.json:2:" "$TMP/out" || fail "broken trace: $(cat "$TMP/out")"
+# a CPU-only run (vLLM's CPU build profiles ops but no kernels): said so
+printf '{"traceEvents": [\n{"name": "_C::rms_norm", "cat": "cpu_op", "ph": "X", "ts": 1, "dur": 5, "pid": 1, "tid": 1, "args": {"Input Dims": [[8, 64], [8, 64], [64], []]}}\n]}\n' \
+    >"$TMP/cpuonly.json"
+"$MAGPIE" trace replay "$TMP/cpuonly.json" -o "$TMP/bad" >"$TMP/out" 2>&1
+[ $? = 2 ] && grep -q "cpuonly.json: the trace holds no GPU kernels (a CPU-only run" "$TMP/out" ||
+    fail "CPU-only trace: $(cat "$TMP/out")"
 "$MAGPIE" trace replay "$TRACE" >"$TMP/out" 2>&1
 [ $? = 2 ] || fail "no -o: not exit 2"
 "$MAGPIE" trace replay "$TRACE" -o "$TMP/x" --top -1 >"$TMP/out" 2>&1
