@@ -108,6 +108,57 @@ EOF
         grep -iE "correct|kernel [01]" "$TMP/cmp" | head -6
         fails=1
     }
+    # a vLLM op with a str argument the profiler did not record: the ref names
+    # it and how to set it; once set, the schema's default fills the other
+    # (kv_cache_dtype "auto") and the two caches it writes are returned
+    "$PY" - "$TMP/rc.json" <<'PY'
+import json, sys
+BF, L = "c10::BFloat16", "long int"
+args = {"External id": 7, "Input Dims": [[32, 2, 64], [32, 2, 64], [16, 2, 16, 64],
+                                         [16, 2, 16, 64], [32], [], [], [], []],
+        "Input type": [BF, BF, BF, BF, L, "", "Scalar", "Scalar", ""],
+        "Input Strides": [[128, 64, 1], [512, 64, 1], [2048, 1024, 64, 1], [2048, 1024, 64, 1],
+                          [1], [], [], [], []],
+        "Concrete Inputs": ["", "", "", "", "", "", "1.", "1.", ""]}
+ev = [{"ph": "X", "cat": "cpu_op", "name": "_C::cpu_attn_reshape_and_cache", "pid": 1, "tid": 1,
+       "ts": 100.0, "dur": 20.0, "args": args},
+      {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1,
+       "ts": 105.0, "dur": 3.0, "args": {"correlation": 7}},
+      {"ph": "s", "cat": "ac2g", "name": "ac2g", "id": 7, "pid": 1, "tid": 1, "ts": 105.0},
+      {"ph": "f", "cat": "ac2g", "name": "ac2g", "id": 7, "pid": 0, "tid": 7, "ts": 1000.0, "bp": "e"},
+      {"ph": "X", "cat": "kernel", "name": "reshape_and_cache_kernel", "pid": 0, "tid": 7,
+       "ts": 1000.0, "dur": 5.0, "args": {"correlation": 7, "device": 0, "stream": 7}}]
+json.dump({"traceEvents": ev}, open(sys.argv[1], "w"))
+PY
+    "$MAGPIE" trace replay "$TMP/rc.json" -o "$TMP/rc" -q >"$TMP/out" 2>&1 ||
+        { echo "FAIL: str-argument op: $(tail -3 "$TMP/out")"; fails=1; }
+    "$PY" "$TMP/rc/ref_1.py" >"$TMP/out" 2>&1
+    grep -q "argument 5 'isa' (str) was not recorded in the trace .*_ARGS\[5\] = ('value', ...)" \
+        "$TMP/out" || { echo "FAIL: unrecorded str argument: $(tail -2 "$TMP/out")"; fails=1; }
+    "$PY" - "$TMP/rc/ref_1.py" <<'PY' || fails=1
+import importlib.util, sys
+import torch
+p = sys.argv[1]
+src = open(p).read().split("\n")
+i = src.index("_ARGS = [") + 6
+assert src[i].strip() == '("none", None),', src[i]
+src[i] = '    ("value", "vec"),'
+open(p, "w").write("\n".join(src))
+spec = importlib.util.spec_from_file_location("rc_ref", p)
+r = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(r)
+assert r._WRITES == [2, 3] and r._VALUES[5] == "vec" and r._VALUES[8] == "auto", (r._WRITES, r._VALUES)
+torch.manual_seed(0)
+m = r.Model()
+ins = r.get_inputs()
+before = [t.clone() for t in ins]
+out1, out2 = m(*ins), m(*ins)
+assert isinstance(out1, tuple) and len(out1) == 2 and out1[0].shape == (16, 2, 16, 64), out1
+assert all(torch.equal(a, b) for a, b in zip(out1, out2)), "two calls differ"
+assert all(torch.equal(a, b) for a, b in zip(ins, before)), "inputs modified"
+assert not torch.equal(out1[0], m.m0_2), "the key cache was not written"
+print("ok: str argument set by hand, default filled, two caches returned")
+PY
 else
     echo "note: vllm._C not importable by $PY: vLLM custom ops with their package not checked"
 fi
