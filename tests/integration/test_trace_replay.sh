@@ -175,16 +175,20 @@ PY
 # with --capture-folder they get their ops, rebuilt (vLLM's custom ops as
 # refs that read the schema the package registers); the replay command of a
 # kernel row (trace sources) carries the capture folder beside the trace
+# all rows of TRACE into OUT0 without, OUT1 with the captures in CAP; the
+# "rows selected" lines must hold WANT0 and WANT1
+with_captures() { # TRACE CAP OUT0 OUT1 WANT0 WANT1
+    "$MAGPIE" trace replay "$1" --top 0 -o "$3" >"$TMP/out" 2>&1 || fail "$1: exit $?"
+    grep -q "$5" "$TMP/out" || fail "$1 without captures: $(grep 'rows selected' "$TMP/out")"
+    "$MAGPIE" trace replay "$1" --capture-folder "$2" --top 0 -o "$4" >"$TMP/out" 2>&1 ||
+        fail "$1 + captures: exit $?"
+    grep -q "$6" "$TMP/out" || fail "$1 with captures: $(grep 'rows selected' "$TMP/out")"
+}
 V="$MP_SHARED/data/traces/tracelens-tests/inference/vllm_decode_full"
 if [ -d "$V/capture_traces" ]; then
-    "$MAGPIE" trace replay "$V/graph_execution.json.gz" --top 0 -o "$TMP/g0" >"$TMP/out" 2>&1 ||
-        fail "graph trace: exit $?"
-    grep -q "30 of 30 rows selected: 9 rebuilt" "$TMP/out" ||
-        fail "graph trace without captures: $(grep 'rows selected' "$TMP/out")"
-    "$MAGPIE" trace replay "$V/graph_execution.json.gz" --capture-folder "$V/capture_traces" \
-        --top 0 -o "$TMP/g1" >"$TMP/out" 2>&1 || fail "graph trace + captures: exit $?"
-    grep -q "27 of 27 rows selected: 18 rebuilt as PyTorch references, 8 in event_replay_ir.json" \
-        "$TMP/out" || fail "graph trace with captures: $(grep 'rows selected' "$TMP/out")"
+    with_captures "$V/graph_execution.json.gz" "$V/capture_traces" "$TMP/g0" "$TMP/g1" \
+        "30 of 30 rows selected: 9 rebuilt" \
+        "27 of 27 rows selected: 18 rebuilt as PyTorch references, 8 in event_replay_ir.json"
     python3 - "$TMP/g0" "$TMP/g1" <<'PY' || fails=$((fails + 1))
 import ast, json, os, sys
 g0, g1 = (json.load(open(os.path.join(d, "replay_summary.json")))["ops"] for d in sys.argv[1:])
@@ -217,14 +221,8 @@ fi
 
 S="$MP_SHARED/data/traces/tracelens-tests/inference/sglang_decode"
 if [ -d "$S/capture_traces" ]; then
-    "$MAGPIE" trace replay "$S/sglang_Qwen3-8B_decode.json.gz" --top 0 -o "$TMP/s0" >"$TMP/out" 2>&1 ||
-        fail "sglang graph trace: exit $?"
-    grep -q "28 of 28 rows selected: 6 rebuilt" "$TMP/out" ||
-        fail "sglang without captures: $(grep 'rows selected' "$TMP/out")"
-    "$MAGPIE" trace replay "$S/sglang_Qwen3-8B_decode.json.gz" --capture-folder "$S/capture_traces" \
-        --top 0 -o "$TMP/s1" >"$TMP/out" 2>&1 || fail "sglang graph trace + captures: exit $?"
-    grep -q "29 of 29 rows selected: 22 rebuilt" "$TMP/out" ||
-        fail "sglang with captures: $(grep 'rows selected' "$TMP/out")"
+    with_captures "$S/sglang_Qwen3-8B_decode.json.gz" "$S/capture_traces" "$TMP/s0" "$TMP/s1" \
+        "28 of 28 rows selected: 6 rebuilt" "29 of 29 rows selected: 22 rebuilt"
     python3 - "$TMP/s1" <<'PY' || fails=$((fails + 1))
 import json, os, sys
 ops = json.load(open(os.path.join(sys.argv[1], "replay_summary.json")))["ops"]
