@@ -5,6 +5,7 @@
  * the traced ATen op through torch.ops with the recorded arguments; its
  * tensors have the recorded shapes, strides and dtypes (as_strided over
  * exactly the storage they span), seeded by the caller. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -574,8 +575,18 @@ static int custom_arg(struct mp_buf *b, const struct rp_val *di, const struct rp
         if (dt)
             return mp_buf_printf(b, "(\"value\", %s)", dt);
     }
-    if (cv && *cv && !rp_torch_dtype(ty) && (strtod(cv, &end), !*end))
-        return mp_buf_printf(b, "(\"value\", %s)", cv);
+    if (cv && *cv && !rp_torch_dtype(ty)) { /* written anew: the cell is not Python */
+        long long iv = strtoll(cv, &end, 10);
+        if (!*end)
+            return mp_buf_printf(b, "(\"value\", %lld)", iv);
+        double fv = strtod(cv, &end);
+        if (!*end) {
+            char t[40];
+            mp_fmt_pyfloat(fv, t, sizeof(t));
+            return isfinite(fv) ? mp_buf_printf(b, "(\"value\", %s)", t)
+                                : mp_buf_printf(b, "(\"value\", float('%s'))", t);
+        }
+    }
     return mp_buf_puts(b, "(\"none\", None)");
 }
 

@@ -252,6 +252,56 @@ static void test_dtypes(void **state)
     assert_null(rp_scalar_type(-1));
 }
 
+/* A custom op's _ARGS (pygen.c): tensors as (shape, strides, dtype), numbers
+ * written anew as Python literals (never the cell's own text), a ScalarType
+ * code as its dtype, anything else (a None, a str, junk) as "none". */
+static void test_custom_args(void **state)
+{
+    (void)state;
+    struct rp_val v[4] = {{0}};
+    assert_int_equal(
+        rp_val_parse("((8, 4), (), (), (), (), (), (), (), ())", "Input Dims", &v[0], NULL), 0);
+    assert_int_equal(rp_val_parse("('c10::BFloat16', 'Scalar', 'Scalar', 'Scalar', 'Scalar', "
+                                  "'ScalarType', '', 'Scalar', 'Scalar')",
+                                  "Input type", &v[1], NULL),
+                     0);
+    assert_int_equal(
+        rp_val_parse("((1, 8), (), (), (), (), (), (), (), ())", "Input Strides", &v[2], NULL), 0);
+    assert_int_equal(rp_val_parse("('', '1.0000000000000001e-05', '128', 'inf', 'True', '15', "
+                                  "'', '0x1p3', '__import__')",
+                                  "Concrete Inputs", &v[3], NULL),
+                     0);
+    char name[] = "_C::rms_norm", empty[] = "";
+    struct mp_replay_op op = {.n = 3,
+                              .rank = 3,
+                              .name = name,
+                              .dims = empty,
+                              .types = empty,
+                              .strides = empty,
+                              .concrete = empty,
+                              .trace_kernels = empty};
+    struct mp_buf b;
+    mp_buf_init(&b, 0);
+    assert_int_equal(rp_py_custom(&op, &v[0], &v[1], &v[2], &v[3], &b), 0);
+    const char *py = mp_buf_cstr(&b);
+    assert_non_null(strstr(py, "_ARGS = [\n"
+                               "    (\"tensor\", ((8, 4), (1, 8), torch.bfloat16)),\n"
+                               "    (\"value\", 1e-05),\n"
+                               "    (\"value\", 128),\n"
+                               "    (\"value\", float('inf')),\n"
+                               "    (\"value\", True),\n"
+                               "    (\"value\", torch.bfloat16),\n"
+                               "    (\"none\", None),\n"
+                               "    (\"value\", 8.0),\n"
+                               "    (\"none\", None),\n"
+                               "]"));
+    assert_non_null(strstr(py, "_PACKAGE = 'vllm._C'"));
+    assert_non_null(strstr(py, "alias_info.is_write"));
+    mp_buf_fini(&b);
+    for (int i = 0; i < 4; i++)
+        rp_val_fini(&v[i]);
+}
+
 /* One CPU op launching one kernel on stream 7 (i: its place; ts spaced 100 us). */
 static void put_op(FILE *f, int i, const char *name, const char *dims, const char *types,
                    int kernel_us)
@@ -373,6 +423,7 @@ int main(void)
         cmocka_unit_test(test_match_special),  cmocka_unit_test(test_match_refused),
         cmocka_unit_test(test_dtypes),         cmocka_unit_test(test_values_from),
         cmocka_unit_test(test_dirty_estimate), cmocka_unit_test(test_dirty_levels),
+        cmocka_unit_test(test_custom_args),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
