@@ -10,7 +10,8 @@
  * entry (0, or MP_ENOMEM); anything else is MP_ENOTFOUND or a parse error
  * of a cell (an args value the report renders as something other than a
  * Python literal of tuples, numbers and strings). The parsed Dims/type
- * cells also go through the dirty-L2 estimate's byte count (traffic.c). */
+ * cells also go through the dirty-L2 estimate's byte count (traffic.c), and
+ * all four through a custom op's reference (rp_py_custom). */
 #include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -26,8 +27,56 @@
 
 static volatile unsigned g_touch;
 
+/* A custom op's ref (pygen.c, rp_py_custom) from the same cells: written,
+ * and every _ARGS entry one of its three forms, a value only a literal magpie
+ * wrote (never the cell's own text). */
+static void custom_cells(char *cells[4])
+{
+    struct rp_val v[4] = {{0}};
+    static const char *const f[] = {"Input Dims", "Input type", "Input Strides", "Concrete Inputs"};
+    bool ok = true;
+    for (int k = 0; k < 4; k++)
+        ok = ok && rp_val_parse(cells[k], f[k], &v[k], NULL) == 0;
+    if (ok) {
+        struct mp_replay_op op;
+        memset(&op, 0, sizeof(op));
+        op.n = 1;
+        op.rank = 1;
+        op.name = (char *)"_C::fuzz_op";
+        op.dims = cells[0];
+        op.types = cells[1];
+        op.strides = cells[2];
+        op.concrete = cells[3];
+        op.trace_kernels = (char *)"k";
+        struct mp_buf b;
+        mp_buf_init(&b, 0);
+        int rc = rp_py_custom(&op, &v[0], &v[1], &v[2], &v[3], &b);
+        CHECK(rc == 0 || rc == MP_ENOMEM);
+        const char *a = rc ? NULL : strstr(mp_buf_cstr(&b), "\n_ARGS = [\n");
+        CHECK(rc || a);
+        static const char val[] = "    (\"value\", ", ten[] = "    (\"tensor\", ((",
+                          none[] = "    (\"none\", None),\n";
+        for (const char *l = a ? a + strlen("\n_ARGS = [\n") : NULL; l && strncmp(l, "]\n", 2);) {
+            const char *e = strchr(l, '\n');
+            CHECK(e);
+            if (strncmp(l, val, strlen(val)) == 0) {
+                for (const char *c = l + strlen(val); c < e - 2; c++) /* up to "),", */
+                    CHECK(strchr("0123456789abcdefghijklmnopqrstuvwxyzTF._+-()'", *c));
+            } else {
+                CHECK(strncmp(l, ten, strlen(ten)) == 0 || strncmp(l, none, strlen(none)) == 0);
+            }
+            l = e + 1;
+        }
+        g_touch += fuzz_touch(b.data, b.len);
+        mp_buf_fini(&b);
+    }
+    for (int k = 0; k < 4; k++)
+        rp_val_fini(&v[k]);
+}
+
 static void replay_cells(char *cells[4])
 {
+    custom_cells(cells);
     static const char *const ops[] = {"aten::mm",           "aten::add",         "aten::cat",
                                       "aten::index_select", "aten::_grouped_mm", "aten::sum",
                                       "aten::copy_",        "aten::gather",      "aten::_to_copy"};
