@@ -186,7 +186,7 @@ check "vllm sweep: no vLLM process left" '! pgrep -f "vllm serve $M" >/dev/null'
 # against a wrong candidate (tests/integration/test_trace_replay_torch.sh
 # with this venv's python; its custom-op part runs only where vllm._C is) ---
 t0=$(date +%s)
-MAGPIE_PYTHON="$VENV/bin/python" MP_SHARED="$ROOT/../shared" MP_SRC="$ROOT" \
+MAGPIE="$MAGPIE" MAGPIE_PYTHON="$VENV/bin/python" MP_SHARED="$ROOT/../shared" MP_SRC="$ROOT" \
     bash "$ROOT/tests/integration/test_trace_replay_torch.sh" >"$W/replay.out" 2>&1
 RC=$?
 check "vllm custom ops replayed with vLLM importable ($(($(date +%s) - t0)) s)" \

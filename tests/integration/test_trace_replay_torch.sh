@@ -110,7 +110,8 @@ EOF
     }
     # a vLLM op with a str argument the profiler did not record: the ref names
     # it and how to set it; once set, the schema's default fills the other
-    # (kv_cache_dtype "auto") and the two caches it writes are returned
+    # (kv_cache_dtype "auto"), slot_mapping holds distinct slots, and the two
+    # caches it writes are returned, the same on every call
     "$PY" - "$TMP/rc.json" <<'PY'
 import json, sys
 BF, L = "c10::BFloat16", "long int"
@@ -152,6 +153,8 @@ torch.manual_seed(0)
 m = r.Model()
 ins = r.get_inputs()
 before = [t.clone() for t in ins]
+slots = ins[2].tolist()  # slot_mapping: distinct, as a real one (a repeat makes the kernel race)
+assert sorted(slots) == list(range(32)), slots
 out1, out2 = m(*ins), m(*ins)
 assert isinstance(out1, tuple) and len(out1) == 2 and out1[0].shape == (16, 2, 16, 64), out1
 assert all(torch.equal(a, b) for a, b in zip(out1, out2)), "two calls differ"
