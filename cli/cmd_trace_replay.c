@@ -251,6 +251,8 @@ static void replay_table(const struct mp_replay_result *r, const char *dir)
                op->calls, op->trace_median_us, rep, ratio, st,
                op->reason && *op->reason ? ": " : "", op->reason ? op->reason : "");
     }
+    if (r->capture_note[0])
+        printf("%s\n", r->capture_note);
     printf("%zu of %zu rows selected: %zu rebuilt as PyTorch references, %zu in "
            "event_replay_ir.json; files in %s\n",
            r->n, r->n_rows, r->n_rebuilt, r->n_in_ir, dir);

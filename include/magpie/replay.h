@@ -132,6 +132,8 @@ struct mp_replay_result {
     bool run_failed;    /* the helper crashed or ran out of time (ops done before are kept) */
     char run_note[512]; /* why it did not run, or on what device it ran */
     char arch_name[64];
+    /* with capture_folder: what the merge did ("" without one) */
+    char capture_note[256];
 };
 
 /* Selects, writes DIR/{event_replay_ir.json, event_replay_skipped.json,

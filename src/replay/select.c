@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include <magpie/fmt.h>
+#include <magpie/trace_capture.h>
 #include <magpie/tracelens.h>
 
 #include "replay_int.h"
@@ -291,10 +292,21 @@ int rp_select(const struct mp_replay_opts *o, struct mp_replay_result *r, struct
     ro.serial = o->serial;
     ro.keep_trace = true; /* rp_producers walks it again */
     ro.capture_folder = o->capture_folder;
+    struct mp_capture_stats cs = {0};
+    ro.capture_stats = &cs;
     struct mp_report *rep = NULL;
     int rc = mp_report_build(o->trace, &ro, &rep, d);
     if (rc)
         return rc;
+    if (o->capture_folder)
+        snprintf(r->capture_note, sizeof(r->capture_note),
+                 "capture merge: %zu of %zu graph launch(es) merged, %zu capture events added, "
+                 "%zu GPU events linked%s",
+                 cs.merged, cs.graph_launches, cs.events_added, cs.kernels_linked,
+                 cs.failed              ? " (failed: nothing merged)"
+                 : cs.merged == 0       ? " (nothing merged: these captures do not match the trace)"
+                 : cs.details_generated ? " (execution_details.json inferred)"
+                                        : "");
     if (rep->has_arch)
         snprintf(r->arch_name, sizeof(r->arch_name), "%s", rep->arch_name);
     const struct mp_report_sheet *us = NULL, *coll = NULL;

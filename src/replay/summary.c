@@ -227,6 +227,7 @@ int mp_replay_summary_json(const struct mp_replay_result *r, struct mp_buf *b)
                            r->n_rows, r->n, r->n_rebuilt, r->n_in_ir, r->ran ? "true" : "false");
     rc = rc ? rc : jkey_str(b, "run_note", r->run_note);
     rc = rc ? rc : jkey_str(b, "arch", r->arch_name);
+    rc = rc ? rc : jkey_str(b, "capture_merge", r->capture_note);
     rc = rc ? rc : mp_buf_puts(b, ", \"ops\": [");
     for (size_t i = 0; !rc && i < r->n; i++) {
         rc = mp_buf_puts(b, i ? ",\n  " : "\n  ");

@@ -189,6 +189,18 @@ if [ -d "$V/capture_traces" ]; then
     with_captures "$V/graph_execution.json.gz" "$V/capture_traces" "$TMP/g0" "$TMP/g1" \
         "30 of 30 rows selected: 9 rebuilt" \
         "27 of 27 rows selected: 18 rebuilt as PyTorch references, 8 in event_replay_ir.json"
+    grep -q "^capture merge: 1 of 1 graph launch(es) merged, 125786 capture events added" \
+        "$TMP/out" || fail "capture merge line: $(grep 'capture merge' "$TMP/out")"
+    # captures of another run (SGLang's): said so, the rows stay unmerged
+    "$MAGPIE" trace replay "$V/graph_execution.json.gz" --capture-folder \
+        "$MP_SHARED/data/traces/tracelens-tests/inference/sglang_decode/capture_traces" \
+        -o "$TMP/gx" >"$TMP/out" 2>&1 || fail "foreign captures: exit $?"
+    grep -q "0 of 1 graph launch(es) merged.*(nothing merged: these captures do not match" \
+        "$TMP/out" || fail "foreign captures: $(grep 'capture merge' "$TMP/out")"
+    "$MAGPIE" trace replay "$V/graph_execution.json.gz" --capture-folder "$TMP/nonexistent" \
+        -o "$TMP/bad" >"$TMP/out" 2>&1
+    [ $? = 2 ] && grep -q "nonexistent: capture folder not found" "$TMP/out" ||
+        fail "missing capture folder: $(cat "$TMP/out")"
     python3 - "$TMP/g0" "$TMP/g1" <<'PY' || fails=$((fails + 1))
 import ast, json, os, sys
 g0, g1 = (json.load(open(os.path.join(d, "replay_summary.json")))["ops"] for d in sys.argv[1:])

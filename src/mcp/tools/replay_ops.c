@@ -110,7 +110,7 @@ const struct mcp_tool mcp_tool_replay_ops = {
     .flags = MCP_LONG | MCP_EXTRA,
     .result_desc =
         "replay_summary.json: `{rows_in_ranking, selected, rebuilt, in_ir, ran, "
-        "run_note, arch, ops[{n, rank, op, shape_key, calls, trace_kernel_us_mean, "
+        "run_note, arch, capture_merge, ops[{n, rank, op, shape_key, calls, trace_kernel_us_mean, "
         "trace_kernel_us_median, replay_kernel_us_median (profiler kernel records per call), "
         "replay_l2, replay_kernel_us_l2_flushed/_warm, replay_kernel_us_idle/_cold, "
         "replay_graph_us, "
