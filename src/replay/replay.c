@@ -208,8 +208,9 @@ static int rebuild_one(const struct mp_replay_opts *o, struct mp_replay_op *op, 
         bool is_op = sep && sep < op->name + pl;
         if (is_op)
             snprintf(why, sizeof(why),
-                     "synthetic op (one kernel of %.*s split out by TraceLens); replay %.*s "
-                     "itself",
+                     "synthetic op: one kernel of %.*s, which TraceLens ranks kernel by kernel "
+                     "(it has no row of its own); rebuilding %.*s whole for one of its kernels "
+                     "is not done",
                      pl, op->name, pl, op->name);
         else if (!graph)
             snprintf(why, sizeof(why),

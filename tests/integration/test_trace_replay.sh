@@ -216,7 +216,8 @@ for want in ('("tensor", ((32,), (1,), torch.int64)),',
              '("value", True),', "_PACKAGE = 'vllm._C'", "_WRITES = ", "alias_info.is_write"):
     assert want in src, want
 moe = [o for o in g1 if o["op"].startswith("vllm::moe_forward->")]
-assert moe and all("replay vllm::moe_forward itself" in o["reason"] for o in moe), moe[0]["reason"]
+assert moe and all("one kernel of vllm::moe_forward, which TraceLens ranks kernel by kernel"
+                   in o["reason"] for o in moe), moe[0]["reason"]
 PY
     "$MAGPIE" trace sources "$V/graph_execution.json.gz" --json >"$TMP/src.json" 2>/dev/null ||
         fail "trace sources on the graph trace: exit $?"
