@@ -708,10 +708,16 @@ int rp_py_custom(const struct mp_replay_op *op, struct rp_val *dims, struct rp_v
     rc = rc ? rc
             : mp_buf_printf(b,
                             "\ntry:\n    importlib.import_module(_PACKAGE)\n"
-                            "    _FN = getattr(getattr(torch.ops, \"%s\"), \"%s\")\n"
-                            "except (ImportError, AttributeError, RuntimeError) as e:\n"
+                            "except (ImportError, RuntimeError) as e:\n"
                             "    raise RuntimeError(\"%%s: not importable here (custom op of the "
-                            "Python package %%r: %%s)\" %% (_OP, _PACKAGE, e)) from None\n\n",
+                            "Python package %%r: %%s)\" %% (_OP, _PACKAGE, e)) from None\n"
+                            "try:\n"
+                            "    _FN = getattr(getattr(torch.ops, \"%s\"), \"%s\")\n"
+                            "except (AttributeError, RuntimeError) as e:\n"
+                            "    raise RuntimeError(\"%%s: not importable here (the Python "
+                            "package %%r imports but registers no such op on this build: an op "
+                            "of another platform's build, or one a model layer registers when "
+                            "the engine loads it: %%s)\" %% (_OP, _PACKAGE, e)) from None\n\n",
                             ns, name);
     rc = rc ? rc : mp_buf_puts(b, helpers);
     rc = rc ? rc
