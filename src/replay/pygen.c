@@ -5,6 +5,7 @@
  * the traced ATen op through torch.ops with the recorded arguments; its
  * tensors have the recorded shapes, strides and dtypes (as_strided over
  * exactly the storage they span), seeded by the caller. */
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -576,8 +577,9 @@ static int custom_arg(struct mp_buf *b, const struct rp_val *di, const struct rp
             return mp_buf_printf(b, "(\"value\", %s)", dt);
     }
     if (cv && *cv && !rp_torch_dtype(ty)) { /* written anew: the cell is not Python */
+        errno = 0;
         long long iv = strtoll(cv, &end, 10);
-        if (!*end)
+        if (!*end && errno != ERANGE)
             return mp_buf_printf(b, "(\"value\", %lld)", iv);
         double fv = strtod(cv, &end);
         if (!*end) {
@@ -622,6 +624,8 @@ static const char custom_model[] =
     "_WRITES = [i for i, (k, _) in enumerate(_ARGS) if k == \"tensor\" and _POS\n"
     "           and _POS[i].alias_info is not None and _POS[i].alias_info.is_write]\n"
     "_VALUES = [_value(i, _POS[i] if _POS else None) for i in range(len(_ARGS))]\n"
+    "\n"
+    "\n"
     "# integer tensors named as scatter targets (vLLM's slot_mapping, SGLang's\n"
     "# out_cache_loc): a real one never repeats an entry, and a repeated one makes\n"
     "# the writing kernel race (two calls differ), so their values are distinct\n"

@@ -262,13 +262,13 @@ static void test_custom_args(void **state)
     assert_int_equal(
         rp_val_parse("((8, 4), (), (), (), (), (), (), (), ())", "Input Dims", &v[0], NULL), 0);
     assert_int_equal(rp_val_parse("('c10::BFloat16', 'Scalar', 'Scalar', 'Scalar', 'Scalar', "
-                                  "'ScalarType', '', 'Scalar', 'Scalar')",
+                                  "'ScalarType', '', 'Scalar', 'Scalar', 'Scalar')",
                                   "Input type", &v[1], NULL),
                      0);
     assert_int_equal(
         rp_val_parse("((1, 8), (), (), (), (), (), (), (), ())", "Input Strides", &v[2], NULL), 0);
     assert_int_equal(rp_val_parse("('', '1.0000000000000001e-05', '128', 'inf', 'True', '15', "
-                                  "'', '0x1p3', '__import__')",
+                                  "'', '0x1p3', '__import__', '99999999999999999999')",
                                   "Concrete Inputs", &v[3], NULL),
                      0);
     char name[] = "_C::rms_norm", empty[] = "";
@@ -294,6 +294,7 @@ static void test_custom_args(void **state)
                                "    (\"none\", None),\n"
                                "    (\"value\", 8.0),\n"
                                "    (\"none\", None),\n"
+                               "    (\"value\", 1e+20),\n"
                                "]"));
     assert_non_null(strstr(py, "_PACKAGE = 'vllm._C'"));
     assert_non_null(strstr(py, "alias_info.is_write"));
