@@ -108,9 +108,14 @@ def main():
         g, lo, hi = r
         agree = not (lo > 1.05 or hi < 0.95) if not math.isnan(lo) else abs(g - 1) <= 0.05
         ok &= agree
+        verdict = "not judged" if math.isnan(lo) else "ok" if agree else "DIFFERS"
         print(f"{name:20} {statistics.median(a):14.3f} {max(a) - min(a):8.3f} "
               f"{statistics.median(b):14.3f} {max(b) - min(b):8.3f} {g:18.3f} "
-              f"{'[%.3f, %.3f]' % (lo, hi):>17}  {'ok' if agree else 'DIFFERS'} ({unit})")
+              f"{'[%.3f, %.3f]' % (lo, hi):>17}  {verdict} ({unit})")
+    if len(rounds) < 2:
+        print("agreement: not judged: %d paired round(s) give no interval (ROUNDS >= 2)"
+              % len(rounds))
+        return 1
     print("agreement: " + ("no difference beyond 5 % shown" if ok else "NOT in agreement"))
     return 0 if ok else 1
 
