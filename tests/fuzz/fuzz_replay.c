@@ -27,6 +27,20 @@
 
 static volatile unsigned g_touch;
 
+/* op: row 1 of the ranking, named name, with the four recorded cells. */
+static void fuzz_op(struct mp_replay_op *op, const char *name, char *cells[4])
+{
+    memset(op, 0, sizeof(*op));
+    op->n = 1;
+    op->rank = 1;
+    op->name = (char *)name;
+    op->dims = cells[0];
+    op->types = cells[1];
+    op->strides = cells[2];
+    op->concrete = cells[3];
+    op->trace_kernels = (char *)"k";
+}
+
 /* A custom op's ref (pygen.c, rp_py_custom) from the same cells: written,
  * and every _ARGS entry one of its three forms, a value only a literal magpie
  * wrote (never the cell's own text). */
@@ -39,15 +53,7 @@ static void custom_cells(char *cells[4])
         ok = ok && rp_val_parse(cells[k], f[k], &v[k], NULL) == 0;
     if (ok) {
         struct mp_replay_op op;
-        memset(&op, 0, sizeof(op));
-        op.n = 1;
-        op.rank = 1;
-        op.name = (char *)"_C::fuzz_op";
-        op.dims = cells[0];
-        op.types = cells[1];
-        op.strides = cells[2];
-        op.concrete = cells[3];
-        op.trace_kernels = (char *)"k";
+        fuzz_op(&op, "_C::fuzz_op", cells);
         struct mp_buf b;
         mp_buf_init(&b, 0);
         int rc = rp_py_custom(&op, &v[0], &v[1], &v[2], &v[3], &b);
@@ -110,15 +116,7 @@ static void replay_cells(char *cells[4])
         CHECK(rc == 0 || rc == MP_ENOTFOUND || rc == MP_EPARSE || rc == MP_ENOMEM);
         if (rc == 0) {
             struct mp_replay_op op;
-            memset(&op, 0, sizeof(op));
-            op.n = 1;
-            op.rank = 1;
-            op.name = (char *)ops[i];
-            op.dims = cells[0];
-            op.types = cells[1];
-            op.strides = cells[2];
-            op.concrete = cells[3];
-            op.trace_kernels = (char *)"k";
+            fuzz_op(&op, ops[i], cells);
             struct mp_buf b;
             mp_buf_init(&b, 0);
             int r2 = rp_py_ref(&op, &c, &b);

@@ -258,19 +258,18 @@ static void test_dtypes(void **state)
 static void test_custom_args(void **state)
 {
     (void)state;
+    static const char *const cells[4] = {
+        "((8, 4), (), (), (), (), (), (), (), (), ())",
+        "('c10::BFloat16', 'Scalar', 'Scalar', 'Scalar', 'Scalar', 'ScalarType', '', 'Scalar', "
+        "'Scalar', 'Scalar')",
+        "((1, 8), (), (), (), (), (), (), (), (), ())",
+        "('', '1.0000000000000001e-05', '128', 'inf', 'True', '15', '', '0x1p3', '__import__', "
+        "'99999999999999999999')"};
+    static const char *const fields[4] = {"Input Dims", "Input type", "Input Strides",
+                                          "Concrete Inputs"};
     struct rp_val v[4] = {{0}};
-    assert_int_equal(
-        rp_val_parse("((8, 4), (), (), (), (), (), (), (), ())", "Input Dims", &v[0], NULL), 0);
-    assert_int_equal(rp_val_parse("('c10::BFloat16', 'Scalar', 'Scalar', 'Scalar', 'Scalar', "
-                                  "'ScalarType', '', 'Scalar', 'Scalar', 'Scalar')",
-                                  "Input type", &v[1], NULL),
-                     0);
-    assert_int_equal(
-        rp_val_parse("((1, 8), (), (), (), (), (), (), (), ())", "Input Strides", &v[2], NULL), 0);
-    assert_int_equal(rp_val_parse("('', '1.0000000000000001e-05', '128', 'inf', 'True', '15', "
-                                  "'', '0x1p3', '__import__', '99999999999999999999')",
-                                  "Concrete Inputs", &v[3], NULL),
-                     0);
+    for (int i = 0; i < 4; i++)
+        assert_int_equal(rp_val_parse(cells[i], fields[i], &v[i], NULL), 0);
     char name[] = "_C::rms_norm", empty[] = "";
     struct mp_replay_op op = {.n = 3,
                               .rank = 3,
