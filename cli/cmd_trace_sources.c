@@ -77,7 +77,7 @@ static int read_stdin_names(struct mp_src_trace_kernels *l)
 
 /* One row: TSV (resolution, confidence, kind, source, name[, replay]) or a
  * JSON object (with "replay_command" when there is a TRACE). */
-static int emit_row(struct mp_buf *b, bool json, const char *trace, size_t i,
+static int emit_row(struct mp_buf *b, bool json, const char *trace, const char *capture, size_t i,
                     const struct mp_src_trace_kernel *k, const struct mp_src_result *r)
 {
     int rc = 0;
@@ -90,7 +90,7 @@ static int emit_row(struct mp_buf *b, bool json, const char *trace, size_t i,
         b->len--; /* reopen the object for one key more */
         struct mp_buf cmd;
         mp_buf_init(&cmd, 0);
-        rc = mp_src_replay_command(&cmd, trace, k->name, i + 1);
+        rc = mp_src_replay_command(&cmd, trace, capture, k->name, i + 1);
         rc = rc ? rc : mp_buf_puts(b, ", \"replay_command\": ");
         rc = rc ? rc : mp_json_str(b, mp_buf_cstr(&cmd), cmd.len);
         mp_buf_fini(&cmd);
@@ -105,7 +105,7 @@ static int emit_row(struct mp_buf *b, bool json, const char *trace, size_t i,
                        k->name);
     if (!rc && trace) {
         rc = mp_buf_putc(b, '\t');
-        rc = rc ? rc : mp_src_replay_command(b, trace, k->name, i + 1);
+        rc = rc ? rc : mp_src_replay_command(b, trace, capture, k->name, i + 1);
     }
     return rc ? rc : mp_buf_putc(b, '\n');
 }
@@ -180,6 +180,7 @@ int cli_trace_sources(int argc, char **argv)
         rc = mp_buf_puts(&b, trace ? "resolution\tconfidence\tkind\tsource\tname\treplay\n"
                                    : "resolution\tconfidence\tkind\tsource\tname\n");
     }
+    char *capture = trace ? mp_src_capture_dir(trace) : NULL;
     for (size_t i = 0; i < ks.n && !rc; i++) {
         const struct mp_src_trace_kernel *k = &ks.k[i];
         struct mp_src_evidence ev = {(const char *const *)k->frames, k->n_frames};
@@ -188,13 +189,14 @@ int cli_trace_sources(int argc, char **argv)
         rc = mp_src_resolve_ctx(ix, k->name, &ev, &ctx, &r);
         if (rc)
             break;
-        rc = emit_row(&b, json, trace, i, k, &r);
+        rc = emit_row(&b, json, trace, capture, i, k, &r);
         mp_src_result_fini(&r);
     }
     if (json && !rc)
         rc = mp_buf_puts(&b, "]}\n");
     if (!rc)
         fwrite(b.data ? b.data : "", 1, b.len, stdout);
+    free(capture);
     mp_buf_fini(&b);
     mp_src_index_free(ix);
     mp_src_trace_kernels_fini(&ks);

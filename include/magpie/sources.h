@@ -190,11 +190,16 @@ int mp_src_repos_for_kind(const char *kind, const char *name, const char **out, 
  * MP_ETIMEOUT, MP_EIO (git failed, e.g. no network), MP_ENOTFOUND (no git). */
 int mp_src_clone(const char *url, const char *dest, double timeout_s, struct mp_diag *d);
 
+/* The capture_traces directory beside trace (where a graph-mode serving
+ * run's profiler leaves the CUDA/HIP-graph capture traces) when it holds a
+ * file; malloc'd, NULL when there is none (or out of memory). */
+char *mp_src_capture_dir(const char *trace);
 /* The op-replay hook of a kernel row (replay_cmd.c, docs/replay.md): appends
  * `magpie trace replay 'TRACE' --kernel 'KERNEL' --top 1 -o replay_<row>`
  * to b, the arguments single-quoted for a POSIX shell, with
- * `--capture-folder 'DIR'` after TRACE when a capture_traces directory
- * beside it holds a file (a graph-mode serving run's capture traces). */
-int mp_src_replay_command(struct mp_buf *b, const char *trace, const char *kernel, size_t row);
+ * `--capture-folder 'CAPTURE'` after TRACE when capture is not NULL (the
+ * trace's mp_src_capture_dir, looked up once for all its rows). */
+int mp_src_replay_command(struct mp_buf *b, const char *trace, const char *capture,
+                          const char *kernel, size_t row);
 
 #endif

@@ -384,19 +384,30 @@ static const char *const src_cols[] = {"kind",
                                        "source_candidates",
                                        "replay_command"};
 
-/* `magpie trace replay` for the op behind a kernel row: the ops of the
- * first analysed rank's trace that launched this kernel (its exact name; a
- * grouped row's first variant), the top one by kernel time, into
- * replay_<row> (docs/replay.md; mp_src_replay_command). "" when no rank's
- * trace is known. */
-static int replay_command(const struct mp_gap_result *r, const struct mp_gap_kernel *k, size_t i,
+/* The trace a table's replay commands name: the first analysed rank's,
+ * and the capture_traces beside it, looked up once for all rows. */
+struct replay_trace {
+    const char *trace; /* NULL: no rank's trace is known */
+    char *capture;     /* mp_src_capture_dir, NULL when none */
+};
+
+static void replay_trace_init(const struct mp_gap_result *r, struct replay_trace *t)
+{
+    t->trace = NULL;
+    for (size_t q = 0; q < r->n_ranks && !t->trace; q++)
+        if (!r->ranks[q].error && r->ranks[q].trace_file)
+            t->trace = r->ranks[q].trace_file;
+    t->capture = t->trace ? mp_src_capture_dir(t->trace) : NULL;
+}
+
+/* `magpie trace replay` for the op behind a kernel row: the ops of t's
+ * trace that launched this kernel (its exact name; a grouped row's first
+ * variant), the top one by kernel time, into replay_<row> (docs/replay.md;
+ * mp_src_replay_command). "" when no rank's trace is known. */
+static int replay_command(const struct replay_trace *t, const struct mp_gap_kernel *k, size_t i,
                           struct mp_buf *b)
 {
-    const char *trace = NULL;
-    for (size_t q = 0; q < r->n_ranks && !trace; q++)
-        if (!r->ranks[q].error && r->ranks[q].trace_file)
-            trace = r->ranks[q].trace_file;
-    if (!trace)
+    if (!t->trace)
         return 0;
     const char *name = k->name;
     char *first = NULL;
@@ -407,7 +418,7 @@ static int replay_command(const struct mp_gap_result *r, const struct mp_gap_ker
             return MP_ENOMEM;
         name = first;
     }
-    int rc = mp_src_replay_command(b, trace, name, i + 1);
+    int rc = mp_src_replay_command(b, t->trace, t->capture, name, i + 1);
     free(first);
     return rc;
 }
@@ -535,6 +546,9 @@ int mp_gap_csv(const struct mp_gap_result *r, const struct mp_gap_config *cfg, i
         rc = mp_csv_str(&c, src_cols[i]);
     if (!rc)
         rc = mp_csv_end_row(&c);
+    struct replay_trace rt = {0};
+    if (src)
+        replay_trace_init(r, &rt);
     for (size_t i = 0; i < n && !rc; i++) {
         const struct mp_gap_kernel *k = &ks[i];
         double avg = k->calls ? k->total_us / (double)k->calls : 0.0;
@@ -559,13 +573,14 @@ int mp_gap_csv(const struct mp_gap_result *r, const struct mp_gap_config *cfg, i
         if (src && i < src->n && !rc) {
             struct mp_buf cmd;
             mp_buf_init(&cmd, 0);
-            rc = replay_command(r, k, i, &cmd);
+            rc = replay_command(&rt, k, i, &cmd);
             rc = rc ? rc : mp_csv_str(&c, mp_buf_cstr(&cmd));
             mp_buf_fini(&cmd);
         }
         if (!rc)
             rc = mp_csv_end_row(&c);
     }
+    free(rt.capture);
     return rc;
 }
 
@@ -635,6 +650,9 @@ static int json_kernels(const struct mp_gap_result *r, struct mp_buf *b,
                         const struct mp_gap_sources *src)
 {
     int rc = mp_buf_putc(b, '[');
+    struct replay_trace rt = {0};
+    if (src)
+        replay_trace_init(r, &rt);
     for (size_t i = 0; i < n && !rc; i++) {
         const struct mp_gap_kernel *k = &ks[i];
         rc = mp_buf_puts(b, i ? ", {\"name\": " : "{\"name\": ");
@@ -662,13 +680,14 @@ static int json_kernels(const struct mp_gap_result *r, struct mp_buf *b,
         if (src && i < src->n && !rc) {
             struct mp_buf cmd;
             mp_buf_init(&cmd, 0);
-            rc = replay_command(r, k, i, &cmd);
+            rc = replay_command(&rt, k, i, &cmd);
             rc = rc ? rc : mp_buf_puts(b, ", \"replay_command\": ");
             rc = rc ? rc : json_str_or_null(b, cmd.len ? mp_buf_cstr(&cmd) : NULL);
             mp_buf_fini(&cmd);
         }
         rc = rc ? rc : mp_buf_putc(b, '}');
     }
+    free(rt.capture);
     return rc ? rc : mp_buf_putc(b, ']');
 }
 

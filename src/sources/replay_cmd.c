@@ -4,7 +4,8 @@
  * replay_command), `trace sources` and the MCP find_kernel_sources tool, so
  * the three spell it alike. Which op the kernel belongs to is decided by
  * `trace replay --kernel` when the command runs; the one thing looked up
- * here is a capture_traces directory beside the trace (--capture-folder). */
+ * here, once per trace by the caller, is a capture_traces directory beside
+ * the trace (--capture-folder). */
 #include <dirent.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,13 +20,10 @@ static int sh_quote(struct mp_buf *b, const char *s)
     return rc ? rc : mp_buf_putc(b, '\'');
 }
 
-/* The capture_traces directory beside trace (where a serving run's profiler
- * leaves the CUDA-graph capture traces) when it holds a file; malloc'd, NULL
- * when there is none. */
-static char *capture_dir(const char *trace)
+char *mp_src_capture_dir(const char *trace)
 {
     const char *sl = strrchr(trace, '/');
-    char *dir = sl ? strndup(trace, (size_t)(sl - trace) + 1) : strdup("./");
+    char *dir = sl ? mp_strndup(trace, (size_t)(sl - trace) + 1) : mp_strdup("./");
     char *cap = dir ? mp_fs_join(dir, "capture_traces") : NULL;
     free(dir);
     DIR *dp = cap ? opendir(cap) : NULL;
@@ -41,15 +39,14 @@ static char *capture_dir(const char *trace)
     return cap;
 }
 
-int mp_src_replay_command(struct mp_buf *b, const char *trace, const char *kernel, size_t row)
+int mp_src_replay_command(struct mp_buf *b, const char *trace, const char *capture,
+                          const char *kernel, size_t row)
 {
     int rc = mp_buf_puts(b, "magpie trace replay ");
     rc = rc ? rc : sh_quote(b, trace);
-    char *cap = rc ? NULL : capture_dir(trace);
-    if (cap) { /* kernels that ran inside a graph get their ops from the captures */
-        rc = mp_buf_puts(b, " --capture-folder ");
-        rc = rc ? rc : sh_quote(b, cap);
-        free(cap);
+    if (capture) { /* kernels that ran inside a graph get their ops from the captures */
+        rc = rc ? rc : mp_buf_puts(b, " --capture-folder ");
+        rc = rc ? rc : sh_quote(b, capture);
     }
     rc = rc ? rc : mp_buf_puts(b, " --kernel ");
     rc = rc ? rc : sh_quote(b, kernel);

@@ -230,6 +230,11 @@ assert " --capture-folder '%s/capture_traces' --kernel '" % sys.argv[2] in cmd, 
 PY
     "$MAGPIE" trace sources "$TRACE" --json 2>/dev/null | grep -q -- "--capture-folder" &&
         fail "a capture folder in the replay command of a trace without one"
+    # and the gap analysis's rows (its capture lookup is once per table)
+    "$MAGPIE" benchmark --trace-dir "$V" --find-kernel-sources -o "$TMP/gapv" >/dev/null 2>&1 ||
+        fail "gap analysis of the graph trace: exit $?"
+    n=$(grep -c -- "--capture-folder '$V/capture_traces' --kernel '" "$TMP/gapv/gap_analysis/gap_analysis.csv")
+    [ "$n" = 20 ] || fail "gap analysis rows with the capture folder: $n of 20"
 fi
 
 S="$MP_SHARED/data/traces/tracelens-tests/inference/sglang_decode"

@@ -34,16 +34,18 @@ static int add_replay_commands(json_t *j, const char *trace)
     json_t *ks = json_object_get(j, "kernels"), *k;
     size_t i;
     int rc = 0;
+    char *cap = mp_src_capture_dir(trace);
     json_array_foreach(ks, i, k)
     {
         const char *name = json_string_value(json_object_get(k, "name"));
         struct mp_buf cmd;
         mp_buf_init(&cmd, 0);
-        rc = rc ? rc : mp_src_replay_command(&cmd, trace, name ? name : "", i + 1);
+        rc = rc ? rc : mp_src_replay_command(&cmd, trace, cap, name ? name : "", i + 1);
         if (!rc && json_object_set_new(k, "replay_command", json_string(mp_buf_cstr(&cmd))))
             rc = MP_ENOMEM;
         mp_buf_fini(&cmd);
     }
+    free(cap);
     return rc;
 }
 
