@@ -165,10 +165,11 @@ int rp_event_cell(const struct mp_trace_store *s, int32_t i, const char *key, st
 int32_t rp_launching_op(const struct mp_trace_tree *t, int32_t g);
 
 /* A run of one op's activity on a stream: the traffic and the writes of
- * the stream's units before it, its own writes, its stream's first unit. */
+ * the stream's units before it, its own writes, the index of its stream's
+ * first unit. */
 struct rp_unit {
     double cum, cumw, w;
-    int32_t stream;
+    int32_t first;
 };
 
 /* Dirty-L2 estimates (traffic.c): per-event read/written bytes, computed

@@ -312,7 +312,7 @@ int rp_traffic_dirty(struct rp_traffic *tr, int32_t first, double dirty[MP_REPLA
      * cum[u] - cum[j]; within unit j the writes come first (the most
      * recent), then the reads */
     const struct rp_unit *un = tr->units;
-    int32_t s0 = un[u].stream;
+    int32_t s0 = un[u].first;
     for (int k = 0; k < MP_REPLAY_NGRID; k++) {
         double g = rp_l2_grid_mib[k] * 1048576.0;
         /* the largest j in [s0, u) with cum[u] - cum[j] >= g */
