@@ -112,24 +112,17 @@ EOF
     # it and how to set it; once set, the schema's default fills the other
     # (kv_cache_dtype "auto"), slot_mapping holds distinct slots, and the two
     # caches it writes are returned, the same on every call
-    "$PY" - "$TMP/rc.json" <<'PY'
+    "$PY" - "$MP_SRC/tests/fixtures/replay" "$TMP/rc.json" <<'PY'
 import json, sys
-BF, L = "c10::BFloat16", "long int"
-args = {"External id": 7, "Input Dims": [[32, 2, 64], [32, 2, 64], [16, 2, 16, 64],
-                                         [16, 2, 16, 64], [32], [], [], [], []],
-        "Input type": [BF, BF, BF, BF, L, "", "Scalar", "Scalar", ""],
-        "Input Strides": [[128, 64, 1], [512, 64, 1], [2048, 1024, 64, 1], [2048, 1024, 64, 1],
-                          [1], [], [], [], []],
-        "Concrete Inputs": ["", "", "", "", "", "", "1.", "1.", ""]}
-ev = [{"ph": "X", "cat": "cpu_op", "name": "_C::cpu_attn_reshape_and_cache", "pid": 1, "tid": 1,
-       "ts": 100.0, "dur": 20.0, "args": args},
-      {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1,
-       "ts": 105.0, "dur": 3.0, "args": {"correlation": 7}},
-      {"ph": "s", "cat": "ac2g", "name": "ac2g", "id": 7, "pid": 1, "tid": 1, "ts": 105.0},
-      {"ph": "f", "cat": "ac2g", "name": "ac2g", "id": 7, "pid": 0, "tid": 7, "ts": 1000.0, "bp": "e"},
-      {"ph": "X", "cat": "kernel", "name": "reshape_and_cache_kernel", "pid": 0, "tid": 7,
-       "ts": 1000.0, "dur": 5.0, "args": {"correlation": 7, "device": 0, "stream": 7}}]
-json.dump({"traceEvents": ev}, open(sys.argv[1], "w"))
+sys.dont_write_bytecode = True  # nothing written into the source tree
+sys.path.insert(0, sys.argv[1])
+from ops_synth import BF, L, trace_doc
+op = ("_C::cpu_attn_reshape_and_cache",
+      [[32, 2, 64], [32, 2, 64], [16, 2, 16, 64], [16, 2, 16, 64], [32], [], [], [], []],
+      [BF, BF, BF, BF, L, "", "Scalar", "Scalar", ""],
+      [[128, 64, 1], [512, 64, 1], [2048, 1024, 64, 1], [2048, 1024, 64, 1], [1], [], [], [], []],
+      ["", "", "", "", "", "", "1.", "1.", ""], 5.0)
+json.dump(trace_doc([op]), open(sys.argv[2], "w"))
 PY
     "$MAGPIE" trace replay "$TMP/rc.json" -o "$TMP/rc" -q >"$TMP/out" 2>&1 ||
         { echo "FAIL: str-argument op: $(tail -3 "$TMP/out")"; fails=1; }
