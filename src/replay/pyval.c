@@ -141,3 +141,22 @@ void rp_val_fini(struct rp_val *v)
     free(v->s);
     memset(v, 0, sizeof(*v));
 }
+
+int rp_cells_parse(const char *dims, const char *types, const char *strides, const char *concrete,
+                   struct rp_val v[4], struct mp_diag *d)
+{
+    static const char *const field[4] = {"Input Dims", "Input type", "Input Strides",
+                                         "Concrete Inputs"};
+    const char *text[4] = {dims, types, strides, concrete};
+    memset(v, 0, 4 * sizeof(v[0]));
+    int rc = 0;
+    for (int i = 0; !rc && i < 4; i++)
+        rc = rp_val_parse(text[i], field[i], &v[i], d);
+    return rc;
+}
+
+void rp_cells_fini(struct rp_val v[4])
+{
+    for (int i = 0; i < 4; i++)
+        rp_val_fini(&v[i]);
+}

@@ -245,10 +245,7 @@ static int rebuild_one(const struct mp_replay_opts *o, struct mp_replay_op *op, 
         struct rp_val v[4] = {{0}};
         struct mp_diag md;
         mp_diag_clear(&md);
-        rc = rp_val_parse(op->dims, "Input Dims", &v[0], &md);
-        rc = rc ? rc : rp_val_parse(op->types, "Input type", &v[1], &md);
-        rc = rc ? rc : rp_val_parse(op->strides, "Input Strides", &v[2], &md);
-        rc = rc ? rc : rp_val_parse(op->concrete, "Concrete Inputs", &v[3], &md);
+        rc = rp_cells_parse(op->dims, op->types, op->strides, op->concrete, v, &md);
         bool unreadable = rc == MP_EPARSE;
         rc = rc ? rc
                 : set_str(&op->note, "custom op: called positionally with the recorded "
@@ -256,8 +253,7 @@ static int rebuild_one(const struct mp_replay_opts *o, struct mp_replay_op *op, 
                                      "package registers says which tensors it writes (the "
                                      "module's own, returned) and fills unrecorded defaults");
         rc = rc ? rc : rp_py_custom(op, &v[0], &v[1], &v[2], &v[3], &py);
-        for (int i = 0; i < 4; i++)
-            rp_val_fini(&v[i]);
+        rp_cells_fini(v);
         op->rebuilt = rc == 0;
         if (unreadable) { /* one unreadable row: not rebuilt, the others are */
             unreadable_reason(&md, why, sizeof(why));

@@ -29,6 +29,13 @@ struct rp_val {
 int rp_val_parse(const char *text, const char *field, struct rp_val *v, struct mp_diag *d);
 void rp_val_fini(struct rp_val *v);
 
+/* The four argument cells of an op row (Input Dims, Input type, Input
+ * Strides, Concrete Inputs) parsed into v[0..3], each named in d on
+ * MP_EPARSE; v is cleared first and freed with rp_cells_fini. */
+int rp_cells_parse(const char *dims, const char *types, const char *strides, const char *concrete,
+                   struct rp_val v[4], struct mp_diag *d);
+void rp_cells_fini(struct rp_val v[4]);
+
 /* What an argument becomes. */
 enum rp_akind {
     RA_NONE,   /* None */

@@ -930,13 +930,11 @@ static int try_schema(const struct rp_schema *s, bool with_out, const struct rp_
 int rp_match(const char *op, const char *dims_s, const char *types_s, const char *strides_s,
              const char *conc_s, struct rp_call *c, char *why, size_t nwhy, struct mp_diag *d)
 {
-    struct rp_val dims = {0}, types = {0}, strides = {0}, conc = {0};
-    int rc = rp_val_parse(dims_s, "Input Dims", &dims, d);
-    rc = rc ? rc : rp_val_parse(types_s, "Input type", &types, d);
-    rc = rc ? rc : rp_val_parse(strides_s, "Input Strides", &strides, d);
-    rc = rc ? rc : rp_val_parse(conc_s, "Concrete Inputs", &conc, d);
+    struct rp_val v[4];
+    int rc = rp_cells_parse(dims_s, types_s, strides_s, conc_s, v, d);
+    const struct rp_val *dims = &v[0], *types = &v[1], *strides = &v[2], *conc = &v[3];
     bool known = false;
-    if (!rc && types.k != RV_SEQ) {
+    if (!rc && types->k != RV_SEQ) {
         snprintf(why, nwhy, "no argument types recorded (trace without record_shapes?)");
         rc = MP_ENOTFOUND;
     }
@@ -945,7 +943,7 @@ int rp_match(const char *op, const char *dims_s, const char *types_s, const char
             if (strcmp(schemas[i].name, op) != 0)
                 continue;
             known = true;
-            int m = try_schema(&schemas[i], pass == 1, &dims, &types, &strides, &conc, c);
+            int m = try_schema(&schemas[i], pass == 1, dims, types, strides, conc, c);
             if (m < 0) {
                 rc = m;
                 break;
@@ -965,9 +963,6 @@ int rp_match(const char *op, const char *dims_s, const char *types_s, const char
                      types_s, op);
     }
 out:
-    rp_val_fini(&dims);
-    rp_val_fini(&types);
-    rp_val_fini(&strides);
-    rp_val_fini(&conc);
+    rp_cells_fini(v);
     return rc;
 }
