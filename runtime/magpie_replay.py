@@ -59,6 +59,10 @@ import traceback
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 GPU_CATS = ("kernel", "gpu_memset", "gpu_memcpy")
+# A TraceLens-split row (OP->KERNEL, the job's "kernel_only"): while an op
+# of that kind is timed, only that kernel's records are its records, and a
+# call's figure is their mean per launch (the row's calls count launches).
+KEEP = None
 
 
 def load(path, name):
@@ -117,7 +121,8 @@ def gpu_records(torch, run):
     if isinstance(evs, dict):
         evs = evs.get("traceEvents", [])
     recs = [(float(e["ts"]), float(e.get("dur", 0)), e.get("name", ""))
-            for e in evs if e.get("ph") == "X" and e.get("cat") in GPU_CATS]
+            for e in evs if e.get("ph") == "X" and e.get("cat") in GPU_CATS
+            and (KEEP is None or e.get("name") == KEEP)]
     recs.sort(key=lambda r: r[0])
     return recs
 
@@ -138,8 +143,14 @@ def per_call(recs, calls, skip):
         chunk = recs[c * (k + skip):(c + 1) * (k + skip)]
         if [r[2] for r in chunk[skip:]] != names:
             return None
-        us.append(sum(r[1] for r in chunk[skip:]))
+        us.append(sum(r[1] for r in chunk[skip:]) / (k if KEEP is not None else 1))
     return us, names
+
+
+def per_launch(recs, calls):
+    """The mean of records that do not split per call: per call, or per
+    launch for a split row's kernel (KEEP)."""
+    return sum(r[1] for r in recs) / max(len(recs) if KEEP is not None else calls, 1)
 
 
 def make_touch(torch, tensors):
@@ -255,7 +266,7 @@ def profile_op(torch, call, flush, calls, touch=None, dirty_bytes=0, cool_s=0.0,
         for r in warm:
             if r[2] not in names:
                 names.append(r[2])
-        out["warm"] = [sum(r[1] for r in warm) / calls]
+        out["warm"] = [per_launch(warm, calls)]
         out["names"] = names
         out["note"] = "%d kernel records over %d calls do not split per call: mean only" % (
             len(warm), calls)
@@ -297,7 +308,7 @@ def profile_op(torch, call, flush, calls, touch=None, dirty_bytes=0, cool_s=0.0,
         elif state == "flushed":  # the op's own records by name (the flush's differ)
             pn = set(r[2] for r in gpu_records(torch, lambda: pre(1)))
             op = [r for r in recs if r[2] not in pn] if not (pn & set(out["names"])) else recs
-            out[state] = [sum(r[1] for r in op) / calls]
+            out[state] = [per_launch(op, calls)]
             out["note"] += ("; " if out["note"] else "") + "flushed: mean only"
         elif state == "cold":
             out["note"] += ("; " if out["note"] else "") + "cold: records do not split per call"
@@ -521,7 +532,16 @@ def graph_sample(torch, mr, dev, call, tcfg):
 
 
 def run_one(torch, mr, dev, op, tcfg, flush):
+    global KEEP
     out = {"n": op["n"], "ok": False}
+    try:
+        return time_one(torch, mr, dev, op, tcfg, flush, out)
+    finally:
+        KEEP = None
+
+
+def time_one(torch, mr, dev, op, tcfg, flush, out):
+    global KEEP
     try:
         model, inputs, params = make_model(torch, dev, op)
 
@@ -544,6 +564,16 @@ def run_one(torch, mr, dev, op, tcfg, flush):
             if not cuda:
                 raise
             out["stop_reason"] = "no CUDA-graph figure (%s: %s)" % (type(e).__name__, str(e)[:300])
+        every = None
+        if cuda and op.get("kernel_only"):  # a split row: its kernel among the op's
+            every = [r[2] for r in gpu_records(torch, call)]
+            if op["kernel_only"] not in every:
+                out["kernels"] = list(dict.fromkeys(every))
+                out["error"] = ("the row's kernel did not run in the replay: the op launched "
+                                "%d other kernels (another algorithm pick for this shape, or "
+                                "another library version?)" % len(every))
+                return out
+            KEEP = op["kernel_only"]
         if not cuda:
             out.update(samples_ms=smp.samples, l2="none")
         else:
@@ -575,10 +605,15 @@ def run_one(torch, mr, dev, op, tcfg, flush):
                     "%.0f ms idle after each call (power)" % (cool * 1000)
             l2 = pick_state(op, p, touch.nbytes if touch else 0,
                             flush.numel() // 2 if flush is not None else 0)
+            if every is not None:
+                p["note"] += ("; " if p["note"] else "") + (
+                    "only the row's kernel timed, per launch: %d of the op's %d launches per "
+                    "call" % (every.count(KEEP), len(every)))
             out.update(samples_ms=[u / 1000 for u in p[l2]], l2=l2,
                        l2_warm_us=statistics.median(p["warm"]),
-                       kernels=list(dict.fromkeys(p["names"])),  # distinct, launch order
-                       kernels_per_call=len(p["names"]),
+                       # distinct, launch order (a split row: all its op launched)
+                       kernels=list(dict.fromkeys(every if every is not None else p["names"])),
+                       kernels_per_call=len(every if every is not None else p["names"]),
                        calls_profiled=p["calls_profiled"], prof_note=p["note"])
             if "flushed" in p:
                 out["l2_flushed_us"] = statistics.median(p["flushed"])

@@ -76,6 +76,10 @@ struct mp_replay_op {
         *pct_roofline;
     char *schema; /* matched schema ("aten::mm(Tensor self, Tensor mat2)"), "" none */
     bool rebuilt; /* ref_<n>.py written */
+    /* a TraceLens-split row ("aten::sort->KERNEL"): rebuilt as its whole op,
+     * and --run times only the records of its one kernel (trace_kernels),
+     * per launch, as the row counts them */
+    bool one_kernel;
     bool in_ir;   /* an entry of event_replay_ir.json */
     char *reason; /* why not rebuilt / not in the IR ("" when both) */
     char *note;   /* remarks on the rebuild (values invented, device) */

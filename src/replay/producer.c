@@ -55,12 +55,24 @@ static int event_key(const struct mp_trace_store *s, int32_t i, const char *name
     return rc;
 }
 
+/* The length of the name of the CPU op whose calls are the row's: the
+ * row's name, or for a TraceLens-split row ("aten::sort->KERNEL") its op's,
+ * whose calls the replay runs whole (what ran before the op's first kernel
+ * is what the replay's states model; the kernels of the op before the
+ * row's one run in the replay too). */
+static size_t row_op_len(const char *name)
+{
+    const char *a = strstr(name, "->");
+    const char *c = strstr(name, "::");
+    return a && c && c < a ? (size_t)(a - name) : strlen(name);
+}
+
 /* The op's own key, from its row's cells. */
 static int row_key(const struct mp_replay_op *op, struct mp_buf *b)
 {
     const char *v[4] = {op->dims, op->types, op->strides, op->concrete};
     mp_buf_reset(b);
-    int rc = mp_buf_puts(b, op->name);
+    int rc = mp_buf_append(b, op->name, row_op_len(op->name));
     for (int k = 0; k < 4 && !rc; k++) {
         rc = mp_buf_putc(b, '\x1f');
         rc = rc ? rc : mp_buf_puts(b, v[k] ? v[k] : "");
@@ -267,8 +279,10 @@ int rp_producers(const struct mp_replay_opts *o, struct mp_replay_result *r,
             continue;
         const char *name = mp_trace_tree_name(t, (int32_t)u);
         bool named = false;
-        for (size_t i = 0; name && i < r->n && !named; i++)
-            named = strcmp(r->ops[i].name, name) == 0;
+        for (size_t i = 0; name && i < r->n && !named; i++) {
+            size_t l = row_op_len(r->ops[i].name);
+            named = strncmp(r->ops[i].name, name, l) == 0 && name[l] == 0;
+        }
         if (!named)
             continue;
         rc = event_key(s, (int32_t)u, name, &key);

@@ -189,6 +189,46 @@ static void unreadable_reason(const struct mp_diag *md, char *why, size_t n)
              md->field[0] ? md->field : "", md->field[0] ? ": " : "", md->msg);
 }
 
+/* An ATen op (name: the row's op, or the op of a TraceLens-split row,
+ * whose entry ir is NULL: not an IR entry) matched against magpie's schema
+ * table: on a match op->rebuilt, its ref in py and, when it can be one, an
+ * IR entry appended to ir (with its separator); else why says why. 0 also
+ * when it does not match (or its cells are unreadable). */
+static int rebuild_aten(struct mp_replay_op *op, const char *name, struct rp_call *c,
+                        struct mp_buf *ir, bool *ir_first, char *why, size_t nwhy,
+                        struct mp_buf *py, struct mp_diag *d)
+{
+    struct mp_diag md;
+    mp_diag_clear(&md);
+    int m = rp_match(name, op->dims, op->types, op->strides, op->concrete, c, why, nwhy, &md);
+    if (m == MP_ENOTFOUND)
+        return 0;
+    if (m == MP_EPARSE) { /* one unreadable row: not rebuilt, the others are */
+        unreadable_reason(&md, why, nwhy);
+        return 0;
+    }
+    if (m)
+        return mp_diag_set(d, m, "%s", md.msg);
+    op->rebuilt = true;
+    int rc = set_str(&op->schema, c->schema);
+    rc = rc ? rc : op_note(op, c);
+    rc = rc ? rc : rp_py_ref(op, c, py);
+    ir_reason(c, why, nwhy);
+    char *pn = strstr(why, "<n>");
+    if (pn) {
+        char tail[768];
+        snprintf(tail, sizeof(tail), "%d%s", op->n, pn + 3);
+        snprintf(pn, nwhy - (size_t)(pn - why), "%s", tail);
+    }
+    if (!rc && !why[0] && ir) {
+        rc = mp_buf_puts(ir, *ir_first ? "\n" : ",\n");
+        rc = rc ? rc : rp_ir_entry(op, c, ir);
+        *ir_first = false;
+        op->in_ir = true;
+    }
+    return rc;
+}
+
 /* Rebuilds op: the ref/cand/compare files and, when it can be one, an IR
  * entry appended to ir (with its separator). */
 static int rebuild_one(const struct mp_replay_opts *o, struct mp_replay_op *op, struct mp_buf *ir,
@@ -206,11 +246,39 @@ static int rebuild_one(const struct mp_replay_opts *o, struct mp_replay_op *op, 
         /* an op ("ns::name") or a runtime call (cudaLaunchKernel, ...) */
         const char *sep = strstr(op->name, "::");
         bool is_op = sep && sep < op->name + pl;
-        if (is_op)
+        if (is_op && strncmp(op->name, "aten::", 6) == 0 && op->trace_kernels &&
+            *op->trace_kernels && !strstr(op->trace_kernels, " | ")) {
+            /* one kernel of an ATen op: the op rebuilt whole, its one kernel timed */
+            char parent[256];
+            snprintf(parent, sizeof(parent), "%.*s", pl, op->name);
+            rc = rebuild_aten(op, parent, &c, NULL, ir_first, why, sizeof(why), &py, d);
+            if (!rc && op->rebuilt) {
+                op->one_kernel = true;
+                char note[1024];
+                snprintf(note, sizeof(note),
+                         "one kernel of %s (TraceLens ranks its kernels apart): ref_%d.py calls "
+                         "%s whole; --run times only this kernel's records, per launch, as the "
+                         "row's calls count launches; compare_%d.yaml times the whole op. %s",
+                         parent, op->n, parent, op->n, op->note ? op->note : "");
+                rc = set_str(&op->note, note);
+                snprintf(why, sizeof(why),
+                         "synthetic op (one kernel of %s): rebuilt as %s whole; not an IR "
+                         "entry (TraceLens's IR holds whole ops, and its count here is the "
+                         "kernel's launches)",
+                         parent, parent);
+            } else if (!rc) {
+                char inner[400];
+                snprintf(inner, sizeof(inner), "%s", why);
+                snprintf(why, sizeof(why),
+                         "synthetic op: one kernel of %.100s (TraceLens ranks its kernels "
+                         "apart); %.100s cannot be rebuilt whole: %s",
+                         parent, parent, inner);
+            }
+        } else if (is_op)
             snprintf(why, sizeof(why),
                      "synthetic op: one kernel of %.*s, which TraceLens ranks kernel by kernel "
-                     "(it has no row of its own); rebuilding %.*s whole for one of its kernels "
-                     "is not done",
+                     "(it has no row of its own); rebuilding %.*s whole is done for ATen ops "
+                     "only",
                      pl, op->name, pl, op->name);
         else if (!graph)
             snprintf(why, sizeof(why),
@@ -266,37 +334,7 @@ static int rebuild_one(const struct mp_replay_opts *o, struct mp_replay_op *op, 
         if (rc && rc != MP_ENOMEM)
             mp_diag_set(d, rc, "%s", md.msg);
     } else {
-        struct mp_diag md;
-        mp_diag_clear(&md);
-        int m = rp_match(op->name, op->dims, op->types, op->strides, op->concrete, &c, why,
-                         sizeof(why), &md);
-        if (m == MP_ENOTFOUND) {
-            rc = 0;
-        } else if (m == MP_EPARSE) { /* one unreadable row: not rebuilt, the others are */
-            unreadable_reason(&md, why, sizeof(why));
-            rc = 0;
-        } else if (m) {
-            mp_diag_set(d, m, "%s", md.msg);
-            rc = m;
-        } else {
-            op->rebuilt = true;
-            rc = set_str(&op->schema, c.schema);
-            rc = rc ? rc : op_note(op, &c);
-            rc = rc ? rc : rp_py_ref(op, &c, &py);
-            ir_reason(&c, why, sizeof(why));
-            char *pn = strstr(why, "<n>");
-            if (pn) {
-                char tail[768];
-                snprintf(tail, sizeof(tail), "%d%s", op->n, pn + 3);
-                snprintf(pn, sizeof(why) - (size_t)(pn - why), "%s", tail);
-            }
-            if (!rc && !why[0]) {
-                rc = mp_buf_puts(ir, *ir_first ? "\n" : ",\n");
-                rc = rc ? rc : rp_ir_entry(op, &c, ir);
-                *ir_first = false;
-                op->in_ir = true;
-            }
-        }
+        rc = rebuild_aten(op, op->name, &c, ir, ir_first, why, sizeof(why), &py, d);
     }
     if (!rc && !op->rebuilt && !op->schema)
         rc = set_str(&op->schema, "");

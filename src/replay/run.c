@@ -84,6 +84,10 @@ static int job_json(const struct mp_replay_opts *o, const struct mp_replay_resul
             b, "%s{\"n\": %d, \"l2\": \"%s\", \"auto\": %s, \"ref\": ", first ? "" : ", ",
             r->ops[i].n, l2_state(o, &r->ops[i]), auto_l2 ? "true" : "false");
         rc = rc ? rc : mp_json_str(b, ref, strlen(ref));
+        if (!rc && r->ops[i].one_kernel) { /* only this kernel's records are the op's */
+            rc = mp_buf_puts(b, ", \"kernel_only\": ");
+            rc = rc ? rc : mp_json_str(b, r->ops[i].trace_kernels, strlen(r->ops[i].trace_kernels));
+        }
         if (!rc && r->ops[i].prev_rebuilt) {
             snprintf(ref, sizeof(ref), "%s/prev_%d.py", out_abs, r->ops[i].n);
             rc = mp_buf_puts(b, ", \"prev_ref\": ");
@@ -240,7 +244,15 @@ static int fill_kernels(struct mp_replay_op *op, json_t *names)
     free(op->replay_kernels);
     op->replay_kernels = rc ? NULL : mp_strdup(mp_buf_cstr(&b));
     mp_buf_fini(&b);
-    op->kernels_match = names_match(op->trace_kernels, names);
+    if (op->one_kernel) { /* the row's one kernel among those its op launched */
+        op->kernels_match = 0;
+        for (size_t i = 0; i < json_array_size(names); i++) {
+            const char *k = json_string_value(json_array_get(names, i));
+            if (k && strcmp(k, op->trace_kernels) == 0)
+                op->kernels_match = 1;
+        }
+    } else
+        op->kernels_match = names_match(op->trace_kernels, names);
     return rc ? rc : op->replay_kernels ? 0 : MP_ENOMEM;
 }
 
@@ -311,7 +323,10 @@ static int fill_op(struct mp_replay_op *op, json_t *jo)
         const char *e = json_string_value(json_object_get(jo, "error"));
         free(op->replay_note);
         op->replay_note = mp_strdup(e ? e : "the replay failed");
-        return op->replay_note ? 0 : MP_ENOMEM;
+        if (!op->replay_note)
+            return MP_ENOMEM;
+        /* the kernels it launched, when it ran (a split row's kernel missing) */
+        return fill_kernels(op, json_object_get(jo, "kernels"));
     }
     json_t *s = json_object_get(jo, "samples_ms");
     size_t n = json_array_size(s);
@@ -349,7 +364,9 @@ static int fill_op(struct mp_replay_op *op, json_t *jo)
         op->replay_l2_dirty_us =
             json_number_value(json_object_get(jo, fl ? "flushed_write_us" : "cold_write_us"));
     }
-    op->replay_graph_us = median_us(json_object_get(jo, "graph_samples_ms"), 1000.0);
+    /* events around graph batches time a split row's whole op: not its figure */
+    op->replay_graph_us =
+        op->one_kernel ? 0 : median_us(json_object_get(jo, "graph_samples_ms"), 1000.0);
     op->replay_sm_mhz = json_number_value(json_object_get(jo, "sm_clock_mhz"));
     rc = fill_kernels(op, json_object_get(jo, "kernels"));
     return rc ? rc : fill_note(op, jo);

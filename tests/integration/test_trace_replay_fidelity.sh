@@ -202,6 +202,74 @@ CRASH_AT_ONCE=1 MAGPIE_PYTHON="$TMP/crash_py" "$MAGPIE" trace replay "$TRACE" --
 [ $? = 1 ] && grep -q "before timing any op: the files are written" "$TMP/err" &&
     [ -f "$TMP/k0/replay_summary.csv" ] || fail "a helper crashing at once: $(cat "$TMP/err")"
 
+# a TraceLens-split row (row 27: one radix-sort kernel of aten::sort): the
+# job names the kernel to time alone; the helper's figure (per launch) is
+# the row's, its kernel among those the whole op launched is a match, the
+# events around graph batches (the whole op) are not its figure; a replay
+# in which the kernel did not run says so and does not match
+cat >"$TMP/split_py" <<'EOF'
+#!/usr/bin/env python3
+import json, os, shutil, sys
+job = json.load(open(sys.argv[2]))
+shutil.copy(sys.argv[2], job["output"] + ".job")
+op = job["ops"][0]
+k = op.get("kernel_only", "")
+if os.environ.get("MISSING"):
+    res = {"n": op["n"], "ok": False, "kernels": ["other_sort_kernel"],
+           "error": "the row's kernel did not run in the replay: the op launched 1 other "
+                    "kernels (another algorithm pick for this shape, or another library "
+                    "version?)"}
+else:
+    res = {"n": op["n"], "ok": True, "l2": op["l2"], "samples_ms": [0.0061] * 5,
+           "l2_warm_us": 5.0, "kernels": ["hist", k], "kernels_per_call": 9,
+           "calls_profiled": 200, "prof_note": "only the row's kernel timed, per launch: 8 of "
+           "the op's 9 launches per call", "graph_samples_ms": [0.06] * 5, "batch": 50,
+           "cuda_graph": True, "stop_reason": "noise ok"}
+json.dump({"device": "NVIDIA H200 (stand-in)", "torch": "2.11", "l2_bytes": 52428800,
+           "clocks": "", "ops": [res]}, open(job["output"], "w"))
+EOF
+chmod +x "$TMP/split_py"
+for miss in "" 1; do
+    MISSING=$miss MAGPIE_PYTHON="$TMP/split_py" "$MAGPIE" trace replay "$TRACE" --row 27 --run \
+        -q -o "$TMP/sp$miss" >"$TMP/out" 2>&1 || fail "split row --run exited $?: $(tail -3 "$TMP/out")"
+done
+python3 - "$TMP/sp" "$TMP/sp1" <<'PY' || fails=$((fails + 1))
+import json, os, sys
+d, d1 = sys.argv[1], sys.argv[2]
+job = json.load(open(os.path.join(d, "replay_run.json.job")))
+o = json.load(open(os.path.join(d, "replay_summary.json")))["ops"][0]
+assert o["op"].startswith("aten::sort->void at_cuda_detail::cub::detail::radix_sort::"), o["op"]
+assert o["rebuilt"] and not o["in_ir"] and o["schema"].startswith("aten::sort("), o
+assert job["ops"][0]["kernel_only"] == o["trace_kernels"] and " | " not in o["trace_kernels"]
+assert "rebuilt as aten::sort whole; not an IR entry" in o["reason"], o["reason"]
+assert "--run times only this kernel's records, per launch" in o["note"], o["note"]
+assert abs(o["replay_kernel_us_median"] - 6.1) < 1e-9 and o["kernels_match"] is True, o
+assert o["replay_graph_us"] is None, o  # the whole op's, not the kernel's
+assert o["replay_kernels"] == "hist | " + o["trace_kernels"], o["replay_kernels"]
+assert abs(o["ratio"] - 6.1 / o["trace_kernel_us_median"]) < 1e-12, o
+assert "only the row's kernel timed, per launch: 8 of the op's 9" in o["replay_note"], o
+o = json.load(open(os.path.join(d1, "replay_summary.json")))["ops"][0]
+assert o["kernels_match"] is False and o["replay_kernels"] == "other_sort_kernel", o
+assert o["replay_kernel_us_median"] is None, o
+assert o["replay_note"].startswith("the row's kernel did not run in the replay"), o
+src = open(os.path.join(d, "ref_1.py")).read()
+assert "torch.ops.aten.sort" in src or "torch.sort" in src, src[-800:]
+PY
+# a split row of an op magpie cannot rebuild whole says why (vLLM's
+# aten::index with its indices list recorded as nothing)
+V="$MP_SHARED/data/traces/tracelens-tests/inference/vllm_decode_full"
+"$MAGPIE" trace replay "$V/graph_execution.json.gz" --capture-folder "$V/capture_traces" \
+    --top 0 -q -o "$TMP/ix" >"$TMP/out" 2>&1 ||
+    fail "aten::index rows: exit $?: $(tail -3 "$TMP/out")"
+python3 - "$TMP/ix/replay_summary.json" <<'PY' || fails=$((fails + 1))
+import json, sys
+ops = [o for o in json.load(open(sys.argv[1]))["ops"] if o["op"].startswith("aten::index->")]
+assert ops, "no aten::index split row"
+for o in ops:
+    assert not o["rebuilt"] and "aten::index cannot be rebuilt whole: the recorded arguments" \
+        in o["reason"], o["reason"]
+PY
+
 # the splitting of kernel records into calls (no torch needed)
 python3 - "$MP_SRC/runtime" <<'PY' || fails=$((fails + 1))
 import sys
@@ -216,6 +284,13 @@ assert m.per_call(recs, 2, 0) is None            # 9 records do not split in 2 c
 recs[4] = r(11, 2, "c")                         # call 2 ran another kernel
 assert m.per_call(recs, 3, 1) is None
 assert m.per_call([], 0, 0) is None and m.per_call(recs[:3], 1, 3) is None
+# a split row's kernel (KEEP: gpu_records kept only its records): per launch
+m.KEEP = "a"
+recs = [r(10 * i + j, 1 + 2 * j, "a") for i in range(3) for j in range(2)]
+assert m.per_call(recs, 3, 0) == ([2.0, 2.0, 2.0], ["a", "a"]), m.per_call(recs, 3, 0)
+assert m.per_launch(recs[:5], 3) == 9 / 5  # no split: the mean per launch
+m.KEEP = None
+assert m.per_launch(recs[:5], 3) == 3.0    # per call
 # pick_state: the job's state; auto "warm" with inputs over half the L2 -> flushed
 M = 1 << 20
 p = {"warm": [1], "flushed": [2], "cold": [3], "note": ""}
@@ -282,6 +357,14 @@ assert m.make_touch(torch, [1, torch.empty(0)]) is None
 p = m.profile_op(torch, lambda: torch.relu(torch.mm(a, b)), flush, 30, touch)
 assert len(p["cold"]) == 30 and all(x > 0 for x in p["cold"]) and p["note"] == "", p
 torch.amax = real_amax
+# a split row's kernel (KEEP): only its records, per launch, in every state
+# (the preludes' records are not the kernel's: nothing to skip)
+m.KEEP = "aten::mm"
+two = lambda: torch.relu(torch.mm(torch.mm(a, b), b))
+p = m.profile_op(torch, two, flush, 30, touch, 4096)
+assert p["names"] == ["aten::mm", "aten::mm"] and p["note"] == "", p
+assert all(len(p[k]) == 30 and min(p[k]) > 0 for k in states), p
+m.KEEP = None
 print("profile_op ok")
 PY
     # the after state on real refs: the decode RMSNorm mean and the pow
