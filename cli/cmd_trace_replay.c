@@ -35,7 +35,8 @@ enum {
 
 static const struct cli_opt replay_opts[] = {
     {"output-dir", 'o', CLI_ARG, 'o', "DIR", "where the files go (required)", 0},
-    {"op", 0, CLI_ARG, P_OP, "NAME", "only rows of this op (e.g. aten::mm)", 0},
+    {"op", 0, CLI_ARG, P_OP, "NAME",
+     "only rows of this op (e.g. aten::mm), its kernels ranked apart (OP->KERNEL) included", 0},
     {"kernel", 0, CLI_ARG, P_KERN, "NAME",
      "only rows of ops that launched this kernel (its exact name, as gap analysis and trace "
      "sources print it)",

@@ -148,6 +148,14 @@ static bool has_kernel(const struct mp_replay_opts *o, const struct mp_csv_rec *
     return found;
 }
 
+/* Whether a row is of op: its name, or one of the op's kernels that
+ * TraceLens ranks apart ("aten::sort->KERNEL (Synthetic Op)"). */
+static bool op_named(const char *row, const char *op)
+{
+    size_t n = strlen(op);
+    return strncmp(row, op, n) == 0 && (row[n] == 0 || strncmp(row + n, "->", 2) == 0);
+}
+
 static bool keep_row(const struct mp_replay_opts *o, const struct mp_csv_rec *rec, const int *ix,
                      long rank)
 {
@@ -155,7 +163,7 @@ static bool keep_row(const struct mp_replay_opts *o, const struct mp_csv_rec *re
         return rank == o->row;
     if (o->kernel && !has_kernel(o, rec, ix))
         return false;
-    if (o->op && strcmp(mp_csv_rec_field(rec, (size_t)ix[C_NAME]), o->op) != 0)
+    if (o->op && !op_named(mp_csv_rec_field(rec, (size_t)ix[C_NAME]), o->op))
         return false;
     if (o->category && ix[C_CAT] >= 0 &&
         strcmp(mp_csv_rec_field(rec, (size_t)ix[C_CAT]), o->category) != 0)

@@ -373,5 +373,18 @@ for o in j:
         assert all(math.isfinite(b) and 0 <= b <= l2 * 2**20 + 1 and 0 < w <= 1 for b, w in lv), lv
 PY
 
+# --op selects an op's rows with its kernels ranked apart (OP->KERNEL):
+# the Mixtral trace's aten::sort has no row of its own, seven split rows,
+# each rebuilt as aten::sort whole (--run times the row's kernel alone)
+"$MAGPIE" trace replay "$TRACE" --op aten::sort -q -o "$TMP/so" >"$TMP/out" 2>&1 ||
+    fail "--op aten::sort: exit $?: $(tail -2 "$TMP/out")"
+python3 - "$TMP/so/replay_summary.json" <<'PY' || fails=$((fails + 1))
+import json, sys
+ops = json.load(open(sys.argv[1]))["ops"]
+assert len(ops) == 7 and all(o["op"].startswith("aten::sort->") for o in ops), [o["op"] for o in ops]
+assert all(o["rebuilt"] and not o["in_ir"] and "per launch" in o["note"] for o in ops), ops[0]
+assert [o["calls"] for o in ops] == [64, 96, 8, 80, 8, 8, 8], [o["calls"] for o in ops]
+PY
+
 [ $fails = 0 ] && echo ok
 exit $((fails > 0))

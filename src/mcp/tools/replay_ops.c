@@ -75,7 +75,8 @@ static const struct mcp_param params[] = {
     {"output_dir", MT_STR, true, NULL, NULL, 0, 0,
      "directory for event_replay_ir.json, ref_<n>.py, cand_<n>.py, compare_<n>.yaml, "
      "prev_<n>.py (the op that ran before it in the trace) and replay_summary.csv/json"},
-    {"op", MT_STR, false, NULL, NULL, 0, 0, "only rows of this op name (e.g. aten::mm)"},
+    {"op", MT_STR, false, NULL, NULL, 0, 0,
+     "only rows of this op name (e.g. aten::mm), its kernels ranked apart (OP->KERNEL) included"},
     {"kernel", MT_STR, false, NULL, NULL, 0, 0,
      "only rows of ops that launched this kernel (its exact name, as gap analysis and "
      "find_kernel_sources give it)"},
