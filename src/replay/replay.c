@@ -274,7 +274,13 @@ static int rebuild_one(const struct mp_replay_opts *o, struct mp_replay_op *op, 
                          "apart); %.100s cannot be rebuilt whole: %s",
                          parent, parent, inner);
             }
-        } else if (is_op)
+        } else if (is_op && strncmp(op->name, "aten::", 6) == 0)
+            snprintf(why, sizeof(why),
+                     "synthetic op: a kernel of %.*s, which TraceLens ranks kernel by kernel, "
+                     "but the row names %s kernel: nothing to time alone",
+                     pl, op->name,
+                     op->trace_kernels && *op->trace_kernels ? "more than one" : "no");
+        else if (is_op)
             snprintf(why, sizeof(why),
                      "synthetic op: one kernel of %.*s, which TraceLens ranks kernel by kernel "
                      "(it has no row of its own); rebuilding %.*s whole is done for ATen ops "
