@@ -153,6 +153,32 @@ def per_launch(recs, calls):
     return sum(r[1] for r in recs) / max(len(recs) if KEEP is not None else calls, 1)
 
 
+def kernel_base(name):
+    """A kernel's name without its template arguments and parameters."""
+    for i, ch in enumerate(name):
+        if ch in "<(":
+            return name[:i].strip()
+    return name.strip()
+
+
+def pick_kernel(want, every):
+    """The kernel of a split row among those its op launched in the replay
+    (every, one name per launch): (name, "") when it ran by its exact name;
+    (name, why) when it did not but exactly one kernel of the same name with
+    other template arguments did (another build of the library); else
+    (None, why)."""
+    if want in every:
+        return want, ""
+    same = sorted({n for n in every if kernel_base(n) == kernel_base(want)})
+    if len(same) == 1:
+        return same[0], ("the row's kernel did not run by its exact name; timed the one "
+                         "kernel of the same name with other template arguments")
+    return None, ("the row's kernel did not run in the replay: the op launched %d kernels, "
+                  "%s (another algorithm pick for this shape, or another library "
+                  "version?)" % (len(every), "%d of the same name with other template "
+                                 "arguments" % len(same) if same else "none of its name"))
+
+
 def make_touch(torch, tensors):
     """A function that reads every byte of the given tensors' storages (each
     storage once, through a uint8 view of it: one small reduction kernel per
@@ -567,13 +593,14 @@ def time_one(torch, mr, dev, op, tcfg, flush, out):
         every = None
         if cuda and op.get("kernel_only"):  # a split row: its kernel among the op's
             every = [r[2] for r in gpu_records(torch, call)]
-            if op["kernel_only"] not in every:
+            k, why = pick_kernel(op["kernel_only"], every)
+            if k is None:
                 out["kernels"] = list(dict.fromkeys(every))
-                out["error"] = ("the row's kernel did not run in the replay: the op launched "
-                                "%d other kernels (another algorithm pick for this shape, or "
-                                "another library version?)" % len(every))
+                out["error"] = why
                 return out
-            KEEP = op["kernel_only"]
+            KEEP = k
+            if why:
+                out["kernel_timed"] = k
         if not cuda:
             out.update(samples_ms=smp.samples, l2="none")
         else:
@@ -609,6 +636,8 @@ def time_one(torch, mr, dev, op, tcfg, flush, out):
                 p["note"] += ("; " if p["note"] else "") + (
                     "only the row's kernel timed, per launch: %d of the op's %d launches per "
                     "call" % (every.count(KEEP), len(every)))
+                if out.get("kernel_timed"):
+                    p["note"] += " (%s)" % why
             out.update(samples_ms=[u / 1000 for u in p[l2]], l2=l2,
                        l2_warm_us=statistics.median(p["warm"]),
                        # distinct, launch order (a split row: all its op launched)

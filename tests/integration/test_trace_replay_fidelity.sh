@@ -216,9 +216,9 @@ op = job["ops"][0]
 k = op.get("kernel_only", "")
 if os.environ.get("MISSING"):
     res = {"n": op["n"], "ok": False, "kernels": ["other_sort_kernel"],
-           "error": "the row's kernel did not run in the replay: the op launched 1 other "
-                    "kernels (another algorithm pick for this shape, or another library "
-                    "version?)"}
+           "error": "the row's kernel did not run in the replay: the op launched 1 kernels, "
+                    "none of its name (another algorithm pick for this shape, or another "
+                    "library version?)"}
 else:
     res = {"n": op["n"], "ok": True, "l2": op["l2"], "samples_ms": [0.0061] * 5,
            "l2_warm_us": 5.0, "kernels": ["hist", k], "kernels_per_call": 9,
@@ -291,6 +291,18 @@ assert m.per_call(recs, 3, 0) == ([2.0, 2.0, 2.0], ["a", "a"]), m.per_call(recs,
 assert m.per_launch(recs[:5], 3) == 9 / 5  # no split: the mean per launch
 m.KEEP = None
 assert m.per_launch(recs[:5], 3) == 3.0    # per call
+# which kernel a split row times: its own; one of its name with other
+# template arguments (another library build), said so; else none, said why
+K = "void cub::Onesweep<128, long>(int*, long)"
+assert m.pick_kernel(K, ["memset", K, K]) == (K, "")
+k2 = "void cub::Onesweep<256, long>(int*, long)"
+k, why = m.pick_kernel(K, ["memset", k2, k2])
+assert k == k2 and "other template arguments" in why, (k, why)
+k, why = m.pick_kernel(K, [k2, "void cub::Onesweep<64, long>(int*, long)"])
+assert k is None and "2 of the same name with other template arguments" in why, why
+k, why = m.pick_kernel(K, ["memset", "void cub::Histogram<1>()"])
+assert k is None and "launched 2 kernels, none of its name" in why, why
+assert m.kernel_base("Memset (Device)") == "Memset" and m.kernel_base("nvjet_x") == "nvjet_x"
 # pick_state: the job's state; auto "warm" with inputs over half the L2 -> flushed
 M = 1 << 20
 p = {"warm": [1], "flushed": [2], "cold": [3], "note": ""}
