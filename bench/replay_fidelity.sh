@@ -27,6 +27,8 @@ if [ "${1:-}" = "--stage" ]; then
     grep -qx '/.gpudata/' .git/info/exclude 2>/dev/null || echo '/.gpudata/' >>.git/info/exclude
     cp "$S/data/traces/h200/mixtral_shape_l8_bs16_p256_d12.json.gz" .gpudata/
     cp "$S/data/traces/h200-tp2/torch_trace/tp2-rank-0.1796011317.pt.trace.json.gz" .gpudata/
+    # the script that made the H200 traces (bench/replay_fidelity_h200.sh captures a Llama one)
+    cp "$S/data/traces/h200/make_traces.py" .gpudata/
     ls -la .gpudata
     exit 0
 fi
