@@ -56,15 +56,14 @@ static int event_key(const struct mp_trace_store *s, int32_t i, const char *name
 }
 
 /* The length of the name of the CPU op whose calls are the row's: the
- * row's name, or for a TraceLens-split row ("aten::sort->KERNEL") its op's,
- * whose calls the replay runs whole (what ran before the op's first kernel
- * is what the replay's states model; the kernels of the op before the
- * row's one run in the replay too). */
+ * row's name, or for a TraceLens-split row its op's, whose calls the replay
+ * runs whole (what ran before the op's first kernel is what the replay's
+ * states model; the kernels of the op before the row's one run in the
+ * replay too). */
 static size_t row_op_len(const char *name)
 {
-    const char *a = strstr(name, "->");
-    const char *c = strstr(name, "::");
-    return a && c && c < a ? (size_t)(a - name) : strlen(name);
+    size_t l = rp_split_op_len(name);
+    return l ? l : strlen(name);
 }
 
 /* The op's own key, from its row's cells. */

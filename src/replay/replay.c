@@ -244,8 +244,7 @@ static int rebuild_one(const struct mp_replay_opts *o, struct mp_replay_op *op, 
         bool graph = strncmp(op->name, "cudaGraphLaunch", 15) == 0 ||
                      strncmp(op->name, "hipGraphLaunch", 14) == 0;
         /* an op ("ns::name") or a runtime call (cudaLaunchKernel, ...) */
-        const char *sep = strstr(op->name, "::");
-        bool is_op = sep && sep < op->name + pl;
+        bool is_op = rp_split_op_len(op->name) > 0;
         if (is_op && strncmp(op->name, "aten::", 6) == 0 && op->trace_kernels &&
             *op->trace_kernels && !strstr(op->trace_kernels, " | ")) {
             /* one kernel of an ATen op: the op rebuilt whole, its one kernel timed */

@@ -147,6 +147,11 @@ int rp_py_compare(const struct mp_replay_op *op, struct mp_buf *b);
  * "magpie" object). */
 int rp_ir_entry(const struct mp_replay_op *op, const struct rp_call *c, struct mp_buf *b);
 
+/* For a TraceLens-split row ("aten::sort->KERNEL (Synthetic Op)": one
+ * kernel of an op ranked apart) the length of its op's name; 0 for any
+ * other row (a whole op, or "cudaLaunchKernel->KERNEL": a runtime call). */
+size_t rp_split_op_len(const char *name);
+
 /* Builds the report of o->trace and selects its rows into r->ops. */
 struct mp_report;
 struct mp_trace_tree;

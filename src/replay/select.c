@@ -148,6 +148,13 @@ static bool has_kernel(const struct mp_replay_opts *o, const struct mp_csv_rec *
     return found;
 }
 
+size_t rp_split_op_len(const char *name)
+{
+    const char *a = strstr(name, "->");
+    const char *c = strstr(name, "::");
+    return a && c && c < a ? (size_t)(a - name) : 0;
+}
+
 /* Whether a row is of op: its name, or one of the op's kernels that
  * TraceLens ranks apart ("aten::sort->KERNEL (Synthetic Op)"). */
 static bool op_named(const char *row, const char *op)
